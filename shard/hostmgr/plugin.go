@@ -1,0 +1,79 @@
+package hostmgr
+
+import (
+	"context"
+	"time"
+
+	"github.com/peloton-federated/peloton/shard/model"
+)
+
+// Plugin connects a shard to one named cluster of hosts: a Mesos master, a
+// Kubernetes API server, this machine, or a simulation. It is shaped after
+// both Mesos (offers, ACCEPT/LAUNCH, KILL, RECONCILE, status updates) and
+// Kubernetes (node and pod informers, pod create/delete): hosts and task
+// statuses flow in through the Sink; launches and kills flow out.
+type Plugin interface {
+	// Cluster is the plugin's cluster name, unique within the shard.
+	Cluster() string
+	// Run connects to the cluster and reports hosts and task statuses to
+	// sink until ctx is cancelled. It returns only on cancellation or an
+	// unrecoverable error.
+	Run(ctx context.Context, sink Sink) error
+	// Launch starts runs on the hosts placement chose. It returns once the
+	// cluster accepted them; progress arrives through the Sink. A run the
+	// plugin cannot start is reported as a FAILED or LOST status.
+	Launch(ctx context.Context, runs []Launch) error
+	// Kill stops a run, politely first, forcibly after grace. The terminal
+	// status arrives through the Sink.
+	Kill(ctx context.Context, run model.RunID, host model.HostID, grace time.Duration) error
+	// Reconcile asks for the current state of runs the shard believes are
+	// launched or running; every one gets a status through the Sink, LOST
+	// when the cluster does not know it.
+	Reconcile(ctx context.Context, runs []RunRef) error
+}
+
+// Sink receives what plugins report. Implementations must not block for long.
+type Sink interface {
+	// HostsUpdated adds or replaces hosts of the plugin's cluster.
+	HostsUpdated(hosts []model.Host)
+	// HostsRemoved removes hosts; their runs will be reported LOST by the
+	// plugin.
+	HostsRemoved(ids []model.HostID)
+	// TaskStatuses reports status changes of runs.
+	TaskStatuses(statuses []TaskStatus)
+}
+
+// Launch is one run to start on a host.
+type Launch struct {
+	Run  model.RunID
+	Host model.HostID
+	Task *model.TaskSpec
+	// Labels identify the run in the cluster (job, instance, run).
+	Labels map[string]string
+}
+
+// RunRef names a run and the host it was launched on.
+type RunRef struct {
+	Run  model.RunID
+	Host model.HostID
+}
+
+// TaskStatus is a status change of a run reported by a plugin.
+type TaskStatus struct {
+	Run      model.RunID
+	Host     model.HostID
+	State    model.TaskState
+	Reason   string
+	Message  string
+	ExitCode int32
+	Time     time.Time
+}
+
+// LogReader is an optional capability: plugins whose hosts keep task output
+// serve it through ReadLog.
+type LogReader interface {
+	// ReadLog returns up to limit bytes of a run's stream ("stdout" or
+	// "stderr") from offset (negative: from the end), the offset just past
+	// the data, and the log's size.
+	ReadLog(ctx context.Context, run model.RunID, host model.HostID, stream string, offset, limit int64) (data []byte, next, size int64, err error)
+}

@@ -1,0 +1,38 @@
+package model
+
+// HostID identifies a host across all host manager clusters of a shard:
+// "<cluster>/<name>".
+type HostID string
+
+// HostState is whether a host takes new work.
+type HostState uint8
+
+const (
+	HostUp HostState = iota + 1
+	// HostDraining runs what it has but takes nothing new (maintenance).
+	HostDraining
+	HostDown
+)
+
+var hostStateNames = [...]string{"", "UP", "DRAINING", "DOWN"}
+
+func (s HostState) String() string {
+	if int(s) < len(hostStateNames) {
+		return hostStateNames[s]
+	}
+	return "UNKNOWN"
+}
+
+// Host is a machine a host manager plugin offers to the shard.
+type Host struct {
+	ID       HostID
+	Hostname string
+	Cluster  string
+	// Kind of host manager: local, sim, mesos, kubernetes.
+	Kind  string
+	State HostState
+	// Capacity is what the shard may use on the host in total, including
+	// what its own tasks hold there.
+	Capacity Resources
+	Labels   map[string]string
+}

@@ -1,0 +1,91 @@
+package model
+
+import "time"
+
+// JobType says how a job's tasks are expected to behave.
+type JobType uint8
+
+const (
+	JobBatch JobType = iota + 1
+	JobService
+	JobStateful
+	JobDaemon
+)
+
+// JobState is the state of a job, derived from its tasks.
+type JobState uint8
+
+const (
+	JobInitialized JobState = iota + 1
+	JobPending
+	JobRunning
+	JobKilling
+	JobSucceeded
+	JobFailed
+	JobKilled
+)
+
+var jobStateNames = [...]string{"", "INITIALIZED", "PENDING", "RUNNING", "KILLING", "SUCCEEDED", "FAILED", "KILLED"}
+
+func (s JobState) String() string {
+	if int(s) < len(jobStateNames) {
+		return jobStateNames[s]
+	}
+	return "UNKNOWN"
+}
+
+// IsTerminal reports whether the job has finished for good.
+func (s JobState) IsTerminal() bool { return s == JobSucceeded || s == JobFailed || s == JobKilled }
+
+// JobID identifies a job; unique across regions.
+type JobID string
+
+// TaskSpec is what every instance of a job runs.
+type TaskSpec struct {
+	Command     string
+	Args        []string
+	Env         map[string]string
+	Resources   Resources
+	Constraints []Constraint
+	KillGrace   time.Duration
+}
+
+// JobSpec is a validated job as submitted.
+type JobSpec struct {
+	Name        string
+	Type        JobType
+	Pool        string
+	Region      string
+	Priority    int32
+	Preemptible bool
+	Instances   uint32
+	MaxRunning  uint32
+	MaxAttempts uint32
+	Task        TaskSpec
+	Labels      map[string]string
+}
+
+// Job is a job with its status.
+type Job struct {
+	ID     JobID
+	Spec   JobSpec
+	Status JobStatus
+	// Revision increases on every stored change.
+	Revision uint64
+}
+
+// JobStatus is what the job manager derives and records about a job.
+type JobStatus struct {
+	State JobState
+	// Killed is set once a stop was requested; the goal becomes KILLED.
+	Killed bool
+	// TasksCreated is how many task records exist (tasks are created
+	// asynchronously after the job is accepted).
+	TasksCreated   uint32
+	TaskStates     map[TaskState]uint32
+	CreateTime     time.Time
+	StartTime      time.Time
+	CompletionTime time.Time
+	Region         string
+	Message        string
+}

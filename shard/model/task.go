@@ -1,0 +1,136 @@
+package model
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// TaskState is the state of one run of a task.
+type TaskState uint8
+
+const (
+	TaskInitialized TaskState = iota + 1
+	TaskPending
+	TaskReady
+	TaskPlacing
+	TaskPlaced
+	TaskLaunching
+	TaskRunning
+	TaskSucceeded
+	TaskFailed
+	TaskKilled
+	TaskLost
+)
+
+// NumTaskStates bounds TaskState values, for arrays indexed by state.
+const NumTaskStates = int(TaskLost) + 1
+
+var taskStateNames = [...]string{"", "INITIALIZED", "PENDING", "READY", "PLACING", "PLACED", "LAUNCHING", "RUNNING", "SUCCEEDED", "FAILED", "KILLED", "LOST"}
+
+func (s TaskState) String() string {
+	if int(s) < len(taskStateNames) {
+		return taskStateNames[s]
+	}
+	return "UNKNOWN"
+}
+
+// ParseTaskState is the inverse of String.
+func ParseTaskState(s string) (TaskState, bool) {
+	for i, n := range taskStateNames {
+		if i > 0 && n == s {
+			return TaskState(i), true
+		}
+	}
+	return 0, false
+}
+
+// IsTerminal reports whether a run in this state has ended.
+func (s TaskState) IsTerminal() bool {
+	return s == TaskSucceeded || s == TaskFailed || s == TaskKilled || s == TaskLost
+}
+
+// HoldsResources reports whether a task in this state has host resources
+// assigned (placed, launching or running).
+func (s TaskState) HoldsResources() bool {
+	return s == TaskPlaced || s == TaskLaunching || s == TaskRunning
+}
+
+// Reasons recorded on task transitions.
+const (
+	ReasonExitZero    = "EXIT_ZERO"
+	ReasonExitNonZero = "EXIT_NONZERO"
+	ReasonKilled      = "KILLED_BY_USER"
+	ReasonPreempted   = "PREEMPTED"
+	ReasonHostLost    = "HOST_LOST"
+	ReasonLaunchError = "LAUNCH_FAILED"
+	ReasonUnknownTask = "UNKNOWN_TO_HOST_MANAGER"
+	ReasonRetrying    = "RETRYING"
+	ReasonUnplaceable = "UNPLACEABLE"
+)
+
+// TaskID identifies a task: one instance of a job.
+type TaskID struct {
+	Job      JobID
+	Instance uint32
+}
+
+func (t TaskID) String() string { return fmt.Sprintf("%s/%d", t.Job, t.Instance) }
+
+// RunID identifies one run of a task towards host managers:
+// "<job>-<instance>-<run>".
+type RunID string
+
+// MakeRunID builds the run id of run `run` of task t.
+func MakeRunID(t TaskID, run uint32) RunID {
+	return RunID(string(t.Job) + "-" + strconv.FormatUint(uint64(t.Instance), 10) + "-" + strconv.FormatUint(uint64(run), 10))
+}
+
+// Parse splits a run id into its task and run number.
+func (r RunID) Parse() (TaskID, uint32, bool) {
+	s := string(r)
+	i := strings.LastIndexByte(s, '-')
+	if i < 0 {
+		return TaskID{}, 0, false
+	}
+	run, err := strconv.ParseUint(s[i+1:], 10, 32)
+	if err != nil {
+		return TaskID{}, 0, false
+	}
+	s = s[:i]
+	j := strings.LastIndexByte(s, '-')
+	if j < 0 {
+		return TaskID{}, 0, false
+	}
+	inst, err := strconv.ParseUint(s[j+1:], 10, 32)
+	if err != nil {
+		return TaskID{}, 0, false
+	}
+	return TaskID{Job: JobID(s[:j]), Instance: uint32(inst)}, uint32(run), true
+}
+
+// TaskRuntime is the mutable state of a task, persisted on every transition.
+type TaskRuntime struct {
+	ID    TaskID
+	Run   uint32
+	State TaskState
+	// Goal is TaskSucceeded for batch work, TaskKilled once stopped.
+	Goal     TaskState
+	Host     HostID
+	Cluster  string
+	Reason   string
+	Message  string
+	ExitCode int32
+	// Failures counts runs that failed (not lost or preempted).
+	Failures       uint32
+	StartTime      time.Time
+	CompletionTime time.Time
+	UpdateTime     time.Time
+	RetryAfter     time.Time
+	// Revision increases on every stored change; stores compare-and-set on it.
+	Revision uint64
+}
+
+// RunID returns the id of the task's current run.
+func (t *TaskRuntime) RunID() RunID { return MakeRunID(t.ID, t.Run) }

@@ -1,0 +1,49 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/peloton-federated/peloton/shard/model"
+)
+
+// Sentinel errors every backend returns (wrapped with %w where useful).
+var (
+	ErrNotFound = errors.New("not found")
+	ErrExists   = errors.New("already exists")
+	// ErrConflict means a compare-and-set found a different revision.
+	ErrConflict = errors.New("revision conflict")
+	// ErrUnavailable means the backend cannot be reached right now.
+	ErrUnavailable = errors.New("store unavailable")
+)
+
+// JobStore keeps jobs: spec and status.
+type JobStore interface {
+	// CreateJob stores a new job with Revision 1; ErrExists if the id is taken.
+	CreateJob(ctx context.Context, job *model.Job) error
+	// UpdateJob replaces a job if its stored revision equals job.Revision,
+	// then increments job.Revision; ErrConflict otherwise.
+	UpdateJob(ctx context.Context, job *model.Job) error
+	GetJob(ctx context.Context, id model.JobID) (*model.Job, error)
+	ListJobs(ctx context.Context) ([]*model.Job, error)
+	// DeleteJob removes a job and all its tasks.
+	DeleteJob(ctx context.Context, id model.JobID) error
+}
+
+// TaskStore keeps task runtimes.
+type TaskStore interface {
+	// WriteTasks stores runtimes in one atomic batch. Each task's stored
+	// revision must equal its Revision (0: must not exist yet); on success
+	// each Revision is incremented. On ErrConflict nothing is written.
+	WriteTasks(ctx context.Context, tasks []*model.TaskRuntime) error
+	GetTask(ctx context.Context, id model.TaskID) (*model.TaskRuntime, error)
+	// ListTasks returns a job's tasks ordered by instance.
+	ListTasks(ctx context.Context, job model.JobID) ([]*model.TaskRuntime, error)
+}
+
+// Store is a backend holding every aggregate.
+type Store interface {
+	JobStore
+	TaskStore
+	Close() error
+}
