@@ -1,0 +1,274 @@
+package entitlement
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/peloton-federated/peloton/shard/model"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testdata/*.txt")
+
+// Scenario files are sequences of commands. Each is a command line, input
+// lines, a "----" line, then the expected output up to a blank line. Lines
+// starting with '#' before a command are comments. Commands:
+//
+//	tree                       declares the pool tree, one pool a line:
+//	/a cpu=R/L/S mem=R/L/S     reservation/limit/share per resource; a
+//	                           resource not named is 0/inf/1. Output: "ok"
+//	                           or the validation errors, one a line.
+//	compute cpu=100 [headroom] runs a pass with that capacity; input lines
+//	/a cpu=10 mem=5            give leaf demands. Output: per pool (sorted
+//	                           by path) and per resource named in the tree:
+//	                           demand, entitlement and, with headroom, headroom.
+//	split cpu=100 [headroom]   runs Split on the claims given one a line as
+//	a cpu=R/L/S/D              name and reservation/limit/share/demand.
+//
+// Numbers print rounded to 4 decimals. Run with -rewrite to regenerate the
+// expected output after a deliberate change, then review the diff.
+func TestScenarios(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.txt"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenario files: %v", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) { runScenarioFile(t, file) })
+	}
+}
+
+type scenario struct {
+	t     *testing.T
+	where string
+	tree  *Tree
+	kinds []int // resource kinds named in the tree, in model order
+}
+
+func runScenarioFile(t *testing.T, file string) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	var out strings.Builder
+	sc := &scenario{t: t}
+	for i := 0; i < len(lines); {
+		line := lines[i]
+		if trimmed := strings.TrimSpace(line); trimmed == "" || strings.HasPrefix(trimmed, "#") {
+			out.WriteString(line + "\n")
+			i++
+			continue
+		}
+		start := i
+		sc.where = fmt.Sprintf("%s:%d", file, start+1)
+		command := line
+		i++
+		var input []string
+		for i < len(lines) && lines[i] != "----" {
+			input = append(input, lines[i])
+			i++
+		}
+		if i == len(lines) {
+			t.Fatalf("%s: command without a ---- line", sc.where)
+		}
+		i++ // the ---- line
+		var expected []string
+		for i < len(lines) && strings.TrimSpace(lines[i]) != "" {
+			expected = append(expected, lines[i])
+			i++
+		}
+		actual := sc.run(command, input)
+		for _, l := range lines[start:i] {
+			if l == "----" {
+				break
+			}
+			out.WriteString(l + "\n")
+		}
+		out.WriteString("----\n" + actual + "\n")
+		if !*rewrite && actual != strings.Join(expected, "\n") {
+			t.Errorf("%s: %s\ngot:\n%s\nwant:\n%s", sc.where, command, actual, strings.Join(expected, "\n"))
+		}
+	}
+	if *rewrite {
+		if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func (sc *scenario) run(command string, input []string) string {
+	fields := strings.Fields(command)
+	switch fields[0] {
+	case "tree":
+		return sc.declareTree(input)
+	case "compute":
+		return sc.compute(fields[1:], input)
+	case "split":
+		return sc.split(fields[1:], input)
+	}
+	sc.t.Fatalf("%s: unknown command %q", sc.where, fields[0])
+	return ""
+}
+
+func kindIndex(name string) int { return slices.Index(model.ResourceKinds[:], name) }
+
+// parseTuple parses "kind=a/b/c" into the kind's index and its n numbers.
+func (sc *scenario) parseTuple(field string, n int) (int, []float64) {
+	name, value, ok := strings.Cut(field, "=")
+	k := kindIndex(name)
+	parts := strings.Split(value, "/")
+	if !ok || k < 0 || len(parts) != n {
+		sc.t.Fatalf("%s: want kind=%d numbers separated by '/', got %q", sc.where, n, field)
+	}
+	nums := make([]float64, n)
+	for i, p := range parts {
+		v, err := strconv.ParseFloat(p, 64)
+		if err != nil {
+			sc.t.Fatalf("%s: %q: %v", sc.where, field, err)
+		}
+		nums[i] = v
+	}
+	return k, nums
+}
+
+func (sc *scenario) declareTree(input []string) string {
+	var specs []PoolSpec
+	named := map[int]bool{}
+	for _, line := range input {
+		fields := strings.Fields(line)
+		spec := PoolSpec{Path: fields[0]}
+		for k := range kinds {
+			spec.Limit = spec.Limit.Set(k, math.Inf(1))
+			spec.Share = spec.Share.Set(k, 1)
+		}
+		for _, f := range fields[1:] {
+			k, v := sc.parseTuple(f, 3)
+			named[k] = true
+			spec.Reservation = spec.Reservation.Set(k, v[0])
+			spec.Limit = spec.Limit.Set(k, v[1])
+			spec.Share = spec.Share.Set(k, v[2])
+		}
+		specs = append(specs, spec)
+	}
+	sc.kinds = sc.kinds[:0]
+	for k := range kinds {
+		if named[k] {
+			sc.kinds = append(sc.kinds, k)
+		}
+	}
+	tree, err := NewTree(specs)
+	sc.tree = tree
+	if err == nil {
+		return "ok"
+	}
+	var problems ValidationErrors
+	if !errors.As(err, &problems) {
+		sc.t.Fatalf("%s: NewTree error is not ValidationErrors: %v", sc.where, err)
+	}
+	var lines []string
+	for _, e := range problems {
+		lines = append(lines, e.Error())
+	}
+	return strings.Join(lines, "\n")
+}
+
+// parseAmounts parses "kind=amount" fields and the "headroom" flag.
+func (sc *scenario) parseAmounts(fields []string) (model.Resources, bool) {
+	var r model.Resources
+	headroom := false
+	for _, f := range fields {
+		if f == "headroom" {
+			headroom = true
+			continue
+		}
+		k, v := sc.parseTuple(f, 1)
+		r = r.Set(k, v[0])
+	}
+	return r, headroom
+}
+
+func formatNumber(v float64) string {
+	if math.IsInf(v, 1) {
+		return "inf"
+	}
+	return strconv.FormatFloat(math.Round(v*1e4)/1e4+0, 'f', -1, 64)
+}
+
+func (sc *scenario) compute(args, input []string) string {
+	if sc.tree == nil {
+		sc.t.Fatalf("%s: compute without a valid tree", sc.where)
+	}
+	capacity, headroom := sc.parseAmounts(args)
+	demand := make([]model.Resources, sc.tree.Len())
+	for _, line := range input {
+		fields := strings.Fields(line)
+		i, ok := sc.tree.Index(fields[0])
+		if !ok {
+			sc.t.Fatalf("%s: demand for unknown pool %q", sc.where, fields[0])
+		}
+		demand[i], _ = sc.parseAmounts(fields[1:])
+	}
+	r := Compute(sc.tree, capacity, demand, Options{Headroom: headroom})
+	pools := make([]int, sc.tree.Len())
+	width := 0
+	for i := range pools {
+		pools[i] = i
+		width = max(width, len(sc.tree.Path(i)))
+	}
+	slices.SortFunc(pools, func(a, b int) int { return strings.Compare(sc.tree.Path(a), sc.tree.Path(b)) })
+	var lines []string
+	for _, i := range pools {
+		for _, k := range sc.kinds {
+			line := fmt.Sprintf("%-*s %s: demand=%s entitlement=%s", width, sc.tree.Path(i), model.ResourceKinds[k],
+				formatNumber(r.Demand[i].Get(k)), formatNumber(r.Entitlement[i].Get(k)))
+			if headroom {
+				line += " headroom=" + formatNumber(r.Headroom[i].Get(k))
+			}
+			lines = append(lines, line)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (sc *scenario) split(args, input []string) string {
+	amount, headroom := sc.parseAmounts(args)
+	var names []string
+	var claims []Claim
+	named := map[int]bool{}
+	for _, line := range input {
+		fields := strings.Fields(line)
+		var c Claim
+		for _, f := range fields[1:] {
+			k, v := sc.parseTuple(f, 4)
+			named[k] = true
+			c.Reservation = c.Reservation.Set(k, v[0])
+			c.Limit = c.Limit.Set(k, v[1])
+			c.Share = c.Share.Set(k, v[2])
+			c.Demand = c.Demand.Set(k, v[3])
+		}
+		names = append(names, fields[0])
+		claims = append(claims, c)
+	}
+	grants := Split(amount, claims, Options{Headroom: headroom})
+	var lines []string
+	for i, g := range grants {
+		for k := range kinds {
+			if !named[k] {
+				continue
+			}
+			line := fmt.Sprintf("%s %s: entitlement=%s", names[i], model.ResourceKinds[k], formatNumber(g.Entitlement.Get(k)))
+			if headroom {
+				line += " headroom=" + formatNumber(g.Headroom.Get(k))
+			}
+			lines = append(lines, line)
+		}
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,31 @@
+// Package entitlement computes how much of each resource every pool of a
+// shard's pool tree is entitled to: hierarchical max-min fairness weighted by
+// share, per resource, top-down from the cluster capacity.
+//
+// At every parent, per resource, the parent's entitlement is divided among
+// its children in two phases:
+//
+//  1. reservation: each child gets min(demand, reservation). When the parent
+//     holds less than these claims add up to, the claims are water-filled in
+//     proportion to reservation instead;
+//  2. elastic: what is left is water-filled among the children whose demand is
+//     not yet met, in proportion to share; no child gets more than its demand,
+//     and what one cannot use goes to the others.
+//
+// A pool's demand is what its leaf reports (queued plus running work) or, for
+// a pool with children, the sum of its children's demands; either way it is
+// capped by the pool's limit. Entitlement never exceeds demand.
+//
+// With Options.Headroom, capacity that the max-min pass left unclaimed is
+// divided the same way by share, capped at each pool's limit, and reported
+// separately as Headroom, so admission can use either the demand-capped
+// entitlement or the elastic cap (entitlement plus headroom).
+//
+// The package owns the pool tree's structure and validation (NewTree,
+// ValidateSpecs) and the pass itself (Solver, Compute, and Split for a single
+// level, as the federation's global pass uses it). It is a pure core: no
+// goroutines, clock, I/O or logging, and the same input always gives the same
+// output. It imports only shard/model and the standard library; it must not
+// import the rest of resmgr, the job manager, placement, storage, host
+// managers or the federation.
+package entitlement

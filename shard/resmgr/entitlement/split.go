@@ -1,0 +1,65 @@
+package entitlement
+
+import (
+	"math"
+
+	"github.com/peloton-federated/peloton/shard/model"
+)
+
+// Claim is one claimant of a single-level Split: its reservation, limit,
+// share and demand per resource.
+type Claim struct {
+	Reservation model.Resources
+	Limit       model.Resources
+	Share       model.Resources
+	Demand      model.Resources
+}
+
+// Grant is what Split gives one claimant.
+type Grant struct {
+	// Entitlement is the max-min fair share, never above min(demand, limit).
+	Entitlement model.Resources
+	// Headroom is unclaimed amount above Entitlement, capped at the limit
+	// (Options.Headroom only).
+	Headroom model.Resources
+}
+
+// Split divides amount among claims with the same rules as one level of a
+// tree pass (reservation first, then water-filling by share, then optional
+// headroom), as the federation's global pass divides a pool among regions.
+// Negative or NaN amounts count as zero, and so do infinite reservations and
+// shares; a claim whose share is zero gets nothing beyond its reservation.
+func Split(amount model.Resources, claims []Claim, opts Options) []Grant {
+	n := len(claims)
+	grants := make([]Grant, n)
+	if n == 0 {
+		return grants
+	}
+	buf := make([]float64, 6*n)
+	res, lim, share := buf[:n], buf[n:2*n], buf[2*n:3*n]
+	dem, ent, head := buf[3*n:4*n], buf[4*n:5*n], buf[5*n:]
+	var sp splitter
+	for k := range kinds {
+		for i, c := range claims {
+			res[i] = finite(c.Reservation.Get(k))
+			lim[i] = nonNegative(c.Limit.Get(k))
+			share[i] = finite(c.Share.Get(k))
+			dem[i] = min(nonNegative(c.Demand.Get(k)), lim[i])
+		}
+		a := nonNegative(amount.Get(k))
+		sp.divide(a, a, res, lim, share, dem, ent, head, opts.Headroom)
+		for i := range grants {
+			grants[i].Entitlement = grants[i].Entitlement.Set(k, ent[i])
+			grants[i].Headroom = grants[i].Headroom.Set(k, head[i])
+		}
+	}
+	return grants
+}
+
+// finite maps negative, infinite and NaN amounts to zero.
+func finite(v float64) float64 {
+	if v > 0 && v <= math.MaxFloat64 {
+		return v
+	}
+	return 0
+}
