@@ -1,0 +1,268 @@
+package placebench
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/placement"
+)
+
+// Scenario is one placement workload: a host snapshot and the tasks of one
+// pass.
+type Scenario struct {
+	Name    string
+	Hosts   []placement.Host
+	Tasks   []placement.Task
+	Options placement.Options
+	// NaiveTasks is how many of Tasks (from the start) the naive baseline
+	// places; it scans every host per task, so it runs on a prefix. Zero
+	// means all.
+	NaiveTasks int
+}
+
+// Figures are what RunScenario measured.
+type Figures struct {
+	Name  string
+	Hosts int
+	Tasks int
+	// BuildSeconds is the time to build the host index from the snapshot.
+	BuildSeconds float64
+	// PlaceSeconds is the time of the one Place call over all tasks.
+	PlaceSeconds    float64
+	Placed          int
+	Unplaced        int
+	HostsUsed       int
+	DecisionsPerSec float64
+
+	// The naive baseline on the first NaiveTasks tasks, and Place on the same
+	// prefix (from a fresh index) for comparing how much each placed.
+	NaiveTasks           int
+	NaiveSeconds         float64
+	NaiveDecisionsPerSec float64
+	NaivePlaced          int
+	PrefixPlaced         int
+	// Ratio is DecisionsPerSec / NaiveDecisionsPerSec.
+	Ratio float64
+	Err   string
+}
+
+func (f Figures) String() string {
+	if f.Err != "" {
+		return f.Name + ": " + f.Err
+	}
+	naive := "all tasks"
+	if f.NaiveTasks < f.Tasks {
+		naive = fmt.Sprintf("first %d tasks only", f.NaiveTasks)
+	}
+	return fmt.Sprintf("%s: %d hosts, %d tasks: placed %d (%d unplaced) on %d hosts in %.3fs = %.0f decisions/s (index build %.3fs); "+
+		"naive best-fit on %s: %.0f decisions/s (placed %d, optimised placed %d of the same); ratio %.1fx",
+		f.Name, f.Hosts, f.Tasks, f.Placed, f.Unplaced, f.HostsUsed, f.PlaceSeconds, f.DecisionsPerSec, f.BuildSeconds,
+		naive, f.NaiveDecisionsPerSec, f.NaivePlaced, f.PrefixPlaced, f.Ratio)
+}
+
+// RunScenario places the scenario's tasks once with Place and a prefix with
+// NaivePlace, timing both in the same run.
+func RunScenario(s Scenario) Figures {
+	f := Figures{Name: s.Name, Hosts: len(s.Hosts), Tasks: len(s.Tasks)}
+	start := time.Now()
+	x, err := placement.NewHostIndex(s.Hosts)
+	if err != nil {
+		f.Err = err.Error()
+		return f
+	}
+	f.BuildSeconds = time.Since(start).Seconds()
+	start = time.Now()
+	res := placement.Place(x, s.Tasks, s.Options)
+	f.PlaceSeconds = time.Since(start).Seconds()
+	f.Placed, f.Unplaced = len(res.Assignments), len(res.Unplaced)
+	used := map[model.HostID]bool{}
+	for _, a := range res.Assignments {
+		used[a.Host] = true
+	}
+	f.HostsUsed = len(used)
+	f.DecisionsPerSec = float64(len(s.Tasks)) / max(f.PlaceSeconds, 1e-9)
+
+	prefix := s.Tasks
+	if s.NaiveTasks > 0 && s.NaiveTasks < len(prefix) {
+		prefix = prefix[:s.NaiveTasks]
+	}
+	f.NaiveTasks = len(prefix)
+	start = time.Now()
+	naive := placement.NaivePlace(s.Hosts, prefix)
+	f.NaiveSeconds = time.Since(start).Seconds()
+	f.NaivePlaced = len(naive.Assignments)
+	f.NaiveDecisionsPerSec = float64(len(prefix)) / max(f.NaiveSeconds, 1e-9)
+	fresh, _ := placement.NewHostIndex(s.Hosts)
+	f.PrefixPlaced = len(placement.Place(fresh, prefix, s.Options).Assignments)
+	f.Ratio = f.DecisionsPerSec / max(f.NaiveDecisionsPerSec, 1e-9)
+	return f
+}
+
+var zones = []string{"a", "b", "c", "d", "e"}
+
+// clusterHosts makes n hosts of 32 cores, 128 GiB, 1 TB disk and 100 ports
+// over five zones and racks of 40; every twentieth host has 4 GPUs.
+func clusterHosts(n int) []placement.Host {
+	hosts := make([]placement.Host, n)
+	for i := range hosts {
+		h := placement.Host{
+			ID:          model.HostID("c1/host-" + strconv.Itoa(i)),
+			Cluster:     "c1",
+			Free:        model.Resources{CPU: 32, MemMB: 131072, DiskMB: 1000000},
+			Ports:       100,
+			Schedulable: true,
+			Labels: map[string]string{
+				"zone": zones[i%len(zones)],
+				"rack": "r" + strconv.Itoa(i/40),
+			},
+		}
+		if i%20 == 0 {
+			h.Free.GPU = 4
+			h.Labels["gpu"] = "a100"
+		}
+		hosts[i] = h
+	}
+	return hosts
+}
+
+// EquivalenceBatch is batch work in equivalence classes: jobs of identical
+// tasks (one resource shape per job, no constraints), packed.
+func EquivalenceBatch(hosts, jobs, tasksPerJob int, seed uint64) Scenario {
+	r := rand.New(rand.NewPCG(seed, 1))
+	s := Scenario{
+		Name:       fmt.Sprintf("equivalence-batch %dx%d", jobs, tasksPerJob),
+		Hosts:      clusterHosts(hosts),
+		Options:    placement.Options{Seed: seed, Strategy: placement.StrategyPack},
+		NaiveTasks: 300,
+	}
+	cpus := []float64{0.5, 1, 1, 2}
+	mems := []float64{1024, 2048, 2048, 4096}
+	s.Tasks = make([]placement.Task, 0, jobs*tasksPerJob)
+	for j := range jobs {
+		res := model.Resources{CPU: cpus[r.IntN(len(cpus))], MemMB: mems[r.IntN(len(mems))], DiskMB: 1000}
+		job := model.JobID("batch-" + strconv.Itoa(j))
+		for range tasksPerJob {
+			s.Tasks = append(s.Tasks, placement.Task{Ref: len(s.Tasks), Job: job, Resources: res})
+		}
+	}
+	return s
+}
+
+// constraintShapes are the constraint sets the distinct and mixed scenarios
+// draw from.
+func constraintShapes() [][]model.Constraint {
+	shapes := [][]model.Constraint{nil, nil, nil}
+	for _, z := range zones {
+		shapes = append(shapes,
+			[]model.Constraint{{Key: "zone", Op: model.OpEquals, Values: []string{z}}},
+			[]model.Constraint{{Key: "zone", Op: model.OpNotEquals, Values: []string{z}}})
+	}
+	shapes = append(shapes,
+		[]model.Constraint{{Key: "zone", Op: model.OpIn, Values: []string{"a", "b"}}},
+		[]model.Constraint{{Key: "gpu", Op: model.OpNotExists}},
+		[]model.Constraint{{AnyOf: []model.Constraint{
+			{Key: "zone", Op: model.OpEquals, Values: []string{"c"}},
+			{Key: "rack", Op: model.OpIn, Values: []string{"r1", "r2", "r3"}},
+		}}})
+	return shapes
+}
+
+// DistinctTasks is all-distinct work: every task its own job, with its own
+// resource amounts and a constraint set drawn from a pool, so no two tasks
+// share an equivalence class.
+func DistinctTasks(hosts, tasks int, seed uint64) Scenario {
+	r := rand.New(rand.NewPCG(seed, 2))
+	shapes := constraintShapes()
+	s := Scenario{
+		Name:       fmt.Sprintf("distinct %d tasks", tasks),
+		Hosts:      clusterHosts(hosts),
+		Options:    placement.Options{Seed: seed, Strategy: placement.StrategyPack},
+		NaiveTasks: 2000,
+		Tasks:      make([]placement.Task, tasks),
+	}
+	for i := range s.Tasks {
+		s.Tasks[i] = placement.Task{
+			Ref: i, Job: model.JobID("job-" + strconv.Itoa(i)),
+			Resources: model.Resources{
+				CPU:    0.1 + float64(r.IntN(1900))/1000,
+				MemMB:  256 + float64(r.IntN(8000)),
+				DiskMB: float64(r.IntN(5000)),
+			},
+			Constraints: shapes[r.IntN(len(shapes))],
+			Ports:       r.IntN(3),
+		}
+	}
+	return s
+}
+
+// ConstrainedMix mixes batch jobs with zone constraints, GPU jobs, services
+// spread one per host and at most a few per zone, and small gangs.
+func ConstrainedMix(hosts, jobs, tasksPerJob int, seed uint64) Scenario {
+	r := rand.New(rand.NewPCG(seed, 3))
+	shapes := constraintShapes()
+	s := Scenario{
+		Name:       fmt.Sprintf("constrained-mix %dx%d", jobs, tasksPerJob),
+		Hosts:      clusterHosts(hosts),
+		Options:    placement.Options{Seed: seed, Strategy: placement.StrategyPack},
+		NaiveTasks: 1000,
+	}
+	gang := 0
+	for j := range jobs {
+		job := model.JobID("job-" + strconv.Itoa(j))
+		t := placement.Task{Job: job, Resources: model.Resources{CPU: 1, MemMB: 2048, DiskMB: 500}}
+		switch j % 5 {
+		case 0: // batch, constrained
+			t.Constraints = shapes[r.IntN(len(shapes))]
+		case 1: // GPU training
+			t.Resources.GPU = 1
+			t.Resources.CPU = 4
+		case 2: // service: one per host, spread over zones
+			t.Strategy = placement.StrategySpread
+			t.MaxPerHost = 1
+			t.Spread = []placement.SpreadLimit{{Key: "zone", Max: tasksPerJob/len(zones) + 1}}
+			t.Ports = 2
+		case 3: // gangs of 8
+			t.Resources.CPU = 2
+		case 4: // rack-spread batch with a per-host limit
+			t.MaxPerHost = 2
+			t.Spread = []placement.SpreadLimit{{Key: "rack", Max: 20}}
+		}
+		for i := range tasksPerJob {
+			tk := t
+			tk.Ref = len(s.Tasks)
+			if j%5 == 3 {
+				if i%8 == 0 {
+					gang++
+				}
+				tk.Gang = gang
+			}
+			s.Tasks = append(s.Tasks, tk)
+		}
+	}
+	return s
+}
+
+// Standard is the benchmark set at full size.
+func Standard() []Scenario {
+	return []Scenario{
+		EquivalenceBatch(50000, 1000, 1000, 1),
+		DistinctTasks(10000, 100000, 1),
+		ConstrainedMix(20000, 200, 500, 1),
+	}
+}
+
+// Small is the same set at a size a unit test runs in well under a second.
+func Small() []Scenario {
+	s := []Scenario{
+		EquivalenceBatch(500, 20, 100, 1),
+		DistinctTasks(200, 1000, 1),
+		ConstrainedMix(300, 20, 40, 1),
+	}
+	for i := range s {
+		s[i].NaiveTasks = 100
+	}
+	return s
+}
