@@ -15,6 +15,8 @@ var (
 	ErrConflict = errors.New("revision conflict")
 	// ErrUnavailable means the backend cannot be reached right now.
 	ErrUnavailable = errors.New("store unavailable")
+	// ErrInvalid means the call itself was malformed (nil job, empty id).
+	ErrInvalid = errors.New("invalid store request")
 )
 
 // JobStore keeps jobs: spec and status.
@@ -34,7 +36,8 @@ type JobStore interface {
 type TaskStore interface {
 	// WriteTasks stores runtimes in one atomic batch. Each task's stored
 	// revision must equal its Revision (0: must not exist yet); on success
-	// each Revision is incremented. On ErrConflict nothing is written.
+	// each Revision is incremented. On ErrConflict nothing is written. The
+	// job must exist (ErrNotFound otherwise).
 	WriteTasks(ctx context.Context, tasks []*model.TaskRuntime) error
 	GetTask(ctx context.Context, id model.TaskID) (*model.TaskRuntime, error)
 	// ListTasks returns a job's tasks ordered by instance.

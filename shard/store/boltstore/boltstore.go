@@ -1,0 +1,374 @@
+package boltstore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/store"
+)
+
+var (
+	jobsBucket  = []byte("jobs")
+	tasksBucket = []byte("tasks")
+	metaBucket  = []byte("meta")
+	formatKey   = []byte("format")
+)
+
+// ctxCheckEvery is how many tasks of a batch are written between checks
+// for a cancelled context.
+const ctxCheckEvery = 1024
+
+// listSlabSize is how many runtimes ListTasks allocates at once.
+const listSlabSize = 256
+
+// Store is a store.Store in one bbolt file. It is safe for concurrent use.
+type Store struct {
+	db *bolt.DB
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens the store in the file at path, creating the file and its
+// parent directories if needed. A file held open by another Store makes
+// Open fail after a second instead of waiting forever.
+func Open(path string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("boltstore: %w", err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout: time.Second,
+		// The map freelist stays fast as the file grows; not syncing it
+		// only means it is rebuilt by a scan when the file is opened.
+		FreelistType:   bolt.FreelistMapType,
+		NoFreelistSync: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{jobsBucket, tasksBucket, metaBucket} {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		meta := tx.Bucket(metaBucket)
+		switch v := meta.Get(formatKey); {
+		case v == nil:
+			return meta.Put(formatKey, []byte{formatVersion})
+		case len(v) != 1 || v[0] != formatVersion:
+			return fmt.Errorf("%w: file format %v, this build reads %d", ErrCorrupt, v, formatVersion)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("boltstore: open %s: %w", path, err), db.Close())
+	}
+	return &Store{db: db}, nil
+}
+
+// Close releases the file; later calls fail with store.ErrUnavailable.
+// Closing twice is harmless.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Path is the file the store lives in.
+func (s *Store) Path() string { return s.db.Path() }
+
+// backendError maps bbolt's "closed" onto store.ErrUnavailable.
+func backendError(err error) error {
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+		return fmt.Errorf("boltstore: %w: %w", store.ErrUnavailable, err)
+	}
+	return err
+}
+
+func (s *Store) view(ctx context.Context, fn func(tx *bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return backendError(s.db.View(fn))
+}
+
+func (s *Store) update(ctx context.Context, fn func(tx *bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return backendError(s.db.Update(fn))
+}
+
+func checkJob(job *model.Job) error {
+	if job == nil {
+		return errors.New("nil job")
+	}
+	if job.ID == "" {
+		return errors.New("job id is empty")
+	}
+	return nil
+}
+
+// CreateJob stores a new job with Revision 1 and sets job.Revision to 1.
+func (s *Store) CreateJob(ctx context.Context, job *model.Job) error {
+	if err := checkJob(job); err != nil {
+		return fmt.Errorf("create job: %w", err)
+	}
+	value, err := encodeJob(job, 1)
+	if err != nil {
+		return fmt.Errorf("create job %s: %w", job.ID, err)
+	}
+	key := []byte(job.ID)
+	err = s.update(ctx, func(tx *bolt.Tx) error {
+		jobs := tx.Bucket(jobsBucket)
+		if jobs.Get(key) != nil {
+			return store.ErrExists
+		}
+		if err := jobs.Put(key, value); err != nil {
+			return err
+		}
+		tasks := tx.Bucket(tasksBucket)
+		if tasks.Bucket(key) != nil {
+			// Left behind by an older build; a new job starts empty.
+			if err := tasks.DeleteBucket(key); err != nil {
+				return err
+			}
+		}
+		_, err := tasks.CreateBucket(key)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("create job %s: %w", job.ID, err)
+	}
+	job.Revision = 1
+	return nil
+}
+
+// UpdateJob replaces a job whose stored revision equals job.Revision and
+// increments job.Revision.
+func (s *Store) UpdateJob(ctx context.Context, job *model.Job) error {
+	if err := checkJob(job); err != nil {
+		return fmt.Errorf("update job: %w", err)
+	}
+	value, err := encodeJob(job, job.Revision+1)
+	if err != nil {
+		return fmt.Errorf("update job %s: %w", job.ID, err)
+	}
+	key := []byte(job.ID)
+	err = s.update(ctx, func(tx *bolt.Tx) error {
+		jobs := tx.Bucket(jobsBucket)
+		old := jobs.Get(key)
+		if old == nil {
+			return store.ErrNotFound
+		}
+		rev, err := storedRevision(old)
+		if err != nil {
+			return err
+		}
+		if rev != job.Revision {
+			return fmt.Errorf("stored revision %d, given %d: %w", rev, job.Revision, store.ErrConflict)
+		}
+		return jobs.Put(key, value)
+	})
+	if err != nil {
+		return fmt.Errorf("update job %s: %w", job.ID, err)
+	}
+	job.Revision++
+	return nil
+}
+
+// GetJob returns a stored job.
+func (s *Store) GetJob(ctx context.Context, id model.JobID) (*model.Job, error) {
+	var job *model.Job
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		v := tx.Bucket(jobsBucket).Get([]byte(id))
+		if v == nil {
+			return store.ErrNotFound
+		}
+		var err error
+		job, err = decodeJob(id, v)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("job %s: %w", id, err)
+	}
+	return job, nil
+}
+
+// ListJobs returns all jobs ordered by id.
+func (s *Store) ListJobs(ctx context.Context) ([]*model.Job, error) {
+	var jobs []*model.Job
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		return tx.Bucket(jobsBucket).ForEach(func(k, v []byte) error {
+			job, err := decodeJob(model.JobID(k), v)
+			if err != nil {
+				return err
+			}
+			jobs = append(jobs, job)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	return jobs, nil
+}
+
+// DeleteJob removes a job and all its tasks.
+func (s *Store) DeleteJob(ctx context.Context, id model.JobID) error {
+	key := []byte(id)
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		jobs := tx.Bucket(jobsBucket)
+		if jobs.Get(key) == nil {
+			return store.ErrNotFound
+		}
+		if err := jobs.Delete(key); err != nil {
+			return err
+		}
+		err := tx.Bucket(tasksBucket).DeleteBucket(key)
+		if errors.Is(err, berrors.ErrBucketNotFound) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("delete job %s: %w", id, err)
+	}
+	return nil
+}
+
+func instanceKey(instance uint32) []byte {
+	return binary.BigEndian.AppendUint32(nil, instance)
+}
+
+// WriteTasks stores a batch of runtimes in one transaction. Every task's
+// job must exist; each task's stored revision must equal its Revision (0:
+// must not exist). Tasks are checked in order, so a task listed twice must
+// carry the revision its first write produces. On any error nothing is
+// written and no Revision changes; on success each Revision is incremented.
+func (s *Store) WriteTasks(ctx context.Context, tasks []*model.TaskRuntime) error {
+	if len(tasks) == 0 {
+		return ctx.Err()
+	}
+	for i, t := range tasks {
+		if t == nil {
+			return fmt.Errorf("write tasks: task %d of batch is nil", i)
+		}
+	}
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		jobs, root := tx.Bucket(jobsBucket), tx.Bucket(tasksBucket)
+		var (
+			job    model.JobID
+			bucket *bolt.Bucket
+			// Keys and values must stay untouched until the commit, so
+			// they are carved out of arenas that only ever grow.
+			keys   = make([]byte, 0, 4*len(tasks))
+			values = make([]byte, 0, 64*len(tasks))
+		)
+		for i, t := range tasks {
+			if i%ctxCheckEvery == ctxCheckEvery-1 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if bucket == nil || t.ID.Job != job {
+				job, bucket = t.ID.Job, nil
+				if jobs.Get([]byte(job)) != nil {
+					bucket = root.Bucket([]byte(job))
+				}
+				if bucket == nil {
+					return fmt.Errorf("task %s: job: %w", t.ID, store.ErrNotFound)
+				}
+			}
+			start := len(keys)
+			keys = binary.BigEndian.AppendUint32(keys, t.ID.Instance)
+			key := keys[start:len(keys):len(keys)]
+			var stored uint64
+			if old := bucket.Get(key); old != nil {
+				rev, err := storedRevision(old)
+				if err != nil {
+					return fmt.Errorf("task %s: %w", t.ID, err)
+				}
+				stored = rev
+			}
+			if stored != t.Revision {
+				return fmt.Errorf("task %s: stored revision %d, given %d: %w",
+					t.ID, stored, t.Revision, store.ErrConflict)
+			}
+			start = len(values)
+			values = appendTask(values, t, t.Revision+1)
+			if err := bucket.Put(key, values[start:len(values):len(values)]); err != nil {
+				return fmt.Errorf("task %s: %w", t.ID, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("write tasks: %w", err)
+	}
+	for _, t := range tasks {
+		t.Revision++
+	}
+	return nil
+}
+
+// GetTask returns a stored task.
+func (s *Store) GetTask(ctx context.Context, id model.TaskID) (*model.TaskRuntime, error) {
+	var task *model.TaskRuntime
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(tasksBucket).Bucket([]byte(id.Job))
+		if b == nil {
+			return store.ErrNotFound
+		}
+		v := b.Get(instanceKey(id.Instance))
+		if v == nil {
+			return store.ErrNotFound
+		}
+		var err error
+		task, err = decodeTask(id, v)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("task %s: %w", id, err)
+	}
+	return task, nil
+}
+
+// ListTasks returns a job's tasks ordered by instance; ErrNotFound if the
+// job does not exist.
+func (s *Store) ListTasks(ctx context.Context, job model.JobID) ([]*model.TaskRuntime, error) {
+	var tasks []*model.TaskRuntime
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(tasksBucket).Bucket([]byte(job))
+		if b == nil {
+			return store.ErrNotFound
+		}
+		// Runtimes are carved out of slabs: one allocation per
+		// listSlabSize tasks instead of one per task.
+		var slab []model.TaskRuntime
+		return b.ForEach(func(k, v []byte) error {
+			if len(k) != 4 {
+				return fmt.Errorf("%w: task key %x", ErrCorrupt, k)
+			}
+			if len(slab) == 0 {
+				slab = make([]model.TaskRuntime, listSlabSize)
+			}
+			t := &slab[0]
+			slab = slab[1:]
+			if err := decodeTaskInto(t, model.TaskID{Job: job, Instance: binary.BigEndian.Uint32(k)}, v); err != nil {
+				return err
+			}
+			tasks = append(tasks, t)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("tasks of job %s: %w", job, err)
+	}
+	return tasks, nil
+}

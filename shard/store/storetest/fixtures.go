@@ -1,0 +1,227 @@
+package storetest
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/peloton-federated/peloton/shard/model"
+)
+
+// A fixed non-UTC zone, so a backend that drops or mangles the location
+// is caught.
+var fixtureZone = time.FixedZone("UTC+05:30", 5*3600+30*60)
+
+func fixtureTime(sec int64, nsec int64) time.Time {
+	return time.Unix(1_700_000_000+sec, nsec).In(fixtureZone)
+}
+
+// FullJob returns a job whose every field, at every nesting level, holds a
+// non-zero value.
+func FullJob(id model.JobID) *model.Job {
+	leaf := func(key string) model.Constraint {
+		return model.Constraint{Key: key, Op: model.OpIn, Values: []string{key + "-a", key + "-b"}}
+	}
+	return &model.Job{
+		ID: id,
+		Spec: model.JobSpec{
+			Name:        "name of " + string(id),
+			Type:        model.JobStateful,
+			Pool:        "/org/team",
+			Region:      "eu-west",
+			Priority:    -7,
+			Preemptible: true,
+			Instances:   100_000,
+			MaxRunning:  250,
+			MaxAttempts: 3,
+			Task: model.TaskSpec{
+				Command: "/bin/worker",
+				Args:    []string{"--shard", "7", "", "ünïcode ✓"},
+				Env:     map[string]string{"HOME": "/tmp", "EMPTY": "", "K=V": "x=y"},
+				Resources: model.Resources{
+					CPU: 1.5, MemMB: 2048.25, DiskMB: 10240, GPU: 0.5,
+				},
+				Constraints: []model.Constraint{
+					{
+						Key:    "zone",
+						Op:     model.OpNotEquals,
+						Values: []string{"z1"},
+						AllOf:  []model.Constraint{leaf("rack"), {AnyOf: []model.Constraint{leaf("a"), leaf("b")}}},
+						AnyOf:  []model.Constraint{leaf("gpu"), {Key: "ssd", Op: model.OpExists}},
+					},
+					{Key: "os", Op: model.OpEquals, Values: []string{"linux"}},
+				},
+				KillGrace: 30*time.Second + 7*time.Nanosecond,
+			},
+			Labels: map[string]string{"team": "maps", "tier": "batch"},
+		},
+		Status: model.JobStatus{
+			State:        model.JobRunning,
+			Killed:       true,
+			TasksCreated: 99_999,
+			TaskStates: map[model.TaskState]uint32{
+				model.TaskRunning: 90_000, model.TaskPending: 9_999, model.TaskFailed: 1,
+			},
+			CreateTime:     fixtureTime(0, 1),
+			StartTime:      fixtureTime(60, 999_999_999),
+			CompletionTime: fixtureTime(3600, 123_456_789),
+			Region:         "eu-west",
+			Message:        "running, 1 failed",
+		},
+		Revision: 41,
+	}
+}
+
+// FullTask returns a task runtime whose every field holds a non-zero value.
+func FullTask(id model.TaskID) *model.TaskRuntime {
+	return &model.TaskRuntime{
+		ID:             id,
+		Run:            3 + id.Instance,
+		State:          model.TaskRunning,
+		Goal:           model.TaskSucceeded,
+		Host:           model.HostID(fmt.Sprintf("host-%d", id.Instance%97)),
+		Cluster:        "k8s-east",
+		Reason:         model.ReasonRetrying,
+		Message:        "started on attempt 3",
+		ExitCode:       -9,
+		Failures:       2,
+		StartTime:      fixtureTime(int64(id.Instance), 5),
+		CompletionTime: fixtureTime(int64(id.Instance)+10, 999_999_999),
+		UpdateTime:     fixtureTime(int64(id.Instance)+20, 1),
+		RetryAfter:     fixtureTime(int64(id.Instance)+30, 500),
+		Revision:       0,
+	}
+}
+
+var timeType = reflect.TypeFor[time.Time]()
+
+// zeroFieldPaths lists the field paths of v that are zero everywhere they
+// occur. Slice elements share a path; a struct type already being walked is
+// not descended into again (only its own non-zero-ness counts), so
+// recursive types such as Constraint are finite.
+func zeroFieldPaths(v any) []string {
+	seen := map[string]bool{}
+	var walk func(v reflect.Value, path string, stack map[reflect.Type]bool)
+	walk = func(v reflect.Value, path string, stack map[reflect.Type]bool) {
+		if path != "" {
+			seen[path] = seen[path] || !v.IsZero()
+		}
+		switch v.Kind() {
+		case reflect.Pointer:
+			if !v.IsNil() {
+				walk(v.Elem(), path, stack)
+			}
+		case reflect.Struct:
+			if v.Type() == timeType || (stack[v.Type()] && path != "") {
+				return
+			}
+			stack[v.Type()] = true
+			for i := range v.NumField() {
+				walk(v.Field(i), path+"."+v.Type().Field(i).Name, stack)
+			}
+			delete(stack, v.Type())
+		case reflect.Slice:
+			for i := range v.Len() {
+				walk(v.Index(i), path+"[]", stack)
+			}
+		}
+	}
+	walk(reflect.ValueOf(v), "", map[reflect.Type]bool{})
+	var zero []string
+	for p, nonZero := range seen {
+		if !nonZero {
+			zero = append(zero, p)
+		}
+	}
+	sort.Strings(zero)
+	return zero
+}
+
+// Normal returns a deep copy of v (a *model.Job, *model.TaskRuntime or a
+// slice of them) in the form every backend returns: times in UTC without a
+// monotonic reading, and empty maps and slices as nil.
+func Normal[T any](v T) T {
+	out := reflect.New(reflect.TypeOf(v)).Elem()
+	normalInto(out, reflect.ValueOf(v))
+	return out.Interface().(T)
+}
+
+func normalInto(dst, src reflect.Value) {
+	switch src.Kind() {
+	case reflect.Pointer:
+		if src.IsNil() {
+			return
+		}
+		dst.Set(reflect.New(src.Type().Elem()))
+		normalInto(dst.Elem(), src.Elem())
+	case reflect.Struct:
+		if src.Type() == timeType {
+			t := src.Interface().(time.Time)
+			if !t.IsZero() {
+				dst.Set(reflect.ValueOf(t.Round(0).UTC()))
+			}
+			return
+		}
+		for i := range src.NumField() {
+			normalInto(dst.Field(i), src.Field(i))
+		}
+	case reflect.Slice:
+		if src.Len() == 0 {
+			return
+		}
+		dst.Set(reflect.MakeSlice(src.Type(), src.Len(), src.Len()))
+		for i := range src.Len() {
+			normalInto(dst.Index(i), src.Index(i))
+		}
+	case reflect.Map:
+		if src.Len() == 0 {
+			return
+		}
+		dst.Set(reflect.MakeMapWithSize(src.Type(), src.Len()))
+		it := src.MapRange()
+		for it.Next() {
+			val := reflect.New(src.Type().Elem()).Elem()
+			normalInto(val, it.Value())
+			dst.SetMapIndex(it.Key(), val)
+		}
+	default:
+		dst.Set(src)
+	}
+}
+
+// requireEqual fails unless got equals want once both are normalised.
+func requireEqual[T any](t testing.TB, what string, got, want T) {
+	t.Helper()
+	g, w := Normal(got), Normal(want)
+	if !reflect.DeepEqual(g, w) {
+		t.Fatalf("%s differs:\n got: %+v\nwant: %+v", what, g, w)
+	}
+}
+
+// requireUTC fails unless every time in v is zero or in UTC.
+func requireUTC(t testing.TB, what string, v any) {
+	t.Helper()
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Pointer:
+			if !v.IsNil() {
+				walk(v.Elem())
+			}
+		case reflect.Struct:
+			if v.Type() == timeType {
+				tm := v.Interface().(time.Time)
+				if !tm.IsZero() && tm.Location() != time.UTC {
+					t.Fatalf("%s: time %v is in %v, want UTC", what, tm, tm.Location())
+				}
+				return
+			}
+			for i := range v.NumField() {
+				walk(v.Field(i))
+			}
+		}
+	}
+	walk(reflect.ValueOf(v))
+}
