@@ -1,11 +1,28 @@
+// Command peloton is the one binary of Peloton, federated: the server roles
+// (dev, executor) and the CLI client.
 package main
+
 import (
- _ "google.golang.org/protobuf/proto"
- _ "google.golang.org/grpc"
- _ "github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
- _ "go.etcd.io/bbolt"
- _ "github.com/spf13/cobra"
- _ "github.com/prometheus/client_golang/prometheus"
- _ "sigs.k8s.io/yaml"
+	"os"
+
+	"github.com/peloton-federated/peloton/cmd/peloton/cli"
+	"github.com/peloton-federated/peloton/shard/hostmgr/local"
+	"github.com/spf13/cobra"
 )
-func main(){}
+
+func main() {
+	// The executor role is started by the local host manager for every task;
+	// it is dispatched before the CLI so it stays lean and hidden.
+	if len(os.Args) > 1 && os.Args[1] == "executor" {
+		os.Exit(local.ExecutorMain(os.Args[2:]))
+	}
+	root := cli.NewRootCommand()
+	root.AddCommand(newDevCommand())
+	root.AddCommand(&cobra.Command{
+		Use:    "executor --dir DIR -- COMMAND [ARGS...]",
+		Short:  "Run one task under the local host manager (started by the server)",
+		Hidden: true,
+		Run:    func(*cobra.Command, []string) {},
+	})
+	os.Exit(cli.Main(root))
+}

@@ -1,0 +1,812 @@
+package pelotonv1
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// Limits and defaults of a JobSpec, shared by every client and the server.
+const (
+	MaxJobNameLength              = 128
+	MaxPriority                   = 1000
+	MaxInstances                  = 1_000_000
+	MaxAttemptsLimit              = 100
+	DefaultPool                   = "/"
+	DefaultMaxAttempts            = 3
+	DefaultKillGracePeriodSeconds = 10
+	// MaxConstraintDepth bounds how deeply all_of/any_of may nest.
+	MaxConstraintDepth = 16
+)
+
+// ErrInvalidSpec is what every *SpecError unwraps to.
+var ErrInvalidSpec = errors.New("invalid job spec")
+
+// FieldError is one problem with one field of a spec. Path uses the proto
+// field names: "task.resources.cpu", "task.constraints[1].any_of[0].key",
+// "task.env[\"1X\"]". An empty path means the spec as a whole.
+type FieldError struct {
+	Path    string
+	Message string
+}
+
+// String renders the problem as "path: message".
+func (e FieldError) String() string {
+	if e.Path == "" {
+		return e.Message
+	}
+	return e.Path + ": " + e.Message
+}
+
+// SpecError carries every problem found in a spec, not only the first.
+type SpecError struct {
+	Problems []FieldError
+}
+
+// Error lists the problems one per line, sorted by path.
+func (e *SpecError) Error() string {
+	sorted := slices.Clone(e.Problems)
+	SortFieldErrors(sorted)
+	lines := make([]string, len(sorted))
+	for i, p := range sorted {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidSpec) hold.
+func (e *SpecError) Unwrap() error { return ErrInvalidSpec }
+
+// NewSpecError returns nil when there are no problems, else a *SpecError
+// holding them sorted by path with exact duplicates removed.
+func NewSpecError(problems []FieldError) error {
+	if len(problems) == 0 {
+		return nil
+	}
+	sorted := slices.Clone(problems)
+	SortFieldErrors(sorted)
+	return &SpecError{Problems: slices.Compact(sorted)}
+}
+
+// SortFieldErrors orders problems by path (numbers inside paths compare
+// numerically, so [2] sorts before [10]), then by message.
+func SortFieldErrors(problems []FieldError) {
+	slices.SortStableFunc(problems, func(a, b FieldError) int {
+		if c := comparePaths(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Message, b.Message)
+	})
+}
+
+// comparePaths compares runs of digits by value and everything else bytewise.
+func comparePaths(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitPrefix(a), digitPrefix(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := len(na) - len(nb); c != 0 {
+				return c
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return int(a[0]) - int(b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) - len(b)
+}
+
+func digitPrefix(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
+}
+
+// DecodeJobSpec decodes a JSON job spec (convert YAML to JSON first) and
+// validates it. It reports every problem at once: unknown fields, values of
+// the wrong JSON type and the semantic checks of ValidateJobSpec. Enum values
+// may be given by full name (JOB_TYPE_BATCH) or by short name, in any case,
+// with '-' or '_' (batch, not-in). Fields may use their JSON (camelCase) or
+// proto (snake_case) name. Defaults are not applied; see ApplyJobSpecDefaults.
+// On failure the error is a *SpecError.
+func DecodeJobSpec(data []byte) (*JobSpec, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, NewSpecError([]FieldError{{Message: "the spec is empty"}})
+		}
+		return nil, NewSpecError([]FieldError{{Message: "not valid JSON: " + err.Error()}})
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, NewSpecError([]FieldError{{Message: "unexpected data after the spec"}})
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		if doc == nil {
+			return nil, NewSpecError([]FieldError{{Message: "the spec is empty"}})
+		}
+		return nil, NewSpecError([]FieldError{{Message: "the spec must be an object"}})
+	}
+
+	w := &jsonWalker{}
+	clean := w.message("", obj, (&JobSpec{}).ProtoReflect().Descriptor())
+	spec := &JobSpec{}
+	raw, err := json.Marshal(clean)
+	if err == nil {
+		err = protojson.Unmarshal(raw, spec)
+	}
+	if err != nil {
+		// The walk should have caught everything protojson rejects; this is
+		// the safety net for what it did not foresee.
+		w.add("", "cannot decode: "+err.Error())
+		return nil, NewSpecError(w.problems)
+	}
+	problems := w.problems
+	for _, p := range ValidateJobSpec(spec) {
+		if !w.covers(p.Path) {
+			problems = append(problems, p)
+		}
+	}
+	if err := NewSpecError(problems); err != nil {
+		return nil, err
+	}
+	return spec, nil
+}
+
+// jsonWalker checks generic JSON against a message descriptor. It collects
+// problems and returns a cleaned copy (unknown and ill-typed fields dropped,
+// enums spelled by full name, integers normalised) that protojson accepts.
+type jsonWalker struct {
+	problems []FieldError
+	// bad holds the paths of fields that were dropped for being ill-typed.
+	bad []string
+}
+
+func (w *jsonWalker) add(path, msg string) {
+	w.problems = append(w.problems, FieldError{Path: path, Message: msg})
+}
+
+func (w *jsonWalker) reject(path, msg string) {
+	w.add(path, msg)
+	w.bad = append(w.bad, path)
+}
+
+// covers reports whether a dropped field explains a problem at path, so that
+// "name: must be a string" is not followed by "name: is required".
+func (w *jsonWalker) covers(path string) bool {
+	for _, b := range w.bad {
+		if path == b || strings.HasPrefix(path, b+".") || strings.HasPrefix(path, b+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+func joinPath(parent, name string) string {
+	if parent == "" {
+		return name
+	}
+	return parent + "." + name
+}
+
+func mapEntryPath(parent, key string) string {
+	return fmt.Sprintf("%s[%q]", parent, key)
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func lookupField(md protoreflect.MessageDescriptor, key string) protoreflect.FieldDescriptor {
+	if fd := md.Fields().ByJSONName(key); fd != nil {
+		return fd
+	}
+	return md.Fields().ByTextName(key)
+}
+
+func (w *jsonWalker) message(path string, obj map[string]any, md protoreflect.MessageDescriptor) map[string]any {
+	out := make(map[string]any, len(obj))
+	seen := map[protoreflect.FieldNumber]string{}
+	for _, key := range sortedKeys(obj) {
+		fd := lookupField(md, key)
+		if fd == nil {
+			w.add(joinPath(path, key), "unknown field")
+			continue
+		}
+		fpath := joinPath(path, string(fd.Name()))
+		if prev, dup := seen[fd.Number()]; dup {
+			w.reject(fpath, fmt.Sprintf("set twice (as %q and %q)", prev, key))
+			continue
+		}
+		seen[fd.Number()] = key
+		value := obj[key]
+		if value == nil {
+			continue // null means unset
+		}
+		if v, ok := w.field(fpath, value, fd); ok {
+			out[fd.JSONName()] = v
+		}
+	}
+	return out
+}
+
+func (w *jsonWalker) field(path string, value any, fd protoreflect.FieldDescriptor) (any, bool) {
+	switch {
+	case fd.IsList():
+		items, ok := value.([]any)
+		if !ok {
+			w.reject(path, "must be a list")
+			return nil, false
+		}
+		// A rejected element is replaced by a zero value, so later elements
+		// keep their indexes and validation reports the paths the user wrote.
+		out := make([]any, len(items))
+		for i, item := range items {
+			ipath := fmt.Sprintf("%s[%d]", path, i)
+			out[i] = zeroJSON(fd.Kind())
+			if item == nil {
+				w.reject(ipath, "must not be null")
+			} else if v, ok := w.single(ipath, item, fd); ok {
+				out[i] = v
+			}
+		}
+		return out, true
+	case fd.IsMap():
+		entries, ok := value.(map[string]any)
+		if !ok {
+			w.reject(path, "must be an object")
+			return nil, false
+		}
+		out := make(map[string]any, len(entries))
+		for _, key := range sortedKeys(entries) {
+			// Keys are strings in every map of the API; protojson checks others.
+			epath := mapEntryPath(path, key)
+			if entries[key] == nil {
+				w.reject(epath, "must not be null")
+				continue
+			}
+			if v, ok := w.single(epath, entries[key], fd.MapValue()); ok {
+				out[key] = v
+			}
+		}
+		return out, true
+	default:
+		return w.single(path, value, fd)
+	}
+}
+
+// zeroJSON is a JSON value protojson reads as the zero value of kind.
+func zeroJSON(kind protoreflect.Kind) any {
+	switch kind {
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		return map[string]any{}
+	case protoreflect.StringKind, protoreflect.BytesKind:
+		return ""
+	case protoreflect.BoolKind:
+		return false
+	}
+	return json.Number("0")
+}
+
+// single checks one value (not a list or map) of a field's kind.
+func (w *jsonWalker) single(path string, value any, fd protoreflect.FieldDescriptor) (any, bool) {
+	switch fd.Kind() {
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		md := fd.Message()
+		if strings.HasPrefix(string(md.FullName()), "google.protobuf.") {
+			return value, true // well-known types have their own JSON forms
+		}
+		obj, ok := value.(map[string]any)
+		if !ok {
+			w.reject(path, "must be an object")
+			return nil, false
+		}
+		return w.message(path, obj, md), true
+	case protoreflect.EnumKind:
+		return w.enum(path, value, fd.Enum())
+	case protoreflect.BoolKind:
+		if _, ok := value.(bool); !ok {
+			w.reject(path, "must be true or false")
+			return nil, false
+		}
+		return value, true
+	case protoreflect.StringKind, protoreflect.BytesKind:
+		switch v := value.(type) {
+		case string:
+			return value, true
+		case bool, json.Number:
+			// YAML reads yes, true and 123 as non-strings.
+			w.reject(path, fmt.Sprintf("must be a string, not %v (quote it in YAML)", v))
+		default:
+			w.reject(path, "must be a string")
+		}
+		return nil, false
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		return w.whole(path, value, math.MinInt32, math.MaxInt32)
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		return w.whole(path, value, math.MinInt64, math.MaxInt64)
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		return w.whole(path, value, 0, math.MaxUint32)
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		return w.whole(path, value, 0, math.MaxUint64)
+	case protoreflect.FloatKind, protoreflect.DoubleKind:
+		return w.float(path, value, fd.Kind() == protoreflect.FloatKind)
+	}
+	w.reject(path, "has a type this decoder does not know")
+	return nil, false
+}
+
+// numberText returns the text of a JSON number, or of a string holding one
+// (protojson accepts both).
+func numberText(value any) (string, bool) {
+	switch v := value.(type) {
+	case json.Number:
+		return string(v), true
+	case string:
+		return strings.TrimSpace(v), true
+	}
+	return "", false
+}
+
+// wholeNumber parses text as an integer, accepting forms such as 1e3.
+func wholeNumber(text string) (f float64, msg string) {
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, "must be a number"
+	}
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, "is out of range"
+	}
+	if f != math.Trunc(f) {
+		return 0, "must be a whole number"
+	}
+	return f, ""
+}
+
+// whole checks an integer in [lo, hi] and returns it in plain decimal form
+// (protojson rejects forms such as 1e3 that JSON and YAML writers produce).
+func (w *jsonWalker) whole(path string, value any, lo int64, hi uint64) (any, bool) {
+	text, ok := numberText(value)
+	if !ok {
+		w.reject(path, "must be a number")
+		return nil, false
+	}
+	var neg, over bool
+	if n, err := strconv.ParseInt(text, 10, 64); err == nil {
+		neg, over, text = n < lo, n > 0 && uint64(n) > hi, strconv.FormatInt(n, 10)
+	} else if u, err := strconv.ParseUint(text, 10, 64); err == nil {
+		over, text = u > hi, strconv.FormatUint(u, 10)
+	} else {
+		f, msg := wholeNumber(text)
+		if msg != "" {
+			w.reject(path, msg)
+			return nil, false
+		}
+		neg, over, text = f < float64(lo), f >= float64(hi)+1, strconv.FormatFloat(f, 'f', 0, 64)
+	}
+	switch {
+	case neg && lo == 0:
+		w.reject(path, "must not be negative")
+	case neg || over:
+		w.reject(path, "is out of range")
+	default:
+		return json.Number(text), true
+	}
+	return nil, false
+}
+
+func (w *jsonWalker) float(path string, value any, single bool) (any, bool) {
+	text, ok := numberText(value)
+	if !ok {
+		w.reject(path, "must be a number")
+		return nil, false
+	}
+	switch text {
+	case "NaN", "Infinity", "-Infinity":
+		// Valid protojson; ValidateJobSpec says where they are not allowed.
+		return text, true
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		w.reject(path, "must be a number")
+		return nil, false
+	}
+	if math.IsInf(f, 0) || (single && math.Abs(f) > math.MaxFloat32) {
+		w.reject(path, "is out of range")
+		return nil, false
+	}
+	return json.Number(strconv.FormatFloat(f, 'g', -1, 64)), true
+}
+
+func (w *jsonWalker) enum(path string, value any, ed protoreflect.EnumDescriptor) (any, bool) {
+	switch v := value.(type) {
+	case string:
+		if n, err := ParseEnumName(ed, v); err == nil {
+			return string(ed.Values().ByNumber(n).Name()), true
+		}
+		w.reject(path, fmt.Sprintf("unknown value %q (want one of %s)", v, enumChoices(ed)))
+		return nil, false
+	case json.Number:
+		n, err := strconv.ParseInt(string(v), 10, 32)
+		if err != nil || ed.Values().ByNumber(protoreflect.EnumNumber(n)) == nil {
+			w.reject(path, fmt.Sprintf("unknown value %s (want one of %s)", v, enumChoices(ed)))
+			return nil, false
+		}
+		return string(ed.Values().ByNumber(protoreflect.EnumNumber(n)).Name()), true
+	}
+	w.reject(path, fmt.Sprintf("must be a string, one of %s", enumChoices(ed)))
+	return nil, false
+}
+
+// enumPrefix is the upper snake case of the enum's name plus "_", the prefix
+// its value names share by convention: JobType → "JOB_TYPE_".
+func enumPrefix(ed protoreflect.EnumDescriptor) string {
+	name := string(ed.Name())
+	var b strings.Builder
+	for i, r := range name {
+		upper := r >= 'A' && r <= 'Z'
+		if upper && i > 0 {
+			prev := name[i-1]
+			nextLower := i+1 < len(name) && name[i+1] >= 'a' && name[i+1] <= 'z'
+			if (prev >= 'a' && prev <= 'z') || (prev >= '0' && prev <= '9') || (prev >= 'A' && prev <= 'Z' && nextLower) {
+				b.WriteByte('_')
+			}
+		}
+		b.WriteString(strings.ToUpper(string(r)))
+	}
+	return b.String() + "_"
+}
+
+// ShortEnumName is the name of an enum value without its type's prefix:
+// JOB_STATE_RUNNING → RUNNING. Unknown numbers are rendered as digits.
+func ShortEnumName(v protoreflect.Enum) string {
+	ed := v.Descriptor()
+	vd := ed.Values().ByNumber(v.Number())
+	if vd == nil {
+		return strconv.Itoa(int(v.Number()))
+	}
+	return strings.TrimPrefix(string(vd.Name()), enumPrefix(ed))
+}
+
+// ParseEnumName finds an enum value by its full name or by its short name,
+// ignoring case and treating '-' as '_': "JOB_TYPE_BATCH", "batch", "not-in".
+func ParseEnumName(ed protoreflect.EnumDescriptor, name string) (protoreflect.EnumNumber, error) {
+	if vd := ed.Values().ByName(protoreflect.Name(name)); vd != nil {
+		return vd.Number(), nil
+	}
+	norm := strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(name), "-", "_"))
+	for _, candidate := range []string{norm, enumPrefix(ed) + norm} {
+		if vd := ed.Values().ByName(protoreflect.Name(candidate)); vd != nil {
+			return vd.Number(), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown value %q (want one of %s)", name, enumChoices(ed))
+}
+
+// enumChoices lists the short names of an enum's values, zero value left out.
+func enumChoices(ed protoreflect.EnumDescriptor) string {
+	prefix := enumPrefix(ed)
+	var names []string
+	for i := 0; i < ed.Values().Len(); i++ {
+		vd := ed.Values().Get(i)
+		if vd.Number() == 0 {
+			continue
+		}
+		names = append(names, strings.ToLower(strings.TrimPrefix(string(vd.Name()), prefix)))
+	}
+	return strings.Join(names, ", ")
+}
+
+// UnknownFieldProblems reports fields of a received protobuf message that
+// this build does not know (kept by the decoder as unknown bytes), anywhere
+// in the message tree. The path names the field number: "task.#42".
+func UnknownFieldProblems(m proto.Message) []FieldError {
+	if m == nil {
+		return nil
+	}
+	var problems []FieldError
+	collectUnknown("", m.ProtoReflect(), &problems)
+	SortFieldErrors(problems)
+	return problems
+}
+
+func collectUnknown(path string, m protoreflect.Message, problems *[]FieldError) {
+	if !m.IsValid() {
+		return
+	}
+	raw := m.GetUnknown()
+	reported := map[protowire.Number]bool{}
+	for len(raw) > 0 {
+		num, typ, n := protowire.ConsumeTag(raw)
+		if n < 0 {
+			*problems = append(*problems, FieldError{Path: path, Message: "malformed unknown data"})
+			break
+		}
+		raw = raw[n:]
+		n = protowire.ConsumeFieldValue(num, typ, raw)
+		if n < 0 {
+			*problems = append(*problems, FieldError{Path: path, Message: "malformed unknown data"})
+			break
+		}
+		raw = raw[n:]
+		if !reported[num] {
+			reported[num] = true
+			*problems = append(*problems, FieldError{Path: joinPath(path, fmt.Sprintf("#%d", num)), Message: "unknown field"})
+		}
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		fpath := joinPath(path, string(fd.Name()))
+		switch {
+		case fd.IsList():
+			if fd.Message() == nil {
+				return true
+			}
+			list := v.List()
+			for i := 0; i < list.Len(); i++ {
+				collectUnknown(fmt.Sprintf("%s[%d]", fpath, i), list.Get(i).Message(), problems)
+			}
+		case fd.IsMap():
+			if fd.MapValue().Message() == nil {
+				return true
+			}
+			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
+				collectUnknown(mapEntryPath(fpath, k.String()), mv.Message(), problems)
+				return true
+			})
+		case fd.Message() != nil:
+			collectUnknown(fpath, v.Message(), problems)
+		}
+		return true
+	})
+}
+
+// ValidateJobSpec checks a spec's meaning and returns every problem with its
+// path; nil means valid. Zero values of defaulted fields (type, pool,
+// max_attempts, kill_grace_period_seconds) are accepted and mean "default".
+func ValidateJobSpec(s *JobSpec) []FieldError {
+	if s == nil {
+		return []FieldError{{Message: "the job spec is missing"}}
+	}
+	v := &specChecker{}
+	name := strings.TrimSpace(s.GetName())
+	switch {
+	case name == "":
+		v.add("name", "is required")
+	case len([]rune(s.GetName())) > MaxJobNameLength:
+		v.add("name", fmt.Sprintf("must be at most %d characters", MaxJobNameLength))
+	case hasControl(s.GetName()):
+		v.add("name", "must not contain control characters")
+	}
+	switch t := s.GetType(); t {
+	case JobType_JOB_TYPE_UNSPECIFIED, JobType_JOB_TYPE_BATCH:
+	case JobType_JOB_TYPE_SERVICE, JobType_JOB_TYPE_STATEFUL, JobType_JOB_TYPE_DAEMON:
+		v.add("type", t.String()+" is not supported yet")
+	default:
+		v.add("type", fmt.Sprintf("unknown value %d", int32(t)))
+	}
+	if msg := poolPathProblem(s.GetPool()); msg != "" {
+		v.add("pool", msg)
+	}
+	if p := s.GetPriority(); p < 0 || p > MaxPriority {
+		v.add("priority", fmt.Sprintf("must be between 0 and %d", MaxPriority))
+	}
+	instances := s.GetInstances()
+	if instances < 1 || instances > MaxInstances {
+		v.add("instances", fmt.Sprintf("must be between 1 and %d", MaxInstances))
+	} else if s.GetMaxRunning() > instances {
+		v.add("max_running", fmt.Sprintf("must not exceed instances (%d)", instances))
+	}
+	if s.GetMaxAttempts() > MaxAttemptsLimit {
+		v.add("max_attempts", fmt.Sprintf("must be at most %d", MaxAttemptsLimit))
+	}
+	for _, key := range sortedStringKeys(s.GetLabels()) {
+		if strings.TrimSpace(key) == "" || hasControl(key) {
+			v.add(mapEntryPath("labels", key), "key must be a non-empty printable string")
+		}
+	}
+	if s.GetTask() == nil {
+		v.add("task", "is required")
+	} else {
+		v.task("task", s.GetTask())
+	}
+	SortFieldErrors(v.problems)
+	return v.problems
+}
+
+// ApplyJobSpecDefaults fills the fields whose zero value means "default".
+func ApplyJobSpecDefaults(s *JobSpec) {
+	if s == nil {
+		return
+	}
+	if s.Type == JobType_JOB_TYPE_UNSPECIFIED {
+		s.Type = JobType_JOB_TYPE_BATCH
+	}
+	if s.Pool == "" {
+		s.Pool = DefaultPool
+	}
+	if s.MaxAttempts == 0 {
+		s.MaxAttempts = DefaultMaxAttempts
+	}
+	if s.Task != nil && s.Task.KillGracePeriodSeconds == 0 {
+		s.Task.KillGracePeriodSeconds = DefaultKillGracePeriodSeconds
+	}
+}
+
+type specChecker struct{ problems []FieldError }
+
+func (v *specChecker) add(path, msg string) {
+	v.problems = append(v.problems, FieldError{Path: path, Message: msg})
+}
+
+func (v *specChecker) task(path string, t *TaskSpec) {
+	switch {
+	case strings.TrimSpace(t.GetCommand()) == "":
+		v.add(joinPath(path, "command"), "is required")
+	case strings.ContainsRune(t.GetCommand(), 0):
+		v.add(joinPath(path, "command"), "must not contain NUL bytes")
+	}
+	for i, arg := range t.GetArgs() {
+		if strings.ContainsRune(arg, 0) {
+			v.add(fmt.Sprintf("%s.args[%d]", path, i), "must not contain NUL bytes")
+		}
+	}
+	for _, key := range sortedStringKeys(t.GetEnv()) {
+		epath := mapEntryPath(joinPath(path, "env"), key)
+		if !isEnvName(key) {
+			v.add(epath, "not a valid environment variable name (letters, digits, '_'; not starting with a digit)")
+		} else if strings.ContainsRune(t.GetEnv()[key], 0) {
+			v.add(epath, "must not contain NUL bytes")
+		}
+	}
+	if r := t.GetResources(); r == nil {
+		v.add(joinPath(path, "resources"), "is required (cpu and mem_mb at least)")
+	} else {
+		v.resources(joinPath(path, "resources"), r)
+	}
+	for i, c := range t.GetConstraints() {
+		v.constraint(fmt.Sprintf("%s.constraints[%d]", path, i), c, 1)
+	}
+}
+
+func (v *specChecker) resources(path string, r *Resources) {
+	check := func(field string, x float64, positive, whole bool) {
+		p := joinPath(path, field)
+		switch {
+		case math.IsNaN(x) || math.IsInf(x, 0):
+			v.add(p, "must be a finite number")
+		case positive && x <= 0:
+			v.add(p, "must be > 0")
+		case x < 0:
+			v.add(p, "must be >= 0")
+		case whole && x != math.Trunc(x):
+			v.add(p, "must be a whole number")
+		}
+	}
+	check("cpu", r.GetCpu(), true, false)
+	check("mem_mb", r.GetMemMb(), true, false)
+	check("disk_mb", r.GetDiskMb(), false, false)
+	check("gpu", r.GetGpu(), false, true)
+}
+
+func (v *specChecker) constraint(path string, c *Constraint, depth int) {
+	if c == nil {
+		v.add(path, "must not be empty")
+		return
+	}
+	if depth > MaxConstraintDepth {
+		v.add(path, fmt.Sprintf("nested too deeply (at most %d levels)", MaxConstraintDepth))
+		return
+	}
+	composite := len(c.GetAllOf()) > 0 || len(c.GetAnyOf()) > 0
+	if composite {
+		if c.GetKey() != "" || c.GetOp() != ConstraintOp_CONSTRAINT_OP_UNSPECIFIED || len(c.GetValues()) > 0 {
+			v.add(path, "sets key/op/values together with all_of/any_of; use one or the other")
+		}
+		if len(c.GetAllOf()) > 0 && len(c.GetAnyOf()) > 0 {
+			v.add(path, "sets both all_of and any_of; nest one inside the other")
+		}
+		for i, sub := range c.GetAllOf() {
+			v.constraint(fmt.Sprintf("%s.all_of[%d]", path, i), sub, depth+1)
+		}
+		for i, sub := range c.GetAnyOf() {
+			v.constraint(fmt.Sprintf("%s.any_of[%d]", path, i), sub, depth+1)
+		}
+		return
+	}
+	if strings.TrimSpace(c.GetKey()) == "" {
+		v.add(joinPath(path, "key"), "is required")
+	}
+	values := joinPath(path, "values")
+	n := len(c.GetValues())
+	op := c.GetOp()
+	switch op {
+	case ConstraintOp_CONSTRAINT_OP_UNSPECIFIED:
+		v.add(joinPath(path, "op"), "is required (one of "+enumChoices(op.Descriptor())+")")
+	case ConstraintOp_CONSTRAINT_OP_EQUALS, ConstraintOp_CONSTRAINT_OP_NOT_EQUALS:
+		if n != 1 {
+			v.add(values, fmt.Sprintf("must hold exactly one value for %s (got %d)", shortLower(op), n))
+		}
+	case ConstraintOp_CONSTRAINT_OP_IN, ConstraintOp_CONSTRAINT_OP_NOT_IN:
+		if n == 0 {
+			v.add(values, fmt.Sprintf("must hold at least one value for %s", shortLower(op)))
+		}
+	case ConstraintOp_CONSTRAINT_OP_EXISTS, ConstraintOp_CONSTRAINT_OP_NOT_EXISTS:
+		if n != 0 {
+			v.add(values, fmt.Sprintf("must be empty for %s", shortLower(op)))
+		}
+	default:
+		v.add(joinPath(path, "op"), fmt.Sprintf("unknown value %d", int32(op)))
+	}
+}
+
+func shortLower(v protoreflect.Enum) string { return strings.ToLower(ShortEnumName(v)) }
+
+// poolPathProblem says what is wrong with a pool path, or "" if it is fine.
+// Empty means the default pool.
+func poolPathProblem(pool string) string {
+	if pool == "" || pool == "/" {
+		return ""
+	}
+	const want = `must be an absolute path such as "/" or "/team/batch"`
+	if !strings.HasPrefix(pool, "/") || strings.HasSuffix(pool, "/") {
+		return want
+	}
+	for _, seg := range strings.Split(pool[1:], "/") {
+		if seg == "" || seg == "." || seg == ".." || hasControl(seg) || strings.ContainsAny(seg, " \t") {
+			return want
+		}
+	}
+	return ""
+}
+
+func isEnvName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		letter := r == '_' || (r >= 'A' && r <= 'Z') || (r >= 'a' && r <= 'z')
+		if !letter && !(i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
+
+func sortedStringKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+
+	pelotonv1 "github.com/peloton-federated/peloton/api/peloton/v1"
+)
+
+func (a *app) poolCommand() *cobra.Command {
+	pool := &cobra.Command{Use: "pool", Short: "Show resource pools and their entitlement"}
+	pool.AddCommand(&cobra.Command{
+		Use:   "list",
+		Short: "List resource pools as a tree",
+		Args:  args(cobra.NoArgs),
+		RunE: a.connected(func(cmd *cobra.Command, _ []string, c *clients) error {
+			ctx, cancel := a.rpc(cmd.Context())
+			defer cancel()
+			resp, err := c.pools.ListPools(ctx, &pelotonv1.ListPoolsRequest{})
+			if err != nil {
+				return err
+			}
+			if a.output != "table" {
+				return writeStructured(cmd.OutOrStdout(), a.output, resp)
+			}
+			return writePoolTree(cmd.OutOrStdout(), resp.GetPools())
+		}),
+	}, &cobra.Command{
+		Use:   "get PATH",
+		Short: "Show one resource pool",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: a.connected(func(cmd *cobra.Command, argv []string, c *clients) error {
+			ctx, cancel := a.rpc(cmd.Context())
+			defer cancel()
+			resp, err := c.pools.GetPool(ctx, &pelotonv1.GetPoolRequest{Path: argv[0]})
+			if err != nil {
+				return err
+			}
+			if a.output != "table" {
+				return writeStructured(cmd.OutOrStdout(), a.output, resp.GetPool())
+			}
+			return writePool(cmd.OutOrStdout(), resp.GetPool())
+		}),
+	})
+	return pool
+}
+
+// poolAmounts renders one figure of every resource of a pool: "cpu=2 mem=1GiB".
+func poolAmounts(p *pelotonv1.Pool, figure func(*pelotonv1.PoolResource) float64) string {
+	parts := make([]string, 0, len(p.GetResources()))
+	for _, r := range p.GetResources() {
+		parts = append(parts, r.GetName()+"="+formatPoolResource(r.GetName(), figure(r)))
+	}
+	return strings.Join(parts, " ")
+}
+
+func writePoolTree(w io.Writer, pools []*pelotonv1.Pool) error {
+	t := newTable(w, "POOL", "JOBS", "RESERVATION", "ALLOCATION", "ENTITLEMENT")
+	for _, row := range poolTree(pools) {
+		p := row.pool
+		t.row(strings.Repeat("  ", row.depth)+poolName(p.GetPath()), strconv.FormatUint(uint64(p.GetJobs()), 10),
+			poolAmounts(p, (*pelotonv1.PoolResource).GetReservation),
+			poolAmounts(p, (*pelotonv1.PoolResource).GetAllocation),
+			poolAmounts(p, (*pelotonv1.PoolResource).GetEntitlement))
+	}
+	return t.flush()
+}
+
+func writePool(w io.Writer, p *pelotonv1.Pool) error {
+	if err := fields(w,
+		"Path", p.GetPath(),
+		"Jobs", strconv.FormatUint(uint64(p.GetJobs()), 10),
+		"Children", strings.Join(p.GetChildren(), " "),
+	); err != nil {
+		return err
+	}
+	if len(p.GetResources()) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	t := newTable(w, "RESOURCE", "RESERVATION", "LIMIT", "SHARE", "DEMAND", "ALLOCATION", "ENTITLEMENT")
+	for _, r := range p.GetResources() {
+		f := func(v float64) string { return formatPoolResource(r.GetName(), v) }
+		t.row(r.GetName(), f(r.GetReservation()), f(r.GetLimit()), number(r.GetShare()), f(r.GetDemand()),
+			f(r.GetAllocation()), f(r.GetEntitlement()))
+	}
+	return t.flush()
+}
+
+func (a *app) hostCommand() *cobra.Command {
+	var cluster string
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List hosts",
+		Args:  args(cobra.NoArgs),
+		RunE: a.connected(func(cmd *cobra.Command, _ []string, c *clients) error {
+			ctx, cancel := a.rpc(cmd.Context())
+			defer cancel()
+			resp, err := c.hosts.ListHosts(ctx, &pelotonv1.ListHostsRequest{Cluster: cluster})
+			if err != nil {
+				return err
+			}
+			if a.output != "table" {
+				return writeStructured(cmd.OutOrStdout(), a.output, resp)
+			}
+			t := newTable(cmd.OutOrStdout(), "HOSTNAME", "CLUSTER", "KIND", "STATE", "TASKS", "CAPACITY", "ALLOCATED", "ID")
+			for _, h := range resp.GetHosts() {
+				t.row(h.GetHostname(), h.GetCluster(), h.GetKind(), shortState(h.GetState()),
+					strconv.FormatUint(uint64(h.GetTasks()), 10), formatResources(h.GetCapacity()),
+					formatResources(h.GetAllocated()), h.GetId())
+			}
+			return t.flush()
+		}),
+	}
+	list.Flags().StringVar(&cluster, "cluster", "", "only hosts of this host manager cluster")
+	host := &cobra.Command{Use: "host", Short: "Show the hosts tasks run on"}
+	host.AddCommand(list)
+	return host
+}
+
+func (a *app) regionCommand() *cobra.Command {
+	region := &cobra.Command{Use: "region", Short: "Show the regions of the federation"}
+	region.AddCommand(&cobra.Command{
+		Use:   "list",
+		Short: "List regions with their health and members",
+		Args:  args(cobra.NoArgs),
+		RunE: a.connected(func(cmd *cobra.Command, _ []string, c *clients) error {
+			ctx, cancel := a.rpc(cmd.Context())
+			defer cancel()
+			resp, err := c.regions.ListRegions(ctx, &pelotonv1.ListRegionsRequest{})
+			if err != nil {
+				return err
+			}
+			if a.output != "table" {
+				return writeStructured(cmd.OutOrStdout(), a.output, resp)
+			}
+			return writeRegionTable(cmd.OutOrStdout(), resp.GetRegions(), a.clock.Now())
+		}),
+	})
+	return region
+}
+
+func writeRegionTable(w io.Writer, regions []*pelotonv1.Region, now time.Time) error {
+	t := newTable(w, "REGION", "HEALTH", "LEADER", "MEMBERS", "CAPACITY", "ALLOCATION", "LAST SEEN")
+	for _, r := range regions {
+		leader := ""
+		for _, m := range r.GetMembers() {
+			if m.GetLeader() {
+				leader = firstNonEmpty(m.GetName(), m.GetAddress())
+			}
+		}
+		t.row(r.GetName(), r.GetHealth(), leader, strconv.Itoa(len(r.GetMembers())),
+			formatResources(r.GetCapacity()), formatResources(r.GetAllocation()), ago(r.GetLastSeen(), now))
+	}
+	return t.flush()
+}
+
+type serverVersion struct {
+	Version string `json:"version"`
+	Commit  string `json:"commit,omitempty"`
+	Region  string `json:"region,omitempty"`
+}
+
+// versionReport is what `peloton version -o json|yaml` prints.
+type versionReport struct {
+	Client      string         `json:"client"`
+	Server      *serverVersion `json:"server,omitempty"`
+	ServerError string         `json:"serverError,omitempty"`
+}
+
+func (a *app) versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the client's version and, when reachable, the server's",
+		Args:  args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := a.checkOutput(); err != nil {
+				return err
+			}
+			report := versionReport{Client: Version}
+			c, err := a.dial()
+			if err == nil {
+				// A version check should not hang on an unreachable address.
+				ctx, cancel := context.WithTimeout(cmd.Context(), min(a.rpcTimeout, 3*time.Second))
+				var resp *pelotonv1.GetVersionResponse
+				resp, err = c.system.GetVersion(ctx, &pelotonv1.GetVersionRequest{})
+				cancel()
+				c.conn.Close()
+				if err == nil {
+					report.Server = &serverVersion{resp.GetVersion(), resp.GetCommit(), resp.GetRegion()}
+				}
+			}
+			if err != nil {
+				reason := ErrorMessage(err)
+				if st, ok := grpcStatus(err); ok && st.Code() == codes.Unavailable {
+					reason = unavailableReason(reason)
+				}
+				report.ServerError = fmt.Sprintf("unreachable at %s (%s)", a.addr, reason)
+			}
+			out := cmd.OutOrStdout()
+			if a.output != "table" {
+				return writeValue(out, a.output, report)
+			}
+			fmt.Fprintf(out, "client: %s\n", report.Client)
+			if report.Server == nil {
+				_, err := fmt.Fprintf(out, "server: %s\n", report.ServerError)
+				return err
+			}
+			line := "server: " + report.Server.Version
+			var extra []string
+			if report.Server.Commit != "" {
+				extra = append(extra, "commit "+report.Server.Commit)
+			}
+			if report.Server.Region != "" {
+				extra = append(extra, "region "+report.Server.Region)
+			}
+			if len(extra) > 0 {
+				line += " (" + strings.Join(extra, ", ") + ")"
+			}
+			_, err = fmt.Fprintln(out, line)
+			return err
+		},
+	}
+}

@@ -1,0 +1,255 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+
+	pelotonv1 "github.com/peloton-federated/peloton/api/peloton/v1"
+)
+
+func (a *app) jobCommand() *cobra.Command {
+	job := &cobra.Command{Use: "job", Short: "Create, inspect, stop and delete jobs"}
+	job.AddCommand(a.jobCreateCommand(), a.jobGetCommand(), a.jobListCommand(), a.jobStopCommand(), a.jobDeleteCommand())
+	return job
+}
+
+func (a *app) jobCreateCommand() *cobra.Command {
+	var file string
+	var wait bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "create -f FILE",
+		Short: "Create a job from a YAML or JSON spec",
+		Long: `Create a job from a YAML or JSON spec ("-f -" reads stdin).
+
+The spec is checked locally first: every problem is listed with its field
+path and nothing is sent (exit code 1). With --wait the command follows the
+job until it ends: exit code 0 when it SUCCEEDED, 2 when it FAILED or was
+KILLED, 3 when --timeout elapsed first.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			if err := a.checkOutput(); err != nil {
+				return err
+			}
+			if file == "" {
+				return &usageError{command: cmd.CommandPath(), err: errors.New("-f FILE is required (a YAML or JSON job spec, or - for stdin)")}
+			}
+			spec, err := LoadJobSpec(file, cmd.InOrStdin())
+			if err != nil {
+				return specProblems(file, err)
+			}
+			return a.connected(func(cmd *cobra.Command, _ []string, c *clients) error {
+				ctx, cancel := a.rpc(cmd.Context())
+				resp, err := c.jobs.CreateJob(ctx, &pelotonv1.CreateJobRequest{Spec: spec})
+				cancel()
+				if err != nil {
+					return rejected(err)
+				}
+				out := cmd.OutOrStdout()
+				if !wait {
+					if a.output != "table" {
+						return writeStructured(out, a.output, resp.GetJob())
+					}
+					_, err := fmt.Fprintln(out, resp.GetJob().GetId())
+					return err
+				}
+				progressTo := out
+				if a.output != "table" {
+					progressTo = cmd.ErrOrStderr() // keep stdout parseable
+				} else {
+					fmt.Fprintln(out, resp.GetJob().GetId())
+				}
+				job, err := a.waitForJob(cmd.Context(), c, resp.GetJob(), timeout, a.newProgress(progressTo))
+				if job != nil && a.output != "table" {
+					if werr := writeStructured(out, a.output, job); werr != nil && err == nil {
+						err = werr
+					}
+				}
+				return err
+			})(cmd, argv)
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "job spec file, YAML or JSON (\"-\" for stdin)")
+	cmd.Flags().BoolVar(&wait, "wait", false, "follow the job until it ends; exit 0 if it succeeded, 2 if it failed or was killed")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "with --wait: give up after this long (exit 3); 0 waits forever")
+	return cmd
+}
+
+// rejected shows a multi-line InvalidArgument (the server's list of spec
+// problems) the way local validation shows it.
+func rejected(err error) error {
+	st, ok := grpcStatus(err)
+	if !ok || st.Code() != codes.InvalidArgument || !strings.Contains(st.Message(), "\n") {
+		return err
+	}
+	lines := strings.Split(strings.TrimRight(st.Message(), "\n"), "\n")
+	return &exitError{code: ExitError, msg: fmt.Sprintf("the server rejected the job spec (%d problem%s):\n  %s",
+		len(lines), plural(len(lines)), strings.Join(lines, "\n  "))}
+}
+
+func (a *app) jobGetCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "get JOB_ID",
+		Short: "Show a job",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: a.connected(func(cmd *cobra.Command, argv []string, c *clients) error {
+			ctx, cancel := a.rpc(cmd.Context())
+			defer cancel()
+			resp, err := c.jobs.GetJob(ctx, &pelotonv1.GetJobRequest{Id: argv[0]})
+			if err != nil {
+				return err
+			}
+			if a.output != "table" {
+				return writeStructured(cmd.OutOrStdout(), a.output, resp.GetJob())
+			}
+			return writeJob(cmd.OutOrStdout(), resp.GetJob(), a.clock.Now())
+		}),
+	}
+}
+
+// writeJob shows one job as aligned "Key: value" lines.
+func writeJob(w io.Writer, j *pelotonv1.Job, now time.Time) error {
+	s, st, t := j.GetSpec(), j.GetStatus(), j.GetSpec().GetTask()
+	var constraints []string
+	for _, c := range t.GetConstraints() {
+		constraints = append(constraints, constraintText(c))
+	}
+	constraintLine := ""
+	for i, c := range constraints {
+		if i > 0 {
+			constraintLine += " && "
+		}
+		if len(constraints) > 1 {
+			c = "(" + c + ")"
+		}
+		constraintLine += c
+	}
+	maxRunning := "unlimited"
+	if s.GetMaxRunning() > 0 {
+		maxRunning = strconv.FormatUint(uint64(s.GetMaxRunning()), 10)
+	}
+	return fields(w,
+		"ID", j.GetId(),
+		"Name", s.GetName(),
+		"Type", shortState(s.GetType()),
+		"State", shortState(st.GetState()),
+		"Message", st.GetMessage(),
+		"Pool", s.GetPool(),
+		"Region", firstNonEmpty(st.GetRegion(), s.GetRegion()),
+		"Priority", strconv.Itoa(int(s.GetPriority())),
+		"Preemptible", strconv.FormatBool(s.GetPreemptible()),
+		"Instances", strconv.FormatUint(uint64(s.GetInstances()), 10),
+		"Max running", maxRunning,
+		"Max attempts", strconv.FormatUint(uint64(s.GetMaxAttempts()), 10),
+		"Tasks", taskCounts(st.GetTaskStates()),
+		"Command", commandLine(t.GetCommand(), t.GetArgs()),
+		"Env", labelsText(t.GetEnv()),
+		"Resources", formatResources(t.GetResources()),
+		"Constraints", constraintLine,
+		"Labels", labelsText(s.GetLabels()),
+		"Created", timestamp(st.GetCreateTime(), now),
+		"Started", timestamp(st.GetStartTime(), now),
+		"Completed", timestamp(st.GetCompletionTime(), now),
+	)
+}
+
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func (a *app) jobListCommand() *cobra.Command {
+	var states []string
+	var pool string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List jobs",
+		Args:  args(cobra.NoArgs),
+		RunE: a.connected(func(cmd *cobra.Command, _ []string, c *clients) error {
+			req := &pelotonv1.ListJobsRequest{Pool: pool}
+			for _, s := range states {
+				n, err := pelotonv1.ParseEnumName(pelotonv1.JobState(0).Descriptor(), s)
+				if err != nil {
+					return &exitError{code: ExitError, msg: "--state: " + err.Error()}
+				}
+				req.States = append(req.States, pelotonv1.JobState(n))
+			}
+			ctx, cancel := a.rpc(cmd.Context())
+			defer cancel()
+			resp, err := c.jobs.ListJobs(ctx, req)
+			if err != nil {
+				return err
+			}
+			if a.output != "table" {
+				return writeStructured(cmd.OutOrStdout(), a.output, resp)
+			}
+			return writeJobTable(cmd.OutOrStdout(), resp.GetJobs(), a.clock.Now())
+		}),
+	}
+	cmd.Flags().StringSliceVar(&states, "state", nil, "only jobs in these states (running, succeeded, ...); repeat or separate with commas")
+	cmd.Flags().StringVar(&pool, "pool", "", "only jobs in this pool")
+	return cmd
+}
+
+func writeJobTable(w io.Writer, jobs []*pelotonv1.Job, now time.Time) error {
+	t := newTable(w, "ID", "NAME", "STATE", "POOL", "INSTANCES", "TASKS", "CREATED")
+	for _, j := range jobs {
+		t.row(j.GetId(), j.GetSpec().GetName(), shortState(j.GetStatus().GetState()), j.GetSpec().GetPool(),
+			strconv.FormatUint(uint64(j.GetSpec().GetInstances()), 10), taskCounts(j.GetStatus().GetTaskStates()),
+			ago(j.GetStatus().GetCreateTime(), now))
+	}
+	return t.flush()
+}
+
+func (a *app) jobStopCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "stop JOB_ID",
+		Short: "Stop a job: kill its tasks",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: a.connected(func(cmd *cobra.Command, argv []string, c *clients) error {
+			ctx, cancel := a.rpc(cmd.Context())
+			defer cancel()
+			resp, err := c.jobs.StopJob(ctx, &pelotonv1.StopJobRequest{Id: argv[0]})
+			if err != nil {
+				return err
+			}
+			if a.output != "table" {
+				return writeStructured(cmd.OutOrStdout(), a.output, resp.GetJob())
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "job %s: %s\n", argv[0], shortState(resp.GetJob().GetStatus().GetState()))
+			return err
+		}),
+	}
+}
+
+func (a *app) jobDeleteCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete JOB_ID",
+		Short: "Delete a job that has ended",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: a.connected(func(cmd *cobra.Command, argv []string, c *clients) error {
+			ctx, cancel := a.rpc(cmd.Context())
+			defer cancel()
+			resp, err := c.jobs.DeleteJob(ctx, &pelotonv1.DeleteJobRequest{Id: argv[0]})
+			if err != nil {
+				return err
+			}
+			if a.output != "table" {
+				return writeStructured(cmd.OutOrStdout(), a.output, resp)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "deleted job %s\n", argv[0])
+			return err
+		}),
+	}
+}

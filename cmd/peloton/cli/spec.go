@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	pelotonv1 "github.com/peloton-federated/peloton/api/peloton/v1"
+)
+
+// maxSpecBytes bounds how much of a spec file is read.
+const maxSpecBytes = 4 << 20
+
+// LoadJobSpec reads a job spec in YAML or JSON from path ("-" reads stdin)
+// and decodes and validates it. On a bad spec the error is a
+// *pelotonv1.SpecError listing every problem.
+func LoadJobSpec(path string, stdin io.Reader) (*pelotonv1.JobSpec, error) {
+	var data []byte
+	var err error
+	if path == "-" {
+		data, err = io.ReadAll(io.LimitReader(stdin, maxSpecBytes+1))
+	} else {
+		data, err = readLimited(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxSpecBytes {
+		return nil, fmt.Errorf("%s: larger than %d MiB", path, maxSpecBytes>>20)
+	}
+	return ParseJobSpec(data)
+}
+
+func readLimited(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxSpecBytes+1))
+}
+
+// ParseJobSpec decodes a YAML or JSON job spec (JSON is YAML) and validates it.
+func ParseJobSpec(data []byte) (*pelotonv1.JobSpec, error) {
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, &pelotonv1.SpecError{Problems: []pelotonv1.FieldError{{Message: "not valid YAML or JSON: " + strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")}}}
+	}
+	return pelotonv1.DecodeJobSpec(js)
+}
+
+// specProblems formats a spec error for the user: a headline naming the
+// file, then one indented line per problem.
+func specProblems(path string, err error) error {
+	var se *pelotonv1.SpecError
+	if !errors.As(err, &se) {
+		return &exitError{code: ExitError, msg: fmt.Sprintf("cannot read job spec: %v", err)}
+	}
+	name := path
+	if name == "-" {
+		name = "stdin"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s is not a valid job spec (%d problem%s):", name, len(se.Problems), plural(len(se.Problems)))
+	for _, line := range strings.Split(se.Error(), "\n") {
+		b.WriteString("\n  " + line)
+	}
+	return &exitError{code: ExitError, msg: b.String()}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

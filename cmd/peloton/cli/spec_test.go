@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	pelotonv1 "github.com/peloton-federated/peloton/api/peloton/v1"
+)
+
+// examples is the repository's examples directory, relative to this package.
+var examples = filepath.Join("..", "..", "..", "examples")
+
+func specPaths(t *testing.T, err error) []string {
+	t.Helper()
+	var se *pelotonv1.SpecError
+	if !errors.As(err, &se) {
+		t.Fatalf("want a *SpecError, got %T: %v", err, err)
+	}
+	var paths []string
+	for _, p := range se.Problems {
+		paths = append(paths, p.Path)
+	}
+	return paths
+}
+
+func TestExampleSpecs(t *testing.T) {
+	hello, err := LoadJobSpec(filepath.Join(examples, "hello.yaml"), nil)
+	if err != nil {
+		t.Fatalf("hello.yaml: %v", err)
+	}
+	if hello.GetInstances() != 1 || hello.GetType() != pelotonv1.JobType_JOB_TYPE_BATCH || hello.GetTask().GetCommand() == "" {
+		t.Errorf("hello.yaml decoded as %v", hello)
+	}
+
+	thousand, err := LoadJobSpec(filepath.Join(examples, "thousand.yaml"), nil)
+	if err != nil {
+		t.Fatalf("thousand.yaml: %v", err)
+	}
+	r := thousand.GetTask().GetResources()
+	if thousand.GetInstances() != 1000 || thousand.GetMaxRunning() != 50 || r.GetCpu() != 0.01 || r.GetMemMb() != 8 || thousand.GetTask().GetCommand() != "true" {
+		t.Errorf("thousand.yaml decoded as %v", thousand)
+	}
+
+	_, err = LoadJobSpec(filepath.Join(examples, "invalid.yaml"), nil)
+	got := specPaths(t, err)
+	want := []string{"task.command", "task.resources.cpu", "task.sleep"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("invalid.yaml problems %v, want %v", got, want)
+	}
+}
+
+func TestParseJobSpecFormats(t *testing.T) {
+	yamlSpec := "name: why\ninstances: 2\ntask:\n  command: run\n  resources: {cpu: 1, mem_mb: 64}\n  constraints:\n    - {key: zone, op: not-in, values: [a]}\n"
+	jsonSpec := `{"name":"why","instances":2,"task":{"command":"run","resources":{"cpu":1,"memMb":64},"constraints":[{"key":"zone","op":"CONSTRAINT_OP_NOT_IN","values":["a"]}]}}`
+	a, err := ParseJobSpec([]byte(yamlSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ParseJobSpec([]byte(jsonSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.String() != b.String() {
+		t.Fatalf("YAML and JSON of one spec differ:\n%v\n%v", a, b)
+	}
+
+	cases := []struct {
+		name, text string
+		want       []string
+	}{
+		{"yaml reads yes as a bool", "name: yes\ninstances: 1\ntask: {command: c, resources: {cpu: 1, memMb: 1}}\n", []string{"name"}},
+		{"yaml syntax", "name: [unclosed\n", []string{""}},
+		{"empty file", "", []string{""}},
+		{"a list, not a spec", "- a\n- b\n", []string{""}},
+		{"yaml types", "name: x\ninstances: lots\ntask:\n  command: c\n  resources: {cpu: 1, memMb: 1}\n  env: {1BAD: x}\n", []string{"instances", `task.env["1BAD"]`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseJobSpec([]byte(tc.text))
+			if got := specPaths(t, err); !slices.Equal(got, tc.want) {
+				t.Fatalf("paths %v, want %v (%v)", got, tc.want, err)
+			}
+		})
+	}
+}
+
+func TestLoadJobSpecFromStdinAndMissingFile(t *testing.T) {
+	spec, err := LoadJobSpec("-", strings.NewReader("name: s\ninstances: 1\ntask: {command: c, resources: {cpu: 1, memMb: 1}}\n"))
+	if err != nil || spec.GetName() != "s" {
+		t.Fatalf("stdin: %v, %v", spec, err)
+	}
+	_, err = LoadJobSpec(filepath.Join(t.TempDir(), "nope.yaml"), nil)
+	if err == nil {
+		t.Fatal("want an error for a missing file")
+	}
+	msg := specProblems("nope.yaml", err).Error()
+	if !strings.Contains(msg, "cannot read job spec") || !strings.Contains(msg, "nope.yaml") {
+		t.Fatalf("message %q", msg)
+	}
+}

@@ -1,0 +1,185 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	pelotonv1 "github.com/peloton-federated/peloton/api/peloton/v1"
+)
+
+func (a *app) taskCommand() *cobra.Command {
+	task := &cobra.Command{Use: "task", Short: "Inspect and stop the tasks of a job, read their logs"}
+	task.AddCommand(a.taskListCommand(), a.taskGetCommand(), a.taskLogsCommand(), a.taskStopCommand())
+	return task
+}
+
+// parseInstance reads an instance number argument.
+func parseInstance(s string) (uint32, error) {
+	n, err := strconv.ParseUint(s, 10, 32)
+	if err != nil {
+		return 0, &exitError{code: ExitError, msg: fmt.Sprintf("instance %q must be a number (0, 1, 2, ...)", s)}
+	}
+	return uint32(n), nil
+}
+
+func (a *app) taskListCommand() *cobra.Command {
+	var states []string
+	cmd := &cobra.Command{
+		Use:   "list JOB_ID",
+		Short: "List the tasks of a job",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: a.connected(func(cmd *cobra.Command, argv []string, c *clients) error {
+			req := &pelotonv1.ListTasksRequest{JobId: argv[0]}
+			for _, s := range states {
+				n, err := pelotonv1.ParseEnumName(pelotonv1.TaskState(0).Descriptor(), s)
+				if err != nil {
+					return &exitError{code: ExitError, msg: "--state: " + err.Error()}
+				}
+				req.States = append(req.States, pelotonv1.TaskState(n))
+			}
+			ctx, cancel := a.rpc(cmd.Context())
+			defer cancel()
+			resp, err := c.tasks.ListTasks(ctx, req)
+			if err != nil {
+				return err
+			}
+			if a.output != "table" {
+				return writeStructured(cmd.OutOrStdout(), a.output, resp)
+			}
+			return writeTaskTable(cmd.OutOrStdout(), resp.GetTasks(), a.clock.Now())
+		}),
+	}
+	cmd.Flags().StringSliceVar(&states, "state", nil, "only tasks in these states (pending, running, failed, ...); repeat or separate with commas")
+	return cmd
+}
+
+func writeTaskTable(w io.Writer, tasks []*pelotonv1.Task, now time.Time) error {
+	t := newTable(w, "INSTANCE", "STATE", "RUN", "HOST", "EXIT", "STARTED", "REASON")
+	for _, task := range tasks {
+		exit := ""
+		if task.GetCompletionTime() != nil {
+			exit = strconv.Itoa(int(task.GetExitCode()))
+		}
+		t.row(strconv.FormatUint(uint64(task.GetInstance()), 10), shortState(task.GetState()),
+			strconv.FormatUint(uint64(task.GetRun()), 10), task.GetHost(), exit,
+			ago(task.GetStartTime(), now), task.GetReason())
+	}
+	return t.flush()
+}
+
+func (a *app) taskGetCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "get JOB_ID INSTANCE",
+		Short: "Show one task, with why it is where it is",
+		Args:  args(cobra.ExactArgs(2)),
+		RunE: a.connected(func(cmd *cobra.Command, argv []string, c *clients) error {
+			instance, err := parseInstance(argv[1])
+			if err != nil {
+				return err
+			}
+			ctx, cancel := a.rpc(cmd.Context())
+			defer cancel()
+			resp, err := c.tasks.GetTask(ctx, &pelotonv1.GetTaskRequest{JobId: argv[0], Instance: instance})
+			if err != nil {
+				return err
+			}
+			if a.output != "table" {
+				return writeStructured(cmd.OutOrStdout(), a.output, resp.GetTask())
+			}
+			return writeTask(cmd.OutOrStdout(), resp.GetTask(), a.clock.Now())
+		}),
+	}
+}
+
+func writeTask(w io.Writer, t *pelotonv1.Task, now time.Time) error {
+	exit := ""
+	if t.GetCompletionTime() != nil {
+		exit = strconv.Itoa(int(t.GetExitCode()))
+	}
+	return fields(w,
+		"Job", t.GetJobId(),
+		"Instance", strconv.FormatUint(uint64(t.GetInstance()), 10),
+		"State", shortState(t.GetState()),
+		"Goal state", setState(t.GetGoalState()),
+		"Run", strconv.FormatUint(uint64(t.GetRun()), 10),
+		"Host", t.GetHost(),
+		"Cluster", t.GetCluster(),
+		"Reason", t.GetReason(),
+		"Message", t.GetMessage(),
+		"Exit code", exit,
+		"Started", timestamp(t.GetStartTime(), now),
+		"Completed", timestamp(t.GetCompletionTime(), now),
+		"Updated", timestamp(t.GetUpdateTime(), now),
+		"Retry after", timestamp(t.GetRetryAfter(), now),
+	)
+}
+
+// setState is shortState, or "" for the unspecified zero value.
+func setState(s pelotonv1.TaskState) string {
+	if s == pelotonv1.TaskState_TASK_STATE_UNSPECIFIED {
+		return ""
+	}
+	return shortState(s)
+}
+
+func (a *app) taskStopCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "stop JOB_ID [INSTANCE...]",
+		Short: "Stop some instances of a job, or all of them",
+		Args:  args(cobra.MinimumNArgs(1)),
+		RunE: a.connected(func(cmd *cobra.Command, argv []string, c *clients) error {
+			req := &pelotonv1.StopTasksRequest{JobId: argv[0]}
+			for _, s := range argv[1:] {
+				n, err := parseInstance(s)
+				if err != nil {
+					return err
+				}
+				req.Instances = append(req.Instances, n)
+			}
+			ctx, cancel := a.rpc(cmd.Context())
+			defer cancel()
+			resp, err := c.tasks.StopTasks(ctx, req)
+			if err != nil {
+				return err
+			}
+			if a.output != "table" {
+				return writeStructured(cmd.OutOrStdout(), a.output, resp)
+			}
+			return writeTaskTable(cmd.OutOrStdout(), resp.GetTasks(), a.clock.Now())
+		}),
+	}
+}
+
+func (a *app) taskLogsCommand() *cobra.Command {
+	var stderr, follow bool
+	var tail int
+	cmd := &cobra.Command{
+		Use:   "logs JOB_ID INSTANCE",
+		Short: "Print a task's output (stdout, or stderr with --stderr)",
+		Long: `Print a task's output from the host it ran on.
+
+--tail N prints only the last N lines; --follow keeps printing new output
+until the task has ended and its log has been read to the end.`,
+		Args: args(cobra.ExactArgs(2)),
+		RunE: a.connected(func(cmd *cobra.Command, argv []string, c *clients) error {
+			instance, err := parseInstance(argv[1])
+			if err != nil {
+				return err
+			}
+			l := &logReader{app: a, c: c, job: argv[0], instance: instance, stream: "stdout",
+				out: cmd.OutOrStdout(), notes: cmd.ErrOrStderr()}
+			if stderr {
+				l.stream = "stderr"
+			}
+			return l.print(cmd.Context(), tail, follow)
+		}),
+	}
+	cmd.Flags().BoolVar(&stderr, "stderr", false, "read standard error instead of standard output")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing output until the task ends")
+	cmd.Flags().IntVar(&tail, "tail", -1, "print only the last N lines (-1: all)")
+	return cmd
+}

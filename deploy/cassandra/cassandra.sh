@@ -1,0 +1,482 @@
+#!/usr/bin/env bash
+# Runs a real single-node Apache Cassandra on the loopback interface, for
+# tests and local development. See README.md beside this file.
+#
+#   cassandra.sh fetch                      resolve the server jars into the cache
+#   cassandra.sh start [options]            start in the background, wait for CQL
+#   cassandra.sh stop  [--dir DIR]          SIGTERM, then SIGKILL after a grace
+#   cassandra.sh status [--dir DIR]         running? answering CQL?
+#   cassandra.sh cql [--dir DIR] STMT...    run CQL statements (no driver needed)
+#   cassandra.sh logs [--dir DIR]           print the node's log file path
+#
+# Environment: PELOTON_CACHE (cache root), CASSANDRA_DIR (node directory),
+# JAVA (java binary), MVN (maven binary), CASSANDRA_MVN_ARGS (extra mvn args),
+# CASSANDRA_JVM_OPTS (extra JVM options appended last).
+set -euo pipefail
+
+CASSANDRA_VERSION=5.0.9
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+CACHE_ROOT="${PELOTON_CACHE:-$HOME/.cache/peloton}/cassandra"
+LIB_DIR="$CACHE_ROOT/$CASSANDRA_VERSION/lib"
+MARKER_NAME=".fetch-complete"
+JAVA_BIN="${JAVA:-java}"
+MVN_BIN="${MVN:-mvn}"
+PROBE="$SCRIPT_DIR/cqlprobe.py"
+HOST=127.0.0.1
+
+# Defaults for start/stop; overridden by flags.
+NODE_DIR="${CASSANDRA_DIR:-$CACHE_ROOT/node}"
+NATIVE_PORT=9042
+STORAGE_PORT=7000
+HEAP=512M
+TIMEOUT_SECONDS=180
+STOP_GRACE_SECONDS=30
+CLEAN=0
+KILL_NOW=0
+
+log() { printf 'cassandra.sh: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+now_millis() { date +%s%3N; }
+
+elapsed_since() { # start_millis -> "12.3s"
+  local ms=$(( $(now_millis) - $1 ))
+  printf '%d.%01ds' $((ms / 1000)) $(((ms % 1000) / 100))
+}
+
+usage() {
+  sed -n '2,15s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+  cat <<EOF
+
+start options:
+  --dir DIR            node directory: yaml, data, pid, log (default $NODE_DIR)
+  --port N             CQL native port (default $NATIVE_PORT)
+  --storage-port N     internode port, loopback only (default $STORAGE_PORT)
+  --heap SIZE          JVM heap, e.g. 512M or 1G (default $HEAP)
+  --timeout SECONDS    how long to wait for CQL (default $TIMEOUT_SECONDS)
+  --clean              delete the node's data before starting
+stop options:
+  --dir DIR            node directory (default $NODE_DIR)
+  --grace SECONDS      how long SIGTERM may take before SIGKILL (default $STOP_GRACE_SECONDS)
+  --kill               SIGKILL at once: no flush, fastest; for throwaway data
+EOF
+}
+
+parse_flags() {
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --dir) NODE_DIR="${2:?--dir needs a value}"; shift 2 ;;
+      --port) NATIVE_PORT="${2:?--port needs a value}"; shift 2 ;;
+      --storage-port) STORAGE_PORT="${2:?--storage-port needs a value}"; shift 2 ;;
+      --heap) HEAP="${2:?--heap needs a value}"; shift 2 ;;
+      --timeout) TIMEOUT_SECONDS="${2:?--timeout needs a value}"; shift 2 ;;
+      --grace) STOP_GRACE_SECONDS="${2:?--grace needs a value}"; shift 2 ;;
+      --clean) CLEAN=1; shift ;;
+      --kill) KILL_NOW=1; shift ;;
+      --) shift; REST=("$@"); return ;;
+      -h|--help) usage; exit 0 ;;
+      -*) die "unknown flag: $1 (see --help)" ;;
+      *) REST+=("$1"); shift ;;
+    esac
+  done
+}
+
+check_number() { # name value
+  case "$2" in ''|*[!0-9]*) die "$1 must be a number, got '$2'" ;; esac
+}
+
+# ---------------------------------------------------------------- fetch
+
+lib_complete() {
+  local marker="$LIB_DIR/$MARKER_NAME" jar
+  [ -f "$marker" ] || return 1
+  [ "$(head -n1 "$marker")" = "cassandra $CASSANDRA_VERSION" ] || return 1
+  while IFS= read -r jar; do
+    [ -f "$LIB_DIR/$jar" ] || return 1
+  done < <(tail -n +2 "$marker")
+  return 0
+}
+
+cmd_fetch() {
+  local started staging
+  started=$(now_millis)
+  if lib_complete; then
+    log "jars for Cassandra $CASSANDRA_VERSION already in $LIB_DIR ($(elapsed_since "$started"))"
+    return 0
+  fi
+  command -v "$MVN_BIN" >/dev/null || die "maven ($MVN_BIN) not found; install it (apt-get install maven)"
+  mkdir -p "$(dirname "$LIB_DIR")"
+  # One fetch at a time per cache; a waiter finds the work done.
+  exec 8> "$(dirname "$LIB_DIR")/.fetch.lock"
+  flock 8
+  if lib_complete; then
+    flock -u 8
+    log "jars for Cassandra $CASSANDRA_VERSION already in $LIB_DIR ($(elapsed_since "$started"))"
+    return 0
+  fi
+  staging="$(mktemp -d "$(dirname "$LIB_DIR")/lib.partial.XXXXXX")"
+  log "resolving org.apache.cassandra:cassandra-all:$CASSANDRA_VERSION and its dependencies from Maven Central"
+  # shellcheck disable=SC2086
+  if ! "$MVN_BIN" -B -q -f "$SCRIPT_DIR/pom.xml" \
+      -Dcassandra.version="$CASSANDRA_VERSION" \
+      dependency:copy-dependencies \
+      -DincludeScope=runtime -DoutputDirectory="$staging" \
+      ${CASSANDRA_MVN_ARGS:-} 2>&1 | sed 's/\x1b\[[0-9;]*m//g; /^[[:space:]]*$/d' >&2; then
+    rm -rf "$staging"
+    die "maven failed to resolve the Cassandra jars"
+  fi
+  ls "$staging"/cassandra-all-"$CASSANDRA_VERSION".jar >/dev/null 2>&1 \
+    || { rm -rf "$staging"; die "cassandra-all-$CASSANDRA_VERSION.jar missing after resolve"; }
+  ls "$staging"/jamm-*.jar >/dev/null 2>&1 \
+    || { rm -rf "$staging"; die "jamm jar missing after resolve"; }
+  { echo "cassandra $CASSANDRA_VERSION"; (cd "$staging" && ls -1 -- *.jar); } > "$staging/$MARKER_NAME"
+  rm -rf "$LIB_DIR"
+  mv "$staging" "$LIB_DIR"
+  flock -u 8
+  log "fetched $(($(wc -l < "$LIB_DIR/$MARKER_NAME") - 1)) jars ($(du -sh "$LIB_DIR" | cut -f1)) into $LIB_DIR in $(elapsed_since "$started")"
+}
+
+# ---------------------------------------------------------------- process helpers
+
+pid_file() { echo "$NODE_DIR/cassandra.pid"; }
+log_file() { echo "$NODE_DIR/cassandra.log"; }
+
+# Prints the pid of this directory's node if it is alive and really is it.
+running_pid() {
+  local pf pid
+  pf="$(pid_file)"
+  [ -f "$pf" ] || return 1
+  pid="$(cat "$pf" 2>/dev/null || true)"
+  case "$pid" in ''|*[!0-9]*) return 1 ;; esac
+  kill -0 "$pid" 2>/dev/null || return 1
+  # Guard against a recycled pid: the process must be our daemon for this dir.
+  tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null \
+    | grep -q -- "-Dcassandra.config=file://$NODE_DIR/cassandra.yaml" || return 1
+  echo "$pid"
+}
+
+port_listening() { # port
+  if command -v ss >/dev/null; then
+    ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
+  else
+    (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null
+  fi
+}
+
+cql_ready() { # prints release_version on success
+  python3 "$PROBE" ready "$HOST" "$NATIVE_PORT" 2>/dev/null
+}
+
+read_node_settings() {
+  # Recover the port of a node started earlier with non-default flags.
+  local env_file="$NODE_DIR/node.env"
+  if [ -f "$env_file" ]; then
+    NATIVE_PORT="$(sed -n 's/^NATIVE_PORT=//p' "$env_file")"
+    STORAGE_PORT="$(sed -n 's/^STORAGE_PORT=//p' "$env_file")"
+  fi
+}
+
+# ---------------------------------------------------------------- config
+
+write_config() {
+  local data="$NODE_DIR/data"
+  mkdir -p "$data" "$NODE_DIR/logs"
+  cat > "$NODE_DIR/cassandra.yaml" <<EOF
+# Single-node Cassandra for local tests; written by cassandra.sh start.
+cluster_name: peloton-local
+num_tokens: 1
+initial_token: 0
+partitioner: org.apache.cassandra.dht.Murmur3Partitioner
+endpoint_snitch: SimpleSnitch
+seed_provider:
+  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
+    parameters:
+      - seeds: "$HOST:$STORAGE_PORT"
+
+# Loopback only: nothing listens on any other interface.
+listen_address: $HOST
+rpc_address: $HOST
+storage_port: $STORAGE_PORT
+start_native_transport: true
+native_transport_port: $NATIVE_PORT
+
+data_file_directories:
+  - $data/data
+commitlog_directory: $data/commitlog
+saved_caches_directory: $data/saved_caches
+hints_directory: $data/hints
+cdc_raw_directory: $data/cdc_raw
+
+authenticator: AllowAllAuthenticator
+authorizer: AllowAllAuthorizer
+role_manager: CassandraRoleManager
+
+# Small footprint and no work a throwaway node does not need.
+storage_compatibility_mode: NONE
+commitlog_sync: periodic
+commitlog_sync_period: 10000ms
+commitlog_segment_size: 16MiB
+commitlog_total_space: 256MiB
+memtable_heap_space: 64MiB
+memtable_offheap_space: 64MiB
+key_cache_size: 16MiB
+counter_cache_size: 0MiB
+concurrent_reads: 8
+concurrent_writes: 8
+concurrent_counter_writes: 4
+concurrent_compactors: 1
+auto_snapshot: false
+snapshot_before_compaction: false
+incremental_backups: false
+hinted_handoff_enabled: false
+cdc_enabled: false
+dynamic_snitch: false
+disk_failure_policy: stop
+commit_failure_policy: stop
+materialized_views_enabled: true
+sasi_indexes_enabled: true
+user_defined_functions_enabled: false
+EOF
+  cat > "$NODE_DIR/logback.xml" <<EOF
+<configuration scan="false">
+  <appender name="STDOUT" class="ch.qos.logback.core.ConsoleAppender">
+    <encoder>
+      <pattern>%-5level [%thread] %date{ISO8601} %F:%L - %msg%n</pattern>
+    </encoder>
+  </appender>
+  <root level="INFO">
+    <appender-ref ref="STDOUT" />
+  </root>
+</configuration>
+EOF
+  printf 'NATIVE_PORT=%s\nSTORAGE_PORT=%s\n' "$NATIVE_PORT" "$STORAGE_PORT" > "$NODE_DIR/node.env"
+}
+
+jvm_options() {
+  local jamm
+  local jars=("$LIB_DIR"/jamm-*.jar)
+  jamm="${jars[0]}"
+  JVM_OPTS=(
+    -Xms"$HEAP" -Xmx"$HEAP" -Xss512k
+    -XX:+UseG1GC -XX:+ParallelRefProcEnabled -XX:MaxTenuringThreshold=1
+    -XX:MaxGCPauseMillis=300 -XX:+UseThreadPriorities -XX:+PerfDisableSharedMem
+    -XX:+HeapDumpOnOutOfMemoryError -XX:HeapDumpPath="$NODE_DIR/logs"
+    -XX:+ExitOnOutOfMemoryError
+    -XX:TieredStopAtLevel=1 -XX:CICompilerCount=2
+    -ea -da:net.openhft...
+    -javaagent:"$jamm"
+    -Djava.net.preferIPv4Stack=true
+    -Djdk.attach.allowAttachSelf=true
+    -Dio.netty.tryReflectionSetAccessible=true
+    -Dio.netty.allocator.useCacheForAllThreads=true
+    -Dio.netty.allocator.maxOrder=11
+    # JDK 17 module access Cassandra 5.0 needs.
+    --add-exports java.base/jdk.internal.misc=ALL-UNNAMED
+    --add-exports java.base/jdk.internal.ref=ALL-UNNAMED
+    --add-exports java.base/sun.nio.ch=ALL-UNNAMED
+    --add-exports java.base/java.lang.ref=ALL-UNNAMED
+    --add-exports java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED
+    --add-exports java.rmi/sun.rmi.registry=ALL-UNNAMED
+    --add-exports java.rmi/sun.rmi.server=ALL-UNNAMED
+    --add-exports java.sql/java.sql=ALL-UNNAMED
+    --add-exports jdk.unsupported/sun.misc=ALL-UNNAMED
+    --add-exports jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED
+    --add-exports jdk.attach/sun.tools.attach=ALL-UNNAMED
+    --add-opens java.base/java.lang.module=ALL-UNNAMED
+    --add-opens java.base/jdk.internal.loader=ALL-UNNAMED
+    --add-opens java.base/jdk.internal.ref=ALL-UNNAMED
+    --add-opens java.base/jdk.internal.reflect=ALL-UNNAMED
+    --add-opens java.base/jdk.internal.math=ALL-UNNAMED
+    --add-opens java.base/jdk.internal.module=ALL-UNNAMED
+    --add-opens java.base/jdk.internal.util.jar=ALL-UNNAMED
+    --add-opens jdk.management/com.sun.management.internal=ALL-UNNAMED
+    --add-opens java.base/sun.nio.ch=ALL-UNNAMED
+    --add-opens java.base/java.io=ALL-UNNAMED
+    --add-opens java.base/java.lang.reflect=ALL-UNNAMED
+    --add-opens jdk.compiler/com.sun.tools.javac=ALL-UNNAMED
+    --add-opens java.base/java.lang=ALL-UNNAMED
+    --add-opens java.base/java.util=ALL-UNNAMED
+    --add-opens java.base/java.nio=ALL-UNNAMED
+    # Where things are, and how the daemon runs.
+    -Dcassandra.config="file://$NODE_DIR/cassandra.yaml"
+    -Dcassandra.storagedir="$NODE_DIR/data"
+    -Dcassandra.logdir="$NODE_DIR/logs"
+    -Dlogback.configurationFile="file://$NODE_DIR/logback.xml"
+    -Dcassandra-foreground=yes
+    # Single throwaway node: skip the waits and durability a cluster needs.
+    # No JMX port is opened (neither cassandra.jmx.*.port is set).
+    -Dcassandra.skip_wait_for_gossip_to_settle=0
+    -Dcassandra.ring_delay_ms=1000
+    -Dcassandra.unsafesystem=true
+    -Dcassandra.memtable.row_overhead_size=180
+    -Dcassandra.test.ignore_sigar=true
+    -Dcassandra.available_processors="$(nproc 2>/dev/null || echo 2)"
+  )
+  if [ -n "${CASSANDRA_JVM_OPTS:-}" ]; then
+    # shellcheck disable=SC2206
+    JVM_OPTS+=(${CASSANDRA_JVM_OPTS})
+  fi
+}
+
+# ---------------------------------------------------------------- commands
+
+# Serialises start and stop on one node directory.
+lock_node() {
+  exec 9> "$NODE_DIR/.lock"
+  flock 9
+}
+
+cmd_start() {
+  local started pid version deadline
+  check_number --port "$NATIVE_PORT"
+  check_number --storage-port "$STORAGE_PORT"
+  check_number --timeout "$TIMEOUT_SECONDS"
+  command -v "$JAVA_BIN" >/dev/null || die "java ($JAVA_BIN) not found; install a JDK 17"
+  command -v python3 >/dev/null || die "python3 is needed for the CQL readiness check"
+  mkdir -p "$NODE_DIR"
+  NODE_DIR="$(cd "$NODE_DIR" && pwd -P)"
+  lock_node
+
+  if pid="$(running_pid)"; then
+    read_node_settings
+    [ "$CLEAN" = 1 ] && log "--clean ignored: the node is running (stop it first)"
+    log "already running (pid $pid) in $NODE_DIR; waiting for CQL on $HOST:$NATIVE_PORT"
+  else
+    cmd_fetch
+    for port in "$NATIVE_PORT" "$STORAGE_PORT"; do
+      port_listening "$port" && die "port $port on this machine is already in use; pick another with --port/--storage-port"
+    done
+    if [ "$CLEAN" = 1 ]; then
+      rm -rf "$NODE_DIR/data"
+    fi
+    write_config
+    jvm_options
+    : > "$(log_file)"
+    started=$(now_millis)
+    # setsid detaches the daemon from this shell's session; the inner shell
+    # records its own pid, which exec hands on to java. The lock descriptors
+    # are closed so that the daemon never holds them.
+    # shellcheck disable=SC2016
+    setsid bash -c 'echo $$ > "$1"; shift; exec "$@"' _ "$(pid_file)" \
+      "$JAVA_BIN" "${JVM_OPTS[@]}" -cp "$LIB_DIR/*" \
+      org.apache.cassandra.service.CassandraDaemon \
+      >> "$(log_file)" 2>&1 < /dev/null 8>&- 9>&- &
+    # Wait for the pid file the inner shell writes.
+    for _ in $(seq 1 50); do
+      [ -s "$(pid_file)" ] && break
+      sleep 0.1
+    done
+    log "started Cassandra $CASSANDRA_VERSION (pid $(cat "$(pid_file)" 2>/dev/null || echo '?')), dir $NODE_DIR, CQL $HOST:$NATIVE_PORT, heap $HEAP"
+  fi
+
+  started=${started:-$(now_millis)}
+  deadline=$(( $(date +%s) + TIMEOUT_SECONDS ))
+  while :; do
+    if ! running_pid >/dev/null; then
+      log "Cassandra exited before answering CQL; last lines of $(log_file):"
+      tail -n 40 "$(log_file)" >&2 || true
+      exit 1
+    fi
+    if port_listening "$NATIVE_PORT" && version="$(cql_ready)"; then
+      log "CQL ready on $HOST:$NATIVE_PORT (Cassandra $version) after $(elapsed_since "$started")"
+      return 0
+    fi
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      log "CQL not ready on $HOST:$NATIVE_PORT after ${TIMEOUT_SECONDS}s; last lines of $(log_file):"
+      tail -n 40 "$(log_file)" >&2 || true
+      if pid="$(running_pid)"; then
+        log "killing the unready node (pid $pid) so that no half-started server is left behind"
+        kill -KILL "$pid" 2>/dev/null || true
+        while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+      fi
+      exit 1
+    fi
+    sleep 0.5
+  done
+}
+
+cmd_stop() {
+  local pid waited=0
+  check_number --grace "$STOP_GRACE_SECONDS"
+  [ -d "$NODE_DIR" ] || { log "not running (no $NODE_DIR)"; return 0; }
+  NODE_DIR="$(cd "$NODE_DIR" && pwd -P)"
+  lock_node
+  read_node_settings
+  if ! pid="$(running_pid)"; then
+    rm -f "$(pid_file)"
+    log "not running"
+    return 0
+  fi
+  if [ "$KILL_NOW" = 1 ]; then
+    log "killing pid $pid (SIGKILL)"
+    kill -KILL "$pid" 2>/dev/null || true
+  else
+    log "stopping pid $pid (SIGTERM, SIGKILL after ${STOP_GRACE_SECONDS}s)"
+    kill -TERM "$pid" 2>/dev/null || true
+  fi
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$waited" -ge $((STOP_GRACE_SECONDS * 10)) ]; then
+      log "still alive after ${STOP_GRACE_SECONDS}s; sending SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      break
+    fi
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  # Wait for the process to be gone and its listening ports released.
+  for _ in $(seq 1 100); do
+    if ! kill -0 "$pid" 2>/dev/null \
+        && ! port_listening "$NATIVE_PORT" && ! port_listening "$STORAGE_PORT"; then
+      rm -f "$(pid_file)"
+      log "stopped; ports $NATIVE_PORT and $STORAGE_PORT are free"
+      return 0
+    fi
+    sleep 0.1
+  done
+  die "pid $pid stopped but port $NATIVE_PORT or $STORAGE_PORT is still in use"
+}
+
+cmd_status() {
+  local pid version
+  [ -d "$NODE_DIR" ] && NODE_DIR="$(cd "$NODE_DIR" && pwd -P)"
+  read_node_settings
+  if ! pid="$(running_pid)"; then
+    echo "stopped ($NODE_DIR)"
+    return 3
+  fi
+  if version="$(cql_ready)"; then
+    echo "running pid $pid, CQL ready on $HOST:$NATIVE_PORT, Cassandra $version ($NODE_DIR)"
+    return 0
+  fi
+  echo "running pid $pid, CQL not answering yet on $HOST:$NATIVE_PORT ($NODE_DIR)"
+  return 4
+}
+
+cmd_cql() {
+  [ "${#REST[@]}" -gt 0 ] || die "cql needs at least one statement"
+  [ -d "$NODE_DIR" ] && NODE_DIR="$(cd "$NODE_DIR" && pwd -P)"
+  read_node_settings
+  python3 "$PROBE" query "$HOST" "$NATIVE_PORT" "${REST[@]}"
+}
+
+main() {
+  local cmd="${1:-}"
+  [ $# -gt 0 ] && shift
+  REST=()
+  parse_flags "$@"
+  if [ "$cmd" != cql ] && [ "${#REST[@]}" -gt 0 ]; then
+    die "unexpected argument for $cmd: ${REST[0]} (see --help)"
+  fi
+  case "$cmd" in
+    fetch) cmd_fetch ;;
+    start) cmd_start ;;
+    stop) cmd_stop ;;
+    status) cmd_status ;;
+    cql) cmd_cql ;;
+    logs) echo "$NODE_DIR/cassandra.log" ;;
+    -h|--help|help|'') usage ;;
+    *) die "unknown command: $cmd (see --help)" ;;
+  esac
+}
+
+main "$@"

@@ -1,0 +1,183 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/encoding/protojson"
+)
+
+// Config configures a Gateway.
+type Config struct {
+	// Addr is the listen address for gRPC and HTTP, such as 127.0.0.1:5390.
+	Addr     string
+	Logger   *slog.Logger
+	Registry *prometheus.Registry
+	// Register adds the API services to the gRPC server.
+	Register func(*grpc.Server)
+	// Ready reports whether the region is ready to serve; /healthz uses it.
+	Ready func() error
+}
+
+// Gateway serves one region's API.
+type Gateway struct {
+	cfg      Config
+	grpc     *grpc.Server
+	listener net.Listener
+	http     *http.Server
+	conn     *grpc.ClientConn
+}
+
+// New binds the listen address and prepares the servers; Serve runs them.
+func New(cfg Config) (*Gateway, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	m := newMetrics(cfg.Registry)
+	g := &Gateway{cfg: cfg}
+	g.grpc = grpc.NewServer(
+		grpc.ChainUnaryInterceptor(m.unary),
+		grpc.ChainStreamInterceptor(m.stream),
+	)
+	cfg.Register(g.grpc)
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	g.listener = ln
+	// The HTTP/JSON gateway is a client of the gRPC server on the same port.
+	g.conn, err = grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("dial own gRPC endpoint: %w", err)
+	}
+	mux := runtime.NewServeMux(
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, &specMarshaler{runtime.JSONPb{
+			MarshalOptions:   protojson.MarshalOptions{EmitUnpopulated: false},
+			UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
+		}}),
+	)
+	ctx := context.Background()
+	for _, reg := range []func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error{
+		pb.RegisterJobServiceHandler, pb.RegisterTaskServiceHandler, pb.RegisterPoolServiceHandler,
+		pb.RegisterHostServiceHandler, pb.RegisterRegionServiceHandler, pb.RegisterEventServiceHandler,
+		pb.RegisterSystemServiceHandler,
+	} {
+		if err := reg(ctx, mux, g.conn); err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("register HTTP handlers: %w", err)
+		}
+	}
+	root := http.NewServeMux()
+	root.HandleFunc("GET /v1/openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(pb.OpenAPI)
+	})
+	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		if cfg.Ready != nil {
+			if err := cfg.Ready(); err != nil {
+				http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+		}
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	root.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
+	root.Handle("/v1/", m.http(mux))
+	root.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "Peloton API: /v1/jobs, /v1/hosts, /v1/pools, /v1/regions, /v1/openapi.json, /healthz, /metrics\n")
+	})
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	g.http = &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+				g.grpc.ServeHTTP(w, r)
+				return
+			}
+			root.ServeHTTP(w, r)
+		}),
+		Protocols:         &protocols,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+	}
+	return g, nil
+}
+
+// Addr is the address the gateway listens on.
+func (g *Gateway) Addr() string { return g.listener.Addr().String() }
+
+// Serve serves until ctx is cancelled, then shuts down gracefully.
+func (g *Gateway) Serve(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- g.http.Serve(g.listener) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = g.conn.Close()
+	err := g.http.Shutdown(shutdown)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = g.http.Close()
+	}
+	g.grpc.Stop()
+	if err2 := <-errc; err2 != nil && !errors.Is(err2, http.ErrServerClosed) {
+		return err2
+	}
+	return err
+}
+
+// specMarshaler decodes job specs with every problem reported at once (the
+// plain protobuf JSON decoder stops at the first); everything else is
+// protobuf JSON.
+type specMarshaler struct {
+	runtime.JSONPb
+}
+
+func (m *specMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
+	inner := m.JSONPb.NewDecoder(r)
+	return runtime.DecoderFunc(func(v any) error {
+		spec, ok := v.(**pb.JobSpec)
+		if !ok {
+			return inner.Decode(v)
+		}
+		data, err := io.ReadAll(io.LimitReader(r, 64<<20))
+		if err != nil {
+			return err
+		}
+		if len(strings.TrimSpace(string(data))) == 0 {
+			return io.EOF
+		}
+		s, err := pb.DecodeJobSpec(data)
+		if err != nil {
+			return err
+		}
+		*spec = s
+		return nil
+	})
+}

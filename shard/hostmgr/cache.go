@@ -1,0 +1,127 @@
+package hostmgr
+
+import (
+	"sort"
+	"sync"
+
+	"github.com/peloton-federated/peloton/shard/model"
+)
+
+// HostCache holds the hosts every plugin reported and what the shard's own
+// tasks hold on each. Placement reads snapshots of it; the job manager
+// allocates on placement and releases when a run ends.
+type HostCache struct {
+	mu    sync.RWMutex
+	hosts map[model.HostID]*hostEntry
+	// version increases on every change, so readers can tell a stale snapshot.
+	version uint64
+}
+
+type hostEntry struct {
+	host      model.Host
+	allocated model.Resources
+	tasks     int
+}
+
+// HostView is a host with the shard's allocation on it.
+type HostView struct {
+	model.Host
+	Allocated model.Resources
+	Tasks     int
+}
+
+// Free is what the shard may still place on the host.
+func (v *HostView) Free() model.Resources { return v.Capacity.Sub(v.Allocated) }
+
+// NewHostCache returns an empty cache.
+func NewHostCache() *HostCache { return &HostCache{hosts: map[model.HostID]*hostEntry{}} }
+
+// Update adds or replaces hosts, keeping what is allocated on them.
+func (c *HostCache) Update(hosts []model.Host) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, h := range hosts {
+		e, ok := c.hosts[h.ID]
+		if !ok {
+			e = &hostEntry{}
+			c.hosts[h.ID] = e
+		}
+		e.host = h
+	}
+	c.version++
+}
+
+// Remove forgets hosts.
+func (c *HostCache) Remove(ids []model.HostID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range ids {
+		delete(c.hosts, id)
+	}
+	c.version++
+}
+
+// Has reports whether the host is known.
+func (c *HostCache) Has(id model.HostID) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.hosts[id]
+	return ok
+}
+
+// Allocate records that a run holds r on host id. Allocations on hosts not
+// (yet) known are kept so that a host reported later starts out correct.
+func (c *HostCache) Allocate(id model.HostID, r model.Resources) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.hosts[id]
+	if !ok {
+		e = &hostEntry{host: model.Host{ID: id, State: model.HostDown}}
+		c.hosts[id] = e
+	}
+	e.allocated = e.allocated.Add(r)
+	e.tasks++
+	c.version++
+}
+
+// Release undoes Allocate.
+func (c *HostCache) Release(id model.HostID, r model.Resources) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.hosts[id]
+	if !ok {
+		return
+	}
+	e.allocated = e.allocated.Sub(r)
+	e.tasks--
+	if e.tasks <= 0 {
+		e.tasks = 0
+		e.allocated = model.Resources{}
+	}
+	c.version++
+}
+
+// Snapshot returns every host sorted by id, with allocations.
+func (c *HostCache) Snapshot() []HostView {
+	c.mu.RLock()
+	out := make([]HostView, 0, len(c.hosts))
+	for _, e := range c.hosts {
+		out = append(out, HostView{Host: e.host, Allocated: e.allocated, Tasks: e.tasks})
+	}
+	c.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Capacity sums the capacity and allocation of hosts that are up.
+func (c *HostCache) Capacity() (capacity, allocated model.Resources) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, e := range c.hosts {
+		if e.host.State == model.HostUp {
+			capacity = capacity.Add(e.host.Capacity)
+		}
+		allocated = allocated.Add(e.allocated)
+	}
+	return capacity, allocated
+}

@@ -1,0 +1,195 @@
+package local
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// ExecutorCommand is the first argument of the peloton binary that runs
+// ExecutorMain: `peloton executor --dir <rundir> [--notify-fd N] -- <command> <args...>`.
+const ExecutorCommand = "executor"
+
+// ExecutorMain runs one task's command and records its life in a run
+// directory; args are the arguments after ExecutorCommand. It is the body of
+// the hidden `peloton executor` role, which the local plugin starts in its own
+// session for every run so the run outlives a restart of the shard.
+//
+// It writes executor.pid first, starts the command in its own process group
+// (working directory <rundir>/sandbox, stdout and stderr to <rundir>/stdout and
+// <rundir>/stderr, the environment it was given), writes started, forwards
+// SIGTERM and SIGINT to the command's process group, waits for it, kills what
+// is left of that group, and atomically writes the exit record. A command
+// that cannot start gets an exit record holding the start error. The return
+// value is the executor's own exit code: 0 once an exit record is written,
+// 2 for bad arguments, 1 when the run directory is unusable.
+func ExecutorMain(args []string) int {
+	opts, err := parseExecutorArgs(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "peloton executor: %v\n", err)
+		return 2
+	}
+	if err := runExecutor(opts); err != nil {
+		fmt.Fprintf(os.Stderr, "peloton executor: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+type executorOptions struct {
+	dir      string
+	notifyFD int // -1: none
+	command  string
+	args     []string
+}
+
+func parseExecutorArgs(args []string) (executorOptions, error) {
+	opts := executorOptions{notifyFD: -1}
+	for len(args) > 0 {
+		arg := args[0]
+		args = args[1:]
+		switch arg {
+		case "--dir":
+			if len(args) == 0 {
+				return opts, errors.New("--dir needs a value")
+			}
+			opts.dir, args = args[0], args[1:]
+		case "--notify-fd":
+			if len(args) == 0 {
+				return opts, errors.New("--notify-fd needs a value")
+			}
+			fd, err := strconv.Atoi(args[0])
+			if err != nil || fd < 3 {
+				return opts, fmt.Errorf("--notify-fd: %q is not a file descriptor above 2", args[0])
+			}
+			opts.notifyFD, args = fd, args[1:]
+		case "--":
+			if len(args) == 0 {
+				return opts, errors.New("no command after --")
+			}
+			opts.command, opts.args = args[0], args[1:]
+			args = nil
+		default:
+			return opts, fmt.Errorf("unknown argument %q", arg)
+		}
+	}
+	if opts.dir == "" {
+		return opts, errors.New("--dir is required")
+	}
+	if opts.command == "" {
+		return opts, errors.New("a command is required after --")
+	}
+	return opts, nil
+}
+
+func runExecutor(opts executorOptions) error {
+	var notify *os.File
+	if opts.notifyFD >= 0 {
+		// The command must not inherit the notification pipe.
+		syscall.CloseOnExec(opts.notifyFD)
+		notify = os.NewFile(uintptr(opts.notifyFD), "notify")
+		defer notify.Close()
+	}
+	self := describeProcess(os.Getpid())
+	if err := writeJSONAtomic(filepath.Join(opts.dir, executorFile), self); err != nil {
+		return err
+	}
+
+	// Catch termination before the command starts, so that a kill that
+	// arrives early is forwarded once it runs instead of killing us.
+	signals := make(chan os.Signal, 4)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
+
+	stdout, err := os.OpenFile(filepath.Join(opts.dir, stdoutFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer stdout.Close()
+	stderr, err := os.OpenFile(filepath.Join(opts.dir, stderrFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer stderr.Close()
+	sandbox := filepath.Join(opts.dir, sandboxDir)
+	if err := os.MkdirAll(sandbox, 0o755); err != nil {
+		return err
+	}
+
+	cmd := exec.Command(opts.command, opts.args...)
+	cmd.Dir = sandbox
+	cmd.Stdout = stdout
+	cmd.Stderr = stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return writeJSONAtomic(filepath.Join(opts.dir, exitFile), exitRecord{
+			ExitCode:   127,
+			StartError: fmt.Sprintf("cannot start %q: %v", opts.command, startErrorText(err)),
+			Time:       time.Now(),
+		})
+	}
+	child := describeProcess(cmd.Process.Pid)
+	started := startedRecord{Executor: self, Child: child, Time: time.Now()}
+	if err := writeJSONAtomic(filepath.Join(opts.dir, startedFile), started); err != nil {
+		fmt.Fprintf(os.Stderr, "peloton executor: %v\n", err)
+	}
+	if notify != nil {
+		// The plugin may be gone (restarted); a failed write is harmless.
+		notify.WriteString("started\n")
+		notify.Close()
+		notify = nil
+	}
+
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case sig := <-signals:
+				syscall.Kill(-child.Pid, sig.(syscall.Signal))
+			case <-done:
+				return
+			}
+		}
+	}()
+	waitErr := cmd.Wait()
+	close(done)
+	// Whatever the command left behind in its group ends with it.
+	syscall.Kill(-child.Pid, syscall.SIGKILL)
+
+	rec := exitRecord{Time: time.Now()}
+	var exitErr *exec.ExitError
+	switch {
+	case waitErr == nil:
+	case errors.As(waitErr, &exitErr):
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			rec.Signal = int(ws.Signal())
+			rec.ExitCode = 128 + rec.Signal
+		} else {
+			rec.ExitCode = exitErr.ExitCode()
+		}
+	default:
+		rec.ExitCode = 1
+		rec.StartError = fmt.Sprintf("waiting for %q: %v", opts.command, waitErr)
+	}
+	return writeJSONAtomic(filepath.Join(opts.dir, exitFile), rec)
+}
+
+// startErrorText shortens the errors exec gives for a command it cannot
+// find or run.
+func startErrorText(err error) string {
+	switch {
+	case errors.Is(err, exec.ErrNotFound):
+		return "command not found"
+	case errors.Is(err, os.ErrNotExist):
+		return "no such file"
+	case errors.Is(err, os.ErrPermission):
+		return "permission denied"
+	}
+	return err.Error()
+}

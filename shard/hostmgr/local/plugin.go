@@ -1,0 +1,417 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/peloton-federated/peloton/shard/clock"
+	"github.com/peloton-federated/peloton/shard/hostmgr"
+	"github.com/peloton-federated/peloton/shard/model"
+)
+
+// Errors returned by the local plugin.
+var (
+	ErrInvalidConfig  = errors.New("local host manager: invalid config")
+	ErrAlreadyRunning = errors.New("local host manager: already running")
+	ErrUnknownRun     = errors.New("local host manager: unknown run")
+	ErrUnknownHost    = errors.New("local host manager: unknown host")
+	ErrUnknownStream  = errors.New("local host manager: unknown log stream")
+	errNoMemTotal     = errors.New("no MemTotal line")
+)
+
+// DefaultPollInterval is how often runs adopted after a restart are checked.
+const DefaultPollInterval = time.Second
+
+// Config configures a local plugin.
+type Config struct {
+	// Cluster names the plugin's cluster; the host is "<Cluster>/<hostname>".
+	Cluster string
+	// Dir is the plugin's work directory (under the shard's data dir); runs
+	// live in Dir/runs/<run id>/.
+	Dir string
+	// Clock times kill grace periods and the polling of adopted runs.
+	Clock clock.Clock
+	// Logger receives state transitions; nil discards them.
+	Logger *slog.Logger
+	// Executable is the peloton binary, started as
+	// `<Executable> executor --dir <rundir> -- <command> <args...>`;
+	// empty means os.Executable().
+	Executable string
+	// Hostname overrides os.Hostname().
+	Hostname string
+	// PollInterval is how often adopted runs are checked; 0 means
+	// DefaultPollInterval.
+	PollInterval time.Duration
+}
+
+// Plugin runs tasks as processes on this machine, one executor process per
+// run, and implements hostmgr.Plugin and hostmgr.LogReader.
+type Plugin struct {
+	cfg     Config
+	host    model.Host
+	runsDir string
+	log     *slog.Logger
+	clock   clock.Clock
+	running atomic.Bool
+	notify  chan struct{}
+
+	mu     sync.Mutex
+	runs   map[model.RunID]*trackedRun // runs not yet ended that this instance watches
+	queued []hostmgr.TaskStatus        // statuses not yet handed to the sink
+}
+
+// trackedRun is a run this plugin instance watches until it ends: either
+// one it started (and waits on) or one adopted from an earlier instance
+// (and polls).
+type trackedRun struct {
+	id       model.RunID
+	dir      string
+	executor processRecord
+	started  bool
+	adopted  bool
+	done     chan struct{} // closed once the run ended
+}
+
+var (
+	_ hostmgr.Plugin    = (*Plugin)(nil)
+	_ hostmgr.LogReader = (*Plugin)(nil)
+)
+
+// New checks cfg, creates the work directory and measures this machine.
+func New(cfg Config) (*Plugin, error) {
+	if cfg.Cluster == "" || strings.Contains(cfg.Cluster, "/") {
+		return nil, fmt.Errorf("%w: Cluster %q must be non-empty and hold no '/'", ErrInvalidConfig, cfg.Cluster)
+	}
+	if cfg.Dir == "" {
+		return nil, fmt.Errorf("%w: Dir is required", ErrInvalidConfig)
+	}
+	if cfg.PollInterval < 0 {
+		return nil, fmt.Errorf("%w: PollInterval %v is negative", ErrInvalidConfig, cfg.PollInterval)
+	}
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Executable == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("%w: Executable: %v", ErrInvalidConfig, err)
+		}
+		cfg.Executable = exe
+	}
+	if info, err := os.Stat(cfg.Executable); err != nil || info.IsDir() {
+		return nil, fmt.Errorf("%w: Executable %q is not a file", ErrInvalidConfig, cfg.Executable)
+	}
+	if cfg.Hostname == "" {
+		name, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("%w: Hostname: %v", ErrInvalidConfig, err)
+		}
+		cfg.Hostname = name
+	}
+	if strings.Contains(cfg.Hostname, "/") {
+		return nil, fmt.Errorf("%w: Hostname %q holds a '/'", ErrInvalidConfig, cfg.Hostname)
+	}
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: Dir: %v", ErrInvalidConfig, err)
+	}
+	cfg.Dir = dir
+	runsDir := filepath.Join(dir, "runs")
+	if err := os.MkdirAll(runsDir, 0o755); err != nil {
+		return nil, err
+	}
+	host, err := describeHost(cfg.Cluster, cfg.Hostname, dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Plugin{
+		cfg:     cfg,
+		host:    host,
+		runsDir: runsDir,
+		log:     cfg.Logger.With("cluster", cfg.Cluster, "host", host.ID),
+		clock:   cfg.Clock,
+		notify:  make(chan struct{}, 1),
+		runs:    make(map[model.RunID]*trackedRun),
+	}, nil
+}
+
+// Cluster implements hostmgr.Plugin.
+func (p *Plugin) Cluster() string { return p.cfg.Cluster }
+
+// Host returns the one host this plugin offers.
+func (p *Plugin) Host() model.Host {
+	h := p.host
+	h.Labels = maps.Clone(p.host.Labels)
+	return h
+}
+
+// Run reports the host, then statuses until ctx ends. Cancelling ctx leaves
+// running tasks alone: a later instance adopts them through Reconcile.
+func (p *Plugin) Run(ctx context.Context, sink hostmgr.Sink) error {
+	if !p.running.CompareAndSwap(false, true) {
+		return ErrAlreadyRunning
+	}
+	defer p.running.Store(false)
+	sink.HostsUpdated([]model.Host{p.Host()})
+	poll := p.clock.After(p.cfg.PollInterval)
+	for {
+		p.flush(sink)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-p.notify:
+		case <-poll:
+			p.pollAdopted()
+			poll = p.clock.After(p.cfg.PollInterval)
+		}
+	}
+}
+
+// Launch starts an executor for each run. Runs that cannot start are
+// reported FAILED (or LOST when addressed to another host); a run whose
+// directory already exists is not started again but reconciled.
+func (p *Plugin) Launch(ctx context.Context, runs []hostmgr.Launch) error {
+	for _, l := range runs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p.launchOne(l)
+	}
+	return nil
+}
+
+func (p *Plugin) launchOne(l hostmgr.Launch) {
+	now := p.clock.Now()
+	if l.Host != p.host.ID {
+		p.report(p.status(l.Run, model.TaskLost, model.ReasonHostLost,
+			fmt.Sprintf("host %q is not this machine (%s)", l.Host, p.host.ID), 0, now))
+		return
+	}
+	if msg := checkTask(l.Task); msg != "" {
+		p.report(p.status(l.Run, model.TaskFailed, model.ReasonLaunchError, msg, 0, now))
+		return
+	}
+	p.mu.Lock()
+	_, tracked := p.runs[l.Run]
+	p.mu.Unlock()
+	if tracked {
+		return
+	}
+	dir := filepath.Join(p.runsDir, runDirName(l.Run))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			p.inspect(l.Run)
+			return
+		}
+		p.report(p.status(l.Run, model.TaskFailed, model.ReasonLaunchError, "creating run directory: "+err.Error(), 0, now))
+		return
+	}
+	rec := launchRecord{Run: l.Run, Host: l.Host, Command: l.Task.Command, Args: l.Task.Args, Labels: l.Labels, StartTime: now}
+	if err := writeJSONAtomic(filepath.Join(dir, launchFile), rec); err != nil {
+		p.failLaunch(l.Run, dir, "recording launch: "+err.Error())
+		return
+	}
+	if err := p.startExecutor(l, dir); err != nil {
+		p.failLaunch(l.Run, dir, "starting executor: "+err.Error())
+	}
+}
+
+// checkTask returns why a task cannot be launched, or "".
+func checkTask(t *model.TaskSpec) string {
+	switch {
+	case t == nil:
+		return "no task spec"
+	case t.Command == "":
+		return "task has no command"
+	}
+	for k := range t.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return fmt.Sprintf("task env name %q is not valid", k)
+		}
+	}
+	return ""
+}
+
+// failLaunch records and reports a run that never started.
+func (p *Plugin) failLaunch(run model.RunID, dir, msg string) {
+	rec := exitRecord{ExitCode: 127, StartError: msg, Time: p.clock.Now()}
+	if err := writeJSONAtomic(filepath.Join(dir, exitFile), rec); err != nil {
+		p.log.Warn("recording failed launch", "run", run, "err", err)
+	}
+	p.report(p.status(run, model.TaskFailed, model.ReasonLaunchError, msg, int32(rec.ExitCode), rec.Time))
+}
+
+func (p *Plugin) startExecutor(l hostmgr.Launch, dir string) error {
+	logFile, err := os.OpenFile(filepath.Join(dir, executorLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	notifyR, notifyW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	args := append([]string{ExecutorCommand, "--dir", dir, "--notify-fd", "3", "--", l.Task.Command}, l.Task.Args...)
+	cmd := exec.Command(p.cfg.Executable, args...)
+	env := os.Environ()
+	for k, v := range l.Task.Env {
+		env = append(env, k+"="+v)
+	}
+	cmd.Env = append(env, "PELOTON_RUN_ID="+string(l.Run), "PELOTON_HOST_ID="+string(l.Host))
+	cmd.Dir = dir
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.ExtraFiles = []*os.File{notifyW}
+	// Its own session: the executor outlives this process and no terminal
+	// signal reaches it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = cmd.Start()
+	notifyW.Close()
+	if err != nil {
+		notifyR.Close()
+		return err
+	}
+	t := &trackedRun{id: l.Run, dir: dir, executor: processRecord{Pid: cmd.Process.Pid}, done: make(chan struct{})}
+	p.mu.Lock()
+	p.runs[l.Run] = t
+	p.mu.Unlock()
+	p.log.Info("run launched", "run", l.Run, "executor", cmd.Process.Pid)
+	go p.watch(t, cmd, notifyR)
+	return nil
+}
+
+// watch follows a run this instance started: the notification pipe says
+// when the command runs, the executor's exit when it ended.
+func (p *Plugin) watch(t *trackedRun, cmd *exec.Cmd, notify *os.File) {
+	msg, _ := io.ReadAll(notify)
+	notify.Close()
+	if strings.HasPrefix(string(msg), "started") {
+		p.markStarted(t)
+	}
+	cmd.Wait()
+	p.finish(t)
+}
+
+// markStarted reports RUNNING once per run.
+func (p *Plugin) markStarted(t *trackedRun) {
+	var rec startedRecord
+	ok, err := readJSON(filepath.Join(t.dir, startedFile), &rec)
+	if err != nil || !ok {
+		rec.Time = p.clock.Now()
+	}
+	p.mu.Lock()
+	first := !t.started
+	t.started = true
+	if ok && rec.Executor.Pid == t.executor.Pid {
+		t.executor = rec.Executor
+	}
+	p.mu.Unlock()
+	if first {
+		p.report(p.status(t.id, model.TaskRunning, "", "", 0, rec.Time))
+	}
+}
+
+// finish reports how a run ended once its executor is gone and stops
+// tracking it.
+func (p *Plugin) finish(t *trackedRun) {
+	p.mu.Lock()
+	if p.runs[t.id] != t {
+		p.mu.Unlock()
+		return
+	}
+	delete(p.runs, t.id)
+	p.mu.Unlock()
+	st := p.endStatus(t.id, t.dir)
+	close(t.done)
+	p.log.Info("run ended", "run", t.id, "state", st.State, "message", st.Message)
+	p.report(st)
+}
+
+// endStatus is the terminal status of a run whose executor is gone.
+func (p *Plugin) endStatus(run model.RunID, dir string) hostmgr.TaskStatus {
+	if st, ok := p.exitStatus(run, dir); ok {
+		return st
+	}
+	if fileExists(filepath.Join(dir, killFile)) {
+		return p.status(run, model.TaskKilled, model.ReasonKilled, "killed before the command started", 0, p.clock.Now())
+	}
+	// The executor died without its command's end: make sure the command
+	// does not run on unwatched while the shard starts another run.
+	var started startedRecord
+	if ok, _ := readJSON(filepath.Join(dir, startedFile), &started); ok {
+		signalGroup(started.Child, syscall.SIGKILL)
+	}
+	msg := "executor ended without recording an exit status"
+	if tail := fileTail(filepath.Join(dir, executorLog), 512); tail != "" {
+		msg += ": " + tail
+	}
+	return p.status(run, model.TaskLost, model.ReasonUnknownTask, msg, 0, p.clock.Now())
+}
+
+// exitStatus reads the exit record of a run; ok is false without one.
+func (p *Plugin) exitStatus(run model.RunID, dir string) (hostmgr.TaskStatus, bool) {
+	var rec exitRecord
+	ok, err := readJSON(filepath.Join(dir, exitFile), &rec)
+	if err != nil {
+		p.log.Warn("reading exit record", "run", run, "err", err)
+	}
+	if !ok {
+		return hostmgr.TaskStatus{}, false
+	}
+	code := int32(rec.ExitCode)
+	switch {
+	case rec.StartError != "":
+		return p.status(run, model.TaskFailed, model.ReasonLaunchError, rec.message(), code, rec.Time), true
+	case fileExists(filepath.Join(dir, killFile)):
+		return p.status(run, model.TaskKilled, model.ReasonKilled, rec.message(), code, rec.Time), true
+	case rec.ExitCode == 0 && rec.Signal == 0:
+		return p.status(run, model.TaskSucceeded, model.ReasonExitZero, rec.message(), 0, rec.Time), true
+	default:
+		return p.status(run, model.TaskFailed, model.ReasonExitNonZero, rec.message(), code, rec.Time), true
+	}
+}
+
+func (p *Plugin) status(run model.RunID, state model.TaskState, reason, msg string, code int32, at time.Time) hostmgr.TaskStatus {
+	return hostmgr.TaskStatus{Run: run, Host: p.host.ID, State: state, Reason: reason, Message: msg, ExitCode: code, Time: at}
+}
+
+// report queues statuses for the sink and wakes Run.
+func (p *Plugin) report(statuses ...hostmgr.TaskStatus) {
+	p.mu.Lock()
+	p.queued = append(p.queued, statuses...)
+	p.mu.Unlock()
+	select {
+	case p.notify <- struct{}{}:
+	default:
+	}
+}
+
+// flush hands the queued statuses to the sink in one batch.
+func (p *Plugin) flush(sink hostmgr.Sink) {
+	p.mu.Lock()
+	batch := p.queued
+	p.queued = nil
+	p.mu.Unlock()
+	if len(batch) > 0 {
+		sink.TaskStatuses(batch)
+	}
+}

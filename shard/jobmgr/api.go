@@ -1,0 +1,284 @@
+package jobmgr
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"sort"
+
+	"github.com/peloton-federated/peloton/shard/hostmgr"
+	"github.com/peloton-federated/peloton/shard/model"
+)
+
+// NewJobID returns a random, globally unique job id (UUID v4 form).
+func NewJobID() model.JobID {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return model.JobID(fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]))
+}
+
+// CreateJob stores a validated job and returns it; its tasks are created by
+// the loop afterwards.
+func (e *Engine) CreateJob(ctx context.Context, spec model.JobSpec) (*model.Job, error) {
+	j := &model.Job{
+		ID:   NewJobID(),
+		Spec: spec,
+		Status: model.JobStatus{
+			State:      model.JobInitialized,
+			CreateTime: e.cfg.Clock.Now(),
+			Region:     e.cfg.Region,
+		},
+	}
+	if err := e.cfg.Store.CreateJob(ctx, j); err != nil {
+		return nil, fmt.Errorf("store job: %w", err)
+	}
+	e.mu.Lock()
+	e.jobs[j.ID] = &jobEntry{job: j, killSent: map[model.RunID]bool{}}
+	cp := copyJob(j)
+	e.mu.Unlock()
+	e.log.Info("job created", "job", j.ID, "name", spec.Name, "instances", spec.Instances)
+	e.events.publish([]Event{{Time: j.Status.CreateTime, Job: j.ID, JobStatus: &cp.Status}})
+	e.wake()
+	return cp, nil
+}
+
+func copyJob(j *model.Job) *model.Job {
+	cp := *j
+	cp.Status.TaskStates = make(map[model.TaskState]uint32, len(j.Status.TaskStates))
+	for k, v := range j.Status.TaskStates {
+		cp.Status.TaskStates[k] = v
+	}
+	return &cp
+}
+
+// GetJob returns a job with its current task counts.
+func (e *Engine) GetJob(id model.JobID) (*model.Job, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	je := e.jobs[id]
+	if je == nil {
+		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	return e.snapshotJob(je), nil
+}
+
+func (e *Engine) snapshotJob(je *jobEntry) *model.Job {
+	cp := copyJob(je.job)
+	cp.Status.TaskStates = countsMap(&je.counts)
+	return cp
+}
+
+// JobFilter selects jobs in ListJobs.
+type JobFilter struct {
+	States []model.JobState
+	Pool   string
+}
+
+// ListJobs returns jobs, oldest first.
+func (e *Engine) ListJobs(f JobFilter) []*model.Job {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []*model.Job
+	for _, je := range e.sortedJobs() {
+		if f.Pool != "" && je.job.Spec.Pool != f.Pool {
+			continue
+		}
+		if len(f.States) > 0 && !containsState(f.States, je.job.Status.State) {
+			continue
+		}
+		out = append(out, e.snapshotJob(je))
+	}
+	return out
+}
+
+func containsState(ss []model.JobState, s model.JobState) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// StopJob asks for every task of a job to be killed. Stopping a finished
+// job changes nothing.
+func (e *Engine) StopJob(ctx context.Context, id model.JobID) (*model.Job, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	je := e.jobs[id]
+	if je == nil {
+		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	if !je.job.Status.Killed && !je.job.Status.State.IsTerminal() {
+		je.job.Status.Killed = true
+		je.job.Status.TaskStates = countsMap(&je.counts)
+		if err := e.cfg.Store.UpdateJob(ctx, je.job); err != nil {
+			je.job.Status.Killed = false
+			return nil, fmt.Errorf("store job: %w", err)
+		}
+		e.log.Info("job stop requested", "job", id)
+		e.wake()
+	}
+	return e.snapshotJob(je), nil
+}
+
+// DeleteJob removes a finished job and its tasks.
+func (e *Engine) DeleteJob(ctx context.Context, id model.JobID) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	je := e.jobs[id]
+	if je == nil {
+		return fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	if !je.job.Status.State.IsTerminal() {
+		return fmt.Errorf("job %s is %s: stop it first: %w", id, je.job.Status.State, ErrNotTerminal)
+	}
+	if err := e.cfg.Store.DeleteJob(ctx, id); err != nil {
+		return fmt.Errorf("delete job: %w", err)
+	}
+	delete(e.jobs, id)
+	e.log.Info("job deleted", "job", id)
+	return nil
+}
+
+// ListTasks returns a job's tasks by instance, optionally only in states.
+func (e *Engine) ListTasks(id model.JobID, states []model.TaskState) ([]*model.TaskRuntime, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	je := e.jobs[id]
+	if je == nil {
+		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	out := make([]*model.TaskRuntime, 0, len(je.tasks))
+	for _, t := range je.tasks {
+		if len(states) > 0 {
+			found := false
+			for _, s := range states {
+				found = found || s == t.State
+			}
+			if !found {
+				continue
+			}
+		}
+		cp := *t
+		out = append(out, &cp)
+	}
+	return out, nil
+}
+
+// GetTask returns one task.
+func (e *Engine) GetTask(id model.TaskID) (*model.TaskRuntime, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.jobs[id.Job] == nil {
+		return nil, fmt.Errorf("job %s: %w", id.Job, ErrNotFound)
+	}
+	_, t := e.task(id)
+	if t == nil {
+		return nil, fmt.Errorf("task %s: %w", id, ErrNotFound)
+	}
+	cp := *t
+	return &cp, nil
+}
+
+// StopTasks kills some (or all, when instances is empty) tasks of a job.
+func (e *Engine) StopTasks(ctx context.Context, id model.JobID, instances []uint32) ([]*model.TaskRuntime, error) {
+	e.mu.Lock()
+	je := e.jobs[id]
+	if je == nil {
+		e.mu.Unlock()
+		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	if len(instances) == 0 {
+		e.mu.Unlock()
+		if _, err := e.StopJob(ctx, id); err != nil {
+			return nil, err
+		}
+		return e.ListTasks(id, nil)
+	}
+	now := e.cfg.Clock.Now()
+	var out []*model.TaskRuntime
+	for _, i := range instances {
+		if int(i) >= len(je.tasks) {
+			e.mu.Unlock()
+			return nil, fmt.Errorf("instance %d of job %s: %w", i, id, ErrNotFound)
+		}
+	}
+	for _, i := range instances {
+		t := je.tasks[i]
+		if !t.State.IsTerminal() {
+			t.Goal = model.TaskKilled
+			e.markDirty(je, t)
+			e.killTask(je, t, je.job.Spec.Task.KillGrace, now)
+		}
+		cp := *t
+		out = append(out, &cp)
+	}
+	e.mu.Unlock()
+	e.wake()
+	return out, nil
+}
+
+// ReadLog reads a run's output from the host manager that ran it.
+func (e *Engine) ReadLog(ctx context.Context, id model.TaskID, run uint32, stream string, offset, limit int64) ([]byte, int64, int64, error) {
+	t, err := e.GetTask(id)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if run == 0 {
+		run = t.Run
+	}
+	// Earlier runs are found by run id on the plugin of the current host.
+	host, cluster := t.Host, t.Cluster
+	if host == "" {
+		return nil, 0, 0, fmt.Errorf("task %s run %d has not been placed: %w", id, run, ErrNoLogs)
+	}
+	p, ok := e.plugins[cluster].(hostmgr.LogReader)
+	if !ok {
+		return nil, 0, 0, fmt.Errorf("cluster %q keeps no task logs: %w", cluster, ErrNoLogs)
+	}
+	return p.ReadLog(ctx, model.MakeRunID(id, run), host, stream, offset, limit)
+}
+
+// Watch subscribes to events of one job ("" for all) after sequence after.
+func (e *Engine) Watch(job model.JobID, after uint64) (*Subscription, []Event) {
+	return e.events.subscribe(job, after)
+}
+
+// PoolUsage is the demand and allocation of the (single, root) pool.
+type PoolUsage struct {
+	Capacity, Demand, Allocation model.Resources
+	Jobs                         int
+}
+
+// RootPool reports the root pool's figures.
+func (e *Engine) RootPool() PoolUsage {
+	capacity, _ := e.cfg.Hosts.Capacity()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	u := PoolUsage{Capacity: capacity}
+	for _, je := range e.jobs {
+		if je.job.Status.State.IsTerminal() {
+			continue
+		}
+		u.Jobs++
+		r := je.job.Spec.Task.Resources
+		pending := je.counts.sum(model.TaskInitialized, model.TaskPending) + (je.job.Spec.Instances - je.job.Status.TasksCreated)
+		held := je.counts.sum(model.TaskReady, model.TaskPlacing, model.TaskPlaced, model.TaskLaunching, model.TaskRunning)
+		u.Demand = u.Demand.Add(r.Scale(float64(pending + held)))
+		u.Allocation = u.Allocation.Add(r.Scale(float64(held)))
+	}
+	return u
+}
+
+// Clusters lists the configured plugin cluster names, sorted.
+func (e *Engine) Clusters() []string {
+	var out []string
+	for n := range e.plugins {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,55 @@
+package jobmgr
+
+import (
+	"fmt"
+
+	"github.com/peloton-federated/peloton/shard/model"
+)
+
+// taskCounts counts a job's tasks per state.
+type taskCounts [model.NumTaskStates]uint32
+
+func (c *taskCounts) sum(states ...model.TaskState) uint32 {
+	var n uint32
+	for _, s := range states {
+		n += c[s]
+	}
+	return n
+}
+
+// active is how many tasks are between admission queue and running: what
+// maxRunning bounds.
+func (c *taskCounts) active() uint32 {
+	return c.sum(model.TaskPending, model.TaskReady, model.TaskPlacing, model.TaskPlaced, model.TaskLaunching, model.TaskRunning)
+}
+
+func (c *taskCounts) terminal() uint32 {
+	return c.sum(model.TaskSucceeded, model.TaskFailed, model.TaskKilled, model.TaskLost)
+}
+
+// deriveJobState computes a job's state from its task counts. It is a pure
+// function: the same counts always give the same state.
+func deriveJobState(spec *model.JobSpec, killed bool, created uint32, everRan bool, c *taskCounts) (model.JobState, string) {
+	n := spec.Instances
+	if created == n && c.terminal() == n {
+		switch {
+		case c[model.TaskFailed] > 0:
+			return model.JobFailed, fmt.Sprintf("%d of %d tasks failed", c[model.TaskFailed], n)
+		case c[model.TaskKilled] > 0:
+			return model.JobKilled, fmt.Sprintf("%d of %d tasks killed", c[model.TaskKilled], n)
+		case c[model.TaskSucceeded] == n:
+			return model.JobSucceeded, ""
+		}
+		return model.JobFailed, fmt.Sprintf("%d of %d tasks lost", c[model.TaskLost], n)
+	}
+	if killed {
+		return model.JobKilling, ""
+	}
+	if everRan || c[model.TaskRunning] > 0 || c.terminal() > 0 {
+		return model.JobRunning, ""
+	}
+	if created > 0 {
+		return model.JobPending, ""
+	}
+	return model.JobInitialized, ""
+}

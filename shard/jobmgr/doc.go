@@ -1,0 +1,12 @@
+// Package jobmgr is the shard's job manager: it accepts jobs, creates their
+// tasks asynchronously, and drives every task through its state machine with
+// a goal-state engine (initialized → pending → ready → placing → placed →
+// launching → running → succeeded/failed/killed/lost), retrying failed runs
+// with backoff and relaunching lost ones. It persists every transition
+// through the store before acting on it, feeds the resource manager and the
+// placement core, launches and kills through host manager plugins, and
+// derives each job's state from its tasks.
+//
+// It imports the shard's cores (resmgr, placement), the store and hostmgr
+// interfaces; never a concrete store backend, plugin, the API or gateway.
+package jobmgr

@@ -1,0 +1,315 @@
+package jobmgr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/peloton-federated/peloton/shard/clock"
+	"github.com/peloton-federated/peloton/shard/hostmgr"
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/resmgr"
+	"github.com/peloton-federated/peloton/shard/store"
+)
+
+// Sentinel errors of the job manager; the API edge maps them to codes.
+var (
+	ErrNotFound    = errors.New("not found")
+	ErrNotTerminal = errors.New("job has not finished")
+	ErrInvalid     = errors.New("invalid argument")
+	ErrNoLogs      = errors.New("logs not available")
+)
+
+// Config wires an Engine.
+type Config struct {
+	Region  string
+	Store   store.Store
+	Hosts   *hostmgr.HostCache
+	Plugins []hostmgr.Plugin
+	Clock   clock.Clock
+	Logger  *slog.Logger
+	// Interval between passes of the goal-state loop when nothing kicks it.
+	Interval time.Duration
+	// RetryBackoff is the delay before the first retry of a failed run; it
+	// doubles per failure up to MaxRetryBackoff.
+	RetryBackoff    time.Duration
+	MaxRetryBackoff time.Duration
+	// CreateBatch bounds how many task records one pass creates.
+	CreateBatch int
+	// LaunchGrace is how long a placed task waits for its host to be
+	// reported before it goes back to the queue.
+	LaunchGrace time.Duration
+}
+
+func (c *Config) defaults() {
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Interval == 0 {
+		c.Interval = 100 * time.Millisecond
+	}
+	if c.RetryBackoff == 0 {
+		c.RetryBackoff = time.Second
+	}
+	if c.MaxRetryBackoff == 0 {
+		c.MaxRetryBackoff = time.Minute
+	}
+	if c.CreateBatch == 0 {
+		c.CreateBatch = 20000
+	}
+	if c.LaunchGrace == 0 {
+		c.LaunchGrace = 30 * time.Second
+	}
+	if c.Hosts == nil {
+		c.Hosts = hostmgr.NewHostCache()
+	}
+}
+
+// jobEntry is a job with its tasks, as the engine keeps it in memory.
+type jobEntry struct {
+	job     *model.Job
+	tasks   []*model.TaskRuntime // by instance; len == job.Status.TasksCreated
+	counts  taskCounts
+	waiting []uint32 // instances in INITIALIZED, oldest first
+	everRan bool
+	dirty   bool
+	// killSent records runs a kill was sent for.
+	killSent map[model.RunID]bool
+}
+
+// Engine is the job manager of one shard: the goal-state loop and the
+// operations the API calls.
+type Engine struct {
+	cfg     Config
+	log     *slog.Logger
+	plugins map[string]hostmgr.Plugin
+
+	mu         sync.Mutex
+	jobs       map[model.JobID]*jobEntry
+	queue      *resmgr.Queue
+	ready      []model.TaskID
+	dirtyTasks []*model.TaskRuntime
+	pendingEvs []Event
+	effects    []effect
+	placedAt   map[model.TaskID]time.Time
+
+	inboxMu sync.Mutex
+	inbox   []hostmgr.TaskStatus
+	removed []model.HostID
+
+	kick   chan struct{}
+	events *broadcaster
+	ready0 chan struct{} // closed when recovery finished
+}
+
+// effect is a side effect to carry out once state is persisted.
+type effect struct {
+	launch *hostmgr.Launch
+	kill   *hostmgr.RunRef
+	grace  time.Duration
+}
+
+// New returns an engine; Run starts it.
+func New(cfg Config) *Engine {
+	cfg.defaults()
+	e := &Engine{
+		cfg:      cfg,
+		log:      cfg.Logger.With("region", cfg.Region),
+		plugins:  map[string]hostmgr.Plugin{},
+		jobs:     map[model.JobID]*jobEntry{},
+		queue:    resmgr.NewQueue(),
+		placedAt: map[model.TaskID]time.Time{},
+		kick:     make(chan struct{}, 1),
+		events:   newBroadcaster(),
+		ready0:   make(chan struct{}),
+	}
+	for _, p := range cfg.Plugins {
+		e.plugins[p.Cluster()] = p
+	}
+	return e
+}
+
+// Hosts is the engine's host cache.
+func (e *Engine) Hosts() *hostmgr.HostCache { return e.cfg.Hosts }
+
+// Region is the region the engine schedules for.
+func (e *Engine) Region() string { return e.cfg.Region }
+
+// Ready is closed once the engine recovered its state from the store.
+func (e *Engine) Ready() <-chan struct{} { return e.ready0 }
+
+func (e *Engine) wake() {
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run recovers state from the store, starts the plugins and runs the
+// goal-state loop until ctx is cancelled.
+func (e *Engine) Run(ctx context.Context) error {
+	if err := e.recover(ctx); err != nil {
+		return fmt.Errorf("recover state: %w", err)
+	}
+	var wg sync.WaitGroup
+	for name, p := range e.plugins {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := p.Run(ctx, &sink{e: e, cluster: name}); err != nil && ctx.Err() == nil {
+				e.log.Error("host manager plugin stopped", "cluster", name, "err", err)
+			}
+		}()
+	}
+	e.reconcile(ctx)
+	close(e.ready0)
+	defer wg.Wait()
+	for {
+		e.step(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-e.kick:
+		case <-e.cfg.Clock.After(e.cfg.Interval):
+		}
+	}
+}
+
+// recover loads jobs and tasks from the store and rebuilds the in-memory
+// state: queues, counts and host allocations.
+func (e *Engine) recover(ctx context.Context) error {
+	jobs, err := e.cfg.Store.ListJobs(ctx)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ntasks := 0
+	for _, j := range jobs {
+		tasks, err := e.cfg.Store.ListTasks(ctx, j.ID)
+		if err != nil {
+			return err
+		}
+		je := &jobEntry{job: j, killSent: map[model.RunID]bool{}}
+		je.tasks = make([]*model.TaskRuntime, j.Status.TasksCreated)
+		for _, t := range tasks {
+			if int(t.ID.Instance) < len(je.tasks) {
+				je.tasks[t.ID.Instance] = t
+			}
+		}
+		for i, t := range je.tasks {
+			if t == nil { // created count ran ahead of a lost write: recreate
+				je.tasks[i] = e.newTask(j, uint32(i))
+				e.dirtyTasks = append(e.dirtyTasks, je.tasks[i])
+				t = je.tasks[i]
+			}
+			if t.StartTime.After(time.Time{}) {
+				je.everRan = true
+			}
+			switch t.State {
+			case model.TaskPlacing, model.TaskReady:
+				// Admission and placement are redone from the queue.
+				t.State = model.TaskPending
+				e.dirtyTasks = append(e.dirtyTasks, t)
+			}
+			je.counts[t.State]++
+			switch {
+			case t.State == model.TaskInitialized:
+				je.waiting = append(je.waiting, t.ID.Instance)
+			case t.State == model.TaskPending:
+				e.enqueue(je, t)
+			case t.State.HoldsResources():
+				e.cfg.Hosts.Allocate(t.Host, j.Spec.Task.Resources)
+				if t.State == model.TaskPlaced {
+					e.placedAt[t.ID] = e.cfg.Clock.Now()
+				}
+			}
+			ntasks++
+		}
+		e.jobs[j.ID] = je
+	}
+	e.log.Info("recovered state", "jobs", len(jobs), "tasks", ntasks)
+	return nil
+}
+
+// reconcile asks each plugin for the state of the runs the store says are
+// launched, so nothing running is forgotten after a restart.
+func (e *Engine) reconcile(ctx context.Context) {
+	e.mu.Lock()
+	byCluster := map[string][]hostmgr.RunRef{}
+	for _, je := range e.jobs {
+		for _, t := range je.tasks {
+			if t.State == model.TaskLaunching || t.State == model.TaskRunning {
+				byCluster[t.Cluster] = append(byCluster[t.Cluster], hostmgr.RunRef{Run: t.RunID(), Host: t.Host})
+			}
+		}
+	}
+	e.mu.Unlock()
+	for cluster, refs := range byCluster {
+		p, ok := e.plugins[cluster]
+		if !ok {
+			// The cluster is gone from the configuration: its runs are lost.
+			var sts []hostmgr.TaskStatus
+			for _, r := range refs {
+				sts = append(sts, hostmgr.TaskStatus{Run: r.Run, Host: r.Host, State: model.TaskLost,
+					Reason: model.ReasonHostLost, Message: "cluster " + cluster + " is not configured", Time: e.cfg.Clock.Now()})
+			}
+			e.pushStatuses(sts)
+			continue
+		}
+		if err := p.Reconcile(ctx, refs); err != nil {
+			e.log.Error("reconcile failed", "cluster", cluster, "err", err)
+		}
+	}
+}
+
+// sink receives a plugin's reports.
+type sink struct {
+	e       *Engine
+	cluster string
+}
+
+func (s *sink) HostsUpdated(hosts []model.Host) {
+	s.e.cfg.Hosts.Update(hosts)
+	s.e.wake()
+}
+
+func (s *sink) HostsRemoved(ids []model.HostID) {
+	s.e.cfg.Hosts.Remove(ids)
+	s.e.inboxMu.Lock()
+	s.e.removed = append(s.e.removed, ids...)
+	s.e.inboxMu.Unlock()
+	s.e.wake()
+}
+
+func (s *sink) TaskStatuses(sts []hostmgr.TaskStatus) { s.e.pushStatuses(sts) }
+
+func (e *Engine) pushStatuses(sts []hostmgr.TaskStatus) {
+	e.inboxMu.Lock()
+	e.inbox = append(e.inbox, sts...)
+	e.inboxMu.Unlock()
+	e.wake()
+}
+
+// sortedJobs returns job entries in creation order, for deterministic passes.
+func (e *Engine) sortedJobs() []*jobEntry {
+	out := make([]*jobEntry, 0, len(e.jobs))
+	for _, je := range e.jobs {
+		out = append(out, je)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].job, out[j].job
+		if !a.Status.CreateTime.Equal(b.Status.CreateTime) {
+			return a.Status.CreateTime.Before(b.Status.CreateTime)
+		}
+		return a.ID < b.ID
+	})
+	return out
+}

@@ -1,0 +1,328 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/shard/jobmgr"
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/store"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Server implements every v1 service for one shard.
+type Server struct {
+	pb.UnimplementedJobServiceServer
+	pb.UnimplementedTaskServiceServer
+	pb.UnimplementedPoolServiceServer
+	pb.UnimplementedHostServiceServer
+	pb.UnimplementedRegionServiceServer
+	pb.UnimplementedEventServiceServer
+	pb.UnimplementedSystemServiceServer
+
+	engine  *jobmgr.Engine
+	version string
+	commit  string
+}
+
+// New returns the API of the shard run by engine.
+func New(engine *jobmgr.Engine, version, commit string) *Server {
+	return &Server{engine: engine, version: version, commit: commit}
+}
+
+// Register adds every service to a gRPC server.
+func (s *Server) Register(g *grpc.Server) {
+	pb.RegisterJobServiceServer(g, s)
+	pb.RegisterTaskServiceServer(g, s)
+	pb.RegisterPoolServiceServer(g, s)
+	pb.RegisterHostServiceServer(g, s)
+	pb.RegisterRegionServiceServer(g, s)
+	pb.RegisterEventServiceServer(g, s)
+	pb.RegisterSystemServiceServer(g, s)
+}
+
+// toStatus maps domain errors to gRPC codes, the one place that does so.
+func toStatus(err error) error {
+	var specErr *pb.SpecError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &specErr):
+		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, jobmgr.ErrNotFound), errors.Is(err, store.ErrNotFound):
+		return status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, jobmgr.ErrNotTerminal), errors.Is(err, jobmgr.ErrNoLogs):
+		return status.Error(codes.FailedPrecondition, err.Error())
+	case errors.Is(err, jobmgr.ErrInvalid):
+		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, store.ErrUnavailable):
+		return status.Error(codes.Unavailable, err.Error())
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	}
+	return status.Error(codes.Internal, err.Error())
+}
+
+func invalid(path, msg string) error {
+	return toStatus(pb.NewSpecError([]pb.FieldError{{Path: path, Message: msg}}))
+}
+
+func requireID(path, id string) error {
+	if strings.TrimSpace(id) == "" {
+		return invalid(path, "required")
+	}
+	return nil
+}
+
+func (s *Server) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.CreateJobResponse, error) {
+	if req.Spec == nil {
+		return nil, invalid("spec", "required")
+	}
+	problems := pb.UnknownFieldProblems(req.Spec)
+	pb.ApplyJobSpecDefaults(req.Spec)
+	problems = append(problems, pb.ValidateJobSpec(req.Spec)...)
+	if len(problems) > 0 {
+		return nil, toStatus(pb.NewSpecError(problems))
+	}
+	if req.Spec.Region != "" && req.Spec.Region != s.engine.Region() {
+		return nil, invalid("region", fmt.Sprintf("unknown region %q (this federation has %q)", req.Spec.Region, s.engine.Region()))
+	}
+	if req.Spec.Pool != "/" {
+		return nil, invalid("pool", fmt.Sprintf("unknown pool %q (pools: /)", req.Spec.Pool))
+	}
+	j, err := s.engine.CreateJob(ctx, specToModel(req.Spec))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.CreateJobResponse{Job: jobToProto(j)}, nil
+}
+
+func (s *Server) GetJob(ctx context.Context, req *pb.GetJobRequest) (*pb.GetJobResponse, error) {
+	if err := requireID("id", req.Id); err != nil {
+		return nil, err
+	}
+	j, err := s.engine.GetJob(model.JobID(req.Id))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.GetJobResponse{Job: jobToProto(j)}, nil
+}
+
+func (s *Server) ListJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.ListJobsResponse, error) {
+	var f jobmgr.JobFilter
+	for _, st := range req.States {
+		f.States = append(f.States, model.JobState(st))
+	}
+	f.Pool = req.Pool
+	out := &pb.ListJobsResponse{}
+	for _, j := range s.engine.ListJobs(f) {
+		out.Jobs = append(out.Jobs, jobToProto(j))
+	}
+	return out, nil
+}
+
+func (s *Server) StopJob(ctx context.Context, req *pb.StopJobRequest) (*pb.StopJobResponse, error) {
+	if err := requireID("id", req.Id); err != nil {
+		return nil, err
+	}
+	j, err := s.engine.StopJob(ctx, model.JobID(req.Id))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.StopJobResponse{Job: jobToProto(j)}, nil
+}
+
+func (s *Server) DeleteJob(ctx context.Context, req *pb.DeleteJobRequest) (*pb.DeleteJobResponse, error) {
+	if err := requireID("id", req.Id); err != nil {
+		return nil, err
+	}
+	if err := s.engine.DeleteJob(ctx, model.JobID(req.Id)); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.DeleteJobResponse{}, nil
+}
+
+func (s *Server) ListTasks(ctx context.Context, req *pb.ListTasksRequest) (*pb.ListTasksResponse, error) {
+	if err := requireID("job_id", req.JobId); err != nil {
+		return nil, err
+	}
+	var states []model.TaskState
+	for _, st := range req.States {
+		states = append(states, model.TaskState(st))
+	}
+	ts, err := s.engine.ListTasks(model.JobID(req.JobId), states)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := &pb.ListTasksResponse{Tasks: make([]*pb.Task, len(ts))}
+	for i, t := range ts {
+		out.Tasks[i] = taskToProto(t)
+	}
+	return out, nil
+}
+
+func (s *Server) GetTask(ctx context.Context, req *pb.GetTaskRequest) (*pb.GetTaskResponse, error) {
+	if err := requireID("job_id", req.JobId); err != nil {
+		return nil, err
+	}
+	t, err := s.engine.GetTask(model.TaskID{Job: model.JobID(req.JobId), Instance: req.Instance})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.GetTaskResponse{Task: taskToProto(t)}, nil
+}
+
+func (s *Server) GetTaskLogs(ctx context.Context, req *pb.GetTaskLogsRequest) (*pb.GetTaskLogsResponse, error) {
+	if err := requireID("job_id", req.JobId); err != nil {
+		return nil, err
+	}
+	stream := req.Stream
+	if stream == "" {
+		stream = "stdout"
+	}
+	if stream != "stdout" && stream != "stderr" {
+		return nil, invalid("stream", fmt.Sprintf("must be stdout or stderr, not %q", req.Stream))
+	}
+	if req.Limit < 0 {
+		return nil, invalid("limit", "must be >= 0")
+	}
+	data, next, size, err := s.engine.ReadLog(ctx, model.TaskID{Job: model.JobID(req.JobId), Instance: req.Instance}, req.Run, stream, req.Offset, req.Limit)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.GetTaskLogsResponse{Data: data, NextOffset: next, Size: size}, nil
+}
+
+func (s *Server) StopTasks(ctx context.Context, req *pb.StopTasksRequest) (*pb.StopTasksResponse, error) {
+	if err := requireID("job_id", req.JobId); err != nil {
+		return nil, err
+	}
+	ts, err := s.engine.StopTasks(ctx, model.JobID(req.JobId), req.Instances)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := &pb.StopTasksResponse{}
+	for _, t := range ts {
+		out.Tasks = append(out.Tasks, taskToProto(t))
+	}
+	return out, nil
+}
+
+func (s *Server) rootPool() *pb.Pool {
+	u := s.engine.RootPool()
+	p := &pb.Pool{Path: "/", Jobs: uint32(u.Jobs)}
+	for i, name := range model.ResourceKinds {
+		c := u.Capacity.Get(i)
+		p.Resources = append(p.Resources, &pb.PoolResource{
+			Name:        name,
+			Reservation: c,
+			Limit:       c,
+			Share:       1,
+			Demand:      u.Demand.Get(i),
+			Allocation:  u.Allocation.Get(i),
+			Entitlement: min(c, u.Demand.Get(i)),
+		})
+	}
+	return p
+}
+
+func (s *Server) ListPools(ctx context.Context, req *pb.ListPoolsRequest) (*pb.ListPoolsResponse, error) {
+	return &pb.ListPoolsResponse{Pools: []*pb.Pool{s.rootPool()}}, nil
+}
+
+func (s *Server) GetPool(ctx context.Context, req *pb.GetPoolRequest) (*pb.GetPoolResponse, error) {
+	path := "/" + strings.Trim(req.Path, "/")
+	if path != "/" {
+		return nil, status.Errorf(codes.NotFound, "pool %q not found", path)
+	}
+	return &pb.GetPoolResponse{Pool: s.rootPool()}, nil
+}
+
+func (s *Server) ListHosts(ctx context.Context, req *pb.ListHostsRequest) (*pb.ListHostsResponse, error) {
+	out := &pb.ListHostsResponse{}
+	for _, h := range s.engine.Hosts().Snapshot() {
+		if h.Hostname == "" && h.State == model.HostDown {
+			continue // an allocation on a host not reported (yet)
+		}
+		if req.Cluster != "" && h.Cluster != req.Cluster {
+			continue
+		}
+		out.Hosts = append(out.Hosts, &pb.Host{
+			Id:        string(h.ID),
+			Hostname:  h.Hostname,
+			Cluster:   h.Cluster,
+			Kind:      h.Kind,
+			State:     pb.HostState(h.State),
+			Capacity:  resourcesToProto(h.Capacity),
+			Allocated: resourcesToProto(h.Allocated),
+			Labels:    h.Labels,
+			Tasks:     uint32(h.Tasks),
+		})
+	}
+	return out, nil
+}
+
+func (s *Server) ListRegions(ctx context.Context, req *pb.ListRegionsRequest) (*pb.ListRegionsResponse, error) {
+	capacity, allocated := s.engine.Hosts().Capacity()
+	return &pb.ListRegionsResponse{Regions: []*pb.Region{{
+		Name:       s.engine.Region(),
+		Health:     "alive",
+		Members:    []*pb.RegionMember{{Name: s.engine.Region() + "-0", Role: "shard", Leader: true, Status: "alive"}},
+		Capacity:   resourcesToProto(capacity),
+		Allocation: resourcesToProto(allocated),
+	}}}, nil
+}
+
+func (s *Server) GetVersion(ctx context.Context, req *pb.GetVersionRequest) (*pb.GetVersionResponse, error) {
+	return &pb.GetVersionResponse{Version: s.version, Commit: s.commit, Region: s.engine.Region()}, nil
+}
+
+func (s *Server) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[pb.Event]) error {
+	if req.JobId != "" {
+		if _, err := s.engine.GetJob(model.JobID(req.JobId)); err != nil {
+			return toStatus(err)
+		}
+	}
+	sub, backlog := s.engine.Watch(model.JobID(req.JobId), req.AfterSeq)
+	defer sub.Cancel()
+	send := func(ev jobmgr.Event) error {
+		out := &pb.Event{Seq: ev.Seq, Time: ts(ev.Time), JobId: string(ev.Job)}
+		if ev.JobStatus != nil {
+			out.Kind = &pb.Event_Job{Job: jobStatusToProto(ev.JobStatus)}
+		} else {
+			out.Kind = &pb.Event_Task{Task: taskToProto(ev.Task)}
+		}
+		return stream.Send(out)
+	}
+	var last uint64 = req.AfterSeq
+	for _, ev := range backlog {
+		if err := send(ev); err != nil {
+			return err
+		}
+		last = ev.Seq
+	}
+	for {
+		select {
+		case <-stream.Context().Done():
+			return nil
+		case ev, ok := <-sub.C:
+			if !ok {
+				return status.Errorf(codes.ResourceExhausted, "watcher fell behind; resume with after_seq=%d", last)
+			}
+			if ev.Seq <= last {
+				continue
+			}
+			if err := send(ev); err != nil {
+				return err
+			}
+			last = ev.Seq
+		}
+	}
+}

@@ -1,0 +1,275 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+type jobJSON struct {
+	ID     string `json:"id"`
+	Spec   struct{ Name string } `json:"spec"`
+	Status struct {
+		State      string            `json:"state"`
+		TaskStates map[string]uint32 `json:"taskStates"`
+	} `json:"status"`
+}
+
+type taskJSON struct {
+	Instance uint32 `json:"instance"`
+	State    string `json:"state"`
+	Run      uint32 `json:"run"`
+	Host     string `json:"host"`
+	ExitCode int32  `json:"exitCode"`
+}
+
+func listJobs(t *testing.T, s *server) []jobJSON {
+	t.Helper()
+	var out struct {
+		Jobs []jobJSON `json:"jobs"`
+	}
+	code, body := s.http("GET", "/v1/jobs", nil)
+	if code != 200 {
+		t.Fatalf("GET /v1/jobs: %d %s", code, body)
+	}
+	if err := json.Unmarshal(body, &out); err != nil {
+		t.Fatalf("GET /v1/jobs: %v: %s", err, body)
+	}
+	return out.Jobs
+}
+
+func listTasks(t *testing.T, s *server, job string) []taskJSON {
+	t.Helper()
+	var out struct {
+		Tasks []taskJSON `json:"tasks"`
+	}
+	code, body := s.http("GET", "/v1/jobs/"+job+"/tasks", nil)
+	if code != 200 {
+		t.Fatalf("GET tasks: %d %s", code, body)
+	}
+	if err := json.Unmarshal(body, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Tasks
+}
+
+func createJobHTTP(t *testing.T, s *server, spec string) string {
+	t.Helper()
+	code, body := s.http("POST", "/v1/jobs", strings.NewReader(spec))
+	if code != 200 {
+		t.Fatalf("POST /v1/jobs: %d %s", code, body)
+	}
+	var out struct{ Job jobJSON }
+	if err := json.Unmarshal(body, &out); err != nil || out.Job.ID == "" {
+		t.Fatalf("POST /v1/jobs: %v %s", err, body)
+	}
+	return out.Job.ID
+}
+
+// The README's tour: hello job with --wait, its logs, the same job via HTTP,
+// the OpenAPI document; then a restart on the same data dir keeps it all.
+func TestHelloTourAndRestart(t *testing.T) {
+	dir := t.TempDir()
+	s := startDev(t, dir)
+
+	s.mustCLI("job", "create", "-f", repoFile("examples", "hello.yaml"), "--wait")
+	jobs := listJobs(t, s)
+	if len(jobs) != 1 || jobs[0].Status.State != "JOB_STATE_SUCCEEDED" {
+		t.Fatalf("jobs after --wait: %+v", jobs)
+	}
+	id := jobs[0].ID
+
+	logs := s.mustCLI("task", "logs", id, "0")
+	if !strings.Contains(logs, "Hello") {
+		t.Fatalf("task logs do not show the task's output: %q", logs)
+	}
+
+	code, body := s.http("GET", "/v1/jobs/"+id, nil)
+	if code != 200 {
+		t.Fatalf("GET /v1/jobs/%s: %d %s", id, code, body)
+	}
+	var got struct{ Job jobJSON }
+	if err := json.Unmarshal(body, &got); err != nil || got.Job.Status.State != "JOB_STATE_SUCCEEDED" {
+		t.Fatalf("GET /v1/jobs/%s: %v %s", id, err, body)
+	}
+
+	code, body = s.http("GET", "/v1/openapi.json", nil)
+	var doc map[string]any
+	if code != 200 || json.Unmarshal(body, &doc) != nil || doc["paths"] == nil {
+		t.Fatalf("openapi.json: %d, parses=%v", code, json.Unmarshal(body, &doc))
+	}
+	if _, ok := doc["paths"].(map[string]any)["/v1/jobs/{id}"]; !ok {
+		t.Fatalf("openapi.json lacks /v1/jobs/{id}")
+	}
+	for _, p := range []string{"/healthz", "/metrics"} {
+		if code, _ := s.http("GET", p, nil); code != 200 {
+			t.Fatalf("GET %s: %d", p, code)
+		}
+	}
+
+	// A long job left running across the restart, and the finished one.
+	longID := createJobHTTP(t, s, `{"name":"long","instances":2,"task":{"command":"sh","args":["-c","sleep 3; echo done"],"resources":{"cpu":0.1,"memMb":16}}}`)
+	waitFor(t, 20*time.Second, "long job running", func() bool {
+		n := 0
+		for _, tk := range listTasks(t, s, longID) {
+			if tk.State == "TASK_STATE_RUNNING" {
+				n++
+			}
+		}
+		return n == 2
+	})
+	before := listTasks(t, s, id)
+	s.stop()
+
+	s2 := startDev(t, dir)
+	jobs2 := listJobs(t, s2)
+	if len(jobs2) != 2 {
+		t.Fatalf("after restart: %d jobs, want 2", len(jobs2))
+	}
+	after := listTasks(t, s2, id)
+	if len(after) != len(before) || after[0].State != before[0].State || after[0].Run != before[0].Run {
+		t.Fatalf("tasks changed across restart:\nbefore %+v\nafter  %+v", before, after)
+	}
+	if !strings.Contains(s2.mustCLI("task", "logs", id, "0"), "Hello") {
+		t.Fatal("logs lost across restart")
+	}
+	// The running tasks were adopted, not forgotten or run twice.
+	waitFor(t, 30*time.Second, "long job succeeded after restart", func() bool {
+		var j struct{ Job jobJSON }
+		_, body := s2.http("GET", "/v1/jobs/"+longID, nil)
+		_ = json.Unmarshal(body, &j)
+		return j.Job.Status.State == "JOB_STATE_SUCCEEDED"
+	})
+	for _, tk := range listTasks(t, s2, longID) {
+		if tk.Run != 1 {
+			t.Errorf("instance %d ran %d times; want the run adopted", tk.Instance, tk.Run)
+		}
+	}
+}
+
+// A 1,000-instance job of `true` completes on the local host manager and
+// never has more than maxRunning tasks running at once (watched through the
+// event stream).
+func TestThousandTasksHonourMaxRunning(t *testing.T) {
+	s := startDev(t, t.TempDir())
+	const maxRunning = 50
+	id := createJobHTTP(t, s, `{"name":"thousand","instances":1000,"maxRunning":50,"task":{"command":"true","resources":{"cpu":0.01,"memMb":8}}}`)
+
+	resp, err := http.Get("http://" + s.addr + "/v1/events?jobId=" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	active := map[uint32]bool{} // instances between pending and running
+	peak, final := 0, ""
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	deadline := time.Now().Add(4 * time.Minute)
+	for final == "" && sc.Scan() {
+		if time.Now().After(deadline) {
+			t.Fatal("job did not finish within 4 minutes")
+		}
+		var ev struct {
+			Result struct {
+				Job  *struct{ State string } `json:"job"`
+				Task *taskJSON              `json:"task"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("event: %v: %s", err, sc.Bytes())
+		}
+		if tk := ev.Result.Task; tk != nil {
+			switch tk.State {
+			case "TASK_STATE_PENDING", "TASK_STATE_READY", "TASK_STATE_PLACING", "TASK_STATE_PLACED", "TASK_STATE_LAUNCHING", "TASK_STATE_RUNNING":
+				active[tk.Instance] = true
+			default:
+				delete(active, tk.Instance)
+			}
+			peak = max(peak, len(active))
+		}
+		if j := ev.Result.Job; j != nil && (j.State == "JOB_STATE_SUCCEEDED" || j.State == "JOB_STATE_FAILED" || j.State == "JOB_STATE_KILLED") {
+			final = j.State
+		}
+	}
+	if final != "JOB_STATE_SUCCEEDED" {
+		t.Fatalf("job ended %q (scan err %v)", final, sc.Err())
+	}
+	if peak > maxRunning {
+		t.Fatalf("peak of %d tasks active at once, maxRunning is %d", peak, maxRunning)
+	}
+	if peak < maxRunning/2 {
+		t.Errorf("peak of %d active tasks: maxRunning %d was barely used", peak, maxRunning)
+	}
+	t.Logf("1000 tasks succeeded; peak active %d (maxRunning %d)", peak, maxRunning)
+	tasks := listTasks(t, s, id)
+	if len(tasks) != 1000 {
+		t.Fatalf("%d tasks listed", len(tasks))
+	}
+	for _, tk := range tasks {
+		if tk.State != "TASK_STATE_SUCCEEDED" {
+			t.Fatalf("instance %d is %s", tk.Instance, tk.State)
+		}
+	}
+}
+
+// A spec with a negative cpu, a missing command and an unknown field is
+// rejected with all three paths, through the CLI and over HTTP, and nothing
+// is stored.
+func TestInvalidSpecRejected(t *testing.T) {
+	s := startDev(t, t.TempDir())
+	r := s.cli("job", "create", "-f", repoFile("examples", "invalid.yaml"))
+	if r.code == 0 {
+		t.Fatalf("invalid spec accepted: %s", r.stdout)
+	}
+	for _, path := range []string{"task.resources.cpu", "task.command", "task.sleep"} {
+		if !strings.Contains(r.stderr, path) {
+			t.Errorf("CLI error does not name %s:\n%s", path, r.stderr)
+		}
+	}
+	code, body := s.http("POST", "/v1/jobs", strings.NewReader(`{"name":"bad","instances":1,"task":{"colour":"red","resources":{"cpu":-1,"memMb":8}}}`))
+	if code != http.StatusBadRequest {
+		t.Fatalf("HTTP status %d, want 400: %s", code, body)
+	}
+	for _, path := range []string{"task.resources.cpu", "task.command", "task.colour"} {
+		if !strings.Contains(string(body), path) {
+			t.Errorf("HTTP error does not name %s: %s", path, body)
+		}
+	}
+	if jobs := listJobs(t, s); len(jobs) != 0 {
+		t.Fatalf("invalid specs stored %d jobs", len(jobs))
+	}
+}
+
+// A failing command is retried up to maxAttempts and the job ends FAILED;
+// `job create --wait` exits non-zero.
+func TestFailingJobRetriesThenFails(t *testing.T) {
+	s := startDev(t, t.TempDir())
+	id := createJobHTTP(t, s, `{"name":"fails","instances":1,"maxAttempts":2,"task":{"command":"sh","args":["-c","echo boom >&2; exit 3"],"resources":{"cpu":0.1,"memMb":8}}}`)
+	waitFor(t, 30*time.Second, "job failed", func() bool {
+		var j struct{ Job jobJSON }
+		_, body := s.http("GET", "/v1/jobs/"+id, nil)
+		_ = json.Unmarshal(body, &j)
+		return j.Job.Status.State == "JOB_STATE_FAILED"
+	})
+	tk := listTasks(t, s, id)[0]
+	if tk.State != "TASK_STATE_FAILED" || tk.ExitCode != 3 || tk.Run != 2 {
+		t.Fatalf("task after failures: %+v (want FAILED, exit 3, run 2)", tk)
+	}
+	if !strings.Contains(s.mustCLI("task", "logs", id, "0", "--stderr"), "boom") {
+		t.Fatal("stderr of the failed run not readable")
+	}
+}
+
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,169 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binary is the peloton binary built once for the whole package.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "peloton-e2e-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "peloton")
+	build := exec.Command("go", "build", "-o", binary, "github.com/peloton-federated/peloton/cmd/peloton")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building peloton:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// server is a running `peloton dev`.
+type server struct {
+	t       *testing.T
+	addr    string
+	dataDir string
+	cmd     *exec.Cmd
+	log     *bytes.Buffer
+	done    chan error
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// startDev starts `peloton dev` on dataDir with extra flags and waits until
+// it is healthy.
+func startDev(t *testing.T, dataDir string, extra ...string) *server {
+	t.Helper()
+	s := &server{t: t, addr: freeAddr(t), dataDir: dataDir, log: &bytes.Buffer{}, done: make(chan error, 1)}
+	args := append([]string{"dev", "--data-dir", dataDir, "--addr", s.addr}, extra...)
+	s.cmd = exec.Command(binary, args...)
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { s.done <- s.cmd.Wait() }()
+	t.Cleanup(func() { s.stop() })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + s.addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return s
+			}
+		}
+		select {
+		case err := <-s.done:
+			t.Fatalf("peloton dev exited early: %v\n%s", err, s.log)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("peloton dev not healthy after 30s\n%s", s.log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stop interrupts the server as Ctrl-C would and waits for a clean exit.
+func (s *server) stop() {
+	if s.cmd.ProcessState != nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-s.done:
+		if err != nil {
+			s.t.Errorf("peloton dev did not stop cleanly: %v\n%s", err, s.log)
+		}
+	case <-time.After(20 * time.Second):
+		_ = s.cmd.Process.Kill()
+		s.t.Errorf("peloton dev did not stop within 20s\n%s", s.log)
+	}
+}
+
+// result is what a CLI run produced.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// cli runs the peloton CLI against the server.
+func (s *server) cli(args ...string) result {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append(os.Environ(), "PELOTON_ADDR="+s.addr)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		s.t.Fatalf("running peloton %v: %v", args, err)
+	}
+	return r
+}
+
+// mustCLI runs the CLI and fails the test on a non-zero exit.
+func (s *server) mustCLI(args ...string) string {
+	s.t.Helper()
+	r := s.cli(args...)
+	if r.code != 0 {
+		s.t.Fatalf("peloton %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	}
+	return r.stdout
+}
+
+// http does an HTTP request against the gateway and returns status and body.
+func (s *server) http(method, path string, body io.Reader) (int, []byte) {
+	s.t.Helper()
+	req, err := http.NewRequest(method, "http://"+s.addr+path, body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return resp.StatusCode, data
+}
+
+// repoFile returns the path of a file relative to the repository root.
+func repoFile(parts ...string) string {
+	return filepath.Join(append([]string{"..", ".."}, parts...)...)
+}
