@@ -162,8 +162,13 @@ type specMarshaler struct {
 func (m *specMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
 	inner := m.JSONPb.NewDecoder(r)
 	return runtime.DecoderFunc(func(v any) error {
-		spec, ok := v.(**pb.JobSpec)
-		if !ok {
+		var decode func([]byte) error
+		switch spec := v.(type) {
+		case **pb.JobSpec:
+			decode = func(data []byte) (err error) { *spec, err = pb.DecodeJobSpec(data); return err }
+		case **pb.PoolSpec:
+			decode = func(data []byte) (err error) { *spec, err = pb.DecodePoolSpec(data); return err }
+		default:
 			return inner.Decode(v)
 		}
 		data, err := io.ReadAll(io.LimitReader(r, 64<<20))
@@ -173,11 +178,6 @@ func (m *specMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
 		if len(strings.TrimSpace(string(data))) == 0 {
 			return io.EOF
 		}
-		s, err := pb.DecodeJobSpec(data)
-		if err != nil {
-			return err
-		}
-		*spec = s
-		return nil
+		return decode(data)
 	})
 }

@@ -63,6 +63,16 @@ type JobSpec struct {
 	MaxAttempts uint32
 	Task        TaskSpec
 	Labels      map[string]string
+	// GangSize > 1 groups consecutive instances into gangs of that size
+	// (instances 0..n-1, n..2n-1, ...), admitted, placed, preempted and
+	// killed as one.
+	GangSize uint32
+	// GangRestart restarts a whole gang when one member fails; otherwise a
+	// failed member fails its gang.
+	GangRestart bool
+	// Revocable work runs on allocated-but-unused (slack) resources and is
+	// the first killed when a host's slack shrinks.
+	Revocable bool
 }
 
 // Job is a job with its status.

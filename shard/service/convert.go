@@ -68,6 +68,9 @@ func specToModel(s *pb.JobSpec) model.JobSpec {
 		MaxRunning:  s.MaxRunning,
 		MaxAttempts: s.MaxAttempts,
 		Labels:      s.Labels,
+		GangSize:    s.GangSize,
+		GangRestart: s.GangRestart,
+		Revocable:   s.Revocable,
 		Task: model.TaskSpec{
 			Command:     t.GetCommand(),
 			Args:        t.GetArgs(),
@@ -91,6 +94,9 @@ func specToProto(s *model.JobSpec) *pb.JobSpec {
 		MaxRunning:  s.MaxRunning,
 		MaxAttempts: s.MaxAttempts,
 		Labels:      s.Labels,
+		GangSize:    s.GangSize,
+		GangRestart: s.GangRestart,
+		Revocable:   s.Revocable,
 		Task: &pb.TaskSpec{
 			Command:                s.Task.Command,
 			Args:                   s.Task.Args,

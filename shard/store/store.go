@@ -44,9 +44,24 @@ type TaskStore interface {
 	ListTasks(ctx context.Context, job model.JobID) ([]*model.TaskRuntime, error)
 }
 
+// PoolStore keeps the resource pool tree.
+type PoolStore interface {
+	// CreatePool stores a new pool with Revision 1; ErrExists if the path
+	// is taken.
+	CreatePool(ctx context.Context, pool *model.Pool) error
+	// UpdatePool replaces a pool if its stored revision equals
+	// pool.Revision, then increments pool.Revision; ErrConflict otherwise.
+	UpdatePool(ctx context.Context, pool *model.Pool) error
+	// DeletePool removes a pool; ErrNotFound if there is none.
+	DeletePool(ctx context.Context, path string) error
+	// ListPools returns every pool ordered by path.
+	ListPools(ctx context.Context) ([]*model.Pool, error)
+}
+
 // Store is a backend holding every aggregate.
 type Store interface {
 	JobStore
 	TaskStore
+	PoolStore
 	Close() error
 }

@@ -902,6 +902,262 @@ func (x *StopTasksResponse) GetTasks() []*Task {
 	return nil
 }
 
+type CreatePoolRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Spec          *PoolSpec              `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreatePoolRequest) Reset() {
+	*x = CreatePoolRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreatePoolRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreatePoolRequest) ProtoMessage() {}
+
+func (x *CreatePoolRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreatePoolRequest.ProtoReflect.Descriptor instead.
+func (*CreatePoolRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *CreatePoolRequest) GetSpec() *PoolSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+type CreatePoolResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Pool          *Pool                  `protobuf:"bytes,1,opt,name=pool,proto3" json:"pool,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreatePoolResponse) Reset() {
+	*x = CreatePoolResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreatePoolResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreatePoolResponse) ProtoMessage() {}
+
+func (x *CreatePoolResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreatePoolResponse.ProtoReflect.Descriptor instead.
+func (*CreatePoolResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *CreatePoolResponse) GetPool() *Pool {
+	if x != nil {
+		return x.Pool
+	}
+	return nil
+}
+
+type UpdatePoolRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Spec          *PoolSpec              `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdatePoolRequest) Reset() {
+	*x = UpdatePoolRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdatePoolRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdatePoolRequest) ProtoMessage() {}
+
+func (x *UpdatePoolRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdatePoolRequest.ProtoReflect.Descriptor instead.
+func (*UpdatePoolRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *UpdatePoolRequest) GetSpec() *PoolSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+type UpdatePoolResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Pool          *Pool                  `protobuf:"bytes,1,opt,name=pool,proto3" json:"pool,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdatePoolResponse) Reset() {
+	*x = UpdatePoolResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdatePoolResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdatePoolResponse) ProtoMessage() {}
+
+func (x *UpdatePoolResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdatePoolResponse.ProtoReflect.Descriptor instead.
+func (*UpdatePoolResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *UpdatePoolResponse) GetPool() *Pool {
+	if x != nil {
+		return x.Pool
+	}
+	return nil
+}
+
+type DeletePoolRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeletePoolRequest) Reset() {
+	*x = DeletePoolRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeletePoolRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeletePoolRequest) ProtoMessage() {}
+
+func (x *DeletePoolRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeletePoolRequest.ProtoReflect.Descriptor instead.
+func (*DeletePoolRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *DeletePoolRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type DeletePoolResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeletePoolResponse) Reset() {
+	*x = DeletePoolResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeletePoolResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeletePoolResponse) ProtoMessage() {}
+
+func (x *DeletePoolResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeletePoolResponse.ProtoReflect.Descriptor instead.
+func (*DeletePoolResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{23}
+}
+
 type ListPoolsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -910,7 +1166,7 @@ type ListPoolsRequest struct {
 
 func (x *ListPoolsRequest) Reset() {
 	*x = ListPoolsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[18]
+	mi := &file_peloton_v1_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -922,7 +1178,7 @@ func (x *ListPoolsRequest) String() string {
 func (*ListPoolsRequest) ProtoMessage() {}
 
 func (x *ListPoolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[18]
+	mi := &file_peloton_v1_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -935,7 +1191,7 @@ func (x *ListPoolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoolsRequest.ProtoReflect.Descriptor instead.
 func (*ListPoolsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{18}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{24}
 }
 
 type ListPoolsResponse struct {
@@ -947,7 +1203,7 @@ type ListPoolsResponse struct {
 
 func (x *ListPoolsResponse) Reset() {
 	*x = ListPoolsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[19]
+	mi := &file_peloton_v1_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -959,7 +1215,7 @@ func (x *ListPoolsResponse) String() string {
 func (*ListPoolsResponse) ProtoMessage() {}
 
 func (x *ListPoolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[19]
+	mi := &file_peloton_v1_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -972,7 +1228,7 @@ func (x *ListPoolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoolsResponse.ProtoReflect.Descriptor instead.
 func (*ListPoolsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{19}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListPoolsResponse) GetPools() []*Pool {
@@ -991,7 +1247,7 @@ type GetPoolRequest struct {
 
 func (x *GetPoolRequest) Reset() {
 	*x = GetPoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[20]
+	mi := &file_peloton_v1_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1003,7 +1259,7 @@ func (x *GetPoolRequest) String() string {
 func (*GetPoolRequest) ProtoMessage() {}
 
 func (x *GetPoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[20]
+	mi := &file_peloton_v1_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1016,7 +1272,7 @@ func (x *GetPoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolRequest.ProtoReflect.Descriptor instead.
 func (*GetPoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{20}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetPoolRequest) GetPath() string {
@@ -1035,7 +1291,7 @@ type GetPoolResponse struct {
 
 func (x *GetPoolResponse) Reset() {
 	*x = GetPoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[21]
+	mi := &file_peloton_v1_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1047,7 +1303,7 @@ func (x *GetPoolResponse) String() string {
 func (*GetPoolResponse) ProtoMessage() {}
 
 func (x *GetPoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[21]
+	mi := &file_peloton_v1_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1060,7 +1316,7 @@ func (x *GetPoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolResponse.ProtoReflect.Descriptor instead.
 func (*GetPoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{21}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetPoolResponse) GetPool() *Pool {
@@ -1080,7 +1336,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[22]
+	mi := &file_peloton_v1_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1092,7 +1348,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[22]
+	mi := &file_peloton_v1_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1105,7 +1361,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{22}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListHostsRequest) GetCluster() string {
@@ -1124,7 +1380,7 @@ type ListHostsResponse struct {
 
 func (x *ListHostsResponse) Reset() {
 	*x = ListHostsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[23]
+	mi := &file_peloton_v1_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1136,7 +1392,7 @@ func (x *ListHostsResponse) String() string {
 func (*ListHostsResponse) ProtoMessage() {}
 
 func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[23]
+	mi := &file_peloton_v1_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1149,7 +1405,7 @@ func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsResponse.ProtoReflect.Descriptor instead.
 func (*ListHostsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{23}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListHostsResponse) GetHosts() []*Host {
@@ -1167,7 +1423,7 @@ type ListRegionsRequest struct {
 
 func (x *ListRegionsRequest) Reset() {
 	*x = ListRegionsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[24]
+	mi := &file_peloton_v1_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1179,7 +1435,7 @@ func (x *ListRegionsRequest) String() string {
 func (*ListRegionsRequest) ProtoMessage() {}
 
 func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[24]
+	mi := &file_peloton_v1_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1192,7 +1448,7 @@ func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsRequest.ProtoReflect.Descriptor instead.
 func (*ListRegionsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{24}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{30}
 }
 
 type ListRegionsResponse struct {
@@ -1204,7 +1460,7 @@ type ListRegionsResponse struct {
 
 func (x *ListRegionsResponse) Reset() {
 	*x = ListRegionsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[25]
+	mi := &file_peloton_v1_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1216,7 +1472,7 @@ func (x *ListRegionsResponse) String() string {
 func (*ListRegionsResponse) ProtoMessage() {}
 
 func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[25]
+	mi := &file_peloton_v1_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1229,7 +1485,7 @@ func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsResponse.ProtoReflect.Descriptor instead.
 func (*ListRegionsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{25}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListRegionsResponse) GetRegions() []*Region {
@@ -1250,7 +1506,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[26]
+	mi := &file_peloton_v1_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1262,7 +1518,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[26]
+	mi := &file_peloton_v1_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1275,7 +1531,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{26}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WatchRequest) GetJobId() string {
@@ -1300,7 +1556,7 @@ type GetVersionRequest struct {
 
 func (x *GetVersionRequest) Reset() {
 	*x = GetVersionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[27]
+	mi := &file_peloton_v1_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1312,7 +1568,7 @@ func (x *GetVersionRequest) String() string {
 func (*GetVersionRequest) ProtoMessage() {}
 
 func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[27]
+	mi := &file_peloton_v1_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1325,7 +1581,7 @@ func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionRequest.ProtoReflect.Descriptor instead.
 func (*GetVersionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{27}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{33}
 }
 
 type GetVersionResponse struct {
@@ -1339,7 +1595,7 @@ type GetVersionResponse struct {
 
 func (x *GetVersionResponse) Reset() {
 	*x = GetVersionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[28]
+	mi := &file_peloton_v1_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1351,7 +1607,7 @@ func (x *GetVersionResponse) String() string {
 func (*GetVersionResponse) ProtoMessage() {}
 
 func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[28]
+	mi := &file_peloton_v1_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1364,7 +1620,7 @@ func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionResponse.ProtoReflect.Descriptor instead.
 func (*GetVersionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{28}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetVersionResponse) GetVersion() string {
@@ -1440,7 +1696,18 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1c\n" +
 	"\tinstances\x18\x02 \x03(\rR\tinstances\";\n" +
 	"\x11StopTasksResponse\x12&\n" +
-	"\x05tasks\x18\x01 \x03(\v2\x10.peloton.v1.TaskR\x05tasks\"\x12\n" +
+	"\x05tasks\x18\x01 \x03(\v2\x10.peloton.v1.TaskR\x05tasks\"=\n" +
+	"\x11CreatePoolRequest\x12(\n" +
+	"\x04spec\x18\x01 \x01(\v2\x14.peloton.v1.PoolSpecR\x04spec\":\n" +
+	"\x12CreatePoolResponse\x12$\n" +
+	"\x04pool\x18\x01 \x01(\v2\x10.peloton.v1.PoolR\x04pool\"=\n" +
+	"\x11UpdatePoolRequest\x12(\n" +
+	"\x04spec\x18\x01 \x01(\v2\x14.peloton.v1.PoolSpecR\x04spec\":\n" +
+	"\x12UpdatePoolResponse\x12$\n" +
+	"\x04pool\x18\x01 \x01(\v2\x10.peloton.v1.PoolR\x04pool\"'\n" +
+	"\x11DeletePoolRequest\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\"\x14\n" +
+	"\x12DeletePoolResponse\"\x12\n" +
 	"\x10ListPoolsRequest\";\n" +
 	"\x11ListPoolsResponse\x12&\n" +
 	"\x05pools\x18\x01 \x03(\v2\x10.peloton.v1.PoolR\x05pools\"$\n" +
@@ -1474,8 +1741,14 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\tListTasks\x12\x1c.peloton.v1.ListTasksRequest\x1a\x1d.peloton.v1.ListTasksResponse\x12B\n" +
 	"\aGetTask\x12\x1a.peloton.v1.GetTaskRequest\x1a\x1b.peloton.v1.GetTaskResponse\x12N\n" +
 	"\vGetTaskLogs\x12\x1e.peloton.v1.GetTaskLogsRequest\x1a\x1f.peloton.v1.GetTaskLogsResponse\x12H\n" +
-	"\tStopTasks\x12\x1c.peloton.v1.StopTasksRequest\x1a\x1d.peloton.v1.StopTasksResponse2\x9b\x01\n" +
-	"\vPoolService\x12H\n" +
+	"\tStopTasks\x12\x1c.peloton.v1.StopTasksRequest\x1a\x1d.peloton.v1.StopTasksResponse2\x82\x03\n" +
+	"\vPoolService\x12K\n" +
+	"\n" +
+	"CreatePool\x12\x1d.peloton.v1.CreatePoolRequest\x1a\x1e.peloton.v1.CreatePoolResponse\x12K\n" +
+	"\n" +
+	"UpdatePool\x12\x1d.peloton.v1.UpdatePoolRequest\x1a\x1e.peloton.v1.UpdatePoolResponse\x12K\n" +
+	"\n" +
+	"DeletePool\x12\x1d.peloton.v1.DeletePoolRequest\x1a\x1e.peloton.v1.DeletePoolResponse\x12H\n" +
 	"\tListPools\x12\x1c.peloton.v1.ListPoolsRequest\x1a\x1d.peloton.v1.ListPoolsResponse\x12B\n" +
 	"\aGetPool\x12\x1a.peloton.v1.GetPoolRequest\x1a\x1b.peloton.v1.GetPoolResponse2W\n" +
 	"\vHostService\x12H\n" +
@@ -1500,7 +1773,7 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_service_proto_rawDescData
 }
 
-var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_peloton_v1_service_proto_goTypes = []any{
 	(*CreateJobRequest)(nil),    // 0: peloton.v1.CreateJobRequest
 	(*CreateJobResponse)(nil),   // 1: peloton.v1.CreateJobResponse
@@ -1520,77 +1793,94 @@ var file_peloton_v1_service_proto_goTypes = []any{
 	(*GetTaskLogsResponse)(nil), // 15: peloton.v1.GetTaskLogsResponse
 	(*StopTasksRequest)(nil),    // 16: peloton.v1.StopTasksRequest
 	(*StopTasksResponse)(nil),   // 17: peloton.v1.StopTasksResponse
-	(*ListPoolsRequest)(nil),    // 18: peloton.v1.ListPoolsRequest
-	(*ListPoolsResponse)(nil),   // 19: peloton.v1.ListPoolsResponse
-	(*GetPoolRequest)(nil),      // 20: peloton.v1.GetPoolRequest
-	(*GetPoolResponse)(nil),     // 21: peloton.v1.GetPoolResponse
-	(*ListHostsRequest)(nil),    // 22: peloton.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),   // 23: peloton.v1.ListHostsResponse
-	(*ListRegionsRequest)(nil),  // 24: peloton.v1.ListRegionsRequest
-	(*ListRegionsResponse)(nil), // 25: peloton.v1.ListRegionsResponse
-	(*WatchRequest)(nil),        // 26: peloton.v1.WatchRequest
-	(*GetVersionRequest)(nil),   // 27: peloton.v1.GetVersionRequest
-	(*GetVersionResponse)(nil),  // 28: peloton.v1.GetVersionResponse
-	(*JobSpec)(nil),             // 29: peloton.v1.JobSpec
-	(*Job)(nil),                 // 30: peloton.v1.Job
-	(JobState)(0),               // 31: peloton.v1.JobState
-	(TaskState)(0),              // 32: peloton.v1.TaskState
-	(*Task)(nil),                // 33: peloton.v1.Task
-	(*Pool)(nil),                // 34: peloton.v1.Pool
-	(*Host)(nil),                // 35: peloton.v1.Host
-	(*Region)(nil),              // 36: peloton.v1.Region
-	(*Event)(nil),               // 37: peloton.v1.Event
+	(*CreatePoolRequest)(nil),   // 18: peloton.v1.CreatePoolRequest
+	(*CreatePoolResponse)(nil),  // 19: peloton.v1.CreatePoolResponse
+	(*UpdatePoolRequest)(nil),   // 20: peloton.v1.UpdatePoolRequest
+	(*UpdatePoolResponse)(nil),  // 21: peloton.v1.UpdatePoolResponse
+	(*DeletePoolRequest)(nil),   // 22: peloton.v1.DeletePoolRequest
+	(*DeletePoolResponse)(nil),  // 23: peloton.v1.DeletePoolResponse
+	(*ListPoolsRequest)(nil),    // 24: peloton.v1.ListPoolsRequest
+	(*ListPoolsResponse)(nil),   // 25: peloton.v1.ListPoolsResponse
+	(*GetPoolRequest)(nil),      // 26: peloton.v1.GetPoolRequest
+	(*GetPoolResponse)(nil),     // 27: peloton.v1.GetPoolResponse
+	(*ListHostsRequest)(nil),    // 28: peloton.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),   // 29: peloton.v1.ListHostsResponse
+	(*ListRegionsRequest)(nil),  // 30: peloton.v1.ListRegionsRequest
+	(*ListRegionsResponse)(nil), // 31: peloton.v1.ListRegionsResponse
+	(*WatchRequest)(nil),        // 32: peloton.v1.WatchRequest
+	(*GetVersionRequest)(nil),   // 33: peloton.v1.GetVersionRequest
+	(*GetVersionResponse)(nil),  // 34: peloton.v1.GetVersionResponse
+	(*JobSpec)(nil),             // 35: peloton.v1.JobSpec
+	(*Job)(nil),                 // 36: peloton.v1.Job
+	(JobState)(0),               // 37: peloton.v1.JobState
+	(TaskState)(0),              // 38: peloton.v1.TaskState
+	(*Task)(nil),                // 39: peloton.v1.Task
+	(*PoolSpec)(nil),            // 40: peloton.v1.PoolSpec
+	(*Pool)(nil),                // 41: peloton.v1.Pool
+	(*Host)(nil),                // 42: peloton.v1.Host
+	(*Region)(nil),              // 43: peloton.v1.Region
+	(*Event)(nil),               // 44: peloton.v1.Event
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	29, // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	30, // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	30, // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	31, // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
-	30, // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	30, // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	32, // 6: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	33, // 7: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	33, // 8: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	33, // 9: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	34, // 10: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	34, // 11: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	35, // 12: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	36, // 13: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	0,  // 14: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	2,  // 15: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	4,  // 16: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	6,  // 17: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	8,  // 18: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	10, // 19: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	12, // 20: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	14, // 21: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	16, // 22: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	18, // 23: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	20, // 24: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	22, // 25: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	24, // 26: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	26, // 27: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	27, // 28: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	1,  // 29: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	3,  // 30: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	5,  // 31: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	7,  // 32: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	9,  // 33: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	11, // 34: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	13, // 35: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	15, // 36: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	17, // 37: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	19, // 38: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	21, // 39: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	23, // 40: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	25, // 41: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	37, // 42: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	28, // 43: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	29, // [29:44] is the sub-list for method output_type
-	14, // [14:29] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	35, // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	36, // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	36, // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	37, // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	36, // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	36, // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	38, // 6: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	39, // 7: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	39, // 8: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	39, // 9: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	40, // 10: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	41, // 11: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	40, // 12: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	41, // 13: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	41, // 14: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	41, // 15: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	42, // 16: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	43, // 17: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	0,  // 18: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	2,  // 19: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	4,  // 20: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	6,  // 21: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	8,  // 22: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	10, // 23: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	12, // 24: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	14, // 25: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	16, // 26: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	18, // 27: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	20, // 28: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	22, // 29: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	24, // 30: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	26, // 31: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	28, // 32: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	30, // 33: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	32, // 34: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	33, // 35: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	1,  // 36: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	3,  // 37: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	5,  // 38: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	7,  // 39: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	9,  // 40: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	11, // 41: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	13, // 42: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	15, // 43: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	17, // 44: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	19, // 45: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	21, // 46: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	23, // 47: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	25, // 48: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	27, // 49: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	29, // 50: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	31, // 51: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	44, // 52: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	34, // 53: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	36, // [36:54] is the sub-list for method output_type
+	18, // [18:36] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -1605,7 +1895,7 @@ func file_peloton_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   29,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   7,
 		},

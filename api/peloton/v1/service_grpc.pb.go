@@ -499,14 +499,22 @@ var TaskService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	PoolService_ListPools_FullMethodName = "/peloton.v1.PoolService/ListPools"
-	PoolService_GetPool_FullMethodName   = "/peloton.v1.PoolService/GetPool"
+	PoolService_CreatePool_FullMethodName = "/peloton.v1.PoolService/CreatePool"
+	PoolService_UpdatePool_FullMethodName = "/peloton.v1.PoolService/UpdatePool"
+	PoolService_DeletePool_FullMethodName = "/peloton.v1.PoolService/DeletePool"
+	PoolService_ListPools_FullMethodName  = "/peloton.v1.PoolService/ListPools"
+	PoolService_GetPool_FullMethodName    = "/peloton.v1.PoolService/GetPool"
 )
 
 // PoolServiceClient is the client API for PoolService service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 type PoolServiceClient interface {
+	CreatePool(ctx context.Context, in *CreatePoolRequest, opts ...grpc.CallOption) (*CreatePoolResponse, error)
+	// UpdatePool replaces a pool's reservation, limit and share.
+	UpdatePool(ctx context.Context, in *UpdatePoolRequest, opts ...grpc.CallOption) (*UpdatePoolResponse, error)
+	// DeletePool removes a pool that has no children and no unfinished jobs.
+	DeletePool(ctx context.Context, in *DeletePoolRequest, opts ...grpc.CallOption) (*DeletePoolResponse, error)
 	ListPools(ctx context.Context, in *ListPoolsRequest, opts ...grpc.CallOption) (*ListPoolsResponse, error)
 	GetPool(ctx context.Context, in *GetPoolRequest, opts ...grpc.CallOption) (*GetPoolResponse, error)
 }
@@ -517,6 +525,36 @@ type poolServiceClient struct {
 
 func NewPoolServiceClient(cc grpc.ClientConnInterface) PoolServiceClient {
 	return &poolServiceClient{cc}
+}
+
+func (c *poolServiceClient) CreatePool(ctx context.Context, in *CreatePoolRequest, opts ...grpc.CallOption) (*CreatePoolResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreatePoolResponse)
+	err := c.cc.Invoke(ctx, PoolService_CreatePool_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *poolServiceClient) UpdatePool(ctx context.Context, in *UpdatePoolRequest, opts ...grpc.CallOption) (*UpdatePoolResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdatePoolResponse)
+	err := c.cc.Invoke(ctx, PoolService_UpdatePool_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *poolServiceClient) DeletePool(ctx context.Context, in *DeletePoolRequest, opts ...grpc.CallOption) (*DeletePoolResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeletePoolResponse)
+	err := c.cc.Invoke(ctx, PoolService_DeletePool_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (c *poolServiceClient) ListPools(ctx context.Context, in *ListPoolsRequest, opts ...grpc.CallOption) (*ListPoolsResponse, error) {
@@ -543,6 +581,11 @@ func (c *poolServiceClient) GetPool(ctx context.Context, in *GetPoolRequest, opt
 // All implementations must embed UnimplementedPoolServiceServer
 // for forward compatibility.
 type PoolServiceServer interface {
+	CreatePool(context.Context, *CreatePoolRequest) (*CreatePoolResponse, error)
+	// UpdatePool replaces a pool's reservation, limit and share.
+	UpdatePool(context.Context, *UpdatePoolRequest) (*UpdatePoolResponse, error)
+	// DeletePool removes a pool that has no children and no unfinished jobs.
+	DeletePool(context.Context, *DeletePoolRequest) (*DeletePoolResponse, error)
 	ListPools(context.Context, *ListPoolsRequest) (*ListPoolsResponse, error)
 	GetPool(context.Context, *GetPoolRequest) (*GetPoolResponse, error)
 	mustEmbedUnimplementedPoolServiceServer()
@@ -555,6 +598,15 @@ type PoolServiceServer interface {
 // pointer dereference when methods are called.
 type UnimplementedPoolServiceServer struct{}
 
+func (UnimplementedPoolServiceServer) CreatePool(context.Context, *CreatePoolRequest) (*CreatePoolResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreatePool not implemented")
+}
+func (UnimplementedPoolServiceServer) UpdatePool(context.Context, *UpdatePoolRequest) (*UpdatePoolResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdatePool not implemented")
+}
+func (UnimplementedPoolServiceServer) DeletePool(context.Context, *DeletePoolRequest) (*DeletePoolResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeletePool not implemented")
+}
 func (UnimplementedPoolServiceServer) ListPools(context.Context, *ListPoolsRequest) (*ListPoolsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListPools not implemented")
 }
@@ -580,6 +632,60 @@ func RegisterPoolServiceServer(s grpc.ServiceRegistrar, srv PoolServiceServer) {
 		t.testEmbeddedByValue()
 	}
 	s.RegisterService(&PoolService_ServiceDesc, srv)
+}
+
+func _PoolService_CreatePool_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreatePoolRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PoolServiceServer).CreatePool(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PoolService_CreatePool_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PoolServiceServer).CreatePool(ctx, req.(*CreatePoolRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PoolService_UpdatePool_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdatePoolRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PoolServiceServer).UpdatePool(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PoolService_UpdatePool_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PoolServiceServer).UpdatePool(ctx, req.(*UpdatePoolRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PoolService_DeletePool_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeletePoolRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PoolServiceServer).DeletePool(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PoolService_DeletePool_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PoolServiceServer).DeletePool(ctx, req.(*DeletePoolRequest))
+	}
+	return interceptor(ctx, in, info, handler)
 }
 
 func _PoolService_ListPools_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
@@ -625,6 +731,18 @@ var PoolService_ServiceDesc = grpc.ServiceDesc{
 	ServiceName: "peloton.v1.PoolService",
 	HandlerType: (*PoolServiceServer)(nil),
 	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "CreatePool",
+			Handler:    _PoolService_CreatePool_Handler,
+		},
+		{
+			MethodName: "UpdatePool",
+			Handler:    _PoolService_UpdatePool_Handler,
+		},
+		{
+			MethodName: "DeletePool",
+			Handler:    _PoolService_DeletePool_Handler,
+		},
 		{
 			MethodName: "ListPools",
 			Handler:    _PoolService_ListPools_Handler,

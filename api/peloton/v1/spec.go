@@ -129,6 +129,21 @@ func digitPrefix(s string) int {
 // proto (snake_case) name. Defaults are not applied; see ApplyJobSpecDefaults.
 // On failure the error is a *SpecError.
 func DecodeJobSpec(data []byte) (*JobSpec, error) {
+	spec := &JobSpec{}
+	w, err := decodeMessage(data, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.finish(ValidateJobSpec(spec)); err != nil {
+		return nil, err
+	}
+	return spec, nil
+}
+
+// decodeMessage decodes generic JSON into m, collecting every structural
+// problem in the returned walker. A non-nil error means the document could
+// not be read at all.
+func decodeMessage(data []byte, m proto.Message) (*jsonWalker, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var doc any
@@ -148,13 +163,11 @@ func DecodeJobSpec(data []byte) (*JobSpec, error) {
 		}
 		return nil, NewSpecError([]FieldError{{Message: "the spec must be an object"}})
 	}
-
 	w := &jsonWalker{}
-	clean := w.message("", obj, (&JobSpec{}).ProtoReflect().Descriptor())
-	spec := &JobSpec{}
+	clean := w.message("", obj, m.ProtoReflect().Descriptor())
 	raw, err := json.Marshal(clean)
 	if err == nil {
-		err = protojson.Unmarshal(raw, spec)
+		err = protojson.Unmarshal(raw, m)
 	}
 	if err != nil {
 		// The walk should have caught everything protojson rejects; this is
@@ -162,16 +175,19 @@ func DecodeJobSpec(data []byte) (*JobSpec, error) {
 		w.add("", "cannot decode: "+err.Error())
 		return nil, NewSpecError(w.problems)
 	}
+	return w, nil
+}
+
+// finish merges semantic problems with the structural ones, leaving out
+// those a dropped field already explains, and returns them as one error.
+func (w *jsonWalker) finish(semantic []FieldError) error {
 	problems := w.problems
-	for _, p := range ValidateJobSpec(spec) {
+	for _, p := range semantic {
 		if !w.covers(p.Path) {
 			problems = append(problems, p)
 		}
 	}
-	if err := NewSpecError(problems); err != nil {
-		return nil, err
-	}
-	return spec, nil
+	return NewSpecError(problems)
 }
 
 // jsonWalker checks generic JSON against a message descriptor. It collects
@@ -622,6 +638,20 @@ func ValidateJobSpec(s *JobSpec) []FieldError {
 	} else if s.GetMaxRunning() > instances {
 		v.add("max_running", fmt.Sprintf("must not exceed instances (%d)", instances))
 	}
+	if g := s.GetGangSize(); g > 1 && instances >= 1 && instances <= MaxInstances {
+		switch {
+		case g > instances:
+			v.add("gang_size", fmt.Sprintf("must not exceed instances (%d)", instances))
+		case instances%g != 0:
+			v.add("gang_size", fmt.Sprintf("instances (%d) must be a multiple of it", instances))
+		}
+		if m := s.GetMaxRunning(); m > 0 && m < g {
+			v.add("max_running", fmt.Sprintf("must be 0 or at least gang_size (%d): a gang runs whole", g))
+		}
+	}
+	if s.GetGangRestart() && s.GetGangSize() <= 1 {
+		v.add("gang_restart", "needs gang_size > 1")
+	}
 	if s.GetMaxAttempts() > MaxAttemptsLimit {
 		v.add("max_attempts", fmt.Sprintf("must be at most %d", MaxAttemptsLimit))
 	}
@@ -649,6 +679,9 @@ func ApplyJobSpecDefaults(s *JobSpec) {
 	}
 	if s.Pool == "" {
 		s.Pool = DefaultPool
+	}
+	if s.Revocable {
+		s.Preemptible = true
 	}
 	if s.MaxAttempts == 0 {
 		s.MaxAttempts = DefaultMaxAttempts

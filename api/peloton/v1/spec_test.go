@@ -411,3 +411,55 @@ func TestParseEnumNameAndShortName(t *testing.T) {
 		t.Errorf("ShortEnumName(77) = %q", got)
 	}
 }
+
+func TestValidateGangFields(t *testing.T) {
+	base := func() *JobSpec {
+		return &JobSpec{Name: "g", Instances: 8, Task: &TaskSpec{Command: "true", Resources: &Resources{Cpu: 1, MemMb: 1}}}
+	}
+	cases := []struct {
+		name  string
+		edit  func(*JobSpec)
+		paths []string
+	}{
+		{"gang of 4 in 8", func(s *JobSpec) { s.GangSize = 4 }, nil},
+		{"gang larger than job", func(s *JobSpec) { s.GangSize = 16 }, []string{"gang_size"}},
+		{"not a multiple", func(s *JobSpec) { s.GangSize = 3 }, []string{"gang_size"}},
+		{"maxRunning below gang", func(s *JobSpec) { s.GangSize = 4; s.MaxRunning = 2 }, []string{"max_running"}},
+		{"restart without gang", func(s *JobSpec) { s.GangRestart = true }, []string{"gang_restart"}},
+	}
+	for _, tc := range cases {
+		s := base()
+		tc.edit(s)
+		got := ValidateJobSpec(s)
+		if len(got) != len(tc.paths) {
+			t.Errorf("%s: got %v, want paths %v", tc.name, got, tc.paths)
+			continue
+		}
+		for i, p := range tc.paths {
+			if got[i].Path != p {
+				t.Errorf("%s: got %v, want paths %v", tc.name, got, tc.paths)
+			}
+		}
+	}
+}
+
+func TestDecodePoolSpec(t *testing.T) {
+	ok, err := DecodePoolSpec([]byte(`{"path":"/maps","reservation":{"cpu":10},"limit":{"cpu":50},"share":{"cpu":2}}`))
+	if err != nil || ok.GetLimit().GetCpu() != 50 || ok.GetLimit().MemMb != nil {
+		t.Fatalf("valid pool: %v %v", ok, err)
+	}
+	_, err = DecodePoolSpec([]byte(`{"path":"maps","reservation":{"cpu":-1},"limit":{"cpu":0.5},"share":{"gpu":0},"colour":1}`))
+	var se *SpecError
+	if !errors.As(err, &se) {
+		t.Fatalf("want a SpecError, got %v", err)
+	}
+	want := []string{"colour", "path", "reservation.cpu", "share.gpu"}
+	if len(se.Problems) != len(want) {
+		t.Fatalf("problems %v, want paths %v", se.Problems, want)
+	}
+	for i, p := range want {
+		if se.Problems[i].Path != p {
+			t.Fatalf("problems %v, want paths %v", se.Problems, want)
+		}
+	}
+}

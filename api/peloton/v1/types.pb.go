@@ -602,9 +602,19 @@ type JobSpec struct {
 	MaxRunning uint32 `protobuf:"varint,8,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
 	// How many times an instance is started before it is given up as failed.
 	// Default 3.
-	MaxAttempts   uint32            `protobuf:"varint,9,opt,name=max_attempts,json=maxAttempts,proto3" json:"max_attempts,omitempty"`
-	Task          *TaskSpec         `protobuf:"bytes,10,opt,name=task,proto3" json:"task,omitempty"`
-	Labels        map[string]string `protobuf:"bytes,11,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	MaxAttempts uint32            `protobuf:"varint,9,opt,name=max_attempts,json=maxAttempts,proto3" json:"max_attempts,omitempty"`
+	Task        *TaskSpec         `protobuf:"bytes,10,opt,name=task,proto3" json:"task,omitempty"`
+	Labels      map[string]string `protobuf:"bytes,11,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Groups consecutive instances into gangs of this size (0 or 1: no
+	// gangs). A gang is admitted, placed, preempted and killed as one;
+	// instances must be a multiple of it.
+	GangSize uint32 `protobuf:"varint,12,opt,name=gang_size,json=gangSize,proto3" json:"gang_size,omitempty"`
+	// Restart the whole gang when a member fails (up to max_attempts);
+	// otherwise a failed member fails its gang.
+	GangRestart bool `protobuf:"varint,13,opt,name=gang_restart,json=gangRestart,proto3" json:"gang_restart,omitempty"`
+	// Revocable tasks run on allocated-but-unused (slack) resources and are
+	// the first killed when a host's slack shrinks. Implies preemptible.
+	Revocable     bool `protobuf:"varint,14,opt,name=revocable,proto3" json:"revocable,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -714,6 +724,27 @@ func (x *JobSpec) GetLabels() map[string]string {
 		return x.Labels
 	}
 	return nil
+}
+
+func (x *JobSpec) GetGangSize() uint32 {
+	if x != nil {
+		return x.GangSize
+	}
+	return 0
+}
+
+func (x *JobSpec) GetGangRestart() bool {
+	if x != nil {
+		return x.GangRestart
+	}
+	return false
+}
+
+func (x *JobSpec) GetRevocable() bool {
+	if x != nil {
+		return x.Revocable
+	}
+	return false
 }
 
 // JobStatus is derived by the job manager from the job's tasks.
@@ -1134,6 +1165,150 @@ func (*Event_Job) isEvent_Kind() {}
 
 func (*Event_Task) isEvent_Kind() {}
 
+// ResourceAmounts is like Resources with every amount optional: an absent
+// limit means no limit, an absent share means a share of 1.
+type ResourceAmounts struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cpu           *float64               `protobuf:"fixed64,1,opt,name=cpu,proto3,oneof" json:"cpu,omitempty"`
+	MemMb         *float64               `protobuf:"fixed64,2,opt,name=mem_mb,json=memMb,proto3,oneof" json:"mem_mb,omitempty"`
+	DiskMb        *float64               `protobuf:"fixed64,3,opt,name=disk_mb,json=diskMb,proto3,oneof" json:"disk_mb,omitempty"`
+	Gpu           *float64               `protobuf:"fixed64,4,opt,name=gpu,proto3,oneof" json:"gpu,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceAmounts) Reset() {
+	*x = ResourceAmounts{}
+	mi := &file_peloton_v1_types_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceAmounts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceAmounts) ProtoMessage() {}
+
+func (x *ResourceAmounts) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceAmounts.ProtoReflect.Descriptor instead.
+func (*ResourceAmounts) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ResourceAmounts) GetCpu() float64 {
+	if x != nil && x.Cpu != nil {
+		return *x.Cpu
+	}
+	return 0
+}
+
+func (x *ResourceAmounts) GetMemMb() float64 {
+	if x != nil && x.MemMb != nil {
+		return *x.MemMb
+	}
+	return 0
+}
+
+func (x *ResourceAmounts) GetDiskMb() float64 {
+	if x != nil && x.DiskMb != nil {
+		return *x.DiskMb
+	}
+	return 0
+}
+
+func (x *ResourceAmounts) GetGpu() float64 {
+	if x != nil && x.Gpu != nil {
+		return *x.Gpu
+	}
+	return 0
+}
+
+// PoolSpec is what an operator declares for a pool.
+type PoolSpec struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Absolute path: "/maps/ingest". The parent must exist.
+	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// Guaranteed when there is demand. Children's reservations sum to at most
+	// the parent's.
+	Reservation *Resources `protobuf:"bytes,2,opt,name=reservation,proto3" json:"reservation,omitempty"`
+	// Never more than this; absent amounts are unlimited.
+	Limit *ResourceAmounts `protobuf:"bytes,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	// Weight for what is left over; absent amounts are 1.
+	Share         *ResourceAmounts `protobuf:"bytes,4,opt,name=share,proto3" json:"share,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PoolSpec) Reset() {
+	*x = PoolSpec{}
+	mi := &file_peloton_v1_types_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PoolSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PoolSpec) ProtoMessage() {}
+
+func (x *PoolSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PoolSpec.ProtoReflect.Descriptor instead.
+func (*PoolSpec) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *PoolSpec) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *PoolSpec) GetReservation() *Resources {
+	if x != nil {
+		return x.Reservation
+	}
+	return nil
+}
+
+func (x *PoolSpec) GetLimit() *ResourceAmounts {
+	if x != nil {
+		return x.Limit
+	}
+	return nil
+}
+
+func (x *PoolSpec) GetShare() *ResourceAmounts {
+	if x != nil {
+		return x.Share
+	}
+	return nil
+}
+
 type PoolResource struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -1149,7 +1324,7 @@ type PoolResource struct {
 
 func (x *PoolResource) Reset() {
 	*x = PoolResource{}
-	mi := &file_peloton_v1_types_proto_msgTypes[8]
+	mi := &file_peloton_v1_types_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1161,7 +1336,7 @@ func (x *PoolResource) String() string {
 func (*PoolResource) ProtoMessage() {}
 
 func (x *PoolResource) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[8]
+	mi := &file_peloton_v1_types_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1174,7 +1349,7 @@ func (x *PoolResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolResource.ProtoReflect.Descriptor instead.
 func (*PoolResource) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{8}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *PoolResource) GetName() string {
@@ -1228,18 +1403,22 @@ func (x *PoolResource) GetEntitlement() float64 {
 
 // Pool is a node of the resource pool tree.
 type Pool struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
-	Resources     []*PoolResource        `protobuf:"bytes,2,rep,name=resources,proto3" json:"resources,omitempty"`
-	Children      []string               `protobuf:"bytes,3,rep,name=children,proto3" json:"children,omitempty"`
-	Jobs          uint32                 `protobuf:"varint,4,opt,name=jobs,proto3" json:"jobs,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Path      string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Resources []*PoolResource        `protobuf:"bytes,2,rep,name=resources,proto3" json:"resources,omitempty"`
+	Children  []string               `protobuf:"bytes,3,rep,name=children,proto3" json:"children,omitempty"`
+	// Jobs that are not finished.
+	Jobs uint32    `protobuf:"varint,4,opt,name=jobs,proto3" json:"jobs,omitempty"`
+	Spec *PoolSpec `protobuf:"bytes,5,opt,name=spec,proto3" json:"spec,omitempty"`
+	// Per-region split of the pool's reservation and limit (federation).
+	Regions       []*PoolRegionShare `protobuf:"bytes,6,rep,name=regions,proto3" json:"regions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Pool) Reset() {
 	*x = Pool{}
-	mi := &file_peloton_v1_types_proto_msgTypes[9]
+	mi := &file_peloton_v1_types_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1251,7 +1430,7 @@ func (x *Pool) String() string {
 func (*Pool) ProtoMessage() {}
 
 func (x *Pool) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[9]
+	mi := &file_peloton_v1_types_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1264,7 +1443,7 @@ func (x *Pool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pool.ProtoReflect.Descriptor instead.
 func (*Pool) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{9}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Pool) GetPath() string {
@@ -1295,6 +1474,88 @@ func (x *Pool) GetJobs() uint32 {
 	return 0
 }
 
+func (x *Pool) GetSpec() *PoolSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+func (x *Pool) GetRegions() []*PoolRegionShare {
+	if x != nil {
+		return x.Regions
+	}
+	return nil
+}
+
+type PoolRegionShare struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Region        string                 `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	Reservation   *Resources             `protobuf:"bytes,2,opt,name=reservation,proto3" json:"reservation,omitempty"`
+	Limit         *Resources             `protobuf:"bytes,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	Demand        *Resources             `protobuf:"bytes,4,opt,name=demand,proto3" json:"demand,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PoolRegionShare) Reset() {
+	*x = PoolRegionShare{}
+	mi := &file_peloton_v1_types_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PoolRegionShare) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PoolRegionShare) ProtoMessage() {}
+
+func (x *PoolRegionShare) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PoolRegionShare.ProtoReflect.Descriptor instead.
+func (*PoolRegionShare) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *PoolRegionShare) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+func (x *PoolRegionShare) GetReservation() *Resources {
+	if x != nil {
+		return x.Reservation
+	}
+	return nil
+}
+
+func (x *PoolRegionShare) GetLimit() *Resources {
+	if x != nil {
+		return x.Limit
+	}
+	return nil
+}
+
+func (x *PoolRegionShare) GetDemand() *Resources {
+	if x != nil {
+		return x.Demand
+	}
+	return nil
+}
+
 type Host struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Id       string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -1314,7 +1575,7 @@ type Host struct {
 
 func (x *Host) Reset() {
 	*x = Host{}
-	mi := &file_peloton_v1_types_proto_msgTypes[10]
+	mi := &file_peloton_v1_types_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1326,7 +1587,7 @@ func (x *Host) String() string {
 func (*Host) ProtoMessage() {}
 
 func (x *Host) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[10]
+	mi := &file_peloton_v1_types_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1339,7 +1600,7 @@ func (x *Host) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Host.ProtoReflect.Descriptor instead.
 func (*Host) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{10}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Host) GetId() string {
@@ -1418,7 +1679,7 @@ type RegionMember struct {
 
 func (x *RegionMember) Reset() {
 	*x = RegionMember{}
-	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	mi := &file_peloton_v1_types_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1430,7 +1691,7 @@ func (x *RegionMember) String() string {
 func (*RegionMember) ProtoMessage() {}
 
 func (x *RegionMember) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	mi := &file_peloton_v1_types_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1443,7 +1704,7 @@ func (x *RegionMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionMember.ProtoReflect.Descriptor instead.
 func (*RegionMember) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{11}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RegionMember) GetName() string {
@@ -1495,7 +1756,7 @@ type Region struct {
 
 func (x *Region) Reset() {
 	*x = Region{}
-	mi := &file_peloton_v1_types_proto_msgTypes[12]
+	mi := &file_peloton_v1_types_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1507,7 +1768,7 @@ func (x *Region) String() string {
 func (*Region) ProtoMessage() {}
 
 func (x *Region) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[12]
+	mi := &file_peloton_v1_types_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1520,7 +1781,7 @@ func (x *Region) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Region.ProtoReflect.Descriptor instead.
 func (*Region) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{12}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Region) GetName() string {
@@ -1592,7 +1853,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x19kill_grace_period_seconds\x18\x06 \x01(\rR\x16killGracePeriodSeconds\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb0\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8e\x04\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12'\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x13.peloton.v1.JobTypeR\x04type\x12\x12\n" +
@@ -1606,7 +1867,10 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\fmax_attempts\x18\t \x01(\rR\vmaxAttempts\x12(\n" +
 	"\x04task\x18\n" +
 	" \x01(\v2\x14.peloton.v1.TaskSpecR\x04task\x127\n" +
-	"\x06labels\x18\v \x03(\v2\x1f.peloton.v1.JobSpec.LabelsEntryR\x06labels\x1a9\n" +
+	"\x06labels\x18\v \x03(\v2\x1f.peloton.v1.JobSpec.LabelsEntryR\x06labels\x12\x1b\n" +
+	"\tgang_size\x18\f \x01(\rR\bgangSize\x12!\n" +
+	"\fgang_restart\x18\r \x01(\bR\vgangRestart\x12\x1c\n" +
+	"\trevocable\x18\x0e \x01(\bR\trevocable\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xad\x03\n" +
@@ -1654,7 +1918,22 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x06job_id\x18\x03 \x01(\tR\x05jobId\x12)\n" +
 	"\x03job\x18\x04 \x01(\v2\x15.peloton.v1.JobStatusH\x00R\x03job\x12&\n" +
 	"\x04task\x18\x05 \x01(\v2\x10.peloton.v1.TaskH\x00R\x04taskB\x06\n" +
-	"\x04kind\"\xca\x01\n" +
+	"\x04kind\"\xa0\x01\n" +
+	"\x0fResourceAmounts\x12\x15\n" +
+	"\x03cpu\x18\x01 \x01(\x01H\x00R\x03cpu\x88\x01\x01\x12\x1a\n" +
+	"\x06mem_mb\x18\x02 \x01(\x01H\x01R\x05memMb\x88\x01\x01\x12\x1c\n" +
+	"\adisk_mb\x18\x03 \x01(\x01H\x02R\x06diskMb\x88\x01\x01\x12\x15\n" +
+	"\x03gpu\x18\x04 \x01(\x01H\x03R\x03gpu\x88\x01\x01B\x06\n" +
+	"\x04_cpuB\t\n" +
+	"\a_mem_mbB\n" +
+	"\n" +
+	"\b_disk_mbB\x06\n" +
+	"\x04_gpu\"\xbd\x01\n" +
+	"\bPoolSpec\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x127\n" +
+	"\vreservation\x18\x02 \x01(\v2\x15.peloton.v1.ResourcesR\vreservation\x121\n" +
+	"\x05limit\x18\x03 \x01(\v2\x1b.peloton.v1.ResourceAmountsR\x05limit\x121\n" +
+	"\x05share\x18\x04 \x01(\v2\x1b.peloton.v1.ResourceAmountsR\x05share\"\xca\x01\n" +
 	"\fPoolResource\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vreservation\x18\x02 \x01(\x01R\vreservation\x12\x14\n" +
@@ -1664,12 +1943,19 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\n" +
 	"allocation\x18\x06 \x01(\x01R\n" +
 	"allocation\x12 \n" +
-	"\ventitlement\x18\a \x01(\x01R\ventitlement\"\x82\x01\n" +
+	"\ventitlement\x18\a \x01(\x01R\ventitlement\"\xe3\x01\n" +
 	"\x04Pool\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x126\n" +
 	"\tresources\x18\x02 \x03(\v2\x18.peloton.v1.PoolResourceR\tresources\x12\x1a\n" +
 	"\bchildren\x18\x03 \x03(\tR\bchildren\x12\x12\n" +
-	"\x04jobs\x18\x04 \x01(\rR\x04jobs\"\xfc\x02\n" +
+	"\x04jobs\x18\x04 \x01(\rR\x04jobs\x12(\n" +
+	"\x04spec\x18\x05 \x01(\v2\x14.peloton.v1.PoolSpecR\x04spec\x125\n" +
+	"\aregions\x18\x06 \x03(\v2\x1b.peloton.v1.PoolRegionShareR\aregions\"\xbe\x01\n" +
+	"\x0fPoolRegionShare\x12\x16\n" +
+	"\x06region\x18\x01 \x01(\tR\x06region\x127\n" +
+	"\vreservation\x18\x02 \x01(\v2\x15.peloton.v1.ResourcesR\vreservation\x12+\n" +
+	"\x05limit\x18\x03 \x01(\v2\x15.peloton.v1.ResourcesR\x05limit\x12-\n" +
+	"\x06demand\x18\x04 \x01(\v2\x15.peloton.v1.ResourcesR\x06demand\"\xfc\x02\n" +
 	"\x04Host\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x18\n" +
@@ -1754,7 +2040,7 @@ func file_peloton_v1_types_proto_rawDescGZIP() []byte {
 }
 
 var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_peloton_v1_types_proto_goTypes = []any{
 	(JobType)(0),                  // 0: peloton.v1.JobType
 	(ConstraintOp)(0),             // 1: peloton.v1.ConstraintOp
@@ -1769,57 +2055,68 @@ var file_peloton_v1_types_proto_goTypes = []any{
 	(*Job)(nil),                   // 10: peloton.v1.Job
 	(*Task)(nil),                  // 11: peloton.v1.Task
 	(*Event)(nil),                 // 12: peloton.v1.Event
-	(*PoolResource)(nil),          // 13: peloton.v1.PoolResource
-	(*Pool)(nil),                  // 14: peloton.v1.Pool
-	(*Host)(nil),                  // 15: peloton.v1.Host
-	(*RegionMember)(nil),          // 16: peloton.v1.RegionMember
-	(*Region)(nil),                // 17: peloton.v1.Region
-	nil,                           // 18: peloton.v1.TaskSpec.EnvEntry
-	nil,                           // 19: peloton.v1.JobSpec.LabelsEntry
-	nil,                           // 20: peloton.v1.JobStatus.TaskStatesEntry
-	nil,                           // 21: peloton.v1.Host.LabelsEntry
-	(*timestamppb.Timestamp)(nil), // 22: google.protobuf.Timestamp
+	(*ResourceAmounts)(nil),       // 13: peloton.v1.ResourceAmounts
+	(*PoolSpec)(nil),              // 14: peloton.v1.PoolSpec
+	(*PoolResource)(nil),          // 15: peloton.v1.PoolResource
+	(*Pool)(nil),                  // 16: peloton.v1.Pool
+	(*PoolRegionShare)(nil),       // 17: peloton.v1.PoolRegionShare
+	(*Host)(nil),                  // 18: peloton.v1.Host
+	(*RegionMember)(nil),          // 19: peloton.v1.RegionMember
+	(*Region)(nil),                // 20: peloton.v1.Region
+	nil,                           // 21: peloton.v1.TaskSpec.EnvEntry
+	nil,                           // 22: peloton.v1.JobSpec.LabelsEntry
+	nil,                           // 23: peloton.v1.JobStatus.TaskStatesEntry
+	nil,                           // 24: peloton.v1.Host.LabelsEntry
+	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
 }
 var file_peloton_v1_types_proto_depIdxs = []int32{
 	1,  // 0: peloton.v1.Constraint.op:type_name -> peloton.v1.ConstraintOp
 	6,  // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
 	6,  // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
-	18, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
+	21, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
 	5,  // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
 	6,  // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
 	0,  // 6: peloton.v1.JobSpec.type:type_name -> peloton.v1.JobType
 	7,  // 7: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
-	19, // 8: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
+	22, // 8: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
 	2,  // 9: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
-	20, // 10: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
-	22, // 11: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
-	22, // 12: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
-	22, // 13: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
+	23, // 10: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
+	25, // 11: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
+	25, // 12: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
+	25, // 13: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
 	8,  // 14: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
 	9,  // 15: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
 	3,  // 16: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
 	3,  // 17: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
-	22, // 18: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
-	22, // 19: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
-	22, // 20: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
-	22, // 21: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
-	22, // 22: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
+	25, // 18: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
+	25, // 19: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
+	25, // 20: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
+	25, // 21: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
+	25, // 22: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
 	9,  // 23: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
 	11, // 24: peloton.v1.Event.task:type_name -> peloton.v1.Task
-	13, // 25: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
-	4,  // 26: peloton.v1.Host.state:type_name -> peloton.v1.HostState
-	5,  // 27: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
-	5,  // 28: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
-	21, // 29: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
-	16, // 30: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
-	5,  // 31: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
-	5,  // 32: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
-	22, // 33: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
-	34, // [34:34] is the sub-list for method output_type
-	34, // [34:34] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	5,  // 25: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
+	13, // 26: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
+	13, // 27: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
+	15, // 28: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
+	14, // 29: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
+	17, // 30: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
+	5,  // 31: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
+	5,  // 32: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
+	5,  // 33: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
+	4,  // 34: peloton.v1.Host.state:type_name -> peloton.v1.HostState
+	5,  // 35: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
+	5,  // 36: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
+	24, // 37: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
+	19, // 38: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
+	5,  // 39: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
+	5,  // 40: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
+	25, // 41: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
+	42, // [42:42] is the sub-list for method output_type
+	42, // [42:42] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_types_proto_init() }
@@ -1831,13 +2128,14 @@ func file_peloton_v1_types_proto_init() {
 		(*Event_Job)(nil),
 		(*Event_Task)(nil),
 	}
+	file_peloton_v1_types_proto_msgTypes[8].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_types_proto_rawDesc), len(file_peloton_v1_types_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   17,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -15,7 +15,70 @@ import (
 )
 
 func (a *app) poolCommand() *cobra.Command {
-	pool := &cobra.Command{Use: "pool", Short: "Show resource pools and their entitlement"}
+	pool := &cobra.Command{Use: "pool", Short: "Manage resource pools and show their entitlement"}
+	write := func(use, short string, call func(context.Context, *clients, *pelotonv1.PoolSpec) (*pelotonv1.Pool, error)) *cobra.Command {
+		var file string
+		cmd := &cobra.Command{
+			Use:   use + " -f FILE",
+			Short: short,
+			Long: short + ` from a YAML or JSON pool spec ("-f -" reads stdin):
+
+  path: /maps/ingest
+  reservation: {cpu: 10, memMb: 20480}   # guaranteed when there is demand
+  limit: {cpu: 40}                       # absent amounts are unlimited
+  share: {cpu: 2}                        # absent amounts are 1`,
+			Args: args(cobra.NoArgs),
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				if err := a.checkOutput(); err != nil {
+					return err
+				}
+				if file == "" {
+					return &usageError{command: cmd.CommandPath(), err: fmt.Errorf("-f FILE is required (a YAML or JSON pool spec, or - for stdin)")}
+				}
+				spec, err := LoadPoolSpec(file, cmd.InOrStdin())
+				if err != nil {
+					return specProblemsOf("pool", file, err)
+				}
+				return a.connected(func(cmd *cobra.Command, _ []string, c *clients) error {
+					ctx, cancel := a.rpc(cmd.Context())
+					defer cancel()
+					p, err := call(ctx, c, spec)
+					if err != nil {
+						return err
+					}
+					if a.output != "table" {
+						return writeStructured(cmd.OutOrStdout(), a.output, p)
+					}
+					return writePool(cmd.OutOrStdout(), p)
+				})(cmd, nil)
+			},
+		}
+		cmd.Flags().StringVarP(&file, "file", "f", "", "pool spec file (YAML or JSON), - for stdin")
+		return cmd
+	}
+	pool.AddCommand(
+		write("create", "Create a resource pool", func(ctx context.Context, c *clients, s *pelotonv1.PoolSpec) (*pelotonv1.Pool, error) {
+			resp, err := c.pools.CreatePool(ctx, &pelotonv1.CreatePoolRequest{Spec: s})
+			return resp.GetPool(), err
+		}),
+		write("update", "Replace a resource pool's reservation, limit and share", func(ctx context.Context, c *clients, s *pelotonv1.PoolSpec) (*pelotonv1.Pool, error) {
+			resp, err := c.pools.UpdatePool(ctx, &pelotonv1.UpdatePoolRequest{Spec: s})
+			return resp.GetPool(), err
+		}),
+		&cobra.Command{
+			Use:   "delete PATH",
+			Short: "Delete a resource pool that has no children and no unfinished jobs",
+			Args:  args(cobra.ExactArgs(1)),
+			RunE: a.connected(func(cmd *cobra.Command, argv []string, c *clients) error {
+				ctx, cancel := a.rpc(cmd.Context())
+				defer cancel()
+				if _, err := c.pools.DeletePool(ctx, &pelotonv1.DeletePoolRequest{Path: argv[0]}); err != nil {
+					return err
+				}
+				_, err := fmt.Fprintf(cmd.OutOrStdout(), "pool %s deleted\n", argv[0])
+				return err
+			}),
+		})
 	pool.AddCommand(&cobra.Command{
 		Use:   "list",
 		Short: "List resource pools as a tree",

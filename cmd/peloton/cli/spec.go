@@ -19,6 +19,15 @@ const maxSpecBytes = 4 << 20
 // and decodes and validates it. On a bad spec the error is a
 // *pelotonv1.SpecError listing every problem.
 func LoadJobSpec(path string, stdin io.Reader) (*pelotonv1.JobSpec, error) {
+	data, err := readSpec(path, stdin)
+	if err != nil {
+		return nil, err
+	}
+	return ParseJobSpec(data)
+}
+
+// readSpec reads a spec file ("-" for stdin), bounded in size.
+func readSpec(path string, stdin io.Reader) ([]byte, error) {
 	var data []byte
 	var err error
 	if path == "-" {
@@ -32,7 +41,7 @@ func LoadJobSpec(path string, stdin io.Reader) (*pelotonv1.JobSpec, error) {
 	if len(data) > maxSpecBytes {
 		return nil, fmt.Errorf("%s: larger than %d MiB", path, maxSpecBytes>>20)
 	}
-	return ParseJobSpec(data)
+	return data, nil
 }
 
 func readLimited(path string) ([]byte, error) {
@@ -42,6 +51,20 @@ func readLimited(path string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, maxSpecBytes+1))
+}
+
+// LoadPoolSpec reads a pool spec in YAML or JSON from path ("-" reads
+// stdin) and decodes and validates it on its own.
+func LoadPoolSpec(path string, stdin io.Reader) (*pelotonv1.PoolSpec, error) {
+	data, err := readSpec(path, stdin)
+	if err != nil {
+		return nil, err
+	}
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, &pelotonv1.SpecError{Problems: []pelotonv1.FieldError{{Message: "not valid YAML or JSON: " + strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")}}}
+	}
+	return pelotonv1.DecodePoolSpec(js)
 }
 
 // ParseJobSpec decodes a YAML or JSON job spec (JSON is YAML) and validates it.
@@ -56,16 +79,20 @@ func ParseJobSpec(data []byte) (*pelotonv1.JobSpec, error) {
 // specProblems formats a spec error for the user: a headline naming the
 // file, then one indented line per problem.
 func specProblems(path string, err error) error {
+	return specProblemsOf("job", path, err)
+}
+
+func specProblemsOf(kind, path string, err error) error {
 	var se *pelotonv1.SpecError
 	if !errors.As(err, &se) {
-		return &exitError{code: ExitError, msg: fmt.Sprintf("cannot read job spec: %v", err)}
+		return &exitError{code: ExitError, msg: fmt.Sprintf("cannot read %s spec: %v", kind, err)}
 	}
 	name := path
 	if name == "-" {
 		name = "stdin"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s is not a valid job spec (%d problem%s):", name, len(se.Problems), plural(len(se.Problems)))
+	fmt.Fprintf(&b, "%s is not a valid %s spec (%d problem%s):", name, kind, len(se.Problems), plural(len(se.Problems)))
 	for _, line := range strings.Split(se.Error(), "\n") {
 		b.WriteString("\n  " + line)
 	}

@@ -19,6 +19,7 @@ import (
 var (
 	jobsBucket  = []byte("jobs")
 	tasksBucket = []byte("tasks")
+	poolsBucket = []byte("pools")
 	metaBucket  = []byte("meta")
 	formatKey   = []byte("format")
 )
@@ -55,7 +56,8 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{jobsBucket, tasksBucket, metaBucket} {
+		// A file from before pools existed gains the bucket here.
+		for _, name := range [][]byte{jobsBucket, tasksBucket, poolsBucket, metaBucket} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
@@ -63,9 +65,9 @@ func Open(path string) (*Store, error) {
 		meta := tx.Bucket(metaBucket)
 		switch v := meta.Get(formatKey); {
 		case v == nil:
-			return meta.Put(formatKey, []byte{formatVersion})
-		case len(v) != 1 || v[0] != formatVersion:
-			return fmt.Errorf("%w: file format %v, this build reads %d", ErrCorrupt, v, formatVersion)
+			return meta.Put(formatKey, []byte{fileFormat})
+		case len(v) != 1 || v[0] != fileFormat:
+			return fmt.Errorf("%w: file format %v, this build reads %d", ErrCorrupt, v, fileFormat)
 		}
 		return nil
 	})
@@ -82,10 +84,14 @@ func (s *Store) Close() error { return s.db.Close() }
 // Path is the file the store lives in.
 func (s *Store) Path() string { return s.db.Path() }
 
-// backendError maps bbolt's "closed" onto store.ErrUnavailable.
+// backendError maps bbolt's "closed" onto store.ErrUnavailable, and an id
+// or value too large for bbolt onto store.ErrInvalid.
 func backendError(err error) error {
-	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+	switch {
+	case errors.Is(err, berrors.ErrDatabaseNotOpen):
 		return fmt.Errorf("boltstore: %w: %w", store.ErrUnavailable, err)
+	case errors.Is(err, berrors.ErrKeyTooLarge), errors.Is(err, berrors.ErrValueTooLarge):
+		return fmt.Errorf("boltstore: %w: %w", store.ErrInvalid, err)
 	}
 	return err
 }
@@ -106,10 +112,10 @@ func (s *Store) update(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 
 func checkJob(job *model.Job) error {
 	if job == nil {
-		return errors.New("nil job")
+		return fmt.Errorf("%w: nil job", store.ErrInvalid)
 	}
 	if job.ID == "" {
-		return errors.New("job id is empty")
+		return fmt.Errorf("%w: job id is empty", store.ErrInvalid)
 	}
 	return nil
 }
@@ -166,7 +172,7 @@ func (s *Store) UpdateJob(ctx context.Context, job *model.Job) error {
 		if old == nil {
 			return store.ErrNotFound
 		}
-		rev, err := storedRevision(old)
+		rev, err := storedRevision(old, jobRecordVersion)
 		if err != nil {
 			return err
 		}
@@ -257,7 +263,7 @@ func (s *Store) WriteTasks(ctx context.Context, tasks []*model.TaskRuntime) erro
 	}
 	for i, t := range tasks {
 		if t == nil {
-			return fmt.Errorf("write tasks: task %d of batch is nil", i)
+			return fmt.Errorf("write tasks: %w: task %d of batch is nil", store.ErrInvalid, i)
 		}
 	}
 	err := s.update(ctx, func(tx *bolt.Tx) error {
@@ -290,7 +296,7 @@ func (s *Store) WriteTasks(ctx context.Context, tasks []*model.TaskRuntime) erro
 			key := keys[start:len(keys):len(keys)]
 			var stored uint64
 			if old := bucket.Get(key); old != nil {
-				rev, err := storedRevision(old)
+				rev, err := storedRevision(old, taskRecordVersion)
 				if err != nil {
 					return fmt.Errorf("task %s: %w", t.ID, err)
 				}

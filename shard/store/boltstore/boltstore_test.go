@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -117,7 +118,7 @@ func TestOpenRejectsForeignFiles(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return b.Put(formatKey, []byte{formatVersion + 1})
+		return b.Put(formatKey, []byte{fileFormat + 1})
 	})
 	if err := errors.Join(err, db.Close()); err != nil {
 		t.Fatal(err)
@@ -154,11 +155,17 @@ func TestCorruptValuesAreErrors(t *testing.T) {
 	if err := s.WriteTasks(ctx, []*model.TaskRuntime{storetest.FullTask(model.TaskID{Job: "j"})}); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.CreatePool(ctx, storetest.FullPool("/p")); err != nil {
+		t.Fatal(err)
+	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		if err := tx.Bucket(jobsBucket).Put([]byte("j"), []byte{formatVersion, 1, 2}); err != nil {
+		if err := tx.Bucket(jobsBucket).Put([]byte("j"), []byte{jobRecordVersion, 1, 2}); err != nil {
 			return err
 		}
-		return tx.Bucket(tasksBucket).Bucket([]byte("j")).Put(instanceKey(0), []byte{formatVersion, 1})
+		if err := tx.Bucket(poolsBucket).Put([]byte("/p"), []byte{poolRecordVersion, 1, 0}); err != nil {
+			return err
+		}
+		return tx.Bucket(tasksBucket).Bucket([]byte("j")).Put(instanceKey(0), []byte{taskRecordVersion, 1})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -174,5 +181,20 @@ func TestCorruptValuesAreErrors(t *testing.T) {
 	}
 	if _, err := s.ListTasks(ctx, "j"); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("ListTasks with corrupt value: %v", err)
+	}
+	if _, err := s.ListPools(ctx); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("ListPools with corrupt value: %v", err)
+	}
+
+	// A record from a newer build is reported as corrupt, naming its version.
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(poolsBucket).Put([]byte("/p"), []byte{poolRecordVersion + 1, 1})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.UpdatePool(ctx, &model.Pool{Path: "/p", Revision: 1})
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "record version 2") {
+		t.Fatalf("UpdatePool over a newer record: %v", err)
 	}
 }

@@ -9,10 +9,26 @@ import (
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/store"
 )
 
-// Every stored value starts with this byte; a reader rejects any other.
-const formatVersion = 1
+// fileFormat is the layout version kept in the meta bucket: which key
+// shapes the buckets use. Adding a bucket leaves it unchanged, since an
+// older file simply gains the bucket when it is opened.
+const fileFormat = 1
+
+// Every stored value starts with the version of its record encoding. A
+// reader decodes every version from 1 up to the latest of the kind and
+// rejects a newer one as ErrCorrupt; a writer always writes the latest.
+const (
+	taskRecordVersion = 1
+	// jobRecordV1 has a spec without the gang and revocable fields;
+	// jobRecordV2 appends GangSize, GangRestart and Revocable to the spec.
+	jobRecordV1       = 1
+	jobRecordV2       = 2
+	jobRecordVersion  = jobRecordV2
+	poolRecordVersion = 1
+)
 
 // maxConstraintDepth bounds AllOf/AnyOf nesting, on write and on read, so a
 // self-referencing constraint or a corrupt value cannot recurse forever.
@@ -21,7 +37,7 @@ const maxConstraintDepth = 32
 var (
 	// ErrCorrupt means a stored value could not be decoded.
 	ErrCorrupt         = errors.New("stored value is corrupt")
-	errConstraintDepth = fmt.Errorf("constraints nested deeper than %d", maxConstraintDepth)
+	errConstraintDepth = fmt.Errorf("%w: constraints nested deeper than %d", store.ErrInvalid, maxConstraintDepth)
 )
 
 // encoder appends to buf; it never fails.
@@ -228,10 +244,15 @@ func (d *decoder) stringMap() map[string]string {
 	return out
 }
 
-func (d *decoder) version() {
-	if v := d.byte(); v != formatVersion && d.err == nil {
-		d.err = fmt.Errorf("%w: format version %d, this build reads %d", ErrCorrupt, v, formatVersion)
+// version reads a record's version byte and fails unless it is between 1
+// and latest.
+func (d *decoder) version(latest byte) byte {
+	v := d.byte()
+	if d.err == nil && (v == 0 || v > latest) {
+		d.err = fmt.Errorf("%w: record version %d, this build reads 1 to %d", ErrCorrupt, v, latest)
+		d.buf = nil
 	}
+	return v
 }
 
 func (d *decoder) done() error {
@@ -245,7 +266,7 @@ func (d *decoder) done() error {
 // The task id is the key and is not repeated in the value.
 func appendTask(dst []byte, t *model.TaskRuntime, rev uint64) []byte {
 	e := encoder{buf: dst}
-	e.byte(formatVersion)
+	e.byte(taskRecordVersion)
 	e.uvarint(rev)
 	e.uvarint(uint64(t.Run))
 	e.byte(byte(t.State))
@@ -263,10 +284,11 @@ func appendTask(dst []byte, t *model.TaskRuntime, rev uint64) []byte {
 	return e.buf
 }
 
-// taskRevision reads only the revision of an encoded task.
-func storedRevision(b []byte) (uint64, error) {
+// storedRevision reads only the revision of an encoded record whose
+// versions go up to latest.
+func storedRevision(b []byte, latest byte) (uint64, error) {
 	d := decoder{buf: b}
-	d.version()
+	d.version(latest)
 	rev := d.uvarint()
 	return rev, d.err
 }
@@ -282,7 +304,7 @@ func decodeTask(id model.TaskID, b []byte) (*model.TaskRuntime, error) {
 // decodeTaskInto decodes into *t, overwriting every field.
 func decodeTaskInto(t *model.TaskRuntime, id model.TaskID, b []byte) error {
 	d := decoder{buf: b}
-	d.version()
+	d.version(taskRecordVersion)
 	t.ID = id
 	t.Revision = d.uvarint()
 	t.Run = d.uint32()

@@ -6,7 +6,13 @@
 // flate-compressed spec); bucket "tasks" holds one nested bucket per job,
 // mapping the big-endian 4-byte instance number to the encoded runtime, so
 // listing a job's tasks is one ordered cursor scan and deleting a job drops
-// one bucket. Values use a compact, versioned binary encoding (codec.go).
+// one bucket; bucket "pools" maps a pool's path to its encoded pool, so a
+// cursor lists pools in path order. Values use a compact binary encoding
+// whose first byte is the record's version (codec.go): a reader decodes
+// every older version of a kind, filling fields that version lacks with
+// zero values, and a writer always writes the latest. The "meta" bucket
+// holds the file format, which a new bucket does not change: an older file
+// gains the "pools" bucket when opened.
 //
 // It imports shard/model, shard/store and bbolt only; it must not import
 // the scheduler packages or any other backend.

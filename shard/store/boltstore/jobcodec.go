@@ -33,7 +33,7 @@ func encodeJob(j *model.Job, rev uint64) ([]byte, error) {
 		return nil, err
 	}
 	e := encoder{buf: make([]byte, 0, 64+len(spec.buf)/2)}
-	e.byte(formatVersion)
+	e.byte(jobRecordVersion)
 	e.uvarint(rev)
 	e.jobStatus(&j.Status)
 
@@ -55,7 +55,7 @@ func encodeJob(j *model.Job, rev uint64) ([]byte, error) {
 
 func decodeJob(id model.JobID, b []byte) (*model.Job, error) {
 	d := decoder{buf: b}
-	d.version()
+	version := d.version(jobRecordVersion)
 	j := &model.Job{ID: id}
 	j.Revision = d.uvarint()
 	d.jobStatus(&j.Status)
@@ -68,7 +68,7 @@ func decodeJob(id model.JobID, b []byte) (*model.Job, error) {
 		return nil, fmt.Errorf("job %s: %w: spec does not decompress", id, ErrCorrupt)
 	}
 	spec := decoder{buf: raw}
-	spec.jobSpec(&j.Spec, 1)
+	spec.jobSpec(&j.Spec, version)
 	if err := spec.done(); err != nil {
 		return nil, fmt.Errorf("job %s spec: %w", id, err)
 	}
@@ -128,19 +128,22 @@ func (e *encoder) jobSpec(s *model.JobSpec) error {
 	e.string(t.Command)
 	e.strings(t.Args)
 	e.stringMap(t.Env)
-	e.float(t.Resources.CPU)
-	e.float(t.Resources.MemMB)
-	e.float(t.Resources.DiskMB)
-	e.float(t.Resources.GPU)
+	e.resources(t.Resources)
 	if err := e.constraints(t.Constraints, 1); err != nil {
 		return err
 	}
 	e.varint(int64(t.KillGrace))
 	e.stringMap(s.Labels)
+	// Added in jobRecordV2.
+	e.uvarint(uint64(s.GangSize))
+	e.bool(s.GangRestart)
+	e.bool(s.Revocable)
 	return nil
 }
 
-func (d *decoder) jobSpec(s *model.JobSpec, depth int) {
+// jobSpec reads a spec written in the given job record version; fields
+// that version lacks are left zero.
+func (d *decoder) jobSpec(s *model.JobSpec, version byte) {
 	s.Name = d.string()
 	s.Type = model.JobType(d.byte())
 	s.Pool = d.string()
@@ -154,13 +157,15 @@ func (d *decoder) jobSpec(s *model.JobSpec, depth int) {
 	t.Command = d.string()
 	t.Args = d.strings()
 	t.Env = d.stringMap()
-	t.Resources.CPU = d.float()
-	t.Resources.MemMB = d.float()
-	t.Resources.DiskMB = d.float()
-	t.Resources.GPU = d.float()
-	t.Constraints = d.constraints(depth)
+	t.Resources = d.resources()
+	t.Constraints = d.constraints(1)
 	t.KillGrace = time.Duration(d.varint())
 	s.Labels = d.stringMap()
+	if version >= jobRecordV2 {
+		s.GangSize = d.uint32()
+		s.GangRestart = d.bool()
+		s.Revocable = d.bool()
+	}
 }
 
 func (e *encoder) constraints(cs []model.Constraint, depth int) error {

@@ -1,12 +1,13 @@
 package memstore
 
 import (
-	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/store"
 )
 
 // maxConstraintDepth bounds how deeply AllOf/AnyOf may nest. It matches the
@@ -14,7 +15,7 @@ import (
 // (possible through slice aliasing) from recursing forever.
 const maxConstraintDepth = 32
 
-var errConstraintDepth = errors.New("constraints nested too deeply")
+var errConstraintDepth = fmt.Errorf("%w: constraints nested deeper than %d", store.ErrInvalid, maxConstraintDepth)
 
 // normalTime is how every backend returns a time: UTC, no monotonic reading.
 func normalTime(t time.Time) time.Time {
@@ -81,5 +82,13 @@ func cloneTask(t *model.TaskRuntime) *model.TaskRuntime {
 	out.CompletionTime = normalTime(out.CompletionTime)
 	out.UpdateTime = normalTime(out.UpdateTime)
 	out.RetryAfter = normalTime(out.RetryAfter)
+	return &out
+}
+
+// clonePool returns a copy of p with a normalised time; Pool holds no
+// reference types, so a value copy is deep.
+func clonePool(p *model.Pool) *model.Pool {
+	out := *p
+	out.CreateTime = normalTime(out.CreateTime)
 	return &out
 }

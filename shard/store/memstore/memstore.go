@@ -3,7 +3,6 @@ package memstore
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -20,6 +19,7 @@ type Store struct {
 	closed bool
 	jobs   map[model.JobID]*model.Job
 	tasks  map[model.JobID]map[uint32]*model.TaskRuntime
+	pools  map[string]*model.Pool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -29,15 +29,16 @@ func New() *Store {
 	return &Store{
 		jobs:  make(map[model.JobID]*model.Job),
 		tasks: make(map[model.JobID]map[uint32]*model.TaskRuntime),
+		pools: make(map[string]*model.Pool),
 	}
 }
 
 func checkJob(job *model.Job) error {
 	if job == nil {
-		return errors.New("nil job")
+		return fmt.Errorf("%w: nil job", store.ErrInvalid)
 	}
 	if job.ID == "" {
-		return errors.New("job id is empty")
+		return fmt.Errorf("%w: job id is empty", store.ErrInvalid)
 	}
 	return nil
 }
@@ -173,7 +174,7 @@ func (s *Store) WriteTasks(ctx context.Context, tasks []*model.TaskRuntime) erro
 	staged := make([]*model.TaskRuntime, len(tasks))
 	for i, t := range tasks {
 		if t == nil {
-			return fmt.Errorf("write tasks: task %d of batch is nil", i)
+			return fmt.Errorf("write tasks: %w: task %d of batch is nil", store.ErrInvalid, i)
 		}
 		staged[i] = cloneTask(t)
 		staged[i].Revision = t.Revision + 1

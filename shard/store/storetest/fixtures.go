@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
 	"testing"
@@ -55,7 +56,10 @@ func FullJob(id model.JobID) *model.Job {
 				},
 				KillGrace: 30*time.Second + 7*time.Nanosecond,
 			},
-			Labels: map[string]string{"team": "maps", "tier": "batch"},
+			Labels:      map[string]string{"team": "maps", "tier": "batch"},
+			GangSize:    4,
+			GangRestart: true,
+			Revocable:   true,
 		},
 		Status: model.JobStatus{
 			State:        model.JobRunning,
@@ -92,6 +96,19 @@ func FullTask(id model.TaskID) *model.TaskRuntime {
 		UpdateTime:     fixtureTime(int64(id.Instance)+20, 1),
 		RetryAfter:     fixtureTime(int64(id.Instance)+30, 500),
 		Revision:       0,
+	}
+}
+
+// FullPool returns a pool whose every field but Revision holds a non-zero
+// value; some of its limits are unlimited (+Inf).
+func FullPool(path string) *model.Pool {
+	return &model.Pool{
+		Path:        path,
+		Reservation: model.Resources{CPU: 8, MemMB: 16_384.5, DiskMB: 100_000, GPU: 1},
+		Limit:       model.Resources{CPU: math.Inf(1), MemMB: 65_536, DiskMB: math.Inf(1), GPU: 4},
+		Share:       model.Resources{CPU: 1.25, MemMB: 2, DiskMB: 0.5, GPU: 3},
+		CreateTime:  fixtureTime(-86_400, 42),
+		Revision:    0,
 	}
 }
 
@@ -139,8 +156,8 @@ func zeroFieldPaths(v any) []string {
 	return zero
 }
 
-// Normal returns a deep copy of v (a *model.Job, *model.TaskRuntime or a
-// slice of them) in the form every backend returns: times in UTC without a
+// Normal returns a deep copy of v (a *model.Job, *model.TaskRuntime,
+// *model.Pool or a slice of them) in the form every backend returns: times in UTC without a
 // monotonic reading, and empty maps and slices as nil.
 func Normal[T any](v T) T {
 	out := reflect.New(reflect.TypeOf(v)).Elem()

@@ -43,6 +43,14 @@ func Run(t *testing.T, open Opener) {
 		{"HundredThousandInstanceJob", testHundredThousandInstanceJob},
 		{"ConcurrentWritersToDifferentJobs", testConcurrentWritersToDifferentJobs},
 		{"ConcurrentCompareAndSetOneWinner", testConcurrentCompareAndSetOneWinner},
+		{"CreatePoolAndList", testCreatePoolAndList},
+		{"InvalidPoolRejected", testInvalidPoolRejected},
+		{"UpdatePoolCompareAndSet", testUpdatePoolCompareAndSet},
+		{"DeletePool", testDeletePool},
+		{"ListPoolsOrderedByPath", testListPoolsOrderedByPath},
+		{"UnlimitedLimitsRoundTrip", testUnlimitedLimitsRoundTrip},
+		{"PoolsMatchReferenceModel", testPoolsMatchReferenceModel},
+		{"ConcurrentPoolCompareAndSetOneWinner", testConcurrentPoolCompareAndSetOneWinner},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -111,14 +119,16 @@ func testCreateAndGetJob(t *testing.T, s store.Store) {
 
 func testInvalidJobRejected(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	if err := s.CreateJob(ctx, nil); err == nil {
-		t.Fatal("CreateJob(nil) succeeded")
+	checks := map[string]error{
+		"CreateJob(nil)":          s.CreateJob(ctx, nil),
+		"CreateJob with empty id": s.CreateJob(ctx, &model.Job{}),
+		"UpdateJob(nil)":          s.UpdateJob(ctx, nil),
+		"UpdateJob with empty id": s.UpdateJob(ctx, &model.Job{Revision: 1}),
 	}
-	if err := s.CreateJob(ctx, &model.Job{}); err == nil {
-		t.Fatal("CreateJob with empty id succeeded")
-	}
-	if err := s.UpdateJob(ctx, nil); err == nil {
-		t.Fatal("UpdateJob(nil) succeeded")
+	for call, err := range checks {
+		if !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", call, err)
+		}
 	}
 	jobs, err := s.ListJobs(ctx)
 	mustNil(t, err, "ListJobs")

@@ -37,10 +37,18 @@ func testRoundTripEveryField(t *testing.T, s store.Store) {
 	if zero := zeroFieldPaths(task); len(zero) != 1 || zero[0] != ".Revision" {
 		t.Fatalf("FullTask leaves fields zero, extend it: %v", zero)
 	}
+	pool := FullPool("/full")
+	if zero := zeroFieldPaths(pool); len(zero) != 1 || zero[0] != ".Revision" {
+		t.Fatalf("FullPool leaves fields zero, extend it: %v", zero)
+	}
 	mustNil(t, s.CreateJob(ctx, job), "CreateJob")
 	mustNil(t, s.WriteTasks(ctx, []*model.TaskRuntime{task}), "WriteTasks")
 	if zero := zeroFieldPaths(task); len(zero) != 0 {
 		t.Fatalf("written task has zero fields: %v", zero)
+	}
+	mustNil(t, s.CreatePool(ctx, pool), "CreatePool")
+	if zero := zeroFieldPaths(pool); len(zero) != 0 {
+		t.Fatalf("created pool has zero fields: %v", zero)
 	}
 
 	gotJob := getJob(t, s, "full")
@@ -50,6 +58,9 @@ func testRoundTripEveryField(t *testing.T, s store.Store) {
 	requireUTC(t, "task", gotTask)
 	requireEqual(t, "task", gotTask, task)
 	requireEqual(t, "listed task", listTasks(t, s, "full")[0], task)
+	gotPool := poolAt(t, s, "/full")
+	requireUTC(t, "pool", gotPool)
+	requireEqual(t, "pool", gotPool, pool)
 
 	// A job with nothing but an id, and a task with nothing but an id.
 	bare := &model.Job{ID: "bare"}
@@ -58,6 +69,9 @@ func testRoundTripEveryField(t *testing.T, s store.Store) {
 	bareTask := &model.TaskRuntime{ID: model.TaskID{Job: "bare"}}
 	mustNil(t, s.WriteTasks(ctx, []*model.TaskRuntime{bareTask}), "WriteTasks bare")
 	requireEqual(t, "bare task", getTask(t, s, bareTask.ID), bareTask)
+	barePool := &model.Pool{Path: "/bare"}
+	mustNil(t, s.CreatePool(ctx, barePool), "CreatePool bare")
+	requireEqual(t, "bare pool", poolAt(t, s, "/bare"), barePool)
 }
 
 func testTimesRoundTrip(t *testing.T, s store.Store) {
@@ -116,16 +130,12 @@ func testConstraintNestingAndCycles(t *testing.T, s store.Store) {
 	cyclic[0] = model.Constraint{AnyOf: cyclic}
 	loop := &model.Job{ID: "loop"}
 	loop.Spec.Task.Constraints = cyclic
-	if err := s.CreateJob(ctx, loop); err == nil {
-		t.Fatal("CreateJob with a cyclic constraint succeeded")
-	}
+	requireIs(t, s.CreateJob(ctx, loop), store.ErrInvalid, "loop")
 	if _, err := s.GetJob(ctx, "loop"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("rejected job is readable: %v", err)
 	}
 	deep.Spec.Task.Constraints = cyclic
-	if err := s.UpdateJob(ctx, deep); err == nil {
-		t.Fatal("UpdateJob with a cyclic constraint succeeded")
-	}
+	requireIs(t, s.UpdateJob(ctx, deep), store.ErrInvalid, "deep")
 }
 
 func testWriteTasksCompareAndSet(t *testing.T, s store.Store) {
@@ -217,9 +227,7 @@ func testBatchRejectsBadEntries(t *testing.T, s store.Store) {
 
 	withNil := newTasks("real", 0, 10)
 	withNil[9] = nil
-	if err := s.WriteTasks(ctx, withNil); err == nil {
-		t.Fatal("batch with a nil task succeeded")
-	}
+	requireIs(t, s.WriteTasks(ctx, withNil), store.ErrInvalid, "")
 	if got := listTasks(t, s, "real"); len(got) != 0 {
 		t.Fatalf("rejected batches stored %d tasks", len(got))
 	}
@@ -308,18 +316,40 @@ func testCancelledContext(t *testing.T, s store.Store) {
 	if _, err := s.GetJob(ctx, "c"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("GetJob with cancelled context: %v", err)
 	}
+
+	if err := s.CreatePool(ctx, FullPool("/c")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("CreatePool with cancelled context: %v", err)
+	}
+	createPool(t, s, "/c")
+	if err := s.UpdatePool(ctx, FullPool("/c")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("UpdatePool with cancelled context: %v", err)
+	}
+	if err := s.DeletePool(ctx, "/c"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("DeletePool with cancelled context: %v", err)
+	}
+	if _, err := s.ListPools(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ListPools with cancelled context: %v", err)
+	}
+	if got := listPools(t, s); len(got) != 1 || got[0].Revision != 1 {
+		t.Fatalf("cancelled pool calls changed the pools: %+v", got)
+	}
 }
 
 func testClosedStoreUnavailable(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	createJob(t, s, "j")
+	createPool(t, s, "/p")
 	mustNil(t, s.Close(), "Close")
 	checks := map[string]error{
 		"CreateJob":  s.CreateJob(ctx, FullJob("k")),
 		"UpdateJob":  s.UpdateJob(ctx, &model.Job{ID: "j", Revision: 1}),
 		"DeleteJob":  s.DeleteJob(ctx, "j"),
 		"WriteTasks": s.WriteTasks(ctx, newTasks("j", 0, 1)),
+		"CreatePool": s.CreatePool(ctx, FullPool("/q")),
+		"UpdatePool": s.UpdatePool(ctx, &model.Pool{Path: "/p", Revision: 1}),
+		"DeletePool": s.DeletePool(ctx, "/p"),
 	}
+	_, checks["ListPools"] = s.ListPools(ctx)
 	_, checks["GetJob"] = s.GetJob(ctx, "j")
 	_, checks["ListJobs"] = s.ListJobs(ctx)
 	_, checks["GetTask"] = s.GetTask(ctx, model.TaskID{Job: "j"})

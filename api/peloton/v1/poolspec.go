@@ -1,0 +1,112 @@
+package pelotonv1
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// DecodePoolSpec decodes a JSON pool spec (convert YAML to JSON first) and
+// validates it on its own, reporting every problem with its field path.
+// Rules that involve other pools (the parent exists, children's
+// reservations fit the parent's) are checked by the server.
+func DecodePoolSpec(data []byte) (*PoolSpec, error) {
+	spec := &PoolSpec{}
+	w, err := decodeMessage(data, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.finish(ValidatePoolSpec(spec)); err != nil {
+		return nil, err
+	}
+	return spec, nil
+}
+
+// ValidPoolPath reports whether p is an absolute pool path: "/" or
+// "/a/b" with non-empty segments of letters, digits, '-', '_' and '.'.
+func ValidPoolPath(p string) bool {
+	if p == "/" {
+		return true
+	}
+	if !strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") || len(p) > 512 {
+		return false
+	}
+	for _, seg := range strings.Split(p[1:], "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+		for _, r := range seg {
+			ok := r == '-' || r == '_' || r == '.' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')
+			if !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// NormalizePoolPath turns "maps/ingest" or "/maps/ingest/" into
+// "/maps/ingest" (paths in URLs come without the leading slash).
+func NormalizePoolPath(p string) string {
+	return "/" + strings.Trim(p, "/")
+}
+
+// ValidatePoolSpec checks one pool spec on its own.
+func ValidatePoolSpec(s *PoolSpec) []FieldError {
+	var out []FieldError
+	add := func(path, msg string) { out = append(out, FieldError{Path: path, Message: msg}) }
+	switch {
+	case s.GetPath() == "":
+		add("path", "is required")
+	case !ValidPoolPath(s.GetPath()):
+		add("path", fmt.Sprintf("%q is not an absolute pool path like /team/sub (segments of letters, digits, - _ .)", s.GetPath()))
+	}
+	amount := func(path string, v float64, positive bool) {
+		switch {
+		case math.IsNaN(v) || math.IsInf(v, 0):
+			add(path, "must be a finite number")
+		case positive && v <= 0:
+			add(path, "must be > 0")
+		case v < 0:
+			add(path, "must be >= 0")
+		}
+	}
+	if r := s.GetReservation(); r != nil {
+		amount("reservation.cpu", r.Cpu, false)
+		amount("reservation.memMb", r.MemMb, false)
+		amount("reservation.diskMb", r.DiskMb, false)
+		amount("reservation.gpu", r.Gpu, false)
+	}
+	optional := func(prefix string, a *ResourceAmounts, positive bool) {
+		if a == nil {
+			return
+		}
+		if a.Cpu != nil {
+			amount(prefix+".cpu", *a.Cpu, positive)
+		}
+		if a.MemMb != nil {
+			amount(prefix+".memMb", *a.MemMb, positive)
+		}
+		if a.DiskMb != nil {
+			amount(prefix+".diskMb", *a.DiskMb, positive)
+		}
+		if a.Gpu != nil {
+			amount(prefix+".gpu", *a.Gpu, positive)
+		}
+	}
+	optional("limit", s.GetLimit(), false)
+	optional("share", s.GetShare(), true)
+	if r, l := s.GetReservation(), s.GetLimit(); r != nil && l != nil {
+		check := func(name string, res float64, lim *float64) {
+			if lim != nil && *lim < res {
+				add("limit."+name, fmt.Sprintf("must be >= reservation (%g)", res))
+			}
+		}
+		check("cpu", r.Cpu, l.Cpu)
+		check("memMb", r.MemMb, l.MemMb)
+		check("diskMb", r.DiskMb, l.DiskMb)
+		check("gpu", r.Gpu, l.Gpu)
+	}
+	SortFieldErrors(out)
+	return out
+}

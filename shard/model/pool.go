@@ -1,0 +1,17 @@
+package model
+
+import "time"
+
+// Pool is a node of the resource pool tree, addressed by path ("/",
+// "/maps", "/maps/ingest"). Per resource it has a reservation (guaranteed
+// when there is demand), a limit (never more) and a share (weight for what
+// is left over). Jobs go to leaf pools.
+type Pool struct {
+	Path        string
+	Reservation Resources
+	Limit       Resources
+	Share       Resources
+	CreateTime  time.Time
+	// Revision increases on every stored change; stores compare-and-set on it.
+	Revision uint64
+}

@@ -1,0 +1,109 @@
+package boltstore
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/store/storetest"
+)
+
+// testdata/format1.db was written by the build before pools and the gang
+// and revocable job fields existed: file format 1, job records of version
+// 1. testdata/format1.json holds what that build stored in it.
+type format1Contents struct {
+	Job   *model.Job
+	Tasks []*model.TaskRuntime
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	src, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpensAFileWrittenBeforePools(t *testing.T) {
+	ctx := context.Background()
+	raw, err := os.ReadFile(filepath.Join("testdata", "format1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want format1Contents
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	if want.Job == nil || len(want.Tasks) == 0 {
+		t.Fatal("testdata/format1.json holds no job or no tasks")
+	}
+	if s := want.Job.Spec; s.GangSize != 0 || s.GangRestart || s.Revocable {
+		t.Fatal("testdata/format1.json sets fields the old build did not have")
+	}
+	path := filepath.Join(t.TempDir(), "old.db")
+	copyFile(t, filepath.Join("testdata", "format1.db"), path)
+
+	s, err := Open(path)
+	if err != nil {
+		t.Fatalf("Open of a format 1 file: %v", err)
+	}
+	got, err := s.GetJob(ctx, want.Job.ID)
+	if err != nil {
+		t.Fatalf("GetJob of a version 1 job record: %v", err)
+	}
+	if !equal(got, want.Job) {
+		t.Fatalf("old job decodes as\n%+v\nwant\n%+v", got, want.Job)
+	}
+	tasks, err := s.ListTasks(ctx, want.Job.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equal(tasks, want.Tasks) {
+		t.Fatalf("old tasks decode differently")
+	}
+	if pools, err := s.ListPools(ctx); err != nil || len(pools) != 0 {
+		t.Fatalf("ListPools of an old file: %d pools, %v", len(pools), err)
+	}
+
+	// The old records take compare-and-set writes, now in the new version.
+	got.Spec.GangSize, got.Spec.GangRestart, got.Spec.Revocable = 5, true, true
+	if err := s.UpdateJob(ctx, got); err != nil {
+		t.Fatalf("UpdateJob over a version 1 record: %v", err)
+	}
+	pool := storetest.FullPool("/")
+	if err := s.CreatePool(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err = Open(path)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer s.Close()
+	again, err := s.GetJob(ctx, want.Job.ID)
+	if err != nil || !equal(again, got) {
+		t.Fatalf("updated old job after reopen: %+v, %v", again, err)
+	}
+	pools, err := s.ListPools(ctx)
+	if err != nil || len(pools) != 1 || !equal(pools[0], pool) {
+		t.Fatalf("pools after reopen: %+v, %v", pools, err)
+	}
+}
