@@ -1,0 +1,161 @@
+package resmgr
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/resmgr/entitlement"
+)
+
+// benchTree is a two-level tree: groups of leaves under the root, each
+// leaf with a reservation of 10 cpu.
+func benchTree(b *testing.B, leaves, perGroup int) *entitlement.Tree {
+	b.Helper()
+	groups := (leaves + perGroup - 1) / perGroup
+	pool := func(path string, res float64) entitlement.PoolSpec {
+		return entitlement.PoolSpec{Path: path,
+			Reservation: model.Resources{CPU: res},
+			Limit:       model.Resources{CPU: math.Inf(1), MemMB: math.Inf(1), DiskMB: math.Inf(1), GPU: math.Inf(1)},
+			Share:       model.Resources{CPU: 1, MemMB: 1, DiskMB: 1, GPU: 1}}
+	}
+	specs := []entitlement.PoolSpec{pool("/", float64(10*leaves))}
+	for g := range groups {
+		n := min(perGroup, leaves-g*perGroup)
+		specs = append(specs, pool(fmt.Sprintf("/g%d", g), float64(10*n)))
+		for l := range n {
+			specs = append(specs, pool(fmt.Sprintf("/g%d/l%d", g, l), 10))
+		}
+	}
+	tree, err := entitlement.NewTree(specs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tree
+}
+
+// benchGangs spreads gangs evenly over the leaves: four priorities, one in
+// eight non-preemptible, one cpu per task.
+func benchGangs(tree *entitlement.Tree, count, members int) []Gang {
+	var leaves []string
+	for i := range tree.Len() {
+		if tree.IsLeaf(i) {
+			leaves = append(leaves, tree.Path(i))
+		}
+	}
+	gangs := make([]Gang, count)
+	for i := range gangs {
+		id := GangID{Job: model.JobID(fmt.Sprintf("job%d", i/100)), Gang: uint32(i % 100)}
+		g := Gang{ID: id, Pool: leaves[i%len(leaves)], Priority: int32(i % 4), Preemptible: i%8 != 0,
+			PerTask: model.Resources{CPU: 1, MemMB: 64}}
+		for m := range members {
+			g.Members = append(g.Members, Member{Task: model.TaskID{Job: id.Job, Instance: id.Gang*uint32(members) + uint32(m)}})
+		}
+		gangs[i] = g
+	}
+	return gangs
+}
+
+// admissionRun measures one admission pass over freshly queued gangs and
+// returns the time the pass took and how many gangs it admitted.
+type admissionRun func(gangs []Gang, in PassInput) (time.Duration, int)
+
+func schedulerAdmission(tree *entitlement.Tree) admissionRun {
+	return func(gangs []Gang, in PassInput) (time.Duration, int) {
+		s := New(tree, Config{PreemptAfterPasses: 3})
+		for _, g := range gangs {
+			_ = s.Enqueue(g)
+		}
+		start := time.Now()
+		d := s.Pass(in)
+		return time.Since(start), len(d.Admit)
+	}
+}
+
+// referenceAdmission is the naive baseline: the same rules, every next gang
+// and every sum found by scanning the pool.
+func referenceAdmission(tree *entitlement.Tree) admissionRun {
+	return func(gangs []Gang, in PassInput) (time.Duration, int) {
+		r := newRef(tree, Config{PreemptAfterPasses: 3})
+		for _, g := range gangs { // no duplicate check: the IDs are distinct
+			x := &refGang{g: g, kind: KindOf(&g), live: len(g.Members), seq: r.next()}
+			r.gangs = append(r.gangs, x)
+		}
+		start := time.Now()
+		d := r.Pass(in)
+		return time.Since(start), len(d.Admit)
+	}
+}
+
+// BenchmarkAdmission: 1,000 leaf pools, 100,000 queued gangs of 1 and of 8
+// tasks, capacity for three quarters of them. It reports admitted gangs
+// per second for the scheduler and for the naive reference, measured in
+// the same run, and their ratio.
+func BenchmarkAdmission(b *testing.B) {
+	tree := benchTree(b, 1000, 50)
+	for _, members := range []int{1, 8} {
+		b.Run(fmt.Sprintf("members=%d", members), func(b *testing.B) {
+			gangs := benchGangs(tree, 100_000, members)
+			in := PassInput{Capacity: model.Resources{CPU: 0.75 * float64(len(gangs)*members), MemMB: math.Inf(1)}}
+			var fast, naive time.Duration
+			var admitted int
+			for b.Loop() {
+				d, n := schedulerAdmission(tree)(gangs, in)
+				fast += d
+				admitted = n
+			}
+			// The baseline is slow: a few runs are enough for its figure.
+			runs := 0
+			for range max(1, min(b.N, 3)) {
+				d, n := referenceAdmission(tree)(gangs, in)
+				if n != admitted {
+					b.Fatalf("reference admitted %d, scheduler %d", n, admitted)
+				}
+				naive += d
+				runs++
+			}
+			fastRate := float64(admitted) * float64(b.N) / fast.Seconds()
+			naiveRate := float64(admitted) * float64(runs) / naive.Seconds()
+			b.ReportMetric(fastRate, "gangs/s")
+			b.ReportMetric(naiveRate, "naive-gangs/s")
+			b.ReportMetric(fastRate/naiveRate, "x-naive")
+			b.ReportMetric(float64(admitted), "admitted/pass")
+		})
+	}
+}
+
+// BenchmarkPass: the steady-state pass (nothing changes) with 10,000 leaf
+// pools and 100,000 gangs, half of them admitted, against the naive
+// reference's pass on the same state.
+func BenchmarkPass(b *testing.B) {
+	tree := benchTree(b, 10_000, 100)
+	gangs := benchGangs(tree, 100_000, 1)
+	in := PassInput{Capacity: model.Resources{CPU: 50_000, MemMB: math.Inf(1)}, Slack: model.Resources{CPU: 100}}
+	s := New(tree, Config{PreemptAfterPasses: 3})
+	r := newRef(tree, Config{PreemptAfterPasses: 3})
+	for _, g := range gangs {
+		_ = s.Enqueue(g)
+		r.gangs = append(r.gangs, &refGang{g: g, kind: KindOf(&g), live: len(g.Members), seq: r.next()})
+	}
+	s.Pass(in)
+	r.Pass(in)
+	var fast time.Duration
+	for b.Loop() {
+		start := time.Now()
+		s.Pass(in)
+		fast += time.Since(start)
+	}
+	runs := max(1, min(b.N, 3))
+	start := time.Now()
+	for range runs {
+		r.Pass(in)
+	}
+	naive := time.Since(start)
+	perPass := fast.Seconds() / float64(b.N)
+	naivePerPass := naive.Seconds() / float64(runs)
+	b.ReportMetric(perPass*1e3, "ms/pass")
+	b.ReportMetric(naivePerPass*1e3, "naive-ms/pass")
+	b.ReportMetric(naivePerPass/perPass, "x-naive")
+}

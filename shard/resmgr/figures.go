@@ -1,0 +1,54 @@
+package resmgr
+
+import "github.com/peloton-federated/peloton/shard/resmgr/entitlement"
+
+// configFigures returns pool i's figures with only its configuration set.
+func (s *Scheduler) configFigures(i int) PoolFigures {
+	spec := s.tree.Spec(i)
+	return PoolFigures{Path: spec.Path, Reservation: spec.Reservation, Limit: spec.Limit, Share: spec.Share}
+}
+
+// fillFigures records the figures of every pool after a pass: a leaf's own,
+// and for a parent the sums of its leaves' allocations and counts.
+func (s *Scheduler) fillFigures(res, slackRes *entitlement.Result) {
+	for i := range s.figures {
+		f := s.configFigures(i)
+		f.Demand = res.Demand[i]
+		f.Entitlement = res.Entitlement[i]
+		f.SlackEntitlement = slackRes.Entitlement[i]
+		s.figures[i] = f
+	}
+	for _, l := range s.leaves {
+		alloc := l.alloc[NonPreemptible].Add(l.alloc[Preemptible])
+		queued := 0
+		for k := range l.pending {
+			queued += l.pending[k].len()
+		}
+		s.figures[l.index].OverPasses = l.overPasses
+		for i := l.index; i >= 0; i = s.tree.Parent(i) {
+			f := &s.figures[i]
+			f.Allocation = f.Allocation.Add(alloc)
+			f.RevocableAllocation = f.RevocableAllocation.Add(l.alloc[Revocable])
+			f.Queued += queued
+			f.Parked += len(l.parked)
+			f.Admitted += len(l.admitted)
+			f.Preempting += l.preempting
+		}
+	}
+}
+
+// Figures returns every pool's figures after the last pass, in the order of
+// the tree's specifications. Before the first pass (and after SetTree) only
+// the configuration is set.
+func (s *Scheduler) Figures() []PoolFigures {
+	return append([]PoolFigures(nil), s.figures...)
+}
+
+// PoolFigures returns one pool's figures after the last pass.
+func (s *Scheduler) PoolFigures(path string) (PoolFigures, bool) {
+	i, ok := s.tree.Index(path)
+	if !ok {
+		return PoolFigures{}, false
+	}
+	return s.figures[i], true
+}

@@ -1,0 +1,294 @@
+package resmgr
+
+import (
+	"math"
+	"slices"
+
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/resmgr/entitlement"
+)
+
+// Pass runs one scheduling pass:
+//
+//  1. demand per leaf pool: queued plus admitted non-revocable work (see
+//     PoolFigures.Demand), and the same for revocable work;
+//  2. entitlements: one max-min pass over the capacity, one over the slack;
+//  3. slack eviction: when revocable work holds more than the slack, pools
+//     above their slack entitlement give revocable gangs back at once;
+//  4. cross-pool preemption: a pool over its entitlement for
+//     PreemptAfterPasses consecutive passes, while another pool has unmet
+//     demand within its own (or while it is over a limit), gives back
+//     preemptible gangs until it is within;
+//  5. admission, pool by pool, kind by kind (see admit);
+//  6. priority preemption: the gang at which a pool's admission of a kind
+//     stopped preempts lower-priority preemptible gangs of its pool, if that
+//     makes it fit.
+//
+// Preempted gangs keep their allocation until Remove, and are never chosen
+// twice. Negative or NaN amounts in the input count as zero.
+func (s *Scheduler) Pass(in PassInput) Decision {
+	var d Decision
+	capacity, slack := clampResources(in.Capacity), clampResources(in.Slack)
+	for _, l := range s.leaves {
+		s.demand[l.index] = l.demand()
+		s.slackDemand[l.index] = l.queued[Revocable].Add(l.alloc[Revocable])
+	}
+	res := s.solver.Compute(capacity, s.demand, entitlement.Options{})
+	slackRes := s.slackSolver.Compute(slack, s.slackDemand, entitlement.Options{})
+
+	s.evictRevocable(slack, slackRes, &d)
+	s.preemptOverEntitlement(res, &d)
+	for _, l := range s.leaves {
+		blocked := s.admit(l, res.Entitlement[l.index], slackRes.Entitlement[l.index], capacity, slack, &d)
+		for _, k := range [...]Kind{NonPreemptible, Preemptible} {
+			if blocked[k] != nil {
+				s.preemptForPriority(l, blocked[k], res.Entitlement[l.index], capacity, &d)
+			}
+		}
+	}
+	s.fillFigures(res, slackRes)
+	return d
+}
+
+// clampResources maps negative and NaN amounts to zero.
+func clampResources(r model.Resources) model.Resources {
+	for k := range model.ResourceKinds {
+		if !(r.Get(k) > 0) {
+			r = r.Set(k, 0)
+		}
+	}
+	return r
+}
+
+// demand is what the leaf asks of the entitlement pass: all preemptible
+// work, and non-preemptible work up to the reservation (or what it already
+// holds, if more), since no more of it can be admitted.
+func (l *leaf) demand() model.Resources {
+	np := l.queued[NonPreemptible].Add(l.alloc[NonPreemptible]).Min(l.reservation).Max(l.alloc[NonPreemptible])
+	return np.Add(l.queued[Preemptible]).Add(l.alloc[Preemptible])
+}
+
+// held is what the leaf's non-revocable work holds, not counting gangs
+// already being preempted.
+func (l *leaf) held() model.Resources {
+	return l.alloc[NonPreemptible].Add(l.alloc[Preemptible]).Sub(l.releasing[Preemptible])
+}
+
+// victims returns the leaf's admitted gangs of a kind below a priority, not
+// already being preempted, in the order they are preempted: lowest priority
+// first, then the most recently started.
+func (l *leaf) victims(k Kind, below int64) []*entry {
+	var out []*entry
+	for _, e := range l.admitted {
+		if e.kind == k && e.state == Admitted && int64(e.gang.Priority) < below {
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(a, b *entry) int {
+		if a.gang.Priority != b.gang.Priority {
+			return int(a.gang.Priority) - int(b.gang.Priority)
+		}
+		return cmpUint(b.started, a.started)
+	})
+	return out
+}
+
+// anyPriority admits every priority to victims.
+const anyPriority = math.MaxInt32 + 1
+
+// preempt marks an admitted gang for preemption.
+func (s *Scheduler) preempt(e *entry, reason PreemptReason, d *Decision) {
+	l, k := e.leaf, e.kind
+	e.state = Preempting
+	l.preempting++
+	l.releasing[k] = l.releasing[k].Add(e.size)
+	s.releasing[k] = s.releasing[k].Add(e.size)
+	d.Preempt = append(d.Preempt, Preemption{Gang: e.gang.ID, Pool: l.path, Reason: reason})
+}
+
+// giveBack preempts gangs from victims, in order, while held is above
+// target; a gang is taken only if it lowers a resource that is still above.
+// It returns what is held afterwards.
+func (s *Scheduler) giveBack(held, target model.Resources, victims []*entry, reason PreemptReason, d *Decision) model.Resources {
+	for _, v := range victims {
+		if fitsWithin(held, target) {
+			break
+		}
+		if !lowersExcess(v.size, held, target) {
+			continue
+		}
+		s.preempt(v, reason, d)
+		held = held.Sub(v.size)
+	}
+	return held
+}
+
+// lowersExcess reports whether taking size off held lowers some resource in
+// which held is above target.
+func lowersExcess(size, held, target model.Resources) bool {
+	for k := range model.ResourceKinds {
+		if size.Get(k) > 0 && exceeds(held, target, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// evictRevocable gives back revocable work when it holds more than the
+// slack: every pool above its slack entitlement returns to it. Slack
+// shrinking means hosts run hot, so there is no hysteresis.
+func (s *Scheduler) evictRevocable(slack model.Resources, slackRes *entitlement.Result, d *Decision) {
+	if fitsWithin(s.alloc[Revocable].Sub(s.releasing[Revocable]), slack) {
+		return
+	}
+	for _, l := range s.leaves {
+		held := l.alloc[Revocable].Sub(l.releasing[Revocable])
+		target := slackRes.Entitlement[l.index]
+		if fitsWithin(held, target) {
+			continue
+		}
+		s.giveBack(held, target, l.victims(Revocable, anyPriority), ReasonSlackShrank, d)
+	}
+}
+
+// preemptOverEntitlement counts, per leaf, the consecutive passes it has
+// been over its entitlement while that was wanted elsewhere, and makes the
+// leaves that reached Config.PreemptAfterPasses give preemptible work back.
+func (s *Scheduler) preemptOverEntitlement(res *entitlement.Result, d *Decision) {
+	// wanted[k]: some leaf has unmet demand of resource k within its
+	// entitlement. A leaf over its entitlement in k is not one of them.
+	var wanted [len(model.ResourceKinds)]bool
+	for _, l := range s.leaves {
+		alloc, ent := l.alloc[NonPreemptible].Add(l.alloc[Preemptible]), res.Entitlement[l.index]
+		for k := range wanted {
+			wanted[k] = wanted[k] || exceeds(ent, alloc, k)
+		}
+	}
+	after := max(s.cfg.PreemptAfterPasses, 1)
+	for _, l := range s.leaves {
+		held, ent := l.held(), res.Entitlement[l.index]
+		if fitsWithin(held, ent) || !overAndWanted(held, ent, l.limitBound, wanted) {
+			l.overPasses = 0
+			continue
+		}
+		victims := l.victims(Preemptible, anyPriority)
+		if len(victims) == 0 {
+			l.overPasses = 0 // only non-preemptible work is above: nothing to give
+			continue
+		}
+		l.overPasses++
+		if l.overPasses < after {
+			continue
+		}
+		s.giveBack(held, ent, victims, ReasonOverEntitlement, d)
+	}
+}
+
+// overAndWanted reports whether a leaf holding held is over its limit, or
+// over its entitlement in a resource another leaf wants.
+func overAndWanted(held, ent, limit model.Resources, wanted [len(model.ResourceKinds)]bool) bool {
+	if !fitsWithin(held, limit) {
+		return true
+	}
+	for k, w := range wanted {
+		if w && exceeds(held, ent, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// admit admits a leaf's queued gangs, kind by kind, each kind from its
+// highest priority, FIFO within a priority. A gang is admitted when, with
+// it, the cluster's non-revocable allocation stays within capacity and:
+//
+//   - non-preemptible: the pool's non-preemptible allocation stays within
+//     its reservation and the pool's allocation within its entitlement;
+//   - preemptible: the pool's allocation stays within its entitlement;
+//   - revocable: the pool's revocable allocation stays within its slack
+//     entitlement and the cluster's within the slack.
+//
+// The first gang of a kind that does not fit stops that kind in this pool
+// for this pass (so it is not starved by smaller gangs behind it) and is
+// returned; other kinds go on. Gangs skipped without stopping: those whose
+// job is at its maxRunning, and those larger than the whole capacity (or
+// slack) of the pass.
+func (s *Scheduler) admit(l *leaf, ent, slackEnt, capacity, slack model.Resources, d *Decision) (blocked [kindCount]*entry) {
+	for k := range kindCount {
+		q := &l.pending[k]
+		q.each(func(e *entry) bool {
+			if s.jobFull(e) {
+				return true
+			}
+			if !s.fits(l, e, ent, slackEnt, capacity, slack) {
+				bound := capacity
+				if k == Revocable {
+					bound = slack
+				}
+				if !fitsWithin(e.size, bound) {
+					return true
+				}
+				blocked[k] = e
+				return false
+			}
+			q.take(e)
+			l.queued[k] = l.queued[k].Sub(e.size)
+			s.hold(l, e)
+			d.Admit = append(d.Admit, e.gang.ID)
+			return true
+		})
+		q.tidy()
+	}
+	return blocked
+}
+
+// fits reports whether e may be admitted now (see admit).
+func (s *Scheduler) fits(l *leaf, e *entry, ent, slackEnt, capacity, slack model.Resources) bool {
+	if e.kind == Revocable {
+		return fitsWithin(l.alloc[Revocable].Add(e.size), slackEnt) &&
+			fitsWithin(s.alloc[Revocable].Add(e.size), slack)
+	}
+	if e.kind == NonPreemptible && !fitsWithin(l.alloc[NonPreemptible].Add(e.size), l.reservation) {
+		return false
+	}
+	pool := l.alloc[NonPreemptible].Add(l.alloc[Preemptible]).Add(e.size)
+	cluster := s.alloc[NonPreemptible].Add(s.alloc[Preemptible]).Add(e.size)
+	return fitsWithin(pool, ent) && fitsWithin(cluster, capacity)
+}
+
+// preemptForPriority makes room for g, the gang at which a leaf's admission
+// stopped, by preempting preemptible gangs of the same leaf with a lower
+// priority: lowest first, then the most recently started, only those that
+// lower a resource g is short of, and only if g then fits. Gangs already
+// being preempted count as released, so a pass that finds g would fit once
+// they are gone preempts nothing more.
+func (s *Scheduler) preemptForPriority(l *leaf, g *entry, ent, capacity model.Resources, d *Decision) {
+	if !l.hasPreemptibleBelow(g.gang.Priority) {
+		return
+	}
+	if g.kind == NonPreemptible && !fitsWithin(l.alloc[NonPreemptible].Add(g.size), l.reservation) {
+		return // only the pool's own non-preemptible work ends could help
+	}
+	pool := l.held().Add(g.size)
+	cluster := s.alloc[NonPreemptible].Add(s.alloc[Preemptible]).Sub(s.releasing[Preemptible]).Add(g.size)
+	if fitsWithin(pool, ent) && fitsWithin(cluster, capacity) {
+		return
+	}
+	var chosen []*entry
+	for _, v := range l.victims(Preemptible, int64(g.gang.Priority)) {
+		if fitsWithin(pool, ent) && fitsWithin(cluster, capacity) {
+			break
+		}
+		if !lowersExcess(v.size, pool, ent) && !lowersExcess(v.size, cluster, capacity) {
+			continue
+		}
+		chosen = append(chosen, v)
+		pool, cluster = pool.Sub(v.size), cluster.Sub(v.size)
+	}
+	if !fitsWithin(pool, ent) || !fitsWithin(cluster, capacity) {
+		return
+	}
+	for _, v := range chosen {
+		s.preempt(v, ReasonPriority, d)
+	}
+}

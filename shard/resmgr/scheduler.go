@@ -1,0 +1,486 @@
+package resmgr
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/resmgr/entitlement"
+)
+
+// GangState is where a gang is in the scheduler.
+type GangState uint8
+
+// States of a gang.
+const (
+	// Queued: waiting for admission.
+	Queued GangState = iota
+	// Parked: queued, but it can never fit its pool (a non-preemptible gang
+	// larger than the reservation, or any gang above the pool's or an
+	// ancestor's limit). It does not count as demand and blocks nothing; a
+	// tree change may make it fit.
+	Parked
+	// Admitted: holds its allocation until removed.
+	Admitted
+	// Preempting: chosen for preemption, still holding its allocation until
+	// the shell reports the kill done with Remove.
+	Preempting
+)
+
+var stateNames = [...]string{"queued", "parked", "admitted", "preempting"}
+
+func (s GangState) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("state(%d)", uint8(s))
+}
+
+// entry is a gang and the scheduler's bookkeeping for it.
+type entry struct {
+	gang    Gang
+	kind    Kind
+	state   GangState
+	live    int    // members not finished
+	done    []bool // by member; nil until one finishes
+	size    model.Resources
+	seq     uint64 // enqueue order: FIFO within a priority
+	started uint64 // admission or start order: "most recently started"
+	leaf    *leaf
+	level   *pendingLevel // while queued
+	slot    int
+}
+
+// leaf is a leaf pool's queues, admitted work and running sums.
+type leaf struct {
+	path        string
+	index       int             // pool number in the tree
+	reservation model.Resources // non-preemptible work stays within it
+	limitBound  model.Resources // the lowest limit on the way to the root
+	pending     [kindCount]pendingQueue
+	parked      map[GangID]*entry
+	admitted    map[GangID]*entry // admitted and preempting
+	queued      [kindCount]model.Resources
+	alloc       [kindCount]model.Resources // admitted and preempting
+	releasing   [kindCount]model.Resources // preempting only
+	preempting  int
+	overPasses  int
+	// preemptibleAt counts admitted preemptible gangs by priority, so that
+	// a blocked gang finds out cheaply whether anything is below it.
+	preemptibleAt map[int32]int
+}
+
+// jobCount tracks a job's admitted members against its maxRunning.
+type jobCount struct {
+	limit    uint32 // 0: none
+	admitted uint32
+}
+
+// Scheduler is the resource manager's scheduling core for one shard: per
+// leaf pool, pending queues of gangs and the admitted work; each Pass
+// computes entitlements, preempts and admits. It is a deterministic state
+// machine: no goroutines, clock, I/O or logging. It is not safe for
+// concurrent use.
+type Scheduler struct {
+	cfg         Config
+	tree        *entitlement.Tree
+	solver      *entitlement.Solver
+	slackSolver *entitlement.Solver
+	leaves      []*leaf // in pool-number order
+	byPath      map[string]*leaf
+	gangs       map[GangID]*entry
+	jobs        map[model.JobID]*jobCount
+	seq         uint64
+	alloc       [kindCount]model.Resources // sums over leaves
+	releasing   [kindCount]model.Resources
+	demand      []model.Resources // by pool number, reused by every pass
+	slackDemand []model.Resources
+	figures     []PoolFigures // by pool number, from the last pass
+}
+
+// New returns a scheduler over the pool tree (nil: no pools yet).
+func New(tree *entitlement.Tree, cfg Config) *Scheduler {
+	s := &Scheduler{
+		cfg:    cfg,
+		byPath: map[string]*leaf{},
+		gangs:  map[GangID]*entry{},
+		jobs:   map[model.JobID]*jobCount{},
+	}
+	s.SetTree(tree)
+	return s
+}
+
+// Tree returns the pool tree in use.
+func (s *Scheduler) Tree() *entitlement.Tree { return s.tree }
+
+// SetTree replaces the pool tree. Queued and admitted work stays with the
+// leaf pool of the same path; gangs whose pool is gone or now has children
+// are forgotten and returned, in enqueue order, so the shell can fail them.
+// Hysteresis counters of pools that stay are kept.
+func (s *Scheduler) SetTree(tree *entitlement.Tree) []Gang {
+	if tree == nil {
+		tree, _ = entitlement.NewTree(nil)
+	}
+	s.tree = tree
+	s.solver = entitlement.NewSolver(tree)
+	s.slackSolver = entitlement.NewSolver(tree)
+	n := tree.Len()
+	s.demand = make([]model.Resources, n)
+	s.slackDemand = make([]model.Resources, n)
+	s.figures = make([]PoolFigures, n)
+	for i := range n {
+		s.figures[i] = s.configFigures(i)
+	}
+
+	old := s.byPath
+	s.byPath = make(map[string]*leaf, n)
+	s.leaves = s.leaves[:0]
+	for i := range n {
+		if !tree.IsLeaf(i) {
+			continue
+		}
+		path := tree.Path(i)
+		l := old[path]
+		if l == nil {
+			l = &leaf{path: path, parked: map[GangID]*entry{}, admitted: map[GangID]*entry{}, preemptibleAt: map[int32]int{}}
+		}
+		delete(old, path)
+		l.index = i
+		l.reservation = tree.Spec(i).Reservation
+		l.limitBound = limitBound(tree, i)
+		s.byPath[path] = l
+		s.leaves = append(s.leaves, l)
+		s.requeue(l)
+	}
+	var orphans []*entry
+	for _, l := range old {
+		for _, e := range l.all() {
+			orphans = append(orphans, e)
+		}
+	}
+	slices.SortFunc(orphans, func(a, b *entry) int { return cmpUint(a.seq, b.seq) })
+	gone := make([]Gang, 0, len(orphans))
+	for _, e := range orphans {
+		s.forget(e)
+		gone = append(gone, e.gang)
+	}
+	return gone
+}
+
+// limitBound is the lowest limit of pool i and its ancestors, per resource.
+func limitBound(tree *entitlement.Tree, i int) model.Resources {
+	b := tree.Spec(i).Limit
+	for p := tree.Parent(i); p >= 0; p = tree.Parent(p) {
+		b = b.Min(tree.Spec(p).Limit)
+	}
+	return b
+}
+
+// hasPreemptibleBelow reports whether the leaf has admitted preemptible
+// gangs (being preempted or not) with a priority below p.
+func (l *leaf) hasPreemptibleBelow(p int32) bool {
+	for q := range l.preemptibleAt {
+		if q < p {
+			return true
+		}
+	}
+	return false
+}
+
+// all returns every gang of the leaf, queued, parked or admitted.
+func (l *leaf) all() []*entry {
+	var out []*entry
+	for k := range l.pending {
+		l.pending[k].each(func(e *entry) bool { out = append(out, e); return true })
+	}
+	for _, e := range l.parked {
+		out = append(out, e)
+	}
+	for _, e := range l.admitted {
+		out = append(out, e)
+	}
+	return out
+}
+
+// requeue sorts a leaf's waiting gangs again into queued and parked after
+// its configuration changed, keeping their enqueue order.
+func (s *Scheduler) requeue(l *leaf) {
+	var waiting []*entry
+	for k := range l.pending {
+		l.pending[k].each(func(e *entry) bool { waiting = append(waiting, e); return true })
+		l.pending[k] = pendingQueue{}
+		l.queued[k] = model.Resources{}
+	}
+	for _, e := range l.parked {
+		waiting = append(waiting, e)
+	}
+	clear(l.parked)
+	slices.SortFunc(waiting, func(a, b *entry) int { return cmpUint(a.seq, b.seq) })
+	for _, e := range waiting {
+		e.level = nil
+		s.wait(l, e)
+	}
+}
+
+// wait puts a gang that is not admitted into its queue, or parks it.
+func (s *Scheduler) wait(l *leaf, e *entry) {
+	if l.canNeverFit(e) {
+		e.state = Parked
+		l.parked[e.gang.ID] = e
+		return
+	}
+	e.state = Queued
+	l.pending[e.kind].push(e)
+	l.queued[e.kind] = l.queued[e.kind].Add(e.size)
+}
+
+// canNeverFit reports whether no amount of waiting admits the gang as the
+// pool is configured: non-preemptible work beyond the reservation, or any
+// work beyond the lowest limit above it.
+func (l *leaf) canNeverFit(e *entry) bool {
+	if e.kind == NonPreemptible {
+		return !fitsWithin(e.size, l.reservation)
+	}
+	return !fitsWithin(e.size, l.limitBound)
+}
+
+// newEntry validates a gang and finds its leaf pool.
+func (s *Scheduler) newEntry(g Gang) (*entry, *leaf, error) {
+	switch {
+	case len(g.Members) == 0:
+		return nil, nil, fmt.Errorf("gang %s: %w", g.ID, ErrEmptyGang)
+	case !validResources(g.PerTask):
+		return nil, nil, fmt.Errorf("gang %s: per-task %v: %w", g.ID, g.PerTask, ErrBadResources)
+	}
+	if _, dup := s.gangs[g.ID]; dup {
+		return nil, nil, fmt.Errorf("gang %s: %w", g.ID, ErrDuplicateGang)
+	}
+	l := s.byPath[g.Pool]
+	if l == nil {
+		if _, ok := s.tree.Index(g.Pool); ok {
+			return nil, nil, fmt.Errorf("gang %s: pool %q: %w", g.ID, g.Pool, ErrNotLeafPool)
+		}
+		return nil, nil, fmt.Errorf("gang %s: pool %q: %w", g.ID, g.Pool, ErrUnknownPool)
+	}
+	g.Members = slices.Clone(g.Members)
+	e := &entry{gang: g, kind: KindOf(&g), live: len(g.Members), size: g.Size(), seq: s.next(), leaf: l}
+	return e, l, nil
+}
+
+// Enqueue queues a gang for admission behind the gangs of its priority and
+// kind already queued in its pool.
+func (s *Scheduler) Enqueue(g Gang) error {
+	e, l, err := s.newEntry(g)
+	if err != nil {
+		return err
+	}
+	s.gangs[g.ID] = e
+	s.wait(l, e)
+	return nil
+}
+
+// Adopt records a gang that already holds resources (work found running
+// after a restart) as admitted, without admission checks.
+func (s *Scheduler) Adopt(g Gang) error {
+	e, l, err := s.newEntry(g)
+	if err != nil {
+		return err
+	}
+	s.gangs[g.ID] = e
+	s.hold(l, e)
+	return nil
+}
+
+// hold makes a gang admitted and counts its allocation.
+func (s *Scheduler) hold(l *leaf, e *entry) {
+	e.state = Admitted
+	e.started = s.next()
+	l.admitted[e.gang.ID] = e
+	if e.kind == Preemptible {
+		l.preemptibleAt[e.gang.Priority]++
+	}
+	l.alloc[e.kind] = l.alloc[e.kind].Add(e.size)
+	s.alloc[e.kind] = s.alloc[e.kind].Add(e.size)
+	s.job(e.gang.ID.Job).admitted += uint32(e.live)
+}
+
+func (s *Scheduler) job(id model.JobID) *jobCount {
+	j := s.jobs[id]
+	if j == nil {
+		j = &jobCount{}
+		s.jobs[id] = j
+	}
+	return j
+}
+
+// SetJobLimit caps how many members of a job's gangs may be admitted at
+// once (the job's maxRunning; 0 lifts the cap). A gang that would pass the
+// cap stays queued without blocking the gangs behind it.
+func (s *Scheduler) SetJobLimit(job model.JobID, maxRunning uint32) {
+	j := s.job(job)
+	j.limit = maxRunning
+	s.dropJobIfIdle(job, j)
+}
+
+func (s *Scheduler) dropJobIfIdle(id model.JobID, j *jobCount) {
+	if j.limit == 0 && j.admitted == 0 {
+		delete(s.jobs, id)
+	}
+}
+
+// jobFull reports whether admitting e would pass its job's cap.
+func (s *Scheduler) jobFull(e *entry) bool {
+	j := s.jobs[e.gang.ID.Job]
+	return j != nil && j.limit > 0 && uint64(j.admitted)+uint64(e.live) > uint64(j.limit)
+}
+
+// Remove forgets a gang whatever its state: a queued gang leaves its queue;
+// an admitted or preempting one releases its allocation. The shell calls it
+// when a queued gang is killed, and when the last member of an admitted gang
+// has ended or been killed (a preempted gang's kill is done). It reports
+// whether the gang was known.
+func (s *Scheduler) Remove(id GangID) bool {
+	e := s.gangs[id]
+	if e == nil {
+		return false
+	}
+	s.forget(e)
+	e.leaf.pending[e.kind].tidy()
+	return true
+}
+
+// Finished releases one member of an admitted gang whose task ended on its
+// own (a batch gang whose members finish at different times); the gang is
+// forgotten once every member has. It reports whether the member was
+// admitted and not already finished.
+func (s *Scheduler) Finished(id GangID, task model.TaskID) bool {
+	e := s.gangs[id]
+	if e == nil || (e.state != Admitted && e.state != Preempting) {
+		return false
+	}
+	m := -1
+	for i, mem := range e.gang.Members {
+		if mem.Task == task && (e.done == nil || !e.done[i]) {
+			m = i
+			break
+		}
+	}
+	if m < 0 {
+		return false
+	}
+	if e.live == 1 {
+		s.forget(e)
+		return true
+	}
+	if e.done == nil {
+		e.done = make([]bool, len(e.gang.Members))
+	}
+	e.done[m] = true
+	e.live--
+	s.release(e, e.gang.PerTask, 1)
+	e.size = e.gang.PerTask.Scale(float64(e.live))
+	return true
+}
+
+// release takes amount (members tasks) of an admitted gang off the sums.
+func (s *Scheduler) release(e *entry, amount model.Resources, members int) {
+	l, k := e.leaf, e.kind
+	l.alloc[k] = l.alloc[k].Sub(amount)
+	s.alloc[k] = s.alloc[k].Sub(amount)
+	if e.state == Preempting {
+		l.releasing[k] = l.releasing[k].Sub(amount)
+		s.releasing[k] = s.releasing[k].Sub(amount)
+	}
+	j := s.jobs[e.gang.ID.Job]
+	if j != nil {
+		j.admitted -= uint32(min(members, int(j.admitted)))
+		s.dropJobIfIdle(e.gang.ID.Job, j)
+	}
+}
+
+// forget drops a gang from its queue or its allocation, and from the index.
+func (s *Scheduler) forget(e *entry) {
+	l := e.leaf
+	switch e.state {
+	case Queued:
+		l.pending[e.kind].take(e)
+		l.queued[e.kind] = l.queued[e.kind].Sub(e.size)
+	case Parked:
+		delete(l.parked, e.gang.ID)
+	case Admitted, Preempting:
+		s.release(e, e.size, e.live)
+		if e.state == Preempting {
+			l.preempting--
+		}
+		delete(l.admitted, e.gang.ID)
+		if e.kind == Preemptible {
+			if l.preemptibleAt[e.gang.Priority]--; l.preemptibleAt[e.gang.Priority] == 0 {
+				delete(l.preemptibleAt, e.gang.Priority)
+			}
+		}
+	}
+	delete(s.gangs, e.gang.ID)
+}
+
+// Started marks an admitted gang as started now: among gangs of one
+// priority, the most recently started is preempted first. Admission counts
+// as a start until then. It reports whether the gang is admitted.
+func (s *Scheduler) Started(id GangID) bool {
+	e := s.gangs[id]
+	if e == nil || (e.state != Admitted && e.state != Preempting) {
+		return false
+	}
+	e.started = s.next()
+	return true
+}
+
+// Lookup returns a gang as queued (members that finished included) and its
+// state.
+func (s *Scheduler) Lookup(id GangID) (Gang, GangState, bool) {
+	e := s.gangs[id]
+	if e == nil {
+		return Gang{}, 0, false
+	}
+	return e.gang, e.state, true
+}
+
+// Len returns the number of gangs known: queued, parked and admitted.
+func (s *Scheduler) Len() int { return len(s.gangs) }
+
+// next returns the next number of the sequence that orders enqueues and
+// starts.
+func (s *Scheduler) next() uint64 {
+	s.seq++
+	return s.seq
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// fitsWithin reports whether a fits within b in every resource, with a
+// tolerance relative to b's size so that rounding in the entitlement pass
+// does not turn away a gang that fits exactly.
+func fitsWithin(a, b model.Resources) bool {
+	for k := range model.ResourceKinds {
+		x, y := a.Get(k), b.Get(k)
+		if x > y+1e-9*math.Max(1, math.Abs(y)) {
+			return false
+		}
+	}
+	return true
+}
+
+// exceeds reports whether a is above b in resource k, with fitsWithin's
+// tolerance.
+func exceeds(a, b model.Resources, k int) bool {
+	x, y := a.Get(k), b.Get(k)
+	return x > y+1e-9*math.Max(1, math.Abs(y))
+}

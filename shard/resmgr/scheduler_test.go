@@ -1,0 +1,120 @@
+package resmgr
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/resmgr/entitlement"
+)
+
+func testTree(t *testing.T, paths ...string) *entitlement.Tree {
+	t.Helper()
+	var specs []entitlement.PoolSpec
+	for _, p := range paths {
+		specs = append(specs, entitlement.PoolSpec{Path: p,
+			Limit: model.Resources{CPU: math.Inf(1), MemMB: math.Inf(1), DiskMB: math.Inf(1), GPU: math.Inf(1)},
+			Share: model.Resources{CPU: 1, MemMB: 1, DiskMB: 1, GPU: 1}})
+	}
+	tree, err := entitlement.NewTree(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree
+}
+
+func gangOf(job string, pool string, members int, cpu float64) Gang {
+	g := Gang{ID: GangID{Job: model.JobID(job)}, Pool: pool, Preemptible: true, PerTask: model.Resources{CPU: cpu}}
+	for i := range members {
+		g.Members = append(g.Members, Member{Task: model.TaskID{Job: model.JobID(job), Instance: uint32(i)}})
+	}
+	return g
+}
+
+func TestEnqueueErrors(t *testing.T) {
+	s := New(testTree(t, "/", "/a", "/a/b"), Config{})
+	if err := s.Enqueue(gangOf("ok", "/a/b", 1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	nan := gangOf("nan", "/a/b", 1, 1)
+	nan.PerTask.MemMB = math.NaN()
+	inf := gangOf("inf", "/a/b", 1, 1)
+	inf.PerTask.GPU = math.Inf(1)
+	for _, tc := range []struct {
+		name string
+		gang Gang
+		want error
+	}{
+		{"duplicate", gangOf("ok", "/a/b", 1, 1), ErrDuplicateGang},
+		{"unknown pool", gangOf("x", "/zz", 1, 1), ErrUnknownPool},
+		{"interior pool", gangOf("x", "/a", 1, 1), ErrNotLeafPool},
+		{"root with children", gangOf("x", "/", 1, 1), ErrNotLeafPool},
+		{"no members", gangOf("x", "/a/b", 0, 1), ErrEmptyGang},
+		{"negative", gangOf("x", "/a/b", 1, -1), ErrBadResources},
+		{"not a number", nan, ErrBadResources},
+		{"infinite", inf, ErrBadResources},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := s.Enqueue(tc.gang); !errors.Is(err, tc.want) {
+				t.Fatalf("Enqueue: %v, want %v", err, tc.want)
+			}
+			if err := s.Adopt(tc.gang); !errors.Is(err, tc.want) {
+				t.Fatalf("Adopt: %v, want %v", err, tc.want)
+			}
+		})
+	}
+	if s.Len() != 1 {
+		t.Fatalf("%d gangs known after refused ones, want 1", s.Len())
+	}
+}
+
+// TestOddInputs: empty trees, bad amounts and unknown IDs change nothing
+// and never panic.
+func TestOddInputs(t *testing.T) {
+	s := New(nil, Config{PreemptAfterPasses: -5})
+	if d := s.Pass(PassInput{Capacity: model.Resources{CPU: math.NaN()}}); len(d.Admit)+len(d.Preempt) != 0 {
+		t.Fatalf("empty tree decided %+v", d)
+	}
+	if _, ok := s.PoolFigures("/"); ok {
+		t.Fatal("figures for a pool of an empty tree")
+	}
+	id := GangID{Job: "none"}
+	if s.Remove(id) || s.Started(id) || s.Finished(id, model.TaskID{Job: "none"}) {
+		t.Fatal("unknown gang reported as known")
+	}
+	s.SetTree(testTree(t, "/"))
+	if err := s.Enqueue(gangOf("a", "/", 2, 1)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []model.Resources{{CPU: -3}, {CPU: math.NaN()}, {CPU: math.Inf(1)}} {
+		d := s.Pass(PassInput{Capacity: c, Slack: c})
+		if c.CPU == math.Inf(1) && len(d.Admit) != 1 {
+			t.Fatalf("infinite capacity admitted %v", d.Admit)
+		}
+	}
+	if f, ok := s.PoolFigures("/"); !ok || f.Admitted != 1 || f.Allocation.CPU != 2 {
+		t.Fatalf("figures %+v", f)
+	}
+	if s.Finished(id, model.TaskID{}) || s.Started(GangID{Job: "a", Gang: 9}) {
+		t.Fatal("unknown gang reported as known")
+	}
+	gone := s.SetTree(nil)
+	if len(gone) != 1 || gone[0].ID.Job != "a" || s.Len() != 0 {
+		t.Fatalf("SetTree(nil) dropped %v, %d left", gone, s.Len())
+	}
+}
+
+// TestEnqueueCopiesMembers: the caller may reuse its slice.
+func TestEnqueueCopiesMembers(t *testing.T) {
+	s := New(testTree(t, "/"), Config{})
+	g := gangOf("a", "/", 2, 1)
+	if err := s.Enqueue(g); err != nil {
+		t.Fatal(err)
+	}
+	g.Members[0].Task.Instance = 77
+	got, st, ok := s.Lookup(g.ID)
+	if !ok || st != Queued || got.Members[0].Task.Instance != 0 {
+		t.Fatalf("lookup %+v %v %v", got, st, ok)
+	}
+}
