@@ -49,7 +49,7 @@ proto-check: proto
 
 ## bench: the scale benchmarks (placement, entitlement, end to end)
 bench: build
-	$(GO) run ./tests/bench
+	$(GO) run ./tests/bench $(BENCH_FLAGS)
 
 clean:
 	rm -rf $(BIN)

@@ -77,3 +77,11 @@ type LogReader interface {
 	// the data, and the log's size.
 	ReadLog(ctx context.Context, run model.RunID, host model.HostID, stream string, offset, limit int64) (data []byte, next, size int64, err error)
 }
+
+// UsageReporter is an optional capability: plugins that measure what runs
+// really use report it per host. Allocated-but-unused resources are the
+// slack that revocable work runs on.
+type UsageReporter interface {
+	// MeasuredUsage returns what the host's runs use, if it was measured.
+	MeasuredUsage(host model.HostID) (model.Resources, bool)
+}

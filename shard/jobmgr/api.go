@@ -36,6 +36,7 @@ func (e *Engine) CreateJob(ctx context.Context, spec model.JobSpec) (*model.Job,
 	}
 	e.mu.Lock()
 	e.jobs[j.ID] = &jobEntry{job: j, killSent: map[model.RunID]bool{}}
+	e.sched.SetJobLimit(j.ID, spec.MaxRunning)
 	cp := copyJob(j)
 	e.mu.Unlock()
 	e.log.Info("job created", "job", j.ID, "name", spec.Name, "instances", spec.Instances)
@@ -206,6 +207,21 @@ func (e *Engine) StopTasks(ctx context.Context, id model.JobID, instances []uint
 			return nil, fmt.Errorf("instance %d of job %s: %w", i, id, ErrNotFound)
 		}
 	}
+	// A gang is stopped whole.
+	if n := gangSize(&je.job.Spec); n > 1 {
+		seen := map[uint32]bool{}
+		var all []uint32
+		for _, i := range instances {
+			g := i / n
+			if !seen[g] {
+				seen[g] = true
+				for k := g * n; k < (g+1)*n; k++ {
+					all = append(all, k)
+				}
+			}
+		}
+		instances = all
+	}
 	for _, i := range instances {
 		t := je.tasks[i]
 		if !t.State.IsTerminal() {
@@ -245,32 +261,6 @@ func (e *Engine) ReadLog(ctx context.Context, id model.TaskID, run uint32, strea
 // Watch subscribes to events of one job ("" for all) after sequence after.
 func (e *Engine) Watch(job model.JobID, after uint64) (*Subscription, []Event) {
 	return e.events.subscribe(job, after)
-}
-
-// PoolUsage is the demand and allocation of the (single, root) pool.
-type PoolUsage struct {
-	Capacity, Demand, Allocation model.Resources
-	Jobs                         int
-}
-
-// RootPool reports the root pool's figures.
-func (e *Engine) RootPool() PoolUsage {
-	capacity, _ := e.cfg.Hosts.Capacity()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	u := PoolUsage{Capacity: capacity}
-	for _, je := range e.jobs {
-		if je.job.Status.State.IsTerminal() {
-			continue
-		}
-		u.Jobs++
-		r := je.job.Spec.Task.Resources
-		pending := je.counts.sum(model.TaskInitialized, model.TaskPending) + (je.job.Spec.Instances - je.job.Status.TasksCreated)
-		held := je.counts.sum(model.TaskReady, model.TaskPlacing, model.TaskPlaced, model.TaskLaunching, model.TaskRunning)
-		u.Demand = u.Demand.Add(r.Scale(float64(pending + held)))
-		u.Allocation = u.Allocation.Add(r.Scale(float64(held)))
-	}
-	return u
 }
 
 // Clusters lists the configured plugin cluster names, sorted.

@@ -13,6 +13,7 @@ import (
 	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/resmgr"
+	"github.com/peloton-federated/peloton/shard/resmgr/entitlement"
 	"github.com/peloton-federated/peloton/shard/store"
 )
 
@@ -43,6 +44,9 @@ type Config struct {
 	// LaunchGrace is how long a placed task waits for its host to be
 	// reported before it goes back to the queue.
 	LaunchGrace time.Duration
+	// PreemptAfterPasses is how many consecutive resource manager passes a
+	// pool must be over its entitlement before its work is preempted.
+	PreemptAfterPasses int
 }
 
 func (c *Config) defaults() {
@@ -66,6 +70,9 @@ func (c *Config) defaults() {
 	}
 	if c.LaunchGrace == 0 {
 		c.LaunchGrace = 30 * time.Second
+	}
+	if c.PreemptAfterPasses == 0 {
+		c.PreemptAfterPasses = 10
 	}
 	if c.Hosts == nil {
 		c.Hosts = hostmgr.NewHostCache()
@@ -93,12 +100,15 @@ type Engine struct {
 
 	mu         sync.Mutex
 	jobs       map[model.JobID]*jobEntry
-	queue      *resmgr.Queue
+	sched      *resmgr.Scheduler
+	restarting map[resmgr.GangID]*gangRestart
 	ready      []model.TaskID
 	dirtyTasks []*model.TaskRuntime
 	pendingEvs []Event
 	effects    []effect
 	placedAt   map[model.TaskID]time.Time
+	pools      map[string]*model.Pool
+	tree       *entitlement.Tree
 
 	inboxMu sync.Mutex
 	inbox   []hostmgr.TaskStatus
@@ -120,16 +130,17 @@ type effect struct {
 func New(cfg Config) *Engine {
 	cfg.defaults()
 	e := &Engine{
-		cfg:      cfg,
-		log:      cfg.Logger.With("region", cfg.Region),
-		plugins:  map[string]hostmgr.Plugin{},
-		jobs:     map[model.JobID]*jobEntry{},
-		queue:    resmgr.NewQueue(),
-		placedAt: map[model.TaskID]time.Time{},
-		kick:     make(chan struct{}, 1),
-		events:   newBroadcaster(),
-		ready0:   make(chan struct{}),
+		cfg:        cfg,
+		log:        cfg.Logger.With("region", cfg.Region),
+		plugins:    map[string]hostmgr.Plugin{},
+		jobs:       map[model.JobID]*jobEntry{},
+		restarting: map[resmgr.GangID]*gangRestart{},
+		placedAt:   map[model.TaskID]time.Time{},
+		kick:       make(chan struct{}, 1),
+		events:     newBroadcaster(),
+		ready0:     make(chan struct{}),
 	}
+	e.sched = resmgr.New(nil, resmgr.Config{PreemptAfterPasses: cfg.PreemptAfterPasses})
 	for _, p := range cfg.Plugins {
 		e.plugins[p.Cluster()] = p
 	}
@@ -185,12 +196,15 @@ func (e *Engine) Run(ctx context.Context) error {
 // recover loads jobs and tasks from the store and rebuilds the in-memory
 // state: queues, counts and host allocations.
 func (e *Engine) recover(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.loadPools(ctx); err != nil {
+		return err
+	}
 	jobs, err := e.cfg.Store.ListJobs(ctx)
 	if err != nil {
 		return err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	ntasks := 0
 	for _, j := range jobs {
 		tasks, err := e.cfg.Store.ListTasks(ctx, j.ID)
@@ -223,8 +237,6 @@ func (e *Engine) recover(ctx context.Context) error {
 			switch {
 			case t.State == model.TaskInitialized:
 				je.waiting = append(je.waiting, t.ID.Instance)
-			case t.State == model.TaskPending:
-				e.enqueue(je, t)
 			case t.State.HoldsResources():
 				e.cfg.Hosts.Allocate(t.Host, j.Spec.Task.Resources)
 				if t.State == model.TaskPlaced {
@@ -234,6 +246,8 @@ func (e *Engine) recover(ctx context.Context) error {
 			ntasks++
 		}
 		e.jobs[j.ID] = je
+		e.sched.SetJobLimit(j.ID, j.Spec.MaxRunning)
+		e.recoverGangs(je)
 	}
 	e.log.Info("recovered state", "jobs", len(jobs), "tasks", ntasks)
 	return nil

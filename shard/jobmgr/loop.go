@@ -77,16 +77,6 @@ func (e *Engine) markDirty(je *jobEntry, t *model.TaskRuntime) {
 	je.dirty = true
 }
 
-func (e *Engine) enqueue(je *jobEntry, t *model.TaskRuntime) {
-	e.queue.Push(resmgr.Item{
-		Task:        t.ID,
-		Run:         t.Run,
-		Priority:    je.job.Spec.Priority,
-		Preemptible: je.job.Spec.Preemptible,
-		Resources:   je.job.Spec.Task.Resources,
-	})
-}
-
 func (e *Engine) task(id model.TaskID) (*jobEntry, *model.TaskRuntime) {
 	je := e.jobs[id.Job]
 	if je == nil || int(id.Instance) >= len(je.tasks) {
@@ -142,6 +132,7 @@ func (e *Engine) applyStatuses(sts []hostmgr.TaskStatus, now time.Time) {
 				}
 				je.everRan = true
 				e.setState(je, t, model.TaskRunning, now)
+				e.sched.Started(gangOf(je, t.ID.Instance))
 			}
 		case model.TaskSucceeded, model.TaskFailed, model.TaskKilled, model.TaskLost:
 			e.endRun(je, t, st.State, st.Reason, st.Message, st.ExitCode, now)
@@ -150,44 +141,95 @@ func (e *Engine) applyStatuses(sts []hostmgr.TaskStatus, now time.Time) {
 }
 
 // endRun records the end of a task's current run and decides what follows:
-// a retry after backoff, a relaunch, or the end of the task.
+// a retry after backoff, a relaunch, a gang restart, or the end of the task.
 func (e *Engine) endRun(je *jobEntry, t *model.TaskRuntime, s model.TaskState, reason, msg string, code int32, now time.Time) {
 	e.release(je, t)
-	t.Reason, t.Message, t.ExitCode = reason, msg, code
+	if t.Reason == "" || (reason != model.ReasonKilled && reason != "") {
+		t.Reason = reason
+	}
+	t.Message, t.ExitCode = msg, code
 	t.CompletionTime = now
 	delete(je.killSent, t.RunID())
 	spec := &je.job.Spec
+	g := gangOf(je, t.ID.Instance)
+	if r := e.restarting[g]; r != nil {
+		// Killed for a preemption or a gang restart: it runs again.
+		if s != model.TaskSucceeded && s != model.TaskFailed {
+			s = model.TaskKilled
+		}
+		t.Reason, t.Message = r.reason, r.message+"; "+msg
+		e.setState(je, t, s, now)
+		r.remaining--
+		e.finishRestart(je, g, now)
+		return
+	}
 	if t.Goal == model.TaskKilled {
 		if s != model.TaskSucceeded && s != model.TaskFailed {
 			s = model.TaskKilled
 		}
 		e.setState(je, t, s, now)
+		e.sched.Finished(g, t.ID)
 		return
 	}
+	gang := gangSize(spec) > 1
 	switch s {
 	case model.TaskSucceeded:
 		e.setState(je, t, s, now)
+		e.sched.Finished(g, t.ID)
 		return
 	case model.TaskFailed, model.TaskKilled:
 		t.Failures++
-		if t.Failures >= spec.MaxAttempts {
-			e.setState(je, t, model.TaskFailed, now)
+		retry := t.Failures < spec.MaxAttempts
+		if retry && (!gang || spec.GangRestart) {
+			backoff := e.cfg.RetryBackoff << (t.Failures - 1)
+			if backoff > e.cfg.MaxRetryBackoff || backoff <= 0 {
+				backoff = e.cfg.MaxRetryBackoff
+			}
+			t.RetryAfter = now.Add(backoff)
+			t.Message = fmt.Sprintf("run %d %s (%s); retry %d of %d after %s", t.Run, s, msg, t.Failures, spec.MaxAttempts-1, backoff)
+			if gang {
+				e.setState(je, t, model.TaskFailed, now)
+				e.restartGang(je, g, ReasonGangRestart, fmt.Sprintf("instance %d failed: %s", t.ID.Instance, msg), now)
+				return
+			}
+			t.Reason = model.ReasonRetrying
+			e.sched.Finished(g, t.ID)
+			e.newRun(je, t, now)
 			return
 		}
-		backoff := e.cfg.RetryBackoff << (t.Failures - 1)
-		if backoff > e.cfg.MaxRetryBackoff || backoff <= 0 {
-			backoff = e.cfg.MaxRetryBackoff
+		e.setState(je, t, model.TaskFailed, now)
+		e.sched.Finished(g, t.ID)
+		if gang {
+			e.failGang(je, g, t, now)
 		}
-		t.RetryAfter = now.Add(backoff)
-		t.Message = fmt.Sprintf("run %d %s (%s); retry %d of %d after %s", t.Run, s, msg, t.Failures, spec.MaxAttempts-1, backoff)
-		t.Reason = model.ReasonRetrying
+		return
 	case model.TaskLost:
 		// Lost runs do not count against max attempts: every task runs to a
-		// terminal state at least once.
+		// terminal state at least once. A lost gang member restarts its gang.
 		t.RetryAfter = time.Time{}
+		if gang {
+			e.setState(je, t, model.TaskLost, now)
+			e.restartGang(je, g, reason, fmt.Sprintf("instance %d lost: %s", t.ID.Instance, msg), now)
+			return
+		}
 		t.Message = fmt.Sprintf("run %d lost (%s); relaunching", t.Run, msg)
+		e.sched.Finished(g, t.ID)
+		e.newRun(je, t, now)
 	}
-	e.newRun(je, t, now)
+}
+
+// failGang stops the rest of a gang after a member failed for good.
+func (e *Engine) failGang(je *jobEntry, g resmgr.GangID, failed *model.TaskRuntime, now time.Time) {
+	for _, m := range je.members(g) {
+		if m == failed || m.State.IsTerminal() {
+			continue
+		}
+		m.Goal = model.TaskKilled
+		m.Reason = ReasonGangFailed
+		m.Message = fmt.Sprintf("instance %d of the gang failed", failed.ID.Instance)
+		e.markDirty(je, m)
+		e.killTask(je, m, je.job.Spec.Task.KillGrace, now)
+	}
 }
 
 // newRun starts a fresh run of a task from INITIALIZED.
@@ -223,22 +265,7 @@ func (e *Engine) converge(je *jobEntry, now time.Time) {
 		j.Status.TasksCreated += n
 		je.dirty = true
 	}
-	// Queue waiting tasks whose backoff passed, within maxRunning.
-	limit := j.Spec.MaxRunning
-	kept := je.waiting[:0]
-	for _, inst := range je.waiting {
-		t := je.tasks[inst]
-		if t.State != model.TaskInitialized {
-			continue
-		}
-		if (limit > 0 && je.counts.active() >= limit) || t.RetryAfter.After(now) {
-			kept = append(kept, inst)
-			continue
-		}
-		e.setState(je, t, model.TaskPending, now)
-		e.enqueue(je, t)
-	}
-	je.waiting = kept
+	e.queueWaiting(je, now)
 }
 
 // killJob drives every task of a stopped job to KILLED.
@@ -266,43 +293,21 @@ func (e *Engine) killJob(je *jobEntry, now time.Time) {
 func (e *Engine) killTask(je *jobEntry, t *model.TaskRuntime, grace time.Duration, now time.Time) {
 	switch t.State {
 	case model.TaskLaunching, model.TaskRunning:
-		if !je.killSent[t.RunID()] {
-			je.killSent[t.RunID()] = true
-			e.effects = append(e.effects, effect{kill: &hostmgr.RunRef{Run: t.RunID(), Host: t.Host}, grace: grace})
-		}
+		e.sendKill(je, t, grace)
 	default:
+		g := gangOf(je, t.ID.Instance)
+		if t.State == model.TaskPending {
+			// A queued gang leaves the queue whole; its other members are
+			// being killed by the same stop.
+			e.sched.Remove(g)
+		} else {
+			e.sched.Finished(g, t.ID)
+		}
 		e.release(je, t)
 		t.Reason, t.Message = model.ReasonKilled, "stopped before it was launched"
 		t.CompletionTime = now
 		e.setState(je, t, model.TaskKilled, now)
 	}
-}
-
-// admit hands queued tasks to placement within the cluster's capacity.
-func (e *Engine) admit(now time.Time) {
-	capacity, _ := e.cfg.Hosts.Capacity()
-	allocation := e.admittedAllocation()
-	adm := e.queue.Admit(capacity, allocation, 0, func(it resmgr.Item) bool {
-		_, t := e.task(it.Task)
-		return t != nil && t.Run == it.Run && t.State == model.TaskPending
-	})
-	for _, it := range adm.Admitted {
-		je, t := e.task(it.Task)
-		e.setState(je, t, model.TaskReady, now)
-		e.ready = append(e.ready, it.Task)
-	}
-}
-
-// admittedAllocation sums the resources of tasks admitted and not ended.
-func (e *Engine) admittedAllocation() model.Resources {
-	var r model.Resources
-	for _, je := range e.jobs {
-		n := je.counts.sum(model.TaskReady, model.TaskPlacing, model.TaskPlaced, model.TaskLaunching, model.TaskRunning)
-		if n > 0 {
-			r = r.Add(je.job.Spec.Task.Resources.Scale(float64(n)))
-		}
-	}
-	return r
 }
 
 // launchPlaced sends a job's placed tasks to their plugins. A task whose
@@ -318,10 +323,7 @@ func (e *Engine) launchPlaced(je *jobEntry, now time.Time) {
 		}
 		if _, ok := e.plugins[t.Cluster]; !ok || !e.cfg.Hosts.Has(t.Host) {
 			if now.Sub(e.placedAt[t.ID]) > e.cfg.LaunchGrace {
-				e.release(je, t)
-				t.Host, t.Cluster = "", ""
-				e.setState(je, t, model.TaskPending, now)
-				e.enqueue(je, t)
+				e.restartGang(je, gangOf(je, t.ID.Instance), model.ReasonHostLost, "host "+string(t.Host)+" was not reported in time", now)
 			}
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/placement"
+	"github.com/peloton-federated/peloton/shard/resmgr"
 )
 
 // place matches admitted tasks to hosts with the placement core. Tasks that
@@ -35,6 +36,7 @@ func (e *Engine) place(now time.Time) {
 		e.log.Error("building host index", "err", err)
 		return
 	}
+	gangs := map[resmgr.GangID]int{}
 	ids := make([]model.TaskID, 0, len(e.ready))
 	tasks := make([]placement.Task, 0, len(e.ready))
 	for _, id := range e.ready {
@@ -43,7 +45,16 @@ func (e *Engine) place(now time.Time) {
 			continue
 		}
 		spec := &je.job.Spec
+		gang := 0
+		if gangSize(spec) > 1 {
+			g := gangOf(je, id.Instance)
+			if gangs[g] == 0 {
+				gangs[g] = len(gangs) + 1
+			}
+			gang = gangs[g]
+		}
 		tasks = append(tasks, placement.Task{
+			Gang:        gang,
 			Ref:         len(ids),
 			Job:         id.Job,
 			Resources:   spec.Task.Resources,

@@ -9,6 +9,7 @@ import (
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"github.com/peloton-federated/peloton/shard/jobmgr"
 	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/resmgr/entitlement"
 	"github.com/peloton-federated/peloton/shard/store"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -56,7 +57,14 @@ func toStatus(err error) error {
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, jobmgr.ErrNotFound), errors.Is(err, store.ErrNotFound):
 		return status.Error(codes.NotFound, err.Error())
-	case errors.Is(err, jobmgr.ErrNotTerminal), errors.Is(err, jobmgr.ErrNoLogs):
+	case errors.As(err, new(entitlement.ValidationErrors)), errors.Is(err, entitlement.ErrInvalidPool):
+		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, jobmgr.ErrPoolExists):
+		return status.Error(codes.AlreadyExists, err.Error())
+	case errors.Is(err, jobmgr.ErrPoolConflict):
+		return status.Error(codes.Aborted, err.Error())
+	case errors.Is(err, jobmgr.ErrNotTerminal), errors.Is(err, jobmgr.ErrNoLogs),
+		errors.Is(err, jobmgr.ErrPoolInUse), errors.Is(err, jobmgr.ErrRootPool), errors.Is(err, jobmgr.ErrNotLeafPool):
 		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, jobmgr.ErrInvalid):
 		return status.Error(codes.InvalidArgument, err.Error())
@@ -94,8 +102,8 @@ func (s *Server) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.C
 	if req.Spec.Region != "" && req.Spec.Region != s.engine.Region() {
 		return nil, invalid("region", fmt.Sprintf("unknown region %q (this federation has %q)", req.Spec.Region, s.engine.Region()))
 	}
-	if req.Spec.Pool != "/" {
-		return nil, invalid("pool", fmt.Sprintf("unknown pool %q (pools: /)", req.Spec.Pool))
+	if err := s.engine.CheckJobPool(req.Spec.Pool); err != nil {
+		return nil, invalid("pool", err.Error())
 	}
 	j, err := s.engine.CreateJob(ctx, specToModel(req.Spec))
 	if err != nil {
@@ -213,36 +221,6 @@ func (s *Server) StopTasks(ctx context.Context, req *pb.StopTasksRequest) (*pb.S
 		out.Tasks = append(out.Tasks, taskToProto(t))
 	}
 	return out, nil
-}
-
-func (s *Server) rootPool() *pb.Pool {
-	u := s.engine.RootPool()
-	p := &pb.Pool{Path: "/", Jobs: uint32(u.Jobs)}
-	for i, name := range model.ResourceKinds {
-		c := u.Capacity.Get(i)
-		p.Resources = append(p.Resources, &pb.PoolResource{
-			Name:        name,
-			Reservation: c,
-			Limit:       c,
-			Share:       1,
-			Demand:      u.Demand.Get(i),
-			Allocation:  u.Allocation.Get(i),
-			Entitlement: min(c, u.Demand.Get(i)),
-		})
-	}
-	return p
-}
-
-func (s *Server) ListPools(ctx context.Context, req *pb.ListPoolsRequest) (*pb.ListPoolsResponse, error) {
-	return &pb.ListPoolsResponse{Pools: []*pb.Pool{s.rootPool()}}, nil
-}
-
-func (s *Server) GetPool(ctx context.Context, req *pb.GetPoolRequest) (*pb.GetPoolResponse, error) {
-	path := "/" + strings.Trim(req.Path, "/")
-	if path != "/" {
-		return nil, status.Errorf(codes.NotFound, "pool %q not found", path)
-	}
-	return &pb.GetPoolResponse{Pool: s.rootPool()}, nil
 }
 
 func (s *Server) ListHosts(ctx context.Context, req *pb.ListHostsRequest) (*pb.ListHostsResponse, error) {

@@ -159,6 +159,9 @@ func formatResources(r *pelotonv1.Resources) string {
 
 // formatPoolResource renders one amount of a pool resource by its name.
 func formatPoolResource(name string, v float64) string {
+	if math.IsInf(v, 1) {
+		return "unlimited"
+	}
 	switch strings.ToLower(name) {
 	case "mem", "mem_mb", "memory", "disk", "disk_mb":
 		return mebibytes(v)

@@ -47,7 +47,9 @@ type Plugin struct {
 type simHost struct {
 	host  model.Host
 	usage model.Resources
-	runs  []*simRun // runs not yet ended; each knows its index
+	// measured is set once usage was reported.
+	measured bool
+	runs     []*simRun // runs not yet ended; each knows its index
 }
 
 type simRun struct {
@@ -195,7 +197,20 @@ func (p *Plugin) SetUsage(id model.HostID, used model.Resources) error {
 		return fmt.Errorf("%w: %s", ErrUnknownHost, id)
 	}
 	h.usage = used
+	h.measured = true
 	return nil
+}
+
+// MeasuredUsage returns a host's usage if it was ever set: the
+// hostmgr.UsageReporter capability.
+func (p *Plugin) MeasuredUsage(id model.HostID) (model.Resources, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	h, ok := p.hosts[id]
+	if !ok || !h.measured {
+		return model.Resources{}, false
+	}
+	return h.usage, true
 }
 
 // Usage returns the usage last set for a host.

@@ -1,0 +1,289 @@
+package jobmgr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/resmgr/entitlement"
+	"github.com/peloton-federated/peloton/shard/store"
+)
+
+// RootPool is the path of the root pool, which stands for the whole cluster.
+const RootPool = "/"
+
+// Pool errors, besides the entitlement package's validation errors.
+var (
+	ErrPoolExists   = errors.New("pool already exists")
+	ErrPoolInUse    = errors.New("pool in use")
+	ErrRootPool     = errors.New("the root pool is the cluster")
+	ErrNotLeafPool  = errors.New("not a leaf pool")
+	ErrPoolConflict = errors.New("pool changed concurrently")
+)
+
+func unlimited() model.Resources {
+	inf := math.Inf(1)
+	return model.Resources{CPU: inf, MemMB: inf, DiskMB: inf, GPU: inf}
+}
+
+func rootPool() *model.Pool {
+	return &model.Pool{Path: RootPool, Limit: unlimited(), Share: model.Resources{CPU: 1, MemMB: 1, DiskMB: 1, GPU: 1}}
+}
+
+// loadPools reads the pool tree, creating the root pool on first start.
+func (e *Engine) loadPools(ctx context.Context) error {
+	pools, err := e.cfg.Store.ListPools(ctx)
+	if err != nil {
+		return err
+	}
+	e.pools = map[string]*model.Pool{}
+	for _, p := range pools {
+		e.pools[p.Path] = p
+	}
+	if e.pools[RootPool] == nil {
+		root := rootPool()
+		root.CreateTime = e.cfg.Clock.Now()
+		if err := e.cfg.Store.CreatePool(ctx, root); err != nil {
+			return fmt.Errorf("create root pool: %w", err)
+		}
+		e.pools[RootPool] = root
+	}
+	tree, err := buildTree(e.pools)
+	if err != nil {
+		// Stored pools were valid when written; report but keep going with
+		// what can be built.
+		return fmt.Errorf("stored pool tree is invalid: %w", err)
+	}
+	e.setTree(tree)
+	return nil
+}
+
+// rootReservation stands for "everything": the root pool is the cluster,
+// its size is the capacity of the moment, and it reserves all of it. (The
+// entitlement core wants a finite number.)
+const rootReservation = 1e15
+
+// poolSpecs turns pools into entitlement specs, sorted by path.
+func poolSpecs(pools map[string]*model.Pool) []entitlement.PoolSpec {
+	specs := make([]entitlement.PoolSpec, 0, len(pools))
+	for path, p := range pools {
+		s := entitlement.PoolSpec{Path: path, Reservation: p.Reservation, Limit: p.Limit, Share: p.Share}
+		if path == RootPool {
+			s.Reservation = model.Resources{CPU: rootReservation, MemMB: rootReservation, DiskMB: rootReservation, GPU: rootReservation}
+			s.Limit = unlimited()
+		}
+		specs = append(specs, s)
+	}
+	sort.Slice(specs, func(i, j int) bool { return specs[i].Path < specs[j].Path })
+	return specs
+}
+
+func buildTree(pools map[string]*model.Pool) (*entitlement.Tree, error) {
+	return entitlement.NewTree(poolSpecs(pools))
+}
+
+// hasChildren reports whether any pool sits under path.
+func hasChildren(pools map[string]*model.Pool, path string) bool {
+	prefix := strings.TrimSuffix(path, "/") + "/"
+	for p := range pools {
+		if p != path && strings.HasPrefix(p, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// activeJobsIn counts unfinished jobs in a pool.
+func (e *Engine) activeJobsIn(path string) int {
+	n := 0
+	for _, je := range e.jobs {
+		if je.job.Spec.Pool == path && !je.job.Status.State.IsTerminal() {
+			n++
+		}
+	}
+	return n
+}
+
+// CreatePool adds a pool under an existing parent that has no unfinished
+// jobs of its own. Every violation of the tree's rules is reported.
+func (e *Engine) CreatePool(ctx context.Context, p model.Pool) (*model.Pool, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.pools[p.Path] != nil {
+		return nil, fmt.Errorf("pool %s: %w", p.Path, ErrPoolExists)
+	}
+	if parent, ok := entitlement.ParentPath(p.Path); ok && e.pools[parent] != nil {
+		if n := e.activeJobsIn(parent); n > 0 {
+			return nil, fmt.Errorf("pool %s: parent %s has %d unfinished jobs; jobs run only in leaf pools: %w", p.Path, parent, n, ErrPoolInUse)
+		}
+	}
+	next := clonePools(e.pools)
+	cp := p
+	cp.CreateTime = e.cfg.Clock.Now()
+	next[p.Path] = &cp
+	tree, err := buildTree(next)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.cfg.Store.CreatePool(ctx, &cp); err != nil {
+		return nil, fmt.Errorf("store pool: %w", err)
+	}
+	e.pools = next
+	e.setTree(tree)
+	e.log.Info("pool created", "pool", p.Path)
+	out := cp
+	return &out, nil
+}
+
+// UpdatePool replaces a pool's reservation, limit and share.
+func (e *Engine) UpdatePool(ctx context.Context, p model.Pool) (*model.Pool, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p.Path == RootPool {
+		return nil, fmt.Errorf("pool /: its size is the cluster's capacity and cannot be set: %w", ErrRootPool)
+	}
+	old := e.pools[p.Path]
+	if old == nil {
+		return nil, fmt.Errorf("pool %s: %w", p.Path, ErrNotFound)
+	}
+	next := clonePools(e.pools)
+	cp := *old
+	cp.Reservation, cp.Limit, cp.Share = p.Reservation, p.Limit, p.Share
+	next[p.Path] = &cp
+	tree, err := buildTree(next)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.cfg.Store.UpdatePool(ctx, &cp); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return nil, fmt.Errorf("pool %s: %w", p.Path, ErrPoolConflict)
+		}
+		return nil, fmt.Errorf("store pool: %w", err)
+	}
+	e.pools = next
+	e.setTree(tree)
+	e.log.Info("pool updated", "pool", p.Path)
+	out := cp
+	return &out, nil
+}
+
+// DeletePool removes a pool with no children and no unfinished jobs.
+func (e *Engine) DeletePool(ctx context.Context, path string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if path == RootPool {
+		return fmt.Errorf("pool /: %w", ErrRootPool)
+	}
+	if e.pools[path] == nil {
+		return fmt.Errorf("pool %s: %w", path, ErrNotFound)
+	}
+	if hasChildren(e.pools, path) {
+		return fmt.Errorf("pool %s has child pools; delete them first: %w", path, ErrPoolInUse)
+	}
+	if n := e.activeJobsIn(path); n > 0 {
+		return fmt.Errorf("pool %s has %d unfinished jobs: %w", path, n, ErrPoolInUse)
+	}
+	next := clonePools(e.pools)
+	delete(next, path)
+	tree, err := buildTree(next)
+	if err != nil {
+		return err
+	}
+	if err := e.cfg.Store.DeletePool(ctx, path); err != nil {
+		return fmt.Errorf("delete pool: %w", err)
+	}
+	e.pools = next
+	e.setTree(tree)
+	e.log.Info("pool deleted", "pool", path)
+	return nil
+}
+
+// CheckJobPool reports why a job may not go to a pool, or nil.
+func (e *Engine) CheckJobPool(path string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.pools[path] == nil {
+		return fmt.Errorf("pool %s: %w", path, ErrNotFound)
+	}
+	if hasChildren(e.pools, path) {
+		return fmt.Errorf("pool %s has child pools; jobs run only in leaf pools: %w", path, ErrNotLeafPool)
+	}
+	return nil
+}
+
+func clonePools(in map[string]*model.Pool) map[string]*model.Pool {
+	out := make(map[string]*model.Pool, len(in)+1)
+	for k, v := range in {
+		out[k] = v
+	}
+	return out
+}
+
+// setTree installs a new pool tree in the resource manager. Pools with
+// work are never removed or given children, so nothing should be dropped;
+// if something is, it is reported.
+func (e *Engine) setTree(tree *entitlement.Tree) {
+	e.tree = tree
+	for _, g := range e.sched.SetTree(tree) {
+		e.log.Error("resource manager dropped a gang whose pool changed", "gang", g.ID, "pool", g.Pool)
+	}
+}
+
+// PoolView is a pool with its place in the tree and its current figures.
+type PoolView struct {
+	Pool     model.Pool
+	Children []string
+	// Jobs counts unfinished jobs in the pool.
+	Jobs                            int
+	Demand, Allocation, Entitlement model.Resources
+}
+
+// ListPools returns every pool, ordered by path.
+func (e *Engine) ListPools() []PoolView {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	paths := make([]string, 0, len(e.pools))
+	for p := range e.pools {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	out := make([]PoolView, 0, len(paths))
+	for _, p := range paths {
+		out = append(out, e.poolView(p))
+	}
+	return out
+}
+
+// GetPool returns one pool.
+func (e *Engine) GetPool(path string) (PoolView, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.pools[path] == nil {
+		return PoolView{}, fmt.Errorf("pool %s: %w", path, ErrNotFound)
+	}
+	return e.poolView(path), nil
+}
+
+func (e *Engine) poolView(path string) PoolView {
+	v := PoolView{Pool: *e.pools[path]}
+	if i, ok := e.tree.Index(path); ok {
+		for _, c := range e.tree.Children(i) {
+			v.Children = append(v.Children, e.tree.Path(c))
+		}
+		sort.Strings(v.Children)
+		if path == RootPool {
+			v.Pool.Reservation, _ = e.cfg.Hosts.Capacity()
+		}
+	}
+	for _, je := range e.jobs {
+		if je.job.Spec.Pool == path && !je.job.Status.State.IsTerminal() {
+			v.Jobs++
+		}
+	}
+	v.Demand, v.Allocation, v.Entitlement = e.poolFigures(path)
+	return v
+}

@@ -1,0 +1,142 @@
+package service
+
+import (
+	"context"
+	"math"
+
+	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/shard/jobmgr"
+	"github.com/peloton-federated/peloton/shard/model"
+)
+
+// poolToModel converts a validated pool spec: absent limits are unlimited,
+// absent shares are 1.
+func poolToModel(s *pb.PoolSpec) model.Pool {
+	inf := math.Inf(1)
+	opt := func(a *pb.ResourceAmounts, def float64) model.Resources {
+		r := model.Resources{CPU: def, MemMB: def, DiskMB: def, GPU: def}
+		if a == nil {
+			return r
+		}
+		if a.Cpu != nil {
+			r.CPU = *a.Cpu
+		}
+		if a.MemMb != nil {
+			r.MemMB = *a.MemMb
+		}
+		if a.DiskMb != nil {
+			r.DiskMB = *a.DiskMb
+		}
+		if a.Gpu != nil {
+			r.GPU = *a.Gpu
+		}
+		return r
+	}
+	return model.Pool{
+		Path:        s.Path,
+		Reservation: resourcesToModel(s.Reservation),
+		Limit:       opt(s.Limit, inf),
+		Share:       opt(s.Share, 1),
+	}
+}
+
+// amounts renders resources, leaving out amounts equal to skip.
+func amounts(r model.Resources, skip float64) *pb.ResourceAmounts {
+	out := &pb.ResourceAmounts{}
+	set := func(v float64) *float64 {
+		if v == skip {
+			return nil
+		}
+		return &v
+	}
+	out.Cpu, out.MemMb, out.DiskMb, out.Gpu = set(r.CPU), set(r.MemMB), set(r.DiskMB), set(r.GPU)
+	return out
+}
+
+func poolToProto(v jobmgr.PoolView) *pb.Pool {
+	p := &pb.Pool{
+		Path:     v.Pool.Path,
+		Children: v.Children,
+		Jobs:     uint32(v.Jobs),
+		Spec: &pb.PoolSpec{
+			Path:        v.Pool.Path,
+			Reservation: resourcesToProto(v.Pool.Reservation),
+			Limit:       amounts(v.Pool.Limit, math.Inf(1)),
+			Share:       amounts(v.Pool.Share, 1),
+		},
+	}
+	for i, name := range model.ResourceKinds {
+		p.Resources = append(p.Resources, &pb.PoolResource{
+			Name:        name,
+			Reservation: v.Pool.Reservation.Get(i),
+			Limit:       v.Pool.Limit.Get(i),
+			Share:       v.Pool.Share.Get(i),
+			Demand:      v.Demand.Get(i),
+			Allocation:  v.Allocation.Get(i),
+			Entitlement: v.Entitlement.Get(i),
+		})
+	}
+	return p
+}
+
+func (s *Server) checkPoolSpec(spec *pb.PoolSpec) error {
+	if spec == nil {
+		return invalid("spec", "required")
+	}
+	problems := append(pb.UnknownFieldProblems(spec), pb.ValidatePoolSpec(spec)...)
+	return toStatus(pb.NewSpecError(problems))
+}
+
+func (s *Server) CreatePool(ctx context.Context, req *pb.CreatePoolRequest) (*pb.CreatePoolResponse, error) {
+	if err := s.checkPoolSpec(req.Spec); err != nil {
+		return nil, err
+	}
+	if _, err := s.engine.CreatePool(ctx, poolToModel(req.Spec)); err != nil {
+		return nil, toStatus(err)
+	}
+	v, err := s.engine.GetPool(req.Spec.Path)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.CreatePoolResponse{Pool: poolToProto(v)}, nil
+}
+
+func (s *Server) UpdatePool(ctx context.Context, req *pb.UpdatePoolRequest) (*pb.UpdatePoolResponse, error) {
+	if err := s.checkPoolSpec(req.Spec); err != nil {
+		return nil, err
+	}
+	if _, err := s.engine.UpdatePool(ctx, poolToModel(req.Spec)); err != nil {
+		return nil, toStatus(err)
+	}
+	v, err := s.engine.GetPool(req.Spec.Path)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.UpdatePoolResponse{Pool: poolToProto(v)}, nil
+}
+
+func (s *Server) DeletePool(ctx context.Context, req *pb.DeletePoolRequest) (*pb.DeletePoolResponse, error) {
+	if err := requireID("path", req.Path); err != nil {
+		return nil, err
+	}
+	if err := s.engine.DeletePool(ctx, pb.NormalizePoolPath(req.Path)); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.DeletePoolResponse{}, nil
+}
+
+func (s *Server) ListPools(ctx context.Context, req *pb.ListPoolsRequest) (*pb.ListPoolsResponse, error) {
+	out := &pb.ListPoolsResponse{}
+	for _, v := range s.engine.ListPools() {
+		out.Pools = append(out.Pools, poolToProto(v))
+	}
+	return out, nil
+}
+
+func (s *Server) GetPool(ctx context.Context, req *pb.GetPoolRequest) (*pb.GetPoolResponse, error) {
+	v, err := s.engine.GetPool(pb.NormalizePoolPath(req.Path))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.GetPoolResponse{Pool: poolToProto(v)}, nil
+}

@@ -1,0 +1,17 @@
+// Command bench is the scale benchmark harness that `make bench` runs
+// (`go run ./tests/bench`). It loads the scenarios in scenarios/*.yaml
+// (embedded in the binary), runs each at its "full" size, and prints one
+// table: placement-core decisions per second against the naive exhaustive
+// best-fit baseline, committed placements per second end to end through an
+// in-process shard (job manager, embedded store, sim host manager) against
+// the raw store write rate, submit-to-placed p50/p99, and bytes per pending
+// task.
+//
+// Flags: -list, -scenario NAME[,NAME...], -size full|small, -json,
+// -parts core,e2e,memory, -cpuprofile FILE, -memprofile FILE,
+// -budget-scale F. The same scenarios run at their "small" size as the
+// package's go test tests, and as Go benchmarks (go test -bench).
+//
+// It imports tests/bench/harness and the standard library; nothing imports
+// it.
+package main

@@ -1,0 +1,24 @@
+// Package harness runs the scale benchmarks that `make bench` prints: it
+// loads scenarios written as data (YAML: cluster size, host shapes and
+// labels, the job mix with resources, constraints, priorities and limits,
+// the arrival pattern), builds the hosts and jobs they describe, and
+// measures, in one run of each scenario:
+//
+//   - the placement core alone (placement.Place, through
+//     placebench.RunScenario for single-pass scenarios, or a round loop with
+//     releases for churn), against the exhaustive best-fit baseline
+//     placement.NaivePlace on the same snapshot;
+//   - the shard end to end: a real jobmgr.Engine in-process on the embedded
+//     store (boltstore in a temporary directory) and the sim host manager,
+//     timing every task from job submission to its first persisted
+//     placement, against the raw store write rate for the same number of
+//     task writes (the ceiling for one write per placement);
+//   - memory held per pending task, from the heap in use and the resident
+//     set before and after N tasks that cannot be placed are pending.
+//
+// Figures come back as Result values; Table and JSON render them.
+//
+// It imports the shard's packages (placement, placebench, jobmgr, the
+// boltstore backend, the sim plugin, model, store) and nothing of the
+// gateway, federation or command packages; the product never imports it.
+package harness

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+
+	"github.com/peloton-federated/peloton/tests/bench/harness"
+)
+
+//go:embed scenarios/*.yaml
+var scenarioFiles embed.FS
+
+// loadScenarios reads the embedded scenario files.
+func loadScenarios() ([]*harness.Scenario, error) {
+	return harness.LoadDir(scenarioFiles, "scenarios")
+}
+
+type config struct {
+	list        bool
+	scenarios   string
+	size        string
+	json        bool
+	cpuProfile  string
+	memProfile  string
+	parts       string
+	budgetScale float64
+}
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.BoolVar(&c.list, "list", false, "list the scenarios and exit")
+	fs.StringVar(&c.scenarios, "scenario", "", "run only these scenarios (comma-separated names)")
+	fs.StringVar(&c.size, "size", harness.SizeFull, "scenario size to run: full or small")
+	fs.BoolVar(&c.json, "json", false, "print the results as JSON instead of a table")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	fs.StringVar(&c.memProfile, "memprofile", "", "write a heap profile at the end of the run to this file")
+	fs.StringVar(&c.parts, "parts", "core,e2e,memory", "parts to measure, comma-separated: core (always), e2e, memory")
+	fs.Float64Var(&c.budgetScale, "budget-scale", 1, "multiply every end-to-end and memory time budget")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	for _, p := range strings.Split(c.parts, ",") {
+		if p = strings.TrimSpace(p); p != "core" && p != "e2e" && p != "memory" && p != "" {
+			return c, fmt.Errorf("-parts: %q is not core, e2e or memory", p)
+		}
+	}
+	if c.budgetScale <= 0 {
+		return c, errors.New("-budget-scale must be positive")
+	}
+	return c, nil
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	all, err := loadScenarios()
+	if err != nil {
+		return err
+	}
+	if cfg.list {
+		for _, s := range all {
+			fmt.Fprintf(stdout, "%-18s %s\n", s.Name, s.About)
+		}
+		return nil
+	}
+	chosen := all
+	if cfg.scenarios != "" {
+		chosen = nil
+		for _, name := range strings.Split(cfg.scenarios, ",") {
+			s, err := harness.Find(all, strings.TrimSpace(name))
+			if err != nil {
+				return err
+			}
+			chosen = append(chosen, s)
+		}
+	}
+	for _, s := range chosen {
+		if _, ok := s.Sizes[cfg.size]; !ok {
+			return fmt.Errorf("%w: scenario %s has no size %q", harness.ErrUnknownScenario, s.Name, cfg.size)
+		}
+	}
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	parts := "," + strings.ReplaceAll(cfg.parts, " ", "") + ","
+	opts := harness.Options{
+		Size:         cfg.size,
+		SkipEndToEnd: !strings.Contains(parts, ",e2e,"),
+		SkipMemory:   !strings.Contains(parts, ",memory,"),
+		BudgetScale:  cfg.budgetScale,
+	}
+	fmt.Fprintf(stderr, "machine: %s\n", machine())
+	var results []harness.Result
+	for _, s := range chosen {
+		if ctx.Err() != nil {
+			break
+		}
+		fmt.Fprintf(stderr, "running %s (%s) ...\n", s.Name, cfg.size)
+		r := harness.Run(ctx, s, opts)
+		fmt.Fprintf(stderr, "  done in %.1fs %s\n", r.Seconds, r.Notes())
+		results = append(results, r)
+	}
+	if cfg.memProfile != "" {
+		f, err := os.Create(cfg.memProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		runtime.GC()
+		if err := pprof.WriteHeapProfile(f); err != nil {
+			return err
+		}
+	}
+	if cfg.json {
+		return harness.JSON(stdout, results)
+	}
+	fmt.Fprintf(stdout, "machine: %s\n", machine())
+	return harness.Table(stdout, results)
+}
+
+// machine describes where the figures come from: cores, CPU model, memory.
+func machine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	mem := ""
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "MemTotal:") {
+				var kb int64
+				fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "MemTotal:")), "%d", &kb)
+				mem = fmt.Sprintf(", %.1f GiB memory", float64(kb)/(1<<20))
+			}
+		}
+	}
+	return fmt.Sprintf("%d CPUs (%s)%s, %s %s/%s", runtime.NumCPU(), model, mem, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"strings"
+	"testing"
+
+	"github.com/peloton-federated/peloton/tests/bench/harness"
+)
+
+var benchSize = flag.String("bench.size", harness.SizeSmall, "scenario size the Go benchmarks run: small or full")
+
+// Every scenario at its small size, through every part of the harness: the
+// figures must be sane (everything placed, no host overcommitted, no rule
+// broken, p50 <= p99, memory measured).
+func TestSmallScenarios(t *testing.T) {
+	all, err := loadScenarios()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range all {
+		t.Run(s.Name, func(t *testing.T) {
+			r := harness.Run(context.Background(), s, harness.Options{Size: harness.SizeSmall})
+			if r.Err != "" {
+				t.Fatal(r.Err)
+			}
+			checkCore(t, &r)
+			checkEndToEnd(t, &r)
+			checkMemory(t, &r)
+		})
+	}
+}
+
+func checkCore(t *testing.T, r *harness.Result) {
+	t.Helper()
+	c := &r.Core
+	switch {
+	case c.Err != "":
+		t.Fatalf("core: %s", c.Err)
+	case c.Placed != r.Tasks || c.Unplaced != 0:
+		t.Errorf("core placed %d of %d tasks (%d unplaced)", c.Placed, r.Tasks, c.Unplaced)
+	case c.Overcommitted != 0 || c.RuleViolations != 0:
+		t.Errorf("core: %d hosts overcommitted, %d rule violations", c.Overcommitted, c.RuleViolations)
+	case c.Decisions < r.Tasks || c.DecisionsPerSec <= 0:
+		t.Errorf("core: %d decisions at %.0f/s for %d tasks", c.Decisions, c.DecisionsPerSec, r.Tasks)
+	case c.NaiveTasks <= 0 || c.NaiveDecisionsPerSec <= 0 || c.NaivePlaced <= 0 || c.Ratio <= 0:
+		t.Errorf("core: naive baseline not measured: %+v", c)
+	}
+}
+
+func checkEndToEnd(t *testing.T, r *harness.Result) {
+	t.Helper()
+	e := r.EndToEnd
+	if e == nil {
+		t.Fatal("end to end not run at the small size")
+	}
+	switch {
+	case e.Err != "":
+		t.Fatalf("e2e: %s", e.Err)
+	case e.TimedOut || e.Placed != r.Tasks || e.JobsSubmitted != r.Jobs:
+		t.Errorf("e2e: placed %d of %d, submitted %d of %d jobs, timed out %v", e.Placed, r.Tasks, e.JobsSubmitted, r.Jobs, e.TimedOut)
+	case e.Overcommitted != 0:
+		t.Errorf("e2e: %d hosts overcommitted", e.Overcommitted)
+	case e.P50Ms <= 0 || e.P50Ms > e.P99Ms:
+		t.Errorf("e2e: p50 %.3fms, p99 %.3fms", e.P50Ms, e.P99Ms)
+	case e.PlacementsPerSec <= 0 || e.CeilingPerSec <= 0 || e.CeilingTasks <= 0:
+		t.Errorf("e2e: %.0f placements/s, store ceiling %.0f/s on %d tasks", e.PlacementsPerSec, e.CeilingPerSec, e.CeilingTasks)
+	}
+}
+
+func checkMemory(t *testing.T, r *harness.Result) {
+	t.Helper()
+	m := r.Memory
+	if m == nil {
+		return
+	}
+	switch {
+	case m.Err != "":
+		t.Fatalf("memory: %s", m.Err)
+	case m.TimedOut || m.Pending != r.Tasks:
+		t.Errorf("memory: %d of %d tasks pending, timed out %v", m.Pending, r.Tasks, m.TimedOut)
+	case m.HeapBytesPerTask <= 0:
+		t.Errorf("memory: %.0f heap bytes per pending task", m.HeapBytesPerTask)
+	}
+}
+
+// The command prints the table with a row per chosen scenario, and JSON
+// that reads back.
+func TestCommandOutput(t *testing.T) {
+	var out, errs bytes.Buffer
+	err := run(context.Background(), []string{"-size", "small", "-parts", "core", "-scenario", "batch-10k,constrained-mix"}, &out, &errs)
+	if err != nil {
+		t.Fatalf("%v: %s", err, errs.String())
+	}
+	table := out.String()
+	for _, want := range []string{"core dec/s", "naive dec/s", "e2e placed/s", "p99", "B/pending", "batch-10k", "constrained-mix"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	if strings.Contains(table, "distinct-10k") {
+		t.Errorf("table has a scenario that was not chosen:\n%s", table)
+	}
+
+	out.Reset()
+	if err := run(context.Background(), []string{"-size", "small", "-parts", "core", "-json", "-scenario", "batch-10k"}, &out, &errs); err != nil {
+		t.Fatal(err)
+	}
+	var rs []harness.Result
+	if err := json.Unmarshal(out.Bytes(), &rs); err != nil {
+		t.Fatalf("JSON output: %v\n%s", err, out.String())
+	}
+	if len(rs) != 1 || rs[0].Scenario != "batch-10k" || rs[0].Core.Placed != rs[0].Tasks {
+		t.Errorf("JSON output: %+v", rs)
+	}
+
+	out.Reset()
+	if err := run(context.Background(), []string{"-list"}, &out, &errs); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), "\n"); n < 5 {
+		t.Errorf("-list printed %d lines:\n%s", n, out.String())
+	}
+}
+
+func TestCommandRejectsBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-scenario", "no-such-scenario"},
+		{"-size", "huge", "-parts", "core"},
+		{"-budget-scale", "0"},
+		{"-parts", "core,gpu"},
+		{"stray"},
+	} {
+		var out, errs bytes.Buffer
+		if err := run(context.Background(), args, &out, &errs); err == nil {
+			t.Errorf("%v: no error; printed %s", args, out.String())
+		}
+	}
+}
+
+// Go benchmarks over the same scenarios: go test ./tests/bench -run '^$'
+// -bench . -benchtime 1x [-args -bench.size=full]. Each reports the figures
+// and ratios as metrics.
+func BenchmarkScenarios(b *testing.B) {
+	all, err := loadScenarios()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, s := range all {
+		b.Run(s.Name, func(b *testing.B) {
+			var r harness.Result
+			for b.Loop() {
+				r = harness.Run(context.Background(), s, harness.Options{Size: *benchSize, SkipMemory: true})
+			}
+			if r.Err != "" || r.Core.Err != "" {
+				b.Fatal(r.Err, r.Core.Err)
+			}
+			b.ReportMetric(r.Core.DecisionsPerSec, "decisions/s")
+			b.ReportMetric(r.Core.NaiveDecisionsPerSec, "naive-decisions/s")
+			b.ReportMetric(r.Core.Ratio, "x-naive")
+			if e := r.EndToEnd; e != nil {
+				b.ReportMetric(e.PlacementsPerSec, "placed/s")
+				b.ReportMetric(e.Ratio, "x-store-ceiling")
+				b.ReportMetric(e.P99Ms, "p99-ms")
+			}
+			b.Log(r.Notes())
+		})
+	}
+}
