@@ -34,6 +34,7 @@ type devOptions struct {
 	simCPU      float64
 	simMemMB    float64
 	simDuration time.Duration
+	period      time.Duration
 	logLevel    string
 	logFormat   string
 }
@@ -62,6 +63,7 @@ while it is stopped and are adopted when it starts again on the same data dir.`,
 	f.Float64Var(&o.simCPU, "sim-cpu", 8, "CPU cores per simulated host")
 	f.Float64Var(&o.simMemMB, "sim-mem", 32768, "memory MiB per simulated host")
 	f.DurationVar(&o.simDuration, "sim-duration", 5*time.Second, "how long a simulated task runs unless its env sets PELOTON_SIM_DURATION")
+	f.DurationVar(&o.period, "entitlement-period", time.Second, "how long a pool stays above its entitlement before its preemptible work is preempted")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&o.logFormat, "log-format", "text", "text or json")
 	return cmd
@@ -125,7 +127,10 @@ func runDev(parent context.Context, o devOptions) error {
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	engine := jobmgr.New(jobmgr.Config{Region: o.region, Store: st, Plugins: []hostmgr.Plugin{plugin}, Logger: log})
+	if o.period <= 0 {
+		return errors.New("--entitlement-period: must be > 0")
+	}
+	engine := jobmgr.New(jobmgr.Config{Region: o.region, Store: st, Plugins: []hostmgr.Plugin{plugin}, Logger: log, EntitlementPeriod: o.period})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	api := service.New(engine, cli.Version, "")

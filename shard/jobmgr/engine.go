@@ -44,9 +44,11 @@ type Config struct {
 	// LaunchGrace is how long a placed task waits for its host to be
 	// reported before it goes back to the queue.
 	LaunchGrace time.Duration
-	// PreemptAfterPasses is how many consecutive resource manager passes a
-	// pool must be over its entitlement before its work is preempted.
-	PreemptAfterPasses int
+	// EntitlementPeriod is how long a pool must stay above its entitlement
+	// (while another pool wants what it holds) before its preemptible work
+	// is preempted: the hysteresis that keeps preemption from flapping.
+	// Entitlement itself is recomputed on every pass of the loop.
+	EntitlementPeriod time.Duration
 }
 
 func (c *Config) defaults() {
@@ -71,8 +73,8 @@ func (c *Config) defaults() {
 	if c.LaunchGrace == 0 {
 		c.LaunchGrace = 30 * time.Second
 	}
-	if c.PreemptAfterPasses == 0 {
-		c.PreemptAfterPasses = 10
+	if c.EntitlementPeriod == 0 {
+		c.EntitlementPeriod = time.Second
 	}
 	if c.Hosts == nil {
 		c.Hosts = hostmgr.NewHostCache()
@@ -140,7 +142,8 @@ func New(cfg Config) *Engine {
 		events:     newBroadcaster(),
 		ready0:     make(chan struct{}),
 	}
-	e.sched = resmgr.New(nil, resmgr.Config{PreemptAfterPasses: cfg.PreemptAfterPasses})
+	passes := int((cfg.EntitlementPeriod + cfg.Interval - 1) / cfg.Interval)
+	e.sched = resmgr.New(nil, resmgr.Config{PreemptAfterPasses: max(passes, 1)})
 	for _, p := range cfg.Plugins {
 		e.plugins[p.Cluster()] = p
 	}
