@@ -20,6 +20,7 @@ type HostCache struct {
 type hostEntry struct {
 	host      model.Host
 	allocated model.Resources
+	revocable model.Resources
 	tasks     int
 }
 
@@ -27,6 +28,9 @@ type hostEntry struct {
 type HostView struct {
 	model.Host
 	Allocated model.Resources
+	// Revocable is what revocable runs hold of the host's slack; it is not
+	// part of Allocated.
+	Revocable model.Resources
 	Tasks     int
 }
 
@@ -69,9 +73,10 @@ func (c *HostCache) Has(id model.HostID) bool {
 	return ok
 }
 
-// Allocate records that a run holds r on host id. Allocations on hosts not
+// Allocate records that a run holds r on host id; revocable runs hold the
+// host's slack rather than its free resources. Allocations on hosts not
 // (yet) known are kept so that a host reported later starts out correct.
-func (c *HostCache) Allocate(id model.HostID, r model.Resources) {
+func (c *HostCache) Allocate(id model.HostID, r model.Resources, revocable bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.hosts[id]
@@ -79,24 +84,32 @@ func (c *HostCache) Allocate(id model.HostID, r model.Resources) {
 		e = &hostEntry{host: model.Host{ID: id, State: model.HostDown}}
 		c.hosts[id] = e
 	}
-	e.allocated = e.allocated.Add(r)
+	if revocable {
+		e.revocable = e.revocable.Add(r)
+	} else {
+		e.allocated = e.allocated.Add(r)
+	}
 	e.tasks++
 	c.version++
 }
 
 // Release undoes Allocate.
-func (c *HostCache) Release(id model.HostID, r model.Resources) {
+func (c *HostCache) Release(id model.HostID, r model.Resources, revocable bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.hosts[id]
 	if !ok {
 		return
 	}
-	e.allocated = e.allocated.Sub(r)
+	if revocable {
+		e.revocable = e.revocable.Sub(r)
+	} else {
+		e.allocated = e.allocated.Sub(r)
+	}
 	e.tasks--
 	if e.tasks <= 0 {
 		e.tasks = 0
-		e.allocated = model.Resources{}
+		e.allocated, e.revocable = model.Resources{}, model.Resources{}
 	}
 	c.version++
 }
@@ -106,7 +119,7 @@ func (c *HostCache) Snapshot() []HostView {
 	c.mu.RLock()
 	out := make([]HostView, 0, len(c.hosts))
 	for _, e := range c.hosts {
-		out = append(out, HostView{Host: e.host, Allocated: e.allocated, Tasks: e.tasks})
+		out = append(out, HostView{Host: e.host, Allocated: e.allocated, Revocable: e.revocable, Tasks: e.tasks})
 	}
 	c.mu.RUnlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })

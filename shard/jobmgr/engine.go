@@ -109,6 +109,7 @@ type Engine struct {
 	pendingEvs []Event
 	effects    []effect
 	placedAt   map[model.TaskID]time.Time
+	passes     uint64
 	pools      map[string]*model.Pool
 	tree       *entitlement.Tree
 
@@ -241,7 +242,7 @@ func (e *Engine) recover(ctx context.Context) error {
 			case t.State == model.TaskInitialized:
 				je.waiting = append(je.waiting, t.ID.Instance)
 			case t.State.HoldsResources():
-				e.cfg.Hosts.Allocate(t.Host, j.Spec.Task.Resources)
+				e.cfg.Hosts.Allocate(t.Host, j.Spec.Task.Resources, j.Spec.Revocable)
 				if t.State == model.TaskPlaced {
 					e.placedAt[t.ID] = e.cfg.Clock.Now()
 				}

@@ -1,6 +1,7 @@
 package jobmgr
 
 import (
+	"sort"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/hostmgr"
@@ -220,21 +221,8 @@ func (e *Engine) sendKill(je *jobEntry, t *model.TaskRuntime, grace time.Duratio
 // usage; revocable work is admitted within it.
 func (e *Engine) slack() model.Resources {
 	var total model.Resources
-	for _, p := range e.plugins {
-		u, ok := p.(hostmgr.UsageReporter)
-		if !ok {
-			continue
-		}
-		for _, h := range e.cfg.Hosts.Snapshot() {
-			if h.Cluster != p.Cluster() {
-				continue
-			}
-			used, ok := u.MeasuredUsage(h.ID)
-			if !ok {
-				continue
-			}
-			total = total.Add(h.Allocated.Sub(used).Max(model.Resources{}))
-		}
+	for _, s := range e.hostSlack(e.cfg.Hosts.Snapshot()) {
+		total = total.Add(s)
 	}
 	return total
 }
@@ -279,4 +267,8 @@ func (e *Engine) poolFigures(path string) (demand, allocation, entitlement model
 		return
 	}
 	return f.Demand, f.Allocation.Add(f.RevocableAllocation), f.Entitlement
+}
+
+func sortVictims[T any](vs []T, less func(a, b T) bool) {
+	sort.Slice(vs, func(i, j int) bool { return less(vs[i], vs[j]) })
 }

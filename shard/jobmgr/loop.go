@@ -27,6 +27,7 @@ func (e *Engine) step(ctx context.Context) {
 	for _, je := range jobs {
 		e.converge(je, now)
 	}
+	e.evictRevocable(now)
 	e.admit(now)
 	e.place(now)
 	for _, je := range jobs {
@@ -88,7 +89,7 @@ func (e *Engine) task(id model.TaskID) (*jobEntry, *model.TaskRuntime) {
 // release frees what a run held on its host.
 func (e *Engine) release(je *jobEntry, t *model.TaskRuntime) {
 	if t.State.HoldsResources() {
-		e.cfg.Hosts.Release(t.Host, je.job.Spec.Task.Resources)
+		e.cfg.Hosts.Release(t.Host, je.job.Spec.Task.Resources, je.job.Spec.Revocable)
 	}
 	delete(e.placedAt, t.ID)
 }

@@ -3,29 +3,77 @@ package jobmgr
 import (
 	"time"
 
+	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/placement"
 	"github.com/peloton-federated/peloton/shard/resmgr"
 )
 
-// place matches admitted tasks to hosts with the placement core. Tasks that
-// find no host stay READY with the reason in their message, and are tried
-// again next pass.
+// place matches admitted tasks to hosts with the placement core: ordinary
+// tasks against what hosts have free, revocable ones against their slack.
+// Tasks that find no host stay READY with the reason in their message, and
+// are tried again next pass.
 func (e *Engine) place(now time.Time) {
 	if len(e.ready) == 0 {
 		return
 	}
 	views := e.cfg.Hosts.Snapshot()
+	slack := e.hostSlack(views)
+	var normal, revocable []model.TaskID
+	for _, id := range e.ready {
+		je, t := e.task(id)
+		if t == nil || t.State != model.TaskReady {
+			continue
+		}
+		if je.job.Spec.Revocable {
+			revocable = append(revocable, id)
+		} else {
+			normal = append(normal, id)
+		}
+	}
+	still := e.placeOn(views, nil, normal, now)
+	still = append(still, e.placeOn(views, slack, revocable, now)...)
+	e.ready = still
+}
+
+// hostSlack is each host's allocated-but-unused resources, as measured by
+// plugins that report usage, less what revocable runs already hold of it.
+func (e *Engine) hostSlack(views []hostmgr.HostView) map[model.HostID]model.Resources {
+	out := map[model.HostID]model.Resources{}
+	for i := range views {
+		v := &views[i]
+		u, ok := e.plugins[v.Cluster].(hostmgr.UsageReporter)
+		if !ok {
+			continue
+		}
+		used, ok := u.MeasuredUsage(v.ID)
+		if !ok {
+			continue
+		}
+		out[v.ID] = v.Allocated.Sub(used).Max(model.Resources{})
+	}
+	return out
+}
+
+// placeOn places one kind of task; slack nil means free resources.
+func (e *Engine) placeOn(views []hostmgr.HostView, slack map[model.HostID]model.Resources, ready []model.TaskID, now time.Time) []model.TaskID {
+	if len(ready) == 0 {
+		return nil
+	}
 	hosts := make([]placement.Host, 0, len(views))
 	for i := range views {
 		v := &views[i]
 		if v.Hostname == "" && v.State == model.HostDown {
 			continue // allocation recorded for a host not reported yet
 		}
+		free := v.Free()
+		if slack != nil {
+			free = slack[v.ID].Sub(v.Revocable)
+		}
 		hosts = append(hosts, placement.Host{
 			ID:          v.ID,
 			Cluster:     v.Cluster,
-			Free:        v.Free().Max(model.Resources{}),
+			Free:        free.Max(model.Resources{}),
 			Labels:      v.Labels,
 			Ports:       1 << 16,
 			Schedulable: v.State == model.HostUp,
@@ -34,16 +82,12 @@ func (e *Engine) place(now time.Time) {
 	index, err := placement.NewHostIndex(hosts)
 	if err != nil {
 		e.log.Error("building host index", "err", err)
-		return
+		return ready
 	}
 	gangs := map[resmgr.GangID]int{}
-	ids := make([]model.TaskID, 0, len(e.ready))
-	tasks := make([]placement.Task, 0, len(e.ready))
-	for _, id := range e.ready {
-		je, t := e.task(id)
-		if t == nil || t.State != model.TaskReady {
-			continue
-		}
+	tasks := make([]placement.Task, 0, len(ready))
+	for i, id := range ready {
+		je, _ := e.task(id)
 		spec := &je.job.Spec
 		gang := 0
 		if gangSize(spec) > 1 {
@@ -54,28 +98,27 @@ func (e *Engine) place(now time.Time) {
 			gang = gangs[g]
 		}
 		tasks = append(tasks, placement.Task{
+			Ref:         i,
 			Gang:        gang,
-			Ref:         len(ids),
 			Job:         id.Job,
 			Resources:   spec.Task.Resources,
 			Constraints: spec.Task.Constraints,
 			Strategy:    placement.StrategyFor(spec.Type),
 		})
-		ids = append(ids, id)
 	}
-	res := placement.Place(index, tasks, placement.Options{Seed: uint64(now.UnixNano())})
+	e.passes++
+	res := placement.Place(index, tasks, placement.Options{Seed: e.passes})
 	for _, a := range res.Assignments {
-		id := ids[a.Ref]
-		je, t := e.task(id)
+		je, t := e.task(ready[a.Ref])
 		e.setState(je, t, model.TaskPlacing, now)
 		t.Host, t.Cluster, t.Message = a.Host, clusterOf(a.Host), ""
-		e.cfg.Hosts.Allocate(a.Host, je.job.Spec.Task.Resources)
+		e.cfg.Hosts.Allocate(a.Host, je.job.Spec.Task.Resources, je.job.Spec.Revocable)
 		e.placedAt[t.ID] = now
 		e.setState(je, t, model.TaskPlaced, now)
 	}
-	still := e.ready[:0]
+	still := make([]model.TaskID, 0, len(res.Unplaced))
 	for _, u := range res.Unplaced {
-		id := ids[u.Ref]
+		id := ready[u.Ref]
 		je, t := e.task(id)
 		if why := u.Reason.String(); t.Message != why {
 			t.Message = why
@@ -84,5 +127,71 @@ func (e *Engine) place(now time.Time) {
 		}
 		still = append(still, id)
 	}
-	e.ready = still
+	return still
+}
+
+// evictRevocable kills revocable runs on hosts whose slack shrank below
+// what revocable work holds there, the most recently started first.
+func (e *Engine) evictRevocable(now time.Time) {
+	views := e.cfg.Hosts.Snapshot()
+	slack := e.hostSlack(views)
+	over := map[model.HostID]model.Resources{}
+	for i := range views {
+		v := &views[i]
+		s, measured := slack[v.ID]
+		if !measured || v.Revocable.IsZero() || v.Revocable.Fits(s) {
+			continue
+		}
+		over[v.ID] = v.Revocable.Sub(s)
+	}
+	if len(over) == 0 {
+		return
+	}
+	type victim struct {
+		je *jobEntry
+		t  *model.TaskRuntime
+	}
+	byHost := map[model.HostID][]victim{}
+	for _, je := range e.jobs {
+		if !je.job.Spec.Revocable {
+			continue
+		}
+		for _, t := range je.tasks {
+			if t.State.HoldsResources() && !over[t.Host].IsZero() {
+				byHost[t.Host] = append(byHost[t.Host], victim{je, t})
+			}
+		}
+	}
+	for host, vs := range byHost {
+		// Most recently started first; not started yet counts as newest.
+		sortVictims(vs, func(a, b victim) bool {
+			return a.t.StartTime.After(b.t.StartTime) || (a.t.StartTime.Equal(b.t.StartTime) && a.t.ID.String() < b.t.ID.String())
+		})
+		// Runs already being killed give their share back first.
+		need := over[host]
+		for _, v := range vs {
+			if e.restarting[gangOf(v.je, v.t.ID.Instance)] != nil {
+				need = need.Sub(v.je.job.Spec.Task.Resources)
+			}
+		}
+		for _, v := range vs {
+			if need.Max(model.Resources{}).IsZero() {
+				break
+			}
+			g := gangOf(v.je, v.t.ID.Instance)
+			if e.restarting[g] != nil {
+				continue
+			}
+			e.log.Info("evicting revocable task", "task", v.t.ID, "host", host)
+			e.restartGang(v.je, g, model.ReasonPreempted, "revocable: slack on "+string(host)+" shrank", now)
+			// The slack it held is gone already: release it in the resource
+			// manager now, so its own slack check does not evict more.
+			e.sched.Remove(g)
+			for _, m := range v.je.members(g) {
+				if m.Host == host {
+					need = need.Sub(v.je.job.Spec.Task.Resources)
+				}
+			}
+		}
+	}
 }

@@ -1,0 +1,170 @@
+package jobmgr
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/peloton-federated/peloton/shard/clock"
+	"github.com/peloton-federated/peloton/shard/hostmgr"
+	"github.com/peloton-federated/peloton/shard/hostmgr/sim"
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/store/memstore"
+)
+
+// testShard is an engine on the in-memory store and simulated hosts, with a
+// fake clock: the loop runs when kicked or when the test advances time.
+type testShard struct {
+	t      *testing.T
+	e      *Engine
+	sim    *sim.Plugin
+	clk    *clock.Fake
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func newTestShard(t *testing.T, hosts []sim.HostSpec) *testShard {
+	t.Helper()
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	p, err := sim.New(sim.Config{Cluster: "sim", Hosts: hosts, Clock: clk, DefaultDuration: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := New(Config{Region: "test", Store: memstore.New(), Plugins: []hostmgr.Plugin{p}, Clock: clk})
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &testShard{t: t, e: e, sim: p, clk: clk, cancel: cancel, done: make(chan error, 1)}
+	go func() { s.done <- e.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-s.done; err != nil {
+			t.Errorf("engine: %v", err)
+		}
+	})
+	<-e.Ready()
+	return s
+}
+
+// tick advances the clock by one loop interval, running a pass.
+func (s *testShard) tick() { s.clk.Advance(s.e.cfg.Interval) }
+
+// until ticks until cond holds, failing after many passes.
+func (s *testShard) until(what string, cond func() bool) {
+	s.t.Helper()
+	for i := 0; i < 2000; i++ {
+		if cond() {
+			return
+		}
+		s.tick()
+		time.Sleep(time.Millisecond)
+	}
+	s.t.Fatalf("never reached: %s", what)
+}
+
+func (s *testShard) count(job model.JobID, state model.TaskState) int {
+	ts, err := s.e.ListTasks(job, []model.TaskState{state})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return len(ts)
+}
+
+func (s *testShard) create(spec model.JobSpec) model.JobID {
+	s.t.Helper()
+	if spec.Pool == "" {
+		spec.Pool = RootPool
+	}
+	if spec.MaxAttempts == 0 {
+		spec.MaxAttempts = 3
+	}
+	spec.Type = model.JobBatch
+	j, err := s.e.CreateJob(context.Background(), spec)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return j.ID
+}
+
+func oneCore(n uint32) model.JobSpec {
+	return model.JobSpec{Name: "work", Instances: n, Task: model.TaskSpec{Command: "sim", Resources: model.Resources{CPU: 1, MemMB: 10}}}
+}
+
+// Revocable tasks run on what is allocated but unused, and are evicted
+// (most recently started first) when a host's slack shrinks.
+func TestRevocableRunsOnSlackAndIsEvicted(t *testing.T) {
+	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{CPU: 10, MemMB: 1000}}})
+	host := model.HostID("sim/h1")
+	prod := s.create(oneCore(8))
+	s.until("8 ordinary tasks running", func() bool { return s.count(prod, model.TaskRunning) == 8 })
+
+	rev := oneCore(4)
+	rev.Revocable, rev.Preemptible = true, true
+	r := s.create(rev)
+	for i := 0; i < 20; i++ {
+		s.tick()
+	}
+	if n := s.count(r, model.TaskRunning); n != 0 {
+		t.Fatalf("%d revocable tasks run with no usage measured (no slack)", n)
+	}
+	// The 8 allocated cores use 2: slack is 6, enough for the 4.
+	if err := s.sim.SetUsage(host, model.Resources{CPU: 2, MemMB: 10}); err != nil {
+		t.Fatal(err)
+	}
+	s.until("4 revocable tasks running on slack", func() bool { return s.count(r, model.TaskRunning) == 4 })
+	// Usage rises to 6: slack is 2, so 2 revocable tasks must go.
+	if err := s.sim.SetUsage(host, model.Resources{CPU: 6, MemMB: 10}); err != nil {
+		t.Fatal(err)
+	}
+	s.until("revocable work back within slack", func() bool { return s.count(r, model.TaskRunning) == 2 })
+	for i := 0; i < 20; i++ {
+		s.tick()
+	}
+	if n := s.count(r, model.TaskRunning); n != 2 {
+		t.Fatalf("%d revocable tasks running with slack for 2", n)
+	}
+	if n := s.count(prod, model.TaskRunning); n != 8 {
+		t.Fatalf("ordinary tasks disturbed: %d running", n)
+	}
+	evicted := 0
+	ts, _ := s.e.ListTasks(r, nil)
+	for _, tk := range ts {
+		if tk.Run > 1 {
+			evicted++
+			if tk.Reason != model.ReasonPreempted {
+				t.Errorf("evicted task %s has reason %q", tk.ID, tk.Reason)
+			}
+		}
+	}
+	if evicted != 2 {
+		t.Fatalf("%d revocable tasks evicted, want 2", evicted)
+	}
+}
+
+// A gang member that fails restarts the whole gang when the job asks for it;
+// otherwise it fails the gang.
+func TestGangFailure(t *testing.T) {
+	for _, restart := range []bool{true, false} {
+		s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{CPU: 8, MemMB: 1000}}})
+		spec := oneCore(4)
+		spec.GangSize, spec.GangRestart, spec.MaxAttempts = 4, restart, 2
+		spec.Task.Env = map[string]string{sim.EnvExitCode: "1", sim.EnvDuration: "1m"}
+		j := s.create(spec)
+		s.until("gang running", func() bool { return s.count(j, model.TaskRunning) == 4 })
+		s.clk.Advance(time.Minute)
+		if restart {
+			s.until("gang restarted", func() bool {
+				ts, _ := s.e.ListTasks(j, nil)
+				for _, tk := range ts {
+					if tk.Run < 2 {
+						return false
+					}
+				}
+				return true
+			})
+		}
+		s.clk.Advance(time.Hour)
+		s.until("job failed", func() bool {
+			job, _ := s.e.GetJob(j)
+			return job.Status.State == model.JobFailed
+		})
+	}
+}
