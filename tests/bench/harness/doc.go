@@ -19,6 +19,6 @@
 // Figures come back as Result values; Table and JSON render them.
 //
 // It imports the shard's packages (placement, placebench, jobmgr, the
-// boltstore backend, the sim plugin, model, store) and nothing of the
+// boltstore backend, hostmgr and its sim plugin, model, store) and nothing of the
 // gateway, federation or command packages; the product never imports it.
 package harness
