@@ -8,16 +8,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/peloton-federated/peloton/cmd/peloton/cli"
 	"github.com/peloton-federated/peloton/gateway"
-	"github.com/peloton-federated/peloton/shard/hostmgr"
-	"github.com/peloton-federated/peloton/shard/hostmgr/local"
-	"github.com/peloton-federated/peloton/shard/hostmgr/sim"
 	"github.com/peloton-federated/peloton/shard/jobmgr"
-	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/service"
 	"github.com/peloton-federated/peloton/shard/store/boltstore"
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,7 +26,7 @@ type devOptions struct {
 	dataDir     string
 	addr        string
 	region      string
-	hosts       string
+	hosts       []string
 	simHosts    int
 	simCPU      float64
 	simMemMB    float64
@@ -50,7 +47,10 @@ store in --data-dir, and a host manager: "local" runs every task as a real
 process on this machine; "sim" simulates --sim-hosts hosts.
 
 Stop it with Ctrl-C. Tasks started by the local host manager keep running
-while it is stopped and are adopted when it starts again on the same data dir.`,
+while it is stopped and are adopted when it starts again on the same data dir.
+
+Host manager kinds for --hosts:
+` + pluginHelp(),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDev(cmd.Context(), o) },
 	}
@@ -58,7 +58,7 @@ while it is stopped and are adopted when it starts again on the same data dir.`,
 	f.StringVar(&o.dataDir, "data-dir", ".peloton-data", "directory for the store and task sandboxes")
 	f.StringVar(&o.addr, "addr", "127.0.0.1:5390", "listen address for gRPC and HTTP")
 	f.StringVar(&o.region, "region", "local", "region name")
-	f.StringVar(&o.hosts, "hosts", "local", `host manager: "local" (real processes) or "sim" (simulated hosts)`)
+	f.StringArrayVar(&o.hosts, "hosts", []string{"local"}, "host manager cluster KIND[:NAME][,KEY=VALUE...]; repeat for several (kinds below)")
 	f.IntVar(&o.simHosts, "sim-hosts", 10, "number of simulated hosts (--hosts sim)")
 	f.Float64Var(&o.simCPU, "sim-cpu", 8, "CPU cores per simulated host")
 	f.Float64Var(&o.simMemMB, "sim-mem", 32768, "memory MiB per simulated host")
@@ -95,34 +95,18 @@ func runDev(parent context.Context, o devOptions) error {
 	if err := os.MkdirAll(o.dataDir, 0o755); err != nil {
 		return fmt.Errorf("--data-dir: %w", err)
 	}
-	var plugin hostmgr.Plugin
-	switch o.hosts {
-	case "local":
-		plugin, err = local.New(local.Config{Cluster: "local", Dir: filepath.Join(o.dataDir, "local"), Logger: log})
-	case "sim":
-		if o.simHosts <= 0 {
-			return errors.New("--sim-hosts: must be > 0")
-		}
-		plugin, err = sim.New(sim.Config{
-			Cluster:         "sim",
-			DefaultDuration: o.simDuration,
-			Generate: sim.Generator{
-				Count:  o.simHosts,
-				Shape:  model.Resources{CPU: o.simCPU, MemMB: o.simMemMB, DiskMB: 100 * 1024},
-				Labels: map[string][]string{"zone": {"a", "b", "c"}},
-			},
-		})
-	default:
-		return fmt.Errorf("--hosts: must be local or sim, not %q", o.hosts)
-	}
-	if err != nil {
-		return fmt.Errorf("host manager: %w", err)
-	}
 	st, err := boltstore.Open(filepath.Join(o.dataDir, "store.db"))
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer st.Close()
+	plugins, err := buildPlugins(o.hosts, pluginEnv{
+		DataDir: o.dataDir, Logger: log, Store: st,
+		SimHosts: o.simHosts, SimCPU: o.simCPU, SimMemMB: o.simMemMB, SimDuration: o.simDuration,
+	})
+	if err != nil {
+		return err
+	}
 
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -130,7 +114,7 @@ func runDev(parent context.Context, o devOptions) error {
 	if o.period <= 0 {
 		return errors.New("--entitlement-period: must be > 0")
 	}
-	engine := jobmgr.New(jobmgr.Config{Region: o.region, Store: st, Plugins: []hostmgr.Plugin{plugin}, Logger: log, EntitlementPeriod: o.period})
+	engine := jobmgr.New(jobmgr.Config{Region: o.region, Store: st, Plugins: plugins, Logger: log, EntitlementPeriod: o.period})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	api := service.New(engine, cli.Version, "")
@@ -148,7 +132,7 @@ func runDev(parent context.Context, o devOptions) error {
 	if err != nil {
 		return err
 	}
-	log.Info("peloton dev started", "addr", gw.Addr(), "region", o.region, "data_dir", o.dataDir, "hosts", o.hosts)
+	log.Info("peloton dev started", "addr", gw.Addr(), "region", o.region, "data_dir", o.dataDir, "hosts", strings.Join(o.hosts, " "))
 	fmt.Fprintf(os.Stderr, "\nPeloton dev cluster: API on %s (gRPC and HTTP)\n  export PELOTON_ADDR=%s\n  peloton job create -f examples/hello.yaml --wait\n\n", gw.Addr(), gw.Addr())
 
 	errc := make(chan error, 2)

@@ -13,6 +13,13 @@ import (
 type HostCache struct {
 	mu    sync.RWMutex
 	hosts map[model.HostID]*hostEntry
+	// order is the host ids sorted, rebuilt when hosts come or go.
+	order      []model.HostID
+	orderStale bool
+	// Running totals, so that passes need not scan every host.
+	capacityUp model.Resources
+	allocated  model.Resources
+	revocable  model.Resources
 	// version increases on every change, so readers can tell a stale snapshot.
 	version uint64
 }
@@ -49,8 +56,15 @@ func (c *HostCache) Update(hosts []model.Host) {
 		if !ok {
 			e = &hostEntry{}
 			c.hosts[h.ID] = e
+			c.orderStale = true
+		}
+		if e.host.State == model.HostUp {
+			c.capacityUp = c.capacityUp.Sub(e.host.Capacity)
 		}
 		e.host = h
+		if h.State == model.HostUp {
+			c.capacityUp = c.capacityUp.Add(h.Capacity)
+		}
 	}
 	c.version++
 }
@@ -60,7 +74,17 @@ func (c *HostCache) Remove(ids []model.HostID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, id := range ids {
+		e, ok := c.hosts[id]
+		if !ok {
+			continue
+		}
+		if e.host.State == model.HostUp {
+			c.capacityUp = c.capacityUp.Sub(e.host.Capacity)
+		}
+		c.allocated = c.allocated.Sub(e.allocated)
+		c.revocable = c.revocable.Sub(e.revocable)
 		delete(c.hosts, id)
+		c.orderStale = true
 	}
 	c.version++
 }
@@ -83,11 +107,14 @@ func (c *HostCache) Allocate(id model.HostID, r model.Resources, revocable bool)
 	if !ok {
 		e = &hostEntry{host: model.Host{ID: id, State: model.HostDown}}
 		c.hosts[id] = e
+		c.orderStale = true
 	}
 	if revocable {
 		e.revocable = e.revocable.Add(r)
+		c.revocable = c.revocable.Add(r)
 	} else {
 		e.allocated = e.allocated.Add(r)
+		c.allocated = c.allocated.Add(r)
 	}
 	e.tasks++
 	c.version++
@@ -103,11 +130,16 @@ func (c *HostCache) Release(id model.HostID, r model.Resources, revocable bool) 
 	}
 	if revocable {
 		e.revocable = e.revocable.Sub(r)
+		c.revocable = c.revocable.Sub(r)
 	} else {
 		e.allocated = e.allocated.Sub(r)
+		c.allocated = c.allocated.Sub(r)
 	}
 	e.tasks--
 	if e.tasks <= 0 {
+		// Rounding must not leave crumbs behind on an empty host.
+		c.allocated = c.allocated.Sub(e.allocated)
+		c.revocable = c.revocable.Sub(e.revocable)
 		e.tasks = 0
 		e.allocated, e.revocable = model.Resources{}, model.Resources{}
 	}
@@ -116,25 +148,35 @@ func (c *HostCache) Release(id model.HostID, r model.Resources, revocable bool) 
 
 // Snapshot returns every host sorted by id, with allocations.
 func (c *HostCache) Snapshot() []HostView {
-	c.mu.RLock()
-	out := make([]HostView, 0, len(c.hosts))
-	for _, e := range c.hosts {
-		out = append(out, HostView{Host: e.host, Allocated: e.allocated, Revocable: e.revocable, Tasks: e.tasks})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.orderStale {
+		c.order = c.order[:0]
+		for id := range c.hosts {
+			c.order = append(c.order, id)
+		}
+		sort.Slice(c.order, func(i, j int) bool { return c.order[i] < c.order[j] })
+		c.orderStale = false
 	}
-	c.mu.RUnlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	out := make([]HostView, len(c.order))
+	for i, id := range c.order {
+		e := c.hosts[id]
+		out[i] = HostView{Host: e.host, Allocated: e.allocated, Revocable: e.revocable, Tasks: e.tasks}
+	}
 	return out
 }
 
-// Capacity sums the capacity and allocation of hosts that are up.
+// Capacity is the capacity of hosts that are up and what the shard's
+// non-revocable runs hold.
 func (c *HostCache) Capacity() (capacity, allocated model.Resources) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	for _, e := range c.hosts {
-		if e.host.State == model.HostUp {
-			capacity = capacity.Add(e.host.Capacity)
-		}
-		allocated = allocated.Add(e.allocated)
-	}
-	return capacity, allocated
+	return c.capacityUp, c.allocated
+}
+
+// RevocableAllocated is what revocable runs hold of hosts' slack.
+func (c *HostCache) RevocableAllocated() model.Resources {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.revocable
 }

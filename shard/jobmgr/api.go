@@ -35,7 +35,12 @@ func (e *Engine) CreateJob(ctx context.Context, spec model.JobSpec) (*model.Job,
 		return nil, fmt.Errorf("store job: %w", err)
 	}
 	e.mu.Lock()
-	e.jobs[j.ID] = &jobEntry{job: j, killSent: map[model.RunID]bool{}}
+	je := &jobEntry{job: j, killSent: map[model.RunID]bool{}}
+	e.jobs[j.ID] = je
+	e.work[j.ID] = je
+	if spec.Revocable {
+		e.revocable[j.ID] = true
+	}
 	e.sched.SetJobLimit(j.ID, spec.MaxRunning)
 	cp := copyJob(j)
 	e.mu.Unlock()
@@ -119,6 +124,7 @@ func (e *Engine) StopJob(ctx context.Context, id model.JobID) (*model.Job, error
 			je.job.Status.Killed = false
 			return nil, fmt.Errorf("store job: %w", err)
 		}
+		e.work[id] = je
 		e.log.Info("job stop requested", "job", id)
 		e.wake()
 	}
@@ -140,6 +146,7 @@ func (e *Engine) DeleteJob(ctx context.Context, id model.JobID) error {
 		return fmt.Errorf("delete job: %w", err)
 	}
 	delete(e.jobs, id)
+	delete(e.work, id)
 	e.log.Info("job deleted", "job", id)
 	return nil
 }

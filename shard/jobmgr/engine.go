@@ -100,8 +100,13 @@ type Engine struct {
 	log     *slog.Logger
 	plugins map[string]hostmgr.Plugin
 
-	mu         sync.Mutex
-	jobs       map[model.JobID]*jobEntry
+	mu   sync.Mutex
+	jobs map[model.JobID]*jobEntry
+	// work holds the jobs the next pass must visit: those with changes,
+	// waiting tasks, or unfinished creation or stops. Others are left alone.
+	work map[model.JobID]*jobEntry
+	// revocable holds unfinished jobs of revocable work.
+	revocable  map[model.JobID]bool
 	sched      *resmgr.Scheduler
 	restarting map[resmgr.GangID]*gangRestart
 	ready      []model.TaskID
@@ -137,6 +142,8 @@ func New(cfg Config) *Engine {
 		log:        cfg.Logger.With("region", cfg.Region),
 		plugins:    map[string]hostmgr.Plugin{},
 		jobs:       map[model.JobID]*jobEntry{},
+		work:       map[model.JobID]*jobEntry{},
+		revocable:  map[model.JobID]bool{},
 		restarting: map[resmgr.GangID]*gangRestart{},
 		placedAt:   map[model.TaskID]time.Time{},
 		kick:       make(chan struct{}, 1),
@@ -250,6 +257,10 @@ func (e *Engine) recover(ctx context.Context) error {
 			ntasks++
 		}
 		e.jobs[j.ID] = je
+		e.work[j.ID] = je
+		if j.Spec.Revocable && !j.Status.State.IsTerminal() {
+			e.revocable[j.ID] = true
+		}
 		e.sched.SetJobLimit(j.ID, j.Spec.MaxRunning)
 		e.recoverGangs(je)
 	}
@@ -317,9 +328,12 @@ func (e *Engine) pushStatuses(sts []hostmgr.TaskStatus) {
 }
 
 // sortedJobs returns job entries in creation order, for deterministic passes.
-func (e *Engine) sortedJobs() []*jobEntry {
-	out := make([]*jobEntry, 0, len(e.jobs))
-	for _, je := range e.jobs {
+func (e *Engine) sortedJobs() []*jobEntry { return sortJobs(e.jobs) }
+
+// sortJobs orders job entries by creation, for deterministic passes.
+func sortJobs(m map[model.JobID]*jobEntry) []*jobEntry {
+	out := make([]*jobEntry, 0, len(m))
+	for _, je := range m {
 		out = append(out, je)
 	}
 	sort.Slice(out, func(i, j int) bool {

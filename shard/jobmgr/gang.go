@@ -30,14 +30,17 @@ func gangOf(je *jobEntry, instance uint32) resmgr.GangID {
 	return resmgr.GangID{Job: je.job.ID, Gang: instance / gangSize(&je.job.Spec)}
 }
 
-// members returns the tasks of a gang.
+// members returns the tasks of a gang; the last gang of a job whose
+// instances are not a multiple of the gang size is smaller. Nil while the
+// gang's tasks are not all created yet.
 func (je *jobEntry) members(g resmgr.GangID) []*model.TaskRuntime {
 	n := gangSize(&je.job.Spec)
 	first := g.Gang * n
-	if int(first+n) > len(je.tasks) {
+	end := min(first+n, je.job.Spec.Instances)
+	if first >= end || int(end) > len(je.tasks) {
 		return nil
 	}
-	return je.tasks[first : first+n]
+	return je.tasks[first:end]
 }
 
 // gangFor describes a gang to the resource manager with its members'
@@ -91,8 +94,9 @@ func (e *Engine) queueWaiting(je *jobEntry, now time.Time) {
 		}
 		// Members that already succeeded are not run again.
 		var members []*model.TaskRuntime
-		ready := true
-		for _, m := range je.members(g) {
+		all := je.members(g)
+		ready := len(all) > 0
+		for _, m := range all {
 			if m.State == model.TaskSucceeded {
 				continue
 			}
@@ -104,7 +108,7 @@ func (e *Engine) queueWaiting(je *jobEntry, now time.Time) {
 		if _, _, known := e.sched.Lookup(g); known {
 			ready = false // the previous incarnation is still being killed
 		}
-		if !ready || (limit > 0 && je.counts.active()+uint32(len(members)) > limit) {
+		if !ready || len(members) == 0 || (limit > 0 && je.counts.active()+uint32(len(members)) > limit) {
 			seen[g.Gang] = true
 			kept = append(kept, inst)
 			continue
@@ -129,7 +133,11 @@ func (e *Engine) queueWaiting(je *jobEntry, now time.Time) {
 // preempted ones are killed and will be queued again.
 func (e *Engine) admit(now time.Time) {
 	capacity, _ := e.cfg.Hosts.Capacity()
-	d := e.sched.Pass(resmgr.PassInput{Capacity: capacity, Slack: e.slack()})
+	var slack model.Resources
+	if len(e.revocable) > 0 {
+		slack = e.slack()
+	}
+	d := e.sched.Pass(resmgr.PassInput{Capacity: capacity, Slack: slack})
 	for _, g := range d.Admit {
 		gang, _, ok := e.sched.Lookup(g)
 		je := e.jobs[g.Job]
@@ -232,7 +240,7 @@ func (e *Engine) slack() model.Resources {
 func (e *Engine) recoverGangs(je *jobEntry) {
 	now := e.cfg.Clock.Now()
 	n := gangSize(&je.job.Spec)
-	for first := uint32(0); first+n <= uint32(len(je.tasks)); first += n {
+	for first := uint32(0); first < uint32(len(je.tasks)); first += n {
 		g := gangOf(je, first)
 		var holding, pending []*model.TaskRuntime
 		for _, t := range je.members(g) {

@@ -23,21 +23,29 @@ func (e *Engine) step(ctx context.Context) {
 	now := e.cfg.Clock.Now()
 	e.applyRemovedHosts(removed, now)
 	e.applyStatuses(statuses, now)
-	jobs := e.sortedJobs()
-	for _, je := range jobs {
+	for _, je := range sortJobs(e.work) {
 		e.converge(je, now)
 	}
 	e.evictRevocable(now)
 	e.admit(now)
 	e.place(now)
+	jobs := sortJobs(e.work)
 	for _, je := range jobs {
 		e.launchPlaced(je, now)
 		e.deriveState(je, now)
 	}
-	if err := e.persist(ctx); err != nil {
+	if err := e.persist(ctx, jobs); err != nil {
 		e.mu.Unlock()
 		e.log.Error("persisting state failed; will retry", "err", err)
 		return
+	}
+	// Keep visiting jobs that still have something to wait for.
+	for id, je := range e.work {
+		j := je.job
+		if j.Status.State.IsTerminal() || (len(je.waiting) == 0 && j.Status.TasksCreated == j.Spec.Instances &&
+			!j.Status.Killed && je.counts[model.TaskPlaced] == 0) {
+			delete(e.work, id)
+		}
 	}
 	evs, effects := e.pendingEvs, e.effects
 	e.pendingEvs, e.effects = nil, nil
@@ -76,6 +84,7 @@ func (e *Engine) markDirty(je *jobEntry, t *model.TaskRuntime) {
 	cp := *t
 	e.pendingEvs = append(e.pendingEvs, Event{Time: t.UpdateTime, Job: je.job.ID, Task: &cp})
 	je.dirty = true
+	e.work[je.job.ID] = je
 }
 
 func (e *Engine) task(id model.TaskID) (*jobEntry, *model.TaskRuntime) {
@@ -361,13 +370,14 @@ func (e *Engine) deriveState(je *jobEntry, now time.Time) {
 	}
 	if state.IsTerminal() {
 		j.Status.CompletionTime = now
+		delete(e.revocable, j.ID)
 	}
 	j.Status.State, j.Status.Message = state, msg
 	je.dirty = true
 }
 
 // persist writes every changed task and job in batches.
-func (e *Engine) persist(ctx context.Context) error {
+func (e *Engine) persist(ctx context.Context, jobs []*jobEntry) error {
 	if len(e.dirtyTasks) > 0 {
 		// A task may be marked several times in one pass: write it once.
 		seen := make(map[*model.TaskRuntime]bool, len(e.dirtyTasks))
@@ -384,7 +394,7 @@ func (e *Engine) persist(ctx context.Context) error {
 		}
 		e.dirtyTasks = nil
 	}
-	for _, je := range e.jobs {
+	for _, je := range jobs {
 		if !je.dirty {
 			continue
 		}

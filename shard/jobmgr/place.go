@@ -133,6 +133,9 @@ func (e *Engine) placeOn(views []hostmgr.HostView, slack map[model.HostID]model.
 // evictRevocable kills revocable runs on hosts whose slack shrank below
 // what revocable work holds there, the most recently started first.
 func (e *Engine) evictRevocable(now time.Time) {
+	if e.cfg.Hosts.RevocableAllocated().IsZero() {
+		return
+	}
 	views := e.cfg.Hosts.Snapshot()
 	slack := e.hostSlack(views)
 	over := map[model.HostID]model.Resources{}

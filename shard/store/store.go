@@ -58,10 +58,20 @@ type PoolStore interface {
 	ListPools(ctx context.Context) ([]*model.Pool, error)
 }
 
+// ValueStore keeps small named values of the shard's components, such as
+// a Mesos framework id.
+type ValueStore interface {
+	// GetValue returns a value; ErrNotFound if it was never put.
+	GetValue(ctx context.Context, key string) ([]byte, error)
+	// PutValue stores or replaces a value.
+	PutValue(ctx context.Context, key string, value []byte) error
+}
+
 // Store is a backend holding every aggregate.
 type Store interface {
 	JobStore
 	TaskStore
 	PoolStore
+	ValueStore
 	Close() error
 }

@@ -21,6 +21,7 @@ var (
 	tasksBucket = []byte("tasks")
 	poolsBucket = []byte("pools")
 	metaBucket  = []byte("meta")
+	valueBucket = []byte("values")
 	formatKey   = []byte("format")
 )
 
@@ -57,7 +58,7 @@ func Open(path string) (*Store, error) {
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		// A file from before pools existed gains the bucket here.
-		for _, name := range [][]byte{jobsBucket, tasksBucket, poolsBucket, metaBucket} {
+		for _, name := range [][]byte{jobsBucket, tasksBucket, poolsBucket, metaBucket, valueBucket} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}

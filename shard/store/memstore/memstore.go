@@ -20,6 +20,7 @@ type Store struct {
 	jobs   map[model.JobID]*model.Job
 	tasks  map[model.JobID]map[uint32]*model.TaskRuntime
 	pools  map[string]*model.Pool
+	values map[string][]byte
 }
 
 var _ store.Store = (*Store)(nil)
@@ -27,9 +28,10 @@ var _ store.Store = (*Store)(nil)
 // New returns an empty store.
 func New() *Store {
 	return &Store{
-		jobs:  make(map[model.JobID]*model.Job),
-		tasks: make(map[model.JobID]map[uint32]*model.TaskRuntime),
-		pools: make(map[string]*model.Pool),
+		jobs:   make(map[model.JobID]*model.Job),
+		tasks:  make(map[model.JobID]map[uint32]*model.TaskRuntime),
+		pools:  make(map[string]*model.Pool),
+		values: make(map[string][]byte),
 	}
 }
 

@@ -51,6 +51,7 @@ func Run(t *testing.T, open Opener) {
 		{"UnlimitedLimitsRoundTrip", testUnlimitedLimitsRoundTrip},
 		{"PoolsMatchReferenceModel", testPoolsMatchReferenceModel},
 		{"ConcurrentPoolCompareAndSetOneWinner", testConcurrentPoolCompareAndSetOneWinner},
+		{"Values", testValues},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

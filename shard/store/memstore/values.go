@@ -1,0 +1,45 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/peloton-federated/peloton/shard/store"
+)
+
+// GetValue returns a copy of a named value.
+func (s *Store) GetValue(ctx context.Context, key string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if key == "" {
+		return nil, fmt.Errorf("get value: empty key: %w", store.ErrInvalid)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, errClosed
+	}
+	v, ok := s.values[key]
+	if !ok {
+		return nil, fmt.Errorf("value %s: %w", key, store.ErrNotFound)
+	}
+	return append([]byte(nil), v...), nil
+}
+
+// PutValue stores a copy of a named value.
+func (s *Store) PutValue(ctx context.Context, key string, value []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if key == "" {
+		return fmt.Errorf("put value: empty key: %w", store.ErrInvalid)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errClosed
+	}
+	s.values[key] = append([]byte(nil), value...)
+	return nil
+}
