@@ -180,3 +180,14 @@ func (c *HostCache) RevocableAllocated() model.Resources {
 	defer c.mu.RUnlock()
 	return c.revocable
 }
+
+// View returns one host with its allocations.
+func (c *HostCache) View(id model.HostID) (HostView, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	e, ok := c.hosts[id]
+	if !ok {
+		return HostView{}, false
+	}
+	return HostView{Host: e.host, Allocated: e.allocated, Revocable: e.revocable, Tasks: e.tasks}, true
+}

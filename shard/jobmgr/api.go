@@ -34,16 +34,12 @@ func (e *Engine) CreateJob(ctx context.Context, spec model.JobSpec) (*model.Job,
 	if err := e.cfg.Store.CreateJob(ctx, j); err != nil {
 		return nil, fmt.Errorf("store job: %w", err)
 	}
-	e.mu.Lock()
-	je := &jobEntry{job: j, killSent: map[model.RunID]bool{}}
-	e.jobs[j.ID] = je
-	e.work[j.ID] = je
-	if spec.Revocable {
-		e.revocable[j.ID] = true
-	}
-	e.sched.SetJobLimit(j.ID, spec.MaxRunning)
+	// The job joins the loop's state at its next pass (or the next API call
+	// that takes the lock): accepting a job never waits for a pass.
 	cp := copyJob(j)
-	e.mu.Unlock()
+	e.incomingMu.Lock()
+	e.incoming = append(e.incoming, j)
+	e.incomingMu.Unlock()
 	e.log.Info("job created", "job", j.ID, "name", spec.Name, "instances", spec.Instances)
 	e.events.publish([]Event{{Time: j.Status.CreateTime, Job: j.ID, JobStatus: &cp.Status}})
 	e.wake()
@@ -61,7 +57,7 @@ func copyJob(j *model.Job) *model.Job {
 
 // GetJob returns a job with its current task counts.
 func (e *Engine) GetJob(id model.JobID) (*model.Job, error) {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	je := e.jobs[id]
 	if je == nil {
@@ -84,7 +80,7 @@ type JobFilter struct {
 
 // ListJobs returns jobs, oldest first.
 func (e *Engine) ListJobs(f JobFilter) []*model.Job {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	var out []*model.Job
 	for _, je := range e.sortedJobs() {
@@ -111,7 +107,7 @@ func containsState(ss []model.JobState, s model.JobState) bool {
 // StopJob asks for every task of a job to be killed. Stopping a finished
 // job changes nothing.
 func (e *Engine) StopJob(ctx context.Context, id model.JobID) (*model.Job, error) {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	je := e.jobs[id]
 	if je == nil {
@@ -133,7 +129,7 @@ func (e *Engine) StopJob(ctx context.Context, id model.JobID) (*model.Job, error
 
 // DeleteJob removes a finished job and its tasks.
 func (e *Engine) DeleteJob(ctx context.Context, id model.JobID) error {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	je := e.jobs[id]
 	if je == nil {
@@ -153,7 +149,7 @@ func (e *Engine) DeleteJob(ctx context.Context, id model.JobID) error {
 
 // ListTasks returns a job's tasks by instance, optionally only in states.
 func (e *Engine) ListTasks(id model.JobID, states []model.TaskState) ([]*model.TaskRuntime, error) {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	je := e.jobs[id]
 	if je == nil {
@@ -178,7 +174,7 @@ func (e *Engine) ListTasks(id model.JobID, states []model.TaskState) ([]*model.T
 
 // GetTask returns one task.
 func (e *Engine) GetTask(id model.TaskID) (*model.TaskRuntime, error) {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	if e.jobs[id.Job] == nil {
 		return nil, fmt.Errorf("job %s: %w", id.Job, ErrNotFound)
@@ -193,7 +189,7 @@ func (e *Engine) GetTask(id model.TaskID) (*model.TaskRuntime, error) {
 
 // StopTasks kills some (or all, when instances is empty) tasks of a job.
 func (e *Engine) StopTasks(ctx context.Context, id model.JobID, instances []uint32) ([]*model.TaskRuntime, error) {
-	e.mu.Lock()
+	e.lock()
 	je := e.jobs[id]
 	if je == nil {
 		e.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"github.com/peloton-federated/peloton/shard/clock"
 	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/placement"
 	"github.com/peloton-federated/peloton/shard/resmgr"
 	"github.com/peloton-federated/peloton/shard/resmgr/entitlement"
 	"github.com/peloton-federated/peloton/shard/store"
@@ -115,12 +116,24 @@ type Engine struct {
 	effects    []effect
 	placedAt   map[model.TaskID]time.Time
 	passes     uint64
+	// index is what hosts have free, kept across passes; released lists
+	// hosts whose runs ended since, staleHosts those plugins reported.
+	index      *placement.HostIndex
+	indexBuilt time.Time
+	released   map[model.HostID]bool
 	pools      map[string]*model.Pool
 	tree       *entitlement.Tree
 
-	inboxMu sync.Mutex
-	inbox   []hostmgr.TaskStatus
-	removed []model.HostID
+	// incoming holds jobs accepted and stored but not yet in jobs.
+	incomingMu sync.Mutex
+	incoming   []*model.Job
+	// poolsMu guards the pools variable for readers that do not hold mu.
+	poolsMu sync.RWMutex
+
+	inboxMu    sync.Mutex
+	staleHosts map[model.HostID]bool
+	inbox      []hostmgr.TaskStatus
+	removed    []model.HostID
 
 	kick   chan struct{}
 	events *broadcaster
@@ -146,6 +159,8 @@ func New(cfg Config) *Engine {
 		revocable:  map[model.JobID]bool{},
 		restarting: map[resmgr.GangID]*gangRestart{},
 		placedAt:   map[model.TaskID]time.Time{},
+		released:   map[model.HostID]bool{},
+		staleHosts: map[model.HostID]bool{},
 		kick:       make(chan struct{}, 1),
 		events:     newBroadcaster(),
 		ready0:     make(chan struct{}),
@@ -307,6 +322,11 @@ type sink struct {
 
 func (s *sink) HostsUpdated(hosts []model.Host) {
 	s.e.cfg.Hosts.Update(hosts)
+	s.e.inboxMu.Lock()
+	for _, h := range hosts {
+		s.e.staleHosts[h.ID] = true
+	}
+	s.e.inboxMu.Unlock()
 	s.e.wake()
 }
 
@@ -314,6 +334,9 @@ func (s *sink) HostsRemoved(ids []model.HostID) {
 	s.e.cfg.Hosts.Remove(ids)
 	s.e.inboxMu.Lock()
 	s.e.removed = append(s.e.removed, ids...)
+	for _, id := range ids {
+		s.e.staleHosts[id] = true
+	}
 	s.e.inboxMu.Unlock()
 	s.e.wake()
 }
@@ -344,4 +367,23 @@ func sortJobs(m map[model.JobID]*jobEntry) []*jobEntry {
 		return a.ID < b.ID
 	})
 	return out
+}
+
+// lock takes the engine's lock and brings in jobs accepted since the last
+// time, so every reader sees every acknowledged job.
+func (e *Engine) lock() {
+	e.mu.Lock()
+	e.incomingMu.Lock()
+	in := e.incoming
+	e.incoming = nil
+	e.incomingMu.Unlock()
+	for _, j := range in {
+		je := &jobEntry{job: j, killSent: map[model.RunID]bool{}}
+		e.jobs[j.ID] = je
+		e.work[j.ID] = je
+		if j.Spec.Revocable {
+			e.revocable[j.ID] = true
+		}
+		e.sched.SetJobLimit(j.ID, j.Spec.MaxRunning)
+	}
 }

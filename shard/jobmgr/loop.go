@@ -19,7 +19,7 @@ func (e *Engine) step(ctx context.Context) {
 	e.inbox, e.removed = nil, nil
 	e.inboxMu.Unlock()
 
-	e.mu.Lock()
+	e.lock()
 	now := e.cfg.Clock.Now()
 	e.applyRemovedHosts(removed, now)
 	e.applyStatuses(statuses, now)
@@ -99,6 +99,7 @@ func (e *Engine) task(id model.TaskID) (*jobEntry, *model.TaskRuntime) {
 func (e *Engine) release(je *jobEntry, t *model.TaskRuntime) {
 	if t.State.HoldsResources() {
 		e.cfg.Hosts.Release(t.Host, je.job.Spec.Task.Resources, je.job.Spec.Revocable)
+		e.released[t.Host] = true
 	}
 	delete(e.placedAt, t.ID)
 }

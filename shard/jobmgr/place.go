@@ -17,8 +17,6 @@ func (e *Engine) place(now time.Time) {
 	if len(e.ready) == 0 {
 		return
 	}
-	views := e.cfg.Hosts.Snapshot()
-	slack := e.hostSlack(views)
 	var normal, revocable []model.TaskID
 	for _, id := range e.ready {
 		je, t := e.task(id)
@@ -31,9 +29,79 @@ func (e *Engine) place(now time.Time) {
 			normal = append(normal, id)
 		}
 	}
-	still := e.placeOn(views, nil, normal, now)
-	still = append(still, e.placeOn(views, slack, revocable, now)...)
+	var still []model.TaskID
+	if len(normal) > 0 {
+		if index := e.hostIndex(now); index != nil {
+			still = e.placeWith(index, normal, now)
+		} else {
+			still = normal
+		}
+	}
+	if len(revocable) > 0 {
+		views := e.cfg.Hosts.Snapshot()
+		still = append(still, e.placeOn(views, e.hostSlack(views), revocable, now)...)
+	}
 	e.ready = still
+}
+
+// indexRebuildEvery bounds how long the persistent host index is kept
+// before it is rebuilt, which also restores its tightest-first order.
+const indexRebuildEvery = 30 * time.Second
+
+// placementHost describes a host to placement with what it has free.
+func placementHost(v *hostmgr.HostView, free model.Resources) placement.Host {
+	return placement.Host{
+		ID:          v.ID,
+		Cluster:     v.Cluster,
+		Free:        free.Max(model.Resources{}),
+		Labels:      v.Labels,
+		Ports:       1 << 16,
+		Schedulable: v.State == model.HostUp,
+	}
+}
+
+// hostIndex returns the persistent index of what hosts have free, brought
+// up to date with the hosts that changed since the last pass.
+func (e *Engine) hostIndex(now time.Time) *placement.HostIndex {
+	e.inboxMu.Lock()
+	stale := e.staleHosts
+	e.staleHosts = map[model.HostID]bool{}
+	e.inboxMu.Unlock()
+	for id := range e.released {
+		stale[id] = true
+	}
+	clear(e.released)
+	if e.index != nil && now.Sub(e.indexBuilt) < indexRebuildEvery && len(stale) < e.index.Len()/4+1 {
+		for id := range stale {
+			v, ok := e.cfg.Hosts.View(id)
+			switch {
+			case !ok || (v.Hostname == "" && v.State == model.HostDown):
+				_ = e.index.RemoveHost(id)
+			default:
+				if err := e.index.UpsertHost(placementHost(&v, v.Free())); err != nil {
+					e.log.Error("updating host index", "host", id, "err", err)
+				}
+			}
+		}
+		return e.index
+	}
+	views := e.cfg.Hosts.Snapshot()
+	hosts := make([]placement.Host, 0, len(views))
+	for i := range views {
+		v := &views[i]
+		if v.Hostname == "" && v.State == model.HostDown {
+			continue // allocation recorded for a host not reported yet
+		}
+		hosts = append(hosts, placementHost(v, v.Free()))
+	}
+	index, err := placement.NewHostIndex(hosts)
+	if err != nil {
+		e.log.Error("building host index", "err", err)
+		e.index = nil
+		return nil
+	}
+	e.index, e.indexBuilt = index, now
+	return index
 }
 
 // hostSlack is each host's allocated-but-unused resources, as measured by
@@ -56,34 +124,28 @@ func (e *Engine) hostSlack(views []hostmgr.HostView) map[model.HostID]model.Reso
 }
 
 // placeOn places one kind of task; slack nil means free resources.
+// placeOn places revocable tasks against hosts' slack, on an index built
+// for the pass.
 func (e *Engine) placeOn(views []hostmgr.HostView, slack map[model.HostID]model.Resources, ready []model.TaskID, now time.Time) []model.TaskID {
-	if len(ready) == 0 {
-		return nil
-	}
 	hosts := make([]placement.Host, 0, len(views))
 	for i := range views {
 		v := &views[i]
 		if v.Hostname == "" && v.State == model.HostDown {
 			continue // allocation recorded for a host not reported yet
 		}
-		free := v.Free()
-		if slack != nil {
-			free = slack[v.ID].Sub(v.Revocable)
-		}
-		hosts = append(hosts, placement.Host{
-			ID:          v.ID,
-			Cluster:     v.Cluster,
-			Free:        free.Max(model.Resources{}),
-			Labels:      v.Labels,
-			Ports:       1 << 16,
-			Schedulable: v.State == model.HostUp,
-		})
+		free := slack[v.ID].Sub(v.Revocable)
+		hosts = append(hosts, placementHost(v, free))
 	}
 	index, err := placement.NewHostIndex(hosts)
 	if err != nil {
 		e.log.Error("building host index", "err", err)
 		return ready
 	}
+	return e.placeWith(index, ready, now)
+}
+
+// placeWith places tasks against an index, which takes what it assigns.
+func (e *Engine) placeWith(index *placement.HostIndex, ready []model.TaskID, now time.Time) []model.TaskID {
 	gangs := map[resmgr.GangID]int{}
 	tasks := make([]placement.Task, 0, len(ready))
 	for i, id := range ready {

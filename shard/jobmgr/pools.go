@@ -40,17 +40,22 @@ func (e *Engine) loadPools(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	e.pools = map[string]*model.Pool{}
+	loaded := map[string]*model.Pool{}
 	for _, p := range pools {
-		e.pools[p.Path] = p
+		loaded[p.Path] = p
 	}
+	e.poolsMu.Lock()
+	e.pools = loaded
+	e.poolsMu.Unlock()
 	if e.pools[RootPool] == nil {
 		root := rootPool()
 		root.CreateTime = e.cfg.Clock.Now()
 		if err := e.cfg.Store.CreatePool(ctx, root); err != nil {
 			return fmt.Errorf("create root pool: %w", err)
 		}
+		e.poolsMu.Lock()
 		e.pools[RootPool] = root
+		e.poolsMu.Unlock()
 	}
 	tree, err := buildTree(e.pools)
 	if err != nil {
@@ -111,7 +116,7 @@ func (e *Engine) activeJobsIn(path string) int {
 // CreatePool adds a pool under an existing parent that has no unfinished
 // jobs of its own. Every violation of the tree's rules is reported.
 func (e *Engine) CreatePool(ctx context.Context, p model.Pool) (*model.Pool, error) {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	if e.pools[p.Path] != nil {
 		return nil, fmt.Errorf("pool %s: %w", p.Path, ErrPoolExists)
@@ -132,7 +137,9 @@ func (e *Engine) CreatePool(ctx context.Context, p model.Pool) (*model.Pool, err
 	if err := e.cfg.Store.CreatePool(ctx, &cp); err != nil {
 		return nil, fmt.Errorf("store pool: %w", err)
 	}
+	e.poolsMu.Lock()
 	e.pools = next
+	e.poolsMu.Unlock()
 	e.setTree(tree)
 	e.log.Info("pool created", "pool", p.Path)
 	out := cp
@@ -141,7 +148,7 @@ func (e *Engine) CreatePool(ctx context.Context, p model.Pool) (*model.Pool, err
 
 // UpdatePool replaces a pool's reservation, limit and share.
 func (e *Engine) UpdatePool(ctx context.Context, p model.Pool) (*model.Pool, error) {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	if p.Path == RootPool {
 		return nil, fmt.Errorf("pool /: its size is the cluster's capacity and cannot be set: %w", ErrRootPool)
@@ -164,7 +171,9 @@ func (e *Engine) UpdatePool(ctx context.Context, p model.Pool) (*model.Pool, err
 		}
 		return nil, fmt.Errorf("store pool: %w", err)
 	}
+	e.poolsMu.Lock()
 	e.pools = next
+	e.poolsMu.Unlock()
 	e.setTree(tree)
 	e.log.Info("pool updated", "pool", p.Path)
 	out := cp
@@ -173,7 +182,7 @@ func (e *Engine) UpdatePool(ctx context.Context, p model.Pool) (*model.Pool, err
 
 // DeletePool removes a pool with no children and no unfinished jobs.
 func (e *Engine) DeletePool(ctx context.Context, path string) error {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	if path == RootPool {
 		return fmt.Errorf("pool /: %w", ErrRootPool)
@@ -196,7 +205,9 @@ func (e *Engine) DeletePool(ctx context.Context, path string) error {
 	if err := e.cfg.Store.DeletePool(ctx, path); err != nil {
 		return fmt.Errorf("delete pool: %w", err)
 	}
+	e.poolsMu.Lock()
 	e.pools = next
+	e.poolsMu.Unlock()
 	e.setTree(tree)
 	e.log.Info("pool deleted", "pool", path)
 	return nil
@@ -204,8 +215,8 @@ func (e *Engine) DeletePool(ctx context.Context, path string) error {
 
 // CheckJobPool reports why a job may not go to a pool, or nil.
 func (e *Engine) CheckJobPool(path string) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.poolsMu.RLock()
+	defer e.poolsMu.RUnlock()
 	if e.pools[path] == nil {
 		return fmt.Errorf("pool %s: %w", path, ErrNotFound)
 	}
@@ -244,7 +255,7 @@ type PoolView struct {
 
 // ListPools returns every pool, ordered by path.
 func (e *Engine) ListPools() []PoolView {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	paths := make([]string, 0, len(e.pools))
 	for p := range e.pools {
@@ -260,7 +271,7 @@ func (e *Engine) ListPools() []PoolView {
 
 // GetPool returns one pool.
 func (e *Engine) GetPool(path string) (PoolView, error) {
-	e.mu.Lock()
+	e.lock()
 	defer e.mu.Unlock()
 	if e.pools[path] == nil {
 		return PoolView{}, fmt.Errorf("pool %s: %w", path, ErrNotFound)
