@@ -89,7 +89,10 @@ type jobEntry struct {
 	counts  taskCounts
 	waiting []uint32 // instances in INITIALIZED, oldest first
 	everRan bool
-	dirty   bool
+	// dirty: tasks changed (publish the job's counts); record: the job
+	// record itself changed and must be written.
+	dirty  bool
+	record bool
 	// killSent records runs a kill was sent for.
 	killSent map[model.RunID]bool
 }

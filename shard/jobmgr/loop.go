@@ -8,6 +8,7 @@ import (
 	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/resmgr"
+	"github.com/peloton-federated/peloton/shard/store"
 )
 
 // step is one pass of the goal-state loop: apply what plugins reported,
@@ -274,7 +275,7 @@ func (e *Engine) converge(je *jobEntry, now time.Time) {
 			je.waiting = append(je.waiting, i)
 		}
 		j.Status.TasksCreated += n
-		je.dirty = true
+		je.dirty, je.record = true, true
 	}
 	e.queueWaiting(je, now)
 }
@@ -295,7 +296,7 @@ func (e *Engine) killJob(je *jobEntry, now time.Time) {
 	// Tasks never created are simply not created.
 	if je.job.Status.TasksCreated < je.job.Spec.Instances {
 		je.job.Spec.Instances = je.job.Status.TasksCreated
-		je.dirty = true
+		je.dirty, je.record = true, true
 	}
 }
 
@@ -360,7 +361,7 @@ func (e *Engine) deriveState(je *jobEntry, now time.Time) {
 		return
 	}
 	state, msg := deriveJobState(&j.Spec, j.Status.Killed, j.Status.TasksCreated, je.everRan, &je.counts)
-	if state == j.Status.State && msg == j.Status.Message && !je.dirty {
+	if state == j.Status.State && msg == j.Status.Message {
 		return
 	}
 	if state != j.Status.State {
@@ -374,7 +375,7 @@ func (e *Engine) deriveState(je *jobEntry, now time.Time) {
 		delete(e.revocable, j.ID)
 	}
 	j.Status.State, j.Status.Message = state, msg
-	je.dirty = true
+	je.dirty, je.record = true, true
 }
 
 // persist writes every changed task and job in batches.
@@ -395,17 +396,42 @@ func (e *Engine) persist(ctx context.Context, jobs []*jobEntry) error {
 		}
 		e.dirtyTasks = nil
 	}
+	// Job records are written when the job itself changed; task counts are
+	// derived from the tasks and only published.
+	var records []*model.Job
 	for _, je := range jobs {
-		if !je.dirty {
+		if je.record {
+			je.job.Status.TaskStates = countsMap(&je.counts)
+			records = append(records, je.job)
+		}
+	}
+	if err := e.updateJobs(ctx, records); err != nil {
+		return err
+	}
+	for _, je := range jobs {
+		if !je.dirty && !je.record {
 			continue
 		}
-		je.job.Status.TaskStates = countsMap(&je.counts)
-		if err := e.cfg.Store.UpdateJob(ctx, je.job); err != nil {
+		je.dirty, je.record = false, false
+		st := je.job.Status
+		st.TaskStates = countsMap(&je.counts)
+		e.pendingEvs = append(e.pendingEvs, Event{Time: e.cfg.Clock.Now(), Job: je.job.ID, JobStatus: &st})
+	}
+	return nil
+}
+
+// updateJobs writes job records, in one batch when the store can.
+func (e *Engine) updateJobs(ctx context.Context, jobs []*model.Job) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	if b, ok := e.cfg.Store.(store.JobBatchUpdater); ok {
+		return b.UpdateJobs(ctx, jobs)
+	}
+	for _, j := range jobs {
+		if err := e.cfg.Store.UpdateJob(ctx, j); err != nil {
 			return err
 		}
-		je.dirty = false
-		st := je.job.Status
-		e.pendingEvs = append(e.pendingEvs, Event{Time: e.cfg.Clock.Now(), Job: je.job.ID, JobStatus: &st})
 	}
 	return nil
 }

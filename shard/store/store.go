@@ -67,6 +67,13 @@ type ValueStore interface {
 	PutValue(ctx context.Context, key string, value []byte) error
 }
 
+// JobBatchUpdater is an optional capability: UpdateJobs replaces several
+// jobs in one atomic write, with the same compare-and-set as UpdateJob on
+// each (ErrConflict on any: nothing is written).
+type JobBatchUpdater interface {
+	UpdateJobs(ctx context.Context, jobs []*model.Job) error
+}
+
 // Store is a backend holding every aggregate.
 type Store interface {
 	JobStore
