@@ -120,7 +120,7 @@ func (e *Engine) StopJob(ctx context.Context, id model.JobID) (*model.Job, error
 			je.job.Status.Killed = false
 			return nil, fmt.Errorf("store job: %w", err)
 		}
-		e.work[id] = je
+		e.visit(je)
 		e.log.Info("job stop requested", "job", id)
 		e.wake()
 	}
@@ -143,6 +143,7 @@ func (e *Engine) DeleteJob(ctx context.Context, id model.JobID) error {
 	}
 	delete(e.jobs, id)
 	delete(e.work, id)
+	je.inWork = false
 	e.log.Info("job deleted", "job", id)
 	return nil
 }

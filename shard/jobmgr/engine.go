@@ -93,6 +93,8 @@ type jobEntry struct {
 	// record itself changed and must be written.
 	dirty  bool
 	record bool
+	// inWork mirrors membership of the engine's work set.
+	inWork bool
 	// killSent records runs a kill was sent for.
 	killSent map[model.RunID]bool
 }
@@ -275,7 +277,7 @@ func (e *Engine) recover(ctx context.Context) error {
 			ntasks++
 		}
 		e.jobs[j.ID] = je
-		e.work[j.ID] = je
+		e.visit(je)
 		if j.Spec.Revocable && !j.Status.State.IsTerminal() {
 			e.revocable[j.ID] = true
 		}
@@ -383,7 +385,7 @@ func (e *Engine) lock() {
 	for _, j := range in {
 		je := &jobEntry{job: j, killSent: map[model.RunID]bool{}}
 		e.jobs[j.ID] = je
-		e.work[j.ID] = je
+		e.visit(je)
 		if j.Spec.Revocable {
 			e.revocable[j.ID] = true
 		}

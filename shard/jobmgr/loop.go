@@ -46,6 +46,7 @@ func (e *Engine) step(ctx context.Context) {
 		if j.Status.State.IsTerminal() || (len(je.waiting) == 0 && j.Status.TasksCreated == j.Spec.Instances &&
 			!j.Status.Killed && je.counts[model.TaskPlaced] == 0) {
 			delete(e.work, id)
+			je.inWork = false
 		}
 	}
 	evs, effects := e.pendingEvs, e.effects
@@ -82,10 +83,16 @@ func (e *Engine) setState(je *jobEntry, t *model.TaskRuntime, s model.TaskState,
 
 func (e *Engine) markDirty(je *jobEntry, t *model.TaskRuntime) {
 	e.dirtyTasks = append(e.dirtyTasks, t)
-	cp := *t
-	e.pendingEvs = append(e.pendingEvs, Event{Time: t.UpdateTime, Job: je.job.ID, Task: &cp})
 	je.dirty = true
-	e.work[je.job.ID] = je
+	e.visit(je)
+}
+
+// visit puts a job in the next pass's work set.
+func (e *Engine) visit(je *jobEntry) {
+	if !je.inWork {
+		je.inWork = true
+		e.work[je.job.ID] = je
+	}
 }
 
 func (e *Engine) task(id model.TaskID) (*jobEntry, *model.TaskRuntime) {
@@ -393,6 +400,11 @@ func (e *Engine) persist(ctx context.Context, jobs []*jobEntry) error {
 		if err := e.cfg.Store.WriteTasks(ctx, batch); err != nil {
 			e.dirtyTasks = batch
 			return err
+		}
+		// One event per changed task and pass, with its latest state.
+		for _, t := range batch {
+			cp := *t
+			e.pendingEvs = append(e.pendingEvs, Event{Time: t.UpdateTime, Job: t.ID.Job, Task: &cp})
 		}
 		e.dirtyTasks = nil
 	}
