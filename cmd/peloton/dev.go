@@ -5,20 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/peloton-federated/peloton/cmd/peloton/cli"
-	"github.com/peloton-federated/peloton/gateway"
-	"github.com/peloton-federated/peloton/shard/jobmgr"
-	"github.com/peloton-federated/peloton/shard/service"
-	"github.com/peloton-federated/peloton/shard/store/boltstore"
+	"github.com/peloton-federated/peloton/federation"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 )
 
@@ -32,6 +29,7 @@ type devOptions struct {
 	simMemMB    float64
 	simDuration time.Duration
 	period      time.Duration
+	regions     string
 	logLevel    string
 	logFormat   string
 }
@@ -58,6 +56,7 @@ Host manager kinds for --hosts:
 	f.StringVar(&o.dataDir, "data-dir", ".peloton-data", "directory for the store and task sandboxes")
 	f.StringVar(&o.addr, "addr", "127.0.0.1:5390", "listen address for gRPC and HTTP")
 	f.StringVar(&o.region, "region", "local", "region name")
+	f.StringVar(&o.regions, "regions", "", "run several regions in this process: a count (3 → east, west, central) or names a,b,c; region i listens on --addr's port + i")
 	f.StringArrayVar(&o.hosts, "hosts", []string{"local"}, "host manager cluster KIND[:NAME][,KEY=VALUE...]; repeat for several (kinds below)")
 	f.IntVar(&o.simHosts, "sim-hosts", 10, "number of simulated hosts (--hosts sim)")
 	f.Float64Var(&o.simCPU, "sim-cpu", 8, "CPU cores per simulated host")
@@ -89,62 +88,111 @@ func runDev(parent context.Context, o devOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.region == "" {
-		return errors.New("--region: must not be empty")
+	if o.period <= 0 {
+		return errors.New("--entitlement-period: must be > 0")
 	}
-	if err := os.MkdirAll(o.dataDir, 0o755); err != nil {
-		return fmt.Errorf("--data-dir: %w", err)
-	}
-	st, err := boltstore.Open(filepath.Join(o.dataDir, "store.db"))
-	if err != nil {
-		return fmt.Errorf("open store: %w", err)
-	}
-	defer st.Close()
-	plugins, err := buildPlugins(o.hosts, pluginEnv{
-		DataDir: o.dataDir, Logger: log, Store: st,
-		SimHosts: o.simHosts, SimCPU: o.simCPU, SimMemMB: o.simMemMB, SimDuration: o.simDuration,
-	})
+	names, err := regionNames(o.region, o.regions)
 	if err != nil {
 		return err
+	}
+	host, port, err := net.SplitHostPort(o.addr)
+	if err != nil {
+		return fmt.Errorf("--addr: %w", err)
+	}
+	first, err := strconv.Atoi(port)
+	if err != nil {
+		return fmt.Errorf("--addr: port %q is not a number", port)
+	}
+	// Region i listens on the port after region i-1's; the first one on --addr.
+	var regions []federation.Region
+	for i, name := range names {
+		addr := o.addr
+		if len(names) > 1 {
+			addr = net.JoinHostPort(host, strconv.Itoa(first+i))
+		}
+		regions = append(regions, federation.Region{Name: name, Addr: addr})
 	}
 
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
-	if o.period <= 0 {
-		return errors.New("--entitlement-period: must be > 0")
-	}
-	engine := jobmgr.New(jobmgr.Config{Region: o.region, Store: st, Plugins: plugins, Logger: log, EntitlementPeriod: o.period})
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	api := service.New(engine, cli.Version, "")
-	gw, err := gateway.New(gateway.Config{
-		Addr: o.addr, Logger: log, Registry: reg, Register: api.Register,
-		Ready: func() error {
-			select {
-			case <-engine.Ready():
-				return nil
-			default:
-				return errors.New("recovering state")
+	reg := newRegistry()
+	var runtimes []*regionRuntime
+	for i, name := range names {
+		dataDir := o.dataDir
+		if len(names) > 1 {
+			dataDir = filepath.Join(o.dataDir, name)
+		}
+		rt, err := openRegion(regionConfig{
+			Name: name, DataDir: dataDir, Addr: regions[i].Addr, Hosts: o.hosts, Period: o.period,
+			SimDefaults: pluginEnv{SimHosts: o.simHosts, SimCPU: o.simCPU, SimMemMB: o.simMemMB, SimDuration: o.simDuration},
+		}, federation.NewStaticDirectory(name, regions), log, regionRegistry(reg, i))
+		if err != nil {
+			for _, r := range runtimes {
+				r.store.Close()
 			}
-		},
-	})
-	if err != nil {
-		return err
+			return fmt.Errorf("region %s: %w", name, err)
+		}
+		runtimes = append(runtimes, rt)
 	}
-	log.Info("peloton dev started", "addr", gw.Addr(), "region", o.region, "data_dir", o.dataDir, "hosts", strings.Join(o.hosts, " "))
-	fmt.Fprintf(os.Stderr, "\nPeloton dev cluster: API on %s (gRPC and HTTP)\n  export PELOTON_ADDR=%s\n  peloton job create -f examples/hello.yaml --wait\n\n", gw.Addr(), gw.Addr())
+	log.Info("peloton dev started", "regions", strings.Join(names, " "), "addr", runtimes[0].gateway.Addr(), "data_dir", o.dataDir, "hosts", strings.Join(o.hosts, " "))
+	fmt.Fprintf(os.Stderr, "\nPeloton dev cluster: API on %s (gRPC and HTTP)\n", runtimes[0].gateway.Addr())
+	for _, r := range runtimes[1:] {
+		fmt.Fprintf(os.Stderr, "  region %s on %s\n", r.name, r.gateway.Addr())
+	}
+	fmt.Fprintf(os.Stderr, "  export PELOTON_ADDR=%s\n  peloton job create -f examples/hello.yaml --wait\n\n", runtimes[0].gateway.Addr())
 
-	errc := make(chan error, 2)
-	go func() { errc <- engine.Run(ctx) }()
-	go func() { errc <- gw.Serve(ctx) }()
-	var first error
-	for i := 0; i < 2; i++ {
-		if err := <-errc; err != nil && first == nil {
-			first = err
+	errc := make(chan error, len(runtimes))
+	for _, r := range runtimes {
+		go func() { errc <- r.run(ctx) }()
+	}
+	var firstErr error
+	for range runtimes {
+		if err := <-errc; err != nil && firstErr == nil {
+			firstErr = err
 			stop()
 		}
 	}
 	log.Info("peloton dev stopped")
-	return first
+	return firstErr
+}
+
+// regionNames turns --region and --regions into the list of regions: one
+// region named --region, or N regions, or the names given.
+func regionNames(single, regions string) ([]string, error) {
+	if regions == "" {
+		if single == "" {
+			return nil, errors.New("--region: must not be empty")
+		}
+		return []string{single}, nil
+	}
+	if n, err := strconv.Atoi(regions); err == nil {
+		if n < 1 || n > 9 {
+			return nil, fmt.Errorf("--regions: %d is not between 1 and 9", n)
+		}
+		var out []string
+		for i := 0; i < n; i++ {
+			out = append(out, []string{"east", "west", "central", "north", "south", "apac", "emea", "latam", "polar"}[i])
+		}
+		return out, nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, name := range strings.Split(regions, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" || seen[name] {
+			return nil, fmt.Errorf("--regions: %q: names must be non-empty and unique", regions)
+		}
+		seen[name] = true
+		out = append(out, name)
+	}
+	return out, nil
+}
+
+// regionRegistry gives every region but the first a registry of its own, so
+// their metrics do not collide in one process.
+func regionRegistry(shared *prometheus.Registry, i int) *prometheus.Registry {
+	if i == 0 {
+		return shared
+	}
+	return prometheus.NewRegistry()
 }
