@@ -63,8 +63,11 @@ type Router struct {
 	pb.UnimplementedRegionServiceServer
 	pb.UnimplementedEventServiceServer
 	pb.UnimplementedSystemServiceServer
+	pb.UnimplementedFederationServiceServer
 
-	local  Shard
+	local    Shard
+	replicas *replicaBook
+	log      func(msg string, args ...any)
 	dir    Directory
 	choose Chooser
 
@@ -76,7 +79,8 @@ type Router struct {
 // NewRouter returns a router in front of the local shard. A nil chooser
 // places jobs that name no region in the local region.
 func NewRouter(local Shard, dir Directory, choose Chooser) *Router {
-	return &Router{local: local, dir: dir, choose: choose, conns: map[string]*grpc.ClientConn{}, owners: map[string]string{}}
+	return &Router{local: local, dir: dir, choose: choose, conns: map[string]*grpc.ClientConn{}, owners: map[string]string{},
+		log: func(string, ...any) {}}
 }
 
 // Register adds every service to a gRPC server.
@@ -88,6 +92,7 @@ func (r *Router) Register(g *grpc.Server) {
 	pb.RegisterRegionServiceServer(g, r)
 	pb.RegisterEventServiceServer(g, r)
 	pb.RegisterSystemServiceServer(g, r)
+	registerFederation(g, r)
 }
 
 // Close drops connections to other regions.

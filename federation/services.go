@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 func (r *Router) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.CreateJobResponse, error) {
@@ -41,10 +42,23 @@ func (r *Router) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.C
 			resp, err = pb.NewJobServiceClient(c).CreateJob(outgoing(ctx), req)
 		}
 	}
-	if err == nil {
-		r.remember(resp.GetJob().GetId(), region)
+	if err != nil {
+		return nil, err
 	}
-	return resp, err
+	r.remember(resp.GetJob().GetId(), region)
+	if r.replicas != nil {
+		// The replica keeps the spec as submitted, with its failover policy.
+		job := proto.Clone(resp.GetJob()).(*pb.Job)
+		job.Spec = proto.Clone(req.Spec).(*pb.JobSpec)
+		job.Spec.Failover = defaultFailover(req.Spec, req.Spec.Region != "")
+		job.Spec.Region = region
+		if at, err := r.replicate(ctx, region, job, nil); err != nil {
+			r.log("job accepted without a replica", "job", job.GetId(), "err", err)
+		} else {
+			r.log("job replicated", "job", job.GetId(), "replica_region", at)
+		}
+	}
+	return resp, nil
 }
 
 func (r *Router) GetJob(ctx context.Context, req *pb.GetJobRequest) (*pb.GetJobResponse, error) {

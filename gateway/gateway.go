@@ -77,7 +77,7 @@ func New(cfg Config) (*Gateway, error) {
 	for _, reg := range []func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error{
 		pb.RegisterJobServiceHandler, pb.RegisterTaskServiceHandler, pb.RegisterPoolServiceHandler,
 		pb.RegisterHostServiceHandler, pb.RegisterRegionServiceHandler, pb.RegisterEventServiceHandler,
-		pb.RegisterSystemServiceHandler,
+		pb.RegisterSystemServiceHandler, pb.RegisterFederationServiceHandler,
 	} {
 		if err := reg(ctx, mux, g.conn); err != nil {
 			ln.Close()

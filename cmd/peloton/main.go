@@ -10,6 +10,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// extraCommands are further (often hidden) commands that files of this
+// package register in their init.
+var extraCommands []func() *cobra.Command
+
 func main() {
 	// The executor role is started by the local host manager for every task;
 	// it is dispatched before the CLI so it stays lean and hidden.
@@ -18,6 +22,9 @@ func main() {
 	}
 	root := cli.NewRootCommand()
 	root.AddCommand(newDevCommand())
+	for _, newCommand := range extraCommands {
+		root.AddCommand(newCommand())
+	}
 	root.AddCommand(&cobra.Command{
 		Use:    "executor --dir DIR -- COMMAND [ARGS...]",
 		Short:  "Run one task under the local host manager (started by the server)",

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/clock"
@@ -139,6 +140,10 @@ type Engine struct {
 	staleHosts map[model.HostID]bool
 	inbox      []hostmgr.TaskStatus
 	removed    []model.HostID
+
+	// fenced stops launches: the region is cut off from the federation (or
+	// a drill fenced it) and its work may be running elsewhere.
+	fenced atomic.Bool
 
 	kick   chan struct{}
 	events *broadcaster
@@ -392,3 +397,15 @@ func (e *Engine) lock() {
 		e.sched.SetJobLimit(j.ID, j.Spec.MaxRunning)
 	}
 }
+
+// SetFenced stops (or resumes) launching work. Placed tasks wait; running
+// ones are left alone.
+func (e *Engine) SetFenced(fenced bool) {
+	if e.fenced.Swap(fenced) != fenced {
+		e.log.Warn("fencing changed", "fenced", fenced)
+		e.wake()
+	}
+}
+
+// Fenced reports whether launches are stopped.
+func (e *Engine) Fenced() bool { return e.fenced.Load() }

@@ -332,7 +332,7 @@ func (e *Engine) killTask(je *jobEntry, t *model.TaskRuntime, grace time.Duratio
 // launchPlaced sends a job's placed tasks to their plugins. A task whose
 // host is not known after LaunchGrace goes back to the queue.
 func (e *Engine) launchPlaced(je *jobEntry, now time.Time) {
-	if je.counts[model.TaskPlaced] == 0 {
+	if je.counts[model.TaskPlaced] == 0 || e.fenced.Load() {
 		return
 	}
 	spec := &je.job.Spec

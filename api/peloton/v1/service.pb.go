@@ -1548,6 +1548,529 @@ func (x *WatchRequest) GetAfterSeq() uint64 {
 	return 0
 }
 
+type PutReplicaRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Replica       *Replica               `protobuf:"bytes,1,opt,name=replica,proto3" json:"replica,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutReplicaRequest) Reset() {
+	*x = PutReplicaRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutReplicaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutReplicaRequest) ProtoMessage() {}
+
+func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutReplicaRequest.ProtoReflect.Descriptor instead.
+func (*PutReplicaRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *PutReplicaRequest) GetReplica() *Replica {
+	if x != nil {
+		return x.Replica
+	}
+	return nil
+}
+
+type PutReplicaResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutReplicaResponse) Reset() {
+	*x = PutReplicaResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutReplicaResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutReplicaResponse) ProtoMessage() {}
+
+func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutReplicaResponse.ProtoReflect.Descriptor instead.
+func (*PutReplicaResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{34}
+}
+
+type ListReplicasRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only replicas of jobs owned by this region.
+	OwnerRegion   string `protobuf:"bytes,1,opt,name=owner_region,json=ownerRegion,proto3" json:"owner_region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListReplicasRequest) Reset() {
+	*x = ListReplicasRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListReplicasRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListReplicasRequest) ProtoMessage() {}
+
+func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListReplicasRequest.ProtoReflect.Descriptor instead.
+func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *ListReplicasRequest) GetOwnerRegion() string {
+	if x != nil {
+		return x.OwnerRegion
+	}
+	return ""
+}
+
+type ListReplicasResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Replicas      []*Replica             `protobuf:"bytes,1,rep,name=replicas,proto3" json:"replicas,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListReplicasResponse) Reset() {
+	*x = ListReplicasResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListReplicasResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListReplicasResponse) ProtoMessage() {}
+
+func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListReplicasResponse.ProtoReflect.Descriptor instead.
+func (*ListReplicasResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *ListReplicasResponse) GetReplicas() []*Replica {
+	if x != nil {
+		return x.Replicas
+	}
+	return nil
+}
+
+type PlanFailoverRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only this region; empty means every region.
+	Region        string `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanFailoverRequest) Reset() {
+	*x = PlanFailoverRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanFailoverRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanFailoverRequest) ProtoMessage() {}
+
+func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanFailoverRequest.ProtoReflect.Descriptor instead.
+func (*PlanFailoverRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *PlanFailoverRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type PlanFailoverResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Plans         []*RegionPlan          `protobuf:"bytes,1,rep,name=plans,proto3" json:"plans,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanFailoverResponse) Reset() {
+	*x = PlanFailoverResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanFailoverResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanFailoverResponse) ProtoMessage() {}
+
+func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanFailoverResponse.ProtoReflect.Descriptor instead.
+func (*PlanFailoverResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *PlanFailoverResponse) GetPlans() []*RegionPlan {
+	if x != nil {
+		return x.Plans
+	}
+	return nil
+}
+
+type StartDrillRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Region string                 `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	// How long the region stays fenced before it is healed; default 30s.
+	DurationSeconds float64 `protobuf:"fixed64,2,opt,name=duration_seconds,json=durationSeconds,proto3" json:"duration_seconds,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *StartDrillRequest) Reset() {
+	*x = StartDrillRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartDrillRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartDrillRequest) ProtoMessage() {}
+
+func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartDrillRequest.ProtoReflect.Descriptor instead.
+func (*StartDrillRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *StartDrillRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+func (x *StartDrillRequest) GetDurationSeconds() float64 {
+	if x != nil {
+		return x.DurationSeconds
+	}
+	return 0
+}
+
+type StartDrillResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Drill         *Drill                 `protobuf:"bytes,1,opt,name=drill,proto3" json:"drill,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartDrillResponse) Reset() {
+	*x = StartDrillResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartDrillResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartDrillResponse) ProtoMessage() {}
+
+func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartDrillResponse.ProtoReflect.Descriptor instead.
+func (*StartDrillResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *StartDrillResponse) GetDrill() *Drill {
+	if x != nil {
+		return x.Drill
+	}
+	return nil
+}
+
+type GetDrillRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDrillRequest) Reset() {
+	*x = GetDrillRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDrillRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDrillRequest) ProtoMessage() {}
+
+func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDrillRequest.ProtoReflect.Descriptor instead.
+func (*GetDrillRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *GetDrillRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type GetDrillResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Drill         *Drill                 `protobuf:"bytes,1,opt,name=drill,proto3" json:"drill,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDrillResponse) Reset() {
+	*x = GetDrillResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDrillResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDrillResponse) ProtoMessage() {}
+
+func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDrillResponse.ProtoReflect.Descriptor instead.
+func (*GetDrillResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *GetDrillResponse) GetDrill() *Drill {
+	if x != nil {
+		return x.Drill
+	}
+	return nil
+}
+
+type ListDrillsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDrillsRequest) Reset() {
+	*x = ListDrillsRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDrillsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDrillsRequest) ProtoMessage() {}
+
+func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDrillsRequest.ProtoReflect.Descriptor instead.
+func (*ListDrillsRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{43}
+}
+
+type ListDrillsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Drills        []*Drill               `protobuf:"bytes,1,rep,name=drills,proto3" json:"drills,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDrillsResponse) Reset() {
+	*x = ListDrillsResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDrillsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDrillsResponse) ProtoMessage() {}
+
+func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDrillsResponse.ProtoReflect.Descriptor instead.
+func (*ListDrillsResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *ListDrillsResponse) GetDrills() []*Drill {
+	if x != nil {
+		return x.Drills
+	}
+	return nil
+}
+
 type GetVersionRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1556,7 +2079,7 @@ type GetVersionRequest struct {
 
 func (x *GetVersionRequest) Reset() {
 	*x = GetVersionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	mi := &file_peloton_v1_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1568,7 +2091,7 @@ func (x *GetVersionRequest) String() string {
 func (*GetVersionRequest) ProtoMessage() {}
 
 func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	mi := &file_peloton_v1_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1581,7 +2104,7 @@ func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionRequest.ProtoReflect.Descriptor instead.
 func (*GetVersionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{33}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{45}
 }
 
 type GetVersionResponse struct {
@@ -1595,7 +2118,7 @@ type GetVersionResponse struct {
 
 func (x *GetVersionResponse) Reset() {
 	*x = GetVersionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	mi := &file_peloton_v1_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1607,7 +2130,7 @@ func (x *GetVersionResponse) String() string {
 func (*GetVersionResponse) ProtoMessage() {}
 
 func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	mi := &file_peloton_v1_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1620,7 +2143,7 @@ func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionResponse.ProtoReflect.Descriptor instead.
 func (*GetVersionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{34}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetVersionResponse) GetVersion() string {
@@ -1724,7 +2247,30 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\aregions\x18\x01 \x03(\v2\x12.peloton.v1.RegionR\aregions\"B\n" +
 	"\fWatchRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1b\n" +
-	"\tafter_seq\x18\x02 \x01(\x04R\bafterSeq\"\x13\n" +
+	"\tafter_seq\x18\x02 \x01(\x04R\bafterSeq\"B\n" +
+	"\x11PutReplicaRequest\x12-\n" +
+	"\areplica\x18\x01 \x01(\v2\x13.peloton.v1.ReplicaR\areplica\"\x14\n" +
+	"\x12PutReplicaResponse\"8\n" +
+	"\x13ListReplicasRequest\x12!\n" +
+	"\fowner_region\x18\x01 \x01(\tR\vownerRegion\"G\n" +
+	"\x14ListReplicasResponse\x12/\n" +
+	"\breplicas\x18\x01 \x03(\v2\x13.peloton.v1.ReplicaR\breplicas\"-\n" +
+	"\x13PlanFailoverRequest\x12\x16\n" +
+	"\x06region\x18\x01 \x01(\tR\x06region\"D\n" +
+	"\x14PlanFailoverResponse\x12,\n" +
+	"\x05plans\x18\x01 \x03(\v2\x16.peloton.v1.RegionPlanR\x05plans\"V\n" +
+	"\x11StartDrillRequest\x12\x16\n" +
+	"\x06region\x18\x01 \x01(\tR\x06region\x12)\n" +
+	"\x10duration_seconds\x18\x02 \x01(\x01R\x0fdurationSeconds\"=\n" +
+	"\x12StartDrillResponse\x12'\n" +
+	"\x05drill\x18\x01 \x01(\v2\x11.peloton.v1.DrillR\x05drill\"!\n" +
+	"\x0fGetDrillRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\";\n" +
+	"\x10GetDrillResponse\x12'\n" +
+	"\x05drill\x18\x01 \x01(\v2\x11.peloton.v1.DrillR\x05drill\"\x13\n" +
+	"\x11ListDrillsRequest\"?\n" +
+	"\x12ListDrillsResponse\x12)\n" +
+	"\x06drills\x18\x01 \x03(\v2\x11.peloton.v1.DrillR\x06drills\"\x13\n" +
 	"\x11GetVersionRequest\"^\n" +
 	"\x12GetVersionResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x16\n" +
@@ -1756,7 +2302,17 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\rRegionService\x12N\n" +
 	"\vListRegions\x12\x1e.peloton.v1.ListRegionsRequest\x1a\x1f.peloton.v1.ListRegionsResponse2F\n" +
 	"\fEventService\x126\n" +
-	"\x05Watch\x12\x18.peloton.v1.WatchRequest\x1a\x11.peloton.v1.Event0\x012\\\n" +
+	"\x05Watch\x12\x18.peloton.v1.WatchRequest\x1a\x11.peloton.v1.Event0\x012\xe7\x03\n" +
+	"\x11FederationService\x12K\n" +
+	"\n" +
+	"PutReplica\x12\x1d.peloton.v1.PutReplicaRequest\x1a\x1e.peloton.v1.PutReplicaResponse\x12Q\n" +
+	"\fListReplicas\x12\x1f.peloton.v1.ListReplicasRequest\x1a .peloton.v1.ListReplicasResponse\x12Q\n" +
+	"\fPlanFailover\x12\x1f.peloton.v1.PlanFailoverRequest\x1a .peloton.v1.PlanFailoverResponse\x12K\n" +
+	"\n" +
+	"StartDrill\x12\x1d.peloton.v1.StartDrillRequest\x1a\x1e.peloton.v1.StartDrillResponse\x12E\n" +
+	"\bGetDrill\x12\x1b.peloton.v1.GetDrillRequest\x1a\x1c.peloton.v1.GetDrillResponse\x12K\n" +
+	"\n" +
+	"ListDrills\x12\x1d.peloton.v1.ListDrillsRequest\x1a\x1e.peloton.v1.ListDrillsResponse2\\\n" +
 	"\rSystemService\x12K\n" +
 	"\n" +
 	"GetVersion\x12\x1d.peloton.v1.GetVersionRequest\x1a\x1e.peloton.v1.GetVersionResponseB?Z=github.com/peloton-federated/peloton/api/peloton/v1;pelotonv1b\x06proto3"
@@ -1773,114 +2329,147 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_service_proto_rawDescData
 }
 
-var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_peloton_v1_service_proto_goTypes = []any{
-	(*CreateJobRequest)(nil),    // 0: peloton.v1.CreateJobRequest
-	(*CreateJobResponse)(nil),   // 1: peloton.v1.CreateJobResponse
-	(*GetJobRequest)(nil),       // 2: peloton.v1.GetJobRequest
-	(*GetJobResponse)(nil),      // 3: peloton.v1.GetJobResponse
-	(*ListJobsRequest)(nil),     // 4: peloton.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),    // 5: peloton.v1.ListJobsResponse
-	(*StopJobRequest)(nil),      // 6: peloton.v1.StopJobRequest
-	(*StopJobResponse)(nil),     // 7: peloton.v1.StopJobResponse
-	(*DeleteJobRequest)(nil),    // 8: peloton.v1.DeleteJobRequest
-	(*DeleteJobResponse)(nil),   // 9: peloton.v1.DeleteJobResponse
-	(*ListTasksRequest)(nil),    // 10: peloton.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),   // 11: peloton.v1.ListTasksResponse
-	(*GetTaskRequest)(nil),      // 12: peloton.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),     // 13: peloton.v1.GetTaskResponse
-	(*GetTaskLogsRequest)(nil),  // 14: peloton.v1.GetTaskLogsRequest
-	(*GetTaskLogsResponse)(nil), // 15: peloton.v1.GetTaskLogsResponse
-	(*StopTasksRequest)(nil),    // 16: peloton.v1.StopTasksRequest
-	(*StopTasksResponse)(nil),   // 17: peloton.v1.StopTasksResponse
-	(*CreatePoolRequest)(nil),   // 18: peloton.v1.CreatePoolRequest
-	(*CreatePoolResponse)(nil),  // 19: peloton.v1.CreatePoolResponse
-	(*UpdatePoolRequest)(nil),   // 20: peloton.v1.UpdatePoolRequest
-	(*UpdatePoolResponse)(nil),  // 21: peloton.v1.UpdatePoolResponse
-	(*DeletePoolRequest)(nil),   // 22: peloton.v1.DeletePoolRequest
-	(*DeletePoolResponse)(nil),  // 23: peloton.v1.DeletePoolResponse
-	(*ListPoolsRequest)(nil),    // 24: peloton.v1.ListPoolsRequest
-	(*ListPoolsResponse)(nil),   // 25: peloton.v1.ListPoolsResponse
-	(*GetPoolRequest)(nil),      // 26: peloton.v1.GetPoolRequest
-	(*GetPoolResponse)(nil),     // 27: peloton.v1.GetPoolResponse
-	(*ListHostsRequest)(nil),    // 28: peloton.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),   // 29: peloton.v1.ListHostsResponse
-	(*ListRegionsRequest)(nil),  // 30: peloton.v1.ListRegionsRequest
-	(*ListRegionsResponse)(nil), // 31: peloton.v1.ListRegionsResponse
-	(*WatchRequest)(nil),        // 32: peloton.v1.WatchRequest
-	(*GetVersionRequest)(nil),   // 33: peloton.v1.GetVersionRequest
-	(*GetVersionResponse)(nil),  // 34: peloton.v1.GetVersionResponse
-	(*JobSpec)(nil),             // 35: peloton.v1.JobSpec
-	(*Job)(nil),                 // 36: peloton.v1.Job
-	(JobState)(0),               // 37: peloton.v1.JobState
-	(TaskState)(0),              // 38: peloton.v1.TaskState
-	(*Task)(nil),                // 39: peloton.v1.Task
-	(*PoolSpec)(nil),            // 40: peloton.v1.PoolSpec
-	(*Pool)(nil),                // 41: peloton.v1.Pool
-	(*Host)(nil),                // 42: peloton.v1.Host
-	(*Region)(nil),              // 43: peloton.v1.Region
-	(*Event)(nil),               // 44: peloton.v1.Event
+	(*CreateJobRequest)(nil),     // 0: peloton.v1.CreateJobRequest
+	(*CreateJobResponse)(nil),    // 1: peloton.v1.CreateJobResponse
+	(*GetJobRequest)(nil),        // 2: peloton.v1.GetJobRequest
+	(*GetJobResponse)(nil),       // 3: peloton.v1.GetJobResponse
+	(*ListJobsRequest)(nil),      // 4: peloton.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),     // 5: peloton.v1.ListJobsResponse
+	(*StopJobRequest)(nil),       // 6: peloton.v1.StopJobRequest
+	(*StopJobResponse)(nil),      // 7: peloton.v1.StopJobResponse
+	(*DeleteJobRequest)(nil),     // 8: peloton.v1.DeleteJobRequest
+	(*DeleteJobResponse)(nil),    // 9: peloton.v1.DeleteJobResponse
+	(*ListTasksRequest)(nil),     // 10: peloton.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),    // 11: peloton.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),       // 12: peloton.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),      // 13: peloton.v1.GetTaskResponse
+	(*GetTaskLogsRequest)(nil),   // 14: peloton.v1.GetTaskLogsRequest
+	(*GetTaskLogsResponse)(nil),  // 15: peloton.v1.GetTaskLogsResponse
+	(*StopTasksRequest)(nil),     // 16: peloton.v1.StopTasksRequest
+	(*StopTasksResponse)(nil),    // 17: peloton.v1.StopTasksResponse
+	(*CreatePoolRequest)(nil),    // 18: peloton.v1.CreatePoolRequest
+	(*CreatePoolResponse)(nil),   // 19: peloton.v1.CreatePoolResponse
+	(*UpdatePoolRequest)(nil),    // 20: peloton.v1.UpdatePoolRequest
+	(*UpdatePoolResponse)(nil),   // 21: peloton.v1.UpdatePoolResponse
+	(*DeletePoolRequest)(nil),    // 22: peloton.v1.DeletePoolRequest
+	(*DeletePoolResponse)(nil),   // 23: peloton.v1.DeletePoolResponse
+	(*ListPoolsRequest)(nil),     // 24: peloton.v1.ListPoolsRequest
+	(*ListPoolsResponse)(nil),    // 25: peloton.v1.ListPoolsResponse
+	(*GetPoolRequest)(nil),       // 26: peloton.v1.GetPoolRequest
+	(*GetPoolResponse)(nil),      // 27: peloton.v1.GetPoolResponse
+	(*ListHostsRequest)(nil),     // 28: peloton.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),    // 29: peloton.v1.ListHostsResponse
+	(*ListRegionsRequest)(nil),   // 30: peloton.v1.ListRegionsRequest
+	(*ListRegionsResponse)(nil),  // 31: peloton.v1.ListRegionsResponse
+	(*WatchRequest)(nil),         // 32: peloton.v1.WatchRequest
+	(*PutReplicaRequest)(nil),    // 33: peloton.v1.PutReplicaRequest
+	(*PutReplicaResponse)(nil),   // 34: peloton.v1.PutReplicaResponse
+	(*ListReplicasRequest)(nil),  // 35: peloton.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil), // 36: peloton.v1.ListReplicasResponse
+	(*PlanFailoverRequest)(nil),  // 37: peloton.v1.PlanFailoverRequest
+	(*PlanFailoverResponse)(nil), // 38: peloton.v1.PlanFailoverResponse
+	(*StartDrillRequest)(nil),    // 39: peloton.v1.StartDrillRequest
+	(*StartDrillResponse)(nil),   // 40: peloton.v1.StartDrillResponse
+	(*GetDrillRequest)(nil),      // 41: peloton.v1.GetDrillRequest
+	(*GetDrillResponse)(nil),     // 42: peloton.v1.GetDrillResponse
+	(*ListDrillsRequest)(nil),    // 43: peloton.v1.ListDrillsRequest
+	(*ListDrillsResponse)(nil),   // 44: peloton.v1.ListDrillsResponse
+	(*GetVersionRequest)(nil),    // 45: peloton.v1.GetVersionRequest
+	(*GetVersionResponse)(nil),   // 46: peloton.v1.GetVersionResponse
+	(*JobSpec)(nil),              // 47: peloton.v1.JobSpec
+	(*Job)(nil),                  // 48: peloton.v1.Job
+	(JobState)(0),                // 49: peloton.v1.JobState
+	(TaskState)(0),               // 50: peloton.v1.TaskState
+	(*Task)(nil),                 // 51: peloton.v1.Task
+	(*PoolSpec)(nil),             // 52: peloton.v1.PoolSpec
+	(*Pool)(nil),                 // 53: peloton.v1.Pool
+	(*Host)(nil),                 // 54: peloton.v1.Host
+	(*Region)(nil),               // 55: peloton.v1.Region
+	(*Replica)(nil),              // 56: peloton.v1.Replica
+	(*RegionPlan)(nil),           // 57: peloton.v1.RegionPlan
+	(*Drill)(nil),                // 58: peloton.v1.Drill
+	(*Event)(nil),                // 59: peloton.v1.Event
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	35, // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	36, // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	36, // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	37, // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
-	36, // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	36, // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	38, // 6: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	39, // 7: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	39, // 8: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	39, // 9: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	40, // 10: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	41, // 11: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	40, // 12: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	41, // 13: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	41, // 14: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	41, // 15: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	42, // 16: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	43, // 17: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	0,  // 18: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	2,  // 19: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	4,  // 20: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	6,  // 21: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	8,  // 22: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	10, // 23: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	12, // 24: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	14, // 25: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	16, // 26: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	18, // 27: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
-	20, // 28: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
-	22, // 29: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
-	24, // 30: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	26, // 31: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	28, // 32: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	30, // 33: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	32, // 34: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	33, // 35: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	1,  // 36: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	3,  // 37: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	5,  // 38: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	7,  // 39: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	9,  // 40: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	11, // 41: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	13, // 42: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	15, // 43: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	17, // 44: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	19, // 45: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	21, // 46: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	23, // 47: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	25, // 48: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	27, // 49: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	29, // 50: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	31, // 51: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	44, // 52: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	34, // 53: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	36, // [36:54] is the sub-list for method output_type
-	18, // [18:36] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	47, // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	48, // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	48, // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	49, // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	48, // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	48, // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	50, // 6: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	51, // 7: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	51, // 8: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	51, // 9: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	52, // 10: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	53, // 11: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	52, // 12: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	53, // 13: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	53, // 14: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	53, // 15: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	54, // 16: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	55, // 17: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	56, // 18: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	56, // 19: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	57, // 20: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	58, // 21: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	58, // 22: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	58, // 23: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	0,  // 24: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	2,  // 25: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	4,  // 26: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	6,  // 27: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	8,  // 28: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	10, // 29: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	12, // 30: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	14, // 31: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	16, // 32: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	18, // 33: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	20, // 34: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	22, // 35: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	24, // 36: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	26, // 37: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	28, // 38: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	30, // 39: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	32, // 40: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	33, // 41: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	35, // 42: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	37, // 43: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	39, // 44: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	41, // 45: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	43, // 46: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	45, // 47: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	1,  // 48: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	3,  // 49: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	5,  // 50: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	7,  // 51: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	9,  // 52: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	11, // 53: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	13, // 54: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	15, // 55: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	17, // 56: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	19, // 57: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	21, // 58: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	23, // 59: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	25, // 60: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	27, // 61: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	29, // 62: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	31, // 63: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	59, // 64: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	34, // 65: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	36, // 66: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	38, // 67: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	40, // 68: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	42, // 69: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	44, // 70: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	46, // 71: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	48, // [48:72] is the sub-list for method output_type
+	24, // [24:48] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -1895,9 +2484,9 @@ func file_peloton_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   35,
+			NumMessages:   47,
 			NumExtensions: 0,
-			NumServices:   7,
+			NumServices:   8,
 		},
 		GoTypes:           file_peloton_v1_service_proto_goTypes,
 		DependencyIndexes: file_peloton_v1_service_proto_depIdxs,

@@ -1070,6 +1070,310 @@ var EventService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
+	FederationService_PutReplica_FullMethodName   = "/peloton.v1.FederationService/PutReplica"
+	FederationService_ListReplicas_FullMethodName = "/peloton.v1.FederationService/ListReplicas"
+	FederationService_PlanFailover_FullMethodName = "/peloton.v1.FederationService/PlanFailover"
+	FederationService_StartDrill_FullMethodName   = "/peloton.v1.FederationService/StartDrill"
+	FederationService_GetDrill_FullMethodName     = "/peloton.v1.FederationService/GetDrill"
+	FederationService_ListDrills_FullMethodName   = "/peloton.v1.FederationService/ListDrills"
+)
+
+// FederationServiceClient is the client API for FederationService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+type FederationServiceClient interface {
+	// PutReplica stores (or updates) a copy of another region's job.
+	PutReplica(ctx context.Context, in *PutReplicaRequest, opts ...grpc.CallOption) (*PutReplicaResponse, error)
+	// ListReplicas lists the replicas this region keeps.
+	ListReplicas(ctx context.Context, in *ListReplicasRequest, opts ...grpc.CallOption) (*ListReplicasResponse, error)
+	// PlanFailover says, for each region, whether the others could absorb
+	// its relocatable work.
+	PlanFailover(ctx context.Context, in *PlanFailoverRequest, opts ...grpc.CallOption) (*PlanFailoverResponse, error)
+	// StartDrill fences a region, measures detection, relocation and
+	// failback, and keeps the report.
+	StartDrill(ctx context.Context, in *StartDrillRequest, opts ...grpc.CallOption) (*StartDrillResponse, error)
+	GetDrill(ctx context.Context, in *GetDrillRequest, opts ...grpc.CallOption) (*GetDrillResponse, error)
+	ListDrills(ctx context.Context, in *ListDrillsRequest, opts ...grpc.CallOption) (*ListDrillsResponse, error)
+}
+
+type federationServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewFederationServiceClient(cc grpc.ClientConnInterface) FederationServiceClient {
+	return &federationServiceClient{cc}
+}
+
+func (c *federationServiceClient) PutReplica(ctx context.Context, in *PutReplicaRequest, opts ...grpc.CallOption) (*PutReplicaResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PutReplicaResponse)
+	err := c.cc.Invoke(ctx, FederationService_PutReplica_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *federationServiceClient) ListReplicas(ctx context.Context, in *ListReplicasRequest, opts ...grpc.CallOption) (*ListReplicasResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListReplicasResponse)
+	err := c.cc.Invoke(ctx, FederationService_ListReplicas_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *federationServiceClient) PlanFailover(ctx context.Context, in *PlanFailoverRequest, opts ...grpc.CallOption) (*PlanFailoverResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PlanFailoverResponse)
+	err := c.cc.Invoke(ctx, FederationService_PlanFailover_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *federationServiceClient) StartDrill(ctx context.Context, in *StartDrillRequest, opts ...grpc.CallOption) (*StartDrillResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StartDrillResponse)
+	err := c.cc.Invoke(ctx, FederationService_StartDrill_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *federationServiceClient) GetDrill(ctx context.Context, in *GetDrillRequest, opts ...grpc.CallOption) (*GetDrillResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetDrillResponse)
+	err := c.cc.Invoke(ctx, FederationService_GetDrill_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *federationServiceClient) ListDrills(ctx context.Context, in *ListDrillsRequest, opts ...grpc.CallOption) (*ListDrillsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListDrillsResponse)
+	err := c.cc.Invoke(ctx, FederationService_ListDrills_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// FederationServiceServer is the server API for FederationService service.
+// All implementations must embed UnimplementedFederationServiceServer
+// for forward compatibility.
+type FederationServiceServer interface {
+	// PutReplica stores (or updates) a copy of another region's job.
+	PutReplica(context.Context, *PutReplicaRequest) (*PutReplicaResponse, error)
+	// ListReplicas lists the replicas this region keeps.
+	ListReplicas(context.Context, *ListReplicasRequest) (*ListReplicasResponse, error)
+	// PlanFailover says, for each region, whether the others could absorb
+	// its relocatable work.
+	PlanFailover(context.Context, *PlanFailoverRequest) (*PlanFailoverResponse, error)
+	// StartDrill fences a region, measures detection, relocation and
+	// failback, and keeps the report.
+	StartDrill(context.Context, *StartDrillRequest) (*StartDrillResponse, error)
+	GetDrill(context.Context, *GetDrillRequest) (*GetDrillResponse, error)
+	ListDrills(context.Context, *ListDrillsRequest) (*ListDrillsResponse, error)
+	mustEmbedUnimplementedFederationServiceServer()
+}
+
+// UnimplementedFederationServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedFederationServiceServer struct{}
+
+func (UnimplementedFederationServiceServer) PutReplica(context.Context, *PutReplicaRequest) (*PutReplicaResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PutReplica not implemented")
+}
+func (UnimplementedFederationServiceServer) ListReplicas(context.Context, *ListReplicasRequest) (*ListReplicasResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListReplicas not implemented")
+}
+func (UnimplementedFederationServiceServer) PlanFailover(context.Context, *PlanFailoverRequest) (*PlanFailoverResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PlanFailover not implemented")
+}
+func (UnimplementedFederationServiceServer) StartDrill(context.Context, *StartDrillRequest) (*StartDrillResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method StartDrill not implemented")
+}
+func (UnimplementedFederationServiceServer) GetDrill(context.Context, *GetDrillRequest) (*GetDrillResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetDrill not implemented")
+}
+func (UnimplementedFederationServiceServer) ListDrills(context.Context, *ListDrillsRequest) (*ListDrillsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListDrills not implemented")
+}
+func (UnimplementedFederationServiceServer) mustEmbedUnimplementedFederationServiceServer() {}
+func (UnimplementedFederationServiceServer) testEmbeddedByValue()                           {}
+
+// UnsafeFederationServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to FederationServiceServer will
+// result in compilation errors.
+type UnsafeFederationServiceServer interface {
+	mustEmbedUnimplementedFederationServiceServer()
+}
+
+func RegisterFederationServiceServer(s grpc.ServiceRegistrar, srv FederationServiceServer) {
+	// If the following call panics, it indicates UnimplementedFederationServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&FederationService_ServiceDesc, srv)
+}
+
+func _FederationService_PutReplica_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PutReplicaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FederationServiceServer).PutReplica(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: FederationService_PutReplica_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FederationServiceServer).PutReplica(ctx, req.(*PutReplicaRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _FederationService_ListReplicas_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListReplicasRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FederationServiceServer).ListReplicas(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: FederationService_ListReplicas_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FederationServiceServer).ListReplicas(ctx, req.(*ListReplicasRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _FederationService_PlanFailover_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PlanFailoverRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FederationServiceServer).PlanFailover(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: FederationService_PlanFailover_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FederationServiceServer).PlanFailover(ctx, req.(*PlanFailoverRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _FederationService_StartDrill_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StartDrillRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FederationServiceServer).StartDrill(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: FederationService_StartDrill_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FederationServiceServer).StartDrill(ctx, req.(*StartDrillRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _FederationService_GetDrill_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetDrillRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FederationServiceServer).GetDrill(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: FederationService_GetDrill_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FederationServiceServer).GetDrill(ctx, req.(*GetDrillRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _FederationService_ListDrills_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListDrillsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FederationServiceServer).ListDrills(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: FederationService_ListDrills_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FederationServiceServer).ListDrills(ctx, req.(*ListDrillsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// FederationService_ServiceDesc is the grpc.ServiceDesc for FederationService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var FederationService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "peloton.v1.FederationService",
+	HandlerType: (*FederationServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "PutReplica",
+			Handler:    _FederationService_PutReplica_Handler,
+		},
+		{
+			MethodName: "ListReplicas",
+			Handler:    _FederationService_ListReplicas_Handler,
+		},
+		{
+			MethodName: "PlanFailover",
+			Handler:    _FederationService_PlanFailover_Handler,
+		},
+		{
+			MethodName: "StartDrill",
+			Handler:    _FederationService_StartDrill_Handler,
+		},
+		{
+			MethodName: "GetDrill",
+			Handler:    _FederationService_GetDrill_Handler,
+		},
+		{
+			MethodName: "ListDrills",
+			Handler:    _FederationService_ListDrills_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "peloton/v1/service.proto",
+}
+
+const (
 	SystemService_GetVersion_FullMethodName = "/peloton.v1.SystemService/GetVersion"
 )
 

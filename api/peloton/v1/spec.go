@@ -649,6 +649,25 @@ func ValidateJobSpec(s *JobSpec) []FieldError {
 			v.add("max_running", fmt.Sprintf("must be 0 or at least gang_size (%d): a gang runs whole", g))
 		}
 	}
+	if f := s.GetFailover(); f != nil {
+		switch f.GetMode() {
+		case FailoverPolicy_MODE_UNSPECIFIED, FailoverPolicy_MODE_NONE, FailoverPolicy_MODE_ANY:
+			if len(f.GetRegions()) > 0 {
+				v.add("failover.regions", "only allowed with mode REGIONS")
+			}
+		case FailoverPolicy_MODE_REGIONS:
+			if len(f.GetRegions()) == 0 {
+				v.add("failover.regions", "at least one region is needed with mode REGIONS")
+			}
+			for i, r := range f.GetRegions() {
+				if strings.TrimSpace(r) == "" {
+					v.add(fmt.Sprintf("failover.regions[%d]", i), "must not be empty")
+				}
+			}
+		default:
+			v.add("failover.mode", fmt.Sprintf("unknown value %d", int32(f.GetMode())))
+		}
+	}
 	if s.GetGangRestart() && s.GetGangSize() <= 1 {
 		v.add("gang_restart", "needs gang_size > 1")
 	}

@@ -346,6 +346,62 @@ func (HostState) EnumDescriptor() ([]byte, []int) {
 	return file_peloton_v1_types_proto_rawDescGZIP(), []int{4}
 }
 
+type FailoverPolicy_Mode int32
+
+const (
+	FailoverPolicy_MODE_UNSPECIFIED FailoverPolicy_Mode = 0
+	// Stay with the region (the default for jobs pinned to a region).
+	FailoverPolicy_MODE_NONE FailoverPolicy_Mode = 1
+	// Re-create in any surviving region that can hold it (the default for
+	// jobs the federation placed).
+	FailoverPolicy_MODE_ANY FailoverPolicy_Mode = 2
+	// Re-create only in one of `regions`.
+	FailoverPolicy_MODE_REGIONS FailoverPolicy_Mode = 3
+)
+
+// Enum value maps for FailoverPolicy_Mode.
+var (
+	FailoverPolicy_Mode_name = map[int32]string{
+		0: "MODE_UNSPECIFIED",
+		1: "MODE_NONE",
+		2: "MODE_ANY",
+		3: "MODE_REGIONS",
+	}
+	FailoverPolicy_Mode_value = map[string]int32{
+		"MODE_UNSPECIFIED": 0,
+		"MODE_NONE":        1,
+		"MODE_ANY":         2,
+		"MODE_REGIONS":     3,
+	}
+)
+
+func (x FailoverPolicy_Mode) Enum() *FailoverPolicy_Mode {
+	p := new(FailoverPolicy_Mode)
+	*p = x
+	return p
+}
+
+func (x FailoverPolicy_Mode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (FailoverPolicy_Mode) Descriptor() protoreflect.EnumDescriptor {
+	return file_peloton_v1_types_proto_enumTypes[5].Descriptor()
+}
+
+func (FailoverPolicy_Mode) Type() protoreflect.EnumType {
+	return &file_peloton_v1_types_proto_enumTypes[5]
+}
+
+func (x FailoverPolicy_Mode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use FailoverPolicy_Mode.Descriptor instead.
+func (FailoverPolicy_Mode) EnumDescriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{4, 0}
+}
+
 // Resources is an amount of each schedulable resource. CPU is in cores and may
 // be fractional; memory and disk are in MiB; GPU is a count of devices.
 type Resources struct {
@@ -614,7 +670,9 @@ type JobSpec struct {
 	GangRestart bool `protobuf:"varint,13,opt,name=gang_restart,json=gangRestart,proto3" json:"gang_restart,omitempty"`
 	// Revocable tasks run on allocated-but-unused (slack) resources and are
 	// the first killed when a host's slack shrinks. Implies preemptible.
-	Revocable     bool `protobuf:"varint,14,opt,name=revocable,proto3" json:"revocable,omitempty"`
+	Revocable bool `protobuf:"varint,14,opt,name=revocable,proto3" json:"revocable,omitempty"`
+	// What happens to the job when its region fails.
+	Failover      *FailoverPolicy `protobuf:"bytes,15,opt,name=failover,proto3" json:"failover,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -747,6 +805,66 @@ func (x *JobSpec) GetRevocable() bool {
 	return false
 }
 
+func (x *JobSpec) GetFailover() *FailoverPolicy {
+	if x != nil {
+		return x.Failover
+	}
+	return nil
+}
+
+// FailoverPolicy says where a job may be re-created when its region fails.
+type FailoverPolicy struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Mode          FailoverPolicy_Mode    `protobuf:"varint,1,opt,name=mode,proto3,enum=peloton.v1.FailoverPolicy_Mode" json:"mode,omitempty"`
+	Regions       []string               `protobuf:"bytes,2,rep,name=regions,proto3" json:"regions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FailoverPolicy) Reset() {
+	*x = FailoverPolicy{}
+	mi := &file_peloton_v1_types_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FailoverPolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FailoverPolicy) ProtoMessage() {}
+
+func (x *FailoverPolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FailoverPolicy.ProtoReflect.Descriptor instead.
+func (*FailoverPolicy) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *FailoverPolicy) GetMode() FailoverPolicy_Mode {
+	if x != nil {
+		return x.Mode
+	}
+	return FailoverPolicy_MODE_UNSPECIFIED
+}
+
+func (x *FailoverPolicy) GetRegions() []string {
+	if x != nil {
+		return x.Regions
+	}
+	return nil
+}
+
 // JobStatus is derived by the job manager from the job's tasks.
 type JobStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -766,7 +884,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_peloton_v1_types_proto_msgTypes[4]
+	mi := &file_peloton_v1_types_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -778,7 +896,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[4]
+	mi := &file_peloton_v1_types_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -791,7 +909,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{4}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *JobStatus) GetState() JobState {
@@ -854,7 +972,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_peloton_v1_types_proto_msgTypes[5]
+	mi := &file_peloton_v1_types_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -866,7 +984,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[5]
+	mi := &file_peloton_v1_types_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -879,7 +997,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{5}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Job) GetId() string {
@@ -931,7 +1049,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_peloton_v1_types_proto_msgTypes[6]
+	mi := &file_peloton_v1_types_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -943,7 +1061,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[6]
+	mi := &file_peloton_v1_types_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -956,7 +1074,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{6}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Task) GetJobId() string {
@@ -1075,7 +1193,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_peloton_v1_types_proto_msgTypes[7]
+	mi := &file_peloton_v1_types_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1087,7 +1205,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[7]
+	mi := &file_peloton_v1_types_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1100,7 +1218,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{7}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Event) GetSeq() uint64 {
@@ -1179,7 +1297,7 @@ type ResourceAmounts struct {
 
 func (x *ResourceAmounts) Reset() {
 	*x = ResourceAmounts{}
-	mi := &file_peloton_v1_types_proto_msgTypes[8]
+	mi := &file_peloton_v1_types_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1191,7 +1309,7 @@ func (x *ResourceAmounts) String() string {
 func (*ResourceAmounts) ProtoMessage() {}
 
 func (x *ResourceAmounts) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[8]
+	mi := &file_peloton_v1_types_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1204,7 +1322,7 @@ func (x *ResourceAmounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceAmounts.ProtoReflect.Descriptor instead.
 func (*ResourceAmounts) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{8}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ResourceAmounts) GetCpu() float64 {
@@ -1253,7 +1371,7 @@ type PoolSpec struct {
 
 func (x *PoolSpec) Reset() {
 	*x = PoolSpec{}
-	mi := &file_peloton_v1_types_proto_msgTypes[9]
+	mi := &file_peloton_v1_types_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1265,7 +1383,7 @@ func (x *PoolSpec) String() string {
 func (*PoolSpec) ProtoMessage() {}
 
 func (x *PoolSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[9]
+	mi := &file_peloton_v1_types_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1278,7 +1396,7 @@ func (x *PoolSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolSpec.ProtoReflect.Descriptor instead.
 func (*PoolSpec) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{9}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *PoolSpec) GetPath() string {
@@ -1324,7 +1442,7 @@ type PoolResource struct {
 
 func (x *PoolResource) Reset() {
 	*x = PoolResource{}
-	mi := &file_peloton_v1_types_proto_msgTypes[10]
+	mi := &file_peloton_v1_types_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1336,7 +1454,7 @@ func (x *PoolResource) String() string {
 func (*PoolResource) ProtoMessage() {}
 
 func (x *PoolResource) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[10]
+	mi := &file_peloton_v1_types_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1349,7 +1467,7 @@ func (x *PoolResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolResource.ProtoReflect.Descriptor instead.
 func (*PoolResource) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{10}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PoolResource) GetName() string {
@@ -1418,7 +1536,7 @@ type Pool struct {
 
 func (x *Pool) Reset() {
 	*x = Pool{}
-	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	mi := &file_peloton_v1_types_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1430,7 +1548,7 @@ func (x *Pool) String() string {
 func (*Pool) ProtoMessage() {}
 
 func (x *Pool) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	mi := &file_peloton_v1_types_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1443,7 +1561,7 @@ func (x *Pool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pool.ProtoReflect.Descriptor instead.
 func (*Pool) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{11}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Pool) GetPath() string {
@@ -1500,7 +1618,7 @@ type PoolRegionShare struct {
 
 func (x *PoolRegionShare) Reset() {
 	*x = PoolRegionShare{}
-	mi := &file_peloton_v1_types_proto_msgTypes[12]
+	mi := &file_peloton_v1_types_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1512,7 +1630,7 @@ func (x *PoolRegionShare) String() string {
 func (*PoolRegionShare) ProtoMessage() {}
 
 func (x *PoolRegionShare) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[12]
+	mi := &file_peloton_v1_types_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1525,7 +1643,7 @@ func (x *PoolRegionShare) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolRegionShare.ProtoReflect.Descriptor instead.
 func (*PoolRegionShare) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{12}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *PoolRegionShare) GetRegion() string {
@@ -1575,7 +1693,7 @@ type Host struct {
 
 func (x *Host) Reset() {
 	*x = Host{}
-	mi := &file_peloton_v1_types_proto_msgTypes[13]
+	mi := &file_peloton_v1_types_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1587,7 +1705,7 @@ func (x *Host) String() string {
 func (*Host) ProtoMessage() {}
 
 func (x *Host) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[13]
+	mi := &file_peloton_v1_types_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1600,7 +1718,7 @@ func (x *Host) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Host.ProtoReflect.Descriptor instead.
 func (*Host) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{13}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Host) GetId() string {
@@ -1679,7 +1797,7 @@ type RegionMember struct {
 
 func (x *RegionMember) Reset() {
 	*x = RegionMember{}
-	mi := &file_peloton_v1_types_proto_msgTypes[14]
+	mi := &file_peloton_v1_types_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1691,7 +1809,7 @@ func (x *RegionMember) String() string {
 func (*RegionMember) ProtoMessage() {}
 
 func (x *RegionMember) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[14]
+	mi := &file_peloton_v1_types_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1704,7 +1822,7 @@ func (x *RegionMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionMember.ProtoReflect.Descriptor instead.
 func (*RegionMember) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{14}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RegionMember) GetName() string {
@@ -1756,7 +1874,7 @@ type Region struct {
 
 func (x *Region) Reset() {
 	*x = Region{}
-	mi := &file_peloton_v1_types_proto_msgTypes[15]
+	mi := &file_peloton_v1_types_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1768,7 +1886,7 @@ func (x *Region) String() string {
 func (*Region) ProtoMessage() {}
 
 func (x *Region) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[15]
+	mi := &file_peloton_v1_types_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1781,7 +1899,7 @@ func (x *Region) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Region.ProtoReflect.Descriptor instead.
 func (*Region) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{15}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Region) GetName() string {
@@ -1826,6 +1944,374 @@ func (x *Region) GetLastSeen() *timestamppb.Timestamp {
 	return nil
 }
 
+// Replica is a copy of a job's spec that another region keeps, so the job
+// survives its region.
+type Replica struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Job   *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	// Region that owns the job.
+	OwnerRegion string `protobuf:"bytes,2,opt,name=owner_region,json=ownerRegion,proto3" json:"owner_region,omitempty"`
+	// Instances already succeeded: not rerun on relocation.
+	Succeeded []uint32 `protobuf:"varint,3,rep,packed,name=succeeded,proto3" json:"succeeded,omitempty"`
+	// Set once the job was relocated.
+	RelocatedRegion string                 `protobuf:"bytes,4,opt,name=relocated_region,json=relocatedRegion,proto3" json:"relocated_region,omitempty"`
+	RelocatedJobId  string                 `protobuf:"bytes,5,opt,name=relocated_job_id,json=relocatedJobId,proto3" json:"relocated_job_id,omitempty"`
+	RelocatedTime   *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=relocated_time,json=relocatedTime,proto3" json:"relocated_time,omitempty"`
+	UpdateTime      *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *Replica) Reset() {
+	*x = Replica{}
+	mi := &file_peloton_v1_types_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Replica) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Replica) ProtoMessage() {}
+
+func (x *Replica) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Replica.ProtoReflect.Descriptor instead.
+func (*Replica) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *Replica) GetJob() *Job {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+func (x *Replica) GetOwnerRegion() string {
+	if x != nil {
+		return x.OwnerRegion
+	}
+	return ""
+}
+
+func (x *Replica) GetSucceeded() []uint32 {
+	if x != nil {
+		return x.Succeeded
+	}
+	return nil
+}
+
+func (x *Replica) GetRelocatedRegion() string {
+	if x != nil {
+		return x.RelocatedRegion
+	}
+	return ""
+}
+
+func (x *Replica) GetRelocatedJobId() string {
+	if x != nil {
+		return x.RelocatedJobId
+	}
+	return ""
+}
+
+func (x *Replica) GetRelocatedTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RelocatedTime
+	}
+	return nil
+}
+
+func (x *Replica) GetUpdateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdateTime
+	}
+	return nil
+}
+
+// RegionPlan says whether the other regions could absorb a region's
+// relocatable work within quotas and capacity.
+type RegionPlan struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Region string                 `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	// Relocatable jobs and where each would go.
+	Moves []*PlannedMove `protobuf:"bytes,2,rep,name=moves,proto3" json:"moves,omitempty"`
+	// Jobs that would fit nowhere, with the reason.
+	Unplaced []*PlannedMove `protobuf:"bytes,3,rep,name=unplaced,proto3" json:"unplaced,omitempty"`
+	// Jobs that stay with the region (failover policy none).
+	Pinned        uint32 `protobuf:"varint,4,opt,name=pinned,proto3" json:"pinned,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegionPlan) Reset() {
+	*x = RegionPlan{}
+	mi := &file_peloton_v1_types_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegionPlan) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegionPlan) ProtoMessage() {}
+
+func (x *RegionPlan) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegionPlan.ProtoReflect.Descriptor instead.
+func (*RegionPlan) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *RegionPlan) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+func (x *RegionPlan) GetMoves() []*PlannedMove {
+	if x != nil {
+		return x.Moves
+	}
+	return nil
+}
+
+func (x *RegionPlan) GetUnplaced() []*PlannedMove {
+	if x != nil {
+		return x.Unplaced
+	}
+	return nil
+}
+
+func (x *RegionPlan) GetPinned() uint32 {
+	if x != nil {
+		return x.Pinned
+	}
+	return 0
+}
+
+type PlannedMove struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	JobName       string                 `protobuf:"bytes,2,opt,name=job_name,json=jobName,proto3" json:"job_name,omitempty"`
+	ToRegion      string                 `protobuf:"bytes,3,opt,name=to_region,json=toRegion,proto3" json:"to_region,omitempty"`
+	Reason        string                 `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlannedMove) Reset() {
+	*x = PlannedMove{}
+	mi := &file_peloton_v1_types_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlannedMove) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlannedMove) ProtoMessage() {}
+
+func (x *PlannedMove) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlannedMove.ProtoReflect.Descriptor instead.
+func (*PlannedMove) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *PlannedMove) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *PlannedMove) GetJobName() string {
+	if x != nil {
+		return x.JobName
+	}
+	return ""
+}
+
+func (x *PlannedMove) GetToRegion() string {
+	if x != nil {
+		return x.ToRegion
+	}
+	return ""
+}
+
+func (x *PlannedMove) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// Drill is a region failure drill and its report.
+type Drill struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Id     string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Region string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	// running, healed, completed, failed
+	State     string                 `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	StartTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	EndTime   *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	// Time from fencing the region to the others declaring it failed.
+	DetectionSeconds float64 `protobuf:"fixed64,6,opt,name=detection_seconds,json=detectionSeconds,proto3" json:"detection_seconds,omitempty"`
+	// Time from fencing to every relocated job having running tasks again.
+	RelocationSeconds float64 `protobuf:"fixed64,7,opt,name=relocation_seconds,json=relocationSeconds,proto3" json:"relocation_seconds,omitempty"`
+	// Time from healing to the region being alive again and its relocated
+	// copies stopped.
+	FailbackSeconds float64        `protobuf:"fixed64,8,opt,name=failback_seconds,json=failbackSeconds,proto3" json:"failback_seconds,omitempty"`
+	Moved           []*PlannedMove `protobuf:"bytes,9,rep,name=moved,proto3" json:"moved,omitempty"`
+	NotMoved        []*PlannedMove `protobuf:"bytes,10,rep,name=not_moved,json=notMoved,proto3" json:"not_moved,omitempty"`
+	Message         string         `protobuf:"bytes,11,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *Drill) Reset() {
+	*x = Drill{}
+	mi := &file_peloton_v1_types_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Drill) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Drill) ProtoMessage() {}
+
+func (x *Drill) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Drill.ProtoReflect.Descriptor instead.
+func (*Drill) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *Drill) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Drill) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+func (x *Drill) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *Drill) GetStartTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartTime
+	}
+	return nil
+}
+
+func (x *Drill) GetEndTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndTime
+	}
+	return nil
+}
+
+func (x *Drill) GetDetectionSeconds() float64 {
+	if x != nil {
+		return x.DetectionSeconds
+	}
+	return 0
+}
+
+func (x *Drill) GetRelocationSeconds() float64 {
+	if x != nil {
+		return x.RelocationSeconds
+	}
+	return 0
+}
+
+func (x *Drill) GetFailbackSeconds() float64 {
+	if x != nil {
+		return x.FailbackSeconds
+	}
+	return 0
+}
+
+func (x *Drill) GetMoved() []*PlannedMove {
+	if x != nil {
+		return x.Moved
+	}
+	return nil
+}
+
+func (x *Drill) GetNotMoved() []*PlannedMove {
+	if x != nil {
+		return x.NotMoved
+	}
+	return nil
+}
+
+func (x *Drill) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 var File_peloton_v1_types_proto protoreflect.FileDescriptor
 
 const file_peloton_v1_types_proto_rawDesc = "" +
@@ -1853,7 +2339,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x19kill_grace_period_seconds\x18\x06 \x01(\rR\x16killGracePeriodSeconds\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8e\x04\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc6\x04\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12'\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x13.peloton.v1.JobTypeR\x04type\x12\x12\n" +
@@ -1870,10 +2356,19 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x06labels\x18\v \x03(\v2\x1f.peloton.v1.JobSpec.LabelsEntryR\x06labels\x12\x1b\n" +
 	"\tgang_size\x18\f \x01(\rR\bgangSize\x12!\n" +
 	"\fgang_restart\x18\r \x01(\bR\vgangRestart\x12\x1c\n" +
-	"\trevocable\x18\x0e \x01(\bR\trevocable\x1a9\n" +
+	"\trevocable\x18\x0e \x01(\bR\trevocable\x126\n" +
+	"\bfailover\x18\x0f \x01(\v2\x1a.peloton.v1.FailoverPolicyR\bfailover\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xad\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xac\x01\n" +
+	"\x0eFailoverPolicy\x123\n" +
+	"\x04mode\x18\x01 \x01(\x0e2\x1f.peloton.v1.FailoverPolicy.ModeR\x04mode\x12\x18\n" +
+	"\aregions\x18\x02 \x03(\tR\aregions\"K\n" +
+	"\x04Mode\x12\x14\n" +
+	"\x10MODE_UNSPECIFIED\x10\x00\x12\r\n" +
+	"\tMODE_NONE\x10\x01\x12\f\n" +
+	"\bMODE_ANY\x10\x02\x12\x10\n" +
+	"\fMODE_REGIONS\x10\x03\"\xad\x03\n" +
 	"\tJobStatus\x12*\n" +
 	"\x05state\x18\x01 \x01(\x0e2\x14.peloton.v1.JobStateR\x05state\x12F\n" +
 	"\vtask_states\x18\x02 \x03(\v2%.peloton.v1.JobStatus.TaskStatesEntryR\n" +
@@ -1983,7 +2478,41 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\n" +
 	"allocation\x18\x05 \x01(\v2\x15.peloton.v1.ResourcesR\n" +
 	"allocation\x127\n" +
-	"\tlast_seen\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen*y\n" +
+	"\tlast_seen\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen\"\xc2\x02\n" +
+	"\aReplica\x12!\n" +
+	"\x03job\x18\x01 \x01(\v2\x0f.peloton.v1.JobR\x03job\x12!\n" +
+	"\fowner_region\x18\x02 \x01(\tR\vownerRegion\x12\x1c\n" +
+	"\tsucceeded\x18\x03 \x03(\rR\tsucceeded\x12)\n" +
+	"\x10relocated_region\x18\x04 \x01(\tR\x0frelocatedRegion\x12(\n" +
+	"\x10relocated_job_id\x18\x05 \x01(\tR\x0erelocatedJobId\x12A\n" +
+	"\x0erelocated_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\rrelocatedTime\x12;\n" +
+	"\vupdate_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"updateTime\"\xa0\x01\n" +
+	"\n" +
+	"RegionPlan\x12\x16\n" +
+	"\x06region\x18\x01 \x01(\tR\x06region\x12-\n" +
+	"\x05moves\x18\x02 \x03(\v2\x17.peloton.v1.PlannedMoveR\x05moves\x123\n" +
+	"\bunplaced\x18\x03 \x03(\v2\x17.peloton.v1.PlannedMoveR\bunplaced\x12\x16\n" +
+	"\x06pinned\x18\x04 \x01(\rR\x06pinned\"t\n" +
+	"\vPlannedMove\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x19\n" +
+	"\bjob_name\x18\x02 \x01(\tR\ajobName\x12\x1b\n" +
+	"\tto_region\x18\x03 \x01(\tR\btoRegion\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"\xbd\x03\n" +
+	"\x05Drill\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\x129\n" +
+	"\n" +
+	"start_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x125\n" +
+	"\bend_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12+\n" +
+	"\x11detection_seconds\x18\x06 \x01(\x01R\x10detectionSeconds\x12-\n" +
+	"\x12relocation_seconds\x18\a \x01(\x01R\x11relocationSeconds\x12)\n" +
+	"\x10failback_seconds\x18\b \x01(\x01R\x0ffailbackSeconds\x12-\n" +
+	"\x05moved\x18\t \x03(\v2\x17.peloton.v1.PlannedMoveR\x05moved\x124\n" +
+	"\tnot_moved\x18\n" +
+	" \x03(\v2\x17.peloton.v1.PlannedMoveR\bnotMoved\x12\x18\n" +
+	"\amessage\x18\v \x01(\tR\amessage*y\n" +
 	"\aJobType\x12\x18\n" +
 	"\x14JOB_TYPE_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eJOB_TYPE_BATCH\x10\x01\x12\x14\n" +
@@ -2039,84 +2568,101 @@ func file_peloton_v1_types_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_types_proto_rawDescData
 }
 
-var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
+var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_peloton_v1_types_proto_goTypes = []any{
 	(JobType)(0),                  // 0: peloton.v1.JobType
 	(ConstraintOp)(0),             // 1: peloton.v1.ConstraintOp
 	(JobState)(0),                 // 2: peloton.v1.JobState
 	(TaskState)(0),                // 3: peloton.v1.TaskState
 	(HostState)(0),                // 4: peloton.v1.HostState
-	(*Resources)(nil),             // 5: peloton.v1.Resources
-	(*Constraint)(nil),            // 6: peloton.v1.Constraint
-	(*TaskSpec)(nil),              // 7: peloton.v1.TaskSpec
-	(*JobSpec)(nil),               // 8: peloton.v1.JobSpec
-	(*JobStatus)(nil),             // 9: peloton.v1.JobStatus
-	(*Job)(nil),                   // 10: peloton.v1.Job
-	(*Task)(nil),                  // 11: peloton.v1.Task
-	(*Event)(nil),                 // 12: peloton.v1.Event
-	(*ResourceAmounts)(nil),       // 13: peloton.v1.ResourceAmounts
-	(*PoolSpec)(nil),              // 14: peloton.v1.PoolSpec
-	(*PoolResource)(nil),          // 15: peloton.v1.PoolResource
-	(*Pool)(nil),                  // 16: peloton.v1.Pool
-	(*PoolRegionShare)(nil),       // 17: peloton.v1.PoolRegionShare
-	(*Host)(nil),                  // 18: peloton.v1.Host
-	(*RegionMember)(nil),          // 19: peloton.v1.RegionMember
-	(*Region)(nil),                // 20: peloton.v1.Region
-	nil,                           // 21: peloton.v1.TaskSpec.EnvEntry
-	nil,                           // 22: peloton.v1.JobSpec.LabelsEntry
-	nil,                           // 23: peloton.v1.JobStatus.TaskStatesEntry
-	nil,                           // 24: peloton.v1.Host.LabelsEntry
-	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
+	(FailoverPolicy_Mode)(0),      // 5: peloton.v1.FailoverPolicy.Mode
+	(*Resources)(nil),             // 6: peloton.v1.Resources
+	(*Constraint)(nil),            // 7: peloton.v1.Constraint
+	(*TaskSpec)(nil),              // 8: peloton.v1.TaskSpec
+	(*JobSpec)(nil),               // 9: peloton.v1.JobSpec
+	(*FailoverPolicy)(nil),        // 10: peloton.v1.FailoverPolicy
+	(*JobStatus)(nil),             // 11: peloton.v1.JobStatus
+	(*Job)(nil),                   // 12: peloton.v1.Job
+	(*Task)(nil),                  // 13: peloton.v1.Task
+	(*Event)(nil),                 // 14: peloton.v1.Event
+	(*ResourceAmounts)(nil),       // 15: peloton.v1.ResourceAmounts
+	(*PoolSpec)(nil),              // 16: peloton.v1.PoolSpec
+	(*PoolResource)(nil),          // 17: peloton.v1.PoolResource
+	(*Pool)(nil),                  // 18: peloton.v1.Pool
+	(*PoolRegionShare)(nil),       // 19: peloton.v1.PoolRegionShare
+	(*Host)(nil),                  // 20: peloton.v1.Host
+	(*RegionMember)(nil),          // 21: peloton.v1.RegionMember
+	(*Region)(nil),                // 22: peloton.v1.Region
+	(*Replica)(nil),               // 23: peloton.v1.Replica
+	(*RegionPlan)(nil),            // 24: peloton.v1.RegionPlan
+	(*PlannedMove)(nil),           // 25: peloton.v1.PlannedMove
+	(*Drill)(nil),                 // 26: peloton.v1.Drill
+	nil,                           // 27: peloton.v1.TaskSpec.EnvEntry
+	nil,                           // 28: peloton.v1.JobSpec.LabelsEntry
+	nil,                           // 29: peloton.v1.JobStatus.TaskStatesEntry
+	nil,                           // 30: peloton.v1.Host.LabelsEntry
+	(*timestamppb.Timestamp)(nil), // 31: google.protobuf.Timestamp
 }
 var file_peloton_v1_types_proto_depIdxs = []int32{
 	1,  // 0: peloton.v1.Constraint.op:type_name -> peloton.v1.ConstraintOp
-	6,  // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
-	6,  // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
-	21, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
-	5,  // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
-	6,  // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
+	7,  // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
+	7,  // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
+	27, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
+	6,  // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
+	7,  // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
 	0,  // 6: peloton.v1.JobSpec.type:type_name -> peloton.v1.JobType
-	7,  // 7: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
-	22, // 8: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
-	2,  // 9: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
-	23, // 10: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
-	25, // 11: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
-	25, // 12: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
-	25, // 13: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
-	8,  // 14: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
-	9,  // 15: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
-	3,  // 16: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
-	3,  // 17: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
-	25, // 18: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
-	25, // 19: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
-	25, // 20: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
-	25, // 21: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
-	25, // 22: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
-	9,  // 23: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
-	11, // 24: peloton.v1.Event.task:type_name -> peloton.v1.Task
-	5,  // 25: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
-	13, // 26: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
-	13, // 27: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
-	15, // 28: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
-	14, // 29: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
-	17, // 30: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
-	5,  // 31: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
-	5,  // 32: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
-	5,  // 33: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
-	4,  // 34: peloton.v1.Host.state:type_name -> peloton.v1.HostState
-	5,  // 35: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
-	5,  // 36: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
-	24, // 37: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
-	19, // 38: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
-	5,  // 39: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
-	5,  // 40: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
-	25, // 41: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
-	42, // [42:42] is the sub-list for method output_type
-	42, // [42:42] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	8,  // 7: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
+	28, // 8: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
+	10, // 9: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
+	5,  // 10: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
+	2,  // 11: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
+	29, // 12: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
+	31, // 13: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
+	31, // 14: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
+	31, // 15: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
+	9,  // 16: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
+	11, // 17: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
+	3,  // 18: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
+	3,  // 19: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
+	31, // 20: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
+	31, // 21: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
+	31, // 22: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
+	31, // 23: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
+	31, // 24: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
+	11, // 25: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
+	13, // 26: peloton.v1.Event.task:type_name -> peloton.v1.Task
+	6,  // 27: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
+	15, // 28: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
+	15, // 29: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
+	17, // 30: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
+	16, // 31: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
+	19, // 32: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
+	6,  // 33: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
+	6,  // 34: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
+	6,  // 35: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
+	4,  // 36: peloton.v1.Host.state:type_name -> peloton.v1.HostState
+	6,  // 37: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
+	6,  // 38: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
+	30, // 39: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
+	21, // 40: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
+	6,  // 41: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
+	6,  // 42: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
+	31, // 43: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
+	12, // 44: peloton.v1.Replica.job:type_name -> peloton.v1.Job
+	31, // 45: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
+	31, // 46: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
+	25, // 47: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
+	25, // 48: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
+	31, // 49: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
+	31, // 50: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
+	25, // 51: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
+	25, // 52: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
+	53, // [53:53] is the sub-list for method output_type
+	53, // [53:53] is the sub-list for method input_type
+	53, // [53:53] is the sub-list for extension type_name
+	53, // [53:53] is the sub-list for extension extendee
+	0,  // [0:53] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_types_proto_init() }
@@ -2124,18 +2670,18 @@ func file_peloton_v1_types_proto_init() {
 	if File_peloton_v1_types_proto != nil {
 		return
 	}
-	file_peloton_v1_types_proto_msgTypes[7].OneofWrappers = []any{
+	file_peloton_v1_types_proto_msgTypes[8].OneofWrappers = []any{
 		(*Event_Job)(nil),
 		(*Event_Task)(nil),
 	}
-	file_peloton_v1_types_proto_msgTypes[8].OneofWrappers = []any{}
+	file_peloton_v1_types_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_types_proto_rawDesc), len(file_peloton_v1_types_proto_rawDesc)),
-			NumEnums:      5,
-			NumMessages:   20,
+			NumEnums:      6,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

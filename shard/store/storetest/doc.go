@@ -1,9 +1,11 @@
 // Package storetest is the contract suite every store.Store backend must
 // pass: job create/get/list/update/delete, pool create/update/delete/list,
-// compare-and-set on revisions, atomic task batches, ordering, full-field
-// round trips (unlimited +Inf pool limits included), aliasing, a
-// 100,000-instance job, concurrent writers, and a randomised comparison with
-// a naive reference model. A backend's own test calls Run with a function
+// compare-and-set on revisions, atomic task batches (within and across
+// partitions; a backend declares weaker cross-partition atomicity under
+// racing writers with PartitionedBatches, which skips that one test),
+// ordering, full-field round trips (unlimited +Inf pool limits included),
+// aliasing, a 100,000-instance job, concurrent writers, and a randomised
+// comparison with a naive reference model. A backend's own test calls Run with a function
 // that opens a fresh, empty store.
 //
 // It imports shard/model, shard/store and the standard library's testing

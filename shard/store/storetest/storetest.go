@@ -36,6 +36,8 @@ func Run(t *testing.T, open Opener) {
 		{"BatchOfUpdatesIsAtomic", testBatchOfUpdatesIsAtomic},
 		{"BatchRejectsBadEntries", testBatchRejectsBadEntries},
 		{"TaskTwiceInOneBatch", testTaskTwiceInOneBatch},
+		{"BatchAcrossPartitionsWithStaleTask", testBatchAcrossPartitionsWithStaleTask},
+		{"ConcurrentBatchesAcrossPartitions", testConcurrentBatchesAcrossPartitions},
 		{"ListTasksOrderedByInstance", testListTasksOrderedByInstance},
 		{"CancelledContext", testCancelledContext},
 		{"ClosedStoreUnavailable", testClosedStoreUnavailable},

@@ -1,4 +1,4 @@
-package boltstore
+package codec
 
 import (
 	"bytes"
@@ -24,16 +24,16 @@ var flateWriters = sync.Pool{New: func() any {
 	return w
 }}
 
-// encodeJob returns the stored form of j at revision rev: the status, then
+// EncodeJob returns the stored form of j at revision rev: the status, then
 // the spec, flate-compressed because a spec can be large and is read far
 // less often than it is stored.
-func encodeJob(j *model.Job, rev uint64) ([]byte, error) {
+func EncodeJob(j *model.Job, rev uint64) ([]byte, error) {
 	spec := encoder{buf: make([]byte, 0, 256)}
 	if err := spec.jobSpec(&j.Spec); err != nil {
 		return nil, err
 	}
 	e := encoder{buf: make([]byte, 0, 64+len(spec.buf)/2)}
-	e.byte(jobRecordVersion)
+	e.byte(JobRecordVersion)
 	e.uvarint(rev)
 	e.jobStatus(&j.Status)
 
@@ -53,9 +53,10 @@ func encodeJob(j *model.Job, rev uint64) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-func decodeJob(id model.JobID, b []byte) (*model.Job, error) {
+// DecodeJob decodes a job EncodeJob encoded; id is its key.
+func DecodeJob(id model.JobID, b []byte) (*model.Job, error) {
 	d := decoder{buf: b}
-	version := d.version(jobRecordVersion)
+	version := d.version(JobRecordVersion)
 	j := &model.Job{ID: id}
 	j.Revision = d.uvarint()
 	d.jobStatus(&j.Status)
@@ -134,7 +135,7 @@ func (e *encoder) jobSpec(s *model.JobSpec) error {
 	}
 	e.varint(int64(t.KillGrace))
 	e.stringMap(s.Labels)
-	// Added in jobRecordV2.
+	// Added in JobRecordV2.
 	e.uvarint(uint64(s.GangSize))
 	e.bool(s.GangRestart)
 	e.bool(s.Revocable)
@@ -161,7 +162,7 @@ func (d *decoder) jobSpec(s *model.JobSpec, version byte) {
 	t.Constraints = d.constraints(1)
 	t.KillGrace = time.Duration(d.varint())
 	s.Labels = d.stringMap()
-	if version >= jobRecordV2 {
+	if version >= JobRecordV2 {
 		s.GangSize = d.uint32()
 		s.GangRestart = d.bool()
 		s.Revocable = d.bool()
@@ -170,7 +171,7 @@ func (d *decoder) jobSpec(s *model.JobSpec, version byte) {
 
 func (e *encoder) constraints(cs []model.Constraint, depth int) error {
 	if depth > maxConstraintDepth && cs != nil {
-		return errConstraintDepth
+		return ErrConstraintDepth
 	}
 	e.count(len(cs), cs == nil)
 	for i := range cs {

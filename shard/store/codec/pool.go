@@ -1,4 +1,4 @@
-package boltstore
+package codec
 
 import (
 	"fmt"
@@ -24,11 +24,11 @@ func (d *decoder) resources() model.Resources {
 	return r
 }
 
-// encodePool returns the stored form of p at revision rev. The path is the
+// EncodePool returns the stored form of p at revision rev. The path is the
 // key and is not repeated in the value.
-func encodePool(p *model.Pool, rev uint64) []byte {
+func EncodePool(p *model.Pool, rev uint64) []byte {
 	e := encoder{buf: make([]byte, 0, 2+10+3*32+14)}
-	e.byte(poolRecordVersion)
+	e.byte(PoolRecordVersion)
 	e.uvarint(rev)
 	e.resources(p.Reservation)
 	e.resources(p.Limit)
@@ -37,9 +37,10 @@ func encodePool(p *model.Pool, rev uint64) []byte {
 	return e.buf
 }
 
-func decodePool(path string, b []byte) (*model.Pool, error) {
+// DecodePool decodes a pool EncodePool encoded; path is its key.
+func DecodePool(path string, b []byte) (*model.Pool, error) {
 	d := decoder{buf: b}
-	d.version(poolRecordVersion)
+	d.version(PoolRecordVersion)
 	p := &model.Pool{Path: path}
 	p.Revision = d.uvarint()
 	p.Reservation = d.resources()

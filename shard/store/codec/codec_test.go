@@ -1,4 +1,4 @@
-package boltstore
+package codec
 
 import (
 	"errors"
@@ -158,7 +158,7 @@ func TestPoolCodecRoundTripsRandomValues(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 13))
 	for i := range 2000 {
 		pool := randomPool(rng)
-		got, err := decodePool(pool.Path, encodePool(pool, pool.Revision))
+		got, err := DecodePool(pool.Path, EncodePool(pool, pool.Revision))
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
@@ -175,7 +175,7 @@ func TestPoolCodecKeepsFloatBits(t *testing.T) {
 		math.Float64frombits(0x7ff8_0000_dead_beef), math.SmallestNonzeroFloat64}
 	for _, a := range amounts {
 		pool := &model.Pool{Path: "/", Limit: model.Resources{CPU: a, MemMB: a, DiskMB: a, GPU: a}}
-		got, err := decodePool("/", encodePool(pool, 1))
+		got, err := DecodePool("/", EncodePool(pool, 1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,7 +193,7 @@ func TestCodecRoundTripsRandomValues(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	for i := range 2000 {
 		task := randomTask(rng)
-		got, err := decodeTask(task.ID, appendTask(nil, task, task.Revision))
+		got, err := DecodeTask(task.ID, AppendTask(nil, task, task.Revision))
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
@@ -202,11 +202,11 @@ func TestCodecRoundTripsRandomValues(t *testing.T) {
 		}
 
 		job := randomJob(rng)
-		value, err := encodeJob(job, job.Revision)
+		value, err := EncodeJob(job, job.Revision)
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
-		gotJob, err := decodeJob(job.ID, value)
+		gotJob, err := DecodeJob(job.ID, value)
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
@@ -238,7 +238,7 @@ func TestEncodeJobRejectsCyclicConstraints(t *testing.T) {
 	cyclic[0] = model.Constraint{AllOf: cyclic}
 	job := &model.Job{ID: "j"}
 	job.Spec.Task.Constraints = cyclic
-	if _, err := encodeJob(job, 1); !errors.Is(err, errConstraintDepth) {
+	if _, err := EncodeJob(job, 1); !errors.Is(err, ErrConstraintDepth) {
 		t.Fatalf("encodeJob of a cyclic constraint: %v", err)
 	}
 }
@@ -248,34 +248,34 @@ func TestEncodeJobRejectsCyclicConstraints(t *testing.T) {
 // fail.
 func TestTruncatedValuesAreCorrupt(t *testing.T) {
 	task := storetest.FullTask(model.TaskID{Job: "j", Instance: 9})
-	value := appendTask(nil, task, 4)
+	value := AppendTask(nil, task, 4)
 	for n := range len(value) {
-		if _, err := decodeTask(task.ID, value[:n]); !errors.Is(err, ErrCorrupt) {
+		if _, err := DecodeTask(task.ID, value[:n]); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("prefix of %d bytes: %v", n, err)
 		}
 	}
-	jobValue, err := encodeJob(storetest.FullJob("j"), 4)
+	jobValue, err := EncodeJob(storetest.FullJob("j"), 4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for n := range len(jobValue) {
-		if _, err := decodeJob("j", jobValue[:n]); !errors.Is(err, ErrCorrupt) {
+		if _, err := DecodeJob("j", jobValue[:n]); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("job prefix of %d bytes: %v", n, err)
 		}
 	}
 	for i := range jobValue {
 		flipped := append([]byte(nil), jobValue...)
 		flipped[i] ^= 0x5a
-		_, _ = decodeJob("j", flipped)
+		_, _ = DecodeJob("j", flipped)
 	}
 	pool := storetest.FullPool("/p")
-	poolValue := encodePool(pool, 4)
+	poolValue := EncodePool(pool, 4)
 	for n := range len(poolValue) {
-		if _, err := decodePool(pool.Path, poolValue[:n]); !errors.Is(err, ErrCorrupt) {
+		if _, err := DecodePool(pool.Path, poolValue[:n]); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("pool prefix of %d bytes: %v", n, err)
 		}
 	}
-	if _, err := decodePool(pool.Path, append(poolValue, 0)); !errors.Is(err, ErrCorrupt) {
+	if _, err := DecodePool(pool.Path, append(poolValue, 0)); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("pool with a trailing byte: %v", err)
 	}
 }
@@ -284,21 +284,21 @@ func TestTruncatedValuesAreCorrupt(t *testing.T) {
 // rejected for every kind.
 func TestUnknownRecordVersionsAreCorrupt(t *testing.T) {
 	task := storetest.FullTask(model.TaskID{Job: "j"})
-	job, err := encodeJob(storetest.FullJob("j"), 1)
+	job, err := EncodeJob(storetest.FullJob("j"), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	values := map[string][]byte{
-		"task": appendTask(nil, task, 1),
+		"task": AppendTask(nil, task, 1),
 		"job":  job,
-		"pool": encodePool(storetest.FullPool("/"), 1),
+		"pool": EncodePool(storetest.FullPool("/"), 1),
 	}
 	decoders := map[string]func([]byte) error{
-		"task": func(b []byte) error { _, err := decodeTask(task.ID, b); return err },
-		"job":  func(b []byte) error { _, err := decodeJob("j", b); return err },
-		"pool": func(b []byte) error { _, err := decodePool("/", b); return err },
+		"task": func(b []byte) error { _, err := DecodeTask(task.ID, b); return err },
+		"job":  func(b []byte) error { _, err := DecodeJob("j", b); return err },
+		"pool": func(b []byte) error { _, err := DecodePool("/", b); return err },
 	}
-	latest := map[string]byte{"task": taskRecordVersion, "job": jobRecordVersion, "pool": poolRecordVersion}
+	latest := map[string]byte{"task": TaskRecordVersion, "job": JobRecordVersion, "pool": PoolRecordVersion}
 	for kind, value := range values {
 		if err := decoders[kind](value); err != nil {
 			t.Fatalf("%s at its latest version: %v", kind, err)
@@ -308,7 +308,7 @@ func TestUnknownRecordVersionsAreCorrupt(t *testing.T) {
 			if err := decoders[kind](changed); !errors.Is(err, ErrCorrupt) {
 				t.Errorf("%s record of version %d: %v, want ErrCorrupt", kind, v, err)
 			}
-			if _, err := storedRevision(changed, latest[kind]); !errors.Is(err, ErrCorrupt) {
+			if _, err := StoredRevision(changed, latest[kind]); !errors.Is(err, ErrCorrupt) {
 				t.Errorf("revision of a %s record of version %d: %v, want ErrCorrupt", kind, v, err)
 			}
 		}
@@ -316,15 +316,15 @@ func TestUnknownRecordVersionsAreCorrupt(t *testing.T) {
 }
 
 func FuzzDecodeTask(f *testing.F) {
-	f.Add(appendTask(nil, storetest.FullTask(model.TaskID{Job: "j"}), 3))
-	f.Add([]byte{taskRecordVersion})
+	f.Add(AppendTask(nil, storetest.FullTask(model.TaskID{Job: "j"}), 3))
+	f.Add([]byte{TaskRecordVersion})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		task, err := decodeTask(model.TaskID{Job: "j"}, b)
+		task, err := DecodeTask(model.TaskID{Job: "j"}, b)
 		if err != nil {
 			return
 		}
 		// Whatever decodes must survive another round trip unchanged.
-		back, err := decodeTask(task.ID, appendTask(nil, task, task.Revision))
+		back, err := DecodeTask(task.ID, AppendTask(nil, task, task.Revision))
 		if err != nil || !reflect.DeepEqual(back, task) {
 			t.Fatalf("decoded task does not round-trip: %v", err)
 		}
@@ -332,48 +332,48 @@ func FuzzDecodeTask(f *testing.F) {
 }
 
 func FuzzDecodeJob(f *testing.F) {
-	value, err := encodeJob(storetest.FullJob("j"), 3)
+	value, err := EncodeJob(storetest.FullJob("j"), 3)
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Add(value)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		job, err := decodeJob("j", b)
+		job, err := DecodeJob("j", b)
 		if err != nil {
 			return
 		}
 		// After one pass the encoding is canonical: a second pass must
 		// give the same bytes (compared as bytes, so NaN is no problem).
-		again, err := encodeJob(job, job.Revision)
+		again, err := EncodeJob(job, job.Revision)
 		if err != nil {
 			t.Fatalf("decoded job does not encode: %v", err)
 		}
-		back, err := decodeJob("j", again)
+		back, err := DecodeJob("j", again)
 		if err != nil {
 			t.Fatalf("re-encoded job does not decode: %v", err)
 		}
-		if third, err := encodeJob(back, back.Revision); err != nil || string(third) != string(again) {
+		if third, err := EncodeJob(back, back.Revision); err != nil || string(third) != string(again) {
 			t.Fatalf("decoded job does not round-trip: %v", err)
 		}
 	})
 }
 
 func FuzzDecodePool(f *testing.F) {
-	f.Add(encodePool(storetest.FullPool("/p"), 3))
-	f.Add([]byte{poolRecordVersion})
+	f.Add(EncodePool(storetest.FullPool("/p"), 3))
+	f.Add([]byte{PoolRecordVersion})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		pool, err := decodePool("/p", b)
+		pool, err := DecodePool("/p", b)
 		if err != nil {
 			return
 		}
 		// Varints may arrive overlong, so only after one pass is the
 		// encoding canonical: a second pass must give the same bytes.
-		again := encodePool(pool, pool.Revision)
-		back, err := decodePool("/p", again)
+		again := EncodePool(pool, pool.Revision)
+		back, err := DecodePool("/p", again)
 		if err != nil {
 			t.Fatalf("re-encoded pool does not decode: %v", err)
 		}
-		if third := encodePool(back, back.Revision); string(third) != string(again) {
+		if third := EncodePool(back, back.Revision); string(third) != string(again) {
 			t.Fatalf("decoded pool does not round-trip:\n in %x\nout %x", again, third)
 		}
 	})

@@ -1,0 +1,170 @@
+package federation
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// ReplicaStore keeps the replicas a region holds for other regions, one
+// list per owner region.
+type ReplicaStore interface {
+	Load(ctx context.Context, owner string) ([]*pb.Replica, error)
+	Save(ctx context.Context, owner string, replicas []*pb.Replica) error
+}
+
+// replicaBook serialises read-modify-write of the replica lists.
+type replicaBook struct {
+	mu    sync.Mutex
+	store ReplicaStore
+}
+
+// put inserts or replaces a replica by job id.
+func (b *replicaBook) put(ctx context.Context, rep *pb.Replica) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	owner := rep.GetOwnerRegion()
+	list, err := b.store.Load(ctx, owner)
+	if err != nil {
+		return err
+	}
+	id := rep.GetJob().GetId()
+	replaced := false
+	for i, old := range list {
+		if old.GetJob().GetId() == id {
+			// A relocation recorded here is kept when the owner updates
+			// the succeeded instances.
+			if rep.RelocatedRegion == "" {
+				rep.RelocatedRegion, rep.RelocatedJobId, rep.RelocatedTime = old.RelocatedRegion, old.RelocatedJobId, old.RelocatedTime
+			}
+			// Progress updates from the owner carry no failover policy:
+			// the spec as submitted is kept.
+			if rep.GetJob().GetSpec().GetFailover() == nil && old.GetJob().GetSpec() != nil {
+				rep.Job.Spec = old.Job.Spec
+			}
+			list[i] = rep
+			replaced = true
+		}
+	}
+	if !replaced {
+		list = append(list, rep)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].GetJob().GetId() < list[j].GetJob().GetId() })
+	return b.store.Save(ctx, owner, list)
+}
+
+func (b *replicaBook) list(ctx context.Context, owner string) ([]*pb.Replica, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.store.Load(ctx, owner)
+}
+
+// SetReplicaStore enables job replication: the router keeps copies of
+// other regions' jobs in st and sends copies of its own to a peer.
+func (r *Router) SetReplicaStore(st ReplicaStore) { r.replicas = &replicaBook{store: st} }
+
+func (r *Router) PutReplica(ctx context.Context, req *pb.PutReplicaRequest) (*pb.PutReplicaResponse, error) {
+	if r.replicas == nil {
+		return nil, status.Error(codes.FailedPrecondition, "this region keeps no replicas")
+	}
+	rep := req.GetReplica()
+	if rep.GetJob().GetId() == "" || rep.GetOwnerRegion() == "" {
+		return nil, status.Error(codes.InvalidArgument, "replica.job.id and replica.owner_region: required")
+	}
+	if rep.GetOwnerRegion() == r.dir.Local() {
+		return nil, status.Errorf(codes.InvalidArgument, "replica.owner_region: %s cannot hold a replica of its own job", rep.GetOwnerRegion())
+	}
+	rep.UpdateTime = timestamppb.Now()
+	if err := r.replicas.put(ctx, rep); err != nil {
+		return nil, status.Errorf(codes.Unavailable, "store replica: %v", err)
+	}
+	return &pb.PutReplicaResponse{}, nil
+}
+
+func (r *Router) ListReplicas(ctx context.Context, req *pb.ListReplicasRequest) (*pb.ListReplicasResponse, error) {
+	if r.replicas == nil {
+		return &pb.ListReplicasResponse{}, nil
+	}
+	owners := []string{req.GetOwnerRegion()}
+	if owners[0] == "" {
+		owners = owners[:0]
+		for _, reg := range r.dir.Regions() {
+			if reg.Name != r.dir.Local() {
+				owners = append(owners, reg.Name)
+			}
+		}
+	}
+	out := &pb.ListReplicasResponse{}
+	for _, o := range owners {
+		list, err := r.replicas.list(ctx, o)
+		if err != nil {
+			return nil, status.Errorf(codes.Unavailable, "load replicas: %v", err)
+		}
+		out.Replicas = append(out.Replicas, list...)
+	}
+	return out, nil
+}
+
+// replicaRegion is where a region's jobs are copied: the first region
+// after it by name that is alive, wrapping around.
+func (r *Router) replicaRegion(owner string) (Region, bool) {
+	regions := r.dir.Regions()
+	sort.Slice(regions, func(i, j int) bool { return regions[i].Name < regions[j].Name })
+	start := 0
+	for i, reg := range regions {
+		if reg.Name == owner {
+			start = i
+		}
+	}
+	for k := 1; k < len(regions); k++ {
+		reg := regions[(start+k)%len(regions)]
+		if reg.Name != owner && reg.Health == "alive" && reg.Addr != "" {
+			return reg, true
+		}
+	}
+	return Region{}, false
+}
+
+// defaultFailover fills a job's failover policy: jobs pinned to a region
+// stay with it, jobs the federation placed may move anywhere.
+func defaultFailover(spec *pb.JobSpec, pinned bool) *pb.FailoverPolicy {
+	if f := spec.GetFailover(); f != nil && f.GetMode() != pb.FailoverPolicy_MODE_UNSPECIFIED {
+		return f
+	}
+	if pinned {
+		return &pb.FailoverPolicy{Mode: pb.FailoverPolicy_MODE_NONE}
+	}
+	return &pb.FailoverPolicy{Mode: pb.FailoverPolicy_MODE_ANY}
+}
+
+// replicate sends a copy of a job accepted by owner to its replica region.
+func (r *Router) replicate(ctx context.Context, owner string, job *pb.Job, succeeded []uint32) (string, error) {
+	reg, ok := r.replicaRegion(owner)
+	if !ok {
+		return "", fmt.Errorf("no other region is alive to hold a replica")
+	}
+	rep := &pb.Replica{Job: proto.Clone(job).(*pb.Job), OwnerRegion: owner, Succeeded: succeeded}
+	req := &pb.PutReplicaRequest{Replica: rep}
+	if reg.Name == r.dir.Local() {
+		_, err := r.PutReplica(ctx, req)
+		return reg.Name, err
+	}
+	c, err := r.conn(reg)
+	if err != nil {
+		return "", err
+	}
+	_, err = pb.NewFederationServiceClient(c).PutReplica(outgoing(ctx), req)
+	return reg.Name, err
+}
+
+var _ pb.FederationServiceServer = (*Router)(nil)
+
+func registerFederation(g *grpc.Server, r *Router) { pb.RegisterFederationServiceServer(g, r) }

@@ -1,0 +1,256 @@
+package cassandra
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gocql/gocql"
+)
+
+// migration is one schema step: CQL statements that are each idempotent
+// (IF NOT EXISTS), so a migration interrupted half way is simply applied
+// again. "%[1]s" in a statement is the keyspace. A released migration is
+// never edited: a change is a new migration with the next version.
+type migration struct {
+	version     int
+	description string
+	statements  []string
+}
+
+// migrations is the schema, oldest first; versions are 1, 2, 3, ...
+var migrations = []migration{
+	{
+		version:     1,
+		description: "jobs, task partitions, tasks, pools, values, leases",
+		statements: []string{
+			// A job's record is codec.EncodeJob's value: status plus the
+			// flate-compressed spec. revision is kept beside it for the
+			// compare-and-set of UpdateJob. incarnation is new for every
+			// CreateJob: tasks are keyed by it, so a job deleted and
+			// created again never sees the old job's tasks, even where
+			// their cleanup was interrupted.
+			`CREATE TABLE IF NOT EXISTS %[1]s.jobs (
+				id text PRIMARY KEY,
+				incarnation timeuuid,
+				revision bigint,
+				record blob)`,
+			// The task partitions a job incarnation has written, in
+			// order, so ListTasks and DeleteJob know which partitions of
+			// tasks exist without scanning.
+			`CREATE TABLE IF NOT EXISTS %[1]s.task_partitions (
+				job_id text,
+				incarnation timeuuid,
+				bucket int,
+				PRIMARY KEY ((job_id), incarnation, bucket))`,
+			// One partition per 10,000 instances of a job incarnation
+			// (bucket = instance / 10000), rows in instance order. record
+			// is codec.AppendTask's value.
+			`CREATE TABLE IF NOT EXISTS %[1]s.tasks (
+				job_id text,
+				incarnation timeuuid,
+				bucket int,
+				instance bigint,
+				revision bigint,
+				record blob,
+				PRIMARY KEY ((job_id, incarnation, bucket), instance))`,
+			`CREATE TABLE IF NOT EXISTS %[1]s.pools (
+				path text PRIMARY KEY,
+				revision bigint,
+				record blob)`,
+			`CREATE TABLE IF NOT EXISTS %[1]s.named_values (
+				name text PRIMARY KEY,
+				value blob)`,
+			// Leader leases. A lease row lives as long as its TTL:
+			// acquiring is INSERT ... IF NOT EXISTS USING TTL, renewing is
+			// UPDATE ... USING TTL ... IF holder = ? AND term = ?,
+			// releasing is DELETE ... IF holder = ?; an unrenewed lease
+			// disappears by itself. term counts acquisitions, as a fencing
+			// token: the next term is taken from lease_terms (no TTL, so
+			// it outlives the lease) with IF term = ? before acquiring.
+			`CREATE TABLE IF NOT EXISTS %[1]s.leases (
+				name text PRIMARY KEY,
+				holder text,
+				term bigint)`,
+			`CREATE TABLE IF NOT EXISTS %[1]s.lease_terms (
+				name text PRIMARY KEY,
+				term bigint)`,
+		},
+	},
+}
+
+// SchemaVersion is the schema version this build reads and writes.
+func SchemaVersion() int { return migrations[len(migrations)-1].version }
+
+// MigrateResult says what Migrate did.
+type MigrateResult struct {
+	Keyspace string
+	// CreatedKeyspace is true when the keyspace did not exist before.
+	CreatedKeyspace bool
+	// Applied lists the versions applied by this call, oldest first;
+	// empty when the schema was already current.
+	Applied []int
+	// Version is the schema version after the call.
+	Version int
+}
+
+// Migrate creates the keyspace (with cfg.Replication) if it is missing
+// and applies every migration it has not recorded in schema_migrations.
+// It is safe to run again, and concurrently: every statement is
+// idempotent. It does not change the replication of an existing keyspace.
+func Migrate(ctx context.Context, cfg Config) (MigrateResult, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return MigrateResult{}, err
+	}
+	// Schema changes wait for every node to agree; give them time.
+	cfg.Timeout = max(cfg.Timeout, 30*time.Second)
+	s, err := connect(ctx, cfg)
+	if err != nil {
+		return MigrateResult{}, err
+	}
+	defer s.Close()
+	return s.migrate(ctx)
+}
+
+func (s *Store) migrate(ctx context.Context) (MigrateResult, error) {
+	ks := s.cfg.Keyspace
+	res := MigrateResult{Keyspace: ks}
+	exists, err := s.keyspaceExists(ctx)
+	if err != nil {
+		return res, err
+	}
+	if !exists {
+		stmt := fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = %s AND durable_writes = true",
+			ks, s.cfg.Replication.CQL())
+		if err := s.ddl(ctx, stmt); err != nil {
+			return res, fmt.Errorf("create keyspace %s: %w", ks, err)
+		}
+		res.CreatedKeyspace = true
+	}
+	err = s.ddl(ctx, fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s.schema_migrations (
+		version int PRIMARY KEY,
+		description text,
+		applied_at timestamp)`, ks))
+	if err != nil {
+		return res, fmt.Errorf("create %s.schema_migrations: %w", ks, err)
+	}
+	applied, err := s.appliedVersions(ctx)
+	if err != nil {
+		return res, err
+	}
+	for _, m := range migrations {
+		if applied[m.version] {
+			continue
+		}
+		for i, stmt := range m.statements {
+			if err := s.ddl(ctx, fmt.Sprintf(stmt, ks)); err != nil {
+				return res, fmt.Errorf("migration %d (%s), statement %d: %w", m.version, m.description, i+1, err)
+			}
+		}
+		err := s.session.Query(fmt.Sprintf(
+			"INSERT INTO %s.schema_migrations (version, description, applied_at) VALUES (?, ?, ?)", ks),
+			m.version, m.description, time.Now()).WithContext(ctx).Exec()
+		if err != nil {
+			return res, fmt.Errorf("record migration %d: %w", m.version, s.classify(ctx, err))
+		}
+		res.Applied = append(res.Applied, m.version)
+	}
+	res.Version = SchemaVersion()
+	return res, nil
+}
+
+// ddl runs a schema statement and waits until every node has it.
+func (s *Store) ddl(ctx context.Context, stmt string) error {
+	if err := s.session.Query(stmt).WithContext(ctx).Exec(); err != nil {
+		return s.classify(ctx, err)
+	}
+	if err := s.session.AwaitSchemaAgreement(ctx); err != nil {
+		return s.classify(ctx, err)
+	}
+	return nil
+}
+
+func (s *Store) keyspaceExists(ctx context.Context) (bool, error) {
+	var name string
+	err := s.session.Query("SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?",
+		s.cfg.Keyspace).WithContext(ctx).Scan(&name)
+	switch {
+	case errors.Is(err, gocql.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("read keyspaces: %w", s.classify(ctx, err))
+	}
+	return true, nil
+}
+
+func (s *Store) tableExists(ctx context.Context, table string) (bool, error) {
+	var name string
+	err := s.session.Query("SELECT table_name FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?",
+		s.cfg.Keyspace, table).WithContext(ctx).Scan(&name)
+	switch {
+	case errors.Is(err, gocql.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("read tables: %w", s.classify(ctx, err))
+	}
+	return true, nil
+}
+
+func (s *Store) appliedVersions(ctx context.Context) (map[int]bool, error) {
+	iter := s.session.Query(fmt.Sprintf("SELECT version FROM %s.schema_migrations", s.cfg.Keyspace)).
+		WithContext(ctx).Iter()
+	applied := map[int]bool{}
+	var v int
+	for iter.Scan(&v) {
+		applied[v] = true
+	}
+	if err := iter.Close(); err != nil {
+		return nil, fmt.Errorf("read %s.schema_migrations: %w", s.cfg.Keyspace, s.classify(ctx, err))
+	}
+	return applied, nil
+}
+
+// checkSchema fails with ErrSchemaVersion unless every migration of this
+// build is recorded, and no newer one.
+func (s *Store) checkSchema(ctx context.Context) error {
+	hint := "run `peloton store migrate --cassandra " + s.cfg.hostsString() + " --keyspace " + s.cfg.Keyspace + "`"
+	exists, err := s.keyspaceExists(ctx)
+	if err != nil {
+		return err
+	}
+	if exists {
+		exists, err = s.tableExists(ctx, "schema_migrations")
+		if err != nil {
+			return err
+		}
+	}
+	if !exists {
+		return fmt.Errorf("%w: keyspace %s has no schema; %s", ErrSchemaVersion, s.cfg.Keyspace, hint)
+	}
+	applied, err := s.appliedVersions(ctx)
+	if err != nil {
+		return err
+	}
+	var missing, unknown []string
+	for _, m := range migrations {
+		if !applied[m.version] {
+			missing = append(missing, fmt.Sprint(m.version))
+		}
+		delete(applied, m.version)
+	}
+	for v := range applied {
+		unknown = append(unknown, fmt.Sprint(v))
+	}
+	switch {
+	case len(unknown) > 0:
+		return fmt.Errorf("%w: keyspace %s has migrations %s that this build (schema %d) does not know; upgrade peloton",
+			ErrSchemaVersion, s.cfg.Keyspace, strings.Join(unknown, ","), SchemaVersion())
+	case len(missing) > 0:
+		return fmt.Errorf("%w: keyspace %s lacks migrations %s; %s",
+			ErrSchemaVersion, s.cfg.Keyspace, strings.Join(missing, ","), hint)
+	}
+	return nil
+}

@@ -1,0 +1,47 @@
+package cassandra
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/gocql/gocql"
+
+	"github.com/peloton-federated/peloton/shard/store"
+)
+
+// GetValue returns a named value.
+func (s *Store) GetValue(ctx context.Context, key string) ([]byte, error) {
+	if key == "" {
+		return nil, fmt.Errorf("get value: empty key: %w", store.ErrInvalid)
+	}
+	if err := s.begin(ctx); err != nil {
+		return nil, fmt.Errorf("value %s: %w", key, err)
+	}
+	var value []byte
+	err := s.query(ctx, s.q.getValue, key).Scan(&value)
+	if errors.Is(err, gocql.ErrNotFound) {
+		return nil, fmt.Errorf("value %s: %w", key, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("value %s: %w", key, s.classify(ctx, err))
+	}
+	return value, nil
+}
+
+// PutValue stores or replaces a named value.
+func (s *Store) PutValue(ctx context.Context, key string, value []byte) error {
+	if key == "" {
+		return fmt.Errorf("put value: empty key: %w", store.ErrInvalid)
+	}
+	if err := s.begin(ctx); err != nil {
+		return fmt.Errorf("put value %s: %w", key, err)
+	}
+	if value == nil {
+		value = []byte{} // an empty value, not a null cell
+	}
+	if err := s.query(ctx, s.q.putValue, key, value).Exec(); err != nil {
+		return fmt.Errorf("put value %s: %w", key, s.classify(ctx, err))
+	}
+	return nil
+}
