@@ -46,8 +46,9 @@ type RegionState struct {
 	// constraint?" (see CouldSatisfy).
 	HostLabels map[string][]string
 	// Pools holds the region's usage of each pool, by pool path. A parent
-	// pool's demand is the sum of its children's, as in the local pass.
-	Pools map[string]PoolUsage
+	// pool's demand and allocation are the sums of its children's, as in
+	// the local pass.
+	Pools  map[string]PoolUsage
 	Health Health
 	// Seen is when the region last reported this state. SplitPools ignores
 	// regions whose state is older than its maxAge.
@@ -207,10 +208,14 @@ func wholeTasks(n float64) float64 {
 	return math.Floor(n + 1e-9)
 }
 
-// formatTasks renders a task count for reasons.
+// formatTasks renders a task count for reasons: "1 task", "7 tasks",
+// "unlimited tasks".
 func formatTasks(n float64) string {
-	if math.IsInf(n, 1) {
-		return "unlimited"
+	switch {
+	case math.IsInf(n, 1):
+		return "unlimited tasks"
+	case n == 1:
+		return "1 task"
 	}
-	return strconv.FormatFloat(n, 'f', -1, 64)
+	return strconv.FormatFloat(n, 'f', -1, 64) + " tasks"
 }

@@ -65,7 +65,7 @@ func ChooseRegion(req JobRequest, regions []RegionState, shares Shares) (Choice,
 		}
 		c := measure(req, r, shares)
 		cands = append(cands, c)
-		lines = append(lines, fmt.Sprintf("%s: reservation left fits %s tasks, limit left fits %s, free capacity fits %s",
+		lines = append(lines, fmt.Sprintf("%s: room for %s in reservation left, %s in limit left, %s in free capacity",
 			r.Name, formatTasks(c.reservationFit), formatTasks(c.limitFit), formatTasks(c.freeFit)))
 	}
 	if len(cands) == 0 {
@@ -75,7 +75,7 @@ func ChooseRegion(req JobRequest, regions []RegionState, shares Shares) (Choice,
 		return Choice{Reasons: lines}, fmt.Errorf("pool %s: %w: %s", req.Pool, ErrNoRegion, strings.Join(lines, "; "))
 	}
 	best := slices.MinFunc(cands, compareCandidates)
-	why := "chose " + best.region + ": " + decidingKey(best, cands) + " in pool " + req.Pool
+	why := "chose " + best.region + ": " + decidingKey(best, cands, req.Pool)
 	return Choice{Region: best.region, Reasons: append([]string{why}, lines...)}, nil
 }
 
@@ -154,7 +154,7 @@ func compareCandidates(a, b candidate) int {
 
 // decidingKey names the first ranking key on which best beats every
 // candidate it tied with on the keys before.
-func decidingKey(best candidate, cands []candidate) string {
+func decidingKey(best candidate, cands []candidate, pool string) string {
 	if len(cands) == 1 {
 		return "the only region that can take the job"
 	}
@@ -162,8 +162,8 @@ func decidingKey(best candidate, cands []candidate) string {
 		tiedBefore, name string
 		of               func(candidate) float64
 	}{
-		{"", "most reservation left", func(c candidate) float64 { return c.reservationFit }},
-		{"tied on reservation left, ", "most limit left", func(c candidate) float64 { return c.limitFit }},
+		{"", "most reservation left in pool " + pool, func(c candidate) float64 { return c.reservationFit }},
+		{"tied on reservation left, ", "most limit left in pool " + pool, func(c candidate) float64 { return c.limitFit }},
 		{"tied on reservation and limit left, ", "most free capacity", func(c candidate) float64 { return c.freeFit }},
 	}
 	var rivals []candidate

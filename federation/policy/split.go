@@ -39,10 +39,12 @@ import (
 // add up to at most the pool's own share there (the top-level pools' to at
 // most the region's capacity). Siblings are served in path order, each
 // phase (demand, then idle) for all siblings before the next. So per
-// resource, the shares of a pool add up to its global reservation whenever
-// the regions taking part can hold it, and the limit shares add up to at most
-// the global limit; each region's limit share is at least its reservation
-// share. The root pool "/" stands for each region's own capacity and is not
+// resource, the shares of a group of siblings add up to their global
+// reservations whenever the room they share (the regions' capacity for
+// top-level pools, the parent's shares for children) holds them all, and to
+// all of that room otherwise; demanded reservation is placed before idle
+// reservation. The limit shares add up to at most the global limit, and
+// each region's limit share is at least its reservation share. The root pool "/" stands for each region's own capacity and is not
 // split; it gets no entry. A pool whose parent is not listed is budgeted
 // like a top-level pool.
 //
