@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"google.golang.org/grpc"
@@ -23,6 +24,9 @@ const (
 	RoutedKey   = "peloton-routed"
 	ServedByKey = "peloton-region"
 )
+
+// grpcConn is a connection to another region.
+type grpcConn = *grpc.ClientConn
 
 // Shard is the v1 API of one region's shard, served in process.
 type Shard interface {
@@ -65,11 +69,14 @@ type Router struct {
 	pb.UnimplementedSystemServiceServer
 	pb.UnimplementedFederationServiceServer
 
-	local    Shard
-	replicas *replicaBook
-	log      func(msg string, args ...any)
-	dir    Directory
-	choose Chooser
+	local     Shard
+	replicas  *replicaBook
+	drills    *drills
+	isolation Isolation
+	states    *regionStates
+	log       func(msg string, args ...any)
+	dir       Directory
+	choose    Chooser
 
 	mu     sync.Mutex
 	conns  map[string]*grpc.ClientConn // by address
@@ -80,7 +87,7 @@ type Router struct {
 // places jobs that name no region in the local region.
 func NewRouter(local Shard, dir Directory, choose Chooser) *Router {
 	return &Router{local: local, dir: dir, choose: choose, conns: map[string]*grpc.ClientConn{}, owners: map[string]string{},
-		log: func(string, ...any) {}}
+		log: func(string, ...any) {}, states: &regionStates{refresh: 2 * time.Second, maxAge: time.Minute}}
 }
 
 // Register adds every service to a gRPC server.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
@@ -20,9 +21,10 @@ func (r *Router) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.C
 	}
 	region := req.Spec.Region
 	if region == "" && r.choose != nil {
+		var why []string
 		var err error
-		if region, _, err = r.choose(ctx, req.Spec); err != nil {
-			return nil, err
+		if region, why, err = r.choose(ctx, req.Spec); err != nil {
+			return nil, status.Errorf(codes.FailedPrecondition, "no region can take the job: %v (%s)", err, strings.Join(why, "; "))
 		}
 	}
 	if region == "" {

@@ -15,23 +15,28 @@ import (
 	"time"
 
 	"github.com/peloton-federated/peloton/federation"
+	"github.com/peloton-federated/peloton/federation/gossip"
+	"github.com/peloton-federated/peloton/federation/policy"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 )
 
 type devOptions struct {
-	dataDir     string
-	addr        string
-	region      string
-	hosts       []string
-	simHosts    int
-	simCPU      float64
-	simMemMB    float64
-	simDuration time.Duration
-	period      time.Duration
-	regions     string
-	logLevel    string
-	logFormat   string
+	dataDir      string
+	addr         string
+	region       string
+	hosts        []string
+	simHosts     int
+	simCPU       float64
+	simMemMB     float64
+	simDuration  time.Duration
+	period       time.Duration
+	regions      string
+	suspectAfter time.Duration
+	failAfter    time.Duration
+	recoverAfter time.Duration
+	logLevel     string
+	logFormat    string
 }
 
 func newDevCommand() *cobra.Command {
@@ -63,6 +68,9 @@ Host manager kinds for --hosts:
 	f.Float64Var(&o.simMemMB, "sim-mem", 32768, "memory MiB per simulated host")
 	f.DurationVar(&o.simDuration, "sim-duration", 5*time.Second, "how long a simulated task runs unless its env sets PELOTON_SIM_DURATION")
 	f.DurationVar(&o.period, "entitlement-period", time.Second, "how long a pool stays above its entitlement before its preemptible work is preempted")
+	f.DurationVar(&o.suspectAfter, "suspect-after", 2*time.Second, "with --regions: a region no member of which is reachable for this long is suspect")
+	f.DurationVar(&o.failAfter, "fail-after", 5*time.Second, "with --regions: ... and failed (its relocatable jobs move) after this long")
+	f.DurationVar(&o.recoverAfter, "recover-after", 3*time.Second, "with --regions: a region must be reachable this long before it counts as alive again")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&o.logFormat, "log-format", "text", "text or json")
 	return cmd
@@ -122,10 +130,25 @@ func runDev(parent context.Context, o devOptions) error {
 		if len(names) > 1 {
 			dataDir = filepath.Join(o.dataDir, name)
 		}
-		rt, err := openRegion(regionConfig{
+		rc := regionConfig{
 			Name: name, DataDir: dataDir, Addr: regions[i].Addr, Hosts: o.hosts, Period: o.period,
 			SimDefaults: pluginEnv{SimHosts: o.simHosts, SimCPU: o.simCPU, SimMemMB: o.simMemMB, SimDuration: o.simDuration},
-		}, federation.NewStaticDirectory(name, regions), log, regionRegistry(reg, i))
+			Health:      policy.HealthConfig{SuspectAfter: o.suspectAfter, FailAfter: o.failAfter, RecoverAfter: o.recoverAfter},
+		}
+		if len(names) > 1 {
+			// Regions in one process still find each other through gossip,
+			// one gossip port per region after the API ports.
+			gport := first + 1000 + i
+			var join []string
+			if i > 0 {
+				join = []string{net.JoinHostPort(host, strconv.Itoa(first+1000))}
+			}
+			rc.Gossip = &gossip.Config{
+				NodeName: name + "-0", Region: name, Role: "shard", APIAddr: regions[i].Addr,
+				BindAddr: net.JoinHostPort(host, strconv.Itoa(gport)), Join: join, Profile: gossip.ProfileLocal,
+			}
+		}
+		rt, err := openRegion(ctx, rc, federation.NewStaticDirectory(name, regions), log, regionRegistry(reg, i))
 		if err != nil {
 			for _, r := range runtimes {
 				r.store.Close()

@@ -11,6 +11,8 @@ import (
 
 	"github.com/peloton-federated/peloton/cmd/peloton/cli"
 	"github.com/peloton-federated/peloton/federation"
+	"github.com/peloton-federated/peloton/federation/gossip"
+	"github.com/peloton-federated/peloton/federation/policy"
 	"github.com/peloton-federated/peloton/gateway"
 	"github.com/peloton-federated/peloton/shard/jobmgr"
 	"github.com/peloton-federated/peloton/shard/service"
@@ -28,21 +30,27 @@ type regionConfig struct {
 	Hosts       []string
 	Period      time.Duration
 	SimDefaults pluginEnv
+	// Gossip, when set, joins the region to a federation; otherwise the
+	// region is alone (or in a static in-process federation).
+	Gossip *gossip.Config
+	Health policy.HealthConfig
 }
 
 // regionRuntime is a running region: its store, shard and gateway.
 type regionRuntime struct {
-	name    string
-	store   store.Store
-	engine  *jobmgr.Engine
-	shard   *service.Server
-	router  *federation.Router
-	gateway *gateway.Gateway
+	name     string
+	store    store.Store
+	engine   *jobmgr.Engine
+	shard    *service.Server
+	router   *federation.Router
+	gateway  *gateway.Gateway
+	dir      *federation.GossipDirectory
+	failover *federation.Failover
 }
 
 // openRegion opens a region's store and plugins and binds its gateway; run
 // starts it.
-func openRegion(cfg regionConfig, dir federation.Directory, log *slog.Logger, reg *prometheus.Registry) (*regionRuntime, error) {
+func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory, log *slog.Logger, reg *prometheus.Registry) (*regionRuntime, error) {
 	log = log.With("region", cfg.Name)
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
@@ -60,7 +68,25 @@ func openRegion(cfg regionConfig, dir federation.Directory, log *slog.Logger, re
 	}
 	engine := jobmgr.New(jobmgr.Config{Region: cfg.Name, Store: st, Plugins: plugins, Logger: log, EntitlementPeriod: cfg.Period})
 	shard := service.New(engine, cli.Version, "")
+	var gd *federation.GossipDirectory
+	if cfg.Gossip != nil {
+		g := *cfg.Gossip
+		g.Logger = log
+		if gd, err = federation.NewGossipDirectory(ctx, g, cfg.Health, engine.SetFenced, log); err != nil {
+			st.Close()
+			return nil, err
+		}
+		dir = gd
+	}
 	router := federation.NewRouter(shard, dir, nil)
+	router.SetChooser(router.PolicyChooser())
+	router.SetReplicaStore(valueReplicas{st})
+	var iso federation.Isolation
+	if gd != nil {
+		iso = gd
+	}
+	router.SetDrills(valueDrills{st}, iso)
+	failover := federation.NewFailover(router, engine.SetFenced, log, time.Second)
 	gw, err := gateway.New(gateway.Config{
 		Addr: cfg.Addr, Logger: log, Registry: reg, Register: router.Register,
 		Ready: func() error {
@@ -76,11 +102,15 @@ func openRegion(cfg regionConfig, dir federation.Directory, log *slog.Logger, re
 		st.Close()
 		return nil, err
 	}
-	return &regionRuntime{name: cfg.Name, store: st, engine: engine, shard: shard, router: router, gateway: gw}, nil
+	return &regionRuntime{name: cfg.Name, store: st, engine: engine, shard: shard, router: router, gateway: gw, dir: gd, failover: failover}, nil
 }
 
 // run serves the region until ctx ends.
 func (r *regionRuntime) run(ctx context.Context) error {
+	if r.dir != nil {
+		go r.dir.Run(ctx, 250*time.Millisecond)
+	}
+	go r.failover.Run(ctx)
 	errc := make(chan error, 2)
 	go func() { errc <- r.engine.Run(ctx) }()
 	go func() { errc <- r.gateway.Serve(ctx) }()

@@ -1548,6 +1548,94 @@ func (x *WatchRequest) GetAfterSeq() uint64 {
 	return 0
 }
 
+type IsolateRegionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Region        string                 `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	Isolated      bool                   `protobuf:"varint,2,opt,name=isolated,proto3" json:"isolated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IsolateRegionRequest) Reset() {
+	*x = IsolateRegionRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IsolateRegionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IsolateRegionRequest) ProtoMessage() {}
+
+func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IsolateRegionRequest.ProtoReflect.Descriptor instead.
+func (*IsolateRegionRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *IsolateRegionRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+func (x *IsolateRegionRequest) GetIsolated() bool {
+	if x != nil {
+		return x.Isolated
+	}
+	return false
+}
+
+type IsolateRegionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IsolateRegionResponse) Reset() {
+	*x = IsolateRegionResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IsolateRegionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IsolateRegionResponse) ProtoMessage() {}
+
+func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IsolateRegionResponse.ProtoReflect.Descriptor instead.
+func (*IsolateRegionResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{34}
+}
+
 type PutReplicaRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Replica       *Replica               `protobuf:"bytes,1,opt,name=replica,proto3" json:"replica,omitempty"`
@@ -1557,7 +1645,7 @@ type PutReplicaRequest struct {
 
 func (x *PutReplicaRequest) Reset() {
 	*x = PutReplicaRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	mi := &file_peloton_v1_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1569,7 +1657,7 @@ func (x *PutReplicaRequest) String() string {
 func (*PutReplicaRequest) ProtoMessage() {}
 
 func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	mi := &file_peloton_v1_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1582,7 +1670,7 @@ func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaRequest.ProtoReflect.Descriptor instead.
 func (*PutReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{33}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PutReplicaRequest) GetReplica() *Replica {
@@ -1600,7 +1688,7 @@ type PutReplicaResponse struct {
 
 func (x *PutReplicaResponse) Reset() {
 	*x = PutReplicaResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	mi := &file_peloton_v1_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1612,7 +1700,7 @@ func (x *PutReplicaResponse) String() string {
 func (*PutReplicaResponse) ProtoMessage() {}
 
 func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	mi := &file_peloton_v1_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1625,7 +1713,7 @@ func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaResponse.ProtoReflect.Descriptor instead.
 func (*PutReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{34}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{36}
 }
 
 type ListReplicasRequest struct {
@@ -1638,7 +1726,7 @@ type ListReplicasRequest struct {
 
 func (x *ListReplicasRequest) Reset() {
 	*x = ListReplicasRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[35]
+	mi := &file_peloton_v1_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1650,7 +1738,7 @@ func (x *ListReplicasRequest) String() string {
 func (*ListReplicasRequest) ProtoMessage() {}
 
 func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[35]
+	mi := &file_peloton_v1_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1663,7 +1751,7 @@ func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasRequest.ProtoReflect.Descriptor instead.
 func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{35}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListReplicasRequest) GetOwnerRegion() string {
@@ -1682,7 +1770,7 @@ type ListReplicasResponse struct {
 
 func (x *ListReplicasResponse) Reset() {
 	*x = ListReplicasResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[36]
+	mi := &file_peloton_v1_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1694,7 +1782,7 @@ func (x *ListReplicasResponse) String() string {
 func (*ListReplicasResponse) ProtoMessage() {}
 
 func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[36]
+	mi := &file_peloton_v1_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1707,7 +1795,7 @@ func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasResponse.ProtoReflect.Descriptor instead.
 func (*ListReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{36}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListReplicasResponse) GetReplicas() []*Replica {
@@ -1727,7 +1815,7 @@ type PlanFailoverRequest struct {
 
 func (x *PlanFailoverRequest) Reset() {
 	*x = PlanFailoverRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[37]
+	mi := &file_peloton_v1_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1739,7 +1827,7 @@ func (x *PlanFailoverRequest) String() string {
 func (*PlanFailoverRequest) ProtoMessage() {}
 
 func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[37]
+	mi := &file_peloton_v1_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1752,7 +1840,7 @@ func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverRequest.ProtoReflect.Descriptor instead.
 func (*PlanFailoverRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{37}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *PlanFailoverRequest) GetRegion() string {
@@ -1771,7 +1859,7 @@ type PlanFailoverResponse struct {
 
 func (x *PlanFailoverResponse) Reset() {
 	*x = PlanFailoverResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[38]
+	mi := &file_peloton_v1_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1783,7 +1871,7 @@ func (x *PlanFailoverResponse) String() string {
 func (*PlanFailoverResponse) ProtoMessage() {}
 
 func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[38]
+	mi := &file_peloton_v1_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1796,7 +1884,7 @@ func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverResponse.ProtoReflect.Descriptor instead.
 func (*PlanFailoverResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{38}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PlanFailoverResponse) GetPlans() []*RegionPlan {
@@ -1817,7 +1905,7 @@ type StartDrillRequest struct {
 
 func (x *StartDrillRequest) Reset() {
 	*x = StartDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[39]
+	mi := &file_peloton_v1_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1829,7 +1917,7 @@ func (x *StartDrillRequest) String() string {
 func (*StartDrillRequest) ProtoMessage() {}
 
 func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[39]
+	mi := &file_peloton_v1_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1842,7 +1930,7 @@ func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillRequest.ProtoReflect.Descriptor instead.
 func (*StartDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{39}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *StartDrillRequest) GetRegion() string {
@@ -1868,7 +1956,7 @@ type StartDrillResponse struct {
 
 func (x *StartDrillResponse) Reset() {
 	*x = StartDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[40]
+	mi := &file_peloton_v1_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1880,7 +1968,7 @@ func (x *StartDrillResponse) String() string {
 func (*StartDrillResponse) ProtoMessage() {}
 
 func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[40]
+	mi := &file_peloton_v1_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1893,7 +1981,7 @@ func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillResponse.ProtoReflect.Descriptor instead.
 func (*StartDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{40}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *StartDrillResponse) GetDrill() *Drill {
@@ -1912,7 +2000,7 @@ type GetDrillRequest struct {
 
 func (x *GetDrillRequest) Reset() {
 	*x = GetDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[41]
+	mi := &file_peloton_v1_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1924,7 +2012,7 @@ func (x *GetDrillRequest) String() string {
 func (*GetDrillRequest) ProtoMessage() {}
 
 func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[41]
+	mi := &file_peloton_v1_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1937,7 +2025,7 @@ func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillRequest.ProtoReflect.Descriptor instead.
 func (*GetDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{41}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetDrillRequest) GetId() string {
@@ -1956,7 +2044,7 @@ type GetDrillResponse struct {
 
 func (x *GetDrillResponse) Reset() {
 	*x = GetDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	mi := &file_peloton_v1_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1968,7 +2056,7 @@ func (x *GetDrillResponse) String() string {
 func (*GetDrillResponse) ProtoMessage() {}
 
 func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	mi := &file_peloton_v1_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1981,7 +2069,7 @@ func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillResponse.ProtoReflect.Descriptor instead.
 func (*GetDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{42}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetDrillResponse) GetDrill() *Drill {
@@ -1999,7 +2087,7 @@ type ListDrillsRequest struct {
 
 func (x *ListDrillsRequest) Reset() {
 	*x = ListDrillsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[43]
+	mi := &file_peloton_v1_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2011,7 +2099,7 @@ func (x *ListDrillsRequest) String() string {
 func (*ListDrillsRequest) ProtoMessage() {}
 
 func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[43]
+	mi := &file_peloton_v1_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2024,7 +2112,7 @@ func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsRequest.ProtoReflect.Descriptor instead.
 func (*ListDrillsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{43}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{45}
 }
 
 type ListDrillsResponse struct {
@@ -2036,7 +2124,7 @@ type ListDrillsResponse struct {
 
 func (x *ListDrillsResponse) Reset() {
 	*x = ListDrillsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[44]
+	mi := &file_peloton_v1_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2048,7 +2136,7 @@ func (x *ListDrillsResponse) String() string {
 func (*ListDrillsResponse) ProtoMessage() {}
 
 func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[44]
+	mi := &file_peloton_v1_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2061,7 +2149,7 @@ func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsResponse.ProtoReflect.Descriptor instead.
 func (*ListDrillsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{44}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListDrillsResponse) GetDrills() []*Drill {
@@ -2079,7 +2167,7 @@ type GetVersionRequest struct {
 
 func (x *GetVersionRequest) Reset() {
 	*x = GetVersionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[45]
+	mi := &file_peloton_v1_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2091,7 +2179,7 @@ func (x *GetVersionRequest) String() string {
 func (*GetVersionRequest) ProtoMessage() {}
 
 func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[45]
+	mi := &file_peloton_v1_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2104,7 +2192,7 @@ func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionRequest.ProtoReflect.Descriptor instead.
 func (*GetVersionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{45}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{47}
 }
 
 type GetVersionResponse struct {
@@ -2118,7 +2206,7 @@ type GetVersionResponse struct {
 
 func (x *GetVersionResponse) Reset() {
 	*x = GetVersionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[46]
+	mi := &file_peloton_v1_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2130,7 +2218,7 @@ func (x *GetVersionResponse) String() string {
 func (*GetVersionResponse) ProtoMessage() {}
 
 func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[46]
+	mi := &file_peloton_v1_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2143,7 +2231,7 @@ func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionResponse.ProtoReflect.Descriptor instead.
 func (*GetVersionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{46}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *GetVersionResponse) GetVersion() string {
@@ -2247,7 +2335,11 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\aregions\x18\x01 \x03(\v2\x12.peloton.v1.RegionR\aregions\"B\n" +
 	"\fWatchRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1b\n" +
-	"\tafter_seq\x18\x02 \x01(\x04R\bafterSeq\"B\n" +
+	"\tafter_seq\x18\x02 \x01(\x04R\bafterSeq\"J\n" +
+	"\x14IsolateRegionRequest\x12\x16\n" +
+	"\x06region\x18\x01 \x01(\tR\x06region\x12\x1a\n" +
+	"\bisolated\x18\x02 \x01(\bR\bisolated\"\x17\n" +
+	"\x15IsolateRegionResponse\"B\n" +
 	"\x11PutReplicaRequest\x12-\n" +
 	"\areplica\x18\x01 \x01(\v2\x13.peloton.v1.ReplicaR\areplica\"\x14\n" +
 	"\x12PutReplicaResponse\"8\n" +
@@ -2302,7 +2394,7 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\rRegionService\x12N\n" +
 	"\vListRegions\x12\x1e.peloton.v1.ListRegionsRequest\x1a\x1f.peloton.v1.ListRegionsResponse2F\n" +
 	"\fEventService\x126\n" +
-	"\x05Watch\x12\x18.peloton.v1.WatchRequest\x1a\x11.peloton.v1.Event0\x012\xe7\x03\n" +
+	"\x05Watch\x12\x18.peloton.v1.WatchRequest\x1a\x11.peloton.v1.Event0\x012\xbd\x04\n" +
 	"\x11FederationService\x12K\n" +
 	"\n" +
 	"PutReplica\x12\x1d.peloton.v1.PutReplicaRequest\x1a\x1e.peloton.v1.PutReplicaResponse\x12Q\n" +
@@ -2312,7 +2404,8 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"StartDrill\x12\x1d.peloton.v1.StartDrillRequest\x1a\x1e.peloton.v1.StartDrillResponse\x12E\n" +
 	"\bGetDrill\x12\x1b.peloton.v1.GetDrillRequest\x1a\x1c.peloton.v1.GetDrillResponse\x12K\n" +
 	"\n" +
-	"ListDrills\x12\x1d.peloton.v1.ListDrillsRequest\x1a\x1e.peloton.v1.ListDrillsResponse2\\\n" +
+	"ListDrills\x12\x1d.peloton.v1.ListDrillsRequest\x1a\x1e.peloton.v1.ListDrillsResponse\x12T\n" +
+	"\rIsolateRegion\x12 .peloton.v1.IsolateRegionRequest\x1a!.peloton.v1.IsolateRegionResponse2\\\n" +
 	"\rSystemService\x12K\n" +
 	"\n" +
 	"GetVersion\x12\x1d.peloton.v1.GetVersionRequest\x1a\x1e.peloton.v1.GetVersionResponseB?Z=github.com/peloton-federated/peloton/api/peloton/v1;pelotonv1b\x06proto3"
@@ -2329,94 +2422,96 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_service_proto_rawDescData
 }
 
-var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
+var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_peloton_v1_service_proto_goTypes = []any{
-	(*CreateJobRequest)(nil),     // 0: peloton.v1.CreateJobRequest
-	(*CreateJobResponse)(nil),    // 1: peloton.v1.CreateJobResponse
-	(*GetJobRequest)(nil),        // 2: peloton.v1.GetJobRequest
-	(*GetJobResponse)(nil),       // 3: peloton.v1.GetJobResponse
-	(*ListJobsRequest)(nil),      // 4: peloton.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),     // 5: peloton.v1.ListJobsResponse
-	(*StopJobRequest)(nil),       // 6: peloton.v1.StopJobRequest
-	(*StopJobResponse)(nil),      // 7: peloton.v1.StopJobResponse
-	(*DeleteJobRequest)(nil),     // 8: peloton.v1.DeleteJobRequest
-	(*DeleteJobResponse)(nil),    // 9: peloton.v1.DeleteJobResponse
-	(*ListTasksRequest)(nil),     // 10: peloton.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),    // 11: peloton.v1.ListTasksResponse
-	(*GetTaskRequest)(nil),       // 12: peloton.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),      // 13: peloton.v1.GetTaskResponse
-	(*GetTaskLogsRequest)(nil),   // 14: peloton.v1.GetTaskLogsRequest
-	(*GetTaskLogsResponse)(nil),  // 15: peloton.v1.GetTaskLogsResponse
-	(*StopTasksRequest)(nil),     // 16: peloton.v1.StopTasksRequest
-	(*StopTasksResponse)(nil),    // 17: peloton.v1.StopTasksResponse
-	(*CreatePoolRequest)(nil),    // 18: peloton.v1.CreatePoolRequest
-	(*CreatePoolResponse)(nil),   // 19: peloton.v1.CreatePoolResponse
-	(*UpdatePoolRequest)(nil),    // 20: peloton.v1.UpdatePoolRequest
-	(*UpdatePoolResponse)(nil),   // 21: peloton.v1.UpdatePoolResponse
-	(*DeletePoolRequest)(nil),    // 22: peloton.v1.DeletePoolRequest
-	(*DeletePoolResponse)(nil),   // 23: peloton.v1.DeletePoolResponse
-	(*ListPoolsRequest)(nil),     // 24: peloton.v1.ListPoolsRequest
-	(*ListPoolsResponse)(nil),    // 25: peloton.v1.ListPoolsResponse
-	(*GetPoolRequest)(nil),       // 26: peloton.v1.GetPoolRequest
-	(*GetPoolResponse)(nil),      // 27: peloton.v1.GetPoolResponse
-	(*ListHostsRequest)(nil),     // 28: peloton.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),    // 29: peloton.v1.ListHostsResponse
-	(*ListRegionsRequest)(nil),   // 30: peloton.v1.ListRegionsRequest
-	(*ListRegionsResponse)(nil),  // 31: peloton.v1.ListRegionsResponse
-	(*WatchRequest)(nil),         // 32: peloton.v1.WatchRequest
-	(*PutReplicaRequest)(nil),    // 33: peloton.v1.PutReplicaRequest
-	(*PutReplicaResponse)(nil),   // 34: peloton.v1.PutReplicaResponse
-	(*ListReplicasRequest)(nil),  // 35: peloton.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil), // 36: peloton.v1.ListReplicasResponse
-	(*PlanFailoverRequest)(nil),  // 37: peloton.v1.PlanFailoverRequest
-	(*PlanFailoverResponse)(nil), // 38: peloton.v1.PlanFailoverResponse
-	(*StartDrillRequest)(nil),    // 39: peloton.v1.StartDrillRequest
-	(*StartDrillResponse)(nil),   // 40: peloton.v1.StartDrillResponse
-	(*GetDrillRequest)(nil),      // 41: peloton.v1.GetDrillRequest
-	(*GetDrillResponse)(nil),     // 42: peloton.v1.GetDrillResponse
-	(*ListDrillsRequest)(nil),    // 43: peloton.v1.ListDrillsRequest
-	(*ListDrillsResponse)(nil),   // 44: peloton.v1.ListDrillsResponse
-	(*GetVersionRequest)(nil),    // 45: peloton.v1.GetVersionRequest
-	(*GetVersionResponse)(nil),   // 46: peloton.v1.GetVersionResponse
-	(*JobSpec)(nil),              // 47: peloton.v1.JobSpec
-	(*Job)(nil),                  // 48: peloton.v1.Job
-	(JobState)(0),                // 49: peloton.v1.JobState
-	(TaskState)(0),               // 50: peloton.v1.TaskState
-	(*Task)(nil),                 // 51: peloton.v1.Task
-	(*PoolSpec)(nil),             // 52: peloton.v1.PoolSpec
-	(*Pool)(nil),                 // 53: peloton.v1.Pool
-	(*Host)(nil),                 // 54: peloton.v1.Host
-	(*Region)(nil),               // 55: peloton.v1.Region
-	(*Replica)(nil),              // 56: peloton.v1.Replica
-	(*RegionPlan)(nil),           // 57: peloton.v1.RegionPlan
-	(*Drill)(nil),                // 58: peloton.v1.Drill
-	(*Event)(nil),                // 59: peloton.v1.Event
+	(*CreateJobRequest)(nil),      // 0: peloton.v1.CreateJobRequest
+	(*CreateJobResponse)(nil),     // 1: peloton.v1.CreateJobResponse
+	(*GetJobRequest)(nil),         // 2: peloton.v1.GetJobRequest
+	(*GetJobResponse)(nil),        // 3: peloton.v1.GetJobResponse
+	(*ListJobsRequest)(nil),       // 4: peloton.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 5: peloton.v1.ListJobsResponse
+	(*StopJobRequest)(nil),        // 6: peloton.v1.StopJobRequest
+	(*StopJobResponse)(nil),       // 7: peloton.v1.StopJobResponse
+	(*DeleteJobRequest)(nil),      // 8: peloton.v1.DeleteJobRequest
+	(*DeleteJobResponse)(nil),     // 9: peloton.v1.DeleteJobResponse
+	(*ListTasksRequest)(nil),      // 10: peloton.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),     // 11: peloton.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),        // 12: peloton.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),       // 13: peloton.v1.GetTaskResponse
+	(*GetTaskLogsRequest)(nil),    // 14: peloton.v1.GetTaskLogsRequest
+	(*GetTaskLogsResponse)(nil),   // 15: peloton.v1.GetTaskLogsResponse
+	(*StopTasksRequest)(nil),      // 16: peloton.v1.StopTasksRequest
+	(*StopTasksResponse)(nil),     // 17: peloton.v1.StopTasksResponse
+	(*CreatePoolRequest)(nil),     // 18: peloton.v1.CreatePoolRequest
+	(*CreatePoolResponse)(nil),    // 19: peloton.v1.CreatePoolResponse
+	(*UpdatePoolRequest)(nil),     // 20: peloton.v1.UpdatePoolRequest
+	(*UpdatePoolResponse)(nil),    // 21: peloton.v1.UpdatePoolResponse
+	(*DeletePoolRequest)(nil),     // 22: peloton.v1.DeletePoolRequest
+	(*DeletePoolResponse)(nil),    // 23: peloton.v1.DeletePoolResponse
+	(*ListPoolsRequest)(nil),      // 24: peloton.v1.ListPoolsRequest
+	(*ListPoolsResponse)(nil),     // 25: peloton.v1.ListPoolsResponse
+	(*GetPoolRequest)(nil),        // 26: peloton.v1.GetPoolRequest
+	(*GetPoolResponse)(nil),       // 27: peloton.v1.GetPoolResponse
+	(*ListHostsRequest)(nil),      // 28: peloton.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),     // 29: peloton.v1.ListHostsResponse
+	(*ListRegionsRequest)(nil),    // 30: peloton.v1.ListRegionsRequest
+	(*ListRegionsResponse)(nil),   // 31: peloton.v1.ListRegionsResponse
+	(*WatchRequest)(nil),          // 32: peloton.v1.WatchRequest
+	(*IsolateRegionRequest)(nil),  // 33: peloton.v1.IsolateRegionRequest
+	(*IsolateRegionResponse)(nil), // 34: peloton.v1.IsolateRegionResponse
+	(*PutReplicaRequest)(nil),     // 35: peloton.v1.PutReplicaRequest
+	(*PutReplicaResponse)(nil),    // 36: peloton.v1.PutReplicaResponse
+	(*ListReplicasRequest)(nil),   // 37: peloton.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),  // 38: peloton.v1.ListReplicasResponse
+	(*PlanFailoverRequest)(nil),   // 39: peloton.v1.PlanFailoverRequest
+	(*PlanFailoverResponse)(nil),  // 40: peloton.v1.PlanFailoverResponse
+	(*StartDrillRequest)(nil),     // 41: peloton.v1.StartDrillRequest
+	(*StartDrillResponse)(nil),    // 42: peloton.v1.StartDrillResponse
+	(*GetDrillRequest)(nil),       // 43: peloton.v1.GetDrillRequest
+	(*GetDrillResponse)(nil),      // 44: peloton.v1.GetDrillResponse
+	(*ListDrillsRequest)(nil),     // 45: peloton.v1.ListDrillsRequest
+	(*ListDrillsResponse)(nil),    // 46: peloton.v1.ListDrillsResponse
+	(*GetVersionRequest)(nil),     // 47: peloton.v1.GetVersionRequest
+	(*GetVersionResponse)(nil),    // 48: peloton.v1.GetVersionResponse
+	(*JobSpec)(nil),               // 49: peloton.v1.JobSpec
+	(*Job)(nil),                   // 50: peloton.v1.Job
+	(JobState)(0),                 // 51: peloton.v1.JobState
+	(TaskState)(0),                // 52: peloton.v1.TaskState
+	(*Task)(nil),                  // 53: peloton.v1.Task
+	(*PoolSpec)(nil),              // 54: peloton.v1.PoolSpec
+	(*Pool)(nil),                  // 55: peloton.v1.Pool
+	(*Host)(nil),                  // 56: peloton.v1.Host
+	(*Region)(nil),                // 57: peloton.v1.Region
+	(*Replica)(nil),               // 58: peloton.v1.Replica
+	(*RegionPlan)(nil),            // 59: peloton.v1.RegionPlan
+	(*Drill)(nil),                 // 60: peloton.v1.Drill
+	(*Event)(nil),                 // 61: peloton.v1.Event
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	47, // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	48, // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	48, // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	49, // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
-	48, // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	48, // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	50, // 6: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	51, // 7: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	51, // 8: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	51, // 9: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	52, // 10: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	53, // 11: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	52, // 12: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	53, // 13: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	53, // 14: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	53, // 15: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	54, // 16: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	55, // 17: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	56, // 18: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
-	56, // 19: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
-	57, // 20: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
-	58, // 21: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
-	58, // 22: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
-	58, // 23: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	49, // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	50, // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	50, // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	51, // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	50, // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	50, // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	52, // 6: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	53, // 7: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	53, // 8: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	53, // 9: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	54, // 10: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	55, // 11: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	54, // 12: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	55, // 13: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	55, // 14: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	55, // 15: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	56, // 16: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	57, // 17: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	58, // 18: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	58, // 19: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	59, // 20: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	60, // 21: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	60, // 22: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	60, // 23: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
 	0,  // 24: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
 	2,  // 25: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
 	4,  // 26: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
@@ -2434,39 +2529,41 @@ var file_peloton_v1_service_proto_depIdxs = []int32{
 	28, // 38: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
 	30, // 39: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
 	32, // 40: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	33, // 41: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
-	35, // 42: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
-	37, // 43: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
-	39, // 44: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
-	41, // 45: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
-	43, // 46: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
-	45, // 47: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	1,  // 48: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	3,  // 49: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	5,  // 50: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	7,  // 51: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	9,  // 52: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	11, // 53: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	13, // 54: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	15, // 55: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	17, // 56: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	19, // 57: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	21, // 58: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	23, // 59: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	25, // 60: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	27, // 61: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	29, // 62: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	31, // 63: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	59, // 64: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	34, // 65: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
-	36, // 66: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
-	38, // 67: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
-	40, // 68: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
-	42, // 69: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
-	44, // 70: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
-	46, // 71: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	48, // [48:72] is the sub-list for method output_type
-	24, // [24:48] is the sub-list for method input_type
+	35, // 41: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	37, // 42: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	39, // 43: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	41, // 44: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	43, // 45: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	45, // 46: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	33, // 47: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
+	47, // 48: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	1,  // 49: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	3,  // 50: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	5,  // 51: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	7,  // 52: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	9,  // 53: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	11, // 54: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	13, // 55: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	15, // 56: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	17, // 57: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	19, // 58: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	21, // 59: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	23, // 60: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	25, // 61: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	27, // 62: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	29, // 63: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	31, // 64: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	61, // 65: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	36, // 66: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	38, // 67: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	40, // 68: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	42, // 69: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	44, // 70: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	46, // 71: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	34, // 72: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
+	48, // 73: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	49, // [49:74] is the sub-list for method output_type
+	24, // [24:49] is the sub-list for method input_type
 	24, // [24:24] is the sub-list for extension type_name
 	24, // [24:24] is the sub-list for extension extendee
 	0,  // [0:24] is the sub-list for field type_name
@@ -2484,7 +2581,7 @@ func file_peloton_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   47,
+			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   8,
 		},

@@ -1070,12 +1070,13 @@ var EventService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	FederationService_PutReplica_FullMethodName   = "/peloton.v1.FederationService/PutReplica"
-	FederationService_ListReplicas_FullMethodName = "/peloton.v1.FederationService/ListReplicas"
-	FederationService_PlanFailover_FullMethodName = "/peloton.v1.FederationService/PlanFailover"
-	FederationService_StartDrill_FullMethodName   = "/peloton.v1.FederationService/StartDrill"
-	FederationService_GetDrill_FullMethodName     = "/peloton.v1.FederationService/GetDrill"
-	FederationService_ListDrills_FullMethodName   = "/peloton.v1.FederationService/ListDrills"
+	FederationService_PutReplica_FullMethodName    = "/peloton.v1.FederationService/PutReplica"
+	FederationService_ListReplicas_FullMethodName  = "/peloton.v1.FederationService/ListReplicas"
+	FederationService_PlanFailover_FullMethodName  = "/peloton.v1.FederationService/PlanFailover"
+	FederationService_StartDrill_FullMethodName    = "/peloton.v1.FederationService/StartDrill"
+	FederationService_GetDrill_FullMethodName      = "/peloton.v1.FederationService/GetDrill"
+	FederationService_ListDrills_FullMethodName    = "/peloton.v1.FederationService/ListDrills"
+	FederationService_IsolateRegion_FullMethodName = "/peloton.v1.FederationService/IsolateRegion"
 )
 
 // FederationServiceClient is the client API for FederationService service.
@@ -1094,6 +1095,9 @@ type FederationServiceClient interface {
 	StartDrill(ctx context.Context, in *StartDrillRequest, opts ...grpc.CallOption) (*StartDrillResponse, error)
 	GetDrill(ctx context.Context, in *GetDrillRequest, opts ...grpc.CallOption) (*GetDrillResponse, error)
 	ListDrills(ctx context.Context, in *ListDrillsRequest, opts ...grpc.CallOption) (*ListDrillsResponse, error)
+	// IsolateRegion fences the receiving region and cuts it off from gossip
+	// (isolated = true), or heals it; drills use it.
+	IsolateRegion(ctx context.Context, in *IsolateRegionRequest, opts ...grpc.CallOption) (*IsolateRegionResponse, error)
 }
 
 type federationServiceClient struct {
@@ -1164,6 +1168,16 @@ func (c *federationServiceClient) ListDrills(ctx context.Context, in *ListDrills
 	return out, nil
 }
 
+func (c *federationServiceClient) IsolateRegion(ctx context.Context, in *IsolateRegionRequest, opts ...grpc.CallOption) (*IsolateRegionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(IsolateRegionResponse)
+	err := c.cc.Invoke(ctx, FederationService_IsolateRegion_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // FederationServiceServer is the server API for FederationService service.
 // All implementations must embed UnimplementedFederationServiceServer
 // for forward compatibility.
@@ -1180,6 +1194,9 @@ type FederationServiceServer interface {
 	StartDrill(context.Context, *StartDrillRequest) (*StartDrillResponse, error)
 	GetDrill(context.Context, *GetDrillRequest) (*GetDrillResponse, error)
 	ListDrills(context.Context, *ListDrillsRequest) (*ListDrillsResponse, error)
+	// IsolateRegion fences the receiving region and cuts it off from gossip
+	// (isolated = true), or heals it; drills use it.
+	IsolateRegion(context.Context, *IsolateRegionRequest) (*IsolateRegionResponse, error)
 	mustEmbedUnimplementedFederationServiceServer()
 }
 
@@ -1207,6 +1224,9 @@ func (UnimplementedFederationServiceServer) GetDrill(context.Context, *GetDrillR
 }
 func (UnimplementedFederationServiceServer) ListDrills(context.Context, *ListDrillsRequest) (*ListDrillsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListDrills not implemented")
+}
+func (UnimplementedFederationServiceServer) IsolateRegion(context.Context, *IsolateRegionRequest) (*IsolateRegionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method IsolateRegion not implemented")
 }
 func (UnimplementedFederationServiceServer) mustEmbedUnimplementedFederationServiceServer() {}
 func (UnimplementedFederationServiceServer) testEmbeddedByValue()                           {}
@@ -1337,6 +1357,24 @@ func _FederationService_ListDrills_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _FederationService_IsolateRegion_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(IsolateRegionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FederationServiceServer).IsolateRegion(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: FederationService_IsolateRegion_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FederationServiceServer).IsolateRegion(ctx, req.(*IsolateRegionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // FederationService_ServiceDesc is the grpc.ServiceDesc for FederationService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1367,6 +1405,10 @@ var FederationService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListDrills",
 			Handler:    _FederationService_ListDrills_Handler,
+		},
+		{
+			MethodName: "IsolateRegion",
+			Handler:    _FederationService_IsolateRegion_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,0 +1,220 @@
+package federation
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/peloton-federated/peloton/federation/gossip"
+	"github.com/peloton-federated/peloton/federation/policy"
+)
+
+// GossipDirectory is the directory of a federation member: regions and
+// their API addresses from gossip tags, their health from a tracker fed
+// with how many of each region's members are reachable. It also isolates
+// its region for drills by leaving gossip (without a graceful leave, so
+// the others detect a failure) and rejoining.
+type GossipDirectory struct {
+	cfg   gossip.Config
+	log   *slog.Logger
+	fence func(bool)
+
+	mu        sync.Mutex
+	mem       *gossip.Membership
+	tracker   *policy.HealthTracker
+	known     map[string]Region // every region ever seen, by name
+	peers     []string          // gossip addresses seen, to rejoin
+	isolated  bool
+	listeners []func(policy.Transition)
+}
+
+// NewGossipDirectory joins the gossip pool. fence stops the local shard's
+// launches while isolated.
+func NewGossipDirectory(ctx context.Context, cfg gossip.Config, health policy.HealthConfig, fence func(bool), log *slog.Logger) (*GossipDirectory, error) {
+	tracker, err := policy.NewHealthTracker(health)
+	if err != nil {
+		return nil, err
+	}
+	d := &GossipDirectory{cfg: cfg, log: log, fence: fence, tracker: tracker, known: map[string]Region{}}
+	d.known[cfg.Region] = Region{Name: cfg.Region, Addr: cfg.APIAddr, Health: "alive"}
+	mem, err := gossip.Start(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("gossip: %w", err)
+	}
+	d.mem = mem
+	d.peers = append(d.peers, cfg.Join...)
+	return d, nil
+}
+
+// OnTransition registers a function told of every health change.
+func (d *GossipDirectory) OnTransition(f func(policy.Transition)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.listeners = append(d.listeners, f)
+}
+
+func (d *GossipDirectory) Local() string { return d.cfg.Region }
+
+// Regions lists every known region with the health this member sees.
+func (d *GossipDirectory) Regions() []Region {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]Region, 0, len(d.known))
+	for _, r := range d.known {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Members lists the gossip members this member sees.
+func (d *GossipDirectory) Members() []gossip.Member {
+	d.mu.Lock()
+	mem := d.mem
+	d.mu.Unlock()
+	if mem == nil {
+		return nil
+	}
+	return mem.Members()
+}
+
+// Run observes the gossip pool every interval until ctx ends.
+func (d *GossipDirectory) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		d.observe(time.Now())
+		select {
+		case <-ctx.Done():
+			d.mu.Lock()
+			if d.mem != nil {
+				_ = d.mem.Leave(context.Background())
+				_ = d.mem.Close()
+			}
+			d.mu.Unlock()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// observe feeds the tracker and refreshes the region list.
+func (d *GossipDirectory) observe(now time.Time) {
+	d.mu.Lock()
+	var members []gossip.Member
+	if d.mem != nil && !d.isolated {
+		members = d.mem.Members()
+	}
+	type count struct{ reachable, total int }
+	counts := map[string]*count{}
+	addrs := map[string]string{}
+	for _, m := range members {
+		if m.Region == "" {
+			continue
+		}
+		c := counts[m.Region]
+		if c == nil {
+			c = &count{}
+			counts[m.Region] = c
+		}
+		if m.Status == gossip.StatusLeft {
+			continue
+		}
+		c.total++
+		if m.Status == gossip.StatusAlive {
+			c.reachable++
+			if addrs[m.Region] == "" || m.Leader {
+				addrs[m.Region] = m.APIAddr
+			}
+			if m.Addr != "" && m.Region != d.cfg.Region {
+				d.remember(m.Addr)
+			}
+		}
+	}
+	var transitions []policy.Transition
+	for name := range d.known {
+		if _, ok := counts[name]; !ok {
+			counts[name] = &count{}
+		}
+	}
+	names := make([]string, 0, len(counts))
+	for name := range counts {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if name == d.cfg.Region {
+			continue
+		}
+		c := counts[name]
+		transitions = append(transitions, d.tracker.Observe(name, c.reachable, c.total, now)...)
+		r := d.known[name]
+		r.Name = name
+		if a := addrs[name]; a != "" {
+			r.Addr = a
+		}
+		h, _ := d.tracker.Health(name)
+		r.Health = h.String()
+		d.known[name] = r
+	}
+	listeners := d.listeners
+	d.mu.Unlock()
+	for _, tr := range transitions {
+		d.log.Warn("region health changed", "region", tr.Region, "from", tr.From.String(), "to", tr.To.String(), "cause", tr.Cause)
+		for _, f := range listeners {
+			f(tr)
+		}
+	}
+}
+
+func (d *GossipDirectory) remember(addr string) {
+	for _, p := range d.peers {
+		if p == addr {
+			return
+		}
+	}
+	d.peers = append(d.peers, addr)
+}
+
+// Isolate fences the local shard and drops out of gossip without leaving,
+// so the other regions see this one fail.
+func (d *GossipDirectory) Isolate(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.isolated {
+		return nil
+	}
+	d.isolated = true
+	d.fence(true)
+	if d.mem != nil {
+		err := d.mem.Close()
+		d.mem = nil
+		if err != nil {
+			return err
+		}
+	}
+	d.log.Warn("region isolated from the federation (drill)")
+	return nil
+}
+
+// Heal rejoins gossip; the failover shell unfences the shard once it has
+// checked with the federation.
+func (d *GossipDirectory) Heal(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.isolated {
+		return nil
+	}
+	cfg := d.cfg
+	cfg.Join = append([]string(nil), d.peers...)
+	mem, err := gossip.Start(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("rejoin gossip: %w", err)
+	}
+	d.mem, d.isolated = mem, false
+	d.log.Info("region rejoined the federation")
+	return nil
+}

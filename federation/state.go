@@ -1,0 +1,193 @@
+package federation
+
+import (
+	"context"
+	"math"
+	"sort"
+	"sync"
+	"time"
+
+	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/federation/policy"
+	"github.com/peloton-federated/peloton/shard/model"
+	"google.golang.org/grpc"
+)
+
+// regionStates gathers what the policies need to know of every region,
+// asking each region's API, and keeps it for a short while.
+type regionStates struct {
+	mu      sync.Mutex
+	at      time.Time
+	states  []policy.RegionState
+	pools   []model.Pool
+	maxAge  time.Duration
+	refresh time.Duration
+}
+
+func resources(r *pb.Resources) model.Resources {
+	return model.Resources{CPU: r.GetCpu(), MemMB: r.GetMemMb(), DiskMB: r.GetDiskMb(), GPU: r.GetGpu()}
+}
+
+func healthOf(s string) policy.Health {
+	switch s {
+	case "suspect":
+		return policy.HealthSuspect
+	case "failed":
+		return policy.HealthFailed
+	}
+	return policy.HealthAlive
+}
+
+// poolsFrom converts pool specs as the API shows them.
+func poolsFrom(ps []*pb.Pool) []model.Pool {
+	var out []model.Pool
+	for _, p := range ps {
+		spec := p.GetSpec()
+		inf := math.Inf(1)
+		opt := func(a *pb.ResourceAmounts, def float64) model.Resources {
+			r := model.Resources{CPU: def, MemMB: def, DiskMB: def, GPU: def}
+			if a.Cpu != nil {
+				r.CPU = *a.Cpu
+			}
+			if a.MemMb != nil {
+				r.MemMB = *a.MemMb
+			}
+			if a.DiskMb != nil {
+				r.DiskMB = *a.DiskMb
+			}
+			if a.Gpu != nil {
+				r.GPU = *a.Gpu
+			}
+			return r
+		}
+		lim, share := model.Resources{CPU: inf, MemMB: inf, DiskMB: inf, GPU: inf}, model.Resources{CPU: 1, MemMB: 1, DiskMB: 1, GPU: 1}
+		if spec.GetLimit() != nil {
+			lim = opt(spec.GetLimit(), inf)
+		}
+		if spec.GetShare() != nil {
+			share = opt(spec.GetShare(), 1)
+		}
+		out = append(out, model.Pool{Path: p.GetPath(), Reservation: resources(spec.GetReservation()), Limit: lim, Share: share})
+	}
+	return out
+}
+
+// collect asks every region for its capacity, hosts and pools.
+func (r *Router) collectStates(ctx context.Context) ([]policy.RegionState, []model.Pool) {
+	s := r.states
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if time.Since(s.at) < s.refresh && s.states != nil {
+		return s.states, s.pools
+	}
+	type regionView struct {
+		regions *pb.ListRegionsResponse
+		hosts   *pb.ListHostsResponse
+		pools   *pb.ListPoolsResponse
+	}
+	fetch := func(ctx context.Context, jobs pb.RegionServiceClient, hosts pb.HostServiceClient, pools pb.PoolServiceClient) (regionView, error) {
+		var v regionView
+		var err error
+		if v.regions, err = jobs.ListRegions(ctx, &pb.ListRegionsRequest{}); err != nil {
+			return v, err
+		}
+		if v.hosts, err = hosts.ListHosts(ctx, &pb.ListHostsRequest{}); err != nil {
+			return v, err
+		}
+		v.pools, err = pools.ListPools(ctx, &pb.ListPoolsRequest{})
+		return v, err
+	}
+	views, _ := fanOut(r, ctx, func(ctx context.Context) (regionView, error) {
+		var v regionView
+		var err error
+		if v.regions, err = r.local.ListRegions(ctx, &pb.ListRegionsRequest{}); err != nil {
+			return v, err
+		}
+		if v.hosts, err = r.local.ListHosts(ctx, &pb.ListHostsRequest{}); err != nil {
+			return v, err
+		}
+		v.pools, err = r.local.ListPools(ctx, &pb.ListPoolsRequest{})
+		return v, err
+	}, func(ctx context.Context, c *grpc.ClientConn) (regionView, error) {
+		return fetch(ctx, pb.NewRegionServiceClient(c), pb.NewHostServiceClient(c), pb.NewPoolServiceClient(c))
+	})
+	now := time.Now()
+	var states []policy.RegionState
+	for _, reg := range r.dir.Regions() {
+		st := policy.RegionState{Name: reg.Name, Health: healthOf(reg.Health), HostLabels: map[string][]string{}, Pools: map[string]policy.PoolUsage{}}
+		v, ok := views[reg.Name]
+		if ok {
+			st.Seen = now
+			for _, g := range v.regions.GetRegions() {
+				if g.GetName() == reg.Name {
+					st.Capacity, st.Allocation = resources(g.GetCapacity()), resources(g.GetAllocation())
+				}
+			}
+			seen := map[string]map[string]bool{}
+			for _, h := range v.hosts.GetHosts() {
+				if h.GetState() != pb.HostState_HOST_STATE_UP {
+					continue
+				}
+				for k, val := range h.GetLabels() {
+					if seen[k] == nil {
+						seen[k] = map[string]bool{}
+					}
+					if !seen[k][val] {
+						seen[k][val] = true
+						st.HostLabels[k] = append(st.HostLabels[k], val)
+					}
+				}
+			}
+			for _, p := range v.pools.GetPools() {
+				var d, a model.Resources
+				for i, pr := range p.GetResources() {
+					d, a = d.Set(i, pr.GetDemand()), a.Set(i, pr.GetAllocation())
+				}
+				st.Pools[p.GetPath()] = policy.PoolUsage{Demand: d, Allocation: a}
+			}
+		} else if st.Health == policy.HealthAlive {
+			st.Health = policy.HealthSuspect // not answering
+		}
+		states = append(states, st)
+	}
+	sort.Slice(states, func(i, j int) bool { return states[i].Name < states[j].Name })
+	var pools []model.Pool
+	if v, ok := views[r.dir.Local()]; ok {
+		pools = poolsFrom(v.pools.GetPools())
+	}
+	s.states, s.pools, s.at = states, pools, time.Now()
+	return states, pools
+}
+
+// PolicyChooser routes jobs that name no region with the routing policy:
+// regions that can satisfy the job, the most entitlement left in its
+// pool, then capacity.
+func (r *Router) PolicyChooser() Chooser {
+	return func(ctx context.Context, spec *pb.JobSpec) (string, []string, error) {
+		states, pools := r.collectStates(ctx)
+		shares := policy.SplitPools(pools, states, time.Now(), r.states.maxAge)
+		req := policy.JobRequest{
+			Pool:        spec.GetPool(),
+			PerTask:     resources(spec.GetTask().GetResources()),
+			Instances:   spec.GetInstances(),
+			Constraints: constraintsFrom(spec.GetTask().GetConstraints()),
+		}
+		if req.Pool == "" {
+			req.Pool = "/"
+		}
+		choice, err := policy.ChooseRegion(req, states, shares)
+		if err != nil {
+			return "", choice.Reasons, err
+		}
+		return choice.Region, choice.Reasons, nil
+	}
+}
+
+func constraintsFrom(cs []*pb.Constraint) []model.Constraint {
+	var out []model.Constraint
+	for _, c := range cs {
+		out = append(out, model.Constraint{Key: c.GetKey(), Op: model.ConstraintOp(c.GetOp()), Values: c.GetValues(),
+			AllOf: constraintsFrom(c.GetAllOf()), AnyOf: constraintsFrom(c.GetAnyOf())})
+	}
+	return out
+}
