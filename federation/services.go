@@ -6,6 +6,10 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
+
+	"github.com/peloton-federated/peloton/federation/policy"
+	"github.com/peloton-federated/peloton/shard/model"
 	"sync"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
@@ -288,7 +292,32 @@ func (r *Router) ListPools(ctx context.Context, req *pb.ListPoolsRequest) (*pb.L
 }
 
 func (r *Router) GetPool(ctx context.Context, req *pb.GetPoolRequest) (*pb.GetPoolResponse, error) {
-	return r.local.GetPool(ctx, req)
+	resp, err := r.local.GetPool(ctx, req)
+	if err != nil || !req.Regions || routed(ctx) {
+		return resp, err
+	}
+	// The global pass: the pool's reservation and limit split among the
+	// regions by their demand and capacity.
+	states, pools := r.collectStates(ctx)
+	shares := policy.SplitPools(pools, states, time.Now(), r.states.maxAge)
+	path := resp.GetPool().GetPath()
+	for _, st := range states {
+		sh, ok := shares.Get(st.Name, path)
+		if !ok {
+			continue
+		}
+		resp.Pool.Regions = append(resp.Pool.Regions, &pb.PoolRegionShare{
+			Region:      st.Name,
+			Reservation: toProto(sh.Reservation),
+			Limit:       toProto(sh.Limit),
+			Demand:      toProto(st.Pools[path].Demand),
+		})
+	}
+	return resp, nil
+}
+
+func toProto(r model.Resources) *pb.Resources {
+	return &pb.Resources{Cpu: r.CPU, MemMb: r.MemMB, DiskMb: r.DiskMB, Gpu: r.GPU}
 }
 
 func (r *Router) GetVersion(ctx context.Context, req *pb.GetVersionRequest) (*pb.GetVersionResponse, error) {

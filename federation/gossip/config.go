@@ -254,13 +254,23 @@ func (c *Config) serfConfig(ml *memberlist.Config, eventCh chan<- serf.Event) *s
 	return sc
 }
 
-// DetectionBound is the time memberlist needs, at most, to declare a
-// silent member failed in a pool of n members under cfg: one probe
-// interval to notice, then the suspicion timeout. When the pool is too
-// small for peers to confirm the suspicion, memberlist uses the minimum
-// timeout; otherwise the timeout starts at the maximum and shrinks as
-// confirmations arrive, so this returns the maximum.
-func DetectionBound(cfg Config, n int) (time.Duration, error) {
+// DetectionEstimate is how long, typically at most, memberlist takes to
+// declare a silent member failed in a pool of n members under cfg:
+//
+//   - up to one probe interval until some member probes it (each member
+//     probes one peer per interval, in a shuffled round-robin, so in a
+//     small pool this is occasionally longer);
+//   - one probe interval for the direct and indirect probes to fail;
+//   - the suspicion timeout, SuspicionMult × max(1, log10(n)) ×
+//     ProbeInterval. When the pool is large enough for peers to confirm
+//     the suspicion (n-2 ≥ SuspicionMult-2) the timer starts at
+//     SuspicionMaxTimeoutMult times that and shrinks as confirmations
+//     arrive, so the estimate uses the maximum;
+//   - one gossip interval to spread the verdict.
+//
+// It is an estimate, not a guarantee: the layer that declares regions
+// failed should add its own margin.
+func DetectionEstimate(cfg Config, n int) (time.Duration, error) {
 	ml, err := cfg.memberlistConfig()
 	if err != nil {
 		return 0, err
@@ -271,7 +281,7 @@ func DetectionBound(cfg Config, n int) (time.Duration, error) {
 	if expected := ml.SuspicionMult - 2; expected > 0 && n-2 >= expected {
 		timeout = time.Duration(ml.SuspicionMaxTimeoutMult) * minTimeout
 	}
-	return ml.ProbeInterval + ml.ProbeTimeout + timeout, nil
+	return 2*ml.ProbeInterval + timeout + ml.GossipInterval, nil
 }
 
 func splitHostPort(addr string) (string, int, error) {

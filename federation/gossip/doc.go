@@ -24,7 +24,7 @@
 // Serf reports members as alive, leaving, left or failed; memberlist's
 // "suspect" phase is internal to it (it is what SuspicionMult tunes), so
 // deciding when a region is suspect versus failed belongs to the layer
-// above, which sees MemberDown events and DetectionBound.
+// above, which sees MemberDown events and DetectionEstimate.
 //
 // It must not import shard/... (shards are reached through their API
 // address) nor other federation packages: they import it.

@@ -33,7 +33,10 @@ type Member struct {
 
 // Event is one of MemberUp, MemberDown, MemberLeft, MemberUpdated,
 // MemberReaped and UserEvent. The set is closed: no other package can add
-// to it, so a type switch over these six is exhaustive.
+// to it, so a type switch over these six is exhaustive. Serf gives user
+// events a Lamport time (UserEvent.LTime) but not member events; those
+// carry Seen, this member's local time of learning, and Members is the
+// authoritative current view.
 type Event interface {
 	isEvent()
 }

@@ -53,46 +53,80 @@ func (m *Membership) SetState(blob []byte) error {
 	return nil
 }
 
+// stateQueryAttempts is how many times CollectStates asks members that
+// have not answered. A query spreads by gossip with a bounded number of
+// retransmissions, so in a small pool a member can miss it; asking again
+// (only the silent members) makes a miss unlikely.
+const stateQueryAttempts = 3
+
 // CollectStates asks the members of the given regions (all regions when
 // none are given) for their state and returns one blob per region: the
 // shard leader's if it answered, else the one with the highest LTime,
 // ties broken by node name. It returns when every live member that the
 // filter selects has answered, or after timeout (zero means serf's
-// default, GossipInterval × 16 × ceil(log10(N+1))). If ctx ends first it
-// returns what it has with ctx's error.
+// default, GossipInterval × 16 × ceil(log10(N+1))); within the timeout it
+// asks silent members again up to stateQueryAttempts times in all. If
+// ctx ends first it returns what it has with ctx's error.
 func (m *Membership) CollectStates(ctx context.Context, timeout time.Duration, regions ...string) (map[string]RegionBlob, error) {
 	if m.isClosed() {
 		return nil, ErrClosed
 	}
-	params := &serf.QueryParam{Timeout: timeout}
-	if len(regions) > 0 {
-		params.FilterTags = map[string]string{TagRegion: exactAlternation(regions)}
+	if timeout <= 0 {
+		timeout = m.serf.DefaultQueryTimeout()
 	}
-	expected := make(map[string]bool)
+	deadline := time.Now().Add(timeout)
 	wanted := make(map[string]bool, len(regions))
 	for _, r := range regions {
 		wanted[r] = true
 	}
+	expected := make(map[string]bool)
 	for _, mem := range m.Members() {
 		if mem.Status == StatusAlive && (len(regions) == 0 || wanted[mem.Region]) {
 			expected[mem.Name] = true
 		}
 	}
+	byNode := make(map[string]RegionBlob)
+	for attempt := 0; attempt < stateQueryAttempts && len(expected) > 0; attempt++ {
+		remaining := time.Until(deadline)
+		if remaining <= 0 {
+			break
+		}
+		params := &serf.QueryParam{Timeout: remaining / time.Duration(stateQueryAttempts-attempt)}
+		if len(regions) > 0 {
+			params.FilterTags = map[string]string{TagRegion: exactAlternation(regions)}
+		}
+		if attempt > 0 {
+			params.FilterNodes = sortedNames(expected)
+		}
+		if err := m.queryStates(ctx, params, expected, byNode); err != nil {
+			return pickRegionBlobs(nodeBlobs(byNode)), err
+		}
+	}
+	return pickRegionBlobs(nodeBlobs(byNode)), nil
+}
+
+// queryStates sends one state query and records replies in byNode,
+// removing each replier from expected, until all expected members have
+// replied, the query times out, or ctx ends.
+func (m *Membership) queryStates(ctx context.Context, params *serf.QueryParam, expected map[string]bool, byNode map[string]RegionBlob) error {
 	request := encodeStateRequest(uint64(m.stateClock.Time()))
 	resp, err := m.serf.Query(StateQueryName, request, params)
+	if err != nil && len(params.FilterNodes) > 0 {
+		// Too many names for serf's query size limit: ask everyone.
+		params.FilterNodes = nil
+		resp, err = m.serf.Query(StateQueryName, request, params)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrQuery, err)
+		return fmt.Errorf("%w: %v", ErrQuery, err)
 	}
 	defer resp.Close()
-
-	var blobs []RegionBlob
 	for len(expected) > 0 {
 		select {
 		case <-ctx.Done():
-			return pickRegionBlobs(blobs), ctx.Err()
+			return ctx.Err()
 		case r, ok := <-resp.ResponseCh():
 			if !ok {
-				return pickRegionBlobs(blobs), nil
+				return nil
 			}
 			delete(expected, r.From)
 			reply, err := decodeStateReply(r.Payload)
@@ -101,16 +135,32 @@ func (m *Membership) CollectStates(ctx context.Context, timeout time.Duration, r
 				continue
 			}
 			m.stateClock.Witness(serf.LamportTime(reply.LTime))
-			if !reply.hasState {
-				continue
+			if reply.hasState {
+				byNode[r.From] = RegionBlob{
+					Region: reply.Region, Node: r.From, Leader: reply.Leader,
+					LTime: reply.LTime, Blob: reply.Blob,
+				}
 			}
-			blobs = append(blobs, RegionBlob{
-				Region: reply.Region, Node: r.From, Leader: reply.Leader,
-				LTime: reply.LTime, Blob: reply.Blob,
-			})
 		}
 	}
-	return pickRegionBlobs(blobs), nil
+	return nil
+}
+
+func sortedNames(set map[string]bool) []string {
+	names := make([]string, 0, len(set))
+	for n := range set {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func nodeBlobs(byNode map[string]RegionBlob) []RegionBlob {
+	out := make([]RegionBlob, 0, len(byNode))
+	for _, b := range byNode {
+		out = append(out, b)
+	}
+	return out
 }
 
 // answerQuery replies to a state query with this member's state; other
@@ -137,7 +187,9 @@ func (m *Membership) answerQuery(q *serf.Query) {
 	m.stateMu.Unlock()
 	if err := q.Respond(buf); err != nil {
 		m.logger.Debug("gossip state reply not sent", "to", q.SourceNode(), "err", err)
+		return
 	}
+	m.logger.Debug("gossip state reply sent", "to", q.SourceNode(), "ltime", q.LTime)
 }
 
 // stateReply is the wire form of one member's answer.

@@ -1239,8 +1239,10 @@ func (x *ListPoolsResponse) GetPools() []*Pool {
 }
 
 type GetPoolRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// Also show how the federation splits the pool among regions.
+	Regions       bool `protobuf:"varint,2,opt,name=regions,proto3" json:"regions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1280,6 +1282,13 @@ func (x *GetPoolRequest) GetPath() string {
 		return x.Path
 	}
 	return ""
+}
+
+func (x *GetPoolRequest) GetRegions() bool {
+	if x != nil {
+		return x.Regions
+	}
+	return false
 }
 
 type GetPoolResponse struct {
@@ -2321,9 +2330,10 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x12DeletePoolResponse\"\x12\n" +
 	"\x10ListPoolsRequest\";\n" +
 	"\x11ListPoolsResponse\x12&\n" +
-	"\x05pools\x18\x01 \x03(\v2\x10.peloton.v1.PoolR\x05pools\"$\n" +
+	"\x05pools\x18\x01 \x03(\v2\x10.peloton.v1.PoolR\x05pools\">\n" +
 	"\x0eGetPoolRequest\x12\x12\n" +
-	"\x04path\x18\x01 \x01(\tR\x04path\"7\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
+	"\aregions\x18\x02 \x01(\bR\aregions\"7\n" +
 	"\x0fGetPoolResponse\x12$\n" +
 	"\x04pool\x18\x01 \x01(\v2\x10.peloton.v1.PoolR\x04pool\",\n" +
 	"\x10ListHostsRequest\x12\x18\n" +

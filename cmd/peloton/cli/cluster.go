@@ -95,23 +95,38 @@ func (a *app) poolCommand() *cobra.Command {
 			}
 			return writePoolTree(cmd.OutOrStdout(), resp.GetPools())
 		}),
-	}, &cobra.Command{
+	})
+	var byRegion bool
+	get := &cobra.Command{
 		Use:   "get PATH",
 		Short: "Show one resource pool",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: a.connected(func(cmd *cobra.Command, argv []string, c *clients) error {
 			ctx, cancel := a.rpc(cmd.Context())
 			defer cancel()
-			resp, err := c.pools.GetPool(ctx, &pelotonv1.GetPoolRequest{Path: argv[0]})
+			resp, err := c.pools.GetPool(ctx, &pelotonv1.GetPoolRequest{Path: argv[0], Regions: byRegion})
 			if err != nil {
 				return err
 			}
 			if a.output != "table" {
 				return writeStructured(cmd.OutOrStdout(), a.output, resp.GetPool())
 			}
-			return writePool(cmd.OutOrStdout(), resp.GetPool())
+			if err := writePool(cmd.OutOrStdout(), resp.GetPool()); err != nil {
+				return err
+			}
+			if !byRegion {
+				return nil
+			}
+			fmt.Fprintln(cmd.OutOrStdout())
+			t := newTable(cmd.OutOrStdout(), "REGION", "RESERVATION", "LIMIT", "DEMAND")
+			for _, r := range resp.GetPool().GetRegions() {
+				t.row(r.GetRegion(), formatResources(r.GetReservation()), formatResources(r.GetLimit()), formatResources(r.GetDemand()))
+			}
+			return t.flush()
 		}),
-	})
+	}
+	get.Flags().BoolVar(&byRegion, "regions", false, "also show the pool's split among the federation's regions")
+	pool.AddCommand(get)
 	return pool
 }
 
@@ -190,6 +205,39 @@ func (a *app) hostCommand() *cobra.Command {
 
 func (a *app) regionCommand() *cobra.Command {
 	region := &cobra.Command{Use: "region", Short: "Show the regions of the federation"}
+	region.AddCommand(&cobra.Command{
+		Use:   "plan [REGION]",
+		Short: "Say, for each region, whether the others could absorb its relocatable work",
+		Args:  args(cobra.MaximumNArgs(1)),
+		RunE: a.connected(func(cmd *cobra.Command, argv []string, c *clients) error {
+			ctx, cancel := a.rpc(cmd.Context())
+			defer cancel()
+			req := &pelotonv1.PlanFailoverRequest{}
+			if len(argv) == 1 {
+				req.Region = argv[0]
+			}
+			resp, err := c.fed.PlanFailover(ctx, req)
+			if err != nil {
+				return err
+			}
+			if a.output != "table" {
+				return writeStructured(cmd.OutOrStdout(), a.output, resp)
+			}
+			t := newTable(cmd.OutOrStdout(), "IF REGION FAILS", "JOB", "NAME", "GOES TO", "NOTE")
+			for _, p := range resp.GetPlans() {
+				if len(p.GetMoves())+len(p.GetUnplaced()) == 0 {
+					t.row(p.GetRegion(), "-", "-", "-", fmt.Sprintf("nothing to relocate (%d pinned jobs stay)", p.GetPinned()))
+				}
+				for _, m := range p.GetMoves() {
+					t.row(p.GetRegion(), m.GetJobId(), m.GetJobName(), m.GetToRegion(), "fits")
+				}
+				for _, m := range p.GetUnplaced() {
+					t.row(p.GetRegion(), m.GetJobId(), m.GetJobName(), "-", "WOULD NOT FIT: "+m.GetReason())
+				}
+			}
+			return t.flush()
+		}),
+	})
 	region.AddCommand(&cobra.Command{
 		Use:   "list",
 		Short: "List regions with their health and members",

@@ -124,6 +124,9 @@ func shortState(s protoreflect.Enum) string { return pelotonv1.ShortEnumName(s) 
 
 // number renders a float without trailing zeros: 1, 0.25, 1.5.
 func number(v float64) string {
+	if math.IsInf(v, 1) {
+		return "unlimited"
+	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return fmt.Sprint(v)
 	}
@@ -132,6 +135,9 @@ func number(v float64) string {
 
 // mebibytes renders an amount in MiB with a fitting unit: 128MiB, 2GiB, 1.5TiB.
 func mebibytes(mib float64) string {
+	if math.IsInf(mib, 1) {
+		return "unlimited"
+	}
 	units := []string{"MiB", "GiB", "TiB", "PiB"}
 	i := 0
 	for math.Abs(mib) >= 1024 && i < len(units)-1 {

@@ -194,7 +194,7 @@ func newRootCommand(a *app) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{command: c.CommandPath(), err: err}
 	})
-	root.AddCommand(a.jobCommand(), a.taskCommand(), a.poolCommand(), a.hostCommand(), a.regionCommand(), a.versionCommand())
+	root.AddCommand(a.jobCommand(), a.taskCommand(), a.poolCommand(), a.hostCommand(), a.regionCommand(), a.drillCommand(), a.versionCommand())
 	return root
 }
 
@@ -218,6 +218,7 @@ type clients struct {
 	regions pelotonv1.RegionServiceClient
 	events  pelotonv1.EventServiceClient
 	system  pelotonv1.SystemServiceClient
+	fed     pelotonv1.FederationServiceClient
 }
 
 // NormalizeAddr turns what a user may type for --addr into a gRPC target:
@@ -272,6 +273,7 @@ func (a *app) dial() (*clients, error) {
 		regions: pelotonv1.NewRegionServiceClient(conn),
 		events:  pelotonv1.NewEventServiceClient(conn),
 		system:  pelotonv1.NewSystemServiceClient(conn),
+		fed:     pelotonv1.NewFederationServiceClient(conn),
 	}, nil
 }
 

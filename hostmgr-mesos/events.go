@@ -1,0 +1,384 @@
+package mesos
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	mesoslib "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
+	"github.com/peloton-federated/peloton/shard/model"
+)
+
+// handle applies one event of the subscription stream.
+func (p *Plugin) handle(ctx context.Context, c *conn, ev *scheduler.Event) error {
+	now := p.clock.Now()
+	p.mu.Lock()
+	p.lastEvent = now
+	p.mu.Unlock()
+	switch ev.GetType() {
+	case scheduler.Event_SUBSCRIBED:
+		p.subscribed(ctx, c, ev.Subscribed, now)
+	case scheduler.Event_OFFERS:
+		if ev.Offers != nil {
+			p.offered(ctx, ev.Offers.Offers, now)
+		}
+	case scheduler.Event_RESCIND:
+		if ev.Rescind != nil {
+			p.mu.Lock()
+			if o := p.offers[ev.Rescind.OfferID.Value]; o != nil {
+				delete(p.offers, o.id)
+				delete(o.agent.offers, o.id)
+			}
+			p.mu.Unlock()
+		}
+	case scheduler.Event_UPDATE:
+		if ev.Update != nil {
+			p.updated(ctx, &ev.Update.Status, now)
+		}
+	case scheduler.Event_FAILURE:
+		if f := ev.Failure; f != nil && f.AgentID != nil && f.ExecutorID == nil {
+			p.agentFailed(f.AgentID.Value, now)
+		}
+	case scheduler.Event_INVERSE_OFFERS:
+		if ev.InverseOffers != nil {
+			p.inverseOffers(ctx, ev.InverseOffers.InverseOffers)
+		}
+	case scheduler.Event_RESCIND_INVERSE_OFFER:
+		if ev.RescindInverseOffer != nil {
+			p.rescindInverse(ev.RescindInverseOffer.InverseOfferID.Value)
+		}
+	case scheduler.Event_ERROR:
+		msg := ""
+		if ev.Error != nil {
+			msg = ev.Error.Message
+		}
+		if strings.Contains(strings.ToLower(msg), "removed") {
+			// The master will never take this framework id again: the next
+			// subscription starts a new framework.
+			p.log.Error("framework removed by the master; subscribing as a new framework", "message", msg)
+			p.mu.Lock()
+			p.frameworkID = ""
+			p.mu.Unlock()
+			if err := p.cfg.FrameworkIDs.SaveFrameworkID(ctx, ""); err != nil {
+				p.log.Warn("forgetting the framework id", "err", err)
+			}
+		}
+		return fmt.Errorf("%w: %s", ErrMasterError, msg)
+	}
+	return nil
+}
+
+// subscribed records the framework id, reconciles every live run and
+// sends kills that waited for a subscription.
+func (p *Plugin) subscribed(ctx context.Context, c *conn, s *scheduler.Event_Subscribed, now time.Time) {
+	if s == nil {
+		return
+	}
+	id := s.FrameworkID.Value
+	p.mu.Lock()
+	old := p.frameworkID
+	p.frameworkID = id
+	c.frameworkID = id
+	p.conn = c
+	p.heartbeat = time.Duration(s.GetHeartbeatIntervalSeconds() * float64(time.Second))
+	p.suppressed = false
+	p.lastRecon = now
+	var tasks []scheduler.Call_Reconcile_Task
+	for run, r := range p.runs {
+		if !r.ended {
+			tasks = append(tasks, reconcileTask(run, r.agentID))
+		}
+	}
+	kills := p.kills
+	p.kills = nil
+	p.mu.Unlock()
+	p.log.Info("subscribed to mesos", "framework_id", id, "master", c.endpoint, "reconciling", len(tasks))
+	if id != old {
+		if err := p.cfg.FrameworkIDs.SaveFrameworkID(ctx, id); err != nil {
+			p.log.Error("saving the framework id", "err", err)
+		}
+	}
+	p.sendReconcile(ctx, c, tasks)
+	for _, k := range kills {
+		p.spawn(nil, func() { p.sendKill(ctx, c, k) })
+	}
+}
+
+func reconcileTask(run model.RunID, agentID string) scheduler.Call_Reconcile_Task {
+	t := scheduler.Call_Reconcile_Task{TaskID: mesoslib.TaskID{Value: string(run)}}
+	if agentID != "" {
+		t.AgentID = &mesoslib.AgentID{Value: agentID}
+	}
+	return t
+}
+
+// sendReconcile asks about tasks in batches; none asks about all.
+func (p *Plugin) sendReconcile(ctx context.Context, c *conn, tasks []scheduler.Call_Reconcile_Task) {
+	for start := 0; start < len(tasks); start += reconcileBatch {
+		batch := tasks[start:min(start+reconcileBatch, len(tasks))]
+		p.spawn(nil, func() {
+			call := &scheduler.Call{Type: scheduler.Call_RECONCILE, Reconcile: &scheduler.Call_Reconcile{Tasks: batch}}
+			if err := p.call(ctx, c, call); err != nil {
+				p.log.Warn("reconcile failed", "err", err)
+			}
+		})
+	}
+}
+
+// offered adds offers to the agents they are for and retries launches
+// waiting on those agents.
+func (p *Plugin) offered(ctx context.Context, offers []mesoslib.Offer, now time.Time) {
+	p.mu.Lock()
+	touched := map[*agentState]bool{}
+	for i := range offers {
+		o := &offers[i]
+		a := p.agentLocked(o.AgentID.Value, o.Hostname, o.Attributes)
+		h := &heldOffer{id: o.ID.Value, agent: a, received: now, resources: o.Resources}
+		a.offers[h.id] = h
+		p.offers[h.id] = h
+		touched[a] = true
+	}
+	for a := range touched {
+		if a.refresh() {
+			p.changed[a] = true
+		}
+	}
+	accepts := p.retryParkedLocked(touched, now)
+	c := p.conn
+	p.mu.Unlock()
+	p.wake()
+	for _, ac := range accepts {
+		p.spawn(nil, func() { p.sendAccept(ctx, c, ac) })
+	}
+}
+
+// agentLocked returns the agent, creating it (and its host) on first
+// sight. An agent that re-registered under a new id with the same
+// hostname takes over the host.
+func (p *Plugin) agentLocked(id, hostname string, attrs []mesoslib.Attribute) *agentState {
+	a := p.agents[id]
+	if a == nil {
+		name := hostname
+		if name == "" || strings.Contains(name, "/") {
+			name = id
+		}
+		a = &agentState{id: id, hostname: hostname, host: model.HostID(p.cfg.Cluster + "/" + name),
+			offers: map[string]*heldOffer{}, draining: map[string]bool{}}
+		p.agents[id] = a
+		p.byHost[a.host] = a
+	}
+	a.attrs = attributeLabels(attrs)
+	return a
+}
+
+// updated forwards a status update, acknowledging it when it carries a
+// uuid. A run this plugin already reported ended that Mesos reports
+// running is killed instead.
+func (p *Plugin) updated(ctx context.Context, st *mesoslib.TaskStatus, now time.Time) {
+	run := model.RunID(st.TaskID.Value)
+	agentID := ""
+	if st.AgentID != nil {
+		agentID = st.AgentID.Value
+	}
+	state, forward := convertState(st.GetState())
+	p.mu.Lock()
+	c := p.conn
+	r := p.runs[run]
+	if r == nil && forward && !state.IsTerminal() {
+		r = &runState{agentID: agentID}
+		if a := p.agents[agentID]; a != nil {
+			r.host = a.host
+		}
+		p.runs[run] = r
+	}
+	var host model.HostID
+	if r != nil {
+		host = r.host
+		if r.agentID == "" {
+			r.agentID = agentID
+		}
+	} else if a := p.agents[agentID]; a != nil {
+		host = a.host
+	}
+	resurrected := false
+	if forward {
+		switch {
+		case state.IsTerminal():
+			if r != nil {
+				p.endRunLocked(r, now)
+			}
+		case r.ended:
+			resurrected = true
+		}
+		if !resurrected {
+			reason, msg, code := statusDetails(st, state)
+			ts := p.status(run, host, state, reason, msg, statusTime(st, now))
+			ts.ExitCode = code
+			p.reportLocked(ts)
+		}
+	}
+	p.mu.Unlock()
+	if resurrected {
+		p.log.Warn("run reported running after it ended; killing it", "run", run, "agent", agentID)
+		p.spawn(nil, func() { p.sendKill(ctx, c, killRequest{run: run, agentID: agentID}) })
+	}
+	if len(st.UUID) > 0 && agentID != "" {
+		uuid := st.UUID
+		p.spawn(nil, func() {
+			if err := p.call(ctx, c, calls.Acknowledge(agentID, string(run), uuid)); err != nil {
+				p.log.Debug("acknowledge failed; the agent will resend", "run", run, "err", err)
+			}
+		})
+	}
+}
+
+// agentFailed removes an agent's host and reports its live runs LOST.
+func (p *Plugin) agentFailed(agentID string, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	a := p.agents[agentID]
+	if a == nil {
+		return
+	}
+	for id := range a.offers {
+		delete(p.offers, id)
+	}
+	delete(p.agents, agentID)
+	delete(p.changed, a)
+	if p.byHost[a.host] == a {
+		delete(p.byHost, a.host)
+		p.removed = append(p.removed, a.host)
+	}
+	for run, r := range p.runs {
+		if r.agentID == agentID && !r.ended {
+			p.endRunLocked(r, now)
+			p.reportLocked(p.status(run, a.host, model.TaskLost, model.ReasonHostLost, "mesos agent "+agentID+" failed", now))
+		}
+	}
+	p.log.Warn("mesos agent removed", "agent", agentID, "host", a.host)
+}
+
+// inverseOffers marks the agents under maintenance draining and accepts:
+// the shard places nothing new there.
+func (p *Plugin) inverseOffers(ctx context.Context, ios []mesoslib.InverseOffer) {
+	p.mu.Lock()
+	c := p.conn
+	var ids []mesoslib.OfferID
+	for i := range ios {
+		io := &ios[i]
+		ids = append(ids, io.OfferID)
+		if io.AgentID == nil {
+			continue
+		}
+		if a := p.agents[io.AgentID.Value]; a != nil {
+			a.draining[io.OfferID.Value] = true
+			p.changed[a] = true
+		}
+	}
+	p.mu.Unlock()
+	p.wake()
+	if len(ids) > 0 {
+		p.spawn(nil, func() {
+			if err := p.call(ctx, c, calls.AcceptInverseOffers(ids...)); err != nil {
+				p.log.Warn("accepting inverse offers", "err", err)
+			}
+		})
+	}
+}
+
+func (p *Plugin) rescindInverse(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, a := range p.agents {
+		if a.draining[id] {
+			delete(a.draining, id)
+			p.changed[a] = true
+		}
+	}
+	p.wake()
+}
+
+// tick declines offers held too long, reports launches that waited too
+// long LOST, suppresses offers when nothing waits, revives when launches
+// wait without offers, and reconciles implicitly now and then.
+func (p *Plugin) tick(ctx context.Context) {
+	now := p.clock.Now()
+	p.mu.Lock()
+	c := p.conn
+	var decline []mesoslib.OfferID
+	for id, o := range p.offers {
+		if now.Sub(o.received) >= p.cfg.OfferHold {
+			decline = append(decline, mesoslib.OfferID{Value: id})
+			delete(p.offers, id)
+			delete(o.agent.offers, id)
+		}
+	}
+	kept := p.parked[:0]
+	waiting := false
+	for _, pl := range p.parked {
+		if now.Before(pl.deadline) {
+			kept = append(kept, pl)
+			if a := p.byHost[pl.launch.Host]; a == nil || len(a.offers) == 0 {
+				waiting = true
+			}
+			continue
+		}
+		delete(p.runs, pl.launch.Run)
+		p.reportLocked(p.status(pl.launch.Run, pl.launch.Host, model.TaskLost, model.ReasonLaunchError,
+			fmt.Sprintf("no mesos offer on %s had enough resources within %s", pl.launch.Host, p.cfg.LaunchWait), now))
+	}
+	p.parked = kept
+	suppress := c != nil && !p.suppressed && len(p.parked) == 0 && len(p.offers) == 0 && now.Sub(p.lastDemand) >= p.cfg.OfferHold
+	if suppress {
+		p.suppressed = true
+	}
+	revive := c != nil && waiting && now.Sub(p.lastRevive) >= p.cfg.LaunchWait/4
+	if revive {
+		p.suppressed, p.lastRevive = false, now
+	}
+	reconcile := c != nil && now.Sub(p.lastRecon) >= p.cfg.ReconcileInterval
+	if reconcile {
+		p.lastRecon = now
+	}
+	for run, r := range p.runs {
+		if r.ended && now.Sub(r.endedAt) > endedRetention {
+			delete(p.runs, run)
+		}
+	}
+	p.mu.Unlock()
+	if c == nil {
+		return
+	}
+	if len(decline) > 0 {
+		p.spawn(nil, func() {
+			call := calls.Decline(decline...).With(calls.RefuseSeconds(p.cfg.DeclineRefuse))
+			if err := p.call(ctx, c, call); err != nil {
+				p.log.Warn("declining offers", "err", err)
+			}
+		})
+	}
+	p.simpleCall(ctx, c, suppress, calls.Suppress(), "suppressing offers")
+	p.simpleCall(ctx, c, revive, calls.Revive(), "reviving offers")
+	if reconcile {
+		p.spawn(nil, func() {
+			call := &scheduler.Call{Type: scheduler.Call_RECONCILE, Reconcile: &scheduler.Call_Reconcile{}}
+			if err := p.call(ctx, c, call); err != nil {
+				p.log.Warn("implicit reconcile failed", "err", err)
+			}
+		})
+	}
+}
+
+func (p *Plugin) simpleCall(ctx context.Context, c *conn, do bool, call *scheduler.Call, what string) {
+	if !do {
+		return
+	}
+	p.spawn(nil, func() {
+		if err := p.call(ctx, c, call); err != nil {
+			p.log.Warn(what, "err", err)
+		}
+	})
+}

@@ -1,0 +1,35 @@
+// Package mesostest is an in-process emulator of an Apache Mesos master's v1
+// scheduler HTTP API, written from the Mesos documentation
+// (docs/scheduler-http-api.md, reconciliation.md,
+// high-availability-framework-guide.md), for tests and benchmarks of the
+// Mesos host manager on machines where no Mesos master can be installed.
+//
+// It serves POST /api/v1/scheduler in protobuf and JSON. SUBSCRIBE answers
+// 200 with a Mesos-Stream-Id header and a RecordIO stream of events
+// (SUBSCRIBED with heartbeat_interval_seconds, HEARTBEAT, OFFERS, RESCIND,
+// INVERSE_OFFERS, RESCIND_INVERSE_OFFER, UPDATE, FAILURE, ERROR). Other calls
+// need the framework's current stream id and answer 202; a body that does
+// not parse or a call missing its fields answers 400 with a message, a call
+// of a framework that is not subscribed 403, and every call to a master that
+// is not the leader 307 with a Location header naming the leader.
+//
+// Simulated agents hold resources (revocable ones too) and attributes.
+// Offers go out in batches, one outstanding offer per agent and framework.
+// An ACCEPT against an unknown, rescinded or already used offer reports its
+// tasks TASK_DROPPED (partition-aware frameworks) or TASK_LOST; an invalid
+// task TASK_ERROR. A launched task sends TASK_STARTING and TASK_RUNNING, runs
+// for the duration in its PELOTON_SIM_DURATION environment variable and
+// ends TASK_FINISHED, or TASK_FAILED when PELOTON_SIM_EXIT_CODE is not 0.
+// Agent-generated updates carry a uuid and are resent until acknowledged;
+// master-generated ones (reconciliation, invalid launches, removed agents) do
+// not. Agents can be removed (FAILURE, their tasks TASK_GONE or TASK_LOST,
+// their offers rescinded) or put under maintenance (inverse offers). A
+// framework that re-subscribes with its id within failover_timeout keeps its
+// tasks; after it, the tasks are killed and the id is refused.
+//
+// Time advances in ticks of one loop goroutine (Run); tasks are kept in a
+// deadline heap, so the emulator holds 10,000+ agents and 100,000+ tasks
+// without a goroutine per agent or task.
+//
+// It imports mesos-go's v1 protobuf types and shard/clock only.
+package mesostest

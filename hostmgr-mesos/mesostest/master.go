@@ -1,0 +1,422 @@
+package mesostest
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+	"github.com/peloton-federated/peloton/shard/clock"
+)
+
+// Errors returned by the emulator's control methods.
+var (
+	ErrUnknownAgent   = errors.New("mesos emulator: unknown agent")
+	ErrDuplicateAgent = errors.New("mesos emulator: duplicate agent")
+	ErrInvalidAgent   = errors.New("mesos emulator: invalid agent")
+)
+
+// Task environment variables the emulated command executor obeys.
+const (
+	EnvDuration = "PELOTON_SIM_DURATION"
+	EnvExitCode = "PELOTON_SIM_EXIT_CODE"
+)
+
+// Defaults of Config.
+const (
+	DefaultHeartbeatInterval  = 15 * time.Second
+	DefaultAllocationInterval = 100 * time.Millisecond
+	DefaultOfferBatch         = 1000
+	DefaultTaskDuration       = time.Second
+	DefaultUpdateRetry        = 10 * time.Second
+	// defaultRefuse is Filters.refuse_seconds when a call sets none.
+	defaultRefuse = 5 * time.Second
+)
+
+// Config configures a Master. Zero values take the defaults.
+type Config struct {
+	Clock              clock.Clock
+	HeartbeatInterval  time.Duration
+	AllocationInterval time.Duration
+	// OfferBatch is the most offers in one OFFERS event.
+	OfferBatch int
+	// TaskDuration is how long a task runs without PELOTON_SIM_DURATION.
+	TaskDuration time.Duration
+	// UpdateRetry is how long an agent waits for an acknowledgement before
+	// it resends a status update.
+	UpdateRetry time.Duration
+	// MasterID names the master in SUBSCRIBED's master_info.
+	MasterID string
+}
+
+// AgentSpec describes a simulated agent.
+type AgentSpec struct {
+	// ID is the agent id; empty gets "<master>-S<n>".
+	ID       string
+	Hostname string
+	CPU      float64
+	MemMB    float64
+	DiskMB   float64
+	GPU      float64
+	// RevocableCPU and RevocableMemMB are oversubscribed slack, offered to
+	// frameworks with the REVOCABLE_RESOURCES capability.
+	RevocableCPU   float64
+	RevocableMemMB float64
+	Attributes     map[string]string
+}
+
+// Master is an emulated Mesos master.
+type Master struct {
+	cfg   Config
+	clock clock.Clock
+
+	mu            sync.Mutex
+	redirect      string // host:port of the leader when this one is not
+	silent        bool   // no events are written (a partition)
+	agents        map[string]*agent
+	agentOrder    []*agent
+	removed       map[string]bool // agent ids removed from the cluster
+	cursor        int             // allocation round-robin start
+	frameworks    map[string]*framework
+	removedFw     map[string]bool
+	offers        map[string]*offer
+	tasks         taskHeap
+	nextID        uint64
+	lastHeartbts  time.Time
+	lastRetryScan time.Time
+	stats         Stats
+}
+
+// Stats counts what the master saw.
+type Stats struct {
+	Calls         map[string]int
+	BadRequests   int
+	TasksLaunched int
+	TasksRunning  int
+	TasksFinished int
+	TasksFailed   int
+	TasksKilled   int
+	TasksLost     int
+	OffersSent    int
+	OffersDecline int
+	OffersRescind int
+	Acks          int
+	Subscribes    int
+}
+
+type agent struct {
+	spec        AgentSpec
+	used        resSum // held by tasks
+	offered     resSum // held by outstanding offers
+	tasks       map[string]*task
+	maintenance *mesos.Unavailability
+	inverse     map[string]string // framework id -> inverse offer id
+}
+
+type framework struct {
+	id        string
+	info      mesos.FrameworkInfo
+	role      string
+	multiRole bool
+	partition bool
+	revocable bool
+	sub       *subscription // nil while disconnected
+	failAt    time.Time     // failover deadline while disconnected
+	suppress  bool
+	filters   map[string]time.Time // agent id -> refused until
+	tasks     map[string]*task
+	offers    map[string]*offer
+}
+
+type offer struct {
+	id        string
+	fw        *framework
+	agent     *agent
+	sum       resSum
+	resources []mesos.Resource
+}
+
+// New returns a master with no agents; call Run to let time pass.
+func New(cfg Config) *Master {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.HeartbeatInterval <= 0 {
+		cfg.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if cfg.AllocationInterval <= 0 {
+		cfg.AllocationInterval = DefaultAllocationInterval
+	}
+	if cfg.OfferBatch <= 0 {
+		cfg.OfferBatch = DefaultOfferBatch
+	}
+	if cfg.TaskDuration <= 0 {
+		cfg.TaskDuration = DefaultTaskDuration
+	}
+	if cfg.UpdateRetry <= 0 {
+		cfg.UpdateRetry = DefaultUpdateRetry
+	}
+	if cfg.MasterID == "" {
+		cfg.MasterID = "emulated-master"
+	}
+	return &Master{
+		cfg:        cfg,
+		clock:      cfg.Clock,
+		agents:     map[string]*agent{},
+		removed:    map[string]bool{},
+		frameworks: map[string]*framework{},
+		removedFw:  map[string]bool{},
+		offers:     map[string]*offer{},
+		stats:      Stats{Calls: map[string]int{}},
+	}
+}
+
+func (m *Master) newID(kind string) string {
+	m.nextID++
+	return m.cfg.MasterID + "-" + kind + strconv.FormatUint(m.nextID, 10)
+}
+
+// AddAgents registers agents; they are offered from the next allocation.
+func (m *Master) AddAgents(specs ...AgentSpec) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range specs {
+		if s.ID == "" {
+			s.ID = m.newID("S")
+		}
+		if s.Hostname == "" {
+			s.Hostname = s.ID
+		}
+		if s.CPU < 0 || s.MemMB < 0 || s.DiskMB < 0 || s.GPU < 0 || s.RevocableCPU < 0 || s.RevocableMemMB < 0 {
+			return fmt.Errorf("%w: %s has a negative resource", ErrInvalidAgent, s.ID)
+		}
+		if _, ok := m.agents[s.ID]; ok || m.removed[s.ID] {
+			return fmt.Errorf("%w: %s", ErrDuplicateAgent, s.ID)
+		}
+		a := &agent{spec: s, tasks: map[string]*task{}, inverse: map[string]string{}}
+		m.agents[s.ID] = a
+		m.agentOrder = append(m.agentOrder, a)
+	}
+	return nil
+}
+
+// Agents returns the ids of the agents in the cluster, sorted.
+func (m *Master) Agents() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]string, 0, len(m.agents))
+	for id := range m.agents {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// RemoveAgent takes an agent out of the cluster as after failed health
+// checks: its offers are rescinded, its tasks reported TASK_GONE to
+// partition-aware frameworks (TASK_LOST to others), and FAILURE is sent.
+func (m *Master) RemoveAgent(id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.agents[id]
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrUnknownAgent, id)
+	}
+	for _, o := range m.offers {
+		if o.agent == a {
+			m.rescind(o)
+		}
+	}
+	for _, t := range a.tasks {
+		state := mesos.TASK_LOST
+		if t.fw.partition {
+			state = mesos.TASK_GONE
+		}
+		m.endTask(t, state, mesos.REASON_AGENT_REMOVED, "agent "+id+" was removed", false)
+	}
+	delete(m.agents, id)
+	for i, x := range m.agentOrder {
+		if x == a {
+			m.agentOrder = append(m.agentOrder[:i], m.agentOrder[i+1:]...)
+			break
+		}
+	}
+	m.removed[id] = true
+	for _, fw := range m.frameworks {
+		aid := mesos.AgentID{Value: id}
+		m.send(fw, &scheduler.Event{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{AgentID: &aid}})
+	}
+	return nil
+}
+
+// StartMaintenance schedules maintenance of an agent from start for d:
+// every subscribed framework gets an inverse offer for it.
+func (m *Master) StartMaintenance(id string, start time.Time, d time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.agents[id]
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrUnknownAgent, id)
+	}
+	ns := d.Nanoseconds()
+	a.maintenance = &mesos.Unavailability{Start: mesos.TimeInfo{Nanoseconds: start.UnixNano()}, Duration: &mesos.DurationInfo{Nanoseconds: ns}}
+	for _, fw := range m.frameworks {
+		m.sendInverseOffer(fw, a)
+	}
+	return nil
+}
+
+// StopMaintenance ends an agent's maintenance; its inverse offers are
+// rescinded.
+func (m *Master) StopMaintenance(id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.agents[id]
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrUnknownAgent, id)
+	}
+	a.maintenance = nil
+	for fwID, ioID := range a.inverse {
+		if fw := m.frameworks[fwID]; fw != nil {
+			m.send(fw, &scheduler.Event{Type: scheduler.Event_RESCIND_INVERSE_OFFER,
+				RescindInverseOffer: &scheduler.Event_RescindInverseOffer{InverseOfferID: mesos.OfferID{Value: ioID}}})
+		}
+	}
+	a.inverse = map[string]string{}
+	return nil
+}
+
+func (m *Master) sendInverseOffer(fw *framework, a *agent) {
+	if a.maintenance == nil || fw.sub == nil {
+		return
+	}
+	if _, sent := a.inverse[fw.id]; sent {
+		return
+	}
+	id := m.newID("IO")
+	a.inverse[fw.id] = id
+	aid := mesos.AgentID{Value: a.spec.ID}
+	m.send(fw, &scheduler.Event{Type: scheduler.Event_INVERSE_OFFERS, InverseOffers: &scheduler.Event_InverseOffers{
+		InverseOffers: []mesos.InverseOffer{{OfferID: mesos.OfferID{Value: id}, FrameworkID: mesos.FrameworkID{Value: fw.id}, AgentID: &aid, Unavailability: *a.maintenance}},
+	}})
+}
+
+// RescindOffers rescinds every outstanding offer on an agent, as Mesos
+// does when --offer_timeout passes or an operator reserves resources.
+func (m *Master) RescindOffers(agentID string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, o := range m.offers {
+		if o.agent.spec.ID == agentID {
+			m.rescind(o)
+			n++
+		}
+	}
+	return n
+}
+
+func (m *Master) rescind(o *offer) {
+	m.recover(o)
+	m.stats.OffersRescind++
+	m.send(o.fw, &scheduler.Event{Type: scheduler.Event_RESCIND, Rescind: &scheduler.Event_Rescind{OfferID: mesos.OfferID{Value: o.id}}})
+}
+
+// recover returns an offer's resources to its agent.
+func (m *Master) recover(o *offer) {
+	delete(m.offers, o.id)
+	delete(o.fw.offers, o.id)
+	o.agent.offered = o.agent.offered.sub(o.sum)
+}
+
+// SetRedirect makes the master a standby that answers every call with 307
+// to leader (host:port); empty makes it the leader again. Subscriptions
+// are closed when it steps down.
+func (m *Master) SetRedirect(leader string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.redirect = leader
+	if leader != "" {
+		for _, fw := range m.frameworks {
+			m.disconnect(fw)
+		}
+	}
+}
+
+// SetSilent stops (true) or resumes writing events, heartbeats included,
+// on every subscription without closing it: a network partition as the
+// scheduler sees it.
+func (m *Master) SetSilent(silent bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.silent = silent
+	for _, fw := range m.frameworks {
+		if fw.sub != nil {
+			fw.sub.wake()
+		}
+	}
+}
+
+// Stats returns a copy of the counters.
+func (m *Master) Stats() Stats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.stats
+	s.Calls = map[string]int{}
+	for k, v := range m.stats.Calls {
+		s.Calls[k] = v
+	}
+	return s
+}
+
+// TaskView is a task as the master knows it.
+type TaskView struct {
+	ID, Framework, Agent string
+	State                mesos.TaskState
+}
+
+// Tasks returns the tasks the master knows (active, or terminal and not
+// yet acknowledged), sorted by id.
+func (m *Master) Tasks() []TaskView {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []TaskView
+	for _, fw := range m.frameworks {
+		for _, t := range fw.tasks {
+			out = append(out, TaskView{ID: t.id, Framework: fw.id, Agent: t.agent.spec.ID, State: t.state})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Subscribed reports whether a framework has an open subscription.
+func (m *Master) Subscribed(frameworkID string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fw := m.frameworks[frameworkID]
+	return fw != nil && fw.sub != nil
+}
+
+// FrameworkIDs returns the ids of frameworks the master knows, sorted.
+func (m *Master) FrameworkIDs() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for id := range m.frameworks {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// OutstandingOffers is the number of offers not yet answered.
+func (m *Master) OutstandingOffers() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.offers)
+}
