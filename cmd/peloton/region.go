@@ -34,6 +34,9 @@ type regionConfig struct {
 	// region is alone (or in a static in-process federation).
 	Gossip *gossip.Config
 	Health policy.HealthConfig
+	// OpenStore opens the region's store; nil means the embedded store in
+	// DataDir.
+	OpenStore func(ctx context.Context) (store.Store, error)
 }
 
 // regionRuntime is a running region: its store, shard and gateway.
@@ -55,7 +58,13 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	st, err := boltstore.Open(filepath.Join(cfg.DataDir, "store.db"))
+	var st store.Store
+	var err error
+	if cfg.OpenStore != nil {
+		st, err = cfg.OpenStore(ctx)
+	} else {
+		st, err = boltstore.Open(filepath.Join(cfg.DataDir, "store.db"))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}

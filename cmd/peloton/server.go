@@ -1,0 +1,240 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/peloton-federated/peloton/federation"
+	"github.com/peloton-federated/peloton/federation/gossip"
+	"github.com/peloton-federated/peloton/federation/policy"
+	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/cassandra"
+)
+
+// serverConfig is the file `peloton server --config` reads.
+type serverConfig struct {
+	Region  string   `json:"region"`
+	Addr    string   `json:"addr"`
+	DataDir string   `json:"dataDir"`
+	Hosts   []string `json:"hosts"`
+	Store   struct {
+		Kind      string `json:"kind"`
+		Cassandra struct {
+			Hosts       []string `json:"hosts"`
+			Keyspace    string   `json:"keyspace"`
+			Replication string   `json:"replication"`
+			Consistency string   `json:"consistency"`
+			Migrate     bool     `json:"migrate"`
+		} `json:"cassandra"`
+	} `json:"store"`
+	EntitlementPeriod duration `json:"entitlementPeriod"`
+	Gossip            *struct {
+		Node          string   `json:"node"`
+		Bind          string   `json:"bind"`
+		Advertise     string   `json:"advertise"`
+		Join          []string `json:"join"`
+		EncryptKey    string   `json:"encryptKey"`
+		Profile       string   `json:"profile"`
+		ProbeInterval duration `json:"probeInterval"`
+		ProbeTimeout  duration `json:"probeTimeout"`
+	} `json:"gossip"`
+	Health struct {
+		SuspectAfter duration `json:"suspectAfter"`
+		FailAfter    duration `json:"failAfter"`
+		RecoverAfter duration `json:"recoverAfter"`
+	} `json:"health"`
+	Log struct {
+		Level  string `json:"level"`
+		Format string `json:"format"`
+	} `json:"log"`
+}
+
+// duration reads "30s" style durations.
+type duration time.Duration
+
+func (d *duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("must be a duration like 30s")
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration like 30s", s)
+	}
+	*d = duration(v)
+	return nil
+}
+
+// loadServerConfig reads and checks a server config, naming the field of
+// every problem.
+func loadServerConfig(path string) (*serverConfig, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	js, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not valid YAML: %w", path, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	var c serverConfig
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var problems []string
+	add := func(field, msg string) { problems = append(problems, field+": "+msg) }
+	if c.Region == "" {
+		add("region", "is required")
+	}
+	if c.Addr == "" {
+		c.Addr = "127.0.0.1:5390"
+	}
+	if c.DataDir == "" {
+		add("dataDir", "is required")
+	}
+	if len(c.Hosts) == 0 {
+		add("hosts", "at least one host manager cluster is required (KIND[:NAME][,KEY=VALUE...])")
+	}
+	switch c.Store.Kind {
+	case "", "embedded":
+	case "cassandra":
+		if len(c.Store.Cassandra.Hosts) == 0 {
+			add("store.cassandra.hosts", "is required with store.kind cassandra")
+		}
+		if _, err := cassandra.ParseReplication(orDefault(c.Store.Cassandra.Replication, "1")); err != nil {
+			add("store.cassandra.replication", err.Error())
+		}
+	default:
+		add("store.kind", fmt.Sprintf("must be embedded or cassandra, not %q", c.Store.Kind))
+	}
+	if c.EntitlementPeriod == 0 {
+		c.EntitlementPeriod = duration(time.Second)
+	}
+	if c.EntitlementPeriod < 0 {
+		add("entitlementPeriod", "must be > 0")
+	}
+	if g := c.Gossip; g != nil {
+		if g.Bind == "" {
+			add("gossip.bind", "is required (host:port)")
+		}
+		if g.EncryptKey != "" {
+			if k, err := base64.StdEncoding.DecodeString(g.EncryptKey); err != nil || (len(k) != 16 && len(k) != 24 && len(k) != 32) {
+				add("gossip.encryptKey", "must be base64 of 16, 24 or 32 bytes")
+			}
+		}
+		switch g.Profile {
+		case "", "wan", "lan", "local":
+		default:
+			add("gossip.profile", fmt.Sprintf("must be wan, lan or local, not %q", g.Profile))
+		}
+	}
+	h := policy.HealthConfig{SuspectAfter: time.Duration(c.Health.SuspectAfter), FailAfter: time.Duration(c.Health.FailAfter), RecoverAfter: time.Duration(c.Health.RecoverAfter)}
+	if h == (policy.HealthConfig{}) {
+		h = policy.DefaultHealthConfig()
+		c.Health.SuspectAfter, c.Health.FailAfter, c.Health.RecoverAfter = duration(h.SuspectAfter), duration(h.FailAfter), duration(h.RecoverAfter)
+	} else if err := h.Validate(); err != nil {
+		add("health", err.Error())
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%s is not a valid server config:\n  %s", path, strings.Join(problems, "\n  "))
+	}
+	return &c, nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func newServerCommand() *cobra.Command {
+	var path string
+	cmd := &cobra.Command{
+		Use:   "server --config FILE",
+		Short: "Run one member of a region: shard, gateway and federation, configured by a file",
+		Long: `server is the production role: it runs one region's shard (job manager,
+resource manager, placement, host managers), its gateway, and, with a gossip
+section, its membership in the federation. The config file names the region,
+the API address, the store (embedded or cassandra), the host manager
+clusters (same KIND[:NAME][,KEY=VALUE] syntax as dev's --hosts), gossip
+(bind, join, encryption key, profile) and the health thresholds.`,
+		Example: `  region: east
+  addr: 127.0.0.1:5390
+  dataDir: /var/lib/peloton
+  hosts: ["sim,hosts=100"]
+  store: {kind: embedded}
+  gossip: {bind: 127.0.0.1:7946, join: ["127.0.0.2:7946"], profile: wan}
+  health: {suspectAfter: 5s, failAfter: 30s, recoverAfter: 30s}`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if path == "" {
+				return errors.New("--config is required")
+			}
+			c, err := loadServerConfig(path)
+			if err != nil {
+				return err
+			}
+			return runServer(cmd.Context(), c)
+		},
+	}
+	cmd.Flags().StringVar(&path, "config", "", "server config file (YAML)")
+	return cmd
+}
+
+func init() { extraCommands = append(extraCommands, newServerCommand) }
+
+func runServer(parent context.Context, c *serverConfig) error {
+	log, err := newLogger(orDefault(c.Log.Level, "info"), orDefault(c.Log.Format, "text"))
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rc := regionConfig{
+		Name: c.Region, DataDir: c.DataDir, Addr: c.Addr, Hosts: c.Hosts, Period: time.Duration(c.EntitlementPeriod),
+		SimDefaults: pluginEnv{SimHosts: 10, SimCPU: 8, SimMemMB: 32768, SimDuration: 5 * time.Second},
+		Health:      policy.HealthConfig{SuspectAfter: time.Duration(c.Health.SuspectAfter), FailAfter: time.Duration(c.Health.FailAfter), RecoverAfter: time.Duration(c.Health.RecoverAfter)},
+	}
+	if c.Store.Kind == "cassandra" {
+		cc := c.Store.Cassandra
+		repl, _ := cassandra.ParseReplication(orDefault(cc.Replication, "1"))
+		rc.OpenStore = func(ctx context.Context) (store.Store, error) {
+			return cassandra.Open(ctx, cassandra.Config{Hosts: cc.Hosts, Keyspace: cc.Keyspace, Replication: repl, Consistency: cc.Consistency, Migrate: cc.Migrate})
+		}
+	}
+	if g := c.Gossip; g != nil {
+		key, _ := base64.StdEncoding.DecodeString(g.EncryptKey)
+		node := g.Node
+		if node == "" {
+			host, _ := os.Hostname()
+			node = c.Region + "-" + host + "-" + strings.ReplaceAll(c.Addr, ":", "-")
+		}
+		rc.Gossip = &gossip.Config{
+			NodeName: node, Region: c.Region, Role: "shard", APIAddr: c.Addr,
+			BindAddr: g.Bind, AdvertiseAddr: g.Advertise, Join: g.Join, EncryptKey: key,
+			Profile: gossip.Profile(orDefault(g.Profile, "wan")), ProbeInterval: time.Duration(g.ProbeInterval), ProbeTimeout: time.Duration(g.ProbeTimeout),
+		}
+	}
+	rt, err := openRegion(ctx, rc, federation.NewStaticDirectory(c.Region, []federation.Region{{Name: c.Region, Addr: c.Addr}}), log, newRegistry())
+	if err != nil {
+		return err
+	}
+	log.Info("peloton server started", "region", c.Region, "addr", rt.gateway.Addr(), "store", orDefault(c.Store.Kind, "embedded"), "gossip", c.Gossip != nil)
+	err = rt.run(ctx)
+	log.Info("peloton server stopped")
+	return err
+}

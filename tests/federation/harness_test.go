@@ -1,0 +1,196 @@
+package federation
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "peloton-fed-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "peloton")
+	build := exec.Command("go", "build", "-o", binary, "github.com/peloton-federated/peloton/cmd/peloton")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building peloton:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func freePort(t *testing.T, ip string) int {
+	t.Helper()
+	l, err := net.Listen("tcp", ip+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// member is one `peloton server` process of a region.
+type member struct {
+	t      *testing.T
+	region string
+	addr   string
+	config string
+	cmd    *exec.Cmd
+	log    *bytes.Buffer
+	done   chan error
+}
+
+func (m *member) start() {
+	m.t.Helper()
+	m.log = &bytes.Buffer{}
+	m.done = make(chan error, 1)
+	m.cmd = exec.Command(binary, "server", "--config", m.config)
+	m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
+	if err := m.cmd.Start(); err != nil {
+		m.t.Fatal(err)
+	}
+	go func() { m.done <- m.cmd.Wait() }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if resp, err := http.Get("http://" + m.addr + "/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		select {
+		case err := <-m.done:
+			m.t.Fatalf("server %s exited early: %v\n%s", m.region, err, m.log)
+		default:
+		}
+		if time.Now().After(deadline) {
+			m.t.Fatalf("server %s not healthy after 30s\n%s", m.region, m.log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// kill stops the process with SIGKILL, as a crash would.
+func (m *member) kill() {
+	if m.cmd == nil || m.cmd.ProcessState != nil {
+		return
+	}
+	_ = m.cmd.Process.Signal(syscall.SIGKILL)
+	<-m.done
+}
+
+func (m *member) stop() {
+	if m.cmd == nil || m.cmd.ProcessState != nil {
+		return
+	}
+	_ = m.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-m.done:
+	case <-time.After(15 * time.Second):
+		_ = m.cmd.Process.Kill()
+		<-m.done
+	}
+}
+
+// federation starts one server per region on 127.0.0.1, .2, .3.
+func startFederation(t *testing.T, regions ...string) map[string]*member {
+	t.Helper()
+	dir := t.TempDir()
+	var seed string
+	out := map[string]*member{}
+	for i, region := range regions {
+		ip := fmt.Sprintf("127.0.0.%d", i+1)
+		addr := fmt.Sprintf("%s:%d", ip, freePort(t, ip))
+		gport := freePort(t, ip)
+		join := ""
+		if i == 0 {
+			seed = fmt.Sprintf("%s:%d", ip, gport)
+		} else {
+			join = fmt.Sprintf("join: [%q], ", seed)
+		}
+		cfg := fmt.Sprintf(`region: %s
+addr: %s
+dataDir: %s
+hosts: ["sim,hosts=20,cpu=8,mem=65536,duration=2s"]
+gossip: {node: %s-0, bind: "%s:%d", %sprofile: local}
+health: {suspectAfter: 1s, failAfter: 3s, recoverAfter: 1s}
+log: {level: info}
+`, region, addr, filepath.Join(dir, region), region, ip, gport, join)
+		path := filepath.Join(dir, region+".yaml")
+		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m := &member{t: t, region: region, addr: addr, config: path}
+		m.start()
+		out[region] = m
+		t.Cleanup(m.stop)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, r := range regions {
+				t.Logf("--- log of %s:\n%s", r, lastLines(out[r].log.String(), 40))
+			}
+		}
+	})
+	return out
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m *member) do(method, path, body string) (int, []byte, http.Header) {
+	m.t.Helper()
+	req, _ := http.NewRequest(method, "http://"+m.addr+path, strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, data, resp.Header
+}
+
+func (m *member) getJSON(path string, v any) {
+	m.t.Helper()
+	code, body, _ := m.do("GET", path, "")
+	if code != 200 {
+		m.t.Fatalf("GET %s at %s: %d %s", path, m.region, code, body)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		m.t.Fatalf("GET %s: %v: %s", path, err, body)
+	}
+}
+
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > d {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return time.Since(start)
+}
