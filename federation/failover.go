@@ -8,6 +8,7 @@ import (
 	"time"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/federation/policy"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
@@ -30,6 +31,7 @@ type Failover struct {
 	fenced    bool
 	synced    bool           // failback check done since the last fence
 	pushed    map[string]int // job → succeeded count last replicated
+	shares    func(map[string]policy.RegionShare)
 	replicaAt map[string]string
 	ticks     int
 }
@@ -114,6 +116,24 @@ func (f *Failover) Tick(ctx context.Context) {
 	if !f.fenced && f.ticks%5 == 0 {
 		f.syncProgress(ctx)
 	}
+	if !f.fenced && f.shares != nil && others > 0 && f.ticks%3 == 0 {
+		f.globalPass(ctx)
+	}
+}
+
+// SetShareSink makes the failover shell run the global entitlement pass:
+// each pool's reservation and limit are split among the regions by their
+// demand and capacity, and apply receives this region's shares.
+func (f *Failover) SetShareSink(apply func(map[string]policy.RegionShare)) { f.shares = apply }
+
+func (f *Failover) globalPass(ctx context.Context) {
+	r := f.router
+	states, pools := r.collectStates(ctx)
+	if len(pools) == 0 {
+		return
+	}
+	shares := policy.SplitPools(pools, states, time.Now(), r.states.maxAge)
+	f.shares(shares[r.dir.Local()])
 }
 
 // failback stops local jobs that peers relocated while this region was

@@ -96,6 +96,16 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 	}
 	router.SetDrills(valueDrills{st}, iso)
 	failover := federation.NewFailover(router, engine.SetFenced, log, time.Second)
+	if gd != nil {
+		// Pools are federation-wide: this region's shard runs on its share.
+		failover.SetShareSink(func(shares map[string]policy.RegionShare) {
+			m := make(map[string]jobmgr.PoolShare, len(shares))
+			for path, sh := range shares {
+				m[path] = jobmgr.PoolShare{Reservation: sh.Reservation, Limit: sh.Limit}
+			}
+			engine.SetPoolShares(m)
+		})
+	}
 	gw, err := gateway.New(gateway.Config{
 		Addr: cfg.Addr, Logger: log, Registry: reg, Register: router.Register,
 		Ready: func() error {

@@ -128,6 +128,7 @@ type Engine struct {
 	indexBuilt time.Time
 	released   map[model.HostID]bool
 	pools      map[string]*model.Pool
+	shares     map[string]PoolShare
 	tree       *entitlement.Tree
 
 	// incoming holds jobs accepted and stored but not yet in jobs.

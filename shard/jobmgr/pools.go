@@ -72,11 +72,21 @@ func (e *Engine) loadPools(ctx context.Context) error {
 // entitlement core wants a finite number.)
 const rootReservation = 1e15
 
-// poolSpecs turns pools into entitlement specs, sorted by path.
-func poolSpecs(pools map[string]*model.Pool) []entitlement.PoolSpec {
+// PoolShare is this region's part of a federation-wide pool: the global
+// pass splits each pool's reservation and limit among the regions.
+type PoolShare struct {
+	Reservation, Limit model.Resources
+}
+
+// poolSpecs turns pools into entitlement specs, sorted by path; a pool with
+// a share from the global pass uses the share instead of its own amounts.
+func poolSpecs(pools map[string]*model.Pool, shares map[string]PoolShare) []entitlement.PoolSpec {
 	specs := make([]entitlement.PoolSpec, 0, len(pools))
 	for path, p := range pools {
 		s := entitlement.PoolSpec{Path: path, Reservation: p.Reservation, Limit: p.Limit, Share: p.Share}
+		if sh, ok := shares[path]; ok && path != RootPool {
+			s.Reservation, s.Limit = sh.Reservation, sh.Limit.Max(sh.Reservation)
+		}
 		if path == RootPool {
 			s.Reservation = model.Resources{CPU: rootReservation, MemMB: rootReservation, DiskMB: rootReservation, GPU: rootReservation}
 			s.Limit = unlimited()
@@ -87,8 +97,48 @@ func poolSpecs(pools map[string]*model.Pool) []entitlement.PoolSpec {
 	return specs
 }
 
+// buildTree builds the tree the operator defined: validation of pool
+// changes is always against the pools' own amounts.
 func buildTree(pools map[string]*model.Pool) (*entitlement.Tree, error) {
-	return entitlement.NewTree(poolSpecs(pools))
+	return entitlement.NewTree(poolSpecs(pools, nil))
+}
+
+// effectiveTree is the tree the resource manager runs on: with this
+// region's shares when the federation gave some and they form a valid tree.
+func (e *Engine) effectiveTree(defined *entitlement.Tree) *entitlement.Tree {
+	if len(e.shares) == 0 {
+		return defined
+	}
+	t, err := entitlement.NewTree(poolSpecs(e.pools, e.shares))
+	if err != nil {
+		e.log.Warn("region shares of pools do not form a valid tree; using the pools as defined", "err", err)
+		return defined
+	}
+	return t
+}
+
+// SetPoolShares installs this region's shares of federation-wide pools
+// (nil: none, the pools as defined apply).
+func (e *Engine) SetPoolShares(shares map[string]PoolShare) {
+	e.lock()
+	defer e.mu.Unlock()
+	if sameShares(e.shares, shares) {
+		return
+	}
+	e.shares = shares
+	e.setTree(e.tree)
+}
+
+func sameShares(a, b map[string]PoolShare) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
 }
 
 // hasChildren reports whether any pool sits under path.
@@ -239,7 +289,7 @@ func clonePools(in map[string]*model.Pool) map[string]*model.Pool {
 // if something is, it is reported.
 func (e *Engine) setTree(tree *entitlement.Tree) {
 	e.tree = tree
-	for _, g := range e.sched.SetTree(tree) {
+	for _, g := range e.sched.SetTree(e.effectiveTree(tree)) {
 		e.log.Error("resource manager dropped a gang whose pool changed", "gang", g.ID, "pool", g.Pool)
 	}
 }
@@ -251,6 +301,11 @@ type PoolView struct {
 	// Jobs counts unfinished jobs in the pool.
 	Jobs                            int
 	Demand, Allocation, Entitlement model.Resources
+	// Reservation and Limit are what the shard runs the pool with: the
+	// pool's own amounts, or this region's share of a federation-wide pool
+	// (RegionShare).
+	Reservation, Limit model.Resources
+	RegionShare        bool
 }
 
 // ListPools returns every pool, ordered by path.
@@ -289,6 +344,12 @@ func (e *Engine) poolView(path string) PoolView {
 		if path == RootPool {
 			v.Pool.Reservation, _ = e.cfg.Hosts.Capacity()
 		}
+	}
+	v.Reservation, v.Limit = v.Pool.Reservation, v.Pool.Limit
+	if sh, ok := e.shares[path]; ok && path != RootPool {
+		// In a federation the shard runs on its region's share.
+		v.Reservation, v.Limit = sh.Reservation, sh.Limit.Max(sh.Reservation)
+		v.RegionShare = true
 	}
 	for _, je := range e.jobs {
 		if je.job.Spec.Pool == path && !je.job.Status.State.IsTerminal() {

@@ -68,8 +68,8 @@ func poolToProto(v jobmgr.PoolView) *pb.Pool {
 	for i, name := range model.ResourceKinds {
 		p.Resources = append(p.Resources, &pb.PoolResource{
 			Name:        name,
-			Reservation: v.Pool.Reservation.Get(i),
-			Limit:       v.Pool.Limit.Get(i),
+			Reservation: v.Reservation.Get(i),
+			Limit:       v.Limit.Get(i),
 			Share:       v.Pool.Share.Get(i),
 			Demand:      v.Demand.Get(i),
 			Allocation:  v.Allocation.Get(i),

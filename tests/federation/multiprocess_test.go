@@ -116,6 +116,24 @@ func TestThreeRegions(t *testing.T) {
 		t.Fatalf("split of /p: %v, sums to %v, want 100", split, sum)
 	}
 	t.Logf("global split of /p (100 cpu): %v", split)
+	// Each shard runs on its region's share.
+	waitFor(t, 20*time.Second, "b's shard using its share of /p", func() bool {
+		var out struct {
+			Pool struct {
+				Resources []struct {
+					Name        string  `json:"name"`
+					Reservation float64 `json:"reservation"`
+				} `json:"resources"`
+			} `json:"pool"`
+		}
+		b.getJSON("/v1/pools/p", &out)
+		for _, r := range out.Pool.Resources {
+			if r.Name == "cpu" {
+				return math.Abs(r.Reservation-split["b"]) < 1
+			}
+		}
+		return false
+	})
 
 	// Relocatable work in c, then c dies.
 	var originals []string
