@@ -56,6 +56,8 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
+	// Group commit waits at most this long for more writes to join.
+	db.MaxBatchDelay = time.Millisecond
 	err = db.Update(func(tx *bolt.Tx) error {
 		// A file from before pools existed gains the bucket here.
 		for _, name := range [][]byte{jobsBucket, tasksBucket, poolsBucket, metaBucket, valueBucket} {
@@ -111,6 +113,15 @@ func (s *Store) update(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 	return backendError(s.db.Update(fn))
 }
 
+// batch is update for small writes that many callers make at once: they
+// are committed together, each caller returning once its write is durable.
+func (s *Store) batch(ctx context.Context, fn func(tx *bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return backendError(s.db.Batch(fn))
+}
+
 func checkJob(job *model.Job) error {
 	if job == nil {
 		return fmt.Errorf("%w: nil job", store.ErrInvalid)
@@ -131,7 +142,9 @@ func (s *Store) CreateJob(ctx context.Context, job *model.Job) error {
 		return fmt.Errorf("create job %s: %w", job.ID, err)
 	}
 	key := []byte(job.ID)
-	err = s.update(ctx, func(tx *bolt.Tx) error {
+	// Concurrent creates share one commit (group commit); the function is
+	// idempotent, as Batch may run it again alone.
+	err = s.batch(ctx, func(tx *bolt.Tx) error {
 		jobs := tx.Bucket(jobsBucket)
 		if jobs.Get(key) != nil {
 			return store.ErrExists

@@ -198,3 +198,31 @@ func TestCorruptValuesAreErrors(t *testing.T) {
 		t.Fatalf("UpdatePool over a newer record: %v", err)
 	}
 }
+
+func TestUpdateJobsBatch(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	a, b := &model.Job{ID: "a"}, &model.Job{ID: "b"}
+	for _, j := range []*model.Job{a, b} {
+		if err := s.CreateJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Spec.Name, b.Spec.Name = "a2", "b2"
+	if err := s.UpdateJobs(ctx, []*model.Job{a, b}); err != nil || a.Revision != 2 || b.Revision != 2 {
+		t.Fatalf("UpdateJobs: %v, revisions %d %d", err, a.Revision, b.Revision)
+	}
+	stale := &model.Job{ID: "b", Revision: 1, Spec: model.JobSpec{Name: "stale"}}
+	a.Spec.Name = "a3"
+	if err := s.UpdateJobs(ctx, []*model.Job{a, stale}); !errors.Is(err, store.ErrConflict) || a.Revision != 2 {
+		t.Fatalf("stale batch: %v, revision %d", err, a.Revision)
+	}
+	got, _ := s.GetJob(ctx, "a")
+	if got.Spec.Name != "a2" {
+		t.Fatalf("a stale batch wrote %q", got.Spec.Name)
+	}
+}

@@ -131,21 +131,15 @@ func waitCapacity(ctx context.Context, eng *jobmgr.Engine, want model.Resources,
 	}
 }
 
+// submitters is how many clients submit a burst at once, as many users
+// and pipelines would.
+const submitters = 32
+
 // submit creates the workload's jobs on the engine at their arrival times
-// (all at once for a burst) until every job is in or ctx ends.
+// (all at once, by several clients, for a burst) until every job is in or
+// ctx ends.
 func submit(ctx context.Context, w *Workload, r *engineRun, steady bool) error {
-	for j := range w.Jobs {
-		if steady {
-			if wait := w.Jobs[j].Arrival - time.Since(r.log.start); wait > 0 {
-				t := time.NewTimer(wait)
-				select {
-				case <-ctx.Done():
-					t.Stop()
-					return nil
-				case <-t.C:
-				}
-			}
-		}
+	one := func(j int) error {
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -155,6 +149,58 @@ func submit(ctx context.Context, w *Workload, r *engineRun, steady bool) error {
 				return nil
 			}
 			return fmt.Errorf("create job %s: %w", w.Jobs[j].Name, err)
+		}
+		return nil
+	}
+	if !steady {
+		next := make(chan int)
+		errs := make(chan error, submitters)
+		var wg sync.WaitGroup
+		for i := 0; i < submitters; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range next {
+					if err := one(j); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+	feed:
+		for j := range w.Jobs {
+			select {
+			case next <- j:
+			case err := <-errs:
+				close(next)
+				wg.Wait()
+				return err
+			case <-ctx.Done():
+				break feed
+			}
+		}
+		close(next)
+		wg.Wait()
+		select {
+		case err := <-errs:
+			return err
+		default:
+			return nil
+		}
+	}
+	for j := range w.Jobs {
+		if wait := w.Jobs[j].Arrival - time.Since(r.log.start); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
+		}
+		if err := one(j); err != nil {
+			return err
 		}
 	}
 	return nil
