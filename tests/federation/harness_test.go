@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func freePort(t *testing.T, ip string) int {
+func freePort(t testing.TB, ip string) int {
 	t.Helper()
 	l, err := net.Listen("tcp", ip+":0")
 	if err != nil {
@@ -48,7 +48,7 @@ func freePort(t *testing.T, ip string) int {
 
 // member is one `peloton server` process of a region.
 type member struct {
-	t      *testing.T
+	t      testing.TB
 	region string
 	addr   string
 	config string
@@ -110,7 +110,17 @@ func (m *member) stop() {
 }
 
 // federation starts one server per region on 127.0.0.1, .2, .3.
-func startFederation(t *testing.T, regions ...string) map[string]*member {
+func startFederation(t testing.TB, regions ...string) map[string]*member {
+	return startFederationWith(t, fedTuning{profile: "local", suspect: "1s", fail: "3s", recover: "1s", hosts: "sim,hosts=20,cpu=8,mem=65536,duration=2s"}, regions...)
+}
+
+// fedTuning is the gossip profile, health thresholds and hosts of a test
+// federation.
+type fedTuning struct {
+	profile, suspect, fail, recover, hosts string
+}
+
+func startFederationWith(t testing.TB, tune fedTuning, regions ...string) map[string]*member {
 	t.Helper()
 	dir := t.TempDir()
 	var seed string
@@ -128,11 +138,11 @@ func startFederation(t *testing.T, regions ...string) map[string]*member {
 		cfg := fmt.Sprintf(`region: %s
 addr: %s
 dataDir: %s
-hosts: ["sim,hosts=20,cpu=8,mem=65536,duration=2s"]
-gossip: {node: %s-0, bind: "%s:%d", %sprofile: local}
-health: {suspectAfter: 1s, failAfter: 3s, recoverAfter: 1s}
+hosts: [%q]
+gossip: {node: %s-0, bind: "%s:%d", %sprofile: %s}
+health: {suspectAfter: %s, failAfter: %s, recoverAfter: %s}
 log: {level: info}
-`, region, addr, filepath.Join(dir, region), region, ip, gport, join)
+`, region, addr, filepath.Join(dir, region), tune.hosts, region, ip, gport, join, tune.profile, tune.suspect, tune.fail, tune.recover)
 		path := filepath.Join(dir, region+".yaml")
 		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
@@ -183,7 +193,7 @@ func (m *member) getJSON(path string, v any) {
 	}
 }
 
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) time.Duration {
+func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) time.Duration {
 	t.Helper()
 	start := time.Now()
 	for !cond() {

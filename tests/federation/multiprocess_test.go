@@ -20,12 +20,13 @@ type jobJSON struct {
 		Labels map[string]string `json:"labels"`
 	} `json:"spec"`
 	Status struct {
-		State  string `json:"state"`
-		Region string `json:"region"`
+		State      string         `json:"state"`
+		Region     string         `json:"region"`
+		TaskStates map[string]int `json:"taskStates"`
 	} `json:"status"`
 }
 
-func health(t *testing.T, m *member) map[string]string {
+func health(t testing.TB, m *member) map[string]string {
 	var out struct {
 		Regions []regionJSON `json:"regions"`
 	}
@@ -37,7 +38,7 @@ func health(t *testing.T, m *member) map[string]string {
 	return h
 }
 
-func jobs(t *testing.T, m *member) []jobJSON {
+func jobs(t testing.TB, m *member) []jobJSON {
 	var out struct {
 		Jobs []jobJSON `json:"jobs"`
 	}
@@ -45,7 +46,7 @@ func jobs(t *testing.T, m *member) []jobJSON {
 	return out.Jobs
 }
 
-func create(t *testing.T, m *member, spec string) (string, string) {
+func create(t testing.TB, m *member, spec string) (string, string) {
 	t.Helper()
 	code, body, hdr := m.do("POST", "/v1/jobs", spec)
 	if code != 200 {
