@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
 )
@@ -72,6 +73,24 @@ type ValueStore interface {
 // each (ErrConflict on any: nothing is written).
 type JobBatchUpdater interface {
 	UpdateJobs(ctx context.Context, jobs []*model.Job) error
+}
+
+// LeaseStore is an optional capability: leases for leader election.
+// A lease taken or renewed with ttl is held for at least ttl from the
+// moment the call was made.
+type LeaseStore interface {
+	// AcquireLease takes the named lease for holder for ttl if it is free or
+	// expired (or already held by holder: then it renews), returning the
+	// lease's fencing term (strictly increasing each time a new holder
+	// takes it). ErrConflict when another holder has it.
+	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (term uint64, err error)
+	// RenewLease extends a lease held by holder at term; ErrConflict if it
+	// was lost.
+	RenewLease(ctx context.Context, name, holder string, term uint64, ttl time.Duration) error
+	// ReleaseLease gives a lease up (no error if not held).
+	ReleaseLease(ctx context.Context, name, holder string, term uint64) error
+	// LeaseHolder returns the current holder and term ("" when free).
+	LeaseHolder(ctx context.Context, name string) (holder string, term uint64, err error)
 }
 
 // Store is a backend holding every aggregate.

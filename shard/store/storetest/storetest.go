@@ -54,6 +54,12 @@ func Run(t *testing.T, open Opener) {
 		{"PoolsMatchReferenceModel", testPoolsMatchReferenceModel},
 		{"ConcurrentPoolCompareAndSetOneWinner", testConcurrentPoolCompareAndSetOneWinner},
 		{"Values", testValues},
+		{"LeaseInvalidRequests", testLeaseInvalidRequests},
+		{"LeaseAcquireRenewRelease", testLeaseAcquireRenewRelease},
+		{"LeaseExpires", testLeaseExpires},
+		{"ConcurrentAcquireOneWinner", testConcurrentAcquireOneWinner},
+		{"LeasesClosedStore", testLeasesClosedStore},
+		{"LeasesMatchReferenceModel", testLeasesMatchReferenceModel},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
