@@ -154,7 +154,7 @@ func (f *Failover) failback(ctx context.Context, alive []Region) error {
 				continue
 			}
 			id := rep.GetJob().GetId()
-			got, err := r.local.GetJob(ctx, &pb.GetJobRequest{Id: id})
+			got, err := r.shard().GetJob(ctx, &pb.GetJobRequest{Id: id})
 			if err != nil {
 				continue
 			}
@@ -162,7 +162,7 @@ func (f *Failover) failback(ctx context.Context, alive []Region) error {
 			case pb.JobState_JOB_STATE_SUCCEEDED, pb.JobState_JOB_STATE_FAILED, pb.JobState_JOB_STATE_KILLED:
 				continue
 			}
-			if _, err := r.local.StopJob(ctx, &pb.StopJobRequest{Id: id}); err != nil {
+			if _, err := r.shard().StopJob(ctx, &pb.StopJobRequest{Id: id}); err != nil {
 				return fmt.Errorf("stop relocated job %s: %w", id, err)
 			}
 			f.log.Info("stopped local copy of a relocated job", "job", id, "relocated_to", rep.GetRelocatedRegion(), "new_job", rep.GetRelocatedJobId())
@@ -265,7 +265,7 @@ func (f *Failover) syncProgress(ctx context.Context) {
 	if r.replicas == nil {
 		return
 	}
-	jobs, err := r.local.ListJobs(ctx, &pb.ListJobsRequest{})
+	jobs, err := r.shard().ListJobs(ctx, &pb.ListJobsRequest{})
 	if err != nil {
 		return
 	}
@@ -274,7 +274,7 @@ func (f *Failover) syncProgress(ctx context.Context) {
 		if done == f.pushed[j.GetId()] {
 			continue
 		}
-		tasks, err := r.local.ListTasks(ctx, &pb.ListTasksRequest{JobId: j.GetId(), States: []pb.TaskState{pb.TaskState_TASK_STATE_SUCCEEDED}})
+		tasks, err := r.shard().ListTasks(ctx, &pb.ListTasksRequest{JobId: j.GetId(), States: []pb.TaskState{pb.TaskState_TASK_STATE_SUCCEEDED}})
 		if err != nil {
 			continue
 		}

@@ -218,3 +218,17 @@ func (d *GossipDirectory) Heal(ctx context.Context) error {
 	d.log.Info("region rejoined the federation")
 	return nil
 }
+
+// SetLeader publishes whether this member leads its region's shard; peers
+// route to the leader's API address.
+func (d *GossipDirectory) SetLeader(ctx context.Context, leader bool) {
+	d.mu.Lock()
+	mem := d.mem
+	d.mu.Unlock()
+	if mem == nil {
+		return
+	}
+	if err := mem.SetLeader(ctx, leader); err != nil {
+		d.log.Warn("publishing leadership", "err", err)
+	}
+}

@@ -69,7 +69,8 @@ type Router struct {
 	pb.UnimplementedSystemServiceServer
 	pb.UnimplementedFederationServiceServer
 
-	local     Shard
+	localMu   sync.RWMutex
+	localSh   Shard
 	replicas  *replicaBook
 	drills    *drills
 	isolation Isolation
@@ -86,8 +87,23 @@ type Router struct {
 // NewRouter returns a router in front of the local shard. A nil chooser
 // places jobs that name no region in the local region.
 func NewRouter(local Shard, dir Directory, choose Chooser) *Router {
-	return &Router{local: local, dir: dir, choose: choose, conns: map[string]*grpc.ClientConn{}, owners: map[string]string{},
+	return &Router{localSh: local, dir: dir, choose: choose, conns: map[string]*grpc.ClientConn{}, owners: map[string]string{},
 		log: func(string, ...any) {}, states: &regionStates{refresh: 2 * time.Second, maxAge: time.Minute}}
+}
+
+// SetLocal replaces the region's shard: the leader's own, or, on a standby,
+// the leader's reached over gRPC.
+func (r *Router) SetLocal(s Shard) {
+	r.localMu.Lock()
+	r.localSh = s
+	r.localMu.Unlock()
+}
+
+// shard returns the region's shard as it is now.
+func (r *Router) shard() Shard {
+	r.localMu.RLock()
+	defer r.localMu.RUnlock()
+	return r.localSh
 }
 
 // Register adds every service to a gRPC server.
@@ -214,7 +230,7 @@ func (r *Router) owner(ctx context.Context, job string) (string, error) {
 	if ok {
 		return region, nil
 	}
-	if _, err := r.local.GetJob(ctx, &pb.GetJobRequest{Id: job}); err == nil {
+	if _, err := r.shard().GetJob(ctx, &pb.GetJobRequest{Id: job}); err == nil {
 		r.remember(job, r.dir.Local())
 		return r.dir.Local(), nil
 	} else if status.Code(err) != codes.NotFound {

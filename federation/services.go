@@ -21,7 +21,7 @@ import (
 
 func (r *Router) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.CreateJobResponse, error) {
 	if routed(ctx) || req.GetSpec() == nil {
-		return r.local.CreateJob(ctx, req)
+		return r.shard().CreateJob(ctx, req)
 	}
 	region := req.Spec.Region
 	if region == "" && r.choose != nil {
@@ -41,7 +41,7 @@ func (r *Router) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.C
 	servedBy(ctx, region)
 	var resp *pb.CreateJobResponse
 	if isLocal {
-		resp, err = r.local.CreateJob(ctx, req)
+		resp, err = r.shard().CreateJob(ctx, req)
 	} else {
 		var c *grpc.ClientConn
 		if c, err = r.conn(reg); err == nil {
@@ -68,19 +68,19 @@ func (r *Router) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.C
 }
 
 func (r *Router) GetJob(ctx context.Context, req *pb.GetJobRequest) (*pb.GetJobResponse, error) {
-	return jobCall(r, ctx, req.Id, req, r.local.GetJob, func(c *grpc.ClientConn) func(context.Context, *pb.GetJobRequest, ...grpc.CallOption) (*pb.GetJobResponse, error) {
+	return jobCall(r, ctx, req.Id, req, r.shard().GetJob, func(c *grpc.ClientConn) func(context.Context, *pb.GetJobRequest, ...grpc.CallOption) (*pb.GetJobResponse, error) {
 		return pb.NewJobServiceClient(c).GetJob
 	})
 }
 
 func (r *Router) StopJob(ctx context.Context, req *pb.StopJobRequest) (*pb.StopJobResponse, error) {
-	return jobCall(r, ctx, req.Id, req, r.local.StopJob, func(c *grpc.ClientConn) func(context.Context, *pb.StopJobRequest, ...grpc.CallOption) (*pb.StopJobResponse, error) {
+	return jobCall(r, ctx, req.Id, req, r.shard().StopJob, func(c *grpc.ClientConn) func(context.Context, *pb.StopJobRequest, ...grpc.CallOption) (*pb.StopJobResponse, error) {
 		return pb.NewJobServiceClient(c).StopJob
 	})
 }
 
 func (r *Router) DeleteJob(ctx context.Context, req *pb.DeleteJobRequest) (*pb.DeleteJobResponse, error) {
-	resp, err := jobCall(r, ctx, req.Id, req, r.local.DeleteJob, func(c *grpc.ClientConn) func(context.Context, *pb.DeleteJobRequest, ...grpc.CallOption) (*pb.DeleteJobResponse, error) {
+	resp, err := jobCall(r, ctx, req.Id, req, r.shard().DeleteJob, func(c *grpc.ClientConn) func(context.Context, *pb.DeleteJobRequest, ...grpc.CallOption) (*pb.DeleteJobResponse, error) {
 		return pb.NewJobServiceClient(c).DeleteJob
 	})
 	if err == nil {
@@ -90,25 +90,25 @@ func (r *Router) DeleteJob(ctx context.Context, req *pb.DeleteJobRequest) (*pb.D
 }
 
 func (r *Router) ListTasks(ctx context.Context, req *pb.ListTasksRequest) (*pb.ListTasksResponse, error) {
-	return jobCall(r, ctx, req.JobId, req, r.local.ListTasks, func(c *grpc.ClientConn) func(context.Context, *pb.ListTasksRequest, ...grpc.CallOption) (*pb.ListTasksResponse, error) {
+	return jobCall(r, ctx, req.JobId, req, r.shard().ListTasks, func(c *grpc.ClientConn) func(context.Context, *pb.ListTasksRequest, ...grpc.CallOption) (*pb.ListTasksResponse, error) {
 		return pb.NewTaskServiceClient(c).ListTasks
 	})
 }
 
 func (r *Router) GetTask(ctx context.Context, req *pb.GetTaskRequest) (*pb.GetTaskResponse, error) {
-	return jobCall(r, ctx, req.JobId, req, r.local.GetTask, func(c *grpc.ClientConn) func(context.Context, *pb.GetTaskRequest, ...grpc.CallOption) (*pb.GetTaskResponse, error) {
+	return jobCall(r, ctx, req.JobId, req, r.shard().GetTask, func(c *grpc.ClientConn) func(context.Context, *pb.GetTaskRequest, ...grpc.CallOption) (*pb.GetTaskResponse, error) {
 		return pb.NewTaskServiceClient(c).GetTask
 	})
 }
 
 func (r *Router) GetTaskLogs(ctx context.Context, req *pb.GetTaskLogsRequest) (*pb.GetTaskLogsResponse, error) {
-	return jobCall(r, ctx, req.JobId, req, r.local.GetTaskLogs, func(c *grpc.ClientConn) func(context.Context, *pb.GetTaskLogsRequest, ...grpc.CallOption) (*pb.GetTaskLogsResponse, error) {
+	return jobCall(r, ctx, req.JobId, req, r.shard().GetTaskLogs, func(c *grpc.ClientConn) func(context.Context, *pb.GetTaskLogsRequest, ...grpc.CallOption) (*pb.GetTaskLogsResponse, error) {
 		return pb.NewTaskServiceClient(c).GetTaskLogs
 	})
 }
 
 func (r *Router) StopTasks(ctx context.Context, req *pb.StopTasksRequest) (*pb.StopTasksResponse, error) {
-	return jobCall(r, ctx, req.JobId, req, r.local.StopTasks, func(c *grpc.ClientConn) func(context.Context, *pb.StopTasksRequest, ...grpc.CallOption) (*pb.StopTasksResponse, error) {
+	return jobCall(r, ctx, req.JobId, req, r.shard().StopTasks, func(c *grpc.ClientConn) func(context.Context, *pb.StopTasksRequest, ...grpc.CallOption) (*pb.StopTasksResponse, error) {
 		return pb.NewTaskServiceClient(c).StopTasks
 	})
 }
@@ -161,7 +161,7 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 func (r *Router) ListJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.ListJobsResponse, error) {
-	answers, errs := fanOut(r, ctx, func(ctx context.Context) (*pb.ListJobsResponse, error) { return r.local.ListJobs(ctx, req) },
+	answers, errs := fanOut(r, ctx, func(ctx context.Context) (*pb.ListJobsResponse, error) { return r.shard().ListJobs(ctx, req) },
 		func(ctx context.Context, c *grpc.ClientConn) (*pb.ListJobsResponse, error) {
 			return pb.NewJobServiceClient(c).ListJobs(ctx, req)
 		})
@@ -187,7 +187,7 @@ func (r *Router) ListJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.Lis
 }
 
 func (r *Router) ListHosts(ctx context.Context, req *pb.ListHostsRequest) (*pb.ListHostsResponse, error) {
-	answers, errs := fanOut(r, ctx, func(ctx context.Context) (*pb.ListHostsResponse, error) { return r.local.ListHosts(ctx, req) },
+	answers, errs := fanOut(r, ctx, func(ctx context.Context) (*pb.ListHostsResponse, error) { return r.shard().ListHosts(ctx, req) },
 		func(ctx context.Context, c *grpc.ClientConn) (*pb.ListHostsResponse, error) {
 			return pb.NewHostServiceClient(c).ListHosts(ctx, req)
 		})
@@ -202,7 +202,7 @@ func (r *Router) ListHosts(ctx context.Context, req *pb.ListHostsRequest) (*pb.L
 }
 
 func (r *Router) ListRegions(ctx context.Context, req *pb.ListRegionsRequest) (*pb.ListRegionsResponse, error) {
-	answers, _ := fanOut(r, ctx, func(ctx context.Context) (*pb.ListRegionsResponse, error) { return r.local.ListRegions(ctx, req) },
+	answers, _ := fanOut(r, ctx, func(ctx context.Context) (*pb.ListRegionsResponse, error) { return r.shard().ListRegions(ctx, req) },
 		func(ctx context.Context, c *grpc.ClientConn) (*pb.ListRegionsResponse, error) {
 			return pb.NewRegionServiceClient(c).ListRegions(ctx, req)
 		})
@@ -234,7 +234,7 @@ func (r *Router) ListRegions(ctx context.Context, req *pb.ListRegionsRequest) (*
 // region, the local one first so that a bad spec is refused before any
 // region changed.
 func (r *Router) CreatePool(ctx context.Context, req *pb.CreatePoolRequest) (*pb.CreatePoolResponse, error) {
-	resp, err := r.local.CreatePool(ctx, req)
+	resp, err := r.shard().CreatePool(ctx, req)
 	if err != nil || routed(ctx) {
 		return resp, err
 	}
@@ -248,7 +248,7 @@ func (r *Router) CreatePool(ctx context.Context, req *pb.CreatePoolRequest) (*pb
 }
 
 func (r *Router) UpdatePool(ctx context.Context, req *pb.UpdatePoolRequest) (*pb.UpdatePoolResponse, error) {
-	resp, err := r.local.UpdatePool(ctx, req)
+	resp, err := r.shard().UpdatePool(ctx, req)
 	if err != nil || routed(ctx) {
 		return resp, err
 	}
@@ -259,7 +259,7 @@ func (r *Router) UpdatePool(ctx context.Context, req *pb.UpdatePoolRequest) (*pb
 }
 
 func (r *Router) DeletePool(ctx context.Context, req *pb.DeletePoolRequest) (*pb.DeletePoolResponse, error) {
-	resp, err := r.local.DeletePool(ctx, req)
+	resp, err := r.shard().DeletePool(ctx, req)
 	if err != nil || routed(ctx) {
 		return resp, err
 	}
@@ -288,11 +288,11 @@ func (r *Router) everywhere(ctx context.Context, call func(context.Context, *grp
 }
 
 func (r *Router) ListPools(ctx context.Context, req *pb.ListPoolsRequest) (*pb.ListPoolsResponse, error) {
-	return r.local.ListPools(ctx, req)
+	return r.shard().ListPools(ctx, req)
 }
 
 func (r *Router) GetPool(ctx context.Context, req *pb.GetPoolRequest) (*pb.GetPoolResponse, error) {
-	resp, err := r.local.GetPool(ctx, req)
+	resp, err := r.shard().GetPool(ctx, req)
 	if err != nil || !req.Regions || routed(ctx) {
 		return resp, err
 	}
@@ -321,14 +321,14 @@ func toProto(r model.Resources) *pb.Resources {
 }
 
 func (r *Router) GetVersion(ctx context.Context, req *pb.GetVersionRequest) (*pb.GetVersionResponse, error) {
-	return r.local.GetVersion(ctx, req)
+	return r.shard().GetVersion(ctx, req)
 }
 
 // Watch follows one job in its region, or every region's events.
 func (r *Router) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[pb.Event]) error {
 	ctx := stream.Context()
 	if routed(ctx) {
-		return r.local.Watch(req, stream)
+		return r.shard().Watch(req, stream)
 	}
 	if req.JobId != "" {
 		region, err := r.owner(ctx, req.JobId)
@@ -340,7 +340,7 @@ func (r *Router) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[p
 			return err
 		}
 		if isLocal {
-			return r.local.Watch(req, stream)
+			return r.shard().Watch(req, stream)
 		}
 		return r.relay(ctx, reg, req, stream, nil)
 	}
@@ -354,7 +354,7 @@ func (r *Router) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[p
 	errc := make(chan error, len(r.peers())+1)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() { errc <- r.local.Watch(req, &lockedStream{ServerStreamingServer: stream, send: send}) }()
+	go func() { errc <- r.shard().Watch(req, &lockedStream{ServerStreamingServer: stream, send: send}) }()
 	for _, reg := range r.peers() {
 		go func() { errc <- r.relay(ctx, reg, req, stream, send) }()
 	}

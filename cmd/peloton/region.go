@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/peloton-federated/peloton/cmd/peloton/cli"
@@ -15,6 +16,7 @@ import (
 	"github.com/peloton-federated/peloton/federation/policy"
 	"github.com/peloton-federated/peloton/gateway"
 	"github.com/peloton-federated/peloton/shard/jobmgr"
+	"github.com/peloton-federated/peloton/shard/lease"
 	"github.com/peloton-federated/peloton/shard/service"
 	"github.com/peloton-federated/peloton/shard/store"
 	"github.com/peloton-federated/peloton/shard/store/boltstore"
@@ -37,22 +39,60 @@ type regionConfig struct {
 	// OpenStore opens the region's store; nil means the embedded store in
 	// DataDir.
 	OpenStore func(ctx context.Context) (store.Store, error)
+	// HA, when set, makes this member one of several for the region: the
+	// one holding the region's lease runs the shard, the others forward.
+	HA *haConfig
 }
 
-// regionRuntime is a running region: its store, shard and gateway.
+// haConfig tunes leader election.
+type haConfig struct {
+	TTL time.Duration
+}
+
+// regionRuntime is a running region member: its store, gateway and
+// federation shell, and, while it leads the region (always, without HA),
+// its shard's engine.
 type regionRuntime struct {
 	name     string
+	cfg      regionConfig
+	log      *slog.Logger
 	store    store.Store
-	engine   *jobmgr.Engine
-	shard    *service.Server
 	router   *federation.Router
 	gateway  *gateway.Gateway
 	dir      *federation.GossipDirectory
 	failover *federation.Failover
+	elector  *lease.Elector
+
+	mu     sync.Mutex
+	engine *jobmgr.Engine // nil on a standby
+	fenced bool
+	shares map[string]jobmgr.PoolShare
 }
 
-// openRegion opens a region's store and plugins and binds its gateway; run
-// starts it.
+// setFenced fences (or unfences) the current engine and any later one.
+func (r *regionRuntime) setFenced(v bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.fenced = v
+	if r.engine != nil {
+		r.engine.SetFenced(v)
+	}
+}
+
+func (r *regionRuntime) setShares(shares map[string]policy.RegionShare) {
+	m := make(map[string]jobmgr.PoolShare, len(shares))
+	for path, sh := range shares {
+		m[path] = jobmgr.PoolShare{Reservation: sh.Reservation, Limit: sh.Limit}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.shares = m
+	if r.engine != nil {
+		r.engine.SetPoolShares(m)
+	}
+}
+
+// openRegion opens a region's store and binds its gateway; run starts it.
 func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory, log *slog.Logger, reg *prometheus.Registry) (*regionRuntime, error) {
 	log = log.With("region", cfg.Name)
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
@@ -68,49 +108,65 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
+	// Check the host manager configuration now, so a bad --hosts fails at
+	// start rather than at election.
 	env := cfg.SimDefaults
 	env.DataDir, env.Logger, env.Store = cfg.DataDir, log, st
-	plugins, err := buildPlugins(cfg.Hosts, env)
-	if err != nil {
+	if _, err := buildPlugins(cfg.Hosts, env); err != nil {
 		st.Close()
 		return nil, err
 	}
-	engine := jobmgr.New(jobmgr.Config{Region: cfg.Name, Store: st, Plugins: plugins, Logger: log, EntitlementPeriod: cfg.Period})
-	shard := service.New(engine, cli.Version, "")
-	var gd *federation.GossipDirectory
+	r := &regionRuntime{name: cfg.Name, cfg: cfg, log: log, store: st}
 	if cfg.Gossip != nil {
 		g := *cfg.Gossip
 		g.Logger = log
-		if gd, err = federation.NewGossipDirectory(ctx, g, cfg.Health, engine.SetFenced, log); err != nil {
+		gd, err := federation.NewGossipDirectory(ctx, g, cfg.Health, r.setFenced, log)
+		if err != nil {
 			st.Close()
 			return nil, err
 		}
-		dir = gd
+		r.dir, dir = gd, gd
 	}
-	router := federation.NewRouter(shard, dir, nil)
-	router.SetChooser(router.PolicyChooser())
-	router.SetReplicaStore(valueReplicas{st})
+	if cfg.HA != nil {
+		ls, ok := st.(store.LeaseStore)
+		if !ok {
+			st.Close()
+			return nil, errors.New("ha: the store cannot hold leases")
+		}
+		r.elector, err = lease.New(lease.Config{Store: ls, Name: "shard/" + cfg.Name, Holder: cfg.Addr, TTL: cfg.HA.TTL, Logger: log})
+		if err != nil {
+			st.Close()
+			return nil, fmt.Errorf("ha: %w", err)
+		}
+	}
+	r.router = federation.NewRouter(nil, dir, nil)
+	r.router.SetLocal(federation.NewRemoteShard(r.router, r.leaderAddr))
+	r.router.SetChooser(r.router.PolicyChooser())
+	r.router.SetReplicaStore(valueReplicas{st})
 	var iso federation.Isolation
-	if gd != nil {
-		iso = gd
+	if r.dir != nil {
+		iso = r.dir
 	}
-	router.SetDrills(valueDrills{st}, iso)
-	failover := federation.NewFailover(router, engine.SetFenced, log, time.Second)
-	if gd != nil {
+	r.router.SetDrills(valueDrills{st}, iso)
+	r.failover = federation.NewFailover(r.router, r.setFenced, log, time.Second)
+	if r.dir != nil {
 		// Pools are federation-wide: this region's shard runs on its share.
-		failover.SetShareSink(func(shares map[string]policy.RegionShare) {
-			m := make(map[string]jobmgr.PoolShare, len(shares))
-			for path, sh := range shares {
-				m[path] = jobmgr.PoolShare{Reservation: sh.Reservation, Limit: sh.Limit}
-			}
-			engine.SetPoolShares(m)
-		})
+		r.failover.SetShareSink(r.setShares)
 	}
-	gw, err := gateway.New(gateway.Config{
-		Addr: cfg.Addr, Logger: log, Registry: reg, Register: router.Register,
+	r.gateway, err = gateway.New(gateway.Config{
+		Addr: cfg.Addr, Logger: log, Registry: reg, Register: r.router.Register,
 		Ready: func() error {
+			r.mu.Lock()
+			e := r.engine
+			r.mu.Unlock()
+			if e == nil {
+				if r.elector != nil {
+					return nil // a standby serves by forwarding to the leader
+				}
+				return errors.New("starting")
+			}
 			select {
-			case <-engine.Ready():
+			case <-e.Ready():
 				return nil
 			default:
 				return errors.New("recovering state")
@@ -121,7 +177,53 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 		st.Close()
 		return nil, err
 	}
-	return &regionRuntime{name: cfg.Name, store: st, engine: engine, shard: shard, router: router, gateway: gw, dir: gd, failover: failover}, nil
+	return r, nil
+}
+
+// leaderAddr is where a standby forwards: the lease holder's API address.
+func (r *regionRuntime) leaderAddr() string {
+	if r.elector == nil {
+		return ""
+	}
+	holder, _ := r.elector.Leader()
+	if holder == r.cfg.Addr {
+		return "" // this member, between terms
+	}
+	return holder
+}
+
+// lead runs the region's shard for one term: fresh host manager plugins and
+// engine, recovered from the store and reconciled with the clusters.
+func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
+	env := r.cfg.SimDefaults
+	env.DataDir, env.Logger, env.Store = r.cfg.DataDir, r.log, r.store
+	plugins, err := buildPlugins(r.cfg.Hosts, env)
+	if err != nil {
+		return err
+	}
+	engine := jobmgr.New(jobmgr.Config{Region: r.cfg.Name, Store: r.store, Plugins: plugins, Logger: r.log, EntitlementPeriod: r.cfg.Period})
+	r.mu.Lock()
+	r.engine = engine
+	engine.SetFenced(r.fenced)
+	if r.shares != nil {
+		engine.SetPoolShares(r.shares)
+	}
+	r.mu.Unlock()
+	r.router.SetLocal(service.New(engine, cli.Version, ""))
+	if r.dir != nil {
+		r.dir.SetLeader(ctx, true)
+	}
+	r.log.Info("leading the region's shard", "term", term)
+	err = engine.Run(ctx)
+	r.router.SetLocal(federation.NewRemoteShard(r.router, r.leaderAddr))
+	r.mu.Lock()
+	r.engine = nil
+	r.mu.Unlock()
+	if r.dir != nil {
+		r.dir.SetLeader(context.WithoutCancel(ctx), false)
+	}
+	r.log.Info("stopped leading the region's shard", "term", term)
+	return err
 }
 
 // run serves the region until ctx ends.
@@ -131,7 +233,17 @@ func (r *regionRuntime) run(ctx context.Context) error {
 	}
 	go r.failover.Run(ctx)
 	errc := make(chan error, 2)
-	go func() { errc <- r.engine.Run(ctx) }()
+	if r.elector == nil {
+		go func() { errc <- r.lead(ctx, 0) }()
+	} else {
+		go func() {
+			errc <- r.elector.Run(ctx, func(ctx context.Context, term uint64) {
+				if err := r.lead(ctx, term); err != nil && ctx.Err() == nil {
+					r.log.Error("shard stopped while leading", "err", err)
+				}
+			}, nil)
+		}()
+	}
 	go func() { errc <- r.gateway.Serve(ctx) }()
 	var first error
 	for i := 0; i < 2; i++ {

@@ -59,6 +59,11 @@ type serverConfig struct {
 		Level  string `json:"level"`
 		Format string `json:"format"`
 	} `json:"log"`
+	// HA runs several members per region: one leads (holds the region's
+	// lease in the store), the others stand by and forward to it.
+	HA *struct {
+		LeaseTTL duration `json:"leaseTTL"`
+	} `json:"ha"`
 }
 
 // duration reads "30s" style durations.
@@ -119,6 +124,17 @@ func loadServerConfig(path string) (*serverConfig, error) {
 		}
 	default:
 		add("store.kind", fmt.Sprintf("must be embedded or cassandra, not %q", c.Store.Kind))
+	}
+	if c.HA != nil {
+		if c.Store.Kind != "cassandra" {
+			add("ha", "needs store.kind cassandra: the members of a region share its store")
+		}
+		if c.HA.LeaseTTL == 0 {
+			c.HA.LeaseTTL = duration(10 * time.Second)
+		}
+		if c.HA.LeaseTTL < duration(time.Second) {
+			add("ha.leaseTTL", "must be at least 1s")
+		}
 	}
 	if c.EntitlementPeriod == 0 {
 		c.EntitlementPeriod = duration(time.Second)
@@ -216,6 +232,9 @@ func runServer(parent context.Context, c *serverConfig) error {
 			return cassandra.Open(ctx, cassandra.Config{Hosts: cc.Hosts, Keyspace: cc.Keyspace, Replication: repl, Consistency: cc.Consistency, Migrate: cc.Migrate})
 		}
 	}
+	if c.HA != nil {
+		rc.HA = &haConfig{TTL: time.Duration(c.HA.LeaseTTL)}
+	}
 	if g := c.Gossip; g != nil {
 		key, _ := base64.StdEncoding.DecodeString(g.EncryptKey)
 		node := g.Node
@@ -233,7 +252,7 @@ func runServer(parent context.Context, c *serverConfig) error {
 	if err != nil {
 		return err
 	}
-	log.Info("peloton server started", "region", c.Region, "addr", rt.gateway.Addr(), "store", orDefault(c.Store.Kind, "embedded"), "gossip", c.Gossip != nil)
+	log.Info("peloton server started", "region", c.Region, "addr", rt.gateway.Addr(), "store", orDefault(c.Store.Kind, "embedded"), "gossip", c.Gossip != nil, "ha", c.HA != nil)
 	err = rt.run(ctx)
 	log.Info("peloton server stopped")
 	return err
