@@ -1,0 +1,247 @@
+// Package ha tests a region with two `peloton server` members on a real
+// Cassandra: one leads, the other stands by and takes over when the leader
+// is killed.
+package ha
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "peloton-ha-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "peloton")
+	build := exec.Command("go", "build", "-o", binary, "github.com/peloton-federated/peloton/cmd/peloton")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building peloton:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func cassandraAddr(t *testing.T) string {
+	addr := os.Getenv("PELOTON_TEST_CASSANDRA")
+	if addr == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("PELOTON_TEST_CASSANDRA is not set: CI must start Cassandra (see .ci/run)")
+		}
+		t.Skip("PELOTON_TEST_CASSANDRA not set (deploy/cassandra/cassandra.sh start gives one)")
+	}
+	return addr
+}
+
+type member struct {
+	t      *testing.T
+	name   string
+	addr   string
+	config string
+	cmd    *exec.Cmd
+	log    *bytes.Buffer
+	done   chan error
+}
+
+func (m *member) start() {
+	m.log, m.done = &bytes.Buffer{}, make(chan error, 1)
+	m.cmd = exec.Command(binary, "server", "--config", m.config)
+	m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
+	if err := m.cmd.Start(); err != nil {
+		m.t.Fatal(err)
+	}
+	go func() { m.done <- m.cmd.Wait() }()
+}
+
+func (m *member) kill() {
+	if m.cmd.ProcessState == nil {
+		_ = m.cmd.Process.Signal(syscall.SIGKILL)
+		<-m.done
+	}
+}
+
+func (m *member) stop() {
+	if m.cmd.ProcessState == nil {
+		_ = m.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-m.done:
+		case <-time.After(15 * time.Second):
+			m.kill()
+		}
+	}
+}
+
+func (m *member) get(path string, v any) error {
+	resp, err := http.Get("http://" + m.addr + path)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("GET %s: %d %s", path, resp.StatusCode, body)
+	}
+	return json.Unmarshal(body, v)
+}
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > d {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+type jobStatus struct {
+	State      string         `json:"state"`
+	TaskStates map[string]int `json:"taskStates"`
+}
+
+// A 10,000-task job on simulated hosts; the leader is killed mid-job, the
+// standby takes over within the lease TTL, rebuilds from the store and the
+// host manager, and the job completes with every task succeeded.
+func TestStandbyFinishesTheJob(t *testing.T) {
+	cass := cassandraAddr(t)
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	keyspace := fmt.Sprintf("peloton_ha_%x", b)
+	dir := t.TempDir()
+	var members []*member
+	for i := 0; i < 2; i++ {
+		m := &member{t: t, name: fmt.Sprintf("m%d", i), addr: freeAddr(t)}
+		m.config = filepath.Join(dir, m.name+".yaml")
+		cfg := fmt.Sprintf(`region: r
+addr: %s
+dataDir: %s
+hosts: ["sim,hosts=50,cpu=8,mem=65536,duration=3s"]
+store: {kind: cassandra, cassandra: {hosts: [%q], keyspace: %s, migrate: true}}
+ha: {leaseTTL: 3s}
+`, m.addr, filepath.Join(dir, m.name), cass, keyspace)
+		if err := os.WriteFile(m.config, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m.start()
+		t.Cleanup(m.stop)
+		members = append(members, m)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, m := range members {
+				t.Logf("--- %s:\n%s", m.name, lastLines(m.log.String(), 30))
+			}
+		}
+	})
+	leaderOf := func() *member {
+		for _, m := range members {
+			if m.cmd.ProcessState == nil && strings.Contains(m.log.String(), "leading the region's shard") &&
+				!strings.Contains(m.log.String(), "stopped leading") {
+				return m
+			}
+		}
+		return nil
+	}
+	waitFor(t, 60*time.Second, "a leader", func() bool { return leaderOf() != nil })
+	leader := leaderOf()
+	var standby *member
+	for _, m := range members {
+		if m != leader {
+			standby = m
+		}
+	}
+	waitFor(t, 30*time.Second, "both members healthy", func() bool {
+		for _, m := range members {
+			if resp, err := http.Get("http://" + m.addr + "/healthz"); err != nil || resp.StatusCode != 200 {
+				return false
+			}
+		}
+		return true
+	})
+
+	// Submitted at the standby: it forwards to the leader.
+	resp, err := http.Post("http://"+standby.addr+"/v1/jobs", "application/json", strings.NewReader(
+		`{"name":"big","instances":10000,"preemptible":true,"task":{"command":"sim","resources":{"cpu":0.1,"memMb":1}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("create at the standby: %d %s", resp.StatusCode, body)
+	}
+	var created struct {
+		Job struct {
+			ID string `json:"id"`
+		} `json:"job"`
+	}
+	if err := json.Unmarshal(body, &created); err != nil {
+		t.Fatal(err)
+	}
+	id := created.Job.ID
+	status := func(m *member) (jobStatus, error) {
+		var out struct {
+			Job struct {
+				Status jobStatus `json:"status"`
+			} `json:"job"`
+		}
+		err := m.get("/v1/jobs/"+id, &out)
+		return out.Job.Status, err
+	}
+	waitFor(t, 60*time.Second, "the job under way", func() bool {
+		st, err := status(leader)
+		return err == nil && st.TaskStates["SUCCEEDED"] > 1000 && st.TaskStates["RUNNING"] > 0
+	})
+	killed := time.Now()
+	leader.kill()
+	took := waitFor(t, 60*time.Second, "the standby leading", func() bool {
+		return strings.Contains(standby.log.String(), "leading the region's shard")
+	})
+	t.Logf("standby took over %.1fs after the leader's SIGKILL (lease TTL 3s)", took.Seconds())
+	waitFor(t, 3*time.Minute, "the job to succeed", func() bool {
+		st, err := status(standby)
+		return err == nil && st.State == "JOB_STATE_SUCCEEDED"
+	})
+	st, _ := status(standby)
+	if st.TaskStates["SUCCEEDED"] != 10000 {
+		t.Fatalf("job succeeded with %v", st.TaskStates)
+	}
+	t.Logf("10,000 tasks succeeded %.1fs after the kill", time.Since(killed).Seconds())
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
