@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+
+	k8s "github.com/peloton-federated/peloton/hostmgr-k8s"
+	"github.com/peloton-federated/peloton/shard/hostmgr"
+)
+
+func init() {
+	registerPluginKind("k8s", "a Kubernetes cluster; pods bound by Peloton: kubeconfig=PATH,context=NAME,namespace=NS,qps=N,burst=N,nodeGrace=D,image=IMG,keepFinished=D",
+		func(s *pluginSpec, env pluginEnv) (hostmgr.Plugin, error) {
+			qps, err := s.floatParam("qps", k8s.DefaultQPS)
+			if err != nil {
+				return nil, err
+			}
+			burst, err := s.intParam("burst", k8s.DefaultBurst)
+			if err != nil {
+				return nil, err
+			}
+			parallel, err := s.intParam("parallel", 0)
+			if err != nil {
+				return nil, err
+			}
+			grace, err := s.durationParam("nodeGrace", k8s.DefaultNodeGrace)
+			if err != nil {
+				return nil, err
+			}
+			keep, err := s.durationParam("keepFinished", k8s.DefaultFinishedPodTTL)
+			if err != nil {
+				return nil, err
+			}
+			if qps <= 0 || burst <= 0 || parallel < 0 || grace <= 0 || keep <= 0 {
+				return nil, fmt.Errorf("--hosts %s: qps, burst, nodeGrace and keepFinished must be > 0, parallel >= 0", s.Name)
+			}
+			return k8s.New(k8s.Config{
+				Cluster:           s.Name,
+				Kubeconfig:        s.param("kubeconfig", ""),
+				Context:           s.param("context", ""),
+				Namespace:         s.param("namespace", ""),
+				Image:             s.param("image", k8s.DefaultImage),
+				SchedulerName:     s.param("schedulerName", k8s.DefaultSchedulerName),
+				QPS:               float32(qps),
+				Burst:             burst,
+				LaunchParallelism: parallel,
+				NodeGrace:         grace,
+				FinishedPodTTL:    keep,
+				Logger:            env.Logger,
+			})
+		})
+}

@@ -1,0 +1,343 @@
+package k8stest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// benchSize is one run of the side-by-side benchmark, from the environment:
+// K8S_BENCH_NODES (1000), K8S_BENCH_PODS (10000), K8S_BENCH_QPS (100): the
+// client QPS of both schedulers (burst is twice that).
+type benchSize struct{ nodes, pods, qps int }
+
+func benchSizeFromEnv() benchSize {
+	get := func(key string, def int) int {
+		if v, err := strconv.Atoi(os.Getenv(key)); err == nil && v > 0 {
+			return v
+		}
+		return def
+	}
+	return benchSize{nodes: get("K8S_BENCH_NODES", 1000), pods: get("K8S_BENCH_PODS", 10000), qps: get("K8S_BENCH_QPS", 100)}
+}
+
+// podClock records, per pod of a namespace, when it was first seen bound
+// and first seen Running.
+type podClock struct {
+	mu             sync.Mutex
+	bound, running map[string]time.Time
+}
+
+func watchPods(ctx context.Context, client kubernetes.Interface, namespace string) *podClock {
+	pc := &podClock{bound: map[string]time.Time{}, running: map[string]time.Time{}}
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace))
+	inf := factory.Core().V1().Pods().Informer()
+	see := func(obj any) {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok {
+			return
+		}
+		now := time.Now()
+		pc.mu.Lock()
+		defer pc.mu.Unlock()
+		if _, seen := pc.bound[pod.Name]; !seen && pod.Spec.NodeName != "" {
+			pc.bound[pod.Name] = now
+		}
+		if _, seen := pc.running[pod.Name]; !seen && pod.Status.Phase == corev1.PodRunning {
+			pc.running[pod.Name] = now
+		}
+	}
+	inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: see, UpdateFunc: func(_, o any) { see(o) }})
+	factory.Start(ctx.Done())
+	cache.WaitForCacheSync(ctx.Done(), inf.HasSynced)
+	return pc
+}
+
+// wait returns when n pods were bound and when n were Running.
+func (pc *podClock) wait(tb testing.TB, n int, d time.Duration) (allBound, allRunning time.Time) {
+	tb.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		pc.mu.Lock()
+		b, r := len(pc.bound), len(pc.running)
+		if b >= n && r >= n {
+			for _, t := range pc.bound {
+				allBound = later(allBound, t)
+			}
+			for _, t := range pc.running {
+				allRunning = later(allRunning, t)
+			}
+			pc.mu.Unlock()
+			return allBound, allRunning
+		}
+		pc.mu.Unlock()
+		if time.Now().After(deadline) {
+			tb.Fatalf("after %v: %d of %d pods bound, %d running", d, b, n, r)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// fastClient is a client without a meaningful rate limit, for setting up
+// and for measuring the API server's own ceiling.
+func fastClient(tb testing.TB) kubernetes.Interface {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = 1e6, 1e6
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// createPods creates n pods from make with workers in parallel and returns
+// how long that took.
+func createPods(tb testing.TB, client kubernetes.Interface, namespace string, n, workers int, make func(i int) *corev1.Pod) time.Duration {
+	tb.Helper()
+	var next atomic.Int64
+	var failed atomic.Value
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				if _, err := client.CoreV1().Pods(namespace).Create(context.Background(), make(i), metav1.CreateOptions{}); err != nil {
+					failed.Store(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		tb.Fatalf("creating pods: %v", err)
+	}
+	return time.Since(start)
+}
+
+func benchPod(name, node, scheduler string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PodSpec{
+			NodeName:      node,
+			SchedulerName: scheduler,
+			Containers: []corev1.Container{{Name: "task", Image: "busybox:stable", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+			}}},
+		},
+	}
+}
+
+// emptyNamespace deletes every pod of a namespace and waits until none is left.
+func emptyNamespace(tb testing.TB, client kubernetes.Interface, namespace string) {
+	tb.Helper()
+	ctx := context.Background()
+	zero := int64(0)
+	// A collection of thousands of pods outlasts one request's timeout; the
+	// server goes on deleting, and the call is repeated until none is left.
+	waitFor(tb, 10*time.Minute, "namespace "+namespace+" empty", func() bool {
+		err := client.CoreV1().Pods(namespace).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
+		if err != nil && !apierrors.IsTimeout(err) && !apierrors.IsServerTimeout(err) {
+			tb.Fatalf("deleting the pods of %s: %v", namespace, err)
+		}
+		list, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{Limit: 1})
+		return err == nil && len(list.Items) == 0
+	})
+}
+
+type schedulerRun struct {
+	name               string
+	bound, running     time.Duration
+	boundPerSec        float64
+	runningPerSecTotal float64
+}
+
+func (r schedulerRun) String() string {
+	return fmt.Sprintf("%-15s all bound %8.1fs  %8.0f pods bound/s   all Running %8.1fs", r.name, r.bound.Seconds(), r.boundPerSec, r.running.Seconds())
+}
+
+// BenchmarkPelotonVsKubeScheduler places the same pods on the same kwok
+// nodes of one API server twice: through Peloton (a batch job; the k8s host
+// manager creates pods already bound) and through kube-scheduler (pods
+// created unbound, then bound by it), both clients at the same QPS. It
+// prints pods bound per second and the time until all run, the ratio, and
+// the API server's raw pod-create rate as the ceiling. Run it alone:
+//
+//	go test ./tests/k8s -run '^$' -bench PelotonVsKubeScheduler -benchtime 1x -timeout 60m
+func BenchmarkPelotonVsKubeScheduler(b *testing.B) {
+	needCluster(b)
+	size := benchSizeFromEnv()
+	client := fastClient(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b.Logf("side-by-side: %d kwok nodes, %d pods, scheduler client QPS %d (burst %d)", size.nodes, size.pods, size.qps, 2*size.qps)
+
+	// The nodes: 32 CPUs, 128 GiB each; every pod asks for 1 CPU, 1 GiB.
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < size.nodes; i = int(next.Add(1)) - 1 {
+				node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-%04d", i),
+					Labels: map[string]string{"zone": fmt.Sprint("z", i%3)}, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}}}
+				if err := createNodeWith(ctx, client, node, "32", "128Gi"); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if b.Failed() {
+		return
+	}
+	waitFor(b, 5*time.Minute, "bench nodes Ready", func() bool {
+		list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		n := 0
+		for i := range list.Items {
+			if nodeIsReady(&list.Items[i]) {
+				n++
+			}
+		}
+		return n >= size.nodes
+	})
+
+	for _, ns := range []string{"ceiling", "kube", "peloton"} {
+		newNamespace(b, ns)
+	}
+
+	// Ceiling: pods created already bound, as fast as the API server takes them.
+	ceilingClock := watchPods(ctx, client, "ceiling")
+	createTime := createPods(b, client, "ceiling", size.pods, 64, func(i int) *corev1.Pod {
+		return benchPod(fmt.Sprintf("c-%05d", i), fmt.Sprintf("bench-%04d", i%size.nodes), "none")
+	})
+	ceilingRate := float64(size.pods) / createTime.Seconds()
+	ceilingClock.wait(b, size.pods, 10*time.Minute)
+	b.Logf("ceiling: %.0f pods created/s", ceilingRate)
+	emptyNamespace(b, client, "ceiling")
+
+	// kube-scheduler: unbound pods created at full speed, bound by it.
+	startScheduler(b, size.qps)
+	kubeClock := watchPods(ctx, client, "kube")
+	kubeStart := time.Now()
+	createPods(b, client, "kube", size.pods, 64, func(i int) *corev1.Pod {
+		return benchPod(fmt.Sprintf("k-%05d", i), "", "default-scheduler")
+	})
+	kb, kr := kubeClock.wait(b, size.pods, 30*time.Minute)
+	kube := schedulerRun{name: "kube-scheduler", bound: kb.Sub(kubeStart), running: kr.Sub(kubeStart)}
+	kube.boundPerSec = float64(size.pods) / kube.bound.Seconds()
+	stopScheduler(b)
+	b.Logf("%s", kube)
+	emptyNamespace(b, client, "kube")
+
+	// Peloton: one batch job of size.pods tasks; the k8s host manager
+	// creates each pod bound to the node placement chose.
+	s := startShard(b, b.TempDir(), "peloton", fmt.Sprintf("qps=%d", size.qps), fmt.Sprintf("burst=%d", 2*size.qps))
+	s.waitHosts(size.nodes, "UP")
+	pelotonClock := watchPods(ctx, client, "peloton")
+	pelotonStart := time.Now()
+	s.createJob(fmt.Sprintf(`{"name":"bench","instances":%d,"task":{"command":"sleep","args":["3600"],"resources":{"cpu":1,"memMb":1024}}}`, size.pods))
+	pb, pr := pelotonClock.wait(b, size.pods, 30*time.Minute)
+	peloton := schedulerRun{name: "peloton", bound: pb.Sub(pelotonStart), running: pr.Sub(pelotonStart)}
+	peloton.boundPerSec = float64(size.pods) / peloton.bound.Seconds()
+	s.stop()
+
+	fmt.Printf("\nside-by-side on one kube-apiserver: %d kwok nodes, %d pods, client QPS %d/burst %d\n", size.nodes, size.pods, size.qps, 2*size.qps)
+	fmt.Printf("  ceiling        %8.0f pods created/s (bound pods, 64 writers, no client limit)\n", ceilingRate)
+	fmt.Println("  " + peloton.String())
+	fmt.Println("  " + kube.String())
+	fmt.Printf("  ratio peloton/kube-scheduler: bound/s %.2fx, time to all Running %.2fx (lower is faster)\n",
+		peloton.boundPerSec/kube.boundPerSec, peloton.running.Seconds()/kube.running.Seconds())
+	b.ReportMetric(peloton.boundPerSec, "peloton-bound/s")
+	b.ReportMetric(kube.boundPerSec, "kube-bound/s")
+	b.ReportMetric(ceilingRate, "ceiling-creates/s")
+}
+
+// createNodeWith is createNode with an explicit client.
+func createNodeWith(ctx context.Context, client kubernetes.Interface, node *corev1.Node, cpu, mem string) error {
+	saved := kube
+	kube = client
+	defer func() { kube = saved }()
+	return createNode(ctx, node, cpu, mem)
+}
+
+// startScheduler starts kube-scheduler on the test cluster with its client
+// at qps/burst 2*qps.
+func startScheduler(tb testing.TB, qps int) {
+	tb.Helper()
+	cfg := filepath.Join(clusterDir, "scheduler.yaml")
+	conf := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: %s
+  qps: %d
+  burst: %d
+leaderElection:
+  leaderElect: false
+`, kubeconfig, qps, 2*qps)
+	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	out, err := exec.Command("bash", clusterScript(), "start-scheduler", clusterDir, "--config", cfg).CombinedOutput()
+	if err != nil {
+		tb.Fatalf("starting kube-scheduler: %v\n%s", err, out)
+	}
+}
+
+func stopScheduler(tb testing.TB) {
+	pidFile := filepath.Join(clusterDir, "pids", "kube-scheduler")
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		return
+	}
+	if pid, err := strconv.Atoi(string(trimNL(data))); err == nil {
+		if p, err := os.FindProcess(pid); err == nil {
+			_ = p.Kill()
+		}
+	}
+	os.Remove(pidFile)
+}
+
+func trimNL(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == ' ') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
