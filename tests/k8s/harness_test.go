@@ -215,10 +215,16 @@ func freeAddr(t testing.TB) string {
 // startShard starts `peloton dev` on dataDir with the cluster as host
 // manager "kube", its pods in namespace, and waits until it is healthy.
 func startShard(t testing.TB, dataDir, namespace string, hostParams ...string) *shard {
+	return startShardWith(t, dataDir, namespace, nil, hostParams...)
+}
+
+// startShardWith also passes further dev flags (more --hosts clusters).
+func startShardWith(t testing.TB, dataDir, namespace string, extra []string, hostParams ...string) *shard {
 	t.Helper()
 	hosts := strings.Join(append([]string{"k8s:kube", "kubeconfig=" + kubeconfig, "namespace=" + namespace}, hostParams...), ",")
 	s := &shard{t: t, addr: freeAddr(t), dataDir: dataDir, log: &bytes.Buffer{}, done: make(chan error, 1)}
-	s.cmd = exec.Command(pelotonBin, "dev", "--data-dir", dataDir, "--addr", s.addr, "--hosts", hosts)
+	args := append([]string{"dev", "--data-dir", dataDir, "--addr", s.addr, "--hosts", hosts}, extra...)
+	s.cmd = exec.Command(pelotonBin, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
