@@ -151,13 +151,28 @@ func (e *Engine) DeleteJob(ctx context.Context, id model.JobID) error {
 // ListTasks returns a job's tasks by instance, optionally only in states.
 func (e *Engine) ListTasks(id model.JobID, states []model.TaskState) ([]*model.TaskRuntime, error) {
 	e.lock()
-	defer e.mu.Unlock()
 	je := e.jobs[id]
 	if je == nil {
+		e.mu.Unlock()
 		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
 	}
-	out := make([]*model.TaskRuntime, 0, len(je.tasks))
-	for _, t := range je.tasks {
+	tasks := je.tasks
+	if je.evicted {
+		e.mu.Unlock()
+		stored, err := e.cfg.Store.ListTasks(context.Background(), id)
+		if err != nil {
+			return nil, fmt.Errorf("read tasks of finished job %s: %w", id, err)
+		}
+		return filterTasks(stored, states, false), nil
+	}
+	defer e.mu.Unlock()
+	return filterTasks(tasks, states, true), nil
+}
+
+// filterTasks keeps the tasks in states (all when none), copied if asked.
+func filterTasks(tasks []*model.TaskRuntime, states []model.TaskState, copyThem bool) []*model.TaskRuntime {
+	out := make([]*model.TaskRuntime, 0, len(tasks))
+	for _, t := range tasks {
 		if len(states) > 0 {
 			found := false
 			for _, s := range states {
@@ -167,19 +182,32 @@ func (e *Engine) ListTasks(id model.JobID, states []model.TaskState) ([]*model.T
 				continue
 			}
 		}
-		cp := *t
-		out = append(out, &cp)
+		if copyThem {
+			cp := *t
+			t = &cp
+		}
+		out = append(out, t)
 	}
-	return out, nil
+	return out
 }
 
 // GetTask returns one task.
 func (e *Engine) GetTask(id model.TaskID) (*model.TaskRuntime, error) {
 	e.lock()
-	defer e.mu.Unlock()
-	if e.jobs[id.Job] == nil {
+	je := e.jobs[id.Job]
+	if je == nil {
+		e.mu.Unlock()
 		return nil, fmt.Errorf("job %s: %w", id.Job, ErrNotFound)
 	}
+	if je.evicted {
+		e.mu.Unlock()
+		t, err := e.cfg.Store.GetTask(context.Background(), id)
+		if err != nil {
+			return nil, fmt.Errorf("task %s: %w", id, err)
+		}
+		return t, nil
+	}
+	defer e.mu.Unlock()
 	_, t := e.task(id)
 	if t == nil {
 		return nil, fmt.Errorf("task %s: %w", id, ErrNotFound)
@@ -195,6 +223,11 @@ func (e *Engine) StopTasks(ctx context.Context, id model.JobID, instances []uint
 	if je == nil {
 		e.mu.Unlock()
 		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	if je.evicted {
+		// A finished job has nothing left to stop.
+		e.mu.Unlock()
+		return e.ListTasks(id, nil)
 	}
 	if len(instances) == 0 {
 		e.mu.Unlock()

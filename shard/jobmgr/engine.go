@@ -96,6 +96,9 @@ type jobEntry struct {
 	record bool
 	// inWork mirrors membership of the engine's work set.
 	inWork bool
+	// evicted: the job finished and its tasks were dropped from memory;
+	// they are read from the store when asked for.
+	evicted bool
 	// killSent records runs a kill was sent for.
 	killSent map[model.RunID]bool
 }
@@ -249,6 +252,17 @@ func (e *Engine) recover(ctx context.Context) error {
 			return err
 		}
 		je := &jobEntry{job: j, killSent: map[model.RunID]bool{}}
+		if j.Status.State.IsTerminal() {
+			// Finished jobs stay in the store; only their counts are kept.
+			je.evicted = true
+			for st, n := range j.Status.TaskStates {
+				if int(st) < len(je.counts) {
+					je.counts[st] = n
+				}
+			}
+			e.jobs[j.ID] = je
+			continue
+		}
 		je.tasks = make([]*model.TaskRuntime, j.Status.TasksCreated)
 		for _, t := range tasks {
 			if int(t.ID.Instance) < len(je.tasks) {

@@ -168,3 +168,35 @@ func TestGangFailure(t *testing.T) {
 		})
 	}
 }
+
+// A finished job's tasks leave memory and are read from the store; what
+// the API shows does not change.
+func TestFinishedJobsLeaveMemory(t *testing.T) {
+	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{CPU: 8, MemMB: 1000}}})
+	spec := oneCore(4)
+	spec.Task.Env = map[string]string{sim.EnvDuration: "1m"}
+	j := s.create(spec)
+	s.until("running", func() bool { return s.count(j, model.TaskRunning) == 4 })
+	s.clk.Advance(time.Minute)
+	s.until("succeeded", func() bool {
+		job, _ := s.e.GetJob(j)
+		return job.Status.State == model.JobSucceeded
+	})
+	s.tick()
+	s.e.lock()
+	evicted, inMemory := s.e.jobs[j].evicted, len(s.e.jobs[j].tasks)
+	s.e.mu.Unlock()
+	if !evicted || inMemory != 0 {
+		t.Fatalf("finished job still holds %d tasks in memory (evicted=%v)", inMemory, evicted)
+	}
+	if n := s.count(j, model.TaskSucceeded); n != 4 {
+		t.Fatalf("%d succeeded tasks read back, want 4", n)
+	}
+	if tk, err := s.e.GetTask(model.TaskID{Job: j, Instance: 2}); err != nil || tk.State != model.TaskSucceeded {
+		t.Fatalf("GetTask of a finished job: %+v %v", tk, err)
+	}
+	job, _ := s.e.GetJob(j)
+	if job.Status.TaskStates[model.TaskSucceeded] != 4 {
+		t.Fatalf("counts of a finished job: %v", job.Status.TaskStates)
+	}
+}

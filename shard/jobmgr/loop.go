@@ -40,6 +40,12 @@ func (e *Engine) step(ctx context.Context) {
 		e.log.Error("persisting state failed; will retry", "err", err)
 		return
 	}
+	// Finished jobs leave memory: the store has their tasks.
+	for _, je := range jobs {
+		if je.job.Status.State.IsTerminal() && !je.evicted {
+			je.tasks, je.waiting, je.evicted = nil, nil, true
+		}
+	}
 	// Keep visiting jobs that still have something to wait for.
 	for id, je := range e.work {
 		j := je.job
