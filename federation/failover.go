@@ -145,7 +145,9 @@ func (f *Failover) failback(ctx context.Context, alive []Region) error {
 		if err != nil {
 			return err
 		}
-		resp, err := pb.NewFederationServiceClient(c).ListReplicas(outgoing(ctx), &pb.ListReplicasRequest{OwnerRegion: r.dir.Local()})
+		cctx, cancel := context.WithTimeout(ctx, peerCallTimeout)
+		resp, err := pb.NewFederationServiceClient(c).ListReplicas(outgoing(cctx), &pb.ListReplicasRequest{OwnerRegion: r.dir.Local()})
+		cancel()
 		if err != nil {
 			return fmt.Errorf("region %s: %w", reg.Name, err)
 		}

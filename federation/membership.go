@@ -40,13 +40,43 @@ func NewGossipDirectory(ctx context.Context, cfg gossip.Config, health policy.He
 	}
 	d := &GossipDirectory{cfg: cfg, log: log, fence: fence, tracker: tracker, known: map[string]Region{}}
 	d.known[cfg.Region] = Region{Name: cfg.Region, Addr: cfg.APIAddr, Health: "alive"}
-	mem, err := gossip.Start(ctx, cfg)
+	// Join in the background and keep retrying: peers may start later.
+	start := cfg
+	start.Join = nil
+	mem, err := gossip.Start(ctx, start)
 	if err != nil {
 		return nil, fmt.Errorf("gossip: %w", err)
 	}
 	d.mem = mem
 	d.peers = append(d.peers, cfg.Join...)
 	return d, nil
+}
+
+// joinPeers joins the configured peers until some peer answered.
+func (d *GossipDirectory) joinPeers(ctx context.Context) {
+	for attempt := 0; ; attempt++ {
+		d.mu.Lock()
+		mem, peers, isolated := d.mem, append([]string(nil), d.cfg.Join...), d.isolated
+		d.mu.Unlock()
+		if len(peers) == 0 {
+			return
+		}
+		if mem != nil && !isolated {
+			n, err := mem.Join(ctx, peers)
+			if err == nil && n > 0 {
+				d.log.Info("joined the federation", "contacted", n)
+				return
+			}
+			if attempt%10 == 0 {
+				d.log.Warn("cannot join the federation yet; retrying", "peers", peers, "err", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // OnTransition registers a function told of every health change.
@@ -83,6 +113,7 @@ func (d *GossipDirectory) Members() []gossip.Member {
 
 // Run observes the gossip pool every interval until ctx ends.
 func (d *GossipDirectory) Run(ctx context.Context, interval time.Duration) {
+	go d.joinPeers(ctx)
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

@@ -161,7 +161,9 @@ func (r *Router) replicate(ctx context.Context, owner string, job *pb.Job, succe
 	if err != nil {
 		return "", err
 	}
-	_, err = pb.NewFederationServiceClient(c).PutReplica(outgoing(ctx), req)
+	cctx, cancel := context.WithTimeout(ctx, peerCallTimeout)
+	defer cancel()
+	_, err = pb.NewFederationServiceClient(c).PutReplica(outgoing(cctx), req)
 	return reg.Name, err
 }
 

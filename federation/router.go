@@ -246,7 +246,9 @@ func (r *Router) owner(ctx context.Context, job string) (string, error) {
 		go func() {
 			c, err := r.conn(reg)
 			if err == nil {
-				_, err = pb.NewJobServiceClient(c).GetJob(outgoing(ctx), &pb.GetJobRequest{Id: job})
+				cctx, cancel := context.WithTimeout(ctx, peerCallTimeout)
+				_, err = pb.NewJobServiceClient(c).GetJob(outgoing(cctx), &pb.GetJobRequest{Id: job})
+				cancel()
 			}
 			answers <- answer{reg.Name, err}
 		}()

@@ -113,6 +113,9 @@ func (r *Router) StopTasks(ctx context.Context, req *pb.StopTasksRequest) (*pb.S
 	})
 }
 
+// peerCallTimeout bounds each call of a fan-out to another region.
+const peerCallTimeout = 3 * time.Second
+
 // fanOut runs a call on the local shard and every reachable peer and
 // returns the answers by region; regions that fail are reported apart.
 func fanOut[Resp any](r *Router, ctx context.Context, local func(context.Context) (Resp, error), remote func(context.Context, *grpc.ClientConn) (Resp, error)) (map[string]Resp, map[string]error) {
@@ -143,7 +146,11 @@ func fanOut[Resp any](r *Router, ctx context.Context, local func(context.Context
 				put(reg.Name, *new(Resp), err)
 				return
 			}
-			resp, err := remote(outgoing(ctx), c)
+			// A region cut off the network does not refuse connections, it
+			// stays silent: never wait on it for long.
+			cctx, cancel := context.WithTimeout(ctx, peerCallTimeout)
+			defer cancel()
+			resp, err := remote(outgoing(cctx), c)
 			put(reg.Name, resp, err)
 		}()
 	}

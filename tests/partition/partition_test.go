@@ -1,0 +1,318 @@
+// Package partition cuts a region off the federation with network
+// namespaces (not killing it) and checks what the federation does: the
+// others declare it failed and relocate its work, the cut-off region fences
+// itself, and after healing no job runs in two regions.
+package partition
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "peloton-part-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "peloton")
+	build := exec.Command("go", "build", "-o", binary, "github.com/peloton-federated/peloton/cmd/peloton")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building peloton:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// The test hosts: one network namespace per region on a bridge in a
+// namespace of their own; the test reaches them through a veth into the
+// bridge. Addresses are the test's own, inside namespaces it creates.
+const subnet = "10.213.7"
+
+func sh(t *testing.T, args ...string) {
+	t.Helper()
+	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func shQuiet(args ...string) { _ = exec.Command(args[0], args[1:]...).Run() }
+
+// network builds the namespaces; suffix keeps names unique per run.
+type network struct {
+	t      *testing.T
+	suffix string
+}
+
+func (n *network) ns(region string) string { return "pel" + region + n.suffix }
+func (n *network) link(region string) string { return "pv" + region + n.suffix }
+
+func needNamespaces(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the partition test needs root to create network namespaces")
+		}
+		t.Skip("needs root for network namespaces")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the partition test needs iproute2 (ip)")
+		}
+		t.Skip("needs iproute2")
+	}
+}
+
+func newNetwork(t *testing.T, regions []string) *network {
+	n := &network{t: t, suffix: fmt.Sprint(os.Getpid() % 10000)}
+	br := "pbr" + n.suffix
+	hub := "pelhub" + n.suffix
+	t.Cleanup(func() {
+		for _, r := range regions {
+			shQuiet("ip", "netns", "del", n.ns(r))
+		}
+		shQuiet("ip", "netns", "del", hub)
+		shQuiet("ip", "link", "del", "pth"+n.suffix)
+	})
+	sh(t, "ip", "netns", "add", hub)
+	sh(t, "ip", "-n", hub, "link", "add", br, "type", "bridge")
+	sh(t, "ip", "-n", hub, "link", "set", br, "up")
+	// The test's own door into the bridge.
+	sh(t, "ip", "link", "add", "pth"+n.suffix, "type", "veth", "peer", "name", "pthb"+n.suffix)
+	sh(t, "ip", "link", "set", "pthb"+n.suffix, "netns", hub)
+	sh(t, "ip", "-n", hub, "link", "set", "pthb"+n.suffix, "master", br, "up")
+	sh(t, "ip", "addr", "add", subnet+".254/24", "dev", "pth"+n.suffix)
+	sh(t, "ip", "link", "set", "pth"+n.suffix, "up")
+	for i, r := range regions {
+		ns := n.ns(r)
+		sh(t, "ip", "netns", "add", ns)
+		sh(t, "ip", "-n", ns, "link", "set", "lo", "up")
+		sh(t, "ip", "link", "add", n.link(r), "type", "veth", "peer", "name", n.link(r)+"b")
+		sh(t, "ip", "link", "set", n.link(r), "netns", ns)
+		sh(t, "ip", "link", "set", n.link(r)+"b", "netns", hub)
+		sh(t, "ip", "-n", hub, "link", "set", n.link(r)+"b", "master", br, "up")
+		sh(t, "ip", "-n", ns, "addr", "add", fmt.Sprintf("%s.%d/24", subnet, i+1), "dev", n.link(r))
+		sh(t, "ip", "-n", ns, "link", "set", n.link(r), "up")
+	}
+	return n
+}
+
+// cut takes a region's link to the bridge down (or up again).
+func (n *network) cut(region string, cut bool) {
+	state := "up"
+	if cut {
+		state = "down"
+	}
+	sh(n.t, "ip", "-n", "pelhub"+n.suffix, "link", "set", n.link(region)+"b", state)
+}
+
+type member struct {
+	t      *testing.T
+	region string
+	addr   string
+	cmd    *exec.Cmd
+	log    *bytes.Buffer
+	done   chan error
+}
+
+func (m *member) stop() {
+	if m.cmd.ProcessState == nil {
+		_ = m.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-m.done:
+		case <-time.After(15 * time.Second):
+			_ = m.cmd.Process.Kill()
+			<-m.done
+		}
+	}
+}
+
+func (m *member) do(method, path, body string) (int, []byte, error) {
+	req, _ := http.NewRequest(method, "http://"+m.addr+path, strings.NewReader(body))
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, nil
+}
+
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > d {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+func TestRegionCutOff(t *testing.T) {
+	needNamespaces(t)
+	regions := []string{"a", "b", "c"}
+	net := newNetwork(t, regions)
+	dir := t.TempDir()
+	members := map[string]*member{}
+	for i, r := range regions {
+		ip := fmt.Sprintf("%s.%d", subnet, i+1)
+		join := ""
+		if i > 0 {
+			join = fmt.Sprintf("join: [\"%s.1:7946\"], ", subnet)
+		}
+		cfg := fmt.Sprintf(`region: %s
+addr: %s:5390
+dataDir: %s
+hosts: ["sim,hosts=10,cpu=8,mem=65536,duration=1h"]
+gossip: {node: %s-0, bind: "%s:7946", %sprofile: local}
+health: {suspectAfter: 1s, failAfter: 3s, recoverAfter: 1s}
+`, r, ip, filepath.Join(dir, r), r, ip, join)
+		path := filepath.Join(dir, r+".yaml")
+		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m := &member{t: t, region: r, addr: ip + ":5390", log: &bytes.Buffer{}, done: make(chan error, 1)}
+		m.cmd = exec.Command("ip", "netns", "exec", net.ns(r), binary, "server", "--config", path)
+		m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
+		if err := m.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { m.done <- m.cmd.Wait() }()
+		t.Cleanup(m.stop)
+		members[r] = m
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, r := range regions {
+				t.Logf("--- %s:\n%s", r, lastLines(members[r].log.String(), 25))
+			}
+		}
+	})
+	a, c := members["a"], members["c"]
+	health := func(m *member) map[string]string {
+		code, body, err := m.do("GET", "/v1/regions", "")
+		if err != nil || code != 200 {
+			return nil
+		}
+		var out struct {
+			Regions []struct{ Name, Health string } `json:"regions"`
+		}
+		_ = json.Unmarshal(body, &out)
+		h := map[string]string{}
+		for _, r := range out.Regions {
+			h[r.Name] = r.Health
+		}
+		return h
+	}
+	waitFor(t, 60*time.Second, "three regions alive", func() bool {
+		h := health(a)
+		return h["a"] == "alive" && h["b"] == "alive" && h["c"] == "alive"
+	})
+	var originals []string
+	for i := 0; i < 2; i++ {
+		code, body, err := a.do("POST", "/v1/jobs", fmt.Sprintf(`{"name":"c%d","region":"c","preemptible":true,"failover":{"mode":"any"},"instances":4,"task":{"command":"sim","resources":{"cpu":1,"memMb":10}}}`, i))
+		if err != nil || code != 200 {
+			t.Fatalf("create: %d %s %v", code, body, err)
+		}
+		var out struct{ Job struct{ ID string } }
+		_ = json.Unmarshal(body, &out)
+		originals = append(originals, out.Job.ID)
+	}
+	jobsAt := func(m *member) map[string]string {
+		code, body, err := m.do("GET", "/v1/jobs", "")
+		if err != nil || code != 200 {
+			return nil
+		}
+		var out struct {
+			Jobs []struct {
+				ID     string `json:"id"`
+				Status struct{ State, Region string }
+			} `json:"jobs"`
+		}
+		_ = json.Unmarshal(body, &out)
+		st := map[string]string{}
+		for _, j := range out.Jobs {
+			st[j.ID] = j.Status.State + "@" + j.Status.Region
+		}
+		return st
+	}
+	waitFor(t, 20*time.Second, "c's jobs running", func() bool {
+		st := jobsAt(c)
+		return st[originals[0]] == "JOB_STATE_RUNNING@c" && st[originals[1]] == "JOB_STATE_RUNNING@c"
+	})
+	time.Sleep(6 * time.Second) // progress is replicated every few seconds
+
+	// Cut c off, alive.
+	net.cut("c", true)
+	detected := waitFor(t, 60*time.Second, "c declared failed at a", func() bool { return health(a)["c"] == "failed" })
+	t.Logf("c declared failed %.1fs after the cut", detected.Seconds())
+	waitFor(t, 30*time.Second, "c's jobs relocated and running in a or b", func() bool {
+		n := 0
+		for _, v := range jobsAt(a) {
+			if strings.HasPrefix(v, "JOB_STATE_RUNNING@") && !strings.HasSuffix(v, "@c") {
+				n++
+			}
+		}
+		return n >= 2
+	})
+	waitFor(t, 30*time.Second, "c fencing itself", func() bool {
+		return strings.Contains(c.log.String(), `why="no other region is reachable"`)
+	})
+	// While cut off, c launches nothing new: a job created there stays
+	// unlaunched (its gateway is reachable from inside its namespace only).
+	probe := exec.Command("ip", "netns", "exec", net.ns("c"), binary, "job", "create", "--addr", c.addr, "-f", "-")
+	probe.Stdin = strings.NewReader(`{"name":"while-cut","region":"c","preemptible":true,"instances":2,"task":{"command":"sim","resources":{"cpu":1,"memMb":10}}}`)
+	out, err := probe.CombinedOutput()
+	if err != nil {
+		t.Fatalf("create inside c while cut: %v\n%s", err, out)
+	}
+	cutJob := strings.TrimSpace(string(out))
+	time.Sleep(3 * time.Second)
+	inC := exec.Command("ip", "netns", "exec", net.ns("c"), binary, "task", "list", cutJob, "--addr", c.addr)
+	listing, _ := inC.CombinedOutput()
+	if strings.Contains(string(listing), "RUNNING") || strings.Contains(string(listing), "LAUNCHING") {
+		t.Fatalf("fenced region launched work while cut off:\n%s", listing)
+	}
+
+	// Heal: c comes back, stops its copies of what moved; no job in two
+	// regions.
+	net.cut("c", false)
+	waitFor(t, 60*time.Second, "c alive again at a", func() bool { return health(a)["c"] == "alive" })
+	waitFor(t, 30*time.Second, "c's originals stopped", func() bool {
+		st := jobsAt(c)
+		return strings.HasPrefix(st[originals[0]], "JOB_STATE_KILLED") && strings.HasPrefix(st[originals[1]], "JOB_STATE_KILLED")
+	})
+	running := map[string]int{}
+	for _, v := range jobsAt(a) {
+		if strings.HasPrefix(v, "JOB_STATE_RUNNING@") {
+			running[strings.TrimPrefix(v, "JOB_STATE_RUNNING@")]++
+		}
+	}
+	t.Logf("running jobs per region after healing: %v", running)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
