@@ -101,6 +101,16 @@ func (p *Plugin) giveUpRunsOn(ctx context.Context, node, reason, msg string) {
 		p.reportLocked(run, t, runStatus{State: model.TaskLost, Reason: reason, Message: msg, Time: now}, now)
 		doomed = append(doomed, pod)
 	}
+	// Runs launched on the node whose pods the informer has not shown yet
+	// are lost too; their pods are deleted by name.
+	host := hostID(p.cfg.Cluster, node)
+	for run, t := range p.runs {
+		if t.host != host || t.last.State.IsTerminal() {
+			continue
+		}
+		p.reportLocked(run, t, runStatus{State: model.TaskLost, Reason: reason, Message: msg, Time: now}, now)
+		doomed = append(doomed, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: p.cfg.Namespace, Name: podName(run)}})
+	}
 	p.mu.Unlock()
 	p.wake()
 	if len(doomed) == 0 {
