@@ -24,7 +24,7 @@ func (r *Router) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.C
 		return r.shard().CreateJob(ctx, req)
 	}
 	region := req.Spec.Region
-	if region == "" && r.choose != nil {
+	if region == "" && r.choose != nil && len(r.dir.Regions()) > 1 {
 		var why []string
 		var err error
 		if region, why, err = r.choose(ctx, req.Spec); err != nil {

@@ -145,7 +145,7 @@ func (r *Router) collectStates(ctx context.Context) ([]policy.RegionState, []mod
 				}
 				st.Pools[p.GetPath()] = policy.PoolUsage{Demand: d, Allocation: a}
 			}
-		} else if st.Health == policy.HealthAlive {
+		} else if st.Health == policy.HealthAlive && reg.Name != r.dir.Local() {
 			st.Health = policy.HealthSuspect // not answering
 		}
 		states = append(states, st)

@@ -160,8 +160,11 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 			e := r.engine
 			r.mu.Unlock()
 			if e == nil {
-				if r.elector != nil {
+				if r.elector != nil && r.leaderAddr() != "" {
 					return nil // a standby serves by forwarding to the leader
+				}
+				if r.elector != nil {
+					return errors.New("standby: no leader holds the region's lease yet")
 				}
 				return errors.New("starting")
 			}
