@@ -93,4 +93,26 @@ func TestFederationDrill(t *testing.T) {
 	if !strings.Contains(s.mustCLI("drill", "list"), "completed") {
 		t.Error("drill list does not show the drill")
 	}
+
+	// The operator fails back: the relocated copies stop, the work runs in
+	// central again.
+	out := s.mustCLI("region", "failback", "central")
+	if strings.Count(out, "back as") != 2 {
+		t.Fatalf("failback did not move both jobs back:\n%s", out)
+	}
+	waitFor(t, 20*time.Second, "the work back in central, copies stopped", func() bool {
+		back, copies := 0, 0
+		for _, j := range listJobs(t, s) {
+			if j.Spec.Name != "moving" {
+				continue
+			}
+			switch {
+			case j.Status.State == "JOB_STATE_RUNNING" && j.Status.Region == "central":
+				back++
+			case j.Status.State == "JOB_STATE_RUNNING":
+				copies++
+			}
+		}
+		return back == 2 && copies == 0
+	})
 }

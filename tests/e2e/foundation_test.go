@@ -15,6 +15,7 @@ type jobJSON struct {
 	Status struct {
 		State      string            `json:"state"`
 		TaskStates map[string]uint32 `json:"taskStates"`
+		Region     string            `json:"region"`
 	} `json:"status"`
 }
 

@@ -1557,6 +1557,102 @@ func (x *WatchRequest) GetAfterSeq() uint64 {
 	return 0
 }
 
+type FailBackRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Region        string                 `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FailBackRequest) Reset() {
+	*x = FailBackRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FailBackRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FailBackRequest) ProtoMessage() {}
+
+func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FailBackRequest.ProtoReflect.Descriptor instead.
+func (*FailBackRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *FailBackRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type FailBackResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Moved         []*PlannedMove         `protobuf:"bytes,1,rep,name=moved,proto3" json:"moved,omitempty"`
+	NotMoved      []*PlannedMove         `protobuf:"bytes,2,rep,name=not_moved,json=notMoved,proto3" json:"not_moved,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FailBackResponse) Reset() {
+	*x = FailBackResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FailBackResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FailBackResponse) ProtoMessage() {}
+
+func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FailBackResponse.ProtoReflect.Descriptor instead.
+func (*FailBackResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *FailBackResponse) GetMoved() []*PlannedMove {
+	if x != nil {
+		return x.Moved
+	}
+	return nil
+}
+
+func (x *FailBackResponse) GetNotMoved() []*PlannedMove {
+	if x != nil {
+		return x.NotMoved
+	}
+	return nil
+}
+
 type IsolateRegionRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Region        string                 `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
@@ -1567,7 +1663,7 @@ type IsolateRegionRequest struct {
 
 func (x *IsolateRegionRequest) Reset() {
 	*x = IsolateRegionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	mi := &file_peloton_v1_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1579,7 +1675,7 @@ func (x *IsolateRegionRequest) String() string {
 func (*IsolateRegionRequest) ProtoMessage() {}
 
 func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	mi := &file_peloton_v1_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1592,7 +1688,7 @@ func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionRequest.ProtoReflect.Descriptor instead.
 func (*IsolateRegionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{33}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *IsolateRegionRequest) GetRegion() string {
@@ -1617,7 +1713,7 @@ type IsolateRegionResponse struct {
 
 func (x *IsolateRegionResponse) Reset() {
 	*x = IsolateRegionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	mi := &file_peloton_v1_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1629,7 +1725,7 @@ func (x *IsolateRegionResponse) String() string {
 func (*IsolateRegionResponse) ProtoMessage() {}
 
 func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	mi := &file_peloton_v1_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1642,7 +1738,7 @@ func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionResponse.ProtoReflect.Descriptor instead.
 func (*IsolateRegionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{34}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{36}
 }
 
 type PutReplicaRequest struct {
@@ -1654,7 +1750,7 @@ type PutReplicaRequest struct {
 
 func (x *PutReplicaRequest) Reset() {
 	*x = PutReplicaRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[35]
+	mi := &file_peloton_v1_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1666,7 +1762,7 @@ func (x *PutReplicaRequest) String() string {
 func (*PutReplicaRequest) ProtoMessage() {}
 
 func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[35]
+	mi := &file_peloton_v1_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1679,7 +1775,7 @@ func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaRequest.ProtoReflect.Descriptor instead.
 func (*PutReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{35}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PutReplicaRequest) GetReplica() *Replica {
@@ -1697,7 +1793,7 @@ type PutReplicaResponse struct {
 
 func (x *PutReplicaResponse) Reset() {
 	*x = PutReplicaResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[36]
+	mi := &file_peloton_v1_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1709,7 +1805,7 @@ func (x *PutReplicaResponse) String() string {
 func (*PutReplicaResponse) ProtoMessage() {}
 
 func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[36]
+	mi := &file_peloton_v1_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1722,7 +1818,7 @@ func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaResponse.ProtoReflect.Descriptor instead.
 func (*PutReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{36}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{38}
 }
 
 type ListReplicasRequest struct {
@@ -1735,7 +1831,7 @@ type ListReplicasRequest struct {
 
 func (x *ListReplicasRequest) Reset() {
 	*x = ListReplicasRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[37]
+	mi := &file_peloton_v1_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1747,7 +1843,7 @@ func (x *ListReplicasRequest) String() string {
 func (*ListReplicasRequest) ProtoMessage() {}
 
 func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[37]
+	mi := &file_peloton_v1_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1760,7 +1856,7 @@ func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasRequest.ProtoReflect.Descriptor instead.
 func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{37}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListReplicasRequest) GetOwnerRegion() string {
@@ -1779,7 +1875,7 @@ type ListReplicasResponse struct {
 
 func (x *ListReplicasResponse) Reset() {
 	*x = ListReplicasResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[38]
+	mi := &file_peloton_v1_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1791,7 +1887,7 @@ func (x *ListReplicasResponse) String() string {
 func (*ListReplicasResponse) ProtoMessage() {}
 
 func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[38]
+	mi := &file_peloton_v1_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1804,7 +1900,7 @@ func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasResponse.ProtoReflect.Descriptor instead.
 func (*ListReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{38}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListReplicasResponse) GetReplicas() []*Replica {
@@ -1824,7 +1920,7 @@ type PlanFailoverRequest struct {
 
 func (x *PlanFailoverRequest) Reset() {
 	*x = PlanFailoverRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[39]
+	mi := &file_peloton_v1_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1836,7 +1932,7 @@ func (x *PlanFailoverRequest) String() string {
 func (*PlanFailoverRequest) ProtoMessage() {}
 
 func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[39]
+	mi := &file_peloton_v1_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1849,7 +1945,7 @@ func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverRequest.ProtoReflect.Descriptor instead.
 func (*PlanFailoverRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{39}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PlanFailoverRequest) GetRegion() string {
@@ -1868,7 +1964,7 @@ type PlanFailoverResponse struct {
 
 func (x *PlanFailoverResponse) Reset() {
 	*x = PlanFailoverResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[40]
+	mi := &file_peloton_v1_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1880,7 +1976,7 @@ func (x *PlanFailoverResponse) String() string {
 func (*PlanFailoverResponse) ProtoMessage() {}
 
 func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[40]
+	mi := &file_peloton_v1_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1893,7 +1989,7 @@ func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverResponse.ProtoReflect.Descriptor instead.
 func (*PlanFailoverResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{40}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *PlanFailoverResponse) GetPlans() []*RegionPlan {
@@ -1914,7 +2010,7 @@ type StartDrillRequest struct {
 
 func (x *StartDrillRequest) Reset() {
 	*x = StartDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[41]
+	mi := &file_peloton_v1_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1926,7 +2022,7 @@ func (x *StartDrillRequest) String() string {
 func (*StartDrillRequest) ProtoMessage() {}
 
 func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[41]
+	mi := &file_peloton_v1_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1939,7 +2035,7 @@ func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillRequest.ProtoReflect.Descriptor instead.
 func (*StartDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{41}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *StartDrillRequest) GetRegion() string {
@@ -1965,7 +2061,7 @@ type StartDrillResponse struct {
 
 func (x *StartDrillResponse) Reset() {
 	*x = StartDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	mi := &file_peloton_v1_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1977,7 +2073,7 @@ func (x *StartDrillResponse) String() string {
 func (*StartDrillResponse) ProtoMessage() {}
 
 func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	mi := &file_peloton_v1_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1990,7 +2086,7 @@ func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillResponse.ProtoReflect.Descriptor instead.
 func (*StartDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{42}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *StartDrillResponse) GetDrill() *Drill {
@@ -2009,7 +2105,7 @@ type GetDrillRequest struct {
 
 func (x *GetDrillRequest) Reset() {
 	*x = GetDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[43]
+	mi := &file_peloton_v1_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2021,7 +2117,7 @@ func (x *GetDrillRequest) String() string {
 func (*GetDrillRequest) ProtoMessage() {}
 
 func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[43]
+	mi := &file_peloton_v1_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2034,7 +2130,7 @@ func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillRequest.ProtoReflect.Descriptor instead.
 func (*GetDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{43}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetDrillRequest) GetId() string {
@@ -2053,7 +2149,7 @@ type GetDrillResponse struct {
 
 func (x *GetDrillResponse) Reset() {
 	*x = GetDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[44]
+	mi := &file_peloton_v1_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2065,7 +2161,7 @@ func (x *GetDrillResponse) String() string {
 func (*GetDrillResponse) ProtoMessage() {}
 
 func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[44]
+	mi := &file_peloton_v1_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2078,7 +2174,7 @@ func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillResponse.ProtoReflect.Descriptor instead.
 func (*GetDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{44}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetDrillResponse) GetDrill() *Drill {
@@ -2096,7 +2192,7 @@ type ListDrillsRequest struct {
 
 func (x *ListDrillsRequest) Reset() {
 	*x = ListDrillsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[45]
+	mi := &file_peloton_v1_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2108,7 +2204,7 @@ func (x *ListDrillsRequest) String() string {
 func (*ListDrillsRequest) ProtoMessage() {}
 
 func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[45]
+	mi := &file_peloton_v1_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2121,7 +2217,7 @@ func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsRequest.ProtoReflect.Descriptor instead.
 func (*ListDrillsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{45}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{47}
 }
 
 type ListDrillsResponse struct {
@@ -2133,7 +2229,7 @@ type ListDrillsResponse struct {
 
 func (x *ListDrillsResponse) Reset() {
 	*x = ListDrillsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[46]
+	mi := &file_peloton_v1_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2145,7 +2241,7 @@ func (x *ListDrillsResponse) String() string {
 func (*ListDrillsResponse) ProtoMessage() {}
 
 func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[46]
+	mi := &file_peloton_v1_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2158,7 +2254,7 @@ func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsResponse.ProtoReflect.Descriptor instead.
 func (*ListDrillsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{46}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListDrillsResponse) GetDrills() []*Drill {
@@ -2176,7 +2272,7 @@ type GetVersionRequest struct {
 
 func (x *GetVersionRequest) Reset() {
 	*x = GetVersionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[47]
+	mi := &file_peloton_v1_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2188,7 +2284,7 @@ func (x *GetVersionRequest) String() string {
 func (*GetVersionRequest) ProtoMessage() {}
 
 func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[47]
+	mi := &file_peloton_v1_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2201,7 +2297,7 @@ func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionRequest.ProtoReflect.Descriptor instead.
 func (*GetVersionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{47}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{49}
 }
 
 type GetVersionResponse struct {
@@ -2215,7 +2311,7 @@ type GetVersionResponse struct {
 
 func (x *GetVersionResponse) Reset() {
 	*x = GetVersionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[48]
+	mi := &file_peloton_v1_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2227,7 +2323,7 @@ func (x *GetVersionResponse) String() string {
 func (*GetVersionResponse) ProtoMessage() {}
 
 func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[48]
+	mi := &file_peloton_v1_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2240,7 +2336,7 @@ func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionResponse.ProtoReflect.Descriptor instead.
 func (*GetVersionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{48}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *GetVersionResponse) GetVersion() string {
@@ -2345,7 +2441,12 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\aregions\x18\x01 \x03(\v2\x12.peloton.v1.RegionR\aregions\"B\n" +
 	"\fWatchRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1b\n" +
-	"\tafter_seq\x18\x02 \x01(\x04R\bafterSeq\"J\n" +
+	"\tafter_seq\x18\x02 \x01(\x04R\bafterSeq\")\n" +
+	"\x0fFailBackRequest\x12\x16\n" +
+	"\x06region\x18\x01 \x01(\tR\x06region\"w\n" +
+	"\x10FailBackResponse\x12-\n" +
+	"\x05moved\x18\x01 \x03(\v2\x17.peloton.v1.PlannedMoveR\x05moved\x124\n" +
+	"\tnot_moved\x18\x02 \x03(\v2\x17.peloton.v1.PlannedMoveR\bnotMoved\"J\n" +
 	"\x14IsolateRegionRequest\x12\x16\n" +
 	"\x06region\x18\x01 \x01(\tR\x06region\x12\x1a\n" +
 	"\bisolated\x18\x02 \x01(\bR\bisolated\"\x17\n" +
@@ -2404,7 +2505,7 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\rRegionService\x12N\n" +
 	"\vListRegions\x12\x1e.peloton.v1.ListRegionsRequest\x1a\x1f.peloton.v1.ListRegionsResponse2F\n" +
 	"\fEventService\x126\n" +
-	"\x05Watch\x12\x18.peloton.v1.WatchRequest\x1a\x11.peloton.v1.Event0\x012\xbd\x04\n" +
+	"\x05Watch\x12\x18.peloton.v1.WatchRequest\x1a\x11.peloton.v1.Event0\x012\x84\x05\n" +
 	"\x11FederationService\x12K\n" +
 	"\n" +
 	"PutReplica\x12\x1d.peloton.v1.PutReplicaRequest\x1a\x1e.peloton.v1.PutReplicaResponse\x12Q\n" +
@@ -2415,7 +2516,8 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\bGetDrill\x12\x1b.peloton.v1.GetDrillRequest\x1a\x1c.peloton.v1.GetDrillResponse\x12K\n" +
 	"\n" +
 	"ListDrills\x12\x1d.peloton.v1.ListDrillsRequest\x1a\x1e.peloton.v1.ListDrillsResponse\x12T\n" +
-	"\rIsolateRegion\x12 .peloton.v1.IsolateRegionRequest\x1a!.peloton.v1.IsolateRegionResponse2\\\n" +
+	"\rIsolateRegion\x12 .peloton.v1.IsolateRegionRequest\x1a!.peloton.v1.IsolateRegionResponse\x12E\n" +
+	"\bFailBack\x12\x1b.peloton.v1.FailBackRequest\x1a\x1c.peloton.v1.FailBackResponse2\\\n" +
 	"\rSystemService\x12K\n" +
 	"\n" +
 	"GetVersion\x12\x1d.peloton.v1.GetVersionRequest\x1a\x1e.peloton.v1.GetVersionResponseB?Z=github.com/peloton-federated/peloton/api/peloton/v1;pelotonv1b\x06proto3"
@@ -2432,7 +2534,7 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_service_proto_rawDescData
 }
 
-var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
+var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
 var file_peloton_v1_service_proto_goTypes = []any{
 	(*CreateJobRequest)(nil),      // 0: peloton.v1.CreateJobRequest
 	(*CreateJobResponse)(nil),     // 1: peloton.v1.CreateJobResponse
@@ -2467,116 +2569,123 @@ var file_peloton_v1_service_proto_goTypes = []any{
 	(*ListRegionsRequest)(nil),    // 30: peloton.v1.ListRegionsRequest
 	(*ListRegionsResponse)(nil),   // 31: peloton.v1.ListRegionsResponse
 	(*WatchRequest)(nil),          // 32: peloton.v1.WatchRequest
-	(*IsolateRegionRequest)(nil),  // 33: peloton.v1.IsolateRegionRequest
-	(*IsolateRegionResponse)(nil), // 34: peloton.v1.IsolateRegionResponse
-	(*PutReplicaRequest)(nil),     // 35: peloton.v1.PutReplicaRequest
-	(*PutReplicaResponse)(nil),    // 36: peloton.v1.PutReplicaResponse
-	(*ListReplicasRequest)(nil),   // 37: peloton.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),  // 38: peloton.v1.ListReplicasResponse
-	(*PlanFailoverRequest)(nil),   // 39: peloton.v1.PlanFailoverRequest
-	(*PlanFailoverResponse)(nil),  // 40: peloton.v1.PlanFailoverResponse
-	(*StartDrillRequest)(nil),     // 41: peloton.v1.StartDrillRequest
-	(*StartDrillResponse)(nil),    // 42: peloton.v1.StartDrillResponse
-	(*GetDrillRequest)(nil),       // 43: peloton.v1.GetDrillRequest
-	(*GetDrillResponse)(nil),      // 44: peloton.v1.GetDrillResponse
-	(*ListDrillsRequest)(nil),     // 45: peloton.v1.ListDrillsRequest
-	(*ListDrillsResponse)(nil),    // 46: peloton.v1.ListDrillsResponse
-	(*GetVersionRequest)(nil),     // 47: peloton.v1.GetVersionRequest
-	(*GetVersionResponse)(nil),    // 48: peloton.v1.GetVersionResponse
-	(*JobSpec)(nil),               // 49: peloton.v1.JobSpec
-	(*Job)(nil),                   // 50: peloton.v1.Job
-	(JobState)(0),                 // 51: peloton.v1.JobState
-	(TaskState)(0),                // 52: peloton.v1.TaskState
-	(*Task)(nil),                  // 53: peloton.v1.Task
-	(*PoolSpec)(nil),              // 54: peloton.v1.PoolSpec
-	(*Pool)(nil),                  // 55: peloton.v1.Pool
-	(*Host)(nil),                  // 56: peloton.v1.Host
-	(*Region)(nil),                // 57: peloton.v1.Region
-	(*Replica)(nil),               // 58: peloton.v1.Replica
-	(*RegionPlan)(nil),            // 59: peloton.v1.RegionPlan
-	(*Drill)(nil),                 // 60: peloton.v1.Drill
-	(*Event)(nil),                 // 61: peloton.v1.Event
+	(*FailBackRequest)(nil),       // 33: peloton.v1.FailBackRequest
+	(*FailBackResponse)(nil),      // 34: peloton.v1.FailBackResponse
+	(*IsolateRegionRequest)(nil),  // 35: peloton.v1.IsolateRegionRequest
+	(*IsolateRegionResponse)(nil), // 36: peloton.v1.IsolateRegionResponse
+	(*PutReplicaRequest)(nil),     // 37: peloton.v1.PutReplicaRequest
+	(*PutReplicaResponse)(nil),    // 38: peloton.v1.PutReplicaResponse
+	(*ListReplicasRequest)(nil),   // 39: peloton.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),  // 40: peloton.v1.ListReplicasResponse
+	(*PlanFailoverRequest)(nil),   // 41: peloton.v1.PlanFailoverRequest
+	(*PlanFailoverResponse)(nil),  // 42: peloton.v1.PlanFailoverResponse
+	(*StartDrillRequest)(nil),     // 43: peloton.v1.StartDrillRequest
+	(*StartDrillResponse)(nil),    // 44: peloton.v1.StartDrillResponse
+	(*GetDrillRequest)(nil),       // 45: peloton.v1.GetDrillRequest
+	(*GetDrillResponse)(nil),      // 46: peloton.v1.GetDrillResponse
+	(*ListDrillsRequest)(nil),     // 47: peloton.v1.ListDrillsRequest
+	(*ListDrillsResponse)(nil),    // 48: peloton.v1.ListDrillsResponse
+	(*GetVersionRequest)(nil),     // 49: peloton.v1.GetVersionRequest
+	(*GetVersionResponse)(nil),    // 50: peloton.v1.GetVersionResponse
+	(*JobSpec)(nil),               // 51: peloton.v1.JobSpec
+	(*Job)(nil),                   // 52: peloton.v1.Job
+	(JobState)(0),                 // 53: peloton.v1.JobState
+	(TaskState)(0),                // 54: peloton.v1.TaskState
+	(*Task)(nil),                  // 55: peloton.v1.Task
+	(*PoolSpec)(nil),              // 56: peloton.v1.PoolSpec
+	(*Pool)(nil),                  // 57: peloton.v1.Pool
+	(*Host)(nil),                  // 58: peloton.v1.Host
+	(*Region)(nil),                // 59: peloton.v1.Region
+	(*PlannedMove)(nil),           // 60: peloton.v1.PlannedMove
+	(*Replica)(nil),               // 61: peloton.v1.Replica
+	(*RegionPlan)(nil),            // 62: peloton.v1.RegionPlan
+	(*Drill)(nil),                 // 63: peloton.v1.Drill
+	(*Event)(nil),                 // 64: peloton.v1.Event
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	49, // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	50, // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	50, // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	51, // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
-	50, // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	50, // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	52, // 6: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	53, // 7: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	53, // 8: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	53, // 9: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	54, // 10: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	55, // 11: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	54, // 12: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	55, // 13: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	55, // 14: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	55, // 15: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	56, // 16: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	57, // 17: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	58, // 18: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
-	58, // 19: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
-	59, // 20: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
-	60, // 21: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
-	60, // 22: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
-	60, // 23: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
-	0,  // 24: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	2,  // 25: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	4,  // 26: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	6,  // 27: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	8,  // 28: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	10, // 29: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	12, // 30: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	14, // 31: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	16, // 32: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	18, // 33: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
-	20, // 34: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
-	22, // 35: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
-	24, // 36: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	26, // 37: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	28, // 38: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	30, // 39: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	32, // 40: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	35, // 41: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
-	37, // 42: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
-	39, // 43: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
-	41, // 44: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
-	43, // 45: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
-	45, // 46: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
-	33, // 47: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
-	47, // 48: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	1,  // 49: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	3,  // 50: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	5,  // 51: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	7,  // 52: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	9,  // 53: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	11, // 54: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	13, // 55: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	15, // 56: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	17, // 57: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	19, // 58: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	21, // 59: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	23, // 60: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	25, // 61: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	27, // 62: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	29, // 63: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	31, // 64: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	61, // 65: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	36, // 66: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
-	38, // 67: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
-	40, // 68: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
-	42, // 69: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
-	44, // 70: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
-	46, // 71: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
-	34, // 72: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
-	48, // 73: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	49, // [49:74] is the sub-list for method output_type
-	24, // [24:49] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	51, // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	52, // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	52, // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	53, // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	52, // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	52, // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	54, // 6: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	55, // 7: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	55, // 8: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	55, // 9: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	56, // 10: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	57, // 11: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	56, // 12: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	57, // 13: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	57, // 14: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	57, // 15: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	58, // 16: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	59, // 17: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	60, // 18: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
+	60, // 19: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
+	61, // 20: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	61, // 21: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	62, // 22: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	63, // 23: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	63, // 24: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	63, // 25: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	0,  // 26: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	2,  // 27: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	4,  // 28: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	6,  // 29: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	8,  // 30: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	10, // 31: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	12, // 32: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	14, // 33: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	16, // 34: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	18, // 35: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	20, // 36: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	22, // 37: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	24, // 38: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	26, // 39: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	28, // 40: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	30, // 41: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	32, // 42: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	37, // 43: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	39, // 44: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	41, // 45: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	43, // 46: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	45, // 47: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	47, // 48: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	35, // 49: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
+	33, // 50: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
+	49, // 51: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	1,  // 52: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	3,  // 53: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	5,  // 54: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	7,  // 55: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	9,  // 56: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	11, // 57: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	13, // 58: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	15, // 59: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	17, // 60: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	19, // 61: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	21, // 62: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	23, // 63: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	25, // 64: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	27, // 65: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	29, // 66: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	31, // 67: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	64, // 68: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	38, // 69: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	40, // 70: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	42, // 71: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	44, // 72: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	46, // 73: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	48, // 74: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	36, // 75: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
+	34, // 76: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
+	50, // 77: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	52, // [52:78] is the sub-list for method output_type
+	26, // [26:52] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -2591,7 +2700,7 @@ func file_peloton_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   49,
+			NumMessages:   51,
 			NumExtensions: 0,
 			NumServices:   8,
 		},

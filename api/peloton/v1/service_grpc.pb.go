@@ -1077,6 +1077,7 @@ const (
 	FederationService_GetDrill_FullMethodName      = "/peloton.v1.FederationService/GetDrill"
 	FederationService_ListDrills_FullMethodName    = "/peloton.v1.FederationService/ListDrills"
 	FederationService_IsolateRegion_FullMethodName = "/peloton.v1.FederationService/IsolateRegion"
+	FederationService_FailBack_FullMethodName      = "/peloton.v1.FederationService/FailBack"
 )
 
 // FederationServiceClient is the client API for FederationService service.
@@ -1098,6 +1099,10 @@ type FederationServiceClient interface {
 	// IsolateRegion fences the receiving region and cuts it off from gossip
 	// (isolated = true), or heals it; drills use it.
 	IsolateRegion(ctx context.Context, in *IsolateRegionRequest, opts ...grpc.CallOption) (*IsolateRegionResponse, error)
+	// FailBack moves the jobs relocated away from a region that is alive
+	// again back to it: each is re-created there with the instances not yet
+	// succeeded, and its relocated copy is stopped.
+	FailBack(ctx context.Context, in *FailBackRequest, opts ...grpc.CallOption) (*FailBackResponse, error)
 }
 
 type federationServiceClient struct {
@@ -1178,6 +1183,16 @@ func (c *federationServiceClient) IsolateRegion(ctx context.Context, in *Isolate
 	return out, nil
 }
 
+func (c *federationServiceClient) FailBack(ctx context.Context, in *FailBackRequest, opts ...grpc.CallOption) (*FailBackResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FailBackResponse)
+	err := c.cc.Invoke(ctx, FederationService_FailBack_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // FederationServiceServer is the server API for FederationService service.
 // All implementations must embed UnimplementedFederationServiceServer
 // for forward compatibility.
@@ -1197,6 +1212,10 @@ type FederationServiceServer interface {
 	// IsolateRegion fences the receiving region and cuts it off from gossip
 	// (isolated = true), or heals it; drills use it.
 	IsolateRegion(context.Context, *IsolateRegionRequest) (*IsolateRegionResponse, error)
+	// FailBack moves the jobs relocated away from a region that is alive
+	// again back to it: each is re-created there with the instances not yet
+	// succeeded, and its relocated copy is stopped.
+	FailBack(context.Context, *FailBackRequest) (*FailBackResponse, error)
 	mustEmbedUnimplementedFederationServiceServer()
 }
 
@@ -1227,6 +1246,9 @@ func (UnimplementedFederationServiceServer) ListDrills(context.Context, *ListDri
 }
 func (UnimplementedFederationServiceServer) IsolateRegion(context.Context, *IsolateRegionRequest) (*IsolateRegionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method IsolateRegion not implemented")
+}
+func (UnimplementedFederationServiceServer) FailBack(context.Context, *FailBackRequest) (*FailBackResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method FailBack not implemented")
 }
 func (UnimplementedFederationServiceServer) mustEmbedUnimplementedFederationServiceServer() {}
 func (UnimplementedFederationServiceServer) testEmbeddedByValue()                           {}
@@ -1375,6 +1397,24 @@ func _FederationService_IsolateRegion_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _FederationService_FailBack_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FailBackRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FederationServiceServer).FailBack(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: FederationService_FailBack_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FederationServiceServer).FailBack(ctx, req.(*FailBackRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // FederationService_ServiceDesc is the grpc.ServiceDesc for FederationService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1409,6 +1449,10 @@ var FederationService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "IsolateRegion",
 			Handler:    _FederationService_IsolateRegion_Handler,
+		},
+		{
+			MethodName: "FailBack",
+			Handler:    _FederationService_FailBack_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -206,6 +206,30 @@ func (a *app) hostCommand() *cobra.Command {
 func (a *app) regionCommand() *cobra.Command {
 	region := &cobra.Command{Use: "region", Short: "Show the regions of the federation"}
 	region.AddCommand(&cobra.Command{
+		Use:   "failback REGION",
+		Short: "Move the jobs relocated away from REGION back to it, now that it is alive",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: a.connected(func(cmd *cobra.Command, argv []string, c *clients) error {
+			ctx, cancel := a.rpc(cmd.Context())
+			defer cancel()
+			resp, err := c.fed.FailBack(ctx, &pelotonv1.FailBackRequest{Region: argv[0]})
+			if err != nil {
+				return err
+			}
+			if a.output != "table" {
+				return writeStructured(cmd.OutOrStdout(), a.output, resp)
+			}
+			t := newTable(cmd.OutOrStdout(), "JOB", "NAME", "BACK IN", "NOTE")
+			for _, m := range resp.GetMoved() {
+				t.row(m.GetJobId(), m.GetJobName(), m.GetToRegion(), m.GetReason())
+			}
+			for _, m := range resp.GetNotMoved() {
+				t.row(m.GetJobId(), m.GetJobName(), "-", "NOT MOVED: "+m.GetReason())
+			}
+			return t.flush()
+		}),
+	})
+	region.AddCommand(&cobra.Command{
 		Use:   "plan [REGION]",
 		Short: "Say, for each region, whether the others could absorb its relocatable work",
 		Args:  args(cobra.MaximumNArgs(1)),

@@ -1,0 +1,132 @@
+package federation
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// LabelFailedBackFrom marks a job an operator moved back to its region:
+// "<job id>@<region it ran in meanwhile>".
+const LabelFailedBackFrom = "peloton.failed-back-from"
+
+// heldReplica is a replica and the region that keeps it.
+type heldReplica struct {
+	holder string
+	rep    *pb.Replica
+}
+
+// replicasHeld collects the replicas of owner's jobs with their holders.
+func (r *Router) replicasHeld(ctx context.Context, owner string) []heldReplica {
+	answers, _ := fanOut(r, ctx, func(ctx context.Context) (*pb.ListReplicasResponse, error) {
+		return r.ListReplicas(ctx, &pb.ListReplicasRequest{OwnerRegion: owner})
+	}, func(ctx context.Context, c grpcConn) (*pb.ListReplicasResponse, error) {
+		return pb.NewFederationServiceClient(c).ListReplicas(ctx, &pb.ListReplicasRequest{OwnerRegion: owner})
+	})
+	var out []heldReplica
+	for _, region := range sortedKeys(answers) {
+		if region == owner {
+			continue
+		}
+		for _, rep := range answers[region].GetReplicas() {
+			out = append(out, heldReplica{holder: region, rep: rep})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].rep.GetJob().GetId() < out[j].rep.GetJob().GetId() })
+	return out
+}
+
+// putReplicaAt stores a replica in the region that holds it.
+func (r *Router) putReplicaAt(ctx context.Context, holder string, rep *pb.Replica) error {
+	req := &pb.PutReplicaRequest{Replica: rep}
+	if holder == r.dir.Local() {
+		_, err := r.PutReplica(ctx, req)
+		return err
+	}
+	reg, ok := r.region(holder)
+	if !ok {
+		return fmt.Errorf("region %s unknown", holder)
+	}
+	c, err := r.conn(reg)
+	if err != nil {
+		return err
+	}
+	_, err = pb.NewFederationServiceClient(c).PutReplica(outgoing(ctx), req)
+	return err
+}
+
+func (r *Router) FailBack(ctx context.Context, req *pb.FailBackRequest) (*pb.FailBackResponse, error) {
+	if _, _, err := r.target(req.Region); err != nil {
+		return nil, err
+	}
+	if h := r.health(req.Region); h != "alive" && req.Region != r.dir.Local() {
+		return nil, status.Errorf(codes.FailedPrecondition, "region %s is %s: fail back once it is alive", req.Region, h)
+	}
+	out := &pb.FailBackResponse{}
+	for _, hr := range r.replicasHeld(ctx, req.Region) {
+		rep := hr.rep
+		from, moved := rep.GetRelocatedRegion(), rep.GetRelocatedJobId()
+		if from == "" || from == req.Region {
+			continue // never relocated, or already back
+		}
+		m := &pb.PlannedMove{JobId: rep.GetJob().GetId(), JobName: rep.GetJob().GetSpec().GetName(), ToRegion: req.Region}
+		var remaining uint32
+		if moved != "" {
+			got, err := r.GetJob(ctx, &pb.GetJobRequest{Id: moved})
+			if err != nil {
+				m.Reason = "relocated copy " + moved + ": " + status.Convert(err).Message()
+				out.NotMoved = append(out.NotMoved, m)
+				continue
+			}
+			j := got.GetJob()
+			switch j.GetStatus().GetState() {
+			case pb.JobState_JOB_STATE_SUCCEEDED, pb.JobState_JOB_STATE_FAILED, pb.JobState_JOB_STATE_KILLED:
+			default:
+				remaining = j.GetSpec().GetInstances() - j.GetStatus().GetTaskStates()["SUCCEEDED"]
+			}
+		}
+		newID := ""
+		if remaining > 0 {
+			ns := proto.Clone(rep.GetJob().GetSpec()).(*pb.JobSpec)
+			ns.Region, ns.Instances = req.Region, remaining
+			if ns.MaxRunning > remaining {
+				ns.MaxRunning = remaining
+			}
+			if ns.GangSize > 1 && remaining%ns.GangSize != 0 {
+				ns.GangSize = 0
+			}
+			if ns.Labels == nil {
+				ns.Labels = map[string]string{}
+			}
+			delete(ns.Labels, LabelRelocatedFrom)
+			ns.Labels[LabelFailedBackFrom] = moved + "@" + from
+			created, err := r.CreateJob(ctx, &pb.CreateJobRequest{Spec: ns})
+			if err != nil {
+				m.Reason = "re-creating it: " + status.Convert(err).Message()
+				out.NotMoved = append(out.NotMoved, m)
+				continue
+			}
+			newID = created.GetJob().GetId()
+			if _, err := r.StopJob(ctx, &pb.StopJobRequest{Id: moved}); err != nil {
+				m.Reason = "created as " + newID + " but stopping the copy " + moved + " failed: " + status.Convert(err).Message()
+				out.NotMoved = append(out.NotMoved, m)
+				continue
+			}
+			m.Reason = fmt.Sprintf("%d instances back as %s; copy %s in %s stopped", remaining, newID, moved, from)
+		} else {
+			m.Reason = "its copy " + moved + " in " + from + " had finished: nothing to move"
+		}
+		rep.RelocatedRegion, rep.RelocatedJobId, rep.RelocatedTime = req.Region, newID, timestamppb.Now()
+		if err := r.putReplicaAt(ctx, hr.holder, rep); err != nil {
+			m.Reason += "; recording it failed: " + err.Error()
+		}
+		out.Moved = append(out.Moved, m)
+	}
+	return out, nil
+}
