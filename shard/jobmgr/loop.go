@@ -2,6 +2,7 @@ package jobmgr
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -403,7 +404,15 @@ func (e *Engine) persist(ctx context.Context, jobs []*jobEntry) error {
 				batch = append(batch, t)
 			}
 		}
-		if err := e.cfg.Store.WriteTasks(ctx, batch); err != nil {
+		err := e.cfg.Store.WriteTasks(ctx, batch)
+		if errors.Is(err, store.ErrConflict) {
+			// This engine is the only writer of its tasks: a conflict means
+			// an earlier write whose answer was lost (a timeout) did land.
+			// Take the stored revisions and write again.
+			e.adoptTaskRevisions(ctx, batch)
+			err = e.cfg.Store.WriteTasks(ctx, batch)
+		}
+		if err != nil {
 			e.dirtyTasks = batch
 			return err
 		}
@@ -423,7 +432,12 @@ func (e *Engine) persist(ctx context.Context, jobs []*jobEntry) error {
 			records = append(records, je.job)
 		}
 	}
-	if err := e.updateJobs(ctx, records); err != nil {
+	err := e.updateJobs(ctx, records)
+	if errors.Is(err, store.ErrConflict) {
+		e.adoptJobRevisions(ctx, records)
+		err = e.updateJobs(ctx, records)
+	}
+	if err != nil {
 		return err
 	}
 	for _, je := range jobs {
@@ -436,6 +450,30 @@ func (e *Engine) persist(ctx context.Context, jobs []*jobEntry) error {
 		e.pendingEvs = append(e.pendingEvs, Event{Time: e.cfg.Clock.Now(), Job: je.job.ID, JobStatus: &st})
 	}
 	return nil
+}
+
+// adoptTaskRevisions takes the stored revisions of tasks after a conflict.
+func (e *Engine) adoptTaskRevisions(ctx context.Context, tasks []*model.TaskRuntime) {
+	for _, t := range tasks {
+		stored, err := e.cfg.Store.GetTask(ctx, t.ID)
+		switch {
+		case err == nil:
+			t.Revision = stored.Revision
+		case errors.Is(err, store.ErrNotFound):
+			t.Revision = 0
+		}
+	}
+	e.log.Warn("task revisions taken from the store after a write whose outcome was unknown", "tasks", len(tasks))
+}
+
+// adoptJobRevisions does the same for job records.
+func (e *Engine) adoptJobRevisions(ctx context.Context, jobs []*model.Job) {
+	for _, j := range jobs {
+		if stored, err := e.cfg.Store.GetJob(ctx, j.ID); err == nil {
+			j.Revision = stored.Revision
+		}
+	}
+	e.log.Warn("job revisions taken from the store after a write whose outcome was unknown", "jobs", len(jobs))
 }
 
 // updateJobs writes job records, in one batch when the store can.
