@@ -10,7 +10,7 @@ import (
 )
 
 type jobJSON struct {
-	ID     string `json:"id"`
+	ID     string                `json:"id"`
 	Spec   struct{ Name string } `json:"spec"`
 	Status struct {
 		State      string            `json:"state"`
@@ -176,7 +176,7 @@ func TestThousandTasksHonourMaxRunning(t *testing.T) {
 		var ev struct {
 			Result struct {
 				Job  *struct{ State string } `json:"job"`
-				Task *taskJSON              `json:"task"`
+				Task *taskJSON               `json:"task"`
 			} `json:"result"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {

@@ -58,7 +58,7 @@ func TestMesosAndKubernetesSideBySide(t *testing.T) {
 	})
 
 	// 12 one-core tasks, 8 cores per cluster: both clusters are needed.
-	id := s.createJob(fmt.Sprintf(`{"name":"mixed","instances":12,"task":{"command":"sh","args":["-c","work"],`+
+	id := s.createJob(fmt.Sprintf(`{"name":"mixed","instances":12,"task":{"command":"sh","args":["-c","work"],` +
 		`"env":{"FAKE_RUN_FOR":"4s","PELOTON_SIM_DURATION":"4s"},"resources":{"cpu":1,"memMb":256}}}`))
 	tasks := s.waitJob(id, "JOB_STATE_SUCCEEDED", 90*time.Second)
 	per := map[string]int{}

@@ -60,7 +60,7 @@ type network struct {
 	suffix string
 }
 
-func (n *network) ns(region string) string { return "pel" + region + n.suffix }
+func (n *network) ns(region string) string   { return "pel" + region + n.suffix }
 func (n *network) link(region string) string { return "pv" + region + n.suffix }
 
 func needNamespaces(t *testing.T) {
