@@ -278,17 +278,10 @@ func (r *Router) runDrill(ctx context.Context, d *pb.Drill, duration time.Durati
 // replicasOf collects, from every reachable region, the replicas of a
 // region's jobs.
 func (r *Router) replicasOf(ctx context.Context, owner string) ([]*pb.Replica, error) {
-	answers, _ := fanOut(r, ctx, func(ctx context.Context) (*pb.ListReplicasResponse, error) {
-		return r.ListReplicas(ctx, &pb.ListReplicasRequest{OwnerRegion: owner})
-	}, func(ctx context.Context, c grpcConn) (*pb.ListReplicasResponse, error) {
-		return pb.NewFederationServiceClient(c).ListReplicas(ctx, &pb.ListReplicasRequest{OwnerRegion: owner})
-	})
-	var out []*pb.Replica
-	for _, region := range sortedKeys(answers) {
-		if region == owner {
-			continue
-		}
-		out = append(out, answers[region].GetReplicas()...)
+	held := r.replicasHeld(ctx, owner)
+	out := make([]*pb.Replica, len(held))
+	for i, h := range held {
+		out[i] = h.rep
 	}
 	return out, nil
 }

@@ -40,34 +40,15 @@ func healthOf(s string) policy.Health {
 
 // poolsFrom converts pool specs as the API shows them.
 func poolsFrom(ps []*pb.Pool) []model.Pool {
-	var out []model.Pool
+	out := make([]model.Pool, 0, len(ps))
 	for _, p := range ps {
 		spec := p.GetSpec()
-		inf := math.Inf(1)
-		opt := func(a *pb.ResourceAmounts, def float64) model.Resources {
-			r := model.Resources{CPU: def, MemMB: def, DiskMB: def, GPU: def}
-			if a.Cpu != nil {
-				r.CPU = *a.Cpu
-			}
-			if a.MemMb != nil {
-				r.MemMB = *a.MemMb
-			}
-			if a.DiskMb != nil {
-				r.DiskMB = *a.DiskMb
-			}
-			if a.Gpu != nil {
-				r.GPU = *a.Gpu
-			}
-			return r
-		}
-		lim, share := model.Resources{CPU: inf, MemMB: inf, DiskMB: inf, GPU: inf}, model.Resources{CPU: 1, MemMB: 1, DiskMB: 1, GPU: 1}
-		if spec.GetLimit() != nil {
-			lim = opt(spec.GetLimit(), inf)
-		}
-		if spec.GetShare() != nil {
-			share = opt(spec.GetShare(), 1)
-		}
-		out = append(out, model.Pool{Path: p.GetPath(), Reservation: resources(spec.GetReservation()), Limit: lim, Share: share})
+		out = append(out, model.Pool{
+			Path:        p.GetPath(),
+			Reservation: resources(spec.GetReservation()),
+			Limit:       resources(spec.GetLimit().Resolve(math.Inf(1))),
+			Share:       resources(spec.GetShare().Resolve(1)),
+		})
 	}
 	return out
 }

@@ -12,31 +12,11 @@ import (
 // poolToModel converts a validated pool spec: absent limits are unlimited,
 // absent shares are 1.
 func poolToModel(s *pb.PoolSpec) model.Pool {
-	inf := math.Inf(1)
-	opt := func(a *pb.ResourceAmounts, def float64) model.Resources {
-		r := model.Resources{CPU: def, MemMB: def, DiskMB: def, GPU: def}
-		if a == nil {
-			return r
-		}
-		if a.Cpu != nil {
-			r.CPU = *a.Cpu
-		}
-		if a.MemMb != nil {
-			r.MemMB = *a.MemMb
-		}
-		if a.DiskMb != nil {
-			r.DiskMB = *a.DiskMb
-		}
-		if a.Gpu != nil {
-			r.GPU = *a.Gpu
-		}
-		return r
-	}
 	return model.Pool{
 		Path:        s.Path,
 		Reservation: resourcesToModel(s.Reservation),
-		Limit:       opt(s.Limit, inf),
-		Share:       opt(s.Share, 1),
+		Limit:       resourcesToModel(s.Limit.Resolve(math.Inf(1))),
+		Share:       resourcesToModel(s.Share.Resolve(1)),
 	}
 }
 

@@ -110,3 +110,18 @@ func ValidatePoolSpec(s *PoolSpec) []FieldError {
 	SortFieldErrors(out)
 	return out
 }
+
+// Resolve returns the amounts, with def for every absent one (and for all
+// of them when a is nil): an absent limit is unlimited, an absent share 1.
+func (a *ResourceAmounts) Resolve(def float64) *Resources {
+	pick := func(v *float64) float64 {
+		if v == nil {
+			return def
+		}
+		return *v
+	}
+	if a == nil {
+		return &Resources{Cpu: def, MemMb: def, DiskMb: def, Gpu: def}
+	}
+	return &Resources{Cpu: pick(a.Cpu), MemMb: pick(a.MemMb), DiskMb: pick(a.DiskMb), Gpu: pick(a.Gpu)}
+}

@@ -463,3 +463,14 @@ func TestDecodePoolSpec(t *testing.T) {
 		}
 	}
 }
+
+func TestResourceAmountsResolve(t *testing.T) {
+	two := 2.0
+	if got := (*ResourceAmounts)(nil).Resolve(1); got.Cpu != 1 || got.MemMb != 1 || got.DiskMb != 1 || got.Gpu != 1 {
+		t.Fatalf("nil amounts: %v", got)
+	}
+	got := (&ResourceAmounts{Cpu: &two}).Resolve(7)
+	if got.Cpu != 2 || got.MemMb != 7 || got.DiskMb != 7 || got.Gpu != 7 {
+		t.Fatalf("partial amounts: %v", got)
+	}
+}
