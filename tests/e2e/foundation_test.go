@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 type jobJSON struct {
@@ -264,13 +266,4 @@ func TestFailingJobRetriesThenFails(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
+var waitFor = testkit.WaitFor

@@ -3,9 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,28 +12,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 // binary is the peloton binary built once for the whole package.
 var binary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "peloton-e2e-bin")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "peloton")
-	build := exec.Command("go", "build", "-o", binary, "github.com/peloton-federated/peloton/cmd/peloton")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building peloton:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m, &binary) }
 
 // server is a running `peloton dev`.
 type server struct {
@@ -47,21 +31,11 @@ type server struct {
 	done    chan error
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // startDev starts `peloton dev` on dataDir with extra flags and waits until
 // it is healthy.
 func startDev(t *testing.T, dataDir string, extra ...string) *server {
 	t.Helper()
-	s := &server{t: t, addr: freeAddr(t), dataDir: dataDir, log: &bytes.Buffer{}, done: make(chan error, 1)}
+	s := &server{t: t, addr: testkit.FreeAddr(t), dataDir: dataDir, log: &bytes.Buffer{}, done: make(chan error, 1)}
 	args := append([]string{"dev", "--data-dir", dataDir, "--addr", s.addr}, extra...)
 	s.cmd = exec.Command(binary, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log

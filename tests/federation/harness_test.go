@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,37 +13,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 var binary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "peloton-fed-bin")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "peloton")
-	build := exec.Command("go", "build", "-o", binary, "github.com/peloton-federated/peloton/cmd/peloton")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building peloton:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-func freePort(t testing.TB, ip string) int {
-	t.Helper()
-	l, err := net.Listen("tcp", ip+":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+func TestMain(m *testing.M) { testkit.Main(m, &binary) }
 
 // member is one `peloton server` process of a region.
 type member struct {
@@ -127,8 +102,8 @@ func startFederationWith(t testing.TB, tune fedTuning, regions ...string) map[st
 	out := map[string]*member{}
 	for i, region := range regions {
 		ip := fmt.Sprintf("127.0.0.%d", i+1)
-		addr := fmt.Sprintf("%s:%d", ip, freePort(t, ip))
-		gport := freePort(t, ip)
+		addr := fmt.Sprintf("%s:%d", ip, testkit.FreePort(t, ip))
+		gport := testkit.FreePort(t, ip)
 		join := ""
 		if i == 0 {
 			seed = fmt.Sprintf("%s:%d", ip, gport)
@@ -162,14 +137,6 @@ log: {level: info}
 	return out
 }
 
-func lastLines(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
 func (m *member) do(method, path, body string) (int, []byte, http.Header) {
 	m.t.Helper()
 	req, _ := http.NewRequest(method, "http://"+m.addr+path, strings.NewReader(body))
@@ -193,14 +160,7 @@ func (m *member) getJSON(path string, v any) {
 	}
 }
 
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > d {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return time.Since(start)
-}
+var (
+	waitFor   = testkit.WaitFor
+	lastLines = testkit.LastLines
+)

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,27 +17,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 var binary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "peloton-ha-bin")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "peloton")
-	build := exec.Command("go", "build", "-o", binary, "github.com/peloton-federated/peloton/cmd/peloton")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building peloton:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m, &binary) }
 
 func cassandraAddr(t *testing.T) string {
 	addr := os.Getenv("PELOTON_TEST_CASSANDRA")
@@ -102,27 +87,6 @@ func (m *member) get(path string, v any) error {
 	return json.Unmarshal(body, v)
 }
 
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > d {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return time.Since(start)
-}
-
 type jobStatus struct {
 	State      string         `json:"state"`
 	TaskStates map[string]int `json:"taskStates"`
@@ -139,7 +103,7 @@ func TestStandbyFinishesTheJob(t *testing.T) {
 	dir := t.TempDir()
 	var members []*member
 	for i := 0; i < 2; i++ {
-		m := &member{t: t, name: fmt.Sprintf("m%d", i), addr: freeAddr(t)}
+		m := &member{t: t, name: fmt.Sprintf("m%d", i), addr: testkit.FreeAddr(t)}
 		m.config = filepath.Join(dir, m.name+".yaml")
 		cfg := fmt.Sprintf(`region: r
 addr: %s
@@ -238,10 +202,7 @@ ha: {leaseTTL: 3s}
 	t.Logf("10,000 tasks succeeded %.1fs after the kill", time.Since(killed).Seconds())
 }
 
-func lastLines(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+var (
+	waitFor   = testkit.WaitFor
+	lastLines = testkit.LastLines
+)

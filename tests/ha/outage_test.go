@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 // cassandraNode is a throwaway Cassandra of this test, so it may be
@@ -19,15 +20,6 @@ import (
 type cassandraNode struct {
 	script, dir       string
 	port, storagePort int
-}
-
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func (n *cassandraNode) run(t *testing.T, command string, flags ...string) {
@@ -48,12 +40,12 @@ func (n *cassandraNode) run(t *testing.T, command string, flags ...string) {
 func TestCassandraOutage(t *testing.T) {
 	cassandraAddr(t) // CI provides Cassandra (jars cached); this test runs its own node
 	script, _ := filepath.Abs("../../deploy/cassandra/cassandra.sh")
-	n := &cassandraNode{script: script, dir: t.TempDir(), port: freePort(t), storagePort: freePort(t)}
+	n := &cassandraNode{script: script, dir: t.TempDir(), port: testkit.FreePort(t, "127.0.0.1"), storagePort: testkit.FreePort(t, "127.0.0.1")}
 	n.run(t, "start", "--clean")
 	t.Cleanup(func() { n.run(t, "stop", "--kill") })
 
 	dir := t.TempDir()
-	m := &member{t: t, name: "solo", addr: freeAddr(t)}
+	m := &member{t: t, name: "solo", addr: testkit.FreeAddr(t)}
 	m.config = filepath.Join(dir, "solo.yaml")
 	cfg := fmt.Sprintf(`region: r
 addr: %s

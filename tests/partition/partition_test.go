@@ -17,27 +17,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 var binary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "peloton-part-bin")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "peloton")
-	build := exec.Command("go", "build", "-o", binary, "github.com/peloton-federated/peloton/cmd/peloton")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building peloton:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m, &binary) }
 
 // The test hosts: one network namespace per region on a bridge in a
 // namespace of their own; the test reaches them through a veth into the
@@ -152,18 +138,6 @@ func (m *member) do(method, path, body string) (int, []byte, error) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, b, nil
-}
-
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > d {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return time.Since(start)
 }
 
 func TestRegionCutOff(t *testing.T) {
@@ -309,10 +283,7 @@ health: {suspectAfter: 1s, failAfter: 3s, recoverAfter: 1s}
 	t.Logf("running jobs per region after healing: %v", running)
 }
 
-func lastLines(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+var (
+	waitFor   = testkit.WaitFor
+	lastLines = testkit.LastLines
+)
