@@ -30,7 +30,7 @@ type Failover struct {
 
 	fenced    bool
 	synced    bool           // failback check done since the last fence
-	pushed    map[string]int // job → succeeded count last replicated
+	pushed    map[string]pushMark // job → what was last replicated
 	shares    func(map[string]policy.RegionShare)
 	replicaAt map[string]string
 	ticks     int
@@ -44,7 +44,7 @@ func NewFailover(router *Router, fence func(bool), log *slog.Logger, interval ti
 		interval = time.Second
 	}
 	router.log = func(msg string, args ...any) { log.Info(msg, args...) }
-	f := &Failover{router: router, fence: fence, log: log, interval: interval, pushed: map[string]int{}, replicaAt: map[string]string{}}
+	f := &Failover{router: router, fence: fence, log: log, interval: interval, pushed: map[string]pushMark{}, replicaAt: map[string]string{}}
 	f.setFenced(true, "starting: checking with the federation first")
 	return f
 }
@@ -205,6 +205,10 @@ func (f *Failover) relocate(ctx context.Context, failed string) {
 		if remaining > 0 {
 			ns := proto.Clone(spec).(*pb.JobSpec)
 			ns.Region, ns.Instances = target, remaining
+			if ns.Overrides, err = renumberOverrides(spec.GetOverrides(), rep.GetSucceeded()); err != nil {
+				f.log.Warn("cannot relocate job", "job", rep.GetJob().GetId(), "from", failed, "err", err)
+				continue
+			}
 			if ns.MaxRunning > remaining {
 				ns.MaxRunning = remaining
 			}
@@ -272,8 +276,9 @@ func (f *Failover) syncProgress(ctx context.Context) {
 		return
 	}
 	for _, j := range jobs.GetJobs() {
-		done := int(j.GetStatus().GetTaskStates()["SUCCEEDED"])
-		if done == f.pushed[j.GetId()] {
+		// A replica follows its job's successes and its config updates.
+		mark := pushMark{done: int(j.GetStatus().GetTaskStates()["SUCCEEDED"]), config: j.GetConfigVersion()}
+		if mark == f.pushed[j.GetId()] {
 			continue
 		}
 		tasks, err := r.shard().ListTasks(ctx, &pb.ListTasksRequest{JobId: j.GetId(), States: []pb.TaskState{pb.TaskState_TASK_STATE_SUCCEEDED}})
@@ -287,7 +292,14 @@ func (f *Failover) syncProgress(ctx context.Context) {
 		job := proto.Clone(j).(*pb.Job)
 		job.Spec.Failover = nil // keep the policy the replica has
 		if _, err := r.replicate(ctx, r.dir.Local(), job, succeeded); err == nil {
-			f.pushed[j.GetId()] = done
+			f.pushed[j.GetId()] = mark
 		}
 	}
+}
+
+// pushMark is what a replica was last sent: the job's succeeded count and
+// config version.
+type pushMark struct {
+	done   int
+	config uint64
 }

@@ -140,6 +140,54 @@ func (s *RemoteShard) ListHosts(ctx context.Context, r *pb.ListHostsRequest) (*p
 	})
 }
 
+func (s *RemoteShard) UpdateJob(ctx context.Context, r *pb.UpdateJobRequest) (*pb.UpdateJobResponse, error) {
+	return remoteCall(s, ctx, r, func(c *grpc.ClientConn) func(context.Context, *pb.UpdateJobRequest, ...grpc.CallOption) (*pb.UpdateJobResponse, error) {
+		return pb.NewJobServiceClient(c).UpdateJob
+	})
+}
+
+func (s *RemoteShard) GetUpdate(ctx context.Context, r *pb.GetUpdateRequest) (*pb.GetUpdateResponse, error) {
+	return remoteCall(s, ctx, r, func(c *grpc.ClientConn) func(context.Context, *pb.GetUpdateRequest, ...grpc.CallOption) (*pb.GetUpdateResponse, error) {
+		return pb.NewJobServiceClient(c).GetUpdate
+	})
+}
+
+func (s *RemoteShard) ListUpdates(ctx context.Context, r *pb.ListUpdatesRequest) (*pb.ListUpdatesResponse, error) {
+	return remoteCall(s, ctx, r, func(c *grpc.ClientConn) func(context.Context, *pb.ListUpdatesRequest, ...grpc.CallOption) (*pb.ListUpdatesResponse, error) {
+		return pb.NewJobServiceClient(c).ListUpdates
+	})
+}
+
+func (s *RemoteShard) AbortUpdate(ctx context.Context, r *pb.AbortUpdateRequest) (*pb.AbortUpdateResponse, error) {
+	return remoteCall(s, ctx, r, func(c *grpc.ClientConn) func(context.Context, *pb.AbortUpdateRequest, ...grpc.CallOption) (*pb.AbortUpdateResponse, error) {
+		return pb.NewJobServiceClient(c).AbortUpdate
+	})
+}
+
+func (s *RemoteShard) GetJobConfig(ctx context.Context, r *pb.GetJobConfigRequest) (*pb.GetJobConfigResponse, error) {
+	return remoteCall(s, ctx, r, func(c *grpc.ClientConn) func(context.Context, *pb.GetJobConfigRequest, ...grpc.CallOption) (*pb.GetJobConfigResponse, error) {
+		return pb.NewJobServiceClient(c).GetJobConfig
+	})
+}
+
+func (s *RemoteShard) ListEvents(ctx context.Context, r *pb.ListEventsRequest) (*pb.ListEventsResponse, error) {
+	return remoteCall(s, ctx, r, func(c *grpc.ClientConn) func(context.Context, *pb.ListEventsRequest, ...grpc.CallOption) (*pb.ListEventsResponse, error) {
+		return pb.NewJobServiceClient(c).ListEvents
+	})
+}
+
+func (s *RemoteShard) DrainHost(ctx context.Context, r *pb.DrainHostRequest) (*pb.DrainHostResponse, error) {
+	return remoteCall(s, ctx, r, func(c *grpc.ClientConn) func(context.Context, *pb.DrainHostRequest, ...grpc.CallOption) (*pb.DrainHostResponse, error) {
+		return pb.NewHostServiceClient(c).DrainHost
+	})
+}
+
+func (s *RemoteShard) UndrainHost(ctx context.Context, r *pb.UndrainHostRequest) (*pb.UndrainHostResponse, error) {
+	return remoteCall(s, ctx, r, func(c *grpc.ClientConn) func(context.Context, *pb.UndrainHostRequest, ...grpc.CallOption) (*pb.UndrainHostResponse, error) {
+		return pb.NewHostServiceClient(c).UndrainHost
+	})
+}
+
 func (s *RemoteShard) ListRegions(ctx context.Context, r *pb.ListRegionsRequest) (*pb.ListRegionsResponse, error) {
 	return remoteCall(s, ctx, r, func(c *grpc.ClientConn) func(context.Context, *pb.ListRegionsRequest, ...grpc.CallOption) (*pb.ListRegionsResponse, error) {
 		return pb.NewRegionServiceClient(c).ListRegions

@@ -25,6 +25,10 @@ const (
 	ServedByKey = "peloton-region"
 )
 
+// MaxMessageBytes bounds a message the router receives from another
+// region.
+const MaxMessageBytes = 64 << 20
+
 // grpcConn is a connection to another region.
 type grpcConn = *grpc.ClientConn
 
@@ -183,7 +187,10 @@ func (r *Router) conn(reg Region) (*grpc.ClientConn, error) {
 	if c, ok := r.conns[reg.Addr]; ok {
 		return c, nil
 	}
-	c, err := grpc.NewClient(reg.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	c, err := grpc.NewClient(reg.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		// Forwarded answers (a job config with an override per instance)
+		// may be megabytes.
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes)))
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "region %s at %s: %v", reg.Name, reg.Addr, err)
 	}
@@ -286,21 +293,32 @@ func jobCall[Req, Resp any](r *Router, ctx context.Context, job string, req Req,
 	if err != nil {
 		return zero, err
 	}
-	reg, isLocal, err := r.target(region)
-	if err != nil {
-		return zero, err
-	}
-	servedBy(ctx, region)
-	if isLocal {
-		return local(ctx, req)
-	}
-	c, err := r.conn(reg)
-	if err != nil {
-		return zero, err
-	}
-	resp, err := remote(c)(outgoing(ctx), req)
-	if status.Code(err) == codes.NotFound {
+	resp, isLocal, err := regionCall(r, ctx, region, req, local, remote)
+	if !isLocal && status.Code(err) == codes.NotFound {
 		r.forget(job)
 	}
 	return resp, err
+}
+
+// regionCall runs a call on a region's shard: the local one, or a peer's
+// over gRPC. It says whether the call stayed local.
+func regionCall[Req, Resp any](r *Router, ctx context.Context, region string, req Req,
+	local func(context.Context, Req) (Resp, error),
+	remote func(*grpc.ClientConn) func(context.Context, Req, ...grpc.CallOption) (Resp, error)) (Resp, bool, error) {
+	var zero Resp
+	reg, isLocal, err := r.target(region)
+	if err != nil {
+		return zero, isLocal, err
+	}
+	servedBy(ctx, region)
+	if isLocal {
+		resp, err := local(ctx, req)
+		return resp, true, err
+	}
+	c, err := r.conn(reg)
+	if err != nil {
+		return zero, false, err
+	}
+	resp, err := remote(c)(outgoing(ctx), req)
+	return resp, false, err
 }

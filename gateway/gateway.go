@@ -42,6 +42,9 @@ type Gateway struct {
 }
 
 // New binds the listen address and prepares the servers; Serve runs them.
+// maxMessageBytes bounds a request or an answer, on gRPC and HTTP alike.
+const maxMessageBytes = 64 << 20
+
 func New(cfg Config) (*Gateway, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -51,7 +54,10 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	m := newMetrics(cfg.Registry)
 	g := &Gateway{cfg: cfg}
+	// Job specs with an override per instance run to tens of MB.
 	g.grpc = grpc.NewServer(
+		grpc.MaxRecvMsgSize(maxMessageBytes),
+		grpc.MaxSendMsgSize(maxMessageBytes),
 		grpc.ChainUnaryInterceptor(m.unary),
 		grpc.ChainStreamInterceptor(m.stream),
 	)
@@ -62,7 +68,8 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	g.listener = ln
 	// The HTTP/JSON gateway is a client of the gRPC server on the same port.
-	g.conn, err = grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	g.conn, err = grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageBytes), grpc.MaxCallSendMsgSize(maxMessageBytes)))
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("dial own gRPC endpoint: %w", err)
@@ -171,7 +178,7 @@ func (m *specMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
 		default:
 			return inner.Decode(v)
 		}
-		data, err := io.ReadAll(io.LimitReader(r, 64<<20))
+		data, err := io.ReadAll(io.LimitReader(r, maxMessageBytes))
 		if err != nil {
 			return err
 		}

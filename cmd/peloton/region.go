@@ -26,12 +26,15 @@ import (
 
 // regionConfig is what one region's shard needs, whichever role runs it.
 type regionConfig struct {
-	Name        string
-	DataDir     string
-	Addr        string
-	Hosts       []string
-	Period      time.Duration
-	SimDefaults pluginEnv
+	Name    string
+	DataDir string
+	Addr    string
+	Hosts   []string
+	Period  time.Duration
+	// EventRetention is how long job and task history is kept (0: the
+	// job manager's default).
+	EventRetention time.Duration
+	SimDefaults    pluginEnv
 	// Gossip, when set, joins the region to a federation; otherwise the
 	// region is alone (or in a static in-process federation).
 	Gossip *gossip.Config
@@ -204,7 +207,8 @@ func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
 	if err != nil {
 		return err
 	}
-	engine := jobmgr.New(jobmgr.Config{Region: r.cfg.Name, Store: r.store, Plugins: plugins, Logger: r.log, EntitlementPeriod: r.cfg.Period})
+	engine := jobmgr.New(jobmgr.Config{Region: r.cfg.Name, Store: r.store, Plugins: plugins, Logger: r.log, EntitlementPeriod: r.cfg.Period,
+		EventRetention: r.cfg.EventRetention})
 	r.mu.Lock()
 	r.engine = engine
 	engine.SetFenced(r.fenced)

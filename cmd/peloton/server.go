@@ -40,7 +40,10 @@ type serverConfig struct {
 		} `json:"cassandra"`
 	} `json:"store"`
 	EntitlementPeriod duration `json:"entitlementPeriod"`
-	Gossip            *struct {
+	Events            struct {
+		Retention duration `json:"retention"`
+	} `json:"events"`
+	Gossip *struct {
 		Node          string   `json:"node"`
 		Bind          string   `json:"bind"`
 		Advertise     string   `json:"advertise"`
@@ -142,6 +145,9 @@ func loadServerConfig(path string) (*serverConfig, error) {
 	if c.EntitlementPeriod < 0 {
 		add("entitlementPeriod", "must be > 0")
 	}
+	if c.Events.Retention != 0 && c.Events.Retention < duration(time.Minute) {
+		add("events.retention", "must be at least 1m")
+	}
 	if g := c.Gossip; g != nil {
 		if g.Bind == "" {
 			add("gossip.bind", "is required (host:port)")
@@ -222,8 +228,9 @@ func runServer(parent context.Context, c *serverConfig) error {
 	defer stop()
 	rc := regionConfig{
 		Name: c.Region, DataDir: c.DataDir, Addr: c.Addr, Hosts: c.Hosts, Period: time.Duration(c.EntitlementPeriod),
-		SimDefaults: pluginEnv{SimHosts: 10, SimCPU: 8, SimMemMB: 32768, SimDuration: 5 * time.Second},
-		Health:      policy.HealthConfig{SuspectAfter: time.Duration(c.Health.SuspectAfter), FailAfter: time.Duration(c.Health.FailAfter), RecoverAfter: time.Duration(c.Health.RecoverAfter)},
+		EventRetention: time.Duration(c.Events.Retention),
+		SimDefaults:    pluginEnv{SimHosts: 10, SimCPU: 8, SimMemMB: 32768, SimDuration: 5 * time.Second},
+		Health:         policy.HealthConfig{SuspectAfter: time.Duration(c.Health.SuspectAfter), FailAfter: time.Duration(c.Health.FailAfter), RecoverAfter: time.Duration(c.Health.RecoverAfter)},
 	}
 	if c.Store.Kind == "cassandra" {
 		cc := c.Store.Cassandra

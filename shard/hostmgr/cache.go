@@ -22,10 +22,16 @@ type HostCache struct {
 	revocable  model.Resources
 	// version increases on every change, so readers can tell a stale snapshot.
 	version uint64
+	// drained holds the hosts an operator took out of service, reported
+	// or not: they show as DRAINING while their plugin reports them up.
+	drained map[model.HostID]bool
 }
 
 type hostEntry struct {
+	// host is as reported, except that a drained host that is up shows
+	// as DRAINING; reported keeps the plugin's state.
 	host      model.Host
+	reported  model.HostState
 	allocated model.Resources
 	revocable model.Resources
 	tasks     int
@@ -45,7 +51,50 @@ type HostView struct {
 func (v *HostView) Free() model.Resources { return v.Capacity.Sub(v.Allocated) }
 
 // NewHostCache returns an empty cache.
-func NewHostCache() *HostCache { return &HostCache{hosts: map[model.HostID]*hostEntry{}} }
+func NewHostCache() *HostCache {
+	return &HostCache{hosts: map[model.HostID]*hostEntry{}, drained: map[model.HostID]bool{}}
+}
+
+// effective is the state a host shows: DRAINING when drained and up.
+func (c *HostCache) effective(id model.HostID, reported model.HostState) model.HostState {
+	if reported == model.HostUp && c.drained[id] {
+		return model.HostDraining
+	}
+	return reported
+}
+
+// setState changes a known host's shown state, keeping the capacity of
+// hosts that are up in step.
+func (c *HostCache) setState(e *hostEntry, s model.HostState) {
+	if e.host.State == model.HostUp {
+		c.capacityUp = c.capacityUp.Sub(e.host.Capacity)
+	}
+	e.host.State = s
+	if s == model.HostUp {
+		c.capacityUp = c.capacityUp.Add(e.host.Capacity)
+	}
+}
+
+// SetDraining takes a host out of service (it takes no new work and its
+// capacity no longer counts) or puts it back. It may name a host not
+// reported yet. It reports whether anything changed.
+func (c *HostCache) SetDraining(id model.HostID, drained bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.drained[id] == drained {
+		return false
+	}
+	if drained {
+		c.drained[id] = true
+	} else {
+		delete(c.drained, id)
+	}
+	if e, ok := c.hosts[id]; ok {
+		c.setState(e, c.effective(id, e.reported))
+	}
+	c.version++
+	return true
+}
 
 // Update adds or replaces hosts, keeping what is allocated on them.
 func (c *HostCache) Update(hosts []model.Host) {
@@ -61,8 +110,9 @@ func (c *HostCache) Update(hosts []model.Host) {
 		if e.host.State == model.HostUp {
 			c.capacityUp = c.capacityUp.Sub(e.host.Capacity)
 		}
-		e.host = h
-		if h.State == model.HostUp {
+		e.host, e.reported = h, h.State
+		e.host.State = c.effective(h.ID, h.State)
+		if e.host.State == model.HostUp {
 			c.capacityUp = c.capacityUp.Add(h.Capacity)
 		}
 	}
@@ -105,7 +155,7 @@ func (c *HostCache) Allocate(id model.HostID, r model.Resources, revocable bool)
 	defer c.mu.Unlock()
 	e, ok := c.hosts[id]
 	if !ok {
-		e = &hostEntry{host: model.Host{ID: id, State: model.HostDown}}
+		e = &hostEntry{host: model.Host{ID: id, State: model.HostDown}, reported: model.HostDown}
 		c.hosts[id] = e
 		c.orderStale = true
 	}

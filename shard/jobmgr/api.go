@@ -23,8 +23,9 @@ func NewJobID() model.JobID {
 // the loop afterwards.
 func (e *Engine) CreateJob(ctx context.Context, spec model.JobSpec) (*model.Job, error) {
 	j := &model.Job{
-		ID:   NewJobID(),
-		Spec: spec,
+		ID:            NewJobID(),
+		Spec:          spec,
+		ConfigVersion: 1,
 		Status: model.JobStatus{
 			State:      model.JobInitialized,
 			CreateTime: e.cfg.Clock.Now(),
@@ -41,7 +42,7 @@ func (e *Engine) CreateJob(ctx context.Context, spec model.JobSpec) (*model.Job,
 	e.incoming = append(e.incoming, j)
 	e.incomingMu.Unlock()
 	e.log.Info("job created", "job", j.ID, "name", spec.Name, "instances", spec.Instances)
-	e.events.publish([]Event{{Time: j.Status.CreateTime, Job: j.ID, JobStatus: &cp.Status}})
+	e.emit([]Event{{Time: j.Status.CreateTime, Job: j.ID, JobStatus: &cp.Status}})
 	e.wake()
 	return cp, nil
 }
@@ -165,8 +166,68 @@ func (e *Engine) ListTasks(id model.JobID, states []model.TaskState) ([]*model.T
 		}
 		return filterTasks(stored, states, false), nil
 	}
-	defer e.mu.Unlock()
-	return filterTasks(tasks, states, true), nil
+	out := filterTasks(tasks, states, true)
+	var cold []int
+	for i, t := range tasks {
+		if isCold(t) && (len(states) == 0 || containsTaskState(states, t.State)) {
+			cold = append(cold, i)
+		}
+	}
+	e.mu.Unlock()
+	if len(cold) == 0 {
+		return out, nil
+	}
+	// Tasks that ended for good are read from the store; they no longer
+	// change, so reading them after the lock is let go is safe.
+	if err := e.warmUp(out, id, cold); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// warmUp fills the cold tasks among out (instances cold, in order) from
+// the store: one by one when they are few, in one read otherwise.
+func (e *Engine) warmUp(out []*model.TaskRuntime, id model.JobID, cold []int) error {
+	ctx := context.Background()
+	byInstance := map[uint32]*model.TaskRuntime{}
+	if len(cold) <= 64 {
+		for _, i := range cold {
+			t, err := e.cfg.Store.GetTask(ctx, model.TaskID{Job: id, Instance: uint32(i)})
+			if err != nil {
+				return fmt.Errorf("read ended task %s/%d: %w", id, i, err)
+			}
+			byInstance[uint32(i)] = t
+		}
+	} else {
+		stored, err := e.cfg.Store.ListTasks(ctx, id)
+		if err != nil {
+			return fmt.Errorf("read ended tasks of job %s: %w", id, err)
+		}
+		for _, t := range stored {
+			byInstance[t.ID.Instance] = t
+		}
+	}
+	for k, t := range out {
+		// Copies of cold marks carry no id: take the stored task.
+		if t.ID.Job == "" {
+			st := byInstance[uint32(cold[0])]
+			if st == nil {
+				return fmt.Errorf("ended task %s/%d is missing from the store: %w", id, cold[0], ErrNotFound)
+			}
+			out[k] = st
+			cold = cold[1:]
+		}
+	}
+	return nil
+}
+
+func containsTaskState(ss []model.TaskState, s model.TaskState) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // filterTasks keeps the tasks in states (all when none), copied if asked.
@@ -207,12 +268,16 @@ func (e *Engine) GetTask(id model.TaskID) (*model.TaskRuntime, error) {
 		}
 		return t, nil
 	}
-	defer e.mu.Unlock()
 	_, t := e.task(id)
 	if t == nil {
+		e.mu.Unlock()
 		return nil, fmt.Errorf("task %s: %w", id, ErrNotFound)
 	}
 	cp := *t
+	e.mu.Unlock()
+	if isCold(t) {
+		return e.cfg.Store.GetTask(context.Background(), id)
+	}
 	return &cp, nil
 }
 
@@ -259,18 +324,25 @@ func (e *Engine) StopTasks(ctx context.Context, id model.JobID, instances []uint
 		}
 		instances = all
 	}
+	var cold []int
 	for _, i := range instances {
 		t := je.tasks[i]
 		if !t.State.IsTerminal() {
 			t.Goal = model.TaskKilled
 			e.markDirty(je, t)
-			e.killTask(je, t, je.job.Spec.Task.KillGrace, now)
+			e.killTask(je, t, je.killGrace(t), now)
+		}
+		if isCold(t) {
+			cold = append(cold, int(i))
 		}
 		cp := *t
 		out = append(out, &cp)
 	}
 	e.mu.Unlock()
 	e.wake()
+	if err := e.warmUp(out, id, cold); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

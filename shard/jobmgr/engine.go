@@ -51,7 +51,16 @@ type Config struct {
 	// is preempted: the hysteresis that keeps preemption from flapping.
 	// Entitlement itself is recomputed on every pass of the loop.
 	EntitlementPeriod time.Duration
+	// KeepEndedTasks keeps every task of running jobs in memory, rather
+	// than reading those that ended for good from the store.
+	KeepEndedTasks bool
+	// EventRetention is how long the history of jobs and tasks is kept in
+	// the store.
+	EventRetention time.Duration
 }
+
+// DefaultEventRetention is how long events are kept unless configured.
+const DefaultEventRetention = 7 * 24 * time.Hour
 
 func (c *Config) defaults() {
 	if c.Clock == nil {
@@ -81,6 +90,9 @@ func (c *Config) defaults() {
 	if c.Hosts == nil {
 		c.Hosts = hostmgr.NewHostCache()
 	}
+	if c.EventRetention == 0 {
+		c.EventRetention = DefaultEventRetention
+	}
 }
 
 // jobEntry is a job with its tasks, as the engine keeps it in memory.
@@ -96,11 +108,21 @@ type jobEntry struct {
 	record bool
 	// inWork mirrors membership of the engine's work set.
 	inWork bool
+	// cold counts tasks that ended for good and left memory (see isCold).
+	cold int
 	// evicted: the job finished and its tasks were dropped from memory;
 	// they are read from the store when asked for.
 	evicted bool
 	// killSent records runs a kill was sent for.
 	killSent map[model.RunID]bool
+	// configs holds the config versions the job's runs use, by version.
+	configs map[uint64]*configView
+	// update is the job's rolling update while it runs; updateDirty says
+	// its record must be written, updating the gangs it restarted and
+	// has not seen running since.
+	update      *model.Update
+	updateDirty bool
+	updating    map[uint32]bool
 }
 
 // Engine is the job manager of one shard: the goal-state loop and the
@@ -149,8 +171,14 @@ type Engine struct {
 	// a drill fenced it) and its work may be running elsewhere.
 	fenced atomic.Bool
 
+	// updateMu makes updates of this engine's jobs take turns.
+	updateMu sync.Mutex
+
+	hosts hostBook
+
 	kick   chan struct{}
 	events *broadcaster
+	evlog  *eventLog
 	ready0 chan struct{} // closed when recovery finished
 }
 
@@ -177,6 +205,7 @@ func New(cfg Config) *Engine {
 		staleHosts: map[model.HostID]bool{},
 		kick:       make(chan struct{}, 1),
 		events:     newBroadcaster(),
+		evlog:      newEventLog(),
 		ready0:     make(chan struct{}),
 	}
 	passes := int((cfg.EntitlementPeriod + cfg.Interval - 1) / cfg.Interval)
@@ -206,6 +235,9 @@ func (e *Engine) wake() {
 // Run recovers state from the store, starts the plugins and runs the
 // goal-state loop until ctx is cancelled.
 func (e *Engine) Run(ctx context.Context) error {
+	if err := e.loadHosts(ctx); err != nil {
+		return fmt.Errorf("recover state: %w", err)
+	}
 	if err := e.recover(ctx); err != nil {
 		return fmt.Errorf("recover state: %w", err)
 	}
@@ -220,6 +252,15 @@ func (e *Engine) Run(ctx context.Context) error {
 		}()
 	}
 	e.reconcile(ctx)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		e.writeEvents(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		e.syncHosts(ctx)
+	}()
 	close(e.ready0)
 	defer wg.Wait()
 	for {
@@ -263,11 +304,16 @@ func (e *Engine) recover(ctx context.Context) error {
 			e.jobs[j.ID] = je
 			continue
 		}
+		j.ConfigVersion = max(j.ConfigVersion, 1)
 		je.tasks = make([]*model.TaskRuntime, j.Status.TasksCreated)
 		for _, t := range tasks {
 			if int(t.ID.Instance) < len(je.tasks) {
 				je.tasks[t.ID.Instance] = t
 			}
+		}
+		// Runs hold what their own config asked for.
+		if err := e.loadRunConfigs(ctx, je); err != nil {
+			return err
 		}
 		for i, t := range je.tasks {
 			if t == nil { // created count ran ahead of a lost write: recreate
@@ -289,12 +335,19 @@ func (e *Engine) recover(ctx context.Context) error {
 			case t.State == model.TaskInitialized:
 				je.waiting = append(je.waiting, t.ID.Instance)
 			case t.State.HoldsResources():
-				e.cfg.Hosts.Allocate(t.Host, j.Spec.Task.Resources, j.Spec.Revocable)
+				e.cfg.Hosts.Allocate(t.Host, je.taskResources(t), j.Spec.Revocable)
 				if t.State == model.TaskPlaced {
 					e.placedAt[t.ID] = e.cfg.Clock.Now()
 				}
 			}
 			ntasks++
+			if t.State.IsTerminal() && gangSize(&j.Spec) == 1 && !e.cfg.KeepEndedTasks {
+				je.tasks[i] = coldMarks[t.State]
+				je.cold++
+			}
+		}
+		if err := e.recoverUpdate(ctx, je); err != nil {
+			return err
 		}
 		e.jobs[j.ID] = je
 		e.visit(je)

@@ -30,7 +30,10 @@ func newTestShard(t *testing.T, hosts []sim.HostSpec) *testShard {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := New(Config{Region: "test", Store: memstore.New(), Plugins: []hostmgr.Plugin{p}, Clock: clk})
+	// Stores expire events by the wall clock, ttl after their time: the
+	// fake clock starts in the past, so the retention covers the gap.
+	e := New(Config{Region: "test", Store: memstore.New(), Plugins: []hostmgr.Plugin{p}, Clock: clk,
+		EventRetention: 10 * 365 * 24 * time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &testShard{t: t, e: e, sim: p, clk: clk, cancel: cancel, done: make(chan error, 1)}
 	go func() { s.done <- e.Run(ctx) }()

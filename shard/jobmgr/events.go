@@ -1,6 +1,7 @@
 package jobmgr
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -8,14 +9,7 @@ import (
 )
 
 // Event is a change of a job or a task, numbered within the region.
-type Event struct {
-	Seq  uint64
-	Time time.Time
-	Job  model.JobID
-	// Exactly one of JobStatus and Task is set.
-	JobStatus *model.JobStatus
-	Task      *model.TaskRuntime
-}
+type Event = model.Event
 
 // Subscription receives events until it is cancelled or falls behind.
 type Subscription struct {
@@ -57,7 +51,12 @@ func (b *broadcaster) publish(evs []Event) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i := range evs {
+		// Sequence numbers keep growing across restarts: never below the
+		// event's time in microseconds.
 		b.seq++
+		if t := evs[i].Time.UnixMicro(); t > 0 && uint64(t) > b.seq {
+			b.seq = uint64(t)
+		}
 		evs[i].Seq = b.seq
 		if len(b.backlog) < backlogSize {
 			b.backlog = append(b.backlog, evs[i])
@@ -108,4 +107,117 @@ func (b *broadcaster) remove(s *Subscription) {
 		delete(b.subs, s)
 		close(s.ch)
 	}
+}
+
+// eventLog writes events to the store in the background, so the history
+// outlives the in-memory backlog and restarts. Writing never holds up the
+// loop: events queue up (to a bound, past which the oldest are dropped
+// and counted) while the store is slow or down, and are retried.
+type eventLog struct {
+	mu      sync.Mutex
+	queue   []Event
+	dropped uint64
+	wake    chan struct{}
+}
+
+// maxQueuedEvents bounds the events waiting for the store.
+const maxQueuedEvents = 1 << 20
+
+func newEventLog() *eventLog { return &eventLog{wake: make(chan struct{}, 1)} }
+
+func (l *eventLog) add(evs []Event) {
+	if len(evs) == 0 {
+		return
+	}
+	l.mu.Lock()
+	l.queue = append(l.queue, evs...)
+	if over := len(l.queue) - maxQueuedEvents; over > 0 {
+		l.dropped += uint64(over)
+		l.queue = append(l.queue[:0], l.queue[over:]...)
+	}
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns up to n queued events without removing them.
+func (l *eventLog) take(n int) ([]Event, uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	d := l.dropped
+	l.dropped = 0
+	return l.queue[:min(n, len(l.queue)):min(n, len(l.queue))], d
+}
+
+// done removes the first n queued events once they were written.
+func (l *eventLog) done(n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n = min(n, len(l.queue))
+	rest := len(l.queue) - n
+	copy(l.queue, l.queue[n:])
+	clear(l.queue[rest:])
+	l.queue = l.queue[:rest]
+}
+
+// Queued says how many events wait for the store.
+func (l *eventLog) queued() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.queue)
+}
+
+// writeEvents runs until ctx ends: it stores queued events in batches and
+// frees expired ones now and then.
+func (e *Engine) writeEvents(ctx context.Context) {
+	const batch = 5000
+	backoff := time.Duration(0)
+	nextPrune := e.cfg.Clock.Now().Add(time.Minute)
+	for {
+		evs, dropped := e.evlog.take(batch)
+		if dropped > 0 {
+			e.log.Warn("event history: the store fell behind; oldest events dropped", "events", dropped)
+		}
+		if len(evs) > 0 {
+			if err := e.cfg.Store.AppendEvents(ctx, evs, e.cfg.EventRetention); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				backoff = min(max(2*backoff, 100*time.Millisecond), 5*time.Second)
+				e.log.Warn("storing events failed; will retry", "events", len(evs), "err", err, "retry", backoff)
+				select {
+				case <-ctx.Done():
+					return
+				case <-e.cfg.Clock.After(backoff):
+				}
+				continue
+			}
+			backoff = 0
+			e.evlog.done(len(evs))
+			continue
+		}
+		if now := e.cfg.Clock.Now(); now.After(nextPrune) {
+			nextPrune = now.Add(10 * time.Minute)
+			if n, err := e.cfg.Store.PruneEvents(ctx); err != nil {
+				e.log.Warn("pruning expired events failed", "err", err)
+			} else if n > 0 {
+				e.log.Info("expired events pruned", "events", n)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.evlog.wake:
+		case <-e.cfg.Clock.After(time.Minute):
+		}
+	}
+}
+
+// emit numbers events, sends them to watchers and queues them for the
+// store.
+func (e *Engine) emit(evs []Event) {
+	e.events.publish(evs)
+	e.evlog.add(evs)
 }

@@ -53,11 +53,18 @@ func (e *Engine) gangFor(je *jobEntry, g resmgr.GangID, tasks []*model.TaskRunti
 		Priority:    spec.Priority,
 		Preemptible: spec.Preemptible,
 		Revocable:   spec.Revocable,
-		PerTask:     spec.Task.Resources,
 		Members:     make([]resmgr.Member, len(tasks)),
 	}
+	// Members may differ by their overrides; the gang asks for the most
+	// any member needs, per resource.
 	for i, t := range tasks {
 		out.Members[i] = resmgr.Member{Task: t.ID, Run: t.Run}
+		r := je.taskResources(t)
+		if i == 0 {
+			out.PerTask = r
+		} else {
+			out.PerTask = out.PerTask.Max(r)
+		}
 	}
 	return out
 }
@@ -172,14 +179,13 @@ func (e *Engine) restartGang(je *jobEntry, g resmgr.GangID, reason, msg string, 
 	}
 	r := &gangRestart{reason: reason, message: msg}
 	e.restarting[g] = r
-	grace := je.job.Spec.Task.KillGrace
 	for _, t := range je.members(g) {
 		switch {
 		case t.State == model.TaskLaunching || t.State == model.TaskRunning:
 			r.remaining++
 			t.Reason, t.Message = reason, msg
 			e.markDirty(je, t)
-			e.sendKill(je, t, grace)
+			e.sendKill(je, t, je.killGrace(t))
 		case t.State.IsTerminal() && t.State != model.TaskSucceeded:
 			// Ended already (the member whose failure restarts the gang).
 		default:

@@ -27,6 +27,7 @@ func (e *Engine) step(ctx context.Context) {
 	e.applyStatuses(statuses, now)
 	for _, je := range sortJobs(e.work) {
 		e.converge(je, now)
+		e.rollUpdate(je, now)
 	}
 	e.evictRevocable(now)
 	e.admit(now)
@@ -44,14 +45,14 @@ func (e *Engine) step(ctx context.Context) {
 	// Finished jobs leave memory: the store has their tasks.
 	for _, je := range jobs {
 		if je.job.Status.State.IsTerminal() && !je.evicted {
-			je.tasks, je.waiting, je.evicted = nil, nil, true
+			je.tasks, je.waiting, je.evicted, je.cold = nil, nil, true, 0
 		}
 	}
 	// Keep visiting jobs that still have something to wait for.
 	for id, je := range e.work {
 		j := je.job
 		if j.Status.State.IsTerminal() || (len(je.waiting) == 0 && j.Status.TasksCreated == j.Spec.Instances &&
-			!j.Status.Killed && je.counts[model.TaskPlaced] == 0) {
+			!j.Status.Killed && je.counts[model.TaskPlaced] == 0 && je.update == nil) {
 			delete(e.work, id)
 			je.inWork = false
 		}
@@ -60,18 +61,19 @@ func (e *Engine) step(ctx context.Context) {
 	e.pendingEvs, e.effects = nil, nil
 	e.mu.Unlock()
 
-	e.events.publish(evs)
+	e.emit(evs)
 	e.carryOut(ctx, effects)
 }
 
 func (e *Engine) newTask(j *model.Job, instance uint32) *model.TaskRuntime {
 	now := e.cfg.Clock.Now()
 	return &model.TaskRuntime{
-		ID:         model.TaskID{Job: j.ID, Instance: instance},
-		Run:        1,
-		State:      model.TaskInitialized,
-		Goal:       model.TaskSucceeded,
-		UpdateTime: now,
+		ID:            model.TaskID{Job: j.ID, Instance: instance},
+		Run:           1,
+		ConfigVersion: max(j.ConfigVersion, 1),
+		State:         model.TaskInitialized,
+		Goal:          model.TaskSucceeded,
+		UpdateTime:    now,
 	}
 }
 
@@ -113,7 +115,7 @@ func (e *Engine) task(id model.TaskID) (*jobEntry, *model.TaskRuntime) {
 // release frees what a run held on its host.
 func (e *Engine) release(je *jobEntry, t *model.TaskRuntime) {
 	if t.State.HoldsResources() {
-		e.cfg.Hosts.Release(t.Host, je.job.Spec.Task.Resources, je.job.Spec.Revocable)
+		e.cfg.Hosts.Release(t.Host, je.taskResources(t), je.job.Spec.Revocable)
 		e.released[t.Host] = true
 	}
 	delete(e.placedAt, t.ID)
@@ -198,6 +200,23 @@ func (e *Engine) endRun(je *jobEntry, t *model.TaskRuntime, s model.TaskState, r
 		return
 	}
 	gang := gangSize(spec) > 1
+	if spec.Type == model.JobService && !gang && (s == model.TaskSucceeded || s == model.TaskFailed || s == model.TaskKilled) {
+		// A service runs until it is stopped: whatever way a run ends, it
+		// runs again, after a backoff that grows with its failures.
+		if s != model.TaskSucceeded {
+			t.Failures++
+		}
+		backoff := e.cfg.RetryBackoff << min(t.Failures, 30)
+		if backoff > e.cfg.MaxRetryBackoff || backoff <= 0 {
+			backoff = e.cfg.MaxRetryBackoff
+		}
+		t.RetryAfter = now.Add(backoff)
+		t.Reason = model.ReasonRetrying
+		t.Message = fmt.Sprintf("run %d %s (%s); a service runs again after %s", t.Run, s, msg, backoff)
+		e.sched.Finished(g, t.ID)
+		e.newRun(je, t, now)
+		return
+	}
 	switch s {
 	case model.TaskSucceeded:
 		e.setState(je, t, s, now)
@@ -254,13 +273,14 @@ func (e *Engine) failGang(je *jobEntry, g resmgr.GangID, failed *model.TaskRunti
 		m.Reason = ReasonGangFailed
 		m.Message = fmt.Sprintf("instance %d of the gang failed", failed.ID.Instance)
 		e.markDirty(je, m)
-		e.killTask(je, m, je.job.Spec.Task.KillGrace, now)
+		e.killTask(je, m, je.killGrace(m), now)
 	}
 }
 
 // newRun starts a fresh run of a task from INITIALIZED.
 func (e *Engine) newRun(je *jobEntry, t *model.TaskRuntime, now time.Time) {
 	t.Run++
+	t.ConfigVersion = max(je.job.ConfigVersion, 1)
 	t.Host, t.Cluster = "", ""
 	t.StartTime, t.CompletionTime = time.Time{}, time.Time{}
 	e.setState(je, t, model.TaskInitialized, now)
@@ -296,7 +316,6 @@ func (e *Engine) converge(je *jobEntry, now time.Time) {
 
 // killJob drives every task of a stopped job to KILLED.
 func (e *Engine) killJob(je *jobEntry, now time.Time) {
-	grace := je.job.Spec.Task.KillGrace
 	for _, t := range je.tasks {
 		if t.State.IsTerminal() {
 			continue
@@ -305,7 +324,7 @@ func (e *Engine) killJob(je *jobEntry, now time.Time) {
 			t.Goal = model.TaskKilled
 			e.markDirty(je, t)
 		}
-		e.killTask(je, t, grace, now)
+		e.killTask(je, t, je.killGrace(t), now)
 	}
 	// Tasks never created are simply not created.
 	if je.job.Status.TasksCreated < je.job.Spec.Instances {
@@ -342,7 +361,6 @@ func (e *Engine) launchPlaced(je *jobEntry, now time.Time) {
 	if je.counts[model.TaskPlaced] == 0 || e.fenced.Load() {
 		return
 	}
-	spec := &je.job.Spec
 	for _, t := range je.tasks {
 		if t.State != model.TaskPlaced {
 			continue
@@ -355,10 +373,16 @@ func (e *Engine) launchPlaced(je *jobEntry, now time.Time) {
 		}
 		delete(e.placedAt, t.ID)
 		e.setState(je, t, model.TaskLaunching, now)
+		cfg := je.config(t.ConfigVersion)
+		task := &cfg.spec.Task
+		if len(cfg.spec.Overrides) > 0 {
+			ts := cfg.task(t.ID.Instance)
+			task = &ts
+		}
 		e.effects = append(e.effects, effect{launch: &hostmgr.Launch{
 			Run:  t.RunID(),
 			Host: t.Host,
-			Task: &spec.Task,
+			Task: task,
 			Labels: map[string]string{
 				"peloton.job":      string(t.ID.Job),
 				"peloton.instance": fmt.Sprint(t.ID.Instance),
@@ -421,6 +445,7 @@ func (e *Engine) persist(ctx context.Context, jobs []*jobEntry) error {
 			cp := *t
 			e.pendingEvs = append(e.pendingEvs, Event{Time: t.UpdateTime, Job: t.ID.Job, Task: &cp})
 		}
+		e.coolDown(batch)
 		e.dirtyTasks = nil
 	}
 	// Job records are written when the job itself changed; task counts are
@@ -438,6 +463,9 @@ func (e *Engine) persist(ctx context.Context, jobs []*jobEntry) error {
 		err = e.updateJobs(ctx, records)
 	}
 	if err != nil {
+		return err
+	}
+	if err := e.persistUpdates(ctx, jobs); err != nil {
 		return err
 	}
 	for _, je := range jobs {

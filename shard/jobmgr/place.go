@@ -149,7 +149,7 @@ func (e *Engine) placeWith(index *placement.HostIndex, ready []model.TaskID, now
 	gangs := map[resmgr.GangID]int{}
 	tasks := make([]placement.Task, 0, len(ready))
 	for i, id := range ready {
-		je, _ := e.task(id)
+		je, t := e.task(id)
 		spec := &je.job.Spec
 		gang := 0
 		if gangSize(spec) > 1 {
@@ -163,8 +163,8 @@ func (e *Engine) placeWith(index *placement.HostIndex, ready []model.TaskID, now
 			Ref:         i,
 			Gang:        gang,
 			Job:         id.Job,
-			Resources:   spec.Task.Resources,
-			Constraints: spec.Task.Constraints,
+			Resources:   je.taskResources(t),
+			Constraints: je.config(t.ConfigVersion).task(id.Instance).Constraints,
 			Strategy:    placement.StrategyFor(spec.Type),
 		})
 	}
@@ -174,7 +174,7 @@ func (e *Engine) placeWith(index *placement.HostIndex, ready []model.TaskID, now
 		je, t := e.task(ready[a.Ref])
 		e.setState(je, t, model.TaskPlacing, now)
 		t.Host, t.Cluster, t.Message = a.Host, clusterOf(a.Host), ""
-		e.cfg.Hosts.Allocate(a.Host, je.job.Spec.Task.Resources, je.job.Spec.Revocable)
+		e.cfg.Hosts.Allocate(a.Host, je.taskResources(t), je.job.Spec.Revocable)
 		e.placedAt[t.ID] = now
 		e.setState(je, t, model.TaskPlaced, now)
 	}
@@ -236,7 +236,7 @@ func (e *Engine) evictRevocable(now time.Time) {
 		need := over[host]
 		for _, v := range vs {
 			if e.restarting[gangOf(v.je, v.t.ID.Instance)] != nil {
-				need = need.Sub(v.je.job.Spec.Task.Resources)
+				need = need.Sub(v.je.taskResources(v.t))
 			}
 		}
 		for _, v := range vs {
@@ -254,7 +254,7 @@ func (e *Engine) evictRevocable(now time.Time) {
 			e.sched.Remove(g)
 			for _, m := range v.je.members(g) {
 				if m.Host == host {
-					need = need.Sub(v.je.job.Spec.Task.Resources)
+					need = need.Sub(v.je.taskResources(m))
 				}
 			}
 		}

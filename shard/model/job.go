@@ -73,6 +73,8 @@ type JobSpec struct {
 	// Revocable work runs on allocated-but-unused (slack) resources and is
 	// the first killed when a host's slack shrinks.
 	Revocable bool
+	// Overrides give some instances a task that differs from Task.
+	Overrides []InstanceOverride
 }
 
 // Job is a job with its status.
@@ -80,6 +82,9 @@ type Job struct {
 	ID     JobID
 	Spec   JobSpec
 	Status JobStatus
+	// ConfigVersion is the version of Spec among the job's stored configs:
+	// 1 when created, one more on every update.
+	ConfigVersion uint64
 	// Revision increases on every stored change.
 	Revision uint64
 }
@@ -98,4 +103,6 @@ type JobStatus struct {
 	CompletionTime time.Time
 	Region         string
 	Message        string
+	// Update is the job's latest update, if it was ever updated.
+	Update UpdateID
 }

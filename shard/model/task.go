@@ -128,6 +128,9 @@ type TaskRuntime struct {
 	CompletionTime time.Time
 	UpdateTime     time.Time
 	RetryAfter     time.Time
+	// ConfigVersion is the job config the current run was started on (or
+	// will start on, before it launches).
+	ConfigVersion uint64
 	// Revision increases on every stored change; stores compare-and-set on it.
 	Revision uint64
 }

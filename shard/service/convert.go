@@ -54,9 +54,67 @@ func constraintsToProto(cs []model.Constraint) []*pb.Constraint {
 	return out
 }
 
+func taskSpecToModel(t *pb.TaskSpec) model.TaskSpec {
+	return model.TaskSpec{
+		Command:     t.GetCommand(),
+		Args:        t.GetArgs(),
+		Env:         t.GetEnv(),
+		Resources:   resourcesToModel(t.GetResources()),
+		Constraints: constraintsToModel(t.GetConstraints()),
+		KillGrace:   time.Duration(t.GetKillGracePeriodSeconds()) * time.Second,
+	}
+}
+
+func taskSpecToProto(t *model.TaskSpec) *pb.TaskSpec {
+	return &pb.TaskSpec{
+		Command:                t.Command,
+		Args:                   t.Args,
+		Env:                    t.Env,
+		Resources:              resourcesToProto(t.Resources),
+		Constraints:            constraintsToProto(t.Constraints),
+		KillGracePeriodSeconds: uint32(t.KillGrace / time.Second),
+	}
+}
+
+// overridesToModel converts validated overrides, parsing their instances.
+func overridesToModel(os []*pb.InstanceOverride) []model.InstanceOverride {
+	if len(os) == 0 {
+		return nil
+	}
+	out := make([]model.InstanceOverride, len(os))
+	for i, o := range os {
+		ranges, _ := pb.ParseInstanceRanges(o.GetInstances()) // validated
+		out[i].Instances = make([]model.InstanceRange, len(ranges))
+		for k, r := range ranges {
+			out[i].Instances[k] = model.InstanceRange(r)
+		}
+		out[i].Task = taskSpecToModel(o.GetTask())
+	}
+	return out
+}
+
+func overridesToProto(os []model.InstanceOverride) []*pb.InstanceOverride {
+	if len(os) == 0 {
+		return nil
+	}
+	out := make([]*pb.InstanceOverride, len(os))
+	ranges := make([]pb.InstanceRange, 0, 8)
+	for i := range os {
+		ranges = ranges[:0]
+		for _, r := range os[i].Instances {
+			ranges = append(ranges, pb.InstanceRange(r))
+		}
+		task := taskSpecToProto(&os[i].Task)
+		if os[i].Task.Resources == (model.Resources{}) {
+			task.Resources = nil // keeps the job's; printed specs stay short
+		}
+		out[i] = &pb.InstanceOverride{Instances: pb.FormatInstanceRanges(ranges), Task: task}
+	}
+	return out
+}
+
 // specToModel converts a validated spec with defaults applied.
 func specToModel(s *pb.JobSpec) model.JobSpec {
-	t := s.GetTask()
 	return model.JobSpec{
 		Name:        s.Name,
 		Type:        model.JobType(s.Type),
@@ -71,14 +129,8 @@ func specToModel(s *pb.JobSpec) model.JobSpec {
 		GangSize:    s.GangSize,
 		GangRestart: s.GangRestart,
 		Revocable:   s.Revocable,
-		Task: model.TaskSpec{
-			Command:     t.GetCommand(),
-			Args:        t.GetArgs(),
-			Env:         t.GetEnv(),
-			Resources:   resourcesToModel(t.GetResources()),
-			Constraints: constraintsToModel(t.GetConstraints()),
-			KillGrace:   time.Duration(t.GetKillGracePeriodSeconds()) * time.Second,
-		},
+		Task:        taskSpecToModel(s.GetTask()),
+		Overrides:   overridesToModel(s.GetOverrides()),
 	}
 }
 
@@ -97,14 +149,8 @@ func specToProto(s *model.JobSpec) *pb.JobSpec {
 		GangSize:    s.GangSize,
 		GangRestart: s.GangRestart,
 		Revocable:   s.Revocable,
-		Task: &pb.TaskSpec{
-			Command:                s.Task.Command,
-			Args:                   s.Task.Args,
-			Env:                    s.Task.Env,
-			Resources:              resourcesToProto(s.Task.Resources),
-			Constraints:            constraintsToProto(s.Task.Constraints),
-			KillGracePeriodSeconds: uint32(s.Task.KillGrace / time.Second),
-		},
+		Task:        taskSpecToProto(&s.Task),
+		Overrides:   overridesToProto(s.Overrides),
 	}
 }
 
@@ -124,6 +170,7 @@ func jobStatusToProto(s *model.JobStatus) *pb.JobStatus {
 		CompletionTime: ts(s.CompletionTime),
 		Region:         s.Region,
 		Message:        s.Message,
+		UpdateId:       string(s.Update),
 	}
 	for st, n := range s.TaskStates {
 		out.TaskStates[st.String()] = n
@@ -132,7 +179,7 @@ func jobStatusToProto(s *model.JobStatus) *pb.JobStatus {
 }
 
 func jobToProto(j *model.Job) *pb.Job {
-	return &pb.Job{Id: string(j.ID), Spec: specToProto(&j.Spec), Status: jobStatusToProto(&j.Status)}
+	return &pb.Job{Id: string(j.ID), Spec: specToProto(&j.Spec), Status: jobStatusToProto(&j.Status), ConfigVersion: j.ConfigVersion}
 }
 
 func taskToProto(t *model.TaskRuntime) *pb.Task {
@@ -151,7 +198,34 @@ func taskToProto(t *model.TaskRuntime) *pb.Task {
 		CompletionTime: ts(t.CompletionTime),
 		UpdateTime:     ts(t.UpdateTime),
 		RetryAfter:     ts(t.RetryAfter),
+		ConfigVersion:  t.ConfigVersion,
 	}
+}
+
+func updateToProto(u *model.Update) *pb.Update {
+	return &pb.Update{
+		Id:             string(u.ID),
+		JobId:          string(u.Job),
+		FromVersion:    u.FromVersion,
+		ToVersion:      u.ToVersion,
+		BatchSize:      u.BatchSize,
+		State:          pb.UpdateState(u.State),
+		InstancesTotal: u.InstancesTotal,
+		InstancesDone:  u.InstancesDone,
+		CreateTime:     ts(u.CreateTime),
+		CompletionTime: ts(u.CompletionTime),
+		Message:        u.Message,
+	}
+}
+
+func eventToProto(ev model.Event) *pb.Event {
+	out := &pb.Event{Seq: ev.Seq, Time: ts(ev.Time), JobId: string(ev.Job)}
+	if ev.JobStatus != nil {
+		out.Kind = &pb.Event_Job{Job: jobStatusToProto(ev.JobStatus)}
+	} else if ev.Task != nil {
+		out.Kind = &pb.Event_Task{Task: taskToProto(ev.Task)}
+	}
+	return out
 }
 
 // hostName strips the cluster prefix of a host id.

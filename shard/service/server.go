@@ -61,9 +61,10 @@ func toStatus(err error) error {
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, jobmgr.ErrPoolExists):
 		return status.Error(codes.AlreadyExists, err.Error())
-	case errors.Is(err, jobmgr.ErrPoolConflict):
+	case errors.Is(err, jobmgr.ErrPoolConflict), errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrExists):
+		// A concurrent change won (two updates of one job, say): retry.
 		return status.Error(codes.Aborted, err.Error())
-	case errors.Is(err, jobmgr.ErrNotTerminal), errors.Is(err, jobmgr.ErrNoLogs),
+	case errors.Is(err, jobmgr.ErrNotTerminal), errors.Is(err, jobmgr.ErrNoLogs), errors.Is(err, jobmgr.ErrJobFinished), errors.Is(err, jobmgr.ErrUpdateEnded),
 		errors.Is(err, jobmgr.ErrPoolInUse), errors.Is(err, jobmgr.ErrRootPool), errors.Is(err, jobmgr.ErrNotLeafPool):
 		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, jobmgr.ErrInvalid):
@@ -89,21 +90,30 @@ func requireID(path, id string) error {
 	return nil
 }
 
-func (s *Server) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.CreateJobResponse, error) {
-	if req.Spec == nil {
-		return nil, invalid("spec", "required")
+// checkJobSpec validates a job spec as received, with defaults applied to
+// it, and checks its region and pool against this shard.
+func (s *Server) checkJobSpec(spec *pb.JobSpec) error {
+	if spec == nil {
+		return invalid("spec", "required")
 	}
-	problems := pb.UnknownFieldProblems(req.Spec)
-	pb.ApplyJobSpecDefaults(req.Spec)
-	problems = append(problems, pb.ValidateJobSpec(req.Spec)...)
+	problems := pb.UnknownFieldProblems(spec)
+	pb.ApplyJobSpecDefaults(spec)
+	problems = append(problems, pb.ValidateJobSpec(spec)...)
 	if len(problems) > 0 {
-		return nil, toStatus(pb.NewSpecError(problems))
+		return toStatus(pb.NewSpecError(problems))
 	}
-	if req.Spec.Region != "" && req.Spec.Region != s.engine.Region() {
-		return nil, invalid("region", fmt.Sprintf("unknown region %q (this federation has %q)", req.Spec.Region, s.engine.Region()))
+	if spec.Region != "" && spec.Region != s.engine.Region() {
+		return invalid("region", fmt.Sprintf("unknown region %q (this federation has %q)", spec.Region, s.engine.Region()))
 	}
-	if err := s.engine.CheckJobPool(req.Spec.Pool); err != nil {
-		return nil, invalid("pool", err.Error())
+	if err := s.engine.CheckJobPool(spec.Pool); err != nil {
+		return invalid("pool", err.Error())
+	}
+	return nil
+}
+
+func (s *Server) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.CreateJobResponse, error) {
+	if err := s.checkJobSpec(req.Spec); err != nil {
+		return nil, err
 	}
 	j, err := s.engine.CreateJob(ctx, specToModel(req.Spec))
 	if err != nil {
@@ -223,30 +233,6 @@ func (s *Server) StopTasks(ctx context.Context, req *pb.StopTasksRequest) (*pb.S
 	return out, nil
 }
 
-func (s *Server) ListHosts(ctx context.Context, req *pb.ListHostsRequest) (*pb.ListHostsResponse, error) {
-	out := &pb.ListHostsResponse{}
-	for _, h := range s.engine.Hosts().Snapshot() {
-		if h.Hostname == "" && h.State == model.HostDown {
-			continue // an allocation on a host not reported (yet)
-		}
-		if req.Cluster != "" && h.Cluster != req.Cluster {
-			continue
-		}
-		out.Hosts = append(out.Hosts, &pb.Host{
-			Id:        string(h.ID),
-			Hostname:  h.Hostname,
-			Cluster:   h.Cluster,
-			Kind:      h.Kind,
-			State:     pb.HostState(h.State),
-			Capacity:  resourcesToProto(h.Capacity),
-			Allocated: resourcesToProto(h.Allocated),
-			Labels:    h.Labels,
-			Tasks:     uint32(h.Tasks),
-		})
-	}
-	return out, nil
-}
-
 func (s *Server) ListRegions(ctx context.Context, req *pb.ListRegionsRequest) (*pb.ListRegionsResponse, error) {
 	capacity, allocated := s.engine.Hosts().Capacity()
 	return &pb.ListRegionsResponse{Regions: []*pb.Region{{
@@ -270,15 +256,7 @@ func (s *Server) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[p
 	}
 	sub, backlog := s.engine.Watch(model.JobID(req.JobId), req.AfterSeq)
 	defer sub.Cancel()
-	send := func(ev jobmgr.Event) error {
-		out := &pb.Event{Seq: ev.Seq, Time: ts(ev.Time), JobId: string(ev.Job)}
-		if ev.JobStatus != nil {
-			out.Kind = &pb.Event_Job{Job: jobStatusToProto(ev.JobStatus)}
-		} else {
-			out.Kind = &pb.Event_Task{Task: taskToProto(ev.Task)}
-		}
-		return stream.Send(out)
-	}
+	send := func(ev jobmgr.Event) error { return stream.Send(eventToProto(model.Event(ev))) }
 	var last uint64 = req.AfterSeq
 	for _, ev := range backlog {
 		if err := send(ev); err != nil {

@@ -20,17 +20,84 @@ var (
 	ErrInvalid = errors.New("invalid store request")
 )
 
-// JobStore keeps jobs: spec and status.
+// JobStore keeps jobs: a record of status per job, and its configs by
+// version. Configs are immutable once stored and kept compressed; a job
+// record names its current config version and is rewritten on every
+// status change without rewriting the config.
 type JobStore interface {
-	// CreateJob stores a new job with Revision 1; ErrExists if the id is taken.
+	// CreateJob stores a new job with Revision 1, and job.Spec as config
+	// version job.ConfigVersion (set to 1 when 0); ErrExists if the id is
+	// taken.
 	CreateJob(ctx context.Context, job *model.Job) error
-	// UpdateJob replaces a job if its stored revision equals job.Revision,
-	// then increments job.Revision; ErrConflict otherwise.
+	// UpdateJob replaces a job's record if its stored revision equals
+	// job.Revision, then increments job.Revision; ErrConflict otherwise.
+	// job.Spec is not written: a new spec is stored with PutJobConfig
+	// first, then named by job.ConfigVersion here (0 is ErrInvalid; the
+	// version is not checked against the stored configs).
 	UpdateJob(ctx context.Context, job *model.Job) error
+	// GetJob and ListJobs return jobs with the spec of their current
+	// config version.
 	GetJob(ctx context.Context, id model.JobID) (*model.Job, error)
 	ListJobs(ctx context.Context) ([]*model.Job, error)
-	// DeleteJob removes a job and all its tasks.
+	// DeleteJob removes a job with its tasks, configs, updates and events.
 	DeleteJob(ctx context.Context, id model.JobID) error
+	// PutJobConfig stores a config version of an existing job (ErrNotFound
+	// if there is no such job; ErrExists if the version is stored).
+	PutJobConfig(ctx context.Context, id model.JobID, version uint64, spec *model.JobSpec) error
+	// GetJobConfig returns one config version of a job.
+	GetJobConfig(ctx context.Context, id model.JobID, version uint64) (*model.JobSpec, error)
+	// ListJobConfigVersions returns the stored config versions of a job,
+	// ascending.
+	ListJobConfigVersions(ctx context.Context, id model.JobID) ([]uint64, error)
+}
+
+// UpdateStore keeps job updates.
+type UpdateStore interface {
+	// CreateUpdate stores a new update with Revision 1; ErrExists if the
+	// id is taken, ErrNotFound if its job does not exist.
+	CreateUpdate(ctx context.Context, u *model.Update) error
+	// WriteUpdate replaces an update if its stored revision equals
+	// u.Revision, then increments u.Revision; ErrConflict otherwise.
+	WriteUpdate(ctx context.Context, u *model.Update) error
+	GetUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error)
+	// ListUpdates returns a job's updates, oldest first.
+	ListUpdates(ctx context.Context, job model.JobID) ([]*model.Update, error)
+}
+
+// HostStore keeps what the shard knows of its hosts.
+type HostStore interface {
+	// PutHosts stores or replaces host records in one batch.
+	PutHosts(ctx context.Context, hosts []*model.HostRecord) error
+	// GetHost returns one host's record; ErrNotFound if there is none.
+	GetHost(ctx context.Context, id model.HostID) (*model.HostRecord, error)
+	// ListHosts returns every host record ordered by id.
+	ListHosts(ctx context.Context) ([]*model.HostRecord, error)
+	// DeleteHost forgets a host (no error if unknown).
+	DeleteHost(ctx context.Context, id model.HostID) error
+}
+
+// EventQuery selects stored events.
+type EventQuery struct {
+	Job model.JobID
+	// Instance, when set, keeps only that task's events (job events are
+	// left out).
+	Instance *uint32
+	// After keeps events with Seq > After.
+	After uint64
+	// Limit bounds the answer (0: no bound).
+	Limit int
+}
+
+// EventStore keeps the history of jobs and tasks for a retention window.
+type EventStore interface {
+	// AppendEvents stores events; each is kept for at least ttl after its
+	// Time and is gone from ListEvents once that has passed.
+	AppendEvents(ctx context.Context, events []model.Event, ttl time.Duration) error
+	// ListEvents returns a job's events in Seq order.
+	ListEvents(ctx context.Context, q EventQuery) ([]model.Event, error)
+	// PruneEvents frees the space of expired events and says how many it
+	// removed (a backend that expires them by itself returns 0).
+	PruneEvents(ctx context.Context) (int, error)
 }
 
 // TaskStore keeps task runtimes.
@@ -99,5 +166,8 @@ type Store interface {
 	TaskStore
 	PoolStore
 	ValueStore
+	UpdateStore
+	HostStore
+	EventStore
 	Close() error
 }

@@ -463,6 +463,619 @@ func (*DeleteJobResponse) Descriptor() ([]byte, []int) {
 	return file_peloton_v1_service_proto_rawDescGZIP(), []int{9}
 }
 
+type UpdateJobRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// The whole new spec, as for CreateJob (`peloton job config` prints the
+	// current one).
+	Spec *JobSpec `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
+	// Instances restarted on the new config at once; 0 means all at once.
+	BatchSize     uint32 `protobuf:"varint,3,opt,name=batch_size,json=batchSize,proto3" json:"batch_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateJobRequest) Reset() {
+	*x = UpdateJobRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateJobRequest) ProtoMessage() {}
+
+func (x *UpdateJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateJobRequest.ProtoReflect.Descriptor instead.
+func (*UpdateJobRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *UpdateJobRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *UpdateJobRequest) GetSpec() *JobSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+func (x *UpdateJobRequest) GetBatchSize() uint32 {
+	if x != nil {
+		return x.BatchSize
+	}
+	return 0
+}
+
+type UpdateJobResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Update        *Update                `protobuf:"bytes,1,opt,name=update,proto3" json:"update,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateJobResponse) Reset() {
+	*x = UpdateJobResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateJobResponse) ProtoMessage() {}
+
+func (x *UpdateJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateJobResponse.ProtoReflect.Descriptor instead.
+func (*UpdateJobResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *UpdateJobResponse) GetUpdate() *Update {
+	if x != nil {
+		return x.Update
+	}
+	return nil
+}
+
+type GetUpdateRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "<job id>.<version>", as UpdateJob returned it.
+	UpdateId      string `protobuf:"bytes,1,opt,name=update_id,json=updateId,proto3" json:"update_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetUpdateRequest) Reset() {
+	*x = GetUpdateRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetUpdateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetUpdateRequest) ProtoMessage() {}
+
+func (x *GetUpdateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetUpdateRequest.ProtoReflect.Descriptor instead.
+func (*GetUpdateRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *GetUpdateRequest) GetUpdateId() string {
+	if x != nil {
+		return x.UpdateId
+	}
+	return ""
+}
+
+type GetUpdateResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Update        *Update                `protobuf:"bytes,1,opt,name=update,proto3" json:"update,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetUpdateResponse) Reset() {
+	*x = GetUpdateResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetUpdateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetUpdateResponse) ProtoMessage() {}
+
+func (x *GetUpdateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetUpdateResponse.ProtoReflect.Descriptor instead.
+func (*GetUpdateResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *GetUpdateResponse) GetUpdate() *Update {
+	if x != nil {
+		return x.Update
+	}
+	return nil
+}
+
+type ListUpdatesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListUpdatesRequest) Reset() {
+	*x = ListUpdatesRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListUpdatesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListUpdatesRequest) ProtoMessage() {}
+
+func (x *ListUpdatesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListUpdatesRequest.ProtoReflect.Descriptor instead.
+func (*ListUpdatesRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ListUpdatesRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+type ListUpdatesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Updates       []*Update              `protobuf:"bytes,1,rep,name=updates,proto3" json:"updates,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListUpdatesResponse) Reset() {
+	*x = ListUpdatesResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListUpdatesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListUpdatesResponse) ProtoMessage() {}
+
+func (x *ListUpdatesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListUpdatesResponse.ProtoReflect.Descriptor instead.
+func (*ListUpdatesResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ListUpdatesResponse) GetUpdates() []*Update {
+	if x != nil {
+		return x.Updates
+	}
+	return nil
+}
+
+type AbortUpdateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	UpdateId      string                 `protobuf:"bytes,1,opt,name=update_id,json=updateId,proto3" json:"update_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AbortUpdateRequest) Reset() {
+	*x = AbortUpdateRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AbortUpdateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AbortUpdateRequest) ProtoMessage() {}
+
+func (x *AbortUpdateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AbortUpdateRequest.ProtoReflect.Descriptor instead.
+func (*AbortUpdateRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *AbortUpdateRequest) GetUpdateId() string {
+	if x != nil {
+		return x.UpdateId
+	}
+	return ""
+}
+
+type AbortUpdateResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Update        *Update                `protobuf:"bytes,1,opt,name=update,proto3" json:"update,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AbortUpdateResponse) Reset() {
+	*x = AbortUpdateResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AbortUpdateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AbortUpdateResponse) ProtoMessage() {}
+
+func (x *AbortUpdateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AbortUpdateResponse.ProtoReflect.Descriptor instead.
+func (*AbortUpdateResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *AbortUpdateResponse) GetUpdate() *Update {
+	if x != nil {
+		return x.Update
+	}
+	return nil
+}
+
+type GetJobConfigRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// Config version; 0 means the current one.
+	Version       uint64 `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetJobConfigRequest) Reset() {
+	*x = GetJobConfigRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetJobConfigRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetJobConfigRequest) ProtoMessage() {}
+
+func (x *GetJobConfigRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetJobConfigRequest.ProtoReflect.Descriptor instead.
+func (*GetJobConfigRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *GetJobConfigRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *GetJobConfigRequest) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+type GetJobConfigResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Spec  *JobSpec               `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	// The version returned.
+	Version uint64 `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
+	// Every stored version of the job's config, ascending.
+	Versions      []uint64 `protobuf:"varint,3,rep,packed,name=versions,proto3" json:"versions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetJobConfigResponse) Reset() {
+	*x = GetJobConfigResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetJobConfigResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetJobConfigResponse) ProtoMessage() {}
+
+func (x *GetJobConfigResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetJobConfigResponse.ProtoReflect.Descriptor instead.
+func (*GetJobConfigResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *GetJobConfigResponse) GetSpec() *JobSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+func (x *GetJobConfigResponse) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *GetJobConfigResponse) GetVersions() []uint64 {
+	if x != nil {
+		return x.Versions
+	}
+	return nil
+}
+
+type ListEventsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// Only this instance's task events (job events are left out).
+	Instance *uint32 `protobuf:"varint,2,opt,name=instance,proto3,oneof" json:"instance,omitempty"`
+	// Only events with a larger sequence number.
+	AfterSeq uint64 `protobuf:"varint,3,opt,name=after_seq,json=afterSeq,proto3" json:"after_seq,omitempty"`
+	// Most events to return; 0 means 1000, at most 10000.
+	Limit         uint32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListEventsRequest) Reset() {
+	*x = ListEventsRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListEventsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListEventsRequest) ProtoMessage() {}
+
+func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListEventsRequest.ProtoReflect.Descriptor instead.
+func (*ListEventsRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ListEventsRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *ListEventsRequest) GetInstance() uint32 {
+	if x != nil && x.Instance != nil {
+		return *x.Instance
+	}
+	return 0
+}
+
+func (x *ListEventsRequest) GetAfterSeq() uint64 {
+	if x != nil {
+		return x.AfterSeq
+	}
+	return 0
+}
+
+func (x *ListEventsRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type ListEventsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// In sequence order.
+	Events []*Event `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	// More events follow the last one returned: ask again with after_seq
+	// set to its seq.
+	More          bool `protobuf:"varint,2,opt,name=more,proto3" json:"more,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListEventsResponse) Reset() {
+	*x = ListEventsResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListEventsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListEventsResponse) ProtoMessage() {}
+
+func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListEventsResponse.ProtoReflect.Descriptor instead.
+func (*ListEventsResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ListEventsResponse) GetEvents() []*Event {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+func (x *ListEventsResponse) GetMore() bool {
+	if x != nil {
+		return x.More
+	}
+	return false
+}
+
 type ListTasksRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -473,7 +1086,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[10]
+	mi := &file_peloton_v1_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -485,7 +1098,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[10]
+	mi := &file_peloton_v1_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -498,7 +1111,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{10}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListTasksRequest) GetJobId() string {
@@ -524,7 +1137,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[11]
+	mi := &file_peloton_v1_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -536,7 +1149,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[11]
+	mi := &file_peloton_v1_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -549,7 +1162,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{11}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -569,7 +1182,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[12]
+	mi := &file_peloton_v1_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -581,7 +1194,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[12]
+	mi := &file_peloton_v1_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -594,7 +1207,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{12}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetTaskRequest) GetJobId() string {
@@ -620,7 +1233,7 @@ type GetTaskResponse struct {
 
 func (x *GetTaskResponse) Reset() {
 	*x = GetTaskResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[13]
+	mi := &file_peloton_v1_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -632,7 +1245,7 @@ func (x *GetTaskResponse) String() string {
 func (*GetTaskResponse) ProtoMessage() {}
 
 func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[13]
+	mi := &file_peloton_v1_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -645,7 +1258,7 @@ func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{13}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetTaskResponse) GetTask() *Task {
@@ -673,7 +1286,7 @@ type GetTaskLogsRequest struct {
 
 func (x *GetTaskLogsRequest) Reset() {
 	*x = GetTaskLogsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[14]
+	mi := &file_peloton_v1_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -685,7 +1298,7 @@ func (x *GetTaskLogsRequest) String() string {
 func (*GetTaskLogsRequest) ProtoMessage() {}
 
 func (x *GetTaskLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[14]
+	mi := &file_peloton_v1_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -698,7 +1311,7 @@ func (x *GetTaskLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskLogsRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskLogsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{14}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetTaskLogsRequest) GetJobId() string {
@@ -756,7 +1369,7 @@ type GetTaskLogsResponse struct {
 
 func (x *GetTaskLogsResponse) Reset() {
 	*x = GetTaskLogsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[15]
+	mi := &file_peloton_v1_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -768,7 +1381,7 @@ func (x *GetTaskLogsResponse) String() string {
 func (*GetTaskLogsResponse) ProtoMessage() {}
 
 func (x *GetTaskLogsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[15]
+	mi := &file_peloton_v1_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -781,7 +1394,7 @@ func (x *GetTaskLogsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskLogsResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskLogsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{15}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetTaskLogsResponse) GetData() []byte {
@@ -816,7 +1429,7 @@ type StopTasksRequest struct {
 
 func (x *StopTasksRequest) Reset() {
 	*x = StopTasksRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[16]
+	mi := &file_peloton_v1_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -828,7 +1441,7 @@ func (x *StopTasksRequest) String() string {
 func (*StopTasksRequest) ProtoMessage() {}
 
 func (x *StopTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[16]
+	mi := &file_peloton_v1_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -841,7 +1454,7 @@ func (x *StopTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopTasksRequest.ProtoReflect.Descriptor instead.
 func (*StopTasksRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{16}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *StopTasksRequest) GetJobId() string {
@@ -867,7 +1480,7 @@ type StopTasksResponse struct {
 
 func (x *StopTasksResponse) Reset() {
 	*x = StopTasksResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[17]
+	mi := &file_peloton_v1_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -879,7 +1492,7 @@ func (x *StopTasksResponse) String() string {
 func (*StopTasksResponse) ProtoMessage() {}
 
 func (x *StopTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[17]
+	mi := &file_peloton_v1_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -892,7 +1505,7 @@ func (x *StopTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopTasksResponse.ProtoReflect.Descriptor instead.
 func (*StopTasksResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{17}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *StopTasksResponse) GetTasks() []*Task {
@@ -911,7 +1524,7 @@ type CreatePoolRequest struct {
 
 func (x *CreatePoolRequest) Reset() {
 	*x = CreatePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[18]
+	mi := &file_peloton_v1_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -923,7 +1536,7 @@ func (x *CreatePoolRequest) String() string {
 func (*CreatePoolRequest) ProtoMessage() {}
 
 func (x *CreatePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[18]
+	mi := &file_peloton_v1_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -936,7 +1549,7 @@ func (x *CreatePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePoolRequest.ProtoReflect.Descriptor instead.
 func (*CreatePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{18}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CreatePoolRequest) GetSpec() *PoolSpec {
@@ -955,7 +1568,7 @@ type CreatePoolResponse struct {
 
 func (x *CreatePoolResponse) Reset() {
 	*x = CreatePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[19]
+	mi := &file_peloton_v1_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -967,7 +1580,7 @@ func (x *CreatePoolResponse) String() string {
 func (*CreatePoolResponse) ProtoMessage() {}
 
 func (x *CreatePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[19]
+	mi := &file_peloton_v1_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -980,7 +1593,7 @@ func (x *CreatePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePoolResponse.ProtoReflect.Descriptor instead.
 func (*CreatePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{19}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CreatePoolResponse) GetPool() *Pool {
@@ -999,7 +1612,7 @@ type UpdatePoolRequest struct {
 
 func (x *UpdatePoolRequest) Reset() {
 	*x = UpdatePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[20]
+	mi := &file_peloton_v1_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1011,7 +1624,7 @@ func (x *UpdatePoolRequest) String() string {
 func (*UpdatePoolRequest) ProtoMessage() {}
 
 func (x *UpdatePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[20]
+	mi := &file_peloton_v1_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1024,7 +1637,7 @@ func (x *UpdatePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePoolRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{20}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *UpdatePoolRequest) GetSpec() *PoolSpec {
@@ -1043,7 +1656,7 @@ type UpdatePoolResponse struct {
 
 func (x *UpdatePoolResponse) Reset() {
 	*x = UpdatePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[21]
+	mi := &file_peloton_v1_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1055,7 +1668,7 @@ func (x *UpdatePoolResponse) String() string {
 func (*UpdatePoolResponse) ProtoMessage() {}
 
 func (x *UpdatePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[21]
+	mi := &file_peloton_v1_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1068,7 +1681,7 @@ func (x *UpdatePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePoolResponse.ProtoReflect.Descriptor instead.
 func (*UpdatePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{21}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *UpdatePoolResponse) GetPool() *Pool {
@@ -1087,7 +1700,7 @@ type DeletePoolRequest struct {
 
 func (x *DeletePoolRequest) Reset() {
 	*x = DeletePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[22]
+	mi := &file_peloton_v1_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1099,7 +1712,7 @@ func (x *DeletePoolRequest) String() string {
 func (*DeletePoolRequest) ProtoMessage() {}
 
 func (x *DeletePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[22]
+	mi := &file_peloton_v1_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1112,7 +1725,7 @@ func (x *DeletePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePoolRequest.ProtoReflect.Descriptor instead.
 func (*DeletePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{22}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *DeletePoolRequest) GetPath() string {
@@ -1130,7 +1743,7 @@ type DeletePoolResponse struct {
 
 func (x *DeletePoolResponse) Reset() {
 	*x = DeletePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[23]
+	mi := &file_peloton_v1_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1142,7 +1755,7 @@ func (x *DeletePoolResponse) String() string {
 func (*DeletePoolResponse) ProtoMessage() {}
 
 func (x *DeletePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[23]
+	mi := &file_peloton_v1_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1155,7 +1768,7 @@ func (x *DeletePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePoolResponse.ProtoReflect.Descriptor instead.
 func (*DeletePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{23}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{35}
 }
 
 type ListPoolsRequest struct {
@@ -1166,7 +1779,7 @@ type ListPoolsRequest struct {
 
 func (x *ListPoolsRequest) Reset() {
 	*x = ListPoolsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[24]
+	mi := &file_peloton_v1_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1178,7 +1791,7 @@ func (x *ListPoolsRequest) String() string {
 func (*ListPoolsRequest) ProtoMessage() {}
 
 func (x *ListPoolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[24]
+	mi := &file_peloton_v1_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1191,7 +1804,7 @@ func (x *ListPoolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoolsRequest.ProtoReflect.Descriptor instead.
 func (*ListPoolsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{24}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{36}
 }
 
 type ListPoolsResponse struct {
@@ -1203,7 +1816,7 @@ type ListPoolsResponse struct {
 
 func (x *ListPoolsResponse) Reset() {
 	*x = ListPoolsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[25]
+	mi := &file_peloton_v1_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1215,7 +1828,7 @@ func (x *ListPoolsResponse) String() string {
 func (*ListPoolsResponse) ProtoMessage() {}
 
 func (x *ListPoolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[25]
+	mi := &file_peloton_v1_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1228,7 +1841,7 @@ func (x *ListPoolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoolsResponse.ProtoReflect.Descriptor instead.
 func (*ListPoolsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{25}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListPoolsResponse) GetPools() []*Pool {
@@ -1249,7 +1862,7 @@ type GetPoolRequest struct {
 
 func (x *GetPoolRequest) Reset() {
 	*x = GetPoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[26]
+	mi := &file_peloton_v1_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1261,7 +1874,7 @@ func (x *GetPoolRequest) String() string {
 func (*GetPoolRequest) ProtoMessage() {}
 
 func (x *GetPoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[26]
+	mi := &file_peloton_v1_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1274,7 +1887,7 @@ func (x *GetPoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolRequest.ProtoReflect.Descriptor instead.
 func (*GetPoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{26}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetPoolRequest) GetPath() string {
@@ -1300,7 +1913,7 @@ type GetPoolResponse struct {
 
 func (x *GetPoolResponse) Reset() {
 	*x = GetPoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[27]
+	mi := &file_peloton_v1_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1312,7 +1925,7 @@ func (x *GetPoolResponse) String() string {
 func (*GetPoolResponse) ProtoMessage() {}
 
 func (x *GetPoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[27]
+	mi := &file_peloton_v1_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1325,7 +1938,7 @@ func (x *GetPoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolResponse.ProtoReflect.Descriptor instead.
 func (*GetPoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{27}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetPoolResponse) GetPool() *Pool {
@@ -1338,14 +1951,16 @@ func (x *GetPoolResponse) GetPool() *Pool {
 type ListHostsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Only hosts of this cluster.
-	Cluster       string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	Cluster string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	// Only this host.
+	HostId        string `protobuf:"bytes,2,opt,name=host_id,json=hostId,proto3" json:"host_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[28]
+	mi := &file_peloton_v1_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1357,7 +1972,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[28]
+	mi := &file_peloton_v1_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1370,12 +1985,19 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{28}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListHostsRequest) GetCluster() string {
 	if x != nil {
 		return x.Cluster
+	}
+	return ""
+}
+
+func (x *ListHostsRequest) GetHostId() string {
+	if x != nil {
+		return x.HostId
 	}
 	return ""
 }
@@ -1389,7 +2011,7 @@ type ListHostsResponse struct {
 
 func (x *ListHostsResponse) Reset() {
 	*x = ListHostsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[29]
+	mi := &file_peloton_v1_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1401,7 +2023,7 @@ func (x *ListHostsResponse) String() string {
 func (*ListHostsResponse) ProtoMessage() {}
 
 func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[29]
+	mi := &file_peloton_v1_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1414,12 +2036,216 @@ func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsResponse.ProtoReflect.Descriptor instead.
 func (*ListHostsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{29}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListHostsResponse) GetHosts() []*Host {
 	if x != nil {
 		return x.Hosts
+	}
+	return nil
+}
+
+type DrainHostRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "<cluster>/<name>", as ListHosts shows it.
+	HostId string `protobuf:"bytes,1,opt,name=host_id,json=hostId,proto3" json:"host_id,omitempty"`
+	// Why, for other operators.
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Region of the host; needed only when several regions have a host of
+	// this id.
+	Region        string `protobuf:"bytes,3,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DrainHostRequest) Reset() {
+	*x = DrainHostRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DrainHostRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DrainHostRequest) ProtoMessage() {}
+
+func (x *DrainHostRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DrainHostRequest.ProtoReflect.Descriptor instead.
+func (*DrainHostRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *DrainHostRequest) GetHostId() string {
+	if x != nil {
+		return x.HostId
+	}
+	return ""
+}
+
+func (x *DrainHostRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *DrainHostRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type DrainHostResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Host          *Host                  `protobuf:"bytes,1,opt,name=host,proto3" json:"host,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DrainHostResponse) Reset() {
+	*x = DrainHostResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DrainHostResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DrainHostResponse) ProtoMessage() {}
+
+func (x *DrainHostResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DrainHostResponse.ProtoReflect.Descriptor instead.
+func (*DrainHostResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *DrainHostResponse) GetHost() *Host {
+	if x != nil {
+		return x.Host
+	}
+	return nil
+}
+
+type UndrainHostRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	HostId        string                 `protobuf:"bytes,1,opt,name=host_id,json=hostId,proto3" json:"host_id,omitempty"`
+	Region        string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UndrainHostRequest) Reset() {
+	*x = UndrainHostRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UndrainHostRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UndrainHostRequest) ProtoMessage() {}
+
+func (x *UndrainHostRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UndrainHostRequest.ProtoReflect.Descriptor instead.
+func (*UndrainHostRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *UndrainHostRequest) GetHostId() string {
+	if x != nil {
+		return x.HostId
+	}
+	return ""
+}
+
+func (x *UndrainHostRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type UndrainHostResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Host          *Host                  `protobuf:"bytes,1,opt,name=host,proto3" json:"host,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UndrainHostResponse) Reset() {
+	*x = UndrainHostResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UndrainHostResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UndrainHostResponse) ProtoMessage() {}
+
+func (x *UndrainHostResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UndrainHostResponse.ProtoReflect.Descriptor instead.
+func (*UndrainHostResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *UndrainHostResponse) GetHost() *Host {
+	if x != nil {
+		return x.Host
 	}
 	return nil
 }
@@ -1432,7 +2258,7 @@ type ListRegionsRequest struct {
 
 func (x *ListRegionsRequest) Reset() {
 	*x = ListRegionsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[30]
+	mi := &file_peloton_v1_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1444,7 +2270,7 @@ func (x *ListRegionsRequest) String() string {
 func (*ListRegionsRequest) ProtoMessage() {}
 
 func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[30]
+	mi := &file_peloton_v1_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1457,7 +2283,7 @@ func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsRequest.ProtoReflect.Descriptor instead.
 func (*ListRegionsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{30}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{46}
 }
 
 type ListRegionsResponse struct {
@@ -1469,7 +2295,7 @@ type ListRegionsResponse struct {
 
 func (x *ListRegionsResponse) Reset() {
 	*x = ListRegionsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[31]
+	mi := &file_peloton_v1_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1481,7 +2307,7 @@ func (x *ListRegionsResponse) String() string {
 func (*ListRegionsResponse) ProtoMessage() {}
 
 func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[31]
+	mi := &file_peloton_v1_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1494,7 +2320,7 @@ func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsResponse.ProtoReflect.Descriptor instead.
 func (*ListRegionsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{31}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListRegionsResponse) GetRegions() []*Region {
@@ -1515,7 +2341,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[32]
+	mi := &file_peloton_v1_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1527,7 +2353,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[32]
+	mi := &file_peloton_v1_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1540,7 +2366,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{32}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *WatchRequest) GetJobId() string {
@@ -1566,7 +2392,7 @@ type FailBackRequest struct {
 
 func (x *FailBackRequest) Reset() {
 	*x = FailBackRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	mi := &file_peloton_v1_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1578,7 +2404,7 @@ func (x *FailBackRequest) String() string {
 func (*FailBackRequest) ProtoMessage() {}
 
 func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	mi := &file_peloton_v1_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1591,7 +2417,7 @@ func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackRequest.ProtoReflect.Descriptor instead.
 func (*FailBackRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{33}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *FailBackRequest) GetRegion() string {
@@ -1611,7 +2437,7 @@ type FailBackResponse struct {
 
 func (x *FailBackResponse) Reset() {
 	*x = FailBackResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	mi := &file_peloton_v1_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1623,7 +2449,7 @@ func (x *FailBackResponse) String() string {
 func (*FailBackResponse) ProtoMessage() {}
 
 func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	mi := &file_peloton_v1_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1636,7 +2462,7 @@ func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackResponse.ProtoReflect.Descriptor instead.
 func (*FailBackResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{34}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *FailBackResponse) GetMoved() []*PlannedMove {
@@ -1663,7 +2489,7 @@ type IsolateRegionRequest struct {
 
 func (x *IsolateRegionRequest) Reset() {
 	*x = IsolateRegionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[35]
+	mi := &file_peloton_v1_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1675,7 +2501,7 @@ func (x *IsolateRegionRequest) String() string {
 func (*IsolateRegionRequest) ProtoMessage() {}
 
 func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[35]
+	mi := &file_peloton_v1_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1688,7 +2514,7 @@ func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionRequest.ProtoReflect.Descriptor instead.
 func (*IsolateRegionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{35}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *IsolateRegionRequest) GetRegion() string {
@@ -1713,7 +2539,7 @@ type IsolateRegionResponse struct {
 
 func (x *IsolateRegionResponse) Reset() {
 	*x = IsolateRegionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[36]
+	mi := &file_peloton_v1_service_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1725,7 +2551,7 @@ func (x *IsolateRegionResponse) String() string {
 func (*IsolateRegionResponse) ProtoMessage() {}
 
 func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[36]
+	mi := &file_peloton_v1_service_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1738,7 +2564,7 @@ func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionResponse.ProtoReflect.Descriptor instead.
 func (*IsolateRegionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{36}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{52}
 }
 
 type PutReplicaRequest struct {
@@ -1750,7 +2576,7 @@ type PutReplicaRequest struct {
 
 func (x *PutReplicaRequest) Reset() {
 	*x = PutReplicaRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[37]
+	mi := &file_peloton_v1_service_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1762,7 +2588,7 @@ func (x *PutReplicaRequest) String() string {
 func (*PutReplicaRequest) ProtoMessage() {}
 
 func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[37]
+	mi := &file_peloton_v1_service_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1775,7 +2601,7 @@ func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaRequest.ProtoReflect.Descriptor instead.
 func (*PutReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{37}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *PutReplicaRequest) GetReplica() *Replica {
@@ -1793,7 +2619,7 @@ type PutReplicaResponse struct {
 
 func (x *PutReplicaResponse) Reset() {
 	*x = PutReplicaResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[38]
+	mi := &file_peloton_v1_service_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1805,7 +2631,7 @@ func (x *PutReplicaResponse) String() string {
 func (*PutReplicaResponse) ProtoMessage() {}
 
 func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[38]
+	mi := &file_peloton_v1_service_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1818,7 +2644,7 @@ func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaResponse.ProtoReflect.Descriptor instead.
 func (*PutReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{38}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{54}
 }
 
 type ListReplicasRequest struct {
@@ -1831,7 +2657,7 @@ type ListReplicasRequest struct {
 
 func (x *ListReplicasRequest) Reset() {
 	*x = ListReplicasRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[39]
+	mi := &file_peloton_v1_service_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1843,7 +2669,7 @@ func (x *ListReplicasRequest) String() string {
 func (*ListReplicasRequest) ProtoMessage() {}
 
 func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[39]
+	mi := &file_peloton_v1_service_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1856,7 +2682,7 @@ func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasRequest.ProtoReflect.Descriptor instead.
 func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{39}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListReplicasRequest) GetOwnerRegion() string {
@@ -1875,7 +2701,7 @@ type ListReplicasResponse struct {
 
 func (x *ListReplicasResponse) Reset() {
 	*x = ListReplicasResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[40]
+	mi := &file_peloton_v1_service_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1887,7 +2713,7 @@ func (x *ListReplicasResponse) String() string {
 func (*ListReplicasResponse) ProtoMessage() {}
 
 func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[40]
+	mi := &file_peloton_v1_service_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1900,7 +2726,7 @@ func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasResponse.ProtoReflect.Descriptor instead.
 func (*ListReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{40}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ListReplicasResponse) GetReplicas() []*Replica {
@@ -1920,7 +2746,7 @@ type PlanFailoverRequest struct {
 
 func (x *PlanFailoverRequest) Reset() {
 	*x = PlanFailoverRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[41]
+	mi := &file_peloton_v1_service_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1932,7 +2758,7 @@ func (x *PlanFailoverRequest) String() string {
 func (*PlanFailoverRequest) ProtoMessage() {}
 
 func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[41]
+	mi := &file_peloton_v1_service_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1945,7 +2771,7 @@ func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverRequest.ProtoReflect.Descriptor instead.
 func (*PlanFailoverRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{41}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *PlanFailoverRequest) GetRegion() string {
@@ -1964,7 +2790,7 @@ type PlanFailoverResponse struct {
 
 func (x *PlanFailoverResponse) Reset() {
 	*x = PlanFailoverResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	mi := &file_peloton_v1_service_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1976,7 +2802,7 @@ func (x *PlanFailoverResponse) String() string {
 func (*PlanFailoverResponse) ProtoMessage() {}
 
 func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	mi := &file_peloton_v1_service_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1989,7 +2815,7 @@ func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverResponse.ProtoReflect.Descriptor instead.
 func (*PlanFailoverResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{42}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *PlanFailoverResponse) GetPlans() []*RegionPlan {
@@ -2010,7 +2836,7 @@ type StartDrillRequest struct {
 
 func (x *StartDrillRequest) Reset() {
 	*x = StartDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[43]
+	mi := &file_peloton_v1_service_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2022,7 +2848,7 @@ func (x *StartDrillRequest) String() string {
 func (*StartDrillRequest) ProtoMessage() {}
 
 func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[43]
+	mi := &file_peloton_v1_service_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2035,7 +2861,7 @@ func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillRequest.ProtoReflect.Descriptor instead.
 func (*StartDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{43}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *StartDrillRequest) GetRegion() string {
@@ -2061,7 +2887,7 @@ type StartDrillResponse struct {
 
 func (x *StartDrillResponse) Reset() {
 	*x = StartDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[44]
+	mi := &file_peloton_v1_service_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2073,7 +2899,7 @@ func (x *StartDrillResponse) String() string {
 func (*StartDrillResponse) ProtoMessage() {}
 
 func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[44]
+	mi := &file_peloton_v1_service_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2086,7 +2912,7 @@ func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillResponse.ProtoReflect.Descriptor instead.
 func (*StartDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{44}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *StartDrillResponse) GetDrill() *Drill {
@@ -2105,7 +2931,7 @@ type GetDrillRequest struct {
 
 func (x *GetDrillRequest) Reset() {
 	*x = GetDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[45]
+	mi := &file_peloton_v1_service_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2117,7 +2943,7 @@ func (x *GetDrillRequest) String() string {
 func (*GetDrillRequest) ProtoMessage() {}
 
 func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[45]
+	mi := &file_peloton_v1_service_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2130,7 +2956,7 @@ func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillRequest.ProtoReflect.Descriptor instead.
 func (*GetDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{45}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *GetDrillRequest) GetId() string {
@@ -2149,7 +2975,7 @@ type GetDrillResponse struct {
 
 func (x *GetDrillResponse) Reset() {
 	*x = GetDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[46]
+	mi := &file_peloton_v1_service_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2161,7 +2987,7 @@ func (x *GetDrillResponse) String() string {
 func (*GetDrillResponse) ProtoMessage() {}
 
 func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[46]
+	mi := &file_peloton_v1_service_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2174,7 +3000,7 @@ func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillResponse.ProtoReflect.Descriptor instead.
 func (*GetDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{46}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *GetDrillResponse) GetDrill() *Drill {
@@ -2192,7 +3018,7 @@ type ListDrillsRequest struct {
 
 func (x *ListDrillsRequest) Reset() {
 	*x = ListDrillsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[47]
+	mi := &file_peloton_v1_service_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2204,7 +3030,7 @@ func (x *ListDrillsRequest) String() string {
 func (*ListDrillsRequest) ProtoMessage() {}
 
 func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[47]
+	mi := &file_peloton_v1_service_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2217,7 +3043,7 @@ func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsRequest.ProtoReflect.Descriptor instead.
 func (*ListDrillsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{47}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{63}
 }
 
 type ListDrillsResponse struct {
@@ -2229,7 +3055,7 @@ type ListDrillsResponse struct {
 
 func (x *ListDrillsResponse) Reset() {
 	*x = ListDrillsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[48]
+	mi := &file_peloton_v1_service_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2241,7 +3067,7 @@ func (x *ListDrillsResponse) String() string {
 func (*ListDrillsResponse) ProtoMessage() {}
 
 func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[48]
+	mi := &file_peloton_v1_service_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2254,7 +3080,7 @@ func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsResponse.ProtoReflect.Descriptor instead.
 func (*ListDrillsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{48}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ListDrillsResponse) GetDrills() []*Drill {
@@ -2272,7 +3098,7 @@ type GetVersionRequest struct {
 
 func (x *GetVersionRequest) Reset() {
 	*x = GetVersionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[49]
+	mi := &file_peloton_v1_service_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2284,7 +3110,7 @@ func (x *GetVersionRequest) String() string {
 func (*GetVersionRequest) ProtoMessage() {}
 
 func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[49]
+	mi := &file_peloton_v1_service_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2297,7 +3123,7 @@ func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionRequest.ProtoReflect.Descriptor instead.
 func (*GetVersionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{49}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{65}
 }
 
 type GetVersionResponse struct {
@@ -2311,7 +3137,7 @@ type GetVersionResponse struct {
 
 func (x *GetVersionResponse) Reset() {
 	*x = GetVersionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[50]
+	mi := &file_peloton_v1_service_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2323,7 +3149,7 @@ func (x *GetVersionResponse) String() string {
 func (*GetVersionResponse) ProtoMessage() {}
 
 func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[50]
+	mi := &file_peloton_v1_service_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2336,7 +3162,7 @@ func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionResponse.ProtoReflect.Descriptor instead.
 func (*GetVersionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{50}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *GetVersionResponse) GetVersion() string {
@@ -2385,7 +3211,42 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x03job\x18\x01 \x01(\v2\x0f.peloton.v1.JobR\x03job\"\"\n" +
 	"\x10DeleteJobRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x13\n" +
-	"\x11DeleteJobResponse\"X\n" +
+	"\x11DeleteJobResponse\"q\n" +
+	"\x10UpdateJobRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12'\n" +
+	"\x04spec\x18\x02 \x01(\v2\x13.peloton.v1.JobSpecR\x04spec\x12\x1d\n" +
+	"\n" +
+	"batch_size\x18\x03 \x01(\rR\tbatchSize\"?\n" +
+	"\x11UpdateJobResponse\x12*\n" +
+	"\x06update\x18\x01 \x01(\v2\x12.peloton.v1.UpdateR\x06update\"/\n" +
+	"\x10GetUpdateRequest\x12\x1b\n" +
+	"\tupdate_id\x18\x01 \x01(\tR\bupdateId\"?\n" +
+	"\x11GetUpdateResponse\x12*\n" +
+	"\x06update\x18\x01 \x01(\v2\x12.peloton.v1.UpdateR\x06update\"+\n" +
+	"\x12ListUpdatesRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"C\n" +
+	"\x13ListUpdatesResponse\x12,\n" +
+	"\aupdates\x18\x01 \x03(\v2\x12.peloton.v1.UpdateR\aupdates\"1\n" +
+	"\x12AbortUpdateRequest\x12\x1b\n" +
+	"\tupdate_id\x18\x01 \x01(\tR\bupdateId\"A\n" +
+	"\x13AbortUpdateResponse\x12*\n" +
+	"\x06update\x18\x01 \x01(\v2\x12.peloton.v1.UpdateR\x06update\"F\n" +
+	"\x13GetJobConfigRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\x04R\aversion\"u\n" +
+	"\x14GetJobConfigResponse\x12'\n" +
+	"\x04spec\x18\x01 \x01(\v2\x13.peloton.v1.JobSpecR\x04spec\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\x04R\aversion\x12\x1a\n" +
+	"\bversions\x18\x03 \x03(\x04R\bversions\"\x8b\x01\n" +
+	"\x11ListEventsRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1f\n" +
+	"\binstance\x18\x02 \x01(\rH\x00R\binstance\x88\x01\x01\x12\x1b\n" +
+	"\tafter_seq\x18\x03 \x01(\x04R\bafterSeq\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\rR\x05limitB\v\n" +
+	"\t_instance\"S\n" +
+	"\x12ListEventsResponse\x12)\n" +
+	"\x06events\x18\x01 \x03(\v2\x11.peloton.v1.EventR\x06events\x12\x12\n" +
+	"\x04more\x18\x02 \x01(\bR\x04more\"X\n" +
 	"\x10ListTasksRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12-\n" +
 	"\x06states\x18\x02 \x03(\x0e2\x15.peloton.v1.TaskStateR\x06states\";\n" +
@@ -2431,11 +3292,23 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
 	"\aregions\x18\x02 \x01(\bR\aregions\"7\n" +
 	"\x0fGetPoolResponse\x12$\n" +
-	"\x04pool\x18\x01 \x01(\v2\x10.peloton.v1.PoolR\x04pool\",\n" +
+	"\x04pool\x18\x01 \x01(\v2\x10.peloton.v1.PoolR\x04pool\"E\n" +
 	"\x10ListHostsRequest\x12\x18\n" +
-	"\acluster\x18\x01 \x01(\tR\acluster\";\n" +
+	"\acluster\x18\x01 \x01(\tR\acluster\x12\x17\n" +
+	"\ahost_id\x18\x02 \x01(\tR\x06hostId\";\n" +
 	"\x11ListHostsResponse\x12&\n" +
-	"\x05hosts\x18\x01 \x03(\v2\x10.peloton.v1.HostR\x05hosts\"\x14\n" +
+	"\x05hosts\x18\x01 \x03(\v2\x10.peloton.v1.HostR\x05hosts\"[\n" +
+	"\x10DrainHostRequest\x12\x17\n" +
+	"\ahost_id\x18\x01 \x01(\tR\x06hostId\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x16\n" +
+	"\x06region\x18\x03 \x01(\tR\x06region\"9\n" +
+	"\x11DrainHostResponse\x12$\n" +
+	"\x04host\x18\x01 \x01(\v2\x10.peloton.v1.HostR\x04host\"E\n" +
+	"\x12UndrainHostRequest\x12\x17\n" +
+	"\ahost_id\x18\x01 \x01(\tR\x06hostId\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\";\n" +
+	"\x13UndrainHostResponse\x12$\n" +
+	"\x04host\x18\x01 \x01(\v2\x10.peloton.v1.HostR\x04host\"\x14\n" +
 	"\x12ListRegionsRequest\"C\n" +
 	"\x13ListRegionsResponse\x12,\n" +
 	"\aregions\x18\x01 \x03(\v2\x12.peloton.v1.RegionR\aregions\"B\n" +
@@ -2478,14 +3351,21 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x12GetVersionResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x16\n" +
 	"\x06commit\x18\x02 \x01(\tR\x06commit\x12\x16\n" +
-	"\x06region\x18\x03 \x01(\tR\x06region2\xec\x02\n" +
+	"\x06region\x18\x03 \x01(\tR\x06region2\xc0\x06\n" +
 	"\n" +
 	"JobService\x12H\n" +
 	"\tCreateJob\x12\x1c.peloton.v1.CreateJobRequest\x1a\x1d.peloton.v1.CreateJobResponse\x12?\n" +
 	"\x06GetJob\x12\x19.peloton.v1.GetJobRequest\x1a\x1a.peloton.v1.GetJobResponse\x12E\n" +
 	"\bListJobs\x12\x1b.peloton.v1.ListJobsRequest\x1a\x1c.peloton.v1.ListJobsResponse\x12B\n" +
 	"\aStopJob\x12\x1a.peloton.v1.StopJobRequest\x1a\x1b.peloton.v1.StopJobResponse\x12H\n" +
-	"\tDeleteJob\x12\x1c.peloton.v1.DeleteJobRequest\x1a\x1d.peloton.v1.DeleteJobResponse2\xb5\x02\n" +
+	"\tDeleteJob\x12\x1c.peloton.v1.DeleteJobRequest\x1a\x1d.peloton.v1.DeleteJobResponse\x12H\n" +
+	"\tUpdateJob\x12\x1c.peloton.v1.UpdateJobRequest\x1a\x1d.peloton.v1.UpdateJobResponse\x12H\n" +
+	"\tGetUpdate\x12\x1c.peloton.v1.GetUpdateRequest\x1a\x1d.peloton.v1.GetUpdateResponse\x12N\n" +
+	"\vListUpdates\x12\x1e.peloton.v1.ListUpdatesRequest\x1a\x1f.peloton.v1.ListUpdatesResponse\x12N\n" +
+	"\vAbortUpdate\x12\x1e.peloton.v1.AbortUpdateRequest\x1a\x1f.peloton.v1.AbortUpdateResponse\x12Q\n" +
+	"\fGetJobConfig\x12\x1f.peloton.v1.GetJobConfigRequest\x1a .peloton.v1.GetJobConfigResponse\x12K\n" +
+	"\n" +
+	"ListEvents\x12\x1d.peloton.v1.ListEventsRequest\x1a\x1e.peloton.v1.ListEventsResponse2\xb5\x02\n" +
 	"\vTaskService\x12H\n" +
 	"\tListTasks\x12\x1c.peloton.v1.ListTasksRequest\x1a\x1d.peloton.v1.ListTasksResponse\x12B\n" +
 	"\aGetTask\x12\x1a.peloton.v1.GetTaskRequest\x1a\x1b.peloton.v1.GetTaskResponse\x12N\n" +
@@ -2499,9 +3379,11 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"DeletePool\x12\x1d.peloton.v1.DeletePoolRequest\x1a\x1e.peloton.v1.DeletePoolResponse\x12H\n" +
 	"\tListPools\x12\x1c.peloton.v1.ListPoolsRequest\x1a\x1d.peloton.v1.ListPoolsResponse\x12B\n" +
-	"\aGetPool\x12\x1a.peloton.v1.GetPoolRequest\x1a\x1b.peloton.v1.GetPoolResponse2W\n" +
+	"\aGetPool\x12\x1a.peloton.v1.GetPoolRequest\x1a\x1b.peloton.v1.GetPoolResponse2\xf1\x01\n" +
 	"\vHostService\x12H\n" +
-	"\tListHosts\x12\x1c.peloton.v1.ListHostsRequest\x1a\x1d.peloton.v1.ListHostsResponse2_\n" +
+	"\tListHosts\x12\x1c.peloton.v1.ListHostsRequest\x1a\x1d.peloton.v1.ListHostsResponse\x12H\n" +
+	"\tDrainHost\x12\x1c.peloton.v1.DrainHostRequest\x1a\x1d.peloton.v1.DrainHostResponse\x12N\n" +
+	"\vUndrainHost\x12\x1e.peloton.v1.UndrainHostRequest\x1a\x1f.peloton.v1.UndrainHostResponse2_\n" +
 	"\rRegionService\x12N\n" +
 	"\vListRegions\x12\x1e.peloton.v1.ListRegionsRequest\x1a\x1f.peloton.v1.ListRegionsResponse2F\n" +
 	"\fEventService\x126\n" +
@@ -2534,7 +3416,7 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_service_proto_rawDescData
 }
 
-var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
+var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
 var file_peloton_v1_service_proto_goTypes = []any{
 	(*CreateJobRequest)(nil),      // 0: peloton.v1.CreateJobRequest
 	(*CreateJobResponse)(nil),     // 1: peloton.v1.CreateJobResponse
@@ -2546,146 +3428,188 @@ var file_peloton_v1_service_proto_goTypes = []any{
 	(*StopJobResponse)(nil),       // 7: peloton.v1.StopJobResponse
 	(*DeleteJobRequest)(nil),      // 8: peloton.v1.DeleteJobRequest
 	(*DeleteJobResponse)(nil),     // 9: peloton.v1.DeleteJobResponse
-	(*ListTasksRequest)(nil),      // 10: peloton.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),     // 11: peloton.v1.ListTasksResponse
-	(*GetTaskRequest)(nil),        // 12: peloton.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),       // 13: peloton.v1.GetTaskResponse
-	(*GetTaskLogsRequest)(nil),    // 14: peloton.v1.GetTaskLogsRequest
-	(*GetTaskLogsResponse)(nil),   // 15: peloton.v1.GetTaskLogsResponse
-	(*StopTasksRequest)(nil),      // 16: peloton.v1.StopTasksRequest
-	(*StopTasksResponse)(nil),     // 17: peloton.v1.StopTasksResponse
-	(*CreatePoolRequest)(nil),     // 18: peloton.v1.CreatePoolRequest
-	(*CreatePoolResponse)(nil),    // 19: peloton.v1.CreatePoolResponse
-	(*UpdatePoolRequest)(nil),     // 20: peloton.v1.UpdatePoolRequest
-	(*UpdatePoolResponse)(nil),    // 21: peloton.v1.UpdatePoolResponse
-	(*DeletePoolRequest)(nil),     // 22: peloton.v1.DeletePoolRequest
-	(*DeletePoolResponse)(nil),    // 23: peloton.v1.DeletePoolResponse
-	(*ListPoolsRequest)(nil),      // 24: peloton.v1.ListPoolsRequest
-	(*ListPoolsResponse)(nil),     // 25: peloton.v1.ListPoolsResponse
-	(*GetPoolRequest)(nil),        // 26: peloton.v1.GetPoolRequest
-	(*GetPoolResponse)(nil),       // 27: peloton.v1.GetPoolResponse
-	(*ListHostsRequest)(nil),      // 28: peloton.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),     // 29: peloton.v1.ListHostsResponse
-	(*ListRegionsRequest)(nil),    // 30: peloton.v1.ListRegionsRequest
-	(*ListRegionsResponse)(nil),   // 31: peloton.v1.ListRegionsResponse
-	(*WatchRequest)(nil),          // 32: peloton.v1.WatchRequest
-	(*FailBackRequest)(nil),       // 33: peloton.v1.FailBackRequest
-	(*FailBackResponse)(nil),      // 34: peloton.v1.FailBackResponse
-	(*IsolateRegionRequest)(nil),  // 35: peloton.v1.IsolateRegionRequest
-	(*IsolateRegionResponse)(nil), // 36: peloton.v1.IsolateRegionResponse
-	(*PutReplicaRequest)(nil),     // 37: peloton.v1.PutReplicaRequest
-	(*PutReplicaResponse)(nil),    // 38: peloton.v1.PutReplicaResponse
-	(*ListReplicasRequest)(nil),   // 39: peloton.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),  // 40: peloton.v1.ListReplicasResponse
-	(*PlanFailoverRequest)(nil),   // 41: peloton.v1.PlanFailoverRequest
-	(*PlanFailoverResponse)(nil),  // 42: peloton.v1.PlanFailoverResponse
-	(*StartDrillRequest)(nil),     // 43: peloton.v1.StartDrillRequest
-	(*StartDrillResponse)(nil),    // 44: peloton.v1.StartDrillResponse
-	(*GetDrillRequest)(nil),       // 45: peloton.v1.GetDrillRequest
-	(*GetDrillResponse)(nil),      // 46: peloton.v1.GetDrillResponse
-	(*ListDrillsRequest)(nil),     // 47: peloton.v1.ListDrillsRequest
-	(*ListDrillsResponse)(nil),    // 48: peloton.v1.ListDrillsResponse
-	(*GetVersionRequest)(nil),     // 49: peloton.v1.GetVersionRequest
-	(*GetVersionResponse)(nil),    // 50: peloton.v1.GetVersionResponse
-	(*JobSpec)(nil),               // 51: peloton.v1.JobSpec
-	(*Job)(nil),                   // 52: peloton.v1.Job
-	(JobState)(0),                 // 53: peloton.v1.JobState
-	(TaskState)(0),                // 54: peloton.v1.TaskState
-	(*Task)(nil),                  // 55: peloton.v1.Task
-	(*PoolSpec)(nil),              // 56: peloton.v1.PoolSpec
-	(*Pool)(nil),                  // 57: peloton.v1.Pool
-	(*Host)(nil),                  // 58: peloton.v1.Host
-	(*Region)(nil),                // 59: peloton.v1.Region
-	(*PlannedMove)(nil),           // 60: peloton.v1.PlannedMove
-	(*Replica)(nil),               // 61: peloton.v1.Replica
-	(*RegionPlan)(nil),            // 62: peloton.v1.RegionPlan
-	(*Drill)(nil),                 // 63: peloton.v1.Drill
-	(*Event)(nil),                 // 64: peloton.v1.Event
+	(*UpdateJobRequest)(nil),      // 10: peloton.v1.UpdateJobRequest
+	(*UpdateJobResponse)(nil),     // 11: peloton.v1.UpdateJobResponse
+	(*GetUpdateRequest)(nil),      // 12: peloton.v1.GetUpdateRequest
+	(*GetUpdateResponse)(nil),     // 13: peloton.v1.GetUpdateResponse
+	(*ListUpdatesRequest)(nil),    // 14: peloton.v1.ListUpdatesRequest
+	(*ListUpdatesResponse)(nil),   // 15: peloton.v1.ListUpdatesResponse
+	(*AbortUpdateRequest)(nil),    // 16: peloton.v1.AbortUpdateRequest
+	(*AbortUpdateResponse)(nil),   // 17: peloton.v1.AbortUpdateResponse
+	(*GetJobConfigRequest)(nil),   // 18: peloton.v1.GetJobConfigRequest
+	(*GetJobConfigResponse)(nil),  // 19: peloton.v1.GetJobConfigResponse
+	(*ListEventsRequest)(nil),     // 20: peloton.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),    // 21: peloton.v1.ListEventsResponse
+	(*ListTasksRequest)(nil),      // 22: peloton.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),     // 23: peloton.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),        // 24: peloton.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),       // 25: peloton.v1.GetTaskResponse
+	(*GetTaskLogsRequest)(nil),    // 26: peloton.v1.GetTaskLogsRequest
+	(*GetTaskLogsResponse)(nil),   // 27: peloton.v1.GetTaskLogsResponse
+	(*StopTasksRequest)(nil),      // 28: peloton.v1.StopTasksRequest
+	(*StopTasksResponse)(nil),     // 29: peloton.v1.StopTasksResponse
+	(*CreatePoolRequest)(nil),     // 30: peloton.v1.CreatePoolRequest
+	(*CreatePoolResponse)(nil),    // 31: peloton.v1.CreatePoolResponse
+	(*UpdatePoolRequest)(nil),     // 32: peloton.v1.UpdatePoolRequest
+	(*UpdatePoolResponse)(nil),    // 33: peloton.v1.UpdatePoolResponse
+	(*DeletePoolRequest)(nil),     // 34: peloton.v1.DeletePoolRequest
+	(*DeletePoolResponse)(nil),    // 35: peloton.v1.DeletePoolResponse
+	(*ListPoolsRequest)(nil),      // 36: peloton.v1.ListPoolsRequest
+	(*ListPoolsResponse)(nil),     // 37: peloton.v1.ListPoolsResponse
+	(*GetPoolRequest)(nil),        // 38: peloton.v1.GetPoolRequest
+	(*GetPoolResponse)(nil),       // 39: peloton.v1.GetPoolResponse
+	(*ListHostsRequest)(nil),      // 40: peloton.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),     // 41: peloton.v1.ListHostsResponse
+	(*DrainHostRequest)(nil),      // 42: peloton.v1.DrainHostRequest
+	(*DrainHostResponse)(nil),     // 43: peloton.v1.DrainHostResponse
+	(*UndrainHostRequest)(nil),    // 44: peloton.v1.UndrainHostRequest
+	(*UndrainHostResponse)(nil),   // 45: peloton.v1.UndrainHostResponse
+	(*ListRegionsRequest)(nil),    // 46: peloton.v1.ListRegionsRequest
+	(*ListRegionsResponse)(nil),   // 47: peloton.v1.ListRegionsResponse
+	(*WatchRequest)(nil),          // 48: peloton.v1.WatchRequest
+	(*FailBackRequest)(nil),       // 49: peloton.v1.FailBackRequest
+	(*FailBackResponse)(nil),      // 50: peloton.v1.FailBackResponse
+	(*IsolateRegionRequest)(nil),  // 51: peloton.v1.IsolateRegionRequest
+	(*IsolateRegionResponse)(nil), // 52: peloton.v1.IsolateRegionResponse
+	(*PutReplicaRequest)(nil),     // 53: peloton.v1.PutReplicaRequest
+	(*PutReplicaResponse)(nil),    // 54: peloton.v1.PutReplicaResponse
+	(*ListReplicasRequest)(nil),   // 55: peloton.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),  // 56: peloton.v1.ListReplicasResponse
+	(*PlanFailoverRequest)(nil),   // 57: peloton.v1.PlanFailoverRequest
+	(*PlanFailoverResponse)(nil),  // 58: peloton.v1.PlanFailoverResponse
+	(*StartDrillRequest)(nil),     // 59: peloton.v1.StartDrillRequest
+	(*StartDrillResponse)(nil),    // 60: peloton.v1.StartDrillResponse
+	(*GetDrillRequest)(nil),       // 61: peloton.v1.GetDrillRequest
+	(*GetDrillResponse)(nil),      // 62: peloton.v1.GetDrillResponse
+	(*ListDrillsRequest)(nil),     // 63: peloton.v1.ListDrillsRequest
+	(*ListDrillsResponse)(nil),    // 64: peloton.v1.ListDrillsResponse
+	(*GetVersionRequest)(nil),     // 65: peloton.v1.GetVersionRequest
+	(*GetVersionResponse)(nil),    // 66: peloton.v1.GetVersionResponse
+	(*JobSpec)(nil),               // 67: peloton.v1.JobSpec
+	(*Job)(nil),                   // 68: peloton.v1.Job
+	(JobState)(0),                 // 69: peloton.v1.JobState
+	(*Update)(nil),                // 70: peloton.v1.Update
+	(*Event)(nil),                 // 71: peloton.v1.Event
+	(TaskState)(0),                // 72: peloton.v1.TaskState
+	(*Task)(nil),                  // 73: peloton.v1.Task
+	(*PoolSpec)(nil),              // 74: peloton.v1.PoolSpec
+	(*Pool)(nil),                  // 75: peloton.v1.Pool
+	(*Host)(nil),                  // 76: peloton.v1.Host
+	(*Region)(nil),                // 77: peloton.v1.Region
+	(*PlannedMove)(nil),           // 78: peloton.v1.PlannedMove
+	(*Replica)(nil),               // 79: peloton.v1.Replica
+	(*RegionPlan)(nil),            // 80: peloton.v1.RegionPlan
+	(*Drill)(nil),                 // 81: peloton.v1.Drill
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	51, // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	52, // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	52, // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	53, // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
-	52, // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	52, // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	54, // 6: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	55, // 7: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	55, // 8: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	55, // 9: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	56, // 10: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	57, // 11: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	56, // 12: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	57, // 13: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	57, // 14: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	57, // 15: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	58, // 16: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	59, // 17: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	60, // 18: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
-	60, // 19: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
-	61, // 20: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
-	61, // 21: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
-	62, // 22: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
-	63, // 23: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
-	63, // 24: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
-	63, // 25: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
-	0,  // 26: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	2,  // 27: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	4,  // 28: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	6,  // 29: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	8,  // 30: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	10, // 31: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	12, // 32: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	14, // 33: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	16, // 34: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	18, // 35: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
-	20, // 36: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
-	22, // 37: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
-	24, // 38: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	26, // 39: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	28, // 40: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	30, // 41: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	32, // 42: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	37, // 43: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
-	39, // 44: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
-	41, // 45: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
-	43, // 46: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
-	45, // 47: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
-	47, // 48: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
-	35, // 49: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
-	33, // 50: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
-	49, // 51: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	1,  // 52: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	3,  // 53: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	5,  // 54: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	7,  // 55: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	9,  // 56: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	11, // 57: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	13, // 58: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	15, // 59: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	17, // 60: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	19, // 61: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	21, // 62: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	23, // 63: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	25, // 64: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	27, // 65: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	29, // 66: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	31, // 67: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	64, // 68: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	38, // 69: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
-	40, // 70: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
-	42, // 71: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
-	44, // 72: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
-	46, // 73: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
-	48, // 74: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
-	36, // 75: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
-	34, // 76: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
-	50, // 77: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	52, // [52:78] is the sub-list for method output_type
-	26, // [26:52] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	67, // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	68, // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	68, // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	69, // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	68, // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	68, // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	67, // 6: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	70, // 7: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
+	70, // 8: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
+	70, // 9: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
+	70, // 10: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
+	67, // 11: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
+	71, // 12: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
+	72, // 13: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	73, // 14: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	73, // 15: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	73, // 16: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	74, // 17: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	75, // 18: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	74, // 19: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	75, // 20: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	75, // 21: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	75, // 22: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	76, // 23: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	76, // 24: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
+	76, // 25: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
+	77, // 26: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	78, // 27: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
+	78, // 28: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
+	79, // 29: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	79, // 30: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	80, // 31: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	81, // 32: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	81, // 33: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	81, // 34: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	0,  // 35: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	2,  // 36: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	4,  // 37: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	6,  // 38: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	8,  // 39: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	10, // 40: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
+	12, // 41: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
+	14, // 42: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
+	16, // 43: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
+	18, // 44: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
+	20, // 45: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
+	22, // 46: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	24, // 47: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	26, // 48: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	28, // 49: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	30, // 50: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	32, // 51: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	34, // 52: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	36, // 53: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	38, // 54: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	40, // 55: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	42, // 56: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
+	44, // 57: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
+	46, // 58: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	48, // 59: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	53, // 60: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	55, // 61: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	57, // 62: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	59, // 63: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	61, // 64: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	63, // 65: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	51, // 66: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
+	49, // 67: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
+	65, // 68: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	1,  // 69: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	3,  // 70: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	5,  // 71: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	7,  // 72: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	9,  // 73: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	11, // 74: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
+	13, // 75: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
+	15, // 76: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
+	17, // 77: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
+	19, // 78: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
+	21, // 79: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
+	23, // 80: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	25, // 81: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	27, // 82: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	29, // 83: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	31, // 84: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	33, // 85: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	35, // 86: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	37, // 87: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	39, // 88: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	41, // 89: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	43, // 90: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
+	45, // 91: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
+	47, // 92: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	71, // 93: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	54, // 94: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	56, // 95: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	58, // 96: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	60, // 97: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	62, // 98: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	64, // 99: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	52, // 100: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
+	50, // 101: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
+	66, // 102: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	69, // [69:103] is the sub-list for method output_type
+	35, // [35:69] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -2694,13 +3618,14 @@ func file_peloton_v1_service_proto_init() {
 		return
 	}
 	file_peloton_v1_types_proto_init()
+	file_peloton_v1_service_proto_msgTypes[20].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   51,
+			NumMessages:   67,
 			NumExtensions: 0,
 			NumServices:   8,
 		},

@@ -19,11 +19,17 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	JobService_CreateJob_FullMethodName = "/peloton.v1.JobService/CreateJob"
-	JobService_GetJob_FullMethodName    = "/peloton.v1.JobService/GetJob"
-	JobService_ListJobs_FullMethodName  = "/peloton.v1.JobService/ListJobs"
-	JobService_StopJob_FullMethodName   = "/peloton.v1.JobService/StopJob"
-	JobService_DeleteJob_FullMethodName = "/peloton.v1.JobService/DeleteJob"
+	JobService_CreateJob_FullMethodName    = "/peloton.v1.JobService/CreateJob"
+	JobService_GetJob_FullMethodName       = "/peloton.v1.JobService/GetJob"
+	JobService_ListJobs_FullMethodName     = "/peloton.v1.JobService/ListJobs"
+	JobService_StopJob_FullMethodName      = "/peloton.v1.JobService/StopJob"
+	JobService_DeleteJob_FullMethodName    = "/peloton.v1.JobService/DeleteJob"
+	JobService_UpdateJob_FullMethodName    = "/peloton.v1.JobService/UpdateJob"
+	JobService_GetUpdate_FullMethodName    = "/peloton.v1.JobService/GetUpdate"
+	JobService_ListUpdates_FullMethodName  = "/peloton.v1.JobService/ListUpdates"
+	JobService_AbortUpdate_FullMethodName  = "/peloton.v1.JobService/AbortUpdate"
+	JobService_GetJobConfig_FullMethodName = "/peloton.v1.JobService/GetJobConfig"
+	JobService_ListEvents_FullMethodName   = "/peloton.v1.JobService/ListEvents"
 )
 
 // JobServiceClient is the client API for JobService service.
@@ -39,6 +45,23 @@ type JobServiceClient interface {
 	StopJob(ctx context.Context, in *StopJobRequest, opts ...grpc.CallOption) (*StopJobResponse, error)
 	// DeleteJob removes a job that has reached a terminal state.
 	DeleteJob(ctx context.Context, in *DeleteJobRequest, opts ...grpc.CallOption) (*DeleteJobResponse, error)
+	// UpdateJob stores `spec` as the job's next config version and rolls its
+	// instances onto it, `batch_size` at a time; it returns at once. A
+	// running update of the job is aborted (instances it moved keep their
+	// config).
+	UpdateJob(ctx context.Context, in *UpdateJobRequest, opts ...grpc.CallOption) (*UpdateJobResponse, error)
+	GetUpdate(ctx context.Context, in *GetUpdateRequest, opts ...grpc.CallOption) (*GetUpdateResponse, error)
+	// ListUpdates lists a job's updates, oldest first.
+	ListUpdates(ctx context.Context, in *ListUpdatesRequest, opts ...grpc.CallOption) (*ListUpdatesResponse, error)
+	// AbortUpdate stops a rolling update: instances already moved keep the
+	// new config, the others stay on theirs.
+	AbortUpdate(ctx context.Context, in *AbortUpdateRequest, opts ...grpc.CallOption) (*AbortUpdateResponse, error)
+	// GetJobConfig returns one stored config version of a job.
+	GetJobConfig(ctx context.Context, in *GetJobConfigRequest, opts ...grpc.CallOption) (*GetJobConfigResponse, error)
+	// ListEvents reads a job's stored history: the events kept for the
+	// region's retention window, also after a restart of its leader. Unlike
+	// EventService.Watch it does not wait for new events.
+	ListEvents(ctx context.Context, in *ListEventsRequest, opts ...grpc.CallOption) (*ListEventsResponse, error)
 }
 
 type jobServiceClient struct {
@@ -99,6 +122,66 @@ func (c *jobServiceClient) DeleteJob(ctx context.Context, in *DeleteJobRequest, 
 	return out, nil
 }
 
+func (c *jobServiceClient) UpdateJob(ctx context.Context, in *UpdateJobRequest, opts ...grpc.CallOption) (*UpdateJobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateJobResponse)
+	err := c.cc.Invoke(ctx, JobService_UpdateJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobServiceClient) GetUpdate(ctx context.Context, in *GetUpdateRequest, opts ...grpc.CallOption) (*GetUpdateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetUpdateResponse)
+	err := c.cc.Invoke(ctx, JobService_GetUpdate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobServiceClient) ListUpdates(ctx context.Context, in *ListUpdatesRequest, opts ...grpc.CallOption) (*ListUpdatesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListUpdatesResponse)
+	err := c.cc.Invoke(ctx, JobService_ListUpdates_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobServiceClient) AbortUpdate(ctx context.Context, in *AbortUpdateRequest, opts ...grpc.CallOption) (*AbortUpdateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AbortUpdateResponse)
+	err := c.cc.Invoke(ctx, JobService_AbortUpdate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobServiceClient) GetJobConfig(ctx context.Context, in *GetJobConfigRequest, opts ...grpc.CallOption) (*GetJobConfigResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetJobConfigResponse)
+	err := c.cc.Invoke(ctx, JobService_GetJobConfig_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobServiceClient) ListEvents(ctx context.Context, in *ListEventsRequest, opts ...grpc.CallOption) (*ListEventsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListEventsResponse)
+	err := c.cc.Invoke(ctx, JobService_ListEvents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // JobServiceServer is the server API for JobService service.
 // All implementations must embed UnimplementedJobServiceServer
 // for forward compatibility.
@@ -112,6 +195,23 @@ type JobServiceServer interface {
 	StopJob(context.Context, *StopJobRequest) (*StopJobResponse, error)
 	// DeleteJob removes a job that has reached a terminal state.
 	DeleteJob(context.Context, *DeleteJobRequest) (*DeleteJobResponse, error)
+	// UpdateJob stores `spec` as the job's next config version and rolls its
+	// instances onto it, `batch_size` at a time; it returns at once. A
+	// running update of the job is aborted (instances it moved keep their
+	// config).
+	UpdateJob(context.Context, *UpdateJobRequest) (*UpdateJobResponse, error)
+	GetUpdate(context.Context, *GetUpdateRequest) (*GetUpdateResponse, error)
+	// ListUpdates lists a job's updates, oldest first.
+	ListUpdates(context.Context, *ListUpdatesRequest) (*ListUpdatesResponse, error)
+	// AbortUpdate stops a rolling update: instances already moved keep the
+	// new config, the others stay on theirs.
+	AbortUpdate(context.Context, *AbortUpdateRequest) (*AbortUpdateResponse, error)
+	// GetJobConfig returns one stored config version of a job.
+	GetJobConfig(context.Context, *GetJobConfigRequest) (*GetJobConfigResponse, error)
+	// ListEvents reads a job's stored history: the events kept for the
+	// region's retention window, also after a restart of its leader. Unlike
+	// EventService.Watch it does not wait for new events.
+	ListEvents(context.Context, *ListEventsRequest) (*ListEventsResponse, error)
 	mustEmbedUnimplementedJobServiceServer()
 }
 
@@ -136,6 +236,24 @@ func (UnimplementedJobServiceServer) StopJob(context.Context, *StopJobRequest) (
 }
 func (UnimplementedJobServiceServer) DeleteJob(context.Context, *DeleteJobRequest) (*DeleteJobResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteJob not implemented")
+}
+func (UnimplementedJobServiceServer) UpdateJob(context.Context, *UpdateJobRequest) (*UpdateJobResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateJob not implemented")
+}
+func (UnimplementedJobServiceServer) GetUpdate(context.Context, *GetUpdateRequest) (*GetUpdateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetUpdate not implemented")
+}
+func (UnimplementedJobServiceServer) ListUpdates(context.Context, *ListUpdatesRequest) (*ListUpdatesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListUpdates not implemented")
+}
+func (UnimplementedJobServiceServer) AbortUpdate(context.Context, *AbortUpdateRequest) (*AbortUpdateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AbortUpdate not implemented")
+}
+func (UnimplementedJobServiceServer) GetJobConfig(context.Context, *GetJobConfigRequest) (*GetJobConfigResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetJobConfig not implemented")
+}
+func (UnimplementedJobServiceServer) ListEvents(context.Context, *ListEventsRequest) (*ListEventsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListEvents not implemented")
 }
 func (UnimplementedJobServiceServer) mustEmbedUnimplementedJobServiceServer() {}
 func (UnimplementedJobServiceServer) testEmbeddedByValue()                    {}
@@ -248,6 +366,114 @@ func _JobService_DeleteJob_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _JobService_UpdateJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).UpdateJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_UpdateJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).UpdateJob(ctx, req.(*UpdateJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobService_GetUpdate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetUpdateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).GetUpdate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_GetUpdate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).GetUpdate(ctx, req.(*GetUpdateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobService_ListUpdates_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListUpdatesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).ListUpdates(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_ListUpdates_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).ListUpdates(ctx, req.(*ListUpdatesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobService_AbortUpdate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AbortUpdateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).AbortUpdate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_AbortUpdate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).AbortUpdate(ctx, req.(*AbortUpdateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobService_GetJobConfig_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetJobConfigRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).GetJobConfig(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_GetJobConfig_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).GetJobConfig(ctx, req.(*GetJobConfigRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobService_ListEvents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListEventsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).ListEvents(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_ListEvents_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).ListEvents(ctx, req.(*ListEventsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // JobService_ServiceDesc is the grpc.ServiceDesc for JobService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -274,6 +500,30 @@ var JobService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteJob",
 			Handler:    _JobService_DeleteJob_Handler,
+		},
+		{
+			MethodName: "UpdateJob",
+			Handler:    _JobService_UpdateJob_Handler,
+		},
+		{
+			MethodName: "GetUpdate",
+			Handler:    _JobService_GetUpdate_Handler,
+		},
+		{
+			MethodName: "ListUpdates",
+			Handler:    _JobService_ListUpdates_Handler,
+		},
+		{
+			MethodName: "AbortUpdate",
+			Handler:    _JobService_AbortUpdate_Handler,
+		},
+		{
+			MethodName: "GetJobConfig",
+			Handler:    _JobService_GetJobConfig_Handler,
+		},
+		{
+			MethodName: "ListEvents",
+			Handler:    _JobService_ListEvents_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
@@ -757,14 +1007,23 @@ var PoolService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	HostService_ListHosts_FullMethodName = "/peloton.v1.HostService/ListHosts"
+	HostService_ListHosts_FullMethodName   = "/peloton.v1.HostService/ListHosts"
+	HostService_DrainHost_FullMethodName   = "/peloton.v1.HostService/DrainHost"
+	HostService_UndrainHost_FullMethodName = "/peloton.v1.HostService/UndrainHost"
 )
 
 // HostServiceClient is the client API for HostService service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 type HostServiceClient interface {
+	// ListHosts lists the hosts the host managers report and those the shard
+	// remembers but no longer sees (state DOWN), with their drains.
 	ListHosts(ctx context.Context, in *ListHostsRequest, opts ...grpc.CallOption) (*ListHostsResponse, error)
+	// DrainHost takes a host out of service: it takes no new work; what runs
+	// there goes on. The drain survives restarts.
+	DrainHost(ctx context.Context, in *DrainHostRequest, opts ...grpc.CallOption) (*DrainHostResponse, error)
+	// UndrainHost puts a drained host back into service.
+	UndrainHost(ctx context.Context, in *UndrainHostRequest, opts ...grpc.CallOption) (*UndrainHostResponse, error)
 }
 
 type hostServiceClient struct {
@@ -785,11 +1044,38 @@ func (c *hostServiceClient) ListHosts(ctx context.Context, in *ListHostsRequest,
 	return out, nil
 }
 
+func (c *hostServiceClient) DrainHost(ctx context.Context, in *DrainHostRequest, opts ...grpc.CallOption) (*DrainHostResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DrainHostResponse)
+	err := c.cc.Invoke(ctx, HostService_DrainHost_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostServiceClient) UndrainHost(ctx context.Context, in *UndrainHostRequest, opts ...grpc.CallOption) (*UndrainHostResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UndrainHostResponse)
+	err := c.cc.Invoke(ctx, HostService_UndrainHost_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServiceServer is the server API for HostService service.
 // All implementations must embed UnimplementedHostServiceServer
 // for forward compatibility.
 type HostServiceServer interface {
+	// ListHosts lists the hosts the host managers report and those the shard
+	// remembers but no longer sees (state DOWN), with their drains.
 	ListHosts(context.Context, *ListHostsRequest) (*ListHostsResponse, error)
+	// DrainHost takes a host out of service: it takes no new work; what runs
+	// there goes on. The drain survives restarts.
+	DrainHost(context.Context, *DrainHostRequest) (*DrainHostResponse, error)
+	// UndrainHost puts a drained host back into service.
+	UndrainHost(context.Context, *UndrainHostRequest) (*UndrainHostResponse, error)
 	mustEmbedUnimplementedHostServiceServer()
 }
 
@@ -802,6 +1088,12 @@ type UnimplementedHostServiceServer struct{}
 
 func (UnimplementedHostServiceServer) ListHosts(context.Context, *ListHostsRequest) (*ListHostsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListHosts not implemented")
+}
+func (UnimplementedHostServiceServer) DrainHost(context.Context, *DrainHostRequest) (*DrainHostResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DrainHost not implemented")
+}
+func (UnimplementedHostServiceServer) UndrainHost(context.Context, *UndrainHostRequest) (*UndrainHostResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UndrainHost not implemented")
 }
 func (UnimplementedHostServiceServer) mustEmbedUnimplementedHostServiceServer() {}
 func (UnimplementedHostServiceServer) testEmbeddedByValue()                     {}
@@ -842,6 +1134,42 @@ func _HostService_ListHosts_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _HostService_DrainHost_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DrainHostRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServiceServer).DrainHost(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HostService_DrainHost_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServiceServer).DrainHost(ctx, req.(*DrainHostRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _HostService_UndrainHost_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UndrainHostRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServiceServer).UndrainHost(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HostService_UndrainHost_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServiceServer).UndrainHost(ctx, req.(*UndrainHostRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // HostService_ServiceDesc is the grpc.ServiceDesc for HostService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -852,6 +1180,14 @@ var HostService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListHosts",
 			Handler:    _HostService_ListHosts_Handler,
+		},
+		{
+			MethodName: "DrainHost",
+			Handler:    _HostService_DrainHost_Handler,
+		},
+		{
+			MethodName: "UndrainHost",
+			Handler:    _HostService_UndrainHost_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

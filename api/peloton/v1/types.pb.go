@@ -294,6 +294,61 @@ func (TaskState) EnumDescriptor() ([]byte, []int) {
 	return file_peloton_v1_types_proto_rawDescGZIP(), []int{3}
 }
 
+type UpdateState int32
+
+const (
+	UpdateState_UPDATE_STATE_UNSPECIFIED UpdateState = 0
+	// Instances are being moved to the new config, a batch at a time.
+	UpdateState_UPDATE_STATE_ROLLING_FORWARD UpdateState = 1
+	UpdateState_UPDATE_STATE_SUCCEEDED       UpdateState = 2
+	// An operator stopped it, or a newer update or a stop of the job replaced
+	// it; instances already moved keep the new config.
+	UpdateState_UPDATE_STATE_ABORTED UpdateState = 3
+)
+
+// Enum value maps for UpdateState.
+var (
+	UpdateState_name = map[int32]string{
+		0: "UPDATE_STATE_UNSPECIFIED",
+		1: "UPDATE_STATE_ROLLING_FORWARD",
+		2: "UPDATE_STATE_SUCCEEDED",
+		3: "UPDATE_STATE_ABORTED",
+	}
+	UpdateState_value = map[string]int32{
+		"UPDATE_STATE_UNSPECIFIED":     0,
+		"UPDATE_STATE_ROLLING_FORWARD": 1,
+		"UPDATE_STATE_SUCCEEDED":       2,
+		"UPDATE_STATE_ABORTED":         3,
+	}
+)
+
+func (x UpdateState) Enum() *UpdateState {
+	p := new(UpdateState)
+	*p = x
+	return p
+}
+
+func (x UpdateState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (UpdateState) Descriptor() protoreflect.EnumDescriptor {
+	return file_peloton_v1_types_proto_enumTypes[4].Descriptor()
+}
+
+func (UpdateState) Type() protoreflect.EnumType {
+	return &file_peloton_v1_types_proto_enumTypes[4]
+}
+
+func (x UpdateState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use UpdateState.Descriptor instead.
+func (UpdateState) EnumDescriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{4}
+}
+
 type HostState int32
 
 const (
@@ -330,11 +385,11 @@ func (x HostState) String() string {
 }
 
 func (HostState) Descriptor() protoreflect.EnumDescriptor {
-	return file_peloton_v1_types_proto_enumTypes[4].Descriptor()
+	return file_peloton_v1_types_proto_enumTypes[5].Descriptor()
 }
 
 func (HostState) Type() protoreflect.EnumType {
-	return &file_peloton_v1_types_proto_enumTypes[4]
+	return &file_peloton_v1_types_proto_enumTypes[5]
 }
 
 func (x HostState) Number() protoreflect.EnumNumber {
@@ -343,7 +398,7 @@ func (x HostState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use HostState.Descriptor instead.
 func (HostState) EnumDescriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{4}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{5}
 }
 
 type FailoverPolicy_Mode int32
@@ -386,11 +441,11 @@ func (x FailoverPolicy_Mode) String() string {
 }
 
 func (FailoverPolicy_Mode) Descriptor() protoreflect.EnumDescriptor {
-	return file_peloton_v1_types_proto_enumTypes[5].Descriptor()
+	return file_peloton_v1_types_proto_enumTypes[6].Descriptor()
 }
 
 func (FailoverPolicy_Mode) Type() protoreflect.EnumType {
-	return &file_peloton_v1_types_proto_enumTypes[5]
+	return &file_peloton_v1_types_proto_enumTypes[6]
 }
 
 func (x FailoverPolicy_Mode) Number() protoreflect.EnumNumber {
@@ -399,7 +454,7 @@ func (x FailoverPolicy_Mode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use FailoverPolicy_Mode.Descriptor instead.
 func (FailoverPolicy_Mode) EnumDescriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{4, 0}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{5, 0}
 }
 
 // Resources is an amount of each schedulable resource. CPU is in cores and may
@@ -672,7 +727,10 @@ type JobSpec struct {
 	// the first killed when a host's slack shrinks. Implies preemptible.
 	Revocable bool `protobuf:"varint,14,opt,name=revocable,proto3" json:"revocable,omitempty"`
 	// What happens to the job when its region fails.
-	Failover      *FailoverPolicy `protobuf:"bytes,15,opt,name=failover,proto3" json:"failover,omitempty"`
+	Failover *FailoverPolicy `protobuf:"bytes,15,opt,name=failover,proto3" json:"failover,omitempty"`
+	// Give some instances a task that differs from `task`. No instance may be
+	// named by two overrides.
+	Overrides     []*InstanceOverride `protobuf:"bytes,16,rep,name=overrides,proto3" json:"overrides,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -812,6 +870,70 @@ func (x *JobSpec) GetFailover() *FailoverPolicy {
 	return nil
 }
 
+func (x *JobSpec) GetOverrides() []*InstanceOverride {
+	if x != nil {
+		return x.Overrides
+	}
+	return nil
+}
+
+// InstanceOverride gives some instances of a job a different task. Every
+// field set in `task` replaces the job's (command may be left out); a zero
+// resource amount keeps the job's amount, `env` is merged over the job's.
+type InstanceOverride struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Instances it applies to: numbers and ranges in increasing order, such
+	// as "0-9,15,20-29" (ranges include both ends), within [0, instances).
+	Instances     string    `protobuf:"bytes,1,opt,name=instances,proto3" json:"instances,omitempty"`
+	Task          *TaskSpec `protobuf:"bytes,2,opt,name=task,proto3" json:"task,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InstanceOverride) Reset() {
+	*x = InstanceOverride{}
+	mi := &file_peloton_v1_types_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InstanceOverride) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InstanceOverride) ProtoMessage() {}
+
+func (x *InstanceOverride) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InstanceOverride.ProtoReflect.Descriptor instead.
+func (*InstanceOverride) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *InstanceOverride) GetInstances() string {
+	if x != nil {
+		return x.Instances
+	}
+	return ""
+}
+
+func (x *InstanceOverride) GetTask() *TaskSpec {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
 // FailoverPolicy says where a job may be re-created when its region fails.
 type FailoverPolicy struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -823,7 +945,7 @@ type FailoverPolicy struct {
 
 func (x *FailoverPolicy) Reset() {
 	*x = FailoverPolicy{}
-	mi := &file_peloton_v1_types_proto_msgTypes[4]
+	mi := &file_peloton_v1_types_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -835,7 +957,7 @@ func (x *FailoverPolicy) String() string {
 func (*FailoverPolicy) ProtoMessage() {}
 
 func (x *FailoverPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[4]
+	mi := &file_peloton_v1_types_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -848,7 +970,7 @@ func (x *FailoverPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailoverPolicy.ProtoReflect.Descriptor instead.
 func (*FailoverPolicy) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{4}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *FailoverPolicy) GetMode() FailoverPolicy_Mode {
@@ -877,14 +999,16 @@ type JobStatus struct {
 	// Region whose shard owns the job.
 	Region string `protobuf:"bytes,6,opt,name=region,proto3" json:"region,omitempty"`
 	// Why the job is in its state, when there is something to say.
-	Message       string `protobuf:"bytes,7,opt,name=message,proto3" json:"message,omitempty"`
+	Message string `protobuf:"bytes,7,opt,name=message,proto3" json:"message,omitempty"`
+	// The job's latest update, if it was ever updated.
+	UpdateId      string `protobuf:"bytes,8,opt,name=update_id,json=updateId,proto3" json:"update_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_peloton_v1_types_proto_msgTypes[5]
+	mi := &file_peloton_v1_types_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -896,7 +1020,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[5]
+	mi := &file_peloton_v1_types_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -909,7 +1033,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{5}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *JobStatus) GetState() JobState {
@@ -961,18 +1085,28 @@ func (x *JobStatus) GetMessage() string {
 	return ""
 }
 
+func (x *JobStatus) GetUpdateId() string {
+	if x != nil {
+		return x.UpdateId
+	}
+	return ""
+}
+
 type Job struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Spec          *JobSpec               `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
-	Status        *JobStatus             `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Id     string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Spec   *JobSpec               `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
+	Status *JobStatus             `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
+	// Version of `spec` among the job's configs: 1 when created, one more on
+	// every update.
+	ConfigVersion uint64 `protobuf:"varint,4,opt,name=config_version,json=configVersion,proto3" json:"config_version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_peloton_v1_types_proto_msgTypes[6]
+	mi := &file_peloton_v1_types_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -984,7 +1118,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[6]
+	mi := &file_peloton_v1_types_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -997,7 +1131,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{6}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Job) GetId() string {
@@ -1021,6 +1155,13 @@ func (x *Job) GetStatus() *JobStatus {
 	return nil
 }
 
+func (x *Job) GetConfigVersion() uint64 {
+	if x != nil {
+		return x.ConfigVersion
+	}
+	return 0
+}
+
 // Task is one instance of a job, in its current run.
 type Task struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -1042,14 +1183,16 @@ type Task struct {
 	CompletionTime *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=completion_time,json=completionTime,proto3" json:"completion_time,omitempty"`
 	UpdateTime     *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
 	// Time before which a failed task is not retried.
-	RetryAfter    *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
+	RetryAfter *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
+	// Job config version the current run was started on (or will start on).
+	ConfigVersion uint64 `protobuf:"varint,15,opt,name=config_version,json=configVersion,proto3" json:"config_version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_peloton_v1_types_proto_msgTypes[7]
+	mi := &file_peloton_v1_types_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1061,7 +1204,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[7]
+	mi := &file_peloton_v1_types_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1074,7 +1217,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{7}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Task) GetJobId() string {
@@ -1175,6 +1318,13 @@ func (x *Task) GetRetryAfter() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Task) GetConfigVersion() uint64 {
+	if x != nil {
+		return x.ConfigVersion
+	}
+	return 0
+}
+
 // Event reports a change of a job or a task.
 type Event struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1193,7 +1343,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_peloton_v1_types_proto_msgTypes[8]
+	mi := &file_peloton_v1_types_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1205,7 +1355,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[8]
+	mi := &file_peloton_v1_types_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1218,7 +1368,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{8}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Event) GetSeq() uint64 {
@@ -1283,6 +1433,135 @@ func (*Event_Job) isEvent_Kind() {}
 
 func (*Event_Task) isEvent_Kind() {}
 
+// Update is a change of a job's config, rolled out to its instances.
+type Update struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "<job id>.<to_version>".
+	Id    string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	JobId string `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// Config versions of the job.
+	FromVersion uint64 `protobuf:"varint,3,opt,name=from_version,json=fromVersion,proto3" json:"from_version,omitempty"`
+	ToVersion   uint64 `protobuf:"varint,4,opt,name=to_version,json=toVersion,proto3" json:"to_version,omitempty"`
+	// How many instances restart on the new config at once (0: all).
+	BatchSize uint32      `protobuf:"varint,5,opt,name=batch_size,json=batchSize,proto3" json:"batch_size,omitempty"`
+	State     UpdateState `protobuf:"varint,6,opt,name=state,proto3,enum=peloton.v1.UpdateState" json:"state,omitempty"`
+	// How many instances must move, and how many have.
+	InstancesTotal uint32                 `protobuf:"varint,7,opt,name=instances_total,json=instancesTotal,proto3" json:"instances_total,omitempty"`
+	InstancesDone  uint32                 `protobuf:"varint,8,opt,name=instances_done,json=instancesDone,proto3" json:"instances_done,omitempty"`
+	CreateTime     *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	CompletionTime *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=completion_time,json=completionTime,proto3" json:"completion_time,omitempty"`
+	Message        string                 `protobuf:"bytes,11,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *Update) Reset() {
+	*x = Update{}
+	mi := &file_peloton_v1_types_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Update) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Update) ProtoMessage() {}
+
+func (x *Update) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Update.ProtoReflect.Descriptor instead.
+func (*Update) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *Update) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Update) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *Update) GetFromVersion() uint64 {
+	if x != nil {
+		return x.FromVersion
+	}
+	return 0
+}
+
+func (x *Update) GetToVersion() uint64 {
+	if x != nil {
+		return x.ToVersion
+	}
+	return 0
+}
+
+func (x *Update) GetBatchSize() uint32 {
+	if x != nil {
+		return x.BatchSize
+	}
+	return 0
+}
+
+func (x *Update) GetState() UpdateState {
+	if x != nil {
+		return x.State
+	}
+	return UpdateState_UPDATE_STATE_UNSPECIFIED
+}
+
+func (x *Update) GetInstancesTotal() uint32 {
+	if x != nil {
+		return x.InstancesTotal
+	}
+	return 0
+}
+
+func (x *Update) GetInstancesDone() uint32 {
+	if x != nil {
+		return x.InstancesDone
+	}
+	return 0
+}
+
+func (x *Update) GetCreateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreateTime
+	}
+	return nil
+}
+
+func (x *Update) GetCompletionTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CompletionTime
+	}
+	return nil
+}
+
+func (x *Update) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 // ResourceAmounts is like Resources with every amount optional: an absent
 // limit means no limit, an absent share means a share of 1.
 type ResourceAmounts struct {
@@ -1297,7 +1576,7 @@ type ResourceAmounts struct {
 
 func (x *ResourceAmounts) Reset() {
 	*x = ResourceAmounts{}
-	mi := &file_peloton_v1_types_proto_msgTypes[9]
+	mi := &file_peloton_v1_types_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1309,7 +1588,7 @@ func (x *ResourceAmounts) String() string {
 func (*ResourceAmounts) ProtoMessage() {}
 
 func (x *ResourceAmounts) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[9]
+	mi := &file_peloton_v1_types_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1322,7 +1601,7 @@ func (x *ResourceAmounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceAmounts.ProtoReflect.Descriptor instead.
 func (*ResourceAmounts) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{9}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ResourceAmounts) GetCpu() float64 {
@@ -1371,7 +1650,7 @@ type PoolSpec struct {
 
 func (x *PoolSpec) Reset() {
 	*x = PoolSpec{}
-	mi := &file_peloton_v1_types_proto_msgTypes[10]
+	mi := &file_peloton_v1_types_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1383,7 +1662,7 @@ func (x *PoolSpec) String() string {
 func (*PoolSpec) ProtoMessage() {}
 
 func (x *PoolSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[10]
+	mi := &file_peloton_v1_types_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1396,7 +1675,7 @@ func (x *PoolSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolSpec.ProtoReflect.Descriptor instead.
 func (*PoolSpec) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{10}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PoolSpec) GetPath() string {
@@ -1442,7 +1721,7 @@ type PoolResource struct {
 
 func (x *PoolResource) Reset() {
 	*x = PoolResource{}
-	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	mi := &file_peloton_v1_types_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1454,7 +1733,7 @@ func (x *PoolResource) String() string {
 func (*PoolResource) ProtoMessage() {}
 
 func (x *PoolResource) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	mi := &file_peloton_v1_types_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1467,7 +1746,7 @@ func (x *PoolResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolResource.ProtoReflect.Descriptor instead.
 func (*PoolResource) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{11}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *PoolResource) GetName() string {
@@ -1536,7 +1815,7 @@ type Pool struct {
 
 func (x *Pool) Reset() {
 	*x = Pool{}
-	mi := &file_peloton_v1_types_proto_msgTypes[12]
+	mi := &file_peloton_v1_types_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1548,7 +1827,7 @@ func (x *Pool) String() string {
 func (*Pool) ProtoMessage() {}
 
 func (x *Pool) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[12]
+	mi := &file_peloton_v1_types_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1561,7 +1840,7 @@ func (x *Pool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pool.ProtoReflect.Descriptor instead.
 func (*Pool) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{12}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Pool) GetPath() string {
@@ -1618,7 +1897,7 @@ type PoolRegionShare struct {
 
 func (x *PoolRegionShare) Reset() {
 	*x = PoolRegionShare{}
-	mi := &file_peloton_v1_types_proto_msgTypes[13]
+	mi := &file_peloton_v1_types_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1630,7 +1909,7 @@ func (x *PoolRegionShare) String() string {
 func (*PoolRegionShare) ProtoMessage() {}
 
 func (x *PoolRegionShare) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[13]
+	mi := &file_peloton_v1_types_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1643,7 +1922,7 @@ func (x *PoolRegionShare) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolRegionShare.ProtoReflect.Descriptor instead.
 func (*PoolRegionShare) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{13}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *PoolRegionShare) GetRegion() string {
@@ -1681,19 +1960,28 @@ type Host struct {
 	// Named host manager cluster the host belongs to.
 	Cluster string `protobuf:"bytes,3,opt,name=cluster,proto3" json:"cluster,omitempty"`
 	// Kind of host manager: local, sim, mesos, kubernetes.
-	Kind          string            `protobuf:"bytes,4,opt,name=kind,proto3" json:"kind,omitempty"`
-	State         HostState         `protobuf:"varint,5,opt,name=state,proto3,enum=peloton.v1.HostState" json:"state,omitempty"`
-	Capacity      *Resources        `protobuf:"bytes,6,opt,name=capacity,proto3" json:"capacity,omitempty"`
-	Allocated     *Resources        `protobuf:"bytes,7,opt,name=allocated,proto3" json:"allocated,omitempty"`
-	Labels        map[string]string `protobuf:"bytes,8,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Tasks         uint32            `protobuf:"varint,9,opt,name=tasks,proto3" json:"tasks,omitempty"`
+	Kind      string            `protobuf:"bytes,4,opt,name=kind,proto3" json:"kind,omitempty"`
+	State     HostState         `protobuf:"varint,5,opt,name=state,proto3,enum=peloton.v1.HostState" json:"state,omitempty"`
+	Capacity  *Resources        `protobuf:"bytes,6,opt,name=capacity,proto3" json:"capacity,omitempty"`
+	Allocated *Resources        `protobuf:"bytes,7,opt,name=allocated,proto3" json:"allocated,omitempty"`
+	Labels    map[string]string `protobuf:"bytes,8,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Tasks     uint32            `protobuf:"varint,9,opt,name=tasks,proto3" json:"tasks,omitempty"`
+	// An operator took the host out of service: it runs what it has but takes
+	// no new work.
+	Draining    bool                   `protobuf:"varint,10,opt,name=draining,proto3" json:"draining,omitempty"`
+	DrainReason string                 `protobuf:"bytes,11,opt,name=drain_reason,json=drainReason,proto3" json:"drain_reason,omitempty"`
+	DrainTime   *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=drain_time,json=drainTime,proto3" json:"drain_time,omitempty"`
+	// When a host manager last reported the host.
+	LastSeen *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=last_seen,json=lastSeen,proto3" json:"last_seen,omitempty"`
+	// Region whose shard the host belongs to.
+	Region        string `protobuf:"bytes,14,opt,name=region,proto3" json:"region,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Host) Reset() {
 	*x = Host{}
-	mi := &file_peloton_v1_types_proto_msgTypes[14]
+	mi := &file_peloton_v1_types_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1705,7 +1993,7 @@ func (x *Host) String() string {
 func (*Host) ProtoMessage() {}
 
 func (x *Host) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[14]
+	mi := &file_peloton_v1_types_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1718,7 +2006,7 @@ func (x *Host) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Host.ProtoReflect.Descriptor instead.
 func (*Host) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{14}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Host) GetId() string {
@@ -1784,6 +2072,41 @@ func (x *Host) GetTasks() uint32 {
 	return 0
 }
 
+func (x *Host) GetDraining() bool {
+	if x != nil {
+		return x.Draining
+	}
+	return false
+}
+
+func (x *Host) GetDrainReason() string {
+	if x != nil {
+		return x.DrainReason
+	}
+	return ""
+}
+
+func (x *Host) GetDrainTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DrainTime
+	}
+	return nil
+}
+
+func (x *Host) GetLastSeen() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastSeen
+	}
+	return nil
+}
+
+func (x *Host) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
 type RegionMember struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -1797,7 +2120,7 @@ type RegionMember struct {
 
 func (x *RegionMember) Reset() {
 	*x = RegionMember{}
-	mi := &file_peloton_v1_types_proto_msgTypes[15]
+	mi := &file_peloton_v1_types_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1809,7 +2132,7 @@ func (x *RegionMember) String() string {
 func (*RegionMember) ProtoMessage() {}
 
 func (x *RegionMember) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[15]
+	mi := &file_peloton_v1_types_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1822,7 +2145,7 @@ func (x *RegionMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionMember.ProtoReflect.Descriptor instead.
 func (*RegionMember) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{15}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RegionMember) GetName() string {
@@ -1874,7 +2197,7 @@ type Region struct {
 
 func (x *Region) Reset() {
 	*x = Region{}
-	mi := &file_peloton_v1_types_proto_msgTypes[16]
+	mi := &file_peloton_v1_types_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1886,7 +2209,7 @@ func (x *Region) String() string {
 func (*Region) ProtoMessage() {}
 
 func (x *Region) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[16]
+	mi := &file_peloton_v1_types_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1899,7 +2222,7 @@ func (x *Region) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Region.ProtoReflect.Descriptor instead.
 func (*Region) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{16}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Region) GetName() string {
@@ -1964,7 +2287,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_peloton_v1_types_proto_msgTypes[17]
+	mi := &file_peloton_v1_types_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1976,7 +2299,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[17]
+	mi := &file_peloton_v1_types_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1989,7 +2312,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{17}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Replica) GetJob() *Job {
@@ -2058,7 +2381,7 @@ type RegionPlan struct {
 
 func (x *RegionPlan) Reset() {
 	*x = RegionPlan{}
-	mi := &file_peloton_v1_types_proto_msgTypes[18]
+	mi := &file_peloton_v1_types_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2070,7 +2393,7 @@ func (x *RegionPlan) String() string {
 func (*RegionPlan) ProtoMessage() {}
 
 func (x *RegionPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[18]
+	mi := &file_peloton_v1_types_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2083,7 +2406,7 @@ func (x *RegionPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionPlan.ProtoReflect.Descriptor instead.
 func (*RegionPlan) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{18}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RegionPlan) GetRegion() string {
@@ -2126,7 +2449,7 @@ type PlannedMove struct {
 
 func (x *PlannedMove) Reset() {
 	*x = PlannedMove{}
-	mi := &file_peloton_v1_types_proto_msgTypes[19]
+	mi := &file_peloton_v1_types_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2138,7 +2461,7 @@ func (x *PlannedMove) String() string {
 func (*PlannedMove) ProtoMessage() {}
 
 func (x *PlannedMove) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[19]
+	mi := &file_peloton_v1_types_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2151,7 +2474,7 @@ func (x *PlannedMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlannedMove.ProtoReflect.Descriptor instead.
 func (*PlannedMove) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{19}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PlannedMove) GetJobId() string {
@@ -2207,7 +2530,7 @@ type Drill struct {
 
 func (x *Drill) Reset() {
 	*x = Drill{}
-	mi := &file_peloton_v1_types_proto_msgTypes[20]
+	mi := &file_peloton_v1_types_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2219,7 +2542,7 @@ func (x *Drill) String() string {
 func (*Drill) ProtoMessage() {}
 
 func (x *Drill) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[20]
+	mi := &file_peloton_v1_types_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2232,7 +2555,7 @@ func (x *Drill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drill.ProtoReflect.Descriptor instead.
 func (*Drill) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{20}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Drill) GetId() string {
@@ -2339,7 +2662,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x19kill_grace_period_seconds\x18\x06 \x01(\rR\x16killGracePeriodSeconds\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc6\x04\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x82\x05\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12'\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x13.peloton.v1.JobTypeR\x04type\x12\x12\n" +
@@ -2357,10 +2680,14 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\tgang_size\x18\f \x01(\rR\bgangSize\x12!\n" +
 	"\fgang_restart\x18\r \x01(\bR\vgangRestart\x12\x1c\n" +
 	"\trevocable\x18\x0e \x01(\bR\trevocable\x126\n" +
-	"\bfailover\x18\x0f \x01(\v2\x1a.peloton.v1.FailoverPolicyR\bfailover\x1a9\n" +
+	"\bfailover\x18\x0f \x01(\v2\x1a.peloton.v1.FailoverPolicyR\bfailover\x12:\n" +
+	"\toverrides\x18\x10 \x03(\v2\x1c.peloton.v1.InstanceOverrideR\toverrides\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xac\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"Z\n" +
+	"\x10InstanceOverride\x12\x1c\n" +
+	"\tinstances\x18\x01 \x01(\tR\tinstances\x12(\n" +
+	"\x04task\x18\x02 \x01(\v2\x14.peloton.v1.TaskSpecR\x04task\"\xac\x01\n" +
 	"\x0eFailoverPolicy\x123\n" +
 	"\x04mode\x18\x01 \x01(\x0e2\x1f.peloton.v1.FailoverPolicy.ModeR\x04mode\x12\x18\n" +
 	"\aregions\x18\x02 \x03(\tR\aregions\"K\n" +
@@ -2368,7 +2695,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x10MODE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tMODE_NONE\x10\x01\x12\f\n" +
 	"\bMODE_ANY\x10\x02\x12\x10\n" +
-	"\fMODE_REGIONS\x10\x03\"\xad\x03\n" +
+	"\fMODE_REGIONS\x10\x03\"\xca\x03\n" +
 	"\tJobStatus\x12*\n" +
 	"\x05state\x18\x01 \x01(\x0e2\x14.peloton.v1.JobStateR\x05state\x12F\n" +
 	"\vtask_states\x18\x02 \x03(\v2%.peloton.v1.JobStatus.TaskStatesEntryR\n" +
@@ -2379,14 +2706,16 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"start_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x12C\n" +
 	"\x0fcompletion_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x0ecompletionTime\x12\x16\n" +
 	"\x06region\x18\x06 \x01(\tR\x06region\x12\x18\n" +
-	"\amessage\x18\a \x01(\tR\amessage\x1a=\n" +
+	"\amessage\x18\a \x01(\tR\amessage\x12\x1b\n" +
+	"\tupdate_id\x18\b \x01(\tR\bupdateId\x1a=\n" +
 	"\x0fTaskStatesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01\"m\n" +
+	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01\"\x94\x01\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
 	"\x04spec\x18\x02 \x01(\v2\x13.peloton.v1.JobSpecR\x04spec\x12-\n" +
-	"\x06status\x18\x03 \x01(\v2\x15.peloton.v1.JobStatusR\x06status\"\xa5\x04\n" +
+	"\x06status\x18\x03 \x01(\v2\x15.peloton.v1.JobStatusR\x06status\x12%\n" +
+	"\x0econfig_version\x18\x04 \x01(\x04R\rconfigVersion\"\xcc\x04\n" +
 	"\x04Task\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1a\n" +
 	"\binstance\x18\x02 \x01(\rR\binstance\x12+\n" +
@@ -2406,14 +2735,31 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\vupdate_time\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"updateTime\x12;\n" +
 	"\vretry_after\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"retryAfter\"\xbb\x01\n" +
+	"retryAfter\x12%\n" +
+	"\x0econfig_version\x18\x0f \x01(\x04R\rconfigVersion\"\xbb\x01\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x15\n" +
 	"\x06job_id\x18\x03 \x01(\tR\x05jobId\x12)\n" +
 	"\x03job\x18\x04 \x01(\v2\x15.peloton.v1.JobStatusH\x00R\x03job\x12&\n" +
 	"\x04task\x18\x05 \x01(\v2\x10.peloton.v1.TaskH\x00R\x04taskB\x06\n" +
-	"\x04kind\"\xa0\x01\n" +
+	"\x04kind\"\xab\x03\n" +
+	"\x06Update\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
+	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12!\n" +
+	"\ffrom_version\x18\x03 \x01(\x04R\vfromVersion\x12\x1d\n" +
+	"\n" +
+	"to_version\x18\x04 \x01(\x04R\ttoVersion\x12\x1d\n" +
+	"\n" +
+	"batch_size\x18\x05 \x01(\rR\tbatchSize\x12-\n" +
+	"\x05state\x18\x06 \x01(\x0e2\x17.peloton.v1.UpdateStateR\x05state\x12'\n" +
+	"\x0finstances_total\x18\a \x01(\rR\x0einstancesTotal\x12%\n" +
+	"\x0einstances_done\x18\b \x01(\rR\rinstancesDone\x12;\n" +
+	"\vcreate_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime\x12C\n" +
+	"\x0fcompletion_time\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\x0ecompletionTime\x12\x18\n" +
+	"\amessage\x18\v \x01(\tR\amessage\"\xa0\x01\n" +
 	"\x0fResourceAmounts\x12\x15\n" +
 	"\x03cpu\x18\x01 \x01(\x01H\x00R\x03cpu\x88\x01\x01\x12\x1a\n" +
 	"\x06mem_mb\x18\x02 \x01(\x01H\x01R\x05memMb\x88\x01\x01\x12\x1c\n" +
@@ -2450,7 +2796,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x06region\x18\x01 \x01(\tR\x06region\x127\n" +
 	"\vreservation\x18\x02 \x01(\v2\x15.peloton.v1.ResourcesR\vreservation\x12+\n" +
 	"\x05limit\x18\x03 \x01(\v2\x15.peloton.v1.ResourcesR\x05limit\x12-\n" +
-	"\x06demand\x18\x04 \x01(\v2\x15.peloton.v1.ResourcesR\x06demand\"\xfc\x02\n" +
+	"\x06demand\x18\x04 \x01(\v2\x15.peloton.v1.ResourcesR\x06demand\"\xc7\x04\n" +
 	"\x04Host\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x18\n" +
@@ -2460,7 +2806,14 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\bcapacity\x18\x06 \x01(\v2\x15.peloton.v1.ResourcesR\bcapacity\x123\n" +
 	"\tallocated\x18\a \x01(\v2\x15.peloton.v1.ResourcesR\tallocated\x124\n" +
 	"\x06labels\x18\b \x03(\v2\x1c.peloton.v1.Host.LabelsEntryR\x06labels\x12\x14\n" +
-	"\x05tasks\x18\t \x01(\rR\x05tasks\x1a9\n" +
+	"\x05tasks\x18\t \x01(\rR\x05tasks\x12\x1a\n" +
+	"\bdraining\x18\n" +
+	" \x01(\bR\bdraining\x12!\n" +
+	"\fdrain_reason\x18\v \x01(\tR\vdrainReason\x129\n" +
+	"\n" +
+	"drain_time\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tdrainTime\x127\n" +
+	"\tlast_seen\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen\x12\x16\n" +
+	"\x06region\x18\x0e \x01(\tR\x06region\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x80\x01\n" +
@@ -2549,7 +2902,12 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x11TASK_STATE_FAILED\x10\t\x12\x15\n" +
 	"\x11TASK_STATE_KILLED\x10\n" +
 	"\x12\x13\n" +
-	"\x0fTASK_STATE_LOST\x10\v*h\n" +
+	"\x0fTASK_STATE_LOST\x10\v*\x83\x01\n" +
+	"\vUpdateState\x12\x1c\n" +
+	"\x18UPDATE_STATE_UNSPECIFIED\x10\x00\x12 \n" +
+	"\x1cUPDATE_STATE_ROLLING_FORWARD\x10\x01\x12\x1a\n" +
+	"\x16UPDATE_STATE_SUCCEEDED\x10\x02\x12\x18\n" +
+	"\x14UPDATE_STATE_ABORTED\x10\x03*h\n" +
 	"\tHostState\x12\x1a\n" +
 	"\x16HOST_STATE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rHOST_STATE_UP\x10\x01\x12\x17\n" +
@@ -2568,101 +2926,111 @@ func file_peloton_v1_types_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_types_proto_rawDescData
 }
 
-var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_peloton_v1_types_proto_goTypes = []any{
 	(JobType)(0),                  // 0: peloton.v1.JobType
 	(ConstraintOp)(0),             // 1: peloton.v1.ConstraintOp
 	(JobState)(0),                 // 2: peloton.v1.JobState
 	(TaskState)(0),                // 3: peloton.v1.TaskState
-	(HostState)(0),                // 4: peloton.v1.HostState
-	(FailoverPolicy_Mode)(0),      // 5: peloton.v1.FailoverPolicy.Mode
-	(*Resources)(nil),             // 6: peloton.v1.Resources
-	(*Constraint)(nil),            // 7: peloton.v1.Constraint
-	(*TaskSpec)(nil),              // 8: peloton.v1.TaskSpec
-	(*JobSpec)(nil),               // 9: peloton.v1.JobSpec
-	(*FailoverPolicy)(nil),        // 10: peloton.v1.FailoverPolicy
-	(*JobStatus)(nil),             // 11: peloton.v1.JobStatus
-	(*Job)(nil),                   // 12: peloton.v1.Job
-	(*Task)(nil),                  // 13: peloton.v1.Task
-	(*Event)(nil),                 // 14: peloton.v1.Event
-	(*ResourceAmounts)(nil),       // 15: peloton.v1.ResourceAmounts
-	(*PoolSpec)(nil),              // 16: peloton.v1.PoolSpec
-	(*PoolResource)(nil),          // 17: peloton.v1.PoolResource
-	(*Pool)(nil),                  // 18: peloton.v1.Pool
-	(*PoolRegionShare)(nil),       // 19: peloton.v1.PoolRegionShare
-	(*Host)(nil),                  // 20: peloton.v1.Host
-	(*RegionMember)(nil),          // 21: peloton.v1.RegionMember
-	(*Region)(nil),                // 22: peloton.v1.Region
-	(*Replica)(nil),               // 23: peloton.v1.Replica
-	(*RegionPlan)(nil),            // 24: peloton.v1.RegionPlan
-	(*PlannedMove)(nil),           // 25: peloton.v1.PlannedMove
-	(*Drill)(nil),                 // 26: peloton.v1.Drill
-	nil,                           // 27: peloton.v1.TaskSpec.EnvEntry
-	nil,                           // 28: peloton.v1.JobSpec.LabelsEntry
-	nil,                           // 29: peloton.v1.JobStatus.TaskStatesEntry
-	nil,                           // 30: peloton.v1.Host.LabelsEntry
-	(*timestamppb.Timestamp)(nil), // 31: google.protobuf.Timestamp
+	(UpdateState)(0),              // 4: peloton.v1.UpdateState
+	(HostState)(0),                // 5: peloton.v1.HostState
+	(FailoverPolicy_Mode)(0),      // 6: peloton.v1.FailoverPolicy.Mode
+	(*Resources)(nil),             // 7: peloton.v1.Resources
+	(*Constraint)(nil),            // 8: peloton.v1.Constraint
+	(*TaskSpec)(nil),              // 9: peloton.v1.TaskSpec
+	(*JobSpec)(nil),               // 10: peloton.v1.JobSpec
+	(*InstanceOverride)(nil),      // 11: peloton.v1.InstanceOverride
+	(*FailoverPolicy)(nil),        // 12: peloton.v1.FailoverPolicy
+	(*JobStatus)(nil),             // 13: peloton.v1.JobStatus
+	(*Job)(nil),                   // 14: peloton.v1.Job
+	(*Task)(nil),                  // 15: peloton.v1.Task
+	(*Event)(nil),                 // 16: peloton.v1.Event
+	(*Update)(nil),                // 17: peloton.v1.Update
+	(*ResourceAmounts)(nil),       // 18: peloton.v1.ResourceAmounts
+	(*PoolSpec)(nil),              // 19: peloton.v1.PoolSpec
+	(*PoolResource)(nil),          // 20: peloton.v1.PoolResource
+	(*Pool)(nil),                  // 21: peloton.v1.Pool
+	(*PoolRegionShare)(nil),       // 22: peloton.v1.PoolRegionShare
+	(*Host)(nil),                  // 23: peloton.v1.Host
+	(*RegionMember)(nil),          // 24: peloton.v1.RegionMember
+	(*Region)(nil),                // 25: peloton.v1.Region
+	(*Replica)(nil),               // 26: peloton.v1.Replica
+	(*RegionPlan)(nil),            // 27: peloton.v1.RegionPlan
+	(*PlannedMove)(nil),           // 28: peloton.v1.PlannedMove
+	(*Drill)(nil),                 // 29: peloton.v1.Drill
+	nil,                           // 30: peloton.v1.TaskSpec.EnvEntry
+	nil,                           // 31: peloton.v1.JobSpec.LabelsEntry
+	nil,                           // 32: peloton.v1.JobStatus.TaskStatesEntry
+	nil,                           // 33: peloton.v1.Host.LabelsEntry
+	(*timestamppb.Timestamp)(nil), // 34: google.protobuf.Timestamp
 }
 var file_peloton_v1_types_proto_depIdxs = []int32{
 	1,  // 0: peloton.v1.Constraint.op:type_name -> peloton.v1.ConstraintOp
-	7,  // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
-	7,  // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
-	27, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
-	6,  // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
-	7,  // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
+	8,  // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
+	8,  // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
+	30, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
+	7,  // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
+	8,  // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
 	0,  // 6: peloton.v1.JobSpec.type:type_name -> peloton.v1.JobType
-	8,  // 7: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
-	28, // 8: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
-	10, // 9: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
-	5,  // 10: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
-	2,  // 11: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
-	29, // 12: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
-	31, // 13: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
-	31, // 14: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
-	31, // 15: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
-	9,  // 16: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
-	11, // 17: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
-	3,  // 18: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
-	3,  // 19: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
-	31, // 20: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
-	31, // 21: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
-	31, // 22: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
-	31, // 23: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
-	31, // 24: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
-	11, // 25: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
-	13, // 26: peloton.v1.Event.task:type_name -> peloton.v1.Task
-	6,  // 27: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
-	15, // 28: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
-	15, // 29: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
-	17, // 30: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
-	16, // 31: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
-	19, // 32: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
-	6,  // 33: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
-	6,  // 34: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
-	6,  // 35: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
-	4,  // 36: peloton.v1.Host.state:type_name -> peloton.v1.HostState
-	6,  // 37: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
-	6,  // 38: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
-	30, // 39: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
-	21, // 40: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
-	6,  // 41: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
-	6,  // 42: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
-	31, // 43: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
-	12, // 44: peloton.v1.Replica.job:type_name -> peloton.v1.Job
-	31, // 45: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
-	31, // 46: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
-	25, // 47: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
-	25, // 48: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
-	31, // 49: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
-	31, // 50: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
-	25, // 51: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
-	25, // 52: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
-	53, // [53:53] is the sub-list for method output_type
-	53, // [53:53] is the sub-list for method input_type
-	53, // [53:53] is the sub-list for extension type_name
-	53, // [53:53] is the sub-list for extension extendee
-	0,  // [0:53] is the sub-list for field type_name
+	9,  // 7: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
+	31, // 8: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
+	12, // 9: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
+	11, // 10: peloton.v1.JobSpec.overrides:type_name -> peloton.v1.InstanceOverride
+	9,  // 11: peloton.v1.InstanceOverride.task:type_name -> peloton.v1.TaskSpec
+	6,  // 12: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
+	2,  // 13: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
+	32, // 14: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
+	34, // 15: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
+	34, // 16: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
+	34, // 17: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
+	10, // 18: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
+	13, // 19: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
+	3,  // 20: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
+	3,  // 21: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
+	34, // 22: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
+	34, // 23: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
+	34, // 24: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
+	34, // 25: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
+	34, // 26: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
+	13, // 27: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
+	15, // 28: peloton.v1.Event.task:type_name -> peloton.v1.Task
+	4,  // 29: peloton.v1.Update.state:type_name -> peloton.v1.UpdateState
+	34, // 30: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
+	34, // 31: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
+	7,  // 32: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
+	18, // 33: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
+	18, // 34: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
+	20, // 35: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
+	19, // 36: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
+	22, // 37: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
+	7,  // 38: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
+	7,  // 39: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
+	7,  // 40: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
+	5,  // 41: peloton.v1.Host.state:type_name -> peloton.v1.HostState
+	7,  // 42: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
+	7,  // 43: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
+	33, // 44: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
+	34, // 45: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
+	34, // 46: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
+	24, // 47: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
+	7,  // 48: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
+	7,  // 49: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
+	34, // 50: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
+	14, // 51: peloton.v1.Replica.job:type_name -> peloton.v1.Job
+	34, // 52: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
+	34, // 53: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
+	28, // 54: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
+	28, // 55: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
+	34, // 56: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
+	34, // 57: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
+	28, // 58: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
+	28, // 59: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
+	60, // [60:60] is the sub-list for method output_type
+	60, // [60:60] is the sub-list for method input_type
+	60, // [60:60] is the sub-list for extension type_name
+	60, // [60:60] is the sub-list for extension extendee
+	0,  // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_types_proto_init() }
@@ -2670,18 +3038,18 @@ func file_peloton_v1_types_proto_init() {
 	if File_peloton_v1_types_proto != nil {
 		return
 	}
-	file_peloton_v1_types_proto_msgTypes[8].OneofWrappers = []any{
+	file_peloton_v1_types_proto_msgTypes[9].OneofWrappers = []any{
 		(*Event_Job)(nil),
 		(*Event_Task)(nil),
 	}
-	file_peloton_v1_types_proto_msgTypes[9].OneofWrappers = []any{}
+	file_peloton_v1_types_proto_msgTypes[11].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_types_proto_rawDesc), len(file_peloton_v1_types_proto_rawDesc)),
-			NumEnums:      6,
-			NumMessages:   25,
+			NumEnums:      7,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -176,7 +176,7 @@ func (a *app) hostCommand() *cobra.Command {
 	var cluster string
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List hosts",
+		Short: "List hosts, with drains and when each was last seen",
 		Args:  args(cobra.NoArgs),
 		RunE: a.connected(func(cmd *cobra.Command, _ []string, c *clients) error {
 			ctx, cancel := a.rpc(cmd.Context())
@@ -188,19 +188,66 @@ func (a *app) hostCommand() *cobra.Command {
 			if a.output != "table" {
 				return writeStructured(cmd.OutOrStdout(), a.output, resp)
 			}
-			t := newTable(cmd.OutOrStdout(), "HOSTNAME", "CLUSTER", "KIND", "STATE", "TASKS", "CAPACITY", "ALLOCATED", "ID")
-			for _, h := range resp.GetHosts() {
-				t.row(h.GetHostname(), h.GetCluster(), h.GetKind(), shortState(h.GetState()),
-					strconv.FormatUint(uint64(h.GetTasks()), 10), formatResources(h.GetCapacity()),
-					formatResources(h.GetAllocated()), h.GetId())
-			}
-			return t.flush()
+			return writeHostTable(cmd.OutOrStdout(), resp.GetHosts(), a.clock.Now())
 		}),
 	}
 	list.Flags().StringVar(&cluster, "cluster", "", "only hosts of this host manager cluster")
-	host := &cobra.Command{Use: "host", Short: "Show the hosts tasks run on"}
-	host.AddCommand(list)
+	host := &cobra.Command{Use: "host", Short: "Show the hosts tasks run on; drain them for maintenance"}
+	var reason, region string
+	drain := oneCall(a, "drain HOST_ID [--reason R]", "Take a host out of service: it takes no new work, what runs there goes on",
+		func(ctx context.Context, c *clients, id string) (*pelotonv1.Host, error) {
+			resp, err := c.hosts.DrainHost(ctx, &pelotonv1.DrainHostRequest{HostId: id, Reason: reason, Region: region})
+			return resp.GetHost(), err
+		}, a.writeHost)
+	drain.Long = `Drain a host (its ID as host list shows it, such as sim/host-0001): the
+scheduler places nothing new on it; tasks running there go on. The drain is
+kept across restarts until "peloton host undrain". --region is needed only
+when several regions have a host of that ID.`
+	drain.Flags().StringVar(&reason, "reason", "", "why, for other operators")
+	drain.Flags().StringVar(&region, "region", "", "region of the host, when several have one of this ID")
+	var undrainRegion string
+	undrain := oneCall(a, "undrain HOST_ID", "Put a drained host back into service",
+		func(ctx context.Context, c *clients, id string) (*pelotonv1.Host, error) {
+			resp, err := c.hosts.UndrainHost(ctx, &pelotonv1.UndrainHostRequest{HostId: id, Region: undrainRegion})
+			return resp.GetHost(), err
+		}, a.writeHost)
+	undrain.Flags().StringVar(&undrainRegion, "region", "", "region of the host, when several have one of this ID")
+	host.AddCommand(list, drain, undrain)
 	return host
+}
+
+func writeHostTable(w io.Writer, hosts []*pelotonv1.Host, now time.Time) error {
+	// New columns go before ID, which stays last: scripts read the first
+	// four by position.
+	t := newTable(w, "HOSTNAME", "CLUSTER", "KIND", "STATE", "TASKS", "CAPACITY", "ALLOCATED", "REGION", "LAST SEEN", "DRAIN REASON", "ID")
+	for _, h := range hosts {
+		t.row(h.GetHostname(), h.GetCluster(), h.GetKind(), shortState(h.GetState()),
+			strconv.FormatUint(uint64(h.GetTasks()), 10), formatResources(h.GetCapacity()),
+			formatResources(h.GetAllocated()), h.GetRegion(), ago(h.GetLastSeen(), now), h.GetDrainReason(), h.GetId())
+	}
+	return t.flush()
+}
+
+// writeHost shows one host, as after a drain or undrain.
+func (a *app) writeHost(w io.Writer, h *pelotonv1.Host) error {
+	now := a.clock.Now()
+	drained := ""
+	if h.GetDraining() {
+		drained = timestamp(h.GetDrainTime(), now)
+		if drained == "" {
+			drained = "yes"
+		}
+	}
+	return fields(w,
+		"ID", h.GetId(),
+		"Hostname", h.GetHostname(),
+		"Region", h.GetRegion(),
+		"State", shortState(h.GetState()),
+		"Drained", drained,
+		"Drain reason", h.GetDrainReason(),
+		"Tasks", strconv.FormatUint(uint64(h.GetTasks()), 10),
+		"Last seen", timestamp(h.GetLastSeen(), now),
+	)
 }
 
 func (a *app) regionCommand() *cobra.Command {

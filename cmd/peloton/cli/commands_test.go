@@ -365,7 +365,8 @@ func TestRootLeavesRoomForServerRoles(t *testing.T) {
 	}
 	for _, path := range [][]string{{"job", "create"}, {"job", "get"}, {"job", "list"}, {"job", "stop"}, {"job", "delete"},
 		{"task", "list"}, {"task", "get"}, {"task", "logs"}, {"task", "stop"},
-		{"pool", "list"}, {"pool", "get"}, {"host", "list"}, {"region", "list"}, {"version"}} {
+		{"pool", "list"}, {"pool", "get"}, {"host", "list"}, {"host", "drain"}, {"host", "undrain"}, {"region", "list"}, {"version"},
+		{"job", "update"}, {"job", "config"}, {"job", "events"}, {"update", "get"}, {"update", "list"}, {"update", "abort"}} {
 		if c, _, err := root.Find(path); err != nil || c.Name() != path[len(path)-1] {
 			t.Errorf("command %v missing", path)
 		}

@@ -1,7 +1,8 @@
 // Package cli is the `peloton` command-line client: cobra commands that load
 // and check job specs locally, then talk gRPC to a Peloton gateway (jobs,
-// tasks and their logs, pools, hosts, regions, version) and print the answers
-// as tables, JSON or YAML.
+// their updates, configs and history, tasks and their logs, pools, hosts and
+// their drains, regions, version) and print the answers as tables, JSON or
+// YAML.
 //
 // NewRootCommand builds the client commands; cmd/peloton adds the server
 // roles to the same root and runs it with Main, which prints errors and turns

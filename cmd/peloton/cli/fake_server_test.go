@@ -41,6 +41,11 @@ type fakeServer struct {
 	growing   *fakeLogKey
 	growSteps int
 	growCalls int
+	// configs are each job's specs by version (1 first); updates by id.
+	configs map[string][]*pelotonv1.JobSpec
+	updates map[string]*pelotonv1.Update
+	events  map[string][]*pelotonv1.Event
+	hosts   []*pelotonv1.Host
 }
 
 type fakeLogKey struct {
@@ -61,6 +66,9 @@ func startFakeServer(t *testing.T) *fakeServer {
 		tasks:    map[string][]*pelotonv1.Task{},
 		logs:     map[fakeLogKey][]byte{},
 		logChunk: 7,
+		configs:  map[string][]*pelotonv1.JobSpec{},
+		updates:  map[string]*pelotonv1.Update{},
+		events:   map[string][]*pelotonv1.Event{},
 	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -72,6 +80,7 @@ func startFakeServer(t *testing.T) *fakeServer {
 	pelotonv1.RegisterEventServiceServer(gs, fakeEventService{f: f})
 	pelotonv1.RegisterPoolServiceServer(gs, fakePoolService{})
 	pelotonv1.RegisterSystemServiceServer(gs, fakeSystemService{})
+	pelotonv1.RegisterHostServiceServer(gs, fakeHostService{f: f})
 	go func() { _ = gs.Serve(lis) }()
 	t.Cleanup(gs.Stop)
 	f.addr = lis.Addr().String()
@@ -85,10 +94,14 @@ func (f *fakeServer) addJob(name string, state pelotonv1.JobState) string {
 	f.nextID++
 	id := fmt.Sprintf("job-%d", f.nextID)
 	f.jobs[id] = &fakeJob{job: &pelotonv1.Job{
-		Id:     id,
-		Spec:   &pelotonv1.JobSpec{Name: name, Instances: 1, Pool: "/"},
-		Status: &pelotonv1.JobStatus{State: state, CreateTime: timestamppb.Now()},
+		Id: id,
+		Spec: &pelotonv1.JobSpec{Name: name, Instances: 1, Pool: "/", Task: &pelotonv1.TaskSpec{
+			Command: "echo", Resources: &pelotonv1.Resources{Cpu: 1, MemMb: 64},
+		}},
+		Status:        &pelotonv1.JobStatus{State: state, CreateTime: timestamppb.Now()},
+		ConfigVersion: 1,
 	}}
+	f.configs[id] = []*pelotonv1.JobSpec{proto.Clone(f.jobs[id].job.Spec).(*pelotonv1.JobSpec)}
 	return id
 }
 
@@ -158,10 +171,11 @@ func (s fakeJobService) CreateJob(_ context.Context, req *pelotonv1.CreateJobReq
 	default:
 		steps = append(steps, pelotonv1.JobState_JOB_STATE_SUCCEEDED)
 	}
-	j := &fakeJob{steps: steps, job: &pelotonv1.Job{Id: id, Spec: spec, Status: &pelotonv1.JobStatus{
+	j := &fakeJob{steps: steps, job: &pelotonv1.Job{Id: id, Spec: spec, ConfigVersion: 1, Status: &pelotonv1.JobStatus{
 		State: pelotonv1.JobState_JOB_STATE_INITIALIZED, CreateTime: timestamppb.Now(),
 	}}}
 	f.jobs[id] = j
+	f.configs[id] = []*pelotonv1.JobSpec{proto.Clone(spec).(*pelotonv1.JobSpec)}
 	return &pelotonv1.CreateJobResponse{Job: proto.Clone(j.job).(*pelotonv1.Job)}, nil
 }
 

@@ -10,13 +10,15 @@ import (
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 
 	pelotonv1 "github.com/peloton-federated/peloton/api/peloton/v1"
 )
 
 func (a *app) jobCommand() *cobra.Command {
-	job := &cobra.Command{Use: "job", Short: "Create, inspect, stop and delete jobs"}
-	job.AddCommand(a.jobCreateCommand(), a.jobGetCommand(), a.jobListCommand(), a.jobStopCommand(), a.jobDeleteCommand())
+	job := &cobra.Command{Use: "job", Short: "Create, update, inspect, stop and delete jobs"}
+	job.AddCommand(a.jobCreateCommand(), a.jobGetCommand(), a.jobListCommand(), a.jobStopCommand(), a.jobDeleteCommand(),
+		a.jobUpdateCommand(), a.jobConfigCommand(), a.jobEventsCommand())
 	return job
 }
 
@@ -35,15 +37,9 @@ job until it ends: exit code 0 when it SUCCEEDED, 2 when it FAILED or was
 KILLED, 3 when --timeout elapsed first.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			if err := a.checkOutput(); err != nil {
-				return err
-			}
-			if file == "" {
-				return &usageError{command: cmd.CommandPath(), err: errors.New("-f FILE is required (a YAML or JSON job spec, or - for stdin)")}
-			}
-			spec, err := LoadJobSpec(file, cmd.InOrStdin())
+			spec, err := a.specFlag(cmd, file)
 			if err != nil {
-				return specProblems(file, err)
+				return err
 			}
 			return a.connected(func(cmd *cobra.Command, _ []string, c *clients) error {
 				ctx, cancel := a.rpc(cmd.Context())
@@ -60,19 +56,9 @@ KILLED, 3 when --timeout elapsed first.`,
 					_, err := fmt.Fprintln(out, resp.GetJob().GetId())
 					return err
 				}
-				progressTo := out
-				if a.output != "table" {
-					progressTo = cmd.ErrOrStderr() // keep stdout parseable
-				} else {
-					fmt.Fprintln(out, resp.GetJob().GetId())
-				}
-				job, err := a.waitForJob(cmd.Context(), c, resp.GetJob(), timeout, a.newProgress(progressTo))
-				if job != nil && a.output != "table" {
-					if werr := writeStructured(out, a.output, job); werr != nil && err == nil {
-						err = werr
-					}
-				}
-				return err
+				return a.follow(cmd, resp.GetJob().GetId(), func(p *progress) (proto.Message, error) {
+					return a.waitForJob(cmd.Context(), c, resp.GetJob(), timeout, p)
+				})
 			})(cmd, argv)
 		},
 	}
@@ -80,6 +66,42 @@ KILLED, 3 when --timeout elapsed first.`,
 	cmd.Flags().BoolVar(&wait, "wait", false, "follow the job until it ends; exit 0 if it succeeded, 2 if it failed or was killed")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "with --wait: give up after this long (exit 3); 0 waits forever")
 	return cmd
+}
+
+// specFlag checks -o and reads and checks the job spec of -f, before
+// anything is sent.
+func (a *app) specFlag(cmd *cobra.Command, file string) (*pelotonv1.JobSpec, error) {
+	if err := a.checkOutput(); err != nil {
+		return nil, err
+	}
+	if file == "" {
+		return nil, &usageError{command: cmd.CommandPath(), err: errors.New("-f FILE is required (a YAML or JSON job spec, or - for stdin)")}
+	}
+	spec, err := LoadJobSpec(file, cmd.InOrStdin())
+	if err != nil {
+		return nil, specProblems(file, err)
+	}
+	return spec, nil
+}
+
+// follow runs a --wait: with table output the id comes first and progress
+// follows on stdout; with -o json or yaml progress goes to stderr and the
+// last state seen to stdout, which stays parseable.
+func (a *app) follow(cmd *cobra.Command, id string, wait func(*progress) (proto.Message, error)) error {
+	out := cmd.OutOrStdout()
+	progressTo := out
+	if a.output != "table" {
+		progressTo = cmd.ErrOrStderr()
+	} else {
+		fmt.Fprintln(out, id)
+	}
+	last, err := wait(a.newProgress(progressTo))
+	if a.output != "table" && last != nil && last.ProtoReflect().IsValid() {
+		if werr := writeStructured(out, a.output, last); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return err
 }
 
 // rejected shows a multi-line InvalidArgument (the server's list of spec
@@ -109,13 +131,21 @@ func (a *app) jobGetCommand() *cobra.Command {
 			if a.output != "table" {
 				return writeStructured(cmd.OutOrStdout(), a.output, resp.GetJob())
 			}
-			return writeJob(cmd.OutOrStdout(), resp.GetJob(), a.clock.Now())
+			var update *pelotonv1.Update
+			if id := resp.GetJob().GetStatus().GetUpdateId(); id != "" {
+				// Best effort: without it, the update's id is shown alone.
+				if u, err := c.jobs.GetUpdate(ctx, &pelotonv1.GetUpdateRequest{UpdateId: id}); err == nil {
+					update = u.GetUpdate()
+				}
+			}
+			return writeJob(cmd.OutOrStdout(), resp.GetJob(), update, a.clock.Now())
 		}),
 	}
 }
 
-// writeJob shows one job as aligned "Key: value" lines.
-func writeJob(w io.Writer, j *pelotonv1.Job, now time.Time) error {
+// writeJob shows one job as aligned "Key: value" lines, with its latest
+// update when known.
+func writeJob(w io.Writer, j *pelotonv1.Job, update *pelotonv1.Update, now time.Time) error {
 	s, st, t := j.GetSpec(), j.GetStatus(), j.GetSpec().GetTask()
 	var constraints []string
 	for _, c := range t.GetConstraints() {
@@ -130,6 +160,14 @@ func writeJob(w io.Writer, j *pelotonv1.Job, now time.Time) error {
 			c = "(" + c + ")"
 		}
 		constraintLine += c
+	}
+	updateLine := st.GetUpdateId()
+	if update != nil {
+		updateLine = fmt.Sprintf("%s %s %d/%d", update.GetId(), shortState(update.GetState()), update.GetInstancesDone(), update.GetInstancesTotal())
+	}
+	overrides := ""
+	if n := len(s.GetOverrides()); n > 0 {
+		overrides = fmt.Sprintf("%d (peloton job config %s)", n, j.GetId())
 	}
 	maxRunning := "unlimited"
 	if s.GetMaxRunning() > 0 {
@@ -149,10 +187,13 @@ func writeJob(w io.Writer, j *pelotonv1.Job, now time.Time) error {
 		"Max running", maxRunning,
 		"Max attempts", strconv.FormatUint(uint64(s.GetMaxAttempts()), 10),
 		"Tasks", taskCounts(st.GetTaskStates()),
+		"Config version", configVersionText(j.GetConfigVersion()),
+		"Update", updateLine,
 		"Command", commandLine(t.GetCommand(), t.GetArgs()),
 		"Env", labelsText(t.GetEnv()),
 		"Resources", formatResources(t.GetResources()),
 		"Constraints", constraintLine,
+		"Overrides", overrides,
 		"Labels", labelsText(s.GetLabels()),
 		"Created", timestamp(st.GetCreateTime(), now),
 		"Started", timestamp(st.GetStartTime(), now),

@@ -284,7 +284,7 @@ func TestWriteJobShowsTheEssentials(t *testing.T) {
 			TaskStates: map[string]uint32{"TASK_STATE_SUCCEEDED": 3}},
 	}
 	var b bytes.Buffer
-	if err := writeJob(&b, job, now); err != nil {
+	if err := writeJob(&b, job, nil, now); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"ID:", "j1", "State:", "SUCCEEDED", `echo "hi there"`, "cpu=1 mem=128MiB", "succeeded=3", "(1m ago)", "Max running:", "unlimited"} {

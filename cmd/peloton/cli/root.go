@@ -26,6 +26,9 @@ import (
 // -ldflags "-X github.com/peloton-federated/peloton/cmd/peloton/cli.Version=v1.2.3".
 var Version = "dev"
 
+// maxMessageBytes bounds one answer of the server.
+const maxMessageBytes = 64 << 20
+
 // DefaultAddr is the gateway address used when neither --addr nor
 // PELOTON_ADDR is given.
 const DefaultAddr = "127.0.0.1:5390"
@@ -36,7 +39,8 @@ const (
 	// ExitError: invalid input (a bad job spec, flags or arguments, or the
 	// server's InvalidArgument) and any error without a more specific code.
 	ExitError = 1
-	// ExitJobFailed: `job create --wait` saw the job end FAILED or KILLED.
+	// ExitJobFailed: `job create --wait` saw the job end FAILED or KILLED,
+	// or `job update --wait` saw the update ABORTED.
 	ExitJobFailed = 2
 	// ExitTimeout: --timeout elapsed, or the server answered DeadlineExceeded.
 	ExitTimeout = 3
@@ -194,7 +198,7 @@ func newRootCommand(a *app) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{command: c.CommandPath(), err: err}
 	})
-	root.AddCommand(a.jobCommand(), a.taskCommand(), a.poolCommand(), a.hostCommand(), a.regionCommand(), a.drillCommand(), a.versionCommand())
+	root.AddCommand(a.jobCommand(), a.updateCommand(), a.taskCommand(), a.poolCommand(), a.hostCommand(), a.regionCommand(), a.drillCommand(), a.versionCommand())
 	return root
 }
 
@@ -260,7 +264,9 @@ func (a *app) dial() (*clients, error) {
 	if err != nil {
 		return nil, &exitError{code: ExitError, msg: err.Error()}
 	}
-	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		// The config of a job with an override per instance is megabytes.
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageBytes)))
 	if err != nil {
 		return nil, &exitError{code: ExitError, msg: fmt.Sprintf("bad server address %q: %v", a.addr, err)}
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -44,6 +45,11 @@ func TestExampleSpecs(t *testing.T) {
 		t.Errorf("thousand.yaml decoded as %v", thousand)
 	}
 
+	svc, err := LoadJobSpec(filepath.Join(examples, "service.yaml"), nil)
+	if err != nil || svc.GetInstances() != 4 || svc.GetTask().GetCommand() != "sleep" || svc.GetType() != pelotonv1.JobType_JOB_TYPE_SERVICE {
+		t.Fatalf("service.yaml: %v, %v", svc, err)
+	}
+
 	_, err = LoadJobSpec(filepath.Join(examples, "invalid.yaml"), nil)
 	got := specPaths(t, err)
 	want := []string{"task.command", "task.resources.cpu", "task.sleep"}
@@ -82,6 +88,55 @@ func TestParseJobSpecFormats(t *testing.T) {
 			_, err := ParseJobSpec([]byte(tc.text))
 			if got := specPaths(t, err); !slices.Equal(got, tc.want) {
 				t.Fatalf("paths %v, want %v (%v)", got, tc.want, err)
+			}
+		})
+	}
+}
+
+func TestParseJobSpecOverrides(t *testing.T) {
+	spec, err := ParseJobSpec([]byte(`name: o
+instances: 20
+task: {command: run, resources: {cpu: 1, memMb: 64}}
+overrides:
+  - instances: 7
+    task: {args: [seven]}
+  - instances: 0-5, 10
+    task: {env: {SHARD: low}, resources: {memMb: 128}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := spec.GetOverrides(); len(o) != 2 || o[0].GetInstances() != "7" || o[1].GetInstances() != "0-5, 10" {
+		t.Fatalf("overrides %v", o)
+	}
+	_, err = ParseJobSpec([]byte("name: o\ninstances: 4\ntask: {command: run, resources: {cpu: 1, memMb: 64}}\n" +
+		"overrides:\n  - {instances: 3, task: {args: [a]}}\n  - {instances: 1-3, task: {args: [b]}}\n"))
+	if got, want := specPaths(t, err), []string{"overrides[0].instances", "overrides[1].instances"}; !slices.Equal(got, want) {
+		t.Fatalf("paths %v, want %v (%v)", got, want, err)
+	}
+}
+
+// BenchmarkParseJobSpecOverrides reads a spec with an override per
+// instance as YAML and as JSON (which skips the YAML conversion).
+func BenchmarkParseJobSpecOverrides(b *testing.B) {
+	var y, j strings.Builder
+	const n = 100_000
+	fmt.Fprintf(&y, "name: big\ninstances: %d\ntask: {command: run, resources: {cpu: 0.1, memMb: 16}}\noverrides:\n", n)
+	fmt.Fprintf(&j, `{"name":"big","instances":%d,"task":{"command":"run","resources":{"cpu":0.1,"memMb":16}},"overrides":[`, n)
+	for i := range n {
+		fmt.Fprintf(&y, "  - {instances: %d, task: {env: {SHARD: s%d}}}\n", i, i)
+		if i > 0 {
+			j.WriteByte(',')
+		}
+		fmt.Fprintf(&j, `{"instances":"%d","task":{"env":{"SHARD":"s%d"}}}`, i, i)
+	}
+	j.WriteString("]}")
+	for name, data := range map[string]string{"yaml": y.String(), "json": j.String()} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := ParseJobSpec([]byte(data)); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

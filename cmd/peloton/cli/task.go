@@ -58,14 +58,14 @@ func (a *app) taskListCommand() *cobra.Command {
 }
 
 func writeTaskTable(w io.Writer, tasks []*pelotonv1.Task, now time.Time) error {
-	t := newTable(w, "INSTANCE", "STATE", "RUN", "HOST", "EXIT", "STARTED", "REASON")
+	t := newTable(w, "INSTANCE", "STATE", "RUN", "CONFIG", "HOST", "EXIT", "STARTED", "REASON")
 	for _, task := range tasks {
 		exit := ""
 		if task.GetCompletionTime() != nil {
 			exit = strconv.Itoa(int(task.GetExitCode()))
 		}
 		t.row(strconv.FormatUint(uint64(task.GetInstance()), 10), shortState(task.GetState()),
-			strconv.FormatUint(uint64(task.GetRun()), 10), task.GetHost(), exit,
+			strconv.FormatUint(uint64(task.GetRun()), 10), configVersionText(task.GetConfigVersion()), task.GetHost(), exit,
 			ago(task.GetStartTime(), now), task.GetReason())
 	}
 	return t.flush()
@@ -106,6 +106,7 @@ func writeTask(w io.Writer, t *pelotonv1.Task, now time.Time) error {
 		"State", shortState(t.GetState()),
 		"Goal state", setState(t.GetGoalState()),
 		"Run", strconv.FormatUint(uint64(t.GetRun()), 10),
+		"Config version", configVersionText(t.GetConfigVersion()),
 		"Host", t.GetHost(),
 		"Cluster", t.GetCluster(),
 		"Reason", t.GetReason(),
@@ -116,6 +117,14 @@ func writeTask(w io.Writer, t *pelotonv1.Task, now time.Time) error {
 		"Updated", timestamp(t.GetUpdateTime(), now),
 		"Retry after", timestamp(t.GetRetryAfter(), now),
 	)
+}
+
+// configVersionText renders a config version, "" when unknown (0).
+func configVersionText(v uint64) string {
+	if v == 0 {
+		return ""
+	}
+	return strconv.FormatUint(v, 10)
 }
 
 // setState is shortState, or "" for the unspecified zero value.

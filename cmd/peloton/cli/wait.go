@@ -168,9 +168,14 @@ func (a *app) newProgress(w io.Writer) *progress {
 	return &progress{w: w, tty: a.isTerminal(w), clock: a.clock, start: a.clock.Now()}
 }
 
-func (p *progress) show(job *pelotonv1.Job) {
+func (p *progress) show(job *pelotonv1.Job) { p.showText(progressText(job, 24)) }
+
+// finish prints the final state and ends the line.
+func (p *progress) finish(job *pelotonv1.Job) { p.finishText(progressText(job, 24)) }
+
+// showText shows a progress line (without the elapsed time, which it adds).
+func (p *progress) showText(text string) {
 	now := p.clock.Now()
-	text := progressText(job, 24)
 	line := text + "  " + roughDuration(now.Sub(p.start))
 	if p.tty {
 		fmt.Fprintf(p.w, "\r%s\x1b[K", line)
@@ -185,16 +190,16 @@ func (p *progress) show(job *pelotonv1.Job) {
 	}
 }
 
-// finish prints the final state and ends the line.
-func (p *progress) finish(job *pelotonv1.Job) {
-	line := progressText(job, 24) + "  " + roughDuration(p.clock.Now().Sub(p.start))
+// finishText prints the final line and ends it.
+func (p *progress) finishText(text string) {
+	line := text + "  " + roughDuration(p.clock.Now().Sub(p.start))
 	if p.tty {
 		fmt.Fprintf(p.w, "\r%s\x1b[K\n", line)
 		return
 	}
-	if progressText(job, 24) != p.lastText {
+	if text != p.lastText {
 		fmt.Fprintln(p.w, line)
-		p.lastText = progressText(job, 24)
+		p.lastText = text
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/codec"
 )
 
 var _ store.JobBatchUpdater = (*Store)(nil)
@@ -16,33 +17,16 @@ var _ store.JobBatchUpdater = (*Store)(nil)
 // set on its revision like UpdateJob; on any error nothing is written and no
 // revision changes.
 func (s *Store) UpdateJobs(ctx context.Context, jobs []*model.Job) error {
-	values := make([][]byte, len(jobs))
+	records := make([][]byte, len(jobs))
 	for i, job := range jobs {
-		if err := checkJob(job); err != nil {
+		if err := codec.CheckJobRecord(job); err != nil {
 			return fmt.Errorf("update jobs: %w", err)
 		}
-		v, err := encodeJob(job, job.Revision+1)
-		if err != nil {
-			return fmt.Errorf("update job %s: %w", job.ID, err)
-		}
-		values[i] = v
+		records[i] = codec.EncodeJobRecord(job, job.Revision+1)
 	}
 	err := s.update(ctx, func(tx *bolt.Tx) error {
-		b := tx.Bucket(jobsBucket)
 		for i, job := range jobs {
-			key := []byte(job.ID)
-			old := b.Get(key)
-			if old == nil {
-				return fmt.Errorf("job %s: %w", job.ID, store.ErrNotFound)
-			}
-			rev, err := storedRevision(old, jobRecordVersion)
-			if err != nil {
-				return fmt.Errorf("job %s: %w", job.ID, err)
-			}
-			if rev != job.Revision {
-				return fmt.Errorf("job %s: stored revision %d, given %d: %w", job.ID, rev, job.Revision, store.ErrConflict)
-			}
-			if err := b.Put(key, values[i]); err != nil {
+			if err := replaceJobRecord(tx, job, records[i]); err != nil {
 				return err
 			}
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/codec"
 	"github.com/peloton-federated/peloton/shard/store/storetest"
 )
 
@@ -294,4 +295,108 @@ func BenchmarkListTasks(b *testing.B) {
 	b.ReportMetric(rate, "tasks/s")
 	b.ReportMetric(baseline, "json-tasks/s")
 	b.ReportMetric(rate/baseline, "x-vs-json")
+}
+
+// benchEvents returns n task events of job "bench" numbered from first,
+// spread over 10,000 instances.
+func benchEvents(first uint64, n int) []model.Event {
+	events := make([]model.Event, n)
+	now := time.Now()
+	for i := range events {
+		task := storetest.FullTask(model.TaskID{Job: "bench", Instance: uint32(i % 10_000)})
+		events[i] = model.Event{Seq: first + uint64(i), Time: now, Job: "bench", Task: task}
+	}
+	return events
+}
+
+// BenchmarkAppendEvents measures events appended per second in calls of
+// 5,000 (what a pass of the job manager writes), against writing the
+// same number of task runtimes in one WriteTasks call, measured in the
+// same run.
+func BenchmarkAppendEvents(b *testing.B) {
+	const perCall = 5_000
+	ctx := context.Background()
+	s, tasks := benchStore(b, perCall)
+	const baselineRounds = 10
+	start := time.Now()
+	for round := range baselineRounds {
+		for _, t := range tasks {
+			changeState(t, round)
+		}
+		if err := s.WriteTasks(ctx, tasks); err != nil {
+			b.Fatal(err)
+		}
+	}
+	baseline := writesPerSecond(baselineRounds*perCall, time.Since(start))
+
+	seq := uint64(1_800_000_000_000_000)
+	for b.Loop() {
+		if err := s.AppendEvents(ctx, benchEvents(seq, perCall), time.Hour); err != nil {
+			b.Fatal(err)
+		}
+		seq += perCall
+	}
+	rate := writesPerSecond(b.N*perCall, b.Elapsed())
+	b.ReportMetric(rate, "events/s")
+	b.ReportMetric(baseline, "task-writes/s")
+	b.ReportMetric(rate/baseline, "x-vs-task-writes")
+}
+
+// BenchmarkOverrideConfig stores and loads a job of 100,000 instances with
+// an override each: the time to store it (CreateJob), to load it cold
+// (GetJob decoding it) and warm (from the cache of decoded configs), and
+// its stored size, against encoding/json of the same spec in the same run.
+func BenchmarkOverrideConfig(b *testing.B) {
+	ctx := context.Background()
+	spec := storetest.OverrideSpec(100_000)
+	start := time.Now()
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var back model.JobSpec
+	if err := json.Unmarshal(raw, &back); err != nil {
+		b.Fatal(err)
+	}
+	jsonTime := time.Since(start)
+
+	s, err := Open(filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	config, err := codec.EncodeConfig(spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var store, cold, warm time.Duration
+	i := 0
+	for b.Loop() {
+		id := model.JobID(fmt.Sprint("overrides-", i))
+		i++
+		start := time.Now()
+		if err := s.CreateJob(ctx, &model.Job{ID: id, Spec: *spec}); err != nil {
+			b.Fatal(err)
+		}
+		stored := time.Now()
+		s.specs.Forget(id)
+		if _, err := s.GetJob(ctx, id); err != nil {
+			b.Fatal(err)
+		}
+		loaded := time.Now()
+		if _, err := s.GetJob(ctx, id); err != nil {
+			b.Fatal(err)
+		}
+		store += stored.Sub(start)
+		cold += loaded.Sub(stored)
+		warm += time.Since(loaded)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(len(config)), "stored-bytes")
+	b.ReportMetric(float64(len(raw)), "json-bytes")
+	b.ReportMetric(store.Seconds()*1000/n, "store-ms")
+	b.ReportMetric(cold.Seconds()*1000/n, "load-ms")
+	b.ReportMetric(warm.Seconds()*1000/n, "cached-load-ms")
+	b.ReportMetric(jsonTime.Seconds()*1000, "json-roundtrip-ms")
+	b.ReportMetric((store+cold).Seconds()*1000/n/(jsonTime.Seconds()*1000), "x-store+load-vs-json")
 }

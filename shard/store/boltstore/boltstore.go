@@ -14,6 +14,7 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/codec"
 )
 
 var (
@@ -23,7 +24,18 @@ var (
 	metaBucket  = []byte("meta")
 	valueBucket = []byte("values")
 	formatKey   = []byte("format")
+	// Buckets added with job configs, updates, hosts and events; an older
+	// file gains them when opened.
+	configsBucket    = []byte("configs")
+	updatesBucket    = []byte("updates")
+	jobUpdatesBucket = []byte("job_updates")
+	hostsBucket      = []byte("hosts")
+	eventsBucket     = []byte("events")
 )
+
+// buckets are the top-level buckets every open file has.
+var buckets = [][]byte{jobsBucket, tasksBucket, poolsBucket, metaBucket, valueBucket,
+	configsBucket, updatesBucket, jobUpdatesBucket, hostsBucket, eventsBucket}
 
 // ctxCheckEvery is how many tasks of a batch are written between checks
 // for a cancelled context.
@@ -35,6 +47,9 @@ const listSlabSize = 256
 // Store is a store.Store in one bbolt file. It is safe for concurrent use.
 type Store struct {
 	db *bolt.DB
+	// specs keeps decoded configs, keyed by the sequence number of their
+	// job's configs bucket (a new one for every CreateJob).
+	specs *codec.SpecCache
 }
 
 var _ store.Store = (*Store)(nil)
@@ -59,8 +74,8 @@ func Open(path string) (*Store, error) {
 	// Group commit waits at most this long for more writes to join.
 	db.MaxBatchDelay = time.Millisecond
 	err = db.Update(func(tx *bolt.Tx) error {
-		// A file from before pools existed gains the bucket here.
-		for _, name := range [][]byte{jobsBucket, tasksBucket, poolsBucket, metaBucket, valueBucket} {
+		// A file from an older build gains the buckets it lacks here.
+		for _, name := range buckets {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
@@ -77,7 +92,7 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("boltstore: open %s: %w", path, err), db.Close())
 	}
-	return &Store{db: db}, nil
+	return &Store{db: db, specs: codec.NewSpecCache(codec.DefaultSpecCacheEntries, codec.DefaultSpecCacheBytes)}, nil
 }
 
 // Close releases the file; later calls fail with store.ErrUnavailable.
@@ -122,25 +137,20 @@ func (s *Store) batch(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 	return backendError(s.db.Batch(fn))
 }
 
-func checkJob(job *model.Job) error {
-	if job == nil {
-		return fmt.Errorf("%w: nil job", store.ErrInvalid)
-	}
-	if job.ID == "" {
-		return fmt.Errorf("%w: job id is empty", store.ErrInvalid)
-	}
-	return nil
-}
-
-// CreateJob stores a new job with Revision 1 and sets job.Revision to 1.
+// CreateJob stores a new job with Revision 1, and its spec as config
+// version job.ConfigVersion (1 when 0); it sets both on job.
 func (s *Store) CreateJob(ctx context.Context, job *model.Job) error {
-	if err := checkJob(job); err != nil {
+	if err := codec.CheckJob(job); err != nil {
 		return fmt.Errorf("create job: %w", err)
 	}
-	value, err := encodeJob(job, 1)
+	version := max(job.ConfigVersion, 1)
+	config, err := codec.EncodeConfig(&job.Spec)
 	if err != nil {
 		return fmt.Errorf("create job %s: %w", job.ID, err)
 	}
+	withVersion := *job
+	withVersion.ConfigVersion = version
+	record := codec.EncodeJobRecord(&withVersion, 1)
 	key := []byte(job.ID)
 	// Concurrent creates share one commit (group commit); the function is
 	// idempotent, as Batch may run it again alone.
@@ -149,52 +159,54 @@ func (s *Store) CreateJob(ctx context.Context, job *model.Job) error {
 		if jobs.Get(key) != nil {
 			return store.ErrExists
 		}
-		if err := jobs.Put(key, value); err != nil {
+		if err := jobs.Put(key, record); err != nil {
 			return err
 		}
-		tasks := tx.Bucket(tasksBucket)
-		if tasks.Bucket(key) != nil {
-			// Left behind by an older build; a new job starts empty.
-			if err := tasks.DeleteBucket(key); err != nil {
-				return err
-			}
+		configs, err := newJobBucket(tx.Bucket(configsBucket), key)
+		if err != nil {
+			return err
 		}
-		_, err := tasks.CreateBucket(key)
+		// Each job's configs bucket is numbered anew, so that decoded
+		// configs cached under an earlier job of the same id never match.
+		seq, err := tx.Bucket(configsBucket).NextSequence()
+		if err != nil {
+			return err
+		}
+		if err := configs.SetSequence(seq); err != nil {
+			return err
+		}
+		if err := configs.Put(versionKey(version), config); err != nil {
+			return err
+		}
+		_, err = newJobBucket(tx.Bucket(tasksBucket), key)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("create job %s: %w", job.ID, err)
 	}
-	job.Revision = 1
+	job.Revision, job.ConfigVersion = 1, version
 	return nil
 }
 
-// UpdateJob replaces a job whose stored revision equals job.Revision and
-// increments job.Revision.
+// newJobBucket creates the nested bucket of a job under root, replacing
+// one left behind by an older build or an interrupted delete.
+func newJobBucket(root *bolt.Bucket, key []byte) (*bolt.Bucket, error) {
+	if root.Bucket(key) != nil {
+		if err := root.DeleteBucket(key); err != nil {
+			return nil, err
+		}
+	}
+	return root.CreateBucket(key)
+}
+
+// UpdateJob replaces a job's record (not its spec) if its stored revision
+// equals job.Revision, and increments job.Revision.
 func (s *Store) UpdateJob(ctx context.Context, job *model.Job) error {
-	if err := checkJob(job); err != nil {
+	if err := codec.CheckJobRecord(job); err != nil {
 		return fmt.Errorf("update job: %w", err)
 	}
-	value, err := encodeJob(job, job.Revision+1)
-	if err != nil {
-		return fmt.Errorf("update job %s: %w", job.ID, err)
-	}
-	key := []byte(job.ID)
-	err = s.update(ctx, func(tx *bolt.Tx) error {
-		jobs := tx.Bucket(jobsBucket)
-		old := jobs.Get(key)
-		if old == nil {
-			return store.ErrNotFound
-		}
-		rev, err := storedRevision(old, jobRecordVersion)
-		if err != nil {
-			return err
-		}
-		if rev != job.Revision {
-			return fmt.Errorf("stored revision %d, given %d: %w", rev, job.Revision, store.ErrConflict)
-		}
-		return jobs.Put(key, value)
-	})
+	record := codec.EncodeJobRecord(job, job.Revision+1)
+	err := s.update(ctx, func(tx *bolt.Tx) error { return replaceJobRecord(tx, job, record) })
 	if err != nil {
 		return fmt.Errorf("update job %s: %w", job.ID, err)
 	}
@@ -202,7 +214,32 @@ func (s *Store) UpdateJob(ctx context.Context, job *model.Job) error {
 	return nil
 }
 
-// GetJob returns a stored job.
+// replaceJobRecord compares and sets one job record. A record of an older
+// build holds the spec of config version 1: that spec moves to the job's
+// configs first.
+func replaceJobRecord(tx *bolt.Tx, job *model.Job, record []byte) error {
+	jobs := tx.Bucket(jobsBucket)
+	key := []byte(job.ID)
+	old := jobs.Get(key)
+	if old == nil {
+		return fmt.Errorf("job %s: %w", job.ID, store.ErrNotFound)
+	}
+	rev, err := storedRevision(old, jobRecordVersion)
+	if err != nil {
+		return fmt.Errorf("job %s: %w", job.ID, err)
+	}
+	if rev != job.Revision {
+		return fmt.Errorf("job %s: stored revision %d, given %d: %w", job.ID, rev, job.Revision, store.ErrConflict)
+	}
+	if codec.JobRecordHasSpec(old) {
+		if err := moveEmbeddedSpec(tx, job.ID, old); err != nil {
+			return fmt.Errorf("job %s: %w", job.ID, err)
+		}
+	}
+	return jobs.Put(key, record)
+}
+
+// GetJob returns a stored job with the spec of its config version.
 func (s *Store) GetJob(ctx context.Context, id model.JobID) (*model.Job, error) {
 	var job *model.Job
 	err := s.view(ctx, func(tx *bolt.Tx) error {
@@ -211,7 +248,7 @@ func (s *Store) GetJob(ctx context.Context, id model.JobID) (*model.Job, error) 
 			return store.ErrNotFound
 		}
 		var err error
-		job, err = decodeJob(id, v)
+		job, err = s.decodeJob(tx, id, v)
 		return err
 	})
 	if err != nil {
@@ -220,12 +257,26 @@ func (s *Store) GetJob(ctx context.Context, id model.JobID) (*model.Job, error) 
 	return job, nil
 }
 
+// decodeJob decodes a job record and fills in its spec.
+func (s *Store) decodeJob(tx *bolt.Tx, id model.JobID, record []byte) (*model.Job, error) {
+	job, err := codec.DecodeJobRecord(id, record)
+	if err != nil || codec.JobRecordHasSpec(record) {
+		return job, err
+	}
+	spec, err := s.jobConfig(tx, id, job.ConfigVersion, record)
+	if err != nil {
+		return nil, err
+	}
+	job.Spec = *spec
+	return job, nil
+}
+
 // ListJobs returns all jobs ordered by id.
 func (s *Store) ListJobs(ctx context.Context) ([]*model.Job, error) {
 	var jobs []*model.Job
 	err := s.view(ctx, func(tx *bolt.Tx) error {
 		return tx.Bucket(jobsBucket).ForEach(func(k, v []byte) error {
-			job, err := decodeJob(model.JobID(k), v)
+			job, err := s.decodeJob(tx, model.JobID(k), v)
 			if err != nil {
 				return err
 			}
@@ -239,7 +290,7 @@ func (s *Store) ListJobs(ctx context.Context) ([]*model.Job, error) {
 	return jobs, nil
 }
 
-// DeleteJob removes a job and all its tasks.
+// DeleteJob removes a job with its tasks, configs, updates and events.
 func (s *Store) DeleteJob(ctx context.Context, id model.JobID) error {
 	key := []byte(id)
 	err := s.update(ctx, func(tx *bolt.Tx) error {
@@ -250,15 +301,21 @@ func (s *Store) DeleteJob(ctx context.Context, id model.JobID) error {
 		if err := jobs.Delete(key); err != nil {
 			return err
 		}
-		err := tx.Bucket(tasksBucket).DeleteBucket(key)
-		if errors.Is(err, berrors.ErrBucketNotFound) {
-			return nil
+		if err := deleteJobUpdates(tx, key); err != nil {
+			return err
 		}
-		return err
+		for _, root := range [][]byte{tasksBucket, configsBucket, eventsBucket} {
+			err := tx.Bucket(root).DeleteBucket(key)
+			if err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("delete job %s: %w", id, err)
 	}
+	s.specs.Forget(id)
 	return nil
 }
 

@@ -212,17 +212,21 @@ func TestUpdateJobsBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a.Spec.Name, b.Spec.Name = "a2", "b2"
+	a.Status.Message, b.Status.Message = "a2", "b2"
 	if err := s.UpdateJobs(ctx, []*model.Job{a, b}); err != nil || a.Revision != 2 || b.Revision != 2 {
 		t.Fatalf("UpdateJobs: %v, revisions %d %d", err, a.Revision, b.Revision)
 	}
-	stale := &model.Job{ID: "b", Revision: 1, Spec: model.JobSpec{Name: "stale"}}
-	a.Spec.Name = "a3"
+	stale := &model.Job{ID: "b", Revision: 1, ConfigVersion: 1, Status: model.JobStatus{Message: "stale"}}
+	a.Status.Message = "a3"
 	if err := s.UpdateJobs(ctx, []*model.Job{a, stale}); !errors.Is(err, store.ErrConflict) || a.Revision != 2 {
 		t.Fatalf("stale batch: %v, revision %d", err, a.Revision)
 	}
 	got, _ := s.GetJob(ctx, "a")
-	if got.Spec.Name != "a2" {
-		t.Fatalf("a stale batch wrote %q", got.Spec.Name)
+	if got.Status.Message != "a2" {
+		t.Fatalf("a stale batch wrote %q", got.Status.Message)
+	}
+	noVersion := &model.Job{ID: "a", Revision: 2}
+	if err := s.UpdateJobs(ctx, []*model.Job{noVersion}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("UpdateJobs without a config version: %v, want ErrInvalid", err)
 	}
 }

@@ -24,8 +24,6 @@ var (
 	storedRevision = codec.StoredRevision
 	decodeTask     = codec.DecodeTask
 	decodeTaskInto = codec.DecodeTaskInto
-	encodeJob      = codec.EncodeJob
-	decodeJob      = codec.DecodeJob
 	encodePool     = codec.EncodePool
 	decodePool     = codec.DecodePool
 )

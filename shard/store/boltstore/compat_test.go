@@ -3,12 +3,16 @@ package boltstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/store"
 	"github.com/peloton-federated/peloton/shard/store/storetest"
 )
 
@@ -52,9 +56,11 @@ func TestOpensAFileWrittenBeforePools(t *testing.T) {
 	if want.Job == nil || len(want.Tasks) == 0 {
 		t.Fatal("testdata/format1.json holds no job or no tasks")
 	}
-	if s := want.Job.Spec; s.GangSize != 0 || s.GangRestart || s.Revocable {
+	if s := want.Job.Spec; s.GangSize != 0 || s.GangRestart || s.Revocable || want.Job.ConfigVersion != 0 {
 		t.Fatal("testdata/format1.json sets fields the old build did not have")
 	}
+	// The spec an old job record holds is its config version 1.
+	want.Job.ConfigVersion = 1
 	path := filepath.Join(t.TempDir(), "old.db")
 	copyFile(t, filepath.Join("testdata", "format1.db"), path)
 
@@ -80,10 +86,26 @@ func TestOpensAFileWrittenBeforePools(t *testing.T) {
 		t.Fatalf("ListPools of an old file: %d pools, %v", len(pools), err)
 	}
 
-	// The old records take compare-and-set writes, now in the new version.
-	got.Spec.GangSize, got.Spec.GangRestart, got.Spec.Revocable = 5, true, true
+	requireConfigs(t, s, want.Job.ID, map[uint64]*model.JobSpec{1: &want.Job.Spec})
+	if err := s.PutJobConfig(ctx, want.Job.ID, 1, &model.JobSpec{}); !errors.Is(err, store.ErrExists) {
+		t.Fatalf("PutJobConfig of version 1 of an old job: %v, want ErrExists", err)
+	}
+
+	// The old records take compare-and-set writes, now in the new version:
+	// the spec moves out of the record and stays config version 1.
+	got.Status.Message = "updated by this build"
 	if err := s.UpdateJob(ctx, got); err != nil {
 		t.Fatalf("UpdateJob over a version 1 record: %v", err)
+	}
+	requireConfigs(t, s, want.Job.ID, map[uint64]*model.JobSpec{1: &want.Job.Spec})
+	next := want.Job.Spec
+	next.GangSize, next.GangRestart, next.Revocable = 5, true, true
+	if err := s.PutJobConfig(ctx, want.Job.ID, 2, &next); err != nil {
+		t.Fatal(err)
+	}
+	got.ConfigVersion, got.Spec = 2, next
+	if err := s.UpdateJob(ctx, got); err != nil {
+		t.Fatalf("UpdateJob to config 2: %v", err)
 	}
 	pool := storetest.FullPool("/")
 	if err := s.CreatePool(ctx, pool); err != nil {
@@ -102,8 +124,25 @@ func TestOpensAFileWrittenBeforePools(t *testing.T) {
 	if err != nil || !equal(again, got) {
 		t.Fatalf("updated old job after reopen: %+v, %v", again, err)
 	}
+	requireConfigs(t, s, want.Job.ID, map[uint64]*model.JobSpec{1: &want.Job.Spec, 2: &next})
 	pools, err := s.ListPools(ctx)
 	if err != nil || len(pools) != 1 || !equal(pools[0], pool) {
 		t.Fatalf("pools after reopen: %+v, %v", pools, err)
+	}
+}
+
+// requireConfigs fails unless job's stored configs are exactly want.
+func requireConfigs(t *testing.T, s *Store, job model.JobID, want map[uint64]*model.JobSpec) {
+	t.Helper()
+	ctx := context.Background()
+	versions, err := s.ListJobConfigVersions(ctx, job)
+	if err != nil || !slices.Equal(versions, slices.Sorted(maps.Keys(want))) {
+		t.Fatalf("config versions of %s: %v, %v; want %v", job, versions, err, slices.Sorted(maps.Keys(want)))
+	}
+	for v, spec := range want {
+		got, err := s.GetJobConfig(ctx, job, v)
+		if err != nil || !equal(got, spec) {
+			t.Fatalf("config %d of %s: %+v, %v", v, job, got, err)
+		}
 	}
 }

@@ -8,25 +8,12 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/codec"
 )
-
-func checkPool(pool *model.Pool) error {
-	if pool == nil {
-		return fmt.Errorf("%w: nil pool", store.ErrInvalid)
-	}
-	return checkPoolPath(pool.Path)
-}
-
-func checkPoolPath(path string) error {
-	if path == "" {
-		return fmt.Errorf("%w: pool path is empty", store.ErrInvalid)
-	}
-	return nil
-}
 
 // CreatePool stores a new pool with Revision 1 and sets pool.Revision to 1.
 func (s *Store) CreatePool(ctx context.Context, pool *model.Pool) error {
-	if err := checkPool(pool); err != nil {
+	if err := codec.CheckPool(pool); err != nil {
 		return fmt.Errorf("create pool: %w", err)
 	}
 	key, value := []byte(pool.Path), encodePool(pool, 1)
@@ -47,7 +34,7 @@ func (s *Store) CreatePool(ctx context.Context, pool *model.Pool) error {
 // UpdatePool replaces a pool whose stored revision equals pool.Revision and
 // increments pool.Revision.
 func (s *Store) UpdatePool(ctx context.Context, pool *model.Pool) error {
-	if err := checkPool(pool); err != nil {
+	if err := codec.CheckPool(pool); err != nil {
 		return fmt.Errorf("update pool: %w", err)
 	}
 	key, value := []byte(pool.Path), encodePool(pool, pool.Revision+1)
@@ -76,7 +63,7 @@ func (s *Store) UpdatePool(ctx context.Context, pool *model.Pool) error {
 // DeletePool removes a pool. Its descendants, if any, are left alone: the
 // tree's shape is the resource manager's business.
 func (s *Store) DeletePool(ctx context.Context, path string) error {
-	if err := checkPoolPath(path); err != nil {
+	if err := codec.CheckPoolPath(path); err != nil {
 		return fmt.Errorf("delete pool: %w", err)
 	}
 	key := []byte(path)

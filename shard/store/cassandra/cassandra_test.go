@@ -69,7 +69,8 @@ func mustDefaults(t testing.TB, cfg Config) Config {
 }
 
 // dataTables are emptied between contract subtests.
-var dataTables = []string{"jobs", "task_partitions", "tasks", "pools", "named_values", "leases", "lease_terms"}
+var dataTables = []string{"jobs", "task_partitions", "tasks", "pools", "named_values", "leases", "lease_terms",
+	"job_configs", "config_chunks", "updates", "job_updates", "hosts", "events", "event_buckets"}
 
 // TestContract runs the shared contract suite. Every subtest gets the
 // same migrated keyspace, emptied first: creating a keyspace per subtest

@@ -11,13 +11,40 @@
 // SimpleStrategy (one data center) or NetworkTopologyStrategy (a factor
 // per data center, one per region); see Replication.
 //
-//	jobs            id → incarnation, revision, record (status + compressed spec)
+//	jobs            id → incarnation, revision, status (status + config version);
+//	                record (status + compressed spec) on rows of schema 1
+//	job_configs     (job_id) incarnation, version → config_id, chunks, config_size
+//	config_chunks   ((config_id), chunk) → data: a config record in pieces
 //	task_partitions (job_id) incarnation, bucket: the task partitions that exist
 //	tasks           ((job_id, incarnation, bucket), instance) → revision, record
 //	pools           path → revision, record
 //	named_values    name → value
 //	leases          name → holder, term, written with a TTL (leader election)
 //	lease_terms     name → term, without TTL (fencing tokens outlive leases)
+//	updates         id → job_id, revision, record
+//	job_updates     (job_id) update_id: each job's updates
+//	hosts           ((part = 0), id) → record: every host in id order
+//	events          ((job_id, bucket), seq) → instance, expires, record, with a TTL
+//	event_buckets   (job_id) bucket: the event partitions that exist, with a TTL
+//
+// Job configs. A job's record names its config version; the configs are
+// immutable, stored once per version, compressed, and written as chunks
+// of at most ConfigChunkSize (256 KiB) in a partition of their own, so a
+// config of megabytes (a 100,000-instance job with an override per
+// instance compresses to about 2 MiB) is many small mutations. The chunks
+// are written first, then the job_configs row that makes the version
+// visible (for CreateJob, then the job row itself), so a reader never
+// meets a config with chunks missing. UpdateJob rewrites the small status
+// only. Configs are keyed by the job incarnation, and decoded configs are
+// cached by (job, incarnation, version) (codec.SpecCache). A jobs row of
+// schema 1 keeps its record: its spec is config version 1 of the job.
+//
+// Events. Task events are partitioned like tasks (bucket = instance /
+// BucketSize) and job events in bucket -1, each row written with a TTL
+// that outlives the event's retention, and expires hiding it exactly when
+// the retention ends. A query for one instance reads one partition; a
+// query for the job merges its partitions (event_buckets) in Seq order.
+// AppendEvents writes unlogged single-partition batches, several at once.
 //
 // A job's tasks live in partitions of BucketSize consecutive instances
 // (bucket = instance / BucketSize), so a 100,000-instance job is ten

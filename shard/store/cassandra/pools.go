@@ -11,23 +11,9 @@ import (
 	"github.com/peloton-federated/peloton/shard/store/codec"
 )
 
-func checkPool(pool *model.Pool) error {
-	if pool == nil {
-		return fmt.Errorf("%w: nil pool", store.ErrInvalid)
-	}
-	return checkPoolPath(pool.Path)
-}
-
-func checkPoolPath(path string) error {
-	if path == "" {
-		return fmt.Errorf("%w: pool path is empty", store.ErrInvalid)
-	}
-	return nil
-}
-
 // CreatePool stores a new pool with Revision 1 and sets pool.Revision to 1.
 func (s *Store) CreatePool(ctx context.Context, pool *model.Pool) error {
-	if err := checkPool(pool); err != nil {
+	if err := codec.CheckPool(pool); err != nil {
 		return fmt.Errorf("create pool: %w", err)
 	}
 	if err := s.begin(ctx); err != nil {
@@ -48,7 +34,7 @@ func (s *Store) CreatePool(ctx context.Context, pool *model.Pool) error {
 // UpdatePool replaces a pool whose stored revision equals pool.Revision and
 // increments pool.Revision.
 func (s *Store) UpdatePool(ctx context.Context, pool *model.Pool) error {
-	if err := checkPool(pool); err != nil {
+	if err := codec.CheckPool(pool); err != nil {
 		return fmt.Errorf("update pool: %w", err)
 	}
 	if err := s.begin(ctx); err != nil {
@@ -65,7 +51,7 @@ func (s *Store) UpdatePool(ctx context.Context, pool *model.Pool) error {
 
 // DeletePool removes a pool; its descendants are left alone.
 func (s *Store) DeletePool(ctx context.Context, path string) error {
-	if err := checkPoolPath(path); err != nil {
+	if err := codec.CheckPoolPath(path); err != nil {
 		return fmt.Errorf("delete pool: %w", err)
 	}
 	if err := s.begin(ctx); err != nil {

@@ -79,6 +79,75 @@ var migrations = []migration{
 				term bigint)`,
 		},
 	},
+	{
+		version:     2,
+		description: "versioned job configs in chunks, updates, hosts, events",
+		statements: []string{
+			// A job's record moves to status: codec.EncodeJobRecord's
+			// value (status and config version, no spec). A row written
+			// before keeps its record (status plus the spec, which reads
+			// as config version 1); this build never writes record.
+			`ALTER TABLE %[1]s.jobs ADD IF NOT EXISTS status blob`,
+			// The config versions of each job incarnation: a version is
+			// stored once its row is written, after all its chunks.
+			// config_id names the chunks; chunks and config_size let a
+			// reader check that it has them all.
+			`CREATE TABLE IF NOT EXISTS %[1]s.job_configs (
+				job_id text,
+				incarnation timeuuid,
+				version bigint,
+				config_id timeuuid,
+				chunks int,
+				config_size bigint,
+				PRIMARY KEY ((job_id), incarnation, version))`,
+			// A config record (codec.EncodeConfig) in chunks of at most
+			// ConfigChunkSize bytes, one partition per stored config.
+			`CREATE TABLE IF NOT EXISTS %[1]s.config_chunks (
+				config_id timeuuid,
+				chunk int,
+				data blob,
+				PRIMARY KEY ((config_id), chunk))`,
+			// Updates by id (record is codec.EncodeUpdate's value), and
+			// each job's update ids.
+			`CREATE TABLE IF NOT EXISTS %[1]s.updates (
+				id text PRIMARY KEY,
+				job_id text,
+				revision bigint,
+				record blob)`,
+			`CREATE TABLE IF NOT EXISTS %[1]s.job_updates (
+				job_id text,
+				update_id text,
+				PRIMARY KEY ((job_id), update_id))`,
+			// Host records (codec.EncodeHost), all in partition part = 0,
+			// in id order: a shard's few thousand hosts are one batch.
+			`CREATE TABLE IF NOT EXISTS %[1]s.hosts (
+				part int,
+				id text,
+				record blob,
+				PRIMARY KEY ((part), id))`,
+			// Events, every row written with a TTL. A job's task events
+			// are partitioned like its tasks (bucket = instance /
+			// BucketSize), its job events in bucket -1; rows are in seq
+			// order (seq stored as int64(seq ^ 1<<63), so that it sorts
+			// as the unsigned Seq does). expires (microseconds since the
+			// epoch) hides an event the moment its retention ends, before
+			// the TTL, which counts in whole seconds, removes it.
+			`CREATE TABLE IF NOT EXISTS %[1]s.events (
+				job_id text,
+				bucket int,
+				seq bigint,
+				instance bigint,
+				expires bigint,
+				record blob,
+				PRIMARY KEY ((job_id, bucket), seq))`,
+			// The event partitions a job has, each row written with the
+			// longest TTL of the events it announces.
+			`CREATE TABLE IF NOT EXISTS %[1]s.event_buckets (
+				job_id text,
+				bucket int,
+				PRIMARY KEY ((job_id), bucket))`,
+		},
+	},
 }
 
 // SchemaVersion is the schema version this build reads and writes.

@@ -7,6 +7,15 @@ import "fmt"
 type statements struct {
 	createJob, updateJob, getJob, listJobs, deleteJob, jobIncarnation string
 
+	insertConfig, createConfig, getConfig, listConfigVersions string
+	listAllConfigs, deleteConfigs, insertChunk, getChunks     string
+	deleteChunks                                              string
+	createUpdate, writeUpdate, getUpdate, addJobUpdate        string
+	listJobUpdates, deleteUpdate, deleteJobUpdates            string
+	putHost, getHost, listHosts, deleteHost                   string
+	insertEvent, addEventBucket, listEventBuckets, listEvents string
+	listTaskEvents, deleteEventPartition, deleteEventBuckets  string
+
 	addTaskPartition, listTaskPartitions, listAllTaskPartitions string
 	deleteTaskPartition, deleteTaskPartitions                   string
 	insertTask, updateTask, getTask, listTasks, taskRevisions   string
@@ -19,10 +28,10 @@ type statements struct {
 func newStatements(ks string) statements {
 	f := func(format string) string { return fmt.Sprintf(format, ks) }
 	return statements{
-		createJob:      f("INSERT INTO %s.jobs (id, incarnation, revision, record) VALUES (?, ?, ?, ?) IF NOT EXISTS"),
-		updateJob:      f("UPDATE %s.jobs SET revision = ?, record = ? WHERE id = ? IF revision = ?"),
-		getJob:         f("SELECT record FROM %s.jobs WHERE id = ?"),
-		listJobs:       f("SELECT id, record FROM %s.jobs"),
+		createJob:      f("INSERT INTO %s.jobs (id, incarnation, revision, status) VALUES (?, ?, ?, ?) IF NOT EXISTS"),
+		updateJob:      f("UPDATE %s.jobs SET revision = ?, status = ? WHERE id = ? IF revision = ?"),
+		getJob:         f("SELECT incarnation, status, record FROM %s.jobs WHERE id = ?"),
+		listJobs:       f("SELECT id, incarnation, status, record FROM %s.jobs"),
 		deleteJob:      f("DELETE FROM %s.jobs WHERE id = ? IF EXISTS"),
 		jobIncarnation: f("SELECT incarnation FROM %s.jobs WHERE id = ?"),
 
@@ -44,6 +53,45 @@ func newStatements(ks string) statements {
 		updatePool: f("UPDATE %s.pools SET revision = ?, record = ? WHERE path = ? IF revision = ?"),
 		deletePool: f("DELETE FROM %s.pools WHERE path = ? IF EXISTS"),
 		listPools:  f("SELECT path, record FROM %s.pools"),
+
+		insertConfig: f("INSERT INTO %s.job_configs (job_id, incarnation, version, config_id, chunks, config_size) " +
+			"VALUES (?, ?, ?, ?, ?, ?)"),
+		createConfig: f("INSERT INTO %s.job_configs (job_id, incarnation, version, config_id, chunks, config_size) " +
+			"VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS"),
+		getConfig: f("SELECT config_id, chunks, config_size FROM %s.job_configs " +
+			"WHERE job_id = ? AND incarnation = ? AND version = ?"),
+		listConfigVersions: f("SELECT version FROM %s.job_configs WHERE job_id = ? AND incarnation = ?"),
+		listAllConfigs:     f("SELECT incarnation, config_id FROM %s.job_configs WHERE job_id = ?"),
+		deleteConfigs:      f("DELETE FROM %s.job_configs WHERE job_id = ? AND incarnation = ?"),
+		insertChunk:        f("INSERT INTO %s.config_chunks (config_id, chunk, data) VALUES (?, ?, ?)"),
+		getChunks:          f("SELECT chunk, data FROM %s.config_chunks WHERE config_id = ?"),
+		deleteChunks:       f("DELETE FROM %s.config_chunks WHERE config_id = ?"),
+
+		createUpdate:     f("INSERT INTO %s.updates (id, job_id, revision, record) VALUES (?, ?, ?, ?) IF NOT EXISTS"),
+		writeUpdate:      f("UPDATE %s.updates SET revision = ?, record = ? WHERE id = ? IF revision = ? AND job_id = ?"),
+		getUpdate:        f("SELECT job_id, record FROM %s.updates WHERE id = ?"),
+		addJobUpdate:     f("INSERT INTO %s.job_updates (job_id, update_id) VALUES (?, ?)"),
+		listJobUpdates:   f("SELECT update_id FROM %s.job_updates WHERE job_id = ?"),
+		deleteUpdate:     f("DELETE FROM %s.updates WHERE id = ?"),
+		deleteJobUpdates: f("DELETE FROM %s.job_updates WHERE job_id = ?"),
+
+		putHost:    f("INSERT INTO %s.hosts (part, id, record) VALUES (0, ?, ?)"),
+		getHost:    f("SELECT record FROM %s.hosts WHERE part = 0 AND id = ?"),
+		listHosts:  f("SELECT id, record FROM %s.hosts WHERE part = 0"),
+		deleteHost: f("DELETE FROM %s.hosts WHERE part = 0 AND id = ?"),
+
+		insertEvent: f("INSERT INTO %s.events (job_id, bucket, seq, instance, expires, record) " +
+			"VALUES (?, ?, ?, ?, ?, ?) USING TTL ?"),
+		addEventBucket:   f("INSERT INTO %s.event_buckets (job_id, bucket) VALUES (?, ?) USING TTL ?"),
+		listEventBuckets: f("SELECT bucket FROM %s.event_buckets WHERE job_id = ?"),
+		listEvents: f("SELECT seq, expires, record FROM %s.events " +
+			"WHERE job_id = ? AND bucket = ? AND seq > ?"),
+		// One partition, filtered on a regular column: Cassandra reads
+		// that partition only.
+		listTaskEvents: f("SELECT seq, expires, record FROM %s.events " +
+			"WHERE job_id = ? AND bucket = ? AND seq > ? AND instance = ? ALLOW FILTERING"),
+		deleteEventPartition: f("DELETE FROM %s.events WHERE job_id = ? AND bucket = ?"),
+		deleteEventBuckets:   f("DELETE FROM %s.event_buckets WHERE job_id = ?"),
 
 		getValue: f("SELECT value FROM %s.named_values WHERE name = ?"),
 		putValue: f("INSERT INTO %s.named_values (name, value) VALUES (?, ?)"),

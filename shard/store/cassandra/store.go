@@ -22,6 +22,8 @@ type Store struct {
 	session *gocql.Session
 	q       statements
 	closed  atomic.Bool
+	// specs keeps decoded configs by job incarnation and version.
+	specs *codec.SpecCache
 }
 
 var _ store.Store = (*Store)(nil)
@@ -64,7 +66,8 @@ func connect(ctx context.Context, cfg Config) (*Store, error) {
 		}
 		return nil, fmt.Errorf("cassandra %s: %w: connect: %w", cfg.hostsString(), store.ErrUnavailable, err)
 	}
-	return &Store{cfg: cfg, session: session, q: newStatements(cfg.Keyspace)}, nil
+	return &Store{cfg: cfg, session: session, q: newStatements(cfg.Keyspace),
+		specs: codec.NewSpecCache(codec.DefaultSpecCacheEntries, codec.DefaultSpecCacheBytes)}, nil
 }
 
 // Close ends the session; later calls fail with store.ErrUnavailable.
@@ -100,55 +103,53 @@ func (s *Store) query(ctx context.Context, stmt string, args ...any) *gocql.Quer
 	return s.session.Query(stmt, args...).WithContext(ctx)
 }
 
-func checkJob(job *model.Job) error {
-	if job == nil {
-		return fmt.Errorf("%w: nil job", store.ErrInvalid)
-	}
-	if job.ID == "" {
-		return fmt.Errorf("%w: job id is empty", store.ErrInvalid)
-	}
-	return nil
-}
-
-// CreateJob stores a new job with Revision 1 and sets job.Revision to 1.
+// CreateJob stores a new job with Revision 1, and its spec as config
+// version job.ConfigVersion (1 when 0); it sets both on job. The config is
+// written first, under the new incarnation nobody reads yet; the job row,
+// a compare-and-set, then makes job and config visible together.
 func (s *Store) CreateJob(ctx context.Context, job *model.Job) error {
-	if err := checkJob(job); err != nil {
+	if err := codec.CheckJob(job); err != nil {
 		return fmt.Errorf("create job: %w", err)
 	}
 	if err := s.begin(ctx); err != nil {
 		return fmt.Errorf("create job %s: %w", job.ID, err)
 	}
-	record, err := codec.EncodeJob(job, 1)
+	withVersion := *job
+	withVersion.ConfigVersion = max(job.ConfigVersion, 1)
+	config, err := codec.EncodeConfig(&job.Spec)
 	if err != nil {
 		return fmt.Errorf("create job %s: %w", job.ID, err)
 	}
-	applied, err := s.query(ctx, s.q.createJob, string(job.ID), gocql.TimeUUID(), int64(1), record).
+	inc := gocql.TimeUUID()
+	stored, err := s.writeConfig(ctx, s.q.insertConfig, job.ID, inc, withVersion.ConfigVersion, config)
+	if err != nil {
+		return fmt.Errorf("create job %s: %w", job.ID, err)
+	}
+	applied, err := s.query(ctx, s.q.createJob, string(job.ID), inc, int64(1), codec.EncodeJobRecord(&withVersion, 1)).
 		MapScanCAS(map[string]any{})
 	if err != nil {
 		return fmt.Errorf("create job %s: %w", job.ID, s.classify(ctx, err))
 	}
 	if !applied {
+		// The config written is under an incarnation no job has.
+		s.dropConfig(ctx, job.ID, inc, stored)
 		return fmt.Errorf("create job %s: %w", job.ID, store.ErrExists)
 	}
-	job.Revision = 1
+	job.Revision, job.ConfigVersion = 1, withVersion.ConfigVersion
 	return nil
 }
 
-// UpdateJob replaces a job whose stored revision equals job.Revision and
-// increments job.Revision.
+// UpdateJob replaces a job's record (not its spec) if its stored revision
+// equals job.Revision, and increments job.Revision.
 func (s *Store) UpdateJob(ctx context.Context, job *model.Job) error {
-	if err := checkJob(job); err != nil {
+	if err := codec.CheckJobRecord(job); err != nil {
 		return fmt.Errorf("update job: %w", err)
 	}
 	if err := s.begin(ctx); err != nil {
 		return fmt.Errorf("update job %s: %w", job.ID, err)
 	}
-	record, err := codec.EncodeJob(job, job.Revision+1)
-	if err != nil {
-		return fmt.Errorf("update job %s: %w", job.ID, err)
-	}
-	err = s.compareAndSet(ctx, s.q.updateJob, job.Revision,
-		int64(job.Revision+1), record, string(job.ID), int64(job.Revision))
+	err := s.compareAndSet(ctx, s.q.updateJob, job.Revision,
+		int64(job.Revision+1), codec.EncodeJobRecord(job, job.Revision+1), string(job.ID), int64(job.Revision))
 	if err != nil {
 		return fmt.Errorf("update job %s: %w", job.ID, err)
 	}
@@ -176,66 +177,117 @@ func (s *Store) compareAndSet(ctx context.Context, stmt string, given uint64, ar
 	return fmt.Errorf("stored revision %d, given %d: %w", stored, given, store.ErrConflict)
 }
 
-// GetJob returns a stored job.
+// jobRow is a job's row: its incarnation, its record as this build
+// writes it (status), and the record with the spec inside an older build
+// wrote (record), which holds config version 1 when present.
+type jobRow struct {
+	id             model.JobID
+	incarnation    gocql.UUID
+	status, record []byte
+}
+
+// legacySpec reports whether the row holds config version 1 itself.
+func (r *jobRow) legacySpec() bool { return codec.JobRecordHasSpec(r.record) }
+
+// getJobRow reads a job's row; ErrNotFound if there is no such job.
+func (s *Store) getJobRow(ctx context.Context, id model.JobID) (*jobRow, error) {
+	r := &jobRow{id: id}
+	err := s.query(ctx, s.q.getJob, string(id)).Scan(&r.incarnation, &r.status, &r.record)
+	if errors.Is(err, gocql.ErrNotFound) || (err == nil && r.status == nil && r.record == nil) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, s.classify(ctx, err)
+	}
+	return r, nil
+}
+
+// job decodes a job's row and reads the spec of its config version.
+func (s *Store) job(ctx context.Context, r *jobRow) (*model.Job, error) {
+	if r.status == nil {
+		// Never updated since an older build wrote it.
+		return codec.DecodeJobRecord(r.id, r.record)
+	}
+	job, err := codec.DecodeJobRecord(r.id, r.status)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := s.jobConfig(ctx, r, job.ConfigVersion)
+	if err != nil {
+		return nil, err
+	}
+	job.Spec = *spec
+	return job, nil
+}
+
+// GetJob returns a stored job with the spec of its config version.
 func (s *Store) GetJob(ctx context.Context, id model.JobID) (*model.Job, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, fmt.Errorf("job %s: %w", id, err)
 	}
-	var record []byte
-	err := s.query(ctx, s.q.getJob, string(id)).Scan(&record)
-	if errors.Is(err, gocql.ErrNotFound) || (err == nil && record == nil) {
-		return nil, fmt.Errorf("job %s: %w", id, store.ErrNotFound)
-	}
+	r, err := s.getJobRow(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("job %s: %w", id, s.classify(ctx, err))
+		return nil, fmt.Errorf("job %s: %w", id, err)
 	}
-	job, err := codec.DecodeJob(id, record)
+	job, err := s.job(ctx, r)
 	if err != nil {
 		return nil, fmt.Errorf("job %s: %w", id, err)
 	}
 	return job, nil
 }
 
-// ListJobs returns all jobs ordered by id. It reads the whole jobs table.
+// listParallelism bounds the configs ListJobs reads at once.
+const listParallelism = 16
+
+// ListJobs returns all jobs ordered by id. It reads the whole jobs table,
+// then the configs the jobs name (from the cache where it has them).
 func (s *Store) ListJobs(ctx context.Context) ([]*model.Job, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
 	iter := s.query(ctx, s.q.listJobs).Iter()
 	var (
-		jobs   []*model.Job
-		id     string
-		record []byte
-		decErr error
+		rows []*jobRow
+		id   string
 	)
-	for iter.Scan(&id, &record) {
-		if record == nil {
-			continue
+	for {
+		r := &jobRow{}
+		if !iter.Scan(&id, &r.incarnation, &r.status, &r.record) {
+			break
 		}
-		job, err := codec.DecodeJob(model.JobID(id), record)
-		if err != nil && decErr == nil {
-			decErr = err
-		}
-		if err == nil {
-			jobs = append(jobs, job)
+		if r.status != nil || r.record != nil {
+			r.id = model.JobID(id)
+			rows = append(rows, r)
 		}
 	}
 	if err := iter.Close(); err != nil {
 		return nil, fmt.Errorf("list jobs: %w", s.classify(ctx, err))
 	}
-	if decErr != nil {
-		return nil, fmt.Errorf("list jobs: %w", decErr)
+	jobs := make([]*model.Job, len(rows))
+	err := parallel(ctx, len(rows), listParallelism, func(ctx context.Context, i int) error {
+		job, err := s.job(ctx, rows[i])
+		if err != nil {
+			return fmt.Errorf("job %s: %w", rows[i].id, err)
+		}
+		jobs[i] = job
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
 	}
 	slices.SortFunc(jobs, func(a, b *model.Job) int { return cmp.Compare(a.ID, b.ID) })
 	return jobs, nil
 }
 
-// DeleteJob removes a job, then its tasks. Removing the job row is one
-// compare-and-set, after which the job and its tasks are gone for every
-// reader: tasks are keyed by the job's incarnation, which a new job of the
-// same id never shares. The task partitions are then deleted; if that is
-// interrupted, what is left is unreachable and the next DeleteJob of the
-// same id removes it.
+// DeleteJob removes a job, then its tasks, configs, updates and events.
+// Removing the job row is one compare-and-set, after which the job, its
+// tasks and configs are gone for every reader: they are keyed by the job's
+// incarnation, which a new job of the same id never shares. The task and
+// config partitions are then deleted; if that is interrupted, what is left
+// is unreachable and the next DeleteJob of the same id removes it. Updates
+// and events are keyed by job id: they are deleted last, and an
+// interrupted delete can leave them to a job created again under the id
+// (events until their TTL ends).
 func (s *Store) DeleteJob(ctx context.Context, id model.JobID) error {
 	if err := s.begin(ctx); err != nil {
 		return fmt.Errorf("delete job %s: %w", id, err)
@@ -247,8 +299,18 @@ func (s *Store) DeleteJob(ctx context.Context, id model.JobID) error {
 	if !applied {
 		return fmt.Errorf("delete job %s: %w", id, store.ErrNotFound)
 	}
+	s.specs.Forget(id)
 	if err := s.removeStaleTasks(ctx, id); err != nil {
 		return fmt.Errorf("delete job %s: job deleted, its tasks not yet: %w", id, err)
+	}
+	if err := s.removeStaleConfigs(ctx, id); err != nil {
+		return fmt.Errorf("delete job %s: job and tasks deleted, its configs not yet: %w", id, err)
+	}
+	if err := s.removeUpdates(ctx, id); err != nil {
+		return fmt.Errorf("delete job %s: job, tasks and configs deleted, its updates not yet: %w", id, err)
+	}
+	if err := s.removeEvents(ctx, id); err != nil {
+		return fmt.Errorf("delete job %s: job, tasks, configs and updates deleted, its events not yet: %w", id, err)
 	}
 	return nil
 }

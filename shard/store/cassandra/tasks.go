@@ -152,11 +152,19 @@ func (s *Store) groupByPartition(ctx context.Context, tasks []*model.TaskRuntime
 // unconditional batch per job (the rows share the job's partition).
 // Recording a partition that stays empty is harmless.
 func (s *Store) registerPartitions(ctx context.Context, order []partition) error {
-	for i := 0; i < len(order); {
+	return s.batchPerJob(ctx, len(order), func(i int) model.JobID { return order[i].job }, func(b *gocql.Batch, i int) {
+		b.Query(s.q.addTaskPartition, string(order[i].job), order[i].incarnation, order[i].bucket)
+	})
+}
+
+// batchPerJob writes n rows, row i of job(i), as one unlogged batch per run
+// of rows of one job; add puts row i in its batch.
+func (s *Store) batchPerJob(ctx context.Context, n int, job func(i int) model.JobID, add func(b *gocql.Batch, i int)) error {
+	for i := 0; i < n; {
 		b := s.session.NewBatch(gocql.UnloggedBatch).WithContext(ctx)
 		j := i
-		for ; j < len(order) && order[j].job == order[i].job; j++ {
-			b.Query(s.q.addTaskPartition, string(order[j].job), order[j].incarnation, order[j].bucket)
+		for ; j < n && job(j) == job(i); j++ {
+			add(b, j)
 		}
 		if err := s.session.ExecuteBatch(b); err != nil {
 			return s.classify(ctx, err)

@@ -16,16 +16,31 @@ import (
 // reader decodes every version from 1 up to the latest of the kind and
 // rejects a newer one as ErrCorrupt; a writer always writes the latest.
 const (
+	// TaskRecordV2 appends ConfigVersion to TaskRecordV1.
+	TaskRecordV1 = 1
+	TaskRecordV2 = 2
 	// TaskRecordVersion is the latest task runtime encoding.
-	TaskRecordVersion = 1
-	// JobRecordV1 has a spec without the gang and revocable fields;
-	// JobRecordV2 appends GangSize, GangRestart and Revocable to the spec.
+	TaskRecordVersion = TaskRecordV2
+	// JobRecordV1 and JobRecordV2 hold the status and, flate-compressed,
+	// the spec: V1 without the gang and revocable fields, V2 with them.
+	// Such a record reads as a job whose spec is config version 1.
+	// JobRecordV3 holds no spec: the status (with Update) and the config
+	// version, the spec being a config record of its own.
 	JobRecordV1 = 1
 	JobRecordV2 = 2
+	JobRecordV3 = 3
 	// JobRecordVersion is the latest job encoding.
-	JobRecordVersion = JobRecordV2
+	JobRecordVersion = JobRecordV3
+	// ConfigRecordVersion is the latest config (job spec) encoding: the
+	// spec of JobRecordV2 plus Overrides, flate-compressed.
+	ConfigRecordVersion = 1
 	// PoolRecordVersion is the latest pool encoding.
 	PoolRecordVersion = 1
+	// UpdateRecordVersion, HostRecordVersion and EventRecordVersion are
+	// the latest encodings of job updates, host records and events.
+	UpdateRecordVersion = 1
+	HostRecordVersion   = 1
+	EventRecordVersion  = 1
 )
 
 // maxConstraintDepth bounds AllOf/AnyOf nesting, on write and on read, so a
@@ -281,6 +296,8 @@ func AppendTask(dst []byte, t *model.TaskRuntime, rev uint64) []byte {
 	e.time(t.CompletionTime)
 	e.time(t.UpdateTime)
 	e.time(t.RetryAfter)
+	// Added in TaskRecordV2.
+	e.uvarint(t.ConfigVersion)
 	return e.buf
 }
 
@@ -305,7 +322,7 @@ func DecodeTask(id model.TaskID, b []byte) (*model.TaskRuntime, error) {
 // DecodeTaskInto decodes into *t, overwriting every field.
 func DecodeTaskInto(t *model.TaskRuntime, id model.TaskID, b []byte) error {
 	d := decoder{buf: b}
-	d.version(TaskRecordVersion)
+	version := d.version(TaskRecordVersion)
 	t.ID = id
 	t.Revision = d.uvarint()
 	t.Run = d.uint32()
@@ -321,6 +338,10 @@ func DecodeTaskInto(t *model.TaskRuntime, id model.TaskID, b []byte) error {
 	t.CompletionTime = d.time()
 	t.UpdateTime = d.time()
 	t.RetryAfter = d.time()
+	t.ConfigVersion = 0
+	if version >= TaskRecordV2 {
+		t.ConfigVersion = d.uvarint()
+	}
 	if err := d.done(); err != nil {
 		return fmt.Errorf("task %s: %w", id, err)
 	}

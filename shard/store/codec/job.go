@@ -6,77 +6,157 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
 )
 
-// maxSpecSize bounds a decompressed spec, so a corrupt value cannot make a
-// reader allocate without limit.
-const maxSpecSize = 64 << 20
-
-var flateWriters = sync.Pool{New: func() any {
-	w, err := flate.NewWriter(nil, flate.BestSpeed)
-	if err != nil {
-		return err // unreachable: BestSpeed is a valid level
-	}
-	return w
-}}
-
-// EncodeJob returns the stored form of j at revision rev: the status, then
-// the spec, flate-compressed because a spec can be large and is read far
-// less often than it is stored.
-func EncodeJob(j *model.Job, rev uint64) ([]byte, error) {
-	spec := encoder{buf: make([]byte, 0, 256)}
-	if err := spec.jobSpec(&j.Spec); err != nil {
-		return nil, err
-	}
-	e := encoder{buf: make([]byte, 0, 64+len(spec.buf)/2)}
-	e.byte(JobRecordVersion)
+// EncodeJobRecord returns the stored record of j at revision rev: its
+// status and config version. The spec is not part of it: it is stored
+// apart, once per config version (EncodeConfig), so that the record, which
+// changes with every status change, stays small.
+func EncodeJobRecord(j *model.Job, rev uint64) []byte {
+	e := encoder{buf: make([]byte, 0, 96)}
+	e.byte(JobRecordV3)
 	e.uvarint(rev)
-	e.jobStatus(&j.Status)
-
-	w, ok := flateWriters.Get().(*flate.Writer)
-	if !ok {
-		return nil, fmt.Errorf("flate writer unavailable")
-	}
-	defer flateWriters.Put(w)
-	out := bytes.NewBuffer(e.buf)
-	w.Reset(out)
-	if _, err := w.Write(spec.buf); err != nil {
-		return nil, fmt.Errorf("compress spec: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("compress spec: %w", err)
-	}
-	return out.Bytes(), nil
+	e.jobStatus(&j.Status, JobRecordV3)
+	e.uvarint(j.ConfigVersion)
+	return e.buf
 }
 
-// DecodeJob decodes a job EncodeJob encoded; id is its key.
-func DecodeJob(id model.JobID, b []byte) (*model.Job, error) {
+// JobRecordHasSpec reports whether a stored job record is of a version
+// that holds its spec (JobRecordV1 or V2): the spec of config version 1.
+func JobRecordHasSpec(b []byte) bool {
+	return len(b) > 0 && b[0] < JobRecordV3
+}
+
+// DecodeJobRecord decodes a job record of any version; id is its key. A
+// record that holds its spec (JobRecordHasSpec) is returned with that spec
+// as config version 1; any other leaves Spec zero for the caller to fill
+// from the config its ConfigVersion names.
+func DecodeJobRecord(id model.JobID, b []byte) (*model.Job, error) {
 	d := decoder{buf: b}
 	version := d.version(JobRecordVersion)
 	j := &model.Job{ID: id}
 	j.Revision = d.uvarint()
-	d.jobStatus(&j.Status)
+	d.jobStatus(&j.Status, version)
+	if version >= JobRecordV3 {
+		j.ConfigVersion = d.uvarint()
+		if err := d.done(); err != nil {
+			return nil, fmt.Errorf("job %s: %w", id, err)
+		}
+		return j, nil
+	}
 	if d.err != nil {
 		return nil, fmt.Errorf("job %s: %w", id, d.err)
 	}
-	r := flate.NewReader(bytes.NewReader(d.buf))
-	raw, err := io.ReadAll(io.LimitReader(r, maxSpecSize+1))
-	if err != nil || len(raw) > maxSpecSize {
-		return nil, fmt.Errorf("job %s: %w: spec does not decompress", id, ErrCorrupt)
+	j.ConfigVersion = 1
+	layout := specV1
+	if version == JobRecordV2 {
+		layout = specV2
 	}
-	spec := decoder{buf: raw}
-	spec.jobSpec(&j.Spec, version)
-	if err := spec.done(); err != nil {
+	if err := inflateSpec(&j.Spec, d.buf, -1, layout); err != nil {
 		return nil, fmt.Errorf("job %s spec: %w", id, err)
 	}
 	return j, nil
 }
 
-func (e *encoder) jobStatus(s *model.JobStatus) {
+// EncodeConfig returns the stored form of a job's config: its record
+// version, the length of the spec's encoding, then that encoding
+// flate-compressed (a spec with an override per instance runs to
+// megabytes, and compresses well).
+func EncodeConfig(s *model.JobSpec) ([]byte, error) {
+	spec := encoder{buf: make([]byte, 0, 512)}
+	if err := spec.jobSpec(s, specV3); err != nil {
+		return nil, err
+	}
+	if len(spec.buf) > maxSpecSize {
+		return nil, fmt.Errorf("%w: spec encodes to %d bytes, more than %d", ErrSpecSize, len(spec.buf), maxSpecSize)
+	}
+	e := encoder{buf: make([]byte, 0, 16+len(spec.buf)/3)}
+	e.byte(ConfigRecordVersion)
+	e.uvarint(uint64(len(spec.buf)))
+	return deflate(e.buf, spec.buf)
+}
+
+// DecodeConfig decodes a config EncodeConfig encoded.
+func DecodeConfig(b []byte) (*model.JobSpec, error) {
+	d := decoder{buf: b}
+	d.version(ConfigRecordVersion)
+	size := d.uvarint()
+	if d.err == nil && size > maxSpecSize {
+		d.fail("spec size")
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	s := new(model.JobSpec)
+	if err := inflateSpec(s, d.buf, int(size), specV3); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ConfigSize returns the length of the spec encoding a config record holds
+// once decompressed, without decompressing it: what a decoded spec costs
+// a cache, roughly.
+func ConfigSize(b []byte) int {
+	d := decoder{buf: b}
+	d.version(ConfigRecordVersion)
+	return int(min(d.uvarint(), maxSpecSize))
+}
+
+// inflateSpec decompresses and decodes a spec of the given layout. size is
+// the length of its encoding, or -1 when the record does not say.
+func inflateSpec(s *model.JobSpec, compressed []byte, size int, layout specLayout) error {
+	r := flateReaders.Get().(io.ReadCloser)
+	defer flateReaders.Put(r)
+	// A bytes.Reader is an io.ByteReader: flate reads no further than its
+	// stream's end, so what is left after it is trailing garbage.
+	src := bytes.NewReader(compressed)
+	if err := r.(flate.Resetter).Reset(src, nil); err != nil {
+		return fmt.Errorf("%w: spec does not decompress", ErrCorrupt)
+	}
+	var raw []byte
+	var err error
+	if size >= 0 {
+		raw = make([]byte, size)
+		_, err = io.ReadFull(r, raw)
+		if err == nil {
+			// The stream must end exactly there, and end whole.
+			var one [1]byte
+			if n, end := r.Read(one[:]); n != 0 || end != io.EOF || src.Len() != 0 {
+				err = ErrCorrupt
+			}
+		}
+	} else {
+		raw, err = io.ReadAll(io.LimitReader(r, maxSpecSize+1))
+		if len(raw) > maxSpecSize {
+			err = ErrCorrupt
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%w: spec does not decompress", ErrCorrupt)
+	}
+	d := decoder{buf: raw}
+	d.jobSpec(s, layout)
+	return d.done()
+}
+
+// specLayout is which fields a stored spec has: specV1 is the spec of
+// JobRecordV1, specV2 of JobRecordV2 (gang and revocable fields added),
+// specV3 of ConfigRecordVersion 1 (overrides added).
+type specLayout byte
+
+const (
+	specV1 specLayout = iota + 1
+	specV2
+	specV3
+)
+
+// jobStatus writes a status as the given job record version has it (only
+// tests write older ones, to make records as older builds did).
+func (e *encoder) jobStatus(s *model.JobStatus, version byte) {
 	e.byte(byte(s.State))
 	e.bool(s.Killed)
 	e.uvarint(uint64(s.TasksCreated))
@@ -95,9 +175,13 @@ func (e *encoder) jobStatus(s *model.JobStatus) {
 	e.time(s.CompletionTime)
 	e.string(s.Region)
 	e.string(s.Message)
+	if version >= JobRecordV3 {
+		e.string(string(s.Update))
+	}
 }
 
-func (d *decoder) jobStatus(s *model.JobStatus) {
+// jobStatus reads a status written in the given job record version.
+func (d *decoder) jobStatus(s *model.JobStatus, version byte) {
 	s.State = model.JobState(d.byte())
 	s.Killed = d.bool()
 	s.TasksCreated = d.uint32()
@@ -113,9 +197,14 @@ func (d *decoder) jobStatus(s *model.JobStatus) {
 	s.CompletionTime = d.time()
 	s.Region = d.string()
 	s.Message = d.string()
+	if version >= JobRecordV3 {
+		s.Update = model.UpdateID(d.string())
+	}
 }
 
-func (e *encoder) jobSpec(s *model.JobSpec) error {
+// jobSpec writes the fields of the given layout (only tests write older
+// ones, to make records as older builds did).
+func (e *encoder) jobSpec(s *model.JobSpec, layout specLayout) error {
 	e.string(s.Name)
 	e.byte(byte(s.Type))
 	e.string(s.Pool)
@@ -125,26 +214,34 @@ func (e *encoder) jobSpec(s *model.JobSpec) error {
 	e.uvarint(uint64(s.Instances))
 	e.uvarint(uint64(s.MaxRunning))
 	e.uvarint(uint64(s.MaxAttempts))
-	t := &s.Task
-	e.string(t.Command)
-	e.strings(t.Args)
-	e.stringMap(t.Env)
-	e.resources(t.Resources)
-	if err := e.constraints(t.Constraints, 1); err != nil {
+	if err := e.taskSpec(&s.Task); err != nil {
 		return err
 	}
-	e.varint(int64(t.KillGrace))
 	e.stringMap(s.Labels)
-	// Added in JobRecordV2.
-	e.uvarint(uint64(s.GangSize))
-	e.bool(s.GangRestart)
-	e.bool(s.Revocable)
+	if layout >= specV2 {
+		e.uvarint(uint64(s.GangSize))
+		e.bool(s.GangRestart)
+		e.bool(s.Revocable)
+	}
+	if layout >= specV3 {
+		e.count(len(s.Overrides), s.Overrides == nil)
+		for i := range s.Overrides {
+			o := &s.Overrides[i]
+			e.count(len(o.Instances), o.Instances == nil)
+			for _, r := range o.Instances {
+				e.uvarint(uint64(r.From))
+				e.uvarint(uint64(r.To))
+			}
+			if err := e.taskSpec(&o.Task); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
-// jobSpec reads a spec written in the given job record version; fields
-// that version lacks are left zero.
-func (d *decoder) jobSpec(s *model.JobSpec, version byte) {
+// jobSpec reads a spec of the given layout; fields it lacks are left zero.
+func (d *decoder) jobSpec(s *model.JobSpec, layout specLayout) {
 	s.Name = d.string()
 	s.Type = model.JobType(d.byte())
 	s.Pool = d.string()
@@ -154,19 +251,58 @@ func (d *decoder) jobSpec(s *model.JobSpec, version byte) {
 	s.Instances = d.uint32()
 	s.MaxRunning = d.uint32()
 	s.MaxAttempts = d.uint32()
-	t := &s.Task
+	d.taskSpec(&s.Task)
+	s.Labels = d.stringMap()
+	if layout >= specV2 {
+		s.GangSize = d.uint32()
+		s.GangRestart = d.bool()
+		s.Revocable = d.bool()
+	}
+	if layout < specV3 {
+		return
+	}
+	// An override takes at least 38 bytes: 4 counts and lengths, 32 of
+	// resources, 1 of constraints count and 1 of grace.
+	n, isNil := d.count(38)
+	if isNil {
+		return
+	}
+	s.Overrides = make([]model.InstanceOverride, n)
+	for i := range s.Overrides {
+		o := &s.Overrides[i]
+		if m, isNil := d.count(2); !isNil {
+			o.Instances = make([]model.InstanceRange, m)
+			for k := range o.Instances {
+				o.Instances[k] = model.InstanceRange{From: d.uint32(), To: d.uint32()}
+			}
+		}
+		d.taskSpec(&o.Task)
+		if d.err != nil {
+			s.Overrides = nil
+			return
+		}
+	}
+}
+
+func (e *encoder) taskSpec(t *model.TaskSpec) error {
+	e.string(t.Command)
+	e.strings(t.Args)
+	e.stringMap(t.Env)
+	e.resources(t.Resources)
+	if err := e.constraints(t.Constraints, 1); err != nil {
+		return err
+	}
+	e.varint(int64(t.KillGrace))
+	return nil
+}
+
+func (d *decoder) taskSpec(t *model.TaskSpec) {
 	t.Command = d.string()
 	t.Args = d.strings()
 	t.Env = d.stringMap()
 	t.Resources = d.resources()
 	t.Constraints = d.constraints(1)
 	t.KillGrace = time.Duration(d.varint())
-	s.Labels = d.stringMap()
-	if version >= JobRecordV2 {
-		s.GangSize = d.uint32()
-		s.GangRestart = d.bool()
-		s.Revocable = d.bool()
-	}
 }
 
 func (e *encoder) constraints(cs []model.Constraint, depth int) error {

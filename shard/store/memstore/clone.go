@@ -1,21 +1,11 @@
 package memstore
 
 import (
-	"fmt"
 	"maps"
-	"slices"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
-	"github.com/peloton-federated/peloton/shard/store"
 )
-
-// maxConstraintDepth bounds how deeply AllOf/AnyOf may nest. It matches the
-// bound of the durable backends and stops a self-referencing constraint
-// (possible through slice aliasing) from recursing forever.
-const maxConstraintDepth = 32
-
-var errConstraintDepth = fmt.Errorf("%w: constraints nested deeper than %d", store.ErrInvalid, maxConstraintDepth)
 
 // normalTime is how every backend returns a time: UTC, no monotonic reading.
 func normalTime(t time.Time) time.Time {
@@ -25,53 +15,22 @@ func normalTime(t time.Time) time.Time {
 	return t.Round(0).UTC()
 }
 
-func cloneConstraints(cs []model.Constraint, depth int) ([]model.Constraint, error) {
-	if cs == nil {
-		return nil, nil
-	}
-	if depth > maxConstraintDepth {
-		return nil, errConstraintDepth
-	}
-	out := make([]model.Constraint, len(cs))
-	for i := range cs {
-		c := &cs[i]
-		allOf, err := cloneConstraints(c.AllOf, depth+1)
-		if err != nil {
-			return nil, err
-		}
-		anyOf, err := cloneConstraints(c.AnyOf, depth+1)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = model.Constraint{
-			Key:    c.Key,
-			Op:     c.Op,
-			Values: slices.Clone(c.Values),
-			AllOf:  allOf,
-			AnyOf:  anyOf,
-		}
-	}
-	return out, nil
+// cloneJob returns a deep copy of a job record with normalised times; the
+// spec is not part of a record (configs are kept apart).
+func cloneJob(j *model.Job) *model.Job {
+	out := *j
+	out.Spec = model.JobSpec{}
+	out.Status = cloneStatus(&j.Status)
+	return &out
 }
 
-// cloneJob returns a deep copy of j with normalised times.
-func cloneJob(j *model.Job) (*model.Job, error) {
-	out := *j
-	spec := &out.Spec
-	spec.Labels = maps.Clone(j.Spec.Labels)
-	spec.Task.Args = slices.Clone(j.Spec.Task.Args)
-	spec.Task.Env = maps.Clone(j.Spec.Task.Env)
-	cs, err := cloneConstraints(j.Spec.Task.Constraints, 1)
-	if err != nil {
-		return nil, err
-	}
-	spec.Task.Constraints = cs
-	st := &out.Status
-	st.TaskStates = maps.Clone(j.Status.TaskStates)
-	st.CreateTime = normalTime(st.CreateTime)
-	st.StartTime = normalTime(st.StartTime)
-	st.CompletionTime = normalTime(st.CompletionTime)
-	return &out, nil
+func cloneStatus(s *model.JobStatus) model.JobStatus {
+	out := *s
+	out.TaskStates = maps.Clone(s.TaskStates)
+	out.CreateTime = normalTime(s.CreateTime)
+	out.StartTime = normalTime(s.StartTime)
+	out.CompletionTime = normalTime(s.CompletionTime)
+	return out
 }
 
 // cloneTask returns a copy of t with normalised times; TaskRuntime holds no
@@ -91,4 +50,36 @@ func clonePool(p *model.Pool) *model.Pool {
 	out := *p
 	out.CreateTime = normalTime(out.CreateTime)
 	return &out
+}
+
+// cloneUpdate returns a copy of u with normalised times; Update holds no
+// reference types.
+func cloneUpdate(u *model.Update) *model.Update {
+	out := *u
+	out.CreateTime = normalTime(u.CreateTime)
+	out.CompletionTime = normalTime(u.CompletionTime)
+	return &out
+}
+
+// cloneHost returns a deep copy of h with normalised times.
+func cloneHost(h *model.HostRecord) *model.HostRecord {
+	out := *h
+	out.Host.Labels = maps.Clone(h.Host.Labels)
+	out.DrainTime = normalTime(h.DrainTime)
+	out.LastSeen = normalTime(h.LastSeen)
+	return &out
+}
+
+// cloneEvent returns a deep copy of e with normalised times.
+func cloneEvent(e *model.Event) model.Event {
+	out := *e
+	out.Time = normalTime(e.Time)
+	if e.JobStatus != nil {
+		st := cloneStatus(e.JobStatus)
+		out.JobStatus = &st
+	}
+	if e.Task != nil {
+		out.Task = cloneTask(e.Task)
+	}
+	return out
 }

@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/codec"
 )
 
 var errClosed = fmt.Errorf("memstore closed: %w", store.ErrUnavailable)
@@ -17,10 +19,16 @@ var errClosed = fmt.Errorf("memstore closed: %w", store.ErrUnavailable)
 type Store struct {
 	mu     sync.RWMutex
 	closed bool
-	jobs   map[model.JobID]*model.Job
-	tasks  map[model.JobID]map[uint32]*model.TaskRuntime
-	pools  map[string]*model.Pool
-	values map[string][]byte
+	// jobs holds job records: every field but Spec, which is the config
+	// the record's ConfigVersion names.
+	jobs    map[model.JobID]*model.Job
+	configs map[model.JobID]map[uint64]*model.JobSpec
+	tasks   map[model.JobID]map[uint32]*model.TaskRuntime
+	pools   map[string]*model.Pool
+	values  map[string][]byte
+	updates map[model.UpdateID]*model.Update
+	hosts   map[model.HostID]*model.HostRecord
+	events  map[model.JobID]*eventLog
 }
 
 var _ store.Store = (*Store)(nil)
@@ -28,69 +36,82 @@ var _ store.Store = (*Store)(nil)
 // New returns an empty store.
 func New() *Store {
 	return &Store{
-		jobs:   make(map[model.JobID]*model.Job),
-		tasks:  make(map[model.JobID]map[uint32]*model.TaskRuntime),
-		pools:  make(map[string]*model.Pool),
-		values: make(map[string][]byte),
+		jobs:    make(map[model.JobID]*model.Job),
+		configs: make(map[model.JobID]map[uint64]*model.JobSpec),
+		tasks:   make(map[model.JobID]map[uint32]*model.TaskRuntime),
+		pools:   make(map[string]*model.Pool),
+		values:  make(map[string][]byte),
+		updates: make(map[model.UpdateID]*model.Update),
+		hosts:   make(map[model.HostID]*model.HostRecord),
+		events:  make(map[model.JobID]*eventLog),
 	}
 }
 
-func checkJob(job *model.Job) error {
-	if job == nil {
-		return fmt.Errorf("%w: nil job", store.ErrInvalid)
+// lock takes the write lock of an open store; the caller unlocks.
+func (s *Store) lock(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	if job.ID == "" {
-		return fmt.Errorf("%w: job id is empty", store.ErrInvalid)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errClosed
 	}
 	return nil
 }
 
-// CreateJob stores a new job with Revision 1 and sets job.Revision to 1.
-func (s *Store) CreateJob(ctx context.Context, job *model.Job) error {
+// rlock takes the read lock of an open store; the caller unlocks.
+func (s *Store) rlock(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkJob(job); err != nil {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return errClosed
+	}
+	return nil
+}
+
+// CreateJob stores a new job with Revision 1, and its spec as config
+// version job.ConfigVersion (1 when 0); it sets both on job.
+func (s *Store) CreateJob(ctx context.Context, job *model.Job) error {
+	if err := codec.CheckJob(job); err != nil {
 		return fmt.Errorf("create job: %w", err)
 	}
-	stored, err := cloneJob(job)
+	spec, err := codec.CloneSpec(&job.Spec)
 	if err != nil {
 		return fmt.Errorf("create job %s: %w", job.ID, err)
 	}
+	stored := cloneJob(job)
 	stored.Revision = 1
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return errClosed
+	stored.ConfigVersion = max(job.ConfigVersion, 1)
+	if err := s.lock(ctx); err != nil {
+		return err
 	}
+	defer s.mu.Unlock()
 	if _, ok := s.jobs[job.ID]; ok {
 		return fmt.Errorf("create job %s: %w", job.ID, store.ErrExists)
 	}
 	s.jobs[job.ID] = stored
+	s.configs[job.ID] = map[uint64]*model.JobSpec{stored.ConfigVersion: spec}
 	s.tasks[job.ID] = make(map[uint32]*model.TaskRuntime)
-	job.Revision = 1
+	job.Revision, job.ConfigVersion = 1, stored.ConfigVersion
 	return nil
 }
 
-// UpdateJob replaces a job whose stored revision equals job.Revision and
-// increments job.Revision.
+// UpdateJob replaces a job's record (not its spec) if its stored revision
+// equals job.Revision, and increments job.Revision.
 func (s *Store) UpdateJob(ctx context.Context, job *model.Job) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := checkJob(job); err != nil {
+	if err := codec.CheckJobRecord(job); err != nil {
 		return fmt.Errorf("update job: %w", err)
 	}
-	stored, err := cloneJob(job)
-	if err != nil {
-		return fmt.Errorf("update job %s: %w", job.ID, err)
-	}
+	stored := cloneJob(job)
 	stored.Revision = job.Revision + 1
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return errClosed
+	if err := s.lock(ctx); err != nil {
+		return err
 	}
+	defer s.mu.Unlock()
 	old, ok := s.jobs[job.ID]
 	if !ok {
 		return fmt.Errorf("update job %s: %w", job.ID, store.ErrNotFound)
@@ -104,36 +125,44 @@ func (s *Store) UpdateJob(ctx context.Context, job *model.Job) error {
 	return nil
 }
 
-// GetJob returns a copy of a stored job.
-func (s *Store) GetJob(ctx context.Context, id model.JobID) (*model.Job, error) {
-	if err := ctx.Err(); err != nil {
+// withSpec returns a copy of a stored job record with its spec; the
+// caller holds the lock.
+func (s *Store) withSpec(j *model.Job) (*model.Job, error) {
+	spec, ok := s.configs[j.ID][j.ConfigVersion]
+	if !ok {
+		return nil, fmt.Errorf("job %s: config version %d: %w", j.ID, j.ConfigVersion, store.ErrNotFound)
+	}
+	out := cloneJob(j)
+	c, err := codec.CloneSpec(spec)
+	if err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return nil, errClosed
+	out.Spec = *c
+	return out, nil
+}
+
+// GetJob returns a copy of a stored job.
+func (s *Store) GetJob(ctx context.Context, id model.JobID) (*model.Job, error) {
+	if err := s.rlock(ctx); err != nil {
+		return nil, err
 	}
+	defer s.mu.RUnlock()
 	j, ok := s.jobs[id]
 	if !ok {
 		return nil, fmt.Errorf("job %s: %w", id, store.ErrNotFound)
 	}
-	return cloneJob(j)
+	return s.withSpec(j)
 }
 
 // ListJobs returns copies of all jobs ordered by id.
 func (s *Store) ListJobs(ctx context.Context) ([]*model.Job, error) {
-	if err := ctx.Err(); err != nil {
+	if err := s.rlock(ctx); err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if s.closed {
-		return nil, errClosed
-	}
 	out := make([]*model.Job, 0, len(s.jobs))
 	for _, j := range s.jobs {
-		c, err := cloneJob(j)
+		c, err := s.withSpec(j)
 		if err != nil {
 			return nil, err
 		}
@@ -143,22 +172,80 @@ func (s *Store) ListJobs(ctx context.Context) ([]*model.Job, error) {
 	return out, nil
 }
 
-// DeleteJob removes a job and all its tasks.
+// DeleteJob removes a job with its tasks, configs, updates and events.
 func (s *Store) DeleteJob(ctx context.Context, id model.JobID) error {
-	if err := ctx.Err(); err != nil {
+	if err := s.lock(ctx); err != nil {
 		return err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return errClosed
-	}
 	if _, ok := s.jobs[id]; !ok {
 		return fmt.Errorf("delete job %s: %w", id, store.ErrNotFound)
 	}
 	delete(s.jobs, id)
+	delete(s.configs, id)
 	delete(s.tasks, id)
+	delete(s.events, id)
+	for uid, u := range s.updates {
+		if u.Job == id {
+			delete(s.updates, uid)
+		}
+	}
 	return nil
+}
+
+// PutJobConfig stores a copy of a new config version of a job.
+func (s *Store) PutJobConfig(ctx context.Context, id model.JobID, version uint64, spec *model.JobSpec) error {
+	if err := codec.CheckConfig(id, version, spec); err != nil {
+		return fmt.Errorf("put job config: %w", err)
+	}
+	c, err := codec.CloneSpec(spec)
+	if err != nil {
+		return fmt.Errorf("job %s config %d: %w", id, version, err)
+	}
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	versions, ok := s.configs[id]
+	switch {
+	case !ok:
+		return fmt.Errorf("job %s config %d: job: %w", id, version, store.ErrNotFound)
+	case versions[version] != nil:
+		return fmt.Errorf("job %s config %d: %w", id, version, store.ErrExists)
+	}
+	versions[version] = c
+	return nil
+}
+
+// GetJobConfig returns a copy of one config version of a job.
+func (s *Store) GetJobConfig(ctx context.Context, id model.JobID, version uint64) (*model.JobSpec, error) {
+	if err := s.rlock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	versions, ok := s.configs[id]
+	if !ok {
+		return nil, fmt.Errorf("job %s config %d: job: %w", id, version, store.ErrNotFound)
+	}
+	spec, ok := versions[version]
+	if !ok {
+		return nil, fmt.Errorf("job %s config %d: %w", id, version, store.ErrNotFound)
+	}
+	return codec.CloneSpec(spec)
+}
+
+// ListJobConfigVersions returns the stored config versions of a job,
+// ascending.
+func (s *Store) ListJobConfigVersions(ctx context.Context, id model.JobID) ([]uint64, error) {
+	if err := s.rlock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	versions, ok := s.configs[id]
+	if !ok {
+		return nil, fmt.Errorf("config versions of job %s: %w", id, store.ErrNotFound)
+	}
+	return slices.Sorted(maps.Keys(versions)), nil
 }
 
 // WriteTasks stores a batch of runtimes atomically. Every task's job must

@@ -8,28 +8,15 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/codec"
 )
-
-func checkPool(pool *model.Pool) error {
-	if pool == nil {
-		return fmt.Errorf("%w: nil pool", store.ErrInvalid)
-	}
-	return checkPoolPath(pool.Path)
-}
-
-func checkPoolPath(path string) error {
-	if path == "" {
-		return fmt.Errorf("%w: pool path is empty", store.ErrInvalid)
-	}
-	return nil
-}
 
 // CreatePool stores a new pool with Revision 1 and sets pool.Revision to 1.
 func (s *Store) CreatePool(ctx context.Context, pool *model.Pool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkPool(pool); err != nil {
+	if err := codec.CheckPool(pool); err != nil {
 		return fmt.Errorf("create pool: %w", err)
 	}
 	stored := clonePool(pool)
@@ -53,7 +40,7 @@ func (s *Store) UpdatePool(ctx context.Context, pool *model.Pool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkPool(pool); err != nil {
+	if err := codec.CheckPool(pool); err != nil {
 		return fmt.Errorf("update pool: %w", err)
 	}
 	stored := clonePool(pool)
@@ -82,7 +69,7 @@ func (s *Store) DeletePool(ctx context.Context, path string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkPoolPath(path); err != nil {
+	if err := codec.CheckPoolPath(path); err != nil {
 		return fmt.Errorf("delete pool: %w", err)
 	}
 	s.mu.Lock()

@@ -5,7 +5,12 @@
 // racing writers with PartitionedBatches, which skips that one test),
 // ordering, full-field round trips (unlimited +Inf pool limits included),
 // aliasing, a 100,000-instance job, concurrent writers, and a randomised
-// comparison with a naive reference model. A backend's own test calls Run with a function
+// comparison with a naive reference model; versioned job configs (one
+// with an override for each of 100,000 instances), UpdateJob leaving the
+// spec alone, DeleteJob cascading to configs, updates and events; updates
+// with compare-and-set, host records, and events with ordering, After,
+// Limit, instance filter and expiry (TTLs of a second, polled with a
+// deadline). testing.Short() shrinks the large cases. A backend's own test calls Run with a function
 // that opens a fresh, empty store.
 //
 // It imports shard/model, shard/store and the standard library's testing

@@ -60,6 +60,23 @@ func FullJob(id model.JobID) *model.Job {
 			GangSize:    4,
 			GangRestart: true,
 			Revocable:   true,
+			Overrides: []model.InstanceOverride{
+				{
+					Instances: []model.InstanceRange{{From: 3, To: 9}, {From: 70_000, To: 70_001}},
+					Task: model.TaskSpec{
+						Command:   "/bin/worker-canary",
+						Args:      []string{"--canary"},
+						Env:       map[string]string{"CANARY": "1"},
+						Resources: model.Resources{CPU: 2, MemMB: 4096, DiskMB: 1, GPU: 1},
+						Constraints: []model.Constraint{{
+							Key: "canary", Op: model.OpIn, Values: []string{"yes"},
+							AllOf: []model.Constraint{leaf("c1")}, AnyOf: []model.Constraint{leaf("c2")},
+						}},
+						KillGrace: time.Minute,
+					},
+				},
+				{Instances: []model.InstanceRange{{From: 10, To: 10}}, Task: model.TaskSpec{Args: []string{}}},
+			},
 		},
 		Status: model.JobStatus{
 			State:        model.JobRunning,
@@ -73,8 +90,10 @@ func FullJob(id model.JobID) *model.Job {
 			CompletionTime: fixtureTime(3600, 123_456_789),
 			Region:         "eu-west",
 			Message:        "running, 1 failed",
+			Update:         model.UpdateID("update-of-" + string(id)),
 		},
-		Revision: 41,
+		ConfigVersion: 2,
+		Revision:      41,
 	}
 }
 
@@ -95,7 +114,45 @@ func FullTask(id model.TaskID) *model.TaskRuntime {
 		CompletionTime: fixtureTime(int64(id.Instance)+10, 999_999_999),
 		UpdateTime:     fixtureTime(int64(id.Instance)+20, 1),
 		RetryAfter:     fixtureTime(int64(id.Instance)+30, 500),
+		ConfigVersion:  1 + uint64(id.Instance%3),
 		Revision:       0,
+	}
+}
+
+// FullUpdate returns an update of job whose every field but Revision holds
+// a non-zero value.
+func FullUpdate(id model.UpdateID, job model.JobID) *model.Update {
+	return &model.Update{
+		ID:             id,
+		Job:            job,
+		FromVersion:    2,
+		ToVersion:      3,
+		BatchSize:      50,
+		State:          model.UpdateRollingForward,
+		InstancesTotal: 100_000,
+		InstancesDone:  1_250,
+		CreateTime:     fixtureTime(120, 7),
+		CompletionTime: fixtureTime(7200, 999_999_999),
+		Message:        "rolling: " + string(id),
+	}
+}
+
+// FullHost returns a host record whose every field holds a non-zero value.
+func FullHost(id model.HostID) *model.HostRecord {
+	return &model.HostRecord{
+		Host: model.Host{
+			ID:       id,
+			Hostname: "name-of-" + string(id),
+			Cluster:  "k8s-east",
+			Kind:     "kubernetes",
+			State:    model.HostDraining,
+			Capacity: model.Resources{CPU: 64, MemMB: 262_144, DiskMB: math.Inf(1), GPU: 8},
+			Labels:   map[string]string{"rack": "r7", "zone": "z1"},
+		},
+		Draining:    true,
+		DrainReason: "kernel upgrade",
+		DrainTime:   fixtureTime(-60, 3),
+		LastSeen:    fixtureTime(5, 123),
 	}
 }
 
@@ -156,8 +213,8 @@ func zeroFieldPaths(v any) []string {
 	return zero
 }
 
-// Normal returns a deep copy of v (a *model.Job, *model.TaskRuntime,
-// *model.Pool or a slice of them) in the form every backend returns: times in UTC without a
+// Normal returns a deep copy of v (a model value, a pointer to one or a
+// slice of them) in the form every backend returns: times in UTC without a
 // monotonic reading, and empty maps and slices as nil.
 func Normal[T any](v T) T {
 	out := reflect.New(reflect.TypeOf(v)).Elem()

@@ -17,8 +17,9 @@ import (
 // referenceModel is the naive definition of the contract: plain maps, no
 // concurrency, no encoding.
 type referenceModel struct {
-	jobs  map[model.JobID]*model.Job
-	tasks map[model.JobID]map[uint32]*model.TaskRuntime
+	jobs    map[model.JobID]*model.Job
+	configs map[model.JobID]map[uint64]*model.JobSpec
+	tasks   map[model.JobID]map[uint32]*model.TaskRuntime
 }
 
 // outcome is the set of errors an operation may return; empty means success.
@@ -42,8 +43,22 @@ func (r *referenceModel) createJob(j *model.Job) outcome {
 	}
 	c := Normal(j)
 	c.Revision = 1
+	c.ConfigVersion = max(c.ConfigVersion, 1)
 	r.jobs[j.ID] = c
+	r.configs[j.ID] = map[uint64]*model.JobSpec{c.ConfigVersion: &c.Spec}
 	r.tasks[j.ID] = map[uint32]*model.TaskRuntime{}
+	return nil
+}
+
+func (r *referenceModel) putJobConfig(id model.JobID, version uint64, spec *model.JobSpec) outcome {
+	versions, ok := r.configs[id]
+	if !ok {
+		return outcome{store.ErrNotFound}
+	}
+	if versions[version] != nil {
+		return outcome{store.ErrExists}
+	}
+	versions[version] = Normal(spec)
 	return nil
 }
 
@@ -57,6 +72,7 @@ func (r *referenceModel) updateJob(j *model.Job) outcome {
 	}
 	c := Normal(j)
 	c.Revision++
+	c.Spec = *Normal(r.configs[j.ID][j.ConfigVersion])
 	r.jobs[j.ID] = c
 	return nil
 }
@@ -66,6 +82,7 @@ func (r *referenceModel) deleteJob(id model.JobID) outcome {
 		return outcome{store.ErrNotFound}
 	}
 	delete(r.jobs, id)
+	delete(r.configs, id)
 	delete(r.tasks, id)
 	return nil
 }
@@ -117,6 +134,13 @@ func (r *referenceModel) requireSameAs(t *testing.T, s store.Store, step int) {
 	mustNil(t, err, "ListJobs")
 	want := slices.SortedFunc(maps.Values(r.jobs), func(a, b *model.Job) int { return cmp.Compare(a.ID, b.ID) })
 	requireEqual(t, fmt.Sprintf("jobs after step %d", step), jobs, want)
+	for id, versions := range r.configs {
+		got, err := s.ListJobConfigVersions(ctx, id)
+		mustNil(t, err, "ListJobConfigVersions")
+		if wantVersions := slices.Sorted(maps.Keys(versions)); !slices.Equal(got, wantVersions) {
+			t.Fatalf("config versions of %s after step %d: %v, want %v", id, step, got, wantVersions)
+		}
+	}
 	for id, byInstance := range r.tasks {
 		wantTasks := slices.SortedFunc(maps.Values(byInstance), func(a, b *model.TaskRuntime) int {
 			return cmp.Compare(a.ID.Instance, b.ID.Instance)
@@ -131,7 +155,8 @@ func (r *referenceModel) requireSameAs(t *testing.T, s store.Store, step int) {
 func testMatchesReferenceModel(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(7, 11))
-	ref := &referenceModel{jobs: map[model.JobID]*model.Job{}, tasks: map[model.JobID]map[uint32]*model.TaskRuntime{}}
+	ref := &referenceModel{jobs: map[model.JobID]*model.Job{}, configs: map[model.JobID]map[uint64]*model.JobSpec{},
+		tasks: map[model.JobID]map[uint32]*model.TaskRuntime{}}
 	ids := []model.JobID{"a", "b", "c", "a/b"}
 	skew := func(rev uint64) uint64 {
 		switch rng.IntN(10) {
@@ -154,13 +179,22 @@ func testMatchesReferenceModel(t *testing.T, s store.Store) {
 			j := &model.Job{ID: id, Spec: model.JobSpec{Name: fmt.Sprint(step), Instances: uint32(step)}}
 			want = ref.createJob(j)
 			err = s.CreateJob(ctx, j)
+		case op == 1 && rng.IntN(3) == 0:
+			version := uint64(1 + rng.IntN(4))
+			what = fmt.Sprintf("PutJobConfig %s %d", id, version)
+			spec := &model.JobSpec{Name: fmt.Sprint(step), Instances: uint32(step)}
+			want = ref.putJobConfig(id, version, spec)
+			err = s.PutJobConfig(ctx, id, version, spec)
 		case op == 1:
 			what = "UpdateJob " + string(id)
-			var rev uint64
+			rev, version := uint64(0), uint64(1)
 			if old, ok := ref.jobs[id]; ok {
 				rev = old.Revision
+				// Any stored config may become the job's.
+				versions := slices.Sorted(maps.Keys(ref.configs[id]))
+				version = versions[rng.IntN(len(versions))]
 			}
-			j := &model.Job{ID: id, Spec: model.JobSpec{Name: fmt.Sprint(step)}, Revision: skew(rev)}
+			j := &model.Job{ID: id, Spec: model.JobSpec{Name: fmt.Sprint(step)}, Revision: skew(rev), ConfigVersion: version}
 			j.Status.Message = fmt.Sprint("step ", step)
 			before := j.Revision
 			want = ref.updateJob(j)

@@ -134,8 +134,12 @@ func testConstraintNestingAndCycles(t *testing.T, s store.Store) {
 	if _, err := s.GetJob(ctx, "loop"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("rejected job is readable: %v", err)
 	}
-	deep.Spec.Task.Constraints = cyclic
-	requireIs(t, s.UpdateJob(ctx, deep), store.ErrInvalid, "deep")
+	deep.Spec.Task.Constraints = nil
+	deep.Spec.Overrides = []model.InstanceOverride{{Task: model.TaskSpec{Constraints: cyclic}}}
+	requireIs(t, s.PutJobConfig(ctx, "deep", 2, &deep.Spec), store.ErrInvalid, "deep")
+	if _, err := s.GetJobConfig(ctx, "deep", 2); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("rejected config is readable: %v", err)
+	}
 }
 
 func testWriteTasksCompareAndSet(t *testing.T, s store.Store) {
@@ -333,6 +337,28 @@ func testCancelledContext(t *testing.T, s store.Store) {
 	if got := listPools(t, s); len(got) != 1 || got[0].Revision != 1 {
 		t.Fatalf("cancelled pool calls changed the pools: %+v", got)
 	}
+
+	cancelled := map[string]error{
+		"PutJobConfig": s.PutJobConfig(ctx, "c", 2, &model.JobSpec{}),
+		"CreateUpdate": s.CreateUpdate(ctx, FullUpdate("u", "c")),
+		"PutHosts":     s.PutHosts(ctx, []*model.HostRecord{FullHost("c/h")}),
+		"AppendEvents": s.AppendEvents(ctx, jobEvents("c", 1, 1), time.Hour),
+	}
+	_, cancelled["GetJobConfig"] = s.GetJobConfig(ctx, "c", 1)
+	_, cancelled["ListUpdates"] = s.ListUpdates(ctx, "c")
+	_, cancelled["ListHosts"] = s.ListHosts(ctx)
+	_, cancelled["ListEvents"] = s.ListEvents(ctx, store.EventQuery{Job: "c"})
+	for call, err := range cancelled {
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with cancelled context: %v", call, err)
+		}
+	}
+	if versions, err := s.ListJobConfigVersions(context.Background(), "c"); err != nil || len(versions) != 1 {
+		t.Fatalf("cancelled PutJobConfig changed the configs: %v, %v", versions, err)
+	}
+	if hosts, err := s.ListHosts(context.Background()); err != nil || len(hosts) != 0 {
+		t.Fatalf("cancelled PutHosts stored %d hosts, %v", len(hosts), err)
+	}
 }
 
 func testClosedStoreUnavailable(t *testing.T, s store.Store) {
@@ -341,14 +367,27 @@ func testClosedStoreUnavailable(t *testing.T, s store.Store) {
 	createPool(t, s, "/p")
 	mustNil(t, s.Close(), "Close")
 	checks := map[string]error{
-		"CreateJob":  s.CreateJob(ctx, FullJob("k")),
-		"UpdateJob":  s.UpdateJob(ctx, &model.Job{ID: "j", Revision: 1}),
-		"DeleteJob":  s.DeleteJob(ctx, "j"),
-		"WriteTasks": s.WriteTasks(ctx, newTasks("j", 0, 1)),
-		"CreatePool": s.CreatePool(ctx, FullPool("/q")),
-		"UpdatePool": s.UpdatePool(ctx, &model.Pool{Path: "/p", Revision: 1}),
-		"DeletePool": s.DeletePool(ctx, "/p"),
+		"CreateJob":    s.CreateJob(ctx, FullJob("k")),
+		"UpdateJob":    s.UpdateJob(ctx, &model.Job{ID: "j", Revision: 1, ConfigVersion: 1}),
+		"DeleteJob":    s.DeleteJob(ctx, "j"),
+		"PutJobConfig": s.PutJobConfig(ctx, "j", 2, &model.JobSpec{}),
+		"WriteTasks":   s.WriteTasks(ctx, newTasks("j", 0, 1)),
+		"CreatePool":   s.CreatePool(ctx, FullPool("/q")),
+		"UpdatePool":   s.UpdatePool(ctx, &model.Pool{Path: "/p", Revision: 1}),
+		"DeletePool":   s.DeletePool(ctx, "/p"),
+		"CreateUpdate": s.CreateUpdate(ctx, FullUpdate("u", "j")),
+		"WriteUpdate":  s.WriteUpdate(ctx, FullUpdate("u", "j")),
+		"PutHosts":     s.PutHosts(ctx, []*model.HostRecord{FullHost("c/h")}),
+		"DeleteHost":   s.DeleteHost(ctx, "c/h"),
+		"AppendEvents": s.AppendEvents(ctx, jobEvents("j", 1, 1), time.Hour),
 	}
+	_, checks["GetJobConfig"] = s.GetJobConfig(ctx, "j", 1)
+	_, checks["ListJobConfigVersions"] = s.ListJobConfigVersions(ctx, "j")
+	_, checks["GetUpdate"] = s.GetUpdate(ctx, "u")
+	_, checks["ListUpdates"] = s.ListUpdates(ctx, "j")
+	_, checks["GetHost"] = s.GetHost(ctx, "c/h")
+	_, checks["ListHosts"] = s.ListHosts(ctx)
+	_, checks["ListEvents"] = s.ListEvents(ctx, store.EventQuery{Job: "j"})
 	_, checks["ListPools"] = s.ListPools(ctx)
 	_, checks["GetJob"] = s.GetJob(ctx, "j")
 	_, checks["ListJobs"] = s.ListJobs(ctx)

@@ -1,0 +1,278 @@
+package pelotonv1
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// ValidateJobSpec checks a spec's meaning and returns every problem with its
+// path; nil means valid. Zero values of defaulted fields (type, pool,
+// max_attempts, kill_grace_period_seconds) are accepted and mean "default".
+func ValidateJobSpec(s *JobSpec) []FieldError {
+	if s == nil {
+		return []FieldError{{Message: "the job spec is missing"}}
+	}
+	v := &specChecker{}
+	name := strings.TrimSpace(s.GetName())
+	switch {
+	case name == "":
+		v.add("name", "is required")
+	case len([]rune(s.GetName())) > MaxJobNameLength:
+		v.add("name", fmt.Sprintf("must be at most %d characters", MaxJobNameLength))
+	case hasControl(s.GetName()):
+		v.add("name", "must not contain control characters")
+	}
+	switch t := s.GetType(); t {
+	case JobType_JOB_TYPE_UNSPECIFIED, JobType_JOB_TYPE_BATCH, JobType_JOB_TYPE_SERVICE:
+	case JobType_JOB_TYPE_STATEFUL, JobType_JOB_TYPE_DAEMON:
+		v.add("type", t.String()+" is not supported yet")
+	default:
+		v.add("type", fmt.Sprintf("unknown value %d", int32(t)))
+	}
+	if msg := poolPathProblem(s.GetPool()); msg != "" {
+		v.add("pool", msg)
+	}
+	if p := s.GetPriority(); p < 0 || p > MaxPriority {
+		v.add("priority", fmt.Sprintf("must be between 0 and %d", MaxPriority))
+	}
+	instances := s.GetInstances()
+	if instances < 1 || instances > MaxInstances {
+		v.add("instances", fmt.Sprintf("must be between 1 and %d", MaxInstances))
+	} else if s.GetMaxRunning() > instances {
+		v.add("max_running", fmt.Sprintf("must not exceed instances (%d)", instances))
+	}
+	if g := s.GetGangSize(); g > 1 && instances >= 1 && instances <= MaxInstances {
+		switch {
+		case g > instances:
+			v.add("gang_size", fmt.Sprintf("must not exceed instances (%d)", instances))
+		case instances%g != 0:
+			v.add("gang_size", fmt.Sprintf("instances (%d) must be a multiple of it", instances))
+		}
+		if m := s.GetMaxRunning(); m > 0 && m < g {
+			v.add("max_running", fmt.Sprintf("must be 0 or at least gang_size (%d): a gang runs whole", g))
+		}
+	}
+	if f := s.GetFailover(); f != nil {
+		switch f.GetMode() {
+		case FailoverPolicy_MODE_UNSPECIFIED, FailoverPolicy_MODE_NONE, FailoverPolicy_MODE_ANY:
+			if len(f.GetRegions()) > 0 {
+				v.add("failover.regions", "only allowed with mode REGIONS")
+			}
+		case FailoverPolicy_MODE_REGIONS:
+			if len(f.GetRegions()) == 0 {
+				v.add("failover.regions", "at least one region is needed with mode REGIONS")
+			}
+			for i, r := range f.GetRegions() {
+				if strings.TrimSpace(r) == "" {
+					v.add(fmt.Sprintf("failover.regions[%d]", i), "must not be empty")
+				}
+			}
+		default:
+			v.add("failover.mode", fmt.Sprintf("unknown value %d", int32(f.GetMode())))
+		}
+	}
+	if s.GetGangRestart() && s.GetGangSize() <= 1 {
+		v.add("gang_restart", "needs gang_size > 1")
+	}
+	if s.GetMaxAttempts() > MaxAttemptsLimit {
+		v.add("max_attempts", fmt.Sprintf("must be at most %d", MaxAttemptsLimit))
+	}
+	for _, key := range sortedStringKeys(s.GetLabels()) {
+		if strings.TrimSpace(key) == "" || hasControl(key) {
+			v.add(mapEntryPath("labels", key), "key must be a non-empty printable string")
+		}
+	}
+	if s.GetTask() == nil {
+		v.add("task", "is required")
+	} else {
+		v.task("task", s.GetTask(), false)
+	}
+	v.overrides(s)
+	SortFieldErrors(v.problems)
+	return v.problems
+}
+
+// ApplyJobSpecDefaults fills the fields whose zero value means "default".
+func ApplyJobSpecDefaults(s *JobSpec) {
+	if s == nil {
+		return
+	}
+	if s.Type == JobType_JOB_TYPE_UNSPECIFIED {
+		s.Type = JobType_JOB_TYPE_BATCH
+	}
+	if s.Pool == "" {
+		s.Pool = DefaultPool
+	}
+	if s.Revocable {
+		s.Preemptible = true
+	}
+	if s.MaxAttempts == 0 {
+		s.MaxAttempts = DefaultMaxAttempts
+	}
+	if s.Task != nil && s.Task.KillGracePeriodSeconds == 0 {
+		s.Task.KillGracePeriodSeconds = DefaultKillGracePeriodSeconds
+	}
+}
+
+type specChecker struct{ problems []FieldError }
+
+func (v *specChecker) add(path, msg string) {
+	v.problems = append(v.problems, FieldError{Path: path, Message: msg})
+}
+
+// task checks a job's task, or with override an instance override's, where
+// every field may be left out and a zero resource amount keeps the job's.
+func (v *specChecker) task(path string, t *TaskSpec, override bool) {
+	switch {
+	case override && t.GetCommand() == "":
+	case strings.TrimSpace(t.GetCommand()) == "":
+		v.add(joinPath(path, "command"), "is required")
+	case strings.ContainsRune(t.GetCommand(), 0):
+		v.add(joinPath(path, "command"), "must not contain NUL bytes")
+	}
+	for i, arg := range t.GetArgs() {
+		if strings.ContainsRune(arg, 0) {
+			v.add(fmt.Sprintf("%s.args[%d]", path, i), "must not contain NUL bytes")
+		}
+	}
+	for _, key := range sortedStringKeys(t.GetEnv()) {
+		epath := mapEntryPath(joinPath(path, "env"), key)
+		if !isEnvName(key) {
+			v.add(epath, "not a valid environment variable name (letters, digits, '_'; not starting with a digit)")
+		} else if strings.ContainsRune(t.GetEnv()[key], 0) {
+			v.add(epath, "must not contain NUL bytes")
+		}
+	}
+	if r := t.GetResources(); r == nil {
+		if !override {
+			v.add(joinPath(path, "resources"), "is required (cpu and mem_mb at least)")
+		}
+	} else {
+		v.resources(joinPath(path, "resources"), r, !override)
+	}
+	for i, c := range t.GetConstraints() {
+		v.constraint(fmt.Sprintf("%s.constraints[%d]", path, i), c, 1)
+	}
+}
+
+// resources checks amounts; with required, cpu and mem_mb must be > 0.
+func (v *specChecker) resources(path string, r *Resources, required bool) {
+	check := func(field string, x float64, positive, whole bool) {
+		p := joinPath(path, field)
+		switch {
+		case math.IsNaN(x) || math.IsInf(x, 0):
+			v.add(p, "must be a finite number")
+		case positive && x <= 0:
+			v.add(p, "must be > 0")
+		case x < 0:
+			v.add(p, "must be >= 0")
+		case whole && x != math.Trunc(x):
+			v.add(p, "must be a whole number")
+		}
+	}
+	check("cpu", r.GetCpu(), required, false)
+	check("mem_mb", r.GetMemMb(), required, false)
+	check("disk_mb", r.GetDiskMb(), false, false)
+	check("gpu", r.GetGpu(), false, true)
+}
+
+func (v *specChecker) constraint(path string, c *Constraint, depth int) {
+	if c == nil {
+		v.add(path, "must not be empty")
+		return
+	}
+	if depth > MaxConstraintDepth {
+		v.add(path, fmt.Sprintf("nested too deeply (at most %d levels)", MaxConstraintDepth))
+		return
+	}
+	composite := len(c.GetAllOf()) > 0 || len(c.GetAnyOf()) > 0
+	if composite {
+		if c.GetKey() != "" || c.GetOp() != ConstraintOp_CONSTRAINT_OP_UNSPECIFIED || len(c.GetValues()) > 0 {
+			v.add(path, "sets key/op/values together with all_of/any_of; use one or the other")
+		}
+		if len(c.GetAllOf()) > 0 && len(c.GetAnyOf()) > 0 {
+			v.add(path, "sets both all_of and any_of; nest one inside the other")
+		}
+		for i, sub := range c.GetAllOf() {
+			v.constraint(fmt.Sprintf("%s.all_of[%d]", path, i), sub, depth+1)
+		}
+		for i, sub := range c.GetAnyOf() {
+			v.constraint(fmt.Sprintf("%s.any_of[%d]", path, i), sub, depth+1)
+		}
+		return
+	}
+	if strings.TrimSpace(c.GetKey()) == "" {
+		v.add(joinPath(path, "key"), "is required")
+	}
+	values := joinPath(path, "values")
+	n := len(c.GetValues())
+	op := c.GetOp()
+	switch op {
+	case ConstraintOp_CONSTRAINT_OP_UNSPECIFIED:
+		v.add(joinPath(path, "op"), "is required (one of "+enumChoices(op.Descriptor())+")")
+	case ConstraintOp_CONSTRAINT_OP_EQUALS, ConstraintOp_CONSTRAINT_OP_NOT_EQUALS:
+		if n != 1 {
+			v.add(values, fmt.Sprintf("must hold exactly one value for %s (got %d)", shortLower(op), n))
+		}
+	case ConstraintOp_CONSTRAINT_OP_IN, ConstraintOp_CONSTRAINT_OP_NOT_IN:
+		if n == 0 {
+			v.add(values, fmt.Sprintf("must hold at least one value for %s", shortLower(op)))
+		}
+	case ConstraintOp_CONSTRAINT_OP_EXISTS, ConstraintOp_CONSTRAINT_OP_NOT_EXISTS:
+		if n != 0 {
+			v.add(values, fmt.Sprintf("must be empty for %s", shortLower(op)))
+		}
+	default:
+		v.add(joinPath(path, "op"), fmt.Sprintf("unknown value %d", int32(op)))
+	}
+}
+
+func shortLower(v protoreflect.Enum) string { return strings.ToLower(ShortEnumName(v)) }
+
+// poolPathProblem says what is wrong with a pool path, or "" if it is fine.
+// Empty means the default pool.
+func poolPathProblem(pool string) string {
+	if pool == "" || pool == "/" {
+		return ""
+	}
+	const want = `must be an absolute path such as "/" or "/team/batch"`
+	if !strings.HasPrefix(pool, "/") || strings.HasSuffix(pool, "/") {
+		return want
+	}
+	for _, seg := range strings.Split(pool[1:], "/") {
+		if seg == "" || seg == "." || seg == ".." || hasControl(seg) || strings.ContainsAny(seg, " \t") {
+			return want
+		}
+	}
+	return ""
+}
+
+func isEnvName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		letter := r == '_' || (r >= 'A' && r <= 'Z') || (r >= 'a' && r <= 'z')
+		if !letter && !(i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
+
+func sortedStringKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,127 @@
+package jobmgr
+
+import (
+	"time"
+
+	"github.com/peloton-federated/peloton/shard/model"
+)
+
+// configView is one config version of a job with its override index.
+type configView struct {
+	spec *model.JobSpec
+	ovx  *model.OverrideIndex
+}
+
+func newConfigView(spec *model.JobSpec) *configView {
+	return &configView{spec: spec, ovx: model.NewOverrideIndex(spec)}
+}
+
+// task returns what an instance runs under this config.
+func (c *configView) task(instance uint32) model.TaskSpec {
+	if len(c.spec.Overrides) == 0 {
+		return c.spec.Task
+	}
+	return c.ovx.TaskFor(c.spec, instance)
+}
+
+// resources is what an instance asks for under this config.
+func (c *configView) resources(instance uint32) model.Resources {
+	if len(c.spec.Overrides) == 0 {
+		return c.spec.Task.Resources
+	}
+	if ov := c.ovx.Lookup(instance); ov != nil {
+		return ov.Merge(c.spec.Task).Resources
+	}
+	return c.spec.Task.Resources
+}
+
+// current is the job's current config.
+func (je *jobEntry) current() *configView {
+	v := je.job.ConfigVersion
+	if c := je.configs[v]; c != nil && c.spec == &je.job.Spec {
+		return c
+	}
+	if je.configs == nil {
+		je.configs = map[uint64]*configView{}
+	}
+	c := newConfigView(&je.job.Spec)
+	je.configs[v] = c
+	return c
+}
+
+// config returns a config version the job's runs use; a version no longer
+// held (or never loaded) falls back to the current one.
+func (je *jobEntry) config(v uint64) *configView {
+	if v == 0 {
+		v = 1
+	}
+	if v != je.job.ConfigVersion {
+		if c := je.configs[v]; c != nil {
+			return c
+		}
+	}
+	return je.current()
+}
+
+// taskResources is what a task's current run holds (or will hold): its
+// instance's resources under the config the run started on.
+func (je *jobEntry) taskResources(t *model.TaskRuntime) model.Resources {
+	return je.config(t.ConfigVersion).resources(t.ID.Instance)
+}
+
+// killGrace is how long a task's run is given to stop.
+func (je *jobEntry) killGrace(t *model.TaskRuntime) time.Duration {
+	return je.config(t.ConfigVersion).task(t.ID.Instance).KillGrace
+}
+
+// dropOldConfigs forgets config versions no run uses any more.
+func (je *jobEntry) dropOldConfigs() {
+	used := map[uint64]bool{je.job.ConfigVersion: true}
+	for _, t := range je.tasks {
+		if t != nil && !t.State.IsTerminal() {
+			used[max(t.ConfigVersion, 1)] = true
+		}
+	}
+	for v := range je.configs {
+		if !used[v] {
+			delete(je.configs, v)
+		}
+	}
+}
+
+// Tasks of a job that reached their end for good are not kept in memory
+// while the job runs on: their slot holds a shared marker of their state
+// and the store has the rest. Only tasks nothing will touch again go cold:
+// ended tasks of jobs without gangs (a gang may run an ended member
+// again). Readers that need a cold task read it from the store.
+var coldMarks = func() (m [model.NumTaskStates]*model.TaskRuntime) {
+	for s := range m {
+		if st := model.TaskState(s); st.IsTerminal() {
+			m[s] = &model.TaskRuntime{State: st, Goal: st}
+		}
+	}
+	return m
+}()
+
+// isCold reports whether t is a cold task's marker.
+func isCold(t *model.TaskRuntime) bool {
+	return t != nil && int(t.State) < len(coldMarks) && coldMarks[t.State] == t
+}
+
+// coolDown drops stored tasks that have ended for good from memory.
+func (e *Engine) coolDown(written []*model.TaskRuntime) {
+	if e.cfg.KeepEndedTasks {
+		return
+	}
+	for _, t := range written {
+		if !t.State.IsTerminal() || isCold(t) {
+			continue
+		}
+		je := e.jobs[t.ID.Job]
+		if je == nil || je.evicted || gangSize(&je.job.Spec) > 1 || int(t.ID.Instance) >= len(je.tasks) || je.tasks[t.ID.Instance] != t {
+			continue
+		}
+		je.tasks[t.ID.Instance] = coldMarks[t.State]
+		je.cold++
+	}
+}

@@ -1,0 +1,452 @@
+package jobmgr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/resmgr"
+	"github.com/peloton-federated/peloton/shard/store"
+)
+
+// ReasonUpdated marks runs stopped to restart on a new config.
+const ReasonUpdated = "UPDATED"
+
+// ErrJobFinished: the operation needs a job that has not finished.
+var ErrJobFinished = errors.New("job has finished")
+
+// ErrUpdateEnded: the update has ended already.
+var ErrUpdateEnded = errors.New("update has ended")
+
+// UpdateOptions shape a job update.
+type UpdateOptions struct {
+	// BatchSize is how many instances restart on the new config at once
+	// (0: all at once).
+	BatchSize uint32
+}
+
+// checkUpdate says why a job cannot move from spec a to spec b, naming
+// the field; nil if it can.
+func checkUpdate(a, b *model.JobSpec) error {
+	bad := func(field, what string) error {
+		return fmt.Errorf("%s: %s: %w", field, what, ErrInvalid)
+	}
+	switch {
+	case a.Type != b.Type:
+		return bad("type", "the type of a job cannot change in an update")
+	case gangSize(a) != gangSize(b):
+		return bad("gang_size", fmt.Sprintf("the gang size cannot change in an update (%d to %d)", gangSize(a), gangSize(b)))
+	case a.Revocable != b.Revocable:
+		return bad("revocable", "revocable cannot change in an update")
+	case b.Region != "" && a.Region != b.Region:
+		return bad("region", fmt.Sprintf("a job cannot move to another region by an update (%q to %q)", a.Region, b.Region))
+	case b.Instances < a.Instances:
+		return bad("instances", fmt.Sprintf("an update cannot reduce instances (%d to %d); stop the tasks no longer wanted instead", a.Instances, b.Instances))
+	}
+	return nil
+}
+
+// UpdateJob stores spec as the job's next config version and starts
+// rolling its instances onto it, BatchSize at a time. A running update of
+// the job is aborted (instances it moved keep their config).
+func (e *Engine) UpdateJob(ctx context.Context, id model.JobID, spec model.JobSpec, opts UpdateOptions) (*model.Update, error) {
+	// Updates of one engine go one at a time: each takes the next version.
+	e.updateMu.Lock()
+	defer e.updateMu.Unlock()
+
+	e.lock()
+	je := e.jobs[id]
+	if je == nil {
+		e.mu.Unlock()
+		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	if je.job.Status.State.IsTerminal() || je.job.Status.Killed {
+		st := je.job.Status.State
+		e.mu.Unlock()
+		return nil, fmt.Errorf("job %s is %s: only a job that runs can be updated: %w", id, st, ErrJobFinished)
+	}
+	if spec.Region == "" {
+		spec.Region = je.job.Spec.Region
+	}
+	if err := checkUpdate(&je.job.Spec, &spec); err != nil {
+		e.mu.Unlock()
+		return nil, err
+	}
+	from := max(je.job.ConfigVersion, 1)
+	e.mu.Unlock()
+
+	// The config is stored before anything names it; a version left by an
+	// update that failed half way is skipped.
+	to := from + 1
+	err := e.cfg.Store.PutJobConfig(ctx, id, to, &spec)
+	if errors.Is(err, store.ErrExists) {
+		var versions []uint64
+		if versions, err = e.cfg.Store.ListJobConfigVersions(ctx, id); err == nil && len(versions) > 0 {
+			to = versions[len(versions)-1] + 1
+			err = e.cfg.Store.PutJobConfig(ctx, id, to, &spec)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store config %d of job %s: %w", to, id, err)
+	}
+	now := e.cfg.Clock.Now()
+	u := &model.Update{
+		ID: model.MakeUpdateID(id, to), Job: id, FromVersion: from, ToVersion: to,
+		BatchSize: opts.BatchSize, State: model.UpdateRollingForward,
+		InstancesTotal: spec.Instances, CreateTime: now,
+	}
+	if err := e.cfg.Store.CreateUpdate(ctx, u); err != nil {
+		return nil, fmt.Errorf("store update %s: %w", u.ID, err)
+	}
+
+	e.lock()
+	defer e.mu.Unlock()
+	if je.job.Status.State.IsTerminal() || je.job.Status.Killed || e.jobs[id] != je {
+		e.closeUpdateRecord(ctx, u, model.UpdateAborted, "the job finished before the update started", now)
+		return nil, fmt.Errorf("job %s finished before the update started: %w", id, ErrJobFinished)
+	}
+	prev := je.update
+	oldSpec, oldVersion, oldUpdate := je.job.Spec, je.job.ConfigVersion, je.job.Status.Update
+	je.job.Spec, je.job.ConfigVersion, je.job.Status.Update = spec, to, u.ID
+	je.job.Status.TaskStates = countsMap(&je.counts)
+	if err := e.cfg.Store.UpdateJob(ctx, je.job); err != nil {
+		je.job.Spec, je.job.ConfigVersion, je.job.Status.Update = oldSpec, oldVersion, oldUpdate
+		e.closeUpdateRecord(ctx, u, model.UpdateAborted, "the job could not be stored: "+err.Error(), now)
+		return nil, fmt.Errorf("store job %s: %w", id, err)
+	}
+	if je.configs == nil {
+		je.configs = map[uint64]*configView{}
+	}
+	je.configs[from] = newConfigView(&oldSpec)
+	je.configs[to] = newConfigView(&je.job.Spec)
+	if prev != nil && !prev.State.IsTerminal() {
+		e.endUpdate(je, model.UpdateAborted, "replaced by update "+string(u.ID), now)
+		// The replaced update's record is written now, not at the next
+		// pass: the new update takes its place in the entry.
+		e.closeUpdateRecord(ctx, prev, prev.State, prev.Message, now)
+	}
+	je.update, je.updateDirty, je.updating = u, false, map[uint32]bool{}
+	e.sched.SetJobLimit(id, spec.MaxRunning)
+	je.record = true
+	e.visit(je)
+	e.log.Info("job update started", "job", id, "update", u.ID, "from", from, "to", to, "batch", opts.BatchSize)
+	e.wake()
+	cp := *u
+	return &cp, nil
+}
+
+// closeUpdateRecord writes an ended update directly (outside the loop).
+func (e *Engine) closeUpdateRecord(ctx context.Context, u *model.Update, st model.UpdateState, msg string, now time.Time) {
+	u.State, u.Message, u.CompletionTime = st, msg, now
+	if err := e.writeUpdate(ctx, u); err != nil {
+		e.log.Warn("recording the end of an update failed", "update", u.ID, "err", err)
+	}
+}
+
+// writeUpdate stores an update, taking the stored revision once if an
+// earlier write whose answer was lost did land.
+func (e *Engine) writeUpdate(ctx context.Context, u *model.Update) error {
+	err := e.cfg.Store.WriteUpdate(ctx, u)
+	if errors.Is(err, store.ErrConflict) {
+		if stored, gerr := e.cfg.Store.GetUpdate(ctx, u.ID); gerr == nil {
+			u.Revision = stored.Revision
+			err = e.cfg.Store.WriteUpdate(ctx, u)
+		}
+	}
+	return err
+}
+
+// endUpdate ends the job's running update; the loop writes it.
+func (e *Engine) endUpdate(je *jobEntry, st model.UpdateState, msg string, now time.Time) {
+	u := je.update
+	if u == nil || u.State.IsTerminal() {
+		return
+	}
+	u.State, u.Message, u.CompletionTime = st, msg, now
+	je.updateDirty = true
+	je.updating = nil
+	e.log.Info("job update ended", "job", je.job.ID, "update", u.ID, "state", st, "message", msg)
+}
+
+// rollUpdate moves a job's instances onto its new config: gangs whose
+// runs use an older config are restarted, at most BatchSize instances at
+// a time; a restarted gang counts as in flight until it runs again.
+// Instances that are not running (waiting, or never started) just take
+// the new config; instances that finished (a batch job's successes) are
+// left alone.
+func (e *Engine) rollUpdate(je *jobEntry, now time.Time) {
+	u := je.update
+	if u == nil || u.State.IsTerminal() {
+		return
+	}
+	j := je.job
+	switch {
+	case j.Status.Killed:
+		e.endUpdate(je, model.UpdateAborted, "the job was stopped", now)
+		return
+	case j.Status.State.IsTerminal():
+		e.endUpdate(je, model.UpdateAborted, "the job finished", now)
+		return
+	}
+	batch := u.BatchSize
+	if batch == 0 {
+		batch = j.Spec.Instances
+	}
+	n := gangSize(&j.Spec)
+	var done, inflight uint32
+	var todo []resmgr.GangID
+	for first := uint32(0); first < uint32(len(je.tasks)); first += n {
+		g := gangOf(je, first)
+		ms := je.members(g)
+		if ms == nil {
+			continue
+		}
+		size := uint32(len(ms))
+		if e.restarting[g] != nil {
+			if je.updating[g.Gang] {
+				inflight += size
+			}
+			continue
+		}
+		stale, queued, settling := false, false, false
+		for _, t := range ms {
+			if t.State.IsTerminal() {
+				continue
+			}
+			if t.ConfigVersion < u.ToVersion {
+				stale = true
+				queued = queued || t.State != model.TaskInitialized
+			} else if t.State != model.TaskRunning {
+				settling = true
+			}
+		}
+		switch {
+		case stale && !queued:
+			// Nothing runs: the next run starts on the new config.
+			for _, t := range ms {
+				if !t.State.IsTerminal() && t.ConfigVersion < u.ToVersion {
+					t.ConfigVersion = u.ToVersion
+					e.markDirty(je, t)
+				}
+			}
+			done += size
+		case stale:
+			todo = append(todo, g)
+		case settling && je.updating[g.Gang]:
+			inflight += size
+		default:
+			delete(je.updating, g.Gang)
+			done += size
+		}
+	}
+	for _, g := range todo {
+		size := uint32(len(je.members(g)))
+		if inflight > 0 && inflight+size > batch {
+			break
+		}
+		e.restartGang(je, g, ReasonUpdated, fmt.Sprintf("restarting on config %d (update %s)", u.ToVersion, u.ID), now)
+		je.updating[g.Gang] = true
+		inflight += size
+	}
+	if done != u.InstancesDone || j.Spec.Instances != u.InstancesTotal {
+		u.InstancesDone, u.InstancesTotal = done, j.Spec.Instances
+		je.updateDirty = true
+	}
+	if done >= j.Spec.Instances {
+		e.endUpdate(je, model.UpdateSucceeded, fmt.Sprintf("%d instances on config %d", done, u.ToVersion), now)
+		je.dropOldConfigs()
+	}
+}
+
+// persistUpdates writes the updates that changed in this pass.
+func (e *Engine) persistUpdates(ctx context.Context, jobs []*jobEntry) error {
+	for _, je := range jobs {
+		if !je.updateDirty || je.update == nil {
+			continue
+		}
+		if err := e.writeUpdate(ctx, je.update); err != nil {
+			return err
+		}
+		je.updateDirty = false
+		if je.update.State.IsTerminal() {
+			je.update = nil
+		}
+	}
+	return nil
+}
+
+// loadRunConfigs loads the older configs a recovered job's runs still use.
+func (e *Engine) loadRunConfigs(ctx context.Context, je *jobEntry) error {
+	j := je.job
+	for _, t := range je.tasks {
+		if t == nil {
+			continue
+		}
+		v := max(t.ConfigVersion, 1)
+		if t.State.IsTerminal() || v == j.ConfigVersion {
+			continue
+		}
+		if je.configs[v] != nil {
+			continue
+		}
+		spec, err := e.cfg.Store.GetJobConfig(ctx, j.ID, v)
+		if err != nil {
+			return fmt.Errorf("config %d of job %s: %w", v, j.ID, err)
+		}
+		if je.configs == nil {
+			je.configs = map[uint64]*configView{}
+		}
+		je.configs[v] = newConfigView(spec)
+	}
+	return nil
+}
+
+// recoverUpdate takes up a job's running update after a restart.
+func (e *Engine) recoverUpdate(ctx context.Context, je *jobEntry) error {
+	j := je.job
+	if j.Status.Update == "" {
+		return nil
+	}
+	u, err := e.cfg.Store.GetUpdate(ctx, j.Status.Update)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("update %s: %w", j.Status.Update, err)
+	}
+	if u.State.IsTerminal() {
+		return nil
+	}
+	je.update, je.updating = u, map[uint32]bool{}
+	// Gangs restarted by the update and not running again are in flight.
+	for _, t := range je.tasks {
+		if t.ConfigVersion == u.ToVersion && t.Reason == ReasonUpdated && !t.State.IsTerminal() && t.State != model.TaskRunning {
+			je.updating[gangOf(je, t.ID.Instance).Gang] = true
+		}
+	}
+	return nil
+}
+
+// GetUpdate returns an update.
+func (e *Engine) GetUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
+	job, _, ok := id.Parse()
+	if !ok {
+		return nil, fmt.Errorf("update id %q: want <job>.<version>: %w", id, ErrInvalid)
+	}
+	e.lock()
+	je := e.jobs[job]
+	if je != nil && je.update != nil && je.update.ID == id {
+		cp := *je.update
+		e.mu.Unlock()
+		return &cp, nil
+	}
+	e.mu.Unlock()
+	u, err := e.cfg.Store.GetUpdate(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("update %s: %w", id, ErrNotFound)
+	}
+	return u, err
+}
+
+// ListUpdates returns a job's updates, oldest first.
+func (e *Engine) ListUpdates(ctx context.Context, job model.JobID) ([]*model.Update, error) {
+	e.lock()
+	je := e.jobs[job]
+	var live *model.Update
+	if je != nil && je.update != nil {
+		cp := *je.update
+		live = &cp
+	}
+	e.mu.Unlock()
+	if je == nil {
+		return nil, fmt.Errorf("job %s: %w", job, ErrNotFound)
+	}
+	us, err := e.cfg.Store.ListUpdates(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	for i, u := range us {
+		if live != nil && u.ID == live.ID {
+			us[i] = live
+		}
+	}
+	return us, nil
+}
+
+// AbortUpdate stops a rolling update. Instances already moved keep the new
+// config; the others keep running theirs until they next restart, when
+// they take the job's current config. To go back, update the job to the
+// older config.
+func (e *Engine) AbortUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
+	job, _, ok := id.Parse()
+	if !ok {
+		return nil, fmt.Errorf("update id %q: want <job>.<version>: %w", id, ErrInvalid)
+	}
+	e.lock()
+	je := e.jobs[job]
+	if je == nil || je.update == nil || je.update.ID != id {
+		e.mu.Unlock()
+		u, err := e.GetUpdate(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("update %s is %s already: %w", id, u.State, ErrUpdateEnded)
+	}
+	defer e.mu.Unlock()
+	u := je.update
+	saved := *u
+	now := e.cfg.Clock.Now()
+	u.State, u.Message, u.CompletionTime = model.UpdateAborted, "aborted by an operator", now
+	if err := e.writeUpdate(ctx, u); err != nil {
+		*u = saved
+		return nil, fmt.Errorf("store update %s: %w", id, err)
+	}
+	je.update, je.updating, je.updateDirty = nil, nil, false
+	e.log.Info("job update aborted", "job", job, "update", id)
+	cp := *u
+	return &cp, nil
+}
+
+// GetJobConfig returns a config version of a job (0: the current one),
+// with the version returned and every stored version.
+func (e *Engine) GetJobConfig(ctx context.Context, id model.JobID, version uint64) (*model.JobSpec, uint64, []uint64, error) {
+	e.lock()
+	je := e.jobs[id]
+	var current uint64
+	if je != nil {
+		current = max(je.job.ConfigVersion, 1)
+	}
+	e.mu.Unlock()
+	if je == nil {
+		return nil, 0, nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	if version == 0 {
+		version = current
+	}
+	versions, err := e.cfg.Store.ListJobConfigVersions(ctx, id)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	spec, err := e.cfg.Store.GetJobConfig(ctx, id, version)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, 0, nil, fmt.Errorf("config version %d of job %s (versions %v): %w", version, id, versions, ErrNotFound)
+	}
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return spec, version, versions, nil
+}
+
+// ListEvents returns stored events of a job (the history kept for the
+// retention window).
+func (e *Engine) ListEvents(ctx context.Context, q store.EventQuery) ([]model.Event, error) {
+	e.lock()
+	je := e.jobs[q.Job]
+	e.mu.Unlock()
+	if je == nil {
+		return nil, fmt.Errorf("job %s: %w", q.Job, ErrNotFound)
+	}
+	return e.cfg.Store.ListEvents(ctx, q)
+}

@@ -1,0 +1,335 @@
+package jobmgr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/peloton-federated/peloton/shard/hostmgr/sim"
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/store"
+)
+
+func (s *testShard) service(spec model.JobSpec) model.JobID {
+	s.t.Helper()
+	spec.Pool, spec.MaxAttempts, spec.Type = RootPool, 3, model.JobService
+	j, err := s.e.CreateJob(context.Background(), spec)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return j.ID
+}
+
+func (s *testShard) tasks(j model.JobID) []*model.TaskRuntime {
+	s.t.Helper()
+	ts, err := s.e.ListTasks(j, nil)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return ts
+}
+
+// A rolling update restarts instances on the new config a batch at a time:
+// never more than the batch is down at once, every instance ends on the
+// new config, and both configs stay readable.
+func TestRollingUpdateMovesABatchAtATime(t *testing.T) {
+	ctx := context.Background()
+	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{CPU: 16, MemMB: 1000}}})
+	spec := oneCore(6)
+	spec.Task.Env = map[string]string{"V": "1"}
+	j := s.service(spec)
+	s.until("6 running", func() bool { return s.count(j, model.TaskRunning) == 6 })
+
+	next := spec
+	next.Pool, next.MaxAttempts, next.Type = RootPool, 3, model.JobService
+	next.Task.Env = map[string]string{"V": "2"}
+	u, err := s.e.UpdateJob(ctx, j, next, UpdateOptions{BatchSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.FromVersion != 1 || u.ToVersion != 2 || u.State != model.UpdateRollingForward || u.ID != model.MakeUpdateID(j, 2) {
+		t.Fatalf("update: %+v", u)
+	}
+	maxDown := 0
+	s.until("update succeeded", func() bool {
+		down := 0
+		for _, tk := range s.tasks(j) {
+			if tk.State != model.TaskRunning {
+				down++
+			}
+		}
+		maxDown = max(maxDown, down)
+		got, err := s.e.GetUpdate(ctx, u.ID)
+		return err == nil && got.State == model.UpdateSucceeded
+	})
+	if maxDown > 2 {
+		t.Errorf("%d instances down at once with a batch of 2", maxDown)
+	}
+	s.until("all running", func() bool { return s.count(j, model.TaskRunning) == 6 })
+	for _, tk := range s.tasks(j) {
+		if tk.ConfigVersion != 2 || tk.Run != 2 {
+			t.Errorf("task %s: config %d run %d after the update, want config 2 run 2", tk.ID, tk.ConfigVersion, tk.Run)
+		}
+	}
+	got, err := s.e.GetUpdate(ctx, u.ID)
+	if err != nil || got.InstancesDone != 6 || got.InstancesTotal != 6 {
+		t.Fatalf("finished update: %+v %v", got, err)
+	}
+	old, v, versions, err := s.e.GetJobConfig(ctx, j, 1)
+	if err != nil || v != 1 || !reflect.DeepEqual(versions, []uint64{1, 2}) || old.Task.Env["V"] != "1" {
+		t.Fatalf("config 1: %+v %d %v %v", old, v, versions, err)
+	}
+	cur, v, _, err := s.e.GetJobConfig(ctx, j, 0)
+	if err != nil || v != 2 || cur.Task.Env["V"] != "2" {
+		t.Fatalf("current config: %+v %d %v", cur, v, err)
+	}
+	job, _ := s.e.GetJob(j)
+	if job.ConfigVersion != 2 || job.Status.Update != u.ID {
+		t.Fatalf("job after update: version %d update %q", job.ConfigVersion, job.Status.Update)
+	}
+	us, err := s.e.ListUpdates(ctx, j)
+	if err != nil || len(us) != 1 || us[0].State != model.UpdateSucceeded {
+		t.Fatalf("ListUpdates: %+v %v", us, err)
+	}
+}
+
+// A new update replaces one still rolling; an operator can abort one.
+func TestUpdateReplacedAndAborted(t *testing.T) {
+	ctx := context.Background()
+	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{CPU: 16, MemMB: 1000}}})
+	spec := oneCore(4)
+	j := s.service(spec)
+	s.until("4 running", func() bool { return s.count(j, model.TaskRunning) == 4 })
+	spec.Pool, spec.MaxAttempts, spec.Type = RootPool, 3, model.JobService
+	u1, err := s.e.UpdateJob(ctx, j, spec, UpdateOptions{BatchSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u2, err := s.e.UpdateJob(ctx, j, spec, UpdateOptions{BatchSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got1, _ := s.e.GetUpdate(ctx, u1.ID)
+	if got1.State != model.UpdateAborted || !strings.Contains(got1.Message, string(u2.ID)) {
+		t.Fatalf("replaced update: %+v", got1)
+	}
+	got2, err := s.e.AbortUpdate(ctx, u2.ID)
+	if err != nil || got2.State != model.UpdateAborted {
+		t.Fatalf("abort: %+v %v", got2, err)
+	}
+	for range 20 {
+		s.tick()
+	}
+	if got, _ := s.e.GetUpdate(ctx, u2.ID); got.State != model.UpdateAborted {
+		t.Fatalf("aborted update came back: %+v", got)
+	}
+	if _, err := s.e.AbortUpdate(ctx, u2.ID); !errors.Is(err, ErrUpdateEnded) {
+		t.Fatalf("abort of an ended update: %v", err)
+	}
+	if _, err := s.e.GetUpdate(ctx, "nope"); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("bad update id: %v", err)
+	}
+}
+
+// Updates that would change what a job is are refused, naming the field,
+// and change nothing.
+func TestUpdateRefusals(t *testing.T) {
+	ctx := context.Background()
+	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{CPU: 16, MemMB: 1000}}})
+	spec := oneCore(4)
+	j := s.service(spec)
+	base := spec
+	base.Pool, base.MaxAttempts, base.Type = RootPool, 3, model.JobService
+	for field, mutate := range map[string]func(*model.JobSpec){
+		"instances": func(s *model.JobSpec) { s.Instances = 2 },
+		"type":      func(s *model.JobSpec) { s.Type = model.JobBatch },
+		"gang_size": func(s *model.JobSpec) { s.GangSize = 2 },
+		"revocable": func(s *model.JobSpec) { s.Revocable = true },
+	} {
+		next := base
+		mutate(&next)
+		_, err := s.e.UpdateJob(ctx, j, next, UpdateOptions{})
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: %v", field, err)
+		}
+	}
+	versions, err := s.e.cfg.Store.ListJobConfigVersions(ctx, j)
+	if err != nil || !reflect.DeepEqual(versions, []uint64{1}) {
+		t.Fatalf("refused updates stored configs: %v %v", versions, err)
+	}
+	if _, err := s.e.UpdateJob(ctx, "missing", base, UpdateOptions{}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("update of a missing job: %v", err)
+	}
+}
+
+// Overrides give single instances other resources and env.
+func TestOverridesApplyPerInstance(t *testing.T) {
+	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{CPU: 7, MemMB: 1000}}})
+	spec := oneCore(4)
+	spec.Task.Env = map[string]string{sim.EnvDuration: "1m"}
+	spec.Overrides = []model.InstanceOverride{
+		{Instances: []model.InstanceRange{{From: 2, To: 2}}, Task: model.TaskSpec{Resources: model.Resources{CPU: 4}}},
+		{Instances: []model.InstanceRange{{From: 3, To: 3}}, Task: model.TaskSpec{Env: map[string]string{sim.EnvExitCode: "3"}}},
+	}
+	spec.MaxAttempts = 1
+	j := s.create(spec)
+	s.until("4 running", func() bool { return s.count(j, model.TaskRunning) == 4 })
+	v, _ := s.e.Hosts().View("sim/h1")
+	if v.Allocated.CPU != 7 || v.Allocated.MemMB != 40 {
+		t.Fatalf("allocated %+v, want 7 cpus (1+1+4+1) and 40 MB", v.Allocated)
+	}
+	s.clk.Advance(time.Minute)
+	s.until("job failed", func() bool {
+		job, _ := s.e.GetJob(j)
+		return job.Status.State == model.JobFailed
+	})
+	for _, tk := range s.tasks(j) {
+		want := model.TaskSucceeded
+		if tk.ID.Instance == 3 {
+			want = model.TaskFailed
+		}
+		if tk.State != want {
+			t.Errorf("task %s is %s, want %s (exit %d)", tk.ID, tk.State, want, tk.ExitCode)
+		}
+	}
+}
+
+// A drained host takes no new work, survives a restart of the engine, and
+// takes work again once undrained.
+func TestDrainedHostTakesNoWork(t *testing.T) {
+	ctx := context.Background()
+	s := newTestShard(t, []sim.HostSpec{
+		{Name: "h1", Capacity: model.Resources{CPU: 8, MemMB: 1000}},
+		{Name: "h2", Capacity: model.Resources{CPU: 8, MemMB: 1000}},
+	})
+	s.until("hosts reported", func() bool { return s.e.Hosts().Has("sim/h1") && s.e.Hosts().Has("sim/h2") })
+	rec, err := s.e.DrainHost(ctx, "sim/h1", "kernel upgrade")
+	if err != nil || !rec.Draining || rec.DrainReason != "kernel upgrade" || rec.Host.State != model.HostDraining {
+		t.Fatalf("drain: %+v %v", rec, err)
+	}
+	if _, err := s.e.DrainHost(ctx, "sim/nope", ""); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("drain of an unknown host: %v", err)
+	}
+	j := s.create(oneCore(6))
+	s.until("6 running", func() bool { return s.count(j, model.TaskRunning) == 6 })
+	for _, tk := range s.tasks(j) {
+		if tk.Host != "sim/h2" {
+			t.Fatalf("task %s placed on drained %s", tk.ID, tk.Host)
+		}
+	}
+	stored, err := s.e.cfg.Store.GetHost(ctx, "sim/h1")
+	if err != nil || !stored.Draining {
+		t.Fatalf("stored drain: %+v %v", stored, err)
+	}
+	recs, err := s.e.ListHostRecords(ctx)
+	if err != nil || len(recs) != 2 || !recs[0].Draining || recs[1].Draining {
+		t.Fatalf("host records: %+v %v", recs, err)
+	}
+	if _, err := s.e.UndrainHost(ctx, "sim/h1"); err != nil {
+		t.Fatal(err)
+	}
+	j2 := s.create(oneCore(4))
+	s.until("4 more running", func() bool { return s.count(j2, model.TaskRunning) == 4 })
+	on := map[model.HostID]int{}
+	for _, tk := range s.tasks(j2) {
+		on[tk.Host]++
+	}
+	if on["sim/h1"] == 0 {
+		t.Fatalf("undrained host took no work: %v", on)
+	}
+}
+
+// Every task transition is kept in the store, in order, per instance.
+func TestEventsAreStored(t *testing.T) {
+	ctx := context.Background()
+	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{CPU: 8, MemMB: 1000}}})
+	spec := oneCore(3)
+	spec.Task.Env = map[string]string{sim.EnvDuration: "1m"}
+	j := s.create(spec)
+	s.until("running", func() bool { return s.count(j, model.TaskRunning) == 3 })
+	s.clk.Advance(time.Minute)
+	s.until("succeeded", func() bool {
+		job, _ := s.e.GetJob(j)
+		return job.Status.State == model.JobSucceeded
+	})
+	one := uint32(1)
+	var evs []model.Event
+	s.until("events stored", func() bool {
+		var err error
+		evs, err = s.e.ListEvents(ctx, store.EventQuery{Job: j, Instance: &one})
+		return err == nil && len(evs) > 0 && evs[len(evs)-1].Task.State == model.TaskSucceeded
+	})
+	var states []string
+	for i, ev := range evs {
+		if ev.Task == nil || ev.Task.ID.Instance != 1 {
+			t.Fatalf("event %d is not of instance 1: %+v", i, ev)
+		}
+		if i > 0 && ev.Seq <= evs[i-1].Seq {
+			t.Fatalf("events out of order: %d then %d", evs[i-1].Seq, ev.Seq)
+		}
+		states = append(states, ev.Task.State.String())
+	}
+	if states[len(states)-1] != "SUCCEEDED" || !strings.Contains(strings.Join(states, " "), "RUNNING") {
+		t.Fatalf("instance 1 history: %v", states)
+	}
+	if evs[0].Seq < uint64(s.clk.Now().Add(-time.Hour).UnixMicro()) {
+		t.Fatalf("sequence %d is below the event time in microseconds", evs[0].Seq)
+	}
+	all, err := s.e.ListEvents(ctx, store.EventQuery{Job: j})
+	if err != nil || len(all) <= len(evs) || all[0].JobStatus == nil {
+		t.Fatalf("job history: %d events, first %+v, %v", len(all), all[0], err)
+	}
+	if _, err := s.e.ListEvents(ctx, store.EventQuery{Job: "missing"}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("events of a missing job: %v", err)
+	}
+}
+
+// Tasks that ended for good leave memory while their job runs on; the API
+// shows them as before, read from the store.
+func TestEndedTasksLeaveMemory(t *testing.T) {
+	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{CPU: 16, MemMB: 1000}}})
+	spec := oneCore(10)
+	spec.Overrides = []model.InstanceOverride{{
+		Instances: []model.InstanceRange{{From: 0, To: 4}},
+		Task:      model.TaskSpec{Env: map[string]string{sim.EnvDuration: "1m"}},
+	}}
+	j := s.create(spec)
+	s.until("10 running", func() bool { return s.count(j, model.TaskRunning) == 10 })
+	s.clk.Advance(time.Minute)
+	s.until("5 succeeded", func() bool { return s.count(j, model.TaskSucceeded) == 5 })
+	s.tick()
+	s.e.lock()
+	cold := s.e.jobs[j].cold
+	s.e.mu.Unlock()
+	if cold != 5 {
+		t.Fatalf("%d ended tasks left memory, want 5", cold)
+	}
+	ts := s.tasks(j)
+	if len(ts) != 10 {
+		t.Fatalf("%d tasks listed", len(ts))
+	}
+	for i, tk := range ts {
+		want := model.TaskRunning
+		if i < 5 {
+			want = model.TaskSucceeded
+		}
+		if tk.ID.Instance != uint32(i) || tk.ID.Job != j || tk.State != want || (i < 5 && tk.Host == "") {
+			t.Fatalf("task %d read back as %+v", i, tk)
+		}
+	}
+	tk, err := s.e.GetTask(model.TaskID{Job: j, Instance: 3})
+	if err != nil || tk.ID.Instance != 3 || tk.State != model.TaskSucceeded {
+		t.Fatalf("GetTask of an ended task: %+v %v", tk, err)
+	}
+	out, err := s.e.StopTasks(context.Background(), j, []uint32{2, 7})
+	if err != nil || len(out) != 2 || out[0].ID.Instance != 2 || out[1].ID.Instance != 7 {
+		t.Fatalf("StopTasks over a cold task: %+v %v", out, err)
+	}
+	if got := fmt.Sprint(out[0].State); got != "SUCCEEDED" {
+		t.Fatalf("stopping an ended task changed it: %s", got)
+	}
+}

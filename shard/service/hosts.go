@@ -1,0 +1,132 @@
+package service
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/shard/hostmgr"
+	"github.com/peloton-federated/peloton/shard/model"
+)
+
+// MaxDrainReason bounds the reason an operator gives for a drain.
+const MaxDrainReason = 512
+
+// hostToProto renders a host from what its host manager reports now (live,
+// if it does) and what the shard keeps of it (rec, if anything). A host
+// only remembered is DOWN; a drained host that is not DOWN is DRAINING.
+func (s *Server) hostToProto(live *hostmgr.HostView, rec *model.HostRecord) *pb.Host {
+	var h model.Host
+	var allocated model.Resources
+	var tasks int
+	if live != nil {
+		h, allocated, tasks = live.Host, live.Allocated, live.Tasks
+	}
+	if (live == nil || live.Hostname == "") && rec != nil {
+		h = rec.Host
+		h.State = model.HostDown
+	}
+	out := &pb.Host{
+		Id:        string(h.ID),
+		Hostname:  h.Hostname,
+		Cluster:   h.Cluster,
+		Kind:      h.Kind,
+		State:     pb.HostState(h.State),
+		Capacity:  resourcesToProto(h.Capacity),
+		Allocated: resourcesToProto(allocated),
+		Labels:    h.Labels,
+		Tasks:     uint32(tasks),
+		Region:    s.engine.Region(),
+	}
+	if rec != nil {
+		out.Draining, out.DrainReason, out.DrainTime, out.LastSeen = rec.Draining, rec.DrainReason, ts(rec.DrainTime), ts(rec.LastSeen)
+		if rec.Draining && h.State != model.HostDown {
+			out.State = pb.HostState_HOST_STATE_DRAINING
+		}
+	}
+	return out
+}
+
+func (s *Server) ListHosts(ctx context.Context, req *pb.ListHostsRequest) (*pb.ListHostsResponse, error) {
+	recs, err := s.engine.ListHostRecords(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	byID := make(map[model.HostID]*model.HostRecord, len(recs))
+	for _, r := range recs {
+		byID[r.Host.ID] = r
+	}
+	keep := func(id model.HostID, cluster string) bool {
+		return (req.Cluster == "" || cluster == req.Cluster) && (req.HostId == "" || string(id) == req.HostId)
+	}
+	out := &pb.ListHostsResponse{}
+	for _, v := range s.engine.Hosts().Snapshot() {
+		rec := byID[v.ID]
+		delete(byID, v.ID)
+		if v.Hostname == "" && v.State == model.HostDown && rec == nil {
+			continue // an allocation on a host not reported (yet)
+		}
+		if h := s.hostToProto(&v, rec); keep(model.HostID(h.Id), h.Cluster) {
+			out.Hosts = append(out.Hosts, h)
+		}
+	}
+	// Hosts remembered that no host manager reports any more.
+	for _, rec := range recs {
+		if _, gone := byID[rec.Host.ID]; gone && keep(rec.Host.ID, rec.Host.Cluster) {
+			out.Hosts = append(out.Hosts, s.hostToProto(nil, rec))
+		}
+	}
+	slices.SortFunc(out.Hosts, func(a, b *pb.Host) int { return cmp.Compare(a.Id, b.Id) })
+	return out, nil
+}
+
+// checkHostRequest checks what DrainHost and UndrainHost name.
+func (s *Server) checkHostRequest(id, region string) error {
+	if err := requireID("host_id", id); err != nil {
+		return err
+	}
+	if !strings.Contains(id, "/") {
+		return invalid("host_id", fmt.Sprintf("%q: want <cluster>/<name>, the ID column of peloton host list", id))
+	}
+	if region != "" && region != s.engine.Region() {
+		return invalid("region", fmt.Sprintf("this is region %q, not %q", s.engine.Region(), region))
+	}
+	return nil
+}
+
+// hostAfter renders a host after a drain or undrain.
+func (s *Server) hostAfter(rec *model.HostRecord) *pb.Host {
+	if v, ok := s.engine.Hosts().View(rec.Host.ID); ok {
+		return s.hostToProto(&v, rec)
+	}
+	return s.hostToProto(nil, rec)
+}
+
+func (s *Server) DrainHost(ctx context.Context, req *pb.DrainHostRequest) (*pb.DrainHostResponse, error) {
+	if err := s.checkHostRequest(req.HostId, req.Region); err != nil {
+		return nil, err
+	}
+	if utf8.RuneCountInString(req.Reason) > MaxDrainReason {
+		return nil, invalid("reason", fmt.Sprintf("must be at most %d characters", MaxDrainReason))
+	}
+	rec, err := s.engine.DrainHost(ctx, model.HostID(req.HostId), req.Reason)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.DrainHostResponse{Host: s.hostAfter(rec)}, nil
+}
+
+func (s *Server) UndrainHost(ctx context.Context, req *pb.UndrainHostRequest) (*pb.UndrainHostResponse, error) {
+	if err := s.checkHostRequest(req.HostId, req.Region); err != nil {
+		return nil, err
+	}
+	rec, err := s.engine.UndrainHost(ctx, model.HostID(req.HostId))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.UndrainHostResponse{Host: s.hostAfter(rec)}, nil
+}

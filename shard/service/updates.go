@@ -1,0 +1,116 @@
+package service
+
+import (
+	"context"
+
+	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/shard/jobmgr"
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/store"
+)
+
+// Bounds of one ListEvents answer.
+const (
+	DefaultEventLimit = 1000
+	MaxEventLimit     = 10000
+)
+
+func (s *Server) UpdateJob(ctx context.Context, req *pb.UpdateJobRequest) (*pb.UpdateJobResponse, error) {
+	if err := requireID("job_id", req.JobId); err != nil {
+		return nil, err
+	}
+	if err := s.checkJobSpec(req.Spec); err != nil {
+		return nil, err
+	}
+	u, err := s.engine.UpdateJob(ctx, model.JobID(req.JobId), specToModel(req.Spec), jobmgr.UpdateOptions{BatchSize: req.BatchSize})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.UpdateJobResponse{Update: updateToProto(u)}, nil
+}
+
+// updateID checks an update id: "<job>.<version>".
+func updateID(path, id string) (model.UpdateID, error) {
+	if err := requireID(path, id); err != nil {
+		return "", err
+	}
+	if _, _, ok := model.UpdateID(id).Parse(); !ok {
+		return "", invalid(path, "want <job id>.<version>, as job update printed it")
+	}
+	return model.UpdateID(id), nil
+}
+
+func (s *Server) GetUpdate(ctx context.Context, req *pb.GetUpdateRequest) (*pb.GetUpdateResponse, error) {
+	id, err := updateID("update_id", req.UpdateId)
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.engine.GetUpdate(ctx, id)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.GetUpdateResponse{Update: updateToProto(u)}, nil
+}
+
+func (s *Server) ListUpdates(ctx context.Context, req *pb.ListUpdatesRequest) (*pb.ListUpdatesResponse, error) {
+	if err := requireID("job_id", req.JobId); err != nil {
+		return nil, err
+	}
+	us, err := s.engine.ListUpdates(ctx, model.JobID(req.JobId))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := &pb.ListUpdatesResponse{Updates: make([]*pb.Update, len(us))}
+	for i, u := range us {
+		out.Updates[i] = updateToProto(u)
+	}
+	return out, nil
+}
+
+func (s *Server) AbortUpdate(ctx context.Context, req *pb.AbortUpdateRequest) (*pb.AbortUpdateResponse, error) {
+	id, err := updateID("update_id", req.UpdateId)
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.engine.AbortUpdate(ctx, id)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.AbortUpdateResponse{Update: updateToProto(u)}, nil
+}
+
+func (s *Server) GetJobConfig(ctx context.Context, req *pb.GetJobConfigRequest) (*pb.GetJobConfigResponse, error) {
+	if err := requireID("job_id", req.JobId); err != nil {
+		return nil, err
+	}
+	spec, version, versions, err := s.engine.GetJobConfig(ctx, model.JobID(req.JobId), req.Version)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.GetJobConfigResponse{Spec: specToProto(spec), Version: version, Versions: versions}, nil
+}
+
+func (s *Server) ListEvents(ctx context.Context, req *pb.ListEventsRequest) (*pb.ListEventsResponse, error) {
+	if err := requireID("job_id", req.JobId); err != nil {
+		return nil, err
+	}
+	limit := int(req.Limit)
+	switch {
+	case limit == 0:
+		limit = DefaultEventLimit
+	case limit > MaxEventLimit:
+		limit = MaxEventLimit
+	}
+	// One more than asked tells whether more follow.
+	evs, err := s.engine.ListEvents(ctx, store.EventQuery{Job: model.JobID(req.JobId), Instance: req.Instance, After: req.AfterSeq, Limit: limit + 1})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := &pb.ListEventsResponse{More: len(evs) > limit}
+	evs = evs[:min(len(evs), limit)]
+	out.Events = make([]*pb.Event, len(evs))
+	for i, ev := range evs {
+		out.Events[i] = eventToProto(ev)
+	}
+	return out, nil
+}

@@ -1,0 +1,243 @@
+package cassandra
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/gocql/gocql"
+
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/codec"
+)
+
+// CreateUpdate stores a new update of an existing job with Revision 1 and
+// sets u.Revision to 1. The job's list of updates names it before the
+// update row, a compare-and-set, is written.
+func (s *Store) CreateUpdate(ctx context.Context, u *model.Update) error {
+	if err := codec.CheckUpdate(u); err != nil {
+		return fmt.Errorf("create update: %w", err)
+	}
+	if err := s.begin(ctx); err != nil {
+		return fmt.Errorf("create update %s: %w", u.ID, err)
+	}
+	if _, err := s.incarnation(ctx, u.Job); err != nil {
+		return fmt.Errorf("create update %s: job %s: %w", u.ID, u.Job, err)
+	}
+	if err := s.query(ctx, s.q.addJobUpdate, string(u.Job), string(u.ID)).Exec(); err != nil {
+		return fmt.Errorf("create update %s: %w", u.ID, s.classify(ctx, err))
+	}
+	applied, err := s.query(ctx, s.q.createUpdate, string(u.ID), string(u.Job), int64(1), codec.EncodeUpdate(u, 1)).
+		MapScanCAS(map[string]any{})
+	if err != nil {
+		return fmt.Errorf("create update %s: %w", u.ID, s.classify(ctx, err))
+	}
+	if !applied {
+		return fmt.Errorf("create update %s: %w", u.ID, store.ErrExists)
+	}
+	u.Revision = 1
+	return nil
+}
+
+// WriteUpdate replaces an update whose stored revision equals u.Revision
+// and increments u.Revision. An update's job never changes.
+func (s *Store) WriteUpdate(ctx context.Context, u *model.Update) error {
+	if err := codec.CheckUpdate(u); err != nil {
+		return fmt.Errorf("write update: %w", err)
+	}
+	if err := s.begin(ctx); err != nil {
+		return fmt.Errorf("write update %s: %w", u.ID, err)
+	}
+	prev := map[string]any{}
+	applied, err := s.query(ctx, s.q.writeUpdate, int64(u.Revision+1), codec.EncodeUpdate(u, u.Revision+1),
+		string(u.ID), int64(u.Revision), string(u.Job)).MapScanCAS(prev)
+	if err != nil {
+		return fmt.Errorf("write update %s: %w", u.ID, s.classify(ctx, err))
+	}
+	if !applied {
+		stored, _ := prev["revision"].(int64)
+		job, _ := prev["job_id"].(string)
+		switch {
+		case stored == 0:
+			return fmt.Errorf("write update %s: %w", u.ID, store.ErrNotFound)
+		case uint64(stored) != u.Revision:
+			return fmt.Errorf("write update %s: stored revision %d, given %d: %w", u.ID, stored, u.Revision, store.ErrConflict)
+		}
+		return fmt.Errorf("write update %s: %w: it is of job %s, not %s", u.ID, store.ErrInvalid, job, u.Job)
+	}
+	u.Revision++
+	return nil
+}
+
+// getUpdate reads an update; ErrNotFound if there is none.
+func (s *Store) getUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
+	var (
+		job    string
+		record []byte
+	)
+	err := s.query(ctx, s.q.getUpdate, string(id)).Scan(&job, &record)
+	if errors.Is(err, gocql.ErrNotFound) || (err == nil && record == nil) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, s.classify(ctx, err)
+	}
+	return codec.DecodeUpdate(id, record)
+}
+
+// GetUpdate returns a stored update.
+func (s *Store) GetUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, fmt.Errorf("update %s: %w", id, err)
+	}
+	u, err := s.getUpdate(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("update %s: %w", id, err)
+	}
+	return u, nil
+}
+
+// jobUpdateIDs returns the update ids listed for a job.
+func (s *Store) jobUpdateIDs(ctx context.Context, job model.JobID) ([]model.UpdateID, error) {
+	iter := s.query(ctx, s.q.listJobUpdates, string(job)).Iter()
+	var (
+		ids []model.UpdateID
+		id  string
+	)
+	for iter.Scan(&id) {
+		ids = append(ids, model.UpdateID(id))
+	}
+	return ids, s.classify(ctx, iter.Close())
+}
+
+// ListUpdates returns a job's updates, oldest first; ErrNotFound if the
+// job does not exist. A listed id whose update is missing, or is another
+// job's (a CreateUpdate that found the id taken), is left out.
+func (s *Store) ListUpdates(ctx context.Context, job model.JobID) ([]*model.Update, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, fmt.Errorf("updates of job %s: %w", job, err)
+	}
+	if _, err := s.incarnation(ctx, job); err != nil {
+		return nil, fmt.Errorf("updates of job %s: %w", job, err)
+	}
+	ids, err := s.jobUpdateIDs(ctx, job)
+	if err != nil {
+		return nil, fmt.Errorf("updates of job %s: %w", job, err)
+	}
+	updates := make([]*model.Update, len(ids))
+	err = parallel(ctx, len(ids), listParallelism, func(ctx context.Context, i int) error {
+		u, err := s.getUpdate(ctx, ids[i])
+		if err == nil && u.Job == job {
+			updates[i] = u
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("updates of job %s: %w", job, err)
+	}
+	updates = slices.DeleteFunc(updates, func(u *model.Update) bool { return u == nil })
+	slices.SortFunc(updates, codec.CompareUpdates)
+	return updates, nil
+}
+
+// removeUpdates deletes a job's updates, then its list of them.
+func (s *Store) removeUpdates(ctx context.Context, job model.JobID) error {
+	ids, err := s.jobUpdateIDs(ctx, job)
+	if err != nil {
+		return err
+	}
+	err = parallel(ctx, len(ids), deleteParallelism, func(ctx context.Context, i int) error {
+		return s.query(ctx, s.q.deleteUpdate, string(ids[i])).Exec()
+	})
+	if err == nil {
+		err = s.query(ctx, s.q.deleteJobUpdates, string(job)).Exec()
+	}
+	return s.classify(ctx, err)
+}
+
+// maxHostBatchBytes bounds one batch of PutHosts; a larger call is split
+// into batches of this size, each applied whole.
+const maxHostBatchBytes = 1 << 20
+
+// PutHosts stores or replaces host records. The hosts share one partition,
+// so a batch is applied as one mutation: all of it or nothing (a call of
+// more than maxHostBatchBytes is split, each part all or nothing).
+func (s *Store) PutHosts(ctx context.Context, hosts []*model.HostRecord) error {
+	if err := codec.CheckHosts(hosts); err != nil {
+		return fmt.Errorf("put hosts: %w", err)
+	}
+	if err := s.begin(ctx); err != nil {
+		return fmt.Errorf("put hosts: %w", err)
+	}
+	for len(hosts) > 0 {
+		b := s.session.NewBatch(gocql.UnloggedBatch).WithContext(ctx)
+		size := 0
+		for len(hosts) > 0 && (size == 0 || size < maxHostBatchBytes) {
+			record := codec.EncodeHost(hosts[0])
+			b.Query(s.q.putHost, string(hosts[0].Host.ID), record)
+			size += len(record) + len(hosts[0].Host.ID)
+			hosts = hosts[1:]
+		}
+		if err := s.session.ExecuteBatch(b); err != nil {
+			return fmt.Errorf("put hosts: %w", s.classify(ctx, err))
+		}
+	}
+	return nil
+}
+
+// GetHost returns a host's record.
+func (s *Store) GetHost(ctx context.Context, id model.HostID) (*model.HostRecord, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, fmt.Errorf("host %s: %w", id, err)
+	}
+	var record []byte
+	err := s.query(ctx, s.q.getHost, string(id)).Scan(&record)
+	if errors.Is(err, gocql.ErrNotFound) {
+		return nil, fmt.Errorf("host %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("host %s: %w", id, s.classify(ctx, err))
+	}
+	return codec.DecodeHost(id, record)
+}
+
+// ListHosts returns every host record ordered by id.
+func (s *Store) ListHosts(ctx context.Context) ([]*model.HostRecord, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, fmt.Errorf("list hosts: %w", err)
+	}
+	iter := s.query(ctx, s.q.listHosts).PageSize(5000).Iter()
+	var (
+		hosts  []*model.HostRecord
+		id     string
+		record []byte
+	)
+	for iter.Scan(&id, &record) {
+		h, err := codec.DecodeHost(model.HostID(id), record)
+		if err != nil {
+			iter.Close()
+			return nil, fmt.Errorf("list hosts: %w", err)
+		}
+		hosts = append(hosts, h)
+	}
+	if err := iter.Close(); err != nil {
+		return nil, fmt.Errorf("list hosts: %w", s.classify(ctx, err))
+	}
+	return hosts, nil
+}
+
+// DeleteHost forgets a host.
+func (s *Store) DeleteHost(ctx context.Context, id model.HostID) error {
+	if err := s.begin(ctx); err != nil {
+		return fmt.Errorf("delete host %s: %w", id, err)
+	}
+	if err := s.query(ctx, s.q.deleteHost, string(id)).Exec(); err != nil {
+		return fmt.Errorf("delete host %s: %w", id, s.classify(ctx, err))
+	}
+	return nil
+}

@@ -1,0 +1,71 @@
+package codec
+
+import (
+	"fmt"
+
+	"github.com/peloton-federated/peloton/shard/model"
+)
+
+// Kinds of event, the byte after an event record's time.
+const (
+	eventJob  = 1
+	eventTask = 2
+)
+
+// AppendEvent appends the encoding of a checked event (CheckEvents) to dst:
+// its time, then the job status as a job record of JobRecordV3 has it, or
+// the task's instance and its task record (at the task's Revision). The
+// job and Seq are the key and are not repeated in the value.
+func AppendEvent(dst []byte, ev *model.Event) []byte {
+	e := encoder{buf: dst}
+	e.byte(EventRecordVersion)
+	e.time(ev.Time)
+	if ev.JobStatus != nil {
+		e.byte(eventJob)
+		e.jobStatus(ev.JobStatus, JobRecordV3)
+		return e.buf
+	}
+	e.byte(eventTask)
+	e.uvarint(uint64(ev.Task.ID.Instance))
+	return AppendTask(e.buf, ev.Task, ev.Task.Revision)
+}
+
+// DecodeEvent decodes an event AppendEvent encoded; job and seq are its key.
+func DecodeEvent(job model.JobID, seq uint64, b []byte) (model.Event, error) {
+	ev := model.Event{Seq: seq, Job: job}
+	d := decoder{buf: b}
+	d.version(EventRecordVersion)
+	ev.Time = d.time()
+	switch kind := d.byte(); {
+	case d.err != nil:
+	case kind == eventJob:
+		ev.JobStatus = new(model.JobStatus)
+		d.jobStatus(ev.JobStatus, JobRecordV3)
+	case kind == eventTask:
+		id := model.TaskID{Job: job, Instance: d.uint32()}
+		if d.err == nil {
+			ev.Task = new(model.TaskRuntime)
+			d.err = DecodeTaskInto(ev.Task, id, d.buf)
+			d.buf = nil
+		}
+	default:
+		d.fail("event kind")
+	}
+	if err := d.done(); err != nil {
+		return model.Event{}, fmt.Errorf("event %d of job %s: %w", seq, job, err)
+	}
+	return ev, nil
+}
+
+// EventInstance returns the instance of a task event's record without
+// decoding the rest; ok is false for a job event or a corrupt record.
+func EventInstance(b []byte) (instance uint32, ok bool) {
+	d := decoder{buf: b}
+	d.version(EventRecordVersion)
+	d.time()
+	if d.byte() != eventTask {
+		return 0, false
+	}
+	instance = d.uint32()
+	return instance, d.err == nil
+}

@@ -1,0 +1,87 @@
+package codec
+
+import (
+	"fmt"
+
+	"github.com/peloton-federated/peloton/shard/model"
+)
+
+// EncodeUpdate returns the stored form of u at revision rev. The update id
+// is the key and is not repeated in the value.
+func EncodeUpdate(u *model.Update, rev uint64) []byte {
+	e := encoder{buf: make([]byte, 0, 64+len(u.Job)+len(u.Message))}
+	e.byte(UpdateRecordVersion)
+	e.uvarint(rev)
+	e.string(string(u.Job))
+	e.uvarint(u.FromVersion)
+	e.uvarint(u.ToVersion)
+	e.uvarint(uint64(u.BatchSize))
+	e.byte(byte(u.State))
+	e.uvarint(uint64(u.InstancesTotal))
+	e.uvarint(uint64(u.InstancesDone))
+	e.time(u.CreateTime)
+	e.time(u.CompletionTime)
+	e.string(u.Message)
+	return e.buf
+}
+
+// DecodeUpdate decodes an update EncodeUpdate encoded; id is its key.
+func DecodeUpdate(id model.UpdateID, b []byte) (*model.Update, error) {
+	d := decoder{buf: b}
+	d.version(UpdateRecordVersion)
+	u := &model.Update{ID: id}
+	u.Revision = d.uvarint()
+	u.Job = model.JobID(d.string())
+	u.FromVersion = d.uvarint()
+	u.ToVersion = d.uvarint()
+	u.BatchSize = d.uint32()
+	u.State = model.UpdateState(d.byte())
+	u.InstancesTotal = d.uint32()
+	u.InstancesDone = d.uint32()
+	u.CreateTime = d.time()
+	u.CompletionTime = d.time()
+	u.Message = d.string()
+	if err := d.done(); err != nil {
+		return nil, fmt.Errorf("update %s: %w", id, err)
+	}
+	return u, nil
+}
+
+// EncodeHost returns the stored form of a host record. The host id is the
+// key and is not repeated in the value.
+func EncodeHost(h *model.HostRecord) []byte {
+	e := encoder{buf: make([]byte, 0, 128)}
+	e.byte(HostRecordVersion)
+	e.string(h.Host.Hostname)
+	e.string(h.Host.Cluster)
+	e.string(h.Host.Kind)
+	e.byte(byte(h.Host.State))
+	e.resources(h.Host.Capacity)
+	e.stringMap(h.Host.Labels)
+	e.bool(h.Draining)
+	e.string(h.DrainReason)
+	e.time(h.DrainTime)
+	e.time(h.LastSeen)
+	return e.buf
+}
+
+// DecodeHost decodes a host record EncodeHost encoded; id is its key.
+func DecodeHost(id model.HostID, b []byte) (*model.HostRecord, error) {
+	d := decoder{buf: b}
+	d.version(HostRecordVersion)
+	h := &model.HostRecord{Host: model.Host{ID: id}}
+	h.Host.Hostname = d.string()
+	h.Host.Cluster = d.string()
+	h.Host.Kind = d.string()
+	h.Host.State = model.HostState(d.byte())
+	h.Host.Capacity = d.resources()
+	h.Host.Labels = d.stringMap()
+	h.Draining = d.bool()
+	h.DrainReason = d.string()
+	h.DrainTime = d.time()
+	h.LastSeen = d.time()
+	if err := d.done(); err != nil {
+		return nil, fmt.Errorf("host %s: %w", id, err)
+	}
+	return h, nil
+}
