@@ -157,6 +157,11 @@ func (l *eventLog) done(n int) {
 	defer l.mu.Unlock()
 	n = min(n, len(l.queue))
 	rest := len(l.queue) - n
+	if rest == 0 {
+		// A burst (a big job starting) must not pin its queue.
+		l.queue = nil
+		return
+	}
 	copy(l.queue, l.queue[n:])
 	clear(l.queue[rest:])
 	l.queue = l.queue[:rest]
