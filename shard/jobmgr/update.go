@@ -329,14 +329,24 @@ func (e *Engine) recoverUpdate(ctx context.Context, je *jobEntry) error {
 	return nil
 }
 
-// GetUpdate returns an update.
-func (e *Engine) GetUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
+// updateEntry is the job entry of the job an update id names (nil if the
+// engine does not have it); the caller holds the lock.
+func (e *Engine) updateEntry(id model.UpdateID) (*jobEntry, error) {
 	job, _, ok := id.Parse()
 	if !ok {
 		return nil, fmt.Errorf("update id %q: want <job>.<version>: %w", id, ErrInvalid)
 	}
+	return e.jobs[job], nil
+}
+
+// GetUpdate returns an update.
+func (e *Engine) GetUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
 	e.lock()
-	je := e.jobs[job]
+	je, err := e.updateEntry(id)
+	if err != nil {
+		e.mu.Unlock()
+		return nil, err
+	}
 	if je != nil && je.update != nil && je.update.ID == id {
 		cp := *je.update
 		e.mu.Unlock()
@@ -380,12 +390,12 @@ func (e *Engine) ListUpdates(ctx context.Context, job model.JobID) ([]*model.Upd
 // they take the job's current config. To go back, update the job to the
 // older config.
 func (e *Engine) AbortUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
-	job, _, ok := id.Parse()
-	if !ok {
-		return nil, fmt.Errorf("update id %q: want <job>.<version>: %w", id, ErrInvalid)
-	}
 	e.lock()
-	je := e.jobs[job]
+	je, err := e.updateEntry(id)
+	if err != nil {
+		e.mu.Unlock()
+		return nil, err
+	}
 	if je == nil || je.update == nil || je.update.ID != id {
 		e.mu.Unlock()
 		u, err := e.GetUpdate(ctx, id)
@@ -404,7 +414,7 @@ func (e *Engine) AbortUpdate(ctx context.Context, id model.UpdateID) (*model.Upd
 		return nil, fmt.Errorf("store update %s: %w", id, err)
 	}
 	je.update, je.updating, je.updateDirty = nil, nil, false
-	e.log.Info("job update aborted", "job", job, "update", id)
+	e.log.Info("job update aborted", "job", je.job.ID, "update", id)
 	cp := *u
 	return &cp, nil
 }
