@@ -9,6 +9,7 @@ import (
 	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/hostmgr/sim"
 	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/store"
 	"github.com/peloton-federated/peloton/shard/store/memstore"
 )
 
@@ -25,26 +26,39 @@ type testShard struct {
 
 func newTestShard(t *testing.T, hosts []sim.HostSpec) *testShard {
 	t.Helper()
-	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	return newTestShardOn(t, memstore.New(), clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), hosts)
+}
+
+// newTestShardOn starts an engine on a given store and clock, as a leader
+// taking over a region would.
+func newTestShardOn(t *testing.T, st store.Store, clk *clock.Fake, hosts []sim.HostSpec) *testShard {
+	t.Helper()
 	p, err := sim.New(sim.Config{Cluster: "sim", Hosts: hosts, Clock: clk, DefaultDuration: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Stores expire events by the wall clock, ttl after their time: the
 	// fake clock starts in the past, so the retention covers the gap.
-	e := New(Config{Region: "test", Store: memstore.New(), Plugins: []hostmgr.Plugin{p}, Clock: clk,
+	e := New(Config{Region: "test", Store: st, Plugins: []hostmgr.Plugin{p}, Clock: clk,
 		EventRetention: 10 * 365 * 24 * time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &testShard{t: t, e: e, sim: p, clk: clk, cancel: cancel, done: make(chan error, 1)}
 	go func() { s.done <- e.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-s.done; err != nil {
-			t.Errorf("engine: %v", err)
-		}
-	})
+	t.Cleanup(s.stop)
 	<-e.Ready()
 	return s
+}
+
+// stop ends the engine's run (once).
+func (s *testShard) stop() {
+	if s.cancel == nil {
+		return
+	}
+	s.cancel()
+	s.cancel = nil
+	if err := <-s.done; err != nil {
+		s.t.Errorf("engine: %v", err)
+	}
 }
 
 // tick advances the clock by one loop interval, running a pass.

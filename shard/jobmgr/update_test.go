@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peloton-federated/peloton/shard/clock"
 	"github.com/peloton-federated/peloton/shard/hostmgr/sim"
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/memstore"
 )
 
 func (s *testShard) service(spec model.JobSpec) model.JobID {
@@ -331,5 +333,41 @@ func TestEndedTasksLeaveMemory(t *testing.T) {
 	}
 	if got := fmt.Sprint(out[0].State); got != "SUCCEEDED" {
 		t.Fatalf("stopping an ended task changed it: %s", got)
+	}
+}
+
+// An update in flight when the leader goes carries on under the next one,
+// which rebuilds it from the store.
+func TestUpdateSurvivesANewLeader(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	hosts := []sim.HostSpec{{Name: "h1", Capacity: model.Resources{CPU: 16, MemMB: 1000}}}
+	s := newTestShardOn(t, st, clk, hosts)
+	spec := oneCore(4)
+	j := s.service(spec)
+	s.until("4 running", func() bool { return s.count(j, model.TaskRunning) == 4 })
+	spec.Pool, spec.MaxAttempts, spec.Type = RootPool, 3, model.JobService
+	spec.Task.Env = map[string]string{"V": "2"}
+	u, err := s.e.UpdateJob(ctx, j, spec, UpdateOptions{BatchSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.until("first instance moved", func() bool {
+		got, _ := s.e.GetUpdate(ctx, u.ID)
+		return got.InstancesDone >= 1
+	})
+	s.stop()
+
+	s2 := newTestShardOn(t, st, clk, hosts)
+	s2.until("update succeeded under the new leader", func() bool {
+		got, err := s2.e.GetUpdate(ctx, u.ID)
+		return err == nil && got.State == model.UpdateSucceeded
+	})
+	s2.until("4 running", func() bool { return s2.count(j, model.TaskRunning) == 4 })
+	for _, tk := range s2.tasks(j) {
+		if tk.ConfigVersion != 2 {
+			t.Errorf("task %s on config %d after the update", tk.ID, tk.ConfigVersion)
+		}
 	}
 }
