@@ -26,24 +26,30 @@ type storedConfig struct {
 	chunks int
 }
 
-// writeConfig writes a config record in chunks, then the row (stmt:
-// insertConfig, or createConfig to compare-and-set it) that makes the
-// version visible, so that a reader never meets a config with chunks
-// missing. ErrExists when createConfig finds the version stored.
+// writeConfig writes a config record in chunks and the row that names
+// them. With createConfig (a compare-and-set: ErrExists when the version
+// is stored) the row makes the version visible, so it is written after
+// every chunk and a reader never meets a config with chunks missing. With
+// insertConfig (CreateJob: the incarnation is new and no reader looks at
+// it before the job row exists) the row is written beside the chunks.
 func (s *Store) writeConfig(ctx context.Context, stmt string, job model.JobID, inc gocql.UUID, version uint64, config []byte) (storedConfig, error) {
 	c := storedConfig{id: gocql.TimeUUID(), chunks: (len(config) + ConfigChunkSize - 1) / ConfigChunkSize}
-	err := parallel(ctx, c.chunks, chunkParallelism, func(ctx context.Context, i int) error {
+	row := s.query(ctx, stmt, string(job), inc, int64(version), c.id, c.chunks, int64(len(config)))
+	alongside := 0
+	if stmt == s.q.insertConfig {
+		alongside = 1
+	}
+	err := parallel(ctx, c.chunks+alongside, chunkParallelism, func(ctx context.Context, i int) error {
+		if i == c.chunks {
+			return row.WithContext(ctx).Exec()
+		}
 		chunk := config[i*ConfigChunkSize : min(len(config), (i+1)*ConfigChunkSize)]
 		return s.query(ctx, s.q.insertChunk, c.id, i, chunk).Exec()
 	})
-	if err != nil {
+	if err != nil || alongside == 1 {
 		return c, s.classify(ctx, err)
 	}
-	q := s.query(ctx, stmt, string(job), inc, int64(version), c.id, c.chunks, int64(len(config)))
-	if stmt != s.q.createConfig {
-		return c, s.classify(ctx, q.Exec())
-	}
-	applied, err := q.MapScanCAS(map[string]any{})
+	applied, err := row.MapScanCAS(map[string]any{})
 	if err != nil {
 		return c, s.classify(ctx, err)
 	}
