@@ -8,6 +8,7 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/store"
 )
 
 // NewJobID returns a random, globally unique job id (UUID v4 form).
@@ -367,10 +368,30 @@ func (e *Engine) ReadLog(ctx context.Context, id model.TaskID, run uint32, strea
 	return p.ReadLog(ctx, model.MakeRunID(id, run), host, stream, offset, limit)
 }
 
-// Watch subscribes to events of one job ("" for all) after sequence after.
+// Watch subscribes to events of one job ("" for all) after sequence after,
+// returning those it missed. The in-memory backlog holds only the latest
+// events of the region; a watcher of one job that resumes from further
+// back gets the job's stored history too.
 func (e *Engine) Watch(job model.JobID, after uint64) (*Subscription, []Event) {
-	return e.events.subscribe(job, after)
+	sub, missed := e.events.subscribe(job, after)
+	if job == "" || after == 0 {
+		return sub, missed
+	}
+	stored, err := e.cfg.Store.ListEvents(context.Background(), store.EventQuery{Job: job, After: after, Limit: maxResumeEvents})
+	if err != nil || len(stored) == 0 {
+		return sub, missed
+	}
+	last := stored[len(stored)-1].Seq
+	for _, ev := range missed {
+		if ev.Seq > last {
+			stored = append(stored, ev)
+		}
+	}
+	return sub, stored
 }
+
+// maxResumeEvents bounds the stored events one resumed watch replays.
+const maxResumeEvents = 200_000
 
 // Clusters lists the configured plugin cluster names, sorted.
 func (e *Engine) Clusters() []string {

@@ -371,3 +371,35 @@ func TestUpdateSurvivesANewLeader(t *testing.T) {
 		}
 	}
 }
+
+// A watcher of a job resuming after a leader change gets what it missed
+// from the stored history: the new leader's backlog does not have it.
+func TestWatchResumesFromStoredHistory(t *testing.T) {
+	st := memstore.New()
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	hosts := []sim.HostSpec{{Name: "h1", Capacity: model.Resources{CPU: 8, MemMB: 1000}}}
+	s := newTestShardOn(t, st, clk, hosts)
+	spec := oneCore(2)
+	spec.Task.Env = map[string]string{sim.EnvDuration: "1m"}
+	j := s.create(spec)
+	s.until("running", func() bool { return s.count(j, model.TaskRunning) == 2 })
+	var seen []model.Event
+	s.until("events stored", func() bool {
+		seen, _ = s.e.ListEvents(context.Background(), store.EventQuery{Job: j})
+		return len(seen) >= 3
+	})
+	after := seen[0].Seq
+	s.stop()
+
+	s2 := newTestShardOn(t, st, clk, hosts)
+	sub2, missed := s2.e.Watch(j, after)
+	defer sub2.Cancel()
+	if len(missed) < len(seen)-1 {
+		t.Fatalf("resumed watch replayed %d events, want at least the %d stored after %d", len(missed), len(seen)-1, after)
+	}
+	for i, ev := range missed {
+		if ev.Seq <= after || (i > 0 && ev.Seq <= missed[i-1].Seq) {
+			t.Fatalf("replayed event %d has seq %d (after %d)", i, ev.Seq, after)
+		}
+	}
+}
