@@ -173,6 +173,10 @@ func writeJob(w io.Writer, j *pelotonv1.Job, update *pelotonv1.Update, now time.
 	if s.GetMaxRunning() > 0 {
 		maxRunning = strconv.FormatUint(uint64(s.GetMaxRunning()), 10)
 	}
+	attempts := strconv.FormatUint(uint64(s.GetMaxAttempts()), 10)
+	if s.GetType() == pelotonv1.JobType_JOB_TYPE_SERVICE && s.GetGangSize() <= 1 {
+		attempts = "unlimited (a service runs until stopped)"
+	}
 	return fields(w,
 		"ID", j.GetId(),
 		"Name", s.GetName(),
@@ -185,7 +189,7 @@ func writeJob(w io.Writer, j *pelotonv1.Job, update *pelotonv1.Update, now time.
 		"Preemptible", strconv.FormatBool(s.GetPreemptible()),
 		"Instances", strconv.FormatUint(uint64(s.GetInstances()), 10),
 		"Max running", maxRunning,
-		"Max attempts", strconv.FormatUint(uint64(s.GetMaxAttempts()), 10),
+		"Max attempts", attempts,
 		"Tasks", taskCounts(st.GetTaskStates()),
 		"Config version", configVersionText(j.GetConfigVersion()),
 		"Update", updateLine,
