@@ -29,7 +29,7 @@ type Failover struct {
 	interval time.Duration
 
 	fenced    bool
-	synced    bool           // failback check done since the last fence
+	synced    bool                // failback check done since the last fence
 	pushed    map[string]pushMark // job → what was last replicated
 	shares    func(map[string]policy.RegionShare)
 	replicaAt map[string]string

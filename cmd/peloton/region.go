@@ -50,6 +50,17 @@ type regionConfig struct {
 // haConfig tunes leader election.
 type haConfig struct {
 	TTL time.Duration
+	// Leases keeps the region's lease apart from its store (a Kubernetes
+	// Lease); nil means the store, under "shard/<region>".
+	Leases leaseBackend
+	// LeaseName names the lease in Leases.
+	LeaseName string
+}
+
+// leaseBackend keeps leases apart from the region's store; run closes it.
+type leaseBackend interface {
+	store.LeaseStore
+	Close() error
 }
 
 // regionRuntime is a running region member: its store, gateway and
@@ -131,12 +142,17 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 		r.dir, dir = gd, gd
 	}
 	if cfg.HA != nil {
-		ls, ok := st.(store.LeaseStore)
-		if !ok {
-			st.Close()
-			return nil, errors.New("ha: the store cannot hold leases")
+		var ls store.LeaseStore = cfg.HA.Leases
+		name := cfg.HA.LeaseName
+		if cfg.HA.Leases == nil {
+			var ok bool
+			if ls, ok = st.(store.LeaseStore); !ok {
+				st.Close()
+				return nil, errors.New("ha: the store cannot hold leases")
+			}
+			name = "shard/" + cfg.Name
 		}
-		r.elector, err = lease.New(lease.Config{Store: ls, Name: "shard/" + cfg.Name, Holder: cfg.Addr, TTL: cfg.HA.TTL, Logger: log})
+		r.elector, err = lease.New(lease.Config{Store: ls, Name: name, Holder: cfg.Addr, TTL: cfg.HA.TTL, Logger: log})
 		if err != nil {
 			st.Close()
 			return nil, fmt.Errorf("ha: %w", err)
@@ -259,6 +275,11 @@ func (r *regionRuntime) run(ctx context.Context) error {
 		}
 	}
 	r.router.Close()
+	if r.cfg.HA != nil && r.cfg.HA.Leases != nil {
+		if err := r.cfg.HA.Leases.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
 	if err := r.store.Close(); err != nil && first == nil {
 		first = err
 	}

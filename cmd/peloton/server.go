@@ -14,11 +14,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	"github.com/peloton-federated/peloton/federation"
 	"github.com/peloton-federated/peloton/federation/gossip"
 	"github.com/peloton-federated/peloton/federation/policy"
+	k8slease "github.com/peloton-federated/peloton/hostmgr-k8s/lease"
 	"github.com/peloton-federated/peloton/shard/store"
 	"github.com/peloton-federated/peloton/shard/store/cassandra"
 )
@@ -63,11 +65,26 @@ type serverConfig struct {
 		Format string `json:"format"`
 	} `json:"log"`
 	// HA runs several members per region: one leads (holds the region's
-	// lease in the store), the others stand by and forward to it.
+	// lease), the others stand by and forward to it.
 	HA *struct {
 		LeaseTTL duration `json:"leaseTTL"`
+		// Lease is where the lease lives: "store" (the region's Cassandra
+		// store, the default) or "kubernetes" (a Lease object
+		// "peloton-<region>" in Namespace).
+		Lease      string `json:"lease"`
+		Kubeconfig string `json:"kubeconfig"`
+		Namespace  string `json:"namespace"`
 	} `json:"ha"`
 }
+
+// Where ha.lease keeps the region's lease.
+const (
+	leaseInStore      = "store"
+	leaseInKubernetes = "kubernetes"
+)
+
+// kubernetesLeaseName is the Lease object of a region's leader lease.
+func kubernetesLeaseName(region string) string { return "peloton-" + region }
 
 // duration reads "30s" style durations.
 type duration time.Duration
@@ -138,6 +155,7 @@ func loadServerConfig(path string) (*serverConfig, error) {
 		if c.HA.LeaseTTL < duration(time.Second) {
 			add("ha.leaseTTL", "must be at least 1s")
 		}
+		checkHALease(&c, add)
 	}
 	if c.EntitlementPeriod == 0 {
 		c.EntitlementPeriod = duration(time.Second)
@@ -176,6 +194,36 @@ func loadServerConfig(path string) (*serverConfig, error) {
 	return &c, nil
 }
 
+// checkHALease checks ha.lease and the fields that go with it.
+func checkHALease(c *serverConfig, add func(field, msg string)) {
+	ha := c.HA
+	switch ha.Lease {
+	case "", leaseInStore:
+		ha.Lease = leaseInStore
+		if ha.Kubeconfig != "" {
+			add("ha.kubeconfig", "is only read with ha.lease kubernetes")
+		}
+		if ha.Namespace != "" {
+			add("ha.namespace", "is only read with ha.lease kubernetes")
+		}
+	case leaseInKubernetes:
+		if ha.Namespace == "" {
+			add("ha.namespace", "is required with ha.lease kubernetes (the namespace of the region's Lease object)")
+		} else if len(validation.IsDNS1123Label(ha.Namespace)) > 0 {
+			add("ha.namespace", fmt.Sprintf("%q is not a Kubernetes namespace name (lowercase letters, digits and '-', at most 63)", ha.Namespace))
+		}
+		if c.Region != "" && len(validation.IsDNS1123Subdomain(kubernetesLeaseName(c.Region))) > 0 {
+			add("region", fmt.Sprintf("%q cannot name the Lease %q of ha.lease kubernetes (lowercase letters, digits, '-' and '.')",
+				c.Region, kubernetesLeaseName(c.Region)))
+		}
+		if _, err := k8slease.RESTConfig(ha.Kubeconfig); err != nil {
+			add("ha.kubeconfig", err.Error())
+		}
+	default:
+		add("ha.lease", fmt.Sprintf("must be store or kubernetes, not %q", ha.Lease))
+	}
+}
+
 func orDefault(s, def string) string {
 	if s == "" {
 		return def
@@ -193,14 +241,18 @@ resource manager, placement, host managers), its gateway, and, with a gossip
 section, its membership in the federation. The config file names the region,
 the API address, the store (embedded or cassandra), the host manager
 clusters (same KIND[:NAME][,KEY=VALUE] syntax as dev's --hosts), gossip
-(bind, join, encryption key, profile) and the health thresholds.`,
+(bind, join, encryption key, profile), the health thresholds and, with
+several members per region, where their leader lease lives (ha: in the
+Cassandra store, or a Kubernetes Lease object "peloton-<region>").`,
 		Example: `  region: east
   addr: 127.0.0.1:5390
   dataDir: /var/lib/peloton
   hosts: ["sim,hosts=100"]
   store: {kind: embedded}
   gossip: {bind: 127.0.0.1:7946, join: ["127.0.0.2:7946"], profile: wan}
-  health: {suspectAfter: 5s, failAfter: 30s, recoverAfter: 30s}`,
+  health: {suspectAfter: 5s, failAfter: 30s, recoverAfter: 30s}
+  # several members of a region (store.kind cassandra), leader lease in Kubernetes:
+  # ha: {leaseTTL: 10s, lease: kubernetes, kubeconfig: /etc/peloton/kubeconfig, namespace: peloton}`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if path == "" {
@@ -241,6 +293,13 @@ func runServer(parent context.Context, c *serverConfig) error {
 	}
 	if c.HA != nil {
 		rc.HA = &haConfig{TTL: time.Duration(c.HA.LeaseTTL)}
+		if c.HA.Lease == leaseInKubernetes {
+			leases, err := k8slease.New(k8slease.Config{Kubeconfig: c.HA.Kubeconfig, Namespace: c.HA.Namespace})
+			if err != nil {
+				return fmt.Errorf("ha: %w", err)
+			}
+			rc.HA.Leases, rc.HA.LeaseName = leases, kubernetesLeaseName(c.Region)
+		}
 	}
 	if g := c.Gossip; g != nil {
 		key, _ := base64.StdEncoding.DecodeString(g.EncryptKey)
@@ -259,7 +318,11 @@ func runServer(parent context.Context, c *serverConfig) error {
 	if err != nil {
 		return err
 	}
-	log.Info("peloton server started", "region", c.Region, "addr", rt.gateway.Addr(), "store", orDefault(c.Store.Kind, "embedded"), "gossip", c.Gossip != nil, "ha", c.HA != nil)
+	haLease := ""
+	if c.HA != nil {
+		haLease = c.HA.Lease
+	}
+	log.Info("peloton server started", "region", c.Region, "addr", rt.gateway.Addr(), "store", orDefault(c.Store.Kind, "embedded"), "gossip", c.Gossip != nil, "ha_lease", haLease)
 	err = rt.run(ctx)
 	log.Info("peloton server stopped")
 	return err

@@ -96,6 +96,13 @@ type jobStatus struct {
 // standby takes over within the lease TTL, rebuilds from the store and the
 // host manager, and the job completes with every task succeeded.
 func TestStandbyFinishesTheJob(t *testing.T) {
+	standbyFinishesTheJob(t, "ha: {leaseTTL: 3s}", nil)
+}
+
+// standbyFinishesTheJob runs two members with the ha section ha. When
+// leaseHolder is not nil it reads the region's lease: held by the leader,
+// then by the standby at a higher term after the kill.
+func standbyFinishesTheJob(t *testing.T, ha string, leaseHolder func() (string, uint64)) {
 	cass := cassandraAddr(t)
 	var b [4]byte
 	_, _ = rand.Read(b[:])
@@ -110,8 +117,8 @@ addr: %s
 dataDir: %s
 hosts: ["sim,hosts=50,cpu=8,mem=65536,duration=3s"]
 store: {kind: cassandra, cassandra: {hosts: [%q], keyspace: %s, migrate: true}}
-ha: {leaseTTL: 3s}
-`, m.addr, filepath.Join(dir, m.name), cass, keyspace)
+%s
+`, m.addr, filepath.Join(dir, m.name), cass, keyspace, ha)
 		if err := os.WriteFile(m.config, []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -151,6 +158,14 @@ ha: {leaseTTL: 3s}
 		}
 		return true
 	})
+	var leaderTerm uint64
+	if leaseHolder != nil {
+		holder, term := leaseHolder()
+		if holder != leader.addr || term == 0 {
+			t.Fatalf("the region's lease is held by %q at term %d, want the leader %s", holder, term, leader.addr)
+		}
+		leaderTerm = term
+	}
 
 	// Submitted at the standby: it forwards to the leader.
 	resp, err := http.Post("http://"+standby.addr+"/v1/jobs", "application/json", strings.NewReader(
@@ -191,6 +206,11 @@ ha: {leaseTTL: 3s}
 		return strings.Contains(standby.log.String(), "leading the region's shard")
 	})
 	t.Logf("standby took over %.1fs after the leader's SIGKILL (lease TTL 3s)", took.Seconds())
+	if leaseHolder != nil {
+		if holder, term := leaseHolder(); holder != standby.addr || term <= leaderTerm {
+			t.Fatalf("after the takeover the lease is held by %q at term %d, want %s above term %d", holder, term, standby.addr, leaderTerm)
+		}
+	}
 	waitFor(t, 3*time.Minute, "the job to succeed", func() bool {
 		st, err := status(standby)
 		return err == nil && st.State == "JOB_STATE_SUCCEEDED"

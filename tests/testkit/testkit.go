@@ -1,6 +1,7 @@
 // Package testkit is what the end-to-end test packages share: building the
 // real peloton binary once, polling for a condition with a deadline, free
-// loopback ports, the tail of a process log.
+// loopback ports, the tail of a process log, a Kubernetes test control
+// plane (kube.go).
 package testkit
 
 import (

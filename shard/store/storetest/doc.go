@@ -10,8 +10,11 @@
 // spec alone, DeleteJob cascading to configs, updates and events; updates
 // with compare-and-set, host records, and events with ordering, After,
 // Limit, instance filter and expiry (TTLs of a second, polled with a
-// deadline). testing.Short() shrinks the large cases. A backend's own test calls Run with a function
-// that opens a fresh, empty store.
+// deadline); leases, for stores with store.LeaseStore (terms, renewal,
+// release, expiry, one winner among concurrent acquirers, a reference
+// model). testing.Short() shrinks the large cases. A backend's own test calls Run with a function
+// that opens a fresh, empty store; a backend that keeps only leases (such
+// as Kubernetes Lease objects) calls RunLeases.
 //
 // It imports shard/model, shard/store and the standard library's testing
 // packages only; it must not import any backend.

@@ -20,14 +20,51 @@ import (
 // longTTL is a TTL no test outlives.
 const longTTL = time.Hour
 
-// leaseStore returns s as a LeaseStore or skips the test.
-func leaseStore(t *testing.T, s store.Store) store.LeaseStore {
-	t.Helper()
-	ls, ok := s.(store.LeaseStore)
-	if !ok {
-		t.Skipf("%T has no leases (store.LeaseStore)", s)
+// LeaseBackend is what the lease tests run against: a store.Store with
+// the store.LeaseStore capability, or a backend that keeps only leases.
+// After Close every call fails with store.ErrUnavailable.
+type LeaseBackend interface {
+	store.LeaseStore
+	Close() error
+}
+
+// LeaseOpener returns a fresh backend holding no lease. The suite closes
+// it when the subtest ends.
+type LeaseOpener func(t *testing.T) LeaseBackend
+
+// leaseCases are the lease tests: Run runs them on stores with leases,
+// RunLeases on lease-only backends.
+var leaseCases = []struct {
+	name string
+	test func(t *testing.T, ls LeaseBackend)
+}{
+	{"LeaseInvalidRequests", testLeaseInvalidRequests},
+	{"LeaseAcquireRenewRelease", testLeaseAcquireRenewRelease},
+	{"LeaseExpires", testLeaseExpires},
+	{"ConcurrentAcquireOneWinner", testConcurrentAcquireOneWinner},
+	{"LeasesClosedStore", testLeasesClosedStore},
+	{"LeasesMatchReferenceModel", testLeasesMatchReferenceModel},
+}
+
+// RunLeases runs the lease contract suite against backends made by open
+// (one that keeps leases apart from a store.Store, such as Kubernetes
+// Lease objects).
+func RunLeases(t *testing.T, open LeaseOpener) {
+	for _, c := range leaseCases {
+		runCase(t, c.name, open, c.test)
 	}
-	return ls
+}
+
+// onLeases makes a lease test one of Run's: it skips stores without
+// leases.
+func onLeases(test func(t *testing.T, ls LeaseBackend)) func(t *testing.T, s store.Store) {
+	return func(t *testing.T, s store.Store) {
+		ls, ok := s.(LeaseBackend)
+		if !ok {
+			t.Skipf("%T has no leases (store.LeaseStore)", s)
+		}
+		test(t, ls)
+	}
 }
 
 func requireHolder(t testing.TB, ls store.LeaseStore, name, wantHolder string, wantTerm uint64) {
@@ -39,8 +76,7 @@ func requireHolder(t testing.TB, ls store.LeaseStore, name, wantHolder string, w
 	}
 }
 
-func testLeaseInvalidRequests(t *testing.T, s store.Store) {
-	ls := leaseStore(t, s)
+func testLeaseInvalidRequests(t *testing.T, ls LeaseBackend) {
 	ctx := context.Background()
 	checks := map[string]error{}
 	_, checks["AcquireLease with empty name"] = ls.AcquireLease(ctx, "", "a", longTTL)
@@ -59,8 +95,7 @@ func testLeaseInvalidRequests(t *testing.T, s store.Store) {
 	requireHolder(t, ls, "shard", "", 0)
 }
 
-func testLeaseAcquireRenewRelease(t *testing.T, s store.Store) {
-	ls := leaseStore(t, s)
+func testLeaseAcquireRenewRelease(t *testing.T, ls LeaseBackend) {
 	ctx := context.Background()
 	requireHolder(t, ls, "shard", "", 0)
 
@@ -109,8 +144,7 @@ func testLeaseAcquireRenewRelease(t *testing.T, s store.Store) {
 
 // testLeaseExpires checks that an unrenewed lease lasts at least its TTL,
 // then ends by itself, and that a renewal extends it.
-func testLeaseExpires(t *testing.T, s store.Store) {
-	ls := leaseStore(t, s)
+func testLeaseExpires(t *testing.T, ls LeaseBackend) {
 	ctx := context.Background()
 	const ttl = time.Second
 
@@ -156,8 +190,7 @@ func testLeaseExpires(t *testing.T, s store.Store) {
 	requireHolder(t, ls, "renewed", "a", renewed)
 }
 
-func testConcurrentAcquireOneWinner(t *testing.T, s store.Store) {
-	ls := leaseStore(t, s)
+func testConcurrentAcquireOneWinner(t *testing.T, ls LeaseBackend) {
 	ctx := context.Background()
 	const contenders = 8
 	terms := make([]uint64, contenders)
@@ -186,12 +219,11 @@ func testConcurrentAcquireOneWinner(t *testing.T, s store.Store) {
 	requireHolder(t, ls, "shard", fmt.Sprintf("holder-%d", winner), terms[winner])
 }
 
-func testLeasesClosedStore(t *testing.T, s store.Store) {
-	ls := leaseStore(t, s)
+func testLeasesClosedStore(t *testing.T, ls LeaseBackend) {
 	ctx := context.Background()
 	term, err := ls.AcquireLease(ctx, "shard", "a", longTTL)
 	mustNil(t, err, "AcquireLease")
-	mustNil(t, s.Close(), "Close")
+	mustNil(t, ls.Close(), "Close")
 	checks := map[string]error{
 		"RenewLease":   ls.RenewLease(ctx, "shard", "a", term, longTTL),
 		"ReleaseLease": ls.ReleaseLease(ctx, "shard", "a", term),
@@ -216,8 +248,7 @@ type leaseReference struct {
 // compares every answer with the reference. Terms are checked for what
 // the contract promises: a new holder's term is higher than every term
 // before it.
-func testLeasesMatchReferenceModel(t *testing.T, s store.Store) {
-	ls := leaseStore(t, s)
+func testLeasesMatchReferenceModel(t *testing.T, ls LeaseBackend) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(7, 11))
 	holders := []string{"a", "b", "c"}

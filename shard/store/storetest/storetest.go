@@ -54,12 +54,6 @@ func Run(t *testing.T, open Opener) {
 		{"PoolsMatchReferenceModel", testPoolsMatchReferenceModel},
 		{"ConcurrentPoolCompareAndSetOneWinner", testConcurrentPoolCompareAndSetOneWinner},
 		{"Values", testValues},
-		{"LeaseInvalidRequests", testLeaseInvalidRequests},
-		{"LeaseAcquireRenewRelease", testLeaseAcquireRenewRelease},
-		{"LeaseExpires", testLeaseExpires},
-		{"ConcurrentAcquireOneWinner", testConcurrentAcquireOneWinner},
-		{"LeasesClosedStore", testLeasesClosedStore},
-		{"LeasesMatchReferenceModel", testLeasesMatchReferenceModel},
 		{"JobConfigVersions", testJobConfigVersions},
 		{"JobConfigErrors", testJobConfigErrors},
 		{"UpdateJobKeepsTheSpec", testUpdateJobKeepsTheSpec},
@@ -76,16 +70,25 @@ func Run(t *testing.T, open Opener) {
 		{"ManyEvents", testManyEvents},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			s := open(t)
-			defer func() {
-				if err := s.Close(); err != nil {
-					t.Errorf("Close: %v", err)
-				}
-			}()
-			c.test(t, s)
-		})
+		runCase(t, c.name, open, c.test)
 	}
+	for _, c := range leaseCases {
+		runCase(t, c.name, open, onLeases(c.test))
+	}
+}
+
+// runCase runs test as subtest name on a fresh backend from open, and
+// closes it when the subtest ends.
+func runCase[B interface{ Close() error }](t *testing.T, name string, open func(t *testing.T) B, test func(t *testing.T, b B)) {
+	t.Run(name, func(t *testing.T) {
+		b := open(t)
+		defer func() {
+			if err := b.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		}()
+		test(t, b)
+	})
 }
 
 // requireIs fails unless err wraps target and, when id is not empty,
