@@ -1,6 +1,7 @@
 // Package lease elects one leader among the processes of a shard: each
 // runs an Elector on the same named lease of a store.LeaseStore (Cassandra
-// in production, the embedded store for one process). The holder of the
+// or a Kubernetes Lease in production, the embedded store for one
+// process). The holder of the
 // lease is the leader and runs the shard's engine; the others are
 // standbys that keep trying to take the lease and report who holds it, so
 // they can forward writes to the leader.
