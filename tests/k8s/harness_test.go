@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,6 +21,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 // Shared by every test of the package.
@@ -49,13 +50,13 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	pelotonBin = filepath.Join(tmp, "peloton")
-	build := exec.Command("go", "build", "-o", pelotonBin, "github.com/peloton-federated/peloton/cmd/peloton")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building peloton:", err)
+	bin, cleanup, err := testkit.BuildPeloton()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	defer cleanup()
+	pelotonBin = bin
 	clusterDir = filepath.Join(tmp, "cluster")
 	if dir := os.Getenv("PELOTON_K8S_CLUSTER"); dir != "" {
 		// A cluster already started with cluster.sh start DIR, kept between runs.
@@ -202,16 +203,6 @@ type shard struct {
 	done    chan error
 }
 
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // startShard starts `peloton dev` on dataDir with the cluster as host
 // manager "kube", its pods in namespace, and waits until it is healthy.
 func startShard(t testing.TB, dataDir, namespace string, hostParams ...string) *shard {
@@ -222,7 +213,7 @@ func startShard(t testing.TB, dataDir, namespace string, hostParams ...string) *
 func startShardWith(t testing.TB, dataDir, namespace string, extra []string, hostParams ...string) *shard {
 	t.Helper()
 	hosts := strings.Join(append([]string{"k8s:kube", "kubeconfig=" + kubeconfig, "namespace=" + namespace}, hostParams...), ",")
-	s := &shard{t: t, addr: freeAddr(t), dataDir: dataDir, log: &bytes.Buffer{}, done: make(chan error, 1)}
+	s := &shard{t: t, addr: testkit.FreeAddr(t), dataDir: dataDir, log: &bytes.Buffer{}, done: make(chan error, 1)}
 	args := append([]string{"dev", "--data-dir", dataDir, "--addr", s.addr, "--hosts", hosts}, extra...)
 	s.cmd = exec.Command(pelotonBin, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
@@ -233,7 +224,7 @@ func startShardWith(t testing.TB, dataDir, namespace string, extra []string, hos
 	t.Cleanup(func() {
 		s.stop()
 		if t.Failed() {
-			t.Logf("peloton dev log (last 4 KiB):\n%s", tail(s.log.String(), 4096))
+			t.Logf("peloton dev log (last 60 lines):\n%s", testkit.LastLines(s.log.String(), 60))
 		}
 	})
 	deadline := time.Now().Add(60 * time.Second)
@@ -387,24 +378,7 @@ func (s *shard) waitHosts(n int, state string) {
 	})
 }
 
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
-}
-
-// waitFor polls cond until it holds or d passes.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
+var waitFor = testkit.WaitFor
 
 // podsOf lists the pods of a namespace.
 func podsOf(t testing.TB, namespace string) []corev1.Pod {
