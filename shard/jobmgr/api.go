@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/peloton-federated/peloton/shard/hostmgr"
@@ -89,21 +90,12 @@ func (e *Engine) ListJobs(f JobFilter) []*model.Job {
 		if f.Pool != "" && je.job.Spec.Pool != f.Pool {
 			continue
 		}
-		if len(f.States) > 0 && !containsState(f.States, je.job.Status.State) {
+		if len(f.States) > 0 && !slices.Contains(f.States, je.job.Status.State) {
 			continue
 		}
 		out = append(out, e.snapshotJob(je))
 	}
 	return out
-}
-
-func containsState(ss []model.JobState, s model.JobState) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // StopJob asks for every task of a job to be killed. Stopping a finished
@@ -170,7 +162,7 @@ func (e *Engine) ListTasks(id model.JobID, states []model.TaskState) ([]*model.T
 	out := filterTasks(tasks, states, true)
 	var cold []int
 	for i, t := range tasks {
-		if isCold(t) && (len(states) == 0 || containsTaskState(states, t.State)) {
+		if isCold(t) && (len(states) == 0 || slices.Contains(states, t.State)) {
 			cold = append(cold, i)
 		}
 	}
@@ -222,27 +214,12 @@ func (e *Engine) warmUp(out []*model.TaskRuntime, id model.JobID, cold []int) er
 	return nil
 }
 
-func containsTaskState(ss []model.TaskState, s model.TaskState) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // filterTasks keeps the tasks in states (all when none), copied if asked.
 func filterTasks(tasks []*model.TaskRuntime, states []model.TaskState, copyThem bool) []*model.TaskRuntime {
 	out := make([]*model.TaskRuntime, 0, len(tasks))
 	for _, t := range tasks {
-		if len(states) > 0 {
-			found := false
-			for _, s := range states {
-				found = found || s == t.State
-			}
-			if !found {
-				continue
-			}
+		if len(states) > 0 && !slices.Contains(states, t.State) {
+			continue
 		}
 		if copyThem {
 			cp := *t

@@ -24,15 +24,31 @@ func (c *configView) task(instance uint32) model.TaskSpec {
 	return c.ovx.TaskFor(c.spec, instance)
 }
 
+// override is an instance's override under this config, nil if none.
+func (c *configView) override(instance uint32) *model.InstanceOverride {
+	if len(c.spec.Overrides) == 0 {
+		return nil
+	}
+	return c.ovx.Lookup(instance)
+}
+
+// The loop asks for single fields of a task on every pass (placement, kills);
+// they are read without merging the whole task (and copying its env).
+
 // resources is what an instance asks for under this config.
 func (c *configView) resources(instance uint32) model.Resources {
-	if len(c.spec.Overrides) == 0 {
-		return c.spec.Task.Resources
-	}
-	if ov := c.ovx.Lookup(instance); ov != nil {
-		return ov.Merge(c.spec.Task).Resources
+	if ov := c.override(instance); ov != nil {
+		return ov.MergeResources(c.spec.Task.Resources)
 	}
 	return c.spec.Task.Resources
+}
+
+// constraints are where an instance may run under this config.
+func (c *configView) constraints(instance uint32) []model.Constraint {
+	if ov := c.override(instance); ov != nil && ov.Task.Constraints != nil {
+		return ov.Task.Constraints
+	}
+	return c.spec.Task.Constraints
 }
 
 // current is the job's current config.
@@ -71,7 +87,11 @@ func (je *jobEntry) taskResources(t *model.TaskRuntime) model.Resources {
 
 // killGrace is how long a task's run is given to stop.
 func (je *jobEntry) killGrace(t *model.TaskRuntime) time.Duration {
-	return je.config(t.ConfigVersion).task(t.ID.Instance).KillGrace
+	c := je.config(t.ConfigVersion)
+	if ov := c.override(t.ID.Instance); ov != nil && ov.Task.KillGrace != 0 {
+		return ov.Task.KillGrace
+	}
+	return c.spec.Task.KillGrace
 }
 
 // dropOldConfigs forgets config versions no run uses any more.

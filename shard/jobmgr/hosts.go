@@ -70,11 +70,7 @@ func (e *Engine) writeHostRecords(ctx context.Context) error {
 			continue // an allocation on a host not reported (yet)
 		}
 		seen[v.ID] = true
-		rec := model.HostRecord{Host: v.Host, LastSeen: now}
-		if old := e.hosts.recs[v.ID]; old != nil {
-			rec.Draining, rec.DrainReason, rec.DrainTime = old.Draining, old.DrainReason, old.DrainTime
-		}
-		batch = append(batch, &rec)
+		batch = append(batch, seenNow(v.Host, e.hosts.recs[v.ID], now))
 	}
 	var forget []model.HostID
 	for id, r := range e.hosts.recs {
@@ -146,6 +142,16 @@ func (e *Engine) setDrain(ctx context.Context, id model.HostID, drain bool, reas
 	return e.hostRecord(rec), nil
 }
 
+// seenNow is the record of a host reported now, keeping the drain of its
+// stored record (if any).
+func seenNow(h model.Host, old *model.HostRecord, now time.Time) *model.HostRecord {
+	rec := &model.HostRecord{Host: h, LastSeen: now}
+	if old != nil {
+		rec.Draining, rec.DrainReason, rec.DrainTime = old.Draining, old.DrainReason, old.DrainTime
+	}
+	return rec
+}
+
 // hostRecord is a record as shown: with the host's current view when it
 // is reported, DOWN when it is only remembered.
 func (e *Engine) hostRecord(r *model.HostRecord) *model.HostRecord {
@@ -186,11 +192,7 @@ func (e *Engine) ListHostRecords(ctx context.Context) ([]*model.HostRecord, erro
 			continue
 		}
 		seen[v.ID] = true
-		rec := &model.HostRecord{Host: v.Host, LastSeen: now}
-		if old := e.hosts.recs[v.ID]; old != nil {
-			rec.Draining, rec.DrainReason, rec.DrainTime = old.Draining, old.DrainReason, old.DrainTime
-		}
-		out = append(out, rec)
+		out = append(out, seenNow(v.Host, e.hosts.recs[v.ID], now))
 	}
 	for id, r := range e.hosts.recs {
 		if !seen[id] {

@@ -164,7 +164,7 @@ func (e *Engine) placeWith(index *placement.HostIndex, ready []model.TaskID, now
 			Gang:        gang,
 			Job:         id.Job,
 			Resources:   je.taskResources(t),
-			Constraints: je.config(t.ConfigVersion).task(id.Instance).Constraints,
+			Constraints: je.config(t.ConfigVersion).constraints(id.Instance),
 			Strategy:    placement.StrategyFor(spec.Type),
 		})
 	}

@@ -36,18 +36,7 @@ func (o *InstanceOverride) Merge(base TaskSpec) TaskSpec {
 		maps.Copy(env, ov.Env)
 		t.Env = env
 	}
-	if ov.Resources.CPU != 0 {
-		t.Resources.CPU = ov.Resources.CPU
-	}
-	if ov.Resources.MemMB != 0 {
-		t.Resources.MemMB = ov.Resources.MemMB
-	}
-	if ov.Resources.DiskMB != 0 {
-		t.Resources.DiskMB = ov.Resources.DiskMB
-	}
-	if ov.Resources.GPU != 0 {
-		t.Resources.GPU = ov.Resources.GPU
-	}
+	t.Resources = o.MergeResources(base.Resources)
 	if ov.Constraints != nil {
 		t.Constraints = ov.Constraints
 	}
@@ -55,6 +44,25 @@ func (o *InstanceOverride) Merge(base TaskSpec) TaskSpec {
 		t.KillGrace = ov.KillGrace
 	}
 	return t
+}
+
+// MergeResources returns base with the override's non-zero amounts
+// applied: the resources part of Merge, without copying the rest.
+func (o *InstanceOverride) MergeResources(base Resources) Resources {
+	r, ov := base, o.Task.Resources
+	if ov.CPU != 0 {
+		r.CPU = ov.CPU
+	}
+	if ov.MemMB != 0 {
+		r.MemMB = ov.MemMB
+	}
+	if ov.DiskMB != 0 {
+		r.DiskMB = ov.DiskMB
+	}
+	if ov.GPU != 0 {
+		r.GPU = ov.GPU
+	}
+	return r
 }
 
 // OverrideIndex finds the override of an instance in O(log n); build it

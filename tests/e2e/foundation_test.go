@@ -27,6 +27,8 @@ type taskJSON struct {
 	Run      uint32 `json:"run"`
 	Host     string `json:"host"`
 	ExitCode int32  `json:"exitCode"`
+	// ConfigVersion is a uint64, which protobuf JSON writes as a string.
+	ConfigVersion string `json:"configVersion"`
 }
 
 func listJobs(t *testing.T, s *server) []jobJSON {

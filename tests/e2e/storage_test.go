@@ -10,36 +10,6 @@ import (
 	"time"
 )
 
-type taskConfigJSON struct {
-	Instance      uint32 `json:"instance"`
-	State         string `json:"state"`
-	Run           uint32 `json:"run"`
-	Host          string `json:"host"`
-	ConfigVersion string `json:"configVersion"`
-}
-
-func tasksWithConfig(t *testing.T, s *server, job string) []taskConfigJSON {
-	t.Helper()
-	var out struct {
-		Tasks []taskConfigJSON `json:"tasks"`
-	}
-	code, body := s.http("GET", "/v1/jobs/"+job+"/tasks", nil)
-	if code != 200 || json.Unmarshal(body, &out) != nil {
-		t.Fatalf("GET tasks: %d %s", code, body)
-	}
-	return out.Tasks
-}
-
-func running(ts []taskConfigJSON) int {
-	n := 0
-	for _, tk := range ts {
-		if tk.State == "TASK_STATE_RUNNING" {
-			n++
-		}
-	}
-	return n
-}
-
 // hostState is the STATE column of a host's row in `peloton host list`.
 func hostState(t *testing.T, s *server, id string) string {
 	t.Helper()
@@ -75,7 +45,7 @@ func TestServiceUpdateDrainAndHistory(t *testing.T) {
 	s := startDev(t, dir, "--hosts", "sim,hosts=3,cpu=8,duration=1h")
 	v1 := writeFile(t, dir, "v1.yaml", fmt.Sprintf(serviceSpec, "1"))
 	id := strings.TrimSpace(s.mustCLI("job", "create", "-f", v1))
-	waitFor(t, 30*time.Second, "6 instances running", func() bool { return running(tasksWithConfig(t, s, id)) == 6 })
+	waitFor(t, 30*time.Second, "6 instances running", func() bool { return runningIn(t, s, id) == 6 })
 
 	v2 := writeFile(t, dir, "v2.yaml", fmt.Sprintf(serviceSpec, "2"))
 	out := s.mustCLI("job", "update", id, "-f", v2, "--batch-size", "2", "--wait")
@@ -83,13 +53,12 @@ func TestServiceUpdateDrainAndHistory(t *testing.T) {
 		t.Fatalf("job update --wait:\n%s", out)
 	}
 	waitFor(t, 30*time.Second, "6 running on config 2", func() bool {
-		ts := tasksWithConfig(t, s, id)
-		for _, tk := range ts {
+		for _, tk := range listTasks(t, s, id) {
 			if tk.ConfigVersion != "2" {
 				return false
 			}
 		}
-		return running(ts) == 6
+		return runningIn(t, s, id) == 6
 	})
 	if old := s.mustCLI("job", "config", id, "--version", "1"); !strings.Contains(old, `V: "1"`) || !strings.Contains(old, "leader") {
 		t.Fatalf("config version 1:\n%s", old)
@@ -131,8 +100,8 @@ func TestServiceUpdateDrainAndHistory(t *testing.T) {
 	}
 	batch := writeFile(t, dir, "batch.yaml", "name: b\ninstances: 8\ntask: {command: x, resources: {cpu: 1, memMb: 16}}\n")
 	b := strings.TrimSpace(s2.mustCLI("job", "create", "-f", batch))
-	waitFor(t, 30*time.Second, "batch job running", func() bool { return running(tasksWithConfig(t, s2, b)) == 8 })
-	for _, tk := range tasksWithConfig(t, s2, b) {
+	waitFor(t, 30*time.Second, "batch job running", func() bool { return runningIn(t, s2, b) == 8 })
+	for _, tk := range listTasks(t, s2, b) {
 		if tk.Host == "sim/sim-0" {
 			t.Fatalf("instance %d placed on the drained host", tk.Instance)
 		}
