@@ -17,10 +17,12 @@ import (
 // rejects a newer one as ErrCorrupt; a writer always writes the latest.
 const (
 	// TaskRecordV2 appends ConfigVersion to TaskRecordV1.
+	// TaskRecordV3 appends Health, Ready, Ports and PinnedHost.
 	TaskRecordV1 = 1
 	TaskRecordV2 = 2
+	TaskRecordV3 = 3
 	// TaskRecordVersion is the latest task runtime encoding.
-	TaskRecordVersion = TaskRecordV2
+	TaskRecordVersion = TaskRecordV3
 	// JobRecordV1 and JobRecordV2 hold the status and, flate-compressed,
 	// the spec: V1 without the gang and revocable fields, V2 with them.
 	// Such a record reads as a job whose spec is config version 1.
@@ -31,16 +33,24 @@ const (
 	JobRecordV3 = 3
 	// JobRecordVersion is the latest job encoding.
 	JobRecordVersion = JobRecordV3
-	// ConfigRecordVersion is the latest config (job spec) encoding: the
-	// spec of JobRecordV2 plus Overrides, flate-compressed.
-	ConfigRecordVersion = 1
+	// ConfigRecordV1 is the spec of JobRecordV2 plus Overrides,
+	// flate-compressed; ConfigRecordV2 adds the tasks' containers, ports,
+	// probes and volumes and the job's per-host and spread limits.
+	ConfigRecordV1 = 1
+	ConfigRecordV2 = 2
+	// ConfigRecordVersion is the latest config (job spec) encoding.
+	ConfigRecordVersion = ConfigRecordV2
 	// PoolRecordVersion is the latest pool encoding.
 	PoolRecordVersion = 1
 	// UpdateRecordVersion, HostRecordVersion and EventRecordVersion are
 	// the latest encodings of job updates, host records and events.
 	UpdateRecordVersion = 1
-	HostRecordVersion   = 1
 	EventRecordVersion  = 1
+	// HostRecordV2 appends the host's port ranges and whether it runs
+	// images.
+	HostRecordV1      = 1
+	HostRecordV2      = 2
+	HostRecordVersion = HostRecordV2
 )
 
 // maxConstraintDepth bounds AllOf/AnyOf nesting, on write and on read, so a
@@ -298,6 +308,8 @@ func AppendTask(dst []byte, t *model.TaskRuntime, rev uint64) []byte {
 	e.time(t.RetryAfter)
 	// Added in TaskRecordV2.
 	e.uvarint(t.ConfigVersion)
+	// Added in TaskRecordV3.
+	e.taskWorkload(t)
 	return e.buf
 }
 
@@ -341,6 +353,10 @@ func DecodeTaskInto(t *model.TaskRuntime, id model.TaskID, b []byte) error {
 	t.ConfigVersion = 0
 	if version >= TaskRecordV2 {
 		t.ConfigVersion = d.uvarint()
+	}
+	t.Health, t.Ready, t.Ports, t.PinnedHost = 0, 0, nil, ""
+	if version >= TaskRecordV3 {
+		d.taskWorkload(t)
 	}
 	if err := d.done(); err != nil {
 		return fmt.Errorf("task %s: %w", id, err)

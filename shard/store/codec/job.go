@@ -67,7 +67,7 @@ func DecodeJobRecord(id model.JobID, b []byte) (*model.Job, error) {
 // megabytes, and compresses well).
 func EncodeConfig(s *model.JobSpec) ([]byte, error) {
 	spec := encoder{buf: make([]byte, 0, 512)}
-	if err := spec.jobSpec(s, specV3); err != nil {
+	if err := spec.jobSpec(s, specV4); err != nil {
 		return nil, err
 	}
 	if len(spec.buf) > maxSpecSize {
@@ -82,7 +82,7 @@ func EncodeConfig(s *model.JobSpec) ([]byte, error) {
 // DecodeConfig decodes a config EncodeConfig encoded.
 func DecodeConfig(b []byte) (*model.JobSpec, error) {
 	d := decoder{buf: b}
-	d.version(ConfigRecordVersion)
+	version := d.version(ConfigRecordVersion)
 	size := d.uvarint()
 	if d.err == nil && size > maxSpecSize {
 		d.fail("spec size")
@@ -91,7 +91,7 @@ func DecodeConfig(b []byte) (*model.JobSpec, error) {
 		return nil, d.err
 	}
 	s := new(model.JobSpec)
-	if err := inflateSpec(s, d.buf, int(size), specV3); err != nil {
+	if err := inflateSpec(s, d.buf, int(size), configLayout(version)); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -145,14 +145,25 @@ func inflateSpec(s *model.JobSpec, compressed []byte, size int, layout specLayou
 
 // specLayout is which fields a stored spec has: specV1 is the spec of
 // JobRecordV1, specV2 of JobRecordV2 (gang and revocable fields added),
-// specV3 of ConfigRecordVersion 1 (overrides added).
+// specV3 of ConfigRecordV1 (overrides added), specV4 of ConfigRecordV2
+// (container, ports, probes and volumes of tasks; per-host and spread
+// limits of the job).
 type specLayout byte
 
 const (
 	specV1 specLayout = iota + 1
 	specV2
 	specV3
+	specV4
 )
+
+// configLayout is the spec layout of a config record version.
+func configLayout(version byte) specLayout {
+	if version >= ConfigRecordV2 {
+		return specV4
+	}
+	return specV3
+}
 
 // jobStatus writes a status as the given job record version has it (only
 // tests write older ones, to make records as older builds did).
@@ -214,7 +225,7 @@ func (e *encoder) jobSpec(s *model.JobSpec, layout specLayout) error {
 	e.uvarint(uint64(s.Instances))
 	e.uvarint(uint64(s.MaxRunning))
 	e.uvarint(uint64(s.MaxAttempts))
-	if err := e.taskSpec(&s.Task); err != nil {
+	if err := e.taskSpec(&s.Task, layout); err != nil {
 		return err
 	}
 	e.stringMap(s.Labels)
@@ -232,10 +243,13 @@ func (e *encoder) jobSpec(s *model.JobSpec, layout specLayout) error {
 				e.uvarint(uint64(r.From))
 				e.uvarint(uint64(r.To))
 			}
-			if err := e.taskSpec(&o.Task); err != nil {
+			if err := e.taskSpec(&o.Task, layout); err != nil {
 				return err
 			}
 		}
+	}
+	if layout >= specV4 {
+		e.placementLimits(s)
 	}
 	return nil
 }
@@ -251,7 +265,7 @@ func (d *decoder) jobSpec(s *model.JobSpec, layout specLayout) {
 	s.Instances = d.uint32()
 	s.MaxRunning = d.uint32()
 	s.MaxAttempts = d.uint32()
-	d.taskSpec(&s.Task)
+	d.taskSpec(&s.Task, layout)
 	s.Labels = d.stringMap()
 	if layout >= specV2 {
 		s.GangSize = d.uint32()
@@ -265,6 +279,9 @@ func (d *decoder) jobSpec(s *model.JobSpec, layout specLayout) {
 	// resources, 1 of constraints count and 1 of grace.
 	n, isNil := d.count(38)
 	if isNil {
+		if layout >= specV4 {
+			d.placementLimits(s)
+		}
 		return
 	}
 	s.Overrides = make([]model.InstanceOverride, n)
@@ -276,15 +293,18 @@ func (d *decoder) jobSpec(s *model.JobSpec, layout specLayout) {
 				o.Instances[k] = model.InstanceRange{From: d.uint32(), To: d.uint32()}
 			}
 		}
-		d.taskSpec(&o.Task)
+		d.taskSpec(&o.Task, layout)
 		if d.err != nil {
 			s.Overrides = nil
 			return
 		}
 	}
+	if layout >= specV4 {
+		d.placementLimits(s)
+	}
 }
 
-func (e *encoder) taskSpec(t *model.TaskSpec) error {
+func (e *encoder) taskSpec(t *model.TaskSpec, layout specLayout) error {
 	e.string(t.Command)
 	e.strings(t.Args)
 	e.stringMap(t.Env)
@@ -293,16 +313,22 @@ func (e *encoder) taskSpec(t *model.TaskSpec) error {
 		return err
 	}
 	e.varint(int64(t.KillGrace))
+	if layout >= specV4 {
+		e.workload(t)
+	}
 	return nil
 }
 
-func (d *decoder) taskSpec(t *model.TaskSpec) {
+func (d *decoder) taskSpec(t *model.TaskSpec, layout specLayout) {
 	t.Command = d.string()
 	t.Args = d.strings()
 	t.Env = d.stringMap()
 	t.Resources = d.resources()
 	t.Constraints = d.constraints(1)
 	t.KillGrace = time.Duration(d.varint())
+	if layout >= specV4 {
+		d.workload(t)
+	}
 }
 
 func (e *encoder) constraints(cs []model.Constraint, depth int) error {

@@ -62,13 +62,20 @@ func EncodeHost(h *model.HostRecord) []byte {
 	e.string(h.DrainReason)
 	e.time(h.DrainTime)
 	e.time(h.LastSeen)
+	// Added in HostRecordV2.
+	e.count(len(h.Host.Ports), h.Host.Ports == nil)
+	for _, r := range h.Host.Ports {
+		e.uvarint(uint64(r.From))
+		e.uvarint(uint64(r.To))
+	}
+	e.bool(h.Host.RunsImages)
 	return e.buf
 }
 
 // DecodeHost decodes a host record EncodeHost encoded; id is its key.
 func DecodeHost(id model.HostID, b []byte) (*model.HostRecord, error) {
 	d := decoder{buf: b}
-	d.version(HostRecordVersion)
+	version := d.version(HostRecordVersion)
 	h := &model.HostRecord{Host: model.Host{ID: id}}
 	h.Host.Hostname = d.string()
 	h.Host.Cluster = d.string()
@@ -80,6 +87,15 @@ func DecodeHost(id model.HostID, b []byte) (*model.HostRecord, error) {
 	h.DrainReason = d.string()
 	h.DrainTime = d.time()
 	h.LastSeen = d.time()
+	if version >= HostRecordV2 {
+		if n, isNil := d.count(2); !isNil {
+			h.Host.Ports = make([]model.PortRange, n)
+			for i := range h.Host.Ports {
+				h.Host.Ports[i] = model.PortRange{From: d.uint32(), To: d.uint32()}
+			}
+		}
+		h.Host.RunsImages = d.bool()
+	}
 	if err := d.done(); err != nil {
 		return nil, fmt.Errorf("host %s: %w", id, err)
 	}
