@@ -168,6 +168,7 @@ func (e *Engine) applyStatuses(sts []hostmgr.TaskStatus, now time.Time) {
 					t.StartTime = now
 				}
 				je.everRan = true
+				je.config(t.ConfigVersion).initHealth(t)
 				e.setState(je, t, model.TaskRunning, now)
 				e.sched.Started(gangOf(je, t.ID.Instance))
 			}

@@ -1,6 +1,7 @@
 package jobmgr
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -186,4 +187,59 @@ func (e *Engine) applyHealth(je *jobEntry, t *model.TaskRuntime, st hostmgr.Task
 	}
 	e.log.Info("restarting unhealthy instance", "task", t.ID, "run", t.Run)
 	e.restartGang(je, g, model.ReasonUnhealthy, msg, now)
+}
+
+// removeVolumes deletes the persistent volumes of a stateful job's
+// instances, on each instance's host, through plugins that keep volumes.
+// Volumes on hosts no longer known went with their hosts.
+func (e *Engine) removeVolumes(ctx context.Context, je *jobEntry) error {
+	if je.job.Spec.Type != model.JobStateful {
+		return nil
+	}
+	tasks, err := e.cfg.Store.ListTasks(ctx, je.job.ID)
+	if err != nil {
+		return fmt.Errorf("read tasks of job %s: %w", je.job.ID, err)
+	}
+	byHost := map[model.HostID][]string{}
+	cfg := je.current()
+	for _, t := range tasks {
+		if t.PinnedHost == "" {
+			continue
+		}
+		task := cfg.task(t.ID.Instance)
+		for _, v := range task.Volumes {
+			byHost[t.PinnedHost] = append(byHost[t.PinnedHost], model.VolumeID(t.ID, v.Name))
+		}
+	}
+	for host, ids := range byHost {
+		r, ok := e.plugins[clusterOf(host)].(hostmgr.VolumeRemover)
+		if !ok || !e.cfg.Hosts.Has(host) {
+			continue
+		}
+		if err := r.RemoveVolumes(ctx, host, ids); err != nil {
+			return fmt.Errorf("remove volumes of job %s on %s: %w", je.job.ID, host, err)
+		}
+		e.log.Info("volumes removed", "job", je.job.ID, "host", host, "volumes", len(ids))
+	}
+	return nil
+}
+
+// initHealth marks the probes of a run that just started as UNKNOWN: no
+// verdict yet.
+func (c *configView) initHealth(t *model.TaskRuntime) {
+	health, ready := c.spec.Task.HealthCheck, c.spec.Task.Readiness
+	if ov := c.override(t.ID.Instance); ov != nil {
+		if ov.Task.HealthCheck != nil {
+			health = ov.Task.HealthCheck
+		}
+		if ov.Task.Readiness != nil {
+			ready = ov.Task.Readiness
+		}
+	}
+	if health != nil && t.Health == model.HealthNone {
+		t.Health = model.HealthUnknown
+	}
+	if ready != nil && t.Ready == model.HealthNone {
+		t.Ready = model.HealthUnknown
+	}
 }

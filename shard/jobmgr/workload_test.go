@@ -137,6 +137,20 @@ func TestStatefulInstanceReturnsToItsHost(t *testing.T) {
 	if got := s.sim.Volumes()[model.VolumeID(again.ID, "data")]; got != first[0].Host {
 		t.Fatalf("volume of instance 0 on %q", got)
 	}
+	// Stopping keeps the volumes; deleting the job removes them.
+	if _, err := s.e.StopJob(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	s.until("job killed", func() bool { j, _ := s.e.GetJob(job); return j.Status.State == model.JobKilled })
+	if n := len(s.sim.Volumes()); n != 3 {
+		t.Fatalf("a stopped job kept %d volumes, want 3", n)
+	}
+	if err := s.e.DeleteJob(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	if vols := s.sim.Volumes(); len(vols) != 0 {
+		t.Fatalf("volumes left after the job was deleted: %v", vols)
+	}
 }
 
 // A daemon job runs one instance per matching host, gains one when a host
