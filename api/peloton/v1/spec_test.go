@@ -176,7 +176,7 @@ func TestDecodeJobSpecProblems(t *testing.T) {
 		{"sla as a count", patch(map[string]any{"type": "service", "sla": map[string]any{"maxUnavailable": 1}}), nil},
 		{"sla as a percentage", patch(map[string]any{"type": "service", "sla": map[string]any{"maxUnavailable": "25%"}}), nil},
 		{"sla above the instances", patch(map[string]any{"type": "service", "sla": map[string]any{"maxUnavailable": 5}}),
-			map[string]string{"sla.max_unavailable": "5 is more than the job's 1 instances"}},
+			map[string]string{"sla.max_unavailable": "5 is more than the job's 2 instances"}},
 		{"sla above 100%", patch(map[string]any{"sla": map[string]any{"maxUnavailable": "120%"}}),
 			map[string]string{"sla.max_unavailable": "more than 100%"}},
 		{"sla not a number", patch(map[string]any{"sla": map[string]any{"maxUnavailable": "lots"}}),
