@@ -62,11 +62,11 @@ func TestParseMemTotal(t *testing.T) {
 	}
 }
 
-func TestRunDirNameIsOneSafeDistinctElement(t *testing.T) {
+func TestPathElementIsOneSafeDistinctElement(t *testing.T) {
 	runs := []model.RunID{"job-0-1", "a/b", "..", ".", ".hidden", "%2E", "a b", "job-0-2"}
 	seen := map[string]model.RunID{}
 	for _, run := range runs {
-		name := runDirName(run)
+		name := pathElement(run)
 		if name == "" || strings.ContainsAny(name, "/\x00") || strings.HasPrefix(name, ".") {
 			t.Errorf("%q → unsafe %q", run, name)
 		}
