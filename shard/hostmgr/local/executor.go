@@ -280,6 +280,7 @@ func (w *healthWriter) set(ready bool, r probeResult) {
 	} else {
 		w.rec.Health = r.state.String()
 	}
+	w.rec.Changes++
 	w.rec.Message = ""
 	if r.message != "" {
 		w.rec.Message = what + ": " + r.message

@@ -47,6 +47,8 @@ type healthRecord struct {
 	Ready   string    `json:"ready,omitempty"`
 	Message string    `json:"message,omitempty"`
 	Time    time.Time `json:"time"`
+	// Changes counts the verdict changes since the command started.
+	Changes uint64 `json:"changes"`
 }
 
 // states returns the record's verdicts; unknown names read as UNKNOWN.
@@ -155,7 +157,7 @@ func runProbe(ctx context.Context, clk clock.Clock, rec *probeRecord, sandbox st
 		if state, ok := v.observe(err == nil); ok {
 			res := probeResult{state: state}
 			if err != nil {
-				res.message = fmt.Sprintf("%s probe failed %d times in a row: %v", rec.Kind, v.failures, err)
+				res.message = fmt.Sprintf("%s probe failed (%d in a row): %v", rec.Kind, v.failures, err)
 			}
 			changed(res)
 		}

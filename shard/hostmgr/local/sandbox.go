@@ -42,7 +42,8 @@ func VolumeEnv(name string) string {
 // Launch.Env, then the plugin's own variables (PELOTON_RUN_ID,
 // PELOTON_HOST_ID, PELOTON_SANDBOX, PELOTON_VOLUME_<NAME>,
 // PELOTON_GANG_FILE). Nothing comes from the server's environment but,
-// unless configured, its PATH.
+// unless configured, its PATH. The executor adds PWD=<sandbox> when it
+// starts the command.
 func runEnv(path string, l hostmgr.Launch, own map[string]string) []string {
 	env := map[string]string{"PATH": path, "HOME": own[EnvSandbox]}
 	maps.Copy(env, l.Task.Env)
