@@ -109,35 +109,15 @@ func (p *Plugin) RemoveVolumes(ctx context.Context, host model.HostID, ids []str
 	return nil
 }
 
-// gangMemberRecord is one member in a gang file.
-type gangMemberRecord struct {
-	Instance uint32       `json:"instance"`
-	Host     model.HostID `json:"host"`
-	Hostname string       `json:"hostname"`
-	Ports    []portRecord `json:"ports"`
-}
-
-type portRecord struct {
-	Name string `json:"name"`
-	Port uint32 `json:"port"`
-}
-
-// writeGangFile writes the gang's members as a JSON list to
-// hostmgr.GangFileName in the sandbox and returns its path.
+// writeGangFile writes the gang's members to hostmgr.GangFileName in the
+// sandbox and returns its path: a JSON list of hostmgr.GangMember, the same
+// document the shard puts in PELOTON_GANG.
 func writeGangFile(sandbox string, gang []hostmgr.GangMember) (string, error) {
-	members := make([]gangMemberRecord, len(gang))
-	for i, m := range gang {
-		ports := make([]portRecord, len(m.Ports))
-		for j, np := range m.Ports {
-			ports[j] = portRecord{Name: np.Name, Port: np.Port}
-		}
-		members[i] = gangMemberRecord{Instance: m.Instance, Host: m.Host, Hostname: m.Hostname, Ports: ports}
-	}
-	path := filepath.Join(sandbox, hostmgr.GangFileName)
-	data, err := json.MarshalIndent(members, "", "  ")
+	data, err := json.Marshal(gang)
 	if err != nil {
 		return "", err
 	}
+	path := filepath.Join(sandbox, hostmgr.GangFileName)
 	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
 		return "", fmt.Errorf("writing gang file: %w", err)
 	}

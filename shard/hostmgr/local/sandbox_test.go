@@ -145,15 +145,15 @@ func TestGangFile(t *testing.T) {
 	launch(t, p, hostmgr.Launch{Run: "member", Gang: gang, Task: &model.TaskSpec{
 		Command: "sh", Args: []string{"-c", `test "$PELOTON_GANG_FILE" = "$PWD/` + hostmgr.GangFileName + `" && cat "$PELOTON_GANG_FILE"`},
 	}})
-	var got []map[string]any
 	out := stdoutOf(t, p, sink, "member")
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("gang file %q: %v", out, err)
+	want := `[{"Instance":4,"Host":"local/box","Hostname":"box","Ports":[{"Name":"rpc","Port":31004}]},` +
+		`{"Instance":5,"Host":"local/other","Hostname":"other","Ports":[{"Name":"rpc","Port":31007}]}]` + "\n"
+	if out != want {
+		t.Errorf("gang file\n%s\nwant\n%s", out, want)
 	}
-	want := `[{"host":"local/box","hostname":"box","instance":4,"ports":[{"name":"rpc","port":31004}]},` +
-		`{"host":"local/other","hostname":"other","instance":5,"ports":[{"name":"rpc","port":31007}]}]`
-	if data, _ := json.Marshal(got); string(data) != want {
-		t.Errorf("gang file\n%s\nwant\n%s", data, want)
+	var got []hostmgr.GangMember
+	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got) != 2 || got[1].Ports[0].Port != 31007 {
+		t.Errorf("gang file reads back as %+v, %v", got, err)
 	}
 
 	// Without a gang there is neither file nor variable.
