@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -172,4 +173,59 @@ func (ev *taskEvents) waitFor(t *testing.T, what string, cond func(healthTaskJSO
 			t.Fatalf("timed out waiting for %s; seen %+v", what, ev.seen)
 		}
 	}
+}
+
+// examples/stateful.yaml on the local host manager: each instance's volume
+// is a directory it finds in PELOTON_VOLUME_DATA; when a run ends the
+// instance starts again with the same directory and its data, and deleting
+// the job removes the directories.
+func TestLocalStatefulVolumesOutliveRunsUntilDeleted(t *testing.T) {
+	dir := t.TempDir()
+	s := startDev(t, dir)
+	id := strings.TrimSpace(s.mustCLI("job", "create", "-f", repoFile("examples", "stateful.yaml")))
+	events := watchTasks(t, s, id)
+	logHas := func(instance, want string) func() bool {
+		return func() bool { return strings.Contains(s.mustCLI("task", "logs", id, instance), want) }
+	}
+	waitFor(t, 30*time.Second, "instance 0 run 1", logHas("0", "run 1"))
+	waitFor(t, 30*time.Second, "instance 1 run 1", logHas("1", "run 1"))
+
+	// End instance 0's run from outside: it starts again on its volume.
+	runDir := filepath.Join(dir, "hosts", "local", "runs", id+"-0-1")
+	var started struct {
+		Child struct{ Pid int } `json:"child"`
+	}
+	data, err := os.ReadFile(filepath.Join(runDir, "started"))
+	if err != nil || json.Unmarshal(data, &started) != nil || started.Child.Pid <= 0 {
+		t.Fatalf("started record of run 1: %s, %v", data, err)
+	}
+	if err := syscall.Kill(started.Child.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	events.waitFor(t, "instance 0 run 2 RUNNING", func(tk healthTaskJSON) bool {
+		return tk.Instance == 0 && tk.Run == 2 && tk.State == "TASK_STATE_RUNNING"
+	})
+	waitFor(t, 30*time.Second, "instance 0 counting its second run on its volume", logHas("0", "run 2"))
+	volumes := filepath.Join(dir, "hosts", "local", "volumes")
+	for instance, want := range map[string]string{"0": "2\n", "1": "1\n"} {
+		got, err := os.ReadFile(filepath.Join(volumes, id+"-"+instance+"-data", "runs"))
+		if err != nil || string(got) != want {
+			t.Errorf("volume of instance %s holds %q, %v; want %q", instance, got, err, want)
+		}
+	}
+
+	s.mustCLI("job", "stop", id)
+	stopped := map[uint32]bool{}
+	for len(stopped) < 2 {
+		tk := events.waitFor(t, "both instances KILLED", func(tk healthTaskJSON) bool { return tk.State == "TASK_STATE_KILLED" })
+		stopped[tk.Instance] = true
+	}
+	if entries, _ := os.ReadDir(volumes); len(entries) != 2 {
+		t.Errorf("stopping the job left %d volumes, want both kept", len(entries))
+	}
+	s.mustCLI("job", "delete", id)
+	waitFor(t, 30*time.Second, "volumes removed with the job", func() bool {
+		entries, err := os.ReadDir(volumes)
+		return err == nil && len(entries) == 0
+	})
 }
