@@ -90,10 +90,10 @@ type trackedRun struct {
 	executor processRecord
 	started  bool
 	adopted  bool
-	probed   bool              // the executor probes it: read its health file
-	health   model.HealthState // the verdicts last reported
-	ready    model.HealthState //
-	done     chan struct{}     // closed once the run ended
+	probed   bool // the executor probes it: read its health file
+	// health and ready are the verdicts last reported.
+	health, ready model.HealthState
+	done          chan struct{} // closed once the run ended
 }
 
 var (

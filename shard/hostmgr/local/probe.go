@@ -193,10 +193,11 @@ func probeAddr(port uint32) string {
 	return net.JoinHostPort("127.0.0.1", strconv.FormatUint(uint64(port), 10))
 }
 
-// probeClient sends HTTP probes: no redirects followed (3xx is healthy),
-// no connections kept between probes.
+// probeClient sends HTTP probes: straight to the task (no proxy from the
+// environment), no redirects followed (3xx is healthy), no connections
+// kept between probes.
 var probeClient = &http.Client{
-	Transport:     &http.Transport{DisableKeepAlives: true, Proxy: nil},
+	Transport:     &http.Transport{DisableKeepAlives: true},
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 }
 
