@@ -93,11 +93,7 @@ func TestLocalServiceHealthCheckRestartsUnhealthyInstance(t *testing.T) {
 	}
 	// Stop the servers before the test ends: tasks outlive `peloton dev`.
 	s.mustCLI("job", "stop", id)
-	stopped := map[uint32]bool{}
-	for len(stopped) < 2 {
-		tk := events.waitFor(t, "both instances KILLED", func(tk healthTaskJSON) bool { return tk.State == "TASK_STATE_KILLED" })
-		stopped[tk.Instance] = true
-	}
+	events.waitKilled(t, 2)
 }
 
 // hasField reports whether `task get` output has a line "<name>:  <value>".
@@ -215,11 +211,7 @@ func TestLocalStatefulVolumesOutliveRunsUntilDeleted(t *testing.T) {
 	}
 
 	s.mustCLI("job", "stop", id)
-	stopped := map[uint32]bool{}
-	for len(stopped) < 2 {
-		tk := events.waitFor(t, "both instances KILLED", func(tk healthTaskJSON) bool { return tk.State == "TASK_STATE_KILLED" })
-		stopped[tk.Instance] = true
-	}
+	events.waitKilled(t, 2)
 	if entries, _ := os.ReadDir(volumes); len(entries) != 2 {
 		t.Errorf("stopping the job left %d volumes, want both kept", len(entries))
 	}
@@ -228,4 +220,14 @@ func TestLocalStatefulVolumesOutliveRunsUntilDeleted(t *testing.T) {
 		entries, err := os.ReadDir(volumes)
 		return err == nil && len(entries) == 0
 	})
+}
+
+// waitKilled waits until n instances were reported KILLED.
+func (ev *taskEvents) waitKilled(t *testing.T, n int) {
+	t.Helper()
+	killed := map[uint32]bool{}
+	for len(killed) < n {
+		tk := ev.waitFor(t, fmt.Sprintf("%d instances KILLED", n), func(tk healthTaskJSON) bool { return tk.State == "TASK_STATE_KILLED" })
+		killed[tk.Instance] = true
+	}
 }
