@@ -118,6 +118,15 @@ func runExecutor(opts executorOptions) error {
 		return err
 	}
 
+	var probes probesRecord
+	if opts.probes != "" {
+		if _, err := readJSON(opts.probes, &probes); err != nil {
+			return writeJSONAtomic(filepath.Join(opts.dir, exitFile), exitRecord{
+				ExitCode: 127, StartError: "reading probes: " + err.Error(), Time: time.Now(),
+			})
+		}
+	}
+
 	// Catch termination before the command starts, so that a kill that
 	// arrives early is forwarded once it runs instead of killing us.
 	signals := make(chan os.Signal, 4)
@@ -137,14 +146,6 @@ func runExecutor(opts executorOptions) error {
 	sandbox := filepath.Join(opts.dir, sandboxDir)
 	if err := os.MkdirAll(sandbox, 0o755); err != nil {
 		return err
-	}
-	var probes probesRecord
-	if opts.probes != "" {
-		if _, err := readJSON(opts.probes, &probes); err != nil {
-			return writeJSONAtomic(filepath.Join(opts.dir, exitFile), exitRecord{
-				ExitCode: 127, StartError: "reading probes: " + err.Error(), Time: time.Now(),
-			})
-		}
 	}
 	health := newHealthWriter(filepath.Join(opts.dir, healthFile), probes)
 
