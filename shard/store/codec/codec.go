@@ -31,15 +31,30 @@ const (
 	JobRecordV3 = 3
 	// JobRecordVersion is the latest job encoding.
 	JobRecordVersion = JobRecordV3
-	// ConfigRecordVersion is the latest config (job spec) encoding: the
-	// spec of JobRecordV2 plus Overrides, flate-compressed.
-	ConfigRecordVersion = 1
+	// ConfigRecordV1 is the spec of JobRecordV2 plus Overrides,
+	// flate-compressed, with resources as doubles (cpu in cores);
+	// ConfigRecordV2 the same with resources as integer units (varints of
+	// millicores, MiB, MiB, devices).
+	ConfigRecordV1 = 1
+	ConfigRecordV2 = 2
+	// ConfigRecordVersion is the latest config (job spec) encoding.
+	ConfigRecordVersion = ConfigRecordV2
+	// PoolRecordV1 holds reservation and limit as doubles (cpu in cores,
+	// +Inf for no limit), PoolRecordV2 as integer units; both hold the
+	// shares as doubles.
+	PoolRecordV1 = 1
+	PoolRecordV2 = 2
 	// PoolRecordVersion is the latest pool encoding.
-	PoolRecordVersion = 1
-	// UpdateRecordVersion, HostRecordVersion and EventRecordVersion are
-	// the latest encodings of job updates, host records and events.
+	PoolRecordVersion = PoolRecordV2
+	// HostRecordV1 holds the capacity as doubles, HostRecordV2 as integer
+	// units.
+	HostRecordV1 = 1
+	HostRecordV2 = 2
+	// HostRecordVersion is the latest host record encoding.
+	HostRecordVersion = HostRecordV2
+	// UpdateRecordVersion and EventRecordVersion are the latest encodings
+	// of job updates and events.
 	UpdateRecordVersion = 1
-	HostRecordVersion   = 1
 	EventRecordVersion  = 1
 )
 

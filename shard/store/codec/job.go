@@ -66,15 +66,21 @@ func DecodeJobRecord(id model.JobID, b []byte) (*model.Job, error) {
 // flate-compressed (a spec with an override per instance runs to
 // megabytes, and compresses well).
 func EncodeConfig(s *model.JobSpec) ([]byte, error) {
+	return encodeConfig(s, ConfigRecordVersion)
+}
+
+// encodeConfig writes a config in the given record version (only tests
+// write older ones, to make records as older builds did).
+func encodeConfig(s *model.JobSpec, version byte) ([]byte, error) {
 	spec := encoder{buf: make([]byte, 0, 512)}
-	if err := spec.jobSpec(s, specV3); err != nil {
+	if err := spec.jobSpec(s, configLayout(version)); err != nil {
 		return nil, err
 	}
 	if len(spec.buf) > maxSpecSize {
 		return nil, fmt.Errorf("%w: spec encodes to %d bytes, more than %d", ErrSpecSize, len(spec.buf), maxSpecSize)
 	}
 	e := encoder{buf: make([]byte, 0, 16+len(spec.buf)/3)}
-	e.byte(ConfigRecordVersion)
+	e.byte(version)
 	e.uvarint(uint64(len(spec.buf)))
 	return deflate(e.buf, spec.buf)
 }
@@ -82,7 +88,7 @@ func EncodeConfig(s *model.JobSpec) ([]byte, error) {
 // DecodeConfig decodes a config EncodeConfig encoded.
 func DecodeConfig(b []byte) (*model.JobSpec, error) {
 	d := decoder{buf: b}
-	d.version(ConfigRecordVersion)
+	version := d.version(ConfigRecordVersion)
 	size := d.uvarint()
 	if d.err == nil && size > maxSpecSize {
 		d.fail("spec size")
@@ -91,7 +97,7 @@ func DecodeConfig(b []byte) (*model.JobSpec, error) {
 		return nil, d.err
 	}
 	s := new(model.JobSpec)
-	if err := inflateSpec(s, d.buf, int(size), specV3); err != nil {
+	if err := inflateSpec(s, d.buf, int(size), configLayout(version)); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -145,14 +151,24 @@ func inflateSpec(s *model.JobSpec, compressed []byte, size int, layout specLayou
 
 // specLayout is which fields a stored spec has: specV1 is the spec of
 // JobRecordV1, specV2 of JobRecordV2 (gang and revocable fields added),
-// specV3 of ConfigRecordVersion 1 (overrides added).
+// specV3 of ConfigRecordV1 (overrides added), specV4 of ConfigRecordV2
+// (resources as integer units instead of doubles).
 type specLayout byte
 
 const (
 	specV1 specLayout = iota + 1
 	specV2
 	specV3
+	specV4
 )
+
+// configLayout is the spec layout of a config record version.
+func configLayout(version byte) specLayout {
+	if version >= ConfigRecordV2 {
+		return specV4
+	}
+	return specV3
+}
 
 // jobStatus writes a status as the given job record version has it (only
 // tests write older ones, to make records as older builds did).
@@ -214,7 +230,7 @@ func (e *encoder) jobSpec(s *model.JobSpec, layout specLayout) error {
 	e.uvarint(uint64(s.Instances))
 	e.uvarint(uint64(s.MaxRunning))
 	e.uvarint(uint64(s.MaxAttempts))
-	if err := e.taskSpec(&s.Task); err != nil {
+	if err := e.taskSpec(&s.Task, layout); err != nil {
 		return err
 	}
 	e.stringMap(s.Labels)
@@ -232,7 +248,7 @@ func (e *encoder) jobSpec(s *model.JobSpec, layout specLayout) error {
 				e.uvarint(uint64(r.From))
 				e.uvarint(uint64(r.To))
 			}
-			if err := e.taskSpec(&o.Task); err != nil {
+			if err := e.taskSpec(&o.Task, layout); err != nil {
 				return err
 			}
 		}
@@ -251,7 +267,7 @@ func (d *decoder) jobSpec(s *model.JobSpec, layout specLayout) {
 	s.Instances = d.uint32()
 	s.MaxRunning = d.uint32()
 	s.MaxAttempts = d.uint32()
-	d.taskSpec(&s.Task)
+	d.taskSpec(&s.Task, layout)
 	s.Labels = d.stringMap()
 	if layout >= specV2 {
 		s.GangSize = d.uint32()
@@ -262,8 +278,13 @@ func (d *decoder) jobSpec(s *model.JobSpec, layout specLayout) {
 		return
 	}
 	// An override takes at least 38 bytes: 4 counts and lengths, 32 of
-	// resources, 1 of constraints count and 1 of grace.
-	n, isNil := d.count(38)
+	// resources, 1 of constraints count and 1 of grace; with resources as
+	// varints, at least 10.
+	least := 38
+	if layout >= specV4 {
+		least = 10
+	}
+	n, isNil := d.count(least)
 	if isNil {
 		return
 	}
@@ -276,7 +297,7 @@ func (d *decoder) jobSpec(s *model.JobSpec, layout specLayout) {
 				o.Instances[k] = model.InstanceRange{From: d.uint32(), To: d.uint32()}
 			}
 		}
-		d.taskSpec(&o.Task)
+		d.taskSpec(&o.Task, layout)
 		if d.err != nil {
 			s.Overrides = nil
 			return
@@ -284,11 +305,15 @@ func (d *decoder) jobSpec(s *model.JobSpec, layout specLayout) {
 	}
 }
 
-func (e *encoder) taskSpec(t *model.TaskSpec) error {
+func (e *encoder) taskSpec(t *model.TaskSpec, layout specLayout) error {
 	e.string(t.Command)
 	e.strings(t.Args)
 	e.stringMap(t.Env)
-	e.resources(t.Resources)
+	if layout >= specV4 {
+		e.resources(t.Resources)
+	} else {
+		e.decimalResources(t.Resources)
+	}
 	if err := e.constraints(t.Constraints, 1); err != nil {
 		return err
 	}
@@ -296,11 +321,15 @@ func (e *encoder) taskSpec(t *model.TaskSpec) error {
 	return nil
 }
 
-func (d *decoder) taskSpec(t *model.TaskSpec) {
+func (d *decoder) taskSpec(t *model.TaskSpec, layout specLayout) {
 	t.Command = d.string()
 	t.Args = d.strings()
 	t.Env = d.stringMap()
-	t.Resources = d.resources()
+	if layout >= specV4 {
+		t.Resources = d.resources()
+	} else {
+		t.Resources = d.decimalResources()
+	}
 	t.Constraints = d.constraints(1)
 	t.KillGrace = time.Duration(d.varint())
 }

@@ -50,13 +50,23 @@ func DecodeUpdate(id model.UpdateID, b []byte) (*model.Update, error) {
 // EncodeHost returns the stored form of a host record. The host id is the
 // key and is not repeated in the value.
 func EncodeHost(h *model.HostRecord) []byte {
+	return encodeHost(h, HostRecordVersion)
+}
+
+// encodeHost writes a host record in the given version (only tests write
+// older ones, to make records as older builds did).
+func encodeHost(h *model.HostRecord, version byte) []byte {
 	e := encoder{buf: make([]byte, 0, 128)}
-	e.byte(HostRecordVersion)
+	e.byte(version)
 	e.string(h.Host.Hostname)
 	e.string(h.Host.Cluster)
 	e.string(h.Host.Kind)
 	e.byte(byte(h.Host.State))
-	e.resources(h.Host.Capacity)
+	if version >= HostRecordV2 {
+		e.resources(h.Host.Capacity)
+	} else {
+		e.decimalResources(h.Host.Capacity)
+	}
 	e.stringMap(h.Host.Labels)
 	e.bool(h.Draining)
 	e.string(h.DrainReason)
@@ -68,13 +78,17 @@ func EncodeHost(h *model.HostRecord) []byte {
 // DecodeHost decodes a host record EncodeHost encoded; id is its key.
 func DecodeHost(id model.HostID, b []byte) (*model.HostRecord, error) {
 	d := decoder{buf: b}
-	d.version(HostRecordVersion)
+	version := d.version(HostRecordVersion)
 	h := &model.HostRecord{Host: model.Host{ID: id}}
 	h.Host.Hostname = d.string()
 	h.Host.Cluster = d.string()
 	h.Host.Kind = d.string()
 	h.Host.State = model.HostState(d.byte())
-	h.Host.Capacity = d.resources()
+	if version >= HostRecordV2 {
+		h.Host.Capacity = d.resources()
+	} else {
+		h.Host.Capacity = d.decimalResources()
+	}
 	h.Host.Labels = d.stringMap()
 	h.Draining = d.bool()
 	h.DrainReason = d.string()
