@@ -50,6 +50,47 @@ type Launch struct {
 	Task *model.TaskSpec
 	// Labels identify the run in the cluster (job, instance, run).
 	Labels map[string]string
+	// Env is what the shard adds to the task's own environment: the
+	// documented PELOTON_* variables and PORT_<NAME> for each port.
+	Env map[string]string
+	// Ports are the host ports assigned to the task's named ports, in the
+	// order of Task.Ports.
+	Ports []model.NamedPort
+	// Volumes are the persistent volumes of a stateful instance, created
+	// on the host at the first launch and reused by later ones.
+	Volumes []VolumeMount
+	// Gang lists every member of the run's gang, itself included; nil
+	// without gangs. Plugins hand it to the task as a file, GangFileName in
+	// its sandbox (or GangFilePath in an image), besides the environment.
+	Gang []GangMember
+}
+
+// VolumeMount is a persistent volume of one instance.
+type VolumeMount struct {
+	// ID is model.VolumeID of the instance and the volume's name.
+	ID     string
+	Volume model.Volume
+}
+
+// GangMember is one placed member of a gang.
+type GangMember struct {
+	Instance uint32
+	Host     model.HostID
+	Hostname string
+	Ports    []model.NamedPort
+}
+
+// Where a task finds its gang's members as JSON (a list of GangMember).
+const (
+	GangFileName = "peloton-gang.json"
+	GangFilePath = "/etc/peloton/gang.json"
+)
+
+// VolumeRemover is an optional capability: plugins whose hosts keep
+// persistent volumes remove them when their job is deleted.
+type VolumeRemover interface {
+	// RemoveVolumes deletes the volumes with these IDs on the host.
+	RemoveVolumes(ctx context.Context, host model.HostID, ids []string) error
 }
 
 // RunRef names a run and the host it was launched on.
@@ -67,6 +108,10 @@ type TaskStatus struct {
 	Message  string
 	ExitCode int32
 	Time     time.Time
+	// Health and Ready are what the run's health check and readiness probe
+	// say now; HealthNone when the plugin has no verdict to report.
+	Health model.HealthState
+	Ready  model.HealthState
 }
 
 // LogReader is an optional capability: plugins whose hosts keep task output

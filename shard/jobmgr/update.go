@@ -70,6 +70,9 @@ func (e *Engine) UpdateJob(ctx context.Context, id model.JobID, spec model.JobSp
 	if spec.Region == "" {
 		spec.Region = je.job.Spec.Region
 	}
+	if spec.Type == model.JobDaemon {
+		spec.Instances = je.job.Spec.Instances // the hosts give a daemon's count
+	}
 	if err := checkUpdate(&je.job.Spec, &spec); err != nil {
 		e.mu.Unlock()
 		return nil, err

@@ -43,6 +43,21 @@ func (o *InstanceOverride) Merge(base TaskSpec) TaskSpec {
 	if ov.KillGrace != 0 {
 		t.KillGrace = ov.KillGrace
 	}
+	if ov.Container != nil {
+		t.Container = ov.Container
+	}
+	if ov.Ports != nil {
+		t.Ports = ov.Ports
+	}
+	if ov.HealthCheck != nil {
+		t.HealthCheck = ov.HealthCheck
+	}
+	if ov.Readiness != nil {
+		t.Readiness = ov.Readiness
+	}
+	if ov.Volumes != nil {
+		t.Volumes = ov.Volumes
+	}
 	return t
 }
 

@@ -35,4 +35,21 @@ type Host struct {
 	// what its own tasks hold there.
 	Capacity Resources
 	Labels   map[string]string
+	// Ports are the host ports tasks may be given.
+	Ports []PortRange
+	// RunsImages: the host runs tasks in container images.
+	RunsImages bool
+}
+
+// DefaultPorts is the port range of a host whose host manager does not
+// say (the range Mesos agents offer by default).
+var DefaultPorts = []PortRange{{From: 31000, To: 32000}}
+
+// PortCount is how many ports the host's ranges hold.
+func (h *Host) PortCount() int {
+	n := 0
+	for _, r := range h.Ports {
+		n += r.Size()
+	}
+	return n
 }

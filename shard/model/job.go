@@ -48,7 +48,21 @@ type TaskSpec struct {
 	Resources   Resources
 	Constraints []Constraint
 	KillGrace   time.Duration
+	// Container is the image to run Command in; nil runs Command on the
+	// host. With an image, Command and Args override its entrypoint.
+	Container *Container
+	// Ports are the named ports the task listens on.
+	Ports []PortSpec
+	// HealthCheck restarts a service instance that fails it; Readiness
+	// says when an instance may take traffic.
+	HealthCheck *HealthCheck
+	Readiness   *HealthCheck
+	// Volumes are persistent volumes of a stateful job's instances.
+	Volumes []Volume
 }
+
+// PortCount is how many host ports the task needs.
+func (t *TaskSpec) PortCount() int { return len(t.Ports) }
 
 // JobSpec is a validated job as submitted.
 type JobSpec struct {
@@ -75,7 +89,30 @@ type JobSpec struct {
 	Revocable bool
 	// Overrides give some instances a task that differs from Task.
 	Overrides []InstanceOverride
+	// MaxPerHost allows at most this many instances on one host; zero
+	// means no limit.
+	MaxPerHost uint32
+	// Spread limits instances per value of a host label.
+	Spread []SpreadSpec
+	// SLA bounds disruptions of the job's instances; nil means the
+	// default (one instance at a time for long-running jobs).
+	SLA *SLA
 }
+
+// SLA is how many instances of a job may be unavailable at once: a count,
+// or a percentage of its instances when Percent is set.
+type SLA struct {
+	MaxUnavailable uint32
+	Percent        bool
+}
+
+// Pinned reports whether each instance of the job stays on the host it
+// first ran on (stateful jobs, for their volumes) or is made for one host
+// (daemon jobs).
+func (s *JobSpec) Pinned() bool { return s.Type == JobStateful || s.Type == JobDaemon }
+
+// LongRunning reports whether the job's instances run until stopped.
+func (s *JobSpec) LongRunning() bool { return s.Type != JobBatch }
 
 // Job is a job with its status.
 type Job struct {

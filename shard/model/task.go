@@ -68,6 +68,8 @@ const (
 	ReasonUnknownTask = "UNKNOWN_TO_HOST_MANAGER"
 	ReasonRetrying    = "RETRYING"
 	ReasonUnplaceable = "UNPLACEABLE"
+	ReasonUnhealthy   = "UNHEALTHY"
+	ReasonHostGone    = "HOST_GONE"
 )
 
 // TaskID identifies a task: one instance of a job.
@@ -131,6 +133,15 @@ type TaskRuntime struct {
 	// ConfigVersion is the job config the current run was started on (or
 	// will start on, before it launches).
 	ConfigVersion uint64
+	// Health and Ready are what the current run's health check and
+	// readiness probe say (HealthNone without one).
+	Health HealthState
+	Ready  HealthState
+	// Ports are the host ports assigned to the current run.
+	Ports []NamedPort
+	// PinnedHost is the host the task must run on: where a stateful
+	// instance's volumes are, or the host a daemon instance is for.
+	PinnedHost HostID
 	// Revision increases on every stored change; stores compare-and-set on it.
 	Revision uint64
 }

@@ -59,7 +59,7 @@ func constraintsToProto(cs []model.Constraint) []*pb.Constraint {
 }
 
 func taskSpecToModel(t *pb.TaskSpec) model.TaskSpec {
-	return model.TaskSpec{
+	out := model.TaskSpec{
 		Command:     t.GetCommand(),
 		Args:        t.GetArgs(),
 		Env:         t.GetEnv(),
@@ -67,10 +67,12 @@ func taskSpecToModel(t *pb.TaskSpec) model.TaskSpec {
 		Constraints: constraintsToModel(t.GetConstraints()),
 		KillGrace:   time.Duration(t.GetKillGracePeriodSeconds()) * time.Second,
 	}
+	workloadToModel(t, &out)
+	return out
 }
 
 func taskSpecToProto(t *model.TaskSpec) *pb.TaskSpec {
-	return &pb.TaskSpec{
+	out := &pb.TaskSpec{
 		Command:                t.Command,
 		Args:                   t.Args,
 		Env:                    t.Env,
@@ -78,6 +80,8 @@ func taskSpecToProto(t *model.TaskSpec) *pb.TaskSpec {
 		Constraints:            constraintsToProto(t.Constraints),
 		KillGracePeriodSeconds: uint32(t.KillGrace / time.Second),
 	}
+	workloadToProto(t, out)
+	return out
 }
 
 // overridesToModel converts validated overrides, parsing their instances.
@@ -135,6 +139,9 @@ func specToModel(s *pb.JobSpec) model.JobSpec {
 		Revocable:   s.Revocable,
 		Task:        taskSpecToModel(s.GetTask()),
 		Overrides:   overridesToModel(s.GetOverrides()),
+		MaxPerHost:  s.MaxPerHost,
+		Spread:      spreadToModel(s.Spread),
+		SLA:         slaToModel(s.GetSla()),
 	}
 }
 
@@ -155,6 +162,9 @@ func specToProto(s *model.JobSpec) *pb.JobSpec {
 		Revocable:   s.Revocable,
 		Task:        taskSpecToProto(&s.Task),
 		Overrides:   overridesToProto(s.Overrides),
+		MaxPerHost:  s.MaxPerHost,
+		Spread:      spreadToProto(s.Spread),
+		Sla:         slaToProto(s.SLA),
 	}
 }
 
@@ -203,6 +213,10 @@ func taskToProto(t *model.TaskRuntime) *pb.Task {
 		UpdateTime:     ts(t.UpdateTime),
 		RetryAfter:     ts(t.RetryAfter),
 		ConfigVersion:  t.ConfigVersion,
+		Health:         pb.HealthState(t.Health),
+		Ready:          pb.HealthState(t.Ready),
+		Ports:          portsToProto(t.Ports),
+		PinnedHost:     hostName(t.PinnedHost),
 	}
 }
 

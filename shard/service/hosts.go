@@ -31,16 +31,18 @@ func (s *Server) hostToProto(live *hostmgr.HostView, rec *model.HostRecord) *pb.
 		h.State = model.HostDown
 	}
 	out := &pb.Host{
-		Id:        string(h.ID),
-		Hostname:  h.Hostname,
-		Cluster:   h.Cluster,
-		Kind:      h.Kind,
-		State:     pb.HostState(h.State),
-		Capacity:  resourcesToProto(h.Capacity),
-		Allocated: resourcesToProto(allocated),
-		Labels:    h.Labels,
-		Tasks:     uint32(tasks),
-		Region:    s.engine.Region(),
+		Id:         string(h.ID),
+		Hostname:   h.Hostname,
+		Cluster:    h.Cluster,
+		Kind:       h.Kind,
+		State:      pb.HostState(h.State),
+		Capacity:   resourcesToProto(h.Capacity),
+		Allocated:  resourcesToProto(allocated),
+		Labels:     h.Labels,
+		Tasks:      uint32(tasks),
+		Region:     s.engine.Region(),
+		PortRanges: portRangesToProto(h.Ports),
+		RunsImages: h.RunsImages,
 	}
 	if rec != nil {
 		out.Draining, out.DrainReason, out.DrainTime, out.LastSeen = rec.Draining, rec.DrainReason, ts(rec.DrainTime), ts(rec.LastSeen)

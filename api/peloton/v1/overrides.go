@@ -14,6 +14,9 @@ import (
 // number: `instances: 7` in YAML is a number, and means "7".
 var numberAsString = map[protoreflect.FullName]bool{
 	"peloton.v1.InstanceOverride.instances": true,
+	"peloton.v1.HTTPProbe.port":             true,
+	"peloton.v1.TCPProbe.port":              true,
+	"peloton.v1.SLA.max_unavailable":        true,
 }
 
 // InstanceRange is the instances From..To, both included.
@@ -115,6 +118,7 @@ func (v *specChecker) overrides(s *JobSpec) {
 			v.add(path+".task", "is required")
 		} else {
 			v.task(path+".task", o.GetTask(), true)
+			v.volumesAllowed(path+".task", s.GetType(), o.GetTask())
 		}
 	}
 	v.overlaps(all)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -345,6 +346,9 @@ func (w *jsonWalker) single(path string, value any, fd protoreflect.FieldDescrip
 	switch fd.Kind() {
 	case protoreflect.MessageKind, protoreflect.GroupKind:
 		md := fd.Message()
+		if md.FullName() == "google.protobuf.Duration" {
+			return w.duration(path, value)
+		}
 		if strings.HasPrefix(string(md.FullName()), "google.protobuf.") {
 			return value, true // well-known types have their own JSON forms
 		}
@@ -393,6 +397,32 @@ func (w *jsonWalker) single(path string, value any, fd protoreflect.FieldDescrip
 	}
 	w.reject(path, "has a type this decoder does not know")
 	return nil, false
+}
+
+// duration accepts a duration as Go writes it ("500ms", "1m30s") or as a
+// number of seconds, and hands it on in the form protojson reads ("0.5s").
+func (w *jsonWalker) duration(path string, value any) (any, bool) {
+	var d time.Duration
+	switch v := value.(type) {
+	case string:
+		parsed, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil {
+			w.reject(path, fmt.Sprintf("%q is not a duration such as 500ms, 10s or 1m30s", v))
+			return nil, false
+		}
+		d = parsed
+	case json.Number:
+		f, err := v.Float64()
+		if err != nil || math.IsNaN(f) || math.Abs(f) > 1e9 {
+			w.reject(path, "must be a duration such as 500ms, 10s or 1m30s, or a number of seconds")
+			return nil, false
+		}
+		d = time.Duration(f * float64(time.Second))
+	default:
+		w.reject(path, "must be a duration such as 500ms, 10s or 1m30s")
+		return nil, false
+	}
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s", true
 }
 
 // numberText returns the text of a JSON number, or of a string holding one

@@ -9,6 +9,7 @@ package pelotonv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -144,6 +145,58 @@ func (ConstraintOp) EnumDescriptor() ([]byte, []int) {
 	return file_peloton_v1_types_proto_rawDescGZIP(), []int{1}
 }
 
+type PullPolicy int32
+
+const (
+	PullPolicy_PULL_POLICY_UNSPECIFIED    PullPolicy = 0
+	PullPolicy_PULL_POLICY_IF_NOT_PRESENT PullPolicy = 1
+	PullPolicy_PULL_POLICY_ALWAYS         PullPolicy = 2
+	PullPolicy_PULL_POLICY_NEVER          PullPolicy = 3
+)
+
+// Enum value maps for PullPolicy.
+var (
+	PullPolicy_name = map[int32]string{
+		0: "PULL_POLICY_UNSPECIFIED",
+		1: "PULL_POLICY_IF_NOT_PRESENT",
+		2: "PULL_POLICY_ALWAYS",
+		3: "PULL_POLICY_NEVER",
+	}
+	PullPolicy_value = map[string]int32{
+		"PULL_POLICY_UNSPECIFIED":    0,
+		"PULL_POLICY_IF_NOT_PRESENT": 1,
+		"PULL_POLICY_ALWAYS":         2,
+		"PULL_POLICY_NEVER":          3,
+	}
+)
+
+func (x PullPolicy) Enum() *PullPolicy {
+	p := new(PullPolicy)
+	*p = x
+	return p
+}
+
+func (x PullPolicy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PullPolicy) Descriptor() protoreflect.EnumDescriptor {
+	return file_peloton_v1_types_proto_enumTypes[2].Descriptor()
+}
+
+func (PullPolicy) Type() protoreflect.EnumType {
+	return &file_peloton_v1_types_proto_enumTypes[2]
+}
+
+func (x PullPolicy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PullPolicy.Descriptor instead.
+func (PullPolicy) EnumDescriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{2}
+}
+
 type JobState int32
 
 const (
@@ -195,11 +248,11 @@ func (x JobState) String() string {
 }
 
 func (JobState) Descriptor() protoreflect.EnumDescriptor {
-	return file_peloton_v1_types_proto_enumTypes[2].Descriptor()
+	return file_peloton_v1_types_proto_enumTypes[3].Descriptor()
 }
 
 func (JobState) Type() protoreflect.EnumType {
-	return &file_peloton_v1_types_proto_enumTypes[2]
+	return &file_peloton_v1_types_proto_enumTypes[3]
 }
 
 func (x JobState) Number() protoreflect.EnumNumber {
@@ -208,7 +261,7 @@ func (x JobState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use JobState.Descriptor instead.
 func (JobState) EnumDescriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{2}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{3}
 }
 
 type TaskState int32
@@ -278,11 +331,11 @@ func (x TaskState) String() string {
 }
 
 func (TaskState) Descriptor() protoreflect.EnumDescriptor {
-	return file_peloton_v1_types_proto_enumTypes[3].Descriptor()
+	return file_peloton_v1_types_proto_enumTypes[4].Descriptor()
 }
 
 func (TaskState) Type() protoreflect.EnumType {
-	return &file_peloton_v1_types_proto_enumTypes[3]
+	return &file_peloton_v1_types_proto_enumTypes[4]
 }
 
 func (x TaskState) Number() protoreflect.EnumNumber {
@@ -291,7 +344,62 @@ func (x TaskState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TaskState.Descriptor instead.
 func (TaskState) EnumDescriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{3}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{4}
+}
+
+// HealthState is what a task's probe says.
+type HealthState int32
+
+const (
+	// The task has no such probe.
+	HealthState_HEALTH_STATE_UNSPECIFIED HealthState = 0
+	// Probed, but no verdict yet.
+	HealthState_HEALTH_STATE_UNKNOWN   HealthState = 1
+	HealthState_HEALTH_STATE_HEALTHY   HealthState = 2
+	HealthState_HEALTH_STATE_UNHEALTHY HealthState = 3
+)
+
+// Enum value maps for HealthState.
+var (
+	HealthState_name = map[int32]string{
+		0: "HEALTH_STATE_UNSPECIFIED",
+		1: "HEALTH_STATE_UNKNOWN",
+		2: "HEALTH_STATE_HEALTHY",
+		3: "HEALTH_STATE_UNHEALTHY",
+	}
+	HealthState_value = map[string]int32{
+		"HEALTH_STATE_UNSPECIFIED": 0,
+		"HEALTH_STATE_UNKNOWN":     1,
+		"HEALTH_STATE_HEALTHY":     2,
+		"HEALTH_STATE_UNHEALTHY":   3,
+	}
+)
+
+func (x HealthState) Enum() *HealthState {
+	p := new(HealthState)
+	*p = x
+	return p
+}
+
+func (x HealthState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (HealthState) Descriptor() protoreflect.EnumDescriptor {
+	return file_peloton_v1_types_proto_enumTypes[5].Descriptor()
+}
+
+func (HealthState) Type() protoreflect.EnumType {
+	return &file_peloton_v1_types_proto_enumTypes[5]
+}
+
+func (x HealthState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use HealthState.Descriptor instead.
+func (HealthState) EnumDescriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{5}
 }
 
 type UpdateState int32
@@ -333,11 +441,11 @@ func (x UpdateState) String() string {
 }
 
 func (UpdateState) Descriptor() protoreflect.EnumDescriptor {
-	return file_peloton_v1_types_proto_enumTypes[4].Descriptor()
+	return file_peloton_v1_types_proto_enumTypes[6].Descriptor()
 }
 
 func (UpdateState) Type() protoreflect.EnumType {
-	return &file_peloton_v1_types_proto_enumTypes[4]
+	return &file_peloton_v1_types_proto_enumTypes[6]
 }
 
 func (x UpdateState) Number() protoreflect.EnumNumber {
@@ -346,7 +454,7 @@ func (x UpdateState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use UpdateState.Descriptor instead.
 func (UpdateState) EnumDescriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{4}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{6}
 }
 
 type HostState int32
@@ -385,11 +493,11 @@ func (x HostState) String() string {
 }
 
 func (HostState) Descriptor() protoreflect.EnumDescriptor {
-	return file_peloton_v1_types_proto_enumTypes[5].Descriptor()
+	return file_peloton_v1_types_proto_enumTypes[7].Descriptor()
 }
 
 func (HostState) Type() protoreflect.EnumType {
-	return &file_peloton_v1_types_proto_enumTypes[5]
+	return &file_peloton_v1_types_proto_enumTypes[7]
 }
 
 func (x HostState) Number() protoreflect.EnumNumber {
@@ -398,7 +506,7 @@ func (x HostState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use HostState.Descriptor instead.
 func (HostState) EnumDescriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{5}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{7}
 }
 
 type FailoverPolicy_Mode int32
@@ -441,11 +549,11 @@ func (x FailoverPolicy_Mode) String() string {
 }
 
 func (FailoverPolicy_Mode) Descriptor() protoreflect.EnumDescriptor {
-	return file_peloton_v1_types_proto_enumTypes[6].Descriptor()
+	return file_peloton_v1_types_proto_enumTypes[8].Descriptor()
 }
 
 func (FailoverPolicy_Mode) Type() protoreflect.EnumType {
-	return &file_peloton_v1_types_proto_enumTypes[6]
+	return &file_peloton_v1_types_proto_enumTypes[8]
 }
 
 func (x FailoverPolicy_Mode) Number() protoreflect.EnumNumber {
@@ -454,7 +562,7 @@ func (x FailoverPolicy_Mode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use FailoverPolicy_Mode.Descriptor instead.
 func (FailoverPolicy_Mode) EnumDescriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{5, 0}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{13, 0}
 }
 
 // Resources is an amount of each schedulable resource. CPU is in cores and may
@@ -618,8 +726,25 @@ type TaskSpec struct {
 	Constraints []*Constraint `protobuf:"bytes,5,rep,name=constraints,proto3" json:"constraints,omitempty"`
 	// Seconds between the polite stop signal and a forced kill. Default 10.
 	KillGracePeriodSeconds uint32 `protobuf:"varint,6,opt,name=kill_grace_period_seconds,json=killGracePeriodSeconds,proto3" json:"kill_grace_period_seconds,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// Image to run the command in. Without one the task is a command on the
+	// host; with one, command and args override the image's entrypoint (and
+	// command may be left out). Hosts that cannot run images do not get it.
+	Container *Container `protobuf:"bytes,7,opt,name=container,proto3" json:"container,omitempty"`
+	// Named ports the task listens on. Each is handed to the task as
+	// PORT_<NAME> (upper case, '-' as '_'); a port without a number gets a
+	// free host port. Names are unique, lower case, at most 15 characters.
+	Ports []*PortSpec `protobuf:"bytes,8,rep,name=ports,proto3" json:"ports,omitempty"`
+	// Liveness: a service instance that fails it is restarted.
+	HealthCheck *HealthCheck `protobuf:"bytes,9,opt,name=health_check,json=healthCheck,proto3" json:"health_check,omitempty"`
+	// Readiness: whether the instance may take traffic; it counts as
+	// available only while ready.
+	Readiness *HealthCheck `protobuf:"bytes,10,opt,name=readiness,proto3" json:"readiness,omitempty"`
+	// Persistent volumes, for stateful jobs only: created on the host an
+	// instance first runs on, kept across its runs and stops, removed with
+	// the job.
+	Volumes       []*Volume `protobuf:"bytes,11,rep,name=volumes,proto3" json:"volumes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TaskSpec) Reset() {
@@ -694,6 +819,468 @@ func (x *TaskSpec) GetKillGracePeriodSeconds() uint32 {
 	return 0
 }
 
+func (x *TaskSpec) GetContainer() *Container {
+	if x != nil {
+		return x.Container
+	}
+	return nil
+}
+
+func (x *TaskSpec) GetPorts() []*PortSpec {
+	if x != nil {
+		return x.Ports
+	}
+	return nil
+}
+
+func (x *TaskSpec) GetHealthCheck() *HealthCheck {
+	if x != nil {
+		return x.HealthCheck
+	}
+	return nil
+}
+
+func (x *TaskSpec) GetReadiness() *HealthCheck {
+	if x != nil {
+		return x.Readiness
+	}
+	return nil
+}
+
+func (x *TaskSpec) GetVolumes() []*Volume {
+	if x != nil {
+		return x.Volumes
+	}
+	return nil
+}
+
+// Container is the image a task runs in.
+type Container struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Image reference, such as "nginx:1.27" or "registry.example/team/app@sha256:...".
+	Image string `protobuf:"bytes,1,opt,name=image,proto3" json:"image,omitempty"`
+	// When the host fetches the image. Default IF_NOT_PRESENT.
+	PullPolicy    PullPolicy `protobuf:"varint,2,opt,name=pull_policy,json=pullPolicy,proto3,enum=peloton.v1.PullPolicy" json:"pull_policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Container) Reset() {
+	*x = Container{}
+	mi := &file_peloton_v1_types_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Container) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Container) ProtoMessage() {}
+
+func (x *Container) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Container.ProtoReflect.Descriptor instead.
+func (*Container) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Container) GetImage() string {
+	if x != nil {
+		return x.Image
+	}
+	return ""
+}
+
+func (x *Container) GetPullPolicy() PullPolicy {
+	if x != nil {
+		return x.PullPolicy
+	}
+	return PullPolicy_PULL_POLICY_UNSPECIFIED
+}
+
+// PortSpec is a named port of a task.
+type PortSpec struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Fixed host port 1..65535; 0 or absent allocates a free one from the
+	// host's port ranges.
+	Port          uint32 `protobuf:"varint,2,opt,name=port,proto3" json:"port,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PortSpec) Reset() {
+	*x = PortSpec{}
+	mi := &file_peloton_v1_types_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PortSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PortSpec) ProtoMessage() {}
+
+func (x *PortSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PortSpec.ProtoReflect.Descriptor instead.
+func (*PortSpec) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *PortSpec) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PortSpec) GetPort() uint32 {
+	if x != nil {
+		return x.Port
+	}
+	return 0
+}
+
+// HealthCheck probes a task: exactly one of command, http and tcp.
+type HealthCheck struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Command and arguments run beside the task (in its image, if any);
+	// exit 0 is healthy.
+	Command []string   `protobuf:"bytes,1,rep,name=command,proto3" json:"command,omitempty"`
+	Http    *HTTPProbe `protobuf:"bytes,2,opt,name=http,proto3" json:"http,omitempty"`
+	Tcp     *TCPProbe  `protobuf:"bytes,3,opt,name=tcp,proto3" json:"tcp,omitempty"`
+	// Wait after the task starts before the first probe. Default 0s.
+	InitialDelay *durationpb.Duration `protobuf:"bytes,4,opt,name=initial_delay,json=initialDelay,proto3" json:"initial_delay,omitempty"`
+	// Between probes. Default 10s.
+	Interval *durationpb.Duration `protobuf:"bytes,5,opt,name=interval,proto3" json:"interval,omitempty"`
+	// A probe that takes longer fails. Default 1s.
+	Timeout *durationpb.Duration `protobuf:"bytes,6,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// Failed probes in a row before the task counts as unhealthy. Default 3.
+	FailureThreshold uint32 `protobuf:"varint,7,opt,name=failure_threshold,json=failureThreshold,proto3" json:"failure_threshold,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *HealthCheck) Reset() {
+	*x = HealthCheck{}
+	mi := &file_peloton_v1_types_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HealthCheck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HealthCheck) ProtoMessage() {}
+
+func (x *HealthCheck) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HealthCheck.ProtoReflect.Descriptor instead.
+func (*HealthCheck) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *HealthCheck) GetCommand() []string {
+	if x != nil {
+		return x.Command
+	}
+	return nil
+}
+
+func (x *HealthCheck) GetHttp() *HTTPProbe {
+	if x != nil {
+		return x.Http
+	}
+	return nil
+}
+
+func (x *HealthCheck) GetTcp() *TCPProbe {
+	if x != nil {
+		return x.Tcp
+	}
+	return nil
+}
+
+func (x *HealthCheck) GetInitialDelay() *durationpb.Duration {
+	if x != nil {
+		return x.InitialDelay
+	}
+	return nil
+}
+
+func (x *HealthCheck) GetInterval() *durationpb.Duration {
+	if x != nil {
+		return x.Interval
+	}
+	return nil
+}
+
+func (x *HealthCheck) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
+	}
+	return nil
+}
+
+func (x *HealthCheck) GetFailureThreshold() uint32 {
+	if x != nil {
+		return x.FailureThreshold
+	}
+	return 0
+}
+
+// HTTPProbe sends GET path to a port of the task; 2xx and 3xx are healthy.
+type HTTPProbe struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The name of one of the task's ports, or a port number.
+	Port string `protobuf:"bytes,1,opt,name=port,proto3" json:"port,omitempty"`
+	// Default "/".
+	Path          string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HTTPProbe) Reset() {
+	*x = HTTPProbe{}
+	mi := &file_peloton_v1_types_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HTTPProbe) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HTTPProbe) ProtoMessage() {}
+
+func (x *HTTPProbe) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HTTPProbe.ProtoReflect.Descriptor instead.
+func (*HTTPProbe) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *HTTPProbe) GetPort() string {
+	if x != nil {
+		return x.Port
+	}
+	return ""
+}
+
+func (x *HTTPProbe) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+// TCPProbe opens a connection to a port of the task.
+type TCPProbe struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The name of one of the task's ports, or a port number.
+	Port          string `protobuf:"bytes,1,opt,name=port,proto3" json:"port,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TCPProbe) Reset() {
+	*x = TCPProbe{}
+	mi := &file_peloton_v1_types_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TCPProbe) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TCPProbe) ProtoMessage() {}
+
+func (x *TCPProbe) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TCPProbe.ProtoReflect.Descriptor instead.
+func (*TCPProbe) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *TCPProbe) GetPort() string {
+	if x != nil {
+		return x.Port
+	}
+	return ""
+}
+
+// Volume is a persistent volume of a stateful task.
+type Volume struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Unique within the task: lower case letters, digits and '-'.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Size in MiB, 1..16777216.
+	SizeMb uint64 `protobuf:"varint,2,opt,name=size_mb,json=sizeMb,proto3" json:"size_mb,omitempty"`
+	// Absolute path the volume is mounted at inside the task.
+	Path          string `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Volume) Reset() {
+	*x = Volume{}
+	mi := &file_peloton_v1_types_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Volume) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Volume) ProtoMessage() {}
+
+func (x *Volume) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Volume.ProtoReflect.Descriptor instead.
+func (*Volume) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *Volume) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Volume) GetSizeMb() uint64 {
+	if x != nil {
+		return x.SizeMb
+	}
+	return 0
+}
+
+func (x *Volume) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+// SpreadSpec allows at most max instances of a job per value of a host label.
+type SpreadSpec struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Label         string                 `protobuf:"bytes,1,opt,name=label,proto3" json:"label,omitempty"`
+	Max           uint32                 `protobuf:"varint,2,opt,name=max,proto3" json:"max,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SpreadSpec) Reset() {
+	*x = SpreadSpec{}
+	mi := &file_peloton_v1_types_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SpreadSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SpreadSpec) ProtoMessage() {}
+
+func (x *SpreadSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SpreadSpec.ProtoReflect.Descriptor instead.
+func (*SpreadSpec) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *SpreadSpec) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *SpreadSpec) GetMax() uint32 {
+	if x != nil {
+		return x.Max
+	}
+	return 0
+}
+
 // JobSpec is what a user submits.
 type JobSpec struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -730,14 +1317,22 @@ type JobSpec struct {
 	Failover *FailoverPolicy `protobuf:"bytes,15,opt,name=failover,proto3" json:"failover,omitempty"`
 	// Give some instances a task that differs from `task`. No instance may be
 	// named by two overrides.
-	Overrides     []*InstanceOverride `protobuf:"bytes,16,rep,name=overrides,proto3" json:"overrides,omitempty"`
+	Overrides []*InstanceOverride `protobuf:"bytes,16,rep,name=overrides,proto3" json:"overrides,omitempty"`
+	// At most this many instances on one host; 0 means no limit.
+	MaxPerHost uint32 `protobuf:"varint,17,opt,name=max_per_host,json=maxPerHost,proto3" json:"max_per_host,omitempty"`
+	// At most max instances per value of each host label, such as one per
+	// rack or two per zone.
+	Spread []*SpreadSpec `protobuf:"bytes,18,rep,name=spread,proto3" json:"spread,omitempty"`
+	// How many instances may be unavailable at once during updates, host
+	// drains and other disruptions. Default for long-running jobs: 1.
+	Sla           *SLA `protobuf:"bytes,19,opt,name=sla,proto3" json:"sla,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobSpec) Reset() {
 	*x = JobSpec{}
-	mi := &file_peloton_v1_types_proto_msgTypes[3]
+	mi := &file_peloton_v1_types_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -749,7 +1344,7 @@ func (x *JobSpec) String() string {
 func (*JobSpec) ProtoMessage() {}
 
 func (x *JobSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[3]
+	mi := &file_peloton_v1_types_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -762,7 +1357,7 @@ func (x *JobSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSpec.ProtoReflect.Descriptor instead.
 func (*JobSpec) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{3}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *JobSpec) GetName() string {
@@ -877,6 +1472,75 @@ func (x *JobSpec) GetOverrides() []*InstanceOverride {
 	return nil
 }
 
+func (x *JobSpec) GetMaxPerHost() uint32 {
+	if x != nil {
+		return x.MaxPerHost
+	}
+	return 0
+}
+
+func (x *JobSpec) GetSpread() []*SpreadSpec {
+	if x != nil {
+		return x.Spread
+	}
+	return nil
+}
+
+func (x *JobSpec) GetSla() *SLA {
+	if x != nil {
+		return x.Sla
+	}
+	return nil
+}
+
+// SLA bounds the disruptions of a job's instances.
+type SLA struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A count ("2") or a percentage of the instances ("25%"). An instance is
+	// available when it runs and its readiness probe (else its health check)
+	// says it is healthy.
+	MaxUnavailable string `protobuf:"bytes,1,opt,name=max_unavailable,json=maxUnavailable,proto3" json:"max_unavailable,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *SLA) Reset() {
+	*x = SLA{}
+	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SLA) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SLA) ProtoMessage() {}
+
+func (x *SLA) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SLA.ProtoReflect.Descriptor instead.
+func (*SLA) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *SLA) GetMaxUnavailable() string {
+	if x != nil {
+		return x.MaxUnavailable
+	}
+	return ""
+}
+
 // InstanceOverride gives some instances of a job a different task. Every
 // field set in `task` replaces the job's (command may be left out); a zero
 // resource amount keeps the job's amount, `env` is merged over the job's.
@@ -892,7 +1556,7 @@ type InstanceOverride struct {
 
 func (x *InstanceOverride) Reset() {
 	*x = InstanceOverride{}
-	mi := &file_peloton_v1_types_proto_msgTypes[4]
+	mi := &file_peloton_v1_types_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -904,7 +1568,7 @@ func (x *InstanceOverride) String() string {
 func (*InstanceOverride) ProtoMessage() {}
 
 func (x *InstanceOverride) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[4]
+	mi := &file_peloton_v1_types_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -917,7 +1581,7 @@ func (x *InstanceOverride) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstanceOverride.ProtoReflect.Descriptor instead.
 func (*InstanceOverride) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{4}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *InstanceOverride) GetInstances() string {
@@ -945,7 +1609,7 @@ type FailoverPolicy struct {
 
 func (x *FailoverPolicy) Reset() {
 	*x = FailoverPolicy{}
-	mi := &file_peloton_v1_types_proto_msgTypes[5]
+	mi := &file_peloton_v1_types_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -957,7 +1621,7 @@ func (x *FailoverPolicy) String() string {
 func (*FailoverPolicy) ProtoMessage() {}
 
 func (x *FailoverPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[5]
+	mi := &file_peloton_v1_types_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -970,7 +1634,7 @@ func (x *FailoverPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailoverPolicy.ProtoReflect.Descriptor instead.
 func (*FailoverPolicy) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{5}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *FailoverPolicy) GetMode() FailoverPolicy_Mode {
@@ -1008,7 +1672,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_peloton_v1_types_proto_msgTypes[6]
+	mi := &file_peloton_v1_types_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1020,7 +1684,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[6]
+	mi := &file_peloton_v1_types_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1033,7 +1697,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{6}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *JobStatus) GetState() JobState {
@@ -1106,7 +1770,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_peloton_v1_types_proto_msgTypes[7]
+	mi := &file_peloton_v1_types_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1118,7 +1782,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[7]
+	mi := &file_peloton_v1_types_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1131,7 +1795,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{7}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Job) GetId() string {
@@ -1186,13 +1850,22 @@ type Task struct {
 	RetryAfter *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
 	// Job config version the current run was started on (or will start on).
 	ConfigVersion uint64 `protobuf:"varint,15,opt,name=config_version,json=configVersion,proto3" json:"config_version,omitempty"`
+	// What the health check says of the current run; UNSPECIFIED without one.
+	Health HealthState `protobuf:"varint,16,opt,name=health,proto3,enum=peloton.v1.HealthState" json:"health,omitempty"`
+	// What the readiness probe says of the current run; UNSPECIFIED without one.
+	Ready HealthState `protobuf:"varint,17,opt,name=ready,proto3,enum=peloton.v1.HealthState" json:"ready,omitempty"`
+	// Host ports of the current run by port name.
+	Ports map[string]uint32 `protobuf:"bytes,18,rep,name=ports,proto3" json:"ports,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// The host the task must run on: where a stateful instance's volumes
+	// are, or the host a daemon instance is for.
+	PinnedHost    string `protobuf:"bytes,19,opt,name=pinned_host,json=pinnedHost,proto3" json:"pinned_host,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_peloton_v1_types_proto_msgTypes[8]
+	mi := &file_peloton_v1_types_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1204,7 +1877,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[8]
+	mi := &file_peloton_v1_types_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1217,7 +1890,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{8}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Task) GetJobId() string {
@@ -1325,6 +1998,34 @@ func (x *Task) GetConfigVersion() uint64 {
 	return 0
 }
 
+func (x *Task) GetHealth() HealthState {
+	if x != nil {
+		return x.Health
+	}
+	return HealthState_HEALTH_STATE_UNSPECIFIED
+}
+
+func (x *Task) GetReady() HealthState {
+	if x != nil {
+		return x.Ready
+	}
+	return HealthState_HEALTH_STATE_UNSPECIFIED
+}
+
+func (x *Task) GetPorts() map[string]uint32 {
+	if x != nil {
+		return x.Ports
+	}
+	return nil
+}
+
+func (x *Task) GetPinnedHost() string {
+	if x != nil {
+		return x.PinnedHost
+	}
+	return ""
+}
+
 // Event reports a change of a job or a task.
 type Event struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1343,7 +2044,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_peloton_v1_types_proto_msgTypes[9]
+	mi := &file_peloton_v1_types_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1355,7 +2056,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[9]
+	mi := &file_peloton_v1_types_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1368,7 +2069,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{9}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Event) GetSeq() uint64 {
@@ -1457,7 +2158,7 @@ type Update struct {
 
 func (x *Update) Reset() {
 	*x = Update{}
-	mi := &file_peloton_v1_types_proto_msgTypes[10]
+	mi := &file_peloton_v1_types_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1469,7 +2170,7 @@ func (x *Update) String() string {
 func (*Update) ProtoMessage() {}
 
 func (x *Update) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[10]
+	mi := &file_peloton_v1_types_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1482,7 +2183,7 @@ func (x *Update) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update.ProtoReflect.Descriptor instead.
 func (*Update) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{10}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Update) GetId() string {
@@ -1576,7 +2277,7 @@ type ResourceAmounts struct {
 
 func (x *ResourceAmounts) Reset() {
 	*x = ResourceAmounts{}
-	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	mi := &file_peloton_v1_types_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1588,7 +2289,7 @@ func (x *ResourceAmounts) String() string {
 func (*ResourceAmounts) ProtoMessage() {}
 
 func (x *ResourceAmounts) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	mi := &file_peloton_v1_types_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1601,7 +2302,7 @@ func (x *ResourceAmounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceAmounts.ProtoReflect.Descriptor instead.
 func (*ResourceAmounts) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{11}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ResourceAmounts) GetCpu() float64 {
@@ -1650,7 +2351,7 @@ type PoolSpec struct {
 
 func (x *PoolSpec) Reset() {
 	*x = PoolSpec{}
-	mi := &file_peloton_v1_types_proto_msgTypes[12]
+	mi := &file_peloton_v1_types_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1662,7 +2363,7 @@ func (x *PoolSpec) String() string {
 func (*PoolSpec) ProtoMessage() {}
 
 func (x *PoolSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[12]
+	mi := &file_peloton_v1_types_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1675,7 +2376,7 @@ func (x *PoolSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolSpec.ProtoReflect.Descriptor instead.
 func (*PoolSpec) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{12}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PoolSpec) GetPath() string {
@@ -1721,7 +2422,7 @@ type PoolResource struct {
 
 func (x *PoolResource) Reset() {
 	*x = PoolResource{}
-	mi := &file_peloton_v1_types_proto_msgTypes[13]
+	mi := &file_peloton_v1_types_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1733,7 +2434,7 @@ func (x *PoolResource) String() string {
 func (*PoolResource) ProtoMessage() {}
 
 func (x *PoolResource) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[13]
+	mi := &file_peloton_v1_types_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1746,7 +2447,7 @@ func (x *PoolResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolResource.ProtoReflect.Descriptor instead.
 func (*PoolResource) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{13}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PoolResource) GetName() string {
@@ -1815,7 +2516,7 @@ type Pool struct {
 
 func (x *Pool) Reset() {
 	*x = Pool{}
-	mi := &file_peloton_v1_types_proto_msgTypes[14]
+	mi := &file_peloton_v1_types_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1827,7 +2528,7 @@ func (x *Pool) String() string {
 func (*Pool) ProtoMessage() {}
 
 func (x *Pool) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[14]
+	mi := &file_peloton_v1_types_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1840,7 +2541,7 @@ func (x *Pool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pool.ProtoReflect.Descriptor instead.
 func (*Pool) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{14}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Pool) GetPath() string {
@@ -1897,7 +2598,7 @@ type PoolRegionShare struct {
 
 func (x *PoolRegionShare) Reset() {
 	*x = PoolRegionShare{}
-	mi := &file_peloton_v1_types_proto_msgTypes[15]
+	mi := &file_peloton_v1_types_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1909,7 +2610,7 @@ func (x *PoolRegionShare) String() string {
 func (*PoolRegionShare) ProtoMessage() {}
 
 func (x *PoolRegionShare) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[15]
+	mi := &file_peloton_v1_types_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1922,7 +2623,7 @@ func (x *PoolRegionShare) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolRegionShare.ProtoReflect.Descriptor instead.
 func (*PoolRegionShare) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{15}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PoolRegionShare) GetRegion() string {
@@ -1974,14 +2675,20 @@ type Host struct {
 	// When a host manager last reported the host.
 	LastSeen *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=last_seen,json=lastSeen,proto3" json:"last_seen,omitempty"`
 	// Region whose shard the host belongs to.
-	Region        string `protobuf:"bytes,14,opt,name=region,proto3" json:"region,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Region string `protobuf:"bytes,14,opt,name=region,proto3" json:"region,omitempty"`
+	// Host ports tasks may be given, such as "31000-32000".
+	PortRanges []string `protobuf:"bytes,15,rep,name=port_ranges,json=portRanges,proto3" json:"port_ranges,omitempty"`
+	// The host runs tasks in container images.
+	RunsImages bool `protobuf:"varint,16,opt,name=runs_images,json=runsImages,proto3" json:"runs_images,omitempty"`
+	// Host ports held by tasks.
+	PortsAllocated uint32 `protobuf:"varint,17,opt,name=ports_allocated,json=portsAllocated,proto3" json:"ports_allocated,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Host) Reset() {
 	*x = Host{}
-	mi := &file_peloton_v1_types_proto_msgTypes[16]
+	mi := &file_peloton_v1_types_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1993,7 +2700,7 @@ func (x *Host) String() string {
 func (*Host) ProtoMessage() {}
 
 func (x *Host) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[16]
+	mi := &file_peloton_v1_types_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2006,7 +2713,7 @@ func (x *Host) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Host.ProtoReflect.Descriptor instead.
 func (*Host) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{16}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Host) GetId() string {
@@ -2107,6 +2814,27 @@ func (x *Host) GetRegion() string {
 	return ""
 }
 
+func (x *Host) GetPortRanges() []string {
+	if x != nil {
+		return x.PortRanges
+	}
+	return nil
+}
+
+func (x *Host) GetRunsImages() bool {
+	if x != nil {
+		return x.RunsImages
+	}
+	return false
+}
+
+func (x *Host) GetPortsAllocated() uint32 {
+	if x != nil {
+		return x.PortsAllocated
+	}
+	return 0
+}
+
 type RegionMember struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -2120,7 +2848,7 @@ type RegionMember struct {
 
 func (x *RegionMember) Reset() {
 	*x = RegionMember{}
-	mi := &file_peloton_v1_types_proto_msgTypes[17]
+	mi := &file_peloton_v1_types_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2132,7 +2860,7 @@ func (x *RegionMember) String() string {
 func (*RegionMember) ProtoMessage() {}
 
 func (x *RegionMember) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[17]
+	mi := &file_peloton_v1_types_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2145,7 +2873,7 @@ func (x *RegionMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionMember.ProtoReflect.Descriptor instead.
 func (*RegionMember) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{17}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RegionMember) GetName() string {
@@ -2197,7 +2925,7 @@ type Region struct {
 
 func (x *Region) Reset() {
 	*x = Region{}
-	mi := &file_peloton_v1_types_proto_msgTypes[18]
+	mi := &file_peloton_v1_types_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2209,7 +2937,7 @@ func (x *Region) String() string {
 func (*Region) ProtoMessage() {}
 
 func (x *Region) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[18]
+	mi := &file_peloton_v1_types_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2222,7 +2950,7 @@ func (x *Region) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Region.ProtoReflect.Descriptor instead.
 func (*Region) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{18}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Region) GetName() string {
@@ -2287,7 +3015,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_peloton_v1_types_proto_msgTypes[19]
+	mi := &file_peloton_v1_types_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2299,7 +3027,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[19]
+	mi := &file_peloton_v1_types_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2312,7 +3040,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{19}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Replica) GetJob() *Job {
@@ -2381,7 +3109,7 @@ type RegionPlan struct {
 
 func (x *RegionPlan) Reset() {
 	*x = RegionPlan{}
-	mi := &file_peloton_v1_types_proto_msgTypes[20]
+	mi := &file_peloton_v1_types_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2393,7 +3121,7 @@ func (x *RegionPlan) String() string {
 func (*RegionPlan) ProtoMessage() {}
 
 func (x *RegionPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[20]
+	mi := &file_peloton_v1_types_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2406,7 +3134,7 @@ func (x *RegionPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionPlan.ProtoReflect.Descriptor instead.
 func (*RegionPlan) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{20}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RegionPlan) GetRegion() string {
@@ -2449,7 +3177,7 @@ type PlannedMove struct {
 
 func (x *PlannedMove) Reset() {
 	*x = PlannedMove{}
-	mi := &file_peloton_v1_types_proto_msgTypes[21]
+	mi := &file_peloton_v1_types_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2461,7 +3189,7 @@ func (x *PlannedMove) String() string {
 func (*PlannedMove) ProtoMessage() {}
 
 func (x *PlannedMove) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[21]
+	mi := &file_peloton_v1_types_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2474,7 +3202,7 @@ func (x *PlannedMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlannedMove.ProtoReflect.Descriptor instead.
 func (*PlannedMove) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{21}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PlannedMove) GetJobId() string {
@@ -2530,7 +3258,7 @@ type Drill struct {
 
 func (x *Drill) Reset() {
 	*x = Drill{}
-	mi := &file_peloton_v1_types_proto_msgTypes[22]
+	mi := &file_peloton_v1_types_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2542,7 +3270,7 @@ func (x *Drill) String() string {
 func (*Drill) ProtoMessage() {}
 
 func (x *Drill) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[22]
+	mi := &file_peloton_v1_types_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2555,7 +3283,7 @@ func (x *Drill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drill.ProtoReflect.Descriptor instead.
 func (*Drill) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{22}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Drill) GetId() string {
@@ -2640,7 +3368,7 @@ var File_peloton_v1_types_proto protoreflect.FileDescriptor
 const file_peloton_v1_types_proto_rawDesc = "" +
 	"\n" +
 	"\x16peloton/v1/types.proto\x12\n" +
-	"peloton.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"_\n" +
+	"peloton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"_\n" +
 	"\tResources\x12\x10\n" +
 	"\x03cpu\x18\x01 \x01(\x01R\x03cpu\x12\x15\n" +
 	"\x06mem_mb\x18\x02 \x01(\x01R\x05memMb\x12\x17\n" +
@@ -2652,17 +3380,51 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x02op\x18\x02 \x01(\x0e2\x18.peloton.v1.ConstraintOpR\x02op\x12\x16\n" +
 	"\x06values\x18\x03 \x03(\tR\x06values\x12-\n" +
 	"\x06all_of\x18\x04 \x03(\v2\x16.peloton.v1.ConstraintR\x05allOf\x12-\n" +
-	"\x06any_of\x18\x05 \x03(\v2\x16.peloton.v1.ConstraintR\x05anyOf\"\xcb\x02\n" +
+	"\x06any_of\x18\x05 \x03(\v2\x16.peloton.v1.ConstraintR\x05anyOf\"\xcd\x04\n" +
 	"\bTaskSpec\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12\x12\n" +
 	"\x04args\x18\x02 \x03(\tR\x04args\x12/\n" +
 	"\x03env\x18\x03 \x03(\v2\x1d.peloton.v1.TaskSpec.EnvEntryR\x03env\x123\n" +
 	"\tresources\x18\x04 \x01(\v2\x15.peloton.v1.ResourcesR\tresources\x128\n" +
 	"\vconstraints\x18\x05 \x03(\v2\x16.peloton.v1.ConstraintR\vconstraints\x129\n" +
-	"\x19kill_grace_period_seconds\x18\x06 \x01(\rR\x16killGracePeriodSeconds\x1a6\n" +
+	"\x19kill_grace_period_seconds\x18\x06 \x01(\rR\x16killGracePeriodSeconds\x123\n" +
+	"\tcontainer\x18\a \x01(\v2\x15.peloton.v1.ContainerR\tcontainer\x12*\n" +
+	"\x05ports\x18\b \x03(\v2\x14.peloton.v1.PortSpecR\x05ports\x12:\n" +
+	"\fhealth_check\x18\t \x01(\v2\x17.peloton.v1.HealthCheckR\vhealthCheck\x125\n" +
+	"\treadiness\x18\n" +
+	" \x01(\v2\x17.peloton.v1.HealthCheckR\treadiness\x12,\n" +
+	"\avolumes\x18\v \x03(\v2\x12.peloton.v1.VolumeR\avolumes\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x82\x05\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"Z\n" +
+	"\tContainer\x12\x14\n" +
+	"\x05image\x18\x01 \x01(\tR\x05image\x127\n" +
+	"\vpull_policy\x18\x02 \x01(\x0e2\x16.peloton.v1.PullPolicyR\n" +
+	"pullPolicy\"2\n" +
+	"\bPortSpec\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04port\x18\x02 \x01(\rR\x04port\"\xd3\x02\n" +
+	"\vHealthCheck\x12\x18\n" +
+	"\acommand\x18\x01 \x03(\tR\acommand\x12)\n" +
+	"\x04http\x18\x02 \x01(\v2\x15.peloton.v1.HTTPProbeR\x04http\x12&\n" +
+	"\x03tcp\x18\x03 \x01(\v2\x14.peloton.v1.TCPProbeR\x03tcp\x12>\n" +
+	"\rinitial_delay\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\finitialDelay\x125\n" +
+	"\binterval\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\binterval\x123\n" +
+	"\atimeout\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12+\n" +
+	"\x11failure_threshold\x18\a \x01(\rR\x10failureThreshold\"3\n" +
+	"\tHTTPProbe\x12\x12\n" +
+	"\x04port\x18\x01 \x01(\tR\x04port\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"\x1e\n" +
+	"\bTCPProbe\x12\x12\n" +
+	"\x04port\x18\x01 \x01(\tR\x04port\"I\n" +
+	"\x06Volume\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x17\n" +
+	"\asize_mb\x18\x02 \x01(\x04R\x06sizeMb\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\"4\n" +
+	"\n" +
+	"SpreadSpec\x12\x14\n" +
+	"\x05label\x18\x01 \x01(\tR\x05label\x12\x10\n" +
+	"\x03max\x18\x02 \x01(\rR\x03max\"\xf7\x05\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12'\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x13.peloton.v1.JobTypeR\x04type\x12\x12\n" +
@@ -2681,10 +3443,16 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\fgang_restart\x18\r \x01(\bR\vgangRestart\x12\x1c\n" +
 	"\trevocable\x18\x0e \x01(\bR\trevocable\x126\n" +
 	"\bfailover\x18\x0f \x01(\v2\x1a.peloton.v1.FailoverPolicyR\bfailover\x12:\n" +
-	"\toverrides\x18\x10 \x03(\v2\x1c.peloton.v1.InstanceOverrideR\toverrides\x1a9\n" +
+	"\toverrides\x18\x10 \x03(\v2\x1c.peloton.v1.InstanceOverrideR\toverrides\x12 \n" +
+	"\fmax_per_host\x18\x11 \x01(\rR\n" +
+	"maxPerHost\x12.\n" +
+	"\x06spread\x18\x12 \x03(\v2\x16.peloton.v1.SpreadSpecR\x06spread\x12!\n" +
+	"\x03sla\x18\x13 \x01(\v2\x0f.peloton.v1.SLAR\x03sla\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"Z\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\".\n" +
+	"\x03SLA\x12'\n" +
+	"\x0fmax_unavailable\x18\x01 \x01(\tR\x0emaxUnavailable\"Z\n" +
 	"\x10InstanceOverride\x12\x1c\n" +
 	"\tinstances\x18\x01 \x01(\tR\tinstances\x12(\n" +
 	"\x04task\x18\x02 \x01(\v2\x14.peloton.v1.TaskSpecR\x04task\"\xac\x01\n" +
@@ -2715,7 +3483,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
 	"\x04spec\x18\x02 \x01(\v2\x13.peloton.v1.JobSpecR\x04spec\x12-\n" +
 	"\x06status\x18\x03 \x01(\v2\x15.peloton.v1.JobStatusR\x06status\x12%\n" +
-	"\x0econfig_version\x18\x04 \x01(\x04R\rconfigVersion\"\xcc\x04\n" +
+	"\x0econfig_version\x18\x04 \x01(\x04R\rconfigVersion\"\xba\x06\n" +
 	"\x04Task\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1a\n" +
 	"\binstance\x18\x02 \x01(\rR\binstance\x12+\n" +
@@ -2736,7 +3504,16 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"updateTime\x12;\n" +
 	"\vretry_after\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"retryAfter\x12%\n" +
-	"\x0econfig_version\x18\x0f \x01(\x04R\rconfigVersion\"\xbb\x01\n" +
+	"\x0econfig_version\x18\x0f \x01(\x04R\rconfigVersion\x12/\n" +
+	"\x06health\x18\x10 \x01(\x0e2\x17.peloton.v1.HealthStateR\x06health\x12-\n" +
+	"\x05ready\x18\x11 \x01(\x0e2\x17.peloton.v1.HealthStateR\x05ready\x121\n" +
+	"\x05ports\x18\x12 \x03(\v2\x1b.peloton.v1.Task.PortsEntryR\x05ports\x12\x1f\n" +
+	"\vpinned_host\x18\x13 \x01(\tR\n" +
+	"pinnedHost\x1a8\n" +
+	"\n" +
+	"PortsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01\"\xbb\x01\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x15\n" +
@@ -2796,7 +3573,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x06region\x18\x01 \x01(\tR\x06region\x127\n" +
 	"\vreservation\x18\x02 \x01(\v2\x15.peloton.v1.ResourcesR\vreservation\x12+\n" +
 	"\x05limit\x18\x03 \x01(\v2\x15.peloton.v1.ResourcesR\x05limit\x12-\n" +
-	"\x06demand\x18\x04 \x01(\v2\x15.peloton.v1.ResourcesR\x06demand\"\xc7\x04\n" +
+	"\x06demand\x18\x04 \x01(\v2\x15.peloton.v1.ResourcesR\x06demand\"\xb2\x05\n" +
 	"\x04Host\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x18\n" +
@@ -2813,7 +3590,12 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\n" +
 	"drain_time\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tdrainTime\x127\n" +
 	"\tlast_seen\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen\x12\x16\n" +
-	"\x06region\x18\x0e \x01(\tR\x06region\x1a9\n" +
+	"\x06region\x18\x0e \x01(\tR\x06region\x12\x1f\n" +
+	"\vport_ranges\x18\x0f \x03(\tR\n" +
+	"portRanges\x12\x1f\n" +
+	"\vruns_images\x18\x10 \x01(\bR\n" +
+	"runsImages\x12'\n" +
+	"\x0fports_allocated\x18\x11 \x01(\rR\x0eportsAllocated\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x80\x01\n" +
@@ -2879,7 +3661,13 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x10CONSTRAINT_OP_IN\x10\x03\x12\x18\n" +
 	"\x14CONSTRAINT_OP_NOT_IN\x10\x04\x12\x18\n" +
 	"\x14CONSTRAINT_OP_EXISTS\x10\x05\x12\x1c\n" +
-	"\x18CONSTRAINT_OP_NOT_EXISTS\x10\x06*\xca\x01\n" +
+	"\x18CONSTRAINT_OP_NOT_EXISTS\x10\x06*x\n" +
+	"\n" +
+	"PullPolicy\x12\x1b\n" +
+	"\x17PULL_POLICY_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aPULL_POLICY_IF_NOT_PRESENT\x10\x01\x12\x16\n" +
+	"\x12PULL_POLICY_ALWAYS\x10\x02\x12\x15\n" +
+	"\x11PULL_POLICY_NEVER\x10\x03*\xca\x01\n" +
 	"\bJobState\x12\x19\n" +
 	"\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15JOB_STATE_INITIALIZED\x10\x01\x12\x15\n" +
@@ -2902,7 +3690,12 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x11TASK_STATE_FAILED\x10\t\x12\x15\n" +
 	"\x11TASK_STATE_KILLED\x10\n" +
 	"\x12\x13\n" +
-	"\x0fTASK_STATE_LOST\x10\v*\x83\x01\n" +
+	"\x0fTASK_STATE_LOST\x10\v*{\n" +
+	"\vHealthState\x12\x1c\n" +
+	"\x18HEALTH_STATE_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14HEALTH_STATE_UNKNOWN\x10\x01\x12\x18\n" +
+	"\x14HEALTH_STATE_HEALTHY\x10\x02\x12\x1a\n" +
+	"\x16HEALTH_STATE_UNHEALTHY\x10\x03*\x83\x01\n" +
 	"\vUpdateState\x12\x1c\n" +
 	"\x18UPDATE_STATE_UNSPECIFIED\x10\x00\x12 \n" +
 	"\x1cUPDATE_STATE_ROLLING_FORWARD\x10\x01\x12\x1a\n" +
@@ -2926,111 +3719,139 @@ func file_peloton_v1_types_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_types_proto_rawDescData
 }
 
-var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
+var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_peloton_v1_types_proto_goTypes = []any{
 	(JobType)(0),                  // 0: peloton.v1.JobType
 	(ConstraintOp)(0),             // 1: peloton.v1.ConstraintOp
-	(JobState)(0),                 // 2: peloton.v1.JobState
-	(TaskState)(0),                // 3: peloton.v1.TaskState
-	(UpdateState)(0),              // 4: peloton.v1.UpdateState
-	(HostState)(0),                // 5: peloton.v1.HostState
-	(FailoverPolicy_Mode)(0),      // 6: peloton.v1.FailoverPolicy.Mode
-	(*Resources)(nil),             // 7: peloton.v1.Resources
-	(*Constraint)(nil),            // 8: peloton.v1.Constraint
-	(*TaskSpec)(nil),              // 9: peloton.v1.TaskSpec
-	(*JobSpec)(nil),               // 10: peloton.v1.JobSpec
-	(*InstanceOverride)(nil),      // 11: peloton.v1.InstanceOverride
-	(*FailoverPolicy)(nil),        // 12: peloton.v1.FailoverPolicy
-	(*JobStatus)(nil),             // 13: peloton.v1.JobStatus
-	(*Job)(nil),                   // 14: peloton.v1.Job
-	(*Task)(nil),                  // 15: peloton.v1.Task
-	(*Event)(nil),                 // 16: peloton.v1.Event
-	(*Update)(nil),                // 17: peloton.v1.Update
-	(*ResourceAmounts)(nil),       // 18: peloton.v1.ResourceAmounts
-	(*PoolSpec)(nil),              // 19: peloton.v1.PoolSpec
-	(*PoolResource)(nil),          // 20: peloton.v1.PoolResource
-	(*Pool)(nil),                  // 21: peloton.v1.Pool
-	(*PoolRegionShare)(nil),       // 22: peloton.v1.PoolRegionShare
-	(*Host)(nil),                  // 23: peloton.v1.Host
-	(*RegionMember)(nil),          // 24: peloton.v1.RegionMember
-	(*Region)(nil),                // 25: peloton.v1.Region
-	(*Replica)(nil),               // 26: peloton.v1.Replica
-	(*RegionPlan)(nil),            // 27: peloton.v1.RegionPlan
-	(*PlannedMove)(nil),           // 28: peloton.v1.PlannedMove
-	(*Drill)(nil),                 // 29: peloton.v1.Drill
-	nil,                           // 30: peloton.v1.TaskSpec.EnvEntry
-	nil,                           // 31: peloton.v1.JobSpec.LabelsEntry
-	nil,                           // 32: peloton.v1.JobStatus.TaskStatesEntry
-	nil,                           // 33: peloton.v1.Host.LabelsEntry
-	(*timestamppb.Timestamp)(nil), // 34: google.protobuf.Timestamp
+	(PullPolicy)(0),               // 2: peloton.v1.PullPolicy
+	(JobState)(0),                 // 3: peloton.v1.JobState
+	(TaskState)(0),                // 4: peloton.v1.TaskState
+	(HealthState)(0),              // 5: peloton.v1.HealthState
+	(UpdateState)(0),              // 6: peloton.v1.UpdateState
+	(HostState)(0),                // 7: peloton.v1.HostState
+	(FailoverPolicy_Mode)(0),      // 8: peloton.v1.FailoverPolicy.Mode
+	(*Resources)(nil),             // 9: peloton.v1.Resources
+	(*Constraint)(nil),            // 10: peloton.v1.Constraint
+	(*TaskSpec)(nil),              // 11: peloton.v1.TaskSpec
+	(*Container)(nil),             // 12: peloton.v1.Container
+	(*PortSpec)(nil),              // 13: peloton.v1.PortSpec
+	(*HealthCheck)(nil),           // 14: peloton.v1.HealthCheck
+	(*HTTPProbe)(nil),             // 15: peloton.v1.HTTPProbe
+	(*TCPProbe)(nil),              // 16: peloton.v1.TCPProbe
+	(*Volume)(nil),                // 17: peloton.v1.Volume
+	(*SpreadSpec)(nil),            // 18: peloton.v1.SpreadSpec
+	(*JobSpec)(nil),               // 19: peloton.v1.JobSpec
+	(*SLA)(nil),                   // 20: peloton.v1.SLA
+	(*InstanceOverride)(nil),      // 21: peloton.v1.InstanceOverride
+	(*FailoverPolicy)(nil),        // 22: peloton.v1.FailoverPolicy
+	(*JobStatus)(nil),             // 23: peloton.v1.JobStatus
+	(*Job)(nil),                   // 24: peloton.v1.Job
+	(*Task)(nil),                  // 25: peloton.v1.Task
+	(*Event)(nil),                 // 26: peloton.v1.Event
+	(*Update)(nil),                // 27: peloton.v1.Update
+	(*ResourceAmounts)(nil),       // 28: peloton.v1.ResourceAmounts
+	(*PoolSpec)(nil),              // 29: peloton.v1.PoolSpec
+	(*PoolResource)(nil),          // 30: peloton.v1.PoolResource
+	(*Pool)(nil),                  // 31: peloton.v1.Pool
+	(*PoolRegionShare)(nil),       // 32: peloton.v1.PoolRegionShare
+	(*Host)(nil),                  // 33: peloton.v1.Host
+	(*RegionMember)(nil),          // 34: peloton.v1.RegionMember
+	(*Region)(nil),                // 35: peloton.v1.Region
+	(*Replica)(nil),               // 36: peloton.v1.Replica
+	(*RegionPlan)(nil),            // 37: peloton.v1.RegionPlan
+	(*PlannedMove)(nil),           // 38: peloton.v1.PlannedMove
+	(*Drill)(nil),                 // 39: peloton.v1.Drill
+	nil,                           // 40: peloton.v1.TaskSpec.EnvEntry
+	nil,                           // 41: peloton.v1.JobSpec.LabelsEntry
+	nil,                           // 42: peloton.v1.JobStatus.TaskStatesEntry
+	nil,                           // 43: peloton.v1.Task.PortsEntry
+	nil,                           // 44: peloton.v1.Host.LabelsEntry
+	(*durationpb.Duration)(nil),   // 45: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 46: google.protobuf.Timestamp
 }
 var file_peloton_v1_types_proto_depIdxs = []int32{
 	1,  // 0: peloton.v1.Constraint.op:type_name -> peloton.v1.ConstraintOp
-	8,  // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
-	8,  // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
-	30, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
-	7,  // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
-	8,  // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
-	0,  // 6: peloton.v1.JobSpec.type:type_name -> peloton.v1.JobType
-	9,  // 7: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
-	31, // 8: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
-	12, // 9: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
-	11, // 10: peloton.v1.JobSpec.overrides:type_name -> peloton.v1.InstanceOverride
-	9,  // 11: peloton.v1.InstanceOverride.task:type_name -> peloton.v1.TaskSpec
-	6,  // 12: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
-	2,  // 13: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
-	32, // 14: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
-	34, // 15: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
-	34, // 16: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
-	34, // 17: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
-	10, // 18: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
-	13, // 19: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
-	3,  // 20: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
-	3,  // 21: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
-	34, // 22: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
-	34, // 23: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
-	34, // 24: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
-	34, // 25: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
-	34, // 26: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
-	13, // 27: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
-	15, // 28: peloton.v1.Event.task:type_name -> peloton.v1.Task
-	4,  // 29: peloton.v1.Update.state:type_name -> peloton.v1.UpdateState
-	34, // 30: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
-	34, // 31: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
-	7,  // 32: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
-	18, // 33: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
-	18, // 34: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
-	20, // 35: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
-	19, // 36: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
-	22, // 37: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
-	7,  // 38: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
-	7,  // 39: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
-	7,  // 40: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
-	5,  // 41: peloton.v1.Host.state:type_name -> peloton.v1.HostState
-	7,  // 42: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
-	7,  // 43: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
-	33, // 44: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
-	34, // 45: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
-	34, // 46: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
-	24, // 47: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
-	7,  // 48: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
-	7,  // 49: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
-	34, // 50: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
-	14, // 51: peloton.v1.Replica.job:type_name -> peloton.v1.Job
-	34, // 52: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
-	34, // 53: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
-	28, // 54: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
-	28, // 55: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
-	34, // 56: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
-	34, // 57: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
-	28, // 58: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
-	28, // 59: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
-	60, // [60:60] is the sub-list for method output_type
-	60, // [60:60] is the sub-list for method input_type
-	60, // [60:60] is the sub-list for extension type_name
-	60, // [60:60] is the sub-list for extension extendee
-	0,  // [0:60] is the sub-list for field type_name
+	10, // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
+	10, // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
+	40, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
+	9,  // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
+	10, // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
+	12, // 6: peloton.v1.TaskSpec.container:type_name -> peloton.v1.Container
+	13, // 7: peloton.v1.TaskSpec.ports:type_name -> peloton.v1.PortSpec
+	14, // 8: peloton.v1.TaskSpec.health_check:type_name -> peloton.v1.HealthCheck
+	14, // 9: peloton.v1.TaskSpec.readiness:type_name -> peloton.v1.HealthCheck
+	17, // 10: peloton.v1.TaskSpec.volumes:type_name -> peloton.v1.Volume
+	2,  // 11: peloton.v1.Container.pull_policy:type_name -> peloton.v1.PullPolicy
+	15, // 12: peloton.v1.HealthCheck.http:type_name -> peloton.v1.HTTPProbe
+	16, // 13: peloton.v1.HealthCheck.tcp:type_name -> peloton.v1.TCPProbe
+	45, // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
+	45, // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
+	45, // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
+	0,  // 17: peloton.v1.JobSpec.type:type_name -> peloton.v1.JobType
+	11, // 18: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
+	41, // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
+	22, // 20: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
+	21, // 21: peloton.v1.JobSpec.overrides:type_name -> peloton.v1.InstanceOverride
+	18, // 22: peloton.v1.JobSpec.spread:type_name -> peloton.v1.SpreadSpec
+	20, // 23: peloton.v1.JobSpec.sla:type_name -> peloton.v1.SLA
+	11, // 24: peloton.v1.InstanceOverride.task:type_name -> peloton.v1.TaskSpec
+	8,  // 25: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
+	3,  // 26: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
+	42, // 27: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
+	46, // 28: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
+	46, // 29: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
+	46, // 30: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
+	19, // 31: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
+	23, // 32: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
+	4,  // 33: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
+	4,  // 34: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
+	46, // 35: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
+	46, // 36: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
+	46, // 37: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
+	46, // 38: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
+	5,  // 39: peloton.v1.Task.health:type_name -> peloton.v1.HealthState
+	5,  // 40: peloton.v1.Task.ready:type_name -> peloton.v1.HealthState
+	43, // 41: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
+	46, // 42: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
+	23, // 43: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
+	25, // 44: peloton.v1.Event.task:type_name -> peloton.v1.Task
+	6,  // 45: peloton.v1.Update.state:type_name -> peloton.v1.UpdateState
+	46, // 46: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
+	46, // 47: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
+	9,  // 48: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
+	28, // 49: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
+	28, // 50: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
+	30, // 51: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
+	29, // 52: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
+	32, // 53: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
+	9,  // 54: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
+	9,  // 55: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
+	9,  // 56: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
+	7,  // 57: peloton.v1.Host.state:type_name -> peloton.v1.HostState
+	9,  // 58: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
+	9,  // 59: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
+	44, // 60: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
+	46, // 61: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
+	46, // 62: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
+	34, // 63: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
+	9,  // 64: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
+	9,  // 65: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
+	46, // 66: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
+	24, // 67: peloton.v1.Replica.job:type_name -> peloton.v1.Job
+	46, // 68: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
+	46, // 69: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
+	38, // 70: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
+	38, // 71: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
+	46, // 72: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
+	46, // 73: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
+	38, // 74: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
+	38, // 75: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
+	76, // [76:76] is the sub-list for method output_type
+	76, // [76:76] is the sub-list for method input_type
+	76, // [76:76] is the sub-list for extension type_name
+	76, // [76:76] is the sub-list for extension extendee
+	0,  // [0:76] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_types_proto_init() }
@@ -3038,18 +3859,18 @@ func file_peloton_v1_types_proto_init() {
 	if File_peloton_v1_types_proto != nil {
 		return
 	}
-	file_peloton_v1_types_proto_msgTypes[9].OneofWrappers = []any{
+	file_peloton_v1_types_proto_msgTypes[17].OneofWrappers = []any{
 		(*Event_Job)(nil),
 		(*Event_Task)(nil),
 	}
-	file_peloton_v1_types_proto_msgTypes[11].OneofWrappers = []any{}
+	file_peloton_v1_types_proto_msgTypes[19].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_types_proto_rawDesc), len(file_peloton_v1_types_proto_rawDesc)),
-			NumEnums:      7,
-			NumMessages:   27,
+			NumEnums:      9,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -28,9 +28,7 @@ func ValidateJobSpec(s *JobSpec) []FieldError {
 		v.add("name", "must not contain control characters")
 	}
 	switch t := s.GetType(); t {
-	case JobType_JOB_TYPE_UNSPECIFIED, JobType_JOB_TYPE_BATCH, JobType_JOB_TYPE_SERVICE:
-	case JobType_JOB_TYPE_STATEFUL, JobType_JOB_TYPE_DAEMON:
-		v.add("type", t.String()+" is not supported yet")
+	case JobType_JOB_TYPE_UNSPECIFIED, JobType_JOB_TYPE_BATCH, JobType_JOB_TYPE_SERVICE, JobType_JOB_TYPE_STATEFUL, JobType_JOB_TYPE_DAEMON:
 	default:
 		v.add("type", fmt.Sprintf("unknown value %d", int32(t)))
 	}
@@ -41,7 +39,9 @@ func ValidateJobSpec(s *JobSpec) []FieldError {
 		v.add("priority", fmt.Sprintf("must be between 0 and %d", MaxPriority))
 	}
 	instances := s.GetInstances()
-	if instances < 1 || instances > MaxInstances {
+	if s.GetType() == JobType_JOB_TYPE_DAEMON {
+		v.daemon(s)
+	} else if instances < 1 || instances > MaxInstances {
 		v.add("instances", fmt.Sprintf("must be between 1 and %d", MaxInstances))
 	} else if s.GetMaxRunning() > instances {
 		v.add("max_running", fmt.Sprintf("must not exceed instances (%d)", instances))
@@ -91,7 +91,10 @@ func ValidateJobSpec(s *JobSpec) []FieldError {
 		v.add("task", "is required")
 	} else {
 		v.task("task", s.GetTask(), false)
+		v.volumesAllowed("task", s.GetType(), s.GetTask())
 	}
+	v.placement(s)
+	v.sla(s)
 	v.overrides(s)
 	SortFieldErrors(v.problems)
 	return v.problems
@@ -129,7 +132,7 @@ func (v *specChecker) add(path, msg string) {
 // every field may be left out and a zero resource amount keeps the job's.
 func (v *specChecker) task(path string, t *TaskSpec, override bool) {
 	switch {
-	case override && t.GetCommand() == "":
+	case (override || t.GetContainer() != nil) && t.GetCommand() == "":
 	case strings.TrimSpace(t.GetCommand()) == "":
 		v.add(joinPath(path, "command"), "is required")
 	case strings.ContainsRune(t.GetCommand(), 0):
@@ -158,6 +161,7 @@ func (v *specChecker) task(path string, t *TaskSpec, override bool) {
 	for i, c := range t.GetConstraints() {
 		v.constraint(fmt.Sprintf("%s.constraints[%d]", path, i), c, 1)
 	}
+	v.workload(path, t)
 }
 
 // resources checks amounts; with required, cpu and mem_mb must be > 0.

@@ -14,6 +14,11 @@ import (
 func CloneSpec(s *model.JobSpec) (*model.JobSpec, error) {
 	out := *s
 	out.Labels = maps.Clone(s.Labels)
+	out.Spread = slices.Clone(s.Spread)
+	if s.SLA != nil {
+		sla := *s.SLA
+		out.SLA = &sla
+	}
 	if err := cloneTaskSpec(&out.Task); err != nil {
 		return nil, err
 	}
@@ -35,6 +40,7 @@ func CloneSpec(s *model.JobSpec) (*model.JobSpec, error) {
 func cloneTaskSpec(t *model.TaskSpec) error {
 	t.Args = slices.Clone(t.Args)
 	t.Env = maps.Clone(t.Env)
+	cloneWorkload(t)
 	cs, err := cloneConstraints(t.Constraints, 1)
 	t.Constraints = cs
 	return err

@@ -17,10 +17,12 @@ import (
 // rejects a newer one as ErrCorrupt; a writer always writes the latest.
 const (
 	// TaskRecordV2 appends ConfigVersion to TaskRecordV1.
+	// TaskRecordV3 appends Health, Ready, Ports and PinnedHost.
 	TaskRecordV1 = 1
 	TaskRecordV2 = 2
+	TaskRecordV3 = 3
 	// TaskRecordVersion is the latest task runtime encoding.
-	TaskRecordVersion = TaskRecordV2
+	TaskRecordVersion = TaskRecordV3
 	// JobRecordV1 and JobRecordV2 hold the status and, flate-compressed,
 	// the spec: V1 without the gang and revocable fields, V2 with them.
 	// Such a record reads as a job whose spec is config version 1.
@@ -32,13 +34,15 @@ const (
 	// JobRecordVersion is the latest job encoding.
 	JobRecordVersion = JobRecordV3
 	// ConfigRecordV1 is the spec of JobRecordV2 plus Overrides,
-	// flate-compressed, with resources as doubles (cpu in cores);
-	// ConfigRecordV2 the same with resources as integer units (varints of
-	// millicores, MiB, MiB, devices).
+	// flate-compressed; ConfigRecordV2 adds the tasks' containers, ports,
+	// probes and volumes and the job's per-host and spread limits. Both
+	// hold resources as doubles (cpu in cores); ConfigRecordV3 holds them
+	// as integer units (varints of millicores, MiB, MiB, devices).
 	ConfigRecordV1 = 1
 	ConfigRecordV2 = 2
+	ConfigRecordV3 = 3
 	// ConfigRecordVersion is the latest config (job spec) encoding.
-	ConfigRecordVersion = ConfigRecordV2
+	ConfigRecordVersion = ConfigRecordV3
 	// PoolRecordV1 holds reservation and limit as doubles (cpu in cores,
 	// +Inf for no limit), PoolRecordV2 as integer units; both hold the
 	// shares as doubles.
@@ -46,12 +50,14 @@ const (
 	PoolRecordV2 = 2
 	// PoolRecordVersion is the latest pool encoding.
 	PoolRecordVersion = PoolRecordV2
-	// HostRecordV1 holds the capacity as doubles, HostRecordV2 as integer
-	// units.
+	// HostRecordV2 appends the host's port ranges and whether it runs
+	// images. Both hold the capacity as doubles; HostRecordV3 holds it as
+	// integer units.
 	HostRecordV1 = 1
 	HostRecordV2 = 2
+	HostRecordV3 = 3
 	// HostRecordVersion is the latest host record encoding.
-	HostRecordVersion = HostRecordV2
+	HostRecordVersion = HostRecordV3
 	// UpdateRecordVersion and EventRecordVersion are the latest encodings
 	// of job updates and events.
 	UpdateRecordVersion = 1
@@ -313,6 +319,8 @@ func AppendTask(dst []byte, t *model.TaskRuntime, rev uint64) []byte {
 	e.time(t.RetryAfter)
 	// Added in TaskRecordV2.
 	e.uvarint(t.ConfigVersion)
+	// Added in TaskRecordV3.
+	e.taskWorkload(t)
 	return e.buf
 }
 
@@ -356,6 +364,10 @@ func DecodeTaskInto(t *model.TaskRuntime, id model.TaskID, b []byte) error {
 	t.ConfigVersion = 0
 	if version >= TaskRecordV2 {
 		t.ConfigVersion = d.uvarint()
+	}
+	t.Health, t.Ready, t.Ports, t.PinnedHost = 0, 0, nil, ""
+	if version >= TaskRecordV3 {
+		d.taskWorkload(t)
 	}
 	if err := d.done(); err != nil {
 		return fmt.Errorf("task %s: %w", id, err)

@@ -274,18 +274,23 @@ func TestDecimalResourceRecordsDecode(t *testing.T) {
 		t.Fatalf("pool record of version 1: %+v, %v", got, err)
 	}
 	host := storetest.FullHost("c/old")
-	gotHost, err := DecodeHost(host.Host.ID, encodeHost(host, HostRecordV1))
+	gotHost, err := DecodeHost(host.Host.ID, encodeHost(host, HostRecordV2))
+	if err != nil || !reflect.DeepEqual(gotHost, storetest.Normal(host)) {
+		t.Fatalf("host record of version 2: %+v, %v", gotHost, err)
+	}
+	host.Host.Ports, host.Host.RunsImages = nil, false
+	gotHost, err = DecodeHost(host.Host.ID, encodeHost(host, HostRecordV1))
 	if err != nil || !reflect.DeepEqual(gotHost, storetest.Normal(host)) {
 		t.Fatalf("host record of version 1: %+v, %v", gotHost, err)
 	}
 	spec := storetest.FullJob("old").Spec
-	old, err := encodeConfig(&spec, ConfigRecordV1)
+	old, err := encodeConfig(&spec, ConfigRecordV2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	gotSpec, err := DecodeConfig(old)
 	if err != nil || !reflect.DeepEqual(storetest.Normal(gotSpec), storetest.Normal(&spec)) {
-		t.Fatalf("config record of version 1: %+v, %v", gotSpec, err)
+		t.Fatalf("config record of version 2: %+v, %v", gotSpec, err)
 	}
 
 	// Fractions of a unit round to the nearest: what an older build stored
@@ -421,6 +426,8 @@ func TestOlderRecordVersionsDecode(t *testing.T) {
 		want.Revision, want.ConfigVersion = 7, 1
 		want.Status.Update = ""
 		want.Spec.Overrides = nil
+		want.Spec.MaxPerHost, want.Spec.Spread, want.Spec.SLA = 0, nil, nil
+		want.Spec.Task.Container, want.Spec.Task.Ports, want.Spec.Task.HealthCheck, want.Spec.Task.Readiness, want.Spec.Task.Volumes = nil, nil, nil, nil, nil
 		if version == JobRecordV1 {
 			want.Spec.GangSize, want.Spec.GangRestart, want.Spec.Revocable = 0, false, false
 		}
@@ -432,13 +439,24 @@ func TestOlderRecordVersionsDecode(t *testing.T) {
 		t.Fatal("a record of the latest version claims to hold its spec")
 	}
 
+	// A task without workload fields ends in four zero bytes (health,
+	// ready, a nil port list, an empty pinned host); V2 records end before
+	// them, V1 records one byte earlier still (a zero config version).
 	task := storetest.FullTask(model.TaskID{Job: "j", Instance: 4})
+	task.Health, task.Ready, task.Ports, task.PinnedHost = 0, 0, nil, ""
+	v2 := AppendTask(nil, task, 3)
+	v2 = v2[: len(v2)-4 : len(v2)-4]
+	v2[0] = TaskRecordV2
+	got, err := DecodeTask(task.ID, v2)
+	task.Revision = 3
+	if err != nil || !reflect.DeepEqual(got, storetest.Normal(task)) {
+		t.Fatalf("task record of version 2: %+v, %v", got, err)
+	}
 	task.ConfigVersion = 0
 	v1 := AppendTask(nil, task, 3)
-	v1 = v1[: len(v1)-1 : len(v1)-1] // without the config version (one zero byte)
+	v1 = v1[: len(v1)-5 : len(v1)-5]
 	v1[0] = TaskRecordV1
-	got, err := DecodeTask(task.ID, v1)
-	task.Revision = 3
+	got, err = DecodeTask(task.ID, v1)
 	if err != nil || !reflect.DeepEqual(got, storetest.Normal(task)) {
 		t.Fatalf("task record of version 1: %+v, %v", got, err)
 	}

@@ -152,7 +152,9 @@ func inflateSpec(s *model.JobSpec, compressed []byte, size int, layout specLayou
 // specLayout is which fields a stored spec has: specV1 is the spec of
 // JobRecordV1, specV2 of JobRecordV2 (gang and revocable fields added),
 // specV3 of ConfigRecordV1 (overrides added), specV4 of ConfigRecordV2
-// (resources as integer units instead of doubles).
+// (container, ports, probes and volumes of tasks; per-host and spread
+// limits of the job), specV5 of ConfigRecordV3 (resources as integer units
+// instead of doubles).
 type specLayout byte
 
 const (
@@ -160,11 +162,15 @@ const (
 	specV2
 	specV3
 	specV4
+	specV5
 )
 
 // configLayout is the spec layout of a config record version.
 func configLayout(version byte) specLayout {
-	if version >= ConfigRecordV2 {
+	switch {
+	case version >= ConfigRecordV3:
+		return specV5
+	case version >= ConfigRecordV2:
 		return specV4
 	}
 	return specV3
@@ -253,6 +259,9 @@ func (e *encoder) jobSpec(s *model.JobSpec, layout specLayout) error {
 			}
 		}
 	}
+	if layout >= specV4 {
+		e.placementLimits(s)
+	}
 	return nil
 }
 
@@ -281,11 +290,14 @@ func (d *decoder) jobSpec(s *model.JobSpec, layout specLayout) {
 	// resources, 1 of constraints count and 1 of grace; with resources as
 	// varints, at least 10.
 	least := 38
-	if layout >= specV4 {
+	if layout >= specV5 {
 		least = 10
 	}
 	n, isNil := d.count(least)
 	if isNil {
+		if layout >= specV4 {
+			d.placementLimits(s)
+		}
 		return
 	}
 	s.Overrides = make([]model.InstanceOverride, n)
@@ -303,13 +315,16 @@ func (d *decoder) jobSpec(s *model.JobSpec, layout specLayout) {
 			return
 		}
 	}
+	if layout >= specV4 {
+		d.placementLimits(s)
+	}
 }
 
 func (e *encoder) taskSpec(t *model.TaskSpec, layout specLayout) error {
 	e.string(t.Command)
 	e.strings(t.Args)
 	e.stringMap(t.Env)
-	if layout >= specV4 {
+	if layout >= specV5 {
 		e.resources(t.Resources)
 	} else {
 		e.decimalResources(t.Resources)
@@ -318,6 +333,9 @@ func (e *encoder) taskSpec(t *model.TaskSpec, layout specLayout) error {
 		return err
 	}
 	e.varint(int64(t.KillGrace))
+	if layout >= specV4 {
+		e.workload(t)
+	}
 	return nil
 }
 
@@ -325,13 +343,16 @@ func (d *decoder) taskSpec(t *model.TaskSpec, layout specLayout) {
 	t.Command = d.string()
 	t.Args = d.strings()
 	t.Env = d.stringMap()
-	if layout >= specV4 {
+	if layout >= specV5 {
 		t.Resources = d.resources()
 	} else {
 		t.Resources = d.decimalResources()
 	}
 	t.Constraints = d.constraints(1)
 	t.KillGrace = time.Duration(d.varint())
+	if layout >= specV4 {
+		d.workload(t)
+	}
 }
 
 func (e *encoder) constraints(cs []model.Constraint, depth int) error {

@@ -62,7 +62,7 @@ func encodeHost(h *model.HostRecord, version byte) []byte {
 	e.string(h.Host.Cluster)
 	e.string(h.Host.Kind)
 	e.byte(byte(h.Host.State))
-	if version >= HostRecordV2 {
+	if version >= HostRecordV3 {
 		e.resources(h.Host.Capacity)
 	} else {
 		e.decimalResources(h.Host.Capacity)
@@ -72,6 +72,14 @@ func encodeHost(h *model.HostRecord, version byte) []byte {
 	e.string(h.DrainReason)
 	e.time(h.DrainTime)
 	e.time(h.LastSeen)
+	if version >= HostRecordV2 {
+		e.count(len(h.Host.Ports), h.Host.Ports == nil)
+		for _, r := range h.Host.Ports {
+			e.uvarint(uint64(r.From))
+			e.uvarint(uint64(r.To))
+		}
+		e.bool(h.Host.RunsImages)
+	}
 	return e.buf
 }
 
@@ -84,7 +92,7 @@ func DecodeHost(id model.HostID, b []byte) (*model.HostRecord, error) {
 	h.Host.Cluster = d.string()
 	h.Host.Kind = d.string()
 	h.Host.State = model.HostState(d.byte())
-	if version >= HostRecordV2 {
+	if version >= HostRecordV3 {
 		h.Host.Capacity = d.resources()
 	} else {
 		h.Host.Capacity = d.decimalResources()
@@ -94,6 +102,15 @@ func DecodeHost(id model.HostID, b []byte) (*model.HostRecord, error) {
 	h.DrainReason = d.string()
 	h.DrainTime = d.time()
 	h.LastSeen = d.time()
+	if version >= HostRecordV2 {
+		if n, isNil := d.count(2); !isNil {
+			h.Host.Ports = make([]model.PortRange, n)
+			for i := range h.Host.Ports {
+				h.Host.Ports[i] = model.PortRange{From: d.uint32(), To: d.uint32()}
+			}
+		}
+		h.Host.RunsImages = d.bool()
+	}
 	if err := d.done(); err != nil {
 		return nil, fmt.Errorf("host %s: %w", id, err)
 	}
