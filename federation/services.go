@@ -324,7 +324,9 @@ func (r *Router) GetPool(ctx context.Context, req *pb.GetPoolRequest) (*pb.GetPo
 }
 
 func toProto(r model.Resources) *pb.Resources {
-	return &pb.Resources{Cpu: r.CPU, MemMb: r.MemMB, DiskMb: r.DiskMB, Gpu: r.GPU}
+	out := &pb.Resources{}
+	out.Cpu, out.MemMb, out.DiskMb, out.Gpu = r.Decimal()
+	return out
 }
 
 func (r *Router) GetVersion(ctx context.Context, req *pb.GetVersionRequest) (*pb.GetVersionResponse, error) {

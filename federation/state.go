@@ -24,8 +24,14 @@ type regionStates struct {
 	refresh time.Duration
 }
 
+// resources converts the API's decimal amounts (cpu in cores) to integer
+// units, once, at the federation's edge; +Inf is model.Unlimited.
 func resources(r *pb.Resources) model.Resources {
-	return model.Resources{CPU: r.GetCpu(), MemMB: r.GetMemMb(), DiskMB: r.GetDiskMb(), GPU: r.GetGpu()}
+	return model.ResourcesFromDecimal(r.GetCpu(), r.GetMemMb(), r.GetDiskMb(), r.GetGpu())
+}
+
+func shares(r *pb.Resources) model.Shares {
+	return model.Shares{CPU: r.GetCpu(), Mem: r.GetMemMb(), Disk: r.GetDiskMb(), GPU: r.GetGpu()}
 }
 
 func healthOf(s string) policy.Health {
@@ -47,7 +53,7 @@ func poolsFrom(ps []*pb.Pool) []model.Pool {
 			Path:        p.GetPath(),
 			Reservation: resources(spec.GetReservation()),
 			Limit:       resources(spec.GetLimit().Resolve(math.Inf(1))),
-			Share:       resources(spec.GetShare().Resolve(1)),
+			Share:       shares(spec.GetShare().Resolve(1)),
 		})
 	}
 	return out
@@ -122,7 +128,7 @@ func (r *Router) collectStates(ctx context.Context) ([]policy.RegionState, []mod
 			for _, p := range v.pools.GetPools() {
 				var d, a model.Resources
 				for i, pr := range p.GetResources() {
-					d, a = d.Set(i, pr.GetDemand()), a.Set(i, pr.GetAllocation())
+					d, a = d.Set(i, model.UnitsOf(i, pr.GetDemand())), a.Set(i, model.UnitsOf(i, pr.GetAllocation()))
 				}
 				st.Pools[p.GetPath()] = policy.PoolUsage{Demand: d, Allocation: a}
 			}

@@ -58,22 +58,33 @@ func nodeOf(h model.HostID) (cluster, node string, ok bool) {
 	return cluster, node, ok && cluster != "" && node != ""
 }
 
-// resourcesOf converts a Kubernetes resource list to model.Resources.
+// resourcesOf converts a Kubernetes resource list to model.Resources, the
+// plugin's edge for amounts: cpu by MilliValue (millicores, rounded up as
+// Kubernetes rounds), memory and ephemeral storage in whole MiB (rounded
+// up: a request of 100M holds 96 MiB of the node), GPUs as a count.
 func resourcesOf(l corev1.ResourceList, gpuName corev1.ResourceName) model.Resources {
 	var r model.Resources
 	if q, ok := l[corev1.ResourceCPU]; ok {
-		r.CPU = float64(q.MilliValue()) / 1000
+		r.MilliCPU = q.MilliValue()
 	}
 	if q, ok := l[corev1.ResourceMemory]; ok {
-		r.MemMB = float64(q.Value()) / mib
+		r.MemMB = ceilMiB(q.Value())
 	}
 	if q, ok := l[corev1.ResourceEphemeralStorage]; ok {
-		r.DiskMB = float64(q.Value()) / mib
+		r.DiskMB = ceilMiB(q.Value())
 	}
 	if q, ok := l[gpuName]; ok {
-		r.GPU = float64(q.Value())
+		r.GPU = q.Value()
 	}
 	return r
+}
+
+// ceilMiB converts bytes to MiB, rounding up.
+func ceilMiB(bytes int64) int64 {
+	if bytes <= 0 {
+		return bytes / mib
+	}
+	return (bytes-1)/mib + 1
 }
 
 // podRequests is what a pod asks of its node: its containers' requests,
@@ -84,14 +95,9 @@ func podRequests(p *corev1.Pod, gpuName corev1.ResourceName) model.Resources {
 		sum = sum.Add(resourcesOf(p.Spec.Containers[i].Resources.Requests, gpuName))
 	}
 	for i := range p.Spec.InitContainers {
-		r := resourcesOf(p.Spec.InitContainers[i].Resources.Requests, gpuName)
-		for k := range model.ResourceKinds {
-			initMax = initMax.Set(k, math.Max(initMax.Get(k), r.Get(k)))
-		}
+		initMax = initMax.Max(resourcesOf(p.Spec.InitContainers[i].Resources.Requests, gpuName))
 	}
-	for k := range model.ResourceKinds {
-		sum = sum.Set(k, math.Max(sum.Get(k), initMax.Get(k)))
-	}
+	sum = sum.Max(initMax)
 	return sum.Add(resourcesOf(p.Spec.Overhead, gpuName))
 }
 
@@ -118,10 +124,16 @@ func nodeReady(n *corev1.Node) bool {
 // nodeHost converts a node to a host. used is what pods not started by
 // Peloton request on the node; it is not part of the host's capacity.
 func nodeHost(cluster string, n *corev1.Node, used model.Resources, gpuName corev1.ResourceName) model.Host {
-	capacity := resourcesOf(n.Status.Allocatable, gpuName).Sub(used)
-	for k := range model.ResourceKinds {
-		capacity = capacity.Set(k, math.Max(0, capacity.Get(k)))
+	alloc := resourcesOf(n.Status.Allocatable, gpuName)
+	// Allocatable memory and storage count whole MiB only, rounded down, so
+	// a node is never thought bigger than it is.
+	if q, ok := n.Status.Allocatable[corev1.ResourceMemory]; ok {
+		alloc.MemMB = q.Value() / mib
 	}
+	if q, ok := n.Status.Allocatable[corev1.ResourceEphemeralStorage]; ok {
+		alloc.DiskMB = q.Value() / mib
+	}
+	capacity := alloc.Sub(used).Max(model.Resources{})
 	labels := maps.Clone(n.Labels)
 	if labels == nil {
 		labels = map[string]string{}
@@ -380,18 +392,18 @@ func launchPod(cfg podSpecConfig, node string, run model.RunID, host model.HostI
 // idle cycles.
 func podResources(r model.Resources, gpuName corev1.ResourceName) (requests, limits corev1.ResourceList) {
 	requests, limits = corev1.ResourceList{}, corev1.ResourceList{}
-	if r.CPU > 0 {
-		requests[corev1.ResourceCPU] = *resource.NewMilliQuantity(int64(math.Ceil(r.CPU*1000)), resource.DecimalSI)
+	if r.MilliCPU > 0 {
+		requests[corev1.ResourceCPU] = *resource.NewMilliQuantity(r.MilliCPU, resource.DecimalSI)
 	}
 	if r.MemMB > 0 {
-		q := *resource.NewQuantity(int64(math.Ceil(r.MemMB*mib)), resource.BinarySI)
+		q := *resource.NewQuantity(r.MemMB*mib, resource.BinarySI)
 		requests[corev1.ResourceMemory], limits[corev1.ResourceMemory] = q, q
 	}
 	if r.DiskMB > 0 {
-		requests[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(int64(math.Ceil(r.DiskMB*mib)), resource.BinarySI)
+		requests[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(r.DiskMB*mib, resource.BinarySI)
 	}
 	if r.GPU > 0 {
-		q := *resource.NewQuantity(int64(math.Ceil(r.GPU)), resource.DecimalSI)
+		q := *resource.NewQuantity(r.GPU, resource.DecimalSI)
 		requests[gpuName], limits[gpuName] = q, q
 	}
 	return requests, limits

@@ -86,20 +86,20 @@ func TestNodeHost(t *testing.T) {
 		conds  []corev1.NodeCondition
 		used   model.Resources
 		state  model.HostState
-		cpu    float64
-		memMB  float64
+		cpu    int64 // millicores
+		memMB  int64
 		labels map[string]string
 	}{
-		{"ready", corev1.NodeSpec{}, ready, model.Resources{}, model.HostUp, 8, 16384, map[string]string{"zone": "a"}},
-		{"others' requests are not ours to use", corev1.NodeSpec{}, ready, model.Resources{CPU: 2.5, MemMB: 1024}, model.HostUp, 5.5, 15360, map[string]string{"zone": "a"}},
-		{"overcommitted by others clamps at zero", corev1.NodeSpec{}, ready, model.Resources{CPU: 9}, model.HostUp, 0, 16384, map[string]string{"zone": "a"}},
-		{"cordoned drains", corev1.NodeSpec{Unschedulable: true}, ready, model.Resources{}, model.HostDraining, 8, 16384, map[string]string{"zone": "a"}},
-		{"not ready is down", corev1.NodeSpec{Unschedulable: true}, notReady, model.Resources{}, model.HostDown, 8, 16384, map[string]string{"zone": "a"}},
-		{"no conditions yet is down", corev1.NodeSpec{}, nil, model.Resources{}, model.HostDown, 8, 16384, map[string]string{"zone": "a"}},
+		{"ready", corev1.NodeSpec{}, ready, model.Resources{}, model.HostUp, 8000, 16384, map[string]string{"zone": "a"}},
+		{"others' requests are not ours to use", corev1.NodeSpec{}, ready, model.Resources{MilliCPU: 2500, MemMB: 1024}, model.HostUp, 5500, 15360, map[string]string{"zone": "a"}},
+		{"overcommitted by others clamps at zero", corev1.NodeSpec{}, ready, model.Resources{MilliCPU: 9000}, model.HostUp, 0, 16384, map[string]string{"zone": "a"}},
+		{"cordoned drains", corev1.NodeSpec{Unschedulable: true}, ready, model.Resources{}, model.HostDraining, 8000, 16384, map[string]string{"zone": "a"}},
+		{"not ready is down", corev1.NodeSpec{Unschedulable: true}, notReady, model.Resources{}, model.HostDown, 8000, 16384, map[string]string{"zone": "a"}},
+		{"no conditions yet is down", corev1.NodeSpec{}, nil, model.Resources{}, model.HostDown, 8000, 16384, map[string]string{"zone": "a"}},
 		{"NoSchedule taint drains and shows", corev1.NodeSpec{Taints: []corev1.Taint{{Key: "gpu", Value: "yes", Effect: corev1.TaintEffectNoSchedule}}},
-			ready, model.Resources{}, model.HostDraining, 8, 16384, map[string]string{"zone": "a", "taint.gpu": "yes:NoSchedule"}},
+			ready, model.Resources{}, model.HostDraining, 8000, 16384, map[string]string{"zone": "a", "taint.gpu": "yes:NoSchedule"}},
 		{"PreferNoSchedule taint only shows", corev1.NodeSpec{Taints: []corev1.Taint{{Key: "spot", Effect: corev1.TaintEffectPreferNoSchedule}}},
-			ready, model.Resources{}, model.HostUp, 8, 16384, map[string]string{"zone": "a", "taint.spot": ":PreferNoSchedule"}},
+			ready, model.Resources{}, model.HostUp, 8000, 16384, map[string]string{"zone": "a", "taint.spot": ":PreferNoSchedule"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -109,8 +109,8 @@ func TestNodeHost(t *testing.T) {
 			if h.ID != "east/n1" || h.Cluster != "east" || h.Kind != HostKind || h.Hostname != "n1" {
 				t.Fatalf("identity: %+v", h)
 			}
-			if h.State != tc.state || h.Capacity.CPU != tc.cpu || h.Capacity.MemMB != tc.memMB {
-				t.Fatalf("got %v cpu %v mem %v, want %v cpu %v mem %v", h.State, h.Capacity.CPU, h.Capacity.MemMB, tc.state, tc.cpu, tc.memMB)
+			if h.State != tc.state || h.Capacity.MilliCPU != tc.cpu || h.Capacity.MemMB != tc.memMB {
+				t.Fatalf("got %v cpu %v mem %v, want %v cpu %v mem %v", h.State, h.Capacity.MilliCPU, h.Capacity.MemMB, tc.state, tc.cpu, tc.memMB)
 			}
 			if len(h.Labels) != len(tc.labels) {
 				t.Fatalf("labels %v, want %v", h.Labels, tc.labels)
@@ -137,8 +137,8 @@ func TestPodRequests(t *testing.T) {
 		Overhead:       corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("10Mi")},
 	}}
 	got := podRequests(pod, DefaultGPUResource)
-	// CPU: the init container's 2 beats 1.5; memory: 512Mi beats 64Mi, plus 10Mi overhead.
-	if got.CPU != 2 || got.MemMB != 522 {
+	// MilliCPU: the init container's 2 beats 1.5; memory: 512Mi beats 64Mi, plus 10Mi overhead.
+	if got.MilliCPU != 2000 || got.MemMB != 522 {
 		t.Fatalf("podRequests = %+v, want cpu 2 mem 522", got)
 	}
 }
@@ -172,7 +172,7 @@ func TestPodNameIsValidAndDistinct(t *testing.T) {
 func TestLaunchPod(t *testing.T) {
 	cfg := podSpecConfig{Namespace: "batch", SchedulerName: "peloton", Image: "busybox", GPUResource: DefaultGPUResource}
 	task := &model.TaskSpec{Command: "sh", Args: []string{"-c", "exit 0"}, Env: map[string]string{"B": "2", "A": "1"},
-		Resources: model.Resources{CPU: 0.25, MemMB: 64, GPU: 1}, KillGrace: 1500 * time.Millisecond}
+		Resources: model.Resources{MilliCPU: 250, MemMB: 64, GPU: 1}, KillGrace: 1500 * time.Millisecond}
 	labels := map[string]string{"peloton.job": "j1", "peloton.instance": "0", "bad key!": "x", "peloton.note": "has spaces"}
 	pod, err := launchPod(cfg, "n1", "j1-0-2", "east/n1", task, labels)
 	if err != nil {

@@ -167,7 +167,7 @@ func newWorld(t *testing.T, objects ...runtime.Object) *world {
 
 func (w *world) launch(run model.RunID, node string) {
 	w.t.Helper()
-	task := &model.TaskSpec{Command: "sleep", Args: []string{"60"}, Resources: model.Resources{CPU: 1, MemMB: 512}}
+	task := &model.TaskSpec{Command: "sleep", Args: []string{"60"}, Resources: model.Resources{MilliCPU: 1000, MemMB: 512}}
 	err := w.plugin.Launch(w.ctx, []hostmgr.Launch{{Run: run, Host: hostID("kube", node), Task: task,
 		Labels: map[string]string{"peloton.job": "j", "peloton.instance": "0", "peloton.run": "1"}}})
 	if err != nil {
@@ -200,10 +200,10 @@ func TestHostsSubtractOthersRequests(t *testing.T) {
 	w.sink.mu.Lock()
 	n1, n2 := w.sink.hosts["kube/n1"], w.sink.hosts["kube/n2"]
 	w.sink.mu.Unlock()
-	if n1.State != model.HostUp || n1.Capacity.CPU != 2.5 || n1.Capacity.MemMB != 7*1024 || n1.Kind != "kubernetes" || n1.Labels["zone"] != "a" {
+	if n1.State != model.HostUp || n1.Capacity.MilliCPU != 2500 || n1.Capacity.MemMB != 7*1024 || n1.Kind != "kubernetes" || n1.Labels["zone"] != "a" {
 		t.Fatalf("n1 = %+v", n1)
 	}
-	if n2.State != model.HostDown || n2.Capacity.CPU != 4 {
+	if n2.State != model.HostDown || n2.Capacity.MilliCPU != 4000 {
 		t.Fatalf("n2 = %+v", n2)
 	}
 	// Our own pods do not shrink the host: the shard accounts for them.
@@ -213,7 +213,7 @@ func TestHostsSubtractOthersRequests(t *testing.T) {
 	if _, err := w.client.CoreV1().Pods("default").UpdateStatus(w.ctx, other, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	w.sink.waitUntil(t, "n1 back to full size", func() bool { return w.sink.hosts["kube/n1"].Capacity.CPU == 4 })
+	w.sink.waitUntil(t, "n1 back to full size", func() bool { return w.sink.hosts["kube/n1"].Capacity.MilliCPU == 4000 })
 }
 
 func TestLaunchRunsAndEnds(t *testing.T) {

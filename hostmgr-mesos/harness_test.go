@@ -178,7 +178,7 @@ func (rp *runningPlugin) stop() {
 
 func launch(run string, host model.HostID, cpu float64, env map[string]string) hostmgr.Launch {
 	return hostmgr.Launch{Run: model.RunID(run), Host: host,
-		Task:   &model.TaskSpec{Command: "/bin/true", Args: []string{"x"}, Env: env, Resources: model.Resources{CPU: cpu, MemMB: 64}},
+		Task:   &model.TaskSpec{Command: "/bin/true", Args: []string{"x"}, Env: env, Resources: model.Resources{MilliCPU: model.CoresToMilli(cpu), MemMB: 64}},
 		Labels: map[string]string{"peloton.job": strings.Split(run, "-")[0]}}
 }
 

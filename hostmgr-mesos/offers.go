@@ -1,6 +1,7 @@
 package mesos
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -34,8 +35,12 @@ type heldOffer struct {
 	resources []mesoslib.Resource
 }
 
+// scalarNames are the Mesos names of model.ResourceKinds, in that order.
+var scalarNames = [...]string{"cpus", "mem", "disk", "gpus"}
+
 // scalars sums an offer's resources: non-revocable into the first result,
-// revocable into the second.
+// revocable into the second. Mesos scalars are doubles of cores, MiB and
+// devices; each converts to whole units here, once (cpus to millicores).
 func scalars(rs []mesoslib.Resource) (plain, revocable model.Resources) {
 	for i := range rs {
 		r := &rs[i]
@@ -47,15 +52,8 @@ func scalars(rs []mesoslib.Resource) (plain, revocable model.Resources) {
 		if r.Revocable != nil {
 			dst = &revocable
 		}
-		switch r.Name {
-		case "cpus":
-			dst.CPU += v
-		case "mem":
-			dst.MemMB += v
-		case "disk":
-			dst.DiskMB += v
-		case "gpus":
-			dst.GPU += v
+		if k := slices.Index(scalarNames[:], r.Name); k >= 0 {
+			*dst = dst.Set(k, dst.Get(k)+model.UnitsOf(k, v))
 		}
 	}
 	return plain, revocable
@@ -75,16 +73,9 @@ func (a *agentState) offered() (plain, revocable model.Resources) {
 func (a *agentState) refresh() bool {
 	plain, rev := a.offered()
 	capacity := plain.Add(a.ours)
-	changed := !a.reported || !sameResources(capacity, a.capacity) || !sameResources(rev, a.revocable)
+	changed := !a.reported || capacity != a.capacity || rev != a.revocable
 	a.capacity, a.revocable = capacity, rev
 	return changed
-}
-
-func sameResources(a, b model.Resources) bool {
-	d := a.Sub(b)
-	const eps = 1e-6
-	return d.CPU < eps && d.CPU > -eps && d.MemMB < eps && d.MemMB > -eps &&
-		d.DiskMB < eps && d.DiskMB > -eps && d.GPU < eps && d.GPU > -eps
 }
 
 // hostOf describes an agent as a host.
@@ -94,9 +85,9 @@ func (a *agentState) hostOf(cluster string) model.Host {
 		labels[k] = v
 	}
 	labels["mesos.agent_id"] = a.id
-	if a.revocable.CPU > 0 || a.revocable.MemMB > 0 {
-		labels["mesos.revocable_cpus"] = strconv.FormatFloat(a.revocable.CPU, 'g', -1, 64)
-		labels["mesos.revocable_mem"] = strconv.FormatFloat(a.revocable.MemMB, 'g', -1, 64)
+	if a.revocable.MilliCPU > 0 || a.revocable.MemMB > 0 {
+		labels["mesos.revocable_cpus"] = model.FormatMilli(a.revocable.MilliCPU)
+		labels["mesos.revocable_mem"] = model.FormatUnits(a.revocable.MemMB)
 	}
 	state := model.HostUp
 	if len(a.draining) > 0 {
@@ -172,21 +163,25 @@ func (p *pool) take(want model.Resources) ([]mesoslib.Resource, bool) {
 		return nil, false
 	}
 	var out []mesoslib.Resource
-	for i, name := range []string{"cpus", "mem", "disk", "gpus"} {
+	for i, name := range scalarNames {
 		need := want.Get(i)
 		for j := range p.entries {
-			if need <= 1e-9 {
+			if need <= 0 {
 				break
 			}
 			e := &p.entries[j]
-			if e.Name != name || e.Scalar.Value <= 1e-9 {
+			if e.Name != name {
 				continue
 			}
-			amount := min(need, e.Scalar.Value)
+			have := model.UnitsOf(i, e.Scalar.Value)
+			if have <= 0 {
+				continue
+			}
+			amount := min(need, have)
 			c := *e
-			c.Scalar = &mesoslib.Value_Scalar{Value: amount}
+			c.Scalar = &mesoslib.Value_Scalar{Value: model.DecimalOf(i, amount)}
 			out = append(out, c)
-			e.Scalar.Value -= amount
+			e.Scalar.Value = model.DecimalOf(i, have-amount)
 			need -= amount
 		}
 	}

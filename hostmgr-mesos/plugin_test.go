@@ -42,7 +42,7 @@ func TestOffersBecomeHostsWithLabels(t *testing.T) {
 	if h.Kind != HostKind || h.Cluster != "dc1" || h.State != model.HostUp || h.Hostname != "agent-1" {
 		t.Errorf("host = %+v", h)
 	}
-	if h.Capacity.CPU != 4 || h.Capacity.MemMB != 4096 || h.Labels["zone"] != "z1" || h.Labels["mesos.agent_id"] != "S1" {
+	if h.Capacity.MilliCPU != 4000 || h.Capacity.MemMB != 4096 || h.Labels["zone"] != "z1" || h.Labels["mesos.agent_id"] != "S1" {
 		t.Errorf("capacity/labels = %+v %v", h.Capacity, h.Labels)
 	}
 	stored, _ := ids.LoadFrameworkID(context.Background())
@@ -262,7 +262,7 @@ func TestSuppressWhenIdleReviveOnLaunch(t *testing.T) {
 	waitFor(t, "no offer outstanding", func() bool { return c.m.OutstandingOffers() == 0 })
 	// The host keeps its remembered capacity, so placement still picks it;
 	// the launch revives offers and runs.
-	if h, _ := rp.sink.host("dc1/agent-0"); h.Capacity.CPU != 4 {
+	if h, _ := rp.sink.host("dc1/agent-0"); h.Capacity.MilliCPU != 4000 {
 		t.Fatalf("capacity after suppress = %+v", h.Capacity)
 	}
 	if err := rp.p.Launch(context.Background(), []hostmgr.Launch{launch("jobS-0-1", "dc1/agent-0", 1, map[string]string{mesostest.EnvDuration: "10ms"})}); err != nil {

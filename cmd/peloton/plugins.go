@@ -251,7 +251,7 @@ func init() {
 			Generate: sim.Generator{
 				Count:      n,
 				NamePrefix: s.Name + "-",
-				Shape:      model.Resources{CPU: cpu, MemMB: mem, DiskMB: 100 * 1024, GPU: gpu},
+				Shape:      model.ResourcesFromDecimal(cpu, mem, 100*1024, gpu), // cpu in decimal cores
 				Labels:     map[string][]string{"zone": zones},
 			},
 		})

@@ -8,15 +8,16 @@ import (
 	"github.com/peloton-federated/peloton/shard/model"
 )
 
-// TestBadNumbersNeitherPanicNorLeak: NaN, infinite and negative amounts
-// anywhere in the inputs give no panic and no NaN or negative share, and
-// routing and planning still answer.
+// TestBadNumbersNeitherPanicNorLeak: extreme, unlimited and negative
+// amounts anywhere in the inputs give no panic and no negative or
+// unlimited reservation share, and routing and planning still answer.
 func TestBadNumbersNeitherPanicNorLeak(t *testing.T) {
-	nan, inf := math.NaN(), math.Inf(1)
+	low, inf := int64(math.MinInt64), model.Unlimited
 	odd := []model.Resources{
-		{CPU: nan, MemMB: -5, DiskMB: inf, GPU: 0},
-		{CPU: -1, MemMB: nan, DiskMB: 10, GPU: inf},
-		{CPU: inf, MemMB: inf, DiskMB: -inf, GPU: nan},
+		{MilliCPU: low, MemMB: -5, DiskMB: inf, GPU: 0},
+		{MilliCPU: -1, MemMB: low, DiskMB: 10, GPU: inf},
+		{MilliCPU: inf, MemMB: inf, DiskMB: -inf, GPU: low},
+		{MilliCPU: inf - 1, MemMB: 1 << 62, DiskMB: 3, GPU: 1},
 		{},
 	}
 	for i, a := range odd {
@@ -31,7 +32,7 @@ func TestBadNumbersNeitherPanicNorLeak(t *testing.T) {
 			for region, m := range shares {
 				for pool, s := range m {
 					for k := range model.ResourceKinds {
-						if r, l := s.Reservation.Get(k), s.Limit.Get(k); !(r >= 0) || !(l >= r) || math.IsInf(r, 0) {
+						if r, l := s.Reservation.Get(k), s.Limit.Get(k); r < 0 || l < r || r == model.Unlimited {
 							t.Fatalf("inputs %d/%d: %s %s: reservation %v limit %v", i, j, region, pool, r, l)
 						}
 					}

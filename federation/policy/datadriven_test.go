@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"maps"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,7 +23,8 @@ var epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 // Scenario files are sequences of commands. Each is a command line, input
 // lines, a "----" line, then the expected output up to a blank line. Lines
 // starting with '#' between commands are comments. Resources are written
-// "cpu:100,mem:512" (inf allowed); times are durations after a fixed epoch.
+// "cpu:100,mem:512" (inf allowed), cpu in decimal cores as the API has it,
+// the rest in whole units; times are durations after a fixed epoch.
 // Constraints: "zone==a", "zone!=a", "zone~a|b" (in), "zone!~a|b" (not
 // in), "+ssd" (exists), "-ssd" (not exists), joined with "&&" (all of) and
 // then "||" (any of). Commands:
@@ -193,7 +193,7 @@ func (sc *scenario) resources(s string) model.Resources {
 			sc.fatalf("%q: %v", part, err)
 		}
 		sc.kinds[k] = true
-		r = r.Set(k, v)
+		r = r.Set(k, model.UnitsOf(k, v))
 	}
 	return r
 }
@@ -322,11 +322,11 @@ func (sc *scenario) setUsage(input []string) string {
 
 func (sc *scenario) setPools(input []string) string {
 	sc.pools = nil
-	inf := math.Inf(1)
+	inf := model.Unlimited
 	for _, line := range input {
 		fields := strings.Fields(line)
 		a := sc.args(fields[1:])
-		p := model.Pool{Path: fields[0], Reservation: sc.resources(a["reservation"]), Limit: model.Resources{CPU: inf, MemMB: inf, DiskMB: inf, GPU: inf}}
+		p := model.Pool{Path: fields[0], Reservation: sc.resources(a["reservation"]), Limit: model.Resources{MilliCPU: inf, MemMB: inf, DiskMB: inf, GPU: inf}}
 		if l, ok := a["limit"]; ok {
 			limit := sc.resources(l)
 			for _, part := range strings.Split(l, ",") {
@@ -340,12 +340,23 @@ func (sc *scenario) setPools(input []string) string {
 	return "ok"
 }
 
+// addLimits adds limits, an unlimited one making the sum unlimited.
+func addLimits(a, b model.Resources) model.Resources {
+	sum := a.Add(b)
+	for k := range model.ResourceKinds {
+		if a.Get(k) == model.Unlimited || b.Get(k) == model.Unlimited {
+			sum = sum.Set(k, model.Unlimited)
+		}
+	}
+	return sum
+}
+
 // format renders the resource kinds named so far: "cpu=85 mem=10".
 func (sc *scenario) format(r model.Resources) string {
 	var parts []string
 	for k, name := range model.ResourceKinds {
 		if sc.kinds[k] {
-			parts = append(parts, name+"="+formatAmount(r.Get(k)))
+			parts = append(parts, name+"="+model.FormatAmount(k, r.Get(k)))
 		}
 	}
 	return strings.Join(parts, " ")
@@ -364,7 +375,7 @@ func (sc *scenario) split(a map[string]string) string {
 			s := sc.shares[region][pool]
 			fmt.Fprintf(&b, "%s %s: reservation %s | limit %s\n", region, pool, sc.format(s.Reservation), sc.format(s.Limit))
 			t := totals[pool]
-			totals[pool] = RegionShare{Reservation: t.Reservation.Add(s.Reservation), Limit: t.Limit.Add(s.Limit)}
+			totals[pool] = RegionShare{Reservation: t.Reservation.Add(s.Reservation), Limit: addLimits(t.Limit, s.Limit)}
 		}
 	}
 	for _, pool := range slices.Sorted(maps.Keys(totals)) {

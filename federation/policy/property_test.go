@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -12,15 +11,20 @@ import (
 	"github.com/peloton-federated/peloton/shard/model"
 )
 
-// tolerance absorbs float rounding in sums.
-func near(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(1, math.Abs(b)) }
-
 func randomResources(rng *rand.Rand, maxAmount int) model.Resources {
 	var r model.Resources
 	for k := range model.ResourceKinds {
 		if rng.IntN(4) > 0 {
-			r = r.Set(k, float64(rng.IntN(maxAmount+1)))
+			r = r.Set(k, int64(rng.IntN(maxAmount+1)))
 		}
+	}
+	return r
+}
+
+// scaleBy returns r times f, rounded down to whole units.
+func scaleBy(r model.Resources, f float64) model.Resources {
+	for k := range model.ResourceKinds {
+		r = r.Set(k, int64(float64(r.Get(k))*f))
 	}
 	return r
 }
@@ -154,7 +158,7 @@ func randomSplitCase(rng *rand.Rand) splitCase {
 		p.Limit = p.Reservation.Add(randomResources(rng, 800))
 		for k := range model.ResourceKinds {
 			if rng.IntN(3) == 0 {
-				p.Limit = p.Limit.Set(k, math.Inf(1))
+				p.Limit = p.Limit.Set(k, model.Unlimited)
 			}
 		}
 		c.pools = append(c.pools, p)
@@ -168,7 +172,11 @@ func randomSplitCase(rng *rand.Rand) splitCase {
 	}
 	for i := range c.pools {
 		if c.pools[i].Path == "/a/x" || c.pools[i].Path == "/a/y" {
-			c.pools[i].Reservation = c.pools[i].Reservation.Min(a.Reservation.Scale(0.5))
+			half := model.Resources{}
+			for k := range model.ResourceKinds {
+				half = half.Set(k, a.Reservation.Get(k)/2)
+			}
+			c.pools[i].Reservation = c.pools[i].Reservation.Min(half)
 			c.pools[i].Limit = c.pools[i].Limit.Max(c.pools[i].Reservation)
 		}
 	}
@@ -204,7 +212,7 @@ func TestSplitPoolsProperties(t *testing.T) {
 func checkSplit(t *testing.T, i int, c splitCase, got Shares) {
 	t.Helper()
 	for k, kind := range model.ResourceKinds {
-		var room float64 // what the eligible regions can hold in all
+		var room int64 // what the eligible regions can hold in all
 		for _, r := range c.regions {
 			if c.eligible(r) {
 				room += r.Capacity.Get(k)
@@ -212,30 +220,33 @@ func checkSplit(t *testing.T, i int, c splitCase, got Shares) {
 		}
 		// Siblings share their parent's room: together they get all their
 		// reservations, or all the room when it is short.
-		groupWant := map[string]float64{} // parent path → sum of reservations
-		groupGot := map[string]float64{}
+		groupWant := map[string]int64{} // parent path → sum of reservations
+		groupGot := map[string]int64{}
 		for _, p := range sortedPools(c.pools) {
-			var res, lim float64
+			var res, lim int64
+			unlimited := p.Limit.Get(k) == model.Unlimited
 			for _, r := range c.regions {
 				s := got[r.Name][p.Path]
 				rv, lv := s.Reservation.Get(k), s.Limit.Get(k)
 				if !c.eligible(r) && (rv != 0 || lv != 0) {
 					t.Fatalf("case %d: ineligible %s gets %s %s %v/%v", i, r.Name, p.Path, kind, rv, lv)
 				}
-				if rv < 0 || rv > r.Capacity.Get(k)+1e-6 || lv < rv-1e-6 {
+				if rv < 0 || rv > r.Capacity.Get(k) || lv < rv {
 					t.Fatalf("case %d: %s %s %s: reservation %v, limit %v, capacity %v", i, r.Name, p.Path, kind, rv, lv, r.Capacity.Get(k))
 				}
-				if c.eligible(r) && math.IsInf(p.Limit.Get(k), 1) != math.IsInf(lv, 1) {
+				if c.eligible(r) && unlimited != (lv == model.Unlimited) {
 					t.Fatalf("case %d: %s %s %s: global limit %v, region limit %v", i, r.Name, p.Path, kind, p.Limit.Get(k), lv)
 				}
 				res += rv
-				lim += lv
+				if !unlimited {
+					lim += lv
+				}
 			}
 			want := p.Reservation.Get(k)
-			if res > want+1e-6 {
+			if res > want {
 				t.Fatalf("case %d: %s %s: shares add up to %v, above %v", i, p.Path, kind, res, want)
 			}
-			if l := p.Limit.Get(k); !math.IsInf(l, 1) && lim > l+1e-6 {
+			if l := p.Limit.Get(k); !unlimited && lim > l {
 				t.Fatalf("case %d: %s %s: limit shares add up to %v, above %v", i, p.Path, kind, lim, l)
 			}
 			parent := "/"
@@ -245,18 +256,18 @@ func checkSplit(t *testing.T, i int, c splitCase, got Shares) {
 			groupWant[parent] += want
 			groupGot[parent] += res
 		}
-		parentRoom := map[string]float64{"/": room}
+		parentRoom := map[string]int64{"/": room}
 		for _, r := range c.regions {
 			parentRoom["/a"] += got[r.Name]["/a"].Reservation.Get(k)
 		}
 		for parent, want := range groupWant {
-			if w := min(want, parentRoom[parent]); !near(groupGot[parent], w) {
+			if w := min(want, parentRoom[parent]); groupGot[parent] != w {
 				t.Fatalf("case %d: children of %s %s: shares add up to %v, want %v (reservations %v, room %v)",
 					i, parent, kind, groupGot[parent], w, want, parentRoom[parent])
 			}
 		}
 		for _, r := range c.regions {
-			var top, children float64
+			var top, children int64
 			for _, p := range c.pools {
 				v := got[r.Name][p.Path].Reservation.Get(k)
 				switch p.Path {
@@ -266,7 +277,7 @@ func checkSplit(t *testing.T, i int, c splitCase, got Shares) {
 					children += v
 				}
 			}
-			if top > r.Capacity.Get(k)+1e-6 || children > got[r.Name]["/a"].Reservation.Get(k)+1e-6 {
+			if top > r.Capacity.Get(k) || children > got[r.Name]["/a"].Reservation.Get(k) {
 				t.Fatalf("case %d: %s %s: top-level %v of capacity %v, children %v of parent %v",
 					i, r.Name, kind, top, r.Capacity.Get(k), children, got[r.Name]["/a"].Reservation.Get(k))
 			}
@@ -274,7 +285,7 @@ func checkSplit(t *testing.T, i int, c splitCase, got Shares) {
 		// The first pool in path order sees every region's whole capacity:
 		// when the demands fit its reservation, each gets its demand.
 		first := sortedPools(c.pools)[0]
-		var demand float64
+		var demand int64
 		for _, r := range c.regions {
 			if c.eligible(r) {
 				demand += min(r.Pools[first.Path].Demand.Get(k), r.Capacity.Get(k))
@@ -283,7 +294,7 @@ func checkSplit(t *testing.T, i int, c splitCase, got Shares) {
 		if demand <= first.Reservation.Get(k) {
 			for _, r := range c.regions {
 				d := min(r.Pools[first.Path].Demand.Get(k), r.Capacity.Get(k))
-				if c.eligible(r) && got[r.Name][first.Path].Reservation.Get(k) < d-1e-6 {
+				if c.eligible(r) && got[r.Name][first.Path].Reservation.Get(k) < d {
 					t.Fatalf("case %d: %s %s %s: share %v below demand %v", i, r.Name, first.Path, kind, got[r.Name][first.Path].Reservation.Get(k), d)
 				}
 			}
@@ -293,24 +304,25 @@ func checkSplit(t *testing.T, i int, c splitCase, got Shares) {
 
 // naiveFit counts whole tasks of perTask that fit in room by adding one at
 // a time (up to a bound), the reference for the ranking. Resources the task
-// does not use do not count.
-func naiveFit(room, perTask model.Resources) float64 {
+// does not use, and unlimited room, do not count.
+func naiveFit(room, perTask model.Resources) int64 {
 	if perTask.IsZero() {
-		return math.Inf(1)
+		return model.Unlimited
 	}
 	for k := range model.ResourceKinds {
-		if perTask.Get(k) == 0 {
+		if perTask.Get(k) == 0 || room.Get(k) == model.Unlimited {
 			room = room.Set(k, 0)
+			perTask = perTask.Set(k, 0)
 		}
 	}
 	n := 0
 	for used := perTask; used.Fits(room) && n < 100000; used = used.Add(perTask) {
 		n++
 	}
-	if n == 100000 {
-		return math.Inf(1)
+	if n == 100000 || perTask.IsZero() {
+		return model.Unlimited
 	}
-	return float64(n)
+	return int64(n)
 }
 
 // TestChooseRegionAgainstReference: the chosen region can take the job and
@@ -321,11 +333,11 @@ func TestChooseRegionAgainstReference(t *testing.T) {
 	for i := range 3000 {
 		c := randomSplitCase(rng)
 		for j := range c.regions {
-			c.regions[j].Allocation = c.regions[j].Capacity.Scale(rng.Float64())
+			c.regions[j].Allocation = scaleBy(c.regions[j].Capacity, rng.Float64())
 			c.regions[j].HostLabels = summarize(randomHosts(rng))
 			c.regions[j].Health = Health(rng.IntN(4) % 3)
 			for p, u := range c.regions[j].Pools {
-				u.Allocation = u.Demand.Scale(rng.Float64())
+				u.Allocation = scaleBy(u.Demand, rng.Float64())
 				c.regions[j].Pools[p] = u
 			}
 		}
@@ -342,7 +354,7 @@ func TestChooseRegionAgainstReference(t *testing.T) {
 		if !reflect.DeepEqual(got, again) || (err == nil) != (err2 == nil) {
 			t.Fatalf("case %d: order changed the choice: %v / %v", i, got, again)
 		}
-		type keys struct{ res, lim, free float64 }
+		type keys struct{ res, lim, free int64 }
 		var best *keys
 		var bestName string
 		for _, r := range c.regions {
@@ -356,7 +368,7 @@ func TestChooseRegionAgainstReference(t *testing.T) {
 			}
 			s := shares[r.Name][req.Pool]
 			held := r.Pools[req.Pool].Allocation
-			k := keys{naiveFit(s.Reservation.Sub(held), req.PerTask), naiveFit(s.Limit.Sub(held), req.PerTask), naiveFit(r.Capacity.Sub(r.Allocation), req.PerTask)}
+			k := keys{naiveFit(s.Reservation.Sub(held), req.PerTask), naiveFit(leftOf(s.Limit, held), req.PerTask), naiveFit(r.Capacity.Sub(r.Allocation), req.PerTask)}
 			better := best == nil || k.res > best.res ||
 				k.res == best.res && (k.lim > best.lim || k.lim == best.lim && (k.free > best.free || k.free == best.free && r.Name < bestName))
 			if better {

@@ -2,7 +2,6 @@ package policy
 
 import (
 	"cmp"
-	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -117,7 +116,7 @@ func sortedPools(pools []model.Pool) []model.Pool {
 		if c := compareResources(b.Limit, a.Limit); c != 0 {
 			return c
 		}
-		return compareResources(b.Share, a.Share)
+		return compareShares(b.Share, a.Share)
 	})
 	return slices.CompactFunc(out, func(a, b model.Pool) bool { return a.Path == b.Path })
 }
@@ -133,38 +132,57 @@ func compareResources(a, b model.Resources) int {
 	return 0
 }
 
-// clampNonNegative maps negative and NaN components to zero.
-func clampNonNegative(r model.Resources) model.Resources {
+// compareShares orders shares component by component, in the order of
+// model.ResourceKinds.
+func compareShares(a, b model.Shares) int {
 	for k := range model.ResourceKinds {
-		if v := r.Get(k); !(v > 0) {
-			r = r.Set(k, 0)
+		if c := cmp.Compare(a.Get(k), b.Get(k)); c != 0 {
+			return c
 		}
 	}
-	return r
+	return 0
 }
 
-// tasksThatFit returns how many tasks of size perTask fit in room: the
-// smallest room/perTask over the resources the task uses, +Inf when it
-// uses none, and 0 when some room is not above zero for a resource it uses.
-func tasksThatFit(room, perTask model.Resources) float64 {
-	n := math.Inf(1)
+// clampNonNegative maps negative components to zero.
+func clampNonNegative(r model.Resources) model.Resources { return r.Max(model.Resources{}) }
+
+// leftOf is what a limit leaves after used: limit - used, where an
+// unlimited component stays unlimited.
+func leftOf(limit, used model.Resources) model.Resources {
+	left := limit.Sub(used)
+	for k := range model.ResourceKinds {
+		if limit.Get(k) == model.Unlimited {
+			left = left.Set(k, model.Unlimited)
+		}
+	}
+	return left
+}
+
+// tasksThatFit returns how many whole tasks of size perTask fit in room:
+// the smallest room/perTask, rounded down, over the resources the task
+// uses and room is not unlimited in; model.Unlimited when that leaves none;
+// 0 when some room is not above zero for a resource it uses.
+func tasksThatFit(room, perTask model.Resources) int64 {
+	n := model.Unlimited
 	for k := range model.ResourceKinds {
 		need := perTask.Get(k)
-		if !(need > 0) {
+		if need <= 0 {
 			continue
 		}
 		have := room.Get(k)
-		if !(have > 0) {
+		if have <= 0 {
 			return 0
 		}
-		n = min(n, have/need)
+		if have != model.Unlimited {
+			n = min(n, have/need)
+		}
 	}
 	return n
 }
 
 // scale multiplies per-task resources by an instance count.
 func scale(perTask model.Resources, instances uint32) model.Resources {
-	return clampNonNegative(perTask).Scale(float64(instances))
+	return clampNonNegative(perTask).Scale(int64(instances))
 }
 
 // formatResources renders the non-zero components compactly, as reasons
@@ -179,7 +197,7 @@ func formatResources(r model.Resources) string {
 		if s != "" {
 			s += " "
 		}
-		s += name + "=" + formatAmount(v)
+		s += name + "=" + model.FormatAmount(k, v)
 	}
 	if s == "" {
 		return "none"
@@ -187,35 +205,14 @@ func formatResources(r model.Resources) string {
 	return s
 }
 
-// formatAmount renders a number with at most 4 decimals, "inf" for +Inf.
-func formatAmount(v float64) string {
-	if math.IsInf(v, 1) {
-		return "inf"
-	}
-	r := math.Round(v*1e4) / 1e4
-	if r == 0 {
-		r = 0 // no "-0"
-	}
-	return strconv.FormatFloat(r, 'f', -1, 64)
-}
-
-// wholeTasks is a task count rounded down, absorbing float error just
-// below a whole number.
-func wholeTasks(n float64) float64 {
-	if math.IsInf(n, 1) {
-		return n
-	}
-	return math.Floor(n + 1e-9)
-}
-
 // formatTasks renders a task count for reasons: "1 task", "7 tasks",
 // "unlimited tasks".
-func formatTasks(n float64) string {
-	switch {
-	case math.IsInf(n, 1):
+func formatTasks(n int64) string {
+	switch n {
+	case model.Unlimited:
 		return "unlimited tasks"
-	case n == 1:
+	case 1:
 		return "1 task"
 	}
-	return strconv.FormatFloat(n, 'f', -1, 64) + " tasks"
+	return strconv.FormatInt(n, 10) + " tasks"
 }

@@ -106,7 +106,7 @@ func PlanRelocation(failed string, jobs []RelocatableJob, regions []RegionState,
 			plan.Unplaced = append(plan.Unplaced, Unplaced{Job: j.ID, Reason: why})
 			continue
 		}
-		best, bestFit := -1, 0.0
+		best, bestFit := -1, int64(0)
 		var why []string
 		for i, r := range rs {
 			if r.Name == failed {
@@ -177,14 +177,14 @@ func dominantShare(needs, total model.Resources) float64 {
 	share := 0.0
 	for k := range model.ResourceKinds {
 		n := needs.Get(k)
-		if !(n > 0) {
+		if n <= 0 {
 			continue
 		}
 		t := total.Get(k)
-		if !(t > 0) {
+		if t <= 0 {
 			return math.Inf(1)
 		}
-		share = max(share, n/t)
+		share = max(share, float64(n)/float64(t))
 	}
 	return share
 }
@@ -218,7 +218,7 @@ func newQuotaLeft(failed string, rs []RegionState, pools []model.Pool) quotaLeft
 		l := clampNonNegative(p.Limit)
 		for _, r := range rs {
 			if r.Name != failed {
-				l = l.Sub(clampNonNegative(r.Pools[p.Path].Allocation))
+				l = leftOf(l, clampNonNegative(r.Pools[p.Path].Allocation))
 			}
 		}
 		q.left[p.Path] = l
@@ -252,7 +252,7 @@ func (q quotaLeft) check(pool string, needs model.Resources) string {
 
 func (q quotaLeft) take(pool string, needs model.Resources) {
 	for _, p := range q.chain(pool) {
-		q.left[p] = q.left[p].Sub(needs)
+		q.left[p] = leftOf(q.left[p], needs)
 	}
 }
 

@@ -122,9 +122,9 @@ func exclusion(req JobRequest, r RegionState) string {
 // tasks in whole tasks.
 type candidate struct {
 	region         string
-	reservationFit float64
-	limitFit       float64
-	freeFit        float64
+	reservationFit int64
+	limitFit       int64
+	freeFit        int64
 }
 
 func measure(req JobRequest, r RegionState, shares Shares) candidate {
@@ -132,9 +132,9 @@ func measure(req JobRequest, r RegionState, shares Shares) candidate {
 	held := r.Pools[req.Pool].Allocation
 	return candidate{
 		region:         r.Name,
-		reservationFit: wholeTasks(tasksThatFit(share.Reservation.Sub(held), req.PerTask)),
-		limitFit:       wholeTasks(tasksThatFit(share.Limit.Sub(held), req.PerTask)),
-		freeFit:        wholeTasks(tasksThatFit(r.Capacity.Sub(r.Allocation), req.PerTask)),
+		reservationFit: tasksThatFit(share.Reservation.Sub(held), req.PerTask),
+		limitFit:       tasksThatFit(leftOf(share.Limit, held), req.PerTask),
+		freeFit:        tasksThatFit(r.Capacity.Sub(r.Allocation), req.PerTask),
 	}
 }
 
@@ -160,11 +160,11 @@ func decidingKey(best candidate, cands []candidate, pool string) string {
 	}
 	keys := [...]struct {
 		tiedBefore, name string
-		of               func(candidate) float64
+		of               func(candidate) int64
 	}{
-		{"", "most reservation left in pool " + pool, func(c candidate) float64 { return c.reservationFit }},
-		{"tied on reservation left, ", "most limit left in pool " + pool, func(c candidate) float64 { return c.limitFit }},
-		{"tied on reservation and limit left, ", "most free capacity", func(c candidate) float64 { return c.freeFit }},
+		{"", "most reservation left in pool " + pool, func(c candidate) int64 { return c.reservationFit }},
+		{"tied on reservation left, ", "most limit left in pool " + pool, func(c candidate) int64 { return c.limitFit }},
+		{"tied on reservation and limit left, ", "most free capacity", func(c candidate) int64 { return c.freeFit }},
 	}
 	var rivals []candidate
 	for _, c := range cands {

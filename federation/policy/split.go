@@ -2,7 +2,6 @@ package policy
 
 import (
 	"cmp"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -170,7 +169,7 @@ func (g *globalSplit) splitReservations(group []model.Pool) [][]model.Resources 
 			claims[j] = entitlement.Claim{
 				Demand: clampNonNegative(r.Pools[p.Path].Demand).Min(g.capacity[j]),
 				Limit:  budget[j],
-				Share:  g.capacity[j],
+				Share:  model.SharesOf(g.capacity[j]),
 			}
 		}
 		grants := entitlement.Split(p.Reservation, claims, entitlement.Options{})
@@ -184,7 +183,7 @@ func (g *globalSplit) splitReservations(group []model.Pool) [][]model.Resources 
 		given := model.Resources{}
 		for j := range n {
 			given = given.Add(out[m][j])
-			claims[j] = entitlement.Claim{Limit: budget[j], Share: g.capacity[j]}
+			claims[j] = entitlement.Claim{Limit: budget[j], Share: model.SharesOf(g.capacity[j])}
 		}
 		idle := clampNonNegative(clampNonNegative(p.Reservation).Sub(given))
 		grants := entitlement.Split(idle, claims, entitlement.Options{Headroom: true})
@@ -208,7 +207,7 @@ func (g *globalSplit) splitLimit(p model.Pool, reservations []model.Resources) [
 	}
 	var extra model.Resources
 	for k := range model.ResourceKinds {
-		if l := p.Limit.Get(k); !math.IsInf(l, 1) {
+		if l := p.Limit.Get(k); l != model.Unlimited {
 			extra = extra.Set(k, l-reserved.Get(k)) // negative counts as zero
 		}
 	}
@@ -218,7 +217,7 @@ func (g *globalSplit) splitLimit(p model.Pool, reservations []model.Resources) [
 		claims[j] = entitlement.Claim{
 			Demand: clampNonNegative(clampNonNegative(r.Pools[p.Path].Demand).Min(g.capacity[j]).Sub(reservations[j])),
 			Limit:  room,
-			Share:  g.capacity[j],
+			Share:  model.SharesOf(g.capacity[j]),
 		}
 	}
 	grants := entitlement.Split(extra, claims, entitlement.Options{Headroom: true})
@@ -226,8 +225,8 @@ func (g *globalSplit) splitLimit(p model.Pool, reservations []model.Resources) [
 	for j, gr := range grants {
 		l := reservations[j].Add(gr.Entitlement).Add(gr.Headroom)
 		for k := range model.ResourceKinds {
-			if math.IsInf(p.Limit.Get(k), 1) {
-				l = l.Set(k, math.Inf(1))
+			if p.Limit.Get(k) == model.Unlimited {
+				l = l.Set(k, model.Unlimited)
 			}
 		}
 		out[j] = l

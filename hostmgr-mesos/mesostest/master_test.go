@@ -13,6 +13,7 @@ import (
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler"
+	"github.com/peloton-federated/peloton/shard/model"
 )
 
 // noRedirect shows 307s instead of following them.
@@ -145,7 +146,7 @@ func TestInvalidAcceptsAreReportedAsMesosDoes(t *testing.T) {
 				Type: mesos.Offer_Operation_LAUNCH, Launch: &mesos.Offer_Operation_Launch{TaskInfos: []mesos.TaskInfo{{
 					Name: taskID, TaskID: mesos.TaskID{Value: taskID}, AgentID: offer.AgentID,
 					Command:   &mesos.CommandInfo{Value: func() *string { s := "true"; return &s }()},
-					Resources: resSum{cpus: cpus}.resources("", false)}}}}}}}
+					Resources: resSum{cpus: model.CoresToMilli(cpus)}.resources("", false)}}}}}}}
 		b, err := json.Marshal(&call)
 		if err != nil {
 			t.Fatal(err)

@@ -5,15 +5,16 @@ import (
 	"sort"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/peloton-federated/peloton/shard/model"
 )
 
-// resSum is an amount of the scalar resources the emulator knows.
+// resSum is an amount of the scalar resources the emulator knows, in whole
+// units as Mesos keeps scalars (fixed point, three decimals): millicores,
+// MiB and devices. Doubles convert at the edge (toUnits, resources).
 type resSum struct {
-	cpus, mem, disk, gpus float64
-	rcpus, rmem           float64 // revocable
+	cpus, mem, disk, gpus int64
+	rcpus, rmem           int64 // revocable
 }
-
-const slack = 1e-9
 
 func (a resSum) add(b resSum) resSum {
 	return resSum{a.cpus + b.cpus, a.mem + b.mem, a.disk + b.disk, a.gpus + b.gpus, a.rcpus + b.rcpus, a.rmem + b.rmem}
@@ -24,30 +25,31 @@ func (a resSum) sub(b resSum) resSum {
 }
 
 func (a resSum) fits(b resSum) bool {
-	return a.cpus <= b.cpus+slack && a.mem <= b.mem+slack && a.disk <= b.disk+slack &&
-		a.gpus <= b.gpus+slack && a.rcpus <= b.rcpus+slack && a.rmem <= b.rmem+slack
+	return a.cpus <= b.cpus && a.mem <= b.mem && a.disk <= b.disk &&
+		a.gpus <= b.gpus && a.rcpus <= b.rcpus && a.rmem <= b.rmem
 }
 
 // offerable mirrors Mesos's minimum allocatable resources: some CPU or
 // some memory.
 func (a resSum) offerable() bool {
-	return a.cpus >= 0.01 || a.mem >= 32 || a.rcpus >= 0.01 || a.rmem >= 32
+	return a.cpus >= 10 || a.mem >= 32 || a.rcpus >= 10 || a.rmem >= 32
 }
 
 func (s AgentSpec) total() resSum {
-	return resSum{s.CPU, s.MemMB, s.DiskMB, s.GPU, s.RevocableCPU, s.RevocableMemMB}
+	return resSum{model.CoresToMilli(s.CPU), model.WholeUnits(s.MemMB), model.WholeUnits(s.DiskMB), model.WholeUnits(s.GPU),
+		model.CoresToMilli(s.RevocableCPU), model.WholeUnits(s.RevocableMemMB)}
 }
 
 // resources renders an amount as Mesos resources allocated to role.
 func (a resSum) resources(role string, multiRole bool) []mesos.Resource {
 	var out []mesos.Resource
-	add := func(name string, v float64, revocable bool) {
-		if v < slack {
+	add := func(name string, kind int, v int64, revocable bool) {
+		if v <= 0 {
 			return
 		}
 		t := mesos.SCALAR
 		star := "*"
-		r := mesos.Resource{Name: name, Type: &t, Scalar: &mesos.Value_Scalar{Value: v}, Role: &star}
+		r := mesos.Resource{Name: name, Type: &t, Scalar: &mesos.Value_Scalar{Value: model.DecimalOf(kind, v)}, Role: &star}
 		if multiRole {
 			rl := role
 			r.AllocationInfo = &mesos.Resource_AllocationInfo{Role: &rl}
@@ -57,12 +59,12 @@ func (a resSum) resources(role string, multiRole bool) []mesos.Resource {
 		}
 		out = append(out, r)
 	}
-	add("cpus", a.cpus, false)
-	add("mem", a.mem, false)
-	add("disk", a.disk, false)
-	add("gpus", a.gpus, false)
-	add("cpus", a.rcpus, true)
-	add("mem", a.rmem, true)
+	add("cpus", 0, a.cpus, false)
+	add("mem", 1, a.mem, false)
+	add("disk", 2, a.disk, false)
+	add("gpus", 3, a.gpus, false)
+	add("cpus", 0, a.rcpus, true)
+	add("mem", 1, a.rmem, true)
 	return out
 }
 
@@ -88,19 +90,20 @@ func sumOf(rs []mesos.Resource, role string, multiRole bool) (resSum, error) {
 			return s, fmt.Errorf("resource %q has allocation_info but the framework is not MULTI_ROLE", r.Name)
 		}
 		rev := r.Revocable != nil
+		cores, units := model.CoresToMilli(v), model.WholeUnits(v)
 		switch {
 		case r.Name == "cpus" && !rev:
-			s.cpus += v
+			s.cpus += cores
 		case r.Name == "mem" && !rev:
-			s.mem += v
+			s.mem += units
 		case r.Name == "disk" && !rev:
-			s.disk += v
+			s.disk += units
 		case r.Name == "gpus" && !rev:
-			s.gpus += v
+			s.gpus += units
 		case r.Name == "cpus" && rev:
-			s.rcpus += v
+			s.rcpus += cores
 		case r.Name == "mem" && rev:
-			s.rmem += v
+			s.rmem += units
 		default:
 			return s, fmt.Errorf("resource %q (revocable %v) is not offered by this cluster", r.Name, rev)
 		}

@@ -200,14 +200,9 @@ func (c *HostCache) Release(id model.HostID, r model.Resources, revocable bool) 
 		e.allocated = e.allocated.Sub(r)
 		c.allocated = c.allocated.Sub(r)
 	}
-	e.tasks--
-	if e.tasks <= 0 {
-		// Rounding must not leave crumbs behind on an empty host.
-		c.allocated = c.allocated.Sub(e.allocated)
-		c.revocable = c.revocable.Sub(e.revocable)
-		e.tasks = 0
-		e.allocated, e.revocable = model.Resources{}, model.Resources{}
-	}
+	// Amounts are exact integers: releasing what was allocated leaves an
+	// empty host at exactly zero, with nothing to sweep up.
+	e.tasks = max(e.tasks-1, 0)
 	c.version++
 }
 

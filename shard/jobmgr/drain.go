@@ -171,4 +171,3 @@ func (e *Engine) MarkHostDown(ctx context.Context, id model.HostID, force bool) 
 	e.wake()
 	return e.hostRecord(&cp), nil
 }
-

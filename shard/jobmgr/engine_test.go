@@ -102,13 +102,13 @@ func (s *testShard) create(spec model.JobSpec) model.JobID {
 }
 
 func oneCore(n uint32) model.JobSpec {
-	return model.JobSpec{Name: "work", Instances: n, Task: model.TaskSpec{Command: "sim", Resources: model.Resources{CPU: 1, MemMB: 10}}}
+	return model.JobSpec{Name: "work", Instances: n, Task: model.TaskSpec{Command: "sim", Resources: model.Resources{MilliCPU: 1000, MemMB: 10}}}
 }
 
 // Revocable tasks run on what is allocated but unused, and are evicted
 // (most recently started first) when a host's slack shrinks.
 func TestRevocableRunsOnSlackAndIsEvicted(t *testing.T) {
-	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{CPU: 10, MemMB: 1000}}})
+	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{MilliCPU: 10000, MemMB: 1000}}})
 	host := model.HostID("sim/h1")
 	prod := s.create(oneCore(8))
 	s.until("8 ordinary tasks running", func() bool { return s.count(prod, model.TaskRunning) == 8 })
@@ -123,12 +123,12 @@ func TestRevocableRunsOnSlackAndIsEvicted(t *testing.T) {
 		t.Fatalf("%d revocable tasks run with no usage measured (no slack)", n)
 	}
 	// The 8 allocated cores use 2: slack is 6, enough for the 4.
-	if err := s.sim.SetUsage(host, model.Resources{CPU: 2, MemMB: 10}); err != nil {
+	if err := s.sim.SetUsage(host, model.Resources{MilliCPU: 2000, MemMB: 10}); err != nil {
 		t.Fatal(err)
 	}
 	s.until("4 revocable tasks running on slack", func() bool { return s.count(r, model.TaskRunning) == 4 })
 	// Usage rises to 6: slack is 2, so 2 revocable tasks must go.
-	if err := s.sim.SetUsage(host, model.Resources{CPU: 6, MemMB: 10}); err != nil {
+	if err := s.sim.SetUsage(host, model.Resources{MilliCPU: 6000, MemMB: 10}); err != nil {
 		t.Fatal(err)
 	}
 	s.until("revocable work back within slack", func() bool { return s.count(r, model.TaskRunning) == 2 })
@@ -160,7 +160,7 @@ func TestRevocableRunsOnSlackAndIsEvicted(t *testing.T) {
 // otherwise it fails the gang.
 func TestGangFailure(t *testing.T) {
 	for _, restart := range []bool{true, false} {
-		s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{CPU: 8, MemMB: 1000}}})
+		s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{MilliCPU: 8000, MemMB: 1000}}})
 		spec := oneCore(4)
 		spec.GangSize, spec.GangRestart, spec.MaxAttempts = 4, restart, 2
 		spec.Task.Env = map[string]string{sim.EnvExitCode: "1", sim.EnvDuration: "1m"}
@@ -189,7 +189,7 @@ func TestGangFailure(t *testing.T) {
 // A finished job's tasks leave memory and are read from the store; what
 // the API shows does not change.
 func TestFinishedJobsLeaveMemory(t *testing.T) {
-	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{CPU: 8, MemMB: 1000}}})
+	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{MilliCPU: 8000, MemMB: 1000}}})
 	spec := oneCore(4)
 	spec.Task.Env = map[string]string{sim.EnvDuration: "1m"}
 	j := s.create(spec)

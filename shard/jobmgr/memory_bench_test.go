@@ -47,7 +47,7 @@ func endedTaskHeap(b *testing.B, n uint32, keep bool) float64 {
 	}
 	defer st.Close()
 	p, err := sim.New(sim.Config{Cluster: "sim", DefaultDuration: time.Hour,
-		Generate: sim.Generator{Count: 100, Shape: model.Resources{CPU: 1000, MemMB: 1 << 20}}})
+		Generate: sim.Generator{Count: 100, Shape: model.Resources{MilliCPU: 1000000, MemMB: 1 << 20}}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func endedTaskHeap(b *testing.B, n uint32, keep bool) float64 {
 	before := heapInUse()
 	ended := n / 10 * 9
 	spec := model.JobSpec{Name: "half", Type: model.JobBatch, Pool: RootPool, Instances: n, MaxAttempts: 1,
-		Task: model.TaskSpec{Command: "sim", Resources: model.Resources{CPU: 0.01, MemMB: 1}},
+		Task: model.TaskSpec{Command: "sim", Resources: model.Resources{MilliCPU: 10, MemMB: 1}},
 		Overrides: []model.InstanceOverride{{
 			Instances: []model.InstanceRange{{From: 0, To: ended - 1}},
 			Task:      model.TaskSpec{Env: map[string]string{sim.EnvDuration: "1s"}},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 
@@ -26,12 +25,12 @@ var (
 )
 
 func unlimited() model.Resources {
-	inf := math.Inf(1)
-	return model.Resources{CPU: inf, MemMB: inf, DiskMB: inf, GPU: inf}
+	inf := model.Unlimited
+	return model.Resources{MilliCPU: inf, MemMB: inf, DiskMB: inf, GPU: inf}
 }
 
 func rootPool() *model.Pool {
-	return &model.Pool{Path: RootPool, Limit: unlimited(), Share: model.Resources{CPU: 1, MemMB: 1, DiskMB: 1, GPU: 1}}
+	return &model.Pool{Path: RootPool, Limit: unlimited(), Share: model.EqualShares(1)}
 }
 
 // loadPools reads the pool tree, creating the root pool on first start.
@@ -70,7 +69,7 @@ func (e *Engine) loadPools(ctx context.Context) error {
 // rootReservation stands for "everything": the root pool is the cluster,
 // its size is the capacity of the moment, and it reserves all of it. (The
 // entitlement core wants a finite number.)
-const rootReservation = 1e15
+const rootReservation int64 = 1e15
 
 // PoolShare is this region's part of a federation-wide pool: the global
 // pass splits each pool's reservation and limit among the regions.
@@ -88,7 +87,7 @@ func poolSpecs(pools map[string]*model.Pool, shares map[string]PoolShare) []enti
 			s.Reservation, s.Limit = sh.Reservation, sh.Limit.Max(sh.Reservation)
 		}
 		if path == RootPool {
-			s.Reservation = model.Resources{CPU: rootReservation, MemMB: rootReservation, DiskMB: rootReservation, GPU: rootReservation}
+			s.Reservation = model.Resources{MilliCPU: rootReservation, MemMB: rootReservation, DiskMB: rootReservation, GPU: rootReservation}
 			s.Limit = unlimited()
 		}
 		specs = append(specs, s)

@@ -40,7 +40,7 @@ func (s *testShard) tasks(j model.JobID) []*model.TaskRuntime {
 // new config, and both configs stay readable.
 func TestRollingUpdateMovesABatchAtATime(t *testing.T) {
 	ctx := context.Background()
-	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{CPU: 16, MemMB: 1000}}})
+	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{MilliCPU: 16000, MemMB: 1000}}})
 	spec := oneCore(6)
 	spec.Task.Env = map[string]string{"V": "1"}
 	j := s.service(spec)
@@ -102,7 +102,7 @@ func TestRollingUpdateMovesABatchAtATime(t *testing.T) {
 // A new update replaces one still rolling; an operator can abort one.
 func TestUpdateReplacedAndAborted(t *testing.T) {
 	ctx := context.Background()
-	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{CPU: 16, MemMB: 1000}}})
+	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{MilliCPU: 16000, MemMB: 1000}}})
 	spec := oneCore(4)
 	j := s.service(spec)
 	s.until("4 running", func() bool { return s.count(j, model.TaskRunning) == 4 })
@@ -141,7 +141,7 @@ func TestUpdateReplacedAndAborted(t *testing.T) {
 // and change nothing.
 func TestUpdateRefusals(t *testing.T) {
 	ctx := context.Background()
-	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{CPU: 16, MemMB: 1000}}})
+	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{MilliCPU: 16000, MemMB: 1000}}})
 	spec := oneCore(4)
 	j := s.service(spec)
 	base := spec
@@ -170,18 +170,18 @@ func TestUpdateRefusals(t *testing.T) {
 
 // Overrides give single instances other resources and env.
 func TestOverridesApplyPerInstance(t *testing.T) {
-	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{CPU: 7, MemMB: 1000}}})
+	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{MilliCPU: 7000, MemMB: 1000}}})
 	spec := oneCore(4)
 	spec.Task.Env = map[string]string{sim.EnvDuration: "1m"}
 	spec.Overrides = []model.InstanceOverride{
-		{Instances: []model.InstanceRange{{From: 2, To: 2}}, Task: model.TaskSpec{Resources: model.Resources{CPU: 4}}},
+		{Instances: []model.InstanceRange{{From: 2, To: 2}}, Task: model.TaskSpec{Resources: model.Resources{MilliCPU: 4000}}},
 		{Instances: []model.InstanceRange{{From: 3, To: 3}}, Task: model.TaskSpec{Env: map[string]string{sim.EnvExitCode: "3"}}},
 	}
 	spec.MaxAttempts = 1
 	j := s.create(spec)
 	s.until("4 running", func() bool { return s.count(j, model.TaskRunning) == 4 })
 	v, _ := s.e.Hosts().View("sim/h1")
-	if v.Allocated.CPU != 7 || v.Allocated.MemMB != 40 {
+	if v.Allocated.MilliCPU != 7000 || v.Allocated.MemMB != 40 {
 		t.Fatalf("allocated %+v, want 7 cpus (1+1+4+1) and 40 MB", v.Allocated)
 	}
 	s.clk.Advance(time.Minute)
@@ -205,8 +205,8 @@ func TestOverridesApplyPerInstance(t *testing.T) {
 func TestDrainedHostTakesNoWork(t *testing.T) {
 	ctx := context.Background()
 	s := newTestShard(t, []sim.HostSpec{
-		{Name: "h1", Capacity: model.Resources{CPU: 8, MemMB: 1000}},
-		{Name: "h2", Capacity: model.Resources{CPU: 8, MemMB: 1000}},
+		{Name: "h1", Capacity: model.Resources{MilliCPU: 8000, MemMB: 1000}},
+		{Name: "h2", Capacity: model.Resources{MilliCPU: 8000, MemMB: 1000}},
 	})
 	s.until("hosts reported", func() bool { return s.e.Hosts().Has("sim/h1") && s.e.Hosts().Has("sim/h2") })
 	rec, err := s.e.DrainHost(ctx, "sim/h1", "kernel upgrade", 0)
@@ -248,7 +248,7 @@ func TestDrainedHostTakesNoWork(t *testing.T) {
 // Every task transition is kept in the store, in order, per instance.
 func TestEventsAreStored(t *testing.T) {
 	ctx := context.Background()
-	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{CPU: 8, MemMB: 1000}}})
+	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{MilliCPU: 8000, MemMB: 1000}}})
 	spec := oneCore(3)
 	spec.Task.Env = map[string]string{sim.EnvDuration: "1m"}
 	j := s.create(spec)
@@ -293,7 +293,7 @@ func TestEventsAreStored(t *testing.T) {
 // Tasks that ended for good leave memory while their job runs on; the API
 // shows them as before, read from the store.
 func TestEndedTasksLeaveMemory(t *testing.T) {
-	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{CPU: 16, MemMB: 1000}}})
+	s := newTestShard(t, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{MilliCPU: 16000, MemMB: 1000}}})
 	spec := oneCore(10)
 	spec.Overrides = []model.InstanceOverride{{
 		Instances: []model.InstanceRange{{From: 0, To: 4}},
@@ -342,7 +342,7 @@ func TestUpdateSurvivesANewLeader(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New()
 	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	hosts := []sim.HostSpec{{Name: "h1", Capacity: model.Resources{CPU: 16, MemMB: 1000}}}
+	hosts := []sim.HostSpec{{Name: "h1", Capacity: model.Resources{MilliCPU: 16000, MemMB: 1000}}}
 	s := newTestShardOn(t, st, clk, hosts)
 	spec := oneCore(4)
 	j := s.service(spec)
@@ -377,7 +377,7 @@ func TestUpdateSurvivesANewLeader(t *testing.T) {
 func TestWatchResumesFromStoredHistory(t *testing.T) {
 	st := memstore.New()
 	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	hosts := []sim.HostSpec{{Name: "h1", Capacity: model.Resources{CPU: 8, MemMB: 1000}}}
+	hosts := []sim.HostSpec{{Name: "h1", Capacity: model.Resources{MilliCPU: 8000, MemMB: 1000}}}
 	s := newTestShardOn(t, st, clk, hosts)
 	spec := oneCore(2)
 	spec.Task.Env = map[string]string{sim.EnvDuration: "1m"}

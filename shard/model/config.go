@@ -65,8 +65,8 @@ func (o *InstanceOverride) Merge(base TaskSpec) TaskSpec {
 // applied: the resources part of Merge, without copying the rest.
 func (o *InstanceOverride) MergeResources(base Resources) Resources {
 	r, ov := base, o.Task.Resources
-	if ov.CPU != 0 {
-		r.CPU = ov.CPU
+	if ov.MilliCPU != 0 {
+		r.MilliCPU = ov.MilliCPU
 	}
 	if ov.MemMB != 0 {
 		r.MemMB = ov.MemMB

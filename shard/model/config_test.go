@@ -11,9 +11,9 @@ import (
 func TestOverrideIndex(t *testing.T) {
 	spec := &JobSpec{
 		Instances: 10,
-		Task:      TaskSpec{Command: "base", Env: map[string]string{"A": "1"}, Resources: Resources{CPU: 1, MemMB: 10}},
+		Task:      TaskSpec{Command: "base", Env: map[string]string{"A": "1"}, Resources: Resources{MilliCPU: 1000, MemMB: 10}},
 		Overrides: []InstanceOverride{
-			{Instances: []InstanceRange{{0, 2}, {7, 7}}, Task: TaskSpec{Env: map[string]string{"B": "2"}, Resources: Resources{CPU: 4}}},
+			{Instances: []InstanceRange{{0, 2}, {7, 7}}, Task: TaskSpec{Env: map[string]string{"B": "2"}, Resources: Resources{MilliCPU: 4000}}},
 			{Instances: []InstanceRange{{5, 5}}, Task: TaskSpec{Command: "five"}},
 		},
 	}
@@ -26,7 +26,7 @@ func TestOverrideIndex(t *testing.T) {
 		}
 	}
 	task := x.TaskFor(spec, 1)
-	if task.Command != "base" || !reflect.DeepEqual(task.Env, map[string]string{"A": "1", "B": "2"}) || task.Resources != (Resources{CPU: 4, MemMB: 10}) {
+	if task.Command != "base" || !reflect.DeepEqual(task.Env, map[string]string{"A": "1", "B": "2"}) || task.Resources != (Resources{MilliCPU: 4000, MemMB: 10}) {
 		t.Errorf("merged task of instance 1: %+v", task)
 	}
 	if spec.Task.Env["B"] != "" {

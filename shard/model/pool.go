@@ -10,7 +10,7 @@ type Pool struct {
 	Path        string
 	Reservation Resources
 	Limit       Resources
-	Share       Resources
+	Share       Shares
 	CreateTime  time.Time
 	// Revision increases on every stored change; stores compare-and-set on it.
 	Revision uint64

@@ -11,15 +11,15 @@ import (
 
 func TestCommitRejectsWhatAnotherWorkerTook(t *testing.T) {
 	hosts := []Host{
-		{ID: "h1", Free: model.Resources{CPU: 4}, Schedulable: true},
-		{ID: "h2", Free: model.Resources{CPU: 2}, Schedulable: true},
+		{ID: "h1", Free: model.Resources{MilliCPU: 4000}, Schedulable: true},
+		{ID: "h2", Free: model.Resources{MilliCPU: 2000}, Schedulable: true},
 	}
 	shared, err := NewHostIndex(hosts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := []Task{{Ref: 1, Job: "a", Resources: model.Resources{CPU: 2}}}
-	b := []Task{{Ref: 2, Job: "b", Resources: model.Resources{CPU: 2}}}
+	a := []Task{{Ref: 1, Job: "a", Resources: model.Resources{MilliCPU: 2000}}}
+	b := []Task{{Ref: 2, Job: "b", Resources: model.Resources{MilliCPU: 2000}}}
 	// Both workers see h2 (tightest) free and pick it.
 	planA := Place(shared.Clone(), a, Options{})
 	planB := Place(shared.Clone(), b, Options{})
@@ -45,20 +45,20 @@ func TestCommitRejectsWhatAnotherWorkerTook(t *testing.T) {
 
 func TestCommitGangIsAllOrNothing(t *testing.T) {
 	hosts := []Host{
-		{ID: "h1", Free: model.Resources{CPU: 2}, Schedulable: true},
-		{ID: "h2", Free: model.Resources{CPU: 2}, Schedulable: true},
+		{ID: "h1", Free: model.Resources{MilliCPU: 2000}, Schedulable: true},
+		{ID: "h2", Free: model.Resources{MilliCPU: 2000}, Schedulable: true},
 	}
 	shared, _ := NewHostIndex(hosts)
 	gang := []Task{
-		{Ref: 1, Job: "g", Resources: model.Resources{CPU: 2}, Gang: 9},
-		{Ref: 2, Job: "g", Resources: model.Resources{CPU: 2}, Gang: 9},
+		{Ref: 1, Job: "g", Resources: model.Resources{MilliCPU: 2000}, Gang: 9},
+		{Ref: 2, Job: "g", Resources: model.Resources{MilliCPU: 2000}, Gang: 9},
 	}
 	plan := Place(shared.Clone(), gang, Options{})
 	if len(plan.Assignments) != 2 {
 		t.Fatalf("plan: %+v", plan)
 	}
 	// Meanwhile one host is taken by another commit.
-	other := []Task{{Ref: 3, Job: "o", Resources: model.Resources{CPU: 1}}}
+	other := []Task{{Ref: 3, Job: "o", Resources: model.Resources{MilliCPU: 1000}}}
 	if got := shared.Commit(other, []Assignment{{Ref: 3, Host: "h2"}}); len(got.Committed) != 1 {
 		t.Fatalf("other: %+v", got)
 	}
@@ -67,7 +67,7 @@ func TestCommitGangIsAllOrNothing(t *testing.T) {
 		t.Fatalf("gang commit should fail whole: %+v", got)
 	}
 	h1, _ := shared.Host("h1")
-	if h1.Free.CPU != 2 {
+	if h1.Free.MilliCPU != 2000 {
 		t.Fatalf("failed gang held h1: free %v", h1.Free)
 	}
 }
@@ -81,7 +81,7 @@ func TestConcurrentWorkersDoNotDoubleBook(t *testing.T) {
 	for i := range 200 {
 		hosts = append(hosts, Host{
 			ID:          model.HostID("h" + strconv.Itoa(i)),
-			Free:        model.Resources{CPU: 8, MemMB: 8192},
+			Free:        model.Resources{MilliCPU: 8000, MemMB: 8192},
 			Labels:      map[string]string{"zone": string(rune('a' + i%3))},
 			Schedulable: true,
 		})
@@ -92,7 +92,7 @@ func TestConcurrentWorkersDoNotDoubleBook(t *testing.T) {
 		for i := range 300 { // 1,200 cpu asked of 1,600
 			tasks[w] = append(tasks[w], Task{
 				Ref: w*1000 + i, Job: model.JobID("j" + strconv.Itoa(w*10+i%10)),
-				Resources:  model.Resources{CPU: 1, MemMB: float64(256 * (1 + r.IntN(4)))},
+				Resources:  model.Resources{MilliCPU: 1000, MemMB: int64(256 * (1 + r.IntN(4)))},
 				MaxPerHost: 4,
 			})
 		}
@@ -159,10 +159,10 @@ func missing(tasks []Task, placed []Assignment) []Unplaced {
 
 func TestReleaseAndUpsertKeepTheIndexCurrent(t *testing.T) {
 	x, _ := NewHostIndex([]Host{
-		{ID: "h1", Free: model.Resources{CPU: 2}, Schedulable: true, Labels: map[string]string{"zone": "a"}},
-		{ID: "h2", Free: model.Resources{CPU: 2}, Schedulable: true, Labels: map[string]string{"zone": "b"}},
+		{ID: "h1", Free: model.Resources{MilliCPU: 2000}, Schedulable: true, Labels: map[string]string{"zone": "a"}},
+		{ID: "h2", Free: model.Resources{MilliCPU: 2000}, Schedulable: true, Labels: map[string]string{"zone": "b"}},
 	})
-	task := Task{Ref: 0, Job: "j", Resources: model.Resources{CPU: 2}, MaxPerHost: 1,
+	task := Task{Ref: 0, Job: "j", Resources: model.Resources{MilliCPU: 2000}, MaxPerHost: 1,
 		Constraints: []model.Constraint{{Key: "zone", Op: model.OpEquals, Values: []string{"a"}}}}
 	res := Place(x, []Task{task}, Options{})
 	if len(res.Assignments) != 1 || res.Assignments[0].Host != "h1" {
@@ -178,7 +178,7 @@ func TestReleaseAndUpsertKeepTheIndexCurrent(t *testing.T) {
 		t.Fatalf("after release: %+v", res)
 	}
 	// h2 moves to zone a: the cached group for zone==a must follow.
-	if err := x.UpsertHost(Host{ID: "h2", Free: model.Resources{CPU: 2}, Schedulable: true, Labels: map[string]string{"zone": "a"}}); err != nil {
+	if err := x.UpsertHost(Host{ID: "h2", Free: model.Resources{MilliCPU: 2000}, Schedulable: true, Labels: map[string]string{"zone": "a"}}); err != nil {
 		t.Fatal(err)
 	}
 	if res := Place(x, []Task{task}, Options{}); len(res.Assignments) != 1 || res.Assignments[0].Host != "h2" {

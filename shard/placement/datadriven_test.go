@@ -160,8 +160,8 @@ func (w *ddWorld) run(t *testing.T, c *ddCase) string {
 		var out []string
 		for _, id := range w.order() {
 			h, _ := w.index.Host(model.HostID(id))
-			out = append(out, fmt.Sprintf("%s cpu=%g mem=%g disk=%g gpu=%g ports=%d", id,
-				h.Free.CPU, h.Free.MemMB, h.Free.DiskMB, h.Free.GPU, h.Ports))
+			out = append(out, fmt.Sprintf("%s cpu=%s mem=%d disk=%d gpu=%d ports=%d", id,
+				model.FormatMilli(h.Free.MilliCPU), h.Free.MemMB, h.Free.DiskMB, h.Free.GPU, h.Ports))
 		}
 		return strings.Join(out, "\n")
 	}
@@ -234,7 +234,7 @@ func parseHost(t *testing.T, line string) Host {
 			}
 			h.Instances[strings.TrimPrefix(k, "inst:")] = mustInt(t, v)
 		case resourceKind(k) >= 0:
-			h.Free = h.Free.Set(resourceKind(k), mustFloat(t, v))
+			h.Free = h.Free.Set(resourceKind(k), mustAmount(t, resourceKind(k), v))
 		default:
 			h.Labels[k] = v
 		}
@@ -281,7 +281,7 @@ func parseTasks(t *testing.T, lines []string) ([]Task, []string) {
 				if i < 0 {
 					t.Fatalf("unknown task field %q in %q", k, line)
 				}
-				tk.Resources = tk.Resources.Set(i, mustFloat(t, v))
+				tk.Resources = tk.Resources.Set(i, mustAmount(t, i, v))
 			}
 		}
 		for i := range count {
@@ -354,10 +354,15 @@ func mustInt(t *testing.T, s string) int {
 	return n
 }
 
-func mustFloat(t *testing.T, s string) float64 {
+// mustAmount parses an amount of resource kind k as the scenarios write
+// it: cpu in decimal cores, the rest in whole units.
+func mustAmount(t *testing.T, k int, s string) int64 {
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		t.Fatalf("bad number %q", s)
 	}
-	return f
+	if k == 0 {
+		return model.CoresToMilli(f)
+	}
+	return model.WholeUnits(f)
 }

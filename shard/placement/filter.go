@@ -3,7 +3,6 @@ package placement
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 
@@ -56,13 +55,13 @@ var feasibilityChain = [...]hostFilter{
 	func(x *HostIndex, c *class, slot int32) string {
 		f := &x.free[slot]
 		switch {
-		case c.need.CPU > f.CPU+fitEpsilon:
+		case c.need.MilliCPU > f.MilliCPU:
 			return ReasonInsufficientCPU
-		case c.need.MemMB > f.MemMB+fitEpsilon:
+		case c.need.MemMB > f.MemMB:
 			return ReasonInsufficientMem
-		case c.need.DiskMB > f.DiskMB+fitEpsilon:
+		case c.need.DiskMB > f.DiskMB:
 			return ReasonInsufficientDisk
-		case c.need.GPU > f.GPU+fitEpsilon:
+		case c.need.GPU > f.GPU:
 			return ReasonInsufficientGPU
 		}
 		return ""
@@ -140,11 +139,8 @@ func (p *pass) explain(c *class) Explanation {
 // validateTask returns what makes t impossible to place, naming the field,
 // or "".
 func validateTask(t *Task) string {
-	for i := range len(model.ResourceKinds) {
-		v := t.Resources.Get(i)
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return fmt.Sprintf("resources.%s is %v", model.ResourceKinds[i], v)
-		}
+	if i := t.Resources.Invalid(); i >= 0 {
+		return fmt.Sprintf("resources.%s is %s", model.ResourceKinds[i], model.FormatAmount(i, t.Resources.Get(i)))
 	}
 	switch {
 	case t.Ports < 0:

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 
 	"github.com/peloton-federated/peloton/shard/model"
@@ -70,7 +69,7 @@ func NewHostIndex(hosts []Host) (*HostIndex, error) {
 		sorted[i] = &hosts[i]
 	}
 	slices.SortFunc(sorted, func(a, b *Host) int {
-		if c := cmp.Compare(a.Free.CPU, b.Free.CPU); c != 0 {
+		if c := cmp.Compare(a.Free.MilliCPU, b.Free.MilliCPU); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(a.Free.MemMB, b.Free.MemMB); c != 0 {
@@ -92,8 +91,8 @@ func NewHostIndex(hosts []Host) (*HostIndex, error) {
 		scale:       scale{cpu: 1, mem: 1},
 	}
 	for _, h := range sorted {
-		x.scale.cpu = max(x.scale.cpu, h.Free.CPU)
-		x.scale.mem = max(x.scale.mem, h.Free.MemMB)
+		x.scale.cpu = max(x.scale.cpu, float64(h.Free.MilliCPU))
+		x.scale.mem = max(x.scale.mem, float64(h.Free.MemMB))
 	}
 	for _, h := range sorted {
 		if _, dup := x.slotOf[h.ID]; dup {
@@ -108,11 +107,8 @@ func validateHost(h *Host) error {
 	if h.ID == "" {
 		return fmt.Errorf("%w: empty id", ErrInvalidHost)
 	}
-	for i := range len(model.ResourceKinds) {
-		v := h.Free.Get(i)
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return fmt.Errorf("%w: host %q free.%s is %v", ErrInvalidHost, h.ID, model.ResourceKinds[i], v)
-		}
+	if i := h.Free.Invalid(); i >= 0 {
+		return fmt.Errorf("%w: host %q free.%s is %s", ErrInvalidHost, h.ID, model.ResourceKinds[i], model.FormatAmount(i, h.Free.Get(i)))
 	}
 	if h.Ports < 0 {
 		return fmt.Errorf("%w: host %q ports is negative", ErrInvalidHost, h.ID)

@@ -151,7 +151,7 @@ func (n *naive) best(t *Task) int {
 			score := 0.0
 			for d := range len(model.ResourceKinds) {
 				if s := n.scale.Get(d); s > 0 {
-					score += left.Get(d) / s
+					score += float64(left.Get(d)) / float64(s)
 				}
 			}
 			if best < 0 || score < bestScore {

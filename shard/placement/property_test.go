@@ -17,7 +17,7 @@ func randomHosts(r *rand.Rand, n int) []Host {
 	for i := range hosts {
 		h := Host{
 			ID:          model.HostID("h" + strconv.Itoa(i)),
-			Free:        model.Resources{CPU: float64(r.IntN(16)), MemMB: float64(1024 * r.IntN(32)), DiskMB: float64(r.IntN(4) * 1000)},
+			Free:        model.Resources{MilliCPU: int64(1000 * r.IntN(16)), MemMB: int64(1024 * r.IntN(32)), DiskMB: int64(r.IntN(4) * 1000)},
 			Ports:       r.IntN(5),
 			Schedulable: r.IntN(10) > 0,
 			Labels:      map[string]string{"zone": string(rune('a' + r.IntN(3)))},
@@ -26,7 +26,7 @@ func randomHosts(r *rand.Rand, n int) []Host {
 			h.Labels["rack"] = "r" + strconv.Itoa(r.IntN(4))
 		}
 		if r.IntN(5) == 0 {
-			h.Free.GPU = float64(r.IntN(4))
+			h.Free.GPU = int64(r.IntN(4))
 			h.GPUHost = true
 		}
 		if r.IntN(4) == 0 {
@@ -72,7 +72,7 @@ func randomTasks(r *rand.Rand, n int) []Task {
 		t := Task{
 			Ref:         i,
 			Job:         model.JobID("j" + strconv.Itoa(j)),
-			Resources:   model.Resources{CPU: float64(1 + r.IntN(4)), MemMB: float64(512 * r.IntN(8)), DiskMB: float64(r.IntN(2) * 500)},
+			Resources:   model.Resources{MilliCPU: int64(100 * (1 + r.IntN(40))), MemMB: int64(512 * r.IntN(8)), DiskMB: int64(r.IntN(2) * 500)},
 			Constraints: constraintPool[r.IntN(len(constraintPool))],
 			Ports:       r.IntN(2),
 			MaxPerHost:  specs[j].maxPerHost,

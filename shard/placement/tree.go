@@ -2,8 +2,8 @@ package placement
 
 import "github.com/peloton-federated/peloton/shard/model"
 
-// The amounts a fit tree tracks per host: cpu, mem, disk, gpu, free ports,
-// then one joint value per ratio in jointRatios.
+// The amounts a fit tree tracks per host: cpu, mem, disk, gpu and free
+// ports as exact integers, then one joint value per ratio in jointRatios.
 //
 // Per-dimension maxima alone let a subtree through when one host has the
 // cpu and another the memory; with hosts filled unevenly a search then
@@ -11,40 +11,36 @@ import "github.com/peloton-federated/peloton/shard/model"
 // joint value min(cpu/scale.cpu, mem/(scale.mem*ratio)) of a host that fits
 // a request is at least the request's own joint value, so its maximum is
 // another valid pruning test, and an exact one for requests whose memory to
-// cpu ratio is the joint ratio.
-const (
-	plainDims = 5
-	dims      = plainDims + len(jointRatios)
-)
+// cpu ratio is the joint ratio. Joint values are floats, but only bounds for
+// pruning: converting an integer to float, dividing by the same positive
+// number and taking a minimum never reverse an order, so a host that fits
+// a request never has a smaller joint value, and no tolerance is needed.
+const plainDims = 5
 
 var jointRatios = [...]float64{0.5, 1, 2}
 
-// fitEpsilon matches the tolerance of model.Resources.Fits; jointEpsilon
-// covers it in normalised units (scales are at least 1, ratios at least 0.5).
-const (
-	fitEpsilon   = 1e-9
-	jointEpsilon = 4e-9
-)
-
-type amounts [dims]float64
+type amounts struct {
+	plain [plainDims]int64
+	joint [len(jointRatios)]float64
+}
 
 // scale normalises cpu and memory for the joint values.
 type scale struct{ cpu, mem float64 }
 
 func (s scale) amounts(r model.Resources, ports int) amounts {
-	a := amounts{r.CPU, r.MemMB, r.DiskMB, r.GPU, float64(ports)}
-	c, m := r.CPU/s.cpu, r.MemMB/s.mem
+	a := amounts{plain: [plainDims]int64{r.MilliCPU, r.MemMB, r.DiskMB, r.GPU, int64(ports)}}
+	c, m := float64(r.MilliCPU)/s.cpu, float64(r.MemMB)/s.mem
 	for i, ratio := range jointRatios {
-		a[plainDims+i] = min(c, m/ratio)
+		a.joint[i] = min(c, m/ratio)
 	}
 	return a
 }
 
 // covers reports whether every component of a reaches need.
 func (a *amounts) covers(need *amounts) bool {
-	return a[0]+fitEpsilon >= need[0] && a[1]+fitEpsilon >= need[1] &&
-		a[2]+fitEpsilon >= need[2] && a[3]+fitEpsilon >= need[3] && a[4] >= need[4] &&
-		a[5]+jointEpsilon >= need[5] && a[6]+jointEpsilon >= need[6] && a[7]+jointEpsilon >= need[7]
+	return a.plain[0] >= need.plain[0] && a.plain[1] >= need.plain[1] && a.plain[2] >= need.plain[2] &&
+		a.plain[3] >= need.plain[3] && a.plain[4] >= need.plain[4] &&
+		a.joint[0] >= need.joint[0] && a.joint[1] >= need.joint[1] && a.joint[2] >= need.joint[2]
 }
 
 // fitTree is a segment tree over a fixed sequence of hosts. Each node holds
@@ -59,7 +55,7 @@ type fitTree struct {
 }
 
 // empty is the value of leaves past the end: nothing fits there.
-var empty = amounts{-1, -1, -1, -1, -1, -1, -1, -1}
+var empty = amounts{plain: [plainDims]int64{-1, -1, -1, -1, -1}, joint: [len(jointRatios)]float64{-1, -1, -1}}
 
 func newFitTree(leaves []amounts) *fitTree {
 	size := 1
@@ -83,8 +79,11 @@ func newFitTree(leaves []amounts) *fitTree {
 func (t *fitTree) pull(i int) {
 	l, r := &t.max[2*i], &t.max[2*i+1]
 	m := &t.max[i]
-	for d := range dims {
-		m[d] = max(l[d], r[d])
+	for d := range plainDims {
+		m.plain[d] = max(l.plain[d], r.plain[d])
+	}
+	for d := range jointRatios {
+		m.joint[d] = max(l.joint[d], r.joint[d])
 	}
 }
 

@@ -2,7 +2,6 @@ package placement
 
 import (
 	"errors"
-	"math"
 	"testing"
 
 	"github.com/peloton-federated/peloton/shard/model"
@@ -29,12 +28,12 @@ func TestExplanationString(t *testing.T) {
 
 func TestNewHostIndexRejectsBadHosts(t *testing.T) {
 	for name, h := range map[string]Host{
-		"empty id":       {Free: model.Resources{CPU: 1}},
-		"negative cpu":   {ID: "h", Free: model.Resources{CPU: -1}},
-		"NaN memory":     {ID: "h", Free: model.Resources{MemMB: math.NaN()}},
-		"infinite disk":  {ID: "h", Free: model.Resources{DiskMB: math.Inf(1)}},
-		"negative ports": {ID: "h", Ports: -1},
-		"negative count": {ID: "h", Instances: map[string]int{"j": -1}},
+		"empty id":        {Free: model.Resources{MilliCPU: 1000}},
+		"negative cpu":    {ID: "h", Free: model.Resources{MilliCPU: -1000}},
+		"negative memory": {ID: "h", Free: model.Resources{MemMB: -1}},
+		"unlimited disk":  {ID: "h", Free: model.Resources{DiskMB: model.Unlimited}},
+		"negative ports":  {ID: "h", Ports: -1},
+		"negative count":  {ID: "h", Instances: map[string]int{"j": -1}},
 	} {
 		if _, err := NewHostIndex([]Host{h}); !errors.Is(err, ErrInvalidHost) {
 			t.Errorf("%s: got %v, want ErrInvalidHost", name, err)
@@ -57,7 +56,7 @@ func TestStrategyForJobType(t *testing.T) {
 }
 
 func TestPlaceOnNilIndexExplainsInsteadOfPanicking(t *testing.T) {
-	res := Place(nil, []Task{{Ref: 4, Job: "j", Resources: model.Resources{CPU: 1}}}, Options{})
+	res := Place(nil, []Task{{Ref: 4, Job: "j", Resources: model.Resources{MilliCPU: 1000}}}, Options{})
 	if len(res.Unplaced) != 1 || res.Unplaced[0].Reason.String() != "0/0 hosts" {
 		t.Fatalf("%+v", res)
 	}

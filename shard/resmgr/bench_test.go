@@ -2,7 +2,6 @@ package resmgr
 
 import (
 	"fmt"
-	"math"
 	"testing"
 	"time"
 
@@ -15,16 +14,16 @@ import (
 func benchTree(b *testing.B, leaves, perGroup int) *entitlement.Tree {
 	b.Helper()
 	groups := (leaves + perGroup - 1) / perGroup
-	pool := func(path string, res float64) entitlement.PoolSpec {
+	pool := func(path string, res int64) entitlement.PoolSpec {
 		return entitlement.PoolSpec{Path: path,
-			Reservation: model.Resources{CPU: res},
-			Limit:       model.Resources{CPU: math.Inf(1), MemMB: math.Inf(1), DiskMB: math.Inf(1), GPU: math.Inf(1)},
-			Share:       model.Resources{CPU: 1, MemMB: 1, DiskMB: 1, GPU: 1}}
+			Reservation: model.Resources{MilliCPU: res},
+			Limit:       model.Resources{MilliCPU: model.Unlimited, MemMB: model.Unlimited, DiskMB: model.Unlimited, GPU: model.Unlimited},
+			Share:       model.EqualShares(1)}
 	}
-	specs := []entitlement.PoolSpec{pool("/", float64(10*leaves))}
+	specs := []entitlement.PoolSpec{pool("/", int64(10_000*leaves))}
 	for g := range groups {
 		n := min(perGroup, leaves-g*perGroup)
-		specs = append(specs, pool(fmt.Sprintf("/g%d", g), float64(10*n)))
+		specs = append(specs, pool(fmt.Sprintf("/g%d", g), int64(10_000*n)))
 		for l := range n {
 			specs = append(specs, pool(fmt.Sprintf("/g%d/l%d", g, l), 10))
 		}
@@ -49,7 +48,7 @@ func benchGangs(tree *entitlement.Tree, count, members int) []Gang {
 	for i := range gangs {
 		id := GangID{Job: model.JobID(fmt.Sprintf("job%d", i/100)), Gang: uint32(i % 100)}
 		g := Gang{ID: id, Pool: leaves[i%len(leaves)], Priority: int32(i % 4), Preemptible: i%8 != 0,
-			PerTask: model.Resources{CPU: 1, MemMB: 64}}
+			PerTask: model.Resources{MilliCPU: 1000, MemMB: 64}}
 		for m := range members {
 			g.Members = append(g.Members, Member{Task: model.TaskID{Job: id.Job, Instance: id.Gang*uint32(members) + uint32(m)}})
 		}
@@ -98,7 +97,7 @@ func BenchmarkAdmission(b *testing.B) {
 	for _, members := range []int{1, 8} {
 		b.Run(fmt.Sprintf("members=%d", members), func(b *testing.B) {
 			gangs := benchGangs(tree, 100_000, members)
-			in := PassInput{Capacity: model.Resources{CPU: 0.75 * float64(len(gangs)*members), MemMB: math.Inf(1)}}
+			in := PassInput{Capacity: model.Resources{MilliCPU: int64(750 * len(gangs) * members), MemMB: model.Unlimited}}
 			var fast, naive time.Duration
 			var admitted int
 			for b.Loop() {
@@ -132,7 +131,7 @@ func BenchmarkAdmission(b *testing.B) {
 func BenchmarkPass(b *testing.B) {
 	tree := benchTree(b, 10_000, 100)
 	gangs := benchGangs(tree, 100_000, 1)
-	in := PassInput{Capacity: model.Resources{CPU: 50_000, MemMB: math.Inf(1)}, Slack: model.Resources{CPU: 100}}
+	in := PassInput{Capacity: model.Resources{MilliCPU: 50_000_000, MemMB: model.Unlimited}, Slack: model.Resources{MilliCPU: 100_000}}
 	s := New(tree, Config{PreemptAfterPasses: 3})
 	r := newRef(tree, Config{PreemptAfterPasses: 3})
 	for _, g := range gangs {

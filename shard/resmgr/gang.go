@@ -2,7 +2,6 @@ package resmgr
 
 import (
 	"errors"
-	"math"
 	"strconv"
 
 	"github.com/peloton-federated/peloton/shard/model"
@@ -60,7 +59,7 @@ type Gang struct {
 }
 
 // Size is what the whole gang asks for.
-func (g *Gang) Size() model.Resources { return g.PerTask.Scale(float64(len(g.Members))) }
+func (g *Gang) Size() model.Resources { return g.PerTask.Scale(int64(len(g.Members))) }
 
 // Kind is how a gang is admitted: each kind has its own pending queues, so
 // one kind never blocks another.
@@ -152,7 +151,7 @@ type PoolFigures struct {
 	Path        string
 	Reservation model.Resources
 	Limit       model.Resources
-	Share       model.Resources
+	Share       model.Shares
 	// Demand is queued plus admitted non-revocable work as the entitlement
 	// pass saw it: non-preemptible demand counts up to the reservation,
 	// gangs that can never fit do not count, and the pool's limit caps it.
@@ -170,15 +169,4 @@ type PoolFigures struct {
 	Admitted            int // gangs admitted and not removed
 	Preempting          int // admitted gangs chosen for preemption, not yet removed
 	OverPasses          int // consecutive passes over entitlement (leaves)
-}
-
-// validResources reports whether every amount is finite and not negative.
-func validResources(r model.Resources) bool {
-	for k := range model.ResourceKinds {
-		v := r.Get(k)
-		if !(v >= 0) || math.IsInf(v, 1) {
-			return false
-		}
-	}
-	return true
 }

@@ -50,15 +50,8 @@ func (s *Scheduler) Pass(in PassInput) Decision {
 	return d
 }
 
-// clampResources maps negative and NaN amounts to zero.
-func clampResources(r model.Resources) model.Resources {
-	for k := range model.ResourceKinds {
-		if !(r.Get(k) > 0) {
-			r = r.Set(k, 0)
-		}
-	}
-	return r
-}
+// clampResources maps negative amounts to zero.
+func clampResources(r model.Resources) model.Resources { return r.Max(model.Resources{}) }
 
 // demand is what the leaf asks of the entitlement pass: all preemptible
 // work, and non-preemptible work up to the reservation (or what it already
@@ -111,7 +104,7 @@ func (s *Scheduler) preempt(e *entry, reason PreemptReason, d *Decision) {
 // It returns what is held afterwards.
 func (s *Scheduler) giveBack(held, target model.Resources, victims []*entry, reason PreemptReason, d *Decision) model.Resources {
 	for _, v := range victims {
-		if fitsWithin(held, target) {
+		if held.Fits(target) {
 			break
 		}
 		if !lowersExcess(v.size, held, target) {
@@ -127,7 +120,7 @@ func (s *Scheduler) giveBack(held, target model.Resources, victims []*entry, rea
 // which held is above target.
 func lowersExcess(size, held, target model.Resources) bool {
 	for k := range model.ResourceKinds {
-		if size.Get(k) > 0 && exceeds(held, target, k) {
+		if size.Get(k) > 0 && held.Get(k) > target.Get(k) {
 			return true
 		}
 	}
@@ -138,13 +131,13 @@ func lowersExcess(size, held, target model.Resources) bool {
 // slack: every pool above its slack entitlement returns to it. Slack
 // shrinking means hosts run hot, so there is no hysteresis.
 func (s *Scheduler) evictRevocable(slack model.Resources, slackRes *entitlement.Result, d *Decision) {
-	if fitsWithin(s.alloc[Revocable].Sub(s.releasing[Revocable]), slack) {
+	if s.alloc[Revocable].Sub(s.releasing[Revocable]).Fits(slack) {
 		return
 	}
 	for _, l := range s.leaves {
 		held := l.alloc[Revocable].Sub(l.releasing[Revocable])
 		target := slackRes.Entitlement[l.index]
-		if fitsWithin(held, target) {
+		if held.Fits(target) {
 			continue
 		}
 		s.giveBack(held, target, l.victims(Revocable, anyPriority), ReasonSlackShrank, d)
@@ -161,13 +154,13 @@ func (s *Scheduler) preemptOverEntitlement(res *entitlement.Result, d *Decision)
 	for _, l := range s.leaves {
 		alloc, ent := l.alloc[NonPreemptible].Add(l.alloc[Preemptible]), res.Entitlement[l.index]
 		for k := range wanted {
-			wanted[k] = wanted[k] || exceeds(ent, alloc, k)
+			wanted[k] = wanted[k] || ent.Get(k) > alloc.Get(k)
 		}
 	}
 	after := max(s.cfg.PreemptAfterPasses, 1)
 	for _, l := range s.leaves {
 		held, ent := l.held(), res.Entitlement[l.index]
-		if fitsWithin(held, ent) || !overAndWanted(held, ent, l.limitBound, wanted) {
+		if held.Fits(ent) || !overAndWanted(held, ent, l.limitBound, wanted) {
 			l.overPasses = 0
 			continue
 		}
@@ -187,11 +180,11 @@ func (s *Scheduler) preemptOverEntitlement(res *entitlement.Result, d *Decision)
 // overAndWanted reports whether a leaf holding held is over its limit, or
 // over its entitlement in a resource another leaf wants.
 func overAndWanted(held, ent, limit model.Resources, wanted [len(model.ResourceKinds)]bool) bool {
-	if !fitsWithin(held, limit) {
+	if !held.Fits(limit) {
 		return true
 	}
 	for k, w := range wanted {
-		if w && exceeds(held, ent, k) {
+		if w && held.Get(k) > ent.Get(k) {
 			return true
 		}
 	}
@@ -225,7 +218,7 @@ func (s *Scheduler) admit(l *leaf, ent, slackEnt, capacity, slack model.Resource
 				if k == Revocable {
 					bound = slack
 				}
-				if !fitsWithin(e.size, bound) {
+				if !e.size.Fits(bound) {
 					return true
 				}
 				blocked[k] = e
@@ -245,15 +238,15 @@ func (s *Scheduler) admit(l *leaf, ent, slackEnt, capacity, slack model.Resource
 // fits reports whether e may be admitted now (see admit).
 func (s *Scheduler) fits(l *leaf, e *entry, ent, slackEnt, capacity, slack model.Resources) bool {
 	if e.kind == Revocable {
-		return fitsWithin(l.alloc[Revocable].Add(e.size), slackEnt) &&
-			fitsWithin(s.alloc[Revocable].Add(e.size), slack)
+		return l.alloc[Revocable].Add(e.size).Fits(slackEnt) &&
+			s.alloc[Revocable].Add(e.size).Fits(slack)
 	}
-	if e.kind == NonPreemptible && !fitsWithin(l.alloc[NonPreemptible].Add(e.size), l.reservation) {
+	if e.kind == NonPreemptible && !l.alloc[NonPreemptible].Add(e.size).Fits(l.reservation) {
 		return false
 	}
 	pool := l.alloc[NonPreemptible].Add(l.alloc[Preemptible]).Add(e.size)
 	cluster := s.alloc[NonPreemptible].Add(s.alloc[Preemptible]).Add(e.size)
-	return fitsWithin(pool, ent) && fitsWithin(cluster, capacity)
+	return pool.Fits(ent) && cluster.Fits(capacity)
 }
 
 // preemptForPriority makes room for g, the gang at which a leaf's admission
@@ -266,17 +259,17 @@ func (s *Scheduler) preemptForPriority(l *leaf, g *entry, ent, capacity model.Re
 	if !l.hasPreemptibleBelow(g.gang.Priority) {
 		return
 	}
-	if g.kind == NonPreemptible && !fitsWithin(l.alloc[NonPreemptible].Add(g.size), l.reservation) {
+	if g.kind == NonPreemptible && !l.alloc[NonPreemptible].Add(g.size).Fits(l.reservation) {
 		return // only the pool's own non-preemptible work ends could help
 	}
 	pool := l.held().Add(g.size)
 	cluster := s.alloc[NonPreemptible].Add(s.alloc[Preemptible]).Sub(s.releasing[Preemptible]).Add(g.size)
-	if fitsWithin(pool, ent) && fitsWithin(cluster, capacity) {
+	if pool.Fits(ent) && cluster.Fits(capacity) {
 		return
 	}
 	var chosen []*entry
 	for _, v := range l.victims(Preemptible, int64(g.gang.Priority)) {
-		if fitsWithin(pool, ent) && fitsWithin(cluster, capacity) {
+		if pool.Fits(ent) && cluster.Fits(capacity) {
 			break
 		}
 		if !lowersExcess(v.size, pool, ent) && !lowersExcess(v.size, cluster, capacity) {
@@ -285,7 +278,7 @@ func (s *Scheduler) preemptForPriority(l *leaf, g *entry, ent, capacity model.Re
 		chosen = append(chosen, v)
 		pool, cluster = pool.Sub(v.size), cluster.Sub(v.size)
 	}
-	if !fitsWithin(pool, ent) || !fitsWithin(cluster, capacity) {
+	if !pool.Fits(ent) || !cluster.Fits(capacity) {
 		return
 	}
 	for _, v := range chosen {

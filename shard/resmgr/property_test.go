@@ -2,7 +2,6 @@ package resmgr
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -19,11 +18,11 @@ func randomSpecs(rng *rand.Rand) []entitlement.PoolSpec {
 	add = func(path string, reservation model.Resources, depth int) {
 		spec := entitlement.PoolSpec{Path: path, Reservation: reservation}
 		for k := range model.ResourceKinds {
-			spec.Limit = spec.Limit.Set(k, math.Inf(1))
+			spec.Limit = spec.Limit.Set(k, model.Unlimited)
 			spec.Share = spec.Share.Set(k, float64(1+rng.IntN(4)))
 		}
 		if rng.IntN(4) == 0 {
-			spec.Limit.CPU = reservation.CPU + float64(5*rng.IntN(12))
+			spec.Limit.MilliCPU = reservation.MilliCPU + int64(5*rng.IntN(12))
 		}
 		specs = append(specs, spec)
 		if depth == 2 || (depth > 0 && rng.IntN(2) == 0) {
@@ -32,8 +31,8 @@ func randomSpecs(rng *rand.Rand) []entitlement.PoolSpec {
 		left := reservation
 		for c := range 1 + rng.IntN(3) {
 			var r model.Resources
-			r.CPU = float64(rng.IntN(int(left.CPU) + 1))
-			r.MemMB = float64(rng.IntN(int(left.MemMB) + 1))
+			r.MilliCPU = rng.Int64N(left.MilliCPU + 1)
+			r.MemMB = rng.Int64N(left.MemMB + 1)
 			left = left.Sub(r)
 			child := fmt.Sprintf("/p%d", c)
 			if path != "/" {
@@ -42,7 +41,7 @@ func randomSpecs(rng *rand.Rand) []entitlement.PoolSpec {
 			add(child, r, depth+1)
 		}
 	}
-	add("/", model.Resources{CPU: float64(10 * rng.IntN(5)), MemMB: float64(10 * rng.IntN(5))}, 0)
+	add("/", model.Resources{MilliCPU: int64(10 * rng.IntN(5)), MemMB: int64(10 * rng.IntN(5))}, 0)
 	return specs
 }
 
@@ -65,10 +64,10 @@ func randomGang(rng *rand.Rand, tree *entitlement.Tree) Gang {
 		Priority:    int32(rng.IntN(4)),
 		Preemptible: rng.IntN(3) > 0,
 		Revocable:   rng.IntN(6) == 0,
-		PerTask:     model.Resources{CPU: float64(1 + rng.IntN(10)), MemMB: float64(rng.IntN(8))},
+		PerTask:     model.Resources{MilliCPU: int64(1 + rng.IntN(10)), MemMB: int64(rng.IntN(8))},
 	}
 	if rng.IntN(40) == 0 {
-		g.PerTask.CPU = -1
+		g.PerTask.MilliCPU = -1
 	}
 	for i := range n {
 		g.Members = append(g.Members, Member{Task: model.TaskID{Job: id.Job, Instance: id.Gang*8 + uint32(i)}})
@@ -153,8 +152,8 @@ func TestMatchesReference(t *testing.T) {
 				}
 			default:
 				in := PassInput{
-					Capacity: model.Resources{CPU: float64(10 * rng.IntN(12)), MemMB: float64(10 * rng.IntN(12))},
-					Slack:    model.Resources{CPU: float64(5 * rng.IntN(6)), MemMB: float64(5 * rng.IntN(6))},
+					Capacity: model.Resources{MilliCPU: int64(10 * rng.IntN(12)), MemMB: int64(10 * rng.IntN(12))},
+					Slack:    model.Resources{MilliCPU: int64(5 * rng.IntN(6)), MemMB: int64(5 * rng.IntN(6))},
 				}
 				got, want := s.Pass(in), r.Pass(in)
 				if !reflect.DeepEqual(got, want) {
@@ -193,16 +192,16 @@ func checkPassInvariants(t *testing.T, where string, r *refScheduler, in PassInp
 		}
 	}
 	if admittedNonRevocable {
-		if held := c.alloc[NonPreemptible].Add(c.alloc[Preemptible]); !fitsWithin(held, in.Capacity) {
+		if held := c.alloc[NonPreemptible].Add(c.alloc[Preemptible]); !held.Fits(in.Capacity) {
 			t.Fatalf("%s: admitted up to %v, capacity %v", where, held, in.Capacity)
 		}
 	}
 	for _, id := range d.Admit {
-		if x := r.find(id); x != nil && x.kind == Revocable && !fitsWithin(c.alloc[Revocable], in.Slack) {
+		if x := r.find(id); x != nil && x.kind == Revocable && !c.alloc[Revocable].Fits(in.Slack) {
 			t.Fatalf("%s: revocable work holds %v, slack %v", where, c.alloc[Revocable], in.Slack)
 		}
 	}
-	if !fitsWithin(c.alloc[Revocable].Sub(c.releasing[Revocable]), in.Slack) {
+	if !c.alloc[Revocable].Sub(c.releasing[Revocable]).Fits(in.Slack) {
 		t.Fatalf("%s: revocable work keeps %v of slack %v", where, c.alloc[Revocable].Sub(c.releasing[Revocable]), in.Slack)
 	}
 	for _, p := range d.Preempt {
@@ -225,7 +224,7 @@ func checkPassInvariants(t *testing.T, where string, r *refScheduler, in PassInp
 	for i, f := range fig {
 		if r.tree.IsLeaf(i) {
 			for k := range wanted {
-				wanted[k] = wanted[k] || exceeds(f.Entitlement, f.Allocation, k)
+				wanted[k] = wanted[k] || f.Entitlement.Get(k) > f.Allocation.Get(k)
 			}
 		}
 	}
@@ -241,7 +240,7 @@ func checkPassInvariants(t *testing.T, where string, r *refScheduler, in PassInp
 		}
 		s := r.poolSums(pool)
 		held := s.alloc[NonPreemptible].Add(s.alloc[Preemptible]).Sub(s.releasing[Preemptible])
-		if fitsWithin(held, f.Entitlement) || !overAndWanted(held, f.Entitlement, limitBound(r.tree, i), wanted) {
+		if held.Fits(f.Entitlement) || !overAndWanted(held, f.Entitlement, limitBound(r.tree, i), wanted) {
 			continue
 		}
 		for _, v := range victimsOf(pool, Preemptible, anyPriority) {

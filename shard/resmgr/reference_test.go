@@ -31,7 +31,7 @@ type refGang struct {
 	started uint64
 }
 
-func (r *refGang) size() model.Resources { return r.g.PerTask.Scale(float64(r.live)) }
+func (r *refGang) size() model.Resources { return r.g.PerTask.Scale(int64(r.live)) }
 
 func newRef(tree *entitlement.Tree, cfg Config) *refScheduler {
 	r := &refScheduler{cfg: cfg, over: map[string]int{}, limits: map[model.JobID]uint32{}}
@@ -90,7 +90,7 @@ func (r *refScheduler) SetTree(tree *entitlement.Tree) []Gang {
 }
 
 func (r *refScheduler) add(g Gang, admitted bool) bool {
-	if len(g.Members) == 0 || !validResources(g.PerTask) || r.find(g.ID) != nil {
+	if len(g.Members) == 0 || g.PerTask.Invalid() >= 0 || r.find(g.ID) != nil {
 		return false
 	}
 	if _, ok := r.leafIndex(g.Pool); !ok {
@@ -172,9 +172,9 @@ func (r *refScheduler) jobFull(x *refGang) bool {
 func (r *refScheduler) parked(x *refGang) bool {
 	i, _ := r.tree.Index(x.g.Pool)
 	if x.kind == NonPreemptible {
-		return !fitsWithin(x.size(), r.tree.Spec(i).Reservation)
+		return !x.size().Fits(r.tree.Spec(i).Reservation)
 	}
-	return !fitsWithin(x.size(), limitBound(r.tree, i))
+	return !x.size().Fits(limitBound(r.tree, i))
 }
 
 // sums is what one pool's gangs of each kind hold or wait with.
@@ -248,7 +248,7 @@ func (r *refScheduler) Pass(in PassInput) Decision {
 	}
 	giveBack := func(held, target model.Resources, victims []*refGang, reason PreemptReason) {
 		for _, v := range victims {
-			if fitsWithin(held, target) {
+			if held.Fits(target) {
 				return
 			}
 			if lowersExcess(v.size(), held, target) {
@@ -260,7 +260,7 @@ func (r *refScheduler) Pass(in PassInput) Decision {
 
 	// Slack eviction.
 	c := r.clusterSums()
-	if !fitsWithin(c.alloc[Revocable].Sub(c.releasing[Revocable]), slack) {
+	if !c.alloc[Revocable].Sub(c.releasing[Revocable]).Fits(slack) {
 		for _, i := range leaves {
 			s := r.poolSums(byPool[i])
 			giveBack(s.alloc[Revocable].Sub(s.releasing[Revocable]), slackRes.Entitlement[i],
@@ -274,7 +274,7 @@ func (r *refScheduler) Pass(in PassInput) Decision {
 		s := r.poolSums(byPool[i])
 		alloc := s.alloc[NonPreemptible].Add(s.alloc[Preemptible])
 		for k := range wanted {
-			wanted[k] = wanted[k] || exceeds(res.Entitlement[i], alloc, k)
+			wanted[k] = wanted[k] || res.Entitlement[i].Get(k) > alloc.Get(k)
 		}
 	}
 	for _, i := range leaves {
@@ -283,7 +283,7 @@ func (r *refScheduler) Pass(in PassInput) Decision {
 		held := s.alloc[NonPreemptible].Add(s.alloc[Preemptible]).Sub(s.releasing[Preemptible])
 		ent := res.Entitlement[i]
 		victims := victimsOf(byPool[i], Preemptible, anyPriority)
-		if fitsWithin(held, ent) || len(victims) == 0 || !overAndWanted(held, ent, limitBound(r.tree, i), wanted) {
+		if held.Fits(ent) || len(victims) == 0 || !overAndWanted(held, ent, limitBound(r.tree, i), wanted) {
 			delete(r.over, path)
 			continue
 		}
@@ -325,14 +325,14 @@ func (r *refScheduler) Pass(in PassInput) Decision {
 				bound := capacity
 				if k == Revocable {
 					bound = slack
-					fits = fitsWithin(s.alloc[Revocable].Add(size), slackEnt) && fitsWithin(c.alloc[Revocable].Add(size), slack)
+					fits = s.alloc[Revocable].Add(size).Fits(slackEnt) && c.alloc[Revocable].Add(size).Fits(slack)
 				} else {
-					fits = (k != NonPreemptible || fitsWithin(s.alloc[NonPreemptible].Add(size), reservation)) &&
-						fitsWithin(s.alloc[NonPreemptible].Add(s.alloc[Preemptible]).Add(size), ent) &&
-						fitsWithin(c.alloc[NonPreemptible].Add(c.alloc[Preemptible]).Add(size), capacity)
+					fits = (k != NonPreemptible || s.alloc[NonPreemptible].Add(size).Fits(reservation)) &&
+						s.alloc[NonPreemptible].Add(s.alloc[Preemptible]).Add(size).Fits(ent) &&
+						c.alloc[NonPreemptible].Add(c.alloc[Preemptible]).Add(size).Fits(capacity)
 				}
 				if !fits {
-					if !fitsWithin(size, bound) {
+					if !size.Fits(bound) {
 						skipped[best] = true
 						continue
 					}
@@ -350,17 +350,17 @@ func (r *refScheduler) Pass(in PassInput) Decision {
 				continue
 			}
 			s := r.poolSums(pool)
-			if k == NonPreemptible && !fitsWithin(s.alloc[NonPreemptible].Add(g.size()), reservation) {
+			if k == NonPreemptible && !s.alloc[NonPreemptible].Add(g.size()).Fits(reservation) {
 				continue
 			}
 			held := s.alloc[NonPreemptible].Add(s.alloc[Preemptible]).Sub(s.releasing[Preemptible]).Add(g.size())
 			all := c.alloc[NonPreemptible].Add(c.alloc[Preemptible]).Sub(c.releasing[Preemptible]).Add(g.size())
-			if fitsWithin(held, ent) && fitsWithin(all, capacity) {
+			if held.Fits(ent) && all.Fits(capacity) {
 				continue
 			}
 			var chosen []*refGang
 			for _, v := range victimsOf(pool, Preemptible, int64(g.g.Priority)) {
-				if fitsWithin(held, ent) && fitsWithin(all, capacity) {
+				if held.Fits(ent) && all.Fits(capacity) {
 					break
 				}
 				if lowersExcess(v.size(), held, ent) || lowersExcess(v.size(), all, capacity) {
@@ -368,7 +368,7 @@ func (r *refScheduler) Pass(in PassInput) Decision {
 					held, all = held.Sub(v.size()), all.Sub(v.size())
 				}
 			}
-			if fitsWithin(held, ent) && fitsWithin(all, capacity) {
+			if held.Fits(ent) && all.Fits(capacity) {
 				for _, v := range chosen {
 					preempt(v, ReasonPriority)
 					c.releasing[Preemptible] = c.releasing[Preemptible].Add(v.size())

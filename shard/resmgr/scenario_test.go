@@ -3,7 +3,6 @@ package resmgr
 import (
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,8 +42,9 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testda
 //	                             pool's figures, sorted by path.
 //	state job#N ...              prints each gang's state.
 //
-// Amounts print rounded to 4 decimals, as one number when the tree names a
-// single resource, else as cpu:X,mem:Y. Run with -rewrite to regenerate the
+// Amounts are whole numbers in the model's units (millicores for cpu, MiB,
+// devices), "inf" for no limit; shares may be decimal. Amounts print as one
+// number when the tree names a single resource, else as cpu:X,mem:Y. Run with -rewrite to regenerate the
 // expected output after a deliberate change, then review the diff.
 func TestScenarios(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.txt"))
@@ -189,6 +189,19 @@ func (sc *scenario) number(s string) float64 {
 	return v
 }
 
+// amount parses a whole amount in the model's units (millicores for cpu),
+// "inf" for model.Unlimited.
+func (sc *scenario) amount(s string) int64 {
+	if s == "inf" {
+		return model.Unlimited
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		sc.fatalf("%q: amounts are whole units: %v", s, err)
+	}
+	return v
+}
+
 func (sc *scenario) gangID(s string) GangID {
 	job, n, ok := strings.Cut(s, "#")
 	v, err := strconv.ParseUint(n, 10, 32)
@@ -218,7 +231,7 @@ func (sc *scenario) pools(args, input []string) string {
 		fields := strings.Fields(line)
 		spec := entitlement.PoolSpec{Path: fields[0]}
 		for k := range model.ResourceKinds {
-			spec.Limit = spec.Limit.Set(k, math.Inf(1))
+			spec.Limit = spec.Limit.Set(k, model.Unlimited)
 			spec.Share = spec.Share.Set(k, 1)
 		}
 		for _, f := range fields[1:] {
@@ -229,8 +242,8 @@ func (sc *scenario) pools(args, input []string) string {
 				sc.fatalf("want kind=R/L/S, got %q", f)
 			}
 			named[k] = true
-			spec.Reservation = spec.Reservation.Set(k, sc.number(parts[0]))
-			spec.Limit = spec.Limit.Set(k, sc.number(parts[1]))
+			spec.Reservation = spec.Reservation.Set(k, sc.amount(parts[0]))
+			spec.Limit = spec.Limit.Set(k, sc.amount(parts[1]))
 			spec.Share = spec.Share.Set(k, sc.number(parts[2]))
 		}
 		specs = append(specs, spec)
@@ -293,7 +306,7 @@ func (sc *scenario) enqueue(adopt bool, input []string) string {
 				if kind < 0 {
 					sc.fatalf("unknown gang field %q", f)
 				}
-				g.PerTask = g.PerTask.Set(kind, sc.number(v))
+				g.PerTask = g.PerTask.Set(kind, sc.amount(v))
 			}
 		}
 		for c := range count {
@@ -379,7 +392,7 @@ func (sc *scenario) resources(s string) model.Resources {
 		if k < 0 {
 			sc.fatalf("bad resources %q (want cpu:X,mem:Y)", s)
 		}
-		r = r.Set(k, sc.number(v))
+		r = r.Set(k, sc.amount(v))
 	}
 	return r
 }
@@ -401,7 +414,7 @@ func (sc *scenario) pass(args []string) string {
 		if kind < 0 {
 			sc.fatalf("unknown pass argument %q", f)
 		}
-		in.Capacity = in.Capacity.Set(kind, sc.number(v))
+		in.Capacity = in.Capacity.Set(kind, sc.amount(v))
 	}
 	d := sc.sched.Pass(in)
 	var lines []string
@@ -447,12 +460,7 @@ func (sc *scenario) pass(args []string) string {
 	return strings.Join(lines, "\n")
 }
 
-func formatNumber(v float64) string {
-	if math.IsInf(v, 1) {
-		return "inf"
-	}
-	return strconv.FormatFloat(math.Round(v*1e4)/1e4+0, 'f', -1, 64)
-}
+func formatNumber(v int64) string { return model.FormatUnits(v) }
 
 func (sc *scenario) format(r model.Resources) string {
 	if len(sc.kinds) == 1 {

@@ -2,7 +2,6 @@ package resmgr
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/peloton-federated/peloton/shard/model"
@@ -240,9 +239,9 @@ func (s *Scheduler) wait(l *leaf, e *entry) {
 // work beyond the lowest limit above it.
 func (l *leaf) canNeverFit(e *entry) bool {
 	if e.kind == NonPreemptible {
-		return !fitsWithin(e.size, l.reservation)
+		return !e.size.Fits(l.reservation)
 	}
-	return !fitsWithin(e.size, l.limitBound)
+	return !e.size.Fits(l.limitBound)
 }
 
 // newEntry validates a gang and finds its leaf pool.
@@ -250,7 +249,7 @@ func (s *Scheduler) newEntry(g Gang) (*entry, *leaf, error) {
 	switch {
 	case len(g.Members) == 0:
 		return nil, nil, fmt.Errorf("gang %s: %w", g.ID, ErrEmptyGang)
-	case !validResources(g.PerTask):
+	case g.PerTask.Invalid() >= 0:
 		return nil, nil, fmt.Errorf("gang %s: per-task %v: %w", g.ID, g.PerTask, ErrBadResources)
 	}
 	if _, dup := s.gangs[g.ID]; dup {
@@ -379,7 +378,7 @@ func (s *Scheduler) Finished(id GangID, task model.TaskID) bool {
 	e.done[m] = true
 	e.live--
 	s.release(e, e.gang.PerTask, 1)
-	e.size = e.gang.PerTask.Scale(float64(e.live))
+	e.size = e.gang.PerTask.Scale(int64(e.live))
 	return true
 }
 
@@ -463,24 +462,4 @@ func cmpUint(a, b uint64) int {
 		return 1
 	}
 	return 0
-}
-
-// fitsWithin reports whether a fits within b in every resource, with a
-// tolerance relative to b's size so that rounding in the entitlement pass
-// does not turn away a gang that fits exactly.
-func fitsWithin(a, b model.Resources) bool {
-	for k := range model.ResourceKinds {
-		x, y := a.Get(k), b.Get(k)
-		if x > y+1e-9*math.Max(1, math.Abs(y)) {
-			return false
-		}
-	}
-	return true
-}
-
-// exceeds reports whether a is above b in resource k, with fitsWithin's
-// tolerance.
-func exceeds(a, b model.Resources, k int) bool {
-	x, y := a.Get(k), b.Get(k)
-	return x > y+1e-9*math.Max(1, math.Abs(y))
 }

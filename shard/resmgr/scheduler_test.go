@@ -2,7 +2,9 @@ package resmgr
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/peloton-federated/peloton/shard/model"
@@ -14,8 +16,8 @@ func testTree(t *testing.T, paths ...string) *entitlement.Tree {
 	var specs []entitlement.PoolSpec
 	for _, p := range paths {
 		specs = append(specs, entitlement.PoolSpec{Path: p,
-			Limit: model.Resources{CPU: math.Inf(1), MemMB: math.Inf(1), DiskMB: math.Inf(1), GPU: math.Inf(1)},
-			Share: model.Resources{CPU: 1, MemMB: 1, DiskMB: 1, GPU: 1}})
+			Limit: model.Resources{MilliCPU: model.Unlimited, MemMB: model.Unlimited, DiskMB: model.Unlimited, GPU: model.Unlimited},
+			Share: model.EqualShares(1)})
 	}
 	tree, err := entitlement.NewTree(specs)
 	if err != nil {
@@ -24,8 +26,8 @@ func testTree(t *testing.T, paths ...string) *entitlement.Tree {
 	return tree
 }
 
-func gangOf(job string, pool string, members int, cpu float64) Gang {
-	g := Gang{ID: GangID{Job: model.JobID(job)}, Pool: pool, Preemptible: true, PerTask: model.Resources{CPU: cpu}}
+func gangOf(job string, pool string, members int, cpu int64) Gang {
+	g := Gang{ID: GangID{Job: model.JobID(job)}, Pool: pool, Preemptible: true, PerTask: model.Resources{MilliCPU: cpu}}
 	for i := range members {
 		g.Members = append(g.Members, Member{Task: model.TaskID{Job: model.JobID(job), Instance: uint32(i)}})
 	}
@@ -37,10 +39,10 @@ func TestEnqueueErrors(t *testing.T) {
 	if err := s.Enqueue(gangOf("ok", "/a/b", 1, 1)); err != nil {
 		t.Fatal(err)
 	}
-	nan := gangOf("nan", "/a/b", 1, 1)
-	nan.PerTask.MemMB = math.NaN()
+	negMem := gangOf("negmem", "/a/b", 1, 1)
+	negMem.PerTask.MemMB = -1
 	inf := gangOf("inf", "/a/b", 1, 1)
-	inf.PerTask.GPU = math.Inf(1)
+	inf.PerTask.GPU = model.Unlimited
 	for _, tc := range []struct {
 		name string
 		gang Gang
@@ -52,7 +54,7 @@ func TestEnqueueErrors(t *testing.T) {
 		{"root with children", gangOf("x", "/", 1, 1), ErrNotLeafPool},
 		{"no members", gangOf("x", "/a/b", 0, 1), ErrEmptyGang},
 		{"negative", gangOf("x", "/a/b", 1, -1), ErrBadResources},
-		{"not a number", nan, ErrBadResources},
+		{"negative memory", negMem, ErrBadResources},
 		{"infinite", inf, ErrBadResources},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,7 +75,7 @@ func TestEnqueueErrors(t *testing.T) {
 // and never panic.
 func TestOddInputs(t *testing.T) {
 	s := New(nil, Config{PreemptAfterPasses: -5})
-	if d := s.Pass(PassInput{Capacity: model.Resources{CPU: math.NaN()}}); len(d.Admit)+len(d.Preempt) != 0 {
+	if d := s.Pass(PassInput{Capacity: model.Resources{MilliCPU: -1}}); len(d.Admit)+len(d.Preempt) != 0 {
 		t.Fatalf("empty tree decided %+v", d)
 	}
 	if _, ok := s.PoolFigures("/"); ok {
@@ -87,13 +89,13 @@ func TestOddInputs(t *testing.T) {
 	if err := s.Enqueue(gangOf("a", "/", 2, 1)); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []model.Resources{{CPU: -3}, {CPU: math.NaN()}, {CPU: math.Inf(1)}} {
+	for _, c := range []model.Resources{{MilliCPU: -3}, {MilliCPU: math.MinInt64}, {MilliCPU: model.Unlimited}} {
 		d := s.Pass(PassInput{Capacity: c, Slack: c})
-		if c.CPU == math.Inf(1) && len(d.Admit) != 1 {
+		if c.MilliCPU == model.Unlimited && len(d.Admit) != 1 {
 			t.Fatalf("infinite capacity admitted %v", d.Admit)
 		}
 	}
-	if f, ok := s.PoolFigures("/"); !ok || f.Admitted != 1 || f.Allocation.CPU != 2 {
+	if f, ok := s.PoolFigures("/"); !ok || f.Admitted != 1 || f.Allocation.MilliCPU != 2 {
 		t.Fatalf("figures %+v", f)
 	}
 	if s.Finished(id, model.TaskID{}) || s.Started(GangID{Job: "a", Gang: 9}) {
@@ -116,5 +118,44 @@ func TestEnqueueCopiesMembers(t *testing.T) {
 	got, st, ok := s.Lookup(g.ID)
 	if !ok || st != Queued || got.Members[0].Task.Instance != 0 {
 		t.Fatalf("lookup %+v %v %v", got, st, ok)
+	}
+}
+
+// TestFractionalCoresReturnToZero admits thousands of gangs of 0.1, 0.3 and
+// 0.7 cores, ends them member by member or whole, in a shuffled order, and
+// checks that every pool's allocation comes back to exactly zero: in whole
+// millicores nothing drifts, where summed float cores used to leave crumbs.
+func TestFractionalCoresReturnToZero(t *testing.T) {
+	s := New(testTree(t, "/", "/a", "/b"), Config{})
+	rng := rand.New(rand.NewPCG(3, 4))
+	cores := []float64{0.1, 0.3, 0.7}
+	var gangs []Gang
+	for i := range 3000 {
+		pool := []string{"/a", "/b"}[i%2]
+		g := gangOf(fmt.Sprintf("j%d", i), pool, 1+rng.IntN(3), model.CoresToMilli(cores[rng.IntN(len(cores))]))
+		if err := s.Enqueue(g); err != nil {
+			t.Fatal(err)
+		}
+		gangs = append(gangs, g)
+	}
+	in := PassInput{Capacity: model.Resources{MilliCPU: model.CoresToMilli(100_000)}}
+	if d := s.Pass(in); len(d.Admit) != len(gangs) {
+		t.Fatalf("admitted %d of %d gangs", len(d.Admit), len(gangs))
+	}
+	rng.Shuffle(len(gangs), func(i, j int) { gangs[i], gangs[j] = gangs[j], gangs[i] })
+	for i, g := range gangs {
+		if i%2 == 0 {
+			s.Remove(g.ID)
+			continue
+		}
+		for _, m := range g.Members {
+			s.Finished(g.ID, m.Task)
+		}
+	}
+	s.Pass(in)
+	for _, p := range []string{"/", "/a", "/b"} {
+		if f, ok := s.PoolFigures(p); !ok || !f.Allocation.IsZero() || f.Admitted != 0 {
+			t.Errorf("%s: allocation %v with %d gangs admitted after every gang ended, want exactly zero", p, f.Allocation, f.Admitted)
+		}
 	}
 }

@@ -9,15 +9,19 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
+// resourcesToModel converts the API's decimal amounts (cpu in cores,
+// validated to whole millicores) to integer units; +Inf is Unlimited.
 func resourcesToModel(r *pb.Resources) model.Resources {
 	if r == nil {
 		return model.Resources{}
 	}
-	return model.Resources{CPU: r.Cpu, MemMB: r.MemMb, DiskMB: r.DiskMb, GPU: r.Gpu}
+	return model.ResourcesFromDecimal(r.Cpu, r.MemMb, r.DiskMb, r.Gpu)
 }
 
 func resourcesToProto(r model.Resources) *pb.Resources {
-	return &pb.Resources{Cpu: r.CPU, MemMb: r.MemMB, DiskMb: r.DiskMB, Gpu: r.GPU}
+	out := &pb.Resources{}
+	out.Cpu, out.MemMb, out.DiskMb, out.Gpu = r.Decimal()
+	return out
 }
 
 func constraintsToModel(cs []*pb.Constraint) []model.Constraint {

@@ -32,7 +32,7 @@ func TestSpecWithOverridesRoundTrips(t *testing.T) {
 	}
 	// The model's merge sees what the API said.
 	x := model.NewOverrideIndex(&m)
-	if got := x.TaskFor(&m, 15); got.Resources.MemMB != 512 || got.Resources.CPU != 1 || got.Env["SHARD"] != "low" || got.Env["A"] != "1" {
+	if got := x.TaskFor(&m, 15); got.Resources.MemMB != 512 || got.Resources.MilliCPU != 1000 || got.Env["SHARD"] != "low" || got.Env["A"] != "1" {
 		t.Fatalf("instance 15 runs %+v", got)
 	}
 	if got := x.TaskFor(&m, 29); got.Command != "other" || len(got.Constraints) != 1 || got.KillGrace != 10*time.Second {
@@ -67,8 +67,8 @@ func TestUpdateAndEventToProto(t *testing.T) {
 func TestHostToProtoMergesLiveAndRemembered(t *testing.T) {
 	s := New(jobmgr.New(jobmgr.Config{Region: "east"}), "test", "")
 	seen := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	host := model.Host{ID: "sim/h1", Hostname: "h1", Cluster: "sim", Kind: "sim", State: model.HostUp, Capacity: model.Resources{CPU: 8}}
-	live := &hostmgr.HostView{Host: host, Allocated: model.Resources{CPU: 2}, Tasks: 2}
+	host := model.Host{ID: "sim/h1", Hostname: "h1", Cluster: "sim", Kind: "sim", State: model.HostUp, Capacity: model.Resources{MilliCPU: 8000}}
+	live := &hostmgr.HostView{Host: host, Allocated: model.Resources{MilliCPU: 2000}, Tasks: 2}
 	cases := []struct {
 		name  string
 		live  *hostmgr.HostView

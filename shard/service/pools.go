@@ -16,12 +16,16 @@ func poolToModel(s *pb.PoolSpec) model.Pool {
 		Path:        s.Path,
 		Reservation: resourcesToModel(s.Reservation),
 		Limit:       resourcesToModel(s.Limit.Resolve(math.Inf(1))),
-		Share:       resourcesToModel(s.Share.Resolve(1)),
+		Share:       sharesToModel(s.Share.Resolve(1)),
 	}
 }
 
-// amounts renders resources, leaving out amounts equal to skip.
-func amounts(r model.Resources, skip float64) *pb.ResourceAmounts {
+func sharesToModel(r *pb.Resources) model.Shares {
+	return model.Shares{CPU: r.Cpu, Mem: r.MemMb, Disk: r.DiskMb, GPU: r.Gpu}
+}
+
+// amounts renders decimal amounts, leaving out those equal to skip.
+func amounts(cpu, mem, disk, gpu, skip float64) *pb.ResourceAmounts {
 	out := &pb.ResourceAmounts{}
 	set := func(v float64) *float64 {
 		if v == skip {
@@ -29,8 +33,14 @@ func amounts(r model.Resources, skip float64) *pb.ResourceAmounts {
 		}
 		return &v
 	}
-	out.Cpu, out.MemMb, out.DiskMb, out.Gpu = set(r.CPU), set(r.MemMB), set(r.DiskMB), set(r.GPU)
+	out.Cpu, out.MemMb, out.DiskMb, out.Gpu = set(cpu), set(mem), set(disk), set(gpu)
 	return out
+}
+
+// limitAmounts renders limits, leaving out unlimited ones.
+func limitAmounts(r model.Resources) *pb.ResourceAmounts {
+	cpu, mem, disk, gpu := r.Decimal()
+	return amounts(cpu, mem, disk, gpu, math.Inf(1))
 }
 
 func poolToProto(v jobmgr.PoolView) *pb.Pool {
@@ -41,19 +51,19 @@ func poolToProto(v jobmgr.PoolView) *pb.Pool {
 		Spec: &pb.PoolSpec{
 			Path:        v.Pool.Path,
 			Reservation: resourcesToProto(v.Pool.Reservation),
-			Limit:       amounts(v.Pool.Limit, math.Inf(1)),
-			Share:       amounts(v.Pool.Share, 1),
+			Limit:       limitAmounts(v.Pool.Limit),
+			Share:       amounts(v.Pool.Share.CPU, v.Pool.Share.Mem, v.Pool.Share.Disk, v.Pool.Share.GPU, 1),
 		},
 	}
 	for i, name := range model.ResourceKinds {
 		p.Resources = append(p.Resources, &pb.PoolResource{
 			Name:        name,
-			Reservation: v.Reservation.Get(i),
-			Limit:       v.Limit.Get(i),
+			Reservation: model.DecimalOf(i, v.Reservation.Get(i)),
+			Limit:       model.DecimalOf(i, v.Limit.Get(i)),
 			Share:       v.Pool.Share.Get(i),
-			Demand:      v.Demand.Get(i),
-			Allocation:  v.Allocation.Get(i),
-			Entitlement: v.Entitlement.Get(i),
+			Demand:      model.DecimalOf(i, v.Demand.Get(i)),
+			Allocation:  model.DecimalOf(i, v.Allocation.Get(i)),
+			Entitlement: model.DecimalOf(i, v.Entitlement.Get(i)),
 		})
 	}
 	return p

@@ -33,8 +33,8 @@ func newTestShard(t *testing.T) *testShard {
 	// events by the real clock.
 	clk := clock.NewFake(time.Now().Truncate(time.Second))
 	p, err := sim.New(sim.Config{Cluster: "sim", Clock: clk, DefaultDuration: time.Hour, Hosts: []sim.HostSpec{
-		{Name: "h1", Capacity: model.Resources{CPU: 8, MemMB: 8192}},
-		{Name: "h2", Capacity: model.Resources{CPU: 8, MemMB: 8192}},
+		{Name: "h1", Capacity: model.Resources{MilliCPU: 8000, MemMB: 8192}},
+		{Name: "h2", Capacity: model.Resources{MilliCPU: 8000, MemMB: 8192}},
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -206,7 +206,7 @@ func pluginRun(b *testing.B, url string, agents, tasks int) (accepted, running t
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	spec := &model.TaskSpec{Command: "true", Env: map[string]string{mesostest.EnvDuration: "1h"}, Resources: model.Resources{CPU: benchTaskCPU, MemMB: benchTaskMem}}
+	spec := &model.TaskSpec{Command: "true", Env: map[string]string{mesostest.EnvDuration: "1h"}, Resources: model.ResourcesFromDecimal(benchTaskCPU, benchTaskMem, 0, 0)}
 	start := time.Now()
 	const batch = 1000
 	for i := 0; i < tasks; i += batch {

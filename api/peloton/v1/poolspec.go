@@ -2,7 +2,6 @@ package pelotonv1
 
 import (
 	"fmt"
-	"math"
 	"strings"
 )
 
@@ -61,41 +60,38 @@ func ValidatePoolSpec(s *PoolSpec) []FieldError {
 	case !ValidPoolPath(s.GetPath()):
 		add("path", fmt.Sprintf("%q is not an absolute pool path like /team/sub (segments of letters, digits, - _ .)", s.GetPath()))
 	}
-	amount := func(path string, v float64, positive bool) {
-		switch {
-		case math.IsNaN(v) || math.IsInf(v, 0):
-			add(path, "must be a finite number")
-		case positive && v <= 0:
-			add(path, "must be > 0")
-		case v < 0:
-			add(path, "must be >= 0")
+	// Reservations and limits are amounts (cpu to the millicore, the rest
+	// whole); shares are weights, any number above zero.
+	amount := func(path string, v float64, positive bool, kind amountKind) {
+		if msg := amountProblem(v, positive, kind); msg != "" {
+			add(path, msg)
 		}
 	}
 	if r := s.GetReservation(); r != nil {
-		amount("reservation.cpu", r.Cpu, false)
-		amount("reservation.memMb", r.MemMb, false)
-		amount("reservation.diskMb", r.DiskMb, false)
-		amount("reservation.gpu", r.Gpu, false)
+		amount("reservation.cpu", r.Cpu, false, cores)
+		amount("reservation.memMb", r.MemMb, false, whole)
+		amount("reservation.diskMb", r.DiskMb, false, whole)
+		amount("reservation.gpu", r.Gpu, false, whole)
 	}
-	optional := func(prefix string, a *ResourceAmounts, positive bool) {
+	optional := func(prefix string, a *ResourceAmounts, positive bool, cpuKind, otherKind amountKind) {
 		if a == nil {
 			return
 		}
 		if a.Cpu != nil {
-			amount(prefix+".cpu", *a.Cpu, positive)
+			amount(prefix+".cpu", *a.Cpu, positive, cpuKind)
 		}
 		if a.MemMb != nil {
-			amount(prefix+".memMb", *a.MemMb, positive)
+			amount(prefix+".memMb", *a.MemMb, positive, otherKind)
 		}
 		if a.DiskMb != nil {
-			amount(prefix+".diskMb", *a.DiskMb, positive)
+			amount(prefix+".diskMb", *a.DiskMb, positive, otherKind)
 		}
 		if a.Gpu != nil {
-			amount(prefix+".gpu", *a.Gpu, positive)
+			amount(prefix+".gpu", *a.Gpu, positive, otherKind)
 		}
 	}
-	optional("limit", s.GetLimit(), false)
-	optional("share", s.GetShare(), true)
+	optional("limit", s.GetLimit(), false, cores, whole)
+	optional("share", s.GetShare(), true, weight, weight)
 	if r, l := s.GetReservation(), s.GetLimit(); r != nil && l != nil {
 		check := func(name string, res float64, lim *float64) {
 			if lim != nil && *lim < res {

@@ -213,6 +213,13 @@ func TestDecodeJobSpecProblems(t *testing.T) {
 				"task.resources.disk_mb": "must be >= 0",
 				"task.resources.gpu":     "whole number",
 			}},
+		{"resources finer than their unit", patch(map[string]any{"task.resources": map[string]any{"cpu": 0.0005, "memMb": 64.5, "diskMb": 0.25}}),
+			map[string]string{
+				"task.resources.cpu":     "must be a multiple of 0.001 cores",
+				"task.resources.mem_mb":  "must be a whole number",
+				"task.resources.disk_mb": "must be a whole number",
+			}},
+		{"millicores", patch(map[string]any{"task.resources": map[string]any{"cpu": 1.005, "memMb": 64, "diskMb": 10}}), nil},
 		{"resources not finite", patch(map[string]any{"task.resources": map[string]any{"cpu": "NaN", "memMb": "Infinity", "gpu": "-Infinity"}}),
 			map[string]string{
 				"task.resources.cpu":    "finite",
@@ -511,6 +518,32 @@ func TestDecodePoolSpec(t *testing.T) {
 		if se.Problems[i].Path != p {
 			t.Fatalf("problems %v, want paths %v", se.Problems, want)
 		}
+	}
+}
+
+// Pool reservations and limits are amounts to the unit; shares are weights.
+func TestDecodePoolSpecUnits(t *testing.T) {
+	_, err := DecodePoolSpec([]byte(`{"path":"/maps","reservation":{"cpu":0.0001,"memMb":1.5},"limit":{"cpu":2.0005,"diskMb":0.5},"share":{"cpu":0.125}}`))
+	var se *SpecError
+	if !errors.As(err, &se) {
+		t.Fatalf("want a SpecError, got %v", err)
+	}
+	want := map[string]string{
+		"reservation.cpu":   "must be a multiple of 0.001 cores",
+		"reservation.memMb": "must be a whole number",
+		"limit.cpu":         "must be a multiple of 0.001 cores",
+		"limit.diskMb":      "must be a whole number",
+	}
+	if len(se.Problems) != len(want) {
+		t.Fatalf("problems %v, want %v", se.Problems, want)
+	}
+	for _, p := range se.Problems {
+		if want[p.Path] != p.Message {
+			t.Errorf("%s: %q, want %q", p.Path, p.Message, want[p.Path])
+		}
+	}
+	if _, err := DecodePoolSpec([]byte(`{"path":"/maps","reservation":{"cpu":0.001,"memMb":512},"share":{"cpu":0.125}}`)); err != nil {
+		t.Fatalf("amounts to the unit: %v", err)
 	}
 }
 

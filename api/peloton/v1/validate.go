@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -165,23 +166,53 @@ func (v *specChecker) task(path string, t *TaskSpec, override bool) {
 
 // resources checks amounts; with required, cpu and mem_mb must be > 0.
 func (v *specChecker) resources(path string, r *Resources, required bool) {
-	check := func(field string, x float64, positive, whole bool) {
-		p := joinPath(path, field)
-		switch {
-		case math.IsNaN(x) || math.IsInf(x, 0):
-			v.add(p, "must be a finite number")
-		case positive && x <= 0:
-			v.add(p, "must be > 0")
-		case x < 0:
-			v.add(p, "must be >= 0")
-		case whole && x != math.Trunc(x):
-			v.add(p, "must be a whole number")
+	check := func(field string, x float64, positive bool, kind amountKind) {
+		if msg := amountProblem(x, positive, kind); msg != "" {
+			v.add(joinPath(path, field), msg)
 		}
 	}
-	check("cpu", r.GetCpu(), required, false)
-	check("mem_mb", r.GetMemMb(), required, false)
-	check("disk_mb", r.GetDiskMb(), false, false)
-	check("gpu", r.GetGpu(), false, true)
+	check("cpu", r.GetCpu(), required, cores)
+	check("mem_mb", r.GetMemMb(), required, whole)
+	check("disk_mb", r.GetDiskMb(), false, whole)
+	check("gpu", r.GetGpu(), false, whole)
+}
+
+// amountKind is the granularity of a resource amount: the scheduler keeps
+// amounts as integers in their smallest unit, so cpu may have at most three
+// decimals (millicores) and the others none (MiB, devices).
+type amountKind uint8
+
+const (
+	whole  amountKind = iota
+	cores             // cpu: at most three decimals
+	weight            // a share: any finite number
+)
+
+// amountProblem says what is wrong with one amount, or "".
+func amountProblem(x float64, positive bool, kind amountKind) string {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		return "must be a finite number"
+	case positive && x <= 0:
+		return "must be > 0"
+	case x < 0:
+		return "must be >= 0"
+	case kind == cores && decimals(x) > 3:
+		return "must be a multiple of 0.001 cores"
+	case kind == whole && decimals(x) > 0:
+		return "must be a whole number"
+	}
+	return ""
+}
+
+// decimals counts the digits after the decimal point of x written as the
+// shortest decimal that reads back as x: what the client wrote.
+func decimals(x float64) int {
+	s := strconv.FormatFloat(x, 'f', -1, 64)
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		return len(s) - i - 1
+	}
+	return 0
 }
 
 func (v *specChecker) constraint(path string, c *Constraint, depth int) {

@@ -133,11 +133,23 @@ func number(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// mebibytes renders an amount in MiB with a fitting unit: 128MiB, 2GiB, 1.5TiB.
-func mebibytes(mib float64) string {
-	if math.IsInf(mib, 1) {
-		return "unlimited"
+// cores renders decimal cores to the millicore the scheduler counts in:
+// "1.5", "0.001", "12", never float residue. (The shortest decimal of the
+// double nearest k/1000 is k/1000 itself.)
+func cores(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return number(v)
 	}
+	return strconv.FormatFloat(math.Round(v*1000)/1000+0, 'f', -1, 64)
+}
+
+// mebibytes renders an amount in whole MiB with a fitting unit: 128MiB,
+// 2GiB, 1.5TiB.
+func mebibytes(mib float64) string {
+	if math.IsNaN(mib) || math.IsInf(mib, 0) {
+		return number(mib)
+	}
+	mib = math.Round(mib)
 	units := []string{"MiB", "GiB", "TiB", "PiB"}
 	i := 0
 	for math.Abs(mib) >= 1024 && i < len(units)-1 {
@@ -153,7 +165,7 @@ func formatResources(r *pelotonv1.Resources) string {
 	if r == nil {
 		return ""
 	}
-	parts := []string{"cpu=" + number(r.GetCpu()), "mem=" + mebibytes(r.GetMemMb())}
+	parts := []string{"cpu=" + cores(r.GetCpu()), "mem=" + mebibytes(r.GetMemMb())}
 	if r.GetDiskMb() != 0 {
 		parts = append(parts, "disk="+mebibytes(r.GetDiskMb()))
 	}
@@ -171,6 +183,8 @@ func formatPoolResource(name string, v float64) string {
 	switch strings.ToLower(name) {
 	case "mem", "mem_mb", "memory", "disk", "disk_mb":
 		return mebibytes(v)
+	case "cpu":
+		return cores(v)
 	}
 	return number(v)
 }

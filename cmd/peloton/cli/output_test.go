@@ -27,6 +27,10 @@ func TestFormatResources(t *testing.T) {
 		{&pelotonv1.Resources{Cpu: 0.25, MemMb: 1536, DiskMb: 2048, Gpu: 2}, "cpu=0.25 mem=1.5GiB disk=2GiB gpu=2"},
 		{&pelotonv1.Resources{Cpu: 64, MemMb: 3 << 20}, "cpu=64 mem=3TiB"},
 		{&pelotonv1.Resources{}, "cpu=0 mem=0MiB"},
+		// Amounts print to their unit: millicores and whole MiB, no residue.
+		{&pelotonv1.Resources{Cpu: -0.00000000000000008673617379884035, MemMb: 0.2}, "cpu=0 mem=0MiB"},
+		{&pelotonv1.Resources{Cpu: 0.1 + 0.2, MemMb: 511.9999999}, "cpu=0.3 mem=512MiB"},
+		{&pelotonv1.Resources{Cpu: 1.0005, MemMb: 64}, "cpu=1.001 mem=64MiB"},
 		{nil, ""},
 	}
 	for _, tc := range cases {

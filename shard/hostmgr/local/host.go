@@ -28,7 +28,7 @@ func describeHost(cluster, hostname, dir string) (model.Host, error) {
 	if err := syscall.Statfs(dir, &fs); err != nil {
 		return model.Host{}, fmt.Errorf("statfs %s: %w", dir, err)
 	}
-	diskMB := float64(fs.Bavail) * float64(fs.Bsize) / (1 << 20)
+	diskMB := int64(fs.Bavail * uint64(fs.Bsize) >> 20)
 	return model.Host{
 		ID:       model.HostID(cluster + "/" + hostname),
 		Hostname: hostname,
@@ -36,9 +36,9 @@ func describeHost(cluster, hostname, dir string) (model.Host, error) {
 		Kind:     HostKind,
 		State:    model.HostUp,
 		Capacity: model.Resources{
-			CPU:    float64(runtime.NumCPU()),
-			MemMB:  memMB,
-			DiskMB: float64(int64(diskMB)),
+			MilliCPU: int64(runtime.NumCPU()) * model.MilliPerCore,
+			MemMB:    memMB,
+			DiskMB:   diskMB,
 		},
 		Labels: map[string]string{
 			"hostname": hostname,
@@ -49,7 +49,7 @@ func describeHost(cluster, hostname, dir string) (model.Host, error) {
 }
 
 // memTotalMB reads MemTotal (in KiB) from a meminfo file and returns MiB.
-func memTotalMB(path string) (float64, error) {
+func memTotalMB(path string) (int64, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return 0, err
@@ -57,7 +57,7 @@ func memTotalMB(path string) (float64, error) {
 	return parseMemTotalMB(data)
 }
 
-func parseMemTotalMB(meminfo []byte) (float64, error) {
+func parseMemTotalMB(meminfo []byte) (int64, error) {
 	sc := bufio.NewScanner(bytes.NewReader(meminfo))
 	for sc.Scan() {
 		fields := bytes.Fields(sc.Bytes())
@@ -71,7 +71,7 @@ func parseMemTotalMB(meminfo []byte) (float64, error) {
 		if len(fields) >= 3 && string(fields[2]) != "kB" {
 			return 0, fmt.Errorf("meminfo MemTotal: unknown unit %q", fields[2])
 		}
-		return float64(kib / 1024), nil
+		return int64(kib / 1024), nil
 	}
 	return 0, fmt.Errorf("meminfo: %w", errNoMemTotal)
 }

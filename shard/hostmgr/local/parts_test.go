@@ -49,7 +49,7 @@ func TestParseExecutorArgs(t *testing.T) {
 func TestParseMemTotal(t *testing.T) {
 	cases := []struct {
 		meminfo string
-		want    float64
+		want    int64
 		wantErr bool
 	}{
 		{"MemTotal:       16384000 kB\nMemFree: 1 kB\n", 16000, false},

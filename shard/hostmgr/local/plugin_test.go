@@ -25,7 +25,7 @@ func TestHostDescribesThisMachine(t *testing.T) {
 	if h.ID != "local/box" || h.Cluster != "local" || h.Kind != HostKind || h.State != model.HostUp {
 		t.Errorf("host = %+v", h)
 	}
-	if h.Capacity.CPU != float64(runtime.NumCPU()) || h.Capacity.MemMB <= 0 || h.Capacity.DiskMB <= 0 || h.Capacity.GPU != 0 {
+	if h.Capacity.MilliCPU != int64(runtime.NumCPU())*1000 || h.Capacity.MemMB <= 0 || h.Capacity.DiskMB <= 0 || h.Capacity.GPU != 0 {
 		t.Errorf("capacity = %v", h.Capacity)
 	}
 	for k, want := range map[string]string{"hostname": "box", "os": runtime.GOOS, "arch": runtime.GOARCH} {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -107,10 +106,8 @@ func checkSpec(s HostSpec) error {
 	if s.Name == "" || strings.Contains(s.Name, "/") {
 		return fmt.Errorf("%w: host name %q must be non-empty and hold no '/'", ErrInvalidConfig, s.Name)
 	}
-	for i, kind := range model.ResourceKinds {
-		if v := s.Capacity.Get(i); v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("%w: host %q capacity %s is %v", ErrInvalidConfig, s.Name, kind, v)
-		}
+	if i := s.Capacity.Invalid(); i >= 0 {
+		return fmt.Errorf("%w: host %q capacity %s is %s", ErrInvalidConfig, s.Name, model.ResourceKinds[i], model.FormatAmount(i, s.Capacity.Get(i)))
 	}
 	return nil
 }

@@ -12,12 +12,12 @@ import (
 	"github.com/peloton-federated/peloton/shard/model"
 )
 
-var shape = model.Resources{CPU: 8, MemMB: 32768, DiskMB: 100000}
+var shape = model.Resources{MilliCPU: 8000, MemMB: 32768, DiskMB: 100000}
 
 func TestHostsFromSpecsAndGenerator(t *testing.T) {
 	_, sink, _ := startSim(t, Config{
 		Cluster: "c1",
-		Hosts:   []HostSpec{{Name: "gpu-box", Capacity: model.Resources{CPU: 4, GPU: 2}, Labels: map[string]string{"gpu": "a100"}}},
+		Hosts:   []HostSpec{{Name: "gpu-box", Capacity: model.Resources{MilliCPU: 4000, GPU: 2}, Labels: map[string]string{"gpu": "a100"}}},
 		Generate: Generator{Count: 5, Shape: shape, Labels: map[string][]string{
 			"zone": {"a", "b", "c"},
 			"rack": {"r1", "r2"},
@@ -68,7 +68,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		"negative count":   {Config{Cluster: "c", Generate: Generator{Count: -1}}, ErrInvalidConfig},
 		"empty label":      {Config{Cluster: "c", Generate: Generator{Count: 1, Labels: map[string][]string{"zone": nil}}}, ErrInvalidConfig},
 		"unnamed host":     {Config{Cluster: "c", Hosts: []HostSpec{{}}}, ErrInvalidConfig},
-		"negative cpu":     {Config{Cluster: "c", Hosts: []HostSpec{{Name: "h", Capacity: model.Resources{CPU: -1}}}}, ErrInvalidConfig},
+		"negative cpu":     {Config{Cluster: "c", Hosts: []HostSpec{{Name: "h", Capacity: model.Resources{MilliCPU: -1000}}}}, ErrInvalidConfig},
 		"duplicate host":   {Config{Cluster: "c", Hosts: []HostSpec{{Name: "host-0"}}, Generate: Generator{Count: 1}}, ErrDuplicateHost},
 	}
 	for name, tc := range cases {
@@ -271,7 +271,7 @@ func TestUsage(t *testing.T) {
 	if u, err := p.Usage(host); err != nil || !u.IsZero() {
 		t.Errorf("initial usage %v, %v", u, err)
 	}
-	used := model.Resources{CPU: 3.5, MemMB: 1024}
+	used := model.Resources{MilliCPU: 3500, MemMB: 1024}
 	if err := p.SetUsage(host, used); err != nil {
 		t.Fatal(err)
 	}

@@ -111,7 +111,7 @@ func clusterHosts(n int) []placement.Host {
 		h := placement.Host{
 			ID:          model.HostID("c1/host-" + strconv.Itoa(i)),
 			Cluster:     "c1",
-			Free:        model.Resources{CPU: 32, MemMB: 131072, DiskMB: 1000000},
+			Free:        model.Resources{MilliCPU: 32_000, MemMB: 131072, DiskMB: 1000000},
 			Ports:       100,
 			Schedulable: true,
 			Labels: map[string]string{
@@ -138,11 +138,11 @@ func EquivalenceBatch(hosts, jobs, tasksPerJob int, seed uint64) Scenario {
 		Options:    placement.Options{Seed: seed, Strategy: placement.StrategyPack},
 		NaiveTasks: 300,
 	}
-	cpus := []float64{0.5, 1, 1, 2}
-	mems := []float64{1024, 2048, 2048, 4096}
+	cpus := []int64{500, 1000, 1000, 2000}
+	mems := []int64{1024, 2048, 2048, 4096}
 	s.Tasks = make([]placement.Task, 0, jobs*tasksPerJob)
 	for j := range jobs {
-		res := model.Resources{CPU: cpus[r.IntN(len(cpus))], MemMB: mems[r.IntN(len(mems))], DiskMB: 1000}
+		res := model.Resources{MilliCPU: cpus[r.IntN(len(cpus))], MemMB: mems[r.IntN(len(mems))], DiskMB: 1000}
 		job := model.JobID("batch-" + strconv.Itoa(j))
 		for range tasksPerJob {
 			s.Tasks = append(s.Tasks, placement.Task{Ref: len(s.Tasks), Job: job, Resources: res})
@@ -187,9 +187,9 @@ func DistinctTasks(hosts, tasks int, seed uint64) Scenario {
 		s.Tasks[i] = placement.Task{
 			Ref: i, Job: model.JobID("job-" + strconv.Itoa(i)),
 			Resources: model.Resources{
-				CPU:    0.1 + float64(r.IntN(1900))/1000,
-				MemMB:  256 + float64(r.IntN(8000)),
-				DiskMB: float64(r.IntN(5000)),
+				MilliCPU: 100 + r.Int64N(1900),
+				MemMB:    256 + r.Int64N(8000),
+				DiskMB:   r.Int64N(5000),
 			},
 			Constraints: shapes[r.IntN(len(shapes))],
 			Ports:       r.IntN(3),
@@ -212,20 +212,20 @@ func ConstrainedMix(hosts, jobs, tasksPerJob int, seed uint64) Scenario {
 	gang := 0
 	for j := range jobs {
 		job := model.JobID("job-" + strconv.Itoa(j))
-		t := placement.Task{Job: job, Resources: model.Resources{CPU: 1, MemMB: 2048, DiskMB: 500}}
+		t := placement.Task{Job: job, Resources: model.Resources{MilliCPU: 1000, MemMB: 2048, DiskMB: 500}}
 		switch j % 5 {
 		case 0: // batch, constrained
 			t.Constraints = shapes[r.IntN(len(shapes))]
 		case 1: // GPU training
 			t.Resources.GPU = 1
-			t.Resources.CPU = 4
+			t.Resources.MilliCPU = 4000
 		case 2: // service: one per host, spread over zones
 			t.Strategy = placement.StrategySpread
 			t.MaxPerHost = 1
 			t.Spread = []placement.SpreadLimit{{Key: "zone", Max: tasksPerJob/len(zones) + 1}}
 			t.Ports = 2
 		case 3: // gangs of 8
-			t.Resources.CPU = 2
+			t.Resources.MilliCPU = 2000
 		case 4: // rack-spread batch with a per-host limit
 			t.MaxPerHost = 2
 			t.Spread = []placement.SpreadLimit{{Key: "rack", Max: 20}}

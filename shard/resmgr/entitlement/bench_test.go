@@ -20,14 +20,14 @@ func benchTree(rng *rand.Rand, levels, fanout int) ([]PoolSpec, map[string]model
 	grow = func(path string, reservation model.Resources, depth int) {
 		spec := PoolSpec{Path: path, Reservation: reservation}
 		for k := range kinds {
-			spec.Limit = spec.Limit.Set(k, reservation.Get(k)+rng.Float64()*5000)
+			spec.Limit = spec.Limit.Set(k, reservation.Get(k)+rng.Int64N(5000))
 			spec.Share = spec.Share.Set(k, float64(1+rng.IntN(4)))
 		}
 		specs = append(specs, spec)
 		if depth == levels {
 			var d model.Resources
 			for k := range kinds {
-				d = d.Set(k, rng.Float64()*20)
+				d = d.Set(k, rng.Int64N(20))
 			}
 			demand[path] = d
 			return
@@ -39,12 +39,14 @@ func benchTree(rng *rand.Rand, levels, fanout int) ([]PoolSpec, map[string]model
 		for c := range fanout {
 			var child model.Resources
 			if c%2 == 0 {
-				child = reservation.Scale(2 / float64(fanout+1))
+				for k := range kinds {
+					child = child.Set(k, reservation.Get(k)*2/int64(fanout+1))
+				}
 			}
 			grow(prefix+"/p"+strconv.Itoa(c), child, depth+1)
 		}
 	}
-	grow(RootPath, model.Resources{CPU: 40000, MemMB: 40000, DiskMB: 40000, GPU: 40000}, 0)
+	grow(RootPath, model.Resources{MilliCPU: 40000, MemMB: 40000, DiskMB: 40000, GPU: 40000}, 0)
 	return specs, demand
 }
 
@@ -60,7 +62,7 @@ func BenchmarkEntitlement10kPools(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	capacity := model.Resources{CPU: 60000, MemMB: 60000, DiskMB: 60000, GPU: 60000}
+	capacity := model.Resources{MilliCPU: 60000, MemMB: 60000, DiskMB: 60000, GPU: 60000}
 	d := demandSlice(tree, demand)
 	solver := NewSolver(tree)
 	opts := Options{Headroom: true}

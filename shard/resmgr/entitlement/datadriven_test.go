@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,7 +31,8 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testda
 //	split cpu=100 [headroom]   runs Split on the claims given one a line as
 //	a cpu=R/L/S/D              name and reservation/limit/share/demand.
 //
-// Numbers print rounded to 4 decimals. Run with -rewrite to regenerate the
+// Amounts are whole numbers in the model's units (millicores for cpu, MiB,
+// devices) or "inf" for an unlimited limit; shares may be decimal. Run with -rewrite to regenerate the
 // expected output after a deliberate change, then review the diff.
 func TestScenarios(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.txt"))
@@ -119,23 +119,36 @@ func (sc *scenario) run(command string, input []string) string {
 
 func kindIndex(name string) int { return slices.Index(model.ResourceKinds[:], name) }
 
-// parseTuple parses "kind=a/b/c" into the kind's index and its n numbers.
-func (sc *scenario) parseTuple(field string, n int) (int, []float64) {
+// parseShare parses one share (a decimal weight).
+func (sc *scenario) parseShare(field, v string) float64 {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		sc.t.Fatalf("%s: %q: %v", sc.where, field, err)
+	}
+	return f
+}
+
+// parseAmount parses one whole amount, "inf" for model.Unlimited.
+func (sc *scenario) parseAmount(field, v string) int64 {
+	if v == "inf" {
+		return model.Unlimited
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		sc.t.Fatalf("%s: %q: amounts are whole units: %v", sc.where, field, err)
+	}
+	return n
+}
+
+// parseFields splits "kind=a/b/c" into the kind's index and its n parts.
+func (sc *scenario) parseFields(field string, n int) (int, []string) {
 	name, value, ok := strings.Cut(field, "=")
 	k := kindIndex(name)
 	parts := strings.Split(value, "/")
 	if !ok || k < 0 || len(parts) != n {
 		sc.t.Fatalf("%s: want kind=%d numbers separated by '/', got %q", sc.where, n, field)
 	}
-	nums := make([]float64, n)
-	for i, p := range parts {
-		v, err := strconv.ParseFloat(p, 64)
-		if err != nil {
-			sc.t.Fatalf("%s: %q: %v", sc.where, field, err)
-		}
-		nums[i] = v
-	}
-	return k, nums
+	return k, parts
 }
 
 func (sc *scenario) declareTree(input []string) string {
@@ -145,15 +158,15 @@ func (sc *scenario) declareTree(input []string) string {
 		fields := strings.Fields(line)
 		spec := PoolSpec{Path: fields[0]}
 		for k := range kinds {
-			spec.Limit = spec.Limit.Set(k, math.Inf(1))
+			spec.Limit = spec.Limit.Set(k, model.Unlimited)
 			spec.Share = spec.Share.Set(k, 1)
 		}
 		for _, f := range fields[1:] {
-			k, v := sc.parseTuple(f, 3)
+			k, v := sc.parseFields(f, 3)
 			named[k] = true
-			spec.Reservation = spec.Reservation.Set(k, v[0])
-			spec.Limit = spec.Limit.Set(k, v[1])
-			spec.Share = spec.Share.Set(k, v[2])
+			spec.Reservation = spec.Reservation.Set(k, sc.parseAmount(f, v[0]))
+			spec.Limit = spec.Limit.Set(k, sc.parseAmount(f, v[1]))
+			spec.Share = spec.Share.Set(k, sc.parseShare(f, v[2]))
 		}
 		specs = append(specs, spec)
 	}
@@ -188,18 +201,13 @@ func (sc *scenario) parseAmounts(fields []string) (model.Resources, bool) {
 			headroom = true
 			continue
 		}
-		k, v := sc.parseTuple(f, 1)
-		r = r.Set(k, v[0])
+		k, v := sc.parseFields(f, 1)
+		r = r.Set(k, sc.parseAmount(f, v[0]))
 	}
 	return r, headroom
 }
 
-func formatNumber(v float64) string {
-	if math.IsInf(v, 1) {
-		return "inf"
-	}
-	return strconv.FormatFloat(math.Round(v*1e4)/1e4+0, 'f', -1, 64)
-}
+func formatNumber(v int64) string { return model.FormatUnits(v) }
 
 func (sc *scenario) compute(args, input []string) string {
 	if sc.tree == nil {
@@ -246,12 +254,12 @@ func (sc *scenario) split(args, input []string) string {
 		fields := strings.Fields(line)
 		var c Claim
 		for _, f := range fields[1:] {
-			k, v := sc.parseTuple(f, 4)
+			k, v := sc.parseFields(f, 4)
 			named[k] = true
-			c.Reservation = c.Reservation.Set(k, v[0])
-			c.Limit = c.Limit.Set(k, v[1])
-			c.Share = c.Share.Set(k, v[2])
-			c.Demand = c.Demand.Set(k, v[3])
+			c.Reservation = c.Reservation.Set(k, sc.parseAmount(f, v[0]))
+			c.Limit = c.Limit.Set(k, sc.parseAmount(f, v[1]))
+			c.Share = c.Share.Set(k, sc.parseShare(f, v[2]))
+			c.Demand = c.Demand.Set(k, sc.parseAmount(f, v[3]))
 		}
 		names = append(names, fields[0])
 		claims = append(claims, c)

@@ -16,6 +16,26 @@
 // a pool with children, the sum of its children's demands; either way it is
 // capped by the pool's limit. Entitlement never exceeds demand.
 //
+// Amounts are whole units (model.Resources: millicores, MiB, devices);
+// shares are decimal weights (model.Shares). Every division hands out whole
+// units and adds up exactly to what it divides, by one rounding rule, the
+// largest remainder (Hamilton) method:
+//
+//   - the claimants that saturate (reach their cap: demand, reservation
+//     claim or limit room) get exactly their cap;
+//   - every other claimant's exact part is what the saturated ones leave,
+//     times its weight over the sum of their weights; it gets the floor of
+//     that part;
+//   - the units still left go one at a time to the claimants with the
+//     largest fractional remainders, ties to the claimant that comes first
+//     (specification order of the children, claim order in Split).
+//
+// A claimant below its cap has an exact part below that cap, so rounding up
+// never breaks a demand or limit cap. The same rule applies to the
+// reservation phase, the elastic phase and headroom, at every level, and to
+// the federation's global split (which uses Split). For example capacity 100
+// shared by three equal claimants each wanting more gives 34/33/33.
+//
 // With Options.Headroom, capacity that the max-min pass left unclaimed is
 // divided the same way by share, capped at each pool's limit, and reported
 // separately as Headroom, so admission can use either the demand-capped

@@ -11,15 +11,18 @@ import (
 )
 
 // randomAmount returns a value that is often round (to provoke ties and
-// exact saturation) and sometimes zero.
-func randomAmount(rng *rand.Rand, scale float64) float64 {
+// exact saturation), sometimes zero and sometimes fine-grained (a thousand
+// units to the round one, as millicores to cores).
+func randomAmount(rng *rand.Rand, scale int64) int64 {
 	switch rng.IntN(6) {
 	case 0:
 		return 0
 	case 1, 2:
-		return float64(rng.IntN(int(scale) + 1))
+		return rng.Int64N(scale + 1)
+	case 3:
+		return rng.Int64N(scale*1000 + 1)
 	default:
-		return rng.Float64() * scale
+		return rng.Int64N(scale*10 + 1)
 	}
 }
 
@@ -41,10 +44,10 @@ func randomTree(rng *rand.Rand, levels, maxFanout int) ([]PoolSpec, map[string]m
 		spec := PoolSpec{Path: path, Reservation: reservation}
 		for k := range kinds {
 			r := reservation.Get(k)
-			var l float64
+			var l int64
 			switch rng.IntN(10) {
 			case 0:
-				l = math.Inf(1)
+				l = model.Unlimited
 			case 1:
 				l = r
 			default:
@@ -76,12 +79,12 @@ func randomTree(rng *rand.Rand, levels, maxFanout int) ([]PoolSpec, map[string]m
 		for c := range fanout {
 			var childReservation model.Resources
 			for k := range kinds {
-				part := reservation.Get(k) / float64(fanout)
+				part := reservation.Get(k) / int64(fanout)
 				switch mode {
 				case 0:
 					childReservation = childReservation.Set(k, part)
 				case 1:
-					childReservation = childReservation.Set(k, part*rng.Float64())
+					childReservation = childReservation.Set(k, rng.Int64N(part+1))
 				}
 			}
 			childPath := path + "/p" + strconv.Itoa(c)
@@ -115,16 +118,9 @@ func demandSlice(tree *Tree, demand map[string]model.Resources) []model.Resource
 	return out
 }
 
-func closeEnough(a, b float64) bool {
-	if a == b {
-		return true
-	}
-	return math.Abs(a-b) <= 1e-6*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
-}
-
 // TestComputeMatchesReference compares the fast pass with the reference on
-// thousands of seeded random trees, with and without headroom, and checks
-// every invariant on the fast pass's result directly.
+// thousands of seeded random trees, with and without headroom, unit for
+// unit, and checks every invariant on the fast pass's result directly.
 func TestComputeMatchesReference(t *testing.T) {
 	const cases = 4000
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -149,13 +145,13 @@ func TestComputeMatchesReference(t *testing.T) {
 			for k, name := range model.ResourceKinds {
 				for _, f := range []struct {
 					field     string
-					got, want float64
+					got, want int64
 				}{
 					{"demand", got.Demand[i].Get(k), w.demand.Get(k)},
 					{"entitlement", got.Entitlement[i].Get(k), w.entitlement.Get(k)},
 					{"headroom", got.Headroom[i].Get(k), w.headroom.Get(k)},
 				} {
-					if !closeEnough(f.got, f.want) {
+					if f.got != f.want {
 						t.Fatalf("case %d: %s %s %s = %v, reference %v", c, path, name, f.field, f.got, f.want)
 					}
 				}
@@ -167,48 +163,47 @@ func TestComputeMatchesReference(t *testing.T) {
 	}
 }
 
-const tolerance = 1e-7
-
 // checkInvariants checks the properties the pass promises, per resource,
-// without reference to how it computes them.
+// without reference to how it computes them. Sums are exact; fill levels
+// may differ by the one unit the rounding rule hands out.
 func checkInvariants(tree *Tree, capacity model.Resources, demand map[string]model.Resources, r *Result, headroom bool) error {
 	root, ok := tree.Index(RootPath)
 	if !ok {
 		return nil
 	}
 	for k, name := range model.ResourceKinds {
-		get := func(v []model.Resources, i int) float64 { return v[i].Get(k) }
+		get := func(v []model.Resources, i int) float64 { return float64(v[i].Get(k)) }
 		ent := func(i int) float64 { return get(r.Entitlement, i) }
 		dem := func(i int) float64 { return get(r.Demand, i) }
 		head := func(i int) float64 { return get(r.Headroom, i) }
 		capOf := func(i int) float64 { return ent(i) + head(i) }
 		spec := func(i int) PoolSpec { return tree.Spec(i) }
-		c := capacity.Get(k)
+		c := float64(capacity.Get(k))
 		for i := range tree.Len() {
 			p := tree.Path(i)
-			lim := spec(i).Limit.Get(k)
-			raw := demand[p].Get(k)
+			lim := float64(spec(i).Limit.Get(k))
+			raw := float64(demand[p].Get(k))
 			if ent(i) < 0 || head(i) < 0 {
 				return fmt.Errorf("%s %s: negative entitlement %v or headroom %v", p, name, ent(i), head(i))
 			}
-			if tree.IsLeaf(i) && ent(i) > min(raw, lim)+tolerance {
+			if tree.IsLeaf(i) && ent(i) > min(raw, lim) {
 				return fmt.Errorf("%s %s: entitlement %v above min(demand %v, limit %v)", p, name, ent(i), raw, lim)
 			}
-			if ent(i) > dem(i)+tolerance || dem(i) > lim+tolerance {
+			if ent(i) > dem(i) || dem(i) > lim {
 				return fmt.Errorf("%s %s: entitlement %v, demand %v, limit %v out of order", p, name, ent(i), dem(i), lim)
 			}
 			if !headroom && head(i) != 0 {
 				return fmt.Errorf("%s %s: headroom %v without the option", p, name, head(i))
 			}
-			if capOf(i) > lim+tolerance {
+			if capOf(i) > lim {
 				return fmt.Errorf("%s %s: entitlement+headroom %v above limit %v", p, name, capOf(i), lim)
 			}
 		}
 		// Work conservation at the root.
-		if want := min(c, dem(root)); math.Abs(ent(root)-want) > tolerance {
+		if want := min(c, dem(root)); ent(root) != want {
 			return fmt.Errorf("root %s: entitlement %v, want min(capacity %v, demand %v)", name, ent(root), c, dem(root))
 		}
-		if want := min(c, spec(root).Limit.Get(k)); headroom && math.Abs(capOf(root)-want) > tolerance {
+		if want := min(c, float64(spec(root).Limit.Get(k))); headroom && capOf(root) != want {
 			return fmt.Errorf("root %s: elastic cap %v, want min(capacity, limit) %v", name, capOf(root), want)
 		}
 		for p := range tree.Len() {
@@ -231,60 +226,74 @@ func checkLevel(path, name string, k int, tree *Tree, kids []int, parentEnt, par
 	for _, c := range kids {
 		sumEnt += ent(c)
 		sumCap += capOf(c)
-		sumClaims += min(dem(c), tree.Spec(c).Reservation.Get(k))
-		if ent(c) < dem(c)-tolerance {
+		sumClaims += min(dem(c), float64(tree.Spec(c).Reservation.Get(k)))
+		if ent(c) < dem(c) {
 			unmet = true
 		}
-		if capOf(c) < tree.Spec(c).Limit.Get(k)-tolerance {
+		if capOf(c) < float64(tree.Spec(c).Limit.Get(k)) {
 			belowLimit = true
 		}
 	}
-	if sumEnt > parentEnt+tolerance {
+	if sumEnt > parentEnt {
 		return fmt.Errorf("%s %s: children's entitlements %v exceed parent's %v", path, name, sumEnt, parentEnt)
 	}
-	if unmet && sumEnt < parentEnt-tolerance {
+	if unmet && sumEnt < parentEnt {
 		return fmt.Errorf("%s %s: %v idle while a child has unmet demand", path, name, parentEnt-sumEnt)
 	}
-	if headroom && sumCap > parentCap+tolerance {
+	if headroom && sumCap > parentCap {
 		return fmt.Errorf("%s %s: children's elastic caps %v exceed parent's %v", path, name, sumCap, parentCap)
 	}
-	if headroom && belowLimit && sumCap < parentCap-tolerance {
+	if headroom && belowLimit && sumCap < parentCap {
 		return fmt.Errorf("%s %s: %v headroom idle while a child is below its limit", path, name, parentCap-sumCap)
 	}
-	covered := parentEnt >= sumClaims-tolerance
+	covered := parentEnt >= sumClaims
 	// ratio is a child's fill level in the phase that was still being
 	// filled: elastic part per share, or reservation-phase grant per
-	// reservation when the parent could not cover the reservations.
+	// reservation when the parent could not cover the reservations. step
+	// is what one unit of rounding moves it by.
+	weight := func(c int) float64 {
+		s := tree.Spec(c)
+		if covered {
+			return s.Share.Get(k)
+		}
+		return float64(s.Reservation.Get(k))
+	}
 	ratio := func(c int) float64 {
 		s := tree.Spec(c)
 		if covered {
-			grant := min(dem(c), s.Reservation.Get(k))
+			grant := min(dem(c), float64(s.Reservation.Get(k)))
 			return (ent(c) - grant) / s.Share.Get(k)
 		}
-		if r := s.Reservation.Get(k); r > 0 {
+		if r := float64(s.Reservation.Get(k)); r > 0 {
 			return ent(c) / r
+		}
+		return 0
+	}
+	step := func(c int) float64 {
+		if w := weight(c); w > 0 {
+			return 1 / w
 		}
 		return 0
 	}
 	for _, c := range kids {
 		s := tree.Spec(c)
-		res := s.Reservation.Get(k)
-		if covered && dem(c) >= res && ent(c) < res-tolerance {
+		res := float64(s.Reservation.Get(k))
+		if covered && dem(c) >= res && ent(c) < res {
 			return fmt.Errorf("%s %s: entitlement %v below reservation %v though the parent has it", s.Path, name, ent(c), res)
 		}
 		limitOfPhase := dem(c)
 		if !covered {
 			limitOfPhase = min(dem(c), res)
-			if ent(c) > limitOfPhase+tolerance {
+			if ent(c) > limitOfPhase {
 				return fmt.Errorf("%s %s: entitlement %v above its reservation claim %v in a shortage", s.Path, name, ent(c), limitOfPhase)
 			}
 		}
-		if ent(c) >= limitOfPhase-tolerance {
+		if ent(c) >= limitOfPhase {
 			continue // saturated: nothing more to check for this child
 		}
 		// c could take more: nobody may sit at a higher fill level.
 		for _, j := range kids {
-			if ratio(j) > ratio(c)+tolerance {
+			if ratio(j) > ratio(c)+step(j)+step(c) {
 				return fmt.Errorf("%s %s: fill level %v above %v of unsaturated %s", tree.Spec(j).Path, name, ratio(j), ratio(c), s.Path)
 			}
 		}
@@ -312,7 +321,8 @@ func TestSplitMatchesReference(t *testing.T) {
 		headroom := c%2 == 1
 		got := Split(amount, claims, Options{Headroom: headroom})
 		for k, name := range model.ResourceKinds {
-			res, lim, share, dem, claim := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+			res, lim, dem, claim := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+			share := make([]float64, n)
 			for i, cl := range claims {
 				res[i], lim[i], share[i] = cl.Reservation.Get(k), cl.Limit.Get(k), cl.Share.Get(k)
 				dem[i] = min(cl.Demand.Get(k), lim[i])
@@ -321,7 +331,7 @@ func TestSplitMatchesReference(t *testing.T) {
 			a := amount.Get(k)
 			ent, head := referenceLevel(a, a, claim, res, share, dem, lim, headroom)
 			for i := range claims {
-				if !closeEnough(got[i].Entitlement.Get(k), ent[i]) || !closeEnough(got[i].Headroom.Get(k), head[i]) {
+				if got[i].Entitlement.Get(k) != ent[i] || got[i].Headroom.Get(k) != head[i] {
 					t.Fatalf("case %d claim %d %s: got %v+%v, reference %v+%v", c, i, name,
 						got[i].Entitlement.Get(k), got[i].Headroom.Get(k), ent[i], head[i])
 				}
@@ -331,10 +341,11 @@ func TestSplitMatchesReference(t *testing.T) {
 }
 
 // TestComputeHostileInput feeds values validation would never let into a
-// tree (via demand and capacity) and checks nothing is NaN or negative.
+// tree (via demand and capacity) and checks nothing overflows or goes
+// negative.
 func TestComputeHostileInput(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	odd := []float64{math.NaN(), math.Inf(1), math.Inf(-1), -5, 0, 1e300, 5e-324}
+	odd := []int64{model.Unlimited, math.MinInt64, -5, 0, model.Unlimited - 1, 1 << 62, 1}
 	for c := range 500 {
 		specs, demand := randomTree(rng, 3, 3)
 		tree, err := NewTree(specs)
@@ -351,8 +362,8 @@ func TestComputeHostileInput(t *testing.T) {
 		r := Compute(tree, capacity, d[:rng.IntN(len(d)+1)], Options{Headroom: c%2 == 0})
 		for i := range tree.Len() {
 			for k := range kinds {
-				for _, v := range []float64{r.Demand[i].Get(k), r.Entitlement[i].Get(k), r.Headroom[i].Get(k)} {
-					if math.IsNaN(v) || v < 0 {
+				for _, v := range []int64{r.Demand[i].Get(k), r.Entitlement[i].Get(k), r.Headroom[i].Get(k)} {
+					if v < 0 {
 						t.Fatalf("case %d: %s: %v with capacity %v", c, tree.Path(i), v, capacity)
 					}
 				}

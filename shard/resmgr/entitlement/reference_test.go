@@ -1,6 +1,8 @@
 package entitlement
 
 import (
+	"slices"
+
 	"github.com/peloton-federated/peloton/shard/model"
 )
 
@@ -8,7 +10,8 @@ import (
 // looked up by path in maps, demand is aggregated by recursion, and each
 // division fills progressively in rounds (give every unsaturated claimant its
 // weighted part of what is left; repeat while someone saturated) instead of
-// sorting thresholds.
+// sorting thresholds), then rounds what is left among the unsaturated by
+// the largest remainder rule, written out plainly.
 
 type referencePool struct {
 	demand, entitlement, headroom model.Resources
@@ -65,11 +68,11 @@ func (r *reference) aggregate(path string) model.Resources {
 
 // divide splits resource k of a parent (amount as entitlement, elasticCap
 // as entitlement plus headroom) among the pools at paths, then recurses.
-func (r *reference) divide(k int, amount, elasticCap float64, paths []string) {
+func (r *reference) divide(k int, amount, elasticCap int64, paths []string) {
 	n := len(paths)
-	demand := make([]float64, n)
-	claims := make([]float64, n)
-	reservations := make([]float64, n)
+	demand := make([]int64, n)
+	claims := make([]int64, n)
+	reservations := make([]int64, n)
 	shares := make([]float64, n)
 	for i, p := range paths {
 		s := r.specs[p]
@@ -89,8 +92,8 @@ func (r *reference) divide(k int, amount, elasticCap float64, paths []string) {
 	}
 }
 
-func (r *reference) limits(k int, paths []string) []float64 {
-	out := make([]float64, len(paths))
+func (r *reference) limits(k int, paths []string) []int64 {
+	out := make([]int64, len(paths))
 	for i, p := range paths {
 		out[i] = r.specs[p].Limit.Get(k)
 	}
@@ -99,66 +102,100 @@ func (r *reference) limits(k int, paths []string) []float64 {
 
 // referenceLevel is one level's division: reservation phase, elastic phase,
 // headroom.
-func referenceLevel(amount, elasticCap float64, claims, reservations, shares, demand, limits []float64, headroom bool) (ent, head []float64) {
+func referenceLevel(amount, elasticCap int64, claims, reservations []int64, shares []float64, demand, limits []int64, headroom bool) (ent, head []int64) {
 	n := len(claims)
-	grant := progressiveFill(amount, claims, reservations)
+	resWeights := make([]float64, n)
+	for i, r := range reservations {
+		resWeights[i] = float64(r)
+	}
+	grant := progressiveFill(amount, claims, resWeights)
 	left := amount
-	rest := make([]float64, n)
+	rest := make([]int64, n)
 	for i := range n {
 		left -= grant[i]
 		rest[i] = demand[i] - grant[i]
 	}
 	extra := progressiveFill(left, rest, shares)
-	ent = make([]float64, n)
+	ent = make([]int64, n)
 	unclaimed := elasticCap
 	for i := range n {
 		ent[i] = grant[i] + extra[i]
 		unclaimed -= ent[i]
 	}
 	if !headroom {
-		return ent, make([]float64, n)
+		return ent, make([]int64, n)
 	}
-	room := make([]float64, n)
+	room := make([]int64, n)
 	for i := range n {
 		room[i] = limits[i] - ent[i]
 	}
 	return ent, progressiveFill(unclaimed, room, shares)
 }
 
-// progressiveFill gives out amount in rounds: each round, every claimant
-// that still wants more (and has a weight) gets its weighted part of what is
-// left, or what it still wants if that is less. It stops when a round
-// saturates nobody (everything left was given) or nobody wants more.
-func progressiveFill(amount float64, caps, weights []float64) []float64 {
-	out := make([]float64, len(caps))
-	left := amount
-	for round := 0; round <= len(caps) && left > 0; round++ {
+// progressiveFill saturates in rounds: each round, every claimant that
+// still wants more (and has a weight) is offered its weighted part of what
+// the saturated ones leave; whoever that covers takes its cap, and the
+// round repeats. When a round saturates nobody, what is left is divided
+// among the rest by the largest remainder rule: the floor of each exact
+// part, then one unit each to the largest remainders, first claimant first
+// on ties.
+func progressiveFill(amount int64, caps []int64, weights []float64) []int64 {
+	out := make([]int64, len(caps))
+	saturated := make([]bool, len(caps))
+	if amount <= 0 {
+		return out
+	}
+	for {
+		left := amount
 		totalWeight := 0.0
+		var open []int
 		for i := range caps {
-			if out[i] < caps[i] && weights[i] > 0 {
+			switch {
+			case saturated[i]:
+				left -= caps[i]
+			case caps[i] > 0 && weights[i] > 0:
+				open = append(open, i)
 				totalWeight += weights[i]
 			}
 		}
-		if totalWeight == 0 {
-			break
+		if len(open) == 0 || left <= 0 {
+			return out
 		}
-		perWeight := left / totalWeight
-		saturated := false
-		for i := range caps {
-			if !(out[i] < caps[i] && weights[i] > 0) {
-				continue
+		per := float64(left) / totalWeight
+		more := false
+		for _, i := range open {
+			if per*weights[i] >= float64(caps[i]) {
+				saturated[i], out[i] = true, caps[i]
+				more = true
 			}
-			give := perWeight * weights[i]
-			if want := caps[i] - out[i]; give >= want {
-				give = want
-				saturated = true
+		}
+		if more {
+			continue
+		}
+		type part struct {
+			i    int
+			frac float64
+		}
+		parts := make([]part, len(open))
+		for j, i := range open {
+			exact := per * weights[i]
+			out[i] = int64(exact)
+			left -= out[i]
+			parts[j] = part{i, exact - float64(out[i])}
+		}
+		slices.SortStableFunc(parts, func(a, b part) int {
+			switch {
+			case a.frac > b.frac:
+				return -1
+			case a.frac < b.frac:
+				return 1
 			}
-			out[i] += give
-			left -= give
+			return 0
+		})
+		for j := 0; left > 0 && j < len(parts); j++ {
+			out[parts[j].i]++
+			left--
 		}
-		if !saturated {
-			break
-		}
+		return out
 	}
-	return out
 }

@@ -34,9 +34,9 @@ func (r *Result) ElasticCap(i int) model.Resources {
 // nothing. A Solver is not safe for concurrent use.
 type Solver struct {
 	tree   *Tree
-	dem    [kinds][]float64 // by layout position
-	ent    [kinds][]float64
-	head   [kinds][]float64
+	dem    [kinds][]int64 // by layout position
+	ent    [kinds][]int64
+	head   [kinds][]int64
 	split  splitter
 	result Result
 }
@@ -46,9 +46,9 @@ func NewSolver(tree *Tree) *Solver {
 	n := tree.Len()
 	s := &Solver{tree: tree}
 	for k := range kinds {
-		s.dem[k] = make([]float64, n)
-		s.ent[k] = make([]float64, n)
-		s.head[k] = make([]float64, n)
+		s.dem[k] = make([]int64, n)
+		s.ent[k] = make([]int64, n)
+		s.head[k] = make([]int64, n)
 	}
 	s.result = Result{
 		Demand:      make([]model.Resources, n),
@@ -64,7 +64,7 @@ func (s *Solver) Tree() *Tree { return s.tree }
 // Compute runs one pass. capacity is what the root may hand out (the
 // cluster's capacity, or the shard's share of a global pass). demand is
 // indexed by pool number; only leaves' demands count, missing entries count
-// as zero, and negative or NaN amounts count as zero. The returned Result
+// as zero, and negative amounts count as zero. The returned Result
 // belongs to the Solver and is overwritten by the next pass.
 func (s *Solver) Compute(capacity model.Resources, demand []model.Resources, opts Options) *Result {
 	t := s.tree
@@ -111,12 +111,12 @@ func (s *Solver) aggregateDemand(k int, demand []model.Resources) {
 	for pos := len(t.order) - 1; pos >= 0; pos-- {
 		dem[pos] = min(dem[pos], lim[pos])
 		if p := t.parent[pos]; p >= 0 {
-			dem[p] += dem[pos]
+			dem[p] = addCapped(dem[p], dem[pos])
 		}
 	}
 }
 
-func (s *Solver) vector(v *[kinds][]float64, pos int) model.Resources {
+func (s *Solver) vector(v *[kinds][]int64, pos int) model.Resources {
 	var r model.Resources
 	for k := range kinds {
 		r = r.Set(k, v[k][pos])
@@ -124,8 +124,8 @@ func (s *Solver) vector(v *[kinds][]float64, pos int) model.Resources {
 	return r
 }
 
-// nonNegative maps negative amounts and NaN to zero.
-func nonNegative(v float64) float64 {
+// nonNegative maps negative amounts to zero.
+func nonNegative(v int64) int64 {
 	if v > 0 {
 		return v
 	}

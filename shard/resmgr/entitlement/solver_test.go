@@ -1,7 +1,6 @@
 package entitlement
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -20,27 +19,26 @@ func TestTalkExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	third := 100.0 / 3
 	for _, tt := range []struct {
-		p1Demand float64
-		want     [3]float64
-		exact    bool
+		p1Demand int64
+		want     [3]int64
 	}{
-		{10, [3]float64{10, 45, 45}, true},
-		{30, [3]float64{30, 35, 35}, true},
-		{60, [3]float64{third, third, third}, false},
+		{10, [3]int64{10, 45, 45}},
+		{30, [3]int64{30, 35, 35}},
+		// 100/3 each: the one unit left over goes to the first pool.
+		{60, [3]int64{34, 33, 33}},
 	} {
-		demand := []model.Resources{{}, {CPU: tt.p1Demand}, {CPU: 80}, {CPU: 80}}
-		r := Compute(tree, model.Resources{CPU: 100}, demand, Options{})
+		demand := []model.Resources{{}, {MilliCPU: tt.p1Demand}, {MilliCPU: 80}, {MilliCPU: 80}}
+		r := Compute(tree, model.Resources{MilliCPU: 100}, demand, Options{})
 		claims := make([]Claim, 3)
 		for i := range claims {
-			claims[i] = Claim{Reservation: model.Resources{CPU: 20}, Limit: model.Resources{CPU: 100},
-				Share: model.Resources{CPU: 1}, Demand: demand[i+1]}
+			claims[i] = Claim{Reservation: model.Resources{MilliCPU: 20}, Limit: model.Resources{MilliCPU: 100},
+				Share: model.Shares{CPU: 1}, Demand: demand[i+1]}
 		}
-		grants := Split(model.Resources{CPU: 100}, claims, Options{})
+		grants := Split(model.Resources{MilliCPU: 100}, claims, Options{})
 		for i, want := range tt.want {
-			for _, got := range []float64{r.Entitlement[i+1].CPU, grants[i].Entitlement.CPU} {
-				if tt.exact && got != want || math.Abs(got-want) > 1e-12 {
+			for _, got := range []int64{r.Entitlement[i+1].MilliCPU, grants[i].Entitlement.MilliCPU} {
+				if got != want {
 					t.Errorf("p1 demand %v: pool %d entitlement %v, want %v", tt.p1Demand, i+1, got, want)
 				}
 			}
@@ -58,9 +56,9 @@ func TestSolverReusesBuffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := demandSlice(tree, demand)
-	capacity := model.Resources{CPU: 150, MemMB: 150, DiskMB: 150, GPU: 150}
+	capacity := model.Resources{MilliCPU: 150, MemMB: 150, DiskMB: 150, GPU: 150}
 	solver := NewSolver(tree)
-	solver.Compute(model.Resources{CPU: 3}, d, Options{}) // a different pass first
+	solver.Compute(model.Resources{MilliCPU: 3}, d, Options{}) // a different pass first
 	allocs := testing.AllocsPerRun(20, func() { solver.Compute(capacity, d, Options{Headroom: true}) })
 	if allocs != 0 {
 		t.Errorf("a pass allocates %v times", allocs)
@@ -80,15 +78,15 @@ func TestSolverReusesBuffers(t *testing.T) {
 // TestInfiniteCapacity: with unbounded capacity every pool gets its demand
 // and, with headroom, room up to its limit.
 func TestInfiniteCapacity(t *testing.T) {
-	tree, err := NewTree([]PoolSpec{cpuSpec("/", 0, math.Inf(1), 1), cpuSpec("/a", 0, 50, 1), cpuSpec("/b", 0, math.Inf(1), 1)})
+	tree, err := NewTree([]PoolSpec{cpuSpec("/", 0, model.Unlimited, 1), cpuSpec("/a", 0, 50, 1), cpuSpec("/b", 0, model.Unlimited, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Compute(tree, model.Resources{CPU: math.Inf(1)}, []model.Resources{{}, {CPU: 10}, {CPU: 20}}, Options{Headroom: true})
-	if r.Entitlement[1].CPU != 10 || r.Entitlement[2].CPU != 20 {
+	r := Compute(tree, model.Resources{MilliCPU: model.Unlimited}, []model.Resources{{}, {MilliCPU: 10}, {MilliCPU: 20}}, Options{Headroom: true})
+	if r.Entitlement[1].MilliCPU != 10 || r.Entitlement[2].MilliCPU != 20 {
 		t.Errorf("entitlements %v %v, want the demands", r.Entitlement[1], r.Entitlement[2])
 	}
-	if got := r.ElasticCap(1).CPU; got != 50 {
+	if got := r.ElasticCap(1).MilliCPU; got != 50 {
 		t.Errorf("elastic cap of /a = %v, want its limit 50", got)
 	}
 }

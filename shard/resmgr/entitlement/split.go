@@ -11,7 +11,7 @@ import (
 type Claim struct {
 	Reservation model.Resources
 	Limit       model.Resources
-	Share       model.Resources
+	Share       model.Shares
 	Demand      model.Resources
 }
 
@@ -27,21 +27,26 @@ type Grant struct {
 // Split divides amount among claims with the same rules as one level of a
 // tree pass (reservation first, then water-filling by share, then optional
 // headroom), as the federation's global pass divides a pool among regions.
-// Negative or NaN amounts count as zero, and so do infinite reservations and
-// shares; a claim whose share is zero gets nothing beyond its reservation.
+// Negative amounts count as zero, and so do unlimited reservations and
+// shares that are negative, infinite or NaN; a claim whose share is zero
+// gets nothing beyond its reservation.
 func Split(amount model.Resources, claims []Claim, opts Options) []Grant {
 	n := len(claims)
 	grants := make([]Grant, n)
 	if n == 0 {
 		return grants
 	}
-	buf := make([]float64, 6*n)
-	res, lim, share := buf[:n], buf[n:2*n], buf[2*n:3*n]
-	dem, ent, head := buf[3*n:4*n], buf[4*n:5*n], buf[5*n:]
+	buf := make([]int64, 5*n)
+	res, lim := buf[:n], buf[n:2*n]
+	dem, ent, head := buf[2*n:3*n], buf[3*n:4*n], buf[4*n:]
+	share := make([]float64, n)
 	var sp splitter
 	for k := range kinds {
 		for i, c := range claims {
-			res[i] = finite(c.Reservation.Get(k))
+			res[i] = nonNegative(c.Reservation.Get(k))
+			if res[i] == model.Unlimited {
+				res[i] = 0
+			}
 			lim[i] = nonNegative(c.Limit.Get(k))
 			share[i] = finite(c.Share.Get(k))
 			dem[i] = min(nonNegative(c.Demand.Get(k)), lim[i])
@@ -56,7 +61,7 @@ func Split(amount model.Resources, claims []Claim, opts Options) []Grant {
 	return grants
 }
 
-// finite maps negative, infinite and NaN amounts to zero.
+// finite maps negative, infinite and NaN weights to zero.
 func finite(v float64) float64 {
 	if v > 0 && v <= math.MaxFloat64 {
 		return v

@@ -21,8 +21,8 @@ const RootPath = "/"
 type PoolSpec struct {
 	Path        string // "/" for the root, "/a", "/a/b" below it
 	Reservation model.Resources
-	Limit       model.Resources // may be +Inf for "no limit"
-	Share       model.Resources // above zero in every dimension
+	Limit       model.Resources // model.Unlimited for "no limit"
+	Share       model.Shares    // above zero and finite in every dimension
 }
 
 // Tree is a validated, immutable pool tree. Pools are numbered by their
@@ -41,8 +41,8 @@ type Tree struct {
 	parent []int32 // layout position -> parent's layout position (-1 for root)
 	first  []int32 // layout position -> layout position of first child
 	count  []int32 // layout position -> number of children
-	res    [kinds][]float64
-	lim    [kinds][]float64
+	res    [kinds][]int64
+	lim    [kinds][]int64
 	share  [kinds][]float64
 }
 
@@ -69,7 +69,9 @@ func validPath(p string) bool {
 	return !strings.Contains(p, "//")
 }
 
-func formatAmount(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+func formatAmount(v int64) string { return model.FormatUnits(v) }
+
+func formatShare(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // ValidateSpecs checks a whole set of pool specifications and reports every
 // problem, not only the first: bad or duplicate paths, missing parents,
@@ -96,7 +98,7 @@ func ValidateSpecs(specs []PoolSpec) error {
 	}
 	// childReservations[i] sums, per resource, the reservations of pool i's
 	// children.
-	childReservations := make([][kinds]float64, len(specs))
+	childReservations := make([][kinds]int64, len(specs))
 	hasChildren := make([]bool, len(specs))
 	for i, s := range specs {
 		if first, ok := seen[s.Path]; !ok || first != i {
@@ -114,8 +116,8 @@ func ValidateSpecs(specs []PoolSpec) error {
 		}
 		hasChildren[p] = true
 		for k := range kinds {
-			if r := s.Reservation.Get(k); r > 0 && !math.IsInf(r, 1) {
-				childReservations[p][k] += r // bad amounts are reported above
+			if r := s.Reservation.Get(k); r > 0 && r != model.Unlimited {
+				childReservations[p][k] = addCapped(childReservations[p][k], r) // bad amounts are reported above
 			}
 		}
 	}
@@ -125,7 +127,7 @@ func ValidateSpecs(specs []PoolSpec) error {
 		}
 		for k, name := range model.ResourceKinds {
 			sum, own := childReservations[p][k], s.Reservation.Get(k)
-			if sum > own+1e-9*math.Max(1, own) {
+			if sum > own {
 				add(p, name+".reservation", ErrChildReservationsExceedParent,
 					"children's reservations ("+formatAmount(sum)+") exceed parent's ("+formatAmount(own)+")")
 			}
@@ -145,18 +147,18 @@ func ValidateSpecs(specs []PoolSpec) error {
 func checkAmounts(s PoolSpec, report func(field string, err error, detail string)) {
 	for k, name := range model.ResourceKinds {
 		r, l, sh := s.Reservation.Get(k), s.Limit.Get(k), s.Share.Get(k)
-		badReservation := math.IsNaN(r) || math.IsInf(r, 0) || r < 0
+		badReservation := r == model.Unlimited || r < 0
 		if badReservation {
 			report(name+".reservation", ErrBadAmount, "reservation ("+formatAmount(r)+") must be a finite amount of at least 0")
 		}
 		switch {
-		case math.IsNaN(l) || l < 0:
+		case l < 0:
 			report(name+".limit", ErrBadAmount, "limit ("+formatAmount(l)+") must be an amount of at least 0")
 		case !badReservation && l < r:
 			report(name+".limit", ErrLimitBelowReservation, "limit ("+formatAmount(l)+") is below reservation ("+formatAmount(r)+")")
 		}
 		if !(sh > 0) || math.IsInf(sh, 0) {
-			report(name+".share", ErrBadShare, "share ("+formatAmount(sh)+") must be a finite number above 0")
+			report(name+".share", ErrBadShare, "share ("+formatShare(sh)+") must be a finite number above 0")
 		}
 	}
 }
@@ -216,8 +218,8 @@ func (t *Tree) layout(root int) {
 		}
 	}
 	for k := range kinds {
-		t.res[k] = make([]float64, n)
-		t.lim[k] = make([]float64, n)
+		t.res[k] = make([]int64, n)
+		t.lim[k] = make([]int64, n)
 		t.share[k] = make([]float64, n)
 		for pos, ext := range t.order {
 			s := t.specs[ext]

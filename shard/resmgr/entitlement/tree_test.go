@@ -10,13 +10,12 @@ import (
 	"github.com/peloton-federated/peloton/shard/model"
 )
 
-func cpuSpec(path string, reservation, limit, share float64) PoolSpec {
-	one := model.Resources{CPU: 1, MemMB: 1, DiskMB: 1, GPU: 1}
+func cpuSpec(path string, reservation, limit int64, share float64) PoolSpec {
 	return PoolSpec{
 		Path:        path,
-		Reservation: model.Resources{CPU: reservation},
-		Limit:       model.Resources{CPU: limit, MemMB: math.Inf(1), DiskMB: math.Inf(1), GPU: math.Inf(1)},
-		Share:       one.Set(0, share),
+		Reservation: model.Resources{MilliCPU: reservation},
+		Limit:       model.Resources{MilliCPU: limit, MemMB: model.Unlimited, DiskMB: model.Unlimited, GPU: model.Unlimited},
+		Share:       model.EqualShares(1).Set(0, share),
 	}
 }
 
@@ -40,13 +39,13 @@ func TestValidateSpecs(t *testing.T) {
 			[]error{ErrMissingParent}, []string{"parent"}},
 		{"limit below reservation", []PoolSpec{root, cpuSpec("/a", 10, 5, 1)},
 			[]error{ErrLimitBelowReservation}, []string{"cpu.limit"}},
-		{"bad amounts", []PoolSpec{root, cpuSpec("/a", math.NaN(), math.NaN(), 1), cpuSpec("/b", math.Inf(1), math.Inf(1), 1)},
+		{"bad amounts", []PoolSpec{root, cpuSpec("/a", -1, -1, 1), cpuSpec("/b", model.Unlimited, model.Unlimited, 1)},
 			[]error{ErrBadAmount, ErrBadAmount, ErrBadAmount}, []string{"cpu.reservation", "cpu.limit", "cpu.reservation"}},
 		{"bad shares", []PoolSpec{root, cpuSpec("/a", 0, 1, 0), cpuSpec("/b", 0, 1, -1), cpuSpec("/c", 0, 1, math.Inf(1))},
 			[]error{ErrBadShare, ErrBadShare, ErrBadShare}, []string{"cpu.share", "cpu.share", "cpu.share"}},
 		{"children's reservations", []PoolSpec{root, cpuSpec("/a", 15, 100, 1), cpuSpec("/b", 10, 100, 1)},
 			[]error{ErrChildReservationsExceedParent}, []string{"cpu.reservation"}},
-		{"children's reservations at a deeper level", []PoolSpec{root, cpuSpec("/a", 5, 100, 1), cpuSpec("/a/x", 5, 100, 1), cpuSpec("/a/y", 0.5, 100, 1)},
+		{"children's reservations at a deeper level", []PoolSpec{root, cpuSpec("/a", 5, 100, 1), cpuSpec("/a/x", 5, 100, 1), cpuSpec("/a/y", 1, 100, 1)},
 			[]error{ErrChildReservationsExceedParent}, []string{"cpu.reservation"}},
 		{"every problem at once", []PoolSpec{root, cpuSpec("/a", 30, 10, 0), cpuSpec("/q/r", 0, 1, 1)},
 			[]error{ErrChildReservationsExceedParent, ErrLimitBelowReservation, ErrBadShare, ErrMissingParent},
@@ -142,7 +141,7 @@ func TestEmptyTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Compute(tree, model.Resources{CPU: 10}, nil, Options{Headroom: true})
+	r := Compute(tree, model.Resources{MilliCPU: 10}, nil, Options{Headroom: true})
 	if len(r.Entitlement) != 0 || tree.Len() != 0 {
 		t.Errorf("empty tree gave %v", r)
 	}

@@ -17,12 +17,12 @@ func TestWaterfillMatchesProgressiveFill(t *testing.T) {
 		if c%3 == 0 {
 			n = 1 + rng.IntN(60)
 		}
-		caps, weights := make([]float64, n), make([]float64, n)
-		total := 0.0
+		caps, weights := make([]int64, n), make([]float64, n)
+		var total int64
 		for i := range n {
 			switch c % 4 {
 			case 0:
-				caps[i] = math.Pow(1.7, float64(i)) // geometric: one saturates per round
+				caps[i] = int64(math.Pow(1.7, float64(i))) // geometric: one saturates per round
 			case 1:
 				caps[i] = 10 // ties
 			default:
@@ -36,22 +36,22 @@ func TestWaterfillMatchesProgressiveFill(t *testing.T) {
 				total += caps[i]
 			}
 		}
-		amount := total * rng.Float64() * 1.2
+		amount := int64(float64(total) * rng.Float64() * 1.2)
 		if c%7 == 0 {
 			amount = total // exactly enough
 		}
-		out := make([]float64, n)
+		out := make([]int64, n)
 		given := waterfill(amount, caps, weights, out, make([]level, n))
 		want := progressiveFill(amount, caps, weights)
-		sum := 0.0
+		var sum int64
 		for i := range n {
 			sum += out[i]
-			if !closeEnough(out[i], want[i]) {
+			if out[i] != want[i] || out[i] > caps[i] {
 				t.Fatalf("case %d: claimant %d of %d got %v, reference %v (caps %v weights %v amount %v)",
 					c, i, n, out[i], want[i], caps, weights, amount)
 			}
 		}
-		if !closeEnough(sum, given) || given > amount*(1+1e-12) {
+		if sum != given || given != min(amount, total) {
 			t.Fatalf("case %d: returned %v, gave %v of %v", c, given, sum, amount)
 		}
 	}

@@ -3,6 +3,7 @@ package boltstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -194,7 +195,7 @@ func TestCorruptValuesAreErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = s.UpdatePool(ctx, &model.Pool{Path: "/p", Revision: 1})
-	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "record version 2") {
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), fmt.Sprintf("record version %d", poolRecordVersion+1)) {
 		t.Fatalf("UpdatePool over a newer record: %v", err)
 	}
 }

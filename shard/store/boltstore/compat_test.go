@@ -18,10 +18,52 @@ import (
 
 // testdata/format1.db was written by the build before pools and the gang
 // and revocable job fields existed: file format 1, job records of version
-// 1. testdata/format1.json holds what that build stored in it.
+// 1. testdata/format1.json holds what that build stored in it, resources as
+// that build had them: decimal amounts, cpu in cores (see decimalAmounts).
 type format1Contents struct {
 	Job   *model.Job
 	Tasks []*model.TaskRuntime
+}
+
+// decimalAmounts turns every resources object of a JSON value written when
+// amounts were decimal ({"CPU": cores, "MemMB": ...}) into today's integer
+// units, converted as a reader of old records converts them.
+func decimalAmounts(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		if cpu, ok := v["CPU"].(float64); ok {
+			num := func(k string) float64 { f, _ := v[k].(float64); return f }
+			return model.ResourcesFromDecimal(cpu, num("MemMB"), num("DiskMB"), num("GPU"))
+		}
+		for k, x := range v {
+			v[k] = decimalAmounts(x)
+		}
+	case []any:
+		for i, x := range v {
+			v[i] = decimalAmounts(x)
+		}
+	}
+	return v
+}
+
+func readFormat1(t *testing.T) format1Contents {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "format1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var generic any
+	if err := json.Unmarshal(raw, &generic); err != nil {
+		t.Fatal(err)
+	}
+	if raw, err = json.Marshal(decimalAmounts(generic)); err != nil {
+		t.Fatal(err)
+	}
+	var want format1Contents
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	return want
 }
 
 func copyFile(t *testing.T, from, to string) {
@@ -45,14 +87,7 @@ func copyFile(t *testing.T, from, to string) {
 
 func TestOpensAFileWrittenBeforePools(t *testing.T) {
 	ctx := context.Background()
-	raw, err := os.ReadFile(filepath.Join("testdata", "format1.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want format1Contents
-	if err := json.Unmarshal(raw, &want); err != nil {
-		t.Fatal(err)
-	}
+	want := readFormat1(t)
 	if want.Job == nil || len(want.Tasks) == 0 {
 		t.Fatal("testdata/format1.json holds no job or no tasks")
 	}

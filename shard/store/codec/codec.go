@@ -35,22 +35,34 @@ const (
 	JobRecordVersion = JobRecordV3
 	// ConfigRecordV1 is the spec of JobRecordV2 plus Overrides,
 	// flate-compressed; ConfigRecordV2 adds the tasks' containers, ports,
-	// probes and volumes and the job's per-host and spread limits.
+	// probes and volumes and the job's per-host and spread limits. Both
+	// hold resources as doubles (cpu in cores); ConfigRecordV3 holds them
+	// as integer units (varints of millicores, MiB, MiB, devices).
 	ConfigRecordV1 = 1
 	ConfigRecordV2 = 2
+	ConfigRecordV3 = 3
 	// ConfigRecordVersion is the latest config (job spec) encoding.
-	ConfigRecordVersion = ConfigRecordV2
+	ConfigRecordVersion = ConfigRecordV3
+	// PoolRecordV1 holds reservation and limit as doubles (cpu in cores,
+	// +Inf for no limit), PoolRecordV2 as integer units; both hold the
+	// shares as doubles.
+	PoolRecordV1 = 1
+	PoolRecordV2 = 2
 	// PoolRecordVersion is the latest pool encoding.
-	PoolRecordVersion = 1
-	// UpdateRecordVersion, HostRecordVersion and EventRecordVersion are
-	// the latest encodings of job updates, host records and events.
+	PoolRecordVersion = PoolRecordV2
+	// HostRecordV2 appends the host's port ranges and whether it runs
+	// images. Both hold the capacity as doubles; HostRecordV3 holds it as
+	// integer units and appends the drain's deadline and whether the host
+	// was marked down.
+	HostRecordV1 = 1
+	HostRecordV2 = 2
+	HostRecordV3 = 3
+	// HostRecordVersion is the latest host record encoding.
+	HostRecordVersion = HostRecordV3
+	// UpdateRecordVersion and EventRecordVersion are the latest encodings
+	// of job updates and events.
 	UpdateRecordVersion = 1
 	EventRecordVersion  = 1
-	// HostRecordV2 appends the host's port ranges, whether it runs
-	// images, the drain's deadline and whether it was marked down.
-	HostRecordV1      = 1
-	HostRecordV2      = 2
-	HostRecordVersion = HostRecordV2
 )
 
 // maxConstraintDepth bounds AllOf/AnyOf nesting, on write and on read, so a

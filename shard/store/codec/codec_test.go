@@ -103,7 +103,7 @@ func randomTaskSpec(rng *rand.Rand) model.TaskSpec {
 	return model.TaskSpec{
 		Command: randomString(rng), Args: randomStrings(rng), Env: randomMap(rng),
 		Resources: model.Resources{
-			CPU: rng.NormFloat64(), MemMB: math.Inf(1), DiskMB: -0.0, GPU: float64(rng.Uint64()),
+			MilliCPU: randomAmount(rng), MemMB: model.Unlimited, DiskMB: 0, GPU: int64(rng.Uint64()),
 		},
 		Constraints: randomConstraints(rng, 1),
 		KillGrace:   time.Duration(rng.Int64()),
@@ -172,7 +172,7 @@ func randomHost(rng *rand.Rand) *model.HostRecord {
 	return &model.HostRecord{
 		Host: model.Host{
 			ID: "c/h", Hostname: randomString(rng), Cluster: randomString(rng), Kind: randomString(rng),
-			State: model.HostState(rng.UintN(256)), Capacity: model.Resources{CPU: randomAmount(rng), MemMB: randomAmount(rng)},
+			State: model.HostState(rng.UintN(256)), Capacity: model.Resources{MilliCPU: randomAmount(rng), MemMB: randomAmount(rng)},
 			Labels: randomMap(rng),
 		},
 		Draining: rng.IntN(2) == 0, DrainReason: randomString(rng), DrainTime: randomTime(rng), LastSeen: randomTime(rng),
@@ -191,26 +191,40 @@ func randomEvent(rng *rand.Rand) model.Event {
 }
 
 // randomAmount draws ordinary amounts and the extremes a limit can hold.
-func randomAmount(rng *rand.Rand) float64 {
+func randomAmount(rng *rand.Rand) int64 {
 	switch rng.IntN(6) {
 	case 0:
-		return math.Inf(1)
+		return model.Unlimited
 	case 1:
 		return 0
 	case 2:
-		return math.MaxFloat64
+		return math.MinInt64
 	case 3:
+		return -1
+	}
+	return int64(rng.ExpFloat64() * 1000)
+}
+
+// randomShare draws ordinary weights and extremes.
+func randomShare(rng *rand.Rand) float64 {
+	switch rng.IntN(5) {
+	case 0:
+		return math.Inf(1)
+	case 1:
+		return math.MaxFloat64
+	case 2:
 		return math.SmallestNonzeroFloat64
 	}
-	return rng.ExpFloat64() * 1000
+	return rng.ExpFloat64()
 }
 
 func randomPool(rng *rand.Rand) *model.Pool {
 	resources := func() model.Resources {
-		return model.Resources{CPU: randomAmount(rng), MemMB: randomAmount(rng), DiskMB: randomAmount(rng), GPU: randomAmount(rng)}
+		return model.Resources{MilliCPU: randomAmount(rng), MemMB: randomAmount(rng), DiskMB: randomAmount(rng), GPU: randomAmount(rng)}
 	}
+	share := model.Shares{CPU: randomShare(rng), Mem: randomShare(rng), Disk: randomShare(rng), GPU: randomShare(rng)}
 	return &model.Pool{
-		Path: "/p", Reservation: resources(), Limit: resources(), Share: resources(),
+		Path: "/p", Reservation: resources(), Limit: resources(), Share: share,
 		CreateTime: randomTime(rng), Revision: rng.Uint64() >> rng.UintN(64),
 	}
 }
@@ -229,22 +243,66 @@ func TestPoolCodecRoundTripsRandomValues(t *testing.T) {
 	}
 }
 
-// Amounts are stored as raw bits: +Inf, -Inf, -0 and NaN payloads all come
+// Shares are stored as raw bits: +Inf, -Inf, -0 and NaN payloads all come
 // back bit for bit.
-func TestPoolCodecKeepsFloatBits(t *testing.T) {
-	amounts := []float64{math.Inf(1), math.Inf(-1), math.Copysign(0, -1), math.NaN(),
+func TestPoolCodecKeepsShareBits(t *testing.T) {
+	shares := []float64{math.Inf(1), math.Inf(-1), math.Copysign(0, -1), math.NaN(),
 		math.Float64frombits(0x7ff8_0000_dead_beef), math.SmallestNonzeroFloat64}
-	for _, a := range amounts {
-		pool := &model.Pool{Path: "/", Limit: model.Resources{CPU: a, MemMB: a, DiskMB: a, GPU: a}}
+	for _, a := range shares {
+		pool := &model.Pool{Path: "/", Share: model.EqualShares(a)}
 		got, err := DecodePool("/", EncodePool(pool, 1))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := range model.ResourceKinds {
-			if math.Float64bits(got.Limit.Get(i)) != math.Float64bits(a) {
-				t.Fatalf("%v (bits %x) came back as bits %x", a, math.Float64bits(a), math.Float64bits(got.Limit.Get(i)))
+			if math.Float64bits(got.Share.Get(i)) != math.Float64bits(a) {
+				t.Fatalf("%v (bits %x) came back as bits %x", a, math.Float64bits(a), math.Float64bits(got.Share.Get(i)))
 			}
 		}
+	}
+}
+
+// Records written before amounts were integer units hold doubles, cpu in
+// cores and +Inf for no limit: they read back rounded to the nearest unit.
+func TestDecimalResourceRecordsDecode(t *testing.T) {
+	decimal := model.Resources{MilliCPU: 1500, MemMB: 2048, DiskMB: model.Unlimited, GPU: 1}
+	pool := storetest.FullPool("/old")
+	pool.Reservation, pool.Limit = decimal, decimal
+	got, err := DecodePool(pool.Path, encodePool(pool, 4, PoolRecordV1))
+	pool.Revision = 4
+	if err != nil || !reflect.DeepEqual(got, storetest.Normal(pool)) {
+		t.Fatalf("pool record of version 1: %+v, %v", got, err)
+	}
+	host := storetest.FullHost("c/old")
+	host.DrainDeadline, host.Down = time.Time{}, false // added in HostRecordV3
+	gotHost, err := DecodeHost(host.Host.ID, encodeHost(host, HostRecordV2))
+	if err != nil || !reflect.DeepEqual(gotHost, storetest.Normal(host)) {
+		t.Fatalf("host record of version 2: %+v, %v", gotHost, err)
+	}
+	host.Host.Ports, host.Host.RunsImages = nil, false
+	gotHost, err = DecodeHost(host.Host.ID, encodeHost(host, HostRecordV1))
+	if err != nil || !reflect.DeepEqual(gotHost, storetest.Normal(host)) {
+		t.Fatalf("host record of version 1: %+v, %v", gotHost, err)
+	}
+	spec := storetest.FullJob("old").Spec
+	old, err := encodeConfig(&spec, ConfigRecordV2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotSpec, err := DecodeConfig(old)
+	if err != nil || !reflect.DeepEqual(storetest.Normal(gotSpec), storetest.Normal(&spec)) {
+		t.Fatalf("config record of version 2: %+v, %v", gotSpec, err)
+	}
+
+	// Fractions of a unit round to the nearest: what an older build stored
+	// as 0.1 cores and 2048.25 MiB reads as 100 millicores and 2048 MiB.
+	e := encoder{}
+	for _, v := range []float64{0.1, 2048.25, math.Inf(1), 0.4} {
+		e.float(v)
+	}
+	d := decoder{buf: e.buf}
+	if r := d.decimalResources(); r != (model.Resources{MilliCPU: 100, MemMB: 2048, DiskMB: model.Unlimited, GPU: 0}) || d.done() != nil {
+		t.Fatalf("decimal amounts read as %+v", r)
 	}
 }
 

@@ -13,7 +13,11 @@
 // version of a kind, filling the fields that version lacks with zero
 // values, and rejects a newer one as ErrCorrupt; a writer always writes the
 // latest. Job records of versions 1 and 2 hold the spec themselves: they
-// read as the job at config version 1. Keys (job id, task id, pool path,
+// read as the job at config version 1. Resource amounts are varints of
+// integer units (millicores, MiB, devices) from ConfigRecordV3,
+// PoolRecordV2 and HostRecordV3 on; older records hold doubles (cpu in
+// cores, +Inf for no limit), which read back rounded to the nearest unit.
+// Pool shares are weights and stay doubles. Keys (job id, task id, pool path,
 // update id, host id, event seq) are not part of the values.
 // Decoding never panics and bounds what a corrupt value can make it
 // allocate.

@@ -66,15 +66,21 @@ func DecodeJobRecord(id model.JobID, b []byte) (*model.Job, error) {
 // flate-compressed (a spec with an override per instance runs to
 // megabytes, and compresses well).
 func EncodeConfig(s *model.JobSpec) ([]byte, error) {
+	return encodeConfig(s, ConfigRecordVersion)
+}
+
+// encodeConfig writes a config in the given record version (only tests
+// write older ones, to make records as older builds did).
+func encodeConfig(s *model.JobSpec, version byte) ([]byte, error) {
 	spec := encoder{buf: make([]byte, 0, 512)}
-	if err := spec.jobSpec(s, specV4); err != nil {
+	if err := spec.jobSpec(s, configLayout(version)); err != nil {
 		return nil, err
 	}
 	if len(spec.buf) > maxSpecSize {
 		return nil, fmt.Errorf("%w: spec encodes to %d bytes, more than %d", ErrSpecSize, len(spec.buf), maxSpecSize)
 	}
 	e := encoder{buf: make([]byte, 0, 16+len(spec.buf)/3)}
-	e.byte(ConfigRecordVersion)
+	e.byte(version)
 	e.uvarint(uint64(len(spec.buf)))
 	return deflate(e.buf, spec.buf)
 }
@@ -147,7 +153,8 @@ func inflateSpec(s *model.JobSpec, compressed []byte, size int, layout specLayou
 // JobRecordV1, specV2 of JobRecordV2 (gang and revocable fields added),
 // specV3 of ConfigRecordV1 (overrides added), specV4 of ConfigRecordV2
 // (container, ports, probes and volumes of tasks; per-host and spread
-// limits of the job).
+// limits of the job), specV5 of ConfigRecordV3 (resources as integer units
+// instead of doubles).
 type specLayout byte
 
 const (
@@ -155,11 +162,15 @@ const (
 	specV2
 	specV3
 	specV4
+	specV5
 )
 
 // configLayout is the spec layout of a config record version.
 func configLayout(version byte) specLayout {
-	if version >= ConfigRecordV2 {
+	switch {
+	case version >= ConfigRecordV3:
+		return specV5
+	case version >= ConfigRecordV2:
 		return specV4
 	}
 	return specV3
@@ -276,8 +287,13 @@ func (d *decoder) jobSpec(s *model.JobSpec, layout specLayout) {
 		return
 	}
 	// An override takes at least 38 bytes: 4 counts and lengths, 32 of
-	// resources, 1 of constraints count and 1 of grace.
-	n, isNil := d.count(38)
+	// resources, 1 of constraints count and 1 of grace; with resources as
+	// varints, at least 10.
+	least := 38
+	if layout >= specV5 {
+		least = 10
+	}
+	n, isNil := d.count(least)
 	if isNil {
 		if layout >= specV4 {
 			d.placementLimits(s)
@@ -308,7 +324,11 @@ func (e *encoder) taskSpec(t *model.TaskSpec, layout specLayout) error {
 	e.string(t.Command)
 	e.strings(t.Args)
 	e.stringMap(t.Env)
-	e.resources(t.Resources)
+	if layout >= specV5 {
+		e.resources(t.Resources)
+	} else {
+		e.decimalResources(t.Resources)
+	}
 	if err := e.constraints(t.Constraints, 1); err != nil {
 		return err
 	}
@@ -323,7 +343,11 @@ func (d *decoder) taskSpec(t *model.TaskSpec, layout specLayout) {
 	t.Command = d.string()
 	t.Args = d.strings()
 	t.Env = d.stringMap()
-	t.Resources = d.resources()
+	if layout >= specV5 {
+		t.Resources = d.resources()
+	} else {
+		t.Resources = d.decimalResources()
+	}
 	t.Constraints = d.constraints(1)
 	t.KillGrace = time.Duration(d.varint())
 	if layout >= specV4 {

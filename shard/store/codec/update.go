@@ -50,27 +50,40 @@ func DecodeUpdate(id model.UpdateID, b []byte) (*model.Update, error) {
 // EncodeHost returns the stored form of a host record. The host id is the
 // key and is not repeated in the value.
 func EncodeHost(h *model.HostRecord) []byte {
+	return encodeHost(h, HostRecordVersion)
+}
+
+// encodeHost writes a host record in the given version (only tests write
+// older ones, to make records as older builds did).
+func encodeHost(h *model.HostRecord, version byte) []byte {
 	e := encoder{buf: make([]byte, 0, 128)}
-	e.byte(HostRecordVersion)
+	e.byte(version)
 	e.string(h.Host.Hostname)
 	e.string(h.Host.Cluster)
 	e.string(h.Host.Kind)
 	e.byte(byte(h.Host.State))
-	e.resources(h.Host.Capacity)
+	if version >= HostRecordV3 {
+		e.resources(h.Host.Capacity)
+	} else {
+		e.decimalResources(h.Host.Capacity)
+	}
 	e.stringMap(h.Host.Labels)
 	e.bool(h.Draining)
 	e.string(h.DrainReason)
 	e.time(h.DrainTime)
 	e.time(h.LastSeen)
-	// Added in HostRecordV2.
-	e.count(len(h.Host.Ports), h.Host.Ports == nil)
-	for _, r := range h.Host.Ports {
-		e.uvarint(uint64(r.From))
-		e.uvarint(uint64(r.To))
+	if version >= HostRecordV2 {
+		e.count(len(h.Host.Ports), h.Host.Ports == nil)
+		for _, r := range h.Host.Ports {
+			e.uvarint(uint64(r.From))
+			e.uvarint(uint64(r.To))
+		}
+		e.bool(h.Host.RunsImages)
 	}
-	e.bool(h.Host.RunsImages)
-	e.time(h.DrainDeadline)
-	e.bool(h.Down)
+	if version >= HostRecordV3 {
+		e.time(h.DrainDeadline)
+		e.bool(h.Down)
+	}
 	return e.buf
 }
 
@@ -83,7 +96,11 @@ func DecodeHost(id model.HostID, b []byte) (*model.HostRecord, error) {
 	h.Host.Cluster = d.string()
 	h.Host.Kind = d.string()
 	h.Host.State = model.HostState(d.byte())
-	h.Host.Capacity = d.resources()
+	if version >= HostRecordV3 {
+		h.Host.Capacity = d.resources()
+	} else {
+		h.Host.Capacity = d.decimalResources()
+	}
 	h.Host.Labels = d.stringMap()
 	h.Draining = d.bool()
 	h.DrainReason = d.string()
@@ -97,6 +114,8 @@ func DecodeHost(id model.HostID, b []byte) (*model.HostRecord, error) {
 			}
 		}
 		h.Host.RunsImages = d.bool()
+	}
+	if version >= HostRecordV3 {
 		h.DrainDeadline = d.time()
 		h.Down = d.bool()
 	}

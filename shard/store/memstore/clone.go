@@ -66,6 +66,7 @@ func cloneHost(h *model.HostRecord) *model.HostRecord {
 	out := *h
 	out.Host.Labels = maps.Clone(h.Host.Labels)
 	out.DrainTime = normalTime(h.DrainTime)
+	out.DrainDeadline = normalTime(h.DrainDeadline)
 	out.LastSeen = normalTime(h.LastSeen)
 	return &out
 }

@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"fmt"
-	"math"
 	"reflect"
 	"sort"
 	"testing"
@@ -42,7 +41,7 @@ func FullJob(id model.JobID) *model.Job {
 				Args:    []string{"--shard", "7", "", "ünïcode ✓"},
 				Env:     map[string]string{"HOME": "/tmp", "EMPTY": "", "K=V": "x=y"},
 				Resources: model.Resources{
-					CPU: 1.5, MemMB: 2048.25, DiskMB: 10240, GPU: 0.5,
+					MilliCPU: 1500, MemMB: 2048, DiskMB: 10240, GPU: 1,
 				},
 				Constraints: []model.Constraint{
 					{
@@ -79,7 +78,7 @@ func FullJob(id model.JobID) *model.Job {
 						Command:   "/bin/worker-canary",
 						Args:      []string{"--canary"},
 						Env:       map[string]string{"CANARY": "1"},
-						Resources: model.Resources{CPU: 2, MemMB: 4096, DiskMB: 1, GPU: 1},
+						Resources: model.Resources{MilliCPU: 2000, MemMB: 4096, DiskMB: 1, GPU: 1},
 						Constraints: []model.Constraint{{
 							Key: "canary", Op: model.OpIn, Values: []string{"yes"},
 							AllOf: []model.Constraint{leaf("c1")}, AnyOf: []model.Constraint{leaf("c2")},
@@ -167,28 +166,28 @@ func FullHost(id model.HostID) *model.HostRecord {
 			Cluster:    "k8s-east",
 			Kind:       "kubernetes",
 			State:      model.HostDraining,
-			Capacity:   model.Resources{CPU: 64, MemMB: 262_144, DiskMB: math.Inf(1), GPU: 8},
+			Capacity:   model.Resources{MilliCPU: 64_000, MemMB: 262_144, DiskMB: model.Unlimited, GPU: 8},
 			Labels:     map[string]string{"rack": "r7", "zone": "z1"},
 			Ports:      []model.PortRange{{From: 31000, To: 32000}, {From: 8080, To: 8080}},
 			RunsImages: true,
 		},
-		Draining:    true,
-		DrainReason: "kernel upgrade",
-		DrainTime:   fixtureTime(-60, 3),
+		Draining:      true,
+		DrainReason:   "kernel upgrade",
+		DrainTime:     fixtureTime(-60, 3),
 		DrainDeadline: fixtureTime(600, 9),
 		Down:          true,
-		LastSeen:    fixtureTime(5, 123),
+		LastSeen:      fixtureTime(5, 123),
 	}
 }
 
 // FullPool returns a pool whose every field but Revision holds a non-zero
-// value; some of its limits are unlimited (+Inf).
+// value; some of its limits are unlimited (model.Unlimited).
 func FullPool(path string) *model.Pool {
 	return &model.Pool{
 		Path:        path,
-		Reservation: model.Resources{CPU: 8, MemMB: 16_384.5, DiskMB: 100_000, GPU: 1},
-		Limit:       model.Resources{CPU: math.Inf(1), MemMB: 65_536, DiskMB: math.Inf(1), GPU: 4},
-		Share:       model.Resources{CPU: 1.25, MemMB: 2, DiskMB: 0.5, GPU: 3},
+		Reservation: model.Resources{MilliCPU: 8_500, MemMB: 16_384, DiskMB: 100_000, GPU: 1},
+		Limit:       model.Resources{MilliCPU: model.Unlimited, MemMB: 65_536, DiskMB: model.Unlimited, GPU: 4},
+		Share:       model.Shares{CPU: 1.25, Mem: 2, Disk: 0.5, GPU: 3},
 		CreateTime:  fixtureTime(-86_400, 42),
 		Revision:    0,
 	}

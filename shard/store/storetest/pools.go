@@ -17,7 +17,7 @@ import (
 
 func createPool(t testing.TB, s store.Store, path string) *model.Pool {
 	t.Helper()
-	p := &model.Pool{Path: path, Share: model.Resources{CPU: 1}}
+	p := &model.Pool{Path: path, Share: model.Shares{CPU: 1}}
 	mustNil(t, s.CreatePool(context.Background(), p), "CreatePool "+path)
 	return p
 }
@@ -71,7 +71,7 @@ func testCreatePoolAndList(t *testing.T, s store.Store) {
 
 	// Neither the caller's pool nor a listed one aliases the stored one.
 	want := Normal(pool)
-	pool.Limit.CPU = 1
+	pool.Limit.MilliCPU = 1
 	pool.CreateTime = pool.CreateTime.Add(1)
 	requireEqual(t, "pool after caller mutated its copy", poolAt(t, s, "/org"), want)
 	listed[0].Reservation.GPU = 77
@@ -107,7 +107,7 @@ func testUpdatePoolCompareAndSet(t *testing.T, s store.Store) {
 	mustNil(t, s.CreatePool(ctx, FullPool("/svc")), "CreatePool")
 	next := FullPool("/svc")
 	next.Revision = 1
-	next.Limit.GPU = math.Inf(1)
+	next.Limit.GPU = model.Unlimited
 	next.Reservation = model.Resources{}
 	mustNil(t, s.UpdatePool(ctx, next), "UpdatePool at revision 1")
 	if next.Revision != 2 {
@@ -128,9 +128,9 @@ func testUpdatePoolCompareAndSet(t *testing.T, s store.Store) {
 
 	// The revision handed back is the one to use next.
 	got := poolAt(t, s, "/svc")
-	got.Share.MemMB = 3
+	got.Share.Mem = 3
 	mustNil(t, s.UpdatePool(ctx, got), "UpdatePool with the listed revision")
-	if got.Revision != 3 || poolAt(t, s, "/svc").Share.MemMB != 3 {
+	if got.Revision != 3 || poolAt(t, s, "/svc").Share.Mem != 3 {
 		t.Fatalf("second update: revision %d", got.Revision)
 	}
 }
@@ -201,34 +201,40 @@ func testListPoolsOrderedByPath(t *testing.T, s store.Store) {
 	}
 }
 
-// testUnlimitedLimitsRoundTrip stores extreme amounts, +Inf (unlimited)
-// above all, through create and update, and requires them back exactly.
+// testUnlimitedLimitsRoundTrip stores extreme amounts, model.Unlimited
+// above all, and extreme shares through create and update, and requires
+// them back exactly.
 func testUnlimitedLimitsRoundTrip(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	inf := math.Inf(1)
+	inf := model.Unlimited
 	limits := []model.Resources{
-		{CPU: inf, MemMB: inf, DiskMB: inf, GPU: inf},
-		{CPU: inf, MemMB: 1024, DiskMB: inf, GPU: 0},
-		{CPU: math.MaxFloat64, MemMB: math.SmallestNonzeroFloat64, DiskMB: 1e-300, GPU: inf},
-		{CPU: 0.1, MemMB: 1.0 / 3, DiskMB: 2.5e9, GPU: 0.5},
+		{MilliCPU: inf, MemMB: inf, DiskMB: inf, GPU: inf},
+		{MilliCPU: inf, MemMB: 1024, DiskMB: inf, GPU: 0},
+		{MilliCPU: math.MinInt64, MemMB: 1, DiskMB: -1, GPU: inf},
+		{MilliCPU: 100, MemMB: 333, DiskMB: 2_500_000_000, GPU: 1},
+	}
+	shares := []model.Shares{
+		model.EqualShares(math.Inf(1)),
+		{CPU: math.MaxFloat64, Mem: math.SmallestNonzeroFloat64, Disk: 1e-300, GPU: 1},
+		{CPU: 0.1, Mem: 1.0 / 3, Disk: 2.5e9, GPU: 0.5},
+		model.EqualShares(1),
 	}
 	sameAmounts := func(what string, got, want model.Resources) {
 		t.Helper()
-		for i := range model.ResourceKinds {
-			g, w := got.Get(i), want.Get(i)
-			if g != w || math.IsInf(g, 1) != math.IsInf(w, 1) {
-				t.Fatalf("%s %s: stored %v, read back %v", what, model.ResourceKinds[i], w, g)
-			}
+		if got != want {
+			t.Fatalf("%s: stored %+v, read back %+v", what, want, got)
 		}
 	}
 	for i, limit := range limits {
 		path := fmt.Sprint("/limits/", i)
-		pool := &model.Pool{Path: path, Limit: limit, Reservation: limit, Share: limit}
+		pool := &model.Pool{Path: path, Limit: limit, Reservation: limit, Share: shares[i]}
 		mustNil(t, s.CreatePool(ctx, pool), "CreatePool "+path)
 		got := poolAt(t, s, path)
 		sameAmounts(path+" limit", got.Limit, limit)
 		sameAmounts(path+" reservation", got.Reservation, limit)
-		sameAmounts(path+" share", got.Share, limit)
+		if got.Share != shares[i] {
+			t.Fatalf("%s share: stored %+v, read back %+v", path, shares[i], got.Share)
+		}
 
 		// Finite to unlimited and back again through updates.
 		next := limits[(i+1)%len(limits)]
@@ -262,8 +268,8 @@ func testPoolsMatchReferenceModel(t *testing.T, s store.Store) {
 		}
 		pool := &model.Pool{
 			Path:       path,
-			Limit:      model.Resources{CPU: math.Inf(1), MemMB: float64(step)},
-			Share:      model.Resources{CPU: float64(rng.IntN(4))},
+			Limit:      model.Resources{MilliCPU: model.Unlimited, MemMB: int64(step)},
+			Share:      model.Shares{CPU: float64(rng.IntN(4))},
 			CreateTime: fixtureTime(int64(step), int64(step)),
 			Revision:   rev,
 		}

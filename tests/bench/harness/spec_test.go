@@ -106,12 +106,12 @@ func TestBuildFollowsTheScenario(t *testing.T) {
 			t.Errorf("job %d arrives at %s, want %s", j, job.Arrival, want)
 		}
 		if !picky {
-			if job.Resources.CPU != 1 && job.Resources.CPU != 2 || job.Constraints != nil || job.Strategy != placement.StrategyPack {
+			if job.Resources.MilliCPU != 1000 && job.Resources.MilliCPU != 2000 || job.Constraints != nil || job.Strategy != placement.StrategyPack {
 				t.Errorf("plain job %d: %+v", j, job)
 			}
 			continue
 		}
-		if job.Resources.CPU < 0.5 || job.Resources.CPU > 1.5 || job.Duration != 2*time.Second ||
+		if job.Resources.MilliCPU < 500 || job.Resources.MilliCPU > 1500 || job.Duration != 2*time.Second ||
 			job.Strategy != placement.StrategySpread || job.MaxPerHost != 1 ||
 			len(job.Spread) != 1 || job.Spread[0].Max != 5 ||
 			len(job.Constraints) != 1 || job.Constraints[0].Op != model.OpEquals {
@@ -137,17 +137,17 @@ func TestBuildFollowsTheScenario(t *testing.T) {
 // The placement check catches what it exists to catch.
 func TestPlacementCheckFindsBrokenPlacements(t *testing.T) {
 	hosts := []placement.Host{
-		{ID: "c/h0", Free: model.Resources{CPU: 2}, Labels: map[string]string{"zone": "a"}, Ports: 10, Schedulable: true},
-		{ID: "c/h1", Free: model.Resources{CPU: 2}, Labels: map[string]string{"zone": "b"}, Ports: 10, Schedulable: true},
-		{ID: "c/h2", Free: model.Resources{CPU: 2}, Labels: map[string]string{"zone": "b"}, Ports: 10},
+		{ID: "c/h0", Free: model.Resources{MilliCPU: 2000}, Labels: map[string]string{"zone": "a"}, Ports: 10, Schedulable: true},
+		{ID: "c/h1", Free: model.Resources{MilliCPU: 2000}, Labels: map[string]string{"zone": "b"}, Ports: 10, Schedulable: true},
+		{ID: "c/h2", Free: model.Resources{MilliCPU: 2000}, Labels: map[string]string{"zone": "b"}, Ports: 10},
 	}
 	zoneA := []model.Constraint{{Key: "zone", Op: model.OpEquals, Values: []string{"a"}}}
 	tasks := []placement.Task{
-		{Ref: 0, Job: "j", Resources: model.Resources{CPU: 1}, MaxPerHost: 1},
-		{Ref: 1, Job: "j", Resources: model.Resources{CPU: 1}, MaxPerHost: 1},
-		{Ref: 2, Job: "k", Resources: model.Resources{CPU: 1}, Constraints: zoneA},
-		{Ref: 3, Job: "g", Resources: model.Resources{CPU: 1}, Gang: 1},
-		{Ref: 4, Job: "g", Resources: model.Resources{CPU: 1}, Gang: 1},
+		{Ref: 0, Job: "j", Resources: model.Resources{MilliCPU: 1000}, MaxPerHost: 1},
+		{Ref: 1, Job: "j", Resources: model.Resources{MilliCPU: 1000}, MaxPerHost: 1},
+		{Ref: 2, Job: "k", Resources: model.Resources{MilliCPU: 1000}, Constraints: zoneA},
+		{Ref: 3, Job: "g", Resources: model.Resources{MilliCPU: 1000}, Gang: 1},
+		{Ref: 4, Job: "g", Resources: model.Resources{MilliCPU: 1000}, Gang: 1},
 	}
 	cases := []struct {
 		name       string

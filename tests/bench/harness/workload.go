@@ -130,7 +130,7 @@ func buildHosts(m *HostMix, n int) []sim.HostSpec {
 		}
 		hosts[i] = sim.HostSpec{
 			Name:     fmt.Sprintf("host-%0*d", width, i),
-			Capacity: model.Resources{CPU: shape.CPU, MemMB: shape.MemMB, DiskMB: shape.DiskMB, GPU: shape.GPU},
+			Capacity: model.ResourcesFromDecimal(shape.CPU, shape.MemMB, shape.DiskMB, shape.GPU),
 			Labels:   labels,
 		}
 	}
@@ -185,9 +185,9 @@ func buildJobs(s *Scenario, z Size) ([]JobTemplate, error) {
 			Name:      fmt.Sprintf("%s-%s-%d", s.Name, g.Name, j),
 			Group:     g.Name,
 			Instances: z.TasksPerJob,
-			Resources: model.Resources{
-				CPU: draw(r, g.CPU), MemMB: draw(r, g.MemMB), DiskMB: draw(r, g.DiskMB), GPU: draw(r, g.GPU),
-			},
+			// Scenario amounts are decimal (cpu in cores); they become whole
+			// units here, once.
+			Resources:  model.ResourcesFromDecimal(draw(r, g.CPU), draw(r, g.MemMB), draw(r, g.DiskMB), draw(r, g.GPU)),
 			MaxPerHost: g.MaxPerHost,
 			GangSize:   g.GangSize,
 			Strategy:   placement.StrategyPack,
