@@ -30,12 +30,12 @@ func TestRollingUpdateHonoursSLA(t *testing.T) {
 		u, err := s.e.GetUpdate(context.Background(), j.Status.Update)
 		return err == nil && u.State == model.UpdateSucceeded
 	})
-	maxDown, sawWaiting := w.stop("waiting for SLA: 2/2 unavailable")
+	maxDown, sawWaiting := w.stop(s, "waiting for SLA: 2/2 unavailable")
 	if maxDown > 2 {
 		t.Fatalf("%d instances down at once, SLA allows 2", maxDown)
 	}
 	if !sawWaiting {
-		t.Errorf("the job never said it was waiting for the SLA")
+		t.Errorf("the job never said it was waiting for the SLA: %q", w.messages)
 	}
 	for _, tk := range s.tasks(job) {
 		if tk.ConfigVersion != 2 {
@@ -44,62 +44,44 @@ func TestRollingUpdateHonoursSLA(t *testing.T) {
 	}
 }
 
-// availabilityWatch follows a job's events and keeps the most instances
-// ever unavailable at once after a pass, and whether the job's message
-// ever held a given text.
+// availabilityWatch observes a job at the end of every pass of the loop:
+// the most instances ever unavailable at once, and every message the job
+// showed.
 type availabilityWatch struct {
 	mu       sync.Mutex
 	maxDown  int
 	messages []string
-	stopped  chan struct{}
-	done     chan struct{}
 }
 
 func (s *testShard) watchAvailability(job model.JobID, instances int) *availabilityWatch {
-	sub, _ := s.e.Watch(job, 0)
-	w := &availabilityWatch{stopped: make(chan struct{}), done: make(chan struct{})}
-	je := &jobEntry{}
-	state := map[uint32]*model.TaskRuntime{}
-	for _, tk := range s.tasks(job) {
-		state[tk.ID.Instance] = tk
-	}
-	go func() {
-		defer close(w.done)
-		defer sub.Cancel()
-		for {
-			select {
-			case <-w.stopped:
-				return
-			case ev, ok := <-sub.C:
-				if !ok {
-					return
-				}
-				w.mu.Lock()
-				if ev.JobStatus != nil {
-					w.messages = append(w.messages, ev.JobStatus.Message)
-				}
-				if ev.Task != nil {
-					state[ev.Task.ID.Instance] = ev.Task
-					down := instances - len(state)
-					for _, tk := range state {
-						if !je.available(tk) || tk.Goal == model.TaskKilled {
-							down++
-						}
-					}
-					w.maxDown = max(w.maxDown, down)
-				}
-				w.mu.Unlock()
+	w := &availabilityWatch{}
+	s.e.mu.Lock()
+	s.e.afterStep = func() {
+		je := s.e.jobs[job]
+		if je == nil {
+			return
+		}
+		down := instances
+		for _, t := range je.tasks {
+			if je.available(t) && t.Goal != model.TaskKilled && s.e.restarting[gangOf(je, t.ID.Instance)] == nil {
+				down--
 			}
 		}
-	}()
+		w.mu.Lock()
+		w.maxDown = max(w.maxDown, down)
+		w.messages = append(w.messages, je.job.Status.Message)
+		w.mu.Unlock()
+	}
+	s.e.mu.Unlock()
 	return w
 }
 
 // stop ends the watch and returns the most instances down at once and
-// whether any job message contained text.
-func (w *availabilityWatch) stop(text string) (int, bool) {
-	close(w.stopped)
-	<-w.done
+// whether any message of the job contained text.
+func (w *availabilityWatch) stop(s *testShard, text string) (int, bool) {
+	s.e.mu.Lock()
+	s.e.afterStep = nil
+	s.e.mu.Unlock()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, m := range w.messages {

@@ -149,6 +149,9 @@ type Engine struct {
 	passes     uint64
 	// lastDrain is when the drain step last ran.
 	lastDrain time.Time
+	// afterStep, when set (by tests), runs at the end of every pass with
+	// the engine locked, to observe it exactly as the pass left it.
+	afterStep func()
 	// index is what hosts have free, kept across passes; released lists
 	// hosts whose runs ended since, staleHosts those plugins reported.
 	index      *placement.HostIndex

@@ -68,6 +68,9 @@ func (e *Engine) step(ctx context.Context) {
 	}
 	evs, effects := e.pendingEvs, e.effects
 	e.pendingEvs, e.effects = nil, nil
+	if e.afterStep != nil {
+		e.afterStep()
+	}
 	e.mu.Unlock()
 
 	e.emit(evs)
