@@ -93,15 +93,23 @@ func (m *Master) allocate(now time.Time) {
 				}
 				delete(fw.filters, a.spec.ID)
 			}
-			free := a.spec.total().sub(a.used).sub(a.offered)
+			// Without GPU_RESOURCES a framework is offered nothing of an
+			// agent with GPUs (the master's --filter_gpu_resources).
+			if a.spec.GPU > 0 && !fw.gpu {
+				continue
+			}
+			free := a.spec.total().sub(a.reserved).sub(a.used).sub(a.offered)
 			if !fw.revocable {
 				free.rcpus, free.rmem = 0, 0
 			}
 			free = nonNegative(free)
-			if !free.offerable() {
+			extra, rest := offerableExtras(a.extra, fw.role)
+			if !free.offerable() && !hasReserved(extra) {
 				continue
 			}
-			o := &offer{id: m.newID("O"), fw: fw, agent: a, sum: free, resources: free.resources(fw.role, fw.multiRole)}
+			a.extra = rest
+			o := &offer{id: m.newID("O"), fw: fw, agent: a, sum: free, extra: extra}
+			o.resources = append(free.resources(fw.role, fw.multiRole), allocated(extra, fw)...)
 			m.offers[o.id] = o
 			fw.offers[o.id] = o
 			a.offered = a.offered.add(free)
