@@ -72,6 +72,19 @@ func (s *recordingSink) last(run model.RunID) (hostmgr.TaskStatus, bool) {
 	return hostmgr.TaskStatus{}, false
 }
 
+// all returns a run's statuses in order.
+func (s *recordingSink) all(run model.RunID) []hostmgr.TaskStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []hostmgr.TaskStatus
+	for _, st := range s.statuses {
+		if st.Run == run {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
 func (s *recordingSink) states(run model.RunID) []model.TaskState {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -14,10 +14,10 @@
 // is not the leader 307 with a Location header naming the leader.
 //
 // Simulated agents hold resources (revocable ones too), port ranges (by
-// default [31000-32000]) and attributes. Offers go out in batches, one
-// outstanding offer per agent and framework; an agent with GPUs is offered
-// only to frameworks with the GPU_RESOURCES capability (the master's
-// default --filter_gpu_resources). An ACCEPT against an unknown, rescinded
+// default [31000-32000]) and attributes. Offers go out in batches of what
+// agents have free, also while earlier offers of an agent are
+// outstanding; an agent with GPUs is offered only to frameworks with the
+// GPU_RESOURCES capability (the master's default --filter_gpu_resources). An ACCEPT against an unknown, rescinded
 // or already used offer reports its tasks TASK_DROPPED (partition-aware
 // frameworks) or TASK_LOST; an invalid task TASK_ERROR, among them one
 // whose resources (ports included) the offers do not hold.

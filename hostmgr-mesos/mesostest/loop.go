@@ -59,8 +59,9 @@ func (m *Master) expireFrameworks(now time.Time) {
 }
 
 // allocate offers what agents have free to subscribed frameworks that are
-// not suppressed, one outstanding offer per agent and framework, in
-// OFFERS events of at most OfferBatch offers.
+// not suppressed, in OFFERS events of at most OfferBatch offers. As with
+// the master's allocator, resources freed on an agent are offered anew
+// while earlier offers of it are outstanding.
 func (m *Master) allocate(now time.Time) {
 	if len(m.agentOrder) == 0 {
 		return
@@ -77,16 +78,9 @@ func (m *Master) allocate(now time.Time) {
 	m.cursor++
 	for _, id := range ids {
 		fw := m.frameworks[id]
-		held := map[*agent]bool{}
-		for _, o := range fw.offers {
-			held[o.agent] = true
-		}
 		var batch []mesos.Offer
 		for i := 0; i < n; i++ {
 			a := m.agentOrder[(start+i)%n]
-			if held[a] {
-				continue
-			}
 			if until, ok := fw.filters[a.spec.ID]; ok {
 				if now.Before(until) {
 					continue
