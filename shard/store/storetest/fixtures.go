@@ -67,6 +67,7 @@ func FullJob(id model.JobID) *model.Job {
 			},
 			MaxPerHost:  2,
 			Spread:      []model.SpreadSpec{{Label: "zone", Max: 3}},
+			SLA:         &model.SLA{MaxUnavailable: 25, Percent: true},
 			Labels:      map[string]string{"team": "maps", "tier": "batch"},
 			GangSize:    4,
 			GangRestart: true,
