@@ -50,8 +50,9 @@
 // ContainerInfo of type MESOS with the image as a Docker image (cached
 // unless the pull policy is Always) and each volume's sandbox directory
 // mounted at its path; the environment (the task's, then the launch's,
-// PELOTON_RUN_ID, and PELOTON_GANG with the gang as JSON: the command
-// executor cannot be handed a file, so Mesos tasks get no gang file);
+// PELOTON_RUN_ID, PELOTON_VOLUME_<NAME> with where each volume is, and
+// PELOTON_GANG with the gang as JSON: the command executor cannot be
+// handed a file, so Mesos tasks get no gang file);
 // labels, kill grace, the health check (HTTP, TCP or COMMAND; the initial
 // delay is also the grace period) and the readiness probe as a check
 // (CheckInfo), which executors run and report without acting on. A failed

@@ -19,6 +19,10 @@ const (
 	// Mesos gets no gang file: the command executor fetches files only
 	// from URIs, and the members are known only at launch.
 	EnvGang = "PELOTON_GANG"
+	// EnvVolumePrefix + the volume's name (as PORT_<NAME> is made) holds
+	// where a persistent volume is: its path in an image, else its
+	// directory relative to the sandbox, the task's working directory.
+	EnvVolumePrefix = "PELOTON_VOLUME_"
 )
 
 // labelVolume labels the reservation of a persistent volume with its id,
@@ -115,7 +119,7 @@ func commandInfo(command string, args []string, image bool) *mesoslib.CommandInf
 }
 
 // environment is the task's own environment, then what the shard adds,
-// then the run id and the gang.
+// then the run id, the volumes and the gang.
 func environment(l *hostmgr.Launch) *mesoslib.Environment {
 	vars := map[string]string{}
 	for k, v := range l.Task.Env {
@@ -125,6 +129,13 @@ func environment(l *hostmgr.Launch) *mesoslib.Environment {
 		vars[k] = v
 	}
 	vars[EnvRunID] = string(l.Run)
+	for _, v := range l.Volumes {
+		where := volumeDir(v)
+		if l.Task.Container != nil {
+			where = v.Volume.Path
+		}
+		vars[EnvVolumePrefix+strings.TrimPrefix(model.PortEnv(v.Volume.Name), "PORT_")] = where
+	}
 	if len(l.Gang) > 0 {
 		if b, err := json.Marshal(l.Gang); err == nil {
 			vars[EnvGang] = string(b)

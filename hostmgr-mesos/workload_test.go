@@ -214,6 +214,9 @@ func TestPersistentVolumeAcrossRuns(t *testing.T) {
 		t.Fatalf("operations: %+v", s)
 	}
 	ti, _ := c.m.TaskInfo("db-0-1")
+	if env := envOf(ti); env["PELOTON_VOLUME_DATA"] != "/var/lib/db" {
+		t.Errorf("environment %v", env)
+	}
 	mounts := ti.GetContainer().GetVolumes()
 	if len(mounts) != 1 || mounts[0].ContainerPath != "/var/lib/db" || mounts[0].GetSource().GetSandboxPath().GetPath() != "data" {
 		t.Errorf("container volumes %v", mounts)
