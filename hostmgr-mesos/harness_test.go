@@ -86,13 +86,9 @@ func (s *recordingSink) all(run model.RunID) []hostmgr.TaskStatus {
 }
 
 func (s *recordingSink) states(run model.RunID) []model.TaskState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []model.TaskState
-	for _, st := range s.statuses {
-		if st.Run == run {
-			out = append(out, st.State)
-		}
+	for _, st := range s.all(run) {
+		out = append(out, st.State)
 	}
 	return out
 }

@@ -14,14 +14,6 @@ import (
 	"github.com/peloton-federated/peloton/shard/model"
 )
 
-func envOf(ti mesoslib.TaskInfo) map[string]string {
-	out := map[string]string{}
-	for _, v := range ti.GetCommand().GetEnvironment().GetVariables() {
-		out[v.Name] = v.GetValue()
-	}
-	return out
-}
-
 // A container task reaches the master as a Mesos containerizer task with
 // a Docker image, its exact host ports taken from the offer, its health
 // check and check; its health verdicts come back as RUNNING statuses.
@@ -62,7 +54,7 @@ func TestContainerTaskWithPortsAndProbes(t *testing.T) {
 	if cmd := ti.GetCommand(); cmd.Value != nil || cmd.GetShell() || len(cmd.Arguments) != 1 || cmd.Arguments[0] != "--serve" {
 		t.Errorf("command %v: want the image's entrypoint with the args", cmd)
 	}
-	env := envOf(ti)
+	env := mesostest.TaskEnv(ti)
 	var gang []hostmgr.GangMember
 	if env["A"] != "launch" || env["PORT_HTTP"] != "31007" || env[EnvRunID] != "web-0-1" || json.Unmarshal([]byte(env[EnvGang]), &gang) != nil || len(gang) != 1 || gang[0].Ports[0].Port != 31007 {
 		t.Errorf("environment %v", env)
@@ -214,7 +206,7 @@ func TestPersistentVolumeAcrossRuns(t *testing.T) {
 		t.Fatalf("operations: %+v", s)
 	}
 	ti, _ := c.m.TaskInfo("db-0-1")
-	if env := envOf(ti); env["PELOTON_VOLUME_DATA"] != "/var/lib/db" {
+	if env := mesostest.TaskEnv(ti); env["PELOTON_VOLUME_DATA"] != "/var/lib/db" {
 		t.Errorf("environment %v", env)
 	}
 	mounts := ti.GetContainer().GetVolumes()

@@ -159,13 +159,21 @@ func (m *Master) agentResources(a *agent, visit func(rs mesos.Resources, task st
 	}
 }
 
+func (m *Master) agentByID(id string) (*agent, error) {
+	a, ok := m.agents[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownAgent, id)
+	}
+	return a, nil
+}
+
 // Volumes returns the persistent volumes on an agent, sorted by id.
 func (m *Master) Volumes(agentID string) ([]VolumeView, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	a, ok := m.agents[agentID]
-	if !ok {
-		return nil, fmt.Errorf("%w: %s", ErrUnknownAgent, agentID)
+	a, err := m.agentByID(agentID)
+	if err != nil {
+		return nil, err
 	}
 	var out []VolumeView
 	m.agentResources(a, func(rs mesos.Resources, task string) { out = volumesOf(rs, task, out) })
@@ -178,9 +186,9 @@ func (m *Master) Volumes(agentID string) ([]VolumeView, error) {
 func (m *Master) Reservations(agentID string) ([]ReservationView, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	a, ok := m.agents[agentID]
-	if !ok {
-		return nil, fmt.Errorf("%w: %s", ErrUnknownAgent, agentID)
+	a, err := m.agentByID(agentID)
+	if err != nil {
+		return nil, err
 	}
 	var all mesos.Resources
 	m.agentResources(a, func(rs mesos.Resources, _ string) {
@@ -212,9 +220,9 @@ func (m *Master) Reservations(agentID string) ([]ReservationView, error) {
 func (m *Master) FreePorts(agentID string) ([]mesos.Value_Range, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	a, ok := m.agents[agentID]
-	if !ok {
-		return nil, fmt.Errorf("%w: %s", ErrUnknownAgent, agentID)
+	a, err := m.agentByID(agentID)
+	if err != nil {
+		return nil, err
 	}
 	var free mesos.Resources
 	m.agentResources(a, func(rs mesos.Resources, task string) {

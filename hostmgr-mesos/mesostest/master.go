@@ -465,6 +465,15 @@ func (m *Master) TaskInfo(taskID string) (mesos.TaskInfo, bool) {
 	return ti, ok
 }
 
+// TaskEnv is the environment of a task's command, by name.
+func TaskEnv(ti mesos.TaskInfo) map[string]string {
+	out := map[string]string{}
+	for _, v := range ti.GetCommand().GetEnvironment().GetVariables() {
+		out[v.Name] = v.GetValue()
+	}
+	return out
+}
+
 // FrameworkInfo returns the FrameworkInfo a framework last subscribed
 // with.
 func (m *Master) FrameworkInfo(frameworkID string) (mesos.FrameworkInfo, bool) {

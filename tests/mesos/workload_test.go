@@ -82,7 +82,7 @@ func TestServiceInImageWithPortsAndHealthCheck(t *testing.T) {
 		if ck := ti.GetCheck(); ck.GetType() != mesoslib.CheckInfo_TCP || ck.GetTCP().Port != port {
 			t.Errorf("instance %d check %v", i, ck)
 		}
-		if env := envOf(ti); env["PORT_HTTP"] != fmt.Sprint(port) {
+		if env := mesostest.TaskEnv(ti); env["PORT_HTTP"] != fmt.Sprint(port) {
 			t.Errorf("instance %d environment %v", i, env)
 		}
 	}
@@ -104,14 +104,6 @@ func TestServiceInImageWithPortsAndHealthCheck(t *testing.T) {
 	if st := m.Stats(); st.BadRequests != 0 {
 		t.Errorf("master saw %d bad requests", st.BadRequests)
 	}
-}
-
-func envOf(ti mesoslib.TaskInfo) map[string]string {
-	out := map[string]string{}
-	for _, v := range ti.GetCommand().GetEnvironment().GetVariables() {
-		out[v.Name] = v.GetValue()
-	}
-	return out
 }
 
 // A GPU job places only because the framework declares GPU_RESOURCES:
