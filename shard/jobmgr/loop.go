@@ -38,6 +38,7 @@ func (e *Engine) step(ctx context.Context) {
 		e.rollUpdate(je, now)
 	}
 	e.evictRevocable(now)
+	e.drainStep(now)
 	e.admit(now)
 	e.place(now)
 	jobs := sortJobs(e.work)

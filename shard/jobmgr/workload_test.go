@@ -184,7 +184,7 @@ func TestDaemonFollowsHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.until("the new edge host gets one", s.allRunning(job, 3))
-	if _, err := s.e.DrainHost(context.Background(), "sim/h0", "maintenance"); err != nil {
+	if _, err := s.e.DrainHost(context.Background(), "sim/h0", "maintenance", 0); err != nil {
 		t.Fatal(err)
 	}
 	s.until("the drained host loses its instance", func() bool {

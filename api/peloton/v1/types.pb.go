@@ -464,6 +464,9 @@ const (
 	HostState_HOST_STATE_UP          HostState = 1
 	HostState_HOST_STATE_DRAINING    HostState = 2
 	HostState_HOST_STATE_DOWN        HostState = 3
+	// Drained, and nothing of the shard's runs there any more: ready to be
+	// marked down for maintenance.
+	HostState_HOST_STATE_DRAINED HostState = 4
 )
 
 // Enum value maps for HostState.
@@ -473,12 +476,14 @@ var (
 		1: "HOST_STATE_UP",
 		2: "HOST_STATE_DRAINING",
 		3: "HOST_STATE_DOWN",
+		4: "HOST_STATE_DRAINED",
 	}
 	HostState_value = map[string]int32{
 		"HOST_STATE_UNSPECIFIED": 0,
 		"HOST_STATE_UP":          1,
 		"HOST_STATE_DRAINING":    2,
 		"HOST_STATE_DOWN":        3,
+		"HOST_STATE_DRAINED":     4,
 	}
 )
 
@@ -2674,6 +2679,9 @@ type Host struct {
 	DrainTime   *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=drain_time,json=drainTime,proto3" json:"drain_time,omitempty"`
 	// When a host manager last reported the host.
 	LastSeen *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=last_seen,json=lastSeen,proto3" json:"last_seen,omitempty"`
+	// When batch runs still on the draining host are killed to run
+	// elsewhere; absent lets them finish.
+	DrainDeadline *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=drain_deadline,json=drainDeadline,proto3" json:"drain_deadline,omitempty"`
 	// Region whose shard the host belongs to.
 	Region string `protobuf:"bytes,14,opt,name=region,proto3" json:"region,omitempty"`
 	// Host ports tasks may be given, such as "31000-32000".
@@ -2803,6 +2811,13 @@ func (x *Host) GetDrainTime() *timestamppb.Timestamp {
 func (x *Host) GetLastSeen() *timestamppb.Timestamp {
 	if x != nil {
 		return x.LastSeen
+	}
+	return nil
+}
+
+func (x *Host) GetDrainDeadline() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DrainDeadline
 	}
 	return nil
 }
@@ -3573,7 +3588,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x06region\x18\x01 \x01(\tR\x06region\x127\n" +
 	"\vreservation\x18\x02 \x01(\v2\x15.peloton.v1.ResourcesR\vreservation\x12+\n" +
 	"\x05limit\x18\x03 \x01(\v2\x15.peloton.v1.ResourcesR\x05limit\x12-\n" +
-	"\x06demand\x18\x04 \x01(\v2\x15.peloton.v1.ResourcesR\x06demand\"\xb2\x05\n" +
+	"\x06demand\x18\x04 \x01(\v2\x15.peloton.v1.ResourcesR\x06demand\"\xf5\x05\n" +
 	"\x04Host\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x18\n" +
@@ -3589,7 +3604,8 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\fdrain_reason\x18\v \x01(\tR\vdrainReason\x129\n" +
 	"\n" +
 	"drain_time\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tdrainTime\x127\n" +
-	"\tlast_seen\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen\x12\x16\n" +
+	"\tlast_seen\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen\x12A\n" +
+	"\x0edrain_deadline\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\rdrainDeadline\x12\x16\n" +
 	"\x06region\x18\x0e \x01(\tR\x06region\x12\x1f\n" +
 	"\vport_ranges\x18\x0f \x03(\tR\n" +
 	"portRanges\x12\x1f\n" +
@@ -3700,12 +3716,13 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x18UPDATE_STATE_UNSPECIFIED\x10\x00\x12 \n" +
 	"\x1cUPDATE_STATE_ROLLING_FORWARD\x10\x01\x12\x1a\n" +
 	"\x16UPDATE_STATE_SUCCEEDED\x10\x02\x12\x18\n" +
-	"\x14UPDATE_STATE_ABORTED\x10\x03*h\n" +
+	"\x14UPDATE_STATE_ABORTED\x10\x03*\x80\x01\n" +
 	"\tHostState\x12\x1a\n" +
 	"\x16HOST_STATE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rHOST_STATE_UP\x10\x01\x12\x17\n" +
 	"\x13HOST_STATE_DRAINING\x10\x02\x12\x13\n" +
-	"\x0fHOST_STATE_DOWN\x10\x03B?Z=github.com/peloton-federated/peloton/api/peloton/v1;pelotonv1b\x06proto3"
+	"\x0fHOST_STATE_DOWN\x10\x03\x12\x16\n" +
+	"\x12HOST_STATE_DRAINED\x10\x04B?Z=github.com/peloton-federated/peloton/api/peloton/v1;pelotonv1b\x06proto3"
 
 var (
 	file_peloton_v1_types_proto_rawDescOnce sync.Once
@@ -3834,24 +3851,25 @@ var file_peloton_v1_types_proto_depIdxs = []int32{
 	44, // 60: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
 	46, // 61: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
 	46, // 62: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
-	34, // 63: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
-	9,  // 64: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
-	9,  // 65: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
-	46, // 66: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
-	24, // 67: peloton.v1.Replica.job:type_name -> peloton.v1.Job
-	46, // 68: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
-	46, // 69: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
-	38, // 70: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
-	38, // 71: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
-	46, // 72: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
-	46, // 73: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
-	38, // 74: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
-	38, // 75: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
-	76, // [76:76] is the sub-list for method output_type
-	76, // [76:76] is the sub-list for method input_type
-	76, // [76:76] is the sub-list for extension type_name
-	76, // [76:76] is the sub-list for extension extendee
-	0,  // [0:76] is the sub-list for field type_name
+	46, // 63: peloton.v1.Host.drain_deadline:type_name -> google.protobuf.Timestamp
+	34, // 64: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
+	9,  // 65: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
+	9,  // 66: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
+	46, // 67: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
+	24, // 68: peloton.v1.Replica.job:type_name -> peloton.v1.Job
+	46, // 69: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
+	46, // 70: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
+	38, // 71: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
+	38, // 72: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
+	46, // 73: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
+	46, // 74: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
+	38, // 75: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
+	38, // 76: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
+	77, // [77:77] is the sub-list for method output_type
+	77, // [77:77] is the sub-list for method input_type
+	77, // [77:77] is the sub-list for extension type_name
+	77, // [77:77] is the sub-list for extension extendee
+	0,  // [0:77] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_types_proto_init() }

@@ -175,6 +175,8 @@ func FullHost(id model.HostID) *model.HostRecord {
 		Draining:    true,
 		DrainReason: "kernel upgrade",
 		DrainTime:   fixtureTime(-60, 3),
+		DrainDeadline: fixtureTime(600, 9),
+		Down:          true,
 		LastSeen:    fixtureTime(5, 123),
 	}
 }
