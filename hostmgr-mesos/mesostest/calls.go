@@ -122,8 +122,6 @@ func (m *Master) startTask(fw *framework, a *agent, ti *mesos.TaskInfo, sum resS
 	fw.tasks[t.id] = t
 	if m.cfg.KeepTaskInfos {
 		m.launched[t.id] = *ti
-	} else {
-		delete(m.launched, t.id)
 	}
 	m.stats.TasksLaunched++
 	m.schedule(t, phaseStarting, now)

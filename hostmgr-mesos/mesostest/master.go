@@ -52,7 +52,7 @@ type Config struct {
 	// MasterID names the master in SUBSCRIBED's master_info.
 	MasterID string
 	// KeepTaskInfos keeps every TaskInfo the master accepted, for
-	// TaskInfo, after its task is gone.
+	// TaskInfo, also after its task is gone.
 	KeepTaskInfos bool
 }
 
@@ -456,8 +456,8 @@ func (m *Master) OutstandingOffers() int {
 	return len(m.offers)
 }
 
-// TaskInfo returns the TaskInfo a task was launched with, while the master
-// knows the task or, with Config.KeepTaskInfos, ever after.
+// TaskInfo returns the TaskInfo a task was launched with; only a master
+// with Config.KeepTaskInfos keeps them.
 func (m *Master) TaskInfo(taskID string) (mesos.TaskInfo, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
