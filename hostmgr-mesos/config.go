@@ -22,6 +22,7 @@ var (
 	ErrSubscribe      = errors.New("mesos host manager: subscribe failed")
 	ErrMasterError    = errors.New("mesos host manager: master sent an error")
 	ErrCall           = errors.New("mesos host manager: call refused")
+	ErrUnknownHost    = errors.New("mesos host manager: unknown host")
 )
 
 // HostKind is the Kind of the hosts this plugin reports.
@@ -29,8 +30,10 @@ const HostKind = "mesos"
 
 // Defaults of Config.
 const (
-	DefaultFrameworkName     = "peloton"
-	DefaultRole              = "*"
+	DefaultFrameworkName = "peloton"
+	// DefaultRole is a role of its own: persistent volumes need one, as
+	// role "*" cannot reserve resources.
+	DefaultRole              = "peloton"
 	DefaultUser              = "root"
 	DefaultFailoverTimeout   = 7 * 24 * time.Hour
 	DefaultOfferHold         = 30 * time.Second
@@ -111,8 +114,11 @@ type Config struct {
 	CallTimeout time.Duration
 	// CallWorkers is how many calls (ACCEPT, ACKNOWLEDGE) run at once.
 	CallWorkers int
-	Clock       clock.Clock
-	Logger      *slog.Logger
+	// WithoutGPUCapability subscribes without GPU_RESOURCES, so that the
+	// master offers nothing of agents with GPUs. For tests only.
+	WithoutGPUCapability bool
+	Clock                clock.Clock
+	Logger               *slog.Logger
 }
 
 func (c *Config) validate() error {

@@ -4,7 +4,8 @@
 // offers into hosts and launches into ACCEPT calls.
 //
 // Connection. Run subscribes (framework name, one role, capabilities
-// MULTI_ROLE, PARTITION_AWARE, REVOCABLE_RESOURCES, failover_timeout) with
+// MULTI_ROLE, PARTITION_AWARE, REVOCABLE_RESOURCES, GPU_RESOURCES,
+// failover_timeout) with
 // the framework id kept in a FrameworkIDStore, so that a restarted shard
 // re-subscribes as the same framework and keeps its tasks. A 307 answer is
 // followed to the leading master named in its Location header; several
@@ -18,7 +19,10 @@
 // its first offer arrives; its attributes become labels. Its capacity is
 // what its offers hold plus what this framework's runs hold there,
 // recomputed on every offer and remembered between offers, so placement
-// can keep choosing it while no offer is held. FAILURE of an agent removes
+// can keep choosing it while no offer is held; persistent volumes are not
+// counted. Its port ranges are every range its offers ever showed; it runs
+// images (the Mesos containerizer runs Docker images). Without
+// GPU_RESOURCES the master offers nothing of agents with GPUs. FAILURE of an agent removes
 // the host and reports its runs LOST; an inverse offer (maintenance) marks
 // it DRAINING until the inverse offer is rescinded.
 //
@@ -32,16 +36,40 @@
 // for OfferHold, the plugin SUPPRESSes offers until the next Launch.
 //
 // Launches. The runs of one Launch call bound for one agent go in one
-// ACCEPT with one LAUNCH operation, resources carved from the agent's
-// offers (keeping their role and allocation info), the task's command
-// (shell off, arguments as argv), environment, labels and kill grace. A
-// failed ACCEPT reports its runs LOST. A run the plugin reported ended that
+// ACCEPT, resources carved from the agent's offers (keeping their role and
+// allocation info): the scalars, exactly the assigned host ports (a launch
+// whose ports the offers lack waits like one short of resources, and is
+// reported LOST naming them), and persistent volumes. A volume the offers
+// show (reserved disk with its persistence id) is used as it is; one the
+// agent does not have is made by RESERVE (disk for the framework's role
+// and principal, labelled peloton.volume=<id>) and CREATE (persistence id
+// = the volume id, mounted RW in the sandbox under the volume's name)
+// before the LAUNCH in the same ACCEPT. A TaskInfo carries the command
+// (shell off, arguments as argv) or, in an image without a command, no
+// value so that the image's entrypoint runs with the arguments; a
+// ContainerInfo of type MESOS with the image as a Docker image (cached
+// unless the pull policy is Always) and each volume's sandbox directory
+// mounted at its path; the environment (the task's, then the launch's,
+// PELOTON_RUN_ID, PELOTON_VOLUME_<NAME> with where each volume is, and
+// PELOTON_GANG with the gang as JSON: the command executor cannot be
+// handed a file, so Mesos tasks get no gang file);
+// labels, kill grace, the health check (HTTP, TCP or COMMAND; the initial
+// delay is also the grace period) and the readiness probe as a check
+// (CheckInfo), which executors run and report without acting on. A failed
+// ACCEPT reports its runs LOST. A run the plugin reported ended that
 // Mesos later reports running is killed, so no run goes on behind the
 // shard's back.
 //
 // Statuses. Every UPDATE is mapped to a hostmgr.TaskStatus (STAGING,
 // STARTING and KILLING are not forwarded) and acknowledged when it carries
-// a uuid.
+// a uuid. RUNNING statuses carry the health check's verdict (healthy) and
+// the check's (check_status: HTTP 2xx/3xx, TCP connected, exit 0),
+// UNKNOWN until the first. A run the executor killed for failing its
+// health check is reported FAILED with reason UNHEALTHY.
+//
+// Volumes. RemoveVolumes (hostmgr.VolumeRemover) destroys volumes and
+// unreserves their disk (DESTROY + UNRESERVE) with the next offer of
+// their agent that holds them, that is once no run uses them.
 //
 // The package imports shard/hostmgr, shard/model, shard/clock and
 // mesos-go; never another plugin, the job or resource manager, or the

@@ -140,13 +140,18 @@ func (p *Plugin) offered(ctx context.Context, offers []mesoslib.Offer, now time.
 		a.offers[h.id] = h
 		p.offers[h.id] = h
 		touched[a] = true
+		if a.learn(o.Resources) {
+			p.changed[a] = true
+		}
 	}
+	var accepts []acceptCall
 	for a := range touched {
 		if a.refresh() {
 			p.changed[a] = true
 		}
+		accepts = append(accepts, p.removalsLocked(a)...)
 	}
-	accepts := p.retryParkedLocked(touched, now)
+	accepts = append(accepts, p.retryParkedLocked(touched, now)...)
 	c := p.conn
 	p.mu.Unlock()
 	p.wake()
@@ -166,7 +171,7 @@ func (p *Plugin) agentLocked(id, hostname string, attrs []mesoslib.Attribute) *a
 			name = id
 		}
 		a = &agentState{id: id, hostname: hostname, host: model.HostID(p.cfg.Cluster + "/" + name),
-			offers: map[string]*heldOffer{}, draining: map[string]bool{}}
+			offers: map[string]*heldOffer{}, draining: map[string]bool{}, volumes: map[string]bool{}, removals: map[string]bool{}}
 		p.agents[id] = a
 		p.byHost[a.host] = a
 	}
@@ -209,14 +214,25 @@ func (p *Plugin) updated(ctx context.Context, st *mesoslib.TaskStatus, now time.
 		case state.IsTerminal():
 			if r != nil {
 				p.endRunLocked(r, now)
+				if st.GetState() == mesoslib.TASK_ERROR {
+					p.forgetCreatedLocked(r)
+				}
 			}
 		case r.ended:
 			resurrected = true
 		}
 		if !resurrected {
 			reason, msg, code := statusDetails(st, state)
+			if state == model.TaskKilled && st.Healthy != nil && !*st.Healthy && (r == nil || !r.killRequested) {
+				// The executor killed it for failing its health check.
+				state, reason = model.TaskFailed, model.ReasonUnhealthy
+			}
 			ts := p.status(run, host, state, reason, msg, statusTime(st, now))
 			ts.ExitCode = code
+			if state == model.TaskRunning && r != nil {
+				r.verdicts(st)
+				ts.Health, ts.Ready = r.health, r.ready
+			}
 			p.reportLocked(ts)
 		}
 	}
@@ -317,7 +333,7 @@ func (p *Plugin) tick(ctx context.Context) {
 		}
 	}
 	kept := p.parked[:0]
-	waiting := false
+	waiting := p.removalsWaitingLocked()
 	for _, pl := range p.parked {
 		if now.Before(pl.deadline) {
 			kept = append(kept, pl)
@@ -328,10 +344,11 @@ func (p *Plugin) tick(ctx context.Context) {
 		}
 		delete(p.runs, pl.launch.Run)
 		p.reportLocked(p.status(pl.launch.Run, pl.launch.Host, model.TaskLost, model.ReasonLaunchError,
-			fmt.Sprintf("no mesos offer on %s had enough resources within %s", pl.launch.Host, p.cfg.LaunchWait), now))
+			fmt.Sprintf("no mesos offer on %s fitted within %s: %s", pl.launch.Host, p.cfg.LaunchWait, pl.miss), now))
 	}
 	p.parked = kept
-	suppress := c != nil && !p.suppressed && len(p.parked) == 0 && len(p.offers) == 0 && now.Sub(p.lastDemand) >= p.cfg.OfferHold
+	suppress := c != nil && !p.suppressed && len(p.parked) == 0 && len(p.offers) == 0 && now.Sub(p.lastDemand) >= p.cfg.OfferHold &&
+		!p.removalsPendingLocked()
 	if suppress {
 		p.suppressed = true
 	}
@@ -381,4 +398,35 @@ func (p *Plugin) simpleCall(ctx context.Context, c *conn, do bool, call *schedul
 			p.log.Warn(what, "err", err)
 		}
 	})
+}
+
+// verdicts updates a running run's health and readiness from a status:
+// healthy and check_status when the status has them; UNKNOWN for a probe
+// that has given no verdict yet.
+func (r *runState) verdicts(st *mesoslib.TaskStatus) {
+	switch {
+	case st.Healthy != nil && *st.Healthy:
+		r.health = model.HealthHealthy
+	case st.Healthy != nil:
+		r.health = model.HealthUnhealthy
+	case r.health == model.HealthNone && r.hasHealth:
+		r.health = model.HealthUnknown
+	}
+	switch {
+	case st.CheckStatus != nil:
+		r.ready = checkVerdict(st.CheckStatus)
+	case r.ready == model.HealthNone && r.hasReady:
+		r.ready = model.HealthUnknown
+	}
+}
+
+// removalsWaitingLocked reports whether a volume removal waits on an
+// agent of which no offer is held: offers should be revived.
+func (p *Plugin) removalsWaitingLocked() bool {
+	for _, a := range p.agents {
+		if len(a.removals) > 0 && len(a.offers) == 0 {
+			return true
+		}
+	}
+	return false
 }

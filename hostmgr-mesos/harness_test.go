@@ -72,14 +72,23 @@ func (s *recordingSink) last(run model.RunID) (hostmgr.TaskStatus, bool) {
 	return hostmgr.TaskStatus{}, false
 }
 
-func (s *recordingSink) states(run model.RunID) []model.TaskState {
+// all returns a run's statuses in order.
+func (s *recordingSink) all(run model.RunID) []hostmgr.TaskStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []model.TaskState
+	var out []hostmgr.TaskStatus
 	for _, st := range s.statuses {
 		if st.Run == run {
-			out = append(out, st.State)
+			out = append(out, st)
 		}
+	}
+	return out
+}
+
+func (s *recordingSink) states(run model.RunID) []model.TaskState {
+	var out []model.TaskState
+	for _, st := range s.all(run) {
+		out = append(out, st.State)
 	}
 	return out
 }

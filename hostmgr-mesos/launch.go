@@ -2,6 +2,7 @@ package mesos
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -24,12 +25,8 @@ func (p *Plugin) Launch(ctx context.Context, runs []hostmgr.Launch) error {
 	byAgent := map[*agentState][]hostmgr.Launch{}
 	var order []*agentState
 	for _, l := range runs {
-		switch {
-		case l.Task == nil:
-			p.reportLocked(p.status(l.Run, l.Host, model.TaskFailed, model.ReasonLaunchError, "no task spec", now))
-			continue
-		case l.Task.Command == "":
-			p.reportLocked(p.status(l.Run, l.Host, model.TaskFailed, model.ReasonLaunchError, "task has no command", now))
+		if msg := checkLaunch(&l, p.cfg.Role); msg != "" {
+			p.reportLocked(p.status(l.Run, l.Host, model.TaskFailed, model.ReasonLaunchError, msg, now))
 			continue
 		}
 		if r := p.runs[l.Run]; r != nil && !r.ended {
@@ -52,8 +49,9 @@ func (p *Plugin) Launch(ctx context.Context, runs []hostmgr.Launch) error {
 		if len(ac.tasks) > 0 {
 			accepts = append(accepts, ac)
 		}
-		for _, l := range rest {
-			p.parked = append(p.parked, parkedLaunch{launch: l, deadline: now.Add(p.cfg.LaunchWait)})
+		for _, pl := range rest {
+			pl.deadline = now.Add(p.cfg.LaunchWait)
+			p.parked = append(p.parked, pl)
 		}
 		if len(rest) > 0 && len(a.offers) == 0 {
 			revive = true
@@ -78,11 +76,15 @@ func (p *Plugin) Launch(ctx context.Context, runs []hostmgr.Launch) error {
 }
 
 // matchLocked carves launches out of an agent's held offers; all offers
-// used go in one ACCEPT. Launches that do not fit are returned.
-func (p *Plugin) matchLocked(a *agentState, launches []hostmgr.Launch, now time.Time) (acceptCall, []hostmgr.Launch) {
+// used go in one ACCEPT. Launches that do not fit are returned with why.
+func (p *Plugin) matchLocked(a *agentState, launches []hostmgr.Launch, now time.Time) (acceptCall, []parkedLaunch) {
 	ac := acceptCall{agent: a}
 	if p.conn == nil || len(a.offers) == 0 {
-		return ac, launches
+		rest := make([]parkedLaunch, len(launches))
+		for i, l := range launches {
+			rest[i] = parkedLaunch{launch: l, miss: "no offer held"}
+		}
+		return ac, rest
 	}
 	offers := make([]*heldOffer, 0, len(a.offers))
 	for _, o := range a.offers {
@@ -90,17 +92,27 @@ func (p *Plugin) matchLocked(a *agentState, launches []hostmgr.Launch, now time.
 	}
 	sort.Slice(offers, func(i, j int) bool { return offers[i].id < offers[j].id })
 	pl := newPool(offers)
-	var rest []hostmgr.Launch
-	for _, l := range launches {
-		res, ok := pl.take(l.Task.Resources)
-		if !ok {
-			rest = append(rest, l)
+	var rest []parkedLaunch
+	for i := range launches {
+		l := &launches[i]
+		saved := pl.clone()
+		c, miss := p.carveLocked(a, pl, l)
+		if miss != "" {
+			*pl = *saved
+			rest = append(rest, parkedLaunch{launch: *l, miss: miss})
 			continue
 		}
-		ac.tasks = append(ac.tasks, taskInfo(&l, a.id, res))
-		ac.runs = append(ac.runs, l)
-		p.runs[l.Run] = &runState{agentID: a.id, host: a.host, res: l.Task.Resources}
+		ac.reserve = append(ac.reserve, c.reserve...)
+		ac.create = append(ac.create, c.create...)
+		ac.tasks = append(ac.tasks, taskInfo(&c.spec))
+		ac.runs = append(ac.runs, *l)
+		r := &runState{agentID: a.id, host: a.host, res: l.Task.Resources, created: c.created,
+			hasHealth: l.Task.HealthCheck != nil, hasReady: l.Task.Readiness != nil}
+		p.runs[l.Run] = r
 		a.ours = a.ours.Add(l.Task.Resources)
+		for _, id := range c.created {
+			a.volumes[id] = true
+		}
 	}
 	if len(ac.tasks) == 0 {
 		return ac, rest
@@ -111,6 +123,92 @@ func (p *Plugin) matchLocked(a *agentState, launches []hostmgr.Launch, now time.
 		delete(p.offers, o.id)
 	}
 	return ac, rest
+}
+
+// carved is what one launch takes from the pool.
+type carved struct {
+	spec            launchSpec
+	reserve, create []mesoslib.Resource
+	created         []string
+}
+
+// carveLocked takes a launch's scalars, its exact host ports and its
+// persistent volumes from the pool: a volume the offers hold is used as
+// it is; one the agent does not have yet is made from unreserved disk by
+// RESERVE (for the framework's role and principal, labelled with the
+// volume id) and CREATE in the same ACCEPT. It returns why the launch
+// does not fit, "" when it does; the caller restores the pool then.
+func (p *Plugin) carveLocked(a *agentState, pl *pool, l *hostmgr.Launch) (carved, string) {
+	c := carved{spec: launchSpec{l: l, agentID: a.id}}
+	res, ok := pl.take(l.Task.Resources)
+	if !ok {
+		return c, fmt.Sprintf("the offers hold %s, the task needs %s", formatResources(pl.total()), formatResources(l.Task.Resources))
+	}
+	ports, missing := pl.takePorts(l.Ports)
+	if len(missing) > 0 {
+		return c, fmt.Sprintf("the offers lack host ports %v", missing)
+	}
+	c.spec.resources = append(res, ports...)
+	for _, vm := range l.Volumes {
+		if v, ok := pl.volumes[vm.ID]; ok {
+			delete(pl.volumes, vm.ID)
+			c.spec.volumes = append(c.spec.volumes, withVolumePath(v, vm))
+			continue
+		}
+		if a.volumes[vm.ID] {
+			return c, fmt.Sprintf("persistent volume %s is on the agent but not offered (still in use?)", vm.ID)
+		}
+		disk, ok := pl.takeUnreservedDisk(vm.Volume.SizeMB)
+		if !ok {
+			return c, fmt.Sprintf("the offers lack %d MB of unreserved disk for persistent volume %s", vm.Volume.SizeMB, vm.ID)
+		}
+		reserved := p.reservation(disk, vm.ID)
+		vol := withVolumePath(reserved, vm)
+		c.reserve = append(c.reserve, reserved)
+		c.create = append(c.create, vol)
+		c.created = append(c.created, vm.ID)
+		c.spec.volumes = append(c.spec.volumes, vol)
+	}
+	return c, ""
+}
+
+// reservation is disk reserved for the framework's role with its
+// principal, labelled with the volume it is for.
+func (p *Plugin) reservation(disk mesoslib.Resource, volumeID string) mesoslib.Resource {
+	role := p.cfg.Role
+	disk.Role = &role
+	disk.Reservation = &mesoslib.Resource_ReservationInfo{Labels: labels(map[string]string{labelVolume: volumeID})}
+	if p.cfg.Principal != "" {
+		pr := p.cfg.Principal
+		disk.Reservation.Principal = &pr
+	}
+	return disk
+}
+
+// withVolumePath is a reserved disk as the persistent volume vm, mounted
+// in the sandbox under the volume's directory.
+func withVolumePath(r mesoslib.Resource, vm hostmgr.VolumeMount) mesoslib.Resource {
+	persistence := &mesoslib.Resource_DiskInfo_Persistence{ID: vm.ID}
+	if old := r.GetDisk().GetPersistence(); old != nil {
+		persistence = old
+	} else if pr := reservationPrincipal(&r); pr != "" {
+		persistence.Principal = &pr
+	}
+	disk := &mesoslib.Resource_DiskInfo{Persistence: persistence, Source: r.GetDisk().GetSource(),
+		Volume: &mesoslib.Volume{ContainerPath: volumeDir(vm), Mode: mesoslib.RW.Enum()}}
+	r.Disk = disk
+	return r
+}
+
+func reservationPrincipal(r *mesoslib.Resource) string {
+	if rs := r.GetReservations(); len(rs) > 0 {
+		return rs[len(rs)-1].GetPrincipal()
+	}
+	return r.GetReservation().GetPrincipal()
+}
+
+func formatResources(r model.Resources) string {
+	return r.String()
 }
 
 // retryParkedLocked matches waiting launches against agents that just
@@ -141,8 +239,9 @@ func (p *Plugin) retryParkedLocked(touched map[*agentState]bool, now time.Time) 
 		if len(ac.tasks) > 0 {
 			out = append(out, ac)
 		}
-		for _, l := range rest {
-			p.parked = append(p.parked, parkedLaunch{launch: l, deadline: deadline[l.Run]})
+		for _, pl := range rest {
+			pl.deadline = deadline[pl.launch.Run]
+			p.parked = append(p.parked, pl)
 		}
 	}
 	return out
@@ -151,10 +250,18 @@ func (p *Plugin) retryParkedLocked(touched map[*agentState]bool, now time.Time) 
 // sendAccept sends one ACCEPT; if the master refuses it, its runs are
 // reported LOST so that they are placed again.
 func (p *Plugin) sendAccept(ctx context.Context, c *conn, ac acceptCall) {
-	call := calls.Accept(calls.OfferOperations{calls.OpLaunch(ac.tasks...)}.WithOffers(ac.offerIDs...)).
-		With(calls.RefuseSeconds(0))
+	call := calls.Accept(ac.operations().WithOffers(ac.offerIDs...)).With(calls.RefuseSeconds(0))
 	err := p.call(ctx, c, call)
 	if err == nil {
+		return
+	}
+	if len(ac.runs) == 0 {
+		p.log.Warn("accept of volume removals failed; retried on the next offer", "agent", ac.agent.id, "err", err)
+		p.mu.Lock()
+		for _, v := range ac.destroy {
+			ac.agent.removals[v.GetDisk().GetPersistence().GetID()] = true
+		}
+		p.mu.Unlock()
 		return
 	}
 	p.log.Warn("accept failed; runs reported lost", "agent", ac.agent.id, "runs", len(ac.runs), "err", err)
@@ -164,6 +271,7 @@ func (p *Plugin) sendAccept(ctx context.Context, c *conn, ac acceptCall) {
 	for _, l := range ac.runs {
 		if r := p.runs[l.Run]; r != nil {
 			p.endRunLocked(r, now)
+			p.forgetCreatedLocked(r)
 		}
 		p.reportLocked(p.status(l.Run, l.Host, model.TaskLost, model.ReasonLaunchError, "mesos ACCEPT failed: "+err.Error(), now))
 	}
@@ -186,6 +294,7 @@ func (p *Plugin) Kill(ctx context.Context, run model.RunID, host model.HostID, g
 	k := killRequest{run: run, grace: grace}
 	if r := p.runs[run]; r != nil {
 		k.agentID = r.agentID
+		r.killRequested = true
 	} else if a := p.byHost[host]; a != nil {
 		k.agentID = a.id
 	}
@@ -234,4 +343,30 @@ func (p *Plugin) Reconcile(ctx context.Context, refs []hostmgr.RunRef) error {
 		p.sendReconcile(ctx, c, tasks)
 	}
 	return nil
+}
+
+// operations are the ACCEPT's operations in the order they apply.
+func (ac *acceptCall) operations() calls.OfferOperations {
+	var ops calls.OfferOperations
+	if len(ac.destroy) > 0 {
+		ops = append(ops, calls.OpDestroy(ac.destroy...), calls.OpUnreserve(ac.unreserve...))
+	}
+	if len(ac.reserve) > 0 {
+		ops = append(ops, calls.OpReserve(ac.reserve...), calls.OpCreate(ac.create...))
+	}
+	if len(ac.tasks) > 0 {
+		ops = append(ops, calls.OpLaunch(ac.tasks...))
+	}
+	return ops
+}
+
+// forgetCreatedLocked forgets the volumes a failed run was to create:
+// whether they exist, offers will tell.
+func (p *Plugin) forgetCreatedLocked(r *runState) {
+	if a := p.agents[r.agentID]; a != nil {
+		for _, id := range r.created {
+			delete(a.volumes, id)
+		}
+	}
+	r.created = nil
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	mesoslib "github.com/mesos/mesos-go/api/v1/lib"
-	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
 )
 
@@ -26,6 +25,14 @@ type agentState struct {
 	revocable model.Resources
 	draining  map[string]bool // inverse offer ids
 	reported  bool
+	// ports are the agent's port ranges as far as seen: every range ever
+	// offered, and what this framework's runs hold.
+	ports mesoslib.Ranges
+	// volumes are the persistent volumes of this framework's role known
+	// on the agent (offered, or created by a launch), by persistence id;
+	// removals are the ones RemoveVolumes asked to delete.
+	volumes  map[string]bool
+	removals map[string]bool
 }
 
 type heldOffer struct {
@@ -44,8 +51,8 @@ var scalarNames = [...]string{"cpus", "mem", "disk", "gpus"}
 func scalars(rs []mesoslib.Resource) (plain, revocable model.Resources) {
 	for i := range rs {
 		r := &rs[i]
-		if r.GetType() != mesoslib.SCALAR || r.Scalar == nil {
-			continue
+		if r.GetType() != mesoslib.SCALAR || r.Scalar == nil || r.IsPersistentVolume() {
+			continue // a volume's disk is its instance's, not the host's
 		}
 		v := r.Scalar.GetValue()
 		dst := &plain
@@ -93,7 +100,31 @@ func (a *agentState) hostOf(cluster string) model.Host {
 	if len(a.draining) > 0 {
 		state = model.HostDraining
 	}
-	return model.Host{ID: a.host, Hostname: a.hostname, Cluster: cluster, Kind: HostKind, State: state, Capacity: a.capacity, Labels: labels}
+	ports := make([]model.PortRange, 0, len(a.ports))
+	for _, r := range a.ports {
+		ports = append(ports, model.PortRange{From: uint32(r.Begin), To: uint32(r.End)})
+	}
+	// The Mesos containerizer runs Docker images on every agent.
+	return model.Host{ID: a.host, Hostname: a.hostname, Cluster: cluster, Kind: HostKind, State: state, Capacity: a.capacity,
+		Labels: labels, Ports: ports, RunsImages: true}
+}
+
+// learn records the port ranges and volumes an offer shows; it reports
+// whether the agent's ports grew.
+func (a *agentState) learn(rs []mesoslib.Resource) bool {
+	grew := false
+	for i := range rs {
+		r := &rs[i]
+		switch {
+		case r.Name == "ports" && r.GetType() == mesoslib.RANGES:
+			before := a.ports.Size()
+			a.ports = mesoslib.Ranges(append(append([]mesoslib.Value_Range(nil), a.ports...), r.GetRanges().GetRange()...)).Sort().Squash()
+			grew = grew || a.ports.Size() != before
+		case r.IsPersistentVolume():
+			a.volumes[r.Disk.Persistence.GetID()] = true
+		}
+	}
+	return grew
 }
 
 // attributeLabels renders Mesos attributes as host labels.
@@ -132,23 +163,56 @@ func attributeLabels(attrs []mesoslib.Attribute) map[string]string {
 }
 
 // pool is what is left of an agent's offers while tasks are carved from
-// them: the non-revocable scalar resources, entry by entry.
+// them: the non-revocable scalar resources and the port ranges, entry by
+// entry, and the persistent volumes by persistence id.
 type pool struct {
 	entries []mesoslib.Resource
+	volumes map[string]mesoslib.Resource
 }
 
 func newPool(offers []*heldOffer) *pool {
-	p := &pool{}
+	p := &pool{volumes: map[string]mesoslib.Resource{}}
 	for _, o := range offers {
 		for _, r := range o.resources {
-			if r.GetType() == mesoslib.SCALAR && r.Scalar != nil && r.Revocable == nil {
+			switch {
+			case r.IsPersistentVolume():
+				p.volumes[r.Disk.Persistence.GetID()] = r
+			case r.GetType() == mesoslib.SCALAR && r.Scalar != nil && r.Revocable == nil:
 				c := r
 				c.Scalar = &mesoslib.Value_Scalar{Value: r.Scalar.GetValue()}
+				p.entries = append(p.entries, c)
+			case r.Name == "ports" && r.GetType() == mesoslib.RANGES:
+				c := r
+				rs := mesoslib.Ranges(append([]mesoslib.Value_Range(nil), r.GetRanges().GetRange()...))
+				for k := range rs { // a range given backwards is read forwards
+					if rs[k].Begin > rs[k].End {
+						rs[k].Begin, rs[k].End = rs[k].End, rs[k].Begin
+					}
+				}
+				c.Ranges = &mesoslib.Value_Ranges{Range: rs.Sort().Squash()}
 				p.entries = append(p.entries, c)
 			}
 		}
 	}
 	return p
+}
+
+// clone copies the pool, to restore it when a launch does not fit.
+func (p *pool) clone() *pool {
+	c := &pool{entries: make([]mesoslib.Resource, len(p.entries)), volumes: make(map[string]mesoslib.Resource, len(p.volumes))}
+	for i, e := range p.entries {
+		if e.Scalar != nil {
+			e.Scalar = &mesoslib.Value_Scalar{Value: e.Scalar.Value}
+		}
+		if e.Ranges != nil {
+			e.Ranges = &mesoslib.Value_Ranges{Range: append([]mesoslib.Value_Range(nil), e.Ranges.Range...)}
+		}
+		c.entries[i] = e
+	}
+	for k, v := range p.volumes {
+		c.volumes[k] = v
+	}
+	return c
 }
 
 func (p *pool) total() model.Resources {
@@ -170,7 +234,7 @@ func (p *pool) take(want model.Resources) ([]mesoslib.Resource, bool) {
 				break
 			}
 			e := &p.entries[j]
-			if e.Name != name {
+			if e.Name != name || e.Scalar == nil {
 				continue
 			}
 			have := model.UnitsOf(i, e.Scalar.Value)
@@ -188,48 +252,60 @@ func (p *pool) take(want model.Resources) ([]mesoslib.Resource, bool) {
 	return out, true
 }
 
-// taskInfo builds the TaskInfo of a launch on agentID.
-func taskInfo(l *hostmgr.Launch, agentID string, resources []mesoslib.Resource) mesoslib.TaskInfo {
-	shell := false
-	value := l.Task.Command
-	env := &mesoslib.Environment{}
-	keys := make([]string, 0, len(l.Task.Env))
-	for k := range l.Task.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v := l.Task.Env[k]
-		env.Variables = append(env.Variables, mesoslib.Environment_Variable{Name: k, Value: &v})
-	}
-	run := string(l.Run)
-	env.Variables = append(env.Variables, mesoslib.Environment_Variable{Name: "PELOTON_RUN_ID", Value: &run})
-	ti := mesoslib.TaskInfo{
-		Name:      run,
-		TaskID:    mesoslib.TaskID{Value: run},
-		AgentID:   mesoslib.AgentID{Value: agentID},
-		Resources: resources,
-		Command: &mesoslib.CommandInfo{
-			Shell:       &shell,
-			Value:       &value,
-			Arguments:   append([]string{l.Task.Command}, l.Task.Args...),
-			Environment: env,
-		},
-	}
-	if len(l.Labels) > 0 {
-		lk := make([]string, 0, len(l.Labels))
-		for k := range l.Labels {
-			lk = append(lk, k)
+// takePorts carves exactly these ports out of the offered port ranges,
+// one resource per offer entry they come from. It returns the ports the
+// offers lack; the pool must then be restored from a clone.
+func (p *pool) takePorts(ports []model.NamedPort) ([]mesoslib.Resource, []uint32) {
+	byEntry := map[int][]uint64{}
+	var missing []uint32
+	for _, np := range ports {
+		found := -1
+		for j := range p.entries {
+			e := &p.entries[j]
+			if e.Ranges != nil && mesoslib.Ranges(e.Ranges.Range).Search(uint64(np.Port)) >= 0 {
+				found = j
+				break
+			}
 		}
-		sort.Strings(lk)
-		ti.Labels = &mesoslib.Labels{}
-		for _, k := range lk {
-			v := l.Labels[k]
-			ti.Labels.Labels = append(ti.Labels.Labels, mesoslib.Label{Key: k, Value: &v})
+		if found < 0 {
+			missing = append(missing, np.Port)
+			continue
+		}
+		byEntry[found] = append(byEntry[found], uint64(np.Port))
+		e := &p.entries[found]
+		e.Ranges.Range, _ = mesoslib.Ranges(e.Ranges.Range).Partition(uint64(np.Port))
+	}
+	if len(missing) > 0 {
+		return nil, missing // the caller restores the pool
+	}
+	idx := make([]int, 0, len(byEntry))
+	for j := range byEntry {
+		idx = append(idx, j)
+	}
+	sort.Ints(idx)
+	out := make([]mesoslib.Resource, 0, len(idx))
+	for _, j := range idx {
+		c := p.entries[j]
+		c.Ranges = &mesoslib.Value_Ranges{Range: mesoslib.NewRanges(byEntry[j]...)}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// takeUnreservedDisk carves mb of unreserved disk for a new reservation,
+// keeping the entry's allocation info.
+func (p *pool) takeUnreservedDisk(mb int64) (mesoslib.Resource, bool) {
+	for j := range p.entries {
+		e := &p.entries[j]
+		if e.Name != "disk" || e.Scalar == nil || !e.IsUnreserved() || e.Disk != nil {
+			continue
+		}
+		if have := model.WholeUnits(e.Scalar.Value); have >= mb {
+			c := *e
+			c.Scalar = &mesoslib.Value_Scalar{Value: float64(mb)}
+			e.Scalar.Value = float64(have - mb)
+			return c, true
 		}
 	}
-	if l.Task.KillGrace > 0 {
-		ti.KillPolicy = &mesoslib.KillPolicy{GracePeriod: &mesoslib.DurationInfo{Nanoseconds: l.Task.KillGrace.Nanoseconds()}}
-	}
-	return ti
+	return mesoslib.Resource{}, false
 }

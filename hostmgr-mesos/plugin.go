@@ -64,11 +64,19 @@ type runState struct {
 	res     model.Resources
 	ended   bool
 	endedAt time.Time
+	// created are the persistent volumes its ACCEPT creates.
+	created []string
+	// hasHealth and hasReady: the run has a health check, a readiness
+	// probe; health and ready are their latest verdicts.
+	hasHealth, hasReady bool
+	health, ready       model.HealthState
+	killRequested       bool
 }
 
 type parkedLaunch struct {
 	launch   hostmgr.Launch
 	deadline time.Time
+	miss     string // why it did not fit the last offers
 }
 
 type killRequest struct {
@@ -77,15 +85,21 @@ type killRequest struct {
 	grace   time.Duration
 }
 
-// acceptCall is one ACCEPT to send: tasks carved from an agent's offers.
+// acceptCall is one ACCEPT to send: volumes to remove, volumes to
+// create and tasks, carved from an agent's offers.
 type acceptCall struct {
-	agent    *agentState
-	offerIDs []mesoslib.OfferID
-	tasks    []mesoslib.TaskInfo
-	runs     []hostmgr.Launch
+	agent              *agentState
+	offerIDs           []mesoslib.OfferID
+	destroy, unreserve []mesoslib.Resource
+	reserve, create    []mesoslib.Resource
+	tasks              []mesoslib.TaskInfo
+	runs               []hostmgr.Launch
 }
 
-var _ hostmgr.Plugin = (*Plugin)(nil)
+var (
+	_ hostmgr.Plugin        = (*Plugin)(nil)
+	_ hostmgr.VolumeRemover = (*Plugin)(nil)
+)
 
 // New checks cfg and returns a plugin; Run connects it.
 func New(cfg Config) (*Plugin, error) {
@@ -273,6 +287,9 @@ func (p *Plugin) subscribeCall() *scheduler.Call {
 			{Type: mesoslib.FrameworkInfo_Capability_PARTITION_AWARE},
 			{Type: mesoslib.FrameworkInfo_Capability_REVOCABLE_RESOURCES},
 		},
+	}
+	if !p.cfg.WithoutGPUCapability {
+		info.Capabilities = append(info.Capabilities, mesoslib.FrameworkInfo_Capability{Type: mesoslib.FrameworkInfo_Capability_GPU_RESOURCES})
 	}
 	if p.cfg.Principal != "" {
 		pr := p.cfg.Principal

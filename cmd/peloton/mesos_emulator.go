@@ -23,6 +23,8 @@ type emulatorOptions struct {
 	agents      int
 	cpu, mem    float64
 	disk        float64
+	gpus        float64
+	gpuAgents   int
 	prefix      string
 	zones       string
 	heartbeat   time.Duration
@@ -40,8 +42,11 @@ func newMesosEmulatorCommand() *cobra.Command {
 		Hidden: true,
 		Long: `mesos-emulator serves POST /api/v1/scheduler like a Mesos master, with
 --agents simulated agents. Tasks run for their PELOTON_SIM_DURATION and end
-with their PELOTON_SIM_EXIT_CODE. POST /emulator/agents/<id>/remove removes
-an agent; POST /emulator/agents/<id>/maintenance starts its maintenance.`,
+with their PELOTON_SIM_EXIT_CODE; health checks pass unless
+PELOTON_SIM_HEALTHY=false. POST /emulator/agents/<id>/remove removes an
+agent; POST /emulator/agents/<id>/maintenance starts its maintenance;
+POST /emulator/agents/<id>/health?healthy=false fails the health checks of
+its tasks (true restores them).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runMesosEmulator(cmd.Context(), o) },
 	}
@@ -51,6 +56,8 @@ an agent; POST /emulator/agents/<id>/maintenance starts its maintenance.`,
 	f.Float64Var(&o.cpu, "cpu", 8, "CPUs per agent")
 	f.Float64Var(&o.mem, "mem", 32768, "memory MiB per agent")
 	f.Float64Var(&o.disk, "disk", 102400, "disk MiB per agent")
+	f.Float64Var(&o.gpus, "gpus", 0, "GPUs per GPU agent")
+	f.IntVar(&o.gpuAgents, "gpu-agents", 0, "how many of the agents (the last ones) have --gpus GPUs")
 	f.StringVar(&o.prefix, "hostname-prefix", "agent-", "agent hostname prefix")
 	f.StringVar(&o.zones, "zones", "a|b|c", "values of the agents' zone attribute")
 	f.DurationVar(&o.heartbeat, "heartbeat", mesostest.DefaultHeartbeatInterval, "heartbeat interval")
@@ -69,6 +76,9 @@ func runMesosEmulator(parent context.Context, o emulatorOptions) error {
 	for i := range specs {
 		specs[i] = mesostest.AgentSpec{ID: fmt.Sprintf("S%d", i), Hostname: fmt.Sprintf("%s%d", o.prefix, i),
 			CPU: o.cpu, MemMB: o.mem, DiskMB: o.disk, Attributes: map[string]string{"zone": zones[i%len(zones)]}}
+		if i >= o.agents-o.gpuAgents {
+			specs[i].GPU = o.gpus
+		}
 	}
 	if err := m.AddAgents(specs...); err != nil {
 		return err
@@ -82,6 +92,12 @@ func runMesosEmulator(parent context.Context, o emulatorOptions) error {
 	})
 	mux.HandleFunc("POST /emulator/agents/{id}/maintenance", func(w http.ResponseWriter, r *http.Request) {
 		if err := m.StartMaintenance(r.PathValue("id"), time.Now(), time.Hour); err != nil {
+			http.Error(w, err.Error(), http.StatusNotFound)
+		}
+	})
+	mux.HandleFunc("POST /emulator/agents/{id}/health", func(w http.ResponseWriter, r *http.Request) {
+		healthy := r.URL.Query().Get("healthy") != "false"
+		if err := m.SetAgentHealthy(r.PathValue("id"), healthy); err != nil {
 			http.Error(w, err.Error(), http.StatusNotFound)
 		}
 	})

@@ -58,6 +58,15 @@ func init() {
 		if cfg.ReconcileInterval, err = s.durationParam("reconcile", mesos.DefaultReconcileInterval); err != nil {
 			return nil, err
 		}
+		// gpu-capability=false (test only, not advertised) subscribes
+		// without GPU_RESOURCES.
+		switch v := s.param("gpu-capability", "true"); v {
+		case "true":
+		case "false":
+			cfg.WithoutGPUCapability = true
+		default:
+			return nil, fmt.Errorf("--hosts %s: gpu-capability=%q: must be true or false", s.Name, v)
+		}
 		switch enc := s.param("encoding", "protobuf"); enc {
 		case "protobuf":
 		case "json":

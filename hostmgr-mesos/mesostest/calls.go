@@ -83,6 +83,15 @@ func (m *Master) handleCall(call *scheduler.Call, streamID string) (int, string)
 			return http.StatusBadRequest, "Failed to parse UUID: not 16 bytes"
 		}
 		m.acknowledge(fw, ack.TaskID.Value, ack.UUID)
+	case scheduler.Call_ACKNOWLEDGE_OPERATION_STATUS:
+		ack := call.AcknowledgeOperationStatus
+		if ack == nil {
+			return http.StatusBadRequest, "Expecting 'acknowledge_operation_status' to be present"
+		}
+		if len(ack.UUID) != 16 || ack.OperationID.Value == "" {
+			return http.StatusBadRequest, "ACKNOWLEDGE_OPERATION_STATUS needs a 16-byte uuid and an operation id"
+		}
+		m.stats.OperationAcks++
 	case scheduler.Call_RECONCILE:
 		if call.Reconcile == nil {
 			return http.StatusBadRequest, "Expecting 'reconcile' to be present"
@@ -104,173 +113,16 @@ func refuseFor(f *mesos.Filters) time.Duration {
 	return time.Duration(f.GetRefuseSeconds() * float64(time.Second))
 }
 
-// accept carries out an ACCEPT: offers are validated first (unknown,
-// foreign, repeated or spread over agents make every task of the call
-// TASK_DROPPED or TASK_LOST), then each task against what the offers hold.
-// What the operations leave unused goes back to the agent.
-func (m *Master) accept(fw *framework, acc *scheduler.Call_Accept, now time.Time) {
-	var offers []*offer
-	invalid := ""
-	seen := map[string]bool{}
-	if len(acc.OfferIDs) == 0 {
-		invalid = "No offers specified"
-	}
-	for _, id := range acc.OfferIDs {
-		o := m.offers[id.Value]
-		switch {
-		case seen[id.Value]:
-			invalid = "Duplicate offer " + id.Value + " in the same call"
-		case o == nil:
-			invalid = "Offer " + id.Value + " is no longer valid"
-		case o.fw != fw:
-			invalid = "Offer " + id.Value + " is not for framework " + fw.id
-		case len(offers) > 0 && o.agent != offers[0].agent:
-			invalid = "Aggregated offers must belong to one single agent"
-		}
-		seen[id.Value] = true
-		if o != nil && o.fw == fw && m.offers[id.Value] != nil {
-			offers = append(offers, o)
-			m.recover(o)
-		}
-	}
-	if invalid != "" {
-		state := mesos.TASK_LOST
-		if fw.partition {
-			state = mesos.TASK_DROPPED
-		}
-		reason := mesos.REASON_INVALID_OFFERS
-		for _, op := range acc.Operations {
-			for _, ti := range launchedTasks(&op) {
-				m.masterUpdate(fw, ti.TaskID.Value, ti.AgentID.Value, state, &reason, "Task launched with invalid offers: "+invalid)
-			}
-		}
-		return
-	}
-	a := offers[0].agent
-	var avail resSum
-	for _, o := range offers {
-		avail = avail.add(o.sum)
-	}
-	for i := range acc.Operations {
-		op := &acc.Operations[i]
-		switch op.GetType() {
-		case mesos.Offer_Operation_LAUNCH:
-			if op.Launch == nil {
-				continue
-			}
-			for j := range op.Launch.TaskInfos {
-				m.launch(fw, a, &avail, &op.Launch.TaskInfos[j], now)
-			}
-		case mesos.Offer_Operation_LAUNCH_GROUP:
-			m.launchGroup(fw, a, &avail, op.LaunchGroup, now)
-		}
-	}
-	if refuse := refuseFor(acc.Filters); refuse > 0 && avail.offerable() {
-		fw.filters[a.spec.ID] = now.Add(refuse)
-	}
-}
-
-func launchedTasks(op *mesos.Offer_Operation) []mesos.TaskInfo {
-	switch {
-	case op.Launch != nil:
-		return op.Launch.TaskInfos
-	case op.LaunchGroup != nil:
-		return op.LaunchGroup.TaskGroup.Tasks
-	}
-	return nil
-}
-
-// validateTask returns why the master would refuse a task, or "".
-func (m *Master) validateTask(fw *framework, a *agent, ti *mesos.TaskInfo, group bool) (resSum, string) {
-	switch {
-	case ti.TaskID.Value == "":
-		return resSum{}, "Task ID must not be empty"
-	case fw.tasks[ti.TaskID.Value] != nil:
-		return resSum{}, "Task has duplicate ID: " + ti.TaskID.Value
-	case ti.AgentID.Value != a.spec.ID:
-		return resSum{}, "Task uses agent ID " + ti.AgentID.Value + " which differs from the offers' agent " + a.spec.ID
-	case !group && (ti.Command == nil) == (ti.Executor == nil):
-		return resSum{}, "Task should have at least one (but not both) of CommandInfo or ExecutorInfo present"
-	case group && ti.Command == nil:
-		return resSum{}, "Task in a group must have CommandInfo"
-	case len(ti.Resources) == 0:
-		return resSum{}, "Task uses no resources"
-	}
-	sum, err := sumOf(ti.Resources, fw.role, fw.multiRole)
-	if err != nil {
-		return resSum{}, "Task uses invalid resources: " + err.Error()
-	}
-	return sum, ""
-}
-
-func (m *Master) launch(fw *framework, a *agent, avail *resSum, ti *mesos.TaskInfo, now time.Time) {
-	sum, msg := m.validateTask(fw, a, ti, false)
-	if msg == "" && !sum.fits(*avail) {
-		msg = "Task uses more resources than available in the offers"
-	}
-	if msg != "" {
-		reason := mesos.REASON_TASK_INVALID
-		m.masterUpdate(fw, ti.TaskID.Value, a.spec.ID, mesos.TASK_ERROR, &reason, msg)
-		return
-	}
-	*avail = avail.sub(sum)
-	m.startTask(fw, a, ti, sum, now)
-}
-
-// launchGroup launches all tasks of a group or none.
-func (m *Master) launchGroup(fw *framework, a *agent, avail *resSum, lg *mesos.Offer_Operation_LaunchGroup, now time.Time) {
-	if lg == nil {
-		return
-	}
-	var total resSum
-	sums := make([]resSum, len(lg.TaskGroup.Tasks))
-	msg := ""
-	if lg.Executor.Type != mesos.ExecutorInfo_DEFAULT {
-		msg = "LAUNCH_GROUP needs an executor of type DEFAULT"
-	}
-	ids := map[string]bool{}
-	for i := range lg.TaskGroup.Tasks {
-		if msg != "" {
-			break
-		}
-		ti := &lg.TaskGroup.Tasks[i]
-		if ids[ti.TaskID.Value] {
-			msg = "Duplicate task ID " + ti.TaskID.Value + " in the task group"
-			break
-		}
-		ids[ti.TaskID.Value] = true
-		sums[i], msg = m.validateTask(fw, a, ti, true)
-		total = total.add(sums[i])
-	}
-	if msg == "" {
-		if es, err := sumOf(lg.Executor.Resources, fw.role, fw.multiRole); err != nil {
-			msg = "Executor uses invalid resources: " + err.Error()
-		} else {
-			total = total.add(es)
-		}
-	}
-	if msg == "" && !total.fits(*avail) {
-		msg = "Task group uses more resources than available in the offers"
-	}
-	if msg != "" {
-		reason := mesos.REASON_TASK_GROUP_INVALID
-		for i := range lg.TaskGroup.Tasks {
-			m.masterUpdate(fw, lg.TaskGroup.Tasks[i].TaskID.Value, a.spec.ID, mesos.TASK_ERROR, &reason, msg)
-		}
-		return
-	}
-	*avail = avail.sub(total)
-	for i := range lg.TaskGroup.Tasks {
-		m.startTask(fw, a, &lg.TaskGroup.Tasks[i], sums[i], now)
-	}
-}
-
-func (m *Master) startTask(fw *framework, a *agent, ti *mesos.TaskInfo, sum resSum, now time.Time) {
-	d, code := m.taskEnv(ti)
-	t := &task{id: ti.TaskID.Value, fw: fw, agent: a, sum: sum, state: mesos.TASK_STAGING, duration: d, exitCode: code, index: -1}
+func (m *Master) startTask(fw *framework, a *agent, ti *mesos.TaskInfo, sum resSum, extra mesos.Resources, now time.Time) {
+	t := &task{id: ti.TaskID.Value, fw: fw, agent: a, sum: sum, extra: unallocated(extra), state: mesos.TASK_STAGING, index: -1}
+	m.taskEnv(t, ti)
+	t.health, t.check = ti.HealthCheck, ti.Check
 	a.used = a.used.add(sum)
 	a.tasks[t.id] = t
 	fw.tasks[t.id] = t
+	if m.cfg.KeepTaskInfos {
+		m.launched[t.id] = *ti
+	}
 	m.stats.TasksLaunched++
 	m.schedule(t, phaseStarting, now)
 }
@@ -302,7 +154,7 @@ func (m *Master) reconcile(fw *framework, tasks []scheduler.Call_Reconcile_Task)
 	reason := mesos.REASON_RECONCILIATION
 	if len(tasks) == 0 {
 		for _, t := range fw.tasks {
-			m.masterUpdate(fw, t.id, t.agent.spec.ID, t.state, &reason, "Reconciliation: latest task state")
+			m.reconciled(t)
 		}
 		return
 	}
@@ -312,7 +164,7 @@ func (m *Master) reconcile(fw *framework, tasks []scheduler.Call_Reconcile_Task)
 			agentID = q.AgentID.Value
 		}
 		if t := fw.tasks[q.TaskID.Value]; t != nil {
-			m.masterUpdate(fw, t.id, t.agent.spec.ID, t.state, &reason, "Reconciliation: latest task state")
+			m.reconciled(t)
 			continue
 		}
 		state := mesos.TASK_LOST
@@ -327,14 +179,22 @@ func (m *Master) reconcile(fw *framework, tasks []scheduler.Call_Reconcile_Task)
 	}
 }
 
+// reconciled sends a task's latest state, health and check status, as
+// the master answers reconciliation.
+func (m *Master) reconciled(t *task) {
+	reason := mesos.REASON_RECONCILIATION
+	st := m.status(t.id, t.agent.spec.ID, t.state, &reason, "Reconciliation: latest task state", mesos.SOURCE_MASTER)
+	t.annotate(&st)
+	m.send(t.fw, &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: st}})
+}
+
 // teardown removes a framework: its tasks are killed, its offers
 // recovered, its id refused from now on.
 func (m *Master) teardown(fw *framework) {
 	for _, t := range fw.tasks {
 		if !t.terminal() {
 			m.unschedule(t)
-			t.agent.used = t.agent.used.sub(t.sum)
-			delete(t.agent.tasks, t.id)
+			m.release(t)
 		}
 	}
 	for _, o := range fw.offers {

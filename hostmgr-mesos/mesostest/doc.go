@@ -13,13 +13,37 @@
 // of a framework that is not subscribed 403, and every call to a master that
 // is not the leader 307 with a Location header naming the leader.
 //
-// Simulated agents hold resources (revocable ones too) and attributes.
-// Offers go out in batches, one outstanding offer per agent and framework.
-// An ACCEPT against an unknown, rescinded or already used offer reports its
-// tasks TASK_DROPPED (partition-aware frameworks) or TASK_LOST; an invalid
-// task TASK_ERROR. A launched task sends TASK_STARTING and TASK_RUNNING, runs
-// for the duration in its PELOTON_SIM_DURATION environment variable and
-// ends TASK_FINISHED, or TASK_FAILED when PELOTON_SIM_EXIT_CODE is not 0.
+// Simulated agents hold resources (revocable ones too), port ranges (by
+// default [31000-32000]) and attributes. Offers go out in batches of what
+// agents have free, also while earlier offers of an agent are
+// outstanding; an agent with GPUs is offered only to frameworks with the
+// GPU_RESOURCES capability (the master's default --filter_gpu_resources). An ACCEPT against an unknown, rescinded
+// or already used offer reports its tasks TASK_DROPPED (partition-aware
+// frameworks) or TASK_LOST; an invalid task TASK_ERROR, among them one
+// whose resources (ports included) the offers do not hold.
+//
+// ACCEPT applies its operations in order (docs/reservation.md,
+// docs/persistent-volume.md): RESERVE of scalars for the framework's role
+// (never "*") with its principal and labels, UNRESERVE, CREATE of
+// persistent volumes on reserved disk (persistence id unique per role on
+// the agent, relative container path, mode RW), DESTROY of volumes no task
+// uses, LAUNCH and LAUNCH_GROUP. Reserved resources and volumes survive
+// their tasks and are offered back only to frameworks of their role, in
+// the pre-refinement format (Resource.role and Resource.reservation). An
+// invalid operation is dropped as the master drops it: with an operation
+// id the framework gets UPDATE_OPERATION_STATUS OPERATION_ERROR, without
+// one nothing, and a later LAUNCH that counted on it fails TASK_ERROR. A
+// finished operation with an id gets OPERATION_FINISHED with a uuid (sent
+// once, not retried).
+//
+// A launched task sends TASK_STARTING and TASK_RUNNING, runs for the
+// duration in its PELOTON_SIM_DURATION environment variable and ends
+// TASK_FINISHED, or TASK_FAILED when PELOTON_SIM_EXIT_CODE is not 0. Its
+// ContainerInfo must be of type MESOS (the agents run the Mesos
+// containerizer). Its health check and check run as the command executor
+// runs them (see probes); their results come from test switches
+// (SetAgentHealthy, SetTaskHealthy, SetTaskReady) or the task's
+// PELOTON_SIM_HEALTHY / PELOTON_SIM_READY, healthy by default.
 // Agent-generated updates carry a uuid and are resent until acknowledged;
 // master-generated ones (reconciliation, invalid launches, removed agents) do
 // not. Agents can be removed (FAILURE, their tasks TASK_GONE or TASK_LOST,

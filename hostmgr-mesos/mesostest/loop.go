@@ -59,8 +59,9 @@ func (m *Master) expireFrameworks(now time.Time) {
 }
 
 // allocate offers what agents have free to subscribed frameworks that are
-// not suppressed, one outstanding offer per agent and framework, in
-// OFFERS events of at most OfferBatch offers.
+// not suppressed, in OFFERS events of at most OfferBatch offers. As with
+// the master's allocator, resources freed on an agent are offered anew
+// while earlier offers of it are outstanding.
 func (m *Master) allocate(now time.Time) {
 	if len(m.agentOrder) == 0 {
 		return
@@ -77,31 +78,32 @@ func (m *Master) allocate(now time.Time) {
 	m.cursor++
 	for _, id := range ids {
 		fw := m.frameworks[id]
-		held := map[*agent]bool{}
-		for _, o := range fw.offers {
-			held[o.agent] = true
-		}
 		var batch []mesos.Offer
 		for i := 0; i < n; i++ {
 			a := m.agentOrder[(start+i)%n]
-			if held[a] {
-				continue
-			}
 			if until, ok := fw.filters[a.spec.ID]; ok {
 				if now.Before(until) {
 					continue
 				}
 				delete(fw.filters, a.spec.ID)
 			}
-			free := a.spec.total().sub(a.used).sub(a.offered)
+			// Without GPU_RESOURCES a framework is offered nothing of an
+			// agent with GPUs (the master's --filter_gpu_resources).
+			if a.spec.GPU > 0 && !fw.gpu {
+				continue
+			}
+			free := a.spec.total().sub(a.reserved).sub(a.used).sub(a.offered)
 			if !fw.revocable {
 				free.rcpus, free.rmem = 0, 0
 			}
 			free = nonNegative(free)
-			if !free.offerable() {
+			extra, rest := offerableExtras(a.extra, fw.role)
+			if !free.offerable() && !hasReserved(extra) {
 				continue
 			}
-			o := &offer{id: m.newID("O"), fw: fw, agent: a, sum: free, resources: free.resources(fw.role, fw.multiRole)}
+			a.extra = rest
+			o := &offer{id: m.newID("O"), fw: fw, agent: a, sum: free, extra: extra}
+			o.resources = append(free.resources(fw.role, fw.multiRole), allocated(extra, fw)...)
 			m.offers[o.id] = o
 			fw.offers[o.id] = o
 			a.offered = a.offered.add(free)

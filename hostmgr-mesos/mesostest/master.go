@@ -51,6 +51,9 @@ type Config struct {
 	UpdateRetry time.Duration
 	// MasterID names the master in SUBSCRIBED's master_info.
 	MasterID string
+	// KeepTaskInfos keeps every TaskInfo the master accepted, for
+	// TaskInfo, also after its task is gone.
+	KeepTaskInfos bool
 }
 
 // AgentSpec describes a simulated agent.
@@ -66,7 +69,10 @@ type AgentSpec struct {
 	// frameworks with the REVOCABLE_RESOURCES capability.
 	RevocableCPU   float64
 	RevocableMemMB float64
-	Attributes     map[string]string
+	// Ports are the agent's port ranges; nil gives DefaultPorts, an empty
+	// slice none.
+	Ports      []mesos.Value_Range
+	Attributes map[string]string
 }
 
 // Master is an emulated Mesos master.
@@ -89,6 +95,10 @@ type Master struct {
 	lastHeartbts  time.Time
 	lastRetryScan time.Time
 	stats         Stats
+	taskHealthy   map[string]bool // SetTaskHealthy
+	taskReady     map[string]bool // SetTaskReady
+	launched      map[string]mesos.TaskInfo
+	dropped       []string // operations dropped, with why
 }
 
 // Stats counts what the master saw.
@@ -106,12 +116,22 @@ type Stats struct {
 	OffersRescind int
 	Acks          int
 	Subscribes    int
+	// OperationsApplied and OperationsDropped count RESERVE, UNRESERVE,
+	// CREATE and DESTROY operations.
+	OperationsApplied int
+	OperationsDropped int
+	OperationAcks     int
+	// HealthKills counts tasks killed for failing their health check.
+	HealthKills int
 }
 
 type agent struct {
 	spec        AgentSpec
-	used        resSum // held by tasks
-	offered     resSum // held by outstanding offers
+	used        resSum // unreserved scalars held by tasks
+	offered     resSum // unreserved scalars held by outstanding offers
+	reserved    resSum // scalars moved into reservations
+	extra       mesos.Resources
+	unhealthy   bool // SetAgentHealthy(false)
 	tasks       map[string]*task
 	maintenance *mesos.Unavailability
 	inverse     map[string]string // framework id -> inverse offer id
@@ -124,6 +144,7 @@ type framework struct {
 	multiRole bool
 	partition bool
 	revocable bool
+	gpu       bool
 	sub       *subscription // nil while disconnected
 	failAt    time.Time     // failover deadline while disconnected
 	suppress  bool
@@ -137,6 +158,7 @@ type offer struct {
 	fw        *framework
 	agent     *agent
 	sum       resSum
+	extra     mesos.Resources // unallocated
 	resources []mesos.Resource
 }
 
@@ -164,14 +186,17 @@ func New(cfg Config) *Master {
 		cfg.MasterID = "emulated-master"
 	}
 	return &Master{
-		cfg:        cfg,
-		clock:      cfg.Clock,
-		agents:     map[string]*agent{},
-		removed:    map[string]bool{},
-		frameworks: map[string]*framework{},
-		removedFw:  map[string]bool{},
-		offers:     map[string]*offer{},
-		stats:      Stats{Calls: map[string]int{}},
+		cfg:         cfg,
+		clock:       cfg.Clock,
+		agents:      map[string]*agent{},
+		removed:     map[string]bool{},
+		frameworks:  map[string]*framework{},
+		removedFw:   map[string]bool{},
+		offers:      map[string]*offer{},
+		stats:       Stats{Calls: map[string]int{}},
+		taskHealthy: map[string]bool{},
+		taskReady:   map[string]bool{},
+		launched:    map[string]mesos.TaskInfo{},
 	}
 }
 
@@ -197,7 +222,16 @@ func (m *Master) AddAgents(specs ...AgentSpec) error {
 		if _, ok := m.agents[s.ID]; ok || m.removed[s.ID] {
 			return fmt.Errorf("%w: %s", ErrDuplicateAgent, s.ID)
 		}
+		if s.Ports == nil {
+			s.Ports = DefaultPorts
+		}
+		if !validRanges(s.Ports) {
+			return fmt.Errorf("%w: %s has inverted or overlapping port ranges %v", ErrInvalidAgent, s.ID, s.Ports)
+		}
 		a := &agent{spec: s, tasks: map[string]*task{}, inverse: map[string]string{}}
+		if len(s.Ports) > 0 {
+			a.extra = mesos.Resources{portsResource(s.Ports)}
+		}
 		m.agents[s.ID] = a
 		m.agentOrder = append(m.agentOrder, a)
 	}
@@ -331,6 +365,7 @@ func (m *Master) recover(o *offer) {
 	delete(m.offers, o.id)
 	delete(o.fw.offers, o.id)
 	o.agent.offered = o.agent.offered.sub(o.sum)
+	o.agent.extra.Add(o.extra...)
 }
 
 // SetRedirect makes the master a standby that answers every call with 307
@@ -419,4 +454,42 @@ func (m *Master) OutstandingOffers() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.offers)
+}
+
+// TaskInfo returns the TaskInfo a task was launched with; only a master
+// with Config.KeepTaskInfos keeps them.
+func (m *Master) TaskInfo(taskID string) (mesos.TaskInfo, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ti, ok := m.launched[taskID]
+	return ti, ok
+}
+
+// TaskEnv is the environment of a task's command, by name.
+func TaskEnv(ti mesos.TaskInfo) map[string]string {
+	out := map[string]string{}
+	for _, v := range ti.GetCommand().GetEnvironment().GetVariables() {
+		out[v.Name] = v.GetValue()
+	}
+	return out
+}
+
+// FrameworkInfo returns the FrameworkInfo a framework last subscribed
+// with.
+func (m *Master) FrameworkInfo(frameworkID string) (mesos.FrameworkInfo, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fw := m.frameworks[frameworkID]
+	if fw == nil {
+		return mesos.FrameworkInfo{}, false
+	}
+	return fw.info, true
+}
+
+// DroppedOperations lists the offer operations the master dropped as
+// invalid, with why, oldest first.
+func (m *Master) DroppedOperations() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.dropped...)
 }

@@ -105,6 +105,8 @@ func TestCallsAreAnsweredAsTheDocsSay(t *testing.T) {
 		{"no type", typeJSON, `{"framework_id":{"value":"` + fwID + `"}}`, map[string]string{streamHeader: stream}, 400},
 		{"no framework id", typeJSON, `{"type":"REVIVE"}`, map[string]string{streamHeader: stream}, 400},
 		{"accept without accept", typeJSON, `{"type":"ACCEPT","framework_id":{"value":"` + fwID + `"}}`, map[string]string{streamHeader: stream}, 400},
+		{"operation ack without uuid", typeJSON, `{"type":"ACKNOWLEDGE_OPERATION_STATUS","framework_id":{"value":"` + fwID + `"},"acknowledge_operation_status":{"operation_id":{"value":"op"}}}`, map[string]string{streamHeader: stream}, 400},
+		{"operation ack", typeJSON, `{"type":"ACKNOWLEDGE_OPERATION_STATUS","framework_id":{"value":"` + fwID + `"},"acknowledge_operation_status":{"operation_id":{"value":"op"},"uuid":"AAAAAAAAAAAAAAAAAAAAAA=="}}`, map[string]string{streamHeader: stream}, 202},
 		{"unknown framework", typeJSON, `{"type":"REVIVE","framework_id":{"value":"other"}}`, map[string]string{streamHeader: stream}, 403},
 		{"bad media type", "text/plain", revive, nil, 415},
 		{"bad protobuf", typeProtobuf, "\xff\xff", nil, 400},

@@ -1,7 +1,6 @@
 package mesostest
 
 import (
-	"fmt"
 	"sort"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
@@ -66,49 +65,6 @@ func (a resSum) resources(role string, multiRole bool) []mesos.Resource {
 	add("cpus", 0, a.rcpus, true)
 	add("mem", 1, a.rmem, true)
 	return out
-}
-
-// sumOf adds up resources a task asks for, checking each the way the
-// master's resource validation does; role is the role the framework's
-// offers are allocated to ("" when not MULTI_ROLE).
-func sumOf(rs []mesos.Resource, role string, multiRole bool) (resSum, error) {
-	var s resSum
-	for i := range rs {
-		r := &rs[i]
-		if r.GetType() != mesos.SCALAR || r.Scalar == nil {
-			return s, fmt.Errorf("resource %q is not a scalar", r.Name)
-		}
-		v := r.Scalar.GetValue()
-		if v <= 0 {
-			return s, fmt.Errorf("resource %q has a non-positive value %v", r.Name, v)
-		}
-		if multiRole {
-			if r.AllocationInfo == nil || r.AllocationInfo.GetRole() != role {
-				return s, fmt.Errorf("resource %q is not allocated to role %q", r.Name, role)
-			}
-		} else if r.AllocationInfo != nil {
-			return s, fmt.Errorf("resource %q has allocation_info but the framework is not MULTI_ROLE", r.Name)
-		}
-		rev := r.Revocable != nil
-		cores, units := model.CoresToMilli(v), model.WholeUnits(v)
-		switch {
-		case r.Name == "cpus" && !rev:
-			s.cpus += cores
-		case r.Name == "mem" && !rev:
-			s.mem += units
-		case r.Name == "disk" && !rev:
-			s.disk += units
-		case r.Name == "gpus" && !rev:
-			s.gpus += units
-		case r.Name == "cpus" && rev:
-			s.rcpus += cores
-		case r.Name == "mem" && rev:
-			s.rmem += units
-		default:
-			return s, fmt.Errorf("resource %q (revocable %v) is not offered by this cluster", r.Name, rev)
-		}
-	}
-	return s, nil
 }
 
 // attributes renders agent attributes as Mesos TEXT attributes.

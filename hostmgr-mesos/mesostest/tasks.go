@@ -17,7 +17,7 @@ const (
 	phaseNone phase = iota
 	phaseStarting
 	phaseRunning
-	phaseEnd
+	phaseLive // running: it ends, or its checks are due
 	phaseKill
 )
 
@@ -29,6 +29,7 @@ type task struct {
 	fw       *framework
 	agent    *agent
 	sum      resSum
+	extra    mesos.Resources // ports, reserved scalars, volumes (unallocated)
 	state    mesos.TaskState
 	duration time.Duration
 	exitCode int
@@ -40,6 +41,7 @@ type task struct {
 	// first has been sent at sentAt.
 	pending []mesos.TaskStatus
 	sentAt  time.Time
+	probes
 }
 
 func (t *task) terminal() bool { return isTerminal(t.state) }
@@ -107,19 +109,41 @@ func (m *Master) advanceTasks(now time.Time) {
 		case phaseRunning:
 			t.state = mesos.TASK_RUNNING
 			m.stats.TasksRunning++
+			m.startProbes(t, now)
 			m.agentUpdate(t, mesos.TASK_RUNNING, nil, "")
-			m.schedule(t, phaseEnd, now.Add(t.duration))
-		case phaseEnd:
-			if t.exitCode == 0 {
-				m.endTask(t, mesos.TASK_FINISHED, -1, "Command exited with status 0", true)
-			} else {
-				m.endTask(t, mesos.TASK_FAILED, mesos.REASON_COMMAND_EXECUTOR_FAILED,
-					"Command exited with status "+strconv.Itoa(t.exitCode), true)
+			t.endAt = now.Add(t.duration)
+			m.scheduleLive(t)
+		case phaseLive:
+			if !now.Before(t.endAt) {
+				m.finish(t)
+				continue
+			}
+			m.probe(t, now)
+			if !t.terminal() {
+				m.scheduleLive(t)
 			}
 		case phaseKill:
 			m.endTask(t, mesos.TASK_KILLED, -1, "Command terminated with signal Terminated", true)
 		}
 	}
+}
+
+// finish ends a task whose run time is over, with its exit code.
+func (m *Master) finish(t *task) {
+	if t.exitCode == 0 {
+		m.endTask(t, mesos.TASK_FINISHED, -1, "Command exited with status 0", true)
+		return
+	}
+	m.endTask(t, mesos.TASK_FAILED, mesos.REASON_COMMAND_EXECUTOR_FAILED,
+		"Command exited with status "+strconv.Itoa(t.exitCode), true)
+}
+
+// release gives a task's resources back to its agent.
+func (m *Master) release(t *task) {
+	t.agent.used = t.agent.used.sub(t.sum)
+	t.agent.extra.Add(t.extra...)
+	t.extra = nil
+	delete(t.agent.tasks, t.id)
 }
 
 // endTask moves a task to a terminal state and frees its resources. An
@@ -131,8 +155,7 @@ func (m *Master) endTask(t *task, state mesos.TaskState, reason mesos.TaskStatus
 	}
 	m.unschedule(t)
 	t.state = state
-	t.agent.used = t.agent.used.sub(t.sum)
-	delete(t.agent.tasks, t.id)
+	m.release(t)
 	switch state {
 	case mesos.TASK_FINISHED:
 		m.stats.TasksFinished++
@@ -171,6 +194,7 @@ func (m *Master) status(taskID, agentID string, state mesos.TaskState, reason *m
 // pending, resent until acknowledged.
 func (m *Master) agentUpdate(t *task, state mesos.TaskState, reason *mesos.TaskStatus_Reason, msg string) {
 	st := m.status(t.id, t.agent.spec.ID, state, reason, msg, mesos.SOURCE_EXECUTOR)
+	t.annotate(&st)
 	st.UUID = newUUID()
 	t.pending = append(t.pending, st)
 	if len(t.pending) == 1 {
@@ -239,23 +263,28 @@ func newUUID() []byte {
 	return b
 }
 
-// taskEnv reads the emulated duration and exit code of a task.
-func (m *Master) taskEnv(ti *mesos.TaskInfo) (time.Duration, int) {
-	d, code := m.cfg.TaskDuration, 0
+// taskEnv reads the emulated duration, exit code and probe results of a
+// task.
+func (m *Master) taskEnv(t *task, ti *mesos.TaskInfo) {
+	t.duration, t.exitCode = m.cfg.TaskDuration, 0
+	t.envHealthy, t.envReady = true, true
 	if ti.Command == nil || ti.Command.Environment == nil {
-		return d, code
+		return
 	}
 	for _, v := range ti.Command.Environment.Variables {
 		switch v.Name {
 		case EnvDuration:
 			if x, err := time.ParseDuration(v.GetValue()); err == nil && x >= 0 {
-				d = x
+				t.duration = x
 			}
 		case EnvExitCode:
 			if x, err := strconv.Atoi(v.GetValue()); err == nil {
-				code = x
+				t.exitCode = x
 			}
+		case EnvHealthy:
+			t.envHealthy = v.GetValue() != "false"
+		case EnvReady:
+			t.envReady = v.GetValue() != "false"
 		}
 	}
-	return d, code
 }

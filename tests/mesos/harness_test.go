@@ -66,12 +66,20 @@ type master struct {
 
 func startMaster(t *testing.T, n int, cpu float64) *master {
 	t.Helper()
-	m := mesostest.New(mesostest.Config{HeartbeatInterval: time.Second, AllocationInterval: 20 * time.Millisecond, UpdateRetry: 2 * time.Second})
 	specs := make([]mesostest.AgentSpec, n)
 	for i := range specs {
 		specs[i] = mesostest.AgentSpec{ID: fmt.Sprintf("S%d", i), Hostname: fmt.Sprintf("agent-%d", i), CPU: cpu, MemMB: 4096, DiskMB: 10000,
 			Attributes: map[string]string{"zone": fmt.Sprintf("z%d", i%2)}}
 	}
+	return startMasterWith(t, specs...)
+}
+
+// startMasterWith starts a master with these agents that keeps every
+// TaskInfo it accepted.
+func startMasterWith(t *testing.T, specs ...mesostest.AgentSpec) *master {
+	t.Helper()
+	m := mesostest.New(mesostest.Config{HeartbeatInterval: time.Second, AllocationInterval: 20 * time.Millisecond, UpdateRetry: 2 * time.Second,
+		KeepTaskInfos: true})
 	if err := m.AddAgents(specs...); err != nil {
 		t.Fatal(err)
 	}
@@ -130,12 +138,15 @@ func freeAddr(t *testing.T) string {
 }
 
 // startDev starts `peloton dev` with one Mesos cluster "dc1" and waits
-// until it is healthy.
-func startDev(t *testing.T, dataDir string, m *master) *server {
+// until it is healthy; params are added to the cluster's --hosts spec.
+func startDev(t *testing.T, dataDir string, m *master, params ...string) *server {
 	t.Helper()
 	s := &server{t: t, addr: freeAddr(t), log: &syncBuffer{}, done: make(chan error, 1)}
-	s.cmd = exec.Command(pelotonBinary(t), "dev", "--data-dir", dataDir, "--addr", s.addr,
-		"--hosts", "mesos:dc1,master="+m.url+",hold=2s,launch-wait=3s,failover=1m")
+	hosts := "mesos:dc1,master=" + m.url + ",hold=2s,launch-wait=3s,failover=1m"
+	for _, p := range params {
+		hosts += "," + p
+	}
+	s.cmd = exec.Command(pelotonBinary(t), "dev", "--data-dir", dataDir, "--addr", s.addr, "--hosts", hosts)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -208,10 +219,15 @@ func (s *server) getJSON(path string, out any) {
 }
 
 type taskJSON struct {
-	Instance uint32 `json:"instance"`
-	State    string `json:"state"`
-	Run      uint32 `json:"run"`
-	Host     string `json:"host"`
+	Instance uint32            `json:"instance"`
+	State    string            `json:"state"`
+	Run      uint32            `json:"run"`
+	Host     string            `json:"host"`
+	Health   string            `json:"health"`
+	Ready    string            `json:"ready"`
+	Reason   string            `json:"reason"`
+	Message  string            `json:"message"`
+	Ports    map[string]uint32 `json:"ports"`
 }
 
 func (s *server) createJob(spec string) string {
