@@ -146,15 +146,18 @@ func (p *Plugin) podChanged(old, obj any) {
 		p.wake()
 		return
 	}
-	st, ok := podRunStatus(pod)
+	now := p.clock.Now()
+	st, ok := podRunStatus(pod, now)
 	if !ok {
 		return
 	}
 	run := model.RunID(pod.Annotations[AnnotationRunID])
-	now := p.clock.Now()
 	p.mu.Lock()
 	t := p.trackLocked(run, pod)
-	if !t.last.State.IsTerminal() && t.last.State != st.State {
+	if !t.last.State.IsTerminal() && st.changedFrom(t.last) {
+		if st.State == t.last.State {
+			st.Time = now // only the probes changed
+		}
 		p.reportLocked(run, t, st, now)
 	}
 	p.mu.Unlock()
@@ -183,11 +186,12 @@ func (p *Plugin) podDeleted(obj any) {
 	t := p.trackLocked(run, pod)
 	if !t.last.State.IsTerminal() {
 		st := runStatus{State: model.TaskLost, Reason: ReasonPodDeleted, Message: "pod " + pod.Name + " was deleted", Time: now}
-		if final, ok := podRunStatus(pod); ok && final.State.IsTerminal() {
+		if final, ok := podRunStatus(pod, now); ok && final.State.IsTerminal() {
 			st = final
 		}
 		p.reportLocked(run, t, st, now)
 	}
+	p.dropGangOfLocked(pod)
 	delete(p.runs, run)
 	p.mu.Unlock()
 	p.wake()
@@ -215,11 +219,13 @@ func (p *Plugin) reportLocked(run model.RunID, t *trackedRun, st runStatus, now 
 	if st.Time.IsZero() {
 		st.Time = now
 	}
-	t.last = hostmgr.TaskStatus{Run: run, Host: t.host, State: st.State, Reason: st.Reason, Message: st.Message, ExitCode: st.ExitCode, Time: st.Time}
+	t.last = hostmgr.TaskStatus{Run: run, Host: t.host, State: st.State, Reason: st.Reason, Message: st.Message,
+		ExitCode: st.ExitCode, Time: st.Time, Health: st.Health, Ready: st.Ready}
 	if st.State.IsTerminal() && t.endedAt.IsZero() {
 		t.endedAt = now
 	}
-	p.log.Info("run state", "run", run, "state", st.State, "reason", st.Reason, "message", st.Message)
+	p.log.Info("run state", "run", run, "state", st.State, "reason", st.Reason, "message", st.Message,
+		"health", st.Health, "ready", st.Ready)
 	p.queued = append(p.queued, t.last)
 }
 
@@ -245,6 +251,26 @@ func (p *Plugin) deleteFinishedPods(ctx context.Context, now time.Time) {
 		err := p.cfg.Client.CoreV1().Pods(p.cfg.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			p.log.Warn("deleting finished pod", "pod", name, "err", err)
+		}
+	}
+}
+
+// recheckHealth reports runs whose probes had no verdict yet and have one
+// now: the verdict comes with time, not only with pod changes.
+func (p *Plugin) recheckHealth(now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for run, t := range p.runs {
+		if t.last.State != model.TaskRunning || (t.last.Health != model.HealthUnknown && t.last.Ready != model.HealthUnknown) {
+			continue
+		}
+		pod := p.podOf(run)
+		if pod == nil {
+			continue
+		}
+		if st, ok := podRunStatus(pod, now); ok && st.changedFrom(t.last) {
+			st.Time = now
+			p.reportLocked(run, t, st, now)
 		}
 	}
 }

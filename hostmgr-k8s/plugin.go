@@ -47,6 +47,7 @@ type Plugin struct {
 	queued        []hostmgr.TaskStatus
 	notReadySince map[string]time.Time
 	lostNodes     map[string]bool // nodes whose runs were already given up
+	doomedGangs   []string        // gang config maps to delete
 }
 
 // trackedRun is what the plugin remembers of a run it knows a pod of.
@@ -69,7 +70,8 @@ func New(cfg Config) (*Plugin, error) {
 	return &Plugin{
 		cfg: cfg,
 		podCfg: podSpecConfig{Namespace: cfg.Namespace, SchedulerName: cfg.SchedulerName,
-			Image: cfg.Image, GPUResource: corev1.ResourceName(cfg.GPUResource)},
+			Image: cfg.Image, GPUResource: corev1.ResourceName(cfg.GPUResource),
+			VolumeBasePath: cfg.VolumeBasePath, StorageClass: cfg.StorageClass},
 		log:           cfg.Logger.With("cluster", cfg.Cluster),
 		clock:         cfg.Clock,
 		notify:        make(chan struct{}, 1),
@@ -123,11 +125,13 @@ func (p *Plugin) Run(ctx context.Context, sink hostmgr.Sink) error {
 		}
 		return ErrNotSynced
 	}
+	p.sweepGangs(ctx)
 	close(p.synced)
 	p.log.Info("kubernetes cluster synced", "nodes", len(p.nodeNames()), "namespace", p.cfg.Namespace)
 	check := p.clock.After(p.cfg.CheckInterval)
 	for {
 		p.flush(sink)
+		p.deleteGangs(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -135,6 +139,7 @@ func (p *Plugin) Run(ctx context.Context, sink hostmgr.Sink) error {
 		case <-check:
 			now := p.clock.Now()
 			p.giveUpNotReadyNodes(ctx, now)
+			p.recheckHealth(now)
 			p.deleteFinishedPods(ctx, now)
 			check = p.clock.After(p.cfg.CheckInterval)
 		}
@@ -209,7 +214,7 @@ func (p *Plugin) flush(sink hostmgr.Sink) {
 			if err != nil {
 				continue // deleted since; reported through removed
 			}
-			hosts = append(hosts, nodeHost(p.cfg.Cluster, n, p.foreignRequests(name), p.podCfg.GPUResource))
+			hosts = append(hosts, nodeHost(p.cfg.Cluster, n, p.foreignRequests(name), p.podCfg.GPUResource, p.cfg.Ports))
 		}
 		if len(hosts) > 0 {
 			sink.HostsUpdated(hosts)
