@@ -35,6 +35,19 @@ type hostEntry struct {
 	allocated model.Resources
 	revocable model.Resources
 	tasks     int
+	ports     hostPorts
+}
+
+// entry returns a host's entry, making one for a host not reported yet
+// (shown DOWN until it is).
+func (c *HostCache) entry(id model.HostID) *hostEntry {
+	e, ok := c.hosts[id]
+	if !ok {
+		e = &hostEntry{host: model.Host{ID: id, State: model.HostDown}, reported: model.HostDown}
+		c.hosts[id] = e
+		c.orderStale = true
+	}
+	return e
 }
 
 // HostView is a host with the shard's allocation on it.
@@ -45,7 +58,12 @@ type HostView struct {
 	// part of Allocated.
 	Revocable model.Resources
 	Tasks     int
+	// PortsUsed is how many ports of the host's ranges runs hold.
+	PortsUsed int
 }
+
+// FreePorts is how many ports of the host's ranges are free.
+func (v *HostView) FreePorts() int { return max(v.PortCount()-v.PortsUsed, 0) }
 
 // Free is what the shard may still place on the host.
 func (v *HostView) Free() model.Resources { return v.Capacity.Sub(v.Allocated) }
@@ -110,7 +128,9 @@ func (c *HostCache) Update(hosts []model.Host) {
 		if e.host.State == model.HostUp {
 			c.capacityUp = c.capacityUp.Sub(e.host.Capacity)
 		}
+		h = withShardLabels(h)
 		e.host, e.reported = h, h.State
+		e.recountPorts()
 		e.host.State = c.effective(h.ID, h.State)
 		if e.host.State == model.HostUp {
 			c.capacityUp = c.capacityUp.Add(h.Capacity)
@@ -153,12 +173,7 @@ func (c *HostCache) Has(id model.HostID) bool {
 func (c *HostCache) Allocate(id model.HostID, r model.Resources, revocable bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.hosts[id]
-	if !ok {
-		e = &hostEntry{host: model.Host{ID: id, State: model.HostDown}, reported: model.HostDown}
-		c.hosts[id] = e
-		c.orderStale = true
-	}
+	e := c.entry(id)
 	if revocable {
 		e.revocable = e.revocable.Add(r)
 		c.revocable = c.revocable.Add(r)
@@ -211,7 +226,7 @@ func (c *HostCache) Snapshot() []HostView {
 	out := make([]HostView, len(c.order))
 	for i, id := range c.order {
 		e := c.hosts[id]
-		out[i] = HostView{Host: e.host, Allocated: e.allocated, Revocable: e.revocable, Tasks: e.tasks}
+		out[i] = e.view()
 	}
 	return out
 }
@@ -239,5 +254,9 @@ func (c *HostCache) View(id model.HostID) (HostView, bool) {
 	if !ok {
 		return HostView{}, false
 	}
-	return HostView{Host: e.host, Allocated: e.allocated, Revocable: e.revocable, Tasks: e.tasks}, true
+	return e.view(), true
+}
+
+func (e *hostEntry) view() HostView {
+	return HostView{Host: e.host, Allocated: e.allocated, Revocable: e.revocable, Tasks: e.tasks, PortsUsed: e.ports.inRange}
 }

@@ -132,6 +132,9 @@ func (e *Engine) DeleteJob(ctx context.Context, id model.JobID) error {
 	if !je.job.Status.State.IsTerminal() {
 		return fmt.Errorf("job %s is %s: stop it first: %w", id, je.job.Status.State, ErrNotTerminal)
 	}
+	if err := e.removeVolumes(ctx, je); err != nil {
+		return err
+	}
 	if err := e.cfg.Store.DeleteJob(ctx, id); err != nil {
 		return fmt.Errorf("delete job: %w", err)
 	}

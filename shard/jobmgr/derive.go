@@ -31,7 +31,9 @@ func (c *taskCounts) terminal() uint32 {
 // function: the same counts always give the same state.
 func deriveJobState(spec *model.JobSpec, killed bool, created uint32, everRan bool, c *taskCounts) (model.JobState, string) {
 	n := spec.Instances
-	if created == n && c.terminal() == n {
+	// A daemon job runs until stopped, even while no host wants it.
+	daemonWaits := spec.Type == model.JobDaemon && !killed
+	if created == n && c.terminal() == n && !daemonWaits {
 		switch {
 		case c[model.TaskFailed] > 0:
 			return model.JobFailed, fmt.Sprintf("%d of %d tasks failed", c[model.TaskFailed], n)

@@ -166,6 +166,8 @@ type Engine struct {
 	staleHosts map[model.HostID]bool
 	inbox      []hostmgr.TaskStatus
 	removed    []model.HostID
+	// hostsMoved: hosts came, went or changed state since the last pass.
+	hostsMoved bool
 
 	// fenced stops launches: the region is cut off from the federation (or
 	// a drill fenced it) and its work may be running elsewhere.
@@ -305,6 +307,10 @@ func (e *Engine) recover(ctx context.Context) error {
 			continue
 		}
 		j.ConfigVersion = max(j.ConfigVersion, 1)
+		if j.Spec.Type == model.JobDaemon {
+			j.Spec.Instances = j.Status.TasksCreated // made per host
+			e.hostsMoved = true
+		}
 		je.tasks = make([]*model.TaskRuntime, j.Status.TasksCreated)
 		for _, t := range tasks {
 			if int(t.ID.Instance) < len(je.tasks) {
@@ -336,6 +342,7 @@ func (e *Engine) recover(ctx context.Context) error {
 				je.waiting = append(je.waiting, t.ID.Instance)
 			case t.State.HoldsResources():
 				e.cfg.Hosts.Allocate(t.Host, je.taskResources(t), j.Spec.Revocable)
+				e.cfg.Hosts.HoldPorts(t.Host, t.Ports)
 				if t.State == model.TaskPlaced {
 					e.placedAt[t.ID] = e.cfg.Clock.Now()
 				}
@@ -404,6 +411,7 @@ func (s *sink) HostsUpdated(hosts []model.Host) {
 	for _, h := range hosts {
 		s.e.staleHosts[h.ID] = true
 	}
+	s.e.hostsMoved = true
 	s.e.inboxMu.Unlock()
 	s.e.wake()
 }
@@ -415,6 +423,7 @@ func (s *sink) HostsRemoved(ids []model.HostID) {
 	for _, id := range ids {
 		s.e.staleHosts[id] = true
 	}
+	s.e.hostsMoved = true
 	s.e.inboxMu.Unlock()
 	s.e.wake()
 }

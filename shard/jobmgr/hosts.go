@@ -134,6 +134,7 @@ func (e *Engine) setDrain(ctx context.Context, id model.HostID, drain bool, reas
 	e.hosts.recs[id] = rec
 	if e.cfg.Hosts.SetDraining(id, drain) {
 		e.inboxMu.Lock()
+		e.hostsMoved = true
 		e.staleHosts[id] = true
 		e.inboxMu.Unlock()
 		e.log.Info("host drain changed", "host", id, "draining", drain, "reason", reason)

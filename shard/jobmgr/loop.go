@@ -25,7 +25,15 @@ func (e *Engine) step(ctx context.Context) {
 	now := e.cfg.Clock.Now()
 	e.applyRemovedHosts(removed, now)
 	e.applyStatuses(statuses, now)
+	e.visitDaemons()
+	var views []hostmgr.HostView // for daemon jobs, read once per pass
 	for _, je := range sortJobs(e.work) {
+		if je.job.Spec.Type == model.JobDaemon && !je.job.Status.Killed && !je.job.Status.State.IsTerminal() {
+			if views == nil {
+				views = e.cfg.Hosts.Snapshot()
+			}
+			e.convergeDaemon(je, views, now)
+		}
 		e.converge(je, now)
 		e.rollUpdate(je, now)
 	}
@@ -116,6 +124,7 @@ func (e *Engine) task(id model.TaskID) (*jobEntry, *model.TaskRuntime) {
 func (e *Engine) release(je *jobEntry, t *model.TaskRuntime) {
 	if t.State.HoldsResources() {
 		e.cfg.Hosts.Release(t.Host, je.taskResources(t), je.job.Spec.Revocable)
+		e.cfg.Hosts.ReleasePorts(t.Host, t.Ports)
 		e.released[t.Host] = true
 	}
 	delete(e.placedAt, t.ID)
@@ -159,9 +168,11 @@ func (e *Engine) applyStatuses(sts []hostmgr.TaskStatus, now time.Time) {
 					t.StartTime = now
 				}
 				je.everRan = true
+				je.config(t.ConfigVersion).initHealth(t)
 				e.setState(je, t, model.TaskRunning, now)
 				e.sched.Started(gangOf(je, t.ID.Instance))
 			}
+			e.applyHealth(je, t, st, now)
 		case model.TaskSucceeded, model.TaskFailed, model.TaskKilled, model.TaskLost:
 			e.endRun(je, t, st.State, st.Reason, st.Message, st.ExitCode, now)
 		}
@@ -200,7 +211,7 @@ func (e *Engine) endRun(je *jobEntry, t *model.TaskRuntime, s model.TaskState, r
 		return
 	}
 	gang := gangSize(spec) > 1
-	if spec.Type == model.JobService && !gang && (s == model.TaskSucceeded || s == model.TaskFailed || s == model.TaskKilled) {
+	if spec.LongRunning() && !gang && (s == model.TaskSucceeded || s == model.TaskFailed || s == model.TaskKilled) {
 		// A service runs until it is stopped: whatever way a run ends, it
 		// runs again, after a backoff that grows with its failures.
 		if s != model.TaskSucceeded {
@@ -379,6 +390,7 @@ func (e *Engine) launchPlaced(je *jobEntry, now time.Time) {
 			ts := cfg.task(t.ID.Instance)
 			task = &ts
 		}
+		env := launchEnv(t, e.hostname(t.Host))
 		e.effects = append(e.effects, effect{launch: &hostmgr.Launch{
 			Run:  t.RunID(),
 			Host: t.Host,
@@ -388,6 +400,10 @@ func (e *Engine) launchPlaced(je *jobEntry, now time.Time) {
 				"peloton.instance": fmt.Sprint(t.ID.Instance),
 				"peloton.run":      fmt.Sprint(t.Run),
 			},
+			Env:     env,
+			Ports:   t.Ports,
+			Volumes: volumeMounts(t.ID, task),
+			Gang:    e.gangMembers(je, t, env),
 		}})
 	}
 }

@@ -55,7 +55,7 @@ func placementHost(v *hostmgr.HostView, free model.Resources) placement.Host {
 		Cluster:     v.Cluster,
 		Free:        free.Max(model.Resources{}),
 		Labels:      v.Labels,
-		Ports:       1 << 16,
+		Ports:       v.FreePorts(),
 		Schedulable: v.State == model.HostUp,
 	}
 }
@@ -159,26 +159,36 @@ func (e *Engine) placeWith(index *placement.HostIndex, ready []model.TaskID, now
 			}
 			gang = gangs[g]
 		}
-		tasks = append(tasks, placement.Task{
-			Ref:         i,
-			Gang:        gang,
-			Job:         id.Job,
-			Resources:   je.taskResources(t),
-			Constraints: je.config(t.ConfigVersion).constraints(id.Instance),
-			Strategy:    placement.StrategyFor(spec.Type),
-		})
+		tasks = append(tasks, je.placementTask(t, i, gang))
 	}
 	e.passes++
 	res := placement.Place(index, tasks, placement.Options{Seed: e.passes})
+	still := make([]model.TaskID, 0, len(res.Unplaced))
 	for _, a := range res.Assignments {
 		je, t := e.task(ready[a.Ref])
+		ports, err := e.cfg.Hosts.AllocatePorts(a.Host, je.config(t.ConfigVersion).ports(t.ID.Instance))
+		if err != nil {
+			// Placement counted free ports; a fixed port held by another
+			// job's run shows only here. The host's free resources in the
+			// index are refreshed next pass.
+			e.released[a.Host] = true
+			if msg := "not placed: " + err.Error(); t.Message != msg {
+				t.Message, t.UpdateTime = msg, now
+				e.markDirty(je, t)
+			}
+			still = append(still, ready[a.Ref])
+			continue
+		}
 		e.setState(je, t, model.TaskPlacing, now)
-		t.Host, t.Cluster, t.Message = a.Host, clusterOf(a.Host), ""
+		t.Host, t.Cluster, t.Message, t.Ports = a.Host, clusterOf(a.Host), "", ports
+		t.Health, t.Ready = 0, 0
+		if je.job.Spec.Type == model.JobStateful && t.PinnedHost == "" {
+			t.PinnedHost = a.Host // its volumes are made there
+		}
 		e.cfg.Hosts.Allocate(a.Host, je.taskResources(t), je.job.Spec.Revocable)
 		e.placedAt[t.ID] = now
 		e.setState(je, t, model.TaskPlaced, now)
 	}
-	still := make([]model.TaskID, 0, len(res.Unplaced))
 	for _, u := range res.Unplaced {
 		id := ready[u.Ref]
 		je, t := e.task(id)

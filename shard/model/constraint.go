@@ -94,6 +94,13 @@ func (c *Constraint) String() string {
 		if len(c.Values) > 0 {
 			v = c.Values[0]
 		}
+		// The shard's own labels read as what they mean.
+		switch {
+		case c.Op == OpEquals && c.Key == LabelRunsImages:
+			return "cannot run container images"
+		case c.Op == OpEquals && c.Key == LabelHost:
+			return "not host " + v + " (the task is pinned there)"
+		}
 		return c.Key + c.Op.String() + v
 	case OpIn, OpNotIn:
 		s := c.Key + " " + c.Op.String() + " ["

@@ -220,8 +220,8 @@ func TestThousandTasksHonourMaxRunning(t *testing.T) {
 	}
 }
 
-// A spec with a negative cpu, a missing command and an unknown field is
-// rejected with all three paths, through the CLI and over HTTP, and nothing
+// A spec with a negative cpu, a bad image, a port name used twice, a
+// volume on a batch job and an unknown field is rejected with every path, through the CLI and over HTTP, and nothing
 // is stored.
 func TestInvalidSpecRejected(t *testing.T) {
 	s := startDev(t, t.TempDir())
@@ -229,7 +229,7 @@ func TestInvalidSpecRejected(t *testing.T) {
 	if r.code == 0 {
 		t.Fatalf("invalid spec accepted: %s", r.stdout)
 	}
-	for _, path := range []string{"task.resources.cpu", "task.command", "task.sleep"} {
+	for _, path := range []string{"task.resources.cpu", "task.container.image", "task.sleep", "task.ports[1].name", "task.volumes"} {
 		if !strings.Contains(r.stderr, path) {
 			t.Errorf("CLI error does not name %s:\n%s", path, r.stderr)
 		}

@@ -132,10 +132,14 @@ func TestJobCreateInvalidSpecSendsNothing(t *testing.T) {
 		t.Fatalf("exit %d, want %d; stderr %s", r.code, ExitError, r.stderr)
 	}
 	wantLines := []string{
-		"Error: " + filepath.Join(examples, "invalid.yaml") + " is not a valid job spec (3 problems):",
-		"  task.command: is required",
+		"Error: " + filepath.Join(examples, "invalid.yaml") + " is not a valid job spec (7 problems):",
+		`  task.container.image: "Web Server" is not an image reference such as nginx:1.27 or registry.example:5000/team/app@sha256:<64 hex>`,
+		"  task.health_check: needs one of command, http or tcp",
+		`  task.ports[1].name: "http" is already the name of ports[0]`,
+		"  task.ports[2].port: 70000 is out of range (1-65535, or 0 for a free host port)",
 		"  task.resources.cpu: must be > 0",
 		"  task.sleep: unknown field",
+		"  task.volumes: only stateful jobs (type: stateful) have volumes",
 	}
 	if got := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n"); strings.Join(got, "\n") != strings.Join(wantLines, "\n") {
 		t.Fatalf("stderr\n%s\nwant\n%s", r.stderr, strings.Join(wantLines, "\n"))

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	pelotonv1 "github.com/peloton-federated/peloton/api/peloton/v1"
 )
@@ -52,7 +53,7 @@ func TestExampleSpecs(t *testing.T) {
 
 	_, err = LoadJobSpec(filepath.Join(examples, "invalid.yaml"), nil)
 	got := specPaths(t, err)
-	want := []string{"task.command", "task.resources.cpu", "task.sleep"}
+	want := []string{"task.container.image", "task.health_check", "task.ports[1].name", "task.ports[2].port", "task.resources.cpu", "task.sleep", "task.volumes"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("invalid.yaml problems %v, want %v", got, want)
 	}
@@ -154,5 +155,30 @@ func TestLoadJobSpecFromStdinAndMissingFile(t *testing.T) {
 	msg := specProblems("nope.yaml", err).Error()
 	if !strings.Contains(msg, "cannot read job spec") || !strings.Contains(msg, "nope.yaml") {
 		t.Fatalf("message %q", msg)
+	}
+}
+
+// The workload examples decode into what their comments promise.
+func TestWorkloadExamplesLoad(t *testing.T) {
+	web, err := LoadJobSpec(filepath.Join(examples, "web.yaml"), nil)
+	if err != nil {
+		t.Fatalf("web.yaml: %v", err)
+	}
+	task := web.GetTask()
+	if task.GetContainer().GetImage() != "nginx:1.27" || len(task.GetPorts()) != 1 || task.GetHealthCheck().GetHttp().GetPort() != "http" ||
+		task.GetHealthCheck().GetInterval().AsDuration() != 5*time.Second || task.GetReadiness().GetTcp() == nil || web.GetMaxPerHost() != 1 {
+		t.Errorf("web.yaml decoded as %v", web)
+	}
+	local, err := LoadJobSpec(filepath.Join(examples, "web-local.yaml"), nil)
+	if err != nil || local.GetTask().GetContainer() != nil || local.GetTask().GetHealthCheck().GetHttp().GetPath() != "/healthz" {
+		t.Errorf("web-local.yaml: %v, %v", local, err)
+	}
+	st, err := LoadJobSpec(filepath.Join(examples, "stateful.yaml"), nil)
+	if err != nil || st.GetType() != pelotonv1.JobType_JOB_TYPE_STATEFUL || len(st.GetTask().GetVolumes()) != 1 {
+		t.Errorf("stateful.yaml: %v, %v", st, err)
+	}
+	d, err := LoadJobSpec(filepath.Join(examples, "daemon.yaml"), nil)
+	if err != nil || d.GetType() != pelotonv1.JobType_JOB_TYPE_DAEMON || d.GetInstances() != 0 {
+		t.Errorf("daemon.yaml: %v, %v", d, err)
 	}
 }

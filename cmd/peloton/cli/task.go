@@ -3,7 +3,9 @@ package cli
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -58,17 +60,55 @@ func (a *app) taskListCommand() *cobra.Command {
 }
 
 func writeTaskTable(w io.Writer, tasks []*pelotonv1.Task, now time.Time) error {
-	t := newTable(w, "INSTANCE", "STATE", "RUN", "CONFIG", "HOST", "EXIT", "STARTED", "REASON")
+	t := newTable(w, "INSTANCE", "STATE", "HEALTH", "RUN", "CONFIG", "HOST", "PORTS", "EXIT", "STARTED", "REASON")
 	for _, task := range tasks {
 		exit := ""
 		if task.GetCompletionTime() != nil {
 			exit = strconv.Itoa(int(task.GetExitCode()))
 		}
-		t.row(strconv.FormatUint(uint64(task.GetInstance()), 10), shortState(task.GetState()),
-			strconv.FormatUint(uint64(task.GetRun()), 10), configVersionText(task.GetConfigVersion()), task.GetHost(), exit,
-			ago(task.GetStartTime(), now), task.GetReason())
+		t.row(strconv.FormatUint(uint64(task.GetInstance()), 10), shortState(task.GetState()), healthText(task),
+			strconv.FormatUint(uint64(task.GetRun()), 10), configVersionText(task.GetConfigVersion()), task.GetHost(),
+			portsText(task.GetPorts()), exit, ago(task.GetStartTime(), now), task.GetReason())
 	}
 	return t.flush()
+}
+
+// healthText sums up a task's probes: its health check's verdict, with
+// its readiness after a slash when it has a readiness probe.
+func healthText(t *pelotonv1.Task) string {
+	h := probeText(t.GetHealth())
+	if r := t.GetReady(); r != pelotonv1.HealthState_HEALTH_STATE_UNSPECIFIED {
+		if h == "" {
+			h = "-"
+		}
+		h += "/" + map[pelotonv1.HealthState]string{
+			pelotonv1.HealthState_HEALTH_STATE_UNKNOWN:   "unknown",
+			pelotonv1.HealthState_HEALTH_STATE_HEALTHY:   "ready",
+			pelotonv1.HealthState_HEALTH_STATE_UNHEALTHY: "not ready",
+		}[r]
+	}
+	return h
+}
+
+func probeText(s pelotonv1.HealthState) string {
+	if s == pelotonv1.HealthState_HEALTH_STATE_UNSPECIFIED {
+		return ""
+	}
+	return pelotonv1.ShortEnumName(s)
+}
+
+// portsText renders assigned ports as "http=31002,admin=9090", by name.
+func portsText(ports map[string]uint32) string {
+	names := make([]string, 0, len(ports))
+	for n := range ports {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + "=" + strconv.FormatUint(uint64(ports[n]), 10)
+	}
+	return strings.Join(parts, ",")
 }
 
 func (a *app) taskGetCommand() *cobra.Command {
@@ -108,7 +148,11 @@ func writeTask(w io.Writer, t *pelotonv1.Task, now time.Time) error {
 		"Run", strconv.FormatUint(uint64(t.GetRun()), 10),
 		"Config version", configVersionText(t.GetConfigVersion()),
 		"Host", t.GetHost(),
+		"Pinned to", t.GetPinnedHost(),
 		"Cluster", t.GetCluster(),
+		"Health", probeText(t.GetHealth()),
+		"Readiness", probeText(t.GetReady()),
+		"Ports", portsText(t.GetPorts()),
 		"Reason", t.GetReason(),
 		"Message", t.GetMessage(),
 		"Exit code", exit,

@@ -130,5 +130,8 @@ func hostOf(cluster string, s HostSpec) model.Host {
 		State:    model.HostUp,
 		Capacity: s.Capacity,
 		Labels:   labels,
+		// A simulated host runs whatever it is given, images included.
+		RunsImages: true,
+		Ports:      model.DefaultPorts,
 	}
 }

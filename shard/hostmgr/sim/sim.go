@@ -42,6 +42,9 @@ type Plugin struct {
 
 	lastDurationText string // parse cache: tasks of a job share their env
 	lastDuration     time.Duration
+
+	// volumes maps each persistent volume to the host it lives on.
+	volumes map[string]model.HostID
 }
 
 type simHost struct {
@@ -50,6 +53,8 @@ type simHost struct {
 	// measured is set once usage was reported.
 	measured bool
 	runs     []*simRun // runs not yet ended; each knows its index
+	// ports are the host ports held, by the run holding each.
+	ports map[uint32]model.RunID
 }
 
 type simRun struct {
@@ -62,6 +67,10 @@ type simRun struct {
 	at        int64 // when it entered its state, Unix nanoseconds
 	heapIndex int
 	hostIndex int
+	// ports it holds on its host; health and ready what its probes say.
+	ports  []uint32
+	health model.HealthState
+	ready  model.HealthState
 }
 
 // event is one sink call Run has yet to make.
@@ -105,6 +114,7 @@ func New(cfg Config) (*Plugin, error) {
 		notify:          make(chan struct{}, 1),
 		hosts:           make(map[model.HostID]*simHost, len(specs)),
 		runs:            make(map[model.RunID]*simRun),
+		volumes:         map[string]model.HostID{},
 	}
 	for _, s := range specs {
 		if err := p.addHostLocked(s); err != nil {
@@ -268,6 +278,11 @@ func (p *Plugin) launchLocked(l hostmgr.Launch, now time.Time) {
 		due:       now.Add(duration).UnixNano(),
 		hostIndex: len(h.runs),
 	}
+	if why := p.takeWorkloadLocked(h, r, &l); why != "" {
+		p.reportLocked(hostmgr.TaskStatus{Run: l.Run, Host: l.Host, State: model.TaskFailed, Reason: model.ReasonLaunchError,
+			Message: why, Time: now})
+		return
+	}
 	h.runs = append(h.runs, r)
 	p.runs[l.Run] = r
 	p.due.push(r)
@@ -384,6 +399,7 @@ func (p *Plugin) endLocked(r *simRun, state model.TaskState, reason string, code
 	h.runs[len(h.runs)-1] = nil
 	h.runs = h.runs[:len(h.runs)-1]
 	r.hostIndex = -1
+	releaseWorkloadLocked(r)
 	r.state, r.reason, r.exitCode, r.at = state, reason, code, at
 	p.reportLocked(r.status())
 	p.rememberFinishedLocked(r.id)
@@ -413,6 +429,7 @@ func (r *simRun) status() hostmgr.TaskStatus {
 	switch r.state {
 	case model.TaskRunning:
 		st.ExitCode = 0
+		st.Health, st.Ready = r.health, r.ready
 	case model.TaskSucceeded, model.TaskFailed:
 		st.Message = "exit code " + strconv.Itoa(int(r.exitCode))
 	case model.TaskKilled:

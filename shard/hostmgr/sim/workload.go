@@ -1,0 +1,112 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/peloton-federated/peloton/shard/hostmgr"
+	"github.com/peloton-federated/peloton/shard/model"
+)
+
+// EnvHealth is what a simulated run's probes say: "healthy" (the default)
+// or "unhealthy". A run whose task has a health check or readiness probe
+// reports the verdict with RUNNING.
+const EnvHealth = "PELOTON_SIM_HEALTH"
+
+// Simulated hosts honour the workload fields closely enough for the
+// scheduler's own checks: a host port is held by one run at a time, and a
+// persistent volume lives on the host it was made on.
+
+// takeWorkloadLocked checks and takes what a launch asks of its host
+// beyond resources: its ports and volumes. It returns why the launch
+// fails, or "".
+func (p *Plugin) takeWorkloadLocked(h *simHost, r *simRun, l *hostmgr.Launch) string {
+	for _, port := range l.Ports {
+		if holder, busy := h.ports[port.Port]; busy {
+			return fmt.Sprintf("host port %d on %s is held by run %s", port.Port, h.host.ID, holder)
+		}
+	}
+	for _, v := range l.Volumes {
+		if where, ok := p.volumes[v.ID]; ok && where != h.host.ID {
+			return fmt.Sprintf("volume %s lives on %s, not %s", v.ID, where, h.host.ID)
+		}
+	}
+	if h.ports == nil && len(l.Ports) > 0 {
+		h.ports = map[uint32]model.RunID{}
+	}
+	for _, port := range l.Ports {
+		h.ports[port.Port] = r.id
+		r.ports = append(r.ports, port.Port)
+	}
+	for _, v := range l.Volumes {
+		p.volumes[v.ID] = h.host.ID
+	}
+	if l.Task != nil && (l.Task.HealthCheck != nil || l.Task.Readiness != nil) {
+		verdict := model.HealthHealthy
+		if strings.EqualFold(l.Task.Env[EnvHealth], "unhealthy") {
+			verdict = model.HealthUnhealthy
+		}
+		if l.Task.HealthCheck != nil {
+			r.health = verdict
+		}
+		if l.Task.Readiness != nil {
+			r.ready = verdict
+		}
+	}
+	return ""
+}
+
+// releaseWorkloadLocked gives back the ports of an ended run.
+func releaseWorkloadLocked(r *simRun) {
+	for _, port := range r.ports {
+		if r.host.ports[port] == r.id {
+			delete(r.host.ports, port)
+		}
+	}
+	r.ports = nil
+}
+
+// SetHealth changes what a running run's health check says, and reports
+// it: a test's way of making an instance fail its probe.
+func (p *Plugin) SetHealth(run model.RunID, health model.HealthState) error {
+	p.mu.Lock()
+	r, ok := p.runs[run]
+	if !ok || r.state != model.TaskRunning {
+		p.mu.Unlock()
+		return fmt.Errorf("%w: run %s is not running", ErrUnknownHost, run)
+	}
+	r.health = health
+	p.reportLocked(r.status())
+	p.mu.Unlock()
+	p.wake()
+	return nil
+}
+
+// Volumes returns where each persistent volume lives.
+func (p *Plugin) Volumes() map[string]model.HostID {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]model.HostID, len(p.volumes))
+	for id, h := range p.volumes {
+		out[id] = h
+	}
+	return out
+}
+
+// RemoveVolumes implements hostmgr.VolumeRemover.
+func (p *Plugin) RemoveVolumes(ctx context.Context, host model.HostID, ids []string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, id := range ids {
+		if p.volumes[id] == host {
+			delete(p.volumes, id)
+		}
+	}
+	return nil
+}
+
+var _ hostmgr.VolumeRemover = (*Plugin)(nil)
