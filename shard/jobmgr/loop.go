@@ -293,6 +293,7 @@ func (e *Engine) newRun(je *jobEntry, t *model.TaskRuntime, now time.Time) {
 	t.Run++
 	t.ConfigVersion = max(je.job.ConfigVersion, 1)
 	t.Host, t.Cluster = "", ""
+	t.Health, t.Ready, t.Ports = model.HealthNone, model.HealthNone, nil
 	t.StartTime, t.CompletionTime = time.Time{}, time.Time{}
 	e.setState(je, t, model.TaskInitialized, now)
 	je.waiting = append(je.waiting, t.ID.Instance)

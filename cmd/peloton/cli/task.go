@@ -82,9 +82,9 @@ func healthText(t *pelotonv1.Task) string {
 			h = "-"
 		}
 		h += "/" + map[pelotonv1.HealthState]string{
-			pelotonv1.HealthState_HEALTH_STATE_UNKNOWN:   "unknown",
-			pelotonv1.HealthState_HEALTH_STATE_HEALTHY:   "ready",
-			pelotonv1.HealthState_HEALTH_STATE_UNHEALTHY: "not ready",
+			pelotonv1.HealthState_HEALTH_STATE_UNKNOWN:   "UNKNOWN",
+			pelotonv1.HealthState_HEALTH_STATE_HEALTHY:   "READY",
+			pelotonv1.HealthState_HEALTH_STATE_UNHEALTHY: "NOT_READY",
 		}[r]
 	}
 	return h

@@ -1,0 +1,235 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// waitJob polls a job until it reaches state or the deadline passes.
+func waitJob(t *testing.T, s *server, job, state string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		code, body := s.http("GET", "/v1/jobs/"+job, nil)
+		var out struct{ Job jobJSON }
+		if code == 200 && json.Unmarshal(body, &out) == nil && out.Job.Status.State == state {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s not %s after %s: %d %s", job, state, within, code, body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// After thousands of gang and single tasks with fractional cores start and
+// end on simulated hosts, every pool's and every host's allocation reads
+// exactly zero: resources are whole units end to end, so sums never drift.
+func TestAllocationReturnsToExactlyZero(t *testing.T) {
+	s := startDev(t, t.TempDir(), "--hosts", "sim,hosts=40,cpu=16,mem=65536")
+	single := createJobHTTP(t, s, `{"name":"single","instances":6000,
+		"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"20ms"},"resources":{"cpu":0.1,"memMb":1.5e1,"diskMb":3}}}`)
+	odd := createJobHTTP(t, s, `{"name":"odd","instances":1000,
+		"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"10ms"},"resources":{"cpu":0.333,"memMb":7}}}`)
+	gangs := createJobHTTP(t, s, `{"name":"gangs","instances":3000,"gangSize":3,
+		"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"30ms"},"resources":{"cpu":0.7,"memMb":33}}}`)
+	for _, j := range []string{single, odd, gangs} {
+		waitJob(t, s, j, "JOB_STATE_SUCCEEDED", 3*time.Minute)
+	}
+	// Runs release what they held when they end; give the last pass a moment.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		dirty := nonZeroAllocations(t, s)
+		if len(dirty) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10,000 tasks ended, allocations are not exactly zero:\n%s", strings.Join(dirty, "\n"))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// nonZeroAllocations lists every pool and host amount of allocation that is
+// not exactly zero, as the HTTP API reports them.
+func nonZeroAllocations(t *testing.T, s *server) []string {
+	t.Helper()
+	var dirty []string
+	code, body := s.http("GET", "/v1/pools", nil)
+	if code != 200 {
+		t.Fatalf("GET /v1/pools: %d %s", code, body)
+	}
+	var pools struct {
+		Pools []struct {
+			Path      string `json:"path"`
+			Resources []struct {
+				Name       string  `json:"name"`
+				Allocation float64 `json:"allocation"`
+			} `json:"resources"`
+		} `json:"pools"`
+	}
+	if err := json.Unmarshal(body, &pools); err != nil {
+		t.Fatalf("pools: %v: %s", err, body)
+	}
+	for _, p := range pools.Pools {
+		for _, r := range p.Resources {
+			if r.Allocation != 0 {
+				dirty = append(dirty, fmt.Sprintf("pool %s %s allocation %v", p.Path, r.Name, r.Allocation))
+			}
+		}
+	}
+	code, body = s.http("GET", "/v1/hosts", nil)
+	if code != 200 {
+		t.Fatalf("GET /v1/hosts: %d %s", code, body)
+	}
+	var hosts struct {
+		Hosts []struct {
+			ID        string             `json:"id"`
+			Allocated map[string]float64 `json:"allocated"`
+			Tasks     int                `json:"tasks"`
+		} `json:"hosts"`
+	}
+	if err := json.Unmarshal(body, &hosts); err != nil {
+		t.Fatalf("hosts: %v: %s", err, body)
+	}
+	if len(hosts.Hosts) != 40 {
+		t.Fatalf("%d hosts, want 40", len(hosts.Hosts))
+	}
+	for _, h := range hosts.Hosts {
+		for name, v := range h.Allocated {
+			if v != 0 {
+				dirty = append(dirty, fmt.Sprintf("host %s %s allocated %v", h.ID, name, v))
+			}
+		}
+		if h.Tasks != 0 {
+			dirty = append(dirty, fmt.Sprintf("host %s holds %d tasks", h.ID, h.Tasks))
+		}
+	}
+	return dirty
+}
+
+type workloadTaskJSON struct {
+	Instance   uint32            `json:"instance"`
+	State      string            `json:"state"`
+	Host       string            `json:"host"`
+	PinnedHost string            `json:"pinnedHost"`
+	Health     string            `json:"health"`
+	Ready      string            `json:"ready"`
+	Ports      map[string]uint32 `json:"ports"`
+	Reason     string            `json:"reason"`
+	Message    string            `json:"message"`
+}
+
+func workloadTasks(t *testing.T, s *server, job string) []workloadTaskJSON {
+	t.Helper()
+	var out struct {
+		Tasks []workloadTaskJSON `json:"tasks"`
+	}
+	if err := json.Unmarshal([]byte(s.mustCLI("task", "list", job, "-o", "json")), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Tasks
+}
+
+func eventually(t *testing.T, what string, within time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %s: %s", within, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// The README's workload examples through the binary on simulated hosts: a
+// web service with an image, a named port and probes; a stateful job
+// pinned to its hosts; a daemon job that follows hosts through a drain.
+func TestWorkloadExamplesOnSim(t *testing.T) {
+	s := startDev(t, t.TempDir(), "--hosts", "sim,hosts=4,cpu=4,mem=8192,duration=1h")
+	web := strings.TrimSpace(s.mustCLI("job", "create", "-f", repoFile("examples", "web.yaml")))
+	eventually(t, "3 web instances running, healthy and ready", 20*time.Second, func() bool {
+		n := 0
+		for _, tk := range workloadTasks(t, s, web) {
+			if tk.State == "TASK_STATE_RUNNING" && tk.Health == "HEALTH_STATE_HEALTHY" && tk.Ready == "HEALTH_STATE_HEALTHY" {
+				n++
+			}
+		}
+		return n == 3
+	})
+	hosts := map[string]bool{}
+	for _, tk := range workloadTasks(t, s, web) {
+		if p := tk.Ports["http"]; p < 31000 || p > 32000 {
+			t.Errorf("instance %d port %d outside 31000-32000", tk.Instance, p)
+		}
+		if hosts[tk.Host] {
+			t.Errorf("maxPerHost 1, yet two instances on %s", tk.Host)
+		}
+		hosts[tk.Host] = true
+	}
+	if out := s.mustCLI("task", "list", web); !strings.Contains(out, "HEALTHY/READY") || !strings.Contains(out, "http=3") {
+		t.Errorf("task list does not show health and ports:\n%s", out)
+	}
+
+	st := strings.TrimSpace(s.mustCLI("job", "create", "-f", repoFile("examples", "stateful.yaml")))
+	eventually(t, "stateful instances running, pinned", 20*time.Second, func() bool {
+		n := 0
+		for _, tk := range workloadTasks(t, s, st) {
+			if tk.State == "TASK_STATE_RUNNING" && tk.PinnedHost == tk.Host && tk.Host != "" {
+				n++
+			}
+		}
+		return n == 2
+	})
+
+	d := strings.TrimSpace(s.mustCLI("job", "create", "-f", repoFile("examples", "daemon.yaml")))
+	perHost := func() map[string]int {
+		m := map[string]int{}
+		for _, tk := range workloadTasks(t, s, d) {
+			if tk.State == "TASK_STATE_RUNNING" {
+				m[tk.Host]++
+			}
+		}
+		return m
+	}
+	eventually(t, "one daemon instance on each of 4 hosts", 20*time.Second, func() bool {
+		m := perHost()
+		return len(m) == 4 && m["sim-0"] == 1 && m["sim-1"] == 1 && m["sim-2"] == 1 && m["sim-3"] == 1
+	})
+	s.mustCLI("host", "drain", "sim/sim-2", "--reason", "maintenance")
+	eventually(t, "the drained host loses its daemon instance", 20*time.Second, func() bool {
+		m := perHost()
+		return len(m) == 3 && m["sim-2"] == 0
+	})
+	gone := false
+	for _, tk := range workloadTasks(t, s, d) {
+		if tk.Reason == "HOST_GONE" && tk.State == "TASK_STATE_KILLED" {
+			gone = true
+		}
+	}
+	if !gone {
+		t.Errorf("no daemon instance ended KILLED with reason HOST_GONE: %+v", workloadTasks(t, s, d))
+	}
+	s.mustCLI("host", "undrain", "sim/sim-2")
+	eventually(t, "the undrained host gets a daemon instance again", 20*time.Second, func() bool { return perHost()["sim-2"] == 1 })
+	if out := s.mustCLI("job", "get", d); !strings.Contains(out, "RUNNING") {
+		t.Errorf("daemon job:\n%s", out)
+	}
+}
+
+// On the local host manager, which runs commands and no images, a task with
+// an image stays pending and says why.
+func TestImageTaskPendingOnLocalHosts(t *testing.T) {
+	s := startDev(t, t.TempDir())
+	web := strings.TrimSpace(s.mustCLI("job", "create", "-f", repoFile("examples", "web.yaml")))
+	eventually(t, "pending reason names images", 20*time.Second, func() bool {
+		ts := workloadTasks(t, s, web)
+		return len(ts) == 3 && strings.Contains(ts[0].Message, "cannot run container images")
+	})
+	if out := s.mustCLI("task", "get", web, "0"); !strings.Contains(out, "cannot run container images") {
+		t.Errorf("task get does not say why:\n%s", out)
+	}
+}
