@@ -105,9 +105,11 @@ func podEnded(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 
-// isOurs reports whether Peloton started the pod.
-func isOurs(p *corev1.Pod) bool {
-	return p.Labels[LabelManagedBy] == ManagedByValue && p.Annotations[AnnotationRunID] != ""
+// isOurs reports whether this plugin started the pod: Peloton did, in the
+// plugin's namespace. Pods of other Peloton shards sharing the cluster
+// count as anyone else's.
+func isOurs(p *corev1.Pod, namespace string) bool {
+	return p.Namespace == namespace && p.Labels[LabelManagedBy] == ManagedByValue && p.Annotations[AnnotationRunID] != ""
 }
 
 // nodeReady reports the node's Ready condition.

@@ -90,7 +90,7 @@ func (p *Plugin) giveUpRunsOn(ctx context.Context, node, reason, msg string) {
 	p.mu.Lock()
 	for _, obj := range objs {
 		pod, ok := obj.(*corev1.Pod)
-		if !ok || !isOurs(pod) || podEnded(pod) {
+		if !ok || !isOurs(pod, p.cfg.Namespace) || podEnded(pod) {
 			continue
 		}
 		run := model.RunID(pod.Annotations[AnnotationRunID])
@@ -134,7 +134,7 @@ func (p *Plugin) podChanged(old, obj any) {
 	if !ok {
 		return
 	}
-	if !isOurs(pod) {
+	if !isOurs(pod, p.cfg.Namespace) {
 		p.mu.Lock()
 		if pod.Spec.NodeName != "" {
 			p.dirtyNodes[pod.Spec.NodeName] = true
@@ -171,7 +171,7 @@ func (p *Plugin) podDeleted(obj any) {
 	if !ok {
 		return
 	}
-	if !isOurs(pod) {
+	if !isOurs(pod, p.cfg.Namespace) {
 		if pod.Spec.NodeName != "" {
 			p.mu.Lock()
 			p.dirtyNodes[pod.Spec.NodeName] = true

@@ -98,7 +98,7 @@ func (p *Plugin) Run(ctx context.Context, sink hostmgr.Sink) error {
 		informers.WithTransform(dropManagedFields))
 	nodeInformer := factory.Core().V1().Nodes()
 	podInformer := factory.Core().V1().Pods().Informer()
-	if err := podInformer.AddIndexers(cache.Indexers{indexByNode: podNodeIndex, indexByRun: podRunIndex}); err != nil {
+	if err := podInformer.AddIndexers(cache.Indexers{indexByNode: podNodeIndex, indexByRun: p.podRunIndex}); err != nil {
 		return err
 	}
 	if _, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -171,8 +171,8 @@ func podNodeIndex(obj any) ([]string, error) {
 	return nil, nil
 }
 
-func podRunIndex(obj any) ([]string, error) {
-	if pod, ok := obj.(*corev1.Pod); ok && isOurs(pod) {
+func (p *Plugin) podRunIndex(obj any) ([]string, error) {
+	if pod, ok := obj.(*corev1.Pod); ok && isOurs(pod, p.cfg.Namespace) {
 		return []string{pod.Annotations[AnnotationRunID]}, nil
 	}
 	return nil, nil
@@ -239,7 +239,7 @@ func (p *Plugin) foreignRequests(node string) model.Resources {
 	var used model.Resources
 	for _, obj := range objs {
 		pod, ok := obj.(*corev1.Pod)
-		if !ok || isOurs(pod) || podEnded(pod) {
+		if !ok || isOurs(pod, p.cfg.Namespace) || podEnded(pod) {
 			continue
 		}
 		used = used.Add(podRequests(pod, p.podCfg.GPUResource))

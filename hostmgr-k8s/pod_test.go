@@ -28,7 +28,7 @@ func TestLaunchPodIdentity(t *testing.T) {
 	if pod.Name != "j1-0-2" || pod.Namespace != "batch" || pod.Spec.NodeName != "n1" || pod.Spec.SchedulerName != "peloton" {
 		t.Fatalf("placement fields: %+v", pod.ObjectMeta)
 	}
-	if pod.Annotations[AnnotationRunID] != "j1-0-2" || pod.Annotations[AnnotationHostID] != "east/n1" || !isOurs(pod) {
+	if pod.Annotations[AnnotationRunID] != "j1-0-2" || pod.Annotations[AnnotationHostID] != "east/n1" || !isOurs(pod, "batch") {
 		t.Fatalf("annotations: %v labels %v", pod.Annotations, pod.Labels)
 	}
 	if _, ok := pod.Labels["bad key!"]; ok || pod.Labels["peloton.note"] != "has_spaces" || pod.Labels["peloton.job"] != "j1" {

@@ -144,3 +144,23 @@ func TestGangConfigMapFollowsItsPod(t *testing.T) {
 	w.sink.waitState(t, "g-0-1", model.TaskKilled)
 	waitGone("g-0-1")
 }
+
+// Two shards may share a cluster in different namespaces: the other's pods
+// are anyone else's to this plugin, their requests count against the node
+// and their runs are not reported.
+func TestPodsOfAnotherNamespaceAreForeign(t *testing.T) {
+	other := podFixture("x-0-1", "n1", corev1.PodRunning, runningState)
+	other.Namespace = "other-shard"
+	other.Spec.Containers[0].Resources.Requests = quantities("1", "1Gi")
+	w := newWorld(t, fakeNode("n1", true), other)
+	w.sink.waitUntil(t, "n1 less the other shard's pod", func() bool { return w.sink.hosts["kube/n1"].Capacity.CPU == 3 })
+	if err := w.plugin.Reconcile(w.ctx, []hostmgr.RunRef{{Run: "x-0-1", Host: "kube/n1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if st := w.sink.waitState(t, "x-0-1", model.TaskLost); st.Reason != model.ReasonUnknownTask {
+		t.Fatalf("status %+v", st)
+	}
+	if n := w.sink.count("x-0-1", model.TaskRunning); n != 0 {
+		t.Fatalf("the other shard's run was reported RUNNING %d times", n)
+	}
+}

@@ -333,3 +333,49 @@ func TestGangFileFromConfigMap(t *testing.T) {
 		return err == nil && len(list.Items) == 0
 	})
 }
+
+// What kwok plays of probes comes back: a container that never turns
+// ready is NOT_READY once its readiness probe had the time to fail, and a
+// container the kubelet kills for its health check (exit 137) fails its
+// run UNHEALTHY, after which the service instance runs again.
+func TestProbeVerdictsFromPodStatus(t *testing.T) {
+	needCluster(t)
+	newNamespace(t, "probes")
+	addNodes(t, "4", "8Gi", nil, "probes-1")
+	s := startShard(t, t.TempDir(), "probes")
+	s.waitHosts(1, "UP")
+	unready := s.createFromYAML(`
+name: unready
+type: service
+instances: 1
+task:
+  container: {image: "nginx:1.27"}
+  ports: [{name: http}]
+  readiness: {tcp: {port: http}, interval: 1s, failureThreshold: 1}
+  env: {FAKE_NOT_READY: "1"}
+  resources: {cpu: 0.1, memMb: 32}
+`)
+	killed := s.createFromYAML(`
+name: killed
+type: service
+instances: 1
+task:
+  container: {image: "nginx:1.27"}
+  ports: [{name: http}]
+  healthCheck: {tcp: {port: http}, interval: 1s}
+  env: {FAKE_RUN_FOR: "1s", FAKE_EXIT_CODE: "137"}
+  resources: {cpu: 0.1, memMb: 32}
+`)
+	waitFor(t, 30*time.Second, "the unready instance NOT_READY", func() bool {
+		tk := s.workloadTasks(unready)[0]
+		return tk.State == "TASK_STATE_RUNNING" && tk.Ready == "HEALTH_STATE_UNHEALTHY"
+	})
+	waitFor(t, 60*time.Second, "the killed instance running its second run", func() bool {
+		tk := s.workloadTasks(killed)[0]
+		return tk.Run >= 2 && tk.State == "TASK_STATE_RUNNING"
+	})
+	events := s.cli("job", "events", killed, "--instance", "0")
+	if !strings.Contains(events, "run 1 FAILED (killed after failing its health check") {
+		t.Fatalf("events of the killed instance do not show a FAILED run for its health check:\n%s", events)
+	}
+}
