@@ -193,6 +193,7 @@ func (p *Plugin) podDeleted(obj any) {
 	}
 	p.dropGangOfLocked(pod)
 	delete(p.runs, run)
+	delete(p.undecided, run)
 	p.mu.Unlock()
 	p.wake()
 }
@@ -223,6 +224,11 @@ func (p *Plugin) reportLocked(run model.RunID, t *trackedRun, st runStatus, now 
 		ExitCode: st.ExitCode, Time: st.Time, Health: st.Health, Ready: st.Ready}
 	if st.State.IsTerminal() && t.endedAt.IsZero() {
 		t.endedAt = now
+	}
+	if st.State == model.TaskRunning && (st.Health == model.HealthUnknown || st.Ready == model.HealthUnknown) {
+		p.undecided[run] = true
+	} else {
+		delete(p.undecided, run)
 	}
 	p.log.Info("run state", "run", run, "state", st.State, "reason", st.Reason, "message", st.Message,
 		"health", st.Health, "ready", st.Ready)
@@ -260,12 +266,10 @@ func (p *Plugin) deleteFinishedPods(ctx context.Context, now time.Time) {
 func (p *Plugin) recheckHealth(now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for run, t := range p.runs {
-		if t.last.State != model.TaskRunning || (t.last.Health != model.HealthUnknown && t.last.Ready != model.HealthUnknown) {
-			continue
-		}
-		pod := p.podOf(run)
-		if pod == nil {
+	for run := range p.undecided {
+		t, pod := p.runs[run], p.podOf(run)
+		if t == nil || pod == nil {
+			delete(p.undecided, run)
 			continue
 		}
 		if st, ok := podRunStatus(pod, now); ok && st.changedFrom(t.last) {

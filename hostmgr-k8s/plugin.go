@@ -48,6 +48,8 @@ type Plugin struct {
 	notReadySince map[string]time.Time
 	lostNodes     map[string]bool // nodes whose runs were already given up
 	doomedGangs   []string        // gang config maps to delete
+	// undecided are running runs whose probes have no verdict yet.
+	undecided map[model.RunID]bool
 }
 
 // trackedRun is what the plugin remembers of a run it knows a pod of.
@@ -80,6 +82,7 @@ func New(cfg Config) (*Plugin, error) {
 		dirtyNodes:    map[string]bool{},
 		notReadySince: map[string]time.Time{},
 		lostNodes:     map[string]bool{},
+		undecided:     map[model.RunID]bool{},
 	}, nil
 }
 
