@@ -95,6 +95,7 @@ func (r *Router) FailBack(ctx context.Context, req *pb.FailBackRequest) (*pb.Fai
 		if remaining > 0 {
 			ns := proto.Clone(rep.GetJob().GetSpec()).(*pb.JobSpec)
 			ns.Region, ns.Instances = req.Region, remaining
+			daemonSpec(ns)
 			if ns.MaxRunning > remaining {
 				ns.MaxRunning = remaining
 			}

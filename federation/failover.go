@@ -205,6 +205,7 @@ func (f *Failover) relocate(ctx context.Context, failed string) {
 		if remaining > 0 {
 			ns := proto.Clone(spec).(*pb.JobSpec)
 			ns.Region, ns.Instances = target, remaining
+			daemonSpec(ns)
 			if ns.Overrides, err = renumberOverrides(spec.GetOverrides(), rep.GetSucceeded()); err != nil {
 				f.log.Warn("cannot relocate job", "job", rep.GetJob().GetId(), "from", failed, "err", err)
 				continue

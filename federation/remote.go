@@ -188,6 +188,12 @@ func (s *RemoteShard) UndrainHost(ctx context.Context, r *pb.UndrainHostRequest)
 	})
 }
 
+func (s *RemoteShard) MarkHostDown(ctx context.Context, r *pb.MarkHostDownRequest) (*pb.MarkHostDownResponse, error) {
+	return remoteCall(s, ctx, r, func(c *grpc.ClientConn) func(context.Context, *pb.MarkHostDownRequest, ...grpc.CallOption) (*pb.MarkHostDownResponse, error) {
+		return pb.NewHostServiceClient(c).MarkHostDown
+	})
+}
+
 func (s *RemoteShard) ListRegions(ctx context.Context, r *pb.ListRegionsRequest) (*pb.ListRegionsResponse, error) {
 	return remoteCall(s, ctx, r, func(c *grpc.ClientConn) func(context.Context, *pb.ListRegionsRequest, ...grpc.CallOption) (*pb.ListRegionsResponse, error) {
 		return pb.NewRegionServiceClient(c).ListRegions

@@ -139,7 +139,10 @@ func defaultFailover(spec *pb.JobSpec, pinned bool) *pb.FailoverPolicy {
 	if f := spec.GetFailover(); f != nil && f.GetMode() != pb.FailoverPolicy_MODE_UNSPECIFIED {
 		return f
 	}
-	if pinned {
+	// A job pinned to its region stays there; so do stateful jobs (their
+	// volumes do not follow) and daemon jobs (they belong to the region's
+	// hosts), unless their spec asks otherwise.
+	if pinned || spec.GetType() == pb.JobType_JOB_TYPE_STATEFUL || spec.GetType() == pb.JobType_JOB_TYPE_DAEMON {
 		return &pb.FailoverPolicy{Mode: pb.FailoverPolicy_MODE_NONE}
 	}
 	return &pb.FailoverPolicy{Mode: pb.FailoverPolicy_MODE_ANY}
@@ -170,3 +173,11 @@ func (r *Router) replicate(ctx context.Context, owner string, job *pb.Job, succe
 var _ pb.FederationServiceServer = (*Router)(nil)
 
 func registerFederation(g *grpc.Server, r *Router) { pb.RegisterFederationServiceServer(g, r) }
+
+// daemonSpec makes a re-created daemon job's spec valid: a daemon runs one
+// instance per matching host of its new region and takes no count.
+func daemonSpec(ns *pb.JobSpec) {
+	if ns.GetType() == pb.JobType_JOB_TYPE_DAEMON {
+		ns.Instances, ns.MaxRunning = 0, 0
+	}
+}

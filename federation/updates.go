@@ -136,3 +136,17 @@ func (r *Router) UndrainHost(ctx context.Context, req *pb.UndrainHostRequest) (*
 	})
 	return resp, err
 }
+
+func (r *Router) MarkHostDown(ctx context.Context, req *pb.MarkHostDownRequest) (*pb.MarkHostDownResponse, error) {
+	if routed(ctx) {
+		return r.shard().MarkHostDown(ctx, req)
+	}
+	region, err := r.hostRegion(ctx, req.HostId, req.Region)
+	if err != nil {
+		return nil, err
+	}
+	resp, _, err := regionCall(r, ctx, region, req, r.shard().MarkHostDown, func(c *grpc.ClientConn) func(context.Context, *pb.MarkHostDownRequest, ...grpc.CallOption) (*pb.MarkHostDownResponse, error) {
+		return pb.NewHostServiceClient(c).MarkHostDown
+	})
+	return resp, err
+}

@@ -68,6 +68,29 @@ func (s *pluginSpec) durationParam(key string, def time.Duration) (time.Duration
 	return d, nil
 }
 
+// portsParam parses host port ranges "FROM-TO[|FROM-TO...]"; a single
+// port may stand alone. Nil when the parameter is not given.
+func (s *pluginSpec) portsParam(key string) ([]model.PortRange, error) {
+	v := s.param(key, "")
+	if v == "" {
+		return nil, nil
+	}
+	var out []model.PortRange
+	for _, part := range strings.Split(v, "|") {
+		from, to, isRange := strings.Cut(part, "-")
+		if !isRange {
+			to = from
+		}
+		f, errF := strconv.ParseUint(from, 10, 16)
+		t, errT := strconv.ParseUint(to, 10, 16)
+		if errF != nil || errT != nil {
+			return nil, fmt.Errorf("--hosts %s: %s=%q: %q is not a port range like 31000-31999", s.Name, key, v, part)
+		}
+		out = append(out, model.PortRange{From: uint32(f), To: uint32(t)})
+	}
+	return out, nil
+}
+
 // unknown reports parameters no factory asked for.
 func (s *pluginSpec) unknown() error {
 	var bad []string
@@ -186,8 +209,16 @@ func buildPlugins(values []string, env pluginEnv) ([]hostmgr.Plugin, error) {
 }
 
 func init() {
-	registerPluginKind("local", "this machine; tasks run as real processes", func(s *pluginSpec, env pluginEnv) (hostmgr.Plugin, error) {
-		return local.New(local.Config{Cluster: s.Name, Dir: filepath.Join(env.DataDir, "hosts", s.Name), Logger: env.Logger})
+	registerPluginKind("local", "this machine; tasks run as real processes: ports=31000-32000|FROM-TO", func(s *pluginSpec, env pluginEnv) (hostmgr.Plugin, error) {
+		ports, err := s.portsParam("ports")
+		if err != nil {
+			return nil, err
+		}
+		p, err := local.New(local.Config{Cluster: s.Name, Dir: filepath.Join(env.DataDir, "hosts", s.Name), Logger: env.Logger, Ports: ports})
+		if err != nil {
+			return nil, fmt.Errorf("--hosts %s: %w", s.Name, err)
+		}
+		return p, nil
 	})
 	registerPluginKind("sim", "simulated hosts: hosts=N,cpu=C,mem=MiB,duration=D,zones=a|b|c", func(s *pluginSpec, env pluginEnv) (hostmgr.Plugin, error) {
 		n, err := s.intParam("hosts", env.SimHosts)

@@ -147,6 +147,8 @@ type Engine struct {
 	effects    []effect
 	placedAt   map[model.TaskID]time.Time
 	passes     uint64
+	// lastDrain is when the drain step last ran.
+	lastDrain time.Time
 	// index is what hosts have free, kept across passes; released lists
 	// hosts whose runs ended since, staleHosts those plugins reported.
 	index      *placement.HostIndex

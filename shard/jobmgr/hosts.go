@@ -103,7 +103,7 @@ func (e *Engine) writeHostRecords(ctx context.Context) error {
 }
 
 // setDrain stores a host's drain and applies it.
-func (e *Engine) setDrain(ctx context.Context, id model.HostID, drain bool, reason string) (*model.HostRecord, error) {
+func (e *Engine) setDrain(ctx context.Context, id model.HostID, drain bool, reason string, deadline time.Duration) (*model.HostRecord, error) {
 	now := e.cfg.Clock.Now()
 	v, reported := e.cfg.Hosts.View(id)
 	reported = reported && v.Hostname != ""
@@ -125,8 +125,12 @@ func (e *Engine) setDrain(ctx context.Context, id model.HostID, drain bool, reas
 			rec.DrainTime = now
 		}
 		rec.Draining, rec.DrainReason = true, reason
+		rec.DrainDeadline = time.Time{}
+		if deadline > 0 {
+			rec.DrainDeadline = now.Add(deadline)
+		}
 	} else {
-		rec.Draining, rec.DrainReason, rec.DrainTime = false, "", time.Time{}
+		rec.Draining, rec.DrainReason, rec.DrainTime, rec.DrainDeadline, rec.Down = false, "", time.Time{}, time.Time{}, false
 	}
 	if err := e.cfg.Store.PutHosts(ctx, []*model.HostRecord{rec}); err != nil {
 		return nil, fmt.Errorf("store host %s: %w", id, err)
@@ -149,6 +153,7 @@ func seenNow(h model.Host, old *model.HostRecord, now time.Time) *model.HostReco
 	rec := &model.HostRecord{Host: h, LastSeen: now}
 	if old != nil {
 		rec.Draining, rec.DrainReason, rec.DrainTime = old.Draining, old.DrainReason, old.DrainTime
+		rec.DrainDeadline, rec.Down = old.DrainDeadline, old.Down
 	}
 	return rec
 }
@@ -168,13 +173,13 @@ func (e *Engine) hostRecord(r *model.HostRecord) *model.HostRecord {
 // DrainHost takes a host out of service: it takes no new work and its
 // capacity no longer counts; what runs there goes on. The drain is stored
 // and survives restarts.
-func (e *Engine) DrainHost(ctx context.Context, id model.HostID, reason string) (*model.HostRecord, error) {
-	return e.setDrain(ctx, id, true, reason)
+func (e *Engine) DrainHost(ctx context.Context, id model.HostID, reason string, deadline time.Duration) (*model.HostRecord, error) {
+	return e.setDrain(ctx, id, true, reason, deadline)
 }
 
-// UndrainHost puts a drained host back into service.
+// UndrainHost puts a draining, drained or down host back into service.
 func (e *Engine) UndrainHost(ctx context.Context, id model.HostID) (*model.HostRecord, error) {
-	return e.setDrain(ctx, id, false, "")
+	return e.setDrain(ctx, id, false, "", 0)
 }
 
 // ListHostRecords returns every host the shard knows: those its host

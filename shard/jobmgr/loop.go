@@ -38,6 +38,7 @@ func (e *Engine) step(ctx context.Context) {
 		e.rollUpdate(je, now)
 	}
 	e.evictRevocable(now)
+	e.drainStep(now)
 	e.admit(now)
 	e.place(now)
 	jobs := sortJobs(e.work)
@@ -416,6 +417,9 @@ func (e *Engine) deriveState(je *jobEntry, now time.Time) {
 		return
 	}
 	state, msg := deriveJobState(&j.Spec, j.Status.Killed, j.Status.TasksCreated, je.everRan, &je.counts)
+	if u := je.update; msg == "" && u != nil && !u.State.IsTerminal() && u.Message != "" {
+		msg = "update " + string(u.ID) + ": " + u.Message // such as waiting for SLA
+	}
 	if state == j.Status.State && msg == j.Status.Message {
 		return
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/resmgr"
+	"github.com/peloton-federated/peloton/shard/sla"
 	"github.com/peloton-federated/peloton/shard/store"
 )
 
@@ -69,6 +70,9 @@ func (e *Engine) UpdateJob(ctx context.Context, id model.JobID, spec model.JobSp
 	}
 	if spec.Region == "" {
 		spec.Region = je.job.Spec.Region
+	}
+	if spec.Type == model.JobDaemon {
+		spec.Instances = je.job.Spec.Instances // the hosts give a daemon's count
 	}
 	if err := checkUpdate(&je.job.Spec, &spec); err != nil {
 		e.mu.Unlock()
@@ -218,7 +222,7 @@ func (e *Engine) rollUpdate(je *jobEntry, now time.Time) {
 			if t.ConfigVersion < u.ToVersion {
 				stale = true
 				queued = queued || t.State != model.TaskInitialized
-			} else if t.State != model.TaskRunning {
+			} else if !je.available(t) {
 				settling = true
 			}
 		}
@@ -241,14 +245,32 @@ func (e *Engine) rollUpdate(je *jobEntry, now time.Time) {
 			done += size
 		}
 	}
+	// Each batch asks the SLA: long-running jobs never lose more instances
+	// at once than they allow, whatever else disrupts them.
+	var limit uint32
+	var view []sla.Instance
+	if j.Spec.LongRunning() && len(todo) > 0 {
+		limit, view = slaLimit(&j.Spec), e.slaView(je)
+	}
+	waiting := ""
 	for _, g := range todo {
 		size := uint32(len(je.members(g)))
 		if inflight > 0 && inflight+size > batch {
 			break
 		}
+		if view != nil {
+			if ok, why := admitDisruption(je, g, limit, view); !ok {
+				waiting = why
+				break
+			}
+		}
 		e.restartGang(je, g, ReasonUpdated, fmt.Sprintf("restarting on config %d (update %s)", u.ToVersion, u.ID), now)
 		je.updating[g.Gang] = true
 		inflight += size
+	}
+	if waiting != u.Message && !u.State.IsTerminal() {
+		u.Message = waiting
+		je.updateDirty = true
 	}
 	if done != u.InstancesDone || j.Spec.Instances != u.InstancesTotal {
 		u.InstancesDone, u.InstancesTotal = done, j.Spec.Instances

@@ -209,11 +209,11 @@ func TestDrainedHostTakesNoWork(t *testing.T) {
 		{Name: "h2", Capacity: model.Resources{CPU: 8, MemMB: 1000}},
 	})
 	s.until("hosts reported", func() bool { return s.e.Hosts().Has("sim/h1") && s.e.Hosts().Has("sim/h2") })
-	rec, err := s.e.DrainHost(ctx, "sim/h1", "kernel upgrade")
+	rec, err := s.e.DrainHost(ctx, "sim/h1", "kernel upgrade", 0)
 	if err != nil || !rec.Draining || rec.DrainReason != "kernel upgrade" || rec.Host.State != model.HostDraining {
 		t.Fatalf("drain: %+v %v", rec, err)
 	}
-	if _, err := s.e.DrainHost(ctx, "sim/nope", ""); !errors.Is(err, ErrNotFound) {
+	if _, err := s.e.DrainHost(ctx, "sim/nope", "", 0); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("drain of an unknown host: %v", err)
 	}
 	j := s.create(oneCore(6))

@@ -184,7 +184,7 @@ func TestDaemonFollowsHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.until("the new edge host gets one", s.allRunning(job, 3))
-	if _, err := s.e.DrainHost(context.Background(), "sim/h0", "maintenance"); err != nil {
+	if _, err := s.e.DrainHost(context.Background(), "sim/h0", "maintenance", 0); err != nil {
 		t.Fatal(err)
 	}
 	s.until("the drained host loses its instance", func() bool {
@@ -301,5 +301,31 @@ func TestGangMembersKnowEachOther(t *testing.T) {
 	}
 	if len(hosts) != 4 {
 		t.Fatalf("gang on %d hosts", len(hosts))
+	}
+}
+
+// A daemon job takes a new config by a rolling update like a service.
+func TestDaemonRollingUpdate(t *testing.T) {
+	s := newTestShard(t, simHosts(3))
+	job := s.createAs(model.JobDaemon, oneCore(0))
+	s.until("one per host", s.allRunning(job, 3))
+	j, _ := s.e.GetJob(job)
+	next := j.Spec
+	next.Instances = 0
+	next.Task.Env = map[string]string{"V": "2"}
+	if _, err := s.e.UpdateJob(context.Background(), job, next, UpdateOptions{BatchSize: 1}); err != nil {
+		t.Fatal(err)
+	}
+	s.until("all on config 2", func() bool {
+		n := 0
+		for _, tk := range s.tasks(job) {
+			if tk.State == model.TaskRunning && tk.ConfigVersion == 2 {
+				n++
+			}
+		}
+		return n == 3
+	})
+	if n := len(s.tasks(job)); n != 3 {
+		t.Fatalf("daemon has %d instances after the update, want 3", n)
 	}
 }

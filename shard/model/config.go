@@ -226,6 +226,12 @@ type HostRecord struct {
 	Draining    bool
 	DrainReason string
 	DrainTime   time.Time
+	// DrainDeadline is when batch runs still on a draining host are
+	// killed to run elsewhere; zero lets them finish.
+	DrainDeadline time.Time
+	// Down: an operator marked the drained host down for maintenance; it
+	// stays out of service until it is marked up.
+	Down bool
 	// LastSeen is when a host manager last reported the host.
 	LastSeen time.Time
 }

@@ -9,12 +9,16 @@ type HostState uint8
 
 const (
 	HostUp HostState = iota + 1
-	// HostDraining runs what it has but takes nothing new (maintenance).
+	// HostDraining takes nothing new while what runs there is moved off
+	// (services, under their SLA), finishes (batch, up to a deadline) or
+	// is killed (revocable work): maintenance.
 	HostDraining
 	HostDown
+	// HostDrained: drained, and nothing of the shard's runs there any more.
+	HostDrained
 )
 
-var hostStateNames = [...]string{"", "UP", "DRAINING", "DOWN"}
+var hostStateNames = [...]string{"", "UP", "DRAINING", "DOWN", "DRAINED"}
 
 func (s HostState) String() string {
 	if int(s) < len(hostStateNames) {

@@ -94,6 +94,16 @@ type JobSpec struct {
 	MaxPerHost uint32
 	// Spread limits instances per value of a host label.
 	Spread []SpreadSpec
+	// SLA bounds disruptions of the job's instances; nil means the
+	// default (one instance at a time for long-running jobs).
+	SLA *SLA
+}
+
+// SLA is how many instances of a job may be unavailable at once: a count,
+// or a percentage of its instances when Percent is set.
+type SLA struct {
+	MaxUnavailable uint32
+	Percent        bool
 }
 
 // Pinned reports whether each instance of the job stays on the host it

@@ -137,6 +137,7 @@ func specToModel(s *pb.JobSpec) model.JobSpec {
 		Overrides:   overridesToModel(s.GetOverrides()),
 		MaxPerHost:  s.MaxPerHost,
 		Spread:      spreadToModel(s.Spread),
+		SLA:         slaToModel(s.GetSla()),
 	}
 }
 
@@ -159,6 +160,7 @@ func specToProto(s *model.JobSpec) *pb.JobSpec {
 		Overrides:   overridesToProto(s.Overrides),
 		MaxPerHost:  s.MaxPerHost,
 		Spread:      spreadToProto(s.Spread),
+		Sla:         slaToProto(s.SLA),
 	}
 }
 

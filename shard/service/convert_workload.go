@@ -155,3 +155,22 @@ func portRangesToProto(rs []model.PortRange) []string {
 	sort.Strings(out)
 	return out
 }
+
+func slaToModel(s *pb.SLA) *model.SLA {
+	if s.GetMaxUnavailable() == "" {
+		return nil
+	}
+	n, pct, _ := pb.ParseMaxUnavailable(s.GetMaxUnavailable()) // validated
+	return &model.SLA{MaxUnavailable: n, Percent: pct}
+}
+
+func slaToProto(s *model.SLA) *pb.SLA {
+	if s == nil {
+		return nil
+	}
+	v := strconv.FormatUint(uint64(s.MaxUnavailable), 10)
+	if s.Percent {
+		v += "%"
+	}
+	return &pb.SLA{MaxUnavailable: v}
+}

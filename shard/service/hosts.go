@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
@@ -46,7 +47,13 @@ func (s *Server) hostToProto(live *hostmgr.HostView, rec *model.HostRecord) *pb.
 	}
 	if rec != nil {
 		out.Draining, out.DrainReason, out.DrainTime, out.LastSeen = rec.Draining, rec.DrainReason, ts(rec.DrainTime), ts(rec.LastSeen)
-		if rec.Draining && h.State != model.HostDown {
+		out.DrainDeadline = ts(rec.DrainDeadline)
+		switch {
+		case rec.Down:
+			out.State = pb.HostState_HOST_STATE_DOWN
+		case rec.Draining && h.State != model.HostDown && tasks == 0:
+			out.State = pb.HostState_HOST_STATE_DRAINED
+		case rec.Draining && h.State != model.HostDown:
 			out.State = pb.HostState_HOST_STATE_DRAINING
 		}
 	}
@@ -115,7 +122,14 @@ func (s *Server) DrainHost(ctx context.Context, req *pb.DrainHostRequest) (*pb.D
 	if utf8.RuneCountInString(req.Reason) > MaxDrainReason {
 		return nil, invalid("reason", fmt.Sprintf("must be at most %d characters", MaxDrainReason))
 	}
-	rec, err := s.engine.DrainHost(ctx, model.HostID(req.HostId), req.Reason)
+	var deadline time.Duration
+	if d := req.GetDeadline(); d != nil {
+		if err := d.CheckValid(); err != nil || d.AsDuration() < 0 || d.AsDuration() > MaxDrainDeadline {
+			return nil, invalid("deadline", fmt.Sprintf("must be between 0s and %s", MaxDrainDeadline))
+		}
+		deadline = d.AsDuration()
+	}
+	rec, err := s.engine.DrainHost(ctx, model.HostID(req.HostId), req.Reason, deadline)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -131,4 +145,18 @@ func (s *Server) UndrainHost(ctx context.Context, req *pb.UndrainHostRequest) (*
 		return nil, toStatus(err)
 	}
 	return &pb.UndrainHostResponse{Host: s.hostAfter(rec)}, nil
+}
+
+// MaxDrainDeadline bounds how long a drain lets batch runs finish.
+const MaxDrainDeadline = 30 * 24 * time.Hour
+
+func (s *Server) MarkHostDown(ctx context.Context, req *pb.MarkHostDownRequest) (*pb.MarkHostDownResponse, error) {
+	if err := s.checkHostRequest(req.HostId, req.Region); err != nil {
+		return nil, err
+	}
+	rec, err := s.engine.MarkHostDown(ctx, model.HostID(req.HostId), req.Force)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.MarkHostDownResponse{Host: s.hostAfter(rec)}, nil
 }

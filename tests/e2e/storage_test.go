@@ -82,14 +82,27 @@ func TestServiceUpdateDrainAndHistory(t *testing.T) {
 	}
 
 	s.mustCLI("host", "drain", "sim/sim-0", "--reason", "disk swap")
-	if st := hostState(t, s, "sim/sim-0"); st != "DRAINING" {
+	if st := hostState(t, s, "sim/sim-0"); st != "DRAINING" && st != "DRAINED" {
 		t.Fatalf("drained host shows %s", st)
 	}
+	// The service's instances move off, one at a time (its SLA), and the
+	// host ends DRAINED with the service whole elsewhere.
+	waitFor(t, 30*time.Second, "host DRAINED, service running elsewhere", func() bool {
+		if hostState(t, s, "sim/sim-0") != "DRAINED" || runningIn(t, s, id) != 6 {
+			return false
+		}
+		for _, tk := range listTasks(t, s, id) {
+			if tk.Host == "sim/sim-0" {
+				return false
+			}
+		}
+		return true
+	})
 	s.stop()
 
 	s2 := startDev(t, dir, "--hosts", "sim,hosts=3,cpu=8,duration=1h")
 	waitFor(t, 30*time.Second, "hosts reported", func() bool { return strings.Contains(s2.mustCLI("host", "list"), "sim/sim-2") })
-	if st := hostState(t, s2, "sim/sim-0"); st != "DRAINING" {
+	if st := hostState(t, s2, "sim/sim-0"); st != "DRAINED" {
 		t.Fatalf("after a restart the drained host shows %s", st)
 	}
 	if list := s2.mustCLI("update", "list", id); !strings.Contains(list, "SUCCEEDED") {

@@ -16,6 +16,7 @@ var numberAsString = map[protoreflect.FullName]bool{
 	"peloton.v1.InstanceOverride.instances": true,
 	"peloton.v1.HTTPProbe.port":             true,
 	"peloton.v1.TCPProbe.port":              true,
+	"peloton.v1.SLA.max_unavailable":        true,
 }
 
 // InstanceRange is the instances From..To, both included.

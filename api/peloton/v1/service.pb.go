@@ -9,6 +9,7 @@ package pelotonv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -2054,7 +2055,11 @@ type DrainHostRequest struct {
 	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
 	// Region of the host; needed only when several regions have a host of
 	// this id.
-	Region        string `protobuf:"bytes,3,opt,name=region,proto3" json:"region,omitempty"`
+	Region string `protobuf:"bytes,3,opt,name=region,proto3" json:"region,omitempty"`
+	// Batch runs still there after this long are killed to run elsewhere;
+	// absent lets them finish. Services move off under their SLA at once;
+	// revocable runs are killed at once.
+	Deadline      *durationpb.Duration `protobuf:"bytes,4,opt,name=deadline,proto3" json:"deadline,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2108,6 +2113,13 @@ func (x *DrainHostRequest) GetRegion() string {
 		return x.Region
 	}
 	return ""
+}
+
+func (x *DrainHostRequest) GetDeadline() *durationpb.Duration {
+	if x != nil {
+		return x.Deadline
+	}
+	return nil
 }
 
 type DrainHostResponse struct {
@@ -2250,6 +2262,111 @@ func (x *UndrainHostResponse) GetHost() *Host {
 	return nil
 }
 
+type MarkHostDownRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	HostId string                 `protobuf:"bytes,1,opt,name=host_id,json=hostId,proto3" json:"host_id,omitempty"`
+	Region string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	// Take it down even though runs are still there: they are killed.
+	Force         bool `protobuf:"varint,3,opt,name=force,proto3" json:"force,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MarkHostDownRequest) Reset() {
+	*x = MarkHostDownRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MarkHostDownRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MarkHostDownRequest) ProtoMessage() {}
+
+func (x *MarkHostDownRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MarkHostDownRequest.ProtoReflect.Descriptor instead.
+func (*MarkHostDownRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *MarkHostDownRequest) GetHostId() string {
+	if x != nil {
+		return x.HostId
+	}
+	return ""
+}
+
+func (x *MarkHostDownRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+func (x *MarkHostDownRequest) GetForce() bool {
+	if x != nil {
+		return x.Force
+	}
+	return false
+}
+
+type MarkHostDownResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Host          *Host                  `protobuf:"bytes,1,opt,name=host,proto3" json:"host,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MarkHostDownResponse) Reset() {
+	*x = MarkHostDownResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MarkHostDownResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MarkHostDownResponse) ProtoMessage() {}
+
+func (x *MarkHostDownResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MarkHostDownResponse.ProtoReflect.Descriptor instead.
+func (*MarkHostDownResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *MarkHostDownResponse) GetHost() *Host {
+	if x != nil {
+		return x.Host
+	}
+	return nil
+}
+
 type ListRegionsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -2258,7 +2375,7 @@ type ListRegionsRequest struct {
 
 func (x *ListRegionsRequest) Reset() {
 	*x = ListRegionsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[46]
+	mi := &file_peloton_v1_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2270,7 +2387,7 @@ func (x *ListRegionsRequest) String() string {
 func (*ListRegionsRequest) ProtoMessage() {}
 
 func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[46]
+	mi := &file_peloton_v1_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2283,7 +2400,7 @@ func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsRequest.ProtoReflect.Descriptor instead.
 func (*ListRegionsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{46}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{48}
 }
 
 type ListRegionsResponse struct {
@@ -2295,7 +2412,7 @@ type ListRegionsResponse struct {
 
 func (x *ListRegionsResponse) Reset() {
 	*x = ListRegionsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[47]
+	mi := &file_peloton_v1_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2307,7 +2424,7 @@ func (x *ListRegionsResponse) String() string {
 func (*ListRegionsResponse) ProtoMessage() {}
 
 func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[47]
+	mi := &file_peloton_v1_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2320,7 +2437,7 @@ func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsResponse.ProtoReflect.Descriptor instead.
 func (*ListRegionsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{47}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListRegionsResponse) GetRegions() []*Region {
@@ -2341,7 +2458,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[48]
+	mi := &file_peloton_v1_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2353,7 +2470,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[48]
+	mi := &file_peloton_v1_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2366,7 +2483,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{48}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *WatchRequest) GetJobId() string {
@@ -2392,7 +2509,7 @@ type FailBackRequest struct {
 
 func (x *FailBackRequest) Reset() {
 	*x = FailBackRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[49]
+	mi := &file_peloton_v1_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2404,7 +2521,7 @@ func (x *FailBackRequest) String() string {
 func (*FailBackRequest) ProtoMessage() {}
 
 func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[49]
+	mi := &file_peloton_v1_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2417,7 +2534,7 @@ func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackRequest.ProtoReflect.Descriptor instead.
 func (*FailBackRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{49}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *FailBackRequest) GetRegion() string {
@@ -2437,7 +2554,7 @@ type FailBackResponse struct {
 
 func (x *FailBackResponse) Reset() {
 	*x = FailBackResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[50]
+	mi := &file_peloton_v1_service_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2449,7 +2566,7 @@ func (x *FailBackResponse) String() string {
 func (*FailBackResponse) ProtoMessage() {}
 
 func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[50]
+	mi := &file_peloton_v1_service_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2462,7 +2579,7 @@ func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackResponse.ProtoReflect.Descriptor instead.
 func (*FailBackResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{50}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *FailBackResponse) GetMoved() []*PlannedMove {
@@ -2489,7 +2606,7 @@ type IsolateRegionRequest struct {
 
 func (x *IsolateRegionRequest) Reset() {
 	*x = IsolateRegionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[51]
+	mi := &file_peloton_v1_service_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2501,7 +2618,7 @@ func (x *IsolateRegionRequest) String() string {
 func (*IsolateRegionRequest) ProtoMessage() {}
 
 func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[51]
+	mi := &file_peloton_v1_service_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2514,7 +2631,7 @@ func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionRequest.ProtoReflect.Descriptor instead.
 func (*IsolateRegionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{51}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *IsolateRegionRequest) GetRegion() string {
@@ -2539,7 +2656,7 @@ type IsolateRegionResponse struct {
 
 func (x *IsolateRegionResponse) Reset() {
 	*x = IsolateRegionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[52]
+	mi := &file_peloton_v1_service_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2551,7 +2668,7 @@ func (x *IsolateRegionResponse) String() string {
 func (*IsolateRegionResponse) ProtoMessage() {}
 
 func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[52]
+	mi := &file_peloton_v1_service_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2564,7 +2681,7 @@ func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionResponse.ProtoReflect.Descriptor instead.
 func (*IsolateRegionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{52}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{54}
 }
 
 type PutReplicaRequest struct {
@@ -2576,7 +2693,7 @@ type PutReplicaRequest struct {
 
 func (x *PutReplicaRequest) Reset() {
 	*x = PutReplicaRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[53]
+	mi := &file_peloton_v1_service_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2588,7 +2705,7 @@ func (x *PutReplicaRequest) String() string {
 func (*PutReplicaRequest) ProtoMessage() {}
 
 func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[53]
+	mi := &file_peloton_v1_service_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2601,7 +2718,7 @@ func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaRequest.ProtoReflect.Descriptor instead.
 func (*PutReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{53}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *PutReplicaRequest) GetReplica() *Replica {
@@ -2619,7 +2736,7 @@ type PutReplicaResponse struct {
 
 func (x *PutReplicaResponse) Reset() {
 	*x = PutReplicaResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[54]
+	mi := &file_peloton_v1_service_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2631,7 +2748,7 @@ func (x *PutReplicaResponse) String() string {
 func (*PutReplicaResponse) ProtoMessage() {}
 
 func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[54]
+	mi := &file_peloton_v1_service_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2644,7 +2761,7 @@ func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaResponse.ProtoReflect.Descriptor instead.
 func (*PutReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{54}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{56}
 }
 
 type ListReplicasRequest struct {
@@ -2657,7 +2774,7 @@ type ListReplicasRequest struct {
 
 func (x *ListReplicasRequest) Reset() {
 	*x = ListReplicasRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[55]
+	mi := &file_peloton_v1_service_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2669,7 +2786,7 @@ func (x *ListReplicasRequest) String() string {
 func (*ListReplicasRequest) ProtoMessage() {}
 
 func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[55]
+	mi := &file_peloton_v1_service_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2682,7 +2799,7 @@ func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasRequest.ProtoReflect.Descriptor instead.
 func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{55}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ListReplicasRequest) GetOwnerRegion() string {
@@ -2701,7 +2818,7 @@ type ListReplicasResponse struct {
 
 func (x *ListReplicasResponse) Reset() {
 	*x = ListReplicasResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[56]
+	mi := &file_peloton_v1_service_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2713,7 +2830,7 @@ func (x *ListReplicasResponse) String() string {
 func (*ListReplicasResponse) ProtoMessage() {}
 
 func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[56]
+	mi := &file_peloton_v1_service_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2726,7 +2843,7 @@ func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasResponse.ProtoReflect.Descriptor instead.
 func (*ListReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{56}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ListReplicasResponse) GetReplicas() []*Replica {
@@ -2746,7 +2863,7 @@ type PlanFailoverRequest struct {
 
 func (x *PlanFailoverRequest) Reset() {
 	*x = PlanFailoverRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[57]
+	mi := &file_peloton_v1_service_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2758,7 +2875,7 @@ func (x *PlanFailoverRequest) String() string {
 func (*PlanFailoverRequest) ProtoMessage() {}
 
 func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[57]
+	mi := &file_peloton_v1_service_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2771,7 +2888,7 @@ func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverRequest.ProtoReflect.Descriptor instead.
 func (*PlanFailoverRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{57}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *PlanFailoverRequest) GetRegion() string {
@@ -2790,7 +2907,7 @@ type PlanFailoverResponse struct {
 
 func (x *PlanFailoverResponse) Reset() {
 	*x = PlanFailoverResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[58]
+	mi := &file_peloton_v1_service_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2802,7 +2919,7 @@ func (x *PlanFailoverResponse) String() string {
 func (*PlanFailoverResponse) ProtoMessage() {}
 
 func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[58]
+	mi := &file_peloton_v1_service_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2815,7 +2932,7 @@ func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverResponse.ProtoReflect.Descriptor instead.
 func (*PlanFailoverResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{58}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *PlanFailoverResponse) GetPlans() []*RegionPlan {
@@ -2836,7 +2953,7 @@ type StartDrillRequest struct {
 
 func (x *StartDrillRequest) Reset() {
 	*x = StartDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[59]
+	mi := &file_peloton_v1_service_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2848,7 +2965,7 @@ func (x *StartDrillRequest) String() string {
 func (*StartDrillRequest) ProtoMessage() {}
 
 func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[59]
+	mi := &file_peloton_v1_service_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2861,7 +2978,7 @@ func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillRequest.ProtoReflect.Descriptor instead.
 func (*StartDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{59}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *StartDrillRequest) GetRegion() string {
@@ -2887,7 +3004,7 @@ type StartDrillResponse struct {
 
 func (x *StartDrillResponse) Reset() {
 	*x = StartDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[60]
+	mi := &file_peloton_v1_service_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2899,7 +3016,7 @@ func (x *StartDrillResponse) String() string {
 func (*StartDrillResponse) ProtoMessage() {}
 
 func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[60]
+	mi := &file_peloton_v1_service_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2912,7 +3029,7 @@ func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillResponse.ProtoReflect.Descriptor instead.
 func (*StartDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{60}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *StartDrillResponse) GetDrill() *Drill {
@@ -2931,7 +3048,7 @@ type GetDrillRequest struct {
 
 func (x *GetDrillRequest) Reset() {
 	*x = GetDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[61]
+	mi := &file_peloton_v1_service_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2943,7 +3060,7 @@ func (x *GetDrillRequest) String() string {
 func (*GetDrillRequest) ProtoMessage() {}
 
 func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[61]
+	mi := &file_peloton_v1_service_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2956,7 +3073,7 @@ func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillRequest.ProtoReflect.Descriptor instead.
 func (*GetDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{61}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *GetDrillRequest) GetId() string {
@@ -2975,7 +3092,7 @@ type GetDrillResponse struct {
 
 func (x *GetDrillResponse) Reset() {
 	*x = GetDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[62]
+	mi := &file_peloton_v1_service_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2987,7 +3104,7 @@ func (x *GetDrillResponse) String() string {
 func (*GetDrillResponse) ProtoMessage() {}
 
 func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[62]
+	mi := &file_peloton_v1_service_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3000,7 +3117,7 @@ func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillResponse.ProtoReflect.Descriptor instead.
 func (*GetDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{62}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *GetDrillResponse) GetDrill() *Drill {
@@ -3018,7 +3135,7 @@ type ListDrillsRequest struct {
 
 func (x *ListDrillsRequest) Reset() {
 	*x = ListDrillsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	mi := &file_peloton_v1_service_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3030,7 +3147,7 @@ func (x *ListDrillsRequest) String() string {
 func (*ListDrillsRequest) ProtoMessage() {}
 
 func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	mi := &file_peloton_v1_service_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3043,7 +3160,7 @@ func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsRequest.ProtoReflect.Descriptor instead.
 func (*ListDrillsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{63}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{65}
 }
 
 type ListDrillsResponse struct {
@@ -3055,7 +3172,7 @@ type ListDrillsResponse struct {
 
 func (x *ListDrillsResponse) Reset() {
 	*x = ListDrillsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	mi := &file_peloton_v1_service_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3067,7 +3184,7 @@ func (x *ListDrillsResponse) String() string {
 func (*ListDrillsResponse) ProtoMessage() {}
 
 func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	mi := &file_peloton_v1_service_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3080,7 +3197,7 @@ func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsResponse.ProtoReflect.Descriptor instead.
 func (*ListDrillsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{64}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ListDrillsResponse) GetDrills() []*Drill {
@@ -3098,7 +3215,7 @@ type GetVersionRequest struct {
 
 func (x *GetVersionRequest) Reset() {
 	*x = GetVersionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	mi := &file_peloton_v1_service_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3110,7 +3227,7 @@ func (x *GetVersionRequest) String() string {
 func (*GetVersionRequest) ProtoMessage() {}
 
 func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	mi := &file_peloton_v1_service_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3123,7 +3240,7 @@ func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionRequest.ProtoReflect.Descriptor instead.
 func (*GetVersionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{65}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{67}
 }
 
 type GetVersionResponse struct {
@@ -3137,7 +3254,7 @@ type GetVersionResponse struct {
 
 func (x *GetVersionResponse) Reset() {
 	*x = GetVersionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	mi := &file_peloton_v1_service_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3149,7 +3266,7 @@ func (x *GetVersionResponse) String() string {
 func (*GetVersionResponse) ProtoMessage() {}
 
 func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	mi := &file_peloton_v1_service_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3162,7 +3279,7 @@ func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionResponse.ProtoReflect.Descriptor instead.
 func (*GetVersionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{66}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *GetVersionResponse) GetVersion() string {
@@ -3191,7 +3308,7 @@ var File_peloton_v1_service_proto protoreflect.FileDescriptor
 const file_peloton_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"\x18peloton/v1/service.proto\x12\n" +
-	"peloton.v1\x1a\x16peloton/v1/types.proto\";\n" +
+	"peloton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x16peloton/v1/types.proto\";\n" +
 	"\x10CreateJobRequest\x12'\n" +
 	"\x04spec\x18\x01 \x01(\v2\x13.peloton.v1.JobSpecR\x04spec\"6\n" +
 	"\x11CreateJobResponse\x12!\n" +
@@ -3297,17 +3414,24 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x17\n" +
 	"\ahost_id\x18\x02 \x01(\tR\x06hostId\";\n" +
 	"\x11ListHostsResponse\x12&\n" +
-	"\x05hosts\x18\x01 \x03(\v2\x10.peloton.v1.HostR\x05hosts\"[\n" +
+	"\x05hosts\x18\x01 \x03(\v2\x10.peloton.v1.HostR\x05hosts\"\x92\x01\n" +
 	"\x10DrainHostRequest\x12\x17\n" +
 	"\ahost_id\x18\x01 \x01(\tR\x06hostId\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x16\n" +
-	"\x06region\x18\x03 \x01(\tR\x06region\"9\n" +
+	"\x06region\x18\x03 \x01(\tR\x06region\x125\n" +
+	"\bdeadline\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\bdeadline\"9\n" +
 	"\x11DrainHostResponse\x12$\n" +
 	"\x04host\x18\x01 \x01(\v2\x10.peloton.v1.HostR\x04host\"E\n" +
 	"\x12UndrainHostRequest\x12\x17\n" +
 	"\ahost_id\x18\x01 \x01(\tR\x06hostId\x12\x16\n" +
 	"\x06region\x18\x02 \x01(\tR\x06region\";\n" +
 	"\x13UndrainHostResponse\x12$\n" +
+	"\x04host\x18\x01 \x01(\v2\x10.peloton.v1.HostR\x04host\"\\\n" +
+	"\x13MarkHostDownRequest\x12\x17\n" +
+	"\ahost_id\x18\x01 \x01(\tR\x06hostId\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\x12\x14\n" +
+	"\x05force\x18\x03 \x01(\bR\x05force\"<\n" +
+	"\x14MarkHostDownResponse\x12$\n" +
 	"\x04host\x18\x01 \x01(\v2\x10.peloton.v1.HostR\x04host\"\x14\n" +
 	"\x12ListRegionsRequest\"C\n" +
 	"\x13ListRegionsResponse\x12,\n" +
@@ -3379,11 +3503,12 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"DeletePool\x12\x1d.peloton.v1.DeletePoolRequest\x1a\x1e.peloton.v1.DeletePoolResponse\x12H\n" +
 	"\tListPools\x12\x1c.peloton.v1.ListPoolsRequest\x1a\x1d.peloton.v1.ListPoolsResponse\x12B\n" +
-	"\aGetPool\x12\x1a.peloton.v1.GetPoolRequest\x1a\x1b.peloton.v1.GetPoolResponse2\xf1\x01\n" +
+	"\aGetPool\x12\x1a.peloton.v1.GetPoolRequest\x1a\x1b.peloton.v1.GetPoolResponse2\xc4\x02\n" +
 	"\vHostService\x12H\n" +
 	"\tListHosts\x12\x1c.peloton.v1.ListHostsRequest\x1a\x1d.peloton.v1.ListHostsResponse\x12H\n" +
 	"\tDrainHost\x12\x1c.peloton.v1.DrainHostRequest\x1a\x1d.peloton.v1.DrainHostResponse\x12N\n" +
-	"\vUndrainHost\x12\x1e.peloton.v1.UndrainHostRequest\x1a\x1f.peloton.v1.UndrainHostResponse2_\n" +
+	"\vUndrainHost\x12\x1e.peloton.v1.UndrainHostRequest\x1a\x1f.peloton.v1.UndrainHostResponse\x12Q\n" +
+	"\fMarkHostDown\x12\x1f.peloton.v1.MarkHostDownRequest\x1a .peloton.v1.MarkHostDownResponse2_\n" +
 	"\rRegionService\x12N\n" +
 	"\vListRegions\x12\x1e.peloton.v1.ListRegionsRequest\x1a\x1f.peloton.v1.ListRegionsResponse2F\n" +
 	"\fEventService\x126\n" +
@@ -3416,7 +3541,7 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_service_proto_rawDescData
 }
 
-var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
+var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
 var file_peloton_v1_service_proto_goTypes = []any{
 	(*CreateJobRequest)(nil),      // 0: peloton.v1.CreateJobRequest
 	(*CreateJobResponse)(nil),     // 1: peloton.v1.CreateJobResponse
@@ -3464,152 +3589,159 @@ var file_peloton_v1_service_proto_goTypes = []any{
 	(*DrainHostResponse)(nil),     // 43: peloton.v1.DrainHostResponse
 	(*UndrainHostRequest)(nil),    // 44: peloton.v1.UndrainHostRequest
 	(*UndrainHostResponse)(nil),   // 45: peloton.v1.UndrainHostResponse
-	(*ListRegionsRequest)(nil),    // 46: peloton.v1.ListRegionsRequest
-	(*ListRegionsResponse)(nil),   // 47: peloton.v1.ListRegionsResponse
-	(*WatchRequest)(nil),          // 48: peloton.v1.WatchRequest
-	(*FailBackRequest)(nil),       // 49: peloton.v1.FailBackRequest
-	(*FailBackResponse)(nil),      // 50: peloton.v1.FailBackResponse
-	(*IsolateRegionRequest)(nil),  // 51: peloton.v1.IsolateRegionRequest
-	(*IsolateRegionResponse)(nil), // 52: peloton.v1.IsolateRegionResponse
-	(*PutReplicaRequest)(nil),     // 53: peloton.v1.PutReplicaRequest
-	(*PutReplicaResponse)(nil),    // 54: peloton.v1.PutReplicaResponse
-	(*ListReplicasRequest)(nil),   // 55: peloton.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),  // 56: peloton.v1.ListReplicasResponse
-	(*PlanFailoverRequest)(nil),   // 57: peloton.v1.PlanFailoverRequest
-	(*PlanFailoverResponse)(nil),  // 58: peloton.v1.PlanFailoverResponse
-	(*StartDrillRequest)(nil),     // 59: peloton.v1.StartDrillRequest
-	(*StartDrillResponse)(nil),    // 60: peloton.v1.StartDrillResponse
-	(*GetDrillRequest)(nil),       // 61: peloton.v1.GetDrillRequest
-	(*GetDrillResponse)(nil),      // 62: peloton.v1.GetDrillResponse
-	(*ListDrillsRequest)(nil),     // 63: peloton.v1.ListDrillsRequest
-	(*ListDrillsResponse)(nil),    // 64: peloton.v1.ListDrillsResponse
-	(*GetVersionRequest)(nil),     // 65: peloton.v1.GetVersionRequest
-	(*GetVersionResponse)(nil),    // 66: peloton.v1.GetVersionResponse
-	(*JobSpec)(nil),               // 67: peloton.v1.JobSpec
-	(*Job)(nil),                   // 68: peloton.v1.Job
-	(JobState)(0),                 // 69: peloton.v1.JobState
-	(*Update)(nil),                // 70: peloton.v1.Update
-	(*Event)(nil),                 // 71: peloton.v1.Event
-	(TaskState)(0),                // 72: peloton.v1.TaskState
-	(*Task)(nil),                  // 73: peloton.v1.Task
-	(*PoolSpec)(nil),              // 74: peloton.v1.PoolSpec
-	(*Pool)(nil),                  // 75: peloton.v1.Pool
-	(*Host)(nil),                  // 76: peloton.v1.Host
-	(*Region)(nil),                // 77: peloton.v1.Region
-	(*PlannedMove)(nil),           // 78: peloton.v1.PlannedMove
-	(*Replica)(nil),               // 79: peloton.v1.Replica
-	(*RegionPlan)(nil),            // 80: peloton.v1.RegionPlan
-	(*Drill)(nil),                 // 81: peloton.v1.Drill
+	(*MarkHostDownRequest)(nil),   // 46: peloton.v1.MarkHostDownRequest
+	(*MarkHostDownResponse)(nil),  // 47: peloton.v1.MarkHostDownResponse
+	(*ListRegionsRequest)(nil),    // 48: peloton.v1.ListRegionsRequest
+	(*ListRegionsResponse)(nil),   // 49: peloton.v1.ListRegionsResponse
+	(*WatchRequest)(nil),          // 50: peloton.v1.WatchRequest
+	(*FailBackRequest)(nil),       // 51: peloton.v1.FailBackRequest
+	(*FailBackResponse)(nil),      // 52: peloton.v1.FailBackResponse
+	(*IsolateRegionRequest)(nil),  // 53: peloton.v1.IsolateRegionRequest
+	(*IsolateRegionResponse)(nil), // 54: peloton.v1.IsolateRegionResponse
+	(*PutReplicaRequest)(nil),     // 55: peloton.v1.PutReplicaRequest
+	(*PutReplicaResponse)(nil),    // 56: peloton.v1.PutReplicaResponse
+	(*ListReplicasRequest)(nil),   // 57: peloton.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),  // 58: peloton.v1.ListReplicasResponse
+	(*PlanFailoverRequest)(nil),   // 59: peloton.v1.PlanFailoverRequest
+	(*PlanFailoverResponse)(nil),  // 60: peloton.v1.PlanFailoverResponse
+	(*StartDrillRequest)(nil),     // 61: peloton.v1.StartDrillRequest
+	(*StartDrillResponse)(nil),    // 62: peloton.v1.StartDrillResponse
+	(*GetDrillRequest)(nil),       // 63: peloton.v1.GetDrillRequest
+	(*GetDrillResponse)(nil),      // 64: peloton.v1.GetDrillResponse
+	(*ListDrillsRequest)(nil),     // 65: peloton.v1.ListDrillsRequest
+	(*ListDrillsResponse)(nil),    // 66: peloton.v1.ListDrillsResponse
+	(*GetVersionRequest)(nil),     // 67: peloton.v1.GetVersionRequest
+	(*GetVersionResponse)(nil),    // 68: peloton.v1.GetVersionResponse
+	(*JobSpec)(nil),               // 69: peloton.v1.JobSpec
+	(*Job)(nil),                   // 70: peloton.v1.Job
+	(JobState)(0),                 // 71: peloton.v1.JobState
+	(*Update)(nil),                // 72: peloton.v1.Update
+	(*Event)(nil),                 // 73: peloton.v1.Event
+	(TaskState)(0),                // 74: peloton.v1.TaskState
+	(*Task)(nil),                  // 75: peloton.v1.Task
+	(*PoolSpec)(nil),              // 76: peloton.v1.PoolSpec
+	(*Pool)(nil),                  // 77: peloton.v1.Pool
+	(*Host)(nil),                  // 78: peloton.v1.Host
+	(*durationpb.Duration)(nil),   // 79: google.protobuf.Duration
+	(*Region)(nil),                // 80: peloton.v1.Region
+	(*PlannedMove)(nil),           // 81: peloton.v1.PlannedMove
+	(*Replica)(nil),               // 82: peloton.v1.Replica
+	(*RegionPlan)(nil),            // 83: peloton.v1.RegionPlan
+	(*Drill)(nil),                 // 84: peloton.v1.Drill
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	67, // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	68, // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	68, // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	69, // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
-	68, // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	68, // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	67, // 6: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	70, // 7: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
-	70, // 8: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
-	70, // 9: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
-	70, // 10: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
-	67, // 11: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
-	71, // 12: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
-	72, // 13: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	73, // 14: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	73, // 15: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	73, // 16: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	74, // 17: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	75, // 18: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	74, // 19: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	75, // 20: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	75, // 21: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	75, // 22: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	76, // 23: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	76, // 24: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
-	76, // 25: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
-	77, // 26: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	78, // 27: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
-	78, // 28: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
-	79, // 29: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
-	79, // 30: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
-	80, // 31: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
-	81, // 32: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
-	81, // 33: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
-	81, // 34: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
-	0,  // 35: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	2,  // 36: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	4,  // 37: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	6,  // 38: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	8,  // 39: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	10, // 40: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
-	12, // 41: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
-	14, // 42: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
-	16, // 43: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
-	18, // 44: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
-	20, // 45: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
-	22, // 46: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	24, // 47: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	26, // 48: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	28, // 49: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	30, // 50: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
-	32, // 51: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
-	34, // 52: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
-	36, // 53: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	38, // 54: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	40, // 55: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	42, // 56: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
-	44, // 57: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
-	46, // 58: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	48, // 59: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	53, // 60: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
-	55, // 61: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
-	57, // 62: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
-	59, // 63: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
-	61, // 64: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
-	63, // 65: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
-	51, // 66: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
-	49, // 67: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
-	65, // 68: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	1,  // 69: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	3,  // 70: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	5,  // 71: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	7,  // 72: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	9,  // 73: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	11, // 74: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
-	13, // 75: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
-	15, // 76: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
-	17, // 77: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
-	19, // 78: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
-	21, // 79: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
-	23, // 80: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	25, // 81: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	27, // 82: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	29, // 83: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	31, // 84: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	33, // 85: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	35, // 86: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	37, // 87: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	39, // 88: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	41, // 89: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	43, // 90: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
-	45, // 91: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
-	47, // 92: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	71, // 93: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	54, // 94: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
-	56, // 95: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
-	58, // 96: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
-	60, // 97: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
-	62, // 98: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
-	64, // 99: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
-	52, // 100: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
-	50, // 101: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
-	66, // 102: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	69, // [69:103] is the sub-list for method output_type
-	35, // [35:69] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	69, // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	70, // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	70, // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	71, // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	70, // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	70, // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	69, // 6: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	72, // 7: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
+	72, // 8: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
+	72, // 9: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
+	72, // 10: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
+	69, // 11: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
+	73, // 12: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
+	74, // 13: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	75, // 14: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	75, // 15: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	75, // 16: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	76, // 17: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	77, // 18: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	76, // 19: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	77, // 20: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	77, // 21: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	77, // 22: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	78, // 23: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	79, // 24: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
+	78, // 25: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
+	78, // 26: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
+	78, // 27: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
+	80, // 28: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	81, // 29: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
+	81, // 30: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
+	82, // 31: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	82, // 32: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	83, // 33: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	84, // 34: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	84, // 35: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	84, // 36: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	0,  // 37: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	2,  // 38: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	4,  // 39: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	6,  // 40: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	8,  // 41: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	10, // 42: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
+	12, // 43: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
+	14, // 44: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
+	16, // 45: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
+	18, // 46: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
+	20, // 47: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
+	22, // 48: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	24, // 49: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	26, // 50: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	28, // 51: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	30, // 52: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	32, // 53: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	34, // 54: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	36, // 55: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	38, // 56: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	40, // 57: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	42, // 58: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
+	44, // 59: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
+	46, // 60: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
+	48, // 61: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	50, // 62: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	55, // 63: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	57, // 64: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	59, // 65: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	61, // 66: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	63, // 67: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	65, // 68: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	53, // 69: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
+	51, // 70: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
+	67, // 71: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	1,  // 72: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	3,  // 73: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	5,  // 74: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	7,  // 75: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	9,  // 76: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	11, // 77: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
+	13, // 78: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
+	15, // 79: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
+	17, // 80: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
+	19, // 81: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
+	21, // 82: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
+	23, // 83: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	25, // 84: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	27, // 85: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	29, // 86: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	31, // 87: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	33, // 88: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	35, // 89: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	37, // 90: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	39, // 91: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	41, // 92: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	43, // 93: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
+	45, // 94: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
+	47, // 95: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
+	49, // 96: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	73, // 97: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	56, // 98: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	58, // 99: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	60, // 100: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	62, // 101: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	64, // 102: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	66, // 103: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	54, // 104: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
+	52, // 105: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
+	68, // 106: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	72, // [72:107] is the sub-list for method output_type
+	37, // [37:72] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -3625,7 +3757,7 @@ func file_peloton_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   67,
+			NumMessages:   69,
 			NumExtensions: 0,
 			NumServices:   8,
 		},

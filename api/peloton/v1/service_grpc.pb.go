@@ -1007,9 +1007,10 @@ var PoolService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	HostService_ListHosts_FullMethodName   = "/peloton.v1.HostService/ListHosts"
-	HostService_DrainHost_FullMethodName   = "/peloton.v1.HostService/DrainHost"
-	HostService_UndrainHost_FullMethodName = "/peloton.v1.HostService/UndrainHost"
+	HostService_ListHosts_FullMethodName    = "/peloton.v1.HostService/ListHosts"
+	HostService_DrainHost_FullMethodName    = "/peloton.v1.HostService/DrainHost"
+	HostService_UndrainHost_FullMethodName  = "/peloton.v1.HostService/UndrainHost"
+	HostService_MarkHostDown_FullMethodName = "/peloton.v1.HostService/MarkHostDown"
 )
 
 // HostServiceClient is the client API for HostService service.
@@ -1022,8 +1023,12 @@ type HostServiceClient interface {
 	// DrainHost takes a host out of service: it takes no new work; what runs
 	// there goes on. The drain survives restarts.
 	DrainHost(ctx context.Context, in *DrainHostRequest, opts ...grpc.CallOption) (*DrainHostResponse, error)
-	// UndrainHost puts a drained host back into service.
+	// UndrainHost puts a draining, drained or down host back into service
+	// (`peloton host up`).
 	UndrainHost(ctx context.Context, in *UndrainHostRequest, opts ...grpc.CallOption) (*UndrainHostResponse, error)
+	// MarkHostDown takes a drained host down for maintenance; a host that is
+	// not DRAINED is refused unless force, which kills what still runs there.
+	MarkHostDown(ctx context.Context, in *MarkHostDownRequest, opts ...grpc.CallOption) (*MarkHostDownResponse, error)
 }
 
 type hostServiceClient struct {
@@ -1064,6 +1069,16 @@ func (c *hostServiceClient) UndrainHost(ctx context.Context, in *UndrainHostRequ
 	return out, nil
 }
 
+func (c *hostServiceClient) MarkHostDown(ctx context.Context, in *MarkHostDownRequest, opts ...grpc.CallOption) (*MarkHostDownResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MarkHostDownResponse)
+	err := c.cc.Invoke(ctx, HostService_MarkHostDown_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServiceServer is the server API for HostService service.
 // All implementations must embed UnimplementedHostServiceServer
 // for forward compatibility.
@@ -1074,8 +1089,12 @@ type HostServiceServer interface {
 	// DrainHost takes a host out of service: it takes no new work; what runs
 	// there goes on. The drain survives restarts.
 	DrainHost(context.Context, *DrainHostRequest) (*DrainHostResponse, error)
-	// UndrainHost puts a drained host back into service.
+	// UndrainHost puts a draining, drained or down host back into service
+	// (`peloton host up`).
 	UndrainHost(context.Context, *UndrainHostRequest) (*UndrainHostResponse, error)
+	// MarkHostDown takes a drained host down for maintenance; a host that is
+	// not DRAINED is refused unless force, which kills what still runs there.
+	MarkHostDown(context.Context, *MarkHostDownRequest) (*MarkHostDownResponse, error)
 	mustEmbedUnimplementedHostServiceServer()
 }
 
@@ -1094,6 +1113,9 @@ func (UnimplementedHostServiceServer) DrainHost(context.Context, *DrainHostReque
 }
 func (UnimplementedHostServiceServer) UndrainHost(context.Context, *UndrainHostRequest) (*UndrainHostResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UndrainHost not implemented")
+}
+func (UnimplementedHostServiceServer) MarkHostDown(context.Context, *MarkHostDownRequest) (*MarkHostDownResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method MarkHostDown not implemented")
 }
 func (UnimplementedHostServiceServer) mustEmbedUnimplementedHostServiceServer() {}
 func (UnimplementedHostServiceServer) testEmbeddedByValue()                     {}
@@ -1170,6 +1192,24 @@ func _HostService_UndrainHost_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _HostService_MarkHostDown_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MarkHostDownRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServiceServer).MarkHostDown(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HostService_MarkHostDown_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServiceServer).MarkHostDown(ctx, req.(*MarkHostDownRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // HostService_ServiceDesc is the grpc.ServiceDesc for HostService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1188,6 +1228,10 @@ var HostService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "UndrainHost",
 			Handler:    _HostService_UndrainHost_Handler,
+		},
+		{
+			MethodName: "MarkHostDown",
+			Handler:    _HostService_MarkHostDown_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

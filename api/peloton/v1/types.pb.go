@@ -464,6 +464,9 @@ const (
 	HostState_HOST_STATE_UP          HostState = 1
 	HostState_HOST_STATE_DRAINING    HostState = 2
 	HostState_HOST_STATE_DOWN        HostState = 3
+	// Drained, and nothing of the shard's runs there any more: ready to be
+	// marked down for maintenance.
+	HostState_HOST_STATE_DRAINED HostState = 4
 )
 
 // Enum value maps for HostState.
@@ -473,12 +476,14 @@ var (
 		1: "HOST_STATE_UP",
 		2: "HOST_STATE_DRAINING",
 		3: "HOST_STATE_DOWN",
+		4: "HOST_STATE_DRAINED",
 	}
 	HostState_value = map[string]int32{
 		"HOST_STATE_UNSPECIFIED": 0,
 		"HOST_STATE_UP":          1,
 		"HOST_STATE_DRAINING":    2,
 		"HOST_STATE_DOWN":        3,
+		"HOST_STATE_DRAINED":     4,
 	}
 )
 
@@ -562,7 +567,7 @@ func (x FailoverPolicy_Mode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use FailoverPolicy_Mode.Descriptor instead.
 func (FailoverPolicy_Mode) EnumDescriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{12, 0}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{13, 0}
 }
 
 // Resources is an amount of each schedulable resource. CPU is in cores and may
@@ -1322,7 +1327,10 @@ type JobSpec struct {
 	MaxPerHost uint32 `protobuf:"varint,17,opt,name=max_per_host,json=maxPerHost,proto3" json:"max_per_host,omitempty"`
 	// At most max instances per value of each host label, such as one per
 	// rack or two per zone.
-	Spread        []*SpreadSpec `protobuf:"bytes,18,rep,name=spread,proto3" json:"spread,omitempty"`
+	Spread []*SpreadSpec `protobuf:"bytes,18,rep,name=spread,proto3" json:"spread,omitempty"`
+	// How many instances may be unavailable at once during updates, host
+	// drains and other disruptions. Default for long-running jobs: 1.
+	Sla           *SLA `protobuf:"bytes,19,opt,name=sla,proto3" json:"sla,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1483,6 +1491,61 @@ func (x *JobSpec) GetSpread() []*SpreadSpec {
 	return nil
 }
 
+func (x *JobSpec) GetSla() *SLA {
+	if x != nil {
+		return x.Sla
+	}
+	return nil
+}
+
+// SLA bounds the disruptions of a job's instances.
+type SLA struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A count ("2") or a percentage of the instances ("25%"). An instance is
+	// available when it runs and its readiness probe (else its health check)
+	// says it is healthy.
+	MaxUnavailable string `protobuf:"bytes,1,opt,name=max_unavailable,json=maxUnavailable,proto3" json:"max_unavailable,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *SLA) Reset() {
+	*x = SLA{}
+	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SLA) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SLA) ProtoMessage() {}
+
+func (x *SLA) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SLA.ProtoReflect.Descriptor instead.
+func (*SLA) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *SLA) GetMaxUnavailable() string {
+	if x != nil {
+		return x.MaxUnavailable
+	}
+	return ""
+}
+
 // InstanceOverride gives some instances of a job a different task. Every
 // field set in `task` replaces the job's (command may be left out); a zero
 // resource amount keeps the job's amount, `env` is merged over the job's.
@@ -1498,7 +1561,7 @@ type InstanceOverride struct {
 
 func (x *InstanceOverride) Reset() {
 	*x = InstanceOverride{}
-	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	mi := &file_peloton_v1_types_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1510,7 +1573,7 @@ func (x *InstanceOverride) String() string {
 func (*InstanceOverride) ProtoMessage() {}
 
 func (x *InstanceOverride) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	mi := &file_peloton_v1_types_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1523,7 +1586,7 @@ func (x *InstanceOverride) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstanceOverride.ProtoReflect.Descriptor instead.
 func (*InstanceOverride) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{11}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *InstanceOverride) GetInstances() string {
@@ -1551,7 +1614,7 @@ type FailoverPolicy struct {
 
 func (x *FailoverPolicy) Reset() {
 	*x = FailoverPolicy{}
-	mi := &file_peloton_v1_types_proto_msgTypes[12]
+	mi := &file_peloton_v1_types_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1563,7 +1626,7 @@ func (x *FailoverPolicy) String() string {
 func (*FailoverPolicy) ProtoMessage() {}
 
 func (x *FailoverPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[12]
+	mi := &file_peloton_v1_types_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1576,7 +1639,7 @@ func (x *FailoverPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailoverPolicy.ProtoReflect.Descriptor instead.
 func (*FailoverPolicy) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{12}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *FailoverPolicy) GetMode() FailoverPolicy_Mode {
@@ -1614,7 +1677,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_peloton_v1_types_proto_msgTypes[13]
+	mi := &file_peloton_v1_types_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1626,7 +1689,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[13]
+	mi := &file_peloton_v1_types_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1639,7 +1702,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{13}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *JobStatus) GetState() JobState {
@@ -1712,7 +1775,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_peloton_v1_types_proto_msgTypes[14]
+	mi := &file_peloton_v1_types_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1724,7 +1787,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[14]
+	mi := &file_peloton_v1_types_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1737,7 +1800,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{14}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Job) GetId() string {
@@ -1807,7 +1870,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_peloton_v1_types_proto_msgTypes[15]
+	mi := &file_peloton_v1_types_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1819,7 +1882,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[15]
+	mi := &file_peloton_v1_types_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1832,7 +1895,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{15}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Task) GetJobId() string {
@@ -1986,7 +2049,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_peloton_v1_types_proto_msgTypes[16]
+	mi := &file_peloton_v1_types_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1998,7 +2061,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[16]
+	mi := &file_peloton_v1_types_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2011,7 +2074,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{16}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Event) GetSeq() uint64 {
@@ -2100,7 +2163,7 @@ type Update struct {
 
 func (x *Update) Reset() {
 	*x = Update{}
-	mi := &file_peloton_v1_types_proto_msgTypes[17]
+	mi := &file_peloton_v1_types_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2112,7 +2175,7 @@ func (x *Update) String() string {
 func (*Update) ProtoMessage() {}
 
 func (x *Update) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[17]
+	mi := &file_peloton_v1_types_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2125,7 +2188,7 @@ func (x *Update) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update.ProtoReflect.Descriptor instead.
 func (*Update) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{17}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Update) GetId() string {
@@ -2219,7 +2282,7 @@ type ResourceAmounts struct {
 
 func (x *ResourceAmounts) Reset() {
 	*x = ResourceAmounts{}
-	mi := &file_peloton_v1_types_proto_msgTypes[18]
+	mi := &file_peloton_v1_types_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2231,7 +2294,7 @@ func (x *ResourceAmounts) String() string {
 func (*ResourceAmounts) ProtoMessage() {}
 
 func (x *ResourceAmounts) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[18]
+	mi := &file_peloton_v1_types_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2244,7 +2307,7 @@ func (x *ResourceAmounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceAmounts.ProtoReflect.Descriptor instead.
 func (*ResourceAmounts) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{18}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ResourceAmounts) GetCpu() float64 {
@@ -2293,7 +2356,7 @@ type PoolSpec struct {
 
 func (x *PoolSpec) Reset() {
 	*x = PoolSpec{}
-	mi := &file_peloton_v1_types_proto_msgTypes[19]
+	mi := &file_peloton_v1_types_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2305,7 +2368,7 @@ func (x *PoolSpec) String() string {
 func (*PoolSpec) ProtoMessage() {}
 
 func (x *PoolSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[19]
+	mi := &file_peloton_v1_types_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2318,7 +2381,7 @@ func (x *PoolSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolSpec.ProtoReflect.Descriptor instead.
 func (*PoolSpec) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{19}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PoolSpec) GetPath() string {
@@ -2364,7 +2427,7 @@ type PoolResource struct {
 
 func (x *PoolResource) Reset() {
 	*x = PoolResource{}
-	mi := &file_peloton_v1_types_proto_msgTypes[20]
+	mi := &file_peloton_v1_types_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2376,7 +2439,7 @@ func (x *PoolResource) String() string {
 func (*PoolResource) ProtoMessage() {}
 
 func (x *PoolResource) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[20]
+	mi := &file_peloton_v1_types_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2389,7 +2452,7 @@ func (x *PoolResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolResource.ProtoReflect.Descriptor instead.
 func (*PoolResource) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{20}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PoolResource) GetName() string {
@@ -2458,7 +2521,7 @@ type Pool struct {
 
 func (x *Pool) Reset() {
 	*x = Pool{}
-	mi := &file_peloton_v1_types_proto_msgTypes[21]
+	mi := &file_peloton_v1_types_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2470,7 +2533,7 @@ func (x *Pool) String() string {
 func (*Pool) ProtoMessage() {}
 
 func (x *Pool) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[21]
+	mi := &file_peloton_v1_types_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2483,7 +2546,7 @@ func (x *Pool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pool.ProtoReflect.Descriptor instead.
 func (*Pool) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{21}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Pool) GetPath() string {
@@ -2540,7 +2603,7 @@ type PoolRegionShare struct {
 
 func (x *PoolRegionShare) Reset() {
 	*x = PoolRegionShare{}
-	mi := &file_peloton_v1_types_proto_msgTypes[22]
+	mi := &file_peloton_v1_types_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2552,7 +2615,7 @@ func (x *PoolRegionShare) String() string {
 func (*PoolRegionShare) ProtoMessage() {}
 
 func (x *PoolRegionShare) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[22]
+	mi := &file_peloton_v1_types_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2565,7 +2628,7 @@ func (x *PoolRegionShare) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolRegionShare.ProtoReflect.Descriptor instead.
 func (*PoolRegionShare) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{22}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PoolRegionShare) GetRegion() string {
@@ -2616,6 +2679,9 @@ type Host struct {
 	DrainTime   *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=drain_time,json=drainTime,proto3" json:"drain_time,omitempty"`
 	// When a host manager last reported the host.
 	LastSeen *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=last_seen,json=lastSeen,proto3" json:"last_seen,omitempty"`
+	// When batch runs still on the draining host are killed to run
+	// elsewhere; absent lets them finish.
+	DrainDeadline *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=drain_deadline,json=drainDeadline,proto3" json:"drain_deadline,omitempty"`
 	// Region whose shard the host belongs to.
 	Region string `protobuf:"bytes,14,opt,name=region,proto3" json:"region,omitempty"`
 	// Host ports tasks may be given, such as "31000-32000".
@@ -2630,7 +2696,7 @@ type Host struct {
 
 func (x *Host) Reset() {
 	*x = Host{}
-	mi := &file_peloton_v1_types_proto_msgTypes[23]
+	mi := &file_peloton_v1_types_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2642,7 +2708,7 @@ func (x *Host) String() string {
 func (*Host) ProtoMessage() {}
 
 func (x *Host) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[23]
+	mi := &file_peloton_v1_types_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2655,7 +2721,7 @@ func (x *Host) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Host.ProtoReflect.Descriptor instead.
 func (*Host) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{23}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Host) GetId() string {
@@ -2749,6 +2815,13 @@ func (x *Host) GetLastSeen() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Host) GetDrainDeadline() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DrainDeadline
+	}
+	return nil
+}
+
 func (x *Host) GetRegion() string {
 	if x != nil {
 		return x.Region
@@ -2790,7 +2863,7 @@ type RegionMember struct {
 
 func (x *RegionMember) Reset() {
 	*x = RegionMember{}
-	mi := &file_peloton_v1_types_proto_msgTypes[24]
+	mi := &file_peloton_v1_types_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2802,7 +2875,7 @@ func (x *RegionMember) String() string {
 func (*RegionMember) ProtoMessage() {}
 
 func (x *RegionMember) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[24]
+	mi := &file_peloton_v1_types_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2815,7 +2888,7 @@ func (x *RegionMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionMember.ProtoReflect.Descriptor instead.
 func (*RegionMember) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{24}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RegionMember) GetName() string {
@@ -2867,7 +2940,7 @@ type Region struct {
 
 func (x *Region) Reset() {
 	*x = Region{}
-	mi := &file_peloton_v1_types_proto_msgTypes[25]
+	mi := &file_peloton_v1_types_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2879,7 +2952,7 @@ func (x *Region) String() string {
 func (*Region) ProtoMessage() {}
 
 func (x *Region) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[25]
+	mi := &file_peloton_v1_types_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2892,7 +2965,7 @@ func (x *Region) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Region.ProtoReflect.Descriptor instead.
 func (*Region) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{25}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Region) GetName() string {
@@ -2957,7 +3030,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_peloton_v1_types_proto_msgTypes[26]
+	mi := &file_peloton_v1_types_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2969,7 +3042,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[26]
+	mi := &file_peloton_v1_types_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2982,7 +3055,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{26}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Replica) GetJob() *Job {
@@ -3051,7 +3124,7 @@ type RegionPlan struct {
 
 func (x *RegionPlan) Reset() {
 	*x = RegionPlan{}
-	mi := &file_peloton_v1_types_proto_msgTypes[27]
+	mi := &file_peloton_v1_types_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3063,7 +3136,7 @@ func (x *RegionPlan) String() string {
 func (*RegionPlan) ProtoMessage() {}
 
 func (x *RegionPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[27]
+	mi := &file_peloton_v1_types_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3076,7 +3149,7 @@ func (x *RegionPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionPlan.ProtoReflect.Descriptor instead.
 func (*RegionPlan) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{27}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RegionPlan) GetRegion() string {
@@ -3119,7 +3192,7 @@ type PlannedMove struct {
 
 func (x *PlannedMove) Reset() {
 	*x = PlannedMove{}
-	mi := &file_peloton_v1_types_proto_msgTypes[28]
+	mi := &file_peloton_v1_types_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3131,7 +3204,7 @@ func (x *PlannedMove) String() string {
 func (*PlannedMove) ProtoMessage() {}
 
 func (x *PlannedMove) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[28]
+	mi := &file_peloton_v1_types_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3144,7 +3217,7 @@ func (x *PlannedMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlannedMove.ProtoReflect.Descriptor instead.
 func (*PlannedMove) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{28}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PlannedMove) GetJobId() string {
@@ -3200,7 +3273,7 @@ type Drill struct {
 
 func (x *Drill) Reset() {
 	*x = Drill{}
-	mi := &file_peloton_v1_types_proto_msgTypes[29]
+	mi := &file_peloton_v1_types_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3212,7 +3285,7 @@ func (x *Drill) String() string {
 func (*Drill) ProtoMessage() {}
 
 func (x *Drill) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[29]
+	mi := &file_peloton_v1_types_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3225,7 +3298,7 @@ func (x *Drill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drill.ProtoReflect.Descriptor instead.
 func (*Drill) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{29}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Drill) GetId() string {
@@ -3366,7 +3439,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\n" +
 	"SpreadSpec\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12\x10\n" +
-	"\x03max\x18\x02 \x01(\rR\x03max\"\xd4\x05\n" +
+	"\x03max\x18\x02 \x01(\rR\x03max\"\xf7\x05\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12'\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x13.peloton.v1.JobTypeR\x04type\x12\x12\n" +
@@ -3388,10 +3461,13 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\toverrides\x18\x10 \x03(\v2\x1c.peloton.v1.InstanceOverrideR\toverrides\x12 \n" +
 	"\fmax_per_host\x18\x11 \x01(\rR\n" +
 	"maxPerHost\x12.\n" +
-	"\x06spread\x18\x12 \x03(\v2\x16.peloton.v1.SpreadSpecR\x06spread\x1a9\n" +
+	"\x06spread\x18\x12 \x03(\v2\x16.peloton.v1.SpreadSpecR\x06spread\x12!\n" +
+	"\x03sla\x18\x13 \x01(\v2\x0f.peloton.v1.SLAR\x03sla\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"Z\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\".\n" +
+	"\x03SLA\x12'\n" +
+	"\x0fmax_unavailable\x18\x01 \x01(\tR\x0emaxUnavailable\"Z\n" +
 	"\x10InstanceOverride\x12\x1c\n" +
 	"\tinstances\x18\x01 \x01(\tR\tinstances\x12(\n" +
 	"\x04task\x18\x02 \x01(\v2\x14.peloton.v1.TaskSpecR\x04task\"\xac\x01\n" +
@@ -3512,7 +3588,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x06region\x18\x01 \x01(\tR\x06region\x127\n" +
 	"\vreservation\x18\x02 \x01(\v2\x15.peloton.v1.ResourcesR\vreservation\x12+\n" +
 	"\x05limit\x18\x03 \x01(\v2\x15.peloton.v1.ResourcesR\x05limit\x12-\n" +
-	"\x06demand\x18\x04 \x01(\v2\x15.peloton.v1.ResourcesR\x06demand\"\xb2\x05\n" +
+	"\x06demand\x18\x04 \x01(\v2\x15.peloton.v1.ResourcesR\x06demand\"\xf5\x05\n" +
 	"\x04Host\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x18\n" +
@@ -3528,7 +3604,8 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\fdrain_reason\x18\v \x01(\tR\vdrainReason\x129\n" +
 	"\n" +
 	"drain_time\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tdrainTime\x127\n" +
-	"\tlast_seen\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen\x12\x16\n" +
+	"\tlast_seen\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen\x12A\n" +
+	"\x0edrain_deadline\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\rdrainDeadline\x12\x16\n" +
 	"\x06region\x18\x0e \x01(\tR\x06region\x12\x1f\n" +
 	"\vport_ranges\x18\x0f \x03(\tR\n" +
 	"portRanges\x12\x1f\n" +
@@ -3639,12 +3716,13 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x18UPDATE_STATE_UNSPECIFIED\x10\x00\x12 \n" +
 	"\x1cUPDATE_STATE_ROLLING_FORWARD\x10\x01\x12\x1a\n" +
 	"\x16UPDATE_STATE_SUCCEEDED\x10\x02\x12\x18\n" +
-	"\x14UPDATE_STATE_ABORTED\x10\x03*h\n" +
+	"\x14UPDATE_STATE_ABORTED\x10\x03*\x80\x01\n" +
 	"\tHostState\x12\x1a\n" +
 	"\x16HOST_STATE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rHOST_STATE_UP\x10\x01\x12\x17\n" +
 	"\x13HOST_STATE_DRAINING\x10\x02\x12\x13\n" +
-	"\x0fHOST_STATE_DOWN\x10\x03B?Z=github.com/peloton-federated/peloton/api/peloton/v1;pelotonv1b\x06proto3"
+	"\x0fHOST_STATE_DOWN\x10\x03\x12\x16\n" +
+	"\x12HOST_STATE_DRAINED\x10\x04B?Z=github.com/peloton-federated/peloton/api/peloton/v1;pelotonv1b\x06proto3"
 
 var (
 	file_peloton_v1_types_proto_rawDescOnce sync.Once
@@ -3659,7 +3737,7 @@ func file_peloton_v1_types_proto_rawDescGZIP() []byte {
 }
 
 var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_peloton_v1_types_proto_goTypes = []any{
 	(JobType)(0),                  // 0: peloton.v1.JobType
 	(ConstraintOp)(0),             // 1: peloton.v1.ConstraintOp
@@ -3681,38 +3759,39 @@ var file_peloton_v1_types_proto_goTypes = []any{
 	(*Volume)(nil),                // 17: peloton.v1.Volume
 	(*SpreadSpec)(nil),            // 18: peloton.v1.SpreadSpec
 	(*JobSpec)(nil),               // 19: peloton.v1.JobSpec
-	(*InstanceOverride)(nil),      // 20: peloton.v1.InstanceOverride
-	(*FailoverPolicy)(nil),        // 21: peloton.v1.FailoverPolicy
-	(*JobStatus)(nil),             // 22: peloton.v1.JobStatus
-	(*Job)(nil),                   // 23: peloton.v1.Job
-	(*Task)(nil),                  // 24: peloton.v1.Task
-	(*Event)(nil),                 // 25: peloton.v1.Event
-	(*Update)(nil),                // 26: peloton.v1.Update
-	(*ResourceAmounts)(nil),       // 27: peloton.v1.ResourceAmounts
-	(*PoolSpec)(nil),              // 28: peloton.v1.PoolSpec
-	(*PoolResource)(nil),          // 29: peloton.v1.PoolResource
-	(*Pool)(nil),                  // 30: peloton.v1.Pool
-	(*PoolRegionShare)(nil),       // 31: peloton.v1.PoolRegionShare
-	(*Host)(nil),                  // 32: peloton.v1.Host
-	(*RegionMember)(nil),          // 33: peloton.v1.RegionMember
-	(*Region)(nil),                // 34: peloton.v1.Region
-	(*Replica)(nil),               // 35: peloton.v1.Replica
-	(*RegionPlan)(nil),            // 36: peloton.v1.RegionPlan
-	(*PlannedMove)(nil),           // 37: peloton.v1.PlannedMove
-	(*Drill)(nil),                 // 38: peloton.v1.Drill
-	nil,                           // 39: peloton.v1.TaskSpec.EnvEntry
-	nil,                           // 40: peloton.v1.JobSpec.LabelsEntry
-	nil,                           // 41: peloton.v1.JobStatus.TaskStatesEntry
-	nil,                           // 42: peloton.v1.Task.PortsEntry
-	nil,                           // 43: peloton.v1.Host.LabelsEntry
-	(*durationpb.Duration)(nil),   // 44: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 45: google.protobuf.Timestamp
+	(*SLA)(nil),                   // 20: peloton.v1.SLA
+	(*InstanceOverride)(nil),      // 21: peloton.v1.InstanceOverride
+	(*FailoverPolicy)(nil),        // 22: peloton.v1.FailoverPolicy
+	(*JobStatus)(nil),             // 23: peloton.v1.JobStatus
+	(*Job)(nil),                   // 24: peloton.v1.Job
+	(*Task)(nil),                  // 25: peloton.v1.Task
+	(*Event)(nil),                 // 26: peloton.v1.Event
+	(*Update)(nil),                // 27: peloton.v1.Update
+	(*ResourceAmounts)(nil),       // 28: peloton.v1.ResourceAmounts
+	(*PoolSpec)(nil),              // 29: peloton.v1.PoolSpec
+	(*PoolResource)(nil),          // 30: peloton.v1.PoolResource
+	(*Pool)(nil),                  // 31: peloton.v1.Pool
+	(*PoolRegionShare)(nil),       // 32: peloton.v1.PoolRegionShare
+	(*Host)(nil),                  // 33: peloton.v1.Host
+	(*RegionMember)(nil),          // 34: peloton.v1.RegionMember
+	(*Region)(nil),                // 35: peloton.v1.Region
+	(*Replica)(nil),               // 36: peloton.v1.Replica
+	(*RegionPlan)(nil),            // 37: peloton.v1.RegionPlan
+	(*PlannedMove)(nil),           // 38: peloton.v1.PlannedMove
+	(*Drill)(nil),                 // 39: peloton.v1.Drill
+	nil,                           // 40: peloton.v1.TaskSpec.EnvEntry
+	nil,                           // 41: peloton.v1.JobSpec.LabelsEntry
+	nil,                           // 42: peloton.v1.JobStatus.TaskStatesEntry
+	nil,                           // 43: peloton.v1.Task.PortsEntry
+	nil,                           // 44: peloton.v1.Host.LabelsEntry
+	(*durationpb.Duration)(nil),   // 45: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 46: google.protobuf.Timestamp
 }
 var file_peloton_v1_types_proto_depIdxs = []int32{
 	1,  // 0: peloton.v1.Constraint.op:type_name -> peloton.v1.ConstraintOp
 	10, // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
 	10, // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
-	39, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
+	40, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
 	9,  // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
 	10, // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
 	12, // 6: peloton.v1.TaskSpec.container:type_name -> peloton.v1.Container
@@ -3723,72 +3802,74 @@ var file_peloton_v1_types_proto_depIdxs = []int32{
 	2,  // 11: peloton.v1.Container.pull_policy:type_name -> peloton.v1.PullPolicy
 	15, // 12: peloton.v1.HealthCheck.http:type_name -> peloton.v1.HTTPProbe
 	16, // 13: peloton.v1.HealthCheck.tcp:type_name -> peloton.v1.TCPProbe
-	44, // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
-	44, // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
-	44, // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
+	45, // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
+	45, // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
+	45, // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
 	0,  // 17: peloton.v1.JobSpec.type:type_name -> peloton.v1.JobType
 	11, // 18: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
-	40, // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
-	21, // 20: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
-	20, // 21: peloton.v1.JobSpec.overrides:type_name -> peloton.v1.InstanceOverride
+	41, // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
+	22, // 20: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
+	21, // 21: peloton.v1.JobSpec.overrides:type_name -> peloton.v1.InstanceOverride
 	18, // 22: peloton.v1.JobSpec.spread:type_name -> peloton.v1.SpreadSpec
-	11, // 23: peloton.v1.InstanceOverride.task:type_name -> peloton.v1.TaskSpec
-	8,  // 24: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
-	3,  // 25: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
-	41, // 26: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
-	45, // 27: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
-	45, // 28: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
-	45, // 29: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
-	19, // 30: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
-	22, // 31: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
-	4,  // 32: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
-	4,  // 33: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
-	45, // 34: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
-	45, // 35: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
-	45, // 36: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
-	45, // 37: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
-	5,  // 38: peloton.v1.Task.health:type_name -> peloton.v1.HealthState
-	5,  // 39: peloton.v1.Task.ready:type_name -> peloton.v1.HealthState
-	42, // 40: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
-	45, // 41: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
-	22, // 42: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
-	24, // 43: peloton.v1.Event.task:type_name -> peloton.v1.Task
-	6,  // 44: peloton.v1.Update.state:type_name -> peloton.v1.UpdateState
-	45, // 45: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
-	45, // 46: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
-	9,  // 47: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
-	27, // 48: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
-	27, // 49: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
-	29, // 50: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
-	28, // 51: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
-	31, // 52: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
-	9,  // 53: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
-	9,  // 54: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
-	9,  // 55: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
-	7,  // 56: peloton.v1.Host.state:type_name -> peloton.v1.HostState
-	9,  // 57: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
-	9,  // 58: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
-	43, // 59: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
-	45, // 60: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
-	45, // 61: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
-	33, // 62: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
-	9,  // 63: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
-	9,  // 64: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
-	45, // 65: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
-	23, // 66: peloton.v1.Replica.job:type_name -> peloton.v1.Job
-	45, // 67: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
-	45, // 68: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
-	37, // 69: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
-	37, // 70: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
-	45, // 71: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
-	45, // 72: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
-	37, // 73: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
-	37, // 74: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
-	75, // [75:75] is the sub-list for method output_type
-	75, // [75:75] is the sub-list for method input_type
-	75, // [75:75] is the sub-list for extension type_name
-	75, // [75:75] is the sub-list for extension extendee
-	0,  // [0:75] is the sub-list for field type_name
+	20, // 23: peloton.v1.JobSpec.sla:type_name -> peloton.v1.SLA
+	11, // 24: peloton.v1.InstanceOverride.task:type_name -> peloton.v1.TaskSpec
+	8,  // 25: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
+	3,  // 26: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
+	42, // 27: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
+	46, // 28: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
+	46, // 29: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
+	46, // 30: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
+	19, // 31: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
+	23, // 32: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
+	4,  // 33: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
+	4,  // 34: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
+	46, // 35: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
+	46, // 36: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
+	46, // 37: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
+	46, // 38: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
+	5,  // 39: peloton.v1.Task.health:type_name -> peloton.v1.HealthState
+	5,  // 40: peloton.v1.Task.ready:type_name -> peloton.v1.HealthState
+	43, // 41: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
+	46, // 42: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
+	23, // 43: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
+	25, // 44: peloton.v1.Event.task:type_name -> peloton.v1.Task
+	6,  // 45: peloton.v1.Update.state:type_name -> peloton.v1.UpdateState
+	46, // 46: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
+	46, // 47: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
+	9,  // 48: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
+	28, // 49: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
+	28, // 50: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
+	30, // 51: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
+	29, // 52: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
+	32, // 53: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
+	9,  // 54: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
+	9,  // 55: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
+	9,  // 56: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
+	7,  // 57: peloton.v1.Host.state:type_name -> peloton.v1.HostState
+	9,  // 58: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
+	9,  // 59: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
+	44, // 60: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
+	46, // 61: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
+	46, // 62: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
+	46, // 63: peloton.v1.Host.drain_deadline:type_name -> google.protobuf.Timestamp
+	34, // 64: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
+	9,  // 65: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
+	9,  // 66: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
+	46, // 67: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
+	24, // 68: peloton.v1.Replica.job:type_name -> peloton.v1.Job
+	46, // 69: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
+	46, // 70: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
+	38, // 71: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
+	38, // 72: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
+	46, // 73: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
+	46, // 74: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
+	38, // 75: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
+	38, // 76: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
+	77, // [77:77] is the sub-list for method output_type
+	77, // [77:77] is the sub-list for method input_type
+	77, // [77:77] is the sub-list for extension type_name
+	77, // [77:77] is the sub-list for extension extendee
+	0,  // [0:77] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_types_proto_init() }
@@ -3796,18 +3877,18 @@ func file_peloton_v1_types_proto_init() {
 	if File_peloton_v1_types_proto != nil {
 		return
 	}
-	file_peloton_v1_types_proto_msgTypes[16].OneofWrappers = []any{
+	file_peloton_v1_types_proto_msgTypes[17].OneofWrappers = []any{
 		(*Event_Job)(nil),
 		(*Event_Task)(nil),
 	}
-	file_peloton_v1_types_proto_msgTypes[18].OneofWrappers = []any{}
+	file_peloton_v1_types_proto_msgTypes[19].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_types_proto_rawDesc), len(file_peloton_v1_types_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   35,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -93,6 +93,7 @@ func ValidateJobSpec(s *JobSpec) []FieldError {
 		v.volumesAllowed("task", s.GetType(), s.GetTask())
 	}
 	v.placement(s)
+	v.sla(s)
 	v.overrides(s)
 	SortFieldErrors(v.problems)
 	return v.problems

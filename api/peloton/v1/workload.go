@@ -217,6 +217,35 @@ func (v *specChecker) daemon(s *JobSpec) {
 	}
 }
 
+// sla checks a job's disruption budget.
+func (v *specChecker) sla(s *JobSpec) {
+	raw := s.GetSla().GetMaxUnavailable()
+	if s.GetSla() == nil || raw == "" {
+		return
+	}
+	path := "sla.max_unavailable"
+	n, pct, ok := ParseMaxUnavailable(raw)
+	switch {
+	case !ok:
+		v.add(path, fmt.Sprintf("%q is not a count such as 2 or a percentage such as 25%%", raw))
+	case pct && n > 100:
+		v.add(path, fmt.Sprintf("%q is more than 100%%", raw))
+	case !pct && s.GetType() != JobType_JOB_TYPE_DAEMON && s.GetInstances() >= 1 && n > s.GetInstances():
+		v.add(path, fmt.Sprintf("%d is more than the job's %d instances", n, s.GetInstances()))
+	}
+}
+
+// ParseMaxUnavailable reads "2" or "25%".
+func ParseMaxUnavailable(s string) (n uint32, percent, ok bool) {
+	s = strings.TrimSpace(s)
+	percent = strings.HasSuffix(s, "%")
+	v, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(s, "%")), 10, 32)
+	if err != nil {
+		return 0, false, false
+	}
+	return uint32(v), percent, true
+}
+
 // placement checks the per-host and spread limits.
 func (v *specChecker) placement(s *JobSpec) {
 	if len(s.GetSpread()) > MaxSpreadLimits {

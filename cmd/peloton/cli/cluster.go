@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"io"
 	"strconv"
 	"strings"
@@ -194,25 +195,53 @@ func (a *app) hostCommand() *cobra.Command {
 	list.Flags().StringVar(&cluster, "cluster", "", "only hosts of this host manager cluster")
 	host := &cobra.Command{Use: "host", Short: "Show the hosts tasks run on; drain them for maintenance"}
 	var reason, region string
-	drain := oneCall(a, "drain HOST_ID [--reason R]", "Take a host out of service: it takes no new work, what runs there goes on",
+	var deadline time.Duration
+	drain := oneCall(a, "drain HOST_ID [--reason R] [--deadline D]", "Take a host out of service for maintenance: nothing new lands there, what runs there moves off",
 		func(ctx context.Context, c *clients, id string) (*pelotonv1.Host, error) {
-			resp, err := c.hosts.DrainHost(ctx, &pelotonv1.DrainHostRequest{HostId: id, Reason: reason, Region: region})
+			req := &pelotonv1.DrainHostRequest{HostId: id, Reason: reason, Region: region}
+			if deadline > 0 {
+				req.Deadline = durationpb.New(deadline)
+			}
+			resp, err := c.hosts.DrainHost(ctx, req)
 			return resp.GetHost(), err
 		}, a.writeHost)
 	drain.Long = `Drain a host (its ID as host list shows it, such as sim/host-0001): the
-scheduler places nothing new on it; tasks running there go on. The drain is
-kept across restarts until "peloton host undrain". --region is needed only
-when several regions have a host of that ID.`
+scheduler places nothing new on it, and moves off what runs there: service
+instances are restarted elsewhere one after another, as their job's SLA
+(maxUnavailable) allows; batch tasks finish, or are killed and run elsewhere
+once --deadline passed; revocable tasks are killed at once. The host shows
+DRAINING, then DRAINED once nothing runs there; "peloton host down" then takes
+it down for maintenance, "peloton host up" returns it. The drain is kept
+across restarts. --region is needed only when several regions have a host of
+that ID.`
 	drain.Flags().StringVar(&reason, "reason", "", "why, for other operators")
+	drain.Flags().DurationVar(&deadline, "deadline", 0, "kill batch tasks still there after this long (e.g. 10m); default: let them finish")
 	drain.Flags().StringVar(&region, "region", "", "region of the host, when several have one of this ID")
-	var undrainRegion string
-	undrain := oneCall(a, "undrain HOST_ID", "Put a drained host back into service",
+	upCommand := func(use, short string) *cobra.Command {
+		var upRegion string
+		up := oneCall(a, use, short,
+			func(ctx context.Context, c *clients, id string) (*pelotonv1.Host, error) {
+				resp, err := c.hosts.UndrainHost(ctx, &pelotonv1.UndrainHostRequest{HostId: id, Region: upRegion})
+				return resp.GetHost(), err
+			}, a.writeHost)
+		up.Flags().StringVar(&upRegion, "region", "", "region of the host, when several have one of this ID")
+		return up
+	}
+	undrain := upCommand("undrain HOST_ID", "Put a draining or drained host back into service (the same as host up)")
+	up := upCommand("up HOST_ID", "Put a host back into service after maintenance: it takes new work again")
+	var downRegion string
+	var force bool
+	down := oneCall(a, "down HOST_ID [--force]", "Take a DRAINED host down for maintenance",
 		func(ctx context.Context, c *clients, id string) (*pelotonv1.Host, error) {
-			resp, err := c.hosts.UndrainHost(ctx, &pelotonv1.UndrainHostRequest{HostId: id, Region: undrainRegion})
+			resp, err := c.hosts.MarkHostDown(ctx, &pelotonv1.MarkHostDownRequest{HostId: id, Region: downRegion, Force: force})
 			return resp.GetHost(), err
 		}, a.writeHost)
-	undrain.Flags().StringVar(&undrainRegion, "region", "", "region of the host, when several have one of this ID")
-	host.AddCommand(list, drain, undrain)
+	down.Long = `Mark a host DOWN for maintenance. It must be DRAINED (drained, with
+nothing running there); --force takes it down anyway and kills what still runs
+there, to run elsewhere. "peloton host up" returns it to service.`
+	down.Flags().BoolVar(&force, "force", false, "take it down even though tasks still run there (they are killed)")
+	down.Flags().StringVar(&downRegion, "region", "", "region of the host, when several have one of this ID")
+	host.AddCommand(list, drain, undrain, up, down)
 	return host
 }
 

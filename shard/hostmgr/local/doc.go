@@ -3,6 +3,10 @@
 // "<cluster>/<hostname>" sized by its CPUs, memory and the disk space of the
 // data directory.
 //
+// The host runs no images (RunsImages false; a launch with a Container is
+// refused) and offers the port ranges of Config.Ports (model.DefaultPorts
+// unless configured, `--hosts local,ports=31000-31999|40000-40099`).
+//
 // Every run gets a directory, <Dir>/runs/<run id>/, and an executor: the
 // peloton binary's hidden `executor` role (ExecutorMain), started in its own
 // session so it outlives the shard. The executor starts the command in its
@@ -11,10 +15,33 @@
 // records its life in files written atomically (temp file + rename):
 //
 //	launch.json   run id, host, command, start time (written by the plugin)
+//	probes.json   the health check and readiness probe (written by the plugin)
 //	executor.pid  the executor's pid and process start time
 //	started       executor and command pids, once the command runs
+//	health        the probes' verdicts, rewritten when one changes
 //	exit          exit code, signal or start error, once it ended
 //	kill          present once Kill was asked for (written by the plugin)
+//
+// A task's environment is exactly, later layers winning: PATH (the
+// server's PATH or Config.Path) and HOME=<sandbox>; the spec's Env; the
+// shard's Launch.Env (PELOTON_* and PORT_<NAME>); PELOTON_RUN_ID,
+// PELOTON_HOST_ID, PELOTON_SANDBOX, PELOTON_VOLUME_<NAME> and
+// PELOTON_GANG_FILE; and PWD=<sandbox>. Nothing else of the server's
+// environment reaches it. A persistent volume is the directory
+// <Dir>/volumes/<volume id>, kept across runs until RemoveVolumes (the
+// optional hostmgr.VolumeRemover); a process on the host cannot have it
+// mounted at Volume.Path, so its path is in PELOTON_VOLUME_<NAME> (see
+// VolumeEnv). A gang's members are written as JSON to
+// hostmgr.GangFileName in the sandbox before the command starts.
+//
+// Probing lives in the executor, so it goes on while the shard restarts:
+// command probes run beside the command in its sandbox with its
+// environment, http probes GET http://127.0.0.1:<port><path> (2xx and 3xx
+// healthy), tcp probes connect; each within its Timeout, every Interval
+// after InitialDelay. A probe is UNKNOWN until its first success (HEALTHY)
+// or FailureThreshold failures in a row (UNHEALTHY). The plugin reads the
+// health file of its runs every PollInterval and reports a change as a
+// RUNNING status with Health and Ready.
 //
 // The plugin waits on the executors it started and learns from a pipe when
 // the command runs. After a restart, Reconcile reads the run directories the

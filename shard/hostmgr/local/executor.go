@@ -1,6 +1,7 @@
 package local
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,12 +9,18 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
+
+	"github.com/peloton-federated/peloton/shard/clock"
+	"github.com/peloton-federated/peloton/shard/model"
 )
 
 // ExecutorCommand is the first argument of the peloton binary that runs
-// ExecutorMain: `peloton executor --dir <rundir> [--notify-fd N] -- <command> <args...>`.
+// ExecutorMain:
+//
+//	peloton executor --dir <rundir> [--notify-fd N] [--probes FILE] -- <command> <args...>
 const ExecutorCommand = "executor"
 
 // ExecutorMain runs one task's command and records its life in a run
@@ -25,7 +32,11 @@ const ExecutorCommand = "executor"
 // (working directory <rundir>/sandbox, stdout and stderr to <rundir>/stdout and
 // <rundir>/stderr, the environment it was given), writes started, forwards
 // SIGTERM and SIGINT to the command's process group, waits for it, kills what
-// is left of that group, and atomically writes the exit record. A command
+// is left of that group, and atomically writes the exit record. With
+// --probes it runs the health check and readiness probe that file holds
+// beside the command while it runs (command probes in the sandbox with the
+// executor's environment, which is the task's) and records their verdicts
+// in <rundir>/health, UNKNOWN from before the command starts. A command
 // that cannot start gets an exit record holding the start error. The return
 // value is the executor's own exit code: 0 once an exit record is written,
 // 2 for bad arguments, 1 when the run directory is unusable.
@@ -44,7 +55,8 @@ func ExecutorMain(args []string) int {
 
 type executorOptions struct {
 	dir      string
-	notifyFD int // -1: none
+	notifyFD int    // -1: none
+	probes   string // probes file; "": none
 	command  string
 	args     []string
 }
@@ -69,6 +81,11 @@ func parseExecutorArgs(args []string) (executorOptions, error) {
 				return opts, fmt.Errorf("--notify-fd: %q is not a file descriptor above 2", args[0])
 			}
 			opts.notifyFD, args = fd, args[1:]
+		case "--probes":
+			if len(args) == 0 {
+				return opts, errors.New("--probes needs a value")
+			}
+			opts.probes, args = args[0], args[1:]
 		case "--":
 			if len(args) == 0 {
 				return opts, errors.New("no command after --")
@@ -101,6 +118,15 @@ func runExecutor(opts executorOptions) error {
 		return err
 	}
 
+	var probes probesRecord
+	if opts.probes != "" {
+		if _, err := readJSON(opts.probes, &probes); err != nil {
+			return writeJSONAtomic(filepath.Join(opts.dir, exitFile), exitRecord{
+				ExitCode: 127, StartError: "reading probes: " + err.Error(), Time: time.Now(),
+			})
+		}
+	}
+
 	// Catch termination before the command starts, so that a kill that
 	// arrives early is forwarded once it runs instead of killing us.
 	signals := make(chan os.Signal, 4)
@@ -121,6 +147,7 @@ func runExecutor(opts executorOptions) error {
 	if err := os.MkdirAll(sandbox, 0o755); err != nil {
 		return err
 	}
+	health := newHealthWriter(filepath.Join(opts.dir, healthFile), probes)
 
 	cmd := exec.Command(opts.command, opts.args...)
 	cmd.Dir = sandbox
@@ -146,6 +173,9 @@ func runExecutor(opts executorOptions) error {
 		notify = nil
 	}
 
+	probeCtx, stopProbes := context.WithCancel(context.Background())
+	probing := health.start(probeCtx, probes, sandbox)
+
 	done := make(chan struct{})
 	go func() {
 		for {
@@ -159,6 +189,8 @@ func runExecutor(opts executorOptions) error {
 	}()
 	waitErr := cmd.Wait()
 	close(done)
+	stopProbes()
+	probing.Wait()
 	// Whatever the command left behind in its group ends with it.
 	syscall.Kill(-child.Pid, syscall.SIGKILL)
 
@@ -192,4 +224,74 @@ func startErrorText(err error) string {
 		return "permission denied"
 	}
 	return err.Error()
+}
+
+// healthWriter records the verdicts of a run's probes in its health file.
+type healthWriter struct {
+	path string
+	mu   sync.Mutex
+	rec  healthRecord
+}
+
+// newHealthWriter records UNKNOWN for each probe the run has.
+func newHealthWriter(path string, probes probesRecord) *healthWriter {
+	w := &healthWriter{path: path}
+	if probes.Health == nil && probes.Ready == nil {
+		return w
+	}
+	if probes.Health != nil {
+		w.rec.Health = model.HealthUnknown.String()
+	}
+	if probes.Ready != nil {
+		w.rec.Ready = model.HealthUnknown.String()
+	}
+	w.writeLocked()
+	return w
+}
+
+// start runs the probes until ctx ends; the group's Wait returns once
+// they stopped.
+func (w *healthWriter) start(ctx context.Context, probes probesRecord, sandbox string) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	env := os.Environ()
+	for _, p := range []struct {
+		rec   *probeRecord
+		ready bool
+	}{{probes.Health, false}, {probes.Ready, true}} {
+		if p.rec == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runProbe(ctx, clock.Real{}, p.rec, sandbox, env, func(r probeResult) { w.set(p.ready, r) })
+		}()
+	}
+	return &wg
+}
+
+// set records a probe's new verdict.
+func (w *healthWriter) set(ready bool, r probeResult) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	what := "health check"
+	if ready {
+		what = "readiness probe"
+		w.rec.Ready = r.state.String()
+	} else {
+		w.rec.Health = r.state.String()
+	}
+	w.rec.Changes++
+	w.rec.Message = ""
+	if r.message != "" {
+		w.rec.Message = what + ": " + r.message
+	}
+	w.writeLocked()
+}
+
+func (w *healthWriter) writeLocked() {
+	w.rec.Time = time.Now()
+	if err := writeJSONAtomic(w.path, w.rec); err != nil {
+		fmt.Fprintf(os.Stderr, "peloton executor: recording health: %v\n", err)
+	}
 }

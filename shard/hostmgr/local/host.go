@@ -3,9 +3,11 @@ package local
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"syscall"
 
@@ -72,4 +74,25 @@ func parseMemTotalMB(meminfo []byte) (float64, error) {
 		return float64(kib / 1024), nil
 	}
 	return 0, fmt.Errorf("meminfo: %w", errNoMemTotal)
+}
+
+// checkPortRanges returns why host port ranges are unusable: empty,
+// reversed, outside 1..65535 or overlapping.
+func checkPortRanges(ranges []model.PortRange) error {
+	if len(ranges) == 0 {
+		return fmt.Errorf("no port range")
+	}
+	sorted := slices.Clone(ranges)
+	slices.SortFunc(sorted, func(a, b model.PortRange) int { return cmp.Compare(a.From, b.From) })
+	for i, r := range sorted {
+		switch {
+		case r.From == 0 || r.To > 65535:
+			return fmt.Errorf("range %d-%d is outside 1-65535", r.From, r.To)
+		case r.To < r.From:
+			return fmt.Errorf("range %d-%d ends before it starts", r.From, r.To)
+		case i > 0 && r.From <= sorted[i-1].To:
+			return fmt.Errorf("ranges %d-%d and %d-%d overlap", sorted[i-1].From, sorted[i-1].To, r.From, r.To)
+		}
+	}
+	return nil
 }

@@ -34,7 +34,7 @@ func (p *Plugin) ReadLog(ctx context.Context, run model.RunID, host model.HostID
 	if limit == 0 {
 		limit = DefaultLogLimit
 	}
-	dir := filepath.Join(p.runsDir, runDirName(run))
+	dir := filepath.Join(p.runsDir, pathElement(run))
 	if _, err := os.Stat(dir); err != nil {
 		return nil, 0, 0, fmt.Errorf("%w: %s", ErrUnknownRun, run)
 	}

@@ -1,6 +1,8 @@
 package local
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -24,6 +26,8 @@ func TestParseExecutorArgs(t *testing.T) {
 		{args: "--dir /r --notify-fd 1 -- true", wantErr: "not a file descriptor above 2"},
 		{args: "--dir /r --notify-fd x -- true", wantErr: "not a file descriptor above 2"},
 		{args: "--dir /r --verbose -- true", wantErr: `unknown argument "--verbose"`},
+		{args: "--dir /r --probes /r/probes.json -- true", want: executorOptions{dir: "/r", notifyFD: -1, probes: "/r/probes.json", command: "true", args: []string{}}},
+		{args: "--dir /r --probes", wantErr: "--probes needs a value"},
 	}
 	for _, tc := range cases {
 		got, err := parseExecutorArgs(strings.Fields(tc.args))
@@ -33,7 +37,7 @@ func TestParseExecutorArgs(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || got.dir != tc.want.dir || got.notifyFD != tc.want.notifyFD || got.command != tc.want.command || !slices.Equal(got.args, tc.want.args) {
+		if err != nil || got.dir != tc.want.dir || got.notifyFD != tc.want.notifyFD || got.probes != tc.want.probes || got.command != tc.want.command || !slices.Equal(got.args, tc.want.args) {
 			t.Errorf("%q: got %+v, %v; want %+v", tc.args, got, err, tc.want)
 		}
 	}
@@ -62,11 +66,11 @@ func TestParseMemTotal(t *testing.T) {
 	}
 }
 
-func TestRunDirNameIsOneSafeDistinctElement(t *testing.T) {
+func TestPathElementIsOneSafeDistinctElement(t *testing.T) {
 	runs := []model.RunID{"job-0-1", "a/b", "..", ".", ".hidden", "%2E", "a b", "job-0-2"}
 	seen := map[string]model.RunID{}
 	for _, run := range runs {
-		name := runDirName(run)
+		name := pathElement(run)
 		if name == "" || strings.ContainsAny(name, "/\x00") || strings.HasPrefix(name, ".") {
 			t.Errorf("%q → unsafe %q", run, name)
 		}
@@ -84,5 +88,24 @@ func TestLogStart(t *testing.T) {
 		if got := logStart(tc.offset, tc.size); got != tc.want {
 			t.Errorf("logStart(%d, %d) = %d, want %d", tc.offset, tc.size, got, tc.want)
 		}
+	}
+}
+
+func TestExecutorRefusesUnreadableProbes(t *testing.T) {
+	dir := t.TempDir()
+	probes := filepath.Join(dir, probesFile)
+	if err := os.WriteFile(probes, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(dir, "ran")
+	if code := ExecutorMain([]string{"--dir", dir, "--probes", probes, "--", "touch", marker}); code != 0 {
+		t.Fatalf("ExecutorMain = %d, want 0 with an exit record", code)
+	}
+	var rec exitRecord
+	if ok, err := readJSON(filepath.Join(dir, exitFile), &rec); !ok || err != nil || rec.ExitCode != 127 || !strings.HasPrefix(rec.StartError, "reading probes: ") {
+		t.Errorf("exit record %+v, %v, %v", rec, ok, err)
+	}
+	if fileExists(marker) {
+		t.Error("the command ran without its probes")
 	}
 }

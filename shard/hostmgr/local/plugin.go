@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -52,9 +54,15 @@ type Config struct {
 	Executable string
 	// Hostname overrides os.Hostname().
 	Hostname string
-	// PollInterval is how often adopted runs are checked; 0 means
-	// DefaultPollInterval.
+	// PollInterval is how often adopted runs are checked and how often the
+	// health verdicts of running ones are read; 0 means DefaultPollInterval.
 	PollInterval time.Duration
+	// Ports are the host ports the shard may give tasks; nil means
+	// model.DefaultPorts.
+	Ports []model.PortRange
+	// Path is the PATH tasks get unless their spec sets one; empty means
+	// the server's own PATH, or DefaultPath without one.
+	Path string
 }
 
 // Plugin runs tasks as processes on this machine, one executor process per
@@ -82,12 +90,16 @@ type trackedRun struct {
 	executor processRecord
 	started  bool
 	adopted  bool
-	done     chan struct{} // closed once the run ended
+	probed   bool // the executor probes it: read its health file
+	// health and ready are the verdicts last reported.
+	health, ready model.HealthState
+	done          chan struct{} // closed once the run ended
 }
 
 var (
-	_ hostmgr.Plugin    = (*Plugin)(nil)
-	_ hostmgr.LogReader = (*Plugin)(nil)
+	_ hostmgr.Plugin        = (*Plugin)(nil)
+	_ hostmgr.LogReader     = (*Plugin)(nil)
+	_ hostmgr.VolumeRemover = (*Plugin)(nil)
 )
 
 // New checks cfg, creates the work directory and measures this machine.
@@ -130,6 +142,16 @@ func New(cfg Config) (*Plugin, error) {
 	if strings.Contains(cfg.Hostname, "/") {
 		return nil, fmt.Errorf("%w: Hostname %q holds a '/'", ErrInvalidConfig, cfg.Hostname)
 	}
+	if cfg.Ports == nil {
+		cfg.Ports = model.DefaultPorts
+	}
+	if err := checkPortRanges(cfg.Ports); err != nil {
+		return nil, fmt.Errorf("%w: Ports: %v", ErrInvalidConfig, err)
+	}
+	cfg.Ports = slices.Clone(cfg.Ports)
+	if cfg.Path == "" {
+		cfg.Path = cmp.Or(os.Getenv("PATH"), DefaultPath)
+	}
 	dir, err := filepath.Abs(cfg.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("%w: Dir: %v", ErrInvalidConfig, err)
@@ -143,6 +165,7 @@ func New(cfg Config) (*Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
+	host.Ports = cfg.Ports
 	return &Plugin{
 		cfg:     cfg,
 		host:    host,
@@ -161,6 +184,7 @@ func (p *Plugin) Cluster() string { return p.cfg.Cluster }
 func (p *Plugin) Host() model.Host {
 	h := p.host
 	h.Labels = maps.Clone(p.host.Labels)
+	h.Ports = slices.Clone(p.host.Ports)
 	return h
 }
 
@@ -181,6 +205,7 @@ func (p *Plugin) Run(ctx context.Context, sink hostmgr.Sink) error {
 		case <-p.notify:
 		case <-poll:
 			p.pollAdopted()
+			p.pollHealth()
 			poll = p.clock.After(p.cfg.PollInterval)
 		}
 	}
@@ -206,7 +231,8 @@ func (p *Plugin) launchOne(l hostmgr.Launch) {
 			fmt.Sprintf("host %q is not this machine (%s)", l.Host, p.host.ID), 0, now))
 		return
 	}
-	if msg := checkTask(l.Task); msg != "" {
+	probes, msg := p.checkLaunch(l)
+	if msg != "" {
 		p.report(p.status(l.Run, model.TaskFailed, model.ReasonLaunchError, msg, 0, now))
 		return
 	}
@@ -216,7 +242,7 @@ func (p *Plugin) launchOne(l hostmgr.Launch) {
 	if tracked {
 		return
 	}
-	dir := filepath.Join(p.runsDir, runDirName(l.Run))
+	dir := filepath.Join(p.runsDir, pathElement(l.Run))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			p.inspect(l.Run)
@@ -230,25 +256,71 @@ func (p *Plugin) launchOne(l hostmgr.Launch) {
 		p.failLaunch(l.Run, dir, "recording launch: "+err.Error())
 		return
 	}
-	if err := p.startExecutor(l, dir); err != nil {
+	env, err := p.prepareSandbox(l, dir, probes)
+	if err != nil {
+		p.failLaunch(l.Run, dir, err.Error())
+		return
+	}
+	if err := p.startExecutor(l, dir, env, probes != nil); err != nil {
 		p.failLaunch(l.Run, dir, "starting executor: "+err.Error())
 	}
 }
 
-// checkTask returns why a task cannot be launched, or "".
-func checkTask(t *model.TaskSpec) string {
+// checkLaunch returns the probes of a launch, or why it cannot be launched.
+func (p *Plugin) checkLaunch(l hostmgr.Launch) (*probesRecord, string) {
+	t := l.Task
 	switch {
 	case t == nil:
-		return "no task spec"
+		return nil, "no task spec"
+	case t.Container != nil:
+		return nil, fmt.Sprintf("task runs in image %q, but host %s runs no images: the local host manager runs commands on the host", t.Container.Image, p.host.ID)
 	case t.Command == "":
-		return "task has no command"
+		return nil, "task has no command"
 	}
-	for k := range t.Env {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return fmt.Sprintf("task env name %q is not valid", k)
+	if msg := checkEnvNames("task env", t.Env); msg != "" {
+		return nil, msg
+	}
+	if msg := checkEnvNames("launch env", l.Env); msg != "" {
+		return nil, msg
+	}
+	health, err := newProbeRecord("health check", t.HealthCheck, l.Ports)
+	if err != nil {
+		return nil, err.Error()
+	}
+	ready, err := newProbeRecord("readiness probe", t.Readiness, l.Ports)
+	if err != nil {
+		return nil, err.Error()
+	}
+	if health == nil && ready == nil {
+		return nil, ""
+	}
+	return &probesRecord{Health: health, Ready: ready}, ""
+}
+
+// prepareSandbox creates the run's sandbox, volumes, gang file and probes
+// file and returns the run's environment.
+func (p *Plugin) prepareSandbox(l hostmgr.Launch, dir string, probes *probesRecord) ([]string, error) {
+	sandbox := filepath.Join(dir, sandboxDir)
+	if err := os.Mkdir(sandbox, 0o755); err != nil {
+		return nil, fmt.Errorf("creating sandbox: %w", err)
+	}
+	own := map[string]string{EnvRunID: string(l.Run), EnvHostID: string(l.Host), EnvSandbox: sandbox}
+	if err := p.prepareVolumes(l.Volumes, own); err != nil {
+		return nil, err
+	}
+	if l.Gang != nil {
+		path, err := writeGangFile(sandbox, l.Gang)
+		if err != nil {
+			return nil, err
+		}
+		own[EnvGangFile] = path
+	}
+	if probes != nil {
+		if err := writeJSONAtomic(filepath.Join(dir, probesFile), probes); err != nil {
+			return nil, fmt.Errorf("recording probes: %w", err)
 		}
 	}
-	return ""
+	return runEnv(p.cfg.Path, l, own), nil
 }
 
 // failLaunch records and reports a run that never started.
@@ -260,7 +332,7 @@ func (p *Plugin) failLaunch(run model.RunID, dir, msg string) {
 	p.report(p.status(run, model.TaskFailed, model.ReasonLaunchError, msg, int32(rec.ExitCode), rec.Time))
 }
 
-func (p *Plugin) startExecutor(l hostmgr.Launch, dir string) error {
+func (p *Plugin) startExecutor(l hostmgr.Launch, dir string, env []string, probed bool) error {
 	logFile, err := os.OpenFile(filepath.Join(dir, executorLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -270,13 +342,15 @@ func (p *Plugin) startExecutor(l hostmgr.Launch, dir string) error {
 	if err != nil {
 		return err
 	}
-	args := append([]string{ExecutorCommand, "--dir", dir, "--notify-fd", "3", "--", l.Task.Command}, l.Task.Args...)
-	cmd := exec.Command(p.cfg.Executable, args...)
-	env := os.Environ()
-	for k, v := range l.Task.Env {
-		env = append(env, k+"="+v)
+	args := []string{ExecutorCommand, "--dir", dir, "--notify-fd", "3"}
+	if probed {
+		args = append(args, "--probes", filepath.Join(dir, probesFile))
 	}
-	cmd.Env = append(env, "PELOTON_RUN_ID="+string(l.Run), "PELOTON_HOST_ID="+string(l.Host))
+	args = append(append(args, "--", l.Task.Command), l.Task.Args...)
+	cmd := exec.Command(p.cfg.Executable, args...)
+	// The executor gets the task's environment and no more; the command
+	// and its command probes inherit it.
+	cmd.Env = env
 	cmd.Dir = dir
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
@@ -290,7 +364,7 @@ func (p *Plugin) startExecutor(l hostmgr.Launch, dir string) error {
 		notifyR.Close()
 		return err
 	}
-	t := &trackedRun{id: l.Run, dir: dir, executor: processRecord{Pid: cmd.Process.Pid}, done: make(chan struct{})}
+	t := &trackedRun{id: l.Run, dir: dir, executor: processRecord{Pid: cmd.Process.Pid}, probed: probed, done: make(chan struct{})}
 	p.mu.Lock()
 	p.runs[l.Run] = t
 	p.mu.Unlock()
@@ -326,7 +400,7 @@ func (p *Plugin) markStarted(t *trackedRun) {
 	}
 	p.mu.Unlock()
 	if first {
-		p.report(p.status(t.id, model.TaskRunning, "", "", 0, rec.Time))
+		p.reportRunning(t, rec.Time, false)
 	}
 }
 
@@ -399,6 +473,11 @@ func (p *Plugin) report(statuses ...hostmgr.TaskStatus) {
 	p.mu.Lock()
 	p.queued = append(p.queued, statuses...)
 	p.mu.Unlock()
+	p.wake()
+}
+
+// wake tells Run that statuses are queued.
+func (p *Plugin) wake() {
 	select {
 	case p.notify <- struct{}{}:
 	default:

@@ -40,11 +40,11 @@ func (p *Plugin) inspect(run model.RunID) {
 	if tracked {
 		// A watcher reports its end; RUNNING may be repeated, it is harmless.
 		if started {
-			p.report(p.status(run, model.TaskRunning, "", "", 0, p.clock.Now()))
+			p.reportRunning(t, p.clock.Now(), false)
 		}
 		return
 	}
-	dir := filepath.Join(p.runsDir, runDirName(run))
+	dir := filepath.Join(p.runsDir, pathElement(run))
 	if _, err := os.Stat(dir); err != nil {
 		p.report(p.status(run, model.TaskLost, model.ReasonUnknownTask, "no such run on this host", 0, p.clock.Now()))
 		return
@@ -58,7 +58,8 @@ func (p *Plugin) inspect(run model.RunID) {
 		p.report(p.endStatus(run, dir))
 		return
 	}
-	t = &trackedRun{id: run, dir: dir, executor: executor, started: hasStarted, adopted: true, done: make(chan struct{})}
+	t = &trackedRun{id: run, dir: dir, executor: executor, started: hasStarted, adopted: true,
+		probed: fileExists(filepath.Join(dir, probesFile)), done: make(chan struct{})}
 	p.mu.Lock()
 	if _, raced := p.runs[run]; raced {
 		p.mu.Unlock()
@@ -68,7 +69,7 @@ func (p *Plugin) inspect(run model.RunID) {
 	p.mu.Unlock()
 	p.log.Info("run adopted", "run", run, "executor", executor.Pid)
 	if hasStarted {
-		p.report(p.status(run, model.TaskRunning, "", "", 0, startedRec.Time))
+		p.reportRunning(t, startedRec.Time, false)
 	}
 }
 
@@ -120,7 +121,7 @@ func (p *Plugin) Kill(ctx context.Context, run model.RunID, host model.HostID, g
 			fmt.Sprintf("host %q is not this machine (%s)", host, p.host.ID), 0, p.clock.Now()))
 		return nil
 	}
-	dir := filepath.Join(p.runsDir, runDirName(run))
+	dir := filepath.Join(p.runsDir, pathElement(run))
 	if _, err := os.Stat(dir); err != nil {
 		p.report(p.status(run, model.TaskLost, model.ReasonUnknownTask, "no such run on this host", 0, p.clock.Now()))
 		return nil

@@ -22,6 +22,8 @@ const (
 	startedFile  = "started"      // startedRecord, once the command runs
 	exitFile     = "exit"         // exitRecord, once the command ended or failed to start
 	killFile     = "kill"         // present once a kill was requested through Kill
+	probesFile   = "probes.json"  // probesRecord, written before the executor starts when the task has probes
+	healthFile   = "health"       // healthRecord, the probes' verdicts while the command runs
 	executorLog  = "executor.log" // the executor's own stdout and stderr
 	sandboxDir   = "sandbox"      // the command's working directory
 	stdoutFile   = "stdout"
@@ -72,9 +74,9 @@ func (e exitRecord) message() string {
 	}
 }
 
-// runDirName maps a run id to a single, safe path element.
-func runDirName(run model.RunID) string {
-	name := url.PathEscape(string(run))
+// pathElement maps a run or volume id to a single, safe path element.
+func pathElement[S ~string](id S) string {
+	name := url.PathEscape(string(id))
 	if strings.HasPrefix(name, ".") {
 		name = "%2E" + name[1:]
 	}

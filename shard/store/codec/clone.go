@@ -15,6 +15,10 @@ func CloneSpec(s *model.JobSpec) (*model.JobSpec, error) {
 	out := *s
 	out.Labels = maps.Clone(s.Labels)
 	out.Spread = slices.Clone(s.Spread)
+	if s.SLA != nil {
+		sla := *s.SLA
+		out.SLA = &sla
+	}
 	if err := cloneTaskSpec(&out.Task); err != nil {
 		return nil, err
 	}

@@ -46,8 +46,8 @@ const (
 	// the latest encodings of job updates, host records and events.
 	UpdateRecordVersion = 1
 	EventRecordVersion  = 1
-	// HostRecordV2 appends the host's port ranges and whether it runs
-	// images.
+	// HostRecordV2 appends the host's port ranges, whether it runs
+	// images, the drain's deadline and whether it was marked down.
 	HostRecordV1      = 1
 	HostRecordV2      = 2
 	HostRecordVersion = HostRecordV2

@@ -369,7 +369,7 @@ func TestOlderRecordVersionsDecode(t *testing.T) {
 		want.Revision, want.ConfigVersion = 7, 1
 		want.Status.Update = ""
 		want.Spec.Overrides = nil
-		want.Spec.MaxPerHost, want.Spec.Spread = 0, nil
+		want.Spec.MaxPerHost, want.Spec.Spread, want.Spec.SLA = 0, nil, nil
 		want.Spec.Task.Container, want.Spec.Task.Ports, want.Spec.Task.HealthCheck, want.Spec.Task.Readiness, want.Spec.Task.Volumes = nil, nil, nil, nil, nil
 		if version == JobRecordV1 {
 			want.Spec.GangSize, want.Spec.GangRestart, want.Spec.Revocable = 0, false, false

@@ -69,6 +69,8 @@ func EncodeHost(h *model.HostRecord) []byte {
 		e.uvarint(uint64(r.To))
 	}
 	e.bool(h.Host.RunsImages)
+	e.time(h.DrainDeadline)
+	e.bool(h.Down)
 	return e.buf
 }
 
@@ -95,6 +97,8 @@ func DecodeHost(id model.HostID, b []byte) (*model.HostRecord, error) {
 			}
 		}
 		h.Host.RunsImages = d.bool()
+		h.DrainDeadline = d.time()
+		h.Down = d.bool()
 	}
 	if err := d.done(); err != nil {
 		return nil, fmt.Errorf("host %s: %w", id, err)

@@ -91,6 +91,11 @@ func (e *encoder) placementLimits(s *model.JobSpec) {
 		e.string(l.Label)
 		e.uvarint(uint64(l.Max))
 	}
+	e.bool(s.SLA != nil)
+	if s.SLA != nil {
+		e.uvarint(uint64(s.SLA.MaxUnavailable))
+		e.bool(s.SLA.Percent)
+	}
 }
 
 func (d *decoder) placementLimits(s *model.JobSpec) {
@@ -100,6 +105,9 @@ func (d *decoder) placementLimits(s *model.JobSpec) {
 		for i := range s.Spread {
 			s.Spread[i] = model.SpreadSpec{Label: d.string(), Max: d.uint32()}
 		}
+	}
+	if d.bool() {
+		s.SLA = &model.SLA{MaxUnavailable: d.uint32(), Percent: d.bool()}
 	}
 }
 

@@ -67,6 +67,7 @@ func FullJob(id model.JobID) *model.Job {
 			},
 			MaxPerHost:  2,
 			Spread:      []model.SpreadSpec{{Label: "zone", Max: 3}},
+			SLA:         &model.SLA{MaxUnavailable: 25, Percent: true},
 			Labels:      map[string]string{"team": "maps", "tier": "batch"},
 			GangSize:    4,
 			GangRestart: true,
@@ -174,6 +175,8 @@ func FullHost(id model.HostID) *model.HostRecord {
 		Draining:    true,
 		DrainReason: "kernel upgrade",
 		DrainTime:   fixtureTime(-60, 3),
+		DrainDeadline: fixtureTime(600, 9),
+		Down:          true,
 		LastSeen:    fixtureTime(5, 123),
 	}
 }

@@ -1,0 +1,21 @@
+// Package sla decides whether a disruption of a job's instances may start
+// now: a rolling update restarting a batch, a host drain moving instances
+// off, a move to another cluster, the preemption of a service instance, an
+// operator's task stop. Every caller asks the same question of the same
+// function, so two operations never both take the last instances the job
+// may lose.
+//
+// A job's SLA is how many instances may be unavailable at once
+// (maxUnavailable, a count or a percentage of the instances). An instance
+// is available when it runs and is healthy: its readiness probe says so
+// when it has one, else its health check, else running is enough. An
+// instance some operation is already disrupting counts as unavailable
+// until that operation is done with it.
+//
+// Evaluate is a pure function of the job's instances and the request: no
+// clock, no I/O, no goroutines. The job manager feeds it the instances as
+// they stand, applies what it allows, and shows the reason for what it
+// holds back on the job ("waiting for SLA: 2/2 unavailable").
+//
+// It imports only the standard library.
+package sla
