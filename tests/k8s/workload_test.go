@@ -209,6 +209,7 @@ task:
 			t.Fatalf("volume %s of %s: %+v", pv.Name, claim, pv.Spec)
 		}
 	}
+	t.Cleanup(func() { dropVolumeFinalizers(t, "stateful", claims) })
 	first := tasks[0]
 	victim := podsByInstance(t, "stateful", id)[0]
 	if err := kube.CoreV1().Pods("stateful").Delete(ctx, victim.Name, metav1.DeleteOptions{}); err != nil {
@@ -245,7 +246,6 @@ task:
 		}
 		return true
 	})
-	t.Cleanup(func() { dropVolumeFinalizers(t, "stateful", claims) })
 }
 
 // dropVolumeFinalizers lets the API server finish deleting claims and
