@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/peloton-federated/peloton/shard/clock"
+	"github.com/peloton-federated/peloton/shard/model"
 )
 
 // Errors returned by the Kubernetes plugin.
@@ -32,6 +35,8 @@ const (
 	DefaultGPUResource    = "nvidia.com/gpu"
 	DefaultResync         = 10 * time.Minute
 	DefaultCheckInterval  = time.Second
+	DefaultVolumeBasePath = "/var/lib/peloton/volumes"
+	DefaultStorageClass   = "peloton-local"
 )
 
 // Config configures a Kubernetes plugin.
@@ -63,8 +68,17 @@ type Config struct {
 	FinishedPodTTL time.Duration
 	// SchedulerName is set on every pod, so no Kubernetes scheduler acts on it.
 	SchedulerName string
-	// Image runs the task's command.
+	// Image runs the command of a task that names no image of its own.
 	Image string
+	// Ports are the host ports every node offers to tasks; nil means
+	// model.DefaultPorts.
+	Ports []model.PortRange
+	// VolumeBasePath is the directory on each node under which the local
+	// persistent volumes of stateful tasks live:
+	// <VolumeBasePath>/<namespace>/<claim name>.
+	VolumeBasePath string
+	// StorageClass names the storage class of those volumes and claims.
+	StorageClass string
 	// GPUResource is the extended resource counted as GPUs.
 	GPUResource string
 	// Resync is the informers' resync period.
@@ -101,6 +115,19 @@ func (cfg Config) withDefaults() (Config, error) {
 	setDefault(&cfg.GPUResource, DefaultGPUResource)
 	setDefault(&cfg.Resync, DefaultResync)
 	setDefault(&cfg.CheckInterval, DefaultCheckInterval)
+	setDefault(&cfg.VolumeBasePath, DefaultVolumeBasePath)
+	setDefault(&cfg.StorageClass, DefaultStorageClass)
+	if !strings.HasPrefix(cfg.VolumeBasePath, "/") {
+		return cfg, fmt.Errorf("%w: VolumeBasePath %q must be an absolute path", ErrInvalidConfig, cfg.VolumeBasePath)
+	}
+	if cfg.Ports == nil {
+		cfg.Ports = slices.Clone(model.DefaultPorts)
+	}
+	for _, r := range cfg.Ports {
+		if r.From == 0 || r.To < r.From || r.To > 65535 {
+			return cfg, fmt.Errorf("%w: port range %d-%d must lie within 1-65535, low end first", ErrInvalidConfig, r.From, r.To)
+		}
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
 	}
@@ -149,4 +176,23 @@ func clientFromKubeconfig(cfg Config) (kubernetes.Interface, string, error) {
 		ns = ""
 	}
 	return client, ns, nil
+}
+
+// ParsePortRanges reads port ranges written "FROM-TO" (or a single port),
+// several joined by '+', as in "31000-32000+40000-40100".
+func ParsePortRanges(s string) ([]model.PortRange, error) {
+	var out []model.PortRange
+	for _, part := range strings.Split(s, "+") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		from, err := strconv.ParseUint(lo, 10, 16)
+		to := from
+		if err == nil && isRange {
+			to, err = strconv.ParseUint(hi, 10, 16)
+		}
+		if err != nil || from == 0 || to < from {
+			return nil, fmt.Errorf("%w: port range %q must be FROM-TO within 1-65535, low end first", ErrInvalidConfig, part)
+		}
+		out = append(out, model.PortRange{From: uint32(from), To: uint32(to)})
+	}
+	return out, nil
 }

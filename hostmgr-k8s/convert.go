@@ -5,16 +5,14 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
 )
 
@@ -29,6 +27,12 @@ const (
 	AnnotationRunID = "peloton.io/run-id"
 	// AnnotationHostID holds the host the run was placed on.
 	AnnotationHostID = "peloton.io/host-id"
+	// AnnotationGangConfig names the config map holding a run's gang.
+	AnnotationGangConfig = "peloton.io/gang-config"
+	// AnnotationVolumeID holds the volume id a claim and its volume are for.
+	AnnotationVolumeID = "peloton.io/volume-id"
+	// LabelGang marks the config maps of gangs.
+	LabelGang = "peloton.io/gang"
 	// TaskContainer is the name of the pod's one container.
 	TaskContainer = "task"
 	// HostKind is model.Host.Kind for Kubernetes nodes.
@@ -106,9 +110,11 @@ func podEnded(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 
-// isOurs reports whether Peloton started the pod.
-func isOurs(p *corev1.Pod) bool {
-	return p.Labels[LabelManagedBy] == ManagedByValue && p.Annotations[AnnotationRunID] != ""
+// isOurs reports whether this plugin started the pod: Peloton did, in the
+// plugin's namespace. Pods of other Peloton shards sharing the cluster
+// count as anyone else's.
+func isOurs(p *corev1.Pod, namespace string) bool {
+	return p.Namespace == namespace && p.Labels[LabelManagedBy] == ManagedByValue && p.Annotations[AnnotationRunID] != ""
 }
 
 // nodeReady reports the node's Ready condition.
@@ -121,9 +127,10 @@ func nodeReady(n *corev1.Node) bool {
 	return false
 }
 
-// nodeHost converts a node to a host. used is what pods not started by
-// Peloton request on the node; it is not part of the host's capacity.
-func nodeHost(cluster string, n *corev1.Node, used model.Resources, gpuName corev1.ResourceName) model.Host {
+// nodeHost converts a node to a host that runs images and offers ports.
+// used is what pods not started by Peloton request on the node; it is not
+// part of the host's capacity.
+func nodeHost(cluster string, n *corev1.Node, used model.Resources, gpuName corev1.ResourceName, ports []model.PortRange) model.Host {
 	alloc := resourcesOf(n.Status.Allocatable, gpuName)
 	// Allocatable memory and storage count whole MiB only, rounded down, so
 	// a node is never thought bigger than it is.
@@ -152,13 +159,15 @@ func nodeHost(cluster string, n *corev1.Node, used model.Resources, gpuName core
 		state = model.HostDown
 	}
 	return model.Host{
-		ID:       hostID(cluster, n.Name),
-		Hostname: n.Name,
-		Cluster:  cluster,
-		Kind:     HostKind,
-		State:    state,
-		Capacity: capacity,
-		Labels:   labels,
+		ID:         hostID(cluster, n.Name),
+		Hostname:   n.Name,
+		Cluster:    cluster,
+		Kind:       HostKind,
+		State:      state,
+		Capacity:   capacity,
+		Labels:     labels,
+		Ports:      slices.Clone(ports),
+		RunsImages: true,
 	}
 }
 
@@ -169,6 +178,13 @@ type runStatus struct {
 	Message  string
 	ExitCode int32
 	Time     time.Time
+	// Health and Ready are what its probes say (see health.go).
+	Health, Ready model.HealthState
+}
+
+// changedFrom reports whether the status says something new after last.
+func (st runStatus) changedFrom(last hostmgr.TaskStatus) bool {
+	return st.State != last.State || st.Health != last.Health || st.Ready != last.Ready
 }
 
 // imagePullReasons are waiting reasons that mean the image will not come.
@@ -205,9 +221,10 @@ func taskContainerStatus(p *corev1.Pod) *corev1.ContainerStatus {
 	return nil
 }
 
-// podRunStatus converts a pod's phase and container state to a run status;
-// ok is false while there is nothing to report (the pod is still starting).
-func podRunStatus(p *corev1.Pod) (runStatus, bool) {
+// podRunStatus converts a pod's phase, container state and probes at now
+// to a run status; ok is false while there is nothing to report (the pod
+// is still starting).
+func podRunStatus(p *corev1.Pod, now time.Time) (runStatus, bool) {
 	cs := taskContainerStatus(p)
 	switch p.Status.Phase {
 	case corev1.PodSucceeded:
@@ -221,8 +238,12 @@ func podRunStatus(p *corev1.Pod) (runStatus, bool) {
 			term := cs.State.Terminated
 			st := runStatus{State: model.TaskFailed, Reason: model.ReasonExitNonZero, ExitCode: term.ExitCode, Time: podTime(p, cs)}
 			st.Message = joinNonEmpty(": ", term.Reason, term.Message)
-			if term.Reason == "OOMKilled" {
+			switch {
+			case term.Reason == "OOMKilled":
 				st.Reason = ReasonOOMKilled
+			case killedByLiveness(p, term):
+				st.Reason, st.Health = model.ReasonUnhealthy, model.HealthUnhealthy
+				st.Message = joinNonEmpty(": ", "killed after failing its health check", st.Message)
 			}
 			return st, true
 		}
@@ -240,7 +261,9 @@ func podRunStatus(p *corev1.Pod) (runStatus, bool) {
 				return pullFailure(p, w), true
 			}
 		}
-		return runStatus{State: model.TaskRunning, Time: podTime(p, cs)}, true
+		st := runStatus{State: model.TaskRunning, Time: podTime(p, cs)}
+		st.Health, st.Ready = podHealth(p, now)
+		return st, true
 	default: // Pending or Unknown
 		if cs != nil && cs.State.Waiting != nil && imagePullReasons[cs.State.Waiting.Reason] {
 			return pullFailure(p, cs.State.Waiting), true
@@ -280,12 +303,15 @@ func joinNonEmpty(sep string, parts ...string) string {
 	return strings.Join(out, sep)
 }
 
-// podName turns a run id into a valid, stable pod name: lowercase letters,
-// digits and '-'. When that changes the id, a hash of the id keeps names
-// of different runs apart.
-func podName(run model.RunID) string {
+// podName turns a run id into a valid, stable pod name.
+func podName(run model.RunID) string { return dnsLabel(string(run)) }
+
+// dnsLabel turns an id into a valid, stable object name: lowercase
+// letters, digits and '-', at most 63 characters. When that changes the
+// id, a hash of the id keeps names of different ids apart.
+func dnsLabel(id string) string {
 	var b strings.Builder
-	for _, r := range strings.ToLower(string(run)) {
+	for _, r := range strings.ToLower(id) {
 		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '-' {
 			b.WriteRune(r)
 		} else {
@@ -294,11 +320,11 @@ func podName(run model.RunID) string {
 	}
 	name := strings.Trim(b.String(), "-")
 	const max = 63
-	if name == string(run) && len(name) <= max {
+	if name == id && len(name) <= max {
 		return name
 	}
 	h := fnv.New32a()
-	h.Write([]byte(run))
+	h.Write([]byte(id))
 	suffix := fmt.Sprintf("-%08x", h.Sum32())
 	if len(name) > max-len(suffix) {
 		name = strings.TrimRight(name[:max-len(suffix)], "-")
@@ -327,84 +353,4 @@ func labelValue(v string) string {
 		s = s[:validation.LabelValueMaxLength]
 	}
 	return strings.Trim(s, "-_.")
-}
-
-// podSpecConfig is what building a pod needs beyond the launch.
-type podSpecConfig struct {
-	Namespace     string
-	SchedulerName string
-	Image         string
-	GPUResource   corev1.ResourceName
-}
-
-// launchPod builds the pod of a launch on a node, or says why it cannot.
-func launchPod(cfg podSpecConfig, node string, run model.RunID, host model.HostID, task *model.TaskSpec, runLabels map[string]string) (*corev1.Pod, error) {
-	if task == nil {
-		return nil, fmt.Errorf("no task spec")
-	}
-	if task.Command == "" {
-		return nil, fmt.Errorf("task has no command")
-	}
-	labels := map[string]string{LabelManagedBy: ManagedByValue}
-	for k, v := range runLabels {
-		if len(validation.IsQualifiedName(k)) != 0 {
-			continue
-		}
-		labels[k] = labelValue(v)
-	}
-	names := slices.Sorted(maps.Keys(task.Env))
-	env := make([]corev1.EnvVar, 0, len(names)+2)
-	for _, k := range names {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return nil, fmt.Errorf("task env name %q is not valid", k)
-		}
-		env = append(env, corev1.EnvVar{Name: k, Value: task.Env[k]})
-	}
-	env = append(env, corev1.EnvVar{Name: "PELOTON_RUN_ID", Value: string(run)}, corev1.EnvVar{Name: "PELOTON_HOST_ID", Value: string(host)})
-	requests, limits := podResources(task.Resources, cfg.GPUResource)
-	grace := int64(math.Ceil(task.KillGrace.Seconds()))
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        podName(run),
-			Namespace:   cfg.Namespace,
-			Labels:      labels,
-			Annotations: map[string]string{AnnotationRunID: string(run), AnnotationHostID: string(host)},
-		},
-		Spec: corev1.PodSpec{
-			NodeName:                      node,
-			SchedulerName:                 cfg.SchedulerName,
-			RestartPolicy:                 corev1.RestartPolicyNever,
-			TerminationGracePeriodSeconds: &grace,
-			Containers: []corev1.Container{{
-				Name:      TaskContainer,
-				Image:     cfg.Image,
-				Command:   []string{task.Command},
-				Args:      slices.Clone(task.Args),
-				Env:       env,
-				Resources: corev1.ResourceRequirements{Requests: requests, Limits: limits},
-			}},
-		},
-	}, nil
-}
-
-// podResources converts a task's resources to requests and limits. Memory
-// and GPUs are limited to what is requested; CPU is not, so a task may use
-// idle cycles.
-func podResources(r model.Resources, gpuName corev1.ResourceName) (requests, limits corev1.ResourceList) {
-	requests, limits = corev1.ResourceList{}, corev1.ResourceList{}
-	if r.MilliCPU > 0 {
-		requests[corev1.ResourceCPU] = *resource.NewMilliQuantity(r.MilliCPU, resource.DecimalSI)
-	}
-	if r.MemMB > 0 {
-		q := *resource.NewQuantity(r.MemMB*mib, resource.BinarySI)
-		requests[corev1.ResourceMemory], limits[corev1.ResourceMemory] = q, q
-	}
-	if r.DiskMB > 0 {
-		requests[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(r.DiskMB*mib, resource.BinarySI)
-	}
-	if r.GPU > 0 {
-		q := *resource.NewQuantity(r.GPU, resource.DecimalSI)
-		requests[gpuName], limits[gpuName] = q, q
-	}
-	return requests, limits
 }

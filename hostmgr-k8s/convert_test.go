@@ -58,7 +58,7 @@ func TestPodRunStatus(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st, ok := podRunStatus(tc.pod)
+			st, ok := podRunStatus(tc.pod, t0)
 			if ok != tc.report {
 				t.Fatalf("reported = %v, want %v (%+v)", ok, tc.report, st)
 			}
@@ -105,7 +105,7 @@ func TestNodeHost(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"zone": "a"}}, Spec: tc.spec,
 				Status: corev1.NodeStatus{Conditions: tc.conds, Allocatable: quantities("8", "16Gi")}}
-			h := nodeHost("east", n, tc.used, DefaultGPUResource)
+			h := nodeHost("east", n, tc.used, DefaultGPUResource, model.DefaultPorts)
 			if h.ID != "east/n1" || h.Cluster != "east" || h.Kind != HostKind || h.Hostname != "n1" {
 				t.Fatalf("identity: %+v", h)
 			}
@@ -166,47 +166,5 @@ func TestPodNameIsValidAndDistinct(t *testing.T) {
 			t.Fatalf("runs %q and %q share pod name %q", other, run, name)
 		}
 		seen[name] = run
-	}
-}
-
-func TestLaunchPod(t *testing.T) {
-	cfg := podSpecConfig{Namespace: "batch", SchedulerName: "peloton", Image: "busybox", GPUResource: DefaultGPUResource}
-	task := &model.TaskSpec{Command: "sh", Args: []string{"-c", "exit 0"}, Env: map[string]string{"B": "2", "A": "1"},
-		Resources: model.Resources{MilliCPU: 250, MemMB: 64, GPU: 1}, KillGrace: 1500 * time.Millisecond}
-	labels := map[string]string{"peloton.job": "j1", "peloton.instance": "0", "bad key!": "x", "peloton.note": "has spaces"}
-	pod, err := launchPod(cfg, "n1", "j1-0-2", "east/n1", task, labels)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pod.Name != "j1-0-2" || pod.Namespace != "batch" || pod.Spec.NodeName != "n1" || pod.Spec.SchedulerName != "peloton" {
-		t.Fatalf("placement fields: %+v", pod.ObjectMeta)
-	}
-	if pod.Annotations[AnnotationRunID] != "j1-0-2" || pod.Annotations[AnnotationHostID] != "east/n1" || !isOurs(pod) {
-		t.Fatalf("annotations: %v labels %v", pod.Annotations, pod.Labels)
-	}
-	if _, ok := pod.Labels["bad key!"]; ok || pod.Labels["peloton.note"] != "has_spaces" || pod.Labels["peloton.job"] != "j1" {
-		t.Fatalf("labels: %v", pod.Labels)
-	}
-	c := pod.Spec.Containers[0]
-	if c.Command[0] != "sh" || len(c.Args) != 2 || c.Env[0].Name != "A" || c.Env[1].Name != "B" || c.Env[2].Name != "PELOTON_RUN_ID" {
-		t.Fatalf("container: %+v", c)
-	}
-	if c.Resources.Requests.Cpu().MilliValue() != 250 || c.Resources.Limits.Memory().Value() != 64*mib ||
-		c.Resources.Limits.Cpu().MilliValue() != 0 {
-		t.Fatalf("resources: %+v", c.Resources)
-	}
-	if q := c.Resources.Limits[DefaultGPUResource]; q.Value() != 1 {
-		t.Fatalf("gpu limit: %+v", c.Resources.Limits)
-	}
-	if *pod.Spec.TerminationGracePeriodSeconds != 2 || pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
-		t.Fatalf("grace %d restart %s", *pod.Spec.TerminationGracePeriodSeconds, pod.Spec.RestartPolicy)
-	}
-	if got := resourcesOf(c.Resources.Requests, DefaultGPUResource); got != task.Resources {
-		t.Fatalf("round trip of resources: %+v, want %+v", got, task.Resources)
-	}
-	for _, bad := range []*model.TaskSpec{nil, {}, {Command: "x", Env: map[string]string{"A=B": "1"}}} {
-		if _, err := launchPod(cfg, "n1", "r", "east/n1", bad, nil); err == nil {
-			t.Fatalf("launchPod accepted %+v", bad)
-		}
 	}
 }

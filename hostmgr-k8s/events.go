@@ -90,7 +90,7 @@ func (p *Plugin) giveUpRunsOn(ctx context.Context, node, reason, msg string) {
 	p.mu.Lock()
 	for _, obj := range objs {
 		pod, ok := obj.(*corev1.Pod)
-		if !ok || !isOurs(pod) || podEnded(pod) {
+		if !ok || !isOurs(pod, p.cfg.Namespace) || podEnded(pod) {
 			continue
 		}
 		run := model.RunID(pod.Annotations[AnnotationRunID])
@@ -134,7 +134,7 @@ func (p *Plugin) podChanged(old, obj any) {
 	if !ok {
 		return
 	}
-	if !isOurs(pod) {
+	if !isOurs(pod, p.cfg.Namespace) {
 		p.mu.Lock()
 		if pod.Spec.NodeName != "" {
 			p.dirtyNodes[pod.Spec.NodeName] = true
@@ -146,15 +146,18 @@ func (p *Plugin) podChanged(old, obj any) {
 		p.wake()
 		return
 	}
-	st, ok := podRunStatus(pod)
+	now := p.clock.Now()
+	st, ok := podRunStatus(pod, now)
 	if !ok {
 		return
 	}
 	run := model.RunID(pod.Annotations[AnnotationRunID])
-	now := p.clock.Now()
 	p.mu.Lock()
 	t := p.trackLocked(run, pod)
-	if !t.last.State.IsTerminal() && t.last.State != st.State {
+	if !t.last.State.IsTerminal() && st.changedFrom(t.last) {
+		if st.State == t.last.State {
+			st.Time = now // only the probes changed
+		}
 		p.reportLocked(run, t, st, now)
 	}
 	p.mu.Unlock()
@@ -168,7 +171,7 @@ func (p *Plugin) podDeleted(obj any) {
 	if !ok {
 		return
 	}
-	if !isOurs(pod) {
+	if !isOurs(pod, p.cfg.Namespace) {
 		if pod.Spec.NodeName != "" {
 			p.mu.Lock()
 			p.dirtyNodes[pod.Spec.NodeName] = true
@@ -183,12 +186,14 @@ func (p *Plugin) podDeleted(obj any) {
 	t := p.trackLocked(run, pod)
 	if !t.last.State.IsTerminal() {
 		st := runStatus{State: model.TaskLost, Reason: ReasonPodDeleted, Message: "pod " + pod.Name + " was deleted", Time: now}
-		if final, ok := podRunStatus(pod); ok && final.State.IsTerminal() {
+		if final, ok := podRunStatus(pod, now); ok && final.State.IsTerminal() {
 			st = final
 		}
 		p.reportLocked(run, t, st, now)
 	}
+	p.dropGangOfLocked(pod)
 	delete(p.runs, run)
+	delete(p.undecided, run)
 	p.mu.Unlock()
 	p.wake()
 }
@@ -215,11 +220,18 @@ func (p *Plugin) reportLocked(run model.RunID, t *trackedRun, st runStatus, now 
 	if st.Time.IsZero() {
 		st.Time = now
 	}
-	t.last = hostmgr.TaskStatus{Run: run, Host: t.host, State: st.State, Reason: st.Reason, Message: st.Message, ExitCode: st.ExitCode, Time: st.Time}
+	t.last = hostmgr.TaskStatus{Run: run, Host: t.host, State: st.State, Reason: st.Reason, Message: st.Message,
+		ExitCode: st.ExitCode, Time: st.Time, Health: st.Health, Ready: st.Ready}
 	if st.State.IsTerminal() && t.endedAt.IsZero() {
 		t.endedAt = now
 	}
-	p.log.Info("run state", "run", run, "state", st.State, "reason", st.Reason, "message", st.Message)
+	if st.State == model.TaskRunning && (st.Health == model.HealthUnknown || st.Ready == model.HealthUnknown) {
+		p.undecided[run] = true
+	} else {
+		delete(p.undecided, run)
+	}
+	p.log.Info("run state", "run", run, "state", st.State, "reason", st.Reason, "message", st.Message,
+		"health", st.Health, "ready", st.Ready)
 	p.queued = append(p.queued, t.last)
 }
 
@@ -245,6 +257,24 @@ func (p *Plugin) deleteFinishedPods(ctx context.Context, now time.Time) {
 		err := p.cfg.Client.CoreV1().Pods(p.cfg.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			p.log.Warn("deleting finished pod", "pod", name, "err", err)
+		}
+	}
+}
+
+// recheckHealth reports runs whose probes had no verdict yet and have one
+// now: the verdict comes with time, not only with pod changes.
+func (p *Plugin) recheckHealth(now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for run := range p.undecided {
+		t, pod := p.runs[run], p.podOf(run)
+		if t == nil || pod == nil {
+			delete(p.undecided, run)
+			continue
+		}
+		if st, ok := podRunStatus(pod, now); ok && st.changedFrom(t.last) {
+			st.Time = now
+			p.reportLocked(run, t, st, now)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package k8s
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -62,7 +63,7 @@ func (p *Plugin) launchOne(ctx context.Context, l hostmgr.Launch) {
 			Message: "node " + node + " is not in the cluster"})
 		return
 	}
-	pod, err := launchPod(p.podCfg, node, l.Run, l.Host, l.Task, l.Labels)
+	pod, err := launchPod(p.podCfg, node, l)
 	if err != nil {
 		p.reportRun(l.Run, l.Host, runStatus{State: model.TaskFailed, Reason: model.ReasonLaunchError, ExitCode: -1, Message: err.Error()})
 		return
@@ -72,14 +73,32 @@ func (p *Plugin) launchOne(ctx context.Context, l hostmgr.Launch) {
 		p.runs[l.Run] = &trackedRun{host: l.Host}
 	}
 	p.mu.Unlock()
+	if err := p.ensureVolumes(ctx, node, l.Volumes); err != nil {
+		st := runStatus{State: model.TaskLost, Reason: ReasonCreateRefused, Message: err.Error()}
+		if errors.Is(err, ErrVolumeElsewhere) {
+			st = runStatus{State: model.TaskFailed, Reason: model.ReasonLaunchError, ExitCode: -1, Message: err.Error()}
+		}
+		p.reportRun(l.Run, l.Host, st)
+		return
+	}
+	if l.Gang != nil {
+		if err := p.ensureGang(ctx, l.Run, l.Gang); err != nil {
+			p.reportRun(l.Run, l.Host, runStatus{State: model.TaskLost, Reason: ReasonCreateRefused, Message: err.Error()})
+			return
+		}
+	}
 	_, err = p.cfg.Client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	switch {
 	case err == nil, apierrors.IsAlreadyExists(err):
 		// The informer reports what the pod does.
+		return
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
 		p.reportRun(l.Run, l.Host, runStatus{State: model.TaskFailed, Reason: ReasonCreateRefused, ExitCode: -1, Message: err.Error()})
 	default:
 		p.reportRun(l.Run, l.Host, runStatus{State: model.TaskLost, Reason: ReasonCreateRefused, Message: "creating pod: " + err.Error()})
+	}
+	if l.Gang != nil {
+		p.deleteGang(ctx, pod.Name)
 	}
 }
 
@@ -160,7 +179,7 @@ func (p *Plugin) Reconcile(ctx context.Context, runs []hostmgr.RunRef) error {
 		switch {
 		case pod != nil:
 			t = p.trackLocked(ref.Run, pod)
-			if st, ok := podRunStatus(pod); ok && !t.last.State.IsTerminal() {
+			if st, ok := podRunStatus(pod, now); ok && !t.last.State.IsTerminal() {
 				p.reportLocked(ref.Run, t, st, now)
 			} else if t.last.State != 0 {
 				p.queued = append(p.queued, t.last)

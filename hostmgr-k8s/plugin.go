@@ -47,6 +47,9 @@ type Plugin struct {
 	queued        []hostmgr.TaskStatus
 	notReadySince map[string]time.Time
 	lostNodes     map[string]bool // nodes whose runs were already given up
+	doomedGangs   []string        // gang config maps to delete
+	// undecided are running runs whose probes have no verdict yet.
+	undecided map[model.RunID]bool
 }
 
 // trackedRun is what the plugin remembers of a run it knows a pod of.
@@ -69,7 +72,8 @@ func New(cfg Config) (*Plugin, error) {
 	return &Plugin{
 		cfg: cfg,
 		podCfg: podSpecConfig{Namespace: cfg.Namespace, SchedulerName: cfg.SchedulerName,
-			Image: cfg.Image, GPUResource: corev1.ResourceName(cfg.GPUResource)},
+			Image: cfg.Image, GPUResource: corev1.ResourceName(cfg.GPUResource),
+			VolumeBasePath: cfg.VolumeBasePath, StorageClass: cfg.StorageClass},
 		log:           cfg.Logger.With("cluster", cfg.Cluster),
 		clock:         cfg.Clock,
 		notify:        make(chan struct{}, 1),
@@ -78,6 +82,7 @@ func New(cfg Config) (*Plugin, error) {
 		dirtyNodes:    map[string]bool{},
 		notReadySince: map[string]time.Time{},
 		lostNodes:     map[string]bool{},
+		undecided:     map[model.RunID]bool{},
 	}, nil
 }
 
@@ -96,7 +101,7 @@ func (p *Plugin) Run(ctx context.Context, sink hostmgr.Sink) error {
 		informers.WithTransform(dropManagedFields))
 	nodeInformer := factory.Core().V1().Nodes()
 	podInformer := factory.Core().V1().Pods().Informer()
-	if err := podInformer.AddIndexers(cache.Indexers{indexByNode: podNodeIndex, indexByRun: podRunIndex}); err != nil {
+	if err := podInformer.AddIndexers(cache.Indexers{indexByNode: podNodeIndex, indexByRun: p.podRunIndex}); err != nil {
 		return err
 	}
 	if _, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -123,11 +128,13 @@ func (p *Plugin) Run(ctx context.Context, sink hostmgr.Sink) error {
 		}
 		return ErrNotSynced
 	}
+	p.sweepGangs(ctx)
 	close(p.synced)
 	p.log.Info("kubernetes cluster synced", "nodes", len(p.nodeNames()), "namespace", p.cfg.Namespace)
 	check := p.clock.After(p.cfg.CheckInterval)
 	for {
 		p.flush(sink)
+		p.deleteGangs(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -135,6 +142,7 @@ func (p *Plugin) Run(ctx context.Context, sink hostmgr.Sink) error {
 		case <-check:
 			now := p.clock.Now()
 			p.giveUpNotReadyNodes(ctx, now)
+			p.recheckHealth(now)
 			p.deleteFinishedPods(ctx, now)
 			check = p.clock.After(p.cfg.CheckInterval)
 		}
@@ -166,8 +174,8 @@ func podNodeIndex(obj any) ([]string, error) {
 	return nil, nil
 }
 
-func podRunIndex(obj any) ([]string, error) {
-	if pod, ok := obj.(*corev1.Pod); ok && isOurs(pod) {
+func (p *Plugin) podRunIndex(obj any) ([]string, error) {
+	if pod, ok := obj.(*corev1.Pod); ok && isOurs(pod, p.cfg.Namespace) {
 		return []string{pod.Annotations[AnnotationRunID]}, nil
 	}
 	return nil, nil
@@ -209,7 +217,7 @@ func (p *Plugin) flush(sink hostmgr.Sink) {
 			if err != nil {
 				continue // deleted since; reported through removed
 			}
-			hosts = append(hosts, nodeHost(p.cfg.Cluster, n, p.foreignRequests(name), p.podCfg.GPUResource))
+			hosts = append(hosts, nodeHost(p.cfg.Cluster, n, p.foreignRequests(name), p.podCfg.GPUResource, p.cfg.Ports))
 		}
 		if len(hosts) > 0 {
 			sink.HostsUpdated(hosts)
@@ -234,7 +242,7 @@ func (p *Plugin) foreignRequests(node string) model.Resources {
 	var used model.Resources
 	for _, obj := range objs {
 		pod, ok := obj.(*corev1.Pod)
-		if !ok || isOurs(pod) || podEnded(pod) {
+		if !ok || isOurs(pod, p.cfg.Namespace) || podEnded(pod) {
 			continue
 		}
 		used = used.Add(podRequests(pod, p.podCfg.GPUResource))

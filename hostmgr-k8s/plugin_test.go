@@ -366,8 +366,8 @@ func TestReconcileAfterRestart(t *testing.T) {
 }
 
 func podFixture(run model.RunID, node string, phase corev1.PodPhase, state corev1.ContainerState) *corev1.Pod {
-	pod, _ := launchPod(podSpecConfig{Namespace: "jobs", SchedulerName: DefaultSchedulerName, Image: "x"}, node, run,
-		hostID("kube", node), &model.TaskSpec{Command: "true"}, nil)
+	pod, _ := launchPod(podSpecConfig{Namespace: "jobs", SchedulerName: DefaultSchedulerName, Image: "x"}, node,
+		hostmgr.Launch{Run: run, Host: hostID("kube", node), Task: &model.TaskSpec{Command: "true"}})
 	pod.Status.Phase = phase
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: TaskContainer, State: state}}
 	return pod

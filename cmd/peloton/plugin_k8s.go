@@ -5,10 +5,11 @@ import (
 
 	k8s "github.com/peloton-federated/peloton/hostmgr-k8s"
 	"github.com/peloton-federated/peloton/shard/hostmgr"
+	"github.com/peloton-federated/peloton/shard/model"
 )
 
 func init() {
-	registerPluginKind("k8s", "a Kubernetes cluster; pods bound by Peloton: kubeconfig=PATH,context=NAME,namespace=NS,qps=N,burst=N,nodeGrace=D,image=IMG,keepFinished=D",
+	registerPluginKind("k8s", "a Kubernetes cluster; pods bound by Peloton: kubeconfig=PATH,context=NAME,namespace=NS,qps=N,burst=N,nodeGrace=D,image=IMG,keepFinished=D,ports=FROM-TO[+FROM-TO],volumeBase=DIR,storageClass=NAME",
 		func(s *pluginSpec, env pluginEnv) (hostmgr.Plugin, error) {
 			qps, err := s.floatParam("qps", k8s.DefaultQPS)
 			if err != nil {
@@ -30,6 +31,12 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
+			var ports []model.PortRange
+			if v := s.param("ports", ""); v != "" {
+				if ports, err = k8s.ParsePortRanges(v); err != nil {
+					return nil, fmt.Errorf("--hosts %s: %w", s.Name, err)
+				}
+			}
 			if qps <= 0 || burst <= 0 || parallel < 0 || grace <= 0 || keep <= 0 {
 				return nil, fmt.Errorf("--hosts %s: qps, burst, nodeGrace and keepFinished must be > 0, parallel >= 0", s.Name)
 			}
@@ -45,6 +52,9 @@ func init() {
 				LaunchParallelism: parallel,
 				NodeGrace:         grace,
 				FinishedPodTTL:    keep,
+				Ports:             ports,
+				VolumeBasePath:    s.param("volumeBase", k8s.DefaultVolumeBasePath),
+				StorageClass:      s.param("storageClass", k8s.DefaultStorageClass),
 				Logger:            env.Logger,
 			})
 		})
