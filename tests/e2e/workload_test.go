@@ -233,3 +233,58 @@ func TestImageTaskPendingOnLocalHosts(t *testing.T) {
 		t.Errorf("task get does not say why:\n%s", out)
 	}
 }
+
+// A host drained with batch tasks running and a deadline ends DRAINED: the
+// tasks past the deadline run again elsewhere and none is lost; the host
+// goes down and comes back up; a host still draining takes nothing new,
+// even across a restart.
+func TestHostMaintenanceCycle(t *testing.T) {
+	dir := t.TempDir()
+	s := startDev(t, dir, "--hosts", "sim,hosts=3,cpu=4,mem=8192")
+	batch := createJobHTTP(t, s, `{"name":"long","instances":12,
+		"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"8s"},"resources":{"cpu":1,"memMb":16}}}`)
+	eventually(t, "12 running", 20*time.Second, func() bool { return runningIn(t, s, batch) == 12 })
+	if r := s.cli("host", "down", "sim/sim-0"); r.code == 0 || !strings.Contains(r.stderr, "UP") {
+		t.Fatalf("host down of an UP host: exit %d %s", r.code, r.stderr)
+	}
+	s.mustCLI("host", "drain", "sim/sim-0", "--reason", "firmware", "--deadline", "1s")
+	if r := s.cli("host", "down", "sim/sim-0"); r.code == 0 || !strings.Contains(r.stderr, "DRAINING") {
+		t.Fatalf("host down of a DRAINING host: exit %d %s", r.code, r.stderr)
+	}
+	eventually(t, "sim-0 DRAINED after the deadline", 20*time.Second, func() bool { return hostState(t, s, "sim/sim-0") == "DRAINED" })
+	waitJob(t, s, batch, "JOB_STATE_SUCCEEDED", time.Minute)
+	moved := 0
+	for _, tk := range listTasks(t, s, batch) {
+		if tk.State != "TASK_STATE_SUCCEEDED" {
+			t.Errorf("instance %d ended %s", tk.Instance, tk.State)
+		}
+		if tk.Run > 1 {
+			moved++
+		}
+	}
+	if moved != 4 {
+		t.Errorf("%d instances ran again, want the 4 that were on sim-0", moved)
+	}
+	s.mustCLI("host", "down", "sim/sim-0")
+	if st := hostState(t, s, "sim/sim-0"); st != "DOWN" {
+		t.Fatalf("after host down: %s", st)
+	}
+	s.stop()
+
+	s2 := startDev(t, dir, "--hosts", "sim,hosts=3,cpu=4,mem=8192,duration=1h")
+	waitFor(t, 30*time.Second, "hosts reported", func() bool { return strings.Contains(s2.mustCLI("host", "list"), "sim/sim-2") })
+	if st := hostState(t, s2, "sim/sim-0"); st != "DOWN" {
+		t.Fatalf("after a restart: %s", st)
+	}
+	more := createJobHTTP(t, s2, `{"name":"more","instances":8,"task":{"command":"sim","resources":{"cpu":1,"memMb":16}}}`)
+	eventually(t, "8 running on the hosts in service", 20*time.Second, func() bool { return runningIn(t, s2, more) == 8 })
+	for _, tk := range listTasks(t, s2, more) {
+		if tk.Host == "sim/sim-0" || tk.Host == "sim-0" {
+			t.Fatalf("instance %d placed on a host that is down", tk.Instance)
+		}
+	}
+	s2.mustCLI("host", "up", "sim/sim-0")
+	if st := hostState(t, s2, "sim/sim-0"); st != "UP" {
+		t.Fatalf("after host up: %s", st)
+	}
+}
