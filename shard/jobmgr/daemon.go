@@ -38,20 +38,20 @@ func (e *Engine) convergeDaemon(je *jobEntry, views []hostmgr.HostView, now time
 		if t == nil || isCold(t) || t.Goal == model.TaskKilled || t.State.IsTerminal() {
 			continue
 		}
-		if want[t.PinnedHost] && !has[t.PinnedHost] {
-			has[t.PinnedHost] = true
+		if pin := t.PinnedHost(); want[pin] && !has[pin] {
+			has[pin] = true
 			continue
 		}
 		// Its host was drained, went away or no longer matches (or a
 		// second instance for one host, which recovery could leave).
 		t.Goal = model.TaskKilled
 		if t.State == model.TaskRunning || t.State == model.TaskLaunching {
-			t.Reason, t.Message = model.ReasonHostGone, "host "+string(t.PinnedHost)+" no longer takes this daemon"
+			t.Reason, t.Message = model.ReasonHostGone, "host "+string(t.PinnedHost())+" no longer takes this daemon"
 		}
 		e.markDirty(je, t)
 		e.killTask(je, t, je.killGrace(t), now)
 		if t.State == model.TaskKilled {
-			t.Reason, t.Message = model.ReasonHostGone, "host "+string(t.PinnedHost)+" no longer takes this daemon"
+			t.Reason, t.Message = model.ReasonHostGone, "host "+string(t.PinnedHost())+" no longer takes this daemon"
 		}
 	}
 	for i := range views {
@@ -60,7 +60,7 @@ func (e *Engine) convergeDaemon(je *jobEntry, views []hostmgr.HostView, now time
 			continue
 		}
 		t := e.newTask(j, j.Status.TasksCreated)
-		t.PinnedHost = id
+		t.SetPinnedHost(id)
 		je.tasks = append(je.tasks, t)
 		je.counts[model.TaskInitialized]++
 		e.markDirty(je, t)

@@ -347,7 +347,7 @@ func (e *Engine) recover(ctx context.Context) error {
 				je.waiting = append(je.waiting, t.ID.Instance)
 			case t.State.HoldsResources():
 				e.cfg.Hosts.Allocate(t.Host, je.taskResources(t), j.Spec.Revocable)
-				e.cfg.Hosts.HoldPorts(t.Host, t.Ports)
+				e.cfg.Hosts.HoldPorts(t.Host, t.Ports())
 				if t.State == model.TaskPlaced {
 					e.placedAt[t.ID] = e.cfg.Clock.Now()
 				}

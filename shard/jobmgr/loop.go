@@ -128,7 +128,7 @@ func (e *Engine) task(id model.TaskID) (*jobEntry, *model.TaskRuntime) {
 func (e *Engine) release(je *jobEntry, t *model.TaskRuntime) {
 	if t.State.HoldsResources() {
 		e.cfg.Hosts.Release(t.Host, je.taskResources(t), je.job.Spec.Revocable)
-		e.cfg.Hosts.ReleasePorts(t.Host, t.Ports)
+		e.cfg.Hosts.ReleasePorts(t.Host, t.Ports())
 		e.released[t.Host] = true
 	}
 	delete(e.placedAt, t.ID)
@@ -297,7 +297,8 @@ func (e *Engine) newRun(je *jobEntry, t *model.TaskRuntime, now time.Time) {
 	t.Run++
 	t.ConfigVersion = max(je.job.ConfigVersion, 1)
 	t.Host, t.Cluster = "", ""
-	t.Health, t.Ready, t.Ports = model.HealthNone, model.HealthNone, nil
+	t.Health, t.Ready = model.HealthNone, model.HealthNone
+	t.SetPorts(nil)
 	t.StartTime, t.CompletionTime = time.Time{}, time.Time{}
 	e.setState(je, t, model.TaskInitialized, now)
 	je.waiting = append(je.waiting, t.ID.Instance)
@@ -406,7 +407,7 @@ func (e *Engine) launchPlaced(je *jobEntry, now time.Time) {
 				"peloton.run":      fmt.Sprint(t.Run),
 			},
 			Env:     env,
-			Ports:   t.Ports,
+			Ports:   t.Ports(),
 			Volumes: volumeMounts(t.ID, task),
 			Gang:    e.gangMembers(je, t, env),
 		}})

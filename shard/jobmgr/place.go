@@ -180,10 +180,11 @@ func (e *Engine) placeWith(index *placement.HostIndex, ready []model.TaskID, now
 			continue
 		}
 		e.setState(je, t, model.TaskPlacing, now)
-		t.Host, t.Cluster, t.Message, t.Ports = a.Host, clusterOf(a.Host), "", ports
+		t.Host, t.Cluster, t.Message = a.Host, clusterOf(a.Host), ""
+		t.SetPorts(ports)
 		t.Health, t.Ready = 0, 0
-		if je.job.Spec.Type == model.JobStateful && t.PinnedHost == "" {
-			t.PinnedHost = a.Host // its volumes are made there
+		if je.job.Spec.Type == model.JobStateful && t.PinnedHost() == "" {
+			t.SetPinnedHost(a.Host) // its volumes are made there
 		}
 		e.cfg.Hosts.Allocate(a.Host, je.taskResources(t), je.job.Spec.Revocable)
 		e.placedAt[t.ID] = now

@@ -39,14 +39,15 @@ func (je *jobEntry) placementTask(t *model.TaskRuntime, ref, gang int) placement
 	cfg := je.config(t.ConfigVersion)
 	cons := cfg.constraints(t.ID.Instance)
 	image := cfg.runsImage(t.ID.Instance)
-	if image || t.PinnedHost != "" {
+	pin := t.PinnedHost()
+	if image || pin != "" {
 		extra := make([]model.Constraint, len(cons), len(cons)+2)
 		copy(extra, cons)
 		if image {
 			extra = append(extra, needsImages)
 		}
-		if t.PinnedHost != "" {
-			extra = append(extra, model.Constraint{Key: model.LabelHost, Op: model.OpEquals, Values: []string{string(t.PinnedHost)}})
+		if pin != "" {
+			extra = append(extra, model.Constraint{Key: model.LabelHost, Op: model.OpEquals, Values: []string{string(pin)}})
 		}
 		cons = extra
 	}
@@ -84,7 +85,7 @@ func launchEnv(t *model.TaskRuntime, hostname string) map[string]string {
 		"PELOTON_RUN_ID":      string(t.RunID()),
 		"PELOTON_HOST":        hostname,
 	}
-	for _, p := range t.Ports {
+	for _, p := range t.Ports() {
 		env[model.PortEnv(p.Name)] = strconv.FormatUint(uint64(p.Port), 10)
 	}
 	return env
@@ -113,7 +114,7 @@ func (e *Engine) gangMembers(je *jobEntry, t *model.TaskRuntime, env map[string]
 	hosts := make([]string, 0, len(members))
 	for _, m := range members {
 		name := e.hostname(m.Host)
-		out = append(out, hostmgr.GangMember{Instance: m.ID.Instance, Host: m.Host, Hostname: name, Ports: m.Ports})
+		out = append(out, hostmgr.GangMember{Instance: m.ID.Instance, Host: m.Host, Hostname: name, Ports: m.Ports()})
 		hosts = append(hosts, name)
 	}
 	first := uint32(0)
@@ -203,12 +204,13 @@ func (e *Engine) removeVolumes(ctx context.Context, je *jobEntry) error {
 	byHost := map[model.HostID][]string{}
 	cfg := je.current()
 	for _, t := range tasks {
-		if t.PinnedHost == "" {
+		pin := t.PinnedHost()
+		if pin == "" {
 			continue
 		}
 		task := cfg.task(t.ID.Instance)
 		for _, v := range task.Volumes {
-			byHost[t.PinnedHost] = append(byHost[t.PinnedHost], model.VolumeID(t.ID, v.Name))
+			byHost[pin] = append(byHost[pin], model.VolumeID(t.ID, v.Name))
 		}
 	}
 	for host, ids := range byHost {

@@ -52,10 +52,10 @@ func TestPortsAreAllocatedOncePerHost(t *testing.T) {
 	s.until("6 running", s.allRunning(job, 6))
 	seen := map[string]bool{}
 	for _, tk := range s.tasks(job) {
-		if len(tk.Ports) != 2 {
-			t.Fatalf("task %s has ports %v", tk.ID, tk.Ports)
+		if len(tk.Ports()) != 2 {
+			t.Fatalf("task %s has ports %v", tk.ID, tk.Ports())
 		}
-		for _, p := range tk.Ports {
+		for _, p := range tk.Ports() {
 			if p.Port < 31000 || p.Port > 32000 {
 				t.Errorf("task %s port %v outside the host's range", tk.ID, p)
 			}
@@ -114,8 +114,8 @@ func TestStatefulInstanceReturnsToItsHost(t *testing.T) {
 	s.until("3 running", s.allRunning(job, 3))
 	first := s.tasks(job)
 	for _, tk := range first {
-		if tk.PinnedHost != tk.Host {
-			t.Fatalf("task %s runs on %s, pinned to %q", tk.ID, tk.Host, tk.PinnedHost)
+		if tk.PinnedHost() != tk.Host {
+			t.Fatalf("task %s runs on %s, pinned to %q", tk.ID, tk.Host, tk.PinnedHost())
 		}
 	}
 	vols := s.sim.Volumes()
@@ -170,8 +170,8 @@ func TestDaemonFollowsHosts(t *testing.T) {
 		for _, tk := range s.tasks(job) {
 			if tk.State == model.TaskRunning {
 				m[tk.Host]++
-				if tk.Host != tk.PinnedHost {
-					t.Errorf("daemon task %s on %s pinned to %s", tk.ID, tk.Host, tk.PinnedHost)
+				if tk.Host != tk.PinnedHost() {
+					t.Errorf("daemon task %s on %s pinned to %s", tk.ID, tk.Host, tk.PinnedHost())
 				}
 			}
 		}

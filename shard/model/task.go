@@ -137,14 +137,53 @@ type TaskRuntime struct {
 	// readiness probe say (HealthNone without one).
 	Health HealthState
 	Ready  HealthState
-	// Ports are the host ports assigned to the current run.
-	Ports []NamedPort
-	// PinnedHost is the host the task must run on: where a stateful
-	// instance's volumes are, or the host a daemon instance is for.
-	PinnedHost HostID
+	// Extra holds what only some tasks have (assigned ports, a pinned
+	// host), so that the many tasks without pay one pointer. It is replaced
+	// whole, never changed in place: copies of a runtime may share it.
+	// Read and set it through Ports, PinnedHost, SetPorts and SetPinnedHost.
+	Extra *TaskExtra
 	// Revision increases on every stored change; stores compare-and-set on it.
 	Revision uint64
 }
 
 // RunID returns the id of the task's current run.
 func (t *TaskRuntime) RunID() RunID { return MakeRunID(t.ID, t.Run) }
+
+// TaskExtra is the part of a task's runtime only some tasks have.
+type TaskExtra struct {
+	// Ports are the host ports assigned to the current run.
+	Ports []NamedPort
+	// PinnedHost is the host the task must run on: where a stateful
+	// instance's volumes are, or the host a daemon instance is for.
+	PinnedHost HostID
+}
+
+// Ports are the host ports assigned to the task's current run.
+func (t *TaskRuntime) Ports() []NamedPort {
+	if t.Extra == nil {
+		return nil
+	}
+	return t.Extra.Ports
+}
+
+// PinnedHost is the host the task must run on, "" when it may run anywhere.
+func (t *TaskRuntime) PinnedHost() HostID {
+	if t.Extra == nil {
+		return ""
+	}
+	return t.Extra.PinnedHost
+}
+
+// SetPorts records the ports of the current run.
+func (t *TaskRuntime) SetPorts(ports []NamedPort) { t.setExtra(ports, t.PinnedHost()) }
+
+// SetPinnedHost pins the task to a host ("" unpins it).
+func (t *TaskRuntime) SetPinnedHost(h HostID) { t.setExtra(t.Ports(), h) }
+
+func (t *TaskRuntime) setExtra(ports []NamedPort, pinned HostID) {
+	if len(ports) == 0 && pinned == "" {
+		t.Extra = nil
+		return
+	}
+	t.Extra = &TaskExtra{Ports: ports, PinnedHost: pinned}
+}

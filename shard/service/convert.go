@@ -215,8 +215,8 @@ func taskToProto(t *model.TaskRuntime) *pb.Task {
 		ConfigVersion:  t.ConfigVersion,
 		Health:         pb.HealthState(t.Health),
 		Ready:          pb.HealthState(t.Ready),
-		Ports:          portsToProto(t.Ports),
-		PinnedHost:     hostName(t.PinnedHost),
+		Ports:          portsToProto(t.Ports()),
+		PinnedHost:     hostName(t.PinnedHost()),
 	}
 }
 

@@ -366,7 +366,7 @@ func DecodeTaskInto(t *model.TaskRuntime, id model.TaskID, b []byte) error {
 	if version >= TaskRecordV2 {
 		t.ConfigVersion = d.uvarint()
 	}
-	t.Health, t.Ready, t.Ports, t.PinnedHost = 0, 0, nil, ""
+	t.Health, t.Ready, t.Extra = 0, 0, nil
 	if version >= TaskRecordV3 {
 		d.taskWorkload(t)
 	}

@@ -444,7 +444,7 @@ func TestOlderRecordVersionsDecode(t *testing.T) {
 	// ready, a nil port list, an empty pinned host); V2 records end before
 	// them, V1 records one byte earlier still (a zero config version).
 	task := storetest.FullTask(model.TaskID{Job: "j", Instance: 4})
-	task.Health, task.Ready, task.Ports, task.PinnedHost = 0, 0, nil, ""
+	task.Health, task.Ready, task.Extra = 0, 0, nil
 	v2 := AppendTask(nil, task, 3)
 	v2 = v2[: len(v2)-4 : len(v2)-4]
 	v2[0] = TaskRecordV2

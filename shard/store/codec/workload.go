@@ -115,25 +115,29 @@ func (d *decoder) placementLimits(s *model.JobSpec) {
 func (e *encoder) taskWorkload(t *model.TaskRuntime) {
 	e.byte(byte(t.Health))
 	e.byte(byte(t.Ready))
-	e.count(len(t.Ports), t.Ports == nil)
-	for _, p := range t.Ports {
+	ports := t.Ports()
+	e.count(len(ports), ports == nil)
+	for _, p := range ports {
 		e.string(p.Name)
 		e.uvarint(uint64(p.Port))
 	}
-	e.string(string(t.PinnedHost))
+	e.string(string(t.PinnedHost()))
 }
 
 func (d *decoder) taskWorkload(t *model.TaskRuntime) {
 	t.Health = model.HealthState(d.byte())
 	t.Ready = model.HealthState(d.byte())
-	t.Ports = nil
+	var ports []model.NamedPort
 	if n, isNil := d.count(2); !isNil {
-		t.Ports = make([]model.NamedPort, n)
-		for i := range t.Ports {
-			t.Ports[i] = model.NamedPort{Name: d.string(), Port: d.uint32()}
+		ports = make([]model.NamedPort, n)
+		for i := range ports {
+			ports[i] = model.NamedPort{Name: d.string(), Port: d.uint32()}
 		}
 	}
-	t.PinnedHost = model.HostID(d.string())
+	t.Extra = nil
+	if pinned := model.HostID(d.string()); len(ports) > 0 || pinned != "" {
+		t.Extra = &model.TaskExtra{Ports: ports, PinnedHost: pinned}
+	}
 }
 
 // cloneWorkload replaces the pointers and slices of a task's workload

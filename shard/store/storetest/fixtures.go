@@ -133,9 +133,11 @@ func FullTask(id model.TaskID) *model.TaskRuntime {
 		ConfigVersion:  1 + uint64(id.Instance%3),
 		Health:         model.HealthUnhealthy,
 		Ready:          model.HealthHealthy,
-		Ports:          []model.NamedPort{{Name: "admin", Port: 9090}, {Name: "http", Port: 31000 + id.Instance%1000}},
-		PinnedHost:     model.HostID(fmt.Sprintf("k8s-east/host-%d", id.Instance%97)),
-		Revision:       0,
+		Extra: &model.TaskExtra{
+			Ports:      []model.NamedPort{{Name: "admin", Port: 9090}, {Name: "http", Port: 31000 + id.Instance%1000}},
+			PinnedHost: model.HostID(fmt.Sprintf("k8s-east/host-%d", id.Instance%97)),
+		},
+		Revision: 0,
 	}
 }
 
