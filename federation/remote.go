@@ -230,3 +230,21 @@ func (s *RemoteShard) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingSer
 }
 
 var _ Shard = (*RemoteShard)(nil)
+
+func (s *RemoteShard) PauseUpdate(ctx context.Context, r *pb.PauseUpdateRequest) (*pb.PauseUpdateResponse, error) {
+	return remoteCall(s, ctx, r, func(c *grpc.ClientConn) func(context.Context, *pb.PauseUpdateRequest, ...grpc.CallOption) (*pb.PauseUpdateResponse, error) {
+		return pb.NewJobServiceClient(c).PauseUpdate
+	})
+}
+
+func (s *RemoteShard) ResumeUpdate(ctx context.Context, r *pb.ResumeUpdateRequest) (*pb.ResumeUpdateResponse, error) {
+	return remoteCall(s, ctx, r, func(c *grpc.ClientConn) func(context.Context, *pb.ResumeUpdateRequest, ...grpc.CallOption) (*pb.ResumeUpdateResponse, error) {
+		return pb.NewJobServiceClient(c).ResumeUpdate
+	})
+}
+
+func (s *RemoteShard) RollbackUpdate(ctx context.Context, r *pb.RollbackUpdateRequest) (*pb.RollbackUpdateResponse, error) {
+	return remoteCall(s, ctx, r, func(c *grpc.ClientConn) func(context.Context, *pb.RollbackUpdateRequest, ...grpc.CallOption) (*pb.RollbackUpdateResponse, error) {
+		return pb.NewJobServiceClient(c).RollbackUpdate
+	})
+}

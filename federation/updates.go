@@ -150,3 +150,33 @@ func (r *Router) MarkHostDown(ctx context.Context, req *pb.MarkHostDownRequest) 
 	})
 	return resp, err
 }
+
+func (r *Router) PauseUpdate(ctx context.Context, req *pb.PauseUpdateRequest) (*pb.PauseUpdateResponse, error) {
+	job, err := updateJob(req.UpdateId)
+	if err != nil {
+		return nil, err
+	}
+	return jobCall(r, ctx, job, req, r.shard().PauseUpdate, func(c *grpc.ClientConn) func(context.Context, *pb.PauseUpdateRequest, ...grpc.CallOption) (*pb.PauseUpdateResponse, error) {
+		return pb.NewJobServiceClient(c).PauseUpdate
+	})
+}
+
+func (r *Router) ResumeUpdate(ctx context.Context, req *pb.ResumeUpdateRequest) (*pb.ResumeUpdateResponse, error) {
+	job, err := updateJob(req.UpdateId)
+	if err != nil {
+		return nil, err
+	}
+	return jobCall(r, ctx, job, req, r.shard().ResumeUpdate, func(c *grpc.ClientConn) func(context.Context, *pb.ResumeUpdateRequest, ...grpc.CallOption) (*pb.ResumeUpdateResponse, error) {
+		return pb.NewJobServiceClient(c).ResumeUpdate
+	})
+}
+
+func (r *Router) RollbackUpdate(ctx context.Context, req *pb.RollbackUpdateRequest) (*pb.RollbackUpdateResponse, error) {
+	job, err := updateJob(req.UpdateId)
+	if err != nil {
+		return nil, err
+	}
+	return jobCall(r, ctx, job, req, r.shard().RollbackUpdate, func(c *grpc.ClientConn) func(context.Context, *pb.RollbackUpdateRequest, ...grpc.CallOption) (*pb.RollbackUpdateResponse, error) {
+		return pb.NewJobServiceClient(c).RollbackUpdate
+	})
+}

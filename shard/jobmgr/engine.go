@@ -123,6 +123,12 @@ type jobEntry struct {
 	update      *model.Update
 	updateDirty bool
 	updating    map[uint32]bool
+	// failBase is each instance's failure count when the update restarted
+	// it; an instance whose count grew since failed on the new config.
+	failBase map[uint32]uint32
+	failed   map[uint32]bool
+	// updateReason says why the update is where it is (a rollback's cause).
+	updateReason string
 }
 
 // Engine is the job manager of one shard: the goal-state loop and the

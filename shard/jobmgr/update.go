@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
@@ -26,6 +27,12 @@ type UpdateOptions struct {
 	// BatchSize is how many instances restart on the new config at once
 	// (0: all at once).
 	BatchSize uint32
+	// MaxFailures is how many instances may fail on the new config before
+	// the update fails; RollbackOnFailure then rolls it back.
+	MaxFailures       uint32
+	RollbackOnFailure bool
+	// StartPaused creates the update paused: nothing moves until resumed.
+	StartPaused bool
 }
 
 // checkUpdate says why a job cannot move from spec a to spec b, naming
@@ -100,6 +107,7 @@ func (e *Engine) UpdateJob(ctx context.Context, id model.JobID, spec model.JobSp
 		ID: model.MakeUpdateID(id, to), Job: id, FromVersion: from, ToVersion: to,
 		BatchSize: opts.BatchSize, State: model.UpdateRollingForward,
 		InstancesTotal: spec.Instances, CreateTime: now,
+		MaxFailures: opts.MaxFailures, RollbackOnFailure: opts.RollbackOnFailure, Paused: opts.StartPaused,
 	}
 	if err := e.cfg.Store.CreateUpdate(ctx, u); err != nil {
 		return nil, fmt.Errorf("store update %s: %w", u.ID, err)
@@ -132,6 +140,7 @@ func (e *Engine) UpdateJob(ctx context.Context, id model.JobID, spec model.JobSp
 		e.closeUpdateRecord(ctx, prev, prev.State, prev.Message, now)
 	}
 	je.update, je.updateDirty, je.updating = u, false, map[uint32]bool{}
+	je.failBase, je.failed, je.updateReason = map[uint32]uint32{}, map[uint32]bool{}, ""
 	e.sched.SetJobLimit(id, spec.MaxRunning)
 	je.record = true
 	e.visit(je)
@@ -198,6 +207,15 @@ func (e *Engine) rollUpdate(je *jobEntry, now time.Time) {
 	if batch == 0 {
 		batch = j.Spec.Instances
 	}
+	// Forward the update moves instances to ToVersion; rolling back, to
+	// FromVersion (the job's config again).
+	target := u.ToVersion
+	if u.State == model.UpdateRollingBack {
+		target = u.FromVersion
+	}
+	if e.countFailures(je, target, now) {
+		return
+	}
 	n := gangSize(&j.Spec)
 	var done, inflight uint32
 	var todo []resmgr.GangID
@@ -219,7 +237,7 @@ func (e *Engine) rollUpdate(je *jobEntry, now time.Time) {
 			if t.State.IsTerminal() {
 				continue
 			}
-			if t.ConfigVersion < u.ToVersion {
+			if t.ConfigVersion != target {
 				stale = true
 				queued = queued || t.State != model.TaskInitialized
 			} else if !je.available(t) {
@@ -230,8 +248,8 @@ func (e *Engine) rollUpdate(je *jobEntry, now time.Time) {
 		case stale && !queued:
 			// Nothing runs: the next run starts on the new config.
 			for _, t := range ms {
-				if !t.State.IsTerminal() && t.ConfigVersion < u.ToVersion {
-					t.ConfigVersion = u.ToVersion
+				if !t.State.IsTerminal() && t.ConfigVersion != target {
+					t.ConfigVersion = target
 					e.markDirty(je, t)
 				}
 			}
@@ -253,6 +271,9 @@ func (e *Engine) rollUpdate(je *jobEntry, now time.Time) {
 		limit, view = slaLimit(&j.Spec), e.slaView(je)
 	}
 	waiting := ""
+	if u.Paused {
+		todo, waiting = nil, "paused"
+	}
 	for _, g := range todo {
 		size := uint32(len(je.members(g)))
 		if inflight > 0 && inflight+size > batch {
@@ -264,12 +285,22 @@ func (e *Engine) rollUpdate(je *jobEntry, now time.Time) {
 				break
 			}
 		}
-		e.restartGang(je, g, ReasonUpdated, fmt.Sprintf("restarting on config %d (update %s)", u.ToVersion, u.ID), now)
+		e.restartGang(je, g, ReasonUpdated, fmt.Sprintf("restarting on config %d (update %s)", target, u.ID), now)
 		je.updating[g.Gang] = true
+		for _, m := range je.members(g) {
+			je.failBase[m.ID.Instance] = m.Failures
+		}
 		inflight += size
 	}
-	if waiting != u.Message && !u.State.IsTerminal() {
-		u.Message = waiting
+	msg := je.updateReason
+	switch {
+	case msg == "":
+		msg = waiting
+	case waiting != "":
+		msg += "; " + waiting
+	}
+	if msg != u.Message && !u.State.IsTerminal() {
+		u.Message = msg
 		je.updateDirty = true
 	}
 	if done != u.InstancesDone || j.Spec.Instances != u.InstancesTotal {
@@ -277,7 +308,11 @@ func (e *Engine) rollUpdate(je *jobEntry, now time.Time) {
 		je.updateDirty = true
 	}
 	if done >= j.Spec.Instances {
-		e.endUpdate(je, model.UpdateSucceeded, fmt.Sprintf("%d instances on config %d", done, u.ToVersion), now)
+		if u.State == model.UpdateRollingBack {
+			e.endUpdate(je, model.UpdateRolledBack, fmt.Sprintf("%d instances back on config %d", done, target), now)
+		} else {
+			e.endUpdate(je, model.UpdateSucceeded, fmt.Sprintf("%d instances on config %d", done, target), now)
+		}
 		je.dropOldConfigs()
 	}
 }
@@ -342,9 +377,15 @@ func (e *Engine) recoverUpdate(ctx context.Context, je *jobEntry) error {
 		return nil
 	}
 	je.update, je.updating = u, map[uint32]bool{}
+	je.failBase, je.failed = map[uint32]uint32{}, map[uint32]bool{}
+	target := u.ToVersion
+	if u.State == model.UpdateRollingBack {
+		target = u.FromVersion
+		je.updateReason, _, _ = strings.Cut(u.Message, "; ")
+	}
 	// Gangs restarted by the update and not running again are in flight.
 	for _, t := range je.tasks {
-		if t.ConfigVersion == u.ToVersion && t.Reason == ReasonUpdated && !t.State.IsTerminal() && t.State != model.TaskRunning {
+		if t.ConfigVersion == target && t.Reason == ReasonUpdated && !t.State.IsTerminal() && t.State != model.TaskRunning {
 			je.updating[gangOf(je, t.ID.Instance).Gang] = true
 		}
 	}

@@ -181,9 +181,18 @@ const (
 	// UpdateAborted: an operator stopped it, or a newer update or a stop
 	// of the job replaced it; instances already moved keep the new config.
 	UpdateAborted
+	// UpdateRollingBack: instances are being moved back to the update's
+	// FromVersion, with the same batch rules and SLA (an operator asked,
+	// or too many instances failed on the new config).
+	UpdateRollingBack
+	// UpdateRolledBack: every instance is back on FromVersion.
+	UpdateRolledBack
+	// UpdateFailed: more instances failed on the new config than the
+	// update allows, and it was not to roll back; it moves no more.
+	UpdateFailed
 )
 
-var updateStateNames = [...]string{"", "ROLLING_FORWARD", "SUCCEEDED", "ABORTED"}
+var updateStateNames = [...]string{"", "ROLLING_FORWARD", "SUCCEEDED", "ABORTED", "ROLLING_BACK", "ROLLED_BACK", "FAILED"}
 
 func (s UpdateState) String() string {
 	if int(s) < len(updateStateNames) {
@@ -193,7 +202,9 @@ func (s UpdateState) String() string {
 }
 
 // IsTerminal reports whether the update has ended.
-func (s UpdateState) IsTerminal() bool { return s == UpdateSucceeded || s == UpdateAborted }
+func (s UpdateState) IsTerminal() bool {
+	return s == UpdateSucceeded || s == UpdateAborted || s == UpdateRolledBack || s == UpdateFailed
+}
 
 // Update is a change of a job's config, rolled out to its instances.
 type Update struct {
@@ -210,6 +221,16 @@ type Update struct {
 	// many have (including those that never ran on the old config).
 	InstancesTotal uint32
 	InstancesDone  uint32
+	// InstancesFailed counts instances that failed on the new config (a
+	// run that ended failed, or a health check that failed) while the
+	// update moved them; more than MaxFailures fails the update, which
+	// then rolls back when RollbackOnFailure.
+	InstancesFailed   uint32
+	MaxFailures       uint32
+	RollbackOnFailure bool
+	// Paused: no new batch starts until it is resumed; batches in flight
+	// finish.
+	Paused         bool
 	CreateTime     time.Time
 	CompletionTime time.Time
 	Message        string

@@ -222,17 +222,21 @@ func taskToProto(t *model.TaskRuntime) *pb.Task {
 
 func updateToProto(u *model.Update) *pb.Update {
 	return &pb.Update{
-		Id:             string(u.ID),
-		JobId:          string(u.Job),
-		FromVersion:    u.FromVersion,
-		ToVersion:      u.ToVersion,
-		BatchSize:      u.BatchSize,
-		State:          pb.UpdateState(u.State),
-		InstancesTotal: u.InstancesTotal,
-		InstancesDone:  u.InstancesDone,
-		CreateTime:     ts(u.CreateTime),
-		CompletionTime: ts(u.CompletionTime),
-		Message:        u.Message,
+		Id:                string(u.ID),
+		JobId:             string(u.Job),
+		FromVersion:       u.FromVersion,
+		ToVersion:         u.ToVersion,
+		BatchSize:         u.BatchSize,
+		State:             pb.UpdateState(u.State),
+		InstancesTotal:    u.InstancesTotal,
+		InstancesDone:     u.InstancesDone,
+		CreateTime:        ts(u.CreateTime),
+		CompletionTime:    ts(u.CompletionTime),
+		Message:           u.Message,
+		InstancesFailed:   u.InstancesFailed,
+		MaxFailures:       u.MaxFailures,
+		RollbackOnFailure: u.RollbackOnFailure,
+		Paused:            u.Paused,
 	}
 }
 

@@ -22,7 +22,9 @@ func (s *Server) UpdateJob(ctx context.Context, req *pb.UpdateJobRequest) (*pb.U
 	if err := s.checkJobSpec(req.Spec); err != nil {
 		return nil, err
 	}
-	u, err := s.engine.UpdateJob(ctx, model.JobID(req.JobId), specToModel(req.Spec), jobmgr.UpdateOptions{BatchSize: req.BatchSize})
+	u, err := s.engine.UpdateJob(ctx, model.JobID(req.JobId), specToModel(req.Spec), jobmgr.UpdateOptions{
+		BatchSize: req.BatchSize, MaxFailures: req.MaxFailures, RollbackOnFailure: req.RollbackOnFailure, StartPaused: req.StartPaused,
+	})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -113,4 +115,40 @@ func (s *Server) ListEvents(ctx context.Context, req *pb.ListEventsRequest) (*pb
 		out.Events[i] = eventToProto(ev)
 	}
 	return out, nil
+}
+
+func (s *Server) PauseUpdate(ctx context.Context, req *pb.PauseUpdateRequest) (*pb.PauseUpdateResponse, error) {
+	id, err := updateID("update_id", req.UpdateId)
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.engine.PauseUpdate(ctx, id)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.PauseUpdateResponse{Update: updateToProto(u)}, nil
+}
+
+func (s *Server) ResumeUpdate(ctx context.Context, req *pb.ResumeUpdateRequest) (*pb.ResumeUpdateResponse, error) {
+	id, err := updateID("update_id", req.UpdateId)
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.engine.ResumeUpdate(ctx, id)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.ResumeUpdateResponse{Update: updateToProto(u)}, nil
+}
+
+func (s *Server) RollbackUpdate(ctx context.Context, req *pb.RollbackUpdateRequest) (*pb.RollbackUpdateResponse, error) {
+	id, err := updateID("update_id", req.UpdateId)
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.engine.RollbackUpdate(ctx, id)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.RollbackUpdateResponse{Update: updateToProto(u)}, nil
 }

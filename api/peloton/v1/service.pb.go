@@ -471,7 +471,14 @@ type UpdateJobRequest struct {
 	// current one).
 	Spec *JobSpec `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
 	// Instances restarted on the new config at once; 0 means all at once.
-	BatchSize     uint32 `protobuf:"varint,3,opt,name=batch_size,json=batchSize,proto3" json:"batch_size,omitempty"`
+	BatchSize uint32 `protobuf:"varint,3,opt,name=batch_size,json=batchSize,proto3" json:"batch_size,omitempty"`
+	// How many instances may fail on the new config (a run that fails, a
+	// health check that fails) before the update fails. Default 0.
+	MaxFailures uint32 `protobuf:"varint,4,opt,name=max_failures,json=maxFailures,proto3" json:"max_failures,omitempty"`
+	// Roll back by itself when more than max_failures instances failed.
+	RollbackOnFailure bool `protobuf:"varint,5,opt,name=rollback_on_failure,json=rollbackOnFailure,proto3" json:"rollback_on_failure,omitempty"`
+	// Create the update paused: nothing moves until ResumeUpdate.
+	StartPaused   bool `protobuf:"varint,6,opt,name=start_paused,json=startPaused,proto3" json:"start_paused,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -525,6 +532,27 @@ func (x *UpdateJobRequest) GetBatchSize() uint32 {
 		return x.BatchSize
 	}
 	return 0
+}
+
+func (x *UpdateJobRequest) GetMaxFailures() uint32 {
+	if x != nil {
+		return x.MaxFailures
+	}
+	return 0
+}
+
+func (x *UpdateJobRequest) GetRollbackOnFailure() bool {
+	if x != nil {
+		return x.RollbackOnFailure
+	}
+	return false
+}
+
+func (x *UpdateJobRequest) GetStartPaused() bool {
+	if x != nil {
+		return x.StartPaused
+	}
+	return false
 }
 
 type UpdateJobResponse struct {
@@ -836,6 +864,270 @@ func (x *AbortUpdateResponse) GetUpdate() *Update {
 	return nil
 }
 
+type PauseUpdateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	UpdateId      string                 `protobuf:"bytes,1,opt,name=update_id,json=updateId,proto3" json:"update_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseUpdateRequest) Reset() {
+	*x = PauseUpdateRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseUpdateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseUpdateRequest) ProtoMessage() {}
+
+func (x *PauseUpdateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseUpdateRequest.ProtoReflect.Descriptor instead.
+func (*PauseUpdateRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *PauseUpdateRequest) GetUpdateId() string {
+	if x != nil {
+		return x.UpdateId
+	}
+	return ""
+}
+
+type PauseUpdateResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Update        *Update                `protobuf:"bytes,1,opt,name=update,proto3" json:"update,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseUpdateResponse) Reset() {
+	*x = PauseUpdateResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseUpdateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseUpdateResponse) ProtoMessage() {}
+
+func (x *PauseUpdateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseUpdateResponse.ProtoReflect.Descriptor instead.
+func (*PauseUpdateResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *PauseUpdateResponse) GetUpdate() *Update {
+	if x != nil {
+		return x.Update
+	}
+	return nil
+}
+
+type ResumeUpdateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	UpdateId      string                 `protobuf:"bytes,1,opt,name=update_id,json=updateId,proto3" json:"update_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeUpdateRequest) Reset() {
+	*x = ResumeUpdateRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeUpdateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeUpdateRequest) ProtoMessage() {}
+
+func (x *ResumeUpdateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeUpdateRequest.ProtoReflect.Descriptor instead.
+func (*ResumeUpdateRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ResumeUpdateRequest) GetUpdateId() string {
+	if x != nil {
+		return x.UpdateId
+	}
+	return ""
+}
+
+type ResumeUpdateResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Update        *Update                `protobuf:"bytes,1,opt,name=update,proto3" json:"update,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeUpdateResponse) Reset() {
+	*x = ResumeUpdateResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeUpdateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeUpdateResponse) ProtoMessage() {}
+
+func (x *ResumeUpdateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeUpdateResponse.ProtoReflect.Descriptor instead.
+func (*ResumeUpdateResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ResumeUpdateResponse) GetUpdate() *Update {
+	if x != nil {
+		return x.Update
+	}
+	return nil
+}
+
+type RollbackUpdateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	UpdateId      string                 `protobuf:"bytes,1,opt,name=update_id,json=updateId,proto3" json:"update_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RollbackUpdateRequest) Reset() {
+	*x = RollbackUpdateRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RollbackUpdateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RollbackUpdateRequest) ProtoMessage() {}
+
+func (x *RollbackUpdateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RollbackUpdateRequest.ProtoReflect.Descriptor instead.
+func (*RollbackUpdateRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *RollbackUpdateRequest) GetUpdateId() string {
+	if x != nil {
+		return x.UpdateId
+	}
+	return ""
+}
+
+type RollbackUpdateResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Update        *Update                `protobuf:"bytes,1,opt,name=update,proto3" json:"update,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RollbackUpdateResponse) Reset() {
+	*x = RollbackUpdateResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RollbackUpdateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RollbackUpdateResponse) ProtoMessage() {}
+
+func (x *RollbackUpdateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RollbackUpdateResponse.ProtoReflect.Descriptor instead.
+func (*RollbackUpdateResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *RollbackUpdateResponse) GetUpdate() *Update {
+	if x != nil {
+		return x.Update
+	}
+	return nil
+}
+
 type GetJobConfigRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -847,7 +1139,7 @@ type GetJobConfigRequest struct {
 
 func (x *GetJobConfigRequest) Reset() {
 	*x = GetJobConfigRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[18]
+	mi := &file_peloton_v1_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -859,7 +1151,7 @@ func (x *GetJobConfigRequest) String() string {
 func (*GetJobConfigRequest) ProtoMessage() {}
 
 func (x *GetJobConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[18]
+	mi := &file_peloton_v1_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -872,7 +1164,7 @@ func (x *GetJobConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobConfigRequest.ProtoReflect.Descriptor instead.
 func (*GetJobConfigRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{18}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetJobConfigRequest) GetJobId() string {
@@ -902,7 +1194,7 @@ type GetJobConfigResponse struct {
 
 func (x *GetJobConfigResponse) Reset() {
 	*x = GetJobConfigResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[19]
+	mi := &file_peloton_v1_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -914,7 +1206,7 @@ func (x *GetJobConfigResponse) String() string {
 func (*GetJobConfigResponse) ProtoMessage() {}
 
 func (x *GetJobConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[19]
+	mi := &file_peloton_v1_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -927,7 +1219,7 @@ func (x *GetJobConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobConfigResponse.ProtoReflect.Descriptor instead.
 func (*GetJobConfigResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{19}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetJobConfigResponse) GetSpec() *JobSpec {
@@ -966,7 +1258,7 @@ type ListEventsRequest struct {
 
 func (x *ListEventsRequest) Reset() {
 	*x = ListEventsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[20]
+	mi := &file_peloton_v1_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -978,7 +1270,7 @@ func (x *ListEventsRequest) String() string {
 func (*ListEventsRequest) ProtoMessage() {}
 
 func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[20]
+	mi := &file_peloton_v1_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -991,7 +1283,7 @@ func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListEventsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{20}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListEventsRequest) GetJobId() string {
@@ -1035,7 +1327,7 @@ type ListEventsResponse struct {
 
 func (x *ListEventsResponse) Reset() {
 	*x = ListEventsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[21]
+	mi := &file_peloton_v1_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1047,7 +1339,7 @@ func (x *ListEventsResponse) String() string {
 func (*ListEventsResponse) ProtoMessage() {}
 
 func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[21]
+	mi := &file_peloton_v1_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1060,7 +1352,7 @@ func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListEventsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{21}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListEventsResponse) GetEvents() []*Event {
@@ -1087,7 +1379,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[22]
+	mi := &file_peloton_v1_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1099,7 +1391,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[22]
+	mi := &file_peloton_v1_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1112,7 +1404,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{22}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListTasksRequest) GetJobId() string {
@@ -1138,7 +1430,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[23]
+	mi := &file_peloton_v1_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1150,7 +1442,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[23]
+	mi := &file_peloton_v1_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1163,7 +1455,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{23}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -1183,7 +1475,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[24]
+	mi := &file_peloton_v1_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1195,7 +1487,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[24]
+	mi := &file_peloton_v1_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1208,7 +1500,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{24}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetTaskRequest) GetJobId() string {
@@ -1234,7 +1526,7 @@ type GetTaskResponse struct {
 
 func (x *GetTaskResponse) Reset() {
 	*x = GetTaskResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[25]
+	mi := &file_peloton_v1_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1246,7 +1538,7 @@ func (x *GetTaskResponse) String() string {
 func (*GetTaskResponse) ProtoMessage() {}
 
 func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[25]
+	mi := &file_peloton_v1_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1259,7 +1551,7 @@ func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{25}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetTaskResponse) GetTask() *Task {
@@ -1287,7 +1579,7 @@ type GetTaskLogsRequest struct {
 
 func (x *GetTaskLogsRequest) Reset() {
 	*x = GetTaskLogsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[26]
+	mi := &file_peloton_v1_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1299,7 +1591,7 @@ func (x *GetTaskLogsRequest) String() string {
 func (*GetTaskLogsRequest) ProtoMessage() {}
 
 func (x *GetTaskLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[26]
+	mi := &file_peloton_v1_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1312,7 +1604,7 @@ func (x *GetTaskLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskLogsRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskLogsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{26}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetTaskLogsRequest) GetJobId() string {
@@ -1370,7 +1662,7 @@ type GetTaskLogsResponse struct {
 
 func (x *GetTaskLogsResponse) Reset() {
 	*x = GetTaskLogsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[27]
+	mi := &file_peloton_v1_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1382,7 +1674,7 @@ func (x *GetTaskLogsResponse) String() string {
 func (*GetTaskLogsResponse) ProtoMessage() {}
 
 func (x *GetTaskLogsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[27]
+	mi := &file_peloton_v1_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1395,7 +1687,7 @@ func (x *GetTaskLogsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskLogsResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskLogsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{27}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetTaskLogsResponse) GetData() []byte {
@@ -1430,7 +1722,7 @@ type StopTasksRequest struct {
 
 func (x *StopTasksRequest) Reset() {
 	*x = StopTasksRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[28]
+	mi := &file_peloton_v1_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1442,7 +1734,7 @@ func (x *StopTasksRequest) String() string {
 func (*StopTasksRequest) ProtoMessage() {}
 
 func (x *StopTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[28]
+	mi := &file_peloton_v1_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1455,7 +1747,7 @@ func (x *StopTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopTasksRequest.ProtoReflect.Descriptor instead.
 func (*StopTasksRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{28}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *StopTasksRequest) GetJobId() string {
@@ -1481,7 +1773,7 @@ type StopTasksResponse struct {
 
 func (x *StopTasksResponse) Reset() {
 	*x = StopTasksResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[29]
+	mi := &file_peloton_v1_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1493,7 +1785,7 @@ func (x *StopTasksResponse) String() string {
 func (*StopTasksResponse) ProtoMessage() {}
 
 func (x *StopTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[29]
+	mi := &file_peloton_v1_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1506,7 +1798,7 @@ func (x *StopTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopTasksResponse.ProtoReflect.Descriptor instead.
 func (*StopTasksResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{29}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *StopTasksResponse) GetTasks() []*Task {
@@ -1525,7 +1817,7 @@ type CreatePoolRequest struct {
 
 func (x *CreatePoolRequest) Reset() {
 	*x = CreatePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[30]
+	mi := &file_peloton_v1_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1537,7 +1829,7 @@ func (x *CreatePoolRequest) String() string {
 func (*CreatePoolRequest) ProtoMessage() {}
 
 func (x *CreatePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[30]
+	mi := &file_peloton_v1_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1550,7 +1842,7 @@ func (x *CreatePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePoolRequest.ProtoReflect.Descriptor instead.
 func (*CreatePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{30}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CreatePoolRequest) GetSpec() *PoolSpec {
@@ -1569,7 +1861,7 @@ type CreatePoolResponse struct {
 
 func (x *CreatePoolResponse) Reset() {
 	*x = CreatePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[31]
+	mi := &file_peloton_v1_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1581,7 +1873,7 @@ func (x *CreatePoolResponse) String() string {
 func (*CreatePoolResponse) ProtoMessage() {}
 
 func (x *CreatePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[31]
+	mi := &file_peloton_v1_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1594,7 +1886,7 @@ func (x *CreatePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePoolResponse.ProtoReflect.Descriptor instead.
 func (*CreatePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{31}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CreatePoolResponse) GetPool() *Pool {
@@ -1613,7 +1905,7 @@ type UpdatePoolRequest struct {
 
 func (x *UpdatePoolRequest) Reset() {
 	*x = UpdatePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[32]
+	mi := &file_peloton_v1_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1625,7 +1917,7 @@ func (x *UpdatePoolRequest) String() string {
 func (*UpdatePoolRequest) ProtoMessage() {}
 
 func (x *UpdatePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[32]
+	mi := &file_peloton_v1_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1638,7 +1930,7 @@ func (x *UpdatePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePoolRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{32}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *UpdatePoolRequest) GetSpec() *PoolSpec {
@@ -1657,7 +1949,7 @@ type UpdatePoolResponse struct {
 
 func (x *UpdatePoolResponse) Reset() {
 	*x = UpdatePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	mi := &file_peloton_v1_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1669,7 +1961,7 @@ func (x *UpdatePoolResponse) String() string {
 func (*UpdatePoolResponse) ProtoMessage() {}
 
 func (x *UpdatePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	mi := &file_peloton_v1_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1682,7 +1974,7 @@ func (x *UpdatePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePoolResponse.ProtoReflect.Descriptor instead.
 func (*UpdatePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{33}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *UpdatePoolResponse) GetPool() *Pool {
@@ -1701,7 +1993,7 @@ type DeletePoolRequest struct {
 
 func (x *DeletePoolRequest) Reset() {
 	*x = DeletePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	mi := &file_peloton_v1_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1713,7 +2005,7 @@ func (x *DeletePoolRequest) String() string {
 func (*DeletePoolRequest) ProtoMessage() {}
 
 func (x *DeletePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	mi := &file_peloton_v1_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1726,7 +2018,7 @@ func (x *DeletePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePoolRequest.ProtoReflect.Descriptor instead.
 func (*DeletePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{34}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *DeletePoolRequest) GetPath() string {
@@ -1744,7 +2036,7 @@ type DeletePoolResponse struct {
 
 func (x *DeletePoolResponse) Reset() {
 	*x = DeletePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[35]
+	mi := &file_peloton_v1_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1756,7 +2048,7 @@ func (x *DeletePoolResponse) String() string {
 func (*DeletePoolResponse) ProtoMessage() {}
 
 func (x *DeletePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[35]
+	mi := &file_peloton_v1_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1769,7 +2061,7 @@ func (x *DeletePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePoolResponse.ProtoReflect.Descriptor instead.
 func (*DeletePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{35}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{41}
 }
 
 type ListPoolsRequest struct {
@@ -1780,7 +2072,7 @@ type ListPoolsRequest struct {
 
 func (x *ListPoolsRequest) Reset() {
 	*x = ListPoolsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[36]
+	mi := &file_peloton_v1_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1792,7 +2084,7 @@ func (x *ListPoolsRequest) String() string {
 func (*ListPoolsRequest) ProtoMessage() {}
 
 func (x *ListPoolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[36]
+	mi := &file_peloton_v1_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1805,7 +2097,7 @@ func (x *ListPoolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoolsRequest.ProtoReflect.Descriptor instead.
 func (*ListPoolsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{36}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{42}
 }
 
 type ListPoolsResponse struct {
@@ -1817,7 +2109,7 @@ type ListPoolsResponse struct {
 
 func (x *ListPoolsResponse) Reset() {
 	*x = ListPoolsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[37]
+	mi := &file_peloton_v1_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1829,7 +2121,7 @@ func (x *ListPoolsResponse) String() string {
 func (*ListPoolsResponse) ProtoMessage() {}
 
 func (x *ListPoolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[37]
+	mi := &file_peloton_v1_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1842,7 +2134,7 @@ func (x *ListPoolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoolsResponse.ProtoReflect.Descriptor instead.
 func (*ListPoolsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{37}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListPoolsResponse) GetPools() []*Pool {
@@ -1863,7 +2155,7 @@ type GetPoolRequest struct {
 
 func (x *GetPoolRequest) Reset() {
 	*x = GetPoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[38]
+	mi := &file_peloton_v1_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1875,7 +2167,7 @@ func (x *GetPoolRequest) String() string {
 func (*GetPoolRequest) ProtoMessage() {}
 
 func (x *GetPoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[38]
+	mi := &file_peloton_v1_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1888,7 +2180,7 @@ func (x *GetPoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolRequest.ProtoReflect.Descriptor instead.
 func (*GetPoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{38}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetPoolRequest) GetPath() string {
@@ -1914,7 +2206,7 @@ type GetPoolResponse struct {
 
 func (x *GetPoolResponse) Reset() {
 	*x = GetPoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[39]
+	mi := &file_peloton_v1_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1926,7 +2218,7 @@ func (x *GetPoolResponse) String() string {
 func (*GetPoolResponse) ProtoMessage() {}
 
 func (x *GetPoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[39]
+	mi := &file_peloton_v1_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1939,7 +2231,7 @@ func (x *GetPoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolResponse.ProtoReflect.Descriptor instead.
 func (*GetPoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{39}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetPoolResponse) GetPool() *Pool {
@@ -1961,7 +2253,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[40]
+	mi := &file_peloton_v1_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1973,7 +2265,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[40]
+	mi := &file_peloton_v1_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1986,7 +2278,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{40}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListHostsRequest) GetCluster() string {
@@ -2012,7 +2304,7 @@ type ListHostsResponse struct {
 
 func (x *ListHostsResponse) Reset() {
 	*x = ListHostsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[41]
+	mi := &file_peloton_v1_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2024,7 +2316,7 @@ func (x *ListHostsResponse) String() string {
 func (*ListHostsResponse) ProtoMessage() {}
 
 func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[41]
+	mi := &file_peloton_v1_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2037,7 +2329,7 @@ func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsResponse.ProtoReflect.Descriptor instead.
 func (*ListHostsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{41}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListHostsResponse) GetHosts() []*Host {
@@ -2066,7 +2358,7 @@ type DrainHostRequest struct {
 
 func (x *DrainHostRequest) Reset() {
 	*x = DrainHostRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	mi := &file_peloton_v1_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2078,7 +2370,7 @@ func (x *DrainHostRequest) String() string {
 func (*DrainHostRequest) ProtoMessage() {}
 
 func (x *DrainHostRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	mi := &file_peloton_v1_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2091,7 +2383,7 @@ func (x *DrainHostRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainHostRequest.ProtoReflect.Descriptor instead.
 func (*DrainHostRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{42}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *DrainHostRequest) GetHostId() string {
@@ -2131,7 +2423,7 @@ type DrainHostResponse struct {
 
 func (x *DrainHostResponse) Reset() {
 	*x = DrainHostResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[43]
+	mi := &file_peloton_v1_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2143,7 +2435,7 @@ func (x *DrainHostResponse) String() string {
 func (*DrainHostResponse) ProtoMessage() {}
 
 func (x *DrainHostResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[43]
+	mi := &file_peloton_v1_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2156,7 +2448,7 @@ func (x *DrainHostResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainHostResponse.ProtoReflect.Descriptor instead.
 func (*DrainHostResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{43}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *DrainHostResponse) GetHost() *Host {
@@ -2176,7 +2468,7 @@ type UndrainHostRequest struct {
 
 func (x *UndrainHostRequest) Reset() {
 	*x = UndrainHostRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[44]
+	mi := &file_peloton_v1_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2188,7 +2480,7 @@ func (x *UndrainHostRequest) String() string {
 func (*UndrainHostRequest) ProtoMessage() {}
 
 func (x *UndrainHostRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[44]
+	mi := &file_peloton_v1_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2201,7 +2493,7 @@ func (x *UndrainHostRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainHostRequest.ProtoReflect.Descriptor instead.
 func (*UndrainHostRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{44}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *UndrainHostRequest) GetHostId() string {
@@ -2227,7 +2519,7 @@ type UndrainHostResponse struct {
 
 func (x *UndrainHostResponse) Reset() {
 	*x = UndrainHostResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[45]
+	mi := &file_peloton_v1_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2239,7 +2531,7 @@ func (x *UndrainHostResponse) String() string {
 func (*UndrainHostResponse) ProtoMessage() {}
 
 func (x *UndrainHostResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[45]
+	mi := &file_peloton_v1_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2252,7 +2544,7 @@ func (x *UndrainHostResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainHostResponse.ProtoReflect.Descriptor instead.
 func (*UndrainHostResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{45}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *UndrainHostResponse) GetHost() *Host {
@@ -2274,7 +2566,7 @@ type MarkHostDownRequest struct {
 
 func (x *MarkHostDownRequest) Reset() {
 	*x = MarkHostDownRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[46]
+	mi := &file_peloton_v1_service_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2286,7 +2578,7 @@ func (x *MarkHostDownRequest) String() string {
 func (*MarkHostDownRequest) ProtoMessage() {}
 
 func (x *MarkHostDownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[46]
+	mi := &file_peloton_v1_service_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2299,7 +2591,7 @@ func (x *MarkHostDownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkHostDownRequest.ProtoReflect.Descriptor instead.
 func (*MarkHostDownRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{46}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *MarkHostDownRequest) GetHostId() string {
@@ -2332,7 +2624,7 @@ type MarkHostDownResponse struct {
 
 func (x *MarkHostDownResponse) Reset() {
 	*x = MarkHostDownResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[47]
+	mi := &file_peloton_v1_service_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2344,7 +2636,7 @@ func (x *MarkHostDownResponse) String() string {
 func (*MarkHostDownResponse) ProtoMessage() {}
 
 func (x *MarkHostDownResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[47]
+	mi := &file_peloton_v1_service_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2357,7 +2649,7 @@ func (x *MarkHostDownResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkHostDownResponse.ProtoReflect.Descriptor instead.
 func (*MarkHostDownResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{47}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *MarkHostDownResponse) GetHost() *Host {
@@ -2375,7 +2667,7 @@ type ListRegionsRequest struct {
 
 func (x *ListRegionsRequest) Reset() {
 	*x = ListRegionsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[48]
+	mi := &file_peloton_v1_service_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2387,7 +2679,7 @@ func (x *ListRegionsRequest) String() string {
 func (*ListRegionsRequest) ProtoMessage() {}
 
 func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[48]
+	mi := &file_peloton_v1_service_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2400,7 +2692,7 @@ func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsRequest.ProtoReflect.Descriptor instead.
 func (*ListRegionsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{48}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{54}
 }
 
 type ListRegionsResponse struct {
@@ -2412,7 +2704,7 @@ type ListRegionsResponse struct {
 
 func (x *ListRegionsResponse) Reset() {
 	*x = ListRegionsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[49]
+	mi := &file_peloton_v1_service_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2424,7 +2716,7 @@ func (x *ListRegionsResponse) String() string {
 func (*ListRegionsResponse) ProtoMessage() {}
 
 func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[49]
+	mi := &file_peloton_v1_service_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2437,7 +2729,7 @@ func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsResponse.ProtoReflect.Descriptor instead.
 func (*ListRegionsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{49}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListRegionsResponse) GetRegions() []*Region {
@@ -2458,7 +2750,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[50]
+	mi := &file_peloton_v1_service_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2470,7 +2762,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[50]
+	mi := &file_peloton_v1_service_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2483,7 +2775,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{50}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *WatchRequest) GetJobId() string {
@@ -2509,7 +2801,7 @@ type FailBackRequest struct {
 
 func (x *FailBackRequest) Reset() {
 	*x = FailBackRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[51]
+	mi := &file_peloton_v1_service_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2521,7 +2813,7 @@ func (x *FailBackRequest) String() string {
 func (*FailBackRequest) ProtoMessage() {}
 
 func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[51]
+	mi := &file_peloton_v1_service_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2534,7 +2826,7 @@ func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackRequest.ProtoReflect.Descriptor instead.
 func (*FailBackRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{51}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *FailBackRequest) GetRegion() string {
@@ -2554,7 +2846,7 @@ type FailBackResponse struct {
 
 func (x *FailBackResponse) Reset() {
 	*x = FailBackResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[52]
+	mi := &file_peloton_v1_service_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2566,7 +2858,7 @@ func (x *FailBackResponse) String() string {
 func (*FailBackResponse) ProtoMessage() {}
 
 func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[52]
+	mi := &file_peloton_v1_service_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2579,7 +2871,7 @@ func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackResponse.ProtoReflect.Descriptor instead.
 func (*FailBackResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{52}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *FailBackResponse) GetMoved() []*PlannedMove {
@@ -2606,7 +2898,7 @@ type IsolateRegionRequest struct {
 
 func (x *IsolateRegionRequest) Reset() {
 	*x = IsolateRegionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[53]
+	mi := &file_peloton_v1_service_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2618,7 +2910,7 @@ func (x *IsolateRegionRequest) String() string {
 func (*IsolateRegionRequest) ProtoMessage() {}
 
 func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[53]
+	mi := &file_peloton_v1_service_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2631,7 +2923,7 @@ func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionRequest.ProtoReflect.Descriptor instead.
 func (*IsolateRegionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{53}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *IsolateRegionRequest) GetRegion() string {
@@ -2656,7 +2948,7 @@ type IsolateRegionResponse struct {
 
 func (x *IsolateRegionResponse) Reset() {
 	*x = IsolateRegionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[54]
+	mi := &file_peloton_v1_service_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2668,7 +2960,7 @@ func (x *IsolateRegionResponse) String() string {
 func (*IsolateRegionResponse) ProtoMessage() {}
 
 func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[54]
+	mi := &file_peloton_v1_service_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2681,7 +2973,7 @@ func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionResponse.ProtoReflect.Descriptor instead.
 func (*IsolateRegionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{54}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{60}
 }
 
 type PutReplicaRequest struct {
@@ -2693,7 +2985,7 @@ type PutReplicaRequest struct {
 
 func (x *PutReplicaRequest) Reset() {
 	*x = PutReplicaRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[55]
+	mi := &file_peloton_v1_service_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2705,7 +2997,7 @@ func (x *PutReplicaRequest) String() string {
 func (*PutReplicaRequest) ProtoMessage() {}
 
 func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[55]
+	mi := &file_peloton_v1_service_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2718,7 +3010,7 @@ func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaRequest.ProtoReflect.Descriptor instead.
 func (*PutReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{55}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *PutReplicaRequest) GetReplica() *Replica {
@@ -2736,7 +3028,7 @@ type PutReplicaResponse struct {
 
 func (x *PutReplicaResponse) Reset() {
 	*x = PutReplicaResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[56]
+	mi := &file_peloton_v1_service_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2748,7 +3040,7 @@ func (x *PutReplicaResponse) String() string {
 func (*PutReplicaResponse) ProtoMessage() {}
 
 func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[56]
+	mi := &file_peloton_v1_service_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2761,7 +3053,7 @@ func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaResponse.ProtoReflect.Descriptor instead.
 func (*PutReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{56}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{62}
 }
 
 type ListReplicasRequest struct {
@@ -2774,7 +3066,7 @@ type ListReplicasRequest struct {
 
 func (x *ListReplicasRequest) Reset() {
 	*x = ListReplicasRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[57]
+	mi := &file_peloton_v1_service_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2786,7 +3078,7 @@ func (x *ListReplicasRequest) String() string {
 func (*ListReplicasRequest) ProtoMessage() {}
 
 func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[57]
+	mi := &file_peloton_v1_service_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2799,7 +3091,7 @@ func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasRequest.ProtoReflect.Descriptor instead.
 func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{57}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ListReplicasRequest) GetOwnerRegion() string {
@@ -2818,7 +3110,7 @@ type ListReplicasResponse struct {
 
 func (x *ListReplicasResponse) Reset() {
 	*x = ListReplicasResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[58]
+	mi := &file_peloton_v1_service_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2830,7 +3122,7 @@ func (x *ListReplicasResponse) String() string {
 func (*ListReplicasResponse) ProtoMessage() {}
 
 func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[58]
+	mi := &file_peloton_v1_service_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2843,7 +3135,7 @@ func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasResponse.ProtoReflect.Descriptor instead.
 func (*ListReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{58}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ListReplicasResponse) GetReplicas() []*Replica {
@@ -2863,7 +3155,7 @@ type PlanFailoverRequest struct {
 
 func (x *PlanFailoverRequest) Reset() {
 	*x = PlanFailoverRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[59]
+	mi := &file_peloton_v1_service_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2875,7 +3167,7 @@ func (x *PlanFailoverRequest) String() string {
 func (*PlanFailoverRequest) ProtoMessage() {}
 
 func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[59]
+	mi := &file_peloton_v1_service_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2888,7 +3180,7 @@ func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverRequest.ProtoReflect.Descriptor instead.
 func (*PlanFailoverRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{59}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *PlanFailoverRequest) GetRegion() string {
@@ -2907,7 +3199,7 @@ type PlanFailoverResponse struct {
 
 func (x *PlanFailoverResponse) Reset() {
 	*x = PlanFailoverResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[60]
+	mi := &file_peloton_v1_service_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2919,7 +3211,7 @@ func (x *PlanFailoverResponse) String() string {
 func (*PlanFailoverResponse) ProtoMessage() {}
 
 func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[60]
+	mi := &file_peloton_v1_service_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2932,7 +3224,7 @@ func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverResponse.ProtoReflect.Descriptor instead.
 func (*PlanFailoverResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{60}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *PlanFailoverResponse) GetPlans() []*RegionPlan {
@@ -2953,7 +3245,7 @@ type StartDrillRequest struct {
 
 func (x *StartDrillRequest) Reset() {
 	*x = StartDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[61]
+	mi := &file_peloton_v1_service_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2965,7 +3257,7 @@ func (x *StartDrillRequest) String() string {
 func (*StartDrillRequest) ProtoMessage() {}
 
 func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[61]
+	mi := &file_peloton_v1_service_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2978,7 +3270,7 @@ func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillRequest.ProtoReflect.Descriptor instead.
 func (*StartDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{61}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *StartDrillRequest) GetRegion() string {
@@ -3004,7 +3296,7 @@ type StartDrillResponse struct {
 
 func (x *StartDrillResponse) Reset() {
 	*x = StartDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[62]
+	mi := &file_peloton_v1_service_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3016,7 +3308,7 @@ func (x *StartDrillResponse) String() string {
 func (*StartDrillResponse) ProtoMessage() {}
 
 func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[62]
+	mi := &file_peloton_v1_service_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3029,7 +3321,7 @@ func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillResponse.ProtoReflect.Descriptor instead.
 func (*StartDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{62}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *StartDrillResponse) GetDrill() *Drill {
@@ -3048,7 +3340,7 @@ type GetDrillRequest struct {
 
 func (x *GetDrillRequest) Reset() {
 	*x = GetDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	mi := &file_peloton_v1_service_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3060,7 +3352,7 @@ func (x *GetDrillRequest) String() string {
 func (*GetDrillRequest) ProtoMessage() {}
 
 func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	mi := &file_peloton_v1_service_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3073,7 +3365,7 @@ func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillRequest.ProtoReflect.Descriptor instead.
 func (*GetDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{63}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *GetDrillRequest) GetId() string {
@@ -3092,7 +3384,7 @@ type GetDrillResponse struct {
 
 func (x *GetDrillResponse) Reset() {
 	*x = GetDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	mi := &file_peloton_v1_service_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3104,7 +3396,7 @@ func (x *GetDrillResponse) String() string {
 func (*GetDrillResponse) ProtoMessage() {}
 
 func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	mi := &file_peloton_v1_service_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3117,7 +3409,7 @@ func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillResponse.ProtoReflect.Descriptor instead.
 func (*GetDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{64}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *GetDrillResponse) GetDrill() *Drill {
@@ -3135,7 +3427,7 @@ type ListDrillsRequest struct {
 
 func (x *ListDrillsRequest) Reset() {
 	*x = ListDrillsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	mi := &file_peloton_v1_service_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3147,7 +3439,7 @@ func (x *ListDrillsRequest) String() string {
 func (*ListDrillsRequest) ProtoMessage() {}
 
 func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	mi := &file_peloton_v1_service_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3160,7 +3452,7 @@ func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsRequest.ProtoReflect.Descriptor instead.
 func (*ListDrillsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{65}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{71}
 }
 
 type ListDrillsResponse struct {
@@ -3172,7 +3464,7 @@ type ListDrillsResponse struct {
 
 func (x *ListDrillsResponse) Reset() {
 	*x = ListDrillsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	mi := &file_peloton_v1_service_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3184,7 +3476,7 @@ func (x *ListDrillsResponse) String() string {
 func (*ListDrillsResponse) ProtoMessage() {}
 
 func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	mi := &file_peloton_v1_service_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3197,7 +3489,7 @@ func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsResponse.ProtoReflect.Descriptor instead.
 func (*ListDrillsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{66}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *ListDrillsResponse) GetDrills() []*Drill {
@@ -3215,7 +3507,7 @@ type GetVersionRequest struct {
 
 func (x *GetVersionRequest) Reset() {
 	*x = GetVersionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[67]
+	mi := &file_peloton_v1_service_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3227,7 +3519,7 @@ func (x *GetVersionRequest) String() string {
 func (*GetVersionRequest) ProtoMessage() {}
 
 func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[67]
+	mi := &file_peloton_v1_service_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3240,7 +3532,7 @@ func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionRequest.ProtoReflect.Descriptor instead.
 func (*GetVersionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{67}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{73}
 }
 
 type GetVersionResponse struct {
@@ -3254,7 +3546,7 @@ type GetVersionResponse struct {
 
 func (x *GetVersionResponse) Reset() {
 	*x = GetVersionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[68]
+	mi := &file_peloton_v1_service_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3266,7 +3558,7 @@ func (x *GetVersionResponse) String() string {
 func (*GetVersionResponse) ProtoMessage() {}
 
 func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[68]
+	mi := &file_peloton_v1_service_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3279,7 +3571,7 @@ func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionResponse.ProtoReflect.Descriptor instead.
 func (*GetVersionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{68}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *GetVersionResponse) GetVersion() string {
@@ -3328,12 +3620,15 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x03job\x18\x01 \x01(\v2\x0f.peloton.v1.JobR\x03job\"\"\n" +
 	"\x10DeleteJobRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x13\n" +
-	"\x11DeleteJobResponse\"q\n" +
+	"\x11DeleteJobResponse\"\xe7\x01\n" +
 	"\x10UpdateJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12'\n" +
 	"\x04spec\x18\x02 \x01(\v2\x13.peloton.v1.JobSpecR\x04spec\x12\x1d\n" +
 	"\n" +
-	"batch_size\x18\x03 \x01(\rR\tbatchSize\"?\n" +
+	"batch_size\x18\x03 \x01(\rR\tbatchSize\x12!\n" +
+	"\fmax_failures\x18\x04 \x01(\rR\vmaxFailures\x12.\n" +
+	"\x13rollback_on_failure\x18\x05 \x01(\bR\x11rollbackOnFailure\x12!\n" +
+	"\fstart_paused\x18\x06 \x01(\bR\vstartPaused\"?\n" +
 	"\x11UpdateJobResponse\x12*\n" +
 	"\x06update\x18\x01 \x01(\v2\x12.peloton.v1.UpdateR\x06update\"/\n" +
 	"\x10GetUpdateRequest\x12\x1b\n" +
@@ -3347,6 +3642,18 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x12AbortUpdateRequest\x12\x1b\n" +
 	"\tupdate_id\x18\x01 \x01(\tR\bupdateId\"A\n" +
 	"\x13AbortUpdateResponse\x12*\n" +
+	"\x06update\x18\x01 \x01(\v2\x12.peloton.v1.UpdateR\x06update\"1\n" +
+	"\x12PauseUpdateRequest\x12\x1b\n" +
+	"\tupdate_id\x18\x01 \x01(\tR\bupdateId\"A\n" +
+	"\x13PauseUpdateResponse\x12*\n" +
+	"\x06update\x18\x01 \x01(\v2\x12.peloton.v1.UpdateR\x06update\"2\n" +
+	"\x13ResumeUpdateRequest\x12\x1b\n" +
+	"\tupdate_id\x18\x01 \x01(\tR\bupdateId\"B\n" +
+	"\x14ResumeUpdateResponse\x12*\n" +
+	"\x06update\x18\x01 \x01(\v2\x12.peloton.v1.UpdateR\x06update\"4\n" +
+	"\x15RollbackUpdateRequest\x12\x1b\n" +
+	"\tupdate_id\x18\x01 \x01(\tR\bupdateId\"D\n" +
+	"\x16RollbackUpdateResponse\x12*\n" +
 	"\x06update\x18\x01 \x01(\v2\x12.peloton.v1.UpdateR\x06update\"F\n" +
 	"\x13GetJobConfigRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x18\n" +
@@ -3475,7 +3782,7 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x12GetVersionResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x16\n" +
 	"\x06commit\x18\x02 \x01(\tR\x06commit\x12\x16\n" +
-	"\x06region\x18\x03 \x01(\tR\x06region2\xc0\x06\n" +
+	"\x06region\x18\x03 \x01(\tR\x06region2\xbc\b\n" +
 	"\n" +
 	"JobService\x12H\n" +
 	"\tCreateJob\x12\x1c.peloton.v1.CreateJobRequest\x1a\x1d.peloton.v1.CreateJobResponse\x12?\n" +
@@ -3486,7 +3793,10 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\tUpdateJob\x12\x1c.peloton.v1.UpdateJobRequest\x1a\x1d.peloton.v1.UpdateJobResponse\x12H\n" +
 	"\tGetUpdate\x12\x1c.peloton.v1.GetUpdateRequest\x1a\x1d.peloton.v1.GetUpdateResponse\x12N\n" +
 	"\vListUpdates\x12\x1e.peloton.v1.ListUpdatesRequest\x1a\x1f.peloton.v1.ListUpdatesResponse\x12N\n" +
-	"\vAbortUpdate\x12\x1e.peloton.v1.AbortUpdateRequest\x1a\x1f.peloton.v1.AbortUpdateResponse\x12Q\n" +
+	"\vAbortUpdate\x12\x1e.peloton.v1.AbortUpdateRequest\x1a\x1f.peloton.v1.AbortUpdateResponse\x12N\n" +
+	"\vPauseUpdate\x12\x1e.peloton.v1.PauseUpdateRequest\x1a\x1f.peloton.v1.PauseUpdateResponse\x12Q\n" +
+	"\fResumeUpdate\x12\x1f.peloton.v1.ResumeUpdateRequest\x1a .peloton.v1.ResumeUpdateResponse\x12W\n" +
+	"\x0eRollbackUpdate\x12!.peloton.v1.RollbackUpdateRequest\x1a\".peloton.v1.RollbackUpdateResponse\x12Q\n" +
 	"\fGetJobConfig\x12\x1f.peloton.v1.GetJobConfigRequest\x1a .peloton.v1.GetJobConfigResponse\x12K\n" +
 	"\n" +
 	"ListEvents\x12\x1d.peloton.v1.ListEventsRequest\x1a\x1e.peloton.v1.ListEventsResponse2\xb5\x02\n" +
@@ -3541,207 +3851,222 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_service_proto_rawDescData
 }
 
-var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
+var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 75)
 var file_peloton_v1_service_proto_goTypes = []any{
-	(*CreateJobRequest)(nil),      // 0: peloton.v1.CreateJobRequest
-	(*CreateJobResponse)(nil),     // 1: peloton.v1.CreateJobResponse
-	(*GetJobRequest)(nil),         // 2: peloton.v1.GetJobRequest
-	(*GetJobResponse)(nil),        // 3: peloton.v1.GetJobResponse
-	(*ListJobsRequest)(nil),       // 4: peloton.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 5: peloton.v1.ListJobsResponse
-	(*StopJobRequest)(nil),        // 6: peloton.v1.StopJobRequest
-	(*StopJobResponse)(nil),       // 7: peloton.v1.StopJobResponse
-	(*DeleteJobRequest)(nil),      // 8: peloton.v1.DeleteJobRequest
-	(*DeleteJobResponse)(nil),     // 9: peloton.v1.DeleteJobResponse
-	(*UpdateJobRequest)(nil),      // 10: peloton.v1.UpdateJobRequest
-	(*UpdateJobResponse)(nil),     // 11: peloton.v1.UpdateJobResponse
-	(*GetUpdateRequest)(nil),      // 12: peloton.v1.GetUpdateRequest
-	(*GetUpdateResponse)(nil),     // 13: peloton.v1.GetUpdateResponse
-	(*ListUpdatesRequest)(nil),    // 14: peloton.v1.ListUpdatesRequest
-	(*ListUpdatesResponse)(nil),   // 15: peloton.v1.ListUpdatesResponse
-	(*AbortUpdateRequest)(nil),    // 16: peloton.v1.AbortUpdateRequest
-	(*AbortUpdateResponse)(nil),   // 17: peloton.v1.AbortUpdateResponse
-	(*GetJobConfigRequest)(nil),   // 18: peloton.v1.GetJobConfigRequest
-	(*GetJobConfigResponse)(nil),  // 19: peloton.v1.GetJobConfigResponse
-	(*ListEventsRequest)(nil),     // 20: peloton.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),    // 21: peloton.v1.ListEventsResponse
-	(*ListTasksRequest)(nil),      // 22: peloton.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),     // 23: peloton.v1.ListTasksResponse
-	(*GetTaskRequest)(nil),        // 24: peloton.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),       // 25: peloton.v1.GetTaskResponse
-	(*GetTaskLogsRequest)(nil),    // 26: peloton.v1.GetTaskLogsRequest
-	(*GetTaskLogsResponse)(nil),   // 27: peloton.v1.GetTaskLogsResponse
-	(*StopTasksRequest)(nil),      // 28: peloton.v1.StopTasksRequest
-	(*StopTasksResponse)(nil),     // 29: peloton.v1.StopTasksResponse
-	(*CreatePoolRequest)(nil),     // 30: peloton.v1.CreatePoolRequest
-	(*CreatePoolResponse)(nil),    // 31: peloton.v1.CreatePoolResponse
-	(*UpdatePoolRequest)(nil),     // 32: peloton.v1.UpdatePoolRequest
-	(*UpdatePoolResponse)(nil),    // 33: peloton.v1.UpdatePoolResponse
-	(*DeletePoolRequest)(nil),     // 34: peloton.v1.DeletePoolRequest
-	(*DeletePoolResponse)(nil),    // 35: peloton.v1.DeletePoolResponse
-	(*ListPoolsRequest)(nil),      // 36: peloton.v1.ListPoolsRequest
-	(*ListPoolsResponse)(nil),     // 37: peloton.v1.ListPoolsResponse
-	(*GetPoolRequest)(nil),        // 38: peloton.v1.GetPoolRequest
-	(*GetPoolResponse)(nil),       // 39: peloton.v1.GetPoolResponse
-	(*ListHostsRequest)(nil),      // 40: peloton.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),     // 41: peloton.v1.ListHostsResponse
-	(*DrainHostRequest)(nil),      // 42: peloton.v1.DrainHostRequest
-	(*DrainHostResponse)(nil),     // 43: peloton.v1.DrainHostResponse
-	(*UndrainHostRequest)(nil),    // 44: peloton.v1.UndrainHostRequest
-	(*UndrainHostResponse)(nil),   // 45: peloton.v1.UndrainHostResponse
-	(*MarkHostDownRequest)(nil),   // 46: peloton.v1.MarkHostDownRequest
-	(*MarkHostDownResponse)(nil),  // 47: peloton.v1.MarkHostDownResponse
-	(*ListRegionsRequest)(nil),    // 48: peloton.v1.ListRegionsRequest
-	(*ListRegionsResponse)(nil),   // 49: peloton.v1.ListRegionsResponse
-	(*WatchRequest)(nil),          // 50: peloton.v1.WatchRequest
-	(*FailBackRequest)(nil),       // 51: peloton.v1.FailBackRequest
-	(*FailBackResponse)(nil),      // 52: peloton.v1.FailBackResponse
-	(*IsolateRegionRequest)(nil),  // 53: peloton.v1.IsolateRegionRequest
-	(*IsolateRegionResponse)(nil), // 54: peloton.v1.IsolateRegionResponse
-	(*PutReplicaRequest)(nil),     // 55: peloton.v1.PutReplicaRequest
-	(*PutReplicaResponse)(nil),    // 56: peloton.v1.PutReplicaResponse
-	(*ListReplicasRequest)(nil),   // 57: peloton.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),  // 58: peloton.v1.ListReplicasResponse
-	(*PlanFailoverRequest)(nil),   // 59: peloton.v1.PlanFailoverRequest
-	(*PlanFailoverResponse)(nil),  // 60: peloton.v1.PlanFailoverResponse
-	(*StartDrillRequest)(nil),     // 61: peloton.v1.StartDrillRequest
-	(*StartDrillResponse)(nil),    // 62: peloton.v1.StartDrillResponse
-	(*GetDrillRequest)(nil),       // 63: peloton.v1.GetDrillRequest
-	(*GetDrillResponse)(nil),      // 64: peloton.v1.GetDrillResponse
-	(*ListDrillsRequest)(nil),     // 65: peloton.v1.ListDrillsRequest
-	(*ListDrillsResponse)(nil),    // 66: peloton.v1.ListDrillsResponse
-	(*GetVersionRequest)(nil),     // 67: peloton.v1.GetVersionRequest
-	(*GetVersionResponse)(nil),    // 68: peloton.v1.GetVersionResponse
-	(*JobSpec)(nil),               // 69: peloton.v1.JobSpec
-	(*Job)(nil),                   // 70: peloton.v1.Job
-	(JobState)(0),                 // 71: peloton.v1.JobState
-	(*Update)(nil),                // 72: peloton.v1.Update
-	(*Event)(nil),                 // 73: peloton.v1.Event
-	(TaskState)(0),                // 74: peloton.v1.TaskState
-	(*Task)(nil),                  // 75: peloton.v1.Task
-	(*PoolSpec)(nil),              // 76: peloton.v1.PoolSpec
-	(*Pool)(nil),                  // 77: peloton.v1.Pool
-	(*Host)(nil),                  // 78: peloton.v1.Host
-	(*durationpb.Duration)(nil),   // 79: google.protobuf.Duration
-	(*Region)(nil),                // 80: peloton.v1.Region
-	(*PlannedMove)(nil),           // 81: peloton.v1.PlannedMove
-	(*Replica)(nil),               // 82: peloton.v1.Replica
-	(*RegionPlan)(nil),            // 83: peloton.v1.RegionPlan
-	(*Drill)(nil),                 // 84: peloton.v1.Drill
+	(*CreateJobRequest)(nil),       // 0: peloton.v1.CreateJobRequest
+	(*CreateJobResponse)(nil),      // 1: peloton.v1.CreateJobResponse
+	(*GetJobRequest)(nil),          // 2: peloton.v1.GetJobRequest
+	(*GetJobResponse)(nil),         // 3: peloton.v1.GetJobResponse
+	(*ListJobsRequest)(nil),        // 4: peloton.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),       // 5: peloton.v1.ListJobsResponse
+	(*StopJobRequest)(nil),         // 6: peloton.v1.StopJobRequest
+	(*StopJobResponse)(nil),        // 7: peloton.v1.StopJobResponse
+	(*DeleteJobRequest)(nil),       // 8: peloton.v1.DeleteJobRequest
+	(*DeleteJobResponse)(nil),      // 9: peloton.v1.DeleteJobResponse
+	(*UpdateJobRequest)(nil),       // 10: peloton.v1.UpdateJobRequest
+	(*UpdateJobResponse)(nil),      // 11: peloton.v1.UpdateJobResponse
+	(*GetUpdateRequest)(nil),       // 12: peloton.v1.GetUpdateRequest
+	(*GetUpdateResponse)(nil),      // 13: peloton.v1.GetUpdateResponse
+	(*ListUpdatesRequest)(nil),     // 14: peloton.v1.ListUpdatesRequest
+	(*ListUpdatesResponse)(nil),    // 15: peloton.v1.ListUpdatesResponse
+	(*AbortUpdateRequest)(nil),     // 16: peloton.v1.AbortUpdateRequest
+	(*AbortUpdateResponse)(nil),    // 17: peloton.v1.AbortUpdateResponse
+	(*PauseUpdateRequest)(nil),     // 18: peloton.v1.PauseUpdateRequest
+	(*PauseUpdateResponse)(nil),    // 19: peloton.v1.PauseUpdateResponse
+	(*ResumeUpdateRequest)(nil),    // 20: peloton.v1.ResumeUpdateRequest
+	(*ResumeUpdateResponse)(nil),   // 21: peloton.v1.ResumeUpdateResponse
+	(*RollbackUpdateRequest)(nil),  // 22: peloton.v1.RollbackUpdateRequest
+	(*RollbackUpdateResponse)(nil), // 23: peloton.v1.RollbackUpdateResponse
+	(*GetJobConfigRequest)(nil),    // 24: peloton.v1.GetJobConfigRequest
+	(*GetJobConfigResponse)(nil),   // 25: peloton.v1.GetJobConfigResponse
+	(*ListEventsRequest)(nil),      // 26: peloton.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),     // 27: peloton.v1.ListEventsResponse
+	(*ListTasksRequest)(nil),       // 28: peloton.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),      // 29: peloton.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),         // 30: peloton.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),        // 31: peloton.v1.GetTaskResponse
+	(*GetTaskLogsRequest)(nil),     // 32: peloton.v1.GetTaskLogsRequest
+	(*GetTaskLogsResponse)(nil),    // 33: peloton.v1.GetTaskLogsResponse
+	(*StopTasksRequest)(nil),       // 34: peloton.v1.StopTasksRequest
+	(*StopTasksResponse)(nil),      // 35: peloton.v1.StopTasksResponse
+	(*CreatePoolRequest)(nil),      // 36: peloton.v1.CreatePoolRequest
+	(*CreatePoolResponse)(nil),     // 37: peloton.v1.CreatePoolResponse
+	(*UpdatePoolRequest)(nil),      // 38: peloton.v1.UpdatePoolRequest
+	(*UpdatePoolResponse)(nil),     // 39: peloton.v1.UpdatePoolResponse
+	(*DeletePoolRequest)(nil),      // 40: peloton.v1.DeletePoolRequest
+	(*DeletePoolResponse)(nil),     // 41: peloton.v1.DeletePoolResponse
+	(*ListPoolsRequest)(nil),       // 42: peloton.v1.ListPoolsRequest
+	(*ListPoolsResponse)(nil),      // 43: peloton.v1.ListPoolsResponse
+	(*GetPoolRequest)(nil),         // 44: peloton.v1.GetPoolRequest
+	(*GetPoolResponse)(nil),        // 45: peloton.v1.GetPoolResponse
+	(*ListHostsRequest)(nil),       // 46: peloton.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),      // 47: peloton.v1.ListHostsResponse
+	(*DrainHostRequest)(nil),       // 48: peloton.v1.DrainHostRequest
+	(*DrainHostResponse)(nil),      // 49: peloton.v1.DrainHostResponse
+	(*UndrainHostRequest)(nil),     // 50: peloton.v1.UndrainHostRequest
+	(*UndrainHostResponse)(nil),    // 51: peloton.v1.UndrainHostResponse
+	(*MarkHostDownRequest)(nil),    // 52: peloton.v1.MarkHostDownRequest
+	(*MarkHostDownResponse)(nil),   // 53: peloton.v1.MarkHostDownResponse
+	(*ListRegionsRequest)(nil),     // 54: peloton.v1.ListRegionsRequest
+	(*ListRegionsResponse)(nil),    // 55: peloton.v1.ListRegionsResponse
+	(*WatchRequest)(nil),           // 56: peloton.v1.WatchRequest
+	(*FailBackRequest)(nil),        // 57: peloton.v1.FailBackRequest
+	(*FailBackResponse)(nil),       // 58: peloton.v1.FailBackResponse
+	(*IsolateRegionRequest)(nil),   // 59: peloton.v1.IsolateRegionRequest
+	(*IsolateRegionResponse)(nil),  // 60: peloton.v1.IsolateRegionResponse
+	(*PutReplicaRequest)(nil),      // 61: peloton.v1.PutReplicaRequest
+	(*PutReplicaResponse)(nil),     // 62: peloton.v1.PutReplicaResponse
+	(*ListReplicasRequest)(nil),    // 63: peloton.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),   // 64: peloton.v1.ListReplicasResponse
+	(*PlanFailoverRequest)(nil),    // 65: peloton.v1.PlanFailoverRequest
+	(*PlanFailoverResponse)(nil),   // 66: peloton.v1.PlanFailoverResponse
+	(*StartDrillRequest)(nil),      // 67: peloton.v1.StartDrillRequest
+	(*StartDrillResponse)(nil),     // 68: peloton.v1.StartDrillResponse
+	(*GetDrillRequest)(nil),        // 69: peloton.v1.GetDrillRequest
+	(*GetDrillResponse)(nil),       // 70: peloton.v1.GetDrillResponse
+	(*ListDrillsRequest)(nil),      // 71: peloton.v1.ListDrillsRequest
+	(*ListDrillsResponse)(nil),     // 72: peloton.v1.ListDrillsResponse
+	(*GetVersionRequest)(nil),      // 73: peloton.v1.GetVersionRequest
+	(*GetVersionResponse)(nil),     // 74: peloton.v1.GetVersionResponse
+	(*JobSpec)(nil),                // 75: peloton.v1.JobSpec
+	(*Job)(nil),                    // 76: peloton.v1.Job
+	(JobState)(0),                  // 77: peloton.v1.JobState
+	(*Update)(nil),                 // 78: peloton.v1.Update
+	(*Event)(nil),                  // 79: peloton.v1.Event
+	(TaskState)(0),                 // 80: peloton.v1.TaskState
+	(*Task)(nil),                   // 81: peloton.v1.Task
+	(*PoolSpec)(nil),               // 82: peloton.v1.PoolSpec
+	(*Pool)(nil),                   // 83: peloton.v1.Pool
+	(*Host)(nil),                   // 84: peloton.v1.Host
+	(*durationpb.Duration)(nil),    // 85: google.protobuf.Duration
+	(*Region)(nil),                 // 86: peloton.v1.Region
+	(*PlannedMove)(nil),            // 87: peloton.v1.PlannedMove
+	(*Replica)(nil),                // 88: peloton.v1.Replica
+	(*RegionPlan)(nil),             // 89: peloton.v1.RegionPlan
+	(*Drill)(nil),                  // 90: peloton.v1.Drill
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	69, // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	70, // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	70, // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	71, // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
-	70, // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	70, // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	69, // 6: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	72, // 7: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
-	72, // 8: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
-	72, // 9: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
-	72, // 10: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
-	69, // 11: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
-	73, // 12: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
-	74, // 13: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	75, // 14: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	75, // 15: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	75, // 16: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	76, // 17: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	77, // 18: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	76, // 19: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	77, // 20: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	77, // 21: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	77, // 22: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	78, // 23: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	79, // 24: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
-	78, // 25: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
-	78, // 26: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
-	78, // 27: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
-	80, // 28: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	81, // 29: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
-	81, // 30: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
-	82, // 31: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
-	82, // 32: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
-	83, // 33: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
-	84, // 34: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
-	84, // 35: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
-	84, // 36: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
-	0,  // 37: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	2,  // 38: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	4,  // 39: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	6,  // 40: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	8,  // 41: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	10, // 42: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
-	12, // 43: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
-	14, // 44: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
-	16, // 45: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
-	18, // 46: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
-	20, // 47: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
-	22, // 48: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	24, // 49: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	26, // 50: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	28, // 51: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	30, // 52: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
-	32, // 53: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
-	34, // 54: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
-	36, // 55: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	38, // 56: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	40, // 57: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	42, // 58: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
-	44, // 59: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
-	46, // 60: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
-	48, // 61: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	50, // 62: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	55, // 63: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
-	57, // 64: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
-	59, // 65: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
-	61, // 66: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
-	63, // 67: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
-	65, // 68: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
-	53, // 69: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
-	51, // 70: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
-	67, // 71: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	1,  // 72: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	3,  // 73: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	5,  // 74: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	7,  // 75: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	9,  // 76: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	11, // 77: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
-	13, // 78: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
-	15, // 79: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
-	17, // 80: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
-	19, // 81: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
-	21, // 82: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
-	23, // 83: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	25, // 84: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	27, // 85: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	29, // 86: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	31, // 87: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	33, // 88: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	35, // 89: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	37, // 90: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	39, // 91: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	41, // 92: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	43, // 93: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
-	45, // 94: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
-	47, // 95: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
-	49, // 96: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	73, // 97: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	56, // 98: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
-	58, // 99: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
-	60, // 100: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
-	62, // 101: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
-	64, // 102: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
-	66, // 103: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
-	54, // 104: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
-	52, // 105: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
-	68, // 106: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	72, // [72:107] is the sub-list for method output_type
-	37, // [37:72] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	75, // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	76, // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	76, // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	77, // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	76, // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	76, // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	75, // 6: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	78, // 7: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
+	78, // 8: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
+	78, // 9: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
+	78, // 10: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
+	78, // 11: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
+	78, // 12: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
+	78, // 13: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
+	75, // 14: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
+	79, // 15: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
+	80, // 16: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	81, // 17: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	81, // 18: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	81, // 19: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	82, // 20: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	83, // 21: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	82, // 22: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	83, // 23: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	83, // 24: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	83, // 25: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	84, // 26: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	85, // 27: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
+	84, // 28: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
+	84, // 29: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
+	84, // 30: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
+	86, // 31: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	87, // 32: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
+	87, // 33: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
+	88, // 34: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	88, // 35: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	89, // 36: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	90, // 37: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	90, // 38: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	90, // 39: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	0,  // 40: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	2,  // 41: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	4,  // 42: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	6,  // 43: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	8,  // 44: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	10, // 45: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
+	12, // 46: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
+	14, // 47: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
+	16, // 48: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
+	18, // 49: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
+	20, // 50: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
+	22, // 51: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
+	24, // 52: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
+	26, // 53: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
+	28, // 54: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	30, // 55: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	32, // 56: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	34, // 57: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	36, // 58: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	38, // 59: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	40, // 60: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	42, // 61: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	44, // 62: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	46, // 63: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	48, // 64: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
+	50, // 65: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
+	52, // 66: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
+	54, // 67: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	56, // 68: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	61, // 69: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	63, // 70: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	65, // 71: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	67, // 72: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	69, // 73: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	71, // 74: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	59, // 75: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
+	57, // 76: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
+	73, // 77: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	1,  // 78: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	3,  // 79: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	5,  // 80: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	7,  // 81: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	9,  // 82: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	11, // 83: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
+	13, // 84: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
+	15, // 85: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
+	17, // 86: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
+	19, // 87: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
+	21, // 88: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
+	23, // 89: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
+	25, // 90: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
+	27, // 91: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
+	29, // 92: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	31, // 93: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	33, // 94: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	35, // 95: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	37, // 96: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	39, // 97: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	41, // 98: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	43, // 99: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	45, // 100: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	47, // 101: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	49, // 102: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
+	51, // 103: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
+	53, // 104: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
+	55, // 105: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	79, // 106: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	62, // 107: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	64, // 108: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	66, // 109: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	68, // 110: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	70, // 111: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	72, // 112: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	60, // 113: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
+	58, // 114: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
+	74, // 115: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	78, // [78:116] is the sub-list for method output_type
+	40, // [40:78] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -3750,14 +4075,14 @@ func file_peloton_v1_service_proto_init() {
 		return
 	}
 	file_peloton_v1_types_proto_init()
-	file_peloton_v1_service_proto_msgTypes[20].OneofWrappers = []any{}
+	file_peloton_v1_service_proto_msgTypes[26].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   69,
+			NumMessages:   75,
 			NumExtensions: 0,
 			NumServices:   8,
 		},

@@ -19,17 +19,20 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	JobService_CreateJob_FullMethodName    = "/peloton.v1.JobService/CreateJob"
-	JobService_GetJob_FullMethodName       = "/peloton.v1.JobService/GetJob"
-	JobService_ListJobs_FullMethodName     = "/peloton.v1.JobService/ListJobs"
-	JobService_StopJob_FullMethodName      = "/peloton.v1.JobService/StopJob"
-	JobService_DeleteJob_FullMethodName    = "/peloton.v1.JobService/DeleteJob"
-	JobService_UpdateJob_FullMethodName    = "/peloton.v1.JobService/UpdateJob"
-	JobService_GetUpdate_FullMethodName    = "/peloton.v1.JobService/GetUpdate"
-	JobService_ListUpdates_FullMethodName  = "/peloton.v1.JobService/ListUpdates"
-	JobService_AbortUpdate_FullMethodName  = "/peloton.v1.JobService/AbortUpdate"
-	JobService_GetJobConfig_FullMethodName = "/peloton.v1.JobService/GetJobConfig"
-	JobService_ListEvents_FullMethodName   = "/peloton.v1.JobService/ListEvents"
+	JobService_CreateJob_FullMethodName      = "/peloton.v1.JobService/CreateJob"
+	JobService_GetJob_FullMethodName         = "/peloton.v1.JobService/GetJob"
+	JobService_ListJobs_FullMethodName       = "/peloton.v1.JobService/ListJobs"
+	JobService_StopJob_FullMethodName        = "/peloton.v1.JobService/StopJob"
+	JobService_DeleteJob_FullMethodName      = "/peloton.v1.JobService/DeleteJob"
+	JobService_UpdateJob_FullMethodName      = "/peloton.v1.JobService/UpdateJob"
+	JobService_GetUpdate_FullMethodName      = "/peloton.v1.JobService/GetUpdate"
+	JobService_ListUpdates_FullMethodName    = "/peloton.v1.JobService/ListUpdates"
+	JobService_AbortUpdate_FullMethodName    = "/peloton.v1.JobService/AbortUpdate"
+	JobService_PauseUpdate_FullMethodName    = "/peloton.v1.JobService/PauseUpdate"
+	JobService_ResumeUpdate_FullMethodName   = "/peloton.v1.JobService/ResumeUpdate"
+	JobService_RollbackUpdate_FullMethodName = "/peloton.v1.JobService/RollbackUpdate"
+	JobService_GetJobConfig_FullMethodName   = "/peloton.v1.JobService/GetJobConfig"
+	JobService_ListEvents_FullMethodName     = "/peloton.v1.JobService/ListEvents"
 )
 
 // JobServiceClient is the client API for JobService service.
@@ -56,6 +59,14 @@ type JobServiceClient interface {
 	// AbortUpdate stops a rolling update: instances already moved keep the
 	// new config, the others stay on theirs.
 	AbortUpdate(ctx context.Context, in *AbortUpdateRequest, opts ...grpc.CallOption) (*AbortUpdateResponse, error)
+	// PauseUpdate stops a rolling update from starting new batches; batches
+	// in flight finish. ResumeUpdate lets it go on.
+	PauseUpdate(ctx context.Context, in *PauseUpdateRequest, opts ...grpc.CallOption) (*PauseUpdateResponse, error)
+	ResumeUpdate(ctx context.Context, in *ResumeUpdateRequest, opts ...grpc.CallOption) (*ResumeUpdateResponse, error)
+	// RollbackUpdate moves the instances of an update rolling forward back
+	// to its from_version, with the same batch size and SLA; the job's
+	// config becomes from_version again.
+	RollbackUpdate(ctx context.Context, in *RollbackUpdateRequest, opts ...grpc.CallOption) (*RollbackUpdateResponse, error)
 	// GetJobConfig returns one stored config version of a job.
 	GetJobConfig(ctx context.Context, in *GetJobConfigRequest, opts ...grpc.CallOption) (*GetJobConfigResponse, error)
 	// ListEvents reads a job's stored history: the events kept for the
@@ -162,6 +173,36 @@ func (c *jobServiceClient) AbortUpdate(ctx context.Context, in *AbortUpdateReque
 	return out, nil
 }
 
+func (c *jobServiceClient) PauseUpdate(ctx context.Context, in *PauseUpdateRequest, opts ...grpc.CallOption) (*PauseUpdateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PauseUpdateResponse)
+	err := c.cc.Invoke(ctx, JobService_PauseUpdate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobServiceClient) ResumeUpdate(ctx context.Context, in *ResumeUpdateRequest, opts ...grpc.CallOption) (*ResumeUpdateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResumeUpdateResponse)
+	err := c.cc.Invoke(ctx, JobService_ResumeUpdate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobServiceClient) RollbackUpdate(ctx context.Context, in *RollbackUpdateRequest, opts ...grpc.CallOption) (*RollbackUpdateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RollbackUpdateResponse)
+	err := c.cc.Invoke(ctx, JobService_RollbackUpdate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *jobServiceClient) GetJobConfig(ctx context.Context, in *GetJobConfigRequest, opts ...grpc.CallOption) (*GetJobConfigResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetJobConfigResponse)
@@ -206,6 +247,14 @@ type JobServiceServer interface {
 	// AbortUpdate stops a rolling update: instances already moved keep the
 	// new config, the others stay on theirs.
 	AbortUpdate(context.Context, *AbortUpdateRequest) (*AbortUpdateResponse, error)
+	// PauseUpdate stops a rolling update from starting new batches; batches
+	// in flight finish. ResumeUpdate lets it go on.
+	PauseUpdate(context.Context, *PauseUpdateRequest) (*PauseUpdateResponse, error)
+	ResumeUpdate(context.Context, *ResumeUpdateRequest) (*ResumeUpdateResponse, error)
+	// RollbackUpdate moves the instances of an update rolling forward back
+	// to its from_version, with the same batch size and SLA; the job's
+	// config becomes from_version again.
+	RollbackUpdate(context.Context, *RollbackUpdateRequest) (*RollbackUpdateResponse, error)
 	// GetJobConfig returns one stored config version of a job.
 	GetJobConfig(context.Context, *GetJobConfigRequest) (*GetJobConfigResponse, error)
 	// ListEvents reads a job's stored history: the events kept for the
@@ -248,6 +297,15 @@ func (UnimplementedJobServiceServer) ListUpdates(context.Context, *ListUpdatesRe
 }
 func (UnimplementedJobServiceServer) AbortUpdate(context.Context, *AbortUpdateRequest) (*AbortUpdateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AbortUpdate not implemented")
+}
+func (UnimplementedJobServiceServer) PauseUpdate(context.Context, *PauseUpdateRequest) (*PauseUpdateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PauseUpdate not implemented")
+}
+func (UnimplementedJobServiceServer) ResumeUpdate(context.Context, *ResumeUpdateRequest) (*ResumeUpdateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResumeUpdate not implemented")
+}
+func (UnimplementedJobServiceServer) RollbackUpdate(context.Context, *RollbackUpdateRequest) (*RollbackUpdateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RollbackUpdate not implemented")
 }
 func (UnimplementedJobServiceServer) GetJobConfig(context.Context, *GetJobConfigRequest) (*GetJobConfigResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetJobConfig not implemented")
@@ -438,6 +496,60 @@ func _JobService_AbortUpdate_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _JobService_PauseUpdate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PauseUpdateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).PauseUpdate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_PauseUpdate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).PauseUpdate(ctx, req.(*PauseUpdateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobService_ResumeUpdate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResumeUpdateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).ResumeUpdate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_ResumeUpdate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).ResumeUpdate(ctx, req.(*ResumeUpdateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobService_RollbackUpdate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RollbackUpdateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).RollbackUpdate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_RollbackUpdate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).RollbackUpdate(ctx, req.(*RollbackUpdateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _JobService_GetJobConfig_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetJobConfigRequest)
 	if err := dec(in); err != nil {
@@ -516,6 +628,18 @@ var JobService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "AbortUpdate",
 			Handler:    _JobService_AbortUpdate_Handler,
+		},
+		{
+			MethodName: "PauseUpdate",
+			Handler:    _JobService_PauseUpdate_Handler,
+		},
+		{
+			MethodName: "ResumeUpdate",
+			Handler:    _JobService_ResumeUpdate_Handler,
+		},
+		{
+			MethodName: "RollbackUpdate",
+			Handler:    _JobService_RollbackUpdate_Handler,
 		},
 		{
 			MethodName: "GetJobConfig",

@@ -412,6 +412,13 @@ const (
 	// An operator stopped it, or a newer update or a stop of the job replaced
 	// it; instances already moved keep the new config.
 	UpdateState_UPDATE_STATE_ABORTED UpdateState = 3
+	// Instances are being moved back to from_version (an operator asked, or
+	// more than max_failures instances failed with rollback_on_failure).
+	UpdateState_UPDATE_STATE_ROLLING_BACK UpdateState = 4
+	// Every instance is back on from_version.
+	UpdateState_UPDATE_STATE_ROLLED_BACK UpdateState = 5
+	// More than max_failures instances failed; it moves no more.
+	UpdateState_UPDATE_STATE_FAILED UpdateState = 6
 )
 
 // Enum value maps for UpdateState.
@@ -421,12 +428,18 @@ var (
 		1: "UPDATE_STATE_ROLLING_FORWARD",
 		2: "UPDATE_STATE_SUCCEEDED",
 		3: "UPDATE_STATE_ABORTED",
+		4: "UPDATE_STATE_ROLLING_BACK",
+		5: "UPDATE_STATE_ROLLED_BACK",
+		6: "UPDATE_STATE_FAILED",
 	}
 	UpdateState_value = map[string]int32{
 		"UPDATE_STATE_UNSPECIFIED":     0,
 		"UPDATE_STATE_ROLLING_FORWARD": 1,
 		"UPDATE_STATE_SUCCEEDED":       2,
 		"UPDATE_STATE_ABORTED":         3,
+		"UPDATE_STATE_ROLLING_BACK":    4,
+		"UPDATE_STATE_ROLLED_BACK":     5,
+		"UPDATE_STATE_FAILED":          6,
 	}
 )
 
@@ -2157,8 +2170,14 @@ type Update struct {
 	CreateTime     *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	CompletionTime *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=completion_time,json=completionTime,proto3" json:"completion_time,omitempty"`
 	Message        string                 `protobuf:"bytes,11,opt,name=message,proto3" json:"message,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Instances that failed on the new config, and how many may.
+	InstancesFailed   uint32 `protobuf:"varint,12,opt,name=instances_failed,json=instancesFailed,proto3" json:"instances_failed,omitempty"`
+	MaxFailures       uint32 `protobuf:"varint,13,opt,name=max_failures,json=maxFailures,proto3" json:"max_failures,omitempty"`
+	RollbackOnFailure bool   `protobuf:"varint,14,opt,name=rollback_on_failure,json=rollbackOnFailure,proto3" json:"rollback_on_failure,omitempty"`
+	// No new batch starts until it is resumed.
+	Paused        bool `protobuf:"varint,15,opt,name=paused,proto3" json:"paused,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Update) Reset() {
@@ -2266,6 +2285,34 @@ func (x *Update) GetMessage() string {
 		return x.Message
 	}
 	return ""
+}
+
+func (x *Update) GetInstancesFailed() uint32 {
+	if x != nil {
+		return x.InstancesFailed
+	}
+	return 0
+}
+
+func (x *Update) GetMaxFailures() uint32 {
+	if x != nil {
+		return x.MaxFailures
+	}
+	return 0
+}
+
+func (x *Update) GetRollbackOnFailure() bool {
+	if x != nil {
+		return x.RollbackOnFailure
+	}
+	return false
+}
+
+func (x *Update) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
 }
 
 // ResourceAmounts is like Resources with every amount optional: an absent
@@ -3535,7 +3582,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x06job_id\x18\x03 \x01(\tR\x05jobId\x12)\n" +
 	"\x03job\x18\x04 \x01(\v2\x15.peloton.v1.JobStatusH\x00R\x03job\x12&\n" +
 	"\x04task\x18\x05 \x01(\v2\x10.peloton.v1.TaskH\x00R\x04taskB\x06\n" +
-	"\x04kind\"\xab\x03\n" +
+	"\x04kind\"\xc1\x04\n" +
 	"\x06Update\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12!\n" +
@@ -3551,7 +3598,11 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"createTime\x12C\n" +
 	"\x0fcompletion_time\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\x0ecompletionTime\x12\x18\n" +
-	"\amessage\x18\v \x01(\tR\amessage\"\xa0\x01\n" +
+	"\amessage\x18\v \x01(\tR\amessage\x12)\n" +
+	"\x10instances_failed\x18\f \x01(\rR\x0finstancesFailed\x12!\n" +
+	"\fmax_failures\x18\r \x01(\rR\vmaxFailures\x12.\n" +
+	"\x13rollback_on_failure\x18\x0e \x01(\bR\x11rollbackOnFailure\x12\x16\n" +
+	"\x06paused\x18\x0f \x01(\bR\x06paused\"\xa0\x01\n" +
 	"\x0fResourceAmounts\x12\x15\n" +
 	"\x03cpu\x18\x01 \x01(\x01H\x00R\x03cpu\x88\x01\x01\x12\x1a\n" +
 	"\x06mem_mb\x18\x02 \x01(\x01H\x01R\x05memMb\x88\x01\x01\x12\x1c\n" +
@@ -3711,12 +3762,15 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x18HEALTH_STATE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14HEALTH_STATE_UNKNOWN\x10\x01\x12\x18\n" +
 	"\x14HEALTH_STATE_HEALTHY\x10\x02\x12\x1a\n" +
-	"\x16HEALTH_STATE_UNHEALTHY\x10\x03*\x83\x01\n" +
+	"\x16HEALTH_STATE_UNHEALTHY\x10\x03*\xd9\x01\n" +
 	"\vUpdateState\x12\x1c\n" +
 	"\x18UPDATE_STATE_UNSPECIFIED\x10\x00\x12 \n" +
 	"\x1cUPDATE_STATE_ROLLING_FORWARD\x10\x01\x12\x1a\n" +
 	"\x16UPDATE_STATE_SUCCEEDED\x10\x02\x12\x18\n" +
-	"\x14UPDATE_STATE_ABORTED\x10\x03*\x80\x01\n" +
+	"\x14UPDATE_STATE_ABORTED\x10\x03\x12\x1d\n" +
+	"\x19UPDATE_STATE_ROLLING_BACK\x10\x04\x12\x1c\n" +
+	"\x18UPDATE_STATE_ROLLED_BACK\x10\x05\x12\x17\n" +
+	"\x13UPDATE_STATE_FAILED\x10\x06*\x80\x01\n" +
 	"\tHostState\x12\x1a\n" +
 	"\x16HOST_STATE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rHOST_STATE_UP\x10\x01\x12\x17\n" +

@@ -18,8 +18,8 @@ import (
 
 func (a *app) jobUpdateCommand() *cobra.Command {
 	var file string
-	var batchSize uint32
-	var wait bool
+	var batchSize, maxFailures uint32
+	var wait, rollbackOnFailure, startPaused bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "update JOB_ID -f FILE",
@@ -31,7 +31,13 @@ the current spec to start from. A running update of the job is aborted.
 
 The spec is checked locally first, as for job create. With --wait the command
 follows the update until it ends: exit code 0 when it SUCCEEDED, 2 when it
-was ABORTED, 3 when --timeout elapsed first.`,
+was ABORTED, FAILED or ROLLED_BACK, 3 when --timeout elapsed first.
+
+Instances that fail on the new config (a run fails, a health check fails)
+are counted; past --max-failures the update fails, and with
+--rollback-on-failure every instance moves back to the old config, with the
+same batch size and SLA. "peloton update pause|resume|rollback|abort" steer
+a running update.`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			spec, err := a.specFlag(cmd, file)
@@ -40,7 +46,8 @@ was ABORTED, 3 when --timeout elapsed first.`,
 			}
 			return a.connected(func(cmd *cobra.Command, argv []string, c *clients) error {
 				ctx, cancel := a.rpc(cmd.Context())
-				resp, err := c.jobs.UpdateJob(ctx, &pelotonv1.UpdateJobRequest{JobId: argv[0], Spec: spec, BatchSize: batchSize})
+				resp, err := c.jobs.UpdateJob(ctx, &pelotonv1.UpdateJobRequest{JobId: argv[0], Spec: spec, BatchSize: batchSize,
+					MaxFailures: maxFailures, RollbackOnFailure: rollbackOnFailure, StartPaused: startPaused})
 				cancel()
 				if err != nil {
 					return rejected(err)
@@ -60,13 +67,21 @@ was ABORTED, 3 when --timeout elapsed first.`,
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "new job spec file, YAML or JSON (\"-\" for stdin)")
 	cmd.Flags().Uint32Var(&batchSize, "batch-size", 0, "instances restarted on the new config at once (0: all)")
+	cmd.Flags().Uint32Var(&maxFailures, "max-failures", 0, "instances that may fail on the new config before the update fails")
+	cmd.Flags().BoolVar(&rollbackOnFailure, "rollback-on-failure", false, "roll back by itself when more than --max-failures instances failed")
+	cmd.Flags().BoolVar(&startPaused, "start-paused", false, "create the update paused (peloton update resume starts it)")
 	cmd.Flags().BoolVar(&wait, "wait", false, "follow the update until it ends; exit 0 if it succeeded, 2 if it was aborted")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "with --wait: give up after this long (exit 3); 0 waits forever")
 	return cmd
 }
 
 func updateEnded(s pelotonv1.UpdateState) bool {
-	return s == pelotonv1.UpdateState_UPDATE_STATE_SUCCEEDED || s == pelotonv1.UpdateState_UPDATE_STATE_ABORTED
+	switch s {
+	case pelotonv1.UpdateState_UPDATE_STATE_SUCCEEDED, pelotonv1.UpdateState_UPDATE_STATE_ABORTED,
+		pelotonv1.UpdateState_UPDATE_STATE_ROLLED_BACK, pelotonv1.UpdateState_UPDATE_STATE_FAILED:
+		return true
+	}
+	return false
 }
 
 // waitForUpdate polls an update until it ends, the timeout elapses (0:
@@ -118,7 +133,12 @@ func updateOutcome(u *pelotonv1.Update) error {
 	if u.GetMessage() != "" {
 		msg += ": " + u.GetMessage()
 	}
-	msg += fmt.Sprintf(" (%d of %d instances moved keep the new config)", u.GetInstancesDone(), u.GetInstancesTotal())
+	switch u.GetState() {
+	case pelotonv1.UpdateState_UPDATE_STATE_ROLLED_BACK:
+		msg += fmt.Sprintf(" (every instance back on config %d)", u.GetFromVersion())
+	default:
+		msg += fmt.Sprintf(" (%d of %d instances moved keep the new config)", u.GetInstancesDone(), u.GetInstancesTotal())
+	}
 	return &exitError{code: ExitJobFailed, msg: msg}
 }
 
@@ -148,6 +168,8 @@ func writeUpdate(w io.Writer, u *pelotonv1.Update, now time.Time) error {
 		"Versions", versions(u),
 		"Batch size", batchText(u.GetBatchSize()),
 		"Progress", fmt.Sprintf("%d/%d instances", u.GetInstancesDone(), u.GetInstancesTotal()),
+		"Failed", failedText(u),
+		"Paused", yesText(u.GetPaused()),
 		"Message", u.GetMessage(),
 		"Created", timestamp(u.GetCreateTime(), now),
 		"Completed", timestamp(u.GetCompletionTime(), now),
@@ -164,7 +186,7 @@ func writeUpdateTable(w io.Writer, updates []*pelotonv1.Update, now time.Time) e
 }
 
 func (a *app) updateCommand() *cobra.Command {
-	update := &cobra.Command{Use: "update", Short: "Inspect and abort job updates (start one with job update)"}
+	update := &cobra.Command{Use: "update", Short: "Inspect, pause, resume, abort and roll back job updates (start one with job update)"}
 	now := func() time.Time { return a.clock.Now() }
 	update.AddCommand(
 		oneCall(a, "get UPDATE_ID", "Show an update", func(ctx context.Context, c *clients, id string) (*pelotonv1.Update, error) {
@@ -173,6 +195,18 @@ func (a *app) updateCommand() *cobra.Command {
 		}, func(w io.Writer, u *pelotonv1.Update) error { return writeUpdate(w, u, now()) }),
 		oneCall(a, "abort UPDATE_ID", "Stop a rolling update; instances already moved keep the new config", func(ctx context.Context, c *clients, id string) (*pelotonv1.Update, error) {
 			resp, err := c.jobs.AbortUpdate(ctx, &pelotonv1.AbortUpdateRequest{UpdateId: id})
+			return resp.GetUpdate(), err
+		}, func(w io.Writer, u *pelotonv1.Update) error { return writeUpdate(w, u, now()) }),
+		oneCall(a, "pause UPDATE_ID", "Stop a rolling update from starting new batches (those in flight finish)", func(ctx context.Context, c *clients, id string) (*pelotonv1.Update, error) {
+			resp, err := c.jobs.PauseUpdate(ctx, &pelotonv1.PauseUpdateRequest{UpdateId: id})
+			return resp.GetUpdate(), err
+		}, func(w io.Writer, u *pelotonv1.Update) error { return writeUpdate(w, u, now()) }),
+		oneCall(a, "resume UPDATE_ID", "Let a paused update go on", func(ctx context.Context, c *clients, id string) (*pelotonv1.Update, error) {
+			resp, err := c.jobs.ResumeUpdate(ctx, &pelotonv1.ResumeUpdateRequest{UpdateId: id})
+			return resp.GetUpdate(), err
+		}, func(w io.Writer, u *pelotonv1.Update) error { return writeUpdate(w, u, now()) }),
+		oneCall(a, "rollback UPDATE_ID", "Move an update's instances back to its old config, with the same batch size and SLA", func(ctx context.Context, c *clients, id string) (*pelotonv1.Update, error) {
+			resp, err := c.jobs.RollbackUpdate(ctx, &pelotonv1.RollbackUpdateRequest{UpdateId: id})
 			return resp.GetUpdate(), err
 		}, func(w io.Writer, u *pelotonv1.Update) error { return writeUpdate(w, u, now()) }),
 		oneCall(a, "list JOB_ID", "List a job's updates, oldest first", func(ctx context.Context, c *clients, id string) (*pelotonv1.ListUpdatesResponse, error) {
@@ -318,4 +352,22 @@ func writeEventTable(w io.Writer, events []*pelotonv1.Event) error {
 		t.row(seq, when, strconv.FormatUint(uint64(task.GetInstance()), 10), shortState(task.GetState()), strings.Join(detail, ": "))
 	}
 	return t.flush()
+}
+
+func failedText(u *pelotonv1.Update) string {
+	if u.GetInstancesFailed() == 0 && u.GetMaxFailures() == 0 && !u.GetRollbackOnFailure() {
+		return ""
+	}
+	out := fmt.Sprintf("%d (at most %d", u.GetInstancesFailed(), u.GetMaxFailures())
+	if u.GetRollbackOnFailure() {
+		out += ", then roll back"
+	}
+	return out + ")"
+}
+
+func yesText(b bool) string {
+	if b {
+		return "yes"
+	}
+	return ""
 }

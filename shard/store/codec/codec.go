@@ -61,7 +61,11 @@ const (
 	HostRecordVersion = HostRecordV3
 	// UpdateRecordVersion and EventRecordVersion are the latest encodings
 	// of job updates and events.
-	UpdateRecordVersion = 1
+	// UpdateRecordV2 appends the failures counted, the failures allowed,
+	// whether to roll back on failure, and whether it is paused.
+	UpdateRecordV1      = 1
+	UpdateRecordV2      = 2
+	UpdateRecordVersion = UpdateRecordV2
 	EventRecordVersion  = 1
 )
 

@@ -22,13 +22,18 @@ func EncodeUpdate(u *model.Update, rev uint64) []byte {
 	e.time(u.CreateTime)
 	e.time(u.CompletionTime)
 	e.string(u.Message)
+	// Added in UpdateRecordV2.
+	e.uvarint(uint64(u.InstancesFailed))
+	e.uvarint(uint64(u.MaxFailures))
+	e.bool(u.RollbackOnFailure)
+	e.bool(u.Paused)
 	return e.buf
 }
 
 // DecodeUpdate decodes an update EncodeUpdate encoded; id is its key.
 func DecodeUpdate(id model.UpdateID, b []byte) (*model.Update, error) {
 	d := decoder{buf: b}
-	d.version(UpdateRecordVersion)
+	version := d.version(UpdateRecordVersion)
 	u := &model.Update{ID: id}
 	u.Revision = d.uvarint()
 	u.Job = model.JobID(d.string())
@@ -41,6 +46,12 @@ func DecodeUpdate(id model.UpdateID, b []byte) (*model.Update, error) {
 	u.CreateTime = d.time()
 	u.CompletionTime = d.time()
 	u.Message = d.string()
+	if version >= UpdateRecordV2 {
+		u.InstancesFailed = d.uint32()
+		u.MaxFailures = d.uint32()
+		u.RollbackOnFailure = d.bool()
+		u.Paused = d.bool()
+	}
 	if err := d.done(); err != nil {
 		return nil, fmt.Errorf("update %s: %w", id, err)
 	}

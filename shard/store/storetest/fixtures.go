@@ -145,17 +145,21 @@ func FullTask(id model.TaskID) *model.TaskRuntime {
 // a non-zero value.
 func FullUpdate(id model.UpdateID, job model.JobID) *model.Update {
 	return &model.Update{
-		ID:             id,
-		Job:            job,
-		FromVersion:    2,
-		ToVersion:      3,
-		BatchSize:      50,
-		State:          model.UpdateRollingForward,
-		InstancesTotal: 100_000,
-		InstancesDone:  1_250,
-		CreateTime:     fixtureTime(120, 7),
-		CompletionTime: fixtureTime(7200, 999_999_999),
-		Message:        "rolling: " + string(id),
+		ID:                id,
+		Job:               job,
+		FromVersion:       2,
+		ToVersion:         3,
+		BatchSize:         50,
+		State:             model.UpdateRollingForward,
+		InstancesTotal:    100_000,
+		InstancesDone:     1_250,
+		InstancesFailed:   3,
+		MaxFailures:       5,
+		RollbackOnFailure: true,
+		Paused:            true,
+		CreateTime:        fixtureTime(120, 7),
+		CompletionTime:    fixtureTime(7200, 999_999_999),
+		Message:           "rolling: " + string(id),
 	}
 }
 

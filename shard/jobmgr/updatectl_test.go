@@ -1,0 +1,164 @@
+package jobmgr
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/peloton-federated/peloton/shard/hostmgr/sim"
+	"github.com/peloton-federated/peloton/shard/model"
+)
+
+func healthyService(n uint32) model.JobSpec {
+	spec := oneCore(n)
+	spec.Type, spec.Pool, spec.MaxAttempts = model.JobService, RootPool, 3
+	spec.SLA = &model.SLA{MaxUnavailable: 2}
+	spec.Task.HealthCheck = &model.HealthCheck{Kind: model.ProbeCommand, Command: "true"}
+	return spec
+}
+
+func (s *testShard) updateState(id model.UpdateID) *model.Update {
+	s.t.Helper()
+	u, err := s.e.GetUpdate(context.Background(), id)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return u
+}
+
+// An update to a config whose health check fails rolls back by itself:
+// every instance ends on the old config, healthy.
+func TestUpdateRollsBackOnFailure(t *testing.T) {
+	s := newTestShard(t, simHosts(4))
+	spec := healthyService(8)
+	job := s.service(spec)
+	s.until("8 healthy", func() bool { return countHealthy(s, job) == 8 })
+	bad := spec
+	bad.Task.Env = map[string]string{sim.EnvHealth: "unhealthy"}
+	u, err := s.e.UpdateJob(context.Background(), job, bad, UpdateOptions{BatchSize: 2, MaxFailures: 1, RollbackOnFailure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := s.watchAvailability(job, 8)
+	s.until("rolled back", func() bool { return s.updateState(u.ID).State == model.UpdateRolledBack })
+	maxDown, _ := w.stop(s, "")
+	got := s.updateState(u.ID)
+	if got.InstancesFailed < 2 {
+		t.Errorf("rolled back after %d failures, want more than 1", got.InstancesFailed)
+	}
+	s.until("all healthy on config 1", func() bool {
+		for _, tk := range s.tasks(job) {
+			if tk.ConfigVersion != 1 || tk.State != model.TaskRunning || tk.Health != model.HealthHealthy {
+				return false
+			}
+		}
+		return true
+	})
+	if j, _ := s.e.GetJob(job); j.ConfigVersion != 1 {
+		t.Fatalf("job on config %d after the rollback", j.ConfigVersion)
+	}
+	if maxDown > 2 {
+		t.Fatalf("%d instances down at once during update and rollback, SLA allows 2", maxDown)
+	}
+}
+
+// Without rollbackOnFailure the update fails and moves no more.
+func TestUpdateFailsPastMaxFailures(t *testing.T) {
+	s := newTestShard(t, simHosts(4))
+	spec := healthyService(6)
+	job := s.service(spec)
+	s.until("6 healthy", func() bool { return countHealthy(s, job) == 6 })
+	bad := spec
+	bad.Task.Env = map[string]string{sim.EnvHealth: "unhealthy"}
+	u, err := s.e.UpdateJob(context.Background(), job, bad, UpdateOptions{BatchSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.until("failed", func() bool { return s.updateState(u.ID).State == model.UpdateFailed })
+	moved := 0
+	for _, tk := range s.tasks(job) {
+		if tk.ConfigVersion == 2 {
+			moved++
+		}
+	}
+	if moved != 1 {
+		t.Fatalf("%d instances moved to the failing config, want 1 (batch 1, no failure allowed)", moved)
+	}
+}
+
+// A paused update moves nothing until resumed; a manual rollback moves the
+// instances already moved back; pause of an ended update is refused.
+func TestPauseResumeAndRollback(t *testing.T) {
+	s := newTestShard(t, simHosts(4))
+	spec := healthyService(6)
+	job := s.service(spec)
+	s.until("6 healthy", func() bool { return countHealthy(s, job) == 6 })
+	next := spec
+	next.Task.Env = map[string]string{"V": "2"}
+	u, err := s.e.UpdateJob(context.Background(), job, next, UpdateOptions{BatchSize: 1, StartPaused: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.until("the update says it is paused", func() bool { return s.updateState(u.ID).Message == "paused" })
+	passes := 0
+	s.until("20 more passes", func() bool { passes++; return passes > 20 })
+	if got := s.updateState(u.ID); got.InstancesDone != 0 || got.Message != "paused" {
+		t.Fatalf("paused update: %+v", got)
+	}
+	// Pause it again, at the end of the pass that has moved two instances
+	// (the simulated hosts move faster than a test can call).
+	s.e.mu.Lock()
+	s.e.afterStep = func() {
+		if je := s.e.jobs[job]; je != nil && je.update != nil && je.update.InstancesDone >= 2 {
+			je.update.Paused = true
+		}
+	}
+	s.e.mu.Unlock()
+	if _, err := s.e.ResumeUpdate(context.Background(), u.ID); err != nil {
+		t.Fatal(err)
+	}
+	s.until("two moved, then paused", func() bool {
+		got := s.updateState(u.ID)
+		return got.InstancesDone >= 2 && got.Paused && got.Message == "paused"
+	})
+	s.e.mu.Lock()
+	s.e.afterStep = nil
+	s.e.mu.Unlock()
+	if _, err := s.e.PauseUpdate(context.Background(), u.ID); err != nil {
+		t.Fatal(err)
+	}
+	onNew := 0
+	for _, tk := range s.tasks(job) {
+		if tk.ConfigVersion == 2 {
+			onNew++
+		}
+	}
+	if onNew < 2 || onNew == 6 {
+		t.Fatalf("%d instances on config 2 when paused, want some but not all", onNew)
+	}
+	if _, err := s.e.RollbackUpdate(context.Background(), u.ID); err != nil {
+		t.Fatal(err)
+	}
+	s.until("rolled back", func() bool { return s.updateState(u.ID).State == model.UpdateRolledBack })
+	for _, tk := range s.tasks(job) {
+		if tk.ConfigVersion != 1 {
+			t.Errorf("instance %d on config %d after rollback", tk.ID.Instance, tk.ConfigVersion)
+		}
+	}
+	if _, err := s.e.PauseUpdate(context.Background(), u.ID); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("pause of an ended update: %v", err)
+	}
+	if _, err := s.e.RollbackUpdate(context.Background(), u.ID); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("rollback of an ended update: %v", err)
+	}
+}
+
+func countHealthy(s *testShard, job model.JobID) int {
+	n := 0
+	for _, tk := range s.tasks(job) {
+		if tk.State == model.TaskRunning && tk.Health == model.HealthHealthy {
+			n++
+		}
+	}
+	return n
+}
