@@ -2,7 +2,6 @@ package boltstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"maps"
@@ -19,31 +18,11 @@ import (
 // testdata/format1.db was written by the build before pools and the gang
 // and revocable job fields existed: file format 1, job records of version
 // 1. testdata/format1.json holds what that build stored in it, resources as
-// that build had them: decimal amounts, cpu in cores (see decimalAmounts).
+// that build had them: decimal amounts, cpu in cores (see
+// storetest.UnmarshalDecimalJSON).
 type format1Contents struct {
 	Job   *model.Job
 	Tasks []*model.TaskRuntime
-}
-
-// decimalAmounts turns every resources object of a JSON value written when
-// amounts were decimal ({"CPU": cores, "MemMB": ...}) into today's integer
-// units, converted as a reader of old records converts them.
-func decimalAmounts(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		if cpu, ok := v["CPU"].(float64); ok {
-			num := func(k string) float64 { f, _ := v[k].(float64); return f }
-			return model.ResourcesFromDecimal(cpu, num("MemMB"), num("DiskMB"), num("GPU"))
-		}
-		for k, x := range v {
-			v[k] = decimalAmounts(x)
-		}
-	case []any:
-		for i, x := range v {
-			v[i] = decimalAmounts(x)
-		}
-	}
-	return v
 }
 
 func readFormat1(t *testing.T) format1Contents {
@@ -52,15 +31,8 @@ func readFormat1(t *testing.T) format1Contents {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var generic any
-	if err := json.Unmarshal(raw, &generic); err != nil {
-		t.Fatal(err)
-	}
-	if raw, err = json.Marshal(decimalAmounts(generic)); err != nil {
-		t.Fatal(err)
-	}
 	var want format1Contents
-	if err := json.Unmarshal(raw, &want); err != nil {
+	if err := storetest.UnmarshalDecimalJSON(raw, &want); err != nil {
 		t.Fatal(err)
 	}
 	return want

@@ -2,7 +2,6 @@ package cassandra
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -31,7 +30,7 @@ func oldJobRecord(t *testing.T) ([]byte, *model.Job) {
 		t.Fatal(err)
 	}
 	var want struct{ Job *model.Job }
-	if err := json.Unmarshal(raw, &want); err != nil {
+	if err := storetest.UnmarshalDecimalJSON(raw, &want); err != nil {
 		t.Fatal(err)
 	}
 	db, err := bolt.Open(filepath.Join(dir, "format1.db"), 0o400, &bolt.Options{ReadOnly: true})

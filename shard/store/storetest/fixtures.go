@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -328,4 +329,37 @@ func requireUTC(t testing.TB, what string, v any) {
 		}
 	}
 	walk(reflect.ValueOf(v))
+}
+
+// UnmarshalDecimalJSON decodes JSON written when resource amounts were
+// decimal ({"CPU": cores, "MemMB": ...}) into today's types, converting
+// every resources object to integer units as a reader of old records does.
+func UnmarshalDecimalJSON(raw []byte, out any) error {
+	var generic any
+	if err := json.Unmarshal(raw, &generic); err != nil {
+		return err
+	}
+	raw, err := json.Marshal(decimalAmounts(generic))
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, out)
+}
+
+func decimalAmounts(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		if cpu, ok := v["CPU"].(float64); ok {
+			num := func(k string) float64 { f, _ := v[k].(float64); return f }
+			return model.ResourcesFromDecimal(cpu, num("MemMB"), num("DiskMB"), num("GPU"))
+		}
+		for k, x := range v {
+			v[k] = decimalAmounts(x)
+		}
+	case []any:
+		for i, x := range v {
+			v[i] = decimalAmounts(x)
+		}
+	}
+	return v
 }
