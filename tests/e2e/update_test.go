@@ -1,0 +1,96 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+type updateJSON struct {
+	ID              string `json:"id"`
+	State           string `json:"state"`
+	InstancesDone   uint32 `json:"instancesDone"`
+	InstancesFailed uint32 `json:"instancesFailed"`
+	Paused          bool   `json:"paused"`
+	Message         string `json:"message"`
+}
+
+func getUpdate(t *testing.T, s *server, id string) updateJSON {
+	t.Helper()
+	var u updateJSON
+	if err := json.Unmarshal([]byte(s.mustCLI("update", "get", id, "-o", "json")), &u); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+const sloService = `name: slo
+type: service
+instances: 6
+sla: {maxUnavailable: 2}
+task:
+  command: sim
+  env: {V: "%s"%s}
+  healthCheck: {command: ["true"]}
+  resources: {cpu: 0.5, memMb: 16}
+`
+
+// An update to a config whose health check fails rolls back by itself
+// (--rollback-on-failure); a good update can be started paused, resumed,
+// and rolled back by hand, through the CLI and over HTTP.
+func TestUpdateRollbackPauseResume(t *testing.T) {
+	dir := t.TempDir()
+	s := startDev(t, dir, "--hosts", "sim,hosts=3,cpu=4,mem=8192,duration=1h")
+	job := strings.TrimSpace(s.mustCLI("job", "create", "-f", writeFile(t, dir, "v1.yaml", fmt.Sprintf(sloService, "1", ""))))
+	eventually(t, "6 running", 20*time.Second, func() bool { return runningIn(t, s, job) == 6 })
+
+	bad := writeFile(t, dir, "bad.yaml", fmt.Sprintf(sloService, "2", `, PELOTON_SIM_HEALTH: unhealthy`))
+	r := s.cli("job", "update", job, "-f", bad, "--batch-size", "2", "--max-failures", "1", "--rollback-on-failure", "--wait", "--timeout", "60s")
+	if r.code != 2 || !strings.Contains(r.stderr, "ROLLED_BACK") {
+		t.Fatalf("update to a failing config: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	eventually(t, "every instance back on config 1 and running", 30*time.Second, func() bool {
+		n := 0
+		for _, tk := range listTasks(t, s, job) {
+			if tk.ConfigVersion == "1" && tk.State == "TASK_STATE_RUNNING" {
+				n++
+			}
+		}
+		return n == 6
+	})
+
+	good := writeFile(t, dir, "good.yaml", fmt.Sprintf(sloService, "3", ""))
+	out := s.mustCLI("job", "update", job, "-f", good, "--batch-size", "1", "--start-paused", "-o", "json")
+	var u updateJSON
+	if err := json.Unmarshal([]byte(out), &u); err != nil || !u.Paused {
+		t.Fatalf("start-paused update: %v %s", err, out)
+	}
+	time.Sleep(500 * time.Millisecond) // a paused update must not move in this time
+	if got := getUpdate(t, s, u.ID); got.InstancesDone != 0 || got.Message != "paused" {
+		t.Fatalf("paused update moved: %+v", got)
+	}
+	// Rolled back while paused: nothing had moved; the job is back on config 1.
+	s.mustCLI("update", "rollback", u.ID)
+	eventually(t, "rolled back", 20*time.Second, func() bool { return getUpdate(t, s, u.ID).State == "UPDATE_STATE_ROLLED_BACK" })
+
+	// Over HTTP: resume a paused update, which then succeeds; pausing it
+	// once it ended is refused with 400.
+	out = s.mustCLI("job", "update", job, "-f", good, "--batch-size", "1", "--start-paused", "-o", "json")
+	if err := json.Unmarshal([]byte(out), &u); err != nil || !u.Paused {
+		t.Fatalf("start-paused update: %v %s", err, out)
+	}
+	code, body := s.http("POST", "/v1/updates/"+u.ID+":resume", strings.NewReader(`{}`))
+	if code != 200 {
+		t.Fatalf("resume over HTTP: %d %s", code, body)
+	}
+	eventually(t, "resumed update succeeded", 30*time.Second, func() bool { return getUpdate(t, s, u.ID).State == "UPDATE_STATE_SUCCEEDED" })
+	code, body = s.http("POST", "/v1/updates/"+u.ID+":pause", strings.NewReader(`{}`))
+	if code != 400 || !strings.Contains(string(body), "not the job's running update") {
+		t.Fatalf("pause of an ended update over HTTP: %d %s", code, body)
+	}
+	if r := s.cli("update", "rollback", u.ID); r.code == 0 {
+		t.Fatalf("rollback of an ended update accepted: %s", r.stdout)
+	}
+}
