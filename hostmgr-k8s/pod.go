@@ -38,8 +38,6 @@ const (
 	gangVolume     = "peloton-gang"
 	gangConfigKey  = "gang.json"
 	volumeNameBase = "volume-"
-	// EnvGangFile names the variable holding hostmgr.GangFilePath.
-	EnvGangFile = "PELOTON_GANG_FILE"
 )
 
 var pullPolicies = map[model.PullPolicy]corev1.PullPolicy{
@@ -175,7 +173,7 @@ func containerEnv(l hostmgr.Launch) ([]corev1.EnvVar, error) {
 	all["PELOTON_HOST_ID"] = string(l.Host)
 	maps.Copy(all, l.Env)
 	if l.Gang != nil {
-		all[EnvGangFile] = hostmgr.GangFilePath
+		all[hostmgr.EnvGangFile] = hostmgr.GangFilePath
 	}
 	env := make([]corev1.EnvVar, 0, len(all))
 	for _, k := range slices.Sorted(maps.Keys(all)) {

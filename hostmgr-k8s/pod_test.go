@@ -260,7 +260,7 @@ func TestGang(t *testing.T) {
 	}
 	var gangEnv string
 	for _, e := range c.Env {
-		if e.Name == EnvGangFile {
+		if e.Name == hostmgr.EnvGangFile {
 			gangEnv = e.Value
 		}
 	}

@@ -142,7 +142,7 @@ func (p *Plugin) carveLocked(a *agentState, pl *pool, l *hostmgr.Launch) (carved
 	c := carved{spec: launchSpec{l: l, agentID: a.id}}
 	res, ok := pl.take(l.Task.Resources)
 	if !ok {
-		return c, fmt.Sprintf("the offers hold %s, the task needs %s", formatResources(pl.total()), formatResources(l.Task.Resources))
+		return c, fmt.Sprintf("the offers hold %s, the task needs %s", pl.total(), l.Task.Resources)
 	}
 	ports, missing := pl.takePorts(l.Ports)
 	if len(missing) > 0 {
@@ -205,10 +205,6 @@ func reservationPrincipal(r *mesoslib.Resource) string {
 		return rs[len(rs)-1].GetPrincipal()
 	}
 	return r.GetReservation().GetPrincipal()
-}
-
-func formatResources(r model.Resources) string {
-	return r.String()
 }
 
 // retryParkedLocked matches waiting launches against agents that just

@@ -80,10 +80,12 @@ type GangMember struct {
 	Ports    []model.NamedPort
 }
 
-// Where a task finds its gang's members as JSON (a list of GangMember).
+// Where a task finds its gang's members as JSON (a list of GangMember):
+// the file plugins write, and the variable that names it.
 const (
 	GangFileName = "peloton-gang.json"
 	GangFilePath = "/etc/peloton/gang.json"
+	EnvGangFile  = "PELOTON_GANG_FILE"
 )
 
 // VolumeRemover is an optional capability: plugins whose hosts keep

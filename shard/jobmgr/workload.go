@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/hostmgr"
@@ -123,26 +124,11 @@ func (e *Engine) gangMembers(je *jobEntry, t *model.TaskRuntime, env map[string]
 	}
 	env["PELOTON_GANG_SIZE"] = strconv.Itoa(len(out))
 	env["PELOTON_GANG_INDEX"] = strconv.FormatUint(uint64(t.ID.Instance-first), 10)
-	env["PELOTON_GANG_HOSTS"] = joinComma(hosts)
+	env["PELOTON_GANG_HOSTS"] = strings.Join(hosts, ",")
 	if b, err := json.Marshal(out); err == nil {
 		env["PELOTON_GANG"] = string(b)
 	}
 	return out
-}
-
-func joinComma(ss []string) string {
-	n := 0
-	for _, s := range ss {
-		n += len(s) + 1
-	}
-	b := make([]byte, 0, n)
-	for i, s := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, s...)
-	}
-	return string(b)
 }
 
 // hostname is a host's name as its plugin reported it, or its id.

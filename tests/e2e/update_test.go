@@ -44,14 +44,14 @@ func TestUpdateRollbackPauseResume(t *testing.T) {
 	dir := t.TempDir()
 	s := startDev(t, dir, "--hosts", "sim,hosts=3,cpu=4,mem=8192,duration=1h")
 	job := strings.TrimSpace(s.mustCLI("job", "create", "-f", writeFile(t, dir, "v1.yaml", fmt.Sprintf(sloService, "1", ""))))
-	eventually(t, "6 running", 20*time.Second, func() bool { return runningIn(t, s, job) == 6 })
+	waitFor(t, 20*time.Second, "6 running", func() bool { return runningIn(t, s, job) == 6 })
 
 	bad := writeFile(t, dir, "bad.yaml", fmt.Sprintf(sloService, "2", `, PELOTON_SIM_HEALTH: unhealthy`))
 	r := s.cli("job", "update", job, "-f", bad, "--batch-size", "2", "--max-failures", "1", "--rollback-on-failure", "--wait", "--timeout", "60s")
 	if r.code != 2 || !strings.Contains(r.stderr, "ROLLED_BACK") {
 		t.Fatalf("update to a failing config: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	eventually(t, "every instance back on config 1 and running", 30*time.Second, func() bool {
+	waitFor(t, 30*time.Second, "every instance back on config 1 and running", func() bool {
 		n := 0
 		for _, tk := range listTasks(t, s, job) {
 			if tk.ConfigVersion == "1" && tk.State == "TASK_STATE_RUNNING" {
@@ -73,7 +73,7 @@ func TestUpdateRollbackPauseResume(t *testing.T) {
 	}
 	// Rolled back while paused: nothing had moved; the job is back on config 1.
 	s.mustCLI("update", "rollback", u.ID)
-	eventually(t, "rolled back", 20*time.Second, func() bool { return getUpdate(t, s, u.ID).State == "UPDATE_STATE_ROLLED_BACK" })
+	waitFor(t, 20*time.Second, "rolled back", func() bool { return getUpdate(t, s, u.ID).State == "UPDATE_STATE_ROLLED_BACK" })
 
 	// Over HTTP: resume a paused update, which then succeeds; pausing it
 	// once it ended is refused with 400.
@@ -85,7 +85,7 @@ func TestUpdateRollbackPauseResume(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("resume over HTTP: %d %s", code, body)
 	}
-	eventually(t, "resumed update succeeded", 30*time.Second, func() bool { return getUpdate(t, s, u.ID).State == "UPDATE_STATE_SUCCEEDED" })
+	waitFor(t, 30*time.Second, "resumed update succeeded", func() bool { return getUpdate(t, s, u.ID).State == "UPDATE_STATE_SUCCEEDED" })
 	code, body = s.http("POST", "/v1/updates/"+u.ID+":pause", strings.NewReader(`{}`))
 	if code != 400 || !strings.Contains(string(body), "not the job's running update") {
 		t.Fatalf("pause of an ended update over HTTP: %d %s", code, body)

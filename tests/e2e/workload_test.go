@@ -8,21 +8,14 @@ import (
 	"time"
 )
 
-// waitJob polls a job until it reaches state or the deadline passes.
+// waitJob waits until a job reaches state.
 func waitJob(t *testing.T, s *server, job, state string, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
+	waitFor(t, within, "job "+job+" "+state, func() bool {
 		code, body := s.http("GET", "/v1/jobs/"+job, nil)
 		var out struct{ Job jobJSON }
-		if code == 200 && json.Unmarshal(body, &out) == nil && out.Job.Status.State == state {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job %s not %s after %s: %d %s", job, state, within, code, body)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return code == 200 && json.Unmarshal(body, &out) == nil && out.Job.Status.State == state
+	})
 }
 
 // After thousands of gang and single tasks with fractional cores start and
@@ -134,24 +127,13 @@ func workloadTasks(t *testing.T, s *server, job string) []workloadTaskJSON {
 	return out.Tasks
 }
 
-func eventually(t *testing.T, what string, within time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %s", within, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // The README's workload examples through the binary on simulated hosts: a
 // web service with an image, a named port and probes; a stateful job
 // pinned to its hosts; a daemon job that follows hosts through a drain.
 func TestWorkloadExamplesOnSim(t *testing.T) {
 	s := startDev(t, t.TempDir(), "--hosts", "sim,hosts=4,cpu=4,mem=8192,duration=1h")
 	web := strings.TrimSpace(s.mustCLI("job", "create", "-f", repoFile("examples", "web.yaml")))
-	eventually(t, "3 web instances running, healthy and ready", 20*time.Second, func() bool {
+	waitFor(t, 20*time.Second, "3 web instances running, healthy and ready", func() bool {
 		n := 0
 		for _, tk := range workloadTasks(t, s, web) {
 			if tk.State == "TASK_STATE_RUNNING" && tk.Health == "HEALTH_STATE_HEALTHY" && tk.Ready == "HEALTH_STATE_HEALTHY" {
@@ -175,7 +157,7 @@ func TestWorkloadExamplesOnSim(t *testing.T) {
 	}
 
 	st := strings.TrimSpace(s.mustCLI("job", "create", "-f", repoFile("examples", "stateful.yaml")))
-	eventually(t, "stateful instances running, pinned", 20*time.Second, func() bool {
+	waitFor(t, 20*time.Second, "stateful instances running, pinned", func() bool {
 		n := 0
 		for _, tk := range workloadTasks(t, s, st) {
 			if tk.State == "TASK_STATE_RUNNING" && tk.PinnedHost == tk.Host && tk.Host != "" {
@@ -195,12 +177,12 @@ func TestWorkloadExamplesOnSim(t *testing.T) {
 		}
 		return m
 	}
-	eventually(t, "one daemon instance on each of 4 hosts", 20*time.Second, func() bool {
+	waitFor(t, 20*time.Second, "one daemon instance on each of 4 hosts", func() bool {
 		m := perHost()
 		return len(m) == 4 && m["sim-0"] == 1 && m["sim-1"] == 1 && m["sim-2"] == 1 && m["sim-3"] == 1
 	})
 	s.mustCLI("host", "drain", "sim/sim-2", "--reason", "maintenance")
-	eventually(t, "the drained host loses its daemon instance", 20*time.Second, func() bool {
+	waitFor(t, 20*time.Second, "the drained host loses its daemon instance", func() bool {
 		m := perHost()
 		return len(m) == 3 && m["sim-2"] == 0
 	})
@@ -214,7 +196,7 @@ func TestWorkloadExamplesOnSim(t *testing.T) {
 		t.Errorf("no daemon instance ended KILLED with reason HOST_GONE: %+v", workloadTasks(t, s, d))
 	}
 	s.mustCLI("host", "undrain", "sim/sim-2")
-	eventually(t, "the undrained host gets a daemon instance again", 20*time.Second, func() bool { return perHost()["sim-2"] == 1 })
+	waitFor(t, 20*time.Second, "the undrained host gets a daemon instance again", func() bool { return perHost()["sim-2"] == 1 })
 	if out := s.mustCLI("job", "get", d); !strings.Contains(out, "RUNNING") {
 		t.Errorf("daemon job:\n%s", out)
 	}
@@ -225,7 +207,7 @@ func TestWorkloadExamplesOnSim(t *testing.T) {
 func TestImageTaskPendingOnLocalHosts(t *testing.T) {
 	s := startDev(t, t.TempDir())
 	web := strings.TrimSpace(s.mustCLI("job", "create", "-f", repoFile("examples", "web.yaml")))
-	eventually(t, "pending reason names images", 20*time.Second, func() bool {
+	waitFor(t, 20*time.Second, "pending reason names images", func() bool {
 		ts := workloadTasks(t, s, web)
 		return len(ts) == 3 && strings.Contains(ts[0].Message, "cannot run container images")
 	})
@@ -243,7 +225,7 @@ func TestHostMaintenanceCycle(t *testing.T) {
 	s := startDev(t, dir, "--hosts", "sim,hosts=3,cpu=4,mem=8192")
 	batch := createJobHTTP(t, s, `{"name":"long","instances":12,
 		"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"8s"},"resources":{"cpu":1,"memMb":16}}}`)
-	eventually(t, "12 running", 20*time.Second, func() bool { return runningIn(t, s, batch) == 12 })
+	waitFor(t, 20*time.Second, "12 running", func() bool { return runningIn(t, s, batch) == 12 })
 	if r := s.cli("host", "down", "sim/sim-0"); r.code == 0 || !strings.Contains(r.stderr, "UP") {
 		t.Fatalf("host down of an UP host: exit %d %s", r.code, r.stderr)
 	}
@@ -251,7 +233,7 @@ func TestHostMaintenanceCycle(t *testing.T) {
 	if r := s.cli("host", "down", "sim/sim-0"); r.code == 0 || !strings.Contains(r.stderr, "DRAINING") {
 		t.Fatalf("host down of a DRAINING host: exit %d %s", r.code, r.stderr)
 	}
-	eventually(t, "sim-0 DRAINED after the deadline", 20*time.Second, func() bool { return hostState(t, s, "sim/sim-0") == "DRAINED" })
+	waitFor(t, 20*time.Second, "sim-0 DRAINED after the deadline", func() bool { return hostState(t, s, "sim/sim-0") == "DRAINED" })
 	waitJob(t, s, batch, "JOB_STATE_SUCCEEDED", time.Minute)
 	moved := 0
 	for _, tk := range listTasks(t, s, batch) {
@@ -277,7 +259,7 @@ func TestHostMaintenanceCycle(t *testing.T) {
 		t.Fatalf("after a restart: %s", st)
 	}
 	more := createJobHTTP(t, s2, `{"name":"more","instances":8,"task":{"command":"sim","resources":{"cpu":1,"memMb":16}}}`)
-	eventually(t, "8 running on the hosts in service", 20*time.Second, func() bool { return runningIn(t, s2, more) == 8 })
+	waitFor(t, 20*time.Second, "8 running on the hosts in service", func() bool { return runningIn(t, s2, more) == 8 })
 	for _, tk := range listTasks(t, s2, more) {
 		if tk.Host == "sim/sim-0" || tk.Host == "sim-0" {
 			t.Fatalf("instance %d placed on a host that is down", tk.Instance)

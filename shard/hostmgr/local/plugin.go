@@ -313,7 +313,7 @@ func (p *Plugin) prepareSandbox(l hostmgr.Launch, dir string, probes *probesReco
 		if err != nil {
 			return nil, err
 		}
-		own[EnvGangFile] = path
+		own[hostmgr.EnvGangFile] = path
 	}
 	if probes != nil {
 		if err := writeJSONAtomic(filepath.Join(dir, probesFile), probes); err != nil {

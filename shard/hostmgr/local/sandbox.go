@@ -20,10 +20,9 @@ const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 
 // Environment variables the local plugin sets besides the shard's.
 const (
-	EnvRunID    = "PELOTON_RUN_ID"
-	EnvHostID   = "PELOTON_HOST_ID"
-	EnvSandbox  = "PELOTON_SANDBOX"
-	EnvGangFile = "PELOTON_GANG_FILE"
+	EnvRunID   = "PELOTON_RUN_ID"
+	EnvHostID  = "PELOTON_HOST_ID"
+	EnvSandbox = "PELOTON_SANDBOX"
 	// EnvVolumePrefix starts the variable holding a volume's directory:
 	// PELOTON_VOLUME_<NAME>, see VolumeEnv.
 	EnvVolumePrefix = "PELOTON_VOLUME_"
