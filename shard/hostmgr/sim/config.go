@@ -18,6 +18,7 @@ var (
 	ErrAlreadyRunning = errors.New("sim host manager: already running")
 	ErrUnknownHost    = errors.New("sim host manager: unknown host")
 	ErrDuplicateHost  = errors.New("sim host manager: duplicate host")
+	ErrNotRunning     = errors.New("sim host manager: run is not running")
 )
 
 // Task environment variables a simulated run obeys.

@@ -74,7 +74,7 @@ func (p *Plugin) SetHealth(run model.RunID, health model.HealthState) error {
 	r, ok := p.runs[run]
 	if !ok || r.state != model.TaskRunning {
 		p.mu.Unlock()
-		return fmt.Errorf("%w: run %s is not running", ErrUnknownHost, run)
+		return fmt.Errorf("%w: %s", ErrNotRunning, run)
 	}
 	r.health = health
 	p.reportLocked(r.status())
