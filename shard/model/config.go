@@ -255,7 +255,18 @@ type HostRecord struct {
 	Down bool
 	// LastSeen is when a host manager last reported the host.
 	LastSeen time.Time
+	// HostPool is the host pool an operator (or the host pool policy) put
+	// the host in; empty is DefaultHostPool.
+	HostPool string
+	// HostPoolTarget, when set, is the host pool the policy is moving the
+	// host to: the host is drained for the move, and once nothing of the
+	// shard runs there its HostPool becomes HostPoolTarget and the drain
+	// ends.
+	HostPoolTarget string
 }
+
+// Pool returns the host pool the host is in.
+func (r *HostRecord) Pool() string { return HostPoolOf(r.HostPool) }
 
 // Event is a change of a job or a task, numbered within the region. Seq
 // grows across restarts of the region's leader (it never falls below the
@@ -264,9 +275,11 @@ type Event struct {
 	Seq  uint64
 	Time time.Time
 	Job  JobID
-	// Exactly one of JobStatus and Task is set.
-	JobStatus *JobStatus
-	Task      *TaskRuntime
+	// Exactly one of JobStatus, Task and HostPoolMove is set; a
+	// HostPoolMove goes with Job HostPoolEvents.
+	JobStatus    *JobStatus
+	Task         *TaskRuntime
+	HostPoolMove *HostPoolMove
 }
 
 // MakeUpdateID names the update of a job to config version v:

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
@@ -44,10 +45,10 @@ func cloneTask(t *model.TaskRuntime) *model.TaskRuntime {
 	return &out
 }
 
-// clonePool returns a copy of p with a normalised time; Pool holds no
-// reference types, so a value copy is deep.
+// clonePool returns a deep copy of p with a normalised time.
 func clonePool(p *model.Pool) *model.Pool {
 	out := *p
+	out.HostPools = slices.Clone(p.HostPools)
 	out.CreateTime = normalTime(out.CreateTime)
 	return &out
 }
@@ -81,6 +82,10 @@ func cloneEvent(e *model.Event) model.Event {
 	}
 	if e.Task != nil {
 		out.Task = cloneTask(e.Task)
+	}
+	if e.HostPoolMove != nil {
+		m := *e.HostPoolMove
+		out.HostPoolMove = &m
 	}
 	return out
 }

@@ -182,8 +182,10 @@ func FullHost(id model.HostID) *model.HostRecord {
 		DrainReason:   "kernel upgrade",
 		DrainTime:     fixtureTime(-60, 3),
 		DrainDeadline: fixtureTime(600, 9),
-		Down:          true,
-		LastSeen:      fixtureTime(5, 123),
+		Down:           true,
+		LastSeen:       fixtureTime(5, 123),
+		HostPool:       "services",
+		HostPoolTarget: "batch",
 	}
 }
 
@@ -196,6 +198,7 @@ func FullPool(path string) *model.Pool {
 		Limit:       model.Resources{MilliCPU: model.Unlimited, MemMB: 65_536, DiskMB: model.Unlimited, GPU: 4},
 		Share:       model.Shares{CPU: 1.25, Mem: 2, Disk: 0.5, GPU: 3},
 		CreateTime:  fixtureTime(-86_400, 42),
+		HostPools:   []string{"batch", "shared"},
 		Revision:    0,
 	}
 }
