@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/peloton-federated/peloton/shard/model"
 )
@@ -15,7 +16,7 @@ type hostFilter func(x *HostIndex, c *class, slot int32) string
 
 // feasibilityChain is every filter a host must pass, in the order the
 // explanation charges rejections to them. The first two are static: they
-// decide group membership once per constraint set. The rest depend on what
+// decide group membership once per (host pools, constraint set). The rest depend on what
 // is free and on the instances already placed, and are checked on the
 // candidate hosts the fit trees return.
 var feasibilityChain = [...]hostFilter{
@@ -23,6 +24,13 @@ var feasibilityChain = [...]hostFilter{
 	func(x *HostIndex, c *class, slot int32) string {
 		if !x.schedulable[slot] {
 			return ReasonUnschedulable
+		}
+		return ""
+	},
+	// The host is in one of the task's host pools.
+	func(x *HostIndex, c *class, slot int32) string {
+		if !inHostPools(c.hostPools, x.hostPools[slot]) {
+			return c.hostPoolReason
 		}
 		return ""
 	},
@@ -73,6 +81,17 @@ var feasibilityChain = [...]hostFilter{
 		}
 		return ""
 	},
+}
+
+// inHostPools reports whether a host of host pool hp may take a task that
+// names pools (none: any).
+func inHostPools(pools []string, hp string) bool {
+	return len(pools) == 0 || slices.Contains(pools, hp)
+}
+
+// hostPoolReason is the rejection of hosts outside pools.
+func hostPoolReason(pools []string) string {
+	return ReasonNotInHostPools + " [" + strings.Join(pools, " ") + "]"
 }
 
 // failedConstraint names the most specific part of a failing constraint:

@@ -7,8 +7,8 @@ import (
 	"github.com/peloton-federated/peloton/shard/model"
 )
 
-// group is a feasible host set: the schedulable hosts of one tier that
-// satisfy one constraint set, in index order, with a fit tree over their
+// group is a feasible host set: the schedulable hosts of one tier and of
+// the host pools of a task that satisfy one constraint set, in index order, with a fit tree over their
 // free amounts. Groups are what equivalence classes search; classes with
 // the same constraints share one.
 type group struct {
@@ -39,9 +39,9 @@ func (x *HostIndex) dropGroups() {
 	}
 }
 
-// groupFor returns the group of tier t for constraints cs, whose canonical
-// key is ckey, building it on first use.
-func (x *HostIndex) groupFor(t tier, ckey string, cs []model.Constraint) *group {
+// groupFor returns the group of tier t for host pools pools and
+// constraints cs, whose canonical key is ckey, building it on first use.
+func (x *HostIndex) groupFor(t tier, ckey string, pools []string, cs []model.Constraint) *group {
 	key := string(rune('0'+t)) + ckey
 	if i, ok := x.groups[key]; ok {
 		return x.groupList[i]
@@ -51,7 +51,8 @@ func (x *HostIndex) groupFor(t tier, ckey string, cs []model.Constraint) *group 
 	var leaves []amounts
 	for s := range x.ids {
 		slot := int32(s)
-		if !x.schedulable[slot] || !t.holds(x.gpuHost[slot]) || !matchesAll(cs, x.labels[slot]) {
+		if !x.schedulable[slot] || !t.holds(x.gpuHost[slot]) || !inHostPools(pools, x.hostPools[slot]) ||
+			!matchesAll(cs, x.labels[slot]) {
 			continue
 		}
 		x.memberships[slot] = append(x.memberships[slot], membership{group: id, pos: int32(len(slots))})
@@ -71,6 +72,21 @@ func matchesAll(cs []model.Constraint, labels map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// hostPoolKey encodes host pools for a group key: "" for none, else
+// "P<n>" and each name length-prefixed, which no constraint key starts
+// with.
+func hostPoolKey(pools []string) string {
+	if len(pools) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("P" + strconv.Itoa(len(pools)))
+	for _, p := range pools {
+		b.WriteString(strconv.Itoa(len(p)) + ":" + p)
+	}
+	return b.String()
 }
 
 // constraintKey encodes a constraint set canonically (length-prefixed, so

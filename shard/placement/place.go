@@ -69,11 +69,15 @@ type pass struct {
 // class is an equivalence class: tasks that any host either fits all of or
 // none of, and that are placed the same way.
 type class struct {
-	job        model.JobID
-	need       model.Resources
-	needV      amounts
-	ports      int
-	cons       []model.Constraint
+	job       model.JobID
+	need      model.Resources
+	needV     amounts
+	ports     int
+	cons      []model.Constraint
+	hostPools []string
+	// hostPoolReason is the filter's rejection of hosts outside hostPools.
+	hostPoolReason string
+	// ckey is the canonical key of the host pools and constraints.
 	ckey       string
 	maxPerHost int
 	spread     []SpreadLimit
@@ -101,6 +105,7 @@ type classKey struct {
 	countGroup string
 	need       model.Resources
 	cons       string
+	hostPools  string
 	ports      int
 	maxPerHost int
 	spread     string
@@ -169,7 +174,7 @@ func (p *pass) plan(tasks []Task) []unit {
 func sameClass(a, b *Task) bool {
 	return a.Job == b.Job && a.Resources == b.Resources && a.Ports == b.Ports &&
 		a.MaxPerHost == b.MaxPerHost && a.Strategy == b.Strategy && a.SpreadGroup == b.SpreadGroup &&
-		sameSlice(a.Constraints, b.Constraints) && sameSlice(a.Spread, b.Spread)
+		sameSlice(a.Constraints, b.Constraints) && sameSlice(a.Spread, b.Spread) && sameSlice(a.HostPools, b.HostPools)
 }
 
 func sameSlice[T any](a, b []T) bool {
@@ -182,7 +187,7 @@ func sameSlice[T any](a, b []T) bool {
 func (p *pass) classOf(t *Task) int32 {
 	key := classKey{
 		job: t.Job, need: t.Resources, ports: t.Ports, maxPerHost: t.MaxPerHost,
-		strategy: t.Strategy, cons: p.constraintKey(t.Constraints),
+		strategy: t.Strategy, cons: p.constraintKey(t.Constraints), hostPools: hostPoolKey(t.HostPools),
 	}
 	if t.hasLimits() {
 		key.countGroup = t.countGroup()
@@ -195,7 +200,8 @@ func (p *pass) classOf(t *Task) int32 {
 	}
 	c := &class{
 		job: t.Job, need: t.Resources, needV: p.x.scale.amounts(t.Resources, t.Ports), ports: t.Ports,
-		cons: t.Constraints, ckey: key.cons, maxPerHost: t.MaxPerHost, spread: t.Spread,
+		cons: t.Constraints, ckey: key.hostPools + key.cons, maxPerHost: t.MaxPerHost, spread: t.Spread,
+		hostPools: t.HostPools, hostPoolReason: hostPoolReason(t.HostPools),
 		strategy: t.Strategy, invalid: validateTask(t),
 	}
 	if c.strategy == StrategyDefault {
@@ -367,7 +373,7 @@ func (p *pass) initGroups(c *class) {
 		tiers = tiers[1:]
 	}
 	for _, t := range tiers {
-		g := p.x.groupFor(t, c.ckey, c.cons)
+		g := p.x.groupFor(t, c.ckey, c.hostPools, c.cons)
 		if len(g.slots) > 0 {
 			c.groups = append(c.groups, g)
 		}
