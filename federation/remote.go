@@ -194,6 +194,18 @@ func (s *RemoteShard) MarkHostDown(ctx context.Context, r *pb.MarkHostDownReques
 	})
 }
 
+func (s *RemoteShard) SetHostPool(ctx context.Context, r *pb.SetHostPoolRequest) (*pb.SetHostPoolResponse, error) {
+	return remoteCall(s, ctx, r, func(c *grpc.ClientConn) func(context.Context, *pb.SetHostPoolRequest, ...grpc.CallOption) (*pb.SetHostPoolResponse, error) {
+		return pb.NewHostServiceClient(c).SetHostPool
+	})
+}
+
+func (s *RemoteShard) ListHostPools(ctx context.Context, r *pb.ListHostPoolsRequest) (*pb.ListHostPoolsResponse, error) {
+	return remoteCall(s, ctx, r, func(c *grpc.ClientConn) func(context.Context, *pb.ListHostPoolsRequest, ...grpc.CallOption) (*pb.ListHostPoolsResponse, error) {
+		return pb.NewHostServiceClient(c).ListHostPools
+	})
+}
+
 func (s *RemoteShard) ListRegions(ctx context.Context, r *pb.ListRegionsRequest) (*pb.ListRegionsResponse, error) {
 	return remoteCall(s, ctx, r, func(c *grpc.ClientConn) func(context.Context, *pb.ListRegionsRequest, ...grpc.CallOption) (*pb.ListRegionsResponse, error) {
 		return pb.NewRegionServiceClient(c).ListRegions

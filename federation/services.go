@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -205,6 +206,27 @@ func (r *Router) ListHosts(ctx context.Context, req *pb.ListHostsRequest) (*pb.L
 	for _, region := range sortedKeys(answers) {
 		out.Hosts = append(out.Hosts, answers[region].GetHosts()...)
 	}
+	return out, nil
+}
+
+// ListHostPools gathers the host pools of every reachable region (each
+// region's host pools are its own); recent moves are merged newest first.
+func (r *Router) ListHostPools(ctx context.Context, req *pb.ListHostPoolsRequest) (*pb.ListHostPoolsResponse, error) {
+	answers, errs := fanOut(r, ctx, func(ctx context.Context) (*pb.ListHostPoolsResponse, error) { return r.shard().ListHostPools(ctx, req) },
+		func(ctx context.Context, c *grpc.ClientConn) (*pb.ListHostPoolsResponse, error) {
+			return pb.NewHostServiceClient(c).ListHostPools(ctx, req)
+		})
+	if err := errs[r.dir.Local()]; err != nil {
+		return nil, err
+	}
+	out := &pb.ListHostPoolsResponse{}
+	for _, region := range sortedKeys(answers) {
+		out.HostPools = append(out.HostPools, answers[region].GetHostPools()...)
+		out.RecentMoves = append(out.RecentMoves, answers[region].GetRecentMoves()...)
+	}
+	slices.SortStableFunc(out.RecentMoves, func(a, b *pb.HostPoolMove) int {
+		return b.GetTime().AsTime().Compare(a.GetTime().AsTime())
+	})
 	return out, nil
 }
 

@@ -180,3 +180,17 @@ func (r *Router) RollbackUpdate(ctx context.Context, req *pb.RollbackUpdateReque
 		return pb.NewJobServiceClient(c).RollbackUpdate
 	})
 }
+
+func (r *Router) SetHostPool(ctx context.Context, req *pb.SetHostPoolRequest) (*pb.SetHostPoolResponse, error) {
+	if routed(ctx) {
+		return r.shard().SetHostPool(ctx, req)
+	}
+	region, err := r.hostRegion(ctx, req.HostId, req.Region)
+	if err != nil {
+		return nil, err
+	}
+	resp, _, err := regionCall(r, ctx, region, req, r.shard().SetHostPool, func(c *grpc.ClientConn) func(context.Context, *pb.SetHostPoolRequest, ...grpc.CallOption) (*pb.SetHostPoolResponse, error) {
+		return pb.NewHostServiceClient(c).SetHostPool
+	})
+	return resp, err
+}

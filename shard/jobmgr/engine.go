@@ -57,6 +57,8 @@ type Config struct {
 	// EventRetention is how long the history of jobs and tasks is kept in
 	// the store.
 	EventRetention time.Duration
+	// HostPools tunes the policy that moves hosts between host pools.
+	HostPools HostPoolConfig
 }
 
 // DefaultEventRetention is how long events are kept unless configured.
@@ -92,6 +94,12 @@ func (c *Config) defaults() {
 	}
 	if c.EventRetention == 0 {
 		c.EventRetention = DefaultEventRetention
+	}
+	if c.HostPools.Period == 0 {
+		c.HostPools.Period = DefaultHostPoolPeriod
+	}
+	if c.HostPools.DrainDeadline == 0 {
+		c.HostPools.DrainDeadline = DefaultHostPoolDrainDeadline
 	}
 }
 
@@ -187,7 +195,8 @@ type Engine struct {
 	// updateMu makes updates of this engine's jobs take turns.
 	updateMu sync.Mutex
 
-	hosts hostBook
+	hosts     hostBook
+	hostPools hostPoolBook
 
 	kick   chan struct{}
 	events *broadcaster
@@ -254,6 +263,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	if err := e.recover(ctx); err != nil {
 		return fmt.Errorf("recover state: %w", err)
 	}
+	e.loadHostPoolMoves(ctx)
 	var wg sync.WaitGroup
 	for name, p := range e.plugins {
 		wg.Add(1)
@@ -274,6 +284,13 @@ func (e *Engine) Run(ctx context.Context) error {
 		defer wg.Done()
 		e.syncHosts(ctx)
 	}()
+	if e.cfg.HostPools.Period > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.runHostPools(ctx)
+		}()
+	}
 	close(e.ready0)
 	defer wg.Wait()
 	for {

@@ -48,9 +48,11 @@ func (e *Engine) place(now time.Time) {
 // before it is rebuilt, which also restores its tightest-first order.
 const indexRebuildEvery = 30 * time.Second
 
-// placementHost describes a host to placement with what it has free.
-func placementHost(v *hostmgr.HostView, free model.Resources) placement.Host {
+// placementHost describes a host of host pool hostPool to placement with
+// what it has free.
+func placementHost(v *hostmgr.HostView, free model.Resources, hostPool string) placement.Host {
 	return placement.Host{
+		HostPool:    hostPool,
 		ID:          v.ID,
 		Cluster:     v.Cluster,
 		Free:        free.Max(model.Resources{}),
@@ -78,7 +80,7 @@ func (e *Engine) hostIndex(now time.Time) *placement.HostIndex {
 			case !ok || (v.Hostname == "" && v.State == model.HostDown):
 				_ = e.index.RemoveHost(id)
 			default:
-				if err := e.index.UpsertHost(placementHost(&v, v.Free())); err != nil {
+				if err := e.index.UpsertHost(placementHost(&v, v.Free(), e.hostPoolOf(id))); err != nil {
 					e.log.Error("updating host index", "host", id, "err", err)
 				}
 			}
@@ -92,7 +94,7 @@ func (e *Engine) hostIndex(now time.Time) *placement.HostIndex {
 		if v.Hostname == "" && v.State == model.HostDown {
 			continue // allocation recorded for a host not reported yet
 		}
-		hosts = append(hosts, placementHost(v, v.Free()))
+		hosts = append(hosts, placementHost(v, v.Free(), e.hostPoolOf(v.ID)))
 	}
 	index, err := placement.NewHostIndex(hosts)
 	if err != nil {
@@ -134,7 +136,7 @@ func (e *Engine) placeOn(views []hostmgr.HostView, slack map[model.HostID]model.
 			continue // allocation recorded for a host not reported yet
 		}
 		free := slack[v.ID].Sub(v.Revocable)
-		hosts = append(hosts, placementHost(v, free))
+		hosts = append(hosts, placementHost(v, free, e.hostPoolOf(v.ID)))
 	}
 	index, err := placement.NewHostIndex(hosts)
 	if err != nil {
@@ -147,6 +149,7 @@ func (e *Engine) placeOn(views []hostmgr.HostView, slack map[model.HostID]model.
 // placeWith places tasks against an index, which takes what it assigns.
 func (e *Engine) placeWith(index *placement.HostIndex, ready []model.TaskID, now time.Time) []model.TaskID {
 	gangs := map[resmgr.GangID]int{}
+	hostPools := map[string][]string{}
 	tasks := make([]placement.Task, 0, len(ready))
 	for i, id := range ready {
 		je, t := e.task(id)
@@ -159,7 +162,14 @@ func (e *Engine) placeWith(index *placement.HostIndex, ready []model.TaskID, now
 			}
 			gang = gangs[g]
 		}
-		tasks = append(tasks, je.placementTask(t, i, gang))
+		pt := je.placementTask(t, i, gang)
+		hp, ok := hostPools[spec.Pool]
+		if !ok {
+			hp = e.resourceHostPools(spec.Pool)
+			hostPools[spec.Pool] = hp
+		}
+		pt.HostPools = hp
+		tasks = append(tasks, pt)
 	}
 	e.passes++
 	res := placement.Place(index, tasks, placement.Options{Seed: e.passes})

@@ -61,9 +61,12 @@ const (
 	HostPoolMoveDraining HostPoolMovePhase = iota + 1
 	// HostPoolMoveDone: the host is in its new host pool.
 	HostPoolMoveDone
+	// HostPoolMoveCancelled: the move was called off (the demand that
+	// asked for it is gone); the host stays, back in service.
+	HostPoolMoveCancelled
 )
 
-var hostPoolMovePhaseNames = [...]string{"", "DRAINING", "MOVED"}
+var hostPoolMovePhaseNames = [...]string{"", "DRAINING", "MOVED", "CANCELLED"}
 
 func (p HostPoolMovePhase) String() string {
 	if int(p) < len(hostPoolMovePhaseNames) {

@@ -2659,6 +2659,201 @@ func (x *MarkHostDownResponse) GetHost() *Host {
 	return nil
 }
 
+type SetHostPoolRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	HostId string                 `protobuf:"bytes,1,opt,name=host_id,json=hostId,proto3" json:"host_id,omitempty"`
+	// Lowercase letters, digits and '-', starting with a letter; "shared"
+	// is the host pool of hosts no one put in another.
+	HostPool      string `protobuf:"bytes,2,opt,name=host_pool,json=hostPool,proto3" json:"host_pool,omitempty"`
+	Region        string `protobuf:"bytes,3,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetHostPoolRequest) Reset() {
+	*x = SetHostPoolRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetHostPoolRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetHostPoolRequest) ProtoMessage() {}
+
+func (x *SetHostPoolRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetHostPoolRequest.ProtoReflect.Descriptor instead.
+func (*SetHostPoolRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *SetHostPoolRequest) GetHostId() string {
+	if x != nil {
+		return x.HostId
+	}
+	return ""
+}
+
+func (x *SetHostPoolRequest) GetHostPool() string {
+	if x != nil {
+		return x.HostPool
+	}
+	return ""
+}
+
+func (x *SetHostPoolRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type SetHostPoolResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Host          *Host                  `protobuf:"bytes,1,opt,name=host,proto3" json:"host,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetHostPoolResponse) Reset() {
+	*x = SetHostPoolResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetHostPoolResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetHostPoolResponse) ProtoMessage() {}
+
+func (x *SetHostPoolResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetHostPoolResponse.ProtoReflect.Descriptor instead.
+func (*SetHostPoolResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *SetHostPoolResponse) GetHost() *Host {
+	if x != nil {
+		return x.Host
+	}
+	return nil
+}
+
+type ListHostPoolsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListHostPoolsRequest) Reset() {
+	*x = ListHostPoolsRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListHostPoolsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListHostPoolsRequest) ProtoMessage() {}
+
+func (x *ListHostPoolsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListHostPoolsRequest.ProtoReflect.Descriptor instead.
+func (*ListHostPoolsRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{56}
+}
+
+type ListHostPoolsResponse struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	HostPools []*HostPool            `protobuf:"bytes,1,rep,name=host_pools,json=hostPools,proto3" json:"host_pools,omitempty"`
+	// Newest first.
+	RecentMoves   []*HostPoolMove `protobuf:"bytes,2,rep,name=recent_moves,json=recentMoves,proto3" json:"recent_moves,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListHostPoolsResponse) Reset() {
+	*x = ListHostPoolsResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListHostPoolsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListHostPoolsResponse) ProtoMessage() {}
+
+func (x *ListHostPoolsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListHostPoolsResponse.ProtoReflect.Descriptor instead.
+func (*ListHostPoolsResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *ListHostPoolsResponse) GetHostPools() []*HostPool {
+	if x != nil {
+		return x.HostPools
+	}
+	return nil
+}
+
+func (x *ListHostPoolsResponse) GetRecentMoves() []*HostPoolMove {
+	if x != nil {
+		return x.RecentMoves
+	}
+	return nil
+}
+
 type ListRegionsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -2667,7 +2862,7 @@ type ListRegionsRequest struct {
 
 func (x *ListRegionsRequest) Reset() {
 	*x = ListRegionsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[54]
+	mi := &file_peloton_v1_service_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2679,7 +2874,7 @@ func (x *ListRegionsRequest) String() string {
 func (*ListRegionsRequest) ProtoMessage() {}
 
 func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[54]
+	mi := &file_peloton_v1_service_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2692,7 +2887,7 @@ func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsRequest.ProtoReflect.Descriptor instead.
 func (*ListRegionsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{54}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{58}
 }
 
 type ListRegionsResponse struct {
@@ -2704,7 +2899,7 @@ type ListRegionsResponse struct {
 
 func (x *ListRegionsResponse) Reset() {
 	*x = ListRegionsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[55]
+	mi := &file_peloton_v1_service_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2716,7 +2911,7 @@ func (x *ListRegionsResponse) String() string {
 func (*ListRegionsResponse) ProtoMessage() {}
 
 func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[55]
+	mi := &file_peloton_v1_service_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2729,7 +2924,7 @@ func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsResponse.ProtoReflect.Descriptor instead.
 func (*ListRegionsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{55}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ListRegionsResponse) GetRegions() []*Region {
@@ -2750,7 +2945,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[56]
+	mi := &file_peloton_v1_service_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2762,7 +2957,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[56]
+	mi := &file_peloton_v1_service_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2775,7 +2970,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{56}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *WatchRequest) GetJobId() string {
@@ -2801,7 +2996,7 @@ type FailBackRequest struct {
 
 func (x *FailBackRequest) Reset() {
 	*x = FailBackRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[57]
+	mi := &file_peloton_v1_service_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2813,7 +3008,7 @@ func (x *FailBackRequest) String() string {
 func (*FailBackRequest) ProtoMessage() {}
 
 func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[57]
+	mi := &file_peloton_v1_service_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2826,7 +3021,7 @@ func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackRequest.ProtoReflect.Descriptor instead.
 func (*FailBackRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{57}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *FailBackRequest) GetRegion() string {
@@ -2846,7 +3041,7 @@ type FailBackResponse struct {
 
 func (x *FailBackResponse) Reset() {
 	*x = FailBackResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[58]
+	mi := &file_peloton_v1_service_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2858,7 +3053,7 @@ func (x *FailBackResponse) String() string {
 func (*FailBackResponse) ProtoMessage() {}
 
 func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[58]
+	mi := &file_peloton_v1_service_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2871,7 +3066,7 @@ func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackResponse.ProtoReflect.Descriptor instead.
 func (*FailBackResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{58}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *FailBackResponse) GetMoved() []*PlannedMove {
@@ -2898,7 +3093,7 @@ type IsolateRegionRequest struct {
 
 func (x *IsolateRegionRequest) Reset() {
 	*x = IsolateRegionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[59]
+	mi := &file_peloton_v1_service_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2910,7 +3105,7 @@ func (x *IsolateRegionRequest) String() string {
 func (*IsolateRegionRequest) ProtoMessage() {}
 
 func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[59]
+	mi := &file_peloton_v1_service_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2923,7 +3118,7 @@ func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionRequest.ProtoReflect.Descriptor instead.
 func (*IsolateRegionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{59}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *IsolateRegionRequest) GetRegion() string {
@@ -2948,7 +3143,7 @@ type IsolateRegionResponse struct {
 
 func (x *IsolateRegionResponse) Reset() {
 	*x = IsolateRegionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[60]
+	mi := &file_peloton_v1_service_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2960,7 +3155,7 @@ func (x *IsolateRegionResponse) String() string {
 func (*IsolateRegionResponse) ProtoMessage() {}
 
 func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[60]
+	mi := &file_peloton_v1_service_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2973,7 +3168,7 @@ func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionResponse.ProtoReflect.Descriptor instead.
 func (*IsolateRegionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{60}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{64}
 }
 
 type PutReplicaRequest struct {
@@ -2985,7 +3180,7 @@ type PutReplicaRequest struct {
 
 func (x *PutReplicaRequest) Reset() {
 	*x = PutReplicaRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[61]
+	mi := &file_peloton_v1_service_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2997,7 +3192,7 @@ func (x *PutReplicaRequest) String() string {
 func (*PutReplicaRequest) ProtoMessage() {}
 
 func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[61]
+	mi := &file_peloton_v1_service_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3010,7 +3205,7 @@ func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaRequest.ProtoReflect.Descriptor instead.
 func (*PutReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{61}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *PutReplicaRequest) GetReplica() *Replica {
@@ -3028,7 +3223,7 @@ type PutReplicaResponse struct {
 
 func (x *PutReplicaResponse) Reset() {
 	*x = PutReplicaResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[62]
+	mi := &file_peloton_v1_service_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3040,7 +3235,7 @@ func (x *PutReplicaResponse) String() string {
 func (*PutReplicaResponse) ProtoMessage() {}
 
 func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[62]
+	mi := &file_peloton_v1_service_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3053,7 +3248,7 @@ func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaResponse.ProtoReflect.Descriptor instead.
 func (*PutReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{62}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{66}
 }
 
 type ListReplicasRequest struct {
@@ -3066,7 +3261,7 @@ type ListReplicasRequest struct {
 
 func (x *ListReplicasRequest) Reset() {
 	*x = ListReplicasRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	mi := &file_peloton_v1_service_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3078,7 +3273,7 @@ func (x *ListReplicasRequest) String() string {
 func (*ListReplicasRequest) ProtoMessage() {}
 
 func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	mi := &file_peloton_v1_service_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3091,7 +3286,7 @@ func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasRequest.ProtoReflect.Descriptor instead.
 func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{63}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *ListReplicasRequest) GetOwnerRegion() string {
@@ -3110,7 +3305,7 @@ type ListReplicasResponse struct {
 
 func (x *ListReplicasResponse) Reset() {
 	*x = ListReplicasResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	mi := &file_peloton_v1_service_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3122,7 +3317,7 @@ func (x *ListReplicasResponse) String() string {
 func (*ListReplicasResponse) ProtoMessage() {}
 
 func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	mi := &file_peloton_v1_service_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3135,7 +3330,7 @@ func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasResponse.ProtoReflect.Descriptor instead.
 func (*ListReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{64}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *ListReplicasResponse) GetReplicas() []*Replica {
@@ -3155,7 +3350,7 @@ type PlanFailoverRequest struct {
 
 func (x *PlanFailoverRequest) Reset() {
 	*x = PlanFailoverRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	mi := &file_peloton_v1_service_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3167,7 +3362,7 @@ func (x *PlanFailoverRequest) String() string {
 func (*PlanFailoverRequest) ProtoMessage() {}
 
 func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	mi := &file_peloton_v1_service_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3180,7 +3375,7 @@ func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverRequest.ProtoReflect.Descriptor instead.
 func (*PlanFailoverRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{65}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *PlanFailoverRequest) GetRegion() string {
@@ -3199,7 +3394,7 @@ type PlanFailoverResponse struct {
 
 func (x *PlanFailoverResponse) Reset() {
 	*x = PlanFailoverResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	mi := &file_peloton_v1_service_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3211,7 +3406,7 @@ func (x *PlanFailoverResponse) String() string {
 func (*PlanFailoverResponse) ProtoMessage() {}
 
 func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	mi := &file_peloton_v1_service_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3224,7 +3419,7 @@ func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverResponse.ProtoReflect.Descriptor instead.
 func (*PlanFailoverResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{66}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *PlanFailoverResponse) GetPlans() []*RegionPlan {
@@ -3245,7 +3440,7 @@ type StartDrillRequest struct {
 
 func (x *StartDrillRequest) Reset() {
 	*x = StartDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[67]
+	mi := &file_peloton_v1_service_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3257,7 +3452,7 @@ func (x *StartDrillRequest) String() string {
 func (*StartDrillRequest) ProtoMessage() {}
 
 func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[67]
+	mi := &file_peloton_v1_service_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3270,7 +3465,7 @@ func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillRequest.ProtoReflect.Descriptor instead.
 func (*StartDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{67}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *StartDrillRequest) GetRegion() string {
@@ -3296,7 +3491,7 @@ type StartDrillResponse struct {
 
 func (x *StartDrillResponse) Reset() {
 	*x = StartDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[68]
+	mi := &file_peloton_v1_service_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3308,7 +3503,7 @@ func (x *StartDrillResponse) String() string {
 func (*StartDrillResponse) ProtoMessage() {}
 
 func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[68]
+	mi := &file_peloton_v1_service_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3321,7 +3516,7 @@ func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillResponse.ProtoReflect.Descriptor instead.
 func (*StartDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{68}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *StartDrillResponse) GetDrill() *Drill {
@@ -3340,7 +3535,7 @@ type GetDrillRequest struct {
 
 func (x *GetDrillRequest) Reset() {
 	*x = GetDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[69]
+	mi := &file_peloton_v1_service_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3352,7 +3547,7 @@ func (x *GetDrillRequest) String() string {
 func (*GetDrillRequest) ProtoMessage() {}
 
 func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[69]
+	mi := &file_peloton_v1_service_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3365,7 +3560,7 @@ func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillRequest.ProtoReflect.Descriptor instead.
 func (*GetDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{69}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *GetDrillRequest) GetId() string {
@@ -3384,7 +3579,7 @@ type GetDrillResponse struct {
 
 func (x *GetDrillResponse) Reset() {
 	*x = GetDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[70]
+	mi := &file_peloton_v1_service_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3396,7 +3591,7 @@ func (x *GetDrillResponse) String() string {
 func (*GetDrillResponse) ProtoMessage() {}
 
 func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[70]
+	mi := &file_peloton_v1_service_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3409,7 +3604,7 @@ func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillResponse.ProtoReflect.Descriptor instead.
 func (*GetDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{70}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *GetDrillResponse) GetDrill() *Drill {
@@ -3427,7 +3622,7 @@ type ListDrillsRequest struct {
 
 func (x *ListDrillsRequest) Reset() {
 	*x = ListDrillsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[71]
+	mi := &file_peloton_v1_service_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3439,7 +3634,7 @@ func (x *ListDrillsRequest) String() string {
 func (*ListDrillsRequest) ProtoMessage() {}
 
 func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[71]
+	mi := &file_peloton_v1_service_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3452,7 +3647,7 @@ func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsRequest.ProtoReflect.Descriptor instead.
 func (*ListDrillsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{71}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{75}
 }
 
 type ListDrillsResponse struct {
@@ -3464,7 +3659,7 @@ type ListDrillsResponse struct {
 
 func (x *ListDrillsResponse) Reset() {
 	*x = ListDrillsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[72]
+	mi := &file_peloton_v1_service_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3476,7 +3671,7 @@ func (x *ListDrillsResponse) String() string {
 func (*ListDrillsResponse) ProtoMessage() {}
 
 func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[72]
+	mi := &file_peloton_v1_service_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3489,7 +3684,7 @@ func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsResponse.ProtoReflect.Descriptor instead.
 func (*ListDrillsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{72}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *ListDrillsResponse) GetDrills() []*Drill {
@@ -3507,7 +3702,7 @@ type GetVersionRequest struct {
 
 func (x *GetVersionRequest) Reset() {
 	*x = GetVersionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[73]
+	mi := &file_peloton_v1_service_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3519,7 +3714,7 @@ func (x *GetVersionRequest) String() string {
 func (*GetVersionRequest) ProtoMessage() {}
 
 func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[73]
+	mi := &file_peloton_v1_service_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3532,7 +3727,7 @@ func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionRequest.ProtoReflect.Descriptor instead.
 func (*GetVersionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{73}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{77}
 }
 
 type GetVersionResponse struct {
@@ -3546,7 +3741,7 @@ type GetVersionResponse struct {
 
 func (x *GetVersionResponse) Reset() {
 	*x = GetVersionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[74]
+	mi := &file_peloton_v1_service_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3558,7 +3753,7 @@ func (x *GetVersionResponse) String() string {
 func (*GetVersionResponse) ProtoMessage() {}
 
 func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[74]
+	mi := &file_peloton_v1_service_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3571,7 +3766,7 @@ func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionResponse.ProtoReflect.Descriptor instead.
 func (*GetVersionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{74}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *GetVersionResponse) GetVersion() string {
@@ -3739,7 +3934,18 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x06region\x18\x02 \x01(\tR\x06region\x12\x14\n" +
 	"\x05force\x18\x03 \x01(\bR\x05force\"<\n" +
 	"\x14MarkHostDownResponse\x12$\n" +
-	"\x04host\x18\x01 \x01(\v2\x10.peloton.v1.HostR\x04host\"\x14\n" +
+	"\x04host\x18\x01 \x01(\v2\x10.peloton.v1.HostR\x04host\"b\n" +
+	"\x12SetHostPoolRequest\x12\x17\n" +
+	"\ahost_id\x18\x01 \x01(\tR\x06hostId\x12\x1b\n" +
+	"\thost_pool\x18\x02 \x01(\tR\bhostPool\x12\x16\n" +
+	"\x06region\x18\x03 \x01(\tR\x06region\";\n" +
+	"\x13SetHostPoolResponse\x12$\n" +
+	"\x04host\x18\x01 \x01(\v2\x10.peloton.v1.HostR\x04host\"\x16\n" +
+	"\x14ListHostPoolsRequest\"\x89\x01\n" +
+	"\x15ListHostPoolsResponse\x123\n" +
+	"\n" +
+	"host_pools\x18\x01 \x03(\v2\x14.peloton.v1.HostPoolR\thostPools\x12;\n" +
+	"\frecent_moves\x18\x02 \x03(\v2\x18.peloton.v1.HostPoolMoveR\vrecentMoves\"\x14\n" +
 	"\x12ListRegionsRequest\"C\n" +
 	"\x13ListRegionsResponse\x12,\n" +
 	"\aregions\x18\x01 \x03(\v2\x12.peloton.v1.RegionR\aregions\"B\n" +
@@ -3813,12 +4019,14 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"DeletePool\x12\x1d.peloton.v1.DeletePoolRequest\x1a\x1e.peloton.v1.DeletePoolResponse\x12H\n" +
 	"\tListPools\x12\x1c.peloton.v1.ListPoolsRequest\x1a\x1d.peloton.v1.ListPoolsResponse\x12B\n" +
-	"\aGetPool\x12\x1a.peloton.v1.GetPoolRequest\x1a\x1b.peloton.v1.GetPoolResponse2\xc4\x02\n" +
+	"\aGetPool\x12\x1a.peloton.v1.GetPoolRequest\x1a\x1b.peloton.v1.GetPoolResponse2\xea\x03\n" +
 	"\vHostService\x12H\n" +
 	"\tListHosts\x12\x1c.peloton.v1.ListHostsRequest\x1a\x1d.peloton.v1.ListHostsResponse\x12H\n" +
 	"\tDrainHost\x12\x1c.peloton.v1.DrainHostRequest\x1a\x1d.peloton.v1.DrainHostResponse\x12N\n" +
 	"\vUndrainHost\x12\x1e.peloton.v1.UndrainHostRequest\x1a\x1f.peloton.v1.UndrainHostResponse\x12Q\n" +
-	"\fMarkHostDown\x12\x1f.peloton.v1.MarkHostDownRequest\x1a .peloton.v1.MarkHostDownResponse2_\n" +
+	"\fMarkHostDown\x12\x1f.peloton.v1.MarkHostDownRequest\x1a .peloton.v1.MarkHostDownResponse\x12N\n" +
+	"\vSetHostPool\x12\x1e.peloton.v1.SetHostPoolRequest\x1a\x1f.peloton.v1.SetHostPoolResponse\x12T\n" +
+	"\rListHostPools\x12 .peloton.v1.ListHostPoolsRequest\x1a!.peloton.v1.ListHostPoolsResponse2_\n" +
 	"\rRegionService\x12N\n" +
 	"\vListRegions\x12\x1e.peloton.v1.ListRegionsRequest\x1a\x1f.peloton.v1.ListRegionsResponse2F\n" +
 	"\fEventService\x126\n" +
@@ -3851,7 +4059,7 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_service_proto_rawDescData
 }
 
-var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 75)
+var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 79)
 var file_peloton_v1_service_proto_goTypes = []any{
 	(*CreateJobRequest)(nil),       // 0: peloton.v1.CreateJobRequest
 	(*CreateJobResponse)(nil),      // 1: peloton.v1.CreateJobResponse
@@ -3907,166 +4115,179 @@ var file_peloton_v1_service_proto_goTypes = []any{
 	(*UndrainHostResponse)(nil),    // 51: peloton.v1.UndrainHostResponse
 	(*MarkHostDownRequest)(nil),    // 52: peloton.v1.MarkHostDownRequest
 	(*MarkHostDownResponse)(nil),   // 53: peloton.v1.MarkHostDownResponse
-	(*ListRegionsRequest)(nil),     // 54: peloton.v1.ListRegionsRequest
-	(*ListRegionsResponse)(nil),    // 55: peloton.v1.ListRegionsResponse
-	(*WatchRequest)(nil),           // 56: peloton.v1.WatchRequest
-	(*FailBackRequest)(nil),        // 57: peloton.v1.FailBackRequest
-	(*FailBackResponse)(nil),       // 58: peloton.v1.FailBackResponse
-	(*IsolateRegionRequest)(nil),   // 59: peloton.v1.IsolateRegionRequest
-	(*IsolateRegionResponse)(nil),  // 60: peloton.v1.IsolateRegionResponse
-	(*PutReplicaRequest)(nil),      // 61: peloton.v1.PutReplicaRequest
-	(*PutReplicaResponse)(nil),     // 62: peloton.v1.PutReplicaResponse
-	(*ListReplicasRequest)(nil),    // 63: peloton.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),   // 64: peloton.v1.ListReplicasResponse
-	(*PlanFailoverRequest)(nil),    // 65: peloton.v1.PlanFailoverRequest
-	(*PlanFailoverResponse)(nil),   // 66: peloton.v1.PlanFailoverResponse
-	(*StartDrillRequest)(nil),      // 67: peloton.v1.StartDrillRequest
-	(*StartDrillResponse)(nil),     // 68: peloton.v1.StartDrillResponse
-	(*GetDrillRequest)(nil),        // 69: peloton.v1.GetDrillRequest
-	(*GetDrillResponse)(nil),       // 70: peloton.v1.GetDrillResponse
-	(*ListDrillsRequest)(nil),      // 71: peloton.v1.ListDrillsRequest
-	(*ListDrillsResponse)(nil),     // 72: peloton.v1.ListDrillsResponse
-	(*GetVersionRequest)(nil),      // 73: peloton.v1.GetVersionRequest
-	(*GetVersionResponse)(nil),     // 74: peloton.v1.GetVersionResponse
-	(*JobSpec)(nil),                // 75: peloton.v1.JobSpec
-	(*Job)(nil),                    // 76: peloton.v1.Job
-	(JobState)(0),                  // 77: peloton.v1.JobState
-	(*Update)(nil),                 // 78: peloton.v1.Update
-	(*Event)(nil),                  // 79: peloton.v1.Event
-	(TaskState)(0),                 // 80: peloton.v1.TaskState
-	(*Task)(nil),                   // 81: peloton.v1.Task
-	(*PoolSpec)(nil),               // 82: peloton.v1.PoolSpec
-	(*Pool)(nil),                   // 83: peloton.v1.Pool
-	(*Host)(nil),                   // 84: peloton.v1.Host
-	(*durationpb.Duration)(nil),    // 85: google.protobuf.Duration
-	(*Region)(nil),                 // 86: peloton.v1.Region
-	(*PlannedMove)(nil),            // 87: peloton.v1.PlannedMove
-	(*Replica)(nil),                // 88: peloton.v1.Replica
-	(*RegionPlan)(nil),             // 89: peloton.v1.RegionPlan
-	(*Drill)(nil),                  // 90: peloton.v1.Drill
+	(*SetHostPoolRequest)(nil),     // 54: peloton.v1.SetHostPoolRequest
+	(*SetHostPoolResponse)(nil),    // 55: peloton.v1.SetHostPoolResponse
+	(*ListHostPoolsRequest)(nil),   // 56: peloton.v1.ListHostPoolsRequest
+	(*ListHostPoolsResponse)(nil),  // 57: peloton.v1.ListHostPoolsResponse
+	(*ListRegionsRequest)(nil),     // 58: peloton.v1.ListRegionsRequest
+	(*ListRegionsResponse)(nil),    // 59: peloton.v1.ListRegionsResponse
+	(*WatchRequest)(nil),           // 60: peloton.v1.WatchRequest
+	(*FailBackRequest)(nil),        // 61: peloton.v1.FailBackRequest
+	(*FailBackResponse)(nil),       // 62: peloton.v1.FailBackResponse
+	(*IsolateRegionRequest)(nil),   // 63: peloton.v1.IsolateRegionRequest
+	(*IsolateRegionResponse)(nil),  // 64: peloton.v1.IsolateRegionResponse
+	(*PutReplicaRequest)(nil),      // 65: peloton.v1.PutReplicaRequest
+	(*PutReplicaResponse)(nil),     // 66: peloton.v1.PutReplicaResponse
+	(*ListReplicasRequest)(nil),    // 67: peloton.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),   // 68: peloton.v1.ListReplicasResponse
+	(*PlanFailoverRequest)(nil),    // 69: peloton.v1.PlanFailoverRequest
+	(*PlanFailoverResponse)(nil),   // 70: peloton.v1.PlanFailoverResponse
+	(*StartDrillRequest)(nil),      // 71: peloton.v1.StartDrillRequest
+	(*StartDrillResponse)(nil),     // 72: peloton.v1.StartDrillResponse
+	(*GetDrillRequest)(nil),        // 73: peloton.v1.GetDrillRequest
+	(*GetDrillResponse)(nil),       // 74: peloton.v1.GetDrillResponse
+	(*ListDrillsRequest)(nil),      // 75: peloton.v1.ListDrillsRequest
+	(*ListDrillsResponse)(nil),     // 76: peloton.v1.ListDrillsResponse
+	(*GetVersionRequest)(nil),      // 77: peloton.v1.GetVersionRequest
+	(*GetVersionResponse)(nil),     // 78: peloton.v1.GetVersionResponse
+	(*JobSpec)(nil),                // 79: peloton.v1.JobSpec
+	(*Job)(nil),                    // 80: peloton.v1.Job
+	(JobState)(0),                  // 81: peloton.v1.JobState
+	(*Update)(nil),                 // 82: peloton.v1.Update
+	(*Event)(nil),                  // 83: peloton.v1.Event
+	(TaskState)(0),                 // 84: peloton.v1.TaskState
+	(*Task)(nil),                   // 85: peloton.v1.Task
+	(*PoolSpec)(nil),               // 86: peloton.v1.PoolSpec
+	(*Pool)(nil),                   // 87: peloton.v1.Pool
+	(*Host)(nil),                   // 88: peloton.v1.Host
+	(*durationpb.Duration)(nil),    // 89: google.protobuf.Duration
+	(*HostPool)(nil),               // 90: peloton.v1.HostPool
+	(*HostPoolMove)(nil),           // 91: peloton.v1.HostPoolMove
+	(*Region)(nil),                 // 92: peloton.v1.Region
+	(*PlannedMove)(nil),            // 93: peloton.v1.PlannedMove
+	(*Replica)(nil),                // 94: peloton.v1.Replica
+	(*RegionPlan)(nil),             // 95: peloton.v1.RegionPlan
+	(*Drill)(nil),                  // 96: peloton.v1.Drill
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	75, // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	76, // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	76, // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	77, // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
-	76, // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	76, // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	75, // 6: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	78, // 7: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
-	78, // 8: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
-	78, // 9: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
-	78, // 10: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
-	78, // 11: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
-	78, // 12: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
-	78, // 13: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
-	75, // 14: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
-	79, // 15: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
-	80, // 16: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	81, // 17: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	81, // 18: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	81, // 19: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	82, // 20: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	83, // 21: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	82, // 22: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	83, // 23: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	83, // 24: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	83, // 25: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	84, // 26: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	85, // 27: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
-	84, // 28: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
-	84, // 29: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
-	84, // 30: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
-	86, // 31: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	87, // 32: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
-	87, // 33: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
-	88, // 34: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
-	88, // 35: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
-	89, // 36: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
-	90, // 37: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
-	90, // 38: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
-	90, // 39: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
-	0,  // 40: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	2,  // 41: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	4,  // 42: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	6,  // 43: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	8,  // 44: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	10, // 45: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
-	12, // 46: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
-	14, // 47: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
-	16, // 48: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
-	18, // 49: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
-	20, // 50: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
-	22, // 51: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
-	24, // 52: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
-	26, // 53: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
-	28, // 54: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	30, // 55: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	32, // 56: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	34, // 57: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	36, // 58: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
-	38, // 59: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
-	40, // 60: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
-	42, // 61: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	44, // 62: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	46, // 63: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	48, // 64: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
-	50, // 65: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
-	52, // 66: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
-	54, // 67: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	56, // 68: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	61, // 69: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
-	63, // 70: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
-	65, // 71: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
-	67, // 72: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
-	69, // 73: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
-	71, // 74: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
-	59, // 75: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
-	57, // 76: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
-	73, // 77: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	1,  // 78: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	3,  // 79: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	5,  // 80: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	7,  // 81: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	9,  // 82: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	11, // 83: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
-	13, // 84: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
-	15, // 85: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
-	17, // 86: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
-	19, // 87: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
-	21, // 88: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
-	23, // 89: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
-	25, // 90: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
-	27, // 91: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
-	29, // 92: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	31, // 93: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	33, // 94: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	35, // 95: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	37, // 96: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	39, // 97: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	41, // 98: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	43, // 99: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	45, // 100: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	47, // 101: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	49, // 102: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
-	51, // 103: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
-	53, // 104: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
-	55, // 105: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	79, // 106: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	62, // 107: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
-	64, // 108: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
-	66, // 109: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
-	68, // 110: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
-	70, // 111: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
-	72, // 112: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
-	60, // 113: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
-	58, // 114: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
-	74, // 115: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	78, // [78:116] is the sub-list for method output_type
-	40, // [40:78] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	79, // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	80, // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	80, // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	81, // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	80, // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	80, // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	79, // 6: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	82, // 7: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
+	82, // 8: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
+	82, // 9: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
+	82, // 10: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
+	82, // 11: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
+	82, // 12: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
+	82, // 13: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
+	79, // 14: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
+	83, // 15: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
+	84, // 16: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	85, // 17: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	85, // 18: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	85, // 19: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	86, // 20: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	87, // 21: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	86, // 22: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	87, // 23: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	87, // 24: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	87, // 25: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	88, // 26: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	89, // 27: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
+	88, // 28: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
+	88, // 29: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
+	88, // 30: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
+	88, // 31: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
+	90, // 32: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
+	91, // 33: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
+	92, // 34: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	93, // 35: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
+	93, // 36: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
+	94, // 37: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	94, // 38: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	95, // 39: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	96, // 40: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	96, // 41: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	96, // 42: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	0,  // 43: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	2,  // 44: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	4,  // 45: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	6,  // 46: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	8,  // 47: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	10, // 48: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
+	12, // 49: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
+	14, // 50: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
+	16, // 51: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
+	18, // 52: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
+	20, // 53: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
+	22, // 54: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
+	24, // 55: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
+	26, // 56: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
+	28, // 57: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	30, // 58: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	32, // 59: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	34, // 60: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	36, // 61: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	38, // 62: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	40, // 63: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	42, // 64: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	44, // 65: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	46, // 66: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	48, // 67: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
+	50, // 68: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
+	52, // 69: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
+	54, // 70: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
+	56, // 71: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
+	58, // 72: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	60, // 73: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	65, // 74: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	67, // 75: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	69, // 76: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	71, // 77: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	73, // 78: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	75, // 79: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	63, // 80: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
+	61, // 81: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
+	77, // 82: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	1,  // 83: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	3,  // 84: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	5,  // 85: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	7,  // 86: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	9,  // 87: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	11, // 88: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
+	13, // 89: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
+	15, // 90: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
+	17, // 91: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
+	19, // 92: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
+	21, // 93: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
+	23, // 94: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
+	25, // 95: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
+	27, // 96: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
+	29, // 97: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	31, // 98: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	33, // 99: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	35, // 100: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	37, // 101: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	39, // 102: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	41, // 103: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	43, // 104: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	45, // 105: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	47, // 106: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	49, // 107: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
+	51, // 108: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
+	53, // 109: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
+	55, // 110: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
+	57, // 111: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
+	59, // 112: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	83, // 113: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	66, // 114: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	68, // 115: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	70, // 116: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	72, // 117: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	74, // 118: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	76, // 119: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	64, // 120: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
+	62, // 121: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
+	78, // 122: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	83, // [83:123] is the sub-list for method output_type
+	43, // [43:83] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -4082,7 +4303,7 @@ func file_peloton_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   75,
+			NumMessages:   79,
 			NumExtensions: 0,
 			NumServices:   8,
 		},

@@ -1131,10 +1131,12 @@ var PoolService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	HostService_ListHosts_FullMethodName    = "/peloton.v1.HostService/ListHosts"
-	HostService_DrainHost_FullMethodName    = "/peloton.v1.HostService/DrainHost"
-	HostService_UndrainHost_FullMethodName  = "/peloton.v1.HostService/UndrainHost"
-	HostService_MarkHostDown_FullMethodName = "/peloton.v1.HostService/MarkHostDown"
+	HostService_ListHosts_FullMethodName     = "/peloton.v1.HostService/ListHosts"
+	HostService_DrainHost_FullMethodName     = "/peloton.v1.HostService/DrainHost"
+	HostService_UndrainHost_FullMethodName   = "/peloton.v1.HostService/UndrainHost"
+	HostService_MarkHostDown_FullMethodName  = "/peloton.v1.HostService/MarkHostDown"
+	HostService_SetHostPool_FullMethodName   = "/peloton.v1.HostService/SetHostPool"
+	HostService_ListHostPools_FullMethodName = "/peloton.v1.HostService/ListHostPools"
 )
 
 // HostServiceClient is the client API for HostService service.
@@ -1153,6 +1155,12 @@ type HostServiceClient interface {
 	// MarkHostDown takes a drained host down for maintenance; a host that is
 	// not DRAINED is refused unless force, which kills what still runs there.
 	MarkHostDown(ctx context.Context, in *MarkHostDownRequest, opts ...grpc.CallOption) (*MarkHostDownResponse, error)
+	// SetHostPool puts a host in a host pool at once (`peloton host pool
+	// set`); a move of the host pool policy under way for it is called off.
+	SetHostPool(ctx context.Context, in *SetHostPoolRequest, opts ...grpc.CallOption) (*SetHostPoolResponse, error)
+	// ListHostPools lists each region's host pools with their hosts,
+	// capacity and pending demand, and the latest moves between them.
+	ListHostPools(ctx context.Context, in *ListHostPoolsRequest, opts ...grpc.CallOption) (*ListHostPoolsResponse, error)
 }
 
 type hostServiceClient struct {
@@ -1203,6 +1211,26 @@ func (c *hostServiceClient) MarkHostDown(ctx context.Context, in *MarkHostDownRe
 	return out, nil
 }
 
+func (c *hostServiceClient) SetHostPool(ctx context.Context, in *SetHostPoolRequest, opts ...grpc.CallOption) (*SetHostPoolResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetHostPoolResponse)
+	err := c.cc.Invoke(ctx, HostService_SetHostPool_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostServiceClient) ListHostPools(ctx context.Context, in *ListHostPoolsRequest, opts ...grpc.CallOption) (*ListHostPoolsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListHostPoolsResponse)
+	err := c.cc.Invoke(ctx, HostService_ListHostPools_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServiceServer is the server API for HostService service.
 // All implementations must embed UnimplementedHostServiceServer
 // for forward compatibility.
@@ -1219,6 +1247,12 @@ type HostServiceServer interface {
 	// MarkHostDown takes a drained host down for maintenance; a host that is
 	// not DRAINED is refused unless force, which kills what still runs there.
 	MarkHostDown(context.Context, *MarkHostDownRequest) (*MarkHostDownResponse, error)
+	// SetHostPool puts a host in a host pool at once (`peloton host pool
+	// set`); a move of the host pool policy under way for it is called off.
+	SetHostPool(context.Context, *SetHostPoolRequest) (*SetHostPoolResponse, error)
+	// ListHostPools lists each region's host pools with their hosts,
+	// capacity and pending demand, and the latest moves between them.
+	ListHostPools(context.Context, *ListHostPoolsRequest) (*ListHostPoolsResponse, error)
 	mustEmbedUnimplementedHostServiceServer()
 }
 
@@ -1240,6 +1274,12 @@ func (UnimplementedHostServiceServer) UndrainHost(context.Context, *UndrainHostR
 }
 func (UnimplementedHostServiceServer) MarkHostDown(context.Context, *MarkHostDownRequest) (*MarkHostDownResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method MarkHostDown not implemented")
+}
+func (UnimplementedHostServiceServer) SetHostPool(context.Context, *SetHostPoolRequest) (*SetHostPoolResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetHostPool not implemented")
+}
+func (UnimplementedHostServiceServer) ListHostPools(context.Context, *ListHostPoolsRequest) (*ListHostPoolsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListHostPools not implemented")
 }
 func (UnimplementedHostServiceServer) mustEmbedUnimplementedHostServiceServer() {}
 func (UnimplementedHostServiceServer) testEmbeddedByValue()                     {}
@@ -1334,6 +1374,42 @@ func _HostService_MarkHostDown_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _HostService_SetHostPool_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetHostPoolRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServiceServer).SetHostPool(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HostService_SetHostPool_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServiceServer).SetHostPool(ctx, req.(*SetHostPoolRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _HostService_ListHostPools_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListHostPoolsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServiceServer).ListHostPools(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HostService_ListHostPools_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServiceServer).ListHostPools(ctx, req.(*ListHostPoolsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // HostService_ServiceDesc is the grpc.ServiceDesc for HostService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1356,6 +1432,14 @@ var HostService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "MarkHostDown",
 			Handler:    _HostService_MarkHostDown_Handler,
+		},
+		{
+			MethodName: "SetHostPool",
+			Handler:    _HostService_SetHostPool_Handler,
+		},
+		{
+			MethodName: "ListHostPools",
+			Handler:    _HostService_ListHostPools_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -527,6 +527,61 @@ func (HostState) EnumDescriptor() ([]byte, []int) {
 	return file_peloton_v1_types_proto_rawDescGZIP(), []int{7}
 }
 
+type HostPoolMovePhase int32
+
+const (
+	HostPoolMovePhase_HOST_POOL_MOVE_PHASE_UNSPECIFIED HostPoolMovePhase = 0
+	// The host is drained so that it can move.
+	HostPoolMovePhase_HOST_POOL_MOVE_PHASE_DRAINING HostPoolMovePhase = 1
+	// The host is in its new host pool.
+	HostPoolMovePhase_HOST_POOL_MOVE_PHASE_MOVED HostPoolMovePhase = 2
+	// The move was called off; the host stays, back in service.
+	HostPoolMovePhase_HOST_POOL_MOVE_PHASE_CANCELLED HostPoolMovePhase = 3
+)
+
+// Enum value maps for HostPoolMovePhase.
+var (
+	HostPoolMovePhase_name = map[int32]string{
+		0: "HOST_POOL_MOVE_PHASE_UNSPECIFIED",
+		1: "HOST_POOL_MOVE_PHASE_DRAINING",
+		2: "HOST_POOL_MOVE_PHASE_MOVED",
+		3: "HOST_POOL_MOVE_PHASE_CANCELLED",
+	}
+	HostPoolMovePhase_value = map[string]int32{
+		"HOST_POOL_MOVE_PHASE_UNSPECIFIED": 0,
+		"HOST_POOL_MOVE_PHASE_DRAINING":    1,
+		"HOST_POOL_MOVE_PHASE_MOVED":       2,
+		"HOST_POOL_MOVE_PHASE_CANCELLED":   3,
+	}
+)
+
+func (x HostPoolMovePhase) Enum() *HostPoolMovePhase {
+	p := new(HostPoolMovePhase)
+	*p = x
+	return p
+}
+
+func (x HostPoolMovePhase) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (HostPoolMovePhase) Descriptor() protoreflect.EnumDescriptor {
+	return file_peloton_v1_types_proto_enumTypes[8].Descriptor()
+}
+
+func (HostPoolMovePhase) Type() protoreflect.EnumType {
+	return &file_peloton_v1_types_proto_enumTypes[8]
+}
+
+func (x HostPoolMovePhase) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use HostPoolMovePhase.Descriptor instead.
+func (HostPoolMovePhase) EnumDescriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{8}
+}
+
 type FailoverPolicy_Mode int32
 
 const (
@@ -567,11 +622,11 @@ func (x FailoverPolicy_Mode) String() string {
 }
 
 func (FailoverPolicy_Mode) Descriptor() protoreflect.EnumDescriptor {
-	return file_peloton_v1_types_proto_enumTypes[8].Descriptor()
+	return file_peloton_v1_types_proto_enumTypes[9].Descriptor()
 }
 
 func (FailoverPolicy_Mode) Type() protoreflect.EnumType {
-	return &file_peloton_v1_types_proto_enumTypes[8]
+	return &file_peloton_v1_types_proto_enumTypes[9]
 }
 
 func (x FailoverPolicy_Mode) Number() protoreflect.EnumNumber {
@@ -2055,6 +2110,7 @@ type Event struct {
 	//
 	//	*Event_Job
 	//	*Event_Task
+	//	*Event_HostPoolMove
 	Kind          isEvent_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2136,6 +2192,15 @@ func (x *Event) GetTask() *Task {
 	return nil
 }
 
+func (x *Event) GetHostPoolMove() *HostPoolMove {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_HostPoolMove); ok {
+			return x.HostPoolMove
+		}
+	}
+	return nil
+}
+
 type isEvent_Kind interface {
 	isEvent_Kind()
 }
@@ -2148,9 +2213,16 @@ type Event_Task struct {
 	Task *Task `protobuf:"bytes,5,opt,name=task,proto3,oneof"`
 }
 
+type Event_HostPoolMove struct {
+	// A host changed host pools (job_id is "hostpools").
+	HostPoolMove *HostPoolMove `protobuf:"bytes,6,opt,name=host_pool_move,json=hostPoolMove,proto3,oneof"`
+}
+
 func (*Event_Job) isEvent_Kind() {}
 
 func (*Event_Task) isEvent_Kind() {}
+
+func (*Event_HostPoolMove) isEvent_Kind() {}
 
 // Update is a change of a job's config, rolled out to its instances.
 type Update struct {
@@ -2396,7 +2468,10 @@ type PoolSpec struct {
 	// Never more than this; absent amounts are unlimited.
 	Limit *ResourceAmounts `protobuf:"bytes,3,opt,name=limit,proto3" json:"limit,omitempty"`
 	// Weight for what is left over; absent amounts are 1.
-	Share         *ResourceAmounts `protobuf:"bytes,4,opt,name=share,proto3" json:"share,omitempty"`
+	Share *ResourceAmounts `protobuf:"bytes,4,opt,name=share,proto3" json:"share,omitempty"`
+	// Host pools the pool's tasks may be placed on; empty means those of the
+	// nearest ancestor that names some, or any.
+	HostPools     []string `protobuf:"bytes,5,rep,name=host_pools,json=hostPools,proto3" json:"host_pools,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2455,6 +2530,13 @@ func (x *PoolSpec) GetLimit() *ResourceAmounts {
 func (x *PoolSpec) GetShare() *ResourceAmounts {
 	if x != nil {
 		return x.Share
+	}
+	return nil
+}
+
+func (x *PoolSpec) GetHostPools() []string {
+	if x != nil {
+		return x.HostPools
 	}
 	return nil
 }
@@ -2737,6 +2819,12 @@ type Host struct {
 	RunsImages bool `protobuf:"varint,16,opt,name=runs_images,json=runsImages,proto3" json:"runs_images,omitempty"`
 	// Host ports held by tasks.
 	PortsAllocated uint32 `protobuf:"varint,17,opt,name=ports_allocated,json=portsAllocated,proto3" json:"ports_allocated,omitempty"`
+	// Host pool the host is in ("shared" unless an operator or the host pool
+	// policy put it in another).
+	HostPool string `protobuf:"bytes,19,opt,name=host_pool,json=hostPool,proto3" json:"host_pool,omitempty"`
+	// Host pool the policy is moving the host to: it is drained until
+	// nothing runs there, then moves.
+	HostPoolTarget string `protobuf:"bytes,20,opt,name=host_pool_target,json=hostPoolTarget,proto3" json:"host_pool_target,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -2897,6 +2985,247 @@ func (x *Host) GetPortsAllocated() uint32 {
 	return 0
 }
 
+func (x *Host) GetHostPool() string {
+	if x != nil {
+		return x.HostPool
+	}
+	return ""
+}
+
+func (x *Host) GetHostPoolTarget() string {
+	if x != nil {
+		return x.HostPoolTarget
+	}
+	return ""
+}
+
+// HostPool is a set of hosts that resource pools may name; the host pool
+// policy moves hosts between host pools as pending demand shifts.
+type HostPool struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Name   string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Region string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	Hosts  []string               `protobuf:"bytes,3,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	// Hosts up and not held by an operator (drained or down).
+	InService uint32 `protobuf:"varint,4,opt,name=in_service,json=inService,proto3" json:"in_service,omitempty"`
+	// The policy never takes the host pool below this many hosts in service.
+	Floor uint32 `protobuf:"varint,5,opt,name=floor,proto3" json:"floor,omitempty"`
+	// Of the hosts in service.
+	Capacity  *Resources `protobuf:"bytes,6,opt,name=capacity,proto3" json:"capacity,omitempty"`
+	Allocated *Resources `protobuf:"bytes,7,opt,name=allocated,proto3" json:"allocated,omitempty"`
+	// What tasks waiting for a host of this host pool ask for.
+	Demand *Resources `protobuf:"bytes,8,opt,name=demand,proto3" json:"demand,omitempty"`
+	// Hosts being drained to move to another host pool.
+	Moving []string `protobuf:"bytes,9,rep,name=moving,proto3" json:"moving,omitempty"`
+	// How often the policy runs; absent when it is off.
+	PolicyPeriod  *durationpb.Duration `protobuf:"bytes,10,opt,name=policy_period,json=policyPeriod,proto3" json:"policy_period,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostPool) Reset() {
+	*x = HostPool{}
+	mi := &file_peloton_v1_types_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostPool) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostPool) ProtoMessage() {}
+
+func (x *HostPool) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostPool.ProtoReflect.Descriptor instead.
+func (*HostPool) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *HostPool) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *HostPool) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+func (x *HostPool) GetHosts() []string {
+	if x != nil {
+		return x.Hosts
+	}
+	return nil
+}
+
+func (x *HostPool) GetInService() uint32 {
+	if x != nil {
+		return x.InService
+	}
+	return 0
+}
+
+func (x *HostPool) GetFloor() uint32 {
+	if x != nil {
+		return x.Floor
+	}
+	return 0
+}
+
+func (x *HostPool) GetCapacity() *Resources {
+	if x != nil {
+		return x.Capacity
+	}
+	return nil
+}
+
+func (x *HostPool) GetAllocated() *Resources {
+	if x != nil {
+		return x.Allocated
+	}
+	return nil
+}
+
+func (x *HostPool) GetDemand() *Resources {
+	if x != nil {
+		return x.Demand
+	}
+	return nil
+}
+
+func (x *HostPool) GetMoving() []string {
+	if x != nil {
+		return x.Moving
+	}
+	return nil
+}
+
+func (x *HostPool) GetPolicyPeriod() *durationpb.Duration {
+	if x != nil {
+		return x.PolicyPeriod
+	}
+	return nil
+}
+
+// HostPoolMove is a host changing host pools.
+type HostPoolMove struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	HostId string                 `protobuf:"bytes,1,opt,name=host_id,json=hostId,proto3" json:"host_id,omitempty"`
+	From   string                 `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
+	To     string                 `protobuf:"bytes,3,opt,name=to,proto3" json:"to,omitempty"`
+	Phase  HostPoolMovePhase      `protobuf:"varint,4,opt,name=phase,proto3,enum=peloton.v1.HostPoolMovePhase" json:"phase,omitempty"`
+	// Who or what moved it, with the policy's figures.
+	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	// How long the host was drained before it moved.
+	Waited        *durationpb.Duration   `protobuf:"bytes,6,opt,name=waited,proto3" json:"waited,omitempty"`
+	Time          *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=time,proto3" json:"time,omitempty"`
+	Region        string                 `protobuf:"bytes,8,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostPoolMove) Reset() {
+	*x = HostPoolMove{}
+	mi := &file_peloton_v1_types_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostPoolMove) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostPoolMove) ProtoMessage() {}
+
+func (x *HostPoolMove) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostPoolMove.ProtoReflect.Descriptor instead.
+func (*HostPoolMove) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *HostPoolMove) GetHostId() string {
+	if x != nil {
+		return x.HostId
+	}
+	return ""
+}
+
+func (x *HostPoolMove) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *HostPoolMove) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *HostPoolMove) GetPhase() HostPoolMovePhase {
+	if x != nil {
+		return x.Phase
+	}
+	return HostPoolMovePhase_HOST_POOL_MOVE_PHASE_UNSPECIFIED
+}
+
+func (x *HostPoolMove) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *HostPoolMove) GetWaited() *durationpb.Duration {
+	if x != nil {
+		return x.Waited
+	}
+	return nil
+}
+
+func (x *HostPoolMove) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+func (x *HostPoolMove) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
 type RegionMember struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -2910,7 +3239,7 @@ type RegionMember struct {
 
 func (x *RegionMember) Reset() {
 	*x = RegionMember{}
-	mi := &file_peloton_v1_types_proto_msgTypes[25]
+	mi := &file_peloton_v1_types_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2922,7 +3251,7 @@ func (x *RegionMember) String() string {
 func (*RegionMember) ProtoMessage() {}
 
 func (x *RegionMember) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[25]
+	mi := &file_peloton_v1_types_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2935,7 +3264,7 @@ func (x *RegionMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionMember.ProtoReflect.Descriptor instead.
 func (*RegionMember) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{25}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RegionMember) GetName() string {
@@ -2987,7 +3316,7 @@ type Region struct {
 
 func (x *Region) Reset() {
 	*x = Region{}
-	mi := &file_peloton_v1_types_proto_msgTypes[26]
+	mi := &file_peloton_v1_types_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2999,7 +3328,7 @@ func (x *Region) String() string {
 func (*Region) ProtoMessage() {}
 
 func (x *Region) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[26]
+	mi := &file_peloton_v1_types_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3012,7 +3341,7 @@ func (x *Region) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Region.ProtoReflect.Descriptor instead.
 func (*Region) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{26}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Region) GetName() string {
@@ -3077,7 +3406,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_peloton_v1_types_proto_msgTypes[27]
+	mi := &file_peloton_v1_types_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3089,7 +3418,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[27]
+	mi := &file_peloton_v1_types_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3102,7 +3431,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{27}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Replica) GetJob() *Job {
@@ -3171,7 +3500,7 @@ type RegionPlan struct {
 
 func (x *RegionPlan) Reset() {
 	*x = RegionPlan{}
-	mi := &file_peloton_v1_types_proto_msgTypes[28]
+	mi := &file_peloton_v1_types_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3183,7 +3512,7 @@ func (x *RegionPlan) String() string {
 func (*RegionPlan) ProtoMessage() {}
 
 func (x *RegionPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[28]
+	mi := &file_peloton_v1_types_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3196,7 +3525,7 @@ func (x *RegionPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionPlan.ProtoReflect.Descriptor instead.
 func (*RegionPlan) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{28}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RegionPlan) GetRegion() string {
@@ -3239,7 +3568,7 @@ type PlannedMove struct {
 
 func (x *PlannedMove) Reset() {
 	*x = PlannedMove{}
-	mi := &file_peloton_v1_types_proto_msgTypes[29]
+	mi := &file_peloton_v1_types_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3251,7 +3580,7 @@ func (x *PlannedMove) String() string {
 func (*PlannedMove) ProtoMessage() {}
 
 func (x *PlannedMove) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[29]
+	mi := &file_peloton_v1_types_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3264,7 +3593,7 @@ func (x *PlannedMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlannedMove.ProtoReflect.Descriptor instead.
 func (*PlannedMove) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{29}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PlannedMove) GetJobId() string {
@@ -3320,7 +3649,7 @@ type Drill struct {
 
 func (x *Drill) Reset() {
 	*x = Drill{}
-	mi := &file_peloton_v1_types_proto_msgTypes[30]
+	mi := &file_peloton_v1_types_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3332,7 +3661,7 @@ func (x *Drill) String() string {
 func (*Drill) ProtoMessage() {}
 
 func (x *Drill) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[30]
+	mi := &file_peloton_v1_types_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3345,7 +3674,7 @@ func (x *Drill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drill.ProtoReflect.Descriptor instead.
 func (*Drill) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{30}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Drill) GetId() string {
@@ -3575,13 +3904,14 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\n" +
 	"PortsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01\"\xbb\x01\n" +
+	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01\"\xfd\x01\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x15\n" +
 	"\x06job_id\x18\x03 \x01(\tR\x05jobId\x12)\n" +
 	"\x03job\x18\x04 \x01(\v2\x15.peloton.v1.JobStatusH\x00R\x03job\x12&\n" +
-	"\x04task\x18\x05 \x01(\v2\x10.peloton.v1.TaskH\x00R\x04taskB\x06\n" +
+	"\x04task\x18\x05 \x01(\v2\x10.peloton.v1.TaskH\x00R\x04task\x12@\n" +
+	"\x0ehost_pool_move\x18\x06 \x01(\v2\x18.peloton.v1.HostPoolMoveH\x00R\fhostPoolMoveB\x06\n" +
 	"\x04kind\"\xc1\x04\n" +
 	"\x06Update\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
@@ -3612,12 +3942,14 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\a_mem_mbB\n" +
 	"\n" +
 	"\b_disk_mbB\x06\n" +
-	"\x04_gpu\"\xbd\x01\n" +
+	"\x04_gpu\"\xdc\x01\n" +
 	"\bPoolSpec\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x127\n" +
 	"\vreservation\x18\x02 \x01(\v2\x15.peloton.v1.ResourcesR\vreservation\x121\n" +
 	"\x05limit\x18\x03 \x01(\v2\x1b.peloton.v1.ResourceAmountsR\x05limit\x121\n" +
-	"\x05share\x18\x04 \x01(\v2\x1b.peloton.v1.ResourceAmountsR\x05share\"\xca\x01\n" +
+	"\x05share\x18\x04 \x01(\v2\x1b.peloton.v1.ResourceAmountsR\x05share\x12\x1d\n" +
+	"\n" +
+	"host_pools\x18\x05 \x03(\tR\thostPools\"\xca\x01\n" +
 	"\fPoolResource\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vreservation\x18\x02 \x01(\x01R\vreservation\x12\x14\n" +
@@ -3639,7 +3971,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x06region\x18\x01 \x01(\tR\x06region\x127\n" +
 	"\vreservation\x18\x02 \x01(\v2\x15.peloton.v1.ResourcesR\vreservation\x12+\n" +
 	"\x05limit\x18\x03 \x01(\v2\x15.peloton.v1.ResourcesR\x05limit\x12-\n" +
-	"\x06demand\x18\x04 \x01(\v2\x15.peloton.v1.ResourcesR\x06demand\"\xf5\x05\n" +
+	"\x06demand\x18\x04 \x01(\v2\x15.peloton.v1.ResourcesR\x06demand\"\xbc\x06\n" +
 	"\x04Host\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x18\n" +
@@ -3662,10 +3994,34 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"portRanges\x12\x1f\n" +
 	"\vruns_images\x18\x10 \x01(\bR\n" +
 	"runsImages\x12'\n" +
-	"\x0fports_allocated\x18\x11 \x01(\rR\x0eportsAllocated\x1a9\n" +
+	"\x0fports_allocated\x18\x11 \x01(\rR\x0eportsAllocated\x12\x1b\n" +
+	"\thost_pool\x18\x13 \x01(\tR\bhostPool\x12(\n" +
+	"\x10host_pool_target\x18\x14 \x01(\tR\x0ehostPoolTarget\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x80\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf0\x02\n" +
+	"\bHostPool\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\x12\x14\n" +
+	"\x05hosts\x18\x03 \x03(\tR\x05hosts\x12\x1d\n" +
+	"\n" +
+	"in_service\x18\x04 \x01(\rR\tinService\x12\x14\n" +
+	"\x05floor\x18\x05 \x01(\rR\x05floor\x121\n" +
+	"\bcapacity\x18\x06 \x01(\v2\x15.peloton.v1.ResourcesR\bcapacity\x123\n" +
+	"\tallocated\x18\a \x01(\v2\x15.peloton.v1.ResourcesR\tallocated\x12-\n" +
+	"\x06demand\x18\b \x01(\v2\x15.peloton.v1.ResourcesR\x06demand\x12\x16\n" +
+	"\x06moving\x18\t \x03(\tR\x06moving\x12>\n" +
+	"\rpolicy_period\x18\n" +
+	" \x01(\v2\x19.google.protobuf.DurationR\fpolicyPeriod\"\x93\x02\n" +
+	"\fHostPoolMove\x12\x17\n" +
+	"\ahost_id\x18\x01 \x01(\tR\x06hostId\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x03 \x01(\tR\x02to\x123\n" +
+	"\x05phase\x18\x04 \x01(\x0e2\x1d.peloton.v1.HostPoolMovePhaseR\x05phase\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\x121\n" +
+	"\x06waited\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\x06waited\x12.\n" +
+	"\x04time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x16\n" +
+	"\x06region\x18\b \x01(\tR\x06region\"\x80\x01\n" +
 	"\fRegionMember\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x12\n" +
@@ -3776,7 +4132,12 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\rHOST_STATE_UP\x10\x01\x12\x17\n" +
 	"\x13HOST_STATE_DRAINING\x10\x02\x12\x13\n" +
 	"\x0fHOST_STATE_DOWN\x10\x03\x12\x16\n" +
-	"\x12HOST_STATE_DRAINED\x10\x04B?Z=github.com/peloton-federated/peloton/api/peloton/v1;pelotonv1b\x06proto3"
+	"\x12HOST_STATE_DRAINED\x10\x04*\xa0\x01\n" +
+	"\x11HostPoolMovePhase\x12$\n" +
+	" HOST_POOL_MOVE_PHASE_UNSPECIFIED\x10\x00\x12!\n" +
+	"\x1dHOST_POOL_MOVE_PHASE_DRAINING\x10\x01\x12\x1e\n" +
+	"\x1aHOST_POOL_MOVE_PHASE_MOVED\x10\x02\x12\"\n" +
+	"\x1eHOST_POOL_MOVE_PHASE_CANCELLED\x10\x03B?Z=github.com/peloton-federated/peloton/api/peloton/v1;pelotonv1b\x06proto3"
 
 var (
 	file_peloton_v1_types_proto_rawDescOnce sync.Once
@@ -3790,8 +4151,8 @@ func file_peloton_v1_types_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_types_proto_rawDescData
 }
 
-var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
+var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_peloton_v1_types_proto_goTypes = []any{
 	(JobType)(0),                  // 0: peloton.v1.JobType
 	(ConstraintOp)(0),             // 1: peloton.v1.ConstraintOp
@@ -3801,129 +4162,140 @@ var file_peloton_v1_types_proto_goTypes = []any{
 	(HealthState)(0),              // 5: peloton.v1.HealthState
 	(UpdateState)(0),              // 6: peloton.v1.UpdateState
 	(HostState)(0),                // 7: peloton.v1.HostState
-	(FailoverPolicy_Mode)(0),      // 8: peloton.v1.FailoverPolicy.Mode
-	(*Resources)(nil),             // 9: peloton.v1.Resources
-	(*Constraint)(nil),            // 10: peloton.v1.Constraint
-	(*TaskSpec)(nil),              // 11: peloton.v1.TaskSpec
-	(*Container)(nil),             // 12: peloton.v1.Container
-	(*PortSpec)(nil),              // 13: peloton.v1.PortSpec
-	(*HealthCheck)(nil),           // 14: peloton.v1.HealthCheck
-	(*HTTPProbe)(nil),             // 15: peloton.v1.HTTPProbe
-	(*TCPProbe)(nil),              // 16: peloton.v1.TCPProbe
-	(*Volume)(nil),                // 17: peloton.v1.Volume
-	(*SpreadSpec)(nil),            // 18: peloton.v1.SpreadSpec
-	(*JobSpec)(nil),               // 19: peloton.v1.JobSpec
-	(*SLA)(nil),                   // 20: peloton.v1.SLA
-	(*InstanceOverride)(nil),      // 21: peloton.v1.InstanceOverride
-	(*FailoverPolicy)(nil),        // 22: peloton.v1.FailoverPolicy
-	(*JobStatus)(nil),             // 23: peloton.v1.JobStatus
-	(*Job)(nil),                   // 24: peloton.v1.Job
-	(*Task)(nil),                  // 25: peloton.v1.Task
-	(*Event)(nil),                 // 26: peloton.v1.Event
-	(*Update)(nil),                // 27: peloton.v1.Update
-	(*ResourceAmounts)(nil),       // 28: peloton.v1.ResourceAmounts
-	(*PoolSpec)(nil),              // 29: peloton.v1.PoolSpec
-	(*PoolResource)(nil),          // 30: peloton.v1.PoolResource
-	(*Pool)(nil),                  // 31: peloton.v1.Pool
-	(*PoolRegionShare)(nil),       // 32: peloton.v1.PoolRegionShare
-	(*Host)(nil),                  // 33: peloton.v1.Host
-	(*RegionMember)(nil),          // 34: peloton.v1.RegionMember
-	(*Region)(nil),                // 35: peloton.v1.Region
-	(*Replica)(nil),               // 36: peloton.v1.Replica
-	(*RegionPlan)(nil),            // 37: peloton.v1.RegionPlan
-	(*PlannedMove)(nil),           // 38: peloton.v1.PlannedMove
-	(*Drill)(nil),                 // 39: peloton.v1.Drill
-	nil,                           // 40: peloton.v1.TaskSpec.EnvEntry
-	nil,                           // 41: peloton.v1.JobSpec.LabelsEntry
-	nil,                           // 42: peloton.v1.JobStatus.TaskStatesEntry
-	nil,                           // 43: peloton.v1.Task.PortsEntry
-	nil,                           // 44: peloton.v1.Host.LabelsEntry
-	(*durationpb.Duration)(nil),   // 45: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 46: google.protobuf.Timestamp
+	(HostPoolMovePhase)(0),        // 8: peloton.v1.HostPoolMovePhase
+	(FailoverPolicy_Mode)(0),      // 9: peloton.v1.FailoverPolicy.Mode
+	(*Resources)(nil),             // 10: peloton.v1.Resources
+	(*Constraint)(nil),            // 11: peloton.v1.Constraint
+	(*TaskSpec)(nil),              // 12: peloton.v1.TaskSpec
+	(*Container)(nil),             // 13: peloton.v1.Container
+	(*PortSpec)(nil),              // 14: peloton.v1.PortSpec
+	(*HealthCheck)(nil),           // 15: peloton.v1.HealthCheck
+	(*HTTPProbe)(nil),             // 16: peloton.v1.HTTPProbe
+	(*TCPProbe)(nil),              // 17: peloton.v1.TCPProbe
+	(*Volume)(nil),                // 18: peloton.v1.Volume
+	(*SpreadSpec)(nil),            // 19: peloton.v1.SpreadSpec
+	(*JobSpec)(nil),               // 20: peloton.v1.JobSpec
+	(*SLA)(nil),                   // 21: peloton.v1.SLA
+	(*InstanceOverride)(nil),      // 22: peloton.v1.InstanceOverride
+	(*FailoverPolicy)(nil),        // 23: peloton.v1.FailoverPolicy
+	(*JobStatus)(nil),             // 24: peloton.v1.JobStatus
+	(*Job)(nil),                   // 25: peloton.v1.Job
+	(*Task)(nil),                  // 26: peloton.v1.Task
+	(*Event)(nil),                 // 27: peloton.v1.Event
+	(*Update)(nil),                // 28: peloton.v1.Update
+	(*ResourceAmounts)(nil),       // 29: peloton.v1.ResourceAmounts
+	(*PoolSpec)(nil),              // 30: peloton.v1.PoolSpec
+	(*PoolResource)(nil),          // 31: peloton.v1.PoolResource
+	(*Pool)(nil),                  // 32: peloton.v1.Pool
+	(*PoolRegionShare)(nil),       // 33: peloton.v1.PoolRegionShare
+	(*Host)(nil),                  // 34: peloton.v1.Host
+	(*HostPool)(nil),              // 35: peloton.v1.HostPool
+	(*HostPoolMove)(nil),          // 36: peloton.v1.HostPoolMove
+	(*RegionMember)(nil),          // 37: peloton.v1.RegionMember
+	(*Region)(nil),                // 38: peloton.v1.Region
+	(*Replica)(nil),               // 39: peloton.v1.Replica
+	(*RegionPlan)(nil),            // 40: peloton.v1.RegionPlan
+	(*PlannedMove)(nil),           // 41: peloton.v1.PlannedMove
+	(*Drill)(nil),                 // 42: peloton.v1.Drill
+	nil,                           // 43: peloton.v1.TaskSpec.EnvEntry
+	nil,                           // 44: peloton.v1.JobSpec.LabelsEntry
+	nil,                           // 45: peloton.v1.JobStatus.TaskStatesEntry
+	nil,                           // 46: peloton.v1.Task.PortsEntry
+	nil,                           // 47: peloton.v1.Host.LabelsEntry
+	(*durationpb.Duration)(nil),   // 48: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 49: google.protobuf.Timestamp
 }
 var file_peloton_v1_types_proto_depIdxs = []int32{
 	1,  // 0: peloton.v1.Constraint.op:type_name -> peloton.v1.ConstraintOp
-	10, // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
-	10, // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
-	40, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
-	9,  // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
-	10, // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
-	12, // 6: peloton.v1.TaskSpec.container:type_name -> peloton.v1.Container
-	13, // 7: peloton.v1.TaskSpec.ports:type_name -> peloton.v1.PortSpec
-	14, // 8: peloton.v1.TaskSpec.health_check:type_name -> peloton.v1.HealthCheck
-	14, // 9: peloton.v1.TaskSpec.readiness:type_name -> peloton.v1.HealthCheck
-	17, // 10: peloton.v1.TaskSpec.volumes:type_name -> peloton.v1.Volume
+	11, // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
+	11, // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
+	43, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
+	10, // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
+	11, // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
+	13, // 6: peloton.v1.TaskSpec.container:type_name -> peloton.v1.Container
+	14, // 7: peloton.v1.TaskSpec.ports:type_name -> peloton.v1.PortSpec
+	15, // 8: peloton.v1.TaskSpec.health_check:type_name -> peloton.v1.HealthCheck
+	15, // 9: peloton.v1.TaskSpec.readiness:type_name -> peloton.v1.HealthCheck
+	18, // 10: peloton.v1.TaskSpec.volumes:type_name -> peloton.v1.Volume
 	2,  // 11: peloton.v1.Container.pull_policy:type_name -> peloton.v1.PullPolicy
-	15, // 12: peloton.v1.HealthCheck.http:type_name -> peloton.v1.HTTPProbe
-	16, // 13: peloton.v1.HealthCheck.tcp:type_name -> peloton.v1.TCPProbe
-	45, // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
-	45, // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
-	45, // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
+	16, // 12: peloton.v1.HealthCheck.http:type_name -> peloton.v1.HTTPProbe
+	17, // 13: peloton.v1.HealthCheck.tcp:type_name -> peloton.v1.TCPProbe
+	48, // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
+	48, // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
+	48, // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
 	0,  // 17: peloton.v1.JobSpec.type:type_name -> peloton.v1.JobType
-	11, // 18: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
-	41, // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
-	22, // 20: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
-	21, // 21: peloton.v1.JobSpec.overrides:type_name -> peloton.v1.InstanceOverride
-	18, // 22: peloton.v1.JobSpec.spread:type_name -> peloton.v1.SpreadSpec
-	20, // 23: peloton.v1.JobSpec.sla:type_name -> peloton.v1.SLA
-	11, // 24: peloton.v1.InstanceOverride.task:type_name -> peloton.v1.TaskSpec
-	8,  // 25: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
+	12, // 18: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
+	44, // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
+	23, // 20: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
+	22, // 21: peloton.v1.JobSpec.overrides:type_name -> peloton.v1.InstanceOverride
+	19, // 22: peloton.v1.JobSpec.spread:type_name -> peloton.v1.SpreadSpec
+	21, // 23: peloton.v1.JobSpec.sla:type_name -> peloton.v1.SLA
+	12, // 24: peloton.v1.InstanceOverride.task:type_name -> peloton.v1.TaskSpec
+	9,  // 25: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
 	3,  // 26: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
-	42, // 27: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
-	46, // 28: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
-	46, // 29: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
-	46, // 30: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
-	19, // 31: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
-	23, // 32: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
+	45, // 27: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
+	49, // 28: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
+	49, // 29: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
+	49, // 30: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
+	20, // 31: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
+	24, // 32: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
 	4,  // 33: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
 	4,  // 34: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
-	46, // 35: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
-	46, // 36: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
-	46, // 37: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
-	46, // 38: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
+	49, // 35: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
+	49, // 36: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
+	49, // 37: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
+	49, // 38: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
 	5,  // 39: peloton.v1.Task.health:type_name -> peloton.v1.HealthState
 	5,  // 40: peloton.v1.Task.ready:type_name -> peloton.v1.HealthState
-	43, // 41: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
-	46, // 42: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
-	23, // 43: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
-	25, // 44: peloton.v1.Event.task:type_name -> peloton.v1.Task
-	6,  // 45: peloton.v1.Update.state:type_name -> peloton.v1.UpdateState
-	46, // 46: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
-	46, // 47: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
-	9,  // 48: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
-	28, // 49: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
-	28, // 50: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
-	30, // 51: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
-	29, // 52: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
-	32, // 53: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
-	9,  // 54: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
-	9,  // 55: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
-	9,  // 56: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
-	7,  // 57: peloton.v1.Host.state:type_name -> peloton.v1.HostState
-	9,  // 58: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
-	9,  // 59: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
-	44, // 60: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
-	46, // 61: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
-	46, // 62: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
-	46, // 63: peloton.v1.Host.drain_deadline:type_name -> google.protobuf.Timestamp
-	34, // 64: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
-	9,  // 65: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
-	9,  // 66: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
-	46, // 67: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
-	24, // 68: peloton.v1.Replica.job:type_name -> peloton.v1.Job
-	46, // 69: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
-	46, // 70: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
-	38, // 71: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
-	38, // 72: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
-	46, // 73: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
-	46, // 74: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
-	38, // 75: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
-	38, // 76: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
-	77, // [77:77] is the sub-list for method output_type
-	77, // [77:77] is the sub-list for method input_type
-	77, // [77:77] is the sub-list for extension type_name
-	77, // [77:77] is the sub-list for extension extendee
-	0,  // [0:77] is the sub-list for field type_name
+	46, // 41: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
+	49, // 42: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
+	24, // 43: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
+	26, // 44: peloton.v1.Event.task:type_name -> peloton.v1.Task
+	36, // 45: peloton.v1.Event.host_pool_move:type_name -> peloton.v1.HostPoolMove
+	6,  // 46: peloton.v1.Update.state:type_name -> peloton.v1.UpdateState
+	49, // 47: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
+	49, // 48: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
+	10, // 49: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
+	29, // 50: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
+	29, // 51: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
+	31, // 52: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
+	30, // 53: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
+	33, // 54: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
+	10, // 55: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
+	10, // 56: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
+	10, // 57: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
+	7,  // 58: peloton.v1.Host.state:type_name -> peloton.v1.HostState
+	10, // 59: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
+	10, // 60: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
+	47, // 61: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
+	49, // 62: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
+	49, // 63: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
+	49, // 64: peloton.v1.Host.drain_deadline:type_name -> google.protobuf.Timestamp
+	10, // 65: peloton.v1.HostPool.capacity:type_name -> peloton.v1.Resources
+	10, // 66: peloton.v1.HostPool.allocated:type_name -> peloton.v1.Resources
+	10, // 67: peloton.v1.HostPool.demand:type_name -> peloton.v1.Resources
+	48, // 68: peloton.v1.HostPool.policy_period:type_name -> google.protobuf.Duration
+	8,  // 69: peloton.v1.HostPoolMove.phase:type_name -> peloton.v1.HostPoolMovePhase
+	48, // 70: peloton.v1.HostPoolMove.waited:type_name -> google.protobuf.Duration
+	49, // 71: peloton.v1.HostPoolMove.time:type_name -> google.protobuf.Timestamp
+	37, // 72: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
+	10, // 73: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
+	10, // 74: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
+	49, // 75: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
+	25, // 76: peloton.v1.Replica.job:type_name -> peloton.v1.Job
+	49, // 77: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
+	49, // 78: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
+	41, // 79: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
+	41, // 80: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
+	49, // 81: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
+	49, // 82: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
+	41, // 83: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
+	41, // 84: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
+	85, // [85:85] is the sub-list for method output_type
+	85, // [85:85] is the sub-list for method input_type
+	85, // [85:85] is the sub-list for extension type_name
+	85, // [85:85] is the sub-list for extension extendee
+	0,  // [0:85] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_types_proto_init() }
@@ -3934,6 +4306,7 @@ func file_peloton_v1_types_proto_init() {
 	file_peloton_v1_types_proto_msgTypes[17].OneofWrappers = []any{
 		(*Event_Job)(nil),
 		(*Event_Task)(nil),
+		(*Event_HostPoolMove)(nil),
 	}
 	file_peloton_v1_types_proto_msgTypes[19].OneofWrappers = []any{}
 	type x struct{}
@@ -3941,8 +4314,8 @@ func file_peloton_v1_types_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_types_proto_rawDesc), len(file_peloton_v1_types_proto_rawDesc)),
-			NumEnums:      9,
-			NumMessages:   36,
+			NumEnums:      10,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
