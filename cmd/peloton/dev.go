@@ -31,6 +31,7 @@ type devOptions struct {
 	simMemMB     float64
 	simDuration  time.Duration
 	period       time.Duration
+	hostPools    hostPoolFlags
 	regions      string
 	suspectAfter time.Duration
 	failAfter    time.Duration
@@ -68,6 +69,7 @@ Host manager kinds for --hosts:
 	f.Float64Var(&o.simMemMB, "sim-mem", 32768, "memory MiB per simulated host")
 	f.DurationVar(&o.simDuration, "sim-duration", 5*time.Second, "how long a simulated task runs unless its env sets PELOTON_SIM_DURATION")
 	f.DurationVar(&o.period, "entitlement-period", time.Second, "how long a pool stays above its entitlement before its preemptible work is preempted")
+	o.hostPools.register(f)
 	f.DurationVar(&o.suspectAfter, "suspect-after", 2*time.Second, "with --regions: a region no member of which is reachable for this long is suspect")
 	f.DurationVar(&o.failAfter, "fail-after", 5*time.Second, "with --regions: ... and failed (its relocatable jobs move) after this long")
 	f.DurationVar(&o.recoverAfter, "recover-after", 3*time.Second, "with --regions: a region must be reachable this long before it counts as alive again")
@@ -98,6 +100,10 @@ func runDev(parent context.Context, o devOptions) error {
 	}
 	if o.period <= 0 {
 		return errors.New("--entitlement-period: must be > 0")
+	}
+	hostPools, err := o.hostPools.config()
+	if err != nil {
+		return err
 	}
 	names, err := regionNames(o.region, o.regions)
 	if err != nil {
@@ -131,7 +137,7 @@ func runDev(parent context.Context, o devOptions) error {
 			dataDir = filepath.Join(o.dataDir, name)
 		}
 		rc := regionConfig{
-			Name: name, DataDir: dataDir, Addr: regions[i].Addr, Hosts: o.hosts, Period: o.period,
+			Name: name, DataDir: dataDir, Addr: regions[i].Addr, Hosts: o.hosts, Period: o.period, HostPools: hostPools,
 			SimDefaults: pluginEnv{SimHosts: o.simHosts, SimCPU: o.simCPU, SimMemMB: o.simMemMB, SimDuration: o.simDuration},
 			Health:      policy.HealthConfig{SuspectAfter: o.suspectAfter, FailAfter: o.failAfter, RecoverAfter: o.recoverAfter},
 		}

@@ -34,7 +34,9 @@ type regionConfig struct {
 	// EventRetention is how long job and task history is kept (0: the
 	// job manager's default).
 	EventRetention time.Duration
-	SimDefaults    pluginEnv
+	// HostPools tunes the host pool policy (zero values: its defaults).
+	HostPools   jobmgr.HostPoolConfig
+	SimDefaults pluginEnv
 	// Gossip, when set, joins the region to a federation; otherwise the
 	// region is alone (or in a static in-process federation).
 	Gossip *gossip.Config
@@ -224,7 +226,7 @@ func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
 		return err
 	}
 	engine := jobmgr.New(jobmgr.Config{Region: r.cfg.Name, Store: r.store, Plugins: plugins, Logger: r.log, EntitlementPeriod: r.cfg.Period,
-		EventRetention: r.cfg.EventRetention})
+		EventRetention: r.cfg.EventRetention, HostPools: r.cfg.HostPools})
 	r.mu.Lock()
 	r.engine = engine
 	engine.SetFenced(r.fenced)

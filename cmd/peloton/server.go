@@ -21,6 +21,7 @@ import (
 	"github.com/peloton-federated/peloton/federation/gossip"
 	"github.com/peloton-federated/peloton/federation/policy"
 	k8slease "github.com/peloton-federated/peloton/hostmgr-k8s/lease"
+	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
 	"github.com/peloton-federated/peloton/shard/store/cassandra"
 )
@@ -45,6 +46,16 @@ type serverConfig struct {
 	Events            struct {
 		Retention duration `json:"retention"`
 	} `json:"events"`
+	// HostPools tunes the policy that moves hosts between host pools.
+	HostPools struct {
+		// Period: how often it runs ("off" turns it off); default 10s.
+		Period string `json:"period"`
+		// Floors: the fewest hosts in service per host pool.
+		Floors map[string]int `json:"floors"`
+		// DrainDeadline: how long batch runs on a host drained for a
+		// move may go on; default 10m.
+		DrainDeadline duration `json:"drainDeadline"`
+	} `json:"hostPools"`
 	Gossip *struct {
 		Node          string   `json:"node"`
 		Bind          string   `json:"bind"`
@@ -166,6 +177,19 @@ func loadServerConfig(path string) (*serverConfig, error) {
 	if c.Events.Retention != 0 && c.Events.Retention < duration(time.Minute) {
 		add("events.retention", "must be at least 1m")
 	}
+	if _, err := hostPoolPeriod(c.HostPools.Period); err != nil {
+		add("hostPools.period", err.Error())
+	}
+	for name, n := range c.HostPools.Floors {
+		if !model.ValidHostPoolName(name) {
+			add("hostPools.floors."+name, "not a host pool name (lowercase letters, digits and -, starting with a letter)")
+		} else if n < 0 {
+			add("hostPools.floors."+name, "must be >= 0")
+		}
+	}
+	if c.HostPools.DrainDeadline < 0 {
+		add("hostPools.drainDeadline", "must be >= 0")
+	}
 	if g := c.Gossip; g != nil {
 		if g.Bind == "" {
 			add("gossip.bind", "is required (host:port)")
@@ -281,6 +305,7 @@ func runServer(parent context.Context, c *serverConfig) error {
 	rc := regionConfig{
 		Name: c.Region, DataDir: c.DataDir, Addr: c.Addr, Hosts: c.Hosts, Period: time.Duration(c.EntitlementPeriod),
 		EventRetention: time.Duration(c.Events.Retention),
+		HostPools:      serverHostPools(c),
 		SimDefaults:    pluginEnv{SimHosts: 10, SimCPU: 8, SimMemMB: 32768, SimDuration: 5 * time.Second},
 		Health:         policy.HealthConfig{SuspectAfter: time.Duration(c.Health.SuspectAfter), FailAfter: time.Duration(c.Health.FailAfter), RecoverAfter: time.Duration(c.Health.RecoverAfter)},
 	}
