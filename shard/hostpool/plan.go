@@ -181,7 +181,7 @@ func Plan(in Input) []Move {
 			}
 			out = append(out, Move{Kind: kind, Host: h.ID, From: h.Pool, To: to,
 				Reason: fmt.Sprintf("%s: %s pending; %s: %d hosts in service, floor %d",
-					to, need.String(), h.Pool, s.inService+1, in.Floors[h.Pool])})
+					to, in.Demand[to].String(), h.Pool, s.inService+1, in.Floors[h.Pool])})
 			need = need.Sub(h.Capacity)
 		}
 	}
