@@ -11,7 +11,9 @@ import (
 
 var t0 = time.Unix(1_700_000_000, 0).UTC()
 
-func cpu(cores int64) model.Resources { return model.Resources{MilliCPU: cores * 1000, MemMB: cores * 1024} }
+func cpu(cores int64) model.Resources {
+	return model.Resources{MilliCPU: cores * 1000, MemMB: cores * 1024}
+}
 
 // host is a host of 4 cores, 4 GiB in service in pool, running tasks
 // that hold used cores.
