@@ -110,4 +110,25 @@ func TestUpdateRollbackPauseResume(t *testing.T) {
 	if r := s.cli("update", "rollback", u.ID); r.code == 0 {
 		t.Fatalf("rollback of an ended update accepted: %s", r.stdout)
 	}
+
+	// Abort, over HTTP and through the CLI; a batch size of 0 is refused.
+	if r := s.cli("job", "update", job, "-f", good, "--batch-size", "0"); r.code != 1 || !strings.Contains(r.stderr, "batch_size") {
+		t.Fatalf("batch size 0: exit %d %s", r.code, r.stderr)
+	}
+	for _, via := range []string{"http", "cli"} {
+		out = s.mustCLI("job", "update", job, "-f", writeFile(t, dir, via+".yaml", fmt.Sprintf(sloService, via, "")), "--batch-size", "1", "--start-paused", "-o", "json")
+		if err := json.Unmarshal([]byte(out), &u); err != nil {
+			t.Fatal(err)
+		}
+		if via == "http" {
+			if code, body := s.http("POST", "/v1/updates/"+u.ID+":abort", strings.NewReader(`{}`)); code != 200 {
+				t.Fatalf("abort over HTTP: %d %s", code, body)
+			}
+		} else {
+			s.mustCLI("update", "abort", u.ID)
+		}
+		if got := getUpdate(t, s, u.ID); got.State != "UPDATE_STATE_ABORTED" {
+			t.Fatalf("aborted through %s: %+v", via, got)
+		}
+	}
 }
