@@ -122,50 +122,26 @@ func Drain(in DrainInput) DrainPlan {
 		first uint32
 	}
 	down := map[gangKey]bool{}
-	views := map[model.JobID][]sla.Instance{} // copies, marked as the step takes gangs down
-	view := func(job model.JobID) ([]sla.Instance, bool) {
-		if v, ok := views[job]; ok {
-			return v, true
-		}
-		s, ok := in.SLA[job]
-		if !ok {
-			return nil, false
-		}
-		v := append([]sla.Instance(nil), s.Instances...)
-		views[job] = v
-		return v, true
-	}
+	book := slaBook{jobs: in.SLA, views: map[model.JobID][]sla.Instance{}}
 	for _, r := range in.Runs {
 		h := hosts[r.Host]
 		if h == nil {
 			continue
 		}
 		busy[r.Host] = true
-		key := gangKey{r.Job, r.Instance}
-		if len(r.Gang) > 0 {
-			key.first = r.Gang[0]
-		}
+		key := gangKey{r.Job, gangOf(r)[0]}
 		if r.Restarting || down[key] {
 			continue
 		}
 		a := drainRun(in.Now, h, r)
 		if a.Kind == DrainMove {
-			v, ok := view(r.Job)
-			var why string
-			if !ok {
-				why = "no SLA known for the job"
-			} else if d := sla.Evaluate(in.SLA[r.Job].Limit, v, gangOf(r)); len(d.Held) > 0 {
-				why = d.Reason()
-			}
-			if why != "" {
+			if why := book.admit(r); why != "" {
 				a.Kind, a.Reason, a.Message = DrainHold, "", draining(r.Host)+"; "+why
 			}
 		}
 		if a.Kind == DrainMove || a.Kind == DrainKill {
 			down[key] = true
-			if v, ok := view(r.Job); ok {
-				markDisrupted(v, gangOf(r))
-			}
+			book.markDown(r)
 		}
 		plan.Actions = append(plan.Actions, a)
 	}
@@ -175,6 +151,52 @@ func Drain(in DrainInput) DrainPlan {
 		}
 	}
 	return plan
+}
+
+// slaBook answers the SLA questions of one drain step. It keeps a copy of
+// each job's view, marked as the step takes gangs down, so later questions
+// count them and the input is left alone.
+type slaBook struct {
+	jobs  map[model.JobID]JobSLA
+	views map[model.JobID][]sla.Instance
+}
+
+func (b *slaBook) view(job model.JobID) ([]sla.Instance, bool) {
+	if v, ok := b.views[job]; ok {
+		return v, true
+	}
+	s, ok := b.jobs[job]
+	if !ok {
+		return nil, false
+	}
+	v := append([]sla.Instance(nil), s.Instances...)
+	b.views[job] = v
+	return v, true
+}
+
+// admit says why r's gang may not be taken down now, "" when it may.
+func (b *slaBook) admit(r DrainRun) string {
+	v, ok := b.view(r.Job)
+	if !ok {
+		return "no SLA known for the job"
+	}
+	return sla.Evaluate(b.jobs[r.Job].Limit, v, gangOf(r)).Reason()
+}
+
+// markDown counts r's gang as disrupted from now on.
+func (b *slaBook) markDown(r DrainRun) {
+	v, ok := b.view(r.Job)
+	if !ok {
+		return
+	}
+	ids := gangOf(r)
+	for i := range v {
+		for _, id := range ids {
+			if v[i].ID == id {
+				v[i].Disrupted = true
+			}
+		}
+	}
 }
 
 // drainRun decides for one run, before its job's SLA is asked.
@@ -211,16 +233,4 @@ func gangOf(r DrainRun) []uint32 {
 		return []uint32{r.Instance}
 	}
 	return r.Gang
-}
-
-// markDisrupted marks instances of a view as being taken down, so later
-// questions of the same step count them.
-func markDisrupted(view []sla.Instance, ids []uint32) {
-	for i := range view {
-		for _, id := range ids {
-			if view[i].ID == id {
-				view[i].Disrupted = true
-			}
-		}
-	}
 }

@@ -167,34 +167,47 @@ func DecideRunEnd(in RunEnd) RunEndDecision {
 	case model.TaskSucceeded:
 		d.Action, d.State = RunEndFinish, model.TaskSucceeded
 	case model.TaskFailed, model.TaskKilled:
-		d.Failures++
-		retry := d.Failures < in.Policy.MaxAttempts
-		if !retry || (in.Gang && !in.Policy.GangRestart) {
-			d.Action, d.State, d.StopGang = RunEndGiveUp, model.TaskFailed, in.Gang
-			return d
-		}
-		d.relaunchAfter(in, in.Policy.Backoff.Delay(d.Failures))
-		d.Message = fmt.Sprintf("run %d %s (%s); retry %d of %d after %s", in.Run, in.Ended, in.Message, d.Failures, in.Policy.MaxAttempts-1, d.Delay)
-		if in.Gang {
-			d.Action, d.State = RunEndRestartGang, model.TaskFailed
-			d.GangReason = ReasonGangRestart
-			d.GangMessage = fmt.Sprintf("instance %d failed: %s", in.Instance, in.Message)
-			return d
-		}
-		d.Reason = model.ReasonRetrying
+		d.failed(in)
 	case model.TaskLost:
-		// Every task runs to a terminal state at least once.
-		d.RetryAfter, d.Delay = time.Time{}, 0
-		if in.Gang {
-			d.Action, d.State = RunEndRestartGang, model.TaskLost
-			d.GangReason = in.EndReason
-			d.GangMessage = fmt.Sprintf("instance %d lost: %s", in.Instance, in.Message)
-			return d
-		}
-		d.Action, d.State = RunEndRelaunch, model.TaskInitialized
-		d.Message = fmt.Sprintf("run %d lost (%s); relaunching", in.Run, in.Message)
+		d.lost(in)
 	}
 	return d
+}
+
+// failed decides for a run of a batch task or a gang member that failed
+// (or was killed by something other than a stop): a retry after the
+// backoff, a gang restart, or giving up.
+func (d *RunEndDecision) failed(in RunEnd) {
+	d.Failures++
+	retry := d.Failures < in.Policy.MaxAttempts
+	if !retry || (in.Gang && !in.Policy.GangRestart) {
+		d.Action, d.State, d.StopGang = RunEndGiveUp, model.TaskFailed, in.Gang
+		return
+	}
+	d.relaunchAfter(in, in.Policy.Backoff.Delay(d.Failures))
+	d.Message = fmt.Sprintf("run %d %s (%s); retry %d of %d after %s", in.Run, in.Ended, in.Message, d.Failures, in.Policy.MaxAttempts-1, d.Delay)
+	if in.Gang {
+		d.Action, d.State = RunEndRestartGang, model.TaskFailed
+		d.GangReason = ReasonGangRestart
+		d.GangMessage = fmt.Sprintf("instance %d failed: %s", in.Instance, in.Message)
+		return
+	}
+	d.Reason = model.ReasonRetrying
+}
+
+// lost decides for a lost run: it runs again at once and does not count
+// as a failure, so every task runs to a terminal state at least once; a
+// lost gang member restarts its gang.
+func (d *RunEndDecision) lost(in RunEnd) {
+	d.RetryAfter, d.Delay = time.Time{}, 0
+	if in.Gang {
+		d.Action, d.State = RunEndRestartGang, model.TaskLost
+		d.GangReason = in.EndReason
+		d.GangMessage = fmt.Sprintf("instance %d lost: %s", in.Instance, in.Message)
+		return
+	}
+	d.Action, d.State = RunEndRelaunch, model.TaskInitialized
+	d.Message = fmt.Sprintf("run %d lost (%s); relaunching", in.Run, in.Message)
 }
 
 // relaunchAfter makes d a relaunch after delay.

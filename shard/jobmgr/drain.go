@@ -35,6 +35,24 @@ func (e *Engine) drainStep(now time.Time) {
 	if !busy {
 		return
 	}
+	for _, a := range goalstate.Drain(e.drainInput(now, hosts)).Actions {
+		je, t := e.task(model.TaskID{Job: a.Job, Instance: a.Instance})
+		if t == nil {
+			continue
+		}
+		switch a.Kind {
+		case goalstate.DrainHold:
+			e.noteWaiting(je, t, a.Message, now)
+		case goalstate.DrainMove, goalstate.DrainKill:
+			e.log.Info("drain stops a run", "task", t.ID, "host", t.Host, "why", a.Message)
+			e.restartGang(je, gangOf(je, t.ID.Instance), a.Reason, a.Message, now)
+		}
+	}
+}
+
+// drainInput is the runs on the busy draining hosts, in job and instance
+// order, with the SLA views of their long-running jobs.
+func (e *Engine) drainInput(now time.Time, hosts []goalstate.DrainHost) goalstate.DrainInput {
 	in := goalstate.DrainInput{Now: now, Hosts: hosts, SLA: map[model.JobID]goalstate.JobSLA{}}
 	draining := make(map[model.HostID]bool, len(hosts))
 	for _, h := range hosts {
@@ -69,19 +87,7 @@ func (e *Engine) drainStep(now time.Time) {
 			}
 		}
 	}
-	for _, a := range goalstate.Drain(in).Actions {
-		je, t := e.task(model.TaskID{Job: a.Job, Instance: a.Instance})
-		if t == nil {
-			continue
-		}
-		switch a.Kind {
-		case goalstate.DrainHold:
-			e.noteWaiting(je, t, a.Message, now)
-		case goalstate.DrainMove, goalstate.DrainKill:
-			e.log.Info("drain stops a run", "task", t.ID, "host", t.Host, "why", a.Message)
-			e.restartGang(je, gangOf(je, t.ID.Instance), a.Reason, a.Message, now)
-		}
-	}
+	return in
 }
 
 // noteWaiting records on a task why a disruption of it waits.
