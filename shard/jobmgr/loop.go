@@ -291,6 +291,7 @@ func (e *Engine) converge(je *jobEntry, now time.Time) {
 		n := min(j.Spec.Instances-created, uint32(e.cfg.CreateBatch))
 		for i := created; i < created+n; i++ {
 			t := e.newTask(j, i)
+			je.reuseRemoved(t)
 			je.tasks = append(je.tasks, t)
 			je.counts[model.TaskInitialized]++
 			e.markDirty(je, t)

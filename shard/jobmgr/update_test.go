@@ -147,7 +147,6 @@ func TestUpdateRefusals(t *testing.T) {
 	base := spec
 	base.Pool, base.MaxAttempts, base.Type = RootPool, 3, model.JobService
 	for field, mutate := range map[string]func(*model.JobSpec){
-		"instances": func(s *model.JobSpec) { s.Instances = 2 },
 		"type":      func(s *model.JobSpec) { s.Type = model.JobBatch },
 		"gang_size": func(s *model.JobSpec) { s.GangSize = 2 },
 		"revocable": func(s *model.JobSpec) { s.Revocable = true },
@@ -327,7 +326,7 @@ func TestEndedTasksLeaveMemory(t *testing.T) {
 	if err != nil || tk.ID.Instance != 3 || tk.State != model.TaskSucceeded {
 		t.Fatalf("GetTask of an ended task: %+v %v", tk, err)
 	}
-	out, err := s.e.StopTasks(context.Background(), j, []uint32{2, 7})
+	out, err := s.e.StopTasks(context.Background(), j, []uint32{2, 7}, false)
 	if err != nil || len(out) != 2 || out[0].ID.Instance != 2 || out[1].ID.Instance != 7 {
 		t.Fatalf("StopTasks over a cold task: %+v %v", out, err)
 	}

@@ -41,6 +41,9 @@ func (je *jobEntry) placementTask(t *model.TaskRuntime, ref, gang int) placement
 	cons := cfg.constraints(t.ID.Instance)
 	image := cfg.runsImage(t.ID.Instance)
 	pin := t.PinnedHost()
+	if pin == "" {
+		pin = je.prefer[t.ID.Instance] // tried once; any host after
+	}
 	if image || pin != "" {
 		extra := make([]model.Constraint, len(cons), len(cons)+2)
 		copy(extra, cons)

@@ -64,8 +64,11 @@ const (
 	// UpdateRecordV2 appends the failures counted, the failures allowed,
 	// whether to roll back on failure, and whether it is paused.
 	UpdateRecordV1      = 1
-	UpdateRecordV2      = 2
-	UpdateRecordVersion = UpdateRecordV2
+	UpdateRecordV2 = 2
+	// UpdateRecordV3 appends the time an instance must stay healthy,
+	// in-place, and the instances in flight.
+	UpdateRecordV3      = 3
+	UpdateRecordVersion = UpdateRecordV3
 	EventRecordVersion  = 1
 )
 
