@@ -13,6 +13,9 @@
 //     under their job's SLA, which are killed at once (revocable work, a
 //     passed deadline, a host marked down), which wait, and which hosts are
 //     drained.
+//   - the rolling update step (UpdateStep): which gangs take the target
+//     config in place, which restart now, which removed gangs stop, and
+//     how far the update is.
 //
 // Everything is a function of its arguments: time comes in as now, the
 // SLA as the job's instances and limit (evaluated with shard/sla). No
