@@ -7,6 +7,11 @@
 // placement core, launches and kills through host manager plugins, and
 // derives each job's state from its tasks.
 //
-// It imports the shard's cores (resmgr, placement), the store and hostmgr
-// interfaces; never a concrete store backend, plugin, the API or gateway.
+// What follows the end of a run and what a drain step does are decided by
+// the pure core goalstate; the engine builds its input and applies the
+// decision.
+//
+// It imports the shard's cores (resmgr, placement, goalstate, sla), the
+// store and hostmgr interfaces; never a concrete store backend, plugin, the
+// API or gateway.
 package jobmgr

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/peloton-federated/peloton/shard/goalstate"
 	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/resmgr"
@@ -15,7 +16,7 @@ import (
 
 // Reasons for gang-level transitions.
 const (
-	ReasonGangRestart = "GANG_RESTART"
+	ReasonGangRestart = goalstate.ReasonGangRestart
 	ReasonGangFailed  = "GANG_MEMBER_FAILED"
 )
 

@@ -166,10 +166,7 @@ func (e *Engine) applyHealth(je *jobEntry, t *model.TaskRuntime, st hostmgr.Task
 		return
 	}
 	t.Failures++
-	backoff := e.cfg.RetryBackoff << min(t.Failures-1, 30)
-	if backoff > e.cfg.MaxRetryBackoff || backoff <= 0 {
-		backoff = e.cfg.MaxRetryBackoff
-	}
+	backoff := e.backoff().Delay(t.Failures)
 	t.RetryAfter = now.Add(backoff)
 	msg := fmt.Sprintf("run %d failed its health check; restarting after %s", t.Run, backoff)
 	if st.Message != "" {
