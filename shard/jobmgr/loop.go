@@ -265,6 +265,16 @@ func (e *Engine) failGang(je *jobEntry, g resmgr.GangID, failed *model.TaskRunti
 
 // newRun starts a fresh run of a task from INITIALIZED.
 func (e *Engine) newRun(je *jobEntry, t *model.TaskRuntime, now time.Time) {
+	if u := je.update; u != nil && u.InPlace && !u.State.IsTerminal() && t.Host != "" {
+		// During an in-place update every new run of an instance (a
+		// restart after a failed probe too) tries its host first.
+		if _, ok := je.prefer[t.ID.Instance]; !ok {
+			if je.prefer == nil {
+				je.prefer = map[uint32]model.HostID{}
+			}
+			je.prefer[t.ID.Instance] = t.Host
+		}
+	}
 	t.Run++
 	t.ConfigVersion = max(je.job.ConfigVersion, 1)
 	t.Host, t.Cluster = "", ""
