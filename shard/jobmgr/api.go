@@ -3,6 +3,7 @@ package jobmgr
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -262,8 +263,14 @@ func (e *Engine) GetTask(id model.TaskID) (*model.TaskRuntime, error) {
 	return &cp, nil
 }
 
+// ErrSLA: the operation would take more of a job's instances down than
+// its SLA allows.
+var ErrSLA = errors.New("would break the job's SLA")
+
 // StopTasks kills some (or all, when instances is empty) tasks of a job.
-func (e *Engine) StopTasks(ctx context.Context, id model.JobID, instances []uint32) ([]*model.TaskRuntime, error) {
+// Stopping running instances of a long-running job asks its SLA first and
+// is refused with ErrSLA when it says no, unless force.
+func (e *Engine) StopTasks(ctx context.Context, id model.JobID, instances []uint32, force bool) ([]*model.TaskRuntime, error) {
 	e.lock()
 	je := e.jobs[id]
 	if je == nil {
@@ -304,6 +311,12 @@ func (e *Engine) StopTasks(ctx context.Context, id model.JobID, instances []uint
 			}
 		}
 		instances = all
+	}
+	if !force && je.job.Spec.LongRunning() {
+		if err := e.admitStops(je, instances); err != nil {
+			e.mu.Unlock()
+			return nil, err
+		}
 	}
 	var cold []int
 	for _, i := range instances {
@@ -381,4 +394,24 @@ func (e *Engine) Clusters() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// admitStops asks the SLA whether the live instances among instances may
+// all be stopped now; the caller holds the lock.
+func (e *Engine) admitStops(je *jobEntry, instances []uint32) error {
+	limit, view := slaLimit(&je.job.Spec), e.slaView(je)
+	seen := map[uint32]bool{}
+	for _, i := range instances {
+		t := je.tasks[i]
+		g := gangOf(je, i)
+		if seen[g.Gang] || t.State.IsTerminal() || t.Goal == model.TaskKilled {
+			continue
+		}
+		seen[g.Gang] = true
+		if ok, why := admitDisruption(je, g, limit, view); !ok {
+			return fmt.Errorf("stopping instance %d of job %s now %w (%s); stop fewer at once, wait, or force it",
+				i, je.job.ID, ErrSLA, why)
+		}
+	}
+	return nil
 }

@@ -40,13 +40,18 @@ func slaLimit(spec *model.JobSpec) uint32 {
 func (e *Engine) slaView(je *jobEntry) []sla.Instance {
 	out := make([]sla.Instance, 0, len(je.tasks))
 	for _, t := range je.tasks {
-		if t == nil || isCold(t) || t.Goal == model.TaskKilled || (t.State.IsTerminal() && t.State != model.TaskLost) {
+		if t == nil || isCold(t) {
+			continue
+		}
+		// An instance an update removes counts as disrupted until it ended.
+		removing := t.Goal == model.TaskKilled && t.Reason == ReasonRemoved && !t.State.IsTerminal()
+		if (t.Goal == model.TaskKilled && !removing) || (t.State.IsTerminal() && t.State != model.TaskLost) {
 			continue
 		}
 		out = append(out, sla.Instance{
 			ID:        t.ID.Instance,
-			Available: je.available(t),
-			Disrupted: e.restarting[gangOf(je, t.ID.Instance)] != nil,
+			Available: je.available(t) && !removing,
+			Disrupted: removing || e.restarting[gangOf(je, t.ID.Instance)] != nil,
 		})
 	}
 	return out
@@ -74,4 +79,36 @@ func admitDisruption(je *jobEntry, g resmgr.GangID, limit uint32, view []sla.Ins
 		}
 	}
 	return true, ""
+}
+
+// preemptionRoom is, for every preemptible long-running job, how many
+// more of its instances its SLA lets go down now: preemption takes no
+// more than that in a pass, and waits for the rest. Instances waiting in
+// the queue without resources do not count here: once preempted, an
+// instance waits for its pool's entitlement, and counting it would let
+// one preempted instance keep the pool that needs the room from ever
+// getting its reservation. What preemption is paced by is the instances
+// it is stopping and those that hold a host but are not yet available.
+func (e *Engine) preemptionRoom() map[model.JobID]uint32 {
+	var room map[model.JobID]uint32
+	for id, je := range e.jobs {
+		spec := &je.job.Spec
+		if !spec.Preemptible || !spec.LongRunning() || je.evicted || je.job.Status.State.IsTerminal() {
+			continue
+		}
+		if room == nil {
+			room = map[model.JobID]uint32{}
+		}
+		limit, down := slaLimit(spec), uint32(0)
+		for _, t := range je.tasks {
+			if t == nil || isCold(t) || t.State.IsTerminal() && t.State != model.TaskLost {
+				continue
+			}
+			if e.restarting[gangOf(je, t.ID.Instance)] != nil || (t.State.HoldsResources() && !je.available(t)) {
+				down++
+			}
+		}
+		room[id] = limit - min(limit, down)
+	}
+	return room
 }

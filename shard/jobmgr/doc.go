@@ -7,6 +7,10 @@
 // placement core, launches and kills through host manager plugins, and
 // derives each job's state from its tasks.
 //
+// What follows the end of a run and what a drain step does are decided by
+// the pure core goalstate; the engine builds its input and applies the
+// decision.
+//
 // It is also the shell of the host pool policy (hostpools.go; the decisions
 // are package hostpool's): the job manager owns the host records that hold
 // a host's host pool beside its drain, and the drain step that moves
@@ -14,6 +18,7 @@
 // the record it already keeps plus a drain it already knows how to run.
 // The host manager's cache only mirrors what plugins report.
 //
-// It imports the shard's cores (resmgr, placement), the store and hostmgr
-// interfaces; never a concrete store backend, plugin, the API or gateway.
+// It imports the shard's cores (resmgr, placement, goalstate, sla,
+// hostpool), the store and hostmgr interfaces; never a concrete store
+// backend, plugin, the API or gateway.
 package jobmgr

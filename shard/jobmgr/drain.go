@@ -3,15 +3,17 @@ package jobmgr
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/peloton-federated/peloton/shard/goalstate"
 	"github.com/peloton-federated/peloton/shard/model"
-	"github.com/peloton-federated/peloton/shard/sla"
 )
 
 // Reasons of runs a host drain stopped.
 const (
-	ReasonHostDrained = "HOST_DRAINED"
+	ReasonHostDrained = goalstate.ReasonHostDrained
 )
 
 // ErrHostState: the host is not in a state the operation needs.
@@ -20,89 +22,72 @@ var ErrHostState = fmt.Errorf("host state: %w", ErrInvalid)
 // drainEvery bounds how often the drain step scans running tasks.
 const drainEvery = 250 * time.Millisecond
 
-// drainAction is what a drain does with one run on a draining host, a
-// pure function of the run's job, the drain and the time.
-type drainAction uint8
-
-const (
-	drainWait drainAction = iota // let it run on (a batch run before the deadline)
-	drainMove                    // take it down under the job's SLA; it runs again elsewhere
-	drainKill                    // take it down now: revocable work, a deadline passed, a forced down
-)
-
-// drainDecision decides what happens to a run of a job of spec on a
-// draining host whose record is rec.
-func drainDecision(spec *model.JobSpec, rec *model.HostRecord, now time.Time) drainAction {
-	switch {
-	case rec.Down:
-		return drainKill // forced down: nothing waits
-	case spec.Revocable:
-		return drainKill
-	case spec.Type == model.JobDaemon:
-		return drainWait // the daemon's own loop stops it
-	case spec.LongRunning():
-		return drainMove
-	case !rec.DrainDeadline.IsZero() && !now.Before(rec.DrainDeadline):
-		return drainKill
-	}
-	return drainWait
-}
-
-// drainStep moves what runs on draining hosts: revocable runs and runs past
-// the drain's deadline are killed at once; long-running instances are
-// restarted elsewhere as their job's SLA allows, one gang at a time per
-// job and pass.
+// drainStep moves what runs on draining hosts, as goalstate.Drain decides:
+// revocable runs and runs past the drain's deadline are killed at once;
+// long-running instances are restarted elsewhere as their job's SLA
+// allows; a gang is taken down whole.
 func (e *Engine) drainStep(now time.Time) {
 	if now.Sub(e.lastDrain) < drainEvery {
 		return
 	}
 	e.lastDrain = now
-	recs := e.drainingHosts()
-	if len(recs) == 0 {
+	hosts, busy := e.drainingHosts()
+	if !busy {
 		return
 	}
-	type slaState struct {
-		limit uint32
-		view  []sla.Instance
+	for _, a := range goalstate.Drain(e.drainInput(now, hosts)).Actions {
+		je, t := e.task(model.TaskID{Job: a.Job, Instance: a.Instance})
+		if t == nil {
+			continue
+		}
+		switch a.Kind {
+		case goalstate.DrainHold:
+			e.noteWaiting(je, t, a.Message, now)
+		case goalstate.DrainMove, goalstate.DrainKill:
+			e.log.Info("drain stops a run", "task", t.ID, "host", t.Host, "why", a.Message)
+			e.restartGang(je, gangOf(je, t.ID.Instance), a.Reason, a.Message, now)
+		}
 	}
-	views := map[model.JobID]*slaState{}
+}
+
+// drainInput is the runs on the busy draining hosts, in job and instance
+// order, with the SLA views of their long-running jobs.
+func (e *Engine) drainInput(now time.Time, hosts []goalstate.DrainHost) goalstate.DrainInput {
+	in := goalstate.DrainInput{Now: now, Hosts: hosts, SLA: map[model.JobID]goalstate.JobSLA{}}
+	draining := make(map[model.HostID]bool, len(hosts))
+	for _, h := range hosts {
+		draining[h.ID] = h.Tasks > 0
+	}
 	for _, je := range e.sortedJobs() {
 		if je.evicted || je.job.Status.State.IsTerminal() {
 			continue
 		}
+		spec := &je.job.Spec
 		for _, t := range je.tasks {
-			if t == nil || isCold(t) || !t.State.HoldsResources() {
-				continue
-			}
-			rec := recs[t.Host]
-			if rec == nil {
+			if t == nil || isCold(t) || !t.State.HoldsResources() || !draining[t.Host] {
 				continue
 			}
 			g := gangOf(je, t.ID.Instance)
-			if e.restarting[g] != nil {
-				continue
+			members := je.members(g)
+			ids := make([]uint32, len(members))
+			for i, m := range members {
+				ids[i] = m.ID.Instance
 			}
-			msg := "host " + string(t.Host) + " is draining"
-			switch drainDecision(&je.job.Spec, rec, now) {
-			case drainWait:
-				continue
-			case drainKill:
-				e.restartGang(je, g, ReasonHostDrained, msg, now)
-			case drainMove:
-				st := views[je.job.ID]
-				if st == nil {
-					st = &slaState{limit: slaLimit(&je.job.Spec), view: e.slaView(je)}
-					views[je.job.ID] = st
-				}
-				if ok, why := admitDisruption(je, g, st.limit, st.view); !ok {
-					e.noteWaiting(je, t, msg+"; "+why, now)
-					continue
-				}
-				e.restartGang(je, g, ReasonHostDrained, msg+"; moving elsewhere", now)
+			in.Runs = append(in.Runs, goalstate.DrainRun{
+				Job:        je.job.ID,
+				Instance:   t.ID.Instance,
+				Host:       t.Host,
+				Type:       spec.Type,
+				Revocable:  spec.Revocable,
+				Gang:       ids,
+				Restarting: e.restarting[g] != nil,
+			})
+			if _, ok := in.SLA[je.job.ID]; !ok && spec.LongRunning() {
+				in.SLA[je.job.ID] = goalstate.JobSLA{Limit: slaLimit(spec), Instances: e.slaView(je)}
 			}
-			e.log.Info("drain stops a run", "task", t.ID, "host", t.Host)
 		}
 	}
+	return in
 }
 
 // noteWaiting records on a task why a disruption of it waits.
@@ -113,25 +98,26 @@ func (e *Engine) noteWaiting(je *jobEntry, t *model.TaskRuntime, msg string, now
 	}
 }
 
-// drainingHosts returns the records of hosts being drained (or marked
-// down) that still hold runs of the shard.
-func (e *Engine) drainingHosts() map[model.HostID]*model.HostRecord {
+// drainingHosts returns the hosts being drained (or marked down), with
+// how many runs each still holds, and whether any holds one.
+func (e *Engine) drainingHosts() ([]goalstate.DrainHost, bool) {
 	e.hosts.mu.Lock()
 	defer e.hosts.mu.Unlock()
-	var out map[model.HostID]*model.HostRecord
+	var out []goalstate.DrainHost
+	busy := false
 	for id, r := range e.hosts.recs {
 		if !r.Draining {
 			continue
 		}
-		if v, ok := e.cfg.Hosts.View(id); !ok || v.Tasks == 0 {
-			continue
+		h := goalstate.DrainHost{ID: id, Deadline: r.DrainDeadline, Down: r.Down}
+		if v, ok := e.cfg.Hosts.View(id); ok {
+			h.Tasks = v.Tasks
 		}
-		if out == nil {
-			out = map[model.HostID]*model.HostRecord{}
-		}
-		out[id] = r
+		busy = busy || h.Tasks > 0
+		out = append(out, h)
 	}
-	return out
+	slices.SortFunc(out, func(a, b goalstate.DrainHost) int { return strings.Compare(string(a.ID), string(b.ID)) })
+	return out, busy
 }
 
 // MarkHostDown takes a drained host down for maintenance. A host that

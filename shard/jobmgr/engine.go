@@ -137,6 +137,19 @@ type jobEntry struct {
 	failed   map[uint32]bool
 	// updateReason says why the update is where it is (a rollback's cause).
 	updateReason string
+	// healthySince is when each gang the update restarted was first seen
+	// available (for the update's MinHealthy).
+	healthySince map[uint32]time.Time
+	// prefer names the host an instance's next run should go to when it
+	// still fits there (an in-place update); tried for one placement pass.
+	prefer map[uint32]model.HostID
+	// sameTasks caches, per pair of config versions without overrides,
+	// whether their tasks are the same.
+	sameTasks map[[2]uint64]bool
+	// removed holds the last run and stored revision of instances an
+	// update removed: made again, they go on from there, so a run id is
+	// never used twice.
+	removed map[uint32]removedTask
 }
 
 // Engine is the job manager of one shard: the goal-state loop and the
@@ -343,6 +356,8 @@ func (e *Engine) recover(ctx context.Context) error {
 		for _, t := range tasks {
 			if int(t.ID.Instance) < len(je.tasks) {
 				je.tasks[t.ID.Instance] = t
+			} else {
+				je.rememberRemoved(t) // an update removed it
 			}
 		}
 		// Runs hold what their own config asked for.

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/peloton-federated/peloton/shard/goalstate"
 	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/resmgr"
@@ -15,7 +16,7 @@ import (
 
 // Reasons for gang-level transitions.
 const (
-	ReasonGangRestart = "GANG_RESTART"
+	ReasonGangRestart = goalstate.ReasonGangRestart
 	ReasonGangFailed  = "GANG_MEMBER_FAILED"
 )
 
@@ -36,7 +37,8 @@ func gangOf(je *jobEntry, instance uint32) resmgr.GangID {
 func (je *jobEntry) members(g resmgr.GangID) []*model.TaskRuntime {
 	n := gangSize(&je.job.Spec)
 	first := g.Gang * n
-	end := min(first+n, je.job.Spec.Instances)
+	// Instances an update removed are members until they are forgotten.
+	end := min(first+n, max(je.job.Spec.Instances, uint32(len(je.tasks))))
 	if first >= end || int(end) > len(je.tasks) {
 		return nil
 	}
@@ -144,7 +146,7 @@ func (e *Engine) admit(now time.Time) {
 	if len(e.revocable) > 0 {
 		slack = e.slack()
 	}
-	d := e.sched.Pass(resmgr.PassInput{Capacity: capacity, Slack: slack})
+	d := e.sched.Pass(resmgr.PassInput{Capacity: capacity, Slack: slack, Disruptable: e.preemptionRoom()})
 	for _, g := range d.Admit {
 		gang, _, ok := e.sched.Lookup(g)
 		je := e.jobs[g.Job]

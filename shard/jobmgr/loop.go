@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/peloton-federated/peloton/shard/goalstate"
 	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/resmgr"
@@ -183,99 +184,69 @@ func (e *Engine) applyStatuses(sts []hostmgr.TaskStatus, now time.Time) {
 	}
 }
 
-// endRun records the end of a task's current run and decides what follows:
-// a retry after backoff, a relaunch, a gang restart, or the end of the task.
+// endRun records the end of a task's current run and carries out what
+// goalstate decides follows: a retry after backoff, a relaunch, a gang
+// restart, or the end of the task.
 func (e *Engine) endRun(je *jobEntry, t *model.TaskRuntime, s model.TaskState, reason, msg string, code int32, now time.Time) {
 	e.release(je, t)
-	if t.Reason == "" || (reason != model.ReasonKilled && reason != "") {
-		t.Reason = reason
-	}
-	t.Message, t.ExitCode = msg, code
-	t.CompletionTime = now
 	delete(je.killSent, t.RunID())
 	spec := &je.job.Spec
 	g := gangOf(je, t.ID.Instance)
-	if r := e.restarting[g]; r != nil {
-		// Killed for a preemption or a gang restart: it runs again.
-		if s != model.TaskSucceeded && s != model.TaskFailed {
-			s = model.TaskKilled
-		}
-		t.Reason, t.Message = r.reason, r.message+"; "+msg
-		e.setState(je, t, s, now)
+	in := goalstate.RunEnd{
+		Instance:   t.ID.Instance,
+		Run:        t.Run,
+		Reason:     t.Reason,
+		Failures:   t.Failures,
+		RetryAfter: t.RetryAfter,
+		Stopping:   t.Goal == model.TaskKilled,
+		Ended:      s,
+		EndReason:  reason,
+		Message:    msg,
+		Type:       spec.Type,
+		Policy:     e.retryPolicy(spec),
+		Gang:       gangSize(spec) > 1,
+		Now:        now,
+	}
+	r := e.restarting[g]
+	if r != nil {
+		in.Restart = &goalstate.GangRestart{Reason: r.reason, Message: r.message}
+	}
+	d := goalstate.DecideRunEnd(in)
+	t.Reason, t.Message, t.ExitCode = d.Reason, d.Message, code
+	t.Failures, t.RetryAfter = d.Failures, d.RetryAfter
+	t.CompletionTime = now
+	switch d.Action {
+	case goalstate.RunEndGangMember:
+		e.setState(je, t, d.State, now)
 		r.remaining--
 		e.finishRestart(je, g, now)
-		return
-	}
-	if t.Goal == model.TaskKilled {
-		if s != model.TaskSucceeded && s != model.TaskFailed {
-			s = model.TaskKilled
-		}
-		e.setState(je, t, s, now)
+	case goalstate.RunEndFinish, goalstate.RunEndGiveUp:
+		e.setState(je, t, d.State, now)
 		e.sched.Finished(g, t.ID)
-		return
-	}
-	gang := gangSize(spec) > 1
-	if spec.LongRunning() && !gang && (s == model.TaskSucceeded || s == model.TaskFailed || s == model.TaskKilled) {
-		// A service runs until it is stopped: whatever way a run ends, it
-		// runs again, after a backoff that grows with its failures.
-		if s != model.TaskSucceeded {
-			t.Failures++
-		}
-		backoff := e.cfg.RetryBackoff << min(t.Failures, 30)
-		if backoff > e.cfg.MaxRetryBackoff || backoff <= 0 {
-			backoff = e.cfg.MaxRetryBackoff
-		}
-		t.RetryAfter = now.Add(backoff)
-		t.Reason = model.ReasonRetrying
-		t.Message = fmt.Sprintf("run %d %s (%s); a service runs again after %s", t.Run, s, msg, backoff)
-		e.sched.Finished(g, t.ID)
-		e.newRun(je, t, now)
-		return
-	}
-	switch s {
-	case model.TaskSucceeded:
-		e.setState(je, t, s, now)
-		e.sched.Finished(g, t.ID)
-		return
-	case model.TaskFailed, model.TaskKilled:
-		t.Failures++
-		retry := t.Failures < spec.MaxAttempts
-		if retry && (!gang || spec.GangRestart) {
-			backoff := e.cfg.RetryBackoff << (t.Failures - 1)
-			if backoff > e.cfg.MaxRetryBackoff || backoff <= 0 {
-				backoff = e.cfg.MaxRetryBackoff
-			}
-			t.RetryAfter = now.Add(backoff)
-			t.Message = fmt.Sprintf("run %d %s (%s); retry %d of %d after %s", t.Run, s, msg, t.Failures, spec.MaxAttempts-1, backoff)
-			if gang {
-				e.setState(je, t, model.TaskFailed, now)
-				e.restartGang(je, g, ReasonGangRestart, fmt.Sprintf("instance %d failed: %s", t.ID.Instance, msg), now)
-				return
-			}
-			t.Reason = model.ReasonRetrying
-			e.sched.Finished(g, t.ID)
-			e.newRun(je, t, now)
-			return
-		}
-		e.setState(je, t, model.TaskFailed, now)
-		e.sched.Finished(g, t.ID)
-		if gang {
+		if d.StopGang {
 			e.failGang(je, g, t, now)
 		}
-		return
-	case model.TaskLost:
-		// Lost runs do not count against max attempts: every task runs to a
-		// terminal state at least once. A lost gang member restarts its gang.
-		t.RetryAfter = time.Time{}
-		if gang {
-			e.setState(je, t, model.TaskLost, now)
-			e.restartGang(je, g, reason, fmt.Sprintf("instance %d lost: %s", t.ID.Instance, msg), now)
-			return
-		}
-		t.Message = fmt.Sprintf("run %d lost (%s); relaunching", t.Run, msg)
+	case goalstate.RunEndRelaunch:
 		e.sched.Finished(g, t.ID)
 		e.newRun(je, t, now)
+	case goalstate.RunEndRestartGang:
+		e.setState(je, t, d.State, now)
+		e.restartGang(je, g, d.GangReason, d.GangMessage, now)
 	}
+}
+
+// retryPolicy is how a job's failed runs are retried.
+func (e *Engine) retryPolicy(spec *model.JobSpec) goalstate.RetryPolicy {
+	return goalstate.RetryPolicy{
+		MaxAttempts: spec.MaxAttempts,
+		Backoff:     e.backoff(),
+		GangRestart: spec.GangRestart,
+	}
+}
+
+// backoff is the engine's one rule for the wait before a task runs again.
+func (e *Engine) backoff() goalstate.Backoff {
+	return goalstate.Backoff{Base: e.cfg.RetryBackoff, Max: e.cfg.MaxRetryBackoff}
 }
 
 // failGang stops the rest of a gang after a member failed for good.
@@ -294,6 +265,16 @@ func (e *Engine) failGang(je *jobEntry, g resmgr.GangID, failed *model.TaskRunti
 
 // newRun starts a fresh run of a task from INITIALIZED.
 func (e *Engine) newRun(je *jobEntry, t *model.TaskRuntime, now time.Time) {
+	if u := je.update; u != nil && u.InPlace && !u.State.IsTerminal() && t.Host != "" {
+		// During an in-place update every new run of an instance (a
+		// restart after a failed probe too) tries its host first.
+		if _, ok := je.prefer[t.ID.Instance]; !ok {
+			if je.prefer == nil {
+				je.prefer = map[uint32]model.HostID{}
+			}
+			je.prefer[t.ID.Instance] = t.Host
+		}
+	}
 	t.Run++
 	t.ConfigVersion = max(je.job.ConfigVersion, 1)
 	t.Host, t.Cluster = "", ""
@@ -320,6 +301,7 @@ func (e *Engine) converge(je *jobEntry, now time.Time) {
 		n := min(j.Spec.Instances-created, uint32(e.cfg.CreateBatch))
 		for i := created; i < created+n; i++ {
 			t := e.newTask(j, i)
+			je.reuseRemoved(t)
 			je.tasks = append(je.tasks, t)
 			je.counts[model.TaskInitialized]++
 			e.markDirty(je, t)

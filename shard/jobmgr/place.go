@@ -189,6 +189,7 @@ func (e *Engine) placeWith(index *placement.HostIndex, ready []model.TaskID, now
 			still = append(still, ready[a.Ref])
 			continue
 		}
+		delete(je.prefer, t.ID.Instance)
 		e.setState(je, t, model.TaskPlacing, now)
 		t.Host, t.Cluster, t.Message = a.Host, clusterOf(a.Host), ""
 		t.SetPorts(ports)
@@ -203,6 +204,12 @@ func (e *Engine) placeWith(index *placement.HostIndex, ready []model.TaskID, now
 	for _, u := range res.Unplaced {
 		id := ready[u.Ref]
 		je, t := e.task(id)
+		if _, ok := je.prefer[id.Instance]; ok {
+			// Its own host has no room now: any host next pass.
+			delete(je.prefer, id.Instance)
+			still = append(still, id)
+			continue
+		}
 		if why := u.Reason.String(); t.Message != why {
 			t.Message = why
 			t.UpdateTime = now

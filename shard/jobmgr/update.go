@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
-	"github.com/peloton-federated/peloton/shard/resmgr"
-	"github.com/peloton-federated/peloton/shard/sla"
 	"github.com/peloton-federated/peloton/shard/store"
 )
 
@@ -33,7 +31,15 @@ type UpdateOptions struct {
 	RollbackOnFailure bool
 	// StartPaused creates the update paused: nothing moves until resumed.
 	StartPaused bool
+	// MinHealthy is how long a restarted instance must stay available
+	// before it counts as done.
+	MinHealthy time.Duration
+	// InPlace restarts instances on their own host where they still fit.
+	InPlace bool
 }
+
+// MaxMinHealthy bounds UpdateOptions.MinHealthy.
+const MaxMinHealthy = time.Hour
 
 // checkUpdate says why a job cannot move from spec a to spec b, naming
 // the field; nil if it can.
@@ -50,8 +56,8 @@ func checkUpdate(a, b *model.JobSpec) error {
 		return bad("revocable", "revocable cannot change in an update")
 	case b.Region != "" && a.Region != b.Region:
 		return bad("region", fmt.Sprintf("a job cannot move to another region by an update (%q to %q)", a.Region, b.Region))
-	case b.Instances < a.Instances:
-		return bad("instances", fmt.Sprintf("an update cannot reduce instances (%d to %d); stop the tasks no longer wanted instead", a.Instances, b.Instances))
+	case b.Type != model.JobDaemon && gangSize(b) > 1 && b.Instances%gangSize(b) != 0 && b.Instances < a.Instances:
+		return bad("instances", fmt.Sprintf("%d instances is not a whole number of gangs of %d", b.Instances, gangSize(b)))
 	}
 	return nil
 }
@@ -108,6 +114,7 @@ func (e *Engine) UpdateJob(ctx context.Context, id model.JobID, spec model.JobSp
 		BatchSize: opts.BatchSize, State: model.UpdateRollingForward,
 		InstancesTotal: spec.Instances, CreateTime: now,
 		MaxFailures: opts.MaxFailures, RollbackOnFailure: opts.RollbackOnFailure, Paused: opts.StartPaused,
+		MinHealthy: opts.MinHealthy, InPlace: opts.InPlace,
 	}
 	if err := e.cfg.Store.CreateUpdate(ctx, u); err != nil {
 		return nil, fmt.Errorf("store update %s: %w", u.ID, err)
@@ -181,140 +188,6 @@ func (e *Engine) endUpdate(je *jobEntry, st model.UpdateState, msg string, now t
 	je.updateDirty = true
 	je.updating = nil
 	e.log.Info("job update ended", "job", je.job.ID, "update", u.ID, "state", st, "message", msg)
-}
-
-// rollUpdate moves a job's instances onto its new config: gangs whose
-// runs use an older config are restarted, at most BatchSize instances at
-// a time; a restarted gang counts as in flight until it runs again.
-// Instances that are not running (waiting, or never started) just take
-// the new config; instances that finished (a batch job's successes) are
-// left alone.
-func (e *Engine) rollUpdate(je *jobEntry, now time.Time) {
-	u := je.update
-	if u == nil || u.State.IsTerminal() {
-		return
-	}
-	j := je.job
-	switch {
-	case j.Status.Killed:
-		e.endUpdate(je, model.UpdateAborted, "the job was stopped", now)
-		return
-	case j.Status.State.IsTerminal():
-		e.endUpdate(je, model.UpdateAborted, "the job finished", now)
-		return
-	}
-	batch := u.BatchSize
-	if batch == 0 {
-		batch = j.Spec.Instances
-	}
-	// Forward the update moves instances to ToVersion; rolling back, to
-	// FromVersion (the job's config again).
-	target := u.ToVersion
-	if u.State == model.UpdateRollingBack {
-		target = u.FromVersion
-	}
-	if e.countFailures(je, target, now) {
-		return
-	}
-	n := gangSize(&j.Spec)
-	var done, inflight uint32
-	var todo []resmgr.GangID
-	for first := uint32(0); first < uint32(len(je.tasks)); first += n {
-		g := gangOf(je, first)
-		ms := je.members(g)
-		if ms == nil {
-			continue
-		}
-		size := uint32(len(ms))
-		if e.restarting[g] != nil {
-			if je.updating[g.Gang] {
-				inflight += size
-			}
-			continue
-		}
-		stale, queued, settling := false, false, false
-		for _, t := range ms {
-			if t.State.IsTerminal() {
-				continue
-			}
-			if t.ConfigVersion != target {
-				stale = true
-				queued = queued || t.State != model.TaskInitialized
-			} else if !je.available(t) {
-				settling = true
-			}
-		}
-		switch {
-		case stale && !queued:
-			// Nothing runs: the next run starts on the new config.
-			for _, t := range ms {
-				if !t.State.IsTerminal() && t.ConfigVersion != target {
-					t.ConfigVersion = target
-					e.markDirty(je, t)
-				}
-			}
-			done += size
-		case stale:
-			todo = append(todo, g)
-		case settling && je.updating[g.Gang]:
-			inflight += size
-		default:
-			delete(je.updating, g.Gang)
-			done += size
-		}
-	}
-	// Each batch asks the SLA: long-running jobs never lose more instances
-	// at once than they allow, whatever else disrupts them.
-	var limit uint32
-	var view []sla.Instance
-	if j.Spec.LongRunning() && len(todo) > 0 {
-		limit, view = slaLimit(&j.Spec), e.slaView(je)
-	}
-	waiting := ""
-	if u.Paused {
-		todo, waiting = nil, "paused"
-	}
-	for _, g := range todo {
-		size := uint32(len(je.members(g)))
-		if inflight > 0 && inflight+size > batch {
-			break
-		}
-		if view != nil {
-			if ok, why := admitDisruption(je, g, limit, view); !ok {
-				waiting = why
-				break
-			}
-		}
-		e.restartGang(je, g, ReasonUpdated, fmt.Sprintf("restarting on config %d (update %s)", target, u.ID), now)
-		je.updating[g.Gang] = true
-		for _, m := range je.members(g) {
-			je.failBase[m.ID.Instance] = m.Failures
-		}
-		inflight += size
-	}
-	msg := je.updateReason
-	switch {
-	case msg == "":
-		msg = waiting
-	case waiting != "":
-		msg += "; " + waiting
-	}
-	if msg != u.Message && !u.State.IsTerminal() {
-		u.Message = msg
-		je.updateDirty = true
-	}
-	if done != u.InstancesDone || j.Spec.Instances != u.InstancesTotal {
-		u.InstancesDone, u.InstancesTotal = done, j.Spec.Instances
-		je.updateDirty = true
-	}
-	if done >= j.Spec.Instances {
-		if u.State == model.UpdateRollingBack {
-			e.endUpdate(je, model.UpdateRolledBack, fmt.Sprintf("%d instances back on config %d", done, target), now)
-		} else {
-			e.endUpdate(je, model.UpdateSucceeded, fmt.Sprintf("%d instances on config %d", done, target), now)
-		}
-		je.dropOldConfigs()
-	}
 }
 
 // persistUpdates writes the updates that changed in this pass.

@@ -107,11 +107,14 @@ func TestUpdateReplacedAndAborted(t *testing.T) {
 	j := s.service(spec)
 	s.until("4 running", func() bool { return s.count(j, model.TaskRunning) == 4 })
 	spec.Pool, spec.MaxAttempts, spec.Type = RootPool, 3, model.JobService
-	u1, err := s.e.UpdateJob(ctx, j, spec, UpdateOptions{BatchSize: 1})
+	// Paused, so neither can finish before the next call.
+	spec.Task.Env = map[string]string{"V": "1"}
+	u1, err := s.e.UpdateJob(ctx, j, spec, UpdateOptions{BatchSize: 1, StartPaused: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	u2, err := s.e.UpdateJob(ctx, j, spec, UpdateOptions{BatchSize: 1})
+	spec.Task.Env = map[string]string{"V": "2"}
+	u2, err := s.e.UpdateJob(ctx, j, spec, UpdateOptions{BatchSize: 1, StartPaused: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +150,6 @@ func TestUpdateRefusals(t *testing.T) {
 	base := spec
 	base.Pool, base.MaxAttempts, base.Type = RootPool, 3, model.JobService
 	for field, mutate := range map[string]func(*model.JobSpec){
-		"instances": func(s *model.JobSpec) { s.Instances = 2 },
 		"type":      func(s *model.JobSpec) { s.Type = model.JobBatch },
 		"gang_size": func(s *model.JobSpec) { s.GangSize = 2 },
 		"revocable": func(s *model.JobSpec) { s.Revocable = true },
@@ -327,7 +329,7 @@ func TestEndedTasksLeaveMemory(t *testing.T) {
 	if err != nil || tk.ID.Instance != 3 || tk.State != model.TaskSucceeded {
 		t.Fatalf("GetTask of an ended task: %+v %v", tk, err)
 	}
-	out, err := s.e.StopTasks(context.Background(), j, []uint32{2, 7})
+	out, err := s.e.StopTasks(context.Background(), j, []uint32{2, 7}, false)
 	if err != nil || len(out) != 2 || out[0].ID.Instance != 2 || out[1].ID.Instance != 7 {
 		t.Fatalf("StopTasks over a cold task: %+v %v", out, err)
 	}

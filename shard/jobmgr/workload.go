@@ -41,6 +41,9 @@ func (je *jobEntry) placementTask(t *model.TaskRuntime, ref, gang int) placement
 	cons := cfg.constraints(t.ID.Instance)
 	image := cfg.runsImage(t.ID.Instance)
 	pin := t.PinnedHost()
+	if pin == "" {
+		pin = je.prefer[t.ID.Instance] // tried once; any host after
+	}
 	if image || pin != "" {
 		extra := make([]model.Constraint, len(cons), len(cons)+2)
 		copy(extra, cons)
@@ -163,10 +166,7 @@ func (e *Engine) applyHealth(je *jobEntry, t *model.TaskRuntime, st hostmgr.Task
 		return
 	}
 	t.Failures++
-	backoff := e.cfg.RetryBackoff << min(t.Failures-1, 30)
-	if backoff > e.cfg.MaxRetryBackoff || backoff <= 0 {
-		backoff = e.cfg.MaxRetryBackoff
-	}
+	backoff := e.backoff().Delay(t.Failures)
 	t.RetryAfter = now.Add(backoff)
 	msg := fmt.Sprintf("run %d failed its health check; restarting after %s", t.Run, backoff)
 	if st.Message != "" {

@@ -230,8 +230,16 @@ type Update struct {
 	RollbackOnFailure bool
 	// Paused: no new batch starts until it is resumed; batches in flight
 	// finish.
-	Paused         bool
-	CreateTime     time.Time
+	Paused bool
+	// MinHealthy is how long an instance the update restarted must stay
+	// available before it counts as done.
+	MinHealthy time.Duration
+	// InPlace restarts an instance on the host it ran on when it still
+	// fits there, and on any host otherwise.
+	InPlace bool
+	// InstancesInFlight are restarted (or being removed) and not done yet.
+	InstancesInFlight uint32
+	CreateTime        time.Time
 	CompletionTime time.Time
 	Message        string
 	// Revision increases on every stored change; stores compare-and-set on it.

@@ -135,6 +135,10 @@ type PassInput struct {
 	// Slack is the allocated-but-unused total reported by host managers:
 	// revocable work is admitted within it and evicted when it shrinks.
 	Slack model.Resources
+	// Disruptable bounds, per job, how many more of its instances the
+	// pass may preempt: the room its SLA leaves. Jobs absent from it are
+	// not bounded. The pass does not change the map.
+	Disruptable map[model.JobID]uint32
 }
 
 // Decision is what a pass decided. Admitted gangs already count as

@@ -28,6 +28,9 @@ import (
 // twice. Negative or NaN amounts in the input count as zero.
 func (s *Scheduler) Pass(in PassInput) Decision {
 	var d Decision
+	s.disrupted = map[model.JobID]uint32{}
+	s.disruptable = in.Disruptable
+	defer func() { s.disrupted, s.disruptable = nil, nil }()
 	capacity, slack := clampResources(in.Capacity), clampResources(in.Slack)
 	for _, l := range s.leaves {
 		s.demand[l.index] = l.demand()
@@ -89,8 +92,23 @@ func (l *leaf) victims(k Kind, below int64) []*entry {
 // anyPriority admits every priority to victims.
 const anyPriority = math.MaxInt32 + 1
 
+// mayDisrupt reports whether the pass's SLA room lets gang e be
+// preempted, counting the instances already taken this pass and those
+// in extra (a choice not yet made).
+func (s *Scheduler) mayDisrupt(e *entry, extra map[model.JobID]uint32) bool {
+	room, bounded := s.disruptable[e.gang.ID.Job]
+	if !bounded {
+		return true
+	}
+	job := e.gang.ID.Job
+	return uint64(s.disrupted[job])+uint64(extra[job])+uint64(len(e.gang.Members)) <= uint64(room)
+}
+
 // preempt marks an admitted gang for preemption.
 func (s *Scheduler) preempt(e *entry, reason PreemptReason, d *Decision) {
+	if s.disrupted != nil {
+		s.disrupted[e.gang.ID.Job] += uint32(len(e.gang.Members))
+	}
 	l, k := e.leaf, e.kind
 	e.state = Preempting
 	l.preempting++
@@ -107,7 +125,7 @@ func (s *Scheduler) giveBack(held, target model.Resources, victims []*entry, rea
 		if held.Fits(target) {
 			break
 		}
-		if !lowersExcess(v.size, held, target) {
+		if !lowersExcess(v.size, held, target) || !s.mayDisrupt(v, nil) {
 			continue
 		}
 		s.preempt(v, reason, d)
@@ -268,6 +286,7 @@ func (s *Scheduler) preemptForPriority(l *leaf, g *entry, ent, capacity model.Re
 		return
 	}
 	var chosen []*entry
+	tentative := map[model.JobID]uint32{}
 	for _, v := range l.victims(Preemptible, int64(g.gang.Priority)) {
 		if pool.Fits(ent) && cluster.Fits(capacity) {
 			break
@@ -275,6 +294,10 @@ func (s *Scheduler) preemptForPriority(l *leaf, g *entry, ent, capacity model.Re
 		if !lowersExcess(v.size, pool, ent) && !lowersExcess(v.size, cluster, capacity) {
 			continue
 		}
+		if !s.mayDisrupt(v, tentative) {
+			continue
+		}
+		tentative[v.gang.ID.Job] += uint32(len(v.gang.Members))
 		chosen = append(chosen, v)
 		pool, cluster = pool.Sub(v.size), cluster.Sub(v.size)
 	}

@@ -36,10 +36,12 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testda
 //	requeue                      plays the shell after preemption: every
 //	                             preempting gang is removed (its kill is
 //	                             done) and enqueued again as a new run.
-//	pass cpu=X [mem=Y] [slack=cpu:A,mem:B] [quiet]
+//	pass cpu=X [mem=Y] [slack=cpu:A,mem:B] [sla=job:N,...] [quiet]
 //	                             runs a pass; prints admissions,
 //	                             preemptions and (unless quiet) every
-//	                             pool's figures, sorted by path.
+//	                             pool's figures, sorted by path; sla
+//	                             bounds how many instances of a job the
+//	                             pass may preempt (its SLA room).
 //	state job#N ...              prints each gang's state.
 //
 // Amounts are whole numbers in the model's units (millicores for cpu, MiB,
@@ -408,6 +410,14 @@ func (sc *scenario) pass(args []string) string {
 		k, v, _ := strings.Cut(f, "=")
 		if k == "slack" {
 			in.Slack = sc.resources(v)
+			continue
+		}
+		if k == "sla" {
+			in.Disruptable = map[model.JobID]uint32{}
+			for _, jr := range strings.Split(v, ",") {
+				job, room, _ := strings.Cut(jr, ":")
+				in.Disruptable[model.JobID(job)] = uint32(sc.number(room))
+			}
 			continue
 		}
 		kind := slices.Index(model.ResourceKinds[:], k)

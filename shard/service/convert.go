@@ -238,6 +238,9 @@ func updateToProto(u *model.Update) *pb.Update {
 		MaxFailures:       u.MaxFailures,
 		RollbackOnFailure: u.RollbackOnFailure,
 		Paused:            u.Paused,
+		MinHealthySeconds: uint32(u.MinHealthy / time.Second),
+		InPlace:           u.InPlace,
+		InstancesInFlight: u.InstancesInFlight,
 	}
 }
 

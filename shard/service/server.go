@@ -64,7 +64,7 @@ func toStatus(err error) error {
 	case errors.Is(err, jobmgr.ErrPoolConflict), errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrExists):
 		// A concurrent change won (two updates of one job, say): retry.
 		return status.Error(codes.Aborted, err.Error())
-	case errors.Is(err, jobmgr.ErrNotTerminal), errors.Is(err, jobmgr.ErrNoLogs), errors.Is(err, jobmgr.ErrJobFinished), errors.Is(err, jobmgr.ErrUpdateEnded),
+	case errors.Is(err, jobmgr.ErrNotTerminal), errors.Is(err, jobmgr.ErrNoLogs), errors.Is(err, jobmgr.ErrJobFinished), errors.Is(err, jobmgr.ErrUpdateEnded), errors.Is(err, jobmgr.ErrSLA),
 		errors.Is(err, jobmgr.ErrPoolInUse), errors.Is(err, jobmgr.ErrRootPool), errors.Is(err, jobmgr.ErrNotLeafPool):
 		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, jobmgr.ErrInvalid):
@@ -222,7 +222,7 @@ func (s *Server) StopTasks(ctx context.Context, req *pb.StopTasksRequest) (*pb.S
 	if err := requireID("job_id", req.JobId); err != nil {
 		return nil, err
 	}
-	ts, err := s.engine.StopTasks(ctx, model.JobID(req.JobId), req.Instances)
+	ts, err := s.engine.StopTasks(ctx, model.JobID(req.JobId), req.Instances, req.Force)
 	if err != nil {
 		return nil, toStatus(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/peloton-federated/peloton/shard/store/memstore"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 // testShard is the API of a shard on the in-memory store and two simulated
@@ -112,7 +113,7 @@ func TestUpdateJobThroughTheAPI(t *testing.T) {
 
 	next := jobSpec(4)
 	next.Overrides = []*pb.InstanceOverride{{Instances: "0-1", Task: &pb.TaskSpec{Env: map[string]string{"SHARD": "low"}}}}
-	up, err := ts.s.UpdateJob(ctx, &pb.UpdateJobRequest{JobId: id, Spec: next, BatchSize: 2})
+	up, err := ts.s.UpdateJob(ctx, &pb.UpdateJobRequest{JobId: id, Spec: next, BatchSize: proto.Uint32(2)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestAbortUpdate(t *testing.T) {
 	id := ts.create(4)
 	next := jobSpec(4)
 	next.Task.Args = []string{"-v"}
-	up, err := ts.s.UpdateJob(ctx, &pb.UpdateJobRequest{JobId: id, Spec: next, BatchSize: 1})
+	up, err := ts.s.UpdateJob(ctx, &pb.UpdateJobRequest{JobId: id, Spec: next, BatchSize: proto.Uint32(1)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"github.com/peloton-federated/peloton/shard/jobmgr"
@@ -22,8 +24,15 @@ func (s *Server) UpdateJob(ctx context.Context, req *pb.UpdateJobRequest) (*pb.U
 	if err := s.checkJobSpec(req.Spec); err != nil {
 		return nil, err
 	}
+	if req.BatchSize != nil && *req.BatchSize == 0 {
+		return nil, invalid("batch_size", "must be at least 1 (leave it out to restart every instance at once)")
+	}
+	if req.MinHealthySeconds > uint32(jobmgr.MaxMinHealthy/time.Second) {
+		return nil, invalid("min_healthy_seconds", fmt.Sprintf("%d is more than %d", req.MinHealthySeconds, jobmgr.MaxMinHealthy/time.Second))
+	}
 	u, err := s.engine.UpdateJob(ctx, model.JobID(req.JobId), specToModel(req.Spec), jobmgr.UpdateOptions{
-		BatchSize: req.BatchSize, MaxFailures: req.MaxFailures, RollbackOnFailure: req.RollbackOnFailure, StartPaused: req.StartPaused,
+		BatchSize: req.GetBatchSize(), MaxFailures: req.MaxFailures, RollbackOnFailure: req.RollbackOnFailure, StartPaused: req.StartPaused,
+		MinHealthy: time.Duration(req.MinHealthySeconds) * time.Second, InPlace: req.InPlace,
 	})
 	if err != nil {
 		return nil, toStatus(err)

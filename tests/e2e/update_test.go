@@ -46,8 +46,12 @@ func TestUpdateRollbackPauseResume(t *testing.T) {
 	job := strings.TrimSpace(s.mustCLI("job", "create", "-f", writeFile(t, dir, "v1.yaml", fmt.Sprintf(sloService, "1", ""))))
 	waitFor(t, 20*time.Second, "6 running", func() bool { return runningIn(t, s, job) == 6 })
 
+	hosts := map[uint32]string{}
+	for _, tk := range listTasks(t, s, job) {
+		hosts[tk.Instance] = tk.Host
+	}
 	bad := writeFile(t, dir, "bad.yaml", fmt.Sprintf(sloService, "2", `, PELOTON_SIM_HEALTH: unhealthy`))
-	r := s.cli("job", "update", job, "-f", bad, "--batch-size", "2", "--max-failures", "1", "--rollback-on-failure", "--wait", "--timeout", "60s")
+	r := s.cli("job", "update", job, "-f", bad, "--batch-size", "2", "--max-failures", "1", "--rollback-on-failure", "--in-place", "--wait", "--timeout", "60s")
 	if r.code != 2 || !strings.Contains(r.stderr, "ROLLED_BACK") {
 		t.Fatalf("update to a failing config: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -60,6 +64,19 @@ func TestUpdateRollbackPauseResume(t *testing.T) {
 		}
 		return n == 6
 	})
+	// In place: forward and back, every instance stayed on its host.
+	movedTwice := 0
+	for _, tk := range listTasks(t, s, job) {
+		if tk.Host != hosts[tk.Instance] {
+			t.Errorf("instance %d: run %d on %s after the rollback, was on %s", tk.Instance, tk.Run, tk.Host, hosts[tk.Instance])
+		}
+		if tk.Run >= 3 {
+			movedTwice++ // restarted onto the failing config and back
+		}
+	}
+	if movedTwice < 2 {
+		t.Errorf("%d instances went forward and back; the first batch of 2 should have", movedTwice)
+	}
 
 	good := writeFile(t, dir, "good.yaml", fmt.Sprintf(sloService, "3", ""))
 	out := s.mustCLI("job", "update", job, "-f", good, "--batch-size", "1", "--start-paused", "-o", "json")
@@ -92,5 +109,26 @@ func TestUpdateRollbackPauseResume(t *testing.T) {
 	}
 	if r := s.cli("update", "rollback", u.ID); r.code == 0 {
 		t.Fatalf("rollback of an ended update accepted: %s", r.stdout)
+	}
+
+	// Abort, over HTTP and through the CLI; a batch size of 0 is refused.
+	if r := s.cli("job", "update", job, "-f", good, "--batch-size", "0"); r.code != 1 || !strings.Contains(r.stderr, "batch_size") {
+		t.Fatalf("batch size 0: exit %d %s", r.code, r.stderr)
+	}
+	for _, via := range []string{"http", "cli"} {
+		out = s.mustCLI("job", "update", job, "-f", writeFile(t, dir, via+".yaml", fmt.Sprintf(sloService, via, "")), "--batch-size", "1", "--start-paused", "-o", "json")
+		if err := json.Unmarshal([]byte(out), &u); err != nil {
+			t.Fatal(err)
+		}
+		if via == "http" {
+			if code, body := s.http("POST", "/v1/updates/"+u.ID+":abort", strings.NewReader(`{}`)); code != 200 {
+				t.Fatalf("abort over HTTP: %d %s", code, body)
+			}
+		} else {
+			s.mustCLI("update", "abort", u.ID)
+		}
+		if got := getUpdate(t, s, u.ID); got.State != "UPDATE_STATE_ABORTED" {
+			t.Fatalf("aborted through %s: %+v", via, got)
+		}
 	}
 }

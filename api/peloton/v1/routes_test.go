@@ -78,7 +78,7 @@ func TestHTTPRoutesOfUpdatesEventsAndDrains(t *testing.T) {
 		want               proto.Message
 	}{
 		{"POST", "/v1/jobs/j1/updates?batchSize=5", `{"name":"x","instances":2}`,
-			&UpdateJobRequest{JobId: "j1", BatchSize: 5, Spec: &JobSpec{Name: "x", Instances: 2}}},
+			&UpdateJobRequest{JobId: "j1", BatchSize: proto.Uint32(5), Spec: &JobSpec{Name: "x", Instances: 2}}},
 		{"GET", "/v1/jobs/j1/updates", "", &ListUpdatesRequest{JobId: "j1"}},
 		{"GET", "/v1/updates/j1.2", "", &GetUpdateRequest{UpdateId: "j1.2"}},
 		{"POST", "/v1/updates/j1.2:abort", "{}", &AbortUpdateRequest{UpdateId: "j1.2"}},

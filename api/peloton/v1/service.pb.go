@@ -470,15 +470,22 @@ type UpdateJobRequest struct {
 	// The whole new spec, as for CreateJob (`peloton job config` prints the
 	// current one).
 	Spec *JobSpec `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
-	// Instances restarted on the new config at once; 0 means all at once.
-	BatchSize uint32 `protobuf:"varint,3,opt,name=batch_size,json=batchSize,proto3" json:"batch_size,omitempty"`
+	// Instances restarted on the new config at once, at least 1; absent
+	// means all at once.
+	BatchSize *uint32 `protobuf:"varint,3,opt,name=batch_size,json=batchSize,proto3,oneof" json:"batch_size,omitempty"`
 	// How many instances may fail on the new config (a run that fails, a
 	// health check that fails) before the update fails. Default 0.
 	MaxFailures uint32 `protobuf:"varint,4,opt,name=max_failures,json=maxFailures,proto3" json:"max_failures,omitempty"`
 	// Roll back by itself when more than max_failures instances failed.
 	RollbackOnFailure bool `protobuf:"varint,5,opt,name=rollback_on_failure,json=rollbackOnFailure,proto3" json:"rollback_on_failure,omitempty"`
 	// Create the update paused: nothing moves until ResumeUpdate.
-	StartPaused   bool `protobuf:"varint,6,opt,name=start_paused,json=startPaused,proto3" json:"start_paused,omitempty"`
+	StartPaused bool `protobuf:"varint,6,opt,name=start_paused,json=startPaused,proto3" json:"start_paused,omitempty"`
+	// How long a restarted instance must stay healthy (ready) before it
+	// counts as done and the next batch may start. Default 0.
+	MinHealthySeconds uint32 `protobuf:"varint,7,opt,name=min_healthy_seconds,json=minHealthySeconds,proto3" json:"min_healthy_seconds,omitempty"`
+	// Restart each instance on the host it runs on when it still fits
+	// there (falling back to any host).
+	InPlace       bool `protobuf:"varint,8,opt,name=in_place,json=inPlace,proto3" json:"in_place,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -528,8 +535,8 @@ func (x *UpdateJobRequest) GetSpec() *JobSpec {
 }
 
 func (x *UpdateJobRequest) GetBatchSize() uint32 {
-	if x != nil {
-		return x.BatchSize
+	if x != nil && x.BatchSize != nil {
+		return *x.BatchSize
 	}
 	return 0
 }
@@ -551,6 +558,20 @@ func (x *UpdateJobRequest) GetRollbackOnFailure() bool {
 func (x *UpdateJobRequest) GetStartPaused() bool {
 	if x != nil {
 		return x.StartPaused
+	}
+	return false
+}
+
+func (x *UpdateJobRequest) GetMinHealthySeconds() uint32 {
+	if x != nil {
+		return x.MinHealthySeconds
+	}
+	return 0
+}
+
+func (x *UpdateJobRequest) GetInPlace() bool {
+	if x != nil {
+		return x.InPlace
 	}
 	return false
 }
@@ -1715,7 +1736,10 @@ type StopTasksRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	// Instances to stop; empty means all.
-	Instances     []uint32 `protobuf:"varint,2,rep,packed,name=instances,proto3" json:"instances,omitempty"`
+	Instances []uint32 `protobuf:"varint,2,rep,packed,name=instances,proto3" json:"instances,omitempty"`
+	// Stop running instances of a service even when that takes more of
+	// them down than its SLA allows (refused otherwise).
+	Force         bool `protobuf:"varint,3,opt,name=force,proto3" json:"force,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1762,6 +1786,13 @@ func (x *StopTasksRequest) GetInstances() []uint32 {
 		return x.Instances
 	}
 	return nil
+}
+
+func (x *StopTasksRequest) GetForce() bool {
+	if x != nil {
+		return x.Force
+	}
+	return false
 }
 
 type StopTasksResponse struct {
@@ -3815,15 +3846,18 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x03job\x18\x01 \x01(\v2\x0f.peloton.v1.JobR\x03job\"\"\n" +
 	"\x10DeleteJobRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x13\n" +
-	"\x11DeleteJobResponse\"\xe7\x01\n" +
+	"\x11DeleteJobResponse\"\xc6\x02\n" +
 	"\x10UpdateJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12'\n" +
-	"\x04spec\x18\x02 \x01(\v2\x13.peloton.v1.JobSpecR\x04spec\x12\x1d\n" +
+	"\x04spec\x18\x02 \x01(\v2\x13.peloton.v1.JobSpecR\x04spec\x12\"\n" +
 	"\n" +
-	"batch_size\x18\x03 \x01(\rR\tbatchSize\x12!\n" +
+	"batch_size\x18\x03 \x01(\rH\x00R\tbatchSize\x88\x01\x01\x12!\n" +
 	"\fmax_failures\x18\x04 \x01(\rR\vmaxFailures\x12.\n" +
 	"\x13rollback_on_failure\x18\x05 \x01(\bR\x11rollbackOnFailure\x12!\n" +
-	"\fstart_paused\x18\x06 \x01(\bR\vstartPaused\"?\n" +
+	"\fstart_paused\x18\x06 \x01(\bR\vstartPaused\x12.\n" +
+	"\x13min_healthy_seconds\x18\a \x01(\rR\x11minHealthySeconds\x12\x19\n" +
+	"\bin_place\x18\b \x01(\bR\ainPlaceB\r\n" +
+	"\v_batch_size\"?\n" +
 	"\x11UpdateJobResponse\x12*\n" +
 	"\x06update\x18\x01 \x01(\v2\x12.peloton.v1.UpdateR\x06update\"/\n" +
 	"\x10GetUpdateRequest\x12\x1b\n" +
@@ -3887,10 +3921,11 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12\x1f\n" +
 	"\vnext_offset\x18\x02 \x01(\x03R\n" +
 	"nextOffset\x12\x12\n" +
-	"\x04size\x18\x03 \x01(\x03R\x04size\"G\n" +
+	"\x04size\x18\x03 \x01(\x03R\x04size\"]\n" +
 	"\x10StopTasksRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1c\n" +
-	"\tinstances\x18\x02 \x03(\rR\tinstances\";\n" +
+	"\tinstances\x18\x02 \x03(\rR\tinstances\x12\x14\n" +
+	"\x05force\x18\x03 \x01(\bR\x05force\";\n" +
 	"\x11StopTasksResponse\x12&\n" +
 	"\x05tasks\x18\x01 \x03(\v2\x10.peloton.v1.TaskR\x05tasks\"=\n" +
 	"\x11CreatePoolRequest\x12(\n" +
@@ -4296,6 +4331,7 @@ func file_peloton_v1_service_proto_init() {
 		return
 	}
 	file_peloton_v1_types_proto_init()
+	file_peloton_v1_service_proto_msgTypes[10].OneofWrappers = []any{}
 	file_peloton_v1_service_proto_msgTypes[26].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

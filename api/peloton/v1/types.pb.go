@@ -2247,9 +2247,13 @@ type Update struct {
 	MaxFailures       uint32 `protobuf:"varint,13,opt,name=max_failures,json=maxFailures,proto3" json:"max_failures,omitempty"`
 	RollbackOnFailure bool   `protobuf:"varint,14,opt,name=rollback_on_failure,json=rollbackOnFailure,proto3" json:"rollback_on_failure,omitempty"`
 	// No new batch starts until it is resumed.
-	Paused        bool `protobuf:"varint,15,opt,name=paused,proto3" json:"paused,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Paused            bool   `protobuf:"varint,15,opt,name=paused,proto3" json:"paused,omitempty"`
+	MinHealthySeconds uint32 `protobuf:"varint,16,opt,name=min_healthy_seconds,json=minHealthySeconds,proto3" json:"min_healthy_seconds,omitempty"`
+	InPlace           bool   `protobuf:"varint,17,opt,name=in_place,json=inPlace,proto3" json:"in_place,omitempty"`
+	// Instances restarted (or being removed) and not done yet.
+	InstancesInFlight uint32 `protobuf:"varint,18,opt,name=instances_in_flight,json=instancesInFlight,proto3" json:"instances_in_flight,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Update) Reset() {
@@ -2385,6 +2389,27 @@ func (x *Update) GetPaused() bool {
 		return x.Paused
 	}
 	return false
+}
+
+func (x *Update) GetMinHealthySeconds() uint32 {
+	if x != nil {
+		return x.MinHealthySeconds
+	}
+	return 0
+}
+
+func (x *Update) GetInPlace() bool {
+	if x != nil {
+		return x.InPlace
+	}
+	return false
+}
+
+func (x *Update) GetInstancesInFlight() uint32 {
+	if x != nil {
+		return x.InstancesInFlight
+	}
+	return 0
 }
 
 // ResourceAmounts is like Resources with every amount optional: an absent
@@ -3912,7 +3937,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x03job\x18\x04 \x01(\v2\x15.peloton.v1.JobStatusH\x00R\x03job\x12&\n" +
 	"\x04task\x18\x05 \x01(\v2\x10.peloton.v1.TaskH\x00R\x04task\x12@\n" +
 	"\x0ehost_pool_move\x18\x06 \x01(\v2\x18.peloton.v1.HostPoolMoveH\x00R\fhostPoolMoveB\x06\n" +
-	"\x04kind\"\xc1\x04\n" +
+	"\x04kind\"\xbc\x05\n" +
 	"\x06Update\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12!\n" +
@@ -3932,7 +3957,10 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x10instances_failed\x18\f \x01(\rR\x0finstancesFailed\x12!\n" +
 	"\fmax_failures\x18\r \x01(\rR\vmaxFailures\x12.\n" +
 	"\x13rollback_on_failure\x18\x0e \x01(\bR\x11rollbackOnFailure\x12\x16\n" +
-	"\x06paused\x18\x0f \x01(\bR\x06paused\"\xa0\x01\n" +
+	"\x06paused\x18\x0f \x01(\bR\x06paused\x12.\n" +
+	"\x13min_healthy_seconds\x18\x10 \x01(\rR\x11minHealthySeconds\x12\x19\n" +
+	"\bin_place\x18\x11 \x01(\bR\ainPlace\x12.\n" +
+	"\x13instances_in_flight\x18\x12 \x01(\rR\x11instancesInFlight\"\xa0\x01\n" +
 	"\x0fResourceAmounts\x12\x15\n" +
 	"\x03cpu\x18\x01 \x01(\x01H\x00R\x03cpu\x88\x01\x01\x12\x1a\n" +
 	"\x06mem_mb\x18\x02 \x01(\x01H\x01R\x05memMb\x88\x01\x01\x12\x1c\n" +

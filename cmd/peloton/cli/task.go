@@ -180,12 +180,17 @@ func setState(s pelotonv1.TaskState) string {
 }
 
 func (a *app) taskStopCommand() *cobra.Command {
-	return &cobra.Command{
+	var force bool
+	cmd := &cobra.Command{
 		Use:   "stop JOB_ID [INSTANCE...]",
 		Short: "Stop some instances of a job, or all of them",
-		Args:  args(cobra.MinimumNArgs(1)),
+		Long: `Stop some instances of a job, or all of them (no instance given).
+Stopping running instances of a service asks its SLA first: when that would
+take more instances down than sla.maxUnavailable allows, the stop is refused
+and nothing changes; --force stops them anyway.`,
+		Args: args(cobra.MinimumNArgs(1)),
 		RunE: a.connected(func(cmd *cobra.Command, argv []string, c *clients) error {
-			req := &pelotonv1.StopTasksRequest{JobId: argv[0]}
+			req := &pelotonv1.StopTasksRequest{JobId: argv[0], Force: force}
 			for _, s := range argv[1:] {
 				n, err := parseInstance(s)
 				if err != nil {
@@ -205,6 +210,8 @@ func (a *app) taskStopCommand() *cobra.Command {
 			return writeTaskTable(cmd.OutOrStdout(), resp.GetTasks(), a.clock.Now())
 		}),
 	}
+	cmd.Flags().BoolVar(&force, "force", false, "stop running instances of a service even beyond its SLA")
+	return cmd
 }
 
 func (a *app) taskLogsCommand() *cobra.Command {

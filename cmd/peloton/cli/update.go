@@ -19,14 +19,18 @@ import (
 func (a *app) jobUpdateCommand() *cobra.Command {
 	var file string
 	var batchSize, maxFailures uint32
-	var wait, rollbackOnFailure, startPaused bool
+	var wait, rollbackOnFailure, startPaused, inPlace bool
+	var minHealthy time.Duration
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "update JOB_ID -f FILE",
 		Short: "Roll a job onto a new spec, a batch of instances at a time",
 		Long: `Update a job to a new YAML or JSON spec ("-f -" reads stdin): the spec is
 stored as the job's next config version and its instances restart on it,
---batch-size at a time (0: all at once). "peloton job config JOB_ID" prints
+--batch-size at a time (all at once when not given); an instance counts as
+done once it runs and is healthy (ready), for --min-healthy when given, and
+--in-place restarts it on the host it ran on where it still fits. A spec with
+fewer instances removes the highest-numbered ones, under the job's SLA. "peloton job config JOB_ID" prints
 the current spec to start from. A running update of the job is aborted.
 
 The spec is checked locally first, as for job create. With --wait the command
@@ -46,8 +50,13 @@ a running update.`,
 			}
 			return a.connected(func(cmd *cobra.Command, argv []string, c *clients) error {
 				ctx, cancel := a.rpc(cmd.Context())
-				resp, err := c.jobs.UpdateJob(ctx, &pelotonv1.UpdateJobRequest{JobId: argv[0], Spec: spec, BatchSize: batchSize,
-					MaxFailures: maxFailures, RollbackOnFailure: rollbackOnFailure, StartPaused: startPaused})
+				req := &pelotonv1.UpdateJobRequest{JobId: argv[0], Spec: spec,
+					MaxFailures: maxFailures, RollbackOnFailure: rollbackOnFailure, StartPaused: startPaused,
+					MinHealthySeconds: uint32(minHealthy.Round(time.Second) / time.Second), InPlace: inPlace}
+				if cmd.Flags().Changed("batch-size") {
+					req.BatchSize = &batchSize
+				}
+				resp, err := c.jobs.UpdateJob(ctx, req)
 				cancel()
 				if err != nil {
 					return rejected(err)
@@ -66,7 +75,9 @@ a running update.`,
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "new job spec file, YAML or JSON (\"-\" for stdin)")
-	cmd.Flags().Uint32Var(&batchSize, "batch-size", 0, "instances restarted on the new config at once (0: all)")
+	cmd.Flags().Uint32Var(&batchSize, "batch-size", 0, "instances restarted on the new config at once, at least 1 (default: all)")
+	cmd.Flags().DurationVar(&minHealthy, "min-healthy", 0, "how long a restarted instance must stay healthy before it counts as done (e.g. 10s)")
+	cmd.Flags().BoolVar(&inPlace, "in-place", false, "restart each instance on its own host when it still fits there")
 	cmd.Flags().Uint32Var(&maxFailures, "max-failures", 0, "instances that may fail on the new config before the update fails")
 	cmd.Flags().BoolVar(&rollbackOnFailure, "rollback-on-failure", false, "roll back by itself when more than --max-failures instances failed")
 	cmd.Flags().BoolVar(&startPaused, "start-paused", false, "create the update paused (peloton update resume starts it)")
@@ -144,8 +155,15 @@ func updateOutcome(u *pelotonv1.Update) error {
 
 // updateProgressText: "update ID ROLLING_FORWARD [######..........] 4/10".
 func updateProgressText(u *pelotonv1.Update, width int) string {
-	bar := progressBar(width, u.GetInstancesTotal(), []barSegment{{'#', u.GetInstancesDone()}})
-	return fmt.Sprintf("update %s %-15s [%s] %d/%d", u.GetId(), shortState(u.GetState()), bar, u.GetInstancesDone(), u.GetInstancesTotal())
+	bar := progressBar(width, u.GetInstancesTotal(), []barSegment{{'#', u.GetInstancesDone()}, {'>', u.GetInstancesInFlight()}})
+	text := fmt.Sprintf("update %s %-15s [%s] %d/%d", u.GetId(), shortState(u.GetState()), bar, u.GetInstancesDone(), u.GetInstancesTotal())
+	if n := u.GetInstancesInFlight(); n > 0 {
+		text += fmt.Sprintf(", %d in flight", n)
+	}
+	if n := u.GetInstancesFailed(); n > 0 {
+		text += fmt.Sprintf(", %d failed", n)
+	}
+	return text
 }
 
 // versions renders the config versions an update moves between: "1 -> 2".
@@ -167,7 +185,9 @@ func writeUpdate(w io.Writer, u *pelotonv1.Update, now time.Time) error {
 		"State", shortState(u.GetState()),
 		"Versions", versions(u),
 		"Batch size", batchText(u.GetBatchSize()),
-		"Progress", fmt.Sprintf("%d/%d instances", u.GetInstancesDone(), u.GetInstancesTotal()),
+		"Progress", fmt.Sprintf("%d/%d instances, %d in flight", u.GetInstancesDone(), u.GetInstancesTotal(), u.GetInstancesInFlight()),
+		"Min healthy", (time.Duration(u.GetMinHealthySeconds()) * time.Second).String(),
+		"In place", yesText(u.GetInPlace()),
 		"Failed", failedText(u),
 		"Paused", yesText(u.GetPaused()),
 		"Message", u.GetMessage(),

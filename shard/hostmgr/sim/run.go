@@ -70,9 +70,13 @@ func (p *Plugin) endDue(now time.Time) (next time.Time, pending, moreDue bool) {
 		}
 		p.endNaturallyLocked(r)
 	}
+	probe := p.settleProbesLocked(nowNanos)
 	r := p.due.peek()
-	if r == nil {
+	switch {
+	case r == nil && probe == 0:
 		return time.Time{}, false, false
+	case r == nil || (probe != 0 && probe < r.due):
+		return time.Unix(0, probe), true, false
 	}
 	return time.Unix(0, r.due), true, r.due <= nowNanos
 }

@@ -32,10 +32,12 @@ type Plugin struct {
 	running         atomic.Bool
 	notify          chan struct{}
 
-	mu       sync.Mutex
-	hosts    map[model.HostID]*simHost
-	runs     map[model.RunID]*simRun
-	due      deadlines
+	mu    sync.Mutex
+	hosts map[model.HostID]*simHost
+	runs  map[model.RunID]*simRun
+	due   deadlines
+	// probing are running runs whose probes have no verdict yet.
+	probing  []*simRun
 	finished []model.RunID // ended runs, oldest first, from finishedHead on
 	finHead  int
 	events   []event // what Run has yet to hand to the sink, in order
@@ -71,6 +73,11 @@ type simRun struct {
 	ports  []uint32
 	health model.HealthState
 	ready  model.HealthState
+	// verdict is what its probes will say once their initial delay
+	// passed (at verdictDue, Unix nanoseconds); until then they say
+	// UNKNOWN.
+	verdict    model.HealthState
+	verdictDue int64
 }
 
 // event is one sink call Run has yet to make.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
@@ -47,14 +48,56 @@ func (p *Plugin) takeWorkloadLocked(h *simHost, r *simRun, l *hostmgr.Launch) st
 		if strings.EqualFold(l.Task.Env[EnvHealth], "unhealthy") {
 			verdict = model.HealthUnhealthy
 		}
-		if l.Task.HealthCheck != nil {
+		// The first probe runs after its initial delay; until then the
+		// run's probes have no verdict.
+		var delay time.Duration
+		if hc := l.Task.HealthCheck; hc != nil {
 			r.health = verdict
+			delay = hc.InitialDelay
 		}
-		if l.Task.Readiness != nil {
+		if rd := l.Task.Readiness; rd != nil {
 			r.ready = verdict
+			delay = max(delay, rd.InitialDelay)
+		}
+		if delay > 0 {
+			r.verdict, r.verdictDue = verdict, r.at+int64(delay)
+			if r.health != model.HealthNone {
+				r.health = model.HealthUnknown
+			}
+			if r.ready != model.HealthNone {
+				r.ready = model.HealthUnknown
+			}
+			p.probing = append(p.probing, r)
 		}
 	}
 	return ""
+}
+
+// settleProbesLocked gives the runs whose probes' initial delay passed
+// their verdict, and returns when the next one is due (0: none).
+func (p *Plugin) settleProbesLocked(nowNanos int64) (next int64) {
+	kept := p.probing[:0]
+	for _, r := range p.probing {
+		switch {
+		case r.state != model.TaskRunning || p.runs[r.id] != r:
+		case r.verdictDue <= nowNanos:
+			if r.health != model.HealthNone {
+				r.health = r.verdict
+			}
+			if r.ready != model.HealthNone {
+				r.ready = r.verdict
+			}
+			p.reportLocked(r.status())
+		default:
+			kept = append(kept, r)
+			if next == 0 || r.verdictDue < next {
+				next = r.verdictDue
+			}
+		}
+	}
+	clear(p.probing[len(kept):])
+	p.probing = kept
+	return next
 }
 
 // releaseWorkloadLocked gives back the ports of an ended run.

@@ -69,9 +69,12 @@ const (
 	// whether to roll back on failure, and whether it is paused.
 	// EventRecordV2 adds the host pool move kind; job and task events
 	// are as in EventRecordV1.
-	UpdateRecordV1      = 1
-	UpdateRecordV2      = 2
-	UpdateRecordVersion = UpdateRecordV2
+	UpdateRecordV1 = 1
+	UpdateRecordV2 = 2
+	// UpdateRecordV3 appends the time an instance must stay healthy,
+	// in-place, and the instances in flight.
+	UpdateRecordV3      = 3
+	UpdateRecordVersion = UpdateRecordV3
 	EventRecordV1       = 1
 	EventRecordV2       = 2
 	EventRecordVersion  = EventRecordV2

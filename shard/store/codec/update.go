@@ -2,6 +2,7 @@ package codec
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
 )
@@ -27,6 +28,10 @@ func EncodeUpdate(u *model.Update, rev uint64) []byte {
 	e.uvarint(uint64(u.MaxFailures))
 	e.bool(u.RollbackOnFailure)
 	e.bool(u.Paused)
+	// Added in UpdateRecordV3.
+	e.uvarint(uint64(u.MinHealthy / time.Millisecond))
+	e.bool(u.InPlace)
+	e.uvarint(uint64(u.InstancesInFlight))
 	return e.buf
 }
 
@@ -51,6 +56,11 @@ func DecodeUpdate(id model.UpdateID, b []byte) (*model.Update, error) {
 		u.MaxFailures = d.uint32()
 		u.RollbackOnFailure = d.bool()
 		u.Paused = d.bool()
+	}
+	if version >= UpdateRecordV3 {
+		u.MinHealthy = time.Duration(d.uvarint()) * time.Millisecond
+		u.InPlace = d.bool()
+		u.InstancesInFlight = d.uint32()
 	}
 	if err := d.done(); err != nil {
 		return nil, fmt.Errorf("update %s: %w", id, err)

@@ -1,0 +1,106 @@
+package goalstate
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestUpdateStep(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	running := func(g uint32) UpdateGang { return UpdateGang{Gang: g, Size: 1, Stale: true, Queued: true} }
+	onTarget := func(g uint32) UpdateGang { return UpdateGang{Gang: g, Size: 1} }
+	// allow lets n disruptions through, then says why not.
+	allow := func(n int) func(uint32) (bool, string) {
+		return func(uint32) (bool, string) {
+			if n == 0 {
+				return false, "waiting for SLA: 2/2 unavailable"
+			}
+			n--
+			return true, ""
+		}
+	}
+	cases := []struct {
+		name string
+		in   UpdateInput
+		want UpdatePlan
+	}{{
+		name: "first batch of two",
+		in:   UpdateInput{Gangs: []UpdateGang{running(0), running(1), running(2)}, Instances: 3, Batch: 2},
+		want: UpdatePlan{Restart: []uint32{0, 1}, InFlight: 2},
+	}, {
+		name: "batch 0 means all",
+		in:   UpdateInput{Gangs: []UpdateGang{running(0), running(1), running(2)}, Instances: 3},
+		want: UpdatePlan{Restart: []uint32{0, 1, 2}, InFlight: 3},
+	}, {
+		name: "never queued instances take the config",
+		in:   UpdateInput{Gangs: []UpdateGang{{Gang: 0, Size: 1, Stale: true}, running(1)}, Instances: 2, Batch: 1},
+		want: UpdatePlan{Relabel: []uint32{0}, Restart: []uint32{1}, Done: 1, InFlight: 1},
+	}, {
+		name: "in flight fills the batch",
+		in: UpdateInput{Gangs: []UpdateGang{{Gang: 0, Size: 1, Restarting: true, Updating: true}, running(1)},
+			Instances: 2, Batch: 1},
+		want: UpdatePlan{InFlight: 1},
+	}, {
+		name: "a gang bigger than the batch goes alone",
+		in:   UpdateInput{Gangs: []UpdateGang{{Gang: 0, Size: 4, Stale: true, Queued: true}}, Instances: 4, Batch: 2},
+		want: UpdatePlan{Restart: []uint32{0}, InFlight: 4},
+	}, {
+		name: "settling counts in flight and forgets when it was healthy",
+		in: UpdateInput{Gangs: []UpdateGang{{Gang: 0, Size: 1, Updating: true, Settling: true, HealthySince: now.Add(-time.Second)}},
+			Instances: 1, Batch: 1},
+		want: UpdatePlan{InFlight: 1, ClearHealthy: []uint32{0}},
+	}, {
+		name: "available without min healthy is done",
+		in:   UpdateInput{Gangs: []UpdateGang{{Gang: 0, Size: 1, Updating: true}}, Instances: 1, Batch: 1},
+		want: UpdatePlan{Settled: []uint32{0}, Done: 1, Complete: true},
+	}, {
+		name: "min healthy starts the clock",
+		in: UpdateInput{Now: now, Gangs: []UpdateGang{{Gang: 0, Size: 1, Updating: true}, running(1)},
+			Instances: 2, Batch: 1, MinHealthy: 10 * time.Second},
+		want: UpdatePlan{StartHealthy: []uint32{0}, InFlight: 1},
+	}, {
+		name: "min healthy not yet",
+		in: UpdateInput{Now: now, Gangs: []UpdateGang{{Gang: 0, Size: 1, Updating: true, HealthySince: now.Add(-9 * time.Second)}},
+			Instances: 1, Batch: 1, MinHealthy: 10 * time.Second},
+		want: UpdatePlan{InFlight: 1},
+	}, {
+		name: "min healthy reached",
+		in: UpdateInput{Now: now, Gangs: []UpdateGang{{Gang: 0, Size: 1, Updating: true, HealthySince: now.Add(-10 * time.Second)}, running(1)},
+			Instances: 2, Batch: 1, MinHealthy: 10 * time.Second},
+		want: UpdatePlan{Settled: []uint32{0}, Done: 1, Restart: []uint32{1}, InFlight: 1},
+	}, {
+		name: "the SLA holds the batch",
+		in:   UpdateInput{Gangs: []UpdateGang{running(0), running(1), running(2)}, Instances: 3, Batch: 3, Admit: allow(1)},
+		want: UpdatePlan{Restart: []uint32{0}, InFlight: 1, Waiting: "waiting for SLA: 2/2 unavailable"},
+	}, {
+		name: "paused",
+		in:   UpdateInput{Gangs: []UpdateGang{onTarget(0), running(1)}, Instances: 2, Batch: 1, Paused: true},
+		want: UpdatePlan{Done: 1, Waiting: "paused"},
+	}, {
+		name: "removed gangs go highest first, within the batch",
+		in: UpdateInput{Gangs: []UpdateGang{onTarget(0), onTarget(1), {Gang: 2, Size: 1, Removed: true}, {Gang: 3, Size: 1, Removed: true},
+			{Gang: 4, Size: 1, Removed: true}}, Instances: 2, Batch: 2},
+		want: UpdatePlan{Done: 2, Remove: []uint32{4, 3}, InFlight: 2},
+	}, {
+		name: "removal under the SLA, then restarts wait",
+		in: UpdateInput{Gangs: []UpdateGang{running(0), {Gang: 1, Size: 1, Removed: true}, {Gang: 2, Size: 1, Removed: true}},
+			Instances: 1, Batch: 5, Admit: allow(1)},
+		want: UpdatePlan{Remove: []uint32{2}, InFlight: 1, Waiting: "waiting for SLA: 2/2 unavailable"},
+	}, {
+		name: "stopping removed gangs keep the update open",
+		in:   UpdateInput{Gangs: []UpdateGang{onTarget(0), {Gang: 1, Size: 1, Removed: true, Stopping: true}}, Instances: 1, Batch: 1},
+		want: UpdatePlan{Done: 1, InFlight: 1},
+	}, {
+		name: "ended removed gangs complete it",
+		in:   UpdateInput{Gangs: []UpdateGang{onTarget(0), {Gang: 1, Size: 1, Removed: true, Ended: true}}, Instances: 1, Batch: 1},
+		want: UpdatePlan{Done: 1, Complete: true},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := UpdateStep(c.in); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("\n got %+v\nwant %+v", got, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,313 @@
+package jobmgr
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/peloton-federated/peloton/shard/goalstate"
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/resmgr"
+)
+
+// ReasonRemoved marks the runs of instances an update removed (the job's
+// instance count went down).
+const ReasonRemoved = "REMOVED"
+
+// rollUpdate moves a job's instances onto its new config, one step per
+// pass: goalstate.UpdateStep decides from how the gangs stand, this shell
+// applies its plan. Gangs whose runs use an older config are restarted,
+// at most BatchSize instances at a time and each only when the SLA allows;
+// a restarted gang counts as in flight until it runs and is available (for
+// MinHealthy, when set). Instances beyond a lowered instance count are
+// stopped, highest first, under the same rules, and forgotten once ended.
+// Instances that are not running just take the new config; instances that
+// finished (a batch job's successes) are left alone.
+func (e *Engine) rollUpdate(je *jobEntry, now time.Time) {
+	u := je.update
+	j := je.job
+	if u == nil || u.State.IsTerminal() {
+		if u == nil && uint32(len(je.tasks)) > j.Spec.Instances && j.Spec.Type != model.JobDaemon && !j.Status.State.IsTerminal() {
+			// Removed instances left by an update that ended early (aborted,
+			// replaced) still go, under the SLA.
+			e.applyUpdatePlan(je, nil, e.updateInput(je, nil, max(j.ConfigVersion, 1), now), now)
+		}
+		return
+	}
+	switch {
+	case j.Status.Killed:
+		e.endUpdate(je, model.UpdateAborted, "the job was stopped", now)
+		return
+	case j.Status.State.IsTerminal():
+		e.endUpdate(je, model.UpdateAborted, "the job finished", now)
+		return
+	}
+	// Forward the update moves instances to ToVersion; rolling back, to
+	// FromVersion (the job's config again).
+	target := u.ToVersion
+	if u.State == model.UpdateRollingBack {
+		target = u.FromVersion
+	}
+	if e.countFailures(je, target, now) {
+		return
+	}
+	plan := e.applyUpdatePlan(je, u, e.updateInput(je, u, target, now), now)
+	msg := je.updateReason
+	switch {
+	case msg == "":
+		msg = plan.Waiting
+	case plan.Waiting != "":
+		msg += "; " + plan.Waiting
+	}
+	if msg != u.Message && !u.State.IsTerminal() {
+		u.Message = msg
+		je.updateDirty = true
+	}
+	if plan.Done != u.InstancesDone || j.Spec.Instances != u.InstancesTotal || plan.InFlight != u.InstancesInFlight {
+		u.InstancesDone, u.InstancesTotal, u.InstancesInFlight = plan.Done, j.Spec.Instances, plan.InFlight
+		je.updateDirty = true
+	}
+	if plan.Complete {
+		if u.State == model.UpdateRollingBack {
+			e.endUpdate(je, model.UpdateRolledBack, fmt.Sprintf("%d instances back on config %d", plan.Done, target), now)
+		} else {
+			e.endUpdate(je, model.UpdateSucceeded, fmt.Sprintf("%d instances on config %d", plan.Done, target), now)
+		}
+		u.InstancesInFlight = 0
+		je.dropOldConfigs()
+	}
+}
+
+// updateInput describes the job's gangs to goalstate.UpdateStep. With no
+// update (u nil) only removed gangs are of interest.
+func (e *Engine) updateInput(je *jobEntry, u *model.Update, target uint64, now time.Time) goalstate.UpdateInput {
+	j := je.job
+	n := gangSize(&j.Spec)
+	in := goalstate.UpdateInput{Now: now, Instances: j.Spec.Instances}
+	if u != nil {
+		in.Batch, in.Paused, in.MinHealthy = u.BatchSize, u.Paused, u.MinHealthy
+	}
+	for first := uint32(0); first < uint32(len(je.tasks)); first += n {
+		g := gangOf(je, first)
+		ms := je.members(g)
+		if ms == nil {
+			continue
+		}
+		ug := goalstate.UpdateGang{Gang: g.Gang, Size: uint32(len(ms)), Removed: first >= j.Spec.Instances}
+		if ug.Removed {
+			ug.Ended, ug.Stopping = true, e.restarting[g] != nil
+			for _, t := range ms {
+				if !t.State.IsTerminal() {
+					ug.Ended = false
+					ug.Stopping = ug.Stopping || t.Goal == model.TaskKilled
+				}
+			}
+			in.Gangs = append(in.Gangs, ug)
+			continue
+		}
+		if u == nil {
+			continue
+		}
+		ug.Restarting = e.restarting[g] != nil
+		ug.Updating = je.updating[g.Gang]
+		ug.HealthySince = je.healthySince[g.Gang]
+		for _, t := range ms {
+			if t.State.IsTerminal() {
+				continue
+			}
+			if t.ConfigVersion != target {
+				// A run whose task is the same under the target (only the
+				// instance count, the SLA or another instance's override
+				// changed) takes the new version without a restart.
+				ug.Stale = true
+				ug.Queued = ug.Queued || (t.State != model.TaskInitialized && !je.sameTask(t.ConfigVersion, target, t.ID.Instance))
+			} else if !je.available(t) {
+				ug.Settling = true
+			}
+		}
+		in.Gangs = append(in.Gangs, ug)
+	}
+	// Long-running jobs never lose more instances at once than their SLA
+	// allows, whatever else disrupts them.
+	if j.Spec.LongRunning() {
+		limit, view := slaLimit(&j.Spec), e.slaView(je)
+		in.Admit = func(gang uint32) (bool, string) {
+			return admitDisruption(je, resmgr.GangID{Job: j.ID, Gang: gang}, limit, view)
+		}
+	}
+	return in
+}
+
+// applyUpdatePlan runs one update step for the job and applies its plan.
+func (e *Engine) applyUpdatePlan(je *jobEntry, u *model.Update, in goalstate.UpdateInput, now time.Time) goalstate.UpdatePlan {
+	plan := goalstate.UpdateStep(in)
+	j := je.job
+	if je.healthySince == nil {
+		je.healthySince = map[uint32]time.Time{}
+	}
+	for _, g := range plan.StartHealthy {
+		je.healthySince[g] = now
+	}
+	for _, g := range plan.ClearHealthy {
+		delete(je.healthySince, g)
+	}
+	for _, g := range plan.Settled {
+		delete(je.updating, g)
+		delete(je.healthySince, g)
+	}
+	for _, gang := range plan.Relabel {
+		for _, t := range je.members(resmgr.GangID{Job: j.ID, Gang: gang}) {
+			if !t.State.IsTerminal() && u != nil && t.ConfigVersion != j.ConfigVersion {
+				t.ConfigVersion = max(j.ConfigVersion, 1)
+				e.markDirty(je, t)
+			}
+		}
+	}
+	for _, gang := range plan.Remove {
+		e.removeGang(je, resmgr.GangID{Job: j.ID, Gang: gang}, now)
+	}
+	for _, gang := range plan.Restart {
+		g := resmgr.GangID{Job: j.ID, Gang: gang}
+		if u.InPlace {
+			e.preferOwnHosts(je, g)
+		}
+		e.restartGang(je, g, ReasonUpdated, fmt.Sprintf("restarting on config %d (update %s)", j.ConfigVersion, u.ID), now)
+		je.updating[gang] = true
+		delete(je.healthySince, gang)
+		for _, m := range je.members(g) {
+			je.failBase[m.ID.Instance] = m.Failures
+		}
+	}
+	if plan.Complete || u == nil {
+		e.forgetRemoved(je)
+	}
+	return plan
+}
+
+// removeGang stops the members of a gang the job no longer has.
+func (e *Engine) removeGang(je *jobEntry, g resmgr.GangID, now time.Time) {
+	for _, t := range je.members(g) {
+		if t.State.IsTerminal() || t.Goal == model.TaskKilled {
+			continue
+		}
+		t.Goal = model.TaskKilled
+		t.Reason, t.Message = ReasonRemoved, fmt.Sprintf("removed: the job has %d instances now", je.job.Spec.Instances)
+		e.markDirty(je, t)
+		e.killTask(je, t, je.killGrace(t), now)
+	}
+}
+
+// forgetRemoved drops the ended instances beyond the job's instance count:
+// the job's created count goes down with them, so a later update that
+// adds instances makes them anew. Their last records stay in the store
+// (as history) until the job is deleted, and are not listed.
+func (e *Engine) forgetRemoved(je *jobEntry) {
+	j := je.job
+	n := j.Spec.Instances
+	if uint32(len(je.tasks)) <= n || j.Spec.Type == model.JobDaemon {
+		return
+	}
+	for _, t := range je.tasks[n:] {
+		if !t.State.IsTerminal() {
+			return
+		}
+	}
+	// Ended tasks that left memory are read back for their last run.
+	last := make([]*model.TaskRuntime, 0, len(je.tasks)-int(n))
+	for i, t := range je.tasks[n:] {
+		if isCold(t) {
+			stored, err := e.cfg.Store.GetTask(context.Background(), model.TaskID{Job: j.ID, Instance: n + uint32(i)})
+			if err != nil {
+				e.log.Warn("reading a removed instance failed; will retry", "job", j.ID, "instance", n+uint32(i), "err", err)
+				return
+			}
+			t = stored
+		}
+		last = append(last, t)
+	}
+	for i, t := range je.tasks[n:] {
+		je.counts[t.State]--
+		if isCold(t) {
+			je.cold--
+		}
+		je.rememberRemoved(last[i])
+	}
+	clear(je.tasks[n:])
+	je.tasks = je.tasks[:n]
+	j.Status.TasksCreated = n
+	je.dirty, je.record = true, true
+	e.log.Info("removed instances forgotten", "job", j.ID, "instances", n)
+}
+
+// preferOwnHosts asks placement to put the gang's next runs on the hosts
+// their current runs use, where they still fit (an in-place update).
+func (e *Engine) preferOwnHosts(je *jobEntry, g resmgr.GangID) {
+	for _, t := range je.members(g) {
+		if t.Host != "" && (t.State == model.TaskRunning || t.State == model.TaskLaunching) {
+			if je.prefer == nil {
+				je.prefer = map[uint32]model.HostID{}
+			}
+			je.prefer[t.ID.Instance] = t.Host
+		}
+	}
+}
+
+// slaHolds reports whether taking instance's gang down now would break
+// the job's SLA, with the reason.
+func (e *Engine) slaHolds(je *jobEntry, instance uint32) (bool, string) {
+	if !je.job.Spec.LongRunning() {
+		return false, ""
+	}
+	ok, why := admitDisruption(je, gangOf(je, instance), slaLimit(&je.job.Spec), e.slaView(je))
+	return !ok, why
+}
+
+// sameTask reports whether an instance runs the same task under config
+// versions a and b. Configs without overrides are compared once per pair.
+func (je *jobEntry) sameTask(a, b uint64, instance uint32) bool {
+	if a == b {
+		return true
+	}
+	for _, v := range [2]uint64{a, b} {
+		if je.configs[v] == nil && v != je.job.ConfigVersion {
+			return false // not loaded: restart to be sure
+		}
+	}
+	ca, cb := je.config(a), je.config(b)
+	if len(ca.spec.Overrides) > 0 || len(cb.spec.Overrides) > 0 {
+		return reflect.DeepEqual(ca.task(instance), cb.task(instance))
+	}
+	key := [2]uint64{a, b}
+	if same, ok := je.sameTasks[key]; ok {
+		return same
+	}
+	if je.sameTasks == nil {
+		je.sameTasks = map[[2]uint64]bool{}
+	}
+	same := reflect.DeepEqual(ca.spec.Task, cb.spec.Task)
+	je.sameTasks[key] = same
+	return same
+}
+
+// removedTask is what is kept of an instance an update removed.
+type removedTask struct {
+	run      uint32
+	revision uint64
+}
+
+func (je *jobEntry) rememberRemoved(t *model.TaskRuntime) {
+	if je.removed == nil {
+		je.removed = map[uint32]removedTask{}
+	}
+	je.removed[t.ID.Instance] = removedTask{run: t.Run, revision: t.Revision}
+}
+
+// reuseRemoved continues a new task from the instance an update removed
+// before, if any: its next run follows the last one.
+func (je *jobEntry) reuseRemoved(t *model.TaskRuntime) {
+	if r, ok := je.removed[t.ID.Instance]; ok {
+		delete(je.removed, t.ID.Instance)
+		t.Run, t.Revision = r.run+1, r.revision
+	}
+}

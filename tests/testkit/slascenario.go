@@ -1,0 +1,278 @@
+package testkit
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// SLAScenario is the service-under-SLA scenario every host manager must
+// pass, through the real binary: a service whose instances are sampled
+// every 100 ms by the test while a rolling update and drains of several
+// of its hosts run at the same time. Never more instances may be
+// unavailable than the job's SLA allows, and both must finish.
+type SLAScenario struct {
+	// Bin is the peloton binary; Addr the server's API address.
+	Bin  string
+	Addr string
+	// Dir holds the spec files.
+	Dir string
+	// Spec is the job spec in YAML with one %s where the update changes
+	// the value of an environment variable ("1", then "2").
+	Spec string
+	// Instances and MaxUnavailable are the job's.
+	Instances      int
+	MaxUnavailable int
+	// BatchSize of the update.
+	BatchSize int
+	// Drain names the hosts to drain while the update runs; empty: the
+	// hosts of the first instances once the job runs.
+	Drain      []string
+	DrainCount int
+	// Within bounds the whole scenario.
+	Within time.Duration
+}
+
+// SLAResult is what the scenario measured.
+type SLAResult struct {
+	Job            string
+	MaxUnavailable int
+	Samples        int
+	Duration       time.Duration
+	Drained        []string
+}
+
+type scenarioTask struct {
+	InstanceID uint32 `json:"instance"`
+	State      string `json:"state"`
+	Host       string `json:"host"`
+	Cluster    string `json:"cluster"`
+	Health     string `json:"health"`
+	Ready      string `json:"ready"`
+	Goal       string `json:"goalState"`
+}
+
+// hostID is the id of the task's host, as host commands take it.
+func (t scenarioTask) hostID() string {
+	if t.Host == "" || strings.Contains(t.Host, "/") {
+		return t.Host
+	}
+	return t.Cluster + "/" + t.Host
+}
+
+// available mirrors the SLA's rule: running, and ready (or, with no
+// readiness probe, healthy) when the task has probes.
+func (t scenarioTask) available() bool {
+	if t.State != "TASK_STATE_RUNNING" {
+		return false
+	}
+	switch {
+	case t.Ready != "" && t.Ready != "HEALTH_STATE_UNSPECIFIED":
+		return t.Ready == "HEALTH_STATE_HEALTHY"
+	case t.Health != "" && t.Health != "HEALTH_STATE_UNSPECIFIED":
+		return t.Health == "HEALTH_STATE_HEALTHY"
+	}
+	return true
+}
+
+func (sc *SLAScenario) cli(t testing.TB, args ...string) string {
+	t.Helper()
+	out, err := Run(sc.Bin, sc.Addr, args...)
+	if err != nil {
+		t.Fatalf("peloton %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// Run runs the peloton CLI against addr and returns its standard output
+// (and standard error, on failure).
+func Run(bin, addr string, args ...string) (string, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "PELOTON_ADDR="+addr)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err != nil {
+		return stdout.String() + stderr.String(), err
+	}
+	return stdout.String(), nil
+}
+
+func (sc *SLAScenario) tasks(job string) ([]scenarioTask, error) {
+	resp, err := http.Get("http://" + sc.Addr + "/v1/jobs/" + job + "/tasks")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("list tasks: HTTP %d", resp.StatusCode)
+	}
+	var out struct {
+		Tasks []scenarioTask `json:"tasks"`
+	}
+	return out.Tasks, json.NewDecoder(resp.Body).Decode(&out)
+}
+
+func (sc *SLAScenario) hostState(t testing.TB, host string) string {
+	var list struct {
+		Hosts []struct {
+			ID    string `json:"id"`
+			State string `json:"state"`
+		} `json:"hosts"`
+	}
+	out := sc.cli(t, "host", "list", "-o", "json")
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatalf("host list: %v\n%s", err, out)
+	}
+	for _, h := range list.Hosts {
+		if h.ID == host {
+			return strings.TrimPrefix(h.State, "HOST_STATE_")
+		}
+	}
+	return ""
+}
+
+// Run creates the job, waits until every instance is available, then
+// starts the update and the drains together and samples availability
+// every 100 ms until the update succeeded and every drained host is
+// DRAINED. It fails the test when more instances were unavailable than
+// the SLA allows at any sample.
+func (sc *SLAScenario) Run(t testing.TB) SLAResult {
+	t.Helper()
+	v1 := filepath.Join(sc.Dir, "sla-v1.yaml")
+	v2 := filepath.Join(sc.Dir, "sla-v2.yaml")
+	if err := os.WriteFile(v1, []byte(fmt.Sprintf(sc.Spec, "1")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(v2, []byte(fmt.Sprintf(sc.Spec, "2")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	job := strings.TrimSpace(sc.cli(t, "job", "create", "-f", v1))
+	res := SLAResult{Job: job}
+	allUp := func() bool {
+		ts, err := sc.tasks(job)
+		if err != nil || len(ts) != sc.Instances {
+			return false
+		}
+		for _, tk := range ts {
+			if !tk.available() {
+				return false
+			}
+		}
+		return true
+	}
+	WaitFor(t, sc.Within, fmt.Sprintf("%d instances available", sc.Instances), allUp)
+
+	drain := sc.Drain
+	if len(drain) == 0 {
+		ts, _ := sc.tasks(job)
+		seen := map[string]bool{}
+		for _, tk := range ts {
+			if h := tk.hostID(); !seen[h] && len(drain) < max(sc.DrainCount, 1) {
+				seen[h] = true
+				drain = append(drain, h)
+			}
+		}
+	}
+	res.Drained = drain
+
+	// The sampler runs from before the first disruption to the end.
+	var mu sync.Mutex
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	var sampleErr error
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			ts, err := sc.tasks(job)
+			mu.Lock()
+			if err != nil {
+				sampleErr = err
+			} else {
+				down := sc.Instances
+				for _, tk := range ts {
+					if int(tk.InstanceID) < sc.Instances && tk.available() {
+						down--
+					}
+				}
+				res.Samples++
+				res.MaxUnavailable = max(res.MaxUnavailable, down)
+			}
+			mu.Unlock()
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+
+	start := time.Now()
+	var upd struct {
+		ID string `json:"id"`
+	}
+	out := sc.cli(t, "job", "update", job, "-f", v2, "--batch-size", fmt.Sprint(sc.BatchSize), "-o", "json")
+	if err := json.Unmarshal([]byte(out), &upd); err != nil {
+		t.Fatalf("job update: %v\n%s", err, out)
+	}
+	for _, h := range drain {
+		sc.cli(t, "host", "drain", h, "--reason", "sla scenario")
+	}
+	WaitFor(t, sc.Within, "update succeeded and hosts drained", func() bool {
+		var u struct {
+			State   string `json:"state"`
+			Message string `json:"message"`
+		}
+		if err := json.Unmarshal([]byte(sc.cli(t, "update", "get", upd.ID, "-o", "json")), &u); err != nil {
+			return false
+		}
+		if u.State == "UPDATE_STATE_FAILED" || u.State == "UPDATE_STATE_ABORTED" || u.State == "UPDATE_STATE_ROLLED_BACK" {
+			t.Fatalf("update ended %s: %s", u.State, u.Message)
+		}
+		if u.State != "UPDATE_STATE_SUCCEEDED" {
+			return false
+		}
+		for _, h := range drain {
+			if sc.hostState(t, h) != "DRAINED" {
+				return false
+			}
+		}
+		return allUp()
+	})
+	res.Duration = time.Since(start)
+	close(stop)
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if sampleErr != nil && res.Samples == 0 {
+		t.Fatalf("sampling failed: %v", sampleErr)
+	}
+	ts, err := sc.tasks(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range ts {
+		for _, h := range drain {
+			if tk.hostID() == h {
+				t.Errorf("instance %d still on drained host %s", tk.InstanceID, h)
+			}
+		}
+	}
+	t.Logf("SLA scenario: %d instances, maxUnavailable %d, batch %d, %d hosts drained: max unavailable observed %d over %d samples, %s",
+		sc.Instances, sc.MaxUnavailable, sc.BatchSize, len(drain), res.MaxUnavailable, res.Samples, res.Duration.Round(time.Millisecond))
+	fmt.Printf("SLA scenario: max unavailable %d (SLA %d), %d samples every 100ms, update + %d drains took %s\n",
+		res.MaxUnavailable, sc.MaxUnavailable, res.Samples, len(drain), res.Duration.Round(time.Millisecond))
+	if res.MaxUnavailable > sc.MaxUnavailable {
+		t.Errorf("%d instances unavailable at once; the SLA allows %d", res.MaxUnavailable, sc.MaxUnavailable)
+	}
+	return res
+}
