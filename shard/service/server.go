@@ -179,8 +179,9 @@ func (s *Server) ListTasks(ctx context.Context, req *pb.ListTasksRequest) (*pb.L
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	out := &pb.ListTasksResponse{Tasks: make([]*pb.Task, len(ts))}
-	for i, t := range ts {
+	page := pageOf(ts, req.Offset, req.Limit)
+	out := &pb.ListTasksResponse{Tasks: make([]*pb.Task, len(page)), Total: uint32(len(ts))}
+	for i, t := range page {
 		out.Tasks[i] = taskToProto(t)
 	}
 	return out, nil
@@ -281,4 +282,17 @@ func (s *Server) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[p
 			last = ev.Seq
 		}
 	}
+}
+
+// pageOf is the page of items that skips offset of them and holds at most
+// limit (0: all the rest).
+func pageOf[T any](items []T, offset, limit uint32) []T {
+	if int64(offset) >= int64(len(items)) {
+		return nil
+	}
+	items = items[offset:]
+	if limit > 0 && int64(limit) < int64(len(items)) {
+		items = items[:limit]
+	}
+	return items
 }
