@@ -10,7 +10,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPC_GATEWAY_VERSION := v2.31.0
 
-.PHONY: all build run test test-unit test-e2e proto proto-check tools bench clean
+.PHONY: all build run test test-unit test-e2e proto proto-check tools bench clean ui ui-check
 
 all: build
 
@@ -46,6 +46,14 @@ proto: tools
 ## proto-check: fail when the committed generated code is stale
 proto-check: proto
 	@git diff --exit-code -- api || { echo "generated code is stale: run make proto and commit"; exit 1; }
+
+## ui: rebuild the web UI's assets (ui/dist, embedded in the binary) from ui/src
+ui:
+	cd ui && npm ci --no-audit --no-fund && npm run build
+
+## ui-check: fail when the committed web UI assets are stale
+ui-check: ui
+	@git diff --exit-code -- ui/dist && test -z "$$(git status --porcelain -- ui/dist)" || { echo "web UI assets are stale: run make ui and commit ui/dist"; exit 1; }
 
 ## bench: the scale benchmarks (placement, entitlement, end to end)
 bench: build

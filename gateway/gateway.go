@@ -13,6 +13,7 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/ui"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
@@ -107,14 +108,8 @@ func New(cfg Config) (*Gateway, error) {
 	})
 	root.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
 	root.Handle("/v1/", m.http(mux))
-	root.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = io.WriteString(w, "Peloton API: /v1/jobs, /v1/hosts, /v1/pools, /v1/regions, /v1/openapi.json, /healthz, /metrics\n")
-	})
+	root.Handle(ui.Prefix, ui.Handler())
+	root.HandleFunc("GET /{$}", ui.Redirect)
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	protocols.SetUnencryptedHTTP2(true)
