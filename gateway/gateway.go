@@ -80,6 +80,7 @@ func New(cfg Config) (*Gateway, error) {
 			MarshalOptions:   protojson.MarshalOptions{EmitUnpopulated: false},
 			UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
 		}}),
+		runtime.WithForwardResponseOption(flushStreamStart),
 	)
 	ctx := context.Background()
 	for _, reg := range []func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error{

@@ -13,6 +13,7 @@ import (
 	"github.com/peloton-federated/peloton/shard/store"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -257,6 +258,9 @@ func (s *Server) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[p
 	}
 	sub, backlog := s.engine.Watch(model.JobID(req.JobId), req.AfterSeq)
 	defer sub.Cancel()
+	// Headers go out now, not with the first event, so that an HTTP
+	// client of the gateway sees at once that it is watching.
+	_ = stream.SendHeader(metadata.MD{})
 	send := func(ev jobmgr.Event) error { return stream.Send(eventToProto(model.Event(ev))) }
 	var last uint64 = req.AfterSeq
 	for _, ev := range backlog {
