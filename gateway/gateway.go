@@ -108,7 +108,7 @@ func New(cfg Config) (*Gateway, error) {
 		_, _ = io.WriteString(w, "ok\n")
 	})
 	root.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
-	root.Handle("/v1/", m.http(mux))
+	root.Handle("/v1/", m.http(headerOnce(mux)))
 	root.Handle(ui.Prefix, ui.Handler())
 	root.HandleFunc("GET /{$}", ui.Redirect)
 	var protocols http.Protocols

@@ -20,3 +20,37 @@ func flushStreamStart(_ context.Context, w http.ResponseWriter, m proto.Message)
 	_ = http.NewResponseController(w).Flush()
 	return nil
 }
+
+// headerOnce lets only the first WriteHeader of a response through: a
+// stream that ends in an error after flushStreamStart sent its headers
+// gets its error in the body, and the status written again is dropped.
+func headerOnce(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(&onceWriter{ResponseWriter: w}, r)
+	})
+}
+
+type onceWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (o *onceWriter) WriteHeader(code int) {
+	if o.wrote {
+		return
+	}
+	o.wrote = true
+	o.ResponseWriter.WriteHeader(code)
+}
+
+func (o *onceWriter) Write(b []byte) (int, error) {
+	o.wrote = true
+	return o.ResponseWriter.Write(b)
+}
+
+func (o *onceWriter) Flush() {
+	o.wrote = true
+	_ = http.NewResponseController(o.ResponseWriter).Flush()
+}
+
+func (o *onceWriter) Unwrap() http.ResponseWriter { return o.ResponseWriter }

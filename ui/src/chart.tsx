@@ -50,6 +50,7 @@ export function TimeChart({
               stroke: css(s.color),
               width: 2,
               dash: s.dash,
+              points: { show: false },
               value: (_: uPlot, v: number | null) => (v === null ? '–' : fmt.current(v)),
             })),
           ],

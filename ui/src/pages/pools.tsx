@@ -53,6 +53,7 @@ function usedResources(p: Pool): string[] {
 export function PoolsPage() {
   const loc = useLocation();
   const [tick, setTick] = useState(0);
+  const region = useLoad(() => api.version(), []);
   const pools = useLoad(
     (s) =>
       api.pools(s).then((r) => {
@@ -69,7 +70,7 @@ export function PoolsPage() {
 
   return (
     <>
-      <Title sub="Quotas and what they are used for, sampled every second while this page is open.">Pools</Title>
+      <Title sub={`The pool tree of region ${region.data?.region ?? ''} (this gateway's); figures sampled every second while this page is open.`}>Pools</Title>
       <ErrorNote error={pools.error} />
       <div class="split">
         <Section title="Tree" id="tree">
@@ -211,7 +212,7 @@ function PoolDetail({ pool, tick }: { pool: Pool; tick: number }) {
                       {fmtNum(num(r.limit?.cpu), 2)} cpu · {fmtMem(num(r.limit?.memMb))}
                     </td>
                     <td class="wide">
-                      <Bar label="cpu demand" used={r.demand?.cpu ?? 0} total={Math.max(r.reservation?.cpu ?? 0, r.demand?.cpu ?? 0)} />
+                      <Bar label="cpu" used={r.demand?.cpu ?? 0} total={Math.max(r.reservation?.cpu ?? 0, r.demand?.cpu ?? 0)} />
                     </td>
                   </tr>
                 ))}
