@@ -10,6 +10,7 @@ package ui_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -44,40 +45,20 @@ func TestBrowser(t *testing.T) {
 	}
 	browser := chromiumPath(t)
 
-	addr := threeFreePorts(t)
-	dataDir := t.TempDir()
-	var log bytes.Buffer
-	cmd := exec.Command(binary, "dev", "--data-dir", dataDir, "--addr", addr, "--regions", "3",
-		"--hosts", "sim,hosts=5,duration=1h", "--suspect-after", "1s", "--fail-after", "3s", "--recover-after", "2s")
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	// The dev cluster picks its gossip ports itself; another process may
+	// take one first, so a start that fails is tried again.
+	var url string
+	for attempt := 1; ; attempt++ {
+		var err error
+		url, err = startDev(t)
+		if err == nil {
+			break
+		}
+		if attempt == 3 {
+			t.Fatal(err)
+		}
+		t.Logf("peloton dev did not start (%v); again", err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("peloton dev log (last lines):\n%s", testkit.LastLines(log.String(), 60))
-		}
-	})
-	url := "http://" + addr
-	testkit.WaitFor(t, 60*time.Second, "three regions alive", func() bool {
-		resp, err := http.Get(url + "/v1/regions")
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		var buf bytes.Buffer
-		_, _ = buf.ReadFrom(resp.Body)
-		return resp.StatusCode == 200 && strings.Count(buf.String(), `"health":"alive"`) == 3
-	})
 
 	for _, sc := range scenarios {
 		t.Run(sc, func(t *testing.T) {
@@ -96,6 +77,62 @@ func TestBrowser(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startDev starts `peloton dev --regions 3` on sim hosts, stopped when the
+// test ends, and returns the URL of its first region (east) once every
+// region is alive.
+func startDev(t *testing.T) (string, error) {
+	addr := threeFreePorts(t)
+	var log bytes.Buffer
+	cmd := exec.Command(binary, "dev", "--data-dir", t.TempDir(), "--addr", addr, "--regions", "3",
+		"--hosts", "sim,hosts=5,duration=1h", "--suspect-after", "1s", "--fail-after", "3s", "--recover-after", "2s")
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	stop := func() {
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}
+	url := "http://" + addr
+	deadline := time.Now().Add(60 * time.Second)
+	for !allAlive(url) {
+		select {
+		case err := <-done:
+			return "", fmt.Errorf("peloton dev exited: %v\n%s", err, testkit.LastLines(log.String(), 5))
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return "", fmt.Errorf("three regions not alive after 60s\n%s", testkit.LastLines(log.String(), 20))
+		}
+	}
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() {
+			t.Logf("peloton dev log (last lines):\n%s", testkit.LastLines(log.String(), 60))
+		}
+	})
+	return url, nil
+}
+
+func allAlive(url string) bool {
+	resp, err := http.Get(url + "/v1/regions")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	_, _ = buf.ReadFrom(resp.Body)
+	return resp.StatusCode == 200 && strings.Count(buf.String(), `"health":"alive"`) == 3
 }
 
 // chromiumPath finds Debian's chromium (or the one CHROMIUM names).
