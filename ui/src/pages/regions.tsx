@@ -202,14 +202,14 @@ function DrillReport({ d, now }: { d: Drill; now: number }) {
         {healed !== undefined && <span class="tl-seg tl-failback" style={{ left: pct(healed), width: pct(d.failbackSeconds ?? 0) }} />}
         {marks.map(([k, v]) =>
           v === undefined ? null : (
-            <span key={k} class="tl-mark" style={{ left: pct(v) }} title={`${k} at +${fmtDuration(v)}`}>
-              <span class="tl-label">
-                {k} +{fmtDuration(v)}
-              </span>
-            </span>
+            <span key={k} class="tl-mark" style={{ left: pct(v) }} title={`${k} at +${fmtDuration(v)}`} />
           ),
         )}
       </div>
+      <ol class="tl-legend">
+        <li>fenced +0s</li>
+        {marks.map(([k, v]) => v !== undefined && <li key={k}>{k} +{fmtDuration(v)}</li>)}
+      </ol>
       <dl class="facts">
         <div class="fact">
           <dt>Detection</dt>
