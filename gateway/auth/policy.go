@@ -89,7 +89,7 @@ func (a Action) poolScoped() bool {
 
 // roleActions are the actions a role grants regardless of pools.
 var roleActions = map[Role][]Action{
-	RoleOperator: {ActRead, ActReadAudit, ActCreateJob, ActUpdateJob, ActStopJob, ActDeleteJob, ActManageHost, ActManageRegion},
+	RoleOperator:  {ActRead, ActReadAudit, ActCreateJob, ActUpdateJob, ActStopJob, ActDeleteJob, ActManageHost, ActManageRegion},
 	RolePoolOwner: {ActRead},
 	RoleViewer:    {ActRead},
 	RoleRegion:    {ActRead, ActReplicate, ActCreateJob, ActStopJob},
