@@ -230,8 +230,8 @@ func Decide(p *Policy, id Identity, action Action, pools []string) Decision {
 		owner := ownerOf(bindings, action, pool)
 		if owner == "" {
 			what := "pool " + pool
-			if action == ActEditPool {
-				what = "pool " + pool + " (a pool owner edits the pools below its own)"
+			if action == ActEditPool && ownerOf(bindings, ActCreateJob, pool) != "" {
+				what += " (a pool owner edits the pools below its own)"
 			}
 			return Decision{Reason: fmt.Sprintf("%s (%s) may not %s on %s", id.Name, strings.Join(p.RolesOf(id), ", "), action, what)}
 		}
