@@ -158,6 +158,7 @@ func New(cfg Config) (*Gateway, error) {
 			err = auth.ErrNoCredentials
 		}
 		if err != nil {
+			guard.recordHTTP(r, id, err)
 			writeUnauthenticated(w, err.Error())
 			return
 		}

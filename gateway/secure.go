@@ -176,11 +176,27 @@ func (g *guard) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInf
 	return err
 }
 
+// recordHTTP audits an HTTP request refused before it reached the API:
+// one that may mutate (any verb but GET), under its verb and path.
+func (g *guard) recordHTTP(r *http.Request, id auth.Identity, err error) {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return
+	}
+	if id.Method == "" {
+		id = auth.Identity{Name: "-", Method: "unauthenticated"}
+	}
+	g.write(r.Context(), id, r.Method+" "+r.URL.Path, auth.Rule{}, auth.Target{Resource: "-"}, status.Error(codes.Unauthenticated, err.Error()))
+}
+
 // record writes a mutating call to the audit log and the process log.
 func (g *guard) record(ctx context.Context, id auth.Identity, method string, rule auth.Rule, target auth.Target, err error) {
 	if !auth.Mutating(method) {
 		return
 	}
+	g.write(ctx, id, method, rule, target, err)
+}
+
+func (g *guard) write(ctx context.Context, id auth.Identity, method string, rule auth.Rule, target auth.Target, err error) {
 	st := status.Convert(err)
 	rec := &pb.AuditRecord{
 		Time: timestamppb.New(g.now()), Name: id.Name, Method: id.Method, ForwardedBy: id.ForwardedBy,
