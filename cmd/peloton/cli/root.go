@@ -168,8 +168,8 @@ type app struct {
 	// flags are the running command's, for the connection settings.
 	flags *pflag.FlagSet
 	// tls tells whether the last dial used TLS.
-	tls bool
-	clock  clock.Clock
+	tls   bool
+	clock clock.Clock
 	// pollInterval paces GetJob/GetTaskLogs polling.
 	pollInterval time.Duration
 	// rpcTimeout bounds each unary call.
@@ -192,8 +192,8 @@ func NewRootCommand() *cobra.Command {
 
 func newRootCommand(a *app) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "peloton",
-		Short:         "Peloton, federated: a unified resource scheduler",
+		Use:   "peloton",
+		Short: "Peloton, federated: a unified resource scheduler",
 		Long: `peloton runs batch jobs on a federation of regions.
 The client commands talk to a gateway at --addr (or $PELOTON_ADDR, or the
 current context: peloton context --help), over TLS with --ca or an
