@@ -91,7 +91,7 @@ type fixture struct {
 	audit *memAudit
 }
 
-func startSecured(t *testing.T) *fixture {
+func startSecured(t testing.TB) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	if _, err := (auth.LabPKI{Dir: dir, Regions: []string{"east"}, Clients: []string{"carol"}, Now: time.Now()}).Init(); err != nil {
@@ -144,7 +144,7 @@ func startSecured(t *testing.T) *fixture {
 	return f
 }
 
-func (f *fixture) clientTLS(t *testing.T, cert string) *tls.Config {
+func (f *fixture) clientTLS(t testing.TB, cert string) *tls.Config {
 	t.Helper()
 	c, k := "", ""
 	if cert != "" {
@@ -157,7 +157,7 @@ func (f *fixture) clientTLS(t *testing.T, cert string) *tls.Config {
 	return cfg
 }
 
-func (f *fixture) dial(t *testing.T, token, cert string) *grpc.ClientConn {
+func (f *fixture) dial(t testing.TB, token, cert string) *grpc.ClientConn {
 	t.Helper()
 	opts := []grpc.DialOption{grpc.WithTransportCredentials(credentials.NewTLS(f.clientTLS(t, cert)))}
 	if token != "" {
