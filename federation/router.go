@@ -12,6 +12,7 @@ import (
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -83,6 +84,10 @@ type Router struct {
 	dir       Directory
 	choose    Chooser
 
+	// dialCreds, when set, secures calls to other regions (and to the
+	// region's leader): the transport credentials for the region dialed.
+	dialCreds func(region string) credentials.TransportCredentials
+
 	mu     sync.Mutex
 	conns  map[string]*grpc.ClientConn // by address
 	owners map[string]string           // job id → region, learned
@@ -101,6 +106,15 @@ func (r *Router) SetLocal(s Shard) {
 	r.localMu.Lock()
 	r.localSh = s
 	r.localMu.Unlock()
+}
+
+// SetDialCredentials secures the calls the router makes to other regions
+// and to its region's leader: creds gives the transport credentials for a
+// region by name (mutual TLS checked against the region's name).
+func (r *Router) SetDialCredentials(creds func(region string) credentials.TransportCredentials) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.dialCreds = creds
 }
 
 // shard returns the region's shard as it is now.
@@ -137,11 +151,14 @@ func routed(ctx context.Context) bool {
 	return len(md.Get(RoutedKey)) > 0
 }
 
-// outgoing marks a forwarded call as routed.
+// outgoing marks a forwarded call as routed. It carries the caller's
+// identity (the gateway put it in the incoming metadata, and the owning
+// region believes it only from a region's certificate), never a token.
 func outgoing(ctx context.Context) context.Context {
 	md, _ := metadata.FromIncomingContext(ctx)
 	md = md.Copy()
 	delete(md, ":authority")
+	delete(md, "authorization")
 	md.Set(RoutedKey, "1")
 	return metadata.NewOutgoingContext(ctx, md)
 }
@@ -187,7 +204,13 @@ func (r *Router) conn(reg Region) (*grpc.ClientConn, error) {
 	if c, ok := r.conns[reg.Addr]; ok {
 		return c, nil
 	}
-	c, err := grpc.NewClient(reg.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+	creds := insecure.NewCredentials()
+	if r.dialCreds != nil {
+		// A region's leader is dialed as "<region> (leader)".
+		name, _, _ := strings.Cut(reg.Name, " ")
+		creds = r.dialCreds(name)
+	}
+	c, err := grpc.NewClient(reg.Addr, grpc.WithTransportCredentials(creds),
 		// Forwarded answers (a job config with an override per instance)
 		// may be megabytes.
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes)))

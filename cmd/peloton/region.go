@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,6 +23,9 @@ import (
 	"github.com/peloton-federated/peloton/shard/store"
 	"github.com/peloton-federated/peloton/shard/store/boltstore"
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc/credentials"
+
+	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
@@ -47,6 +52,14 @@ type regionConfig struct {
 	// HA, when set, makes this member one of several for the region: the
 	// one holding the region's lease runs the shard, the others forward.
 	HA *haConfig
+	// TLS secures the API port; DialCreds the calls to other regions and
+	// to the region's leader; Auth turns authentication and authorisation
+	// on. All nil: open (dev mode).
+	TLS       *tls.Config
+	DialCreds func(region string) credentials.TransportCredentials
+	Auth      *gateway.Auth
+	// AuditRetention is how long audit records are kept (0: the default).
+	AuditRetention time.Duration
 }
 
 // haConfig tunes leader election.
@@ -161,6 +174,9 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 		}
 	}
 	r.router = federation.NewRouter(nil, dir, nil)
+	if cfg.DialCreds != nil {
+		r.router.SetDialCredentials(cfg.DialCreds)
+	}
 	r.router.SetLocal(federation.NewRemoteShard(r.router, r.leaderAddr))
 	r.router.SetChooser(r.router.PolicyChooser())
 	r.router.SetReplicaStore(valueReplicas{st})
@@ -174,8 +190,17 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 		// Pools are federation-wide: this region's shard runs on its share.
 		r.failover.SetShareSink(r.setShares)
 	}
+	var audit gateway.AuditLog
+	if as, ok := st.(store.AuditStore); ok {
+		audit = storeAudit{st: as, ttl: cmp.Or(cfg.AuditRetention, DefaultAuditRetention)}
+	}
 	r.gateway, err = gateway.New(gateway.Config{
 		Addr: cfg.Addr, Logger: log, Registry: reg, Register: r.router.Register,
+		TLS: cfg.TLS, Auth: cfg.Auth, Audit: audit, Region: cfg.Name,
+		JobPool: func(ctx context.Context, job string) (string, error) {
+			resp, err := r.router.GetJob(ctx, &pb.GetJobRequest{Id: job})
+			return resp.GetJob().GetSpec().GetPool(), err
+		},
 		Ready: func() error {
 			r.mu.Lock()
 			e := r.engine
@@ -257,6 +282,9 @@ func (r *regionRuntime) run(ctx context.Context) error {
 		go r.dir.Run(ctx, 250*time.Millisecond)
 	}
 	go r.failover.Run(ctx)
+	if as, ok := r.store.(store.AuditStore); ok {
+		go pruneAudit(ctx, as, r.log)
+	}
 	errc := make(chan error, 2)
 	if r.elector == nil {
 		go func() { errc <- r.lead(ctx, 0) }()

@@ -86,6 +86,7 @@ type serverConfig struct {
 		Kubeconfig string `json:"kubeconfig"`
 		Namespace  string `json:"namespace"`
 	} `json:"ha"`
+	securityConfig
 }
 
 // Where ha.lease keeps the region's lease.
@@ -205,6 +206,7 @@ func loadServerConfig(path string) (*serverConfig, error) {
 			add("gossip.profile", fmt.Sprintf("must be wan, lan or local, not %q", g.Profile))
 		}
 	}
+	checkSecurity(&c, add)
 	h := policy.HealthConfig{SuspectAfter: time.Duration(c.Health.SuspectAfter), FailAfter: time.Duration(c.Health.FailAfter), RecoverAfter: time.Duration(c.Health.RecoverAfter)}
 	if h == (policy.HealthConfig{}) {
 		h = policy.DefaultHealthConfig()
@@ -257,6 +259,7 @@ func orDefault(s, def string) string {
 
 func newServerCommand() *cobra.Command {
 	var path string
+	var insecure bool
 	cmd := &cobra.Command{
 		Use:   "server --config FILE",
 		Short: "Run one member of a region: shard, gateway and federation, configured by a file",
@@ -267,7 +270,12 @@ the API address, the store (embedded or cassandra), the host manager
 clusters (same KIND[:NAME][,KEY=VALUE] syntax as dev's --hosts), gossip
 (bind, join, encryption key, profile), the health thresholds and, with
 several members per region, where their leader lease lives (ha: in the
-Cassandra store, or a Kubernetes Lease object "peloton-<region>").`,
+Cassandra store, or a Kubernetes Lease object "peloton-<region>").
+
+Off loopback, a server needs tls (the region's certificate and the CA),
+auth (a token file and a policy) and gossip.encryptKey, or --insecure.
+Mutating calls are kept in the audit log for audit.retention (default 30
+days). See docs/security.md.`,
 		Example: `  region: east
   addr: 127.0.0.1:5390
   dataDir: /var/lib/peloton
@@ -275,6 +283,9 @@ Cassandra store, or a Kubernetes Lease object "peloton-<region>").`,
   store: {kind: embedded}
   gossip: {bind: 127.0.0.1:7946, join: ["127.0.0.2:7946"], profile: wan}
   health: {suspectAfter: 5s, failAfter: 30s, recoverAfter: 30s}
+  # secured (peloton tls init, peloton auth token create):
+  # tls: {cert: /etc/peloton/east.crt, key: /etc/peloton/east.key, ca: /etc/peloton/ca.crt}
+  # auth: {tokens: /etc/peloton/tokens.yaml, policy: /etc/peloton/policy.yaml}
   # several members of a region (store.kind cassandra), leader lease in Kubernetes:
   # ha: {leaseTTL: 10s, lease: kubernetes, kubeconfig: /etc/peloton/kubeconfig, namespace: peloton}`,
 		Args: cobra.NoArgs,
@@ -286,10 +297,14 @@ Cassandra store, or a Kubernetes Lease object "peloton-<region>").`,
 			if err != nil {
 				return err
 			}
+			if why := exposed(c); why != "" && !insecure {
+				return errors.New(why)
+			}
 			return runServer(cmd.Context(), c)
 		},
 	}
 	cmd.Flags().StringVar(&path, "config", "", "server config file (YAML)")
+	cmd.Flags().BoolVar(&insecure, "insecure", false, "serve off loopback without TLS, authentication or gossip encryption (a network you trust)")
 	return cmd
 }
 
@@ -308,7 +323,13 @@ func runServer(parent context.Context, c *serverConfig) error {
 		HostPools:      serverHostPools(c),
 		SimDefaults:    pluginEnv{SimHosts: 10, SimCPU: 8, SimMemMB: 32768, SimDuration: 5 * time.Second},
 		Health:         policy.HealthConfig{SuspectAfter: time.Duration(c.Health.SuspectAfter), FailAfter: time.Duration(c.Health.FailAfter), RecoverAfter: time.Duration(c.Health.RecoverAfter)},
+		AuditRetention: time.Duration(c.Audit.Retention),
 	}
+	sec, err := loadSecurity(c, log)
+	if err != nil {
+		return err
+	}
+	rc.TLS, rc.DialCreds, rc.Auth = sec.serverTLS, sec.dialCreds, sec.auth
 	if c.Store.Kind == "cassandra" {
 		cc := c.Store.Cassandra
 		repl, _ := cassandra.ParseReplication(orDefault(cc.Replication, "1"))
@@ -347,7 +368,8 @@ func runServer(parent context.Context, c *serverConfig) error {
 	if c.HA != nil {
 		haLease = c.HA.Lease
 	}
-	log.Info("peloton server started", "region", c.Region, "addr", rt.gateway.Addr(), "store", orDefault(c.Store.Kind, "embedded"), "gossip", c.Gossip != nil, "ha_lease", haLease)
+	log.Info("peloton server started", "region", c.Region, "addr", rt.gateway.Addr(), "store", orDefault(c.Store.Kind, "embedded"), "gossip", c.Gossip != nil, "ha_lease", haLease,
+		"tls", c.TLS != nil, "auth", c.Auth != nil)
 	err = rt.run(ctx)
 	log.Info("peloton server stopped")
 	return err

@@ -160,6 +160,29 @@ type LeaseStore interface {
 	LeaseHolder(ctx context.Context, name string) (holder string, term uint64, err error)
 }
 
+// AuditQuery selects audit records.
+type AuditQuery struct {
+	// Name keeps only the records of this caller.
+	Name string
+	// Since keeps records with a later Time.
+	Since time.Time
+	// Limit keeps only the newest Limit records (0: no bound).
+	Limit int
+}
+
+// AuditStore is an optional capability: the audit log of a region's
+// gateway, kept for a retention window like events.
+type AuditStore interface {
+	// AppendAudit stores records, each kept for at least ttl after its
+	// Time and gone from ListAudit once that has passed.
+	AppendAudit(ctx context.Context, recs []model.AuditRecord, ttl time.Duration) error
+	// ListAudit returns unexpired records, oldest first.
+	ListAudit(ctx context.Context, q AuditQuery) ([]model.AuditRecord, error)
+	// PruneAudit frees the space of expired records and says how many it
+	// removed (a backend that expires them by itself returns 0).
+	PruneAudit(ctx context.Context) (int, error)
+}
+
 // Store is a backend holding every aggregate.
 type Store interface {
 	JobStore

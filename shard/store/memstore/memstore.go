@@ -29,6 +29,8 @@ type Store struct {
 	updates map[model.UpdateID]*model.Update
 	hosts   map[model.HostID]*model.HostRecord
 	events  map[model.JobID]*eventLog
+	// audit is the audit log in time order.
+	audit []storedAudit
 }
 
 var _ store.Store = (*Store)(nil)
