@@ -124,6 +124,10 @@ var Rules = map[string]Rule{
 	pb.HostService_MarkHostDown_FullMethodName: {ActManageHost, func(r any) Target {
 		return Target{Resource: "host " + r.(*pb.MarkHostDownRequest).GetHostId()}
 	}},
+	pb.HostService_SetHostPool_FullMethodName: {ActManageHost, func(r any) Target {
+		return Target{Resource: "host " + r.(*pb.SetHostPoolRequest).GetHostId()}
+	}},
+	pb.HostService_ListHostPools_FullMethodName: read(),
 
 	pb.RegionService_ListRegions_FullMethodName: read(),
 	pb.EventService_Watch_FullMethodName:        read(),

@@ -4418,14 +4418,14 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"DeletePool\x12\x1d.peloton.v1.DeletePoolRequest\x1a\x1e.peloton.v1.DeletePoolResponse\x12M\n" +
 	"\tListPools\x12\x1c.peloton.v1.ListPoolsRequest\x1a\x1d.peloton.v1.ListPoolsResponse\"\x03\x90\x02\x01\x12G\n" +
-	"\aGetPool\x12\x1a.peloton.v1.GetPoolRequest\x1a\x1b.peloton.v1.GetPoolResponse\"\x03\x90\x02\x012\xef\x03\n" +
+	"\aGetPool\x12\x1a.peloton.v1.GetPoolRequest\x1a\x1b.peloton.v1.GetPoolResponse\"\x03\x90\x02\x012\xf4\x03\n" +
 	"\vHostService\x12M\n" +
 	"\tListHosts\x12\x1c.peloton.v1.ListHostsRequest\x1a\x1d.peloton.v1.ListHostsResponse\"\x03\x90\x02\x01\x12H\n" +
 	"\tDrainHost\x12\x1c.peloton.v1.DrainHostRequest\x1a\x1d.peloton.v1.DrainHostResponse\x12N\n" +
 	"\vUndrainHost\x12\x1e.peloton.v1.UndrainHostRequest\x1a\x1f.peloton.v1.UndrainHostResponse\x12Q\n" +
 	"\fMarkHostDown\x12\x1f.peloton.v1.MarkHostDownRequest\x1a .peloton.v1.MarkHostDownResponse\x12N\n" +
-	"\vSetHostPool\x12\x1e.peloton.v1.SetHostPoolRequest\x1a\x1f.peloton.v1.SetHostPoolResponse\x12T\n" +
-	"\rListHostPools\x12 .peloton.v1.ListHostPoolsRequest\x1a!.peloton.v1.ListHostPoolsResponse2d\n" +
+	"\vSetHostPool\x12\x1e.peloton.v1.SetHostPoolRequest\x1a\x1f.peloton.v1.SetHostPoolResponse\x12Y\n" +
+	"\rListHostPools\x12 .peloton.v1.ListHostPoolsRequest\x1a!.peloton.v1.ListHostPoolsResponse\"\x03\x90\x02\x012d\n" +
 	"\rRegionService\x12S\n" +
 	"\vListRegions\x12\x1e.peloton.v1.ListRegionsRequest\x1a\x1f.peloton.v1.ListRegionsResponse\"\x03\x90\x02\x012K\n" +
 	"\fEventService\x12;\n" +
