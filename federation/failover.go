@@ -146,7 +146,7 @@ func (f *Failover) failback(ctx context.Context, alive []Region) error {
 			return err
 		}
 		cctx, cancel := context.WithTimeout(ctx, peerCallTimeout)
-		resp, err := pb.NewFederationServiceClient(c).ListReplicas(outgoing(cctx), &pb.ListReplicasRequest{OwnerRegion: r.dir.Local()})
+		resp, err := pb.NewFederationServiceClient(c).ListReplicas(cctx, &pb.ListReplicasRequest{OwnerRegion: r.dir.Local()})
 		cancel()
 		if err != nil {
 			return fmt.Errorf("region %s: %w", reg.Name, err)
@@ -156,7 +156,7 @@ func (f *Failover) failback(ctx context.Context, alive []Region) error {
 				continue
 			}
 			id := rep.GetJob().GetId()
-			got, err := r.shard().GetJob(ctx, &pb.GetJobRequest{Id: id})
+			got, err := pb.NewJobServiceClient(r.local()).GetJob(ctx, &pb.GetJobRequest{Id: id})
 			if err != nil {
 				continue
 			}
@@ -164,7 +164,7 @@ func (f *Failover) failback(ctx context.Context, alive []Region) error {
 			case pb.JobState_JOB_STATE_SUCCEEDED, pb.JobState_JOB_STATE_FAILED, pb.JobState_JOB_STATE_KILLED:
 				continue
 			}
-			if _, err := r.shard().StopJob(ctx, &pb.StopJobRequest{Id: id}); err != nil {
+			if _, err := pb.NewJobServiceClient(r.local()).StopJob(ctx, &pb.StopJobRequest{Id: id}); err != nil {
 				return fmt.Errorf("stop relocated job %s: %w", id, err)
 			}
 			f.log.Info("stopped local copy of a relocated job", "job", id, "relocated_to", rep.GetRelocatedRegion(), "new_job", rep.GetRelocatedJobId())
@@ -272,7 +272,7 @@ func (f *Failover) syncProgress(ctx context.Context) {
 	if r.replicas == nil {
 		return
 	}
-	jobs, err := r.shard().ListJobs(ctx, &pb.ListJobsRequest{})
+	jobs, err := pb.NewJobServiceClient(r.local()).ListJobs(ctx, &pb.ListJobsRequest{})
 	if err != nil {
 		return
 	}
@@ -282,7 +282,7 @@ func (f *Failover) syncProgress(ctx context.Context) {
 		if mark == f.pushed[j.GetId()] {
 			continue
 		}
-		tasks, err := r.shard().ListTasks(ctx, &pb.ListTasksRequest{JobId: j.GetId(), States: []pb.TaskState{pb.TaskState_TASK_STATE_SUCCEEDED}})
+		tasks, err := pb.NewTaskServiceClient(r.local()).ListTasks(ctx, &pb.ListTasksRequest{JobId: j.GetId(), States: []pb.TaskState{pb.TaskState_TASK_STATE_SUCCEEDED}})
 		if err != nil {
 			continue
 		}

@@ -159,7 +159,7 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 		}
 	}
 	r.router = federation.NewRouter(nil, dir, nil)
-	r.router.SetLocal(federation.NewRemoteShard(r.router, r.leaderAddr))
+	r.router.SetLeader(r.leaderAddr)
 	r.router.SetChooser(r.router.PolicyChooser())
 	r.router.SetReplicaStore(valueReplicas{st})
 	var iso federation.Isolation
@@ -238,7 +238,7 @@ func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
 	}
 	r.log.Info("leading the region's shard", "term", term)
 	err = engine.Run(ctx)
-	r.router.SetLocal(federation.NewRemoteShard(r.router, r.leaderAddr))
+	r.router.SetLeader(r.leaderAddr)
 	r.mu.Lock()
 	r.engine = nil
 	r.mu.Unlock()
