@@ -217,13 +217,17 @@ func (r *regionRuntime) leaderAddr() string {
 // lead runs the region's shard for one term: fresh host manager plugins and
 // engine, recovered from the store and reconciled with the clusters.
 func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
+	st, err := r.fencedStore(ctx, term)
+	if err != nil {
+		return err
+	}
 	env := r.cfg.SimDefaults
-	env.DataDir, env.Logger, env.Store = r.cfg.DataDir, r.log, r.store
+	env.DataDir, env.Logger, env.Store = r.cfg.DataDir, r.log, st
 	plugins, err := buildPlugins(r.cfg.Hosts, env)
 	if err != nil {
 		return err
 	}
-	engine := jobmgr.New(jobmgr.Config{Region: r.cfg.Name, Store: r.store, Plugins: plugins, Logger: r.log, EntitlementPeriod: r.cfg.Period,
+	engine := jobmgr.New(jobmgr.Config{Region: r.cfg.Name, Store: st, Plugins: plugins, Logger: r.log, EntitlementPeriod: r.cfg.Period,
 		EventRetention: r.cfg.EventRetention})
 	r.mu.Lock()
 	r.engine = engine
@@ -247,6 +251,22 @@ func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
 	}
 	r.log.Info("stopped leading the region's shard", "term", term)
 	return err
+}
+
+// fencedStore is the store as the shard leading at term writes to it:
+// with HA, every write carries the term, and once another member takes
+// the region's lease at a newer term the store refuses it (store.ErrFenced),
+// so a leader paused past its lease cannot write after a takeover.
+func (r *regionRuntime) fencedStore(ctx context.Context, term uint64) (store.Store, error) {
+	f, ok := r.store.(store.Fencer)
+	if r.elector == nil || !ok {
+		return r.store, nil
+	}
+	st, err := f.Fence(ctx, "shard/"+r.cfg.Name, term)
+	if err != nil {
+		return nil, fmt.Errorf("fence the store at term %d: %w", term, err)
+	}
+	return st, nil
 }
 
 // run serves the region until ctx ends.
