@@ -32,7 +32,7 @@ test-clients: test-python test-java
 
 PYTHON ?= python3
 MVN ?= mvn
-MVN_FLAGS ?= -q -B
+MVN_FLAGS ?= -B -ntp
 
 ## test-python: the Python client's tests against a `peloton dev` they start (pip install -r clients/python/requirements.txt)
 test-python: build
