@@ -86,6 +86,16 @@ type Router struct {
 	mu     sync.Mutex
 	conns  map[string]*grpc.ClientConn // by address
 	owners map[string]string           // job id → region, learned
+	// dialOpts are added to every connection to another region.
+	dialOpts []grpc.DialOption
+}
+
+// AddDialOptions adds options (a metrics interceptor) to the connections
+// the router opens to other regions from now on.
+func (r *Router) AddDialOptions(opts ...grpc.DialOption) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.dialOpts = append(r.dialOpts, opts...)
 }
 
 // NewRouter returns a router in front of the local shard. A nil chooser
@@ -187,10 +197,11 @@ func (r *Router) conn(reg Region) (*grpc.ClientConn, error) {
 	if c, ok := r.conns[reg.Addr]; ok {
 		return c, nil
 	}
-	c, err := grpc.NewClient(reg.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
 		// Forwarded answers (a job config with an override per instance)
 		// may be megabytes.
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes))}, r.dialOpts...)
+	c, err := grpc.NewClient(reg.Addr, opts...)
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "region %s at %s: %v", reg.Name, reg.Addr, err)
 	}

@@ -78,6 +78,7 @@ type regionRuntime struct {
 	dir      *federation.GossipDirectory
 	failover *federation.Failover
 	elector  *lease.Elector
+	book     *regionBook
 
 	mu     sync.Mutex
 	engine *jobmgr.Engine // nil on a standby
@@ -132,7 +133,7 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 		st.Close()
 		return nil, err
 	}
-	r := &regionRuntime{name: cfg.Name, cfg: cfg, log: log, store: st}
+	r := &regionRuntime{name: cfg.Name, cfg: cfg, log: log, store: st, book: newRegionBook()}
 	if cfg.Gossip != nil {
 		g := *cfg.Gossip
 		g.Logger = log
@@ -163,12 +164,12 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 	r.router = federation.NewRouter(nil, dir, nil)
 	r.router.SetLocal(federation.NewRemoteShard(r.router, r.leaderAddr))
 	r.router.SetChooser(r.router.PolicyChooser())
-	r.router.SetReplicaStore(valueReplicas{st})
+	r.router.SetReplicaStore(valueReplicas{st: st, book: r.book})
 	var iso federation.Isolation
 	if r.dir != nil {
 		iso = r.dir
 	}
-	r.router.SetDrills(valueDrills{st}, iso)
+	r.router.SetDrills(valueDrills{st: st, book: r.book}, iso)
 	r.failover = federation.NewFailover(r.router, r.setFenced, log, time.Second)
 	if r.dir != nil {
 		// Pools are federation-wide: this region's shard runs on its share.
@@ -201,6 +202,7 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 		st.Close()
 		return nil, err
 	}
+	registerRegionMetrics(reg, r)
 	return r, nil
 }
 

@@ -211,6 +211,9 @@ type Engine struct {
 	hosts     hostBook
 	hostPools hostPoolBook
 
+	// stats holds the counters Stats reports.
+	stats statBook
+
 	kick   chan struct{}
 	events *broadcaster
 	evlog  *eventLog
@@ -243,6 +246,7 @@ func New(cfg Config) *Engine {
 		evlog:      newEventLog(),
 		ready0:     make(chan struct{}),
 	}
+	e.stats.init()
 	passes := int((cfg.EntitlementPeriod + cfg.Interval - 1) / cfg.Interval)
 	e.sched = resmgr.New(nil, resmgr.Config{PreemptAfterPasses: max(passes, 1)})
 	for _, p := range cfg.Plugins {
