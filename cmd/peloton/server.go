@@ -255,8 +255,30 @@ func orDefault(s, def string) string {
 	return s
 }
 
+// checkHostSpecs checks the syntax of host manager cluster specs: a known
+// kind and a name used once each. Their parameters are read when the
+// plugins are built (on start), which may need files and connections.
+func checkHostSpecs(values []string) error {
+	names := map[string]bool{}
+	for _, v := range values {
+		spec, err := parsePluginSpec(v)
+		if err != nil {
+			return err
+		}
+		if _, ok := pluginKinds[spec.Kind]; !ok {
+			return fmt.Errorf("hosts: %q: unknown kind %q (one of %s)", v, spec.Kind, strings.Join(pluginKindNames(), ", "))
+		}
+		if names[spec.Name] {
+			return fmt.Errorf("hosts: %q: cluster name %q used twice", v, spec.Name)
+		}
+		names[spec.Name] = true
+	}
+	return nil
+}
+
 func newServerCommand() *cobra.Command {
 	var path string
+	var check bool
 	cmd := &cobra.Command{
 		Use:   "server --config FILE",
 		Short: "Run one member of a region: shard, gateway and federation, configured by a file",
@@ -286,10 +308,19 @@ Cassandra store, or a Kubernetes Lease object "peloton-<region>").`,
 			if err != nil {
 				return err
 			}
+			if err := checkHostSpecs(c.Hosts); err != nil {
+				return fmt.Errorf("%s is not a valid server config:\n  %w", path, err)
+			}
+			if check {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: valid (region %s, %d host manager clusters, store %s)\n",
+					path, c.Region, len(c.Hosts), orDefault(c.Store.Kind, "embedded"))
+				return nil
+			}
 			return runServer(cmd.Context(), c)
 		},
 	}
 	cmd.Flags().StringVar(&path, "config", "", "server config file (YAML)")
+	cmd.Flags().BoolVar(&check, "check-config", false, "check the config file and exit (0 when valid)")
 	return cmd
 }
 
