@@ -228,7 +228,7 @@ func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
 		return err
 	}
 	engine := jobmgr.New(jobmgr.Config{Region: r.cfg.Name, Store: r.store, Plugins: plugins, Logger: r.log, EntitlementPeriod: r.cfg.Period,
-		EventRetention: r.cfg.EventRetention, HostPools: r.cfg.HostPools})
+		EventRetention: r.cfg.EventRetention, HostPools: r.cfg.HostPools, APIAddr: r.cfg.Addr})
 	r.mu.Lock()
 	r.engine = engine
 	engine.SetFenced(r.fenced)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -119,6 +120,10 @@ func loadServerConfig(path string) (*serverConfig, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
+	}
+	raw, err = expandEnv(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	js, err := yaml.YAMLToJSON(raw)
 	if err != nil {
@@ -253,6 +258,27 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// envRef is a reference to an environment variable in a config file.
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// expandEnv replaces ${NAME} with the variable's value (a pod's IP in a
+// StatefulSet); an unset variable is an error. A lone $ stays as it is.
+func expandEnv(raw []byte) ([]byte, error) {
+	var missing []string
+	out := envRef.ReplaceAllFunc(raw, func(m []byte) []byte {
+		name := string(envRef.FindSubmatch(m)[1])
+		v, ok := os.LookupEnv(name)
+		if !ok {
+			missing = append(missing, name)
+		}
+		return []byte(v)
+	})
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("environment variables not set: %s", strings.Join(missing, ", "))
+	}
+	return out, nil
 }
 
 // checkHostSpecs checks the syntax of host manager cluster specs: a known

@@ -59,6 +59,8 @@ type Config struct {
 	EventRetention time.Duration
 	// HostPools tunes the policy that moves hosts between host pools.
 	HostPools HostPoolConfig
+	// APIAddr is the gateway address handed to tasks as PELOTON_API_ADDR.
+	APIAddr string
 }
 
 // DefaultEventRetention is how long events are kept unless configured.

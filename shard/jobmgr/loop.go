@@ -378,7 +378,7 @@ func (e *Engine) launchPlaced(je *jobEntry, now time.Time) {
 			ts := cfg.task(t.ID.Instance)
 			task = &ts
 		}
-		env := launchEnv(t, e.hostname(t.Host))
+		env := launchEnv(t, e.hostname(t.Host), e.cfg.APIAddr)
 		e.effects = append(e.effects, effect{launch: &hostmgr.Launch{
 			Run:  t.RunID(),
 			Host: t.Host,
