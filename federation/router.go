@@ -81,6 +81,16 @@ type Router struct {
 	mu     sync.Mutex
 	conns  map[string]*grpc.ClientConn // by address
 	owners map[string]string           // job id → region, learned
+	// dialOpts are added to every connection to another region.
+	dialOpts []grpc.DialOption
+}
+
+// AddDialOptions adds options (a metrics interceptor) to the connections
+// the router opens to other regions from now on.
+func (r *Router) AddDialOptions(opts ...grpc.DialOption) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.dialOpts = append(r.dialOpts, opts...)
 }
 
 // NewRouter returns a router in front of the local shard; with a nil
@@ -199,10 +209,11 @@ func (r *Router) conn(reg Region) (peer, error) {
 		name, _, _ := strings.Cut(reg.Name, " ")
 		creds = r.dialCreds(name)
 	}
-	c, err := grpc.NewClient(reg.Addr, grpc.WithTransportCredentials(creds),
+	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(creds),
 		// Forwarded answers (a job config with an override per instance)
 		// may be megabytes.
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes))}, r.dialOpts...)
+	c, err := grpc.NewClient(reg.Addr, opts...)
 	if err != nil {
 		return peer{}, status.Errorf(codes.Unavailable, "region %s at %s: %v", reg.Name, reg.Addr, err)
 	}

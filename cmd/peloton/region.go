@@ -91,6 +91,7 @@ type regionRuntime struct {
 	dir      *federation.GossipDirectory
 	failover *federation.Failover
 	elector  *lease.Elector
+	book     *regionBook
 
 	mu     sync.Mutex
 	engine *jobmgr.Engine // nil on a standby
@@ -145,7 +146,7 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 		st.Close()
 		return nil, err
 	}
-	r := &regionRuntime{name: cfg.Name, cfg: cfg, log: log, store: st}
+	r := &regionRuntime{name: cfg.Name, cfg: cfg, log: log, store: st, book: newRegionBook()}
 	if cfg.Gossip != nil {
 		g := *cfg.Gossip
 		g.Logger = log
@@ -179,12 +180,12 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 	}
 	r.router.SetLeader(r.leaderAddr)
 	r.router.SetChooser(r.router.PolicyChooser())
-	r.router.SetReplicaStore(valueReplicas{st})
+	r.router.SetReplicaStore(valueReplicas{st: st, book: r.book})
 	var iso federation.Isolation
 	if r.dir != nil {
 		iso = r.dir
 	}
-	r.router.SetDrills(valueDrills{st}, iso)
+	r.router.SetDrills(valueDrills{st: st, book: r.book}, iso)
 	r.failover = federation.NewFailover(r.router, r.setFenced, log, time.Second)
 	if r.dir != nil {
 		// Pools are federation-wide: this region's shard runs on its share.
@@ -226,6 +227,7 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 		st.Close()
 		return nil, err
 	}
+	registerRegionMetrics(reg, r)
 	return r, nil
 }
 
@@ -255,7 +257,7 @@ func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
 		return err
 	}
 	engine := jobmgr.New(jobmgr.Config{Region: r.cfg.Name, Store: st, Plugins: plugins, Logger: r.log, EntitlementPeriod: r.cfg.Period,
-		EventRetention: r.cfg.EventRetention, HostPools: r.cfg.HostPools})
+		EventRetention: r.cfg.EventRetention, HostPools: r.cfg.HostPools, APIAddr: r.cfg.Addr})
 	r.mu.Lock()
 	r.engine = engine
 	engine.SetFenced(r.fenced)
