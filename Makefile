@@ -10,7 +10,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPC_GATEWAY_VERSION := v2.31.0
 
-.PHONY: all build run test test-go test-clients test-python test-java clients clients-check proto proto-check tools bench clean
+.PHONY: all build run test test-go test-race test-clients test-python test-java clients clients-check proto proto-check tools bench clean
 
 all: build
 
@@ -21,12 +21,21 @@ build:
 run: build
 	$(BIN)/peloton dev --data-dir .peloton-data
 
-## test: the whole suite (unit, contract, end-to-end through the binary, the clients)
-test: test-go test-clients
+## test: the whole suite (unit, contract, end-to-end through the binary, the
+## race detector over the packages, the clients)
+test: test-go test-race test-clients
 
 test-go: build
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
+
+# The race detector over every package but the end-to-end ones (whose
+# processes are the binary, built without it).
+RACE_PKGS := ./api/... ./shard/... ./federation/... ./gateway/... ./hostmgr-k8s/... ./hostmgr-mesos/... ./cmd/...
+
+## test-race: go test -race over the packages
+test-race:
+	$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
 
 test-clients: test-python test-java
 
