@@ -1,6 +1,7 @@
 import datetime
 
 from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from peloton.v1 import types_pb2 as _types_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -551,3 +552,55 @@ class GetVersionResponse(_message.Message):
     commit: str
     region: str
     def __init__(self, version: _Optional[str] = ..., commit: _Optional[str] = ..., region: _Optional[str] = ...) -> None: ...
+
+class WhoAmIRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class WhoAmIResponse(_message.Message):
+    __slots__ = ("name", "method", "roles", "forwarded_by", "authentication")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    ROLES_FIELD_NUMBER: _ClassVar[int]
+    FORWARDED_BY_FIELD_NUMBER: _ClassVar[int]
+    AUTHENTICATION_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    method: str
+    roles: _containers.RepeatedScalarFieldContainer[str]
+    forwarded_by: str
+    authentication: bool
+    def __init__(self, name: _Optional[str] = ..., method: _Optional[str] = ..., roles: _Optional[_Iterable[str]] = ..., forwarded_by: _Optional[str] = ..., authentication: _Optional[bool] = ...) -> None: ...
+
+class CanIRequest(_message.Message):
+    __slots__ = ("action", "pool", "job_id")
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    action: str
+    pool: str
+    job_id: str
+    def __init__(self, action: _Optional[str] = ..., pool: _Optional[str] = ..., job_id: _Optional[str] = ...) -> None: ...
+
+class CanIResponse(_message.Message):
+    __slots__ = ("allowed", "reason")
+    ALLOWED_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    allowed: bool
+    reason: str
+    def __init__(self, allowed: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class ListAuditRequest(_message.Message):
+    __slots__ = ("name", "since", "limit")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    since: _timestamp_pb2.Timestamp
+    limit: int
+    def __init__(self, name: _Optional[str] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class ListAuditResponse(_message.Message):
+    __slots__ = ("records",)
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    records: _containers.RepeatedCompositeFieldContainer[_types_pb2.AuditRecord]
+    def __init__(self, records: _Optional[_Iterable[_Union[_types_pb2.AuditRecord, _Mapping]]] = ...) -> None: ...

@@ -27,7 +27,10 @@ if _version_not_supported:
 
 
 class JobServiceStub:
-    """Missing associated documentation comment in .proto file."""
+    """Every RPC that only reads is marked `idempotency_level =
+    NO_SIDE_EFFECTS`; any other is a mutation: the gateway authorises it as
+    one and writes it to the audit log. A new RPC is a mutation until marked.
+    """
 
     def __init__(self, channel):
         """Constructor.
@@ -108,7 +111,10 @@ class JobServiceStub:
 
 
 class JobServiceServicer:
-    """Missing associated documentation comment in .proto file."""
+    """Every RPC that only reads is marked `idempotency_level =
+    NO_SIDE_EFFECTS`; any other is a mutation: the gateway authorises it as
+    one and writes it to the audit log. A new RPC is a mutation until marked.
+    """
 
     def CreateJob(self, request, context):
         """CreateJob validates and stores a job and returns at once; its tasks are
@@ -296,7 +302,10 @@ def add_JobServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class JobService:
-    """Missing associated documentation comment in .proto file."""
+    """Every RPC that only reads is marked `idempotency_level =
+    NO_SIDE_EFFECTS`; any other is a mutation: the gateway authorises it as
+    one and writes it to the audit log. A new RPC is a mutation until marked.
+    """
 
     @staticmethod
     def CreateJob(request,
@@ -2015,6 +2024,206 @@ class SystemService:
             '/peloton.v1.SystemService/GetVersion',
             peloton_dot_v1_dot_service__pb2.GetVersionRequest.SerializeToString,
             peloton_dot_v1_dot_service__pb2.GetVersionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+
+class AuthServiceStub:
+    """AuthService answers who the caller is and what it may do, as the gateway
+    that received the call sees it.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.WhoAmI = channel.unary_unary(
+                '/peloton.v1.AuthService/WhoAmI',
+                request_serializer=peloton_dot_v1_dot_service__pb2.WhoAmIRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.WhoAmIResponse.FromString,
+                _registered_method=True)
+        self.CanI = channel.unary_unary(
+                '/peloton.v1.AuthService/CanI',
+                request_serializer=peloton_dot_v1_dot_service__pb2.CanIRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.CanIResponse.FromString,
+                _registered_method=True)
+
+
+class AuthServiceServicer:
+    """AuthService answers who the caller is and what it may do, as the gateway
+    that received the call sees it.
+    """
+
+    def WhoAmI(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CanI(self, request, context):
+        """CanI says whether the caller may take an action on a pool or a job.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_AuthServiceServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'WhoAmI': grpc.unary_unary_rpc_method_handler(
+                    servicer.WhoAmI,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.WhoAmIRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.WhoAmIResponse.SerializeToString,
+            ),
+            'CanI': grpc.unary_unary_rpc_method_handler(
+                    servicer.CanI,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.CanIRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.CanIResponse.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'peloton.v1.AuthService', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('peloton.v1.AuthService', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class AuthService:
+    """AuthService answers who the caller is and what it may do, as the gateway
+    that received the call sees it.
+    """
+
+    @staticmethod
+    def WhoAmI(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.AuthService/WhoAmI',
+            peloton_dot_v1_dot_service__pb2.WhoAmIRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.WhoAmIResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CanI(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.AuthService/CanI',
+            peloton_dot_v1_dot_service__pb2.CanIRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.CanIResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+
+class AuditServiceStub:
+    """AuditService reads the audit log of the region's gateway: every
+    mutating call, who made it, on what, and how it ended.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.ListAudit = channel.unary_unary(
+                '/peloton.v1.AuditService/ListAudit',
+                request_serializer=peloton_dot_v1_dot_service__pb2.ListAuditRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.ListAuditResponse.FromString,
+                _registered_method=True)
+
+
+class AuditServiceServicer:
+    """AuditService reads the audit log of the region's gateway: every
+    mutating call, who made it, on what, and how it ended.
+    """
+
+    def ListAudit(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_AuditServiceServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'ListAudit': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListAudit,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.ListAuditRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.ListAuditResponse.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'peloton.v1.AuditService', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('peloton.v1.AuditService', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class AuditService:
+    """AuditService reads the audit log of the region's gateway: every
+    mutating call, who made it, on what, and how it ended.
+    """
+
+    @staticmethod
+    def ListAudit(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.AuditService/ListAudit',
+            peloton_dot_v1_dot_service__pb2.ListAuditRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.ListAuditResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -763,3 +763,27 @@ class Drill(_message.Message):
     not_moved: _containers.RepeatedCompositeFieldContainer[PlannedMove]
     message: str
     def __init__(self, id: _Optional[str] = ..., region: _Optional[str] = ..., state: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., detection_seconds: _Optional[float] = ..., relocation_seconds: _Optional[float] = ..., failback_seconds: _Optional[float] = ..., moved: _Optional[_Iterable[_Union[PlannedMove, _Mapping]]] = ..., not_moved: _Optional[_Iterable[_Union[PlannedMove, _Mapping]]] = ..., message: _Optional[str] = ...) -> None: ...
+
+class AuditRecord(_message.Message):
+    __slots__ = ("time", "name", "method", "forwarded_by", "rpc", "action", "resource", "code", "message", "region")
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    FORWARDED_BY_FIELD_NUMBER: _ClassVar[int]
+    RPC_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    time: _timestamp_pb2.Timestamp
+    name: str
+    method: str
+    forwarded_by: str
+    rpc: str
+    action: str
+    resource: str
+    code: str
+    message: str
+    region: str
+    def __init__(self, time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., name: _Optional[str] = ..., method: _Optional[str] = ..., forwarded_by: _Optional[str] = ..., rpc: _Optional[str] = ..., action: _Optional[str] = ..., resource: _Optional[str] = ..., code: _Optional[str] = ..., message: _Optional[str] = ..., region: _Optional[str] = ...) -> None: ...
