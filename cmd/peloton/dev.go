@@ -38,6 +38,7 @@ type devOptions struct {
 	recoverAfter time.Duration
 	logLevel     string
 	logFormat    string
+	insecure     bool
 }
 
 func newDevCommand() *cobra.Command {
@@ -75,6 +76,7 @@ Host manager kinds for --hosts:
 	f.DurationVar(&o.recoverAfter, "recover-after", 3*time.Second, "with --regions: a region must be reachable this long before it counts as alive again")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&o.logFormat, "log-format", "text", "text or json")
+	f.BoolVar(&o.insecure, "insecure", false, "listen off loopback although dev mode has no TLS nor authentication")
 	return cmd
 }
 
@@ -112,6 +114,9 @@ func runDev(parent context.Context, o devOptions) error {
 	host, port, err := net.SplitHostPort(o.addr)
 	if err != nil {
 		return fmt.Errorf("--addr: %w", err)
+	}
+	if !isLoopback(o.addr) && !o.insecure {
+		return fmt.Errorf("refusing to serve dev mode (no TLS, no authentication) on %s: use a loopback address, peloton server with tls and auth (docs/security.md), or --insecure", o.addr)
 	}
 	first, err := strconv.Atoi(port)
 	if err != nil {

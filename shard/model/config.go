@@ -240,8 +240,8 @@ type Update struct {
 	// InstancesInFlight are restarted (or being removed) and not done yet.
 	InstancesInFlight uint32
 	CreateTime        time.Time
-	CompletionTime time.Time
-	Message        string
+	CompletionTime    time.Time
+	Message           string
 	// Revision increases on every stored change; stores compare-and-set on it.
 	Revision uint64
 }

@@ -72,6 +72,9 @@ func toStatus(err error) error {
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, store.ErrUnavailable):
 		return status.Error(codes.Unavailable, err.Error())
+	case errors.Is(err, store.ErrFenced):
+		// Another member leads the region now: the caller retries there.
+		return status.Error(codes.Unavailable, "this member no longer leads the region: "+err.Error())
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):

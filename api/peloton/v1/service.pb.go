@@ -10,6 +10,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -3848,12 +3849,355 @@ func (x *GetVersionResponse) GetRegion() string {
 	return ""
 }
 
+type WhoAmIRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WhoAmIRequest) Reset() {
+	*x = WhoAmIRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WhoAmIRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WhoAmIRequest) ProtoMessage() {}
+
+func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
+func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{79}
+}
+
+type WhoAmIResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The caller's name: a token's name or a client certificate's subject.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// How it was authenticated: "token", "certificate", "region" or
+	// "anonymous" (authentication is off).
+	Method string `protobuf:"bytes,2,opt,name=method,proto3" json:"method,omitempty"`
+	// The roles the policy binds to the caller, such as "pool-owner /a".
+	Roles []string `protobuf:"bytes,3,rep,name=roles,proto3" json:"roles,omitempty"`
+	// Set when a region forwarded the call on the caller's behalf.
+	ForwardedBy string `protobuf:"bytes,4,opt,name=forwarded_by,json=forwardedBy,proto3" json:"forwarded_by,omitempty"`
+	// False when the gateway runs without authentication (dev mode).
+	Authentication bool `protobuf:"varint,5,opt,name=authentication,proto3" json:"authentication,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *WhoAmIResponse) Reset() {
+	*x = WhoAmIResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WhoAmIResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WhoAmIResponse) ProtoMessage() {}
+
+func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WhoAmIResponse.ProtoReflect.Descriptor instead.
+func (*WhoAmIResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{80}
+}
+
+func (x *WhoAmIResponse) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *WhoAmIResponse) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *WhoAmIResponse) GetRoles() []string {
+	if x != nil {
+		return x.Roles
+	}
+	return nil
+}
+
+func (x *WhoAmIResponse) GetForwardedBy() string {
+	if x != nil {
+		return x.ForwardedBy
+	}
+	return ""
+}
+
+func (x *WhoAmIResponse) GetAuthentication() bool {
+	if x != nil {
+		return x.Authentication
+	}
+	return false
+}
+
+type CanIRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// An action, such as create-job, stop-job, edit-pool, drain-host (see
+	// `peloton auth can-i --help` for the list).
+	Action string `protobuf:"bytes,1,opt,name=action,proto3" json:"action,omitempty"`
+	// The pool acted on; for job actions the job's pool.
+	Pool string `protobuf:"bytes,2,opt,name=pool,proto3" json:"pool,omitempty"`
+	// A job acted on: its pool is looked up.
+	JobId         string `protobuf:"bytes,3,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CanIRequest) Reset() {
+	*x = CanIRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CanIRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CanIRequest) ProtoMessage() {}
+
+func (x *CanIRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CanIRequest.ProtoReflect.Descriptor instead.
+func (*CanIRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *CanIRequest) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *CanIRequest) GetPool() string {
+	if x != nil {
+		return x.Pool
+	}
+	return ""
+}
+
+func (x *CanIRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+type CanIResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Allowed bool                   `protobuf:"varint,1,opt,name=allowed,proto3" json:"allowed,omitempty"`
+	// Which role allows it, or why nothing does.
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CanIResponse) Reset() {
+	*x = CanIResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[82]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CanIResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CanIResponse) ProtoMessage() {}
+
+func (x *CanIResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[82]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CanIResponse.ProtoReflect.Descriptor instead.
+func (*CanIResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{82}
+}
+
+func (x *CanIResponse) GetAllowed() bool {
+	if x != nil {
+		return x.Allowed
+	}
+	return false
+}
+
+func (x *CanIResponse) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type ListAuditRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only records of this caller.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Only records after this time.
+	Since *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=since,proto3" json:"since,omitempty"`
+	// Most records to return, newest last; 0 means 100, at most 10000.
+	Limit         uint32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAuditRequest) Reset() {
+	*x = ListAuditRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[83]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAuditRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAuditRequest) ProtoMessage() {}
+
+func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[83]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAuditRequest.ProtoReflect.Descriptor instead.
+func (*ListAuditRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{83}
+}
+
+func (x *ListAuditRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ListAuditRequest) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *ListAuditRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type ListAuditResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Oldest first.
+	Records       []*AuditRecord `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAuditResponse) Reset() {
+	*x = ListAuditResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAuditResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAuditResponse) ProtoMessage() {}
+
+func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAuditResponse.ProtoReflect.Descriptor instead.
+func (*ListAuditResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{84}
+}
+
+func (x *ListAuditResponse) GetRecords() []*AuditRecord {
+	if x != nil {
+		return x.Records
+	}
+	return nil
+}
+
 var File_peloton_v1_service_proto protoreflect.FileDescriptor
 
 const file_peloton_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"\x18peloton/v1/service.proto\x12\n" +
-	"peloton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x16peloton/v1/types.proto\";\n" +
+	"peloton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16peloton/v1/types.proto\";\n" +
 	"\x10CreateJobRequest\x12'\n" +
 	"\x04spec\x18\x01 \x01(\v2\x13.peloton.v1.JobSpecR\x04spec\"6\n" +
 	"\x11CreateJobResponse\x12!\n" +
@@ -4053,64 +4397,89 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x12GetVersionResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x16\n" +
 	"\x06commit\x18\x02 \x01(\tR\x06commit\x12\x16\n" +
-	"\x06region\x18\x03 \x01(\tR\x06region2\xbc\b\n" +
+	"\x06region\x18\x03 \x01(\tR\x06region\"\x0f\n" +
+	"\rWhoAmIRequest\"\x9d\x01\n" +
+	"\x0eWhoAmIResponse\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06method\x18\x02 \x01(\tR\x06method\x12\x14\n" +
+	"\x05roles\x18\x03 \x03(\tR\x05roles\x12!\n" +
+	"\fforwarded_by\x18\x04 \x01(\tR\vforwardedBy\x12&\n" +
+	"\x0eauthentication\x18\x05 \x01(\bR\x0eauthentication\"P\n" +
+	"\vCanIRequest\x12\x16\n" +
+	"\x06action\x18\x01 \x01(\tR\x06action\x12\x12\n" +
+	"\x04pool\x18\x02 \x01(\tR\x04pool\x12\x15\n" +
+	"\x06job_id\x18\x03 \x01(\tR\x05jobId\"@\n" +
+	"\fCanIResponse\x12\x18\n" +
+	"\aallowed\x18\x01 \x01(\bR\aallowed\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"n\n" +
+	"\x10ListAuditRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x120\n" +
+	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12\x14\n" +
+	"\x05limit\x18\x03 \x01(\rR\x05limit\"F\n" +
+	"\x11ListAuditResponse\x121\n" +
+	"\arecords\x18\x01 \x03(\v2\x17.peloton.v1.AuditRecordR\arecords2\xda\b\n" +
 	"\n" +
 	"JobService\x12H\n" +
-	"\tCreateJob\x12\x1c.peloton.v1.CreateJobRequest\x1a\x1d.peloton.v1.CreateJobResponse\x12?\n" +
-	"\x06GetJob\x12\x19.peloton.v1.GetJobRequest\x1a\x1a.peloton.v1.GetJobResponse\x12E\n" +
-	"\bListJobs\x12\x1b.peloton.v1.ListJobsRequest\x1a\x1c.peloton.v1.ListJobsResponse\x12B\n" +
+	"\tCreateJob\x12\x1c.peloton.v1.CreateJobRequest\x1a\x1d.peloton.v1.CreateJobResponse\x12D\n" +
+	"\x06GetJob\x12\x19.peloton.v1.GetJobRequest\x1a\x1a.peloton.v1.GetJobResponse\"\x03\x90\x02\x01\x12J\n" +
+	"\bListJobs\x12\x1b.peloton.v1.ListJobsRequest\x1a\x1c.peloton.v1.ListJobsResponse\"\x03\x90\x02\x01\x12B\n" +
 	"\aStopJob\x12\x1a.peloton.v1.StopJobRequest\x1a\x1b.peloton.v1.StopJobResponse\x12H\n" +
 	"\tDeleteJob\x12\x1c.peloton.v1.DeleteJobRequest\x1a\x1d.peloton.v1.DeleteJobResponse\x12H\n" +
-	"\tUpdateJob\x12\x1c.peloton.v1.UpdateJobRequest\x1a\x1d.peloton.v1.UpdateJobResponse\x12H\n" +
-	"\tGetUpdate\x12\x1c.peloton.v1.GetUpdateRequest\x1a\x1d.peloton.v1.GetUpdateResponse\x12N\n" +
-	"\vListUpdates\x12\x1e.peloton.v1.ListUpdatesRequest\x1a\x1f.peloton.v1.ListUpdatesResponse\x12N\n" +
+	"\tUpdateJob\x12\x1c.peloton.v1.UpdateJobRequest\x1a\x1d.peloton.v1.UpdateJobResponse\x12M\n" +
+	"\tGetUpdate\x12\x1c.peloton.v1.GetUpdateRequest\x1a\x1d.peloton.v1.GetUpdateResponse\"\x03\x90\x02\x01\x12S\n" +
+	"\vListUpdates\x12\x1e.peloton.v1.ListUpdatesRequest\x1a\x1f.peloton.v1.ListUpdatesResponse\"\x03\x90\x02\x01\x12N\n" +
 	"\vAbortUpdate\x12\x1e.peloton.v1.AbortUpdateRequest\x1a\x1f.peloton.v1.AbortUpdateResponse\x12N\n" +
 	"\vPauseUpdate\x12\x1e.peloton.v1.PauseUpdateRequest\x1a\x1f.peloton.v1.PauseUpdateResponse\x12Q\n" +
 	"\fResumeUpdate\x12\x1f.peloton.v1.ResumeUpdateRequest\x1a .peloton.v1.ResumeUpdateResponse\x12W\n" +
-	"\x0eRollbackUpdate\x12!.peloton.v1.RollbackUpdateRequest\x1a\".peloton.v1.RollbackUpdateResponse\x12Q\n" +
-	"\fGetJobConfig\x12\x1f.peloton.v1.GetJobConfigRequest\x1a .peloton.v1.GetJobConfigResponse\x12K\n" +
+	"\x0eRollbackUpdate\x12!.peloton.v1.RollbackUpdateRequest\x1a\".peloton.v1.RollbackUpdateResponse\x12V\n" +
+	"\fGetJobConfig\x12\x1f.peloton.v1.GetJobConfigRequest\x1a .peloton.v1.GetJobConfigResponse\"\x03\x90\x02\x01\x12P\n" +
 	"\n" +
-	"ListEvents\x12\x1d.peloton.v1.ListEventsRequest\x1a\x1e.peloton.v1.ListEventsResponse2\xb5\x02\n" +
-	"\vTaskService\x12H\n" +
-	"\tListTasks\x12\x1c.peloton.v1.ListTasksRequest\x1a\x1d.peloton.v1.ListTasksResponse\x12B\n" +
-	"\aGetTask\x12\x1a.peloton.v1.GetTaskRequest\x1a\x1b.peloton.v1.GetTaskResponse\x12N\n" +
-	"\vGetTaskLogs\x12\x1e.peloton.v1.GetTaskLogsRequest\x1a\x1f.peloton.v1.GetTaskLogsResponse\x12H\n" +
-	"\tStopTasks\x12\x1c.peloton.v1.StopTasksRequest\x1a\x1d.peloton.v1.StopTasksResponse2\x82\x03\n" +
+	"ListEvents\x12\x1d.peloton.v1.ListEventsRequest\x1a\x1e.peloton.v1.ListEventsResponse\"\x03\x90\x02\x012\xc4\x02\n" +
+	"\vTaskService\x12M\n" +
+	"\tListTasks\x12\x1c.peloton.v1.ListTasksRequest\x1a\x1d.peloton.v1.ListTasksResponse\"\x03\x90\x02\x01\x12G\n" +
+	"\aGetTask\x12\x1a.peloton.v1.GetTaskRequest\x1a\x1b.peloton.v1.GetTaskResponse\"\x03\x90\x02\x01\x12S\n" +
+	"\vGetTaskLogs\x12\x1e.peloton.v1.GetTaskLogsRequest\x1a\x1f.peloton.v1.GetTaskLogsResponse\"\x03\x90\x02\x01\x12H\n" +
+	"\tStopTasks\x12\x1c.peloton.v1.StopTasksRequest\x1a\x1d.peloton.v1.StopTasksResponse2\x8c\x03\n" +
 	"\vPoolService\x12K\n" +
 	"\n" +
 	"CreatePool\x12\x1d.peloton.v1.CreatePoolRequest\x1a\x1e.peloton.v1.CreatePoolResponse\x12K\n" +
 	"\n" +
 	"UpdatePool\x12\x1d.peloton.v1.UpdatePoolRequest\x1a\x1e.peloton.v1.UpdatePoolResponse\x12K\n" +
 	"\n" +
-	"DeletePool\x12\x1d.peloton.v1.DeletePoolRequest\x1a\x1e.peloton.v1.DeletePoolResponse\x12H\n" +
-	"\tListPools\x12\x1c.peloton.v1.ListPoolsRequest\x1a\x1d.peloton.v1.ListPoolsResponse\x12B\n" +
-	"\aGetPool\x12\x1a.peloton.v1.GetPoolRequest\x1a\x1b.peloton.v1.GetPoolResponse2\xea\x03\n" +
-	"\vHostService\x12H\n" +
-	"\tListHosts\x12\x1c.peloton.v1.ListHostsRequest\x1a\x1d.peloton.v1.ListHostsResponse\x12H\n" +
+	"DeletePool\x12\x1d.peloton.v1.DeletePoolRequest\x1a\x1e.peloton.v1.DeletePoolResponse\x12M\n" +
+	"\tListPools\x12\x1c.peloton.v1.ListPoolsRequest\x1a\x1d.peloton.v1.ListPoolsResponse\"\x03\x90\x02\x01\x12G\n" +
+	"\aGetPool\x12\x1a.peloton.v1.GetPoolRequest\x1a\x1b.peloton.v1.GetPoolResponse\"\x03\x90\x02\x012\xf4\x03\n" +
+	"\vHostService\x12M\n" +
+	"\tListHosts\x12\x1c.peloton.v1.ListHostsRequest\x1a\x1d.peloton.v1.ListHostsResponse\"\x03\x90\x02\x01\x12H\n" +
 	"\tDrainHost\x12\x1c.peloton.v1.DrainHostRequest\x1a\x1d.peloton.v1.DrainHostResponse\x12N\n" +
 	"\vUndrainHost\x12\x1e.peloton.v1.UndrainHostRequest\x1a\x1f.peloton.v1.UndrainHostResponse\x12Q\n" +
 	"\fMarkHostDown\x12\x1f.peloton.v1.MarkHostDownRequest\x1a .peloton.v1.MarkHostDownResponse\x12N\n" +
-	"\vSetHostPool\x12\x1e.peloton.v1.SetHostPoolRequest\x1a\x1f.peloton.v1.SetHostPoolResponse\x12T\n" +
-	"\rListHostPools\x12 .peloton.v1.ListHostPoolsRequest\x1a!.peloton.v1.ListHostPoolsResponse2_\n" +
-	"\rRegionService\x12N\n" +
-	"\vListRegions\x12\x1e.peloton.v1.ListRegionsRequest\x1a\x1f.peloton.v1.ListRegionsResponse2F\n" +
-	"\fEventService\x126\n" +
-	"\x05Watch\x12\x18.peloton.v1.WatchRequest\x1a\x11.peloton.v1.Event0\x012\x84\x05\n" +
+	"\vSetHostPool\x12\x1e.peloton.v1.SetHostPoolRequest\x1a\x1f.peloton.v1.SetHostPoolResponse\x12Y\n" +
+	"\rListHostPools\x12 .peloton.v1.ListHostPoolsRequest\x1a!.peloton.v1.ListHostPoolsResponse\"\x03\x90\x02\x012d\n" +
+	"\rRegionService\x12S\n" +
+	"\vListRegions\x12\x1e.peloton.v1.ListRegionsRequest\x1a\x1f.peloton.v1.ListRegionsResponse\"\x03\x90\x02\x012K\n" +
+	"\fEventService\x12;\n" +
+	"\x05Watch\x12\x18.peloton.v1.WatchRequest\x1a\x11.peloton.v1.Event\"\x03\x90\x02\x010\x012\x98\x05\n" +
 	"\x11FederationService\x12K\n" +
 	"\n" +
-	"PutReplica\x12\x1d.peloton.v1.PutReplicaRequest\x1a\x1e.peloton.v1.PutReplicaResponse\x12Q\n" +
-	"\fListReplicas\x12\x1f.peloton.v1.ListReplicasRequest\x1a .peloton.v1.ListReplicasResponse\x12Q\n" +
-	"\fPlanFailover\x12\x1f.peloton.v1.PlanFailoverRequest\x1a .peloton.v1.PlanFailoverResponse\x12K\n" +
+	"PutReplica\x12\x1d.peloton.v1.PutReplicaRequest\x1a\x1e.peloton.v1.PutReplicaResponse\x12V\n" +
+	"\fListReplicas\x12\x1f.peloton.v1.ListReplicasRequest\x1a .peloton.v1.ListReplicasResponse\"\x03\x90\x02\x01\x12V\n" +
+	"\fPlanFailover\x12\x1f.peloton.v1.PlanFailoverRequest\x1a .peloton.v1.PlanFailoverResponse\"\x03\x90\x02\x01\x12K\n" +
 	"\n" +
-	"StartDrill\x12\x1d.peloton.v1.StartDrillRequest\x1a\x1e.peloton.v1.StartDrillResponse\x12E\n" +
-	"\bGetDrill\x12\x1b.peloton.v1.GetDrillRequest\x1a\x1c.peloton.v1.GetDrillResponse\x12K\n" +
+	"StartDrill\x12\x1d.peloton.v1.StartDrillRequest\x1a\x1e.peloton.v1.StartDrillResponse\x12J\n" +
+	"\bGetDrill\x12\x1b.peloton.v1.GetDrillRequest\x1a\x1c.peloton.v1.GetDrillResponse\"\x03\x90\x02\x01\x12P\n" +
 	"\n" +
-	"ListDrills\x12\x1d.peloton.v1.ListDrillsRequest\x1a\x1e.peloton.v1.ListDrillsResponse\x12T\n" +
+	"ListDrills\x12\x1d.peloton.v1.ListDrillsRequest\x1a\x1e.peloton.v1.ListDrillsResponse\"\x03\x90\x02\x01\x12T\n" +
 	"\rIsolateRegion\x12 .peloton.v1.IsolateRegionRequest\x1a!.peloton.v1.IsolateRegionResponse\x12E\n" +
-	"\bFailBack\x12\x1b.peloton.v1.FailBackRequest\x1a\x1c.peloton.v1.FailBackResponse2\\\n" +
-	"\rSystemService\x12K\n" +
+	"\bFailBack\x12\x1b.peloton.v1.FailBackRequest\x1a\x1c.peloton.v1.FailBackResponse2a\n" +
+	"\rSystemService\x12P\n" +
 	"\n" +
-	"GetVersion\x12\x1d.peloton.v1.GetVersionRequest\x1a\x1e.peloton.v1.GetVersionResponseB?Z=github.com/peloton-federated/peloton/api/peloton/v1;pelotonv1b\x06proto3"
+	"GetVersion\x12\x1d.peloton.v1.GetVersionRequest\x1a\x1e.peloton.v1.GetVersionResponse\"\x03\x90\x02\x012\x93\x01\n" +
+	"\vAuthService\x12D\n" +
+	"\x06WhoAmI\x12\x19.peloton.v1.WhoAmIRequest\x1a\x1a.peloton.v1.WhoAmIResponse\"\x03\x90\x02\x01\x12>\n" +
+	"\x04CanI\x12\x17.peloton.v1.CanIRequest\x1a\x18.peloton.v1.CanIResponse\"\x03\x90\x02\x012]\n" +
+	"\fAuditService\x12M\n" +
+	"\tListAudit\x12\x1c.peloton.v1.ListAuditRequest\x1a\x1d.peloton.v1.ListAuditResponse\"\x03\x90\x02\x01B?Z=github.com/peloton-federated/peloton/api/peloton/v1;pelotonv1b\x06proto3"
 
 var (
 	file_peloton_v1_service_proto_rawDescOnce sync.Once
@@ -4124,7 +4493,7 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_service_proto_rawDescData
 }
 
-var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 79)
+var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 85)
 var file_peloton_v1_service_proto_goTypes = []any{
 	(*CreateJobRequest)(nil),       // 0: peloton.v1.CreateJobRequest
 	(*CreateJobResponse)(nil),      // 1: peloton.v1.CreateJobResponse
@@ -4205,154 +4574,170 @@ var file_peloton_v1_service_proto_goTypes = []any{
 	(*ListDrillsResponse)(nil),     // 76: peloton.v1.ListDrillsResponse
 	(*GetVersionRequest)(nil),      // 77: peloton.v1.GetVersionRequest
 	(*GetVersionResponse)(nil),     // 78: peloton.v1.GetVersionResponse
-	(*JobSpec)(nil),                // 79: peloton.v1.JobSpec
-	(*Job)(nil),                    // 80: peloton.v1.Job
-	(JobState)(0),                  // 81: peloton.v1.JobState
-	(*Update)(nil),                 // 82: peloton.v1.Update
-	(*Event)(nil),                  // 83: peloton.v1.Event
-	(TaskState)(0),                 // 84: peloton.v1.TaskState
-	(*Task)(nil),                   // 85: peloton.v1.Task
-	(*PoolSpec)(nil),               // 86: peloton.v1.PoolSpec
-	(*Pool)(nil),                   // 87: peloton.v1.Pool
-	(*Host)(nil),                   // 88: peloton.v1.Host
-	(*durationpb.Duration)(nil),    // 89: google.protobuf.Duration
-	(*HostPool)(nil),               // 90: peloton.v1.HostPool
-	(*HostPoolMove)(nil),           // 91: peloton.v1.HostPoolMove
-	(*Region)(nil),                 // 92: peloton.v1.Region
-	(*PlannedMove)(nil),            // 93: peloton.v1.PlannedMove
-	(*Replica)(nil),                // 94: peloton.v1.Replica
-	(*RegionPlan)(nil),             // 95: peloton.v1.RegionPlan
-	(*Drill)(nil),                  // 96: peloton.v1.Drill
+	(*WhoAmIRequest)(nil),          // 79: peloton.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),         // 80: peloton.v1.WhoAmIResponse
+	(*CanIRequest)(nil),            // 81: peloton.v1.CanIRequest
+	(*CanIResponse)(nil),           // 82: peloton.v1.CanIResponse
+	(*ListAuditRequest)(nil),       // 83: peloton.v1.ListAuditRequest
+	(*ListAuditResponse)(nil),      // 84: peloton.v1.ListAuditResponse
+	(*JobSpec)(nil),                // 85: peloton.v1.JobSpec
+	(*Job)(nil),                    // 86: peloton.v1.Job
+	(JobState)(0),                  // 87: peloton.v1.JobState
+	(*Update)(nil),                 // 88: peloton.v1.Update
+	(*Event)(nil),                  // 89: peloton.v1.Event
+	(TaskState)(0),                 // 90: peloton.v1.TaskState
+	(*Task)(nil),                   // 91: peloton.v1.Task
+	(*PoolSpec)(nil),               // 92: peloton.v1.PoolSpec
+	(*Pool)(nil),                   // 93: peloton.v1.Pool
+	(*Host)(nil),                   // 94: peloton.v1.Host
+	(*durationpb.Duration)(nil),    // 95: google.protobuf.Duration
+	(*HostPool)(nil),               // 96: peloton.v1.HostPool
+	(*HostPoolMove)(nil),           // 97: peloton.v1.HostPoolMove
+	(*Region)(nil),                 // 98: peloton.v1.Region
+	(*PlannedMove)(nil),            // 99: peloton.v1.PlannedMove
+	(*Replica)(nil),                // 100: peloton.v1.Replica
+	(*RegionPlan)(nil),             // 101: peloton.v1.RegionPlan
+	(*Drill)(nil),                  // 102: peloton.v1.Drill
+	(*timestamppb.Timestamp)(nil),  // 103: google.protobuf.Timestamp
+	(*AuditRecord)(nil),            // 104: peloton.v1.AuditRecord
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	79, // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	80, // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	80, // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	81, // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
-	80, // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	80, // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	79, // 6: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	82, // 7: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
-	82, // 8: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
-	82, // 9: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
-	82, // 10: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
-	82, // 11: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
-	82, // 12: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
-	82, // 13: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
-	79, // 14: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
-	83, // 15: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
-	84, // 16: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	85, // 17: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	85, // 18: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	85, // 19: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	86, // 20: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	87, // 21: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	86, // 22: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	87, // 23: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	87, // 24: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	87, // 25: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	88, // 26: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	89, // 27: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
-	88, // 28: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
-	88, // 29: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
-	88, // 30: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
-	88, // 31: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
-	90, // 32: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
-	91, // 33: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
-	92, // 34: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	93, // 35: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
-	93, // 36: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
-	94, // 37: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
-	94, // 38: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
-	95, // 39: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
-	96, // 40: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
-	96, // 41: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
-	96, // 42: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
-	0,  // 43: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	2,  // 44: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	4,  // 45: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	6,  // 46: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	8,  // 47: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	10, // 48: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
-	12, // 49: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
-	14, // 50: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
-	16, // 51: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
-	18, // 52: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
-	20, // 53: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
-	22, // 54: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
-	24, // 55: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
-	26, // 56: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
-	28, // 57: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	30, // 58: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	32, // 59: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	34, // 60: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	36, // 61: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
-	38, // 62: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
-	40, // 63: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
-	42, // 64: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	44, // 65: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	46, // 66: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	48, // 67: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
-	50, // 68: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
-	52, // 69: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
-	54, // 70: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
-	56, // 71: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
-	58, // 72: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	60, // 73: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	65, // 74: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
-	67, // 75: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
-	69, // 76: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
-	71, // 77: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
-	73, // 78: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
-	75, // 79: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
-	63, // 80: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
-	61, // 81: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
-	77, // 82: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	1,  // 83: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	3,  // 84: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	5,  // 85: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	7,  // 86: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	9,  // 87: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	11, // 88: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
-	13, // 89: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
-	15, // 90: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
-	17, // 91: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
-	19, // 92: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
-	21, // 93: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
-	23, // 94: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
-	25, // 95: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
-	27, // 96: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
-	29, // 97: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	31, // 98: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	33, // 99: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	35, // 100: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	37, // 101: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	39, // 102: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	41, // 103: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	43, // 104: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	45, // 105: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	47, // 106: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	49, // 107: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
-	51, // 108: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
-	53, // 109: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
-	55, // 110: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
-	57, // 111: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
-	59, // 112: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	83, // 113: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	66, // 114: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
-	68, // 115: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
-	70, // 116: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
-	72, // 117: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
-	74, // 118: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
-	76, // 119: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
-	64, // 120: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
-	62, // 121: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
-	78, // 122: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	83, // [83:123] is the sub-list for method output_type
-	43, // [43:83] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	85,  // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	86,  // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	86,  // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	87,  // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	86,  // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	86,  // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	85,  // 6: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	88,  // 7: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
+	88,  // 8: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
+	88,  // 9: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
+	88,  // 10: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
+	88,  // 11: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
+	88,  // 12: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
+	88,  // 13: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
+	85,  // 14: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
+	89,  // 15: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
+	90,  // 16: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	91,  // 17: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	91,  // 18: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	91,  // 19: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	92,  // 20: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	93,  // 21: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	92,  // 22: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	93,  // 23: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	93,  // 24: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	93,  // 25: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	94,  // 26: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	95,  // 27: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
+	94,  // 28: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
+	94,  // 29: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
+	94,  // 30: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
+	94,  // 31: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
+	96,  // 32: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
+	97,  // 33: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
+	98,  // 34: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	99,  // 35: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
+	99,  // 36: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
+	100, // 37: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	100, // 38: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	101, // 39: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	102, // 40: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	102, // 41: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	102, // 42: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	103, // 43: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
+	104, // 44: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
+	0,   // 45: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	2,   // 46: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	4,   // 47: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	6,   // 48: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	8,   // 49: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	10,  // 50: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
+	12,  // 51: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
+	14,  // 52: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
+	16,  // 53: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
+	18,  // 54: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
+	20,  // 55: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
+	22,  // 56: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
+	24,  // 57: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
+	26,  // 58: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
+	28,  // 59: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	30,  // 60: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	32,  // 61: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	34,  // 62: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	36,  // 63: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	38,  // 64: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	40,  // 65: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	42,  // 66: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	44,  // 67: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	46,  // 68: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	48,  // 69: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
+	50,  // 70: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
+	52,  // 71: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
+	54,  // 72: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
+	56,  // 73: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
+	58,  // 74: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	60,  // 75: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	65,  // 76: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	67,  // 77: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	69,  // 78: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	71,  // 79: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	73,  // 80: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	75,  // 81: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	63,  // 82: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
+	61,  // 83: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
+	77,  // 84: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	79,  // 85: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
+	81,  // 86: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
+	83,  // 87: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
+	1,   // 88: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	3,   // 89: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	5,   // 90: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	7,   // 91: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	9,   // 92: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	11,  // 93: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
+	13,  // 94: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
+	15,  // 95: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
+	17,  // 96: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
+	19,  // 97: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
+	21,  // 98: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
+	23,  // 99: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
+	25,  // 100: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
+	27,  // 101: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
+	29,  // 102: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	31,  // 103: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	33,  // 104: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	35,  // 105: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	37,  // 106: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	39,  // 107: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	41,  // 108: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	43,  // 109: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	45,  // 110: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	47,  // 111: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	49,  // 112: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
+	51,  // 113: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
+	53,  // 114: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
+	55,  // 115: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
+	57,  // 116: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
+	59,  // 117: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	89,  // 118: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	66,  // 119: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	68,  // 120: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	70,  // 121: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	72,  // 122: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	74,  // 123: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	76,  // 124: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	64,  // 125: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
+	62,  // 126: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
+	78,  // 127: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	80,  // 128: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
+	82,  // 129: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
+	84,  // 130: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
+	88,  // [88:131] is the sub-list for method output_type
+	45,  // [45:88] is the sub-list for method input_type
+	45,  // [45:45] is the sub-list for extension type_name
+	45,  // [45:45] is the sub-list for extension extendee
+	0,   // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -4369,9 +4754,9 @@ func file_peloton_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   79,
+			NumMessages:   85,
 			NumExtensions: 0,
-			NumServices:   8,
+			NumServices:   10,
 		},
 		GoTypes:           file_peloton_v1_service_proto_goTypes,
 		DependencyIndexes: file_peloton_v1_service_proto_depIdxs,

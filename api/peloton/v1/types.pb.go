@@ -3779,6 +3779,130 @@ func (x *Drill) GetMessage() string {
 	return ""
 }
 
+// AuditRecord is one mutating call as a gateway saw it.
+type AuditRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Time  *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=time,proto3" json:"time,omitempty"`
+	// Who: the caller's name and how it was authenticated.
+	Name   string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Method string `protobuf:"bytes,3,opt,name=method,proto3" json:"method,omitempty"`
+	// The region that forwarded the call on the caller's behalf, if any.
+	ForwardedBy string `protobuf:"bytes,4,opt,name=forwarded_by,json=forwardedBy,proto3" json:"forwarded_by,omitempty"`
+	// What: the RPC's full name and the action it maps to.
+	Rpc    string `protobuf:"bytes,5,opt,name=rpc,proto3" json:"rpc,omitempty"`
+	Action string `protobuf:"bytes,6,opt,name=action,proto3" json:"action,omitempty"`
+	// On what: "pool /a", "job <id>", "host <id>", "region <name>".
+	Resource string `protobuf:"bytes,7,opt,name=resource,proto3" json:"resource,omitempty"`
+	// How it ended: a gRPC code name (OK, PermissionDenied, ...) and, when
+	// not OK, the error's message.
+	Code    string `protobuf:"bytes,8,opt,name=code,proto3" json:"code,omitempty"`
+	Message string `protobuf:"bytes,9,opt,name=message,proto3" json:"message,omitempty"`
+	// The region whose gateway recorded it.
+	Region        string `protobuf:"bytes,10,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditRecord) Reset() {
+	*x = AuditRecord{}
+	mi := &file_peloton_v1_types_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditRecord) ProtoMessage() {}
+
+func (x *AuditRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditRecord.ProtoReflect.Descriptor instead.
+func (*AuditRecord) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *AuditRecord) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+func (x *AuditRecord) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetForwardedBy() string {
+	if x != nil {
+		return x.ForwardedBy
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetRpc() string {
+	if x != nil {
+		return x.Rpc
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetResource() string {
+	if x != nil {
+		return x.Resource
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
 var File_peloton_v1_types_proto protoreflect.FileDescriptor
 
 const file_peloton_v1_types_proto_rawDesc = "" +
@@ -4098,7 +4222,19 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x05moved\x18\t \x03(\v2\x17.peloton.v1.PlannedMoveR\x05moved\x124\n" +
 	"\tnot_moved\x18\n" +
 	" \x03(\v2\x17.peloton.v1.PlannedMoveR\bnotMoved\x12\x18\n" +
-	"\amessage\x18\v \x01(\tR\amessage*y\n" +
+	"\amessage\x18\v \x01(\tR\amessage\"\x98\x02\n" +
+	"\vAuditRecord\x12.\n" +
+	"\x04time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
+	"\x06method\x18\x03 \x01(\tR\x06method\x12!\n" +
+	"\fforwarded_by\x18\x04 \x01(\tR\vforwardedBy\x12\x10\n" +
+	"\x03rpc\x18\x05 \x01(\tR\x03rpc\x12\x16\n" +
+	"\x06action\x18\x06 \x01(\tR\x06action\x12\x1a\n" +
+	"\bresource\x18\a \x01(\tR\bresource\x12\x12\n" +
+	"\x04code\x18\b \x01(\tR\x04code\x12\x18\n" +
+	"\amessage\x18\t \x01(\tR\amessage\x12\x16\n" +
+	"\x06region\x18\n" +
+	" \x01(\tR\x06region*y\n" +
 	"\aJobType\x12\x18\n" +
 	"\x14JOB_TYPE_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eJOB_TYPE_BATCH\x10\x01\x12\x14\n" +
@@ -4180,7 +4316,7 @@ func file_peloton_v1_types_proto_rawDescGZIP() []byte {
 }
 
 var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_peloton_v1_types_proto_goTypes = []any{
 	(JobType)(0),                  // 0: peloton.v1.JobType
 	(ConstraintOp)(0),             // 1: peloton.v1.ConstraintOp
@@ -4225,19 +4361,20 @@ var file_peloton_v1_types_proto_goTypes = []any{
 	(*RegionPlan)(nil),            // 40: peloton.v1.RegionPlan
 	(*PlannedMove)(nil),           // 41: peloton.v1.PlannedMove
 	(*Drill)(nil),                 // 42: peloton.v1.Drill
-	nil,                           // 43: peloton.v1.TaskSpec.EnvEntry
-	nil,                           // 44: peloton.v1.JobSpec.LabelsEntry
-	nil,                           // 45: peloton.v1.JobStatus.TaskStatesEntry
-	nil,                           // 46: peloton.v1.Task.PortsEntry
-	nil,                           // 47: peloton.v1.Host.LabelsEntry
-	(*durationpb.Duration)(nil),   // 48: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 49: google.protobuf.Timestamp
+	(*AuditRecord)(nil),           // 43: peloton.v1.AuditRecord
+	nil,                           // 44: peloton.v1.TaskSpec.EnvEntry
+	nil,                           // 45: peloton.v1.JobSpec.LabelsEntry
+	nil,                           // 46: peloton.v1.JobStatus.TaskStatesEntry
+	nil,                           // 47: peloton.v1.Task.PortsEntry
+	nil,                           // 48: peloton.v1.Host.LabelsEntry
+	(*durationpb.Duration)(nil),   // 49: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 50: google.protobuf.Timestamp
 }
 var file_peloton_v1_types_proto_depIdxs = []int32{
 	1,  // 0: peloton.v1.Constraint.op:type_name -> peloton.v1.ConstraintOp
 	11, // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
 	11, // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
-	43, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
+	44, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
 	10, // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
 	11, // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
 	13, // 6: peloton.v1.TaskSpec.container:type_name -> peloton.v1.Container
@@ -4248,12 +4385,12 @@ var file_peloton_v1_types_proto_depIdxs = []int32{
 	2,  // 11: peloton.v1.Container.pull_policy:type_name -> peloton.v1.PullPolicy
 	16, // 12: peloton.v1.HealthCheck.http:type_name -> peloton.v1.HTTPProbe
 	17, // 13: peloton.v1.HealthCheck.tcp:type_name -> peloton.v1.TCPProbe
-	48, // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
-	48, // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
-	48, // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
+	49, // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
+	49, // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
+	49, // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
 	0,  // 17: peloton.v1.JobSpec.type:type_name -> peloton.v1.JobType
 	12, // 18: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
-	44, // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
+	45, // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
 	23, // 20: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
 	22, // 21: peloton.v1.JobSpec.overrides:type_name -> peloton.v1.InstanceOverride
 	19, // 22: peloton.v1.JobSpec.spread:type_name -> peloton.v1.SpreadSpec
@@ -4261,28 +4398,28 @@ var file_peloton_v1_types_proto_depIdxs = []int32{
 	12, // 24: peloton.v1.InstanceOverride.task:type_name -> peloton.v1.TaskSpec
 	9,  // 25: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
 	3,  // 26: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
-	45, // 27: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
-	49, // 28: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
-	49, // 29: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
-	49, // 30: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
+	46, // 27: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
+	50, // 28: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
+	50, // 29: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
+	50, // 30: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
 	20, // 31: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
 	24, // 32: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
 	4,  // 33: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
 	4,  // 34: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
-	49, // 35: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
-	49, // 36: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
-	49, // 37: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
-	49, // 38: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
+	50, // 35: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
+	50, // 36: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
+	50, // 37: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
+	50, // 38: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
 	5,  // 39: peloton.v1.Task.health:type_name -> peloton.v1.HealthState
 	5,  // 40: peloton.v1.Task.ready:type_name -> peloton.v1.HealthState
-	46, // 41: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
-	49, // 42: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
+	47, // 41: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
+	50, // 42: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
 	24, // 43: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
 	26, // 44: peloton.v1.Event.task:type_name -> peloton.v1.Task
 	36, // 45: peloton.v1.Event.host_pool_move:type_name -> peloton.v1.HostPoolMove
 	6,  // 46: peloton.v1.Update.state:type_name -> peloton.v1.UpdateState
-	49, // 47: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
-	49, // 48: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
+	50, // 47: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
+	50, // 48: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
 	10, // 49: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
 	29, // 50: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
 	29, // 51: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
@@ -4295,35 +4432,36 @@ var file_peloton_v1_types_proto_depIdxs = []int32{
 	7,  // 58: peloton.v1.Host.state:type_name -> peloton.v1.HostState
 	10, // 59: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
 	10, // 60: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
-	47, // 61: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
-	49, // 62: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
-	49, // 63: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
-	49, // 64: peloton.v1.Host.drain_deadline:type_name -> google.protobuf.Timestamp
+	48, // 61: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
+	50, // 62: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
+	50, // 63: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
+	50, // 64: peloton.v1.Host.drain_deadline:type_name -> google.protobuf.Timestamp
 	10, // 65: peloton.v1.HostPool.capacity:type_name -> peloton.v1.Resources
 	10, // 66: peloton.v1.HostPool.allocated:type_name -> peloton.v1.Resources
 	10, // 67: peloton.v1.HostPool.demand:type_name -> peloton.v1.Resources
-	48, // 68: peloton.v1.HostPool.policy_period:type_name -> google.protobuf.Duration
+	49, // 68: peloton.v1.HostPool.policy_period:type_name -> google.protobuf.Duration
 	8,  // 69: peloton.v1.HostPoolMove.phase:type_name -> peloton.v1.HostPoolMovePhase
-	48, // 70: peloton.v1.HostPoolMove.waited:type_name -> google.protobuf.Duration
-	49, // 71: peloton.v1.HostPoolMove.time:type_name -> google.protobuf.Timestamp
+	49, // 70: peloton.v1.HostPoolMove.waited:type_name -> google.protobuf.Duration
+	50, // 71: peloton.v1.HostPoolMove.time:type_name -> google.protobuf.Timestamp
 	37, // 72: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
 	10, // 73: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
 	10, // 74: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
-	49, // 75: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
+	50, // 75: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
 	25, // 76: peloton.v1.Replica.job:type_name -> peloton.v1.Job
-	49, // 77: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
-	49, // 78: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
+	50, // 77: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
+	50, // 78: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
 	41, // 79: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
 	41, // 80: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
-	49, // 81: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
-	49, // 82: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
+	50, // 81: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
+	50, // 82: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
 	41, // 83: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
 	41, // 84: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
-	85, // [85:85] is the sub-list for method output_type
-	85, // [85:85] is the sub-list for method input_type
-	85, // [85:85] is the sub-list for extension type_name
-	85, // [85:85] is the sub-list for extension extendee
-	0,  // [0:85] is the sub-list for field type_name
+	50, // 85: peloton.v1.AuditRecord.time:type_name -> google.protobuf.Timestamp
+	86, // [86:86] is the sub-list for method output_type
+	86, // [86:86] is the sub-list for method input_type
+	86, // [86:86] is the sub-list for extension type_name
+	86, // [86:86] is the sub-list for extension extendee
+	0,  // [0:86] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_types_proto_init() }
@@ -4343,7 +4481,7 @@ func file_peloton_v1_types_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_types_proto_rawDesc), len(file_peloton_v1_types_proto_rawDesc)),
 			NumEnums:      10,
-			NumMessages:   38,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
