@@ -52,6 +52,10 @@ func NewGossipDirectory(ctx context.Context, cfg gossip.Config, health policy.He
 	return d, nil
 }
 
+// GossipAddr is the address this member gossips on, the one others join
+// (the port chosen when the config asked for port 0).
+func (d *GossipDirectory) GossipAddr() string { return d.mem.Addr() }
+
 // joinPeers joins the configured peers until some peer answered.
 func (d *GossipDirectory) joinPeers(ctx context.Context) {
 	for attempt := 0; ; attempt++ {

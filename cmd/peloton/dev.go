@@ -148,15 +148,14 @@ func runDev(parent context.Context, o devOptions) error {
 		}
 		if len(names) > 1 {
 			// Regions in one process still find each other through gossip,
-			// one gossip port per region after the API ports.
-			gport := first + 1000 + i
+			// each on a free port; the later ones join the first.
 			var join []string
 			if i > 0 {
-				join = []string{net.JoinHostPort(host, strconv.Itoa(first+1000))}
+				join = []string{runtimes[0].dir.GossipAddr()}
 			}
 			rc.Gossip = &gossip.Config{
 				NodeName: name + "-0", Region: name, Role: "shard", APIAddr: regions[i].Addr,
-				BindAddr: net.JoinHostPort(host, strconv.Itoa(gport)), Join: join, Profile: gossip.ProfileLocal,
+				BindAddr: net.JoinHostPort(host, "0"), Join: join, Profile: gossip.ProfileLocal,
 			}
 		}
 		rt, err := openRegion(ctx, rc, federation.NewStaticDirectory(name, regions), log, regionRegistry(reg, i))
