@@ -4,8 +4,8 @@
 // offers into hosts and launches into ACCEPT calls.
 //
 // Connection. Run subscribes (framework name, one role, capabilities
-// MULTI_ROLE, PARTITION_AWARE, REVOCABLE_RESOURCES, GPU_RESOURCES,
-// failover_timeout) with
+// MULTI_ROLE, PARTITION_AWARE, REVOCABLE_RESOURCES, TASK_KILLING_STATE,
+// GPU_RESOURCES, failover_timeout) with
 // the framework id kept in a FrameworkIDStore, so that a restarted shard
 // re-subscribes as the same framework and keeps its tasks. A 307 answer is
 // followed to the leading master named in its Location header; several
@@ -59,6 +59,12 @@
 // ACCEPT reports its runs LOST. A run the plugin reported ended that
 // Mesos later reports running is killed, so no run goes on behind the
 // shard's back.
+//
+// Kills. The task's kill grace is its TaskInfo's kill policy; Kill's
+// grace, when not 0, goes in the KILL's kill policy and overrides it. The
+// executor sends SIGTERM (and TASK_KILLING, which is not forwarded: the
+// shard knows it asked for the kill) and SIGKILL when the grace period
+// ends; the run is reported KILLED when its command has exited.
 //
 // Statuses. Every UPDATE is mapped to a hostmgr.TaskStatus (STAGING,
 // STARTING and KILLING are not forwarded) and acknowledged when it carries

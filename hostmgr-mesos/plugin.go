@@ -286,6 +286,7 @@ func (p *Plugin) subscribeCall() *scheduler.Call {
 			{Type: mesoslib.FrameworkInfo_Capability_MULTI_ROLE},
 			{Type: mesoslib.FrameworkInfo_Capability_PARTITION_AWARE},
 			{Type: mesoslib.FrameworkInfo_Capability_REVOCABLE_RESOURCES},
+			{Type: mesoslib.FrameworkInfo_Capability_TASK_KILLING_STATE},
 		},
 	}
 	if !p.cfg.WithoutGPUCapability {

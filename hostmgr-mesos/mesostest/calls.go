@@ -127,25 +127,6 @@ func (m *Master) startTask(fw *framework, a *agent, ti *mesos.TaskInfo, sum resS
 	m.schedule(t, phaseStarting, now)
 }
 
-// kill ends a known task at the next tick; an unknown one is answered
-// TASK_LOST, as the docs say.
-func (m *Master) kill(fw *framework, k *scheduler.Call_Kill, now time.Time) {
-	t := fw.tasks[k.TaskID.Value]
-	if t == nil {
-		agentID := ""
-		if k.AgentID != nil {
-			agentID = k.AgentID.Value
-		}
-		reason := mesos.REASON_RECONCILIATION
-		m.masterUpdate(fw, k.TaskID.Value, agentID, mesos.TASK_LOST, &reason, "Attempted to kill an unknown task")
-		return
-	}
-	if t.terminal() {
-		return
-	}
-	m.schedule(t, phaseKill, now)
-}
-
 // reconcile answers RECONCILE: with no tasks, the latest state of every
 // task the master knows; otherwise, for each task asked about, its latest
 // state, or TASK_GONE / TASK_UNKNOWN (partition-aware) or TASK_LOST when

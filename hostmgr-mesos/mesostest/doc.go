@@ -44,6 +44,13 @@
 // runs them (see probes); their results come from test switches
 // (SetAgentHealthy, SetTaskHealthy, SetTaskReady) or the task's
 // PELOTON_SIM_HEALTHY / PELOTON_SIM_READY, healthy by default.
+// KILL follows the command executor (src/launcher/executor.cpp): SIGTERM,
+// TASK_KILLING to frameworks with the TASK_KILLING_STATE capability, and
+// TASK_KILLED when the command exits (after its PELOTON_SIM_STOP_DELAY,
+// by default at once) or, at the latest, when the grace period ends (the
+// KILL's kill policy, else the TaskInfo's, else 3 seconds); a later KILL
+// with a kill policy can shorten it; a task not yet running ends
+// TASK_KILLED at the next tick.
 // Agent-generated updates carry a uuid and are resent until acknowledged;
 // master-generated ones (reconciliation, invalid launches, removed agents) do
 // not. Agents can be removed (FAILURE, their tasks TASK_GONE or TASK_LOST,

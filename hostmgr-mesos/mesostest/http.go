@@ -317,6 +317,7 @@ func (m *Master) attach(fw *framework, info mesos.FrameworkInfo, suppressed []st
 	fw.partition = hasCapability(&info, mesos.FrameworkInfo_Capability_PARTITION_AWARE)
 	fw.revocable = hasCapability(&info, mesos.FrameworkInfo_Capability_REVOCABLE_RESOURCES)
 	fw.gpu = hasCapability(&info, mesos.FrameworkInfo_Capability_GPU_RESOURCES)
+	fw.killingState = hasCapability(&info, mesos.FrameworkInfo_Capability_TASK_KILLING_STATE)
 	fw.role = info.GetRole()
 	if fw.multiRole {
 		fw.role = "*"

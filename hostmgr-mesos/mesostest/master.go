@@ -145,12 +145,14 @@ type framework struct {
 	partition bool
 	revocable bool
 	gpu       bool
-	sub       *subscription // nil while disconnected
-	failAt    time.Time     // failover deadline while disconnected
-	suppress  bool
-	filters   map[string]time.Time // agent id -> refused until
-	tasks     map[string]*task
-	offers    map[string]*offer
+	// killingState: the framework takes TASK_KILLING.
+	killingState bool
+	sub          *subscription // nil while disconnected
+	failAt       time.Time     // failover deadline while disconnected
+	suppress     bool
+	filters      map[string]time.Time // agent id -> refused until
+	tasks        map[string]*task
+	offers       map[string]*offer
 }
 
 type offer struct {

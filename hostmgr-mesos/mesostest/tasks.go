@@ -42,6 +42,7 @@ type task struct {
 	pending []mesos.TaskStatus
 	sentAt  time.Time
 	probes
+	killer
 }
 
 func (t *task) terminal() bool { return isTerminal(t.state) }
@@ -123,7 +124,7 @@ func (m *Master) advanceTasks(now time.Time) {
 				m.scheduleLive(t)
 			}
 		case phaseKill:
-			m.endTask(t, mesos.TASK_KILLED, -1, "Command terminated with signal Terminated", true)
+			m.endTask(t, mesos.TASK_KILLED, -1, t.killMessage(), true)
 		}
 	}
 }
@@ -268,6 +269,10 @@ func newUUID() []byte {
 func (m *Master) taskEnv(t *task, ti *mesos.TaskInfo) {
 	t.duration, t.exitCode = m.cfg.TaskDuration, 0
 	t.envHealthy, t.envReady = true, true
+	t.policy, t.stopDelay = -1, 0
+	if g := ti.GetKillPolicy().GetGracePeriod(); g != nil {
+		t.policy = max(time.Duration(g.GetNanoseconds()), 0)
+	}
 	if ti.Command == nil || ti.Command.Environment == nil {
 		return
 	}
@@ -280,6 +285,10 @@ func (m *Master) taskEnv(t *task, ti *mesos.TaskInfo) {
 		case EnvExitCode:
 			if x, err := strconv.Atoi(v.GetValue()); err == nil {
 				t.exitCode = x
+			}
+		case EnvStopDelay:
+			if x, err := time.ParseDuration(v.GetValue()); err == nil && x >= 0 {
+				t.stopDelay = x
 			}
 		case EnvHealthy:
 			t.envHealthy = v.GetValue() != "false"
