@@ -22,9 +22,18 @@
 // can keep choosing it while no offer is held; persistent volumes are not
 // counted. Its port ranges are every range its offers ever showed; it runs
 // images (the Mesos containerizer runs Docker images). Without
-// GPU_RESOURCES the master offers nothing of agents with GPUs. FAILURE of an agent removes
-// the host and reports its runs LOST; an inverse offer (maintenance) marks
-// it DRAINING until the inverse offer is rescinded.
+// GPU_RESOURCES the master offers nothing of agents with GPUs. An inverse
+// offer (maintenance) marks it DRAINING until the inverse offer is
+// rescinded.
+//
+// Failed agents (partition.go). FAILURE of an agent makes its host DOWN.
+// A run whose agent is unreachable (TASK_UNREACHABLE, or FAILURE) is not
+// lost yet: it stays RUNNING in the shard for UnreachableWait (default 5
+// minutes, beyond Mesos's own ~75 s to declare an agent unreachable), and
+// is reconciled when its agent is offered again and every 30 s; after the
+// wait it is reported LOST (HOST_LOST) and the host removed. TASK_GONE,
+// TASK_GONE_BY_OPERATOR, TASK_LOST and TASK_UNKNOWN report it LOST at
+// once; a failed agent with no live run is removed at once.
 //
 // Offers and demand. Offers are held for at most OfferHold, then DECLINEd
 // with a DeclineRefuse filter; RESCIND drops them. Launch is the demand

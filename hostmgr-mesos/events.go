@@ -174,6 +174,9 @@ func (p *Plugin) agentLocked(id, hostname string, attrs []mesoslib.Attribute) *a
 			offers: map[string]*heldOffer{}, draining: map[string]bool{}, volumes: map[string]bool{}, removals: map[string]bool{}}
 		p.agents[id] = a
 		p.byHost[a.host] = a
+		p.agentSeenLocked(a, true)
+	} else if !a.failedAt.IsZero() {
+		p.agentSeenLocked(a, false)
 	}
 	a.attrs = attributeLabels(attrs)
 	return a
@@ -187,6 +190,14 @@ func (p *Plugin) updated(ctx context.Context, st *mesoslib.TaskStatus, now time.
 	agentID := ""
 	if st.AgentID != nil {
 		agentID = st.AgentID.Value
+	}
+	if st.GetState() == mesoslib.TASK_UNREACHABLE {
+		p.mu.Lock()
+		p.unreachableLocked(run, agentID, now)
+		c := p.conn
+		p.mu.Unlock()
+		p.acknowledge(ctx, c, st, run, agentID)
+		return
 	}
 	state, forward := convertState(st.GetState())
 	p.mu.Lock()
@@ -214,12 +225,15 @@ func (p *Plugin) updated(ctx context.Context, st *mesoslib.TaskStatus, now time.
 		case state.IsTerminal():
 			if r != nil {
 				p.endRunLocked(r, now)
+				r.unreachableSince = time.Time{}
 				if st.GetState() == mesoslib.TASK_ERROR {
 					p.forgetCreatedLocked(r)
 				}
 			}
 		case r.ended:
 			resurrected = true
+		default:
+			r.unreachableSince = time.Time{} // heard of again
 		}
 		if !resurrected {
 			reason, msg, code := statusDetails(st, state)
@@ -241,40 +255,20 @@ func (p *Plugin) updated(ctx context.Context, st *mesoslib.TaskStatus, now time.
 		p.log.Warn("run reported running after it ended; killing it", "run", run, "agent", agentID)
 		p.spawn(nil, func() { p.sendKill(ctx, c, killRequest{run: run, agentID: agentID}) })
 	}
-	if len(st.UUID) > 0 && agentID != "" {
-		uuid := st.UUID
-		p.spawn(nil, func() {
-			if err := p.call(ctx, c, calls.Acknowledge(agentID, string(run), uuid)); err != nil {
-				p.log.Debug("acknowledge failed; the agent will resend", "run", run, "err", err)
-			}
-		})
-	}
+	p.acknowledge(ctx, c, st, run, agentID)
 }
 
-// agentFailed removes an agent's host and reports its live runs LOST.
-func (p *Plugin) agentFailed(agentID string, now time.Time) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	a := p.agents[agentID]
-	if a == nil {
+// acknowledge acknowledges a status that carries a uuid.
+func (p *Plugin) acknowledge(ctx context.Context, c *conn, st *mesoslib.TaskStatus, run model.RunID, agentID string) {
+	if len(st.UUID) == 0 || agentID == "" {
 		return
 	}
-	for id := range a.offers {
-		delete(p.offers, id)
-	}
-	delete(p.agents, agentID)
-	delete(p.changed, a)
-	if p.byHost[a.host] == a {
-		delete(p.byHost, a.host)
-		p.removed = append(p.removed, a.host)
-	}
-	for run, r := range p.runs {
-		if r.agentID == agentID && !r.ended {
-			p.endRunLocked(r, now)
-			p.reportLocked(p.status(run, a.host, model.TaskLost, model.ReasonHostLost, "mesos agent "+agentID+" failed", now))
+	uuid := st.UUID
+	p.spawn(nil, func() {
+		if err := p.call(ctx, c, calls.Acknowledge(agentID, string(run), uuid)); err != nil {
+			p.log.Debug("acknowledge failed; the agent will resend", "run", run, "err", err)
 		}
-	}
-	p.log.Warn("mesos agent removed", "agent", agentID, "host", a.host)
+	})
 }
 
 // inverseOffers marks the agents under maintenance draining and accepts:
@@ -365,10 +359,12 @@ func (p *Plugin) tick(ctx context.Context) {
 			delete(p.runs, run)
 		}
 	}
+	unreachable := p.expireUnreachableLocked(now)
 	p.mu.Unlock()
 	if c == nil {
 		return
 	}
+	p.reconcileUnreachable(ctx, c, unreachable)
 	if len(decline) > 0 {
 		p.spawn(nil, func() {
 			call := calls.Decline(decline...).With(calls.RefuseSeconds(p.cfg.DeclineRefuse))

@@ -33,8 +33,8 @@ func (p *Plugin) Launch(ctx context.Context, runs []hostmgr.Launch) error {
 			continue // already launched: statuses will follow
 		}
 		a := p.byHost[l.Host]
-		if a == nil {
-			p.reportLocked(p.status(l.Run, l.Host, model.TaskLost, model.ReasonHostLost, "host "+string(l.Host)+" is not a known mesos agent", now))
+		if a == nil || !a.failedAt.IsZero() {
+			p.reportLocked(p.status(l.Run, l.Host, model.TaskLost, model.ReasonHostLost, "host "+string(l.Host)+" is not a reachable mesos agent", now))
 			continue
 		}
 		if _, ok := byAgent[a]; !ok {

@@ -25,6 +25,9 @@ type agentState struct {
 	revocable model.Resources
 	draining  map[string]bool // inverse offer ids
 	reported  bool
+	// failedAt is when FAILURE came for the agent (removed or
+	// unreachable); zero while it is up. A failed agent is a host DOWN.
+	failedAt time.Time
 	// ports are the agent's port ranges as far as seen: every range ever
 	// offered, and what this framework's runs hold.
 	ports mesoslib.Ranges
@@ -99,6 +102,9 @@ func (a *agentState) hostOf(cluster string) model.Host {
 	state := model.HostUp
 	if len(a.draining) > 0 {
 		state = model.HostDraining
+	}
+	if !a.failedAt.IsZero() {
+		state = model.HostDown
 	}
 	ports := make([]model.PortRange, 0, len(a.ports))
 	for _, r := range a.ports {

@@ -55,6 +55,9 @@ type Plugin struct {
 	queued      []hostmgr.TaskStatus
 	changed     map[*agentState]bool
 	removed     []model.HostID
+
+	// lastUnreachableRecon: when unreachable runs were last reconciled.
+	lastUnreachableRecon time.Time
 }
 
 // runState is a run this plugin launched or was asked to reconcile.
@@ -71,6 +74,10 @@ type runState struct {
 	hasHealth, hasReady bool
 	health, ready       model.HealthState
 	killRequested       bool
+	// unreachableSince is when the run's agent was last heard to be
+	// unreachable; zero while it is reachable. An unreachable run that
+	// ended is one reported LOST after UnreachableWait.
+	unreachableSince time.Time
 }
 
 type parkedLaunch struct {

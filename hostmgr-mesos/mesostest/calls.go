@@ -148,11 +148,12 @@ func (m *Master) reconcile(fw *framework, tasks []scheduler.Call_Reconcile_Task)
 			m.reconciled(t)
 			continue
 		}
+		goneState, gone := m.removed[agentID]
 		state := mesos.TASK_LOST
 		msg := "Reconciliation: task is unknown"
 		switch {
-		case fw.partition && agentID != "" && m.removed[agentID]:
-			state, msg = mesos.TASK_GONE, "Reconciliation: task is unknown to the removed agent"
+		case fw.partition && gone:
+			state, msg = goneState, "Reconciliation: task is unknown to the removed agent"
 		case fw.partition:
 			state = mesos.TASK_UNKNOWN
 		}
@@ -164,6 +165,10 @@ func (m *Master) reconcile(fw *framework, tasks []scheduler.Call_Reconcile_Task)
 // the master answers reconciliation.
 func (m *Master) reconciled(t *task) {
 	reason := mesos.REASON_RECONCILIATION
+	if t.agent.unreachable && !t.terminal() {
+		m.masterUpdate(t.fw, t.id, t.agent.spec.ID, unreachableState(t.fw), &reason, "Reconciliation: task is on an unreachable agent")
+		return
+	}
 	st := m.status(t.id, t.agent.spec.ID, t.state, &reason, "Reconciliation: latest task state", mesos.SOURCE_MASTER)
 	t.annotate(&st)
 	m.send(t.fw, &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: st}})

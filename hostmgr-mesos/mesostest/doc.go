@@ -53,8 +53,13 @@
 // TASK_KILLED at the next tick.
 // Agent-generated updates carry a uuid and are resent until acknowledged;
 // master-generated ones (reconciliation, invalid launches, removed agents) do
-// not. Agents can be removed (FAILURE, their tasks TASK_GONE or TASK_LOST,
-// their offers rescinded) or put under maintenance (inverse offers). A
+// not. Agents can fail (partition.go): PartitionAgent makes one
+// unreachable (FAILURE, offers rescinded, its tasks TASK_UNREACHABLE to
+// PARTITION_AWARE frameworks and TASK_LOST to others; they run on, their
+// updates held until ReconnectAgent, after which reconciliation, not an
+// update, tells that they run); RemoveAgent and MarkAgentGone remove one
+// for good (TASK_GONE or TASK_GONE_BY_OPERATOR, TASK_LOST to others).
+// Agents can be put under maintenance (inverse offers). A
 // framework that re-subscribes with its id within failover_timeout keeps its
 // tasks; after it, the tasks are killed and the id is refused.
 //

@@ -56,8 +56,8 @@ func (m *Master) kill(fw *framework, k *scheduler.Call_Kill, now time.Time) {
 		m.masterUpdate(fw, k.TaskID.Value, agentID, mesos.TASK_LOST, &reason, "Attempted to kill an unknown task")
 		return
 	}
-	if t.terminal() {
-		return
+	if t.terminal() || t.agent.unreachable {
+		return // an unreachable agent never hears of the kill
 	}
 	if t.state != mesos.TASK_RUNNING && t.state != mesos.TASK_KILLING {
 		m.schedule(t, phaseKill, now)

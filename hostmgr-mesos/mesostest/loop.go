@@ -87,6 +87,9 @@ func (m *Master) allocate(now time.Time) {
 				}
 				delete(fw.filters, a.spec.ID)
 			}
+			if a.unreachable {
+				continue
+			}
 			// Without GPU_RESOURCES a framework is offered nothing of an
 			// agent with GPUs (the master's --filter_gpu_resources).
 			if a.spec.GPU > 0 && !fw.gpu {

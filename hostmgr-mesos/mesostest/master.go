@@ -85,8 +85,8 @@ type Master struct {
 	silent        bool   // no events are written (a partition)
 	agents        map[string]*agent
 	agentOrder    []*agent
-	removed       map[string]bool // agent ids removed from the cluster
-	cursor        int             // allocation round-robin start
+	removed       map[string]mesos.TaskState // removed agents: what their tasks became for partition-aware frameworks
+	cursor        int                        // allocation round-robin start
 	frameworks    map[string]*framework
 	removedFw     map[string]bool
 	offers        map[string]*offer
@@ -135,6 +135,9 @@ type agent struct {
 	tasks       map[string]*task
 	maintenance *mesos.Unavailability
 	inverse     map[string]string // framework id -> inverse offer id
+	// unreachable: partitioned from the master; its tasks run on, their
+	// updates wait for it to reregister.
+	unreachable bool
 }
 
 type framework struct {
@@ -191,7 +194,7 @@ func New(cfg Config) *Master {
 		cfg:         cfg,
 		clock:       cfg.Clock,
 		agents:      map[string]*agent{},
-		removed:     map[string]bool{},
+		removed:     map[string]mesos.TaskState{},
 		frameworks:  map[string]*framework{},
 		removedFw:   map[string]bool{},
 		offers:      map[string]*offer{},
@@ -221,7 +224,7 @@ func (m *Master) AddAgents(specs ...AgentSpec) error {
 		if s.CPU < 0 || s.MemMB < 0 || s.DiskMB < 0 || s.GPU < 0 || s.RevocableCPU < 0 || s.RevocableMemMB < 0 {
 			return fmt.Errorf("%w: %s has a negative resource", ErrInvalidAgent, s.ID)
 		}
-		if _, ok := m.agents[s.ID]; ok || m.removed[s.ID] {
+		if _, gone := m.removed[s.ID]; m.agents[s.ID] != nil || gone {
 			return fmt.Errorf("%w: %s", ErrDuplicateAgent, s.ID)
 		}
 		if s.Ports == nil {
@@ -250,43 +253,6 @@ func (m *Master) Agents() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// RemoveAgent takes an agent out of the cluster as after failed health
-// checks: its offers are rescinded, its tasks reported TASK_GONE to
-// partition-aware frameworks (TASK_LOST to others), and FAILURE is sent.
-func (m *Master) RemoveAgent(id string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a, ok := m.agents[id]
-	if !ok {
-		return fmt.Errorf("%w: %s", ErrUnknownAgent, id)
-	}
-	for _, o := range m.offers {
-		if o.agent == a {
-			m.rescind(o)
-		}
-	}
-	for _, t := range a.tasks {
-		state := mesos.TASK_LOST
-		if t.fw.partition {
-			state = mesos.TASK_GONE
-		}
-		m.endTask(t, state, mesos.REASON_AGENT_REMOVED, "agent "+id+" was removed", false)
-	}
-	delete(m.agents, id)
-	for i, x := range m.agentOrder {
-		if x == a {
-			m.agentOrder = append(m.agentOrder[:i], m.agentOrder[i+1:]...)
-			break
-		}
-	}
-	m.removed[id] = true
-	for _, fw := range m.frameworks {
-		aid := mesos.AgentID{Value: id}
-		m.send(fw, &scheduler.Event{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{AgentID: &aid}})
-	}
-	return nil
 }
 
 // StartMaintenance schedules maintenance of an agent from start for d:

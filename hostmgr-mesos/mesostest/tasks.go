@@ -204,7 +204,7 @@ func (m *Master) agentUpdate(t *task, state mesos.TaskState, reason *mesos.TaskS
 }
 
 func (m *Master) sendHead(t *task) {
-	if len(t.pending) == 0 {
+	if len(t.pending) == 0 || t.agent.unreachable {
 		return
 	}
 	t.sentAt = m.clock.Now()
@@ -249,7 +249,7 @@ func (m *Master) retryUpdates(now time.Time) {
 			continue
 		}
 		for _, t := range fw.tasks {
-			if len(t.pending) > 0 && now.Sub(t.sentAt) >= m.cfg.UpdateRetry {
+			if len(t.pending) > 0 && now.Sub(t.sentAt) >= m.cfg.UpdateRetry && !t.agent.unreachable {
 				m.sendHead(t)
 			}
 		}
