@@ -35,8 +35,12 @@
 // TASK_GONE_BY_OPERATOR, TASK_LOST and TASK_UNKNOWN report it LOST at
 // once; a failed agent with no live run is removed at once.
 //
-// Offers and demand. Offers are held for at most OfferHold, then DECLINEd
-// with a DeclineRefuse filter; RESCIND drops them. Launch is the demand
+// Offers and demand. Offers are held for at most OfferHold (keep it below
+// the master's --offer_timeout), then DECLINEd with a DeclineRefuse
+// filter; RESCIND drops them. A launch whose ACCEPT crossed a RESCIND is
+// dropped by the master (TASK_DROPPED, REASON_INVALID_OFFERS) and launched
+// again, once, with the agent's next offer, unseen by the shard
+// (rescind.go). Launch is the demand
 // signal: a launch on an agent whose held offers do not have enough
 // resources waits up to LaunchWait for one (REVIVE is sent if the
 // framework was suppressed or holds no offer there) and is reported LOST

@@ -199,6 +199,13 @@ func (p *Plugin) updated(ctx context.Context, st *mesoslib.TaskStatus, now time.
 		p.acknowledge(ctx, c, st, run, agentID)
 		return
 	}
+	p.mu.Lock()
+	again := p.droppedForOffersLocked(run, st, now)
+	p.mu.Unlock()
+	if again {
+		p.wake()
+		return
+	}
 	state, forward := convertState(st.GetState())
 	p.mu.Lock()
 	c := p.conn
@@ -360,6 +367,7 @@ func (p *Plugin) tick(ctx context.Context) {
 		}
 	}
 	unreachable := p.expireUnreachableLocked(now)
+	p.expireInFlightLocked(now)
 	p.mu.Unlock()
 	if c == nil {
 		return

@@ -246,6 +246,7 @@ func (p *Plugin) retryParkedLocked(touched map[*agentState]bool, now time.Time) 
 // sendAccept sends one ACCEPT; if the master refuses it, its runs are
 // reported LOST so that they are placed again.
 func (p *Plugin) sendAccept(ctx context.Context, c *conn, ac acceptCall) {
+	p.noteInFlight(ac.runs)
 	call := calls.Accept(ac.operations().WithOffers(ac.offerIDs...)).With(calls.RefuseSeconds(0))
 	err := p.call(ctx, c, call)
 	if err == nil {

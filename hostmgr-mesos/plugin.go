@@ -58,6 +58,8 @@ type Plugin struct {
 
 	// lastUnreachableRecon: when unreachable runs were last reconciled.
 	lastUnreachableRecon time.Time
+	// inFlight are launches sent that Mesos has not reported on yet.
+	inFlight map[model.RunID]*inFlight
 }
 
 // runState is a run this plugin launched or was asked to reconcile.

@@ -17,7 +17,11 @@
 // default [31000-32000]) and attributes. Offers go out in batches of what
 // agents have free, also while earlier offers of an agent are
 // outstanding; an agent with GPUs is offered only to frameworks with the
-// GPU_RESOURCES capability (the master's default --filter_gpu_resources). An ACCEPT against an unknown, rescinded
+// GPU_RESOURCES capability (the master's default --filter_gpu_resources).
+// With Config.OfferTimeout (the master's --offer_timeout; zero, the
+// default, never) offers outstanding longer are rescinded (RESCIND) and
+// offered again. RescindOffers rescinds an agent's offers at once, as an
+// operator's reservation does. An ACCEPT against an unknown, rescinded
 // or already used offer reports its tasks TASK_DROPPED (partition-aware
 // frameworks) or TASK_LOST; an invalid task TASK_ERROR, among them one
 // whose resources (ports included) the offers do not hold.

@@ -51,6 +51,10 @@ type Config struct {
 	UpdateRetry time.Duration
 	// MasterID names the master in SUBSCRIBED's master_info.
 	MasterID string
+	// OfferTimeout is the master's --offer_timeout: offers outstanding
+	// for longer are rescinded and their resources offered again. Zero,
+	// as Mesos's default, never rescinds for time.
+	OfferTimeout time.Duration
 	// KeepTaskInfos keeps every TaskInfo the master accepted, for
 	// TaskInfo, also after its task is gone.
 	KeepTaskInfos bool
@@ -165,6 +169,7 @@ type offer struct {
 	sum       resSum
 	extra     mesos.Resources // unallocated
 	resources []mesos.Resource
+	sentAt    time.Time
 }
 
 // New returns a master with no agents; call Run to let time pass.
