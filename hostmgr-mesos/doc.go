@@ -22,9 +22,11 @@
 // can keep choosing it while no offer is held; persistent volumes are not
 // counted. Its port ranges are every range its offers ever showed; it runs
 // images (the Mesos containerizer runs Docker images). Without
-// GPU_RESOURCES the master offers nothing of agents with GPUs. An inverse
-// offer (maintenance) marks it DRAINING until the inverse offer is
-// rescinded.
+// GPU_RESOURCES the master offers nothing of agents with GPUs. Maintenance
+// (maintenance.go: inverse offers, offers with unavailability) makes it
+// DRAINING with the window's start as hostmgr.LabelDrainDeadline, which
+// the shard drains by; inverse offers are accepted while the start is
+// ahead (or nothing runs there) and declined otherwise.
 //
 // Failed agents (partition.go). FAILURE of an agent makes its host DOWN.
 // A run whose agent is unreachable (TASK_UNREACHABLE, or FAILURE) is not

@@ -140,7 +140,7 @@ func (p *Plugin) offered(ctx context.Context, offers []mesoslib.Offer, now time.
 		a.offers[h.id] = h
 		p.offers[h.id] = h
 		touched[a] = true
-		if a.learn(o.Resources) {
+		if a.learn(o.Resources) || a.noteUnavailability(o.Unavailability) {
 			p.changed[a] = true
 		}
 	}
@@ -278,46 +278,6 @@ func (p *Plugin) acknowledge(ctx context.Context, c *conn, st *mesoslib.TaskStat
 	})
 }
 
-// inverseOffers marks the agents under maintenance draining and accepts:
-// the shard places nothing new there.
-func (p *Plugin) inverseOffers(ctx context.Context, ios []mesoslib.InverseOffer) {
-	p.mu.Lock()
-	c := p.conn
-	var ids []mesoslib.OfferID
-	for i := range ios {
-		io := &ios[i]
-		ids = append(ids, io.OfferID)
-		if io.AgentID == nil {
-			continue
-		}
-		if a := p.agents[io.AgentID.Value]; a != nil {
-			a.draining[io.OfferID.Value] = true
-			p.changed[a] = true
-		}
-	}
-	p.mu.Unlock()
-	p.wake()
-	if len(ids) > 0 {
-		p.spawn(nil, func() {
-			if err := p.call(ctx, c, calls.AcceptInverseOffers(ids...)); err != nil {
-				p.log.Warn("accepting inverse offers", "err", err)
-			}
-		})
-	}
-}
-
-func (p *Plugin) rescindInverse(id string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, a := range p.agents {
-		if a.draining[id] {
-			delete(a.draining, id)
-			p.changed[a] = true
-		}
-	}
-	p.wake()
-}
-
 // tick declines offers held too long, reports launches that waited too
 // long LOST, suppresses offers when nothing waits, revives when launches
 // wait without offers, and reconciles implicitly now and then.
@@ -349,7 +309,7 @@ func (p *Plugin) tick(ctx context.Context) {
 	}
 	p.parked = kept
 	suppress := c != nil && !p.suppressed && len(p.parked) == 0 && len(p.offers) == 0 && now.Sub(p.lastDemand) >= p.cfg.OfferHold &&
-		!p.removalsPendingLocked()
+		!p.removalsPendingLocked() && !p.maintenanceLocked()
 	if suppress {
 		p.suppressed = true
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	mesoslib "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
 )
 
@@ -28,6 +29,9 @@ type agentState struct {
 	// failedAt is when FAILURE came for the agent (removed or
 	// unreachable); zero while it is up. A failed agent is a host DOWN.
 	failedAt time.Time
+	// unavailableFrom is the start of the agent's maintenance, from its
+	// inverse offers and offers; zero when none is scheduled.
+	unavailableFrom time.Time
 	// ports are the agent's port ranges as far as seen: every range ever
 	// offered, and what this framework's runs hold.
 	ports mesoslib.Ranges
@@ -100,8 +104,9 @@ func (a *agentState) hostOf(cluster string) model.Host {
 		labels["mesos.revocable_mem"] = model.FormatUnits(a.revocable.MemMB)
 	}
 	state := model.HostUp
-	if len(a.draining) > 0 {
+	if a.underMaintenance() {
 		state = model.HostDraining
+		labels[hostmgr.LabelDrainDeadline] = a.unavailableFrom.UTC().Format(time.RFC3339)
 	}
 	if !a.failedAt.IsZero() {
 		state = model.HostDown

@@ -60,10 +60,12 @@ func (m *Master) handleCall(call *scheduler.Call, streamID string) (int, string)
 		if call.AcceptInverseOffers == nil {
 			return http.StatusBadRequest, "Expecting 'accept_inverse_offers' to be present"
 		}
+		m.answerInverseOffers(fw, call.AcceptInverseOffers.InverseOfferIDs, call.AcceptInverseOffers.Filters, "ACCEPTED", now)
 	case scheduler.Call_DECLINE_INVERSE_OFFERS:
 		if call.DeclineInverseOffers == nil {
 			return http.StatusBadRequest, "Expecting 'decline_inverse_offers' to be present"
 		}
+		m.answerInverseOffers(fw, call.DeclineInverseOffers.InverseOfferIDs, call.DeclineInverseOffers.Filters, "DECLINED", now)
 	case scheduler.Call_REVIVE:
 		fw.filters = map[string]time.Time{}
 		fw.suppress = false

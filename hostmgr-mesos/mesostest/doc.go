@@ -63,7 +63,12 @@
 // updates held until ReconnectAgent, after which reconciliation, not an
 // update, tells that they run); RemoveAgent and MarkAgentGone remove one
 // for good (TASK_GONE or TASK_GONE_BY_OPERATOR, TASK_LOST to others).
-// Agents can be put under maintenance (inverse offers). A
+// Maintenance (maintenance.go, docs/maintenance.md): StartMaintenance
+// rescinds the agent's offers, offers it again with its unavailability
+// and sends inverse offers to the frameworks running tasks there;
+// ACCEPT_INVERSE_OFFERS and DECLINE_INVERSE_OFFERS are recorded
+// (InverseOfferAnswers) and filter new inverse offers for refuse_seconds;
+// StopMaintenance rescinds inverse offers and offers. A
 // framework that re-subscribes with its id within failover_timeout keeps its
 // tasks; after it, the tasks are killed and the id is refused.
 //

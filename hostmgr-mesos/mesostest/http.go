@@ -343,9 +343,7 @@ func (m *Master) attach(fw *framework, info mesos.FrameworkInfo, suppressed []st
 	for _, t := range fw.tasks {
 		m.sendHead(t)
 	}
-	for _, a := range m.agentOrder {
-		m.sendInverseOffer(fw, a)
-	}
+	m.sendInverseOffers(m.clock.Now())
 }
 
 // stream writes the subscription's events until the client goes away or

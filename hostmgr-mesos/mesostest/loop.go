@@ -46,6 +46,7 @@ func (m *Master) Tick() {
 	m.retryUpdates(now)
 	m.expireFrameworks(now)
 	m.expireOffers(now)
+	m.sendInverseOffers(now)
 	m.allocate(now)
 }
 

@@ -139,6 +139,9 @@ type agent struct {
 	tasks       map[string]*task
 	maintenance *mesos.Unavailability
 	inverse     map[string]string // framework id -> inverse offer id
+	// answers are the frameworks' answers to its inverse offers: framework
+	// id -> ACCEPTED or DECLINED.
+	answers map[string]string
 	// unreachable: partitioned from the master; its tasks run on, their
 	// updates wait for it to reregister.
 	unreachable bool
@@ -158,8 +161,11 @@ type framework struct {
 	failAt       time.Time     // failover deadline while disconnected
 	suppress     bool
 	filters      map[string]time.Time // agent id -> refused until
-	tasks        map[string]*task
-	offers       map[string]*offer
+	// inverseFilters: agent id -> no inverse offer until (the filters of
+	// ACCEPT_ and DECLINE_INVERSE_OFFERS).
+	inverseFilters map[string]time.Time
+	tasks          map[string]*task
+	offers         map[string]*offer
 }
 
 type offer struct {
@@ -260,71 +266,16 @@ func (m *Master) Agents() []string {
 	return out
 }
 
-// StartMaintenance schedules maintenance of an agent from start for d:
-// every subscribed framework gets an inverse offer for it.
-func (m *Master) StartMaintenance(id string, start time.Time, d time.Duration) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a, ok := m.agents[id]
-	if !ok {
-		return fmt.Errorf("%w: %s", ErrUnknownAgent, id)
-	}
-	ns := d.Nanoseconds()
-	a.maintenance = &mesos.Unavailability{Start: mesos.TimeInfo{Nanoseconds: start.UnixNano()}, Duration: &mesos.DurationInfo{Nanoseconds: ns}}
-	for _, fw := range m.frameworks {
-		m.sendInverseOffer(fw, a)
-	}
-	return nil
-}
-
-// StopMaintenance ends an agent's maintenance; its inverse offers are
-// rescinded.
-func (m *Master) StopMaintenance(id string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a, ok := m.agents[id]
-	if !ok {
-		return fmt.Errorf("%w: %s", ErrUnknownAgent, id)
-	}
-	a.maintenance = nil
-	for fwID, ioID := range a.inverse {
-		if fw := m.frameworks[fwID]; fw != nil {
-			m.send(fw, &scheduler.Event{Type: scheduler.Event_RESCIND_INVERSE_OFFER,
-				RescindInverseOffer: &scheduler.Event_RescindInverseOffer{InverseOfferID: mesos.OfferID{Value: ioID}}})
-		}
-	}
-	a.inverse = map[string]string{}
-	return nil
-}
-
-func (m *Master) sendInverseOffer(fw *framework, a *agent) {
-	if a.maintenance == nil || fw.sub == nil {
-		return
-	}
-	if _, sent := a.inverse[fw.id]; sent {
-		return
-	}
-	id := m.newID("IO")
-	a.inverse[fw.id] = id
-	aid := mesos.AgentID{Value: a.spec.ID}
-	m.send(fw, &scheduler.Event{Type: scheduler.Event_INVERSE_OFFERS, InverseOffers: &scheduler.Event_InverseOffers{
-		InverseOffers: []mesos.InverseOffer{{OfferID: mesos.OfferID{Value: id}, FrameworkID: mesos.FrameworkID{Value: fw.id}, AgentID: &aid, Unavailability: *a.maintenance}},
-	}})
-}
-
 // RescindOffers rescinds every outstanding offer on an agent, as Mesos
-// does when --offer_timeout passes or an operator reserves resources.
+// does when an operator reserves its resources.
 func (m *Master) RescindOffers(agentID string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	n := 0
-	for _, o := range m.offers {
-		if o.agent.spec.ID == agentID {
-			m.rescind(o)
-			n++
-		}
+	a := m.agents[agentID]
+	if a == nil {
+		return 0
 	}
-	return n
+	return m.rescindOffersOf(a)
 }
 
 func (m *Master) rescind(o *offer) {

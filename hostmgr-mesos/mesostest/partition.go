@@ -135,18 +135,8 @@ func (m *Master) removeAgent(id string, gone mesos.TaskState, reason mesos.TaskS
 
 // rescindAgent rescinds an agent's outstanding offers and inverse offers.
 func (m *Master) rescindAgent(a *agent) {
-	for _, o := range m.offers {
-		if o.agent == a {
-			m.rescind(o)
-		}
-	}
-	for fwID, ioID := range a.inverse {
-		if fw := m.frameworks[fwID]; fw != nil {
-			m.send(fw, &scheduler.Event{Type: scheduler.Event_RESCIND_INVERSE_OFFER,
-				RescindInverseOffer: &scheduler.Event_RescindInverseOffer{InverseOfferID: mesos.OfferID{Value: ioID}}})
-		}
-	}
-	a.inverse = map[string]string{}
+	m.rescindOffersOf(a)
+	m.rescindInverseOffers(a)
 }
 
 func (m *Master) sendFailure(agentID string) {

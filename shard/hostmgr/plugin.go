@@ -88,6 +88,22 @@ const (
 	EnvGangFile  = "PELOTON_GANG_FILE"
 )
 
+// LabelDrainDeadline is the host label a plugin sets on a host it reports
+// DRAINING when its cluster will take the host away at a known time (a
+// Mesos maintenance window's start), as RFC 3339: the shard drains the
+// host as an operator's drain with that deadline.
+const LabelDrainDeadline = "peloton.drain-deadline"
+
+// DrainDeadline reads LabelDrainDeadline; zero when it is absent or
+// malformed.
+func DrainDeadline(h *model.Host) time.Time {
+	t, err := time.Parse(time.RFC3339, h.Labels[LabelDrainDeadline])
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
 // VolumeRemover is an optional capability: plugins whose hosts keep
 // persistent volumes remove them when their job is deleted.
 type VolumeRemover interface {
