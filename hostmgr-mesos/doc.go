@@ -50,6 +50,12 @@
 // dropped silently. With no launch waiting, no offer held and no Launch
 // for OfferHold, the plugin SUPPRESSes offers until the next Launch.
 //
+// Revocable resources (revocable.go): revocable work (Launch.Revocable)
+// takes its cpus and mem from the offers' revocable resources, ordinary
+// work never; MeasuredUsage (hostmgr.UsageReporter) makes the shard's
+// slack on a host equal to its agent's revocable cpus and mem; a
+// preempted revocable run (TASK_GONE) is reported LOST.
+//
 // Launches. The runs of one Launch call bound for one agent go in one
 // ACCEPT, resources carved from the agent's offers (keeping their role and
 // allocation info): the scalars, exactly the assigned host ports (a launch

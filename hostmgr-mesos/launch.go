@@ -107,9 +107,9 @@ func (p *Plugin) matchLocked(a *agentState, launches []hostmgr.Launch, now time.
 		ac.tasks = append(ac.tasks, taskInfo(&c.spec))
 		ac.runs = append(ac.runs, *l)
 		r := &runState{agentID: a.id, host: a.host, res: l.Task.Resources, created: c.created,
-			hasHealth: l.Task.HealthCheck != nil, hasReady: l.Task.Readiness != nil}
+			hasHealth: l.Task.HealthCheck != nil, hasReady: l.Task.Readiness != nil, revocable: l.Revocable}
 		p.runs[l.Run] = r
-		a.ours = a.ours.Add(l.Task.Resources)
+		a.hold(r, 1)
 		for _, id := range c.created {
 			a.volumes[id] = true
 		}
@@ -140,7 +140,7 @@ type carved struct {
 // does not fit, "" when it does; the caller restores the pool then.
 func (p *Plugin) carveLocked(a *agentState, pl *pool, l *hostmgr.Launch) (carved, string) {
 	c := carved{spec: launchSpec{l: l, agentID: a.id}}
-	res, ok := pl.take(l.Task.Resources)
+	res, ok := pl.takeFor(l)
 	if !ok {
 		return c, fmt.Sprintf("the offers hold %s, the task needs %s", pl.total(), l.Task.Resources)
 	}

@@ -105,7 +105,7 @@ func (p *Plugin) agentSeenLocked(a *agentState, fresh bool) {
 		}
 		waiting = true
 		if fresh && !r.ended {
-			a.ours = a.ours.Add(r.res)
+			a.hold(r, 1)
 		}
 	}
 	if waiting {

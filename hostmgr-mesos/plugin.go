@@ -76,6 +76,8 @@ type runState struct {
 	hasHealth, hasReady bool
 	health, ready       model.HealthState
 	killRequested       bool
+	// revocable: the run is revocable work, on revocable resources.
+	revocable bool
 	// unreachableSince is when the run's agent was last heard to be
 	// unreachable; zero while it is reachable. An unreachable run that
 	// ended is one reported LOST after UnreachableWait.
@@ -406,6 +408,6 @@ func (p *Plugin) endRunLocked(r *runState, now time.Time) {
 	}
 	r.ended, r.endedAt = true, now
 	if a := p.agents[r.agentID]; a != nil {
-		a.ours = a.ours.Sub(r.res).Max(model.Resources{})
+		a.hold(r, -1)
 	}
 }

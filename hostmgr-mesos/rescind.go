@@ -68,7 +68,7 @@ func (p *Plugin) droppedForOffersLocked(run model.RunID, st *mesoslib.TaskStatus
 		return false
 	}
 	if a := p.agents[r.agentID]; a != nil {
-		a.ours = a.ours.Sub(r.res).Max(model.Resources{})
+		a.hold(r, -1)
 	}
 	p.forgetCreatedLocked(r)
 	delete(p.runs, run)

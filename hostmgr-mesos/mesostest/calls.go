@@ -116,7 +116,8 @@ func refuseFor(f *mesos.Filters) time.Duration {
 }
 
 func (m *Master) startTask(fw *framework, a *agent, ti *mesos.TaskInfo, sum resSum, extra mesos.Resources, now time.Time) {
-	t := &task{id: ti.TaskID.Value, fw: fw, agent: a, sum: sum, extra: unallocated(extra), state: mesos.TASK_STAGING, index: -1}
+	m.nextID++
+	t := &task{id: ti.TaskID.Value, fw: fw, agent: a, sum: sum, extra: unallocated(extra), state: mesos.TASK_STAGING, index: -1, seq: m.nextID}
 	m.taskEnv(t, ti)
 	t.health, t.check = ti.HealthCheck, ti.Check
 	a.used = a.used.add(sum)

@@ -13,7 +13,10 @@
 // of a framework that is not subscribed 403, and every call to a master that
 // is not the leader 307 with a Location header naming the leader.
 //
-// Simulated agents hold resources (revocable ones too), port ranges (by
+// Simulated agents hold resources (revocable ones too: offered, marked
+// revocable, to REVOCABLE_RESOURCES frameworks only; SetRevocable shrinks
+// them and preempts tasks on them, TASK_GONE or TASK_LOST with
+// REASON_CONTAINER_PREEMPTED; revocable.go), port ranges (by
 // default [31000-32000]) and attributes. Offers go out in batches of what
 // agents have free, also while earlier offers of an agent are
 // outstanding; an agent with GPUs is offered only to frameworks with the

@@ -31,6 +31,7 @@ type task struct {
 	sum      resSum
 	extra    mesos.Resources // ports, reserved scalars, volumes (unallocated)
 	state    mesos.TaskState
+	seq      uint64 // launch order
 	duration time.Duration
 	exitCode int
 	// deadline heap position

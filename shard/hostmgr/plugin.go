@@ -59,6 +59,10 @@ type Launch struct {
 	// Volumes are the persistent volumes of a stateful instance, created
 	// on the host at the first launch and reused by later ones.
 	Volumes []VolumeMount
+	// Revocable: the run is revocable work (its job's spec says so); a
+	// plugin whose cluster offers revocable resources (Mesos
+	// oversubscription) runs it on those, and nothing else on them.
+	Revocable bool
 	// Gang lists every member of the run's gang, itself included; nil
 	// without gangs. Plugins hand it to the task as a file, GangFileName in
 	// its sandbox (or GangFilePath in an image), besides the environment.
