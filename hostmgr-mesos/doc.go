@@ -9,7 +9,8 @@
 // the framework id kept in a FrameworkIDStore, so that a restarted shard
 // re-subscribes as the same framework and keeps its tasks. A 307 answer is
 // followed to the leading master named in its Location header; several
-// master URLs are tried in turn. A stream that carries no event for
+// master URLs are tried in turn, so a master answering 503 (no leader
+// yet) makes the plugin try the next. A stream that carries no event for
 // HeartbeatMisses heartbeat intervals is treated as lost: the plugin
 // disconnects and re-subscribes with exponential backoff. After every
 // SUBSCRIBED it reconciles every run it knows explicitly, and it reconciles

@@ -10,8 +10,13 @@
 // INVERSE_OFFERS, RESCIND_INVERSE_OFFER, UPDATE, FAILURE, ERROR). Other calls
 // need the framework's current stream id and answer 202; a body that does
 // not parse or a call missing its fields answers 400 with a message, a call
-// of a framework that is not subscribed 403, and every call to a master that
-// is not the leader 307 with a Location header naming the leader.
+// of a framework that is not subscribed 403. A master that is not the
+// leader (SetRedirect) answers every call 307 Temporary Redirect with a
+// Location header naming the leader ("//host:port/api/v1/scheduler"), and
+// one that knows no leader (SetNoLeader, an election) 503 Service
+// Unavailable, as docs/scheduler-http-api.md ("Master detection") and
+// endpoints/master/api/v1/scheduler.md say; either closes the
+// subscriptions it served, as a master that loses leadership exits.
 //
 // Simulated agents hold resources (revocable ones too: offered, marked
 // revocable, to REVOCABLE_RESOURCES frameworks only; SetRevocable shrinks

@@ -92,8 +92,22 @@ func (m *Master) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	m.mu.Lock()
 	leader := m.redirect
+	switch leader {
+	case "":
+	case noLeader:
+		m.stats.Unavailable++
+	default:
+		m.stats.Redirects++
+	}
 	m.mu.Unlock()
-	if leader != "" {
+	switch leader {
+	case "":
+	case noLeader:
+		// endpoints/master/api/v1/scheduler.md: 503 when the leading
+		// master cannot be found.
+		http.Error(w, "No leading master", http.StatusServiceUnavailable)
+		return
+	default:
 		w.Header().Set("Location", "//"+leader+Path)
 		w.WriteHeader(http.StatusTemporaryRedirect)
 		return

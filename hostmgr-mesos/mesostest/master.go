@@ -118,8 +118,12 @@ type Stats struct {
 	OffersSent    int
 	OffersDecline int
 	OffersRescind int
-	Acks          int
-	Subscribes    int
+	// Redirects and Unavailable count calls a master that does not lead
+	// answered 307 and 503.
+	Redirects   int
+	Unavailable int
+	Acks        int
+	Subscribes  int
 	// OperationsApplied and OperationsDropped count RESERVE, UNRESERVE,
 	// CREATE and DESTROY operations.
 	OperationsApplied int
@@ -304,6 +308,16 @@ func (m *Master) SetRedirect(leader string) {
 			m.disconnect(fw)
 		}
 	}
+}
+
+// noLeader is the redirect of a master that knows no leader.
+const noLeader = "-"
+
+// SetNoLeader makes the master a standby that knows no leader, as during
+// an election: every call is answered 503 Service Unavailable, and
+// subscriptions are closed. SetRedirect ends it.
+func (m *Master) SetNoLeader() {
+	m.SetRedirect(noLeader)
 }
 
 // SetSilent stops (true) or resumes writing events, heartbeats included,
