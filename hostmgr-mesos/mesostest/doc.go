@@ -63,6 +63,7 @@
 // KILL's kill policy, else the TaskInfo's, else 3 seconds); a later KILL
 // with a kill policy can shorten it; a task not yet running ends
 // TASK_KILLED at the next tick.
+//
 // Agent-generated updates carry a uuid and are resent until acknowledged;
 // master-generated ones (reconciliation, invalid launches, removed agents) do
 // not. Agents can fail (partition.go): PartitionAgent makes one
@@ -79,6 +80,22 @@
 // StopMaintenance rescinds inverse offers and offers. A
 // framework that re-subscribes with its id within failover_timeout keeps its
 // tasks; after it, the tasks are killed and the id is refused.
+//
+// What it does not follow, knowingly: agents fail only when a test says so
+// (no ping timeouts, no --agent_removal_rate_limit, unreachable agents
+// are never garbage collected into TASK_UNKNOWN); a KILL of a task on an
+// unreachable agent is dropped, as the agent never hears of it; there is
+// no machine DOWN mode (RemoveAgent stands for it); one role per
+// framework, no hierarchical roles, refined reservations or shared
+// resources; no subscribe.force (a new SUBSCRIBE always replaces the
+// old); SUPPRESS and REVIVE ignore their roles; SHUTDOWN, MESSAGE and
+// REQUEST are accepted and do nothing, RECONCILE_OPERATIONS and the
+// calls of later Mesos versions are refused (400); custom
+// executors get no executor API; DOCKER containers are refused (the
+// agents run the Mesos containerizer); a master's state is its own, so a
+// failover between two emulators is a framework re-subscribing with its id
+// to a master that never saw it; revocable slack changes only through
+// SetRevocable, with no QoS controller or resource estimator.
 //
 // Time advances in ticks of one loop goroutine (Run); tasks are kept in a
 // deadline heap, so the emulator holds 10,000+ agents and 100,000+ tasks
