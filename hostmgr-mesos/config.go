@@ -40,6 +40,7 @@ const (
 	DefaultDeclineRefuse     = 30 * time.Second
 	DefaultLaunchWait        = 10 * time.Second
 	DefaultReconcileInterval = 5 * time.Minute
+	DefaultUnreachableWait   = 5 * time.Minute
 	DefaultHeartbeatMisses   = 5
 	DefaultMinBackoff        = 100 * time.Millisecond
 	DefaultMaxBackoff        = 15 * time.Second
@@ -105,6 +106,12 @@ type Config struct {
 	LaunchWait time.Duration
 	// ReconcileInterval is the period of implicit reconciliation.
 	ReconcileInterval time.Duration
+	// UnreachableWait is how long a run whose agent is unreachable
+	// (TASK_UNREACHABLE, or FAILURE of its agent) is left running in the
+	// shard before it is reported LOST and its host removed, so that a
+	// short partition does not run it twice. Mesos itself marks an agent
+	// unreachable after about 75 s without pongs.
+	UnreachableWait time.Duration
 	// HeartbeatMisses is how many heartbeat intervals without any event
 	// make the stream count as lost.
 	HeartbeatMisses int
@@ -148,6 +155,7 @@ func (c *Config) validate() error {
 		{"DeclineRefuse", &c.DeclineRefuse, DefaultDeclineRefuse},
 		{"LaunchWait", &c.LaunchWait, DefaultLaunchWait},
 		{"ReconcileInterval", &c.ReconcileInterval, DefaultReconcileInterval},
+		{"UnreachableWait", &c.UnreachableWait, DefaultUnreachableWait},
 		{"MinBackoff", &c.MinBackoff, DefaultMinBackoff},
 		{"MaxBackoff", &c.MaxBackoff, DefaultMaxBackoff},
 		{"CallTimeout", &c.CallTimeout, DefaultCallTimeout},

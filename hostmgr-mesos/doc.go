@@ -4,12 +4,13 @@
 // offers into hosts and launches into ACCEPT calls.
 //
 // Connection. Run subscribes (framework name, one role, capabilities
-// MULTI_ROLE, PARTITION_AWARE, REVOCABLE_RESOURCES, GPU_RESOURCES,
-// failover_timeout) with
+// MULTI_ROLE, PARTITION_AWARE, REVOCABLE_RESOURCES, TASK_KILLING_STATE,
+// GPU_RESOURCES, failover_timeout) with
 // the framework id kept in a FrameworkIDStore, so that a restarted shard
 // re-subscribes as the same framework and keeps its tasks. A 307 answer is
 // followed to the leading master named in its Location header; several
-// master URLs are tried in turn. A stream that carries no event for
+// master URLs are tried in turn, so a master answering 503 (no leader
+// yet) makes the plugin try the next. A stream that carries no event for
 // HeartbeatMisses heartbeat intervals is treated as lost: the plugin
 // disconnects and re-subscribes with exponential backoff. After every
 // SUBSCRIBED it reconciles every run it knows explicitly, and it reconciles
@@ -22,18 +23,39 @@
 // can keep choosing it while no offer is held; persistent volumes are not
 // counted. Its port ranges are every range its offers ever showed; it runs
 // images (the Mesos containerizer runs Docker images). Without
-// GPU_RESOURCES the master offers nothing of agents with GPUs. FAILURE of an agent removes
-// the host and reports its runs LOST; an inverse offer (maintenance) marks
-// it DRAINING until the inverse offer is rescinded.
+// GPU_RESOURCES the master offers nothing of agents with GPUs. Maintenance
+// (maintenance.go: inverse offers, offers with unavailability) makes it
+// DRAINING with the window's start as hostmgr.LabelDrainDeadline, which
+// the shard drains by; inverse offers are accepted while the start is
+// ahead (or nothing runs there) and declined otherwise.
 //
-// Offers and demand. Offers are held for at most OfferHold, then DECLINEd
-// with a DeclineRefuse filter; RESCIND drops them. Launch is the demand
+// Failed agents (partition.go). FAILURE of an agent makes its host DOWN.
+// A run whose agent is unreachable (TASK_UNREACHABLE, or FAILURE) is not
+// lost yet: it stays RUNNING in the shard for UnreachableWait (default 5
+// minutes, beyond Mesos's own ~75 s to declare an agent unreachable), and
+// is reconciled when its agent is offered again and every 30 s; after the
+// wait it is reported LOST (HOST_LOST) and the host removed. TASK_GONE,
+// TASK_GONE_BY_OPERATOR, TASK_LOST and TASK_UNKNOWN report it LOST at
+// once; a failed agent with no live run is removed at once.
+//
+// Offers and demand. Offers are held for at most OfferHold (keep it below
+// the master's --offer_timeout), then DECLINEd with a DeclineRefuse
+// filter; RESCIND drops them. A launch whose ACCEPT crossed a RESCIND is
+// dropped by the master (TASK_DROPPED, REASON_INVALID_OFFERS) and launched
+// again, once, with the agent's next offer, unseen by the shard
+// (rescind.go). Launch is the demand
 // signal: a launch on an agent whose held offers do not have enough
 // resources waits up to LaunchWait for one (REVIVE is sent if the
 // framework was suppressed or holds no offer there) and is reported LOST
 // if none comes, so placement retries elsewhere; no launch is ever
 // dropped silently. With no launch waiting, no offer held and no Launch
 // for OfferHold, the plugin SUPPRESSes offers until the next Launch.
+//
+// Revocable resources (revocable.go): revocable work (Launch.Revocable)
+// takes its cpus and mem from the offers' revocable resources, ordinary
+// work never; MeasuredUsage (hostmgr.UsageReporter) makes the shard's
+// slack on a host equal to its agent's revocable cpus and mem; a
+// preempted revocable run (TASK_GONE) is reported LOST.
 //
 // Launches. The runs of one Launch call bound for one agent go in one
 // ACCEPT, resources carved from the agent's offers (keeping their role and
@@ -59,6 +81,12 @@
 // ACCEPT reports its runs LOST. A run the plugin reported ended that
 // Mesos later reports running is killed, so no run goes on behind the
 // shard's back.
+//
+// Kills. The task's kill grace is its TaskInfo's kill policy; Kill's
+// grace, when not 0, goes in the KILL's kill policy and overrides it. The
+// executor sends SIGTERM (and TASK_KILLING, which is not forwarded: the
+// shard knows it asked for the kill) and SIGKILL when the grace period
+// ends; the run is reported KILLED when its command has exited.
 //
 // Statuses. Every UPDATE is mapped to a hostmgr.TaskStatus (STAGING,
 // STARTING and KILLING are not forwarded) and acknowledged when it carries

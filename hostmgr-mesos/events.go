@@ -140,7 +140,7 @@ func (p *Plugin) offered(ctx context.Context, offers []mesoslib.Offer, now time.
 		a.offers[h.id] = h
 		p.offers[h.id] = h
 		touched[a] = true
-		if a.learn(o.Resources) {
+		if a.learn(o.Resources) || a.noteUnavailability(o.Unavailability) {
 			p.changed[a] = true
 		}
 	}
@@ -174,6 +174,9 @@ func (p *Plugin) agentLocked(id, hostname string, attrs []mesoslib.Attribute) *a
 			offers: map[string]*heldOffer{}, draining: map[string]bool{}, volumes: map[string]bool{}, removals: map[string]bool{}}
 		p.agents[id] = a
 		p.byHost[a.host] = a
+		p.agentSeenLocked(a, true)
+	} else if !a.failedAt.IsZero() {
+		p.agentSeenLocked(a, false)
 	}
 	a.attrs = attributeLabels(attrs)
 	return a
@@ -187,6 +190,21 @@ func (p *Plugin) updated(ctx context.Context, st *mesoslib.TaskStatus, now time.
 	agentID := ""
 	if st.AgentID != nil {
 		agentID = st.AgentID.Value
+	}
+	if st.GetState() == mesoslib.TASK_UNREACHABLE {
+		p.mu.Lock()
+		p.unreachableLocked(run, agentID, now)
+		c := p.conn
+		p.mu.Unlock()
+		p.acknowledge(ctx, c, st, run, agentID)
+		return
+	}
+	p.mu.Lock()
+	again := p.droppedForOffersLocked(run, st, now)
+	p.mu.Unlock()
+	if again {
+		p.wake()
+		return
 	}
 	state, forward := convertState(st.GetState())
 	p.mu.Lock()
@@ -214,12 +232,15 @@ func (p *Plugin) updated(ctx context.Context, st *mesoslib.TaskStatus, now time.
 		case state.IsTerminal():
 			if r != nil {
 				p.endRunLocked(r, now)
+				r.unreachableSince = time.Time{}
 				if st.GetState() == mesoslib.TASK_ERROR {
 					p.forgetCreatedLocked(r)
 				}
 			}
 		case r.ended:
 			resurrected = true
+		default:
+			r.unreachableSince = time.Time{} // heard of again
 		}
 		if !resurrected {
 			reason, msg, code := statusDetails(st, state)
@@ -241,80 +262,20 @@ func (p *Plugin) updated(ctx context.Context, st *mesoslib.TaskStatus, now time.
 		p.log.Warn("run reported running after it ended; killing it", "run", run, "agent", agentID)
 		p.spawn(nil, func() { p.sendKill(ctx, c, killRequest{run: run, agentID: agentID}) })
 	}
-	if len(st.UUID) > 0 && agentID != "" {
-		uuid := st.UUID
-		p.spawn(nil, func() {
-			if err := p.call(ctx, c, calls.Acknowledge(agentID, string(run), uuid)); err != nil {
-				p.log.Debug("acknowledge failed; the agent will resend", "run", run, "err", err)
-			}
-		})
-	}
+	p.acknowledge(ctx, c, st, run, agentID)
 }
 
-// agentFailed removes an agent's host and reports its live runs LOST.
-func (p *Plugin) agentFailed(agentID string, now time.Time) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	a := p.agents[agentID]
-	if a == nil {
+// acknowledge acknowledges a status that carries a uuid.
+func (p *Plugin) acknowledge(ctx context.Context, c *conn, st *mesoslib.TaskStatus, run model.RunID, agentID string) {
+	if len(st.UUID) == 0 || agentID == "" {
 		return
 	}
-	for id := range a.offers {
-		delete(p.offers, id)
-	}
-	delete(p.agents, agentID)
-	delete(p.changed, a)
-	if p.byHost[a.host] == a {
-		delete(p.byHost, a.host)
-		p.removed = append(p.removed, a.host)
-	}
-	for run, r := range p.runs {
-		if r.agentID == agentID && !r.ended {
-			p.endRunLocked(r, now)
-			p.reportLocked(p.status(run, a.host, model.TaskLost, model.ReasonHostLost, "mesos agent "+agentID+" failed", now))
+	uuid := st.UUID
+	p.spawn(nil, func() {
+		if err := p.call(ctx, c, calls.Acknowledge(agentID, string(run), uuid)); err != nil {
+			p.log.Debug("acknowledge failed; the agent will resend", "run", run, "err", err)
 		}
-	}
-	p.log.Warn("mesos agent removed", "agent", agentID, "host", a.host)
-}
-
-// inverseOffers marks the agents under maintenance draining and accepts:
-// the shard places nothing new there.
-func (p *Plugin) inverseOffers(ctx context.Context, ios []mesoslib.InverseOffer) {
-	p.mu.Lock()
-	c := p.conn
-	var ids []mesoslib.OfferID
-	for i := range ios {
-		io := &ios[i]
-		ids = append(ids, io.OfferID)
-		if io.AgentID == nil {
-			continue
-		}
-		if a := p.agents[io.AgentID.Value]; a != nil {
-			a.draining[io.OfferID.Value] = true
-			p.changed[a] = true
-		}
-	}
-	p.mu.Unlock()
-	p.wake()
-	if len(ids) > 0 {
-		p.spawn(nil, func() {
-			if err := p.call(ctx, c, calls.AcceptInverseOffers(ids...)); err != nil {
-				p.log.Warn("accepting inverse offers", "err", err)
-			}
-		})
-	}
-}
-
-func (p *Plugin) rescindInverse(id string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, a := range p.agents {
-		if a.draining[id] {
-			delete(a.draining, id)
-			p.changed[a] = true
-		}
-	}
-	p.wake()
+	})
 }
 
 // tick declines offers held too long, reports launches that waited too
@@ -348,7 +309,7 @@ func (p *Plugin) tick(ctx context.Context) {
 	}
 	p.parked = kept
 	suppress := c != nil && !p.suppressed && len(p.parked) == 0 && len(p.offers) == 0 && now.Sub(p.lastDemand) >= p.cfg.OfferHold &&
-		!p.removalsPendingLocked()
+		!p.removalsPendingLocked() && !p.maintenanceLocked()
 	if suppress {
 		p.suppressed = true
 	}
@@ -365,10 +326,13 @@ func (p *Plugin) tick(ctx context.Context) {
 			delete(p.runs, run)
 		}
 	}
+	unreachable := p.expireUnreachableLocked(now)
+	p.expireInFlightLocked(now)
 	p.mu.Unlock()
 	if c == nil {
 		return
 	}
+	p.reconcileUnreachable(ctx, c, unreachable)
 	if len(decline) > 0 {
 		p.spawn(nil, func() {
 			call := calls.Decline(decline...).With(calls.RefuseSeconds(p.cfg.DeclineRefuse))

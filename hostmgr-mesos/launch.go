@@ -33,8 +33,8 @@ func (p *Plugin) Launch(ctx context.Context, runs []hostmgr.Launch) error {
 			continue // already launched: statuses will follow
 		}
 		a := p.byHost[l.Host]
-		if a == nil {
-			p.reportLocked(p.status(l.Run, l.Host, model.TaskLost, model.ReasonHostLost, "host "+string(l.Host)+" is not a known mesos agent", now))
+		if a == nil || !a.failedAt.IsZero() {
+			p.reportLocked(p.status(l.Run, l.Host, model.TaskLost, model.ReasonHostLost, "host "+string(l.Host)+" is not a reachable mesos agent", now))
 			continue
 		}
 		if _, ok := byAgent[a]; !ok {
@@ -107,9 +107,9 @@ func (p *Plugin) matchLocked(a *agentState, launches []hostmgr.Launch, now time.
 		ac.tasks = append(ac.tasks, taskInfo(&c.spec))
 		ac.runs = append(ac.runs, *l)
 		r := &runState{agentID: a.id, host: a.host, res: l.Task.Resources, created: c.created,
-			hasHealth: l.Task.HealthCheck != nil, hasReady: l.Task.Readiness != nil}
+			hasHealth: l.Task.HealthCheck != nil, hasReady: l.Task.Readiness != nil, revocable: l.Revocable}
 		p.runs[l.Run] = r
-		a.ours = a.ours.Add(l.Task.Resources)
+		a.hold(r, 1)
 		for _, id := range c.created {
 			a.volumes[id] = true
 		}
@@ -140,7 +140,7 @@ type carved struct {
 // does not fit, "" when it does; the caller restores the pool then.
 func (p *Plugin) carveLocked(a *agentState, pl *pool, l *hostmgr.Launch) (carved, string) {
 	c := carved{spec: launchSpec{l: l, agentID: a.id}}
-	res, ok := pl.take(l.Task.Resources)
+	res, ok := pl.takeFor(l)
 	if !ok {
 		return c, fmt.Sprintf("the offers hold %s, the task needs %s", pl.total(), l.Task.Resources)
 	}
@@ -246,6 +246,7 @@ func (p *Plugin) retryParkedLocked(touched map[*agentState]bool, now time.Time) 
 // sendAccept sends one ACCEPT; if the master refuses it, its runs are
 // reported LOST so that they are placed again.
 func (p *Plugin) sendAccept(ctx context.Context, c *conn, ac acceptCall) {
+	p.noteInFlight(ac.runs)
 	call := calls.Accept(ac.operations().WithOffers(ac.offerIDs...)).With(calls.RefuseSeconds(0))
 	err := p.call(ctx, c, call)
 	if err == nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	mesoslib "github.com/mesos/mesos-go/api/v1/lib"
+	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
 )
 
@@ -17,14 +18,24 @@ type agentState struct {
 	host     model.HostID
 	attrs    map[string]string
 	offers   map[string]*heldOffer
-	// ours is what this framework's live runs hold on the agent.
-	ours model.Resources
+	// ours is what this framework's live runs hold on the agent;
+	// oursRevocable what its revocable runs hold of revocable resources.
+	ours          model.Resources
+	oursRevocable model.Resources
 	// capacity and revocable are recomputed on every offer and
 	// remembered between offers.
 	capacity  model.Resources
 	revocable model.Resources
 	draining  map[string]bool // inverse offer ids
 	reported  bool
+	// failedAt is when FAILURE came for the agent (removed or
+	// unreachable); zero while it is up. A failed agent is a host DOWN.
+	failedAt time.Time
+	// sawRevocable: the agent offered revocable resources at least once.
+	sawRevocable bool
+	// unavailableFrom is the start of the agent's maintenance, from its
+	// inverse offers and offers; zero when none is scheduled.
+	unavailableFrom time.Time
 	// ports are the agent's port ranges as far as seen: every range ever
 	// offered, and what this framework's runs hold.
 	ports mesoslib.Ranges
@@ -82,6 +93,7 @@ func (a *agentState) refresh() bool {
 	capacity := plain.Add(a.ours)
 	changed := !a.reported || capacity != a.capacity || rev != a.revocable
 	a.capacity, a.revocable = capacity, rev
+	a.sawRevocable = a.sawRevocable || rev != model.Resources{}
 	return changed
 }
 
@@ -97,8 +109,12 @@ func (a *agentState) hostOf(cluster string) model.Host {
 		labels["mesos.revocable_mem"] = model.FormatUnits(a.revocable.MemMB)
 	}
 	state := model.HostUp
-	if len(a.draining) > 0 {
+	if a.underMaintenance() {
 		state = model.HostDraining
+		labels[hostmgr.LabelDrainDeadline] = a.unavailableFrom.UTC().Format(time.RFC3339)
+	}
+	if !a.failedAt.IsZero() {
+		state = model.HostDown
 	}
 	ports := make([]model.PortRange, 0, len(a.ports))
 	for _, r := range a.ports {
@@ -168,6 +184,8 @@ func attributeLabels(attrs []mesoslib.Attribute) map[string]string {
 type pool struct {
 	entries []mesoslib.Resource
 	volumes map[string]mesoslib.Resource
+	// revocable are the offers' revocable scalars, for revocable runs.
+	revocable []mesoslib.Resource
 }
 
 func newPool(offers []*heldOffer) *pool {
@@ -177,9 +195,13 @@ func newPool(offers []*heldOffer) *pool {
 			switch {
 			case r.IsPersistentVolume():
 				p.volumes[r.Disk.Persistence.GetID()] = r
-			case r.GetType() == mesoslib.SCALAR && r.Scalar != nil && r.Revocable == nil:
+			case r.GetType() == mesoslib.SCALAR && r.Scalar != nil:
 				c := r
 				c.Scalar = &mesoslib.Value_Scalar{Value: r.Scalar.GetValue()}
+				if r.Revocable != nil {
+					p.revocable = append(p.revocable, c)
+					continue
+				}
 				p.entries = append(p.entries, c)
 			case r.Name == "ports" && r.GetType() == mesoslib.RANGES:
 				c := r
@@ -212,6 +234,7 @@ func (p *pool) clone() *pool {
 	for k, v := range p.volumes {
 		c.volumes[k] = v
 	}
+	c.revocable = cloneScalars(p.revocable)
 	return c
 }
 

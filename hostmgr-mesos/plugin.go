@@ -55,6 +55,11 @@ type Plugin struct {
 	queued      []hostmgr.TaskStatus
 	changed     map[*agentState]bool
 	removed     []model.HostID
+
+	// lastUnreachableRecon: when unreachable runs were last reconciled.
+	lastUnreachableRecon time.Time
+	// inFlight are launches sent that Mesos has not reported on yet.
+	inFlight map[model.RunID]*inFlight
 }
 
 // runState is a run this plugin launched or was asked to reconcile.
@@ -71,6 +76,12 @@ type runState struct {
 	hasHealth, hasReady bool
 	health, ready       model.HealthState
 	killRequested       bool
+	// revocable: the run is revocable work, on revocable resources.
+	revocable bool
+	// unreachableSince is when the run's agent was last heard to be
+	// unreachable; zero while it is reachable. An unreachable run that
+	// ended is one reported LOST after UnreachableWait.
+	unreachableSince time.Time
 }
 
 type parkedLaunch struct {
@@ -286,6 +297,7 @@ func (p *Plugin) subscribeCall() *scheduler.Call {
 			{Type: mesoslib.FrameworkInfo_Capability_MULTI_ROLE},
 			{Type: mesoslib.FrameworkInfo_Capability_PARTITION_AWARE},
 			{Type: mesoslib.FrameworkInfo_Capability_REVOCABLE_RESOURCES},
+			{Type: mesoslib.FrameworkInfo_Capability_TASK_KILLING_STATE},
 		},
 	}
 	if !p.cfg.WithoutGPUCapability {
@@ -396,6 +408,6 @@ func (p *Plugin) endRunLocked(r *runState, now time.Time) {
 	}
 	r.ended, r.endedAt = true, now
 	if a := p.agents[r.agentID]; a != nil {
-		a.ours = a.ours.Sub(r.res).Max(model.Resources{})
+		a.hold(r, -1)
 	}
 }

@@ -3,6 +3,7 @@ package mesos
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -164,7 +165,8 @@ func TestRescindedOfferLosesNoLaunch(t *testing.T) {
 	waitFor(t, "host", func() bool { return rp.sink.hostCount() == 1 })
 	waitFor(t, "offer held", func() bool { return c.m.OutstandingOffers() == 1 })
 	// The RESCIND does not reach the plugin before it accepts: the master
-	// drops the launch, and the plugin must report it.
+	// drops the launch, and the plugin launches it again with the next
+	// offer, the shard seeing nothing of it.
 	c.m.SetSilent(true)
 	if n := c.m.RescindOffers("S0"); n != 1 {
 		t.Fatalf("rescinded %d offers", n)
@@ -173,9 +175,12 @@ func TestRescindedOfferLosesNoLaunch(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.m.SetSilent(false)
-	st := waitState(t, rp.sink, "jobX-0-1", model.TaskLost)
-	if st.Reason != model.ReasonLaunchError {
-		t.Errorf("dropped launch status = %+v", st)
+	waitState(t, rp.sink, "jobX-0-1", model.TaskSucceeded)
+	if got := rp.sink.states("jobX-0-1"); !slices.Equal(got, []model.TaskState{model.TaskRunning, model.TaskSucceeded}) {
+		t.Errorf("shard saw %v, want RUNNING then SUCCEEDED", got)
+	}
+	if n := c.m.Stats().Calls["ACCEPT"]; n != 2 {
+		t.Errorf("%d ACCEPTs, want the dropped one and its retry", n)
 	}
 	// After the RESCIND arrived, a launch waits for the re-offer and runs.
 	if err := rp.p.Launch(context.Background(), []hostmgr.Launch{launch("jobX-0-2", "dc1/agent-0", 1, map[string]string{mesostest.EnvDuration: "10ms"})}); err != nil {

@@ -16,6 +16,8 @@ var exitStatus = regexp.MustCompile(`exited with status (-?\d+)`)
 
 // convertState maps a Mesos task state to a run state. forward is false
 // for states the shard does not act on (staging, starting, killing).
+// TASK_UNREACHABLE never gets here: an unreachable run is not lost yet
+// (see unreachableLocked).
 func convertState(s mesoslib.TaskState) (state model.TaskState, forward bool) {
 	switch s {
 	case mesoslib.TASK_RUNNING:
@@ -27,7 +29,7 @@ func convertState(s mesoslib.TaskState) (state model.TaskState, forward bool) {
 	case mesoslib.TASK_KILLED:
 		return model.TaskKilled, true
 	case mesoslib.TASK_LOST, mesoslib.TASK_DROPPED, mesoslib.TASK_GONE, mesoslib.TASK_GONE_BY_OPERATOR,
-		mesoslib.TASK_UNREACHABLE, mesoslib.TASK_UNKNOWN:
+		mesoslib.TASK_UNKNOWN:
 		return model.TaskLost, true
 	}
 	return 0, false

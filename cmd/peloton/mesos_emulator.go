@@ -44,7 +44,9 @@ func newMesosEmulatorCommand() *cobra.Command {
 --agents simulated agents. Tasks run for their PELOTON_SIM_DURATION and end
 with their PELOTON_SIM_EXIT_CODE; health checks pass unless
 PELOTON_SIM_HEALTHY=false. POST /emulator/agents/<id>/remove removes an
-agent; POST /emulator/agents/<id>/maintenance starts its maintenance;
+agent; POST /emulator/agents/<id>/partition makes it unreachable,
+/reconnect brings it back and /gone marks it gone by an operator;
+POST /emulator/agents/<id>/maintenance starts its maintenance;
 POST /emulator/agents/<id>/health?healthy=false fails the health checks of
 its tasks (true restores them).`,
 		Args: cobra.NoArgs,
@@ -90,6 +92,13 @@ func runMesosEmulator(parent context.Context, o emulatorOptions) error {
 			http.Error(w, err.Error(), http.StatusNotFound)
 		}
 	})
+	for action, f := range map[string]func(string) error{"partition": m.PartitionAgent, "reconnect": m.ReconnectAgent, "gone": m.MarkAgentGone} {
+		mux.HandleFunc("POST /emulator/agents/{id}/"+action, func(w http.ResponseWriter, r *http.Request) {
+			if err := f(r.PathValue("id")); err != nil {
+				http.Error(w, err.Error(), http.StatusNotFound)
+			}
+		})
+	}
 	mux.HandleFunc("POST /emulator/agents/{id}/maintenance", func(w http.ResponseWriter, r *http.Request) {
 		if err := m.StartMaintenance(r.PathValue("id"), time.Now(), time.Hour); err != nil {
 			http.Error(w, err.Error(), http.StatusNotFound)

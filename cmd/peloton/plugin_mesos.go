@@ -31,7 +31,7 @@ func (f frameworkIDValue) SaveFrameworkID(ctx context.Context, id string) error 
 }
 
 func init() {
-	registerPluginKind("mesos", "an Apache Mesos cluster: master=URL[|URL2...],role=R,name=FRAMEWORK,failover=D,hold=D,launch-wait=D,reconcile=D,encoding=protobuf|json", func(s *pluginSpec, env pluginEnv) (hostmgr.Plugin, error) {
+	registerPluginKind("mesos", "an Apache Mesos cluster: master=URL[|URL2...],role=R,name=FRAMEWORK,failover=D,hold=D,launch-wait=D,reconcile=D,unreachable-wait=D,encoding=protobuf|json", func(s *pluginSpec, env pluginEnv) (hostmgr.Plugin, error) {
 		masters := s.param("master", "")
 		if masters == "" {
 			return nil, fmt.Errorf("--hosts %s: master=URL is required (several as URL1|URL2)", s.Name)
@@ -56,6 +56,9 @@ func init() {
 			return nil, err
 		}
 		if cfg.ReconcileInterval, err = s.durationParam("reconcile", mesos.DefaultReconcileInterval); err != nil {
+			return nil, err
+		}
+		if cfg.UnreachableWait, err = s.durationParam("unreachable-wait", mesos.DefaultUnreachableWait); err != nil {
 			return nil, err
 		}
 		// gpu-capability=false (test only, not advertised) subscribes

@@ -60,10 +60,12 @@ func (m *Master) handleCall(call *scheduler.Call, streamID string) (int, string)
 		if call.AcceptInverseOffers == nil {
 			return http.StatusBadRequest, "Expecting 'accept_inverse_offers' to be present"
 		}
+		m.answerInverseOffers(fw, call.AcceptInverseOffers.InverseOfferIDs, call.AcceptInverseOffers.Filters, "ACCEPTED", now)
 	case scheduler.Call_DECLINE_INVERSE_OFFERS:
 		if call.DeclineInverseOffers == nil {
 			return http.StatusBadRequest, "Expecting 'decline_inverse_offers' to be present"
 		}
+		m.answerInverseOffers(fw, call.DeclineInverseOffers.InverseOfferIDs, call.DeclineInverseOffers.Filters, "DECLINED", now)
 	case scheduler.Call_REVIVE:
 		fw.filters = map[string]time.Time{}
 		fw.suppress = false
@@ -114,7 +116,8 @@ func refuseFor(f *mesos.Filters) time.Duration {
 }
 
 func (m *Master) startTask(fw *framework, a *agent, ti *mesos.TaskInfo, sum resSum, extra mesos.Resources, now time.Time) {
-	t := &task{id: ti.TaskID.Value, fw: fw, agent: a, sum: sum, extra: unallocated(extra), state: mesos.TASK_STAGING, index: -1}
+	m.nextID++
+	t := &task{id: ti.TaskID.Value, fw: fw, agent: a, sum: sum, extra: unallocated(extra), state: mesos.TASK_STAGING, index: -1, seq: m.nextID}
 	m.taskEnv(t, ti)
 	t.health, t.check = ti.HealthCheck, ti.Check
 	a.used = a.used.add(sum)
@@ -125,25 +128,6 @@ func (m *Master) startTask(fw *framework, a *agent, ti *mesos.TaskInfo, sum resS
 	}
 	m.stats.TasksLaunched++
 	m.schedule(t, phaseStarting, now)
-}
-
-// kill ends a known task at the next tick; an unknown one is answered
-// TASK_LOST, as the docs say.
-func (m *Master) kill(fw *framework, k *scheduler.Call_Kill, now time.Time) {
-	t := fw.tasks[k.TaskID.Value]
-	if t == nil {
-		agentID := ""
-		if k.AgentID != nil {
-			agentID = k.AgentID.Value
-		}
-		reason := mesos.REASON_RECONCILIATION
-		m.masterUpdate(fw, k.TaskID.Value, agentID, mesos.TASK_LOST, &reason, "Attempted to kill an unknown task")
-		return
-	}
-	if t.terminal() {
-		return
-	}
-	m.schedule(t, phaseKill, now)
 }
 
 // reconcile answers RECONCILE: with no tasks, the latest state of every
@@ -167,11 +151,12 @@ func (m *Master) reconcile(fw *framework, tasks []scheduler.Call_Reconcile_Task)
 			m.reconciled(t)
 			continue
 		}
+		goneState, gone := m.removed[agentID]
 		state := mesos.TASK_LOST
 		msg := "Reconciliation: task is unknown"
 		switch {
-		case fw.partition && agentID != "" && m.removed[agentID]:
-			state, msg = mesos.TASK_GONE, "Reconciliation: task is unknown to the removed agent"
+		case fw.partition && gone:
+			state, msg = goneState, "Reconciliation: task is unknown to the removed agent"
 		case fw.partition:
 			state = mesos.TASK_UNKNOWN
 		}
@@ -183,6 +168,10 @@ func (m *Master) reconcile(fw *framework, tasks []scheduler.Call_Reconcile_Task)
 // the master answers reconciliation.
 func (m *Master) reconciled(t *task) {
 	reason := mesos.REASON_RECONCILIATION
+	if t.agent.unreachable && !t.terminal() {
+		m.masterUpdate(t.fw, t.id, t.agent.spec.ID, unreachableState(t.fw), &reason, "Reconciliation: task is on an unreachable agent")
+		return
+	}
 	st := m.status(t.id, t.agent.spec.ID, t.state, &reason, "Reconciliation: latest task state", mesos.SOURCE_MASTER)
 	t.annotate(&st)
 	m.send(t.fw, &scheduler.Event{Type: scheduler.Event_UPDATE, Update: &scheduler.Event_Update{Status: st}})

@@ -92,8 +92,22 @@ func (m *Master) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	m.mu.Lock()
 	leader := m.redirect
+	switch leader {
+	case "":
+	case noLeader:
+		m.stats.Unavailable++
+	default:
+		m.stats.Redirects++
+	}
 	m.mu.Unlock()
-	if leader != "" {
+	switch leader {
+	case "":
+	case noLeader:
+		// endpoints/master/api/v1/scheduler.md: 503 when the leading
+		// master cannot be found.
+		http.Error(w, "No leading master", http.StatusServiceUnavailable)
+		return
+	default:
 		w.Header().Set("Location", "//"+leader+Path)
 		w.WriteHeader(http.StatusTemporaryRedirect)
 		return
@@ -317,6 +331,7 @@ func (m *Master) attach(fw *framework, info mesos.FrameworkInfo, suppressed []st
 	fw.partition = hasCapability(&info, mesos.FrameworkInfo_Capability_PARTITION_AWARE)
 	fw.revocable = hasCapability(&info, mesos.FrameworkInfo_Capability_REVOCABLE_RESOURCES)
 	fw.gpu = hasCapability(&info, mesos.FrameworkInfo_Capability_GPU_RESOURCES)
+	fw.killingState = hasCapability(&info, mesos.FrameworkInfo_Capability_TASK_KILLING_STATE)
 	fw.role = info.GetRole()
 	if fw.multiRole {
 		fw.role = "*"
@@ -342,9 +357,7 @@ func (m *Master) attach(fw *framework, info mesos.FrameworkInfo, suppressed []st
 	for _, t := range fw.tasks {
 		m.sendHead(t)
 	}
-	for _, a := range m.agentOrder {
-		m.sendInverseOffer(fw, a)
-	}
+	m.sendInverseOffers(m.clock.Now())
 }
 
 // stream writes the subscription's events until the client goes away or

@@ -45,6 +45,8 @@ func (m *Master) Tick() {
 	}
 	m.retryUpdates(now)
 	m.expireFrameworks(now)
+	m.expireOffers(now)
+	m.sendInverseOffers(now)
 	m.allocate(now)
 }
 
@@ -87,6 +89,9 @@ func (m *Master) allocate(now time.Time) {
 				}
 				delete(fw.filters, a.spec.ID)
 			}
+			if a.unreachable {
+				continue
+			}
 			// Without GPU_RESOURCES a framework is offered nothing of an
 			// agent with GPUs (the master's --filter_gpu_resources).
 			if a.spec.GPU > 0 && !fw.gpu {
@@ -102,7 +107,7 @@ func (m *Master) allocate(now time.Time) {
 				continue
 			}
 			a.extra = rest
-			o := &offer{id: m.newID("O"), fw: fw, agent: a, sum: free, extra: extra}
+			o := &offer{id: m.newID("O"), fw: fw, agent: a, sum: free, extra: extra, sentAt: now}
 			o.resources = append(free.resources(fw.role, fw.multiRole), allocated(extra, fw)...)
 			m.offers[o.id] = o
 			fw.offers[o.id] = o
@@ -126,6 +131,19 @@ func (m *Master) allocate(now time.Time) {
 		}
 		if len(batch) > 0 {
 			m.send(fw, &scheduler.Event{Type: scheduler.Event_OFFERS, Offers: &scheduler.Event_Offers{Offers: batch}})
+		}
+	}
+}
+
+// expireOffers rescinds offers outstanding for longer than the offer
+// timeout; their resources are offered again from this allocation on.
+func (m *Master) expireOffers(now time.Time) {
+	if m.cfg.OfferTimeout <= 0 {
+		return
+	}
+	for _, o := range m.offers {
+		if now.Sub(o.sentAt) >= m.cfg.OfferTimeout {
+			m.rescind(o)
 		}
 	}
 }

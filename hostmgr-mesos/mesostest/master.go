@@ -51,6 +51,10 @@ type Config struct {
 	UpdateRetry time.Duration
 	// MasterID names the master in SUBSCRIBED's master_info.
 	MasterID string
+	// OfferTimeout is the master's --offer_timeout: offers outstanding
+	// for longer are rescinded and their resources offered again. Zero,
+	// as Mesos's default, never rescinds for time.
+	OfferTimeout time.Duration
 	// KeepTaskInfos keeps every TaskInfo the master accepted, for
 	// TaskInfo, also after its task is gone.
 	KeepTaskInfos bool
@@ -85,8 +89,8 @@ type Master struct {
 	silent        bool   // no events are written (a partition)
 	agents        map[string]*agent
 	agentOrder    []*agent
-	removed       map[string]bool // agent ids removed from the cluster
-	cursor        int             // allocation round-robin start
+	removed       map[string]mesos.TaskState // removed agents: what their tasks became for partition-aware frameworks
+	cursor        int                        // allocation round-robin start
 	frameworks    map[string]*framework
 	removedFw     map[string]bool
 	offers        map[string]*offer
@@ -114,8 +118,12 @@ type Stats struct {
 	OffersSent    int
 	OffersDecline int
 	OffersRescind int
-	Acks          int
-	Subscribes    int
+	// Redirects and Unavailable count calls a master that does not lead
+	// answered 307 and 503.
+	Redirects   int
+	Unavailable int
+	Acks        int
+	Subscribes  int
 	// OperationsApplied and OperationsDropped count RESERVE, UNRESERVE,
 	// CREATE and DESTROY operations.
 	OperationsApplied int
@@ -135,6 +143,12 @@ type agent struct {
 	tasks       map[string]*task
 	maintenance *mesos.Unavailability
 	inverse     map[string]string // framework id -> inverse offer id
+	// answers are the frameworks' answers to its inverse offers: framework
+	// id -> ACCEPTED or DECLINED.
+	answers map[string]string
+	// unreachable: partitioned from the master; its tasks run on, their
+	// updates wait for it to reregister.
+	unreachable bool
 }
 
 type framework struct {
@@ -145,12 +159,17 @@ type framework struct {
 	partition bool
 	revocable bool
 	gpu       bool
-	sub       *subscription // nil while disconnected
-	failAt    time.Time     // failover deadline while disconnected
-	suppress  bool
-	filters   map[string]time.Time // agent id -> refused until
-	tasks     map[string]*task
-	offers    map[string]*offer
+	// killingState: the framework takes TASK_KILLING.
+	killingState bool
+	sub          *subscription // nil while disconnected
+	failAt       time.Time     // failover deadline while disconnected
+	suppress     bool
+	filters      map[string]time.Time // agent id -> refused until
+	// inverseFilters: agent id -> no inverse offer until (the filters of
+	// ACCEPT_ and DECLINE_INVERSE_OFFERS).
+	inverseFilters map[string]time.Time
+	tasks          map[string]*task
+	offers         map[string]*offer
 }
 
 type offer struct {
@@ -160,6 +179,7 @@ type offer struct {
 	sum       resSum
 	extra     mesos.Resources // unallocated
 	resources []mesos.Resource
+	sentAt    time.Time
 }
 
 // New returns a master with no agents; call Run to let time pass.
@@ -189,7 +209,7 @@ func New(cfg Config) *Master {
 		cfg:         cfg,
 		clock:       cfg.Clock,
 		agents:      map[string]*agent{},
-		removed:     map[string]bool{},
+		removed:     map[string]mesos.TaskState{},
 		frameworks:  map[string]*framework{},
 		removedFw:   map[string]bool{},
 		offers:      map[string]*offer{},
@@ -219,7 +239,7 @@ func (m *Master) AddAgents(specs ...AgentSpec) error {
 		if s.CPU < 0 || s.MemMB < 0 || s.DiskMB < 0 || s.GPU < 0 || s.RevocableCPU < 0 || s.RevocableMemMB < 0 {
 			return fmt.Errorf("%w: %s has a negative resource", ErrInvalidAgent, s.ID)
 		}
-		if _, ok := m.agents[s.ID]; ok || m.removed[s.ID] {
+		if _, gone := m.removed[s.ID]; m.agents[s.ID] != nil || gone {
 			return fmt.Errorf("%w: %s", ErrDuplicateAgent, s.ID)
 		}
 		if s.Ports == nil {
@@ -250,108 +270,16 @@ func (m *Master) Agents() []string {
 	return out
 }
 
-// RemoveAgent takes an agent out of the cluster as after failed health
-// checks: its offers are rescinded, its tasks reported TASK_GONE to
-// partition-aware frameworks (TASK_LOST to others), and FAILURE is sent.
-func (m *Master) RemoveAgent(id string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a, ok := m.agents[id]
-	if !ok {
-		return fmt.Errorf("%w: %s", ErrUnknownAgent, id)
-	}
-	for _, o := range m.offers {
-		if o.agent == a {
-			m.rescind(o)
-		}
-	}
-	for _, t := range a.tasks {
-		state := mesos.TASK_LOST
-		if t.fw.partition {
-			state = mesos.TASK_GONE
-		}
-		m.endTask(t, state, mesos.REASON_AGENT_REMOVED, "agent "+id+" was removed", false)
-	}
-	delete(m.agents, id)
-	for i, x := range m.agentOrder {
-		if x == a {
-			m.agentOrder = append(m.agentOrder[:i], m.agentOrder[i+1:]...)
-			break
-		}
-	}
-	m.removed[id] = true
-	for _, fw := range m.frameworks {
-		aid := mesos.AgentID{Value: id}
-		m.send(fw, &scheduler.Event{Type: scheduler.Event_FAILURE, Failure: &scheduler.Event_Failure{AgentID: &aid}})
-	}
-	return nil
-}
-
-// StartMaintenance schedules maintenance of an agent from start for d:
-// every subscribed framework gets an inverse offer for it.
-func (m *Master) StartMaintenance(id string, start time.Time, d time.Duration) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a, ok := m.agents[id]
-	if !ok {
-		return fmt.Errorf("%w: %s", ErrUnknownAgent, id)
-	}
-	ns := d.Nanoseconds()
-	a.maintenance = &mesos.Unavailability{Start: mesos.TimeInfo{Nanoseconds: start.UnixNano()}, Duration: &mesos.DurationInfo{Nanoseconds: ns}}
-	for _, fw := range m.frameworks {
-		m.sendInverseOffer(fw, a)
-	}
-	return nil
-}
-
-// StopMaintenance ends an agent's maintenance; its inverse offers are
-// rescinded.
-func (m *Master) StopMaintenance(id string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	a, ok := m.agents[id]
-	if !ok {
-		return fmt.Errorf("%w: %s", ErrUnknownAgent, id)
-	}
-	a.maintenance = nil
-	for fwID, ioID := range a.inverse {
-		if fw := m.frameworks[fwID]; fw != nil {
-			m.send(fw, &scheduler.Event{Type: scheduler.Event_RESCIND_INVERSE_OFFER,
-				RescindInverseOffer: &scheduler.Event_RescindInverseOffer{InverseOfferID: mesos.OfferID{Value: ioID}}})
-		}
-	}
-	a.inverse = map[string]string{}
-	return nil
-}
-
-func (m *Master) sendInverseOffer(fw *framework, a *agent) {
-	if a.maintenance == nil || fw.sub == nil {
-		return
-	}
-	if _, sent := a.inverse[fw.id]; sent {
-		return
-	}
-	id := m.newID("IO")
-	a.inverse[fw.id] = id
-	aid := mesos.AgentID{Value: a.spec.ID}
-	m.send(fw, &scheduler.Event{Type: scheduler.Event_INVERSE_OFFERS, InverseOffers: &scheduler.Event_InverseOffers{
-		InverseOffers: []mesos.InverseOffer{{OfferID: mesos.OfferID{Value: id}, FrameworkID: mesos.FrameworkID{Value: fw.id}, AgentID: &aid, Unavailability: *a.maintenance}},
-	}})
-}
-
 // RescindOffers rescinds every outstanding offer on an agent, as Mesos
-// does when --offer_timeout passes or an operator reserves resources.
+// does when an operator reserves its resources.
 func (m *Master) RescindOffers(agentID string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	n := 0
-	for _, o := range m.offers {
-		if o.agent.spec.ID == agentID {
-			m.rescind(o)
-			n++
-		}
+	a := m.agents[agentID]
+	if a == nil {
+		return 0
 	}
-	return n
+	return m.rescindOffersOf(a)
 }
 
 func (m *Master) rescind(o *offer) {
@@ -380,6 +308,16 @@ func (m *Master) SetRedirect(leader string) {
 			m.disconnect(fw)
 		}
 	}
+}
+
+// noLeader is the redirect of a master that knows no leader.
+const noLeader = "-"
+
+// SetNoLeader makes the master a standby that knows no leader, as during
+// an election: every call is answered 503 Service Unavailable, and
+// subscriptions are closed. SetRedirect ends it.
+func (m *Master) SetNoLeader() {
+	m.SetRedirect(noLeader)
 }
 
 // SetSilent stops (true) or resumes writing events, heartbeats included,

@@ -31,6 +31,7 @@ type task struct {
 	sum      resSum
 	extra    mesos.Resources // ports, reserved scalars, volumes (unallocated)
 	state    mesos.TaskState
+	seq      uint64 // launch order
 	duration time.Duration
 	exitCode int
 	// deadline heap position
@@ -42,6 +43,7 @@ type task struct {
 	pending []mesos.TaskStatus
 	sentAt  time.Time
 	probes
+	killer
 }
 
 func (t *task) terminal() bool { return isTerminal(t.state) }
@@ -123,7 +125,7 @@ func (m *Master) advanceTasks(now time.Time) {
 				m.scheduleLive(t)
 			}
 		case phaseKill:
-			m.endTask(t, mesos.TASK_KILLED, -1, "Command terminated with signal Terminated", true)
+			m.endTask(t, mesos.TASK_KILLED, -1, t.killMessage(), true)
 		}
 	}
 }
@@ -203,7 +205,7 @@ func (m *Master) agentUpdate(t *task, state mesos.TaskState, reason *mesos.TaskS
 }
 
 func (m *Master) sendHead(t *task) {
-	if len(t.pending) == 0 {
+	if len(t.pending) == 0 || t.agent.unreachable {
 		return
 	}
 	t.sentAt = m.clock.Now()
@@ -248,7 +250,7 @@ func (m *Master) retryUpdates(now time.Time) {
 			continue
 		}
 		for _, t := range fw.tasks {
-			if len(t.pending) > 0 && now.Sub(t.sentAt) >= m.cfg.UpdateRetry {
+			if len(t.pending) > 0 && now.Sub(t.sentAt) >= m.cfg.UpdateRetry && !t.agent.unreachable {
 				m.sendHead(t)
 			}
 		}
@@ -268,6 +270,10 @@ func newUUID() []byte {
 func (m *Master) taskEnv(t *task, ti *mesos.TaskInfo) {
 	t.duration, t.exitCode = m.cfg.TaskDuration, 0
 	t.envHealthy, t.envReady = true, true
+	t.policy, t.stopDelay = -1, 0
+	if g := ti.GetKillPolicy().GetGracePeriod(); g != nil {
+		t.policy = max(time.Duration(g.GetNanoseconds()), 0)
+	}
 	if ti.Command == nil || ti.Command.Environment == nil {
 		return
 	}
@@ -280,6 +286,10 @@ func (m *Master) taskEnv(t *task, ti *mesos.TaskInfo) {
 		case EnvExitCode:
 			if x, err := strconv.Atoi(v.GetValue()); err == nil {
 				t.exitCode = x
+			}
+		case EnvStopDelay:
+			if x, err := time.ParseDuration(v.GetValue()); err == nil && x >= 0 {
+				t.stopDelay = x
 			}
 		case EnvHealthy:
 			t.envHealthy = v.GetValue() != "false"

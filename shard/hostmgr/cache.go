@@ -25,6 +25,8 @@ type HostCache struct {
 	// drained holds the hosts an operator took out of service, reported
 	// or not: they show as DRAINING while their plugin reports them up.
 	drained map[model.HostID]bool
+	// clusterDraining holds the hosts their plugin reports DRAINING.
+	clusterDraining map[model.HostID]bool
 }
 
 type hostEntry struct {
@@ -70,7 +72,7 @@ func (v *HostView) Free() model.Resources { return v.Capacity.Sub(v.Allocated) }
 
 // NewHostCache returns an empty cache.
 func NewHostCache() *HostCache {
-	return &HostCache{hosts: map[model.HostID]*hostEntry{}, drained: map[model.HostID]bool{}}
+	return &HostCache{hosts: map[model.HostID]*hostEntry{}, drained: map[model.HostID]bool{}, clusterDraining: map[model.HostID]bool{}}
 }
 
 // effective is the state a host shows: DRAINING when drained and up.
@@ -130,6 +132,11 @@ func (c *HostCache) Update(hosts []model.Host) {
 		}
 		h = withShardLabels(h)
 		e.host, e.reported = h, h.State
+		if h.State == model.HostDraining {
+			c.clusterDraining[h.ID] = true
+		} else {
+			delete(c.clusterDraining, h.ID)
+		}
 		e.recountPorts()
 		e.host.State = c.effective(h.ID, h.State)
 		if e.host.State == model.HostUp {
@@ -154,9 +161,25 @@ func (c *HostCache) Remove(ids []model.HostID) {
 		c.allocated = c.allocated.Sub(e.allocated)
 		c.revocable = c.revocable.Sub(e.revocable)
 		delete(c.hosts, id)
+		delete(c.clusterDraining, id)
 		c.orderStale = true
 	}
 	c.version++
+}
+
+// ClusterDraining returns the hosts their plugin reports DRAINING (their
+// cluster is taking them away), sorted by id.
+func (c *HostCache) ClusterDraining() []HostView {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]HostView, 0, len(c.clusterDraining))
+	for id := range c.clusterDraining {
+		if e, ok := c.hosts[id]; ok {
+			out = append(out, e.view())
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }
 
 // Has reports whether the host is known.

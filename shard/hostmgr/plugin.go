@@ -59,6 +59,10 @@ type Launch struct {
 	// Volumes are the persistent volumes of a stateful instance, created
 	// on the host at the first launch and reused by later ones.
 	Volumes []VolumeMount
+	// Revocable: the run is revocable work (its job's spec says so); a
+	// plugin whose cluster offers revocable resources (Mesos
+	// oversubscription) runs it on those, and nothing else on them.
+	Revocable bool
 	// Gang lists every member of the run's gang, itself included; nil
 	// without gangs. Plugins hand it to the task as a file, GangFileName in
 	// its sandbox (or GangFilePath in an image), besides the environment.
@@ -87,6 +91,22 @@ const (
 	GangFilePath = "/etc/peloton/gang.json"
 	EnvGangFile  = "PELOTON_GANG_FILE"
 )
+
+// LabelDrainDeadline is the host label a plugin sets on a host it reports
+// DRAINING when its cluster will take the host away at a known time (a
+// Mesos maintenance window's start), as RFC 3339: the shard drains the
+// host as an operator's drain with that deadline.
+const LabelDrainDeadline = "peloton.drain-deadline"
+
+// DrainDeadline reads LabelDrainDeadline; zero when it is absent or
+// malformed.
+func DrainDeadline(h *model.Host) time.Time {
+	t, err := time.Parse(time.RFC3339, h.Labels[LabelDrainDeadline])
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
 
 // VolumeRemover is an optional capability: plugins whose hosts keep
 // persistent volumes remove them when their job is deleted.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/goalstate"
+	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
 )
 
@@ -116,7 +117,24 @@ func (e *Engine) drainingHosts() ([]goalstate.DrainHost, bool) {
 		busy = busy || h.Tasks > 0
 		out = append(out, h)
 	}
+	out, busy = withClusterDrains(out, busy, e.cfg.Hosts.ClusterDraining(), e.hosts.recs)
 	slices.SortFunc(out, func(a, b goalstate.DrainHost) int { return strings.Compare(string(a.ID), string(b.ID)) })
+	return out, busy
+}
+
+// withClusterDrains adds the hosts their cluster drains (a plugin reports
+// them DRAINING, as Mesos maintenance does) to the hosts an operator
+// drains: they drain the same way, up to the deadline their cluster gives
+// (hostmgr.LabelDrainDeadline). An operator's drain of the same host wins.
+func withClusterDrains(out []goalstate.DrainHost, busy bool, cluster []hostmgr.HostView, recs map[model.HostID]*model.HostRecord) ([]goalstate.DrainHost, bool) {
+	for i := range cluster {
+		v := &cluster[i]
+		if r := recs[v.ID]; r != nil && r.Draining {
+			continue
+		}
+		out = append(out, goalstate.DrainHost{ID: v.ID, Deadline: hostmgr.DrainDeadline(&v.Host), Tasks: v.Tasks})
+		busy = busy || v.Tasks > 0
+	}
 	return out, busy
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/hostmgr/sim"
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
@@ -81,4 +82,43 @@ func TestDrainMovesUnderSLAAndKillsAtTheDeadline(t *testing.T) {
 		v, ok := s.e.Hosts().View("sim/h0")
 		return ok && v.Tasks == 0
 	})
+}
+
+// A host its cluster reports DRAINING (Mesos maintenance) drains as an
+// operator's drain with the cluster's deadline: the batch run there is
+// killed at the deadline and runs elsewhere; the host ends holding
+// nothing of the shard.
+func TestClusterDrainMovesRunsByItsDeadline(t *testing.T) {
+	s := newTestShard(t, simHosts(1))
+	batch := s.create(oneCore(1))
+	s.until("batch running", s.allRunning(batch, 1))
+	if err := s.sim.AddHost(sim.HostSpec{Name: "h1", Capacity: simHosts(1)[0].Capacity}); err != nil {
+		t.Fatal(err)
+	}
+	s.until("h1 reported", func() bool { return s.e.Hosts().Has("sim/h1") })
+	v, _ := s.e.Hosts().View("sim/h0")
+	h := v.Host
+	h.State = model.HostDraining
+	h.Labels = map[string]string{hostmgr.LabelDrainDeadline: s.clk.Now().Add(10 * time.Minute).Format(time.RFC3339)}
+	(&sink{e: s.e, cluster: "sim"}).HostsUpdated([]model.Host{h})
+	time.Sleep(50 * time.Millisecond)
+	s.clk.Advance(time.Second)
+	if tk := s.tasks(batch)[0]; tk.Run != 1 || tk.Host != "sim/h0" {
+		t.Fatalf("batch run moved before the deadline: %+v", tk)
+	}
+	s.clk.Advance(10 * time.Minute)
+	s.until("the batch run killed at the deadline runs on h1", func() bool {
+		tk := s.tasks(batch)[0]
+		return tk.Run == 2 && tk.State == model.TaskRunning && tk.Host == "sim/h1"
+	})
+	if tk := s.tasks(batch)[0]; tk.Reason != ReasonHostDrained {
+		t.Errorf("reason %s", tk.Reason)
+	}
+	if recs, _ := s.e.ListHostRecords(context.Background()); len(recs) > 0 {
+		for _, r := range recs {
+			if r.Draining {
+				t.Errorf("a cluster's drain was stored as an operator's: %+v", r)
+			}
+		}
+	}
 }

@@ -388,10 +388,11 @@ func (e *Engine) launchPlaced(je *jobEntry, now time.Time) {
 				"peloton.instance": fmt.Sprint(t.ID.Instance),
 				"peloton.run":      fmt.Sprint(t.Run),
 			},
-			Env:     env,
-			Ports:   t.Ports(),
-			Volumes: volumeMounts(t.ID, task),
-			Gang:    e.gangMembers(je, t, env),
+			Env:       env,
+			Ports:     t.Ports(),
+			Volumes:   volumeMounts(t.ID, task),
+			Gang:      e.gangMembers(je, t, env),
+			Revocable: je.job.Spec.Revocable,
 		}})
 	}
 }
