@@ -93,6 +93,15 @@ spawn() {
 
 alive() { [ -f "$1/pids/$2" ] && kill -0 "$(cat "$1/pids/$2")" 2>/dev/null; }
 
+# port_taken reports whether NAME failed because its port was taken, and
+# stops what is left of it.
+port_taken() {
+  local dir=$1 name=$2
+  grep -q "address already in use" "$dir/logs/$name.log" 2>/dev/null || return 1
+  if alive "$dir" "$name"; then kill "$(cat "$dir/pids/$name")" 2>/dev/null || true; fi
+  return 0
+}
+
 fail_start() {
   local dir=$1 name=$2
   echo "cluster.sh: $name did not come up; last lines of $dir/logs/$name.log:" >&2
@@ -151,30 +160,48 @@ cmd_start() {
   printf '%s,admin,admin,"system:masters"\n' "$token" >"$dir/pki/tokens.csv"
 
   local etcd_data="${PELOTON_K8S_ETCD_DIR:-$dir/etcd}"
-  spawn etcd "$dir" "$bin_dir/etcd" --name test --data-dir "$etcd_data" \
-    --listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
-    --listen-peer-urls "http://127.0.0.1:$peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
-    --initial-cluster "test=http://127.0.0.1:$peer_port" --quota-backend-bytes 4294967296 \
-    --unsafe-no-fsync --log-level warn
-  wait_for 100 curl -sf "http://127.0.0.1:$etcd_port/health" || fail_start "$dir" etcd
+  # A free port can be taken by another process before etcd binds it (many
+  # test processes start clusters at once): then try again on other ports.
+  local attempt
+  for attempt in 1 2 3; do
+    spawn etcd "$dir" "$bin_dir/etcd" --name test --data-dir "$etcd_data" \
+      --listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
+      --listen-peer-urls "http://127.0.0.1:$peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
+      --initial-cluster "test=http://127.0.0.1:$peer_port" --quota-backend-bytes 4294967296 \
+      --unsafe-no-fsync --log-level warn
+    wait_for 100 curl -sf "http://127.0.0.1:$etcd_port/health" && break
+    if [ "$attempt" -lt 3 ] && port_taken "$dir" etcd; then
+      rm -rf "$etcd_data"
+      etcd_port=$(free_port); peer_port=$(free_port)
+      continue
+    fi
+    fail_start "$dir" etcd
+  done
 
   # No controller manager runs here: without ServiceAccount admission pods
   # need no service account, and without TaintNodesByCondition new nodes are
   # not tainted not-ready with nobody to lift the taint.
-  spawn kube-apiserver "$dir" "$bin_dir/kube-apiserver" \
-    --etcd-servers "http://127.0.0.1:$etcd_port" \
-    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port" \
-    --tls-cert-file "$dir/pki/apiserver.crt" --tls-private-key-file "$dir/pki/apiserver.key" \
-    --client-ca-file "$dir/pki/ca.crt" --token-auth-file "$dir/pki/tokens.csv" \
-    --authorization-mode RBAC \
-    --service-account-issuer https://kubernetes.default.svc \
-    --service-account-key-file "$dir/pki/sa.pub" --service-account-signing-key-file "$dir/pki/sa.key" \
-    --service-cluster-ip-range 10.96.0.0/16 --endpoint-reconciler-type none \
-    --disable-admission-plugins ServiceAccount,TaintNodesByCondition \
-    --max-requests-inflight 2000 --max-mutating-requests-inflight 1000 \
-    --profiling=false
-  wait_for 300 curl -sf --cacert "$dir/pki/ca.crt" -H "Authorization: Bearer $token" \
-    "https://127.0.0.1:$api_port/readyz" || fail_start "$dir" kube-apiserver
+  for attempt in 1 2 3; do
+    spawn kube-apiserver "$dir" "$bin_dir/kube-apiserver" \
+      --etcd-servers "http://127.0.0.1:$etcd_port" \
+      --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port" \
+      --tls-cert-file "$dir/pki/apiserver.crt" --tls-private-key-file "$dir/pki/apiserver.key" \
+      --client-ca-file "$dir/pki/ca.crt" --token-auth-file "$dir/pki/tokens.csv" \
+      --authorization-mode RBAC \
+      --service-account-issuer https://kubernetes.default.svc \
+      --service-account-key-file "$dir/pki/sa.pub" --service-account-signing-key-file "$dir/pki/sa.key" \
+      --service-cluster-ip-range 10.96.0.0/16 --endpoint-reconciler-type none \
+      --disable-admission-plugins ServiceAccount,TaintNodesByCondition \
+      --max-requests-inflight 2000 --max-mutating-requests-inflight 1000 \
+      --profiling=false
+    wait_for 300 curl -sf --cacert "$dir/pki/ca.crt" -H "Authorization: Bearer $token" \
+      "https://127.0.0.1:$api_port/readyz" && break
+    if [ "$attempt" -lt 3 ] && port_taken "$dir" kube-apiserver; then
+      api_port=$(free_port)
+      continue
+    fi
+    fail_start "$dir" kube-apiserver
+  done
 
   write_kubeconfig "$dir/kubeconfig" "https://127.0.0.1:$api_port" "$dir/pki/ca.crt" "$token"
   spawn kwok "$dir" "$bin_dir/kwok" --kubeconfig "$dir/kubeconfig" \
