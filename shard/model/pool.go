@@ -12,6 +12,9 @@ type Pool struct {
 	Limit       Resources
 	Share       Shares
 	CreateTime  time.Time
+	// Clusters steers the placements of the pool's jobs (and of its child
+	// pools' jobs) that have no policy of their own.
+	Clusters *ClusterPolicy
 	// Revision increases on every stored change; stores compare-and-set on it.
 	Revision uint64
 }

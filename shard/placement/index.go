@@ -186,7 +186,7 @@ func (x *HostIndex) UpsertHost(h Host) error {
 		return nil
 	}
 	gpu := h.GPUHost || h.Free.GPU > 0
-	if x.schedulable[slot] != h.Schedulable || x.gpuHost[slot] != gpu || !sameLabels(x.labels[slot], h.Labels) {
+	if x.schedulable[slot] != h.Schedulable || x.gpuHost[slot] != gpu || x.clusters[slot] != h.Cluster || !sameLabels(x.labels[slot], h.Labels) {
 		x.schedulable[slot] = h.Schedulable
 		x.gpuHost[slot] = gpu
 		x.relabel(slot, h.Labels)

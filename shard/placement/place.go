@@ -2,6 +2,7 @@ package placement
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/peloton-federated/peloton/shard/model"
 )
@@ -78,6 +79,11 @@ type class struct {
 	maxPerHost int
 	spread     []SpreadLimit
 	strategy   Strategy
+	// only and avoid are the task's Clusters and AvoidClusters, with the
+	// reasons that name them and their key.
+	only, avoid         []string
+	onlyText, avoidText string
+	clusterKey          string
 	// invalid says why the class's tasks cannot be placed at all.
 	invalid string
 
@@ -105,6 +111,7 @@ type classKey struct {
 	maxPerHost int
 	spread     string
 	strategy   Strategy
+	clusters   string
 }
 
 // sliceID identifies a constraint slice by its backing array, so tasks of
@@ -169,7 +176,8 @@ func (p *pass) plan(tasks []Task) []unit {
 func sameClass(a, b *Task) bool {
 	return a.Job == b.Job && a.Resources == b.Resources && a.Ports == b.Ports &&
 		a.MaxPerHost == b.MaxPerHost && a.Strategy == b.Strategy && a.SpreadGroup == b.SpreadGroup &&
-		sameSlice(a.Constraints, b.Constraints) && sameSlice(a.Spread, b.Spread)
+		sameSlice(a.Constraints, b.Constraints) && sameSlice(a.Spread, b.Spread) &&
+		sameSlice(a.Clusters, b.Clusters) && sameSlice(a.AvoidClusters, b.AvoidClusters)
 }
 
 func sameSlice[T any](a, b []T) bool {
@@ -183,6 +191,7 @@ func (p *pass) classOf(t *Task) int32 {
 	key := classKey{
 		job: t.Job, need: t.Resources, ports: t.Ports, maxPerHost: t.MaxPerHost,
 		strategy: t.Strategy, cons: p.constraintKey(t.Constraints),
+		clusters: clusterKey(t.Clusters, t.AvoidClusters),
 	}
 	if t.hasLimits() {
 		key.countGroup = t.countGroup()
@@ -197,6 +206,13 @@ func (p *pass) classOf(t *Task) int32 {
 		job: t.Job, need: t.Resources, needV: p.x.scale.amounts(t.Resources, t.Ports), ports: t.Ports,
 		cons: t.Constraints, ckey: key.cons, maxPerHost: t.MaxPerHost, spread: t.Spread,
 		strategy: t.Strategy, invalid: validateTask(t),
+		only: t.Clusters, avoid: t.AvoidClusters, clusterKey: key.clusters,
+	}
+	if len(t.AvoidClusters) > 0 {
+		c.avoidText = ReasonAvoidedCluster + " [" + strings.Join(t.AvoidClusters, " ") + "]"
+	}
+	if len(t.Clusters) > 0 {
+		c.onlyText = ReasonOtherCluster + " [" + strings.Join(t.Clusters, " ") + "]"
 	}
 	if c.strategy == StrategyDefault {
 		c.strategy = p.opts.Strategy
@@ -367,7 +383,7 @@ func (p *pass) initGroups(c *class) {
 		tiers = tiers[1:]
 	}
 	for _, t := range tiers {
-		g := p.x.groupFor(t, c.ckey, c.cons)
+		g := p.x.groupFor(t, c)
 		if len(g.slots) > 0 {
 			c.groups = append(c.groups, g)
 		}

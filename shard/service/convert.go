@@ -142,6 +142,7 @@ func specToModel(s *pb.JobSpec) model.JobSpec {
 		MaxPerHost:  s.MaxPerHost,
 		Spread:      spreadToModel(s.Spread),
 		SLA:         slaToModel(s.GetSla()),
+		Clusters:    clusterPolicyToModel(s.GetClusters()),
 	}
 }
 
@@ -165,6 +166,7 @@ func specToProto(s *model.JobSpec) *pb.JobSpec {
 		MaxPerHost:  s.MaxPerHost,
 		Spread:      spreadToProto(s.Spread),
 		Sla:         slaToProto(s.SLA),
+		Clusters:    clusterPolicyToProto(s.Clusters),
 	}
 }
 

@@ -17,6 +17,7 @@ func poolToModel(s *pb.PoolSpec) model.Pool {
 		Reservation: resourcesToModel(s.Reservation),
 		Limit:       resourcesToModel(s.Limit.Resolve(math.Inf(1))),
 		Share:       sharesToModel(s.Share.Resolve(1)),
+		Clusters:    clusterPolicyToModel(s.GetClusters()),
 	}
 }
 
@@ -53,6 +54,7 @@ func poolToProto(v jobmgr.PoolView) *pb.Pool {
 			Reservation: resourcesToProto(v.Pool.Reservation),
 			Limit:       limitAmounts(v.Pool.Limit),
 			Share:       amounts(v.Pool.Share.CPU, v.Pool.Share.Mem, v.Pool.Share.Disk, v.Pool.Share.GPU, 1),
+			Clusters:    clusterPolicyToProto(v.Pool.Clusters),
 		},
 	}
 	for i, name := range model.ResourceKinds {

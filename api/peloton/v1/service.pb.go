@@ -22,6 +22,736 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type StartMigrationRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One of job_id and pool.
+	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Pool  string `protobuf:"bytes,2,opt,name=pool,proto3" json:"pool,omitempty"`
+	// Target cluster: "k8s-east" or "kubernetes:k8s-east".
+	ToCluster string `protobuf:"bytes,3,opt,name=to_cluster,json=toCluster,proto3" json:"to_cluster,omitempty"`
+	// Instances moved at once per job, at least 1; absent means the SLA's
+	// maxUnavailable.
+	BatchSize *uint32 `protobuf:"varint,4,opt,name=batch_size,json=batchSize,proto3,oneof" json:"batch_size,omitempty"`
+	// Start each instance's replacement on the target and wait for it to be
+	// available before the old instance stops.
+	Surge       bool `protobuf:"varint,5,opt,name=surge,proto3" json:"surge,omitempty"`
+	StartPaused bool `protobuf:"varint,6,opt,name=start_paused,json=startPaused,proto3" json:"start_paused,omitempty"`
+	// Batch jobs: also restart running tasks on the target (otherwise they
+	// finish where they run).
+	MoveRunning bool `protobuf:"varint,7,opt,name=move_running,json=moveRunning,proto3" json:"move_running,omitempty"`
+	// Move stateful instances too; their volumes do not follow.
+	AllowStateful bool `protobuf:"varint,8,opt,name=allow_stateful,json=allowStateful,proto3" json:"allow_stateful,omitempty"`
+	// Region of the pool (job migrations go to the job's region).
+	Region        string `protobuf:"bytes,9,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartMigrationRequest) Reset() {
+	*x = StartMigrationRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartMigrationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartMigrationRequest) ProtoMessage() {}
+
+func (x *StartMigrationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartMigrationRequest.ProtoReflect.Descriptor instead.
+func (*StartMigrationRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *StartMigrationRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *StartMigrationRequest) GetPool() string {
+	if x != nil {
+		return x.Pool
+	}
+	return ""
+}
+
+func (x *StartMigrationRequest) GetToCluster() string {
+	if x != nil {
+		return x.ToCluster
+	}
+	return ""
+}
+
+func (x *StartMigrationRequest) GetBatchSize() uint32 {
+	if x != nil && x.BatchSize != nil {
+		return *x.BatchSize
+	}
+	return 0
+}
+
+func (x *StartMigrationRequest) GetSurge() bool {
+	if x != nil {
+		return x.Surge
+	}
+	return false
+}
+
+func (x *StartMigrationRequest) GetStartPaused() bool {
+	if x != nil {
+		return x.StartPaused
+	}
+	return false
+}
+
+func (x *StartMigrationRequest) GetMoveRunning() bool {
+	if x != nil {
+		return x.MoveRunning
+	}
+	return false
+}
+
+func (x *StartMigrationRequest) GetAllowStateful() bool {
+	if x != nil {
+		return x.AllowStateful
+	}
+	return false
+}
+
+func (x *StartMigrationRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type StartMigrationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Migration     *Migration             `protobuf:"bytes,1,opt,name=migration,proto3" json:"migration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartMigrationResponse) Reset() {
+	*x = StartMigrationResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartMigrationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartMigrationResponse) ProtoMessage() {}
+
+func (x *StartMigrationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartMigrationResponse.ProtoReflect.Descriptor instead.
+func (*StartMigrationResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *StartMigrationResponse) GetMigration() *Migration {
+	if x != nil {
+		return x.Migration
+	}
+	return nil
+}
+
+type GetMigrationRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MigrationId   string                 `protobuf:"bytes,1,opt,name=migration_id,json=migrationId,proto3" json:"migration_id,omitempty"`
+	Region        string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetMigrationRequest) Reset() {
+	*x = GetMigrationRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetMigrationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetMigrationRequest) ProtoMessage() {}
+
+func (x *GetMigrationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetMigrationRequest.ProtoReflect.Descriptor instead.
+func (*GetMigrationRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *GetMigrationRequest) GetMigrationId() string {
+	if x != nil {
+		return x.MigrationId
+	}
+	return ""
+}
+
+func (x *GetMigrationRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type GetMigrationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Migration     *Migration             `protobuf:"bytes,1,opt,name=migration,proto3" json:"migration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetMigrationResponse) Reset() {
+	*x = GetMigrationResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetMigrationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetMigrationResponse) ProtoMessage() {}
+
+func (x *GetMigrationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetMigrationResponse.ProtoReflect.Descriptor instead.
+func (*GetMigrationResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *GetMigrationResponse) GetMigration() *Migration {
+	if x != nil {
+		return x.Migration
+	}
+	return nil
+}
+
+type ListMigrationsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Region        string                 `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMigrationsRequest) Reset() {
+	*x = ListMigrationsRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMigrationsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMigrationsRequest) ProtoMessage() {}
+
+func (x *ListMigrationsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMigrationsRequest.ProtoReflect.Descriptor instead.
+func (*ListMigrationsRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ListMigrationsRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type ListMigrationsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Migrations    []*Migration           `protobuf:"bytes,1,rep,name=migrations,proto3" json:"migrations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMigrationsResponse) Reset() {
+	*x = ListMigrationsResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMigrationsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMigrationsResponse) ProtoMessage() {}
+
+func (x *ListMigrationsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMigrationsResponse.ProtoReflect.Descriptor instead.
+func (*ListMigrationsResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ListMigrationsResponse) GetMigrations() []*Migration {
+	if x != nil {
+		return x.Migrations
+	}
+	return nil
+}
+
+type PauseMigrationRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MigrationId   string                 `protobuf:"bytes,1,opt,name=migration_id,json=migrationId,proto3" json:"migration_id,omitempty"`
+	Region        string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseMigrationRequest) Reset() {
+	*x = PauseMigrationRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseMigrationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseMigrationRequest) ProtoMessage() {}
+
+func (x *PauseMigrationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseMigrationRequest.ProtoReflect.Descriptor instead.
+func (*PauseMigrationRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *PauseMigrationRequest) GetMigrationId() string {
+	if x != nil {
+		return x.MigrationId
+	}
+	return ""
+}
+
+func (x *PauseMigrationRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type PauseMigrationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Migration     *Migration             `protobuf:"bytes,1,opt,name=migration,proto3" json:"migration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseMigrationResponse) Reset() {
+	*x = PauseMigrationResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseMigrationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseMigrationResponse) ProtoMessage() {}
+
+func (x *PauseMigrationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseMigrationResponse.ProtoReflect.Descriptor instead.
+func (*PauseMigrationResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *PauseMigrationResponse) GetMigration() *Migration {
+	if x != nil {
+		return x.Migration
+	}
+	return nil
+}
+
+type ResumeMigrationRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MigrationId   string                 `protobuf:"bytes,1,opt,name=migration_id,json=migrationId,proto3" json:"migration_id,omitempty"`
+	Region        string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeMigrationRequest) Reset() {
+	*x = ResumeMigrationRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeMigrationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeMigrationRequest) ProtoMessage() {}
+
+func (x *ResumeMigrationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeMigrationRequest.ProtoReflect.Descriptor instead.
+func (*ResumeMigrationRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ResumeMigrationRequest) GetMigrationId() string {
+	if x != nil {
+		return x.MigrationId
+	}
+	return ""
+}
+
+func (x *ResumeMigrationRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type ResumeMigrationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Migration     *Migration             `protobuf:"bytes,1,opt,name=migration,proto3" json:"migration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeMigrationResponse) Reset() {
+	*x = ResumeMigrationResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeMigrationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeMigrationResponse) ProtoMessage() {}
+
+func (x *ResumeMigrationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeMigrationResponse.ProtoReflect.Descriptor instead.
+func (*ResumeMigrationResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ResumeMigrationResponse) GetMigration() *Migration {
+	if x != nil {
+		return x.Migration
+	}
+	return nil
+}
+
+type AbortMigrationRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MigrationId   string                 `protobuf:"bytes,1,opt,name=migration_id,json=migrationId,proto3" json:"migration_id,omitempty"`
+	Region        string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AbortMigrationRequest) Reset() {
+	*x = AbortMigrationRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AbortMigrationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AbortMigrationRequest) ProtoMessage() {}
+
+func (x *AbortMigrationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AbortMigrationRequest.ProtoReflect.Descriptor instead.
+func (*AbortMigrationRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *AbortMigrationRequest) GetMigrationId() string {
+	if x != nil {
+		return x.MigrationId
+	}
+	return ""
+}
+
+func (x *AbortMigrationRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type AbortMigrationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Migration     *Migration             `protobuf:"bytes,1,opt,name=migration,proto3" json:"migration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AbortMigrationResponse) Reset() {
+	*x = AbortMigrationResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AbortMigrationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AbortMigrationResponse) ProtoMessage() {}
+
+func (x *AbortMigrationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AbortMigrationResponse.ProtoReflect.Descriptor instead.
+func (*AbortMigrationResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *AbortMigrationResponse) GetMigration() *Migration {
+	if x != nil {
+		return x.Migration
+	}
+	return nil
+}
+
+type RollbackMigrationRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MigrationId   string                 `protobuf:"bytes,1,opt,name=migration_id,json=migrationId,proto3" json:"migration_id,omitempty"`
+	Region        string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RollbackMigrationRequest) Reset() {
+	*x = RollbackMigrationRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RollbackMigrationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RollbackMigrationRequest) ProtoMessage() {}
+
+func (x *RollbackMigrationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RollbackMigrationRequest.ProtoReflect.Descriptor instead.
+func (*RollbackMigrationRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *RollbackMigrationRequest) GetMigrationId() string {
+	if x != nil {
+		return x.MigrationId
+	}
+	return ""
+}
+
+func (x *RollbackMigrationRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type RollbackMigrationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Migration     *Migration             `protobuf:"bytes,1,opt,name=migration,proto3" json:"migration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RollbackMigrationResponse) Reset() {
+	*x = RollbackMigrationResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RollbackMigrationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RollbackMigrationResponse) ProtoMessage() {}
+
+func (x *RollbackMigrationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RollbackMigrationResponse.ProtoReflect.Descriptor instead.
+func (*RollbackMigrationResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *RollbackMigrationResponse) GetMigration() *Migration {
+	if x != nil {
+		return x.Migration
+	}
+	return nil
+}
+
 type CreateJobRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Spec          *JobSpec               `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
@@ -31,7 +761,7 @@ type CreateJobRequest struct {
 
 func (x *CreateJobRequest) Reset() {
 	*x = CreateJobRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[0]
+	mi := &file_peloton_v1_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -43,7 +773,7 @@ func (x *CreateJobRequest) String() string {
 func (*CreateJobRequest) ProtoMessage() {}
 
 func (x *CreateJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[0]
+	mi := &file_peloton_v1_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -56,7 +786,7 @@ func (x *CreateJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateJobRequest.ProtoReflect.Descriptor instead.
 func (*CreateJobRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{0}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CreateJobRequest) GetSpec() *JobSpec {
@@ -75,7 +805,7 @@ type CreateJobResponse struct {
 
 func (x *CreateJobResponse) Reset() {
 	*x = CreateJobResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[1]
+	mi := &file_peloton_v1_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -87,7 +817,7 @@ func (x *CreateJobResponse) String() string {
 func (*CreateJobResponse) ProtoMessage() {}
 
 func (x *CreateJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[1]
+	mi := &file_peloton_v1_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -100,7 +830,7 @@ func (x *CreateJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateJobResponse.ProtoReflect.Descriptor instead.
 func (*CreateJobResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{1}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CreateJobResponse) GetJob() *Job {
@@ -119,7 +849,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[2]
+	mi := &file_peloton_v1_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -131,7 +861,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[2]
+	mi := &file_peloton_v1_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -144,7 +874,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{2}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetJobRequest) GetId() string {
@@ -163,7 +893,7 @@ type GetJobResponse struct {
 
 func (x *GetJobResponse) Reset() {
 	*x = GetJobResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[3]
+	mi := &file_peloton_v1_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -175,7 +905,7 @@ func (x *GetJobResponse) String() string {
 func (*GetJobResponse) ProtoMessage() {}
 
 func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[3]
+	mi := &file_peloton_v1_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -188,7 +918,7 @@ func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobResponse.ProtoReflect.Descriptor instead.
 func (*GetJobResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{3}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetJobResponse) GetJob() *Job {
@@ -210,7 +940,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[4]
+	mi := &file_peloton_v1_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -222,7 +952,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[4]
+	mi := &file_peloton_v1_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -235,7 +965,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{4}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListJobsRequest) GetStates() []JobState {
@@ -261,7 +991,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[5]
+	mi := &file_peloton_v1_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -273,7 +1003,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[5]
+	mi := &file_peloton_v1_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -286,7 +1016,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{5}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListJobsResponse) GetJobs() []*Job {
@@ -305,7 +1035,7 @@ type StopJobRequest struct {
 
 func (x *StopJobRequest) Reset() {
 	*x = StopJobRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[6]
+	mi := &file_peloton_v1_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -317,7 +1047,7 @@ func (x *StopJobRequest) String() string {
 func (*StopJobRequest) ProtoMessage() {}
 
 func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[6]
+	mi := &file_peloton_v1_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -330,7 +1060,7 @@ func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopJobRequest.ProtoReflect.Descriptor instead.
 func (*StopJobRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{6}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StopJobRequest) GetId() string {
@@ -349,7 +1079,7 @@ type StopJobResponse struct {
 
 func (x *StopJobResponse) Reset() {
 	*x = StopJobResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[7]
+	mi := &file_peloton_v1_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -361,7 +1091,7 @@ func (x *StopJobResponse) String() string {
 func (*StopJobResponse) ProtoMessage() {}
 
 func (x *StopJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[7]
+	mi := &file_peloton_v1_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -374,7 +1104,7 @@ func (x *StopJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopJobResponse.ProtoReflect.Descriptor instead.
 func (*StopJobResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{7}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StopJobResponse) GetJob() *Job {
@@ -393,7 +1123,7 @@ type DeleteJobRequest struct {
 
 func (x *DeleteJobRequest) Reset() {
 	*x = DeleteJobRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[8]
+	mi := &file_peloton_v1_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -405,7 +1135,7 @@ func (x *DeleteJobRequest) String() string {
 func (*DeleteJobRequest) ProtoMessage() {}
 
 func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[8]
+	mi := &file_peloton_v1_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -418,7 +1148,7 @@ func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobRequest.ProtoReflect.Descriptor instead.
 func (*DeleteJobRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{8}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DeleteJobRequest) GetId() string {
@@ -436,7 +1166,7 @@ type DeleteJobResponse struct {
 
 func (x *DeleteJobResponse) Reset() {
 	*x = DeleteJobResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[9]
+	mi := &file_peloton_v1_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -448,7 +1178,7 @@ func (x *DeleteJobResponse) String() string {
 func (*DeleteJobResponse) ProtoMessage() {}
 
 func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[9]
+	mi := &file_peloton_v1_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -461,7 +1191,7 @@ func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobResponse.ProtoReflect.Descriptor instead.
 func (*DeleteJobResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{9}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{23}
 }
 
 type UpdateJobRequest struct {
@@ -492,7 +1222,7 @@ type UpdateJobRequest struct {
 
 func (x *UpdateJobRequest) Reset() {
 	*x = UpdateJobRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[10]
+	mi := &file_peloton_v1_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -504,7 +1234,7 @@ func (x *UpdateJobRequest) String() string {
 func (*UpdateJobRequest) ProtoMessage() {}
 
 func (x *UpdateJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[10]
+	mi := &file_peloton_v1_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -517,7 +1247,7 @@ func (x *UpdateJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateJobRequest.ProtoReflect.Descriptor instead.
 func (*UpdateJobRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{10}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *UpdateJobRequest) GetJobId() string {
@@ -585,7 +1315,7 @@ type UpdateJobResponse struct {
 
 func (x *UpdateJobResponse) Reset() {
 	*x = UpdateJobResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[11]
+	mi := &file_peloton_v1_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -597,7 +1327,7 @@ func (x *UpdateJobResponse) String() string {
 func (*UpdateJobResponse) ProtoMessage() {}
 
 func (x *UpdateJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[11]
+	mi := &file_peloton_v1_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -610,7 +1340,7 @@ func (x *UpdateJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateJobResponse.ProtoReflect.Descriptor instead.
 func (*UpdateJobResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{11}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *UpdateJobResponse) GetUpdate() *Update {
@@ -630,7 +1360,7 @@ type GetUpdateRequest struct {
 
 func (x *GetUpdateRequest) Reset() {
 	*x = GetUpdateRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[12]
+	mi := &file_peloton_v1_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -642,7 +1372,7 @@ func (x *GetUpdateRequest) String() string {
 func (*GetUpdateRequest) ProtoMessage() {}
 
 func (x *GetUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[12]
+	mi := &file_peloton_v1_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -655,7 +1385,7 @@ func (x *GetUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetUpdateRequest.ProtoReflect.Descriptor instead.
 func (*GetUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{12}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetUpdateRequest) GetUpdateId() string {
@@ -674,7 +1404,7 @@ type GetUpdateResponse struct {
 
 func (x *GetUpdateResponse) Reset() {
 	*x = GetUpdateResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[13]
+	mi := &file_peloton_v1_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -686,7 +1416,7 @@ func (x *GetUpdateResponse) String() string {
 func (*GetUpdateResponse) ProtoMessage() {}
 
 func (x *GetUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[13]
+	mi := &file_peloton_v1_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -699,7 +1429,7 @@ func (x *GetUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetUpdateResponse.ProtoReflect.Descriptor instead.
 func (*GetUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{13}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetUpdateResponse) GetUpdate() *Update {
@@ -718,7 +1448,7 @@ type ListUpdatesRequest struct {
 
 func (x *ListUpdatesRequest) Reset() {
 	*x = ListUpdatesRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[14]
+	mi := &file_peloton_v1_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -730,7 +1460,7 @@ func (x *ListUpdatesRequest) String() string {
 func (*ListUpdatesRequest) ProtoMessage() {}
 
 func (x *ListUpdatesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[14]
+	mi := &file_peloton_v1_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -743,7 +1473,7 @@ func (x *ListUpdatesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUpdatesRequest.ProtoReflect.Descriptor instead.
 func (*ListUpdatesRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{14}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListUpdatesRequest) GetJobId() string {
@@ -762,7 +1492,7 @@ type ListUpdatesResponse struct {
 
 func (x *ListUpdatesResponse) Reset() {
 	*x = ListUpdatesResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[15]
+	mi := &file_peloton_v1_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -774,7 +1504,7 @@ func (x *ListUpdatesResponse) String() string {
 func (*ListUpdatesResponse) ProtoMessage() {}
 
 func (x *ListUpdatesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[15]
+	mi := &file_peloton_v1_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -787,7 +1517,7 @@ func (x *ListUpdatesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUpdatesResponse.ProtoReflect.Descriptor instead.
 func (*ListUpdatesResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{15}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListUpdatesResponse) GetUpdates() []*Update {
@@ -806,7 +1536,7 @@ type AbortUpdateRequest struct {
 
 func (x *AbortUpdateRequest) Reset() {
 	*x = AbortUpdateRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[16]
+	mi := &file_peloton_v1_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -818,7 +1548,7 @@ func (x *AbortUpdateRequest) String() string {
 func (*AbortUpdateRequest) ProtoMessage() {}
 
 func (x *AbortUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[16]
+	mi := &file_peloton_v1_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -831,7 +1561,7 @@ func (x *AbortUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbortUpdateRequest.ProtoReflect.Descriptor instead.
 func (*AbortUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{16}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AbortUpdateRequest) GetUpdateId() string {
@@ -850,7 +1580,7 @@ type AbortUpdateResponse struct {
 
 func (x *AbortUpdateResponse) Reset() {
 	*x = AbortUpdateResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[17]
+	mi := &file_peloton_v1_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -862,7 +1592,7 @@ func (x *AbortUpdateResponse) String() string {
 func (*AbortUpdateResponse) ProtoMessage() {}
 
 func (x *AbortUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[17]
+	mi := &file_peloton_v1_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -875,7 +1605,7 @@ func (x *AbortUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbortUpdateResponse.ProtoReflect.Descriptor instead.
 func (*AbortUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{17}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *AbortUpdateResponse) GetUpdate() *Update {
@@ -894,7 +1624,7 @@ type PauseUpdateRequest struct {
 
 func (x *PauseUpdateRequest) Reset() {
 	*x = PauseUpdateRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[18]
+	mi := &file_peloton_v1_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -906,7 +1636,7 @@ func (x *PauseUpdateRequest) String() string {
 func (*PauseUpdateRequest) ProtoMessage() {}
 
 func (x *PauseUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[18]
+	mi := &file_peloton_v1_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -919,7 +1649,7 @@ func (x *PauseUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseUpdateRequest.ProtoReflect.Descriptor instead.
 func (*PauseUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{18}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PauseUpdateRequest) GetUpdateId() string {
@@ -938,7 +1668,7 @@ type PauseUpdateResponse struct {
 
 func (x *PauseUpdateResponse) Reset() {
 	*x = PauseUpdateResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[19]
+	mi := &file_peloton_v1_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -950,7 +1680,7 @@ func (x *PauseUpdateResponse) String() string {
 func (*PauseUpdateResponse) ProtoMessage() {}
 
 func (x *PauseUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[19]
+	mi := &file_peloton_v1_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -963,7 +1693,7 @@ func (x *PauseUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseUpdateResponse.ProtoReflect.Descriptor instead.
 func (*PauseUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{19}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PauseUpdateResponse) GetUpdate() *Update {
@@ -982,7 +1712,7 @@ type ResumeUpdateRequest struct {
 
 func (x *ResumeUpdateRequest) Reset() {
 	*x = ResumeUpdateRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[20]
+	mi := &file_peloton_v1_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -994,7 +1724,7 @@ func (x *ResumeUpdateRequest) String() string {
 func (*ResumeUpdateRequest) ProtoMessage() {}
 
 func (x *ResumeUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[20]
+	mi := &file_peloton_v1_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1007,7 +1737,7 @@ func (x *ResumeUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeUpdateRequest.ProtoReflect.Descriptor instead.
 func (*ResumeUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{20}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ResumeUpdateRequest) GetUpdateId() string {
@@ -1026,7 +1756,7 @@ type ResumeUpdateResponse struct {
 
 func (x *ResumeUpdateResponse) Reset() {
 	*x = ResumeUpdateResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[21]
+	mi := &file_peloton_v1_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1038,7 +1768,7 @@ func (x *ResumeUpdateResponse) String() string {
 func (*ResumeUpdateResponse) ProtoMessage() {}
 
 func (x *ResumeUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[21]
+	mi := &file_peloton_v1_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1051,7 +1781,7 @@ func (x *ResumeUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeUpdateResponse.ProtoReflect.Descriptor instead.
 func (*ResumeUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{21}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ResumeUpdateResponse) GetUpdate() *Update {
@@ -1070,7 +1800,7 @@ type RollbackUpdateRequest struct {
 
 func (x *RollbackUpdateRequest) Reset() {
 	*x = RollbackUpdateRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[22]
+	mi := &file_peloton_v1_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1082,7 +1812,7 @@ func (x *RollbackUpdateRequest) String() string {
 func (*RollbackUpdateRequest) ProtoMessage() {}
 
 func (x *RollbackUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[22]
+	mi := &file_peloton_v1_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1095,7 +1825,7 @@ func (x *RollbackUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollbackUpdateRequest.ProtoReflect.Descriptor instead.
 func (*RollbackUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{22}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RollbackUpdateRequest) GetUpdateId() string {
@@ -1114,7 +1844,7 @@ type RollbackUpdateResponse struct {
 
 func (x *RollbackUpdateResponse) Reset() {
 	*x = RollbackUpdateResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[23]
+	mi := &file_peloton_v1_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1126,7 +1856,7 @@ func (x *RollbackUpdateResponse) String() string {
 func (*RollbackUpdateResponse) ProtoMessage() {}
 
 func (x *RollbackUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[23]
+	mi := &file_peloton_v1_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1139,7 +1869,7 @@ func (x *RollbackUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollbackUpdateResponse.ProtoReflect.Descriptor instead.
 func (*RollbackUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{23}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *RollbackUpdateResponse) GetUpdate() *Update {
@@ -1160,7 +1890,7 @@ type GetJobConfigRequest struct {
 
 func (x *GetJobConfigRequest) Reset() {
 	*x = GetJobConfigRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[24]
+	mi := &file_peloton_v1_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1172,7 +1902,7 @@ func (x *GetJobConfigRequest) String() string {
 func (*GetJobConfigRequest) ProtoMessage() {}
 
 func (x *GetJobConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[24]
+	mi := &file_peloton_v1_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1185,7 +1915,7 @@ func (x *GetJobConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobConfigRequest.ProtoReflect.Descriptor instead.
 func (*GetJobConfigRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{24}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetJobConfigRequest) GetJobId() string {
@@ -1215,7 +1945,7 @@ type GetJobConfigResponse struct {
 
 func (x *GetJobConfigResponse) Reset() {
 	*x = GetJobConfigResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[25]
+	mi := &file_peloton_v1_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1227,7 +1957,7 @@ func (x *GetJobConfigResponse) String() string {
 func (*GetJobConfigResponse) ProtoMessage() {}
 
 func (x *GetJobConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[25]
+	mi := &file_peloton_v1_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1240,7 +1970,7 @@ func (x *GetJobConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobConfigResponse.ProtoReflect.Descriptor instead.
 func (*GetJobConfigResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{25}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetJobConfigResponse) GetSpec() *JobSpec {
@@ -1279,7 +2009,7 @@ type ListEventsRequest struct {
 
 func (x *ListEventsRequest) Reset() {
 	*x = ListEventsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[26]
+	mi := &file_peloton_v1_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1291,7 +2021,7 @@ func (x *ListEventsRequest) String() string {
 func (*ListEventsRequest) ProtoMessage() {}
 
 func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[26]
+	mi := &file_peloton_v1_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1304,7 +2034,7 @@ func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListEventsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{26}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListEventsRequest) GetJobId() string {
@@ -1348,7 +2078,7 @@ type ListEventsResponse struct {
 
 func (x *ListEventsResponse) Reset() {
 	*x = ListEventsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[27]
+	mi := &file_peloton_v1_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1360,7 +2090,7 @@ func (x *ListEventsResponse) String() string {
 func (*ListEventsResponse) ProtoMessage() {}
 
 func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[27]
+	mi := &file_peloton_v1_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1373,7 +2103,7 @@ func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListEventsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{27}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListEventsResponse) GetEvents() []*Event {
@@ -1400,7 +2130,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[28]
+	mi := &file_peloton_v1_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1412,7 +2142,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[28]
+	mi := &file_peloton_v1_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1425,7 +2155,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{28}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListTasksRequest) GetJobId() string {
@@ -1451,7 +2181,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[29]
+	mi := &file_peloton_v1_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1463,7 +2193,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[29]
+	mi := &file_peloton_v1_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1476,7 +2206,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{29}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -1496,7 +2226,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[30]
+	mi := &file_peloton_v1_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1508,7 +2238,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[30]
+	mi := &file_peloton_v1_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1521,7 +2251,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{30}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetTaskRequest) GetJobId() string {
@@ -1547,7 +2277,7 @@ type GetTaskResponse struct {
 
 func (x *GetTaskResponse) Reset() {
 	*x = GetTaskResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[31]
+	mi := &file_peloton_v1_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1559,7 +2289,7 @@ func (x *GetTaskResponse) String() string {
 func (*GetTaskResponse) ProtoMessage() {}
 
 func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[31]
+	mi := &file_peloton_v1_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1572,7 +2302,7 @@ func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{31}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetTaskResponse) GetTask() *Task {
@@ -1600,7 +2330,7 @@ type GetTaskLogsRequest struct {
 
 func (x *GetTaskLogsRequest) Reset() {
 	*x = GetTaskLogsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[32]
+	mi := &file_peloton_v1_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1612,7 +2342,7 @@ func (x *GetTaskLogsRequest) String() string {
 func (*GetTaskLogsRequest) ProtoMessage() {}
 
 func (x *GetTaskLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[32]
+	mi := &file_peloton_v1_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1625,7 +2355,7 @@ func (x *GetTaskLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskLogsRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskLogsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{32}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetTaskLogsRequest) GetJobId() string {
@@ -1683,7 +2413,7 @@ type GetTaskLogsResponse struct {
 
 func (x *GetTaskLogsResponse) Reset() {
 	*x = GetTaskLogsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	mi := &file_peloton_v1_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1695,7 +2425,7 @@ func (x *GetTaskLogsResponse) String() string {
 func (*GetTaskLogsResponse) ProtoMessage() {}
 
 func (x *GetTaskLogsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	mi := &file_peloton_v1_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1708,7 +2438,7 @@ func (x *GetTaskLogsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskLogsResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskLogsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{33}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetTaskLogsResponse) GetData() []byte {
@@ -1746,7 +2476,7 @@ type StopTasksRequest struct {
 
 func (x *StopTasksRequest) Reset() {
 	*x = StopTasksRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	mi := &file_peloton_v1_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1758,7 +2488,7 @@ func (x *StopTasksRequest) String() string {
 func (*StopTasksRequest) ProtoMessage() {}
 
 func (x *StopTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	mi := &file_peloton_v1_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1771,7 +2501,7 @@ func (x *StopTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopTasksRequest.ProtoReflect.Descriptor instead.
 func (*StopTasksRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{34}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *StopTasksRequest) GetJobId() string {
@@ -1804,7 +2534,7 @@ type StopTasksResponse struct {
 
 func (x *StopTasksResponse) Reset() {
 	*x = StopTasksResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[35]
+	mi := &file_peloton_v1_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1816,7 +2546,7 @@ func (x *StopTasksResponse) String() string {
 func (*StopTasksResponse) ProtoMessage() {}
 
 func (x *StopTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[35]
+	mi := &file_peloton_v1_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1829,7 +2559,7 @@ func (x *StopTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopTasksResponse.ProtoReflect.Descriptor instead.
 func (*StopTasksResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{35}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *StopTasksResponse) GetTasks() []*Task {
@@ -1848,7 +2578,7 @@ type CreatePoolRequest struct {
 
 func (x *CreatePoolRequest) Reset() {
 	*x = CreatePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[36]
+	mi := &file_peloton_v1_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1860,7 +2590,7 @@ func (x *CreatePoolRequest) String() string {
 func (*CreatePoolRequest) ProtoMessage() {}
 
 func (x *CreatePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[36]
+	mi := &file_peloton_v1_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1873,7 +2603,7 @@ func (x *CreatePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePoolRequest.ProtoReflect.Descriptor instead.
 func (*CreatePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{36}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *CreatePoolRequest) GetSpec() *PoolSpec {
@@ -1892,7 +2622,7 @@ type CreatePoolResponse struct {
 
 func (x *CreatePoolResponse) Reset() {
 	*x = CreatePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[37]
+	mi := &file_peloton_v1_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1904,7 +2634,7 @@ func (x *CreatePoolResponse) String() string {
 func (*CreatePoolResponse) ProtoMessage() {}
 
 func (x *CreatePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[37]
+	mi := &file_peloton_v1_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1917,7 +2647,7 @@ func (x *CreatePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePoolResponse.ProtoReflect.Descriptor instead.
 func (*CreatePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{37}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *CreatePoolResponse) GetPool() *Pool {
@@ -1936,7 +2666,7 @@ type UpdatePoolRequest struct {
 
 func (x *UpdatePoolRequest) Reset() {
 	*x = UpdatePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[38]
+	mi := &file_peloton_v1_service_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1948,7 +2678,7 @@ func (x *UpdatePoolRequest) String() string {
 func (*UpdatePoolRequest) ProtoMessage() {}
 
 func (x *UpdatePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[38]
+	mi := &file_peloton_v1_service_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1961,7 +2691,7 @@ func (x *UpdatePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePoolRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{38}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *UpdatePoolRequest) GetSpec() *PoolSpec {
@@ -1980,7 +2710,7 @@ type UpdatePoolResponse struct {
 
 func (x *UpdatePoolResponse) Reset() {
 	*x = UpdatePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[39]
+	mi := &file_peloton_v1_service_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1992,7 +2722,7 @@ func (x *UpdatePoolResponse) String() string {
 func (*UpdatePoolResponse) ProtoMessage() {}
 
 func (x *UpdatePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[39]
+	mi := &file_peloton_v1_service_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2005,7 +2735,7 @@ func (x *UpdatePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePoolResponse.ProtoReflect.Descriptor instead.
 func (*UpdatePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{39}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *UpdatePoolResponse) GetPool() *Pool {
@@ -2024,7 +2754,7 @@ type DeletePoolRequest struct {
 
 func (x *DeletePoolRequest) Reset() {
 	*x = DeletePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[40]
+	mi := &file_peloton_v1_service_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2036,7 +2766,7 @@ func (x *DeletePoolRequest) String() string {
 func (*DeletePoolRequest) ProtoMessage() {}
 
 func (x *DeletePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[40]
+	mi := &file_peloton_v1_service_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2049,7 +2779,7 @@ func (x *DeletePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePoolRequest.ProtoReflect.Descriptor instead.
 func (*DeletePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{40}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *DeletePoolRequest) GetPath() string {
@@ -2067,7 +2797,7 @@ type DeletePoolResponse struct {
 
 func (x *DeletePoolResponse) Reset() {
 	*x = DeletePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[41]
+	mi := &file_peloton_v1_service_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2079,7 +2809,7 @@ func (x *DeletePoolResponse) String() string {
 func (*DeletePoolResponse) ProtoMessage() {}
 
 func (x *DeletePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[41]
+	mi := &file_peloton_v1_service_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2092,7 +2822,7 @@ func (x *DeletePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePoolResponse.ProtoReflect.Descriptor instead.
 func (*DeletePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{41}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{55}
 }
 
 type ListPoolsRequest struct {
@@ -2103,7 +2833,7 @@ type ListPoolsRequest struct {
 
 func (x *ListPoolsRequest) Reset() {
 	*x = ListPoolsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	mi := &file_peloton_v1_service_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2115,7 +2845,7 @@ func (x *ListPoolsRequest) String() string {
 func (*ListPoolsRequest) ProtoMessage() {}
 
 func (x *ListPoolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	mi := &file_peloton_v1_service_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2128,7 +2858,7 @@ func (x *ListPoolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoolsRequest.ProtoReflect.Descriptor instead.
 func (*ListPoolsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{42}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{56}
 }
 
 type ListPoolsResponse struct {
@@ -2140,7 +2870,7 @@ type ListPoolsResponse struct {
 
 func (x *ListPoolsResponse) Reset() {
 	*x = ListPoolsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[43]
+	mi := &file_peloton_v1_service_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2152,7 +2882,7 @@ func (x *ListPoolsResponse) String() string {
 func (*ListPoolsResponse) ProtoMessage() {}
 
 func (x *ListPoolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[43]
+	mi := &file_peloton_v1_service_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2165,7 +2895,7 @@ func (x *ListPoolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoolsResponse.ProtoReflect.Descriptor instead.
 func (*ListPoolsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{43}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ListPoolsResponse) GetPools() []*Pool {
@@ -2186,7 +2916,7 @@ type GetPoolRequest struct {
 
 func (x *GetPoolRequest) Reset() {
 	*x = GetPoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[44]
+	mi := &file_peloton_v1_service_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2198,7 +2928,7 @@ func (x *GetPoolRequest) String() string {
 func (*GetPoolRequest) ProtoMessage() {}
 
 func (x *GetPoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[44]
+	mi := &file_peloton_v1_service_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2211,7 +2941,7 @@ func (x *GetPoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolRequest.ProtoReflect.Descriptor instead.
 func (*GetPoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{44}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *GetPoolRequest) GetPath() string {
@@ -2237,7 +2967,7 @@ type GetPoolResponse struct {
 
 func (x *GetPoolResponse) Reset() {
 	*x = GetPoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[45]
+	mi := &file_peloton_v1_service_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2249,7 +2979,7 @@ func (x *GetPoolResponse) String() string {
 func (*GetPoolResponse) ProtoMessage() {}
 
 func (x *GetPoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[45]
+	mi := &file_peloton_v1_service_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2262,12 +2992,389 @@ func (x *GetPoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolResponse.ProtoReflect.Descriptor instead.
 func (*GetPoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{45}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *GetPoolResponse) GetPool() *Pool {
 	if x != nil {
 		return x.Pool
+	}
+	return nil
+}
+
+type ListClustersRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Region        string                 `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListClustersRequest) Reset() {
+	*x = ListClustersRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListClustersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListClustersRequest) ProtoMessage() {}
+
+func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListClustersRequest.ProtoReflect.Descriptor instead.
+func (*ListClustersRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *ListClustersRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type ListClustersResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Clusters      []*ClusterSummary      `protobuf:"bytes,1,rep,name=clusters,proto3" json:"clusters,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListClustersResponse) Reset() {
+	*x = ListClustersResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListClustersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListClustersResponse) ProtoMessage() {}
+
+func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListClustersResponse.ProtoReflect.Descriptor instead.
+func (*ListClustersResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *ListClustersResponse) GetClusters() []*ClusterSummary {
+	if x != nil {
+		return x.Clusters
+	}
+	return nil
+}
+
+type GetClusterRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "dc1" or "mesos:dc1".
+	Cluster       string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	Region        string `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetClusterRequest) Reset() {
+	*x = GetClusterRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetClusterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetClusterRequest) ProtoMessage() {}
+
+func (x *GetClusterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetClusterRequest.ProtoReflect.Descriptor instead.
+func (*GetClusterRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *GetClusterRequest) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+func (x *GetClusterRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type GetClusterResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cluster       *ClusterSummary        `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetClusterResponse) Reset() {
+	*x = GetClusterResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetClusterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetClusterResponse) ProtoMessage() {}
+
+func (x *GetClusterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetClusterResponse.ProtoReflect.Descriptor instead.
+func (*GetClusterResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *GetClusterResponse) GetCluster() *ClusterSummary {
+	if x != nil {
+		return x.Cluster
+	}
+	return nil
+}
+
+type DrainClusterRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cluster       string                 `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	Region        string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DrainClusterRequest) Reset() {
+	*x = DrainClusterRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DrainClusterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DrainClusterRequest) ProtoMessage() {}
+
+func (x *DrainClusterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DrainClusterRequest.ProtoReflect.Descriptor instead.
+func (*DrainClusterRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *DrainClusterRequest) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+func (x *DrainClusterRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type DrainClusterResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cluster       *ClusterSummary        `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DrainClusterResponse) Reset() {
+	*x = DrainClusterResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DrainClusterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DrainClusterResponse) ProtoMessage() {}
+
+func (x *DrainClusterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DrainClusterResponse.ProtoReflect.Descriptor instead.
+func (*DrainClusterResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *DrainClusterResponse) GetCluster() *ClusterSummary {
+	if x != nil {
+		return x.Cluster
+	}
+	return nil
+}
+
+type UndrainClusterRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cluster       string                 `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	Region        string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UndrainClusterRequest) Reset() {
+	*x = UndrainClusterRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UndrainClusterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UndrainClusterRequest) ProtoMessage() {}
+
+func (x *UndrainClusterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UndrainClusterRequest.ProtoReflect.Descriptor instead.
+func (*UndrainClusterRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *UndrainClusterRequest) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+func (x *UndrainClusterRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type UndrainClusterResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cluster       *ClusterSummary        `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UndrainClusterResponse) Reset() {
+	*x = UndrainClusterResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UndrainClusterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UndrainClusterResponse) ProtoMessage() {}
+
+func (x *UndrainClusterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UndrainClusterResponse.ProtoReflect.Descriptor instead.
+func (*UndrainClusterResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *UndrainClusterResponse) GetCluster() *ClusterSummary {
+	if x != nil {
+		return x.Cluster
 	}
 	return nil
 }
@@ -2284,7 +3391,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[46]
+	mi := &file_peloton_v1_service_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2296,7 +3403,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[46]
+	mi := &file_peloton_v1_service_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2309,7 +3416,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{46}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *ListHostsRequest) GetCluster() string {
@@ -2335,7 +3442,7 @@ type ListHostsResponse struct {
 
 func (x *ListHostsResponse) Reset() {
 	*x = ListHostsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[47]
+	mi := &file_peloton_v1_service_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2347,7 +3454,7 @@ func (x *ListHostsResponse) String() string {
 func (*ListHostsResponse) ProtoMessage() {}
 
 func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[47]
+	mi := &file_peloton_v1_service_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2360,7 +3467,7 @@ func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsResponse.ProtoReflect.Descriptor instead.
 func (*ListHostsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{47}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *ListHostsResponse) GetHosts() []*Host {
@@ -2389,7 +3496,7 @@ type DrainHostRequest struct {
 
 func (x *DrainHostRequest) Reset() {
 	*x = DrainHostRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[48]
+	mi := &file_peloton_v1_service_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2401,7 +3508,7 @@ func (x *DrainHostRequest) String() string {
 func (*DrainHostRequest) ProtoMessage() {}
 
 func (x *DrainHostRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[48]
+	mi := &file_peloton_v1_service_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2414,7 +3521,7 @@ func (x *DrainHostRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainHostRequest.ProtoReflect.Descriptor instead.
 func (*DrainHostRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{48}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *DrainHostRequest) GetHostId() string {
@@ -2454,7 +3561,7 @@ type DrainHostResponse struct {
 
 func (x *DrainHostResponse) Reset() {
 	*x = DrainHostResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[49]
+	mi := &file_peloton_v1_service_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2466,7 +3573,7 @@ func (x *DrainHostResponse) String() string {
 func (*DrainHostResponse) ProtoMessage() {}
 
 func (x *DrainHostResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[49]
+	mi := &file_peloton_v1_service_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2479,7 +3586,7 @@ func (x *DrainHostResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainHostResponse.ProtoReflect.Descriptor instead.
 func (*DrainHostResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{49}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *DrainHostResponse) GetHost() *Host {
@@ -2499,7 +3606,7 @@ type UndrainHostRequest struct {
 
 func (x *UndrainHostRequest) Reset() {
 	*x = UndrainHostRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[50]
+	mi := &file_peloton_v1_service_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2511,7 +3618,7 @@ func (x *UndrainHostRequest) String() string {
 func (*UndrainHostRequest) ProtoMessage() {}
 
 func (x *UndrainHostRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[50]
+	mi := &file_peloton_v1_service_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2524,7 +3631,7 @@ func (x *UndrainHostRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainHostRequest.ProtoReflect.Descriptor instead.
 func (*UndrainHostRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{50}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *UndrainHostRequest) GetHostId() string {
@@ -2550,7 +3657,7 @@ type UndrainHostResponse struct {
 
 func (x *UndrainHostResponse) Reset() {
 	*x = UndrainHostResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[51]
+	mi := &file_peloton_v1_service_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2562,7 +3669,7 @@ func (x *UndrainHostResponse) String() string {
 func (*UndrainHostResponse) ProtoMessage() {}
 
 func (x *UndrainHostResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[51]
+	mi := &file_peloton_v1_service_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2575,7 +3682,7 @@ func (x *UndrainHostResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainHostResponse.ProtoReflect.Descriptor instead.
 func (*UndrainHostResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{51}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *UndrainHostResponse) GetHost() *Host {
@@ -2597,7 +3704,7 @@ type MarkHostDownRequest struct {
 
 func (x *MarkHostDownRequest) Reset() {
 	*x = MarkHostDownRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[52]
+	mi := &file_peloton_v1_service_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2609,7 +3716,7 @@ func (x *MarkHostDownRequest) String() string {
 func (*MarkHostDownRequest) ProtoMessage() {}
 
 func (x *MarkHostDownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[52]
+	mi := &file_peloton_v1_service_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2622,7 +3729,7 @@ func (x *MarkHostDownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkHostDownRequest.ProtoReflect.Descriptor instead.
 func (*MarkHostDownRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{52}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *MarkHostDownRequest) GetHostId() string {
@@ -2655,7 +3762,7 @@ type MarkHostDownResponse struct {
 
 func (x *MarkHostDownResponse) Reset() {
 	*x = MarkHostDownResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[53]
+	mi := &file_peloton_v1_service_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2667,7 +3774,7 @@ func (x *MarkHostDownResponse) String() string {
 func (*MarkHostDownResponse) ProtoMessage() {}
 
 func (x *MarkHostDownResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[53]
+	mi := &file_peloton_v1_service_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2680,7 +3787,7 @@ func (x *MarkHostDownResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkHostDownResponse.ProtoReflect.Descriptor instead.
 func (*MarkHostDownResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{53}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *MarkHostDownResponse) GetHost() *Host {
@@ -2698,7 +3805,7 @@ type ListRegionsRequest struct {
 
 func (x *ListRegionsRequest) Reset() {
 	*x = ListRegionsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[54]
+	mi := &file_peloton_v1_service_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2710,7 +3817,7 @@ func (x *ListRegionsRequest) String() string {
 func (*ListRegionsRequest) ProtoMessage() {}
 
 func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[54]
+	mi := &file_peloton_v1_service_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2723,7 +3830,7 @@ func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsRequest.ProtoReflect.Descriptor instead.
 func (*ListRegionsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{54}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{76}
 }
 
 type ListRegionsResponse struct {
@@ -2735,7 +3842,7 @@ type ListRegionsResponse struct {
 
 func (x *ListRegionsResponse) Reset() {
 	*x = ListRegionsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[55]
+	mi := &file_peloton_v1_service_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2747,7 +3854,7 @@ func (x *ListRegionsResponse) String() string {
 func (*ListRegionsResponse) ProtoMessage() {}
 
 func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[55]
+	mi := &file_peloton_v1_service_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2760,7 +3867,7 @@ func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsResponse.ProtoReflect.Descriptor instead.
 func (*ListRegionsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{55}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *ListRegionsResponse) GetRegions() []*Region {
@@ -2781,7 +3888,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[56]
+	mi := &file_peloton_v1_service_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2793,7 +3900,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[56]
+	mi := &file_peloton_v1_service_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2806,7 +3913,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{56}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *WatchRequest) GetJobId() string {
@@ -2832,7 +3939,7 @@ type FailBackRequest struct {
 
 func (x *FailBackRequest) Reset() {
 	*x = FailBackRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[57]
+	mi := &file_peloton_v1_service_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2844,7 +3951,7 @@ func (x *FailBackRequest) String() string {
 func (*FailBackRequest) ProtoMessage() {}
 
 func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[57]
+	mi := &file_peloton_v1_service_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2857,7 +3964,7 @@ func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackRequest.ProtoReflect.Descriptor instead.
 func (*FailBackRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{57}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *FailBackRequest) GetRegion() string {
@@ -2877,7 +3984,7 @@ type FailBackResponse struct {
 
 func (x *FailBackResponse) Reset() {
 	*x = FailBackResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[58]
+	mi := &file_peloton_v1_service_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2889,7 +3996,7 @@ func (x *FailBackResponse) String() string {
 func (*FailBackResponse) ProtoMessage() {}
 
 func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[58]
+	mi := &file_peloton_v1_service_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2902,7 +4009,7 @@ func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackResponse.ProtoReflect.Descriptor instead.
 func (*FailBackResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{58}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *FailBackResponse) GetMoved() []*PlannedMove {
@@ -2929,7 +4036,7 @@ type IsolateRegionRequest struct {
 
 func (x *IsolateRegionRequest) Reset() {
 	*x = IsolateRegionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[59]
+	mi := &file_peloton_v1_service_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2941,7 +4048,7 @@ func (x *IsolateRegionRequest) String() string {
 func (*IsolateRegionRequest) ProtoMessage() {}
 
 func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[59]
+	mi := &file_peloton_v1_service_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2954,7 +4061,7 @@ func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionRequest.ProtoReflect.Descriptor instead.
 func (*IsolateRegionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{59}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *IsolateRegionRequest) GetRegion() string {
@@ -2979,7 +4086,7 @@ type IsolateRegionResponse struct {
 
 func (x *IsolateRegionResponse) Reset() {
 	*x = IsolateRegionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[60]
+	mi := &file_peloton_v1_service_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2991,7 +4098,7 @@ func (x *IsolateRegionResponse) String() string {
 func (*IsolateRegionResponse) ProtoMessage() {}
 
 func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[60]
+	mi := &file_peloton_v1_service_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3004,7 +4111,7 @@ func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionResponse.ProtoReflect.Descriptor instead.
 func (*IsolateRegionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{60}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{82}
 }
 
 type PutReplicaRequest struct {
@@ -3016,7 +4123,7 @@ type PutReplicaRequest struct {
 
 func (x *PutReplicaRequest) Reset() {
 	*x = PutReplicaRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[61]
+	mi := &file_peloton_v1_service_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3028,7 +4135,7 @@ func (x *PutReplicaRequest) String() string {
 func (*PutReplicaRequest) ProtoMessage() {}
 
 func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[61]
+	mi := &file_peloton_v1_service_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3041,7 +4148,7 @@ func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaRequest.ProtoReflect.Descriptor instead.
 func (*PutReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{61}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *PutReplicaRequest) GetReplica() *Replica {
@@ -3059,7 +4166,7 @@ type PutReplicaResponse struct {
 
 func (x *PutReplicaResponse) Reset() {
 	*x = PutReplicaResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[62]
+	mi := &file_peloton_v1_service_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3071,7 +4178,7 @@ func (x *PutReplicaResponse) String() string {
 func (*PutReplicaResponse) ProtoMessage() {}
 
 func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[62]
+	mi := &file_peloton_v1_service_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3084,7 +4191,7 @@ func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaResponse.ProtoReflect.Descriptor instead.
 func (*PutReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{62}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{84}
 }
 
 type ListReplicasRequest struct {
@@ -3097,7 +4204,7 @@ type ListReplicasRequest struct {
 
 func (x *ListReplicasRequest) Reset() {
 	*x = ListReplicasRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	mi := &file_peloton_v1_service_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3109,7 +4216,7 @@ func (x *ListReplicasRequest) String() string {
 func (*ListReplicasRequest) ProtoMessage() {}
 
 func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	mi := &file_peloton_v1_service_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3122,7 +4229,7 @@ func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasRequest.ProtoReflect.Descriptor instead.
 func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{63}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *ListReplicasRequest) GetOwnerRegion() string {
@@ -3141,7 +4248,7 @@ type ListReplicasResponse struct {
 
 func (x *ListReplicasResponse) Reset() {
 	*x = ListReplicasResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	mi := &file_peloton_v1_service_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3153,7 +4260,7 @@ func (x *ListReplicasResponse) String() string {
 func (*ListReplicasResponse) ProtoMessage() {}
 
 func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	mi := &file_peloton_v1_service_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3166,7 +4273,7 @@ func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasResponse.ProtoReflect.Descriptor instead.
 func (*ListReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{64}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *ListReplicasResponse) GetReplicas() []*Replica {
@@ -3186,7 +4293,7 @@ type PlanFailoverRequest struct {
 
 func (x *PlanFailoverRequest) Reset() {
 	*x = PlanFailoverRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	mi := &file_peloton_v1_service_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3198,7 +4305,7 @@ func (x *PlanFailoverRequest) String() string {
 func (*PlanFailoverRequest) ProtoMessage() {}
 
 func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	mi := &file_peloton_v1_service_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3211,7 +4318,7 @@ func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverRequest.ProtoReflect.Descriptor instead.
 func (*PlanFailoverRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{65}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *PlanFailoverRequest) GetRegion() string {
@@ -3230,7 +4337,7 @@ type PlanFailoverResponse struct {
 
 func (x *PlanFailoverResponse) Reset() {
 	*x = PlanFailoverResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	mi := &file_peloton_v1_service_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3242,7 +4349,7 @@ func (x *PlanFailoverResponse) String() string {
 func (*PlanFailoverResponse) ProtoMessage() {}
 
 func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	mi := &file_peloton_v1_service_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3255,7 +4362,7 @@ func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverResponse.ProtoReflect.Descriptor instead.
 func (*PlanFailoverResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{66}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *PlanFailoverResponse) GetPlans() []*RegionPlan {
@@ -3276,7 +4383,7 @@ type StartDrillRequest struct {
 
 func (x *StartDrillRequest) Reset() {
 	*x = StartDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[67]
+	mi := &file_peloton_v1_service_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3288,7 +4395,7 @@ func (x *StartDrillRequest) String() string {
 func (*StartDrillRequest) ProtoMessage() {}
 
 func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[67]
+	mi := &file_peloton_v1_service_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3301,7 +4408,7 @@ func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillRequest.ProtoReflect.Descriptor instead.
 func (*StartDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{67}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *StartDrillRequest) GetRegion() string {
@@ -3327,7 +4434,7 @@ type StartDrillResponse struct {
 
 func (x *StartDrillResponse) Reset() {
 	*x = StartDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[68]
+	mi := &file_peloton_v1_service_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3339,7 +4446,7 @@ func (x *StartDrillResponse) String() string {
 func (*StartDrillResponse) ProtoMessage() {}
 
 func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[68]
+	mi := &file_peloton_v1_service_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3352,7 +4459,7 @@ func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillResponse.ProtoReflect.Descriptor instead.
 func (*StartDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{68}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *StartDrillResponse) GetDrill() *Drill {
@@ -3371,7 +4478,7 @@ type GetDrillRequest struct {
 
 func (x *GetDrillRequest) Reset() {
 	*x = GetDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[69]
+	mi := &file_peloton_v1_service_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3383,7 +4490,7 @@ func (x *GetDrillRequest) String() string {
 func (*GetDrillRequest) ProtoMessage() {}
 
 func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[69]
+	mi := &file_peloton_v1_service_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3396,7 +4503,7 @@ func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillRequest.ProtoReflect.Descriptor instead.
 func (*GetDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{69}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *GetDrillRequest) GetId() string {
@@ -3415,7 +4522,7 @@ type GetDrillResponse struct {
 
 func (x *GetDrillResponse) Reset() {
 	*x = GetDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[70]
+	mi := &file_peloton_v1_service_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3427,7 +4534,7 @@ func (x *GetDrillResponse) String() string {
 func (*GetDrillResponse) ProtoMessage() {}
 
 func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[70]
+	mi := &file_peloton_v1_service_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3440,7 +4547,7 @@ func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillResponse.ProtoReflect.Descriptor instead.
 func (*GetDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{70}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *GetDrillResponse) GetDrill() *Drill {
@@ -3458,7 +4565,7 @@ type ListDrillsRequest struct {
 
 func (x *ListDrillsRequest) Reset() {
 	*x = ListDrillsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[71]
+	mi := &file_peloton_v1_service_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3470,7 +4577,7 @@ func (x *ListDrillsRequest) String() string {
 func (*ListDrillsRequest) ProtoMessage() {}
 
 func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[71]
+	mi := &file_peloton_v1_service_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3483,7 +4590,7 @@ func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsRequest.ProtoReflect.Descriptor instead.
 func (*ListDrillsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{71}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{93}
 }
 
 type ListDrillsResponse struct {
@@ -3495,7 +4602,7 @@ type ListDrillsResponse struct {
 
 func (x *ListDrillsResponse) Reset() {
 	*x = ListDrillsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[72]
+	mi := &file_peloton_v1_service_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3507,7 +4614,7 @@ func (x *ListDrillsResponse) String() string {
 func (*ListDrillsResponse) ProtoMessage() {}
 
 func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[72]
+	mi := &file_peloton_v1_service_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3520,7 +4627,7 @@ func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsResponse.ProtoReflect.Descriptor instead.
 func (*ListDrillsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{72}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *ListDrillsResponse) GetDrills() []*Drill {
@@ -3538,7 +4645,7 @@ type GetVersionRequest struct {
 
 func (x *GetVersionRequest) Reset() {
 	*x = GetVersionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[73]
+	mi := &file_peloton_v1_service_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3550,7 +4657,7 @@ func (x *GetVersionRequest) String() string {
 func (*GetVersionRequest) ProtoMessage() {}
 
 func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[73]
+	mi := &file_peloton_v1_service_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3563,7 +4670,7 @@ func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionRequest.ProtoReflect.Descriptor instead.
 func (*GetVersionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{73}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{95}
 }
 
 type GetVersionResponse struct {
@@ -3577,7 +4684,7 @@ type GetVersionResponse struct {
 
 func (x *GetVersionResponse) Reset() {
 	*x = GetVersionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[74]
+	mi := &file_peloton_v1_service_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3589,7 +4696,7 @@ func (x *GetVersionResponse) String() string {
 func (*GetVersionResponse) ProtoMessage() {}
 
 func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[74]
+	mi := &file_peloton_v1_service_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3602,7 +4709,7 @@ func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionResponse.ProtoReflect.Descriptor instead.
 func (*GetVersionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{74}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *GetVersionResponse) GetVersion() string {
@@ -3631,7 +4738,53 @@ var File_peloton_v1_service_proto protoreflect.FileDescriptor
 const file_peloton_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"\x18peloton/v1/service.proto\x12\n" +
-	"peloton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x16peloton/v1/types.proto\";\n" +
+	"peloton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x16peloton/v1/types.proto\"\xaf\x02\n" +
+	"\x15StartMigrationRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
+	"\x04pool\x18\x02 \x01(\tR\x04pool\x12\x1d\n" +
+	"\n" +
+	"to_cluster\x18\x03 \x01(\tR\ttoCluster\x12\"\n" +
+	"\n" +
+	"batch_size\x18\x04 \x01(\rH\x00R\tbatchSize\x88\x01\x01\x12\x14\n" +
+	"\x05surge\x18\x05 \x01(\bR\x05surge\x12!\n" +
+	"\fstart_paused\x18\x06 \x01(\bR\vstartPaused\x12!\n" +
+	"\fmove_running\x18\a \x01(\bR\vmoveRunning\x12%\n" +
+	"\x0eallow_stateful\x18\b \x01(\bR\rallowStateful\x12\x16\n" +
+	"\x06region\x18\t \x01(\tR\x06regionB\r\n" +
+	"\v_batch_size\"M\n" +
+	"\x16StartMigrationResponse\x123\n" +
+	"\tmigration\x18\x01 \x01(\v2\x15.peloton.v1.MigrationR\tmigration\"P\n" +
+	"\x13GetMigrationRequest\x12!\n" +
+	"\fmigration_id\x18\x01 \x01(\tR\vmigrationId\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\"K\n" +
+	"\x14GetMigrationResponse\x123\n" +
+	"\tmigration\x18\x01 \x01(\v2\x15.peloton.v1.MigrationR\tmigration\"/\n" +
+	"\x15ListMigrationsRequest\x12\x16\n" +
+	"\x06region\x18\x01 \x01(\tR\x06region\"O\n" +
+	"\x16ListMigrationsResponse\x125\n" +
+	"\n" +
+	"migrations\x18\x01 \x03(\v2\x15.peloton.v1.MigrationR\n" +
+	"migrations\"R\n" +
+	"\x15PauseMigrationRequest\x12!\n" +
+	"\fmigration_id\x18\x01 \x01(\tR\vmigrationId\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\"M\n" +
+	"\x16PauseMigrationResponse\x123\n" +
+	"\tmigration\x18\x01 \x01(\v2\x15.peloton.v1.MigrationR\tmigration\"S\n" +
+	"\x16ResumeMigrationRequest\x12!\n" +
+	"\fmigration_id\x18\x01 \x01(\tR\vmigrationId\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\"N\n" +
+	"\x17ResumeMigrationResponse\x123\n" +
+	"\tmigration\x18\x01 \x01(\v2\x15.peloton.v1.MigrationR\tmigration\"R\n" +
+	"\x15AbortMigrationRequest\x12!\n" +
+	"\fmigration_id\x18\x01 \x01(\tR\vmigrationId\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\"M\n" +
+	"\x16AbortMigrationResponse\x123\n" +
+	"\tmigration\x18\x01 \x01(\v2\x15.peloton.v1.MigrationR\tmigration\"U\n" +
+	"\x18RollbackMigrationRequest\x12!\n" +
+	"\fmigration_id\x18\x01 \x01(\tR\vmigrationId\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\"P\n" +
+	"\x19RollbackMigrationResponse\x123\n" +
+	"\tmigration\x18\x01 \x01(\v2\x15.peloton.v1.MigrationR\tmigration\";\n" +
 	"\x10CreateJobRequest\x12'\n" +
 	"\x04spec\x18\x01 \x01(\v2\x13.peloton.v1.JobSpecR\x04spec\"6\n" +
 	"\x11CreateJobResponse\x12!\n" +
@@ -3751,7 +4904,26 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
 	"\aregions\x18\x02 \x01(\bR\aregions\"7\n" +
 	"\x0fGetPoolResponse\x12$\n" +
-	"\x04pool\x18\x01 \x01(\v2\x10.peloton.v1.PoolR\x04pool\"E\n" +
+	"\x04pool\x18\x01 \x01(\v2\x10.peloton.v1.PoolR\x04pool\"-\n" +
+	"\x13ListClustersRequest\x12\x16\n" +
+	"\x06region\x18\x01 \x01(\tR\x06region\"N\n" +
+	"\x14ListClustersResponse\x126\n" +
+	"\bclusters\x18\x01 \x03(\v2\x1a.peloton.v1.ClusterSummaryR\bclusters\"E\n" +
+	"\x11GetClusterRequest\x12\x18\n" +
+	"\acluster\x18\x01 \x01(\tR\acluster\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\"J\n" +
+	"\x12GetClusterResponse\x124\n" +
+	"\acluster\x18\x01 \x01(\v2\x1a.peloton.v1.ClusterSummaryR\acluster\"G\n" +
+	"\x13DrainClusterRequest\x12\x18\n" +
+	"\acluster\x18\x01 \x01(\tR\acluster\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\"L\n" +
+	"\x14DrainClusterResponse\x124\n" +
+	"\acluster\x18\x01 \x01(\v2\x1a.peloton.v1.ClusterSummaryR\acluster\"I\n" +
+	"\x15UndrainClusterRequest\x12\x18\n" +
+	"\acluster\x18\x01 \x01(\tR\acluster\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\"N\n" +
+	"\x16UndrainClusterResponse\x124\n" +
+	"\acluster\x18\x01 \x01(\v2\x1a.peloton.v1.ClusterSummaryR\acluster\"E\n" +
 	"\x10ListHostsRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x17\n" +
 	"\ahost_id\x18\x02 \x01(\tR\x06hostId\";\n" +
@@ -3817,7 +4989,7 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x12GetVersionResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x16\n" +
 	"\x06commit\x18\x02 \x01(\tR\x06commit\x12\x16\n" +
-	"\x06region\x18\x03 \x01(\tR\x06region2\xbc\b\n" +
+	"\x06region\x18\x03 \x01(\tR\x06region2\xb1\r\n" +
 	"\n" +
 	"JobService\x12H\n" +
 	"\tCreateJob\x12\x1c.peloton.v1.CreateJobRequest\x1a\x1d.peloton.v1.CreateJobResponse\x12?\n" +
@@ -3834,7 +5006,14 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x0eRollbackUpdate\x12!.peloton.v1.RollbackUpdateRequest\x1a\".peloton.v1.RollbackUpdateResponse\x12Q\n" +
 	"\fGetJobConfig\x12\x1f.peloton.v1.GetJobConfigRequest\x1a .peloton.v1.GetJobConfigResponse\x12K\n" +
 	"\n" +
-	"ListEvents\x12\x1d.peloton.v1.ListEventsRequest\x1a\x1e.peloton.v1.ListEventsResponse2\xb5\x02\n" +
+	"ListEvents\x12\x1d.peloton.v1.ListEventsRequest\x1a\x1e.peloton.v1.ListEventsResponse\x12W\n" +
+	"\x0eStartMigration\x12!.peloton.v1.StartMigrationRequest\x1a\".peloton.v1.StartMigrationResponse\x12Q\n" +
+	"\fGetMigration\x12\x1f.peloton.v1.GetMigrationRequest\x1a .peloton.v1.GetMigrationResponse\x12W\n" +
+	"\x0eListMigrations\x12!.peloton.v1.ListMigrationsRequest\x1a\".peloton.v1.ListMigrationsResponse\x12W\n" +
+	"\x0ePauseMigration\x12!.peloton.v1.PauseMigrationRequest\x1a\".peloton.v1.PauseMigrationResponse\x12Z\n" +
+	"\x0fResumeMigration\x12\".peloton.v1.ResumeMigrationRequest\x1a#.peloton.v1.ResumeMigrationResponse\x12W\n" +
+	"\x0eAbortMigration\x12!.peloton.v1.AbortMigrationRequest\x1a\".peloton.v1.AbortMigrationResponse\x12`\n" +
+	"\x11RollbackMigration\x12$.peloton.v1.RollbackMigrationRequest\x1a%.peloton.v1.RollbackMigrationResponse2\xb5\x02\n" +
 	"\vTaskService\x12H\n" +
 	"\tListTasks\x12\x1c.peloton.v1.ListTasksRequest\x1a\x1d.peloton.v1.ListTasksResponse\x12B\n" +
 	"\aGetTask\x12\x1a.peloton.v1.GetTaskRequest\x1a\x1b.peloton.v1.GetTaskResponse\x12N\n" +
@@ -3848,12 +5027,17 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"DeletePool\x12\x1d.peloton.v1.DeletePoolRequest\x1a\x1e.peloton.v1.DeletePoolResponse\x12H\n" +
 	"\tListPools\x12\x1c.peloton.v1.ListPoolsRequest\x1a\x1d.peloton.v1.ListPoolsResponse\x12B\n" +
-	"\aGetPool\x12\x1a.peloton.v1.GetPoolRequest\x1a\x1b.peloton.v1.GetPoolResponse2\xc4\x02\n" +
+	"\aGetPool\x12\x1a.peloton.v1.GetPoolRequest\x1a\x1b.peloton.v1.GetPoolResponse2\x90\x05\n" +
 	"\vHostService\x12H\n" +
 	"\tListHosts\x12\x1c.peloton.v1.ListHostsRequest\x1a\x1d.peloton.v1.ListHostsResponse\x12H\n" +
 	"\tDrainHost\x12\x1c.peloton.v1.DrainHostRequest\x1a\x1d.peloton.v1.DrainHostResponse\x12N\n" +
 	"\vUndrainHost\x12\x1e.peloton.v1.UndrainHostRequest\x1a\x1f.peloton.v1.UndrainHostResponse\x12Q\n" +
-	"\fMarkHostDown\x12\x1f.peloton.v1.MarkHostDownRequest\x1a .peloton.v1.MarkHostDownResponse2_\n" +
+	"\fMarkHostDown\x12\x1f.peloton.v1.MarkHostDownRequest\x1a .peloton.v1.MarkHostDownResponse\x12Q\n" +
+	"\fListClusters\x12\x1f.peloton.v1.ListClustersRequest\x1a .peloton.v1.ListClustersResponse\x12K\n" +
+	"\n" +
+	"GetCluster\x12\x1d.peloton.v1.GetClusterRequest\x1a\x1e.peloton.v1.GetClusterResponse\x12Q\n" +
+	"\fDrainCluster\x12\x1f.peloton.v1.DrainClusterRequest\x1a .peloton.v1.DrainClusterResponse\x12W\n" +
+	"\x0eUndrainCluster\x12!.peloton.v1.UndrainClusterRequest\x1a\".peloton.v1.UndrainClusterResponse2_\n" +
 	"\rRegionService\x12N\n" +
 	"\vListRegions\x12\x1e.peloton.v1.ListRegionsRequest\x1a\x1f.peloton.v1.ListRegionsResponse2F\n" +
 	"\fEventService\x126\n" +
@@ -3886,222 +5070,279 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_service_proto_rawDescData
 }
 
-var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 75)
+var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 97)
 var file_peloton_v1_service_proto_goTypes = []any{
-	(*CreateJobRequest)(nil),       // 0: peloton.v1.CreateJobRequest
-	(*CreateJobResponse)(nil),      // 1: peloton.v1.CreateJobResponse
-	(*GetJobRequest)(nil),          // 2: peloton.v1.GetJobRequest
-	(*GetJobResponse)(nil),         // 3: peloton.v1.GetJobResponse
-	(*ListJobsRequest)(nil),        // 4: peloton.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),       // 5: peloton.v1.ListJobsResponse
-	(*StopJobRequest)(nil),         // 6: peloton.v1.StopJobRequest
-	(*StopJobResponse)(nil),        // 7: peloton.v1.StopJobResponse
-	(*DeleteJobRequest)(nil),       // 8: peloton.v1.DeleteJobRequest
-	(*DeleteJobResponse)(nil),      // 9: peloton.v1.DeleteJobResponse
-	(*UpdateJobRequest)(nil),       // 10: peloton.v1.UpdateJobRequest
-	(*UpdateJobResponse)(nil),      // 11: peloton.v1.UpdateJobResponse
-	(*GetUpdateRequest)(nil),       // 12: peloton.v1.GetUpdateRequest
-	(*GetUpdateResponse)(nil),      // 13: peloton.v1.GetUpdateResponse
-	(*ListUpdatesRequest)(nil),     // 14: peloton.v1.ListUpdatesRequest
-	(*ListUpdatesResponse)(nil),    // 15: peloton.v1.ListUpdatesResponse
-	(*AbortUpdateRequest)(nil),     // 16: peloton.v1.AbortUpdateRequest
-	(*AbortUpdateResponse)(nil),    // 17: peloton.v1.AbortUpdateResponse
-	(*PauseUpdateRequest)(nil),     // 18: peloton.v1.PauseUpdateRequest
-	(*PauseUpdateResponse)(nil),    // 19: peloton.v1.PauseUpdateResponse
-	(*ResumeUpdateRequest)(nil),    // 20: peloton.v1.ResumeUpdateRequest
-	(*ResumeUpdateResponse)(nil),   // 21: peloton.v1.ResumeUpdateResponse
-	(*RollbackUpdateRequest)(nil),  // 22: peloton.v1.RollbackUpdateRequest
-	(*RollbackUpdateResponse)(nil), // 23: peloton.v1.RollbackUpdateResponse
-	(*GetJobConfigRequest)(nil),    // 24: peloton.v1.GetJobConfigRequest
-	(*GetJobConfigResponse)(nil),   // 25: peloton.v1.GetJobConfigResponse
-	(*ListEventsRequest)(nil),      // 26: peloton.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),     // 27: peloton.v1.ListEventsResponse
-	(*ListTasksRequest)(nil),       // 28: peloton.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),      // 29: peloton.v1.ListTasksResponse
-	(*GetTaskRequest)(nil),         // 30: peloton.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),        // 31: peloton.v1.GetTaskResponse
-	(*GetTaskLogsRequest)(nil),     // 32: peloton.v1.GetTaskLogsRequest
-	(*GetTaskLogsResponse)(nil),    // 33: peloton.v1.GetTaskLogsResponse
-	(*StopTasksRequest)(nil),       // 34: peloton.v1.StopTasksRequest
-	(*StopTasksResponse)(nil),      // 35: peloton.v1.StopTasksResponse
-	(*CreatePoolRequest)(nil),      // 36: peloton.v1.CreatePoolRequest
-	(*CreatePoolResponse)(nil),     // 37: peloton.v1.CreatePoolResponse
-	(*UpdatePoolRequest)(nil),      // 38: peloton.v1.UpdatePoolRequest
-	(*UpdatePoolResponse)(nil),     // 39: peloton.v1.UpdatePoolResponse
-	(*DeletePoolRequest)(nil),      // 40: peloton.v1.DeletePoolRequest
-	(*DeletePoolResponse)(nil),     // 41: peloton.v1.DeletePoolResponse
-	(*ListPoolsRequest)(nil),       // 42: peloton.v1.ListPoolsRequest
-	(*ListPoolsResponse)(nil),      // 43: peloton.v1.ListPoolsResponse
-	(*GetPoolRequest)(nil),         // 44: peloton.v1.GetPoolRequest
-	(*GetPoolResponse)(nil),        // 45: peloton.v1.GetPoolResponse
-	(*ListHostsRequest)(nil),       // 46: peloton.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),      // 47: peloton.v1.ListHostsResponse
-	(*DrainHostRequest)(nil),       // 48: peloton.v1.DrainHostRequest
-	(*DrainHostResponse)(nil),      // 49: peloton.v1.DrainHostResponse
-	(*UndrainHostRequest)(nil),     // 50: peloton.v1.UndrainHostRequest
-	(*UndrainHostResponse)(nil),    // 51: peloton.v1.UndrainHostResponse
-	(*MarkHostDownRequest)(nil),    // 52: peloton.v1.MarkHostDownRequest
-	(*MarkHostDownResponse)(nil),   // 53: peloton.v1.MarkHostDownResponse
-	(*ListRegionsRequest)(nil),     // 54: peloton.v1.ListRegionsRequest
-	(*ListRegionsResponse)(nil),    // 55: peloton.v1.ListRegionsResponse
-	(*WatchRequest)(nil),           // 56: peloton.v1.WatchRequest
-	(*FailBackRequest)(nil),        // 57: peloton.v1.FailBackRequest
-	(*FailBackResponse)(nil),       // 58: peloton.v1.FailBackResponse
-	(*IsolateRegionRequest)(nil),   // 59: peloton.v1.IsolateRegionRequest
-	(*IsolateRegionResponse)(nil),  // 60: peloton.v1.IsolateRegionResponse
-	(*PutReplicaRequest)(nil),      // 61: peloton.v1.PutReplicaRequest
-	(*PutReplicaResponse)(nil),     // 62: peloton.v1.PutReplicaResponse
-	(*ListReplicasRequest)(nil),    // 63: peloton.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),   // 64: peloton.v1.ListReplicasResponse
-	(*PlanFailoverRequest)(nil),    // 65: peloton.v1.PlanFailoverRequest
-	(*PlanFailoverResponse)(nil),   // 66: peloton.v1.PlanFailoverResponse
-	(*StartDrillRequest)(nil),      // 67: peloton.v1.StartDrillRequest
-	(*StartDrillResponse)(nil),     // 68: peloton.v1.StartDrillResponse
-	(*GetDrillRequest)(nil),        // 69: peloton.v1.GetDrillRequest
-	(*GetDrillResponse)(nil),       // 70: peloton.v1.GetDrillResponse
-	(*ListDrillsRequest)(nil),      // 71: peloton.v1.ListDrillsRequest
-	(*ListDrillsResponse)(nil),     // 72: peloton.v1.ListDrillsResponse
-	(*GetVersionRequest)(nil),      // 73: peloton.v1.GetVersionRequest
-	(*GetVersionResponse)(nil),     // 74: peloton.v1.GetVersionResponse
-	(*JobSpec)(nil),                // 75: peloton.v1.JobSpec
-	(*Job)(nil),                    // 76: peloton.v1.Job
-	(JobState)(0),                  // 77: peloton.v1.JobState
-	(*Update)(nil),                 // 78: peloton.v1.Update
-	(*Event)(nil),                  // 79: peloton.v1.Event
-	(TaskState)(0),                 // 80: peloton.v1.TaskState
-	(*Task)(nil),                   // 81: peloton.v1.Task
-	(*PoolSpec)(nil),               // 82: peloton.v1.PoolSpec
-	(*Pool)(nil),                   // 83: peloton.v1.Pool
-	(*Host)(nil),                   // 84: peloton.v1.Host
-	(*durationpb.Duration)(nil),    // 85: google.protobuf.Duration
-	(*Region)(nil),                 // 86: peloton.v1.Region
-	(*PlannedMove)(nil),            // 87: peloton.v1.PlannedMove
-	(*Replica)(nil),                // 88: peloton.v1.Replica
-	(*RegionPlan)(nil),             // 89: peloton.v1.RegionPlan
-	(*Drill)(nil),                  // 90: peloton.v1.Drill
+	(*StartMigrationRequest)(nil),     // 0: peloton.v1.StartMigrationRequest
+	(*StartMigrationResponse)(nil),    // 1: peloton.v1.StartMigrationResponse
+	(*GetMigrationRequest)(nil),       // 2: peloton.v1.GetMigrationRequest
+	(*GetMigrationResponse)(nil),      // 3: peloton.v1.GetMigrationResponse
+	(*ListMigrationsRequest)(nil),     // 4: peloton.v1.ListMigrationsRequest
+	(*ListMigrationsResponse)(nil),    // 5: peloton.v1.ListMigrationsResponse
+	(*PauseMigrationRequest)(nil),     // 6: peloton.v1.PauseMigrationRequest
+	(*PauseMigrationResponse)(nil),    // 7: peloton.v1.PauseMigrationResponse
+	(*ResumeMigrationRequest)(nil),    // 8: peloton.v1.ResumeMigrationRequest
+	(*ResumeMigrationResponse)(nil),   // 9: peloton.v1.ResumeMigrationResponse
+	(*AbortMigrationRequest)(nil),     // 10: peloton.v1.AbortMigrationRequest
+	(*AbortMigrationResponse)(nil),    // 11: peloton.v1.AbortMigrationResponse
+	(*RollbackMigrationRequest)(nil),  // 12: peloton.v1.RollbackMigrationRequest
+	(*RollbackMigrationResponse)(nil), // 13: peloton.v1.RollbackMigrationResponse
+	(*CreateJobRequest)(nil),          // 14: peloton.v1.CreateJobRequest
+	(*CreateJobResponse)(nil),         // 15: peloton.v1.CreateJobResponse
+	(*GetJobRequest)(nil),             // 16: peloton.v1.GetJobRequest
+	(*GetJobResponse)(nil),            // 17: peloton.v1.GetJobResponse
+	(*ListJobsRequest)(nil),           // 18: peloton.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),          // 19: peloton.v1.ListJobsResponse
+	(*StopJobRequest)(nil),            // 20: peloton.v1.StopJobRequest
+	(*StopJobResponse)(nil),           // 21: peloton.v1.StopJobResponse
+	(*DeleteJobRequest)(nil),          // 22: peloton.v1.DeleteJobRequest
+	(*DeleteJobResponse)(nil),         // 23: peloton.v1.DeleteJobResponse
+	(*UpdateJobRequest)(nil),          // 24: peloton.v1.UpdateJobRequest
+	(*UpdateJobResponse)(nil),         // 25: peloton.v1.UpdateJobResponse
+	(*GetUpdateRequest)(nil),          // 26: peloton.v1.GetUpdateRequest
+	(*GetUpdateResponse)(nil),         // 27: peloton.v1.GetUpdateResponse
+	(*ListUpdatesRequest)(nil),        // 28: peloton.v1.ListUpdatesRequest
+	(*ListUpdatesResponse)(nil),       // 29: peloton.v1.ListUpdatesResponse
+	(*AbortUpdateRequest)(nil),        // 30: peloton.v1.AbortUpdateRequest
+	(*AbortUpdateResponse)(nil),       // 31: peloton.v1.AbortUpdateResponse
+	(*PauseUpdateRequest)(nil),        // 32: peloton.v1.PauseUpdateRequest
+	(*PauseUpdateResponse)(nil),       // 33: peloton.v1.PauseUpdateResponse
+	(*ResumeUpdateRequest)(nil),       // 34: peloton.v1.ResumeUpdateRequest
+	(*ResumeUpdateResponse)(nil),      // 35: peloton.v1.ResumeUpdateResponse
+	(*RollbackUpdateRequest)(nil),     // 36: peloton.v1.RollbackUpdateRequest
+	(*RollbackUpdateResponse)(nil),    // 37: peloton.v1.RollbackUpdateResponse
+	(*GetJobConfigRequest)(nil),       // 38: peloton.v1.GetJobConfigRequest
+	(*GetJobConfigResponse)(nil),      // 39: peloton.v1.GetJobConfigResponse
+	(*ListEventsRequest)(nil),         // 40: peloton.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),        // 41: peloton.v1.ListEventsResponse
+	(*ListTasksRequest)(nil),          // 42: peloton.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),         // 43: peloton.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),            // 44: peloton.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),           // 45: peloton.v1.GetTaskResponse
+	(*GetTaskLogsRequest)(nil),        // 46: peloton.v1.GetTaskLogsRequest
+	(*GetTaskLogsResponse)(nil),       // 47: peloton.v1.GetTaskLogsResponse
+	(*StopTasksRequest)(nil),          // 48: peloton.v1.StopTasksRequest
+	(*StopTasksResponse)(nil),         // 49: peloton.v1.StopTasksResponse
+	(*CreatePoolRequest)(nil),         // 50: peloton.v1.CreatePoolRequest
+	(*CreatePoolResponse)(nil),        // 51: peloton.v1.CreatePoolResponse
+	(*UpdatePoolRequest)(nil),         // 52: peloton.v1.UpdatePoolRequest
+	(*UpdatePoolResponse)(nil),        // 53: peloton.v1.UpdatePoolResponse
+	(*DeletePoolRequest)(nil),         // 54: peloton.v1.DeletePoolRequest
+	(*DeletePoolResponse)(nil),        // 55: peloton.v1.DeletePoolResponse
+	(*ListPoolsRequest)(nil),          // 56: peloton.v1.ListPoolsRequest
+	(*ListPoolsResponse)(nil),         // 57: peloton.v1.ListPoolsResponse
+	(*GetPoolRequest)(nil),            // 58: peloton.v1.GetPoolRequest
+	(*GetPoolResponse)(nil),           // 59: peloton.v1.GetPoolResponse
+	(*ListClustersRequest)(nil),       // 60: peloton.v1.ListClustersRequest
+	(*ListClustersResponse)(nil),      // 61: peloton.v1.ListClustersResponse
+	(*GetClusterRequest)(nil),         // 62: peloton.v1.GetClusterRequest
+	(*GetClusterResponse)(nil),        // 63: peloton.v1.GetClusterResponse
+	(*DrainClusterRequest)(nil),       // 64: peloton.v1.DrainClusterRequest
+	(*DrainClusterResponse)(nil),      // 65: peloton.v1.DrainClusterResponse
+	(*UndrainClusterRequest)(nil),     // 66: peloton.v1.UndrainClusterRequest
+	(*UndrainClusterResponse)(nil),    // 67: peloton.v1.UndrainClusterResponse
+	(*ListHostsRequest)(nil),          // 68: peloton.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),         // 69: peloton.v1.ListHostsResponse
+	(*DrainHostRequest)(nil),          // 70: peloton.v1.DrainHostRequest
+	(*DrainHostResponse)(nil),         // 71: peloton.v1.DrainHostResponse
+	(*UndrainHostRequest)(nil),        // 72: peloton.v1.UndrainHostRequest
+	(*UndrainHostResponse)(nil),       // 73: peloton.v1.UndrainHostResponse
+	(*MarkHostDownRequest)(nil),       // 74: peloton.v1.MarkHostDownRequest
+	(*MarkHostDownResponse)(nil),      // 75: peloton.v1.MarkHostDownResponse
+	(*ListRegionsRequest)(nil),        // 76: peloton.v1.ListRegionsRequest
+	(*ListRegionsResponse)(nil),       // 77: peloton.v1.ListRegionsResponse
+	(*WatchRequest)(nil),              // 78: peloton.v1.WatchRequest
+	(*FailBackRequest)(nil),           // 79: peloton.v1.FailBackRequest
+	(*FailBackResponse)(nil),          // 80: peloton.v1.FailBackResponse
+	(*IsolateRegionRequest)(nil),      // 81: peloton.v1.IsolateRegionRequest
+	(*IsolateRegionResponse)(nil),     // 82: peloton.v1.IsolateRegionResponse
+	(*PutReplicaRequest)(nil),         // 83: peloton.v1.PutReplicaRequest
+	(*PutReplicaResponse)(nil),        // 84: peloton.v1.PutReplicaResponse
+	(*ListReplicasRequest)(nil),       // 85: peloton.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),      // 86: peloton.v1.ListReplicasResponse
+	(*PlanFailoverRequest)(nil),       // 87: peloton.v1.PlanFailoverRequest
+	(*PlanFailoverResponse)(nil),      // 88: peloton.v1.PlanFailoverResponse
+	(*StartDrillRequest)(nil),         // 89: peloton.v1.StartDrillRequest
+	(*StartDrillResponse)(nil),        // 90: peloton.v1.StartDrillResponse
+	(*GetDrillRequest)(nil),           // 91: peloton.v1.GetDrillRequest
+	(*GetDrillResponse)(nil),          // 92: peloton.v1.GetDrillResponse
+	(*ListDrillsRequest)(nil),         // 93: peloton.v1.ListDrillsRequest
+	(*ListDrillsResponse)(nil),        // 94: peloton.v1.ListDrillsResponse
+	(*GetVersionRequest)(nil),         // 95: peloton.v1.GetVersionRequest
+	(*GetVersionResponse)(nil),        // 96: peloton.v1.GetVersionResponse
+	(*Migration)(nil),                 // 97: peloton.v1.Migration
+	(*JobSpec)(nil),                   // 98: peloton.v1.JobSpec
+	(*Job)(nil),                       // 99: peloton.v1.Job
+	(JobState)(0),                     // 100: peloton.v1.JobState
+	(*Update)(nil),                    // 101: peloton.v1.Update
+	(*Event)(nil),                     // 102: peloton.v1.Event
+	(TaskState)(0),                    // 103: peloton.v1.TaskState
+	(*Task)(nil),                      // 104: peloton.v1.Task
+	(*PoolSpec)(nil),                  // 105: peloton.v1.PoolSpec
+	(*Pool)(nil),                      // 106: peloton.v1.Pool
+	(*ClusterSummary)(nil),            // 107: peloton.v1.ClusterSummary
+	(*Host)(nil),                      // 108: peloton.v1.Host
+	(*durationpb.Duration)(nil),       // 109: google.protobuf.Duration
+	(*Region)(nil),                    // 110: peloton.v1.Region
+	(*PlannedMove)(nil),               // 111: peloton.v1.PlannedMove
+	(*Replica)(nil),                   // 112: peloton.v1.Replica
+	(*RegionPlan)(nil),                // 113: peloton.v1.RegionPlan
+	(*Drill)(nil),                     // 114: peloton.v1.Drill
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	75, // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	76, // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	76, // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	77, // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
-	76, // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	76, // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	75, // 6: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	78, // 7: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
-	78, // 8: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
-	78, // 9: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
-	78, // 10: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
-	78, // 11: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
-	78, // 12: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
-	78, // 13: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
-	75, // 14: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
-	79, // 15: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
-	80, // 16: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	81, // 17: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	81, // 18: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	81, // 19: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	82, // 20: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	83, // 21: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	82, // 22: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	83, // 23: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	83, // 24: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	83, // 25: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	84, // 26: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	85, // 27: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
-	84, // 28: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
-	84, // 29: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
-	84, // 30: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
-	86, // 31: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	87, // 32: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
-	87, // 33: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
-	88, // 34: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
-	88, // 35: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
-	89, // 36: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
-	90, // 37: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
-	90, // 38: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
-	90, // 39: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
-	0,  // 40: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	2,  // 41: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	4,  // 42: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	6,  // 43: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	8,  // 44: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	10, // 45: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
-	12, // 46: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
-	14, // 47: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
-	16, // 48: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
-	18, // 49: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
-	20, // 50: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
-	22, // 51: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
-	24, // 52: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
-	26, // 53: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
-	28, // 54: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	30, // 55: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	32, // 56: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	34, // 57: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	36, // 58: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
-	38, // 59: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
-	40, // 60: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
-	42, // 61: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	44, // 62: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	46, // 63: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	48, // 64: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
-	50, // 65: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
-	52, // 66: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
-	54, // 67: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	56, // 68: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	61, // 69: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
-	63, // 70: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
-	65, // 71: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
-	67, // 72: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
-	69, // 73: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
-	71, // 74: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
-	59, // 75: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
-	57, // 76: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
-	73, // 77: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	1,  // 78: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	3,  // 79: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	5,  // 80: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	7,  // 81: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	9,  // 82: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	11, // 83: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
-	13, // 84: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
-	15, // 85: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
-	17, // 86: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
-	19, // 87: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
-	21, // 88: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
-	23, // 89: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
-	25, // 90: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
-	27, // 91: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
-	29, // 92: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	31, // 93: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	33, // 94: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	35, // 95: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	37, // 96: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	39, // 97: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	41, // 98: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	43, // 99: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	45, // 100: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	47, // 101: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	49, // 102: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
-	51, // 103: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
-	53, // 104: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
-	55, // 105: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	79, // 106: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	62, // 107: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
-	64, // 108: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
-	66, // 109: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
-	68, // 110: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
-	70, // 111: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
-	72, // 112: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
-	60, // 113: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
-	58, // 114: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
-	74, // 115: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	78, // [78:116] is the sub-list for method output_type
-	40, // [40:78] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	97,  // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
+	97,  // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
+	97,  // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
+	97,  // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
+	97,  // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
+	97,  // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
+	97,  // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
+	98,  // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	99,  // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	99,  // 9: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	100, // 10: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	99,  // 11: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	99,  // 12: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	98,  // 13: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	101, // 14: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
+	101, // 15: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
+	101, // 16: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
+	101, // 17: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
+	101, // 18: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
+	101, // 19: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
+	101, // 20: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
+	98,  // 21: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
+	102, // 22: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
+	103, // 23: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	104, // 24: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	104, // 25: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	104, // 26: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	105, // 27: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	106, // 28: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	105, // 29: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	106, // 30: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	106, // 31: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	106, // 32: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	107, // 33: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
+	107, // 34: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	107, // 35: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	107, // 36: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	108, // 37: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	109, // 38: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
+	108, // 39: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
+	108, // 40: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
+	108, // 41: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
+	110, // 42: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	111, // 43: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
+	111, // 44: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
+	112, // 45: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	112, // 46: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	113, // 47: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	114, // 48: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	114, // 49: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	114, // 50: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	14,  // 51: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	16,  // 52: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	18,  // 53: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	20,  // 54: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	22,  // 55: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	24,  // 56: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
+	26,  // 57: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
+	28,  // 58: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
+	30,  // 59: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
+	32,  // 60: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
+	34,  // 61: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
+	36,  // 62: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
+	38,  // 63: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
+	40,  // 64: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
+	0,   // 65: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
+	2,   // 66: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
+	4,   // 67: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
+	6,   // 68: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
+	8,   // 69: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
+	10,  // 70: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
+	12,  // 71: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
+	42,  // 72: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	44,  // 73: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	46,  // 74: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	48,  // 75: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	50,  // 76: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	52,  // 77: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	54,  // 78: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	56,  // 79: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	58,  // 80: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	68,  // 81: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	70,  // 82: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
+	72,  // 83: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
+	74,  // 84: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
+	60,  // 85: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
+	62,  // 86: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
+	64,  // 87: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
+	66,  // 88: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
+	76,  // 89: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	78,  // 90: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	83,  // 91: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	85,  // 92: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	87,  // 93: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	89,  // 94: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	91,  // 95: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	93,  // 96: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	81,  // 97: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
+	79,  // 98: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
+	95,  // 99: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	15,  // 100: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	17,  // 101: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	19,  // 102: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	21,  // 103: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	23,  // 104: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	25,  // 105: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
+	27,  // 106: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
+	29,  // 107: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
+	31,  // 108: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
+	33,  // 109: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
+	35,  // 110: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
+	37,  // 111: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
+	39,  // 112: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
+	41,  // 113: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
+	1,   // 114: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
+	3,   // 115: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
+	5,   // 116: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
+	7,   // 117: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
+	9,   // 118: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
+	11,  // 119: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
+	13,  // 120: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
+	43,  // 121: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	45,  // 122: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	47,  // 123: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	49,  // 124: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	51,  // 125: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	53,  // 126: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	55,  // 127: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	57,  // 128: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	59,  // 129: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	69,  // 130: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	71,  // 131: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
+	73,  // 132: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
+	75,  // 133: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
+	61,  // 134: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
+	63,  // 135: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
+	65,  // 136: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
+	67,  // 137: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
+	77,  // 138: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	102, // 139: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	84,  // 140: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	86,  // 141: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	88,  // 142: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	90,  // 143: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	92,  // 144: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	94,  // 145: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	82,  // 146: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
+	80,  // 147: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
+	96,  // 148: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	100, // [100:149] is the sub-list for method output_type
+	51,  // [51:100] is the sub-list for method input_type
+	51,  // [51:51] is the sub-list for extension type_name
+	51,  // [51:51] is the sub-list for extension extendee
+	0,   // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -4110,15 +5351,16 @@ func file_peloton_v1_service_proto_init() {
 		return
 	}
 	file_peloton_v1_types_proto_init()
-	file_peloton_v1_service_proto_msgTypes[10].OneofWrappers = []any{}
-	file_peloton_v1_service_proto_msgTypes[26].OneofWrappers = []any{}
+	file_peloton_v1_service_proto_msgTypes[0].OneofWrappers = []any{}
+	file_peloton_v1_service_proto_msgTypes[24].OneofWrappers = []any{}
+	file_peloton_v1_service_proto_msgTypes[40].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   75,
+			NumMessages:   97,
 			NumExtensions: 0,
 			NumServices:   8,
 		},

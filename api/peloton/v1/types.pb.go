@@ -527,6 +527,69 @@ func (HostState) EnumDescriptor() ([]byte, []int) {
 	return file_peloton_v1_types_proto_rawDescGZIP(), []int{7}
 }
 
+// Migrations move the instances of jobs from the clusters they run on to
+// one target cluster, a batch at a time, under each job's SLA.
+type MigrationState int32
+
+const (
+	MigrationState_MIGRATION_STATE_UNSPECIFIED  MigrationState = 0
+	MigrationState_MIGRATION_STATE_MIGRATING    MigrationState = 1
+	MigrationState_MIGRATION_STATE_ROLLING_BACK MigrationState = 2
+	MigrationState_MIGRATION_STATE_SUCCEEDED    MigrationState = 3
+	MigrationState_MIGRATION_STATE_ROLLED_BACK  MigrationState = 4
+	MigrationState_MIGRATION_STATE_ABORTED      MigrationState = 5
+	MigrationState_MIGRATION_STATE_FAILED       MigrationState = 6
+)
+
+// Enum value maps for MigrationState.
+var (
+	MigrationState_name = map[int32]string{
+		0: "MIGRATION_STATE_UNSPECIFIED",
+		1: "MIGRATION_STATE_MIGRATING",
+		2: "MIGRATION_STATE_ROLLING_BACK",
+		3: "MIGRATION_STATE_SUCCEEDED",
+		4: "MIGRATION_STATE_ROLLED_BACK",
+		5: "MIGRATION_STATE_ABORTED",
+		6: "MIGRATION_STATE_FAILED",
+	}
+	MigrationState_value = map[string]int32{
+		"MIGRATION_STATE_UNSPECIFIED":  0,
+		"MIGRATION_STATE_MIGRATING":    1,
+		"MIGRATION_STATE_ROLLING_BACK": 2,
+		"MIGRATION_STATE_SUCCEEDED":    3,
+		"MIGRATION_STATE_ROLLED_BACK":  4,
+		"MIGRATION_STATE_ABORTED":      5,
+		"MIGRATION_STATE_FAILED":       6,
+	}
+)
+
+func (x MigrationState) Enum() *MigrationState {
+	p := new(MigrationState)
+	*p = x
+	return p
+}
+
+func (x MigrationState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (MigrationState) Descriptor() protoreflect.EnumDescriptor {
+	return file_peloton_v1_types_proto_enumTypes[8].Descriptor()
+}
+
+func (MigrationState) Type() protoreflect.EnumType {
+	return &file_peloton_v1_types_proto_enumTypes[8]
+}
+
+func (x MigrationState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use MigrationState.Descriptor instead.
+func (MigrationState) EnumDescriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{8}
+}
+
 type FailoverPolicy_Mode int32
 
 const (
@@ -567,11 +630,11 @@ func (x FailoverPolicy_Mode) String() string {
 }
 
 func (FailoverPolicy_Mode) Descriptor() protoreflect.EnumDescriptor {
-	return file_peloton_v1_types_proto_enumTypes[8].Descriptor()
+	return file_peloton_v1_types_proto_enumTypes[9].Descriptor()
 }
 
 func (FailoverPolicy_Mode) Type() protoreflect.EnumType {
-	return &file_peloton_v1_types_proto_enumTypes[8]
+	return &file_peloton_v1_types_proto_enumTypes[9]
 }
 
 func (x FailoverPolicy_Mode) Number() protoreflect.EnumNumber {
@@ -580,7 +643,7 @@ func (x FailoverPolicy_Mode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use FailoverPolicy_Mode.Descriptor instead.
 func (FailoverPolicy_Mode) EnumDescriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{13, 0}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{14, 0}
 }
 
 // Resources is an amount of each schedulable resource. CPU is in cores and may
@@ -1343,7 +1406,10 @@ type JobSpec struct {
 	Spread []*SpreadSpec `protobuf:"bytes,18,rep,name=spread,proto3" json:"spread,omitempty"`
 	// How many instances may be unavailable at once during updates, host
 	// drains and other disruptions. Default for long-running jobs: 1.
-	Sla           *SLA `protobuf:"bytes,19,opt,name=sla,proto3" json:"sla,omitempty"`
+	Sla *SLA `protobuf:"bytes,19,opt,name=sla,proto3" json:"sla,omitempty"`
+	// Which clusters new runs go to; overrides the pool's. Absent: the
+	// pool's. Instances that run stay where they are until moved.
+	Clusters      *ClusterPolicy `protobuf:"bytes,20,opt,name=clusters,proto3" json:"clusters,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1511,6 +1577,70 @@ func (x *JobSpec) GetSla() *SLA {
 	return nil
 }
 
+func (x *JobSpec) GetClusters() *ClusterPolicy {
+	if x != nil {
+		return x.Clusters
+	}
+	return nil
+}
+
+// ClusterPolicy steers new placements among the clusters of a region.
+// Clusters are named as "cluster get" lists them, "dc1", or with their
+// kind, "mesos:dc1".
+type ClusterPolicy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Tried first; when none of their hosts fits, any cluster not avoided.
+	Prefer []string `protobuf:"bytes,1,rep,name=prefer,proto3" json:"prefer,omitempty"`
+	// Never placed on.
+	Avoid         []string `protobuf:"bytes,2,rep,name=avoid,proto3" json:"avoid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterPolicy) Reset() {
+	*x = ClusterPolicy{}
+	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterPolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterPolicy) ProtoMessage() {}
+
+func (x *ClusterPolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterPolicy.ProtoReflect.Descriptor instead.
+func (*ClusterPolicy) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ClusterPolicy) GetPrefer() []string {
+	if x != nil {
+		return x.Prefer
+	}
+	return nil
+}
+
+func (x *ClusterPolicy) GetAvoid() []string {
+	if x != nil {
+		return x.Avoid
+	}
+	return nil
+}
+
 // SLA bounds the disruptions of a job's instances.
 type SLA struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1524,7 +1654,7 @@ type SLA struct {
 
 func (x *SLA) Reset() {
 	*x = SLA{}
-	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	mi := &file_peloton_v1_types_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1536,7 +1666,7 @@ func (x *SLA) String() string {
 func (*SLA) ProtoMessage() {}
 
 func (x *SLA) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	mi := &file_peloton_v1_types_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1549,7 +1679,7 @@ func (x *SLA) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SLA.ProtoReflect.Descriptor instead.
 func (*SLA) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{11}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SLA) GetMaxUnavailable() string {
@@ -1574,7 +1704,7 @@ type InstanceOverride struct {
 
 func (x *InstanceOverride) Reset() {
 	*x = InstanceOverride{}
-	mi := &file_peloton_v1_types_proto_msgTypes[12]
+	mi := &file_peloton_v1_types_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1586,7 +1716,7 @@ func (x *InstanceOverride) String() string {
 func (*InstanceOverride) ProtoMessage() {}
 
 func (x *InstanceOverride) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[12]
+	mi := &file_peloton_v1_types_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1599,7 +1729,7 @@ func (x *InstanceOverride) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstanceOverride.ProtoReflect.Descriptor instead.
 func (*InstanceOverride) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{12}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *InstanceOverride) GetInstances() string {
@@ -1627,7 +1757,7 @@ type FailoverPolicy struct {
 
 func (x *FailoverPolicy) Reset() {
 	*x = FailoverPolicy{}
-	mi := &file_peloton_v1_types_proto_msgTypes[13]
+	mi := &file_peloton_v1_types_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1639,7 +1769,7 @@ func (x *FailoverPolicy) String() string {
 func (*FailoverPolicy) ProtoMessage() {}
 
 func (x *FailoverPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[13]
+	mi := &file_peloton_v1_types_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1652,7 +1782,7 @@ func (x *FailoverPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailoverPolicy.ProtoReflect.Descriptor instead.
 func (*FailoverPolicy) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{13}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *FailoverPolicy) GetMode() FailoverPolicy_Mode {
@@ -1690,7 +1820,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_peloton_v1_types_proto_msgTypes[14]
+	mi := &file_peloton_v1_types_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1702,7 +1832,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[14]
+	mi := &file_peloton_v1_types_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1715,7 +1845,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{14}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *JobStatus) GetState() JobState {
@@ -1788,7 +1918,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_peloton_v1_types_proto_msgTypes[15]
+	mi := &file_peloton_v1_types_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1800,7 +1930,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[15]
+	mi := &file_peloton_v1_types_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1813,7 +1943,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{15}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Job) GetId() string {
@@ -1883,7 +2013,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_peloton_v1_types_proto_msgTypes[16]
+	mi := &file_peloton_v1_types_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1895,7 +2025,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[16]
+	mi := &file_peloton_v1_types_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1908,7 +2038,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{16}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Task) GetJobId() string {
@@ -2062,7 +2192,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_peloton_v1_types_proto_msgTypes[17]
+	mi := &file_peloton_v1_types_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2074,7 +2204,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[17]
+	mi := &file_peloton_v1_types_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2087,7 +2217,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{17}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Event) GetSeq() uint64 {
@@ -2186,7 +2316,7 @@ type Update struct {
 
 func (x *Update) Reset() {
 	*x = Update{}
-	mi := &file_peloton_v1_types_proto_msgTypes[18]
+	mi := &file_peloton_v1_types_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2198,7 +2328,7 @@ func (x *Update) String() string {
 func (*Update) ProtoMessage() {}
 
 func (x *Update) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[18]
+	mi := &file_peloton_v1_types_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2211,7 +2341,7 @@ func (x *Update) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update.ProtoReflect.Descriptor instead.
 func (*Update) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{18}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Update) GetId() string {
@@ -2354,7 +2484,7 @@ type ResourceAmounts struct {
 
 func (x *ResourceAmounts) Reset() {
 	*x = ResourceAmounts{}
-	mi := &file_peloton_v1_types_proto_msgTypes[19]
+	mi := &file_peloton_v1_types_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2366,7 +2496,7 @@ func (x *ResourceAmounts) String() string {
 func (*ResourceAmounts) ProtoMessage() {}
 
 func (x *ResourceAmounts) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[19]
+	mi := &file_peloton_v1_types_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2379,7 +2509,7 @@ func (x *ResourceAmounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceAmounts.ProtoReflect.Descriptor instead.
 func (*ResourceAmounts) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{19}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ResourceAmounts) GetCpu() float64 {
@@ -2421,14 +2551,17 @@ type PoolSpec struct {
 	// Never more than this; absent amounts are unlimited.
 	Limit *ResourceAmounts `protobuf:"bytes,3,opt,name=limit,proto3" json:"limit,omitempty"`
 	// Weight for what is left over; absent amounts are 1.
-	Share         *ResourceAmounts `protobuf:"bytes,4,opt,name=share,proto3" json:"share,omitempty"`
+	Share *ResourceAmounts `protobuf:"bytes,4,opt,name=share,proto3" json:"share,omitempty"`
+	// Which clusters the pool's jobs run on, unless a job says otherwise
+	// (also for its child pools).
+	Clusters      *ClusterPolicy `protobuf:"bytes,5,opt,name=clusters,proto3" json:"clusters,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PoolSpec) Reset() {
 	*x = PoolSpec{}
-	mi := &file_peloton_v1_types_proto_msgTypes[20]
+	mi := &file_peloton_v1_types_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2440,7 +2573,7 @@ func (x *PoolSpec) String() string {
 func (*PoolSpec) ProtoMessage() {}
 
 func (x *PoolSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[20]
+	mi := &file_peloton_v1_types_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2453,7 +2586,7 @@ func (x *PoolSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolSpec.ProtoReflect.Descriptor instead.
 func (*PoolSpec) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{20}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PoolSpec) GetPath() string {
@@ -2484,6 +2617,13 @@ func (x *PoolSpec) GetShare() *ResourceAmounts {
 	return nil
 }
 
+func (x *PoolSpec) GetClusters() *ClusterPolicy {
+	if x != nil {
+		return x.Clusters
+	}
+	return nil
+}
+
 type PoolResource struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -2499,7 +2639,7 @@ type PoolResource struct {
 
 func (x *PoolResource) Reset() {
 	*x = PoolResource{}
-	mi := &file_peloton_v1_types_proto_msgTypes[21]
+	mi := &file_peloton_v1_types_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2511,7 +2651,7 @@ func (x *PoolResource) String() string {
 func (*PoolResource) ProtoMessage() {}
 
 func (x *PoolResource) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[21]
+	mi := &file_peloton_v1_types_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2524,7 +2664,7 @@ func (x *PoolResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolResource.ProtoReflect.Descriptor instead.
 func (*PoolResource) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{21}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PoolResource) GetName() string {
@@ -2593,7 +2733,7 @@ type Pool struct {
 
 func (x *Pool) Reset() {
 	*x = Pool{}
-	mi := &file_peloton_v1_types_proto_msgTypes[22]
+	mi := &file_peloton_v1_types_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2605,7 +2745,7 @@ func (x *Pool) String() string {
 func (*Pool) ProtoMessage() {}
 
 func (x *Pool) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[22]
+	mi := &file_peloton_v1_types_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2618,7 +2758,7 @@ func (x *Pool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pool.ProtoReflect.Descriptor instead.
 func (*Pool) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{22}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Pool) GetPath() string {
@@ -2675,7 +2815,7 @@ type PoolRegionShare struct {
 
 func (x *PoolRegionShare) Reset() {
 	*x = PoolRegionShare{}
-	mi := &file_peloton_v1_types_proto_msgTypes[23]
+	mi := &file_peloton_v1_types_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2687,7 +2827,7 @@ func (x *PoolRegionShare) String() string {
 func (*PoolRegionShare) ProtoMessage() {}
 
 func (x *PoolRegionShare) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[23]
+	mi := &file_peloton_v1_types_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2700,7 +2840,7 @@ func (x *PoolRegionShare) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolRegionShare.ProtoReflect.Descriptor instead.
 func (*PoolRegionShare) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{23}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PoolRegionShare) GetRegion() string {
@@ -2768,7 +2908,7 @@ type Host struct {
 
 func (x *Host) Reset() {
 	*x = Host{}
-	mi := &file_peloton_v1_types_proto_msgTypes[24]
+	mi := &file_peloton_v1_types_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2780,7 +2920,7 @@ func (x *Host) String() string {
 func (*Host) ProtoMessage() {}
 
 func (x *Host) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[24]
+	mi := &file_peloton_v1_types_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2793,7 +2933,7 @@ func (x *Host) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Host.ProtoReflect.Descriptor instead.
 func (*Host) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{24}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Host) GetId() string {
@@ -2935,7 +3075,7 @@ type RegionMember struct {
 
 func (x *RegionMember) Reset() {
 	*x = RegionMember{}
-	mi := &file_peloton_v1_types_proto_msgTypes[25]
+	mi := &file_peloton_v1_types_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2947,7 +3087,7 @@ func (x *RegionMember) String() string {
 func (*RegionMember) ProtoMessage() {}
 
 func (x *RegionMember) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[25]
+	mi := &file_peloton_v1_types_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2960,7 +3100,7 @@ func (x *RegionMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionMember.ProtoReflect.Descriptor instead.
 func (*RegionMember) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{25}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RegionMember) GetName() string {
@@ -3012,7 +3152,7 @@ type Region struct {
 
 func (x *Region) Reset() {
 	*x = Region{}
-	mi := &file_peloton_v1_types_proto_msgTypes[26]
+	mi := &file_peloton_v1_types_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3024,7 +3164,7 @@ func (x *Region) String() string {
 func (*Region) ProtoMessage() {}
 
 func (x *Region) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[26]
+	mi := &file_peloton_v1_types_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3037,7 +3177,7 @@ func (x *Region) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Region.ProtoReflect.Descriptor instead.
 func (*Region) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{26}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Region) GetName() string {
@@ -3102,7 +3242,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_peloton_v1_types_proto_msgTypes[27]
+	mi := &file_peloton_v1_types_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3114,7 +3254,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[27]
+	mi := &file_peloton_v1_types_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3127,7 +3267,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{27}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Replica) GetJob() *Job {
@@ -3196,7 +3336,7 @@ type RegionPlan struct {
 
 func (x *RegionPlan) Reset() {
 	*x = RegionPlan{}
-	mi := &file_peloton_v1_types_proto_msgTypes[28]
+	mi := &file_peloton_v1_types_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3208,7 +3348,7 @@ func (x *RegionPlan) String() string {
 func (*RegionPlan) ProtoMessage() {}
 
 func (x *RegionPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[28]
+	mi := &file_peloton_v1_types_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3221,7 +3361,7 @@ func (x *RegionPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionPlan.ProtoReflect.Descriptor instead.
 func (*RegionPlan) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{28}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RegionPlan) GetRegion() string {
@@ -3264,7 +3404,7 @@ type PlannedMove struct {
 
 func (x *PlannedMove) Reset() {
 	*x = PlannedMove{}
-	mi := &file_peloton_v1_types_proto_msgTypes[29]
+	mi := &file_peloton_v1_types_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3276,7 +3416,7 @@ func (x *PlannedMove) String() string {
 func (*PlannedMove) ProtoMessage() {}
 
 func (x *PlannedMove) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[29]
+	mi := &file_peloton_v1_types_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3289,7 +3429,7 @@ func (x *PlannedMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlannedMove.ProtoReflect.Descriptor instead.
 func (*PlannedMove) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{29}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PlannedMove) GetJobId() string {
@@ -3345,7 +3485,7 @@ type Drill struct {
 
 func (x *Drill) Reset() {
 	*x = Drill{}
-	mi := &file_peloton_v1_types_proto_msgTypes[30]
+	mi := &file_peloton_v1_types_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3357,7 +3497,7 @@ func (x *Drill) String() string {
 func (*Drill) ProtoMessage() {}
 
 func (x *Drill) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[30]
+	mi := &file_peloton_v1_types_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3370,7 +3510,7 @@ func (x *Drill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drill.ProtoReflect.Descriptor instead.
 func (*Drill) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{30}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Drill) GetId() string {
@@ -3450,6 +3590,528 @@ func (x *Drill) GetMessage() string {
 	return ""
 }
 
+// MigrationJob is one job of a migration with its progress and report.
+type MigrationJob struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Type  JobType                `protobuf:"varint,2,opt,name=type,proto3,enum=peloton.v1.JobType" json:"type,omitempty"`
+	// The cluster most of its instances ran on when the migration started;
+	// a rollback moves them back there.
+	FromCluster string `protobuf:"bytes,3,opt,name=from_cluster,json=fromCluster,proto3" json:"from_cluster,omitempty"`
+	// Instances to move (for a batch job: tasks not finished at the start).
+	Instances uint32 `protobuf:"varint,4,opt,name=instances,proto3" json:"instances,omitempty"`
+	// Instances now on the target that the migration moved (batch: tasks
+	// placed on the target since it started).
+	Moved    uint32 `protobuf:"varint,5,opt,name=moved,proto3" json:"moved,omitempty"`
+	InFlight uint32 `protobuf:"varint,6,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"`
+	// The most instances ever unavailable at once, seen by the engine on
+	// each pass, and how many the job's SLA allows.
+	MaxUnavailable    uint32 `protobuf:"varint,7,opt,name=max_unavailable,json=maxUnavailable,proto3" json:"max_unavailable,omitempty"`
+	SlaMaxUnavailable uint32 `protobuf:"varint,8,opt,name=sla_max_unavailable,json=slaMaxUnavailable,proto3" json:"sla_max_unavailable,omitempty"`
+	// Runs on the target that failed, and runs started again after one.
+	Failures uint32 `protobuf:"varint,9,opt,name=failures,proto3" json:"failures,omitempty"`
+	Retries  uint32 `protobuf:"varint,10,opt,name=retries,proto3" json:"retries,omitempty"`
+	// Surge instances running now (with surge).
+	Surge         uint32 `protobuf:"varint,11,opt,name=surge,proto3" json:"surge,omitempty"`
+	Done          bool   `protobuf:"varint,12,opt,name=done,proto3" json:"done,omitempty"`
+	Message       string `protobuf:"bytes,13,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MigrationJob) Reset() {
+	*x = MigrationJob{}
+	mi := &file_peloton_v1_types_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MigrationJob) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MigrationJob) ProtoMessage() {}
+
+func (x *MigrationJob) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MigrationJob.ProtoReflect.Descriptor instead.
+func (*MigrationJob) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *MigrationJob) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *MigrationJob) GetType() JobType {
+	if x != nil {
+		return x.Type
+	}
+	return JobType_JOB_TYPE_UNSPECIFIED
+}
+
+func (x *MigrationJob) GetFromCluster() string {
+	if x != nil {
+		return x.FromCluster
+	}
+	return ""
+}
+
+func (x *MigrationJob) GetInstances() uint32 {
+	if x != nil {
+		return x.Instances
+	}
+	return 0
+}
+
+func (x *MigrationJob) GetMoved() uint32 {
+	if x != nil {
+		return x.Moved
+	}
+	return 0
+}
+
+func (x *MigrationJob) GetInFlight() uint32 {
+	if x != nil {
+		return x.InFlight
+	}
+	return 0
+}
+
+func (x *MigrationJob) GetMaxUnavailable() uint32 {
+	if x != nil {
+		return x.MaxUnavailable
+	}
+	return 0
+}
+
+func (x *MigrationJob) GetSlaMaxUnavailable() uint32 {
+	if x != nil {
+		return x.SlaMaxUnavailable
+	}
+	return 0
+}
+
+func (x *MigrationJob) GetFailures() uint32 {
+	if x != nil {
+		return x.Failures
+	}
+	return 0
+}
+
+func (x *MigrationJob) GetRetries() uint32 {
+	if x != nil {
+		return x.Retries
+	}
+	return 0
+}
+
+func (x *MigrationJob) GetSurge() uint32 {
+	if x != nil {
+		return x.Surge
+	}
+	return 0
+}
+
+func (x *MigrationJob) GetDone() bool {
+	if x != nil {
+		return x.Done
+	}
+	return false
+}
+
+func (x *MigrationJob) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+type Migration struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// What was selected: one job, or every job of a pool.
+	JobId          string                 `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Pool           string                 `protobuf:"bytes,3,opt,name=pool,proto3" json:"pool,omitempty"`
+	ToCluster      string                 `protobuf:"bytes,4,opt,name=to_cluster,json=toCluster,proto3" json:"to_cluster,omitempty"`
+	BatchSize      uint32                 `protobuf:"varint,5,opt,name=batch_size,json=batchSize,proto3" json:"batch_size,omitempty"`
+	Surge          bool                   `protobuf:"varint,6,opt,name=surge,proto3" json:"surge,omitempty"`
+	MoveRunning    bool                   `protobuf:"varint,7,opt,name=move_running,json=moveRunning,proto3" json:"move_running,omitempty"`
+	AllowStateful  bool                   `protobuf:"varint,8,opt,name=allow_stateful,json=allowStateful,proto3" json:"allow_stateful,omitempty"`
+	Paused         bool                   `protobuf:"varint,9,opt,name=paused,proto3" json:"paused,omitempty"`
+	State          MigrationState         `protobuf:"varint,10,opt,name=state,proto3,enum=peloton.v1.MigrationState" json:"state,omitempty"`
+	Message        string                 `protobuf:"bytes,11,opt,name=message,proto3" json:"message,omitempty"`
+	CreateTime     *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	CompletionTime *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=completion_time,json=completionTime,proto3" json:"completion_time,omitempty"`
+	// From creation to completion (or to now while it runs).
+	Duration          *durationpb.Duration `protobuf:"bytes,14,opt,name=duration,proto3" json:"duration,omitempty"`
+	Jobs              []*MigrationJob      `protobuf:"bytes,15,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	InstancesTotal    uint32               `protobuf:"varint,16,opt,name=instances_total,json=instancesTotal,proto3" json:"instances_total,omitempty"`
+	InstancesMoved    uint32               `protobuf:"varint,17,opt,name=instances_moved,json=instancesMoved,proto3" json:"instances_moved,omitempty"`
+	InstancesInFlight uint32               `protobuf:"varint,18,opt,name=instances_in_flight,json=instancesInFlight,proto3" json:"instances_in_flight,omitempty"`
+	Region            string               `protobuf:"bytes,19,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *Migration) Reset() {
+	*x = Migration{}
+	mi := &file_peloton_v1_types_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Migration) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Migration) ProtoMessage() {}
+
+func (x *Migration) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Migration.ProtoReflect.Descriptor instead.
+func (*Migration) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *Migration) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Migration) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *Migration) GetPool() string {
+	if x != nil {
+		return x.Pool
+	}
+	return ""
+}
+
+func (x *Migration) GetToCluster() string {
+	if x != nil {
+		return x.ToCluster
+	}
+	return ""
+}
+
+func (x *Migration) GetBatchSize() uint32 {
+	if x != nil {
+		return x.BatchSize
+	}
+	return 0
+}
+
+func (x *Migration) GetSurge() bool {
+	if x != nil {
+		return x.Surge
+	}
+	return false
+}
+
+func (x *Migration) GetMoveRunning() bool {
+	if x != nil {
+		return x.MoveRunning
+	}
+	return false
+}
+
+func (x *Migration) GetAllowStateful() bool {
+	if x != nil {
+		return x.AllowStateful
+	}
+	return false
+}
+
+func (x *Migration) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+func (x *Migration) GetState() MigrationState {
+	if x != nil {
+		return x.State
+	}
+	return MigrationState_MIGRATION_STATE_UNSPECIFIED
+}
+
+func (x *Migration) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *Migration) GetCreateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreateTime
+	}
+	return nil
+}
+
+func (x *Migration) GetCompletionTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CompletionTime
+	}
+	return nil
+}
+
+func (x *Migration) GetDuration() *durationpb.Duration {
+	if x != nil {
+		return x.Duration
+	}
+	return nil
+}
+
+func (x *Migration) GetJobs() []*MigrationJob {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *Migration) GetInstancesTotal() uint32 {
+	if x != nil {
+		return x.InstancesTotal
+	}
+	return 0
+}
+
+func (x *Migration) GetInstancesMoved() uint32 {
+	if x != nil {
+		return x.InstancesMoved
+	}
+	return 0
+}
+
+func (x *Migration) GetInstancesInFlight() uint32 {
+	if x != nil {
+		return x.InstancesInFlight
+	}
+	return 0
+}
+
+func (x *Migration) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+// ClusterSummary is one cluster of a region: its hosts, whether it takes
+// new placements, and what of ours still runs there.
+type ClusterSummary struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Name   string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Kind   string                 `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	Region string                 `protobuf:"bytes,3,opt,name=region,proto3" json:"region,omitempty"`
+	// Drained: no new placements.
+	Drained   bool       `protobuf:"varint,4,opt,name=drained,proto3" json:"drained,omitempty"`
+	Hosts     uint32     `protobuf:"varint,5,opt,name=hosts,proto3" json:"hosts,omitempty"`
+	Capacity  *Resources `protobuf:"bytes,6,opt,name=capacity,proto3" json:"capacity,omitempty"`
+	Allocated *Resources `protobuf:"bytes,7,opt,name=allocated,proto3" json:"allocated,omitempty"`
+	// Runs that hold a host there (placed, launching, running).
+	Tasks         uint32          `protobuf:"varint,8,opt,name=tasks,proto3" json:"tasks,omitempty"`
+	Jobs          []*ClusterUsage `protobuf:"bytes,9,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	Pools         []*ClusterUsage `protobuf:"bytes,10,rep,name=pools,proto3" json:"pools,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterSummary) Reset() {
+	*x = ClusterSummary{}
+	mi := &file_peloton_v1_types_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterSummary) ProtoMessage() {}
+
+func (x *ClusterSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterSummary.ProtoReflect.Descriptor instead.
+func (*ClusterSummary) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ClusterSummary) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ClusterSummary) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *ClusterSummary) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+func (x *ClusterSummary) GetDrained() bool {
+	if x != nil {
+		return x.Drained
+	}
+	return false
+}
+
+func (x *ClusterSummary) GetHosts() uint32 {
+	if x != nil {
+		return x.Hosts
+	}
+	return 0
+}
+
+func (x *ClusterSummary) GetCapacity() *Resources {
+	if x != nil {
+		return x.Capacity
+	}
+	return nil
+}
+
+func (x *ClusterSummary) GetAllocated() *Resources {
+	if x != nil {
+		return x.Allocated
+	}
+	return nil
+}
+
+func (x *ClusterSummary) GetTasks() uint32 {
+	if x != nil {
+		return x.Tasks
+	}
+	return 0
+}
+
+func (x *ClusterSummary) GetJobs() []*ClusterUsage {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *ClusterSummary) GetPools() []*ClusterUsage {
+	if x != nil {
+		return x.Pools
+	}
+	return nil
+}
+
+// ClusterUsage is what one job or pool still runs on a cluster.
+type ClusterUsage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A job id or a pool path.
+	Name          string     `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Tasks         uint32     `protobuf:"varint,2,opt,name=tasks,proto3" json:"tasks,omitempty"`
+	Allocated     *Resources `protobuf:"bytes,3,opt,name=allocated,proto3" json:"allocated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterUsage) Reset() {
+	*x = ClusterUsage{}
+	mi := &file_peloton_v1_types_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterUsage) ProtoMessage() {}
+
+func (x *ClusterUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterUsage.ProtoReflect.Descriptor instead.
+func (*ClusterUsage) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *ClusterUsage) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ClusterUsage) GetTasks() uint32 {
+	if x != nil {
+		return x.Tasks
+	}
+	return 0
+}
+
+func (x *ClusterUsage) GetAllocated() *Resources {
+	if x != nil {
+		return x.Allocated
+	}
+	return nil
+}
+
 var File_peloton_v1_types_proto protoreflect.FileDescriptor
 
 const file_peloton_v1_types_proto_rawDesc = "" +
@@ -3511,7 +4173,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\n" +
 	"SpreadSpec\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12\x10\n" +
-	"\x03max\x18\x02 \x01(\rR\x03max\"\xf7\x05\n" +
+	"\x03max\x18\x02 \x01(\rR\x03max\"\xae\x06\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12'\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x13.peloton.v1.JobTypeR\x04type\x12\x12\n" +
@@ -3534,10 +4196,14 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\fmax_per_host\x18\x11 \x01(\rR\n" +
 	"maxPerHost\x12.\n" +
 	"\x06spread\x18\x12 \x03(\v2\x16.peloton.v1.SpreadSpecR\x06spread\x12!\n" +
-	"\x03sla\x18\x13 \x01(\v2\x0f.peloton.v1.SLAR\x03sla\x1a9\n" +
+	"\x03sla\x18\x13 \x01(\v2\x0f.peloton.v1.SLAR\x03sla\x125\n" +
+	"\bclusters\x18\x14 \x01(\v2\x19.peloton.v1.ClusterPolicyR\bclusters\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\".\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"=\n" +
+	"\rClusterPolicy\x12\x16\n" +
+	"\x06prefer\x18\x01 \x03(\tR\x06prefer\x12\x14\n" +
+	"\x05avoid\x18\x02 \x03(\tR\x05avoid\".\n" +
 	"\x03SLA\x12'\n" +
 	"\x0fmax_unavailable\x18\x01 \x01(\tR\x0emaxUnavailable\"Z\n" +
 	"\x10InstanceOverride\x12\x1c\n" +
@@ -3640,12 +4306,13 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\a_mem_mbB\n" +
 	"\n" +
 	"\b_disk_mbB\x06\n" +
-	"\x04_gpu\"\xbd\x01\n" +
+	"\x04_gpu\"\xf4\x01\n" +
 	"\bPoolSpec\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x127\n" +
 	"\vreservation\x18\x02 \x01(\v2\x15.peloton.v1.ResourcesR\vreservation\x121\n" +
 	"\x05limit\x18\x03 \x01(\v2\x1b.peloton.v1.ResourceAmountsR\x05limit\x121\n" +
-	"\x05share\x18\x04 \x01(\v2\x1b.peloton.v1.ResourceAmountsR\x05share\"\xca\x01\n" +
+	"\x05share\x18\x04 \x01(\v2\x1b.peloton.v1.ResourceAmountsR\x05share\x125\n" +
+	"\bclusters\x18\x05 \x01(\v2\x19.peloton.v1.ClusterPolicyR\bclusters\"\xca\x01\n" +
 	"\fPoolResource\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vreservation\x18\x02 \x01(\x01R\vreservation\x12\x14\n" +
@@ -3742,7 +4409,62 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x05moved\x18\t \x03(\v2\x17.peloton.v1.PlannedMoveR\x05moved\x124\n" +
 	"\tnot_moved\x18\n" +
 	" \x03(\v2\x17.peloton.v1.PlannedMoveR\bnotMoved\x12\x18\n" +
-	"\amessage\x18\v \x01(\tR\amessage*y\n" +
+	"\amessage\x18\v \x01(\tR\amessage\"\x95\x03\n" +
+	"\fMigrationJob\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12'\n" +
+	"\x04type\x18\x02 \x01(\x0e2\x13.peloton.v1.JobTypeR\x04type\x12!\n" +
+	"\ffrom_cluster\x18\x03 \x01(\tR\vfromCluster\x12\x1c\n" +
+	"\tinstances\x18\x04 \x01(\rR\tinstances\x12\x14\n" +
+	"\x05moved\x18\x05 \x01(\rR\x05moved\x12\x1b\n" +
+	"\tin_flight\x18\x06 \x01(\rR\binFlight\x12'\n" +
+	"\x0fmax_unavailable\x18\a \x01(\rR\x0emaxUnavailable\x12.\n" +
+	"\x13sla_max_unavailable\x18\b \x01(\rR\x11slaMaxUnavailable\x12\x1a\n" +
+	"\bfailures\x18\t \x01(\rR\bfailures\x12\x18\n" +
+	"\aretries\x18\n" +
+	" \x01(\rR\aretries\x12\x14\n" +
+	"\x05surge\x18\v \x01(\rR\x05surge\x12\x12\n" +
+	"\x04done\x18\f \x01(\bR\x04done\x12\x18\n" +
+	"\amessage\x18\r \x01(\tR\amessage\"\xc9\x05\n" +
+	"\tMigration\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
+	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12\x12\n" +
+	"\x04pool\x18\x03 \x01(\tR\x04pool\x12\x1d\n" +
+	"\n" +
+	"to_cluster\x18\x04 \x01(\tR\ttoCluster\x12\x1d\n" +
+	"\n" +
+	"batch_size\x18\x05 \x01(\rR\tbatchSize\x12\x14\n" +
+	"\x05surge\x18\x06 \x01(\bR\x05surge\x12!\n" +
+	"\fmove_running\x18\a \x01(\bR\vmoveRunning\x12%\n" +
+	"\x0eallow_stateful\x18\b \x01(\bR\rallowStateful\x12\x16\n" +
+	"\x06paused\x18\t \x01(\bR\x06paused\x120\n" +
+	"\x05state\x18\n" +
+	" \x01(\x0e2\x1a.peloton.v1.MigrationStateR\x05state\x12\x18\n" +
+	"\amessage\x18\v \x01(\tR\amessage\x12;\n" +
+	"\vcreate_time\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime\x12C\n" +
+	"\x0fcompletion_time\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\x0ecompletionTime\x125\n" +
+	"\bduration\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\bduration\x12,\n" +
+	"\x04jobs\x18\x0f \x03(\v2\x18.peloton.v1.MigrationJobR\x04jobs\x12'\n" +
+	"\x0finstances_total\x18\x10 \x01(\rR\x0einstancesTotal\x12'\n" +
+	"\x0finstances_moved\x18\x11 \x01(\rR\x0einstancesMoved\x12.\n" +
+	"\x13instances_in_flight\x18\x12 \x01(\rR\x11instancesInFlight\x12\x16\n" +
+	"\x06region\x18\x13 \x01(\tR\x06region\"\xdc\x02\n" +
+	"\x0eClusterSummary\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x16\n" +
+	"\x06region\x18\x03 \x01(\tR\x06region\x12\x18\n" +
+	"\adrained\x18\x04 \x01(\bR\adrained\x12\x14\n" +
+	"\x05hosts\x18\x05 \x01(\rR\x05hosts\x121\n" +
+	"\bcapacity\x18\x06 \x01(\v2\x15.peloton.v1.ResourcesR\bcapacity\x123\n" +
+	"\tallocated\x18\a \x01(\v2\x15.peloton.v1.ResourcesR\tallocated\x12\x14\n" +
+	"\x05tasks\x18\b \x01(\rR\x05tasks\x12,\n" +
+	"\x04jobs\x18\t \x03(\v2\x18.peloton.v1.ClusterUsageR\x04jobs\x12.\n" +
+	"\x05pools\x18\n" +
+	" \x03(\v2\x18.peloton.v1.ClusterUsageR\x05pools\"m\n" +
+	"\fClusterUsage\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05tasks\x18\x02 \x01(\rR\x05tasks\x123\n" +
+	"\tallocated\x18\x03 \x01(\v2\x15.peloton.v1.ResourcesR\tallocated*y\n" +
 	"\aJobType\x12\x18\n" +
 	"\x14JOB_TYPE_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eJOB_TYPE_BATCH\x10\x01\x12\x14\n" +
@@ -3804,7 +4526,15 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\rHOST_STATE_UP\x10\x01\x12\x17\n" +
 	"\x13HOST_STATE_DRAINING\x10\x02\x12\x13\n" +
 	"\x0fHOST_STATE_DOWN\x10\x03\x12\x16\n" +
-	"\x12HOST_STATE_DRAINED\x10\x04B?Z=github.com/peloton-federated/peloton/api/peloton/v1;pelotonv1b\x06proto3"
+	"\x12HOST_STATE_DRAINED\x10\x04*\xeb\x01\n" +
+	"\x0eMigrationState\x12\x1f\n" +
+	"\x1bMIGRATION_STATE_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19MIGRATION_STATE_MIGRATING\x10\x01\x12 \n" +
+	"\x1cMIGRATION_STATE_ROLLING_BACK\x10\x02\x12\x1d\n" +
+	"\x19MIGRATION_STATE_SUCCEEDED\x10\x03\x12\x1f\n" +
+	"\x1bMIGRATION_STATE_ROLLED_BACK\x10\x04\x12\x1b\n" +
+	"\x17MIGRATION_STATE_ABORTED\x10\x05\x12\x1a\n" +
+	"\x16MIGRATION_STATE_FAILED\x10\x06B?Z=github.com/peloton-federated/peloton/api/peloton/v1;pelotonv1b\x06proto3"
 
 var (
 	file_peloton_v1_types_proto_rawDescOnce sync.Once
@@ -3818,8 +4548,8 @@ func file_peloton_v1_types_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_types_proto_rawDescData
 }
 
-var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
+var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_peloton_v1_types_proto_goTypes = []any{
 	(JobType)(0),                  // 0: peloton.v1.JobType
 	(ConstraintOp)(0),             // 1: peloton.v1.ConstraintOp
@@ -3829,129 +4559,148 @@ var file_peloton_v1_types_proto_goTypes = []any{
 	(HealthState)(0),              // 5: peloton.v1.HealthState
 	(UpdateState)(0),              // 6: peloton.v1.UpdateState
 	(HostState)(0),                // 7: peloton.v1.HostState
-	(FailoverPolicy_Mode)(0),      // 8: peloton.v1.FailoverPolicy.Mode
-	(*Resources)(nil),             // 9: peloton.v1.Resources
-	(*Constraint)(nil),            // 10: peloton.v1.Constraint
-	(*TaskSpec)(nil),              // 11: peloton.v1.TaskSpec
-	(*Container)(nil),             // 12: peloton.v1.Container
-	(*PortSpec)(nil),              // 13: peloton.v1.PortSpec
-	(*HealthCheck)(nil),           // 14: peloton.v1.HealthCheck
-	(*HTTPProbe)(nil),             // 15: peloton.v1.HTTPProbe
-	(*TCPProbe)(nil),              // 16: peloton.v1.TCPProbe
-	(*Volume)(nil),                // 17: peloton.v1.Volume
-	(*SpreadSpec)(nil),            // 18: peloton.v1.SpreadSpec
-	(*JobSpec)(nil),               // 19: peloton.v1.JobSpec
-	(*SLA)(nil),                   // 20: peloton.v1.SLA
-	(*InstanceOverride)(nil),      // 21: peloton.v1.InstanceOverride
-	(*FailoverPolicy)(nil),        // 22: peloton.v1.FailoverPolicy
-	(*JobStatus)(nil),             // 23: peloton.v1.JobStatus
-	(*Job)(nil),                   // 24: peloton.v1.Job
-	(*Task)(nil),                  // 25: peloton.v1.Task
-	(*Event)(nil),                 // 26: peloton.v1.Event
-	(*Update)(nil),                // 27: peloton.v1.Update
-	(*ResourceAmounts)(nil),       // 28: peloton.v1.ResourceAmounts
-	(*PoolSpec)(nil),              // 29: peloton.v1.PoolSpec
-	(*PoolResource)(nil),          // 30: peloton.v1.PoolResource
-	(*Pool)(nil),                  // 31: peloton.v1.Pool
-	(*PoolRegionShare)(nil),       // 32: peloton.v1.PoolRegionShare
-	(*Host)(nil),                  // 33: peloton.v1.Host
-	(*RegionMember)(nil),          // 34: peloton.v1.RegionMember
-	(*Region)(nil),                // 35: peloton.v1.Region
-	(*Replica)(nil),               // 36: peloton.v1.Replica
-	(*RegionPlan)(nil),            // 37: peloton.v1.RegionPlan
-	(*PlannedMove)(nil),           // 38: peloton.v1.PlannedMove
-	(*Drill)(nil),                 // 39: peloton.v1.Drill
-	nil,                           // 40: peloton.v1.TaskSpec.EnvEntry
-	nil,                           // 41: peloton.v1.JobSpec.LabelsEntry
-	nil,                           // 42: peloton.v1.JobStatus.TaskStatesEntry
-	nil,                           // 43: peloton.v1.Task.PortsEntry
-	nil,                           // 44: peloton.v1.Host.LabelsEntry
-	(*durationpb.Duration)(nil),   // 45: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 46: google.protobuf.Timestamp
+	(MigrationState)(0),           // 8: peloton.v1.MigrationState
+	(FailoverPolicy_Mode)(0),      // 9: peloton.v1.FailoverPolicy.Mode
+	(*Resources)(nil),             // 10: peloton.v1.Resources
+	(*Constraint)(nil),            // 11: peloton.v1.Constraint
+	(*TaskSpec)(nil),              // 12: peloton.v1.TaskSpec
+	(*Container)(nil),             // 13: peloton.v1.Container
+	(*PortSpec)(nil),              // 14: peloton.v1.PortSpec
+	(*HealthCheck)(nil),           // 15: peloton.v1.HealthCheck
+	(*HTTPProbe)(nil),             // 16: peloton.v1.HTTPProbe
+	(*TCPProbe)(nil),              // 17: peloton.v1.TCPProbe
+	(*Volume)(nil),                // 18: peloton.v1.Volume
+	(*SpreadSpec)(nil),            // 19: peloton.v1.SpreadSpec
+	(*JobSpec)(nil),               // 20: peloton.v1.JobSpec
+	(*ClusterPolicy)(nil),         // 21: peloton.v1.ClusterPolicy
+	(*SLA)(nil),                   // 22: peloton.v1.SLA
+	(*InstanceOverride)(nil),      // 23: peloton.v1.InstanceOverride
+	(*FailoverPolicy)(nil),        // 24: peloton.v1.FailoverPolicy
+	(*JobStatus)(nil),             // 25: peloton.v1.JobStatus
+	(*Job)(nil),                   // 26: peloton.v1.Job
+	(*Task)(nil),                  // 27: peloton.v1.Task
+	(*Event)(nil),                 // 28: peloton.v1.Event
+	(*Update)(nil),                // 29: peloton.v1.Update
+	(*ResourceAmounts)(nil),       // 30: peloton.v1.ResourceAmounts
+	(*PoolSpec)(nil),              // 31: peloton.v1.PoolSpec
+	(*PoolResource)(nil),          // 32: peloton.v1.PoolResource
+	(*Pool)(nil),                  // 33: peloton.v1.Pool
+	(*PoolRegionShare)(nil),       // 34: peloton.v1.PoolRegionShare
+	(*Host)(nil),                  // 35: peloton.v1.Host
+	(*RegionMember)(nil),          // 36: peloton.v1.RegionMember
+	(*Region)(nil),                // 37: peloton.v1.Region
+	(*Replica)(nil),               // 38: peloton.v1.Replica
+	(*RegionPlan)(nil),            // 39: peloton.v1.RegionPlan
+	(*PlannedMove)(nil),           // 40: peloton.v1.PlannedMove
+	(*Drill)(nil),                 // 41: peloton.v1.Drill
+	(*MigrationJob)(nil),          // 42: peloton.v1.MigrationJob
+	(*Migration)(nil),             // 43: peloton.v1.Migration
+	(*ClusterSummary)(nil),        // 44: peloton.v1.ClusterSummary
+	(*ClusterUsage)(nil),          // 45: peloton.v1.ClusterUsage
+	nil,                           // 46: peloton.v1.TaskSpec.EnvEntry
+	nil,                           // 47: peloton.v1.JobSpec.LabelsEntry
+	nil,                           // 48: peloton.v1.JobStatus.TaskStatesEntry
+	nil,                           // 49: peloton.v1.Task.PortsEntry
+	nil,                           // 50: peloton.v1.Host.LabelsEntry
+	(*durationpb.Duration)(nil),   // 51: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 52: google.protobuf.Timestamp
 }
 var file_peloton_v1_types_proto_depIdxs = []int32{
 	1,  // 0: peloton.v1.Constraint.op:type_name -> peloton.v1.ConstraintOp
-	10, // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
-	10, // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
-	40, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
-	9,  // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
-	10, // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
-	12, // 6: peloton.v1.TaskSpec.container:type_name -> peloton.v1.Container
-	13, // 7: peloton.v1.TaskSpec.ports:type_name -> peloton.v1.PortSpec
-	14, // 8: peloton.v1.TaskSpec.health_check:type_name -> peloton.v1.HealthCheck
-	14, // 9: peloton.v1.TaskSpec.readiness:type_name -> peloton.v1.HealthCheck
-	17, // 10: peloton.v1.TaskSpec.volumes:type_name -> peloton.v1.Volume
+	11, // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
+	11, // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
+	46, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
+	10, // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
+	11, // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
+	13, // 6: peloton.v1.TaskSpec.container:type_name -> peloton.v1.Container
+	14, // 7: peloton.v1.TaskSpec.ports:type_name -> peloton.v1.PortSpec
+	15, // 8: peloton.v1.TaskSpec.health_check:type_name -> peloton.v1.HealthCheck
+	15, // 9: peloton.v1.TaskSpec.readiness:type_name -> peloton.v1.HealthCheck
+	18, // 10: peloton.v1.TaskSpec.volumes:type_name -> peloton.v1.Volume
 	2,  // 11: peloton.v1.Container.pull_policy:type_name -> peloton.v1.PullPolicy
-	15, // 12: peloton.v1.HealthCheck.http:type_name -> peloton.v1.HTTPProbe
-	16, // 13: peloton.v1.HealthCheck.tcp:type_name -> peloton.v1.TCPProbe
-	45, // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
-	45, // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
-	45, // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
+	16, // 12: peloton.v1.HealthCheck.http:type_name -> peloton.v1.HTTPProbe
+	17, // 13: peloton.v1.HealthCheck.tcp:type_name -> peloton.v1.TCPProbe
+	51, // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
+	51, // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
+	51, // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
 	0,  // 17: peloton.v1.JobSpec.type:type_name -> peloton.v1.JobType
-	11, // 18: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
-	41, // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
-	22, // 20: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
-	21, // 21: peloton.v1.JobSpec.overrides:type_name -> peloton.v1.InstanceOverride
-	18, // 22: peloton.v1.JobSpec.spread:type_name -> peloton.v1.SpreadSpec
-	20, // 23: peloton.v1.JobSpec.sla:type_name -> peloton.v1.SLA
-	11, // 24: peloton.v1.InstanceOverride.task:type_name -> peloton.v1.TaskSpec
-	8,  // 25: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
-	3,  // 26: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
-	42, // 27: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
-	46, // 28: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
-	46, // 29: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
-	46, // 30: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
-	19, // 31: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
-	23, // 32: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
-	4,  // 33: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
-	4,  // 34: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
-	46, // 35: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
-	46, // 36: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
-	46, // 37: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
-	46, // 38: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
-	5,  // 39: peloton.v1.Task.health:type_name -> peloton.v1.HealthState
-	5,  // 40: peloton.v1.Task.ready:type_name -> peloton.v1.HealthState
-	43, // 41: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
-	46, // 42: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
-	23, // 43: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
-	25, // 44: peloton.v1.Event.task:type_name -> peloton.v1.Task
-	6,  // 45: peloton.v1.Update.state:type_name -> peloton.v1.UpdateState
-	46, // 46: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
-	46, // 47: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
-	9,  // 48: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
-	28, // 49: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
-	28, // 50: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
-	30, // 51: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
-	29, // 52: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
-	32, // 53: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
-	9,  // 54: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
-	9,  // 55: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
-	9,  // 56: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
-	7,  // 57: peloton.v1.Host.state:type_name -> peloton.v1.HostState
-	9,  // 58: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
-	9,  // 59: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
-	44, // 60: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
-	46, // 61: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
-	46, // 62: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
-	46, // 63: peloton.v1.Host.drain_deadline:type_name -> google.protobuf.Timestamp
-	34, // 64: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
-	9,  // 65: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
-	9,  // 66: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
-	46, // 67: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
-	24, // 68: peloton.v1.Replica.job:type_name -> peloton.v1.Job
-	46, // 69: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
-	46, // 70: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
-	38, // 71: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
-	38, // 72: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
-	46, // 73: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
-	46, // 74: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
-	38, // 75: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
-	38, // 76: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
-	77, // [77:77] is the sub-list for method output_type
-	77, // [77:77] is the sub-list for method input_type
-	77, // [77:77] is the sub-list for extension type_name
-	77, // [77:77] is the sub-list for extension extendee
-	0,  // [0:77] is the sub-list for field type_name
+	12, // 18: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
+	47, // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
+	24, // 20: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
+	23, // 21: peloton.v1.JobSpec.overrides:type_name -> peloton.v1.InstanceOverride
+	19, // 22: peloton.v1.JobSpec.spread:type_name -> peloton.v1.SpreadSpec
+	22, // 23: peloton.v1.JobSpec.sla:type_name -> peloton.v1.SLA
+	21, // 24: peloton.v1.JobSpec.clusters:type_name -> peloton.v1.ClusterPolicy
+	12, // 25: peloton.v1.InstanceOverride.task:type_name -> peloton.v1.TaskSpec
+	9,  // 26: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
+	3,  // 27: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
+	48, // 28: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
+	52, // 29: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
+	52, // 30: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
+	52, // 31: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
+	20, // 32: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
+	25, // 33: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
+	4,  // 34: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
+	4,  // 35: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
+	52, // 36: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
+	52, // 37: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
+	52, // 38: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
+	52, // 39: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
+	5,  // 40: peloton.v1.Task.health:type_name -> peloton.v1.HealthState
+	5,  // 41: peloton.v1.Task.ready:type_name -> peloton.v1.HealthState
+	49, // 42: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
+	52, // 43: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
+	25, // 44: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
+	27, // 45: peloton.v1.Event.task:type_name -> peloton.v1.Task
+	6,  // 46: peloton.v1.Update.state:type_name -> peloton.v1.UpdateState
+	52, // 47: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
+	52, // 48: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
+	10, // 49: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
+	30, // 50: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
+	30, // 51: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
+	21, // 52: peloton.v1.PoolSpec.clusters:type_name -> peloton.v1.ClusterPolicy
+	32, // 53: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
+	31, // 54: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
+	34, // 55: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
+	10, // 56: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
+	10, // 57: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
+	10, // 58: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
+	7,  // 59: peloton.v1.Host.state:type_name -> peloton.v1.HostState
+	10, // 60: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
+	10, // 61: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
+	50, // 62: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
+	52, // 63: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
+	52, // 64: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
+	52, // 65: peloton.v1.Host.drain_deadline:type_name -> google.protobuf.Timestamp
+	36, // 66: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
+	10, // 67: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
+	10, // 68: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
+	52, // 69: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
+	26, // 70: peloton.v1.Replica.job:type_name -> peloton.v1.Job
+	52, // 71: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
+	52, // 72: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
+	40, // 73: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
+	40, // 74: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
+	52, // 75: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
+	52, // 76: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
+	40, // 77: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
+	40, // 78: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
+	0,  // 79: peloton.v1.MigrationJob.type:type_name -> peloton.v1.JobType
+	8,  // 80: peloton.v1.Migration.state:type_name -> peloton.v1.MigrationState
+	52, // 81: peloton.v1.Migration.create_time:type_name -> google.protobuf.Timestamp
+	52, // 82: peloton.v1.Migration.completion_time:type_name -> google.protobuf.Timestamp
+	51, // 83: peloton.v1.Migration.duration:type_name -> google.protobuf.Duration
+	42, // 84: peloton.v1.Migration.jobs:type_name -> peloton.v1.MigrationJob
+	10, // 85: peloton.v1.ClusterSummary.capacity:type_name -> peloton.v1.Resources
+	10, // 86: peloton.v1.ClusterSummary.allocated:type_name -> peloton.v1.Resources
+	45, // 87: peloton.v1.ClusterSummary.jobs:type_name -> peloton.v1.ClusterUsage
+	45, // 88: peloton.v1.ClusterSummary.pools:type_name -> peloton.v1.ClusterUsage
+	10, // 89: peloton.v1.ClusterUsage.allocated:type_name -> peloton.v1.Resources
+	90, // [90:90] is the sub-list for method output_type
+	90, // [90:90] is the sub-list for method input_type
+	90, // [90:90] is the sub-list for extension type_name
+	90, // [90:90] is the sub-list for extension extendee
+	0,  // [0:90] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_types_proto_init() }
@@ -3959,18 +4708,18 @@ func file_peloton_v1_types_proto_init() {
 	if File_peloton_v1_types_proto != nil {
 		return
 	}
-	file_peloton_v1_types_proto_msgTypes[17].OneofWrappers = []any{
+	file_peloton_v1_types_proto_msgTypes[18].OneofWrappers = []any{
 		(*Event_Job)(nil),
 		(*Event_Task)(nil),
 	}
-	file_peloton_v1_types_proto_msgTypes[19].OneofWrappers = []any{}
+	file_peloton_v1_types_proto_msgTypes[20].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_types_proto_rawDesc), len(file_peloton_v1_types_proto_rawDesc)),
-			NumEnums:      9,
-			NumMessages:   36,
+			NumEnums:      10,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

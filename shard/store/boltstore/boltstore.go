@@ -31,11 +31,13 @@ var (
 	jobUpdatesBucket = []byte("job_updates")
 	hostsBucket      = []byte("hosts")
 	eventsBucket     = []byte("events")
+	// Added with cluster migrations.
+	migrationsBucket = []byte("migrations")
 )
 
 // buckets are the top-level buckets every open file has.
 var buckets = [][]byte{jobsBucket, tasksBucket, poolsBucket, metaBucket, valueBucket,
-	configsBucket, updatesBucket, jobUpdatesBucket, hostsBucket, eventsBucket}
+	configsBucket, updatesBucket, jobUpdatesBucket, hostsBucket, eventsBucket, migrationsBucket}
 
 // ctxCheckEvery is how many tasks of a batch are written between checks
 // for a cancelled context.

@@ -41,15 +41,19 @@ const (
 	ConfigRecordV1 = 1
 	ConfigRecordV2 = 2
 	ConfigRecordV3 = 3
+	// ConfigRecordV4 appends the job's cluster policy.
+	ConfigRecordV4 = 4
 	// ConfigRecordVersion is the latest config (job spec) encoding.
-	ConfigRecordVersion = ConfigRecordV3
+	ConfigRecordVersion = ConfigRecordV4
 	// PoolRecordV1 holds reservation and limit as doubles (cpu in cores,
 	// +Inf for no limit), PoolRecordV2 as integer units; both hold the
 	// shares as doubles.
 	PoolRecordV1 = 1
 	PoolRecordV2 = 2
+	// PoolRecordV3 appends the pool's cluster policy.
+	PoolRecordV3 = 3
 	// PoolRecordVersion is the latest pool encoding.
-	PoolRecordVersion = PoolRecordV2
+	PoolRecordVersion = PoolRecordV3
 	// HostRecordV2 appends the host's port ranges and whether it runs
 	// images. Both hold the capacity as doubles; HostRecordV3 holds it as
 	// integer units and appends the drain's deadline and whether the host
@@ -63,13 +67,16 @@ const (
 	// of job updates and events.
 	// UpdateRecordV2 appends the failures counted, the failures allowed,
 	// whether to roll back on failure, and whether it is paused.
-	UpdateRecordV1      = 1
+	UpdateRecordV1 = 1
 	UpdateRecordV2 = 2
 	// UpdateRecordV3 appends the time an instance must stay healthy,
 	// in-place, and the instances in flight.
 	UpdateRecordV3      = 3
 	UpdateRecordVersion = UpdateRecordV3
 	EventRecordVersion  = 1
+	// MigrationRecordVersion is the latest encoding of migrations.
+	MigrationRecordV1      = 1
+	MigrationRecordVersion = MigrationRecordV1
 )
 
 // maxConstraintDepth bounds AllOf/AnyOf nesting, on write and on read, so a

@@ -76,6 +76,9 @@ func encodePool(p *model.Pool, rev uint64, version byte) []byte {
 	}
 	e.shares(p.Share)
 	e.time(p.CreateTime)
+	if version >= PoolRecordV3 {
+		e.clusterPolicy(p.Clusters)
+	}
 	return e.buf
 }
 
@@ -94,6 +97,9 @@ func DecodePool(path string, b []byte) (*model.Pool, error) {
 	}
 	p.Share = d.shares()
 	p.CreateTime = d.time()
+	if version >= PoolRecordV3 {
+		p.Clusters = d.clusterPolicy()
+	}
 	if err := d.done(); err != nil {
 		return nil, fmt.Errorf("pool %s: %w", path, err)
 	}

@@ -44,11 +44,11 @@ func cloneTask(t *model.TaskRuntime) *model.TaskRuntime {
 	return &out
 }
 
-// clonePool returns a copy of p with a normalised time; Pool holds no
-// reference types, so a value copy is deep.
+// clonePool returns a deep copy of p with a normalised time.
 func clonePool(p *model.Pool) *model.Pool {
 	out := *p
 	out.CreateTime = normalTime(out.CreateTime)
+	out.Clusters = p.Clusters.Clone()
 	return &out
 }
 

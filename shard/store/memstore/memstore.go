@@ -27,8 +27,11 @@ type Store struct {
 	pools   map[string]*model.Pool
 	values  map[string][]byte
 	updates map[model.UpdateID]*model.Update
-	hosts   map[model.HostID]*model.HostRecord
-	events  map[model.JobID]*eventLog
+	// migrations are kept as their encoded records, which also makes
+	// every read a deep copy.
+	migrations map[model.MigrationID][]byte
+	hosts      map[model.HostID]*model.HostRecord
+	events     map[model.JobID]*eventLog
 }
 
 var _ store.Store = (*Store)(nil)
@@ -36,14 +39,15 @@ var _ store.Store = (*Store)(nil)
 // New returns an empty store.
 func New() *Store {
 	return &Store{
-		jobs:    make(map[model.JobID]*model.Job),
-		configs: make(map[model.JobID]map[uint64]*model.JobSpec),
-		tasks:   make(map[model.JobID]map[uint32]*model.TaskRuntime),
-		pools:   make(map[string]*model.Pool),
-		values:  make(map[string][]byte),
-		updates: make(map[model.UpdateID]*model.Update),
-		hosts:   make(map[model.HostID]*model.HostRecord),
-		events:  make(map[model.JobID]*eventLog),
+		jobs:       make(map[model.JobID]*model.Job),
+		configs:    make(map[model.JobID]map[uint64]*model.JobSpec),
+		tasks:      make(map[model.JobID]map[uint32]*model.TaskRuntime),
+		pools:      make(map[string]*model.Pool),
+		values:     make(map[string][]byte),
+		updates:    make(map[model.UpdateID]*model.Update),
+		migrations: make(map[model.MigrationID][]byte),
+		hosts:      make(map[model.HostID]*model.HostRecord),
+		events:     make(map[model.JobID]*eventLog),
 	}
 }
 
