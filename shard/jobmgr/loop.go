@@ -40,6 +40,7 @@ func (e *Engine) step(ctx context.Context) {
 	}
 	e.evictRevocable(now)
 	e.drainStep(now)
+	e.migrateStep(now)
 	e.admit(now)
 	e.place(now)
 	jobs := sortJobs(e.work)
@@ -463,6 +464,9 @@ func (e *Engine) persist(ctx context.Context, jobs []*jobEntry) error {
 		return err
 	}
 	if err := e.persistUpdates(ctx, jobs); err != nil {
+		return err
+	}
+	if err := e.persistMigrations(ctx); err != nil {
 		return err
 	}
 	for _, je := range jobs {

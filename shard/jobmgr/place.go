@@ -48,15 +48,16 @@ func (e *Engine) place(now time.Time) {
 // before it is rebuilt, which also restores its tightest-first order.
 const indexRebuildEvery = 30 * time.Second
 
-// placementHost describes a host to placement with what it has free.
-func placementHost(v *hostmgr.HostView, free model.Resources) placement.Host {
+// placementHost describes a host to placement with what it has free; hosts
+// of drained clusters take no new work.
+func placementHost(v *hostmgr.HostView, free model.Resources, drained map[string]bool) placement.Host {
 	return placement.Host{
 		ID:          v.ID,
 		Cluster:     v.Cluster,
 		Free:        free.Max(model.Resources{}),
 		Labels:      v.Labels,
 		Ports:       v.FreePorts(),
-		Schedulable: v.State == model.HostUp,
+		Schedulable: v.State == model.HostUp && !drained[v.Cluster],
 	}
 }
 
@@ -78,7 +79,7 @@ func (e *Engine) hostIndex(now time.Time) *placement.HostIndex {
 			case !ok || (v.Hostname == "" && v.State == model.HostDown):
 				_ = e.index.RemoveHost(id)
 			default:
-				if err := e.index.UpsertHost(placementHost(&v, v.Free())); err != nil {
+				if err := e.index.UpsertHost(placementHost(&v, v.Free(), e.clusters.drained)); err != nil {
 					e.log.Error("updating host index", "host", id, "err", err)
 				}
 			}
@@ -92,7 +93,7 @@ func (e *Engine) hostIndex(now time.Time) *placement.HostIndex {
 		if v.Hostname == "" && v.State == model.HostDown {
 			continue // allocation recorded for a host not reported yet
 		}
-		hosts = append(hosts, placementHost(v, v.Free()))
+		hosts = append(hosts, placementHost(v, v.Free(), e.clusters.drained))
 	}
 	index, err := placement.NewHostIndex(hosts)
 	if err != nil {
@@ -134,7 +135,7 @@ func (e *Engine) placeOn(views []hostmgr.HostView, slack map[model.HostID]model.
 			continue // allocation recorded for a host not reported yet
 		}
 		free := slack[v.ID].Sub(v.Revocable)
-		hosts = append(hosts, placementHost(v, free))
+		hosts = append(hosts, placementHost(v, free, e.clusters.drained))
 	}
 	index, err := placement.NewHostIndex(hosts)
 	if err != nil {
@@ -147,6 +148,7 @@ func (e *Engine) placeOn(views []hostmgr.HostView, slack map[model.HostID]model.
 // placeWith places tasks against an index, which takes what it assigns.
 func (e *Engine) placeWith(index *placement.HostIndex, ready []model.TaskID, now time.Time) []model.TaskID {
 	gangs := map[resmgr.GangID]int{}
+	avoid := map[*jobEntry][]string{}
 	tasks := make([]placement.Task, 0, len(ready))
 	for i, id := range ready {
 		je, t := e.task(id)
@@ -159,7 +161,9 @@ func (e *Engine) placeWith(index *placement.HostIndex, ready []model.TaskID, now
 			}
 			gang = gangs[g]
 		}
-		tasks = append(tasks, je.placementTask(t, i, gang))
+		pt := je.placementTask(t, i, gang)
+		e.clusterFilters(je, &pt, t, avoid)
+		tasks = append(tasks, pt)
 	}
 	e.passes++
 	res := placement.Place(index, tasks, placement.Options{Seed: e.passes})
@@ -194,8 +198,9 @@ func (e *Engine) placeWith(index *placement.HostIndex, ready []model.TaskID, now
 	for _, u := range res.Unplaced {
 		id := ready[u.Ref]
 		je, t := e.task(id)
-		if _, ok := je.prefer[id.Instance]; ok {
-			// Its own host has no room now: any host next pass.
+		if p, ok := je.prefer[id.Instance]; ok && !p.must {
+			// Its own host (or preferred cluster) has no room now: any
+			// allowed host next pass.
 			delete(je.prefer, id.Instance)
 			still = append(still, id)
 			continue

@@ -208,7 +208,7 @@ func (e *Engine) UpdatePool(ctx context.Context, p model.Pool) (*model.Pool, err
 	}
 	next := clonePools(e.pools)
 	cp := *old
-	cp.Reservation, cp.Limit, cp.Share = p.Reservation, p.Limit, p.Share
+	cp.Reservation, cp.Limit, cp.Share, cp.Clusters = p.Reservation, p.Limit, p.Share, p.Clusters.Clone()
 	next[p.Path] = &cp
 	tree, err := buildTree(next)
 	if err != nil {
