@@ -543,3 +543,6 @@ func (e *Engine) checkRollback(m *model.Migration) error {
 	}
 	return nil
 }
+
+// Now is the engine's clock reading (for durations the API reports).
+func (e *Engine) Now() time.Time { return e.cfg.Clock.Now() }

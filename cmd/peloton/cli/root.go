@@ -198,7 +198,7 @@ func newRootCommand(a *app) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{command: c.CommandPath(), err: err}
 	})
-	root.AddCommand(a.jobCommand(), a.updateCommand(), a.taskCommand(), a.poolCommand(), a.hostCommand(), a.regionCommand(), a.drillCommand(), a.versionCommand())
+	root.AddCommand(a.jobCommand(), a.updateCommand(), a.taskCommand(), a.poolCommand(), a.hostCommand(), a.clusterCommand(), a.migrateCommand(), a.regionCommand(), a.drillCommand(), a.versionCommand())
 	return root
 }
 
