@@ -188,6 +188,7 @@ func (e *Engine) migrateJob(m *model.Migration, rec *model.MigrationJob, now tim
 	if plan.Complete {
 		rec.Done, rec.Message = true, fmt.Sprintf("%d instances on %s", plan.Done, jm.to)
 		e.endJobMigration(je, now)
+		e.forgetRemoved(je) // the ended surge instances
 	}
 	return markOf(rec) != before
 }
