@@ -117,10 +117,10 @@ type sampler struct {
 	// effective: the job's n less every available task, surge
 	// instances included (what the engine reports).
 	effective int
-	samples int
-	most    int // most tasks the job had
-	stop    chan struct{}
-	done    chan struct{}
+	samples   int
+	most      int // most tasks the job had
+	stop      chan struct{}
+	done      chan struct{}
 }
 
 func (s *shard) sample(job string, n int) *sampler {
