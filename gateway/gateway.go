@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -13,10 +14,13 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/gateway/auth"
+	"github.com/peloton-federated/peloton/ui"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -30,7 +34,25 @@ type Config struct {
 	Register func(*grpc.Server)
 	// Ready reports whether the region is ready to serve; /healthz uses it.
 	Ready func() error
+	// TLS, when set, serves the port over TLS; client certificates are
+	// verified as its ClientCAs and ClientAuth say.
+	TLS *tls.Config
+	// Auth, when set, authenticates and authorises every call; nil leaves
+	// the API open (dev mode on loopback).
+	Auth *Auth
+	// Audit keeps the audit records of mutating calls; nil keeps only
+	// the log line of each.
+	Audit AuditLog
+	// Region names this region in audit records.
+	Region string
+	// JobPool looks up a job's pool, when authorising a pool owner's call
+	// on an existing job.
+	JobPool func(ctx context.Context, job string) (string, error)
 }
+
+// maxHeaderBytes bounds the headers of a request, HTTP/1 and HTTP/2
+// (gRPC metadata) alike: larger ones are refused with 431.
+const maxHeaderBytes = 32 << 10
 
 // Gateway serves one region's API.
 type Gateway struct {
@@ -39,6 +61,7 @@ type Gateway struct {
 	listener net.Listener
 	http     *http.Server
 	conn     *grpc.ClientConn
+	bridge   *bridge
 }
 
 // New binds the listen address and prepares the servers; Serve runs them.
@@ -53,22 +76,28 @@ func New(cfg Config) (*Gateway, error) {
 		cfg.Registry = prometheus.NewRegistry()
 	}
 	m := newMetrics(cfg.Registry)
-	g := &Gateway{cfg: cfg}
+	g := &Gateway{cfg: cfg, bridge: newBridge()}
+	guard := &guard{auth: cfg.Auth, audit: cfg.Audit, region: cfg.Region, jobPool: cfg.JobPool, log: cfg.Logger, now: time.Now}
 	// Job specs with an override per instance run to tens of MB.
 	g.grpc = grpc.NewServer(
 		grpc.MaxRecvMsgSize(maxMessageBytes),
 		grpc.MaxSendMsgSize(maxMessageBytes),
-		grpc.ChainUnaryInterceptor(m.unary),
-		grpc.ChainStreamInterceptor(m.stream),
+		grpc.MaxHeaderListSize(maxHeaderBytes),
+		grpc.ChainUnaryInterceptor(m.unary, guard.unary),
+		grpc.ChainStreamInterceptor(m.stream, guard.stream),
 	)
 	cfg.Register(g.grpc)
+	self := &selfService{g: guard}
+	pb.RegisterAuthServiceServer(g.grpc, self)
+	pb.RegisterAuditServiceServer(g.grpc, self)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	g.listener = ln
-	// The HTTP/JSON gateway is a client of the gRPC server on the same port.
-	g.conn, err = grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+	// The HTTP/JSON gateway is a client of the gRPC server, in process.
+	g.conn, err = grpc.NewClient("passthrough:///http-gateway", grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(g.bridge.dial),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageBytes), grpc.MaxCallSendMsgSize(maxMessageBytes)))
 	if err != nil {
 		ln.Close()
@@ -79,12 +108,18 @@ func New(cfg Config) (*Gateway, error) {
 			MarshalOptions:   protojson.MarshalOptions{EmitUnpopulated: false},
 			UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
 		}}),
+		runtime.WithMetadata(func(ctx context.Context, r *http.Request) metadata.MD {
+			id, _ := auth.FromContext(r.Context())
+			return metadata.Pairs(bridgeIdentityKey, bridgeValue(id))
+		}),
+		runtime.WithForwardResponseOption(flushStreamStart),
 	)
 	ctx := context.Background()
 	for _, reg := range []func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error{
 		pb.RegisterJobServiceHandler, pb.RegisterTaskServiceHandler, pb.RegisterPoolServiceHandler,
 		pb.RegisterHostServiceHandler, pb.RegisterRegionServiceHandler, pb.RegisterEventServiceHandler,
 		pb.RegisterSystemServiceHandler, pb.RegisterFederationServiceHandler,
+		pb.RegisterAuthServiceHandler, pb.RegisterAuditServiceHandler,
 	} {
 		if err := reg(ctx, mux, g.conn); err != nil {
 			ln.Close()
@@ -105,19 +140,41 @@ func New(cfg Config) (*Gateway, error) {
 		}
 		_, _ = io.WriteString(w, "ok\n")
 	})
-	root.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
-	root.Handle("/v1/", m.http(mux))
-	root.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/" {
-			http.NotFound(w, r)
+	metricsHandler := promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{})
+	root.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		if id, err := guard.httpIdentity(r); err != nil || (cfg.Auth != nil && id.Method == auth.Anonymous) {
+			writeUnauthenticated(w, unauthenticatedReason(err))
 			return
 		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = io.WriteString(w, "Peloton API: /v1/jobs, /v1/hosts, /v1/pools, /v1/regions, /v1/openapi.json, /healthz, /metrics\n")
+		metricsHandler.ServeHTTP(w, r)
 	})
+	api := m.http(headerOnce(mux))
+	public, err := publicRoutes()
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	root.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		id, err := guard.httpIdentity(r)
+		if err == nil && cfg.Auth != nil && id.Method == auth.Anonymous && !public[r.Method+" "+r.URL.Path] {
+			err = auth.ErrNoCredentials
+		}
+		if err != nil {
+			guard.recordHTTP(r, id, err)
+			writeUnauthenticated(w, err.Error())
+			return
+		}
+		api.ServeHTTP(w, r.WithContext(auth.WithIdentity(r.Context(), id)))
+	})
+	root.Handle(ui.Prefix, ui.Handler())
+	root.HandleFunc("GET /{$}", ui.Redirect)
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true)
+	if cfg.TLS != nil {
+		protocols.SetHTTP2(true)
+	} else {
+		protocols.SetUnencryptedHTTP2(true)
+	}
 	g.http = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
@@ -127,6 +184,8 @@ func New(cfg Config) (*Gateway, error) {
 			root.ServeHTTP(w, r)
 		}),
 		Protocols:         &protocols,
+		TLSConfig:         cfg.TLS,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 	}
@@ -139,7 +198,18 @@ func (g *Gateway) Addr() string { return g.listener.Addr().String() }
 // Serve serves until ctx is cancelled, then shuts down gracefully.
 func (g *Gateway) Serve(ctx context.Context) error {
 	errc := make(chan error, 1)
-	go func() { errc <- g.http.Serve(g.listener) }()
+	go func() {
+		if g.cfg.TLS != nil {
+			errc <- g.http.ServeTLS(g.listener, "", "")
+			return
+		}
+		errc <- g.http.Serve(g.listener)
+	}()
+	bridged := make(chan struct{})
+	go func() {
+		defer close(bridged)
+		_ = g.grpc.Serve(g.bridge)
+	}()
 	select {
 	case err := <-errc:
 		return err
@@ -153,6 +223,7 @@ func (g *Gateway) Serve(ctx context.Context) error {
 		err = g.http.Close()
 	}
 	g.grpc.Stop()
+	<-bridged
 	if err2 := <-errc; err2 != nil && !errors.Is(err2, http.ErrServerClosed) {
 		return err2
 	}
@@ -187,4 +258,11 @@ func (m *specMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
 		}
 		return decode(data)
 	})
+}
+
+func unauthenticatedReason(err error) string {
+	if err == nil {
+		return auth.ErrNoCredentials.Error()
+	}
+	return err.Error()
 }

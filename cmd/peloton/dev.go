@@ -31,12 +31,14 @@ type devOptions struct {
 	simMemMB     float64
 	simDuration  time.Duration
 	period       time.Duration
+	hostPools    hostPoolFlags
 	regions      string
 	suspectAfter time.Duration
 	failAfter    time.Duration
 	recoverAfter time.Duration
 	logLevel     string
 	logFormat    string
+	insecure     bool
 }
 
 func newDevCommand() *cobra.Command {
@@ -68,11 +70,13 @@ Host manager kinds for --hosts:
 	f.Float64Var(&o.simMemMB, "sim-mem", 32768, "memory MiB per simulated host")
 	f.DurationVar(&o.simDuration, "sim-duration", 5*time.Second, "how long a simulated task runs unless its env sets PELOTON_SIM_DURATION")
 	f.DurationVar(&o.period, "entitlement-period", time.Second, "how long a pool stays above its entitlement before its preemptible work is preempted")
+	o.hostPools.register(f)
 	f.DurationVar(&o.suspectAfter, "suspect-after", 2*time.Second, "with --regions: a region no member of which is reachable for this long is suspect")
 	f.DurationVar(&o.failAfter, "fail-after", 5*time.Second, "with --regions: ... and failed (its relocatable jobs move) after this long")
 	f.DurationVar(&o.recoverAfter, "recover-after", 3*time.Second, "with --regions: a region must be reachable this long before it counts as alive again")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&o.logFormat, "log-format", "text", "text or json")
+	f.BoolVar(&o.insecure, "insecure", false, "listen off loopback although dev mode has no TLS nor authentication")
 	return cmd
 }
 
@@ -99,6 +103,10 @@ func runDev(parent context.Context, o devOptions) error {
 	if o.period <= 0 {
 		return errors.New("--entitlement-period: must be > 0")
 	}
+	hostPools, err := o.hostPools.config()
+	if err != nil {
+		return err
+	}
 	names, err := regionNames(o.region, o.regions)
 	if err != nil {
 		return err
@@ -106,6 +114,9 @@ func runDev(parent context.Context, o devOptions) error {
 	host, port, err := net.SplitHostPort(o.addr)
 	if err != nil {
 		return fmt.Errorf("--addr: %w", err)
+	}
+	if !isLoopback(o.addr) && !o.insecure {
+		return fmt.Errorf("refusing to serve dev mode (no TLS, no authentication) on %s: use a loopback address, peloton server with tls and auth (docs/security.md), or --insecure", o.addr)
 	}
 	first, err := strconv.Atoi(port)
 	if err != nil {
@@ -131,7 +142,7 @@ func runDev(parent context.Context, o devOptions) error {
 			dataDir = filepath.Join(o.dataDir, name)
 		}
 		rc := regionConfig{
-			Name: name, DataDir: dataDir, Addr: regions[i].Addr, Hosts: o.hosts, Period: o.period,
+			Name: name, DataDir: dataDir, Addr: regions[i].Addr, Hosts: o.hosts, Period: o.period, HostPools: hostPools,
 			SimDefaults: pluginEnv{SimHosts: o.simHosts, SimCPU: o.simCPU, SimMemMB: o.simMemMB, SimDuration: o.simDuration},
 			Health:      policy.HealthConfig{SuspectAfter: o.suspectAfter, FailAfter: o.failAfter, RecoverAfter: o.recoverAfter},
 		}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,6 +23,9 @@ import (
 	"github.com/peloton-federated/peloton/shard/store"
 	"github.com/peloton-federated/peloton/shard/store/boltstore"
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc/credentials"
+
+	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
@@ -34,7 +39,9 @@ type regionConfig struct {
 	// EventRetention is how long job and task history is kept (0: the
 	// job manager's default).
 	EventRetention time.Duration
-	SimDefaults    pluginEnv
+	// HostPools tunes the host pool policy (zero values: its defaults).
+	HostPools   jobmgr.HostPoolConfig
+	SimDefaults pluginEnv
 	// Gossip, when set, joins the region to a federation; otherwise the
 	// region is alone (or in a static in-process federation).
 	Gossip *gossip.Config
@@ -45,6 +52,14 @@ type regionConfig struct {
 	// HA, when set, makes this member one of several for the region: the
 	// one holding the region's lease runs the shard, the others forward.
 	HA *haConfig
+	// TLS secures the API port; DialCreds the calls to other regions and
+	// to the region's leader; Auth turns authentication and authorisation
+	// on. All nil: open (dev mode).
+	TLS       *tls.Config
+	DialCreds func(region string) credentials.TransportCredentials
+	Auth      *gateway.Auth
+	// AuditRetention is how long audit records are kept (0: the default).
+	AuditRetention time.Duration
 }
 
 // haConfig tunes leader election.
@@ -76,6 +91,7 @@ type regionRuntime struct {
 	dir      *federation.GossipDirectory
 	failover *federation.Failover
 	elector  *lease.Elector
+	book     *regionBook
 
 	mu     sync.Mutex
 	engine *jobmgr.Engine // nil on a standby
@@ -130,7 +146,7 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 		st.Close()
 		return nil, err
 	}
-	r := &regionRuntime{name: cfg.Name, cfg: cfg, log: log, store: st}
+	r := &regionRuntime{name: cfg.Name, cfg: cfg, log: log, store: st, book: newRegionBook()}
 	if cfg.Gossip != nil {
 		g := *cfg.Gossip
 		g.Logger = log
@@ -159,21 +175,33 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 		}
 	}
 	r.router = federation.NewRouter(nil, dir, nil)
-	r.router.SetLocal(federation.NewRemoteShard(r.router, r.leaderAddr))
+	if cfg.DialCreds != nil {
+		r.router.SetDialCredentials(cfg.DialCreds)
+	}
+	r.router.SetLeader(r.leaderAddr)
 	r.router.SetChooser(r.router.PolicyChooser())
-	r.router.SetReplicaStore(valueReplicas{st})
+	r.router.SetReplicaStore(valueReplicas{st: st, book: r.book})
 	var iso federation.Isolation
 	if r.dir != nil {
 		iso = r.dir
 	}
-	r.router.SetDrills(valueDrills{st}, iso)
+	r.router.SetDrills(valueDrills{st: st, book: r.book}, iso)
 	r.failover = federation.NewFailover(r.router, r.setFenced, log, time.Second)
 	if r.dir != nil {
 		// Pools are federation-wide: this region's shard runs on its share.
 		r.failover.SetShareSink(r.setShares)
 	}
+	var audit gateway.AuditLog
+	if as, ok := st.(store.AuditStore); ok {
+		audit = storeAudit{st: as, ttl: cmp.Or(cfg.AuditRetention, DefaultAuditRetention)}
+	}
 	r.gateway, err = gateway.New(gateway.Config{
 		Addr: cfg.Addr, Logger: log, Registry: reg, Register: r.router.Register,
+		TLS: cfg.TLS, Auth: cfg.Auth, Audit: audit, Region: cfg.Name,
+		JobPool: func(ctx context.Context, job string) (string, error) {
+			resp, err := r.router.Jobs().GetJob(ctx, &pb.GetJobRequest{Id: job})
+			return resp.GetJob().GetSpec().GetPool(), err
+		},
 		Ready: func() error {
 			r.mu.Lock()
 			e := r.engine
@@ -199,6 +227,7 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 		st.Close()
 		return nil, err
 	}
+	registerRegionMetrics(reg, r)
 	return r, nil
 }
 
@@ -217,14 +246,18 @@ func (r *regionRuntime) leaderAddr() string {
 // lead runs the region's shard for one term: fresh host manager plugins and
 // engine, recovered from the store and reconciled with the clusters.
 func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
+	st, err := r.fencedStore(ctx, term)
+	if err != nil {
+		return err
+	}
 	env := r.cfg.SimDefaults
-	env.DataDir, env.Logger, env.Store = r.cfg.DataDir, r.log, r.store
+	env.DataDir, env.Logger, env.Store = r.cfg.DataDir, r.log, st
 	plugins, err := buildPlugins(r.cfg.Hosts, env)
 	if err != nil {
 		return err
 	}
-	engine := jobmgr.New(jobmgr.Config{Region: r.cfg.Name, Store: r.store, Plugins: plugins, Logger: r.log, EntitlementPeriod: r.cfg.Period,
-		EventRetention: r.cfg.EventRetention})
+	engine := jobmgr.New(jobmgr.Config{Region: r.cfg.Name, Store: st, Plugins: plugins, Logger: r.log, EntitlementPeriod: r.cfg.Period,
+		EventRetention: r.cfg.EventRetention, HostPools: r.cfg.HostPools, APIAddr: r.cfg.Addr})
 	r.mu.Lock()
 	r.engine = engine
 	engine.SetFenced(r.fenced)
@@ -238,7 +271,7 @@ func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
 	}
 	r.log.Info("leading the region's shard", "term", term)
 	err = engine.Run(ctx)
-	r.router.SetLocal(federation.NewRemoteShard(r.router, r.leaderAddr))
+	r.router.SetLeader(r.leaderAddr)
 	r.mu.Lock()
 	r.engine = nil
 	r.mu.Unlock()
@@ -249,12 +282,31 @@ func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
 	return err
 }
 
+// fencedStore is the store as the shard leading at term writes to it:
+// with HA, every write carries the term, and once another member takes
+// the region's lease at a newer term the store refuses it (store.ErrFenced),
+// so a leader paused past its lease cannot write after a takeover.
+func (r *regionRuntime) fencedStore(ctx context.Context, term uint64) (store.Store, error) {
+	f, ok := r.store.(store.Fencer)
+	if r.elector == nil || !ok {
+		return r.store, nil
+	}
+	st, err := f.Fence(ctx, "shard/"+r.cfg.Name, term)
+	if err != nil {
+		return nil, fmt.Errorf("fence the store at term %d: %w", term, err)
+	}
+	return st, nil
+}
+
 // run serves the region until ctx ends.
 func (r *regionRuntime) run(ctx context.Context) error {
 	if r.dir != nil {
 		go r.dir.Run(ctx, 250*time.Millisecond)
 	}
 	go r.failover.Run(ctx)
+	if as, ok := r.store.(store.AuditStore); ok {
+		go pruneAudit(ctx, as, r.log)
+	}
 	errc := make(chan error, 2)
 	if r.elector == nil {
 		go func() { errc <- r.lead(ctx, 0) }()

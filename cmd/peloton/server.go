@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/peloton-federated/peloton/federation/gossip"
 	"github.com/peloton-federated/peloton/federation/policy"
 	k8slease "github.com/peloton-federated/peloton/hostmgr-k8s/lease"
+	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
 	"github.com/peloton-federated/peloton/shard/store/cassandra"
 )
@@ -45,6 +47,16 @@ type serverConfig struct {
 	Events            struct {
 		Retention duration `json:"retention"`
 	} `json:"events"`
+	// HostPools tunes the policy that moves hosts between host pools.
+	HostPools struct {
+		// Period: how often it runs ("off" turns it off); default 10s.
+		Period string `json:"period"`
+		// Floors: the fewest hosts in service per host pool.
+		Floors map[string]int `json:"floors"`
+		// DrainDeadline: how long batch runs on a host drained for a
+		// move may go on; default 10m.
+		DrainDeadline duration `json:"drainDeadline"`
+	} `json:"hostPools"`
 	Gossip *struct {
 		Node          string   `json:"node"`
 		Bind          string   `json:"bind"`
@@ -75,6 +87,7 @@ type serverConfig struct {
 		Kubeconfig string `json:"kubeconfig"`
 		Namespace  string `json:"namespace"`
 	} `json:"ha"`
+	securityConfig
 }
 
 // Where ha.lease keeps the region's lease.
@@ -108,6 +121,10 @@ func loadServerConfig(path string) (*serverConfig, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
+	}
+	raw, err = expandEnv(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	js, err := yaml.YAMLToJSON(raw)
 	if err != nil {
@@ -166,6 +183,19 @@ func loadServerConfig(path string) (*serverConfig, error) {
 	if c.Events.Retention != 0 && c.Events.Retention < duration(time.Minute) {
 		add("events.retention", "must be at least 1m")
 	}
+	if _, err := hostPoolPeriod(c.HostPools.Period); err != nil {
+		add("hostPools.period", err.Error())
+	}
+	for name, n := range c.HostPools.Floors {
+		if !model.ValidHostPoolName(name) {
+			add("hostPools.floors."+name, "not a host pool name (lowercase letters, digits and -, starting with a letter)")
+		} else if n < 0 {
+			add("hostPools.floors."+name, "must be >= 0")
+		}
+	}
+	if c.HostPools.DrainDeadline < 0 {
+		add("hostPools.drainDeadline", "must be >= 0")
+	}
 	if g := c.Gossip; g != nil {
 		if g.Bind == "" {
 			add("gossip.bind", "is required (host:port)")
@@ -181,6 +211,7 @@ func loadServerConfig(path string) (*serverConfig, error) {
 			add("gossip.profile", fmt.Sprintf("must be wan, lan or local, not %q", g.Profile))
 		}
 	}
+	checkSecurity(&c, add)
 	h := policy.HealthConfig{SuspectAfter: time.Duration(c.Health.SuspectAfter), FailAfter: time.Duration(c.Health.FailAfter), RecoverAfter: time.Duration(c.Health.RecoverAfter)}
 	if h == (policy.HealthConfig{}) {
 		h = policy.DefaultHealthConfig()
@@ -231,8 +262,51 @@ func orDefault(s, def string) string {
 	return s
 }
 
+// envRef is a reference to an environment variable in a config file.
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// expandEnv replaces ${NAME} with the variable's value (a pod's IP in a
+// StatefulSet); an unset variable is an error. A lone $ stays as it is.
+func expandEnv(raw []byte) ([]byte, error) {
+	var missing []string
+	out := envRef.ReplaceAllFunc(raw, func(m []byte) []byte {
+		name := string(envRef.FindSubmatch(m)[1])
+		v, ok := os.LookupEnv(name)
+		if !ok {
+			missing = append(missing, name)
+		}
+		return []byte(v)
+	})
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("environment variables not set: %s", strings.Join(missing, ", "))
+	}
+	return out, nil
+}
+
+// checkHostSpecs checks the syntax of host manager cluster specs: a known
+// kind and a name used once each. Their parameters are read when the
+// plugins are built (on start), which may need files and connections.
+func checkHostSpecs(values []string) error {
+	names := map[string]bool{}
+	for _, v := range values {
+		spec, err := parsePluginSpec(v)
+		if err != nil {
+			return err
+		}
+		if _, ok := pluginKinds[spec.Kind]; !ok {
+			return fmt.Errorf("hosts: %q: unknown kind %q (one of %s)", v, spec.Kind, strings.Join(pluginKindNames(), ", "))
+		}
+		if names[spec.Name] {
+			return fmt.Errorf("hosts: %q: cluster name %q used twice", v, spec.Name)
+		}
+		names[spec.Name] = true
+	}
+	return nil
+}
+
 func newServerCommand() *cobra.Command {
 	var path string
+	var insecure, check bool
 	cmd := &cobra.Command{
 		Use:   "server --config FILE",
 		Short: "Run one member of a region: shard, gateway and federation, configured by a file",
@@ -243,7 +317,12 @@ the API address, the store (embedded or cassandra), the host manager
 clusters (same KIND[:NAME][,KEY=VALUE] syntax as dev's --hosts), gossip
 (bind, join, encryption key, profile), the health thresholds and, with
 several members per region, where their leader lease lives (ha: in the
-Cassandra store, or a Kubernetes Lease object "peloton-<region>").`,
+Cassandra store, or a Kubernetes Lease object "peloton-<region>").
+
+Off loopback, a server needs tls (the region's certificate and the CA),
+auth (a token file and a policy) and gossip.encryptKey, or --insecure.
+Mutating calls are kept in the audit log for audit.retention (default 30
+days). See docs/security.md.`,
 		Example: `  region: east
   addr: 127.0.0.1:5390
   dataDir: /var/lib/peloton
@@ -251,6 +330,9 @@ Cassandra store, or a Kubernetes Lease object "peloton-<region>").`,
   store: {kind: embedded}
   gossip: {bind: 127.0.0.1:7946, join: ["127.0.0.2:7946"], profile: wan}
   health: {suspectAfter: 5s, failAfter: 30s, recoverAfter: 30s}
+  # secured (peloton tls init, peloton auth token create):
+  # tls: {cert: /etc/peloton/east.crt, key: /etc/peloton/east.key, ca: /etc/peloton/ca.crt}
+  # auth: {tokens: /etc/peloton/tokens.yaml, policy: /etc/peloton/policy.yaml}
   # several members of a region (store.kind cassandra), leader lease in Kubernetes:
   # ha: {leaseTTL: 10s, lease: kubernetes, kubeconfig: /etc/peloton/kubeconfig, namespace: peloton}`,
 		Args: cobra.NoArgs,
@@ -262,10 +344,23 @@ Cassandra store, or a Kubernetes Lease object "peloton-<region>").`,
 			if err != nil {
 				return err
 			}
+			if err := checkHostSpecs(c.Hosts); err != nil {
+				return fmt.Errorf("%s is not a valid server config:\n  %w", path, err)
+			}
+			if why := exposed(c); why != "" && !insecure {
+				return errors.New(why)
+			}
+			if check {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: valid (region %s, %d host manager clusters, store %s)\n",
+					path, c.Region, len(c.Hosts), orDefault(c.Store.Kind, "embedded"))
+				return nil
+			}
 			return runServer(cmd.Context(), c)
 		},
 	}
 	cmd.Flags().StringVar(&path, "config", "", "server config file (YAML)")
+	cmd.Flags().BoolVar(&insecure, "insecure", false, "serve off loopback without TLS, authentication or gossip encryption (a network you trust)")
+	cmd.Flags().BoolVar(&check, "check-config", false, "check the config file and exit (0 when valid)")
 	return cmd
 }
 
@@ -281,9 +376,16 @@ func runServer(parent context.Context, c *serverConfig) error {
 	rc := regionConfig{
 		Name: c.Region, DataDir: c.DataDir, Addr: c.Addr, Hosts: c.Hosts, Period: time.Duration(c.EntitlementPeriod),
 		EventRetention: time.Duration(c.Events.Retention),
+		HostPools:      serverHostPools(c),
 		SimDefaults:    pluginEnv{SimHosts: 10, SimCPU: 8, SimMemMB: 32768, SimDuration: 5 * time.Second},
 		Health:         policy.HealthConfig{SuspectAfter: time.Duration(c.Health.SuspectAfter), FailAfter: time.Duration(c.Health.FailAfter), RecoverAfter: time.Duration(c.Health.RecoverAfter)},
+		AuditRetention: time.Duration(c.Audit.Retention),
 	}
+	sec, err := loadSecurity(c, log)
+	if err != nil {
+		return err
+	}
+	rc.TLS, rc.DialCreds, rc.Auth = sec.serverTLS, sec.dialCreds, sec.auth
 	if c.Store.Kind == "cassandra" {
 		cc := c.Store.Cassandra
 		repl, _ := cassandra.ParseReplication(orDefault(cc.Replication, "1"))
@@ -322,7 +424,8 @@ func runServer(parent context.Context, c *serverConfig) error {
 	if c.HA != nil {
 		haLease = c.HA.Lease
 	}
-	log.Info("peloton server started", "region", c.Region, "addr", rt.gateway.Addr(), "store", orDefault(c.Store.Kind, "embedded"), "gossip", c.Gossip != nil, "ha_lease", haLease)
+	log.Info("peloton server started", "region", c.Region, "addr", rt.gateway.Addr(), "store", orDefault(c.Store.Kind, "embedded"), "gossip", c.Gossip != nil, "ha_lease", haLease,
+		"tls", c.TLS != nil, "auth", c.Auth != nil)
 	err = rt.run(ctx)
 	log.Info("peloton server stopped")
 	return err

@@ -11,7 +11,14 @@
 // the pure core goalstate; the engine builds its input and applies the
 // decision.
 //
-// It imports the shard's cores (resmgr, placement, goalstate, sla), the
-// store and hostmgr interfaces; never a concrete store backend, plugin, the
-// API or gateway.
+// It is also the shell of the host pool policy (hostpools.go; the decisions
+// are package hostpool's): the job manager owns the host records that hold
+// a host's host pool beside its drain, and the drain step that moves
+// service instances off a host under their SLA, so a move is a change of
+// the record it already keeps plus a drain it already knows how to run.
+// The host manager's cache only mirrors what plugins report.
+//
+// It imports the shard's cores (resmgr, placement, goalstate, sla,
+// hostpool), the store and hostmgr interfaces; never a concrete store
+// backend, plugin, the API or gateway.
 package jobmgr

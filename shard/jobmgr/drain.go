@@ -143,6 +143,8 @@ func (e *Engine) MarkHostDown(ctx context.Context, id model.HostID, force bool) 
 			return nil, err
 		}
 	}
+	e.hosts.writeMu.Lock() // take turns with the other writers of host records
+	defer e.hosts.writeMu.Unlock()
 	e.hosts.mu.Lock()
 	cp := *e.hosts.recs[id]
 	cp.Down = true

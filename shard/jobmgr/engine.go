@@ -57,6 +57,10 @@ type Config struct {
 	// EventRetention is how long the history of jobs and tasks is kept in
 	// the store.
 	EventRetention time.Duration
+	// HostPools tunes the policy that moves hosts between host pools.
+	HostPools HostPoolConfig
+	// APIAddr is the gateway address handed to tasks as PELOTON_API_ADDR.
+	APIAddr string
 }
 
 // DefaultEventRetention is how long events are kept unless configured.
@@ -92,6 +96,12 @@ func (c *Config) defaults() {
 	}
 	if c.EventRetention == 0 {
 		c.EventRetention = DefaultEventRetention
+	}
+	if c.HostPools.Period == 0 {
+		c.HostPools.Period = DefaultHostPoolPeriod
+	}
+	if c.HostPools.DrainDeadline == 0 {
+		c.HostPools.DrainDeadline = DefaultHostPoolDrainDeadline
 	}
 }
 
@@ -203,7 +213,11 @@ type Engine struct {
 	// updateMu makes updates of this engine's jobs take turns.
 	updateMu sync.Mutex
 
-	hosts hostBook
+	hosts     hostBook
+	hostPools hostPoolBook
+
+	// stats holds the counters Stats reports.
+	stats statBook
 	// clusters holds the drained clusters; migrations the running ones.
 	clusters   clusterBook
 	migrations migrationBook
@@ -241,6 +255,7 @@ func New(cfg Config) *Engine {
 		evlog:      newEventLog(),
 		ready0:     make(chan struct{}),
 	}
+	e.stats.init()
 	passes := int((cfg.EntitlementPeriod + cfg.Interval - 1) / cfg.Interval)
 	e.sched = resmgr.New(nil, resmgr.Config{PreemptAfterPasses: max(passes, 1)})
 	for _, p := range cfg.Plugins {
@@ -277,6 +292,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	if err := e.recoverMigrations(ctx); err != nil {
 		return fmt.Errorf("recover state: %w", err)
 	}
+	e.loadHostPoolMoves(ctx)
 	var wg sync.WaitGroup
 	for name, p := range e.plugins {
 		wg.Add(1)
@@ -297,6 +313,13 @@ func (e *Engine) Run(ctx context.Context) error {
 		defer wg.Done()
 		e.syncHosts(ctx)
 	}()
+	if e.cfg.HostPools.Period > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.runHostPools(ctx)
+		}()
+	}
 	close(e.ready0)
 	defer wg.Wait()
 	for {

@@ -15,6 +15,10 @@ import (
 type hostBook struct {
 	mu   sync.Mutex
 	recs map[model.HostID]*model.HostRecord
+	// writeMu makes writers of records take turns, so that a record read,
+	// changed and stored by one is not overwritten with an older copy by
+	// another.
+	writeMu sync.Mutex
 }
 
 // hostSyncEvery is how often the hosts' records are written; it bounds
@@ -59,6 +63,8 @@ func (e *Engine) syncHosts(ctx context.Context) {
 }
 
 func (e *Engine) writeHostRecords(ctx context.Context) error {
+	e.hosts.writeMu.Lock()
+	defer e.hosts.writeMu.Unlock()
 	now := e.cfg.Clock.Now()
 	views := e.cfg.Hosts.Snapshot()
 	e.hosts.mu.Lock()
@@ -104,6 +110,8 @@ func (e *Engine) writeHostRecords(ctx context.Context) error {
 
 // setDrain stores a host's drain and applies it.
 func (e *Engine) setDrain(ctx context.Context, id model.HostID, drain bool, reason string, deadline time.Duration) (*model.HostRecord, error) {
+	e.hosts.writeMu.Lock()
+	defer e.hosts.writeMu.Unlock()
 	now := e.cfg.Clock.Now()
 	v, reported := e.cfg.Hosts.View(id)
 	reported = reported && v.Hostname != ""
@@ -120,6 +128,7 @@ func (e *Engine) setDrain(ctx context.Context, id model.HostID, drain bool, reas
 	if reported {
 		rec.Host, rec.LastSeen = v.Host, now
 	}
+	rec.HostPoolTarget = "" // an operator's drain or undrain calls off a host pool move
 	if drain {
 		if !rec.Draining {
 			rec.DrainTime = now
@@ -147,13 +156,14 @@ func (e *Engine) setDrain(ctx context.Context, id model.HostID, drain bool, reas
 	return e.hostRecord(rec), nil
 }
 
-// seenNow is the record of a host reported now, keeping the drain of its
-// stored record (if any).
+// seenNow is the record of a host reported now, keeping the drain and
+// host pool of its stored record (if any).
 func seenNow(h model.Host, old *model.HostRecord, now time.Time) *model.HostRecord {
 	rec := &model.HostRecord{Host: h, LastSeen: now}
 	if old != nil {
 		rec.Draining, rec.DrainReason, rec.DrainTime = old.Draining, old.DrainReason, old.DrainTime
 		rec.DrainDeadline, rec.Down = old.DrainDeadline, old.Down
+		rec.HostPool, rec.HostPoolTarget = old.HostPool, old.HostPoolTarget
 	}
 	return rec
 }

@@ -48,10 +48,11 @@ func (e *Engine) place(now time.Time) {
 // before it is rebuilt, which also restores its tightest-first order.
 const indexRebuildEvery = 30 * time.Second
 
-// placementHost describes a host to placement with what it has free; hosts
-// of drained clusters take no new work.
-func placementHost(v *hostmgr.HostView, free model.Resources, drained map[string]bool) placement.Host {
+// placementHost describes a host of host pool hostPool to placement with
+// what it has free; hosts of drained clusters take no new work.
+func placementHost(v *hostmgr.HostView, free model.Resources, hostPool string, drained map[string]bool) placement.Host {
 	return placement.Host{
+		HostPool:    hostPool,
 		ID:          v.ID,
 		Cluster:     v.Cluster,
 		Free:        free.Max(model.Resources{}),
@@ -79,7 +80,7 @@ func (e *Engine) hostIndex(now time.Time) *placement.HostIndex {
 			case !ok || (v.Hostname == "" && v.State == model.HostDown):
 				_ = e.index.RemoveHost(id)
 			default:
-				if err := e.index.UpsertHost(placementHost(&v, v.Free(), e.clusters.drained)); err != nil {
+				if err := e.index.UpsertHost(placementHost(&v, v.Free(), e.hostPoolOf(id), e.clusters.drained)); err != nil {
 					e.log.Error("updating host index", "host", id, "err", err)
 				}
 			}
@@ -93,7 +94,7 @@ func (e *Engine) hostIndex(now time.Time) *placement.HostIndex {
 		if v.Hostname == "" && v.State == model.HostDown {
 			continue // allocation recorded for a host not reported yet
 		}
-		hosts = append(hosts, placementHost(v, v.Free(), e.clusters.drained))
+		hosts = append(hosts, placementHost(v, v.Free(), e.hostPoolOf(v.ID), e.clusters.drained))
 	}
 	index, err := placement.NewHostIndex(hosts)
 	if err != nil {
@@ -135,7 +136,7 @@ func (e *Engine) placeOn(views []hostmgr.HostView, slack map[model.HostID]model.
 			continue // allocation recorded for a host not reported yet
 		}
 		free := slack[v.ID].Sub(v.Revocable)
-		hosts = append(hosts, placementHost(v, free, e.clusters.drained))
+		hosts = append(hosts, placementHost(v, free, e.hostPoolOf(v.ID), e.clusters.drained))
 	}
 	index, err := placement.NewHostIndex(hosts)
 	if err != nil {
@@ -148,6 +149,7 @@ func (e *Engine) placeOn(views []hostmgr.HostView, slack map[model.HostID]model.
 // placeWith places tasks against an index, which takes what it assigns.
 func (e *Engine) placeWith(index *placement.HostIndex, ready []model.TaskID, now time.Time) []model.TaskID {
 	gangs := map[resmgr.GangID]int{}
+	hostPools := map[string][]string{}
 	avoid := map[*jobEntry][]string{}
 	tasks := make([]placement.Task, 0, len(ready))
 	for i, id := range ready {
@@ -162,11 +164,23 @@ func (e *Engine) placeWith(index *placement.HostIndex, ready []model.TaskID, now
 			gang = gangs[g]
 		}
 		pt := je.placementTask(t, i, gang)
+		hp, ok := hostPools[spec.Pool]
+		if !ok {
+			hp = e.resourceHostPools(spec.Pool)
+			hostPools[spec.Pool] = hp
+		}
+		pt.HostPools = hp
 		e.clusterFilters(je, &pt, t, avoid)
 		tasks = append(tasks, pt)
 	}
 	e.passes++
+	started := time.Now() // a measurement for metrics, not an input of any decision
 	res := placement.Place(index, tasks, placement.Options{Seed: e.passes})
+	unplaced := map[string]uint64{}
+	for _, u := range res.Unplaced {
+		unplaced[u.Reason.Code.String()]++
+	}
+	e.stats.placement(time.Since(started), len(res.Assignments), unplaced)
 	still := make([]model.TaskID, 0, len(res.Unplaced))
 	for _, a := range res.Assignments {
 		je, t := e.task(ready[a.Ref])
@@ -271,6 +285,7 @@ func (e *Engine) evictRevocable(now time.Time) {
 				continue
 			}
 			e.log.Info("evicting revocable task", "task", v.t.ID, "host", host)
+			e.stats.preempted("host_slack")
 			e.restartGang(v.je, g, model.ReasonPreempted, "revocable: slack on "+string(host)+" shrank", now)
 			// The slack it held is gone already: release it in the resource
 			// manager now, so its own slack check does not evict more.

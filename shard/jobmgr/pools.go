@@ -195,7 +195,7 @@ func (e *Engine) CreatePool(ctx context.Context, p model.Pool) (*model.Pool, err
 	return &out, nil
 }
 
-// UpdatePool replaces a pool's reservation, limit and share.
+// UpdatePool replaces a pool's reservation, limit, share and host pools.
 func (e *Engine) UpdatePool(ctx context.Context, p model.Pool) (*model.Pool, error) {
 	e.lock()
 	defer e.mu.Unlock()
@@ -208,7 +208,7 @@ func (e *Engine) UpdatePool(ctx context.Context, p model.Pool) (*model.Pool, err
 	}
 	next := clonePools(e.pools)
 	cp := *old
-	cp.Reservation, cp.Limit, cp.Share, cp.Clusters = p.Reservation, p.Limit, p.Share, p.Clusters.Clone()
+	cp.Reservation, cp.Limit, cp.Share, cp.HostPools, cp.Clusters = p.Reservation, p.Limit, p.Share, p.HostPools, p.Clusters.Clone()
 	next[p.Path] = &cp
 	tree, err := buildTree(next)
 	if err != nil {

@@ -107,11 +107,14 @@ func TestUpdateReplacedAndAborted(t *testing.T) {
 	j := s.service(spec)
 	s.until("4 running", func() bool { return s.count(j, model.TaskRunning) == 4 })
 	spec.Pool, spec.MaxAttempts, spec.Type = RootPool, 3, model.JobService
-	u1, err := s.e.UpdateJob(ctx, j, spec, UpdateOptions{BatchSize: 1})
+	// Paused, so neither can finish before the next call.
+	spec.Task.Env = map[string]string{"V": "1"}
+	u1, err := s.e.UpdateJob(ctx, j, spec, UpdateOptions{BatchSize: 1, StartPaused: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	u2, err := s.e.UpdateJob(ctx, j, spec, UpdateOptions{BatchSize: 1})
+	spec.Task.Env = map[string]string{"V": "2"}
+	u2, err := s.e.UpdateJob(ctx, j, spec, UpdateOptions{BatchSize: 1, StartPaused: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -240,8 +240,8 @@ type Update struct {
 	// InstancesInFlight are restarted (or being removed) and not done yet.
 	InstancesInFlight uint32
 	CreateTime        time.Time
-	CompletionTime time.Time
-	Message        string
+	CompletionTime    time.Time
+	Message           string
 	// Revision increases on every stored change; stores compare-and-set on it.
 	Revision uint64
 }
@@ -263,7 +263,18 @@ type HostRecord struct {
 	Down bool
 	// LastSeen is when a host manager last reported the host.
 	LastSeen time.Time
+	// HostPool is the host pool an operator (or the host pool policy) put
+	// the host in; empty is DefaultHostPool.
+	HostPool string
+	// HostPoolTarget, when set, is the host pool the policy is moving the
+	// host to: the host is drained for the move, and once nothing of the
+	// shard runs there its HostPool becomes HostPoolTarget and the drain
+	// ends.
+	HostPoolTarget string
 }
+
+// Pool returns the host pool the host is in.
+func (r *HostRecord) Pool() string { return HostPoolOf(r.HostPool) }
 
 // Event is a change of a job or a task, numbered within the region. Seq
 // grows across restarts of the region's leader (it never falls below the
@@ -272,9 +283,11 @@ type Event struct {
 	Seq  uint64
 	Time time.Time
 	Job  JobID
-	// Exactly one of JobStatus and Task is set.
-	JobStatus *JobStatus
-	Task      *TaskRuntime
+	// Exactly one of JobStatus, Task and HostPoolMove is set; a
+	// HostPoolMove goes with Job HostPoolEvents.
+	JobStatus    *JobStatus
+	Task         *TaskRuntime
+	HostPoolMove *HostPoolMove
 }
 
 // MakeUpdateID names the update of a job to config version v:

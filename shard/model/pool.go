@@ -12,6 +12,10 @@ type Pool struct {
 	Limit       Resources
 	Share       Shares
 	CreateTime  time.Time
+	// HostPools names the host pools the pool's tasks may be placed on;
+	// empty means any (or, below the root, those of the nearest ancestor
+	// that names some).
+	HostPools []string
 	// Clusters steers the placements of the pool's jobs (and of its child
 	// pools' jobs) that have no policy of their own.
 	Clusters *ClusterPolicy

@@ -20,10 +20,10 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testda
 // Lines starting with '#' before a command are comments.
 //
 //	hosts                   defines the hosts and builds a fresh index
-//	  <id> cpu= mem= disk= gpu= ports= [cluster=] [unschedulable] [gpuhost] [inst:<group>=n] <label>=<value>...
+//	  <id> cpu= mem= disk= gpu= ports= [cluster=] [unschedulable] [gpuhost] [hostpool=] [inst:<group>=n] <label>=<value>...
 //	place [seed=n] [strategy=pack|spread] [naive]
 //	  <name> [job=] [count=] cpu= mem= disk= gpu= ports= [gang=] [maxperhost=]
-//	         [spread=<key>:<max>]... [group=] [strategy=] [c=<constraint>]...
+//	         [spread=<key>:<max>]... [group=] [strategy=] [hostpools=a,b] [c=<constraint>]...
 //	         [clusters=a,b] [avoid=a,b]
 //	free                    prints what is free on each host, in index order
 //
@@ -227,6 +227,8 @@ func parseHost(t *testing.T, line string) Host {
 			h.Schedulable = false
 		case k == "gpuhost":
 			h.GPUHost = true
+		case k == "hostpool":
+			h.HostPool = v
 		case k == "ports":
 			h.Ports = mustInt(t, v)
 		case k == "cluster":
@@ -277,6 +279,8 @@ func parseTasks(t *testing.T, lines []string) ([]Task, []string) {
 			case "spread":
 				key, m, _ := strings.Cut(v, ":")
 				tk.Spread = append(tk.Spread, SpreadLimit{Key: key, Max: mustInt(t, m)})
+			case "hostpools":
+				tk.HostPools = strings.Split(v, ",")
 			case "c":
 				tk.Constraints = append(tk.Constraints, parseConstraint(t, v))
 			case "clusters":

@@ -1,9 +1,11 @@
 // Package placement is the shard's placement engine core: it matches
 // admitted tasks to hosts. It owns the host index placement reads (free
-// amounts, labels, ports, GPU hosts, instance counts), the feasibility chain
-// and its reasons, the pack and spread strategies, equivalence classes,
-// gangs, and the commit step that lets several workers place against one
-// shared index without double-booking a host.
+// amounts, labels, host pools, ports, GPU hosts, instance counts), the
+// feasibility chain and its reasons (a task whose resource pool names host
+// pools is charged "not in host pools [batch]" for hosts of others), the
+// pack and spread strategies, equivalence classes, gangs, and the commit
+// step that lets several workers place against one shared index without
+// double-booking a host.
 //
 // It is a pure core, after Nomad's scheduler: Place takes a HostIndex, the
 // tasks and Options (with the seed) and returns a Result; it starts no

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/peloton-federated/peloton/shard/model"
 )
@@ -15,7 +16,7 @@ type hostFilter func(x *HostIndex, c *class, slot int32) string
 
 // feasibilityChain is every filter a host must pass, in the order the
 // explanation charges rejections to them. The first two are static: they
-// decide group membership once per constraint set. The rest depend on what
+// decide group membership once per (host pools, constraint set). The rest depend on what
 // is free and on the instances already placed, and are checked on the
 // candidate hosts the fit trees return.
 var feasibilityChain = [...]hostFilter{
@@ -29,6 +30,13 @@ var feasibilityChain = [...]hostFilter{
 	// The host's cluster is one the task may go to.
 	func(x *HostIndex, c *class, slot int32) string {
 		return c.clusterProblem(x.clusters[slot])
+	},
+	// The host is in one of the task's host pools.
+	func(x *HostIndex, c *class, slot int32) string {
+		if !inHostPools(c.hostPools, x.hostPools[slot]) {
+			return c.hostPoolReason
+		}
+		return ""
 	},
 	// Every label constraint of the task holds.
 	func(x *HostIndex, c *class, slot int32) string {
@@ -88,6 +96,17 @@ func (c *class) clusterProblem(cl string) string {
 		return c.onlyText
 	}
 	return ""
+}
+
+// inHostPools reports whether a host of host pool hp may take a task that
+// names pools (none: any).
+func inHostPools(pools []string, hp string) bool {
+	return len(pools) == 0 || slices.Contains(pools, hp)
+}
+
+// hostPoolReason is the rejection of hosts outside pools.
+func hostPoolReason(pools []string) string {
+	return ReasonNotInHostPools + " [" + strings.Join(pools, " ") + "]"
 }
 
 // failedConstraint names the most specific part of a failing constraint:

@@ -7,8 +7,8 @@ import (
 	"github.com/peloton-federated/peloton/shard/model"
 )
 
-// group is a feasible host set: the schedulable hosts of one tier that
-// satisfy one constraint set, in index order, with a fit tree over their
+// group is a feasible host set: the schedulable hosts of one tier and of
+// the host pools of a task that satisfy one constraint set, in index order, with a fit tree over their
 // free amounts. Groups are what equivalence classes search; classes with
 // the same constraints share one.
 type group struct {
@@ -39,11 +39,11 @@ func (x *HostIndex) dropGroups() {
 	}
 }
 
-// groupFor returns the group of tier t for the constraints and clusters of
-// class c, building it on first use.
+// groupFor returns the group of tier t for the clusters, host pools and
+// constraints of class c, building it on first use.
 func (x *HostIndex) groupFor(t tier, c *class) *group {
-	cs := c.cons
-	key := string(rune('0'+t)) + c.clusterKey + c.ckey
+	pools, cs := c.hostPools, c.cons
+	key := string(rune('0'+t)) + c.ckey
 	if i, ok := x.groups[key]; ok {
 		return x.groupList[i]
 	}
@@ -52,7 +52,8 @@ func (x *HostIndex) groupFor(t tier, c *class) *group {
 	var leaves []amounts
 	for s := range x.ids {
 		slot := int32(s)
-		if !x.schedulable[slot] || !t.holds(x.gpuHost[slot]) || c.clusterProblem(x.clusters[slot]) != "" || !matchesAll(cs, x.labels[slot]) {
+		if !x.schedulable[slot] || !t.holds(x.gpuHost[slot]) || c.clusterProblem(x.clusters[slot]) != "" ||
+			!inHostPools(pools, x.hostPools[slot]) || !matchesAll(cs, x.labels[slot]) {
 			continue
 		}
 		x.memberships[slot] = append(x.memberships[slot], membership{group: id, pos: int32(len(slots))})
@@ -87,6 +88,21 @@ func clusterKey(only, avoid []string) string {
 			b.WriteString(strconv.Itoa(len(s)) + ":" + s)
 		}
 		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+// hostPoolKey encodes host pools for a group key: "" for none, else
+// "P<n>" and each name length-prefixed, which no constraint key starts
+// with.
+func hostPoolKey(pools []string) string {
+	if len(pools) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("P" + strconv.Itoa(len(pools)))
+	for _, p := range pools {
+		b.WriteString(strconv.Itoa(len(p)) + ":" + p)
 	}
 	return b.String()
 }

@@ -28,6 +28,7 @@ type HostIndex struct {
 	ports       []int
 	schedulable []bool
 	gpuHost     []bool
+	hostPools   []string
 	slotOf      map[model.HostID]int32
 	scale       scale
 
@@ -85,6 +86,7 @@ func NewHostIndex(hosts []Host) (*HostIndex, error) {
 		ports:       make([]int, 0, len(hosts)),
 		schedulable: make([]bool, 0, len(hosts)),
 		gpuHost:     make([]bool, 0, len(hosts)),
+		hostPools:   make([]string, 0, len(hosts)),
 		slotOf:      make(map[model.HostID]int32, len(hosts)),
 		groups:      map[string]int32{},
 		counts:      map[string]*instanceCounts{},
@@ -130,6 +132,7 @@ func (x *HostIndex) appendHost(h *Host) {
 	x.ports = append(x.ports, h.Ports)
 	x.schedulable = append(x.schedulable, h.Schedulable)
 	x.gpuHost = append(x.gpuHost, h.GPUHost || h.Free.GPU > 0)
+	x.hostPools = append(x.hostPools, h.HostPool)
 	x.memberships = append(x.memberships, nil)
 	x.slotOf[h.ID] = slot
 	x.setInstances(slot, h.Instances)
@@ -160,6 +163,7 @@ func (x *HostIndex) Host(id model.HostID) (Host, bool) {
 	h := Host{
 		ID: id, Cluster: x.clusters[slot], Free: x.free[slot], Labels: x.labels[slot],
 		Ports: x.ports[slot], Schedulable: x.schedulable[slot], GPUHost: x.gpuHost[slot],
+		HostPool: x.hostPools[slot],
 	}
 	for name, ic := range x.counts {
 		if n := ic.perHost[slot]; n > 0 {
@@ -173,7 +177,7 @@ func (x *HostIndex) Host(id model.HostID) (Host, bool) {
 }
 
 // UpsertHost adds a host or replaces what the index knows of it. Labels,
-// schedulability or GPU changes drop the cached feasibility groups (they are
+// host pool, schedulability or GPU changes drop the cached feasibility groups (they are
 // rebuilt on next use); a change of free amounts updates them in place.
 func (x *HostIndex) UpsertHost(h Host) error {
 	if err := validateHost(&h); err != nil {
@@ -186,9 +190,11 @@ func (x *HostIndex) UpsertHost(h Host) error {
 		return nil
 	}
 	gpu := h.GPUHost || h.Free.GPU > 0
-	if x.schedulable[slot] != h.Schedulable || x.gpuHost[slot] != gpu || x.clusters[slot] != h.Cluster || !sameLabels(x.labels[slot], h.Labels) {
+	if x.schedulable[slot] != h.Schedulable || x.gpuHost[slot] != gpu || x.hostPools[slot] != h.HostPool ||
+		x.clusters[slot] != h.Cluster || !sameLabels(x.labels[slot], h.Labels) {
 		x.schedulable[slot] = h.Schedulable
 		x.gpuHost[slot] = gpu
+		x.hostPools[slot] = h.HostPool
 		x.relabel(slot, h.Labels)
 		x.dropGroups()
 	}
@@ -352,6 +358,7 @@ func (x *HostIndex) Clone() *HostIndex {
 		ports:       slices.Clone(x.ports),
 		schedulable: slices.Clone(x.schedulable),
 		gpuHost:     slices.Clone(x.gpuHost),
+		hostPools:   slices.Clone(x.hostPools),
 		slotOf:      maps.Clone(x.slotOf),
 		scale:       x.scale,
 		groups:      maps.Clone(x.groups),

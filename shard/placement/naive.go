@@ -10,7 +10,7 @@ import (
 // tested against: for every task, an exhaustive scan over a flat array of
 // hosts that keeps the best fit (least free left over, normalised per
 // dimension by the largest free amount). It honours the same feasibility
-// rules as Place (schedulable, constraints, limits, resources, ports),
+// rules as Place (schedulable, host pools, constraints, limits, resources, ports),
 // prefers plain hosts to GPU hosts for tasks without GPU, and places gangs
 // all-or-nothing; its explanations carry only the host counts.
 func NaivePlace(hosts []Host, tasks []Task) Result {
@@ -124,7 +124,8 @@ func (n *naive) valueCount(g string, key string, h int) int {
 func (n *naive) fits(h int, t *Task) bool {
 	host := &n.hosts[h]
 	if !host.Schedulable || slices.Contains(t.AvoidClusters, host.Cluster) ||
-		(len(t.Clusters) > 0 && !slices.Contains(t.Clusters, host.Cluster)) || !matchesAll(t.Constraints, host.Labels) {
+		(len(t.Clusters) > 0 && !slices.Contains(t.Clusters, host.Cluster)) ||
+		!inHostPools(t.HostPools, host.HostPool) || !matchesAll(t.Constraints, host.Labels) {
 		return false
 	}
 	g := t.countGroup()

@@ -70,20 +70,23 @@ type pass struct {
 // class is an equivalence class: tasks that any host either fits all of or
 // none of, and that are placed the same way.
 type class struct {
-	job        model.JobID
-	need       model.Resources
-	needV      amounts
-	ports      int
-	cons       []model.Constraint
+	job       model.JobID
+	need      model.Resources
+	needV     amounts
+	ports     int
+	cons      []model.Constraint
+	hostPools []string
+	// hostPoolReason is the filter's rejection of hosts outside hostPools.
+	hostPoolReason string
+	// ckey is the canonical key of the host pools and constraints.
 	ckey       string
 	maxPerHost int
 	spread     []SpreadLimit
 	strategy   Strategy
 	// only and avoid are the task's Clusters and AvoidClusters, with the
-	// reasons that name them and their key.
+	// reasons that name them (ckey has their key).
 	only, avoid         []string
 	onlyText, avoidText string
-	clusterKey          string
 	// invalid says why the class's tasks cannot be placed at all.
 	invalid string
 
@@ -107,6 +110,7 @@ type classKey struct {
 	countGroup string
 	need       model.Resources
 	cons       string
+	hostPools  string
 	ports      int
 	maxPerHost int
 	spread     string
@@ -176,7 +180,7 @@ func (p *pass) plan(tasks []Task) []unit {
 func sameClass(a, b *Task) bool {
 	return a.Job == b.Job && a.Resources == b.Resources && a.Ports == b.Ports &&
 		a.MaxPerHost == b.MaxPerHost && a.Strategy == b.Strategy && a.SpreadGroup == b.SpreadGroup &&
-		sameSlice(a.Constraints, b.Constraints) && sameSlice(a.Spread, b.Spread) &&
+		sameSlice(a.Constraints, b.Constraints) && sameSlice(a.Spread, b.Spread) && sameSlice(a.HostPools, b.HostPools) &&
 		sameSlice(a.Clusters, b.Clusters) && sameSlice(a.AvoidClusters, b.AvoidClusters)
 }
 
@@ -190,7 +194,7 @@ func sameSlice[T any](a, b []T) bool {
 func (p *pass) classOf(t *Task) int32 {
 	key := classKey{
 		job: t.Job, need: t.Resources, ports: t.Ports, maxPerHost: t.MaxPerHost,
-		strategy: t.Strategy, cons: p.constraintKey(t.Constraints),
+		strategy: t.Strategy, cons: p.constraintKey(t.Constraints), hostPools: hostPoolKey(t.HostPools),
 		clusters: clusterKey(t.Clusters, t.AvoidClusters),
 	}
 	if t.hasLimits() {
@@ -204,9 +208,10 @@ func (p *pass) classOf(t *Task) int32 {
 	}
 	c := &class{
 		job: t.Job, need: t.Resources, needV: p.x.scale.amounts(t.Resources, t.Ports), ports: t.Ports,
-		cons: t.Constraints, ckey: key.cons, maxPerHost: t.MaxPerHost, spread: t.Spread,
+		cons: t.Constraints, ckey: key.clusters + key.hostPools + key.cons, maxPerHost: t.MaxPerHost, spread: t.Spread,
+		hostPools: t.HostPools, hostPoolReason: hostPoolReason(t.HostPools),
 		strategy: t.Strategy, invalid: validateTask(t),
-		only: t.Clusters, avoid: t.AvoidClusters, clusterKey: key.clusters,
+		only: t.Clusters, avoid: t.AvoidClusters,
 	}
 	if len(t.AvoidClusters) > 0 {
 		c.avoidText = ReasonAvoidedCluster + " [" + strings.Join(t.AvoidClusters, " ") + "]"

@@ -22,6 +22,7 @@ func randomHosts(r *rand.Rand, n int) []Host {
 			Ports:       r.IntN(5),
 			Schedulable: r.IntN(10) > 0,
 			Labels:      map[string]string{"zone": string(rune('a' + r.IntN(3)))},
+			HostPool:    hostPoolNames[i%len(hostPoolNames)],
 		}
 		if r.IntN(3) > 0 {
 			h.Labels["rack"] = "r" + strconv.Itoa(r.IntN(4))
@@ -37,6 +38,13 @@ func randomHosts(r *rand.Rand, n int) []Host {
 	}
 	return hosts
 }
+
+// hostPoolNames are the host pools of random hosts, by index; the host
+// pools of random tasks are those of their job.
+var (
+	hostPoolNames = []string{"shared", "batch", "shared", "services"}
+	jobHostPools  = [][]string{nil, {"batch"}, {"batch", "shared"}, nil}
+)
 
 var constraintPool = [][]model.Constraint{
 	nil,
@@ -75,6 +83,7 @@ func randomTasks(r *rand.Rand, n int) []Task {
 			Job:         model.JobID("j" + strconv.Itoa(j)),
 			Resources:   model.Resources{MilliCPU: int64(100 * (1 + r.IntN(40))), MemMB: int64(512 * r.IntN(8)), DiskMB: int64(r.IntN(2) * 500)},
 			Constraints: constraintPool[r.IntN(len(constraintPool))],
+			HostPools:   jobHostPools[j],
 			Ports:       r.IntN(2),
 			MaxPerHost:  specs[j].maxPerHost,
 			Spread:      specs[j].spread,

@@ -30,6 +30,9 @@ type Host struct {
 	// Schedulable is false for hosts that are draining, down or otherwise
 	// closed to new work.
 	Schedulable bool
+	// HostPool is the host pool the host is in; tasks that name host pools
+	// go only to hosts of those.
+	HostPool string
 	// GPUHost marks a host whose GPUs are kept for GPU tasks. A host with
 	// free GPUs is a GPU host even when this is false.
 	GPUHost bool
@@ -97,6 +100,9 @@ type Task struct {
 	Resources model.Resources
 	// Constraints must all match the host's labels (AND).
 	Constraints []model.Constraint
+	// HostPools are the host pools the task may be placed in (those its
+	// resource pool names); empty means any.
+	HostPools []string
 	// Ports is how many host ports the task needs.
 	Ports int
 	// Gang is zero for a task on its own; tasks sharing a nonzero Gang are
@@ -186,7 +192,10 @@ func (c Code) String() string {
 // filters use the failing constraint's own text ("zone==a"); the limits say
 // which limit was reached ("max 1 per host", "max 2 per zone").
 const (
-	ReasonUnschedulable    = "host unschedulable"
+	ReasonUnschedulable = "host unschedulable"
+	// ReasonNotInHostPools is followed by the task's host pools:
+	// "not in host pools [batch shared]".
+	ReasonNotInHostPools   = "not in host pools"
 	ReasonInsufficientCPU  = "insufficient cpu"
 	ReasonInsufficientMem  = "insufficient mem"
 	ReasonInsufficientDisk = "insufficient disk"

@@ -6,6 +6,7 @@ import (
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"github.com/peloton-federated/peloton/shard/model"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
@@ -251,6 +252,19 @@ func eventToProto(ev model.Event) *pb.Event {
 		out.Kind = &pb.Event_Job{Job: jobStatusToProto(ev.JobStatus)}
 	} else if ev.Task != nil {
 		out.Kind = &pb.Event_Task{Task: taskToProto(ev.Task)}
+	} else if ev.HostPoolMove != nil {
+		out.Kind = &pb.Event_HostPoolMove{HostPoolMove: hostPoolMoveToProto(ev, "")}
+	}
+	return out
+}
+
+// hostPoolMoveToProto renders a move event of region.
+func hostPoolMoveToProto(ev model.Event, region string) *pb.HostPoolMove {
+	m := ev.HostPoolMove
+	out := &pb.HostPoolMove{HostId: string(m.Host), From: m.From, To: m.To, Phase: pb.HostPoolMovePhase(m.Phase),
+		Reason: m.Reason, Time: ts(ev.Time), Region: region}
+	if m.Waited > 0 {
+		out.Waited = durationpb.New(m.Waited)
 	}
 	return out
 }

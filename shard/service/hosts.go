@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"google.golang.org/protobuf/types/known/durationpb"
+
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
@@ -44,8 +46,10 @@ func (s *Server) hostToProto(live *hostmgr.HostView, rec *model.HostRecord) *pb.
 		Region:     s.engine.Region(),
 		PortRanges: portRangesToProto(h.Ports),
 		RunsImages: h.RunsImages,
+		HostPool:   model.DefaultHostPool,
 	}
 	if rec != nil {
+		out.HostPool, out.HostPoolTarget = rec.Pool(), rec.HostPoolTarget
 		out.Draining, out.DrainReason, out.DrainTime, out.LastSeen = rec.Draining, rec.DrainReason, ts(rec.DrainTime), ts(rec.LastSeen)
 		out.DrainDeadline = ts(rec.DrainDeadline)
 		switch {
@@ -159,4 +163,44 @@ func (s *Server) MarkHostDown(ctx context.Context, req *pb.MarkHostDownRequest) 
 		return nil, toStatus(err)
 	}
 	return &pb.MarkHostDownResponse{Host: s.hostAfter(rec)}, nil
+}
+
+func (s *Server) SetHostPool(ctx context.Context, req *pb.SetHostPoolRequest) (*pb.SetHostPoolResponse, error) {
+	if err := s.checkHostRequest(req.HostId, req.Region); err != nil {
+		return nil, err
+	}
+	if !model.ValidHostPoolName(req.HostPool) {
+		return nil, invalid("host_pool", fmt.Sprintf("%q: want 1 to %d lowercase letters, digits and -, starting with a letter", req.HostPool, model.MaxHostPoolName))
+	}
+	rec, err := s.engine.SetHostPool(ctx, model.HostID(req.HostId), req.HostPool)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.SetHostPoolResponse{Host: s.hostAfter(rec)}, nil
+}
+
+func (s *Server) ListHostPools(ctx context.Context, req *pb.ListHostPoolsRequest) (*pb.ListHostPoolsResponse, error) {
+	rep := s.engine.HostPools()
+	region := s.engine.Region()
+	out := &pb.ListHostPoolsResponse{}
+	for _, v := range rep.Pools {
+		hp := &pb.HostPool{
+			Name: v.Name, Region: region, InService: uint32(v.InService), Floor: uint32(v.Floor),
+			Capacity: resourcesToProto(v.Capacity), Allocated: resourcesToProto(v.Allocated), Demand: resourcesToProto(v.Demand),
+		}
+		for _, h := range v.Hosts {
+			hp.Hosts = append(hp.Hosts, string(h))
+		}
+		for _, h := range v.Moving {
+			hp.Moving = append(hp.Moving, string(h))
+		}
+		if rep.Period > 0 {
+			hp.PolicyPeriod = durationpb.New(rep.Period)
+		}
+		out.HostPools = append(out.HostPools, hp)
+	}
+	for _, ev := range rep.Recent {
+		out.RecentMoves = append(out.RecentMoves, hostPoolMoveToProto(ev, region))
+	}
+	return out, nil
 }

@@ -2,7 +2,9 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"slices"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"github.com/peloton-federated/peloton/shard/jobmgr"
@@ -17,6 +19,7 @@ func poolToModel(s *pb.PoolSpec) model.Pool {
 		Reservation: resourcesToModel(s.Reservation),
 		Limit:       resourcesToModel(s.Limit.Resolve(math.Inf(1))),
 		Share:       sharesToModel(s.Share.Resolve(1)),
+		HostPools:   slices.Clone(s.HostPools),
 		Clusters:    clusterPolicyToModel(s.GetClusters()),
 	}
 }
@@ -54,6 +57,7 @@ func poolToProto(v jobmgr.PoolView) *pb.Pool {
 			Reservation: resourcesToProto(v.Pool.Reservation),
 			Limit:       limitAmounts(v.Pool.Limit),
 			Share:       amounts(v.Pool.Share.CPU, v.Pool.Share.Mem, v.Pool.Share.Disk, v.Pool.Share.GPU, 1),
+			HostPools:   v.Pool.HostPools,
 			Clusters:    clusterPolicyToProto(v.Pool.Clusters),
 		},
 	}
@@ -76,6 +80,17 @@ func (s *Server) checkPoolSpec(spec *pb.PoolSpec) error {
 		return invalid("spec", "required")
 	}
 	problems := append(pb.UnknownFieldProblems(spec), pb.ValidatePoolSpec(spec)...)
+	seen := map[string]bool{}
+	for i, name := range spec.HostPools {
+		path := fmt.Sprintf("hostPools[%d]", i)
+		switch {
+		case !model.ValidHostPoolName(name):
+			problems = append(problems, pb.FieldError{Path: path, Message: fmt.Sprintf("%q: want 1 to %d lowercase letters, digits and -, starting with a letter", name, model.MaxHostPoolName)})
+		case seen[name]:
+			problems = append(problems, pb.FieldError{Path: path, Message: fmt.Sprintf("%q is named twice", name)})
+		}
+		seen[name] = true
+	}
 	return toStatus(pb.NewSpecError(problems))
 }
 

@@ -2,6 +2,10 @@ package federation
 
 import (
 	"bytes"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -30,6 +34,10 @@ type member struct {
 	cmd    *exec.Cmd
 	log    *bytes.Buffer
 	done   chan error
+	// client speaks HTTPS to the member, trusting the federation's CA;
+	// token is an admin's.
+	client *http.Client
+	token  string
 }
 
 func (m *member) start() {
@@ -44,7 +52,7 @@ func (m *member) start() {
 	go func() { m.done <- m.cmd.Wait() }()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if resp, err := http.Get("http://" + m.addr + "/healthz"); err == nil {
+		if resp, err := m.client.Get("https://" + m.addr + "/healthz"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
 				return
@@ -95,9 +103,13 @@ type fedTuning struct {
 	profile, suspect, fail, recover, hosts string
 }
 
+// Every region runs secured: TLS on the API port with the region's
+// certificate, mutual TLS between regions, encrypted gossip, and an admin
+// token for the test.
 func startFederationWith(t testing.TB, tune fedTuning, regions ...string) map[string]*member {
 	t.Helper()
 	dir := t.TempDir()
+	pki, token, gossipKey, client := securedLab(t, dir, regions)
 	var seed string
 	out := map[string]*member{}
 	for i, region := range regions {
@@ -114,15 +126,19 @@ func startFederationWith(t testing.TB, tune fedTuning, regions ...string) map[st
 addr: %s
 dataDir: %s
 hosts: [%q]
-gossip: {node: %s-0, bind: "%s:%d", %sprofile: %s}
+gossip: {node: %s-0, bind: "%s:%d", %sprofile: %s, encryptKey: %q}
 health: {suspectAfter: %s, failAfter: %s, recoverAfter: %s}
 log: {level: info}
-`, region, addr, filepath.Join(dir, region), tune.hosts, region, ip, gport, join, tune.profile, tune.suspect, tune.fail, tune.recover)
+tls: {cert: %s, key: %s, ca: %s}
+auth: {tokens: %s, policy: %s}
+`, region, addr, filepath.Join(dir, region), tune.hosts, region, ip, gport, join, tune.profile, gossipKey, tune.suspect, tune.fail, tune.recover,
+			filepath.Join(pki, region+".crt"), filepath.Join(pki, region+".key"), filepath.Join(pki, "ca.crt"),
+			filepath.Join(pki, "tokens.yaml"), filepath.Join(pki, "policy.yaml"))
 		path := filepath.Join(dir, region+".yaml")
 		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		m := &member{t: t, region: region, addr: addr, config: path}
+		m := &member{t: t, region: region, addr: addr, config: path, client: client, token: token}
 		m.start()
 		out[region] = m
 		t.Cleanup(m.stop)
@@ -139,8 +155,9 @@ log: {level: info}
 
 func (m *member) do(method, path, body string) (int, []byte, http.Header) {
 	m.t.Helper()
-	req, _ := http.NewRequest(method, "http://"+m.addr+path, strings.NewReader(body))
-	resp, err := http.DefaultClient.Do(req)
+	req, _ := http.NewRequest(method, "https://"+m.addr+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+m.token)
+	resp, err := m.client.Do(req)
 	if err != nil {
 		m.t.Fatal(err)
 	}
@@ -158,6 +175,38 @@ func (m *member) getJSON(path string, v any) {
 	if err := json.Unmarshal(body, v); err != nil {
 		m.t.Fatalf("GET %s: %v: %s", path, err, body)
 	}
+}
+
+// securedLab makes, with the binary, a CA and a certificate per region, an
+// admin token and its policy, and a gossip key; it returns the PKI
+// directory, the token, the key and an HTTPS client trusting the CA.
+func securedLab(t testing.TB, dir string, regions []string) (pki, token, gossipKey string, client *http.Client) {
+	t.Helper()
+	pki = filepath.Join(dir, "pki")
+	peloton := func(args ...string) string {
+		out, err := exec.Command(binary, args...).Output()
+		if err != nil {
+			t.Fatalf("peloton %s: %v", strings.Join(args, " "), err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	peloton("tls", "init", "--dir", pki, "--regions", strings.Join(regions, ","), "--hosts", "127.0.0.2,127.0.0.3,127.0.0.4")
+	token = peloton("auth", "token", "create", "admin", "--file", filepath.Join(pki, "tokens.yaml"))
+	if err := os.WriteFile(filepath.Join(pki, "policy.yaml"), []byte("bindings: [{subjects: [admin], role: admin}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		t.Fatal(err)
+	}
+	ca, err := os.ReadFile(filepath.Join(pki, "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(ca)
+	client = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}, Timeout: 30 * time.Second}
+	return pki, token, base64.StdEncoding.EncodeToString(key), client
 }
 
 var (

@@ -195,4 +195,17 @@ func TestThreeRegions(t *testing.T) {
 			}
 		}
 	}
+
+	// Regions talk mutual TLS: none refused another, and b ran the job
+	// pinned to it as the admin who created it at a, not as region a.
+	for _, m := range []*member{a, b, c} {
+		for _, line := range strings.Split(m.log.String(), "\n") {
+			if strings.Contains(line, "msg=audit") && (strings.Contains(line, "code=Unauthenticated") || strings.Contains(line, "code=PermissionDenied")) {
+				t.Errorf("%s refused a call: %s", m.region, line)
+			}
+		}
+	}
+	if !strings.Contains(b.log.String(), "who=admin authn=token rpc=/peloton.v1.JobService/CreateJob action=create-job resource=\"pool /work, job name pinned\" code=OK forwarded_by=a") {
+		t.Errorf("b's audit log lacks the pinned job created by admin, forwarded by a")
+	}
 }

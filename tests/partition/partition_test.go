@@ -6,6 +6,10 @@ package partition
 
 import (
 	"bytes"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -114,6 +118,9 @@ type member struct {
 	cmd    *exec.Cmd
 	log    *bytes.Buffer
 	done   chan error
+	// roots trust the federation's CA; token is an admin's.
+	roots *x509.CertPool
+	token string
 }
 
 func (m *member) stop() {
@@ -129,8 +136,9 @@ func (m *member) stop() {
 }
 
 func (m *member) do(method, path, body string) (int, []byte, error) {
-	req, _ := http.NewRequest(method, "http://"+m.addr+path, strings.NewReader(body))
-	c := http.Client{Timeout: 5 * time.Second}
+	req, _ := http.NewRequest(method, "https://"+m.addr+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+m.token)
+	c := http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: m.roots}}}
 	resp, err := c.Do(req)
 	if err != nil {
 		return 0, nil, err
@@ -145,6 +153,35 @@ func TestRegionCutOff(t *testing.T) {
 	regions := []string{"a", "b", "c"}
 	net := newNetwork(t, regions)
 	dir := t.TempDir()
+	// Secured as in production: TLS with the region's certificate,
+	// mutual TLS between regions, encrypted gossip, an admin token.
+	pki := filepath.Join(dir, "pki")
+	peloton := func(args ...string) string {
+		out, err := exec.Command(binary, args...).Output()
+		if err != nil {
+			t.Fatalf("peloton %s: %v", strings.Join(args, " "), err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	var ips []string
+	for i := range regions {
+		ips = append(ips, fmt.Sprintf("%s.%d", subnet, i+1))
+	}
+	peloton("tls", "init", "--dir", pki, "--regions", strings.Join(regions, ","), "--hosts", strings.Join(ips, ","))
+	token := peloton("auth", "token", "create", "admin", "--file", filepath.Join(pki, "tokens.yaml"))
+	if err := os.WriteFile(filepath.Join(pki, "policy.yaml"), []byte("bindings: [{subjects: [admin], role: admin}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		t.Fatal(err)
+	}
+	caPEM, err := os.ReadFile(filepath.Join(pki, "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
 	members := map[string]*member{}
 	for i, r := range regions {
 		ip := fmt.Sprintf("%s.%d", subnet, i+1)
@@ -156,14 +193,18 @@ func TestRegionCutOff(t *testing.T) {
 addr: %s:5390
 dataDir: %s
 hosts: ["sim,hosts=10,cpu=8,mem=65536,duration=1h"]
-gossip: {node: %s-0, bind: "%s:7946", %sprofile: local}
+gossip: {node: %s-0, bind: "%s:7946", %sprofile: local, encryptKey: %q}
 health: {suspectAfter: 1s, failAfter: 3s, recoverAfter: 1s}
-`, r, ip, filepath.Join(dir, r), r, ip, join)
+tls: {cert: %s, key: %s, ca: %s}
+auth: {tokens: %s, policy: %s}
+`, r, ip, filepath.Join(dir, r), r, ip, join, base64.StdEncoding.EncodeToString(key),
+			filepath.Join(pki, r+".crt"), filepath.Join(pki, r+".key"), filepath.Join(pki, "ca.crt"),
+			filepath.Join(pki, "tokens.yaml"), filepath.Join(pki, "policy.yaml"))
 		path := filepath.Join(dir, r+".yaml")
 		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		m := &member{t: t, region: r, addr: ip + ":5390", log: &bytes.Buffer{}, done: make(chan error, 1)}
+		m := &member{t: t, region: r, addr: ip + ":5390", log: &bytes.Buffer{}, done: make(chan error, 1), roots: roots, token: token}
 		m.cmd = exec.Command("ip", "netns", "exec", net.ns(r), binary, "server", "--config", path)
 		m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
 		if err := m.cmd.Start(); err != nil {
@@ -252,7 +293,9 @@ health: {suspectAfter: 1s, failAfter: 3s, recoverAfter: 1s}
 	})
 	// While cut off, c launches nothing new: a job created there stays
 	// unlaunched (its gateway is reachable from inside its namespace only).
+	auth := []string{"--ca", filepath.Join(pki, "ca.crt"), "--token", token}
 	probe := exec.Command("ip", "netns", "exec", net.ns("c"), binary, "job", "create", "--addr", c.addr, "-f", "-")
+	probe.Args = append(probe.Args, auth...)
 	probe.Stdin = strings.NewReader(`{"name":"while-cut","region":"c","preemptible":true,"instances":2,"task":{"command":"sim","resources":{"cpu":1,"memMb":10}}}`)
 	out, err := probe.CombinedOutput()
 	if err != nil {
@@ -261,7 +304,11 @@ health: {suspectAfter: 1s, failAfter: 3s, recoverAfter: 1s}
 	cutJob := strings.TrimSpace(string(out))
 	time.Sleep(3 * time.Second)
 	inC := exec.Command("ip", "netns", "exec", net.ns("c"), binary, "task", "list", cutJob, "--addr", c.addr)
-	listing, _ := inC.CombinedOutput()
+	inC.Args = append(inC.Args, auth...)
+	listing, err := inC.CombinedOutput()
+	if err != nil {
+		t.Fatalf("task list inside c while cut: %v\n%s", err, listing)
+	}
 	if strings.Contains(string(listing), "RUNNING") || strings.Contains(string(listing), "LAUNCHING") {
 		t.Fatalf("fenced region launched work while cut off:\n%s", listing)
 	}

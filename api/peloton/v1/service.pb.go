@@ -10,6 +10,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -2121,9 +2122,13 @@ func (x *ListEventsResponse) GetMore() bool {
 }
 
 type ListTasksRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	States        []TaskState            `protobuf:"varint,2,rep,packed,name=states,proto3,enum=peloton.v1.TaskState" json:"states,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	JobId  string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	States []TaskState            `protobuf:"varint,2,rep,packed,name=states,proto3,enum=peloton.v1.TaskState" json:"states,omitempty"`
+	// Paging, in instance order over the tasks that match `states`: skip
+	// `offset` of them and return at most `limit` (0: all the rest).
+	Offset        uint32 `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
+	Limit         uint32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2172,9 +2177,25 @@ func (x *ListTasksRequest) GetStates() []TaskState {
 	return nil
 }
 
+func (x *ListTasksRequest) GetOffset() uint32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *ListTasksRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
 type ListTasksResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Tasks         []*Task                `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Tasks []*Task                `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	// How many tasks match `states`, whatever the page.
+	Total         uint32 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2214,6 +2235,13 @@ func (x *ListTasksResponse) GetTasks() []*Task {
 		return x.Tasks
 	}
 	return nil
+}
+
+func (x *ListTasksResponse) GetTotal() uint32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
 }
 
 type GetTaskRequest struct {
@@ -3797,6 +3825,201 @@ func (x *MarkHostDownResponse) GetHost() *Host {
 	return nil
 }
 
+type SetHostPoolRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	HostId string                 `protobuf:"bytes,1,opt,name=host_id,json=hostId,proto3" json:"host_id,omitempty"`
+	// Lowercase letters, digits and '-', starting with a letter; "shared"
+	// is the host pool of hosts no one put in another.
+	HostPool      string `protobuf:"bytes,2,opt,name=host_pool,json=hostPool,proto3" json:"host_pool,omitempty"`
+	Region        string `protobuf:"bytes,3,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetHostPoolRequest) Reset() {
+	*x = SetHostPoolRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[76]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetHostPoolRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetHostPoolRequest) ProtoMessage() {}
+
+func (x *SetHostPoolRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[76]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetHostPoolRequest.ProtoReflect.Descriptor instead.
+func (*SetHostPoolRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{76}
+}
+
+func (x *SetHostPoolRequest) GetHostId() string {
+	if x != nil {
+		return x.HostId
+	}
+	return ""
+}
+
+func (x *SetHostPoolRequest) GetHostPool() string {
+	if x != nil {
+		return x.HostPool
+	}
+	return ""
+}
+
+func (x *SetHostPoolRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type SetHostPoolResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Host          *Host                  `protobuf:"bytes,1,opt,name=host,proto3" json:"host,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetHostPoolResponse) Reset() {
+	*x = SetHostPoolResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[77]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetHostPoolResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetHostPoolResponse) ProtoMessage() {}
+
+func (x *SetHostPoolResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[77]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetHostPoolResponse.ProtoReflect.Descriptor instead.
+func (*SetHostPoolResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{77}
+}
+
+func (x *SetHostPoolResponse) GetHost() *Host {
+	if x != nil {
+		return x.Host
+	}
+	return nil
+}
+
+type ListHostPoolsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListHostPoolsRequest) Reset() {
+	*x = ListHostPoolsRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListHostPoolsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListHostPoolsRequest) ProtoMessage() {}
+
+func (x *ListHostPoolsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListHostPoolsRequest.ProtoReflect.Descriptor instead.
+func (*ListHostPoolsRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{78}
+}
+
+type ListHostPoolsResponse struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	HostPools []*HostPool            `protobuf:"bytes,1,rep,name=host_pools,json=hostPools,proto3" json:"host_pools,omitempty"`
+	// Newest first.
+	RecentMoves   []*HostPoolMove `protobuf:"bytes,2,rep,name=recent_moves,json=recentMoves,proto3" json:"recent_moves,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListHostPoolsResponse) Reset() {
+	*x = ListHostPoolsResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListHostPoolsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListHostPoolsResponse) ProtoMessage() {}
+
+func (x *ListHostPoolsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListHostPoolsResponse.ProtoReflect.Descriptor instead.
+func (*ListHostPoolsResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *ListHostPoolsResponse) GetHostPools() []*HostPool {
+	if x != nil {
+		return x.HostPools
+	}
+	return nil
+}
+
+func (x *ListHostPoolsResponse) GetRecentMoves() []*HostPoolMove {
+	if x != nil {
+		return x.RecentMoves
+	}
+	return nil
+}
+
 type ListRegionsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -3805,7 +4028,7 @@ type ListRegionsRequest struct {
 
 func (x *ListRegionsRequest) Reset() {
 	*x = ListRegionsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[76]
+	mi := &file_peloton_v1_service_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3817,7 +4040,7 @@ func (x *ListRegionsRequest) String() string {
 func (*ListRegionsRequest) ProtoMessage() {}
 
 func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[76]
+	mi := &file_peloton_v1_service_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3830,7 +4053,7 @@ func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsRequest.ProtoReflect.Descriptor instead.
 func (*ListRegionsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{76}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{80}
 }
 
 type ListRegionsResponse struct {
@@ -3842,7 +4065,7 @@ type ListRegionsResponse struct {
 
 func (x *ListRegionsResponse) Reset() {
 	*x = ListRegionsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[77]
+	mi := &file_peloton_v1_service_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3854,7 +4077,7 @@ func (x *ListRegionsResponse) String() string {
 func (*ListRegionsResponse) ProtoMessage() {}
 
 func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[77]
+	mi := &file_peloton_v1_service_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3867,7 +4090,7 @@ func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsResponse.ProtoReflect.Descriptor instead.
 func (*ListRegionsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{77}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *ListRegionsResponse) GetRegions() []*Region {
@@ -3888,7 +4111,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[78]
+	mi := &file_peloton_v1_service_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3900,7 +4123,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[78]
+	mi := &file_peloton_v1_service_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3913,7 +4136,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{78}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *WatchRequest) GetJobId() string {
@@ -3939,7 +4162,7 @@ type FailBackRequest struct {
 
 func (x *FailBackRequest) Reset() {
 	*x = FailBackRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[79]
+	mi := &file_peloton_v1_service_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3951,7 +4174,7 @@ func (x *FailBackRequest) String() string {
 func (*FailBackRequest) ProtoMessage() {}
 
 func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[79]
+	mi := &file_peloton_v1_service_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3964,7 +4187,7 @@ func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackRequest.ProtoReflect.Descriptor instead.
 func (*FailBackRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{79}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *FailBackRequest) GetRegion() string {
@@ -3984,7 +4207,7 @@ type FailBackResponse struct {
 
 func (x *FailBackResponse) Reset() {
 	*x = FailBackResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[80]
+	mi := &file_peloton_v1_service_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3996,7 +4219,7 @@ func (x *FailBackResponse) String() string {
 func (*FailBackResponse) ProtoMessage() {}
 
 func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[80]
+	mi := &file_peloton_v1_service_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4009,7 +4232,7 @@ func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackResponse.ProtoReflect.Descriptor instead.
 func (*FailBackResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{80}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *FailBackResponse) GetMoved() []*PlannedMove {
@@ -4036,7 +4259,7 @@ type IsolateRegionRequest struct {
 
 func (x *IsolateRegionRequest) Reset() {
 	*x = IsolateRegionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[81]
+	mi := &file_peloton_v1_service_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4048,7 +4271,7 @@ func (x *IsolateRegionRequest) String() string {
 func (*IsolateRegionRequest) ProtoMessage() {}
 
 func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[81]
+	mi := &file_peloton_v1_service_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4061,7 +4284,7 @@ func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionRequest.ProtoReflect.Descriptor instead.
 func (*IsolateRegionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{81}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *IsolateRegionRequest) GetRegion() string {
@@ -4086,7 +4309,7 @@ type IsolateRegionResponse struct {
 
 func (x *IsolateRegionResponse) Reset() {
 	*x = IsolateRegionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[82]
+	mi := &file_peloton_v1_service_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4098,7 +4321,7 @@ func (x *IsolateRegionResponse) String() string {
 func (*IsolateRegionResponse) ProtoMessage() {}
 
 func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[82]
+	mi := &file_peloton_v1_service_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4111,7 +4334,7 @@ func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionResponse.ProtoReflect.Descriptor instead.
 func (*IsolateRegionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{82}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{86}
 }
 
 type PutReplicaRequest struct {
@@ -4123,7 +4346,7 @@ type PutReplicaRequest struct {
 
 func (x *PutReplicaRequest) Reset() {
 	*x = PutReplicaRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[83]
+	mi := &file_peloton_v1_service_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4135,7 +4358,7 @@ func (x *PutReplicaRequest) String() string {
 func (*PutReplicaRequest) ProtoMessage() {}
 
 func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[83]
+	mi := &file_peloton_v1_service_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4148,7 +4371,7 @@ func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaRequest.ProtoReflect.Descriptor instead.
 func (*PutReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{83}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *PutReplicaRequest) GetReplica() *Replica {
@@ -4166,7 +4389,7 @@ type PutReplicaResponse struct {
 
 func (x *PutReplicaResponse) Reset() {
 	*x = PutReplicaResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[84]
+	mi := &file_peloton_v1_service_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4178,7 +4401,7 @@ func (x *PutReplicaResponse) String() string {
 func (*PutReplicaResponse) ProtoMessage() {}
 
 func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[84]
+	mi := &file_peloton_v1_service_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4191,7 +4414,7 @@ func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaResponse.ProtoReflect.Descriptor instead.
 func (*PutReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{84}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{88}
 }
 
 type ListReplicasRequest struct {
@@ -4204,7 +4427,7 @@ type ListReplicasRequest struct {
 
 func (x *ListReplicasRequest) Reset() {
 	*x = ListReplicasRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[85]
+	mi := &file_peloton_v1_service_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4216,7 +4439,7 @@ func (x *ListReplicasRequest) String() string {
 func (*ListReplicasRequest) ProtoMessage() {}
 
 func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[85]
+	mi := &file_peloton_v1_service_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4229,7 +4452,7 @@ func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasRequest.ProtoReflect.Descriptor instead.
 func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{85}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *ListReplicasRequest) GetOwnerRegion() string {
@@ -4248,7 +4471,7 @@ type ListReplicasResponse struct {
 
 func (x *ListReplicasResponse) Reset() {
 	*x = ListReplicasResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[86]
+	mi := &file_peloton_v1_service_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4260,7 +4483,7 @@ func (x *ListReplicasResponse) String() string {
 func (*ListReplicasResponse) ProtoMessage() {}
 
 func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[86]
+	mi := &file_peloton_v1_service_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4273,7 +4496,7 @@ func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasResponse.ProtoReflect.Descriptor instead.
 func (*ListReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{86}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *ListReplicasResponse) GetReplicas() []*Replica {
@@ -4293,7 +4516,7 @@ type PlanFailoverRequest struct {
 
 func (x *PlanFailoverRequest) Reset() {
 	*x = PlanFailoverRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[87]
+	mi := &file_peloton_v1_service_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4305,7 +4528,7 @@ func (x *PlanFailoverRequest) String() string {
 func (*PlanFailoverRequest) ProtoMessage() {}
 
 func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[87]
+	mi := &file_peloton_v1_service_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4318,7 +4541,7 @@ func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverRequest.ProtoReflect.Descriptor instead.
 func (*PlanFailoverRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{87}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *PlanFailoverRequest) GetRegion() string {
@@ -4337,7 +4560,7 @@ type PlanFailoverResponse struct {
 
 func (x *PlanFailoverResponse) Reset() {
 	*x = PlanFailoverResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[88]
+	mi := &file_peloton_v1_service_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4349,7 +4572,7 @@ func (x *PlanFailoverResponse) String() string {
 func (*PlanFailoverResponse) ProtoMessage() {}
 
 func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[88]
+	mi := &file_peloton_v1_service_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4362,7 +4585,7 @@ func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverResponse.ProtoReflect.Descriptor instead.
 func (*PlanFailoverResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{88}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *PlanFailoverResponse) GetPlans() []*RegionPlan {
@@ -4383,7 +4606,7 @@ type StartDrillRequest struct {
 
 func (x *StartDrillRequest) Reset() {
 	*x = StartDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[89]
+	mi := &file_peloton_v1_service_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4395,7 +4618,7 @@ func (x *StartDrillRequest) String() string {
 func (*StartDrillRequest) ProtoMessage() {}
 
 func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[89]
+	mi := &file_peloton_v1_service_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4408,7 +4631,7 @@ func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillRequest.ProtoReflect.Descriptor instead.
 func (*StartDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{89}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *StartDrillRequest) GetRegion() string {
@@ -4434,7 +4657,7 @@ type StartDrillResponse struct {
 
 func (x *StartDrillResponse) Reset() {
 	*x = StartDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[90]
+	mi := &file_peloton_v1_service_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4446,7 +4669,7 @@ func (x *StartDrillResponse) String() string {
 func (*StartDrillResponse) ProtoMessage() {}
 
 func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[90]
+	mi := &file_peloton_v1_service_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4459,7 +4682,7 @@ func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillResponse.ProtoReflect.Descriptor instead.
 func (*StartDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{90}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *StartDrillResponse) GetDrill() *Drill {
@@ -4478,7 +4701,7 @@ type GetDrillRequest struct {
 
 func (x *GetDrillRequest) Reset() {
 	*x = GetDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[91]
+	mi := &file_peloton_v1_service_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4490,7 +4713,7 @@ func (x *GetDrillRequest) String() string {
 func (*GetDrillRequest) ProtoMessage() {}
 
 func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[91]
+	mi := &file_peloton_v1_service_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4503,7 +4726,7 @@ func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillRequest.ProtoReflect.Descriptor instead.
 func (*GetDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{91}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *GetDrillRequest) GetId() string {
@@ -4522,7 +4745,7 @@ type GetDrillResponse struct {
 
 func (x *GetDrillResponse) Reset() {
 	*x = GetDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[92]
+	mi := &file_peloton_v1_service_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4534,7 +4757,7 @@ func (x *GetDrillResponse) String() string {
 func (*GetDrillResponse) ProtoMessage() {}
 
 func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[92]
+	mi := &file_peloton_v1_service_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4547,7 +4770,7 @@ func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillResponse.ProtoReflect.Descriptor instead.
 func (*GetDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{92}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *GetDrillResponse) GetDrill() *Drill {
@@ -4565,7 +4788,7 @@ type ListDrillsRequest struct {
 
 func (x *ListDrillsRequest) Reset() {
 	*x = ListDrillsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[93]
+	mi := &file_peloton_v1_service_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4577,7 +4800,7 @@ func (x *ListDrillsRequest) String() string {
 func (*ListDrillsRequest) ProtoMessage() {}
 
 func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[93]
+	mi := &file_peloton_v1_service_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4590,7 +4813,7 @@ func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsRequest.ProtoReflect.Descriptor instead.
 func (*ListDrillsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{93}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{97}
 }
 
 type ListDrillsResponse struct {
@@ -4602,7 +4825,7 @@ type ListDrillsResponse struct {
 
 func (x *ListDrillsResponse) Reset() {
 	*x = ListDrillsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[94]
+	mi := &file_peloton_v1_service_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4614,7 +4837,7 @@ func (x *ListDrillsResponse) String() string {
 func (*ListDrillsResponse) ProtoMessage() {}
 
 func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[94]
+	mi := &file_peloton_v1_service_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4627,7 +4850,7 @@ func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsResponse.ProtoReflect.Descriptor instead.
 func (*ListDrillsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{94}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *ListDrillsResponse) GetDrills() []*Drill {
@@ -4645,7 +4868,7 @@ type GetVersionRequest struct {
 
 func (x *GetVersionRequest) Reset() {
 	*x = GetVersionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[95]
+	mi := &file_peloton_v1_service_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4657,7 +4880,7 @@ func (x *GetVersionRequest) String() string {
 func (*GetVersionRequest) ProtoMessage() {}
 
 func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[95]
+	mi := &file_peloton_v1_service_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4670,7 +4893,7 @@ func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionRequest.ProtoReflect.Descriptor instead.
 func (*GetVersionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{95}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{99}
 }
 
 type GetVersionResponse struct {
@@ -4684,7 +4907,7 @@ type GetVersionResponse struct {
 
 func (x *GetVersionResponse) Reset() {
 	*x = GetVersionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[96]
+	mi := &file_peloton_v1_service_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4696,7 +4919,7 @@ func (x *GetVersionResponse) String() string {
 func (*GetVersionResponse) ProtoMessage() {}
 
 func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[96]
+	mi := &file_peloton_v1_service_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4709,7 +4932,7 @@ func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionResponse.ProtoReflect.Descriptor instead.
 func (*GetVersionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{96}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *GetVersionResponse) GetVersion() string {
@@ -4733,12 +4956,355 @@ func (x *GetVersionResponse) GetRegion() string {
 	return ""
 }
 
+type WhoAmIRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WhoAmIRequest) Reset() {
+	*x = WhoAmIRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[101]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WhoAmIRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WhoAmIRequest) ProtoMessage() {}
+
+func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[101]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
+func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{101}
+}
+
+type WhoAmIResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The caller's name: a token's name or a client certificate's subject.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// How it was authenticated: "token", "certificate", "region" or
+	// "anonymous" (authentication is off).
+	Method string `protobuf:"bytes,2,opt,name=method,proto3" json:"method,omitempty"`
+	// The roles the policy binds to the caller, such as "pool-owner /a".
+	Roles []string `protobuf:"bytes,3,rep,name=roles,proto3" json:"roles,omitempty"`
+	// Set when a region forwarded the call on the caller's behalf.
+	ForwardedBy string `protobuf:"bytes,4,opt,name=forwarded_by,json=forwardedBy,proto3" json:"forwarded_by,omitempty"`
+	// False when the gateway runs without authentication (dev mode).
+	Authentication bool `protobuf:"varint,5,opt,name=authentication,proto3" json:"authentication,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *WhoAmIResponse) Reset() {
+	*x = WhoAmIResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[102]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WhoAmIResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WhoAmIResponse) ProtoMessage() {}
+
+func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[102]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WhoAmIResponse.ProtoReflect.Descriptor instead.
+func (*WhoAmIResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{102}
+}
+
+func (x *WhoAmIResponse) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *WhoAmIResponse) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *WhoAmIResponse) GetRoles() []string {
+	if x != nil {
+		return x.Roles
+	}
+	return nil
+}
+
+func (x *WhoAmIResponse) GetForwardedBy() string {
+	if x != nil {
+		return x.ForwardedBy
+	}
+	return ""
+}
+
+func (x *WhoAmIResponse) GetAuthentication() bool {
+	if x != nil {
+		return x.Authentication
+	}
+	return false
+}
+
+type CanIRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// An action, such as create-job, stop-job, edit-pool, drain-host (see
+	// `peloton auth can-i --help` for the list).
+	Action string `protobuf:"bytes,1,opt,name=action,proto3" json:"action,omitempty"`
+	// The pool acted on; for job actions the job's pool.
+	Pool string `protobuf:"bytes,2,opt,name=pool,proto3" json:"pool,omitempty"`
+	// A job acted on: its pool is looked up.
+	JobId         string `protobuf:"bytes,3,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CanIRequest) Reset() {
+	*x = CanIRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[103]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CanIRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CanIRequest) ProtoMessage() {}
+
+func (x *CanIRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[103]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CanIRequest.ProtoReflect.Descriptor instead.
+func (*CanIRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{103}
+}
+
+func (x *CanIRequest) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *CanIRequest) GetPool() string {
+	if x != nil {
+		return x.Pool
+	}
+	return ""
+}
+
+func (x *CanIRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+type CanIResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Allowed bool                   `protobuf:"varint,1,opt,name=allowed,proto3" json:"allowed,omitempty"`
+	// Which role allows it, or why nothing does.
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CanIResponse) Reset() {
+	*x = CanIResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[104]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CanIResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CanIResponse) ProtoMessage() {}
+
+func (x *CanIResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[104]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CanIResponse.ProtoReflect.Descriptor instead.
+func (*CanIResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{104}
+}
+
+func (x *CanIResponse) GetAllowed() bool {
+	if x != nil {
+		return x.Allowed
+	}
+	return false
+}
+
+func (x *CanIResponse) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type ListAuditRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only records of this caller.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Only records after this time.
+	Since *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=since,proto3" json:"since,omitempty"`
+	// Most records to return, newest last; 0 means 100, at most 10000.
+	Limit         uint32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAuditRequest) Reset() {
+	*x = ListAuditRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[105]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAuditRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAuditRequest) ProtoMessage() {}
+
+func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[105]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAuditRequest.ProtoReflect.Descriptor instead.
+func (*ListAuditRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{105}
+}
+
+func (x *ListAuditRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ListAuditRequest) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *ListAuditRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type ListAuditResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Oldest first.
+	Records       []*AuditRecord `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAuditResponse) Reset() {
+	*x = ListAuditResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[106]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAuditResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAuditResponse) ProtoMessage() {}
+
+func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[106]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAuditResponse.ProtoReflect.Descriptor instead.
+func (*ListAuditResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{106}
+}
+
+func (x *ListAuditResponse) GetRecords() []*AuditRecord {
+	if x != nil {
+		return x.Records
+	}
+	return nil
+}
+
 var File_peloton_v1_service_proto protoreflect.FileDescriptor
 
 const file_peloton_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"\x18peloton/v1/service.proto\x12\n" +
-	"peloton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x16peloton/v1/types.proto\"\xaf\x02\n" +
+	"peloton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16peloton/v1/types.proto\"\xaf\x02\n" +
 	"\x15StartMigrationRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
 	"\x04pool\x18\x02 \x01(\tR\x04pool\x12\x1d\n" +
@@ -4857,12 +5423,15 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\t_instance\"S\n" +
 	"\x12ListEventsResponse\x12)\n" +
 	"\x06events\x18\x01 \x03(\v2\x11.peloton.v1.EventR\x06events\x12\x12\n" +
-	"\x04more\x18\x02 \x01(\bR\x04more\"X\n" +
+	"\x04more\x18\x02 \x01(\bR\x04more\"\x86\x01\n" +
 	"\x10ListTasksRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12-\n" +
-	"\x06states\x18\x02 \x03(\x0e2\x15.peloton.v1.TaskStateR\x06states\";\n" +
+	"\x06states\x18\x02 \x03(\x0e2\x15.peloton.v1.TaskStateR\x06states\x12\x16\n" +
+	"\x06offset\x18\x03 \x01(\rR\x06offset\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\rR\x05limit\"Q\n" +
 	"\x11ListTasksResponse\x12&\n" +
-	"\x05tasks\x18\x01 \x03(\v2\x10.peloton.v1.TaskR\x05tasks\"C\n" +
+	"\x05tasks\x18\x01 \x03(\v2\x10.peloton.v1.TaskR\x05tasks\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\rR\x05total\"C\n" +
 	"\x0eGetTaskRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1a\n" +
 	"\binstance\x18\x02 \x01(\rR\binstance\"7\n" +
@@ -4946,7 +5515,18 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x06region\x18\x02 \x01(\tR\x06region\x12\x14\n" +
 	"\x05force\x18\x03 \x01(\bR\x05force\"<\n" +
 	"\x14MarkHostDownResponse\x12$\n" +
-	"\x04host\x18\x01 \x01(\v2\x10.peloton.v1.HostR\x04host\"\x14\n" +
+	"\x04host\x18\x01 \x01(\v2\x10.peloton.v1.HostR\x04host\"b\n" +
+	"\x12SetHostPoolRequest\x12\x17\n" +
+	"\ahost_id\x18\x01 \x01(\tR\x06hostId\x12\x1b\n" +
+	"\thost_pool\x18\x02 \x01(\tR\bhostPool\x12\x16\n" +
+	"\x06region\x18\x03 \x01(\tR\x06region\";\n" +
+	"\x13SetHostPoolResponse\x12$\n" +
+	"\x04host\x18\x01 \x01(\v2\x10.peloton.v1.HostR\x04host\"\x16\n" +
+	"\x14ListHostPoolsRequest\"\x89\x01\n" +
+	"\x15ListHostPoolsResponse\x123\n" +
+	"\n" +
+	"host_pools\x18\x01 \x03(\v2\x14.peloton.v1.HostPoolR\thostPools\x12;\n" +
+	"\frecent_moves\x18\x02 \x03(\v2\x18.peloton.v1.HostPoolMoveR\vrecentMoves\"\x14\n" +
 	"\x12ListRegionsRequest\"C\n" +
 	"\x13ListRegionsResponse\x12,\n" +
 	"\aregions\x18\x01 \x03(\v2\x12.peloton.v1.RegionR\aregions\"B\n" +
@@ -4989,74 +5569,101 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x12GetVersionResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x16\n" +
 	"\x06commit\x18\x02 \x01(\tR\x06commit\x12\x16\n" +
-	"\x06region\x18\x03 \x01(\tR\x06region2\xb1\r\n" +
+	"\x06region\x18\x03 \x01(\tR\x06region\"\x0f\n" +
+	"\rWhoAmIRequest\"\x9d\x01\n" +
+	"\x0eWhoAmIResponse\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06method\x18\x02 \x01(\tR\x06method\x12\x14\n" +
+	"\x05roles\x18\x03 \x03(\tR\x05roles\x12!\n" +
+	"\fforwarded_by\x18\x04 \x01(\tR\vforwardedBy\x12&\n" +
+	"\x0eauthentication\x18\x05 \x01(\bR\x0eauthentication\"P\n" +
+	"\vCanIRequest\x12\x16\n" +
+	"\x06action\x18\x01 \x01(\tR\x06action\x12\x12\n" +
+	"\x04pool\x18\x02 \x01(\tR\x04pool\x12\x15\n" +
+	"\x06job_id\x18\x03 \x01(\tR\x05jobId\"@\n" +
+	"\fCanIResponse\x12\x18\n" +
+	"\aallowed\x18\x01 \x01(\bR\aallowed\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"n\n" +
+	"\x10ListAuditRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x120\n" +
+	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12\x14\n" +
+	"\x05limit\x18\x03 \x01(\rR\x05limit\"F\n" +
+	"\x11ListAuditResponse\x121\n" +
+	"\arecords\x18\x01 \x03(\v2\x17.peloton.v1.AuditRecordR\arecords2\xd9\r\n" +
 	"\n" +
 	"JobService\x12H\n" +
-	"\tCreateJob\x12\x1c.peloton.v1.CreateJobRequest\x1a\x1d.peloton.v1.CreateJobResponse\x12?\n" +
-	"\x06GetJob\x12\x19.peloton.v1.GetJobRequest\x1a\x1a.peloton.v1.GetJobResponse\x12E\n" +
-	"\bListJobs\x12\x1b.peloton.v1.ListJobsRequest\x1a\x1c.peloton.v1.ListJobsResponse\x12B\n" +
+	"\tCreateJob\x12\x1c.peloton.v1.CreateJobRequest\x1a\x1d.peloton.v1.CreateJobResponse\x12D\n" +
+	"\x06GetJob\x12\x19.peloton.v1.GetJobRequest\x1a\x1a.peloton.v1.GetJobResponse\"\x03\x90\x02\x01\x12J\n" +
+	"\bListJobs\x12\x1b.peloton.v1.ListJobsRequest\x1a\x1c.peloton.v1.ListJobsResponse\"\x03\x90\x02\x01\x12B\n" +
 	"\aStopJob\x12\x1a.peloton.v1.StopJobRequest\x1a\x1b.peloton.v1.StopJobResponse\x12H\n" +
 	"\tDeleteJob\x12\x1c.peloton.v1.DeleteJobRequest\x1a\x1d.peloton.v1.DeleteJobResponse\x12H\n" +
-	"\tUpdateJob\x12\x1c.peloton.v1.UpdateJobRequest\x1a\x1d.peloton.v1.UpdateJobResponse\x12H\n" +
-	"\tGetUpdate\x12\x1c.peloton.v1.GetUpdateRequest\x1a\x1d.peloton.v1.GetUpdateResponse\x12N\n" +
-	"\vListUpdates\x12\x1e.peloton.v1.ListUpdatesRequest\x1a\x1f.peloton.v1.ListUpdatesResponse\x12N\n" +
+	"\tUpdateJob\x12\x1c.peloton.v1.UpdateJobRequest\x1a\x1d.peloton.v1.UpdateJobResponse\x12M\n" +
+	"\tGetUpdate\x12\x1c.peloton.v1.GetUpdateRequest\x1a\x1d.peloton.v1.GetUpdateResponse\"\x03\x90\x02\x01\x12S\n" +
+	"\vListUpdates\x12\x1e.peloton.v1.ListUpdatesRequest\x1a\x1f.peloton.v1.ListUpdatesResponse\"\x03\x90\x02\x01\x12N\n" +
 	"\vAbortUpdate\x12\x1e.peloton.v1.AbortUpdateRequest\x1a\x1f.peloton.v1.AbortUpdateResponse\x12N\n" +
 	"\vPauseUpdate\x12\x1e.peloton.v1.PauseUpdateRequest\x1a\x1f.peloton.v1.PauseUpdateResponse\x12Q\n" +
 	"\fResumeUpdate\x12\x1f.peloton.v1.ResumeUpdateRequest\x1a .peloton.v1.ResumeUpdateResponse\x12W\n" +
-	"\x0eRollbackUpdate\x12!.peloton.v1.RollbackUpdateRequest\x1a\".peloton.v1.RollbackUpdateResponse\x12Q\n" +
-	"\fGetJobConfig\x12\x1f.peloton.v1.GetJobConfigRequest\x1a .peloton.v1.GetJobConfigResponse\x12K\n" +
+	"\x0eRollbackUpdate\x12!.peloton.v1.RollbackUpdateRequest\x1a\".peloton.v1.RollbackUpdateResponse\x12V\n" +
+	"\fGetJobConfig\x12\x1f.peloton.v1.GetJobConfigRequest\x1a .peloton.v1.GetJobConfigResponse\"\x03\x90\x02\x01\x12P\n" +
 	"\n" +
-	"ListEvents\x12\x1d.peloton.v1.ListEventsRequest\x1a\x1e.peloton.v1.ListEventsResponse\x12W\n" +
-	"\x0eStartMigration\x12!.peloton.v1.StartMigrationRequest\x1a\".peloton.v1.StartMigrationResponse\x12Q\n" +
-	"\fGetMigration\x12\x1f.peloton.v1.GetMigrationRequest\x1a .peloton.v1.GetMigrationResponse\x12W\n" +
-	"\x0eListMigrations\x12!.peloton.v1.ListMigrationsRequest\x1a\".peloton.v1.ListMigrationsResponse\x12W\n" +
+	"ListEvents\x12\x1d.peloton.v1.ListEventsRequest\x1a\x1e.peloton.v1.ListEventsResponse\"\x03\x90\x02\x01\x12W\n" +
+	"\x0eStartMigration\x12!.peloton.v1.StartMigrationRequest\x1a\".peloton.v1.StartMigrationResponse\x12V\n" +
+	"\fGetMigration\x12\x1f.peloton.v1.GetMigrationRequest\x1a .peloton.v1.GetMigrationResponse\"\x03\x90\x02\x01\x12\\\n" +
+	"\x0eListMigrations\x12!.peloton.v1.ListMigrationsRequest\x1a\".peloton.v1.ListMigrationsResponse\"\x03\x90\x02\x01\x12W\n" +
 	"\x0ePauseMigration\x12!.peloton.v1.PauseMigrationRequest\x1a\".peloton.v1.PauseMigrationResponse\x12Z\n" +
 	"\x0fResumeMigration\x12\".peloton.v1.ResumeMigrationRequest\x1a#.peloton.v1.ResumeMigrationResponse\x12W\n" +
 	"\x0eAbortMigration\x12!.peloton.v1.AbortMigrationRequest\x1a\".peloton.v1.AbortMigrationResponse\x12`\n" +
-	"\x11RollbackMigration\x12$.peloton.v1.RollbackMigrationRequest\x1a%.peloton.v1.RollbackMigrationResponse2\xb5\x02\n" +
-	"\vTaskService\x12H\n" +
-	"\tListTasks\x12\x1c.peloton.v1.ListTasksRequest\x1a\x1d.peloton.v1.ListTasksResponse\x12B\n" +
-	"\aGetTask\x12\x1a.peloton.v1.GetTaskRequest\x1a\x1b.peloton.v1.GetTaskResponse\x12N\n" +
-	"\vGetTaskLogs\x12\x1e.peloton.v1.GetTaskLogsRequest\x1a\x1f.peloton.v1.GetTaskLogsResponse\x12H\n" +
-	"\tStopTasks\x12\x1c.peloton.v1.StopTasksRequest\x1a\x1d.peloton.v1.StopTasksResponse2\x82\x03\n" +
+	"\x11RollbackMigration\x12$.peloton.v1.RollbackMigrationRequest\x1a%.peloton.v1.RollbackMigrationResponse2\xc4\x02\n" +
+	"\vTaskService\x12M\n" +
+	"\tListTasks\x12\x1c.peloton.v1.ListTasksRequest\x1a\x1d.peloton.v1.ListTasksResponse\"\x03\x90\x02\x01\x12G\n" +
+	"\aGetTask\x12\x1a.peloton.v1.GetTaskRequest\x1a\x1b.peloton.v1.GetTaskResponse\"\x03\x90\x02\x01\x12S\n" +
+	"\vGetTaskLogs\x12\x1e.peloton.v1.GetTaskLogsRequest\x1a\x1f.peloton.v1.GetTaskLogsResponse\"\x03\x90\x02\x01\x12H\n" +
+	"\tStopTasks\x12\x1c.peloton.v1.StopTasksRequest\x1a\x1d.peloton.v1.StopTasksResponse2\x8c\x03\n" +
 	"\vPoolService\x12K\n" +
 	"\n" +
 	"CreatePool\x12\x1d.peloton.v1.CreatePoolRequest\x1a\x1e.peloton.v1.CreatePoolResponse\x12K\n" +
 	"\n" +
 	"UpdatePool\x12\x1d.peloton.v1.UpdatePoolRequest\x1a\x1e.peloton.v1.UpdatePoolResponse\x12K\n" +
 	"\n" +
-	"DeletePool\x12\x1d.peloton.v1.DeletePoolRequest\x1a\x1e.peloton.v1.DeletePoolResponse\x12H\n" +
-	"\tListPools\x12\x1c.peloton.v1.ListPoolsRequest\x1a\x1d.peloton.v1.ListPoolsResponse\x12B\n" +
-	"\aGetPool\x12\x1a.peloton.v1.GetPoolRequest\x1a\x1b.peloton.v1.GetPoolResponse2\x90\x05\n" +
-	"\vHostService\x12H\n" +
-	"\tListHosts\x12\x1c.peloton.v1.ListHostsRequest\x1a\x1d.peloton.v1.ListHostsResponse\x12H\n" +
+	"DeletePool\x12\x1d.peloton.v1.DeletePoolRequest\x1a\x1e.peloton.v1.DeletePoolResponse\x12M\n" +
+	"\tListPools\x12\x1c.peloton.v1.ListPoolsRequest\x1a\x1d.peloton.v1.ListPoolsResponse\"\x03\x90\x02\x01\x12G\n" +
+	"\aGetPool\x12\x1a.peloton.v1.GetPoolRequest\x1a\x1b.peloton.v1.GetPoolResponse\"\x03\x90\x02\x012\xca\x06\n" +
+	"\vHostService\x12M\n" +
+	"\tListHosts\x12\x1c.peloton.v1.ListHostsRequest\x1a\x1d.peloton.v1.ListHostsResponse\"\x03\x90\x02\x01\x12H\n" +
 	"\tDrainHost\x12\x1c.peloton.v1.DrainHostRequest\x1a\x1d.peloton.v1.DrainHostResponse\x12N\n" +
 	"\vUndrainHost\x12\x1e.peloton.v1.UndrainHostRequest\x1a\x1f.peloton.v1.UndrainHostResponse\x12Q\n" +
-	"\fMarkHostDown\x12\x1f.peloton.v1.MarkHostDownRequest\x1a .peloton.v1.MarkHostDownResponse\x12Q\n" +
-	"\fListClusters\x12\x1f.peloton.v1.ListClustersRequest\x1a .peloton.v1.ListClustersResponse\x12K\n" +
+	"\fMarkHostDown\x12\x1f.peloton.v1.MarkHostDownRequest\x1a .peloton.v1.MarkHostDownResponse\x12N\n" +
+	"\vSetHostPool\x12\x1e.peloton.v1.SetHostPoolRequest\x1a\x1f.peloton.v1.SetHostPoolResponse\x12Y\n" +
+	"\rListHostPools\x12 .peloton.v1.ListHostPoolsRequest\x1a!.peloton.v1.ListHostPoolsResponse\"\x03\x90\x02\x01\x12V\n" +
+	"\fListClusters\x12\x1f.peloton.v1.ListClustersRequest\x1a .peloton.v1.ListClustersResponse\"\x03\x90\x02\x01\x12P\n" +
 	"\n" +
-	"GetCluster\x12\x1d.peloton.v1.GetClusterRequest\x1a\x1e.peloton.v1.GetClusterResponse\x12Q\n" +
+	"GetCluster\x12\x1d.peloton.v1.GetClusterRequest\x1a\x1e.peloton.v1.GetClusterResponse\"\x03\x90\x02\x01\x12Q\n" +
 	"\fDrainCluster\x12\x1f.peloton.v1.DrainClusterRequest\x1a .peloton.v1.DrainClusterResponse\x12W\n" +
-	"\x0eUndrainCluster\x12!.peloton.v1.UndrainClusterRequest\x1a\".peloton.v1.UndrainClusterResponse2_\n" +
-	"\rRegionService\x12N\n" +
-	"\vListRegions\x12\x1e.peloton.v1.ListRegionsRequest\x1a\x1f.peloton.v1.ListRegionsResponse2F\n" +
-	"\fEventService\x126\n" +
-	"\x05Watch\x12\x18.peloton.v1.WatchRequest\x1a\x11.peloton.v1.Event0\x012\x84\x05\n" +
+	"\x0eUndrainCluster\x12!.peloton.v1.UndrainClusterRequest\x1a\".peloton.v1.UndrainClusterResponse2d\n" +
+	"\rRegionService\x12S\n" +
+	"\vListRegions\x12\x1e.peloton.v1.ListRegionsRequest\x1a\x1f.peloton.v1.ListRegionsResponse\"\x03\x90\x02\x012K\n" +
+	"\fEventService\x12;\n" +
+	"\x05Watch\x12\x18.peloton.v1.WatchRequest\x1a\x11.peloton.v1.Event\"\x03\x90\x02\x010\x012\x98\x05\n" +
 	"\x11FederationService\x12K\n" +
 	"\n" +
-	"PutReplica\x12\x1d.peloton.v1.PutReplicaRequest\x1a\x1e.peloton.v1.PutReplicaResponse\x12Q\n" +
-	"\fListReplicas\x12\x1f.peloton.v1.ListReplicasRequest\x1a .peloton.v1.ListReplicasResponse\x12Q\n" +
-	"\fPlanFailover\x12\x1f.peloton.v1.PlanFailoverRequest\x1a .peloton.v1.PlanFailoverResponse\x12K\n" +
+	"PutReplica\x12\x1d.peloton.v1.PutReplicaRequest\x1a\x1e.peloton.v1.PutReplicaResponse\x12V\n" +
+	"\fListReplicas\x12\x1f.peloton.v1.ListReplicasRequest\x1a .peloton.v1.ListReplicasResponse\"\x03\x90\x02\x01\x12V\n" +
+	"\fPlanFailover\x12\x1f.peloton.v1.PlanFailoverRequest\x1a .peloton.v1.PlanFailoverResponse\"\x03\x90\x02\x01\x12K\n" +
 	"\n" +
-	"StartDrill\x12\x1d.peloton.v1.StartDrillRequest\x1a\x1e.peloton.v1.StartDrillResponse\x12E\n" +
-	"\bGetDrill\x12\x1b.peloton.v1.GetDrillRequest\x1a\x1c.peloton.v1.GetDrillResponse\x12K\n" +
+	"StartDrill\x12\x1d.peloton.v1.StartDrillRequest\x1a\x1e.peloton.v1.StartDrillResponse\x12J\n" +
+	"\bGetDrill\x12\x1b.peloton.v1.GetDrillRequest\x1a\x1c.peloton.v1.GetDrillResponse\"\x03\x90\x02\x01\x12P\n" +
 	"\n" +
-	"ListDrills\x12\x1d.peloton.v1.ListDrillsRequest\x1a\x1e.peloton.v1.ListDrillsResponse\x12T\n" +
+	"ListDrills\x12\x1d.peloton.v1.ListDrillsRequest\x1a\x1e.peloton.v1.ListDrillsResponse\"\x03\x90\x02\x01\x12T\n" +
 	"\rIsolateRegion\x12 .peloton.v1.IsolateRegionRequest\x1a!.peloton.v1.IsolateRegionResponse\x12E\n" +
-	"\bFailBack\x12\x1b.peloton.v1.FailBackRequest\x1a\x1c.peloton.v1.FailBackResponse2\\\n" +
-	"\rSystemService\x12K\n" +
+	"\bFailBack\x12\x1b.peloton.v1.FailBackRequest\x1a\x1c.peloton.v1.FailBackResponse2a\n" +
+	"\rSystemService\x12P\n" +
 	"\n" +
-	"GetVersion\x12\x1d.peloton.v1.GetVersionRequest\x1a\x1e.peloton.v1.GetVersionResponseB?Z=github.com/peloton-federated/peloton/api/peloton/v1;pelotonv1b\x06proto3"
+	"GetVersion\x12\x1d.peloton.v1.GetVersionRequest\x1a\x1e.peloton.v1.GetVersionResponse\"\x03\x90\x02\x012\x93\x01\n" +
+	"\vAuthService\x12D\n" +
+	"\x06WhoAmI\x12\x19.peloton.v1.WhoAmIRequest\x1a\x1a.peloton.v1.WhoAmIResponse\"\x03\x90\x02\x01\x12>\n" +
+	"\x04CanI\x12\x17.peloton.v1.CanIRequest\x1a\x18.peloton.v1.CanIResponse\"\x03\x90\x02\x012]\n" +
+	"\fAuditService\x12M\n" +
+	"\tListAudit\x12\x1c.peloton.v1.ListAuditRequest\x1a\x1d.peloton.v1.ListAuditResponse\"\x03\x90\x02\x01B?Z=github.com/peloton-federated/peloton/api/peloton/v1;pelotonv1b\x06proto3"
 
 var (
 	file_peloton_v1_service_proto_rawDescOnce sync.Once
@@ -5070,7 +5677,7 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_service_proto_rawDescData
 }
 
-var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 97)
+var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 107)
 var file_peloton_v1_service_proto_goTypes = []any{
 	(*StartMigrationRequest)(nil),     // 0: peloton.v1.StartMigrationRequest
 	(*StartMigrationResponse)(nil),    // 1: peloton.v1.StartMigrationResponse
@@ -5148,201 +5755,230 @@ var file_peloton_v1_service_proto_goTypes = []any{
 	(*UndrainHostResponse)(nil),       // 73: peloton.v1.UndrainHostResponse
 	(*MarkHostDownRequest)(nil),       // 74: peloton.v1.MarkHostDownRequest
 	(*MarkHostDownResponse)(nil),      // 75: peloton.v1.MarkHostDownResponse
-	(*ListRegionsRequest)(nil),        // 76: peloton.v1.ListRegionsRequest
-	(*ListRegionsResponse)(nil),       // 77: peloton.v1.ListRegionsResponse
-	(*WatchRequest)(nil),              // 78: peloton.v1.WatchRequest
-	(*FailBackRequest)(nil),           // 79: peloton.v1.FailBackRequest
-	(*FailBackResponse)(nil),          // 80: peloton.v1.FailBackResponse
-	(*IsolateRegionRequest)(nil),      // 81: peloton.v1.IsolateRegionRequest
-	(*IsolateRegionResponse)(nil),     // 82: peloton.v1.IsolateRegionResponse
-	(*PutReplicaRequest)(nil),         // 83: peloton.v1.PutReplicaRequest
-	(*PutReplicaResponse)(nil),        // 84: peloton.v1.PutReplicaResponse
-	(*ListReplicasRequest)(nil),       // 85: peloton.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),      // 86: peloton.v1.ListReplicasResponse
-	(*PlanFailoverRequest)(nil),       // 87: peloton.v1.PlanFailoverRequest
-	(*PlanFailoverResponse)(nil),      // 88: peloton.v1.PlanFailoverResponse
-	(*StartDrillRequest)(nil),         // 89: peloton.v1.StartDrillRequest
-	(*StartDrillResponse)(nil),        // 90: peloton.v1.StartDrillResponse
-	(*GetDrillRequest)(nil),           // 91: peloton.v1.GetDrillRequest
-	(*GetDrillResponse)(nil),          // 92: peloton.v1.GetDrillResponse
-	(*ListDrillsRequest)(nil),         // 93: peloton.v1.ListDrillsRequest
-	(*ListDrillsResponse)(nil),        // 94: peloton.v1.ListDrillsResponse
-	(*GetVersionRequest)(nil),         // 95: peloton.v1.GetVersionRequest
-	(*GetVersionResponse)(nil),        // 96: peloton.v1.GetVersionResponse
-	(*Migration)(nil),                 // 97: peloton.v1.Migration
-	(*JobSpec)(nil),                   // 98: peloton.v1.JobSpec
-	(*Job)(nil),                       // 99: peloton.v1.Job
-	(JobState)(0),                     // 100: peloton.v1.JobState
-	(*Update)(nil),                    // 101: peloton.v1.Update
-	(*Event)(nil),                     // 102: peloton.v1.Event
-	(TaskState)(0),                    // 103: peloton.v1.TaskState
-	(*Task)(nil),                      // 104: peloton.v1.Task
-	(*PoolSpec)(nil),                  // 105: peloton.v1.PoolSpec
-	(*Pool)(nil),                      // 106: peloton.v1.Pool
-	(*ClusterSummary)(nil),            // 107: peloton.v1.ClusterSummary
-	(*Host)(nil),                      // 108: peloton.v1.Host
-	(*durationpb.Duration)(nil),       // 109: google.protobuf.Duration
-	(*Region)(nil),                    // 110: peloton.v1.Region
-	(*PlannedMove)(nil),               // 111: peloton.v1.PlannedMove
-	(*Replica)(nil),                   // 112: peloton.v1.Replica
-	(*RegionPlan)(nil),                // 113: peloton.v1.RegionPlan
-	(*Drill)(nil),                     // 114: peloton.v1.Drill
+	(*SetHostPoolRequest)(nil),        // 76: peloton.v1.SetHostPoolRequest
+	(*SetHostPoolResponse)(nil),       // 77: peloton.v1.SetHostPoolResponse
+	(*ListHostPoolsRequest)(nil),      // 78: peloton.v1.ListHostPoolsRequest
+	(*ListHostPoolsResponse)(nil),     // 79: peloton.v1.ListHostPoolsResponse
+	(*ListRegionsRequest)(nil),        // 80: peloton.v1.ListRegionsRequest
+	(*ListRegionsResponse)(nil),       // 81: peloton.v1.ListRegionsResponse
+	(*WatchRequest)(nil),              // 82: peloton.v1.WatchRequest
+	(*FailBackRequest)(nil),           // 83: peloton.v1.FailBackRequest
+	(*FailBackResponse)(nil),          // 84: peloton.v1.FailBackResponse
+	(*IsolateRegionRequest)(nil),      // 85: peloton.v1.IsolateRegionRequest
+	(*IsolateRegionResponse)(nil),     // 86: peloton.v1.IsolateRegionResponse
+	(*PutReplicaRequest)(nil),         // 87: peloton.v1.PutReplicaRequest
+	(*PutReplicaResponse)(nil),        // 88: peloton.v1.PutReplicaResponse
+	(*ListReplicasRequest)(nil),       // 89: peloton.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),      // 90: peloton.v1.ListReplicasResponse
+	(*PlanFailoverRequest)(nil),       // 91: peloton.v1.PlanFailoverRequest
+	(*PlanFailoverResponse)(nil),      // 92: peloton.v1.PlanFailoverResponse
+	(*StartDrillRequest)(nil),         // 93: peloton.v1.StartDrillRequest
+	(*StartDrillResponse)(nil),        // 94: peloton.v1.StartDrillResponse
+	(*GetDrillRequest)(nil),           // 95: peloton.v1.GetDrillRequest
+	(*GetDrillResponse)(nil),          // 96: peloton.v1.GetDrillResponse
+	(*ListDrillsRequest)(nil),         // 97: peloton.v1.ListDrillsRequest
+	(*ListDrillsResponse)(nil),        // 98: peloton.v1.ListDrillsResponse
+	(*GetVersionRequest)(nil),         // 99: peloton.v1.GetVersionRequest
+	(*GetVersionResponse)(nil),        // 100: peloton.v1.GetVersionResponse
+	(*WhoAmIRequest)(nil),             // 101: peloton.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),            // 102: peloton.v1.WhoAmIResponse
+	(*CanIRequest)(nil),               // 103: peloton.v1.CanIRequest
+	(*CanIResponse)(nil),              // 104: peloton.v1.CanIResponse
+	(*ListAuditRequest)(nil),          // 105: peloton.v1.ListAuditRequest
+	(*ListAuditResponse)(nil),         // 106: peloton.v1.ListAuditResponse
+	(*Migration)(nil),                 // 107: peloton.v1.Migration
+	(*JobSpec)(nil),                   // 108: peloton.v1.JobSpec
+	(*Job)(nil),                       // 109: peloton.v1.Job
+	(JobState)(0),                     // 110: peloton.v1.JobState
+	(*Update)(nil),                    // 111: peloton.v1.Update
+	(*Event)(nil),                     // 112: peloton.v1.Event
+	(TaskState)(0),                    // 113: peloton.v1.TaskState
+	(*Task)(nil),                      // 114: peloton.v1.Task
+	(*PoolSpec)(nil),                  // 115: peloton.v1.PoolSpec
+	(*Pool)(nil),                      // 116: peloton.v1.Pool
+	(*ClusterSummary)(nil),            // 117: peloton.v1.ClusterSummary
+	(*Host)(nil),                      // 118: peloton.v1.Host
+	(*durationpb.Duration)(nil),       // 119: google.protobuf.Duration
+	(*HostPool)(nil),                  // 120: peloton.v1.HostPool
+	(*HostPoolMove)(nil),              // 121: peloton.v1.HostPoolMove
+	(*Region)(nil),                    // 122: peloton.v1.Region
+	(*PlannedMove)(nil),               // 123: peloton.v1.PlannedMove
+	(*Replica)(nil),                   // 124: peloton.v1.Replica
+	(*RegionPlan)(nil),                // 125: peloton.v1.RegionPlan
+	(*Drill)(nil),                     // 126: peloton.v1.Drill
+	(*timestamppb.Timestamp)(nil),     // 127: google.protobuf.Timestamp
+	(*AuditRecord)(nil),               // 128: peloton.v1.AuditRecord
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	97,  // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
-	97,  // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
-	97,  // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
-	97,  // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
-	97,  // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
-	97,  // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
-	97,  // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
-	98,  // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	99,  // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	99,  // 9: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	100, // 10: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
-	99,  // 11: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	99,  // 12: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	98,  // 13: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	101, // 14: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
-	101, // 15: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
-	101, // 16: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
-	101, // 17: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
-	101, // 18: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
-	101, // 19: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
-	101, // 20: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
-	98,  // 21: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
-	102, // 22: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
-	103, // 23: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	104, // 24: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	104, // 25: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	104, // 26: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	105, // 27: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	106, // 28: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	105, // 29: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	106, // 30: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	106, // 31: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	106, // 32: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	107, // 33: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
-	107, // 34: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	107, // 35: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	107, // 36: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	108, // 37: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	109, // 38: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
-	108, // 39: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
-	108, // 40: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
-	108, // 41: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
-	110, // 42: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	111, // 43: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
-	111, // 44: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
-	112, // 45: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
-	112, // 46: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
-	113, // 47: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
-	114, // 48: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
-	114, // 49: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
-	114, // 50: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
-	14,  // 51: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	16,  // 52: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	18,  // 53: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	20,  // 54: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	22,  // 55: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	24,  // 56: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
-	26,  // 57: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
-	28,  // 58: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
-	30,  // 59: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
-	32,  // 60: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
-	34,  // 61: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
-	36,  // 62: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
-	38,  // 63: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
-	40,  // 64: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
-	0,   // 65: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
-	2,   // 66: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
-	4,   // 67: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
-	6,   // 68: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
-	8,   // 69: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
-	10,  // 70: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
-	12,  // 71: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
-	42,  // 72: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	44,  // 73: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	46,  // 74: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	48,  // 75: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	50,  // 76: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
-	52,  // 77: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
-	54,  // 78: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
-	56,  // 79: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	58,  // 80: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	68,  // 81: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	70,  // 82: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
-	72,  // 83: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
-	74,  // 84: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
-	60,  // 85: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
-	62,  // 86: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
-	64,  // 87: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
-	66,  // 88: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
-	76,  // 89: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	78,  // 90: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	83,  // 91: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
-	85,  // 92: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
-	87,  // 93: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
-	89,  // 94: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
-	91,  // 95: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
-	93,  // 96: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
-	81,  // 97: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
-	79,  // 98: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
-	95,  // 99: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	15,  // 100: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	17,  // 101: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	19,  // 102: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	21,  // 103: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	23,  // 104: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	25,  // 105: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
-	27,  // 106: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
-	29,  // 107: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
-	31,  // 108: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
-	33,  // 109: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
-	35,  // 110: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
-	37,  // 111: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
-	39,  // 112: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
-	41,  // 113: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
-	1,   // 114: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
-	3,   // 115: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
-	5,   // 116: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
-	7,   // 117: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
-	9,   // 118: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
-	11,  // 119: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
-	13,  // 120: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
-	43,  // 121: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	45,  // 122: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	47,  // 123: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	49,  // 124: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	51,  // 125: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	53,  // 126: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	55,  // 127: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	57,  // 128: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	59,  // 129: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	69,  // 130: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	71,  // 131: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
-	73,  // 132: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
-	75,  // 133: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
-	61,  // 134: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
-	63,  // 135: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
-	65,  // 136: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
-	67,  // 137: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
-	77,  // 138: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	102, // 139: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	84,  // 140: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
-	86,  // 141: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
-	88,  // 142: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
-	90,  // 143: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
-	92,  // 144: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
-	94,  // 145: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
-	82,  // 146: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
-	80,  // 147: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
-	96,  // 148: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	100, // [100:149] is the sub-list for method output_type
-	51,  // [51:100] is the sub-list for method input_type
-	51,  // [51:51] is the sub-list for extension type_name
-	51,  // [51:51] is the sub-list for extension extendee
-	0,   // [0:51] is the sub-list for field type_name
+	107, // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
+	107, // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
+	107, // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
+	107, // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
+	107, // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
+	107, // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
+	107, // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
+	108, // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	109, // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	109, // 9: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	110, // 10: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	109, // 11: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	109, // 12: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	108, // 13: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	111, // 14: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
+	111, // 15: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
+	111, // 16: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
+	111, // 17: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
+	111, // 18: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
+	111, // 19: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
+	111, // 20: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
+	108, // 21: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
+	112, // 22: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
+	113, // 23: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	114, // 24: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	114, // 25: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	114, // 26: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	115, // 27: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	116, // 28: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	115, // 29: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	116, // 30: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	116, // 31: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	116, // 32: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	117, // 33: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
+	117, // 34: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	117, // 35: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	117, // 36: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	118, // 37: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	119, // 38: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
+	118, // 39: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
+	118, // 40: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
+	118, // 41: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
+	118, // 42: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
+	120, // 43: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
+	121, // 44: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
+	122, // 45: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	123, // 46: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
+	123, // 47: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
+	124, // 48: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	124, // 49: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	125, // 50: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	126, // 51: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	126, // 52: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	126, // 53: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	127, // 54: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
+	128, // 55: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
+	14,  // 56: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	16,  // 57: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	18,  // 58: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	20,  // 59: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	22,  // 60: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	24,  // 61: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
+	26,  // 62: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
+	28,  // 63: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
+	30,  // 64: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
+	32,  // 65: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
+	34,  // 66: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
+	36,  // 67: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
+	38,  // 68: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
+	40,  // 69: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
+	0,   // 70: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
+	2,   // 71: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
+	4,   // 72: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
+	6,   // 73: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
+	8,   // 74: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
+	10,  // 75: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
+	12,  // 76: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
+	42,  // 77: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	44,  // 78: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	46,  // 79: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	48,  // 80: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	50,  // 81: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	52,  // 82: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	54,  // 83: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	56,  // 84: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	58,  // 85: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	68,  // 86: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	70,  // 87: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
+	72,  // 88: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
+	74,  // 89: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
+	76,  // 90: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
+	78,  // 91: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
+	60,  // 92: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
+	62,  // 93: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
+	64,  // 94: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
+	66,  // 95: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
+	80,  // 96: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	82,  // 97: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	87,  // 98: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	89,  // 99: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	91,  // 100: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	93,  // 101: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	95,  // 102: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	97,  // 103: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	85,  // 104: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
+	83,  // 105: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
+	99,  // 106: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	101, // 107: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
+	103, // 108: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
+	105, // 109: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
+	15,  // 110: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	17,  // 111: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	19,  // 112: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	21,  // 113: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	23,  // 114: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	25,  // 115: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
+	27,  // 116: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
+	29,  // 117: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
+	31,  // 118: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
+	33,  // 119: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
+	35,  // 120: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
+	37,  // 121: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
+	39,  // 122: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
+	41,  // 123: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
+	1,   // 124: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
+	3,   // 125: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
+	5,   // 126: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
+	7,   // 127: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
+	9,   // 128: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
+	11,  // 129: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
+	13,  // 130: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
+	43,  // 131: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	45,  // 132: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	47,  // 133: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	49,  // 134: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	51,  // 135: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	53,  // 136: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	55,  // 137: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	57,  // 138: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	59,  // 139: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	69,  // 140: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	71,  // 141: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
+	73,  // 142: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
+	75,  // 143: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
+	77,  // 144: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
+	79,  // 145: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
+	61,  // 146: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
+	63,  // 147: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
+	65,  // 148: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
+	67,  // 149: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
+	81,  // 150: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	112, // 151: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	88,  // 152: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	90,  // 153: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	92,  // 154: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	94,  // 155: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	96,  // 156: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	98,  // 157: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	86,  // 158: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
+	84,  // 159: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
+	100, // 160: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	102, // 161: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
+	104, // 162: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
+	106, // 163: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
+	110, // [110:164] is the sub-list for method output_type
+	56,  // [56:110] is the sub-list for method input_type
+	56,  // [56:56] is the sub-list for extension type_name
+	56,  // [56:56] is the sub-list for extension extendee
+	0,   // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -5360,9 +5996,9 @@ func file_peloton_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   97,
+			NumMessages:   107,
 			NumExtensions: 0,
-			NumServices:   8,
+			NumServices:   10,
 		},
 		GoTypes:           file_peloton_v1_service_proto_goTypes,
 		DependencyIndexes: file_peloton_v1_service_proto_depIdxs,

@@ -45,6 +45,10 @@ const (
 // JobServiceClient is the client API for JobService service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// Every RPC that only reads is marked `idempotency_level =
+// NO_SIDE_EFFECTS`; any other is a mutation: the gateway authorises it as
+// one and writes it to the audit log. A new RPC is a mutation until marked.
 type JobServiceClient interface {
 	// CreateJob validates and stores a job and returns at once; its tasks are
 	// created asynchronously.
@@ -321,6 +325,10 @@ func (c *jobServiceClient) RollbackMigration(ctx context.Context, in *RollbackMi
 // JobServiceServer is the server API for JobService service.
 // All implementations must embed UnimplementedJobServiceServer
 // for forward compatibility.
+//
+// Every RPC that only reads is marked `idempotency_level =
+// NO_SIDE_EFFECTS`; any other is a mutation: the gateway authorises it as
+// one and writes it to the audit log. A new RPC is a mutation until marked.
 type JobServiceServer interface {
 	// CreateJob validates and stores a job and returns at once; its tasks are
 	// created asynchronously.
@@ -1423,6 +1431,8 @@ const (
 	HostService_DrainHost_FullMethodName      = "/peloton.v1.HostService/DrainHost"
 	HostService_UndrainHost_FullMethodName    = "/peloton.v1.HostService/UndrainHost"
 	HostService_MarkHostDown_FullMethodName   = "/peloton.v1.HostService/MarkHostDown"
+	HostService_SetHostPool_FullMethodName    = "/peloton.v1.HostService/SetHostPool"
+	HostService_ListHostPools_FullMethodName  = "/peloton.v1.HostService/ListHostPools"
 	HostService_ListClusters_FullMethodName   = "/peloton.v1.HostService/ListClusters"
 	HostService_GetCluster_FullMethodName     = "/peloton.v1.HostService/GetCluster"
 	HostService_DrainCluster_FullMethodName   = "/peloton.v1.HostService/DrainCluster"
@@ -1445,6 +1455,12 @@ type HostServiceClient interface {
 	// MarkHostDown takes a drained host down for maintenance; a host that is
 	// not DRAINED is refused unless force, which kills what still runs there.
 	MarkHostDown(ctx context.Context, in *MarkHostDownRequest, opts ...grpc.CallOption) (*MarkHostDownResponse, error)
+	// SetHostPool puts a host in a host pool at once (`peloton host pool
+	// set`); a move of the host pool policy under way for it is called off.
+	SetHostPool(ctx context.Context, in *SetHostPoolRequest, opts ...grpc.CallOption) (*SetHostPoolResponse, error)
+	// ListHostPools lists each region's host pools with their hosts,
+	// capacity and pending demand, and the latest moves between them.
+	ListHostPools(ctx context.Context, in *ListHostPoolsRequest, opts ...grpc.CallOption) (*ListHostPoolsResponse, error)
 	// ListClusters lists the region's clusters with what still runs there,
 	// per pool and job: what is left to move before a cluster is retired.
 	ListClusters(ctx context.Context, in *ListClustersRequest, opts ...grpc.CallOption) (*ListClustersResponse, error)
@@ -1498,6 +1514,26 @@ func (c *hostServiceClient) MarkHostDown(ctx context.Context, in *MarkHostDownRe
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(MarkHostDownResponse)
 	err := c.cc.Invoke(ctx, HostService_MarkHostDown_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostServiceClient) SetHostPool(ctx context.Context, in *SetHostPoolRequest, opts ...grpc.CallOption) (*SetHostPoolResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetHostPoolResponse)
+	err := c.cc.Invoke(ctx, HostService_SetHostPool_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostServiceClient) ListHostPools(ctx context.Context, in *ListHostPoolsRequest, opts ...grpc.CallOption) (*ListHostPoolsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListHostPoolsResponse)
+	err := c.cc.Invoke(ctx, HostService_ListHostPools_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -1560,6 +1596,12 @@ type HostServiceServer interface {
 	// MarkHostDown takes a drained host down for maintenance; a host that is
 	// not DRAINED is refused unless force, which kills what still runs there.
 	MarkHostDown(context.Context, *MarkHostDownRequest) (*MarkHostDownResponse, error)
+	// SetHostPool puts a host in a host pool at once (`peloton host pool
+	// set`); a move of the host pool policy under way for it is called off.
+	SetHostPool(context.Context, *SetHostPoolRequest) (*SetHostPoolResponse, error)
+	// ListHostPools lists each region's host pools with their hosts,
+	// capacity and pending demand, and the latest moves between them.
+	ListHostPools(context.Context, *ListHostPoolsRequest) (*ListHostPoolsResponse, error)
 	// ListClusters lists the region's clusters with what still runs there,
 	// per pool and job: what is left to move before a cluster is retired.
 	ListClusters(context.Context, *ListClustersRequest) (*ListClustersResponse, error)
@@ -1590,6 +1632,12 @@ func (UnimplementedHostServiceServer) UndrainHost(context.Context, *UndrainHostR
 }
 func (UnimplementedHostServiceServer) MarkHostDown(context.Context, *MarkHostDownRequest) (*MarkHostDownResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method MarkHostDown not implemented")
+}
+func (UnimplementedHostServiceServer) SetHostPool(context.Context, *SetHostPoolRequest) (*SetHostPoolResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetHostPool not implemented")
+}
+func (UnimplementedHostServiceServer) ListHostPools(context.Context, *ListHostPoolsRequest) (*ListHostPoolsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListHostPools not implemented")
 }
 func (UnimplementedHostServiceServer) ListClusters(context.Context, *ListClustersRequest) (*ListClustersResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListClusters not implemented")
@@ -1696,6 +1744,42 @@ func _HostService_MarkHostDown_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _HostService_SetHostPool_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetHostPoolRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServiceServer).SetHostPool(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HostService_SetHostPool_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServiceServer).SetHostPool(ctx, req.(*SetHostPoolRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _HostService_ListHostPools_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListHostPoolsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServiceServer).ListHostPools(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HostService_ListHostPools_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServiceServer).ListHostPools(ctx, req.(*ListHostPoolsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _HostService_ListClusters_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListClustersRequest)
 	if err := dec(in); err != nil {
@@ -1790,6 +1874,14 @@ var HostService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "MarkHostDown",
 			Handler:    _HostService_MarkHostDown_Handler,
+		},
+		{
+			MethodName: "SetHostPool",
+			Handler:    _HostService_SetHostPool_Handler,
+		},
+		{
+			MethodName: "ListHostPools",
+			Handler:    _HostService_ListHostPools_Handler,
 		},
 		{
 			MethodName: "ListClusters",
@@ -2509,6 +2601,262 @@ var SystemService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetVersion",
 			Handler:    _SystemService_GetVersion_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "peloton/v1/service.proto",
+}
+
+const (
+	AuthService_WhoAmI_FullMethodName = "/peloton.v1.AuthService/WhoAmI"
+	AuthService_CanI_FullMethodName   = "/peloton.v1.AuthService/CanI"
+)
+
+// AuthServiceClient is the client API for AuthService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// AuthService answers who the caller is and what it may do, as the gateway
+// that received the call sees it.
+type AuthServiceClient interface {
+	WhoAmI(ctx context.Context, in *WhoAmIRequest, opts ...grpc.CallOption) (*WhoAmIResponse, error)
+	// CanI says whether the caller may take an action on a pool or a job.
+	CanI(ctx context.Context, in *CanIRequest, opts ...grpc.CallOption) (*CanIResponse, error)
+}
+
+type authServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewAuthServiceClient(cc grpc.ClientConnInterface) AuthServiceClient {
+	return &authServiceClient{cc}
+}
+
+func (c *authServiceClient) WhoAmI(ctx context.Context, in *WhoAmIRequest, opts ...grpc.CallOption) (*WhoAmIResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WhoAmIResponse)
+	err := c.cc.Invoke(ctx, AuthService_WhoAmI_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authServiceClient) CanI(ctx context.Context, in *CanIRequest, opts ...grpc.CallOption) (*CanIResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CanIResponse)
+	err := c.cc.Invoke(ctx, AuthService_CanI_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AuthServiceServer is the server API for AuthService service.
+// All implementations must embed UnimplementedAuthServiceServer
+// for forward compatibility.
+//
+// AuthService answers who the caller is and what it may do, as the gateway
+// that received the call sees it.
+type AuthServiceServer interface {
+	WhoAmI(context.Context, *WhoAmIRequest) (*WhoAmIResponse, error)
+	// CanI says whether the caller may take an action on a pool or a job.
+	CanI(context.Context, *CanIRequest) (*CanIResponse, error)
+	mustEmbedUnimplementedAuthServiceServer()
+}
+
+// UnimplementedAuthServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedAuthServiceServer struct{}
+
+func (UnimplementedAuthServiceServer) WhoAmI(context.Context, *WhoAmIRequest) (*WhoAmIResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method WhoAmI not implemented")
+}
+func (UnimplementedAuthServiceServer) CanI(context.Context, *CanIRequest) (*CanIResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CanI not implemented")
+}
+func (UnimplementedAuthServiceServer) mustEmbedUnimplementedAuthServiceServer() {}
+func (UnimplementedAuthServiceServer) testEmbeddedByValue()                     {}
+
+// UnsafeAuthServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to AuthServiceServer will
+// result in compilation errors.
+type UnsafeAuthServiceServer interface {
+	mustEmbedUnimplementedAuthServiceServer()
+}
+
+func RegisterAuthServiceServer(s grpc.ServiceRegistrar, srv AuthServiceServer) {
+	// If the following call panics, it indicates UnimplementedAuthServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&AuthService_ServiceDesc, srv)
+}
+
+func _AuthService_WhoAmI_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WhoAmIRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).WhoAmI(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_WhoAmI_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).WhoAmI(ctx, req.(*WhoAmIRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthService_CanI_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CanIRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).CanI(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_CanI_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).CanI(ctx, req.(*CanIRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// AuthService_ServiceDesc is the grpc.ServiceDesc for AuthService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var AuthService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "peloton.v1.AuthService",
+	HandlerType: (*AuthServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "WhoAmI",
+			Handler:    _AuthService_WhoAmI_Handler,
+		},
+		{
+			MethodName: "CanI",
+			Handler:    _AuthService_CanI_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "peloton/v1/service.proto",
+}
+
+const (
+	AuditService_ListAudit_FullMethodName = "/peloton.v1.AuditService/ListAudit"
+)
+
+// AuditServiceClient is the client API for AuditService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// AuditService reads the audit log of the region's gateway: every
+// mutating call, who made it, on what, and how it ended.
+type AuditServiceClient interface {
+	ListAudit(ctx context.Context, in *ListAuditRequest, opts ...grpc.CallOption) (*ListAuditResponse, error)
+}
+
+type auditServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewAuditServiceClient(cc grpc.ClientConnInterface) AuditServiceClient {
+	return &auditServiceClient{cc}
+}
+
+func (c *auditServiceClient) ListAudit(ctx context.Context, in *ListAuditRequest, opts ...grpc.CallOption) (*ListAuditResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAuditResponse)
+	err := c.cc.Invoke(ctx, AuditService_ListAudit_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AuditServiceServer is the server API for AuditService service.
+// All implementations must embed UnimplementedAuditServiceServer
+// for forward compatibility.
+//
+// AuditService reads the audit log of the region's gateway: every
+// mutating call, who made it, on what, and how it ended.
+type AuditServiceServer interface {
+	ListAudit(context.Context, *ListAuditRequest) (*ListAuditResponse, error)
+	mustEmbedUnimplementedAuditServiceServer()
+}
+
+// UnimplementedAuditServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedAuditServiceServer struct{}
+
+func (UnimplementedAuditServiceServer) ListAudit(context.Context, *ListAuditRequest) (*ListAuditResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAudit not implemented")
+}
+func (UnimplementedAuditServiceServer) mustEmbedUnimplementedAuditServiceServer() {}
+func (UnimplementedAuditServiceServer) testEmbeddedByValue()                      {}
+
+// UnsafeAuditServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to AuditServiceServer will
+// result in compilation errors.
+type UnsafeAuditServiceServer interface {
+	mustEmbedUnimplementedAuditServiceServer()
+}
+
+func RegisterAuditServiceServer(s grpc.ServiceRegistrar, srv AuditServiceServer) {
+	// If the following call panics, it indicates UnimplementedAuditServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&AuditService_ServiceDesc, srv)
+}
+
+func _AuditService_ListAudit_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAuditRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuditServiceServer).ListAudit(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuditService_ListAudit_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuditServiceServer).ListAudit(ctx, req.(*ListAuditRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// AuditService_ServiceDesc is the grpc.ServiceDesc for AuditService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var AuditService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "peloton.v1.AuditService",
+	HandlerType: (*AuditServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "ListAudit",
+			Handler:    _AuditService_ListAudit_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

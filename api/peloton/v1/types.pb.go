@@ -527,6 +527,61 @@ func (HostState) EnumDescriptor() ([]byte, []int) {
 	return file_peloton_v1_types_proto_rawDescGZIP(), []int{7}
 }
 
+type HostPoolMovePhase int32
+
+const (
+	HostPoolMovePhase_HOST_POOL_MOVE_PHASE_UNSPECIFIED HostPoolMovePhase = 0
+	// The host is drained so that it can move.
+	HostPoolMovePhase_HOST_POOL_MOVE_PHASE_DRAINING HostPoolMovePhase = 1
+	// The host is in its new host pool.
+	HostPoolMovePhase_HOST_POOL_MOVE_PHASE_MOVED HostPoolMovePhase = 2
+	// The move was called off; the host stays, back in service.
+	HostPoolMovePhase_HOST_POOL_MOVE_PHASE_CANCELLED HostPoolMovePhase = 3
+)
+
+// Enum value maps for HostPoolMovePhase.
+var (
+	HostPoolMovePhase_name = map[int32]string{
+		0: "HOST_POOL_MOVE_PHASE_UNSPECIFIED",
+		1: "HOST_POOL_MOVE_PHASE_DRAINING",
+		2: "HOST_POOL_MOVE_PHASE_MOVED",
+		3: "HOST_POOL_MOVE_PHASE_CANCELLED",
+	}
+	HostPoolMovePhase_value = map[string]int32{
+		"HOST_POOL_MOVE_PHASE_UNSPECIFIED": 0,
+		"HOST_POOL_MOVE_PHASE_DRAINING":    1,
+		"HOST_POOL_MOVE_PHASE_MOVED":       2,
+		"HOST_POOL_MOVE_PHASE_CANCELLED":   3,
+	}
+)
+
+func (x HostPoolMovePhase) Enum() *HostPoolMovePhase {
+	p := new(HostPoolMovePhase)
+	*p = x
+	return p
+}
+
+func (x HostPoolMovePhase) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (HostPoolMovePhase) Descriptor() protoreflect.EnumDescriptor {
+	return file_peloton_v1_types_proto_enumTypes[8].Descriptor()
+}
+
+func (HostPoolMovePhase) Type() protoreflect.EnumType {
+	return &file_peloton_v1_types_proto_enumTypes[8]
+}
+
+func (x HostPoolMovePhase) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use HostPoolMovePhase.Descriptor instead.
+func (HostPoolMovePhase) EnumDescriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{8}
+}
+
 // Migrations move the instances of jobs from the clusters they run on to
 // one target cluster, a batch at a time, under each job's SLA.
 type MigrationState int32
@@ -574,11 +629,11 @@ func (x MigrationState) String() string {
 }
 
 func (MigrationState) Descriptor() protoreflect.EnumDescriptor {
-	return file_peloton_v1_types_proto_enumTypes[8].Descriptor()
+	return file_peloton_v1_types_proto_enumTypes[9].Descriptor()
 }
 
 func (MigrationState) Type() protoreflect.EnumType {
-	return &file_peloton_v1_types_proto_enumTypes[8]
+	return &file_peloton_v1_types_proto_enumTypes[9]
 }
 
 func (x MigrationState) Number() protoreflect.EnumNumber {
@@ -587,7 +642,7 @@ func (x MigrationState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MigrationState.Descriptor instead.
 func (MigrationState) EnumDescriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{8}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{9}
 }
 
 type FailoverPolicy_Mode int32
@@ -630,11 +685,11 @@ func (x FailoverPolicy_Mode) String() string {
 }
 
 func (FailoverPolicy_Mode) Descriptor() protoreflect.EnumDescriptor {
-	return file_peloton_v1_types_proto_enumTypes[9].Descriptor()
+	return file_peloton_v1_types_proto_enumTypes[10].Descriptor()
 }
 
 func (FailoverPolicy_Mode) Type() protoreflect.EnumType {
-	return &file_peloton_v1_types_proto_enumTypes[9]
+	return &file_peloton_v1_types_proto_enumTypes[10]
 }
 
 func (x FailoverPolicy_Mode) Number() protoreflect.EnumNumber {
@@ -1407,8 +1462,9 @@ type JobSpec struct {
 	// How many instances may be unavailable at once during updates, host
 	// drains and other disruptions. Default for long-running jobs: 1.
 	Sla *SLA `protobuf:"bytes,19,opt,name=sla,proto3" json:"sla,omitempty"`
-	// Which clusters new runs go to; overrides the pool's. Absent: the
-	// pool's. Instances that run stay where they are until moved.
+	// Which clusters new runs go to; overrides the pool's. Absent or empty:
+	// the pool's (in a job update, absent keeps the job's current policy;
+	// empty clears it). Instances that run stay where they are until moved.
 	Clusters      *ClusterPolicy `protobuf:"bytes,20,opt,name=clusters,proto3" json:"clusters,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2185,6 +2241,7 @@ type Event struct {
 	//
 	//	*Event_Job
 	//	*Event_Task
+	//	*Event_HostPoolMove
 	Kind          isEvent_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2266,6 +2323,15 @@ func (x *Event) GetTask() *Task {
 	return nil
 }
 
+func (x *Event) GetHostPoolMove() *HostPoolMove {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_HostPoolMove); ok {
+			return x.HostPoolMove
+		}
+	}
+	return nil
+}
+
 type isEvent_Kind interface {
 	isEvent_Kind()
 }
@@ -2278,9 +2344,16 @@ type Event_Task struct {
 	Task *Task `protobuf:"bytes,5,opt,name=task,proto3,oneof"`
 }
 
+type Event_HostPoolMove struct {
+	// A host changed host pools (job_id is "hostpools").
+	HostPoolMove *HostPoolMove `protobuf:"bytes,6,opt,name=host_pool_move,json=hostPoolMove,proto3,oneof"`
+}
+
 func (*Event_Job) isEvent_Kind() {}
 
 func (*Event_Task) isEvent_Kind() {}
+
+func (*Event_HostPoolMove) isEvent_Kind() {}
 
 // Update is a change of a job's config, rolled out to its instances.
 type Update struct {
@@ -2552,9 +2625,12 @@ type PoolSpec struct {
 	Limit *ResourceAmounts `protobuf:"bytes,3,opt,name=limit,proto3" json:"limit,omitempty"`
 	// Weight for what is left over; absent amounts are 1.
 	Share *ResourceAmounts `protobuf:"bytes,4,opt,name=share,proto3" json:"share,omitempty"`
+	// Host pools the pool's tasks may be placed on; empty means those of the
+	// nearest ancestor that names some, or any.
+	HostPools []string `protobuf:"bytes,5,rep,name=host_pools,json=hostPools,proto3" json:"host_pools,omitempty"`
 	// Which clusters the pool's jobs run on, unless a job says otherwise
 	// (also for its child pools).
-	Clusters      *ClusterPolicy `protobuf:"bytes,5,opt,name=clusters,proto3" json:"clusters,omitempty"`
+	Clusters      *ClusterPolicy `protobuf:"bytes,6,opt,name=clusters,proto3" json:"clusters,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2613,6 +2689,13 @@ func (x *PoolSpec) GetLimit() *ResourceAmounts {
 func (x *PoolSpec) GetShare() *ResourceAmounts {
 	if x != nil {
 		return x.Share
+	}
+	return nil
+}
+
+func (x *PoolSpec) GetHostPools() []string {
+	if x != nil {
+		return x.HostPools
 	}
 	return nil
 }
@@ -2902,6 +2985,12 @@ type Host struct {
 	RunsImages bool `protobuf:"varint,16,opt,name=runs_images,json=runsImages,proto3" json:"runs_images,omitempty"`
 	// Host ports held by tasks.
 	PortsAllocated uint32 `protobuf:"varint,17,opt,name=ports_allocated,json=portsAllocated,proto3" json:"ports_allocated,omitempty"`
+	// Host pool the host is in ("shared" unless an operator or the host pool
+	// policy put it in another).
+	HostPool string `protobuf:"bytes,19,opt,name=host_pool,json=hostPool,proto3" json:"host_pool,omitempty"`
+	// Host pool the policy is moving the host to: it is drained until
+	// nothing runs there, then moves.
+	HostPoolTarget string `protobuf:"bytes,20,opt,name=host_pool_target,json=hostPoolTarget,proto3" json:"host_pool_target,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -3062,6 +3151,247 @@ func (x *Host) GetPortsAllocated() uint32 {
 	return 0
 }
 
+func (x *Host) GetHostPool() string {
+	if x != nil {
+		return x.HostPool
+	}
+	return ""
+}
+
+func (x *Host) GetHostPoolTarget() string {
+	if x != nil {
+		return x.HostPoolTarget
+	}
+	return ""
+}
+
+// HostPool is a set of hosts that resource pools may name; the host pool
+// policy moves hosts between host pools as pending demand shifts.
+type HostPool struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Name   string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Region string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	Hosts  []string               `protobuf:"bytes,3,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	// Hosts up and not held by an operator (drained or down).
+	InService uint32 `protobuf:"varint,4,opt,name=in_service,json=inService,proto3" json:"in_service,omitempty"`
+	// The policy never takes the host pool below this many hosts in service.
+	Floor uint32 `protobuf:"varint,5,opt,name=floor,proto3" json:"floor,omitempty"`
+	// Of the hosts in service.
+	Capacity  *Resources `protobuf:"bytes,6,opt,name=capacity,proto3" json:"capacity,omitempty"`
+	Allocated *Resources `protobuf:"bytes,7,opt,name=allocated,proto3" json:"allocated,omitempty"`
+	// What tasks waiting for a host of this host pool ask for.
+	Demand *Resources `protobuf:"bytes,8,opt,name=demand,proto3" json:"demand,omitempty"`
+	// Hosts being drained to move to another host pool.
+	Moving []string `protobuf:"bytes,9,rep,name=moving,proto3" json:"moving,omitempty"`
+	// How often the policy runs; absent when it is off.
+	PolicyPeriod  *durationpb.Duration `protobuf:"bytes,10,opt,name=policy_period,json=policyPeriod,proto3" json:"policy_period,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostPool) Reset() {
+	*x = HostPool{}
+	mi := &file_peloton_v1_types_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostPool) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostPool) ProtoMessage() {}
+
+func (x *HostPool) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostPool.ProtoReflect.Descriptor instead.
+func (*HostPool) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *HostPool) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *HostPool) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+func (x *HostPool) GetHosts() []string {
+	if x != nil {
+		return x.Hosts
+	}
+	return nil
+}
+
+func (x *HostPool) GetInService() uint32 {
+	if x != nil {
+		return x.InService
+	}
+	return 0
+}
+
+func (x *HostPool) GetFloor() uint32 {
+	if x != nil {
+		return x.Floor
+	}
+	return 0
+}
+
+func (x *HostPool) GetCapacity() *Resources {
+	if x != nil {
+		return x.Capacity
+	}
+	return nil
+}
+
+func (x *HostPool) GetAllocated() *Resources {
+	if x != nil {
+		return x.Allocated
+	}
+	return nil
+}
+
+func (x *HostPool) GetDemand() *Resources {
+	if x != nil {
+		return x.Demand
+	}
+	return nil
+}
+
+func (x *HostPool) GetMoving() []string {
+	if x != nil {
+		return x.Moving
+	}
+	return nil
+}
+
+func (x *HostPool) GetPolicyPeriod() *durationpb.Duration {
+	if x != nil {
+		return x.PolicyPeriod
+	}
+	return nil
+}
+
+// HostPoolMove is a host changing host pools.
+type HostPoolMove struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	HostId string                 `protobuf:"bytes,1,opt,name=host_id,json=hostId,proto3" json:"host_id,omitempty"`
+	From   string                 `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
+	To     string                 `protobuf:"bytes,3,opt,name=to,proto3" json:"to,omitempty"`
+	Phase  HostPoolMovePhase      `protobuf:"varint,4,opt,name=phase,proto3,enum=peloton.v1.HostPoolMovePhase" json:"phase,omitempty"`
+	// Who or what moved it, with the policy's figures.
+	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	// How long the host was drained before it moved.
+	Waited        *durationpb.Duration   `protobuf:"bytes,6,opt,name=waited,proto3" json:"waited,omitempty"`
+	Time          *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=time,proto3" json:"time,omitempty"`
+	Region        string                 `protobuf:"bytes,8,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostPoolMove) Reset() {
+	*x = HostPoolMove{}
+	mi := &file_peloton_v1_types_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostPoolMove) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostPoolMove) ProtoMessage() {}
+
+func (x *HostPoolMove) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostPoolMove.ProtoReflect.Descriptor instead.
+func (*HostPoolMove) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *HostPoolMove) GetHostId() string {
+	if x != nil {
+		return x.HostId
+	}
+	return ""
+}
+
+func (x *HostPoolMove) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *HostPoolMove) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *HostPoolMove) GetPhase() HostPoolMovePhase {
+	if x != nil {
+		return x.Phase
+	}
+	return HostPoolMovePhase_HOST_POOL_MOVE_PHASE_UNSPECIFIED
+}
+
+func (x *HostPoolMove) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *HostPoolMove) GetWaited() *durationpb.Duration {
+	if x != nil {
+		return x.Waited
+	}
+	return nil
+}
+
+func (x *HostPoolMove) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+func (x *HostPoolMove) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
 type RegionMember struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -3075,7 +3405,7 @@ type RegionMember struct {
 
 func (x *RegionMember) Reset() {
 	*x = RegionMember{}
-	mi := &file_peloton_v1_types_proto_msgTypes[26]
+	mi := &file_peloton_v1_types_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3087,7 +3417,7 @@ func (x *RegionMember) String() string {
 func (*RegionMember) ProtoMessage() {}
 
 func (x *RegionMember) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[26]
+	mi := &file_peloton_v1_types_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3100,7 +3430,7 @@ func (x *RegionMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionMember.ProtoReflect.Descriptor instead.
 func (*RegionMember) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{26}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RegionMember) GetName() string {
@@ -3152,7 +3482,7 @@ type Region struct {
 
 func (x *Region) Reset() {
 	*x = Region{}
-	mi := &file_peloton_v1_types_proto_msgTypes[27]
+	mi := &file_peloton_v1_types_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3164,7 +3494,7 @@ func (x *Region) String() string {
 func (*Region) ProtoMessage() {}
 
 func (x *Region) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[27]
+	mi := &file_peloton_v1_types_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3177,7 +3507,7 @@ func (x *Region) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Region.ProtoReflect.Descriptor instead.
 func (*Region) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{27}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Region) GetName() string {
@@ -3242,7 +3572,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_peloton_v1_types_proto_msgTypes[28]
+	mi := &file_peloton_v1_types_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3254,7 +3584,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[28]
+	mi := &file_peloton_v1_types_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3267,7 +3597,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{28}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Replica) GetJob() *Job {
@@ -3336,7 +3666,7 @@ type RegionPlan struct {
 
 func (x *RegionPlan) Reset() {
 	*x = RegionPlan{}
-	mi := &file_peloton_v1_types_proto_msgTypes[29]
+	mi := &file_peloton_v1_types_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3348,7 +3678,7 @@ func (x *RegionPlan) String() string {
 func (*RegionPlan) ProtoMessage() {}
 
 func (x *RegionPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[29]
+	mi := &file_peloton_v1_types_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3361,7 +3691,7 @@ func (x *RegionPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionPlan.ProtoReflect.Descriptor instead.
 func (*RegionPlan) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{29}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RegionPlan) GetRegion() string {
@@ -3404,7 +3734,7 @@ type PlannedMove struct {
 
 func (x *PlannedMove) Reset() {
 	*x = PlannedMove{}
-	mi := &file_peloton_v1_types_proto_msgTypes[30]
+	mi := &file_peloton_v1_types_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3416,7 +3746,7 @@ func (x *PlannedMove) String() string {
 func (*PlannedMove) ProtoMessage() {}
 
 func (x *PlannedMove) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[30]
+	mi := &file_peloton_v1_types_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3429,7 +3759,7 @@ func (x *PlannedMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlannedMove.ProtoReflect.Descriptor instead.
 func (*PlannedMove) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{30}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PlannedMove) GetJobId() string {
@@ -3485,7 +3815,7 @@ type Drill struct {
 
 func (x *Drill) Reset() {
 	*x = Drill{}
-	mi := &file_peloton_v1_types_proto_msgTypes[31]
+	mi := &file_peloton_v1_types_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3497,7 +3827,7 @@ func (x *Drill) String() string {
 func (*Drill) ProtoMessage() {}
 
 func (x *Drill) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[31]
+	mi := &file_peloton_v1_types_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3510,7 +3840,7 @@ func (x *Drill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drill.ProtoReflect.Descriptor instead.
 func (*Drill) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{31}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Drill) GetId() string {
@@ -3621,7 +3951,7 @@ type MigrationJob struct {
 
 func (x *MigrationJob) Reset() {
 	*x = MigrationJob{}
-	mi := &file_peloton_v1_types_proto_msgTypes[32]
+	mi := &file_peloton_v1_types_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3633,7 +3963,7 @@ func (x *MigrationJob) String() string {
 func (*MigrationJob) ProtoMessage() {}
 
 func (x *MigrationJob) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[32]
+	mi := &file_peloton_v1_types_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3646,7 +3976,7 @@ func (x *MigrationJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrationJob.ProtoReflect.Descriptor instead.
 func (*MigrationJob) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{32}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *MigrationJob) GetJobId() string {
@@ -3769,7 +4099,7 @@ type Migration struct {
 
 func (x *Migration) Reset() {
 	*x = Migration{}
-	mi := &file_peloton_v1_types_proto_msgTypes[33]
+	mi := &file_peloton_v1_types_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3781,7 +4111,7 @@ func (x *Migration) String() string {
 func (*Migration) ProtoMessage() {}
 
 func (x *Migration) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[33]
+	mi := &file_peloton_v1_types_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3794,7 +4124,7 @@ func (x *Migration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Migration.ProtoReflect.Descriptor instead.
 func (*Migration) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{33}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Migration) GetId() string {
@@ -3952,7 +4282,7 @@ type ClusterSummary struct {
 
 func (x *ClusterSummary) Reset() {
 	*x = ClusterSummary{}
-	mi := &file_peloton_v1_types_proto_msgTypes[34]
+	mi := &file_peloton_v1_types_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3964,7 +4294,7 @@ func (x *ClusterSummary) String() string {
 func (*ClusterSummary) ProtoMessage() {}
 
 func (x *ClusterSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[34]
+	mi := &file_peloton_v1_types_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3977,7 +4307,7 @@ func (x *ClusterSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterSummary.ProtoReflect.Descriptor instead.
 func (*ClusterSummary) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{34}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ClusterSummary) GetName() string {
@@ -4063,7 +4393,7 @@ type ClusterUsage struct {
 
 func (x *ClusterUsage) Reset() {
 	*x = ClusterUsage{}
-	mi := &file_peloton_v1_types_proto_msgTypes[35]
+	mi := &file_peloton_v1_types_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4075,7 +4405,7 @@ func (x *ClusterUsage) String() string {
 func (*ClusterUsage) ProtoMessage() {}
 
 func (x *ClusterUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[35]
+	mi := &file_peloton_v1_types_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4088,7 +4418,7 @@ func (x *ClusterUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterUsage.ProtoReflect.Descriptor instead.
 func (*ClusterUsage) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{35}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ClusterUsage) GetName() string {
@@ -4110,6 +4440,130 @@ func (x *ClusterUsage) GetAllocated() *Resources {
 		return x.Allocated
 	}
 	return nil
+}
+
+// AuditRecord is one mutating call as a gateway saw it.
+type AuditRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Time  *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=time,proto3" json:"time,omitempty"`
+	// Who: the caller's name and how it was authenticated.
+	Name   string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Method string `protobuf:"bytes,3,opt,name=method,proto3" json:"method,omitempty"`
+	// The region that forwarded the call on the caller's behalf, if any.
+	ForwardedBy string `protobuf:"bytes,4,opt,name=forwarded_by,json=forwardedBy,proto3" json:"forwarded_by,omitempty"`
+	// What: the RPC's full name and the action it maps to.
+	Rpc    string `protobuf:"bytes,5,opt,name=rpc,proto3" json:"rpc,omitempty"`
+	Action string `protobuf:"bytes,6,opt,name=action,proto3" json:"action,omitempty"`
+	// On what: "pool /a", "job <id>", "host <id>", "region <name>".
+	Resource string `protobuf:"bytes,7,opt,name=resource,proto3" json:"resource,omitempty"`
+	// How it ended: a gRPC code name (OK, PermissionDenied, ...) and, when
+	// not OK, the error's message.
+	Code    string `protobuf:"bytes,8,opt,name=code,proto3" json:"code,omitempty"`
+	Message string `protobuf:"bytes,9,opt,name=message,proto3" json:"message,omitempty"`
+	// The region whose gateway recorded it.
+	Region        string `protobuf:"bytes,10,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditRecord) Reset() {
+	*x = AuditRecord{}
+	mi := &file_peloton_v1_types_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditRecord) ProtoMessage() {}
+
+func (x *AuditRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditRecord.ProtoReflect.Descriptor instead.
+func (*AuditRecord) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *AuditRecord) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+func (x *AuditRecord) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetForwardedBy() string {
+	if x != nil {
+		return x.ForwardedBy
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetRpc() string {
+	if x != nil {
+		return x.Rpc
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetResource() string {
+	if x != nil {
+		return x.Resource
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *AuditRecord) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
 }
 
 var File_peloton_v1_types_proto protoreflect.FileDescriptor
@@ -4266,13 +4720,14 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\n" +
 	"PortsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01\"\xbb\x01\n" +
+	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01\"\xfd\x01\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x15\n" +
 	"\x06job_id\x18\x03 \x01(\tR\x05jobId\x12)\n" +
 	"\x03job\x18\x04 \x01(\v2\x15.peloton.v1.JobStatusH\x00R\x03job\x12&\n" +
-	"\x04task\x18\x05 \x01(\v2\x10.peloton.v1.TaskH\x00R\x04taskB\x06\n" +
+	"\x04task\x18\x05 \x01(\v2\x10.peloton.v1.TaskH\x00R\x04task\x12@\n" +
+	"\x0ehost_pool_move\x18\x06 \x01(\v2\x18.peloton.v1.HostPoolMoveH\x00R\fhostPoolMoveB\x06\n" +
 	"\x04kind\"\xbc\x05\n" +
 	"\x06Update\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
@@ -4306,13 +4761,15 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\a_mem_mbB\n" +
 	"\n" +
 	"\b_disk_mbB\x06\n" +
-	"\x04_gpu\"\xf4\x01\n" +
+	"\x04_gpu\"\x93\x02\n" +
 	"\bPoolSpec\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x127\n" +
 	"\vreservation\x18\x02 \x01(\v2\x15.peloton.v1.ResourcesR\vreservation\x121\n" +
 	"\x05limit\x18\x03 \x01(\v2\x1b.peloton.v1.ResourceAmountsR\x05limit\x121\n" +
-	"\x05share\x18\x04 \x01(\v2\x1b.peloton.v1.ResourceAmountsR\x05share\x125\n" +
-	"\bclusters\x18\x05 \x01(\v2\x19.peloton.v1.ClusterPolicyR\bclusters\"\xca\x01\n" +
+	"\x05share\x18\x04 \x01(\v2\x1b.peloton.v1.ResourceAmountsR\x05share\x12\x1d\n" +
+	"\n" +
+	"host_pools\x18\x05 \x03(\tR\thostPools\x125\n" +
+	"\bclusters\x18\x06 \x01(\v2\x19.peloton.v1.ClusterPolicyR\bclusters\"\xca\x01\n" +
 	"\fPoolResource\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vreservation\x18\x02 \x01(\x01R\vreservation\x12\x14\n" +
@@ -4334,7 +4791,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x06region\x18\x01 \x01(\tR\x06region\x127\n" +
 	"\vreservation\x18\x02 \x01(\v2\x15.peloton.v1.ResourcesR\vreservation\x12+\n" +
 	"\x05limit\x18\x03 \x01(\v2\x15.peloton.v1.ResourcesR\x05limit\x12-\n" +
-	"\x06demand\x18\x04 \x01(\v2\x15.peloton.v1.ResourcesR\x06demand\"\xf5\x05\n" +
+	"\x06demand\x18\x04 \x01(\v2\x15.peloton.v1.ResourcesR\x06demand\"\xbc\x06\n" +
 	"\x04Host\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x18\n" +
@@ -4357,10 +4814,34 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"portRanges\x12\x1f\n" +
 	"\vruns_images\x18\x10 \x01(\bR\n" +
 	"runsImages\x12'\n" +
-	"\x0fports_allocated\x18\x11 \x01(\rR\x0eportsAllocated\x1a9\n" +
+	"\x0fports_allocated\x18\x11 \x01(\rR\x0eportsAllocated\x12\x1b\n" +
+	"\thost_pool\x18\x13 \x01(\tR\bhostPool\x12(\n" +
+	"\x10host_pool_target\x18\x14 \x01(\tR\x0ehostPoolTarget\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x80\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf0\x02\n" +
+	"\bHostPool\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\x12\x14\n" +
+	"\x05hosts\x18\x03 \x03(\tR\x05hosts\x12\x1d\n" +
+	"\n" +
+	"in_service\x18\x04 \x01(\rR\tinService\x12\x14\n" +
+	"\x05floor\x18\x05 \x01(\rR\x05floor\x121\n" +
+	"\bcapacity\x18\x06 \x01(\v2\x15.peloton.v1.ResourcesR\bcapacity\x123\n" +
+	"\tallocated\x18\a \x01(\v2\x15.peloton.v1.ResourcesR\tallocated\x12-\n" +
+	"\x06demand\x18\b \x01(\v2\x15.peloton.v1.ResourcesR\x06demand\x12\x16\n" +
+	"\x06moving\x18\t \x03(\tR\x06moving\x12>\n" +
+	"\rpolicy_period\x18\n" +
+	" \x01(\v2\x19.google.protobuf.DurationR\fpolicyPeriod\"\x93\x02\n" +
+	"\fHostPoolMove\x12\x17\n" +
+	"\ahost_id\x18\x01 \x01(\tR\x06hostId\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x03 \x01(\tR\x02to\x123\n" +
+	"\x05phase\x18\x04 \x01(\x0e2\x1d.peloton.v1.HostPoolMovePhaseR\x05phase\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\x121\n" +
+	"\x06waited\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\x06waited\x12.\n" +
+	"\x04time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x16\n" +
+	"\x06region\x18\b \x01(\tR\x06region\"\x80\x01\n" +
 	"\fRegionMember\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x12\n" +
@@ -4464,7 +4945,19 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\fClusterUsage\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05tasks\x18\x02 \x01(\rR\x05tasks\x123\n" +
-	"\tallocated\x18\x03 \x01(\v2\x15.peloton.v1.ResourcesR\tallocated*y\n" +
+	"\tallocated\x18\x03 \x01(\v2\x15.peloton.v1.ResourcesR\tallocated\"\x98\x02\n" +
+	"\vAuditRecord\x12.\n" +
+	"\x04time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
+	"\x06method\x18\x03 \x01(\tR\x06method\x12!\n" +
+	"\fforwarded_by\x18\x04 \x01(\tR\vforwardedBy\x12\x10\n" +
+	"\x03rpc\x18\x05 \x01(\tR\x03rpc\x12\x16\n" +
+	"\x06action\x18\x06 \x01(\tR\x06action\x12\x1a\n" +
+	"\bresource\x18\a \x01(\tR\bresource\x12\x12\n" +
+	"\x04code\x18\b \x01(\tR\x04code\x12\x18\n" +
+	"\amessage\x18\t \x01(\tR\amessage\x12\x16\n" +
+	"\x06region\x18\n" +
+	" \x01(\tR\x06region*y\n" +
 	"\aJobType\x12\x18\n" +
 	"\x14JOB_TYPE_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eJOB_TYPE_BATCH\x10\x01\x12\x14\n" +
@@ -4526,7 +5019,12 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\rHOST_STATE_UP\x10\x01\x12\x17\n" +
 	"\x13HOST_STATE_DRAINING\x10\x02\x12\x13\n" +
 	"\x0fHOST_STATE_DOWN\x10\x03\x12\x16\n" +
-	"\x12HOST_STATE_DRAINED\x10\x04*\xeb\x01\n" +
+	"\x12HOST_STATE_DRAINED\x10\x04*\xa0\x01\n" +
+	"\x11HostPoolMovePhase\x12$\n" +
+	" HOST_POOL_MOVE_PHASE_UNSPECIFIED\x10\x00\x12!\n" +
+	"\x1dHOST_POOL_MOVE_PHASE_DRAINING\x10\x01\x12\x1e\n" +
+	"\x1aHOST_POOL_MOVE_PHASE_MOVED\x10\x02\x12\"\n" +
+	"\x1eHOST_POOL_MOVE_PHASE_CANCELLED\x10\x03*\xeb\x01\n" +
 	"\x0eMigrationState\x12\x1f\n" +
 	"\x1bMIGRATION_STATE_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19MIGRATION_STATE_MIGRATING\x10\x01\x12 \n" +
@@ -4548,8 +5046,8 @@ func file_peloton_v1_types_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_types_proto_rawDescData
 }
 
-var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
+var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_peloton_v1_types_proto_goTypes = []any{
 	(JobType)(0),                  // 0: peloton.v1.JobType
 	(ConstraintOp)(0),             // 1: peloton.v1.ConstraintOp
@@ -4559,148 +5057,161 @@ var file_peloton_v1_types_proto_goTypes = []any{
 	(HealthState)(0),              // 5: peloton.v1.HealthState
 	(UpdateState)(0),              // 6: peloton.v1.UpdateState
 	(HostState)(0),                // 7: peloton.v1.HostState
-	(MigrationState)(0),           // 8: peloton.v1.MigrationState
-	(FailoverPolicy_Mode)(0),      // 9: peloton.v1.FailoverPolicy.Mode
-	(*Resources)(nil),             // 10: peloton.v1.Resources
-	(*Constraint)(nil),            // 11: peloton.v1.Constraint
-	(*TaskSpec)(nil),              // 12: peloton.v1.TaskSpec
-	(*Container)(nil),             // 13: peloton.v1.Container
-	(*PortSpec)(nil),              // 14: peloton.v1.PortSpec
-	(*HealthCheck)(nil),           // 15: peloton.v1.HealthCheck
-	(*HTTPProbe)(nil),             // 16: peloton.v1.HTTPProbe
-	(*TCPProbe)(nil),              // 17: peloton.v1.TCPProbe
-	(*Volume)(nil),                // 18: peloton.v1.Volume
-	(*SpreadSpec)(nil),            // 19: peloton.v1.SpreadSpec
-	(*JobSpec)(nil),               // 20: peloton.v1.JobSpec
-	(*ClusterPolicy)(nil),         // 21: peloton.v1.ClusterPolicy
-	(*SLA)(nil),                   // 22: peloton.v1.SLA
-	(*InstanceOverride)(nil),      // 23: peloton.v1.InstanceOverride
-	(*FailoverPolicy)(nil),        // 24: peloton.v1.FailoverPolicy
-	(*JobStatus)(nil),             // 25: peloton.v1.JobStatus
-	(*Job)(nil),                   // 26: peloton.v1.Job
-	(*Task)(nil),                  // 27: peloton.v1.Task
-	(*Event)(nil),                 // 28: peloton.v1.Event
-	(*Update)(nil),                // 29: peloton.v1.Update
-	(*ResourceAmounts)(nil),       // 30: peloton.v1.ResourceAmounts
-	(*PoolSpec)(nil),              // 31: peloton.v1.PoolSpec
-	(*PoolResource)(nil),          // 32: peloton.v1.PoolResource
-	(*Pool)(nil),                  // 33: peloton.v1.Pool
-	(*PoolRegionShare)(nil),       // 34: peloton.v1.PoolRegionShare
-	(*Host)(nil),                  // 35: peloton.v1.Host
-	(*RegionMember)(nil),          // 36: peloton.v1.RegionMember
-	(*Region)(nil),                // 37: peloton.v1.Region
-	(*Replica)(nil),               // 38: peloton.v1.Replica
-	(*RegionPlan)(nil),            // 39: peloton.v1.RegionPlan
-	(*PlannedMove)(nil),           // 40: peloton.v1.PlannedMove
-	(*Drill)(nil),                 // 41: peloton.v1.Drill
-	(*MigrationJob)(nil),          // 42: peloton.v1.MigrationJob
-	(*Migration)(nil),             // 43: peloton.v1.Migration
-	(*ClusterSummary)(nil),        // 44: peloton.v1.ClusterSummary
-	(*ClusterUsage)(nil),          // 45: peloton.v1.ClusterUsage
-	nil,                           // 46: peloton.v1.TaskSpec.EnvEntry
-	nil,                           // 47: peloton.v1.JobSpec.LabelsEntry
-	nil,                           // 48: peloton.v1.JobStatus.TaskStatesEntry
-	nil,                           // 49: peloton.v1.Task.PortsEntry
-	nil,                           // 50: peloton.v1.Host.LabelsEntry
-	(*durationpb.Duration)(nil),   // 51: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 52: google.protobuf.Timestamp
+	(HostPoolMovePhase)(0),        // 8: peloton.v1.HostPoolMovePhase
+	(MigrationState)(0),           // 9: peloton.v1.MigrationState
+	(FailoverPolicy_Mode)(0),      // 10: peloton.v1.FailoverPolicy.Mode
+	(*Resources)(nil),             // 11: peloton.v1.Resources
+	(*Constraint)(nil),            // 12: peloton.v1.Constraint
+	(*TaskSpec)(nil),              // 13: peloton.v1.TaskSpec
+	(*Container)(nil),             // 14: peloton.v1.Container
+	(*PortSpec)(nil),              // 15: peloton.v1.PortSpec
+	(*HealthCheck)(nil),           // 16: peloton.v1.HealthCheck
+	(*HTTPProbe)(nil),             // 17: peloton.v1.HTTPProbe
+	(*TCPProbe)(nil),              // 18: peloton.v1.TCPProbe
+	(*Volume)(nil),                // 19: peloton.v1.Volume
+	(*SpreadSpec)(nil),            // 20: peloton.v1.SpreadSpec
+	(*JobSpec)(nil),               // 21: peloton.v1.JobSpec
+	(*ClusterPolicy)(nil),         // 22: peloton.v1.ClusterPolicy
+	(*SLA)(nil),                   // 23: peloton.v1.SLA
+	(*InstanceOverride)(nil),      // 24: peloton.v1.InstanceOverride
+	(*FailoverPolicy)(nil),        // 25: peloton.v1.FailoverPolicy
+	(*JobStatus)(nil),             // 26: peloton.v1.JobStatus
+	(*Job)(nil),                   // 27: peloton.v1.Job
+	(*Task)(nil),                  // 28: peloton.v1.Task
+	(*Event)(nil),                 // 29: peloton.v1.Event
+	(*Update)(nil),                // 30: peloton.v1.Update
+	(*ResourceAmounts)(nil),       // 31: peloton.v1.ResourceAmounts
+	(*PoolSpec)(nil),              // 32: peloton.v1.PoolSpec
+	(*PoolResource)(nil),          // 33: peloton.v1.PoolResource
+	(*Pool)(nil),                  // 34: peloton.v1.Pool
+	(*PoolRegionShare)(nil),       // 35: peloton.v1.PoolRegionShare
+	(*Host)(nil),                  // 36: peloton.v1.Host
+	(*HostPool)(nil),              // 37: peloton.v1.HostPool
+	(*HostPoolMove)(nil),          // 38: peloton.v1.HostPoolMove
+	(*RegionMember)(nil),          // 39: peloton.v1.RegionMember
+	(*Region)(nil),                // 40: peloton.v1.Region
+	(*Replica)(nil),               // 41: peloton.v1.Replica
+	(*RegionPlan)(nil),            // 42: peloton.v1.RegionPlan
+	(*PlannedMove)(nil),           // 43: peloton.v1.PlannedMove
+	(*Drill)(nil),                 // 44: peloton.v1.Drill
+	(*MigrationJob)(nil),          // 45: peloton.v1.MigrationJob
+	(*Migration)(nil),             // 46: peloton.v1.Migration
+	(*ClusterSummary)(nil),        // 47: peloton.v1.ClusterSummary
+	(*ClusterUsage)(nil),          // 48: peloton.v1.ClusterUsage
+	(*AuditRecord)(nil),           // 49: peloton.v1.AuditRecord
+	nil,                           // 50: peloton.v1.TaskSpec.EnvEntry
+	nil,                           // 51: peloton.v1.JobSpec.LabelsEntry
+	nil,                           // 52: peloton.v1.JobStatus.TaskStatesEntry
+	nil,                           // 53: peloton.v1.Task.PortsEntry
+	nil,                           // 54: peloton.v1.Host.LabelsEntry
+	(*durationpb.Duration)(nil),   // 55: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 56: google.protobuf.Timestamp
 }
 var file_peloton_v1_types_proto_depIdxs = []int32{
 	1,  // 0: peloton.v1.Constraint.op:type_name -> peloton.v1.ConstraintOp
-	11, // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
-	11, // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
-	46, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
-	10, // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
-	11, // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
-	13, // 6: peloton.v1.TaskSpec.container:type_name -> peloton.v1.Container
-	14, // 7: peloton.v1.TaskSpec.ports:type_name -> peloton.v1.PortSpec
-	15, // 8: peloton.v1.TaskSpec.health_check:type_name -> peloton.v1.HealthCheck
-	15, // 9: peloton.v1.TaskSpec.readiness:type_name -> peloton.v1.HealthCheck
-	18, // 10: peloton.v1.TaskSpec.volumes:type_name -> peloton.v1.Volume
+	12, // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
+	12, // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
+	50, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
+	11, // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
+	12, // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
+	14, // 6: peloton.v1.TaskSpec.container:type_name -> peloton.v1.Container
+	15, // 7: peloton.v1.TaskSpec.ports:type_name -> peloton.v1.PortSpec
+	16, // 8: peloton.v1.TaskSpec.health_check:type_name -> peloton.v1.HealthCheck
+	16, // 9: peloton.v1.TaskSpec.readiness:type_name -> peloton.v1.HealthCheck
+	19, // 10: peloton.v1.TaskSpec.volumes:type_name -> peloton.v1.Volume
 	2,  // 11: peloton.v1.Container.pull_policy:type_name -> peloton.v1.PullPolicy
-	16, // 12: peloton.v1.HealthCheck.http:type_name -> peloton.v1.HTTPProbe
-	17, // 13: peloton.v1.HealthCheck.tcp:type_name -> peloton.v1.TCPProbe
-	51, // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
-	51, // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
-	51, // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
+	17, // 12: peloton.v1.HealthCheck.http:type_name -> peloton.v1.HTTPProbe
+	18, // 13: peloton.v1.HealthCheck.tcp:type_name -> peloton.v1.TCPProbe
+	55, // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
+	55, // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
+	55, // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
 	0,  // 17: peloton.v1.JobSpec.type:type_name -> peloton.v1.JobType
-	12, // 18: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
-	47, // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
-	24, // 20: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
-	23, // 21: peloton.v1.JobSpec.overrides:type_name -> peloton.v1.InstanceOverride
-	19, // 22: peloton.v1.JobSpec.spread:type_name -> peloton.v1.SpreadSpec
-	22, // 23: peloton.v1.JobSpec.sla:type_name -> peloton.v1.SLA
-	21, // 24: peloton.v1.JobSpec.clusters:type_name -> peloton.v1.ClusterPolicy
-	12, // 25: peloton.v1.InstanceOverride.task:type_name -> peloton.v1.TaskSpec
-	9,  // 26: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
+	13, // 18: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
+	51, // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
+	25, // 20: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
+	24, // 21: peloton.v1.JobSpec.overrides:type_name -> peloton.v1.InstanceOverride
+	20, // 22: peloton.v1.JobSpec.spread:type_name -> peloton.v1.SpreadSpec
+	23, // 23: peloton.v1.JobSpec.sla:type_name -> peloton.v1.SLA
+	22, // 24: peloton.v1.JobSpec.clusters:type_name -> peloton.v1.ClusterPolicy
+	13, // 25: peloton.v1.InstanceOverride.task:type_name -> peloton.v1.TaskSpec
+	10, // 26: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
 	3,  // 27: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
-	48, // 28: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
-	52, // 29: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
-	52, // 30: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
-	52, // 31: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
-	20, // 32: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
-	25, // 33: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
+	52, // 28: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
+	56, // 29: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
+	56, // 30: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
+	56, // 31: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
+	21, // 32: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
+	26, // 33: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
 	4,  // 34: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
 	4,  // 35: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
-	52, // 36: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
-	52, // 37: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
-	52, // 38: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
-	52, // 39: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
+	56, // 36: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
+	56, // 37: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
+	56, // 38: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
+	56, // 39: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
 	5,  // 40: peloton.v1.Task.health:type_name -> peloton.v1.HealthState
 	5,  // 41: peloton.v1.Task.ready:type_name -> peloton.v1.HealthState
-	49, // 42: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
-	52, // 43: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
-	25, // 44: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
-	27, // 45: peloton.v1.Event.task:type_name -> peloton.v1.Task
-	6,  // 46: peloton.v1.Update.state:type_name -> peloton.v1.UpdateState
-	52, // 47: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
-	52, // 48: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
-	10, // 49: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
-	30, // 50: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
-	30, // 51: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
-	21, // 52: peloton.v1.PoolSpec.clusters:type_name -> peloton.v1.ClusterPolicy
-	32, // 53: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
-	31, // 54: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
-	34, // 55: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
-	10, // 56: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
-	10, // 57: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
-	10, // 58: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
-	7,  // 59: peloton.v1.Host.state:type_name -> peloton.v1.HostState
-	10, // 60: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
-	10, // 61: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
-	50, // 62: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
-	52, // 63: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
-	52, // 64: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
-	52, // 65: peloton.v1.Host.drain_deadline:type_name -> google.protobuf.Timestamp
-	36, // 66: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
-	10, // 67: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
-	10, // 68: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
-	52, // 69: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
-	26, // 70: peloton.v1.Replica.job:type_name -> peloton.v1.Job
-	52, // 71: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
-	52, // 72: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
-	40, // 73: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
-	40, // 74: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
-	52, // 75: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
-	52, // 76: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
-	40, // 77: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
-	40, // 78: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
-	0,  // 79: peloton.v1.MigrationJob.type:type_name -> peloton.v1.JobType
-	8,  // 80: peloton.v1.Migration.state:type_name -> peloton.v1.MigrationState
-	52, // 81: peloton.v1.Migration.create_time:type_name -> google.protobuf.Timestamp
-	52, // 82: peloton.v1.Migration.completion_time:type_name -> google.protobuf.Timestamp
-	51, // 83: peloton.v1.Migration.duration:type_name -> google.protobuf.Duration
-	42, // 84: peloton.v1.Migration.jobs:type_name -> peloton.v1.MigrationJob
-	10, // 85: peloton.v1.ClusterSummary.capacity:type_name -> peloton.v1.Resources
-	10, // 86: peloton.v1.ClusterSummary.allocated:type_name -> peloton.v1.Resources
-	45, // 87: peloton.v1.ClusterSummary.jobs:type_name -> peloton.v1.ClusterUsage
-	45, // 88: peloton.v1.ClusterSummary.pools:type_name -> peloton.v1.ClusterUsage
-	10, // 89: peloton.v1.ClusterUsage.allocated:type_name -> peloton.v1.Resources
-	90, // [90:90] is the sub-list for method output_type
-	90, // [90:90] is the sub-list for method input_type
-	90, // [90:90] is the sub-list for extension type_name
-	90, // [90:90] is the sub-list for extension extendee
-	0,  // [0:90] is the sub-list for field type_name
+	53, // 42: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
+	56, // 43: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
+	26, // 44: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
+	28, // 45: peloton.v1.Event.task:type_name -> peloton.v1.Task
+	38, // 46: peloton.v1.Event.host_pool_move:type_name -> peloton.v1.HostPoolMove
+	6,  // 47: peloton.v1.Update.state:type_name -> peloton.v1.UpdateState
+	56, // 48: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
+	56, // 49: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
+	11, // 50: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
+	31, // 51: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
+	31, // 52: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
+	22, // 53: peloton.v1.PoolSpec.clusters:type_name -> peloton.v1.ClusterPolicy
+	33, // 54: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
+	32, // 55: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
+	35, // 56: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
+	11, // 57: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
+	11, // 58: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
+	11, // 59: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
+	7,  // 60: peloton.v1.Host.state:type_name -> peloton.v1.HostState
+	11, // 61: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
+	11, // 62: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
+	54, // 63: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
+	56, // 64: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
+	56, // 65: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
+	56, // 66: peloton.v1.Host.drain_deadline:type_name -> google.protobuf.Timestamp
+	11, // 67: peloton.v1.HostPool.capacity:type_name -> peloton.v1.Resources
+	11, // 68: peloton.v1.HostPool.allocated:type_name -> peloton.v1.Resources
+	11, // 69: peloton.v1.HostPool.demand:type_name -> peloton.v1.Resources
+	55, // 70: peloton.v1.HostPool.policy_period:type_name -> google.protobuf.Duration
+	8,  // 71: peloton.v1.HostPoolMove.phase:type_name -> peloton.v1.HostPoolMovePhase
+	55, // 72: peloton.v1.HostPoolMove.waited:type_name -> google.protobuf.Duration
+	56, // 73: peloton.v1.HostPoolMove.time:type_name -> google.protobuf.Timestamp
+	39, // 74: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
+	11, // 75: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
+	11, // 76: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
+	56, // 77: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
+	27, // 78: peloton.v1.Replica.job:type_name -> peloton.v1.Job
+	56, // 79: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
+	56, // 80: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
+	43, // 81: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
+	43, // 82: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
+	56, // 83: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
+	56, // 84: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
+	43, // 85: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
+	43, // 86: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
+	0,  // 87: peloton.v1.MigrationJob.type:type_name -> peloton.v1.JobType
+	9,  // 88: peloton.v1.Migration.state:type_name -> peloton.v1.MigrationState
+	56, // 89: peloton.v1.Migration.create_time:type_name -> google.protobuf.Timestamp
+	56, // 90: peloton.v1.Migration.completion_time:type_name -> google.protobuf.Timestamp
+	55, // 91: peloton.v1.Migration.duration:type_name -> google.protobuf.Duration
+	45, // 92: peloton.v1.Migration.jobs:type_name -> peloton.v1.MigrationJob
+	11, // 93: peloton.v1.ClusterSummary.capacity:type_name -> peloton.v1.Resources
+	11, // 94: peloton.v1.ClusterSummary.allocated:type_name -> peloton.v1.Resources
+	48, // 95: peloton.v1.ClusterSummary.jobs:type_name -> peloton.v1.ClusterUsage
+	48, // 96: peloton.v1.ClusterSummary.pools:type_name -> peloton.v1.ClusterUsage
+	11, // 97: peloton.v1.ClusterUsage.allocated:type_name -> peloton.v1.Resources
+	56, // 98: peloton.v1.AuditRecord.time:type_name -> google.protobuf.Timestamp
+	99, // [99:99] is the sub-list for method output_type
+	99, // [99:99] is the sub-list for method input_type
+	99, // [99:99] is the sub-list for extension type_name
+	99, // [99:99] is the sub-list for extension extendee
+	0,  // [0:99] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_types_proto_init() }
@@ -4711,6 +5222,7 @@ func file_peloton_v1_types_proto_init() {
 	file_peloton_v1_types_proto_msgTypes[18].OneofWrappers = []any{
 		(*Event_Job)(nil),
 		(*Event_Task)(nil),
+		(*Event_HostPoolMove)(nil),
 	}
 	file_peloton_v1_types_proto_msgTypes[20].OneofWrappers = []any{}
 	type x struct{}
@@ -4718,8 +5230,8 @@ func file_peloton_v1_types_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_types_proto_rawDesc), len(file_peloton_v1_types_proto_rawDesc)),
-			NumEnums:      10,
-			NumMessages:   41,
+			NumEnums:      11,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

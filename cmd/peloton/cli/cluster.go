@@ -27,7 +27,8 @@ func (a *app) poolCommand() *cobra.Command {
   path: /maps/ingest
   reservation: {cpu: 10, memMb: 20480}   # guaranteed when there is demand
   limit: {cpu: 40}                       # absent amounts are unlimited
-  share: {cpu: 2}                        # absent amounts are 1`,
+  share: {cpu: 2}                        # absent amounts are 1
+  hostPools: [batch, shared]             # host pools its tasks may use; absent: any`,
 			Args: args(cobra.NoArgs),
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				if err := a.checkOutput(); err != nil {
@@ -241,18 +242,18 @@ nothing running there); --force takes it down anyway and kills what still runs
 there, to run elsewhere. "peloton host up" returns it to service.`
 	down.Flags().BoolVar(&force, "force", false, "take it down even though tasks still run there (they are killed)")
 	down.Flags().StringVar(&downRegion, "region", "", "region of the host, when several have one of this ID")
-	host.AddCommand(list, drain, undrain, up, down)
+	host.AddCommand(list, drain, undrain, up, down, a.hostPoolCommand())
 	return host
 }
 
 func writeHostTable(w io.Writer, hosts []*pelotonv1.Host, now time.Time) error {
 	// New columns go before ID, which stays last: scripts read the first
 	// four by position.
-	t := newTable(w, "HOSTNAME", "CLUSTER", "KIND", "STATE", "TASKS", "CAPACITY", "ALLOCATED", "REGION", "LAST SEEN", "DRAIN REASON", "ID")
+	t := newTable(w, "HOSTNAME", "CLUSTER", "KIND", "STATE", "TASKS", "CAPACITY", "ALLOCATED", "REGION", "LAST SEEN", "DRAIN REASON", "HOST POOL", "ID")
 	for _, h := range hosts {
 		t.row(h.GetHostname(), h.GetCluster(), h.GetKind(), shortState(h.GetState()),
 			strconv.FormatUint(uint64(h.GetTasks()), 10), formatResources(h.GetCapacity()),
-			formatResources(h.GetAllocated()), h.GetRegion(), ago(h.GetLastSeen(), now), h.GetDrainReason(), h.GetId())
+			formatResources(h.GetAllocated()), h.GetRegion(), ago(h.GetLastSeen(), now), h.GetDrainReason(), hostPoolCell(h), h.GetId())
 	}
 	return t.flush()
 }
@@ -275,8 +276,17 @@ func (a *app) writeHost(w io.Writer, h *pelotonv1.Host) error {
 		"Drained", drained,
 		"Drain reason", h.GetDrainReason(),
 		"Tasks", strconv.FormatUint(uint64(h.GetTasks()), 10),
+		"Host pool", hostPoolCell(h),
 		"Last seen", timestamp(h.GetLastSeen(), now),
 	)
+}
+
+// hostPoolCell is a host's host pool, with the one it moves to.
+func hostPoolCell(h *pelotonv1.Host) string {
+	if t := h.GetHostPoolTarget(); t != "" {
+		return h.GetHostPool() + "->" + t
+	}
+	return h.GetHostPool()
 }
 
 func (a *app) regionCommand() *cobra.Command {

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	pelotonv1 "github.com/peloton-federated/peloton/api/peloton/v1"
@@ -51,6 +51,9 @@ const (
 	ExitRefused = 5
 	// ExitUnavailable: the server could not be reached (Unavailable).
 	ExitUnavailable = 6
+	// ExitDenied: the server refused the credentials (Unauthenticated) or
+	// the caller may not do this (PermissionDenied).
+	ExitDenied = 7
 	// ExitInterrupted: the command was interrupted (Ctrl-C).
 	ExitInterrupted = 130
 )
@@ -84,6 +87,8 @@ func ExitCode(err error) int {
 			return ExitRefused
 		case codes.Unavailable:
 			return ExitUnavailable
+		case codes.Unauthenticated, codes.PermissionDenied:
+			return ExitDenied
 		case codes.Canceled:
 			return ExitInterrupted
 		}
@@ -160,7 +165,11 @@ func (e *usageError) Unwrap() error { return e.err }
 type app struct {
 	addr   string
 	output string
-	clock  clock.Clock
+	// flags are the running command's, for the connection settings.
+	flags *pflag.FlagSet
+	// tls tells whether the last dial used TLS.
+	tls   bool
+	clock clock.Clock
 	// pollInterval paces GetJob/GetTaskLogs polling.
 	pollInterval time.Duration
 	// rpcTimeout bounds each unary call.
@@ -183,22 +192,30 @@ func NewRootCommand() *cobra.Command {
 
 func newRootCommand(a *app) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "peloton",
-		Short:         "Peloton, federated: a unified resource scheduler",
-		Long:          "peloton runs batch jobs on a federation of regions.\nThe client commands talk to a gateway at --addr (or $PELOTON_ADDR).",
+		Use:   "peloton",
+		Short: "Peloton, federated: a unified resource scheduler",
+		Long: `peloton runs batch jobs on a federation of regions.
+The client commands talk to a gateway at --addr (or $PELOTON_ADDR, or the
+current context: peloton context --help), over TLS with --ca or an
+https:// address, as the caller a --token or --cert/--key names.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			a.flags = cmd.Flags()
+		},
 	}
-	defaultAddr := os.Getenv("PELOTON_ADDR")
-	if defaultAddr == "" {
-		defaultAddr = DefaultAddr
-	}
-	root.PersistentFlags().StringVar(&a.addr, "addr", defaultAddr, "gateway gRPC address, host:port or http://host:port (env PELOTON_ADDR)")
+	root.PersistentFlags().StringVar(&a.addr, "addr", DefaultAddr, "gateway gRPC address, host:port, http:// or https://host:port (env PELOTON_ADDR)")
+	root.PersistentFlags().String("token", "", "bearer token to authenticate with (env PELOTON_TOKEN)")
+	root.PersistentFlags().String("ca", "", "CA certificate (PEM) to verify the server with; implies TLS (env PELOTON_CA)")
+	root.PersistentFlags().String("cert", "", "client certificate (PEM) to authenticate with; implies TLS (env PELOTON_CERT)")
+	root.PersistentFlags().String("key", "", "the client certificate's key (PEM) (env PELOTON_KEY)")
+	root.PersistentFlags().String("context", "", "the config file's context to use (env PELOTON_CONTEXT)")
 	root.PersistentFlags().StringVarP(&a.output, "output", "o", "table", "output format: table, json or yaml")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{command: c.CommandPath(), err: err}
 	})
-	root.AddCommand(a.jobCommand(), a.updateCommand(), a.taskCommand(), a.poolCommand(), a.hostCommand(), a.clusterCommand(), a.migrateCommand(), a.regionCommand(), a.drillCommand(), a.versionCommand())
+	root.AddCommand(a.jobCommand(), a.updateCommand(), a.taskCommand(), a.poolCommand(), a.hostCommand(), a.clusterCommand(), a.migrateCommand(), a.regionCommand(), a.drillCommand(), a.versionCommand(),
+		a.authCommand(), a.auditCommand(), a.contextCommand())
 	return root
 }
 
@@ -223,6 +240,8 @@ type clients struct {
 	events  pelotonv1.EventServiceClient
 	system  pelotonv1.SystemServiceClient
 	fed     pelotonv1.FederationServiceClient
+	auth    pelotonv1.AuthServiceClient
+	audit   pelotonv1.AuditServiceClient
 }
 
 // NormalizeAddr turns what a user may type for --addr into a gRPC target:
@@ -260,18 +279,29 @@ func NormalizeAddr(addr string) (string, error) {
 }
 
 func (a *app) dial() (*clients, error) {
+	settings, err := a.resolve()
+	if err != nil {
+		return nil, &exitError{code: ExitError, msg: err.Error()}
+	}
+	a.addr, a.tls = settings.addr, settings.tls
 	target, err := NormalizeAddr(a.addr)
 	if err != nil {
 		return nil, &exitError{code: ExitError, msg: err.Error()}
 	}
-	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		// The config of a job with an override per instance is megabytes.
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageBytes)))
+	opts, err := settings.dialOptions(target)
+	if err != nil {
+		return nil, &exitError{code: ExitError, msg: err.Error()}
+	}
+	// The config of a job with an override per instance is megabytes.
+	opts = append(opts, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageBytes)))
+	conn, err := grpc.NewClient(target, opts...)
 	if err != nil {
 		return nil, &exitError{code: ExitError, msg: fmt.Sprintf("bad server address %q: %v", a.addr, err)}
 	}
 	return &clients{
 		conn:    conn,
+		auth:    pelotonv1.NewAuthServiceClient(conn),
+		audit:   pelotonv1.NewAuditServiceClient(conn),
 		jobs:    pelotonv1.NewJobServiceClient(conn),
 		tasks:   pelotonv1.NewTaskServiceClient(conn),
 		pools:   pelotonv1.NewPoolServiceClient(conn),
@@ -300,8 +330,15 @@ func (a *app) connected(body func(cmd *cobra.Command, args []string, c *clients)
 }
 
 func (a *app) explain(err error) error {
+	if st, ok := grpcStatus(err); ok && st.Code() == codes.Unauthenticated {
+		return &exitError{code: ExitDenied, msg: fmt.Sprintf("not authenticated at %s: %s (give --token or --cert/--key, or peloton context use NAME)", a.addr, st.Message())}
+	}
 	if st, ok := grpcStatus(err); ok && st.Code() == codes.Unavailable {
-		return &exitError{code: ExitUnavailable, msg: fmt.Sprintf("cannot reach the peloton server at %s (%s); is it running? Set --addr or PELOTON_ADDR.", a.addr, unavailableReason(st.Message()))}
+		hint := "is it running? Set --addr or PELOTON_ADDR."
+		if !a.tls {
+			hint = "is it running, and does it use TLS (then give --ca)? Set --addr or PELOTON_ADDR."
+		}
+		return &exitError{code: ExitUnavailable, msg: fmt.Sprintf("cannot reach the peloton server at %s (%s); %s", a.addr, unavailableReason(st.Message()), hint)}
 	}
 	return err
 }

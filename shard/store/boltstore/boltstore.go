@@ -31,13 +31,14 @@ var (
 	jobUpdatesBucket = []byte("job_updates")
 	hostsBucket      = []byte("hosts")
 	eventsBucket     = []byte("events")
+	auditBucket      = []byte("audit")
 	// Added with cluster migrations.
 	migrationsBucket = []byte("migrations")
 )
 
 // buckets are the top-level buckets every open file has.
 var buckets = [][]byte{jobsBucket, tasksBucket, poolsBucket, metaBucket, valueBucket,
-	configsBucket, updatesBucket, jobUpdatesBucket, hostsBucket, eventsBucket, migrationsBucket}
+	configsBucket, updatesBucket, jobUpdatesBucket, hostsBucket, eventsBucket, auditBucket, migrationsBucket}
 
 // ctxCheckEvery is how many tasks of a batch are written between checks
 // for a cancelled context.
@@ -52,6 +53,10 @@ type Store struct {
 	// specs keeps decoded configs, keyed by the sequence number of their
 	// job's configs bucket (a new one for every CreateJob).
 	specs *codec.SpecCache
+	// fence, on a view made by Fence, is checked by every write
+	// transaction; root is the store the view was made from.
+	fence *fence
+	root  *Store
 }
 
 var _ store.Store = (*Store)(nil)
@@ -127,7 +132,7 @@ func (s *Store) update(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return backendError(s.db.Update(fn))
+	return backendError(s.db.Update(s.fenced(fn)))
 }
 
 // batch is update for small writes that many callers make at once: they
@@ -136,7 +141,7 @@ func (s *Store) batch(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return backendError(s.db.Batch(fn))
+	return backendError(s.db.Batch(s.fenced(fn)))
 }
 
 // CreateJob stores a new job with Revision 1, and its spec as config

@@ -98,8 +98,8 @@ func CheckHosts(hosts []*model.HostRecord) error {
 }
 
 // CheckEvents fails, naming the first, on an event without a job or
-// without exactly one of a job status and a task of that job, and on a ttl
-// that is not positive.
+// without exactly one of a job status, a task of that job and a host pool
+// move (under model.HostPoolEvents), and on a ttl that is not positive.
 func CheckEvents(events []model.Event, ttl time.Duration) error {
 	if ttl <= 0 {
 		return fmt.Errorf("%w: event ttl %v is not positive", store.ErrInvalid, ttl)
@@ -109,7 +109,11 @@ func CheckEvents(events []model.Event, ttl time.Duration) error {
 		switch {
 		case e.Job == "":
 			return fmt.Errorf("%w: event %d names no job", store.ErrInvalid, e.Seq)
-		case (e.JobStatus == nil) == (e.Task == nil):
+		case e.HostPoolMove != nil && (e.JobStatus != nil || e.Task != nil):
+			return fmt.Errorf("%w: event %d of job %s carries a host pool move and more", store.ErrInvalid, e.Seq, e.Job)
+		case (e.HostPoolMove != nil) != (e.Job == model.HostPoolEvents):
+			return fmt.Errorf("%w: event %d: host pool moves go under %s, and only they", store.ErrInvalid, e.Seq, model.HostPoolEvents)
+		case e.HostPoolMove == nil && (e.JobStatus == nil) == (e.Task == nil):
 			return fmt.Errorf("%w: event %d of job %s must carry a job status or a task", store.ErrInvalid, e.Seq, e.Job)
 		case e.Task != nil && e.Task.ID.Job != e.Job:
 			return fmt.Errorf("%w: event %d of job %s carries task %s", store.ErrInvalid, e.Seq, e.Job, e.Task.ID)

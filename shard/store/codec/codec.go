@@ -47,33 +47,41 @@ const (
 	ConfigRecordVersion = ConfigRecordV4
 	// PoolRecordV1 holds reservation and limit as doubles (cpu in cores,
 	// +Inf for no limit), PoolRecordV2 as integer units; both hold the
-	// shares as doubles.
+	// shares as doubles. PoolRecordV3 appends the host pools the pool may
+	// use.
 	PoolRecordV1 = 1
 	PoolRecordV2 = 2
-	// PoolRecordV3 appends the pool's cluster policy.
 	PoolRecordV3 = 3
+	// PoolRecordV4 appends the pool's cluster policy.
+	PoolRecordV4 = 4
 	// PoolRecordVersion is the latest pool encoding.
-	PoolRecordVersion = PoolRecordV3
+	PoolRecordVersion = PoolRecordV4
 	// HostRecordV2 appends the host's port ranges and whether it runs
 	// images. Both hold the capacity as doubles; HostRecordV3 holds it as
 	// integer units and appends the drain's deadline and whether the host
-	// was marked down.
+	// was marked down. HostRecordV4 appends the host's host pool and the
+	// host pool the policy is moving it to.
 	HostRecordV1 = 1
 	HostRecordV2 = 2
 	HostRecordV3 = 3
+	HostRecordV4 = 4
 	// HostRecordVersion is the latest host record encoding.
-	HostRecordVersion = HostRecordV3
+	HostRecordVersion = HostRecordV4
 	// UpdateRecordVersion and EventRecordVersion are the latest encodings
 	// of job updates and events.
 	// UpdateRecordV2 appends the failures counted, the failures allowed,
 	// whether to roll back on failure, and whether it is paused.
+	// EventRecordV2 adds the host pool move kind; job and task events
+	// are as in EventRecordV1.
 	UpdateRecordV1 = 1
 	UpdateRecordV2 = 2
 	// UpdateRecordV3 appends the time an instance must stay healthy,
 	// in-place, and the instances in flight.
 	UpdateRecordV3      = 3
 	UpdateRecordVersion = UpdateRecordV3
-	EventRecordVersion  = 1
+	EventRecordV1       = 1
+	EventRecordV2       = 2
+	EventRecordVersion  = EventRecordV2
 	// MigrationRecordVersion is the latest encoding of migrations.
 	MigrationRecordV1      = 1
 	MigrationRecordVersion = MigrationRecordV1

@@ -262,20 +262,58 @@ func TestPoolCodecKeepsShareBits(t *testing.T) {
 	}
 }
 
+// Records written before host pools read as records of hosts in the
+// default host pool and of pools that may use any host pool.
+func TestRecordsBeforeHostPoolsDecode(t *testing.T) {
+	host := storetest.FullHost("c/v3")
+	v3 := encodeHost(host, HostRecordV3)
+	host.HostPool, host.HostPoolTarget = "", ""
+	got, err := DecodeHost(host.Host.ID, v3)
+	if err != nil || !reflect.DeepEqual(got, storetest.Normal(host)) {
+		t.Fatalf("host record of version 3: %+v, %v", got, err)
+	}
+	if got.Pool() != model.DefaultHostPool {
+		t.Fatalf("host of a version 3 record is in host pool %q, want %q", got.Pool(), model.DefaultHostPool)
+	}
+	pool := storetest.FullPool("/v2")
+	v2 := encodePool(pool, 3, PoolRecordV2)
+	pool.HostPools, pool.Clusters, pool.Revision = nil, nil, 3
+	gotPool, err := DecodePool(pool.Path, v2)
+	if err != nil || !reflect.DeepEqual(gotPool, storetest.Normal(pool)) {
+		t.Fatalf("pool record of version 2: %+v, %v", gotPool, err)
+	}
+	// A host pool move is new in EventRecordV2: a record of version 1
+	// claiming one is corrupt.
+	ev := model.Event{Time: time.Unix(100, 0).UTC(), Job: model.HostPoolEvents,
+		HostPoolMove: &model.HostPoolMove{Host: "c/h", From: "a", To: "b", Phase: model.HostPoolMoveDone, Reason: "r", Waited: time.Second}}
+	b := AppendEvent(nil, &ev)
+	gotEv, err := DecodeEvent(ev.Job, 7, b)
+	ev.Seq = 7
+	if err != nil || !reflect.DeepEqual(gotEv, ev) {
+		t.Fatalf("host pool move event: %+v, %v", gotEv, err)
+	}
+	b[0] = EventRecordV1
+	if _, err := DecodeEvent(ev.Job, 7, b); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("host pool move in an event record of version 1: %v, want ErrCorrupt", err)
+	}
+}
+
 // Records written before amounts were integer units hold doubles, cpu in
 // cores and +Inf for no limit: they read back rounded to the nearest unit.
 func TestDecimalResourceRecordsDecode(t *testing.T) {
 	decimal := model.Resources{MilliCPU: 1500, MemMB: 2048, DiskMB: model.Unlimited, GPU: 1}
 	pool := storetest.FullPool("/old")
 	pool.Reservation, pool.Limit = decimal, decimal
+	pool.HostPools = nil // added in PoolRecordV3
 	got, err := DecodePool(pool.Path, encodePool(pool, 4, PoolRecordV1))
 	pool.Revision = 4
-	pool.Clusters = nil // added in PoolRecordV3
+	pool.Clusters = nil // added in PoolRecordV4
 	if err != nil || !reflect.DeepEqual(got, storetest.Normal(pool)) {
 		t.Fatalf("pool record of version 1: %+v, %v", got, err)
 	}
 	host := storetest.FullHost("c/old")
 	host.DrainDeadline, host.Down = time.Time{}, false // added in HostRecordV3
+	host.HostPool, host.HostPoolTarget = "", ""        // added in HostRecordV4
 	gotHost, err := DecodeHost(host.Host.ID, encodeHost(host, HostRecordV2))
 	if err != nil || !reflect.DeepEqual(gotHost, storetest.Normal(host)) {
 		t.Fatalf("host record of version 2: %+v, %v", gotHost, err)
@@ -482,9 +520,9 @@ func TestRecordsBeforeClusterPoliciesDecode(t *testing.T) {
 		t.Fatalf("config record of version 3:\n got %+v\nwant %+v", *got, want)
 	}
 	pool := storetest.FullPool("/p")
-	gotPool, err := DecodePool(pool.Path, encodePool(pool, 2, PoolRecordV2))
-	if err != nil || gotPool.Clusters != nil || gotPool.Limit != pool.Limit {
-		t.Fatalf("pool record of version 2: %+v, %v", gotPool, err)
+	gotPool, err := DecodePool(pool.Path, encodePool(pool, 2, PoolRecordV3))
+	if err != nil || gotPool.Clusters != nil || !reflect.DeepEqual(gotPool.HostPools, pool.HostPools) {
+		t.Fatalf("pool record of version 3: %+v, %v", gotPool, err)
 	}
 	gotPool, err = DecodePool(pool.Path, EncodePool(pool, 2))
 	if err != nil || !reflect.DeepEqual(gotPool.Clusters, pool.Clusters) {

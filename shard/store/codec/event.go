@@ -2,6 +2,7 @@ package codec
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
 )
@@ -10,12 +11,15 @@ import (
 const (
 	eventJob  = 1
 	eventTask = 2
+	// eventHostPoolMove is new in EventRecordV2.
+	eventHostPoolMove = 3
 )
 
 // AppendEvent appends the encoding of a checked event (CheckEvents) to dst:
 // its time, then the job status as a job record of JobRecordV3 has it, or
-// the task's instance and its task record (at the task's Revision). The
-// job and Seq are the key and are not repeated in the value.
+// the task's instance and its task record (at the task's Revision), or
+// the host pool move. The job and Seq are the key and are not repeated in
+// the value.
 func AppendEvent(dst []byte, ev *model.Event) []byte {
 	e := encoder{buf: dst}
 	e.byte(EventRecordVersion)
@@ -23,6 +27,16 @@ func AppendEvent(dst []byte, ev *model.Event) []byte {
 	if ev.JobStatus != nil {
 		e.byte(eventJob)
 		e.jobStatus(ev.JobStatus, JobRecordV3)
+		return e.buf
+	}
+	if m := ev.HostPoolMove; m != nil {
+		e.byte(eventHostPoolMove)
+		e.string(string(m.Host))
+		e.string(m.From)
+		e.string(m.To)
+		e.byte(byte(m.Phase))
+		e.string(m.Reason)
+		e.varint(int64(m.Waited))
 		return e.buf
 	}
 	e.byte(eventTask)
@@ -34,10 +48,16 @@ func AppendEvent(dst []byte, ev *model.Event) []byte {
 func DecodeEvent(job model.JobID, seq uint64, b []byte) (model.Event, error) {
 	ev := model.Event{Seq: seq, Job: job}
 	d := decoder{buf: b}
-	d.version(EventRecordVersion)
+	version := d.version(EventRecordVersion)
 	ev.Time = d.time()
 	switch kind := d.byte(); {
 	case d.err != nil:
+	case kind == eventHostPoolMove && version >= EventRecordV2:
+		m := &model.HostPoolMove{Host: model.HostID(d.string()), From: d.string(), To: d.string()}
+		m.Phase = model.HostPoolMovePhase(d.byte())
+		m.Reason = d.string()
+		m.Waited = time.Duration(d.varint())
+		ev.HostPoolMove = m
 	case kind == eventJob:
 		ev.JobStatus = new(model.JobStatus)
 		d.jobStatus(ev.JobStatus, JobRecordV3)

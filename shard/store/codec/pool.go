@@ -77,6 +77,9 @@ func encodePool(p *model.Pool, rev uint64, version byte) []byte {
 	e.shares(p.Share)
 	e.time(p.CreateTime)
 	if version >= PoolRecordV3 {
+		e.strings(p.HostPools)
+	}
+	if version >= PoolRecordV4 {
 		e.clusterPolicy(p.Clusters)
 	}
 	return e.buf
@@ -98,6 +101,9 @@ func DecodePool(path string, b []byte) (*model.Pool, error) {
 	p.Share = d.shares()
 	p.CreateTime = d.time()
 	if version >= PoolRecordV3 {
+		p.HostPools = d.strings()
+	}
+	if version >= PoolRecordV4 {
 		p.Clusters = d.clusterPolicy()
 	}
 	if err := d.done(); err != nil {

@@ -105,6 +105,10 @@ func encodeHost(h *model.HostRecord, version byte) []byte {
 		e.time(h.DrainDeadline)
 		e.bool(h.Down)
 	}
+	if version >= HostRecordV4 {
+		e.string(h.HostPool)
+		e.string(h.HostPoolTarget)
+	}
 	return e.buf
 }
 
@@ -139,6 +143,10 @@ func DecodeHost(id model.HostID, b []byte) (*model.HostRecord, error) {
 	if version >= HostRecordV3 {
 		h.DrainDeadline = d.time()
 		h.Down = d.bool()
+	}
+	if version >= HostRecordV4 {
+		h.HostPool = d.string()
+		h.HostPoolTarget = d.string()
 	}
 	if err := d.done(); err != nil {
 		return nil, fmt.Errorf("host %s: %w", id, err)

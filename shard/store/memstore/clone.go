@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
@@ -47,6 +48,7 @@ func cloneTask(t *model.TaskRuntime) *model.TaskRuntime {
 // clonePool returns a deep copy of p with a normalised time.
 func clonePool(p *model.Pool) *model.Pool {
 	out := *p
+	out.HostPools = slices.Clone(p.HostPools)
 	out.CreateTime = normalTime(out.CreateTime)
 	out.Clusters = p.Clusters.Clone()
 	return &out
@@ -81,6 +83,10 @@ func cloneEvent(e *model.Event) model.Event {
 	}
 	if e.Task != nil {
 		out.Task = cloneTask(e.Task)
+	}
+	if e.HostPoolMove != nil {
+		m := *e.HostPoolMove
+		out.HostPoolMove = &m
 	}
 	return out
 }

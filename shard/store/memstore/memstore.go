@@ -17,6 +17,13 @@ var errClosed = fmt.Errorf("memstore closed: %w", store.ErrUnavailable)
 
 // Store is an in-memory store.Store. The zero value is not usable; call New.
 type Store struct {
+	*state
+	// fence, on a view made by Fence, is checked by every write.
+	fence *fence
+}
+
+// state is what a store and the views made of it by Fence share.
+type state struct {
 	mu     sync.RWMutex
 	closed bool
 	// jobs holds job records: every field but Spec, which is the config
@@ -27,28 +34,30 @@ type Store struct {
 	pools   map[string]*model.Pool
 	values  map[string][]byte
 	updates map[model.UpdateID]*model.Update
+	hosts   map[model.HostID]*model.HostRecord
+	events  map[model.JobID]*eventLog
+	// audit is the audit log in time order.
+	audit []storedAudit
 	// migrations are kept as their encoded records, which also makes
 	// every read a deep copy.
 	migrations map[model.MigrationID][]byte
-	hosts      map[model.HostID]*model.HostRecord
-	events     map[model.JobID]*eventLog
 }
 
 var _ store.Store = (*Store)(nil)
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{
+	return &Store{state: &state{
 		jobs:       make(map[model.JobID]*model.Job),
 		configs:    make(map[model.JobID]map[uint64]*model.JobSpec),
 		tasks:      make(map[model.JobID]map[uint32]*model.TaskRuntime),
 		pools:      make(map[string]*model.Pool),
 		values:     make(map[string][]byte),
 		updates:    make(map[model.UpdateID]*model.Update),
-		migrations: make(map[model.MigrationID][]byte),
 		hosts:      make(map[model.HostID]*model.HostRecord),
 		events:     make(map[model.JobID]*eventLog),
-	}
+		migrations: make(map[model.MigrationID][]byte),
+	}}
 }
 
 // lock takes the write lock of an open store; the caller unlocks.
@@ -60,6 +69,10 @@ func (s *Store) lock(ctx context.Context) error {
 	if s.closed {
 		s.mu.Unlock()
 		return errClosed
+	}
+	if err := s.checkFence(); err != nil {
+		s.mu.Unlock()
+		return err
 	}
 	return nil
 }
@@ -272,11 +285,10 @@ func (s *Store) WriteTasks(ctx context.Context, tasks []*model.TaskRuntime) erro
 		staged[i] = cloneTask(t)
 		staged[i].Revision = t.Revision + 1
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return errClosed
+	if err := s.lock(ctx); err != nil {
+		return err
 	}
+	defer s.mu.Unlock()
 	// Revisions as they will be once the earlier tasks of the batch apply.
 	pending := make(map[model.TaskID]uint64, len(tasks))
 	for _, t := range tasks {

@@ -103,7 +103,7 @@ func testEventsRoundTrip(t *testing.T, s store.Store) {
 	task := FullTask(model.TaskID{Job: "j", Instance: 70_000})
 	task.Revision = 12
 	taskEvent := model.Event{Seq: seqBase + 1, Time: time.Now().In(fixtureZone), Job: "j", Task: task}
-	if zero := zeroFieldPaths(taskEvent); len(zero) != 1 || zero[0] != ".JobStatus" {
+	if zero := zeroFieldPaths(taskEvent); !slices.Equal(zero, []string{".HostPoolMove", ".JobStatus"}) {
 		t.Fatalf("task event leaves fields zero: %v", zero)
 	}
 	mustNil(t, s.AppendEvents(ctx, []model.Event{taskEvent, jobEvent}, time.Hour), "AppendEvents")
@@ -127,6 +127,16 @@ func testEventsRoundTrip(t *testing.T, s store.Store) {
 	if got := listEvents(t, s, store.EventQuery{Job: "none"}); len(got) != 0 {
 		t.Fatalf("a job without events lists %d", len(got))
 	}
+	// Host pool moves are kept under their own key.
+	move := model.Event{Seq: seqBase + 2, Time: time.Now().In(fixtureZone), Job: model.HostPoolEvents,
+		HostPoolMove: &model.HostPoolMove{Host: "sim/h1", From: "services", To: "batch",
+			Phase: model.HostPoolMoveDone, Reason: "batch: 4 cpu pending", Waited: 1500 * time.Millisecond}}
+	if zero := zeroFieldPaths(move); !slices.Equal(zero, []string{".JobStatus", ".Task"}) {
+		t.Fatalf("host pool move event leaves fields zero: %v", zero)
+	}
+	mustNil(t, s.AppendEvents(ctx, []model.Event{move}, time.Hour), "AppendEvents of a host pool move")
+	requireEvents(t, "host pool moves", listEvents(t, s, store.EventQuery{Job: model.HostPoolEvents}),
+		bySeq([]model.Event{Normal(move)}), []uint64{seqBase + 2})
 }
 
 // spreadEvents returns events of job "j" (and a few of "j2") across task
@@ -250,7 +260,13 @@ func testEventsInvalid(t *testing.T, s store.Store) {
 	noJob := good[0]
 	noJob.Job = ""
 	foreign := model.Event{Seq: seqBase, Time: time.Now(), Job: "j", Task: FullTask(model.TaskID{Job: "k"})}
-	for name, bad := range map[string]model.Event{"both": both, "neither": neither, "no job": noJob, "foreign task": foreign} {
+	move := &model.HostPoolMove{Host: "sim/h1", From: "a", To: "b", Phase: model.HostPoolMoveDone}
+	moveOfJob := good[0]
+	moveOfJob.JobStatus, moveOfJob.HostPoolMove = nil, move
+	moveAndTask := model.Event{Seq: seqBase, Time: time.Now(), Job: model.HostPoolEvents, HostPoolMove: move,
+		Task: FullTask(model.TaskID{Job: model.HostPoolEvents})}
+	for name, bad := range map[string]model.Event{"both": both, "neither": neither, "no job": noJob, "foreign task": foreign,
+		"a move under a job": moveOfJob, "a move and a task": moveAndTask} {
 		if err := s.AppendEvents(ctx, []model.Event{good[1], bad}, time.Hour); !errors.Is(err, store.ErrInvalid) {
 			t.Errorf("AppendEvents with an event with %s: %v, want ErrInvalid", name, err)
 		}

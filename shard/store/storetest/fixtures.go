@@ -182,12 +182,14 @@ func FullHost(id model.HostID) *model.HostRecord {
 			Ports:      []model.PortRange{{From: 31000, To: 32000}, {From: 8080, To: 8080}},
 			RunsImages: true,
 		},
-		Draining:      true,
-		DrainReason:   "kernel upgrade",
-		DrainTime:     fixtureTime(-60, 3),
-		DrainDeadline: fixtureTime(600, 9),
-		Down:          true,
-		LastSeen:      fixtureTime(5, 123),
+		Draining:       true,
+		DrainReason:    "kernel upgrade",
+		DrainTime:      fixtureTime(-60, 3),
+		DrainDeadline:  fixtureTime(600, 9),
+		Down:           true,
+		LastSeen:       fixtureTime(5, 123),
+		HostPool:       "services",
+		HostPoolTarget: "batch",
 	}
 }
 
@@ -200,6 +202,7 @@ func FullPool(path string) *model.Pool {
 		Limit:       model.Resources{MilliCPU: model.Unlimited, MemMB: 65_536, DiskMB: model.Unlimited, GPU: 4},
 		Share:       model.Shares{CPU: 1.25, Mem: 2, Disk: 0.5, GPU: 3},
 		CreateTime:  fixtureTime(-86_400, 42),
+		HostPools:   []string{"batch", "shared"},
 		Clusters:    &model.ClusterPolicy{Prefer: []string{"k8s-east"}, Avoid: []string{"mesos:dc1", "dc2"}},
 		Revision:    0,
 	}

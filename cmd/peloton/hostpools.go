@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/peloton-federated/peloton/shard/hostpool"
+	"github.com/peloton-federated/peloton/shard/jobmgr"
+)
+
+// hostPoolFlags are the host pool policy's flags of `peloton dev`.
+type hostPoolFlags struct {
+	period        string
+	floors        string
+	drainDeadline time.Duration
+}
+
+func (h *hostPoolFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&h.period, "host-pool-period", "10s", `how often the host pool policy moves hosts toward pending demand ("off" turns it off)`)
+	f.StringVar(&h.floors, "host-pool-floor", "", "fewest hosts in service per host pool, as batch=2,services=4")
+	f.DurationVar(&h.drainDeadline, "host-pool-drain-deadline", jobmgr.DefaultHostPoolDrainDeadline, "how long batch tasks on a host drained for a host pool move may run on")
+}
+
+func (h *hostPoolFlags) config() (jobmgr.HostPoolConfig, error) {
+	period, err := hostPoolPeriod(h.period)
+	if err != nil {
+		return jobmgr.HostPoolConfig{}, fmt.Errorf("--host-pool-period: %w", err)
+	}
+	floors, err := hostpool.ParseFloors(h.floors)
+	if err != nil {
+		return jobmgr.HostPoolConfig{}, fmt.Errorf("--host-pool-floor: %w", err)
+	}
+	if h.drainDeadline <= 0 {
+		return jobmgr.HostPoolConfig{}, fmt.Errorf("--host-pool-drain-deadline: must be > 0")
+	}
+	return jobmgr.HostPoolConfig{Period: period, Floors: floors, DrainDeadline: h.drainDeadline}, nil
+}
+
+// hostPoolPeriod reads a policy period: a duration of at least 100ms,
+// "off" (a negative period, which turns the policy off) or "" (the
+// default).
+func hostPoolPeriod(s string) (time.Duration, error) {
+	switch s {
+	case "":
+		return 0, nil
+	case "off":
+		return -1, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 100*time.Millisecond {
+		return 0, fmt.Errorf("%q: want a duration of at least 100ms (like 10s), or off", s)
+	}
+	return d, nil
+}
+
+// serverHostPools is the host pool policy config of a checked server config.
+func serverHostPools(c *serverConfig) jobmgr.HostPoolConfig {
+	period, _ := hostPoolPeriod(c.HostPools.Period)
+	return jobmgr.HostPoolConfig{Period: period, Floors: c.HostPools.Floors, DrainDeadline: time.Duration(c.HostPools.DrainDeadline)}
+}

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/gateway"
+	"github.com/peloton-federated/peloton/gateway/auth"
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/store"
+)
+
+// securityConfig is the part of a server config that secures it.
+type securityConfig struct {
+	// TLS serves the API port over TLS with the region's certificate;
+	// with a CA, client certificates of that CA authenticate users and
+	// other regions, and calls to other regions are mutual TLS.
+	TLS *struct {
+		Cert string `json:"cert"`
+		Key  string `json:"key"`
+		CA   string `json:"ca"`
+	} `json:"tls"`
+	// Auth turns authentication and authorisation on.
+	Auth *struct {
+		// Tokens is a token file (names and SHA-256 of bearer tokens).
+		Tokens string `json:"tokens"`
+		// Policy is the role bindings file.
+		Policy string `json:"policy"`
+	} `json:"auth"`
+	Audit struct {
+		Retention duration `json:"retention"`
+	} `json:"audit"`
+}
+
+// DefaultAuditRetention is how long audit records are kept unless
+// configured.
+const DefaultAuditRetention = 30 * 24 * time.Hour
+
+// checkSecurity checks the security sections, naming the field of every
+// problem.
+func checkSecurity(c *serverConfig, add func(field, msg string)) {
+	if t := c.TLS; t != nil {
+		if t.Cert == "" {
+			add("tls.cert", "is required (the region's certificate, PEM)")
+		}
+		if t.Key == "" {
+			add("tls.key", "is required (the certificate's private key, PEM)")
+		}
+		if t.CA == "" {
+			add("tls.ca", "is required (the CA of client and region certificates, PEM)")
+		}
+		if t.Cert != "" && t.Key != "" {
+			region, err := auth.RegionOfCertFile(t.Cert, t.Key)
+			switch {
+			case err != nil:
+				add("tls.cert", err.Error())
+			case region == "":
+				add("tls.cert", "is not a region certificate (OU "+auth.RegionUnit+"): `peloton tls init` makes them")
+			case c.Region != "" && region != c.Region:
+				add("tls.cert", fmt.Sprintf("is the certificate of region %q, not of %q", region, c.Region))
+			}
+		}
+		if c.Gossip != nil && c.Gossip.EncryptKey == "" {
+			add("gossip.encryptKey", "is required with tls: regions talk mutual TLS and gossip is encrypted (make one with: head -c 32 /dev/urandom | base64)")
+		}
+	}
+	if a := c.Auth; a != nil {
+		if a.Tokens == "" && (c.TLS == nil || c.TLS.CA == "") {
+			add("auth", "needs tokens, or tls.ca for client certificates: nobody could sign in")
+		}
+		if a.Policy == "" {
+			add("auth.policy", "is required (who may do what)")
+		}
+	}
+	if c.Audit.Retention != 0 && c.Audit.Retention < duration(time.Hour) {
+		add("audit.retention", "must be at least 1h")
+	}
+}
+
+// exposed says why a server config must not run as is: an address off
+// loopback without TLS and authentication (or gossip without encryption).
+// "" when it may.
+func exposed(c *serverConfig) string {
+	var open []string
+	if !isLoopback(c.Addr) && (c.TLS == nil || c.Auth == nil) {
+		open = append(open, "the API on "+c.Addr+" without TLS and authentication")
+	}
+	if g := c.Gossip; g != nil && g.EncryptKey == "" && !isLoopback(g.Bind) {
+		open = append(open, "gossip on "+g.Bind+" without encryption")
+	}
+	if len(open) == 0 {
+		return ""
+	}
+	return "refusing to serve " + strings.Join(open, " and ") + ": set tls, auth and gossip.encryptKey (docs/security.md), or pass --insecure on a network you trust"
+}
+
+// isLoopback tells an address that only this machine reaches.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// security is what a secured server runs with.
+type security struct {
+	serverTLS *tls.Config
+	dialCreds func(region string) credentials.TransportCredentials
+	auth      *gateway.Auth
+}
+
+// loadSecurity reads the certificates, tokens and policy of a config.
+func loadSecurity(c *serverConfig, log *slog.Logger) (*security, error) {
+	s := &security{}
+	if t := c.TLS; t != nil {
+		var err error
+		if s.serverTLS, err = auth.ServerTLS(t.Cert, t.Key, t.CA); err != nil {
+			return nil, err
+		}
+		ca, err := auth.LoadCA(t.CA)
+		if err != nil {
+			return nil, fmt.Errorf("tls.ca: %w", err)
+		}
+		cert := s.serverTLS.Certificates[0]
+		s.dialCreds = func(region string) credentials.TransportCredentials {
+			return credentials.NewTLS(auth.RegionClientTLS(cert, ca, region))
+		}
+	}
+	if a := c.Auth; a != nil {
+		reloaded := func(path string, err error) {
+			if err != nil {
+				log.Warn("kept the previous content of a changed file", "file", path, "err", err)
+				return
+			}
+			log.Info("reloaded", "file", path)
+		}
+		authn := &auth.Authenticator{}
+		if a.Tokens != "" {
+			tokens, err := auth.LoadTokens(a.Tokens, reloaded)
+			if err != nil {
+				return nil, fmt.Errorf("auth.tokens: %w", err)
+			}
+			authn.Tokens = tokens
+		}
+		policy, err := auth.LoadPolicy(a.Policy, reloaded)
+		if err != nil {
+			return nil, fmt.Errorf("auth.policy: %w", err)
+		}
+		s.auth = &gateway.Auth{Authenticator: authn, Policy: policy}
+	}
+	return s, nil
+}
+
+// storeAudit keeps the gateway's audit log in the region's store.
+type storeAudit struct {
+	st  store.AuditStore
+	ttl time.Duration
+}
+
+func (a storeAudit) Append(ctx context.Context, r *pb.AuditRecord) error {
+	return a.st.AppendAudit(ctx, []model.AuditRecord{{
+		Time: r.GetTime().AsTime(), Name: r.GetName(), Method: r.GetMethod(), ForwardedBy: r.GetForwardedBy(),
+		RPC: r.GetRpc(), Action: r.GetAction(), Resource: r.GetResource(), Code: r.GetCode(), Message: r.GetMessage(), Region: r.GetRegion(),
+	}}, a.ttl)
+}
+
+func (a storeAudit) List(ctx context.Context, req *pb.ListAuditRequest) ([]*pb.AuditRecord, error) {
+	q := store.AuditQuery{Name: req.GetName(), Limit: int(req.GetLimit())}
+	if q.Limit == 0 {
+		q.Limit = 100
+	}
+	if req.GetSince() != nil {
+		q.Since = req.GetSince().AsTime()
+	}
+	recs, err := a.st.ListAudit(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*pb.AuditRecord, len(recs))
+	for i, r := range recs {
+		out[i] = &pb.AuditRecord{Time: timestamppb.New(r.Time), Name: r.Name, Method: r.Method, ForwardedBy: r.ForwardedBy,
+			Rpc: r.RPC, Action: r.Action, Resource: r.Resource, Code: r.Code, Message: r.Message, Region: r.Region}
+	}
+	return out, nil
+}
+
+// pruneAudit frees the space of expired audit records every hour until
+// ctx ends.
+func pruneAudit(ctx context.Context, st store.AuditStore, log *slog.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := st.PruneAudit(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("cannot prune the audit log", "err", err)
+			} else if n > 0 {
+				log.Info("pruned the audit log", "records", n)
+			}
+		}
+	}
+}

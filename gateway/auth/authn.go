@@ -1,0 +1,69 @@
+package auth
+
+import (
+	"crypto/x509"
+	"fmt"
+	"time"
+)
+
+// Credentials are what a call presents.
+type Credentials struct {
+	// Authorization holds the values of the Authorization header.
+	Authorization []string
+	// Chains are the verified certificate chains of the TLS peer.
+	Chains [][]*x509.Certificate
+	// Caller holds the values of CallerKey.
+	Caller []string
+}
+
+// Authenticator turns credentials into an identity.
+type Authenticator struct {
+	// Tokens are the bearer tokens known; nil accepts none.
+	Tokens *Tokens
+}
+
+// Authenticate returns who presented c. A certificate wins over a token;
+// a region's certificate may carry the caller it forwards for. Without
+// credentials the identity is AnonymousIdentity (Decide refuses it all
+// but public calls).
+func (a *Authenticator) Authenticate(now time.Time, c Credentials) (Identity, error) {
+	if len(c.Chains) > 0 && len(c.Chains[0]) > 0 {
+		id, err := IdentityOfCert(c.Chains[0][0])
+		if err != nil {
+			return Identity{}, err
+		}
+		if len(c.Caller) == 0 {
+			return id, nil
+		}
+		if !id.IsRegion() {
+			return Identity{}, fmt.Errorf("%w (the certificate of %s is a user's)", ErrAssertion, id.Name)
+		}
+		caller, err := DecodeIdentity(c.Caller[0])
+		if err != nil {
+			return Identity{}, err
+		}
+		caller.ForwardedBy = id.Name
+		return caller, nil
+	}
+	if len(c.Caller) > 0 {
+		return Identity{}, ErrAssertion
+	}
+	if len(c.Authorization) == 0 {
+		return AnonymousIdentity, nil
+	}
+	if len(c.Authorization) > 1 {
+		return Identity{}, fmt.Errorf("%w: more than one Authorization header", ErrMalformed)
+	}
+	token, err := ParseBearer(c.Authorization[0])
+	if err != nil {
+		return Identity{}, err
+	}
+	if a.Tokens == nil {
+		return Identity{}, ErrUnknownToken
+	}
+	name, err := a.Tokens.Lookup(now, token)
+	if err != nil {
+		return Identity{}, err
+	}
+	return Identity{Name: name, Method: ByToken}, nil
+}
