@@ -26,7 +26,8 @@ import (
 //     region that owns the update's job;
 //   - a request with a `host_id` field goes to the region whose shard has
 //     the host;
-//   - a non-empty `region` field names the region outright;
+//   - a non-empty `region` field names the region outright; a request
+//     with a `region` field and neither set goes to the local region;
 //   - anything else is served by the local region's shard.
 //
 // A call that a peer already routed (it carries RoutedKey) is served by the
@@ -204,6 +205,11 @@ func (rt route) destOf(req protoreflect.Message) (dest, error) {
 		return dest{}, nil
 	}
 	id := req.Get(rt.key).String()
+	if strings.TrimSpace(id) == "" && rt.region != nil {
+		// Neither names a region (a pool's migration, which has no
+		// job): the local region's shard serves it, and checks it.
+		return dest{}, nil
+	}
 	if strings.TrimSpace(id) == "" {
 		return dest{}, status.Errorf(codes.InvalidArgument, "%s: required", rt.key.Name())
 	}

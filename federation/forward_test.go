@@ -36,6 +36,18 @@ var notForwarded = map[string]string{
 	pb.SystemService_GetVersion_FullMethodName:  "local",
 	// CreateJob goes to the region its spec names or the chooser picks.
 	pb.JobService_CreateJob_FullMethodName: "placed",
+	// Migrations and clusters belong to a region: the one their request's
+	// region field names, else the local one.
+	pb.JobService_GetMigration_FullMethodName:      "local",
+	pb.JobService_ListMigrations_FullMethodName:    "local",
+	pb.JobService_PauseMigration_FullMethodName:    "local",
+	pb.JobService_ResumeMigration_FullMethodName:   "local",
+	pb.JobService_AbortMigration_FullMethodName:    "local",
+	pb.JobService_RollbackMigration_FullMethodName: "local",
+	pb.HostService_ListClusters_FullMethodName:     "local",
+	pb.HostService_GetCluster_FullMethodName:       "local",
+	pb.HostService_DrainCluster_FullMethodName:     "local",
+	pb.HostService_UndrainCluster_FullMethodName:   "local",
 }
 
 // testCallKey names the API method a test call exercises; the router

@@ -9,6 +9,8 @@
 #                               kubeconfig, logs, pids and an env file
 #   cluster.sh start-scheduler DIR   add kube-scheduler to a started cluster
 #   cluster.sh stop DIR         stop what start put in DIR
+#   cluster.sh add-nodes DIR N [CPU] [MEM] [PREFIX]
+#                               add N fake nodes kwok keeps Ready (4, 8Gi, node)
 #
 # Binaries are cached per version under
 # ${PELOTON_CACHE:-$HOME/.cache/peloton}/k8s/<version>/bin and reused.
@@ -249,6 +251,26 @@ cmd_stop() {
   done
 }
 
+# cmd_add_nodes creates fake nodes (kwok keeps them Ready) named
+# PREFIX-1..N with CPU cores and MEM memory each, through the API server.
+cmd_add_nodes() {
+  local dir=${1:?usage: cluster.sh add-nodes DIR N [CPU] [MEM] [PREFIX]} n=${2:?usage: cluster.sh add-nodes DIR N [CPU] [MEM] [PREFIX]}
+  local cpu=${3:-4} mem=${4:-8Gi} prefix=${5:-node} i name
+  # shellcheck disable=SC1091
+  . "$dir/env"
+  local api=(curl -sf --cacert "$dir/pki/ca.crt" -H "Authorization: Bearer $K8S_TOKEN")
+  for i in $(seq "$n"); do
+    name="$prefix-$i"
+    "${api[@]}" -X POST -H 'Content-Type: application/json' "$K8S_API_SERVER/api/v1/nodes" \
+      -d "{\"metadata\":{\"name\":\"$name\",\"annotations\":{\"kwok.x-k8s.io/node\":\"fake\"}}}" >/dev/null ||
+      { echo "cluster.sh: creating node $name failed" >&2; exit 1; }
+    "${api[@]}" -X PATCH -H 'Content-Type: application/merge-patch+json' "$K8S_API_SERVER/api/v1/nodes/$name/status" \
+      -d "{\"status\":{\"capacity\":{\"cpu\":\"$cpu\",\"memory\":\"$mem\",\"pods\":\"1000\"},\"allocatable\":{\"cpu\":\"$cpu\",\"memory\":\"$mem\",\"pods\":\"1000\"}}}" >/dev/null ||
+      { echo "cluster.sh: sizing node $name failed" >&2; exit 1; }
+  done
+  echo "cluster.sh: $n fake nodes $prefix-1..$n ($cpu cores, $mem each)" >&2
+}
+
 # ---- dispatch ------------------------------------------------------------
 
 case "${1:-}" in
@@ -257,5 +279,6 @@ case "${1:-}" in
   start) shift; cmd_start "$@" ;;
   start-scheduler) shift; cmd_start_scheduler "$@" ;;
   stop) shift; cmd_stop "$@" ;;
+  add-nodes) shift; cmd_add_nodes "$@" ;;
   *) sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

@@ -129,6 +129,43 @@ var Rules = map[string]Rule{
 	}},
 	pb.HostService_ListHostPools_FullMethodName: read(),
 
+	// A migration of one job is an update of the job; of a pool, an edit of
+	// the pool. Steering a migration, and draining a cluster, are what
+	// operators who manage hosts do.
+	pb.JobService_StartMigration_FullMethodName: {ActUpdateJob, func(r any) Target {
+		req := r.(*pb.StartMigrationRequest)
+		if req.GetPool() != "" {
+			t := poolTarget(req.GetPool())
+			t.Resource += ", migration to " + req.GetToCluster()
+			return Target{Pools: t.Pools, Resource: t.Resource}
+		}
+		t := jobTarget(req.GetJobId())
+		t.Resource += ", migration to " + req.GetToCluster()
+		return t
+	}},
+	pb.JobService_GetMigration_FullMethodName:   read(),
+	pb.JobService_ListMigrations_FullMethodName: read(),
+	pb.JobService_PauseMigration_FullMethodName: {ActManageHost, func(r any) Target {
+		return Target{Resource: "migration " + r.(*pb.PauseMigrationRequest).GetMigrationId()}
+	}},
+	pb.JobService_ResumeMigration_FullMethodName: {ActManageHost, func(r any) Target {
+		return Target{Resource: "migration " + r.(*pb.ResumeMigrationRequest).GetMigrationId()}
+	}},
+	pb.JobService_AbortMigration_FullMethodName: {ActManageHost, func(r any) Target {
+		return Target{Resource: "migration " + r.(*pb.AbortMigrationRequest).GetMigrationId()}
+	}},
+	pb.JobService_RollbackMigration_FullMethodName: {ActManageHost, func(r any) Target {
+		return Target{Resource: "migration " + r.(*pb.RollbackMigrationRequest).GetMigrationId()}
+	}},
+	pb.HostService_ListClusters_FullMethodName: read(),
+	pb.HostService_GetCluster_FullMethodName:   read(),
+	pb.HostService_DrainCluster_FullMethodName: {ActManageHost, func(r any) Target {
+		return Target{Resource: "cluster " + r.(*pb.DrainClusterRequest).GetCluster()}
+	}},
+	pb.HostService_UndrainCluster_FullMethodName: {ActManageHost, func(r any) Target {
+		return Target{Resource: "cluster " + r.(*pb.UndrainClusterRequest).GetCluster()}
+	}},
+
 	pb.RegionService_ListRegions_FullMethodName: read(),
 	pb.EventService_Watch_FullMethodName:        read(),
 

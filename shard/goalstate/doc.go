@@ -15,7 +15,10 @@
 //     drained.
 //   - the rolling update step (UpdateStep): which gangs take the target
 //     config in place, which restart now, which removed gangs stop, and
-//     how far the update is.
+//     how far the update is;
+//   - the migration step (MigrateStep): which gangs of a job are pinned to
+//     the target cluster, get a surge instance there, restart there now,
+//     lose their surge instance, and how far the job's migration is.
 //
 // Everything is a function of its arguments: time comes in as now, the
 // SLA as the job's instances and limit (evaluated with shard/sla). No

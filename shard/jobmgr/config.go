@@ -147,7 +147,11 @@ func (e *Engine) coolDown(written []*model.TaskRuntime) {
 			continue
 		}
 		je := e.jobs[t.ID.Job]
-		if je == nil || je.evicted || gangSize(&je.job.Spec) > 1 || int(t.ID.Instance) >= len(je.tasks) || je.tasks[t.ID.Instance] != t {
+		// Instances beyond the job's count (being removed, or a
+		// migration's surge instances) stay: they are run again or
+		// forgotten soon.
+		if je == nil || je.evicted || gangSize(&je.job.Spec) > 1 || int(t.ID.Instance) >= len(je.tasks) || je.tasks[t.ID.Instance] != t ||
+			t.ID.Instance >= je.job.Spec.Instances {
 			continue
 		}
 		je.tasks[t.ID.Instance] = coldMarks[t.State]

@@ -142,9 +142,12 @@ type jobEntry struct {
 	// healthySince is when each gang the update restarted was first seen
 	// available (for the update's MinHealthy).
 	healthySince map[uint32]time.Time
-	// prefer names the host an instance's next run should go to when it
-	// still fits there (an in-place update); tried for one placement pass.
-	prefer map[uint32]model.HostID
+	// prefer says where an instance's next run should go: its own host (an
+	// in-place update), its job's preferred clusters, or the cluster a
+	// migration moves it to (see placementPref).
+	prefer map[uint32]placementPref
+	// migration is the job's part in a running migration, nil otherwise.
+	migration *jobMigration
 	// sameTasks caches, per pair of config versions without overrides,
 	// whether their tasks are the same.
 	sameTasks map[[2]uint64]bool
@@ -215,6 +218,9 @@ type Engine struct {
 
 	// stats holds the counters Stats reports.
 	stats statBook
+	// clusters holds the drained clusters; migrations the running ones.
+	clusters   clusterBook
+	migrations migrationBook
 
 	kick   chan struct{}
 	events *broadcaster
@@ -243,6 +249,7 @@ func New(cfg Config) *Engine {
 		placedAt:   map[model.TaskID]time.Time{},
 		released:   map[model.HostID]bool{},
 		staleHosts: map[model.HostID]bool{},
+		migrations: migrationBook{running: map[model.MigrationID]*model.Migration{}, dirty: map[model.MigrationID]bool{}},
 		kick:       make(chan struct{}, 1),
 		events:     newBroadcaster(),
 		evlog:      newEventLog(),
@@ -280,6 +287,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		return fmt.Errorf("recover state: %w", err)
 	}
 	if err := e.recover(ctx); err != nil {
+		return fmt.Errorf("recover state: %w", err)
+	}
+	if err := e.recoverMigrations(ctx); err != nil {
 		return fmt.Errorf("recover state: %w", err)
 	}
 	e.loadHostPoolMoves(ctx)

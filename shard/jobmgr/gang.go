@@ -125,6 +125,7 @@ func (e *Engine) queueWaiting(je *jobEntry, now time.Time) {
 		seen[g.Gang] = true
 		for _, m := range members {
 			e.setState(je, m, model.TaskPending, now)
+			e.preferClusters(je, m)
 		}
 		e.enqueueGang(je, g, members, now)
 	}

@@ -40,6 +40,7 @@ func (e *Engine) step(ctx context.Context) {
 	}
 	e.evictRevocable(now)
 	e.drainStep(now)
+	e.migrateStep(now)
 	e.admit(now)
 	e.place(now)
 	jobs := sortJobs(e.work)
@@ -270,9 +271,9 @@ func (e *Engine) newRun(je *jobEntry, t *model.TaskRuntime, now time.Time) {
 		// restart after a failed probe too) tries its host first.
 		if _, ok := je.prefer[t.ID.Instance]; !ok {
 			if je.prefer == nil {
-				je.prefer = map[uint32]model.HostID{}
+				je.prefer = map[uint32]placementPref{}
 			}
-			je.prefer[t.ID.Instance] = t.Host
+			je.prefer[t.ID.Instance] = placementPref{host: t.Host}
 		}
 	}
 	t.Run++
@@ -480,6 +481,9 @@ func (e *Engine) persist(ctx context.Context, jobs []*jobEntry) error {
 		return err
 	}
 	if err := e.persistUpdates(ctx, jobs); err != nil {
+		return err
+	}
+	if err := e.persistMigrations(ctx); err != nil {
 		return err
 	}
 	for _, je := range jobs {

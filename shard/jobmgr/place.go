@@ -49,8 +49,8 @@ func (e *Engine) place(now time.Time) {
 const indexRebuildEvery = 30 * time.Second
 
 // placementHost describes a host of host pool hostPool to placement with
-// what it has free.
-func placementHost(v *hostmgr.HostView, free model.Resources, hostPool string) placement.Host {
+// what it has free; hosts of drained clusters take no new work.
+func placementHost(v *hostmgr.HostView, free model.Resources, hostPool string, drained map[string]bool) placement.Host {
 	return placement.Host{
 		HostPool:    hostPool,
 		ID:          v.ID,
@@ -58,7 +58,7 @@ func placementHost(v *hostmgr.HostView, free model.Resources, hostPool string) p
 		Free:        free.Max(model.Resources{}),
 		Labels:      v.Labels,
 		Ports:       v.FreePorts(),
-		Schedulable: v.State == model.HostUp,
+		Schedulable: v.State == model.HostUp && !drained[v.Cluster],
 	}
 }
 
@@ -80,7 +80,7 @@ func (e *Engine) hostIndex(now time.Time) *placement.HostIndex {
 			case !ok || (v.Hostname == "" && v.State == model.HostDown):
 				_ = e.index.RemoveHost(id)
 			default:
-				if err := e.index.UpsertHost(placementHost(&v, v.Free(), e.hostPoolOf(id))); err != nil {
+				if err := e.index.UpsertHost(placementHost(&v, v.Free(), e.hostPoolOf(id), e.clusters.drained)); err != nil {
 					e.log.Error("updating host index", "host", id, "err", err)
 				}
 			}
@@ -94,7 +94,7 @@ func (e *Engine) hostIndex(now time.Time) *placement.HostIndex {
 		if v.Hostname == "" && v.State == model.HostDown {
 			continue // allocation recorded for a host not reported yet
 		}
-		hosts = append(hosts, placementHost(v, v.Free(), e.hostPoolOf(v.ID)))
+		hosts = append(hosts, placementHost(v, v.Free(), e.hostPoolOf(v.ID), e.clusters.drained))
 	}
 	index, err := placement.NewHostIndex(hosts)
 	if err != nil {
@@ -136,7 +136,7 @@ func (e *Engine) placeOn(views []hostmgr.HostView, slack map[model.HostID]model.
 			continue // allocation recorded for a host not reported yet
 		}
 		free := slack[v.ID].Sub(v.Revocable)
-		hosts = append(hosts, placementHost(v, free, e.hostPoolOf(v.ID)))
+		hosts = append(hosts, placementHost(v, free, e.hostPoolOf(v.ID), e.clusters.drained))
 	}
 	index, err := placement.NewHostIndex(hosts)
 	if err != nil {
@@ -150,6 +150,7 @@ func (e *Engine) placeOn(views []hostmgr.HostView, slack map[model.HostID]model.
 func (e *Engine) placeWith(index *placement.HostIndex, ready []model.TaskID, now time.Time) []model.TaskID {
 	gangs := map[resmgr.GangID]int{}
 	hostPools := map[string][]string{}
+	avoid := map[*jobEntry][]string{}
 	tasks := make([]placement.Task, 0, len(ready))
 	for i, id := range ready {
 		je, t := e.task(id)
@@ -169,6 +170,7 @@ func (e *Engine) placeWith(index *placement.HostIndex, ready []model.TaskID, now
 			hostPools[spec.Pool] = hp
 		}
 		pt.HostPools = hp
+		e.clusterFilters(je, &pt, t, avoid)
 		tasks = append(tasks, pt)
 	}
 	e.passes++
@@ -210,8 +212,9 @@ func (e *Engine) placeWith(index *placement.HostIndex, ready []model.TaskID, now
 	for _, u := range res.Unplaced {
 		id := ready[u.Ref]
 		je, t := e.task(id)
-		if _, ok := je.prefer[id.Instance]; ok {
-			// Its own host has no room now: any host next pass.
+		if p, ok := je.prefer[id.Instance]; ok && !p.must {
+			// Its own host (or preferred cluster) has no room now: any
+			// allowed host next pass.
 			delete(je.prefer, id.Instance)
 			still = append(still, id)
 			continue

@@ -208,7 +208,7 @@ func (e *Engine) UpdatePool(ctx context.Context, p model.Pool) (*model.Pool, err
 	}
 	next := clonePools(e.pools)
 	cp := *old
-	cp.Reservation, cp.Limit, cp.Share, cp.HostPools = p.Reservation, p.Limit, p.Share, p.HostPools
+	cp.Reservation, cp.Limit, cp.Share, cp.HostPools, cp.Clusters = p.Reservation, p.Limit, p.Share, p.HostPools, p.Clusters.Clone()
 	next[p.Path] = &cp
 	tree, err := buildTree(next)
 	if err != nil {

@@ -28,7 +28,7 @@ func (e *Engine) rollUpdate(je *jobEntry, now time.Time) {
 	u := je.update
 	j := je.job
 	if u == nil || u.State.IsTerminal() {
-		if u == nil && uint32(len(je.tasks)) > j.Spec.Instances && j.Spec.Type != model.JobDaemon && !j.Status.State.IsTerminal() {
+		if u == nil && je.migration == nil && uint32(len(je.tasks)) > j.Spec.Instances && j.Spec.Type != model.JobDaemon && !j.Status.State.IsTerminal() {
 			// Removed instances left by an update that ended early (aborted,
 			// replaced) still go, under the SLA.
 			e.applyUpdatePlan(je, nil, e.updateInput(je, nil, max(j.ConfigVersion, 1), now), now)
@@ -246,9 +246,9 @@ func (e *Engine) preferOwnHosts(je *jobEntry, g resmgr.GangID) {
 	for _, t := range je.members(g) {
 		if t.Host != "" && (t.State == model.TaskRunning || t.State == model.TaskLaunching) {
 			if je.prefer == nil {
-				je.prefer = map[uint32]model.HostID{}
+				je.prefer = map[uint32]placementPref{}
 			}
-			je.prefer[t.ID.Instance] = t.Host
+			je.prefer[t.ID.Instance] = placementPref{host: t.Host}
 		}
 	}
 }

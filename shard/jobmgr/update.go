@@ -81,8 +81,15 @@ func (e *Engine) UpdateJob(ctx context.Context, id model.JobID, spec model.JobSp
 		e.mu.Unlock()
 		return nil, fmt.Errorf("job %s is %s: only a job that runs can be updated: %w", id, st, ErrJobFinished)
 	}
+	if jm := je.migration; jm != nil {
+		e.mu.Unlock()
+		return nil, fmt.Errorf("job %s is being migrated (migration %s): abort it first: %w", id, jm.m.ID, ErrMigrationConflict)
+	}
 	if spec.Region == "" {
 		spec.Region = je.job.Spec.Region
+	}
+	if spec.Clusters == nil {
+		spec.Clusters = je.job.Spec.Clusters // kept unless the spec says
 	}
 	if spec.Type == model.JobDaemon {
 		spec.Instances = je.job.Spec.Instances // the hosts give a daemon's count

@@ -42,7 +42,7 @@ func (je *jobEntry) placementTask(t *model.TaskRuntime, ref, gang int) placement
 	image := cfg.runsImage(t.ID.Instance)
 	pin := t.PinnedHost()
 	if pin == "" {
-		pin = je.prefer[t.ID.Instance] // tried once; any host after
+		pin = je.prefer[t.ID.Instance].host // tried once; any host after
 	}
 	if image || pin != "" {
 		extra := make([]model.Constraint, len(cons), len(cons)+2)

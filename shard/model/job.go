@@ -97,6 +97,8 @@ type JobSpec struct {
 	// SLA bounds disruptions of the job's instances; nil means the
 	// default (one instance at a time for long-running jobs).
 	SLA *SLA
+	// Clusters steers new placements among clusters; nil: the pool's.
+	Clusters *ClusterPolicy
 }
 
 // SLA is how many instances of a job may be unavailable at once: a count,

@@ -16,6 +16,9 @@ type Pool struct {
 	// empty means any (or, below the root, those of the nearest ancestor
 	// that names some).
 	HostPools []string
+	// Clusters steers the placements of the pool's jobs (and of its child
+	// pools' jobs) that have no policy of their own.
+	Clusters *ClusterPolicy
 	// Revision increases on every stored change; stores compare-and-set on it.
 	Revision uint64
 }

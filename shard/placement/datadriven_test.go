@@ -20,10 +20,11 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testda
 // Lines starting with '#' before a command are comments.
 //
 //	hosts                   defines the hosts and builds a fresh index
-//	  <id> cpu= mem= disk= gpu= ports= [unschedulable] [gpuhost] [hostpool=] [inst:<group>=n] <label>=<value>...
+//	  <id> cpu= mem= disk= gpu= ports= [cluster=] [unschedulable] [gpuhost] [hostpool=] [inst:<group>=n] <label>=<value>...
 //	place [seed=n] [strategy=pack|spread] [naive]
 //	  <name> [job=] [count=] cpu= mem= disk= gpu= ports= [gang=] [maxperhost=]
 //	         [spread=<key>:<max>]... [group=] [strategy=] [hostpools=a,b] [c=<constraint>]...
+//	         [clusters=a,b] [avoid=a,b]
 //	free                    prints what is free on each host, in index order
 //
 // Constraints: k==v, k!=v, k:in:a,b, k:notin:a,b, k:exists, k:notexists;
@@ -230,6 +231,8 @@ func parseHost(t *testing.T, line string) Host {
 			h.HostPool = v
 		case k == "ports":
 			h.Ports = mustInt(t, v)
+		case k == "cluster":
+			h.Cluster = v
 		case strings.HasPrefix(k, "inst:"):
 			if h.Instances == nil {
 				h.Instances = map[string]int{}
@@ -280,6 +283,10 @@ func parseTasks(t *testing.T, lines []string) ([]Task, []string) {
 				tk.HostPools = strings.Split(v, ",")
 			case "c":
 				tk.Constraints = append(tk.Constraints, parseConstraint(t, v))
+			case "clusters":
+				tk.Clusters = strings.Split(v, ",")
+			case "avoid":
+				tk.AvoidClusters = strings.Split(v, ",")
 			default:
 				i := resourceKind(k)
 				if i < 0 {

@@ -27,6 +27,10 @@ var feasibilityChain = [...]hostFilter{
 		}
 		return ""
 	},
+	// The host's cluster is one the task may go to.
+	func(x *HostIndex, c *class, slot int32) string {
+		return c.clusterProblem(x.clusters[slot])
+	},
 	// The host is in one of the task's host pools.
 	func(x *HostIndex, c *class, slot int32) string {
 		if !inHostPools(c.hostPools, x.hostPools[slot]) {
@@ -81,6 +85,17 @@ var feasibilityChain = [...]hostFilter{
 		}
 		return ""
 	},
+}
+
+// clusterProblem says why a host of cluster cl is not for class c, or "".
+func (c *class) clusterProblem(cl string) string {
+	if slices.Contains(c.avoid, cl) {
+		return c.avoidText
+	}
+	if len(c.only) > 0 && !slices.Contains(c.only, cl) {
+		return c.onlyText
+	}
+	return ""
 }
 
 // inHostPools reports whether a host of host pool hp may take a task that
@@ -173,6 +188,16 @@ func validateTask(t *Task) string {
 		}
 		if l.Max <= 0 {
 			return fmt.Sprintf("spread[%d].max must be positive", i)
+		}
+	}
+	for i, cl := range t.Clusters {
+		if cl == "" {
+			return fmt.Sprintf("clusters[%d] is empty", i)
+		}
+	}
+	for i, cl := range t.AvoidClusters {
+		if cl == "" {
+			return fmt.Sprintf("avoidClusters[%d] is empty", i)
 		}
 	}
 	for i := range t.Constraints {

@@ -39,10 +39,11 @@ func (x *HostIndex) dropGroups() {
 	}
 }
 
-// groupFor returns the group of tier t for host pools pools and
-// constraints cs, whose canonical key is ckey, building it on first use.
-func (x *HostIndex) groupFor(t tier, ckey string, pools []string, cs []model.Constraint) *group {
-	key := string(rune('0'+t)) + ckey
+// groupFor returns the group of tier t for the clusters, host pools and
+// constraints of class c, building it on first use.
+func (x *HostIndex) groupFor(t tier, c *class) *group {
+	pools, cs := c.hostPools, c.cons
+	key := string(rune('0'+t)) + c.ckey
 	if i, ok := x.groups[key]; ok {
 		return x.groupList[i]
 	}
@@ -51,8 +52,8 @@ func (x *HostIndex) groupFor(t tier, ckey string, pools []string, cs []model.Con
 	var leaves []amounts
 	for s := range x.ids {
 		slot := int32(s)
-		if !x.schedulable[slot] || !t.holds(x.gpuHost[slot]) || !inHostPools(pools, x.hostPools[slot]) ||
-			!matchesAll(cs, x.labels[slot]) {
+		if !x.schedulable[slot] || !t.holds(x.gpuHost[slot]) || c.clusterProblem(x.clusters[slot]) != "" ||
+			!inHostPools(pools, x.hostPools[slot]) || !matchesAll(cs, x.labels[slot]) {
 			continue
 		}
 		x.memberships[slot] = append(x.memberships[slot], membership{group: id, pos: int32(len(slots))})
@@ -72,6 +73,23 @@ func matchesAll(cs []model.Constraint, labels map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// clusterKey encodes the cluster lists of a task canonically (length-
+// prefixed, in order), "" when it has none.
+func clusterKey(only, avoid []string) string {
+	if len(only) == 0 && len(avoid) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, l := range [2][]string{only, avoid} {
+		b.WriteString("c" + strconv.Itoa(len(l)) + "(")
+		for _, s := range l {
+			b.WriteString(strconv.Itoa(len(s)) + ":" + s)
+		}
+		b.WriteByte(')')
+	}
+	return b.String()
 }
 
 // hostPoolKey encodes host pools for a group key: "" for none, else

@@ -191,7 +191,7 @@ func (x *HostIndex) UpsertHost(h Host) error {
 	}
 	gpu := h.GPUHost || h.Free.GPU > 0
 	if x.schedulable[slot] != h.Schedulable || x.gpuHost[slot] != gpu || x.hostPools[slot] != h.HostPool ||
-		!sameLabels(x.labels[slot], h.Labels) {
+		x.clusters[slot] != h.Cluster || !sameLabels(x.labels[slot], h.Labels) {
 		x.schedulable[slot] = h.Schedulable
 		x.gpuHost[slot] = gpu
 		x.hostPools[slot] = h.HostPool

@@ -1,6 +1,8 @@
 package placement
 
 import (
+	"slices"
+
 	"github.com/peloton-federated/peloton/shard/model"
 )
 
@@ -121,7 +123,9 @@ func (n *naive) valueCount(g string, key string, h int) int {
 
 func (n *naive) fits(h int, t *Task) bool {
 	host := &n.hosts[h]
-	if !host.Schedulable || !inHostPools(t.HostPools, host.HostPool) || !matchesAll(t.Constraints, host.Labels) {
+	if !host.Schedulable || slices.Contains(t.AvoidClusters, host.Cluster) ||
+		(len(t.Clusters) > 0 && !slices.Contains(t.Clusters, host.Cluster)) ||
+		!inHostPools(t.HostPools, host.HostPool) || !matchesAll(t.Constraints, host.Labels) {
 		return false
 	}
 	g := t.countGroup()

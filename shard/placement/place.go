@@ -2,6 +2,7 @@ package placement
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/peloton-federated/peloton/shard/model"
 )
@@ -82,6 +83,10 @@ type class struct {
 	maxPerHost int
 	spread     []SpreadLimit
 	strategy   Strategy
+	// only and avoid are the task's Clusters and AvoidClusters, with the
+	// reasons that name them (ckey has their key).
+	only, avoid         []string
+	onlyText, avoidText string
 	// invalid says why the class's tasks cannot be placed at all.
 	invalid string
 
@@ -110,6 +115,7 @@ type classKey struct {
 	maxPerHost int
 	spread     string
 	strategy   Strategy
+	clusters   string
 }
 
 // sliceID identifies a constraint slice by its backing array, so tasks of
@@ -174,7 +180,8 @@ func (p *pass) plan(tasks []Task) []unit {
 func sameClass(a, b *Task) bool {
 	return a.Job == b.Job && a.Resources == b.Resources && a.Ports == b.Ports &&
 		a.MaxPerHost == b.MaxPerHost && a.Strategy == b.Strategy && a.SpreadGroup == b.SpreadGroup &&
-		sameSlice(a.Constraints, b.Constraints) && sameSlice(a.Spread, b.Spread) && sameSlice(a.HostPools, b.HostPools)
+		sameSlice(a.Constraints, b.Constraints) && sameSlice(a.Spread, b.Spread) && sameSlice(a.HostPools, b.HostPools) &&
+		sameSlice(a.Clusters, b.Clusters) && sameSlice(a.AvoidClusters, b.AvoidClusters)
 }
 
 func sameSlice[T any](a, b []T) bool {
@@ -188,6 +195,7 @@ func (p *pass) classOf(t *Task) int32 {
 	key := classKey{
 		job: t.Job, need: t.Resources, ports: t.Ports, maxPerHost: t.MaxPerHost,
 		strategy: t.Strategy, cons: p.constraintKey(t.Constraints), hostPools: hostPoolKey(t.HostPools),
+		clusters: clusterKey(t.Clusters, t.AvoidClusters),
 	}
 	if t.hasLimits() {
 		key.countGroup = t.countGroup()
@@ -200,9 +208,16 @@ func (p *pass) classOf(t *Task) int32 {
 	}
 	c := &class{
 		job: t.Job, need: t.Resources, needV: p.x.scale.amounts(t.Resources, t.Ports), ports: t.Ports,
-		cons: t.Constraints, ckey: key.hostPools + key.cons, maxPerHost: t.MaxPerHost, spread: t.Spread,
+		cons: t.Constraints, ckey: key.clusters + key.hostPools + key.cons, maxPerHost: t.MaxPerHost, spread: t.Spread,
 		hostPools: t.HostPools, hostPoolReason: hostPoolReason(t.HostPools),
 		strategy: t.Strategy, invalid: validateTask(t),
+		only: t.Clusters, avoid: t.AvoidClusters,
+	}
+	if len(t.AvoidClusters) > 0 {
+		c.avoidText = ReasonAvoidedCluster + " [" + strings.Join(t.AvoidClusters, " ") + "]"
+	}
+	if len(t.Clusters) > 0 {
+		c.onlyText = ReasonOtherCluster + " [" + strings.Join(t.Clusters, " ") + "]"
 	}
 	if c.strategy == StrategyDefault {
 		c.strategy = p.opts.Strategy
@@ -373,7 +388,7 @@ func (p *pass) initGroups(c *class) {
 		tiers = tiers[1:]
 	}
 	for _, t := range tiers {
-		g := p.x.groupFor(t, c.ckey, c.hostPools, c.cons)
+		g := p.x.groupFor(t, c)
 		if len(g.slots) > 0 {
 			c.groups = append(c.groups, g)
 		}

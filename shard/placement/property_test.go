@@ -17,6 +17,7 @@ func randomHosts(r *rand.Rand, n int) []Host {
 	for i := range hosts {
 		h := Host{
 			ID:          model.HostID("h" + strconv.Itoa(i)),
+			Cluster:     "c" + strconv.Itoa(i%3),
 			Free:        model.Resources{MilliCPU: int64(1000 * r.IntN(16)), MemMB: int64(1024 * r.IntN(32)), DiskMB: int64(r.IntN(4) * 1000)},
 			Ports:       r.IntN(5),
 			Schedulable: r.IntN(10) > 0,
@@ -88,6 +89,14 @@ func randomTasks(r *rand.Rand, n int) []Task {
 			Spread:      specs[j].spread,
 			SpreadGroup: specs[j].group,
 			Strategy:    Strategy(r.IntN(3)),
+		}
+		// A job's cluster policy, as its spec would give it.
+		switch j {
+		case 0:
+			t.AvoidClusters = []string{"c0"}
+		case 1:
+			t.Clusters = []string{"c1", "c2"}
+			t.AvoidClusters = []string{"c2"}
 		}
 		if r.IntN(8) == 0 {
 			t.Resources.GPU = 1

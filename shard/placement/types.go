@@ -116,6 +116,10 @@ type Task struct {
 	// Spread limits instances of the spread group per host label value.
 	Spread   []SpreadLimit
 	Strategy Strategy
+	// Clusters, when set, are the only clusters the task may go to;
+	// AvoidClusters are clusters it must not go to.
+	Clusters      []string
+	AvoidClusters []string
 }
 
 // countGroup is the name the task's limits count instances under.
@@ -197,6 +201,11 @@ const (
 	ReasonInsufficientDisk = "insufficient disk"
 	ReasonInsufficientGPU  = "insufficient gpu"
 	ReasonInsufficientPort = "insufficient ports"
+	// ReasonAvoidedCluster and ReasonOtherCluster are followed by the
+	// clusters in brackets: "in avoided clusters [dc1]", "not in
+	// clusters [k8s-east]".
+	ReasonAvoidedCluster = "in avoided clusters"
+	ReasonOtherCluster   = "not in clusters"
 )
 
 // FilterCount is how many hosts one filter rejected.

@@ -143,6 +143,7 @@ func specToModel(s *pb.JobSpec) model.JobSpec {
 		MaxPerHost:  s.MaxPerHost,
 		Spread:      spreadToModel(s.Spread),
 		SLA:         slaToModel(s.GetSla()),
+		Clusters:    clusterPolicyToModel(s.GetClusters()),
 	}
 }
 
@@ -166,6 +167,7 @@ func specToProto(s *model.JobSpec) *pb.JobSpec {
 		MaxPerHost:  s.MaxPerHost,
 		Spread:      spreadToProto(s.Spread),
 		Sla:         slaToProto(s.SLA),
+		Clusters:    clusterPolicyToProto(s.Clusters),
 	}
 }
 

@@ -20,6 +20,7 @@ func poolToModel(s *pb.PoolSpec) model.Pool {
 		Limit:       resourcesToModel(s.Limit.Resolve(math.Inf(1))),
 		Share:       sharesToModel(s.Share.Resolve(1)),
 		HostPools:   slices.Clone(s.HostPools),
+		Clusters:    clusterPolicyToModel(s.GetClusters()),
 	}
 }
 
@@ -57,6 +58,7 @@ func poolToProto(v jobmgr.PoolView) *pb.Pool {
 			Limit:       limitAmounts(v.Pool.Limit),
 			Share:       amounts(v.Pool.Share.CPU, v.Pool.Share.Mem, v.Pool.Share.Disk, v.Pool.Share.GPU, 1),
 			HostPools:   v.Pool.HostPools,
+			Clusters:    clusterPolicyToProto(v.Pool.Clusters),
 		},
 	}
 	for i, name := range model.ResourceKinds {

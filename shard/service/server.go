@@ -66,10 +66,14 @@ func toStatus(err error) error {
 		// A concurrent change won (two updates of one job, say): retry.
 		return status.Error(codes.Aborted, err.Error())
 	case errors.Is(err, jobmgr.ErrNotTerminal), errors.Is(err, jobmgr.ErrNoLogs), errors.Is(err, jobmgr.ErrJobFinished), errors.Is(err, jobmgr.ErrUpdateEnded), errors.Is(err, jobmgr.ErrSLA),
-		errors.Is(err, jobmgr.ErrPoolInUse), errors.Is(err, jobmgr.ErrRootPool), errors.Is(err, jobmgr.ErrNotLeafPool):
+		errors.Is(err, jobmgr.ErrPoolInUse), errors.Is(err, jobmgr.ErrRootPool), errors.Is(err, jobmgr.ErrNotLeafPool),
+		errors.Is(err, jobmgr.ErrMigrationConflict), errors.Is(err, jobmgr.ErrMigrationEnded), errors.Is(err, jobmgr.ErrNoCapacity),
+		errors.Is(err, jobmgr.ErrClusterDrained):
 		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, jobmgr.ErrInvalid):
 		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, jobmgr.ErrUnknownCluster):
+		return status.Error(codes.NotFound, err.Error())
 	case errors.Is(err, store.ErrUnavailable):
 		return status.Error(codes.Unavailable, err.Error())
 	case errors.Is(err, store.ErrFenced):

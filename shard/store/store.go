@@ -68,6 +68,21 @@ type UpdateStore interface {
 	ListUpdates(ctx context.Context, job model.JobID) ([]*model.Update, error)
 }
 
+// MigrationStore keeps cluster migrations.
+type MigrationStore interface {
+	// CreateMigration stores a new migration with Revision 1; ErrExists if
+	// the id is taken.
+	CreateMigration(ctx context.Context, m *model.Migration) error
+	// WriteMigration replaces a migration if its stored revision equals
+	// m.Revision, then increments m.Revision; ErrConflict otherwise,
+	// ErrNotFound if there is none.
+	WriteMigration(ctx context.Context, m *model.Migration) error
+	GetMigration(ctx context.Context, id model.MigrationID) (*model.Migration, error)
+	// ListMigrations returns every migration, oldest first (by create
+	// time, then id).
+	ListMigrations(ctx context.Context) ([]*model.Migration, error)
+}
+
 // HostStore keeps what the shard knows of its hosts.
 type HostStore interface {
 	// PutHosts stores or replaces host records in one batch.
@@ -208,6 +223,7 @@ type Store interface {
 	PoolStore
 	ValueStore
 	UpdateStore
+	MigrationStore
 	HostStore
 	EventStore
 	Close() error

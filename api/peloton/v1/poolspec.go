@@ -103,6 +103,7 @@ func ValidatePoolSpec(s *PoolSpec) []FieldError {
 		check("diskMb", r.DiskMb, l.DiskMb)
 		check("gpu", r.Gpu, l.Gpu)
 	}
+	out = append(out, ClusterPolicyProblems("clusters", s.GetClusters())...)
 	SortFieldErrors(out)
 	return out
 }

@@ -23,6 +23,736 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type StartMigrationRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One of job_id and pool.
+	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Pool  string `protobuf:"bytes,2,opt,name=pool,proto3" json:"pool,omitempty"`
+	// Target cluster: "k8s-east" or "kubernetes:k8s-east".
+	ToCluster string `protobuf:"bytes,3,opt,name=to_cluster,json=toCluster,proto3" json:"to_cluster,omitempty"`
+	// Instances moved at once per job, at least 1; absent means the SLA's
+	// maxUnavailable.
+	BatchSize *uint32 `protobuf:"varint,4,opt,name=batch_size,json=batchSize,proto3,oneof" json:"batch_size,omitempty"`
+	// Start each instance's replacement on the target and wait for it to be
+	// available before the old instance stops.
+	Surge       bool `protobuf:"varint,5,opt,name=surge,proto3" json:"surge,omitempty"`
+	StartPaused bool `protobuf:"varint,6,opt,name=start_paused,json=startPaused,proto3" json:"start_paused,omitempty"`
+	// Batch jobs: also restart running tasks on the target (otherwise they
+	// finish where they run).
+	MoveRunning bool `protobuf:"varint,7,opt,name=move_running,json=moveRunning,proto3" json:"move_running,omitempty"`
+	// Move stateful instances too; their volumes do not follow.
+	AllowStateful bool `protobuf:"varint,8,opt,name=allow_stateful,json=allowStateful,proto3" json:"allow_stateful,omitempty"`
+	// Region of the pool (job migrations go to the job's region).
+	Region        string `protobuf:"bytes,9,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartMigrationRequest) Reset() {
+	*x = StartMigrationRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartMigrationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartMigrationRequest) ProtoMessage() {}
+
+func (x *StartMigrationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartMigrationRequest.ProtoReflect.Descriptor instead.
+func (*StartMigrationRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *StartMigrationRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *StartMigrationRequest) GetPool() string {
+	if x != nil {
+		return x.Pool
+	}
+	return ""
+}
+
+func (x *StartMigrationRequest) GetToCluster() string {
+	if x != nil {
+		return x.ToCluster
+	}
+	return ""
+}
+
+func (x *StartMigrationRequest) GetBatchSize() uint32 {
+	if x != nil && x.BatchSize != nil {
+		return *x.BatchSize
+	}
+	return 0
+}
+
+func (x *StartMigrationRequest) GetSurge() bool {
+	if x != nil {
+		return x.Surge
+	}
+	return false
+}
+
+func (x *StartMigrationRequest) GetStartPaused() bool {
+	if x != nil {
+		return x.StartPaused
+	}
+	return false
+}
+
+func (x *StartMigrationRequest) GetMoveRunning() bool {
+	if x != nil {
+		return x.MoveRunning
+	}
+	return false
+}
+
+func (x *StartMigrationRequest) GetAllowStateful() bool {
+	if x != nil {
+		return x.AllowStateful
+	}
+	return false
+}
+
+func (x *StartMigrationRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type StartMigrationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Migration     *Migration             `protobuf:"bytes,1,opt,name=migration,proto3" json:"migration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartMigrationResponse) Reset() {
+	*x = StartMigrationResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartMigrationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartMigrationResponse) ProtoMessage() {}
+
+func (x *StartMigrationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartMigrationResponse.ProtoReflect.Descriptor instead.
+func (*StartMigrationResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *StartMigrationResponse) GetMigration() *Migration {
+	if x != nil {
+		return x.Migration
+	}
+	return nil
+}
+
+type GetMigrationRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MigrationId   string                 `protobuf:"bytes,1,opt,name=migration_id,json=migrationId,proto3" json:"migration_id,omitempty"`
+	Region        string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetMigrationRequest) Reset() {
+	*x = GetMigrationRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetMigrationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetMigrationRequest) ProtoMessage() {}
+
+func (x *GetMigrationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetMigrationRequest.ProtoReflect.Descriptor instead.
+func (*GetMigrationRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *GetMigrationRequest) GetMigrationId() string {
+	if x != nil {
+		return x.MigrationId
+	}
+	return ""
+}
+
+func (x *GetMigrationRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type GetMigrationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Migration     *Migration             `protobuf:"bytes,1,opt,name=migration,proto3" json:"migration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetMigrationResponse) Reset() {
+	*x = GetMigrationResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetMigrationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetMigrationResponse) ProtoMessage() {}
+
+func (x *GetMigrationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetMigrationResponse.ProtoReflect.Descriptor instead.
+func (*GetMigrationResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *GetMigrationResponse) GetMigration() *Migration {
+	if x != nil {
+		return x.Migration
+	}
+	return nil
+}
+
+type ListMigrationsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Region        string                 `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMigrationsRequest) Reset() {
+	*x = ListMigrationsRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMigrationsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMigrationsRequest) ProtoMessage() {}
+
+func (x *ListMigrationsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMigrationsRequest.ProtoReflect.Descriptor instead.
+func (*ListMigrationsRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ListMigrationsRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type ListMigrationsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Migrations    []*Migration           `protobuf:"bytes,1,rep,name=migrations,proto3" json:"migrations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMigrationsResponse) Reset() {
+	*x = ListMigrationsResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMigrationsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMigrationsResponse) ProtoMessage() {}
+
+func (x *ListMigrationsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMigrationsResponse.ProtoReflect.Descriptor instead.
+func (*ListMigrationsResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ListMigrationsResponse) GetMigrations() []*Migration {
+	if x != nil {
+		return x.Migrations
+	}
+	return nil
+}
+
+type PauseMigrationRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MigrationId   string                 `protobuf:"bytes,1,opt,name=migration_id,json=migrationId,proto3" json:"migration_id,omitempty"`
+	Region        string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseMigrationRequest) Reset() {
+	*x = PauseMigrationRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseMigrationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseMigrationRequest) ProtoMessage() {}
+
+func (x *PauseMigrationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseMigrationRequest.ProtoReflect.Descriptor instead.
+func (*PauseMigrationRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *PauseMigrationRequest) GetMigrationId() string {
+	if x != nil {
+		return x.MigrationId
+	}
+	return ""
+}
+
+func (x *PauseMigrationRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type PauseMigrationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Migration     *Migration             `protobuf:"bytes,1,opt,name=migration,proto3" json:"migration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseMigrationResponse) Reset() {
+	*x = PauseMigrationResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseMigrationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseMigrationResponse) ProtoMessage() {}
+
+func (x *PauseMigrationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseMigrationResponse.ProtoReflect.Descriptor instead.
+func (*PauseMigrationResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *PauseMigrationResponse) GetMigration() *Migration {
+	if x != nil {
+		return x.Migration
+	}
+	return nil
+}
+
+type ResumeMigrationRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MigrationId   string                 `protobuf:"bytes,1,opt,name=migration_id,json=migrationId,proto3" json:"migration_id,omitempty"`
+	Region        string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeMigrationRequest) Reset() {
+	*x = ResumeMigrationRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeMigrationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeMigrationRequest) ProtoMessage() {}
+
+func (x *ResumeMigrationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeMigrationRequest.ProtoReflect.Descriptor instead.
+func (*ResumeMigrationRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ResumeMigrationRequest) GetMigrationId() string {
+	if x != nil {
+		return x.MigrationId
+	}
+	return ""
+}
+
+func (x *ResumeMigrationRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type ResumeMigrationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Migration     *Migration             `protobuf:"bytes,1,opt,name=migration,proto3" json:"migration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeMigrationResponse) Reset() {
+	*x = ResumeMigrationResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeMigrationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeMigrationResponse) ProtoMessage() {}
+
+func (x *ResumeMigrationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeMigrationResponse.ProtoReflect.Descriptor instead.
+func (*ResumeMigrationResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ResumeMigrationResponse) GetMigration() *Migration {
+	if x != nil {
+		return x.Migration
+	}
+	return nil
+}
+
+type AbortMigrationRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MigrationId   string                 `protobuf:"bytes,1,opt,name=migration_id,json=migrationId,proto3" json:"migration_id,omitempty"`
+	Region        string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AbortMigrationRequest) Reset() {
+	*x = AbortMigrationRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AbortMigrationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AbortMigrationRequest) ProtoMessage() {}
+
+func (x *AbortMigrationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AbortMigrationRequest.ProtoReflect.Descriptor instead.
+func (*AbortMigrationRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *AbortMigrationRequest) GetMigrationId() string {
+	if x != nil {
+		return x.MigrationId
+	}
+	return ""
+}
+
+func (x *AbortMigrationRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type AbortMigrationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Migration     *Migration             `protobuf:"bytes,1,opt,name=migration,proto3" json:"migration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AbortMigrationResponse) Reset() {
+	*x = AbortMigrationResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AbortMigrationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AbortMigrationResponse) ProtoMessage() {}
+
+func (x *AbortMigrationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AbortMigrationResponse.ProtoReflect.Descriptor instead.
+func (*AbortMigrationResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *AbortMigrationResponse) GetMigration() *Migration {
+	if x != nil {
+		return x.Migration
+	}
+	return nil
+}
+
+type RollbackMigrationRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MigrationId   string                 `protobuf:"bytes,1,opt,name=migration_id,json=migrationId,proto3" json:"migration_id,omitempty"`
+	Region        string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RollbackMigrationRequest) Reset() {
+	*x = RollbackMigrationRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RollbackMigrationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RollbackMigrationRequest) ProtoMessage() {}
+
+func (x *RollbackMigrationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RollbackMigrationRequest.ProtoReflect.Descriptor instead.
+func (*RollbackMigrationRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *RollbackMigrationRequest) GetMigrationId() string {
+	if x != nil {
+		return x.MigrationId
+	}
+	return ""
+}
+
+func (x *RollbackMigrationRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type RollbackMigrationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Migration     *Migration             `protobuf:"bytes,1,opt,name=migration,proto3" json:"migration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RollbackMigrationResponse) Reset() {
+	*x = RollbackMigrationResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RollbackMigrationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RollbackMigrationResponse) ProtoMessage() {}
+
+func (x *RollbackMigrationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RollbackMigrationResponse.ProtoReflect.Descriptor instead.
+func (*RollbackMigrationResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *RollbackMigrationResponse) GetMigration() *Migration {
+	if x != nil {
+		return x.Migration
+	}
+	return nil
+}
+
 type CreateJobRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Spec          *JobSpec               `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
@@ -32,7 +762,7 @@ type CreateJobRequest struct {
 
 func (x *CreateJobRequest) Reset() {
 	*x = CreateJobRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[0]
+	mi := &file_peloton_v1_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -44,7 +774,7 @@ func (x *CreateJobRequest) String() string {
 func (*CreateJobRequest) ProtoMessage() {}
 
 func (x *CreateJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[0]
+	mi := &file_peloton_v1_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -57,7 +787,7 @@ func (x *CreateJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateJobRequest.ProtoReflect.Descriptor instead.
 func (*CreateJobRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{0}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CreateJobRequest) GetSpec() *JobSpec {
@@ -76,7 +806,7 @@ type CreateJobResponse struct {
 
 func (x *CreateJobResponse) Reset() {
 	*x = CreateJobResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[1]
+	mi := &file_peloton_v1_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -88,7 +818,7 @@ func (x *CreateJobResponse) String() string {
 func (*CreateJobResponse) ProtoMessage() {}
 
 func (x *CreateJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[1]
+	mi := &file_peloton_v1_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -101,7 +831,7 @@ func (x *CreateJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateJobResponse.ProtoReflect.Descriptor instead.
 func (*CreateJobResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{1}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CreateJobResponse) GetJob() *Job {
@@ -120,7 +850,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[2]
+	mi := &file_peloton_v1_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -132,7 +862,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[2]
+	mi := &file_peloton_v1_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -145,7 +875,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{2}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetJobRequest) GetId() string {
@@ -164,7 +894,7 @@ type GetJobResponse struct {
 
 func (x *GetJobResponse) Reset() {
 	*x = GetJobResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[3]
+	mi := &file_peloton_v1_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -176,7 +906,7 @@ func (x *GetJobResponse) String() string {
 func (*GetJobResponse) ProtoMessage() {}
 
 func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[3]
+	mi := &file_peloton_v1_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -189,7 +919,7 @@ func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobResponse.ProtoReflect.Descriptor instead.
 func (*GetJobResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{3}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetJobResponse) GetJob() *Job {
@@ -211,7 +941,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[4]
+	mi := &file_peloton_v1_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -223,7 +953,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[4]
+	mi := &file_peloton_v1_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -236,7 +966,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{4}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListJobsRequest) GetStates() []JobState {
@@ -262,7 +992,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[5]
+	mi := &file_peloton_v1_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -274,7 +1004,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[5]
+	mi := &file_peloton_v1_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -287,7 +1017,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{5}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListJobsResponse) GetJobs() []*Job {
@@ -306,7 +1036,7 @@ type StopJobRequest struct {
 
 func (x *StopJobRequest) Reset() {
 	*x = StopJobRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[6]
+	mi := &file_peloton_v1_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -318,7 +1048,7 @@ func (x *StopJobRequest) String() string {
 func (*StopJobRequest) ProtoMessage() {}
 
 func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[6]
+	mi := &file_peloton_v1_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -331,7 +1061,7 @@ func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopJobRequest.ProtoReflect.Descriptor instead.
 func (*StopJobRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{6}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StopJobRequest) GetId() string {
@@ -350,7 +1080,7 @@ type StopJobResponse struct {
 
 func (x *StopJobResponse) Reset() {
 	*x = StopJobResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[7]
+	mi := &file_peloton_v1_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -362,7 +1092,7 @@ func (x *StopJobResponse) String() string {
 func (*StopJobResponse) ProtoMessage() {}
 
 func (x *StopJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[7]
+	mi := &file_peloton_v1_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -375,7 +1105,7 @@ func (x *StopJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopJobResponse.ProtoReflect.Descriptor instead.
 func (*StopJobResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{7}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StopJobResponse) GetJob() *Job {
@@ -394,7 +1124,7 @@ type DeleteJobRequest struct {
 
 func (x *DeleteJobRequest) Reset() {
 	*x = DeleteJobRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[8]
+	mi := &file_peloton_v1_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -406,7 +1136,7 @@ func (x *DeleteJobRequest) String() string {
 func (*DeleteJobRequest) ProtoMessage() {}
 
 func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[8]
+	mi := &file_peloton_v1_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -419,7 +1149,7 @@ func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobRequest.ProtoReflect.Descriptor instead.
 func (*DeleteJobRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{8}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DeleteJobRequest) GetId() string {
@@ -437,7 +1167,7 @@ type DeleteJobResponse struct {
 
 func (x *DeleteJobResponse) Reset() {
 	*x = DeleteJobResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[9]
+	mi := &file_peloton_v1_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -449,7 +1179,7 @@ func (x *DeleteJobResponse) String() string {
 func (*DeleteJobResponse) ProtoMessage() {}
 
 func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[9]
+	mi := &file_peloton_v1_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -462,7 +1192,7 @@ func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobResponse.ProtoReflect.Descriptor instead.
 func (*DeleteJobResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{9}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{23}
 }
 
 type UpdateJobRequest struct {
@@ -493,7 +1223,7 @@ type UpdateJobRequest struct {
 
 func (x *UpdateJobRequest) Reset() {
 	*x = UpdateJobRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[10]
+	mi := &file_peloton_v1_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -505,7 +1235,7 @@ func (x *UpdateJobRequest) String() string {
 func (*UpdateJobRequest) ProtoMessage() {}
 
 func (x *UpdateJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[10]
+	mi := &file_peloton_v1_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -518,7 +1248,7 @@ func (x *UpdateJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateJobRequest.ProtoReflect.Descriptor instead.
 func (*UpdateJobRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{10}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *UpdateJobRequest) GetJobId() string {
@@ -586,7 +1316,7 @@ type UpdateJobResponse struct {
 
 func (x *UpdateJobResponse) Reset() {
 	*x = UpdateJobResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[11]
+	mi := &file_peloton_v1_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -598,7 +1328,7 @@ func (x *UpdateJobResponse) String() string {
 func (*UpdateJobResponse) ProtoMessage() {}
 
 func (x *UpdateJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[11]
+	mi := &file_peloton_v1_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -611,7 +1341,7 @@ func (x *UpdateJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateJobResponse.ProtoReflect.Descriptor instead.
 func (*UpdateJobResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{11}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *UpdateJobResponse) GetUpdate() *Update {
@@ -631,7 +1361,7 @@ type GetUpdateRequest struct {
 
 func (x *GetUpdateRequest) Reset() {
 	*x = GetUpdateRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[12]
+	mi := &file_peloton_v1_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -643,7 +1373,7 @@ func (x *GetUpdateRequest) String() string {
 func (*GetUpdateRequest) ProtoMessage() {}
 
 func (x *GetUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[12]
+	mi := &file_peloton_v1_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -656,7 +1386,7 @@ func (x *GetUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetUpdateRequest.ProtoReflect.Descriptor instead.
 func (*GetUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{12}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetUpdateRequest) GetUpdateId() string {
@@ -675,7 +1405,7 @@ type GetUpdateResponse struct {
 
 func (x *GetUpdateResponse) Reset() {
 	*x = GetUpdateResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[13]
+	mi := &file_peloton_v1_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -687,7 +1417,7 @@ func (x *GetUpdateResponse) String() string {
 func (*GetUpdateResponse) ProtoMessage() {}
 
 func (x *GetUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[13]
+	mi := &file_peloton_v1_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -700,7 +1430,7 @@ func (x *GetUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetUpdateResponse.ProtoReflect.Descriptor instead.
 func (*GetUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{13}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetUpdateResponse) GetUpdate() *Update {
@@ -719,7 +1449,7 @@ type ListUpdatesRequest struct {
 
 func (x *ListUpdatesRequest) Reset() {
 	*x = ListUpdatesRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[14]
+	mi := &file_peloton_v1_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -731,7 +1461,7 @@ func (x *ListUpdatesRequest) String() string {
 func (*ListUpdatesRequest) ProtoMessage() {}
 
 func (x *ListUpdatesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[14]
+	mi := &file_peloton_v1_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -744,7 +1474,7 @@ func (x *ListUpdatesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUpdatesRequest.ProtoReflect.Descriptor instead.
 func (*ListUpdatesRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{14}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListUpdatesRequest) GetJobId() string {
@@ -763,7 +1493,7 @@ type ListUpdatesResponse struct {
 
 func (x *ListUpdatesResponse) Reset() {
 	*x = ListUpdatesResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[15]
+	mi := &file_peloton_v1_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -775,7 +1505,7 @@ func (x *ListUpdatesResponse) String() string {
 func (*ListUpdatesResponse) ProtoMessage() {}
 
 func (x *ListUpdatesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[15]
+	mi := &file_peloton_v1_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -788,7 +1518,7 @@ func (x *ListUpdatesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUpdatesResponse.ProtoReflect.Descriptor instead.
 func (*ListUpdatesResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{15}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListUpdatesResponse) GetUpdates() []*Update {
@@ -807,7 +1537,7 @@ type AbortUpdateRequest struct {
 
 func (x *AbortUpdateRequest) Reset() {
 	*x = AbortUpdateRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[16]
+	mi := &file_peloton_v1_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -819,7 +1549,7 @@ func (x *AbortUpdateRequest) String() string {
 func (*AbortUpdateRequest) ProtoMessage() {}
 
 func (x *AbortUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[16]
+	mi := &file_peloton_v1_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -832,7 +1562,7 @@ func (x *AbortUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbortUpdateRequest.ProtoReflect.Descriptor instead.
 func (*AbortUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{16}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AbortUpdateRequest) GetUpdateId() string {
@@ -851,7 +1581,7 @@ type AbortUpdateResponse struct {
 
 func (x *AbortUpdateResponse) Reset() {
 	*x = AbortUpdateResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[17]
+	mi := &file_peloton_v1_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -863,7 +1593,7 @@ func (x *AbortUpdateResponse) String() string {
 func (*AbortUpdateResponse) ProtoMessage() {}
 
 func (x *AbortUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[17]
+	mi := &file_peloton_v1_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -876,7 +1606,7 @@ func (x *AbortUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbortUpdateResponse.ProtoReflect.Descriptor instead.
 func (*AbortUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{17}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *AbortUpdateResponse) GetUpdate() *Update {
@@ -895,7 +1625,7 @@ type PauseUpdateRequest struct {
 
 func (x *PauseUpdateRequest) Reset() {
 	*x = PauseUpdateRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[18]
+	mi := &file_peloton_v1_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -907,7 +1637,7 @@ func (x *PauseUpdateRequest) String() string {
 func (*PauseUpdateRequest) ProtoMessage() {}
 
 func (x *PauseUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[18]
+	mi := &file_peloton_v1_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -920,7 +1650,7 @@ func (x *PauseUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseUpdateRequest.ProtoReflect.Descriptor instead.
 func (*PauseUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{18}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PauseUpdateRequest) GetUpdateId() string {
@@ -939,7 +1669,7 @@ type PauseUpdateResponse struct {
 
 func (x *PauseUpdateResponse) Reset() {
 	*x = PauseUpdateResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[19]
+	mi := &file_peloton_v1_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -951,7 +1681,7 @@ func (x *PauseUpdateResponse) String() string {
 func (*PauseUpdateResponse) ProtoMessage() {}
 
 func (x *PauseUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[19]
+	mi := &file_peloton_v1_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -964,7 +1694,7 @@ func (x *PauseUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseUpdateResponse.ProtoReflect.Descriptor instead.
 func (*PauseUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{19}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PauseUpdateResponse) GetUpdate() *Update {
@@ -983,7 +1713,7 @@ type ResumeUpdateRequest struct {
 
 func (x *ResumeUpdateRequest) Reset() {
 	*x = ResumeUpdateRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[20]
+	mi := &file_peloton_v1_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -995,7 +1725,7 @@ func (x *ResumeUpdateRequest) String() string {
 func (*ResumeUpdateRequest) ProtoMessage() {}
 
 func (x *ResumeUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[20]
+	mi := &file_peloton_v1_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1008,7 +1738,7 @@ func (x *ResumeUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeUpdateRequest.ProtoReflect.Descriptor instead.
 func (*ResumeUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{20}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ResumeUpdateRequest) GetUpdateId() string {
@@ -1027,7 +1757,7 @@ type ResumeUpdateResponse struct {
 
 func (x *ResumeUpdateResponse) Reset() {
 	*x = ResumeUpdateResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[21]
+	mi := &file_peloton_v1_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1039,7 +1769,7 @@ func (x *ResumeUpdateResponse) String() string {
 func (*ResumeUpdateResponse) ProtoMessage() {}
 
 func (x *ResumeUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[21]
+	mi := &file_peloton_v1_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1052,7 +1782,7 @@ func (x *ResumeUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeUpdateResponse.ProtoReflect.Descriptor instead.
 func (*ResumeUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{21}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ResumeUpdateResponse) GetUpdate() *Update {
@@ -1071,7 +1801,7 @@ type RollbackUpdateRequest struct {
 
 func (x *RollbackUpdateRequest) Reset() {
 	*x = RollbackUpdateRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[22]
+	mi := &file_peloton_v1_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1083,7 +1813,7 @@ func (x *RollbackUpdateRequest) String() string {
 func (*RollbackUpdateRequest) ProtoMessage() {}
 
 func (x *RollbackUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[22]
+	mi := &file_peloton_v1_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1096,7 +1826,7 @@ func (x *RollbackUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollbackUpdateRequest.ProtoReflect.Descriptor instead.
 func (*RollbackUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{22}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RollbackUpdateRequest) GetUpdateId() string {
@@ -1115,7 +1845,7 @@ type RollbackUpdateResponse struct {
 
 func (x *RollbackUpdateResponse) Reset() {
 	*x = RollbackUpdateResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[23]
+	mi := &file_peloton_v1_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1127,7 +1857,7 @@ func (x *RollbackUpdateResponse) String() string {
 func (*RollbackUpdateResponse) ProtoMessage() {}
 
 func (x *RollbackUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[23]
+	mi := &file_peloton_v1_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1140,7 +1870,7 @@ func (x *RollbackUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollbackUpdateResponse.ProtoReflect.Descriptor instead.
 func (*RollbackUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{23}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *RollbackUpdateResponse) GetUpdate() *Update {
@@ -1161,7 +1891,7 @@ type GetJobConfigRequest struct {
 
 func (x *GetJobConfigRequest) Reset() {
 	*x = GetJobConfigRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[24]
+	mi := &file_peloton_v1_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1173,7 +1903,7 @@ func (x *GetJobConfigRequest) String() string {
 func (*GetJobConfigRequest) ProtoMessage() {}
 
 func (x *GetJobConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[24]
+	mi := &file_peloton_v1_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1186,7 +1916,7 @@ func (x *GetJobConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobConfigRequest.ProtoReflect.Descriptor instead.
 func (*GetJobConfigRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{24}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetJobConfigRequest) GetJobId() string {
@@ -1216,7 +1946,7 @@ type GetJobConfigResponse struct {
 
 func (x *GetJobConfigResponse) Reset() {
 	*x = GetJobConfigResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[25]
+	mi := &file_peloton_v1_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1228,7 +1958,7 @@ func (x *GetJobConfigResponse) String() string {
 func (*GetJobConfigResponse) ProtoMessage() {}
 
 func (x *GetJobConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[25]
+	mi := &file_peloton_v1_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1241,7 +1971,7 @@ func (x *GetJobConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobConfigResponse.ProtoReflect.Descriptor instead.
 func (*GetJobConfigResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{25}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetJobConfigResponse) GetSpec() *JobSpec {
@@ -1280,7 +2010,7 @@ type ListEventsRequest struct {
 
 func (x *ListEventsRequest) Reset() {
 	*x = ListEventsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[26]
+	mi := &file_peloton_v1_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1292,7 +2022,7 @@ func (x *ListEventsRequest) String() string {
 func (*ListEventsRequest) ProtoMessage() {}
 
 func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[26]
+	mi := &file_peloton_v1_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1305,7 +2035,7 @@ func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListEventsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{26}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListEventsRequest) GetJobId() string {
@@ -1349,7 +2079,7 @@ type ListEventsResponse struct {
 
 func (x *ListEventsResponse) Reset() {
 	*x = ListEventsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[27]
+	mi := &file_peloton_v1_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1361,7 +2091,7 @@ func (x *ListEventsResponse) String() string {
 func (*ListEventsResponse) ProtoMessage() {}
 
 func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[27]
+	mi := &file_peloton_v1_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1374,7 +2104,7 @@ func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListEventsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{27}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListEventsResponse) GetEvents() []*Event {
@@ -1405,7 +2135,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[28]
+	mi := &file_peloton_v1_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1417,7 +2147,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[28]
+	mi := &file_peloton_v1_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1430,7 +2160,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{28}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListTasksRequest) GetJobId() string {
@@ -1472,7 +2202,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[29]
+	mi := &file_peloton_v1_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1484,7 +2214,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[29]
+	mi := &file_peloton_v1_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1497,7 +2227,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{29}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -1524,7 +2254,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[30]
+	mi := &file_peloton_v1_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1536,7 +2266,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[30]
+	mi := &file_peloton_v1_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1549,7 +2279,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{30}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetTaskRequest) GetJobId() string {
@@ -1575,7 +2305,7 @@ type GetTaskResponse struct {
 
 func (x *GetTaskResponse) Reset() {
 	*x = GetTaskResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[31]
+	mi := &file_peloton_v1_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1587,7 +2317,7 @@ func (x *GetTaskResponse) String() string {
 func (*GetTaskResponse) ProtoMessage() {}
 
 func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[31]
+	mi := &file_peloton_v1_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1600,7 +2330,7 @@ func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{31}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetTaskResponse) GetTask() *Task {
@@ -1628,7 +2358,7 @@ type GetTaskLogsRequest struct {
 
 func (x *GetTaskLogsRequest) Reset() {
 	*x = GetTaskLogsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[32]
+	mi := &file_peloton_v1_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1640,7 +2370,7 @@ func (x *GetTaskLogsRequest) String() string {
 func (*GetTaskLogsRequest) ProtoMessage() {}
 
 func (x *GetTaskLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[32]
+	mi := &file_peloton_v1_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1653,7 +2383,7 @@ func (x *GetTaskLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskLogsRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskLogsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{32}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetTaskLogsRequest) GetJobId() string {
@@ -1711,7 +2441,7 @@ type GetTaskLogsResponse struct {
 
 func (x *GetTaskLogsResponse) Reset() {
 	*x = GetTaskLogsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	mi := &file_peloton_v1_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1723,7 +2453,7 @@ func (x *GetTaskLogsResponse) String() string {
 func (*GetTaskLogsResponse) ProtoMessage() {}
 
 func (x *GetTaskLogsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	mi := &file_peloton_v1_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1736,7 +2466,7 @@ func (x *GetTaskLogsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskLogsResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskLogsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{33}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetTaskLogsResponse) GetData() []byte {
@@ -1774,7 +2504,7 @@ type StopTasksRequest struct {
 
 func (x *StopTasksRequest) Reset() {
 	*x = StopTasksRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	mi := &file_peloton_v1_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1786,7 +2516,7 @@ func (x *StopTasksRequest) String() string {
 func (*StopTasksRequest) ProtoMessage() {}
 
 func (x *StopTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	mi := &file_peloton_v1_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1799,7 +2529,7 @@ func (x *StopTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopTasksRequest.ProtoReflect.Descriptor instead.
 func (*StopTasksRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{34}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *StopTasksRequest) GetJobId() string {
@@ -1832,7 +2562,7 @@ type StopTasksResponse struct {
 
 func (x *StopTasksResponse) Reset() {
 	*x = StopTasksResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[35]
+	mi := &file_peloton_v1_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1844,7 +2574,7 @@ func (x *StopTasksResponse) String() string {
 func (*StopTasksResponse) ProtoMessage() {}
 
 func (x *StopTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[35]
+	mi := &file_peloton_v1_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1857,7 +2587,7 @@ func (x *StopTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopTasksResponse.ProtoReflect.Descriptor instead.
 func (*StopTasksResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{35}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *StopTasksResponse) GetTasks() []*Task {
@@ -1876,7 +2606,7 @@ type CreatePoolRequest struct {
 
 func (x *CreatePoolRequest) Reset() {
 	*x = CreatePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[36]
+	mi := &file_peloton_v1_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1888,7 +2618,7 @@ func (x *CreatePoolRequest) String() string {
 func (*CreatePoolRequest) ProtoMessage() {}
 
 func (x *CreatePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[36]
+	mi := &file_peloton_v1_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1901,7 +2631,7 @@ func (x *CreatePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePoolRequest.ProtoReflect.Descriptor instead.
 func (*CreatePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{36}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *CreatePoolRequest) GetSpec() *PoolSpec {
@@ -1920,7 +2650,7 @@ type CreatePoolResponse struct {
 
 func (x *CreatePoolResponse) Reset() {
 	*x = CreatePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[37]
+	mi := &file_peloton_v1_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1932,7 +2662,7 @@ func (x *CreatePoolResponse) String() string {
 func (*CreatePoolResponse) ProtoMessage() {}
 
 func (x *CreatePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[37]
+	mi := &file_peloton_v1_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1945,7 +2675,7 @@ func (x *CreatePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePoolResponse.ProtoReflect.Descriptor instead.
 func (*CreatePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{37}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *CreatePoolResponse) GetPool() *Pool {
@@ -1964,7 +2694,7 @@ type UpdatePoolRequest struct {
 
 func (x *UpdatePoolRequest) Reset() {
 	*x = UpdatePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[38]
+	mi := &file_peloton_v1_service_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1976,7 +2706,7 @@ func (x *UpdatePoolRequest) String() string {
 func (*UpdatePoolRequest) ProtoMessage() {}
 
 func (x *UpdatePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[38]
+	mi := &file_peloton_v1_service_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1989,7 +2719,7 @@ func (x *UpdatePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePoolRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{38}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *UpdatePoolRequest) GetSpec() *PoolSpec {
@@ -2008,7 +2738,7 @@ type UpdatePoolResponse struct {
 
 func (x *UpdatePoolResponse) Reset() {
 	*x = UpdatePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[39]
+	mi := &file_peloton_v1_service_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2020,7 +2750,7 @@ func (x *UpdatePoolResponse) String() string {
 func (*UpdatePoolResponse) ProtoMessage() {}
 
 func (x *UpdatePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[39]
+	mi := &file_peloton_v1_service_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2033,7 +2763,7 @@ func (x *UpdatePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePoolResponse.ProtoReflect.Descriptor instead.
 func (*UpdatePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{39}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *UpdatePoolResponse) GetPool() *Pool {
@@ -2052,7 +2782,7 @@ type DeletePoolRequest struct {
 
 func (x *DeletePoolRequest) Reset() {
 	*x = DeletePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[40]
+	mi := &file_peloton_v1_service_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2064,7 +2794,7 @@ func (x *DeletePoolRequest) String() string {
 func (*DeletePoolRequest) ProtoMessage() {}
 
 func (x *DeletePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[40]
+	mi := &file_peloton_v1_service_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2077,7 +2807,7 @@ func (x *DeletePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePoolRequest.ProtoReflect.Descriptor instead.
 func (*DeletePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{40}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *DeletePoolRequest) GetPath() string {
@@ -2095,7 +2825,7 @@ type DeletePoolResponse struct {
 
 func (x *DeletePoolResponse) Reset() {
 	*x = DeletePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[41]
+	mi := &file_peloton_v1_service_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2107,7 +2837,7 @@ func (x *DeletePoolResponse) String() string {
 func (*DeletePoolResponse) ProtoMessage() {}
 
 func (x *DeletePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[41]
+	mi := &file_peloton_v1_service_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2120,7 +2850,7 @@ func (x *DeletePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePoolResponse.ProtoReflect.Descriptor instead.
 func (*DeletePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{41}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{55}
 }
 
 type ListPoolsRequest struct {
@@ -2131,7 +2861,7 @@ type ListPoolsRequest struct {
 
 func (x *ListPoolsRequest) Reset() {
 	*x = ListPoolsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	mi := &file_peloton_v1_service_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2143,7 +2873,7 @@ func (x *ListPoolsRequest) String() string {
 func (*ListPoolsRequest) ProtoMessage() {}
 
 func (x *ListPoolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	mi := &file_peloton_v1_service_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2156,7 +2886,7 @@ func (x *ListPoolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoolsRequest.ProtoReflect.Descriptor instead.
 func (*ListPoolsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{42}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{56}
 }
 
 type ListPoolsResponse struct {
@@ -2168,7 +2898,7 @@ type ListPoolsResponse struct {
 
 func (x *ListPoolsResponse) Reset() {
 	*x = ListPoolsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[43]
+	mi := &file_peloton_v1_service_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2180,7 +2910,7 @@ func (x *ListPoolsResponse) String() string {
 func (*ListPoolsResponse) ProtoMessage() {}
 
 func (x *ListPoolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[43]
+	mi := &file_peloton_v1_service_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2193,7 +2923,7 @@ func (x *ListPoolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoolsResponse.ProtoReflect.Descriptor instead.
 func (*ListPoolsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{43}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ListPoolsResponse) GetPools() []*Pool {
@@ -2214,7 +2944,7 @@ type GetPoolRequest struct {
 
 func (x *GetPoolRequest) Reset() {
 	*x = GetPoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[44]
+	mi := &file_peloton_v1_service_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2226,7 +2956,7 @@ func (x *GetPoolRequest) String() string {
 func (*GetPoolRequest) ProtoMessage() {}
 
 func (x *GetPoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[44]
+	mi := &file_peloton_v1_service_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2239,7 +2969,7 @@ func (x *GetPoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolRequest.ProtoReflect.Descriptor instead.
 func (*GetPoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{44}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *GetPoolRequest) GetPath() string {
@@ -2265,7 +2995,7 @@ type GetPoolResponse struct {
 
 func (x *GetPoolResponse) Reset() {
 	*x = GetPoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[45]
+	mi := &file_peloton_v1_service_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2277,7 +3007,7 @@ func (x *GetPoolResponse) String() string {
 func (*GetPoolResponse) ProtoMessage() {}
 
 func (x *GetPoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[45]
+	mi := &file_peloton_v1_service_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2290,12 +3020,389 @@ func (x *GetPoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolResponse.ProtoReflect.Descriptor instead.
 func (*GetPoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{45}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *GetPoolResponse) GetPool() *Pool {
 	if x != nil {
 		return x.Pool
+	}
+	return nil
+}
+
+type ListClustersRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Region        string                 `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListClustersRequest) Reset() {
+	*x = ListClustersRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListClustersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListClustersRequest) ProtoMessage() {}
+
+func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListClustersRequest.ProtoReflect.Descriptor instead.
+func (*ListClustersRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *ListClustersRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type ListClustersResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Clusters      []*ClusterSummary      `protobuf:"bytes,1,rep,name=clusters,proto3" json:"clusters,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListClustersResponse) Reset() {
+	*x = ListClustersResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListClustersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListClustersResponse) ProtoMessage() {}
+
+func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListClustersResponse.ProtoReflect.Descriptor instead.
+func (*ListClustersResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *ListClustersResponse) GetClusters() []*ClusterSummary {
+	if x != nil {
+		return x.Clusters
+	}
+	return nil
+}
+
+type GetClusterRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "dc1" or "mesos:dc1".
+	Cluster       string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	Region        string `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetClusterRequest) Reset() {
+	*x = GetClusterRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetClusterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetClusterRequest) ProtoMessage() {}
+
+func (x *GetClusterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetClusterRequest.ProtoReflect.Descriptor instead.
+func (*GetClusterRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *GetClusterRequest) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+func (x *GetClusterRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type GetClusterResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cluster       *ClusterSummary        `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetClusterResponse) Reset() {
+	*x = GetClusterResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetClusterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetClusterResponse) ProtoMessage() {}
+
+func (x *GetClusterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetClusterResponse.ProtoReflect.Descriptor instead.
+func (*GetClusterResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *GetClusterResponse) GetCluster() *ClusterSummary {
+	if x != nil {
+		return x.Cluster
+	}
+	return nil
+}
+
+type DrainClusterRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cluster       string                 `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	Region        string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DrainClusterRequest) Reset() {
+	*x = DrainClusterRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DrainClusterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DrainClusterRequest) ProtoMessage() {}
+
+func (x *DrainClusterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DrainClusterRequest.ProtoReflect.Descriptor instead.
+func (*DrainClusterRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *DrainClusterRequest) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+func (x *DrainClusterRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type DrainClusterResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cluster       *ClusterSummary        `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DrainClusterResponse) Reset() {
+	*x = DrainClusterResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DrainClusterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DrainClusterResponse) ProtoMessage() {}
+
+func (x *DrainClusterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DrainClusterResponse.ProtoReflect.Descriptor instead.
+func (*DrainClusterResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *DrainClusterResponse) GetCluster() *ClusterSummary {
+	if x != nil {
+		return x.Cluster
+	}
+	return nil
+}
+
+type UndrainClusterRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cluster       string                 `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	Region        string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UndrainClusterRequest) Reset() {
+	*x = UndrainClusterRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UndrainClusterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UndrainClusterRequest) ProtoMessage() {}
+
+func (x *UndrainClusterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UndrainClusterRequest.ProtoReflect.Descriptor instead.
+func (*UndrainClusterRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *UndrainClusterRequest) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+func (x *UndrainClusterRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+type UndrainClusterResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cluster       *ClusterSummary        `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UndrainClusterResponse) Reset() {
+	*x = UndrainClusterResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UndrainClusterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UndrainClusterResponse) ProtoMessage() {}
+
+func (x *UndrainClusterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UndrainClusterResponse.ProtoReflect.Descriptor instead.
+func (*UndrainClusterResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *UndrainClusterResponse) GetCluster() *ClusterSummary {
+	if x != nil {
+		return x.Cluster
 	}
 	return nil
 }
@@ -2312,7 +3419,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[46]
+	mi := &file_peloton_v1_service_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2324,7 +3431,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[46]
+	mi := &file_peloton_v1_service_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2337,7 +3444,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{46}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *ListHostsRequest) GetCluster() string {
@@ -2363,7 +3470,7 @@ type ListHostsResponse struct {
 
 func (x *ListHostsResponse) Reset() {
 	*x = ListHostsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[47]
+	mi := &file_peloton_v1_service_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2375,7 +3482,7 @@ func (x *ListHostsResponse) String() string {
 func (*ListHostsResponse) ProtoMessage() {}
 
 func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[47]
+	mi := &file_peloton_v1_service_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2388,7 +3495,7 @@ func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsResponse.ProtoReflect.Descriptor instead.
 func (*ListHostsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{47}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *ListHostsResponse) GetHosts() []*Host {
@@ -2417,7 +3524,7 @@ type DrainHostRequest struct {
 
 func (x *DrainHostRequest) Reset() {
 	*x = DrainHostRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[48]
+	mi := &file_peloton_v1_service_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2429,7 +3536,7 @@ func (x *DrainHostRequest) String() string {
 func (*DrainHostRequest) ProtoMessage() {}
 
 func (x *DrainHostRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[48]
+	mi := &file_peloton_v1_service_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2442,7 +3549,7 @@ func (x *DrainHostRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainHostRequest.ProtoReflect.Descriptor instead.
 func (*DrainHostRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{48}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *DrainHostRequest) GetHostId() string {
@@ -2482,7 +3589,7 @@ type DrainHostResponse struct {
 
 func (x *DrainHostResponse) Reset() {
 	*x = DrainHostResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[49]
+	mi := &file_peloton_v1_service_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2494,7 +3601,7 @@ func (x *DrainHostResponse) String() string {
 func (*DrainHostResponse) ProtoMessage() {}
 
 func (x *DrainHostResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[49]
+	mi := &file_peloton_v1_service_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2507,7 +3614,7 @@ func (x *DrainHostResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainHostResponse.ProtoReflect.Descriptor instead.
 func (*DrainHostResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{49}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *DrainHostResponse) GetHost() *Host {
@@ -2527,7 +3634,7 @@ type UndrainHostRequest struct {
 
 func (x *UndrainHostRequest) Reset() {
 	*x = UndrainHostRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[50]
+	mi := &file_peloton_v1_service_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2539,7 +3646,7 @@ func (x *UndrainHostRequest) String() string {
 func (*UndrainHostRequest) ProtoMessage() {}
 
 func (x *UndrainHostRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[50]
+	mi := &file_peloton_v1_service_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2552,7 +3659,7 @@ func (x *UndrainHostRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainHostRequest.ProtoReflect.Descriptor instead.
 func (*UndrainHostRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{50}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *UndrainHostRequest) GetHostId() string {
@@ -2578,7 +3685,7 @@ type UndrainHostResponse struct {
 
 func (x *UndrainHostResponse) Reset() {
 	*x = UndrainHostResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[51]
+	mi := &file_peloton_v1_service_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2590,7 +3697,7 @@ func (x *UndrainHostResponse) String() string {
 func (*UndrainHostResponse) ProtoMessage() {}
 
 func (x *UndrainHostResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[51]
+	mi := &file_peloton_v1_service_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2603,7 +3710,7 @@ func (x *UndrainHostResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainHostResponse.ProtoReflect.Descriptor instead.
 func (*UndrainHostResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{51}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *UndrainHostResponse) GetHost() *Host {
@@ -2625,7 +3732,7 @@ type MarkHostDownRequest struct {
 
 func (x *MarkHostDownRequest) Reset() {
 	*x = MarkHostDownRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[52]
+	mi := &file_peloton_v1_service_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2637,7 +3744,7 @@ func (x *MarkHostDownRequest) String() string {
 func (*MarkHostDownRequest) ProtoMessage() {}
 
 func (x *MarkHostDownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[52]
+	mi := &file_peloton_v1_service_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2650,7 +3757,7 @@ func (x *MarkHostDownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkHostDownRequest.ProtoReflect.Descriptor instead.
 func (*MarkHostDownRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{52}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *MarkHostDownRequest) GetHostId() string {
@@ -2683,7 +3790,7 @@ type MarkHostDownResponse struct {
 
 func (x *MarkHostDownResponse) Reset() {
 	*x = MarkHostDownResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[53]
+	mi := &file_peloton_v1_service_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2695,7 +3802,7 @@ func (x *MarkHostDownResponse) String() string {
 func (*MarkHostDownResponse) ProtoMessage() {}
 
 func (x *MarkHostDownResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[53]
+	mi := &file_peloton_v1_service_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2708,7 +3815,7 @@ func (x *MarkHostDownResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkHostDownResponse.ProtoReflect.Descriptor instead.
 func (*MarkHostDownResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{53}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *MarkHostDownResponse) GetHost() *Host {
@@ -2731,7 +3838,7 @@ type SetHostPoolRequest struct {
 
 func (x *SetHostPoolRequest) Reset() {
 	*x = SetHostPoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[54]
+	mi := &file_peloton_v1_service_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2743,7 +3850,7 @@ func (x *SetHostPoolRequest) String() string {
 func (*SetHostPoolRequest) ProtoMessage() {}
 
 func (x *SetHostPoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[54]
+	mi := &file_peloton_v1_service_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2756,7 +3863,7 @@ func (x *SetHostPoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetHostPoolRequest.ProtoReflect.Descriptor instead.
 func (*SetHostPoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{54}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *SetHostPoolRequest) GetHostId() string {
@@ -2789,7 +3896,7 @@ type SetHostPoolResponse struct {
 
 func (x *SetHostPoolResponse) Reset() {
 	*x = SetHostPoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[55]
+	mi := &file_peloton_v1_service_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2801,7 +3908,7 @@ func (x *SetHostPoolResponse) String() string {
 func (*SetHostPoolResponse) ProtoMessage() {}
 
 func (x *SetHostPoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[55]
+	mi := &file_peloton_v1_service_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2814,7 +3921,7 @@ func (x *SetHostPoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetHostPoolResponse.ProtoReflect.Descriptor instead.
 func (*SetHostPoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{55}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *SetHostPoolResponse) GetHost() *Host {
@@ -2832,7 +3939,7 @@ type ListHostPoolsRequest struct {
 
 func (x *ListHostPoolsRequest) Reset() {
 	*x = ListHostPoolsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[56]
+	mi := &file_peloton_v1_service_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2844,7 +3951,7 @@ func (x *ListHostPoolsRequest) String() string {
 func (*ListHostPoolsRequest) ProtoMessage() {}
 
 func (x *ListHostPoolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[56]
+	mi := &file_peloton_v1_service_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2857,7 +3964,7 @@ func (x *ListHostPoolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostPoolsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostPoolsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{56}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{78}
 }
 
 type ListHostPoolsResponse struct {
@@ -2871,7 +3978,7 @@ type ListHostPoolsResponse struct {
 
 func (x *ListHostPoolsResponse) Reset() {
 	*x = ListHostPoolsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[57]
+	mi := &file_peloton_v1_service_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2883,7 +3990,7 @@ func (x *ListHostPoolsResponse) String() string {
 func (*ListHostPoolsResponse) ProtoMessage() {}
 
 func (x *ListHostPoolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[57]
+	mi := &file_peloton_v1_service_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2896,7 +4003,7 @@ func (x *ListHostPoolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostPoolsResponse.ProtoReflect.Descriptor instead.
 func (*ListHostPoolsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{57}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *ListHostPoolsResponse) GetHostPools() []*HostPool {
@@ -2921,7 +4028,7 @@ type ListRegionsRequest struct {
 
 func (x *ListRegionsRequest) Reset() {
 	*x = ListRegionsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[58]
+	mi := &file_peloton_v1_service_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2933,7 +4040,7 @@ func (x *ListRegionsRequest) String() string {
 func (*ListRegionsRequest) ProtoMessage() {}
 
 func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[58]
+	mi := &file_peloton_v1_service_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2946,7 +4053,7 @@ func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsRequest.ProtoReflect.Descriptor instead.
 func (*ListRegionsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{58}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{80}
 }
 
 type ListRegionsResponse struct {
@@ -2958,7 +4065,7 @@ type ListRegionsResponse struct {
 
 func (x *ListRegionsResponse) Reset() {
 	*x = ListRegionsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[59]
+	mi := &file_peloton_v1_service_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2970,7 +4077,7 @@ func (x *ListRegionsResponse) String() string {
 func (*ListRegionsResponse) ProtoMessage() {}
 
 func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[59]
+	mi := &file_peloton_v1_service_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2983,7 +4090,7 @@ func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsResponse.ProtoReflect.Descriptor instead.
 func (*ListRegionsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{59}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *ListRegionsResponse) GetRegions() []*Region {
@@ -3004,7 +4111,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[60]
+	mi := &file_peloton_v1_service_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3016,7 +4123,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[60]
+	mi := &file_peloton_v1_service_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3029,7 +4136,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{60}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *WatchRequest) GetJobId() string {
@@ -3055,7 +4162,7 @@ type FailBackRequest struct {
 
 func (x *FailBackRequest) Reset() {
 	*x = FailBackRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[61]
+	mi := &file_peloton_v1_service_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3067,7 +4174,7 @@ func (x *FailBackRequest) String() string {
 func (*FailBackRequest) ProtoMessage() {}
 
 func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[61]
+	mi := &file_peloton_v1_service_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3080,7 +4187,7 @@ func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackRequest.ProtoReflect.Descriptor instead.
 func (*FailBackRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{61}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *FailBackRequest) GetRegion() string {
@@ -3100,7 +4207,7 @@ type FailBackResponse struct {
 
 func (x *FailBackResponse) Reset() {
 	*x = FailBackResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[62]
+	mi := &file_peloton_v1_service_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3112,7 +4219,7 @@ func (x *FailBackResponse) String() string {
 func (*FailBackResponse) ProtoMessage() {}
 
 func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[62]
+	mi := &file_peloton_v1_service_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3125,7 +4232,7 @@ func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackResponse.ProtoReflect.Descriptor instead.
 func (*FailBackResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{62}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *FailBackResponse) GetMoved() []*PlannedMove {
@@ -3152,7 +4259,7 @@ type IsolateRegionRequest struct {
 
 func (x *IsolateRegionRequest) Reset() {
 	*x = IsolateRegionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	mi := &file_peloton_v1_service_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3164,7 +4271,7 @@ func (x *IsolateRegionRequest) String() string {
 func (*IsolateRegionRequest) ProtoMessage() {}
 
 func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	mi := &file_peloton_v1_service_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3177,7 +4284,7 @@ func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionRequest.ProtoReflect.Descriptor instead.
 func (*IsolateRegionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{63}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *IsolateRegionRequest) GetRegion() string {
@@ -3202,7 +4309,7 @@ type IsolateRegionResponse struct {
 
 func (x *IsolateRegionResponse) Reset() {
 	*x = IsolateRegionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	mi := &file_peloton_v1_service_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3214,7 +4321,7 @@ func (x *IsolateRegionResponse) String() string {
 func (*IsolateRegionResponse) ProtoMessage() {}
 
 func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	mi := &file_peloton_v1_service_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3227,7 +4334,7 @@ func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionResponse.ProtoReflect.Descriptor instead.
 func (*IsolateRegionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{64}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{86}
 }
 
 type PutReplicaRequest struct {
@@ -3239,7 +4346,7 @@ type PutReplicaRequest struct {
 
 func (x *PutReplicaRequest) Reset() {
 	*x = PutReplicaRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	mi := &file_peloton_v1_service_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3251,7 +4358,7 @@ func (x *PutReplicaRequest) String() string {
 func (*PutReplicaRequest) ProtoMessage() {}
 
 func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	mi := &file_peloton_v1_service_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3264,7 +4371,7 @@ func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaRequest.ProtoReflect.Descriptor instead.
 func (*PutReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{65}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *PutReplicaRequest) GetReplica() *Replica {
@@ -3282,7 +4389,7 @@ type PutReplicaResponse struct {
 
 func (x *PutReplicaResponse) Reset() {
 	*x = PutReplicaResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	mi := &file_peloton_v1_service_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3294,7 +4401,7 @@ func (x *PutReplicaResponse) String() string {
 func (*PutReplicaResponse) ProtoMessage() {}
 
 func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	mi := &file_peloton_v1_service_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3307,7 +4414,7 @@ func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaResponse.ProtoReflect.Descriptor instead.
 func (*PutReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{66}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{88}
 }
 
 type ListReplicasRequest struct {
@@ -3320,7 +4427,7 @@ type ListReplicasRequest struct {
 
 func (x *ListReplicasRequest) Reset() {
 	*x = ListReplicasRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[67]
+	mi := &file_peloton_v1_service_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3332,7 +4439,7 @@ func (x *ListReplicasRequest) String() string {
 func (*ListReplicasRequest) ProtoMessage() {}
 
 func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[67]
+	mi := &file_peloton_v1_service_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3345,7 +4452,7 @@ func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasRequest.ProtoReflect.Descriptor instead.
 func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{67}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *ListReplicasRequest) GetOwnerRegion() string {
@@ -3364,7 +4471,7 @@ type ListReplicasResponse struct {
 
 func (x *ListReplicasResponse) Reset() {
 	*x = ListReplicasResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[68]
+	mi := &file_peloton_v1_service_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3376,7 +4483,7 @@ func (x *ListReplicasResponse) String() string {
 func (*ListReplicasResponse) ProtoMessage() {}
 
 func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[68]
+	mi := &file_peloton_v1_service_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3389,7 +4496,7 @@ func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasResponse.ProtoReflect.Descriptor instead.
 func (*ListReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{68}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *ListReplicasResponse) GetReplicas() []*Replica {
@@ -3409,7 +4516,7 @@ type PlanFailoverRequest struct {
 
 func (x *PlanFailoverRequest) Reset() {
 	*x = PlanFailoverRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[69]
+	mi := &file_peloton_v1_service_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3421,7 +4528,7 @@ func (x *PlanFailoverRequest) String() string {
 func (*PlanFailoverRequest) ProtoMessage() {}
 
 func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[69]
+	mi := &file_peloton_v1_service_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3434,7 +4541,7 @@ func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverRequest.ProtoReflect.Descriptor instead.
 func (*PlanFailoverRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{69}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *PlanFailoverRequest) GetRegion() string {
@@ -3453,7 +4560,7 @@ type PlanFailoverResponse struct {
 
 func (x *PlanFailoverResponse) Reset() {
 	*x = PlanFailoverResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[70]
+	mi := &file_peloton_v1_service_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3465,7 +4572,7 @@ func (x *PlanFailoverResponse) String() string {
 func (*PlanFailoverResponse) ProtoMessage() {}
 
 func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[70]
+	mi := &file_peloton_v1_service_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3478,7 +4585,7 @@ func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverResponse.ProtoReflect.Descriptor instead.
 func (*PlanFailoverResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{70}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *PlanFailoverResponse) GetPlans() []*RegionPlan {
@@ -3499,7 +4606,7 @@ type StartDrillRequest struct {
 
 func (x *StartDrillRequest) Reset() {
 	*x = StartDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[71]
+	mi := &file_peloton_v1_service_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3511,7 +4618,7 @@ func (x *StartDrillRequest) String() string {
 func (*StartDrillRequest) ProtoMessage() {}
 
 func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[71]
+	mi := &file_peloton_v1_service_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3524,7 +4631,7 @@ func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillRequest.ProtoReflect.Descriptor instead.
 func (*StartDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{71}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *StartDrillRequest) GetRegion() string {
@@ -3550,7 +4657,7 @@ type StartDrillResponse struct {
 
 func (x *StartDrillResponse) Reset() {
 	*x = StartDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[72]
+	mi := &file_peloton_v1_service_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3562,7 +4669,7 @@ func (x *StartDrillResponse) String() string {
 func (*StartDrillResponse) ProtoMessage() {}
 
 func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[72]
+	mi := &file_peloton_v1_service_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3575,7 +4682,7 @@ func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillResponse.ProtoReflect.Descriptor instead.
 func (*StartDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{72}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *StartDrillResponse) GetDrill() *Drill {
@@ -3594,7 +4701,7 @@ type GetDrillRequest struct {
 
 func (x *GetDrillRequest) Reset() {
 	*x = GetDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[73]
+	mi := &file_peloton_v1_service_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3606,7 +4713,7 @@ func (x *GetDrillRequest) String() string {
 func (*GetDrillRequest) ProtoMessage() {}
 
 func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[73]
+	mi := &file_peloton_v1_service_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3619,7 +4726,7 @@ func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillRequest.ProtoReflect.Descriptor instead.
 func (*GetDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{73}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *GetDrillRequest) GetId() string {
@@ -3638,7 +4745,7 @@ type GetDrillResponse struct {
 
 func (x *GetDrillResponse) Reset() {
 	*x = GetDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[74]
+	mi := &file_peloton_v1_service_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3650,7 +4757,7 @@ func (x *GetDrillResponse) String() string {
 func (*GetDrillResponse) ProtoMessage() {}
 
 func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[74]
+	mi := &file_peloton_v1_service_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3663,7 +4770,7 @@ func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillResponse.ProtoReflect.Descriptor instead.
 func (*GetDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{74}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *GetDrillResponse) GetDrill() *Drill {
@@ -3681,7 +4788,7 @@ type ListDrillsRequest struct {
 
 func (x *ListDrillsRequest) Reset() {
 	*x = ListDrillsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[75]
+	mi := &file_peloton_v1_service_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3693,7 +4800,7 @@ func (x *ListDrillsRequest) String() string {
 func (*ListDrillsRequest) ProtoMessage() {}
 
 func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[75]
+	mi := &file_peloton_v1_service_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3706,7 +4813,7 @@ func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsRequest.ProtoReflect.Descriptor instead.
 func (*ListDrillsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{75}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{97}
 }
 
 type ListDrillsResponse struct {
@@ -3718,7 +4825,7 @@ type ListDrillsResponse struct {
 
 func (x *ListDrillsResponse) Reset() {
 	*x = ListDrillsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[76]
+	mi := &file_peloton_v1_service_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3730,7 +4837,7 @@ func (x *ListDrillsResponse) String() string {
 func (*ListDrillsResponse) ProtoMessage() {}
 
 func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[76]
+	mi := &file_peloton_v1_service_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3743,7 +4850,7 @@ func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsResponse.ProtoReflect.Descriptor instead.
 func (*ListDrillsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{76}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *ListDrillsResponse) GetDrills() []*Drill {
@@ -3761,7 +4868,7 @@ type GetVersionRequest struct {
 
 func (x *GetVersionRequest) Reset() {
 	*x = GetVersionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[77]
+	mi := &file_peloton_v1_service_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3773,7 +4880,7 @@ func (x *GetVersionRequest) String() string {
 func (*GetVersionRequest) ProtoMessage() {}
 
 func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[77]
+	mi := &file_peloton_v1_service_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3786,7 +4893,7 @@ func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionRequest.ProtoReflect.Descriptor instead.
 func (*GetVersionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{77}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{99}
 }
 
 type GetVersionResponse struct {
@@ -3800,7 +4907,7 @@ type GetVersionResponse struct {
 
 func (x *GetVersionResponse) Reset() {
 	*x = GetVersionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[78]
+	mi := &file_peloton_v1_service_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3812,7 +4919,7 @@ func (x *GetVersionResponse) String() string {
 func (*GetVersionResponse) ProtoMessage() {}
 
 func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[78]
+	mi := &file_peloton_v1_service_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3825,7 +4932,7 @@ func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionResponse.ProtoReflect.Descriptor instead.
 func (*GetVersionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{78}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *GetVersionResponse) GetVersion() string {
@@ -3857,7 +4964,7 @@ type WhoAmIRequest struct {
 
 func (x *WhoAmIRequest) Reset() {
 	*x = WhoAmIRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[79]
+	mi := &file_peloton_v1_service_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3869,7 +4976,7 @@ func (x *WhoAmIRequest) String() string {
 func (*WhoAmIRequest) ProtoMessage() {}
 
 func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[79]
+	mi := &file_peloton_v1_service_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3882,7 +4989,7 @@ func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
 func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{79}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{101}
 }
 
 type WhoAmIResponse struct {
@@ -3904,7 +5011,7 @@ type WhoAmIResponse struct {
 
 func (x *WhoAmIResponse) Reset() {
 	*x = WhoAmIResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[80]
+	mi := &file_peloton_v1_service_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3916,7 +5023,7 @@ func (x *WhoAmIResponse) String() string {
 func (*WhoAmIResponse) ProtoMessage() {}
 
 func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[80]
+	mi := &file_peloton_v1_service_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3929,7 +5036,7 @@ func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIResponse.ProtoReflect.Descriptor instead.
 func (*WhoAmIResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{80}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *WhoAmIResponse) GetName() string {
@@ -3982,7 +5089,7 @@ type CanIRequest struct {
 
 func (x *CanIRequest) Reset() {
 	*x = CanIRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[81]
+	mi := &file_peloton_v1_service_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3994,7 +5101,7 @@ func (x *CanIRequest) String() string {
 func (*CanIRequest) ProtoMessage() {}
 
 func (x *CanIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[81]
+	mi := &file_peloton_v1_service_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4007,7 +5114,7 @@ func (x *CanIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanIRequest.ProtoReflect.Descriptor instead.
 func (*CanIRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{81}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *CanIRequest) GetAction() string {
@@ -4042,7 +5149,7 @@ type CanIResponse struct {
 
 func (x *CanIResponse) Reset() {
 	*x = CanIResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[82]
+	mi := &file_peloton_v1_service_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4054,7 +5161,7 @@ func (x *CanIResponse) String() string {
 func (*CanIResponse) ProtoMessage() {}
 
 func (x *CanIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[82]
+	mi := &file_peloton_v1_service_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4067,7 +5174,7 @@ func (x *CanIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanIResponse.ProtoReflect.Descriptor instead.
 func (*CanIResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{82}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *CanIResponse) GetAllowed() bool {
@@ -4098,7 +5205,7 @@ type ListAuditRequest struct {
 
 func (x *ListAuditRequest) Reset() {
 	*x = ListAuditRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[83]
+	mi := &file_peloton_v1_service_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4110,7 +5217,7 @@ func (x *ListAuditRequest) String() string {
 func (*ListAuditRequest) ProtoMessage() {}
 
 func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[83]
+	mi := &file_peloton_v1_service_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4123,7 +5230,7 @@ func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{83}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *ListAuditRequest) GetName() string {
@@ -4157,7 +5264,7 @@ type ListAuditResponse struct {
 
 func (x *ListAuditResponse) Reset() {
 	*x = ListAuditResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[84]
+	mi := &file_peloton_v1_service_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4169,7 +5276,7 @@ func (x *ListAuditResponse) String() string {
 func (*ListAuditResponse) ProtoMessage() {}
 
 func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[84]
+	mi := &file_peloton_v1_service_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4182,7 +5289,7 @@ func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{84}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{106}
 }
 
 func (x *ListAuditResponse) GetRecords() []*AuditRecord {
@@ -4197,7 +5304,53 @@ var File_peloton_v1_service_proto protoreflect.FileDescriptor
 const file_peloton_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"\x18peloton/v1/service.proto\x12\n" +
-	"peloton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16peloton/v1/types.proto\";\n" +
+	"peloton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16peloton/v1/types.proto\"\xaf\x02\n" +
+	"\x15StartMigrationRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
+	"\x04pool\x18\x02 \x01(\tR\x04pool\x12\x1d\n" +
+	"\n" +
+	"to_cluster\x18\x03 \x01(\tR\ttoCluster\x12\"\n" +
+	"\n" +
+	"batch_size\x18\x04 \x01(\rH\x00R\tbatchSize\x88\x01\x01\x12\x14\n" +
+	"\x05surge\x18\x05 \x01(\bR\x05surge\x12!\n" +
+	"\fstart_paused\x18\x06 \x01(\bR\vstartPaused\x12!\n" +
+	"\fmove_running\x18\a \x01(\bR\vmoveRunning\x12%\n" +
+	"\x0eallow_stateful\x18\b \x01(\bR\rallowStateful\x12\x16\n" +
+	"\x06region\x18\t \x01(\tR\x06regionB\r\n" +
+	"\v_batch_size\"M\n" +
+	"\x16StartMigrationResponse\x123\n" +
+	"\tmigration\x18\x01 \x01(\v2\x15.peloton.v1.MigrationR\tmigration\"P\n" +
+	"\x13GetMigrationRequest\x12!\n" +
+	"\fmigration_id\x18\x01 \x01(\tR\vmigrationId\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\"K\n" +
+	"\x14GetMigrationResponse\x123\n" +
+	"\tmigration\x18\x01 \x01(\v2\x15.peloton.v1.MigrationR\tmigration\"/\n" +
+	"\x15ListMigrationsRequest\x12\x16\n" +
+	"\x06region\x18\x01 \x01(\tR\x06region\"O\n" +
+	"\x16ListMigrationsResponse\x125\n" +
+	"\n" +
+	"migrations\x18\x01 \x03(\v2\x15.peloton.v1.MigrationR\n" +
+	"migrations\"R\n" +
+	"\x15PauseMigrationRequest\x12!\n" +
+	"\fmigration_id\x18\x01 \x01(\tR\vmigrationId\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\"M\n" +
+	"\x16PauseMigrationResponse\x123\n" +
+	"\tmigration\x18\x01 \x01(\v2\x15.peloton.v1.MigrationR\tmigration\"S\n" +
+	"\x16ResumeMigrationRequest\x12!\n" +
+	"\fmigration_id\x18\x01 \x01(\tR\vmigrationId\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\"N\n" +
+	"\x17ResumeMigrationResponse\x123\n" +
+	"\tmigration\x18\x01 \x01(\v2\x15.peloton.v1.MigrationR\tmigration\"R\n" +
+	"\x15AbortMigrationRequest\x12!\n" +
+	"\fmigration_id\x18\x01 \x01(\tR\vmigrationId\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\"M\n" +
+	"\x16AbortMigrationResponse\x123\n" +
+	"\tmigration\x18\x01 \x01(\v2\x15.peloton.v1.MigrationR\tmigration\"U\n" +
+	"\x18RollbackMigrationRequest\x12!\n" +
+	"\fmigration_id\x18\x01 \x01(\tR\vmigrationId\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\"P\n" +
+	"\x19RollbackMigrationResponse\x123\n" +
+	"\tmigration\x18\x01 \x01(\v2\x15.peloton.v1.MigrationR\tmigration\";\n" +
 	"\x10CreateJobRequest\x12'\n" +
 	"\x04spec\x18\x01 \x01(\v2\x13.peloton.v1.JobSpecR\x04spec\"6\n" +
 	"\x11CreateJobResponse\x12!\n" +
@@ -4320,7 +5473,26 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
 	"\aregions\x18\x02 \x01(\bR\aregions\"7\n" +
 	"\x0fGetPoolResponse\x12$\n" +
-	"\x04pool\x18\x01 \x01(\v2\x10.peloton.v1.PoolR\x04pool\"E\n" +
+	"\x04pool\x18\x01 \x01(\v2\x10.peloton.v1.PoolR\x04pool\"-\n" +
+	"\x13ListClustersRequest\x12\x16\n" +
+	"\x06region\x18\x01 \x01(\tR\x06region\"N\n" +
+	"\x14ListClustersResponse\x126\n" +
+	"\bclusters\x18\x01 \x03(\v2\x1a.peloton.v1.ClusterSummaryR\bclusters\"E\n" +
+	"\x11GetClusterRequest\x12\x18\n" +
+	"\acluster\x18\x01 \x01(\tR\acluster\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\"J\n" +
+	"\x12GetClusterResponse\x124\n" +
+	"\acluster\x18\x01 \x01(\v2\x1a.peloton.v1.ClusterSummaryR\acluster\"G\n" +
+	"\x13DrainClusterRequest\x12\x18\n" +
+	"\acluster\x18\x01 \x01(\tR\acluster\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\"L\n" +
+	"\x14DrainClusterResponse\x124\n" +
+	"\acluster\x18\x01 \x01(\v2\x1a.peloton.v1.ClusterSummaryR\acluster\"I\n" +
+	"\x15UndrainClusterRequest\x12\x18\n" +
+	"\acluster\x18\x01 \x01(\tR\acluster\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\"N\n" +
+	"\x16UndrainClusterResponse\x124\n" +
+	"\acluster\x18\x01 \x01(\v2\x1a.peloton.v1.ClusterSummaryR\acluster\"E\n" +
 	"\x10ListHostsRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x17\n" +
 	"\ahost_id\x18\x02 \x01(\tR\x06hostId\";\n" +
@@ -4417,7 +5589,7 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\rR\x05limit\"F\n" +
 	"\x11ListAuditResponse\x121\n" +
-	"\arecords\x18\x01 \x03(\v2\x17.peloton.v1.AuditRecordR\arecords2\xda\b\n" +
+	"\arecords\x18\x01 \x03(\v2\x17.peloton.v1.AuditRecordR\arecords2\xd9\r\n" +
 	"\n" +
 	"JobService\x12H\n" +
 	"\tCreateJob\x12\x1c.peloton.v1.CreateJobRequest\x1a\x1d.peloton.v1.CreateJobResponse\x12D\n" +
@@ -4434,7 +5606,14 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x0eRollbackUpdate\x12!.peloton.v1.RollbackUpdateRequest\x1a\".peloton.v1.RollbackUpdateResponse\x12V\n" +
 	"\fGetJobConfig\x12\x1f.peloton.v1.GetJobConfigRequest\x1a .peloton.v1.GetJobConfigResponse\"\x03\x90\x02\x01\x12P\n" +
 	"\n" +
-	"ListEvents\x12\x1d.peloton.v1.ListEventsRequest\x1a\x1e.peloton.v1.ListEventsResponse\"\x03\x90\x02\x012\xc4\x02\n" +
+	"ListEvents\x12\x1d.peloton.v1.ListEventsRequest\x1a\x1e.peloton.v1.ListEventsResponse\"\x03\x90\x02\x01\x12W\n" +
+	"\x0eStartMigration\x12!.peloton.v1.StartMigrationRequest\x1a\".peloton.v1.StartMigrationResponse\x12V\n" +
+	"\fGetMigration\x12\x1f.peloton.v1.GetMigrationRequest\x1a .peloton.v1.GetMigrationResponse\"\x03\x90\x02\x01\x12\\\n" +
+	"\x0eListMigrations\x12!.peloton.v1.ListMigrationsRequest\x1a\".peloton.v1.ListMigrationsResponse\"\x03\x90\x02\x01\x12W\n" +
+	"\x0ePauseMigration\x12!.peloton.v1.PauseMigrationRequest\x1a\".peloton.v1.PauseMigrationResponse\x12Z\n" +
+	"\x0fResumeMigration\x12\".peloton.v1.ResumeMigrationRequest\x1a#.peloton.v1.ResumeMigrationResponse\x12W\n" +
+	"\x0eAbortMigration\x12!.peloton.v1.AbortMigrationRequest\x1a\".peloton.v1.AbortMigrationResponse\x12`\n" +
+	"\x11RollbackMigration\x12$.peloton.v1.RollbackMigrationRequest\x1a%.peloton.v1.RollbackMigrationResponse2\xc4\x02\n" +
 	"\vTaskService\x12M\n" +
 	"\tListTasks\x12\x1c.peloton.v1.ListTasksRequest\x1a\x1d.peloton.v1.ListTasksResponse\"\x03\x90\x02\x01\x12G\n" +
 	"\aGetTask\x12\x1a.peloton.v1.GetTaskRequest\x1a\x1b.peloton.v1.GetTaskResponse\"\x03\x90\x02\x01\x12S\n" +
@@ -4448,14 +5627,19 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"DeletePool\x12\x1d.peloton.v1.DeletePoolRequest\x1a\x1e.peloton.v1.DeletePoolResponse\x12M\n" +
 	"\tListPools\x12\x1c.peloton.v1.ListPoolsRequest\x1a\x1d.peloton.v1.ListPoolsResponse\"\x03\x90\x02\x01\x12G\n" +
-	"\aGetPool\x12\x1a.peloton.v1.GetPoolRequest\x1a\x1b.peloton.v1.GetPoolResponse\"\x03\x90\x02\x012\xf4\x03\n" +
+	"\aGetPool\x12\x1a.peloton.v1.GetPoolRequest\x1a\x1b.peloton.v1.GetPoolResponse\"\x03\x90\x02\x012\xca\x06\n" +
 	"\vHostService\x12M\n" +
 	"\tListHosts\x12\x1c.peloton.v1.ListHostsRequest\x1a\x1d.peloton.v1.ListHostsResponse\"\x03\x90\x02\x01\x12H\n" +
 	"\tDrainHost\x12\x1c.peloton.v1.DrainHostRequest\x1a\x1d.peloton.v1.DrainHostResponse\x12N\n" +
 	"\vUndrainHost\x12\x1e.peloton.v1.UndrainHostRequest\x1a\x1f.peloton.v1.UndrainHostResponse\x12Q\n" +
 	"\fMarkHostDown\x12\x1f.peloton.v1.MarkHostDownRequest\x1a .peloton.v1.MarkHostDownResponse\x12N\n" +
 	"\vSetHostPool\x12\x1e.peloton.v1.SetHostPoolRequest\x1a\x1f.peloton.v1.SetHostPoolResponse\x12Y\n" +
-	"\rListHostPools\x12 .peloton.v1.ListHostPoolsRequest\x1a!.peloton.v1.ListHostPoolsResponse\"\x03\x90\x02\x012d\n" +
+	"\rListHostPools\x12 .peloton.v1.ListHostPoolsRequest\x1a!.peloton.v1.ListHostPoolsResponse\"\x03\x90\x02\x01\x12V\n" +
+	"\fListClusters\x12\x1f.peloton.v1.ListClustersRequest\x1a .peloton.v1.ListClustersResponse\"\x03\x90\x02\x01\x12P\n" +
+	"\n" +
+	"GetCluster\x12\x1d.peloton.v1.GetClusterRequest\x1a\x1e.peloton.v1.GetClusterResponse\"\x03\x90\x02\x01\x12Q\n" +
+	"\fDrainCluster\x12\x1f.peloton.v1.DrainClusterRequest\x1a .peloton.v1.DrainClusterResponse\x12W\n" +
+	"\x0eUndrainCluster\x12!.peloton.v1.UndrainClusterRequest\x1a\".peloton.v1.UndrainClusterResponse2d\n" +
 	"\rRegionService\x12S\n" +
 	"\vListRegions\x12\x1e.peloton.v1.ListRegionsRequest\x1a\x1f.peloton.v1.ListRegionsResponse\"\x03\x90\x02\x012K\n" +
 	"\fEventService\x12;\n" +
@@ -4493,251 +5677,308 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_service_proto_rawDescData
 }
 
-var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 85)
+var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 107)
 var file_peloton_v1_service_proto_goTypes = []any{
-	(*CreateJobRequest)(nil),       // 0: peloton.v1.CreateJobRequest
-	(*CreateJobResponse)(nil),      // 1: peloton.v1.CreateJobResponse
-	(*GetJobRequest)(nil),          // 2: peloton.v1.GetJobRequest
-	(*GetJobResponse)(nil),         // 3: peloton.v1.GetJobResponse
-	(*ListJobsRequest)(nil),        // 4: peloton.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),       // 5: peloton.v1.ListJobsResponse
-	(*StopJobRequest)(nil),         // 6: peloton.v1.StopJobRequest
-	(*StopJobResponse)(nil),        // 7: peloton.v1.StopJobResponse
-	(*DeleteJobRequest)(nil),       // 8: peloton.v1.DeleteJobRequest
-	(*DeleteJobResponse)(nil),      // 9: peloton.v1.DeleteJobResponse
-	(*UpdateJobRequest)(nil),       // 10: peloton.v1.UpdateJobRequest
-	(*UpdateJobResponse)(nil),      // 11: peloton.v1.UpdateJobResponse
-	(*GetUpdateRequest)(nil),       // 12: peloton.v1.GetUpdateRequest
-	(*GetUpdateResponse)(nil),      // 13: peloton.v1.GetUpdateResponse
-	(*ListUpdatesRequest)(nil),     // 14: peloton.v1.ListUpdatesRequest
-	(*ListUpdatesResponse)(nil),    // 15: peloton.v1.ListUpdatesResponse
-	(*AbortUpdateRequest)(nil),     // 16: peloton.v1.AbortUpdateRequest
-	(*AbortUpdateResponse)(nil),    // 17: peloton.v1.AbortUpdateResponse
-	(*PauseUpdateRequest)(nil),     // 18: peloton.v1.PauseUpdateRequest
-	(*PauseUpdateResponse)(nil),    // 19: peloton.v1.PauseUpdateResponse
-	(*ResumeUpdateRequest)(nil),    // 20: peloton.v1.ResumeUpdateRequest
-	(*ResumeUpdateResponse)(nil),   // 21: peloton.v1.ResumeUpdateResponse
-	(*RollbackUpdateRequest)(nil),  // 22: peloton.v1.RollbackUpdateRequest
-	(*RollbackUpdateResponse)(nil), // 23: peloton.v1.RollbackUpdateResponse
-	(*GetJobConfigRequest)(nil),    // 24: peloton.v1.GetJobConfigRequest
-	(*GetJobConfigResponse)(nil),   // 25: peloton.v1.GetJobConfigResponse
-	(*ListEventsRequest)(nil),      // 26: peloton.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),     // 27: peloton.v1.ListEventsResponse
-	(*ListTasksRequest)(nil),       // 28: peloton.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),      // 29: peloton.v1.ListTasksResponse
-	(*GetTaskRequest)(nil),         // 30: peloton.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),        // 31: peloton.v1.GetTaskResponse
-	(*GetTaskLogsRequest)(nil),     // 32: peloton.v1.GetTaskLogsRequest
-	(*GetTaskLogsResponse)(nil),    // 33: peloton.v1.GetTaskLogsResponse
-	(*StopTasksRequest)(nil),       // 34: peloton.v1.StopTasksRequest
-	(*StopTasksResponse)(nil),      // 35: peloton.v1.StopTasksResponse
-	(*CreatePoolRequest)(nil),      // 36: peloton.v1.CreatePoolRequest
-	(*CreatePoolResponse)(nil),     // 37: peloton.v1.CreatePoolResponse
-	(*UpdatePoolRequest)(nil),      // 38: peloton.v1.UpdatePoolRequest
-	(*UpdatePoolResponse)(nil),     // 39: peloton.v1.UpdatePoolResponse
-	(*DeletePoolRequest)(nil),      // 40: peloton.v1.DeletePoolRequest
-	(*DeletePoolResponse)(nil),     // 41: peloton.v1.DeletePoolResponse
-	(*ListPoolsRequest)(nil),       // 42: peloton.v1.ListPoolsRequest
-	(*ListPoolsResponse)(nil),      // 43: peloton.v1.ListPoolsResponse
-	(*GetPoolRequest)(nil),         // 44: peloton.v1.GetPoolRequest
-	(*GetPoolResponse)(nil),        // 45: peloton.v1.GetPoolResponse
-	(*ListHostsRequest)(nil),       // 46: peloton.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),      // 47: peloton.v1.ListHostsResponse
-	(*DrainHostRequest)(nil),       // 48: peloton.v1.DrainHostRequest
-	(*DrainHostResponse)(nil),      // 49: peloton.v1.DrainHostResponse
-	(*UndrainHostRequest)(nil),     // 50: peloton.v1.UndrainHostRequest
-	(*UndrainHostResponse)(nil),    // 51: peloton.v1.UndrainHostResponse
-	(*MarkHostDownRequest)(nil),    // 52: peloton.v1.MarkHostDownRequest
-	(*MarkHostDownResponse)(nil),   // 53: peloton.v1.MarkHostDownResponse
-	(*SetHostPoolRequest)(nil),     // 54: peloton.v1.SetHostPoolRequest
-	(*SetHostPoolResponse)(nil),    // 55: peloton.v1.SetHostPoolResponse
-	(*ListHostPoolsRequest)(nil),   // 56: peloton.v1.ListHostPoolsRequest
-	(*ListHostPoolsResponse)(nil),  // 57: peloton.v1.ListHostPoolsResponse
-	(*ListRegionsRequest)(nil),     // 58: peloton.v1.ListRegionsRequest
-	(*ListRegionsResponse)(nil),    // 59: peloton.v1.ListRegionsResponse
-	(*WatchRequest)(nil),           // 60: peloton.v1.WatchRequest
-	(*FailBackRequest)(nil),        // 61: peloton.v1.FailBackRequest
-	(*FailBackResponse)(nil),       // 62: peloton.v1.FailBackResponse
-	(*IsolateRegionRequest)(nil),   // 63: peloton.v1.IsolateRegionRequest
-	(*IsolateRegionResponse)(nil),  // 64: peloton.v1.IsolateRegionResponse
-	(*PutReplicaRequest)(nil),      // 65: peloton.v1.PutReplicaRequest
-	(*PutReplicaResponse)(nil),     // 66: peloton.v1.PutReplicaResponse
-	(*ListReplicasRequest)(nil),    // 67: peloton.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),   // 68: peloton.v1.ListReplicasResponse
-	(*PlanFailoverRequest)(nil),    // 69: peloton.v1.PlanFailoverRequest
-	(*PlanFailoverResponse)(nil),   // 70: peloton.v1.PlanFailoverResponse
-	(*StartDrillRequest)(nil),      // 71: peloton.v1.StartDrillRequest
-	(*StartDrillResponse)(nil),     // 72: peloton.v1.StartDrillResponse
-	(*GetDrillRequest)(nil),        // 73: peloton.v1.GetDrillRequest
-	(*GetDrillResponse)(nil),       // 74: peloton.v1.GetDrillResponse
-	(*ListDrillsRequest)(nil),      // 75: peloton.v1.ListDrillsRequest
-	(*ListDrillsResponse)(nil),     // 76: peloton.v1.ListDrillsResponse
-	(*GetVersionRequest)(nil),      // 77: peloton.v1.GetVersionRequest
-	(*GetVersionResponse)(nil),     // 78: peloton.v1.GetVersionResponse
-	(*WhoAmIRequest)(nil),          // 79: peloton.v1.WhoAmIRequest
-	(*WhoAmIResponse)(nil),         // 80: peloton.v1.WhoAmIResponse
-	(*CanIRequest)(nil),            // 81: peloton.v1.CanIRequest
-	(*CanIResponse)(nil),           // 82: peloton.v1.CanIResponse
-	(*ListAuditRequest)(nil),       // 83: peloton.v1.ListAuditRequest
-	(*ListAuditResponse)(nil),      // 84: peloton.v1.ListAuditResponse
-	(*JobSpec)(nil),                // 85: peloton.v1.JobSpec
-	(*Job)(nil),                    // 86: peloton.v1.Job
-	(JobState)(0),                  // 87: peloton.v1.JobState
-	(*Update)(nil),                 // 88: peloton.v1.Update
-	(*Event)(nil),                  // 89: peloton.v1.Event
-	(TaskState)(0),                 // 90: peloton.v1.TaskState
-	(*Task)(nil),                   // 91: peloton.v1.Task
-	(*PoolSpec)(nil),               // 92: peloton.v1.PoolSpec
-	(*Pool)(nil),                   // 93: peloton.v1.Pool
-	(*Host)(nil),                   // 94: peloton.v1.Host
-	(*durationpb.Duration)(nil),    // 95: google.protobuf.Duration
-	(*HostPool)(nil),               // 96: peloton.v1.HostPool
-	(*HostPoolMove)(nil),           // 97: peloton.v1.HostPoolMove
-	(*Region)(nil),                 // 98: peloton.v1.Region
-	(*PlannedMove)(nil),            // 99: peloton.v1.PlannedMove
-	(*Replica)(nil),                // 100: peloton.v1.Replica
-	(*RegionPlan)(nil),             // 101: peloton.v1.RegionPlan
-	(*Drill)(nil),                  // 102: peloton.v1.Drill
-	(*timestamppb.Timestamp)(nil),  // 103: google.protobuf.Timestamp
-	(*AuditRecord)(nil),            // 104: peloton.v1.AuditRecord
+	(*StartMigrationRequest)(nil),     // 0: peloton.v1.StartMigrationRequest
+	(*StartMigrationResponse)(nil),    // 1: peloton.v1.StartMigrationResponse
+	(*GetMigrationRequest)(nil),       // 2: peloton.v1.GetMigrationRequest
+	(*GetMigrationResponse)(nil),      // 3: peloton.v1.GetMigrationResponse
+	(*ListMigrationsRequest)(nil),     // 4: peloton.v1.ListMigrationsRequest
+	(*ListMigrationsResponse)(nil),    // 5: peloton.v1.ListMigrationsResponse
+	(*PauseMigrationRequest)(nil),     // 6: peloton.v1.PauseMigrationRequest
+	(*PauseMigrationResponse)(nil),    // 7: peloton.v1.PauseMigrationResponse
+	(*ResumeMigrationRequest)(nil),    // 8: peloton.v1.ResumeMigrationRequest
+	(*ResumeMigrationResponse)(nil),   // 9: peloton.v1.ResumeMigrationResponse
+	(*AbortMigrationRequest)(nil),     // 10: peloton.v1.AbortMigrationRequest
+	(*AbortMigrationResponse)(nil),    // 11: peloton.v1.AbortMigrationResponse
+	(*RollbackMigrationRequest)(nil),  // 12: peloton.v1.RollbackMigrationRequest
+	(*RollbackMigrationResponse)(nil), // 13: peloton.v1.RollbackMigrationResponse
+	(*CreateJobRequest)(nil),          // 14: peloton.v1.CreateJobRequest
+	(*CreateJobResponse)(nil),         // 15: peloton.v1.CreateJobResponse
+	(*GetJobRequest)(nil),             // 16: peloton.v1.GetJobRequest
+	(*GetJobResponse)(nil),            // 17: peloton.v1.GetJobResponse
+	(*ListJobsRequest)(nil),           // 18: peloton.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),          // 19: peloton.v1.ListJobsResponse
+	(*StopJobRequest)(nil),            // 20: peloton.v1.StopJobRequest
+	(*StopJobResponse)(nil),           // 21: peloton.v1.StopJobResponse
+	(*DeleteJobRequest)(nil),          // 22: peloton.v1.DeleteJobRequest
+	(*DeleteJobResponse)(nil),         // 23: peloton.v1.DeleteJobResponse
+	(*UpdateJobRequest)(nil),          // 24: peloton.v1.UpdateJobRequest
+	(*UpdateJobResponse)(nil),         // 25: peloton.v1.UpdateJobResponse
+	(*GetUpdateRequest)(nil),          // 26: peloton.v1.GetUpdateRequest
+	(*GetUpdateResponse)(nil),         // 27: peloton.v1.GetUpdateResponse
+	(*ListUpdatesRequest)(nil),        // 28: peloton.v1.ListUpdatesRequest
+	(*ListUpdatesResponse)(nil),       // 29: peloton.v1.ListUpdatesResponse
+	(*AbortUpdateRequest)(nil),        // 30: peloton.v1.AbortUpdateRequest
+	(*AbortUpdateResponse)(nil),       // 31: peloton.v1.AbortUpdateResponse
+	(*PauseUpdateRequest)(nil),        // 32: peloton.v1.PauseUpdateRequest
+	(*PauseUpdateResponse)(nil),       // 33: peloton.v1.PauseUpdateResponse
+	(*ResumeUpdateRequest)(nil),       // 34: peloton.v1.ResumeUpdateRequest
+	(*ResumeUpdateResponse)(nil),      // 35: peloton.v1.ResumeUpdateResponse
+	(*RollbackUpdateRequest)(nil),     // 36: peloton.v1.RollbackUpdateRequest
+	(*RollbackUpdateResponse)(nil),    // 37: peloton.v1.RollbackUpdateResponse
+	(*GetJobConfigRequest)(nil),       // 38: peloton.v1.GetJobConfigRequest
+	(*GetJobConfigResponse)(nil),      // 39: peloton.v1.GetJobConfigResponse
+	(*ListEventsRequest)(nil),         // 40: peloton.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),        // 41: peloton.v1.ListEventsResponse
+	(*ListTasksRequest)(nil),          // 42: peloton.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),         // 43: peloton.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),            // 44: peloton.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),           // 45: peloton.v1.GetTaskResponse
+	(*GetTaskLogsRequest)(nil),        // 46: peloton.v1.GetTaskLogsRequest
+	(*GetTaskLogsResponse)(nil),       // 47: peloton.v1.GetTaskLogsResponse
+	(*StopTasksRequest)(nil),          // 48: peloton.v1.StopTasksRequest
+	(*StopTasksResponse)(nil),         // 49: peloton.v1.StopTasksResponse
+	(*CreatePoolRequest)(nil),         // 50: peloton.v1.CreatePoolRequest
+	(*CreatePoolResponse)(nil),        // 51: peloton.v1.CreatePoolResponse
+	(*UpdatePoolRequest)(nil),         // 52: peloton.v1.UpdatePoolRequest
+	(*UpdatePoolResponse)(nil),        // 53: peloton.v1.UpdatePoolResponse
+	(*DeletePoolRequest)(nil),         // 54: peloton.v1.DeletePoolRequest
+	(*DeletePoolResponse)(nil),        // 55: peloton.v1.DeletePoolResponse
+	(*ListPoolsRequest)(nil),          // 56: peloton.v1.ListPoolsRequest
+	(*ListPoolsResponse)(nil),         // 57: peloton.v1.ListPoolsResponse
+	(*GetPoolRequest)(nil),            // 58: peloton.v1.GetPoolRequest
+	(*GetPoolResponse)(nil),           // 59: peloton.v1.GetPoolResponse
+	(*ListClustersRequest)(nil),       // 60: peloton.v1.ListClustersRequest
+	(*ListClustersResponse)(nil),      // 61: peloton.v1.ListClustersResponse
+	(*GetClusterRequest)(nil),         // 62: peloton.v1.GetClusterRequest
+	(*GetClusterResponse)(nil),        // 63: peloton.v1.GetClusterResponse
+	(*DrainClusterRequest)(nil),       // 64: peloton.v1.DrainClusterRequest
+	(*DrainClusterResponse)(nil),      // 65: peloton.v1.DrainClusterResponse
+	(*UndrainClusterRequest)(nil),     // 66: peloton.v1.UndrainClusterRequest
+	(*UndrainClusterResponse)(nil),    // 67: peloton.v1.UndrainClusterResponse
+	(*ListHostsRequest)(nil),          // 68: peloton.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),         // 69: peloton.v1.ListHostsResponse
+	(*DrainHostRequest)(nil),          // 70: peloton.v1.DrainHostRequest
+	(*DrainHostResponse)(nil),         // 71: peloton.v1.DrainHostResponse
+	(*UndrainHostRequest)(nil),        // 72: peloton.v1.UndrainHostRequest
+	(*UndrainHostResponse)(nil),       // 73: peloton.v1.UndrainHostResponse
+	(*MarkHostDownRequest)(nil),       // 74: peloton.v1.MarkHostDownRequest
+	(*MarkHostDownResponse)(nil),      // 75: peloton.v1.MarkHostDownResponse
+	(*SetHostPoolRequest)(nil),        // 76: peloton.v1.SetHostPoolRequest
+	(*SetHostPoolResponse)(nil),       // 77: peloton.v1.SetHostPoolResponse
+	(*ListHostPoolsRequest)(nil),      // 78: peloton.v1.ListHostPoolsRequest
+	(*ListHostPoolsResponse)(nil),     // 79: peloton.v1.ListHostPoolsResponse
+	(*ListRegionsRequest)(nil),        // 80: peloton.v1.ListRegionsRequest
+	(*ListRegionsResponse)(nil),       // 81: peloton.v1.ListRegionsResponse
+	(*WatchRequest)(nil),              // 82: peloton.v1.WatchRequest
+	(*FailBackRequest)(nil),           // 83: peloton.v1.FailBackRequest
+	(*FailBackResponse)(nil),          // 84: peloton.v1.FailBackResponse
+	(*IsolateRegionRequest)(nil),      // 85: peloton.v1.IsolateRegionRequest
+	(*IsolateRegionResponse)(nil),     // 86: peloton.v1.IsolateRegionResponse
+	(*PutReplicaRequest)(nil),         // 87: peloton.v1.PutReplicaRequest
+	(*PutReplicaResponse)(nil),        // 88: peloton.v1.PutReplicaResponse
+	(*ListReplicasRequest)(nil),       // 89: peloton.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),      // 90: peloton.v1.ListReplicasResponse
+	(*PlanFailoverRequest)(nil),       // 91: peloton.v1.PlanFailoverRequest
+	(*PlanFailoverResponse)(nil),      // 92: peloton.v1.PlanFailoverResponse
+	(*StartDrillRequest)(nil),         // 93: peloton.v1.StartDrillRequest
+	(*StartDrillResponse)(nil),        // 94: peloton.v1.StartDrillResponse
+	(*GetDrillRequest)(nil),           // 95: peloton.v1.GetDrillRequest
+	(*GetDrillResponse)(nil),          // 96: peloton.v1.GetDrillResponse
+	(*ListDrillsRequest)(nil),         // 97: peloton.v1.ListDrillsRequest
+	(*ListDrillsResponse)(nil),        // 98: peloton.v1.ListDrillsResponse
+	(*GetVersionRequest)(nil),         // 99: peloton.v1.GetVersionRequest
+	(*GetVersionResponse)(nil),        // 100: peloton.v1.GetVersionResponse
+	(*WhoAmIRequest)(nil),             // 101: peloton.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),            // 102: peloton.v1.WhoAmIResponse
+	(*CanIRequest)(nil),               // 103: peloton.v1.CanIRequest
+	(*CanIResponse)(nil),              // 104: peloton.v1.CanIResponse
+	(*ListAuditRequest)(nil),          // 105: peloton.v1.ListAuditRequest
+	(*ListAuditResponse)(nil),         // 106: peloton.v1.ListAuditResponse
+	(*Migration)(nil),                 // 107: peloton.v1.Migration
+	(*JobSpec)(nil),                   // 108: peloton.v1.JobSpec
+	(*Job)(nil),                       // 109: peloton.v1.Job
+	(JobState)(0),                     // 110: peloton.v1.JobState
+	(*Update)(nil),                    // 111: peloton.v1.Update
+	(*Event)(nil),                     // 112: peloton.v1.Event
+	(TaskState)(0),                    // 113: peloton.v1.TaskState
+	(*Task)(nil),                      // 114: peloton.v1.Task
+	(*PoolSpec)(nil),                  // 115: peloton.v1.PoolSpec
+	(*Pool)(nil),                      // 116: peloton.v1.Pool
+	(*ClusterSummary)(nil),            // 117: peloton.v1.ClusterSummary
+	(*Host)(nil),                      // 118: peloton.v1.Host
+	(*durationpb.Duration)(nil),       // 119: google.protobuf.Duration
+	(*HostPool)(nil),                  // 120: peloton.v1.HostPool
+	(*HostPoolMove)(nil),              // 121: peloton.v1.HostPoolMove
+	(*Region)(nil),                    // 122: peloton.v1.Region
+	(*PlannedMove)(nil),               // 123: peloton.v1.PlannedMove
+	(*Replica)(nil),                   // 124: peloton.v1.Replica
+	(*RegionPlan)(nil),                // 125: peloton.v1.RegionPlan
+	(*Drill)(nil),                     // 126: peloton.v1.Drill
+	(*timestamppb.Timestamp)(nil),     // 127: google.protobuf.Timestamp
+	(*AuditRecord)(nil),               // 128: peloton.v1.AuditRecord
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	85,  // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	86,  // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	86,  // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	87,  // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
-	86,  // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	86,  // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	85,  // 6: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	88,  // 7: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
-	88,  // 8: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
-	88,  // 9: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
-	88,  // 10: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
-	88,  // 11: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
-	88,  // 12: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
-	88,  // 13: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
-	85,  // 14: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
-	89,  // 15: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
-	90,  // 16: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	91,  // 17: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	91,  // 18: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	91,  // 19: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	92,  // 20: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	93,  // 21: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	92,  // 22: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	93,  // 23: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	93,  // 24: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	93,  // 25: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	94,  // 26: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	95,  // 27: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
-	94,  // 28: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
-	94,  // 29: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
-	94,  // 30: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
-	94,  // 31: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
-	96,  // 32: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
-	97,  // 33: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
-	98,  // 34: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	99,  // 35: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
-	99,  // 36: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
-	100, // 37: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
-	100, // 38: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
-	101, // 39: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
-	102, // 40: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
-	102, // 41: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
-	102, // 42: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
-	103, // 43: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
-	104, // 44: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
-	0,   // 45: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	2,   // 46: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	4,   // 47: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	6,   // 48: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	8,   // 49: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	10,  // 50: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
-	12,  // 51: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
-	14,  // 52: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
-	16,  // 53: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
-	18,  // 54: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
-	20,  // 55: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
-	22,  // 56: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
-	24,  // 57: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
-	26,  // 58: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
-	28,  // 59: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	30,  // 60: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	32,  // 61: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	34,  // 62: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	36,  // 63: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
-	38,  // 64: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
-	40,  // 65: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
-	42,  // 66: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	44,  // 67: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	46,  // 68: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	48,  // 69: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
-	50,  // 70: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
-	52,  // 71: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
-	54,  // 72: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
-	56,  // 73: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
-	58,  // 74: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	60,  // 75: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	65,  // 76: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
-	67,  // 77: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
-	69,  // 78: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
-	71,  // 79: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
-	73,  // 80: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
-	75,  // 81: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
-	63,  // 82: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
-	61,  // 83: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
-	77,  // 84: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	79,  // 85: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
-	81,  // 86: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
-	83,  // 87: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
-	1,   // 88: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	3,   // 89: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	5,   // 90: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	7,   // 91: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	9,   // 92: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	11,  // 93: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
-	13,  // 94: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
-	15,  // 95: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
-	17,  // 96: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
-	19,  // 97: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
-	21,  // 98: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
-	23,  // 99: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
-	25,  // 100: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
-	27,  // 101: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
-	29,  // 102: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	31,  // 103: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	33,  // 104: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	35,  // 105: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	37,  // 106: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	39,  // 107: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	41,  // 108: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	43,  // 109: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	45,  // 110: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	47,  // 111: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	49,  // 112: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
-	51,  // 113: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
-	53,  // 114: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
-	55,  // 115: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
-	57,  // 116: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
-	59,  // 117: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	89,  // 118: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	66,  // 119: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
-	68,  // 120: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
-	70,  // 121: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
-	72,  // 122: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
-	74,  // 123: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
-	76,  // 124: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
-	64,  // 125: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
-	62,  // 126: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
-	78,  // 127: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	80,  // 128: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
-	82,  // 129: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
-	84,  // 130: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
-	88,  // [88:131] is the sub-list for method output_type
-	45,  // [45:88] is the sub-list for method input_type
-	45,  // [45:45] is the sub-list for extension type_name
-	45,  // [45:45] is the sub-list for extension extendee
-	0,   // [0:45] is the sub-list for field type_name
+	107, // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
+	107, // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
+	107, // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
+	107, // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
+	107, // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
+	107, // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
+	107, // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
+	108, // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	109, // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	109, // 9: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	110, // 10: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	109, // 11: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	109, // 12: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	108, // 13: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	111, // 14: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
+	111, // 15: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
+	111, // 16: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
+	111, // 17: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
+	111, // 18: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
+	111, // 19: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
+	111, // 20: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
+	108, // 21: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
+	112, // 22: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
+	113, // 23: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	114, // 24: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	114, // 25: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	114, // 26: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	115, // 27: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	116, // 28: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	115, // 29: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	116, // 30: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	116, // 31: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	116, // 32: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	117, // 33: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
+	117, // 34: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	117, // 35: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	117, // 36: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	118, // 37: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	119, // 38: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
+	118, // 39: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
+	118, // 40: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
+	118, // 41: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
+	118, // 42: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
+	120, // 43: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
+	121, // 44: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
+	122, // 45: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	123, // 46: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
+	123, // 47: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
+	124, // 48: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	124, // 49: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	125, // 50: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	126, // 51: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	126, // 52: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	126, // 53: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	127, // 54: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
+	128, // 55: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
+	14,  // 56: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	16,  // 57: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	18,  // 58: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	20,  // 59: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	22,  // 60: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	24,  // 61: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
+	26,  // 62: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
+	28,  // 63: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
+	30,  // 64: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
+	32,  // 65: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
+	34,  // 66: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
+	36,  // 67: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
+	38,  // 68: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
+	40,  // 69: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
+	0,   // 70: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
+	2,   // 71: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
+	4,   // 72: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
+	6,   // 73: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
+	8,   // 74: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
+	10,  // 75: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
+	12,  // 76: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
+	42,  // 77: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	44,  // 78: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	46,  // 79: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	48,  // 80: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	50,  // 81: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	52,  // 82: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	54,  // 83: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	56,  // 84: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	58,  // 85: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	68,  // 86: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	70,  // 87: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
+	72,  // 88: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
+	74,  // 89: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
+	76,  // 90: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
+	78,  // 91: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
+	60,  // 92: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
+	62,  // 93: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
+	64,  // 94: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
+	66,  // 95: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
+	80,  // 96: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	82,  // 97: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	87,  // 98: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	89,  // 99: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	91,  // 100: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	93,  // 101: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	95,  // 102: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	97,  // 103: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	85,  // 104: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
+	83,  // 105: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
+	99,  // 106: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	101, // 107: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
+	103, // 108: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
+	105, // 109: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
+	15,  // 110: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	17,  // 111: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	19,  // 112: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	21,  // 113: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	23,  // 114: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	25,  // 115: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
+	27,  // 116: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
+	29,  // 117: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
+	31,  // 118: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
+	33,  // 119: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
+	35,  // 120: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
+	37,  // 121: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
+	39,  // 122: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
+	41,  // 123: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
+	1,   // 124: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
+	3,   // 125: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
+	5,   // 126: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
+	7,   // 127: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
+	9,   // 128: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
+	11,  // 129: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
+	13,  // 130: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
+	43,  // 131: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	45,  // 132: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	47,  // 133: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	49,  // 134: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	51,  // 135: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	53,  // 136: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	55,  // 137: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	57,  // 138: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	59,  // 139: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	69,  // 140: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	71,  // 141: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
+	73,  // 142: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
+	75,  // 143: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
+	77,  // 144: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
+	79,  // 145: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
+	61,  // 146: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
+	63,  // 147: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
+	65,  // 148: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
+	67,  // 149: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
+	81,  // 150: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	112, // 151: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	88,  // 152: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	90,  // 153: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	92,  // 154: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	94,  // 155: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	96,  // 156: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	98,  // 157: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	86,  // 158: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
+	84,  // 159: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
+	100, // 160: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	102, // 161: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
+	104, // 162: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
+	106, // 163: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
+	110, // [110:164] is the sub-list for method output_type
+	56,  // [56:110] is the sub-list for method input_type
+	56,  // [56:56] is the sub-list for extension type_name
+	56,  // [56:56] is the sub-list for extension extendee
+	0,   // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -4746,15 +5987,16 @@ func file_peloton_v1_service_proto_init() {
 		return
 	}
 	file_peloton_v1_types_proto_init()
-	file_peloton_v1_service_proto_msgTypes[10].OneofWrappers = []any{}
-	file_peloton_v1_service_proto_msgTypes[26].OneofWrappers = []any{}
+	file_peloton_v1_service_proto_msgTypes[0].OneofWrappers = []any{}
+	file_peloton_v1_service_proto_msgTypes[24].OneofWrappers = []any{}
+	file_peloton_v1_service_proto_msgTypes[40].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   85,
+			NumMessages:   107,
 			NumExtensions: 0,
 			NumServices:   10,
 		},

@@ -19,20 +19,27 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	JobService_CreateJob_FullMethodName      = "/peloton.v1.JobService/CreateJob"
-	JobService_GetJob_FullMethodName         = "/peloton.v1.JobService/GetJob"
-	JobService_ListJobs_FullMethodName       = "/peloton.v1.JobService/ListJobs"
-	JobService_StopJob_FullMethodName        = "/peloton.v1.JobService/StopJob"
-	JobService_DeleteJob_FullMethodName      = "/peloton.v1.JobService/DeleteJob"
-	JobService_UpdateJob_FullMethodName      = "/peloton.v1.JobService/UpdateJob"
-	JobService_GetUpdate_FullMethodName      = "/peloton.v1.JobService/GetUpdate"
-	JobService_ListUpdates_FullMethodName    = "/peloton.v1.JobService/ListUpdates"
-	JobService_AbortUpdate_FullMethodName    = "/peloton.v1.JobService/AbortUpdate"
-	JobService_PauseUpdate_FullMethodName    = "/peloton.v1.JobService/PauseUpdate"
-	JobService_ResumeUpdate_FullMethodName   = "/peloton.v1.JobService/ResumeUpdate"
-	JobService_RollbackUpdate_FullMethodName = "/peloton.v1.JobService/RollbackUpdate"
-	JobService_GetJobConfig_FullMethodName   = "/peloton.v1.JobService/GetJobConfig"
-	JobService_ListEvents_FullMethodName     = "/peloton.v1.JobService/ListEvents"
+	JobService_CreateJob_FullMethodName         = "/peloton.v1.JobService/CreateJob"
+	JobService_GetJob_FullMethodName            = "/peloton.v1.JobService/GetJob"
+	JobService_ListJobs_FullMethodName          = "/peloton.v1.JobService/ListJobs"
+	JobService_StopJob_FullMethodName           = "/peloton.v1.JobService/StopJob"
+	JobService_DeleteJob_FullMethodName         = "/peloton.v1.JobService/DeleteJob"
+	JobService_UpdateJob_FullMethodName         = "/peloton.v1.JobService/UpdateJob"
+	JobService_GetUpdate_FullMethodName         = "/peloton.v1.JobService/GetUpdate"
+	JobService_ListUpdates_FullMethodName       = "/peloton.v1.JobService/ListUpdates"
+	JobService_AbortUpdate_FullMethodName       = "/peloton.v1.JobService/AbortUpdate"
+	JobService_PauseUpdate_FullMethodName       = "/peloton.v1.JobService/PauseUpdate"
+	JobService_ResumeUpdate_FullMethodName      = "/peloton.v1.JobService/ResumeUpdate"
+	JobService_RollbackUpdate_FullMethodName    = "/peloton.v1.JobService/RollbackUpdate"
+	JobService_GetJobConfig_FullMethodName      = "/peloton.v1.JobService/GetJobConfig"
+	JobService_ListEvents_FullMethodName        = "/peloton.v1.JobService/ListEvents"
+	JobService_StartMigration_FullMethodName    = "/peloton.v1.JobService/StartMigration"
+	JobService_GetMigration_FullMethodName      = "/peloton.v1.JobService/GetMigration"
+	JobService_ListMigrations_FullMethodName    = "/peloton.v1.JobService/ListMigrations"
+	JobService_PauseMigration_FullMethodName    = "/peloton.v1.JobService/PauseMigration"
+	JobService_ResumeMigration_FullMethodName   = "/peloton.v1.JobService/ResumeMigration"
+	JobService_AbortMigration_FullMethodName    = "/peloton.v1.JobService/AbortMigration"
+	JobService_RollbackMigration_FullMethodName = "/peloton.v1.JobService/RollbackMigration"
 )
 
 // JobServiceClient is the client API for JobService service.
@@ -77,6 +84,24 @@ type JobServiceClient interface {
 	// region's retention window, also after a restart of its leader. Unlike
 	// EventService.Watch it does not wait for new events.
 	ListEvents(ctx context.Context, in *ListEventsRequest, opts ...grpc.CallOption) (*ListEventsResponse, error)
+	// StartMigration moves the instances of a job, or of every job of a
+	// pool, to one cluster, batch_size at a time under each job's SLA; it
+	// returns at once. See docs/migration.md.
+	StartMigration(ctx context.Context, in *StartMigrationRequest, opts ...grpc.CallOption) (*StartMigrationResponse, error)
+	GetMigration(ctx context.Context, in *GetMigrationRequest, opts ...grpc.CallOption) (*GetMigrationResponse, error)
+	// ListMigrations lists the region's migrations, newest first.
+	ListMigrations(ctx context.Context, in *ListMigrationsRequest, opts ...grpc.CallOption) (*ListMigrationsResponse, error)
+	// PauseMigration stops a migration from starting new batches; batches
+	// in flight finish. ResumeMigration lets it go on.
+	PauseMigration(ctx context.Context, in *PauseMigrationRequest, opts ...grpc.CallOption) (*PauseMigrationResponse, error)
+	ResumeMigration(ctx context.Context, in *ResumeMigrationRequest, opts ...grpc.CallOption) (*ResumeMigrationResponse, error)
+	// AbortMigration stops a migration where it is: moved instances stay on
+	// the target, the others where they run; the jobs' cluster policies
+	// become what they were.
+	AbortMigration(ctx context.Context, in *AbortMigrationRequest, opts ...grpc.CallOption) (*AbortMigrationResponse, error)
+	// RollbackMigration moves the instances a migration moved back to the
+	// cluster they came from, the same way.
+	RollbackMigration(ctx context.Context, in *RollbackMigrationRequest, opts ...grpc.CallOption) (*RollbackMigrationResponse, error)
 }
 
 type jobServiceClient struct {
@@ -227,6 +252,76 @@ func (c *jobServiceClient) ListEvents(ctx context.Context, in *ListEventsRequest
 	return out, nil
 }
 
+func (c *jobServiceClient) StartMigration(ctx context.Context, in *StartMigrationRequest, opts ...grpc.CallOption) (*StartMigrationResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StartMigrationResponse)
+	err := c.cc.Invoke(ctx, JobService_StartMigration_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobServiceClient) GetMigration(ctx context.Context, in *GetMigrationRequest, opts ...grpc.CallOption) (*GetMigrationResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetMigrationResponse)
+	err := c.cc.Invoke(ctx, JobService_GetMigration_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobServiceClient) ListMigrations(ctx context.Context, in *ListMigrationsRequest, opts ...grpc.CallOption) (*ListMigrationsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListMigrationsResponse)
+	err := c.cc.Invoke(ctx, JobService_ListMigrations_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobServiceClient) PauseMigration(ctx context.Context, in *PauseMigrationRequest, opts ...grpc.CallOption) (*PauseMigrationResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PauseMigrationResponse)
+	err := c.cc.Invoke(ctx, JobService_PauseMigration_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobServiceClient) ResumeMigration(ctx context.Context, in *ResumeMigrationRequest, opts ...grpc.CallOption) (*ResumeMigrationResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResumeMigrationResponse)
+	err := c.cc.Invoke(ctx, JobService_ResumeMigration_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobServiceClient) AbortMigration(ctx context.Context, in *AbortMigrationRequest, opts ...grpc.CallOption) (*AbortMigrationResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AbortMigrationResponse)
+	err := c.cc.Invoke(ctx, JobService_AbortMigration_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobServiceClient) RollbackMigration(ctx context.Context, in *RollbackMigrationRequest, opts ...grpc.CallOption) (*RollbackMigrationResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RollbackMigrationResponse)
+	err := c.cc.Invoke(ctx, JobService_RollbackMigration_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // JobServiceServer is the server API for JobService service.
 // All implementations must embed UnimplementedJobServiceServer
 // for forward compatibility.
@@ -269,6 +364,24 @@ type JobServiceServer interface {
 	// region's retention window, also after a restart of its leader. Unlike
 	// EventService.Watch it does not wait for new events.
 	ListEvents(context.Context, *ListEventsRequest) (*ListEventsResponse, error)
+	// StartMigration moves the instances of a job, or of every job of a
+	// pool, to one cluster, batch_size at a time under each job's SLA; it
+	// returns at once. See docs/migration.md.
+	StartMigration(context.Context, *StartMigrationRequest) (*StartMigrationResponse, error)
+	GetMigration(context.Context, *GetMigrationRequest) (*GetMigrationResponse, error)
+	// ListMigrations lists the region's migrations, newest first.
+	ListMigrations(context.Context, *ListMigrationsRequest) (*ListMigrationsResponse, error)
+	// PauseMigration stops a migration from starting new batches; batches
+	// in flight finish. ResumeMigration lets it go on.
+	PauseMigration(context.Context, *PauseMigrationRequest) (*PauseMigrationResponse, error)
+	ResumeMigration(context.Context, *ResumeMigrationRequest) (*ResumeMigrationResponse, error)
+	// AbortMigration stops a migration where it is: moved instances stay on
+	// the target, the others where they run; the jobs' cluster policies
+	// become what they were.
+	AbortMigration(context.Context, *AbortMigrationRequest) (*AbortMigrationResponse, error)
+	// RollbackMigration moves the instances a migration moved back to the
+	// cluster they came from, the same way.
+	RollbackMigration(context.Context, *RollbackMigrationRequest) (*RollbackMigrationResponse, error)
 	mustEmbedUnimplementedJobServiceServer()
 }
 
@@ -320,6 +433,27 @@ func (UnimplementedJobServiceServer) GetJobConfig(context.Context, *GetJobConfig
 }
 func (UnimplementedJobServiceServer) ListEvents(context.Context, *ListEventsRequest) (*ListEventsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListEvents not implemented")
+}
+func (UnimplementedJobServiceServer) StartMigration(context.Context, *StartMigrationRequest) (*StartMigrationResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method StartMigration not implemented")
+}
+func (UnimplementedJobServiceServer) GetMigration(context.Context, *GetMigrationRequest) (*GetMigrationResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetMigration not implemented")
+}
+func (UnimplementedJobServiceServer) ListMigrations(context.Context, *ListMigrationsRequest) (*ListMigrationsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListMigrations not implemented")
+}
+func (UnimplementedJobServiceServer) PauseMigration(context.Context, *PauseMigrationRequest) (*PauseMigrationResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PauseMigration not implemented")
+}
+func (UnimplementedJobServiceServer) ResumeMigration(context.Context, *ResumeMigrationRequest) (*ResumeMigrationResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResumeMigration not implemented")
+}
+func (UnimplementedJobServiceServer) AbortMigration(context.Context, *AbortMigrationRequest) (*AbortMigrationResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AbortMigration not implemented")
+}
+func (UnimplementedJobServiceServer) RollbackMigration(context.Context, *RollbackMigrationRequest) (*RollbackMigrationResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RollbackMigration not implemented")
 }
 func (UnimplementedJobServiceServer) mustEmbedUnimplementedJobServiceServer() {}
 func (UnimplementedJobServiceServer) testEmbeddedByValue()                    {}
@@ -594,6 +728,132 @@ func _JobService_ListEvents_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _JobService_StartMigration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StartMigrationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).StartMigration(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_StartMigration_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).StartMigration(ctx, req.(*StartMigrationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobService_GetMigration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetMigrationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).GetMigration(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_GetMigration_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).GetMigration(ctx, req.(*GetMigrationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobService_ListMigrations_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListMigrationsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).ListMigrations(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_ListMigrations_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).ListMigrations(ctx, req.(*ListMigrationsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobService_PauseMigration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PauseMigrationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).PauseMigration(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_PauseMigration_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).PauseMigration(ctx, req.(*PauseMigrationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobService_ResumeMigration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResumeMigrationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).ResumeMigration(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_ResumeMigration_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).ResumeMigration(ctx, req.(*ResumeMigrationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobService_AbortMigration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AbortMigrationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).AbortMigration(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_AbortMigration_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).AbortMigration(ctx, req.(*AbortMigrationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobService_RollbackMigration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RollbackMigrationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).RollbackMigration(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_RollbackMigration_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).RollbackMigration(ctx, req.(*RollbackMigrationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // JobService_ServiceDesc is the grpc.ServiceDesc for JobService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -656,6 +916,34 @@ var JobService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListEvents",
 			Handler:    _JobService_ListEvents_Handler,
+		},
+		{
+			MethodName: "StartMigration",
+			Handler:    _JobService_StartMigration_Handler,
+		},
+		{
+			MethodName: "GetMigration",
+			Handler:    _JobService_GetMigration_Handler,
+		},
+		{
+			MethodName: "ListMigrations",
+			Handler:    _JobService_ListMigrations_Handler,
+		},
+		{
+			MethodName: "PauseMigration",
+			Handler:    _JobService_PauseMigration_Handler,
+		},
+		{
+			MethodName: "ResumeMigration",
+			Handler:    _JobService_ResumeMigration_Handler,
+		},
+		{
+			MethodName: "AbortMigration",
+			Handler:    _JobService_AbortMigration_Handler,
+		},
+		{
+			MethodName: "RollbackMigration",
+			Handler:    _JobService_RollbackMigration_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
@@ -1139,12 +1427,16 @@ var PoolService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	HostService_ListHosts_FullMethodName     = "/peloton.v1.HostService/ListHosts"
-	HostService_DrainHost_FullMethodName     = "/peloton.v1.HostService/DrainHost"
-	HostService_UndrainHost_FullMethodName   = "/peloton.v1.HostService/UndrainHost"
-	HostService_MarkHostDown_FullMethodName  = "/peloton.v1.HostService/MarkHostDown"
-	HostService_SetHostPool_FullMethodName   = "/peloton.v1.HostService/SetHostPool"
-	HostService_ListHostPools_FullMethodName = "/peloton.v1.HostService/ListHostPools"
+	HostService_ListHosts_FullMethodName      = "/peloton.v1.HostService/ListHosts"
+	HostService_DrainHost_FullMethodName      = "/peloton.v1.HostService/DrainHost"
+	HostService_UndrainHost_FullMethodName    = "/peloton.v1.HostService/UndrainHost"
+	HostService_MarkHostDown_FullMethodName   = "/peloton.v1.HostService/MarkHostDown"
+	HostService_SetHostPool_FullMethodName    = "/peloton.v1.HostService/SetHostPool"
+	HostService_ListHostPools_FullMethodName  = "/peloton.v1.HostService/ListHostPools"
+	HostService_ListClusters_FullMethodName   = "/peloton.v1.HostService/ListClusters"
+	HostService_GetCluster_FullMethodName     = "/peloton.v1.HostService/GetCluster"
+	HostService_DrainCluster_FullMethodName   = "/peloton.v1.HostService/DrainCluster"
+	HostService_UndrainCluster_FullMethodName = "/peloton.v1.HostService/UndrainCluster"
 )
 
 // HostServiceClient is the client API for HostService service.
@@ -1169,6 +1461,15 @@ type HostServiceClient interface {
 	// ListHostPools lists each region's host pools with their hosts,
 	// capacity and pending demand, and the latest moves between them.
 	ListHostPools(ctx context.Context, in *ListHostPoolsRequest, opts ...grpc.CallOption) (*ListHostPoolsResponse, error)
+	// ListClusters lists the region's clusters with what still runs there,
+	// per pool and job: what is left to move before a cluster is retired.
+	ListClusters(ctx context.Context, in *ListClustersRequest, opts ...grpc.CallOption) (*ListClustersResponse, error)
+	GetCluster(ctx context.Context, in *GetClusterRequest, opts ...grpc.CallOption) (*GetClusterResponse, error)
+	// DrainCluster stops new placements on every host of a cluster; what
+	// runs there goes on until moved. The drain survives restarts.
+	// UndrainCluster opens the cluster again.
+	DrainCluster(ctx context.Context, in *DrainClusterRequest, opts ...grpc.CallOption) (*DrainClusterResponse, error)
+	UndrainCluster(ctx context.Context, in *UndrainClusterRequest, opts ...grpc.CallOption) (*UndrainClusterResponse, error)
 }
 
 type hostServiceClient struct {
@@ -1239,6 +1540,46 @@ func (c *hostServiceClient) ListHostPools(ctx context.Context, in *ListHostPools
 	return out, nil
 }
 
+func (c *hostServiceClient) ListClusters(ctx context.Context, in *ListClustersRequest, opts ...grpc.CallOption) (*ListClustersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListClustersResponse)
+	err := c.cc.Invoke(ctx, HostService_ListClusters_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostServiceClient) GetCluster(ctx context.Context, in *GetClusterRequest, opts ...grpc.CallOption) (*GetClusterResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetClusterResponse)
+	err := c.cc.Invoke(ctx, HostService_GetCluster_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostServiceClient) DrainCluster(ctx context.Context, in *DrainClusterRequest, opts ...grpc.CallOption) (*DrainClusterResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DrainClusterResponse)
+	err := c.cc.Invoke(ctx, HostService_DrainCluster_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostServiceClient) UndrainCluster(ctx context.Context, in *UndrainClusterRequest, opts ...grpc.CallOption) (*UndrainClusterResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UndrainClusterResponse)
+	err := c.cc.Invoke(ctx, HostService_UndrainCluster_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServiceServer is the server API for HostService service.
 // All implementations must embed UnimplementedHostServiceServer
 // for forward compatibility.
@@ -1261,6 +1602,15 @@ type HostServiceServer interface {
 	// ListHostPools lists each region's host pools with their hosts,
 	// capacity and pending demand, and the latest moves between them.
 	ListHostPools(context.Context, *ListHostPoolsRequest) (*ListHostPoolsResponse, error)
+	// ListClusters lists the region's clusters with what still runs there,
+	// per pool and job: what is left to move before a cluster is retired.
+	ListClusters(context.Context, *ListClustersRequest) (*ListClustersResponse, error)
+	GetCluster(context.Context, *GetClusterRequest) (*GetClusterResponse, error)
+	// DrainCluster stops new placements on every host of a cluster; what
+	// runs there goes on until moved. The drain survives restarts.
+	// UndrainCluster opens the cluster again.
+	DrainCluster(context.Context, *DrainClusterRequest) (*DrainClusterResponse, error)
+	UndrainCluster(context.Context, *UndrainClusterRequest) (*UndrainClusterResponse, error)
 	mustEmbedUnimplementedHostServiceServer()
 }
 
@@ -1288,6 +1638,18 @@ func (UnimplementedHostServiceServer) SetHostPool(context.Context, *SetHostPoolR
 }
 func (UnimplementedHostServiceServer) ListHostPools(context.Context, *ListHostPoolsRequest) (*ListHostPoolsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListHostPools not implemented")
+}
+func (UnimplementedHostServiceServer) ListClusters(context.Context, *ListClustersRequest) (*ListClustersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListClusters not implemented")
+}
+func (UnimplementedHostServiceServer) GetCluster(context.Context, *GetClusterRequest) (*GetClusterResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetCluster not implemented")
+}
+func (UnimplementedHostServiceServer) DrainCluster(context.Context, *DrainClusterRequest) (*DrainClusterResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DrainCluster not implemented")
+}
+func (UnimplementedHostServiceServer) UndrainCluster(context.Context, *UndrainClusterRequest) (*UndrainClusterResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UndrainCluster not implemented")
 }
 func (UnimplementedHostServiceServer) mustEmbedUnimplementedHostServiceServer() {}
 func (UnimplementedHostServiceServer) testEmbeddedByValue()                     {}
@@ -1418,6 +1780,78 @@ func _HostService_ListHostPools_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _HostService_ListClusters_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListClustersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServiceServer).ListClusters(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HostService_ListClusters_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServiceServer).ListClusters(ctx, req.(*ListClustersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _HostService_GetCluster_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetClusterRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServiceServer).GetCluster(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HostService_GetCluster_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServiceServer).GetCluster(ctx, req.(*GetClusterRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _HostService_DrainCluster_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DrainClusterRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServiceServer).DrainCluster(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HostService_DrainCluster_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServiceServer).DrainCluster(ctx, req.(*DrainClusterRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _HostService_UndrainCluster_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UndrainClusterRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServiceServer).UndrainCluster(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: HostService_UndrainCluster_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServiceServer).UndrainCluster(ctx, req.(*UndrainClusterRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // HostService_ServiceDesc is the grpc.ServiceDesc for HostService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1448,6 +1882,22 @@ var HostService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListHostPools",
 			Handler:    _HostService_ListHostPools_Handler,
+		},
+		{
+			MethodName: "ListClusters",
+			Handler:    _HostService_ListClusters_Handler,
+		},
+		{
+			MethodName: "GetCluster",
+			Handler:    _HostService_GetCluster_Handler,
+		},
+		{
+			MethodName: "DrainCluster",
+			Handler:    _HostService_DrainCluster_Handler,
+		},
+		{
+			MethodName: "UndrainCluster",
+			Handler:    _HostService_UndrainCluster_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

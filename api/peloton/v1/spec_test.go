@@ -100,6 +100,15 @@ func TestDecodeJobSpecProblems(t *testing.T) {
 		{"string for a number", patch(map[string]any{"instances": "many"}),
 			map[string]string{"instances": "must be a number"}},
 		{"quoted number is fine", patch(map[string]any{"instances": "3"}), nil},
+		{"cluster policy", patch(map[string]any{"clusters": map[string]any{"prefer": []any{"kubernetes:k8s-east"}, "avoid": []any{"dc1"}}}), nil},
+		{"cluster policy problems", patch(map[string]any{"clusters": map[string]any{
+			"prefer": []any{"k8s-east", "", "kubernetes:k8s-east"}, "avoid": []any{"mesos:k8s-east", "bad name"}}}),
+			map[string]string{
+				"clusters.prefer[1]": "must not be empty",
+				"clusters.prefer[2]": "named twice",
+				"clusters.avoid[0]":  "both preferred and avoided",
+				"clusters.avoid[1]":  "not a cluster name",
+			}},
 		{"object for a number", patch(map[string]any{"priority": map[string]any{}}),
 			map[string]string{"priority": "must be a number"}},
 		{"fraction for an integer", patch(map[string]any{"instances": 1.5}),

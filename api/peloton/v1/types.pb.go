@@ -582,6 +582,69 @@ func (HostPoolMovePhase) EnumDescriptor() ([]byte, []int) {
 	return file_peloton_v1_types_proto_rawDescGZIP(), []int{8}
 }
 
+// Migrations move the instances of jobs from the clusters they run on to
+// one target cluster, a batch at a time, under each job's SLA.
+type MigrationState int32
+
+const (
+	MigrationState_MIGRATION_STATE_UNSPECIFIED  MigrationState = 0
+	MigrationState_MIGRATION_STATE_MIGRATING    MigrationState = 1
+	MigrationState_MIGRATION_STATE_ROLLING_BACK MigrationState = 2
+	MigrationState_MIGRATION_STATE_SUCCEEDED    MigrationState = 3
+	MigrationState_MIGRATION_STATE_ROLLED_BACK  MigrationState = 4
+	MigrationState_MIGRATION_STATE_ABORTED      MigrationState = 5
+	MigrationState_MIGRATION_STATE_FAILED       MigrationState = 6
+)
+
+// Enum value maps for MigrationState.
+var (
+	MigrationState_name = map[int32]string{
+		0: "MIGRATION_STATE_UNSPECIFIED",
+		1: "MIGRATION_STATE_MIGRATING",
+		2: "MIGRATION_STATE_ROLLING_BACK",
+		3: "MIGRATION_STATE_SUCCEEDED",
+		4: "MIGRATION_STATE_ROLLED_BACK",
+		5: "MIGRATION_STATE_ABORTED",
+		6: "MIGRATION_STATE_FAILED",
+	}
+	MigrationState_value = map[string]int32{
+		"MIGRATION_STATE_UNSPECIFIED":  0,
+		"MIGRATION_STATE_MIGRATING":    1,
+		"MIGRATION_STATE_ROLLING_BACK": 2,
+		"MIGRATION_STATE_SUCCEEDED":    3,
+		"MIGRATION_STATE_ROLLED_BACK":  4,
+		"MIGRATION_STATE_ABORTED":      5,
+		"MIGRATION_STATE_FAILED":       6,
+	}
+)
+
+func (x MigrationState) Enum() *MigrationState {
+	p := new(MigrationState)
+	*p = x
+	return p
+}
+
+func (x MigrationState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (MigrationState) Descriptor() protoreflect.EnumDescriptor {
+	return file_peloton_v1_types_proto_enumTypes[9].Descriptor()
+}
+
+func (MigrationState) Type() protoreflect.EnumType {
+	return &file_peloton_v1_types_proto_enumTypes[9]
+}
+
+func (x MigrationState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use MigrationState.Descriptor instead.
+func (MigrationState) EnumDescriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{9}
+}
+
 type FailoverPolicy_Mode int32
 
 const (
@@ -622,11 +685,11 @@ func (x FailoverPolicy_Mode) String() string {
 }
 
 func (FailoverPolicy_Mode) Descriptor() protoreflect.EnumDescriptor {
-	return file_peloton_v1_types_proto_enumTypes[9].Descriptor()
+	return file_peloton_v1_types_proto_enumTypes[10].Descriptor()
 }
 
 func (FailoverPolicy_Mode) Type() protoreflect.EnumType {
-	return &file_peloton_v1_types_proto_enumTypes[9]
+	return &file_peloton_v1_types_proto_enumTypes[10]
 }
 
 func (x FailoverPolicy_Mode) Number() protoreflect.EnumNumber {
@@ -635,7 +698,7 @@ func (x FailoverPolicy_Mode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use FailoverPolicy_Mode.Descriptor instead.
 func (FailoverPolicy_Mode) EnumDescriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{13, 0}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{14, 0}
 }
 
 // Resources is an amount of each schedulable resource. CPU is in cores and may
@@ -1398,7 +1461,11 @@ type JobSpec struct {
 	Spread []*SpreadSpec `protobuf:"bytes,18,rep,name=spread,proto3" json:"spread,omitempty"`
 	// How many instances may be unavailable at once during updates, host
 	// drains and other disruptions. Default for long-running jobs: 1.
-	Sla           *SLA `protobuf:"bytes,19,opt,name=sla,proto3" json:"sla,omitempty"`
+	Sla *SLA `protobuf:"bytes,19,opt,name=sla,proto3" json:"sla,omitempty"`
+	// Which clusters new runs go to; overrides the pool's. Absent or empty:
+	// the pool's (in a job update, absent keeps the job's current policy;
+	// empty clears it). Instances that run stay where they are until moved.
+	Clusters      *ClusterPolicy `protobuf:"bytes,20,opt,name=clusters,proto3" json:"clusters,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1566,6 +1633,70 @@ func (x *JobSpec) GetSla() *SLA {
 	return nil
 }
 
+func (x *JobSpec) GetClusters() *ClusterPolicy {
+	if x != nil {
+		return x.Clusters
+	}
+	return nil
+}
+
+// ClusterPolicy steers new placements among the clusters of a region.
+// Clusters are named as "cluster get" lists them, "dc1", or with their
+// kind, "mesos:dc1".
+type ClusterPolicy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Tried first; when none of their hosts fits, any cluster not avoided.
+	Prefer []string `protobuf:"bytes,1,rep,name=prefer,proto3" json:"prefer,omitempty"`
+	// Never placed on.
+	Avoid         []string `protobuf:"bytes,2,rep,name=avoid,proto3" json:"avoid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterPolicy) Reset() {
+	*x = ClusterPolicy{}
+	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterPolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterPolicy) ProtoMessage() {}
+
+func (x *ClusterPolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterPolicy.ProtoReflect.Descriptor instead.
+func (*ClusterPolicy) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ClusterPolicy) GetPrefer() []string {
+	if x != nil {
+		return x.Prefer
+	}
+	return nil
+}
+
+func (x *ClusterPolicy) GetAvoid() []string {
+	if x != nil {
+		return x.Avoid
+	}
+	return nil
+}
+
 // SLA bounds the disruptions of a job's instances.
 type SLA struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1579,7 +1710,7 @@ type SLA struct {
 
 func (x *SLA) Reset() {
 	*x = SLA{}
-	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	mi := &file_peloton_v1_types_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1591,7 +1722,7 @@ func (x *SLA) String() string {
 func (*SLA) ProtoMessage() {}
 
 func (x *SLA) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	mi := &file_peloton_v1_types_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1604,7 +1735,7 @@ func (x *SLA) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SLA.ProtoReflect.Descriptor instead.
 func (*SLA) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{11}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SLA) GetMaxUnavailable() string {
@@ -1629,7 +1760,7 @@ type InstanceOverride struct {
 
 func (x *InstanceOverride) Reset() {
 	*x = InstanceOverride{}
-	mi := &file_peloton_v1_types_proto_msgTypes[12]
+	mi := &file_peloton_v1_types_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1641,7 +1772,7 @@ func (x *InstanceOverride) String() string {
 func (*InstanceOverride) ProtoMessage() {}
 
 func (x *InstanceOverride) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[12]
+	mi := &file_peloton_v1_types_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1654,7 +1785,7 @@ func (x *InstanceOverride) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstanceOverride.ProtoReflect.Descriptor instead.
 func (*InstanceOverride) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{12}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *InstanceOverride) GetInstances() string {
@@ -1682,7 +1813,7 @@ type FailoverPolicy struct {
 
 func (x *FailoverPolicy) Reset() {
 	*x = FailoverPolicy{}
-	mi := &file_peloton_v1_types_proto_msgTypes[13]
+	mi := &file_peloton_v1_types_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1694,7 +1825,7 @@ func (x *FailoverPolicy) String() string {
 func (*FailoverPolicy) ProtoMessage() {}
 
 func (x *FailoverPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[13]
+	mi := &file_peloton_v1_types_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1707,7 +1838,7 @@ func (x *FailoverPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailoverPolicy.ProtoReflect.Descriptor instead.
 func (*FailoverPolicy) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{13}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *FailoverPolicy) GetMode() FailoverPolicy_Mode {
@@ -1745,7 +1876,7 @@ type JobStatus struct {
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_peloton_v1_types_proto_msgTypes[14]
+	mi := &file_peloton_v1_types_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1757,7 +1888,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[14]
+	mi := &file_peloton_v1_types_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1770,7 +1901,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{14}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *JobStatus) GetState() JobState {
@@ -1843,7 +1974,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_peloton_v1_types_proto_msgTypes[15]
+	mi := &file_peloton_v1_types_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1855,7 +1986,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[15]
+	mi := &file_peloton_v1_types_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1868,7 +1999,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{15}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Job) GetId() string {
@@ -1938,7 +2069,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_peloton_v1_types_proto_msgTypes[16]
+	mi := &file_peloton_v1_types_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1950,7 +2081,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[16]
+	mi := &file_peloton_v1_types_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1963,7 +2094,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{16}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Task) GetJobId() string {
@@ -2118,7 +2249,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_peloton_v1_types_proto_msgTypes[17]
+	mi := &file_peloton_v1_types_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2130,7 +2261,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[17]
+	mi := &file_peloton_v1_types_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2143,7 +2274,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{17}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Event) GetSeq() uint64 {
@@ -2258,7 +2389,7 @@ type Update struct {
 
 func (x *Update) Reset() {
 	*x = Update{}
-	mi := &file_peloton_v1_types_proto_msgTypes[18]
+	mi := &file_peloton_v1_types_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2270,7 +2401,7 @@ func (x *Update) String() string {
 func (*Update) ProtoMessage() {}
 
 func (x *Update) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[18]
+	mi := &file_peloton_v1_types_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2283,7 +2414,7 @@ func (x *Update) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update.ProtoReflect.Descriptor instead.
 func (*Update) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{18}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Update) GetId() string {
@@ -2426,7 +2557,7 @@ type ResourceAmounts struct {
 
 func (x *ResourceAmounts) Reset() {
 	*x = ResourceAmounts{}
-	mi := &file_peloton_v1_types_proto_msgTypes[19]
+	mi := &file_peloton_v1_types_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2438,7 +2569,7 @@ func (x *ResourceAmounts) String() string {
 func (*ResourceAmounts) ProtoMessage() {}
 
 func (x *ResourceAmounts) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[19]
+	mi := &file_peloton_v1_types_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2451,7 +2582,7 @@ func (x *ResourceAmounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceAmounts.ProtoReflect.Descriptor instead.
 func (*ResourceAmounts) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{19}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ResourceAmounts) GetCpu() float64 {
@@ -2496,14 +2627,17 @@ type PoolSpec struct {
 	Share *ResourceAmounts `protobuf:"bytes,4,opt,name=share,proto3" json:"share,omitempty"`
 	// Host pools the pool's tasks may be placed on; empty means those of the
 	// nearest ancestor that names some, or any.
-	HostPools     []string `protobuf:"bytes,5,rep,name=host_pools,json=hostPools,proto3" json:"host_pools,omitempty"`
+	HostPools []string `protobuf:"bytes,5,rep,name=host_pools,json=hostPools,proto3" json:"host_pools,omitempty"`
+	// Which clusters the pool's jobs run on, unless a job says otherwise
+	// (also for its child pools).
+	Clusters      *ClusterPolicy `protobuf:"bytes,6,opt,name=clusters,proto3" json:"clusters,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PoolSpec) Reset() {
 	*x = PoolSpec{}
-	mi := &file_peloton_v1_types_proto_msgTypes[20]
+	mi := &file_peloton_v1_types_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2515,7 +2649,7 @@ func (x *PoolSpec) String() string {
 func (*PoolSpec) ProtoMessage() {}
 
 func (x *PoolSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[20]
+	mi := &file_peloton_v1_types_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2528,7 +2662,7 @@ func (x *PoolSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolSpec.ProtoReflect.Descriptor instead.
 func (*PoolSpec) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{20}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PoolSpec) GetPath() string {
@@ -2566,6 +2700,13 @@ func (x *PoolSpec) GetHostPools() []string {
 	return nil
 }
 
+func (x *PoolSpec) GetClusters() *ClusterPolicy {
+	if x != nil {
+		return x.Clusters
+	}
+	return nil
+}
+
 type PoolResource struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -2581,7 +2722,7 @@ type PoolResource struct {
 
 func (x *PoolResource) Reset() {
 	*x = PoolResource{}
-	mi := &file_peloton_v1_types_proto_msgTypes[21]
+	mi := &file_peloton_v1_types_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2593,7 +2734,7 @@ func (x *PoolResource) String() string {
 func (*PoolResource) ProtoMessage() {}
 
 func (x *PoolResource) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[21]
+	mi := &file_peloton_v1_types_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2606,7 +2747,7 @@ func (x *PoolResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolResource.ProtoReflect.Descriptor instead.
 func (*PoolResource) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{21}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PoolResource) GetName() string {
@@ -2675,7 +2816,7 @@ type Pool struct {
 
 func (x *Pool) Reset() {
 	*x = Pool{}
-	mi := &file_peloton_v1_types_proto_msgTypes[22]
+	mi := &file_peloton_v1_types_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2687,7 +2828,7 @@ func (x *Pool) String() string {
 func (*Pool) ProtoMessage() {}
 
 func (x *Pool) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[22]
+	mi := &file_peloton_v1_types_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2700,7 +2841,7 @@ func (x *Pool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pool.ProtoReflect.Descriptor instead.
 func (*Pool) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{22}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Pool) GetPath() string {
@@ -2757,7 +2898,7 @@ type PoolRegionShare struct {
 
 func (x *PoolRegionShare) Reset() {
 	*x = PoolRegionShare{}
-	mi := &file_peloton_v1_types_proto_msgTypes[23]
+	mi := &file_peloton_v1_types_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2769,7 +2910,7 @@ func (x *PoolRegionShare) String() string {
 func (*PoolRegionShare) ProtoMessage() {}
 
 func (x *PoolRegionShare) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[23]
+	mi := &file_peloton_v1_types_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2782,7 +2923,7 @@ func (x *PoolRegionShare) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolRegionShare.ProtoReflect.Descriptor instead.
 func (*PoolRegionShare) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{23}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PoolRegionShare) GetRegion() string {
@@ -2856,7 +2997,7 @@ type Host struct {
 
 func (x *Host) Reset() {
 	*x = Host{}
-	mi := &file_peloton_v1_types_proto_msgTypes[24]
+	mi := &file_peloton_v1_types_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2868,7 +3009,7 @@ func (x *Host) String() string {
 func (*Host) ProtoMessage() {}
 
 func (x *Host) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[24]
+	mi := &file_peloton_v1_types_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2881,7 +3022,7 @@ func (x *Host) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Host.ProtoReflect.Descriptor instead.
 func (*Host) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{24}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Host) GetId() string {
@@ -3050,7 +3191,7 @@ type HostPool struct {
 
 func (x *HostPool) Reset() {
 	*x = HostPool{}
-	mi := &file_peloton_v1_types_proto_msgTypes[25]
+	mi := &file_peloton_v1_types_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3062,7 +3203,7 @@ func (x *HostPool) String() string {
 func (*HostPool) ProtoMessage() {}
 
 func (x *HostPool) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[25]
+	mi := &file_peloton_v1_types_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3075,7 +3216,7 @@ func (x *HostPool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostPool.ProtoReflect.Descriptor instead.
 func (*HostPool) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{25}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *HostPool) GetName() string {
@@ -3167,7 +3308,7 @@ type HostPoolMove struct {
 
 func (x *HostPoolMove) Reset() {
 	*x = HostPoolMove{}
-	mi := &file_peloton_v1_types_proto_msgTypes[26]
+	mi := &file_peloton_v1_types_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3179,7 +3320,7 @@ func (x *HostPoolMove) String() string {
 func (*HostPoolMove) ProtoMessage() {}
 
 func (x *HostPoolMove) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[26]
+	mi := &file_peloton_v1_types_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3192,7 +3333,7 @@ func (x *HostPoolMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostPoolMove.ProtoReflect.Descriptor instead.
 func (*HostPoolMove) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{26}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *HostPoolMove) GetHostId() string {
@@ -3264,7 +3405,7 @@ type RegionMember struct {
 
 func (x *RegionMember) Reset() {
 	*x = RegionMember{}
-	mi := &file_peloton_v1_types_proto_msgTypes[27]
+	mi := &file_peloton_v1_types_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3276,7 +3417,7 @@ func (x *RegionMember) String() string {
 func (*RegionMember) ProtoMessage() {}
 
 func (x *RegionMember) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[27]
+	mi := &file_peloton_v1_types_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3289,7 +3430,7 @@ func (x *RegionMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionMember.ProtoReflect.Descriptor instead.
 func (*RegionMember) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{27}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RegionMember) GetName() string {
@@ -3341,7 +3482,7 @@ type Region struct {
 
 func (x *Region) Reset() {
 	*x = Region{}
-	mi := &file_peloton_v1_types_proto_msgTypes[28]
+	mi := &file_peloton_v1_types_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3353,7 +3494,7 @@ func (x *Region) String() string {
 func (*Region) ProtoMessage() {}
 
 func (x *Region) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[28]
+	mi := &file_peloton_v1_types_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3366,7 +3507,7 @@ func (x *Region) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Region.ProtoReflect.Descriptor instead.
 func (*Region) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{28}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Region) GetName() string {
@@ -3431,7 +3572,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_peloton_v1_types_proto_msgTypes[29]
+	mi := &file_peloton_v1_types_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3443,7 +3584,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[29]
+	mi := &file_peloton_v1_types_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3456,7 +3597,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{29}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Replica) GetJob() *Job {
@@ -3525,7 +3666,7 @@ type RegionPlan struct {
 
 func (x *RegionPlan) Reset() {
 	*x = RegionPlan{}
-	mi := &file_peloton_v1_types_proto_msgTypes[30]
+	mi := &file_peloton_v1_types_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3537,7 +3678,7 @@ func (x *RegionPlan) String() string {
 func (*RegionPlan) ProtoMessage() {}
 
 func (x *RegionPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[30]
+	mi := &file_peloton_v1_types_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3550,7 +3691,7 @@ func (x *RegionPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionPlan.ProtoReflect.Descriptor instead.
 func (*RegionPlan) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{30}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RegionPlan) GetRegion() string {
@@ -3593,7 +3734,7 @@ type PlannedMove struct {
 
 func (x *PlannedMove) Reset() {
 	*x = PlannedMove{}
-	mi := &file_peloton_v1_types_proto_msgTypes[31]
+	mi := &file_peloton_v1_types_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3605,7 +3746,7 @@ func (x *PlannedMove) String() string {
 func (*PlannedMove) ProtoMessage() {}
 
 func (x *PlannedMove) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[31]
+	mi := &file_peloton_v1_types_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3618,7 +3759,7 @@ func (x *PlannedMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlannedMove.ProtoReflect.Descriptor instead.
 func (*PlannedMove) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{31}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PlannedMove) GetJobId() string {
@@ -3674,7 +3815,7 @@ type Drill struct {
 
 func (x *Drill) Reset() {
 	*x = Drill{}
-	mi := &file_peloton_v1_types_proto_msgTypes[32]
+	mi := &file_peloton_v1_types_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3686,7 +3827,7 @@ func (x *Drill) String() string {
 func (*Drill) ProtoMessage() {}
 
 func (x *Drill) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[32]
+	mi := &file_peloton_v1_types_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3699,7 +3840,7 @@ func (x *Drill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drill.ProtoReflect.Descriptor instead.
 func (*Drill) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{32}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Drill) GetId() string {
@@ -3779,6 +3920,528 @@ func (x *Drill) GetMessage() string {
 	return ""
 }
 
+// MigrationJob is one job of a migration with its progress and report.
+type MigrationJob struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Type  JobType                `protobuf:"varint,2,opt,name=type,proto3,enum=peloton.v1.JobType" json:"type,omitempty"`
+	// The cluster most of its instances ran on when the migration started;
+	// a rollback moves them back there.
+	FromCluster string `protobuf:"bytes,3,opt,name=from_cluster,json=fromCluster,proto3" json:"from_cluster,omitempty"`
+	// Instances to move (for a batch job: tasks not finished at the start).
+	Instances uint32 `protobuf:"varint,4,opt,name=instances,proto3" json:"instances,omitempty"`
+	// Instances now on the target that the migration moved (batch: tasks
+	// placed on the target since it started).
+	Moved    uint32 `protobuf:"varint,5,opt,name=moved,proto3" json:"moved,omitempty"`
+	InFlight uint32 `protobuf:"varint,6,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"`
+	// The most instances ever unavailable at once, seen by the engine on
+	// each pass, and how many the job's SLA allows.
+	MaxUnavailable    uint32 `protobuf:"varint,7,opt,name=max_unavailable,json=maxUnavailable,proto3" json:"max_unavailable,omitempty"`
+	SlaMaxUnavailable uint32 `protobuf:"varint,8,opt,name=sla_max_unavailable,json=slaMaxUnavailable,proto3" json:"sla_max_unavailable,omitempty"`
+	// Runs on the target that failed, and runs started again after one.
+	Failures uint32 `protobuf:"varint,9,opt,name=failures,proto3" json:"failures,omitempty"`
+	Retries  uint32 `protobuf:"varint,10,opt,name=retries,proto3" json:"retries,omitempty"`
+	// Surge instances running now (with surge).
+	Surge         uint32 `protobuf:"varint,11,opt,name=surge,proto3" json:"surge,omitempty"`
+	Done          bool   `protobuf:"varint,12,opt,name=done,proto3" json:"done,omitempty"`
+	Message       string `protobuf:"bytes,13,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MigrationJob) Reset() {
+	*x = MigrationJob{}
+	mi := &file_peloton_v1_types_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MigrationJob) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MigrationJob) ProtoMessage() {}
+
+func (x *MigrationJob) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MigrationJob.ProtoReflect.Descriptor instead.
+func (*MigrationJob) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *MigrationJob) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *MigrationJob) GetType() JobType {
+	if x != nil {
+		return x.Type
+	}
+	return JobType_JOB_TYPE_UNSPECIFIED
+}
+
+func (x *MigrationJob) GetFromCluster() string {
+	if x != nil {
+		return x.FromCluster
+	}
+	return ""
+}
+
+func (x *MigrationJob) GetInstances() uint32 {
+	if x != nil {
+		return x.Instances
+	}
+	return 0
+}
+
+func (x *MigrationJob) GetMoved() uint32 {
+	if x != nil {
+		return x.Moved
+	}
+	return 0
+}
+
+func (x *MigrationJob) GetInFlight() uint32 {
+	if x != nil {
+		return x.InFlight
+	}
+	return 0
+}
+
+func (x *MigrationJob) GetMaxUnavailable() uint32 {
+	if x != nil {
+		return x.MaxUnavailable
+	}
+	return 0
+}
+
+func (x *MigrationJob) GetSlaMaxUnavailable() uint32 {
+	if x != nil {
+		return x.SlaMaxUnavailable
+	}
+	return 0
+}
+
+func (x *MigrationJob) GetFailures() uint32 {
+	if x != nil {
+		return x.Failures
+	}
+	return 0
+}
+
+func (x *MigrationJob) GetRetries() uint32 {
+	if x != nil {
+		return x.Retries
+	}
+	return 0
+}
+
+func (x *MigrationJob) GetSurge() uint32 {
+	if x != nil {
+		return x.Surge
+	}
+	return 0
+}
+
+func (x *MigrationJob) GetDone() bool {
+	if x != nil {
+		return x.Done
+	}
+	return false
+}
+
+func (x *MigrationJob) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+type Migration struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// What was selected: one job, or every job of a pool.
+	JobId          string                 `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Pool           string                 `protobuf:"bytes,3,opt,name=pool,proto3" json:"pool,omitempty"`
+	ToCluster      string                 `protobuf:"bytes,4,opt,name=to_cluster,json=toCluster,proto3" json:"to_cluster,omitempty"`
+	BatchSize      uint32                 `protobuf:"varint,5,opt,name=batch_size,json=batchSize,proto3" json:"batch_size,omitempty"`
+	Surge          bool                   `protobuf:"varint,6,opt,name=surge,proto3" json:"surge,omitempty"`
+	MoveRunning    bool                   `protobuf:"varint,7,opt,name=move_running,json=moveRunning,proto3" json:"move_running,omitempty"`
+	AllowStateful  bool                   `protobuf:"varint,8,opt,name=allow_stateful,json=allowStateful,proto3" json:"allow_stateful,omitempty"`
+	Paused         bool                   `protobuf:"varint,9,opt,name=paused,proto3" json:"paused,omitempty"`
+	State          MigrationState         `protobuf:"varint,10,opt,name=state,proto3,enum=peloton.v1.MigrationState" json:"state,omitempty"`
+	Message        string                 `protobuf:"bytes,11,opt,name=message,proto3" json:"message,omitempty"`
+	CreateTime     *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	CompletionTime *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=completion_time,json=completionTime,proto3" json:"completion_time,omitempty"`
+	// From creation to completion (or to now while it runs).
+	Duration          *durationpb.Duration `protobuf:"bytes,14,opt,name=duration,proto3" json:"duration,omitempty"`
+	Jobs              []*MigrationJob      `protobuf:"bytes,15,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	InstancesTotal    uint32               `protobuf:"varint,16,opt,name=instances_total,json=instancesTotal,proto3" json:"instances_total,omitempty"`
+	InstancesMoved    uint32               `protobuf:"varint,17,opt,name=instances_moved,json=instancesMoved,proto3" json:"instances_moved,omitempty"`
+	InstancesInFlight uint32               `protobuf:"varint,18,opt,name=instances_in_flight,json=instancesInFlight,proto3" json:"instances_in_flight,omitempty"`
+	Region            string               `protobuf:"bytes,19,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *Migration) Reset() {
+	*x = Migration{}
+	mi := &file_peloton_v1_types_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Migration) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Migration) ProtoMessage() {}
+
+func (x *Migration) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Migration.ProtoReflect.Descriptor instead.
+func (*Migration) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *Migration) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Migration) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *Migration) GetPool() string {
+	if x != nil {
+		return x.Pool
+	}
+	return ""
+}
+
+func (x *Migration) GetToCluster() string {
+	if x != nil {
+		return x.ToCluster
+	}
+	return ""
+}
+
+func (x *Migration) GetBatchSize() uint32 {
+	if x != nil {
+		return x.BatchSize
+	}
+	return 0
+}
+
+func (x *Migration) GetSurge() bool {
+	if x != nil {
+		return x.Surge
+	}
+	return false
+}
+
+func (x *Migration) GetMoveRunning() bool {
+	if x != nil {
+		return x.MoveRunning
+	}
+	return false
+}
+
+func (x *Migration) GetAllowStateful() bool {
+	if x != nil {
+		return x.AllowStateful
+	}
+	return false
+}
+
+func (x *Migration) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+func (x *Migration) GetState() MigrationState {
+	if x != nil {
+		return x.State
+	}
+	return MigrationState_MIGRATION_STATE_UNSPECIFIED
+}
+
+func (x *Migration) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *Migration) GetCreateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreateTime
+	}
+	return nil
+}
+
+func (x *Migration) GetCompletionTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CompletionTime
+	}
+	return nil
+}
+
+func (x *Migration) GetDuration() *durationpb.Duration {
+	if x != nil {
+		return x.Duration
+	}
+	return nil
+}
+
+func (x *Migration) GetJobs() []*MigrationJob {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *Migration) GetInstancesTotal() uint32 {
+	if x != nil {
+		return x.InstancesTotal
+	}
+	return 0
+}
+
+func (x *Migration) GetInstancesMoved() uint32 {
+	if x != nil {
+		return x.InstancesMoved
+	}
+	return 0
+}
+
+func (x *Migration) GetInstancesInFlight() uint32 {
+	if x != nil {
+		return x.InstancesInFlight
+	}
+	return 0
+}
+
+func (x *Migration) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+// ClusterSummary is one cluster of a region: its hosts, whether it takes
+// new placements, and what of ours still runs there.
+type ClusterSummary struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Name   string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Kind   string                 `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	Region string                 `protobuf:"bytes,3,opt,name=region,proto3" json:"region,omitempty"`
+	// Drained: no new placements.
+	Drained   bool       `protobuf:"varint,4,opt,name=drained,proto3" json:"drained,omitempty"`
+	Hosts     uint32     `protobuf:"varint,5,opt,name=hosts,proto3" json:"hosts,omitempty"`
+	Capacity  *Resources `protobuf:"bytes,6,opt,name=capacity,proto3" json:"capacity,omitempty"`
+	Allocated *Resources `protobuf:"bytes,7,opt,name=allocated,proto3" json:"allocated,omitempty"`
+	// Runs that hold a host there (placed, launching, running).
+	Tasks         uint32          `protobuf:"varint,8,opt,name=tasks,proto3" json:"tasks,omitempty"`
+	Jobs          []*ClusterUsage `protobuf:"bytes,9,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	Pools         []*ClusterUsage `protobuf:"bytes,10,rep,name=pools,proto3" json:"pools,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterSummary) Reset() {
+	*x = ClusterSummary{}
+	mi := &file_peloton_v1_types_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterSummary) ProtoMessage() {}
+
+func (x *ClusterSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterSummary.ProtoReflect.Descriptor instead.
+func (*ClusterSummary) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *ClusterSummary) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ClusterSummary) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *ClusterSummary) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+func (x *ClusterSummary) GetDrained() bool {
+	if x != nil {
+		return x.Drained
+	}
+	return false
+}
+
+func (x *ClusterSummary) GetHosts() uint32 {
+	if x != nil {
+		return x.Hosts
+	}
+	return 0
+}
+
+func (x *ClusterSummary) GetCapacity() *Resources {
+	if x != nil {
+		return x.Capacity
+	}
+	return nil
+}
+
+func (x *ClusterSummary) GetAllocated() *Resources {
+	if x != nil {
+		return x.Allocated
+	}
+	return nil
+}
+
+func (x *ClusterSummary) GetTasks() uint32 {
+	if x != nil {
+		return x.Tasks
+	}
+	return 0
+}
+
+func (x *ClusterSummary) GetJobs() []*ClusterUsage {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *ClusterSummary) GetPools() []*ClusterUsage {
+	if x != nil {
+		return x.Pools
+	}
+	return nil
+}
+
+// ClusterUsage is what one job or pool still runs on a cluster.
+type ClusterUsage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A job id or a pool path.
+	Name          string     `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Tasks         uint32     `protobuf:"varint,2,opt,name=tasks,proto3" json:"tasks,omitempty"`
+	Allocated     *Resources `protobuf:"bytes,3,opt,name=allocated,proto3" json:"allocated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterUsage) Reset() {
+	*x = ClusterUsage{}
+	mi := &file_peloton_v1_types_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterUsage) ProtoMessage() {}
+
+func (x *ClusterUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterUsage.ProtoReflect.Descriptor instead.
+func (*ClusterUsage) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *ClusterUsage) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ClusterUsage) GetTasks() uint32 {
+	if x != nil {
+		return x.Tasks
+	}
+	return 0
+}
+
+func (x *ClusterUsage) GetAllocated() *Resources {
+	if x != nil {
+		return x.Allocated
+	}
+	return nil
+}
+
 // AuditRecord is one mutating call as a gateway saw it.
 type AuditRecord struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3805,7 +4468,7 @@ type AuditRecord struct {
 
 func (x *AuditRecord) Reset() {
 	*x = AuditRecord{}
-	mi := &file_peloton_v1_types_proto_msgTypes[33]
+	mi := &file_peloton_v1_types_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3817,7 +4480,7 @@ func (x *AuditRecord) String() string {
 func (*AuditRecord) ProtoMessage() {}
 
 func (x *AuditRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[33]
+	mi := &file_peloton_v1_types_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3830,7 +4493,7 @@ func (x *AuditRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditRecord.ProtoReflect.Descriptor instead.
 func (*AuditRecord) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{33}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *AuditRecord) GetTime() *timestamppb.Timestamp {
@@ -3964,7 +4627,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\n" +
 	"SpreadSpec\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12\x10\n" +
-	"\x03max\x18\x02 \x01(\rR\x03max\"\xf7\x05\n" +
+	"\x03max\x18\x02 \x01(\rR\x03max\"\xae\x06\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12'\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x13.peloton.v1.JobTypeR\x04type\x12\x12\n" +
@@ -3987,10 +4650,14 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\fmax_per_host\x18\x11 \x01(\rR\n" +
 	"maxPerHost\x12.\n" +
 	"\x06spread\x18\x12 \x03(\v2\x16.peloton.v1.SpreadSpecR\x06spread\x12!\n" +
-	"\x03sla\x18\x13 \x01(\v2\x0f.peloton.v1.SLAR\x03sla\x1a9\n" +
+	"\x03sla\x18\x13 \x01(\v2\x0f.peloton.v1.SLAR\x03sla\x125\n" +
+	"\bclusters\x18\x14 \x01(\v2\x19.peloton.v1.ClusterPolicyR\bclusters\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\".\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"=\n" +
+	"\rClusterPolicy\x12\x16\n" +
+	"\x06prefer\x18\x01 \x03(\tR\x06prefer\x12\x14\n" +
+	"\x05avoid\x18\x02 \x03(\tR\x05avoid\".\n" +
 	"\x03SLA\x12'\n" +
 	"\x0fmax_unavailable\x18\x01 \x01(\tR\x0emaxUnavailable\"Z\n" +
 	"\x10InstanceOverride\x12\x1c\n" +
@@ -4094,14 +4761,15 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\a_mem_mbB\n" +
 	"\n" +
 	"\b_disk_mbB\x06\n" +
-	"\x04_gpu\"\xdc\x01\n" +
+	"\x04_gpu\"\x93\x02\n" +
 	"\bPoolSpec\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x127\n" +
 	"\vreservation\x18\x02 \x01(\v2\x15.peloton.v1.ResourcesR\vreservation\x121\n" +
 	"\x05limit\x18\x03 \x01(\v2\x1b.peloton.v1.ResourceAmountsR\x05limit\x121\n" +
 	"\x05share\x18\x04 \x01(\v2\x1b.peloton.v1.ResourceAmountsR\x05share\x12\x1d\n" +
 	"\n" +
-	"host_pools\x18\x05 \x03(\tR\thostPools\"\xca\x01\n" +
+	"host_pools\x18\x05 \x03(\tR\thostPools\x125\n" +
+	"\bclusters\x18\x06 \x01(\v2\x19.peloton.v1.ClusterPolicyR\bclusters\"\xca\x01\n" +
 	"\fPoolResource\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vreservation\x18\x02 \x01(\x01R\vreservation\x12\x14\n" +
@@ -4222,7 +4890,62 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x05moved\x18\t \x03(\v2\x17.peloton.v1.PlannedMoveR\x05moved\x124\n" +
 	"\tnot_moved\x18\n" +
 	" \x03(\v2\x17.peloton.v1.PlannedMoveR\bnotMoved\x12\x18\n" +
-	"\amessage\x18\v \x01(\tR\amessage\"\x98\x02\n" +
+	"\amessage\x18\v \x01(\tR\amessage\"\x95\x03\n" +
+	"\fMigrationJob\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12'\n" +
+	"\x04type\x18\x02 \x01(\x0e2\x13.peloton.v1.JobTypeR\x04type\x12!\n" +
+	"\ffrom_cluster\x18\x03 \x01(\tR\vfromCluster\x12\x1c\n" +
+	"\tinstances\x18\x04 \x01(\rR\tinstances\x12\x14\n" +
+	"\x05moved\x18\x05 \x01(\rR\x05moved\x12\x1b\n" +
+	"\tin_flight\x18\x06 \x01(\rR\binFlight\x12'\n" +
+	"\x0fmax_unavailable\x18\a \x01(\rR\x0emaxUnavailable\x12.\n" +
+	"\x13sla_max_unavailable\x18\b \x01(\rR\x11slaMaxUnavailable\x12\x1a\n" +
+	"\bfailures\x18\t \x01(\rR\bfailures\x12\x18\n" +
+	"\aretries\x18\n" +
+	" \x01(\rR\aretries\x12\x14\n" +
+	"\x05surge\x18\v \x01(\rR\x05surge\x12\x12\n" +
+	"\x04done\x18\f \x01(\bR\x04done\x12\x18\n" +
+	"\amessage\x18\r \x01(\tR\amessage\"\xc9\x05\n" +
+	"\tMigration\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
+	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12\x12\n" +
+	"\x04pool\x18\x03 \x01(\tR\x04pool\x12\x1d\n" +
+	"\n" +
+	"to_cluster\x18\x04 \x01(\tR\ttoCluster\x12\x1d\n" +
+	"\n" +
+	"batch_size\x18\x05 \x01(\rR\tbatchSize\x12\x14\n" +
+	"\x05surge\x18\x06 \x01(\bR\x05surge\x12!\n" +
+	"\fmove_running\x18\a \x01(\bR\vmoveRunning\x12%\n" +
+	"\x0eallow_stateful\x18\b \x01(\bR\rallowStateful\x12\x16\n" +
+	"\x06paused\x18\t \x01(\bR\x06paused\x120\n" +
+	"\x05state\x18\n" +
+	" \x01(\x0e2\x1a.peloton.v1.MigrationStateR\x05state\x12\x18\n" +
+	"\amessage\x18\v \x01(\tR\amessage\x12;\n" +
+	"\vcreate_time\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime\x12C\n" +
+	"\x0fcompletion_time\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\x0ecompletionTime\x125\n" +
+	"\bduration\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\bduration\x12,\n" +
+	"\x04jobs\x18\x0f \x03(\v2\x18.peloton.v1.MigrationJobR\x04jobs\x12'\n" +
+	"\x0finstances_total\x18\x10 \x01(\rR\x0einstancesTotal\x12'\n" +
+	"\x0finstances_moved\x18\x11 \x01(\rR\x0einstancesMoved\x12.\n" +
+	"\x13instances_in_flight\x18\x12 \x01(\rR\x11instancesInFlight\x12\x16\n" +
+	"\x06region\x18\x13 \x01(\tR\x06region\"\xdc\x02\n" +
+	"\x0eClusterSummary\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x16\n" +
+	"\x06region\x18\x03 \x01(\tR\x06region\x12\x18\n" +
+	"\adrained\x18\x04 \x01(\bR\adrained\x12\x14\n" +
+	"\x05hosts\x18\x05 \x01(\rR\x05hosts\x121\n" +
+	"\bcapacity\x18\x06 \x01(\v2\x15.peloton.v1.ResourcesR\bcapacity\x123\n" +
+	"\tallocated\x18\a \x01(\v2\x15.peloton.v1.ResourcesR\tallocated\x12\x14\n" +
+	"\x05tasks\x18\b \x01(\rR\x05tasks\x12,\n" +
+	"\x04jobs\x18\t \x03(\v2\x18.peloton.v1.ClusterUsageR\x04jobs\x12.\n" +
+	"\x05pools\x18\n" +
+	" \x03(\v2\x18.peloton.v1.ClusterUsageR\x05pools\"m\n" +
+	"\fClusterUsage\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05tasks\x18\x02 \x01(\rR\x05tasks\x123\n" +
+	"\tallocated\x18\x03 \x01(\v2\x15.peloton.v1.ResourcesR\tallocated\"\x98\x02\n" +
 	"\vAuditRecord\x12.\n" +
 	"\x04time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
@@ -4301,7 +5024,15 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	" HOST_POOL_MOVE_PHASE_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dHOST_POOL_MOVE_PHASE_DRAINING\x10\x01\x12\x1e\n" +
 	"\x1aHOST_POOL_MOVE_PHASE_MOVED\x10\x02\x12\"\n" +
-	"\x1eHOST_POOL_MOVE_PHASE_CANCELLED\x10\x03B?Z=github.com/peloton-federated/peloton/api/peloton/v1;pelotonv1b\x06proto3"
+	"\x1eHOST_POOL_MOVE_PHASE_CANCELLED\x10\x03*\xeb\x01\n" +
+	"\x0eMigrationState\x12\x1f\n" +
+	"\x1bMIGRATION_STATE_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19MIGRATION_STATE_MIGRATING\x10\x01\x12 \n" +
+	"\x1cMIGRATION_STATE_ROLLING_BACK\x10\x02\x12\x1d\n" +
+	"\x19MIGRATION_STATE_SUCCEEDED\x10\x03\x12\x1f\n" +
+	"\x1bMIGRATION_STATE_ROLLED_BACK\x10\x04\x12\x1b\n" +
+	"\x17MIGRATION_STATE_ABORTED\x10\x05\x12\x1a\n" +
+	"\x16MIGRATION_STATE_FAILED\x10\x06B?Z=github.com/peloton-federated/peloton/api/peloton/v1;pelotonv1b\x06proto3"
 
 var (
 	file_peloton_v1_types_proto_rawDescOnce sync.Once
@@ -4315,8 +5046,8 @@ func file_peloton_v1_types_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_types_proto_rawDescData
 }
 
-var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
+var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_peloton_v1_types_proto_goTypes = []any{
 	(JobType)(0),                  // 0: peloton.v1.JobType
 	(ConstraintOp)(0),             // 1: peloton.v1.ConstraintOp
@@ -4327,141 +5058,160 @@ var file_peloton_v1_types_proto_goTypes = []any{
 	(UpdateState)(0),              // 6: peloton.v1.UpdateState
 	(HostState)(0),                // 7: peloton.v1.HostState
 	(HostPoolMovePhase)(0),        // 8: peloton.v1.HostPoolMovePhase
-	(FailoverPolicy_Mode)(0),      // 9: peloton.v1.FailoverPolicy.Mode
-	(*Resources)(nil),             // 10: peloton.v1.Resources
-	(*Constraint)(nil),            // 11: peloton.v1.Constraint
-	(*TaskSpec)(nil),              // 12: peloton.v1.TaskSpec
-	(*Container)(nil),             // 13: peloton.v1.Container
-	(*PortSpec)(nil),              // 14: peloton.v1.PortSpec
-	(*HealthCheck)(nil),           // 15: peloton.v1.HealthCheck
-	(*HTTPProbe)(nil),             // 16: peloton.v1.HTTPProbe
-	(*TCPProbe)(nil),              // 17: peloton.v1.TCPProbe
-	(*Volume)(nil),                // 18: peloton.v1.Volume
-	(*SpreadSpec)(nil),            // 19: peloton.v1.SpreadSpec
-	(*JobSpec)(nil),               // 20: peloton.v1.JobSpec
-	(*SLA)(nil),                   // 21: peloton.v1.SLA
-	(*InstanceOverride)(nil),      // 22: peloton.v1.InstanceOverride
-	(*FailoverPolicy)(nil),        // 23: peloton.v1.FailoverPolicy
-	(*JobStatus)(nil),             // 24: peloton.v1.JobStatus
-	(*Job)(nil),                   // 25: peloton.v1.Job
-	(*Task)(nil),                  // 26: peloton.v1.Task
-	(*Event)(nil),                 // 27: peloton.v1.Event
-	(*Update)(nil),                // 28: peloton.v1.Update
-	(*ResourceAmounts)(nil),       // 29: peloton.v1.ResourceAmounts
-	(*PoolSpec)(nil),              // 30: peloton.v1.PoolSpec
-	(*PoolResource)(nil),          // 31: peloton.v1.PoolResource
-	(*Pool)(nil),                  // 32: peloton.v1.Pool
-	(*PoolRegionShare)(nil),       // 33: peloton.v1.PoolRegionShare
-	(*Host)(nil),                  // 34: peloton.v1.Host
-	(*HostPool)(nil),              // 35: peloton.v1.HostPool
-	(*HostPoolMove)(nil),          // 36: peloton.v1.HostPoolMove
-	(*RegionMember)(nil),          // 37: peloton.v1.RegionMember
-	(*Region)(nil),                // 38: peloton.v1.Region
-	(*Replica)(nil),               // 39: peloton.v1.Replica
-	(*RegionPlan)(nil),            // 40: peloton.v1.RegionPlan
-	(*PlannedMove)(nil),           // 41: peloton.v1.PlannedMove
-	(*Drill)(nil),                 // 42: peloton.v1.Drill
-	(*AuditRecord)(nil),           // 43: peloton.v1.AuditRecord
-	nil,                           // 44: peloton.v1.TaskSpec.EnvEntry
-	nil,                           // 45: peloton.v1.JobSpec.LabelsEntry
-	nil,                           // 46: peloton.v1.JobStatus.TaskStatesEntry
-	nil,                           // 47: peloton.v1.Task.PortsEntry
-	nil,                           // 48: peloton.v1.Host.LabelsEntry
-	(*durationpb.Duration)(nil),   // 49: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 50: google.protobuf.Timestamp
+	(MigrationState)(0),           // 9: peloton.v1.MigrationState
+	(FailoverPolicy_Mode)(0),      // 10: peloton.v1.FailoverPolicy.Mode
+	(*Resources)(nil),             // 11: peloton.v1.Resources
+	(*Constraint)(nil),            // 12: peloton.v1.Constraint
+	(*TaskSpec)(nil),              // 13: peloton.v1.TaskSpec
+	(*Container)(nil),             // 14: peloton.v1.Container
+	(*PortSpec)(nil),              // 15: peloton.v1.PortSpec
+	(*HealthCheck)(nil),           // 16: peloton.v1.HealthCheck
+	(*HTTPProbe)(nil),             // 17: peloton.v1.HTTPProbe
+	(*TCPProbe)(nil),              // 18: peloton.v1.TCPProbe
+	(*Volume)(nil),                // 19: peloton.v1.Volume
+	(*SpreadSpec)(nil),            // 20: peloton.v1.SpreadSpec
+	(*JobSpec)(nil),               // 21: peloton.v1.JobSpec
+	(*ClusterPolicy)(nil),         // 22: peloton.v1.ClusterPolicy
+	(*SLA)(nil),                   // 23: peloton.v1.SLA
+	(*InstanceOverride)(nil),      // 24: peloton.v1.InstanceOverride
+	(*FailoverPolicy)(nil),        // 25: peloton.v1.FailoverPolicy
+	(*JobStatus)(nil),             // 26: peloton.v1.JobStatus
+	(*Job)(nil),                   // 27: peloton.v1.Job
+	(*Task)(nil),                  // 28: peloton.v1.Task
+	(*Event)(nil),                 // 29: peloton.v1.Event
+	(*Update)(nil),                // 30: peloton.v1.Update
+	(*ResourceAmounts)(nil),       // 31: peloton.v1.ResourceAmounts
+	(*PoolSpec)(nil),              // 32: peloton.v1.PoolSpec
+	(*PoolResource)(nil),          // 33: peloton.v1.PoolResource
+	(*Pool)(nil),                  // 34: peloton.v1.Pool
+	(*PoolRegionShare)(nil),       // 35: peloton.v1.PoolRegionShare
+	(*Host)(nil),                  // 36: peloton.v1.Host
+	(*HostPool)(nil),              // 37: peloton.v1.HostPool
+	(*HostPoolMove)(nil),          // 38: peloton.v1.HostPoolMove
+	(*RegionMember)(nil),          // 39: peloton.v1.RegionMember
+	(*Region)(nil),                // 40: peloton.v1.Region
+	(*Replica)(nil),               // 41: peloton.v1.Replica
+	(*RegionPlan)(nil),            // 42: peloton.v1.RegionPlan
+	(*PlannedMove)(nil),           // 43: peloton.v1.PlannedMove
+	(*Drill)(nil),                 // 44: peloton.v1.Drill
+	(*MigrationJob)(nil),          // 45: peloton.v1.MigrationJob
+	(*Migration)(nil),             // 46: peloton.v1.Migration
+	(*ClusterSummary)(nil),        // 47: peloton.v1.ClusterSummary
+	(*ClusterUsage)(nil),          // 48: peloton.v1.ClusterUsage
+	(*AuditRecord)(nil),           // 49: peloton.v1.AuditRecord
+	nil,                           // 50: peloton.v1.TaskSpec.EnvEntry
+	nil,                           // 51: peloton.v1.JobSpec.LabelsEntry
+	nil,                           // 52: peloton.v1.JobStatus.TaskStatesEntry
+	nil,                           // 53: peloton.v1.Task.PortsEntry
+	nil,                           // 54: peloton.v1.Host.LabelsEntry
+	(*durationpb.Duration)(nil),   // 55: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 56: google.protobuf.Timestamp
 }
 var file_peloton_v1_types_proto_depIdxs = []int32{
 	1,  // 0: peloton.v1.Constraint.op:type_name -> peloton.v1.ConstraintOp
-	11, // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
-	11, // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
-	44, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
-	10, // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
-	11, // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
-	13, // 6: peloton.v1.TaskSpec.container:type_name -> peloton.v1.Container
-	14, // 7: peloton.v1.TaskSpec.ports:type_name -> peloton.v1.PortSpec
-	15, // 8: peloton.v1.TaskSpec.health_check:type_name -> peloton.v1.HealthCheck
-	15, // 9: peloton.v1.TaskSpec.readiness:type_name -> peloton.v1.HealthCheck
-	18, // 10: peloton.v1.TaskSpec.volumes:type_name -> peloton.v1.Volume
+	12, // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
+	12, // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
+	50, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
+	11, // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
+	12, // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
+	14, // 6: peloton.v1.TaskSpec.container:type_name -> peloton.v1.Container
+	15, // 7: peloton.v1.TaskSpec.ports:type_name -> peloton.v1.PortSpec
+	16, // 8: peloton.v1.TaskSpec.health_check:type_name -> peloton.v1.HealthCheck
+	16, // 9: peloton.v1.TaskSpec.readiness:type_name -> peloton.v1.HealthCheck
+	19, // 10: peloton.v1.TaskSpec.volumes:type_name -> peloton.v1.Volume
 	2,  // 11: peloton.v1.Container.pull_policy:type_name -> peloton.v1.PullPolicy
-	16, // 12: peloton.v1.HealthCheck.http:type_name -> peloton.v1.HTTPProbe
-	17, // 13: peloton.v1.HealthCheck.tcp:type_name -> peloton.v1.TCPProbe
-	49, // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
-	49, // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
-	49, // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
+	17, // 12: peloton.v1.HealthCheck.http:type_name -> peloton.v1.HTTPProbe
+	18, // 13: peloton.v1.HealthCheck.tcp:type_name -> peloton.v1.TCPProbe
+	55, // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
+	55, // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
+	55, // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
 	0,  // 17: peloton.v1.JobSpec.type:type_name -> peloton.v1.JobType
-	12, // 18: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
-	45, // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
-	23, // 20: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
-	22, // 21: peloton.v1.JobSpec.overrides:type_name -> peloton.v1.InstanceOverride
-	19, // 22: peloton.v1.JobSpec.spread:type_name -> peloton.v1.SpreadSpec
-	21, // 23: peloton.v1.JobSpec.sla:type_name -> peloton.v1.SLA
-	12, // 24: peloton.v1.InstanceOverride.task:type_name -> peloton.v1.TaskSpec
-	9,  // 25: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
-	3,  // 26: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
-	46, // 27: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
-	50, // 28: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
-	50, // 29: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
-	50, // 30: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
-	20, // 31: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
-	24, // 32: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
-	4,  // 33: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
-	4,  // 34: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
-	50, // 35: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
-	50, // 36: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
-	50, // 37: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
-	50, // 38: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
-	5,  // 39: peloton.v1.Task.health:type_name -> peloton.v1.HealthState
-	5,  // 40: peloton.v1.Task.ready:type_name -> peloton.v1.HealthState
-	47, // 41: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
-	50, // 42: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
-	24, // 43: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
-	26, // 44: peloton.v1.Event.task:type_name -> peloton.v1.Task
-	36, // 45: peloton.v1.Event.host_pool_move:type_name -> peloton.v1.HostPoolMove
-	6,  // 46: peloton.v1.Update.state:type_name -> peloton.v1.UpdateState
-	50, // 47: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
-	50, // 48: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
-	10, // 49: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
-	29, // 50: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
-	29, // 51: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
-	31, // 52: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
-	30, // 53: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
-	33, // 54: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
-	10, // 55: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
-	10, // 56: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
-	10, // 57: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
-	7,  // 58: peloton.v1.Host.state:type_name -> peloton.v1.HostState
-	10, // 59: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
-	10, // 60: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
-	48, // 61: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
-	50, // 62: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
-	50, // 63: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
-	50, // 64: peloton.v1.Host.drain_deadline:type_name -> google.protobuf.Timestamp
-	10, // 65: peloton.v1.HostPool.capacity:type_name -> peloton.v1.Resources
-	10, // 66: peloton.v1.HostPool.allocated:type_name -> peloton.v1.Resources
-	10, // 67: peloton.v1.HostPool.demand:type_name -> peloton.v1.Resources
-	49, // 68: peloton.v1.HostPool.policy_period:type_name -> google.protobuf.Duration
-	8,  // 69: peloton.v1.HostPoolMove.phase:type_name -> peloton.v1.HostPoolMovePhase
-	49, // 70: peloton.v1.HostPoolMove.waited:type_name -> google.protobuf.Duration
-	50, // 71: peloton.v1.HostPoolMove.time:type_name -> google.protobuf.Timestamp
-	37, // 72: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
-	10, // 73: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
-	10, // 74: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
-	50, // 75: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
-	25, // 76: peloton.v1.Replica.job:type_name -> peloton.v1.Job
-	50, // 77: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
-	50, // 78: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
-	41, // 79: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
-	41, // 80: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
-	50, // 81: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
-	50, // 82: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
-	41, // 83: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
-	41, // 84: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
-	50, // 85: peloton.v1.AuditRecord.time:type_name -> google.protobuf.Timestamp
-	86, // [86:86] is the sub-list for method output_type
-	86, // [86:86] is the sub-list for method input_type
-	86, // [86:86] is the sub-list for extension type_name
-	86, // [86:86] is the sub-list for extension extendee
-	0,  // [0:86] is the sub-list for field type_name
+	13, // 18: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
+	51, // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
+	25, // 20: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
+	24, // 21: peloton.v1.JobSpec.overrides:type_name -> peloton.v1.InstanceOverride
+	20, // 22: peloton.v1.JobSpec.spread:type_name -> peloton.v1.SpreadSpec
+	23, // 23: peloton.v1.JobSpec.sla:type_name -> peloton.v1.SLA
+	22, // 24: peloton.v1.JobSpec.clusters:type_name -> peloton.v1.ClusterPolicy
+	13, // 25: peloton.v1.InstanceOverride.task:type_name -> peloton.v1.TaskSpec
+	10, // 26: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
+	3,  // 27: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
+	52, // 28: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
+	56, // 29: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
+	56, // 30: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
+	56, // 31: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
+	21, // 32: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
+	26, // 33: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
+	4,  // 34: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
+	4,  // 35: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
+	56, // 36: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
+	56, // 37: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
+	56, // 38: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
+	56, // 39: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
+	5,  // 40: peloton.v1.Task.health:type_name -> peloton.v1.HealthState
+	5,  // 41: peloton.v1.Task.ready:type_name -> peloton.v1.HealthState
+	53, // 42: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
+	56, // 43: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
+	26, // 44: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
+	28, // 45: peloton.v1.Event.task:type_name -> peloton.v1.Task
+	38, // 46: peloton.v1.Event.host_pool_move:type_name -> peloton.v1.HostPoolMove
+	6,  // 47: peloton.v1.Update.state:type_name -> peloton.v1.UpdateState
+	56, // 48: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
+	56, // 49: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
+	11, // 50: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
+	31, // 51: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
+	31, // 52: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
+	22, // 53: peloton.v1.PoolSpec.clusters:type_name -> peloton.v1.ClusterPolicy
+	33, // 54: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
+	32, // 55: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
+	35, // 56: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
+	11, // 57: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
+	11, // 58: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
+	11, // 59: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
+	7,  // 60: peloton.v1.Host.state:type_name -> peloton.v1.HostState
+	11, // 61: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
+	11, // 62: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
+	54, // 63: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
+	56, // 64: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
+	56, // 65: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
+	56, // 66: peloton.v1.Host.drain_deadline:type_name -> google.protobuf.Timestamp
+	11, // 67: peloton.v1.HostPool.capacity:type_name -> peloton.v1.Resources
+	11, // 68: peloton.v1.HostPool.allocated:type_name -> peloton.v1.Resources
+	11, // 69: peloton.v1.HostPool.demand:type_name -> peloton.v1.Resources
+	55, // 70: peloton.v1.HostPool.policy_period:type_name -> google.protobuf.Duration
+	8,  // 71: peloton.v1.HostPoolMove.phase:type_name -> peloton.v1.HostPoolMovePhase
+	55, // 72: peloton.v1.HostPoolMove.waited:type_name -> google.protobuf.Duration
+	56, // 73: peloton.v1.HostPoolMove.time:type_name -> google.protobuf.Timestamp
+	39, // 74: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
+	11, // 75: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
+	11, // 76: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
+	56, // 77: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
+	27, // 78: peloton.v1.Replica.job:type_name -> peloton.v1.Job
+	56, // 79: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
+	56, // 80: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
+	43, // 81: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
+	43, // 82: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
+	56, // 83: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
+	56, // 84: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
+	43, // 85: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
+	43, // 86: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
+	0,  // 87: peloton.v1.MigrationJob.type:type_name -> peloton.v1.JobType
+	9,  // 88: peloton.v1.Migration.state:type_name -> peloton.v1.MigrationState
+	56, // 89: peloton.v1.Migration.create_time:type_name -> google.protobuf.Timestamp
+	56, // 90: peloton.v1.Migration.completion_time:type_name -> google.protobuf.Timestamp
+	55, // 91: peloton.v1.Migration.duration:type_name -> google.protobuf.Duration
+	45, // 92: peloton.v1.Migration.jobs:type_name -> peloton.v1.MigrationJob
+	11, // 93: peloton.v1.ClusterSummary.capacity:type_name -> peloton.v1.Resources
+	11, // 94: peloton.v1.ClusterSummary.allocated:type_name -> peloton.v1.Resources
+	48, // 95: peloton.v1.ClusterSummary.jobs:type_name -> peloton.v1.ClusterUsage
+	48, // 96: peloton.v1.ClusterSummary.pools:type_name -> peloton.v1.ClusterUsage
+	11, // 97: peloton.v1.ClusterUsage.allocated:type_name -> peloton.v1.Resources
+	56, // 98: peloton.v1.AuditRecord.time:type_name -> google.protobuf.Timestamp
+	99, // [99:99] is the sub-list for method output_type
+	99, // [99:99] is the sub-list for method input_type
+	99, // [99:99] is the sub-list for extension type_name
+	99, // [99:99] is the sub-list for extension extendee
+	0,  // [0:99] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_types_proto_init() }
@@ -4469,19 +5219,19 @@ func file_peloton_v1_types_proto_init() {
 	if File_peloton_v1_types_proto != nil {
 		return
 	}
-	file_peloton_v1_types_proto_msgTypes[17].OneofWrappers = []any{
+	file_peloton_v1_types_proto_msgTypes[18].OneofWrappers = []any{
 		(*Event_Job)(nil),
 		(*Event_Task)(nil),
 		(*Event_HostPoolMove)(nil),
 	}
-	file_peloton_v1_types_proto_msgTypes[19].OneofWrappers = []any{}
+	file_peloton_v1_types_proto_msgTypes[20].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_types_proto_rawDesc), len(file_peloton_v1_types_proto_rawDesc)),
-			NumEnums:      10,
-			NumMessages:   39,
+			NumEnums:      11,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -94,6 +94,7 @@ func ValidateJobSpec(s *JobSpec) []FieldError {
 		v.volumesAllowed("task", s.GetType(), s.GetTask())
 	}
 	v.placement(s)
+	v.problems = append(v.problems, ClusterPolicyProblems("clusters", s.GetClusters())...)
 	v.sla(s)
 	v.overrides(s)
 	SortFieldErrors(v.problems)

@@ -214,7 +214,7 @@ https:// address, as the caller a --token or --cert/--key names.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{command: c.CommandPath(), err: err}
 	})
-	root.AddCommand(a.jobCommand(), a.updateCommand(), a.taskCommand(), a.poolCommand(), a.hostCommand(), a.regionCommand(), a.drillCommand(), a.versionCommand(),
+	root.AddCommand(a.jobCommand(), a.updateCommand(), a.taskCommand(), a.poolCommand(), a.hostCommand(), a.clusterCommand(), a.migrateCommand(), a.regionCommand(), a.drillCommand(), a.versionCommand(),
 		a.authCommand(), a.auditCommand(), a.contextCommand())
 	return root
 }

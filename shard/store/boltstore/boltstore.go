@@ -32,11 +32,13 @@ var (
 	hostsBucket      = []byte("hosts")
 	eventsBucket     = []byte("events")
 	auditBucket      = []byte("audit")
+	// Added with cluster migrations.
+	migrationsBucket = []byte("migrations")
 )
 
 // buckets are the top-level buckets every open file has.
 var buckets = [][]byte{jobsBucket, tasksBucket, poolsBucket, metaBucket, valueBucket,
-	configsBucket, updatesBucket, jobUpdatesBucket, hostsBucket, eventsBucket, auditBucket}
+	configsBucket, updatesBucket, jobUpdatesBucket, hostsBucket, eventsBucket, auditBucket, migrationsBucket}
 
 // ctxCheckEvery is how many tasks of a batch are written between checks
 // for a cancelled context.

@@ -148,6 +148,20 @@ var migrations = []migration{
 				PRIMARY KEY ((job_id), bucket))`,
 		},
 	},
+	{
+		version:     3,
+		description: "cluster migrations",
+		statements: []string{
+			// Migrations (codec.EncodeMigration), all in partition part =
+			// 0: a region has few, listed together.
+			`CREATE TABLE IF NOT EXISTS %[1]s.cluster_migrations (
+				part int,
+				id text,
+				revision bigint,
+				record blob,
+				PRIMARY KEY ((part), id))`,
+		},
+	},
 }
 
 // SchemaVersion is the schema version this build reads and writes.

@@ -13,6 +13,8 @@ type statements struct {
 	createUpdate, writeUpdate, getUpdate, addJobUpdate        string
 	listJobUpdates, deleteUpdate, deleteJobUpdates            string
 	putHost, getHost, listHosts, deleteHost                   string
+	createMigration, writeMigration, getMigration             string
+	listMigrations                                            string
 	insertEvent, addEventBucket, listEventBuckets, listEvents string
 	listTaskEvents, deleteEventPartition, deleteEventBuckets  string
 
@@ -74,6 +76,11 @@ func newStatements(ks string) statements {
 		listJobUpdates:   f("SELECT update_id FROM %s.job_updates WHERE job_id = ?"),
 		deleteUpdate:     f("DELETE FROM %s.updates WHERE id = ?"),
 		deleteJobUpdates: f("DELETE FROM %s.job_updates WHERE job_id = ?"),
+
+		createMigration: f("INSERT INTO %s.cluster_migrations (part, id, revision, record) VALUES (0, ?, ?, ?) IF NOT EXISTS"),
+		writeMigration:  f("UPDATE %s.cluster_migrations SET revision = ?, record = ? WHERE part = 0 AND id = ? IF revision = ?"),
+		getMigration:    f("SELECT record FROM %s.cluster_migrations WHERE part = 0 AND id = ?"),
+		listMigrations:  f("SELECT id, record FROM %s.cluster_migrations WHERE part = 0"),
 
 		putHost:    f("INSERT INTO %s.hosts (part, id, record) VALUES (0, ?, ?)"),
 		getHost:    f("SELECT record FROM %s.hosts WHERE part = 0 AND id = ?"),

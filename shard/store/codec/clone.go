@@ -19,6 +19,7 @@ func CloneSpec(s *model.JobSpec) (*model.JobSpec, error) {
 		sla := *s.SLA
 		out.SLA = &sla
 	}
+	out.Clusters = s.Clusters.Clone()
 	if err := cloneTaskSpec(&out.Task); err != nil {
 		return nil, err
 	}

@@ -41,8 +41,10 @@ const (
 	ConfigRecordV1 = 1
 	ConfigRecordV2 = 2
 	ConfigRecordV3 = 3
+	// ConfigRecordV4 appends the job's cluster policy.
+	ConfigRecordV4 = 4
 	// ConfigRecordVersion is the latest config (job spec) encoding.
-	ConfigRecordVersion = ConfigRecordV3
+	ConfigRecordVersion = ConfigRecordV4
 	// PoolRecordV1 holds reservation and limit as doubles (cpu in cores,
 	// +Inf for no limit), PoolRecordV2 as integer units; both hold the
 	// shares as doubles. PoolRecordV3 appends the host pools the pool may
@@ -50,8 +52,10 @@ const (
 	PoolRecordV1 = 1
 	PoolRecordV2 = 2
 	PoolRecordV3 = 3
+	// PoolRecordV4 appends the pool's cluster policy.
+	PoolRecordV4 = 4
 	// PoolRecordVersion is the latest pool encoding.
-	PoolRecordVersion = PoolRecordV3
+	PoolRecordVersion = PoolRecordV4
 	// HostRecordV2 appends the host's port ranges and whether it runs
 	// images. Both hold the capacity as doubles; HostRecordV3 holds it as
 	// integer units and appends the drain's deadline and whether the host
@@ -78,6 +82,9 @@ const (
 	EventRecordV1       = 1
 	EventRecordV2       = 2
 	EventRecordVersion  = EventRecordV2
+	// MigrationRecordVersion is the latest encoding of migrations.
+	MigrationRecordV1      = 1
+	MigrationRecordVersion = MigrationRecordV1
 )
 
 // maxConstraintDepth bounds AllOf/AnyOf nesting, on write and on read, so a

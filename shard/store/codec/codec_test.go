@@ -277,7 +277,7 @@ func TestRecordsBeforeHostPoolsDecode(t *testing.T) {
 	}
 	pool := storetest.FullPool("/v2")
 	v2 := encodePool(pool, 3, PoolRecordV2)
-	pool.HostPools, pool.Revision = nil, 3
+	pool.HostPools, pool.Clusters, pool.Revision = nil, nil, 3
 	gotPool, err := DecodePool(pool.Path, v2)
 	if err != nil || !reflect.DeepEqual(gotPool, storetest.Normal(pool)) {
 		t.Fatalf("pool record of version 2: %+v, %v", gotPool, err)
@@ -307,6 +307,7 @@ func TestDecimalResourceRecordsDecode(t *testing.T) {
 	pool.HostPools = nil // added in PoolRecordV3
 	got, err := DecodePool(pool.Path, encodePool(pool, 4, PoolRecordV1))
 	pool.Revision = 4
+	pool.Clusters = nil // added in PoolRecordV4
 	if err != nil || !reflect.DeepEqual(got, storetest.Normal(pool)) {
 		t.Fatalf("pool record of version 1: %+v, %v", got, err)
 	}
@@ -327,6 +328,7 @@ func TestDecimalResourceRecordsDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	spec.Clusters = nil // added in ConfigRecordV4
 	gotSpec, err := DecodeConfig(old)
 	if err != nil || !reflect.DeepEqual(storetest.Normal(gotSpec), storetest.Normal(&spec)) {
 		t.Fatalf("config record of version 2: %+v, %v", gotSpec, err)
@@ -465,7 +467,7 @@ func TestOlderRecordVersionsDecode(t *testing.T) {
 		want.Revision, want.ConfigVersion = 7, 1
 		want.Status.Update = ""
 		want.Spec.Overrides = nil
-		want.Spec.MaxPerHost, want.Spec.Spread, want.Spec.SLA = 0, nil, nil
+		want.Spec.MaxPerHost, want.Spec.Spread, want.Spec.SLA, want.Spec.Clusters = 0, nil, nil, nil
 		want.Spec.Task.Container, want.Spec.Task.Ports, want.Spec.Task.HealthCheck, want.Spec.Task.Readiness, want.Spec.Task.Volumes = nil, nil, nil, nil, nil
 		if version == JobRecordV1 {
 			want.Spec.GangSize, want.Spec.GangRestart, want.Spec.Revocable = 0, false, false
@@ -501,6 +503,33 @@ func TestOlderRecordVersionsDecode(t *testing.T) {
 	}
 }
 
+// Configs and pools written before cluster policies decode without one.
+func TestRecordsBeforeClusterPoliciesDecode(t *testing.T) {
+	spec := storetest.FullJob("j").Spec
+	b, err := encodeConfig(&spec, ConfigRecordV3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeConfig(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := spec
+	want.Clusters = nil
+	if !reflect.DeepEqual(storetest.Normal(&model.Job{Spec: *got}).Spec, storetest.Normal(&model.Job{Spec: want}).Spec) {
+		t.Fatalf("config record of version 3:\n got %+v\nwant %+v", *got, want)
+	}
+	pool := storetest.FullPool("/p")
+	gotPool, err := DecodePool(pool.Path, encodePool(pool, 2, PoolRecordV3))
+	if err != nil || gotPool.Clusters != nil || !reflect.DeepEqual(gotPool.HostPools, pool.HostPools) {
+		t.Fatalf("pool record of version 3: %+v, %v", gotPool, err)
+	}
+	gotPool, err = DecodePool(pool.Path, EncodePool(pool, 2))
+	if err != nil || !reflect.DeepEqual(gotPool.Clusters, pool.Clusters) {
+		t.Fatalf("pool record of the latest version: %+v, %v", gotPool, err)
+	}
+}
+
 func TestEncodeConfigRejectsCyclicConstraints(t *testing.T) {
 	cyclic := make([]model.Constraint, 1)
 	cyclic[0] = model.Constraint{AllOf: cyclic}
@@ -529,22 +558,24 @@ func fullValues(t testing.TB) (map[string][]byte, map[string]func([]byte) error)
 	}
 	ev := model.Event{Seq: 9, Time: time.Now(), Job: "j", Task: task}
 	values := map[string][]byte{
-		"task":   AppendTask(nil, task, 1),
-		"job":    EncodeJobRecord(storetest.FullJob("j"), 1),
-		"config": config,
-		"pool":   EncodePool(storetest.FullPool("/"), 1),
-		"update": EncodeUpdate(storetest.FullUpdate("u", "j"), 1),
-		"host":   EncodeHost(storetest.FullHost("c/h")),
-		"event":  AppendEvent(nil, &ev),
+		"task":      AppendTask(nil, task, 1),
+		"job":       EncodeJobRecord(storetest.FullJob("j"), 1),
+		"config":    config,
+		"pool":      EncodePool(storetest.FullPool("/"), 1),
+		"update":    EncodeUpdate(storetest.FullUpdate("u", "j"), 1),
+		"host":      EncodeHost(storetest.FullHost("c/h")),
+		"event":     AppendEvent(nil, &ev),
+		"migration": EncodeMigration(storetest.FullMigration("m"), 1),
 	}
 	decoders := map[string]func([]byte) error{
-		"task":   func(b []byte) error { _, err := DecodeTask(task.ID, b); return err },
-		"job":    func(b []byte) error { _, err := DecodeJobRecord("j", b); return err },
-		"config": func(b []byte) error { _, err := DecodeConfig(b); return err },
-		"pool":   func(b []byte) error { _, err := DecodePool("/", b); return err },
-		"update": func(b []byte) error { _, err := DecodeUpdate("u", b); return err },
-		"host":   func(b []byte) error { _, err := DecodeHost("c/h", b); return err },
-		"event":  func(b []byte) error { _, err := DecodeEvent("j", 9, b); return err },
+		"task":      func(b []byte) error { _, err := DecodeTask(task.ID, b); return err },
+		"job":       func(b []byte) error { _, err := DecodeJobRecord("j", b); return err },
+		"config":    func(b []byte) error { _, err := DecodeConfig(b); return err },
+		"pool":      func(b []byte) error { _, err := DecodePool("/", b); return err },
+		"update":    func(b []byte) error { _, err := DecodeUpdate("u", b); return err },
+		"host":      func(b []byte) error { _, err := DecodeHost("c/h", b); return err },
+		"event":     func(b []byte) error { _, err := DecodeEvent("j", 9, b); return err },
+		"migration": func(b []byte) error { _, err := DecodeMigration("m", b); return err },
 	}
 	return values, decoders
 }
@@ -577,7 +608,8 @@ func TestTruncatedValuesAreCorrupt(t *testing.T) {
 func TestUnknownRecordVersionsAreCorrupt(t *testing.T) {
 	values, decoders := fullValues(t)
 	latest := map[string]byte{"task": TaskRecordVersion, "job": JobRecordVersion, "config": ConfigRecordVersion,
-		"pool": PoolRecordVersion, "update": UpdateRecordVersion, "host": HostRecordVersion, "event": EventRecordVersion}
+		"pool": PoolRecordVersion, "update": UpdateRecordVersion, "host": HostRecordVersion, "event": EventRecordVersion,
+		"migration": MigrationRecordVersion}
 	for kind, value := range values {
 		if err := decoders[kind](value); err != nil {
 			t.Fatalf("%s at its latest version: %v", kind, err)

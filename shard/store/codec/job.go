@@ -154,7 +154,8 @@ func inflateSpec(s *model.JobSpec, compressed []byte, size int, layout specLayou
 // specV3 of ConfigRecordV1 (overrides added), specV4 of ConfigRecordV2
 // (container, ports, probes and volumes of tasks; per-host and spread
 // limits of the job), specV5 of ConfigRecordV3 (resources as integer units
-// instead of doubles).
+// instead of doubles), specV6 of ConfigRecordV4 (the job's cluster
+// policy).
 type specLayout byte
 
 const (
@@ -163,11 +164,14 @@ const (
 	specV3
 	specV4
 	specV5
+	specV6
 )
 
 // configLayout is the spec layout of a config record version.
 func configLayout(version byte) specLayout {
 	switch {
+	case version >= ConfigRecordV4:
+		return specV6
 	case version >= ConfigRecordV3:
 		return specV5
 	case version >= ConfigRecordV2:
@@ -262,6 +266,9 @@ func (e *encoder) jobSpec(s *model.JobSpec, layout specLayout) error {
 	if layout >= specV4 {
 		e.placementLimits(s)
 	}
+	if layout >= specV6 {
+		e.clusterPolicy(s.Clusters)
+	}
 	return nil
 }
 
@@ -298,6 +305,9 @@ func (d *decoder) jobSpec(s *model.JobSpec, layout specLayout) {
 		if layout >= specV4 {
 			d.placementLimits(s)
 		}
+		if layout >= specV6 {
+			s.Clusters = d.clusterPolicy()
+		}
 		return
 	}
 	s.Overrides = make([]model.InstanceOverride, n)
@@ -318,6 +328,26 @@ func (d *decoder) jobSpec(s *model.JobSpec, layout specLayout) {
 	if layout >= specV4 {
 		d.placementLimits(s)
 	}
+	if layout >= specV6 {
+		s.Clusters = d.clusterPolicy()
+	}
+}
+
+// clusterPolicy writes a cluster policy: a presence byte, then the
+// preferred and the avoided clusters.
+func (e *encoder) clusterPolicy(p *model.ClusterPolicy) {
+	e.bool(p != nil)
+	if p != nil {
+		e.strings(p.Prefer)
+		e.strings(p.Avoid)
+	}
+}
+
+func (d *decoder) clusterPolicy() *model.ClusterPolicy {
+	if !d.bool() {
+		return nil
+	}
+	return &model.ClusterPolicy{Prefer: d.strings(), Avoid: d.strings()}
 }
 
 func (e *encoder) taskSpec(t *model.TaskSpec, layout specLayout) error {

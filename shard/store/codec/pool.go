@@ -79,6 +79,9 @@ func encodePool(p *model.Pool, rev uint64, version byte) []byte {
 	if version >= PoolRecordV3 {
 		e.strings(p.HostPools)
 	}
+	if version >= PoolRecordV4 {
+		e.clusterPolicy(p.Clusters)
+	}
 	return e.buf
 }
 
@@ -99,6 +102,9 @@ func DecodePool(path string, b []byte) (*model.Pool, error) {
 	p.CreateTime = d.time()
 	if version >= PoolRecordV3 {
 		p.HostPools = d.strings()
+	}
+	if version >= PoolRecordV4 {
+		p.Clusters = d.clusterPolicy()
 	}
 	if err := d.done(); err != nil {
 		return nil, fmt.Errorf("pool %s: %w", path, err)

@@ -50,6 +50,7 @@ func clonePool(p *model.Pool) *model.Pool {
 	out := *p
 	out.HostPools = slices.Clone(p.HostPools)
 	out.CreateTime = normalTime(out.CreateTime)
+	out.Clusters = p.Clusters.Clone()
 	return &out
 }
 

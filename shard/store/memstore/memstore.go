@@ -38,6 +38,9 @@ type state struct {
 	events  map[model.JobID]*eventLog
 	// audit is the audit log in time order.
 	audit []storedAudit
+	// migrations are kept as their encoded records, which also makes
+	// every read a deep copy.
+	migrations map[model.MigrationID][]byte
 }
 
 var _ store.Store = (*Store)(nil)
@@ -45,14 +48,15 @@ var _ store.Store = (*Store)(nil)
 // New returns an empty store.
 func New() *Store {
 	return &Store{state: &state{
-		jobs:    make(map[model.JobID]*model.Job),
-		configs: make(map[model.JobID]map[uint64]*model.JobSpec),
-		tasks:   make(map[model.JobID]map[uint32]*model.TaskRuntime),
-		pools:   make(map[string]*model.Pool),
-		values:  make(map[string][]byte),
-		updates: make(map[model.UpdateID]*model.Update),
-		hosts:   make(map[model.HostID]*model.HostRecord),
-		events:  make(map[model.JobID]*eventLog),
+		jobs:       make(map[model.JobID]*model.Job),
+		configs:    make(map[model.JobID]map[uint64]*model.JobSpec),
+		tasks:      make(map[model.JobID]map[uint32]*model.TaskRuntime),
+		pools:      make(map[string]*model.Pool),
+		values:     make(map[string][]byte),
+		updates:    make(map[model.UpdateID]*model.Update),
+		hosts:      make(map[model.HostID]*model.HostRecord),
+		events:     make(map[model.JobID]*eventLog),
+		migrations: make(map[model.MigrationID][]byte),
 	}}
 }
 

@@ -68,6 +68,7 @@ func FullJob(id model.JobID) *model.Job {
 			MaxPerHost:  2,
 			Spread:      []model.SpreadSpec{{Label: "zone", Max: 3}},
 			SLA:         &model.SLA{MaxUnavailable: 25, Percent: true},
+			Clusters:    &model.ClusterPolicy{Prefer: []string{"kubernetes:k8s-east"}, Avoid: []string{"dc1"}},
 			Labels:      map[string]string{"team": "maps", "tier": "batch"},
 			GangSize:    4,
 			GangRestart: true,
@@ -202,6 +203,7 @@ func FullPool(path string) *model.Pool {
 		Share:       model.Shares{CPU: 1.25, Mem: 2, Disk: 0.5, GPU: 3},
 		CreateTime:  fixtureTime(-86_400, 42),
 		HostPools:   []string{"batch", "shared"},
+		Clusters:    &model.ClusterPolicy{Prefer: []string{"k8s-east"}, Avoid: []string{"mesos:dc1", "dc2"}},
 		Revision:    0,
 	}
 }

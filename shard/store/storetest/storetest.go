@@ -61,6 +61,8 @@ func Run(t *testing.T, open Opener) {
 		{"HundredThousandOverrides", testHundredThousandOverrides},
 		{"UpdatesCompareAndSet", testUpdatesCompareAndSet},
 		{"ListUpdatesOldestFirst", testListUpdatesOldestFirst},
+		{"MigrationsCompareAndSet", testMigrationsCompareAndSet},
+		{"ListMigrationsOldestFirst", testListMigrationsOldestFirst},
 		{"Hosts", testHosts},
 		{"EventsRoundTrip", testEventsRoundTrip},
 		{"EventsOrderAfterLimit", testEventsOrderAfterLimit},

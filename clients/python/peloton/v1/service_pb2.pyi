@@ -11,6 +11,116 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class StartMigrationRequest(_message.Message):
+    __slots__ = ("job_id", "pool", "to_cluster", "batch_size", "surge", "start_paused", "move_running", "allow_stateful", "region")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    TO_CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
+    SURGE_FIELD_NUMBER: _ClassVar[int]
+    START_PAUSED_FIELD_NUMBER: _ClassVar[int]
+    MOVE_RUNNING_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_STATEFUL_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    pool: str
+    to_cluster: str
+    batch_size: int
+    surge: bool
+    start_paused: bool
+    move_running: bool
+    allow_stateful: bool
+    region: str
+    def __init__(self, job_id: _Optional[str] = ..., pool: _Optional[str] = ..., to_cluster: _Optional[str] = ..., batch_size: _Optional[int] = ..., surge: _Optional[bool] = ..., start_paused: _Optional[bool] = ..., move_running: _Optional[bool] = ..., allow_stateful: _Optional[bool] = ..., region: _Optional[str] = ...) -> None: ...
+
+class StartMigrationResponse(_message.Message):
+    __slots__ = ("migration",)
+    MIGRATION_FIELD_NUMBER: _ClassVar[int]
+    migration: _types_pb2.Migration
+    def __init__(self, migration: _Optional[_Union[_types_pb2.Migration, _Mapping]] = ...) -> None: ...
+
+class GetMigrationRequest(_message.Message):
+    __slots__ = ("migration_id", "region")
+    MIGRATION_ID_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    migration_id: str
+    region: str
+    def __init__(self, migration_id: _Optional[str] = ..., region: _Optional[str] = ...) -> None: ...
+
+class GetMigrationResponse(_message.Message):
+    __slots__ = ("migration",)
+    MIGRATION_FIELD_NUMBER: _ClassVar[int]
+    migration: _types_pb2.Migration
+    def __init__(self, migration: _Optional[_Union[_types_pb2.Migration, _Mapping]] = ...) -> None: ...
+
+class ListMigrationsRequest(_message.Message):
+    __slots__ = ("region",)
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    region: str
+    def __init__(self, region: _Optional[str] = ...) -> None: ...
+
+class ListMigrationsResponse(_message.Message):
+    __slots__ = ("migrations",)
+    MIGRATIONS_FIELD_NUMBER: _ClassVar[int]
+    migrations: _containers.RepeatedCompositeFieldContainer[_types_pb2.Migration]
+    def __init__(self, migrations: _Optional[_Iterable[_Union[_types_pb2.Migration, _Mapping]]] = ...) -> None: ...
+
+class PauseMigrationRequest(_message.Message):
+    __slots__ = ("migration_id", "region")
+    MIGRATION_ID_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    migration_id: str
+    region: str
+    def __init__(self, migration_id: _Optional[str] = ..., region: _Optional[str] = ...) -> None: ...
+
+class PauseMigrationResponse(_message.Message):
+    __slots__ = ("migration",)
+    MIGRATION_FIELD_NUMBER: _ClassVar[int]
+    migration: _types_pb2.Migration
+    def __init__(self, migration: _Optional[_Union[_types_pb2.Migration, _Mapping]] = ...) -> None: ...
+
+class ResumeMigrationRequest(_message.Message):
+    __slots__ = ("migration_id", "region")
+    MIGRATION_ID_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    migration_id: str
+    region: str
+    def __init__(self, migration_id: _Optional[str] = ..., region: _Optional[str] = ...) -> None: ...
+
+class ResumeMigrationResponse(_message.Message):
+    __slots__ = ("migration",)
+    MIGRATION_FIELD_NUMBER: _ClassVar[int]
+    migration: _types_pb2.Migration
+    def __init__(self, migration: _Optional[_Union[_types_pb2.Migration, _Mapping]] = ...) -> None: ...
+
+class AbortMigrationRequest(_message.Message):
+    __slots__ = ("migration_id", "region")
+    MIGRATION_ID_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    migration_id: str
+    region: str
+    def __init__(self, migration_id: _Optional[str] = ..., region: _Optional[str] = ...) -> None: ...
+
+class AbortMigrationResponse(_message.Message):
+    __slots__ = ("migration",)
+    MIGRATION_FIELD_NUMBER: _ClassVar[int]
+    migration: _types_pb2.Migration
+    def __init__(self, migration: _Optional[_Union[_types_pb2.Migration, _Mapping]] = ...) -> None: ...
+
+class RollbackMigrationRequest(_message.Message):
+    __slots__ = ("migration_id", "region")
+    MIGRATION_ID_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    migration_id: str
+    region: str
+    def __init__(self, migration_id: _Optional[str] = ..., region: _Optional[str] = ...) -> None: ...
+
+class RollbackMigrationResponse(_message.Message):
+    __slots__ = ("migration",)
+    MIGRATION_FIELD_NUMBER: _ClassVar[int]
+    migration: _types_pb2.Migration
+    def __init__(self, migration: _Optional[_Union[_types_pb2.Migration, _Mapping]] = ...) -> None: ...
+
 class CreateJobRequest(_message.Message):
     __slots__ = ("spec",)
     SPEC_FIELD_NUMBER: _ClassVar[int]
@@ -340,6 +450,60 @@ class GetPoolResponse(_message.Message):
     POOL_FIELD_NUMBER: _ClassVar[int]
     pool: _types_pb2.Pool
     def __init__(self, pool: _Optional[_Union[_types_pb2.Pool, _Mapping]] = ...) -> None: ...
+
+class ListClustersRequest(_message.Message):
+    __slots__ = ("region",)
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    region: str
+    def __init__(self, region: _Optional[str] = ...) -> None: ...
+
+class ListClustersResponse(_message.Message):
+    __slots__ = ("clusters",)
+    CLUSTERS_FIELD_NUMBER: _ClassVar[int]
+    clusters: _containers.RepeatedCompositeFieldContainer[_types_pb2.ClusterSummary]
+    def __init__(self, clusters: _Optional[_Iterable[_Union[_types_pb2.ClusterSummary, _Mapping]]] = ...) -> None: ...
+
+class GetClusterRequest(_message.Message):
+    __slots__ = ("cluster", "region")
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    cluster: str
+    region: str
+    def __init__(self, cluster: _Optional[str] = ..., region: _Optional[str] = ...) -> None: ...
+
+class GetClusterResponse(_message.Message):
+    __slots__ = ("cluster",)
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    cluster: _types_pb2.ClusterSummary
+    def __init__(self, cluster: _Optional[_Union[_types_pb2.ClusterSummary, _Mapping]] = ...) -> None: ...
+
+class DrainClusterRequest(_message.Message):
+    __slots__ = ("cluster", "region")
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    cluster: str
+    region: str
+    def __init__(self, cluster: _Optional[str] = ..., region: _Optional[str] = ...) -> None: ...
+
+class DrainClusterResponse(_message.Message):
+    __slots__ = ("cluster",)
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    cluster: _types_pb2.ClusterSummary
+    def __init__(self, cluster: _Optional[_Union[_types_pb2.ClusterSummary, _Mapping]] = ...) -> None: ...
+
+class UndrainClusterRequest(_message.Message):
+    __slots__ = ("cluster", "region")
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    cluster: str
+    region: str
+    def __init__(self, cluster: _Optional[str] = ..., region: _Optional[str] = ...) -> None: ...
+
+class UndrainClusterResponse(_message.Message):
+    __slots__ = ("cluster",)
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    cluster: _types_pb2.ClusterSummary
+    def __init__(self, cluster: _Optional[_Union[_types_pb2.ClusterSummary, _Mapping]] = ...) -> None: ...
 
 class ListHostsRequest(_message.Message):
     __slots__ = ("cluster", "host_id")

@@ -108,6 +108,41 @@ class JobServiceStub:
                 request_serializer=peloton_dot_v1_dot_service__pb2.ListEventsRequest.SerializeToString,
                 response_deserializer=peloton_dot_v1_dot_service__pb2.ListEventsResponse.FromString,
                 _registered_method=True)
+        self.StartMigration = channel.unary_unary(
+                '/peloton.v1.JobService/StartMigration',
+                request_serializer=peloton_dot_v1_dot_service__pb2.StartMigrationRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.StartMigrationResponse.FromString,
+                _registered_method=True)
+        self.GetMigration = channel.unary_unary(
+                '/peloton.v1.JobService/GetMigration',
+                request_serializer=peloton_dot_v1_dot_service__pb2.GetMigrationRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.GetMigrationResponse.FromString,
+                _registered_method=True)
+        self.ListMigrations = channel.unary_unary(
+                '/peloton.v1.JobService/ListMigrations',
+                request_serializer=peloton_dot_v1_dot_service__pb2.ListMigrationsRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.ListMigrationsResponse.FromString,
+                _registered_method=True)
+        self.PauseMigration = channel.unary_unary(
+                '/peloton.v1.JobService/PauseMigration',
+                request_serializer=peloton_dot_v1_dot_service__pb2.PauseMigrationRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.PauseMigrationResponse.FromString,
+                _registered_method=True)
+        self.ResumeMigration = channel.unary_unary(
+                '/peloton.v1.JobService/ResumeMigration',
+                request_serializer=peloton_dot_v1_dot_service__pb2.ResumeMigrationRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.ResumeMigrationResponse.FromString,
+                _registered_method=True)
+        self.AbortMigration = channel.unary_unary(
+                '/peloton.v1.JobService/AbortMigration',
+                request_serializer=peloton_dot_v1_dot_service__pb2.AbortMigrationRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.AbortMigrationResponse.FromString,
+                _registered_method=True)
+        self.RollbackMigration = channel.unary_unary(
+                '/peloton.v1.JobService/RollbackMigration',
+                request_serializer=peloton_dot_v1_dot_service__pb2.RollbackMigrationRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.RollbackMigrationResponse.FromString,
+                _registered_method=True)
 
 
 class JobServiceServicer:
@@ -220,6 +255,59 @@ class JobServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def StartMigration(self, request, context):
+        """StartMigration moves the instances of a job, or of every job of a
+        pool, to one cluster, batch_size at a time under each job's SLA; it
+        returns at once. See docs/migration.md.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetMigration(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListMigrations(self, request, context):
+        """ListMigrations lists the region's migrations, newest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PauseMigration(self, request, context):
+        """PauseMigration stops a migration from starting new batches; batches
+        in flight finish. ResumeMigration lets it go on.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResumeMigration(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AbortMigration(self, request, context):
+        """AbortMigration stops a migration where it is: moved instances stay on
+        the target, the others where they run; the jobs' cluster policies
+        become what they were.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RollbackMigration(self, request, context):
+        """RollbackMigration moves the instances a migration moved back to the
+        cluster they came from, the same way.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_JobServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -292,6 +380,41 @@ def add_JobServiceServicer_to_server(servicer, server):
                     servicer.ListEvents,
                     request_deserializer=peloton_dot_v1_dot_service__pb2.ListEventsRequest.FromString,
                     response_serializer=peloton_dot_v1_dot_service__pb2.ListEventsResponse.SerializeToString,
+            ),
+            'StartMigration': grpc.unary_unary_rpc_method_handler(
+                    servicer.StartMigration,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.StartMigrationRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.StartMigrationResponse.SerializeToString,
+            ),
+            'GetMigration': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetMigration,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.GetMigrationRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.GetMigrationResponse.SerializeToString,
+            ),
+            'ListMigrations': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListMigrations,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.ListMigrationsRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.ListMigrationsResponse.SerializeToString,
+            ),
+            'PauseMigration': grpc.unary_unary_rpc_method_handler(
+                    servicer.PauseMigration,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.PauseMigrationRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.PauseMigrationResponse.SerializeToString,
+            ),
+            'ResumeMigration': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResumeMigration,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.ResumeMigrationRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.ResumeMigrationResponse.SerializeToString,
+            ),
+            'AbortMigration': grpc.unary_unary_rpc_method_handler(
+                    servicer.AbortMigration,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.AbortMigrationRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.AbortMigrationResponse.SerializeToString,
+            ),
+            'RollbackMigration': grpc.unary_unary_rpc_method_handler(
+                    servicer.RollbackMigration,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.RollbackMigrationRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.RollbackMigrationResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -675,6 +798,195 @@ class JobService:
             '/peloton.v1.JobService/ListEvents',
             peloton_dot_v1_dot_service__pb2.ListEventsRequest.SerializeToString,
             peloton_dot_v1_dot_service__pb2.ListEventsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StartMigration(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.JobService/StartMigration',
+            peloton_dot_v1_dot_service__pb2.StartMigrationRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.StartMigrationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetMigration(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.JobService/GetMigration',
+            peloton_dot_v1_dot_service__pb2.GetMigrationRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.GetMigrationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListMigrations(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.JobService/ListMigrations',
+            peloton_dot_v1_dot_service__pb2.ListMigrationsRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.ListMigrationsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PauseMigration(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.JobService/PauseMigration',
+            peloton_dot_v1_dot_service__pb2.PauseMigrationRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.PauseMigrationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResumeMigration(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.JobService/ResumeMigration',
+            peloton_dot_v1_dot_service__pb2.ResumeMigrationRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.ResumeMigrationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AbortMigration(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.JobService/AbortMigration',
+            peloton_dot_v1_dot_service__pb2.AbortMigrationRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.AbortMigrationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RollbackMigration(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.JobService/RollbackMigration',
+            peloton_dot_v1_dot_service__pb2.RollbackMigrationRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.RollbackMigrationResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1173,6 +1485,26 @@ class HostServiceStub:
                 request_serializer=peloton_dot_v1_dot_service__pb2.ListHostPoolsRequest.SerializeToString,
                 response_deserializer=peloton_dot_v1_dot_service__pb2.ListHostPoolsResponse.FromString,
                 _registered_method=True)
+        self.ListClusters = channel.unary_unary(
+                '/peloton.v1.HostService/ListClusters',
+                request_serializer=peloton_dot_v1_dot_service__pb2.ListClustersRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.ListClustersResponse.FromString,
+                _registered_method=True)
+        self.GetCluster = channel.unary_unary(
+                '/peloton.v1.HostService/GetCluster',
+                request_serializer=peloton_dot_v1_dot_service__pb2.GetClusterRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.GetClusterResponse.FromString,
+                _registered_method=True)
+        self.DrainCluster = channel.unary_unary(
+                '/peloton.v1.HostService/DrainCluster',
+                request_serializer=peloton_dot_v1_dot_service__pb2.DrainClusterRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.DrainClusterResponse.FromString,
+                _registered_method=True)
+        self.UndrainCluster = channel.unary_unary(
+                '/peloton.v1.HostService/UndrainCluster',
+                request_serializer=peloton_dot_v1_dot_service__pb2.UndrainClusterRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.UndrainClusterResponse.FromString,
+                _registered_method=True)
 
 
 class HostServiceServicer:
@@ -1226,6 +1558,35 @@ class HostServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListClusters(self, request, context):
+        """ListClusters lists the region's clusters with what still runs there,
+        per pool and job: what is left to move before a cluster is retired.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetCluster(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DrainCluster(self, request, context):
+        """DrainCluster stops new placements on every host of a cluster; what
+        runs there goes on until moved. The drain survives restarts.
+        UndrainCluster opens the cluster again.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UndrainCluster(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_HostServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -1258,6 +1619,26 @@ def add_HostServiceServicer_to_server(servicer, server):
                     servicer.ListHostPools,
                     request_deserializer=peloton_dot_v1_dot_service__pb2.ListHostPoolsRequest.FromString,
                     response_serializer=peloton_dot_v1_dot_service__pb2.ListHostPoolsResponse.SerializeToString,
+            ),
+            'ListClusters': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListClusters,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.ListClustersRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.ListClustersResponse.SerializeToString,
+            ),
+            'GetCluster': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetCluster,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.GetClusterRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.GetClusterResponse.SerializeToString,
+            ),
+            'DrainCluster': grpc.unary_unary_rpc_method_handler(
+                    servicer.DrainCluster,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.DrainClusterRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.DrainClusterResponse.SerializeToString,
+            ),
+            'UndrainCluster': grpc.unary_unary_rpc_method_handler(
+                    servicer.UndrainCluster,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.UndrainClusterRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.UndrainClusterResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1422,6 +1803,114 @@ class HostService:
             '/peloton.v1.HostService/ListHostPools',
             peloton_dot_v1_dot_service__pb2.ListHostPoolsRequest.SerializeToString,
             peloton_dot_v1_dot_service__pb2.ListHostPoolsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListClusters(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.HostService/ListClusters',
+            peloton_dot_v1_dot_service__pb2.ListClustersRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.ListClustersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetCluster(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.HostService/GetCluster',
+            peloton_dot_v1_dot_service__pb2.GetClusterRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.GetClusterResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DrainCluster(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.HostService/DrainCluster',
+            peloton_dot_v1_dot_service__pb2.DrainClusterRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.DrainClusterResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UndrainCluster(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.HostService/UndrainCluster',
+            peloton_dot_v1_dot_service__pb2.UndrainClusterRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.UndrainClusterResponse.FromString,
             options,
             channel_credentials,
             insecure,

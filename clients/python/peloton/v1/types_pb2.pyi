@@ -93,6 +93,16 @@ class HostPoolMovePhase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     HOST_POOL_MOVE_PHASE_DRAINING: _ClassVar[HostPoolMovePhase]
     HOST_POOL_MOVE_PHASE_MOVED: _ClassVar[HostPoolMovePhase]
     HOST_POOL_MOVE_PHASE_CANCELLED: _ClassVar[HostPoolMovePhase]
+
+class MigrationState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MIGRATION_STATE_UNSPECIFIED: _ClassVar[MigrationState]
+    MIGRATION_STATE_MIGRATING: _ClassVar[MigrationState]
+    MIGRATION_STATE_ROLLING_BACK: _ClassVar[MigrationState]
+    MIGRATION_STATE_SUCCEEDED: _ClassVar[MigrationState]
+    MIGRATION_STATE_ROLLED_BACK: _ClassVar[MigrationState]
+    MIGRATION_STATE_ABORTED: _ClassVar[MigrationState]
+    MIGRATION_STATE_FAILED: _ClassVar[MigrationState]
 JOB_TYPE_UNSPECIFIED: JobType
 JOB_TYPE_BATCH: JobType
 JOB_TYPE_SERVICE: JobType
@@ -149,6 +159,13 @@ HOST_POOL_MOVE_PHASE_UNSPECIFIED: HostPoolMovePhase
 HOST_POOL_MOVE_PHASE_DRAINING: HostPoolMovePhase
 HOST_POOL_MOVE_PHASE_MOVED: HostPoolMovePhase
 HOST_POOL_MOVE_PHASE_CANCELLED: HostPoolMovePhase
+MIGRATION_STATE_UNSPECIFIED: MigrationState
+MIGRATION_STATE_MIGRATING: MigrationState
+MIGRATION_STATE_ROLLING_BACK: MigrationState
+MIGRATION_STATE_SUCCEEDED: MigrationState
+MIGRATION_STATE_ROLLED_BACK: MigrationState
+MIGRATION_STATE_ABORTED: MigrationState
+MIGRATION_STATE_FAILED: MigrationState
 
 class Resources(_message.Message):
     __slots__ = ("cpu", "mem_mb", "disk_mb", "gpu")
@@ -276,7 +293,7 @@ class SpreadSpec(_message.Message):
     def __init__(self, label: _Optional[str] = ..., max: _Optional[int] = ...) -> None: ...
 
 class JobSpec(_message.Message):
-    __slots__ = ("name", "type", "pool", "region", "priority", "preemptible", "instances", "max_running", "max_attempts", "task", "labels", "gang_size", "gang_restart", "revocable", "failover", "overrides", "max_per_host", "spread", "sla")
+    __slots__ = ("name", "type", "pool", "region", "priority", "preemptible", "instances", "max_running", "max_attempts", "task", "labels", "gang_size", "gang_restart", "revocable", "failover", "overrides", "max_per_host", "spread", "sla", "clusters")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -303,6 +320,7 @@ class JobSpec(_message.Message):
     MAX_PER_HOST_FIELD_NUMBER: _ClassVar[int]
     SPREAD_FIELD_NUMBER: _ClassVar[int]
     SLA_FIELD_NUMBER: _ClassVar[int]
+    CLUSTERS_FIELD_NUMBER: _ClassVar[int]
     name: str
     type: JobType
     pool: str
@@ -322,7 +340,16 @@ class JobSpec(_message.Message):
     max_per_host: int
     spread: _containers.RepeatedCompositeFieldContainer[SpreadSpec]
     sla: SLA
-    def __init__(self, name: _Optional[str] = ..., type: _Optional[_Union[JobType, str]] = ..., pool: _Optional[str] = ..., region: _Optional[str] = ..., priority: _Optional[int] = ..., preemptible: _Optional[bool] = ..., instances: _Optional[int] = ..., max_running: _Optional[int] = ..., max_attempts: _Optional[int] = ..., task: _Optional[_Union[TaskSpec, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., gang_size: _Optional[int] = ..., gang_restart: _Optional[bool] = ..., revocable: _Optional[bool] = ..., failover: _Optional[_Union[FailoverPolicy, _Mapping]] = ..., overrides: _Optional[_Iterable[_Union[InstanceOverride, _Mapping]]] = ..., max_per_host: _Optional[int] = ..., spread: _Optional[_Iterable[_Union[SpreadSpec, _Mapping]]] = ..., sla: _Optional[_Union[SLA, _Mapping]] = ...) -> None: ...
+    clusters: ClusterPolicy
+    def __init__(self, name: _Optional[str] = ..., type: _Optional[_Union[JobType, str]] = ..., pool: _Optional[str] = ..., region: _Optional[str] = ..., priority: _Optional[int] = ..., preemptible: _Optional[bool] = ..., instances: _Optional[int] = ..., max_running: _Optional[int] = ..., max_attempts: _Optional[int] = ..., task: _Optional[_Union[TaskSpec, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., gang_size: _Optional[int] = ..., gang_restart: _Optional[bool] = ..., revocable: _Optional[bool] = ..., failover: _Optional[_Union[FailoverPolicy, _Mapping]] = ..., overrides: _Optional[_Iterable[_Union[InstanceOverride, _Mapping]]] = ..., max_per_host: _Optional[int] = ..., spread: _Optional[_Iterable[_Union[SpreadSpec, _Mapping]]] = ..., sla: _Optional[_Union[SLA, _Mapping]] = ..., clusters: _Optional[_Union[ClusterPolicy, _Mapping]] = ...) -> None: ...
+
+class ClusterPolicy(_message.Message):
+    __slots__ = ("prefer", "avoid")
+    PREFER_FIELD_NUMBER: _ClassVar[int]
+    AVOID_FIELD_NUMBER: _ClassVar[int]
+    prefer: _containers.RepeatedScalarFieldContainer[str]
+    avoid: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, prefer: _Optional[_Iterable[str]] = ..., avoid: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SLA(_message.Message):
     __slots__ = ("max_unavailable",)
@@ -513,18 +540,20 @@ class ResourceAmounts(_message.Message):
     def __init__(self, cpu: _Optional[float] = ..., mem_mb: _Optional[float] = ..., disk_mb: _Optional[float] = ..., gpu: _Optional[float] = ...) -> None: ...
 
 class PoolSpec(_message.Message):
-    __slots__ = ("path", "reservation", "limit", "share", "host_pools")
+    __slots__ = ("path", "reservation", "limit", "share", "host_pools", "clusters")
     PATH_FIELD_NUMBER: _ClassVar[int]
     RESERVATION_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     SHARE_FIELD_NUMBER: _ClassVar[int]
     HOST_POOLS_FIELD_NUMBER: _ClassVar[int]
+    CLUSTERS_FIELD_NUMBER: _ClassVar[int]
     path: str
     reservation: Resources
     limit: ResourceAmounts
     share: ResourceAmounts
     host_pools: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, path: _Optional[str] = ..., reservation: _Optional[_Union[Resources, _Mapping]] = ..., limit: _Optional[_Union[ResourceAmounts, _Mapping]] = ..., share: _Optional[_Union[ResourceAmounts, _Mapping]] = ..., host_pools: _Optional[_Iterable[str]] = ...) -> None: ...
+    clusters: ClusterPolicy
+    def __init__(self, path: _Optional[str] = ..., reservation: _Optional[_Union[Resources, _Mapping]] = ..., limit: _Optional[_Union[ResourceAmounts, _Mapping]] = ..., share: _Optional[_Union[ResourceAmounts, _Mapping]] = ..., host_pools: _Optional[_Iterable[str]] = ..., clusters: _Optional[_Union[ClusterPolicy, _Mapping]] = ...) -> None: ...
 
 class PoolResource(_message.Message):
     __slots__ = ("name", "reservation", "limit", "share", "demand", "allocation", "entitlement")
@@ -763,6 +792,112 @@ class Drill(_message.Message):
     not_moved: _containers.RepeatedCompositeFieldContainer[PlannedMove]
     message: str
     def __init__(self, id: _Optional[str] = ..., region: _Optional[str] = ..., state: _Optional[str] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., detection_seconds: _Optional[float] = ..., relocation_seconds: _Optional[float] = ..., failback_seconds: _Optional[float] = ..., moved: _Optional[_Iterable[_Union[PlannedMove, _Mapping]]] = ..., not_moved: _Optional[_Iterable[_Union[PlannedMove, _Mapping]]] = ..., message: _Optional[str] = ...) -> None: ...
+
+class MigrationJob(_message.Message):
+    __slots__ = ("job_id", "type", "from_cluster", "instances", "moved", "in_flight", "max_unavailable", "sla_max_unavailable", "failures", "retries", "surge", "done", "message")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    FROM_CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    INSTANCES_FIELD_NUMBER: _ClassVar[int]
+    MOVED_FIELD_NUMBER: _ClassVar[int]
+    IN_FLIGHT_FIELD_NUMBER: _ClassVar[int]
+    MAX_UNAVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    SLA_MAX_UNAVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    FAILURES_FIELD_NUMBER: _ClassVar[int]
+    RETRIES_FIELD_NUMBER: _ClassVar[int]
+    SURGE_FIELD_NUMBER: _ClassVar[int]
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    type: JobType
+    from_cluster: str
+    instances: int
+    moved: int
+    in_flight: int
+    max_unavailable: int
+    sla_max_unavailable: int
+    failures: int
+    retries: int
+    surge: int
+    done: bool
+    message: str
+    def __init__(self, job_id: _Optional[str] = ..., type: _Optional[_Union[JobType, str]] = ..., from_cluster: _Optional[str] = ..., instances: _Optional[int] = ..., moved: _Optional[int] = ..., in_flight: _Optional[int] = ..., max_unavailable: _Optional[int] = ..., sla_max_unavailable: _Optional[int] = ..., failures: _Optional[int] = ..., retries: _Optional[int] = ..., surge: _Optional[int] = ..., done: _Optional[bool] = ..., message: _Optional[str] = ...) -> None: ...
+
+class Migration(_message.Message):
+    __slots__ = ("id", "job_id", "pool", "to_cluster", "batch_size", "surge", "move_running", "allow_stateful", "paused", "state", "message", "create_time", "completion_time", "duration", "jobs", "instances_total", "instances_moved", "instances_in_flight", "region")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    TO_CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
+    SURGE_FIELD_NUMBER: _ClassVar[int]
+    MOVE_RUNNING_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_STATEFUL_FIELD_NUMBER: _ClassVar[int]
+    PAUSED_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    COMPLETION_TIME_FIELD_NUMBER: _ClassVar[int]
+    DURATION_FIELD_NUMBER: _ClassVar[int]
+    JOBS_FIELD_NUMBER: _ClassVar[int]
+    INSTANCES_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    INSTANCES_MOVED_FIELD_NUMBER: _ClassVar[int]
+    INSTANCES_IN_FLIGHT_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    job_id: str
+    pool: str
+    to_cluster: str
+    batch_size: int
+    surge: bool
+    move_running: bool
+    allow_stateful: bool
+    paused: bool
+    state: MigrationState
+    message: str
+    create_time: _timestamp_pb2.Timestamp
+    completion_time: _timestamp_pb2.Timestamp
+    duration: _duration_pb2.Duration
+    jobs: _containers.RepeatedCompositeFieldContainer[MigrationJob]
+    instances_total: int
+    instances_moved: int
+    instances_in_flight: int
+    region: str
+    def __init__(self, id: _Optional[str] = ..., job_id: _Optional[str] = ..., pool: _Optional[str] = ..., to_cluster: _Optional[str] = ..., batch_size: _Optional[int] = ..., surge: _Optional[bool] = ..., move_running: _Optional[bool] = ..., allow_stateful: _Optional[bool] = ..., paused: _Optional[bool] = ..., state: _Optional[_Union[MigrationState, str]] = ..., message: _Optional[str] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completion_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., jobs: _Optional[_Iterable[_Union[MigrationJob, _Mapping]]] = ..., instances_total: _Optional[int] = ..., instances_moved: _Optional[int] = ..., instances_in_flight: _Optional[int] = ..., region: _Optional[str] = ...) -> None: ...
+
+class ClusterSummary(_message.Message):
+    __slots__ = ("name", "kind", "region", "drained", "hosts", "capacity", "allocated", "tasks", "jobs", "pools")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    DRAINED_FIELD_NUMBER: _ClassVar[int]
+    HOSTS_FIELD_NUMBER: _ClassVar[int]
+    CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    ALLOCATED_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    JOBS_FIELD_NUMBER: _ClassVar[int]
+    POOLS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    kind: str
+    region: str
+    drained: bool
+    hosts: int
+    capacity: Resources
+    allocated: Resources
+    tasks: int
+    jobs: _containers.RepeatedCompositeFieldContainer[ClusterUsage]
+    pools: _containers.RepeatedCompositeFieldContainer[ClusterUsage]
+    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., region: _Optional[str] = ..., drained: _Optional[bool] = ..., hosts: _Optional[int] = ..., capacity: _Optional[_Union[Resources, _Mapping]] = ..., allocated: _Optional[_Union[Resources, _Mapping]] = ..., tasks: _Optional[int] = ..., jobs: _Optional[_Iterable[_Union[ClusterUsage, _Mapping]]] = ..., pools: _Optional[_Iterable[_Union[ClusterUsage, _Mapping]]] = ...) -> None: ...
+
+class ClusterUsage(_message.Message):
+    __slots__ = ("name", "tasks", "allocated")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    ALLOCATED_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    tasks: int
+    allocated: Resources
+    def __init__(self, name: _Optional[str] = ..., tasks: _Optional[int] = ..., allocated: _Optional[_Union[Resources, _Mapping]] = ...) -> None: ...
 
 class AuditRecord(_message.Message):
     __slots__ = ("time", "name", "method", "forwarded_by", "rpc", "action", "resource", "code", "message", "region")
