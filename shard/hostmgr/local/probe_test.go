@@ -315,10 +315,18 @@ func TestCommandProbesRunInTheSandboxWithTheTaskEnvironment(t *testing.T) {
 	}
 	launch(t, p, hostmgr.Launch{Run: "cmd", Task: task})
 	sink.waitHealth(t, "cmd", false, model.HealthHealthy)
-	st := sink.waitHealth(t, "cmd", true, model.HealthUnhealthy)
-	if !strings.Contains(st.Message, "readiness probe: command probe failed (1 in a row): timed out after 50ms") {
-		t.Errorf("readiness message %q", st.Message)
-	}
+	// The report that turned readiness UNHEALTHY says why (a later report,
+	// of the health check, may carry another message).
+	const timedOut = "readiness probe: command probe failed (1 in a row): timed out after 50ms"
+	sink.waitUntil(t, "cmd readiness UNHEALTHY, with why", func(statuses []hostmgr.TaskStatus) bool {
+		for _, st := range historyOf(statuses, "cmd") {
+			if st.Ready == model.HealthUnhealthy && strings.Contains(st.Message, timedOut) {
+				return true
+			}
+		}
+		return false
+	})
+	var st hostmgr.TaskStatus
 	sandbox := filepath.Join(p.runsDir, "cmd", sandboxDir)
 	if err := os.Remove(filepath.Join(sandbox, "flag")); err != nil {
 		t.Fatal(err)
