@@ -25,6 +25,10 @@ type HostCache struct {
 	// drained holds the hosts an operator took out of service, reported
 	// or not: they show as DRAINING while their plugin reports them up.
 	drained map[model.HostID]bool
+	// shapes are the distinct capacities of known hosts, rebuilt on
+	// demand after a host came, went or changed size.
+	shapes      []model.Resources
+	shapesStale bool
 }
 
 type hostEntry struct {
@@ -128,6 +132,9 @@ func (c *HostCache) Update(hosts []model.Host) {
 		if e.host.State == model.HostUp {
 			c.capacityUp = c.capacityUp.Sub(e.host.Capacity)
 		}
+		if !ok || e.host.Capacity != h.Capacity {
+			c.shapesStale = true
+		}
 		h = withShardLabels(h)
 		e.host, e.reported = h, h.State
 		e.recountPorts()
@@ -155,8 +162,35 @@ func (c *HostCache) Remove(ids []model.HostID) {
 		c.revocable = c.revocable.Sub(e.revocable)
 		delete(c.hosts, id)
 		c.orderStale = true
+		c.shapesStale = true
 	}
 	c.version++
+}
+
+// Shapes returns the distinct capacities of the hosts the cache knows,
+// whatever their state: what the largest task the region could ever run
+// is measured against.
+func (c *HostCache) Shapes() []model.Resources {
+	c.mu.RLock()
+	if !c.shapesStale {
+		defer c.mu.RUnlock()
+		return c.shapes
+	}
+	c.mu.RUnlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.shapesStale {
+		seen := map[model.Resources]bool{}
+		c.shapes = nil
+		for _, e := range c.hosts {
+			if !seen[e.host.Capacity] {
+				seen[e.host.Capacity] = true
+				c.shapes = append(c.shapes, e.host.Capacity)
+			}
+		}
+		c.shapesStale = false
+	}
+	return c.shapes
 }
 
 // Has reports whether the host is known.

@@ -35,7 +35,15 @@ func (e *Engine) CreateJob(ctx context.Context, spec model.JobSpec) (*model.Job,
 			Region:     e.cfg.Region,
 		},
 	}
+	if spec.Instances > e.cfg.Limits.InstancesPerJob {
+		return nil, fmt.Errorf("instances: %d is more than this region's limit of %d per job: %w", spec.Instances, e.cfg.Limits.InstancesPerJob, ErrInvalid)
+	}
+	e.recountPending()
+	if err := e.pending.reserve(spec.Pool, int64(spec.Instances), e.cfg.Limits.PendingTasksPerPool); err != nil {
+		return nil, err
+	}
 	if err := e.cfg.Store.CreateJob(ctx, j); err != nil {
+		e.pending.reserve(spec.Pool, -int64(spec.Instances), e.cfg.Limits.PendingTasksPerPool)
 		return nil, fmt.Errorf("store job: %w", err)
 	}
 	// The job joins the loop's state at its next pass (or the next API call

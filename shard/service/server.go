@@ -69,6 +69,8 @@ func toStatus(err error) error {
 		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, jobmgr.ErrInvalid):
 		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, jobmgr.ErrPoolFull):
+		return status.Error(codes.ResourceExhausted, err.Error())
 	case errors.Is(err, store.ErrUnavailable):
 		return status.Error(codes.Unavailable, err.Error())
 	case errors.Is(err, context.Canceled):
@@ -108,7 +110,7 @@ func (s *Server) checkJobSpec(spec *pb.JobSpec) error {
 	if err := s.engine.CheckJobPool(spec.Pool); err != nil {
 		return invalid("pool", err.Error())
 	}
-	return nil
+	return s.checkFits(spec)
 }
 
 func (s *Server) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.CreateJobResponse, error) {
