@@ -85,7 +85,7 @@ func New(cfg Config) (*Gateway, error) {
 		grpc.MaxRecvMsgSize(int(cfg.Limits.SpecRequestBytes)),
 		grpc.MaxSendMsgSize(max(int(cfg.Limits.SpecRequestBytes), maxMessageBytes)),
 		grpc.MaxHeaderListSize(maxHeaderBytes),
-		grpc.ChainUnaryInterceptor(m.unary, guard.unary),
+		grpc.ChainUnaryInterceptor(m.unary, newLimiter(cfg.Limits, cfg.Registry).unary, guard.unary),
 		grpc.ChainStreamInterceptor(m.stream, guard.stream),
 	)
 	cfg.Register(g.grpc)
@@ -107,6 +107,7 @@ func New(cfg Config) (*Gateway, error) {
 		return nil, fmt.Errorf("dial own gRPC endpoint: %w", err)
 	}
 	mux := runtime.NewServeMux(
+		runtime.WithErrorHandler(httpErrors),
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &specMarshaler{runtime.JSONPb{
 			MarshalOptions:   protojson.MarshalOptions{EmitUnpopulated: false},
 			UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},

@@ -18,10 +18,16 @@ import (
 func startOpen(t testing.TB, limits Limits) (base string, shard *stubShard) {
 	t.Helper()
 	shard = &stubShard{pools: map[string]string{}}
-	g, err := New(Config{Addr: "127.0.0.1:0", Limits: limits, Register: func(s *grpc.Server) {
+	return startWith(t, limits, func(s *grpc.Server) {
 		pb.RegisterJobServiceServer(s, shard)
 		pb.RegisterSystemServiceServer(s, shard)
-	}})
+	}), shard
+}
+
+// startWith starts an open gateway serving what register registers.
+func startWith(t testing.TB, limits Limits, register func(*grpc.Server)) (base string) {
+	t.Helper()
+	g, err := New(Config{Addr: "127.0.0.1:0", Limits: limits, Register: register})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +40,7 @@ func startOpen(t testing.TB, limits Limits) (base string, shard *stubShard) {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return "http://" + g.Addr(), shard
+	return "http://" + g.Addr()
 }
 
 // call sends a request and returns its status, headers and error message.

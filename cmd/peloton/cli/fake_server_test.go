@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	pelotonv1 "github.com/peloton-federated/peloton/api/peloton/v1"
@@ -46,6 +48,29 @@ type fakeServer struct {
 	updates map[string]*pelotonv1.Update
 	events  map[string][]*pelotonv1.Event
 	hosts   []*pelotonv1.Host
+	// shed: the next calls refused as an overloaded server refuses them;
+	// unavailable: the next calls refused as if the server were down.
+	shed, unavailable int
+}
+
+// refuse answers the calls that shed and unavailable say to refuse.
+func (f *fakeServer) refuse(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	f.mu.Lock()
+	shed, down := f.shed > 0, f.unavailable > 0
+	if shed {
+		f.shed--
+	} else if down {
+		f.unavailable--
+	}
+	f.mu.Unlock()
+	switch {
+	case shed:
+		st, _ := status.New(codes.ResourceExhausted, "busy").WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(5 * time.Millisecond)})
+		return nil, st.Err()
+	case down:
+		return nil, status.Error(codes.Unavailable, "down")
+	}
+	return handler(ctx, req)
 }
 
 type fakeLogKey struct {
@@ -74,7 +99,7 @@ func startFakeServer(t *testing.T) *fakeServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gs := grpc.NewServer()
+	gs := grpc.NewServer(grpc.UnaryInterceptor(f.refuse))
 	pelotonv1.RegisterJobServiceServer(gs, fakeJobService{f: f})
 	pelotonv1.RegisterTaskServiceServer(gs, fakeTaskService{f: f})
 	pelotonv1.RegisterEventServiceServer(gs, fakeEventService{f: f})

@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"testing"
+	"time"
+)
+
+func TestRetriesOfRefusedCalls(t *testing.T) {
+	f := startFakeServer(t)
+	spec := writeSpec(t, "succeeded")
+
+	f.mu.Lock()
+	f.shed = 3
+	f.mu.Unlock()
+	if r := runCLI(t, f.addr, false, "job", "create", "-f", spec); r.code != 0 {
+		t.Fatalf("create while shed three times: exit %d: %s", r.code, r.stderr)
+	}
+	if n := f.creates(); n != 1 {
+		t.Fatalf("%d creates reached the server, want 1", n)
+	}
+
+	f.mu.Lock()
+	f.unavailable = 2
+	f.mu.Unlock()
+	if r := runCLI(t, f.addr, false, "job", "list"); r.code != 0 {
+		t.Fatalf("a read while the server is unavailable twice: exit %d: %s", r.code, r.stderr)
+	}
+
+	f.mu.Lock()
+	f.unavailable = 1
+	f.mu.Unlock()
+	if r := runCLI(t, f.addr, false, "job", "create", "-f", spec); r.code == 0 {
+		t.Fatal("a create that found the server unavailable was sent again")
+	}
+	if n := f.creates(); n != 1 {
+		t.Fatalf("%d creates reached the server, want still 1", n)
+	}
+}
+
+func TestRetryBackoff(t *testing.T) {
+	cases := []struct {
+		n      int
+		hint   time.Duration
+		jitter float64
+		want   time.Duration
+	}{
+		{0, 0, 0.5, 200 * time.Millisecond},
+		{1, 0, 0.5, 400 * time.Millisecond},
+		{10, 0, 0.5, 5 * time.Second},
+		{0, 0, 0, 160 * time.Millisecond},
+		{0, 0, 1, 240 * time.Millisecond},
+		{3, time.Second, 0.5, time.Second},
+		{0, time.Hour, 0.5, 30 * time.Second},
+	}
+	for _, c := range cases {
+		if got := retryBackoff(c.n, c.hint, c.jitter); got != c.want {
+			t.Errorf("retryBackoff(%d, %v, %v) = %v, want %v", c.n, c.hint, c.jitter, got, c.want)
+		}
+	}
+}
