@@ -272,11 +272,11 @@ func (f *Failover) syncProgress(ctx context.Context) {
 	if r.replicas == nil {
 		return
 	}
-	jobs, err := r.shard().ListJobs(ctx, &pb.ListJobsRequest{})
+	jobs, err := pb.ListAllJobs(ctx, r.shard().ListJobs, &pb.ListJobsRequest{View: pb.JobView_JOB_VIEW_FULL})
 	if err != nil {
 		return
 	}
-	for _, j := range jobs.GetJobs() {
+	for _, j := range jobs {
 		// A replica follows its job's successes and its config updates.
 		mark := pushMark{done: int(j.GetStatus().GetTaskStates()["SUCCEEDED"]), config: j.GetConfigVersion()}
 		if mark == f.pushed[j.GetId()] {

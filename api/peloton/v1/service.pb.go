@@ -23,6 +23,59 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// JobView is how much of a job's spec a listing holds.
+type JobView int32
+
+const (
+	// The same as JOB_VIEW_SUMMARY.
+	JobView_JOB_VIEW_UNSPECIFIED JobView = 0
+	// The spec without its task and overrides: what a list shows.
+	JobView_JOB_VIEW_SUMMARY JobView = 1
+	// The whole spec, as GetJob returns it.
+	JobView_JOB_VIEW_FULL JobView = 2
+)
+
+// Enum value maps for JobView.
+var (
+	JobView_name = map[int32]string{
+		0: "JOB_VIEW_UNSPECIFIED",
+		1: "JOB_VIEW_SUMMARY",
+		2: "JOB_VIEW_FULL",
+	}
+	JobView_value = map[string]int32{
+		"JOB_VIEW_UNSPECIFIED": 0,
+		"JOB_VIEW_SUMMARY":     1,
+		"JOB_VIEW_FULL":        2,
+	}
+)
+
+func (x JobView) Enum() *JobView {
+	p := new(JobView)
+	*p = x
+	return p
+}
+
+func (x JobView) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (JobView) Descriptor() protoreflect.EnumDescriptor {
+	return file_peloton_v1_service_proto_enumTypes[0].Descriptor()
+}
+
+func (JobView) Type() protoreflect.EnumType {
+	return &file_peloton_v1_service_proto_enumTypes[0]
+}
+
+func (x JobView) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use JobView.Descriptor instead.
+func (JobView) EnumDescriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{0}
+}
+
 type CreateJobRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Spec          *JobSpec               `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
@@ -204,7 +257,22 @@ type ListJobsRequest struct {
 	// Only jobs in these states; empty means all.
 	States []JobState `protobuf:"varint,1,rep,packed,name=states,proto3,enum=peloton.v1.JobState" json:"states,omitempty"`
 	// Only jobs in this pool.
-	Pool          string `protobuf:"bytes,2,opt,name=pool,proto3" json:"pool,omitempty"`
+	Pool string `protobuf:"bytes,2,opt,name=pool,proto3" json:"pool,omitempty"`
+	// Paging, more filters and how much of each job (oldest jobs first).
+	// Most jobs in one answer: 0 means 500, at most 5000.
+	Limit uint32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	// The next_page_token of the previous answer, to go on from there.
+	PageToken string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Only jobs with every one of these labels: "key=value", or "key" for a
+	// job that has the label whatever its value.
+	Labels []string `protobuf:"bytes,5,rep,name=labels,proto3" json:"labels,omitempty"`
+	// Only jobs whose "owner" label is this.
+	Owner string `protobuf:"bytes,6,opt,name=owner,proto3" json:"owner,omitempty"`
+	// Only jobs of exactly this name.
+	Name string `protobuf:"bytes,7,opt,name=name,proto3" json:"name,omitempty"`
+	// How much of each job's spec: a summary by default (no task, no
+	// overrides), or all of it.
+	View          JobView `protobuf:"varint,8,opt,name=view,proto3,enum=peloton.v1.JobView" json:"view,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -253,9 +321,53 @@ func (x *ListJobsRequest) GetPool() string {
 	return ""
 }
 
+func (x *ListJobsRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListJobsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetLabels() []string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *ListJobsRequest) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetView() JobView {
+	if x != nil {
+		return x.View
+	}
+	return JobView_JOB_VIEW_UNSPECIFIED
+}
+
 type ListJobsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Jobs          []*Job                 `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Jobs  []*Job                 `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	// Set when more jobs match: pass it as page_token for the next page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -295,6 +407,13 @@ func (x *ListJobsResponse) GetJobs() []*Job {
 		return x.Jobs
 	}
 	return nil
+}
+
+func (x *ListJobsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 type StopJobRequest struct {
@@ -4178,12 +4297,20 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\rGetJobRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"3\n" +
 	"\x0eGetJobResponse\x12!\n" +
-	"\x03job\x18\x01 \x01(\v2\x0f.peloton.v1.JobR\x03job\"S\n" +
+	"\x03job\x18\x01 \x01(\v2\x0f.peloton.v1.JobR\x03job\"\xf3\x01\n" +
 	"\x0fListJobsRequest\x12,\n" +
 	"\x06states\x18\x01 \x03(\x0e2\x14.peloton.v1.JobStateR\x06states\x12\x12\n" +
-	"\x04pool\x18\x02 \x01(\tR\x04pool\"7\n" +
+	"\x04pool\x18\x02 \x01(\tR\x04pool\x12\x14\n" +
+	"\x05limit\x18\x03 \x01(\rR\x05limit\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\x12\x16\n" +
+	"\x06labels\x18\x05 \x03(\tR\x06labels\x12\x14\n" +
+	"\x05owner\x18\x06 \x01(\tR\x05owner\x12\x12\n" +
+	"\x04name\x18\a \x01(\tR\x04name\x12'\n" +
+	"\x04view\x18\b \x01(\x0e2\x13.peloton.v1.JobViewR\x04view\"_\n" +
 	"\x10ListJobsResponse\x12#\n" +
-	"\x04jobs\x18\x01 \x03(\v2\x0f.peloton.v1.JobR\x04jobs\" \n" +
+	"\x04jobs\x18\x01 \x03(\v2\x0f.peloton.v1.JobR\x04jobs\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\" \n" +
 	"\x0eStopJobRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"4\n" +
 	"\x0fStopJobResponse\x12!\n" +
@@ -4387,7 +4514,11 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\rR\x05limit\"F\n" +
 	"\x11ListAuditResponse\x121\n" +
-	"\arecords\x18\x01 \x03(\v2\x17.peloton.v1.AuditRecordR\arecords2\xda\b\n" +
+	"\arecords\x18\x01 \x03(\v2\x17.peloton.v1.AuditRecordR\arecords*L\n" +
+	"\aJobView\x12\x18\n" +
+	"\x14JOB_VIEW_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10JOB_VIEW_SUMMARY\x10\x01\x12\x11\n" +
+	"\rJOB_VIEW_FULL\x10\x022\xda\b\n" +
 	"\n" +
 	"JobService\x12H\n" +
 	"\tCreateJob\x12\x1c.peloton.v1.CreateJobRequest\x1a\x1d.peloton.v1.CreateJobResponse\x12D\n" +
@@ -4463,251 +4594,254 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_service_proto_rawDescData
 }
 
+var file_peloton_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 85)
 var file_peloton_v1_service_proto_goTypes = []any{
-	(*CreateJobRequest)(nil),       // 0: peloton.v1.CreateJobRequest
-	(*CreateJobResponse)(nil),      // 1: peloton.v1.CreateJobResponse
-	(*GetJobRequest)(nil),          // 2: peloton.v1.GetJobRequest
-	(*GetJobResponse)(nil),         // 3: peloton.v1.GetJobResponse
-	(*ListJobsRequest)(nil),        // 4: peloton.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),       // 5: peloton.v1.ListJobsResponse
-	(*StopJobRequest)(nil),         // 6: peloton.v1.StopJobRequest
-	(*StopJobResponse)(nil),        // 7: peloton.v1.StopJobResponse
-	(*DeleteJobRequest)(nil),       // 8: peloton.v1.DeleteJobRequest
-	(*DeleteJobResponse)(nil),      // 9: peloton.v1.DeleteJobResponse
-	(*UpdateJobRequest)(nil),       // 10: peloton.v1.UpdateJobRequest
-	(*UpdateJobResponse)(nil),      // 11: peloton.v1.UpdateJobResponse
-	(*GetUpdateRequest)(nil),       // 12: peloton.v1.GetUpdateRequest
-	(*GetUpdateResponse)(nil),      // 13: peloton.v1.GetUpdateResponse
-	(*ListUpdatesRequest)(nil),     // 14: peloton.v1.ListUpdatesRequest
-	(*ListUpdatesResponse)(nil),    // 15: peloton.v1.ListUpdatesResponse
-	(*AbortUpdateRequest)(nil),     // 16: peloton.v1.AbortUpdateRequest
-	(*AbortUpdateResponse)(nil),    // 17: peloton.v1.AbortUpdateResponse
-	(*PauseUpdateRequest)(nil),     // 18: peloton.v1.PauseUpdateRequest
-	(*PauseUpdateResponse)(nil),    // 19: peloton.v1.PauseUpdateResponse
-	(*ResumeUpdateRequest)(nil),    // 20: peloton.v1.ResumeUpdateRequest
-	(*ResumeUpdateResponse)(nil),   // 21: peloton.v1.ResumeUpdateResponse
-	(*RollbackUpdateRequest)(nil),  // 22: peloton.v1.RollbackUpdateRequest
-	(*RollbackUpdateResponse)(nil), // 23: peloton.v1.RollbackUpdateResponse
-	(*GetJobConfigRequest)(nil),    // 24: peloton.v1.GetJobConfigRequest
-	(*GetJobConfigResponse)(nil),   // 25: peloton.v1.GetJobConfigResponse
-	(*ListEventsRequest)(nil),      // 26: peloton.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),     // 27: peloton.v1.ListEventsResponse
-	(*ListTasksRequest)(nil),       // 28: peloton.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),      // 29: peloton.v1.ListTasksResponse
-	(*GetTaskRequest)(nil),         // 30: peloton.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),        // 31: peloton.v1.GetTaskResponse
-	(*GetTaskLogsRequest)(nil),     // 32: peloton.v1.GetTaskLogsRequest
-	(*GetTaskLogsResponse)(nil),    // 33: peloton.v1.GetTaskLogsResponse
-	(*StopTasksRequest)(nil),       // 34: peloton.v1.StopTasksRequest
-	(*StopTasksResponse)(nil),      // 35: peloton.v1.StopTasksResponse
-	(*CreatePoolRequest)(nil),      // 36: peloton.v1.CreatePoolRequest
-	(*CreatePoolResponse)(nil),     // 37: peloton.v1.CreatePoolResponse
-	(*UpdatePoolRequest)(nil),      // 38: peloton.v1.UpdatePoolRequest
-	(*UpdatePoolResponse)(nil),     // 39: peloton.v1.UpdatePoolResponse
-	(*DeletePoolRequest)(nil),      // 40: peloton.v1.DeletePoolRequest
-	(*DeletePoolResponse)(nil),     // 41: peloton.v1.DeletePoolResponse
-	(*ListPoolsRequest)(nil),       // 42: peloton.v1.ListPoolsRequest
-	(*ListPoolsResponse)(nil),      // 43: peloton.v1.ListPoolsResponse
-	(*GetPoolRequest)(nil),         // 44: peloton.v1.GetPoolRequest
-	(*GetPoolResponse)(nil),        // 45: peloton.v1.GetPoolResponse
-	(*ListHostsRequest)(nil),       // 46: peloton.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),      // 47: peloton.v1.ListHostsResponse
-	(*DrainHostRequest)(nil),       // 48: peloton.v1.DrainHostRequest
-	(*DrainHostResponse)(nil),      // 49: peloton.v1.DrainHostResponse
-	(*UndrainHostRequest)(nil),     // 50: peloton.v1.UndrainHostRequest
-	(*UndrainHostResponse)(nil),    // 51: peloton.v1.UndrainHostResponse
-	(*MarkHostDownRequest)(nil),    // 52: peloton.v1.MarkHostDownRequest
-	(*MarkHostDownResponse)(nil),   // 53: peloton.v1.MarkHostDownResponse
-	(*SetHostPoolRequest)(nil),     // 54: peloton.v1.SetHostPoolRequest
-	(*SetHostPoolResponse)(nil),    // 55: peloton.v1.SetHostPoolResponse
-	(*ListHostPoolsRequest)(nil),   // 56: peloton.v1.ListHostPoolsRequest
-	(*ListHostPoolsResponse)(nil),  // 57: peloton.v1.ListHostPoolsResponse
-	(*ListRegionsRequest)(nil),     // 58: peloton.v1.ListRegionsRequest
-	(*ListRegionsResponse)(nil),    // 59: peloton.v1.ListRegionsResponse
-	(*WatchRequest)(nil),           // 60: peloton.v1.WatchRequest
-	(*FailBackRequest)(nil),        // 61: peloton.v1.FailBackRequest
-	(*FailBackResponse)(nil),       // 62: peloton.v1.FailBackResponse
-	(*IsolateRegionRequest)(nil),   // 63: peloton.v1.IsolateRegionRequest
-	(*IsolateRegionResponse)(nil),  // 64: peloton.v1.IsolateRegionResponse
-	(*PutReplicaRequest)(nil),      // 65: peloton.v1.PutReplicaRequest
-	(*PutReplicaResponse)(nil),     // 66: peloton.v1.PutReplicaResponse
-	(*ListReplicasRequest)(nil),    // 67: peloton.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),   // 68: peloton.v1.ListReplicasResponse
-	(*PlanFailoverRequest)(nil),    // 69: peloton.v1.PlanFailoverRequest
-	(*PlanFailoverResponse)(nil),   // 70: peloton.v1.PlanFailoverResponse
-	(*StartDrillRequest)(nil),      // 71: peloton.v1.StartDrillRequest
-	(*StartDrillResponse)(nil),     // 72: peloton.v1.StartDrillResponse
-	(*GetDrillRequest)(nil),        // 73: peloton.v1.GetDrillRequest
-	(*GetDrillResponse)(nil),       // 74: peloton.v1.GetDrillResponse
-	(*ListDrillsRequest)(nil),      // 75: peloton.v1.ListDrillsRequest
-	(*ListDrillsResponse)(nil),     // 76: peloton.v1.ListDrillsResponse
-	(*GetVersionRequest)(nil),      // 77: peloton.v1.GetVersionRequest
-	(*GetVersionResponse)(nil),     // 78: peloton.v1.GetVersionResponse
-	(*WhoAmIRequest)(nil),          // 79: peloton.v1.WhoAmIRequest
-	(*WhoAmIResponse)(nil),         // 80: peloton.v1.WhoAmIResponse
-	(*CanIRequest)(nil),            // 81: peloton.v1.CanIRequest
-	(*CanIResponse)(nil),           // 82: peloton.v1.CanIResponse
-	(*ListAuditRequest)(nil),       // 83: peloton.v1.ListAuditRequest
-	(*ListAuditResponse)(nil),      // 84: peloton.v1.ListAuditResponse
-	(*JobSpec)(nil),                // 85: peloton.v1.JobSpec
-	(*Job)(nil),                    // 86: peloton.v1.Job
-	(JobState)(0),                  // 87: peloton.v1.JobState
-	(*Update)(nil),                 // 88: peloton.v1.Update
-	(*Event)(nil),                  // 89: peloton.v1.Event
-	(TaskState)(0),                 // 90: peloton.v1.TaskState
-	(*Task)(nil),                   // 91: peloton.v1.Task
-	(*PoolSpec)(nil),               // 92: peloton.v1.PoolSpec
-	(*Pool)(nil),                   // 93: peloton.v1.Pool
-	(*Host)(nil),                   // 94: peloton.v1.Host
-	(*durationpb.Duration)(nil),    // 95: google.protobuf.Duration
-	(*HostPool)(nil),               // 96: peloton.v1.HostPool
-	(*HostPoolMove)(nil),           // 97: peloton.v1.HostPoolMove
-	(*Region)(nil),                 // 98: peloton.v1.Region
-	(*PlannedMove)(nil),            // 99: peloton.v1.PlannedMove
-	(*Replica)(nil),                // 100: peloton.v1.Replica
-	(*RegionPlan)(nil),             // 101: peloton.v1.RegionPlan
-	(*Drill)(nil),                  // 102: peloton.v1.Drill
-	(*timestamppb.Timestamp)(nil),  // 103: google.protobuf.Timestamp
-	(*AuditRecord)(nil),            // 104: peloton.v1.AuditRecord
+	(JobView)(0),                   // 0: peloton.v1.JobView
+	(*CreateJobRequest)(nil),       // 1: peloton.v1.CreateJobRequest
+	(*CreateJobResponse)(nil),      // 2: peloton.v1.CreateJobResponse
+	(*GetJobRequest)(nil),          // 3: peloton.v1.GetJobRequest
+	(*GetJobResponse)(nil),         // 4: peloton.v1.GetJobResponse
+	(*ListJobsRequest)(nil),        // 5: peloton.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),       // 6: peloton.v1.ListJobsResponse
+	(*StopJobRequest)(nil),         // 7: peloton.v1.StopJobRequest
+	(*StopJobResponse)(nil),        // 8: peloton.v1.StopJobResponse
+	(*DeleteJobRequest)(nil),       // 9: peloton.v1.DeleteJobRequest
+	(*DeleteJobResponse)(nil),      // 10: peloton.v1.DeleteJobResponse
+	(*UpdateJobRequest)(nil),       // 11: peloton.v1.UpdateJobRequest
+	(*UpdateJobResponse)(nil),      // 12: peloton.v1.UpdateJobResponse
+	(*GetUpdateRequest)(nil),       // 13: peloton.v1.GetUpdateRequest
+	(*GetUpdateResponse)(nil),      // 14: peloton.v1.GetUpdateResponse
+	(*ListUpdatesRequest)(nil),     // 15: peloton.v1.ListUpdatesRequest
+	(*ListUpdatesResponse)(nil),    // 16: peloton.v1.ListUpdatesResponse
+	(*AbortUpdateRequest)(nil),     // 17: peloton.v1.AbortUpdateRequest
+	(*AbortUpdateResponse)(nil),    // 18: peloton.v1.AbortUpdateResponse
+	(*PauseUpdateRequest)(nil),     // 19: peloton.v1.PauseUpdateRequest
+	(*PauseUpdateResponse)(nil),    // 20: peloton.v1.PauseUpdateResponse
+	(*ResumeUpdateRequest)(nil),    // 21: peloton.v1.ResumeUpdateRequest
+	(*ResumeUpdateResponse)(nil),   // 22: peloton.v1.ResumeUpdateResponse
+	(*RollbackUpdateRequest)(nil),  // 23: peloton.v1.RollbackUpdateRequest
+	(*RollbackUpdateResponse)(nil), // 24: peloton.v1.RollbackUpdateResponse
+	(*GetJobConfigRequest)(nil),    // 25: peloton.v1.GetJobConfigRequest
+	(*GetJobConfigResponse)(nil),   // 26: peloton.v1.GetJobConfigResponse
+	(*ListEventsRequest)(nil),      // 27: peloton.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),     // 28: peloton.v1.ListEventsResponse
+	(*ListTasksRequest)(nil),       // 29: peloton.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),      // 30: peloton.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),         // 31: peloton.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),        // 32: peloton.v1.GetTaskResponse
+	(*GetTaskLogsRequest)(nil),     // 33: peloton.v1.GetTaskLogsRequest
+	(*GetTaskLogsResponse)(nil),    // 34: peloton.v1.GetTaskLogsResponse
+	(*StopTasksRequest)(nil),       // 35: peloton.v1.StopTasksRequest
+	(*StopTasksResponse)(nil),      // 36: peloton.v1.StopTasksResponse
+	(*CreatePoolRequest)(nil),      // 37: peloton.v1.CreatePoolRequest
+	(*CreatePoolResponse)(nil),     // 38: peloton.v1.CreatePoolResponse
+	(*UpdatePoolRequest)(nil),      // 39: peloton.v1.UpdatePoolRequest
+	(*UpdatePoolResponse)(nil),     // 40: peloton.v1.UpdatePoolResponse
+	(*DeletePoolRequest)(nil),      // 41: peloton.v1.DeletePoolRequest
+	(*DeletePoolResponse)(nil),     // 42: peloton.v1.DeletePoolResponse
+	(*ListPoolsRequest)(nil),       // 43: peloton.v1.ListPoolsRequest
+	(*ListPoolsResponse)(nil),      // 44: peloton.v1.ListPoolsResponse
+	(*GetPoolRequest)(nil),         // 45: peloton.v1.GetPoolRequest
+	(*GetPoolResponse)(nil),        // 46: peloton.v1.GetPoolResponse
+	(*ListHostsRequest)(nil),       // 47: peloton.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),      // 48: peloton.v1.ListHostsResponse
+	(*DrainHostRequest)(nil),       // 49: peloton.v1.DrainHostRequest
+	(*DrainHostResponse)(nil),      // 50: peloton.v1.DrainHostResponse
+	(*UndrainHostRequest)(nil),     // 51: peloton.v1.UndrainHostRequest
+	(*UndrainHostResponse)(nil),    // 52: peloton.v1.UndrainHostResponse
+	(*MarkHostDownRequest)(nil),    // 53: peloton.v1.MarkHostDownRequest
+	(*MarkHostDownResponse)(nil),   // 54: peloton.v1.MarkHostDownResponse
+	(*SetHostPoolRequest)(nil),     // 55: peloton.v1.SetHostPoolRequest
+	(*SetHostPoolResponse)(nil),    // 56: peloton.v1.SetHostPoolResponse
+	(*ListHostPoolsRequest)(nil),   // 57: peloton.v1.ListHostPoolsRequest
+	(*ListHostPoolsResponse)(nil),  // 58: peloton.v1.ListHostPoolsResponse
+	(*ListRegionsRequest)(nil),     // 59: peloton.v1.ListRegionsRequest
+	(*ListRegionsResponse)(nil),    // 60: peloton.v1.ListRegionsResponse
+	(*WatchRequest)(nil),           // 61: peloton.v1.WatchRequest
+	(*FailBackRequest)(nil),        // 62: peloton.v1.FailBackRequest
+	(*FailBackResponse)(nil),       // 63: peloton.v1.FailBackResponse
+	(*IsolateRegionRequest)(nil),   // 64: peloton.v1.IsolateRegionRequest
+	(*IsolateRegionResponse)(nil),  // 65: peloton.v1.IsolateRegionResponse
+	(*PutReplicaRequest)(nil),      // 66: peloton.v1.PutReplicaRequest
+	(*PutReplicaResponse)(nil),     // 67: peloton.v1.PutReplicaResponse
+	(*ListReplicasRequest)(nil),    // 68: peloton.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),   // 69: peloton.v1.ListReplicasResponse
+	(*PlanFailoverRequest)(nil),    // 70: peloton.v1.PlanFailoverRequest
+	(*PlanFailoverResponse)(nil),   // 71: peloton.v1.PlanFailoverResponse
+	(*StartDrillRequest)(nil),      // 72: peloton.v1.StartDrillRequest
+	(*StartDrillResponse)(nil),     // 73: peloton.v1.StartDrillResponse
+	(*GetDrillRequest)(nil),        // 74: peloton.v1.GetDrillRequest
+	(*GetDrillResponse)(nil),       // 75: peloton.v1.GetDrillResponse
+	(*ListDrillsRequest)(nil),      // 76: peloton.v1.ListDrillsRequest
+	(*ListDrillsResponse)(nil),     // 77: peloton.v1.ListDrillsResponse
+	(*GetVersionRequest)(nil),      // 78: peloton.v1.GetVersionRequest
+	(*GetVersionResponse)(nil),     // 79: peloton.v1.GetVersionResponse
+	(*WhoAmIRequest)(nil),          // 80: peloton.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),         // 81: peloton.v1.WhoAmIResponse
+	(*CanIRequest)(nil),            // 82: peloton.v1.CanIRequest
+	(*CanIResponse)(nil),           // 83: peloton.v1.CanIResponse
+	(*ListAuditRequest)(nil),       // 84: peloton.v1.ListAuditRequest
+	(*ListAuditResponse)(nil),      // 85: peloton.v1.ListAuditResponse
+	(*JobSpec)(nil),                // 86: peloton.v1.JobSpec
+	(*Job)(nil),                    // 87: peloton.v1.Job
+	(JobState)(0),                  // 88: peloton.v1.JobState
+	(*Update)(nil),                 // 89: peloton.v1.Update
+	(*Event)(nil),                  // 90: peloton.v1.Event
+	(TaskState)(0),                 // 91: peloton.v1.TaskState
+	(*Task)(nil),                   // 92: peloton.v1.Task
+	(*PoolSpec)(nil),               // 93: peloton.v1.PoolSpec
+	(*Pool)(nil),                   // 94: peloton.v1.Pool
+	(*Host)(nil),                   // 95: peloton.v1.Host
+	(*durationpb.Duration)(nil),    // 96: google.protobuf.Duration
+	(*HostPool)(nil),               // 97: peloton.v1.HostPool
+	(*HostPoolMove)(nil),           // 98: peloton.v1.HostPoolMove
+	(*Region)(nil),                 // 99: peloton.v1.Region
+	(*PlannedMove)(nil),            // 100: peloton.v1.PlannedMove
+	(*Replica)(nil),                // 101: peloton.v1.Replica
+	(*RegionPlan)(nil),             // 102: peloton.v1.RegionPlan
+	(*Drill)(nil),                  // 103: peloton.v1.Drill
+	(*timestamppb.Timestamp)(nil),  // 104: google.protobuf.Timestamp
+	(*AuditRecord)(nil),            // 105: peloton.v1.AuditRecord
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	85,  // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	86,  // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	86,  // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	87,  // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
-	86,  // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	86,  // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	85,  // 6: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	88,  // 7: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
-	88,  // 8: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
-	88,  // 9: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
-	88,  // 10: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
-	88,  // 11: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
-	88,  // 12: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
-	88,  // 13: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
-	85,  // 14: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
-	89,  // 15: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
-	90,  // 16: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	91,  // 17: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	91,  // 18: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	91,  // 19: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	92,  // 20: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	93,  // 21: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	92,  // 22: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	93,  // 23: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	93,  // 24: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	93,  // 25: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	94,  // 26: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	95,  // 27: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
-	94,  // 28: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
-	94,  // 29: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
-	94,  // 30: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
-	94,  // 31: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
-	96,  // 32: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
-	97,  // 33: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
-	98,  // 34: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	99,  // 35: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
-	99,  // 36: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
-	100, // 37: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
-	100, // 38: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
-	101, // 39: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
-	102, // 40: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
-	102, // 41: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
-	102, // 42: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
-	103, // 43: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
-	104, // 44: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
-	0,   // 45: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	2,   // 46: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	4,   // 47: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	6,   // 48: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	8,   // 49: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	10,  // 50: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
-	12,  // 51: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
-	14,  // 52: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
-	16,  // 53: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
-	18,  // 54: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
-	20,  // 55: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
-	22,  // 56: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
-	24,  // 57: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
-	26,  // 58: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
-	28,  // 59: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	30,  // 60: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	32,  // 61: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	34,  // 62: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	36,  // 63: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
-	38,  // 64: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
-	40,  // 65: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
-	42,  // 66: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	44,  // 67: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	46,  // 68: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	48,  // 69: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
-	50,  // 70: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
-	52,  // 71: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
-	54,  // 72: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
-	56,  // 73: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
-	58,  // 74: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	60,  // 75: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	65,  // 76: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
-	67,  // 77: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
-	69,  // 78: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
-	71,  // 79: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
-	73,  // 80: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
-	75,  // 81: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
-	63,  // 82: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
-	61,  // 83: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
-	77,  // 84: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	79,  // 85: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
-	81,  // 86: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
-	83,  // 87: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
-	1,   // 88: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	3,   // 89: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	5,   // 90: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	7,   // 91: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	9,   // 92: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	11,  // 93: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
-	13,  // 94: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
-	15,  // 95: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
-	17,  // 96: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
-	19,  // 97: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
-	21,  // 98: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
-	23,  // 99: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
-	25,  // 100: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
-	27,  // 101: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
-	29,  // 102: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	31,  // 103: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	33,  // 104: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	35,  // 105: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	37,  // 106: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	39,  // 107: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	41,  // 108: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	43,  // 109: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	45,  // 110: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	47,  // 111: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	49,  // 112: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
-	51,  // 113: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
-	53,  // 114: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
-	55,  // 115: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
-	57,  // 116: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
-	59,  // 117: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	89,  // 118: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	66,  // 119: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
-	68,  // 120: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
-	70,  // 121: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
-	72,  // 122: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
-	74,  // 123: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
-	76,  // 124: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
-	64,  // 125: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
-	62,  // 126: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
-	78,  // 127: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	80,  // 128: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
-	82,  // 129: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
-	84,  // 130: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
-	88,  // [88:131] is the sub-list for method output_type
-	45,  // [45:88] is the sub-list for method input_type
-	45,  // [45:45] is the sub-list for extension type_name
-	45,  // [45:45] is the sub-list for extension extendee
-	0,   // [0:45] is the sub-list for field type_name
+	86,  // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	87,  // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	87,  // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	88,  // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	0,   // 4: peloton.v1.ListJobsRequest.view:type_name -> peloton.v1.JobView
+	87,  // 5: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	87,  // 6: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	86,  // 7: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	89,  // 8: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
+	89,  // 9: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
+	89,  // 10: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
+	89,  // 11: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
+	89,  // 12: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
+	89,  // 13: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
+	89,  // 14: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
+	86,  // 15: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
+	90,  // 16: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
+	91,  // 17: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	92,  // 18: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	92,  // 19: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	92,  // 20: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	93,  // 21: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	94,  // 22: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	93,  // 23: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	94,  // 24: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	94,  // 25: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	94,  // 26: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	95,  // 27: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	96,  // 28: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
+	95,  // 29: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
+	95,  // 30: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
+	95,  // 31: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
+	95,  // 32: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
+	97,  // 33: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
+	98,  // 34: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
+	99,  // 35: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	100, // 36: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
+	100, // 37: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
+	101, // 38: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	101, // 39: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	102, // 40: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	103, // 41: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	103, // 42: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	103, // 43: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	104, // 44: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
+	105, // 45: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
+	1,   // 46: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	3,   // 47: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	5,   // 48: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	7,   // 49: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	9,   // 50: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	11,  // 51: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
+	13,  // 52: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
+	15,  // 53: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
+	17,  // 54: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
+	19,  // 55: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
+	21,  // 56: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
+	23,  // 57: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
+	25,  // 58: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
+	27,  // 59: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
+	29,  // 60: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	31,  // 61: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	33,  // 62: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	35,  // 63: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	37,  // 64: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	39,  // 65: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	41,  // 66: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	43,  // 67: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	45,  // 68: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	47,  // 69: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	49,  // 70: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
+	51,  // 71: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
+	53,  // 72: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
+	55,  // 73: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
+	57,  // 74: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
+	59,  // 75: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	61,  // 76: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	66,  // 77: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	68,  // 78: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	70,  // 79: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	72,  // 80: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	74,  // 81: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	76,  // 82: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	64,  // 83: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
+	62,  // 84: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
+	78,  // 85: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	80,  // 86: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
+	82,  // 87: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
+	84,  // 88: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
+	2,   // 89: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	4,   // 90: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	6,   // 91: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	8,   // 92: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	10,  // 93: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	12,  // 94: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
+	14,  // 95: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
+	16,  // 96: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
+	18,  // 97: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
+	20,  // 98: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
+	22,  // 99: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
+	24,  // 100: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
+	26,  // 101: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
+	28,  // 102: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
+	30,  // 103: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	32,  // 104: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	34,  // 105: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	36,  // 106: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	38,  // 107: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	40,  // 108: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	42,  // 109: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	44,  // 110: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	46,  // 111: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	48,  // 112: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	50,  // 113: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
+	52,  // 114: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
+	54,  // 115: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
+	56,  // 116: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
+	58,  // 117: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
+	60,  // 118: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	90,  // 119: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	67,  // 120: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	69,  // 121: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	71,  // 122: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	73,  // 123: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	75,  // 124: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	77,  // 125: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	65,  // 126: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
+	63,  // 127: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
+	79,  // 128: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	81,  // 129: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
+	83,  // 130: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
+	85,  // 131: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
+	89,  // [89:132] is the sub-list for method output_type
+	46,  // [46:89] is the sub-list for method input_type
+	46,  // [46:46] is the sub-list for extension type_name
+	46,  // [46:46] is the sub-list for extension extendee
+	0,   // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -4723,13 +4857,14 @@ func file_peloton_v1_service_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   85,
 			NumExtensions: 0,
 			NumServices:   10,
 		},
 		GoTypes:           file_peloton_v1_service_proto_goTypes,
 		DependencyIndexes: file_peloton_v1_service_proto_depIdxs,
+		EnumInfos:         file_peloton_v1_service_proto_enumTypes,
 		MessageInfos:      file_peloton_v1_service_proto_msgTypes,
 	}.Build()
 	File_peloton_v1_service_proto = out.File

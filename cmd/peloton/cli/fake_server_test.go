@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -51,6 +50,7 @@ type fakeServer struct {
 	// shed: the next calls refused as an overloaded server refuses them;
 	// unavailable: the next calls refused as if the server were down.
 	shed, unavailable int
+	listCalls         int
 }
 
 // refuse answers the calls that shed and unavailable say to refuse.
@@ -222,15 +222,27 @@ func (s fakeJobService) ListJobs(_ context.Context, req *pelotonv1.ListJobsReque
 	f := s.f
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	after, paged, err := pelotonv1.ParseJobPageToken(req.GetPageToken())
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	f.listCalls++
 	resp := &pelotonv1.ListJobsResponse{}
 	for _, j := range f.jobs {
+		if paged && pelotonv1.KeyOf(j.job).Compare(after) <= 0 {
+			continue
+		}
 		if len(req.GetStates()) == 0 || slices.Contains(req.GetStates(), j.job.GetStatus().GetState()) {
 			resp.Jobs = append(resp.Jobs, proto.Clone(j.job).(*pelotonv1.Job))
 		}
 	}
-	slices.SortFunc(resp.Jobs, func(a, b *pelotonv1.Job) int { return strings.Compare(a.GetId(), b.GetId()) })
+	// Pages of at most fakePageSize jobs, so that clients must page.
+	limit := uint32(min(pelotonv1.JobPageSize(req.GetLimit()), fakePageSize))
+	resp.Jobs, resp.NextPageToken = pelotonv1.MergeJobPage(resp.Jobs, limit, false)
 	return resp, nil
 }
+
+const fakePageSize = 3
 
 func (s fakeJobService) StopJob(_ context.Context, req *pelotonv1.StopJobRequest) (*pelotonv1.StopJobResponse, error) {
 	f := s.f

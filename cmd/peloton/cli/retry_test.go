@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	pelotonv1 "github.com/peloton-federated/peloton/api/peloton/v1"
 )
 
 func TestRetriesOfRefusedCalls(t *testing.T) {
@@ -56,5 +60,40 @@ func TestRetryBackoff(t *testing.T) {
 		if got := retryBackoff(c.n, c.hint, c.jitter); got != c.want {
 			t.Errorf("retryBackoff(%d, %v, %v) = %v, want %v", c.n, c.hint, c.jitter, got, c.want)
 		}
+	}
+}
+
+func TestJobListPages(t *testing.T) {
+	f := startFakeServer(t)
+	var ids []string
+	for i := range 8 {
+		ids = append(ids, f.addJob(fmt.Sprintf("j%d", i), pelotonv1.JobState_JOB_STATE_RUNNING))
+	}
+	r := runCLI(t, f.addr, false, "job", "list")
+	if r.code != 0 {
+		t.Fatalf("job list: %d %s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 1+len(ids) {
+		t.Fatalf("job list shows %d lines, want a header and %d jobs:\n%s", len(lines), len(ids), r.stdout)
+	}
+	for i, id := range ids {
+		if !strings.HasPrefix(lines[1+i], id+" ") {
+			t.Errorf("line %d is %q, want job %s (oldest first)", 1+i, lines[1+i], id)
+		}
+	}
+	f.mu.Lock()
+	calls := f.listCalls
+	f.mu.Unlock()
+	if calls != 3 {
+		t.Errorf("%d pages fetched, want 3 of at most %d jobs", calls, fakePageSize)
+	}
+	r = runCLI(t, f.addr, false, "job", "list", "--limit", "4")
+	if got := strings.Count(strings.TrimSpace(r.stdout), "\n"); r.code != 0 || got != 4 {
+		t.Fatalf("job list --limit 4: %d, %d jobs:\n%s%s", r.code, got, r.stdout, r.stderr)
+	}
+	r = runCLI(t, f.addr, false, "job", "list", "--label", "=x")
+	if r.code == 0 || !strings.Contains(r.stderr, "--label") {
+		t.Fatalf("job list --label =x: %d %s", r.code, r.stderr)
 	}
 }
