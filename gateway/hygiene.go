@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"runtime"
 	"strings"
 	"time"
 
@@ -35,9 +36,13 @@ type Limits struct {
 const (
 	DefaultRequestBytes     = 1 << 20
 	DefaultSpecRequestBytes = 64 << 20
-	DefaultInFlight         = 256
 	DefaultInFlightWait     = 50 * time.Millisecond
 )
+
+// DefaultInFlight is the default bound on calls served at once: 16 per
+// CPU the process may use, at least 32. More in flight than the CPUs can
+// serve only queues inside the server, raising every call's latency.
+func DefaultInFlight() int { return max(32, 16*runtime.GOMAXPROCS(0)) }
 
 // WithDefaults fills the zero values with the defaults.
 func (l Limits) WithDefaults() Limits {
@@ -48,7 +53,7 @@ func (l Limits) WithDefaults() Limits {
 		l.SpecRequestBytes = DefaultSpecRequestBytes
 	}
 	if l.InFlight == 0 {
-		l.InFlight = DefaultInFlight
+		l.InFlight = DefaultInFlight()
 	}
 	if l.InFlightWait == 0 {
 		l.InFlightWait = DefaultInFlightWait

@@ -24,8 +24,9 @@ type limitsConfig struct {
 	// InstancesPerJob: at most pb.MaxInstances.
 	InstancesPerJob     uint32 `json:"instancesPerJob"`
 	PendingTasksPerPool int64  `json:"pendingTasksPerPool"`
-	// InFlight bounds the calls served at once; InFlightWait is how long
-	// a call waits for a free slot before it is refused (429).
+	// InFlight bounds the calls served at once (default 16 per CPU, at
+	// least 32); InFlightWait is how long a call waits for a free slot
+	// before it is refused (429).
 	InFlight     int      `json:"inFlight"`
 	InFlightWait duration `json:"inFlightWait"`
 }
@@ -53,7 +54,7 @@ func (l *limitsConfig) check(add func(field, msg string)) {
 		l.PendingTasksPerPool = jobmgr.DefaultPendingTasksPerPool
 	}
 	if l.InFlight == 0 {
-		l.InFlight = gateway.DefaultInFlight
+		l.InFlight = gateway.DefaultInFlight()
 	}
 	if l.InFlightWait == 0 {
 		l.InFlightWait = duration(gateway.DefaultInFlightWait)
@@ -93,7 +94,7 @@ func (l *limitsConfig) register(f *pflag.FlagSet) {
 	f.Var(&l.SpecRequestBytes, "limit-spec-request-bytes", "largest job create or update request (default 64MiB)")
 	f.Uint32Var(&l.InstancesPerJob, "limit-instances-per-job", jobmgr.DefaultInstancesPerJob, "most instances of one job")
 	f.Int64Var(&l.PendingTasksPerPool, "limit-pending-tasks-per-pool", jobmgr.DefaultPendingTasksPerPool, "most tasks of one pool waiting to run")
-	f.IntVar(&l.InFlight, "limit-in-flight", gateway.DefaultInFlight, "most API calls served at once; more wait --limit-in-flight-wait, then get 429")
+	f.IntVar(&l.InFlight, "limit-in-flight", 0, "most API calls served at once; more wait --limit-in-flight-wait, then get 429 (default 16 per CPU, at least 32)")
 	f.Var(&l.InFlightWait, "limit-in-flight-wait", "how long a call waits for a free slot before it is refused (default 50ms)")
 }
 

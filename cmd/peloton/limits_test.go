@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/peloton-federated/peloton/gateway"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +16,7 @@ func TestServerConfigLimits(t *testing.T) {
 	}{
 		{name: "defaults", check: func(t *testing.T, l limitsConfig) {
 			if l.RequestBytes != 1<<20 || l.SpecRequestBytes != 64<<20 || l.InstancesPerJob != 100_000 ||
-				l.PendingTasksPerPool != 1_000_000 || l.InFlight != 256 || time.Duration(l.InFlightWait) != 50*time.Millisecond {
+				l.PendingTasksPerPool != 1_000_000 || l.InFlight != gateway.DefaultInFlight() || time.Duration(l.InFlightWait) != 50*time.Millisecond {
 				t.Fatalf("defaults: %+v", l)
 			}
 		}},

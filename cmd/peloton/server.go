@@ -287,7 +287,7 @@ days). See docs/security.md.`,
   store: {kind: embedded}
   gossip: {bind: 127.0.0.1:7946, join: ["127.0.0.2:7946"], profile: wan}
   health: {suspectAfter: 5s, failAfter: 30s, recoverAfter: 30s}
-  limits: {requestBytes: 1MiB, specRequestBytes: 64MiB, instancesPerJob: 100000, pendingTasksPerPool: 1000000, inFlight: 256, inFlightWait: 50ms}
+  limits: {requestBytes: 1MiB, specRequestBytes: 64MiB, instancesPerJob: 100000, pendingTasksPerPool: 1000000, inFlight: 64, inFlightWait: 50ms}
   # secured (peloton tls init, peloton auth token create):
   # tls: {cert: /etc/peloton/east.crt, key: /etc/peloton/east.key, ca: /etc/peloton/ca.crt}
   # auth: {tokens: /etc/peloton/tokens.yaml, policy: /etc/peloton/policy.yaml}
