@@ -31,6 +31,12 @@ var RequiredFields = map[string][]string{
 	"v1Volume":           {"name", "path", "sizeMb"},
 }
 
+// unboundedNumbers are response fields that hold "Infinity" (the proto3
+// JSON form of an infinite double) when there is no bound: a pool's
+// unlimited limit. Their schemas say so instead of "type: number", which
+// Swagger 2.0 cannot widen to "number or that string".
+var unboundedNumbers = map[string][]string{"v1PoolResource": {"limit"}}
+
 // postProcessOpenAPI marks the required fields and forbids unknown ones:
 // the server refuses a field it does not know (protojson with
 // DiscardUnknown off), so every message's schema says
@@ -51,6 +57,13 @@ func postProcessOpenAPI(doc []byte) []byte {
 			def["additionalProperties"] = false
 		}
 		props, _ := def["properties"].(map[string]any)
+		for _, f := range unboundedNumbers[name] {
+			if p, ok := props[f].(map[string]any); ok {
+				delete(p, "type")
+				delete(p, "format")
+				p["description"] = "A number, or the string \"Infinity\" when unbounded."
+			}
+		}
 		var req []string
 		for _, f := range RequiredFields[name] {
 			if _, ok := props[f]; ok {
