@@ -110,6 +110,9 @@ func (s *Server) checkJobSpec(spec *pb.JobSpec) error {
 	if err := s.engine.CheckJobPool(spec.Pool); err != nil {
 		return invalid("pool", err.Error())
 	}
+	if limit := s.engine.Limits().InstancesPerJob; spec.Type != pb.JobType_JOB_TYPE_DAEMON && spec.Instances > limit {
+		return invalid("instances", fmt.Sprintf("%d is more than this region's limit of %d per job", spec.Instances, limit))
+	}
 	return s.checkFits(spec)
 }
 
