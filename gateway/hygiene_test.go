@@ -171,6 +171,8 @@ func TestBodyHygiene(t *testing.T) {
 		{"a string for a number", "POST", "/v1/jobs", "application/json",
 			`{"name":"a","instances":1,"task":{"command":"c","resources":{"cpu":"Infinity","memMb":1}}}`, 400, "task.resources.cpu: must be a number, not a string"},
 		{"pool limit Infinity", "POST", "/v1/pools", "application/json", `{"path":"/a","limit":{"cpu":"Infinity"}}`, 400, "limit.cpu: must be a number, not a string"},
+		{"unknown field in a spec: the spec's decoder names it with the rest", "POST", "/v1/jobs", "application/json",
+			`{"name":"a","instances":1,"task":{"colour":"red","resources":{"cpu":-1,"memMb":1}}}`, 400, "task.colour: unknown field\ntask.command: is required\ntask.resources.cpu: must be > 0"},
 		{"unknown field", "POST", "/v1/jobs/j/tasks/stop", "application/json", `{"forcefully":true}`, 400, "forcefully: unknown field"},
 		{"proto names are fields too", "POST", "/v1/jobs", "application/json",
 			`{"name":"a","instances":1,"max_running":1,"task":{"command":"c","resources":{"cpu":1,"mem_mb":1}}}`, 200, ""},

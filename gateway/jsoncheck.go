@@ -19,11 +19,13 @@ import (
 //     (decoders replace it with U+FFFD silently);
 //   - a string where the schema says number or integer: protojson reads
 //     "1.5", "NaN" and "Infinity" from strings, the schema does not;
-//   - a field the schema does not have (it forbids unknown fields).
+//   - a field the schema does not have (it forbids unknown fields), unless
+//     unknownOK: the body's decoder reports those with all its other
+//     problems.
 //
 // It is a pure function of its input.
-func checkJSON(body []byte, root *schema, t *routeTable) []string {
-	c := &jsonChecker{buf: body, t: t}
+func checkJSON(body []byte, root *schema, t *routeTable, unknownOK bool) []string {
+	c := &jsonChecker{buf: body, t: t, unknownOK: unknownOK}
 	c.space()
 	c.value("", t.resolve(root), 0)
 	if c.fatal == "" {
@@ -46,10 +48,11 @@ const maxJSONDepth = 100
 const maxJSONProblems = 20
 
 type jsonChecker struct {
-	buf      []byte
-	pos      int
-	t        *routeTable
-	problems []string
+	unknownOK bool
+	buf       []byte
+	pos       int
+	t         *routeTable
+	problems  []string
 	// fatal is set when the body cannot be read further.
 	fatal string
 }
@@ -143,7 +146,7 @@ func (c *jsonChecker) object(path string, s *schema, depth int) {
 			c.problem(kpath, "given twice in one object")
 		}
 		seen[key] = true
-		if !known {
+		if !known && !c.unknownOK {
 			c.problem(kpath, "unknown field")
 		}
 		c.space()

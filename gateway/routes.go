@@ -32,6 +32,10 @@ type apiOp struct {
 	body *schema
 	// spec: the body is a job spec, which may run to tens of MB.
 	spec bool
+	// ownDecoder: the body is decoded by a decoder that reports unknown
+	// fields itself, with every other problem of the body at once (job
+	// and pool specs).
+	ownDecoder bool
 }
 
 // schema is the part of an OpenAPI (Swagger 2.0) schema object the
@@ -59,8 +63,11 @@ func (s *schema) additional() *schema {
 	return &out
 }
 
-// jobSpecDefinition is the OpenAPI name of the JobSpec message.
-const jobSpecDefinition = "#/definitions/v1JobSpec"
+// The OpenAPI names of the JobSpec and PoolSpec messages.
+const (
+	jobSpecDefinition  = "#/definitions/v1JobSpec"
+	poolSpecDefinition = "#/definitions/v1PoolSpec"
+)
 
 // loadRoutes reads the routes of an OpenAPI (Swagger 2.0) document.
 func loadRoutes(doc []byte) (*routeTable, error) {
@@ -99,6 +106,7 @@ func loadRoutes(doc []byte) (*routeTable, error) {
 				case "body":
 					o.body = p.Schema
 					o.spec = p.Schema != nil && p.Schema.Ref == jobSpecDefinition
+					o.ownDecoder = p.Schema != nil && (p.Schema.Ref == jobSpecDefinition || p.Schema.Ref == poolSpecDefinition)
 				}
 			}
 			r.ops[strings.ToUpper(method)] = o
