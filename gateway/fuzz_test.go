@@ -25,9 +25,9 @@ func FuzzCheckJSON(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		plain := checkJSON(data, nil, routes, false)
-		_ = checkJSON(data, spec, routes, false)
-		_ = checkJSON(data, spec, routes, true)
+		plain := checkJSON(data, nil, routes, false, nil)
+		_ = checkJSON(data, spec, routes, false, nil)
+		_ = checkJSON(data, spec, routes, true, map[string]bool{"id": true})
 		if len(plain) == 0 && !json.Valid(data) {
 			t.Fatalf("accepted what is not JSON: %q", data)
 		}

@@ -120,7 +120,7 @@ func (h *hygiene) wrap(next http.Handler) http.Handler {
 				return
 			}
 			if op.body != nil && len(bytes.TrimSpace(body)) > 0 {
-				if problems := checkJSON(body, op.body, h.routes, op.ownDecoder); len(problems) > 0 {
+				if problems := checkJSON(body, op.body, h.routes, op.ownDecoder, op.pathParams); len(problems) > 0 {
 					writeHTTPError(w, http.StatusBadRequest, codes.InvalidArgument, "request body: "+strings.Join(problems, "\n"))
 					return
 				}

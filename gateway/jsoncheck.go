@@ -24,8 +24,11 @@ import (
 //     problems.
 //
 // It is a pure function of its input.
-func checkJSON(body []byte, root *schema, t *routeTable, unknownOK bool) []string {
-	c := &jsonChecker{buf: body, t: t, unknownOK: unknownOK}
+//
+// Top-level keys named in alsoKnown are fields too: a body that is the
+// whole request may repeat its path parameters.
+func checkJSON(body []byte, root *schema, t *routeTable, unknownOK bool, alsoKnown map[string]bool) []string {
+	c := &jsonChecker{buf: body, t: t, unknownOK: unknownOK, alsoKnown: alsoKnown}
 	c.space()
 	c.value("", t.resolve(root), 0)
 	if c.fatal == "" {
@@ -49,6 +52,7 @@ const maxJSONProblems = 20
 
 type jsonChecker struct {
 	unknownOK bool
+	alsoKnown map[string]bool
 	buf       []byte
 	pos       int
 	t         *routeTable
@@ -146,6 +150,9 @@ func (c *jsonChecker) object(path string, s *schema, depth int) {
 			c.problem(kpath, "given twice in one object")
 		}
 		seen[key] = true
+		if !known && path == "" && (c.alsoKnown[key] || c.alsoKnown[lowerCamel(key)]) {
+			known = true
+		}
 		if !known && !c.unknownOK {
 			c.problem(kpath, "unknown field")
 		}

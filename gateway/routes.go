@@ -32,6 +32,9 @@ type apiOp struct {
 	body *schema
 	// spec: the body is a job spec, which may run to tens of MB.
 	spec bool
+	// pathParams are the names of the path's parameters: the API also
+	// reads them from a body that is the whole request (body "*").
+	pathParams map[string]bool
 	// ownDecoder: the body is decoded by a decoder that reports unknown
 	// fields itself, with every other problem of the body at once (job
 	// and pool specs).
@@ -103,6 +106,10 @@ func loadRoutes(doc []byte) (*routeTable, error) {
 					if p.Pattern == ".+" {
 						multi[p.Name] = true
 					}
+					if o.pathParams == nil {
+						o.pathParams = map[string]bool{}
+					}
+					o.pathParams[p.Name] = true
 				case "body":
 					o.body = p.Schema
 					o.spec = p.Schema != nil && p.Schema.Ref == jobSpecDefinition
