@@ -10,7 +10,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPC_GATEWAY_VERSION := v2.31.0
 
-.PHONY: all build run test test-unit test-e2e proto proto-check tools bench bench-overload clean
+.PHONY: all build run test test-go test-race test-clients test-python test-java clients clients-check proto proto-check tools bench bench-overload clean ui ui-check
 
 all: build
 
@@ -21,10 +21,35 @@ build:
 run: build
 	$(BIN)/peloton dev --data-dir .peloton-data
 
-## test: the whole suite (unit, contract, end-to-end through the binary)
-test: build
+## test: the whole suite (unit, contract, end-to-end through the binary, the
+## race detector over the packages, the clients)
+test: test-go test-race test-clients
+
+test-go: build
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
+
+# The race detector over every package but the end-to-end ones (whose
+# processes are the binary, built without it).
+RACE_PKGS := ./api/... ./shard/... ./federation/... ./gateway/... ./hostmgr-k8s/... ./hostmgr-mesos/... ./cmd/... ./ui
+
+## test-race: go test -race over the packages
+test-race:
+	$(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
+
+test-clients: test-python test-java
+
+PYTHON ?= python3
+MVN ?= mvn
+MVN_FLAGS ?= -B -ntp
+
+## test-python: the Python client's tests against a `peloton dev` they start (pip install -r clients/python/requirements.txt)
+test-python: build
+	cd clients/python && PELOTON_BIN=$(CURDIR)/$(BIN)/peloton $(PYTHON) -m pytest -q -p no:cacheprovider
+
+## test-java: the Java client's JUnit tests through Maven, against a `peloton dev` they start
+test-java: build
+	cd clients/java && PELOTON_BIN=$(CURDIR)/$(BIN)/peloton $(MVN) $(MVN_FLAGS) verify
 
 tools:
 	@mkdir -p $(TOOLS)
@@ -44,8 +69,26 @@ proto: tools
 	  api/peloton/v1/types.proto api/peloton/v1/service.proto
 
 ## proto-check: fail when the committed generated code is stale
-proto-check: proto
-	@git diff --exit-code -- api || { echo "generated code is stale: run make proto and commit"; exit 1; }
+proto-check: proto clients
+	@git diff --exit-code -- api clients/python/peloton || { echo "generated code is stale: run make proto clients and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- api clients/python/peloton)" || { git status --short -- api clients/python/peloton; echo "generated files not committed: run make proto clients and commit"; exit 1; }
+
+## clients: regenerate the Python client's stubs from api/ (grpcio-tools); the
+## Java client generates its own in every Maven build (clients/java/pom.xml)
+clients:
+	rm -rf clients/python/peloton
+	$(PYTHON) -m grpc_tools.protoc -I api --python_out=clients/python --pyi_out=clients/python \
+	  --grpc_python_out=clients/python api/peloton/v1/types.proto api/peloton/v1/service.proto
+	rm -f clients/python/peloton/v1/types_pb2_grpc.py
+	touch clients/python/peloton/__init__.py clients/python/peloton/v1/__init__.py
+
+## ui: rebuild the web UI's assets (ui/dist, embedded in the binary) from ui/src
+ui:
+	cd ui && npm ci --no-audit --no-fund && npm run build
+
+## ui-check: fail when the committed web UI assets are stale
+ui-check: ui
+	@git diff --exit-code -- ui/dist && test -z "$$(git status --porcelain -- ui/dist)" || { echo "web UI assets are stale: run make ui and commit ui/dist"; exit 1; }
 
 ## bench: the scale benchmarks (placement, entitlement, end to end)
 bench: build

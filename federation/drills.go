@@ -9,6 +9,7 @@ import (
 	"time"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -52,7 +53,7 @@ func (r *Router) IsolateRegion(ctx context.Context, req *pb.IsolateRegionRequest
 		if err != nil {
 			return nil, err
 		}
-		return pb.NewFederationServiceClient(c).IsolateRegion(outgoing(ctx), req)
+		return pb.NewFederationServiceClient(c).IsolateRegion(ctx, req)
 	}
 	if r.isolation == nil {
 		return nil, status.Error(codes.FailedPrecondition, "this region cannot be isolated (no gossip)")
@@ -95,7 +96,7 @@ func (r *Router) StartDrill(ctx context.Context, req *pb.StartDrillRequest) (*pb
 		if err != nil {
 			return nil, err
 		}
-		return pb.NewFederationServiceClient(c).StartDrill(outgoing(ctx), req)
+		return pb.NewFederationServiceClient(c).StartDrill(ctx, req)
 	}
 	d := &pb.Drill{Id: newDrillID(), Region: req.Region, State: "running", StartTime: timestamppb.Now()}
 	duration := time.Duration(req.DurationSeconds * float64(time.Second))
@@ -154,7 +155,7 @@ func (r *Router) ListDrills(ctx context.Context, req *pb.ListDrillsRequest) (*pb
 		defer r.drills.mu.Unlock()
 		list, err := r.drills.store.LoadDrills(ctx)
 		return &pb.ListDrillsResponse{Drills: list}, err
-	}, func(ctx context.Context, c grpcConn) (*pb.ListDrillsResponse, error) {
+	}, func(ctx context.Context, c grpc.ClientConnInterface) (*pb.ListDrillsResponse, error) {
 		return pb.NewFederationServiceClient(c).ListDrills(ctx, req)
 	})
 	out := &pb.ListDrillsResponse{}
@@ -288,7 +289,7 @@ func (r *Router) replicasOf(ctx context.Context, owner string) ([]*pb.Replica, e
 
 // started reports whether a job has tasks running or finished.
 func (r *Router) started(ctx context.Context, job string) bool {
-	resp, err := r.GetJob(ctx, &pb.GetJobRequest{Id: job})
+	resp, err := r.jobs().GetJob(ctx, &pb.GetJobRequest{Id: job})
 	if err != nil {
 		return false
 	}
@@ -311,7 +312,7 @@ func (r *Router) originalsStopped(ctx context.Context, region string, moved []*p
 		return false
 	}
 	for _, m := range moved {
-		resp, err := pb.NewJobServiceClient(c).GetJob(outgoing(ctx), &pb.GetJobRequest{Id: m.JobId})
+		resp, err := pb.NewJobServiceClient(c).GetJob(ctx, &pb.GetJobRequest{Id: m.JobId})
 		if err != nil {
 			return false
 		}

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -26,7 +27,7 @@ type heldReplica struct {
 func (r *Router) replicasHeld(ctx context.Context, owner string) []heldReplica {
 	answers, _ := fanOut(r, ctx, func(ctx context.Context) (*pb.ListReplicasResponse, error) {
 		return r.ListReplicas(ctx, &pb.ListReplicasRequest{OwnerRegion: owner})
-	}, func(ctx context.Context, c grpcConn) (*pb.ListReplicasResponse, error) {
+	}, func(ctx context.Context, c grpc.ClientConnInterface) (*pb.ListReplicasResponse, error) {
 		return pb.NewFederationServiceClient(c).ListReplicas(ctx, &pb.ListReplicasRequest{OwnerRegion: owner})
 	})
 	var out []heldReplica
@@ -57,7 +58,7 @@ func (r *Router) putReplicaAt(ctx context.Context, holder string, rep *pb.Replic
 	if err != nil {
 		return err
 	}
-	_, err = pb.NewFederationServiceClient(c).PutReplica(outgoing(ctx), req)
+	_, err = pb.NewFederationServiceClient(c).PutReplica(ctx, req)
 	return err
 }
 
@@ -78,7 +79,7 @@ func (r *Router) FailBack(ctx context.Context, req *pb.FailBackRequest) (*pb.Fai
 		m := &pb.PlannedMove{JobId: rep.GetJob().GetId(), JobName: rep.GetJob().GetSpec().GetName(), ToRegion: req.Region}
 		var remaining uint32
 		if moved != "" {
-			got, err := r.GetJob(ctx, &pb.GetJobRequest{Id: moved})
+			got, err := r.jobs().GetJob(ctx, &pb.GetJobRequest{Id: moved})
 			if err != nil {
 				m.Reason = "relocated copy " + moved + ": " + status.Convert(err).Message()
 				out.NotMoved = append(out.NotMoved, m)
@@ -114,7 +115,7 @@ func (r *Router) FailBack(ctx context.Context, req *pb.FailBackRequest) (*pb.Fai
 				continue
 			}
 			newID = created.GetJob().GetId()
-			if _, err := r.StopJob(ctx, &pb.StopJobRequest{Id: moved}); err != nil {
+			if _, err := r.jobs().StopJob(ctx, &pb.StopJobRequest{Id: moved}); err != nil {
 				m.Reason = "created as " + newID + " but stopping the copy " + moved + " failed: " + status.Convert(err).Message()
 				out.NotMoved = append(out.NotMoved, m)
 				continue

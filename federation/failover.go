@@ -28,12 +28,11 @@ type Failover struct {
 	log      *slog.Logger
 	interval time.Duration
 
-	fenced    bool
-	synced    bool                // failback check done since the last fence
-	pushed    map[string]pushMark // job → what was last replicated
-	shares    func(map[string]policy.RegionShare)
-	replicaAt map[string]string
-	ticks     int
+	fenced   bool
+	synced   bool // failback check done since the last fence
+	progress progress
+	shares   func(map[string]policy.RegionShare)
+	ticks    int
 }
 
 // NewFailover returns the failover shell of a region; fence stops or
@@ -44,7 +43,7 @@ func NewFailover(router *Router, fence func(bool), log *slog.Logger, interval ti
 		interval = time.Second
 	}
 	router.log = func(msg string, args ...any) { log.Info(msg, args...) }
-	f := &Failover{router: router, fence: fence, log: log, interval: interval, pushed: map[string]pushMark{}, replicaAt: map[string]string{}}
+	f := &Failover{router: router, fence: fence, log: log, interval: interval, progress: newProgress()}
 	f.setFenced(true, "starting: checking with the federation first")
 	return f
 }
@@ -63,8 +62,15 @@ func (f *Failover) setFenced(v bool, why string) {
 	}
 }
 
-// Run ticks until ctx ends.
+// Run ticks until ctx ends, and follows the local shard's events to
+// know which jobs changed.
 func (f *Failover) Run(ctx context.Context) {
+	done := make(chan struct{})
+	defer func() { <-done }()
+	go func() {
+		defer close(done)
+		f.followChanges(ctx)
+	}()
 	t := time.NewTicker(f.interval)
 	defer t.Stop()
 	for {
@@ -146,7 +152,7 @@ func (f *Failover) failback(ctx context.Context, alive []Region) error {
 			return err
 		}
 		cctx, cancel := context.WithTimeout(ctx, peerCallTimeout)
-		resp, err := pb.NewFederationServiceClient(c).ListReplicas(outgoing(cctx), &pb.ListReplicasRequest{OwnerRegion: r.dir.Local()})
+		resp, err := pb.NewFederationServiceClient(c).ListReplicas(cctx, &pb.ListReplicasRequest{OwnerRegion: r.dir.Local()})
 		cancel()
 		if err != nil {
 			return fmt.Errorf("region %s: %w", reg.Name, err)
@@ -156,7 +162,7 @@ func (f *Failover) failback(ctx context.Context, alive []Region) error {
 				continue
 			}
 			id := rep.GetJob().GetId()
-			got, err := r.shard().GetJob(ctx, &pb.GetJobRequest{Id: id})
+			got, err := pb.NewJobServiceClient(r.local()).GetJob(ctx, &pb.GetJobRequest{Id: id})
 			if err != nil {
 				continue
 			}
@@ -164,7 +170,7 @@ func (f *Failover) failback(ctx context.Context, alive []Region) error {
 			case pb.JobState_JOB_STATE_SUCCEEDED, pb.JobState_JOB_STATE_FAILED, pb.JobState_JOB_STATE_KILLED:
 				continue
 			}
-			if _, err := r.shard().StopJob(ctx, &pb.StopJobRequest{Id: id}); err != nil {
+			if _, err := pb.NewJobServiceClient(r.local()).StopJob(ctx, &pb.StopJobRequest{Id: id}); err != nil {
 				return fmt.Errorf("stop relocated job %s: %w", id, err)
 			}
 			f.log.Info("stopped local copy of a relocated job", "job", id, "relocated_to", rep.GetRelocatedRegion(), "new_job", rep.GetRelocatedJobId())
@@ -263,44 +269,4 @@ func (f *Failover) target(failed string, pol *pb.FailoverPolicy) (string, error)
 		}
 	}
 	return names[0], nil
-}
-
-// syncProgress sends the succeeded instances of this region's unfinished
-// jobs to their replicas, so a relocation does not rerun them.
-func (f *Failover) syncProgress(ctx context.Context) {
-	r := f.router
-	if r.replicas == nil {
-		return
-	}
-	jobs, err := pb.ListAllJobs(ctx, r.shard().ListJobs, &pb.ListJobsRequest{View: pb.JobView_JOB_VIEW_FULL})
-	if err != nil {
-		return
-	}
-	for _, j := range jobs {
-		// A replica follows its job's successes and its config updates.
-		mark := pushMark{done: int(j.GetStatus().GetTaskStates()["SUCCEEDED"]), config: j.GetConfigVersion()}
-		if mark == f.pushed[j.GetId()] {
-			continue
-		}
-		tasks, err := r.shard().ListTasks(ctx, &pb.ListTasksRequest{JobId: j.GetId(), States: []pb.TaskState{pb.TaskState_TASK_STATE_SUCCEEDED}})
-		if err != nil {
-			continue
-		}
-		var succeeded []uint32
-		for _, t := range tasks.GetTasks() {
-			succeeded = append(succeeded, t.GetInstance())
-		}
-		job := proto.Clone(j).(*pb.Job)
-		job.Spec.Failover = nil // keep the policy the replica has
-		if _, err := r.replicate(ctx, r.dir.Local(), job, succeeded); err == nil {
-			f.pushed[j.GetId()] = mark
-		}
-	}
-}
-
-// pushMark is what a replica was last sent: the job's succeeded count and
-// config version.
-type pushMark struct {
-	done   int
-	config uint64
 }

@@ -166,7 +166,7 @@ func (r *Router) replicate(ctx context.Context, owner string, job *pb.Job, succe
 	}
 	cctx, cancel := context.WithTimeout(ctx, peerCallTimeout)
 	defer cancel()
-	_, err = pb.NewFederationServiceClient(c).PutReplica(outgoing(cctx), req)
+	_, err = pb.NewFederationServiceClient(c).PutReplica(cctx, req)
 	return reg.Name, err
 }
 

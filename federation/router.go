@@ -30,9 +30,6 @@ const (
 // region.
 const MaxMessageBytes = 64 << 20
 
-// grpcConn is a connection to another region.
-type grpcConn = *grpc.ClientConn
-
 // Shard is the v1 API of one region's shard, served in process.
 type Shard interface {
 	pb.JobServiceServer
@@ -65,17 +62,10 @@ type Chooser func(ctx context.Context, spec *pb.JobSpec) (region string, why []s
 // Router serves the public API of a region: locally what belongs to it,
 // forwarded what belongs to another region, fanned out what spans them.
 type Router struct {
-	pb.UnimplementedJobServiceServer
-	pb.UnimplementedTaskServiceServer
-	pb.UnimplementedPoolServiceServer
-	pb.UnimplementedHostServiceServer
-	pb.UnimplementedRegionServiceServer
-	pb.UnimplementedEventServiceServer
-	pb.UnimplementedSystemServiceServer
 	pb.UnimplementedFederationServiceServer
 
 	localMu   sync.RWMutex
-	localSh   Shard
+	localConn grpc.ClientConnInterface
 	replicas  *replicaBook
 	drills    *drills
 	isolation Isolation
@@ -91,20 +81,44 @@ type Router struct {
 	mu     sync.Mutex
 	conns  map[string]*grpc.ClientConn // by address
 	owners map[string]string           // job id → region, learned
+	// dialOpts are added to every connection to another region.
+	dialOpts []grpc.DialOption
 }
 
-// NewRouter returns a router in front of the local shard. A nil chooser
-// places jobs that name no region in the local region.
+// AddDialOptions adds options (a metrics interceptor) to the connections
+// the router opens to other regions from now on.
+func (r *Router) AddDialOptions(opts ...grpc.DialOption) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.dialOpts = append(r.dialOpts, opts...)
+}
+
+// NewRouter returns a router in front of the local shard; with a nil
+// shard, calls for the local region are refused until SetLocal or
+// SetLeader. A nil chooser places jobs that name no region in the local
+// region.
 func NewRouter(local Shard, dir Directory, choose Chooser) *Router {
-	return &Router{localSh: local, dir: dir, choose: choose, conns: map[string]*grpc.ClientConn{}, owners: map[string]string{},
+	r := &Router{dir: dir, choose: choose, conns: map[string]*grpc.ClientConn{}, owners: map[string]string{},
 		log: func(string, ...any) {}, states: &regionStates{refresh: 2 * time.Second, maxAge: time.Minute}}
+	if local != nil {
+		r.SetLocal(local)
+	} else {
+		r.SetLeader(func() string { return "" })
+	}
+	return r
 }
 
-// SetLocal replaces the region's shard: the leader's own, or, on a standby,
-// the leader's reached over gRPC.
-func (r *Router) SetLocal(s Shard) {
+// SetLocal makes the router serve the region's calls with the shard of
+// this process: the member that holds the region's lease.
+func (r *Router) SetLocal(s Shard) { r.setLocal(inProcess{shard: s}) }
+
+// SetLeader makes the router serve the region's calls with the shard of
+// the member leader names: a standby forwards to the lease holder.
+func (r *Router) SetLeader(leader func() string) { r.setLocal(leaderConn{r: r, leader: leader}) }
+
+func (r *Router) setLocal(c grpc.ClientConnInterface) {
 	r.localMu.Lock()
-	r.localSh = s
+	r.localConn = c
 	r.localMu.Unlock()
 }
 
@@ -117,24 +131,20 @@ func (r *Router) SetDialCredentials(creds func(region string) credentials.Transp
 	r.dialCreds = creds
 }
 
-// shard returns the region's shard as it is now.
-func (r *Router) shard() Shard {
+// local is the region's shard as it is now.
+func (r *Router) local() grpc.ClientConnInterface {
 	r.localMu.RLock()
 	defer r.localMu.RUnlock()
-	return r.localSh
+	return r.localConn
 }
 
-// Register adds every service to a gRPC server.
-func (r *Router) Register(g *grpc.Server) {
-	pb.RegisterJobServiceServer(g, r)
-	pb.RegisterTaskServiceServer(g, r)
-	pb.RegisterPoolServiceServer(g, r)
-	pb.RegisterHostServiceServer(g, r)
-	pb.RegisterRegionServiceServer(g, r)
-	pb.RegisterEventServiceServer(g, r)
-	pb.RegisterSystemServiceServer(g, r)
-	registerFederation(g, r)
-}
+// jobs is the job API as a client would see it: routed to each job's
+// region.
+func (r *Router) jobs() pb.JobServiceClient { return pb.NewJobServiceClient(selfConn{r}) }
+
+// Jobs is the job API routed as the router routes a client's call (the
+// gateway looks a job's pool up with it).
+func (r *Router) Jobs() pb.JobServiceClient { return r.jobs() }
 
 // Close drops connections to other regions.
 func (r *Router) Close() {
@@ -149,18 +159,6 @@ func (r *Router) Close() {
 func routed(ctx context.Context) bool {
 	md, _ := metadata.FromIncomingContext(ctx)
 	return len(md.Get(RoutedKey)) > 0
-}
-
-// outgoing marks a forwarded call as routed. It carries the caller's
-// identity (the gateway put it in the incoming metadata, and the owning
-// region believes it only from a region's certificate), never a token.
-func outgoing(ctx context.Context) context.Context {
-	md, _ := metadata.FromIncomingContext(ctx)
-	md = md.Copy()
-	delete(md, ":authority")
-	delete(md, "authorization")
-	md.Set(RoutedKey, "1")
-	return metadata.NewOutgoingContext(ctx, md)
 }
 
 func servedBy(ctx context.Context, region string) {
@@ -198,11 +196,12 @@ func (r *Router) regionNames() string {
 	return strings.Join(names, ", ")
 }
 
-func (r *Router) conn(reg Region) (*grpc.ClientConn, error) {
+// conn is the connection to a member at reg.Addr.
+func (r *Router) conn(reg Region) (peer, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if c, ok := r.conns[reg.Addr]; ok {
-		return c, nil
+		return peer{c}, nil
 	}
 	creds := insecure.NewCredentials()
 	if r.dialCreds != nil {
@@ -210,15 +209,16 @@ func (r *Router) conn(reg Region) (*grpc.ClientConn, error) {
 		name, _, _ := strings.Cut(reg.Name, " ")
 		creds = r.dialCreds(name)
 	}
-	c, err := grpc.NewClient(reg.Addr, grpc.WithTransportCredentials(creds),
+	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(creds),
 		// Forwarded answers (a job config with an override per instance)
 		// may be megabytes.
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes))}, r.dialOpts...)
+	c, err := grpc.NewClient(reg.Addr, opts...)
 	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "region %s at %s: %v", reg.Name, reg.Addr, err)
+		return peer{}, status.Errorf(codes.Unavailable, "region %s at %s: %v", reg.Name, reg.Addr, err)
 	}
 	r.conns[reg.Addr] = c
-	return c, nil
+	return peer{c}, nil
 }
 
 // target resolves a region a call must go to: local, or a reachable peer.
@@ -260,7 +260,7 @@ func (r *Router) owner(ctx context.Context, job string) (string, error) {
 	if ok {
 		return region, nil
 	}
-	if _, err := r.shard().GetJob(ctx, &pb.GetJobRequest{Id: job}); err == nil {
+	if _, err := pb.NewJobServiceClient(r.local()).GetJob(ctx, &pb.GetJobRequest{Id: job}); err == nil {
 		r.remember(job, r.dir.Local())
 		return r.dir.Local(), nil
 	} else if status.Code(err) != codes.NotFound {
@@ -277,7 +277,7 @@ func (r *Router) owner(ctx context.Context, job string) (string, error) {
 			c, err := r.conn(reg)
 			if err == nil {
 				cctx, cancel := context.WithTimeout(ctx, peerCallTimeout)
-				_, err = pb.NewJobServiceClient(c).GetJob(outgoing(cctx), &pb.GetJobRequest{Id: job})
+				_, err = pb.NewJobServiceClient(c).GetJob(cctx, &pb.GetJobRequest{Id: job})
 				cancel()
 			}
 			answers <- answer{reg.Name, err}
@@ -302,46 +302,4 @@ func (r *Router) owner(ctx context.Context, job string) (string, error) {
 		return "", status.Errorf(codes.Unavailable, "job %s not found in reachable regions; %v", job, errors.Join(errs...))
 	}
 	return "", status.Errorf(codes.NotFound, "job %s not found in any region", job)
-}
-
-// jobCall runs a job-scoped call on the job's region.
-func jobCall[Req, Resp any](r *Router, ctx context.Context, job string, req Req,
-	local func(context.Context, Req) (Resp, error),
-	remote func(*grpc.ClientConn) func(context.Context, Req, ...grpc.CallOption) (Resp, error)) (Resp, error) {
-	var zero Resp
-	if routed(ctx) {
-		return local(ctx, req)
-	}
-	region, err := r.owner(ctx, job)
-	if err != nil {
-		return zero, err
-	}
-	resp, isLocal, err := regionCall(r, ctx, region, req, local, remote)
-	if !isLocal && status.Code(err) == codes.NotFound {
-		r.forget(job)
-	}
-	return resp, err
-}
-
-// regionCall runs a call on a region's shard: the local one, or a peer's
-// over gRPC. It says whether the call stayed local.
-func regionCall[Req, Resp any](r *Router, ctx context.Context, region string, req Req,
-	local func(context.Context, Req) (Resp, error),
-	remote func(*grpc.ClientConn) func(context.Context, Req, ...grpc.CallOption) (Resp, error)) (Resp, bool, error) {
-	var zero Resp
-	reg, isLocal, err := r.target(region)
-	if err != nil {
-		return zero, isLocal, err
-	}
-	servedBy(ctx, region)
-	if isLocal {
-		resp, err := local(ctx, req)
-		return resp, true, err
-	}
-	c, err := r.conn(reg)
-	if err != nil {
-		return zero, false, err
-	}
-	resp, err := remote(c)(outgoing(ctx), req)
-	return resp, false, err
 }

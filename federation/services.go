@@ -3,7 +3,6 @@ package federation
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -20,9 +19,11 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
+// CreateJob places a job in the region its spec names, else in the one
+// the chooser picks, and sends a copy to its replica region.
 func (r *Router) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.CreateJobResponse, error) {
 	if routed(ctx) || req.GetSpec() == nil {
-		return r.shard().CreateJob(ctx, req)
+		return pb.NewJobServiceClient(r.local()).CreateJob(ctx, req)
 	}
 	region := req.Spec.Region
 	if region == "" && r.choose != nil && len(r.dir.Regions()) > 1 {
@@ -35,20 +36,11 @@ func (r *Router) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.C
 	if region == "" {
 		region = r.dir.Local()
 	}
-	reg, isLocal, err := r.target(region)
+	cc, _, err := r.regionConn(ctx, region)
 	if err != nil {
 		return nil, err
 	}
-	servedBy(ctx, region)
-	var resp *pb.CreateJobResponse
-	if isLocal {
-		resp, err = r.shard().CreateJob(ctx, req)
-	} else {
-		var c *grpc.ClientConn
-		if c, err = r.conn(reg); err == nil {
-			resp, err = pb.NewJobServiceClient(c).CreateJob(outgoing(ctx), req)
-		}
-	}
+	resp, err := pb.NewJobServiceClient(cc).CreateJob(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -68,50 +60,14 @@ func (r *Router) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.C
 	return resp, nil
 }
 
-func (r *Router) GetJob(ctx context.Context, req *pb.GetJobRequest) (*pb.GetJobResponse, error) {
-	return jobCall(r, ctx, req.Id, req, r.shard().GetJob, func(c *grpc.ClientConn) func(context.Context, *pb.GetJobRequest, ...grpc.CallOption) (*pb.GetJobResponse, error) {
-		return pb.NewJobServiceClient(c).GetJob
-	})
-}
-
-func (r *Router) StopJob(ctx context.Context, req *pb.StopJobRequest) (*pb.StopJobResponse, error) {
-	return jobCall(r, ctx, req.Id, req, r.shard().StopJob, func(c *grpc.ClientConn) func(context.Context, *pb.StopJobRequest, ...grpc.CallOption) (*pb.StopJobResponse, error) {
-		return pb.NewJobServiceClient(c).StopJob
-	})
-}
-
-func (r *Router) DeleteJob(ctx context.Context, req *pb.DeleteJobRequest) (*pb.DeleteJobResponse, error) {
-	resp, err := jobCall(r, ctx, req.Id, req, r.shard().DeleteJob, func(c *grpc.ClientConn) func(context.Context, *pb.DeleteJobRequest, ...grpc.CallOption) (*pb.DeleteJobResponse, error) {
-		return pb.NewJobServiceClient(c).DeleteJob
-	})
-	if err == nil {
-		r.forget(req.Id)
+// deleteJob forwards like any job call, and forgets where the job was.
+func (r *Router) deleteJob(ctx context.Context, req *pb.DeleteJobRequest) (*pb.DeleteJobResponse, error) {
+	resp, err := r.forward(ctx, methods[pb.JobService_DeleteJob_FullMethodName], req)
+	if err != nil {
+		return nil, err
 	}
-	return resp, err
-}
-
-func (r *Router) ListTasks(ctx context.Context, req *pb.ListTasksRequest) (*pb.ListTasksResponse, error) {
-	return jobCall(r, ctx, req.JobId, req, r.shard().ListTasks, func(c *grpc.ClientConn) func(context.Context, *pb.ListTasksRequest, ...grpc.CallOption) (*pb.ListTasksResponse, error) {
-		return pb.NewTaskServiceClient(c).ListTasks
-	})
-}
-
-func (r *Router) GetTask(ctx context.Context, req *pb.GetTaskRequest) (*pb.GetTaskResponse, error) {
-	return jobCall(r, ctx, req.JobId, req, r.shard().GetTask, func(c *grpc.ClientConn) func(context.Context, *pb.GetTaskRequest, ...grpc.CallOption) (*pb.GetTaskResponse, error) {
-		return pb.NewTaskServiceClient(c).GetTask
-	})
-}
-
-func (r *Router) GetTaskLogs(ctx context.Context, req *pb.GetTaskLogsRequest) (*pb.GetTaskLogsResponse, error) {
-	return jobCall(r, ctx, req.JobId, req, r.shard().GetTaskLogs, func(c *grpc.ClientConn) func(context.Context, *pb.GetTaskLogsRequest, ...grpc.CallOption) (*pb.GetTaskLogsResponse, error) {
-		return pb.NewTaskServiceClient(c).GetTaskLogs
-	})
-}
-
-func (r *Router) StopTasks(ctx context.Context, req *pb.StopTasksRequest) (*pb.StopTasksResponse, error) {
-	return jobCall(r, ctx, req.JobId, req, r.shard().StopTasks, func(c *grpc.ClientConn) func(context.Context, *pb.StopTasksRequest, ...grpc.CallOption) (*pb.StopTasksResponse, error) {
-		return pb.NewTaskServiceClient(c).StopTasks
-	})
+	r.forget(req.Id)
+	return resp.(*pb.DeleteJobResponse), nil
 }
 
 // peerCallTimeout bounds each call of a fan-out to another region.
@@ -119,7 +75,7 @@ const peerCallTimeout = 3 * time.Second
 
 // fanOut runs a call on the local shard and every reachable peer and
 // returns the answers by region; regions that fail are reported apart.
-func fanOut[Resp any](r *Router, ctx context.Context, local func(context.Context) (Resp, error), remote func(context.Context, *grpc.ClientConn) (Resp, error)) (map[string]Resp, map[string]error) {
+func fanOut[Resp any](r *Router, ctx context.Context, local func(context.Context) (Resp, error), remote func(context.Context, grpc.ClientConnInterface) (Resp, error)) (map[string]Resp, map[string]error) {
 	out := map[string]Resp{}
 	errs := map[string]error{}
 	var mu sync.Mutex
@@ -151,7 +107,7 @@ func fanOut[Resp any](r *Router, ctx context.Context, local func(context.Context
 			// stays silent: never wait on it for long.
 			cctx, cancel := context.WithTimeout(ctx, peerCallTimeout)
 			defer cancel()
-			resp, err := remote(outgoing(cctx), c)
+			resp, err := remote(cctx, c)
 			put(reg.Name, resp, err)
 		}()
 	}
@@ -168,9 +124,11 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-func (r *Router) ListJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.ListJobsResponse, error) {
-	answers, errs := fanOut(r, ctx, func(ctx context.Context) (*pb.ListJobsResponse, error) { return r.shard().ListJobs(ctx, req) },
-		func(ctx context.Context, c *grpc.ClientConn) (*pb.ListJobsResponse, error) {
+func (r *Router) listJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.ListJobsResponse, error) {
+	answers, errs := fanOut(r, ctx, func(ctx context.Context) (*pb.ListJobsResponse, error) {
+		return pb.NewJobServiceClient(r.local()).ListJobs(ctx, req)
+	},
+		func(ctx context.Context, c grpc.ClientConnInterface) (*pb.ListJobsResponse, error) {
 			return pb.NewJobServiceClient(c).ListJobs(ctx, req)
 		})
 	if err := errs[r.dir.Local()]; err != nil {
@@ -195,9 +153,11 @@ func (r *Router) ListJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.Lis
 	return out, nil
 }
 
-func (r *Router) ListHosts(ctx context.Context, req *pb.ListHostsRequest) (*pb.ListHostsResponse, error) {
-	answers, errs := fanOut(r, ctx, func(ctx context.Context) (*pb.ListHostsResponse, error) { return r.shard().ListHosts(ctx, req) },
-		func(ctx context.Context, c *grpc.ClientConn) (*pb.ListHostsResponse, error) {
+func (r *Router) listHosts(ctx context.Context, req *pb.ListHostsRequest) (*pb.ListHostsResponse, error) {
+	answers, errs := fanOut(r, ctx, func(ctx context.Context) (*pb.ListHostsResponse, error) {
+		return pb.NewHostServiceClient(r.local()).ListHosts(ctx, req)
+	},
+		func(ctx context.Context, c grpc.ClientConnInterface) (*pb.ListHostsResponse, error) {
 			return pb.NewHostServiceClient(c).ListHosts(ctx, req)
 		})
 	if err := errs[r.dir.Local()]; err != nil {
@@ -210,11 +170,13 @@ func (r *Router) ListHosts(ctx context.Context, req *pb.ListHostsRequest) (*pb.L
 	return out, nil
 }
 
-// ListHostPools gathers the host pools of every reachable region (each
+// listHostPools gathers the host pools of every reachable region (each
 // region's host pools are its own); recent moves are merged newest first.
-func (r *Router) ListHostPools(ctx context.Context, req *pb.ListHostPoolsRequest) (*pb.ListHostPoolsResponse, error) {
-	answers, errs := fanOut(r, ctx, func(ctx context.Context) (*pb.ListHostPoolsResponse, error) { return r.shard().ListHostPools(ctx, req) },
-		func(ctx context.Context, c *grpc.ClientConn) (*pb.ListHostPoolsResponse, error) {
+func (r *Router) listHostPools(ctx context.Context, req *pb.ListHostPoolsRequest) (*pb.ListHostPoolsResponse, error) {
+	answers, errs := fanOut(r, ctx, func(ctx context.Context) (*pb.ListHostPoolsResponse, error) {
+		return pb.NewHostServiceClient(r.local()).ListHostPools(ctx, req)
+	},
+		func(ctx context.Context, c grpc.ClientConnInterface) (*pb.ListHostPoolsResponse, error) {
 			return pb.NewHostServiceClient(c).ListHostPools(ctx, req)
 		})
 	if err := errs[r.dir.Local()]; err != nil {
@@ -231,9 +193,11 @@ func (r *Router) ListHostPools(ctx context.Context, req *pb.ListHostPoolsRequest
 	return out, nil
 }
 
-func (r *Router) ListRegions(ctx context.Context, req *pb.ListRegionsRequest) (*pb.ListRegionsResponse, error) {
-	answers, _ := fanOut(r, ctx, func(ctx context.Context) (*pb.ListRegionsResponse, error) { return r.shard().ListRegions(ctx, req) },
-		func(ctx context.Context, c *grpc.ClientConn) (*pb.ListRegionsResponse, error) {
+func (r *Router) listRegions(ctx context.Context, req *pb.ListRegionsRequest) (*pb.ListRegionsResponse, error) {
+	answers, _ := fanOut(r, ctx, func(ctx context.Context) (*pb.ListRegionsResponse, error) {
+		return pb.NewRegionServiceClient(r.local()).ListRegions(ctx, req)
+	},
+		func(ctx context.Context, c grpc.ClientConnInterface) (*pb.ListRegionsResponse, error) {
 			return pb.NewRegionServiceClient(c).ListRegions(ctx, req)
 		})
 	if routed(ctx) {
@@ -263,12 +227,12 @@ func (r *Router) ListRegions(ctx context.Context, req *pb.ListRegionsRequest) (*
 // Pools are defined once for the federation: writes go to every reachable
 // region, the local one first so that a bad spec is refused before any
 // region changed.
-func (r *Router) CreatePool(ctx context.Context, req *pb.CreatePoolRequest) (*pb.CreatePoolResponse, error) {
-	resp, err := r.shard().CreatePool(ctx, req)
+func (r *Router) createPool(ctx context.Context, req *pb.CreatePoolRequest) (*pb.CreatePoolResponse, error) {
+	resp, err := pb.NewPoolServiceClient(r.local()).CreatePool(ctx, req)
 	if err != nil || routed(ctx) {
 		return resp, err
 	}
-	return resp, r.everywhere(ctx, func(ctx context.Context, c *grpc.ClientConn) error {
+	return resp, r.everywhere(ctx, func(ctx context.Context, c grpc.ClientConnInterface) error {
 		_, err := pb.NewPoolServiceClient(c).CreatePool(ctx, req)
 		if status.Code(err) == codes.AlreadyExists {
 			err = nil
@@ -277,23 +241,23 @@ func (r *Router) CreatePool(ctx context.Context, req *pb.CreatePoolRequest) (*pb
 	})
 }
 
-func (r *Router) UpdatePool(ctx context.Context, req *pb.UpdatePoolRequest) (*pb.UpdatePoolResponse, error) {
-	resp, err := r.shard().UpdatePool(ctx, req)
+func (r *Router) updatePool(ctx context.Context, req *pb.UpdatePoolRequest) (*pb.UpdatePoolResponse, error) {
+	resp, err := pb.NewPoolServiceClient(r.local()).UpdatePool(ctx, req)
 	if err != nil || routed(ctx) {
 		return resp, err
 	}
-	return resp, r.everywhere(ctx, func(ctx context.Context, c *grpc.ClientConn) error {
+	return resp, r.everywhere(ctx, func(ctx context.Context, c grpc.ClientConnInterface) error {
 		_, err := pb.NewPoolServiceClient(c).UpdatePool(ctx, req)
 		return err
 	})
 }
 
-func (r *Router) DeletePool(ctx context.Context, req *pb.DeletePoolRequest) (*pb.DeletePoolResponse, error) {
-	resp, err := r.shard().DeletePool(ctx, req)
+func (r *Router) deletePool(ctx context.Context, req *pb.DeletePoolRequest) (*pb.DeletePoolResponse, error) {
+	resp, err := pb.NewPoolServiceClient(r.local()).DeletePool(ctx, req)
 	if err != nil || routed(ctx) {
 		return resp, err
 	}
-	return resp, r.everywhere(ctx, func(ctx context.Context, c *grpc.ClientConn) error {
+	return resp, r.everywhere(ctx, func(ctx context.Context, c grpc.ClientConnInterface) error {
 		_, err := pb.NewPoolServiceClient(c).DeletePool(ctx, req)
 		if status.Code(err) == codes.NotFound {
 			err = nil
@@ -304,9 +268,11 @@ func (r *Router) DeletePool(ctx context.Context, req *pb.DeletePoolRequest) (*pb
 
 // everywhere applies a write to every reachable peer and reports the
 // regions where it failed.
-func (r *Router) everywhere(ctx context.Context, call func(context.Context, *grpc.ClientConn) error) error {
+func (r *Router) everywhere(ctx context.Context, call func(context.Context, grpc.ClientConnInterface) error) error {
 	_, errs := fanOut(r, ctx, func(context.Context) (struct{}, error) { return struct{}{}, nil },
-		func(ctx context.Context, c *grpc.ClientConn) (struct{}, error) { return struct{}{}, call(ctx, c) })
+		func(ctx context.Context, c grpc.ClientConnInterface) (struct{}, error) {
+			return struct{}{}, call(ctx, c)
+		})
 	if len(errs) == 0 {
 		return nil
 	}
@@ -317,12 +283,8 @@ func (r *Router) everywhere(ctx context.Context, call func(context.Context, *grp
 	return status.Errorf(codes.Unavailable, "applied here but not in every region (%v); retry to converge", msgs)
 }
 
-func (r *Router) ListPools(ctx context.Context, req *pb.ListPoolsRequest) (*pb.ListPoolsResponse, error) {
-	return r.shard().ListPools(ctx, req)
-}
-
-func (r *Router) GetPool(ctx context.Context, req *pb.GetPoolRequest) (*pb.GetPoolResponse, error) {
-	resp, err := r.shard().GetPool(ctx, req)
+func (r *Router) getPool(ctx context.Context, req *pb.GetPoolRequest) (*pb.GetPoolResponse, error) {
+	resp, err := pb.NewPoolServiceClient(r.local()).GetPool(ctx, req)
 	if err != nil || !req.Regions || routed(ctx) {
 		return resp, err
 	}
@@ -352,78 +314,31 @@ func toProto(r model.Resources) *pb.Resources {
 	return out
 }
 
-func (r *Router) GetVersion(ctx context.Context, req *pb.GetVersionRequest) (*pb.GetVersionResponse, error) {
-	return r.shard().GetVersion(ctx, req)
-}
-
-// Watch follows one job in its region, or every region's events.
-func (r *Router) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[pb.Event]) error {
-	ctx := stream.Context()
-	if routed(ctx) {
-		return r.shard().Watch(req, stream)
+// watch follows one job in its region, or every region's events merged;
+// sequence numbers are per region.
+func (r *Router) watch(ctx context.Context, m *method, req proto.Message, ss grpc.ServerStream) error {
+	if req.(*pb.WatchRequest).JobId != "" {
+		return r.forwardStream(ctx, m, req, ss)
 	}
-	if req.JobId != "" {
-		region, err := r.owner(ctx, req.JobId)
-		if err != nil {
-			return err
-		}
-		reg, isLocal, err := r.target(region)
-		if err != nil {
-			return err
-		}
-		if isLocal {
-			return r.shard().Watch(req, stream)
-		}
-		return r.relay(ctx, reg, req, stream, nil)
-	}
-	// Every region: merge the streams; sequence numbers are per region.
 	var mu sync.Mutex
-	send := func(ev *pb.Event) error {
+	send := func(ev any) error {
 		mu.Lock()
 		defer mu.Unlock()
-		return stream.Send(ev)
+		return ss.SendMsg(ev)
 	}
-	errc := make(chan error, len(r.peers())+1)
+	peers := r.peers()
+	errc := make(chan error, len(peers)+1)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() { errc <- r.shard().Watch(req, &lockedStream{ServerStreamingServer: stream, send: send}) }()
-	for _, reg := range r.peers() {
-		go func() { errc <- r.relay(ctx, reg, req, stream, send) }()
+	go func() { errc <- relay(ctx, r.local(), m, req, send) }()
+	for _, reg := range peers {
+		go func() {
+			c, err := r.conn(reg)
+			if err == nil {
+				err = relay(ctx, c, m, req, send)
+			}
+			errc <- err
+		}()
 	}
 	return <-errc
 }
-
-// relay forwards a peer region's event stream.
-func (r *Router) relay(ctx context.Context, reg Region, req *pb.WatchRequest, stream grpc.ServerStreamingServer[pb.Event], send func(*pb.Event) error) error {
-	if send == nil {
-		send = stream.Send
-	}
-	c, err := r.conn(reg)
-	if err != nil {
-		return err
-	}
-	in, err := pb.NewEventServiceClient(c).Watch(outgoing(ctx), req)
-	if err != nil {
-		return err
-	}
-	for {
-		ev, err := in.Recv()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := send(ev); err != nil {
-			return err
-		}
-	}
-}
-
-// lockedStream serialises sends of several relays onto one stream.
-type lockedStream struct {
-	grpc.ServerStreamingServer[pb.Event]
-	send func(*pb.Event) error
-}
-
-func (s *lockedStream) Send(ev *pb.Event) error { return s.send(ev) }

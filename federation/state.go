@@ -87,15 +87,15 @@ func (r *Router) collectStates(ctx context.Context) ([]policy.RegionState, []mod
 	views, _ := fanOut(r, ctx, func(ctx context.Context) (regionView, error) {
 		var v regionView
 		var err error
-		if v.regions, err = r.shard().ListRegions(ctx, &pb.ListRegionsRequest{}); err != nil {
+		if v.regions, err = pb.NewRegionServiceClient(r.local()).ListRegions(ctx, &pb.ListRegionsRequest{}); err != nil {
 			return v, err
 		}
-		if v.hosts, err = r.shard().ListHosts(ctx, &pb.ListHostsRequest{}); err != nil {
+		if v.hosts, err = pb.NewHostServiceClient(r.local()).ListHosts(ctx, &pb.ListHostsRequest{}); err != nil {
 			return v, err
 		}
-		v.pools, err = r.shard().ListPools(ctx, &pb.ListPoolsRequest{})
+		v.pools, err = pb.NewPoolServiceClient(r.local()).ListPools(ctx, &pb.ListPoolsRequest{})
 		return v, err
-	}, func(ctx context.Context, c *grpc.ClientConn) (regionView, error) {
+	}, func(ctx context.Context, c grpc.ClientConnInterface) (regionView, error) {
 		return fetch(ctx, pb.NewRegionServiceClient(c), pb.NewHostServiceClient(c), pb.NewPoolServiceClient(c))
 	})
 	now := time.Now()

@@ -252,7 +252,20 @@ func TestRemoteShardForwardsUpdatesAndDrains(t *testing.T) {
 	_, _, addrs := twoRegions(t)
 	standby := NewRouter(nil, NewStaticDirectory("west", []Region{{Name: "west", Addr: addrs["west"]}}), nil)
 	defer standby.Close()
-	rs := NewRemoteShard(standby, func() string { return addrs["west"] })
+	standby.SetLeader(func() string { return addrs["west"] })
+	g := grpc.NewServer()
+	standby.Register(g)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = g.Serve(lis) }()
+	defer g.Stop()
+	c := dial(t, lis.Addr().String())
+	rs := struct {
+		pb.JobServiceClient
+		pb.HostServiceClient
+	}{pb.NewJobServiceClient(c), pb.NewHostServiceClient(c)}
 	ctx := context.Background()
 	if u, err := rs.UpdateJob(ctx, &pb.UpdateJobRequest{JobId: "j-west"}); err != nil || u.GetUpdate().GetMessage() != "west" {
 		t.Fatalf("UpdateJob: %v %v", u, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"github.com/peloton-federated/peloton/gateway/auth"
+	"github.com/peloton-federated/peloton/ui"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
@@ -116,6 +117,7 @@ func New(cfg Config) (*Gateway, error) {
 			id, _ := auth.FromContext(r.Context())
 			return metadata.Pairs(bridgeIdentityKey, bridgeValue(id))
 		}),
+		runtime.WithForwardResponseOption(flushStreamStart),
 	)
 	ctx := context.Background()
 	for _, reg := range []func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error{
@@ -156,7 +158,7 @@ func New(cfg Config) (*Gateway, error) {
 		ln.Close()
 		return nil, err
 	}
-	api := m.http((&hygiene{routes: routes, limits: cfg.Limits}).wrap(mux))
+	api := m.http(headerOnce((&hygiene{routes: routes, limits: cfg.Limits}).wrap(mux)))
 	public, err := publicRoutes()
 	if err != nil {
 		ln.Close()
@@ -174,14 +176,8 @@ func New(cfg Config) (*Gateway, error) {
 		}
 		api.ServeHTTP(w, r.WithContext(auth.WithIdentity(r.Context(), id)))
 	})
-	root.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = io.WriteString(w, "Peloton API: /v1/jobs, /v1/hosts, /v1/pools, /v1/regions, /v1/openapi.json, /healthz, /metrics\n")
-	})
+	root.Handle(ui.Prefix, ui.Handler())
+	root.HandleFunc("GET /{$}", ui.Redirect)
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	if cfg.TLS != nil {

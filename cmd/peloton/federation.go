@@ -12,7 +12,10 @@ import (
 
 // valueReplicas keeps a region's replicas of other regions' jobs in its
 // store's named values, one value per owner region.
-type valueReplicas struct{ st store.ValueStore }
+type valueReplicas struct {
+	st   store.ValueStore
+	book *regionBook
+}
 
 func (v valueReplicas) key(owner string) string { return "federation/replicas/" + owner }
 
@@ -36,11 +39,18 @@ func (v valueReplicas) Save(ctx context.Context, owner string, replicas []*pb.Re
 	if err != nil {
 		return err
 	}
-	return v.st.PutValue(ctx, v.key(owner), data)
+	if err := v.st.PutValue(ctx, v.key(owner), data); err != nil {
+		return err
+	}
+	v.book.replicasSaved(owner, len(replicas))
+	return nil
 }
 
 // valueDrills keeps drill reports in the store's named values.
-type valueDrills struct{ st store.ValueStore }
+type valueDrills struct {
+	st   store.ValueStore
+	book *regionBook
+}
 
 const drillsKey = "federation/drills"
 
@@ -64,5 +74,9 @@ func (v valueDrills) SaveDrills(ctx context.Context, drills []*pb.Drill) error {
 	if err != nil {
 		return err
 	}
-	return v.st.PutValue(ctx, drillsKey, data)
+	if err := v.st.PutValue(ctx, drillsKey, data); err != nil {
+		return err
+	}
+	v.book.drillsSaved(drills)
+	return nil
 }

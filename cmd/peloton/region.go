@@ -93,6 +93,7 @@ type regionRuntime struct {
 	dir      *federation.GossipDirectory
 	failover *federation.Failover
 	elector  *lease.Elector
+	book     *regionBook
 
 	mu     sync.Mutex
 	engine *jobmgr.Engine // nil on a standby
@@ -147,7 +148,7 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 		st.Close()
 		return nil, err
 	}
-	r := &regionRuntime{name: cfg.Name, cfg: cfg, log: log, store: st}
+	r := &regionRuntime{name: cfg.Name, cfg: cfg, log: log, store: st, book: newRegionBook()}
 	if cfg.Gossip != nil {
 		g := *cfg.Gossip
 		g.Logger = log
@@ -179,14 +180,14 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 	if cfg.DialCreds != nil {
 		r.router.SetDialCredentials(cfg.DialCreds)
 	}
-	r.router.SetLocal(federation.NewRemoteShard(r.router, r.leaderAddr))
+	r.router.SetLeader(r.leaderAddr)
 	r.router.SetChooser(r.router.PolicyChooser())
-	r.router.SetReplicaStore(valueReplicas{st})
+	r.router.SetReplicaStore(valueReplicas{st: st, book: r.book})
 	var iso federation.Isolation
 	if r.dir != nil {
 		iso = r.dir
 	}
-	r.router.SetDrills(valueDrills{st}, iso)
+	r.router.SetDrills(valueDrills{st: st, book: r.book}, iso)
 	r.failover = federation.NewFailover(r.router, r.setFenced, log, time.Second)
 	if r.dir != nil {
 		// Pools are federation-wide: this region's shard runs on its share.
@@ -200,7 +201,7 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 		Addr: cfg.Addr, Logger: log, Registry: reg, Register: r.router.Register,
 		TLS: cfg.TLS, Auth: cfg.Auth, Audit: audit, Region: cfg.Name, Limits: cfg.Limits.gateway(),
 		JobPool: func(ctx context.Context, job string) (string, error) {
-			resp, err := r.router.GetJob(ctx, &pb.GetJobRequest{Id: job})
+			resp, err := r.router.Jobs().GetJob(ctx, &pb.GetJobRequest{Id: job})
 			return resp.GetJob().GetSpec().GetPool(), err
 		},
 		Ready: func() error {
@@ -228,6 +229,7 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 		st.Close()
 		return nil, err
 	}
+	registerRegionMetrics(reg, r)
 	return r, nil
 }
 
@@ -246,14 +248,18 @@ func (r *regionRuntime) leaderAddr() string {
 // lead runs the region's shard for one term: fresh host manager plugins and
 // engine, recovered from the store and reconciled with the clusters.
 func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
+	st, err := r.fencedStore(ctx, term)
+	if err != nil {
+		return err
+	}
 	env := r.cfg.SimDefaults
-	env.DataDir, env.Logger, env.Store = r.cfg.DataDir, r.log, r.store
+	env.DataDir, env.Logger, env.Store = r.cfg.DataDir, r.log, st
 	plugins, err := buildPlugins(r.cfg.Hosts, env)
 	if err != nil {
 		return err
 	}
-	engine := jobmgr.New(jobmgr.Config{Region: r.cfg.Name, Store: r.store, Plugins: plugins, Logger: r.log, EntitlementPeriod: r.cfg.Period,
-		EventRetention: r.cfg.EventRetention, HostPools: r.cfg.HostPools, Limits: r.cfg.Limits.shard()})
+	engine := jobmgr.New(jobmgr.Config{Region: r.cfg.Name, Store: st, Plugins: plugins, Logger: r.log, EntitlementPeriod: r.cfg.Period,
+		EventRetention: r.cfg.EventRetention, HostPools: r.cfg.HostPools, APIAddr: r.cfg.Addr, Limits: r.cfg.Limits.shard()})
 	r.mu.Lock()
 	r.engine = engine
 	engine.SetFenced(r.fenced)
@@ -267,7 +273,7 @@ func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
 	}
 	r.log.Info("leading the region's shard", "term", term)
 	err = engine.Run(ctx)
-	r.router.SetLocal(federation.NewRemoteShard(r.router, r.leaderAddr))
+	r.router.SetLeader(r.leaderAddr)
 	r.mu.Lock()
 	r.engine = nil
 	r.mu.Unlock()
@@ -276,6 +282,22 @@ func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
 	}
 	r.log.Info("stopped leading the region's shard", "term", term)
 	return err
+}
+
+// fencedStore is the store as the shard leading at term writes to it:
+// with HA, every write carries the term, and once another member takes
+// the region's lease at a newer term the store refuses it (store.ErrFenced),
+// so a leader paused past its lease cannot write after a takeover.
+func (r *regionRuntime) fencedStore(ctx context.Context, term uint64) (store.Store, error) {
+	f, ok := r.store.(store.Fencer)
+	if r.elector == nil || !ok {
+		return r.store, nil
+	}
+	st, err := f.Fence(ctx, "shard/"+r.cfg.Name, term)
+	if err != nil {
+		return nil, fmt.Errorf("fence the store at term %d: %w", term, err)
+	}
+	return st, nil
 }
 
 // run serves the region until ctx ends.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -123,6 +124,10 @@ func loadServerConfig(path string) (*serverConfig, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
+	}
+	raw, err = expandEnv(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	js, err := yaml.YAMLToJSON(raw)
 	if err != nil {
@@ -261,9 +266,51 @@ func orDefault(s, def string) string {
 	return s
 }
 
+// envRef is a reference to an environment variable in a config file.
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// expandEnv replaces ${NAME} with the variable's value (a pod's IP in a
+// StatefulSet); an unset variable is an error. A lone $ stays as it is.
+func expandEnv(raw []byte) ([]byte, error) {
+	var missing []string
+	out := envRef.ReplaceAllFunc(raw, func(m []byte) []byte {
+		name := string(envRef.FindSubmatch(m)[1])
+		v, ok := os.LookupEnv(name)
+		if !ok {
+			missing = append(missing, name)
+		}
+		return []byte(v)
+	})
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("environment variables not set: %s", strings.Join(missing, ", "))
+	}
+	return out, nil
+}
+
+// checkHostSpecs checks the syntax of host manager cluster specs: a known
+// kind and a name used once each. Their parameters are read when the
+// plugins are built (on start), which may need files and connections.
+func checkHostSpecs(values []string) error {
+	names := map[string]bool{}
+	for _, v := range values {
+		spec, err := parsePluginSpec(v)
+		if err != nil {
+			return err
+		}
+		if _, ok := pluginKinds[spec.Kind]; !ok {
+			return fmt.Errorf("hosts: %q: unknown kind %q (one of %s)", v, spec.Kind, strings.Join(pluginKindNames(), ", "))
+		}
+		if names[spec.Name] {
+			return fmt.Errorf("hosts: %q: cluster name %q used twice", v, spec.Name)
+		}
+		names[spec.Name] = true
+	}
+	return nil
+}
+
 func newServerCommand() *cobra.Command {
 	var path string
-	var insecure bool
+	var insecure, check bool
 	cmd := &cobra.Command{
 		Use:   "server --config FILE",
 		Short: "Run one member of a region: shard, gateway and federation, configured by a file",
@@ -302,14 +349,23 @@ days). See docs/security.md.`,
 			if err != nil {
 				return err
 			}
+			if err := checkHostSpecs(c.Hosts); err != nil {
+				return fmt.Errorf("%s is not a valid server config:\n  %w", path, err)
+			}
 			if why := exposed(c); why != "" && !insecure {
 				return errors.New(why)
+			}
+			if check {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: valid (region %s, %d host manager clusters, store %s)\n",
+					path, c.Region, len(c.Hosts), orDefault(c.Store.Kind, "embedded"))
+				return nil
 			}
 			return runServer(cmd.Context(), c)
 		},
 	}
 	cmd.Flags().StringVar(&path, "config", "", "server config file (YAML)")
 	cmd.Flags().BoolVar(&insecure, "insecure", false, "serve off loopback without TLS, authentication or gossip encryption (a network you trust)")
+	cmd.Flags().BoolVar(&check, "check-config", false, "check the config file and exit (0 when valid)")
 	return cmd
 }
 

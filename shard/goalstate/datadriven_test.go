@@ -1,10 +1,8 @@
 package goalstate
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
+	"github.com/peloton-federated/peloton/internal/datadriven"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,8 +10,6 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/model"
 )
-
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testdata/*.txt")
 
 // Scenario files are sequences of commands. Each is a command line, input
 // lines, a "----" line, then the expected output up to a blank line. Lines
@@ -42,66 +38,15 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testda
 // Run with -rewrite to regenerate the expected output after a deliberate
 // change, then review the diff.
 func TestScenarios(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.txt"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scenario files: %v", err)
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) { runScenarioFile(t, file) })
-	}
-}
-
-func runScenarioFile(t *testing.T, file string) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	var out strings.Builder
-	for i := 0; i < len(lines); {
-		line := lines[i]
-		if trimmed := strings.TrimSpace(line); trimmed == "" || strings.HasPrefix(trimmed, "#") {
-			out.WriteString(line + "\n")
-			i++
-			continue
-		}
-		start := i
-		where := fmt.Sprintf("%s:%d", file, start+1)
-		i++
-		var input []string
-		for i < len(lines) && lines[i] != "----" {
-			input = append(input, lines[i])
-			i++
-		}
-		if i == len(lines) {
-			t.Fatalf("%s: command without a ---- line", where)
-		}
-		i++
-		var expected []string
-		for i < len(lines) && strings.TrimSpace(lines[i]) != "" {
-			expected = append(expected, lines[i])
-			i++
-		}
-		actual, err := runCommand(line, input)
-		if err != nil {
-			t.Fatalf("%s: %v", where, err)
-		}
-		for _, l := range lines[start:i] {
-			if l == "----" {
-				break
+	datadriven.RunFiles(t, "testdata", func(t *testing.T) datadriven.Runner {
+		return func(c datadriven.Case) string {
+			actual, err := runCommand(c.Command, c.Input)
+			if err != nil {
+				t.Fatalf("%s: %v", c.Where, err)
 			}
-			out.WriteString(l + "\n")
+			return actual
 		}
-		out.WriteString("----\n" + actual + "\n")
-		if !*rewrite && actual != strings.Join(expected, "\n") {
-			t.Errorf("%s: %s\ngot:\n%s\nwant:\n%s", where, line, actual, strings.Join(expected, "\n"))
-		}
-	}
-	if *rewrite {
-		if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 }
 
 func runCommand(command string, input []string) (string, error) {

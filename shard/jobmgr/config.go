@@ -51,18 +51,27 @@ func (c *configView) constraints(instance uint32) []model.Constraint {
 	return c.spec.Task.Constraints
 }
 
-// current is the job's current config.
+// current is the job's current config. A config view holds a copy of its
+// spec: launches carry pointers into it to the host managers, which read
+// them outside the engine's lock, so the job's own Spec (replaced by an
+// update or a rollback) is never what they point at.
 func (je *jobEntry) current() *configView {
 	v := je.job.ConfigVersion
-	if c := je.configs[v]; c != nil && c.spec == &je.job.Spec {
+	if c := je.configs[v]; c != nil {
 		return c
 	}
 	if je.configs == nil {
 		je.configs = map[uint64]*configView{}
 	}
-	c := newConfigView(&je.job.Spec)
+	c := newConfigView(je.specCopy())
 	je.configs[v] = c
 	return c
+}
+
+// specCopy is a copy of the job's current spec for a config view.
+func (je *jobEntry) specCopy() *model.JobSpec {
+	spec := je.job.Spec
+	return &spec
 }
 
 // config returns a config version the job's runs use; a version no longer

@@ -42,3 +42,18 @@ func TestDeriveJobState(t *testing.T) {
 		}
 	}
 }
+
+func TestHistogramBuckets(t *testing.T) {
+	h := newHistogram([]float64{0.1, 1})
+	for _, v := range []float64{0.05, 0.1, 0.5, 7} {
+		h.Observe(v)
+	}
+	if got := h.Counts; len(got) != 3 || got[0] != 2 || got[1] != 1 || got[2] != 1 || h.Count != 4 || h.Sum != 7.65 {
+		t.Fatalf("histogram %+v", h)
+	}
+	c := h.clone()
+	h.Observe(0)
+	if c.Counts[0] != 2 {
+		t.Fatal("clone shares its counts")
+	}
+}

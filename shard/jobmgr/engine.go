@@ -61,6 +61,8 @@ type Config struct {
 	HostPools HostPoolConfig
 	// Limits bound what the region accepts.
 	Limits Limits
+	// APIAddr is the gateway address handed to tasks as PELOTON_API_ADDR.
+	APIAddr string
 }
 
 // DefaultEventRetention is how long events are kept unless configured.
@@ -216,6 +218,9 @@ type Engine struct {
 	hosts     hostBook
 	hostPools hostPoolBook
 
+	// stats holds the counters Stats reports.
+	stats statBook
+
 	kick   chan struct{}
 	events *broadcaster
 	evlog  *eventLog
@@ -248,6 +253,7 @@ func New(cfg Config) *Engine {
 		evlog:      newEventLog(),
 		ready0:     make(chan struct{}),
 	}
+	e.stats.init()
 	passes := int((cfg.EntitlementPeriod + cfg.Interval - 1) / cfg.Interval)
 	e.sched = resmgr.New(nil, resmgr.Config{PreemptAfterPasses: max(passes, 1)})
 	for _, p := range cfg.Plugins {

@@ -156,6 +156,7 @@ func (e *Engine) admit(now time.Time) {
 		for _, m := range gang.Members {
 			_, t := e.task(m.Task)
 			if t != nil && t.Run == m.Run && t.State == model.TaskPending {
+				e.stats.queued(je.job.Spec.Pool, now.Sub(t.UpdateTime))
 				e.setState(je, t, model.TaskReady, now)
 				e.ready = append(e.ready, t.ID)
 			}
@@ -168,6 +169,7 @@ func (e *Engine) admit(now time.Time) {
 			continue
 		}
 		e.log.Info("preempting gang", "gang", p.Gang, "pool", p.Pool, "reason", p.Reason)
+		e.stats.preempted(preemptLabel(p.Reason))
 		e.restartGang(je, p.Gang, model.ReasonPreempted, "preempted: "+string(p.Reason), now)
 	}
 }

@@ -378,7 +378,7 @@ func (e *Engine) launchPlaced(je *jobEntry, now time.Time) {
 			ts := cfg.task(t.ID.Instance)
 			task = &ts
 		}
-		env := launchEnv(t, e.hostname(t.Host))
+		env := launchEnv(t, e.hostname(t.Host), e.cfg.APIAddr)
 		e.effects = append(e.effects, effect{launch: &hostmgr.Launch{
 			Run:  t.RunID(),
 			Host: t.Host,
@@ -435,7 +435,9 @@ func (e *Engine) persist(ctx context.Context, jobs []*jobEntry) error {
 				batch = append(batch, t)
 			}
 		}
+		started := time.Now() // measured for metrics only
 		err := e.cfg.Store.WriteTasks(ctx, batch)
+		e.stats.stored("write_tasks", time.Since(started), err)
 		if errors.Is(err, store.ErrConflict) {
 			// This engine is the only writer of its tasks: a conflict means
 			// an earlier write whose answer was lost (a timeout) did land.
@@ -464,7 +466,11 @@ func (e *Engine) persist(ctx context.Context, jobs []*jobEntry) error {
 			records = append(records, je.job)
 		}
 	}
+	started := time.Now()
 	err := e.updateJobs(ctx, records)
+	if len(records) > 0 {
+		e.stats.stored("write_jobs", time.Since(started), err)
+	}
 	if errors.Is(err, store.ErrConflict) {
 		e.adoptJobRevisions(ctx, records)
 		err = e.updateJobs(ctx, records)
@@ -558,7 +564,9 @@ func (e *Engine) carryOut(ctx context.Context, effects []effect) {
 	}
 	for cluster, ls := range launches {
 		p := e.plugins[cluster]
-		if err := p.Launch(ctx, ls); err != nil {
+		err := p.Launch(ctx, ls)
+		e.stats.launched(cluster, len(ls), err != nil)
+		if err != nil {
 			now := e.cfg.Clock.Now()
 			sts := make([]hostmgr.TaskStatus, len(ls))
 			for i, l := range ls {

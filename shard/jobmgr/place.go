@@ -172,7 +172,13 @@ func (e *Engine) placeWith(index *placement.HostIndex, ready []model.TaskID, now
 		tasks = append(tasks, pt)
 	}
 	e.passes++
+	started := time.Now() // a measurement for metrics, not an input of any decision
 	res := placement.Place(index, tasks, placement.Options{Seed: e.passes})
+	unplaced := map[string]uint64{}
+	for _, u := range res.Unplaced {
+		unplaced[u.Reason.Code.String()]++
+	}
+	e.stats.placement(time.Since(started), len(res.Assignments), unplaced)
 	still := make([]model.TaskID, 0, len(res.Unplaced))
 	for _, a := range res.Assignments {
 		je, t := e.task(ready[a.Ref])
@@ -276,6 +282,7 @@ func (e *Engine) evictRevocable(now time.Time) {
 				continue
 			}
 			e.log.Info("evicting revocable task", "task", v.t.ID, "host", host)
+			e.stats.preempted("host_slack")
 			e.restartGang(v.je, g, model.ReasonPreempted, "revocable: slack on "+string(host)+" shrank", now)
 			// The slack it held is gone already: release it in the resource
 			// manager now, so its own slack check does not evict more.

@@ -150,7 +150,7 @@ func (e *Engine) UpdateJob(ctx context.Context, id model.JobID, spec model.JobSp
 		je.configs = map[uint64]*configView{}
 	}
 	je.configs[from] = newConfigView(&oldSpec)
-	je.configs[to] = newConfigView(&je.job.Spec)
+	je.configs[to] = newConfigView(je.specCopy())
 	if prev != nil && !prev.State.IsTerminal() {
 		e.endUpdate(je, model.UpdateAborted, "replaced by update "+string(u.ID), now)
 		// The replaced update's record is written now, not at the next

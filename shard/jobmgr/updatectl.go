@@ -65,7 +65,7 @@ func (e *Engine) startRollback(je *jobEntry, why string, now time.Time) error {
 	cur := je.current()
 	je.configs[je.job.ConfigVersion] = newConfigView(cur.spec)
 	je.job.Spec, je.job.ConfigVersion = spec, u.FromVersion
-	je.configs[u.FromVersion] = newConfigView(&je.job.Spec)
+	je.configs[u.FromVersion] = newConfigView(je.specCopy())
 	je.record = true
 	u.State, u.Message, u.Paused = model.UpdateRollingBack, why, false
 	je.updateReason = why

@@ -82,12 +82,17 @@ func (je *jobEntry) placementTask(t *model.TaskRuntime, ref, gang int) placement
 
 // launchEnv is what the shard adds to a run's environment: who it is and
 // where its ports are.
-func launchEnv(t *model.TaskRuntime, hostname string) map[string]string {
+func launchEnv(t *model.TaskRuntime, hostname, apiAddr string) map[string]string {
 	env := map[string]string{
 		"PELOTON_JOB_ID":      string(t.ID.Job),
 		"PELOTON_INSTANCE_ID": strconv.FormatUint(uint64(t.ID.Instance), 10),
 		"PELOTON_RUN_ID":      string(t.RunID()),
 		"PELOTON_HOST":        hostname,
+	}
+	if apiAddr != "" {
+		// A task that drives other jobs (a driver launching its executors)
+		// calls the API here.
+		env["PELOTON_API_ADDR"] = apiAddr
 	}
 	for _, p := range t.Ports() {
 		env[model.PortEnv(p.Name)] = strconv.FormatUint(uint64(p.Port), 10)

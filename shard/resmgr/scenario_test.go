@@ -1,10 +1,8 @@
 package resmgr
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
+	"github.com/peloton-federated/peloton/internal/datadriven"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,8 +11,6 @@ import (
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/resmgr/entitlement"
 )
-
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testdata/*.txt")
 
 // Scenario files are sequences of commands: a command line, input lines, a
 // "----" line, then the expected output up to a blank line. Lines starting
@@ -49,13 +45,13 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testda
 // number when the tree names a single resource, else as cpu:X,mem:Y. Run with -rewrite to regenerate the
 // expected output after a deliberate change, then review the diff.
 func TestScenarios(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.txt"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scenario files: %v", err)
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) { runScenarioFile(t, file) })
-	}
+	datadriven.RunFiles(t, "testdata", func(t *testing.T) datadriven.Runner {
+		sc := &scenario{t: t, runs: map[GangID]uint32{}}
+		return func(c datadriven.Case) string {
+			sc.where = c.Where
+			return sc.run(c.Command, c.Input)
+		}
+	})
 }
 
 type scenario struct {
@@ -65,57 +61,6 @@ type scenario struct {
 	kinds []int  // resource kinds named in the tree, in model order
 	known []Gang // every gang enqueued or adopted, by enqueue order
 	runs  map[GangID]uint32
-}
-
-func runScenarioFile(t *testing.T, file string) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	var out strings.Builder
-	sc := &scenario{t: t, runs: map[GangID]uint32{}}
-	for i := 0; i < len(lines); {
-		line := lines[i]
-		if trimmed := strings.TrimSpace(line); trimmed == "" || strings.HasPrefix(trimmed, "#") {
-			out.WriteString(line + "\n")
-			i++
-			continue
-		}
-		start := i
-		sc.where = fmt.Sprintf("%s:%d", file, start+1)
-		i++
-		var input []string
-		for i < len(lines) && lines[i] != "----" {
-			input = append(input, lines[i])
-			i++
-		}
-		if i == len(lines) {
-			t.Fatalf("%s: command without a ---- line", sc.where)
-		}
-		i++
-		var expected []string
-		for i < len(lines) && strings.TrimSpace(lines[i]) != "" {
-			expected = append(expected, lines[i])
-			i++
-		}
-		actual := sc.run(line, input)
-		for _, l := range lines[start:i] {
-			if l == "----" {
-				break
-			}
-			out.WriteString(l + "\n")
-		}
-		out.WriteString("----\n" + actual + "\n")
-		if !*rewrite && actual != strings.Join(expected, "\n") {
-			t.Errorf("%s: %s\ngot:\n%s\nwant:\n%s", sc.where, line, actual, strings.Join(expected, "\n"))
-		}
-	}
-	if *rewrite {
-		if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 func (sc *scenario) fatalf(format string, args ...any) {

@@ -13,6 +13,7 @@ import (
 	"github.com/peloton-federated/peloton/shard/store"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -73,6 +74,9 @@ func toStatus(err error) error {
 		return status.Error(codes.ResourceExhausted, err.Error())
 	case errors.Is(err, store.ErrUnavailable):
 		return status.Error(codes.Unavailable, err.Error())
+	case errors.Is(err, store.ErrFenced):
+		// Another member leads the region now: the caller retries there.
+		return status.Error(codes.Unavailable, "this member no longer leads the region: "+err.Error())
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
@@ -225,8 +229,9 @@ func (s *Server) ListTasks(ctx context.Context, req *pb.ListTasksRequest) (*pb.L
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	out := &pb.ListTasksResponse{Tasks: make([]*pb.Task, len(ts))}
-	for i, t := range ts {
+	page := pageOf(ts, req.Offset, req.Limit)
+	out := &pb.ListTasksResponse{Tasks: make([]*pb.Task, len(page)), Total: uint32(len(ts))}
+	for i, t := range page {
 		out.Tasks[i] = taskToProto(t)
 	}
 	return out, nil
@@ -302,6 +307,9 @@ func (s *Server) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[p
 	}
 	sub, backlog := s.engine.Watch(model.JobID(req.JobId), req.AfterSeq)
 	defer sub.Cancel()
+	// Headers go out now, not with the first event, so that an HTTP
+	// client of the gateway sees at once that it is watching.
+	_ = stream.SendHeader(metadata.MD{})
 	send := func(ev jobmgr.Event) error { return stream.Send(eventToProto(model.Event(ev))) }
 	var last uint64 = req.AfterSeq
 	for _, ev := range backlog {
@@ -327,4 +335,17 @@ func (s *Server) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[p
 			last = ev.Seq
 		}
 	}
+}
+
+// pageOf is the page of items that skips offset of them and holds at most
+// limit (0: all the rest).
+func pageOf[T any](items []T, offset, limit uint32) []T {
+	if int64(offset) >= int64(len(items)) {
+		return nil
+	}
+	items = items[offset:]
+	if limit > 0 && int64(limit) < int64(len(items)) {
+		items = items[:limit]
+	}
+	return items
 }

@@ -18,6 +18,10 @@ var (
 	ErrUnavailable = errors.New("store unavailable")
 	// ErrInvalid means the call itself was malformed (nil job, empty id).
 	ErrInvalid = errors.New("invalid store request")
+	// ErrFenced means a write was refused, changing nothing, because a
+	// newer term than the writer's holds its fence: another leader took
+	// over.
+	ErrFenced = errors.New("fenced by a newer term")
 )
 
 // JobStore keeps jobs: a record of status per job, and its configs by
@@ -181,6 +185,20 @@ type AuditStore interface {
 	// PruneAudit frees the space of expired records and says how many it
 	// removed (a backend that expires them by itself returns 0).
 	PruneAudit(ctx context.Context) (int, error)
+}
+
+// Fencer is an optional capability: it fences a leader's writes by the
+// term of its lease, so that a leader that was paused past its lease
+// cannot write once another took over.
+type Fencer interface {
+	// Fence records term as the newest term of the named fence and returns
+	// a view of the store whose writes carry it: each write is refused with
+	// ErrFenced, changing nothing, once a newer term is recorded (by a later
+	// Fence, or by AcquireLease of a lease of the same name in the store).
+	// The check is made by the backend together with the write. Fence fails
+	// with ErrFenced when a newer term is recorded already. Reads through
+	// the view are not fenced; closing the view closes the store.
+	Fence(ctx context.Context, name string, term uint64) (Store, error)
 }
 
 // Store is a backend holding every aggregate.

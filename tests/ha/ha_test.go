@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"github.com/peloton-federated/peloton/shard/store"
 	"io"
 	"net/http"
 	"os"
@@ -98,6 +99,19 @@ type jobStatus struct {
 func TestStandbyFinishesTheJob(t *testing.T) {
 	standbyFinishesTheJob(t, "ha: {leaseTTL: 3s}", nil)
 }
+
+// The leader is paused (SIGSTOP) past its lease instead: the standby takes
+// over, and when the old leader resumes (SIGCONT) with the writes it had
+// in flight, the store refuses them for their stale term.
+func TestPausedLeaderIsFenced(t *testing.T) {
+	pauseLeader = true
+	defer func() { pauseLeader = false }()
+	standbyFinishesTheJob(t, "ha: {leaseTTL: 3s}", nil)
+}
+
+// pauseLeader makes standbyFinishesTheJob pause the leader rather than
+// kill it.
+var pauseLeader bool
 
 // standbyFinishesTheJob runs two members with the ha section ha. When
 // leaseHolder is not nil it reads the region's lease: held by the leader,
@@ -201,11 +215,30 @@ store: {kind: cassandra, cassandra: {hosts: [%q], keyspace: %s, migrate: true}}
 		return err == nil && st.TaskStates["SUCCEEDED"] > 1000 && st.TaskStates["RUNNING"] > 0
 	})
 	killed := time.Now()
-	leader.kill()
+	if pauseLeader {
+		if err := leader.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		leader.kill()
+	}
 	took := waitFor(t, 60*time.Second, "the standby leading", func() bool {
 		return strings.Contains(standby.log.String(), "leading the region's shard")
 	})
-	t.Logf("standby took over %.1fs after the leader's SIGKILL (lease TTL 3s)", took.Seconds())
+	t.Logf("standby took over %.1fs after the leader's %s (lease TTL 3s)", took.Seconds(), map[bool]string{true: "SIGSTOP", false: "SIGKILL"}[pauseLeader])
+	if pauseLeader {
+		if err := leader.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+		took := waitFor(t, 30*time.Second, "the resumed leader to stop leading", func() bool {
+			return strings.Contains(leader.log.String(), "stopped leading")
+		})
+		// The elector's safe deadline has usually passed on resuming, so the
+		// shard stops before it writes; a write already on its way is
+		// refused by the store for its stale term.
+		refused := strings.Count(leader.log.String(), store.ErrFenced.Error())
+		t.Logf("resumed leader stopped leading %.1fs after SIGCONT; %d of its writes refused as fenced", took.Seconds(), refused)
+	}
 	if leaseHolder != nil {
 		if holder, term := leaseHolder(); holder != standby.addr || term <= leaderTerm {
 			t.Fatalf("after the takeover the lease is held by %q at term %d, want %s above term %d", holder, term, standby.addr, leaderTerm)

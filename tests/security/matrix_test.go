@@ -94,6 +94,7 @@ var samples = map[string]string{
 	"DrainHost":      `{"hostId":"sim/none"}`,
 	"UndrainHost":    `{"hostId":"sim/none"}`,
 	"MarkHostDown":   `{"hostId":"sim/none"}`,
+	"SetHostPool":    `{"hostId":"sim/none","hostPool":"batch"}`,
 	"PutReplica":     `{"replica":{"job":{"id":"none"}}}`,
 	"StartDrill":     `{"region":"nowhere"}`,
 	"GetDrill":       `{"id":"none"}`,
@@ -253,6 +254,11 @@ func TestEveryRPCByRole(t *testing.T) {
 			req := request(t, m, jobs)
 			g := grpcOutcome(callGRPC(ctx, cc, m, req))
 			rt, ok := rts[name]
+			if ok && strings.Contains(rt.path, "{") && samples[string(m.Name())] == "" {
+				// An empty request leaves the path's parameters empty: the
+				// route would not match and the call would prove nothing.
+				t.Errorf("%s has path parameters (%s) and no sample request: add one", name, rt.path)
+			}
 			if !ok {
 				t.Errorf("%s has no HTTP route in the OpenAPI document", name)
 			}

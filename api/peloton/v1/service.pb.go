@@ -1511,9 +1511,13 @@ func (x *ListEventsResponse) GetMore() bool {
 }
 
 type ListTasksRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	JobId         string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	States        []TaskState            `protobuf:"varint,2,rep,packed,name=states,proto3,enum=peloton.v1.TaskState" json:"states,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	JobId  string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	States []TaskState            `protobuf:"varint,2,rep,packed,name=states,proto3,enum=peloton.v1.TaskState" json:"states,omitempty"`
+	// Paging, in instance order over the tasks that match `states`: skip
+	// `offset` of them and return at most `limit` (0: all the rest).
+	Offset        uint32 `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
+	Limit         uint32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1562,9 +1566,25 @@ func (x *ListTasksRequest) GetStates() []TaskState {
 	return nil
 }
 
+func (x *ListTasksRequest) GetOffset() uint32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *ListTasksRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
 type ListTasksResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Tasks         []*Task                `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Tasks []*Task                `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	// How many tasks match `states`, whatever the page.
+	Total         uint32 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1604,6 +1624,13 @@ func (x *ListTasksResponse) GetTasks() []*Task {
 		return x.Tasks
 	}
 	return nil
+}
+
+func (x *ListTasksResponse) GetTotal() uint32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
 }
 
 type GetTaskRequest struct {
@@ -4370,12 +4397,15 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\t_instance\"S\n" +
 	"\x12ListEventsResponse\x12)\n" +
 	"\x06events\x18\x01 \x03(\v2\x11.peloton.v1.EventR\x06events\x12\x12\n" +
-	"\x04more\x18\x02 \x01(\bR\x04more\"X\n" +
+	"\x04more\x18\x02 \x01(\bR\x04more\"\x86\x01\n" +
 	"\x10ListTasksRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12-\n" +
-	"\x06states\x18\x02 \x03(\x0e2\x15.peloton.v1.TaskStateR\x06states\";\n" +
+	"\x06states\x18\x02 \x03(\x0e2\x15.peloton.v1.TaskStateR\x06states\x12\x16\n" +
+	"\x06offset\x18\x03 \x01(\rR\x06offset\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\rR\x05limit\"Q\n" +
 	"\x11ListTasksResponse\x12&\n" +
-	"\x05tasks\x18\x01 \x03(\v2\x10.peloton.v1.TaskR\x05tasks\"C\n" +
+	"\x05tasks\x18\x01 \x03(\v2\x10.peloton.v1.TaskR\x05tasks\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\rR\x05total\"C\n" +
 	"\x0eGetTaskRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1a\n" +
 	"\binstance\x18\x02 \x01(\rR\binstance\"7\n" +

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"sigs.k8s.io/yaml"
 
 	pelotonv1 "github.com/peloton-federated/peloton/api/peloton/v1"
@@ -302,7 +304,7 @@ func specText(spec *pelotonv1.JobSpec, asJSON bool) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := indentJSON(raw)
+	out, err := indentJSON(shortEnums(raw, spec.ProtoReflect().Descriptor()))
 	if err != nil || asJSON {
 		return out, err
 	}
@@ -390,4 +392,52 @@ func yesText(b bool) string {
 		return "yes"
 	}
 	return ""
+}
+
+// enumValue is `"field": "ENUM_VALUE"` in protojson's output.
+var enumValue = regexp.MustCompile(`"(\w+)": ?"([A-Z][A-Z0-9_]*)"`)
+
+// shortEnums spells enum values of md (and the messages it holds) by the
+// short names spec files use: JOB_TYPE_SERVICE becomes service,
+// CONSTRAINT_OP_NOT_IN not-in, as DecodeJobSpec reads them back.
+func shortEnums(raw []byte, md protoreflect.MessageDescriptor) []byte {
+	short := map[string]map[string]string{} // JSON field name -> full -> short
+	seen := map[protoreflect.FullName]bool{}
+	var walk func(protoreflect.MessageDescriptor)
+	walk = func(md protoreflect.MessageDescriptor) {
+		if seen[md.FullName()] {
+			return
+		}
+		seen[md.FullName()] = true
+		fields := md.Fields()
+		for i := 0; i < fields.Len(); i++ {
+			f := fields.Get(i)
+			switch {
+			case f.Enum() != nil:
+				values := f.Enum().Values()
+				prefix := strings.TrimSuffix(string(values.ByNumber(0).Name()), "UNSPECIFIED")
+				m := short[f.JSONName()]
+				if m == nil {
+					m = map[string]string{}
+					short[f.JSONName()] = m
+				}
+				for j := 0; j < values.Len(); j++ {
+					full := string(values.Get(j).Name())
+					if s := strings.TrimPrefix(full, prefix); s != full && values.Get(j).Number() != 0 {
+						m[full] = strings.ReplaceAll(strings.ToLower(s), "_", "-")
+					}
+				}
+			case f.Message() != nil:
+				walk(f.Message())
+			}
+		}
+	}
+	walk(md)
+	return enumValue.ReplaceAllFunc(raw, func(b []byte) []byte {
+		m := enumValue.FindSubmatch(b)
+		if s, ok := short[string(m[1])][string(m[2])]; ok {
+			return []byte(`"` + string(m[1]) + `":"` + s + `"`)
+		}
+		return b
+	})
 }

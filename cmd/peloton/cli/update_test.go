@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
+	"sigs.k8s.io/yaml"
 
 	pelotonv1 "github.com/peloton-federated/peloton/api/peloton/v1"
 )
@@ -298,5 +300,35 @@ func TestTaskCommandsShowConfigVersion(t *testing.T) {
 	r = runCLI(t, f.addr, false, "task", "get", job, "0")
 	if r.code != 0 || !strings.Contains(r.stdout, "Config version:  2") {
 		t.Fatalf("task get:\n%s%s", r.stdout, r.stderr)
+	}
+}
+
+// job config prints enums by their short names, and the text reads back
+// as the same spec.
+func TestSpecTextShortEnums(t *testing.T) {
+	spec := &pelotonv1.JobSpec{Name: "web", Type: pelotonv1.JobType_JOB_TYPE_SERVICE, Instances: 2,
+		Failover: &pelotonv1.FailoverPolicy{Mode: pelotonv1.FailoverPolicy_MODE_ANY},
+		Task: &pelotonv1.TaskSpec{Command: "sleep", Env: map[string]string{"X": "JOB_TYPE_BATCH"}, Resources: &pelotonv1.Resources{Cpu: 0.5, MemMb: 64},
+			Constraints: []*pelotonv1.Constraint{{Key: "zone", Op: pelotonv1.ConstraintOp_CONSTRAINT_OP_NOT_IN, Values: []string{"a"}}}}}
+	out, err := specText(spec, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(out)
+	for _, want := range []string{"type: service", "op: not-in", "mode: any", "X: JOB_TYPE_BATCH"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("spec text lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "JOB_TYPE_SERVICE") || strings.Contains(text, "CONSTRAINT_OP") {
+		t.Errorf("full enum names left:\n%s", text)
+	}
+	js, _ := yaml.YAMLToJSON(out)
+	back, err := pelotonv1.DecodeJobSpec(js)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	if !proto.Equal(back, spec) {
+		t.Fatalf("round trip: got %v, want %v", back, spec)
 	}
 }

@@ -2,10 +2,8 @@ package entitlement
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
+	"github.com/peloton-federated/peloton/internal/datadriven"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,8 +11,6 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/model"
 )
-
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testdata/*.txt")
 
 // Scenario files are sequences of commands. Each is a command line, input
 // lines, a "----" line, then the expected output up to a blank line. Lines
@@ -35,13 +31,13 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testda
 // devices) or "inf" for an unlimited limit; shares may be decimal. Run with -rewrite to regenerate the
 // expected output after a deliberate change, then review the diff.
 func TestScenarios(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.txt"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scenario files: %v", err)
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) { runScenarioFile(t, file) })
-	}
+	datadriven.RunFiles(t, "testdata", func(t *testing.T) datadriven.Runner {
+		sc := &scenario{t: t}
+		return func(c datadriven.Case) string {
+			sc.where = c.Where
+			return sc.run(c.Command, c.Input)
+		}
+	})
 }
 
 type scenario struct {
@@ -49,58 +45,6 @@ type scenario struct {
 	where string
 	tree  *Tree
 	kinds []int // resource kinds named in the tree, in model order
-}
-
-func runScenarioFile(t *testing.T, file string) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	var out strings.Builder
-	sc := &scenario{t: t}
-	for i := 0; i < len(lines); {
-		line := lines[i]
-		if trimmed := strings.TrimSpace(line); trimmed == "" || strings.HasPrefix(trimmed, "#") {
-			out.WriteString(line + "\n")
-			i++
-			continue
-		}
-		start := i
-		sc.where = fmt.Sprintf("%s:%d", file, start+1)
-		command := line
-		i++
-		var input []string
-		for i < len(lines) && lines[i] != "----" {
-			input = append(input, lines[i])
-			i++
-		}
-		if i == len(lines) {
-			t.Fatalf("%s: command without a ---- line", sc.where)
-		}
-		i++ // the ---- line
-		var expected []string
-		for i < len(lines) && strings.TrimSpace(lines[i]) != "" {
-			expected = append(expected, lines[i])
-			i++
-		}
-		actual := sc.run(command, input)
-		for _, l := range lines[start:i] {
-			if l == "----" {
-				break
-			}
-			out.WriteString(l + "\n")
-		}
-		out.WriteString("----\n" + actual + "\n")
-		if !*rewrite && actual != strings.Join(expected, "\n") {
-			t.Errorf("%s: %s\ngot:\n%s\nwant:\n%s", sc.where, command, actual, strings.Join(expected, "\n"))
-		}
-	}
-	if *rewrite {
-		if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 func (sc *scenario) run(command string, input []string) string {

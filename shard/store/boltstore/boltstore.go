@@ -51,6 +51,10 @@ type Store struct {
 	// specs keeps decoded configs, keyed by the sequence number of their
 	// job's configs bucket (a new one for every CreateJob).
 	specs *codec.SpecCache
+	// fence, on a view made by Fence, is checked by every write
+	// transaction; root is the store the view was made from.
+	fence *fence
+	root  *Store
 }
 
 var _ store.Store = (*Store)(nil)
@@ -126,7 +130,7 @@ func (s *Store) update(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return backendError(s.db.Update(fn))
+	return backendError(s.db.Update(s.fenced(fn)))
 }
 
 // batch is update for small writes that many callers make at once: they
@@ -135,7 +139,7 @@ func (s *Store) batch(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return backendError(s.db.Batch(fn))
+	return backendError(s.db.Batch(s.fenced(fn)))
 }
 
 // CreateJob stores a new job with Revision 1, and its spec as config

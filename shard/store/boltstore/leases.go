@@ -125,21 +125,17 @@ func (s *Store) SetLeaseClock(now func() time.Time) {
 // nextLeaseTerm increments the lease's stored term and returns it.
 func (s *Store) nextLeaseTerm(ctx context.Context, name string) (uint64, error) {
 	var term uint64
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := s.base().update(ctx, func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(leaseTermsBucket)
 		if err != nil {
 			return err
 		}
-		key := []byte(name)
-		switch v := b.Get(key); len(v) {
-		case 0:
-			term = 1
-		case 8:
-			term = binary.BigEndian.Uint64(v) + 1
-		default:
-			return fmt.Errorf("%w: lease %s: stored term has %d bytes", ErrCorrupt, name, len(v))
+		last, err := storedTerm(b, name)
+		if err != nil {
+			return err
 		}
-		return b.Put(key, binary.BigEndian.AppendUint64(nil, term))
+		term = last + 1
+		return b.Put([]byte(name), binary.BigEndian.AppendUint64(nil, term))
 	})
 	return term, err
 }
@@ -151,6 +147,7 @@ func noop(*bolt.Tx) error { return nil }
 var leaseTables sync.Map // weak.Pointer[Store] -> *leaseTable
 
 func (s *Store) leases() *leaseTable {
+	s = s.base()
 	key := weak.Make(s)
 	if t, ok := leaseTables.Load(key); ok {
 		return t.(*leaseTable)

@@ -144,7 +144,7 @@ func (s *Store) PutJobConfig(ctx context.Context, id model.JobID, version uint64
 	if err := codec.CheckConfig(id, version, spec); err != nil {
 		return fmt.Errorf("put job config: %w", err)
 	}
-	if err := s.begin(ctx); err != nil {
+	if err := s.beginWrite(ctx); err != nil {
 		return fmt.Errorf("job %s config %d: %w", id, version, err)
 	}
 	config, err := codec.EncodeConfig(spec)

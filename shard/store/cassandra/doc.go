@@ -56,8 +56,9 @@
 // Compare-and-set. Lightweight transactions (Paxos) are used only where a
 // revision or an existence must be checked: CreateJob/CreatePool (IF NOT
 // EXISTS), UpdateJob/UpdatePool (IF revision = ?), DeleteJob/DeletePool
-// (IF EXISTS) and every task of WriteTasks. Reads, values and the
-// partition index are plain writes at Config.Consistency.
+// (IF EXISTS), every task of WriteTasks, and, on a view made by Fence,
+// the lease_terms row checked before each write (fence.go). Reads, values
+// and the partition index are plain writes at Config.Consistency.
 //
 // WriteTasks atomicity. Cassandra applies a conditional batch only within
 // one partition, and a Paxos round over very many rows risks its write

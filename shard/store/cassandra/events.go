@@ -74,7 +74,7 @@ func (s *Store) AppendEvents(ctx context.Context, events []model.Event, ttl time
 	if err := codec.CheckEvents(events, ttl); err != nil {
 		return fmt.Errorf("append events: %w", err)
 	}
-	if err := s.begin(ctx); err != nil {
+	if err := s.beginWrite(ctx); err != nil {
 		return fmt.Errorf("append events: %w", err)
 	}
 	now := time.Now()
@@ -242,7 +242,7 @@ func (s *Store) readEvents(ctx context.Context, q store.EventQuery, bucket int) 
 
 // PruneEvents returns 0: Cassandra drops expired events by their TTL.
 func (s *Store) PruneEvents(ctx context.Context) (int, error) {
-	if err := s.begin(ctx); err != nil {
+	if err := s.beginWrite(ctx); err != nil {
 		return 0, fmt.Errorf("prune events: %w", err)
 	}
 	return 0, nil

@@ -16,7 +16,7 @@ func (s *Store) CreatePool(ctx context.Context, pool *model.Pool) error {
 	if err := codec.CheckPool(pool); err != nil {
 		return fmt.Errorf("create pool: %w", err)
 	}
-	if err := s.begin(ctx); err != nil {
+	if err := s.beginWrite(ctx); err != nil {
 		return fmt.Errorf("create pool %s: %w", pool.Path, err)
 	}
 	applied, err := s.query(ctx, s.q.createPool, pool.Path, int64(1), codec.EncodePool(pool, 1)).
@@ -37,7 +37,7 @@ func (s *Store) UpdatePool(ctx context.Context, pool *model.Pool) error {
 	if err := codec.CheckPool(pool); err != nil {
 		return fmt.Errorf("update pool: %w", err)
 	}
-	if err := s.begin(ctx); err != nil {
+	if err := s.beginWrite(ctx); err != nil {
 		return fmt.Errorf("update pool %s: %w", pool.Path, err)
 	}
 	err := s.compareAndSet(ctx, s.q.updatePool, pool.Revision,
@@ -54,7 +54,7 @@ func (s *Store) DeletePool(ctx context.Context, path string) error {
 	if err := codec.CheckPoolPath(path); err != nil {
 		return fmt.Errorf("delete pool: %w", err)
 	}
-	if err := s.begin(ctx); err != nil {
+	if err := s.beginWrite(ctx); err != nil {
 		return fmt.Errorf("delete pool %s: %w", path, err)
 	}
 	applied, err := s.query(ctx, s.q.deletePool, path).MapScanCAS(map[string]any{})

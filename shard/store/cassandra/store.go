@@ -21,7 +21,8 @@ type Store struct {
 	cfg     Config
 	session *gocql.Session
 	q       statements
-	closed  atomic.Bool
+	closed  *atomic.Bool // shared with the views made by Fence
+	fence   *fence       // on a view made by Fence: checked before every write
 	// specs keeps decoded configs by job incarnation and version.
 	specs *codec.SpecCache
 }
@@ -66,7 +67,7 @@ func connect(ctx context.Context, cfg Config) (*Store, error) {
 		}
 		return nil, fmt.Errorf("cassandra %s: %w: connect: %w", cfg.hostsString(), store.ErrUnavailable, err)
 	}
-	return &Store{cfg: cfg, session: session, q: newStatements(cfg.Keyspace),
+	return &Store{cfg: cfg, session: session, q: newStatements(cfg.Keyspace), closed: new(atomic.Bool),
 		specs: codec.NewSpecCache(codec.DefaultSpecCacheEntries, codec.DefaultSpecCacheBytes)}, nil
 }
 
@@ -111,7 +112,7 @@ func (s *Store) CreateJob(ctx context.Context, job *model.Job) error {
 	if err := codec.CheckJob(job); err != nil {
 		return fmt.Errorf("create job: %w", err)
 	}
-	if err := s.begin(ctx); err != nil {
+	if err := s.beginWrite(ctx); err != nil {
 		return fmt.Errorf("create job %s: %w", job.ID, err)
 	}
 	withVersion := *job
@@ -145,7 +146,7 @@ func (s *Store) UpdateJob(ctx context.Context, job *model.Job) error {
 	if err := codec.CheckJobRecord(job); err != nil {
 		return fmt.Errorf("update job: %w", err)
 	}
-	if err := s.begin(ctx); err != nil {
+	if err := s.beginWrite(ctx); err != nil {
 		return fmt.Errorf("update job %s: %w", job.ID, err)
 	}
 	err := s.compareAndSet(ctx, s.q.updateJob, job.Revision,
@@ -289,7 +290,7 @@ func (s *Store) ListJobs(ctx context.Context) ([]*model.Job, error) {
 // interrupted delete can leave them to a job created again under the id
 // (events until their TTL ends).
 func (s *Store) DeleteJob(ctx context.Context, id model.JobID) error {
-	if err := s.begin(ctx); err != nil {
+	if err := s.beginWrite(ctx); err != nil {
 		return fmt.Errorf("delete job %s: %w", id, err)
 	}
 	applied, err := s.query(ctx, s.q.deleteJob, string(id)).MapScanCAS(map[string]any{})

@@ -62,7 +62,7 @@ func (s *Store) WriteTasks(ctx context.Context, tasks []*model.TaskRuntime) erro
 			return fmt.Errorf("write tasks: %w: task %d of batch is nil", store.ErrInvalid, i)
 		}
 	}
-	if err := s.begin(ctx); err != nil {
+	if err := s.beginWrite(ctx); err != nil {
 		return fmt.Errorf("write tasks: %w", err)
 	}
 	groups, order, err := s.groupByPartition(ctx, tasks)

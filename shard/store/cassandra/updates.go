@@ -20,7 +20,7 @@ func (s *Store) CreateUpdate(ctx context.Context, u *model.Update) error {
 	if err := codec.CheckUpdate(u); err != nil {
 		return fmt.Errorf("create update: %w", err)
 	}
-	if err := s.begin(ctx); err != nil {
+	if err := s.beginWrite(ctx); err != nil {
 		return fmt.Errorf("create update %s: %w", u.ID, err)
 	}
 	if _, err := s.incarnation(ctx, u.Job); err != nil {
@@ -47,7 +47,7 @@ func (s *Store) WriteUpdate(ctx context.Context, u *model.Update) error {
 	if err := codec.CheckUpdate(u); err != nil {
 		return fmt.Errorf("write update: %w", err)
 	}
-	if err := s.begin(ctx); err != nil {
+	if err := s.beginWrite(ctx); err != nil {
 		return fmt.Errorf("write update %s: %w", u.ID, err)
 	}
 	prev := map[string]any{}
@@ -171,7 +171,7 @@ func (s *Store) PutHosts(ctx context.Context, hosts []*model.HostRecord) error {
 	if err := codec.CheckHosts(hosts); err != nil {
 		return fmt.Errorf("put hosts: %w", err)
 	}
-	if err := s.begin(ctx); err != nil {
+	if err := s.beginWrite(ctx); err != nil {
 		return fmt.Errorf("put hosts: %w", err)
 	}
 	for len(hosts) > 0 {
@@ -233,7 +233,7 @@ func (s *Store) ListHosts(ctx context.Context) ([]*model.HostRecord, error) {
 
 // DeleteHost forgets a host.
 func (s *Store) DeleteHost(ctx context.Context, id model.HostID) error {
-	if err := s.begin(ctx); err != nil {
+	if err := s.beginWrite(ctx); err != nil {
 		return fmt.Errorf("delete host %s: %w", id, err)
 	}
 	if err := s.query(ctx, s.q.deleteHost, string(id)).Exec(); err != nil {

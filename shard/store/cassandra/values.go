@@ -34,7 +34,7 @@ func (s *Store) PutValue(ctx context.Context, key string, value []byte) error {
 	if key == "" {
 		return fmt.Errorf("put value: empty key: %w", store.ErrInvalid)
 	}
-	if err := s.begin(ctx); err != nil {
+	if err := s.beginWrite(ctx); err != nil {
 		return fmt.Errorf("put value %s: %w", key, err)
 	}
 	if value == nil {

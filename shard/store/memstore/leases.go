@@ -73,10 +73,10 @@ func (s *Store) leaseCall(ctx context.Context) error {
 
 // leaseTables keeps each Store's leases beside it, keyed weakly so that a
 // table goes away with its store.
-var leaseTables sync.Map // weak.Pointer[Store] -> *leaseTable
+var leaseTables sync.Map // weak.Pointer[state] -> *leaseTable
 
 func (s *Store) leases() *leaseTable {
-	key := weak.Make(s)
+	key := weak.Make(s.state)
 	if t, ok := leaseTables.Load(key); ok {
 		return t.(*leaseTable)
 	}
@@ -86,7 +86,7 @@ func (s *Store) leases() *leaseTable {
 		latest: make(map[string]uint64),
 	})
 	if !loaded {
-		runtime.AddCleanup(s, func(k weak.Pointer[Store]) { leaseTables.Delete(k) }, key)
+		runtime.AddCleanup(s.state, func(k weak.Pointer[state]) { leaseTables.Delete(k) }, key)
 	}
 	return t.(*leaseTable)
 }

@@ -17,6 +17,13 @@ var errClosed = fmt.Errorf("memstore closed: %w", store.ErrUnavailable)
 
 // Store is an in-memory store.Store. The zero value is not usable; call New.
 type Store struct {
+	*state
+	// fence, on a view made by Fence, is checked by every write.
+	fence *fence
+}
+
+// state is what a store and the views made of it by Fence share.
+type state struct {
 	mu     sync.RWMutex
 	closed bool
 	// jobs holds job records: every field but Spec, which is the config
@@ -37,7 +44,7 @@ var _ store.Store = (*Store)(nil)
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{
+	return &Store{state: &state{
 		jobs:    make(map[model.JobID]*model.Job),
 		configs: make(map[model.JobID]map[uint64]*model.JobSpec),
 		tasks:   make(map[model.JobID]map[uint32]*model.TaskRuntime),
@@ -46,7 +53,7 @@ func New() *Store {
 		updates: make(map[model.UpdateID]*model.Update),
 		hosts:   make(map[model.HostID]*model.HostRecord),
 		events:  make(map[model.JobID]*eventLog),
-	}
+	}}
 }
 
 // lock takes the write lock of an open store; the caller unlocks.
@@ -58,6 +65,10 @@ func (s *Store) lock(ctx context.Context) error {
 	if s.closed {
 		s.mu.Unlock()
 		return errClosed
+	}
+	if err := s.checkFence(); err != nil {
+		s.mu.Unlock()
+		return err
 	}
 	return nil
 }
@@ -270,11 +281,10 @@ func (s *Store) WriteTasks(ctx context.Context, tasks []*model.TaskRuntime) erro
 		staged[i] = cloneTask(t)
 		staged[i].Revision = t.Revision + 1
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return errClosed
+	if err := s.lock(ctx); err != nil {
+		return err
 	}
+	defer s.mu.Unlock()
 	// Revisions as they will be once the earlier tasks of the batch apply.
 	pending := make(map[model.TaskID]uint64, len(tasks))
 	for _, t := range tasks {

@@ -21,11 +21,10 @@ func (s *Store) CreatePool(ctx context.Context, pool *model.Pool) error {
 	}
 	stored := clonePool(pool)
 	stored.Revision = 1
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return errClosed
+	if err := s.lock(ctx); err != nil {
+		return err
 	}
+	defer s.mu.Unlock()
 	if _, ok := s.pools[pool.Path]; ok {
 		return fmt.Errorf("create pool %s: %w", pool.Path, store.ErrExists)
 	}
@@ -45,11 +44,10 @@ func (s *Store) UpdatePool(ctx context.Context, pool *model.Pool) error {
 	}
 	stored := clonePool(pool)
 	stored.Revision = pool.Revision + 1
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return errClosed
+	if err := s.lock(ctx); err != nil {
+		return err
 	}
+	defer s.mu.Unlock()
 	old, ok := s.pools[pool.Path]
 	if !ok {
 		return fmt.Errorf("update pool %s: %w", pool.Path, store.ErrNotFound)
@@ -72,11 +70,10 @@ func (s *Store) DeletePool(ctx context.Context, path string) error {
 	if err := codec.CheckPoolPath(path); err != nil {
 		return fmt.Errorf("delete pool: %w", err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return errClosed
+	if err := s.lock(ctx); err != nil {
+		return err
 	}
+	defer s.mu.Unlock()
 	if _, ok := s.pools[path]; !ok {
 		return fmt.Errorf("delete pool %s: %w", path, store.ErrNotFound)
 	}

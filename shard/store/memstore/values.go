@@ -35,11 +35,10 @@ func (s *Store) PutValue(ctx context.Context, key string, value []byte) error {
 	if key == "" {
 		return fmt.Errorf("put value: empty key: %w", store.ErrInvalid)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return errClosed
+	if err := s.lock(ctx); err != nil {
+		return err
 	}
+	defer s.mu.Unlock()
 	s.values[key] = append([]byte(nil), value...)
 	return nil
 }

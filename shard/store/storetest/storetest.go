@@ -78,6 +78,9 @@ func Run(t *testing.T, open Opener) {
 	for _, c := range auditCases {
 		runCase(t, c.name, open, onAudit(c.test))
 	}
+	for _, c := range fenceCases {
+		runCase(t, c.name, open, onFencer(c.test))
+	}
 }
 
 // runCase runs test as subtest name on a fresh backend from open, and

@@ -1,0 +1,271 @@
+package io.github.pelotonfederated.client;
+
+import io.grpc.Context;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.EnumSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.NoSuchElementException;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
+import peloton.v1.EventServiceGrpc;
+import peloton.v1.JobServiceGrpc;
+import peloton.v1.PoolServiceGrpc;
+import peloton.v1.Service.CreateJobRequest;
+import peloton.v1.Service.CreatePoolRequest;
+import peloton.v1.Service.GetJobConfigRequest;
+import peloton.v1.Service.GetJobRequest;
+import peloton.v1.Service.GetPoolRequest;
+import peloton.v1.Service.GetTaskLogsRequest;
+import peloton.v1.Service.ListJobsRequest;
+import peloton.v1.Service.ListTasksRequest;
+import peloton.v1.Service.StopJobRequest;
+import peloton.v1.Service.UpdateJobRequest;
+import peloton.v1.Service.WatchRequest;
+import peloton.v1.TaskServiceGrpc;
+import peloton.v1.Types.Event;
+import peloton.v1.Types.Job;
+import peloton.v1.Types.JobSpec;
+import peloton.v1.Types.JobState;
+import peloton.v1.Types.Pool;
+import peloton.v1.Types.PoolSpec;
+import peloton.v1.Types.Task;
+import peloton.v1.Types.Update;
+
+/**
+ * A thin client of the Peloton gRPC API. Each method is one or two calls of
+ * the generated stubs (package {@code peloton.v1}) and returns the generated
+ * messages; API errors are thrown as {@link PelotonException}.
+ *
+ * <pre>{@code
+ * try (PelotonClient c = new PelotonClient("127.0.0.1:5390")) {
+ *   Job job = c.createJob(Path.of("examples/hello.yaml"));
+ *   c.waitJob(job.getId(), Duration.ofMinutes(1), j -> System.out.println(j.getStatus().getState()));
+ * }
+ * }</pre>
+ */
+public final class PelotonClient implements AutoCloseable {
+  /** The states a job ends in. */
+  public static final Set<JobState> TERMINAL =
+      EnumSet.of(JobState.JOB_STATE_SUCCEEDED, JobState.JOB_STATE_FAILED, JobState.JOB_STATE_KILLED);
+
+  private final ManagedChannel channel;
+  private final Duration timeout;
+  private final JobServiceGrpc.JobServiceBlockingStub jobs;
+  private final TaskServiceGrpc.TaskServiceBlockingStub tasks;
+  private final PoolServiceGrpc.PoolServiceBlockingStub pools;
+  private final EventServiceGrpc.EventServiceBlockingStub events;
+
+  /** A client of the gateway at addr ("host:port"); null means $PELOTON_ADDR, then 127.0.0.1:5390. */
+  public PelotonClient(String addr) {
+    this(ManagedChannelBuilder.forTarget(resolve(addr)).usePlaintext().build(), Duration.ofSeconds(30));
+  }
+
+  /** A client over a channel the caller built (TLS, credentials); timeout bounds each unary call. */
+  public PelotonClient(ManagedChannel channel, Duration timeout) {
+    this.channel = channel;
+    this.timeout = timeout;
+    this.jobs = JobServiceGrpc.newBlockingStub(channel);
+    this.tasks = TaskServiceGrpc.newBlockingStub(channel);
+    this.pools = PoolServiceGrpc.newBlockingStub(channel);
+    this.events = EventServiceGrpc.newBlockingStub(channel);
+  }
+
+  private static String resolve(String addr) {
+    if (addr != null && !addr.isEmpty()) {
+      return addr;
+    }
+    String env = System.getenv("PELOTON_ADDR");
+    return env != null && !env.isEmpty() ? env : "127.0.0.1:5390";
+  }
+
+  private <T> T call(Supplier<T> c) {
+    try {
+      return c.get();
+    } catch (StatusRuntimeException e) {
+      throw new PelotonException(e);
+    }
+  }
+
+  private JobServiceGrpc.JobServiceBlockingStub jobs() {
+    return jobs.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  private TaskServiceGrpc.TaskServiceBlockingStub tasks() {
+    return tasks.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  // --- jobs ---
+
+  /** Creates a job from a YAML or JSON spec file. */
+  public Job createJob(Path specFile) throws IOException {
+    return createJob(Specs.loadJobSpec(specFile));
+  }
+
+  /** Creates a job; its tasks are created asynchronously. */
+  public Job createJob(JobSpec spec) {
+    return call(() -> jobs().createJob(CreateJobRequest.newBuilder().setSpec(spec).build()).getJob());
+  }
+
+  public Job getJob(String id) {
+    return call(() -> jobs().getJob(GetJobRequest.newBuilder().setId(id).build()).getJob());
+  }
+
+  /** Jobs in any of states (empty: all) and in pool (empty: any). */
+  public List<Job> listJobs(Collection<JobState> states, String pool) {
+    ListJobsRequest req = ListJobsRequest.newBuilder().addAllStates(states).setPool(Objects.requireNonNullElse(pool, "")).build();
+    return call(() -> jobs().listJobs(req).getJobsList());
+  }
+
+  public Job stopJob(String id) {
+    return call(() -> jobs().stopJob(StopJobRequest.newBuilder().setId(id).build()).getJob());
+  }
+
+  /** The job's current spec. */
+  public JobSpec jobConfig(String id) {
+    return call(() -> jobs().getJobConfig(GetJobConfigRequest.newBuilder().setJobId(id).build()).getSpec());
+  }
+
+  /** Rolls the job onto spec, batchSize instances at a time (0: all at once). */
+  public Update updateJob(String id, JobSpec spec, int batchSize) {
+    UpdateJobRequest.Builder b = UpdateJobRequest.newBuilder().setJobId(id).setSpec(spec);
+    if (batchSize > 0) {
+      b.setBatchSize(batchSize);
+    }
+    return call(() -> jobs().updateJob(b.build()).getUpdate());
+  }
+
+  /**
+   * Sets the job's number of instances: an update of its current spec with
+   * only the count changed. New instances start; the highest-numbered ones
+   * stop, under the job's SLA.
+   */
+  public Update scaleJob(String id, int instances) {
+    JobSpec spec = jobConfig(id).toBuilder().setInstances(instances).build();
+    return updateJob(id, spec, 0);
+  }
+
+  /**
+   * Waits until the job ends and returns it. callback gets the job first and
+   * then on every change of its state or of its count of tasks per state.
+   */
+  public Job waitJob(String id, Duration timeout, Consumer<Job> callback) throws InterruptedException {
+    return waitJob(id, timeout, callback, j -> TERMINAL.contains(j.getStatus().getState()));
+  }
+
+  /** Waits until done(job) holds; throws PelotonException(DEADLINE_EXCEEDED) after timeout. */
+  public Job waitJob(String id, Duration timeout, Consumer<Job> callback, Predicate<Job> done) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    Object last = null;
+    while (true) {
+      Job job = getJob(id);
+      Object seen = List.of(job.getStatus().getState(), job.getStatus().getTaskStatesMap());
+      if (callback != null && !seen.equals(last)) {
+        callback.accept(job);
+      }
+      last = seen;
+      if (done.test(job)) {
+        return job;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new PelotonException(Status.DEADLINE_EXCEEDED
+            .withDescription("job " + id + " still " + job.getStatus().getState() + " after " + timeout)
+            .asRuntimeException());
+      }
+      Thread.sleep(250);
+    }
+  }
+
+  // --- tasks ---
+
+  public List<Task> listTasks(String jobId) {
+    return call(() -> tasks().listTasks(ListTasksRequest.newBuilder().setJobId(jobId).build()).getTasksList());
+  }
+
+  /** The current run's stdout. */
+  public String taskLogs(String jobId, int instance) {
+    GetTaskLogsRequest req = GetTaskLogsRequest.newBuilder().setJobId(jobId).setInstance(instance).build();
+    return call(() -> tasks().getTaskLogs(req).getData().toStringUtf8());
+  }
+
+  // --- pools ---
+
+  public Pool createPool(PoolSpec spec) {
+    return call(() -> pools.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
+        .createPool(CreatePoolRequest.newBuilder().setSpec(spec).build()).getPool());
+  }
+
+  public Pool getPool(String path) {
+    return call(() -> pools.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
+        .getPool(GetPoolRequest.newBuilder().setPath(path).build()).getPool());
+  }
+
+  // --- events ---
+
+  /**
+   * A live stream of events of one job (jobId empty: of all), after afterSeq.
+   * Iterate it; close it to stop.
+   */
+  public EventStream events(String jobId, long afterSeq) {
+    Context.CancellableContext ctx = Context.current().withCancellation();
+    WatchRequest req = WatchRequest.newBuilder().setJobId(jobId).setAfterSeq(afterSeq).build();
+    Context prev = ctx.attach();
+    try {
+      return new EventStream(ctx, events.watch(req));
+    } finally {
+      ctx.detach(prev);
+    }
+  }
+
+  /** Events as they happen; close() ends the stream, after which hasNext() is false. */
+  public static final class EventStream implements Iterator<Event>, AutoCloseable {
+    private final Context.CancellableContext ctx;
+    private final Iterator<Event> it;
+
+    EventStream(Context.CancellableContext ctx, Iterator<Event> it) {
+      this.ctx = ctx;
+      this.it = it;
+    }
+
+    @Override
+    public boolean hasNext() {
+      try {
+        return it.hasNext();
+      } catch (StatusRuntimeException e) {
+        if (e.getStatus().getCode() == Status.Code.CANCELLED) {
+          return false;
+        }
+        throw new PelotonException(e);
+      }
+    }
+
+    @Override
+    public Event next() {
+      if (!hasNext()) {
+        throw new NoSuchElementException();
+      }
+      return it.next();
+    }
+
+    @Override
+    public void close() {
+      ctx.cancel(null);
+    }
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+  }
+}

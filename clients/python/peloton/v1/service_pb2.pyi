@@ -1,0 +1,612 @@
+import datetime
+
+from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from peloton.v1 import types_pb2 as _types_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class CreateJobRequest(_message.Message):
+    __slots__ = ("spec",)
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    spec: _types_pb2.JobSpec
+    def __init__(self, spec: _Optional[_Union[_types_pb2.JobSpec, _Mapping]] = ...) -> None: ...
+
+class CreateJobResponse(_message.Message):
+    __slots__ = ("job",)
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    job: _types_pb2.Job
+    def __init__(self, job: _Optional[_Union[_types_pb2.Job, _Mapping]] = ...) -> None: ...
+
+class GetJobRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
+
+class GetJobResponse(_message.Message):
+    __slots__ = ("job",)
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    job: _types_pb2.Job
+    def __init__(self, job: _Optional[_Union[_types_pb2.Job, _Mapping]] = ...) -> None: ...
+
+class ListJobsRequest(_message.Message):
+    __slots__ = ("states", "pool")
+    STATES_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    states: _containers.RepeatedScalarFieldContainer[_types_pb2.JobState]
+    pool: str
+    def __init__(self, states: _Optional[_Iterable[_Union[_types_pb2.JobState, str]]] = ..., pool: _Optional[str] = ...) -> None: ...
+
+class ListJobsResponse(_message.Message):
+    __slots__ = ("jobs",)
+    JOBS_FIELD_NUMBER: _ClassVar[int]
+    jobs: _containers.RepeatedCompositeFieldContainer[_types_pb2.Job]
+    def __init__(self, jobs: _Optional[_Iterable[_Union[_types_pb2.Job, _Mapping]]] = ...) -> None: ...
+
+class StopJobRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
+
+class StopJobResponse(_message.Message):
+    __slots__ = ("job",)
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    job: _types_pb2.Job
+    def __init__(self, job: _Optional[_Union[_types_pb2.Job, _Mapping]] = ...) -> None: ...
+
+class DeleteJobRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
+
+class DeleteJobResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class UpdateJobRequest(_message.Message):
+    __slots__ = ("job_id", "spec", "batch_size", "max_failures", "rollback_on_failure", "start_paused", "min_healthy_seconds", "in_place")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
+    MAX_FAILURES_FIELD_NUMBER: _ClassVar[int]
+    ROLLBACK_ON_FAILURE_FIELD_NUMBER: _ClassVar[int]
+    START_PAUSED_FIELD_NUMBER: _ClassVar[int]
+    MIN_HEALTHY_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    IN_PLACE_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    spec: _types_pb2.JobSpec
+    batch_size: int
+    max_failures: int
+    rollback_on_failure: bool
+    start_paused: bool
+    min_healthy_seconds: int
+    in_place: bool
+    def __init__(self, job_id: _Optional[str] = ..., spec: _Optional[_Union[_types_pb2.JobSpec, _Mapping]] = ..., batch_size: _Optional[int] = ..., max_failures: _Optional[int] = ..., rollback_on_failure: _Optional[bool] = ..., start_paused: _Optional[bool] = ..., min_healthy_seconds: _Optional[int] = ..., in_place: _Optional[bool] = ...) -> None: ...
+
+class UpdateJobResponse(_message.Message):
+    __slots__ = ("update",)
+    UPDATE_FIELD_NUMBER: _ClassVar[int]
+    update: _types_pb2.Update
+    def __init__(self, update: _Optional[_Union[_types_pb2.Update, _Mapping]] = ...) -> None: ...
+
+class GetUpdateRequest(_message.Message):
+    __slots__ = ("update_id",)
+    UPDATE_ID_FIELD_NUMBER: _ClassVar[int]
+    update_id: str
+    def __init__(self, update_id: _Optional[str] = ...) -> None: ...
+
+class GetUpdateResponse(_message.Message):
+    __slots__ = ("update",)
+    UPDATE_FIELD_NUMBER: _ClassVar[int]
+    update: _types_pb2.Update
+    def __init__(self, update: _Optional[_Union[_types_pb2.Update, _Mapping]] = ...) -> None: ...
+
+class ListUpdatesRequest(_message.Message):
+    __slots__ = ("job_id",)
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    def __init__(self, job_id: _Optional[str] = ...) -> None: ...
+
+class ListUpdatesResponse(_message.Message):
+    __slots__ = ("updates",)
+    UPDATES_FIELD_NUMBER: _ClassVar[int]
+    updates: _containers.RepeatedCompositeFieldContainer[_types_pb2.Update]
+    def __init__(self, updates: _Optional[_Iterable[_Union[_types_pb2.Update, _Mapping]]] = ...) -> None: ...
+
+class AbortUpdateRequest(_message.Message):
+    __slots__ = ("update_id",)
+    UPDATE_ID_FIELD_NUMBER: _ClassVar[int]
+    update_id: str
+    def __init__(self, update_id: _Optional[str] = ...) -> None: ...
+
+class AbortUpdateResponse(_message.Message):
+    __slots__ = ("update",)
+    UPDATE_FIELD_NUMBER: _ClassVar[int]
+    update: _types_pb2.Update
+    def __init__(self, update: _Optional[_Union[_types_pb2.Update, _Mapping]] = ...) -> None: ...
+
+class PauseUpdateRequest(_message.Message):
+    __slots__ = ("update_id",)
+    UPDATE_ID_FIELD_NUMBER: _ClassVar[int]
+    update_id: str
+    def __init__(self, update_id: _Optional[str] = ...) -> None: ...
+
+class PauseUpdateResponse(_message.Message):
+    __slots__ = ("update",)
+    UPDATE_FIELD_NUMBER: _ClassVar[int]
+    update: _types_pb2.Update
+    def __init__(self, update: _Optional[_Union[_types_pb2.Update, _Mapping]] = ...) -> None: ...
+
+class ResumeUpdateRequest(_message.Message):
+    __slots__ = ("update_id",)
+    UPDATE_ID_FIELD_NUMBER: _ClassVar[int]
+    update_id: str
+    def __init__(self, update_id: _Optional[str] = ...) -> None: ...
+
+class ResumeUpdateResponse(_message.Message):
+    __slots__ = ("update",)
+    UPDATE_FIELD_NUMBER: _ClassVar[int]
+    update: _types_pb2.Update
+    def __init__(self, update: _Optional[_Union[_types_pb2.Update, _Mapping]] = ...) -> None: ...
+
+class RollbackUpdateRequest(_message.Message):
+    __slots__ = ("update_id",)
+    UPDATE_ID_FIELD_NUMBER: _ClassVar[int]
+    update_id: str
+    def __init__(self, update_id: _Optional[str] = ...) -> None: ...
+
+class RollbackUpdateResponse(_message.Message):
+    __slots__ = ("update",)
+    UPDATE_FIELD_NUMBER: _ClassVar[int]
+    update: _types_pb2.Update
+    def __init__(self, update: _Optional[_Union[_types_pb2.Update, _Mapping]] = ...) -> None: ...
+
+class GetJobConfigRequest(_message.Message):
+    __slots__ = ("job_id", "version")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    version: int
+    def __init__(self, job_id: _Optional[str] = ..., version: _Optional[int] = ...) -> None: ...
+
+class GetJobConfigResponse(_message.Message):
+    __slots__ = ("spec", "version", "versions")
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    VERSIONS_FIELD_NUMBER: _ClassVar[int]
+    spec: _types_pb2.JobSpec
+    version: int
+    versions: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, spec: _Optional[_Union[_types_pb2.JobSpec, _Mapping]] = ..., version: _Optional[int] = ..., versions: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class ListEventsRequest(_message.Message):
+    __slots__ = ("job_id", "instance", "after_seq", "limit")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    INSTANCE_FIELD_NUMBER: _ClassVar[int]
+    AFTER_SEQ_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    instance: int
+    after_seq: int
+    limit: int
+    def __init__(self, job_id: _Optional[str] = ..., instance: _Optional[int] = ..., after_seq: _Optional[int] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class ListEventsResponse(_message.Message):
+    __slots__ = ("events", "more")
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    MORE_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[_types_pb2.Event]
+    more: bool
+    def __init__(self, events: _Optional[_Iterable[_Union[_types_pb2.Event, _Mapping]]] = ..., more: _Optional[bool] = ...) -> None: ...
+
+class ListTasksRequest(_message.Message):
+    __slots__ = ("job_id", "states", "offset", "limit")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    STATES_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    states: _containers.RepeatedScalarFieldContainer[_types_pb2.TaskState]
+    offset: int
+    limit: int
+    def __init__(self, job_id: _Optional[str] = ..., states: _Optional[_Iterable[_Union[_types_pb2.TaskState, str]]] = ..., offset: _Optional[int] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class ListTasksResponse(_message.Message):
+    __slots__ = ("tasks", "total")
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    tasks: _containers.RepeatedCompositeFieldContainer[_types_pb2.Task]
+    total: int
+    def __init__(self, tasks: _Optional[_Iterable[_Union[_types_pb2.Task, _Mapping]]] = ..., total: _Optional[int] = ...) -> None: ...
+
+class GetTaskRequest(_message.Message):
+    __slots__ = ("job_id", "instance")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    INSTANCE_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    instance: int
+    def __init__(self, job_id: _Optional[str] = ..., instance: _Optional[int] = ...) -> None: ...
+
+class GetTaskResponse(_message.Message):
+    __slots__ = ("task",)
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    task: _types_pb2.Task
+    def __init__(self, task: _Optional[_Union[_types_pb2.Task, _Mapping]] = ...) -> None: ...
+
+class GetTaskLogsRequest(_message.Message):
+    __slots__ = ("job_id", "instance", "stream", "run", "offset", "limit")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    INSTANCE_FIELD_NUMBER: _ClassVar[int]
+    STREAM_FIELD_NUMBER: _ClassVar[int]
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    instance: int
+    stream: str
+    run: int
+    offset: int
+    limit: int
+    def __init__(self, job_id: _Optional[str] = ..., instance: _Optional[int] = ..., stream: _Optional[str] = ..., run: _Optional[int] = ..., offset: _Optional[int] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class GetTaskLogsResponse(_message.Message):
+    __slots__ = ("data", "next_offset", "size")
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    NEXT_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    next_offset: int
+    size: int
+    def __init__(self, data: _Optional[bytes] = ..., next_offset: _Optional[int] = ..., size: _Optional[int] = ...) -> None: ...
+
+class StopTasksRequest(_message.Message):
+    __slots__ = ("job_id", "instances", "force")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    INSTANCES_FIELD_NUMBER: _ClassVar[int]
+    FORCE_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    instances: _containers.RepeatedScalarFieldContainer[int]
+    force: bool
+    def __init__(self, job_id: _Optional[str] = ..., instances: _Optional[_Iterable[int]] = ..., force: _Optional[bool] = ...) -> None: ...
+
+class StopTasksResponse(_message.Message):
+    __slots__ = ("tasks",)
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    tasks: _containers.RepeatedCompositeFieldContainer[_types_pb2.Task]
+    def __init__(self, tasks: _Optional[_Iterable[_Union[_types_pb2.Task, _Mapping]]] = ...) -> None: ...
+
+class CreatePoolRequest(_message.Message):
+    __slots__ = ("spec",)
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    spec: _types_pb2.PoolSpec
+    def __init__(self, spec: _Optional[_Union[_types_pb2.PoolSpec, _Mapping]] = ...) -> None: ...
+
+class CreatePoolResponse(_message.Message):
+    __slots__ = ("pool",)
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    pool: _types_pb2.Pool
+    def __init__(self, pool: _Optional[_Union[_types_pb2.Pool, _Mapping]] = ...) -> None: ...
+
+class UpdatePoolRequest(_message.Message):
+    __slots__ = ("spec",)
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    spec: _types_pb2.PoolSpec
+    def __init__(self, spec: _Optional[_Union[_types_pb2.PoolSpec, _Mapping]] = ...) -> None: ...
+
+class UpdatePoolResponse(_message.Message):
+    __slots__ = ("pool",)
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    pool: _types_pb2.Pool
+    def __init__(self, pool: _Optional[_Union[_types_pb2.Pool, _Mapping]] = ...) -> None: ...
+
+class DeletePoolRequest(_message.Message):
+    __slots__ = ("path",)
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    def __init__(self, path: _Optional[str] = ...) -> None: ...
+
+class DeletePoolResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListPoolsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListPoolsResponse(_message.Message):
+    __slots__ = ("pools",)
+    POOLS_FIELD_NUMBER: _ClassVar[int]
+    pools: _containers.RepeatedCompositeFieldContainer[_types_pb2.Pool]
+    def __init__(self, pools: _Optional[_Iterable[_Union[_types_pb2.Pool, _Mapping]]] = ...) -> None: ...
+
+class GetPoolRequest(_message.Message):
+    __slots__ = ("path", "regions")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    REGIONS_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    regions: bool
+    def __init__(self, path: _Optional[str] = ..., regions: _Optional[bool] = ...) -> None: ...
+
+class GetPoolResponse(_message.Message):
+    __slots__ = ("pool",)
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    pool: _types_pb2.Pool
+    def __init__(self, pool: _Optional[_Union[_types_pb2.Pool, _Mapping]] = ...) -> None: ...
+
+class ListHostsRequest(_message.Message):
+    __slots__ = ("cluster", "host_id")
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    HOST_ID_FIELD_NUMBER: _ClassVar[int]
+    cluster: str
+    host_id: str
+    def __init__(self, cluster: _Optional[str] = ..., host_id: _Optional[str] = ...) -> None: ...
+
+class ListHostsResponse(_message.Message):
+    __slots__ = ("hosts",)
+    HOSTS_FIELD_NUMBER: _ClassVar[int]
+    hosts: _containers.RepeatedCompositeFieldContainer[_types_pb2.Host]
+    def __init__(self, hosts: _Optional[_Iterable[_Union[_types_pb2.Host, _Mapping]]] = ...) -> None: ...
+
+class DrainHostRequest(_message.Message):
+    __slots__ = ("host_id", "reason", "region", "deadline")
+    HOST_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    host_id: str
+    reason: str
+    region: str
+    deadline: _duration_pb2.Duration
+    def __init__(self, host_id: _Optional[str] = ..., reason: _Optional[str] = ..., region: _Optional[str] = ..., deadline: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class DrainHostResponse(_message.Message):
+    __slots__ = ("host",)
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    host: _types_pb2.Host
+    def __init__(self, host: _Optional[_Union[_types_pb2.Host, _Mapping]] = ...) -> None: ...
+
+class UndrainHostRequest(_message.Message):
+    __slots__ = ("host_id", "region")
+    HOST_ID_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    host_id: str
+    region: str
+    def __init__(self, host_id: _Optional[str] = ..., region: _Optional[str] = ...) -> None: ...
+
+class UndrainHostResponse(_message.Message):
+    __slots__ = ("host",)
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    host: _types_pb2.Host
+    def __init__(self, host: _Optional[_Union[_types_pb2.Host, _Mapping]] = ...) -> None: ...
+
+class MarkHostDownRequest(_message.Message):
+    __slots__ = ("host_id", "region", "force")
+    HOST_ID_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    FORCE_FIELD_NUMBER: _ClassVar[int]
+    host_id: str
+    region: str
+    force: bool
+    def __init__(self, host_id: _Optional[str] = ..., region: _Optional[str] = ..., force: _Optional[bool] = ...) -> None: ...
+
+class MarkHostDownResponse(_message.Message):
+    __slots__ = ("host",)
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    host: _types_pb2.Host
+    def __init__(self, host: _Optional[_Union[_types_pb2.Host, _Mapping]] = ...) -> None: ...
+
+class SetHostPoolRequest(_message.Message):
+    __slots__ = ("host_id", "host_pool", "region")
+    HOST_ID_FIELD_NUMBER: _ClassVar[int]
+    HOST_POOL_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    host_id: str
+    host_pool: str
+    region: str
+    def __init__(self, host_id: _Optional[str] = ..., host_pool: _Optional[str] = ..., region: _Optional[str] = ...) -> None: ...
+
+class SetHostPoolResponse(_message.Message):
+    __slots__ = ("host",)
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    host: _types_pb2.Host
+    def __init__(self, host: _Optional[_Union[_types_pb2.Host, _Mapping]] = ...) -> None: ...
+
+class ListHostPoolsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListHostPoolsResponse(_message.Message):
+    __slots__ = ("host_pools", "recent_moves")
+    HOST_POOLS_FIELD_NUMBER: _ClassVar[int]
+    RECENT_MOVES_FIELD_NUMBER: _ClassVar[int]
+    host_pools: _containers.RepeatedCompositeFieldContainer[_types_pb2.HostPool]
+    recent_moves: _containers.RepeatedCompositeFieldContainer[_types_pb2.HostPoolMove]
+    def __init__(self, host_pools: _Optional[_Iterable[_Union[_types_pb2.HostPool, _Mapping]]] = ..., recent_moves: _Optional[_Iterable[_Union[_types_pb2.HostPoolMove, _Mapping]]] = ...) -> None: ...
+
+class ListRegionsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListRegionsResponse(_message.Message):
+    __slots__ = ("regions",)
+    REGIONS_FIELD_NUMBER: _ClassVar[int]
+    regions: _containers.RepeatedCompositeFieldContainer[_types_pb2.Region]
+    def __init__(self, regions: _Optional[_Iterable[_Union[_types_pb2.Region, _Mapping]]] = ...) -> None: ...
+
+class WatchRequest(_message.Message):
+    __slots__ = ("job_id", "after_seq")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    AFTER_SEQ_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    after_seq: int
+    def __init__(self, job_id: _Optional[str] = ..., after_seq: _Optional[int] = ...) -> None: ...
+
+class FailBackRequest(_message.Message):
+    __slots__ = ("region",)
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    region: str
+    def __init__(self, region: _Optional[str] = ...) -> None: ...
+
+class FailBackResponse(_message.Message):
+    __slots__ = ("moved", "not_moved")
+    MOVED_FIELD_NUMBER: _ClassVar[int]
+    NOT_MOVED_FIELD_NUMBER: _ClassVar[int]
+    moved: _containers.RepeatedCompositeFieldContainer[_types_pb2.PlannedMove]
+    not_moved: _containers.RepeatedCompositeFieldContainer[_types_pb2.PlannedMove]
+    def __init__(self, moved: _Optional[_Iterable[_Union[_types_pb2.PlannedMove, _Mapping]]] = ..., not_moved: _Optional[_Iterable[_Union[_types_pb2.PlannedMove, _Mapping]]] = ...) -> None: ...
+
+class IsolateRegionRequest(_message.Message):
+    __slots__ = ("region", "isolated")
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    ISOLATED_FIELD_NUMBER: _ClassVar[int]
+    region: str
+    isolated: bool
+    def __init__(self, region: _Optional[str] = ..., isolated: _Optional[bool] = ...) -> None: ...
+
+class IsolateRegionResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class PutReplicaRequest(_message.Message):
+    __slots__ = ("replica",)
+    REPLICA_FIELD_NUMBER: _ClassVar[int]
+    replica: _types_pb2.Replica
+    def __init__(self, replica: _Optional[_Union[_types_pb2.Replica, _Mapping]] = ...) -> None: ...
+
+class PutReplicaResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListReplicasRequest(_message.Message):
+    __slots__ = ("owner_region",)
+    OWNER_REGION_FIELD_NUMBER: _ClassVar[int]
+    owner_region: str
+    def __init__(self, owner_region: _Optional[str] = ...) -> None: ...
+
+class ListReplicasResponse(_message.Message):
+    __slots__ = ("replicas",)
+    REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    replicas: _containers.RepeatedCompositeFieldContainer[_types_pb2.Replica]
+    def __init__(self, replicas: _Optional[_Iterable[_Union[_types_pb2.Replica, _Mapping]]] = ...) -> None: ...
+
+class PlanFailoverRequest(_message.Message):
+    __slots__ = ("region",)
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    region: str
+    def __init__(self, region: _Optional[str] = ...) -> None: ...
+
+class PlanFailoverResponse(_message.Message):
+    __slots__ = ("plans",)
+    PLANS_FIELD_NUMBER: _ClassVar[int]
+    plans: _containers.RepeatedCompositeFieldContainer[_types_pb2.RegionPlan]
+    def __init__(self, plans: _Optional[_Iterable[_Union[_types_pb2.RegionPlan, _Mapping]]] = ...) -> None: ...
+
+class StartDrillRequest(_message.Message):
+    __slots__ = ("region", "duration_seconds")
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    DURATION_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    region: str
+    duration_seconds: float
+    def __init__(self, region: _Optional[str] = ..., duration_seconds: _Optional[float] = ...) -> None: ...
+
+class StartDrillResponse(_message.Message):
+    __slots__ = ("drill",)
+    DRILL_FIELD_NUMBER: _ClassVar[int]
+    drill: _types_pb2.Drill
+    def __init__(self, drill: _Optional[_Union[_types_pb2.Drill, _Mapping]] = ...) -> None: ...
+
+class GetDrillRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
+
+class GetDrillResponse(_message.Message):
+    __slots__ = ("drill",)
+    DRILL_FIELD_NUMBER: _ClassVar[int]
+    drill: _types_pb2.Drill
+    def __init__(self, drill: _Optional[_Union[_types_pb2.Drill, _Mapping]] = ...) -> None: ...
+
+class ListDrillsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListDrillsResponse(_message.Message):
+    __slots__ = ("drills",)
+    DRILLS_FIELD_NUMBER: _ClassVar[int]
+    drills: _containers.RepeatedCompositeFieldContainer[_types_pb2.Drill]
+    def __init__(self, drills: _Optional[_Iterable[_Union[_types_pb2.Drill, _Mapping]]] = ...) -> None: ...
+
+class GetVersionRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetVersionResponse(_message.Message):
+    __slots__ = ("version", "commit", "region")
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    COMMIT_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    version: str
+    commit: str
+    region: str
+    def __init__(self, version: _Optional[str] = ..., commit: _Optional[str] = ..., region: _Optional[str] = ...) -> None: ...
+
+class WhoAmIRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class WhoAmIResponse(_message.Message):
+    __slots__ = ("name", "method", "roles", "forwarded_by", "authentication")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    ROLES_FIELD_NUMBER: _ClassVar[int]
+    FORWARDED_BY_FIELD_NUMBER: _ClassVar[int]
+    AUTHENTICATION_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    method: str
+    roles: _containers.RepeatedScalarFieldContainer[str]
+    forwarded_by: str
+    authentication: bool
+    def __init__(self, name: _Optional[str] = ..., method: _Optional[str] = ..., roles: _Optional[_Iterable[str]] = ..., forwarded_by: _Optional[str] = ..., authentication: _Optional[bool] = ...) -> None: ...
+
+class CanIRequest(_message.Message):
+    __slots__ = ("action", "pool", "job_id")
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    action: str
+    pool: str
+    job_id: str
+    def __init__(self, action: _Optional[str] = ..., pool: _Optional[str] = ..., job_id: _Optional[str] = ...) -> None: ...
+
+class CanIResponse(_message.Message):
+    __slots__ = ("allowed", "reason")
+    ALLOWED_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    allowed: bool
+    reason: str
+    def __init__(self, allowed: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class ListAuditRequest(_message.Message):
+    __slots__ = ("name", "since", "limit")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    since: _timestamp_pb2.Timestamp
+    limit: int
+    def __init__(self, name: _Optional[str] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class ListAuditResponse(_message.Message):
+    __slots__ = ("records",)
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    records: _containers.RepeatedCompositeFieldContainer[_types_pb2.AuditRecord]
+    def __init__(self, records: _Optional[_Iterable[_Union[_types_pb2.AuditRecord, _Mapping]]] = ...) -> None: ...

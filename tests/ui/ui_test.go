@@ -1,0 +1,191 @@
+// Package ui_test drives the web UI in a real browser: headless Chromium
+// (Debian's chromium package) through playwright-core (ui/node_modules,
+// from `npm ci` in ui/), against `peloton dev --regions 3` on simulated
+// hosts. Each scenario of ui/tests/browser.mjs is a subtest; screenshots
+// go to the subtest's artifact directory (kept with `go test -artifacts`).
+// Without node, the browser or ui/node_modules the test fails: CI installs
+// them (.ci/run).
+package ui_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/peloton-federated/peloton/tests/testkit"
+)
+
+var binary string
+
+func TestMain(m *testing.M) { testkit.Main(m, &binary) }
+
+// Scenarios in order: pools gives "/" children, after which jobs go to a
+// leaf pool, so it comes after the scenarios that create jobs in "/".
+var scenarios = []string{"pages", "job-live", "pending", "drain", "drill", "pools", "big"}
+
+func TestBrowser(t *testing.T) {
+	uiDir := repoPath(t, "ui")
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is needed for the browser tests (Debian: apt-get install nodejs npm)")
+	}
+	if _, err := os.Stat(filepath.Join(uiDir, "node_modules", "playwright-core")); err != nil {
+		t.Fatal("ui/node_modules lacks playwright-core: run `npm ci` in ui/ (make ui does)")
+	}
+	browser := chromiumPath(t)
+
+	// The dev cluster picks its gossip ports itself; another process may
+	// take one first, so a start that fails is tried again.
+	var url string
+	for attempt := 1; ; attempt++ {
+		var err error
+		url, err = startDev(t)
+		if err == nil {
+			break
+		}
+		if attempt == 3 {
+			t.Fatal(err)
+		}
+		t.Logf("peloton dev did not start (%v); again", err)
+	}
+
+	for _, sc := range scenarios {
+		t.Run(sc, func(t *testing.T) {
+			out := t.ArtifactDir()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			run := exec.CommandContext(ctx, node, "tests/browser.mjs", sc)
+			run.Dir = uiDir
+			run.Env = append(os.Environ(), "PELOTON_URL="+url, "CHROMIUM="+browser, "OUT="+out)
+			outText, err := run.CombinedOutput()
+			for _, line := range strings.Split(strings.TrimSpace(string(outText)), "\n") {
+				t.Log(line)
+			}
+			if err != nil {
+				t.Fatalf("scenario %s: %v", sc, err)
+			}
+		})
+	}
+}
+
+// startDev starts `peloton dev --regions 3` on sim hosts, stopped when the
+// test ends, and returns the URL of its first region (east) once every
+// region is alive.
+func startDev(t *testing.T) (string, error) {
+	addr := threeFreePorts(t)
+	var log bytes.Buffer
+	cmd := exec.Command(binary, "dev", "--data-dir", t.TempDir(), "--addr", addr, "--regions", "3",
+		"--hosts", "sim,hosts=5,duration=1h", "--suspect-after", "1s", "--fail-after", "3s", "--recover-after", "2s")
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	stop := func() {
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}
+	url := "http://" + addr
+	deadline := time.Now().Add(60 * time.Second)
+	for !allAlive(url) {
+		select {
+		case err := <-done:
+			return "", fmt.Errorf("peloton dev exited: %v\n%s", err, testkit.LastLines(log.String(), 5))
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return "", fmt.Errorf("three regions not alive after 60s\n%s", testkit.LastLines(log.String(), 20))
+		}
+	}
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() {
+			t.Logf("peloton dev log (last lines):\n%s", testkit.LastLines(log.String(), 60))
+		}
+	})
+	return url, nil
+}
+
+func allAlive(url string) bool {
+	resp, err := http.Get(url + "/v1/regions")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	_, _ = buf.ReadFrom(resp.Body)
+	return resp.StatusCode == 200 && strings.Count(buf.String(), `"health":"alive"`) == 3
+}
+
+// chromiumPath finds Debian's chromium (or the one CHROMIUM names).
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("no chromium: the browser tests need it (Debian: apt-get install chromium), or set CHROMIUM")
+	return ""
+}
+
+// threeFreePorts returns an address whose port and the next two are free:
+// region i of `peloton dev --regions 3` listens on the port + i.
+func threeFreePorts(t *testing.T) string {
+	t.Helper()
+	for range 50 {
+		port := testkit.FreePort(t, "127.0.0.1")
+		if port > 65530 {
+			continue
+		}
+		ok := true
+		for i := 1; i <= 2 && ok; i++ {
+			ok = portFree(port + i)
+		}
+		if ok {
+			return "127.0.0.1:" + strconv.Itoa(port)
+		}
+	}
+	t.Fatal("no three consecutive free ports")
+	return ""
+}
+
+func portFree(port int) bool {
+	c, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// repoPath is a path in the repository, from this file's place in it.
+func repoPath(t *testing.T, rel string) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("cannot find the repository")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..", rel)
+}

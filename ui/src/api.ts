@@ -1,0 +1,271 @@
+// The HTTP/JSON API of api/peloton/v1 (protobuf JSON: camelCase fields,
+// enums as names, 64-bit integers as strings, unset fields left out). Only
+// the fields the UI reads are declared.
+
+export interface Resources {
+  cpu?: number;
+  memMb?: number;
+  diskMb?: number;
+  gpu?: number;
+}
+
+export interface JobStatus {
+  state?: string;
+  taskStates?: Record<string, number>;
+  createTime?: string;
+  startTime?: string;
+  completionTime?: string;
+  region?: string;
+  message?: string;
+  updateId?: string;
+}
+
+export interface JobSpec {
+  name?: string;
+  type?: string;
+  pool?: string;
+  region?: string;
+  priority?: number;
+  preemptible?: boolean;
+  instances?: number;
+  labels?: Record<string, string>;
+  task?: { command?: string; args?: string[]; resources?: Resources };
+  [key: string]: unknown;
+}
+
+export interface Job {
+  id: string;
+  spec?: JobSpec;
+  status?: JobStatus;
+  configVersion?: string;
+}
+
+export interface Task {
+  jobId?: string;
+  instance?: number;
+  state?: string;
+  goalState?: string;
+  run?: number;
+  host?: string;
+  cluster?: string;
+  reason?: string;
+  message?: string;
+  exitCode?: number;
+  startTime?: string;
+  completionTime?: string;
+  updateTime?: string;
+  configVersion?: string;
+  health?: string;
+  ready?: string;
+  ports?: Record<string, number>;
+  pinnedHost?: string;
+  retryAfter?: string;
+}
+
+export interface HostPoolMove {
+  hostId?: string;
+  from?: string;
+  to?: string;
+  phase?: string;
+  reason?: string;
+  region?: string;
+}
+
+export interface PelotonEvent {
+  seq?: string;
+  time?: string;
+  jobId?: string;
+  job?: JobStatus;
+  task?: Task;
+  hostPoolMove?: HostPoolMove;
+}
+
+export interface Update {
+  id: string;
+  jobId?: string;
+  fromVersion?: string;
+  toVersion?: string;
+  batchSize?: number;
+  state?: string;
+  instancesTotal?: number;
+  instancesDone?: number;
+  instancesFailed?: number;
+  instancesInFlight?: number;
+  maxFailures?: number;
+  paused?: boolean;
+  createTime?: string;
+  completionTime?: string;
+  message?: string;
+}
+
+export interface PoolResource {
+  name: string;
+  reservation?: number | string;
+  limit?: number | string;
+  share?: number | string;
+  demand?: number | string;
+  allocation?: number | string;
+  entitlement?: number | string;
+}
+
+export interface PoolRegionShare {
+  region?: string;
+  reservation?: Resources;
+  limit?: Resources;
+  demand?: Resources;
+}
+
+export interface Pool {
+  path: string;
+  resources?: PoolResource[];
+  children?: string[];
+  jobs?: number;
+  spec?: { hostPools?: string[] };
+  regions?: PoolRegionShare[];
+}
+
+export interface Host {
+  id: string;
+  hostname?: string;
+  cluster?: string;
+  kind?: string;
+  state?: string;
+  capacity?: Resources;
+  allocated?: Resources;
+  labels?: Record<string, string>;
+  tasks?: number;
+  draining?: boolean;
+  drainReason?: string;
+  drainTime?: string;
+  lastSeen?: string;
+  region?: string;
+  hostPool?: string;
+  hostPoolTarget?: string;
+}
+
+export interface RegionMember {
+  name?: string;
+  address?: string;
+  role?: string;
+  leader?: boolean;
+  status?: string;
+}
+
+export interface Region {
+  name: string;
+  health?: string;
+  members?: RegionMember[];
+  capacity?: Resources;
+  allocation?: Resources;
+  lastSeen?: string;
+}
+
+export interface PlannedMove {
+  jobId?: string;
+  jobName?: string;
+  toRegion?: string;
+  reason?: string;
+}
+
+export interface RegionPlan {
+  region?: string;
+  moves?: PlannedMove[];
+  unplaced?: PlannedMove[];
+  pinned?: number;
+}
+
+export interface Drill {
+  id: string;
+  region?: string;
+  state?: string;
+  startTime?: string;
+  endTime?: string;
+  detectionSeconds?: number;
+  relocationSeconds?: number;
+  failbackSeconds?: number;
+  moved?: PlannedMove[];
+  notMoved?: PlannedMove[];
+  message?: string;
+}
+
+/** ApiError carries the HTTP status and the gRPC status message. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+async function call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  const init: RequestInit = { method, signal, headers: { Accept: 'application/json' } };
+  if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    (init.headers as Record<string, string>)['Content-Type'] = 'application/json';
+  }
+  const resp = await fetch(path, init);
+  const text = await resp.text();
+  if (!resp.ok) {
+    let message = text;
+    try {
+      message = (JSON.parse(text) as { message?: string }).message ?? text;
+    } catch {
+      // not JSON: keep the text
+    }
+    throw new ApiError(resp.status, message || resp.statusText);
+  }
+  return (text ? JSON.parse(text) : {}) as T;
+}
+
+export const get = <T>(path: string, signal?: AbortSignal) => call<T>('GET', path, undefined, signal);
+export const post = <T>(path: string, body: unknown = {}) => call<T>('POST', path, body);
+
+/** Query string from the defined values; arrays repeat the key. */
+export function query(params: Record<string, string | number | boolean | string[] | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined || v === '' || v === false) continue;
+    if (Array.isArray(v)) v.forEach((x) => q.append(k, x));
+    else q.set(k, String(v));
+  }
+  const s = q.toString();
+  return s ? '?' + s : '';
+}
+
+const enc = encodeURIComponent;
+/** Host ids hold a "/" (cluster/name) that the route keeps as is. */
+export const hostPath = (id: string) => id.split('/').map(enc).join('/');
+
+export const api = {
+  jobs: (states?: string[], pool?: string, signal?: AbortSignal) =>
+    get<{ jobs?: Job[] }>('/v1/jobs' + query({ states, pool }), signal),
+  job: (id: string, signal?: AbortSignal) => get<{ job: Job }>(`/v1/jobs/${enc(id)}`, signal),
+  tasks: (id: string, p: { states?: string[]; offset?: number; limit?: number }, signal?: AbortSignal) =>
+    get<{ tasks?: Task[]; total?: number }>(`/v1/jobs/${enc(id)}/tasks` + query(p), signal),
+  task: (id: string, instance: number, signal?: AbortSignal) =>
+    get<{ task: Task }>(`/v1/jobs/${enc(id)}/tasks/${instance}`, signal),
+  logs: (id: string, instance: number, p: { stream?: string; offset?: number; limit?: number; run?: number }) =>
+    get<{ data?: string; nextOffset?: string; size?: string }>(`/v1/jobs/${enc(id)}/tasks/${instance}/logs` + query(p)),
+  config: (id: string, version?: number, signal?: AbortSignal) =>
+    get<{ spec?: JobSpec; version?: string; versions?: string[] }>(`/v1/jobs/${enc(id)}/config` + query({ version }), signal),
+  events: (id: string, p: { instance?: number; afterSeq?: string; limit?: number }, signal?: AbortSignal) =>
+    get<{ events?: PelotonEvent[]; more?: boolean }>(`/v1/jobs/${enc(id)}/events` + query(p), signal),
+  updates: (id: string, signal?: AbortSignal) => get<{ updates?: Update[] }>(`/v1/jobs/${enc(id)}/updates`, signal),
+  update: (id: string, signal?: AbortSignal) => get<{ update: Update }>(`/v1/updates/${enc(id)}`, signal),
+  updateAction: (id: string, action: 'pause' | 'resume' | 'rollback' | 'abort') =>
+    post<{ update: Update }>(`/v1/updates/${enc(id)}:${action}`),
+  stopJob: (id: string) => post<{ job: Job }>(`/v1/jobs/${enc(id)}/stop`),
+  pools: (signal?: AbortSignal) => get<{ pools?: Pool[] }>('/v1/pools', signal),
+  pool: (path: string, signal?: AbortSignal) =>
+    get<{ pool: Pool }>(`/v1/pools/${path.replace(/^\//, '').split('/').map(enc).join('/')}?regions=true`, signal),
+  hosts: (signal?: AbortSignal) => get<{ hosts?: Host[] }>('/v1/hosts', signal),
+  drain: (h: Host, reason: string) => post<{ host: Host }>(`/v1/hosts/${hostPath(h.id)}:drain`, { reason, region: h.region }),
+  undrain: (h: Host) => post<{ host: Host }>(`/v1/hosts/${hostPath(h.id)}:undrain`, { region: h.region }),
+  regions: (signal?: AbortSignal) => get<{ regions?: Region[] }>('/v1/regions', signal),
+  plan: (signal?: AbortSignal) => get<{ plans?: RegionPlan[] }>('/v1/regions/plan', signal),
+  drills: (signal?: AbortSignal) => get<{ drills?: Drill[] }>('/v1/drills', signal),
+  startDrill: (region: string, durationSeconds: number) =>
+    post<{ drill: Drill }>('/v1/drills', { region, durationSeconds }),
+  version: () => get<{ version?: string; region?: string }>('/v1/version'),
+};

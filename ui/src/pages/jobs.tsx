@@ -1,0 +1,171 @@
+// Jobs: every job of every region, searchable and sortable, a page at a
+// time. The state and pool filters are the server's (ListJobs); search,
+// sort and paging are done here, as ListJobs has no paging.
+import { api, type Job } from '../api';
+import { Badge, Empty, ErrorNote, Pager, SortHeader, Title, useNow } from '../components';
+import { useEvents, useThrottled } from '../events';
+import { Link, setQuery, useLocation } from '../router';
+import { JOB_STATES, WAITING_TASK, fmtAgo, fmtNum, jobState, jobType, shortId, useLoad } from '../util';
+
+const PAGE = 50;
+
+function owner(j: Job): string {
+  const l = j.spec?.labels ?? {};
+  return l.owner ?? l.team ?? '';
+}
+
+function running(j: Job): number {
+  return j.status?.taskStates?.RUNNING ?? 0;
+}
+
+function pending(j: Job): number {
+  return WAITING_TASK.reduce((a, s) => a + (j.status?.taskStates?.[s] ?? 0), 0);
+}
+
+const KEYS: Record<string, (j: Job) => string | number> = {
+  name: (j) => j.spec?.name ?? '',
+  state: (j) => JOB_STATES.indexOf(jobState(j.status?.state)),
+  pool: (j) => j.spec?.pool ?? '/',
+  region: (j) => j.status?.region ?? '',
+  owner,
+  instances: (j) => j.spec?.instances ?? 0,
+  running,
+  pending,
+  created: (j) => j.status?.createTime ?? '',
+};
+
+/** matches says whether a job matches every word of q: a word is a part of its
+ * id, name, pool, region, type or state, or a label as key=value or key. */
+function matches(j: Job, q: string): boolean {
+  const words = q.toLowerCase().split(/\s+/).filter(Boolean);
+  if (!words.length) return true;
+  const labels = Object.entries(j.spec?.labels ?? {}).map(([k, v]) => `${k}=${v}`.toLowerCase());
+  const hay = [j.id, j.spec?.name, j.spec?.pool, j.status?.region, jobType(j.spec?.type), jobState(j.status?.state)]
+    .map((s) => (s ?? '').toLowerCase())
+    .concat(labels);
+  return words.every((w) => hay.some((h) => h.includes(w)));
+}
+
+export function JobsPage() {
+  const loc = useLocation();
+  const now = useNow(5000);
+  const q = loc.query.get('q') ?? '';
+  const state = loc.query.get('state') ?? '';
+  const pool = loc.query.get('pool') ?? '';
+  const sort = loc.query.get('sort') ?? '-created';
+  const offset = Number(loc.query.get('offset') ?? 0) || 0;
+  const jobs = useLoad((s) => api.jobs(state ? ['JOB_STATE_' + state] : undefined, pool || undefined, s), [state, pool]);
+  const pools = useLoad((s) => api.pools(s), []);
+
+  const reload = useThrottled(() => jobs.reload(), 1000);
+  useEvents((ev) => {
+    if (!ev.job || !jobs.data) return;
+    const list = jobs.data.jobs ?? [];
+    const i = list.findIndex((j) => j.id === ev.jobId);
+    if (i < 0) {
+      reload(); // a job this page has not seen yet
+      return;
+    }
+    const next = list.slice();
+    next[i] = { ...list[i], status: { ...list[i].status, ...ev.job } };
+    if (state && jobState(ev.job.state) !== state) next.splice(i, 1);
+    jobs.set({ jobs: next });
+  });
+
+  const desc = sort.startsWith('-');
+  const key = KEYS[sort.replace(/^-/, '')] ?? KEYS.created;
+  const list = (jobs.data?.jobs ?? []).filter((j) => matches(j, q));
+  list.sort((a, b) => {
+    const x = key(a);
+    const y = key(b);
+    const c = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
+    return (desc ? -c : c) || a.id.localeCompare(b.id);
+  });
+  const page = list.slice(offset, offset + PAGE);
+  const onSort = (s: string) => setQuery({ sort: s, offset: 0 });
+
+  return (
+    <>
+      <Title sub="Every job of every region.">Jobs</Title>
+      <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Search
+          <input
+            type="search"
+            name="q"
+            value={q}
+            placeholder="name, id, label=value…"
+            onInput={(e) => setQuery({ q: (e.target as HTMLInputElement).value, offset: 0 })}
+          />
+        </label>
+        <label>
+          State
+          <select name="state" value={state} onChange={(e) => setQuery({ state: (e.target as HTMLSelectElement).value, offset: 0 })}>
+            <option value="">any</option>
+            {JOB_STATES.map((s) => (
+              <option key={s} value={s}>
+                {s.toLowerCase()}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Pool
+          <select name="pool" value={pool} onChange={(e) => setQuery({ pool: (e.target as HTMLSelectElement).value, offset: 0 })}>
+            <option value="">any</option>
+            {(pools.data?.pools ?? []).map((p) => (
+              <option key={p.path} value={p.path}>
+                {p.path}
+              </option>
+            ))}
+          </select>
+        </label>
+      </form>
+      <ErrorNote error={jobs.error} />
+      <div class="card">
+        <div class="table-wrap">
+          <table class="jobs">
+            <caption class="sr-only">Jobs, sorted by {sort.replace(/^-/, '')}</caption>
+            <thead>
+              <tr>
+                <SortHeader k="name" label="Name" sort={sort} onSort={onSort} />
+                <th scope="col">ID</th>
+                <SortHeader k="state" label="State" sort={sort} onSort={onSort} />
+                <SortHeader k="instances" label="Tasks" sort={sort} onSort={onSort} />
+                <SortHeader k="running" label="Running" sort={sort} onSort={onSort} />
+                <SortHeader k="pending" label="Pending" sort={sort} onSort={onSort} />
+                <SortHeader k="pool" label="Pool" sort={sort} onSort={onSort} />
+                <SortHeader k="region" label="Region" sort={sort} onSort={onSort} />
+                <SortHeader k="owner" label="Owner" sort={sort} onSort={onSort} />
+                <SortHeader k="created" label="Created" sort={sort} onSort={onSort} />
+              </tr>
+            </thead>
+            <tbody>
+              {page.map((j) => (
+                <tr key={j.id} data-job={j.id}>
+                  <td>
+                    <Link to={`/jobs/${encodeURIComponent(j.id)}`}>{j.spec?.name || '(no name)'}</Link>
+                    <span class="muted small"> {jobType(j.spec?.type)}</span>
+                  </td>
+                  <td class="mono">{shortId(j.id)}</td>
+                  <td>
+                    <Badge state={jobState(j.status?.state)} />
+                  </td>
+                  <td class="num">{fmtNum(j.spec?.instances ?? 0)}</td>
+                  <td class="num">{fmtNum(running(j))}</td>
+                  <td class="num">{fmtNum(pending(j))}</td>
+                  <td>{j.spec?.pool || '/'}</td>
+                  <td>{j.status?.region}</td>
+                  <td>{owner(j)}</td>
+                  <td title={j.status?.createTime}>{fmtAgo(j.status?.createTime, now)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+        {!jobs.loading && list.length === 0 && <Empty>No job matches.</Empty>}
+        <Pager label="Jobs pages" offset={offset} size={PAGE} total={list.length} onChange={(o) => setQuery({ offset: o })} />
+      </div>
+    </>
+  );
+}

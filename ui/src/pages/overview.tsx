@@ -1,0 +1,247 @@
+// Overview: regions, clusters, tasks running and pending, recent failures,
+// updates and drills in progress.
+import { useState } from 'preact/hooks';
+import { api, type Host, type Job, type PelotonEvent, type Update } from '../api';
+import { Badge, Bar, Empty, ErrorNote, Section, StateCounts, Title, useNow } from '../components';
+import { subscribe, useEvents, useThrottled } from '../events';
+import { Link } from '../router';
+import {
+  ACTIVE_UPDATE,
+  TASK_STATES,
+  TERMINAL_JOB,
+  WAITING_TASK,
+  fmtAgo,
+  fmtMem,
+  fmtNum,
+  hostState,
+  jobState,
+  shortId,
+  taskState,
+  updateState,
+  useInterval,
+  useLoad,
+} from '../util';
+
+/** Task failures seen on the stream since the UI was opened, newest first. */
+const failures: PelotonEvent[] = [];
+subscribe((ev) => {
+  const s = taskState(ev.task?.state);
+  if (s === 'FAILED' || s === 'LOST') {
+    failures.unshift(ev);
+    failures.length = Math.min(failures.length, 20);
+  }
+});
+
+function sumTasks(jobs: Job[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const j of jobs) {
+    if (TERMINAL_JOB.has(jobState(j.status?.state))) continue;
+    for (const [s, n] of Object.entries(j.status?.taskStates ?? {})) out[s] = (out[s] ?? 0) + n;
+  }
+  return out;
+}
+
+interface Cluster {
+  key: string;
+  region: string;
+  cluster: string;
+  kind: string;
+  hosts: Host[];
+}
+
+function clustersOf(hosts: Host[]): Cluster[] {
+  const m = new Map<string, Cluster>();
+  for (const h of hosts) {
+    const key = `${h.region ?? ''}/${h.cluster ?? ''}`;
+    let c = m.get(key);
+    if (!c) m.set(key, (c = { key, region: h.region ?? '', cluster: h.cluster ?? '', kind: h.kind ?? '', hosts: [] }));
+    c.hosts.push(h);
+  }
+  return [...m.values()].sort((a, b) => a.key.localeCompare(b.key));
+}
+
+export function Overview() {
+  const now = useNow();
+  const regions = useLoad((s) => api.regions(s), []);
+  const hosts = useLoad((s) => api.hosts(s), []);
+  const jobs = useLoad((s) => api.jobs(undefined, undefined, s), []);
+  const drills = useLoad((s) => api.drills(s), []);
+  const [updates, setUpdates] = useState<Update[]>([]);
+  const [, setFailTick] = useState(0);
+
+  const activeJobs = (jobs.data?.jobs ?? []).filter((j) => !TERMINAL_JOB.has(jobState(j.status?.state)));
+  const updateIds = activeJobs.map((j) => j.status?.updateId).filter((x): x is string => !!x);
+  const loadUpdates = async () => {
+    const got = await Promise.all(updateIds.slice(0, 50).map((id) => api.update(id).then((r) => r.update, () => undefined)));
+    setUpdates(got.filter((u): u is Update => !!u && ACTIVE_UPDATE.has(updateState(u.state))));
+  };
+  const refreshJobs = useThrottled(() => {
+    jobs.reload();
+    void loadUpdates();
+    setFailTick((t) => t + 1);
+  }, 1000);
+  useEvents((ev) => {
+    if (ev.job) refreshJobs();
+    else if (ev.task && (taskState(ev.task.state) === 'FAILED' || taskState(ev.task.state) === 'LOST')) refreshJobs();
+  });
+  useInterval(() => {
+    regions.reload();
+    hosts.reload();
+    drills.reload();
+    void loadUpdates();
+  }, 3000);
+
+  const counts = sumTasks(jobs.data?.jobs ?? []);
+  const running = counts.RUNNING ?? 0;
+  const pending = WAITING_TASK.reduce((a, s) => a + (counts[s] ?? 0), 0);
+  const failedJobs = (jobs.data?.jobs ?? [])
+    .filter((j) => jobState(j.status?.state) === 'FAILED')
+    .sort((a, b) => (b.status?.completionTime ?? '').localeCompare(a.status?.completionTime ?? ''))
+    .slice(0, 10);
+  const activeDrills = (drills.data?.drills ?? []).filter((d) => d.state === 'running' || d.state === 'healed');
+
+  return (
+    <>
+      <Title sub="What runs where, what waits, and what is going on.">Overview</Title>
+      <div class="figures" role="list" aria-label="Task figures">
+        <Figure label="Running tasks" value={running} testid="running-tasks" />
+        <Figure label="Pending tasks" value={pending} testid="pending-tasks" />
+        <Figure label="Active jobs" value={activeJobs.length} />
+        <Figure label="Hosts" value={hosts.data?.hosts?.length ?? 0} />
+      </div>
+      <div class="grid">
+        <Section title="Regions">
+          <ErrorNote error={regions.error} />
+          <ul class="tiles">
+            {(regions.data?.regions ?? []).map((r) => {
+              const leader = r.members?.find((m) => m.leader);
+              return (
+                <li key={r.name} class="tile" data-region={r.name}>
+                  <div class="tile-head">
+                    <strong>{r.name}</strong> <Badge state={(r.health ?? '').toUpperCase()} label={r.health} />
+                  </div>
+                  <div class="muted small">
+                    leader {leader?.name ?? 'none'}
+                    {r.lastSeen && ` · seen ${fmtAgo(r.lastSeen, now)}`}
+                  </div>
+                  <Bar label="cpu" used={r.allocation?.cpu ?? 0} total={r.capacity?.cpu ?? 0} />
+                  <Bar
+                    label="mem"
+                    used={r.allocation?.memMb ?? 0}
+                    total={r.capacity?.memMb ?? 0}
+                    text={`${fmtMem(r.allocation?.memMb)} / ${fmtMem(r.capacity?.memMb)}`}
+                  />
+                  {(r.capacity?.gpu ?? 0) > 0 && <Bar label="gpu" used={r.allocation?.gpu ?? 0} total={r.capacity?.gpu ?? 0} />}
+                </li>
+              );
+            })}
+          </ul>
+        </Section>
+        <Section title="Clusters">
+          <ErrorNote error={hosts.error} />
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Region</th>
+                  <th scope="col">Cluster</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Hosts</th>
+                  <th scope="col">CPU allocated</th>
+                </tr>
+              </thead>
+              <tbody>
+                {clustersOf(hosts.data?.hosts ?? []).map((c) => {
+                  const up = c.hosts.filter((h) => hostState(h.state) === 'UP').length;
+                  const cap = c.hosts.reduce((a, h) => a + (h.capacity?.cpu ?? 0), 0);
+                  const used = c.hosts.reduce((a, h) => a + (h.allocated?.cpu ?? 0), 0);
+                  return (
+                    <tr key={c.key}>
+                      <td>{c.region}</td>
+                      <td>
+                        <Link to={`/hosts?region=${encodeURIComponent(c.region)}&cluster=${encodeURIComponent(c.cluster)}`}>{c.cluster}</Link>
+                      </td>
+                      <td>{c.kind}</td>
+                      <td>
+                        {up} up of {c.hosts.length}
+                      </td>
+                      <td class="wide">
+                        <Bar label="cpu" used={used} total={cap} />
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        </Section>
+        <Section title="Tasks of active jobs">
+          <ErrorNote error={jobs.error} />
+          <StateCounts counts={counts} order={TASK_STATES} label="Tasks by state" />
+        </Section>
+        <Section title="In progress">
+          <h3>Updates</h3>
+          {updates.length === 0 ? (
+            <Empty>No update is rolling.</Empty>
+          ) : (
+            <ul class="plain">
+              {updates.map((u) => (
+                <li key={u.id}>
+                  <Link to={`/jobs/${encodeURIComponent(u.jobId ?? '')}`}>{shortId(u.jobId)}</Link> v{u.fromVersion}→v{u.toVersion}{' '}
+                  <Badge state={updateState(u.state)} /> {u.paused && <Badge state="PAUSED" />}{' '}
+                  <Bar label="done" used={u.instancesDone ?? 0} total={u.instancesTotal ?? 0} />
+                </li>
+              ))}
+            </ul>
+          )}
+          <h3>Drills</h3>
+          {activeDrills.length === 0 ? (
+            <Empty>No drill is running.</Empty>
+          ) : (
+            <ul class="plain">
+              {activeDrills.map((d) => (
+                <li key={d.id}>
+                  <Link to="/regions">{d.region}</Link> <Badge state={(d.state ?? '').toUpperCase()} label={d.state} /> started{' '}
+                  {fmtAgo(d.startTime, now)}
+                </li>
+              ))}
+            </ul>
+          )}
+          <h3>Migrations</h3>
+          <Empty>The API reports no migration.</Empty>
+        </Section>
+        <Section title="Recent failures">
+          {failedJobs.length === 0 && failures.length === 0 && <Empty>Nothing failed.</Empty>}
+          <ul class="plain">
+            {failures.map((ev) => (
+              <li key={ev.seq}>
+                task{' '}
+                <Link to={`/jobs/${encodeURIComponent(ev.jobId ?? '')}/tasks/${ev.task?.instance ?? 0}`}>
+                  {shortId(ev.jobId)}/{ev.task?.instance ?? 0}
+                </Link>{' '}
+                <Badge state={taskState(ev.task?.state)} /> {ev.task?.reason} <span class="muted">{fmtAgo(ev.time, now)}</span>
+              </li>
+            ))}
+            {failedJobs.map((j) => (
+              <li key={j.id}>
+                job <Link to={`/jobs/${encodeURIComponent(j.id)}`}>{j.spec?.name ?? shortId(j.id)}</Link> <Badge state="FAILED" />{' '}
+                {j.status?.message} <span class="muted">{fmtAgo(j.status?.completionTime, now)}</span>
+              </li>
+            ))}
+          </ul>
+        </Section>
+      </div>
+    </>
+  );
+}
+
+function Figure({ label, value, testid }: { label: string; value: number; testid?: string }) {
+  return (
+    <div class="figure" role="listitem">
+      <span class="figure-value" data-testid={testid}>
+        {fmtNum(value)}
+      </span>
+      <span class="figure-label">{label}</span>
+    </div>
+  );
+}

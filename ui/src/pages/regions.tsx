@@ -1,0 +1,236 @@
+// Regions and drills: each region's health (and its history while this page
+// is open), members and capacity, the failover readiness plan, and drill
+// reports with their timings as a timeline.
+import { useRef, useState } from 'preact/hooks';
+import { api, post, type Drill, type Region } from '../api';
+import { Badge, Bar, Confirm, Empty, ErrorNote, Section, Title, useNow } from '../components';
+import { fmtAgo, fmtDuration, fmtMem, fmtTime, useInterval, useLoad } from '../util';
+
+/** Health samples per region: [unix ms, health]. */
+const healthHistory = new Map<string, [number, string][]>();
+const HISTORY_MS = 10 * 60 * 1000;
+
+function recordHealth(regions: Region[], t: number) {
+  for (const r of regions) {
+    const h = healthHistory.get(r.name) ?? [];
+    h.push([t, r.health ?? 'unknown']);
+    while (h.length && h[0][0] < t - HISTORY_MS) h.shift();
+    healthHistory.set(r.name, h);
+  }
+}
+
+export function RegionsPage() {
+  const now = useNow(1000);
+  const regions = useLoad((s) => api.regions(s).then((r) => (recordHealth(r.regions ?? [], Date.now()), r)), []);
+  const drills = useLoad((s) => api.drills(s), []);
+  const plan = useLoad((s) => api.plan(s), []);
+  useInterval(() => {
+    regions.reload();
+    drills.reload();
+  }, 1000);
+  useInterval(() => plan.reload(), 10000);
+  const names = (regions.data?.regions ?? []).map((r) => r.name);
+  const list = [...(drills.data?.drills ?? [])].sort((a, b) => (b.startTime ?? '').localeCompare(a.startTime ?? ''));
+
+  return (
+    <>
+      <Title sub="Health as the federation sees it; drills fence a region and time what follows.">Regions and drills</Title>
+      <Section title="Regions" id="regions">
+        <ErrorNote error={regions.error} />
+        <div class="table-wrap">
+          <table class="regions">
+            <thead>
+              <tr>
+                <th scope="col">Region</th>
+                <th scope="col">Health</th>
+                <th scope="col">Members</th>
+                <th scope="col">Allocated</th>
+                <th scope="col">Last seen</th>
+                <th scope="col">Health, last 10 minutes</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {(regions.data?.regions ?? []).map((r) => (
+                <tr key={r.name} data-region={r.name}>
+                  <th scope="row">{r.name}</th>
+                  <td>
+                    <Badge state={(r.health ?? '').toUpperCase()} label={r.health} />
+                  </td>
+                  <td>
+                    <ul class="plain small">
+                      {(r.members ?? []).map((m) => (
+                        <li key={m.name}>
+                          {m.name} {m.leader && <strong>leader</strong>} <span class="muted">{[m.role, m.status, m.address].filter(Boolean).join(' · ')}</span>
+                        </li>
+                      ))}
+                    </ul>
+                  </td>
+                  <td class="wide">
+                    <Bar label="cpu" used={r.allocation?.cpu ?? 0} total={r.capacity?.cpu ?? 0} />
+                    <Bar label="mem" used={r.allocation?.memMb ?? 0} total={r.capacity?.memMb ?? 0} text={`${fmtMem(r.allocation?.memMb)} / ${fmtMem(r.capacity?.memMb)}`} />
+                  </td>
+                  <td>{fmtAgo(r.lastSeen, now)}</td>
+                  <td class="wide">
+                    <HealthStrip samples={healthHistory.get(r.name) ?? []} now={now} />
+                  </td>
+                  <td class="actions">
+                    <Confirm
+                      label="Fail back"
+                      title={`Fail back to ${r.name}?`}
+                      body="Jobs relocated away from the region are re-created there with the instances not yet succeeded, and their relocated copies are stopped."
+                      action={() => post(`/v1/regions/${encodeURIComponent(r.name)}/failback`)}
+                    />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </Section>
+      <Section title="Drills" id="drills" actions={<StartDrill regions={names} onStarted={drills.reload} />}>
+        <ErrorNote error={drills.error} />
+        {list.length === 0 ? <Empty>No drill yet.</Empty> : list.map((d) => <DrillReport key={d.id} d={d} now={now} />)}
+      </Section>
+      <Section title="Failover readiness" id="plan">
+        <ErrorNote error={plan.error} />
+        {(plan.data?.plans ?? []).length === 0 && <Empty>No plan.</Empty>}
+        <ul class="plain">
+          {(plan.data?.plans ?? []).map((p) => (
+            <li key={p.region} data-plan={p.region}>
+              <strong>{p.region}</strong>:{' '}
+              {(p.unplaced?.length ?? 0) === 0 ? <Badge state="SUCCEEDED" label="ready" /> : <Badge state="FAILED" label={`${p.unplaced?.length} would not fit`} />}{' '}
+              {p.moves?.length ?? 0} relocatable jobs would move, {p.pinned ?? 0} stay pinned
+              {(p.moves?.length ?? 0) + (p.unplaced?.length ?? 0) > 0 && (
+                <ul class="small">
+                  {(p.moves ?? []).map((m) => (
+                    <li key={m.jobId}>
+                      {m.jobName || m.jobId} → {m.toRegion}
+                    </li>
+                  ))}
+                  {(p.unplaced ?? []).map((m) => (
+                    <li key={m.jobId} class="bad">
+                      {m.jobName || m.jobId}: {m.reason}
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </li>
+          ))}
+        </ul>
+      </Section>
+    </>
+  );
+}
+
+function HealthStrip({ samples, now }: { samples: [number, string][]; now: number }) {
+  const from = now - HISTORY_MS;
+  const changes = samples.filter((s, i) => i === 0 || s[1] !== samples[i - 1][1]);
+  return (
+    <div class="strip" role="img" aria-label={changes.map(([t, h]) => `${h} since ${fmtTime(new Date(t).toISOString())}`).join('; ') || 'no samples yet'}>
+      {changes.map(([t, h], i) => {
+        const end = i + 1 < changes.length ? changes[i + 1][0] : now;
+        const left = Math.max(0, ((t - from) / HISTORY_MS) * 100);
+        const width = Math.max(0.5, ((end - Math.max(t, from)) / HISTORY_MS) * 100);
+        return <span key={t} class={`strip-part h-${h}`} style={{ left: `${left}%`, width: `${width}%` }} title={h} />;
+      })}
+    </div>
+  );
+}
+
+function StartDrill({ regions, onStarted }: { regions: string[]; onStarted: () => void }) {
+  const region = useRef<HTMLSelectElement>(null);
+  const duration = useRef<HTMLInputElement>(null);
+  const [started, setStarted] = useState<string>();
+  return (
+    <>
+      <Confirm
+        label="Start a drill…"
+        title="Start a region failure drill"
+        body="The region is fenced and cut off from gossip; the others declare it failed and relocate its work; then it is healed and its work fails back."
+        danger
+        action={async () => {
+          const r = await api.startDrill(region.current?.value ?? '', Number(duration.current?.value || 30));
+          setStarted(r.drill.id);
+          onStarted();
+        }}
+      >
+        <label class="block">
+          Region
+          <select ref={region} name="region">
+            {regions.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label class="block">
+          Fenced for (seconds)
+          <input ref={duration} type="number" name="duration" min={1} max={3600} value={30} />
+        </label>
+      </Confirm>
+      {started && <span class="sr-only" role="status">Drill {started} started</span>}
+    </>
+  );
+}
+
+function DrillReport({ d, now }: { d: Drill; now: number }) {
+  const start = d.startTime ? new Date(d.startTime).getTime() : now;
+  const end = d.endTime ? new Date(d.endTime).getTime() : undefined;
+  const elapsed = ((end ?? now) - start) / 1000;
+  const healed = end && d.failbackSeconds ? elapsed - d.failbackSeconds : undefined;
+  const span = Math.max(elapsed, d.relocationSeconds ?? 0, d.detectionSeconds ?? 0, 1);
+  const pct = (s: number) => `${Math.min(100, (s / span) * 100)}%`;
+  const marks: [string, number | undefined][] = [
+    ['detected', d.detectionSeconds || undefined],
+    ['relocated', d.relocationSeconds || undefined],
+    ['healed', healed],
+    ['failed back', end ? elapsed : undefined],
+  ];
+  return (
+    <article class="drill" data-drill={d.id} data-state={d.state} aria-label={`Drill of ${d.region}`}>
+      <header>
+        <strong>{d.region}</strong> <Badge state={(d.state ?? '').toUpperCase()} label={d.state} />{' '}
+        <span class="muted small">
+          {fmtTime(d.startTime)} · {d.id}
+        </span>
+      </header>
+      <div class="timeline" role="img" aria-label={`Timeline: ${marks.filter((m) => m[1] !== undefined).map(([k, v]) => `${k} at ${fmtDuration(v!)}`).join(', ') || 'started'}`}>
+        <span class="tl-seg tl-fenced" style={{ left: 0, width: pct(healed ?? elapsed) }} />
+        {d.detectionSeconds ? <span class="tl-seg tl-detect" style={{ left: 0, width: pct(d.detectionSeconds) }} /> : null}
+        {healed !== undefined && <span class="tl-seg tl-failback" style={{ left: pct(healed), width: pct(d.failbackSeconds ?? 0) }} />}
+        {marks.map(([k, v]) =>
+          v === undefined ? null : (
+            <span key={k} class="tl-mark" style={{ left: pct(v) }} title={`${k} at +${fmtDuration(v)}`} />
+          ),
+        )}
+      </div>
+      <ol class="tl-legend">
+        <li>fenced +0s</li>
+        {marks.map(([k, v]) => v !== undefined && <li key={k}>{k} +{fmtDuration(v)}</li>)}
+      </ol>
+      <dl class="facts">
+        <div class="fact">
+          <dt>Detection</dt>
+          <dd data-testid="detection">{d.detectionSeconds ? `${d.detectionSeconds.toFixed(1)}s` : '…'}</dd>
+        </div>
+        <div class="fact">
+          <dt>Relocation</dt>
+          <dd data-testid="relocation">{d.relocationSeconds ? `${d.relocationSeconds.toFixed(1)}s` : '…'}</dd>
+        </div>
+        <div class="fact">
+          <dt>Failback</dt>
+          <dd data-testid="failback">{d.failbackSeconds ? `${d.failbackSeconds.toFixed(1)}s` : '…'}</dd>
+        </div>
+        <div class="fact">
+          <dt>Moved</dt>
+          <dd>
+            {d.moved?.length ?? 0} jobs{(d.notMoved?.length ?? 0) > 0 && `, ${d.notMoved?.length} not`}
+          </dd>
+        </div>
+      </dl>
+      {d.message && <p class="note">{d.message}</p>}
+    </article>
+  );
+}

@@ -1,0 +1,185 @@
+// Small hooks and formatting shared by the pages.
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import type { Resources } from './api';
+
+export interface Loaded<T> {
+  data?: T;
+  error?: string;
+  loading: boolean;
+  /** reload reads again, keeping what is shown until the answer comes. */
+  reload: () => void;
+  set: (d: T) => void;
+}
+
+/** useLoad runs load when deps change and whenever reload is called. */
+export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
+  const [tick, setTick] = useState(0);
+  const loadRef = useRef(load);
+  loadRef.current = load;
+  useEffect(() => {
+    const c = new AbortController();
+    setState((s) => ({ ...s, loading: true }));
+    loadRef
+      .current(c.signal)
+      .then((data) => !c.signal.aborted && setState({ data, loading: false }))
+      .catch((e: unknown) => {
+        if (!c.signal.aborted) setState((s) => ({ ...s, error: String((e as Error)?.message ?? e), loading: false }));
+      });
+    return () => c.abort();
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  const set = useCallback((data: T) => setState({ data, loading: false }), []);
+  return { ...state, reload, set };
+}
+
+/** useInterval calls fn every ms while mounted (and the tab is visible). */
+export function useInterval(fn: () => void, ms: number) {
+  const ref = useRef(fn);
+  ref.current = fn;
+  useEffect(() => {
+    const id = window.setInterval(() => {
+      if (document.visibilityState !== 'hidden') ref.current();
+    }, ms);
+    return () => window.clearInterval(id);
+  }, [ms]);
+}
+
+/** Enum names without their prefix: TASK_STATE_RUNNING → RUNNING. */
+export function enumName(v: string | undefined, prefix: string): string {
+  if (!v) return '';
+  return v.startsWith(prefix) ? v.slice(prefix.length) : v;
+}
+
+export const taskState = (s?: string) => enumName(s, 'TASK_STATE_') || 'UNSPECIFIED';
+export const jobState = (s?: string) => enumName(s, 'JOB_STATE_') || 'UNSPECIFIED';
+export const hostState = (s?: string) => enumName(s, 'HOST_STATE_') || 'UNSPECIFIED';
+export const updateState = (s?: string) => enumName(s, 'UPDATE_STATE_') || 'UNSPECIFIED';
+export const jobType = (s?: string) => enumName(s, 'JOB_TYPE_').toLowerCase() || 'batch';
+export const health = (s?: string) => enumName(s, 'HEALTH_STATE_');
+
+export const TERMINAL_TASK = new Set(['SUCCEEDED', 'FAILED', 'KILLED', 'LOST']);
+export const TERMINAL_JOB = new Set(['SUCCEEDED', 'FAILED', 'KILLED']);
+export const WAITING_TASK = ['INITIALIZED', 'PENDING', 'READY', 'PLACING', 'PLACED'];
+export const ACTIVE_UPDATE = new Set(['ROLLING_FORWARD', 'ROLLING_BACK']);
+
+/** Every task state, in lifecycle order. */
+export const TASK_STATES = [
+  'INITIALIZED',
+  'PENDING',
+  'READY',
+  'PLACING',
+  'PLACED',
+  'LAUNCHING',
+  'RUNNING',
+  'SUCCEEDED',
+  'FAILED',
+  'KILLED',
+  'LOST',
+];
+
+export const JOB_STATES = ['INITIALIZED', 'PENDING', 'RUNNING', 'KILLING', 'SUCCEEDED', 'FAILED', 'KILLED'];
+
+/** The CSS class of a state's colour. */
+export function stateTone(s: string): string {
+  switch (s) {
+    case 'RUNNING':
+    case 'UP':
+    case 'ALIVE':
+    case 'HEALTHY':
+    case 'ROLLING_FORWARD':
+    case 'COMPLETED':
+      return 'tone-run';
+    case 'SUCCEEDED':
+      return 'tone-ok';
+    case 'FAILED':
+    case 'LOST':
+    case 'DOWN':
+    case 'UNHEALTHY':
+    case 'DEAD':
+    case 'ROLLED_BACK':
+      return 'tone-bad';
+    case 'KILLED':
+    case 'KILLING':
+    case 'ABORTED':
+    case 'DRAINED':
+      return 'tone-off';
+    case 'DRAINING':
+    case 'SUSPECT':
+    case 'ROLLING_BACK':
+    case 'HEALED':
+      return 'tone-warn';
+    default:
+      return 'tone-wait';
+  }
+}
+
+export function num(v: number | string | undefined): number {
+  if (v === undefined) return 0;
+  if (typeof v === 'number') return v;
+  if (v === 'Infinity') return Infinity;
+  const n = Number(v);
+  return Number.isNaN(n) ? 0 : n;
+}
+
+export function fmtNum(v: number, digits = 1): string {
+  if (!Number.isFinite(v)) return '∞';
+  if (Number.isInteger(v)) return v.toLocaleString('en-US');
+  return v.toLocaleString('en-US', { maximumFractionDigits: digits });
+}
+
+export function fmtMem(mb: number | undefined): string {
+  const v = mb ?? 0;
+  if (!Number.isFinite(v)) return '∞';
+  if (v >= 1024 * 1024) return fmtNum(v / 1024 / 1024) + ' TiB';
+  if (v >= 1024) return fmtNum(v / 1024) + ' GiB';
+  return fmtNum(v) + ' MiB';
+}
+
+/** Amount of one resource as the pools show it: cores, MiB, devices. */
+export function fmtResource(name: string, v: number): string {
+  if (name === 'mem' || name === 'disk') return fmtMem(v);
+  return fmtNum(v, 2);
+}
+
+export function fmtResources(r?: Resources): string {
+  const parts = [`${fmtNum(r?.cpu ?? 0, 2)} cpu`, fmtMem(r?.memMb)];
+  if (r?.gpu) parts.push(`${r.gpu} gpu`);
+  return parts.join(' · ');
+}
+
+export function fmtTime(t?: string): string {
+  if (!t) return '';
+  const d = new Date(t);
+  if (Number.isNaN(d.getTime())) return t;
+  return d.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium' });
+}
+
+export function fmtAgo(t?: string, now = Date.now()): string {
+  if (!t) return '';
+  const s = Math.round((now - new Date(t).getTime()) / 1000);
+  if (s < 0) return 'in ' + fmtDuration(-s);
+  return fmtDuration(s) + ' ago';
+}
+
+export function fmtDuration(seconds: number): string {
+  if (!Number.isFinite(seconds)) return '';
+  if (seconds < 10) return `${Math.round(seconds * 10) / 10}s`;
+  if (seconds < 90) return `${Math.round(seconds)}s`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)}m`;
+  if (seconds < 172800) return `${Math.round(seconds / 3600)}h`;
+  return `${Math.round(seconds / 86400)}d`;
+}
+
+export function shortId(id?: string): string {
+  return id ? id.slice(0, 8) : '';
+}
+
+/** base64 (protobuf JSON bytes) to text. */
+export function decodeBytes(b64?: string): string {
+  if (!b64) return '';
+  const bin = atob(b64);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  return new TextDecoder().decode(bytes);
+}

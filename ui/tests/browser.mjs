@@ -1,0 +1,320 @@
+// Browser tests of the web UI: headless Chromium driven by playwright-core
+// against a running `peloton dev --regions 3` on sim hosts, which
+// tests/ui/ui_test.go starts. One scenario a run:
+//
+//   node tests/browser.mjs SCENARIO
+//
+// Environment: PELOTON_URL (the gateway of region east), CHROMIUM (the
+// browser binary), OUT (where screenshots go). It prints what it measured
+// and exits non-zero when the scenario fails.
+import { chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const BASE = process.env.PELOTON_URL ?? 'http://127.0.0.1:5390';
+const OUT = process.env.OUT ?? '.';
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+
+async function api(method, path, body) {
+  const resp = await fetch(BASE + path, {
+    method,
+    headers: { 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await resp.text();
+  if (!resp.ok) throw new Error(`${method} ${path}: ${resp.status} ${text}`);
+  return text ? JSON.parse(text) : {};
+}
+
+async function until(what, cond, ms = 30000) {
+  const start = Date.now();
+  for (;;) {
+    const v = await cond();
+    if (v) return v;
+    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+const simJob = (name, extra = {}) => ({
+  name,
+  instances: 3,
+  region: 'east',
+  labels: { owner: 'ui-test' },
+  task: { command: 'sim', env: { PELOTON_SIM_DURATION: '2s' }, resources: { cpu: 0.5, memMb: 64 } },
+  ...extra,
+});
+
+/** open gives a fresh page that fails the run on any script error. */
+async function open(browser, path, opts = {}) {
+  const ctx = await browser.newContext({ viewport: { width: opts.width ?? 1280, height: 900 }, colorScheme: opts.scheme ?? 'light' });
+  const page = await ctx.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.assertNoErrors = () => {
+    if (errors.length) throw new Error('script errors on the page: ' + errors.join('; '));
+  };
+  if (path) await page.goto(BASE + path);
+  return page;
+}
+
+async function shot(page, name) {
+  const file = join(OUT, name + '.png');
+  await page.screenshot({ path: file, fullPage: true });
+  console.log(`screenshot ${file}`);
+}
+
+const scenarios = {
+  // Every page opens, shows its heading and throws nothing.
+  async pages(browser) {
+    const job = (await api('POST', '/v1/jobs', simJob('pages'))).job;
+    await until('a task of the job', async () => (await api('GET', `/v1/jobs/${job.id}/tasks`)).tasks?.length);
+    const pages = [
+      ['overview', '/ui/', 'Overview'],
+      ['jobs', '/ui/jobs', 'Jobs'],
+      ['job', `/ui/jobs/${job.id}`, 'pages'],
+      ['task', `/ui/jobs/${job.id}/tasks/0`, 'Task 0'],
+      ['pools', '/ui/pools', 'Pools'],
+      ['hosts', '/ui/hosts', 'Hosts'],
+      ['regions', '/ui/regions', 'Regions and drills'],
+    ];
+    for (const [name, path, heading] of pages) {
+      const page = await open(browser, path);
+      await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+      await until(`${name}: the event stream is live`, () => page.getByTestId('stream').textContent().then((t) => t === 'live'), 10000);
+      await page.waitForTimeout(1000); // the page's reads answered
+      await shot(page, 'page-' + name);
+      page.assertNoErrors();
+      await page.context().close();
+    }
+    // The root redirects to the UI; a narrow, dark window works too.
+    const narrow = await open(browser, '/', { width: 420, scheme: 'dark' });
+    if (!narrow.url().endsWith('/ui/')) throw new Error(`/ went to ${narrow.url()}`);
+    await narrow.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await shot(narrow, 'page-overview-narrow-dark');
+    // Keyboard: a link of the navigation follows Enter, the new page's
+    // heading takes the focus, and Tab reaches the search box.
+    await narrow.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Jobs' }).focus();
+    await narrow.keyboard.press('Enter');
+    await narrow.getByRole('heading', { level: 1, name: 'Jobs' }).waitFor();
+    await until('the heading to take the focus', () => narrow.evaluate(() => document.activeElement?.tagName === 'H1'), 5000);
+    await narrow.keyboard.press('Tab');
+    await narrow.keyboard.type('no-such-job');
+    await narrow.getByText('No job matches.').waitFor();
+    narrow.assertNoErrors();
+  },
+
+  // A job created through the API appears on the open jobs page and
+  // succeeds there, with no reload.
+  async 'job-live'(browser) {
+    const page = await open(browser, '/ui/jobs');
+    await page.getByRole('heading', { level: 1, name: 'Jobs' }).waitFor();
+    await until('the event stream is live', () => page.getByTestId('stream').textContent().then((t) => t === 'live'), 10000);
+    const job = (await api('POST', '/v1/jobs', simJob('live-' + Date.now()))).job;
+    const row = page.locator(`tr[data-job="${job.id}"]`);
+    const start = Date.now();
+    await row.waitFor({ timeout: 15000 });
+    console.log(`job row appeared after ${Date.now() - start} ms`);
+    await row.locator('[data-state="SUCCEEDED"]').waitFor({ timeout: 60000 });
+    console.log(`job SUCCEEDED on the page after ${Date.now() - start} ms`);
+    await shot(page, 'job-live');
+    page.assertNoErrors();
+  },
+
+  // A task that cannot be placed says why on its job's page.
+  async pending(browser) {
+    const job = (
+      await api('POST', '/v1/jobs', {
+        ...simJob('pending'),
+        instances: 2,
+        task: { command: 'sim', resources: { cpu: 1, memMb: 64 }, constraints: [{ key: 'zone', op: 'CONSTRAINT_OP_EQUALS', values: ['nowhere'] }] },
+      })
+    ).job;
+    const page = await open(browser, `/ui/jobs/${job.id}`);
+    const reasons = page.getByTestId('pending-reasons');
+    await until('the placement reason', async () => (await reasons.textContent().catch(() => ''))?.includes('zone==nowhere'), 30000);
+    console.log('pending reason: ' + (await reasons.locator('.reason').first().textContent()));
+    await page.locator('tr[data-instance="0"]').getByText('zone==nowhere').waitFor();
+    await shot(page, 'pending-reason');
+    await api('POST', `/v1/jobs/${job.id}/stop`);
+    page.assertNoErrors();
+  },
+
+  // A host drained from the UI drains (and is put back the same way).
+  async drain(browser) {
+    const page = await open(browser, '/ui/hosts?region=west');
+    const row = page.locator('tr[data-host="sim/sim-4"][data-region="west"]');
+    await row.waitFor();
+    await row.getByRole('button', { name: 'Drain' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Drain sim/sim-4?' });
+    await dialog.getByLabel('Reason').fill('kernel upgrade');
+    await dialog.getByRole('button', { name: 'Confirm' }).click();
+    await page.locator('tr[data-host="sim/sim-4"][data-region="west"][data-state="DRAINED"], tr[data-host="sim/sim-4"][data-region="west"][data-state="DRAINING"]').waitFor({ timeout: 15000 });
+    const hosts = (await api('GET', '/v1/hosts?hostId=sim/sim-4')).hosts.filter((h) => h.region === 'west');
+    if (!hosts[0]?.draining || hosts[0]?.drainReason !== 'kernel upgrade') throw new Error('the API does not show the drain: ' + JSON.stringify(hosts));
+    await row.getByText('kernel upgrade').waitFor();
+    await shot(page, 'drain');
+    await row.getByRole('button', { name: 'Undrain' }).click();
+    await page.getByRole('dialog', { name: 'Put sim/sim-4 back into service?' }).getByRole('button', { name: 'Confirm' }).click();
+    await page.locator('tr[data-host="sim/sim-4"][data-region="west"][data-state="UP"]').waitFor({ timeout: 15000 });
+    page.assertNoErrors();
+  },
+
+  // A drill started from the UI fills in its report as it goes.
+  async drill(browser) {
+    // Work in central that the drill relocates.
+    await api('POST', '/v1/jobs', {
+      ...simJob('relocatable'),
+      region: 'central',
+      failover: { mode: 'MODE_ANY' },
+      task: { command: 'sim', env: { PELOTON_SIM_DURATION: '1h' }, resources: { cpu: 1, memMb: 64 } },
+    });
+    const page = await open(browser, '/ui/regions');
+    await page.locator('tr[data-region="central"]').waitFor();
+    await page.getByRole('button', { name: 'Start a drill…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Start a region failure drill' });
+    await dialog.getByLabel('Region').selectOption('central');
+    await dialog.getByLabel('Fenced for (seconds)').fill('8');
+    await dialog.getByRole('button', { name: 'Confirm' }).click();
+    const start = Date.now();
+    const report = page.locator('article.drill').first();
+    await report.waitFor();
+    const seen = {};
+    await until(
+      'the drill to complete',
+      async () => {
+        for (const k of ['detection', 'relocation', 'failback']) {
+          const t = await report.getByTestId(k).textContent();
+          if (t !== '…' && !seen[k]) {
+            seen[k] = t;
+            console.log(`drill ${k} ${t} shown after ${Date.now() - start} ms`);
+            if (k === 'detection') await shot(page, 'drill-detected');
+          }
+        }
+        const st = await report.getAttribute('data-state');
+        return st === 'completed' || st === 'failed' ? st : false;
+      },
+      90000,
+    );
+    const st = await report.getAttribute('data-state');
+    await shot(page, 'drill-report');
+    if (st !== 'completed') throw new Error(`drill ended ${st}: ${await report.textContent()}`);
+    for (const k of ['detection', 'relocation', 'failback']) if (!seen[k]) throw new Error(`the report never showed ${k}`);
+    page.assertNoErrors();
+  },
+
+  // The pools chart follows entitlement: /a alone gets the whole region;
+  // when /b gets demand, /a's entitlement falls.
+  async pools(browser) {
+    // "/" gets children only once no job runs in it.
+    for (const j of (await api('GET', '/v1/jobs')).jobs ?? []) {
+      if (!['JOB_STATE_SUCCEEDED', 'JOB_STATE_FAILED', 'JOB_STATE_KILLED'].includes(j.status?.state)) await api('POST', `/v1/jobs/${j.id}/stop`);
+    }
+    await until(
+      'every job finished',
+      async () => ((await api('GET', '/v1/jobs')).jobs ?? []).every((j) => ['JOB_STATE_SUCCEEDED', 'JOB_STATE_FAILED', 'JOB_STATE_KILLED'].includes(j.status?.state)),
+      60000,
+    );
+    for (const path of ['/a', '/b']) {
+      await api('POST', '/v1/pools', { path, reservation: { cpu: 20, memMb: 20000 }, share: { cpu: 1 } }).catch((e) => {
+        if (!String(e).includes('exists')) throw e;
+      });
+    }
+    const preemptible = (name, pool, n) => ({
+      name,
+      pool,
+      region: 'east',
+      preemptible: true,
+      instances: n,
+      task: { command: 'sim', env: { PELOTON_SIM_DURATION: '1h' }, resources: { cpu: 1, memMb: 100 } },
+    });
+    const page = await open(browser, '/ui/pools?pool=/a');
+    const cell = (f) => page.locator(`table.pool-now[data-pool="/a"] tr[data-resource="cpu"] td[data-field="${f}"]`);
+    await cell('entitlement').waitFor();
+    const a = (await api('POST', '/v1/jobs', preemptible('batch-a', '/a', 100))).job;
+    const high = await until('/a entitled to the whole region', async () => {
+      const v = Number(await cell('entitlement').textContent());
+      return v >= 35 ? v : false;
+    });
+    console.log(`/a entitlement alone: ${high}`);
+    const b = (await api('POST', '/v1/jobs', preemptible('batch-b', '/b', 50))).job;
+    const start = Date.now();
+    const low = await until('/a entitlement to fall', async () => {
+      const v = Number(await cell('entitlement').textContent());
+      return v < high - 5 ? v : false;
+    });
+    console.log(`/a entitlement with /b asking: ${low} (after ${Date.now() - start} ms)`);
+    const points = Number(await page.locator('figure.chart [data-points]').first().getAttribute('data-points'));
+    if (points < 3) throw new Error(`the chart has ${points} samples`);
+    await page.waitForTimeout(3000); // a few more samples after the change
+    await shot(page, 'pools');
+    await api('POST', `/v1/jobs/${a.id}/stop`);
+    await api('POST', `/v1/jobs/${b.id}/stop`);
+    page.assertNoErrors();
+  },
+
+  // The page of a 100,000-task job loads in under 2 s.
+  async big(browser) {
+    const n = 100000;
+    // A leaf pool: "/" unless the pools scenario gave it children.
+    const pools = (await api('GET', '/v1/pools')).pools;
+    const leaf = pools.find((p) => !p.children?.length && p.path !== '/a')?.path ?? '/';
+    const job = (
+      await api('POST', '/v1/jobs', {
+        name: 'big',
+        region: 'west',
+        instances: n,
+        pool: leaf,
+        task: { command: 'sim', env: { PELOTON_SIM_DURATION: '1h' }, resources: { cpu: 1, memMb: 16 } },
+      })
+    ).job;
+    const created = Date.now();
+    await until(
+      'every task created',
+      async () => {
+        const j = (await api('GET', `/v1/jobs/${job.id}`)).job;
+        const sum = Object.values(j.status?.taskStates ?? {}).reduce((a, x) => a + x, 0);
+        return sum >= n;
+      },
+      180000,
+    );
+    console.log(`${n} tasks created in ${Date.now() - created} ms`);
+    const page = await open(browser);
+    // Warm the browser's cache of the app's files as a returning user has it.
+    await page.goto(BASE + '/ui/jobs');
+    await page.getByRole('heading', { level: 1, name: 'Jobs' }).waitFor();
+    const start = Date.now();
+    await page.goto(BASE + `/ui/jobs/${job.id}`);
+    await page.locator('table.tasks tbody tr').nth(49).waitFor({ timeout: 30000 });
+    await page.getByText(`1–50 of ${n.toLocaleString('en-US')}`).waitFor({ timeout: 30000 });
+    await page.getByTestId('pending-reasons').waitFor({ timeout: 30000 });
+    const ms = Date.now() - start;
+    console.log(`page of a ${n}-task job loaded in ${ms} ms`);
+    await shot(page, 'big-job');
+    // Paging goes to the server: the last page.
+    await page.getByRole('button', { name: 'Last page' }).click();
+    await page.locator(`tr[data-instance="${n - 1}"]`).waitFor({ timeout: 10000 });
+    await api('POST', `/v1/jobs/${job.id}/stop`);
+    page.assertNoErrors();
+    if (ms >= 2000) throw new Error(`the page took ${ms} ms, want under 2000`);
+  },
+};
+
+const name = process.argv[2];
+if (!scenarios[name]) {
+  console.error(`usage: node tests/browser.mjs ${Object.keys(scenarios).join('|')}`);
+  process.exit(2);
+}
+mkdirSync(OUT, { recursive: true });
+const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+let failed = false;
+try {
+  await scenarios[name](browser);
+  console.log(`ok ${name}`);
+} catch (e) {
+  failed = true;
+  console.error(`FAIL ${name}: ${e?.stack ?? e}`);
+} finally {
+  await browser.close();
+}
+process.exit(failed ? 1 : 0);
