@@ -174,7 +174,7 @@ func TestBodyHygiene(t *testing.T) {
 		{"unknown field in a spec: the spec's decoder names it with the rest", "POST", "/v1/jobs", "application/json",
 			`{"name":"a","instances":1,"task":{"colour":"red","resources":{"cpu":-1,"memMb":1}}}`, 400, "task.colour: unknown field\ntask.command: is required\ntask.resources.cpu: must be > 0"},
 		{"a body that is the whole request may repeat the path's parameters", "POST", "/v1/jobs/j/tasks/stop", "application/json",
-			`{"jobId":"j","job_id":"j","force":true}`, 501, "unknown service peloton.v1.TaskService"},
+			`{"jobId":"j","force":true}`, 501, "unknown service peloton.v1.TaskService"},
 		{"unknown field", "POST", "/v1/jobs/j/tasks/stop", "application/json", `{"forcefully":true}`, 400, "forcefully: unknown field"},
 		{"proto names are fields too", "POST", "/v1/jobs", "application/json",
 			`{"name":"a","instances":1,"max_running":1,"task":{"command":"c","resources":{"cpu":1,"mem_mb":1}}}`, 200, ""},
