@@ -10,7 +10,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPC_GATEWAY_VERSION := v2.31.0
 
-.PHONY: all build run test test-go test-race test-clients test-python test-java clients clients-check proto proto-check tools bench clean ui ui-check
+.PHONY: all build run test test-go test-race test-clients test-python test-java clients clients-check proto proto-check tools bench bench-overload clean ui ui-check
 
 all: build
 
@@ -93,6 +93,10 @@ ui-check: ui
 ## bench: the scale benchmarks (placement, entitlement, end to end)
 bench: build
 	$(GO) run ./tests/bench $(BENCH_FLAGS)
+
+## bench-overload: 1, 8, 32, 128, 512 concurrent clients against a dev cluster; throughput, p50/p99, shed fraction, memory (not in CI)
+bench-overload: build
+	$(GO) run ./tests/bench/overload -bin $(BIN)/peloton $(OVERLOAD_FLAGS)
 
 clean:
 	rm -rf $(BIN)

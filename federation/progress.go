@@ -131,14 +131,16 @@ func (f *Failover) syncProgress(ctx context.Context) {
 	}
 	ids, all := p.take()
 	if all {
-		jobs, err := pb.NewJobServiceClient(r.local()).ListJobs(ctx, &pb.ListJobsRequest{})
+		jobs, err := pb.ListAllJobs(ctx, func(ctx context.Context, req *pb.ListJobsRequest) (*pb.ListJobsResponse, error) {
+			return pb.NewJobServiceClient(r.local()).ListJobs(ctx, req)
+		}, &pb.ListJobsRequest{})
 		if err != nil {
 			p.lost()
 			p.retry(ids)
 			return
 		}
 		ids = ids[:0]
-		for _, j := range jobs.GetJobs() {
+		for _, j := range jobs {
 			ids = append(ids, j.GetId())
 		}
 	}

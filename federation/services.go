@@ -136,7 +136,9 @@ func (r *Router) listJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.Lis
 	}
 	out := &pb.ListJobsResponse{}
 	seen := map[string]bool{}
+	more := false
 	for _, region := range sortedKeys(answers) {
+		more = more || answers[region].GetNextPageToken() != ""
 		for _, j := range answers[region].GetJobs() {
 			if !seen[j.GetId()] {
 				seen[j.GetId()] = true
@@ -145,10 +147,9 @@ func (r *Router) listJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.Lis
 			}
 		}
 	}
-	sort.SliceStable(out.Jobs, func(i, j int) bool {
-		a, b := out.Jobs[i].GetStatus().GetCreateTime().AsTime(), out.Jobs[j].GetStatus().GetCreateTime().AsTime()
-		return a.Before(b)
-	})
+	// Every region answered one page after the same token: the first
+	// page's worth of their union is the page, its last job the next token.
+	out.Jobs, out.NextPageToken = pb.MergeJobPage(out.Jobs, req.GetLimit(), more)
 	return out, nil
 }
 

@@ -48,6 +48,8 @@ type Config struct {
 	// JobPool looks up a job's pool, when authorising a pool owner's call
 	// on an existing job.
 	JobPool func(ctx context.Context, job string) (string, error)
+	// Limits bound request sizes and the calls served at once.
+	Limits Limits
 }
 
 // maxHeaderBytes bounds the headers of a request, HTTP/1 and HTTP/2
@@ -75,15 +77,16 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
+	cfg.Limits = cfg.Limits.WithDefaults()
 	m := newMetrics(cfg.Registry)
 	g := &Gateway{cfg: cfg, bridge: newBridge()}
 	guard := &guard{auth: cfg.Auth, audit: cfg.Audit, region: cfg.Region, jobPool: cfg.JobPool, log: cfg.Logger, now: time.Now}
 	// Job specs with an override per instance run to tens of MB.
 	g.grpc = grpc.NewServer(
-		grpc.MaxRecvMsgSize(maxMessageBytes),
-		grpc.MaxSendMsgSize(maxMessageBytes),
+		grpc.MaxRecvMsgSize(int(cfg.Limits.SpecRequestBytes)),
+		grpc.MaxSendMsgSize(max(int(cfg.Limits.SpecRequestBytes), maxMessageBytes)),
 		grpc.MaxHeaderListSize(maxHeaderBytes),
-		grpc.ChainUnaryInterceptor(m.unary, guard.unary),
+		grpc.ChainUnaryInterceptor(m.unary, newLimiter(cfg.Limits, cfg.Registry).unary, guard.unary),
 		grpc.ChainStreamInterceptor(m.stream, guard.stream),
 	)
 	cfg.Register(g.grpc)
@@ -98,12 +101,14 @@ func New(cfg Config) (*Gateway, error) {
 	// The HTTP/JSON gateway is a client of the gRPC server, in process.
 	g.conn, err = grpc.NewClient("passthrough:///http-gateway", grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithContextDialer(g.bridge.dial),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageBytes), grpc.MaxCallSendMsgSize(maxMessageBytes)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(max(int(cfg.Limits.SpecRequestBytes), maxMessageBytes)),
+			grpc.MaxCallSendMsgSize(max(int(cfg.Limits.SpecRequestBytes), maxMessageBytes))))
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("dial own gRPC endpoint: %w", err)
 	}
 	mux := runtime.NewServeMux(
+		runtime.WithErrorHandler(httpErrors),
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &specMarshaler{runtime.JSONPb{
 			MarshalOptions:   protojson.MarshalOptions{EmitUnpopulated: false},
 			UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
@@ -148,7 +153,12 @@ func New(cfg Config) (*Gateway, error) {
 		}
 		metricsHandler.ServeHTTP(w, r)
 	})
-	api := m.http(headerOnce(mux))
+	routes, err := loadRoutes(pb.OpenAPI)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	api := m.http(headerOnce((&hygiene{routes: routes, limits: cfg.Limits}).wrap(mux)))
 	public, err := publicRoutes()
 	if err != nil {
 		ln.Close()

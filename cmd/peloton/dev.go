@@ -32,6 +32,7 @@ type devOptions struct {
 	simDuration  time.Duration
 	period       time.Duration
 	hostPools    hostPoolFlags
+	limits       limitsConfig
 	regions      string
 	suspectAfter time.Duration
 	failAfter    time.Duration
@@ -71,6 +72,7 @@ Host manager kinds for --hosts:
 	f.DurationVar(&o.simDuration, "sim-duration", 5*time.Second, "how long a simulated task runs unless its env sets PELOTON_SIM_DURATION")
 	f.DurationVar(&o.period, "entitlement-period", time.Second, "how long a pool stays above its entitlement before its preemptible work is preempted")
 	o.hostPools.register(f)
+	o.limits.register(f)
 	f.DurationVar(&o.suspectAfter, "suspect-after", 2*time.Second, "with --regions: a region no member of which is reachable for this long is suspect")
 	f.DurationVar(&o.failAfter, "fail-after", 5*time.Second, "with --regions: ... and failed (its relocatable jobs move) after this long")
 	f.DurationVar(&o.recoverAfter, "recover-after", 3*time.Second, "with --regions: a region must be reachable this long before it counts as alive again")
@@ -107,6 +109,13 @@ func runDev(parent context.Context, o devOptions) error {
 	if err != nil {
 		return err
 	}
+	var bad []string
+	o.limits.check(func(field, msg string) {
+		bad = append(bad, "--limit-"+kebab(strings.TrimPrefix(field, "limits."))+": "+msg)
+	})
+	if len(bad) > 0 {
+		return errors.New(strings.Join(bad, "\n"))
+	}
 	names, err := regionNames(o.region, o.regions)
 	if err != nil {
 		return err
@@ -142,7 +151,7 @@ func runDev(parent context.Context, o devOptions) error {
 			dataDir = filepath.Join(o.dataDir, name)
 		}
 		rc := regionConfig{
-			Name: name, DataDir: dataDir, Addr: regions[i].Addr, Hosts: o.hosts, Period: o.period, HostPools: hostPools,
+			Name: name, DataDir: dataDir, Addr: regions[i].Addr, Hosts: o.hosts, Period: o.period, HostPools: hostPools, Limits: o.limits,
 			SimDefaults: pluginEnv{SimHosts: o.simHosts, SimCPU: o.simCPU, SimMemMB: o.simMemMB, SimDuration: o.simDuration},
 			Health:      policy.HealthConfig{SuspectAfter: o.suspectAfter, FailAfter: o.failAfter, RecoverAfter: o.recoverAfter},
 		}

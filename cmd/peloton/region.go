@@ -60,6 +60,8 @@ type regionConfig struct {
 	Auth      *gateway.Auth
 	// AuditRetention is how long audit records are kept (0: the default).
 	AuditRetention time.Duration
+	// Limits bound what the region accepts (checked: defaults filled).
+	Limits limitsConfig
 }
 
 // haConfig tunes leader election.
@@ -197,7 +199,7 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 	}
 	r.gateway, err = gateway.New(gateway.Config{
 		Addr: cfg.Addr, Logger: log, Registry: reg, Register: r.router.Register,
-		TLS: cfg.TLS, Auth: cfg.Auth, Audit: audit, Region: cfg.Name,
+		TLS: cfg.TLS, Auth: cfg.Auth, Audit: audit, Region: cfg.Name, Limits: cfg.Limits.gateway(),
 		JobPool: func(ctx context.Context, job string) (string, error) {
 			resp, err := r.router.Jobs().GetJob(ctx, &pb.GetJobRequest{Id: job})
 			return resp.GetJob().GetSpec().GetPool(), err
@@ -257,7 +259,7 @@ func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
 		return err
 	}
 	engine := jobmgr.New(jobmgr.Config{Region: r.cfg.Name, Store: st, Plugins: plugins, Logger: r.log, EntitlementPeriod: r.cfg.Period,
-		EventRetention: r.cfg.EventRetention, HostPools: r.cfg.HostPools, APIAddr: r.cfg.Addr})
+		EventRetention: r.cfg.EventRetention, HostPools: r.cfg.HostPools, APIAddr: r.cfg.Addr, Limits: r.cfg.Limits.shard()})
 	r.mu.Lock()
 	r.engine = engine
 	engine.SetFenced(r.fenced)

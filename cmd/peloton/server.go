@@ -78,7 +78,10 @@ type serverConfig struct {
 	} `json:"log"`
 	// HA runs several members per region: one leads (holds the region's
 	// lease), the others stand by and forward to it.
-	HA *struct {
+	// Limits bound request sizes, jobs, pending tasks and the calls
+	// served at once (defaults in limits.go).
+	Limits limitsConfig `json:"limits"`
+	HA     *struct {
 		LeaseTTL duration `json:"leaseTTL"`
 		// Lease is where the lease lives: "store" (the region's Cassandra
 		// store, the default) or "kubernetes" (a Lease object
@@ -211,6 +214,7 @@ func loadServerConfig(path string) (*serverConfig, error) {
 			add("gossip.profile", fmt.Sprintf("must be wan, lan or local, not %q", g.Profile))
 		}
 	}
+	c.Limits.check(add)
 	checkSecurity(&c, add)
 	h := policy.HealthConfig{SuspectAfter: time.Duration(c.Health.SuspectAfter), FailAfter: time.Duration(c.Health.FailAfter), RecoverAfter: time.Duration(c.Health.RecoverAfter)}
 	if h == (policy.HealthConfig{}) {
@@ -330,6 +334,7 @@ days). See docs/security.md.`,
   store: {kind: embedded}
   gossip: {bind: 127.0.0.1:7946, join: ["127.0.0.2:7946"], profile: wan}
   health: {suspectAfter: 5s, failAfter: 30s, recoverAfter: 30s}
+  limits: {requestBytes: 1MiB, specRequestBytes: 64MiB, instancesPerJob: 100000, pendingTasksPerPool: 1000000, inFlight: 64, inFlightWait: 50ms}
   # secured (peloton tls init, peloton auth token create):
   # tls: {cert: /etc/peloton/east.crt, key: /etc/peloton/east.key, ca: /etc/peloton/ca.crt}
   # auth: {tokens: /etc/peloton/tokens.yaml, policy: /etc/peloton/policy.yaml}
@@ -380,6 +385,7 @@ func runServer(parent context.Context, c *serverConfig) error {
 		SimDefaults:    pluginEnv{SimHosts: 10, SimCPU: 8, SimMemMB: 32768, SimDuration: 5 * time.Second},
 		Health:         policy.HealthConfig{SuspectAfter: time.Duration(c.Health.SuspectAfter), FailAfter: time.Duration(c.Health.FailAfter), RecoverAfter: time.Duration(c.Health.RecoverAfter)},
 		AuditRetention: time.Duration(c.Audit.Retention),
+		Limits:         c.Limits,
 	}
 	sec, err := loadSecurity(c, log)
 	if err != nil {

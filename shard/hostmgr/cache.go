@@ -27,6 +27,10 @@ type HostCache struct {
 	drained map[model.HostID]bool
 	// clusterDraining holds the hosts their plugin reports DRAINING.
 	clusterDraining map[model.HostID]bool
+	// shapes are the distinct capacities of known hosts, rebuilt on
+	// demand after a host came, went or changed size.
+	shapes      []model.Resources
+	shapesStale bool
 }
 
 type hostEntry struct {
@@ -130,6 +134,9 @@ func (c *HostCache) Update(hosts []model.Host) {
 		if e.host.State == model.HostUp {
 			c.capacityUp = c.capacityUp.Sub(e.host.Capacity)
 		}
+		if !ok || e.host.Capacity != h.Capacity {
+			c.shapesStale = true
+		}
 		h = withShardLabels(h)
 		e.host, e.reported = h, h.State
 		if h.State == model.HostDraining {
@@ -163,6 +170,7 @@ func (c *HostCache) Remove(ids []model.HostID) {
 		delete(c.hosts, id)
 		delete(c.clusterDraining, id)
 		c.orderStale = true
+		c.shapesStale = true
 	}
 	c.version++
 }
@@ -180,6 +188,32 @@ func (c *HostCache) ClusterDraining() []HostView {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+// Shapes returns the distinct capacities of the hosts the cache knows,
+// whatever their state: what the largest task the region could ever run
+// is measured against.
+func (c *HostCache) Shapes() []model.Resources {
+	c.mu.RLock()
+	if !c.shapesStale {
+		defer c.mu.RUnlock()
+		return c.shapes
+	}
+	c.mu.RUnlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.shapesStale {
+		seen := map[model.Resources]bool{}
+		c.shapes = nil
+		for _, e := range c.hosts {
+			if !seen[e.host.Capacity] {
+				seen[e.host.Capacity] = true
+				c.shapes = append(c.shapes, e.host.Capacity)
+			}
+		}
+		c.shapesStale = false
+	}
+	return c.shapes
 }
 
 // Has reports whether the host is known.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
@@ -35,7 +36,15 @@ func (e *Engine) CreateJob(ctx context.Context, spec model.JobSpec) (*model.Job,
 			Region:     e.cfg.Region,
 		},
 	}
+	if spec.Instances > e.cfg.Limits.InstancesPerJob {
+		return nil, fmt.Errorf("instances: %d is more than this region's limit of %d per job: %w", spec.Instances, e.cfg.Limits.InstancesPerJob, ErrInvalid)
+	}
+	e.recountPending()
+	if err := e.pending.reserve(spec.Pool, int64(spec.Instances), e.cfg.Limits.PendingTasksPerPool); err != nil {
+		return nil, err
+	}
 	if err := e.cfg.Store.CreateJob(ctx, j); err != nil {
+		e.pending.reserve(spec.Pool, -int64(spec.Instances), e.cfg.Limits.PendingTasksPerPool)
 		return nil, fmt.Errorf("store job: %w", err)
 	}
 	// The job joins the loop's state at its next pass (or the next API call
@@ -80,23 +89,61 @@ func (e *Engine) snapshotJob(je *jobEntry) *model.Job {
 type JobFilter struct {
 	States []model.JobState
 	Pool   string
+	// Labels the job must have: a nil value matches any value.
+	Labels map[string]*string
+	// Name, when set, is the job's exact name.
+	Name string
+	// After, when set, leaves out the jobs up to and including it in
+	// listing order (creation time, then id).
+	After *JobKey
+	// Limit, when > 0, is the most jobs returned.
+	Limit int
 }
 
-// ListJobs returns jobs, oldest first.
+// JobKey is a job's place in listing order.
+type JobKey struct {
+	Created time.Time
+	ID      model.JobID
+}
+
+// ListJobs returns jobs, oldest first (ties by id).
 func (e *Engine) ListJobs(f JobFilter) []*model.Job {
 	e.lock()
 	defer e.mu.Unlock()
 	var out []*model.Job
 	for _, je := range e.sortedJobs() {
-		if f.Pool != "" && je.job.Spec.Pool != f.Pool {
-			continue
+		if f.Limit > 0 && len(out) == f.Limit {
+			break
 		}
-		if len(f.States) > 0 && !slices.Contains(f.States, je.job.Status.State) {
-			continue
+		if f.matches(je.job) {
+			out = append(out, e.snapshotJob(je))
 		}
-		out = append(out, e.snapshotJob(je))
 	}
 	return out
+}
+
+func (f *JobFilter) matches(j *model.Job) bool {
+	if a := f.After; a != nil {
+		if c := j.Status.CreateTime.Compare(a.Created); c < 0 || (c == 0 && j.ID <= a.ID) {
+			return false
+		}
+	}
+	if f.Pool != "" && j.Spec.Pool != f.Pool {
+		return false
+	}
+	if len(f.States) > 0 && !slices.Contains(f.States, j.Status.State) {
+		return false
+	}
+	if f.Name != "" && j.Spec.Name != f.Name {
+		return false
+	}
+	for k, want := range f.Labels {
+		got, ok := j.Spec.Labels[k]
+		if !ok || (want != nil && got != *want) {
+			return false
+		}
+	}
+	return true
 }
 
 // StopJob asks for every task of a job to be killed. Stopping a finished

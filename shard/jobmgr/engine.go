@@ -59,6 +59,8 @@ type Config struct {
 	EventRetention time.Duration
 	// HostPools tunes the policy that moves hosts between host pools.
 	HostPools HostPoolConfig
+	// Limits bound what the region accepts.
+	Limits Limits
 	// APIAddr is the gateway address handed to tasks as PELOTON_API_ADDR.
 	APIAddr string
 }
@@ -73,6 +75,7 @@ func (c *Config) defaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	c.Limits.defaults()
 	if c.Interval == 0 {
 		c.Interval = 100 * time.Millisecond
 	}
@@ -196,6 +199,8 @@ type Engine struct {
 	// incoming holds jobs accepted and stored but not yet in jobs.
 	incomingMu sync.Mutex
 	incoming   []*model.Job
+	// pending counts the tasks waiting to run per pool, for its limit.
+	pending pendingCount
 	// poolsMu guards the pools variable for readers that do not hold mu.
 	poolsMu sync.RWMutex
 
@@ -531,6 +536,7 @@ func (e *Engine) lock() {
 			e.revocable[j.ID] = true
 		}
 		e.sched.SetJobLimit(j.ID, j.Spec.MaxRunning)
+		e.pending.absorbed(j.Spec.Pool, int64(j.Spec.Instances))
 	}
 }
 

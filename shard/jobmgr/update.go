@@ -98,6 +98,17 @@ func (e *Engine) UpdateJob(ctx context.Context, id model.JobID, spec model.JobSp
 		e.mu.Unlock()
 		return nil, err
 	}
+	if spec.Type != model.JobDaemon && spec.Instances > e.cfg.Limits.InstancesPerJob && spec.Instances > je.job.Spec.Instances {
+		e.mu.Unlock()
+		return nil, fmt.Errorf("instances: %d is more than this region's limit of %d per job: %w", spec.Instances, e.cfg.Limits.InstancesPerJob, ErrInvalid)
+	}
+	if spec.Instances > je.job.Spec.Instances {
+		e.pending.set(e.countPending(), e.cfg.Clock.Now())
+		if err := e.pending.check(spec.Pool, int64(spec.Instances-je.job.Spec.Instances), e.cfg.Limits.PendingTasksPerPool); err != nil {
+			e.mu.Unlock()
+			return nil, err
+		}
+	}
 	from := max(je.job.ConfigVersion, 1)
 	e.mu.Unlock()
 

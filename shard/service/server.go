@@ -74,6 +74,8 @@ func toStatus(err error) error {
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, jobmgr.ErrUnknownCluster):
 		return status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, jobmgr.ErrPoolFull):
+		return status.Error(codes.ResourceExhausted, err.Error())
 	case errors.Is(err, store.ErrUnavailable):
 		return status.Error(codes.Unavailable, err.Error())
 	case errors.Is(err, store.ErrFenced):
@@ -116,7 +118,10 @@ func (s *Server) checkJobSpec(spec *pb.JobSpec) error {
 	if err := s.engine.CheckJobPool(spec.Pool); err != nil {
 		return invalid("pool", err.Error())
 	}
-	return nil
+	if limit := s.engine.Limits().InstancesPerJob; spec.Type != pb.JobType_JOB_TYPE_DAEMON && spec.Instances > limit {
+		return invalid("instances", fmt.Sprintf("%d is more than this region's limit of %d per job", spec.Instances, limit))
+	}
+	return s.checkFits(spec)
 }
 
 func (s *Server) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.CreateJobResponse, error) {
@@ -142,16 +147,57 @@ func (s *Server) GetJob(ctx context.Context, req *pb.GetJobRequest) (*pb.GetJobR
 }
 
 func (s *Server) ListJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.ListJobsResponse, error) {
-	var f jobmgr.JobFilter
+	f := jobmgr.JobFilter{Pool: req.Pool, Name: req.Name}
 	for _, st := range req.States {
 		f.States = append(f.States, model.JobState(st))
 	}
-	f.Pool = req.Pool
+	after, ok, err := pb.ParseJobPageToken(req.PageToken)
+	if err != nil {
+		return nil, invalid("page_token", err.Error())
+	}
+	if ok {
+		f.After = &jobmgr.JobKey{Created: after.Created, ID: model.JobID(after.ID)}
+	}
+	if f.Labels, err = pb.LabelFilter(req.Labels); err != nil {
+		return nil, invalid("", err.Error())
+	}
+	if req.Owner != "" {
+		f.Labels[pb.OwnerLabel] = &req.Owner
+	}
+	switch req.View {
+	case pb.JobView_JOB_VIEW_UNSPECIFIED, pb.JobView_JOB_VIEW_SUMMARY, pb.JobView_JOB_VIEW_FULL:
+	default:
+		return nil, invalid("view", fmt.Sprintf("unknown value %d", req.View))
+	}
+	// One more than the page tells whether another page follows.
+	size := pb.JobPageSize(req.Limit)
+	f.Limit = size + 1
+	jobs := s.engine.ListJobs(f)
 	out := &pb.ListJobsResponse{}
-	for _, j := range s.engine.ListJobs(f) {
-		out.Jobs = append(out.Jobs, jobToProto(j))
+	if len(jobs) > size {
+		jobs = jobs[:size]
+		last := jobs[size-1]
+		out.NextPageToken = pb.JobKey{Created: last.Status.CreateTime, ID: string(last.ID)}.Token()
+	}
+	out.Jobs = make([]*pb.Job, len(jobs))
+	for i, j := range jobs {
+		if req.View != pb.JobView_JOB_VIEW_FULL {
+			j = summaryOf(j)
+		}
+		out.Jobs[i] = jobToProto(j)
+		if req.View != pb.JobView_JOB_VIEW_FULL {
+			out.Jobs[i].Spec.Task, out.Jobs[i].Spec.Overrides = nil, nil
+		}
 	}
 	return out, nil
+}
+
+// summaryOf is a job without the bulky parts of its spec (task,
+// overrides), which listings leave out.
+func summaryOf(j *model.Job) *model.Job {
+	cp := *j
+	cp.Spec.Task, cp.Spec.Overrides = model.TaskSpec{}, nil
+	return &cp
 }
 
 func (s *Server) StopJob(ctx context.Context, req *pb.StopJobRequest) (*pb.StopJobResponse, error) {

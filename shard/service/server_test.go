@@ -30,6 +30,12 @@ type testShard struct {
 
 func newTestShard(t *testing.T) *testShard {
 	t.Helper()
+	return newTestShardWith(t, jobmgr.Limits{})
+}
+
+// newTestShardWith is newTestShard with the given limits.
+func newTestShardWith(t *testing.T, limits jobmgr.Limits) *testShard {
+	t.Helper()
 	// The fake clock starts at the real time: memstore expires stored
 	// events by the real clock.
 	clk := clock.NewFake(time.Now().Truncate(time.Second))
@@ -40,7 +46,7 @@ func newTestShard(t *testing.T) *testShard {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := jobmgr.New(jobmgr.Config{Region: "east", Store: memstore.New(), Plugins: []hostmgr.Plugin{p}, Clock: clk})
+	e := jobmgr.New(jobmgr.Config{Region: "east", Store: memstore.New(), Plugins: []hostmgr.Plugin{p}, Clock: clk, Limits: limits})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()

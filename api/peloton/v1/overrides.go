@@ -2,6 +2,7 @@ package pelotonv1
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -105,7 +106,13 @@ func (v *specChecker) overrides(s *JobSpec) {
 			continue
 		}
 		ipath := path + ".instances"
-		ranges, err := ParseInstanceRanges(o.GetInstances())
+		var ranges []InstanceRange
+		var err error
+		if n := len(o.GetInstances()); n > MaxInstanceRangesBytes {
+			err = errors.New(tooLong(n, MaxInstanceRangesBytes))
+		} else {
+			ranges, err = ParseInstanceRanges(o.GetInstances())
+		}
 		if err != nil {
 			v.add(ipath, err.Error())
 		} else if last := ranges[len(ranges)-1].To; sized && last >= instances {

@@ -23,6 +23,59 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// JobView is how much of a job's spec a listing holds.
+type JobView int32
+
+const (
+	// The same as JOB_VIEW_SUMMARY.
+	JobView_JOB_VIEW_UNSPECIFIED JobView = 0
+	// The spec without its task and overrides: what a list shows.
+	JobView_JOB_VIEW_SUMMARY JobView = 1
+	// The whole spec, as GetJob returns it.
+	JobView_JOB_VIEW_FULL JobView = 2
+)
+
+// Enum value maps for JobView.
+var (
+	JobView_name = map[int32]string{
+		0: "JOB_VIEW_UNSPECIFIED",
+		1: "JOB_VIEW_SUMMARY",
+		2: "JOB_VIEW_FULL",
+	}
+	JobView_value = map[string]int32{
+		"JOB_VIEW_UNSPECIFIED": 0,
+		"JOB_VIEW_SUMMARY":     1,
+		"JOB_VIEW_FULL":        2,
+	}
+)
+
+func (x JobView) Enum() *JobView {
+	p := new(JobView)
+	*p = x
+	return p
+}
+
+func (x JobView) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (JobView) Descriptor() protoreflect.EnumDescriptor {
+	return file_peloton_v1_service_proto_enumTypes[0].Descriptor()
+}
+
+func (JobView) Type() protoreflect.EnumType {
+	return &file_peloton_v1_service_proto_enumTypes[0]
+}
+
+func (x JobView) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use JobView.Descriptor instead.
+func (JobView) EnumDescriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{0}
+}
+
 type StartMigrationRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// One of job_id and pool.
@@ -934,7 +987,22 @@ type ListJobsRequest struct {
 	// Only jobs in these states; empty means all.
 	States []JobState `protobuf:"varint,1,rep,packed,name=states,proto3,enum=peloton.v1.JobState" json:"states,omitempty"`
 	// Only jobs in this pool.
-	Pool          string `protobuf:"bytes,2,opt,name=pool,proto3" json:"pool,omitempty"`
+	Pool string `protobuf:"bytes,2,opt,name=pool,proto3" json:"pool,omitempty"`
+	// Paging, more filters and how much of each job (oldest jobs first).
+	// Most jobs in one answer: 0 means 500, at most 5000.
+	Limit uint32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	// The next_page_token of the previous answer, to go on from there.
+	PageToken string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Only jobs with every one of these labels: "key=value", or "key" for a
+	// job that has the label whatever its value.
+	Labels []string `protobuf:"bytes,5,rep,name=labels,proto3" json:"labels,omitempty"`
+	// Only jobs whose "owner" label is this.
+	Owner string `protobuf:"bytes,6,opt,name=owner,proto3" json:"owner,omitempty"`
+	// Only jobs of exactly this name.
+	Name string `protobuf:"bytes,7,opt,name=name,proto3" json:"name,omitempty"`
+	// How much of each job's spec: a summary by default (no task, no
+	// overrides), or all of it.
+	View          JobView `protobuf:"varint,8,opt,name=view,proto3,enum=peloton.v1.JobView" json:"view,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -983,9 +1051,53 @@ func (x *ListJobsRequest) GetPool() string {
 	return ""
 }
 
+func (x *ListJobsRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListJobsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetLabels() []string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *ListJobsRequest) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetView() JobView {
+	if x != nil {
+		return x.View
+	}
+	return JobView_JOB_VIEW_UNSPECIFIED
+}
+
 type ListJobsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Jobs          []*Job                 `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Jobs  []*Job                 `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	// Set when more jobs match: pass it as page_token for the next page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1025,6 +1137,13 @@ func (x *ListJobsResponse) GetJobs() []*Job {
 		return x.Jobs
 	}
 	return nil
+}
+
+func (x *ListJobsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 type StopJobRequest struct {
@@ -5358,12 +5477,20 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\rGetJobRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"3\n" +
 	"\x0eGetJobResponse\x12!\n" +
-	"\x03job\x18\x01 \x01(\v2\x0f.peloton.v1.JobR\x03job\"S\n" +
+	"\x03job\x18\x01 \x01(\v2\x0f.peloton.v1.JobR\x03job\"\xf3\x01\n" +
 	"\x0fListJobsRequest\x12,\n" +
 	"\x06states\x18\x01 \x03(\x0e2\x14.peloton.v1.JobStateR\x06states\x12\x12\n" +
-	"\x04pool\x18\x02 \x01(\tR\x04pool\"7\n" +
+	"\x04pool\x18\x02 \x01(\tR\x04pool\x12\x14\n" +
+	"\x05limit\x18\x03 \x01(\rR\x05limit\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\x12\x16\n" +
+	"\x06labels\x18\x05 \x03(\tR\x06labels\x12\x14\n" +
+	"\x05owner\x18\x06 \x01(\tR\x05owner\x12\x12\n" +
+	"\x04name\x18\a \x01(\tR\x04name\x12'\n" +
+	"\x04view\x18\b \x01(\x0e2\x13.peloton.v1.JobViewR\x04view\"_\n" +
 	"\x10ListJobsResponse\x12#\n" +
-	"\x04jobs\x18\x01 \x03(\v2\x0f.peloton.v1.JobR\x04jobs\" \n" +
+	"\x04jobs\x18\x01 \x03(\v2\x0f.peloton.v1.JobR\x04jobs\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\" \n" +
 	"\x0eStopJobRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"4\n" +
 	"\x0fStopJobResponse\x12!\n" +
@@ -5589,7 +5716,11 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\rR\x05limit\"F\n" +
 	"\x11ListAuditResponse\x121\n" +
-	"\arecords\x18\x01 \x03(\v2\x17.peloton.v1.AuditRecordR\arecords2\xd9\r\n" +
+	"\arecords\x18\x01 \x03(\v2\x17.peloton.v1.AuditRecordR\arecords*L\n" +
+	"\aJobView\x12\x18\n" +
+	"\x14JOB_VIEW_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10JOB_VIEW_SUMMARY\x10\x01\x12\x11\n" +
+	"\rJOB_VIEW_FULL\x10\x022\xd9\r\n" +
 	"\n" +
 	"JobService\x12H\n" +
 	"\tCreateJob\x12\x1c.peloton.v1.CreateJobRequest\x1a\x1d.peloton.v1.CreateJobResponse\x12D\n" +
@@ -5677,308 +5808,311 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_service_proto_rawDescData
 }
 
+var file_peloton_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 107)
 var file_peloton_v1_service_proto_goTypes = []any{
-	(*StartMigrationRequest)(nil),     // 0: peloton.v1.StartMigrationRequest
-	(*StartMigrationResponse)(nil),    // 1: peloton.v1.StartMigrationResponse
-	(*GetMigrationRequest)(nil),       // 2: peloton.v1.GetMigrationRequest
-	(*GetMigrationResponse)(nil),      // 3: peloton.v1.GetMigrationResponse
-	(*ListMigrationsRequest)(nil),     // 4: peloton.v1.ListMigrationsRequest
-	(*ListMigrationsResponse)(nil),    // 5: peloton.v1.ListMigrationsResponse
-	(*PauseMigrationRequest)(nil),     // 6: peloton.v1.PauseMigrationRequest
-	(*PauseMigrationResponse)(nil),    // 7: peloton.v1.PauseMigrationResponse
-	(*ResumeMigrationRequest)(nil),    // 8: peloton.v1.ResumeMigrationRequest
-	(*ResumeMigrationResponse)(nil),   // 9: peloton.v1.ResumeMigrationResponse
-	(*AbortMigrationRequest)(nil),     // 10: peloton.v1.AbortMigrationRequest
-	(*AbortMigrationResponse)(nil),    // 11: peloton.v1.AbortMigrationResponse
-	(*RollbackMigrationRequest)(nil),  // 12: peloton.v1.RollbackMigrationRequest
-	(*RollbackMigrationResponse)(nil), // 13: peloton.v1.RollbackMigrationResponse
-	(*CreateJobRequest)(nil),          // 14: peloton.v1.CreateJobRequest
-	(*CreateJobResponse)(nil),         // 15: peloton.v1.CreateJobResponse
-	(*GetJobRequest)(nil),             // 16: peloton.v1.GetJobRequest
-	(*GetJobResponse)(nil),            // 17: peloton.v1.GetJobResponse
-	(*ListJobsRequest)(nil),           // 18: peloton.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),          // 19: peloton.v1.ListJobsResponse
-	(*StopJobRequest)(nil),            // 20: peloton.v1.StopJobRequest
-	(*StopJobResponse)(nil),           // 21: peloton.v1.StopJobResponse
-	(*DeleteJobRequest)(nil),          // 22: peloton.v1.DeleteJobRequest
-	(*DeleteJobResponse)(nil),         // 23: peloton.v1.DeleteJobResponse
-	(*UpdateJobRequest)(nil),          // 24: peloton.v1.UpdateJobRequest
-	(*UpdateJobResponse)(nil),         // 25: peloton.v1.UpdateJobResponse
-	(*GetUpdateRequest)(nil),          // 26: peloton.v1.GetUpdateRequest
-	(*GetUpdateResponse)(nil),         // 27: peloton.v1.GetUpdateResponse
-	(*ListUpdatesRequest)(nil),        // 28: peloton.v1.ListUpdatesRequest
-	(*ListUpdatesResponse)(nil),       // 29: peloton.v1.ListUpdatesResponse
-	(*AbortUpdateRequest)(nil),        // 30: peloton.v1.AbortUpdateRequest
-	(*AbortUpdateResponse)(nil),       // 31: peloton.v1.AbortUpdateResponse
-	(*PauseUpdateRequest)(nil),        // 32: peloton.v1.PauseUpdateRequest
-	(*PauseUpdateResponse)(nil),       // 33: peloton.v1.PauseUpdateResponse
-	(*ResumeUpdateRequest)(nil),       // 34: peloton.v1.ResumeUpdateRequest
-	(*ResumeUpdateResponse)(nil),      // 35: peloton.v1.ResumeUpdateResponse
-	(*RollbackUpdateRequest)(nil),     // 36: peloton.v1.RollbackUpdateRequest
-	(*RollbackUpdateResponse)(nil),    // 37: peloton.v1.RollbackUpdateResponse
-	(*GetJobConfigRequest)(nil),       // 38: peloton.v1.GetJobConfigRequest
-	(*GetJobConfigResponse)(nil),      // 39: peloton.v1.GetJobConfigResponse
-	(*ListEventsRequest)(nil),         // 40: peloton.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),        // 41: peloton.v1.ListEventsResponse
-	(*ListTasksRequest)(nil),          // 42: peloton.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),         // 43: peloton.v1.ListTasksResponse
-	(*GetTaskRequest)(nil),            // 44: peloton.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),           // 45: peloton.v1.GetTaskResponse
-	(*GetTaskLogsRequest)(nil),        // 46: peloton.v1.GetTaskLogsRequest
-	(*GetTaskLogsResponse)(nil),       // 47: peloton.v1.GetTaskLogsResponse
-	(*StopTasksRequest)(nil),          // 48: peloton.v1.StopTasksRequest
-	(*StopTasksResponse)(nil),         // 49: peloton.v1.StopTasksResponse
-	(*CreatePoolRequest)(nil),         // 50: peloton.v1.CreatePoolRequest
-	(*CreatePoolResponse)(nil),        // 51: peloton.v1.CreatePoolResponse
-	(*UpdatePoolRequest)(nil),         // 52: peloton.v1.UpdatePoolRequest
-	(*UpdatePoolResponse)(nil),        // 53: peloton.v1.UpdatePoolResponse
-	(*DeletePoolRequest)(nil),         // 54: peloton.v1.DeletePoolRequest
-	(*DeletePoolResponse)(nil),        // 55: peloton.v1.DeletePoolResponse
-	(*ListPoolsRequest)(nil),          // 56: peloton.v1.ListPoolsRequest
-	(*ListPoolsResponse)(nil),         // 57: peloton.v1.ListPoolsResponse
-	(*GetPoolRequest)(nil),            // 58: peloton.v1.GetPoolRequest
-	(*GetPoolResponse)(nil),           // 59: peloton.v1.GetPoolResponse
-	(*ListClustersRequest)(nil),       // 60: peloton.v1.ListClustersRequest
-	(*ListClustersResponse)(nil),      // 61: peloton.v1.ListClustersResponse
-	(*GetClusterRequest)(nil),         // 62: peloton.v1.GetClusterRequest
-	(*GetClusterResponse)(nil),        // 63: peloton.v1.GetClusterResponse
-	(*DrainClusterRequest)(nil),       // 64: peloton.v1.DrainClusterRequest
-	(*DrainClusterResponse)(nil),      // 65: peloton.v1.DrainClusterResponse
-	(*UndrainClusterRequest)(nil),     // 66: peloton.v1.UndrainClusterRequest
-	(*UndrainClusterResponse)(nil),    // 67: peloton.v1.UndrainClusterResponse
-	(*ListHostsRequest)(nil),          // 68: peloton.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),         // 69: peloton.v1.ListHostsResponse
-	(*DrainHostRequest)(nil),          // 70: peloton.v1.DrainHostRequest
-	(*DrainHostResponse)(nil),         // 71: peloton.v1.DrainHostResponse
-	(*UndrainHostRequest)(nil),        // 72: peloton.v1.UndrainHostRequest
-	(*UndrainHostResponse)(nil),       // 73: peloton.v1.UndrainHostResponse
-	(*MarkHostDownRequest)(nil),       // 74: peloton.v1.MarkHostDownRequest
-	(*MarkHostDownResponse)(nil),      // 75: peloton.v1.MarkHostDownResponse
-	(*SetHostPoolRequest)(nil),        // 76: peloton.v1.SetHostPoolRequest
-	(*SetHostPoolResponse)(nil),       // 77: peloton.v1.SetHostPoolResponse
-	(*ListHostPoolsRequest)(nil),      // 78: peloton.v1.ListHostPoolsRequest
-	(*ListHostPoolsResponse)(nil),     // 79: peloton.v1.ListHostPoolsResponse
-	(*ListRegionsRequest)(nil),        // 80: peloton.v1.ListRegionsRequest
-	(*ListRegionsResponse)(nil),       // 81: peloton.v1.ListRegionsResponse
-	(*WatchRequest)(nil),              // 82: peloton.v1.WatchRequest
-	(*FailBackRequest)(nil),           // 83: peloton.v1.FailBackRequest
-	(*FailBackResponse)(nil),          // 84: peloton.v1.FailBackResponse
-	(*IsolateRegionRequest)(nil),      // 85: peloton.v1.IsolateRegionRequest
-	(*IsolateRegionResponse)(nil),     // 86: peloton.v1.IsolateRegionResponse
-	(*PutReplicaRequest)(nil),         // 87: peloton.v1.PutReplicaRequest
-	(*PutReplicaResponse)(nil),        // 88: peloton.v1.PutReplicaResponse
-	(*ListReplicasRequest)(nil),       // 89: peloton.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),      // 90: peloton.v1.ListReplicasResponse
-	(*PlanFailoverRequest)(nil),       // 91: peloton.v1.PlanFailoverRequest
-	(*PlanFailoverResponse)(nil),      // 92: peloton.v1.PlanFailoverResponse
-	(*StartDrillRequest)(nil),         // 93: peloton.v1.StartDrillRequest
-	(*StartDrillResponse)(nil),        // 94: peloton.v1.StartDrillResponse
-	(*GetDrillRequest)(nil),           // 95: peloton.v1.GetDrillRequest
-	(*GetDrillResponse)(nil),          // 96: peloton.v1.GetDrillResponse
-	(*ListDrillsRequest)(nil),         // 97: peloton.v1.ListDrillsRequest
-	(*ListDrillsResponse)(nil),        // 98: peloton.v1.ListDrillsResponse
-	(*GetVersionRequest)(nil),         // 99: peloton.v1.GetVersionRequest
-	(*GetVersionResponse)(nil),        // 100: peloton.v1.GetVersionResponse
-	(*WhoAmIRequest)(nil),             // 101: peloton.v1.WhoAmIRequest
-	(*WhoAmIResponse)(nil),            // 102: peloton.v1.WhoAmIResponse
-	(*CanIRequest)(nil),               // 103: peloton.v1.CanIRequest
-	(*CanIResponse)(nil),              // 104: peloton.v1.CanIResponse
-	(*ListAuditRequest)(nil),          // 105: peloton.v1.ListAuditRequest
-	(*ListAuditResponse)(nil),         // 106: peloton.v1.ListAuditResponse
-	(*Migration)(nil),                 // 107: peloton.v1.Migration
-	(*JobSpec)(nil),                   // 108: peloton.v1.JobSpec
-	(*Job)(nil),                       // 109: peloton.v1.Job
-	(JobState)(0),                     // 110: peloton.v1.JobState
-	(*Update)(nil),                    // 111: peloton.v1.Update
-	(*Event)(nil),                     // 112: peloton.v1.Event
-	(TaskState)(0),                    // 113: peloton.v1.TaskState
-	(*Task)(nil),                      // 114: peloton.v1.Task
-	(*PoolSpec)(nil),                  // 115: peloton.v1.PoolSpec
-	(*Pool)(nil),                      // 116: peloton.v1.Pool
-	(*ClusterSummary)(nil),            // 117: peloton.v1.ClusterSummary
-	(*Host)(nil),                      // 118: peloton.v1.Host
-	(*durationpb.Duration)(nil),       // 119: google.protobuf.Duration
-	(*HostPool)(nil),                  // 120: peloton.v1.HostPool
-	(*HostPoolMove)(nil),              // 121: peloton.v1.HostPoolMove
-	(*Region)(nil),                    // 122: peloton.v1.Region
-	(*PlannedMove)(nil),               // 123: peloton.v1.PlannedMove
-	(*Replica)(nil),                   // 124: peloton.v1.Replica
-	(*RegionPlan)(nil),                // 125: peloton.v1.RegionPlan
-	(*Drill)(nil),                     // 126: peloton.v1.Drill
-	(*timestamppb.Timestamp)(nil),     // 127: google.protobuf.Timestamp
-	(*AuditRecord)(nil),               // 128: peloton.v1.AuditRecord
+	(JobView)(0),                      // 0: peloton.v1.JobView
+	(*StartMigrationRequest)(nil),     // 1: peloton.v1.StartMigrationRequest
+	(*StartMigrationResponse)(nil),    // 2: peloton.v1.StartMigrationResponse
+	(*GetMigrationRequest)(nil),       // 3: peloton.v1.GetMigrationRequest
+	(*GetMigrationResponse)(nil),      // 4: peloton.v1.GetMigrationResponse
+	(*ListMigrationsRequest)(nil),     // 5: peloton.v1.ListMigrationsRequest
+	(*ListMigrationsResponse)(nil),    // 6: peloton.v1.ListMigrationsResponse
+	(*PauseMigrationRequest)(nil),     // 7: peloton.v1.PauseMigrationRequest
+	(*PauseMigrationResponse)(nil),    // 8: peloton.v1.PauseMigrationResponse
+	(*ResumeMigrationRequest)(nil),    // 9: peloton.v1.ResumeMigrationRequest
+	(*ResumeMigrationResponse)(nil),   // 10: peloton.v1.ResumeMigrationResponse
+	(*AbortMigrationRequest)(nil),     // 11: peloton.v1.AbortMigrationRequest
+	(*AbortMigrationResponse)(nil),    // 12: peloton.v1.AbortMigrationResponse
+	(*RollbackMigrationRequest)(nil),  // 13: peloton.v1.RollbackMigrationRequest
+	(*RollbackMigrationResponse)(nil), // 14: peloton.v1.RollbackMigrationResponse
+	(*CreateJobRequest)(nil),          // 15: peloton.v1.CreateJobRequest
+	(*CreateJobResponse)(nil),         // 16: peloton.v1.CreateJobResponse
+	(*GetJobRequest)(nil),             // 17: peloton.v1.GetJobRequest
+	(*GetJobResponse)(nil),            // 18: peloton.v1.GetJobResponse
+	(*ListJobsRequest)(nil),           // 19: peloton.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),          // 20: peloton.v1.ListJobsResponse
+	(*StopJobRequest)(nil),            // 21: peloton.v1.StopJobRequest
+	(*StopJobResponse)(nil),           // 22: peloton.v1.StopJobResponse
+	(*DeleteJobRequest)(nil),          // 23: peloton.v1.DeleteJobRequest
+	(*DeleteJobResponse)(nil),         // 24: peloton.v1.DeleteJobResponse
+	(*UpdateJobRequest)(nil),          // 25: peloton.v1.UpdateJobRequest
+	(*UpdateJobResponse)(nil),         // 26: peloton.v1.UpdateJobResponse
+	(*GetUpdateRequest)(nil),          // 27: peloton.v1.GetUpdateRequest
+	(*GetUpdateResponse)(nil),         // 28: peloton.v1.GetUpdateResponse
+	(*ListUpdatesRequest)(nil),        // 29: peloton.v1.ListUpdatesRequest
+	(*ListUpdatesResponse)(nil),       // 30: peloton.v1.ListUpdatesResponse
+	(*AbortUpdateRequest)(nil),        // 31: peloton.v1.AbortUpdateRequest
+	(*AbortUpdateResponse)(nil),       // 32: peloton.v1.AbortUpdateResponse
+	(*PauseUpdateRequest)(nil),        // 33: peloton.v1.PauseUpdateRequest
+	(*PauseUpdateResponse)(nil),       // 34: peloton.v1.PauseUpdateResponse
+	(*ResumeUpdateRequest)(nil),       // 35: peloton.v1.ResumeUpdateRequest
+	(*ResumeUpdateResponse)(nil),      // 36: peloton.v1.ResumeUpdateResponse
+	(*RollbackUpdateRequest)(nil),     // 37: peloton.v1.RollbackUpdateRequest
+	(*RollbackUpdateResponse)(nil),    // 38: peloton.v1.RollbackUpdateResponse
+	(*GetJobConfigRequest)(nil),       // 39: peloton.v1.GetJobConfigRequest
+	(*GetJobConfigResponse)(nil),      // 40: peloton.v1.GetJobConfigResponse
+	(*ListEventsRequest)(nil),         // 41: peloton.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),        // 42: peloton.v1.ListEventsResponse
+	(*ListTasksRequest)(nil),          // 43: peloton.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),         // 44: peloton.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),            // 45: peloton.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),           // 46: peloton.v1.GetTaskResponse
+	(*GetTaskLogsRequest)(nil),        // 47: peloton.v1.GetTaskLogsRequest
+	(*GetTaskLogsResponse)(nil),       // 48: peloton.v1.GetTaskLogsResponse
+	(*StopTasksRequest)(nil),          // 49: peloton.v1.StopTasksRequest
+	(*StopTasksResponse)(nil),         // 50: peloton.v1.StopTasksResponse
+	(*CreatePoolRequest)(nil),         // 51: peloton.v1.CreatePoolRequest
+	(*CreatePoolResponse)(nil),        // 52: peloton.v1.CreatePoolResponse
+	(*UpdatePoolRequest)(nil),         // 53: peloton.v1.UpdatePoolRequest
+	(*UpdatePoolResponse)(nil),        // 54: peloton.v1.UpdatePoolResponse
+	(*DeletePoolRequest)(nil),         // 55: peloton.v1.DeletePoolRequest
+	(*DeletePoolResponse)(nil),        // 56: peloton.v1.DeletePoolResponse
+	(*ListPoolsRequest)(nil),          // 57: peloton.v1.ListPoolsRequest
+	(*ListPoolsResponse)(nil),         // 58: peloton.v1.ListPoolsResponse
+	(*GetPoolRequest)(nil),            // 59: peloton.v1.GetPoolRequest
+	(*GetPoolResponse)(nil),           // 60: peloton.v1.GetPoolResponse
+	(*ListClustersRequest)(nil),       // 61: peloton.v1.ListClustersRequest
+	(*ListClustersResponse)(nil),      // 62: peloton.v1.ListClustersResponse
+	(*GetClusterRequest)(nil),         // 63: peloton.v1.GetClusterRequest
+	(*GetClusterResponse)(nil),        // 64: peloton.v1.GetClusterResponse
+	(*DrainClusterRequest)(nil),       // 65: peloton.v1.DrainClusterRequest
+	(*DrainClusterResponse)(nil),      // 66: peloton.v1.DrainClusterResponse
+	(*UndrainClusterRequest)(nil),     // 67: peloton.v1.UndrainClusterRequest
+	(*UndrainClusterResponse)(nil),    // 68: peloton.v1.UndrainClusterResponse
+	(*ListHostsRequest)(nil),          // 69: peloton.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),         // 70: peloton.v1.ListHostsResponse
+	(*DrainHostRequest)(nil),          // 71: peloton.v1.DrainHostRequest
+	(*DrainHostResponse)(nil),         // 72: peloton.v1.DrainHostResponse
+	(*UndrainHostRequest)(nil),        // 73: peloton.v1.UndrainHostRequest
+	(*UndrainHostResponse)(nil),       // 74: peloton.v1.UndrainHostResponse
+	(*MarkHostDownRequest)(nil),       // 75: peloton.v1.MarkHostDownRequest
+	(*MarkHostDownResponse)(nil),      // 76: peloton.v1.MarkHostDownResponse
+	(*SetHostPoolRequest)(nil),        // 77: peloton.v1.SetHostPoolRequest
+	(*SetHostPoolResponse)(nil),       // 78: peloton.v1.SetHostPoolResponse
+	(*ListHostPoolsRequest)(nil),      // 79: peloton.v1.ListHostPoolsRequest
+	(*ListHostPoolsResponse)(nil),     // 80: peloton.v1.ListHostPoolsResponse
+	(*ListRegionsRequest)(nil),        // 81: peloton.v1.ListRegionsRequest
+	(*ListRegionsResponse)(nil),       // 82: peloton.v1.ListRegionsResponse
+	(*WatchRequest)(nil),              // 83: peloton.v1.WatchRequest
+	(*FailBackRequest)(nil),           // 84: peloton.v1.FailBackRequest
+	(*FailBackResponse)(nil),          // 85: peloton.v1.FailBackResponse
+	(*IsolateRegionRequest)(nil),      // 86: peloton.v1.IsolateRegionRequest
+	(*IsolateRegionResponse)(nil),     // 87: peloton.v1.IsolateRegionResponse
+	(*PutReplicaRequest)(nil),         // 88: peloton.v1.PutReplicaRequest
+	(*PutReplicaResponse)(nil),        // 89: peloton.v1.PutReplicaResponse
+	(*ListReplicasRequest)(nil),       // 90: peloton.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),      // 91: peloton.v1.ListReplicasResponse
+	(*PlanFailoverRequest)(nil),       // 92: peloton.v1.PlanFailoverRequest
+	(*PlanFailoverResponse)(nil),      // 93: peloton.v1.PlanFailoverResponse
+	(*StartDrillRequest)(nil),         // 94: peloton.v1.StartDrillRequest
+	(*StartDrillResponse)(nil),        // 95: peloton.v1.StartDrillResponse
+	(*GetDrillRequest)(nil),           // 96: peloton.v1.GetDrillRequest
+	(*GetDrillResponse)(nil),          // 97: peloton.v1.GetDrillResponse
+	(*ListDrillsRequest)(nil),         // 98: peloton.v1.ListDrillsRequest
+	(*ListDrillsResponse)(nil),        // 99: peloton.v1.ListDrillsResponse
+	(*GetVersionRequest)(nil),         // 100: peloton.v1.GetVersionRequest
+	(*GetVersionResponse)(nil),        // 101: peloton.v1.GetVersionResponse
+	(*WhoAmIRequest)(nil),             // 102: peloton.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),            // 103: peloton.v1.WhoAmIResponse
+	(*CanIRequest)(nil),               // 104: peloton.v1.CanIRequest
+	(*CanIResponse)(nil),              // 105: peloton.v1.CanIResponse
+	(*ListAuditRequest)(nil),          // 106: peloton.v1.ListAuditRequest
+	(*ListAuditResponse)(nil),         // 107: peloton.v1.ListAuditResponse
+	(*Migration)(nil),                 // 108: peloton.v1.Migration
+	(*JobSpec)(nil),                   // 109: peloton.v1.JobSpec
+	(*Job)(nil),                       // 110: peloton.v1.Job
+	(JobState)(0),                     // 111: peloton.v1.JobState
+	(*Update)(nil),                    // 112: peloton.v1.Update
+	(*Event)(nil),                     // 113: peloton.v1.Event
+	(TaskState)(0),                    // 114: peloton.v1.TaskState
+	(*Task)(nil),                      // 115: peloton.v1.Task
+	(*PoolSpec)(nil),                  // 116: peloton.v1.PoolSpec
+	(*Pool)(nil),                      // 117: peloton.v1.Pool
+	(*ClusterSummary)(nil),            // 118: peloton.v1.ClusterSummary
+	(*Host)(nil),                      // 119: peloton.v1.Host
+	(*durationpb.Duration)(nil),       // 120: google.protobuf.Duration
+	(*HostPool)(nil),                  // 121: peloton.v1.HostPool
+	(*HostPoolMove)(nil),              // 122: peloton.v1.HostPoolMove
+	(*Region)(nil),                    // 123: peloton.v1.Region
+	(*PlannedMove)(nil),               // 124: peloton.v1.PlannedMove
+	(*Replica)(nil),                   // 125: peloton.v1.Replica
+	(*RegionPlan)(nil),                // 126: peloton.v1.RegionPlan
+	(*Drill)(nil),                     // 127: peloton.v1.Drill
+	(*timestamppb.Timestamp)(nil),     // 128: google.protobuf.Timestamp
+	(*AuditRecord)(nil),               // 129: peloton.v1.AuditRecord
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	107, // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
-	107, // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
-	107, // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
-	107, // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
-	107, // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
-	107, // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
-	107, // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
-	108, // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	109, // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	109, // 9: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	110, // 10: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
-	109, // 11: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	109, // 12: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	108, // 13: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	111, // 14: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
-	111, // 15: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
-	111, // 16: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
-	111, // 17: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
-	111, // 18: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
-	111, // 19: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
-	111, // 20: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
-	108, // 21: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
-	112, // 22: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
-	113, // 23: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	114, // 24: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	114, // 25: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	114, // 26: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	115, // 27: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	116, // 28: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	115, // 29: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	116, // 30: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	116, // 31: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	116, // 32: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	117, // 33: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
-	117, // 34: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	117, // 35: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	117, // 36: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	118, // 37: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	119, // 38: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
-	118, // 39: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
-	118, // 40: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
-	118, // 41: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
-	118, // 42: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
-	120, // 43: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
-	121, // 44: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
-	122, // 45: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	123, // 46: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
-	123, // 47: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
-	124, // 48: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
-	124, // 49: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
-	125, // 50: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
-	126, // 51: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
-	126, // 52: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
-	126, // 53: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
-	127, // 54: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
-	128, // 55: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
-	14,  // 56: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	16,  // 57: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	18,  // 58: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	20,  // 59: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	22,  // 60: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	24,  // 61: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
-	26,  // 62: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
-	28,  // 63: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
-	30,  // 64: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
-	32,  // 65: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
-	34,  // 66: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
-	36,  // 67: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
-	38,  // 68: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
-	40,  // 69: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
-	0,   // 70: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
-	2,   // 71: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
-	4,   // 72: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
-	6,   // 73: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
-	8,   // 74: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
-	10,  // 75: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
-	12,  // 76: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
-	42,  // 77: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	44,  // 78: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	46,  // 79: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	48,  // 80: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	50,  // 81: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
-	52,  // 82: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
-	54,  // 83: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
-	56,  // 84: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	58,  // 85: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	68,  // 86: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	70,  // 87: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
-	72,  // 88: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
-	74,  // 89: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
-	76,  // 90: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
-	78,  // 91: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
-	60,  // 92: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
-	62,  // 93: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
-	64,  // 94: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
-	66,  // 95: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
-	80,  // 96: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	82,  // 97: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	87,  // 98: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
-	89,  // 99: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
-	91,  // 100: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
-	93,  // 101: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
-	95,  // 102: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
-	97,  // 103: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
-	85,  // 104: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
-	83,  // 105: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
-	99,  // 106: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	101, // 107: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
-	103, // 108: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
-	105, // 109: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
-	15,  // 110: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	17,  // 111: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	19,  // 112: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	21,  // 113: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	23,  // 114: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	25,  // 115: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
-	27,  // 116: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
-	29,  // 117: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
-	31,  // 118: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
-	33,  // 119: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
-	35,  // 120: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
-	37,  // 121: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
-	39,  // 122: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
-	41,  // 123: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
-	1,   // 124: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
-	3,   // 125: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
-	5,   // 126: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
-	7,   // 127: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
-	9,   // 128: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
-	11,  // 129: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
-	13,  // 130: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
-	43,  // 131: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	45,  // 132: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	47,  // 133: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	49,  // 134: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	51,  // 135: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	53,  // 136: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	55,  // 137: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	57,  // 138: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	59,  // 139: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	69,  // 140: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	71,  // 141: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
-	73,  // 142: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
-	75,  // 143: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
-	77,  // 144: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
-	79,  // 145: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
-	61,  // 146: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
-	63,  // 147: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
-	65,  // 148: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
-	67,  // 149: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
-	81,  // 150: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	112, // 151: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	88,  // 152: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
-	90,  // 153: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
-	92,  // 154: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
-	94,  // 155: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
-	96,  // 156: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
-	98,  // 157: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
-	86,  // 158: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
-	84,  // 159: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
-	100, // 160: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	102, // 161: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
-	104, // 162: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
-	106, // 163: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
-	110, // [110:164] is the sub-list for method output_type
-	56,  // [56:110] is the sub-list for method input_type
-	56,  // [56:56] is the sub-list for extension type_name
-	56,  // [56:56] is the sub-list for extension extendee
-	0,   // [0:56] is the sub-list for field type_name
+	108, // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
+	108, // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
+	108, // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
+	108, // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
+	108, // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
+	108, // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
+	108, // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
+	109, // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	110, // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	110, // 9: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	111, // 10: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	0,   // 11: peloton.v1.ListJobsRequest.view:type_name -> peloton.v1.JobView
+	110, // 12: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	110, // 13: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	109, // 14: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	112, // 15: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
+	112, // 16: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
+	112, // 17: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
+	112, // 18: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
+	112, // 19: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
+	112, // 20: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
+	112, // 21: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
+	109, // 22: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
+	113, // 23: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
+	114, // 24: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	115, // 25: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	115, // 26: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	115, // 27: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	116, // 28: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	117, // 29: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	116, // 30: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	117, // 31: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	117, // 32: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	117, // 33: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	118, // 34: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
+	118, // 35: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	118, // 36: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	118, // 37: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	119, // 38: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	120, // 39: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
+	119, // 40: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
+	119, // 41: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
+	119, // 42: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
+	119, // 43: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
+	121, // 44: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
+	122, // 45: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
+	123, // 46: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	124, // 47: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
+	124, // 48: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
+	125, // 49: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	125, // 50: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	126, // 51: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	127, // 52: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	127, // 53: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	127, // 54: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	128, // 55: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
+	129, // 56: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
+	15,  // 57: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	17,  // 58: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	19,  // 59: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	21,  // 60: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	23,  // 61: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	25,  // 62: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
+	27,  // 63: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
+	29,  // 64: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
+	31,  // 65: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
+	33,  // 66: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
+	35,  // 67: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
+	37,  // 68: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
+	39,  // 69: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
+	41,  // 70: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
+	1,   // 71: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
+	3,   // 72: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
+	5,   // 73: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
+	7,   // 74: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
+	9,   // 75: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
+	11,  // 76: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
+	13,  // 77: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
+	43,  // 78: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	45,  // 79: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	47,  // 80: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	49,  // 81: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	51,  // 82: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	53,  // 83: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	55,  // 84: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	57,  // 85: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	59,  // 86: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	69,  // 87: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	71,  // 88: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
+	73,  // 89: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
+	75,  // 90: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
+	77,  // 91: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
+	79,  // 92: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
+	61,  // 93: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
+	63,  // 94: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
+	65,  // 95: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
+	67,  // 96: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
+	81,  // 97: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	83,  // 98: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	88,  // 99: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	90,  // 100: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	92,  // 101: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	94,  // 102: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	96,  // 103: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	98,  // 104: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	86,  // 105: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
+	84,  // 106: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
+	100, // 107: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	102, // 108: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
+	104, // 109: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
+	106, // 110: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
+	16,  // 111: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	18,  // 112: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	20,  // 113: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	22,  // 114: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	24,  // 115: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	26,  // 116: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
+	28,  // 117: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
+	30,  // 118: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
+	32,  // 119: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
+	34,  // 120: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
+	36,  // 121: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
+	38,  // 122: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
+	40,  // 123: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
+	42,  // 124: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
+	2,   // 125: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
+	4,   // 126: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
+	6,   // 127: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
+	8,   // 128: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
+	10,  // 129: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
+	12,  // 130: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
+	14,  // 131: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
+	44,  // 132: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	46,  // 133: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	48,  // 134: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	50,  // 135: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	52,  // 136: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	54,  // 137: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	56,  // 138: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	58,  // 139: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	60,  // 140: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	70,  // 141: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	72,  // 142: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
+	74,  // 143: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
+	76,  // 144: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
+	78,  // 145: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
+	80,  // 146: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
+	62,  // 147: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
+	64,  // 148: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
+	66,  // 149: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
+	68,  // 150: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
+	82,  // 151: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	113, // 152: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	89,  // 153: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	91,  // 154: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	93,  // 155: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	95,  // 156: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	97,  // 157: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	99,  // 158: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	87,  // 159: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
+	85,  // 160: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
+	101, // 161: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	103, // 162: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
+	105, // 163: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
+	107, // 164: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
+	111, // [111:165] is the sub-list for method output_type
+	57,  // [57:111] is the sub-list for method input_type
+	57,  // [57:57] is the sub-list for extension type_name
+	57,  // [57:57] is the sub-list for extension extendee
+	0,   // [0:57] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -5995,13 +6129,14 @@ func file_peloton_v1_service_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   107,
 			NumExtensions: 0,
 			NumServices:   10,
 		},
 		GoTypes:           file_peloton_v1_service_proto_goTypes,
 		DependencyIndexes: file_peloton_v1_service_proto_depIdxs,
+		EnumInfos:         file_peloton_v1_service_proto_enumTypes,
 		MessageInfos:      file_peloton_v1_service_proto_msgTypes,
 	}.Build()
 	File_peloton_v1_service_proto = out.File

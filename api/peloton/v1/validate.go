@@ -66,6 +66,8 @@ func ValidateJobSpec(s *JobSpec) []FieldError {
 		case FailoverPolicy_MODE_REGIONS:
 			if len(f.GetRegions()) == 0 {
 				v.add("failover.regions", "at least one region is needed with mode REGIONS")
+			} else if len(f.GetRegions()) > MaxFailoverRegions {
+				v.add("failover.regions", fmt.Sprintf("at most %d regions", MaxFailoverRegions))
 			}
 			for i, r := range f.GetRegions() {
 				if strings.TrimSpace(r) == "" {
@@ -82,6 +84,7 @@ func ValidateJobSpec(s *JobSpec) []FieldError {
 	if s.GetMaxAttempts() > MaxAttemptsLimit {
 		v.add("max_attempts", fmt.Sprintf("must be at most %d", MaxAttemptsLimit))
 	}
+	v.labels(s)
 	for _, key := range sortedStringKeys(s.GetLabels()) {
 		if strings.TrimSpace(key) == "" || hasControl(key) {
 			v.add(mapEntryPath("labels", key), "key must be a non-empty printable string")
@@ -139,6 +142,7 @@ func (v *specChecker) task(path string, t *TaskSpec, override bool) {
 	case strings.ContainsRune(t.GetCommand(), 0):
 		v.add(joinPath(path, "command"), "must not contain NUL bytes")
 	}
+	v.sizes(path, t)
 	for i, arg := range t.GetArgs() {
 		if strings.ContainsRune(arg, 0) {
 			v.add(fmt.Sprintf("%s.args[%d]", path, i), "must not contain NUL bytes")
@@ -159,6 +163,9 @@ func (v *specChecker) task(path string, t *TaskSpec, override bool) {
 	} else {
 		v.resources(joinPath(path, "resources"), r, !override)
 	}
+	if n := len(t.GetConstraints()); n > MaxConstraints {
+		v.add(joinPath(path, "constraints"), fmt.Sprintf("has %d constraints, more than %d", n, MaxConstraints))
+	}
 	for i, c := range t.GetConstraints() {
 		v.constraint(fmt.Sprintf("%s.constraints[%d]", path, i), c, 1)
 	}
@@ -169,6 +176,8 @@ func (v *specChecker) task(path string, t *TaskSpec, override bool) {
 func (v *specChecker) resources(path string, r *Resources, required bool) {
 	check := func(field string, x float64, positive bool, kind amountKind) {
 		if msg := amountProblem(x, positive, kind); msg != "" {
+			v.add(joinPath(path, field), msg)
+		} else if msg := resourceCeiling(field, x); msg != "" {
 			v.add(joinPath(path, field), msg)
 		}
 	}
@@ -244,6 +253,7 @@ func (v *specChecker) constraint(path string, c *Constraint, depth int) {
 	if strings.TrimSpace(c.GetKey()) == "" {
 		v.add(joinPath(path, "key"), "is required")
 	}
+	v.constraintSizes(path, c)
 	values := joinPath(path, "values")
 	n := len(c.GetValues())
 	op := c.GetOp()

@@ -138,7 +138,13 @@ func (v *specChecker) probe(path string, h *HealthCheck, ports map[string]int) {
 		if strings.TrimSpace(h.GetCommand()[0]) == "" {
 			v.add(joinPath(path, "command[0]"), "must name the command to run")
 		}
+		if n := len(h.GetCommand()); n > MaxArgs {
+			v.add(joinPath(path, "command"), fmt.Sprintf("has %d words, more than %d", n, MaxArgs))
+		}
 		for i, a := range h.GetCommand() {
+			if len(a) > MaxArgBytes {
+				v.add(fmt.Sprintf("%s.command[%d]", path, i), tooLong(len(a), MaxArgBytes))
+			}
 			if strings.ContainsRune(a, 0) {
 				v.add(fmt.Sprintf("%s.command[%d]", path, i), "must not contain NUL bytes")
 			}

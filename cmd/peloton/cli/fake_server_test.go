@@ -5,15 +5,16 @@ import (
 	"fmt"
 	"net"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	pelotonv1 "github.com/peloton-federated/peloton/api/peloton/v1"
@@ -46,6 +47,30 @@ type fakeServer struct {
 	updates map[string]*pelotonv1.Update
 	events  map[string][]*pelotonv1.Event
 	hosts   []*pelotonv1.Host
+	// shed: the next calls refused as an overloaded server refuses them;
+	// unavailable: the next calls refused as if the server were down.
+	shed, unavailable int
+	listCalls         int
+}
+
+// refuse answers the calls that shed and unavailable say to refuse.
+func (f *fakeServer) refuse(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	f.mu.Lock()
+	shed, down := f.shed > 0, f.unavailable > 0
+	if shed {
+		f.shed--
+	} else if down {
+		f.unavailable--
+	}
+	f.mu.Unlock()
+	switch {
+	case shed:
+		st, _ := status.New(codes.ResourceExhausted, "busy").WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(5 * time.Millisecond)})
+		return nil, st.Err()
+	case down:
+		return nil, status.Error(codes.Unavailable, "down")
+	}
+	return handler(ctx, req)
 }
 
 type fakeLogKey struct {
@@ -74,7 +99,7 @@ func startFakeServer(t *testing.T) *fakeServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gs := grpc.NewServer()
+	gs := grpc.NewServer(grpc.UnaryInterceptor(f.refuse))
 	pelotonv1.RegisterJobServiceServer(gs, fakeJobService{f: f})
 	pelotonv1.RegisterTaskServiceServer(gs, fakeTaskService{f: f})
 	pelotonv1.RegisterEventServiceServer(gs, fakeEventService{f: f})
@@ -197,15 +222,27 @@ func (s fakeJobService) ListJobs(_ context.Context, req *pelotonv1.ListJobsReque
 	f := s.f
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	after, paged, err := pelotonv1.ParseJobPageToken(req.GetPageToken())
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	f.listCalls++
 	resp := &pelotonv1.ListJobsResponse{}
 	for _, j := range f.jobs {
+		if paged && pelotonv1.KeyOf(j.job).Compare(after) <= 0 {
+			continue
+		}
 		if len(req.GetStates()) == 0 || slices.Contains(req.GetStates(), j.job.GetStatus().GetState()) {
 			resp.Jobs = append(resp.Jobs, proto.Clone(j.job).(*pelotonv1.Job))
 		}
 	}
-	slices.SortFunc(resp.Jobs, func(a, b *pelotonv1.Job) int { return strings.Compare(a.GetId(), b.GetId()) })
+	// Pages of at most fakePageSize jobs, so that clients must page.
+	limit := uint32(min(pelotonv1.JobPageSize(req.GetLimit()), fakePageSize))
+	resp.Jobs, resp.NextPageToken = pelotonv1.MergeJobPage(resp.Jobs, limit, false)
 	return resp, nil
 }
+
+const fakePageSize = 3
 
 func (s fakeJobService) StopJob(_ context.Context, req *pelotonv1.StopJobRequest) (*pelotonv1.StopJobResponse, error) {
 	f := s.f

@@ -215,14 +215,23 @@ func firstNonEmpty(values ...string) string {
 }
 
 func (a *app) jobListCommand() *cobra.Command {
-	var states []string
-	var pool string
+	var states, labels []string
+	var pool, owner, name string
+	var limit int
+	var full bool
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List jobs",
-		Args:  args(cobra.NoArgs),
+		Long: `list shows jobs, oldest first, fetched a page at a time. Filters combine:
+--state, --pool, --label key=value (or key), --owner (the job's owner label)
+and --name (exact). Listings leave each job's task and overrides out;
+--spec asks for whole specs (with -o json or yaml).`,
+		Args: args(cobra.NoArgs),
 		RunE: a.connected(func(cmd *cobra.Command, _ []string, c *clients) error {
-			req := &pelotonv1.ListJobsRequest{Pool: pool}
+			req := &pelotonv1.ListJobsRequest{Pool: pool, Labels: labels, Owner: owner, Name: name}
+			if full {
+				req.View = pelotonv1.JobView_JOB_VIEW_FULL
+			}
 			for _, s := range states {
 				n, err := pelotonv1.ParseEnumName(pelotonv1.JobState(0).Descriptor(), s)
 				if err != nil {
@@ -230,11 +239,28 @@ func (a *app) jobListCommand() *cobra.Command {
 				}
 				req.States = append(req.States, pelotonv1.JobState(n))
 			}
-			ctx, cancel := a.rpc(cmd.Context())
-			defer cancel()
-			resp, err := c.jobs.ListJobs(ctx, req)
-			if err != nil {
-				return err
+			if _, err := pelotonv1.LabelFilter(labels); err != nil {
+				return &exitError{code: ExitError, msg: "--label: " + err.Error()}
+			}
+			if limit < 0 {
+				return &exitError{code: ExitError, msg: "--limit: must be >= 0"}
+			}
+			resp := &pelotonv1.ListJobsResponse{}
+			for {
+				if limit > 0 {
+					req.Limit = uint32(min(limit-len(resp.Jobs), pelotonv1.MaxJobPageSize))
+				}
+				ctx, cancel := a.rpc(cmd.Context())
+				page, err := c.jobs.ListJobs(ctx, req)
+				cancel()
+				if err != nil {
+					return err
+				}
+				resp.Jobs = append(resp.Jobs, page.GetJobs()...)
+				if page.GetNextPageToken() == "" || (limit > 0 && len(resp.Jobs) >= limit) {
+					break
+				}
+				req.PageToken = page.GetNextPageToken()
 			}
 			if a.output != "table" {
 				return writeStructured(cmd.OutOrStdout(), a.output, resp)
@@ -244,6 +270,11 @@ func (a *app) jobListCommand() *cobra.Command {
 	}
 	cmd.Flags().StringSliceVar(&states, "state", nil, "only jobs in these states (running, succeeded, ...); repeat or separate with commas")
 	cmd.Flags().StringVar(&pool, "pool", "", "only jobs in this pool")
+	cmd.Flags().StringArrayVar(&labels, "label", nil, "only jobs with this label, key=value or key; repeat for several")
+	cmd.Flags().StringVar(&owner, "owner", "", "only jobs whose owner label is this")
+	cmd.Flags().StringVar(&name, "name", "", "only jobs of this exact name")
+	cmd.Flags().IntVar(&limit, "limit", 0, "show at most this many jobs (0: all)")
+	cmd.Flags().BoolVar(&full, "spec", false, "fetch whole specs (task and overrides), for -o json or yaml")
 	return cmd
 }
 

@@ -293,7 +293,8 @@ func (a *app) dial() (*clients, error) {
 		return nil, &exitError{code: ExitError, msg: err.Error()}
 	}
 	// The config of a job with an override per instance is megabytes.
-	opts = append(opts, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageBytes)))
+	opts = append(opts, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageBytes)),
+		grpc.WithChainUnaryInterceptor(a.retryInterceptor))
 	conn, err := grpc.NewClient(target, opts...)
 	if err != nil {
 		return nil, &exitError{code: ExitError, msg: fmt.Sprintf("bad server address %q: %v", a.addr, err)}

@@ -1,0 +1,137 @@
+package jobmgr
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/peloton-federated/peloton/shard/model"
+)
+
+// ErrPoolFull: a pool holds as many pending tasks as its limit allows; a
+// job that would add more is refused until some of them run or end.
+var ErrPoolFull = errors.New("too many pending tasks in the pool")
+
+// Limits bound what one region accepts. Zero values take the defaults.
+type Limits struct {
+	// InstancesPerJob is the most instances one job may have.
+	InstancesPerJob uint32
+	// PendingTasksPerPool is the most tasks of one pool that may wait to
+	// run (not yet created, initialised or pending) at once.
+	PendingTasksPerPool int64
+}
+
+// Default limits of a region.
+const (
+	DefaultInstancesPerJob     = 100_000
+	DefaultPendingTasksPerPool = 1_000_000
+)
+
+func (l *Limits) defaults() {
+	if l.InstancesPerJob == 0 {
+		l.InstancesPerJob = DefaultInstancesPerJob
+	}
+	if l.PendingTasksPerPool == 0 {
+		l.PendingTasksPerPool = DefaultPendingTasksPerPool
+	}
+}
+
+// Limits returns the limits the engine runs with.
+func (e *Engine) Limits() Limits { return e.cfg.Limits }
+
+// pendingCount keeps, per pool, the tasks waiting to run as last counted
+// (counted) plus those of jobs accepted since (accepted), so that accepting
+// a job checks its pool's limit without a count of every job each time:
+// the count is redone when older than pendingRecount. It has its own lock.
+type pendingCount struct {
+	mu       sync.Mutex
+	counted  map[string]int64
+	accepted map[string]int64
+	at       time.Time
+}
+
+// pendingRecount is how old a count of pending tasks may be.
+const pendingRecount = time.Second
+
+// stale reports whether the count should be redone at now.
+func (p *pendingCount) stale(now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.at.IsZero() || now.Sub(p.at) >= pendingRecount
+}
+
+// recount counts the pending tasks of every job again, when the last
+// count is stale.
+func (e *Engine) recountPending() {
+	now := e.cfg.Clock.Now()
+	if !e.pending.stale(now) {
+		return
+	}
+	e.lock()
+	defer e.mu.Unlock()
+	e.pending.set(e.countPending(), now)
+}
+
+// reserve admits n more pending tasks into pool, or refuses them.
+func (p *pendingCount) reserve(pool string, n, limit int64) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	have := p.counted[pool] + p.accepted[pool]
+	if n > 0 && have+n > limit {
+		return fmt.Errorf("pool %s: %d tasks wait to run and %d more would pass its limit of %d: %w", pool, have, n, limit, ErrPoolFull)
+	}
+	if p.accepted == nil {
+		p.accepted = map[string]int64{}
+	}
+	p.accepted[pool] += n
+	return nil
+}
+
+// check refuses n more pending tasks in pool without reserving them.
+func (p *pendingCount) check(pool string, n, limit int64) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if have := p.counted[pool] + p.accepted[pool]; n > 0 && have+n > limit {
+		return fmt.Errorf("pool %s: %d tasks wait to run and %d more would pass its limit of %d: %w", pool, have, n, limit, ErrPoolFull)
+	}
+	return nil
+}
+
+// absorbed moves an accepted job's tasks to the counted ones: the engine
+// took the job in and its next count includes them.
+func (p *pendingCount) absorbed(pool string, n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.accepted[pool] -= n
+	if p.counted == nil {
+		p.counted = map[string]int64{}
+	}
+	p.counted[pool] += n
+}
+
+// set replaces the counted tasks with a fresh count made at now.
+func (p *pendingCount) set(counted map[string]int64, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.counted, p.at = counted, now
+}
+
+// countPending counts the pending tasks of every job. Callers hold e.mu.
+func (e *Engine) countPending() map[string]int64 {
+	out := map[string]int64{}
+	for _, je := range e.jobs {
+		j := je.job
+		if je.evicted || j.Status.State.IsTerminal() || j.Status.Killed {
+			continue
+		}
+		n := int64(je.counts[model.TaskInitialized]) + int64(je.counts[model.TaskPending])
+		if j.Spec.Instances > j.Status.TasksCreated {
+			n += int64(j.Spec.Instances - j.Status.TasksCreated)
+		}
+		if n > 0 {
+			out[j.Spec.Pool] += n
+		}
+	}
+	return out
+}
