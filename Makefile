@@ -10,7 +10,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPC_GATEWAY_VERSION := v2.31.0
 
-.PHONY: all build run test test-go test-race test-clients test-python test-java clients clients-check proto proto-check tools bench bench-overload clean ui ui-check
+.PHONY: all build run test test-go test-race bench-migrate test-clients test-python test-java clients clients-check proto proto-check tools bench bench-overload clean ui ui-check
 
 all: build
 
@@ -89,6 +89,12 @@ ui:
 ## ui-check: fail when the committed web UI assets are stale
 ui-check: ui
 	@git diff --exit-code -- ui/dist && test -z "$$(git status --porcelain -- ui/dist)" || { echo "web UI assets are stale: run make ui and commit ui/dist"; exit 1; }
+
+## bench-migrate: instances moved per second by a migration between two
+## simulated clusters (1,000 instances, maxUnavailable 5% and 20%) beside a
+## rolling update of the same job, through the binary
+bench-migrate: build
+	$(GO) test -run '^$$' -bench BenchmarkMigration -benchtime 1x -timeout 60m ./tests/e2e
 
 ## bench: the scale benchmarks (placement, entitlement, end to end)
 bench: build

@@ -23,7 +23,7 @@ func TestMain(m *testing.M) { testkit.Main(m, &binary) }
 
 // server is a running `peloton dev`.
 type server struct {
-	t       *testing.T
+	t       testing.TB
 	addr    string
 	dataDir string
 	cmd     *exec.Cmd
@@ -33,7 +33,7 @@ type server struct {
 
 // startDev starts `peloton dev` on dataDir with extra flags and waits until
 // it is healthy.
-func startDev(t *testing.T, dataDir string, extra ...string) *server {
+func startDev(t testing.TB, dataDir string, extra ...string) *server {
 	t.Helper()
 	s := &server{t: t, addr: testkit.FreeAddr(t), dataDir: dataDir, log: &bytes.Buffer{}, done: make(chan error, 1)}
 	args := append([]string{"dev", "--data-dir", dataDir, "--addr", s.addr}, extra...)
