@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto"
 	"crypto/tls"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,8 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/federation"
+	"github.com/peloton-federated/peloton/federation/gossip"
 	"github.com/peloton-federated/peloton/gateway"
 	"github.com/peloton-federated/peloton/gateway/auth"
 	"github.com/peloton-federated/peloton/shard/model"
@@ -120,6 +123,9 @@ func isLoopback(addr string) bool {
 type security struct {
 	serverTLS *tls.Config
 	dialCreds func(region string) credentials.TransportCredentials
+	// admission admits gossip members holding a region certificate of
+	// the CA (nil without tls).
+	admission gossip.Admission
 	auth      *gateway.Auth
 }
 
@@ -139,6 +145,13 @@ func loadSecurity(c *serverConfig, log *slog.Logger) (*security, error) {
 		s.dialCreds = func(region string) credentials.TransportCredentials {
 			return credentials.NewTLS(auth.RegionClientTLS(cert, ca, region))
 		}
+		signer, ok := cert.PrivateKey.(crypto.Signer)
+		if !ok {
+			return nil, fmt.Errorf("tls.key: a %T cannot sign", cert.PrivateKey)
+		}
+		s.admission = federation.CertAdmission{Key: signer, TLS: func(region string) *tls.Config {
+			return auth.RegionClientTLS(cert, ca, region)
+		}}
 	}
 	if a := c.Auth; a != nil {
 		reloaded := func(path string, err error) {

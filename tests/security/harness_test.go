@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ type region struct {
 	pki    string
 	config string
 	cmd    *exec.Cmd
-	log    *bytes.Buffer
+	log    *logBuffer
 	done   chan error
 }
 
@@ -103,7 +104,7 @@ log: {level: info}
 
 func (r *region) start() {
 	r.t.Helper()
-	r.log, r.done = &bytes.Buffer{}, make(chan error, 1)
+	r.log, r.done = &logBuffer{}, make(chan error, 1)
 	r.cmd = exec.Command(binary, "server", "--config", r.config)
 	r.cmd.Stdout, r.cmd.Stderr = r.log, r.log
 	if err := r.cmd.Start(); err != nil {
@@ -205,6 +206,24 @@ func (r *region) http(c caller, method, path, body string) (int, string) {
 		return resp.StatusCode, err.Error()
 	}
 	return resp.StatusCode, string(b)
+}
+
+// logBuffer is a server's output, read while the server writes it.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func freePort(t *testing.T) int { return testkit.FreePort(t, "127.0.0.1") }
