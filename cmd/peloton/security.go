@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -33,15 +34,23 @@ type securityConfig struct {
 		CA   string `json:"ca"`
 	} `json:"tls"`
 	// Auth turns authentication and authorisation on.
-	Auth *struct {
-		// Tokens is a token file (names and SHA-256 of bearer tokens).
-		Tokens string `json:"tokens"`
-		// Policy is the role bindings file.
-		Policy string `json:"policy"`
-	} `json:"auth"`
+	Auth  *authConfig `json:"auth"`
 	Audit struct {
 		Retention duration `json:"retention"`
 	} `json:"audit"`
+}
+
+// authConfig is the auth section of a server config.
+type authConfig struct {
+	// Tokens is a token file (names and SHA-256 of bearer tokens).
+	Tokens string `json:"tokens"`
+	// Policy is the role bindings file.
+	Policy string `json:"policy"`
+	// PolicySource is where the policy in force comes from: "file"
+	// (the default: Policy, read again when it changes) or "store"
+	// (set by admins through the API and kept in the region's store;
+	// Policy, when given, is in force until one is set).
+	PolicySource string `json:"policySource"`
 }
 
 // DefaultAuditRetention is how long audit records are kept unless
@@ -80,8 +89,14 @@ func checkSecurity(c *serverConfig, add func(field, msg string)) {
 		if a.Tokens == "" && (c.TLS == nil || c.TLS.CA == "") {
 			add("auth", "needs tokens, or tls.ca for client certificates: nobody could sign in")
 		}
-		if a.Policy == "" {
-			add("auth.policy", "is required (who may do what)")
+		switch a.PolicySource {
+		case "", policyFromFile:
+			if a.Policy == "" {
+				add("auth.policy", "is required (who may do what), unless auth.policySource is store")
+			}
+		case policyFromStore:
+		default:
+			add("auth.policySource", fmt.Sprintf("must be %s or %s, not %q", policyFromFile, policyFromStore, a.PolicySource))
 		}
 	}
 	if c.Audit.Retention != 0 && c.Audit.Retention < duration(time.Hour) {
@@ -169,13 +184,81 @@ func loadSecurity(c *serverConfig, log *slog.Logger) (*security, error) {
 			}
 			authn.Tokens = tokens
 		}
-		policy, err := auth.LoadPolicy(a.Policy, reloaded)
-		if err != nil {
-			return nil, fmt.Errorf("auth.policy: %w", err)
+		var policy *auth.Policies
+		if a.Policy != "" {
+			var err error
+			if policy, err = auth.LoadPolicy(a.Policy, reloaded); err != nil {
+				return nil, fmt.Errorf("auth.policy: %w", err)
+			}
+		}
+		if a.PolicySource == policyFromStore {
+			// The region's store is opened later: openRegion loads the
+			// stored policy and gives the gateway the store.
+			policy = auth.EditablePolicy(policy)
 		}
 		s.auth = &gateway.Auth{Authenticator: authn, Policy: policy}
 	}
 	return s, nil
+}
+
+// Where a server's policy comes from (auth.policySource).
+const (
+	policyFromFile  = "file"
+	policyFromStore = "store"
+)
+
+// policyKey names the stored policy among the store's values.
+const policyKey = "auth/policy"
+
+// storedPolicies keeps the policy set through the API in the region's
+// store.
+type storedPolicies struct{ st store.ValueStore }
+
+func (p storedPolicies) SavePolicy(ctx context.Context, sp *auth.StoredPolicy) error {
+	raw, err := auth.EncodeStoredPolicy(sp)
+	if err != nil {
+		return err
+	}
+	return p.st.PutValue(ctx, policyKey, raw)
+}
+
+// load reads the stored policy; nil when none was set.
+func (p storedPolicies) load(ctx context.Context) (*auth.StoredPolicy, error) {
+	raw, err := p.st.GetValue(ctx, policyKey)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return auth.DecodeStoredPolicy(raw)
+}
+
+// watchPolicy reads the stored policy every interval until ctx ends, so a
+// policy set at another member of the region (sharing the store) is in
+// force here within interval.
+func watchPolicy(ctx context.Context, p storedPolicies, policies *auth.Policies, interval time.Duration, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		sp, err := p.load(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("cannot read the stored policy; keeping the one in force", "err", err)
+			}
+			continue
+		}
+		cur := policies.Stored()
+		if sp != nil && (cur == nil || cur.YAML != sp.YAML || !cur.SetAt.Equal(sp.SetAt)) {
+			policies.SetStored(sp)
+			log.Info("policy changed in the store", "set_by", sp.SetBy, "set_at", sp.SetAt)
+		}
+	}
 }
 
 // storeAudit keeps the gateway's audit log in the region's store.

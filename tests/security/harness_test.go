@@ -65,6 +65,22 @@ func lab(t *testing.T, regions, clients []string, tokens []string, policy string
 	return dir, toks
 }
 
+// cli runs the peloton client against r as c; it returns the output and
+// the exit code.
+func (r *region) cli(c caller, args ...string) (string, int) {
+	r.t.Helper()
+	cmd := exec.Command(binary, append([]string{"--addr", "https://" + r.addr, "--ca", filepath.Join(r.pki, "ca.crt")}, args...)...)
+	cmd.Env = append(os.Environ(), "PELOTON_TOKEN="+c.token, "PELOTON_CONFIG="+filepath.Join(r.t.TempDir(), "none.yaml"))
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		r.t.Fatal(err)
+	}
+	return string(out), code
+}
+
 func run(t *testing.T, args ...string) string {
 	t.Helper()
 	out, err := exec.Command(binary, args...).CombinedOutput()
@@ -78,16 +94,26 @@ func run(t *testing.T, args ...string) string {
 // given extra config lines.
 func startRegion(t *testing.T, pki, name, addr, extra string) *region {
 	t.Helper()
+	return startRegionAuth(t, pki, name, addr, "", extra)
+}
+
+// startRegionAuth is startRegion with more fields of the auth section
+// (authExtra, such as "policySource: store").
+func startRegionAuth(t *testing.T, pki, name, addr, authExtra, extra string) *region {
+	t.Helper()
 	r := &region{t: t, name: name, addr: addr, pki: pki}
+	if authExtra != "" {
+		authExtra = ", " + authExtra
+	}
 	cfg := fmt.Sprintf(`region: %s
 addr: %s
 dataDir: %s
 hosts: ["sim,hosts=5,cpu=8,mem=65536,duration=1h"]
 tls: {cert: %s, key: %s, ca: %s}
-auth: {tokens: %s, policy: %s}
+auth: {tokens: %s, policy: %s%s}
 log: {level: info}
 %s`, name, addr, filepath.Join(t.TempDir(), name), filepath.Join(pki, name+".crt"), filepath.Join(pki, name+".key"), filepath.Join(pki, "ca.crt"),
-		filepath.Join(pki, "tokens.yaml"), filepath.Join(pki, "policy.yaml"), extra)
+		filepath.Join(pki, "tokens.yaml"), filepath.Join(pki, "policy.yaml"), authExtra, extra)
 	r.config = filepath.Join(t.TempDir(), name+".yaml")
 	if err := os.WriteFile(r.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

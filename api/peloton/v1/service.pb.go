@@ -4084,6 +4084,257 @@ func (x *CanIResponse) GetReason() string {
 	return ""
 }
 
+type GetPolicyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPolicyRequest) Reset() {
+	*x = GetPolicyRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[83]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPolicyRequest) ProtoMessage() {}
+
+func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[83]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPolicyRequest.ProtoReflect.Descriptor instead.
+func (*GetPolicyRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{83}
+}
+
+type GetPolicyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Policy        *PolicyDocument        `protobuf:"bytes,1,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPolicyResponse) Reset() {
+	*x = GetPolicyResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPolicyResponse) ProtoMessage() {}
+
+func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPolicyResponse.ProtoReflect.Descriptor instead.
+func (*GetPolicyResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{84}
+}
+
+func (x *GetPolicyResponse) GetPolicy() *PolicyDocument {
+	if x != nil {
+		return x.Policy
+	}
+	return nil
+}
+
+type SetPolicyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new policy, as a policy file holds it (YAML or JSON).
+	Policy        string `protobuf:"bytes,1,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPolicyRequest) Reset() {
+	*x = SetPolicyRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[85]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPolicyRequest) ProtoMessage() {}
+
+func (x *SetPolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[85]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPolicyRequest.ProtoReflect.Descriptor instead.
+func (*SetPolicyRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{85}
+}
+
+func (x *SetPolicyRequest) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+type SetPolicyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Policy        *PolicyDocument        `protobuf:"bytes,1,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPolicyResponse) Reset() {
+	*x = SetPolicyResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[86]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPolicyResponse) ProtoMessage() {}
+
+func (x *SetPolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[86]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPolicyResponse.ProtoReflect.Descriptor instead.
+func (*SetPolicyResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{86}
+}
+
+func (x *SetPolicyResponse) GetPolicy() *PolicyDocument {
+	if x != nil {
+		return x.Policy
+	}
+	return nil
+}
+
+// PolicyDocument is a region's policy in force.
+type PolicyDocument struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The policy as YAML: as it was set, or the file's bindings.
+	Yaml string `protobuf:"bytes,1,opt,name=yaml,proto3" json:"yaml,omitempty"`
+	// Where it comes from: "store", "file <path>", or "none" (the store
+	// is the source and nothing was set yet).
+	Source string `protobuf:"bytes,2,opt,name=source,proto3" json:"source,omitempty"`
+	// Who set it through the API, and when (source "store").
+	SetBy string                 `protobuf:"bytes,3,opt,name=set_by,json=setBy,proto3" json:"set_by,omitempty"`
+	SetAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=set_at,json=setAt,proto3" json:"set_at,omitempty"`
+	// Whether SetPolicy may change it (auth.policySource: store).
+	Editable      bool `protobuf:"varint,5,opt,name=editable,proto3" json:"editable,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PolicyDocument) Reset() {
+	*x = PolicyDocument{}
+	mi := &file_peloton_v1_service_proto_msgTypes[87]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PolicyDocument) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PolicyDocument) ProtoMessage() {}
+
+func (x *PolicyDocument) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[87]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PolicyDocument.ProtoReflect.Descriptor instead.
+func (*PolicyDocument) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{87}
+}
+
+func (x *PolicyDocument) GetYaml() string {
+	if x != nil {
+		return x.Yaml
+	}
+	return ""
+}
+
+func (x *PolicyDocument) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *PolicyDocument) GetSetBy() string {
+	if x != nil {
+		return x.SetBy
+	}
+	return ""
+}
+
+func (x *PolicyDocument) GetSetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SetAt
+	}
+	return nil
+}
+
+func (x *PolicyDocument) GetEditable() bool {
+	if x != nil {
+		return x.Editable
+	}
+	return false
+}
+
 type ListAuditRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Only records of this caller.
@@ -4098,7 +4349,7 @@ type ListAuditRequest struct {
 
 func (x *ListAuditRequest) Reset() {
 	*x = ListAuditRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[83]
+	mi := &file_peloton_v1_service_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4110,7 +4361,7 @@ func (x *ListAuditRequest) String() string {
 func (*ListAuditRequest) ProtoMessage() {}
 
 func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[83]
+	mi := &file_peloton_v1_service_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4123,7 +4374,7 @@ func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{83}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *ListAuditRequest) GetName() string {
@@ -4157,7 +4408,7 @@ type ListAuditResponse struct {
 
 func (x *ListAuditResponse) Reset() {
 	*x = ListAuditResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[84]
+	mi := &file_peloton_v1_service_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4169,7 +4420,7 @@ func (x *ListAuditResponse) String() string {
 func (*ListAuditResponse) ProtoMessage() {}
 
 func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[84]
+	mi := &file_peloton_v1_service_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4182,7 +4433,7 @@ func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{84}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *ListAuditResponse) GetRecords() []*AuditRecord {
@@ -4411,7 +4662,20 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x06job_id\x18\x03 \x01(\tR\x05jobId\"@\n" +
 	"\fCanIResponse\x12\x18\n" +
 	"\aallowed\x18\x01 \x01(\bR\aallowed\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"n\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x12\n" +
+	"\x10GetPolicyRequest\"G\n" +
+	"\x11GetPolicyResponse\x122\n" +
+	"\x06policy\x18\x01 \x01(\v2\x1a.peloton.v1.PolicyDocumentR\x06policy\"*\n" +
+	"\x10SetPolicyRequest\x12\x16\n" +
+	"\x06policy\x18\x01 \x01(\tR\x06policy\"G\n" +
+	"\x11SetPolicyResponse\x122\n" +
+	"\x06policy\x18\x01 \x01(\v2\x1a.peloton.v1.PolicyDocumentR\x06policy\"\xa2\x01\n" +
+	"\x0ePolicyDocument\x12\x12\n" +
+	"\x04yaml\x18\x01 \x01(\tR\x04yaml\x12\x16\n" +
+	"\x06source\x18\x02 \x01(\tR\x06source\x12\x15\n" +
+	"\x06set_by\x18\x03 \x01(\tR\x05setBy\x121\n" +
+	"\x06set_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x05setAt\x12\x1a\n" +
+	"\beditable\x18\x05 \x01(\bR\beditable\"n\n" +
 	"\x10ListAuditRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x120\n" +
 	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12\x14\n" +
@@ -4474,10 +4738,12 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\bFailBack\x12\x1b.peloton.v1.FailBackRequest\x1a\x1c.peloton.v1.FailBackResponse2a\n" +
 	"\rSystemService\x12P\n" +
 	"\n" +
-	"GetVersion\x12\x1d.peloton.v1.GetVersionRequest\x1a\x1e.peloton.v1.GetVersionResponse\"\x03\x90\x02\x012\x93\x01\n" +
+	"GetVersion\x12\x1d.peloton.v1.GetVersionRequest\x1a\x1e.peloton.v1.GetVersionResponse\"\x03\x90\x02\x012\xac\x02\n" +
 	"\vAuthService\x12D\n" +
 	"\x06WhoAmI\x12\x19.peloton.v1.WhoAmIRequest\x1a\x1a.peloton.v1.WhoAmIResponse\"\x03\x90\x02\x01\x12>\n" +
-	"\x04CanI\x12\x17.peloton.v1.CanIRequest\x1a\x18.peloton.v1.CanIResponse\"\x03\x90\x02\x012]\n" +
+	"\x04CanI\x12\x17.peloton.v1.CanIRequest\x1a\x18.peloton.v1.CanIResponse\"\x03\x90\x02\x01\x12M\n" +
+	"\tGetPolicy\x12\x1c.peloton.v1.GetPolicyRequest\x1a\x1d.peloton.v1.GetPolicyResponse\"\x03\x90\x02\x01\x12H\n" +
+	"\tSetPolicy\x12\x1c.peloton.v1.SetPolicyRequest\x1a\x1d.peloton.v1.SetPolicyResponse2]\n" +
 	"\fAuditService\x12M\n" +
 	"\tListAudit\x12\x1c.peloton.v1.ListAuditRequest\x1a\x1d.peloton.v1.ListAuditResponse\"\x03\x90\x02\x01B?Z=github.com/peloton-federated/peloton/api/peloton/v1;pelotonv1b\x06proto3"
 
@@ -4493,7 +4759,7 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_service_proto_rawDescData
 }
 
-var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 85)
+var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 90)
 var file_peloton_v1_service_proto_goTypes = []any{
 	(*CreateJobRequest)(nil),       // 0: peloton.v1.CreateJobRequest
 	(*CreateJobResponse)(nil),      // 1: peloton.v1.CreateJobResponse
@@ -4578,166 +4844,178 @@ var file_peloton_v1_service_proto_goTypes = []any{
 	(*WhoAmIResponse)(nil),         // 80: peloton.v1.WhoAmIResponse
 	(*CanIRequest)(nil),            // 81: peloton.v1.CanIRequest
 	(*CanIResponse)(nil),           // 82: peloton.v1.CanIResponse
-	(*ListAuditRequest)(nil),       // 83: peloton.v1.ListAuditRequest
-	(*ListAuditResponse)(nil),      // 84: peloton.v1.ListAuditResponse
-	(*JobSpec)(nil),                // 85: peloton.v1.JobSpec
-	(*Job)(nil),                    // 86: peloton.v1.Job
-	(JobState)(0),                  // 87: peloton.v1.JobState
-	(*Update)(nil),                 // 88: peloton.v1.Update
-	(*Event)(nil),                  // 89: peloton.v1.Event
-	(TaskState)(0),                 // 90: peloton.v1.TaskState
-	(*Task)(nil),                   // 91: peloton.v1.Task
-	(*PoolSpec)(nil),               // 92: peloton.v1.PoolSpec
-	(*Pool)(nil),                   // 93: peloton.v1.Pool
-	(*Host)(nil),                   // 94: peloton.v1.Host
-	(*durationpb.Duration)(nil),    // 95: google.protobuf.Duration
-	(*HostPool)(nil),               // 96: peloton.v1.HostPool
-	(*HostPoolMove)(nil),           // 97: peloton.v1.HostPoolMove
-	(*Region)(nil),                 // 98: peloton.v1.Region
-	(*PlannedMove)(nil),            // 99: peloton.v1.PlannedMove
-	(*Replica)(nil),                // 100: peloton.v1.Replica
-	(*RegionPlan)(nil),             // 101: peloton.v1.RegionPlan
-	(*Drill)(nil),                  // 102: peloton.v1.Drill
-	(*timestamppb.Timestamp)(nil),  // 103: google.protobuf.Timestamp
-	(*AuditRecord)(nil),            // 104: peloton.v1.AuditRecord
+	(*GetPolicyRequest)(nil),       // 83: peloton.v1.GetPolicyRequest
+	(*GetPolicyResponse)(nil),      // 84: peloton.v1.GetPolicyResponse
+	(*SetPolicyRequest)(nil),       // 85: peloton.v1.SetPolicyRequest
+	(*SetPolicyResponse)(nil),      // 86: peloton.v1.SetPolicyResponse
+	(*PolicyDocument)(nil),         // 87: peloton.v1.PolicyDocument
+	(*ListAuditRequest)(nil),       // 88: peloton.v1.ListAuditRequest
+	(*ListAuditResponse)(nil),      // 89: peloton.v1.ListAuditResponse
+	(*JobSpec)(nil),                // 90: peloton.v1.JobSpec
+	(*Job)(nil),                    // 91: peloton.v1.Job
+	(JobState)(0),                  // 92: peloton.v1.JobState
+	(*Update)(nil),                 // 93: peloton.v1.Update
+	(*Event)(nil),                  // 94: peloton.v1.Event
+	(TaskState)(0),                 // 95: peloton.v1.TaskState
+	(*Task)(nil),                   // 96: peloton.v1.Task
+	(*PoolSpec)(nil),               // 97: peloton.v1.PoolSpec
+	(*Pool)(nil),                   // 98: peloton.v1.Pool
+	(*Host)(nil),                   // 99: peloton.v1.Host
+	(*durationpb.Duration)(nil),    // 100: google.protobuf.Duration
+	(*HostPool)(nil),               // 101: peloton.v1.HostPool
+	(*HostPoolMove)(nil),           // 102: peloton.v1.HostPoolMove
+	(*Region)(nil),                 // 103: peloton.v1.Region
+	(*PlannedMove)(nil),            // 104: peloton.v1.PlannedMove
+	(*Replica)(nil),                // 105: peloton.v1.Replica
+	(*RegionPlan)(nil),             // 106: peloton.v1.RegionPlan
+	(*Drill)(nil),                  // 107: peloton.v1.Drill
+	(*timestamppb.Timestamp)(nil),  // 108: google.protobuf.Timestamp
+	(*AuditRecord)(nil),            // 109: peloton.v1.AuditRecord
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	85,  // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	86,  // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	86,  // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	87,  // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
-	86,  // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	86,  // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	85,  // 6: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	88,  // 7: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
-	88,  // 8: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
-	88,  // 9: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
-	88,  // 10: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
-	88,  // 11: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
-	88,  // 12: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
-	88,  // 13: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
-	85,  // 14: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
-	89,  // 15: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
-	90,  // 16: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	91,  // 17: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	91,  // 18: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	91,  // 19: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	92,  // 20: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	93,  // 21: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	92,  // 22: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	93,  // 23: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	93,  // 24: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	93,  // 25: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	94,  // 26: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	95,  // 27: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
-	94,  // 28: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
-	94,  // 29: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
-	94,  // 30: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
-	94,  // 31: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
-	96,  // 32: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
-	97,  // 33: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
-	98,  // 34: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	99,  // 35: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
-	99,  // 36: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
-	100, // 37: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
-	100, // 38: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
-	101, // 39: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
-	102, // 40: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
-	102, // 41: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
-	102, // 42: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
-	103, // 43: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
-	104, // 44: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
-	0,   // 45: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	2,   // 46: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	4,   // 47: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	6,   // 48: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	8,   // 49: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	10,  // 50: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
-	12,  // 51: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
-	14,  // 52: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
-	16,  // 53: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
-	18,  // 54: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
-	20,  // 55: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
-	22,  // 56: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
-	24,  // 57: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
-	26,  // 58: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
-	28,  // 59: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	30,  // 60: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	32,  // 61: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	34,  // 62: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	36,  // 63: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
-	38,  // 64: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
-	40,  // 65: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
-	42,  // 66: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	44,  // 67: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	46,  // 68: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	48,  // 69: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
-	50,  // 70: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
-	52,  // 71: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
-	54,  // 72: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
-	56,  // 73: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
-	58,  // 74: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	60,  // 75: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	65,  // 76: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
-	67,  // 77: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
-	69,  // 78: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
-	71,  // 79: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
-	73,  // 80: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
-	75,  // 81: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
-	63,  // 82: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
-	61,  // 83: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
-	77,  // 84: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	79,  // 85: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
-	81,  // 86: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
-	83,  // 87: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
-	1,   // 88: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	3,   // 89: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	5,   // 90: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	7,   // 91: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	9,   // 92: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	11,  // 93: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
-	13,  // 94: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
-	15,  // 95: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
-	17,  // 96: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
-	19,  // 97: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
-	21,  // 98: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
-	23,  // 99: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
-	25,  // 100: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
-	27,  // 101: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
-	29,  // 102: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	31,  // 103: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	33,  // 104: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	35,  // 105: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	37,  // 106: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	39,  // 107: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	41,  // 108: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	43,  // 109: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	45,  // 110: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	47,  // 111: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	49,  // 112: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
-	51,  // 113: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
-	53,  // 114: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
-	55,  // 115: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
-	57,  // 116: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
-	59,  // 117: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	89,  // 118: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	66,  // 119: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
-	68,  // 120: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
-	70,  // 121: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
-	72,  // 122: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
-	74,  // 123: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
-	76,  // 124: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
-	64,  // 125: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
-	62,  // 126: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
-	78,  // 127: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	80,  // 128: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
-	82,  // 129: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
-	84,  // 130: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
-	88,  // [88:131] is the sub-list for method output_type
-	45,  // [45:88] is the sub-list for method input_type
-	45,  // [45:45] is the sub-list for extension type_name
-	45,  // [45:45] is the sub-list for extension extendee
-	0,   // [0:45] is the sub-list for field type_name
+	90,  // 0: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	91,  // 1: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	91,  // 2: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	92,  // 3: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	91,  // 4: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	91,  // 5: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	90,  // 6: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	93,  // 7: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
+	93,  // 8: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
+	93,  // 9: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
+	93,  // 10: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
+	93,  // 11: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
+	93,  // 12: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
+	93,  // 13: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
+	90,  // 14: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
+	94,  // 15: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
+	95,  // 16: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	96,  // 17: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	96,  // 18: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	96,  // 19: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	97,  // 20: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	98,  // 21: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	97,  // 22: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	98,  // 23: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	98,  // 24: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	98,  // 25: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	99,  // 26: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	100, // 27: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
+	99,  // 28: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
+	99,  // 29: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
+	99,  // 30: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
+	99,  // 31: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
+	101, // 32: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
+	102, // 33: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
+	103, // 34: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	104, // 35: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
+	104, // 36: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
+	105, // 37: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	105, // 38: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	106, // 39: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	107, // 40: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	107, // 41: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	107, // 42: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	87,  // 43: peloton.v1.GetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
+	87,  // 44: peloton.v1.SetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
+	108, // 45: peloton.v1.PolicyDocument.set_at:type_name -> google.protobuf.Timestamp
+	108, // 46: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
+	109, // 47: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
+	0,   // 48: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	2,   // 49: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	4,   // 50: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	6,   // 51: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	8,   // 52: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	10,  // 53: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
+	12,  // 54: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
+	14,  // 55: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
+	16,  // 56: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
+	18,  // 57: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
+	20,  // 58: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
+	22,  // 59: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
+	24,  // 60: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
+	26,  // 61: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
+	28,  // 62: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	30,  // 63: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	32,  // 64: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	34,  // 65: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	36,  // 66: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	38,  // 67: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	40,  // 68: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	42,  // 69: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	44,  // 70: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	46,  // 71: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	48,  // 72: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
+	50,  // 73: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
+	52,  // 74: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
+	54,  // 75: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
+	56,  // 76: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
+	58,  // 77: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	60,  // 78: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	65,  // 79: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	67,  // 80: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	69,  // 81: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	71,  // 82: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	73,  // 83: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	75,  // 84: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	63,  // 85: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
+	61,  // 86: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
+	77,  // 87: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	79,  // 88: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
+	81,  // 89: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
+	83,  // 90: peloton.v1.AuthService.GetPolicy:input_type -> peloton.v1.GetPolicyRequest
+	85,  // 91: peloton.v1.AuthService.SetPolicy:input_type -> peloton.v1.SetPolicyRequest
+	88,  // 92: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
+	1,   // 93: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	3,   // 94: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	5,   // 95: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	7,   // 96: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	9,   // 97: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	11,  // 98: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
+	13,  // 99: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
+	15,  // 100: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
+	17,  // 101: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
+	19,  // 102: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
+	21,  // 103: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
+	23,  // 104: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
+	25,  // 105: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
+	27,  // 106: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
+	29,  // 107: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	31,  // 108: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	33,  // 109: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	35,  // 110: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	37,  // 111: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	39,  // 112: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	41,  // 113: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	43,  // 114: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	45,  // 115: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	47,  // 116: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	49,  // 117: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
+	51,  // 118: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
+	53,  // 119: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
+	55,  // 120: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
+	57,  // 121: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
+	59,  // 122: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	94,  // 123: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	66,  // 124: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	68,  // 125: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	70,  // 126: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	72,  // 127: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	74,  // 128: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	76,  // 129: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	64,  // 130: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
+	62,  // 131: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
+	78,  // 132: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	80,  // 133: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
+	82,  // 134: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
+	84,  // 135: peloton.v1.AuthService.GetPolicy:output_type -> peloton.v1.GetPolicyResponse
+	86,  // 136: peloton.v1.AuthService.SetPolicy:output_type -> peloton.v1.SetPolicyResponse
+	89,  // 137: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
+	93,  // [93:138] is the sub-list for method output_type
+	48,  // [48:93] is the sub-list for method input_type
+	48,  // [48:48] is the sub-list for extension type_name
+	48,  // [48:48] is the sub-list for extension extendee
+	0,   // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -4754,7 +5032,7 @@ func file_peloton_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   85,
+			NumMessages:   90,
 			NumExtensions: 0,
 			NumServices:   10,
 		},
