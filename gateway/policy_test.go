@@ -50,7 +50,7 @@ func TestSetPolicyThroughTheAPI(t *testing.T) {
 	}
 	for _, c := range []struct {
 		policy, want string
-		code       codes.Code
+		code         codes.Code
 	}{
 		{"", "policy: empty", codes.InvalidArgument},
 		{"bindings:\n  - {subjects: [root], role: king}\n", "bindings[0].role", codes.InvalidArgument},
