@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"strings"
 	"time"
 
@@ -51,6 +52,13 @@ type authConfig struct {
 	// (set by admins through the API and kept in the region's store;
 	// Policy, when given, is in force until one is set).
 	PolicySource string `json:"policySource"`
+	// OIDC accepts ID tokens of an issuer as bearer tokens.
+	OIDC *struct {
+		Issuer         string `json:"issuer"`
+		Audience       string `json:"audience"`
+		UsernameClaim  string `json:"usernameClaim"`
+		UsernamePrefix string `json:"usernamePrefix"`
+	} `json:"oidc"`
 }
 
 // DefaultAuditRetention is how long audit records are kept unless
@@ -86,8 +94,20 @@ func checkSecurity(c *serverConfig, add func(field, msg string)) {
 		}
 	}
 	if a := c.Auth; a != nil {
-		if a.Tokens == "" && (c.TLS == nil || c.TLS.CA == "") {
-			add("auth", "needs tokens, or tls.ca for client certificates: nobody could sign in")
+		if a.Tokens == "" && (c.TLS == nil || c.TLS.CA == "") && a.OIDC == nil {
+			add("auth", "needs tokens, oidc, or tls.ca for client certificates: nobody could sign in")
+		}
+		if o := a.OIDC; o != nil {
+			u, err := url.Parse(o.Issuer)
+			switch {
+			case o.Issuer == "" || err != nil || u.Host == "":
+				add("auth.oidc.issuer", "is required: the issuer URL, such as https://accounts.example.com")
+			case u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Host)):
+				add("auth.oidc.issuer", "must be https (http only on loopback)")
+			}
+			if o.Audience == "" {
+				add("auth.oidc.audience", "is required: the client ID the ID tokens are issued for")
+			}
 		}
 		switch a.PolicySource {
 		case "", policyFromFile:
@@ -183,6 +203,14 @@ func loadSecurity(c *serverConfig, log *slog.Logger) (*security, error) {
 				return nil, fmt.Errorf("auth.tokens: %w", err)
 			}
 			authn.Tokens = tokens
+		}
+		if o := a.OIDC; o != nil {
+			var err error
+			authn.OIDC, err = auth.NewOIDC(context.Background(), auth.OIDCConfig{Issuer: o.Issuer, Audience: o.Audience,
+				UsernameClaim: o.UsernameClaim, UsernamePrefix: o.UsernamePrefix})
+			if err != nil {
+				return nil, fmt.Errorf("auth.oidc: %w", err)
+			}
 		}
 		var policy *auth.Policies
 		if a.Policy != "" {
