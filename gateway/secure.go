@@ -24,6 +24,14 @@ import (
 type Auth struct {
 	Authenticator *auth.Authenticator
 	Policy        *auth.Policies
+	// PolicyStore keeps a policy set through the API (SetPolicy), with an
+	// editable Policy.
+	PolicyStore PolicyStore
+}
+
+// PolicyStore keeps the policy of a region set through the API.
+type PolicyStore interface {
+	SavePolicy(ctx context.Context, sp *auth.StoredPolicy) error
 }
 
 // AuditLog keeps the audit records of a region.

@@ -91,7 +91,11 @@ type fixture struct {
 	audit *memAudit
 }
 
-func startSecured(t testing.TB) *fixture {
+func startSecured(t testing.TB) *fixture { return startSecuredWith(t, nil) }
+
+// startSecuredWith starts a secured gateway; edit, when set, changes its
+// Auth (e.g. to make the policy editable).
+func startSecuredWith(t testing.TB, edit func(a *Auth)) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	if _, err := (auth.LabPKI{Dir: dir, Regions: []string{"east"}, Clients: []string{"carol"}, Now: time.Now()}).Init(); err != nil {
@@ -110,10 +114,14 @@ func startSecured(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{dir: dir, shard: &stubShard{pools: map[string]string{"in-a": "/a/x", "in-b": "/b"}}, audit: &memAudit{}}
+	a := &Auth{Authenticator: &auth.Authenticator{Tokens: auth.StaticTokens(map[string]string{
+		"tok-root": "root", "tok-eve": "eve", "tok-alice": "alice"})}, Policy: auth.StaticPolicy(policy)}
+	if edit != nil {
+		edit(a)
+	}
 	g, err := New(Config{
 		Addr: "127.0.0.1:0", TLS: srvTLS, Region: "east", Audit: f.audit,
-		Auth: &Auth{Authenticator: &auth.Authenticator{Tokens: auth.StaticTokens(map[string]string{
-			"tok-root": "root", "tok-eve": "eve", "tok-alice": "alice"})}, Policy: auth.StaticPolicy(policy)},
+		Auth: a,
 		JobPool: func(_ context.Context, job string) (string, error) {
 			f.shard.mu.Lock()
 			defer f.shard.mu.Unlock()

@@ -193,6 +193,19 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 		// Pools are federation-wide: this region's shard runs on its share.
 		r.failover.SetShareSink(r.setShares)
 	}
+	if cfg.Auth != nil && cfg.Auth.Policy.Editable() {
+		// The policy set through the API, kept in this store.
+		ps := storedPolicies{st: st}
+		sp, err := ps.load(ctx)
+		if err != nil {
+			st.Close()
+			return nil, fmt.Errorf("stored policy: %w", err)
+		}
+		if sp != nil {
+			cfg.Auth.Policy.SetStored(sp)
+		}
+		cfg.Auth.PolicyStore = ps
+	}
 	var audit gateway.AuditLog
 	if as, ok := st.(store.AuditStore); ok {
 		audit = storeAudit{st: as, ttl: cmp.Or(cfg.AuditRetention, DefaultAuditRetention)}
@@ -308,6 +321,9 @@ func (r *regionRuntime) run(ctx context.Context) error {
 	go r.failover.Run(ctx)
 	if as, ok := r.store.(store.AuditStore); ok {
 		go pruneAudit(ctx, as, r.log)
+	}
+	if a := r.cfg.Auth; a != nil && a.Policy.Editable() {
+		go watchPolicy(ctx, storedPolicies{st: r.store}, a.Policy, 5*time.Second, r.log)
 	}
 	errc := make(chan error, 2)
 	if r.elector == nil {

@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"strings"
 	"time"
 
@@ -13,6 +16,8 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/federation"
+	"github.com/peloton-federated/peloton/federation/gossip"
 	"github.com/peloton-federated/peloton/gateway"
 	"github.com/peloton-federated/peloton/gateway/auth"
 	"github.com/peloton-federated/peloton/shard/model"
@@ -30,15 +35,30 @@ type securityConfig struct {
 		CA   string `json:"ca"`
 	} `json:"tls"`
 	// Auth turns authentication and authorisation on.
-	Auth *struct {
-		// Tokens is a token file (names and SHA-256 of bearer tokens).
-		Tokens string `json:"tokens"`
-		// Policy is the role bindings file.
-		Policy string `json:"policy"`
-	} `json:"auth"`
+	Auth  *authConfig `json:"auth"`
 	Audit struct {
 		Retention duration `json:"retention"`
 	} `json:"audit"`
+}
+
+// authConfig is the auth section of a server config.
+type authConfig struct {
+	// Tokens is a token file (names and SHA-256 of bearer tokens).
+	Tokens string `json:"tokens"`
+	// Policy is the role bindings file.
+	Policy string `json:"policy"`
+	// PolicySource is where the policy in force comes from: "file"
+	// (the default: Policy, read again when it changes) or "store"
+	// (set by admins through the API and kept in the region's store;
+	// Policy, when given, is in force until one is set).
+	PolicySource string `json:"policySource"`
+	// OIDC accepts ID tokens of an issuer as bearer tokens.
+	OIDC *struct {
+		Issuer         string `json:"issuer"`
+		Audience       string `json:"audience"`
+		UsernameClaim  string `json:"usernameClaim"`
+		UsernamePrefix string `json:"usernamePrefix"`
+	} `json:"oidc"`
 }
 
 // DefaultAuditRetention is how long audit records are kept unless
@@ -74,11 +94,29 @@ func checkSecurity(c *serverConfig, add func(field, msg string)) {
 		}
 	}
 	if a := c.Auth; a != nil {
-		if a.Tokens == "" && (c.TLS == nil || c.TLS.CA == "") {
-			add("auth", "needs tokens, or tls.ca for client certificates: nobody could sign in")
+		if a.Tokens == "" && (c.TLS == nil || c.TLS.CA == "") && a.OIDC == nil {
+			add("auth", "needs tokens, oidc, or tls.ca for client certificates: nobody could sign in")
 		}
-		if a.Policy == "" {
-			add("auth.policy", "is required (who may do what)")
+		if o := a.OIDC; o != nil {
+			u, err := url.Parse(o.Issuer)
+			switch {
+			case o.Issuer == "" || err != nil || u.Host == "":
+				add("auth.oidc.issuer", "is required: the issuer URL, such as https://accounts.example.com")
+			case u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Host)):
+				add("auth.oidc.issuer", "must be https (http only on loopback)")
+			}
+			if o.Audience == "" {
+				add("auth.oidc.audience", "is required: the client ID the ID tokens are issued for")
+			}
+		}
+		switch a.PolicySource {
+		case "", policyFromFile:
+			if a.Policy == "" {
+				add("auth.policy", "is required (who may do what), unless auth.policySource is store")
+			}
+		case policyFromStore:
+		default:
+			add("auth.policySource", fmt.Sprintf("must be %s or %s, not %q", policyFromFile, policyFromStore, a.PolicySource))
 		}
 	}
 	if c.Audit.Retention != 0 && c.Audit.Retention < duration(time.Hour) {
@@ -120,6 +158,9 @@ func isLoopback(addr string) bool {
 type security struct {
 	serverTLS *tls.Config
 	dialCreds func(region string) credentials.TransportCredentials
+	// admission admits gossip members holding a region certificate of
+	// the CA (nil without tls).
+	admission gossip.Admission
 	auth      *gateway.Auth
 }
 
@@ -139,6 +180,13 @@ func loadSecurity(c *serverConfig, log *slog.Logger) (*security, error) {
 		s.dialCreds = func(region string) credentials.TransportCredentials {
 			return credentials.NewTLS(auth.RegionClientTLS(cert, ca, region))
 		}
+		signer, ok := cert.PrivateKey.(crypto.Signer)
+		if !ok {
+			return nil, fmt.Errorf("tls.key: a %T cannot sign", cert.PrivateKey)
+		}
+		s.admission = federation.CertAdmission{Key: signer, TLS: func(region string) *tls.Config {
+			return auth.RegionClientTLS(cert, ca, region)
+		}}
 	}
 	if a := c.Auth; a != nil {
 		reloaded := func(path string, err error) {
@@ -156,13 +204,89 @@ func loadSecurity(c *serverConfig, log *slog.Logger) (*security, error) {
 			}
 			authn.Tokens = tokens
 		}
-		policy, err := auth.LoadPolicy(a.Policy, reloaded)
-		if err != nil {
-			return nil, fmt.Errorf("auth.policy: %w", err)
+		if o := a.OIDC; o != nil {
+			var err error
+			authn.OIDC, err = auth.NewOIDC(context.Background(), auth.OIDCConfig{Issuer: o.Issuer, Audience: o.Audience,
+				UsernameClaim: o.UsernameClaim, UsernamePrefix: o.UsernamePrefix})
+			if err != nil {
+				return nil, fmt.Errorf("auth.oidc: %w", err)
+			}
+		}
+		var policy *auth.Policies
+		if a.Policy != "" {
+			var err error
+			if policy, err = auth.LoadPolicy(a.Policy, reloaded); err != nil {
+				return nil, fmt.Errorf("auth.policy: %w", err)
+			}
+		}
+		if a.PolicySource == policyFromStore {
+			// The region's store is opened later: openRegion loads the
+			// stored policy and gives the gateway the store.
+			policy = auth.EditablePolicy(policy)
 		}
 		s.auth = &gateway.Auth{Authenticator: authn, Policy: policy}
 	}
 	return s, nil
+}
+
+// Where a server's policy comes from (auth.policySource).
+const (
+	policyFromFile  = "file"
+	policyFromStore = "store"
+)
+
+// policyKey names the stored policy among the store's values.
+const policyKey = "auth/policy"
+
+// storedPolicies keeps the policy set through the API in the region's
+// store.
+type storedPolicies struct{ st store.ValueStore }
+
+func (p storedPolicies) SavePolicy(ctx context.Context, sp *auth.StoredPolicy) error {
+	raw, err := auth.EncodeStoredPolicy(sp)
+	if err != nil {
+		return err
+	}
+	return p.st.PutValue(ctx, policyKey, raw)
+}
+
+// load reads the stored policy; nil when none was set.
+func (p storedPolicies) load(ctx context.Context) (*auth.StoredPolicy, error) {
+	raw, err := p.st.GetValue(ctx, policyKey)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return auth.DecodeStoredPolicy(raw)
+}
+
+// watchPolicy reads the stored policy every interval until ctx ends, so a
+// policy set at another member of the region (sharing the store) is in
+// force here within interval.
+func watchPolicy(ctx context.Context, p storedPolicies, policies *auth.Policies, interval time.Duration, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		sp, err := p.load(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("cannot read the stored policy; keeping the one in force", "err", err)
+			}
+			continue
+		}
+		cur := policies.Stored()
+		if sp != nil && (cur == nil || cur.YAML != sp.YAML || !cur.SetAt.Equal(sp.SetAt)) {
+			policies.SetStored(sp)
+			log.Info("policy changed in the store", "set_by", sp.SetBy, "set_at", sp.SetAt)
+		}
+	}
 }
 
 // storeAudit keeps the gateway's audit log in the region's store.

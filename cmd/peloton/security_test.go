@@ -17,10 +17,7 @@ func TestExposed(t *testing.T) {
 			Key  string `json:"key"`
 			CA   string `json:"ca"`
 		}{"c", "k", "ca"}
-		c.Auth = &struct {
-			Tokens string `json:"tokens"`
-			Policy string `json:"policy"`
-		}{"t", "p"}
+		c.Auth = &authConfig{Tokens: "t", Policy: "p"}
 	}
 	for _, c := range []struct {
 		addr, gossipBind, key string

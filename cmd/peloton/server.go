@@ -420,6 +420,7 @@ func runServer(parent context.Context, c *serverConfig) error {
 			NodeName: node, Region: c.Region, Role: "shard", APIAddr: c.Addr,
 			BindAddr: g.Bind, AdvertiseAddr: g.Advertise, Join: g.Join, EncryptKey: key,
 			Profile: gossip.Profile(orDefault(g.Profile, "wan")), ProbeInterval: time.Duration(g.ProbeInterval), ProbeTimeout: time.Duration(g.ProbeTimeout),
+			Admission: sec.admission,
 		}
 	}
 	rt, err := openRegion(ctx, rc, federation.NewStaticDirectory(c.Region, []federation.Region{{Name: c.Region, Addr: c.Addr}}), log, newRegistry())

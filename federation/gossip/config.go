@@ -88,6 +88,10 @@ type Config struct {
 	SuspicionMaxTimeoutMult int
 	GossipInterval          time.Duration
 
+	// Admission, when set, admits a member only once its identity is
+	// verified (see Admission); nil admits every holder of the key.
+	Admission Admission
+
 	// EventBuffer is the capacity of the Events channel; events that find
 	// it full are dropped and counted (Members stays authoritative).
 	// Zero means 256.

@@ -12,7 +12,11 @@
 //     CollectStates gathers with the serf query "peloton-state", filtered
 //     by the region tag and ordered by a Lamport clock;
 //   - gossip encryption and keyring rotation (InstallKey, UseKey,
-//     RemoveKey, ListKeys) through serf's KeyManager.
+//     RemoveKey, ListKeys) through serf's KeyManager;
+//   - admission (Config.Admission): a member publishes a proof of its
+//     identity in TagProof and is added to the others' views only once
+//     they verified it (serf's merge delegate; verdicts remembered per
+//     claim, refusals retried with a backoff).
 //
 // Size limits come from serf and memberlist and are checked here before
 // anything is sent: tags at most MaxTagBytes (512) encoded, a state blob

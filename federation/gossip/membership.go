@@ -31,6 +31,8 @@ type Membership struct {
 	// concurrently with itself.
 	tagsMu sync.Mutex
 	leader atomic.Bool
+	proof  string    // TagProof's value, with Config.Admission
+	admit  *admitter // nil without Config.Admission
 
 	// stateMu guards the state blob answered to state queries.
 	stateMu    sync.Mutex
@@ -79,12 +81,27 @@ func Start(ctx context.Context, cfg Config) (*Membership, error) {
 		done:       make(chan struct{}),
 		pumpDone:   make(chan struct{}),
 	}
-	s, err := serf.Create(cfg.serfConfig(ml, m.serfEvents))
+	sc := cfg.serfConfig(ml, m.serfEvents)
+	if cfg.Admission != nil {
+		m.admit = newAdmitter(cfg.Admission, cfg.NodeName, logger, now)
+		sc.Merge = m.admit
+	}
+	s, err := serf.Create(sc)
 	if err != nil {
+		if m.admit != nil {
+			m.admit.stop()
+		}
 		return nil, fmt.Errorf("%w: %v", ErrStart, err)
 	}
 	m.serf = s
 	go m.pump()
+	if cfg.Admission != nil {
+		// The proof covers the gossip address, known only now (port 0).
+		if err := m.publishProof(); err != nil {
+			_ = m.Close()
+			return nil, err
+		}
+	}
 	logger.Info("gossip member started", "addr", m.Addr(), "profile", profileName(cfg.Profile),
 		"encrypted", len(cfg.EncryptKey) > 0)
 	if len(cfg.Join) > 0 {
@@ -137,6 +154,9 @@ func (m *Membership) Close() error {
 	m.closeOnce.Do(func() {
 		if err := m.serf.Shutdown(); err != nil {
 			m.closeErr = fmt.Errorf("gossip: shutdown: %w", err)
+		}
+		if m.admit != nil {
+			m.admit.stop()
 		}
 		close(m.done)
 		<-m.pumpDone
@@ -212,7 +232,7 @@ func (m *Membership) SetLeader(ctx context.Context, leader bool) error {
 	return runWithContext(ctx, func() error {
 		m.tagsMu.Lock()
 		defer m.tagsMu.Unlock()
-		if err := m.serf.SetTags(m.cfg.tags(leader)); err != nil {
+		if err := m.serf.SetTags(m.tags(leader)); err != nil {
 			return fmt.Errorf("gossip: set tags: %w", err)
 		}
 		if m.leader.Swap(leader) != leader {
@@ -220,6 +240,35 @@ func (m *Membership) SetLeader(ctx context.Context, leader bool) error {
 		}
 		return nil
 	})
+}
+
+// tags is the tag set this member publishes: the config's and the proof.
+func (m *Membership) tags(leader bool) map[string]string {
+	t := m.cfg.tags(leader)
+	if m.proof != "" {
+		t[TagProof] = m.proof
+	}
+	return t
+}
+
+// publishProof makes this member's proof of identity and publishes it.
+func (m *Membership) publishProof() error {
+	local := m.Local()
+	proof, err := m.cfg.Admission.Prove(Claim{Name: local.Name, Region: m.cfg.Region, APIAddr: m.cfg.APIAddr, Addr: local.Addr})
+	if err != nil {
+		return fmt.Errorf("%w: proof of identity: %v", ErrStart, err)
+	}
+	m.tagsMu.Lock()
+	defer m.tagsMu.Unlock()
+	m.proof = proof
+	tags := m.tags(m.leader.Load())
+	if n := len(encodeTags(tags)); n > MaxTagBytes {
+		return fmt.Errorf("%w: tags with the proof of identity take %d bytes, limit %d (use an ECDSA or Ed25519 key, or shorter names)", ErrInvalidConfig, n, MaxTagBytes)
+	}
+	if err := m.serf.SetTags(tags); err != nil {
+		return fmt.Errorf("%w: set tags: %v", ErrStart, err)
+	}
+	return nil
 }
 
 // Broadcast sends a user event to every member (including this one) by

@@ -20,6 +20,8 @@ type Credentials struct {
 type Authenticator struct {
 	// Tokens are the bearer tokens known; nil accepts none.
 	Tokens *Tokens
+	// OIDC, when set, accepts ID tokens of its issuer as bearer tokens.
+	OIDC *OIDC
 }
 
 // Authenticate returns who presented c. A certificate wins over a token;
@@ -57,6 +59,9 @@ func (a *Authenticator) Authenticate(now time.Time, c Credentials) (Identity, er
 	token, err := ParseBearer(c.Authorization[0])
 	if err != nil {
 		return Identity{}, err
+	}
+	if a.OIDC != nil && looksLikeJWT(token) {
+		return a.OIDC.Verify(now, token)
 	}
 	if a.Tokens == nil {
 		return Identity{}, ErrUnknownToken

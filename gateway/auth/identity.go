@@ -42,7 +42,7 @@ type Identity struct {
 	// Name is a token's name, a certificate's common name or a region's
 	// name.
 	Name string
-	// Method is ByToken, ByCertificate, ByRegion or Anonymous.
+	// Method is ByToken, ByCertificate, ByOIDC, ByRegion or Anonymous.
 	Method string
 	// ForwardedBy is the region that forwarded the call on the caller's
 	// behalf ("" when it came straight from the caller).
@@ -74,7 +74,7 @@ func DecodeIdentity(s string) (Identity, error) {
 		return Identity{}, fmt.Errorf("%s %q: want <method>:<name>", CallerKey, s)
 	}
 	switch method {
-	case ByToken, ByCertificate, ByRegion:
+	case ByToken, ByCertificate, ByRegion, ByOIDC:
 	default:
 		return Identity{}, fmt.Errorf("%s %q: unknown method %q", CallerKey, s, method)
 	}

@@ -1,10 +1,15 @@
 package auth
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"sigs.k8s.io/yaml"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 )
@@ -62,6 +67,9 @@ const (
 	// ActReplicate stores another region's replica of a job.
 	ActReplicate Action = "replicate"
 	ActReadAudit Action = "read-audit"
+	// ActReadPolicy reads the role bindings; ActSetPolicy replaces them.
+	ActReadPolicy Action = "read-policy"
+	ActSetPolicy  Action = "set-policy"
 	// ActSelf asks who one is and what one may do: any authenticated
 	// caller.
 	ActSelf Action = "self"
@@ -71,11 +79,11 @@ const (
 
 // Actions are the actions a caller can ask about, in the order help lists
 // them.
-var Actions = []Action{ActRead, ActCreateJob, ActUpdateJob, ActStopJob, ActDeleteJob, ActEditPool, ActManageHost, ActManageRegion, ActReplicate, ActReadAudit}
+var Actions = []Action{ActRead, ActCreateJob, ActUpdateJob, ActStopJob, ActDeleteJob, ActEditPool, ActManageHost, ActManageRegion, ActReplicate, ActReadAudit, ActReadPolicy, ActSetPolicy}
 
 // Reads tells whether an action only reads.
 func (a Action) Reads() bool {
-	return a == ActRead || a == ActReadAudit || a == ActSelf || a == ActPublic
+	return a == ActRead || a == ActReadAudit || a == ActReadPolicy || a == ActSelf || a == ActPublic
 }
 
 // poolScoped actions are granted to pool owners by pool.
@@ -89,7 +97,7 @@ func (a Action) poolScoped() bool {
 
 // roleActions are the actions a role grants regardless of pools.
 var roleActions = map[Role][]Action{
-	RoleOperator:  {ActRead, ActReadAudit, ActCreateJob, ActUpdateJob, ActStopJob, ActDeleteJob, ActManageHost, ActManageRegion},
+	RoleOperator:  {ActRead, ActReadAudit, ActReadPolicy, ActCreateJob, ActUpdateJob, ActStopJob, ActDeleteJob, ActManageHost, ActManageRegion},
 	RolePoolOwner: {ActRead},
 	RoleViewer:    {ActRead},
 	RoleRegion:    {ActRead, ActReplicate, ActCreateJob, ActStopJob},
@@ -282,9 +290,23 @@ func under(pool, root string) bool {
 	return root == "/" || pool == root || strings.HasPrefix(pool, root+"/")
 }
 
-// Policies is a policy file, read again when it changes.
+// Policies is the policy in force in a region: a policy file, read
+// again when it changes; or, when the store is the source (Editable), the
+// policy set through the API and kept in the region's store, with the
+// file (if any) in force until one is set.
 type Policies struct {
-	file *watchedFile[*Policy]
+	file     *watchedFile[*Policy] // nil: no file
+	editable bool
+	stored   atomic.Pointer[StoredPolicy]
+}
+
+// StoredPolicy is a policy set through the API.
+type StoredPolicy struct {
+	// YAML is the policy as it was set.
+	YAML   string    `json:"yaml"`
+	SetBy  string    `json:"setBy"`
+	SetAt  time.Time `json:"setAt"`
+	Policy *Policy   `json:"-"`
 }
 
 // LoadPolicy reads a policy file.
@@ -302,5 +324,111 @@ func StaticPolicy(p *Policy) *Policies {
 	return &Policies{file: &watchedFile[*Policy]{value: p}}
 }
 
+// EditablePolicy is a policy kept in the store: initial (a file, may be
+// nil) is in force until SetStored is given one.
+func EditablePolicy(initial *Policies) *Policies {
+	p := &Policies{editable: true}
+	if initial != nil {
+		p.file = initial.file
+	}
+	return p
+}
+
+// Editable tells whether the store is the source, so SetPolicy may
+// change it.
+func (p *Policies) Editable() bool { return p.editable }
+
+// SetStored puts a policy set through the API in force (with an editable
+// policy only).
+func (p *Policies) SetStored(sp *StoredPolicy) {
+	if p.editable {
+		p.stored.Store(sp)
+	}
+}
+
+// Stored is the policy set through the API, nil when none is.
+func (p *Policies) Stored() *StoredPolicy { return p.stored.Load() }
+
 // At returns the policy as of now.
-func (p *Policies) At(now time.Time) *Policy { return p.file.get(now) }
+func (p *Policies) At(now time.Time) *Policy {
+	pol, _ := p.Source(now)
+	return pol
+}
+
+// Source returns the policy as of now and where it comes from: "store",
+// "file <path>", or "none".
+func (p *Policies) Source(now time.Time) (*Policy, string) {
+	if sp := p.stored.Load(); sp != nil {
+		return sp.Policy, "store"
+	}
+	if p.file != nil {
+		pol := p.file.get(now)
+		if p.file.path == "" {
+			return pol, "built in"
+		}
+		return pol, "file " + p.file.path
+	}
+	return nil, "none"
+}
+
+// ErrLockout: a new policy would leave the region without an admin, or
+// take the admin role from the one setting it.
+var ErrLockout = errors.New("the policy would lock admins out")
+
+// CheckNewPolicy parses a policy to be set by id: it must bind the admin
+// role, and keep id an admin (another admin makes a change that takes it
+// away), so that someone can always change it again.
+func CheckNewPolicy(raw []byte, id Identity) (*Policy, error) {
+	pol, err := ParsePolicy(raw)
+	if err != nil {
+		return nil, err
+	}
+	admins := 0
+	for _, b := range pol.Bindings {
+		if b.Role == RoleAdmin {
+			admins += len(b.Subjects)
+		}
+	}
+	if admins == 0 {
+		return nil, fmt.Errorf("%w: bindings: no admin binding, so nobody could change the policy again", ErrLockout)
+	}
+	for _, b := range pol.bindingsOf(id.Name) {
+		if b.Role == RoleAdmin && !id.IsRegion() {
+			return pol, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: it takes the admin role from %s, who sets it: ask another admin to make this change", ErrLockout, id.Name)
+}
+
+// EncodeStoredPolicy is a stored policy's value in the store.
+func EncodeStoredPolicy(sp *StoredPolicy) ([]byte, error) { return json.Marshal(sp) }
+
+// DecodeStoredPolicy reads a value EncodeStoredPolicy made, checking the
+// policy again.
+func DecodeStoredPolicy(raw []byte) (*StoredPolicy, error) {
+	var sp StoredPolicy
+	if err := json.Unmarshal(raw, &sp); err != nil {
+		return nil, fmt.Errorf("stored policy: %w", err)
+	}
+	pol, err := ParsePolicy([]byte(sp.YAML))
+	if err != nil {
+		return nil, fmt.Errorf("stored policy: %w", err)
+	}
+	sp.Policy = pol
+	return &sp, nil
+}
+
+// PolicyYAML renders a policy as YAML.
+func PolicyYAML(p *Policy) string {
+	if p == nil {
+		p = &Policy{}
+	}
+	if p.Bindings == nil {
+		p = &Policy{Bindings: []Binding{}}
+	}
+	out, err := yaml.Marshal(p)
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}

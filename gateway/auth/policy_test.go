@@ -3,6 +3,7 @@ package auth
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 const testPolicy = `
@@ -104,5 +105,62 @@ func TestParsePolicyNamesTheField(t *testing.T) {
 	}
 	if p, err := ParsePolicy(nil); err != nil || len(p.Bindings) != 0 {
 		t.Errorf("empty policy: %v %v", p, err)
+	}
+}
+
+func TestEditablePolicyPrecedence(t *testing.T) {
+	file, err := ParsePolicy([]byte("bindings: [{subjects: [root], role: admin}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	fixed := StaticPolicy(file)
+	fixed.SetStored(&StoredPolicy{Policy: &Policy{}})
+	if _, src := fixed.Source(now); src != "built in" || fixed.Editable() {
+		t.Errorf("a file policy took a stored one: %s", src)
+	}
+	if _, src := EditablePolicy(nil).Source(now); src != "none" {
+		t.Errorf("an empty editable policy: %s", src)
+	}
+	p := EditablePolicy(fixed)
+	if got := p.At(now); got != file {
+		t.Errorf("before a policy is stored, the file's is in force: %v", got)
+	}
+	raw, err := EncodeStoredPolicy(&StoredPolicy{YAML: "bindings: [{subjects: [eve], role: admin}]\n", SetBy: "root", SetAt: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := DecodeStoredPolicy(raw)
+	if err != nil || sp.SetBy != "root" || !sp.SetAt.Equal(now) {
+		t.Fatalf("round trip: %+v, %v", sp, err)
+	}
+	p.SetStored(sp)
+	if got, src := p.Source(now); src != "store" || len(got.Bindings) != 1 || got.Bindings[0].Subjects[0] != "eve" {
+		t.Errorf("the stored policy is in force: %s %+v", src, got)
+	}
+	if _, err := DecodeStoredPolicy([]byte(`{"yaml":"bindings: [{subjects: [x], role: king}]"}`)); err == nil {
+		t.Error("a stored policy that does not parse was accepted")
+	}
+}
+
+func TestCheckNewPolicy(t *testing.T) {
+	root := Identity{Name: "root", Method: ByToken}
+	for _, c := range []struct {
+		policy string
+		ok     bool
+	}{
+		{"bindings: [{subjects: [root], role: admin}]", true},
+		{"bindings: [{subjects: [root, eve], role: admin}]", true},
+		{"bindings: [{subjects: [eve], role: admin}, {subjects: [root], role: viewer}]", false},
+		{"bindings: []", false},
+		{"bindings: [{subjects: [root], role: nobody}]", false},
+	} {
+		_, err := CheckNewPolicy([]byte(c.policy), root)
+		if (err == nil) != c.ok {
+			t.Errorf("%s: %v, want ok=%v", c.policy, err, c.ok)
+		}
+	}
+	if _, err := CheckNewPolicy([]byte("bindings: [{subjects: [east], role: admin}]"), Identity{Name: "east", Method: ByRegion}); err == nil {
+		t.Error("a region set a policy making itself admin")
 	}
 }

@@ -190,6 +190,8 @@ var Rules = map[string]Rule{
 	pb.AuthService_WhoAmI_FullMethodName:       {Action: ActSelf},
 	pb.AuthService_CanI_FullMethodName:         {Action: ActSelf},
 	pb.AuditService_ListAudit_FullMethodName:   {Action: ActReadAudit},
+	pb.AuthService_GetPolicy_FullMethodName:    {ActReadPolicy, func(any) Target { return Target{Resource: "policy"} }},
+	pb.AuthService_SetPolicy_FullMethodName:    {ActSetPolicy, func(any) Target { return Target{Resource: "policy"} }},
 }
 
 // mutating holds, by full method name, whether an RPC of the v1 API

@@ -24,8 +24,9 @@ import (
 // Two regions of one CA and a third process with a certificate of another
 // CA (and, worse, the federation's gossip key): a call forwarded between
 // the two runs with the caller's identity in the owning region; the
-// intruder can neither forward to them, nor call them as a region, nor
-// receive their replicas.
+// intruder is refused by the membership (so pool writes to every region
+// still succeed), and can neither forward to them, nor call them as a
+// region, nor receive their replicas.
 func TestRegionsTalkMutualTLS(t *testing.T) {
 	pki, toks := lab(t, []string{"east", "west"}, nil, []string{"root", "alice"}, `bindings:
   - {subjects: [root], role: admin}
@@ -72,10 +73,30 @@ func TestRegionsTalkMutualTLS(t *testing.T) {
 			t.Fatalf("create pool %s: %v", p, err)
 		}
 	}
-	// The intruder joins gossip now (with the key, a member can; it is
-	// the gossip key that guards membership), after the pools exist: a
-	// pool write goes to every member and would fail on it.
+	// The intruder has the federation's gossip key but a certificate of
+	// another CA: it joins (east is its seed) and gossips, and is never
+	// admitted, so pool writes, which go to every region, keep working.
 	rogue := startRegion(t, other, "rogue", fmt.Sprintf("127.0.0.3:%d", testkit.FreePort(t, "127.0.0.3")), gossip("rogue", "127.0.0.3", ports["127.0.0.3"], seed))
+	testkit.WaitFor(t, 30*time.Second, "east to refuse the intruder (log)", func() bool {
+		return strings.Contains(east.log.String(), "gossip member refused") && strings.Contains(east.log.String(), "rogue-0")
+	})
+	for i := range 6 {
+		for _, r := range []*region{east, west} {
+			resp, err := pb.NewRegionServiceClient(r.conn(root)).ListRegions(ctx, &pb.ListRegionsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, reg := range resp.GetRegions() {
+				if reg.GetName() == "rogue" {
+					t.Fatalf("%s lists the intruder's region: %v", r.name, resp.GetRegions())
+				}
+			}
+		}
+		if _, err := pb.NewPoolServiceClient(eastAdmin).CreatePool(ctx, &pb.CreatePoolRequest{Spec: &pb.PoolSpec{Path: fmt.Sprintf("/while-%d", i)}}); err != nil {
+			t.Fatalf("a pool write while the intruder tries to join: %v", err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 	spec := func(name, pool, region string) *pb.JobSpec {
 		return &pb.JobSpec{Name: name, Pool: pool, Region: region, Instances: 1, Task: &pb.TaskSpec{Command: "sim", Resources: &pb.Resources{Cpu: 1, MemMb: 10}}}
 	}
@@ -118,12 +139,13 @@ func TestRegionsTalkMutualTLS(t *testing.T) {
 	}
 	owner := job.GetJob().GetStatus().GetRegion()
 
-	// The intruder: forwarding fails at the handshake.
+	// The intruder cannot forward.
 	rogueAdmin := rogue.conn(caller{name: "root", token: otherToks["root"]})
-	testkit.WaitFor(t, 30*time.Second, "the intruder to see east and west in gossip", func() bool {
-		resp, err := pb.NewRegionServiceClient(rogueAdmin).ListRegions(ctx, &pb.ListRegionsRequest{})
-		return err == nil && len(resp.GetRegions()) == 3
-	})
+	// Nor does it admit them (their certificates are not of its CA): it
+	// knows no route to them.
+	if resp, err := pb.NewRegionServiceClient(rogueAdmin).ListRegions(ctx, &pb.ListRegionsRequest{}); err != nil || len(resp.GetRegions()) != 1 {
+		t.Fatalf("the intruder's regions: %v, %v; want only its own", resp.GetRegions(), err)
+	}
 	for _, target := range []string{"east", "west"} {
 		_, err := pb.NewJobServiceClient(rogueAdmin).CreateJob(ctx, &pb.CreateJobRequest{Spec: spec("intruder", "/a/x", target)})
 		if err == nil {

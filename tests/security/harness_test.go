@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ type region struct {
 	pki    string
 	config string
 	cmd    *exec.Cmd
-	log    *bytes.Buffer
+	log    *logBuffer
 	done   chan error
 }
 
@@ -64,6 +65,22 @@ func lab(t *testing.T, regions, clients []string, tokens []string, policy string
 	return dir, toks
 }
 
+// cli runs the peloton client against r as c; it returns the output and
+// the exit code.
+func (r *region) cli(c caller, args ...string) (string, int) {
+	r.t.Helper()
+	cmd := exec.Command(binary, append([]string{"--addr", "https://" + r.addr, "--ca", filepath.Join(r.pki, "ca.crt")}, args...)...)
+	cmd.Env = append(os.Environ(), "PELOTON_TOKEN="+c.token, "PELOTON_CONFIG="+filepath.Join(r.t.TempDir(), "none.yaml"))
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		r.t.Fatal(err)
+	}
+	return string(out), code
+}
+
 func run(t *testing.T, args ...string) string {
 	t.Helper()
 	out, err := exec.Command(binary, args...).CombinedOutput()
@@ -77,16 +94,26 @@ func run(t *testing.T, args ...string) string {
 // given extra config lines.
 func startRegion(t *testing.T, pki, name, addr, extra string) *region {
 	t.Helper()
+	return startRegionAuth(t, pki, name, addr, "", extra)
+}
+
+// startRegionAuth is startRegion with more fields of the auth section
+// (authExtra, such as "policySource: store").
+func startRegionAuth(t *testing.T, pki, name, addr, authExtra, extra string) *region {
+	t.Helper()
 	r := &region{t: t, name: name, addr: addr, pki: pki}
+	if authExtra != "" {
+		authExtra = ", " + authExtra
+	}
 	cfg := fmt.Sprintf(`region: %s
 addr: %s
 dataDir: %s
 hosts: ["sim,hosts=5,cpu=8,mem=65536,duration=1h"]
 tls: {cert: %s, key: %s, ca: %s}
-auth: {tokens: %s, policy: %s}
+auth: {tokens: %s, policy: %s%s}
 log: {level: info}
 %s`, name, addr, filepath.Join(t.TempDir(), name), filepath.Join(pki, name+".crt"), filepath.Join(pki, name+".key"), filepath.Join(pki, "ca.crt"),
-		filepath.Join(pki, "tokens.yaml"), filepath.Join(pki, "policy.yaml"), extra)
+		filepath.Join(pki, "tokens.yaml"), filepath.Join(pki, "policy.yaml"), authExtra, extra)
 	r.config = filepath.Join(t.TempDir(), name+".yaml")
 	if err := os.WriteFile(r.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -103,7 +130,7 @@ log: {level: info}
 
 func (r *region) start() {
 	r.t.Helper()
-	r.log, r.done = &bytes.Buffer{}, make(chan error, 1)
+	r.log, r.done = &logBuffer{}, make(chan error, 1)
 	r.cmd = exec.Command(binary, "server", "--config", r.config)
 	r.cmd.Stdout, r.cmd.Stderr = r.log, r.log
 	if err := r.cmd.Start(); err != nil {
@@ -205,6 +232,24 @@ func (r *region) http(c caller, method, path, body string) (int, string) {
 		return resp.StatusCode, err.Error()
 	}
 	return resp.StatusCode, string(b)
+}
+
+// logBuffer is a server's output, read while the server writes it.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func freePort(t *testing.T) int { return testkit.FreePort(t, "127.0.0.1") }

@@ -61,22 +61,95 @@ func TestBrowser(t *testing.T) {
 	}
 
 	for _, sc := range scenarios {
-		t.Run(sc, func(t *testing.T) {
-			out := t.ArtifactDir()
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			defer cancel()
-			run := exec.CommandContext(ctx, node, "tests/browser.mjs", sc)
-			run.Dir = uiDir
-			run.Env = append(os.Environ(), "PELOTON_URL="+url, "CHROMIUM="+browser, "OUT="+out)
-			outText, err := run.CombinedOutput()
-			for _, line := range strings.Split(strings.TrimSpace(string(outText)), "\n") {
-				t.Log(line)
-			}
-			if err != nil {
-				t.Fatalf("scenario %s: %v", sc, err)
-			}
-		})
+		t.Run(sc, func(t *testing.T) { runScenario(t, node, uiDir, browser, url, sc) })
 	}
+}
+
+// runScenario runs one scenario of ui/tests/browser.mjs against url.
+func runScenario(t *testing.T, node, uiDir, browser, url, sc string, env ...string) {
+	t.Helper()
+	out := t.ArtifactDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	run := exec.CommandContext(ctx, node, "tests/browser.mjs", sc)
+	run.Dir = uiDir
+	run.Env = append(append(os.Environ(), "PELOTON_URL="+url, "CHROMIUM="+browser, "OUT="+out), env...)
+	outText, err := run.CombinedOutput()
+	for _, line := range strings.Split(strings.TrimSpace(string(outText)), "\n") {
+		t.Log(line)
+	}
+	if err != nil {
+		t.Fatalf("scenario %s: %v", sc, err)
+	}
+}
+
+// The sign-in scenario runs against a `peloton server` with
+// authentication (tokens and a policy; plain HTTP on loopback): a viewer
+// and an admin sign in with their tokens.
+func TestBrowserSignIn(t *testing.T) {
+	uiDir := repoPath(t, "ui")
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is needed for the browser tests (Debian: apt-get install nodejs npm)")
+	}
+	if _, err := os.Stat(filepath.Join(uiDir, "node_modules", "playwright-core")); err != nil {
+		t.Fatal("ui/node_modules lacks playwright-core: run `npm ci` in ui/ (make ui does)")
+	}
+	browser := chromiumPath(t)
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens.yaml")
+	tok := map[string]string{}
+	for _, name := range []string{"root", "viewer"} {
+		out, err := exec.Command(binary, "auth", "token", "create", name, "--file", tokens).CombinedOutput()
+		if err != nil {
+			t.Fatalf("token for %s: %v\n%s", name, err, out)
+		}
+		tok[name] = strings.TrimSpace(string(out))
+	}
+	policy := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(policy, []byte("bindings:\n  - {subjects: [root], role: admin}\n  - {subjects: [viewer], role: viewer}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(testkit.FreePort(t, "127.0.0.1"))
+	cfg := filepath.Join(dir, "server.yaml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`region: east
+addr: %s
+dataDir: %s
+hosts: ["sim,hosts=5,duration=1h"]
+auth: {tokens: %s, policy: %s}
+`, addr, filepath.Join(dir, "data"), tokens, policy)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	cmd := exec.Command(binary, "server", "--config", cfg)
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("peloton server log (last lines):\n%s", testkit.LastLines(log.String(), 40))
+		}
+	})
+	url := "http://" + addr
+	testkit.WaitFor(t, 30*time.Second, "the server to be healthy", func() bool {
+		resp, err := http.Get(url + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	runScenario(t, node, uiDir, browser, url, "signin", "ADMIN_TOKEN="+tok["root"], "VIEWER_TOKEN="+tok["viewer"])
 }
 
 // startDev starts `peloton dev --regions 3` on sim hosts, stopped when the

@@ -1,6 +1,7 @@
 // The HTTP/JSON API of api/peloton/v1 (protobuf JSON: camelCase fields,
 // enums as names, 64-bit integers as strings, unset fields left out). Only
 // the fields the UI reads are declared.
+import { authHeaders, unauthorized } from './session';
 
 export interface Resources {
   cpu?: number;
@@ -199,7 +200,7 @@ export class ApiError extends Error {
 }
 
 async function call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
-  const init: RequestInit = { method, signal, headers: { Accept: 'application/json' } };
+  const init: RequestInit = { method, signal, headers: { Accept: 'application/json', ...authHeaders() } };
   if (body !== undefined) {
     init.body = JSON.stringify(body);
     (init.headers as Record<string, string>)['Content-Type'] = 'application/json';
@@ -213,6 +214,7 @@ async function call<T>(method: string, path: string, body?: unknown, signal?: Ab
     } catch {
       // not JSON: keep the text
     }
+    if (resp.status === 401) unauthorized(message || resp.statusText);
     throw new ApiError(resp.status, message || resp.statusText);
   }
   return (text ? JSON.parse(text) : {}) as T;

@@ -4,6 +4,7 @@
 // read again what they may have missed.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { PelotonEvent } from './api';
+import { authHeaders, unauthorized } from './session';
 
 type Listener = (ev: PelotonEvent) => void;
 type StatusListener = (s: StreamStatus) => void;
@@ -22,7 +23,8 @@ function setStatus(s: StreamStatus) {
 }
 
 async function readStream(signal: AbortSignal) {
-  const resp = await fetch('/v1/events', { signal, headers: { Accept: 'application/json' } });
+  const resp = await fetch('/v1/events', { signal, headers: { Accept: 'application/json', ...authHeaders() } });
+  if (resp.status === 401) unauthorized('the event stream was refused');
   if (!resp.ok || !resp.body) throw new Error(`events: HTTP ${resp.status}`);
   setStatus('live');
   const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();

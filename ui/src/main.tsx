@@ -2,11 +2,12 @@
 // the event stream (and sampling what has no events) so that none needs a
 // reload to stay true.
 import { render } from 'preact';
-import { useEffect } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { api } from './api';
 import { useStreamStatus } from './events';
+import { signIn, signOut, useSession, type WhoAmI } from './session';
 import { Link, match, useLocation } from './router';
 import { useLoad } from './util';
 import { Overview } from './pages/overview';
@@ -49,7 +50,70 @@ function section(path: string): string {
   return NAV.find((n) => n.to === first)?.to ?? '/';
 }
 
+/** SignIn asks for a bearer token when the server authenticates callers. */
+function SignIn({ error }: { error?: string }) {
+  const input = useRef<HTMLInputElement>(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    document.title = 'Sign in · Peloton';
+    input.current?.focus();
+  }, []);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const t = input.current?.value.trim() ?? '';
+    if (!t) return;
+    setBusy(true);
+    await signIn(t);
+    setBusy(false);
+  };
+  return (
+    <>
+      <header class="top">
+        <span class="brand">Peloton</span>
+      </header>
+      <main id="main">
+        <section class="card signin" aria-labelledby="signin-title">
+          <h1 id="signin-title" tabIndex={-1}>
+            Sign in
+          </h1>
+          <p>
+            This Peloton asks who you are. Paste your bearer token (<code>peloton auth token create NAME</code> prints one): it
+            is kept in this tab only, until you sign out or close it.
+          </p>
+          <form onSubmit={submit}>
+            <label class="block">
+              Token
+              <input ref={input} type="password" name="token" autoComplete="off" spellcheck={false} required />
+            </label>
+            {error && (
+              <p class="error" role="alert" data-testid="signin-error">
+                {error}
+              </p>
+            )}
+            <button type="submit" disabled={busy}>
+              Sign in
+            </button>
+          </form>
+        </section>
+      </main>
+    </>
+  );
+}
+
 function App() {
+  const session = useSession();
+  if (session.phase === 'checking') {
+    return (
+      <main id="main">
+        <p class="muted">Connecting…</p>
+      </main>
+    );
+  }
+  if (session.phase === 'signed-out') return <SignIn error={session.error} />;
+  return <Shell who={session.who} />;
+}
+
+function Shell({ who }: { who: WhoAmI }) {
   const loc = useLocation();
   const stream = useStreamStatus();
   const version = useLoad(() => api.version(), []);
@@ -86,6 +150,16 @@ function App() {
           <span data-testid="stream">{stream === 'live' ? 'live' : stream === 'down' ? 'reconnecting' : 'connecting'}</span>
           {version.data?.region && <span class="muted"> · via {version.data.region}</span>}
         </div>
+        {who.authentication && (
+          <div class="who">
+            <span data-testid="who" title={(who.roles ?? []).join('; ') || 'no role'}>
+              {who.name}
+            </span>{' '}
+            <button type="button" class="link" onClick={signOut}>
+              Sign out
+            </button>
+          </div>
+        )}
       </header>
       <main id="main">
         <Page path={loc.path} />

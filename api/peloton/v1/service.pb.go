@@ -5310,6 +5310,257 @@ func (x *CanIResponse) GetReason() string {
 	return ""
 }
 
+type GetPolicyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPolicyRequest) Reset() {
+	*x = GetPolicyRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[105]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPolicyRequest) ProtoMessage() {}
+
+func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[105]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPolicyRequest.ProtoReflect.Descriptor instead.
+func (*GetPolicyRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{105}
+}
+
+type GetPolicyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Policy        *PolicyDocument        `protobuf:"bytes,1,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPolicyResponse) Reset() {
+	*x = GetPolicyResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[106]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPolicyResponse) ProtoMessage() {}
+
+func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[106]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPolicyResponse.ProtoReflect.Descriptor instead.
+func (*GetPolicyResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{106}
+}
+
+func (x *GetPolicyResponse) GetPolicy() *PolicyDocument {
+	if x != nil {
+		return x.Policy
+	}
+	return nil
+}
+
+type SetPolicyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new policy, as a policy file holds it (YAML or JSON).
+	Policy        string `protobuf:"bytes,1,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPolicyRequest) Reset() {
+	*x = SetPolicyRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[107]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPolicyRequest) ProtoMessage() {}
+
+func (x *SetPolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[107]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPolicyRequest.ProtoReflect.Descriptor instead.
+func (*SetPolicyRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{107}
+}
+
+func (x *SetPolicyRequest) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+type SetPolicyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Policy        *PolicyDocument        `protobuf:"bytes,1,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPolicyResponse) Reset() {
+	*x = SetPolicyResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[108]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPolicyResponse) ProtoMessage() {}
+
+func (x *SetPolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[108]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPolicyResponse.ProtoReflect.Descriptor instead.
+func (*SetPolicyResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{108}
+}
+
+func (x *SetPolicyResponse) GetPolicy() *PolicyDocument {
+	if x != nil {
+		return x.Policy
+	}
+	return nil
+}
+
+// PolicyDocument is a region's policy in force.
+type PolicyDocument struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The policy as YAML: as it was set, or the file's bindings.
+	Yaml string `protobuf:"bytes,1,opt,name=yaml,proto3" json:"yaml,omitempty"`
+	// Where it comes from: "store", "file <path>", or "none" (the store
+	// is the source and nothing was set yet).
+	Source string `protobuf:"bytes,2,opt,name=source,proto3" json:"source,omitempty"`
+	// Who set it through the API, and when (source "store").
+	SetBy string                 `protobuf:"bytes,3,opt,name=set_by,json=setBy,proto3" json:"set_by,omitempty"`
+	SetAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=set_at,json=setAt,proto3" json:"set_at,omitempty"`
+	// Whether SetPolicy may change it (auth.policySource: store).
+	Editable      bool `protobuf:"varint,5,opt,name=editable,proto3" json:"editable,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PolicyDocument) Reset() {
+	*x = PolicyDocument{}
+	mi := &file_peloton_v1_service_proto_msgTypes[109]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PolicyDocument) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PolicyDocument) ProtoMessage() {}
+
+func (x *PolicyDocument) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[109]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PolicyDocument.ProtoReflect.Descriptor instead.
+func (*PolicyDocument) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{109}
+}
+
+func (x *PolicyDocument) GetYaml() string {
+	if x != nil {
+		return x.Yaml
+	}
+	return ""
+}
+
+func (x *PolicyDocument) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *PolicyDocument) GetSetBy() string {
+	if x != nil {
+		return x.SetBy
+	}
+	return ""
+}
+
+func (x *PolicyDocument) GetSetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SetAt
+	}
+	return nil
+}
+
+func (x *PolicyDocument) GetEditable() bool {
+	if x != nil {
+		return x.Editable
+	}
+	return false
+}
+
 type ListAuditRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Only records of this caller.
@@ -5324,7 +5575,7 @@ type ListAuditRequest struct {
 
 func (x *ListAuditRequest) Reset() {
 	*x = ListAuditRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[105]
+	mi := &file_peloton_v1_service_proto_msgTypes[110]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5336,7 +5587,7 @@ func (x *ListAuditRequest) String() string {
 func (*ListAuditRequest) ProtoMessage() {}
 
 func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[105]
+	mi := &file_peloton_v1_service_proto_msgTypes[110]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5349,7 +5600,7 @@ func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{105}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{110}
 }
 
 func (x *ListAuditRequest) GetName() string {
@@ -5383,7 +5634,7 @@ type ListAuditResponse struct {
 
 func (x *ListAuditResponse) Reset() {
 	*x = ListAuditResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[106]
+	mi := &file_peloton_v1_service_proto_msgTypes[111]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5395,7 +5646,7 @@ func (x *ListAuditResponse) String() string {
 func (*ListAuditResponse) ProtoMessage() {}
 
 func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[106]
+	mi := &file_peloton_v1_service_proto_msgTypes[111]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5408,7 +5659,7 @@ func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{106}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{111}
 }
 
 func (x *ListAuditResponse) GetRecords() []*AuditRecord {
@@ -5710,7 +5961,20 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x06job_id\x18\x03 \x01(\tR\x05jobId\"@\n" +
 	"\fCanIResponse\x12\x18\n" +
 	"\aallowed\x18\x01 \x01(\bR\aallowed\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"n\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x12\n" +
+	"\x10GetPolicyRequest\"G\n" +
+	"\x11GetPolicyResponse\x122\n" +
+	"\x06policy\x18\x01 \x01(\v2\x1a.peloton.v1.PolicyDocumentR\x06policy\"*\n" +
+	"\x10SetPolicyRequest\x12\x16\n" +
+	"\x06policy\x18\x01 \x01(\tR\x06policy\"G\n" +
+	"\x11SetPolicyResponse\x122\n" +
+	"\x06policy\x18\x01 \x01(\v2\x1a.peloton.v1.PolicyDocumentR\x06policy\"\xa2\x01\n" +
+	"\x0ePolicyDocument\x12\x12\n" +
+	"\x04yaml\x18\x01 \x01(\tR\x04yaml\x12\x16\n" +
+	"\x06source\x18\x02 \x01(\tR\x06source\x12\x15\n" +
+	"\x06set_by\x18\x03 \x01(\tR\x05setBy\x121\n" +
+	"\x06set_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x05setAt\x12\x1a\n" +
+	"\beditable\x18\x05 \x01(\bR\beditable\"n\n" +
 	"\x10ListAuditRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x120\n" +
 	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12\x14\n" +
@@ -5789,10 +6053,12 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\bFailBack\x12\x1b.peloton.v1.FailBackRequest\x1a\x1c.peloton.v1.FailBackResponse2a\n" +
 	"\rSystemService\x12P\n" +
 	"\n" +
-	"GetVersion\x12\x1d.peloton.v1.GetVersionRequest\x1a\x1e.peloton.v1.GetVersionResponse\"\x03\x90\x02\x012\x93\x01\n" +
+	"GetVersion\x12\x1d.peloton.v1.GetVersionRequest\x1a\x1e.peloton.v1.GetVersionResponse\"\x03\x90\x02\x012\xac\x02\n" +
 	"\vAuthService\x12D\n" +
 	"\x06WhoAmI\x12\x19.peloton.v1.WhoAmIRequest\x1a\x1a.peloton.v1.WhoAmIResponse\"\x03\x90\x02\x01\x12>\n" +
-	"\x04CanI\x12\x17.peloton.v1.CanIRequest\x1a\x18.peloton.v1.CanIResponse\"\x03\x90\x02\x012]\n" +
+	"\x04CanI\x12\x17.peloton.v1.CanIRequest\x1a\x18.peloton.v1.CanIResponse\"\x03\x90\x02\x01\x12M\n" +
+	"\tGetPolicy\x12\x1c.peloton.v1.GetPolicyRequest\x1a\x1d.peloton.v1.GetPolicyResponse\"\x03\x90\x02\x01\x12H\n" +
+	"\tSetPolicy\x12\x1c.peloton.v1.SetPolicyRequest\x1a\x1d.peloton.v1.SetPolicyResponse2]\n" +
 	"\fAuditService\x12M\n" +
 	"\tListAudit\x12\x1c.peloton.v1.ListAuditRequest\x1a\x1d.peloton.v1.ListAuditResponse\"\x03\x90\x02\x01B?Z=github.com/peloton-federated/peloton/api/peloton/v1;pelotonv1b\x06proto3"
 
@@ -5809,7 +6075,7 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_peloton_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 107)
+var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 112)
 var file_peloton_v1_service_proto_goTypes = []any{
 	(JobView)(0),                      // 0: peloton.v1.JobView
 	(*StartMigrationRequest)(nil),     // 1: peloton.v1.StartMigrationRequest
@@ -5917,202 +6183,214 @@ var file_peloton_v1_service_proto_goTypes = []any{
 	(*WhoAmIResponse)(nil),            // 103: peloton.v1.WhoAmIResponse
 	(*CanIRequest)(nil),               // 104: peloton.v1.CanIRequest
 	(*CanIResponse)(nil),              // 105: peloton.v1.CanIResponse
-	(*ListAuditRequest)(nil),          // 106: peloton.v1.ListAuditRequest
-	(*ListAuditResponse)(nil),         // 107: peloton.v1.ListAuditResponse
-	(*Migration)(nil),                 // 108: peloton.v1.Migration
-	(*JobSpec)(nil),                   // 109: peloton.v1.JobSpec
-	(*Job)(nil),                       // 110: peloton.v1.Job
-	(JobState)(0),                     // 111: peloton.v1.JobState
-	(*Update)(nil),                    // 112: peloton.v1.Update
-	(*Event)(nil),                     // 113: peloton.v1.Event
-	(TaskState)(0),                    // 114: peloton.v1.TaskState
-	(*Task)(nil),                      // 115: peloton.v1.Task
-	(*PoolSpec)(nil),                  // 116: peloton.v1.PoolSpec
-	(*Pool)(nil),                      // 117: peloton.v1.Pool
-	(*ClusterSummary)(nil),            // 118: peloton.v1.ClusterSummary
-	(*Host)(nil),                      // 119: peloton.v1.Host
-	(*durationpb.Duration)(nil),       // 120: google.protobuf.Duration
-	(*HostPool)(nil),                  // 121: peloton.v1.HostPool
-	(*HostPoolMove)(nil),              // 122: peloton.v1.HostPoolMove
-	(*Region)(nil),                    // 123: peloton.v1.Region
-	(*PlannedMove)(nil),               // 124: peloton.v1.PlannedMove
-	(*Replica)(nil),                   // 125: peloton.v1.Replica
-	(*RegionPlan)(nil),                // 126: peloton.v1.RegionPlan
-	(*Drill)(nil),                     // 127: peloton.v1.Drill
-	(*timestamppb.Timestamp)(nil),     // 128: google.protobuf.Timestamp
-	(*AuditRecord)(nil),               // 129: peloton.v1.AuditRecord
+	(*GetPolicyRequest)(nil),          // 106: peloton.v1.GetPolicyRequest
+	(*GetPolicyResponse)(nil),         // 107: peloton.v1.GetPolicyResponse
+	(*SetPolicyRequest)(nil),          // 108: peloton.v1.SetPolicyRequest
+	(*SetPolicyResponse)(nil),         // 109: peloton.v1.SetPolicyResponse
+	(*PolicyDocument)(nil),            // 110: peloton.v1.PolicyDocument
+	(*ListAuditRequest)(nil),          // 111: peloton.v1.ListAuditRequest
+	(*ListAuditResponse)(nil),         // 112: peloton.v1.ListAuditResponse
+	(*Migration)(nil),                 // 113: peloton.v1.Migration
+	(*JobSpec)(nil),                   // 114: peloton.v1.JobSpec
+	(*Job)(nil),                       // 115: peloton.v1.Job
+	(JobState)(0),                     // 116: peloton.v1.JobState
+	(*Update)(nil),                    // 117: peloton.v1.Update
+	(*Event)(nil),                     // 118: peloton.v1.Event
+	(TaskState)(0),                    // 119: peloton.v1.TaskState
+	(*Task)(nil),                      // 120: peloton.v1.Task
+	(*PoolSpec)(nil),                  // 121: peloton.v1.PoolSpec
+	(*Pool)(nil),                      // 122: peloton.v1.Pool
+	(*ClusterSummary)(nil),            // 123: peloton.v1.ClusterSummary
+	(*Host)(nil),                      // 124: peloton.v1.Host
+	(*durationpb.Duration)(nil),       // 125: google.protobuf.Duration
+	(*HostPool)(nil),                  // 126: peloton.v1.HostPool
+	(*HostPoolMove)(nil),              // 127: peloton.v1.HostPoolMove
+	(*Region)(nil),                    // 128: peloton.v1.Region
+	(*PlannedMove)(nil),               // 129: peloton.v1.PlannedMove
+	(*Replica)(nil),                   // 130: peloton.v1.Replica
+	(*RegionPlan)(nil),                // 131: peloton.v1.RegionPlan
+	(*Drill)(nil),                     // 132: peloton.v1.Drill
+	(*timestamppb.Timestamp)(nil),     // 133: google.protobuf.Timestamp
+	(*AuditRecord)(nil),               // 134: peloton.v1.AuditRecord
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	108, // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
-	108, // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
-	108, // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
-	108, // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
-	108, // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
-	108, // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
-	108, // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
-	109, // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	110, // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	110, // 9: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	111, // 10: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	113, // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
+	113, // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
+	113, // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
+	113, // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
+	113, // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
+	113, // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
+	113, // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
+	114, // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	115, // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	115, // 9: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	116, // 10: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
 	0,   // 11: peloton.v1.ListJobsRequest.view:type_name -> peloton.v1.JobView
-	110, // 12: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	110, // 13: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	109, // 14: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	112, // 15: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
-	112, // 16: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
-	112, // 17: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
-	112, // 18: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
-	112, // 19: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
-	112, // 20: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
-	112, // 21: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
-	109, // 22: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
-	113, // 23: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
-	114, // 24: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	115, // 25: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	115, // 26: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	115, // 27: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	116, // 28: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	117, // 29: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	116, // 30: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	117, // 31: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	117, // 32: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	117, // 33: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	118, // 34: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
-	118, // 35: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	118, // 36: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	118, // 37: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	119, // 38: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	120, // 39: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
-	119, // 40: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
-	119, // 41: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
-	119, // 42: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
-	119, // 43: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
-	121, // 44: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
-	122, // 45: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
-	123, // 46: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	124, // 47: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
-	124, // 48: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
-	125, // 49: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
-	125, // 50: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
-	126, // 51: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
-	127, // 52: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
-	127, // 53: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
-	127, // 54: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
-	128, // 55: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
-	129, // 56: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
-	15,  // 57: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	17,  // 58: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	19,  // 59: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	21,  // 60: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	23,  // 61: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	25,  // 62: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
-	27,  // 63: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
-	29,  // 64: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
-	31,  // 65: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
-	33,  // 66: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
-	35,  // 67: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
-	37,  // 68: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
-	39,  // 69: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
-	41,  // 70: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
-	1,   // 71: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
-	3,   // 72: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
-	5,   // 73: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
-	7,   // 74: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
-	9,   // 75: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
-	11,  // 76: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
-	13,  // 77: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
-	43,  // 78: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	45,  // 79: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	47,  // 80: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	49,  // 81: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	51,  // 82: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
-	53,  // 83: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
-	55,  // 84: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
-	57,  // 85: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	59,  // 86: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	69,  // 87: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	71,  // 88: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
-	73,  // 89: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
-	75,  // 90: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
-	77,  // 91: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
-	79,  // 92: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
-	61,  // 93: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
-	63,  // 94: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
-	65,  // 95: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
-	67,  // 96: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
-	81,  // 97: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	83,  // 98: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	88,  // 99: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
-	90,  // 100: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
-	92,  // 101: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
-	94,  // 102: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
-	96,  // 103: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
-	98,  // 104: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
-	86,  // 105: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
-	84,  // 106: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
-	100, // 107: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	102, // 108: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
-	104, // 109: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
-	106, // 110: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
-	16,  // 111: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	18,  // 112: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	20,  // 113: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	22,  // 114: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	24,  // 115: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	26,  // 116: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
-	28,  // 117: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
-	30,  // 118: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
-	32,  // 119: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
-	34,  // 120: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
-	36,  // 121: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
-	38,  // 122: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
-	40,  // 123: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
-	42,  // 124: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
-	2,   // 125: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
-	4,   // 126: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
-	6,   // 127: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
-	8,   // 128: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
-	10,  // 129: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
-	12,  // 130: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
-	14,  // 131: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
-	44,  // 132: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	46,  // 133: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	48,  // 134: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	50,  // 135: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	52,  // 136: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	54,  // 137: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	56,  // 138: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	58,  // 139: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	60,  // 140: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	70,  // 141: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	72,  // 142: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
-	74,  // 143: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
-	76,  // 144: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
-	78,  // 145: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
-	80,  // 146: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
-	62,  // 147: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
-	64,  // 148: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
-	66,  // 149: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
-	68,  // 150: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
-	82,  // 151: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	113, // 152: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	89,  // 153: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
-	91,  // 154: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
-	93,  // 155: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
-	95,  // 156: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
-	97,  // 157: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
-	99,  // 158: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
-	87,  // 159: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
-	85,  // 160: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
-	101, // 161: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	103, // 162: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
-	105, // 163: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
-	107, // 164: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
-	111, // [111:165] is the sub-list for method output_type
-	57,  // [57:111] is the sub-list for method input_type
-	57,  // [57:57] is the sub-list for extension type_name
-	57,  // [57:57] is the sub-list for extension extendee
-	0,   // [0:57] is the sub-list for field type_name
+	115, // 12: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	115, // 13: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	114, // 14: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	117, // 15: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
+	117, // 16: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
+	117, // 17: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
+	117, // 18: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
+	117, // 19: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
+	117, // 20: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
+	117, // 21: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
+	114, // 22: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
+	118, // 23: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
+	119, // 24: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	120, // 25: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	120, // 26: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	120, // 27: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	121, // 28: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	122, // 29: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	121, // 30: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	122, // 31: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	122, // 32: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	122, // 33: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	123, // 34: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
+	123, // 35: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	123, // 36: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	123, // 37: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	124, // 38: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	125, // 39: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
+	124, // 40: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
+	124, // 41: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
+	124, // 42: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
+	124, // 43: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
+	126, // 44: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
+	127, // 45: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
+	128, // 46: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	129, // 47: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
+	129, // 48: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
+	130, // 49: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	130, // 50: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	131, // 51: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	132, // 52: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	132, // 53: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	132, // 54: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	110, // 55: peloton.v1.GetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
+	110, // 56: peloton.v1.SetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
+	133, // 57: peloton.v1.PolicyDocument.set_at:type_name -> google.protobuf.Timestamp
+	133, // 58: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
+	134, // 59: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
+	15,  // 60: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	17,  // 61: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	19,  // 62: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	21,  // 63: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	23,  // 64: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	25,  // 65: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
+	27,  // 66: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
+	29,  // 67: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
+	31,  // 68: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
+	33,  // 69: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
+	35,  // 70: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
+	37,  // 71: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
+	39,  // 72: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
+	41,  // 73: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
+	1,   // 74: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
+	3,   // 75: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
+	5,   // 76: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
+	7,   // 77: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
+	9,   // 78: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
+	11,  // 79: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
+	13,  // 80: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
+	43,  // 81: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	45,  // 82: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	47,  // 83: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	49,  // 84: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	51,  // 85: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	53,  // 86: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	55,  // 87: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	57,  // 88: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	59,  // 89: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	69,  // 90: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	71,  // 91: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
+	73,  // 92: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
+	75,  // 93: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
+	77,  // 94: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
+	79,  // 95: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
+	61,  // 96: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
+	63,  // 97: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
+	65,  // 98: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
+	67,  // 99: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
+	81,  // 100: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	83,  // 101: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	88,  // 102: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	90,  // 103: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	92,  // 104: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	94,  // 105: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	96,  // 106: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	98,  // 107: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	86,  // 108: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
+	84,  // 109: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
+	100, // 110: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	102, // 111: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
+	104, // 112: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
+	106, // 113: peloton.v1.AuthService.GetPolicy:input_type -> peloton.v1.GetPolicyRequest
+	108, // 114: peloton.v1.AuthService.SetPolicy:input_type -> peloton.v1.SetPolicyRequest
+	111, // 115: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
+	16,  // 116: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	18,  // 117: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	20,  // 118: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	22,  // 119: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	24,  // 120: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	26,  // 121: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
+	28,  // 122: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
+	30,  // 123: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
+	32,  // 124: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
+	34,  // 125: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
+	36,  // 126: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
+	38,  // 127: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
+	40,  // 128: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
+	42,  // 129: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
+	2,   // 130: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
+	4,   // 131: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
+	6,   // 132: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
+	8,   // 133: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
+	10,  // 134: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
+	12,  // 135: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
+	14,  // 136: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
+	44,  // 137: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	46,  // 138: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	48,  // 139: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	50,  // 140: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	52,  // 141: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	54,  // 142: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	56,  // 143: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	58,  // 144: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	60,  // 145: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	70,  // 146: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	72,  // 147: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
+	74,  // 148: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
+	76,  // 149: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
+	78,  // 150: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
+	80,  // 151: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
+	62,  // 152: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
+	64,  // 153: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
+	66,  // 154: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
+	68,  // 155: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
+	82,  // 156: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	118, // 157: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	89,  // 158: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	91,  // 159: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	93,  // 160: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	95,  // 161: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	97,  // 162: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	99,  // 163: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	87,  // 164: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
+	85,  // 165: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
+	101, // 166: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	103, // 167: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
+	105, // 168: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
+	107, // 169: peloton.v1.AuthService.GetPolicy:output_type -> peloton.v1.GetPolicyResponse
+	109, // 170: peloton.v1.AuthService.SetPolicy:output_type -> peloton.v1.SetPolicyResponse
+	112, // 171: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
+	116, // [116:172] is the sub-list for method output_type
+	60,  // [60:116] is the sub-list for method input_type
+	60,  // [60:60] is the sub-list for extension type_name
+	60,  // [60:60] is the sub-list for extension extendee
+	0,   // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -6130,7 +6408,7 @@ func file_peloton_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   107,
+			NumMessages:   112,
 			NumExtensions: 0,
 			NumServices:   10,
 		},

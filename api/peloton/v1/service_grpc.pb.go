@@ -2608,8 +2608,10 @@ var SystemService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	AuthService_WhoAmI_FullMethodName = "/peloton.v1.AuthService/WhoAmI"
-	AuthService_CanI_FullMethodName   = "/peloton.v1.AuthService/CanI"
+	AuthService_WhoAmI_FullMethodName    = "/peloton.v1.AuthService/WhoAmI"
+	AuthService_CanI_FullMethodName      = "/peloton.v1.AuthService/CanI"
+	AuthService_GetPolicy_FullMethodName = "/peloton.v1.AuthService/GetPolicy"
+	AuthService_SetPolicy_FullMethodName = "/peloton.v1.AuthService/SetPolicy"
 )
 
 // AuthServiceClient is the client API for AuthService service.
@@ -2622,6 +2624,13 @@ type AuthServiceClient interface {
 	WhoAmI(ctx context.Context, in *WhoAmIRequest, opts ...grpc.CallOption) (*WhoAmIResponse, error)
 	// CanI says whether the caller may take an action on a pool or a job.
 	CanI(ctx context.Context, in *CanIRequest, opts ...grpc.CallOption) (*CanIResponse, error)
+	// GetPolicy returns this region's role bindings and where they come
+	// from (admins and operators).
+	GetPolicy(ctx context.Context, in *GetPolicyRequest, opts ...grpc.CallOption) (*GetPolicyResponse, error)
+	// SetPolicy replaces this region's role bindings, kept in its store
+	// (with auth.policySource: store); admins only, and the new policy
+	// must keep the caller an admin.
+	SetPolicy(ctx context.Context, in *SetPolicyRequest, opts ...grpc.CallOption) (*SetPolicyResponse, error)
 }
 
 type authServiceClient struct {
@@ -2652,6 +2661,26 @@ func (c *authServiceClient) CanI(ctx context.Context, in *CanIRequest, opts ...g
 	return out, nil
 }
 
+func (c *authServiceClient) GetPolicy(ctx context.Context, in *GetPolicyRequest, opts ...grpc.CallOption) (*GetPolicyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetPolicyResponse)
+	err := c.cc.Invoke(ctx, AuthService_GetPolicy_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authServiceClient) SetPolicy(ctx context.Context, in *SetPolicyRequest, opts ...grpc.CallOption) (*SetPolicyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetPolicyResponse)
+	err := c.cc.Invoke(ctx, AuthService_SetPolicy_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AuthServiceServer is the server API for AuthService service.
 // All implementations must embed UnimplementedAuthServiceServer
 // for forward compatibility.
@@ -2662,6 +2691,13 @@ type AuthServiceServer interface {
 	WhoAmI(context.Context, *WhoAmIRequest) (*WhoAmIResponse, error)
 	// CanI says whether the caller may take an action on a pool or a job.
 	CanI(context.Context, *CanIRequest) (*CanIResponse, error)
+	// GetPolicy returns this region's role bindings and where they come
+	// from (admins and operators).
+	GetPolicy(context.Context, *GetPolicyRequest) (*GetPolicyResponse, error)
+	// SetPolicy replaces this region's role bindings, kept in its store
+	// (with auth.policySource: store); admins only, and the new policy
+	// must keep the caller an admin.
+	SetPolicy(context.Context, *SetPolicyRequest) (*SetPolicyResponse, error)
 	mustEmbedUnimplementedAuthServiceServer()
 }
 
@@ -2677,6 +2713,12 @@ func (UnimplementedAuthServiceServer) WhoAmI(context.Context, *WhoAmIRequest) (*
 }
 func (UnimplementedAuthServiceServer) CanI(context.Context, *CanIRequest) (*CanIResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CanI not implemented")
+}
+func (UnimplementedAuthServiceServer) GetPolicy(context.Context, *GetPolicyRequest) (*GetPolicyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetPolicy not implemented")
+}
+func (UnimplementedAuthServiceServer) SetPolicy(context.Context, *SetPolicyRequest) (*SetPolicyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetPolicy not implemented")
 }
 func (UnimplementedAuthServiceServer) mustEmbedUnimplementedAuthServiceServer() {}
 func (UnimplementedAuthServiceServer) testEmbeddedByValue()                     {}
@@ -2735,6 +2777,42 @@ func _AuthService_CanI_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AuthService_GetPolicy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetPolicyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).GetPolicy(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_GetPolicy_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).GetPolicy(ctx, req.(*GetPolicyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthService_SetPolicy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetPolicyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).SetPolicy(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_SetPolicy_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).SetPolicy(ctx, req.(*SetPolicyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AuthService_ServiceDesc is the grpc.ServiceDesc for AuthService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -2749,6 +2827,14 @@ var AuthService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CanI",
 			Handler:    _AuthService_CanI_Handler,
+		},
+		{
+			MethodName: "GetPolicy",
+			Handler:    _AuthService_GetPolicy_Handler,
+		},
+		{
+			MethodName: "SetPolicy",
+			Handler:    _AuthService_SetPolicy_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -2,10 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	pelotonv1 "github.com/peloton-federated/peloton/api/peloton/v1"
@@ -81,6 +84,8 @@ func (a *app) authCommand() *cobra.Command {
 	canI.Flags().StringVar(&job, "job", "", "the job acted on (its pool is looked up)")
 	cmd.AddCommand(canI)
 
+	cmd.AddCommand(a.policyCommand())
+
 	var file string
 	token := &cobra.Command{Use: "token", Short: "Bearer tokens of a server's token file"}
 	create := &cobra.Command{
@@ -107,6 +112,83 @@ policy file.`,
 	create.Flags().StringVar(&file, "file", "", "the server's token file")
 	token.AddCommand(create)
 	cmd.AddCommand(token)
+	return cmd
+}
+
+func (a *app) policyCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "policy", Short: "The role bindings of the region (get; set, when the store keeps them)"}
+	printDoc := func(cmd *cobra.Command, resp proto.Message, doc *pelotonv1.PolicyDocument) error {
+		if a.output != "table" {
+			return writeStructured(cmd.OutOrStdout(), a.output, resp)
+		}
+		head := "# source: " + doc.GetSource()
+		if doc.GetSetBy() != "" {
+			head += ", set by " + doc.GetSetBy() + " at " + doc.GetSetAt().AsTime().Local().Format(time.DateTime)
+		}
+		if !doc.GetEditable() {
+			head += " (read only: auth.policySource is file)"
+		}
+		fmt.Fprintln(cmd.OutOrStdout(), head)
+		fmt.Fprint(cmd.OutOrStdout(), doc.GetYaml())
+		if !strings.HasSuffix(doc.GetYaml(), "\n") {
+			fmt.Fprintln(cmd.OutOrStdout())
+		}
+		return nil
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "get",
+		Short: "Print the policy in force (YAML) and where it comes from",
+		Args:  args(cobra.NoArgs),
+		RunE: a.connected(func(cmd *cobra.Command, _ []string, c *clients) error {
+			ctx, cancel := a.rpc(cmd.Context())
+			defer cancel()
+			resp, err := c.auth.GetPolicy(ctx, &pelotonv1.GetPolicyRequest{})
+			if err != nil {
+				return err
+			}
+			return printDoc(cmd, resp, resp.GetPolicy())
+		}),
+	})
+	var file string
+	set := &cobra.Command{
+		Use:   "set -f POLICY",
+		Short: "Replace the region's policy with a policy file's bindings (admins; auth.policySource: store)",
+		Long: `set replaces the role bindings of the region the client talks to with the
+content of a policy file (- for standard input). The server keeps it in its
+store, refuses a policy that binds no admin or that takes the admin role
+from you, and records the change in the audit log. Policies are per region:
+set it in every region.`,
+		Example: `  peloton auth policy get > policy.yaml
+  peloton auth policy set -f policy.yaml`,
+		Args: args(cobra.NoArgs),
+		RunE: a.connected(func(cmd *cobra.Command, _ []string, c *clients) error {
+			if file == "" {
+				return &usageError{command: cmd.CommandPath(), err: fmt.Errorf("-f is required")}
+			}
+			var raw []byte
+			var err error
+			if file == "-" {
+				raw, err = io.ReadAll(cmd.InOrStdin())
+			} else {
+				raw, err = os.ReadFile(file)
+			}
+			if err != nil {
+				return err
+			}
+			if _, err := auth.ParsePolicy(raw); err != nil {
+				return &usageError{command: cmd.CommandPath(), err: fmt.Errorf("%s: %w", file, err)}
+			}
+			ctx, cancel := a.rpc(cmd.Context())
+			defer cancel()
+			resp, err := c.auth.SetPolicy(ctx, &pelotonv1.SetPolicyRequest{Policy: string(raw)})
+			if err != nil {
+				return err
+			}
+			return printDoc(cmd, resp, resp.GetPolicy())
+		}),
+	}
+	set.Flags().StringVarP(&file, "file", "f", "", "the policy file (- for standard input)")
+	cmd.AddCommand(set)
 	return cmd
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
 	"github.com/peloton-federated/peloton/shard/store/storetest"
 )
@@ -113,4 +114,70 @@ func TestContract(t *testing.T) {
 		}
 		return s
 	})
+}
+
+// The audit log across days: ListAudit reads back over day partitions to
+// Since, and PruneAudit forgets a past day once its records expired.
+func TestAuditAcrossDays(t *testing.T) {
+	cfg := testConfig(t, uniqueKeyspace("peloton_audit"))
+	cfg.Migrate = true
+	dropKeyspace(t, cfg)
+	ctx := context.Background()
+	s, err := Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now()
+	rec := func(at time.Time, res string) model.AuditRecord {
+		return model.AuditRecord{Time: at, Name: "alice", RPC: "/peloton.v1.JobService/StopJob", Resource: res, Code: "OK"}
+	}
+	week := 7 * 24 * time.Hour
+	if err := s.AppendAudit(ctx, []model.AuditRecord{rec(now, "today"), rec(now.Add(-72*time.Hour), "3d"), rec(now.Add(-48*time.Hour), "2d")}, week); err != nil {
+		t.Fatal(err)
+	}
+	// Kept for 5 days and 3 seconds: expires in 3 seconds.
+	if err := s.AppendAudit(ctx, []model.AuditRecord{rec(now.Add(-5*24*time.Hour), "5d")}, 5*24*time.Hour+3*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	names := func(q store.AuditQuery) string {
+		recs, err := s.ListAudit(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range recs {
+			out = append(out, r.Resource)
+		}
+		return strings.Join(out, ",")
+	}
+	if got := names(store.AuditQuery{}); got != "5d,3d,2d,today" {
+		t.Fatalf("all: %s", got)
+	}
+	if got := names(store.AuditQuery{Since: now.Add(-49 * time.Hour)}); got != "2d,today" {
+		t.Fatalf("since 49h ago: %s", got)
+	}
+	if got := names(store.AuditQuery{Limit: 3}); got != "3d,2d,today" {
+		t.Fatalf("limit 3: %s", got)
+	}
+	days, _ := s.auditDays(ctx)
+	if len(days) != 4 {
+		t.Fatalf("days %v, want 4", days)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := s.PruneAudit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if days, _ = s.auditDays(ctx); len(days) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("PruneAudit kept the expired day: days %v", days)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if got := names(store.AuditQuery{}); got != "3d,2d,today" {
+		t.Fatalf("after prune: %s", got)
+	}
 }

@@ -26,6 +26,8 @@
 //	hosts           ((part = 0), id) → record: every host in id order
 //	events          ((job_id, bucket), seq) → instance, expires, record, with a TTL
 //	event_buckets   (job_id) bucket: the event partitions that exist, with a TTL
+//	audit           ((day), time, seq, writer) → expires, record, with a TTL (audit.go)
+//	audit_days      ((part = 0), day): the days that have audit records
 //
 // Job configs. A job's record names its config version; the configs are
 // immutable, stored once per version, compressed, and written as chunks

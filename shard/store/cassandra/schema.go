@@ -162,6 +162,32 @@ var migrations = []migration{
 				PRIMARY KEY ((part), id))`,
 		},
 	},
+	{
+		version:     4,
+		description: "audit log",
+		statements: []string{
+			// Audit records (codec.AppendAudit's value) by UTC day of
+			// their time, newest first, every row written with a TTL;
+			// expires (microseconds since the epoch) hides a record the
+			// moment its retention ends. seq orders records of the same
+			// time as appended; writer tells processes apart.
+			`CREATE TABLE IF NOT EXISTS %[1]s.audit (
+				day int,
+				time bigint,
+				seq bigint,
+				writer bigint,
+				expires bigint,
+				record blob,
+				PRIMARY KEY ((day), time, seq, writer))
+				WITH CLUSTERING ORDER BY (time DESC, seq DESC, writer DESC)`,
+			// The days that have audit records, newest first.
+			`CREATE TABLE IF NOT EXISTS %[1]s.audit_days (
+				part int,
+				day int,
+				PRIMARY KEY ((part), day))
+				WITH CLUSTERING ORDER BY (day DESC)`,
+		},
+	},
 }
 
 // SchemaVersion is the schema version this build reads and writes.

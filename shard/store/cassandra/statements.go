@@ -25,6 +25,8 @@ type statements struct {
 	createPool, updatePool, deletePool, listPools string
 
 	getValue, putValue string
+
+	insertAudit, addAuditDay, listAuditDays, listAudit, anyAudit, deleteAuditDay string
 }
 
 func newStatements(ks string) statements {
@@ -50,6 +52,13 @@ func newStatements(ks string) statements {
 		listTasks: f("SELECT instance, record FROM %s.tasks WHERE job_id = ? AND incarnation = ? AND bucket = ?"),
 		taskRevisions: f("SELECT instance, revision FROM %s.tasks " +
 			"WHERE job_id = ? AND incarnation = ? AND bucket = ? AND instance >= ? AND instance <= ?"),
+
+		insertAudit:    f("INSERT INTO %s.audit (day, time, seq, writer, expires, record) VALUES (?, ?, ?, ?, ?, ?) USING TTL ?"),
+		addAuditDay:    f("INSERT INTO %s.audit_days (part, day) VALUES (0, ?)"),
+		listAuditDays:  f("SELECT day FROM %s.audit_days WHERE part = 0"),
+		listAudit:      f("SELECT expires, record FROM %s.audit WHERE day = ? AND time > ?"),
+		anyAudit:       f("SELECT time FROM %s.audit WHERE day = ? LIMIT 1"),
+		deleteAuditDay: f("DELETE FROM %s.audit_days WHERE part = 0 AND day = ?"),
 
 		createPool: f("INSERT INTO %s.pools (path, revision, record) VALUES (?, ?, ?) IF NOT EXISTS"),
 		updatePool: f("UPDATE %s.pools SET revision = ?, record = ? WHERE path = ? IF revision = ?"),

@@ -6,6 +6,7 @@ import { Badge, Bar, Confirm, Empty, ErrorNote, Section, Title, useNow } from '.
 import { useEvents, useThrottled } from '../events';
 import { setQuery, useLocation } from '../router';
 import { fmtAgo, fmtMem, hostState, useInterval, useLoad } from '../util';
+import { useCan } from '../session';
 
 const STATES = ['UP', 'DRAINING', 'DRAINED', 'DOWN'];
 /** Labels every host has that say nothing new. */
@@ -20,6 +21,8 @@ function matches(h: Host, q: string): boolean {
 }
 
 export function HostsPage() {
+  const allowed = useCan('manage-host');
+  const canManage = allowed === true;
   const loc = useLocation();
   const now = useNow(2000);
   const q = loc.query.get('q') ?? '';
@@ -68,7 +71,7 @@ export function HostsPage() {
         .map(([k, list]) => (
           <Section key={k} title={k}>
             <div class="table-wrap">
-              <table class="hosts">
+              <table class="hosts" data-can-manage={allowed === undefined ? 'asking' : String(allowed)}>
                 <thead>
                   <tr>
                     <th scope="col">Host</th>
@@ -82,7 +85,7 @@ export function HostsPage() {
                 </thead>
                 <tbody>
                   {list.map((h) => (
-                    <HostRow key={`${h.region}/${h.id}`} h={h} now={now} onChange={hosts.reload} />
+                    <HostRow key={`${h.region}/${h.id}`} h={h} now={now} onChange={hosts.reload} canManage={canManage} />
                   ))}
                 </tbody>
               </table>
@@ -109,7 +112,7 @@ function Select({ label, value, options, onChange }: { label: string; value: str
   );
 }
 
-function HostRow({ h, now, onChange }: { h: Host; now: number; onChange: () => void }) {
+function HostRow({ h, now, onChange, canManage }: { h: Host; now: number; onChange: () => void; canManage: boolean }) {
   const s = hostState(h.state);
   const reason = useRef<HTMLInputElement>(null);
   const labels = Object.entries(h.labels ?? {}).filter(([k]) => !NOISE.has(k));
@@ -148,7 +151,7 @@ function HostRow({ h, now, onChange }: { h: Host; now: number; onChange: () => v
       </td>
       <td>{fmtAgo(h.lastSeen, now)}</td>
       <td class="actions">
-        {s === 'UP' ? (
+        {!canManage ? null : s === 'UP' ? (
           <Confirm
             label="Drain"
             title={`Drain ${h.id}?`}

@@ -4,11 +4,13 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type Update } from '../api';
 import { Badge, Bar, Confirm, Empty, ErrorNote, Section, useNow } from '../components';
 import { diffLines, hunks, specLines } from '../diff';
+import { useCan } from '../session';
 import { ACTIVE_UPDATE, fmtAgo, updateState, useLoad } from '../util';
 
 export function Updates({ jobId, tick }: { jobId: string; tick: number }) {
   const now = useNow(5000);
   const updates = useLoad((s) => api.updates(jobId, s), [jobId]);
+  const canUpdate = useCan('update-job', { jobId });
   useEffect(() => {
     if (tick > 0) updates.reload();
   }, [tick]);
@@ -38,7 +40,7 @@ export function Updates({ jobId, tick }: { jobId: string; tick: number }) {
             <tbody>
               {list.map((u) => {
                 const s = updateState(u.state);
-                const active = ACTIVE_UPDATE.has(s);
+                const active = ACTIVE_UPDATE.has(s) && canUpdate === true;
                 return (
                   <tr key={u.id} data-update={u.id}>
                     <td>
@@ -63,7 +65,7 @@ export function Updates({ jobId, tick }: { jobId: string; tick: number }) {
                       {active && u.paused && (
                         <Confirm label="Resume" title={`Resume update to v${u.toVersion}?`} action={() => act(u, 'resume')} />
                       )}
-                      {s === 'ROLLING_FORWARD' && (
+                      {s === 'ROLLING_FORWARD' && canUpdate === true && (
                         <Confirm
                           label="Roll back"
                           title={`Roll back to v${u.fromVersion}?`}

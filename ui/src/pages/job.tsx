@@ -21,6 +21,7 @@ import {
   useLoad,
 } from '../util';
 import { ConfigVersions, Updates } from './job-parts';
+import { useCan } from '../session';
 
 const PAGE = 50;
 /** Waiting tasks whose reasons are read and grouped. */
@@ -116,6 +117,7 @@ export function JobPage({ id }: { id: string }) {
 
 function JobSummary({ job }: { job: Job }) {
   const st = jobState(job.status?.state);
+  const canStop = useCan('stop-job', { jobId: job.id });
   const spec = job.spec ?? {};
   return (
     <section class="card" aria-label="Summary">
@@ -143,15 +145,15 @@ function JobSummary({ job }: { job: Job }) {
           {job.status.message}
         </p>
       )}
-      <div class="actions">
-        <Confirm
+      <div class="actions" data-can-stop={canStop === undefined ? 'asking' : String(canStop)}>
+        {canStop && <Confirm
           label="Stop job"
           title={`Stop job ${spec.name ?? job.id}?`}
           body={<p>Every task of the job is killed; the job ends KILLED unless it finishes first.</p>}
           danger
           disabled={TERMINAL_JOB.has(st) || st === 'KILLING'}
           action={() => api.stopJob(job.id)}
-        />
+        />}
       </div>
     </section>
   );

@@ -5,6 +5,7 @@ import { useRef, useState } from 'preact/hooks';
 import { api, post, type Drill, type Region } from '../api';
 import { Badge, Bar, Confirm, Empty, ErrorNote, Section, Title, useNow } from '../components';
 import { fmtAgo, fmtDuration, fmtMem, fmtTime, useInterval, useLoad } from '../util';
+import { useCan } from '../session';
 
 /** Health samples per region: [unix ms, health]. */
 const healthHistory = new Map<string, [number, string][]>();
@@ -20,6 +21,7 @@ function recordHealth(regions: Region[], t: number) {
 }
 
 export function RegionsPage() {
+  const canManage = useCan('manage-region') === true;
   const now = useNow(1000);
   const regions = useLoad((s) => api.regions(s).then((r) => (recordHealth(r.regions ?? [], Date.now()), r)), []);
   const drills = useLoad((s) => api.drills(s), []);
@@ -75,12 +77,12 @@ export function RegionsPage() {
                     <HealthStrip samples={healthHistory.get(r.name) ?? []} now={now} />
                   </td>
                   <td class="actions">
-                    <Confirm
+                    {canManage && <Confirm
                       label="Fail back"
                       title={`Fail back to ${r.name}?`}
                       body="Jobs relocated away from the region are re-created there with the instances not yet succeeded, and their relocated copies are stopped."
                       action={() => post(`/v1/regions/${encodeURIComponent(r.name)}/failback`)}
-                    />
+                    />}
                   </td>
                 </tr>
               ))}
@@ -88,7 +90,7 @@ export function RegionsPage() {
           </table>
         </div>
       </Section>
-      <Section title="Drills" id="drills" actions={<StartDrill regions={names} onStarted={drills.reload} />}>
+      <Section title="Drills" id="drills" actions={canManage && <StartDrill regions={names} onStarted={drills.reload} />}>
         <ErrorNote error={drills.error} />
         {list.length === 0 ? <Empty>No drill yet.</Empty> : list.map((d) => <DrillReport key={d.id} d={d} now={now} />)}
       </Section>

@@ -783,6 +783,42 @@ class CanIResponse(_message.Message):
     reason: str
     def __init__(self, allowed: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...
 
+class GetPolicyRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetPolicyResponse(_message.Message):
+    __slots__ = ("policy",)
+    POLICY_FIELD_NUMBER: _ClassVar[int]
+    policy: PolicyDocument
+    def __init__(self, policy: _Optional[_Union[PolicyDocument, _Mapping]] = ...) -> None: ...
+
+class SetPolicyRequest(_message.Message):
+    __slots__ = ("policy",)
+    POLICY_FIELD_NUMBER: _ClassVar[int]
+    policy: str
+    def __init__(self, policy: _Optional[str] = ...) -> None: ...
+
+class SetPolicyResponse(_message.Message):
+    __slots__ = ("policy",)
+    POLICY_FIELD_NUMBER: _ClassVar[int]
+    policy: PolicyDocument
+    def __init__(self, policy: _Optional[_Union[PolicyDocument, _Mapping]] = ...) -> None: ...
+
+class PolicyDocument(_message.Message):
+    __slots__ = ("yaml", "source", "set_by", "set_at", "editable")
+    YAML_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    SET_BY_FIELD_NUMBER: _ClassVar[int]
+    SET_AT_FIELD_NUMBER: _ClassVar[int]
+    EDITABLE_FIELD_NUMBER: _ClassVar[int]
+    yaml: str
+    source: str
+    set_by: str
+    set_at: _timestamp_pb2.Timestamp
+    editable: bool
+    def __init__(self, yaml: _Optional[str] = ..., source: _Optional[str] = ..., set_by: _Optional[str] = ..., set_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., editable: _Optional[bool] = ...) -> None: ...
+
 class ListAuditRequest(_message.Message):
     __slots__ = ("name", "since", "limit")
     NAME_FIELD_NUMBER: _ClassVar[int]

@@ -2545,6 +2545,16 @@ class AuthServiceStub:
                 request_serializer=peloton_dot_v1_dot_service__pb2.CanIRequest.SerializeToString,
                 response_deserializer=peloton_dot_v1_dot_service__pb2.CanIResponse.FromString,
                 _registered_method=True)
+        self.GetPolicy = channel.unary_unary(
+                '/peloton.v1.AuthService/GetPolicy',
+                request_serializer=peloton_dot_v1_dot_service__pb2.GetPolicyRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.GetPolicyResponse.FromString,
+                _registered_method=True)
+        self.SetPolicy = channel.unary_unary(
+                '/peloton.v1.AuthService/SetPolicy',
+                request_serializer=peloton_dot_v1_dot_service__pb2.SetPolicyRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.SetPolicyResponse.FromString,
+                _registered_method=True)
 
 
 class AuthServiceServicer:
@@ -2565,6 +2575,23 @@ class AuthServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetPolicy(self, request, context):
+        """GetPolicy returns this region's role bindings and where they come
+        from (admins and operators).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetPolicy(self, request, context):
+        """SetPolicy replaces this region's role bindings, kept in its store
+        (with auth.policySource: store); admins only, and the new policy
+        must keep the caller an admin.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AuthServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -2577,6 +2604,16 @@ def add_AuthServiceServicer_to_server(servicer, server):
                     servicer.CanI,
                     request_deserializer=peloton_dot_v1_dot_service__pb2.CanIRequest.FromString,
                     response_serializer=peloton_dot_v1_dot_service__pb2.CanIResponse.SerializeToString,
+            ),
+            'GetPolicy': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPolicy,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.GetPolicyRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.GetPolicyResponse.SerializeToString,
+            ),
+            'SetPolicy': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetPolicy,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.SetPolicyRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.SetPolicyResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -2635,6 +2672,60 @@ class AuthService:
             '/peloton.v1.AuthService/CanI',
             peloton_dot_v1_dot_service__pb2.CanIRequest.SerializeToString,
             peloton_dot_v1_dot_service__pb2.CanIResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPolicy(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.AuthService/GetPolicy',
+            peloton_dot_v1_dot_service__pb2.GetPolicyRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.GetPolicyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetPolicy(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.AuthService/SetPolicy',
+            peloton_dot_v1_dot_service__pb2.SetPolicyRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.SetPolicyResponse.FromString,
             options,
             channel_credentials,
             insecure,
