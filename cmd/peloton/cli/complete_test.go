@@ -3,7 +3,6 @@ package cli
 import (
 	"strings"
 	"testing"
-
 )
 
 func TestUsageArgs(t *testing.T) {
