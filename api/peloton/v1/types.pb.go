@@ -1738,7 +1738,15 @@ type JobStatus struct {
 	// Why the job is in its state, when there is something to say.
 	Message string `protobuf:"bytes,7,opt,name=message,proto3" json:"message,omitempty"`
 	// The job's latest update, if it was ever updated.
-	UpdateId      string `protobuf:"bytes,8,opt,name=update_id,json=updateId,proto3" json:"update_id,omitempty"`
+	UpdateId string `protobuf:"bytes,8,opt,name=update_id,json=updateId,proto3" json:"update_id,omitempty"`
+	// Where a region failover (or a failback) moved the job's work: the
+	// region and the job that runs it now. Set on the original job.
+	MovedTo *JobMove `protobuf:"bytes,9,opt,name=moved_to,json=movedTo,proto3" json:"moved_to,omitempty"`
+	// Where a relocated job's work came from. Set on the new job.
+	MovedFrom *JobMove `protobuf:"bytes,10,opt,name=moved_from,json=movedFrom,proto3" json:"moved_from,omitempty"`
+	// Why the job's waiting tasks wait, summed up (GetJob only): tasks not
+	// admitted by their pool, and tasks admitted but not placed on a host.
+	Waiting       []*WaitingTasks `protobuf:"bytes,11,rep,name=waiting,proto3" json:"waiting,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1829,6 +1837,144 @@ func (x *JobStatus) GetUpdateId() string {
 	return ""
 }
 
+func (x *JobStatus) GetMovedTo() *JobMove {
+	if x != nil {
+		return x.MovedTo
+	}
+	return nil
+}
+
+func (x *JobStatus) GetMovedFrom() *JobMove {
+	if x != nil {
+		return x.MovedFrom
+	}
+	return nil
+}
+
+func (x *JobStatus) GetWaiting() []*WaitingTasks {
+	if x != nil {
+		return x.Waiting
+	}
+	return nil
+}
+
+// JobMove names the other end of a job's move to another region.
+type JobMove struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Region string                 `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	// Empty when nothing was left to run.
+	JobId         string                 `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Time          *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=time,proto3" json:"time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobMove) Reset() {
+	*x = JobMove{}
+	mi := &file_peloton_v1_types_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobMove) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobMove) ProtoMessage() {}
+
+func (x *JobMove) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobMove.ProtoReflect.Descriptor instead.
+func (*JobMove) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *JobMove) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+func (x *JobMove) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *JobMove) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+// WaitingTasks are tasks of a job that wait for one reason, such as
+// "not admitted: waiting for pool /a's entitlement (cpu 10/10)" or
+// "not placed: 0/5 hosts: 5 zone==x".
+type WaitingTasks struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tasks         uint32                 `protobuf:"varint,1,opt,name=tasks,proto3" json:"tasks,omitempty"`
+	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitingTasks) Reset() {
+	*x = WaitingTasks{}
+	mi := &file_peloton_v1_types_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitingTasks) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitingTasks) ProtoMessage() {}
+
+func (x *WaitingTasks) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitingTasks.ProtoReflect.Descriptor instead.
+func (*WaitingTasks) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *WaitingTasks) GetTasks() uint32 {
+	if x != nil {
+		return x.Tasks
+	}
+	return 0
+}
+
+func (x *WaitingTasks) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 type Job struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Id     string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -1843,7 +1989,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_peloton_v1_types_proto_msgTypes[15]
+	mi := &file_peloton_v1_types_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1855,7 +2001,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[15]
+	mi := &file_peloton_v1_types_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1868,7 +2014,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{15}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Job) GetId() string {
@@ -1938,7 +2084,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_peloton_v1_types_proto_msgTypes[16]
+	mi := &file_peloton_v1_types_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1950,7 +2096,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[16]
+	mi := &file_peloton_v1_types_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1963,7 +2109,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{16}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Task) GetJobId() string {
@@ -2118,7 +2264,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_peloton_v1_types_proto_msgTypes[17]
+	mi := &file_peloton_v1_types_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2130,7 +2276,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[17]
+	mi := &file_peloton_v1_types_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2143,7 +2289,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{17}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Event) GetSeq() uint64 {
@@ -2258,7 +2404,7 @@ type Update struct {
 
 func (x *Update) Reset() {
 	*x = Update{}
-	mi := &file_peloton_v1_types_proto_msgTypes[18]
+	mi := &file_peloton_v1_types_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2270,7 +2416,7 @@ func (x *Update) String() string {
 func (*Update) ProtoMessage() {}
 
 func (x *Update) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[18]
+	mi := &file_peloton_v1_types_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2283,7 +2429,7 @@ func (x *Update) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update.ProtoReflect.Descriptor instead.
 func (*Update) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{18}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Update) GetId() string {
@@ -2426,7 +2572,7 @@ type ResourceAmounts struct {
 
 func (x *ResourceAmounts) Reset() {
 	*x = ResourceAmounts{}
-	mi := &file_peloton_v1_types_proto_msgTypes[19]
+	mi := &file_peloton_v1_types_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2438,7 +2584,7 @@ func (x *ResourceAmounts) String() string {
 func (*ResourceAmounts) ProtoMessage() {}
 
 func (x *ResourceAmounts) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[19]
+	mi := &file_peloton_v1_types_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2451,7 +2597,7 @@ func (x *ResourceAmounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceAmounts.ProtoReflect.Descriptor instead.
 func (*ResourceAmounts) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{19}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ResourceAmounts) GetCpu() float64 {
@@ -2503,7 +2649,7 @@ type PoolSpec struct {
 
 func (x *PoolSpec) Reset() {
 	*x = PoolSpec{}
-	mi := &file_peloton_v1_types_proto_msgTypes[20]
+	mi := &file_peloton_v1_types_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2515,7 +2661,7 @@ func (x *PoolSpec) String() string {
 func (*PoolSpec) ProtoMessage() {}
 
 func (x *PoolSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[20]
+	mi := &file_peloton_v1_types_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2528,7 +2674,7 @@ func (x *PoolSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolSpec.ProtoReflect.Descriptor instead.
 func (*PoolSpec) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{20}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PoolSpec) GetPath() string {
@@ -2581,7 +2727,7 @@ type PoolResource struct {
 
 func (x *PoolResource) Reset() {
 	*x = PoolResource{}
-	mi := &file_peloton_v1_types_proto_msgTypes[21]
+	mi := &file_peloton_v1_types_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2593,7 +2739,7 @@ func (x *PoolResource) String() string {
 func (*PoolResource) ProtoMessage() {}
 
 func (x *PoolResource) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[21]
+	mi := &file_peloton_v1_types_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2606,7 +2752,7 @@ func (x *PoolResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolResource.ProtoReflect.Descriptor instead.
 func (*PoolResource) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{21}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PoolResource) GetName() string {
@@ -2675,7 +2821,7 @@ type Pool struct {
 
 func (x *Pool) Reset() {
 	*x = Pool{}
-	mi := &file_peloton_v1_types_proto_msgTypes[22]
+	mi := &file_peloton_v1_types_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2687,7 +2833,7 @@ func (x *Pool) String() string {
 func (*Pool) ProtoMessage() {}
 
 func (x *Pool) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[22]
+	mi := &file_peloton_v1_types_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2700,7 +2846,7 @@ func (x *Pool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pool.ProtoReflect.Descriptor instead.
 func (*Pool) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{22}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Pool) GetPath() string {
@@ -2757,7 +2903,7 @@ type PoolRegionShare struct {
 
 func (x *PoolRegionShare) Reset() {
 	*x = PoolRegionShare{}
-	mi := &file_peloton_v1_types_proto_msgTypes[23]
+	mi := &file_peloton_v1_types_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2769,7 +2915,7 @@ func (x *PoolRegionShare) String() string {
 func (*PoolRegionShare) ProtoMessage() {}
 
 func (x *PoolRegionShare) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[23]
+	mi := &file_peloton_v1_types_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2782,7 +2928,7 @@ func (x *PoolRegionShare) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolRegionShare.ProtoReflect.Descriptor instead.
 func (*PoolRegionShare) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{23}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PoolRegionShare) GetRegion() string {
@@ -2856,7 +3002,7 @@ type Host struct {
 
 func (x *Host) Reset() {
 	*x = Host{}
-	mi := &file_peloton_v1_types_proto_msgTypes[24]
+	mi := &file_peloton_v1_types_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2868,7 +3014,7 @@ func (x *Host) String() string {
 func (*Host) ProtoMessage() {}
 
 func (x *Host) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[24]
+	mi := &file_peloton_v1_types_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2881,7 +3027,7 @@ func (x *Host) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Host.ProtoReflect.Descriptor instead.
 func (*Host) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{24}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Host) GetId() string {
@@ -3050,7 +3196,7 @@ type HostPool struct {
 
 func (x *HostPool) Reset() {
 	*x = HostPool{}
-	mi := &file_peloton_v1_types_proto_msgTypes[25]
+	mi := &file_peloton_v1_types_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3062,7 +3208,7 @@ func (x *HostPool) String() string {
 func (*HostPool) ProtoMessage() {}
 
 func (x *HostPool) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[25]
+	mi := &file_peloton_v1_types_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3075,7 +3221,7 @@ func (x *HostPool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostPool.ProtoReflect.Descriptor instead.
 func (*HostPool) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{25}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *HostPool) GetName() string {
@@ -3167,7 +3313,7 @@ type HostPoolMove struct {
 
 func (x *HostPoolMove) Reset() {
 	*x = HostPoolMove{}
-	mi := &file_peloton_v1_types_proto_msgTypes[26]
+	mi := &file_peloton_v1_types_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3179,7 +3325,7 @@ func (x *HostPoolMove) String() string {
 func (*HostPoolMove) ProtoMessage() {}
 
 func (x *HostPoolMove) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[26]
+	mi := &file_peloton_v1_types_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3192,7 +3338,7 @@ func (x *HostPoolMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostPoolMove.ProtoReflect.Descriptor instead.
 func (*HostPoolMove) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{26}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *HostPoolMove) GetHostId() string {
@@ -3264,7 +3410,7 @@ type RegionMember struct {
 
 func (x *RegionMember) Reset() {
 	*x = RegionMember{}
-	mi := &file_peloton_v1_types_proto_msgTypes[27]
+	mi := &file_peloton_v1_types_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3276,7 +3422,7 @@ func (x *RegionMember) String() string {
 func (*RegionMember) ProtoMessage() {}
 
 func (x *RegionMember) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[27]
+	mi := &file_peloton_v1_types_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3289,7 +3435,7 @@ func (x *RegionMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionMember.ProtoReflect.Descriptor instead.
 func (*RegionMember) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{27}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RegionMember) GetName() string {
@@ -3341,7 +3487,7 @@ type Region struct {
 
 func (x *Region) Reset() {
 	*x = Region{}
-	mi := &file_peloton_v1_types_proto_msgTypes[28]
+	mi := &file_peloton_v1_types_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3353,7 +3499,7 @@ func (x *Region) String() string {
 func (*Region) ProtoMessage() {}
 
 func (x *Region) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[28]
+	mi := &file_peloton_v1_types_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3366,7 +3512,7 @@ func (x *Region) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Region.ProtoReflect.Descriptor instead.
 func (*Region) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{28}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Region) GetName() string {
@@ -3431,7 +3577,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_peloton_v1_types_proto_msgTypes[29]
+	mi := &file_peloton_v1_types_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3443,7 +3589,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[29]
+	mi := &file_peloton_v1_types_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3456,7 +3602,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{29}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Replica) GetJob() *Job {
@@ -3525,7 +3671,7 @@ type RegionPlan struct {
 
 func (x *RegionPlan) Reset() {
 	*x = RegionPlan{}
-	mi := &file_peloton_v1_types_proto_msgTypes[30]
+	mi := &file_peloton_v1_types_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3537,7 +3683,7 @@ func (x *RegionPlan) String() string {
 func (*RegionPlan) ProtoMessage() {}
 
 func (x *RegionPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[30]
+	mi := &file_peloton_v1_types_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3550,7 +3696,7 @@ func (x *RegionPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionPlan.ProtoReflect.Descriptor instead.
 func (*RegionPlan) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{30}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RegionPlan) GetRegion() string {
@@ -3593,7 +3739,7 @@ type PlannedMove struct {
 
 func (x *PlannedMove) Reset() {
 	*x = PlannedMove{}
-	mi := &file_peloton_v1_types_proto_msgTypes[31]
+	mi := &file_peloton_v1_types_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3605,7 +3751,7 @@ func (x *PlannedMove) String() string {
 func (*PlannedMove) ProtoMessage() {}
 
 func (x *PlannedMove) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[31]
+	mi := &file_peloton_v1_types_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3618,7 +3764,7 @@ func (x *PlannedMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlannedMove.ProtoReflect.Descriptor instead.
 func (*PlannedMove) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{31}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PlannedMove) GetJobId() string {
@@ -3674,7 +3820,7 @@ type Drill struct {
 
 func (x *Drill) Reset() {
 	*x = Drill{}
-	mi := &file_peloton_v1_types_proto_msgTypes[32]
+	mi := &file_peloton_v1_types_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3686,7 +3832,7 @@ func (x *Drill) String() string {
 func (*Drill) ProtoMessage() {}
 
 func (x *Drill) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[32]
+	mi := &file_peloton_v1_types_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3699,7 +3845,7 @@ func (x *Drill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drill.ProtoReflect.Descriptor instead.
 func (*Drill) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{32}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *Drill) GetId() string {
@@ -3805,7 +3951,7 @@ type AuditRecord struct {
 
 func (x *AuditRecord) Reset() {
 	*x = AuditRecord{}
-	mi := &file_peloton_v1_types_proto_msgTypes[33]
+	mi := &file_peloton_v1_types_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3817,7 +3963,7 @@ func (x *AuditRecord) String() string {
 func (*AuditRecord) ProtoMessage() {}
 
 func (x *AuditRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[33]
+	mi := &file_peloton_v1_types_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3830,7 +3976,7 @@ func (x *AuditRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditRecord.ProtoReflect.Descriptor instead.
 func (*AuditRecord) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{33}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *AuditRecord) GetTime() *timestamppb.Timestamp {
@@ -4003,7 +4149,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x10MODE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tMODE_NONE\x10\x01\x12\f\n" +
 	"\bMODE_ANY\x10\x02\x12\x10\n" +
-	"\fMODE_REGIONS\x10\x03\"\xca\x03\n" +
+	"\fMODE_REGIONS\x10\x03\"\xe2\x04\n" +
 	"\tJobStatus\x12*\n" +
 	"\x05state\x18\x01 \x01(\x0e2\x14.peloton.v1.JobStateR\x05state\x12F\n" +
 	"\vtask_states\x18\x02 \x03(\v2%.peloton.v1.JobStatus.TaskStatesEntryR\n" +
@@ -4015,10 +4161,22 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x0fcompletion_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x0ecompletionTime\x12\x16\n" +
 	"\x06region\x18\x06 \x01(\tR\x06region\x12\x18\n" +
 	"\amessage\x18\a \x01(\tR\amessage\x12\x1b\n" +
-	"\tupdate_id\x18\b \x01(\tR\bupdateId\x1a=\n" +
+	"\tupdate_id\x18\b \x01(\tR\bupdateId\x12.\n" +
+	"\bmoved_to\x18\t \x01(\v2\x13.peloton.v1.JobMoveR\amovedTo\x122\n" +
+	"\n" +
+	"moved_from\x18\n" +
+	" \x01(\v2\x13.peloton.v1.JobMoveR\tmovedFrom\x122\n" +
+	"\awaiting\x18\v \x03(\v2\x18.peloton.v1.WaitingTasksR\awaiting\x1a=\n" +
 	"\x0fTaskStatesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01\"\x94\x01\n" +
+	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01\"h\n" +
+	"\aJobMove\x12\x16\n" +
+	"\x06region\x18\x01 \x01(\tR\x06region\x12\x15\n" +
+	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12.\n" +
+	"\x04time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"<\n" +
+	"\fWaitingTasks\x12\x14\n" +
+	"\x05tasks\x18\x01 \x01(\rR\x05tasks\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x94\x01\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
 	"\x04spec\x18\x02 \x01(\v2\x13.peloton.v1.JobSpecR\x04spec\x12-\n" +
@@ -4316,7 +4474,7 @@ func file_peloton_v1_types_proto_rawDescGZIP() []byte {
 }
 
 var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_peloton_v1_types_proto_goTypes = []any{
 	(JobType)(0),                  // 0: peloton.v1.JobType
 	(ConstraintOp)(0),             // 1: peloton.v1.ConstraintOp
@@ -4343,38 +4501,40 @@ var file_peloton_v1_types_proto_goTypes = []any{
 	(*InstanceOverride)(nil),      // 22: peloton.v1.InstanceOverride
 	(*FailoverPolicy)(nil),        // 23: peloton.v1.FailoverPolicy
 	(*JobStatus)(nil),             // 24: peloton.v1.JobStatus
-	(*Job)(nil),                   // 25: peloton.v1.Job
-	(*Task)(nil),                  // 26: peloton.v1.Task
-	(*Event)(nil),                 // 27: peloton.v1.Event
-	(*Update)(nil),                // 28: peloton.v1.Update
-	(*ResourceAmounts)(nil),       // 29: peloton.v1.ResourceAmounts
-	(*PoolSpec)(nil),              // 30: peloton.v1.PoolSpec
-	(*PoolResource)(nil),          // 31: peloton.v1.PoolResource
-	(*Pool)(nil),                  // 32: peloton.v1.Pool
-	(*PoolRegionShare)(nil),       // 33: peloton.v1.PoolRegionShare
-	(*Host)(nil),                  // 34: peloton.v1.Host
-	(*HostPool)(nil),              // 35: peloton.v1.HostPool
-	(*HostPoolMove)(nil),          // 36: peloton.v1.HostPoolMove
-	(*RegionMember)(nil),          // 37: peloton.v1.RegionMember
-	(*Region)(nil),                // 38: peloton.v1.Region
-	(*Replica)(nil),               // 39: peloton.v1.Replica
-	(*RegionPlan)(nil),            // 40: peloton.v1.RegionPlan
-	(*PlannedMove)(nil),           // 41: peloton.v1.PlannedMove
-	(*Drill)(nil),                 // 42: peloton.v1.Drill
-	(*AuditRecord)(nil),           // 43: peloton.v1.AuditRecord
-	nil,                           // 44: peloton.v1.TaskSpec.EnvEntry
-	nil,                           // 45: peloton.v1.JobSpec.LabelsEntry
-	nil,                           // 46: peloton.v1.JobStatus.TaskStatesEntry
-	nil,                           // 47: peloton.v1.Task.PortsEntry
-	nil,                           // 48: peloton.v1.Host.LabelsEntry
-	(*durationpb.Duration)(nil),   // 49: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 50: google.protobuf.Timestamp
+	(*JobMove)(nil),               // 25: peloton.v1.JobMove
+	(*WaitingTasks)(nil),          // 26: peloton.v1.WaitingTasks
+	(*Job)(nil),                   // 27: peloton.v1.Job
+	(*Task)(nil),                  // 28: peloton.v1.Task
+	(*Event)(nil),                 // 29: peloton.v1.Event
+	(*Update)(nil),                // 30: peloton.v1.Update
+	(*ResourceAmounts)(nil),       // 31: peloton.v1.ResourceAmounts
+	(*PoolSpec)(nil),              // 32: peloton.v1.PoolSpec
+	(*PoolResource)(nil),          // 33: peloton.v1.PoolResource
+	(*Pool)(nil),                  // 34: peloton.v1.Pool
+	(*PoolRegionShare)(nil),       // 35: peloton.v1.PoolRegionShare
+	(*Host)(nil),                  // 36: peloton.v1.Host
+	(*HostPool)(nil),              // 37: peloton.v1.HostPool
+	(*HostPoolMove)(nil),          // 38: peloton.v1.HostPoolMove
+	(*RegionMember)(nil),          // 39: peloton.v1.RegionMember
+	(*Region)(nil),                // 40: peloton.v1.Region
+	(*Replica)(nil),               // 41: peloton.v1.Replica
+	(*RegionPlan)(nil),            // 42: peloton.v1.RegionPlan
+	(*PlannedMove)(nil),           // 43: peloton.v1.PlannedMove
+	(*Drill)(nil),                 // 44: peloton.v1.Drill
+	(*AuditRecord)(nil),           // 45: peloton.v1.AuditRecord
+	nil,                           // 46: peloton.v1.TaskSpec.EnvEntry
+	nil,                           // 47: peloton.v1.JobSpec.LabelsEntry
+	nil,                           // 48: peloton.v1.JobStatus.TaskStatesEntry
+	nil,                           // 49: peloton.v1.Task.PortsEntry
+	nil,                           // 50: peloton.v1.Host.LabelsEntry
+	(*durationpb.Duration)(nil),   // 51: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 52: google.protobuf.Timestamp
 }
 var file_peloton_v1_types_proto_depIdxs = []int32{
 	1,  // 0: peloton.v1.Constraint.op:type_name -> peloton.v1.ConstraintOp
 	11, // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
 	11, // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
-	44, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
+	46, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
 	10, // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
 	11, // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
 	13, // 6: peloton.v1.TaskSpec.container:type_name -> peloton.v1.Container
@@ -4385,12 +4545,12 @@ var file_peloton_v1_types_proto_depIdxs = []int32{
 	2,  // 11: peloton.v1.Container.pull_policy:type_name -> peloton.v1.PullPolicy
 	16, // 12: peloton.v1.HealthCheck.http:type_name -> peloton.v1.HTTPProbe
 	17, // 13: peloton.v1.HealthCheck.tcp:type_name -> peloton.v1.TCPProbe
-	49, // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
-	49, // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
-	49, // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
+	51, // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
+	51, // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
+	51, // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
 	0,  // 17: peloton.v1.JobSpec.type:type_name -> peloton.v1.JobType
 	12, // 18: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
-	45, // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
+	47, // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
 	23, // 20: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
 	22, // 21: peloton.v1.JobSpec.overrides:type_name -> peloton.v1.InstanceOverride
 	19, // 22: peloton.v1.JobSpec.spread:type_name -> peloton.v1.SpreadSpec
@@ -4398,70 +4558,74 @@ var file_peloton_v1_types_proto_depIdxs = []int32{
 	12, // 24: peloton.v1.InstanceOverride.task:type_name -> peloton.v1.TaskSpec
 	9,  // 25: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
 	3,  // 26: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
-	46, // 27: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
-	50, // 28: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
-	50, // 29: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
-	50, // 30: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
-	20, // 31: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
-	24, // 32: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
-	4,  // 33: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
-	4,  // 34: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
-	50, // 35: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
-	50, // 36: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
-	50, // 37: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
-	50, // 38: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
-	5,  // 39: peloton.v1.Task.health:type_name -> peloton.v1.HealthState
-	5,  // 40: peloton.v1.Task.ready:type_name -> peloton.v1.HealthState
-	47, // 41: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
-	50, // 42: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
-	24, // 43: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
-	26, // 44: peloton.v1.Event.task:type_name -> peloton.v1.Task
-	36, // 45: peloton.v1.Event.host_pool_move:type_name -> peloton.v1.HostPoolMove
-	6,  // 46: peloton.v1.Update.state:type_name -> peloton.v1.UpdateState
-	50, // 47: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
-	50, // 48: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
-	10, // 49: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
-	29, // 50: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
-	29, // 51: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
-	31, // 52: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
-	30, // 53: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
-	33, // 54: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
-	10, // 55: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
-	10, // 56: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
-	10, // 57: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
-	7,  // 58: peloton.v1.Host.state:type_name -> peloton.v1.HostState
-	10, // 59: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
-	10, // 60: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
-	48, // 61: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
-	50, // 62: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
-	50, // 63: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
-	50, // 64: peloton.v1.Host.drain_deadline:type_name -> google.protobuf.Timestamp
-	10, // 65: peloton.v1.HostPool.capacity:type_name -> peloton.v1.Resources
-	10, // 66: peloton.v1.HostPool.allocated:type_name -> peloton.v1.Resources
-	10, // 67: peloton.v1.HostPool.demand:type_name -> peloton.v1.Resources
-	49, // 68: peloton.v1.HostPool.policy_period:type_name -> google.protobuf.Duration
-	8,  // 69: peloton.v1.HostPoolMove.phase:type_name -> peloton.v1.HostPoolMovePhase
-	49, // 70: peloton.v1.HostPoolMove.waited:type_name -> google.protobuf.Duration
-	50, // 71: peloton.v1.HostPoolMove.time:type_name -> google.protobuf.Timestamp
-	37, // 72: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
-	10, // 73: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
-	10, // 74: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
-	50, // 75: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
-	25, // 76: peloton.v1.Replica.job:type_name -> peloton.v1.Job
-	50, // 77: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
-	50, // 78: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
-	41, // 79: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
-	41, // 80: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
-	50, // 81: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
-	50, // 82: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
-	41, // 83: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
-	41, // 84: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
-	50, // 85: peloton.v1.AuditRecord.time:type_name -> google.protobuf.Timestamp
-	86, // [86:86] is the sub-list for method output_type
-	86, // [86:86] is the sub-list for method input_type
-	86, // [86:86] is the sub-list for extension type_name
-	86, // [86:86] is the sub-list for extension extendee
-	0,  // [0:86] is the sub-list for field type_name
+	48, // 27: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
+	52, // 28: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
+	52, // 29: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
+	52, // 30: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
+	25, // 31: peloton.v1.JobStatus.moved_to:type_name -> peloton.v1.JobMove
+	25, // 32: peloton.v1.JobStatus.moved_from:type_name -> peloton.v1.JobMove
+	26, // 33: peloton.v1.JobStatus.waiting:type_name -> peloton.v1.WaitingTasks
+	52, // 34: peloton.v1.JobMove.time:type_name -> google.protobuf.Timestamp
+	20, // 35: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
+	24, // 36: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
+	4,  // 37: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
+	4,  // 38: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
+	52, // 39: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
+	52, // 40: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
+	52, // 41: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
+	52, // 42: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
+	5,  // 43: peloton.v1.Task.health:type_name -> peloton.v1.HealthState
+	5,  // 44: peloton.v1.Task.ready:type_name -> peloton.v1.HealthState
+	49, // 45: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
+	52, // 46: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
+	24, // 47: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
+	28, // 48: peloton.v1.Event.task:type_name -> peloton.v1.Task
+	38, // 49: peloton.v1.Event.host_pool_move:type_name -> peloton.v1.HostPoolMove
+	6,  // 50: peloton.v1.Update.state:type_name -> peloton.v1.UpdateState
+	52, // 51: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
+	52, // 52: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
+	10, // 53: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
+	31, // 54: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
+	31, // 55: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
+	33, // 56: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
+	32, // 57: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
+	35, // 58: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
+	10, // 59: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
+	10, // 60: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
+	10, // 61: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
+	7,  // 62: peloton.v1.Host.state:type_name -> peloton.v1.HostState
+	10, // 63: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
+	10, // 64: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
+	50, // 65: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
+	52, // 66: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
+	52, // 67: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
+	52, // 68: peloton.v1.Host.drain_deadline:type_name -> google.protobuf.Timestamp
+	10, // 69: peloton.v1.HostPool.capacity:type_name -> peloton.v1.Resources
+	10, // 70: peloton.v1.HostPool.allocated:type_name -> peloton.v1.Resources
+	10, // 71: peloton.v1.HostPool.demand:type_name -> peloton.v1.Resources
+	51, // 72: peloton.v1.HostPool.policy_period:type_name -> google.protobuf.Duration
+	8,  // 73: peloton.v1.HostPoolMove.phase:type_name -> peloton.v1.HostPoolMovePhase
+	51, // 74: peloton.v1.HostPoolMove.waited:type_name -> google.protobuf.Duration
+	52, // 75: peloton.v1.HostPoolMove.time:type_name -> google.protobuf.Timestamp
+	39, // 76: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
+	10, // 77: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
+	10, // 78: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
+	52, // 79: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
+	27, // 80: peloton.v1.Replica.job:type_name -> peloton.v1.Job
+	52, // 81: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
+	52, // 82: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
+	43, // 83: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
+	43, // 84: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
+	52, // 85: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
+	52, // 86: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
+	43, // 87: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
+	43, // 88: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
+	52, // 89: peloton.v1.AuditRecord.time:type_name -> google.protobuf.Timestamp
+	90, // [90:90] is the sub-list for method output_type
+	90, // [90:90] is the sub-list for method input_type
+	90, // [90:90] is the sub-list for extension type_name
+	90, // [90:90] is the sub-list for extension extendee
+	0,  // [0:90] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_types_proto_init() }
@@ -4469,19 +4633,19 @@ func file_peloton_v1_types_proto_init() {
 	if File_peloton_v1_types_proto != nil {
 		return
 	}
-	file_peloton_v1_types_proto_msgTypes[17].OneofWrappers = []any{
+	file_peloton_v1_types_proto_msgTypes[19].OneofWrappers = []any{
 		(*Event_Job)(nil),
 		(*Event_Task)(nil),
 		(*Event_HostPoolMove)(nil),
 	}
-	file_peloton_v1_types_proto_msgTypes[19].OneofWrappers = []any{}
+	file_peloton_v1_types_proto_msgTypes[21].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_types_proto_rawDesc), len(file_peloton_v1_types_proto_rawDesc)),
 			NumEnums:      10,
-			NumMessages:   39,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
