@@ -164,6 +164,9 @@ func (e *Engine) ListTasks(id model.JobID, states []model.TaskState) ([]*model.T
 		return filterTasks(stored, states, false), nil
 	}
 	out := filterTasks(tasks, states, true)
+	for _, t := range out {
+		e.explainWaiting(je, t, false)
+	}
 	var cold []int
 	for i, t := range tasks {
 		if isCold(t) && (len(states) == 0 || slices.Contains(states, t.State)) {
@@ -256,6 +259,7 @@ func (e *Engine) GetTask(id model.TaskID) (*model.TaskRuntime, error) {
 		return nil, fmt.Errorf("task %s: %w", id, ErrNotFound)
 	}
 	cp := *t
+	e.explainWaiting(e.jobs[id.Job], &cp, true)
 	e.mu.Unlock()
 	if isCold(t) {
 		return e.cfg.Store.GetTask(context.Background(), id)

@@ -86,13 +86,13 @@ func (w Wait) Reason() string {
 	case WaitMaxRunning:
 		return "waiting for its job's maxRunning (" + strconv.FormatInt(w.Held, 10) + "/" + strconv.FormatInt(w.Bound, 10) + " admitted)"
 	case WaitTooLarge:
-		return "larger than the whole cluster (" + model.ResourceKinds[w.Resource] + " " + amount(w.Resource, w.Need) + " of " + amount(w.Resource, w.Bound) + unit(w.Resource) + ")"
+		return "larger than the whole cluster (" + model.ResourceKinds[w.Resource] + ": needs " + amount(w.Resource, w.Need) + ", has " + amount(w.Resource, w.Bound) + unit(w.Resource) + ")"
 	case WaitNeverFits:
 		what := "limit"
 		if w.Held < 0 {
 			what = "reservation"
 		}
-		return "can never fit pool " + w.Pool + "'s " + what + " (" + model.ResourceKinds[w.Resource] + " " + amount(w.Resource, w.Need) + " of " + amount(w.Resource, w.Bound) + unit(w.Resource) + ")"
+		return "can never fit pool " + w.Pool + "'s " + what + " (" + model.ResourceKinds[w.Resource] + ": needs " + amount(w.Resource, w.Need) + ", has " + amount(w.Resource, w.Bound) + unit(w.Resource) + ")"
 	}
 	return "waiting for the next admission pass"
 }

@@ -90,13 +90,13 @@ func TestWhyAGangWaits(t *testing.T) {
 				mustEnqueue(t, s, gangN("a", 0, "/a", 2500, false))
 				s.Pass(PassInput{Capacity: capacity})
 			},
-			GangID{Job: "a"}, "can never fit pool /a's reservation (cpu 2.5 of 2)", 0},
+			GangID{Job: "a"}, "can never fit pool /a's reservation (cpu: needs 2.5, has 2)", 0},
 		{"larger than the cluster", []pool{{"/", 0, 0}, {"/a", 0, 0}},
 			func(t *testing.T, s *Scheduler) {
 				mustEnqueue(t, s, gangN("a", 0, "/a", 12000, true))
 				s.Pass(PassInput{Capacity: capacity})
 			},
-			GangID{Job: "a"}, "larger than the whole cluster (cpu 12 of 10)", 1},
+			GangID{Job: "a"}, "larger than the whole cluster (cpu: needs 12, has 10)", 1},
 		{"the job's maxRunning", []pool{{"/", 0, 0}, {"/a", 0, 0}},
 			func(t *testing.T, s *Scheduler) {
 				s.SetJobLimit("a", 1)
