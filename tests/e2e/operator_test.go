@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 // completions runs the hidden command the shell completion scripts call
@@ -80,5 +82,52 @@ func TestShellCompletion(t *testing.T) {
 	r := s.cli("--addr", "127.0.0.1:1", "__complete", "job", "get", "")
 	if r.code != 0 || strings.TrimSpace(r.stdout) != ":4" {
 		t.Errorf("unreachable server: exit %d, stdout %q", r.code, r.stdout)
+	}
+}
+
+// Waiting tasks say why, through the binary: tasks held back by a pool's
+// limit (and where they are in the queue) and tasks no host takes; job get
+// sums them up. Amounts print to their unit everywhere, without residue.
+func TestPendingTasksSayWhy(t *testing.T) {
+	s := startDev(t, t.TempDir(), "--hosts", "sim,hosts=2,duration=1h")
+	dir := t.TempDir()
+	s.mustCLI("pool", "create", "-f", writeFile(t, dir, "a.yaml", "path: /a\nlimit: {cpu: 0.4}\n"))
+	s.mustCLI("pool", "create", "-f", writeFile(t, dir, "b.yaml", "path: /b\n"))
+	held := strings.TrimSpace(s.mustCLI("job", "create", "-f", writeFile(t, dir, "held.yaml",
+		"name: held\npool: /a\npreemptible: true\ninstances: 10\ntask:\n  command: sim\n  resources: {cpu: 0.1, memMb: 10}\n")))
+	edge := strings.TrimSpace(s.mustCLI("job", "create", "-f", writeFile(t, dir, "edge.yaml",
+		"name: edge\npool: /b\npreemptible: true\ninstances: 2\ntask:\n  command: sim\n  resources: {cpu: 0.1, memMb: 10}\n  constraints: [{key: zone, op: equals, values: [x]}]\n")))
+
+	waitFor(t, 20*time.Second, "both jobs waiting with reasons", func() bool {
+		return field(s.mustCLI("job", "get", held), "Pending") == "6 pending: 6 waiting for pool /a's limit (cpu 0.4/0.4)" &&
+			strings.HasPrefix(field(s.mustCLI("job", "get", edge), "Pending"), "2 pending: 2 not placed: 0/2 hosts: 2 zone")
+	})
+	msg := field(s.mustCLI("task", "get", held, "9"), "Message")
+	if want := "not admitted: waiting for pool /a's limit (cpu 0.4/0.4), needs 0.1, behind a gang that waits for it; number 6 in pool /a's queue"; msg != want {
+		t.Errorf("task get %s 9: %q\n                 want %q", held, msg, want)
+	}
+	if msg := field(s.mustCLI("task", "get", edge, "0"), "Message"); !strings.HasPrefix(msg, "not placed: 0/2 hosts") {
+		t.Errorf("task get %s 0: %q", edge, msg)
+	}
+	var js struct {
+		Status struct {
+			Waiting []struct {
+				Tasks  int    `json:"tasks"`
+				Reason string `json:"reason"`
+			} `json:"waiting"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(s.mustCLI("job", "get", held, "-o", "json")), &js); err != nil || len(js.Status.Waiting) != 1 || js.Status.Waiting[0].Tasks != 6 {
+		t.Errorf("job get -o json: %v %+v", err, js.Status.Waiting)
+	}
+
+	for _, args := range [][]string{{"pool", "list"}, {"pool", "get", "/a"}, {"host", "list"}, {"job", "get", held}} {
+		out := s.mustCLI(args...)
+		if strings.Contains(out, "0000") || strings.Contains(out, "9999") {
+			t.Errorf("peloton %s prints float residue:\n%s", strings.Join(args, " "), out)
+		}
+	}
+	if out := s.mustCLI("pool", "get", "/a"); !strings.Contains(out, "0.4") {
+		t.Errorf("pool get /a:\n%s", out)
 	}
 }
