@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/resmgr"
 )
 
 // A task that waits always says why: a PENDING task is not admitted yet, and
@@ -34,10 +35,11 @@ func (e *Engine) Waiting(id model.JobID) ([]WaitingGroup, error) {
 		return nil, nil
 	}
 	counts := map[string]uint32{}
+	cache := reasonCache{}
 	for _, t := range je.tasks {
 		switch t.State {
 		case model.TaskPending:
-			counts[e.notAdmitted(je, t, false)]++
+			counts[e.notAdmitted(je, t, false, "", cache)]++
 		case model.TaskReady:
 			counts[notPlaced(t)]++
 		}
@@ -58,22 +60,31 @@ func (e *Engine) Waiting(id model.JobID) ([]WaitingGroup, error) {
 // notAdmitted says why a PENDING task waits for admission; in full, with
 // what its gang asks for and its place in the queue (which takes time in
 // proportion to the gangs ahead), else only the reason its job's tasks are
-// summed up by.
-func (e *Engine) notAdmitted(je *jobEntry, t *model.TaskRuntime, full bool) string {
+// summed up by, with prefix, rendered once per reason in cache.
+func (e *Engine) notAdmitted(je *jobEntry, t *model.TaskRuntime, full bool, prefix string, cache reasonCache) string {
 	g := gangOf(je, t.ID.Instance)
 	w, ok := e.sched.Why(g)
 	if !ok {
-		return "waiting for admission"
+		return prefix + "waiting for admission"
 	}
 	if !full {
-		return w.Reason()
+		r, ok := cache[w]
+		if !ok {
+			r = prefix + w.Reason()
+			cache[w] = r
+		}
+		return r
 	}
-	msg := "not admitted: " + w.String()
+	msg := prefix + w.String()
 	if pos := e.sched.Position(g); pos > 0 {
 		msg += "; number " + strconv.Itoa(pos) + " in pool " + je.job.Spec.Pool + "'s queue"
 	}
 	return msg
 }
+
+// reasonCache keeps the rendered reasons of one listing: the tasks of a
+// job mostly wait for the same one.
+type reasonCache map[resmgr.Wait]string
 
 // notPlaced says why a READY task is not on a host yet.
 func notPlaced(t *model.TaskRuntime) string {
@@ -87,14 +98,12 @@ func notPlaced(t *model.TaskRuntime) string {
 }
 
 // explainWaiting sets the message of a copy of a waiting task, under the
-// engine's lock: see notAdmitted and notPlaced.
-func (e *Engine) explainWaiting(je *jobEntry, cp *model.TaskRuntime, full bool) {
+// engine's lock: in full for one task, in short for a listing (see
+// notAdmitted and notPlaced).
+func (e *Engine) explainWaiting(je *jobEntry, cp *model.TaskRuntime, full bool, cache reasonCache) {
 	switch cp.State {
 	case model.TaskPending:
-		cp.Message = e.notAdmitted(je, cp, full)
-		if !full {
-			cp.Message = "not admitted: " + cp.Message
-		}
+		cp.Message = e.notAdmitted(je, cp, full, "not admitted: ", cache)
 	case model.TaskReady:
 		cp.Message = notPlaced(cp)
 	}
