@@ -29,8 +29,8 @@ const (
 	WaitSlackEntitlement
 	// WaitSlack: revocable work holds the cluster's whole slack.
 	WaitSlack
-	// WaitPreemption: lower-priority gangs of the pool are being preempted
-	// to make room for it.
+	// WaitPreemption: gangs of the pool are being preempted and it fits
+	// once they end (lower-priority ones may have been preempted for it).
 	WaitPreemption
 	// WaitMaxRunning: its job has maxRunning members admitted.
 	WaitMaxRunning
