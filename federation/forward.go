@@ -33,7 +33,8 @@ import (
 // A call that a peer already routed (it carries RoutedKey) is served by the
 // local shard as it is. The few calls that do more than forward (job
 // creation, listings that span regions, pool writes, the global pass, the
-// merged event stream) are explicit overrides, listed in init below.
+// merged event stream, a job's moves between regions) are explicit
+// overrides, listed in init below.
 
 // ownServices are not a shard's: the router serves the federation's own,
 // the gateway the caller's identity and its audit log.
@@ -137,6 +138,7 @@ func init() {
 	}
 	unaryOverrides = map[string]unaryOverride{
 		pb.JobService_CreateJob_FullMethodName:      typed((*Router).CreateJob),
+		pb.JobService_GetJob_FullMethodName:         typed((*Router).getJob),
 		pb.JobService_ListJobs_FullMethodName:       typed((*Router).listJobs),
 		pb.JobService_DeleteJob_FullMethodName:      typed((*Router).deleteJob),
 		pb.HostService_ListHosts_FullMethodName:     typed((*Router).listHosts),

@@ -108,7 +108,11 @@ func (r *Router) ListReplicas(ctx context.Context, req *pb.ListReplicasRequest) 
 		if err != nil {
 			return nil, status.Errorf(codes.Unavailable, "load replicas: %v", err)
 		}
-		out.Replicas = append(out.Replicas, list...)
+		for _, rep := range list {
+			if req.GetJobId() == "" || rep.GetJob().GetId() == req.GetJobId() {
+				out.Replicas = append(out.Replicas, rep)
+			}
+		}
 	}
 	return out, nil
 }

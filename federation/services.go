@@ -142,6 +142,9 @@ func (r *Router) listJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.Lis
 		for _, j := range answers[region].GetJobs() {
 			if !seen[j.GetId()] {
 				seen[j.GetId()] = true
+				if st := j.GetStatus(); st != nil {
+					st.MovedFrom = movedFrom(j.GetSpec().GetLabels())
+				}
 				out.Jobs = append(out.Jobs, j)
 				r.remember(j.GetId(), region)
 			}

@@ -211,6 +211,10 @@ func (e *Engine) ListTasks(id model.JobID, states []model.TaskState) ([]*model.T
 		return filterTasks(stored, states, false), nil
 	}
 	out := filterTasks(tasks, states, true)
+	cache := reasonCache{}
+	for _, t := range out {
+		e.explainWaiting(je, t, false, cache)
+	}
 	var cold []int
 	for i, t := range tasks {
 		if isCold(t) && (len(states) == 0 || slices.Contains(states, t.State)) {
@@ -303,6 +307,7 @@ func (e *Engine) GetTask(id model.TaskID) (*model.TaskRuntime, error) {
 		return nil, fmt.Errorf("task %s: %w", id, ErrNotFound)
 	}
 	cp := *t
+	e.explainWaiting(e.jobs[id.Job], &cp, true, nil)
 	e.mu.Unlock()
 	if isCold(t) {
 		return e.cfg.Store.GetTask(context.Background(), id)

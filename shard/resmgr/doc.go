@@ -15,6 +15,7 @@
 //	                            // gang ended or its kill completed
 //	s.Finished(id, task)        // one member of an admitted gang ended
 //	s.SetTree(tree)             // pools changed: fail the gangs returned
+//	s.Why(id), s.Position(id)   // why a gang waits, as data (wait.go)
 //
 // The scheduler never re-queues preempted work itself: a preempted gang
 // keeps its allocation until the shell reports the kill done with Remove,

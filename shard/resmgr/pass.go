@@ -32,6 +32,7 @@ func (s *Scheduler) Pass(in PassInput) Decision {
 	s.disruptable = in.Disruptable
 	defer func() { s.disrupted, s.disruptable = nil, nil }()
 	capacity, slack := clampResources(in.Capacity), clampResources(in.Slack)
+	s.passSeq, s.passCapacity, s.passSlack = s.seq, capacity, slack
 	for _, l := range s.leaves {
 		s.demand[l.index] = l.demand()
 		s.slackDemand[l.index] = l.queued[Revocable].Add(l.alloc[Revocable])
@@ -227,6 +228,7 @@ func overAndWanted(held, ent, limit model.Resources, wanted [len(model.ResourceK
 func (s *Scheduler) admit(l *leaf, ent, slackEnt, capacity, slack model.Resources, d *Decision) (blocked [kindCount]*entry) {
 	for k := range kindCount {
 		q := &l.pending[k]
+		l.waits[k] = waitAt{}
 		q.each(func(e *entry) bool {
 			if s.jobFull(e) {
 				return true
@@ -240,6 +242,7 @@ func (s *Scheduler) admit(l *leaf, ent, slackEnt, capacity, slack model.Resource
 					return true
 				}
 				blocked[k] = e
+				l.waits[k] = waitAt{e: e, why: s.whyNot(l, e, ent, slackEnt, capacity, slack)}
 				return false
 			}
 			q.take(e)
@@ -283,6 +286,9 @@ func (s *Scheduler) preemptForPriority(l *leaf, g *entry, ent, capacity model.Re
 	pool := l.held().Add(g.size)
 	cluster := s.alloc[NonPreemptible].Add(s.alloc[Preemptible]).Sub(s.releasing[Preemptible]).Add(g.size)
 	if pool.Fits(ent) && cluster.Fits(capacity) {
+		if l.preempting > 0 {
+			l.waits[g.kind].why = Wait{Code: WaitPreemption, Pool: l.path, Preempting: l.preempting}
+		}
 		return
 	}
 	var chosen []*entry
@@ -307,4 +313,5 @@ func (s *Scheduler) preemptForPriority(l *leaf, g *entry, ent, capacity model.Re
 	for _, v := range chosen {
 		s.preempt(v, ReasonPriority, d)
 	}
+	l.waits[g.kind].why = Wait{Code: WaitPreemption, Pool: l.path, Preempting: l.preempting}
 }

@@ -68,6 +68,9 @@ type leaf struct {
 	// preemptibleAt counts admitted preemptible gangs by priority, so that
 	// a blocked gang finds out cheaply whether anything is below it.
 	preemptibleAt map[int32]int
+	// waits records, per kind, the gang at which the last pass stopped
+	// admitting and why (see Why).
+	waits [kindCount]waitAt
 }
 
 // jobCount tracks a job's admitted members against its maxRunning.
@@ -100,6 +103,11 @@ type Scheduler struct {
 	demand      []model.Resources // by pool number, reused by every pass
 	slackDemand []model.Resources
 	figures     []PoolFigures // by pool number, from the last pass
+	// passSeq is the sequence number when the last pass started (gangs
+	// queued later were not considered); passCapacity and passSlack its
+	// input.
+	passSeq                 uint64
+	passCapacity, passSlack model.Resources
 }
 
 // New returns a scheduler over the pool tree (nil: no pools yet).

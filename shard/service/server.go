@@ -143,7 +143,15 @@ func (s *Server) GetJob(ctx context.Context, req *pb.GetJobRequest) (*pb.GetJobR
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &pb.GetJobResponse{Job: jobToProto(j)}, nil
+	out := jobToProto(j)
+	// Why its tasks wait is read, never stored; a job that just went is
+	// shown without it.
+	if groups, err := s.engine.Waiting(j.ID); err == nil {
+		for _, g := range groups {
+			out.Status.Waiting = append(out.Status.Waiting, &pb.WaitingTasks{Tasks: g.Tasks, Reason: g.Reason})
+		}
+	}
+	return &pb.GetJobResponse{Job: out}, nil
 }
 
 func (s *Server) ListJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.ListJobsResponse, error) {

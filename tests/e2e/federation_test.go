@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +55,24 @@ func TestFederationDrill(t *testing.T) {
 		t.Fatalf("region plan for central does not relocate both jobs:\n%s", plan)
 	}
 
-	r := s.cli("drill", "region-failure", "--region", "central", "--duration", "6s", "--wait", "-o", "json")
+	// While central is cut off, its job is answered from its replica,
+	// which says where the work went.
+	drill := make(chan result, 1)
+	go func() {
+		drill <- runCLI(s.addr, "drill", "region-failure", "--region", "central", "--duration", "6s", "--wait", "-o", "json")
+	}()
+	sawMove := ""
+	for deadline := time.Now().Add(30 * time.Second); sawMove == "" && time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		if out := runCLI(s.addr, "job", "get", moving[0]).stdout; strings.Contains(out, "cannot answer") && strings.Contains(out, "Moved to:") {
+			sawMove = out
+		}
+	}
+	if sawMove == "" {
+		t.Error("job get of a job in the failed region never said where it was relocated")
+	}
+	movedTo := field(sawMove, "Moved to")
+	t.Logf("during the failure: moved to %s", movedTo)
+	r := <-drill
 	if r.code != 0 {
 		t.Fatalf("drill: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -90,6 +111,16 @@ func TestFederationDrill(t *testing.T) {
 	if relocated != 2 {
 		t.Errorf("%d relocated copies running, want 2", relocated)
 	}
+	// Back and stopped, the original still says where its work went; the
+	// copy says where it came from.
+	orig := s.mustCLI("job", "get", moving[0])
+	if got := field(orig, "Moved to"); got == "" || !strings.HasPrefix(got, strings.SplitN(movedTo, ",", 2)[0]) {
+		t.Errorf("job get %s after the drill: moved to %q, during it %q\n%s", moving[0], got, movedTo, orig)
+	}
+	copyID := strings.TrimSuffix(strings.Fields(movedTo + " - - - - -")[4], ",") // region R as job ID, time
+	if got := field(s.mustCLI("job", "get", copyID), "Moved from"); !strings.HasPrefix(got, "region central from job "+moving[0]) {
+		t.Errorf("job get %s (the copy): moved from %q", copyID, got)
+	}
 	if !strings.Contains(s.mustCLI("drill", "list"), "completed") {
 		t.Error("drill list does not show the drill")
 	}
@@ -115,4 +146,36 @@ func TestFederationDrill(t *testing.T) {
 		}
 		return back == 2 && copies == 0
 	})
+	// The original now says its work is back in central.
+	if got := field(s.mustCLI("job", "get", moving[0]), "Moved to"); !strings.HasPrefix(got, "region central as job ") {
+		t.Errorf("job get %s after failback: moved to %q", moving[0], got)
+	}
+}
+
+// field reads the value of "Key:  value" in job get's output.
+func field(out, key string) string {
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(line, key+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// runCLI runs the peloton CLI against addr; safe from any goroutine.
+func runCLI(addr string, args ...string) result {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append(os.Environ(), "PELOTON_ADDR="+addr)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		r.code, r.stderr = -1, err.Error()
+	}
+	return r
 }

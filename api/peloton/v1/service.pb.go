@@ -4539,7 +4539,9 @@ func (*PutReplicaResponse) Descriptor() ([]byte, []int) {
 type ListReplicasRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Only replicas of jobs owned by this region.
-	OwnerRegion   string `protobuf:"bytes,1,opt,name=owner_region,json=ownerRegion,proto3" json:"owner_region,omitempty"`
+	OwnerRegion string `protobuf:"bytes,1,opt,name=owner_region,json=ownerRegion,proto3" json:"owner_region,omitempty"`
+	// Only the replica of this job.
+	JobId         string `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4577,6 +4579,13 @@ func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
 func (x *ListReplicasRequest) GetOwnerRegion() string {
 	if x != nil {
 		return x.OwnerRegion
+	}
+	return ""
+}
+
+func (x *ListReplicasRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
 	}
 	return ""
 }
@@ -5922,9 +5931,10 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x15IsolateRegionResponse\"B\n" +
 	"\x11PutReplicaRequest\x12-\n" +
 	"\areplica\x18\x01 \x01(\v2\x13.peloton.v1.ReplicaR\areplica\"\x14\n" +
-	"\x12PutReplicaResponse\"8\n" +
+	"\x12PutReplicaResponse\"O\n" +
 	"\x13ListReplicasRequest\x12!\n" +
-	"\fowner_region\x18\x01 \x01(\tR\vownerRegion\"G\n" +
+	"\fowner_region\x18\x01 \x01(\tR\vownerRegion\x12\x15\n" +
+	"\x06job_id\x18\x02 \x01(\tR\x05jobId\"G\n" +
 	"\x14ListReplicasResponse\x12/\n" +
 	"\breplicas\x18\x01 \x03(\v2\x13.peloton.v1.ReplicaR\breplicas\"-\n" +
 	"\x13PlanFailoverRequest\x12\x16\n" +

@@ -1869,7 +1869,15 @@ type JobStatus struct {
 	// Why the job is in its state, when there is something to say.
 	Message string `protobuf:"bytes,7,opt,name=message,proto3" json:"message,omitempty"`
 	// The job's latest update, if it was ever updated.
-	UpdateId      string `protobuf:"bytes,8,opt,name=update_id,json=updateId,proto3" json:"update_id,omitempty"`
+	UpdateId string `protobuf:"bytes,8,opt,name=update_id,json=updateId,proto3" json:"update_id,omitempty"`
+	// Where a region failover (or a failback) moved the job's work: the
+	// region and the job that runs it now. Set on the original job.
+	MovedTo *JobMove `protobuf:"bytes,9,opt,name=moved_to,json=movedTo,proto3" json:"moved_to,omitempty"`
+	// Where a relocated job's work came from. Set on the new job.
+	MovedFrom *JobMove `protobuf:"bytes,10,opt,name=moved_from,json=movedFrom,proto3" json:"moved_from,omitempty"`
+	// Why the job's waiting tasks wait, summed up (GetJob only): tasks not
+	// admitted by their pool, and tasks admitted but not placed on a host.
+	Waiting       []*WaitingTasks `protobuf:"bytes,11,rep,name=waiting,proto3" json:"waiting,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1960,6 +1968,144 @@ func (x *JobStatus) GetUpdateId() string {
 	return ""
 }
 
+func (x *JobStatus) GetMovedTo() *JobMove {
+	if x != nil {
+		return x.MovedTo
+	}
+	return nil
+}
+
+func (x *JobStatus) GetMovedFrom() *JobMove {
+	if x != nil {
+		return x.MovedFrom
+	}
+	return nil
+}
+
+func (x *JobStatus) GetWaiting() []*WaitingTasks {
+	if x != nil {
+		return x.Waiting
+	}
+	return nil
+}
+
+// JobMove names the other end of a job's move to another region.
+type JobMove struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Region string                 `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	// Empty when nothing was left to run.
+	JobId         string                 `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Time          *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=time,proto3" json:"time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobMove) Reset() {
+	*x = JobMove{}
+	mi := &file_peloton_v1_types_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobMove) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobMove) ProtoMessage() {}
+
+func (x *JobMove) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobMove.ProtoReflect.Descriptor instead.
+func (*JobMove) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *JobMove) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+func (x *JobMove) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *JobMove) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+// WaitingTasks are tasks of a job that wait for one reason, such as
+// "not admitted: waiting for pool /a's entitlement (cpu 10/10)" or
+// "not placed: 0/5 hosts: 5 zone==x".
+type WaitingTasks struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tasks         uint32                 `protobuf:"varint,1,opt,name=tasks,proto3" json:"tasks,omitempty"`
+	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitingTasks) Reset() {
+	*x = WaitingTasks{}
+	mi := &file_peloton_v1_types_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitingTasks) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitingTasks) ProtoMessage() {}
+
+func (x *WaitingTasks) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitingTasks.ProtoReflect.Descriptor instead.
+func (*WaitingTasks) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *WaitingTasks) GetTasks() uint32 {
+	if x != nil {
+		return x.Tasks
+	}
+	return 0
+}
+
+func (x *WaitingTasks) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 type Job struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Id     string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -1974,7 +2120,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_peloton_v1_types_proto_msgTypes[16]
+	mi := &file_peloton_v1_types_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1986,7 +2132,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[16]
+	mi := &file_peloton_v1_types_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1999,7 +2145,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{16}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Job) GetId() string {
@@ -2069,7 +2215,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_peloton_v1_types_proto_msgTypes[17]
+	mi := &file_peloton_v1_types_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2081,7 +2227,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[17]
+	mi := &file_peloton_v1_types_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2094,7 +2240,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{17}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Task) GetJobId() string {
@@ -2249,7 +2395,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_peloton_v1_types_proto_msgTypes[18]
+	mi := &file_peloton_v1_types_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2261,7 +2407,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[18]
+	mi := &file_peloton_v1_types_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2274,7 +2420,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{18}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Event) GetSeq() uint64 {
@@ -2389,7 +2535,7 @@ type Update struct {
 
 func (x *Update) Reset() {
 	*x = Update{}
-	mi := &file_peloton_v1_types_proto_msgTypes[19]
+	mi := &file_peloton_v1_types_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2401,7 +2547,7 @@ func (x *Update) String() string {
 func (*Update) ProtoMessage() {}
 
 func (x *Update) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[19]
+	mi := &file_peloton_v1_types_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2414,7 +2560,7 @@ func (x *Update) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update.ProtoReflect.Descriptor instead.
 func (*Update) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{19}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Update) GetId() string {
@@ -2557,7 +2703,7 @@ type ResourceAmounts struct {
 
 func (x *ResourceAmounts) Reset() {
 	*x = ResourceAmounts{}
-	mi := &file_peloton_v1_types_proto_msgTypes[20]
+	mi := &file_peloton_v1_types_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2569,7 +2715,7 @@ func (x *ResourceAmounts) String() string {
 func (*ResourceAmounts) ProtoMessage() {}
 
 func (x *ResourceAmounts) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[20]
+	mi := &file_peloton_v1_types_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2582,7 +2728,7 @@ func (x *ResourceAmounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceAmounts.ProtoReflect.Descriptor instead.
 func (*ResourceAmounts) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{20}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ResourceAmounts) GetCpu() float64 {
@@ -2637,7 +2783,7 @@ type PoolSpec struct {
 
 func (x *PoolSpec) Reset() {
 	*x = PoolSpec{}
-	mi := &file_peloton_v1_types_proto_msgTypes[21]
+	mi := &file_peloton_v1_types_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2649,7 +2795,7 @@ func (x *PoolSpec) String() string {
 func (*PoolSpec) ProtoMessage() {}
 
 func (x *PoolSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[21]
+	mi := &file_peloton_v1_types_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2662,7 +2808,7 @@ func (x *PoolSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolSpec.ProtoReflect.Descriptor instead.
 func (*PoolSpec) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{21}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PoolSpec) GetPath() string {
@@ -2722,7 +2868,7 @@ type PoolResource struct {
 
 func (x *PoolResource) Reset() {
 	*x = PoolResource{}
-	mi := &file_peloton_v1_types_proto_msgTypes[22]
+	mi := &file_peloton_v1_types_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2734,7 +2880,7 @@ func (x *PoolResource) String() string {
 func (*PoolResource) ProtoMessage() {}
 
 func (x *PoolResource) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[22]
+	mi := &file_peloton_v1_types_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2747,7 +2893,7 @@ func (x *PoolResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolResource.ProtoReflect.Descriptor instead.
 func (*PoolResource) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{22}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PoolResource) GetName() string {
@@ -2816,7 +2962,7 @@ type Pool struct {
 
 func (x *Pool) Reset() {
 	*x = Pool{}
-	mi := &file_peloton_v1_types_proto_msgTypes[23]
+	mi := &file_peloton_v1_types_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2828,7 +2974,7 @@ func (x *Pool) String() string {
 func (*Pool) ProtoMessage() {}
 
 func (x *Pool) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[23]
+	mi := &file_peloton_v1_types_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2841,7 +2987,7 @@ func (x *Pool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pool.ProtoReflect.Descriptor instead.
 func (*Pool) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{23}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Pool) GetPath() string {
@@ -2898,7 +3044,7 @@ type PoolRegionShare struct {
 
 func (x *PoolRegionShare) Reset() {
 	*x = PoolRegionShare{}
-	mi := &file_peloton_v1_types_proto_msgTypes[24]
+	mi := &file_peloton_v1_types_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2910,7 +3056,7 @@ func (x *PoolRegionShare) String() string {
 func (*PoolRegionShare) ProtoMessage() {}
 
 func (x *PoolRegionShare) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[24]
+	mi := &file_peloton_v1_types_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2923,7 +3069,7 @@ func (x *PoolRegionShare) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolRegionShare.ProtoReflect.Descriptor instead.
 func (*PoolRegionShare) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{24}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PoolRegionShare) GetRegion() string {
@@ -2997,7 +3143,7 @@ type Host struct {
 
 func (x *Host) Reset() {
 	*x = Host{}
-	mi := &file_peloton_v1_types_proto_msgTypes[25]
+	mi := &file_peloton_v1_types_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3009,7 +3155,7 @@ func (x *Host) String() string {
 func (*Host) ProtoMessage() {}
 
 func (x *Host) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[25]
+	mi := &file_peloton_v1_types_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3022,7 +3168,7 @@ func (x *Host) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Host.ProtoReflect.Descriptor instead.
 func (*Host) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{25}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Host) GetId() string {
@@ -3191,7 +3337,7 @@ type HostPool struct {
 
 func (x *HostPool) Reset() {
 	*x = HostPool{}
-	mi := &file_peloton_v1_types_proto_msgTypes[26]
+	mi := &file_peloton_v1_types_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3203,7 +3349,7 @@ func (x *HostPool) String() string {
 func (*HostPool) ProtoMessage() {}
 
 func (x *HostPool) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[26]
+	mi := &file_peloton_v1_types_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3216,7 +3362,7 @@ func (x *HostPool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostPool.ProtoReflect.Descriptor instead.
 func (*HostPool) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{26}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *HostPool) GetName() string {
@@ -3308,7 +3454,7 @@ type HostPoolMove struct {
 
 func (x *HostPoolMove) Reset() {
 	*x = HostPoolMove{}
-	mi := &file_peloton_v1_types_proto_msgTypes[27]
+	mi := &file_peloton_v1_types_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3320,7 +3466,7 @@ func (x *HostPoolMove) String() string {
 func (*HostPoolMove) ProtoMessage() {}
 
 func (x *HostPoolMove) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[27]
+	mi := &file_peloton_v1_types_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3333,7 +3479,7 @@ func (x *HostPoolMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostPoolMove.ProtoReflect.Descriptor instead.
 func (*HostPoolMove) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{27}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *HostPoolMove) GetHostId() string {
@@ -3405,7 +3551,7 @@ type RegionMember struct {
 
 func (x *RegionMember) Reset() {
 	*x = RegionMember{}
-	mi := &file_peloton_v1_types_proto_msgTypes[28]
+	mi := &file_peloton_v1_types_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3417,7 +3563,7 @@ func (x *RegionMember) String() string {
 func (*RegionMember) ProtoMessage() {}
 
 func (x *RegionMember) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[28]
+	mi := &file_peloton_v1_types_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3430,7 +3576,7 @@ func (x *RegionMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionMember.ProtoReflect.Descriptor instead.
 func (*RegionMember) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{28}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RegionMember) GetName() string {
@@ -3482,7 +3628,7 @@ type Region struct {
 
 func (x *Region) Reset() {
 	*x = Region{}
-	mi := &file_peloton_v1_types_proto_msgTypes[29]
+	mi := &file_peloton_v1_types_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3494,7 +3640,7 @@ func (x *Region) String() string {
 func (*Region) ProtoMessage() {}
 
 func (x *Region) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[29]
+	mi := &file_peloton_v1_types_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3507,7 +3653,7 @@ func (x *Region) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Region.ProtoReflect.Descriptor instead.
 func (*Region) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{29}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Region) GetName() string {
@@ -3572,7 +3718,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_peloton_v1_types_proto_msgTypes[30]
+	mi := &file_peloton_v1_types_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3584,7 +3730,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[30]
+	mi := &file_peloton_v1_types_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3597,7 +3743,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{30}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Replica) GetJob() *Job {
@@ -3666,7 +3812,7 @@ type RegionPlan struct {
 
 func (x *RegionPlan) Reset() {
 	*x = RegionPlan{}
-	mi := &file_peloton_v1_types_proto_msgTypes[31]
+	mi := &file_peloton_v1_types_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3678,7 +3824,7 @@ func (x *RegionPlan) String() string {
 func (*RegionPlan) ProtoMessage() {}
 
 func (x *RegionPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[31]
+	mi := &file_peloton_v1_types_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3691,7 +3837,7 @@ func (x *RegionPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionPlan.ProtoReflect.Descriptor instead.
 func (*RegionPlan) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{31}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RegionPlan) GetRegion() string {
@@ -3734,7 +3880,7 @@ type PlannedMove struct {
 
 func (x *PlannedMove) Reset() {
 	*x = PlannedMove{}
-	mi := &file_peloton_v1_types_proto_msgTypes[32]
+	mi := &file_peloton_v1_types_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3746,7 +3892,7 @@ func (x *PlannedMove) String() string {
 func (*PlannedMove) ProtoMessage() {}
 
 func (x *PlannedMove) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[32]
+	mi := &file_peloton_v1_types_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3759,7 +3905,7 @@ func (x *PlannedMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlannedMove.ProtoReflect.Descriptor instead.
 func (*PlannedMove) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{32}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *PlannedMove) GetJobId() string {
@@ -3815,7 +3961,7 @@ type Drill struct {
 
 func (x *Drill) Reset() {
 	*x = Drill{}
-	mi := &file_peloton_v1_types_proto_msgTypes[33]
+	mi := &file_peloton_v1_types_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3827,7 +3973,7 @@ func (x *Drill) String() string {
 func (*Drill) ProtoMessage() {}
 
 func (x *Drill) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[33]
+	mi := &file_peloton_v1_types_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3840,7 +3986,7 @@ func (x *Drill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drill.ProtoReflect.Descriptor instead.
 func (*Drill) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{33}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Drill) GetId() string {
@@ -3951,7 +4097,7 @@ type MigrationJob struct {
 
 func (x *MigrationJob) Reset() {
 	*x = MigrationJob{}
-	mi := &file_peloton_v1_types_proto_msgTypes[34]
+	mi := &file_peloton_v1_types_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3963,7 +4109,7 @@ func (x *MigrationJob) String() string {
 func (*MigrationJob) ProtoMessage() {}
 
 func (x *MigrationJob) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[34]
+	mi := &file_peloton_v1_types_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3976,7 +4122,7 @@ func (x *MigrationJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrationJob.ProtoReflect.Descriptor instead.
 func (*MigrationJob) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{34}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *MigrationJob) GetJobId() string {
@@ -4099,7 +4245,7 @@ type Migration struct {
 
 func (x *Migration) Reset() {
 	*x = Migration{}
-	mi := &file_peloton_v1_types_proto_msgTypes[35]
+	mi := &file_peloton_v1_types_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4111,7 +4257,7 @@ func (x *Migration) String() string {
 func (*Migration) ProtoMessage() {}
 
 func (x *Migration) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[35]
+	mi := &file_peloton_v1_types_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4124,7 +4270,7 @@ func (x *Migration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Migration.ProtoReflect.Descriptor instead.
 func (*Migration) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{35}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Migration) GetId() string {
@@ -4282,7 +4428,7 @@ type ClusterSummary struct {
 
 func (x *ClusterSummary) Reset() {
 	*x = ClusterSummary{}
-	mi := &file_peloton_v1_types_proto_msgTypes[36]
+	mi := &file_peloton_v1_types_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4294,7 +4440,7 @@ func (x *ClusterSummary) String() string {
 func (*ClusterSummary) ProtoMessage() {}
 
 func (x *ClusterSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[36]
+	mi := &file_peloton_v1_types_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4307,7 +4453,7 @@ func (x *ClusterSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterSummary.ProtoReflect.Descriptor instead.
 func (*ClusterSummary) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{36}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ClusterSummary) GetName() string {
@@ -4393,7 +4539,7 @@ type ClusterUsage struct {
 
 func (x *ClusterUsage) Reset() {
 	*x = ClusterUsage{}
-	mi := &file_peloton_v1_types_proto_msgTypes[37]
+	mi := &file_peloton_v1_types_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4405,7 +4551,7 @@ func (x *ClusterUsage) String() string {
 func (*ClusterUsage) ProtoMessage() {}
 
 func (x *ClusterUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[37]
+	mi := &file_peloton_v1_types_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4418,7 +4564,7 @@ func (x *ClusterUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterUsage.ProtoReflect.Descriptor instead.
 func (*ClusterUsage) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{37}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ClusterUsage) GetName() string {
@@ -4468,7 +4614,7 @@ type AuditRecord struct {
 
 func (x *AuditRecord) Reset() {
 	*x = AuditRecord{}
-	mi := &file_peloton_v1_types_proto_msgTypes[38]
+	mi := &file_peloton_v1_types_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4480,7 +4626,7 @@ func (x *AuditRecord) String() string {
 func (*AuditRecord) ProtoMessage() {}
 
 func (x *AuditRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[38]
+	mi := &file_peloton_v1_types_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4493,7 +4639,7 @@ func (x *AuditRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditRecord.ProtoReflect.Descriptor instead.
 func (*AuditRecord) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{38}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *AuditRecord) GetTime() *timestamppb.Timestamp {
@@ -4670,7 +4816,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x10MODE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tMODE_NONE\x10\x01\x12\f\n" +
 	"\bMODE_ANY\x10\x02\x12\x10\n" +
-	"\fMODE_REGIONS\x10\x03\"\xca\x03\n" +
+	"\fMODE_REGIONS\x10\x03\"\xe2\x04\n" +
 	"\tJobStatus\x12*\n" +
 	"\x05state\x18\x01 \x01(\x0e2\x14.peloton.v1.JobStateR\x05state\x12F\n" +
 	"\vtask_states\x18\x02 \x03(\v2%.peloton.v1.JobStatus.TaskStatesEntryR\n" +
@@ -4682,10 +4828,22 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x0fcompletion_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x0ecompletionTime\x12\x16\n" +
 	"\x06region\x18\x06 \x01(\tR\x06region\x12\x18\n" +
 	"\amessage\x18\a \x01(\tR\amessage\x12\x1b\n" +
-	"\tupdate_id\x18\b \x01(\tR\bupdateId\x1a=\n" +
+	"\tupdate_id\x18\b \x01(\tR\bupdateId\x12.\n" +
+	"\bmoved_to\x18\t \x01(\v2\x13.peloton.v1.JobMoveR\amovedTo\x122\n" +
+	"\n" +
+	"moved_from\x18\n" +
+	" \x01(\v2\x13.peloton.v1.JobMoveR\tmovedFrom\x122\n" +
+	"\awaiting\x18\v \x03(\v2\x18.peloton.v1.WaitingTasksR\awaiting\x1a=\n" +
 	"\x0fTaskStatesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01\"\x94\x01\n" +
+	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01\"h\n" +
+	"\aJobMove\x12\x16\n" +
+	"\x06region\x18\x01 \x01(\tR\x06region\x12\x15\n" +
+	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12.\n" +
+	"\x04time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"<\n" +
+	"\fWaitingTasks\x12\x14\n" +
+	"\x05tasks\x18\x01 \x01(\rR\x05tasks\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x94\x01\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
 	"\x04spec\x18\x02 \x01(\v2\x13.peloton.v1.JobSpecR\x04spec\x12-\n" +
@@ -5047,7 +5205,7 @@ func file_peloton_v1_types_proto_rawDescGZIP() []byte {
 }
 
 var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
-var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_peloton_v1_types_proto_goTypes = []any{
 	(JobType)(0),                  // 0: peloton.v1.JobType
 	(ConstraintOp)(0),             // 1: peloton.v1.ConstraintOp
@@ -5076,142 +5234,148 @@ var file_peloton_v1_types_proto_goTypes = []any{
 	(*InstanceOverride)(nil),      // 24: peloton.v1.InstanceOverride
 	(*FailoverPolicy)(nil),        // 25: peloton.v1.FailoverPolicy
 	(*JobStatus)(nil),             // 26: peloton.v1.JobStatus
-	(*Job)(nil),                   // 27: peloton.v1.Job
-	(*Task)(nil),                  // 28: peloton.v1.Task
-	(*Event)(nil),                 // 29: peloton.v1.Event
-	(*Update)(nil),                // 30: peloton.v1.Update
-	(*ResourceAmounts)(nil),       // 31: peloton.v1.ResourceAmounts
-	(*PoolSpec)(nil),              // 32: peloton.v1.PoolSpec
-	(*PoolResource)(nil),          // 33: peloton.v1.PoolResource
-	(*Pool)(nil),                  // 34: peloton.v1.Pool
-	(*PoolRegionShare)(nil),       // 35: peloton.v1.PoolRegionShare
-	(*Host)(nil),                  // 36: peloton.v1.Host
-	(*HostPool)(nil),              // 37: peloton.v1.HostPool
-	(*HostPoolMove)(nil),          // 38: peloton.v1.HostPoolMove
-	(*RegionMember)(nil),          // 39: peloton.v1.RegionMember
-	(*Region)(nil),                // 40: peloton.v1.Region
-	(*Replica)(nil),               // 41: peloton.v1.Replica
-	(*RegionPlan)(nil),            // 42: peloton.v1.RegionPlan
-	(*PlannedMove)(nil),           // 43: peloton.v1.PlannedMove
-	(*Drill)(nil),                 // 44: peloton.v1.Drill
-	(*MigrationJob)(nil),          // 45: peloton.v1.MigrationJob
-	(*Migration)(nil),             // 46: peloton.v1.Migration
-	(*ClusterSummary)(nil),        // 47: peloton.v1.ClusterSummary
-	(*ClusterUsage)(nil),          // 48: peloton.v1.ClusterUsage
-	(*AuditRecord)(nil),           // 49: peloton.v1.AuditRecord
-	nil,                           // 50: peloton.v1.TaskSpec.EnvEntry
-	nil,                           // 51: peloton.v1.JobSpec.LabelsEntry
-	nil,                           // 52: peloton.v1.JobStatus.TaskStatesEntry
-	nil,                           // 53: peloton.v1.Task.PortsEntry
-	nil,                           // 54: peloton.v1.Host.LabelsEntry
-	(*durationpb.Duration)(nil),   // 55: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 56: google.protobuf.Timestamp
+	(*JobMove)(nil),               // 27: peloton.v1.JobMove
+	(*WaitingTasks)(nil),          // 28: peloton.v1.WaitingTasks
+	(*Job)(nil),                   // 29: peloton.v1.Job
+	(*Task)(nil),                  // 30: peloton.v1.Task
+	(*Event)(nil),                 // 31: peloton.v1.Event
+	(*Update)(nil),                // 32: peloton.v1.Update
+	(*ResourceAmounts)(nil),       // 33: peloton.v1.ResourceAmounts
+	(*PoolSpec)(nil),              // 34: peloton.v1.PoolSpec
+	(*PoolResource)(nil),          // 35: peloton.v1.PoolResource
+	(*Pool)(nil),                  // 36: peloton.v1.Pool
+	(*PoolRegionShare)(nil),       // 37: peloton.v1.PoolRegionShare
+	(*Host)(nil),                  // 38: peloton.v1.Host
+	(*HostPool)(nil),              // 39: peloton.v1.HostPool
+	(*HostPoolMove)(nil),          // 40: peloton.v1.HostPoolMove
+	(*RegionMember)(nil),          // 41: peloton.v1.RegionMember
+	(*Region)(nil),                // 42: peloton.v1.Region
+	(*Replica)(nil),               // 43: peloton.v1.Replica
+	(*RegionPlan)(nil),            // 44: peloton.v1.RegionPlan
+	(*PlannedMove)(nil),           // 45: peloton.v1.PlannedMove
+	(*Drill)(nil),                 // 46: peloton.v1.Drill
+	(*MigrationJob)(nil),          // 47: peloton.v1.MigrationJob
+	(*Migration)(nil),             // 48: peloton.v1.Migration
+	(*ClusterSummary)(nil),        // 49: peloton.v1.ClusterSummary
+	(*ClusterUsage)(nil),          // 50: peloton.v1.ClusterUsage
+	(*AuditRecord)(nil),           // 51: peloton.v1.AuditRecord
+	nil,                           // 52: peloton.v1.TaskSpec.EnvEntry
+	nil,                           // 53: peloton.v1.JobSpec.LabelsEntry
+	nil,                           // 54: peloton.v1.JobStatus.TaskStatesEntry
+	nil,                           // 55: peloton.v1.Task.PortsEntry
+	nil,                           // 56: peloton.v1.Host.LabelsEntry
+	(*durationpb.Duration)(nil),   // 57: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 58: google.protobuf.Timestamp
 }
 var file_peloton_v1_types_proto_depIdxs = []int32{
-	1,  // 0: peloton.v1.Constraint.op:type_name -> peloton.v1.ConstraintOp
-	12, // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
-	12, // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
-	50, // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
-	11, // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
-	12, // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
-	14, // 6: peloton.v1.TaskSpec.container:type_name -> peloton.v1.Container
-	15, // 7: peloton.v1.TaskSpec.ports:type_name -> peloton.v1.PortSpec
-	16, // 8: peloton.v1.TaskSpec.health_check:type_name -> peloton.v1.HealthCheck
-	16, // 9: peloton.v1.TaskSpec.readiness:type_name -> peloton.v1.HealthCheck
-	19, // 10: peloton.v1.TaskSpec.volumes:type_name -> peloton.v1.Volume
-	2,  // 11: peloton.v1.Container.pull_policy:type_name -> peloton.v1.PullPolicy
-	17, // 12: peloton.v1.HealthCheck.http:type_name -> peloton.v1.HTTPProbe
-	18, // 13: peloton.v1.HealthCheck.tcp:type_name -> peloton.v1.TCPProbe
-	55, // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
-	55, // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
-	55, // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
-	0,  // 17: peloton.v1.JobSpec.type:type_name -> peloton.v1.JobType
-	13, // 18: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
-	51, // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
-	25, // 20: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
-	24, // 21: peloton.v1.JobSpec.overrides:type_name -> peloton.v1.InstanceOverride
-	20, // 22: peloton.v1.JobSpec.spread:type_name -> peloton.v1.SpreadSpec
-	23, // 23: peloton.v1.JobSpec.sla:type_name -> peloton.v1.SLA
-	22, // 24: peloton.v1.JobSpec.clusters:type_name -> peloton.v1.ClusterPolicy
-	13, // 25: peloton.v1.InstanceOverride.task:type_name -> peloton.v1.TaskSpec
-	10, // 26: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
-	3,  // 27: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
-	52, // 28: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
-	56, // 29: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
-	56, // 30: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
-	56, // 31: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
-	21, // 32: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
-	26, // 33: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
-	4,  // 34: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
-	4,  // 35: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
-	56, // 36: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
-	56, // 37: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
-	56, // 38: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
-	56, // 39: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
-	5,  // 40: peloton.v1.Task.health:type_name -> peloton.v1.HealthState
-	5,  // 41: peloton.v1.Task.ready:type_name -> peloton.v1.HealthState
-	53, // 42: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
-	56, // 43: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
-	26, // 44: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
-	28, // 45: peloton.v1.Event.task:type_name -> peloton.v1.Task
-	38, // 46: peloton.v1.Event.host_pool_move:type_name -> peloton.v1.HostPoolMove
-	6,  // 47: peloton.v1.Update.state:type_name -> peloton.v1.UpdateState
-	56, // 48: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
-	56, // 49: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
-	11, // 50: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
-	31, // 51: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
-	31, // 52: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
-	22, // 53: peloton.v1.PoolSpec.clusters:type_name -> peloton.v1.ClusterPolicy
-	33, // 54: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
-	32, // 55: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
-	35, // 56: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
-	11, // 57: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
-	11, // 58: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
-	11, // 59: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
-	7,  // 60: peloton.v1.Host.state:type_name -> peloton.v1.HostState
-	11, // 61: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
-	11, // 62: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
-	54, // 63: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
-	56, // 64: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
-	56, // 65: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
-	56, // 66: peloton.v1.Host.drain_deadline:type_name -> google.protobuf.Timestamp
-	11, // 67: peloton.v1.HostPool.capacity:type_name -> peloton.v1.Resources
-	11, // 68: peloton.v1.HostPool.allocated:type_name -> peloton.v1.Resources
-	11, // 69: peloton.v1.HostPool.demand:type_name -> peloton.v1.Resources
-	55, // 70: peloton.v1.HostPool.policy_period:type_name -> google.protobuf.Duration
-	8,  // 71: peloton.v1.HostPoolMove.phase:type_name -> peloton.v1.HostPoolMovePhase
-	55, // 72: peloton.v1.HostPoolMove.waited:type_name -> google.protobuf.Duration
-	56, // 73: peloton.v1.HostPoolMove.time:type_name -> google.protobuf.Timestamp
-	39, // 74: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
-	11, // 75: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
-	11, // 76: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
-	56, // 77: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
-	27, // 78: peloton.v1.Replica.job:type_name -> peloton.v1.Job
-	56, // 79: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
-	56, // 80: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
-	43, // 81: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
-	43, // 82: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
-	56, // 83: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
-	56, // 84: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
-	43, // 85: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
-	43, // 86: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
-	0,  // 87: peloton.v1.MigrationJob.type:type_name -> peloton.v1.JobType
-	9,  // 88: peloton.v1.Migration.state:type_name -> peloton.v1.MigrationState
-	56, // 89: peloton.v1.Migration.create_time:type_name -> google.protobuf.Timestamp
-	56, // 90: peloton.v1.Migration.completion_time:type_name -> google.protobuf.Timestamp
-	55, // 91: peloton.v1.Migration.duration:type_name -> google.protobuf.Duration
-	45, // 92: peloton.v1.Migration.jobs:type_name -> peloton.v1.MigrationJob
-	11, // 93: peloton.v1.ClusterSummary.capacity:type_name -> peloton.v1.Resources
-	11, // 94: peloton.v1.ClusterSummary.allocated:type_name -> peloton.v1.Resources
-	48, // 95: peloton.v1.ClusterSummary.jobs:type_name -> peloton.v1.ClusterUsage
-	48, // 96: peloton.v1.ClusterSummary.pools:type_name -> peloton.v1.ClusterUsage
-	11, // 97: peloton.v1.ClusterUsage.allocated:type_name -> peloton.v1.Resources
-	56, // 98: peloton.v1.AuditRecord.time:type_name -> google.protobuf.Timestamp
-	99, // [99:99] is the sub-list for method output_type
-	99, // [99:99] is the sub-list for method input_type
-	99, // [99:99] is the sub-list for extension type_name
-	99, // [99:99] is the sub-list for extension extendee
-	0,  // [0:99] is the sub-list for field type_name
+	1,   // 0: peloton.v1.Constraint.op:type_name -> peloton.v1.ConstraintOp
+	12,  // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
+	12,  // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
+	52,  // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
+	11,  // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
+	12,  // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
+	14,  // 6: peloton.v1.TaskSpec.container:type_name -> peloton.v1.Container
+	15,  // 7: peloton.v1.TaskSpec.ports:type_name -> peloton.v1.PortSpec
+	16,  // 8: peloton.v1.TaskSpec.health_check:type_name -> peloton.v1.HealthCheck
+	16,  // 9: peloton.v1.TaskSpec.readiness:type_name -> peloton.v1.HealthCheck
+	19,  // 10: peloton.v1.TaskSpec.volumes:type_name -> peloton.v1.Volume
+	2,   // 11: peloton.v1.Container.pull_policy:type_name -> peloton.v1.PullPolicy
+	17,  // 12: peloton.v1.HealthCheck.http:type_name -> peloton.v1.HTTPProbe
+	18,  // 13: peloton.v1.HealthCheck.tcp:type_name -> peloton.v1.TCPProbe
+	57,  // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
+	57,  // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
+	57,  // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
+	0,   // 17: peloton.v1.JobSpec.type:type_name -> peloton.v1.JobType
+	13,  // 18: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
+	53,  // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
+	25,  // 20: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
+	24,  // 21: peloton.v1.JobSpec.overrides:type_name -> peloton.v1.InstanceOverride
+	20,  // 22: peloton.v1.JobSpec.spread:type_name -> peloton.v1.SpreadSpec
+	23,  // 23: peloton.v1.JobSpec.sla:type_name -> peloton.v1.SLA
+	22,  // 24: peloton.v1.JobSpec.clusters:type_name -> peloton.v1.ClusterPolicy
+	13,  // 25: peloton.v1.InstanceOverride.task:type_name -> peloton.v1.TaskSpec
+	10,  // 26: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
+	3,   // 27: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
+	54,  // 28: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
+	58,  // 29: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
+	58,  // 30: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
+	58,  // 31: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
+	27,  // 32: peloton.v1.JobStatus.moved_to:type_name -> peloton.v1.JobMove
+	27,  // 33: peloton.v1.JobStatus.moved_from:type_name -> peloton.v1.JobMove
+	28,  // 34: peloton.v1.JobStatus.waiting:type_name -> peloton.v1.WaitingTasks
+	58,  // 35: peloton.v1.JobMove.time:type_name -> google.protobuf.Timestamp
+	21,  // 36: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
+	26,  // 37: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
+	4,   // 38: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
+	4,   // 39: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
+	58,  // 40: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
+	58,  // 41: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
+	58,  // 42: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
+	58,  // 43: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
+	5,   // 44: peloton.v1.Task.health:type_name -> peloton.v1.HealthState
+	5,   // 45: peloton.v1.Task.ready:type_name -> peloton.v1.HealthState
+	55,  // 46: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
+	58,  // 47: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
+	26,  // 48: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
+	30,  // 49: peloton.v1.Event.task:type_name -> peloton.v1.Task
+	40,  // 50: peloton.v1.Event.host_pool_move:type_name -> peloton.v1.HostPoolMove
+	6,   // 51: peloton.v1.Update.state:type_name -> peloton.v1.UpdateState
+	58,  // 52: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
+	58,  // 53: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
+	11,  // 54: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
+	33,  // 55: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
+	33,  // 56: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
+	22,  // 57: peloton.v1.PoolSpec.clusters:type_name -> peloton.v1.ClusterPolicy
+	35,  // 58: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
+	34,  // 59: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
+	37,  // 60: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
+	11,  // 61: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
+	11,  // 62: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
+	11,  // 63: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
+	7,   // 64: peloton.v1.Host.state:type_name -> peloton.v1.HostState
+	11,  // 65: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
+	11,  // 66: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
+	56,  // 67: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
+	58,  // 68: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
+	58,  // 69: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
+	58,  // 70: peloton.v1.Host.drain_deadline:type_name -> google.protobuf.Timestamp
+	11,  // 71: peloton.v1.HostPool.capacity:type_name -> peloton.v1.Resources
+	11,  // 72: peloton.v1.HostPool.allocated:type_name -> peloton.v1.Resources
+	11,  // 73: peloton.v1.HostPool.demand:type_name -> peloton.v1.Resources
+	57,  // 74: peloton.v1.HostPool.policy_period:type_name -> google.protobuf.Duration
+	8,   // 75: peloton.v1.HostPoolMove.phase:type_name -> peloton.v1.HostPoolMovePhase
+	57,  // 76: peloton.v1.HostPoolMove.waited:type_name -> google.protobuf.Duration
+	58,  // 77: peloton.v1.HostPoolMove.time:type_name -> google.protobuf.Timestamp
+	41,  // 78: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
+	11,  // 79: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
+	11,  // 80: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
+	58,  // 81: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
+	29,  // 82: peloton.v1.Replica.job:type_name -> peloton.v1.Job
+	58,  // 83: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
+	58,  // 84: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
+	45,  // 85: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
+	45,  // 86: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
+	58,  // 87: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
+	58,  // 88: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
+	45,  // 89: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
+	45,  // 90: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
+	0,   // 91: peloton.v1.MigrationJob.type:type_name -> peloton.v1.JobType
+	9,   // 92: peloton.v1.Migration.state:type_name -> peloton.v1.MigrationState
+	58,  // 93: peloton.v1.Migration.create_time:type_name -> google.protobuf.Timestamp
+	58,  // 94: peloton.v1.Migration.completion_time:type_name -> google.protobuf.Timestamp
+	57,  // 95: peloton.v1.Migration.duration:type_name -> google.protobuf.Duration
+	47,  // 96: peloton.v1.Migration.jobs:type_name -> peloton.v1.MigrationJob
+	11,  // 97: peloton.v1.ClusterSummary.capacity:type_name -> peloton.v1.Resources
+	11,  // 98: peloton.v1.ClusterSummary.allocated:type_name -> peloton.v1.Resources
+	50,  // 99: peloton.v1.ClusterSummary.jobs:type_name -> peloton.v1.ClusterUsage
+	50,  // 100: peloton.v1.ClusterSummary.pools:type_name -> peloton.v1.ClusterUsage
+	11,  // 101: peloton.v1.ClusterUsage.allocated:type_name -> peloton.v1.Resources
+	58,  // 102: peloton.v1.AuditRecord.time:type_name -> google.protobuf.Timestamp
+	103, // [103:103] is the sub-list for method output_type
+	103, // [103:103] is the sub-list for method input_type
+	103, // [103:103] is the sub-list for extension type_name
+	103, // [103:103] is the sub-list for extension extendee
+	0,   // [0:103] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_types_proto_init() }
@@ -5219,19 +5383,19 @@ func file_peloton_v1_types_proto_init() {
 	if File_peloton_v1_types_proto != nil {
 		return
 	}
-	file_peloton_v1_types_proto_msgTypes[18].OneofWrappers = []any{
+	file_peloton_v1_types_proto_msgTypes[20].OneofWrappers = []any{
 		(*Event_Job)(nil),
 		(*Event_Task)(nil),
 		(*Event_HostPoolMove)(nil),
 	}
-	file_peloton_v1_types_proto_msgTypes[20].OneofWrappers = []any{}
+	file_peloton_v1_types_proto_msgTypes[22].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_types_proto_rawDesc), len(file_peloton_v1_types_proto_rawDesc)),
 			NumEnums:      11,
-			NumMessages:   44,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

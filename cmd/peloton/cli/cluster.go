@@ -168,7 +168,7 @@ func writePool(w io.Writer, p *pelotonv1.Pool) error {
 	t := newTable(w, "RESOURCE", "RESERVATION", "LIMIT", "SHARE", "DEMAND", "ALLOCATION", "ENTITLEMENT")
 	for _, r := range p.GetResources() {
 		f := func(v float64) string { return formatPoolResource(r.GetName(), v) }
-		t.row(r.GetName(), f(r.GetReservation()), f(r.GetLimit()), number(r.GetShare()), f(r.GetDemand()),
+		t.row(r.GetName(), f(r.GetReservation()), f(r.GetLimit()), weight(r.GetShare()), f(r.GetDemand()),
 			f(r.GetAllocation()), f(r.GetEntitlement()))
 	}
 	return t.flush()

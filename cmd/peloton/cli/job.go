@@ -183,6 +183,9 @@ func writeJob(w io.Writer, j *pelotonv1.Job, update *pelotonv1.Update, now time.
 		"Type", shortState(s.GetType()),
 		"State", shortState(st.GetState()),
 		"Message", st.GetMessage(),
+		"Moved to", moveText(st.GetMovedTo(), "as job ", now),
+		"Moved from", moveText(st.GetMovedFrom(), "from job ", now),
+		"Pending", waitingText(st.GetWaiting()),
 		"Pool", s.GetPool(),
 		"Region", firstNonEmpty(st.GetRegion(), s.GetRegion()),
 		"Priority", strconv.Itoa(int(s.GetPriority())),
@@ -203,6 +206,39 @@ func writeJob(w io.Writer, j *pelotonv1.Job, update *pelotonv1.Update, now time.
 		"Started", timestamp(st.GetStartTime(), now),
 		"Completed", timestamp(st.GetCompletionTime(), now),
 	)
+}
+
+// moveText renders one end of a job's move to another region: "region
+// west as job 1234 (2026-01-02 15:04:05 (3m ago))".
+func moveText(m *pelotonv1.JobMove, jobWord string, now time.Time) string {
+	if m.GetRegion() == "" {
+		return ""
+	}
+	s := "region " + m.GetRegion()
+	if m.GetJobId() != "" {
+		s += " " + jobWord + m.GetJobId()
+	} else {
+		s += " (nothing was left to run)"
+	}
+	if t := timestamp(m.GetTime(), now); t != "" {
+		s += ", " + t
+	}
+	return s
+}
+
+// waitingText sums up why tasks wait: "12 pending: 10 waiting for pool
+// /a's entitlement (cpu 10/10); 2 not placed: 0/5 hosts: 5 zone==x".
+func waitingText(groups []*pelotonv1.WaitingTasks) string {
+	if len(groups) == 0 {
+		return ""
+	}
+	var total uint32
+	parts := make([]string, len(groups))
+	for i, g := range groups {
+		total += g.GetTasks()
+		parts[i] = fmt.Sprintf("%d %s", g.GetTasks(), g.GetReason())
+	}
+	return fmt.Sprintf("%d pending: %s", total, strings.Join(parts, "; "))
 }
 
 func firstNonEmpty(values ...string) string {

@@ -143,21 +143,40 @@ func cores(v float64) string {
 	return strconv.FormatFloat(math.Round(v*1000)/1000+0, 'f', -1, 64)
 }
 
-// mebibytes renders an amount in whole MiB with a fitting unit: 128MiB,
-// 2GiB, 1.5TiB.
+// mebibytes renders an amount in whole MiB, in the largest unit that shows
+// it exactly with at most two decimals: 128MiB, 2GiB, 1.5TiB, but 1500MiB
+// (1.46GiB would round it).
 func mebibytes(mib float64) string {
 	if math.IsNaN(mib) || math.IsInf(mib, 0) {
 		return number(mib)
 	}
-	mib = math.Round(mib)
+	n := int64(math.Round(mib))
 	units := []string{"MiB", "GiB", "TiB", "PiB"}
-	i := 0
-	for math.Abs(mib) >= 1024 && i < len(units)-1 {
-		mib /= 1024
+	i, scale := 0, int64(1)
+	for i < len(units)-1 && abs64(n) >= scale*1024 && (n*100)%(scale*1024) == 0 {
 		i++
+		scale *= 1024
 	}
-	return strconv.FormatFloat(math.Round(mib*100)/100, 'f', -1, 64) + units[i]
+	return strconv.FormatFloat(float64(n)/float64(scale), 'f', -1, 64) + units[i]
 }
+
+func abs64(n int64) int64 {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// whole renders a count of whole units (GPUs): "2", never residue.
+func whole(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return number(v)
+	}
+	return strconv.FormatFloat(math.Round(v)+0, 'f', -1, 64)
+}
+
+// weight renders a share weight with at most three decimals.
+func weight(v float64) string { return cores(v) }
 
 // formatResources renders resources compactly: "cpu=1 mem=128MiB disk=1GiB
 // gpu=1"; disk and gpu only when set.
@@ -170,7 +189,7 @@ func formatResources(r *pelotonv1.Resources) string {
 		parts = append(parts, "disk="+mebibytes(r.GetDiskMb()))
 	}
 	if r.GetGpu() != 0 {
-		parts = append(parts, "gpu="+number(r.GetGpu()))
+		parts = append(parts, "gpu="+whole(r.GetGpu()))
 	}
 	return strings.Join(parts, " ")
 }
@@ -185,6 +204,8 @@ func formatPoolResource(name string, v float64) string {
 		return mebibytes(v)
 	case "cpu":
 		return cores(v)
+	case "gpu":
+		return whole(v)
 	}
 	return number(v)
 }

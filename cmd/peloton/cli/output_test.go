@@ -31,6 +31,9 @@ func TestFormatResources(t *testing.T) {
 		{&pelotonv1.Resources{Cpu: -0.00000000000000008673617379884035, MemMb: 0.2}, "cpu=0 mem=0MiB"},
 		{&pelotonv1.Resources{Cpu: 0.1 + 0.2, MemMb: 511.9999999}, "cpu=0.3 mem=512MiB"},
 		{&pelotonv1.Resources{Cpu: 1.0005, MemMb: 64}, "cpu=1.001 mem=64MiB"},
+		// A larger unit only where it shows the amount exactly.
+		{&pelotonv1.Resources{Cpu: 2, MemMb: 1500, DiskMb: 10240.4, Gpu: 1.0000000002}, "cpu=2 mem=1500MiB disk=10GiB gpu=1"},
+		{&pelotonv1.Resources{Cpu: 0.001, MemMb: 1025, DiskMb: 1024*1024 + 512}, "cpu=0.001 mem=1025MiB disk=1024.5GiB"},
 		{nil, ""},
 	}
 	for _, tc := range cases {
@@ -298,5 +301,39 @@ func TestWriteJobShowsTheEssentials(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "Completed:") {
 		t.Errorf("unset times must be left out:\n%s", b.String())
+	}
+}
+
+// The pool, host and job views print amounts to their unit whatever float
+// residue the JSON numbers carry.
+func TestPoolAndHostViewsShowNoResidue(t *testing.T) {
+	residue := func(s string) bool {
+		return strings.Contains(s, "0000") || strings.Contains(s, "9999") || strings.Contains(s, "e-")
+	}
+	p := &pelotonv1.Pool{Path: "/a", Jobs: 1, Resources: []*pelotonv1.PoolResource{
+		{Name: "cpu", Reservation: 0.1 + 0.2, Limit: 10.000000000000002, Share: 0.1 + 0.2, Demand: 2.9999999999999996, Allocation: 1.0000000000000002, Entitlement: 0.30000000000000004},
+		{Name: "mem", Reservation: 1500.0000000001, Limit: 2048, Share: 1, Demand: 1023.9999999, Allocation: 512.00000001, Entitlement: 3 << 10},
+		{Name: "gpu", Reservation: 0.9999999999, Limit: 2.0000000001, Share: 1, Demand: 1, Allocation: 0, Entitlement: 1.0000000002},
+	}}
+	var out strings.Builder
+	if err := writePool(&out, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := writePoolTree(&out, []*pelotonv1.Pool{p}); err != nil {
+		t.Fatal(err)
+	}
+	h := &pelotonv1.Host{Id: "sim/h", Hostname: "h", Capacity: &pelotonv1.Resources{Cpu: 8.000000000000002, MemMb: 32768.00000001, Gpu: 1.9999999999},
+		Allocated: &pelotonv1.Resources{Cpu: 0.1 + 0.2 + 0.4, MemMb: 100.5}}
+	if err := writeHostTable(&out, []*pelotonv1.Host{h}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	if residue(text) {
+		t.Fatalf("residue in:\n%s", text)
+	}
+	for _, want := range []string{"cpu=0.3 mem=1500MiB gpu=1", "0.3", "1GiB", "3GiB", "cpu=8 mem=32GiB gpu=2", "cpu=0.7 mem=101MiB"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("%q missing in:\n%s", want, text)
+		}
 	}
 }

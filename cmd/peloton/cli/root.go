@@ -216,6 +216,7 @@ https:// address, as the caller a --token or --cert/--key names.`,
 	})
 	root.AddCommand(a.jobCommand(), a.updateCommand(), a.taskCommand(), a.poolCommand(), a.hostCommand(), a.clusterCommand(), a.migrateCommand(), a.regionCommand(), a.drillCommand(), a.versionCommand(),
 		a.authCommand(), a.auditCommand(), a.contextCommand())
+	a.addCompletions(root)
 	return root
 }
 

@@ -674,10 +674,12 @@ class PutReplicaResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ListReplicasRequest(_message.Message):
-    __slots__ = ("owner_region",)
+    __slots__ = ("owner_region", "job_id")
     OWNER_REGION_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
     owner_region: str
-    def __init__(self, owner_region: _Optional[str] = ...) -> None: ...
+    job_id: str
+    def __init__(self, owner_region: _Optional[str] = ..., job_id: _Optional[str] = ...) -> None: ...
 
 class ListReplicasResponse(_message.Message):
     __slots__ = ("replicas",)

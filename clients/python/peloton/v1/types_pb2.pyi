@@ -384,7 +384,7 @@ class FailoverPolicy(_message.Message):
     def __init__(self, mode: _Optional[_Union[FailoverPolicy.Mode, str]] = ..., regions: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class JobStatus(_message.Message):
-    __slots__ = ("state", "task_states", "create_time", "start_time", "completion_time", "region", "message", "update_id")
+    __slots__ = ("state", "task_states", "create_time", "start_time", "completion_time", "region", "message", "update_id", "moved_to", "moved_from", "waiting")
     class TaskStatesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -400,6 +400,9 @@ class JobStatus(_message.Message):
     REGION_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     UPDATE_ID_FIELD_NUMBER: _ClassVar[int]
+    MOVED_TO_FIELD_NUMBER: _ClassVar[int]
+    MOVED_FROM_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FIELD_NUMBER: _ClassVar[int]
     state: JobState
     task_states: _containers.ScalarMap[str, int]
     create_time: _timestamp_pb2.Timestamp
@@ -408,7 +411,28 @@ class JobStatus(_message.Message):
     region: str
     message: str
     update_id: str
-    def __init__(self, state: _Optional[_Union[JobState, str]] = ..., task_states: _Optional[_Mapping[str, int]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completion_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., region: _Optional[str] = ..., message: _Optional[str] = ..., update_id: _Optional[str] = ...) -> None: ...
+    moved_to: JobMove
+    moved_from: JobMove
+    waiting: _containers.RepeatedCompositeFieldContainer[WaitingTasks]
+    def __init__(self, state: _Optional[_Union[JobState, str]] = ..., task_states: _Optional[_Mapping[str, int]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completion_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., region: _Optional[str] = ..., message: _Optional[str] = ..., update_id: _Optional[str] = ..., moved_to: _Optional[_Union[JobMove, _Mapping]] = ..., moved_from: _Optional[_Union[JobMove, _Mapping]] = ..., waiting: _Optional[_Iterable[_Union[WaitingTasks, _Mapping]]] = ...) -> None: ...
+
+class JobMove(_message.Message):
+    __slots__ = ("region", "job_id", "time")
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    region: str
+    job_id: str
+    time: _timestamp_pb2.Timestamp
+    def __init__(self, region: _Optional[str] = ..., job_id: _Optional[str] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class WaitingTasks(_message.Message):
+    __slots__ = ("tasks", "reason")
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    tasks: int
+    reason: str
+    def __init__(self, tasks: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class Job(_message.Message):
     __slots__ = ("id", "spec", "status", "config_version")
