@@ -10,7 +10,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPC_GATEWAY_VERSION := v2.31.0
 
-.PHONY: all build run test test-go test-race bench-migrate test-clients test-python test-java clients clients-check proto proto-check tools bench bench-overload clean ui ui-check
+.PHONY: all build run test test-go test-race bench-migrate test-clients test-python test-java clients clients-check proto proto-check tools bench bench-overload chaos clean ui ui-check
 
 all: build
 
@@ -103,6 +103,11 @@ bench: build
 ## bench-overload: 1, 8, 32, 128, 512 concurrent clients against a dev cluster; throughput, p50/p99, shed fraction, memory (not in CI)
 bench-overload: build
 	$(GO) run ./tests/bench/overload -bin $(BIN)/peloton $(OVERLOAD_FLAGS)
+
+## chaos: 20 trials of kill -9 / SIGSTOP of the leader of an HA pair during a 10,000-task job (needs PELOTON_TEST_CASSANDRA; not in CI, which runs 2 trials of 1,000 tasks)
+chaos: build
+	PELOTON_CHAOS_TRIALS=$${PELOTON_CHAOS_TRIALS:-20} PELOTON_CHAOS_TASKS=$${PELOTON_CHAOS_TASKS:-10000} \
+		$(GO) test -count=1 -timeout 3h -run '^TestChaos$$' -v ./tests/ha
 
 clean:
 	rm -rf $(BIN)

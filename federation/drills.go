@@ -106,7 +106,9 @@ func (r *Router) StartDrill(ctx context.Context, req *pb.StartDrillRequest) (*pb
 	if err := r.saveDrill(ctx, d); err != nil {
 		return nil, err
 	}
-	go r.runDrill(context.WithoutCancel(ctx), d, duration)
+	// The drill outlives the call: it runs under the router's context, so
+	// it ends when the server stops (Close waits for it).
+	r.bg.goRun(func(ctx context.Context) { r.runDrill(ctx, d, duration) })
 	return &pb.StartDrillResponse{Drill: d}, nil
 }
 
@@ -197,26 +199,57 @@ func waitFor(ctx context.Context, limit time.Duration, cond func() bool) (time.D
 	}
 }
 
+// drillCleanup bounds the work a drill does after the server began to
+// stop: healing its region and saving the report.
+const drillCleanup = 10 * time.Second
+
+// keepDrill saves a drill's report; a report that cannot be saved is
+// reported (logged and counted), never dropped silently.
+func (r *Router) keepDrill(ctx context.Context, d *pb.Drill) {
+	if err := r.saveDrill(ctx, d); err != nil {
+		r.reportError("drill", "drill report not saved", err, "drill", d.GetId(), "state", d.GetState())
+	}
+}
+
 // runDrill isolates the region, measures detection and relocation, heals
-// it after the duration and measures failback, then keeps the report.
+// it after the duration and measures failback, then keeps the report. When
+// ctx ends (the server stops) it heals the region and records the drill as
+// cut short, within drillCleanup.
 func (r *Router) runDrill(ctx context.Context, d *pb.Drill, duration time.Duration) {
 	region := d.Region
 	fail := func(msg string) {
 		d.State, d.Message, d.EndTime = "failed", msg, timestamppb.Now()
-		_ = r.saveDrill(ctx, d)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drillCleanup)
+		defer cancel()
+		r.keepDrill(cctx, d)
 	}
 	start := time.Now()
 	if _, err := r.IsolateRegion(ctx, &pb.IsolateRegionRequest{Region: region, Isolated: true}); err != nil {
 		fail("isolating the region: " + status.Convert(err).Message())
 		return
 	}
+	healed := false
+	defer func() {
+		if ctx.Err() == nil || d.GetState() == "completed" {
+			return
+		}
+		// Stopped mid-drill: never leave the region cut off.
+		if !healed {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drillCleanup)
+			defer cancel()
+			if _, err := r.IsolateRegion(cctx, &pb.IsolateRegionRequest{Region: region, Isolated: false}); err != nil {
+				r.reportError("drill", "healing the region of a drill cut short", err, "drill", d.GetId(), "region", region)
+			}
+		}
+		fail("the server stopped during the drill")
+	}()
 	limit := duration + 2*time.Minute
 	if took, ok := waitFor(ctx, limit, func() bool { return r.health(region) == "failed" }); ok {
 		d.DetectionSeconds = took.Seconds()
 	} else {
 		d.Message = "the region was never declared failed"
 	}
-	_ = r.saveDrill(ctx, d)
+	r.keepDrill(ctx, d)
 	// Relocation: every replica of the region's jobs moved, and the new
 	// jobs have tasks running or done.
 	moved := func() (bool, []*pb.PlannedMove, []*pb.PlannedMove) {
@@ -253,10 +286,11 @@ func (r *Router) runDrill(ctx context.Context, d *pb.Drill, duration time.Durati
 		}
 	}
 	_, d.Moved, d.NotMoved = moved()
-	_ = r.saveDrill(ctx, d)
+	r.keepDrill(ctx, d)
 	if rest := duration - time.Since(start); rest > 0 {
 		select {
 		case <-ctx.Done():
+			return // the deferred cleanup heals and records
 		case <-time.After(rest):
 		}
 	}
@@ -265,15 +299,18 @@ func (r *Router) runDrill(ctx context.Context, d *pb.Drill, duration time.Durati
 		fail("healing the region: " + status.Convert(err).Message())
 		return
 	}
-	d.State = "healed"
+	healed, d.State = true, "healed"
 	if _, ok := waitFor(ctx, limit, func() bool { return r.health(region) == "alive" && r.originalsStopped(ctx, region, d.Moved) }); ok {
 		d.FailbackSeconds = time.Since(healStart).Seconds()
 		d.State = "completed"
 	} else {
 		d.State, d.Message = "failed", "the region did not come back with its relocated copies stopped"
 	}
+	if ctx.Err() != nil {
+		return // the deferred cleanup records it
+	}
 	d.EndTime = timestamppb.Now()
-	_ = r.saveDrill(ctx, d)
+	r.keepDrill(ctx, d)
 }
 
 // replicasOf collects, from every reachable region, the replicas of a

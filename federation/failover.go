@@ -43,6 +43,7 @@ func NewFailover(router *Router, fence func(bool), log *slog.Logger, interval ti
 		interval = time.Second
 	}
 	router.log = func(msg string, args ...any) { log.Info(msg, args...) }
+	router.warn = func(msg string, args ...any) { log.Warn(msg, args...) }
 	f := &Failover{router: router, fence: fence, log: log, interval: interval, progress: newProgress()}
 	f.setFenced(true, "starting: checking with the federation first")
 	return f

@@ -117,7 +117,12 @@ func (d *GossipDirectory) Members() []gossip.Member {
 
 // Run observes the gossip pool every interval until ctx ends.
 func (d *GossipDirectory) Run(ctx context.Context, interval time.Duration) {
-	go d.joinPeers(ctx)
+	joined := make(chan struct{})
+	go func() {
+		defer close(joined)
+		d.joinPeers(ctx)
+	}()
+	defer func() { <-joined }()
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

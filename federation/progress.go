@@ -2,6 +2,7 @@ package federation
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -135,6 +136,7 @@ func (f *Failover) syncProgress(ctx context.Context) {
 			return pb.NewJobServiceClient(r.local()).ListJobs(ctx, req)
 		}, &pb.ListJobsRequest{})
 		if err != nil {
+			r.reportError("progress", "listing jobs to push their progress failed; retrying", err)
 			p.lost()
 			p.retry(ids)
 			return
@@ -145,31 +147,41 @@ func (f *Failover) syncProgress(ctx context.Context) {
 		}
 	}
 	var failed []string
+	var firstErr error
 	for _, id := range ids {
-		if !f.pushProgress(ctx, id) {
+		if err := f.pushProgress(ctx, id); err != nil {
 			failed = append(failed, id)
+			if firstErr == nil {
+				firstErr = err
+			}
 		}
+	}
+	if len(failed) > 0 && ctx.Err() == nil {
+		r.reportError("progress", "progress not pushed to the replica region; retrying", firstErr, "jobs", len(failed), "replica_region", reg.Name)
 	}
 	p.retry(failed)
 }
 
 // pushProgress sends one job's progress to its replica if it changed
-// since the last push. It reports false when the push should be retried.
-func (f *Failover) pushProgress(ctx context.Context, id string) bool {
+// since the last push. An error means the push should be retried.
+func (f *Failover) pushProgress(ctx context.Context, id string) error {
 	r := f.router
 	got, err := pb.NewJobServiceClient(r.local()).GetJob(ctx, &pb.GetJobRequest{Id: id})
 	if err != nil {
 		// A deleted job has nothing to push; anything else is retried.
-		return status.Code(err) == codes.NotFound
+		if status.Code(err) == codes.NotFound {
+			return nil
+		}
+		return fmt.Errorf("job %s: %w", id, err)
 	}
 	j := got.GetJob()
 	mark := pushMark{done: int(j.GetStatus().GetTaskStates()["SUCCEEDED"]), config: j.GetConfigVersion()}
 	if last, ok := f.progress.pushed[id]; ok && last == mark {
-		return true
+		return nil
 	}
 	tasks, err := pb.NewTaskServiceClient(r.local()).ListTasks(ctx, &pb.ListTasksRequest{JobId: id, States: []pb.TaskState{pb.TaskState_TASK_STATE_SUCCEEDED}})
 	if err != nil {
-		return false
+		return fmt.Errorf("tasks of job %s: %w", id, err)
 	}
 	succeeded := make([]uint32, 0, len(tasks.GetTasks()))
 	for _, t := range tasks.GetTasks() {
@@ -180,8 +192,8 @@ func (f *Failover) pushProgress(ctx context.Context, id string) bool {
 		job.Spec.Failover = nil // keep the policy the replica has
 	}
 	if _, err := r.replicate(ctx, r.dir.Local(), job, succeeded); err != nil {
-		return false
+		return fmt.Errorf("replica of job %s: %w", id, err)
 	}
 	f.progress.pushed[id] = mark
-	return true
+	return nil
 }

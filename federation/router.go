@@ -71,6 +71,8 @@ type Router struct {
 	isolation Isolation
 	states    *regionStates
 	log       func(msg string, args ...any)
+	warn      func(msg string, args ...any)
+	bg        *background
 	dir       Directory
 	choose    Chooser
 
@@ -99,7 +101,7 @@ func (r *Router) AddDialOptions(opts ...grpc.DialOption) {
 // region.
 func NewRouter(local Shard, dir Directory, choose Chooser) *Router {
 	r := &Router{dir: dir, choose: choose, conns: map[string]*grpc.ClientConn{}, owners: map[string]string{},
-		log: func(string, ...any) {}, states: &regionStates{refresh: 2 * time.Second, maxAge: time.Minute}}
+		log: func(string, ...any) {}, warn: func(string, ...any) {}, bg: newBackground(), states: &regionStates{refresh: 2 * time.Second, maxAge: time.Minute}}
 	if local != nil {
 		r.SetLocal(local)
 	} else {
@@ -146,8 +148,11 @@ func (r *Router) jobs() pb.JobServiceClient { return pb.NewJobServiceClient(self
 // gateway looks a job's pool up with it).
 func (r *Router) Jobs() pb.JobServiceClient { return r.jobs() }
 
-// Close drops connections to other regions.
+// Close stops the router's background work (a running drill heals its
+// region and records that it was cut short), waits for it, and drops
+// connections to other regions.
 func (r *Router) Close() {
+	r.bg.close()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, c := range r.conns {

@@ -218,10 +218,17 @@ func (g *Gateway) Serve(ctx context.Context) error {
 	bridged := make(chan struct{})
 	go func() {
 		defer close(bridged)
-		_ = g.grpc.Serve(g.bridge)
+		if err := g.grpc.Serve(g.bridge); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			g.cfg.Logger.Warn("gRPC bridge stopped", "err", err)
+		}
 	}()
 	select {
 	case err := <-errc:
+		// The HTTP server failed: stop the bridge too, so that nothing
+		// outlives Serve.
+		_ = g.conn.Close()
+		g.grpc.Stop()
+		<-bridged
 		return err
 	case <-ctx.Done():
 	}

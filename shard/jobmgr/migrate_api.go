@@ -269,9 +269,7 @@ func (e *Engine) applyMigrationPolicies(ctx context.Context, m *model.Migration,
 				continue // deleted since
 			}
 			if !restore {
-				for _, k := range done {
-					_ = e.setJobClusters(ctx, m.Jobs[k].Job, m.Jobs[k].Clusters)
-				}
+				e.undoJobClusters(ctx, m, done)
 			}
 			return err
 		}
@@ -284,9 +282,7 @@ func (e *Engine) applyMigrationPolicies(ctx context.Context, m *model.Migration,
 		}
 		if err := e.setPoolClusters(ctx, m.Pool, p); err != nil {
 			if !restore {
-				for _, k := range done {
-					_ = e.setJobClusters(ctx, m.Jobs[k].Job, m.Jobs[k].Clusters)
-				}
+				e.undoJobClusters(ctx, m, done)
 			}
 			return err
 		}
@@ -546,3 +542,13 @@ func (e *Engine) checkRollback(m *model.Migration) error {
 
 // Now is the engine's clock reading (for durations the API reports).
 func (e *Engine) Now() time.Time { return e.cfg.Clock.Now() }
+
+// undoJobClusters puts back the clusters of the jobs a failed migration
+// step already changed; a job it cannot put back is logged, not dropped.
+func (e *Engine) undoJobClusters(ctx context.Context, m *model.Migration, done []int) {
+	for _, k := range done {
+		if err := e.setJobClusters(ctx, m.Jobs[k].Job, m.Jobs[k].Clusters); err != nil {
+			e.log.Error("migration: cannot put a job's clusters back", "job", m.Jobs[k].Job, "err", err)
+		}
+	}
+}
