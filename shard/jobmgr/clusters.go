@@ -334,17 +334,9 @@ func (e *Engine) setJobClusters(ctx context.Context, id model.JobID, p *model.Cl
 	from := max(je.job.ConfigVersion, 1)
 	e.mu.Unlock()
 
-	to := from + 1
-	err := e.cfg.Store.PutJobConfig(ctx, id, to, &spec)
-	if errors.Is(err, store.ErrExists) {
-		var versions []uint64
-		if versions, err = e.cfg.Store.ListJobConfigVersions(ctx, id); err == nil && len(versions) > 0 {
-			to = versions[len(versions)-1] + 1
-			err = e.cfg.Store.PutJobConfig(ctx, id, to, &spec)
-		}
-	}
+	to, err := e.putNextConfig(ctx, id, from, &spec)
 	if err != nil {
-		return fmt.Errorf("store config %d of job %s: %w", to, id, err)
+		return err
 	}
 	e.lock()
 	defer e.mu.Unlock()

@@ -112,19 +112,10 @@ func (e *Engine) UpdateJob(ctx context.Context, id model.JobID, spec model.JobSp
 	from := max(je.job.ConfigVersion, 1)
 	e.mu.Unlock()
 
-	// The config is stored before anything names it; a version left by an
-	// update that failed half way is skipped.
-	to := from + 1
-	err := e.cfg.Store.PutJobConfig(ctx, id, to, &spec)
-	if errors.Is(err, store.ErrExists) {
-		var versions []uint64
-		if versions, err = e.cfg.Store.ListJobConfigVersions(ctx, id); err == nil && len(versions) > 0 {
-			to = versions[len(versions)-1] + 1
-			err = e.cfg.Store.PutJobConfig(ctx, id, to, &spec)
-		}
-	}
+	// The config is stored before anything names it.
+	to, err := e.putNextConfig(ctx, id, from, &spec)
 	if err != nil {
-		return nil, fmt.Errorf("store config %d of job %s: %w", to, id, err)
+		return nil, err
 	}
 	now := e.cfg.Clock.Now()
 	u := &model.Update{
@@ -173,6 +164,25 @@ func (e *Engine) UpdateJob(ctx context.Context, id model.JobID, spec model.JobSp
 	e.wake()
 	cp := *u
 	return &cp, nil
+}
+
+// putNextConfig stores spec as the job's config version after from and
+// returns the version it got; a version left by a change that failed half
+// way (stored, never named by the job) is skipped.
+func (e *Engine) putNextConfig(ctx context.Context, id model.JobID, from uint64, spec *model.JobSpec) (uint64, error) {
+	to := from + 1
+	err := e.cfg.Store.PutJobConfig(ctx, id, to, spec)
+	if errors.Is(err, store.ErrExists) {
+		var versions []uint64
+		if versions, err = e.cfg.Store.ListJobConfigVersions(ctx, id); err == nil && len(versions) > 0 {
+			to = versions[len(versions)-1] + 1
+			err = e.cfg.Store.PutJobConfig(ctx, id, to, spec)
+		}
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store config %d of job %s: %w", to, id, err)
+	}
+	return to, nil
 }
 
 // closeUpdateRecord writes an ended update directly (outside the loop).

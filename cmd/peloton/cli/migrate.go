@@ -117,16 +117,7 @@ when it SUCCEEDED, 2 when it ended otherwise or stopped, 3 on --timeout.`,
 			if err != nil {
 				return err
 			}
-			m := resp.GetMigration()
-			if !wait {
-				if a.output != "table" {
-					return writeStructured(cmd.OutOrStdout(), a.output, m)
-				}
-				return writeMigration(cmd.OutOrStdout(), m, a.clock.Now())
-			}
-			return a.follow(cmd, m.GetId(), func(p *progress) (proto.Message, error) {
-				return a.waitForMigration(cmd.Context(), c, m, timeout, p)
-			})
+			return a.showMigration(cmd, c, resp.GetMigration(), wait, timeout)
 		}),
 	}
 	cmd.Flags().StringVar(&job, "job", "", "the job to move")
@@ -158,22 +149,26 @@ func (a *app) migrateRollbackCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m := resp.GetMigration()
-			if !wait {
-				if a.output != "table" {
-					return writeStructured(cmd.OutOrStdout(), a.output, m)
-				}
-				return writeMigration(cmd.OutOrStdout(), m, a.clock.Now())
-			}
-			return a.follow(cmd, m.GetId(), func(p *progress) (proto.Message, error) {
-				return a.waitForMigration(cmd.Context(), c, m, timeout, p)
-			})
+			return a.showMigration(cmd, c, resp.GetMigration(), wait, timeout)
 		}),
 	}
 	cmd.Flags().StringVar(&region, "region", "", "region of the migration")
 	cmd.Flags().BoolVar(&wait, "wait", false, "follow the rollback until it ends; exit 0 when every instance is back")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "with --wait: give up after this long (exit 3)")
 	return cmd
+}
+
+// showMigration prints a migration, or with wait follows it until it ends.
+func (a *app) showMigration(cmd *cobra.Command, c *clients, m *pelotonv1.Migration, wait bool, timeout time.Duration) error {
+	if !wait {
+		if a.output != "table" {
+			return writeStructured(cmd.OutOrStdout(), a.output, m)
+		}
+		return writeMigration(cmd.OutOrStdout(), m, a.clock.Now())
+	}
+	return a.follow(cmd, m.GetId(), func(p *progress) (proto.Message, error) {
+		return a.waitForMigration(cmd.Context(), c, m, timeout, p)
+	})
 }
 
 func migrationEnded(m *pelotonv1.Migration) bool {
