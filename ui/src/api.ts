@@ -175,6 +175,24 @@ export interface RegionPlan {
   pinned?: number;
 }
 
+export interface Migration {
+  id: string;
+  jobId?: string;
+  pool?: string;
+  toCluster?: string;
+  batchSize?: number;
+  surge?: boolean;
+  paused?: boolean;
+  state?: string;
+  message?: string;
+  createTime?: string;
+  completionTime?: string;
+  instancesTotal?: number;
+  instancesMoved?: number;
+  instancesInFlight?: number;
+  region?: string;
+}
+
 export interface Drill {
   id: string;
   region?: string;
@@ -267,6 +285,7 @@ export const api = {
   regions: (signal?: AbortSignal) => get<{ regions?: Region[] }>('/v1/regions', signal),
   plan: (signal?: AbortSignal) => get<{ plans?: RegionPlan[] }>('/v1/regions/plan', signal),
   drills: (signal?: AbortSignal) => get<{ drills?: Drill[] }>('/v1/drills', signal),
+  migrations: (signal?: AbortSignal) => get<{ migrations?: Migration[] }>('/v1/migrations', signal),
   startDrill: (region: string, durationSeconds: number) =>
     post<{ drill: Drill }>('/v1/drills', { region, durationSeconds }),
   version: () => get<{ version?: string; region?: string }>('/v1/version'),

@@ -55,6 +55,7 @@ export const taskState = (s?: string) => enumName(s, 'TASK_STATE_') || 'UNSPECIF
 export const jobState = (s?: string) => enumName(s, 'JOB_STATE_') || 'UNSPECIFIED';
 export const hostState = (s?: string) => enumName(s, 'HOST_STATE_') || 'UNSPECIFIED';
 export const updateState = (s?: string) => enumName(s, 'UPDATE_STATE_') || 'UNSPECIFIED';
+export const migrationState = (s?: string) => enumName(s, 'MIGRATION_STATE_') || 'UNSPECIFIED';
 export const jobType = (s?: string) => enumName(s, 'JOB_TYPE_').toLowerCase() || 'batch';
 export const health = (s?: string) => enumName(s, 'HEALTH_STATE_');
 
@@ -62,6 +63,7 @@ export const TERMINAL_TASK = new Set(['SUCCEEDED', 'FAILED', 'KILLED', 'LOST']);
 export const TERMINAL_JOB = new Set(['SUCCEEDED', 'FAILED', 'KILLED']);
 export const WAITING_TASK = ['INITIALIZED', 'PENDING', 'READY', 'PLACING', 'PLACED'];
 export const ACTIVE_UPDATE = new Set(['ROLLING_FORWARD', 'ROLLING_BACK']);
+export const ACTIVE_MIGRATION = new Set(['MIGRATING', 'ROLLING_BACK']);
 
 /** Every task state, in lifecycle order. */
 export const TASK_STATES = [
@@ -88,6 +90,7 @@ export function stateTone(s: string): string {
     case 'ALIVE':
     case 'HEALTHY':
     case 'ROLLING_FORWARD':
+    case 'MIGRATING':
     case 'COMPLETED':
       return 'tone-run';
     case 'SUCCEEDED':

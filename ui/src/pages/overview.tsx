@@ -1,11 +1,12 @@
 // Overview: regions, clusters, tasks running and pending, recent failures,
-// updates and drills in progress.
+// updates, migrations and drills in progress.
 import { useState } from 'preact/hooks';
 import { api, type Host, type Job, type PelotonEvent, type Update } from '../api';
 import { Badge, Bar, Empty, ErrorNote, Section, StateCounts, Title, useNow } from '../components';
 import { subscribe, useEvents, useThrottled } from '../events';
 import { Link } from '../router';
 import {
+  ACTIVE_MIGRATION,
   ACTIVE_UPDATE,
   TASK_STATES,
   TERMINAL_JOB,
@@ -15,6 +16,7 @@ import {
   fmtNum,
   hostState,
   jobState,
+  migrationState,
   shortId,
   taskState,
   updateState,
@@ -66,6 +68,7 @@ export function Overview() {
   const hosts = useLoad((s) => api.hosts(s), []);
   const jobs = useLoad((s) => api.jobs(undefined, undefined, s), []);
   const drills = useLoad((s) => api.drills(s), []);
+  const migrations = useLoad((s) => api.migrations(s), []);
   const [updates, setUpdates] = useState<Update[]>([]);
   const [, setFailTick] = useState(0);
 
@@ -88,6 +91,7 @@ export function Overview() {
     regions.reload();
     hosts.reload();
     drills.reload();
+    migrations.reload();
     void loadUpdates();
   }, 3000);
 
@@ -98,6 +102,7 @@ export function Overview() {
     .filter((j) => jobState(j.status?.state) === 'FAILED')
     .sort((a, b) => (b.status?.completionTime ?? '').localeCompare(a.status?.completionTime ?? ''))
     .slice(0, 10);
+  const activeMigrations = (migrations.data?.migrations ?? []).filter((m) => ACTIVE_MIGRATION.has(migrationState(m.state)));
   const activeDrills = (drills.data?.drills ?? []).filter((d) => d.state === 'running' || d.state === 'healed');
 
   return (
@@ -208,7 +213,24 @@ export function Overview() {
             </ul>
           )}
           <h3>Migrations</h3>
-          <Empty>The API reports no migration.</Empty>
+          <ErrorNote error={migrations.error} />
+          {activeMigrations.length === 0 ? (
+            <Empty>No migration is moving instances.</Empty>
+          ) : (
+            <ul class="plain">
+              {activeMigrations.map((m) => (
+                <li key={m.id} data-migration={m.id}>
+                  {m.jobId ? (
+                    <Link to={`/jobs/${encodeURIComponent(m.jobId)}`}>{shortId(m.jobId)}</Link>
+                  ) : (
+                    <Link to="/pools">{m.pool}</Link>
+                  )}{' '}
+                  → {m.toCluster} <span class="muted">({m.region})</span> <Badge state={migrationState(m.state)} />{' '}
+                  {m.paused && <Badge state="PAUSED" />} <Bar label="moved" used={m.instancesMoved ?? 0} total={m.instancesTotal ?? 0} />
+                </li>
+              ))}
+            </ul>
+          )}
         </Section>
         <Section title="Recent failures">
           {failedJobs.length === 0 && failures.length === 0 && <Empty>Nothing failed.</Empty>}
