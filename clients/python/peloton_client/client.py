@@ -96,10 +96,18 @@ class Client:
         return self.jobs.GetJob(svc.GetJobRequest(id=job_id), timeout=self.timeout).job
 
     @_api
-    def list_jobs(self, states=(), pool=""):
-        """Jobs, optionally only those in `states` (JobState values) or `pool`."""
-        req = svc.ListJobsRequest(states=list(states), pool=pool)
-        return list(self.jobs.ListJobs(req, timeout=self.timeout).jobs)
+    def list_jobs(self, states=(), pool="", page_size=0):
+        """Every job, optionally only those in `states` (JobState values) or
+        `pool`, following the server's pages (of `page_size` jobs; 0 is the
+        server's default) to the end."""
+        out, token = [], ""
+        while True:
+            req = svc.ListJobsRequest(states=list(states), pool=pool, limit=page_size, page_token=token)
+            resp = self.jobs.ListJobs(req, timeout=self.timeout)
+            out.extend(resp.jobs)
+            token = resp.next_page_token
+            if not token:
+                return out
 
     @_api
     def stop_job(self, job_id):

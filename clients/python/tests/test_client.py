@@ -38,6 +38,11 @@ def test_list_by_state_and_pool(client):
     assert job.id in ids
     assert job.id not in [j.id for j in client.list_jobs(states=[types.JOB_STATE_RUNNING])]
     assert job.id in [j.id for j in client.list_jobs(pool="/")]
+    # One job per page: the client follows the pages to the end.
+    client.create_job(batch("py-list-2", "exit 0"))
+    every = [j.id for j in client.list_jobs()]
+    assert len(every) >= 2
+    assert [j.id for j in client.list_jobs(page_size=1)] == every
     tasks = client.list_tasks(job.id)
     assert sorted(t.instance for t in tasks) == [0, 1]
     assert all(t.state == types.TASK_STATE_SUCCEEDED for t in tasks)

@@ -8,6 +8,7 @@ import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumSet;
 import java.util.Iterator;
@@ -29,6 +30,7 @@ import peloton.v1.Service.GetJobRequest;
 import peloton.v1.Service.GetPoolRequest;
 import peloton.v1.Service.GetTaskLogsRequest;
 import peloton.v1.Service.ListJobsRequest;
+import peloton.v1.Service.ListJobsResponse;
 import peloton.v1.Service.ListTasksRequest;
 import peloton.v1.Service.StopJobRequest;
 import peloton.v1.Service.UpdateJobRequest;
@@ -123,9 +125,28 @@ public final class PelotonClient implements AutoCloseable {
   }
 
   /** Jobs in any of states (empty: all) and in pool (empty: any). */
+  /** Every job, optionally only those in states or pool, following the server's pages to the end. */
   public List<Job> listJobs(Collection<JobState> states, String pool) {
-    ListJobsRequest req = ListJobsRequest.newBuilder().addAllStates(states).setPool(Objects.requireNonNullElse(pool, "")).build();
-    return call(() -> jobs().listJobs(req).getJobsList());
+    return listJobs(states, pool, 0);
+  }
+
+  /** As {@link #listJobs(Collection, String)}, pageSize jobs per call (0: the server's default). */
+  public List<Job> listJobs(Collection<JobState> states, String pool, int pageSize) {
+    List<Job> out = new ArrayList<>();
+    String token = "";
+    do {
+      ListJobsRequest req =
+          ListJobsRequest.newBuilder()
+              .addAllStates(states)
+              .setPool(Objects.requireNonNullElse(pool, ""))
+              .setLimit(pageSize)
+              .setPageToken(token)
+              .build();
+      ListJobsResponse resp = call(() -> jobs().listJobs(req));
+      out.addAll(resp.getJobsList());
+      token = resp.getNextPageToken();
+    } while (!token.isEmpty());
+    return out;
   }
 
   public Job stopJob(String id) {

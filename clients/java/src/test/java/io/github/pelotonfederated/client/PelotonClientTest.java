@@ -81,6 +81,11 @@ class PelotonClientTest {
     client.waitJob(job.getId(), Duration.ofMinutes(1), null);
     assertTrue(client.listJobs(Set.of(JobState.JOB_STATE_SUCCEEDED), "/").stream().anyMatch(j -> j.getId().equals(job.getId())));
     assertFalse(client.listJobs(Set.of(JobState.JOB_STATE_RUNNING), "").stream().anyMatch(j -> j.getId().equals(job.getId())));
+    // One job per page: the client follows the pages to the end.
+    client.createJob(batch("java-list-2", "exit 0", 1));
+    List<String> every = client.listJobs(Set.of(), "").stream().map(Job::getId).toList();
+    assertTrue(every.size() >= 2, "jobs listed: " + every);
+    assertEquals(every, client.listJobs(Set.of(), "", 1).stream().map(Job::getId).toList());
     List<Task> tasks = client.listTasks(job.getId());
     assertEquals(2, tasks.size());
     assertTrue(tasks.stream().allMatch(t -> t.getState() == TaskState.TASK_STATE_SUCCEEDED));
