@@ -257,9 +257,26 @@ const enc = encodeURIComponent;
 /** Host ids hold a "/" (cluster/name) that the route keeps as is. */
 export const hostPath = (id: string) => id.split('/').map(enc).join('/');
 
+/** The most jobs a list holds; past it the list says it is cut. */
+export const MAX_LISTED_JOBS = 50000;
+
+/**
+ * Every job (oldest first), following the server's pages (5,000 jobs each)
+ * up to MAX_LISTED_JOBS; `truncated` says the list stopped there.
+ */
+async function allJobs(states?: string[], pool?: string, signal?: AbortSignal) {
+  const jobs: Job[] = [];
+  let pageToken: string | undefined;
+  do {
+    const r = await get<{ jobs?: Job[]; nextPageToken?: string }>('/v1/jobs' + query({ states, pool, limit: 5000, pageToken }), signal);
+    jobs.push(...(r.jobs ?? []));
+    pageToken = r.nextPageToken || undefined;
+  } while (pageToken && jobs.length < MAX_LISTED_JOBS);
+  return { jobs, truncated: !!pageToken };
+}
+
 export const api = {
-  jobs: (states?: string[], pool?: string, signal?: AbortSignal) =>
-    get<{ jobs?: Job[] }>('/v1/jobs' + query({ states, pool }), signal),
+  jobs: (states?: string[], pool?: string, signal?: AbortSignal) => allJobs(states, pool, signal),
   job: (id: string, signal?: AbortSignal) => get<{ job: Job }>(`/v1/jobs/${enc(id)}`, signal),
   tasks: (id: string, p: { states?: string[]; offset?: number; limit?: number }, signal?: AbortSignal) =>
     get<{ tasks?: Task[]; total?: number }>(`/v1/jobs/${enc(id)}/tasks` + query(p), signal),

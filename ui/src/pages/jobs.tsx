@@ -1,7 +1,7 @@
 // Jobs: every job of every region, searchable and sortable, a page at a
 // time. The state and pool filters are the server's (ListJobs); search,
 // sort and paging are done here, as ListJobs has no paging.
-import { api, type Job } from '../api';
+import { MAX_LISTED_JOBS, api, type Job } from '../api';
 import { Badge, Empty, ErrorNote, Pager, SortHeader, Title, useNow } from '../components';
 import { useEvents, useThrottled } from '../events';
 import { Link, setQuery, useLocation } from '../router';
@@ -69,7 +69,7 @@ export function JobsPage() {
     const next = list.slice();
     next[i] = { ...list[i], status: { ...list[i].status, ...ev.job } };
     if (state && jobState(ev.job.state) !== state) next.splice(i, 1);
-    jobs.set({ jobs: next });
+    jobs.set({ ...jobs.data, jobs: next });
   });
 
   const desc = sort.startsWith('-');
@@ -87,6 +87,11 @@ export function JobsPage() {
   return (
     <>
       <Title sub="Every job of every region.">Jobs</Title>
+      {jobs.data?.truncated && (
+        <p class="muted" role="note">
+          The list holds the oldest {fmtNum(MAX_LISTED_JOBS)} jobs; filter by state or pool to see the others.
+        </p>
+      )}
       <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
         <label>
           Search
