@@ -56,6 +56,7 @@ type chaosTask struct {
 func chaosTrial(t *testing.T, tasks int, at float64, pause bool) {
 	cass := cassandraAddr(t)
 	keyspace := fmt.Sprintf("peloton_chaos_%d", time.Now().UnixNano()%1e9)
+	dropKeyspaceAfter(t, cass, keyspace)
 	dir := t.TempDir()
 	var members []*member
 	for i := 0; i < 2; i++ {

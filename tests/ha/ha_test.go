@@ -5,10 +5,10 @@ package ha
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"github.com/peloton-federated/peloton/shard/store"
 	"io"
 	"net/http"
 	"os"
@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/cassandra"
 	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
@@ -35,6 +37,25 @@ func cassandraAddr(t *testing.T) string {
 		t.Skip("PELOTON_TEST_CASSANDRA not set (deploy/cassandra/cassandra.sh start gives one)")
 	}
 	return addr
+}
+
+// dropKeyspaceAfter removes a test's scratch keyspace once the test (and
+// every member it started, whose cleanups run first) is done, so a long
+// run of trials does not fill the shared Cassandra's memory.
+func dropKeyspaceAfter(t *testing.T, addr, keyspace string) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		s, err := cassandra.Open(ctx, cassandra.Config{Hosts: []string{addr}, Keyspace: keyspace})
+		if err != nil {
+			t.Logf("drop keyspace %s: %v", keyspace, err)
+			return
+		}
+		defer s.Close()
+		if err := s.DropKeyspace(ctx); err != nil {
+			t.Logf("%v", err)
+		}
+	})
 }
 
 type member struct {
@@ -121,6 +142,7 @@ func standbyFinishesTheJob(t *testing.T, ha string, leaseHolder func() (string, 
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	keyspace := fmt.Sprintf("peloton_ha_%x", b)
+	dropKeyspaceAfter(t, cass, keyspace)
 	dir := t.TempDir()
 	var members []*member
 	for i := 0; i < 2; i++ {

@@ -363,3 +363,16 @@ func (s *Store) checkSchema(ctx context.Context) error {
 	}
 	return nil
 }
+
+// DropKeyspace removes the store's keyspace with every table in it: for
+// scratch keyspaces (tests, benchmarks) that would otherwise pile up in a
+// long-lived Cassandra. The store is unusable afterwards.
+func (s *Store) DropKeyspace(ctx context.Context) error {
+	if err := s.begin(ctx); err != nil {
+		return fmt.Errorf("drop keyspace: %w", err)
+	}
+	if err := s.ddl(ctx, "DROP KEYSPACE IF EXISTS "+s.cfg.Keyspace); err != nil {
+		return fmt.Errorf("drop keyspace %s: %w", s.cfg.Keyspace, err)
+	}
+	return nil
+}
