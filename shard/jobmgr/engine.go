@@ -178,6 +178,10 @@ type Engine struct {
 	restarting map[resmgr.GangID]*gangRestart
 	ready      []model.TaskID
 	dirtyTasks []*model.TaskRuntime
+	// runEnds are the ends of runs that ended and were followed by a new
+	// run of the same task within one pass: the pass's one event per task
+	// carries only the new run, so each ended run gets its own event.
+	runEnds    []Event
 	pendingEvs []Event
 	effects    []effect
 	placedAt   map[model.TaskID]time.Time

@@ -229,6 +229,7 @@ func (e *Engine) endRun(je *jobEntry, t *model.TaskRuntime, s model.TaskState, r
 		}
 	case goalstate.RunEndRelaunch:
 		e.sched.Finished(g, t.ID)
+		e.recordRunEnd(t, s, now)
 		e.newRun(je, t, now)
 	case goalstate.RunEndRestartGang:
 		e.setState(je, t, d.State, now)
@@ -264,6 +265,18 @@ func (e *Engine) failGang(je *jobEntry, g resmgr.GangID, failed *model.TaskRunti
 	}
 }
 
+// recordRunEnd keeps the end of t's current run, in state, as an event of
+// its own: a new run of t follows in the same pass, and the pass's one
+// event for t will show only that.
+func (e *Engine) recordRunEnd(t *model.TaskRuntime, state model.TaskState, now time.Time) {
+	if !state.IsTerminal() {
+		return
+	}
+	cp := *t
+	cp.State, cp.UpdateTime = state, now
+	e.runEnds = append(e.runEnds, Event{Time: now, Job: t.ID.Job, Task: &cp})
+}
+
 // newRun starts a fresh run of a task from INITIALIZED.
 func (e *Engine) newRun(je *jobEntry, t *model.TaskRuntime, now time.Time) {
 	if u := je.update; u != nil && u.InPlace && !u.State.IsTerminal() && t.Host != "" {
@@ -275,6 +288,11 @@ func (e *Engine) newRun(je *jobEntry, t *model.TaskRuntime, now time.Time) {
 			}
 			je.prefer[t.ID.Instance] = placementPref{host: t.Host}
 		}
+	}
+	if t.Run > 0 && t.State.IsTerminal() && !t.UpdateTime.Before(now) {
+		// The run ended in this pass: the pass's event for the task will
+		// show the new run, so the end gets an event of its own.
+		e.recordRunEnd(t, t.State, now)
 	}
 	t.Run++
 	t.ConfigVersion = max(je.job.ConfigVersion, 1)
@@ -451,7 +469,11 @@ func (e *Engine) persist(ctx context.Context, jobs []*jobEntry) error {
 			e.dirtyTasks = batch
 			return err
 		}
-		// One event per changed task and pass, with its latest state.
+		// One event per changed task and pass, with its latest state, after
+		// the ends of the runs that a new run replaced in the pass.
+		e.pendingEvs = append(e.pendingEvs, e.runEnds...)
+		clear(e.runEnds)
+		e.runEnds = e.runEnds[:0]
 		for _, t := range batch {
 			cp := *t
 			e.pendingEvs = append(e.pendingEvs, Event{Time: t.UpdateTime, Job: t.ID.Job, Task: &cp})
