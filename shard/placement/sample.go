@@ -66,20 +66,23 @@ func SampledPlace(hosts []Host, tasks []Task, opts SampleOptions) Result {
 
 // SampleQuality compares the sampled baseline's placement with the full
 // scan's (NaivePlace) on the same hosts and tasks, each run from the same
-// snapshot on its own. The fit of task t on host h, at the moment t is
-// placed, is the share of what is free on h that t takes, every resource
-// kind normalised as in the best-fit criterion (divided by the largest free
-// amount of that kind in the snapshot):
+// snapshot on its own. The fit of task t on host h is how full h is, in the
+// resource kinds t asks for, once t is on it, each kind relative to the
+// largest free amount of that kind in the snapshot (on a fresh cluster of
+// one host shape, the host's capacity), averaged over those kinds K(t):
 //
-//	fit(h, t) = Σ_k need_k(t)/scale_k  ÷  Σ_k free_k(h)/scale_k
+//	fit(h, t) = 1/|K(t)| · Σ_{k ∈ K(t)} (1 − (free_k(h) − need_k(t)) / scale_k)
 //
 // 1 is a perfect fit (t takes all that is left on h); a small task on an
-// empty host fits little. Among the hosts it may use, the full scan's choice
-// is the one of highest fit, since it minimises Σ_k (free_k − need_k)/scale_k.
-// Fraction is the sampled run's mean fit over the tasks it placed divided by
-// the full scan's over the tasks it placed: how much of the full scan's
-// best-fit score sampling keeps, its own earlier choices included. Greedy
-// best fit is not optimal, so Fraction may exceed 1, but seldom does.
+// empty host fits little. This is kube-scheduler's MostAllocated score and
+// the full scan's own criterion restricted to the kinds the task uses: the
+// full scan picks the host that leaves least free, so, among the hosts it
+// may use, the host of highest fit whenever the task asks for every kind
+// the hosts have. Fraction is the sampled run's mean fit over the tasks it
+// placed divided by the full scan's over the tasks it placed: how much of
+// the full scan's best-fit score sampling keeps, its own earlier choices
+// included. Greedy best fit is not optimal, so Fraction may exceed 1, but
+// seldom does.
 type SampleQuality struct {
 	// Placed counts the tasks each run placed.
 	SampledPlaced, FullScanPlaced int
@@ -131,20 +134,21 @@ func meanFit(res Result, fits map[int]float64) (int, float64) {
 	return len(res.Assignments), sum / float64(len(res.Assignments))
 }
 
-// fit is the share of host h's free amounts that t takes (see
-// SampleQuality); a task that needs nothing fits every host perfectly.
+// fit is how full host h is in the kinds t asks for once t is on it (see
+// SampleQuality); a task that asks for nothing fits every host perfectly.
 func (n *naive) fit(h int, t *Task) float64 {
-	need, free := 0.0, 0.0
+	left := n.hosts[h].Free.Sub(t.Resources)
+	sum, kinds := 0.0, 0
 	for d := range len(model.ResourceKinds) {
-		if s := n.scale.Get(d); s > 0 {
-			need += float64(t.Resources.Get(d)) / float64(s)
-			free += float64(n.hosts[h].Free.Get(d)) / float64(s)
+		if s := n.scale.Get(d); s > 0 && t.Resources.Get(d) > 0 {
+			sum += 1 - float64(left.Get(d))/float64(s)
+			kinds++
 		}
 	}
-	if free <= 0 || need <= 0 {
+	if kinds == 0 {
 		return 1
 	}
-	return need / free
+	return sum / float64(kinds)
 }
 
 type sampler struct {
