@@ -1,0 +1,190 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/peloton-federated/peloton/federation/policy"
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/resmgr/entitlement"
+)
+
+// entitlementCurve times the entitlement passes against the number of
+// pools: the shard's pass (entitlement.Solver.Compute over the pool tree,
+// four resources, headroom on, the Solver reused as the resource manager
+// reuses it), building the tree when pools change (entitlement.NewTree),
+// and the federation's global pass (policy.SplitPools: every pool's
+// reservation and limit split among regions regions by their demand and
+// capacity). Pools form a tree of fanout 10 filled breadth first; demands
+// are drawn so that every level water-fills. Each figure is the median of
+// repeated runs.
+func entitlementCurve(sizes []int, regions int, log func(string, ...any)) (*Curve, error) {
+	c := &Curve{
+		Name:   "entitlement-vs-pools",
+		Title:  "Entitlement pass time against pools",
+		XLabel: "pools", YLabel: "milliseconds per pass", XName: "pools",
+		What: fmt.Sprintf("one goroutine, pure functions, median of repeated runs: the shard's pass (entitlement.Solver.Compute: "+
+			"four resources, headroom, reused Solver), building the pool tree (entitlement.NewTree), and the federation's global "+
+			"pass over %d regions (policy.SplitPools). Pools: a tree of fanout 10, filled breadth first; demand above capacity.", regions),
+		Columns: []string{"pools", "shard_pass_ms", "tree_build_ms", "global_pass_ms"},
+		Plots: []Plot{
+			{Column: "shard_pass_ms", Label: "shard pass (Solver.Compute)", Growth: Cost},
+			{Column: "tree_build_ms", Label: "tree build (NewTree, when pools change)", Growth: Cost},
+			{Column: "global_pass_ms", Label: fmt.Sprintf("federation global pass, %d regions (SplitPools)", regions), Growth: Cost},
+		},
+	}
+	for _, n := range sizes {
+		specs, demand := poolTree(n, uint64(n))
+		var tree *entitlement.Tree
+		build, err := median(func() error {
+			var err error
+			tree, err = entitlement.NewTree(specs)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		d := make([]model.Resources, tree.Len())
+		var capacity model.Resources
+		for i := range d {
+			d[i] = demand[tree.Path(i)]
+			capacity = capacity.Add(d[i])
+		}
+		for k := range model.ResourceKinds {
+			capacity = capacity.Set(k, capacity.Get(k)/2)
+		}
+		solver := entitlement.NewSolver(tree)
+		opts := entitlement.Options{Headroom: true}
+		solver.Compute(capacity, d, opts)
+		shard, _ := median(func() error { solver.Compute(capacity, d, opts); return nil })
+
+		pools, states := federated(specs, demand, regions)
+		now := time.Now()
+		var shares policy.Shares
+		global, _ := median(func() error { shares = policy.SplitPools(pools, states, now, time.Minute); return nil })
+		if len(shares) != regions {
+			return nil, fmt.Errorf("global pass over %d pools gave shares for %d regions", n, len(shares))
+		}
+		log("entitlement: %d pools: shard pass %.3fms, tree build %.3fms, global pass %.3fms", n, ms(shard), ms(build), ms(global))
+		c.Rows = append(c.Rows, []float64{float64(n), ms(shard), ms(build), ms(global)})
+	}
+	c.Notes = []string{
+		"The shard's pass visits each pool once per resource and, at each parent, water-fills its children: sorting a " +
+			"parent's children costs O(k log k), so the whole pass is O(pools · log fanout), linear in pools.",
+		"The global pass splits each pool among the regions, sibling group by sibling group, with per-region maps of " +
+			"every pool's usage: linear in pools × regions.",
+	}
+	return c, nil
+}
+
+// poolTree makes n pools: the root, then children of fanout 10 in
+// breadth-first order. Half of each parent's children reserve 2/11 of its
+// reservation; limits lie above reservations; shares are 1 to 4; every leaf
+// demands up to 20 units of each resource.
+func poolTree(n int, seed uint64) ([]entitlement.PoolSpec, map[string]model.Resources) {
+	const fanout = 10
+	rng := rand.New(rand.NewPCG(seed, 19))
+	specs := make([]entitlement.PoolSpec, 0, n)
+	children := make([]int, 0, n)
+	add := func(path string, reservation model.Resources) {
+		s := entitlement.PoolSpec{Path: path, Reservation: reservation}
+		for k := range model.ResourceKinds {
+			s.Limit = s.Limit.Set(k, reservation.Get(k)+rng.Int64N(5000))
+			s.Share = s.Share.Set(k, float64(1+rng.IntN(4)))
+		}
+		specs = append(specs, s)
+		children = append(children, 0)
+	}
+	add(entitlement.RootPath, model.Resources{MilliCPU: 4_000_000, MemMB: 4_000_000, DiskMB: 4_000_000, GPU: 4_000_000})
+	for parent := 0; len(specs) < n; parent++ {
+		for c := 0; c < fanout && len(specs) < n; c++ {
+			var r model.Resources
+			if c%2 == 0 {
+				for k := range model.ResourceKinds {
+					r = r.Set(k, specs[parent].Reservation.Get(k)*2/(fanout+1))
+				}
+			}
+			prefix := specs[parent].Path
+			if prefix == entitlement.RootPath {
+				prefix = ""
+			}
+			add(prefix+"/p"+strconv.Itoa(c), r)
+			children[parent]++
+		}
+	}
+	demand := map[string]model.Resources{}
+	for i, s := range specs {
+		if children[i] == 0 {
+			var d model.Resources
+			for k := range model.ResourceKinds {
+				d = d.Set(k, rng.Int64N(20))
+			}
+			demand[s.Path] = d
+		}
+	}
+	return specs, demand
+}
+
+// federated turns the tree into the global pass's input: every pool, and
+// regions that each report a part of every leaf's demand (parents summing
+// their children's) and a capacity.
+func federated(specs []entitlement.PoolSpec, demand map[string]model.Resources, regions int) ([]model.Pool, []policy.RegionState) {
+	pools := make([]model.Pool, len(specs))
+	for i, s := range specs {
+		pools[i] = model.Pool{Path: s.Path, Reservation: s.Reservation, Limit: s.Limit, Share: s.Share}
+	}
+	now := time.Now()
+	states := make([]policy.RegionState, regions)
+	var total model.Resources
+	for _, d := range demand {
+		total = total.Add(d)
+	}
+	for r := range states {
+		usage := make(map[string]policy.PoolUsage, len(specs))
+		// Leaves first (deepest paths last in breadth-first order), then
+		// each parent sums its children.
+		for i := len(specs) - 1; i >= 0; i-- {
+			path := specs[i].Path
+			u := usage[path]
+			if d, ok := demand[path]; ok {
+				for k := range model.ResourceKinds {
+					u.Demand = u.Demand.Set(k, d.Get(k)*int64(1+(i+r)%3)/3)
+				}
+				usage[path] = u
+			}
+			if pp, ok := entitlement.ParentPath(path); ok {
+				p := usage[pp]
+				p.Demand = p.Demand.Add(u.Demand)
+				usage[pp] = p
+			}
+		}
+		var capacity model.Resources
+		for k := range model.ResourceKinds {
+			capacity = capacity.Set(k, total.Get(k)/int64(regions))
+		}
+		states[r] = policy.RegionState{Name: "region-" + strconv.Itoa(r), Capacity: capacity, Pools: usage,
+			Health: policy.HealthAlive, Seen: now}
+	}
+	return pools, states
+}
+
+// median runs f at least 3 times and until 300 ms have passed (at most 50
+// times) and returns the median duration.
+func median(f func() error) (time.Duration, error) {
+	var runs []time.Duration
+	start := time.Now()
+	for len(runs) < 3 || (time.Since(start) < 300*time.Millisecond && len(runs) < 50) {
+		t := time.Now()
+		if err := f(); err != nil {
+			return 0, err
+		}
+		runs = append(runs, time.Since(t))
+	}
+	slices.Sort(runs)
+	return runs[len(runs)/2], nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
