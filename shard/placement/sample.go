@@ -152,33 +152,39 @@ func (n *naive) fit(h int, t *Task) float64 {
 }
 
 type sampler struct {
-	n     *naive
-	order []int
-	size  int
-	next  int
+	n    *naive
+	size int
+	next int
 }
 
+// newSampler shuffles a copy of the hosts once (Nomad shuffles the nodes
+// once per evaluation) and walks it in order from then on, so consecutive
+// hosts of a walk are consecutive in memory.
 func newSampler(hosts []Host, opts SampleOptions) *sampler {
-	n := newNaive(hosts)
 	size := opts.Size
 	if size <= 0 {
 		size = SampleSize(len(hosts))
 	}
 	r := rand.New(rand.NewPCG(opts.Seed, 0x5eed))
-	return &sampler{n: n, order: r.Perm(len(hosts)), size: size}
+	shuffled := make([]Host, len(hosts))
+	for i, j := range r.Perm(len(hosts)) {
+		shuffled[i] = hosts[j]
+	}
+	return &sampler{n: newNaive(shuffled), size: size}
 }
 
 // pick walks the shuffled hosts from where the last walk stopped and keeps
 // the best fit among the first s.size feasible hosts of the task's tier
 // (plain hosts first for a task without GPU, as NaivePlace).
 func (s *sampler) pick(t *Task) int {
-	if validateTask(t) != "" || len(s.order) == 0 {
+	hosts := len(s.n.hosts)
+	if validateTask(t) != "" || hosts == 0 {
 		return -1
 	}
 	for _, gpuPass := range []bool{false, true} {
 		best, bestScore, found, walked := -1, 0.0, 0, 0
-		for walked < len(s.order) && found < s.size {
-			h := s.order[(s.next+walked)%len(s.order)]
+		for walked < hosts && found < s.size {
+			h := (s.next + walked) % hosts
 			walked++
 			if s.n.skipsTier(h, t, gpuPass) || !s.n.fits(h, t) {
 				continue
@@ -188,7 +194,7 @@ func (s *sampler) pick(t *Task) int {
 				best, bestScore = h, score
 			}
 		}
-		s.next = (s.next + walked) % len(s.order)
+		s.next = (s.next + walked) % hosts
 		if best >= 0 || t.Resources.GPU > 0 {
 			return best
 		}

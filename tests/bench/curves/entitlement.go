@@ -31,9 +31,13 @@ func entitlementCurve(sizes []int, regions int, log func(string, ...any)) (*Curv
 			"pass over %d regions (policy.SplitPools). Pools: a tree of fanout 10, filled breadth first; demand above capacity.", regions),
 		Columns: []string{"pools", "shard_pass_ms", "tree_build_ms", "global_pass_ms"},
 		Plots: []Plot{
-			{Column: "shard_pass_ms", Label: "shard pass (Solver.Compute)", Growth: Cost},
-			{Column: "tree_build_ms", Label: "tree build (NewTree, when pools change)", Growth: Cost},
-			{Column: "global_pass_ms", Label: fmt.Sprintf("federation global pass, %d regions (SplitPools)", regions), Growth: Cost},
+			{Column: "shard_pass_ms", Label: "shard pass (Solver.Compute)", Growth: Cost,
+				WhyNotLinear: "constant work per pool; its time per pool rises once the pass's arrays (a few hundred bytes per pool) outgrow the CPU caches"},
+			{Column: "tree_build_ms", Label: "tree build (NewTree, when pools change)", Growth: Cost,
+				WhyNotLinear: "constant work per pool, but each is a few lookups in maps keyed by path that outgrow the CPU caches, and garbage to collect"},
+			{Column: "global_pass_ms", Label: fmt.Sprintf("federation global pass, %d regions (SplitPools)", regions), Growth: Cost,
+				WhyNotLinear: "constant work per pool and region, but it is lookups in maps keyed by pool path (one per region, " +
+					"and the budgets), which miss the CPU caches more often as they grow: most of its time is map probing"},
 		},
 	}
 	for _, n := range sizes {

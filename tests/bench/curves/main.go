@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -59,10 +60,11 @@ var Quick = Sizes{
 var curveNames = []string{"decisions-vs-hosts", "bytes-per-task", "placed-vs-clients", "relocation-vs-tasks", "entitlement-vs-pools"}
 
 type config struct {
-	out       string
-	quick     bool
-	only      string
-	scenarios string
+	out        string
+	quick      bool
+	only       string
+	scenarios  string
+	cpuProfile string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -72,6 +74,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.out, "out", "docs/curves", "directory to write NAME.svg, NAME.csv and README.md into")
 	fs.BoolVar(&c.quick, "quick", false, "small points only (seconds), as the test runs")
 	fs.StringVar(&c.only, "only", "", "run only these curves (comma-separated): "+strings.Join(curveNames, ", "))
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.StringVar(&c.scenarios, "scenarios", "", "directory of the bench scenario files (default: tests/bench/scenarios of this module)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -110,6 +113,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if err := os.MkdirAll(cfg.out, 0o755); err != nil {
 		return err
+	}
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	z := Full
 	if cfg.quick {
