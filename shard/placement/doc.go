@@ -41,8 +41,8 @@
 // and the benchmarks (package placebench) compare against. SampledPlace is
 // the baseline production schedulers use: the same best-fit scoring over a
 // bounded sample of the feasible hosts (kube-scheduler's adaptive
-// percentageOfNodesToScore, SampleSize), walked round-robin over a seeded
-// shuffle as Nomad's limit iterator and kube-scheduler do; SampledQuality
+// percentageOfNodesToScore, SampleSize), walked round-robin from where the
+// previous task's search stopped, as kube-scheduler does; SampledQuality
 // says how much of the full scan's best-fit score it keeps.
 //
 // This package imports shard/model only; it must not import the resource

@@ -10,12 +10,14 @@ import (
 // an exhaustive scan: score a bounded sample of the feasible hosts and take
 // the best of those. kube-scheduler stops looking for feasible nodes once it
 // has found numFeasibleNodesToFind of them (percentageOfNodesToScore) and
-// resumes the next pod's search where the last one stopped; Nomad shuffles
-// the nodes once per evaluation and ranks only a limited number of feasible
-// ones (its limit iterator). SampledPlace does both: one seeded shuffle per
-// call, then, per task, a round-robin walk from where the previous task
-// stopped until SampleSize feasible hosts are scored with the full scan's
-// criterion (leftover).
+// starts the next pod's search where the last one stopped, round-robin over
+// its node list; Nomad ranks a limited number of feasible nodes (its limit
+// iterator) of a list it shuffles once per evaluation. SampledPlace walks
+// the hosts as kube-scheduler does, from a start the seed picks, and scores
+// SampleSize feasible hosts per task with the full scan's criterion
+// (leftover). It walks the hosts in their given order rather than a
+// shuffle, so it reads memory in the same order as the full scan and the
+// comparison of their speeds is about the hosts they visit.
 
 // Bounds of kube-scheduler's adaptive default for percentageOfNodesToScore.
 const (
@@ -45,8 +47,8 @@ func SampleSize(n int) int {
 
 // SampleOptions tune SampledPlace.
 type SampleOptions struct {
-	// Seed orders the hosts: the same hosts, tasks and seed give the same
-	// result.
+	// Seed picks where the first walk starts: the same hosts, tasks and
+	// seed give the same result.
 	Seed uint64
 	// Size is how many feasible hosts are scored per task; zero means
 	// SampleSize(len(hosts)).
@@ -55,9 +57,9 @@ type SampleOptions struct {
 
 // SampledPlace places tasks one at a time, like NaivePlace, with the same
 // feasibility rules, tiers, gang handling and best-fit criterion, but scores
-// only the first Size feasible hosts of a round-robin walk over a seeded
-// shuffle of the hosts; each task's walk starts where the previous one
-// stopped. A task that fits somewhere is always placed: with fewer than Size
+// only the first Size feasible hosts of a round-robin walk over the hosts;
+// the first walk starts at a host the seed picks, each later one where the
+// previous one stopped. A task that fits somewhere is always placed: with fewer than Size
 // feasible hosts the walk covers every host.
 func SampledPlace(hosts []Host, tasks []Task, opts SampleOptions) Result {
 	s := newSampler(hosts, opts)
@@ -157,23 +159,20 @@ type sampler struct {
 	next int
 }
 
-// newSampler shuffles a copy of the hosts once (Nomad shuffles the nodes
-// once per evaluation) and walks it in order from then on, so consecutive
-// hosts of a walk are consecutive in memory.
+// newSampler starts the first walk at a host chosen by the seed.
 func newSampler(hosts []Host, opts SampleOptions) *sampler {
 	size := opts.Size
 	if size <= 0 {
 		size = SampleSize(len(hosts))
 	}
-	r := rand.New(rand.NewPCG(opts.Seed, 0x5eed))
-	shuffled := make([]Host, len(hosts))
-	for i, j := range r.Perm(len(hosts)) {
-		shuffled[i] = hosts[j]
+	s := &sampler{n: newNaive(hosts), size: size}
+	if len(hosts) > 0 {
+		s.next = rand.New(rand.NewPCG(opts.Seed, 0x5eed)).IntN(len(hosts))
 	}
-	return &sampler{n: newNaive(shuffled), size: size}
+	return s
 }
 
-// pick walks the shuffled hosts from where the last walk stopped and keeps
+// pick walks the hosts from where the last walk stopped and keeps
 // the best fit among the first s.size feasible hosts of the task's tier
 // (plain hosts first for a task without GPU, as NaivePlace).
 func (s *sampler) pick(t *Task) int {
