@@ -31,31 +31,45 @@ func clientsCurve(ctx context.Context, scenarios string, clients []int, hosts, j
 		Plots:   []Plot{{Column: "placed_per_s", Label: "single-task jobs placed and persisted per second", Growth: Scaling}},
 	}
 	for _, n := range clients {
-		// The store ceiling is not plotted: write one record, not thousands
-		// of job creates.
-		s.Sizes["curve"] = harness.Size{Hosts: hosts, Jobs: jobs, EndToEndBudget: harness.Duration(budget), StoreCeilingTasks: 1}
-		w, err := s.Build("curve")
-		if err != nil {
-			return nil, err
+		var runs [][]float64
+		for range repeats {
+			row, err := clientsPoint(ctx, s, n, hosts, jobs, budget, log)
+			if err != nil {
+				return nil, err
+			}
+			runs = append(runs, row)
 		}
-		w.Submitters = n
-		dir, err := os.MkdirTemp("", "peloton-curves-clients-")
-		if err != nil {
-			return nil, err
-		}
-		f := harness.RunEndToEnd(ctx, w, dir)
-		os.RemoveAll(dir)
-		if f.Err != "" || f.TimedOut || f.Placed != w.Tasks || f.Overcommitted != 0 {
-			return nil, fmt.Errorf("%d clients: %s", n, f.Note())
-		}
-		log("clients: %d: %.0f placed/s, p50 %.1fms, p99 %.1fms", n, f.PlacementsPerSec, f.P50Ms, f.P99Ms)
-		c.Rows = append(c.Rows, []float64{float64(n), f.PlacementsPerSec, f.P50Ms, f.P99Ms, f.Seconds})
+		c.Rows = append(c.Rows, medianRow(runs))
 	}
 	c.Notes = []string{
+		fmt.Sprintf("Each figure is the median of %d runs.", repeats),
 		"A job is acknowledged once it is on disk. boltstore has one writer: concurrent creates wait for it, and those " +
 			"that arrive together share one commit (group commit), so more clients mean fewer fsyncs per job until the " +
 			"commit itself, the job manager's pass and the two shared CPUs are the bound; beyond that, more clients only " +
 			"queue (p99 grows).",
 	}
 	return c, nil
+}
+
+// clientsPoint runs the jobs once with n clients: a row of the curve.
+func clientsPoint(ctx context.Context, s *harness.Scenario, n, hosts, jobs int, budget time.Duration, log func(string, ...any)) ([]float64, error) {
+	// The store ceiling is not plotted: write one record, not thousands of
+	// job creates.
+	s.Sizes["curve"] = harness.Size{Hosts: hosts, Jobs: jobs, EndToEndBudget: harness.Duration(budget), StoreCeilingTasks: 1}
+	w, err := s.Build("curve")
+	if err != nil {
+		return nil, err
+	}
+	w.Submitters = n
+	dir, err := os.MkdirTemp("", "peloton-curves-clients-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	f := harness.RunEndToEnd(ctx, w, dir)
+	if f.Err != "" || f.TimedOut || f.Placed != w.Tasks || f.Overcommitted != 0 {
+		return nil, fmt.Errorf("%d clients: %s", n, f.Note())
+	}
+	log("clients: %d: %.0f placed/s, p50 %.1fms, p99 %.1fms", n, f.PlacementsPerSec, f.P50Ms, f.P99Ms)
+	return []float64{float64(n), f.PlacementsPerSec, f.P50Ms, f.P99Ms, f.Seconds}, nil
 }

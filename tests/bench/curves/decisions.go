@@ -43,7 +43,7 @@ func decisionsCurve(hostSizes []int, baseline int, log func(string, ...any)) (*C
 	}
 	for _, n := range hostSizes {
 		var runs [][]float64
-		for range repeats {
+		for range placementRepeats {
 			row, err := decisionsPoint(n, baseline, log)
 			if err != nil {
 				return nil, err
@@ -53,7 +53,7 @@ func decisionsCurve(hostSizes []int, baseline int, log func(string, ...any)) (*C
 		c.Rows = append(c.Rows, medianRow(runs))
 	}
 	c.Notes = []string{
-		fmt.Sprintf("Each figure is the median of %d runs.", repeats),
+		fmt.Sprintf("Each figure is the median of %d runs.", placementRepeats),
 		"The core answers a task from a segment tree over its feasibility group's hosts: a descent costs O(log hosts), " +
 			"and a batch job's identical tasks share one descent per host they fill. Building a group for a new constraint " +
 			"set scans the hosts once per pass, which the distinct workload's 13 sets pay at every size.",
@@ -89,9 +89,13 @@ func decisionsPoint(n, baseline int, log func(string, ...any)) ([]float64, error
 		float64(fd.Tasks), fd.BuildSeconds * 1000, float64(fd.IndexBytes.Used) / float64(n)}, nil
 }
 
-// repeats is how many times the placement and relocation points are
-// measured; the curves plot the median.
-const repeats = 3
+// placementRepeats and repeats are how many times the placement points and
+// the end-to-end and relocation points are measured; the curves plot the
+// median.
+const (
+	placementRepeats = 5
+	repeats          = 3
+)
 
 // medianRow is the median of each column over rows measured alike.
 func medianRow(rows [][]float64) []float64 {

@@ -40,7 +40,7 @@ type Sizes struct {
 var Full = Sizes{
 	Hosts: []int{1000, 2000, 5000, 10000, 20000, 50000}, Baseline: 500,
 	Tasks: []int{10000, 30000, 100000, 300000, 1000000}, TasksPerJob: 1000,
-	Clients: []int{1, 2, 4, 8, 16, 32, 64, 128, 256}, ClientHosts: 2000, ClientJobs: 5000,
+	Clients: []int{1, 2, 4, 8, 16, 32, 64, 128, 256}, ClientHosts: 2000, ClientJobs: 3000,
 	Relocated: []int{1000, 3000, 10000, 30000, 100000}, RelocPerJob: 1000, RelocHosts: 1000,
 	Pools: []int{100, 300, 1000, 3000, 10000, 30000, 100000}, Regions: 10,
 	Budget: 5 * time.Minute, MemoryBudget: 5 * time.Minute, RelocateLimit: 5 * time.Minute,
