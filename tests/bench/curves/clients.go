@@ -30,19 +30,15 @@ func clientsCurve(ctx context.Context, scenarios string, clients []int, hosts, j
 		Columns: []string{"clients", "placed_per_s", "p50_ms", "p99_ms", "seconds"},
 		Plots:   []Plot{{Column: "placed_per_s", Label: "single-task jobs placed and persisted per second", Growth: Scaling}},
 	}
-	for _, n := range clients {
-		var runs [][]float64
-		for range repeats {
-			row, err := clientsPoint(ctx, s, n, hosts, jobs, budget, log)
-			if err != nil {
-				return nil, err
-			}
-			runs = append(runs, row)
-		}
+	rows, err := interleaved(clients, repeats, func(n int) ([]float64, error) { return clientsPoint(ctx, s, n, hosts, jobs, budget, log) })
+	if err != nil {
+		return nil, err
+	}
+	for _, runs := range rows {
 		c.Rows = append(c.Rows, medianRow(runs))
 	}
 	c.Notes = []string{
-		fmt.Sprintf("Each figure is the median of %d runs.", repeats),
+		fmt.Sprintf("Each figure is the median of %d runs, the runs of all client counts interleaved.", repeats),
 		"A job is acknowledged once it is on disk. boltstore has one writer: concurrent creates wait for it, and those " +
 			"that arrive together share one commit (group commit), so more clients mean fewer fsyncs per job until the " +
 			"commit itself, the job manager's pass and the two shared CPUs are the bound; beyond that, more clients only " +

@@ -63,21 +63,23 @@ func relocationCurve(ctx context.Context, sizes []int, perJob, hosts int, budget
 			{Column: "all_running_s", Label: "until every relocated task is RUNNING", Growth: Cost, WhyNotLinear: relocationWhy},
 		},
 	}
-	for _, n := range sizes {
+	rows, err := interleaved(sizes, repeats, func(n int) ([]float64, error) {
 		jobs := max(n/perJob, 1)
-		var runs [][]float64
-		for range repeats {
-			pass, running, err := relocateOnce(ctx, jobs, perJob, hosts, budget)
-			if err != nil {
-				return nil, fmt.Errorf("relocating %d tasks: %w", jobs*perJob, err)
-			}
-			log("relocation: %d tasks in %d jobs: pass %.3fs, all running %.3fs", jobs*perJob, jobs, pass.Seconds(), running.Seconds())
-			runs = append(runs, []float64{float64(jobs * perJob), float64(jobs), pass.Seconds(), running.Seconds()})
+		pass, running, err := relocateOnce(ctx, jobs, perJob, hosts, budget)
+		if err != nil {
+			return nil, fmt.Errorf("relocating %d tasks: %w", jobs*perJob, err)
 		}
+		log("relocation: %d tasks in %d jobs: pass %.3fs, all running %.3fs", jobs*perJob, jobs, pass.Seconds(), running.Seconds())
+		return []float64{float64(jobs * perJob), float64(jobs), pass.Seconds(), running.Seconds()}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, runs := range rows {
 		c.Rows = append(c.Rows, medianRow(runs))
 	}
 	c.Notes = []string{
-		fmt.Sprintf("Each figure is the median of %d runs, each on fresh stores.", repeats),
+		fmt.Sprintf("Each figure is the median of %d runs, each on fresh stores, the runs of all sizes interleaved.", repeats),
 		"The pass does a fixed amount of work per relocated job (one CreateJob persisted, one replica put at the peer, " +
 			"one replica record rewritten) and none per task: the new job's tasks are created by the shard's goal-state " +
 			"loop while the pass goes on, which is why every task runs soon after the pass ends. The replica lists are one " +
