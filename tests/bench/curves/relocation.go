@@ -85,7 +85,7 @@ func relocationCurve(ctx context.Context, sizes []int, perJob, hosts int, budget
 			"loop while the pass goes on, which is why every task runs soon after the pass ends. The replica lists are one " +
 			"stored value per owner region, rewritten whole on every put: that part grows with the jobs held, but stays " +
 			"small here (about 100 replicas).",
-		"What would make it linear and shorter: re-create the jobs of a failed region concurrently, or with one " +
+		"What would make it shorter: re-create the jobs of a failed region concurrently, or with one " +
 			"batch-create call, and record the relocations in one replica write instead of one per job.",
 	}
 	return c, nil
