@@ -167,3 +167,15 @@ func wrap(s string, width int) []string {
 	}
 	return append(lines, s)
 }
+
+// slopeNote states the growth of columns that are not plotted (for
+// example wall-clock beside the CPU time plotted), from the figures:
+// intro, then "name ∝ x^e" for each {name, column}.
+func slopeNote(c *Curve, intro string, g Growth, cols [][2]string) string {
+	x := c.column(c.Columns[0])
+	var parts []string
+	for _, k := range cols {
+		parts = append(parts, fmt.Sprintf("%s ∝ %s^%.2f", k[0], c.XName, exponent(g, Slope(x, c.column(k[1])))))
+	}
+	return intro + strings.Join(parts, ", ") + "."
+}

@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/peloton-federated/peloton/federation/policy"
 	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/placement/placebench"
 	"github.com/peloton-federated/peloton/shard/resmgr/entitlement"
 )
 
@@ -28,17 +27,18 @@ func entitlementCurve(sizes []int, regions int, log func(string, ...any)) (*Curv
 	c := &Curve{
 		Name:   "entitlement-vs-pools",
 		Title:  "Entitlement pass time against pools",
-		XLabel: "pools", YLabel: "milliseconds per pass", XName: "pools",
+		XLabel: "pools", YLabel: "CPU milliseconds per call", XName: "pools",
 		What: fmt.Sprintf("one goroutine, pure functions, fastest of at least 5 runs (rounds interleaved over the sizes): the shard's pass (entitlement.Solver.Compute: "+
 			"four resources, headroom, reused Solver), building the pool tree (entitlement.NewTree), and the federation's global "+
-			"pass over %d regions (policy.SplitPools). Pools: a tree of fanout 10, filled breadth first; demand above capacity.", regions),
+			"pass over %d regions (policy.SplitPools). Pools: a tree of fanout 10, filled breadth first; demand above capacity. "+
+			"Plotted: the process's CPU time per call, garbage collection included (wall-clock times in the CSV too).", regions),
 		Columns: []string{"pools", "shard_pass_ms", "tree_build_ms", "global_pass_ms", "shard_pass_cpu_ms", "tree_build_cpu_ms", "global_pass_cpu_ms"},
 		Plots: []Plot{
-			{Column: "shard_pass_ms", Label: "shard pass (Solver.Compute)", Growth: Cost,
+			{Column: "shard_pass_cpu_ms", Label: "shard pass (Solver.Compute)", Growth: Cost,
 				WhyNotLinear: "constant work per pool; its time per pool rises once the pass's arrays (a few hundred bytes per pool) outgrow the CPU caches"},
-			{Column: "tree_build_ms", Label: "tree build (NewTree, when pools change)", Growth: Cost,
+			{Column: "tree_build_cpu_ms", Label: "tree build (NewTree, when pools change)", Growth: Cost,
 				WhyNotLinear: "constant work per pool, but each is a few lookups in maps keyed by path that outgrow the CPU caches, and garbage to collect"},
-			{Column: "global_pass_ms", Label: fmt.Sprintf("federation global pass, %d regions (SplitPools)", regions), Growth: Cost,
+			{Column: "global_pass_cpu_ms", Label: fmt.Sprintf("federation global pass, %d regions (SplitPools)", regions), Growth: Cost,
 				WhyNotLinear: "constant work per pool and region, but it is lookups in maps keyed by pool path (one per region, " +
 					"and the budgets), which miss the CPU caches more often as they grow: most of its time is map probing"},
 		},
@@ -103,7 +103,8 @@ func entitlementCurve(sizes []int, regions int, log func(string, ...any)) (*Curv
 		c.Rows = append(c.Rows, row)
 	}
 	c.Notes = []string{
-		cpuNote(c),
+		slopeNote(c, "Wall-clock time per call (the fastest run; the columns without _cpu), which other work on the machine lengthens: ",
+			Cost, [][2]string{{"shard pass", "shard_pass_ms"}, {"tree build", "tree_build_ms"}, {"global pass", "global_pass_ms"}}),
 		"The shard's pass visits each pool once per resource and, at each parent, water-fills its children: sorting a " +
 			"parent's children costs O(k log k), so the whole pass is O(pools · log fanout), linear in pools.",
 		"The global pass splits each pool among the regions, sibling group by sibling group, with per-region maps of " +
@@ -214,7 +215,7 @@ const entitlementRounds = 5
 // time.
 func fastest(f func() error) (wall, cpu time.Duration, err error) {
 	wall = time.Duration(1<<63 - 1)
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), placebench.CPUTime()
 	runs := 0
 	for ; runs == 0 || (time.Since(start) < 20*time.Millisecond && runs < 100); runs++ {
 		t := time.Now()
@@ -223,30 +224,7 @@ func fastest(f func() error) (wall, cpu time.Duration, err error) {
 		}
 		wall = min(wall, time.Since(t))
 	}
-	return wall, (cpuTime() - cpu0) / time.Duration(runs), nil
-}
-
-// cpuTime is the CPU time the process has used, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return wall, (placebench.CPUTime() - cpu0) / time.Duration(runs), nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// cpuNote compares the wall-clock growth with the CPU time's, from the
-// figures: where they differ, the machine's other work is in the curve.
-func cpuNote(c *Curve) string {
-	x := c.column("pools")
-	var parts []string
-	for _, k := range []struct{ name, col string }{
-		{"shard pass", "shard_pass_cpu_ms"}, {"tree build", "tree_build_cpu_ms"}, {"global pass", "global_pass_cpu_ms"},
-	} {
-		parts = append(parts, fmt.Sprintf("%s ∝ pools^%.2f", k.name, Slope(x, c.column(k.col))))
-	}
-	return "CPU time of the process per call (the *_cpu_ms columns, garbage collection included), which other work on " +
-		"the machine does not lengthen: " + strings.Join(parts, ", ") + "."
-}
