@@ -64,7 +64,8 @@ func decisionsCurve(hostSizes []int, baseline int, log func(string, ...any)) (*C
 		"The core answers a task from a segment tree over its feasibility group's hosts: a descent costs O(log hosts), " +
 			"and a batch job's identical tasks share one descent per host they fill. Building a group for a new constraint " +
 			"set scans the hosts once per pass, which the distinct workload's 13 sets pay at every size.",
-		"The full scan looks at every host for every task: its time per decision grows with the hosts, linearly.",
+		"The full scan looks at every host for every task: its work per decision grows linearly with the hosts, its time " +
+			"a little faster (see above).",
 		"The sampled scan stops after a bounded number of feasible hosts: 100 at 100 hosts, falling from 420 at 1,000 " +
 			"hosts to 300 at 6,000 (the adaptive percentage drops faster than the hosts grow), then 5% of the hosts, so " +
 			"linear again beyond that. Its quality is in the CSV (sampled_quality, as in make bench).",

@@ -28,7 +28,7 @@ func entitlementCurve(sizes []int, regions int, log func(string, ...any)) (*Curv
 		Name:   "entitlement-vs-pools",
 		Title:  "Entitlement pass time against pools",
 		XLabel: "pools", YLabel: "CPU milliseconds per call", XName: "pools",
-		What: fmt.Sprintf("one goroutine, pure functions, fastest of at least 5 runs (rounds interleaved over the sizes): the shard's pass (entitlement.Solver.Compute: "+
+		What: fmt.Sprintf("one goroutine, pure functions, the least over 5 rounds interleaved over the sizes (a round: the fastest of repeated calls, and the CPU time per call over them): the shard's pass (entitlement.Solver.Compute: "+
 			"four resources, headroom, reused Solver), building the pool tree (entitlement.NewTree), and the federation's global "+
 			"pass over %d regions (policy.SplitPools). Pools: a tree of fanout 10, filled breadth first; demand above capacity. "+
 			"Plotted: the process's CPU time per call, garbage collection included (wall-clock times in the CSV too).", regions),
@@ -106,9 +106,9 @@ func entitlementCurve(sizes []int, regions int, log func(string, ...any)) (*Curv
 		slopeNote(c, "Wall-clock time per call (the fastest run; the columns without _cpu), which other work on the machine lengthens: ",
 			Cost, [][2]string{{"shard pass", "shard_pass_ms"}, {"tree build", "tree_build_ms"}, {"global pass", "global_pass_ms"}}),
 		"The shard's pass visits each pool once per resource and, at each parent, water-fills its children: sorting a " +
-			"parent's children costs O(k log k), so the whole pass is O(pools · log fanout), linear in pools.",
+			"parent's children costs O(k log k), so the work of the whole pass is O(pools · log fanout), linear in pools.",
 		"The global pass splits each pool among the regions, sibling group by sibling group, with per-region maps of " +
-			"every pool's usage: linear in pools × regions.",
+			"every pool's usage: its work is linear in pools × regions.",
 	}
 	return c, nil
 }
