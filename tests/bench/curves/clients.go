@@ -22,7 +22,7 @@ func clientsCurve(ctx context.Context, scenarios string, clients []int, hosts, j
 	}
 	c := &Curve{
 		Name:   "placed-vs-clients",
-		Title:  "End-to-end placements per second against concurrent submitting clients (in-process shard on boltstore)",
+		Title:  "End-to-end placements per second against clients (in-process shard, boltstore)",
 		XLabel: "clients submitting at once", YLabel: "tasks placed and persisted per second", XName: "clients",
 		What: fmt.Sprintf("in-process shard (jobmgr.Engine on boltstore, sim host manager, %d hosts), not through the HTTP/gRPC API: "+
 			"%d single-task jobs (distinct-10k's) created by N clients at once with Engine.CreateJob; from the first submission "+
