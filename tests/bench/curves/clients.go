@@ -15,7 +15,7 @@ import (
 // to an in-process shard (boltstore, sim host manager with hosts hosts),
 // timed from the first submission to the last placement persisted
 // (harness.RunEndToEnd, as make bench's e2e part).
-func clientsCurve(ctx context.Context, scenarios string, clients []int, hosts, jobs int, budget time.Duration, log func(string, ...any)) (*Curve, error) {
+func clientsCurve(ctx context.Context, scenarios string, clients []int, hosts, jobs, runs int, budget time.Duration, log func(string, ...any)) (*Curve, error) {
 	s, err := loadScenario(scenarios, "distinct-10k")
 	if err != nil {
 		return nil, err
@@ -30,7 +30,7 @@ func clientsCurve(ctx context.Context, scenarios string, clients []int, hosts, j
 		Columns: []string{"clients", "placed_per_s", "p50_ms", "p99_ms", "seconds"},
 		Plots:   []Plot{{Column: "placed_per_s", Label: "single-task jobs placed and persisted per second", Growth: Scaling}},
 	}
-	rows, err := interleaved(clients, repeats, func(n int) ([]float64, error) { return clientsPoint(ctx, s, n, hosts, jobs, budget, log) })
+	rows, err := interleaved(clients, runs, func(n int) ([]float64, error) { return clientsPoint(ctx, s, n, hosts, jobs, budget, log) })
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +38,7 @@ func clientsCurve(ctx context.Context, scenarios string, clients []int, hosts, j
 		c.Rows = append(c.Rows, medianRow(runs))
 	}
 	c.Notes = []string{
-		fmt.Sprintf("Each figure is the median of %d runs, the runs of all client counts interleaved.", repeats),
+		fmt.Sprintf("Each figure is the median of %d runs, the runs of all client counts interleaved.", runs),
 		"A job is acknowledged once it is on disk. boltstore has one writer: concurrent creates wait for it, and those " +
 			"that arrive together share one commit (group commit), so more clients mean fewer fsyncs per job and the rate " +
 			"grows with the clients, but slower than linearly: the commit itself, the job manager's pass and the two shared " +

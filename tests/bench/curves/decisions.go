@@ -23,7 +23,7 @@ const cacheWhy = "the work per host visited is constant, its time is not (full_s
 //     resources and one of 13 constraint sets, 10 tasks per host;
 //   - full scan and sampled: NaivePlace and SampledPlace on the first
 //     baseline tasks of the distinct workload, same snapshot.
-func decisionsCurve(hostSizes []int, baseline int, log func(string, ...any)) (*Curve, error) {
+func decisionsCurve(hostSizes []int, baseline, rounds int, log func(string, ...any)) (*Curve, error) {
 	c := &Curve{
 		Name:   "decisions-vs-hosts",
 		Title:  "Placement decisions per second against cluster size",
@@ -44,7 +44,7 @@ func decisionsCurve(hostSizes []int, baseline int, log func(string, ...any)) (*C
 			{Column: "sampled_dec_per_cpu_s", Label: "sampled (kube-scheduler's default sample)", Growth: RatePerUnit, WhyNotLinear: cacheWhy},
 		},
 	}
-	rows, err := interleaved(hostSizes, placementRepeats, func(n int) ([]float64, error) { return decisionsPoint(n, baseline, log) })
+	rows, err := interleaved(hostSizes, rounds, func(n int) ([]float64, error) { return decisionsPoint(n, baseline, log) })
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func decisionsCurve(hostSizes []int, baseline int, log func(string, ...any)) (*C
 				{"full scan", "full_scan_dec_per_s"}, {"sampled", "sampled_dec_per_s"}}),
 		fmt.Sprintf("Each figure is the best of %d runs (highest rate, least time), the runs of all sizes interleaved so that "+
 			"a burst of other work on the machine does not land on one end of the curve: these are pure functions on one "+
-			"goroutine, and the best run is the one least disturbed.", placementRepeats),
+			"goroutine, and the best run is the one least disturbed.", rounds),
 		"The core answers a task from a segment tree over its feasibility group's hosts: a descent costs O(log hosts), " +
 			"and a batch job's identical tasks share one descent per host they fill. Building a group for a new constraint " +
 			"set scans the hosts once per pass, which the distinct workload's 13 sets pay at every size.",
@@ -100,13 +100,6 @@ func decisionsPoint(n, baseline int, log func(string, ...any)) ([]float64, error
 		1e9 / fullCPU / float64(n), float64(fb.Tasks),
 		float64(fd.Tasks), fd.BuildSeconds * 1000, float64(fd.IndexBytes.Used) / float64(n)}, nil
 }
-
-// placementRepeats and repeats are how many times the placement points and
-// the end-to-end and relocation points are measured.
-const (
-	placementRepeats = 5
-	repeats          = 3
-)
 
 // interleaved measures every size rounds times, one round over all sizes
 // after the other, so that a burst of other work on the machine spreads

@@ -20,18 +20,18 @@ import (
 // reservation and limit split among regions regions by their demand and
 // capacity). Pools form a tree of fanout 10 filled breadth first; demands
 // are drawn so that every level water-fills. Each figure is the fastest of
-// repeated runs in 5 rounds interleaved over the sizes: these are pure
+// repeated runs in rounds interleaved over the sizes: these are pure
 // functions on one goroutine, and the fastest run is the one least
 // disturbed by other work on the machine.
-func entitlementCurve(sizes []int, regions int, log func(string, ...any)) (*Curve, error) {
+func entitlementCurve(sizes []int, regions, rounds int, log func(string, ...any)) (*Curve, error) {
 	c := &Curve{
 		Name:   "entitlement-vs-pools",
 		Title:  "Entitlement pass time against pools",
 		XLabel: "pools", YLabel: "CPU milliseconds per call", XName: "pools",
-		What: fmt.Sprintf("one goroutine, pure functions, the least over 5 rounds interleaved over the sizes (a round: the fastest of repeated calls, and the CPU time per call over them): the shard's pass (entitlement.Solver.Compute: "+
+		What: fmt.Sprintf("one goroutine, pure functions, the least over %d rounds interleaved over the sizes (a round: the fastest of repeated calls, and the CPU time per call over them): the shard's pass (entitlement.Solver.Compute: "+
 			"four resources, headroom, reused Solver), building the pool tree (entitlement.NewTree), and the federation's global "+
 			"pass over %d regions (policy.SplitPools). Pools: a tree of fanout 10, filled breadth first; demand above capacity. "+
-			"Plotted: the process's CPU time per call, garbage collection included (wall-clock times in the CSV too).", regions),
+			"Plotted: the process's CPU time per call, garbage collection included (wall-clock times in the CSV too).", rounds, regions),
 		Columns: []string{"pools", "shard_pass_ms", "tree_build_ms", "global_pass_ms", "shard_pass_cpu_ms", "tree_build_cpu_ms", "global_pass_cpu_ms"},
 		Plots: []Plot{
 			{Column: "shard_pass_cpu_ms", Label: "shard pass (Solver.Compute)", Growth: Cost,
@@ -74,7 +74,7 @@ func entitlementCurve(sizes []int, regions int, log func(string, ...any)) (*Curv
 	opts := entitlement.Options{Headroom: true}
 	now := time.Now()
 	best := make([][6]time.Duration, len(sizes))
-	for round := range entitlementRounds {
+	for round := range rounds {
 		for i := range points {
 			p := &points[i]
 			build, buildCPU, err := fastest(func() error { _, err := entitlement.NewTree(p.specs); return err })
@@ -203,10 +203,6 @@ func federated(specs []entitlement.PoolSpec, demand map[string]model.Resources, 
 	}
 	return pools, states
 }
-
-// entitlementRounds is how many times each size is timed, rounds
-// interleaved over the sizes.
-const entitlementRounds = 5
 
 // fastest runs f once, and again until 20 ms have passed (at most 100
 // times), and returns the shortest duration and the process's CPU time per

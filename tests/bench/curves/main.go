@@ -19,18 +19,22 @@ import (
 // Sizes are the points of every curve: the full run that writes docs/curves
 // and the quick run a test does in seconds.
 type Sizes struct {
-	Hosts         []int // decisions against hosts
-	Baseline      int   // tasks the full and sampled scans place per point
-	Tasks         []int // bytes per task against pending tasks
-	TasksPerJob   int
-	Clients       []int // placed/s against clients
-	ClientHosts   int
-	ClientJobs    int
-	Relocated     []int // relocation time against relocated tasks
-	RelocPerJob   int
-	RelocHosts    int
-	Pools         []int // entitlement pass time against pools
-	Regions       int
+	Hosts       []int // decisions against hosts
+	Baseline    int   // tasks the full and sampled scans place per point
+	Tasks       []int // bytes per task against pending tasks
+	TasksPerJob int
+	Clients     []int // placed/s against clients
+	ClientHosts int
+	ClientJobs  int
+	Relocated   []int // relocation time against relocated tasks
+	RelocPerJob int
+	RelocHosts  int
+	Pools       []int // entitlement pass time against pools
+	Regions     int
+	// Rounds is how many times each placement and entitlement point is
+	// measured (the best is kept); Runs, each end-to-end and relocation
+	// point (the median is kept).
+	Rounds, Runs  int
 	Budget        time.Duration // per end-to-end point
 	MemoryBudget  time.Duration // per memory point
 	RelocateLimit time.Duration // per relocation point
@@ -43,6 +47,7 @@ var Full = Sizes{
 	Clients: []int{1, 2, 4, 8, 16, 32, 64, 128, 256}, ClientHosts: 2000, ClientJobs: 3000,
 	Relocated: []int{1000, 3000, 10000, 30000, 100000}, RelocPerJob: 1000, RelocHosts: 1000,
 	Pools: []int{100, 300, 1000, 3000, 10000, 30000, 100000}, Regions: 10,
+	Rounds: 5, Runs: 3,
 	Budget: 5 * time.Minute, MemoryBudget: 5 * time.Minute, RelocateLimit: 5 * time.Minute,
 }
 
@@ -53,6 +58,7 @@ var Quick = Sizes{
 	Clients: []int{1, 4, 16}, ClientHosts: 50, ClientJobs: 100,
 	Relocated: []int{100, 200, 500}, RelocPerJob: 100, RelocHosts: 20,
 	Pools: []int{100, 300, 1000}, Regions: 3,
+	Rounds: 2, Runs: 1,
 	Budget: time.Minute, MemoryBudget: time.Minute, RelocateLimit: time.Minute,
 }
 
@@ -148,15 +154,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		var c *Curve
 		switch name {
 		case "decisions-vs-hosts":
-			c, err = decisionsCurve(z.Hosts, z.Baseline, log)
+			c, err = decisionsCurve(z.Hosts, z.Baseline, z.Rounds, log)
 		case "bytes-per-task":
 			c, err = memoryCurve(ctx, cfg.scenarios, z.Tasks, z.TasksPerJob, z.MemoryBudget, log)
 		case "placed-vs-clients":
-			c, err = clientsCurve(ctx, cfg.scenarios, z.Clients, z.ClientHosts, z.ClientJobs, z.Budget, log)
+			c, err = clientsCurve(ctx, cfg.scenarios, z.Clients, z.ClientHosts, z.ClientJobs, z.Runs, z.Budget, log)
 		case "relocation-vs-tasks":
-			c, err = relocationCurve(ctx, z.Relocated, z.RelocPerJob, z.RelocHosts, z.RelocateLimit, log)
+			c, err = relocationCurve(ctx, z.Relocated, z.RelocPerJob, z.RelocHosts, z.Runs, z.RelocateLimit, log)
 		case "entitlement-vs-pools":
-			c, err = entitlementCurve(z.Pools, z.Regions, log)
+			c, err = entitlementCurve(z.Pools, z.Regions, z.Rounds, log)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)

@@ -48,7 +48,7 @@ const relocationWhy = "the pass is sequential, one job after another, and each j
 // replica put at central and the old replica marked relocated; and to (2)
 // every relocated task RUNNING in east's shard (placed, launched on the
 // simulated hosts, persisted).
-func relocationCurve(ctx context.Context, sizes []int, perJob, hosts int, budget time.Duration, log func(string, ...any)) (*Curve, error) {
+func relocationCurve(ctx context.Context, sizes []int, perJob, hosts, runs int, budget time.Duration, log func(string, ...any)) (*Curve, error) {
 	c := &Curve{
 		Name:   "relocation-vs-tasks",
 		Title:  "Relocating a failed region's jobs against relocated tasks",
@@ -63,7 +63,7 @@ func relocationCurve(ctx context.Context, sizes []int, perJob, hosts int, budget
 			{Column: "all_running_s", Label: "until every relocated task is RUNNING", Growth: Cost, WhyNotLinear: relocationWhy},
 		},
 	}
-	rows, err := interleaved(sizes, repeats, func(n int) ([]float64, error) {
+	rows, err := interleaved(sizes, runs, func(n int) ([]float64, error) {
 		jobs := max(n/perJob, 1)
 		pass, running, err := relocateOnce(ctx, jobs, perJob, hosts, budget)
 		if err != nil {
@@ -79,7 +79,7 @@ func relocationCurve(ctx context.Context, sizes []int, perJob, hosts int, budget
 		c.Rows = append(c.Rows, medianRow(runs))
 	}
 	c.Notes = []string{
-		fmt.Sprintf("Each figure is the median of %d runs, each on fresh stores, the runs of all sizes interleaved.", repeats),
+		fmt.Sprintf("Each figure is the median of %d runs, each on fresh stores, the runs of all sizes interleaved.", runs),
 		"The pass does a fixed amount of work per relocated job (one CreateJob persisted, one replica put at the peer, " +
 			"one replica record rewritten) and none per task: the new job's tasks are created by the shard's goal-state " +
 			"loop while the pass goes on, which is why every task runs soon after the pass ends. The replica lists are one " +
