@@ -33,6 +33,9 @@ const (
 	marginLeft  = 90
 	marginRight = 30
 	lineHeight  = 18
+	// legendLabelWidth is how many characters of a legend label fit in
+	// half the plot's width.
+	legendLabelWidth = 52
 )
 
 // palette holds colours that stay apart for readers with common colour
@@ -65,7 +68,15 @@ func (c *Chart) SVG() []byte {
 	}
 	top := 40 + lineHeight*(len(c.Subtitle)+1)
 	plotWidth := chartWidth - marginLeft - marginRight
-	legendRows := (len(c.Series) + 1) / 2
+	// Two legend columns, or one when a label would not fit in half the
+	// width.
+	legendColumns := 2
+	for _, s := range c.Series {
+		if len(s.Label) > legendLabelWidth {
+			legendColumns = 1
+		}
+	}
+	legendRows := (len(c.Series) + legendColumns - 1) / legendColumns
 	height := top + plotHeight + 60 + lineHeight*legendRows + 10
 	px := func(x float64) float64 {
 		return marginLeft + (math.Log10(x)-lx0)/(lx1-lx0)*float64(plotWidth)
@@ -124,9 +135,9 @@ func (c *Chart) SVG() []byte {
 			x, y, _ := strings.Cut(p, ",")
 			fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3.5" fill="%s"/>`+"\n", x, y, colour)
 		}
-		// Legend: two columns under the axis label.
-		lx := float64(marginLeft + (i%2)*(plotWidth/2))
-		ly := float64(top + plotHeight + 62 + lineHeight*(i/2))
+		// Legend: under the axis label.
+		lx := float64(marginLeft + (i%legendColumns)*(plotWidth/2))
+		ly := float64(top + plotHeight + 62 + lineHeight*(i/legendColumns))
 		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="%s" stroke-width="3"/>`+"\n", lx, ly-4, lx+24, ly-4, colour)
 		text(&b, lx+30, ly, "start", "", s.Label)
 	}

@@ -65,11 +65,17 @@ func (c *Curve) column(name string) []float64 {
 func (c *Curve) Verdicts() []string {
 	x := c.column(c.Columns[0])
 	var out []string
+	said := map[string]bool{}
 	for _, p := range c.Plots {
 		s := Slope(x, c.column(p.Column))
 		v := p.Label + ": " + Verdict(p.Growth, s, c.XName)
-		if Superlinear(p.Growth, s) && p.WhyNotLinear != "" {
+		switch {
+		case !Superlinear(p.Growth, s) || p.WhyNotLinear == "":
+		case said[p.WhyNotLinear]:
+			v += " (for the same reason)"
+		default:
 			v += " (" + p.WhyNotLinear + ")"
+			said[p.WhyNotLinear] = true
 		}
 		out = append(out, v)
 	}
