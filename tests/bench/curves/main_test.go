@@ -230,3 +230,21 @@ func TestChartEscapesText(t *testing.T) {
 		t.Fatalf("title %q, lines of %v points", title, lines)
 	}
 }
+
+// A reason for a growth worse than linear is said once per curve, and only
+// for series that grow worse than linearly.
+func TestVerdictsSayAReasonOnce(t *testing.T) {
+	c := &Curve{XName: "n", Columns: []string{"n", "a", "b", "c"},
+		Rows: [][]float64{{10, 1, 1, 1}, {100, 100, 100, 10}, {1000, 10000, 10000, 100}},
+		Plots: []Plot{{Column: "a", Label: "A", Growth: Cost, WhyNotLinear: "why"},
+			{Column: "b", Label: "B", Growth: Cost, WhyNotLinear: "why"},
+			{Column: "c", Label: "C", Growth: Cost, WhyNotLinear: "why"}}}
+	got := c.Verdicts()
+	want := []string{"A: ∝ n^2.00: superlinear: worse than linear (why)",
+		"B: ∝ n^2.00: superlinear: worse than linear (for the same reason)", "C: ∝ n^1.00: linear"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("verdict %d: %q, want %q", i, got[i], want[i])
+		}
+	}
+}
