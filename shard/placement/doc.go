@@ -37,8 +37,13 @@
 //     index, which re-checks and applies each assignment (gangs whole) and
 //     returns the rejected tasks for the next pass.
 //
-// NaivePlace is the exhaustive best-fit reference the tests and the
-// benchmarks (package placebench) compare against.
+// NaivePlace is the exhaustive best-fit reference (the full scan) the tests
+// and the benchmarks (package placebench) compare against. SampledPlace is
+// the baseline production schedulers use: the same best-fit scoring over a
+// bounded sample of the feasible hosts (kube-scheduler's adaptive
+// percentageOfNodesToScore, SampleSize), walked round-robin from where the
+// previous task's search stopped, as kube-scheduler does; SampledQuality
+// says how much of the full scan's best-fit score it keeps.
 //
 // This package imports shard/model only; it must not import the resource
 // manager, the job manager, storage, host manager plugins or the API.

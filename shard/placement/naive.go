@@ -9,18 +9,26 @@ import (
 // NaivePlace is the reference placement the optimised one is measured and
 // tested against: for every task, an exhaustive scan over a flat array of
 // hosts that keeps the best fit (least free left over, normalised per
-// dimension by the largest free amount). It honours the same feasibility
-// rules as Place (schedulable, host pools, constraints, limits, resources, ports),
-// prefers plain hosts to GPU hosts for tasks without GPU, and places gangs
-// all-or-nothing; its explanations carry only the host counts.
+// dimension by the largest free amount; see leftover). It honours the same
+// feasibility rules as Place (schedulable, host pools, constraints, limits,
+// resources, ports), prefers plain hosts to GPU hosts for tasks without GPU,
+// and places gangs all-or-nothing; its explanations carry only the host
+// counts.
 func NaivePlace(hosts []Host, tasks []Task) Result {
 	n := newNaive(hosts)
+	return n.placeEach(tasks, n.best)
+}
+
+// placeEach places tasks one at a time on the host pick chooses (-1: none),
+// deducting as it goes; a gang's members are picked in turn and given back
+// when one of them finds no host.
+func (n *naive) placeEach(tasks []Task, pick func(t *Task) int) Result {
 	var res Result
 	seen := map[int]bool{}
 	for i := range tasks {
 		t := &tasks[i]
 		if t.Gang == 0 {
-			if h := n.best(t); h >= 0 {
+			if h := pick(t); h >= 0 {
 				n.take(h, t, 1)
 				res.Assignments = append(res.Assignments, Assignment{Ref: t.Ref, Host: n.hosts[h].ID})
 			} else {
@@ -40,7 +48,7 @@ func NaivePlace(hosts []Host, tasks []Task) Result {
 		}
 		var chosen []int
 		for _, m := range members {
-			h := n.best(m)
+			h := pick(m)
 			if h < 0 {
 				break
 			}
@@ -140,6 +148,27 @@ func (n *naive) fits(h int, t *Task) bool {
 	return t.Resources.Fits(host.Free) && t.Ports <= host.Ports
 }
 
+// skipsTier reports whether host h is left out of the pass over gpuPass
+// hosts for task t: tasks without GPU look at plain hosts first and at GPU
+// hosts only when no plain host fits.
+func (n *naive) skipsTier(h int, t *Task, gpuPass bool) bool {
+	return t.Resources.GPU <= 0 && n.hosts[h].GPUHost != gpuPass
+}
+
+// leftover is the best-fit criterion: what stays free on host h once t is
+// placed there, summed over the resource kinds, each divided by the
+// largest free amount of that kind in the snapshot. Lower is a better fit.
+func (n *naive) leftover(h int, t *Task) float64 {
+	left := n.hosts[h].Free.Sub(t.Resources)
+	score := 0.0
+	for d := range len(model.ResourceKinds) {
+		if s := n.scale.Get(d); s > 0 {
+			score += float64(left.Get(d)) / float64(s)
+		}
+	}
+	return score
+}
+
 func (n *naive) best(t *Task) int {
 	if validateTask(t) != "" {
 		return -1
@@ -147,18 +176,10 @@ func (n *naive) best(t *Task) int {
 	for _, gpuPass := range []bool{false, true} {
 		best, bestScore := -1, 0.0
 		for h := range n.hosts {
-			host := &n.hosts[h]
-			if t.Resources.GPU <= 0 && host.GPUHost != gpuPass || !n.fits(h, t) {
+			if n.skipsTier(h, t, gpuPass) || !n.fits(h, t) {
 				continue
 			}
-			left := host.Free.Sub(t.Resources)
-			score := 0.0
-			for d := range len(model.ResourceKinds) {
-				if s := n.scale.Get(d); s > 0 {
-					score += float64(left.Get(d)) / float64(s)
-				}
-			}
-			if best < 0 || score < bestScore {
+			if score := n.leftover(h, t); best < 0 || score < bestScore {
 				best, bestScore = h, score
 			}
 		}

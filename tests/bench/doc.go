@@ -1,8 +1,10 @@
 // Command bench is the scale benchmark harness that `make bench` runs
 // (`go run ./tests/bench`). It loads the scenarios in scenarios/*.yaml
 // (embedded in the binary), runs each at its "full" size, and prints one
-// table: placement-core decisions per second against the naive exhaustive
-// best-fit baseline, committed placements per second end to end through an
+// table: placement-core decisions per second against the exhaustive
+// best-fit scan and the sampled scan production schedulers use (with its
+// placement quality), the host index's build time and memory, committed
+// placements per second end to end through an
 // in-process shard (job manager, embedded store, sim host manager) against
 // the raw store write rate, submit-to-placed p50/p99, and bytes per pending
 // task.

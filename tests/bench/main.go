@@ -154,25 +154,4 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // machine describes where the figures come from: cores, CPU model, memory.
-func machine() string {
-	model := "unknown CPU"
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				model = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
-	mem := ""
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(line, "MemTotal:") {
-				var kb int64
-				fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "MemTotal:")), "%d", &kb)
-				mem = fmt.Sprintf(", %.1f GiB memory", float64(kb)/(1<<20))
-			}
-		}
-	}
-	return fmt.Sprintf("%d CPUs (%s)%s, %s %s/%s", runtime.NumCPU(), model, mem, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-}
+func machine() string { return harness.Machine() }

@@ -46,8 +46,19 @@ func checkCore(t *testing.T, r *harness.Result) {
 		t.Errorf("core: %d hosts overcommitted, %d rule violations", c.Overcommitted, c.RuleViolations)
 	case c.Decisions < r.Tasks || c.DecisionsPerSec <= 0:
 		t.Errorf("core: %d decisions at %.0f/s for %d tasks", c.Decisions, c.DecisionsPerSec, r.Tasks)
-	case c.NaiveTasks <= 0 || c.NaiveDecisionsPerSec <= 0 || c.NaivePlaced <= 0 || c.Ratio <= 0:
-		t.Errorf("core: naive baseline not measured: %+v", c)
+	case c.Placed > c.Decisions || c.PlacedPerSec <= 0 || c.PlacedPerSec > c.DecisionsPerSec:
+		t.Errorf("core: %d placed of %d decisions, %.0f placed/s against %.0f decisions/s", c.Placed, c.Decisions, c.PlacedPerSec, c.DecisionsPerSec)
+	case c.BaselineTasks <= 0 || c.FullScanDecisionsPerSec <= 0 || c.FullScanPlaced <= 0 || c.FullScanRatio <= 0:
+		t.Errorf("core: full-scan baseline not measured: %+v", c)
+	case c.SampledHosts <= 0 || c.SampledHosts > r.Hosts || c.SampledDecisionsPerSec <= 0 || c.SampledPlaced <= 0 || c.SampledRatio <= 0:
+		t.Errorf("core: sampled baseline not measured: %+v", c)
+	case c.SampledFit <= 0 || c.SampledFit > 1 || c.FullScanFit <= 0 || c.FullScanFit > 1 ||
+		c.SampledQuality != c.SampledFit/c.FullScanFit:
+		t.Errorf("core: sampled quality %v from fits %v (sampled) and %v (full scan)", c.SampledQuality, c.SampledFit, c.FullScanFit)
+	case c.IndexBuildSeconds <= 0 || c.IndexBuiltBytes <= 0 || c.IndexBytes <= 0 ||
+		c.IndexBytesPerHost != float64(c.IndexBytes)/float64(r.Hosts):
+		t.Errorf("core: host index not measured: build %vs, %d bytes built, %d after, %.0f per host",
+			c.IndexBuildSeconds, c.IndexBuiltBytes, c.IndexBytes, c.IndexBytesPerHost)
 	}
 }
 
@@ -91,15 +102,19 @@ func checkMemory(t *testing.T, r *harness.Result) {
 // that reads back.
 func TestCommandOutput(t *testing.T) {
 	var out, errs bytes.Buffer
-	err := run(context.Background(), []string{"-size", "small", "-parts", "core", "-scenario", "batch-10k,constrained-mix"}, &out, &errs)
+	err := run(context.Background(), []string{"-size", "small", "-parts", "core,e2e", "-scenario", "batch-10k,constrained-mix"}, &out, &errs)
 	if err != nil {
 		t.Fatalf("%v: %s", err, errs.String())
 	}
 	table := out.String()
-	for _, want := range []string{"core dec/s", "naive dec/s", "e2e placed/s", "p99", "B/pending", "batch-10k", "constrained-mix"} {
+	for _, want := range []string{"core dec/s", "core placed/s", "full scan dec/s", "× full scan", "sampled dec/s", "× sampled",
+		"sampled quality", "index build", "index MB", "B/host", "e2e placed/s", "p99", "B/pending", "batch-10k", "constrained-mix"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
+	}
+	if strings.Contains(table, "naive") {
+		t.Errorf("the table still calls the full scan naive:\n%s", table)
 	}
 	if strings.Contains(table, "distinct-10k") {
 		t.Errorf("table has a scenario that was not chosen:\n%s", table)
@@ -159,8 +174,13 @@ func BenchmarkScenarios(b *testing.B) {
 				b.Fatal(r.Err, r.Core.Err)
 			}
 			b.ReportMetric(r.Core.DecisionsPerSec, "decisions/s")
-			b.ReportMetric(r.Core.NaiveDecisionsPerSec, "naive-decisions/s")
-			b.ReportMetric(r.Core.Ratio, "x-naive")
+			b.ReportMetric(r.Core.PlacedPerSec, "core-placed/s")
+			b.ReportMetric(r.Core.FullScanDecisionsPerSec, "full-scan-decisions/s")
+			b.ReportMetric(r.Core.FullScanRatio, "x-full-scan")
+			b.ReportMetric(r.Core.SampledDecisionsPerSec, "sampled-decisions/s")
+			b.ReportMetric(r.Core.SampledRatio, "x-sampled")
+			b.ReportMetric(r.Core.SampledQuality, "sampled-quality")
+			b.ReportMetric(r.Core.IndexBytesPerHost, "index-B/host")
 			if e := r.EndToEnd; e != nil {
 				b.ReportMetric(e.PlacementsPerSec, "placed/s")
 				b.ReportMetric(e.Ratio, "x-store-ceiling")

@@ -3,7 +3,9 @@ package placebench
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
@@ -28,14 +30,23 @@ type Figures struct {
 	Name  string
 	Hosts int
 	Tasks int
-	// BuildSeconds is the time to build the host index from the snapshot.
+	// BuildSeconds is the time to build the host index from the snapshot;
+	// IndexBytes its memory once built and after the pass.
 	BuildSeconds float64
+	IndexBytes   IndexSize
 	// PlaceSeconds is the time of the one Place call over all tasks.
-	PlaceSeconds    float64
-	Placed          int
-	Unplaced        int
-	HostsUsed       int
-	DecisionsPerSec float64
+	PlaceSeconds float64
+	// PlaceCPUSeconds, NaiveCPUSeconds and SampledCPUSeconds are the
+	// process's CPU time during the same calls: on a machine shared with
+	// other work, the calls are also descheduled, which wall time counts
+	// and CPU time does not.
+	PlaceCPUSeconds   float64
+	NaiveCPUSeconds   float64
+	SampledCPUSeconds float64
+	Placed            int
+	Unplaced          int
+	HostsUsed         int
+	DecisionsPerSec   float64
 
 	// The naive baseline on the first NaiveTasks tasks, and Place on the same
 	// prefix (from a fresh index) for comparing how much each placed.
@@ -46,7 +57,18 @@ type Figures struct {
 	PrefixPlaced         int
 	// Ratio is DecisionsPerSec / NaiveDecisionsPerSec.
 	Ratio float64
-	Err   string
+
+	// The sampled baseline (placement.SampledPlace, kube-scheduler's
+	// adaptive sample size) on the same prefix and snapshot, and the
+	// quality of its placement against the full scan's on that prefix
+	// (placement.SampleQuality.Fraction).
+	SampledHosts           int
+	SampledSeconds         float64
+	SampledDecisionsPerSec float64
+	SampledPlaced          int
+	SampledRatio           float64
+	SampledQuality         placement.SampleQuality
+	Err                    string
 }
 
 func (f Figures) String() string {
@@ -58,15 +80,19 @@ func (f Figures) String() string {
 		naive = fmt.Sprintf("first %d tasks only", f.NaiveTasks)
 	}
 	return fmt.Sprintf("%s: %d hosts, %d tasks: placed %d (%d unplaced) on %d hosts in %.3fs = %.0f decisions/s (index build %.3fs); "+
-		"naive best-fit on %s: %.0f decisions/s (placed %d, optimised placed %d of the same); ratio %.1fx",
+		"full scan on %s: %.0f decisions/s (placed %d, optimised placed %d of the same); ratio %.1fx; "+
+		"sampled (%d hosts scored per task): %.0f decisions/s, ratio %.1fx, quality %.3f of the full scan's fit",
 		f.Name, f.Hosts, f.Tasks, f.Placed, f.Unplaced, f.HostsUsed, f.PlaceSeconds, f.DecisionsPerSec, f.BuildSeconds,
-		naive, f.NaiveDecisionsPerSec, f.NaivePlaced, f.PrefixPlaced, f.Ratio)
+		naive, f.NaiveDecisionsPerSec, f.NaivePlaced, f.PrefixPlaced, f.Ratio,
+		f.SampledHosts, f.SampledDecisionsPerSec, f.SampledRatio, f.SampledQuality.Fraction)
 }
 
 // RunScenario places the scenario's tasks once with Place and a prefix with
-// NaivePlace, timing both in the same run.
+// NaivePlace and with SampledPlace, timing all three in the same run; the
+// sampled baseline's quality is then measured on the same prefix, untimed.
 func RunScenario(s Scenario) Figures {
 	f := Figures{Name: s.Name, Hosts: len(s.Hosts), Tasks: len(s.Tasks)}
+	heap0 := HeapAlloc()
 	start := time.Now()
 	x, err := placement.NewHostIndex(s.Hosts)
 	if err != nil {
@@ -74,31 +100,102 @@ func RunScenario(s Scenario) Figures {
 		return f
 	}
 	f.BuildSeconds = time.Since(start).Seconds()
-	start = time.Now()
+	f.IndexBytes.Built = HeapAlloc() - heap0
+	start, cpu := time.Now(), CPUTime()
 	res := placement.Place(x, s.Tasks, s.Options)
 	f.PlaceSeconds = time.Since(start).Seconds()
+	f.PlaceCPUSeconds = (CPUTime() - cpu).Seconds()
 	f.Placed, f.Unplaced = len(res.Assignments), len(res.Unplaced)
-	used := map[model.HostID]bool{}
-	for _, a := range res.Assignments {
-		used[a.Host] = true
-	}
-	f.HostsUsed = len(used)
+	f.HostsUsed = hostsUsed(res)
 	f.DecisionsPerSec = float64(len(s.Tasks)) / max(f.PlaceSeconds, 1e-9)
+	res = placement.Result{}
+	f.IndexBytes.Used = HeapAlloc() - heap0
+	runtime.KeepAlive(x)
 
 	prefix := s.Tasks
 	if s.NaiveTasks > 0 && s.NaiveTasks < len(prefix) {
 		prefix = prefix[:s.NaiveTasks]
 	}
 	f.NaiveTasks = len(prefix)
-	start = time.Now()
+	start, cpu = time.Now(), CPUTime()
 	naive := placement.NaivePlace(s.Hosts, prefix)
 	f.NaiveSeconds = time.Since(start).Seconds()
+	f.NaiveCPUSeconds = (CPUTime() - cpu).Seconds()
 	f.NaivePlaced = len(naive.Assignments)
 	f.NaiveDecisionsPerSec = float64(len(prefix)) / max(f.NaiveSeconds, 1e-9)
 	fresh, _ := placement.NewHostIndex(s.Hosts)
 	f.PrefixPlaced = len(placement.Place(fresh, prefix, s.Options).Assignments)
 	f.Ratio = f.DecisionsPerSec / max(f.NaiveDecisionsPerSec, 1e-9)
+
+	sampled := Sampled(s.Hosts, prefix, s.Options.Seed)
+	f.SampledHosts, f.SampledSeconds, f.SampledPlaced = sampled.Hosts, sampled.Seconds, sampled.Placed
+	f.SampledCPUSeconds = sampled.CPUSeconds
+	f.SampledDecisionsPerSec = float64(len(prefix)) / max(f.SampledSeconds, 1e-9)
+	f.SampledRatio = f.DecisionsPerSec / max(f.SampledDecisionsPerSec, 1e-9)
+	f.SampledQuality = sampled.Quality
 	return f
+}
+
+// SampledRun is one run of the sampled baseline on a snapshot.
+type SampledRun struct {
+	// Hosts is how many feasible hosts were scored per task.
+	Hosts      int
+	Seconds    float64
+	CPUSeconds float64
+	Placed     int
+	Quality    placement.SampleQuality
+}
+
+// Sampled times placement.SampledPlace on hosts and tasks with the default
+// sample size, then measures its quality (untimed, it runs the full scan
+// too).
+func Sampled(hosts []placement.Host, tasks []placement.Task, seed uint64) SampledRun {
+	opts := placement.SampleOptions{Seed: seed}
+	run := SampledRun{Hosts: placement.SampleSize(len(hosts))}
+	start, cpu := time.Now(), CPUTime()
+	res := placement.SampledPlace(hosts, tasks, opts)
+	run.Seconds = time.Since(start).Seconds()
+	run.CPUSeconds = (CPUTime() - cpu).Seconds()
+	run.Placed = len(res.Assignments)
+	_, run.Quality = placement.SampledQuality(hosts, tasks, opts)
+	return run
+}
+
+func hostsUsed(res placement.Result) int {
+	used := map[model.HostID]bool{}
+	for _, a := range res.Assignments {
+		used[a.Host] = true
+	}
+	return len(used)
+}
+
+// IndexSize is what a host index holds in memory: live heap bytes after a
+// garbage collection, less the same before it was built. Labels maps are
+// shared with the snapshot and not counted.
+type IndexSize struct {
+	// Built is the index right after NewHostIndex; feasibility groups are
+	// built on first use, so Used is the same index after a pass (groups,
+	// fit trees and instance counts included).
+	Built, Used int64
+}
+
+// CPUTime is the CPU time the process has used, user and system.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// HeapAlloc collects garbage twice and returns the live heap bytes; the
+// difference of two readings around building something is its size.
+func HeapAlloc() int64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
 }
 
 var zones = []string{"a", "b", "c", "d", "e"}

@@ -5,12 +5,14 @@ import (
 )
 
 // The small scenarios run as a test: they must place, and optimised and
-// naive must agree on roughly how much fits.
+// naive must agree on roughly how much fits; both baselines and the index
+// must be measured.
 func TestSmallScenarios(t *testing.T) {
 	for _, s := range Small() {
 		f := RunScenario(s)
 		t.Log(f)
-		if f.Err != "" || f.Placed == 0 || f.NaivePlaced == 0 {
+		if f.Err != "" || f.Placed == 0 || f.NaivePlaced == 0 || f.SampledPlaced == 0 || f.SampledDecisionsPerSec <= 0 ||
+			f.SampledQuality.Fraction <= 0 || f.SampledHosts <= 0 || f.IndexBytes.Built <= 0 || f.IndexBytes.Used <= 0 {
 			t.Fatalf("%s: %v", s.Name, f)
 		}
 		if f.Placed+f.Unplaced != f.Tasks {
@@ -28,8 +30,11 @@ func benchmarkScenario(b *testing.B, s Scenario) {
 		b.Fatal(f.Err)
 	}
 	b.ReportMetric(f.DecisionsPerSec, "decisions/s")
-	b.ReportMetric(f.NaiveDecisionsPerSec, "naive-decisions/s")
-	b.ReportMetric(f.Ratio, "ratio")
+	b.ReportMetric(f.NaiveDecisionsPerSec, "full-scan-decisions/s")
+	b.ReportMetric(f.Ratio, "x-full-scan")
+	b.ReportMetric(f.SampledDecisionsPerSec, "sampled-decisions/s")
+	b.ReportMetric(f.SampledRatio, "x-sampled")
+	b.ReportMetric(f.SampledQuality.Fraction, "sampled-quality")
 	b.Log(f)
 }
 

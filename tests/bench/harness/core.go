@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
@@ -10,19 +11,45 @@ import (
 
 // CoreFigures are the placement core's figures for one workload.
 type CoreFigures struct {
-	// Decisions counts tasks handed to Place (a retried task counts again).
+	// Decisions counts tasks handed to Place (a retried task counts again);
+	// Placed counts tasks Place assigned a host (each once).
 	Decisions       int     `json:"decisions"`
 	Placed          int     `json:"placed"`
 	Unplaced        int     `json:"unplaced"`
 	PlaceSeconds    float64 `json:"placeSeconds"`
 	DecisionsPerSec float64 `json:"decisionsPerSec"`
-	Rounds          int     `json:"rounds"`
-	// The exhaustive best-fit baseline on a prefix of the same tasks and
-	// the same host snapshot, in the same run.
-	NaiveTasks           int     `json:"naiveTasks"`
-	NaiveDecisionsPerSec float64 `json:"naiveDecisionsPerSec"`
-	NaivePlaced          int     `json:"naivePlaced"`
-	Ratio                float64 `json:"ratio"`
+	// PlacedPerSec is Placed over the same time: below DecisionsPerSec
+	// when tasks that do not fit yet are tried again (churn).
+	PlacedPerSec float64 `json:"placedPerSec"`
+	Rounds       int     `json:"rounds"`
+	// The baselines run on a prefix of BaselineTasks tasks (naiveTasks in
+	// the scenario) and the same host snapshot, in the same run: the
+	// exhaustive best-fit scan (placement.NaivePlace) and the sampled scan
+	// production schedulers use (placement.SampledPlace, SampledHosts
+	// feasible hosts scored per task).
+	BaselineTasks           int     `json:"baselineTasks"`
+	FullScanDecisionsPerSec float64 `json:"fullScanDecisionsPerSec"`
+	FullScanPlaced          int     `json:"fullScanPlaced"`
+	// FullScanRatio is DecisionsPerSec / FullScanDecisionsPerSec.
+	FullScanRatio          float64 `json:"fullScanRatio"`
+	SampledHosts           int     `json:"sampledHosts"`
+	SampledDecisionsPerSec float64 `json:"sampledDecisionsPerSec"`
+	SampledPlaced          int     `json:"sampledPlaced"`
+	// SampledRatio is DecisionsPerSec / SampledDecisionsPerSec.
+	SampledRatio float64 `json:"sampledRatio"`
+	// SampledQuality is the sampled placement's mean fit over the full
+	// scan's on the same prefix (placement.SampleQuality); SampledFit and
+	// FullScanFit are the two means.
+	SampledQuality float64 `json:"sampledQuality"`
+	SampledFit     float64 `json:"sampledFit"`
+	FullScanFit    float64 `json:"fullScanFit"`
+	// The host index: time to build it from the snapshot, and its live
+	// heap bytes once built and after the pass (or, for churn, after the
+	// last round), with the feasibility groups built on first use.
+	IndexBuildSeconds float64 `json:"indexBuildSeconds"`
+	IndexBuiltBytes   int64   `json:"indexBuiltBytes"`
+	IndexBytes        int64   `json:"indexBytes"`
+	IndexBytesPerHost float64 `json:"indexBytesPerHost"`
 	// Check of one placement pass: hosts given more than they had free,
 	// and tasks placed past a per-host, spread or gang rule. Both must be 0.
 	Overcommitted  int    `json:"overcommittedHosts"`
@@ -44,9 +71,17 @@ func RunCore(w *Workload) CoreFigures {
 	})
 	out := CoreFigures{
 		Decisions: f.Tasks, Placed: f.Placed, Unplaced: f.Unplaced, PlaceSeconds: f.PlaceSeconds,
-		DecisionsPerSec: f.DecisionsPerSec, Rounds: 1,
-		NaiveTasks: f.NaiveTasks, NaiveDecisionsPerSec: f.NaiveDecisionsPerSec, NaivePlaced: f.NaivePlaced,
-		Ratio: f.Ratio, Err: f.Err,
+		DecisionsPerSec: f.DecisionsPerSec, PlacedPerSec: float64(f.Placed) / max(f.PlaceSeconds, 1e-9), Rounds: 1,
+		BaselineTasks: f.NaiveTasks, FullScanDecisionsPerSec: f.NaiveDecisionsPerSec, FullScanPlaced: f.NaivePlaced,
+		FullScanRatio: f.Ratio,
+		SampledHosts:  f.SampledHosts, SampledDecisionsPerSec: f.SampledDecisionsPerSec, SampledPlaced: f.SampledPlaced,
+		SampledRatio: f.SampledRatio, SampledQuality: f.SampledQuality.Fraction,
+		SampledFit: f.SampledQuality.SampledFit, FullScanFit: f.SampledQuality.FullScanFit,
+		IndexBuildSeconds: f.BuildSeconds, IndexBuiltBytes: f.IndexBytes.Built, IndexBytes: f.IndexBytes.Used,
+		Err: f.Err,
+	}
+	if len(hosts) > 0 {
+		out.IndexBytesPerHost = float64(out.IndexBytes) / float64(len(hosts))
 	}
 	if f.Err != "" {
 		return out
@@ -68,16 +103,20 @@ func RunCore(w *Workload) CoreFigures {
 // runCoreChurn replays a steady arrival on a simulated clock: each round
 // places the tasks that arrived (and those still waiting) on one shared
 // index, and releases the runs whose time is up. Only Place is timed; the
-// naive baseline places a prefix of each round's batch on a snapshot of
-// the same index.
+// baselines place a prefix of each round's batch on a snapshot of the same
+// index.
 func runCoreChurn(w *Workload) CoreFigures {
 	var f CoreFigures
 	hosts := w.PlacementHosts()
+	heap0 := placebench.HeapAlloc()
+	start := time.Now()
 	x, err := placement.NewHostIndex(hosts)
 	if err != nil {
 		f.Err = err.Error()
 		return f
 	}
+	f.IndexBuildSeconds = time.Since(start).Seconds()
+	f.IndexBuiltBytes = placebench.HeapAlloc() - heap0
 	opts := placement.Options{Seed: w.Seed, Strategy: placement.StrategyPack}
 	round := time.Duration(w.RoundSeconds * float64(time.Second))
 	check := newPlacementCheck(hosts)
@@ -93,8 +132,14 @@ func runCoreChurn(w *Workload) CoreFigures {
 		gang     int
 		place    time.Duration
 		naive    time.Duration
-		naiveN   int
+		sampled  time.Duration
+		baseN    int
 		perRound int
+		// Sums of fits over the tasks each baseline placed, and the
+		// full scan's count in the quality runs, for the sampled quality
+		// over all rounds.
+		sampledFit, fullFit float64
+		fullPlaced          int
 	)
 	if n := len(w.Jobs); n > 0 {
 		perRound = max(w.NaiveTasks/(int(w.Jobs[n-1].Arrival/round)+1), 1)
@@ -125,14 +170,21 @@ func runCoreChurn(w *Workload) CoreFigures {
 		if len(batch) == 0 {
 			continue
 		}
-		if w.NaiveTasks > 0 && naiveN < w.NaiveTasks {
-			prefix := batch[:min(len(batch), perRound, w.NaiveTasks-naiveN)]
+		if w.NaiveTasks > 0 && baseN < w.NaiveTasks {
+			prefix := batch[:min(len(batch), perRound, w.NaiveTasks-baseN)]
 			snap := snapshot(x, hosts)
 			start := time.Now()
 			nres := placement.NaivePlace(snap, prefix)
 			naive += time.Since(start)
-			naiveN += len(prefix)
-			f.NaivePlaced += len(nres.Assignments)
+			baseN += len(prefix)
+			f.FullScanPlaced += len(nres.Assignments)
+			s := placebench.Sampled(snap, prefix, w.Seed+uint64(f.Rounds))
+			sampled += time.Duration(s.Seconds * float64(time.Second))
+			f.SampledHosts = s.Hosts
+			f.SampledPlaced += s.Placed
+			sampledFit += s.Quality.SampledFit * float64(s.Quality.SampledPlaced)
+			fullFit += s.Quality.FullScanFit * float64(s.Quality.FullScanPlaced)
+			fullPlaced += s.Quality.FullScanPlaced
 		}
 		start := time.Now()
 		res := placement.Place(x, batch, opts)
@@ -157,12 +209,27 @@ func runCoreChurn(w *Workload) CoreFigures {
 	f.Unplaced = len(waiting)
 	f.PlaceSeconds = place.Seconds()
 	f.DecisionsPerSec = float64(f.Decisions) / max(f.PlaceSeconds, 1e-9)
-	f.NaiveTasks = naiveN
-	if naiveN > 0 {
-		f.NaiveDecisionsPerSec = float64(naiveN) / max(naive.Seconds(), 1e-9)
-		f.Ratio = f.DecisionsPerSec / f.NaiveDecisionsPerSec
+	f.PlacedPerSec = float64(f.Placed) / max(f.PlaceSeconds, 1e-9)
+	f.BaselineTasks = baseN
+	if baseN > 0 {
+		f.FullScanDecisionsPerSec = float64(baseN) / max(naive.Seconds(), 1e-9)
+		f.FullScanRatio = f.DecisionsPerSec / f.FullScanDecisionsPerSec
+		f.SampledDecisionsPerSec = float64(baseN) / max(sampled.Seconds(), 1e-9)
+		f.SampledRatio = f.DecisionsPerSec / f.SampledDecisionsPerSec
+	}
+	if fullPlaced > 0 && f.SampledPlaced > 0 {
+		f.SampledFit = sampledFit / float64(f.SampledPlaced)
+		f.FullScanFit = fullFit / float64(fullPlaced)
+		f.SampledQuality = f.SampledFit / f.FullScanFit
 	}
 	f.Overcommitted, f.RuleViolations = check.overcommitted(), check.violations
+	// What is left alive is the index after the last round.
+	check, live, waiting = nil, nil, nil
+	f.IndexBytes = placebench.HeapAlloc() - heap0
+	runtime.KeepAlive(x)
+	if len(hosts) > 0 {
+		f.IndexBytesPerHost = float64(f.IndexBytes) / float64(len(hosts))
+	}
 	return f
 }
 

@@ -6,8 +6,11 @@
 //
 //   - the placement core alone (placement.Place, through
 //     placebench.RunScenario for single-pass scenarios, or a round loop with
-//     releases for churn), against the exhaustive best-fit baseline
-//     placement.NaivePlace on the same snapshot;
+//     releases for churn), decisions and placements per second, against two
+//     baselines on the same snapshot: the exhaustive best-fit scan
+//     placement.NaivePlace, and the sampled scan production schedulers use,
+//     placement.SampledPlace, with the quality of its placements; and the
+//     host index's build time and memory;
 //   - the shard end to end: a real jobmgr.Engine in-process on the embedded
 //     store (boltstore in a temporary directory) and the sim host manager,
 //     timing every task from job submission to its first persisted

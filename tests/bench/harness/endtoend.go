@@ -132,7 +132,7 @@ func waitCapacity(ctx context.Context, eng *jobmgr.Engine, want model.Resources,
 }
 
 // submitters is how many clients submit a burst at once, as many users
-// and pipelines would.
+// and pipelines would, unless the workload says otherwise.
 const submitters = 32
 
 // submit creates the workload's jobs on the engine at their arrival times
@@ -153,10 +153,14 @@ func submit(ctx context.Context, w *Workload, r *engineRun, steady bool) error {
 		return nil
 	}
 	if !steady {
+		clients := submitters
+		if w.Submitters > 0 {
+			clients = w.Submitters
+		}
 		next := make(chan int)
-		errs := make(chan error, submitters)
+		errs := make(chan error, clients)
 		var wg sync.WaitGroup
-		for i := 0; i < submitters; i++ {
+		for i := 0; i < clients; i++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

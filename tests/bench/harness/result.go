@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -78,6 +79,12 @@ func inTempDir[F any](w *Workload, run func(dir string) F, fail func(error) F) F
 
 // Notes joins what a reader must know about a result.
 func (r *Result) Notes() string {
+	return joinNotes(r.CoreNotes(), r.OtherNotes())
+}
+
+// CoreNotes are the notes on the placement core: an error, tasks it left
+// unplaced, a failed check.
+func (r *Result) CoreNotes() string {
 	var notes []string
 	if r.Err != "" {
 		notes = append(notes, "error: "+r.Err)
@@ -92,44 +99,85 @@ func (r *Result) Notes() string {
 	if c.Overcommitted > 0 || c.RuleViolations > 0 {
 		notes = append(notes, fmt.Sprintf("core CHECK FAILED: %d hosts overcommitted, %d rule violations", c.Overcommitted, c.RuleViolations))
 	}
+	return joinNotes(notes...)
+}
+
+// OtherNotes are the notes on the end-to-end and memory parts.
+func (r *Result) OtherNotes() string {
+	var notes []string
 	if r.EndToEnd != nil {
-		if n := r.EndToEnd.Note(); n != "" {
-			notes = append(notes, n)
-		}
+		notes = append(notes, r.EndToEnd.Note())
 	}
 	if r.Memory != nil {
-		if n := r.Memory.Note(); n != "" {
-			notes = append(notes, n)
+		notes = append(notes, r.Memory.Note())
+	}
+	return joinNotes(notes...)
+}
+
+func joinNotes(notes ...string) string {
+	kept := notes[:0:0]
+	for _, n := range notes {
+		if n != "" {
+			kept = append(kept, n)
 		}
 	}
-	return strings.Join(notes, "; ")
+	return strings.Join(kept, "; ")
 }
 
 // TableHeader explains the columns; Table prints it above the rows.
-const TableHeader = `core dec/s: placement.Place decisions per second, one goroutine (placement core only);
-naive dec/s: exhaustive best-fit scan over a flat host array (placement.NaivePlace), same run, on a prefix of the tasks;
-e2e placed/s: tasks whose placement was persisted, per second, from the first job submitted to the last placement
-  (jobmgr.Engine + boltstore + sim host manager, in-process);
-store ceil/s: baseline for e2e: raw boltstore.WriteTasks of one new placed task record per task, batches of 10,000, same run
-  (naive placement has no end-to-end pipeline to compare with);
-p50/p99: job submitted to task placement persisted; B/pending: heap (and resident set) bytes per pending task, after GC.`
+const TableHeader = `Placement core (one goroutine, placement.Place only):
+  core dec/s: tasks handed to Place per second (a task tried again counts again); core placed/s: tasks placed per second;
+  full scan dec/s: exhaustive best-fit scan of every host per task (placement.NaivePlace), same run, on a prefix of the tasks;
+  sampled dec/s: best fit among a sample of feasible hosts (placement.SampledPlace, kube-scheduler's adaptive
+    percentageOfNodesToScore: max(5%, 50% - hosts/125) of the hosts, at least 100), same prefix and snapshot;
+  sampled quality: the sampled placement's mean fit (how full the chosen host is in the kinds the task asks for)
+    over the full scan's on the same prefix; index build: NewHostIndex from the snapshot;
+  index MB, B/host: the host index's live heap after the pass, feasibility groups included (labels not counted).
+End to end and memory:
+  e2e placed/s: tasks whose placement was persisted, per second, from the first job submitted to the last placement
+    (jobmgr.Engine + boltstore + sim host manager, in-process);
+  store ceil/s: baseline for e2e: raw boltstore.WriteTasks of one new placed task record per task, batches of 10,000, same run;
+  p50/p99: job submitted to task placement persisted; B/pending: heap (and resident set) bytes per pending task, after GC.`
 
-// Table prints the results as one aligned table.
+// Table prints the results as two aligned tables: the placement core, then
+// end to end and memory.
 func Table(out io.Writer, rs []Result) error {
 	if _, err := fmt.Fprintln(out, TableHeader); err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	width := len("scenario")
 	for i := range rs {
 		width = max(width, len(rs[i].Scenario))
 	}
-	fmt.Fprintf(tw, "%-*s\thosts\ttasks\tcore dec/s\tnaive dec/s\tx naive\te2e placed/s\tstore ceil/s\tx ceil\tp50\tp99\tB/pending heap\trss\t\tnote\n", width, "scenario")
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(out)
+	fmt.Fprintf(tw, "%-*s\thosts\ttasks\tcore dec/s\tcore placed/s\tfull scan dec/s\t× full scan\tsampled dec/s\t× sampled\tsampled quality\tindex build\tindex MB\tB/host\t\tnote\n", width, "scenario")
 	for i := range rs {
 		r := &rs[i]
 		c := &r.Core
 		// Names padded to one width read left-aligned in right-aligned cells.
-		row := []string{fmt.Sprintf("%-*s", width, r.Scenario), count(r.Hosts), count(r.Tasks), rate(c.DecisionsPerSec), rate(c.NaiveDecisionsPerSec), ratio(c.Ratio)}
+		row := []string{fmt.Sprintf("%-*s", width, r.Scenario), count(r.Hosts), count(r.Tasks),
+			rate(c.DecisionsPerSec), rate(c.PlacedPerSec), rate(c.FullScanDecisionsPerSec), ratio(c.FullScanRatio),
+			rate(c.SampledDecisionsPerSec), ratio(c.SampledRatio), fraction(c.SampledQuality),
+			millis(c.IndexBuildSeconds * 1000), megabytes(c.IndexBytes), perHost(c.IndexBytesPerHost), "", r.CoreNotes()}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	measured := false
+	for i := range rs {
+		measured = measured || rs[i].EndToEnd != nil || rs[i].Memory != nil
+	}
+	if !measured {
+		return nil
+	}
+	fmt.Fprintln(out)
+	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%-*s\thosts\ttasks\te2e placed/s\tstore ceil/s\t× ceil\tp50\tp99\tB/pending heap\trss\t\tnote\n", width, "scenario")
+	for i := range rs {
+		r := &rs[i]
+		row := []string{fmt.Sprintf("%-*s", width, r.Scenario), count(r.Hosts), count(r.Tasks)}
 		if e := r.EndToEnd; e != nil && e.Err == "" {
 			row = append(row, rate(e.PlacementsPerSec), rate(e.CeilingPerSec), ratio(e.Ratio), millis(e.P50Ms), millis(e.P99Ms))
 		} else {
@@ -140,7 +188,7 @@ func Table(out io.Writer, rs []Result) error {
 		} else {
 			row = append(row, "-", "-")
 		}
-		row = append(row, "", r.Notes())
+		row = append(row, "", r.OtherNotes())
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	return tw.Flush()
@@ -184,9 +232,30 @@ func ratio(v float64) string {
 		return "-"
 	}
 	if v >= 10 {
-		return fmt.Sprintf("%.0fx", v)
+		return fmt.Sprintf("%.0f×", v)
 	}
-	return fmt.Sprintf("%.2fx", v)
+	return fmt.Sprintf("%.2f×", v)
+}
+
+func fraction(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func megabytes(b int64) string {
+	if b <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", float64(b)/1e6)
+}
+
+func perHost(v float64) string {
+	if v <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", v)
 }
 
 func millis(ms float64) string {
@@ -195,6 +264,33 @@ func millis(ms float64) string {
 		return fmt.Sprintf("%.2fs", ms/1000)
 	case ms >= 10:
 		return fmt.Sprintf("%.0fms", ms)
+	case ms >= 1:
+		return fmt.Sprintf("%.1fms", ms)
 	}
-	return fmt.Sprintf("%.1fms", ms)
+	return fmt.Sprintf("%.2fms", ms)
+}
+
+// Machine describes where the figures come from: cores, CPU model, memory,
+// Go version.
+func Machine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	mem := ""
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "MemTotal:") {
+				var kb int64
+				fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "MemTotal:")), "%d", &kb)
+				mem = fmt.Sprintf(", %.1f GiB memory", float64(kb)/(1<<20))
+			}
+		}
+	}
+	return fmt.Sprintf("%d CPUs (%s)%s, %s %s/%s", runtime.NumCPU(), model, mem, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

@@ -51,7 +51,10 @@ type Workload struct {
 	MemoryBudget      time.Duration
 	StoreCeilingTasks int
 	// Steady is true when jobs arrive over time (churn) rather than at once.
-	Steady       bool
+	Steady bool
+	// Submitters is how many clients submit a burst at once; zero means
+	// the harness's default (32).
+	Submitters   int
 	RoundSeconds float64
 
 	byName map[model.JobID]int // job index by name, built on first use
