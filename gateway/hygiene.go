@@ -30,14 +30,17 @@ type Limits struct {
 	// not counted.
 	InFlight     int
 	InFlightWait time.Duration
+	// JobsPerRequest bounds the job specs of one CreateJobs call, checked
+	// before the call is authorised spec by spec; 0 leaves it to the
+	// regions, which check their own limit.
+	JobsPerRequest int
 }
 
 // Default limits of a gateway.
 const (
 	DefaultRequestBytes     = 1 << 20
 	DefaultSpecRequestBytes = 64 << 20
-	DefaultInFlightWait     = 50 * time.Millisecond
-)
+	DefaultInFlightWait     = 50 * time.Millisecond)
 
 // DefaultInFlight is the default bound on calls served at once: 16 per
 // CPU the process may use, at least 32. More in flight than the CPUs can

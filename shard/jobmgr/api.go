@@ -23,42 +23,6 @@ func NewJobID() model.JobID {
 	return model.JobID(fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]))
 }
 
-// CreateJob stores a validated job and returns it; its tasks are created by
-// the loop afterwards.
-func (e *Engine) CreateJob(ctx context.Context, spec model.JobSpec) (*model.Job, error) {
-	j := &model.Job{
-		ID:            NewJobID(),
-		Spec:          spec,
-		ConfigVersion: 1,
-		Status: model.JobStatus{
-			State:      model.JobInitialized,
-			CreateTime: e.cfg.Clock.Now(),
-			Region:     e.cfg.Region,
-		},
-	}
-	if spec.Instances > e.cfg.Limits.InstancesPerJob {
-		return nil, fmt.Errorf("instances: %d is more than this region's limit of %d per job: %w", spec.Instances, e.cfg.Limits.InstancesPerJob, ErrInvalid)
-	}
-	e.recountPending()
-	if err := e.pending.reserve(spec.Pool, int64(spec.Instances), e.cfg.Limits.PendingTasksPerPool); err != nil {
-		return nil, err
-	}
-	if err := e.cfg.Store.CreateJob(ctx, j); err != nil {
-		e.pending.reserve(spec.Pool, -int64(spec.Instances), e.cfg.Limits.PendingTasksPerPool)
-		return nil, fmt.Errorf("store job: %w", err)
-	}
-	// The job joins the loop's state at its next pass (or the next API call
-	// that takes the lock): accepting a job never waits for a pass.
-	cp := copyJob(j)
-	e.incomingMu.Lock()
-	e.incoming = append(e.incoming, j)
-	e.incomingMu.Unlock()
-	e.log.Info("job created", "job", j.ID, "name", spec.Name, "instances", spec.Instances)
-	e.emit([]Event{{Time: j.Status.CreateTime, Job: j.ID, JobStatus: &cp.Status}})
-	e.wake()
-	return cp, nil
-}
-
 func copyJob(j *model.Job) *model.Job {
 	cp := *j
 	cp.Status.TaskStates = make(map[model.TaskState]uint32, len(j.Status.TaskStates))

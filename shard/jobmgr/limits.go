@@ -20,12 +20,15 @@ type Limits struct {
 	// PendingTasksPerPool is the most tasks of one pool that may wait to
 	// run (not yet created, initialised or pending) at once.
 	PendingTasksPerPool int64
+	// JobsPerRequest is the most job specs one CreateJobs call may carry.
+	JobsPerRequest int
 }
 
 // Default limits of a region.
 const (
 	DefaultInstancesPerJob     = 100_000
 	DefaultPendingTasksPerPool = 1_000_000
+	DefaultJobsPerRequest      = 1000
 )
 
 func (l *Limits) defaults() {
@@ -34,6 +37,9 @@ func (l *Limits) defaults() {
 	}
 	if l.PendingTasksPerPool == 0 {
 		l.PendingTasksPerPool = DefaultPendingTasksPerPool
+	}
+	if l.JobsPerRequest == 0 {
+		l.JobsPerRequest = DefaultJobsPerRequest
 	}
 }
 
