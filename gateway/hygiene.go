@@ -40,7 +40,8 @@ type Limits struct {
 const (
 	DefaultRequestBytes     = 1 << 20
 	DefaultSpecRequestBytes = 64 << 20
-	DefaultInFlightWait     = 50 * time.Millisecond)
+	DefaultInFlightWait     = 50 * time.Millisecond
+)
 
 // DefaultInFlight is the default bound on calls served at once: 16 per
 // CPU the process may use, at least 32. More in flight than the CPUs can
