@@ -138,6 +138,7 @@ func init() {
 	}
 	unaryOverrides = map[string]unaryOverride{
 		pb.JobService_CreateJob_FullMethodName:      typed((*Router).CreateJob),
+		pb.JobService_CreateJobs_FullMethodName:     typed((*Router).CreateJobs),
 		pb.JobService_GetJob_FullMethodName:         typed((*Router).getJob),
 		pb.JobService_ListJobs_FullMethodName:       typed((*Router).listJobs),
 		pb.JobService_DeleteJob_FullMethodName:      typed((*Router).deleteJob),
