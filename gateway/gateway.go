@@ -263,6 +263,8 @@ func (m *specMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
 			decode = func(data []byte) (err error) { *spec, err = pb.DecodeJobSpec(data); return err }
 		case **pb.PoolSpec:
 			decode = func(data []byte) (err error) { *spec, err = pb.DecodePoolSpec(data); return err }
+		case *pb.CreateJobsRequest:
+			decode = func(data []byte) error { return pb.DecodeCreateJobsRequest(data, spec) }
 		default:
 			return inner.Decode(v)
 		}

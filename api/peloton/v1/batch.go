@@ -96,3 +96,16 @@ func JobPath(position uint32, field string) string {
 	}
 	return fmt.Sprintf("jobs[%d].%s", position, field)
 }
+
+// DecodeCreateJobsRequest decodes the JSON body of a CreateJobs call into
+// req as DecodeJobSpec decodes one spec: every structural problem at once,
+// with its path ("jobs[3].task.resources.cpu: must be a number"), as a
+// *SpecError. The specs are not validated here: each is checked on its own
+// by the region, so that one bad spec does not refuse the others.
+func DecodeCreateJobsRequest(data []byte, req *CreateJobsRequest) error {
+	w, err := decodeMessage(data, req)
+	if err != nil {
+		return err
+	}
+	return w.finish(nil)
+}
