@@ -98,7 +98,7 @@ bench-migrate: build
 
 ## bench: the scale benchmarks (placement, entitlement, end to end)
 bench: build
-	$(GO) run ./tests/bench $(BENCH_FLAGS)
+	$(GO) run ./tests/bench -bin $(BIN)/peloton $(BENCH_FLAGS)
 
 ## bench-overload: 1, 8, 32, 128, 512 concurrent clients against a dev cluster; throughput, p50/p99, shed fraction, memory (not in CI)
 bench-overload: build

@@ -37,10 +37,13 @@ func CheckRequestID(id string) string {
 // job it finds stored is the one its first attempt created. The spec is
 // hashed as the client sent it (before defaults), so that another spec
 // sent under the same request id is another job. The id has the form of a
-// UUID of version 8 (RFC 9562, derived by SHA-256), like random job ids.
+// UUID of version 8 (RFC 9562) derived by SHA-256, like random job ids;
+// its first 48 bits come from the request id alone, so that the jobs of
+// one request sit side by side in a store ordered by id.
 func RequestJobID(requestID string, position uint32, spec *JobSpec) string {
-	h := sha256.New()
 	var n [8]byte
+	prefix := sha256.Sum256(append([]byte("peloton request\x00"), requestID...))
+	h := sha256.New()
 	binary.BigEndian.PutUint64(n[:], uint64(len(requestID)))
 	h.Write([]byte("peloton job\x00"))
 	h.Write(n[:])
@@ -54,6 +57,7 @@ func RequestJobID(requestID string, position uint32, spec *JobSpec) string {
 	h.Write(b)
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
+	copy(sum[:6], prefix[:6])
 	sum[6] = sum[6]&0x0f | 0x80 // version 8
 	sum[8] = sum[8]&0x3f | 0x80 // RFC 9562 variant
 	return fmt.Sprintf("%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16])

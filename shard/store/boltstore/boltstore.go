@@ -57,6 +57,8 @@ type Store struct {
 	// transaction; root is the store the view was made from.
 	fence *fence
 	root  *Store
+	// commits groups concurrent small writes into shared transactions.
+	commits *groupCommit
 }
 
 var _ store.Store = (*Store)(nil)
@@ -78,8 +80,6 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
-	// Group commit waits at most this long for more writes to join.
-	db.MaxBatchDelay = time.Millisecond
 	err = db.Update(func(tx *bolt.Tx) error {
 		// A file from an older build gains the buckets it lacks here.
 		for _, name := range buckets {
@@ -99,7 +99,7 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("boltstore: open %s: %w", path, err), db.Close())
 	}
-	return &Store{db: db, specs: codec.NewSpecCache(codec.DefaultSpecCacheEntries, codec.DefaultSpecCacheBytes)}, nil
+	return &Store{db: db, specs: codec.NewSpecCache(codec.DefaultSpecCacheEntries, codec.DefaultSpecCacheBytes), commits: newGroupCommit(db)}, nil
 }
 
 // Close releases the file; later calls fail with store.ErrUnavailable.
@@ -136,12 +136,13 @@ func (s *Store) update(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 }
 
 // batch is update for small writes that many callers make at once: they
-// are committed together, each caller returning once its write is durable.
+// are committed together (groupCommit), each caller returning once its
+// write is durable.
 func (s *Store) batch(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return backendError(s.db.Batch(s.fenced(fn)))
+	return backendError(s.commits.run(s.fenced(fn)))
 }
 
 // CreateJob stores a new job with Revision 1, and its spec as config
@@ -271,7 +272,7 @@ func (s *Store) UpdateJob(ctx context.Context, job *model.Job) error {
 		return fmt.Errorf("update job: %w", err)
 	}
 	record := codec.EncodeJobRecord(job, job.Revision+1)
-	err := s.update(ctx, func(tx *bolt.Tx) error { return replaceJobRecord(tx, job, record) })
+	err := s.batch(ctx, func(tx *bolt.Tx) error { return replaceJobRecord(tx, job, record) })
 	if err != nil {
 		return fmt.Errorf("update job %s: %w", job.ID, err)
 	}
@@ -402,7 +403,9 @@ func (s *Store) WriteTasks(ctx context.Context, tasks []*model.TaskRuntime) erro
 			return fmt.Errorf("write tasks: %w: task %d of batch is nil", store.ErrInvalid, i)
 		}
 	}
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	// Shares a commit with the writes made meanwhile (group commit); the
+	// function starts afresh each time, as the group may run it again.
+	err := s.batch(ctx, func(tx *bolt.Tx) error {
 		jobs, root := tx.Bucket(jobsBucket), tx.Bucket(tasksBucket)
 		var (
 			job    model.JobID
