@@ -231,7 +231,7 @@ func (rt route) destOf(req protoreflect.Message) (dest, error) {
 
 // Register adds every service to a gRPC server: the shard services through
 // the forwarder, the federation's own service as the router implements it.
-func (r *Router) Register(g *grpc.Server) {
+func (r *Router) Register(g grpc.ServiceRegistrar) {
 	if descriptorErr != nil {
 		// The API's generated code and descriptors disagree: a build
 		// problem, reported on every call rather than by a panic.

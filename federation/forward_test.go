@@ -108,7 +108,7 @@ func (rec *recorder) handle(_ any, ss grpc.ServerStream) error {
 	return ss.SendMsg(resp)
 }
 
-func serve(t *testing.T, register func(*grpc.Server), opts ...grpc.ServerOption) string {
+func serve(t *testing.T, register func(grpc.ServiceRegistrar), opts ...grpc.ServerOption) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -161,7 +161,7 @@ func TestEveryMethodIsForwarded(t *testing.T) {
 	for _, region := range []string{"east", "west"} {
 		rec := &recorder{region: region, calls: map[string]int{}}
 		recs[region] = rec
-		shardAddrs[region] = serve(t, func(*grpc.Server) {}, grpc.UnknownServiceHandler(rec.handle))
+		shardAddrs[region] = serve(t, func(grpc.ServiceRegistrar) {}, grpc.UnknownServiceHandler(rec.handle))
 	}
 	// Each region's router reaches its shard over gRPC, as a standby does.
 	var lis = map[string]net.Listener{}

@@ -152,7 +152,7 @@ func startSecuredWith(t testing.TB, edit func(a *Auth)) *fixture {
 			}
 			return p, nil
 		},
-		Register: func(s *grpc.Server) {
+		Register: func(s grpc.ServiceRegistrar) {
 			pb.RegisterJobServiceServer(s, f.shard)
 			pb.RegisterSystemServiceServer(s, f.shard)
 		},

@@ -155,7 +155,7 @@ func (e *Engine) DeleteJob(ctx context.Context, id model.JobID) error {
 	if err := e.cfg.Store.DeleteJob(ctx, id); err != nil {
 		return fmt.Errorf("delete job: %w", err)
 	}
-	delete(e.jobs, id)
+	e.removeJob(id)
 	delete(e.work, id)
 	je.inWork = false
 	e.log.Info("job deleted", "job", id)
