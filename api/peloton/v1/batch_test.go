@@ -13,7 +13,7 @@ func TestRequestJobID(t *testing.T) {
 		t.Fatalf("%s is not a UUID of version 8", id)
 	}
 	for _, c := range []struct {
-		what string
+		what  string
 		other string
 		same  bool
 	}{

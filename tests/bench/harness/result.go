@@ -26,7 +26,7 @@ type Result struct {
 	// memory part).
 	API     *APIFigures `json:"api,omitempty"`
 	Seconds float64     `json:"seconds"`
-	Err      string           `json:"error,omitempty"`
+	Err     string      `json:"error,omitempty"`
 }
 
 // Options choose the parts of a run.
