@@ -46,7 +46,7 @@ func (e *Engine) CreateJob(ctx context.Context, spec model.JobSpec) (*model.Job,
 func (e *Engine) CreateJobs(ctx context.Context, jobs []NewJob) []Created {
 	out := make([]Created, len(jobs))
 	now := e.cfg.Clock.Now()
-	e.recountPending()
+	e.recountIfIdle()
 	batch := make([]*model.Job, 0, len(jobs))
 	at := make([]int, 0, len(jobs))
 	for i := range jobs {

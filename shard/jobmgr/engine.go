@@ -529,6 +529,21 @@ func sortJobs(m map[model.JobID]*jobEntry) []*jobEntry {
 // time, so every reader sees every acknowledged job.
 func (e *Engine) lock() {
 	e.mu.Lock()
+	e.absorbIncoming()
+}
+
+// tryLock is lock when nobody holds e.mu, and false otherwise.
+func (e *Engine) tryLock() bool {
+	if !e.mu.TryLock() {
+		return false
+	}
+	e.absorbIncoming()
+	return true
+}
+
+// absorbIncoming moves the jobs accepted since into the engine's state;
+// callers hold e.mu.
+func (e *Engine) absorbIncoming() {
 	e.incomingMu.Lock()
 	in := e.incoming
 	e.incoming = nil

@@ -67,16 +67,25 @@ func (p *pendingCount) stale(now time.Time) bool {
 	return p.at.IsZero() || now.Sub(p.at) >= pendingRecount
 }
 
-// recount counts the pending tasks of every job again, when the last
-// count is stale.
-func (e *Engine) recountPending() {
+// recountPending counts the pending tasks of every job again, when the
+// last count is stale; callers hold e.mu. The loop does it at the end of
+// each pass.
+func (e *Engine) recountPending(now time.Time) {
+	if e.pending.stale(now) {
+		e.pending.set(e.countPending(), now)
+	}
+}
+
+// recountIfIdle is recountPending for an API call: it counts only when the
+// loop is not in a pass, so that accepting a job never waits for one (the
+// loop counts at the end of its pass).
+func (e *Engine) recountIfIdle() {
 	now := e.cfg.Clock.Now()
-	if !e.pending.stale(now) {
+	if !e.pending.stale(now) || !e.tryLock() {
 		return
 	}
-	e.lock()
 	defer e.mu.Unlock()
-	e.pending.set(e.countPending(), now)
+	e.recountPending(now)
 }
 
 // reserve admits n more pending tasks into pool, or refuses them.
