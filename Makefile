@@ -98,7 +98,7 @@ bench-migrate: build
 
 ## bench: the scale benchmarks (placement, entitlement, end to end)
 bench: build
-	$(GO) run ./tests/bench $(BENCH_FLAGS)
+	$(GO) run ./tests/bench -bin $(BIN)/peloton $(BENCH_FLAGS)
 
 ## bench-curves: cost curves (decisions/s vs hosts, bytes/task vs tasks, placed/s vs clients, relocation time vs tasks, entitlement pass vs pools) as SVG + CSV into docs/curves (not in CI; `go test ./tests/bench/curves` runs them small)
 bench-curves:

@@ -138,6 +138,7 @@ func init() {
 	}
 	unaryOverrides = map[string]unaryOverride{
 		pb.JobService_CreateJob_FullMethodName:      typed((*Router).CreateJob),
+		pb.JobService_CreateJobs_FullMethodName:     typed((*Router).CreateJobs),
 		pb.JobService_GetJob_FullMethodName:         typed((*Router).getJob),
 		pb.JobService_ListJobs_FullMethodName:       typed((*Router).listJobs),
 		pb.JobService_DeleteJob_FullMethodName:      typed((*Router).deleteJob),
@@ -230,7 +231,7 @@ func (rt route) destOf(req protoreflect.Message) (dest, error) {
 
 // Register adds every service to a gRPC server: the shard services through
 // the forwarder, the federation's own service as the router implements it.
-func (r *Router) Register(g *grpc.Server) {
+func (r *Router) Register(g grpc.ServiceRegistrar) {
 	if descriptorErr != nil {
 		// The API's generated code and descriptors disagree: a build
 		// problem, reported on every call rather than by a panic.

@@ -34,8 +34,10 @@ var notForwarded = map[string]string{
 	pb.PoolService_ListPools_FullMethodName:     "local",
 	pb.PoolService_GetPool_FullMethodName:       "local",
 	pb.SystemService_GetVersion_FullMethodName:  "local",
-	// CreateJob goes to the region its spec names or the chooser picks.
-	pb.JobService_CreateJob_FullMethodName: "placed",
+	// CreateJob goes to the region its spec names or the chooser picks;
+	// CreateJobs sends each region its specs.
+	pb.JobService_CreateJob_FullMethodName:  "placed",
+	pb.JobService_CreateJobs_FullMethodName: "placed",
 	// Migrations and clusters belong to a region: the one their request's
 	// region field names, else the local one.
 	pb.JobService_GetMigration_FullMethodName:      "local",
@@ -106,7 +108,7 @@ func (rec *recorder) handle(_ any, ss grpc.ServerStream) error {
 	return ss.SendMsg(resp)
 }
 
-func serve(t *testing.T, register func(*grpc.Server), opts ...grpc.ServerOption) string {
+func serve(t *testing.T, register func(grpc.ServiceRegistrar), opts ...grpc.ServerOption) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -159,7 +161,7 @@ func TestEveryMethodIsForwarded(t *testing.T) {
 	for _, region := range []string{"east", "west"} {
 		rec := &recorder{region: region, calls: map[string]int{}}
 		recs[region] = rec
-		shardAddrs[region] = serve(t, func(*grpc.Server) {}, grpc.UnknownServiceHandler(rec.handle))
+		shardAddrs[region] = serve(t, func(grpc.ServiceRegistrar) {}, grpc.UnknownServiceHandler(rec.handle))
 	}
 	// Each region's router reaches its shard over gRPC, as a standby does.
 	var lis = map[string]net.Listener{}
@@ -214,7 +216,12 @@ func TestEveryMethodIsForwarded(t *testing.T) {
 			case "local":
 				want = []string{"east"}
 			case "placed":
-				req.Interface().(*pb.CreateJobRequest).Spec = &pb.JobSpec{Region: "west"}
+				switch r := req.Interface().(type) {
+				case *pb.CreateJobRequest:
+					r.Spec = &pb.JobSpec{Region: "west"}
+				case *pb.CreateJobsRequest:
+					r.Jobs = []*pb.JobSpec{{Region: "west"}, {Region: "west"}}
+				}
 			default:
 				t.Fatalf("%s: unknown kind %q", full, kind)
 			}

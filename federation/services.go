@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/peloton-federated/peloton/federation/policy"
@@ -20,21 +19,15 @@ import (
 )
 
 // CreateJob places a job in the region its spec names, else in the one
-// the chooser picks, and sends a copy to its replica region.
+// the chooser picks (a retry, where its first attempt went), and sends a
+// copy to its replica region.
 func (r *Router) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.CreateJobResponse, error) {
 	if routed(ctx) || req.GetSpec() == nil {
 		return pb.NewJobServiceClient(r.local()).CreateJob(ctx, req)
 	}
-	region := req.Spec.Region
-	if region == "" && r.choose != nil && len(r.dir.Regions()) > 1 {
-		var why []string
-		var err error
-		if region, why, err = r.choose(ctx, req.Spec); err != nil {
-			return nil, status.Errorf(codes.FailedPrecondition, "no region can take the job: %v (%s)", err, strings.Join(why, "; "))
-		}
-	}
-	if region == "" {
-		region = r.dir.Local()
+	region, err := r.regionFor(ctx, req.RequestId, 0, req.Spec)
+	if err != nil {
+		return nil, err
 	}
 	cc, _, err := r.regionConn(ctx, region)
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 func BenchmarkGuard(b *testing.B) {
 	ctx := context.Background()
 	secured := startSecured(b)
-	open, err := New(Config{Addr: "127.0.0.1:0", Audit: &memAudit{}, Register: func(s *grpc.Server) {
+	open, err := New(Config{Addr: "127.0.0.1:0", Audit: &memAudit{}, Register: func(s grpc.ServiceRegistrar) {
 		pb.RegisterJobServiceServer(s, secured.shard)
 	}})
 	if err != nil {

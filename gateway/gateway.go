@@ -31,7 +31,7 @@ type Config struct {
 	Logger   *slog.Logger
 	Registry *prometheus.Registry
 	// Register adds the API services to the gRPC server.
-	Register func(*grpc.Server)
+	Register func(grpc.ServiceRegistrar)
 	// Ready reports whether the region is ready to serve; /healthz uses it.
 	Ready func() error
 	// TLS, when set, serves the port over TLS; client certificates are
@@ -82,17 +82,19 @@ func New(cfg Config) (*Gateway, error) {
 	g := &Gateway{cfg: cfg, bridge: newBridge()}
 	guard := &guard{auth: cfg.Auth, audit: cfg.Audit, region: cfg.Region, jobPool: cfg.JobPool, log: cfg.Logger, now: time.Now}
 	// Job specs with an override per instance run to tens of MB.
+	intercept := chainUnary(m.unary, newLimiter(cfg.Limits, cfg.Registry).unary, guard.unary)
 	g.grpc = grpc.NewServer(
 		grpc.MaxRecvMsgSize(int(cfg.Limits.SpecRequestBytes)),
 		grpc.MaxSendMsgSize(max(int(cfg.Limits.SpecRequestBytes), maxMessageBytes)),
 		grpc.MaxHeaderListSize(maxHeaderBytes),
-		grpc.ChainUnaryInterceptor(m.unary, newLimiter(cfg.Limits, cfg.Registry).unary, guard.unary),
+		grpc.UnaryInterceptor(intercept),
 		grpc.ChainStreamInterceptor(m.stream, guard.stream),
 	)
-	cfg.Register(g.grpc)
+	reg := &registry{server: g.grpc, methods: map[string]registered{}}
+	cfg.Register(reg)
 	self := &selfService{g: guard}
-	pb.RegisterAuthServiceServer(g.grpc, self)
-	pb.RegisterAuditServiceServer(g.grpc, self)
+	pb.RegisterAuthServiceServer(reg, self)
+	pb.RegisterAuditServiceServer(reg, self)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
@@ -119,14 +121,23 @@ func New(cfg Config) (*Gateway, error) {
 		}),
 		runtime.WithForwardResponseOption(flushStreamStart),
 	)
+	// HTTP calls run the unary handlers in process; streams go through
+	// the bridge.
+	cc := &inProcess{methods: reg.methods, intercept: intercept, bridge: g.conn}
 	ctx := context.Background()
-	for _, reg := range []func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error{
-		pb.RegisterJobServiceHandler, pb.RegisterTaskServiceHandler, pb.RegisterPoolServiceHandler,
-		pb.RegisterHostServiceHandler, pb.RegisterRegionServiceHandler, pb.RegisterEventServiceHandler,
-		pb.RegisterSystemServiceHandler, pb.RegisterFederationServiceHandler,
-		pb.RegisterAuthServiceHandler, pb.RegisterAuditServiceHandler,
+	for _, err := range []error{
+		pb.RegisterJobServiceHandlerClient(ctx, mux, pb.NewJobServiceClient(cc)),
+		pb.RegisterTaskServiceHandlerClient(ctx, mux, pb.NewTaskServiceClient(cc)),
+		pb.RegisterPoolServiceHandlerClient(ctx, mux, pb.NewPoolServiceClient(cc)),
+		pb.RegisterHostServiceHandlerClient(ctx, mux, pb.NewHostServiceClient(cc)),
+		pb.RegisterRegionServiceHandlerClient(ctx, mux, pb.NewRegionServiceClient(cc)),
+		pb.RegisterEventServiceHandlerClient(ctx, mux, pb.NewEventServiceClient(cc)),
+		pb.RegisterSystemServiceHandlerClient(ctx, mux, pb.NewSystemServiceClient(cc)),
+		pb.RegisterFederationServiceHandlerClient(ctx, mux, pb.NewFederationServiceClient(cc)),
+		pb.RegisterAuthServiceHandlerClient(ctx, mux, pb.NewAuthServiceClient(cc)),
+		pb.RegisterAuditServiceHandlerClient(ctx, mux, pb.NewAuditServiceClient(cc)),
 	} {
-		if err := reg(ctx, mux, g.conn); err != nil {
+		if err != nil {
 			ln.Close()
 			return nil, fmt.Errorf("register HTTP handlers: %w", err)
 		}
@@ -263,6 +274,8 @@ func (m *specMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
 			decode = func(data []byte) (err error) { *spec, err = pb.DecodeJobSpec(data); return err }
 		case **pb.PoolSpec:
 			decode = func(data []byte) (err error) { *spec, err = pb.DecodePoolSpec(data); return err }
+		case *pb.CreateJobsRequest:
+			decode = func(data []byte) error { return pb.DecodeCreateJobsRequest(data, spec) }
 		default:
 			return inner.Decode(v)
 		}

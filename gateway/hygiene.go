@@ -30,6 +30,10 @@ type Limits struct {
 	// not counted.
 	InFlight     int
 	InFlightWait time.Duration
+	// JobsPerRequest bounds the job specs of one CreateJobs call, checked
+	// before the call is authorised spec by spec; 0 leaves it to the
+	// regions, which check their own limit.
+	JobsPerRequest int
 }
 
 // Default limits of a gateway.

@@ -18,14 +18,14 @@ import (
 func startOpen(t testing.TB, limits Limits) (base string, shard *stubShard) {
 	t.Helper()
 	shard = &stubShard{pools: map[string]string{}}
-	return startWith(t, limits, func(s *grpc.Server) {
+	return startWith(t, limits, func(s grpc.ServiceRegistrar) {
 		pb.RegisterJobServiceServer(s, shard)
 		pb.RegisterSystemServiceServer(s, shard)
 	}), shard
 }
 
 // startWith starts an open gateway serving what register registers.
-func startWith(t testing.TB, limits Limits, register func(*grpc.Server)) (base string) {
+func startWith(t testing.TB, limits Limits, register func(grpc.ServiceRegistrar)) (base string) {
 	t.Helper()
 	g, err := New(Config{Addr: "127.0.0.1:0", Limits: limits, Register: register})
 	if err != nil {

@@ -33,6 +33,9 @@ type limiter struct {
 	wait       time.Duration
 	retryAfter time.Duration
 	maxBytes   int64
+	// jobsPerRequest bounds the specs of one CreateJobs call (0: the
+	// regions check it).
+	jobsPerRequest int
 	// specMethods take up to the gRPC server's own (larger) limit.
 	specMethods map[string]bool
 	shed        prometheus.Counter
@@ -41,11 +44,12 @@ type limiter struct {
 
 func newLimiter(l Limits, reg prometheus.Registerer) *limiter {
 	lim := &limiter{
-		slots:       make(chan struct{}, l.InFlight),
-		wait:        l.InFlightWait,
-		retryAfter:  retryAfter(l.InFlightWait),
-		maxBytes:    l.RequestBytes,
-		specMethods: specMethods(),
+		slots:          make(chan struct{}, l.InFlight),
+		wait:           l.InFlightWait,
+		retryAfter:     retryAfter(l.InFlightWait),
+		maxBytes:       l.RequestBytes,
+		jobsPerRequest: l.JobsPerRequest,
+		specMethods:    specMethods(),
 		shed: prometheus.NewCounter(prometheus.CounterOpts{Name: "peloton_gateway_calls_shed_total",
 			Help: "Unary calls refused with ResourceExhausted because every in-flight slot was busy."}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "peloton_gateway_calls_in_flight",
@@ -67,6 +71,10 @@ func (l *limiter) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo
 			return nil, status.Errorf(codes.ResourceExhausted, "the request is %d bytes, more than the limit of %d for %s (only creating or updating a job takes more)",
 				n, l.maxBytes, info.FullMethod)
 		}
+	}
+	if r, ok := req.(*pb.CreateJobsRequest); ok && l.jobsPerRequest > 0 && len(r.GetJobs()) > l.jobsPerRequest {
+		return nil, status.Errorf(codes.InvalidArgument, "jobs: has %d specs, more than the limit of %d per request: send them in several requests",
+			len(r.GetJobs()), l.jobsPerRequest)
 	}
 	if !l.acquire(ctx) {
 		if ctx.Err() != nil {

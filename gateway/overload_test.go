@@ -35,7 +35,7 @@ func (s *slowSystem) GetVersion(ctx context.Context, _ *pb.GetVersionRequest) (*
 
 func TestOverloadShedsWithRetryHint(t *testing.T) {
 	sys := &slowSystem{release: make(chan struct{}), entered: make(chan struct{}, 16)}
-	base := startWith(t, Limits{InFlight: 2, InFlightWait: 20 * time.Millisecond}, func(s *grpc.Server) {
+	base := startWith(t, Limits{InFlight: 2, InFlightWait: 20 * time.Millisecond}, func(s grpc.ServiceRegistrar) {
 		pb.RegisterSystemServiceServer(s, sys)
 	})
 	conn, err := grpc.NewClient(strings.TrimPrefix(base, "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()))

@@ -30,7 +30,8 @@ type apiOp struct {
 	id string
 	// body is the schema of the request body; nil when there is none.
 	body *schema
-	// spec: the body is a job spec, which may run to tens of MB.
+	// spec: the body is a job spec, or carries job specs (CreateJobs),
+	// which may run to tens of MB.
 	spec bool
 	// pathParams are the names of the path's parameters: the API also
 	// reads them from a body that is the whole request (body "*").
@@ -72,6 +73,29 @@ const (
 	poolSpecDefinition = "#/definitions/v1PoolSpec"
 )
 
+// carriesJobSpecs reports whether a body is a job spec, or a message with
+// a list of them (CreateJobs).
+func carriesJobSpecs(s *schema, defs map[string]*schema) bool {
+	if s == nil {
+		return false
+	}
+	if s.Ref == jobSpecDefinition {
+		return true
+	}
+	if s.Ref != "" {
+		s = defs[strings.TrimPrefix(s.Ref, "#/definitions/")]
+	}
+	if s == nil {
+		return false
+	}
+	for _, p := range s.Properties {
+		if p.Ref == jobSpecDefinition || (p.Items != nil && p.Items.Ref == jobSpecDefinition) {
+			return true
+		}
+	}
+	return false
+}
+
 // loadRoutes reads the routes of an OpenAPI (Swagger 2.0) document.
 func loadRoutes(doc []byte) (*routeTable, error) {
 	var d struct {
@@ -112,8 +136,8 @@ func loadRoutes(doc []byte) (*routeTable, error) {
 					o.pathParams[p.Name] = true
 				case "body":
 					o.body = p.Schema
-					o.spec = p.Schema != nil && p.Schema.Ref == jobSpecDefinition
-					o.ownDecoder = p.Schema != nil && (p.Schema.Ref == jobSpecDefinition || p.Schema.Ref == poolSpecDefinition)
+					o.spec = carriesJobSpecs(p.Schema, d.Definitions)
+					o.ownDecoder = o.spec || (p.Schema != nil && p.Schema.Ref == poolSpecDefinition)
 				}
 			}
 			r.ops[strings.ToUpper(method)] = o

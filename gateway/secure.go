@@ -84,18 +84,20 @@ func (g *guard) identify(ctx context.Context) (auth.Identity, error) {
 }
 
 // authorise decides a call of rule on req by id; it returns the target
-// and a gRPC error when refused.
-func (g *guard) authorise(ctx context.Context, id auth.Identity, method string, req any) (auth.Rule, auth.Target, error) {
+// and a gRPC error when refused. A call authorised item by item (its rule
+// has Items) by a caller whose right turns on the pools also gets the
+// refusal of each item the caller may not act on (nil for the others).
+func (g *guard) authorise(ctx context.Context, id auth.Identity, method string, req any) (auth.Rule, auth.Target, []error, error) {
 	rule, ok := auth.Rules[method]
 	if !ok {
-		return rule, auth.Target{Resource: "-"}, status.Errorf(codes.PermissionDenied, "%s has no authorisation rule: refused to everyone", method)
+		return rule, auth.Target{Resource: "-"}, nil, status.Errorf(codes.PermissionDenied, "%s has no authorisation rule: refused to everyone", method)
 	}
 	var target auth.Target
 	if rule.Target != nil && req != nil {
 		target = rule.Target(req)
 	}
 	if g.auth == nil {
-		return rule, target, nil
+		return rule, target, nil, nil
 	}
 	policy := g.auth.Policy.At(g.now())
 	var pools []string
@@ -103,6 +105,23 @@ func (g *guard) authorise(ctx context.Context, id auth.Identity, method string, 
 		pools = target.Pools
 	}
 	d := auth.Decide(policy, id, rule.Action, pools)
+	if d.NeedPools && rule.Items != nil && req != nil {
+		items := rule.Items(req)
+		refusals := make([]error, len(items))
+		for i, it := range items {
+			if di := auth.Decide(policy, id, rule.Action, it.Pools); !di.Allowed {
+				refusals[i] = status.Error(codes.PermissionDenied, di.Reason)
+			}
+		}
+		return rule, target, refusals, nil
+	}
+	rule, target, err := g.decided(ctx, id, policy, rule, target, d)
+	return rule, target, nil, err
+}
+
+// decided finishes a decision: it looks the job's pool up when the
+// decision turns on it.
+func (g *guard) decided(ctx context.Context, id auth.Identity, policy *auth.Policy, rule auth.Rule, target auth.Target, d auth.Decision) (auth.Rule, auth.Target, error) {
 	if d.NeedPools {
 		if target.Job == "" || g.jobPool == nil {
 			return rule, target, status.Errorf(codes.PermissionDenied, "%s: %s needs the pool it acts on", id.Name, rule.Action)
@@ -149,12 +168,21 @@ func (g *guard) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, 
 		g.record(ctx, auth.Identity{Name: "-", Method: "unauthenticated"}, info.FullMethod, auth.Rule{}, auth.Target{Resource: "-"}, err)
 		return nil, err
 	}
-	rule, target, err := g.authorise(ctx, id, info.FullMethod, req)
+	rule, target, refusals, err := g.authorise(ctx, id, info.FullMethod, req)
 	if err != nil {
 		g.record(ctx, id, info.FullMethod, rule, target, err)
 		return nil, err
 	}
-	resp, err := h(forwardable(ctx, id), req)
+	call, byItem := itemCalls[info.FullMethod]
+	var resp any
+	if byItem && refusals != nil {
+		resp, err = call.allowed(forwardable(ctx, id), req, refusals, h)
+	} else {
+		resp, err = h(forwardable(ctx, id), req)
+	}
+	if byItem && err == nil {
+		target.Outcome = call.outcome(resp)
+	}
 	g.record(ctx, id, info.FullMethod, rule, target, err)
 	return resp, err
 }
@@ -174,7 +202,7 @@ func (g *guard) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInf
 	}
 	// A stream's request is read by the handler: streams are authorised
 	// by action alone (a rule that turns on a pool is refused).
-	rule, target, err := g.authorise(ctx, id, info.FullMethod, nil)
+	rule, target, _, err := g.authorise(ctx, id, info.FullMethod, nil)
 	if err != nil {
 		g.record(ctx, id, info.FullMethod, rule, target, err)
 		return err
@@ -212,13 +240,18 @@ func (g *guard) write(ctx context.Context, id auth.Identity, method string, rule
 	}
 	if err != nil {
 		rec.Message = st.Message()
+	} else {
+		rec.Message = target.Outcome
 	}
 	args := []any{"who", id.Name, "authn", id.Method, "rpc", method, "action", rec.Action, "resource", rec.Resource, "code", rec.Code}
 	if id.ForwardedBy != "" {
 		args = append(args, "forwarded_by", id.ForwardedBy)
 	}
-	if rec.Message != "" {
+	switch {
+	case err != nil:
 		args = append(args, "err", rec.Message)
+	case rec.Message != "":
+		args = append(args, "outcome", rec.Message)
 	}
 	g.log.Info("audit", args...)
 	if g.audit == nil {

@@ -27,6 +27,7 @@ type stubShard struct {
 	mu      sync.Mutex
 	pools   map[string]string
 	callers []string // the CallerKey a handler saw
+	batches []*pb.CreateJobsRequest
 }
 
 func (s *stubShard) seen(ctx context.Context) {
@@ -43,6 +44,26 @@ func (s *stubShard) CreateJob(ctx context.Context, r *pb.CreateJobRequest) (*pb.
 	id := r.GetSpec().GetName()
 	s.pools[id] = r.GetSpec().GetPool()
 	return &pb.CreateJobResponse{Job: &pb.Job{Id: id}}, nil
+}
+
+// CreateJobs creates a job per spec, named by it; a spec named "bad" is
+// refused, as a region refuses an invalid spec.
+func (s *stubShard) CreateJobs(ctx context.Context, r *pb.CreateJobsRequest) (*pb.CreateJobsResponse, error) {
+	s.seen(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.batches = append(s.batches, r)
+	positions, _ := r.SpecPositions()
+	out := &pb.CreateJobsResponse{}
+	for i, spec := range r.GetJobs() {
+		if spec.GetName() == "bad" {
+			out.Results = append(out.Results, &pb.CreateJobsResult{Code: int32(codes.InvalidArgument), Message: pb.JobPath(positions[i], "name") + ": bad"})
+			continue
+		}
+		s.pools[spec.GetName()] = spec.GetPool()
+		out.Results = append(out.Results, &pb.CreateJobsResult{JobId: spec.GetName(), Region: "east"})
+	}
+	return out, nil
 }
 
 func (s *stubShard) StopJob(ctx context.Context, r *pb.StopJobRequest) (*pb.StopJobResponse, error) {
@@ -131,7 +152,7 @@ func startSecuredWith(t testing.TB, edit func(a *Auth)) *fixture {
 			}
 			return p, nil
 		},
-		Register: func(s *grpc.Server) {
+		Register: func(s grpc.ServiceRegistrar) {
 			pb.RegisterJobServiceServer(s, f.shard)
 			pb.RegisterSystemServiceServer(s, f.shard)
 		},

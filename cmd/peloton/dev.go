@@ -40,6 +40,7 @@ type devOptions struct {
 	logLevel     string
 	logFormat    string
 	insecure     bool
+	debugAddr    string
 }
 
 func newDevCommand() *cobra.Command {
@@ -79,6 +80,7 @@ Host manager kinds for --hosts:
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&o.logFormat, "log-format", "text", "text or json")
 	f.BoolVar(&o.insecure, "insecure", false, "listen off loopback although dev mode has no TLS nor authentication")
+	f.StringVar(&o.debugAddr, "debug-addr", "", "serve Go profiles (net/http/pprof) on this loopback address, such as 127.0.0.1:6060")
 	return cmd
 }
 
@@ -143,6 +145,19 @@ func runDev(parent context.Context, o devOptions) error {
 
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.debugAddr != "" {
+		d, err := startDebug(o.debugAddr, log)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := d.stop(sctx); err != nil {
+				log.Warn("profile server stopped", "err", err)
+			}
+		}()
+	}
 	reg := newRegistry()
 	var runtimes []*regionRuntime
 	for i, name := range names {

@@ -24,6 +24,8 @@ type limitsConfig struct {
 	// InstancesPerJob: at most pb.MaxInstances.
 	InstancesPerJob     uint32 `json:"instancesPerJob"`
 	PendingTasksPerPool int64  `json:"pendingTasksPerPool"`
+	// JobsPerRequest bounds the job specs of one CreateJobs call.
+	JobsPerRequest int `json:"jobsPerRequest"`
 	// InFlight bounds the calls served at once (default 16 per CPU, at
 	// least 32); InFlightWait is how long a call waits for a free slot
 	// before it is refused (429).
@@ -53,6 +55,9 @@ func (l *limitsConfig) check(add func(field, msg string)) {
 	if l.PendingTasksPerPool == 0 {
 		l.PendingTasksPerPool = jobmgr.DefaultPendingTasksPerPool
 	}
+	if l.JobsPerRequest == 0 {
+		l.JobsPerRequest = jobmgr.DefaultJobsPerRequest
+	}
 	if l.InFlight == 0 {
 		l.InFlight = gateway.DefaultInFlight()
 	}
@@ -71,6 +76,9 @@ func (l *limitsConfig) check(add func(field, msg string)) {
 	if l.PendingTasksPerPool < 1 {
 		add("limits.pendingTasksPerPool", "must be at least 1")
 	}
+	if l.JobsPerRequest < 1 || l.JobsPerRequest > pb.MaxJobsPerRequest {
+		add("limits.jobsPerRequest", fmt.Sprintf("must be between 1 and %d", pb.MaxJobsPerRequest))
+	}
 	if l.InFlight < 1 || l.InFlight > maxInFlight {
 		add("limits.inFlight", fmt.Sprintf("must be between 1 and %d", maxInFlight))
 	}
@@ -81,11 +89,11 @@ func (l *limitsConfig) check(add func(field, msg string)) {
 
 func (l *limitsConfig) gateway() gateway.Limits {
 	return gateway.Limits{RequestBytes: int64(l.RequestBytes), SpecRequestBytes: int64(l.SpecRequestBytes),
-		InFlight: l.InFlight, InFlightWait: time.Duration(l.InFlightWait)}
+		InFlight: l.InFlight, InFlightWait: time.Duration(l.InFlightWait), JobsPerRequest: l.JobsPerRequest}
 }
 
 func (l *limitsConfig) shard() jobmgr.Limits {
-	return jobmgr.Limits{InstancesPerJob: l.InstancesPerJob, PendingTasksPerPool: l.PendingTasksPerPool}
+	return jobmgr.Limits{InstancesPerJob: l.InstancesPerJob, PendingTasksPerPool: l.PendingTasksPerPool, JobsPerRequest: l.JobsPerRequest}
 }
 
 // register adds the limits as flags of `peloton dev`.
@@ -94,6 +102,7 @@ func (l *limitsConfig) register(f *pflag.FlagSet) {
 	f.Var(&l.SpecRequestBytes, "limit-spec-request-bytes", "largest job create or update request (default 64MiB)")
 	f.Uint32Var(&l.InstancesPerJob, "limit-instances-per-job", jobmgr.DefaultInstancesPerJob, "most instances of one job")
 	f.Int64Var(&l.PendingTasksPerPool, "limit-pending-tasks-per-pool", jobmgr.DefaultPendingTasksPerPool, "most tasks of one pool waiting to run")
+	f.IntVar(&l.JobsPerRequest, "limit-jobs-per-request", jobmgr.DefaultJobsPerRequest, "most job specs of one batch create (CreateJobs)")
 	f.IntVar(&l.InFlight, "limit-in-flight", 0, "most API calls served at once; more wait --limit-in-flight-wait, then get 429 (default 16 per CPU, at least 32)")
 	f.Var(&l.InFlightWait, "limit-in-flight-wait", "how long a call waits for a free slot before it is refused (default 50ms)")
 }

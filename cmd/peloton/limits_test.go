@@ -16,7 +16,7 @@ func TestServerConfigLimits(t *testing.T) {
 	}{
 		{name: "defaults", check: func(t *testing.T, l limitsConfig) {
 			if l.RequestBytes != 1<<20 || l.SpecRequestBytes != 64<<20 || l.InstancesPerJob != 100_000 ||
-				l.PendingTasksPerPool != 1_000_000 || l.InFlight != gateway.DefaultInFlight() || time.Duration(l.InFlightWait) != 50*time.Millisecond {
+				l.PendingTasksPerPool != 1_000_000 || l.JobsPerRequest != 1000 || l.InFlight != gateway.DefaultInFlight() || time.Duration(l.InFlightWait) != 50*time.Millisecond {
 				t.Fatalf("defaults: %+v", l)
 			}
 		}},
@@ -26,9 +26,9 @@ func TestServerConfigLimits(t *testing.T) {
 					t.Fatalf("got %+v", l)
 				}
 			}},
-		{name: "out of range", limits: "limits: {requestBytes: 100, instancesPerJob: 2000000, pendingTasksPerPool: -1, inFlight: -2, inFlightWait: 1m}",
+		{name: "out of range", limits: "limits: {requestBytes: 100, instancesPerJob: 2000000, pendingTasksPerPool: -1, jobsPerRequest: 100001, inFlight: -2, inFlightWait: 1m}",
 			wantErrs: []string{"limits.requestBytes: must be between", "limits.instancesPerJob: must be at most 1000000",
-				"limits.pendingTasksPerPool: must be at least 1", "limits.inFlight: must be between", "limits.inFlightWait: must be between"}},
+				"limits.pendingTasksPerPool: must be at least 1", "limits.jobsPerRequest: must be between 1 and 100000", "limits.inFlight: must be between", "limits.inFlightWait: must be between"}},
 		{name: "spec limit below the other", limits: "limits: {requestBytes: 2MiB, specRequestBytes: 1MiB}",
 			wantErrs: []string{"limits.specRequestBytes: must be between requestBytes"}},
 		{name: "not a size", limits: "limits: {requestBytes: lots}", wantErrs: []string{"not a size like"}},

@@ -91,7 +91,7 @@ func admitDisruption(je *jobEntry, g resmgr.GangID, limit uint32, view []sla.Ins
 // it is stopping and those that hold a host but are not yet available.
 func (e *Engine) preemptionRoom() map[model.JobID]uint32 {
 	var room map[model.JobID]uint32
-	for id, je := range e.jobs {
+	for id, je := range e.longRunning {
 		spec := &je.job.Spec
 		if !spec.Preemptible || !spec.LongRunning() || je.evicted || je.job.Status.State.IsTerminal() {
 			continue

@@ -169,6 +169,10 @@ type Engine struct {
 
 	mu   sync.Mutex
 	jobs map[model.JobID]*jobEntry
+	// longRunning holds the jobs of jobs whose type is not batch (a job's
+	// type never changes): the ones an SLA paces (preemptionRoom), without
+	// a walk over every job of the region each pass.
+	longRunning map[model.JobID]*jobEntry
 	// work holds the jobs the next pass must visit: those with changes,
 	// waiting tasks, or unfinished creation or stops. Others are left alone.
 	work map[model.JobID]*jobEntry
@@ -248,21 +252,22 @@ type effect struct {
 func New(cfg Config) *Engine {
 	cfg.defaults()
 	e := &Engine{
-		cfg:        cfg,
-		log:        cfg.Logger.With("region", cfg.Region),
-		plugins:    map[string]hostmgr.Plugin{},
-		jobs:       map[model.JobID]*jobEntry{},
-		work:       map[model.JobID]*jobEntry{},
-		revocable:  map[model.JobID]bool{},
-		restarting: map[resmgr.GangID]*gangRestart{},
-		placedAt:   map[model.TaskID]time.Time{},
-		released:   map[model.HostID]bool{},
-		staleHosts: map[model.HostID]bool{},
-		migrations: migrationBook{running: map[model.MigrationID]*model.Migration{}, dirty: map[model.MigrationID]bool{}},
-		kick:       make(chan struct{}, 1),
-		events:     newBroadcaster(),
-		evlog:      newEventLog(),
-		ready0:     make(chan struct{}),
+		cfg:         cfg,
+		log:         cfg.Logger.With("region", cfg.Region),
+		plugins:     map[string]hostmgr.Plugin{},
+		jobs:        map[model.JobID]*jobEntry{},
+		longRunning: map[model.JobID]*jobEntry{},
+		work:        map[model.JobID]*jobEntry{},
+		revocable:   map[model.JobID]bool{},
+		restarting:  map[resmgr.GangID]*gangRestart{},
+		placedAt:    map[model.TaskID]time.Time{},
+		released:    map[model.HostID]bool{},
+		staleHosts:  map[model.HostID]bool{},
+		migrations:  migrationBook{running: map[model.MigrationID]*model.Migration{}, dirty: map[model.MigrationID]bool{}},
+		kick:        make(chan struct{}, 1),
+		events:      newBroadcaster(),
+		evlog:       newEventLog(),
+		ready0:      make(chan struct{}),
 	}
 	e.stats.init()
 	passes := int((cfg.EntitlementPeriod + cfg.Interval - 1) / cfg.Interval)
@@ -369,7 +374,7 @@ func (e *Engine) recover(ctx context.Context) error {
 					je.counts[st] = n
 				}
 			}
-			e.jobs[j.ID] = je
+			e.addJob(je)
 			continue
 		}
 		j.ConfigVersion = max(j.ConfigVersion, 1)
@@ -424,7 +429,7 @@ func (e *Engine) recover(ctx context.Context) error {
 		if err := e.recoverUpdate(ctx, je); err != nil {
 			return err
 		}
-		e.jobs[j.ID] = je
+		e.addJob(je)
 		e.visit(je)
 		if j.Spec.Revocable && !j.Status.State.IsTerminal() {
 			e.revocable[j.ID] = true
@@ -528,13 +533,28 @@ func sortJobs(m map[model.JobID]*jobEntry) []*jobEntry {
 // time, so every reader sees every acknowledged job.
 func (e *Engine) lock() {
 	e.mu.Lock()
+	e.absorbIncoming()
+}
+
+// tryLock is lock when nobody holds e.mu, and false otherwise.
+func (e *Engine) tryLock() bool {
+	if !e.mu.TryLock() {
+		return false
+	}
+	e.absorbIncoming()
+	return true
+}
+
+// absorbIncoming moves the jobs accepted since into the engine's state;
+// callers hold e.mu.
+func (e *Engine) absorbIncoming() {
 	e.incomingMu.Lock()
 	in := e.incoming
 	e.incoming = nil
 	e.incomingMu.Unlock()
 	for _, j := range in {
 		je := &jobEntry{job: j, killSent: map[model.RunID]bool{}}
-		e.jobs[j.ID] = je
+		e.addJob(je)
 		e.visit(je)
 		if j.Spec.Revocable {
 			e.revocable[j.ID] = true
@@ -542,6 +562,20 @@ func (e *Engine) lock() {
 		e.sched.SetJobLimit(j.ID, j.Spec.MaxRunning)
 		e.pending.absorbed(j.Spec.Pool, int64(j.Spec.Instances))
 	}
+}
+
+// addJob puts a job in the engine's state; callers hold e.mu.
+func (e *Engine) addJob(je *jobEntry) {
+	e.jobs[je.job.ID] = je
+	if je.job.Spec.LongRunning() {
+		e.longRunning[je.job.ID] = je
+	}
+}
+
+// removeJob takes a job out of the engine's state; callers hold e.mu.
+func (e *Engine) removeJob(id model.JobID) {
+	delete(e.jobs, id)
+	delete(e.longRunning, id)
 }
 
 // SetFenced stops (or resumes) launching work. Placed tasks wait; running

@@ -217,3 +217,25 @@ func TestFinishedJobsLeaveMemory(t *testing.T) {
 		t.Fatalf("counts of a finished job: %v", job.Status.TaskStates)
 	}
 }
+
+func TestNewJobIDsAreTimeOrdered(t *testing.T) {
+	first := NewJobID()
+	if len(first) != 36 || first[14] != '7' {
+		t.Fatalf("%s is not a UUID of version 7", first)
+	}
+	seen := map[model.JobID]bool{first: true}
+	prev := first
+	for range 1000 {
+		id := NewJobID()
+		if seen[id] {
+			t.Fatalf("%s made twice", id)
+		}
+		seen[id] = true
+		// Within one millisecond the order is random; the time prefix
+		// never goes back.
+		if id[:13] < prev[:13] {
+			t.Fatalf("%s made after %s sorts before it", id, prev)
+		}
+		prev = id
+	}
+}

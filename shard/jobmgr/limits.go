@@ -20,12 +20,15 @@ type Limits struct {
 	// PendingTasksPerPool is the most tasks of one pool that may wait to
 	// run (not yet created, initialised or pending) at once.
 	PendingTasksPerPool int64
+	// JobsPerRequest is the most job specs one CreateJobs call may carry.
+	JobsPerRequest int
 }
 
 // Default limits of a region.
 const (
 	DefaultInstancesPerJob     = 100_000
 	DefaultPendingTasksPerPool = 1_000_000
+	DefaultJobsPerRequest      = 1000
 )
 
 func (l *Limits) defaults() {
@@ -34,6 +37,9 @@ func (l *Limits) defaults() {
 	}
 	if l.PendingTasksPerPool == 0 {
 		l.PendingTasksPerPool = DefaultPendingTasksPerPool
+	}
+	if l.JobsPerRequest == 0 {
+		l.JobsPerRequest = DefaultJobsPerRequest
 	}
 }
 
@@ -61,16 +67,25 @@ func (p *pendingCount) stale(now time.Time) bool {
 	return p.at.IsZero() || now.Sub(p.at) >= pendingRecount
 }
 
-// recount counts the pending tasks of every job again, when the last
-// count is stale.
-func (e *Engine) recountPending() {
+// recountPending counts the pending tasks of every job again, when the
+// last count is stale; callers hold e.mu. The loop does it at the end of
+// each pass.
+func (e *Engine) recountPending(now time.Time) {
+	if e.pending.stale(now) {
+		e.pending.set(e.countPending(), now)
+	}
+}
+
+// recountIfIdle is recountPending for an API call: it counts only when the
+// loop is not in a pass, so that accepting a job never waits for one (the
+// loop counts at the end of its pass).
+func (e *Engine) recountIfIdle() {
 	now := e.cfg.Clock.Now()
-	if !e.pending.stale(now) {
+	if !e.pending.stale(now) || !e.tryLock() {
 		return
 	}
-	e.lock()
 	defer e.mu.Unlock()
-	e.pending.set(e.countPending(), now)
+	e.recountPending(now)
 }
 
 // reserve admits n more pending tasks into pool, or refuses them.

@@ -68,6 +68,7 @@ func (e *Engine) step(ctx context.Context) {
 			je.inWork = false
 		}
 	}
+	e.recountPending(now)
 	evs, effects := e.pendingEvs, e.effects
 	e.pendingEvs, e.effects = nil, nil
 	if e.afterStep != nil {

@@ -11,10 +11,10 @@ import (
 // maxFitProblems bounds how many oversized overrides one answer names.
 const maxFitProblems = 20
 
-// checkFits refuses a spec whose task, or an instance's override, asks
+// fitProblems refuses a spec whose task, or an instance's override, asks
 // for more than any host of the region has: such a task would wait
 // forever.
-func (s *Server) checkFits(spec *pb.JobSpec) error {
+func (s *Server) fitProblems(spec *pb.JobSpec) error {
 	shapes := s.engine.Hosts().Shapes()
 	if len(shapes) == 0 {
 		return nil
@@ -37,5 +37,5 @@ func (s *Server) checkFits(spec *pb.JobSpec) error {
 		ov := model.InstanceOverride{Task: model.TaskSpec{Resources: resourcesToModel(o.GetTask().GetResources())}}
 		check(fmt.Sprintf("overrides[%d].task.resources", i), ov.MergeResources(base))
 	}
-	return toStatus(pb.NewSpecError(problems))
+	return pb.NewSpecError(problems)
 }

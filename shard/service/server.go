@@ -103,36 +103,117 @@ func requireID(path, id string) error {
 // checkJobSpec validates a job spec as received, with defaults applied to
 // it, and checks its region and pool against this shard.
 func (s *Server) checkJobSpec(spec *pb.JobSpec) error {
+	return toStatus(s.specError(spec))
+}
+
+// specError is checkJobSpec's finding as a domain error: nil, or a
+// *pb.SpecError naming every field at fault.
+func (s *Server) specError(spec *pb.JobSpec) error {
 	if spec == nil {
-		return invalid("spec", "required")
+		return pb.NewSpecError([]pb.FieldError{{Path: "spec", Message: "required"}})
 	}
 	problems := pb.UnknownFieldProblems(spec)
 	pb.ApplyJobSpecDefaults(spec)
 	problems = append(problems, pb.ValidateJobSpec(spec)...)
 	if len(problems) > 0 {
-		return toStatus(pb.NewSpecError(problems))
+		return pb.NewSpecError(problems)
 	}
+	field := func(path, msg string) error { return pb.NewSpecError([]pb.FieldError{{Path: path, Message: msg}}) }
 	if spec.Region != "" && spec.Region != s.engine.Region() {
-		return invalid("region", fmt.Sprintf("unknown region %q (this federation has %q)", spec.Region, s.engine.Region()))
+		return field("region", fmt.Sprintf("unknown region %q (this federation has %q)", spec.Region, s.engine.Region()))
 	}
 	if err := s.engine.CheckJobPool(spec.Pool); err != nil {
-		return invalid("pool", err.Error())
+		return field("pool", err.Error())
 	}
 	if limit := s.engine.Limits().InstancesPerJob; spec.Type != pb.JobType_JOB_TYPE_DAEMON && spec.Instances > limit {
-		return invalid("instances", fmt.Sprintf("%d is more than this region's limit of %d per job", spec.Instances, limit))
+		return field("instances", fmt.Sprintf("%d is more than this region's limit of %d per job", spec.Instances, limit))
 	}
-	return s.checkFits(spec)
+	return s.fitProblems(spec)
 }
 
 func (s *Server) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.CreateJobResponse, error) {
+	if p := pb.CheckRequestID(req.RequestId); p != "" {
+		return nil, invalid("request_id", p)
+	}
+	var id model.JobID
+	if req.RequestId != "" && req.Spec != nil {
+		// Derived from the spec as sent, before defaults fill it in.
+		id = model.JobID(pb.RequestJobID(req.RequestId, 0, req.Spec))
+	}
 	if err := s.checkJobSpec(req.Spec); err != nil {
 		return nil, err
 	}
-	j, err := s.engine.CreateJob(ctx, specToModel(req.Spec))
-	if err != nil {
-		return nil, toStatus(err)
+	c := s.engine.CreateJobs(ctx, []jobmgr.NewJob{{ID: id, Spec: specToModel(req.Spec)}})[0]
+	if c.Err != nil {
+		return nil, toStatus(c.Err)
+	}
+	j := c.Job
+	if c.Existing {
+		var err error
+		if j, err = s.engine.GetJob(c.ID); err != nil {
+			return nil, toStatus(err)
+		}
 	}
 	return &pb.CreateJobResponse{Job: jobToProto(j)}, nil
+}
+
+// CreateJobs checks every spec on its own and creates those that pass in
+// one call of the engine; each result says what became of its spec.
+func (s *Server) CreateJobs(ctx context.Context, req *pb.CreateJobsRequest) (*pb.CreateJobsResponse, error) {
+	n := len(req.Jobs)
+	if limit := s.engine.Limits().JobsPerRequest; n > limit {
+		return nil, invalid("jobs", fmt.Sprintf("has %d specs, more than this region's limit of %d per request", n, limit))
+	}
+	if p := pb.CheckRequestID(req.RequestId); p != "" {
+		return nil, invalid("request_id", p)
+	}
+	positions, p := req.SpecPositions()
+	if p != "" {
+		return nil, invalid("positions", p)
+	}
+	results := make([]*pb.CreateJobsResult, n)
+	todo := make([]jobmgr.NewJob, 0, n)
+	at := make([]int, 0, n)
+	for i, spec := range req.Jobs {
+		var id model.JobID
+		if req.RequestId != "" && spec != nil {
+			id = model.JobID(pb.RequestJobID(req.RequestId, positions[i], spec))
+		}
+		if err := s.specError(spec); err != nil {
+			results[i] = itemResult(positions[i], err)
+			continue
+		}
+		todo = append(todo, jobmgr.NewJob{ID: id, Spec: specToModel(spec)})
+		at = append(at, i)
+	}
+	for k, c := range s.engine.CreateJobs(ctx, todo) {
+		i := at[k]
+		if c.Err != nil {
+			results[i] = itemResult(positions[i], c.Err)
+			continue
+		}
+		results[i] = &pb.CreateJobsResult{JobId: string(c.ID), Region: s.engine.Region(), Existing: c.Existing}
+	}
+	return &pb.CreateJobsResponse{Results: results}, nil
+}
+
+// itemResult is the result of a refused spec: its code, and its problems
+// with paths under jobs[position].
+func itemResult(position uint32, err error) *pb.CreateJobsResult {
+	var se *pb.SpecError
+	if errors.As(err, &se) {
+		problems := make([]pb.FieldError, len(se.Problems))
+		for j, p := range se.Problems {
+			problems[j] = pb.FieldError{Path: pb.JobPath(position, p.Path), Message: p.Message}
+		}
+		err = pb.NewSpecError(problems)
+	}
+	st := status.Convert(toStatus(err))
+	msg := st.Message()
+	if se == nil {
+		msg = pb.JobPath(position, "") + ": " + msg
+	}
+	return &pb.CreateJobsResult{Code: int32(st.Code()), Message: msg}
 }
 
 func (s *Server) GetJob(ctx context.Context, req *pb.GetJobRequest) (*pb.GetJobResponse, error) {

@@ -33,6 +33,15 @@ type JobStore interface {
 	// version job.ConfigVersion (set to 1 when 0); ErrExists if the id is
 	// taken.
 	CreateJob(ctx context.Context, job *model.Job) error
+	// CreateJobs stores many new jobs as CreateJob does, in as few writes
+	// as the backend allows, each on its own: errs[i] says what became of
+	// jobs[i] (nil: stored whole; ErrExists: the id is taken, by a stored
+	// job or by another of jobs: of those with one id, one is stored;
+	// ErrInvalid: a malformed job), and a
+	// job that is not stored leaves nothing behind. A failure of the whole
+	// write (ErrUnavailable, ErrFenced, a cancelled context) is the error
+	// of every job it touched.
+	CreateJobs(ctx context.Context, jobs []*model.Job) (errs []error)
 	// UpdateJob replaces a job's record if its stored revision equals
 	// job.Revision, then increments job.Revision; ErrConflict otherwise.
 	// job.Spec is not written: a new spec is stored with PutJobConfig

@@ -7,13 +7,17 @@
 // placements per second end to end through an
 // in-process shard (job manager, embedded store, sim host manager) against
 // the raw store write rate, submit-to-placed p50/p99, and bytes per pending
-// task.
+// task. Scenarios with an api section (api-batch, api-single) instead
+// drive a real `peloton dev` process, started from the binary, through its
+// public API (gRPC CreateJobs, HTTP/JSON CreateJob) and print a second
+// table: jobs per second against a baseline measured in the same run.
 //
 // Flags: -list, -scenario NAME[,NAME...], -size full|small, -json,
-// -parts core,e2e,memory, -cpuprofile FILE, -memprofile FILE,
-// -budget-scale F. The same scenarios run at their "small" size as the
-// package's go test tests, and as Go benchmarks (go test -bench).
+// -parts core,e2e,memory,api, -cpuprofile FILE, -memprofile FILE,
+// -budget-scale F, -bin FILE, -server-cpuprofile-dir DIR. The same
+// scenarios run at their "small" size as the package's go test tests, and
+// as Go benchmarks (go test -bench).
 //
-// It imports tests/bench/harness and the standard library; nothing imports
-// it.
+// It imports tests/bench/harness, tests/testkit (to build the binary) and
+// the standard library; nothing imports it.
 package main

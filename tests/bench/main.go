@@ -11,9 +11,11 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strings"
 
 	"github.com/peloton-federated/peloton/tests/bench/harness"
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 //go:embed scenarios/*.yaml
@@ -33,6 +35,8 @@ type config struct {
 	memProfile  string
 	parts       string
 	budgetScale float64
+	bin         string
+	profileDir  string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -45,8 +49,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.json, "json", false, "print the results as JSON instead of a table")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.StringVar(&c.memProfile, "memprofile", "", "write a heap profile at the end of the run to this file")
-	fs.StringVar(&c.parts, "parts", "core,e2e,memory", "parts to measure, comma-separated: core (always), e2e, memory")
-	fs.Float64Var(&c.budgetScale, "budget-scale", 1, "multiply every end-to-end and memory time budget")
+	fs.StringVar(&c.parts, "parts", "core,e2e,memory,api", "parts to measure, comma-separated: core (always), e2e, memory, api (the API scenarios, through the binary)")
+	fs.Float64Var(&c.budgetScale, "budget-scale", 1, "multiply every end-to-end, memory and API time budget")
+	fs.StringVar(&c.bin, "bin", "", "peloton binary the API scenarios start (default: build one)")
+	fs.StringVar(&c.profileDir, "server-cpuprofile-dir", "", "write a CPU profile of the server over each API scenario's measured span to this directory")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -54,8 +60,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	for _, p := range strings.Split(c.parts, ",") {
-		if p = strings.TrimSpace(p); p != "core" && p != "e2e" && p != "memory" && p != "" {
-			return c, fmt.Errorf("-parts: %q is not core, e2e or memory", p)
+		if p = strings.TrimSpace(p); p != "core" && p != "e2e" && p != "memory" && p != "api" && p != "" {
+			return c, fmt.Errorf("-parts: %q is not core, e2e, memory or api", p)
 		}
 	}
 	if c.budgetScale <= 0 {
@@ -119,10 +125,30 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	parts := "," + strings.ReplaceAll(cfg.parts, " ", "") + ","
 	opts := harness.Options{
-		Size:         cfg.size,
-		SkipEndToEnd: !strings.Contains(parts, ",e2e,"),
-		SkipMemory:   !strings.Contains(parts, ",memory,"),
-		BudgetScale:  cfg.budgetScale,
+		Size:             cfg.size,
+		SkipEndToEnd:     !strings.Contains(parts, ",e2e,"),
+		SkipMemory:       !strings.Contains(parts, ",memory,"),
+		BudgetScale:      cfg.budgetScale,
+		Binary:           cfg.bin,
+		ServerProfileDir: cfg.profileDir,
+	}
+	if !strings.Contains(parts, ",api,") {
+		var kept []*harness.Scenario
+		for _, s := range chosen {
+			if !s.IsAPI() {
+				kept = append(kept, s)
+			}
+		}
+		chosen = kept
+	}
+	if opts.Binary == "" && slices.ContainsFunc(chosen, (*harness.Scenario).IsAPI) {
+		fmt.Fprintln(stderr, "building the peloton binary for the API scenarios ...")
+		bin, cleanup, err := testkit.BuildPeloton()
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		opts.Binary = bin
 	}
 	fmt.Fprintf(stderr, "machine: %s\n", machine())
 	var results []harness.Result

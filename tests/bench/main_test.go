@@ -9,9 +9,15 @@ import (
 	"testing"
 
 	"github.com/peloton-federated/peloton/tests/bench/harness"
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 var benchSize = flag.String("bench.size", harness.SizeSmall, "scenario size the Go benchmarks run: small or full")
+
+// binary is the peloton binary the API scenarios start, built once.
+var binary string
+
+func TestMain(m *testing.M) { testkit.Main(m, &binary) }
 
 // Every scenario at its small size, through every part of the harness: the
 // figures must be sane (everything placed, no host overcommitted, no rule
@@ -23,9 +29,13 @@ func TestSmallScenarios(t *testing.T) {
 	}
 	for _, s := range all {
 		t.Run(s.Name, func(t *testing.T) {
-			r := harness.Run(context.Background(), s, harness.Options{Size: harness.SizeSmall})
+			r := harness.Run(context.Background(), s, harness.Options{Size: harness.SizeSmall, Binary: binary})
 			if r.Err != "" {
 				t.Fatal(r.Err)
+			}
+			if s.IsAPI() {
+				checkAPI(t, s, &r)
+				return
 			}
 			checkCore(t, &r)
 			checkEndToEnd(t, &r)
@@ -79,6 +89,31 @@ func checkEndToEnd(t *testing.T, r *harness.Result) {
 		t.Errorf("e2e: p50 %.3fms, p99 %.3fms", e.P50Ms, e.P99Ms)
 	case e.PlacementsPerSec <= 0 || e.CeilingPerSec <= 0 || e.CeilingTasks <= 0:
 		t.Errorf("e2e: %.0f placements/s, store ceiling %.0f/s on %d tasks", e.PlacementsPerSec, e.CeilingPerSec, e.CeilingTasks)
+	}
+}
+
+// checkAPI: every job acknowledged and none lost, every task placed and
+// running, no spec refused, the figures and the baseline measured.
+func checkAPI(t *testing.T, s *harness.Scenario, r *harness.Result) {
+	t.Helper()
+	a := r.API
+	switch {
+	case a == nil:
+		t.Fatal("no API figures")
+	case a.Err != "":
+		t.Fatalf("api: %s", a.Err)
+	case a.TimedOut:
+		t.Fatalf("api timed out: %d of %d jobs running", a.Running, a.Jobs)
+	case a.Lost != 0 || a.Refused != 0 || a.Errors != 0:
+		t.Errorf("api: %d acknowledged jobs lost, %d specs refused, %d calls failed", a.Lost, a.Refused, a.Errors)
+	case a.Running != a.Jobs || a.Jobs == 0:
+		t.Errorf("api: %d of %d acknowledged jobs running", a.Running, a.Jobs)
+	case s.API.Call == "batch" && a.Jobs != r.Jobs:
+		t.Errorf("api: %d of %d jobs acknowledged", a.Jobs, r.Jobs)
+	case a.PerSec <= 0 || a.BaselinePerSec <= 0 || a.Ratio <= 0:
+		t.Errorf("api: %.0f/s against a baseline of %.0f/s", a.PerSec, a.BaselinePerSec)
+	case a.P50Ms <= 0 || a.P50Ms > a.P99Ms:
+		t.Errorf("api: p50 %.3fms, p99 %.3fms", a.P50Ms, a.P99Ms)
 	}
 }
 
@@ -168,10 +203,20 @@ func BenchmarkScenarios(b *testing.B) {
 		b.Run(s.Name, func(b *testing.B) {
 			var r harness.Result
 			for b.Loop() {
-				r = harness.Run(context.Background(), s, harness.Options{Size: *benchSize, SkipMemory: true})
+				r = harness.Run(context.Background(), s, harness.Options{Size: *benchSize, SkipMemory: true, Binary: binary})
 			}
 			if r.Err != "" || r.Core.Err != "" {
 				b.Fatal(r.Err, r.Core.Err)
+			}
+			if a := r.API; a != nil {
+				if a.Err != "" {
+					b.Fatal(a.Err)
+				}
+				b.ReportMetric(a.PerSec, "jobs/s")
+				b.ReportMetric(a.Ratio, "x-baseline")
+				b.ReportMetric(a.P99Ms, "p99-ms")
+				b.Log(r.Notes())
+				return
 			}
 			b.ReportMetric(r.Core.DecisionsPerSec, "decisions/s")
 			b.ReportMetric(r.Core.PlacedPerSec, "core-placed/s")

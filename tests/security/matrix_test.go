@@ -70,7 +70,9 @@ func routes(t *testing.T) map[string]route {
 // name; {A} is a job in /a/x, {B} one in /b. A method without a sample
 // is called with an empty request.
 var samples = map[string]string{
-	"CreateJob":         `{"spec":{"name":"m","pool":"/a/x","instances":1,"task":{"command":"sim","resources":{"cpu":1,"memMb":10}}}}`,
+	"CreateJob": `{"spec":{"name":"m","pool":"/a/x","instances":1,"task":{"command":"sim","resources":{"cpu":1,"memMb":10}}}}`,
+	"CreateJobs": `{"requestId":"matrix","jobs":[{"name":"m1","pool":"/a/x","instances":1,"task":{"command":"sim","resources":{"cpu":1,"memMb":10}}},` +
+		`{"name":"m2","pool":"/b","instances":1,"task":{"command":"sim","resources":{"cpu":1,"memMb":10}}}]}`,
 	"GetJob":            `{"id":"{A}"}`,
 	"StopJob":           `{"id":"{A}"}`,
 	"DeleteJob":         `{"id":"{A}"}`,
@@ -319,6 +321,17 @@ func TestEveryRPCByRole(t *testing.T) {
 			_, err := pb.NewJobServiceClient(ac).CreateJob(ctx, &pb.CreateJobRequest{Spec: spec("/b")})
 			return err
 		}, "403"},
+		{"create jobs in /a/x and /b in one call: the one in /b is refused on its own", func() error {
+			resp, err := pb.NewJobServiceClient(ac).CreateJobs(ctx, &pb.CreateJobsRequest{Jobs: []*pb.JobSpec{spec("/a/x"), spec("/b")}})
+			if err != nil {
+				return err
+			}
+			rs := resp.GetResults()
+			if len(rs) != 2 || rs[0].GetJobId() == "" || codes.Code(rs[1].GetCode()) != codes.PermissionDenied || !strings.HasPrefix(rs[1].GetMessage(), "jobs[1]: ") {
+				return fmt.Errorf("results %v", rs)
+			}
+			return nil
+		}, "ok"},
 		{"stop the job in /b", func() error {
 			_, err := pb.NewJobServiceClient(ac).StopJob(ctx, &pb.StopJobRequest{Id: jobs["B"]})
 			return err

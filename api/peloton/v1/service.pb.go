@@ -807,8 +807,12 @@ func (x *RollbackMigrationResponse) GetMigration() *Migration {
 }
 
 type CreateJobRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Spec          *JobSpec               `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Spec  *JobSpec               `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	// Makes the call safe to retry, as CreateJobsRequest.request_id does:
+	// a retry with the same id and spec answers with the job the first
+	// attempt created.
+	RequestId     string `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -848,6 +852,13 @@ func (x *CreateJobRequest) GetSpec() *JobSpec {
 		return x.Spec
 	}
 	return nil
+}
+
+func (x *CreateJobRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
 }
 
 type CreateJobResponse struct {
@@ -894,6 +905,207 @@ func (x *CreateJobResponse) GetJob() *Job {
 	return nil
 }
 
+type CreateJobsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Makes the call safe to retry. The client picks a new one for each
+	// batch (a UUID): each job's id is derived from it, from the spec's
+	// position and from the spec itself, so that a retry finds the jobs an
+	// earlier attempt created (while they are kept). Empty: every job gets
+	// a random id, and a retry creates the jobs again. At most 128
+	// characters: letters, digits, '-', '_', '.' and ':'.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The job specs.
+	Jobs []*JobSpec `protobuf:"bytes,2,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	// The position of each spec in the request its client sent, when this
+	// request is a part of it: a gateway sends each region its share of a
+	// request with the positions of its specs, which job ids and the paths
+	// in errors ("jobs[<position>].name") use. Empty means 0, 1, 2, ...;
+	// clients leave it empty.
+	Positions     []uint32 `protobuf:"varint,3,rep,packed,name=positions,proto3" json:"positions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateJobsRequest) Reset() {
+	*x = CreateJobsRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateJobsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateJobsRequest) ProtoMessage() {}
+
+func (x *CreateJobsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateJobsRequest.ProtoReflect.Descriptor instead.
+func (*CreateJobsRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *CreateJobsRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *CreateJobsRequest) GetJobs() []*JobSpec {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *CreateJobsRequest) GetPositions() []uint32 {
+	if x != nil {
+		return x.Positions
+	}
+	return nil
+}
+
+type CreateJobsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One result per spec, in the order of the request.
+	Results       []*CreateJobsResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateJobsResponse) Reset() {
+	*x = CreateJobsResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateJobsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateJobsResponse) ProtoMessage() {}
+
+func (x *CreateJobsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateJobsResponse.ProtoReflect.Descriptor instead.
+func (*CreateJobsResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *CreateJobsResponse) GetResults() []*CreateJobsResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+// CreateJobsResult is what became of one spec of a CreateJobs call.
+type CreateJobsResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The job's id when the spec was accepted; empty when it was refused.
+	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// Why the spec was refused: a google.rpc.Code (3 INVALID_ARGUMENT,
+	// 7 PERMISSION_DENIED, 8 RESOURCE_EXHAUSTED, 9 FAILED_PRECONDITION,
+	// 14 UNAVAILABLE, ...), 0 when it was accepted, and a message naming the
+	// field ("jobs[3].task.resources.cpu: must be > 0").
+	Code    int32  `protobuf:"varint,2,opt,name=code,proto3" json:"code,omitempty"`
+	Message string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	// The region that holds the job.
+	Region string `protobuf:"bytes,4,opt,name=region,proto3" json:"region,omitempty"`
+	// The job was created by an earlier call with the same request_id.
+	Existing      bool `protobuf:"varint,5,opt,name=existing,proto3" json:"existing,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateJobsResult) Reset() {
+	*x = CreateJobsResult{}
+	mi := &file_peloton_v1_service_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateJobsResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateJobsResult) ProtoMessage() {}
+
+func (x *CreateJobsResult) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateJobsResult.ProtoReflect.Descriptor instead.
+func (*CreateJobsResult) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *CreateJobsResult) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *CreateJobsResult) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *CreateJobsResult) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *CreateJobsResult) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+func (x *CreateJobsResult) GetExisting() bool {
+	if x != nil {
+		return x.Existing
+	}
+	return false
+}
+
 type GetJobRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -903,7 +1115,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[16]
+	mi := &file_peloton_v1_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -915,7 +1127,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[16]
+	mi := &file_peloton_v1_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -928,7 +1140,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{16}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetJobRequest) GetId() string {
@@ -947,7 +1159,7 @@ type GetJobResponse struct {
 
 func (x *GetJobResponse) Reset() {
 	*x = GetJobResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[17]
+	mi := &file_peloton_v1_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -959,7 +1171,7 @@ func (x *GetJobResponse) String() string {
 func (*GetJobResponse) ProtoMessage() {}
 
 func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[17]
+	mi := &file_peloton_v1_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -972,7 +1184,7 @@ func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobResponse.ProtoReflect.Descriptor instead.
 func (*GetJobResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{17}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetJobResponse) GetJob() *Job {
@@ -1009,7 +1221,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[18]
+	mi := &file_peloton_v1_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1021,7 +1233,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[18]
+	mi := &file_peloton_v1_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1034,7 +1246,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{18}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListJobsRequest) GetStates() []JobState {
@@ -1104,7 +1316,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[19]
+	mi := &file_peloton_v1_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1116,7 +1328,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[19]
+	mi := &file_peloton_v1_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1129,7 +1341,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{19}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListJobsResponse) GetJobs() []*Job {
@@ -1155,7 +1367,7 @@ type StopJobRequest struct {
 
 func (x *StopJobRequest) Reset() {
 	*x = StopJobRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[20]
+	mi := &file_peloton_v1_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1167,7 +1379,7 @@ func (x *StopJobRequest) String() string {
 func (*StopJobRequest) ProtoMessage() {}
 
 func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[20]
+	mi := &file_peloton_v1_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1180,7 +1392,7 @@ func (x *StopJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopJobRequest.ProtoReflect.Descriptor instead.
 func (*StopJobRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{20}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StopJobRequest) GetId() string {
@@ -1199,7 +1411,7 @@ type StopJobResponse struct {
 
 func (x *StopJobResponse) Reset() {
 	*x = StopJobResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[21]
+	mi := &file_peloton_v1_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1211,7 +1423,7 @@ func (x *StopJobResponse) String() string {
 func (*StopJobResponse) ProtoMessage() {}
 
 func (x *StopJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[21]
+	mi := &file_peloton_v1_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1224,7 +1436,7 @@ func (x *StopJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopJobResponse.ProtoReflect.Descriptor instead.
 func (*StopJobResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{21}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StopJobResponse) GetJob() *Job {
@@ -1243,7 +1455,7 @@ type DeleteJobRequest struct {
 
 func (x *DeleteJobRequest) Reset() {
 	*x = DeleteJobRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[22]
+	mi := &file_peloton_v1_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1255,7 +1467,7 @@ func (x *DeleteJobRequest) String() string {
 func (*DeleteJobRequest) ProtoMessage() {}
 
 func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[22]
+	mi := &file_peloton_v1_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1268,7 +1480,7 @@ func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobRequest.ProtoReflect.Descriptor instead.
 func (*DeleteJobRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{22}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DeleteJobRequest) GetId() string {
@@ -1286,7 +1498,7 @@ type DeleteJobResponse struct {
 
 func (x *DeleteJobResponse) Reset() {
 	*x = DeleteJobResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[23]
+	mi := &file_peloton_v1_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1298,7 +1510,7 @@ func (x *DeleteJobResponse) String() string {
 func (*DeleteJobResponse) ProtoMessage() {}
 
 func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[23]
+	mi := &file_peloton_v1_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1311,7 +1523,7 @@ func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobResponse.ProtoReflect.Descriptor instead.
 func (*DeleteJobResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{23}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{26}
 }
 
 type UpdateJobRequest struct {
@@ -1342,7 +1554,7 @@ type UpdateJobRequest struct {
 
 func (x *UpdateJobRequest) Reset() {
 	*x = UpdateJobRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[24]
+	mi := &file_peloton_v1_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1354,7 +1566,7 @@ func (x *UpdateJobRequest) String() string {
 func (*UpdateJobRequest) ProtoMessage() {}
 
 func (x *UpdateJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[24]
+	mi := &file_peloton_v1_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1367,7 +1579,7 @@ func (x *UpdateJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateJobRequest.ProtoReflect.Descriptor instead.
 func (*UpdateJobRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{24}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *UpdateJobRequest) GetJobId() string {
@@ -1435,7 +1647,7 @@ type UpdateJobResponse struct {
 
 func (x *UpdateJobResponse) Reset() {
 	*x = UpdateJobResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[25]
+	mi := &file_peloton_v1_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1447,7 +1659,7 @@ func (x *UpdateJobResponse) String() string {
 func (*UpdateJobResponse) ProtoMessage() {}
 
 func (x *UpdateJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[25]
+	mi := &file_peloton_v1_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1460,7 +1672,7 @@ func (x *UpdateJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateJobResponse.ProtoReflect.Descriptor instead.
 func (*UpdateJobResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{25}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *UpdateJobResponse) GetUpdate() *Update {
@@ -1480,7 +1692,7 @@ type GetUpdateRequest struct {
 
 func (x *GetUpdateRequest) Reset() {
 	*x = GetUpdateRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[26]
+	mi := &file_peloton_v1_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1492,7 +1704,7 @@ func (x *GetUpdateRequest) String() string {
 func (*GetUpdateRequest) ProtoMessage() {}
 
 func (x *GetUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[26]
+	mi := &file_peloton_v1_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1505,7 +1717,7 @@ func (x *GetUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetUpdateRequest.ProtoReflect.Descriptor instead.
 func (*GetUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{26}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetUpdateRequest) GetUpdateId() string {
@@ -1524,7 +1736,7 @@ type GetUpdateResponse struct {
 
 func (x *GetUpdateResponse) Reset() {
 	*x = GetUpdateResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[27]
+	mi := &file_peloton_v1_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1536,7 +1748,7 @@ func (x *GetUpdateResponse) String() string {
 func (*GetUpdateResponse) ProtoMessage() {}
 
 func (x *GetUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[27]
+	mi := &file_peloton_v1_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1549,7 +1761,7 @@ func (x *GetUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetUpdateResponse.ProtoReflect.Descriptor instead.
 func (*GetUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{27}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetUpdateResponse) GetUpdate() *Update {
@@ -1568,7 +1780,7 @@ type ListUpdatesRequest struct {
 
 func (x *ListUpdatesRequest) Reset() {
 	*x = ListUpdatesRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[28]
+	mi := &file_peloton_v1_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1580,7 +1792,7 @@ func (x *ListUpdatesRequest) String() string {
 func (*ListUpdatesRequest) ProtoMessage() {}
 
 func (x *ListUpdatesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[28]
+	mi := &file_peloton_v1_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1593,7 +1805,7 @@ func (x *ListUpdatesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUpdatesRequest.ProtoReflect.Descriptor instead.
 func (*ListUpdatesRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{28}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListUpdatesRequest) GetJobId() string {
@@ -1612,7 +1824,7 @@ type ListUpdatesResponse struct {
 
 func (x *ListUpdatesResponse) Reset() {
 	*x = ListUpdatesResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[29]
+	mi := &file_peloton_v1_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1624,7 +1836,7 @@ func (x *ListUpdatesResponse) String() string {
 func (*ListUpdatesResponse) ProtoMessage() {}
 
 func (x *ListUpdatesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[29]
+	mi := &file_peloton_v1_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1637,7 +1849,7 @@ func (x *ListUpdatesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUpdatesResponse.ProtoReflect.Descriptor instead.
 func (*ListUpdatesResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{29}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListUpdatesResponse) GetUpdates() []*Update {
@@ -1656,7 +1868,7 @@ type AbortUpdateRequest struct {
 
 func (x *AbortUpdateRequest) Reset() {
 	*x = AbortUpdateRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[30]
+	mi := &file_peloton_v1_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1668,7 +1880,7 @@ func (x *AbortUpdateRequest) String() string {
 func (*AbortUpdateRequest) ProtoMessage() {}
 
 func (x *AbortUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[30]
+	mi := &file_peloton_v1_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1681,7 +1893,7 @@ func (x *AbortUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbortUpdateRequest.ProtoReflect.Descriptor instead.
 func (*AbortUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{30}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *AbortUpdateRequest) GetUpdateId() string {
@@ -1700,7 +1912,7 @@ type AbortUpdateResponse struct {
 
 func (x *AbortUpdateResponse) Reset() {
 	*x = AbortUpdateResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[31]
+	mi := &file_peloton_v1_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1712,7 +1924,7 @@ func (x *AbortUpdateResponse) String() string {
 func (*AbortUpdateResponse) ProtoMessage() {}
 
 func (x *AbortUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[31]
+	mi := &file_peloton_v1_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1725,7 +1937,7 @@ func (x *AbortUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbortUpdateResponse.ProtoReflect.Descriptor instead.
 func (*AbortUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{31}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *AbortUpdateResponse) GetUpdate() *Update {
@@ -1744,7 +1956,7 @@ type PauseUpdateRequest struct {
 
 func (x *PauseUpdateRequest) Reset() {
 	*x = PauseUpdateRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[32]
+	mi := &file_peloton_v1_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1756,7 +1968,7 @@ func (x *PauseUpdateRequest) String() string {
 func (*PauseUpdateRequest) ProtoMessage() {}
 
 func (x *PauseUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[32]
+	mi := &file_peloton_v1_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1769,7 +1981,7 @@ func (x *PauseUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseUpdateRequest.ProtoReflect.Descriptor instead.
 func (*PauseUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{32}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PauseUpdateRequest) GetUpdateId() string {
@@ -1788,7 +2000,7 @@ type PauseUpdateResponse struct {
 
 func (x *PauseUpdateResponse) Reset() {
 	*x = PauseUpdateResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	mi := &file_peloton_v1_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1800,7 +2012,7 @@ func (x *PauseUpdateResponse) String() string {
 func (*PauseUpdateResponse) ProtoMessage() {}
 
 func (x *PauseUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	mi := &file_peloton_v1_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1813,7 +2025,7 @@ func (x *PauseUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseUpdateResponse.ProtoReflect.Descriptor instead.
 func (*PauseUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{33}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PauseUpdateResponse) GetUpdate() *Update {
@@ -1832,7 +2044,7 @@ type ResumeUpdateRequest struct {
 
 func (x *ResumeUpdateRequest) Reset() {
 	*x = ResumeUpdateRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	mi := &file_peloton_v1_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1844,7 +2056,7 @@ func (x *ResumeUpdateRequest) String() string {
 func (*ResumeUpdateRequest) ProtoMessage() {}
 
 func (x *ResumeUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	mi := &file_peloton_v1_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1857,7 +2069,7 @@ func (x *ResumeUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeUpdateRequest.ProtoReflect.Descriptor instead.
 func (*ResumeUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{34}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ResumeUpdateRequest) GetUpdateId() string {
@@ -1876,7 +2088,7 @@ type ResumeUpdateResponse struct {
 
 func (x *ResumeUpdateResponse) Reset() {
 	*x = ResumeUpdateResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[35]
+	mi := &file_peloton_v1_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1888,7 +2100,7 @@ func (x *ResumeUpdateResponse) String() string {
 func (*ResumeUpdateResponse) ProtoMessage() {}
 
 func (x *ResumeUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[35]
+	mi := &file_peloton_v1_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1901,7 +2113,7 @@ func (x *ResumeUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeUpdateResponse.ProtoReflect.Descriptor instead.
 func (*ResumeUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{35}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ResumeUpdateResponse) GetUpdate() *Update {
@@ -1920,7 +2132,7 @@ type RollbackUpdateRequest struct {
 
 func (x *RollbackUpdateRequest) Reset() {
 	*x = RollbackUpdateRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[36]
+	mi := &file_peloton_v1_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1932,7 +2144,7 @@ func (x *RollbackUpdateRequest) String() string {
 func (*RollbackUpdateRequest) ProtoMessage() {}
 
 func (x *RollbackUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[36]
+	mi := &file_peloton_v1_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1945,7 +2157,7 @@ func (x *RollbackUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollbackUpdateRequest.ProtoReflect.Descriptor instead.
 func (*RollbackUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{36}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RollbackUpdateRequest) GetUpdateId() string {
@@ -1964,7 +2176,7 @@ type RollbackUpdateResponse struct {
 
 func (x *RollbackUpdateResponse) Reset() {
 	*x = RollbackUpdateResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[37]
+	mi := &file_peloton_v1_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1976,7 +2188,7 @@ func (x *RollbackUpdateResponse) String() string {
 func (*RollbackUpdateResponse) ProtoMessage() {}
 
 func (x *RollbackUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[37]
+	mi := &file_peloton_v1_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1989,7 +2201,7 @@ func (x *RollbackUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollbackUpdateResponse.ProtoReflect.Descriptor instead.
 func (*RollbackUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{37}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *RollbackUpdateResponse) GetUpdate() *Update {
@@ -2010,7 +2222,7 @@ type GetJobConfigRequest struct {
 
 func (x *GetJobConfigRequest) Reset() {
 	*x = GetJobConfigRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[38]
+	mi := &file_peloton_v1_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2022,7 +2234,7 @@ func (x *GetJobConfigRequest) String() string {
 func (*GetJobConfigRequest) ProtoMessage() {}
 
 func (x *GetJobConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[38]
+	mi := &file_peloton_v1_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2035,7 +2247,7 @@ func (x *GetJobConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobConfigRequest.ProtoReflect.Descriptor instead.
 func (*GetJobConfigRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{38}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetJobConfigRequest) GetJobId() string {
@@ -2065,7 +2277,7 @@ type GetJobConfigResponse struct {
 
 func (x *GetJobConfigResponse) Reset() {
 	*x = GetJobConfigResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[39]
+	mi := &file_peloton_v1_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2077,7 +2289,7 @@ func (x *GetJobConfigResponse) String() string {
 func (*GetJobConfigResponse) ProtoMessage() {}
 
 func (x *GetJobConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[39]
+	mi := &file_peloton_v1_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2090,7 +2302,7 @@ func (x *GetJobConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobConfigResponse.ProtoReflect.Descriptor instead.
 func (*GetJobConfigResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{39}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetJobConfigResponse) GetSpec() *JobSpec {
@@ -2129,7 +2341,7 @@ type ListEventsRequest struct {
 
 func (x *ListEventsRequest) Reset() {
 	*x = ListEventsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[40]
+	mi := &file_peloton_v1_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2141,7 +2353,7 @@ func (x *ListEventsRequest) String() string {
 func (*ListEventsRequest) ProtoMessage() {}
 
 func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[40]
+	mi := &file_peloton_v1_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2154,7 +2366,7 @@ func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListEventsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{40}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListEventsRequest) GetJobId() string {
@@ -2198,7 +2410,7 @@ type ListEventsResponse struct {
 
 func (x *ListEventsResponse) Reset() {
 	*x = ListEventsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[41]
+	mi := &file_peloton_v1_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2210,7 +2422,7 @@ func (x *ListEventsResponse) String() string {
 func (*ListEventsResponse) ProtoMessage() {}
 
 func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[41]
+	mi := &file_peloton_v1_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2223,7 +2435,7 @@ func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListEventsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{41}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListEventsResponse) GetEvents() []*Event {
@@ -2254,7 +2466,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	mi := &file_peloton_v1_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2266,7 +2478,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	mi := &file_peloton_v1_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2279,7 +2491,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{42}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListTasksRequest) GetJobId() string {
@@ -2321,7 +2533,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[43]
+	mi := &file_peloton_v1_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2333,7 +2545,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[43]
+	mi := &file_peloton_v1_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2346,7 +2558,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{43}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -2373,7 +2585,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[44]
+	mi := &file_peloton_v1_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2385,7 +2597,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[44]
+	mi := &file_peloton_v1_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2398,7 +2610,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{44}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetTaskRequest) GetJobId() string {
@@ -2424,7 +2636,7 @@ type GetTaskResponse struct {
 
 func (x *GetTaskResponse) Reset() {
 	*x = GetTaskResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[45]
+	mi := &file_peloton_v1_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2436,7 +2648,7 @@ func (x *GetTaskResponse) String() string {
 func (*GetTaskResponse) ProtoMessage() {}
 
 func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[45]
+	mi := &file_peloton_v1_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2449,7 +2661,7 @@ func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{45}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *GetTaskResponse) GetTask() *Task {
@@ -2477,7 +2689,7 @@ type GetTaskLogsRequest struct {
 
 func (x *GetTaskLogsRequest) Reset() {
 	*x = GetTaskLogsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[46]
+	mi := &file_peloton_v1_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2489,7 +2701,7 @@ func (x *GetTaskLogsRequest) String() string {
 func (*GetTaskLogsRequest) ProtoMessage() {}
 
 func (x *GetTaskLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[46]
+	mi := &file_peloton_v1_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2502,7 +2714,7 @@ func (x *GetTaskLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskLogsRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskLogsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{46}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *GetTaskLogsRequest) GetJobId() string {
@@ -2560,7 +2772,7 @@ type GetTaskLogsResponse struct {
 
 func (x *GetTaskLogsResponse) Reset() {
 	*x = GetTaskLogsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[47]
+	mi := &file_peloton_v1_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2572,7 +2784,7 @@ func (x *GetTaskLogsResponse) String() string {
 func (*GetTaskLogsResponse) ProtoMessage() {}
 
 func (x *GetTaskLogsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[47]
+	mi := &file_peloton_v1_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2585,7 +2797,7 @@ func (x *GetTaskLogsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskLogsResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskLogsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{47}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *GetTaskLogsResponse) GetData() []byte {
@@ -2623,7 +2835,7 @@ type StopTasksRequest struct {
 
 func (x *StopTasksRequest) Reset() {
 	*x = StopTasksRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[48]
+	mi := &file_peloton_v1_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2635,7 +2847,7 @@ func (x *StopTasksRequest) String() string {
 func (*StopTasksRequest) ProtoMessage() {}
 
 func (x *StopTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[48]
+	mi := &file_peloton_v1_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2648,7 +2860,7 @@ func (x *StopTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopTasksRequest.ProtoReflect.Descriptor instead.
 func (*StopTasksRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{48}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *StopTasksRequest) GetJobId() string {
@@ -2681,7 +2893,7 @@ type StopTasksResponse struct {
 
 func (x *StopTasksResponse) Reset() {
 	*x = StopTasksResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[49]
+	mi := &file_peloton_v1_service_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2693,7 +2905,7 @@ func (x *StopTasksResponse) String() string {
 func (*StopTasksResponse) ProtoMessage() {}
 
 func (x *StopTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[49]
+	mi := &file_peloton_v1_service_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2706,7 +2918,7 @@ func (x *StopTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopTasksResponse.ProtoReflect.Descriptor instead.
 func (*StopTasksResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{49}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *StopTasksResponse) GetTasks() []*Task {
@@ -2725,7 +2937,7 @@ type CreatePoolRequest struct {
 
 func (x *CreatePoolRequest) Reset() {
 	*x = CreatePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[50]
+	mi := &file_peloton_v1_service_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2737,7 +2949,7 @@ func (x *CreatePoolRequest) String() string {
 func (*CreatePoolRequest) ProtoMessage() {}
 
 func (x *CreatePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[50]
+	mi := &file_peloton_v1_service_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2750,7 +2962,7 @@ func (x *CreatePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePoolRequest.ProtoReflect.Descriptor instead.
 func (*CreatePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{50}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *CreatePoolRequest) GetSpec() *PoolSpec {
@@ -2769,7 +2981,7 @@ type CreatePoolResponse struct {
 
 func (x *CreatePoolResponse) Reset() {
 	*x = CreatePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[51]
+	mi := &file_peloton_v1_service_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2781,7 +2993,7 @@ func (x *CreatePoolResponse) String() string {
 func (*CreatePoolResponse) ProtoMessage() {}
 
 func (x *CreatePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[51]
+	mi := &file_peloton_v1_service_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2794,7 +3006,7 @@ func (x *CreatePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePoolResponse.ProtoReflect.Descriptor instead.
 func (*CreatePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{51}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *CreatePoolResponse) GetPool() *Pool {
@@ -2813,7 +3025,7 @@ type UpdatePoolRequest struct {
 
 func (x *UpdatePoolRequest) Reset() {
 	*x = UpdatePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[52]
+	mi := &file_peloton_v1_service_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2825,7 +3037,7 @@ func (x *UpdatePoolRequest) String() string {
 func (*UpdatePoolRequest) ProtoMessage() {}
 
 func (x *UpdatePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[52]
+	mi := &file_peloton_v1_service_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2838,7 +3050,7 @@ func (x *UpdatePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePoolRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{52}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *UpdatePoolRequest) GetSpec() *PoolSpec {
@@ -2857,7 +3069,7 @@ type UpdatePoolResponse struct {
 
 func (x *UpdatePoolResponse) Reset() {
 	*x = UpdatePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[53]
+	mi := &file_peloton_v1_service_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2869,7 +3081,7 @@ func (x *UpdatePoolResponse) String() string {
 func (*UpdatePoolResponse) ProtoMessage() {}
 
 func (x *UpdatePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[53]
+	mi := &file_peloton_v1_service_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2882,7 +3094,7 @@ func (x *UpdatePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePoolResponse.ProtoReflect.Descriptor instead.
 func (*UpdatePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{53}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *UpdatePoolResponse) GetPool() *Pool {
@@ -2901,7 +3113,7 @@ type DeletePoolRequest struct {
 
 func (x *DeletePoolRequest) Reset() {
 	*x = DeletePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[54]
+	mi := &file_peloton_v1_service_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2913,7 +3125,7 @@ func (x *DeletePoolRequest) String() string {
 func (*DeletePoolRequest) ProtoMessage() {}
 
 func (x *DeletePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[54]
+	mi := &file_peloton_v1_service_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2926,7 +3138,7 @@ func (x *DeletePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePoolRequest.ProtoReflect.Descriptor instead.
 func (*DeletePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{54}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *DeletePoolRequest) GetPath() string {
@@ -2944,7 +3156,7 @@ type DeletePoolResponse struct {
 
 func (x *DeletePoolResponse) Reset() {
 	*x = DeletePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[55]
+	mi := &file_peloton_v1_service_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2956,7 +3168,7 @@ func (x *DeletePoolResponse) String() string {
 func (*DeletePoolResponse) ProtoMessage() {}
 
 func (x *DeletePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[55]
+	mi := &file_peloton_v1_service_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2969,7 +3181,7 @@ func (x *DeletePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePoolResponse.ProtoReflect.Descriptor instead.
 func (*DeletePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{55}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{58}
 }
 
 type ListPoolsRequest struct {
@@ -2980,7 +3192,7 @@ type ListPoolsRequest struct {
 
 func (x *ListPoolsRequest) Reset() {
 	*x = ListPoolsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[56]
+	mi := &file_peloton_v1_service_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2992,7 +3204,7 @@ func (x *ListPoolsRequest) String() string {
 func (*ListPoolsRequest) ProtoMessage() {}
 
 func (x *ListPoolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[56]
+	mi := &file_peloton_v1_service_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3005,7 +3217,7 @@ func (x *ListPoolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoolsRequest.ProtoReflect.Descriptor instead.
 func (*ListPoolsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{56}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{59}
 }
 
 type ListPoolsResponse struct {
@@ -3017,7 +3229,7 @@ type ListPoolsResponse struct {
 
 func (x *ListPoolsResponse) Reset() {
 	*x = ListPoolsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[57]
+	mi := &file_peloton_v1_service_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3029,7 +3241,7 @@ func (x *ListPoolsResponse) String() string {
 func (*ListPoolsResponse) ProtoMessage() {}
 
 func (x *ListPoolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[57]
+	mi := &file_peloton_v1_service_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3042,7 +3254,7 @@ func (x *ListPoolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoolsResponse.ProtoReflect.Descriptor instead.
 func (*ListPoolsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{57}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ListPoolsResponse) GetPools() []*Pool {
@@ -3063,7 +3275,7 @@ type GetPoolRequest struct {
 
 func (x *GetPoolRequest) Reset() {
 	*x = GetPoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[58]
+	mi := &file_peloton_v1_service_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3075,7 +3287,7 @@ func (x *GetPoolRequest) String() string {
 func (*GetPoolRequest) ProtoMessage() {}
 
 func (x *GetPoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[58]
+	mi := &file_peloton_v1_service_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3088,7 +3300,7 @@ func (x *GetPoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolRequest.ProtoReflect.Descriptor instead.
 func (*GetPoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{58}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *GetPoolRequest) GetPath() string {
@@ -3114,7 +3326,7 @@ type GetPoolResponse struct {
 
 func (x *GetPoolResponse) Reset() {
 	*x = GetPoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[59]
+	mi := &file_peloton_v1_service_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3126,7 +3338,7 @@ func (x *GetPoolResponse) String() string {
 func (*GetPoolResponse) ProtoMessage() {}
 
 func (x *GetPoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[59]
+	mi := &file_peloton_v1_service_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3139,7 +3351,7 @@ func (x *GetPoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolResponse.ProtoReflect.Descriptor instead.
 func (*GetPoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{59}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *GetPoolResponse) GetPool() *Pool {
@@ -3158,7 +3370,7 @@ type ListClustersRequest struct {
 
 func (x *ListClustersRequest) Reset() {
 	*x = ListClustersRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[60]
+	mi := &file_peloton_v1_service_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3170,7 +3382,7 @@ func (x *ListClustersRequest) String() string {
 func (*ListClustersRequest) ProtoMessage() {}
 
 func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[60]
+	mi := &file_peloton_v1_service_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3183,7 +3395,7 @@ func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListClustersRequest.ProtoReflect.Descriptor instead.
 func (*ListClustersRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{60}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ListClustersRequest) GetRegion() string {
@@ -3202,7 +3414,7 @@ type ListClustersResponse struct {
 
 func (x *ListClustersResponse) Reset() {
 	*x = ListClustersResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[61]
+	mi := &file_peloton_v1_service_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3214,7 +3426,7 @@ func (x *ListClustersResponse) String() string {
 func (*ListClustersResponse) ProtoMessage() {}
 
 func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[61]
+	mi := &file_peloton_v1_service_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3227,7 +3439,7 @@ func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListClustersResponse.ProtoReflect.Descriptor instead.
 func (*ListClustersResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{61}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ListClustersResponse) GetClusters() []*ClusterSummary {
@@ -3248,7 +3460,7 @@ type GetClusterRequest struct {
 
 func (x *GetClusterRequest) Reset() {
 	*x = GetClusterRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[62]
+	mi := &file_peloton_v1_service_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3260,7 +3472,7 @@ func (x *GetClusterRequest) String() string {
 func (*GetClusterRequest) ProtoMessage() {}
 
 func (x *GetClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[62]
+	mi := &file_peloton_v1_service_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3273,7 +3485,7 @@ func (x *GetClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterRequest.ProtoReflect.Descriptor instead.
 func (*GetClusterRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{62}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *GetClusterRequest) GetCluster() string {
@@ -3299,7 +3511,7 @@ type GetClusterResponse struct {
 
 func (x *GetClusterResponse) Reset() {
 	*x = GetClusterResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	mi := &file_peloton_v1_service_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3311,7 +3523,7 @@ func (x *GetClusterResponse) String() string {
 func (*GetClusterResponse) ProtoMessage() {}
 
 func (x *GetClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	mi := &file_peloton_v1_service_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3324,7 +3536,7 @@ func (x *GetClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterResponse.ProtoReflect.Descriptor instead.
 func (*GetClusterResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{63}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *GetClusterResponse) GetCluster() *ClusterSummary {
@@ -3344,7 +3556,7 @@ type DrainClusterRequest struct {
 
 func (x *DrainClusterRequest) Reset() {
 	*x = DrainClusterRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	mi := &file_peloton_v1_service_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3356,7 +3568,7 @@ func (x *DrainClusterRequest) String() string {
 func (*DrainClusterRequest) ProtoMessage() {}
 
 func (x *DrainClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	mi := &file_peloton_v1_service_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3369,7 +3581,7 @@ func (x *DrainClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainClusterRequest.ProtoReflect.Descriptor instead.
 func (*DrainClusterRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{64}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *DrainClusterRequest) GetCluster() string {
@@ -3395,7 +3607,7 @@ type DrainClusterResponse struct {
 
 func (x *DrainClusterResponse) Reset() {
 	*x = DrainClusterResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	mi := &file_peloton_v1_service_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3407,7 +3619,7 @@ func (x *DrainClusterResponse) String() string {
 func (*DrainClusterResponse) ProtoMessage() {}
 
 func (x *DrainClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	mi := &file_peloton_v1_service_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3420,7 +3632,7 @@ func (x *DrainClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainClusterResponse.ProtoReflect.Descriptor instead.
 func (*DrainClusterResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{65}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *DrainClusterResponse) GetCluster() *ClusterSummary {
@@ -3440,7 +3652,7 @@ type UndrainClusterRequest struct {
 
 func (x *UndrainClusterRequest) Reset() {
 	*x = UndrainClusterRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	mi := &file_peloton_v1_service_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3452,7 +3664,7 @@ func (x *UndrainClusterRequest) String() string {
 func (*UndrainClusterRequest) ProtoMessage() {}
 
 func (x *UndrainClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	mi := &file_peloton_v1_service_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3465,7 +3677,7 @@ func (x *UndrainClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainClusterRequest.ProtoReflect.Descriptor instead.
 func (*UndrainClusterRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{66}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *UndrainClusterRequest) GetCluster() string {
@@ -3491,7 +3703,7 @@ type UndrainClusterResponse struct {
 
 func (x *UndrainClusterResponse) Reset() {
 	*x = UndrainClusterResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[67]
+	mi := &file_peloton_v1_service_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3503,7 +3715,7 @@ func (x *UndrainClusterResponse) String() string {
 func (*UndrainClusterResponse) ProtoMessage() {}
 
 func (x *UndrainClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[67]
+	mi := &file_peloton_v1_service_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3516,7 +3728,7 @@ func (x *UndrainClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainClusterResponse.ProtoReflect.Descriptor instead.
 func (*UndrainClusterResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{67}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *UndrainClusterResponse) GetCluster() *ClusterSummary {
@@ -3538,7 +3750,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[68]
+	mi := &file_peloton_v1_service_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3550,7 +3762,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[68]
+	mi := &file_peloton_v1_service_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3563,7 +3775,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{68}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *ListHostsRequest) GetCluster() string {
@@ -3589,7 +3801,7 @@ type ListHostsResponse struct {
 
 func (x *ListHostsResponse) Reset() {
 	*x = ListHostsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[69]
+	mi := &file_peloton_v1_service_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3601,7 +3813,7 @@ func (x *ListHostsResponse) String() string {
 func (*ListHostsResponse) ProtoMessage() {}
 
 func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[69]
+	mi := &file_peloton_v1_service_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3614,7 +3826,7 @@ func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsResponse.ProtoReflect.Descriptor instead.
 func (*ListHostsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{69}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *ListHostsResponse) GetHosts() []*Host {
@@ -3643,7 +3855,7 @@ type DrainHostRequest struct {
 
 func (x *DrainHostRequest) Reset() {
 	*x = DrainHostRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[70]
+	mi := &file_peloton_v1_service_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3655,7 +3867,7 @@ func (x *DrainHostRequest) String() string {
 func (*DrainHostRequest) ProtoMessage() {}
 
 func (x *DrainHostRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[70]
+	mi := &file_peloton_v1_service_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3668,7 +3880,7 @@ func (x *DrainHostRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainHostRequest.ProtoReflect.Descriptor instead.
 func (*DrainHostRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{70}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *DrainHostRequest) GetHostId() string {
@@ -3708,7 +3920,7 @@ type DrainHostResponse struct {
 
 func (x *DrainHostResponse) Reset() {
 	*x = DrainHostResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[71]
+	mi := &file_peloton_v1_service_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3720,7 +3932,7 @@ func (x *DrainHostResponse) String() string {
 func (*DrainHostResponse) ProtoMessage() {}
 
 func (x *DrainHostResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[71]
+	mi := &file_peloton_v1_service_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3733,7 +3945,7 @@ func (x *DrainHostResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainHostResponse.ProtoReflect.Descriptor instead.
 func (*DrainHostResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{71}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *DrainHostResponse) GetHost() *Host {
@@ -3753,7 +3965,7 @@ type UndrainHostRequest struct {
 
 func (x *UndrainHostRequest) Reset() {
 	*x = UndrainHostRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[72]
+	mi := &file_peloton_v1_service_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3765,7 +3977,7 @@ func (x *UndrainHostRequest) String() string {
 func (*UndrainHostRequest) ProtoMessage() {}
 
 func (x *UndrainHostRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[72]
+	mi := &file_peloton_v1_service_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3778,7 +3990,7 @@ func (x *UndrainHostRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainHostRequest.ProtoReflect.Descriptor instead.
 func (*UndrainHostRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{72}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *UndrainHostRequest) GetHostId() string {
@@ -3804,7 +4016,7 @@ type UndrainHostResponse struct {
 
 func (x *UndrainHostResponse) Reset() {
 	*x = UndrainHostResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[73]
+	mi := &file_peloton_v1_service_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3816,7 +4028,7 @@ func (x *UndrainHostResponse) String() string {
 func (*UndrainHostResponse) ProtoMessage() {}
 
 func (x *UndrainHostResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[73]
+	mi := &file_peloton_v1_service_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3829,7 +4041,7 @@ func (x *UndrainHostResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainHostResponse.ProtoReflect.Descriptor instead.
 func (*UndrainHostResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{73}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *UndrainHostResponse) GetHost() *Host {
@@ -3851,7 +4063,7 @@ type MarkHostDownRequest struct {
 
 func (x *MarkHostDownRequest) Reset() {
 	*x = MarkHostDownRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[74]
+	mi := &file_peloton_v1_service_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3863,7 +4075,7 @@ func (x *MarkHostDownRequest) String() string {
 func (*MarkHostDownRequest) ProtoMessage() {}
 
 func (x *MarkHostDownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[74]
+	mi := &file_peloton_v1_service_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3876,7 +4088,7 @@ func (x *MarkHostDownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkHostDownRequest.ProtoReflect.Descriptor instead.
 func (*MarkHostDownRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{74}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *MarkHostDownRequest) GetHostId() string {
@@ -3909,7 +4121,7 @@ type MarkHostDownResponse struct {
 
 func (x *MarkHostDownResponse) Reset() {
 	*x = MarkHostDownResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[75]
+	mi := &file_peloton_v1_service_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3921,7 +4133,7 @@ func (x *MarkHostDownResponse) String() string {
 func (*MarkHostDownResponse) ProtoMessage() {}
 
 func (x *MarkHostDownResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[75]
+	mi := &file_peloton_v1_service_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3934,7 +4146,7 @@ func (x *MarkHostDownResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkHostDownResponse.ProtoReflect.Descriptor instead.
 func (*MarkHostDownResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{75}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *MarkHostDownResponse) GetHost() *Host {
@@ -3957,7 +4169,7 @@ type SetHostPoolRequest struct {
 
 func (x *SetHostPoolRequest) Reset() {
 	*x = SetHostPoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[76]
+	mi := &file_peloton_v1_service_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3969,7 +4181,7 @@ func (x *SetHostPoolRequest) String() string {
 func (*SetHostPoolRequest) ProtoMessage() {}
 
 func (x *SetHostPoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[76]
+	mi := &file_peloton_v1_service_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3982,7 +4194,7 @@ func (x *SetHostPoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetHostPoolRequest.ProtoReflect.Descriptor instead.
 func (*SetHostPoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{76}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *SetHostPoolRequest) GetHostId() string {
@@ -4015,7 +4227,7 @@ type SetHostPoolResponse struct {
 
 func (x *SetHostPoolResponse) Reset() {
 	*x = SetHostPoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[77]
+	mi := &file_peloton_v1_service_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4027,7 +4239,7 @@ func (x *SetHostPoolResponse) String() string {
 func (*SetHostPoolResponse) ProtoMessage() {}
 
 func (x *SetHostPoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[77]
+	mi := &file_peloton_v1_service_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4040,7 +4252,7 @@ func (x *SetHostPoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetHostPoolResponse.ProtoReflect.Descriptor instead.
 func (*SetHostPoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{77}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *SetHostPoolResponse) GetHost() *Host {
@@ -4058,7 +4270,7 @@ type ListHostPoolsRequest struct {
 
 func (x *ListHostPoolsRequest) Reset() {
 	*x = ListHostPoolsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[78]
+	mi := &file_peloton_v1_service_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4070,7 +4282,7 @@ func (x *ListHostPoolsRequest) String() string {
 func (*ListHostPoolsRequest) ProtoMessage() {}
 
 func (x *ListHostPoolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[78]
+	mi := &file_peloton_v1_service_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4083,7 +4295,7 @@ func (x *ListHostPoolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostPoolsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostPoolsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{78}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{81}
 }
 
 type ListHostPoolsResponse struct {
@@ -4097,7 +4309,7 @@ type ListHostPoolsResponse struct {
 
 func (x *ListHostPoolsResponse) Reset() {
 	*x = ListHostPoolsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[79]
+	mi := &file_peloton_v1_service_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4109,7 +4321,7 @@ func (x *ListHostPoolsResponse) String() string {
 func (*ListHostPoolsResponse) ProtoMessage() {}
 
 func (x *ListHostPoolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[79]
+	mi := &file_peloton_v1_service_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4122,7 +4334,7 @@ func (x *ListHostPoolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostPoolsResponse.ProtoReflect.Descriptor instead.
 func (*ListHostPoolsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{79}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *ListHostPoolsResponse) GetHostPools() []*HostPool {
@@ -4147,7 +4359,7 @@ type ListRegionsRequest struct {
 
 func (x *ListRegionsRequest) Reset() {
 	*x = ListRegionsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[80]
+	mi := &file_peloton_v1_service_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4159,7 +4371,7 @@ func (x *ListRegionsRequest) String() string {
 func (*ListRegionsRequest) ProtoMessage() {}
 
 func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[80]
+	mi := &file_peloton_v1_service_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4172,7 +4384,7 @@ func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsRequest.ProtoReflect.Descriptor instead.
 func (*ListRegionsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{80}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{83}
 }
 
 type ListRegionsResponse struct {
@@ -4184,7 +4396,7 @@ type ListRegionsResponse struct {
 
 func (x *ListRegionsResponse) Reset() {
 	*x = ListRegionsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[81]
+	mi := &file_peloton_v1_service_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4196,7 +4408,7 @@ func (x *ListRegionsResponse) String() string {
 func (*ListRegionsResponse) ProtoMessage() {}
 
 func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[81]
+	mi := &file_peloton_v1_service_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4209,7 +4421,7 @@ func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsResponse.ProtoReflect.Descriptor instead.
 func (*ListRegionsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{81}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *ListRegionsResponse) GetRegions() []*Region {
@@ -4230,7 +4442,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[82]
+	mi := &file_peloton_v1_service_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4242,7 +4454,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[82]
+	mi := &file_peloton_v1_service_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4255,7 +4467,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{82}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *WatchRequest) GetJobId() string {
@@ -4281,7 +4493,7 @@ type FailBackRequest struct {
 
 func (x *FailBackRequest) Reset() {
 	*x = FailBackRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[83]
+	mi := &file_peloton_v1_service_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4293,7 +4505,7 @@ func (x *FailBackRequest) String() string {
 func (*FailBackRequest) ProtoMessage() {}
 
 func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[83]
+	mi := &file_peloton_v1_service_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4306,7 +4518,7 @@ func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackRequest.ProtoReflect.Descriptor instead.
 func (*FailBackRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{83}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *FailBackRequest) GetRegion() string {
@@ -4326,7 +4538,7 @@ type FailBackResponse struct {
 
 func (x *FailBackResponse) Reset() {
 	*x = FailBackResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[84]
+	mi := &file_peloton_v1_service_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4338,7 +4550,7 @@ func (x *FailBackResponse) String() string {
 func (*FailBackResponse) ProtoMessage() {}
 
 func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[84]
+	mi := &file_peloton_v1_service_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4351,7 +4563,7 @@ func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackResponse.ProtoReflect.Descriptor instead.
 func (*FailBackResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{84}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *FailBackResponse) GetMoved() []*PlannedMove {
@@ -4378,7 +4590,7 @@ type IsolateRegionRequest struct {
 
 func (x *IsolateRegionRequest) Reset() {
 	*x = IsolateRegionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[85]
+	mi := &file_peloton_v1_service_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4390,7 +4602,7 @@ func (x *IsolateRegionRequest) String() string {
 func (*IsolateRegionRequest) ProtoMessage() {}
 
 func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[85]
+	mi := &file_peloton_v1_service_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4403,7 +4615,7 @@ func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionRequest.ProtoReflect.Descriptor instead.
 func (*IsolateRegionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{85}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *IsolateRegionRequest) GetRegion() string {
@@ -4428,7 +4640,7 @@ type IsolateRegionResponse struct {
 
 func (x *IsolateRegionResponse) Reset() {
 	*x = IsolateRegionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[86]
+	mi := &file_peloton_v1_service_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4440,7 +4652,7 @@ func (x *IsolateRegionResponse) String() string {
 func (*IsolateRegionResponse) ProtoMessage() {}
 
 func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[86]
+	mi := &file_peloton_v1_service_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4453,7 +4665,7 @@ func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionResponse.ProtoReflect.Descriptor instead.
 func (*IsolateRegionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{86}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{89}
 }
 
 type PutReplicaRequest struct {
@@ -4465,7 +4677,7 @@ type PutReplicaRequest struct {
 
 func (x *PutReplicaRequest) Reset() {
 	*x = PutReplicaRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[87]
+	mi := &file_peloton_v1_service_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4477,7 +4689,7 @@ func (x *PutReplicaRequest) String() string {
 func (*PutReplicaRequest) ProtoMessage() {}
 
 func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[87]
+	mi := &file_peloton_v1_service_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4490,7 +4702,7 @@ func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaRequest.ProtoReflect.Descriptor instead.
 func (*PutReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{87}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *PutReplicaRequest) GetReplica() *Replica {
@@ -4508,7 +4720,7 @@ type PutReplicaResponse struct {
 
 func (x *PutReplicaResponse) Reset() {
 	*x = PutReplicaResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[88]
+	mi := &file_peloton_v1_service_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4520,7 +4732,7 @@ func (x *PutReplicaResponse) String() string {
 func (*PutReplicaResponse) ProtoMessage() {}
 
 func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[88]
+	mi := &file_peloton_v1_service_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4533,7 +4745,7 @@ func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaResponse.ProtoReflect.Descriptor instead.
 func (*PutReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{88}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{91}
 }
 
 type ListReplicasRequest struct {
@@ -4548,7 +4760,7 @@ type ListReplicasRequest struct {
 
 func (x *ListReplicasRequest) Reset() {
 	*x = ListReplicasRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[89]
+	mi := &file_peloton_v1_service_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4560,7 +4772,7 @@ func (x *ListReplicasRequest) String() string {
 func (*ListReplicasRequest) ProtoMessage() {}
 
 func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[89]
+	mi := &file_peloton_v1_service_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4573,7 +4785,7 @@ func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasRequest.ProtoReflect.Descriptor instead.
 func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{89}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *ListReplicasRequest) GetOwnerRegion() string {
@@ -4599,7 +4811,7 @@ type ListReplicasResponse struct {
 
 func (x *ListReplicasResponse) Reset() {
 	*x = ListReplicasResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[90]
+	mi := &file_peloton_v1_service_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4611,7 +4823,7 @@ func (x *ListReplicasResponse) String() string {
 func (*ListReplicasResponse) ProtoMessage() {}
 
 func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[90]
+	mi := &file_peloton_v1_service_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4624,7 +4836,7 @@ func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasResponse.ProtoReflect.Descriptor instead.
 func (*ListReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{90}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *ListReplicasResponse) GetReplicas() []*Replica {
@@ -4644,7 +4856,7 @@ type PlanFailoverRequest struct {
 
 func (x *PlanFailoverRequest) Reset() {
 	*x = PlanFailoverRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[91]
+	mi := &file_peloton_v1_service_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4656,7 +4868,7 @@ func (x *PlanFailoverRequest) String() string {
 func (*PlanFailoverRequest) ProtoMessage() {}
 
 func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[91]
+	mi := &file_peloton_v1_service_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4669,7 +4881,7 @@ func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverRequest.ProtoReflect.Descriptor instead.
 func (*PlanFailoverRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{91}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *PlanFailoverRequest) GetRegion() string {
@@ -4688,7 +4900,7 @@ type PlanFailoverResponse struct {
 
 func (x *PlanFailoverResponse) Reset() {
 	*x = PlanFailoverResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[92]
+	mi := &file_peloton_v1_service_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4700,7 +4912,7 @@ func (x *PlanFailoverResponse) String() string {
 func (*PlanFailoverResponse) ProtoMessage() {}
 
 func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[92]
+	mi := &file_peloton_v1_service_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4713,7 +4925,7 @@ func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverResponse.ProtoReflect.Descriptor instead.
 func (*PlanFailoverResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{92}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *PlanFailoverResponse) GetPlans() []*RegionPlan {
@@ -4734,7 +4946,7 @@ type StartDrillRequest struct {
 
 func (x *StartDrillRequest) Reset() {
 	*x = StartDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[93]
+	mi := &file_peloton_v1_service_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4746,7 +4958,7 @@ func (x *StartDrillRequest) String() string {
 func (*StartDrillRequest) ProtoMessage() {}
 
 func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[93]
+	mi := &file_peloton_v1_service_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4759,7 +4971,7 @@ func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillRequest.ProtoReflect.Descriptor instead.
 func (*StartDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{93}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *StartDrillRequest) GetRegion() string {
@@ -4785,7 +4997,7 @@ type StartDrillResponse struct {
 
 func (x *StartDrillResponse) Reset() {
 	*x = StartDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[94]
+	mi := &file_peloton_v1_service_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4797,7 +5009,7 @@ func (x *StartDrillResponse) String() string {
 func (*StartDrillResponse) ProtoMessage() {}
 
 func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[94]
+	mi := &file_peloton_v1_service_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4810,7 +5022,7 @@ func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillResponse.ProtoReflect.Descriptor instead.
 func (*StartDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{94}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *StartDrillResponse) GetDrill() *Drill {
@@ -4829,7 +5041,7 @@ type GetDrillRequest struct {
 
 func (x *GetDrillRequest) Reset() {
 	*x = GetDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[95]
+	mi := &file_peloton_v1_service_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4841,7 +5053,7 @@ func (x *GetDrillRequest) String() string {
 func (*GetDrillRequest) ProtoMessage() {}
 
 func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[95]
+	mi := &file_peloton_v1_service_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4854,7 +5066,7 @@ func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillRequest.ProtoReflect.Descriptor instead.
 func (*GetDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{95}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *GetDrillRequest) GetId() string {
@@ -4873,7 +5085,7 @@ type GetDrillResponse struct {
 
 func (x *GetDrillResponse) Reset() {
 	*x = GetDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[96]
+	mi := &file_peloton_v1_service_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4885,7 +5097,7 @@ func (x *GetDrillResponse) String() string {
 func (*GetDrillResponse) ProtoMessage() {}
 
 func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[96]
+	mi := &file_peloton_v1_service_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4898,7 +5110,7 @@ func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillResponse.ProtoReflect.Descriptor instead.
 func (*GetDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{96}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *GetDrillResponse) GetDrill() *Drill {
@@ -4916,7 +5128,7 @@ type ListDrillsRequest struct {
 
 func (x *ListDrillsRequest) Reset() {
 	*x = ListDrillsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[97]
+	mi := &file_peloton_v1_service_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4928,7 +5140,7 @@ func (x *ListDrillsRequest) String() string {
 func (*ListDrillsRequest) ProtoMessage() {}
 
 func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[97]
+	mi := &file_peloton_v1_service_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4941,7 +5153,7 @@ func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsRequest.ProtoReflect.Descriptor instead.
 func (*ListDrillsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{97}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{100}
 }
 
 type ListDrillsResponse struct {
@@ -4953,7 +5165,7 @@ type ListDrillsResponse struct {
 
 func (x *ListDrillsResponse) Reset() {
 	*x = ListDrillsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[98]
+	mi := &file_peloton_v1_service_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4965,7 +5177,7 @@ func (x *ListDrillsResponse) String() string {
 func (*ListDrillsResponse) ProtoMessage() {}
 
 func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[98]
+	mi := &file_peloton_v1_service_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4978,7 +5190,7 @@ func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsResponse.ProtoReflect.Descriptor instead.
 func (*ListDrillsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{98}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *ListDrillsResponse) GetDrills() []*Drill {
@@ -4996,7 +5208,7 @@ type GetVersionRequest struct {
 
 func (x *GetVersionRequest) Reset() {
 	*x = GetVersionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[99]
+	mi := &file_peloton_v1_service_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5008,7 +5220,7 @@ func (x *GetVersionRequest) String() string {
 func (*GetVersionRequest) ProtoMessage() {}
 
 func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[99]
+	mi := &file_peloton_v1_service_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5021,7 +5233,7 @@ func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionRequest.ProtoReflect.Descriptor instead.
 func (*GetVersionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{99}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{102}
 }
 
 type GetVersionResponse struct {
@@ -5035,7 +5247,7 @@ type GetVersionResponse struct {
 
 func (x *GetVersionResponse) Reset() {
 	*x = GetVersionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[100]
+	mi := &file_peloton_v1_service_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5047,7 +5259,7 @@ func (x *GetVersionResponse) String() string {
 func (*GetVersionResponse) ProtoMessage() {}
 
 func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[100]
+	mi := &file_peloton_v1_service_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5060,7 +5272,7 @@ func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionResponse.ProtoReflect.Descriptor instead.
 func (*GetVersionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{100}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *GetVersionResponse) GetVersion() string {
@@ -5092,7 +5304,7 @@ type WhoAmIRequest struct {
 
 func (x *WhoAmIRequest) Reset() {
 	*x = WhoAmIRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[101]
+	mi := &file_peloton_v1_service_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5104,7 +5316,7 @@ func (x *WhoAmIRequest) String() string {
 func (*WhoAmIRequest) ProtoMessage() {}
 
 func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[101]
+	mi := &file_peloton_v1_service_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5117,7 +5329,7 @@ func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
 func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{101}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{104}
 }
 
 type WhoAmIResponse struct {
@@ -5139,7 +5351,7 @@ type WhoAmIResponse struct {
 
 func (x *WhoAmIResponse) Reset() {
 	*x = WhoAmIResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[102]
+	mi := &file_peloton_v1_service_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5151,7 +5363,7 @@ func (x *WhoAmIResponse) String() string {
 func (*WhoAmIResponse) ProtoMessage() {}
 
 func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[102]
+	mi := &file_peloton_v1_service_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5164,7 +5376,7 @@ func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIResponse.ProtoReflect.Descriptor instead.
 func (*WhoAmIResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{102}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *WhoAmIResponse) GetName() string {
@@ -5217,7 +5429,7 @@ type CanIRequest struct {
 
 func (x *CanIRequest) Reset() {
 	*x = CanIRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[103]
+	mi := &file_peloton_v1_service_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5229,7 +5441,7 @@ func (x *CanIRequest) String() string {
 func (*CanIRequest) ProtoMessage() {}
 
 func (x *CanIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[103]
+	mi := &file_peloton_v1_service_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5242,7 +5454,7 @@ func (x *CanIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanIRequest.ProtoReflect.Descriptor instead.
 func (*CanIRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{103}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{106}
 }
 
 func (x *CanIRequest) GetAction() string {
@@ -5277,7 +5489,7 @@ type CanIResponse struct {
 
 func (x *CanIResponse) Reset() {
 	*x = CanIResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[104]
+	mi := &file_peloton_v1_service_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5289,7 +5501,7 @@ func (x *CanIResponse) String() string {
 func (*CanIResponse) ProtoMessage() {}
 
 func (x *CanIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[104]
+	mi := &file_peloton_v1_service_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5302,7 +5514,7 @@ func (x *CanIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanIResponse.ProtoReflect.Descriptor instead.
 func (*CanIResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{104}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{107}
 }
 
 func (x *CanIResponse) GetAllowed() bool {
@@ -5327,7 +5539,7 @@ type GetPolicyRequest struct {
 
 func (x *GetPolicyRequest) Reset() {
 	*x = GetPolicyRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[105]
+	mi := &file_peloton_v1_service_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5339,7 +5551,7 @@ func (x *GetPolicyRequest) String() string {
 func (*GetPolicyRequest) ProtoMessage() {}
 
 func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[105]
+	mi := &file_peloton_v1_service_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5352,7 +5564,7 @@ func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{105}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{108}
 }
 
 type GetPolicyResponse struct {
@@ -5364,7 +5576,7 @@ type GetPolicyResponse struct {
 
 func (x *GetPolicyResponse) Reset() {
 	*x = GetPolicyResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[106]
+	mi := &file_peloton_v1_service_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5376,7 +5588,7 @@ func (x *GetPolicyResponse) String() string {
 func (*GetPolicyResponse) ProtoMessage() {}
 
 func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[106]
+	mi := &file_peloton_v1_service_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5389,7 +5601,7 @@ func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyResponse.ProtoReflect.Descriptor instead.
 func (*GetPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{106}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{109}
 }
 
 func (x *GetPolicyResponse) GetPolicy() *PolicyDocument {
@@ -5409,7 +5621,7 @@ type SetPolicyRequest struct {
 
 func (x *SetPolicyRequest) Reset() {
 	*x = SetPolicyRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[107]
+	mi := &file_peloton_v1_service_proto_msgTypes[110]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5421,7 +5633,7 @@ func (x *SetPolicyRequest) String() string {
 func (*SetPolicyRequest) ProtoMessage() {}
 
 func (x *SetPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[107]
+	mi := &file_peloton_v1_service_proto_msgTypes[110]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5434,7 +5646,7 @@ func (x *SetPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPolicyRequest.ProtoReflect.Descriptor instead.
 func (*SetPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{107}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{110}
 }
 
 func (x *SetPolicyRequest) GetPolicy() string {
@@ -5453,7 +5665,7 @@ type SetPolicyResponse struct {
 
 func (x *SetPolicyResponse) Reset() {
 	*x = SetPolicyResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[108]
+	mi := &file_peloton_v1_service_proto_msgTypes[111]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5465,7 +5677,7 @@ func (x *SetPolicyResponse) String() string {
 func (*SetPolicyResponse) ProtoMessage() {}
 
 func (x *SetPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[108]
+	mi := &file_peloton_v1_service_proto_msgTypes[111]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5478,7 +5690,7 @@ func (x *SetPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPolicyResponse.ProtoReflect.Descriptor instead.
 func (*SetPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{108}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{111}
 }
 
 func (x *SetPolicyResponse) GetPolicy() *PolicyDocument {
@@ -5507,7 +5719,7 @@ type PolicyDocument struct {
 
 func (x *PolicyDocument) Reset() {
 	*x = PolicyDocument{}
-	mi := &file_peloton_v1_service_proto_msgTypes[109]
+	mi := &file_peloton_v1_service_proto_msgTypes[112]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5519,7 +5731,7 @@ func (x *PolicyDocument) String() string {
 func (*PolicyDocument) ProtoMessage() {}
 
 func (x *PolicyDocument) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[109]
+	mi := &file_peloton_v1_service_proto_msgTypes[112]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5532,7 +5744,7 @@ func (x *PolicyDocument) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyDocument.ProtoReflect.Descriptor instead.
 func (*PolicyDocument) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{109}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{112}
 }
 
 func (x *PolicyDocument) GetYaml() string {
@@ -5584,7 +5796,7 @@ type ListAuditRequest struct {
 
 func (x *ListAuditRequest) Reset() {
 	*x = ListAuditRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[110]
+	mi := &file_peloton_v1_service_proto_msgTypes[113]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5596,7 +5808,7 @@ func (x *ListAuditRequest) String() string {
 func (*ListAuditRequest) ProtoMessage() {}
 
 func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[110]
+	mi := &file_peloton_v1_service_proto_msgTypes[113]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5609,7 +5821,7 @@ func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{110}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{113}
 }
 
 func (x *ListAuditRequest) GetName() string {
@@ -5643,7 +5855,7 @@ type ListAuditResponse struct {
 
 func (x *ListAuditResponse) Reset() {
 	*x = ListAuditResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[111]
+	mi := &file_peloton_v1_service_proto_msgTypes[114]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5655,7 +5867,7 @@ func (x *ListAuditResponse) String() string {
 func (*ListAuditResponse) ProtoMessage() {}
 
 func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[111]
+	mi := &file_peloton_v1_service_proto_msgTypes[114]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5668,7 +5880,7 @@ func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{111}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{114}
 }
 
 func (x *ListAuditResponse) GetRecords() []*AuditRecord {
@@ -5729,11 +5941,26 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\fmigration_id\x18\x01 \x01(\tR\vmigrationId\x12\x16\n" +
 	"\x06region\x18\x02 \x01(\tR\x06region\"P\n" +
 	"\x19RollbackMigrationResponse\x123\n" +
-	"\tmigration\x18\x01 \x01(\v2\x15.peloton.v1.MigrationR\tmigration\";\n" +
+	"\tmigration\x18\x01 \x01(\v2\x15.peloton.v1.MigrationR\tmigration\"Z\n" +
 	"\x10CreateJobRequest\x12'\n" +
-	"\x04spec\x18\x01 \x01(\v2\x13.peloton.v1.JobSpecR\x04spec\"6\n" +
+	"\x04spec\x18\x01 \x01(\v2\x13.peloton.v1.JobSpecR\x04spec\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x02 \x01(\tR\trequestId\"6\n" +
 	"\x11CreateJobResponse\x12!\n" +
-	"\x03job\x18\x01 \x01(\v2\x0f.peloton.v1.JobR\x03job\"\x1f\n" +
+	"\x03job\x18\x01 \x01(\v2\x0f.peloton.v1.JobR\x03job\"y\n" +
+	"\x11CreateJobsRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12'\n" +
+	"\x04jobs\x18\x02 \x03(\v2\x13.peloton.v1.JobSpecR\x04jobs\x12\x1c\n" +
+	"\tpositions\x18\x03 \x03(\rR\tpositions\"L\n" +
+	"\x12CreateJobsResponse\x126\n" +
+	"\aresults\x18\x01 \x03(\v2\x1c.peloton.v1.CreateJobsResultR\aresults\"\x8b\x01\n" +
+	"\x10CreateJobsResult\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\x05R\x04code\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\x12\x16\n" +
+	"\x06region\x18\x04 \x01(\tR\x06region\x12\x1a\n" +
+	"\bexisting\x18\x05 \x01(\bR\bexisting\"\x1f\n" +
 	"\rGetJobRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"3\n" +
 	"\x0eGetJobResponse\x12!\n" +
@@ -5994,10 +6221,12 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\aJobView\x12\x18\n" +
 	"\x14JOB_VIEW_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10JOB_VIEW_SUMMARY\x10\x01\x12\x11\n" +
-	"\rJOB_VIEW_FULL\x10\x022\xd9\r\n" +
+	"\rJOB_VIEW_FULL\x10\x022\xa6\x0e\n" +
 	"\n" +
 	"JobService\x12H\n" +
-	"\tCreateJob\x12\x1c.peloton.v1.CreateJobRequest\x1a\x1d.peloton.v1.CreateJobResponse\x12D\n" +
+	"\tCreateJob\x12\x1c.peloton.v1.CreateJobRequest\x1a\x1d.peloton.v1.CreateJobResponse\x12K\n" +
+	"\n" +
+	"CreateJobs\x12\x1d.peloton.v1.CreateJobsRequest\x1a\x1e.peloton.v1.CreateJobsResponse\x12D\n" +
 	"\x06GetJob\x12\x19.peloton.v1.GetJobRequest\x1a\x1a.peloton.v1.GetJobResponse\"\x03\x90\x02\x01\x12J\n" +
 	"\bListJobs\x12\x1b.peloton.v1.ListJobsRequest\x1a\x1c.peloton.v1.ListJobsResponse\"\x03\x90\x02\x01\x12B\n" +
 	"\aStopJob\x12\x1a.peloton.v1.StopJobRequest\x1a\x1b.peloton.v1.StopJobResponse\x12H\n" +
@@ -6085,7 +6314,7 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_peloton_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 112)
+var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 115)
 var file_peloton_v1_service_proto_goTypes = []any{
 	(JobView)(0),                      // 0: peloton.v1.JobView
 	(*StartMigrationRequest)(nil),     // 1: peloton.v1.StartMigrationRequest
@@ -6104,303 +6333,310 @@ var file_peloton_v1_service_proto_goTypes = []any{
 	(*RollbackMigrationResponse)(nil), // 14: peloton.v1.RollbackMigrationResponse
 	(*CreateJobRequest)(nil),          // 15: peloton.v1.CreateJobRequest
 	(*CreateJobResponse)(nil),         // 16: peloton.v1.CreateJobResponse
-	(*GetJobRequest)(nil),             // 17: peloton.v1.GetJobRequest
-	(*GetJobResponse)(nil),            // 18: peloton.v1.GetJobResponse
-	(*ListJobsRequest)(nil),           // 19: peloton.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),          // 20: peloton.v1.ListJobsResponse
-	(*StopJobRequest)(nil),            // 21: peloton.v1.StopJobRequest
-	(*StopJobResponse)(nil),           // 22: peloton.v1.StopJobResponse
-	(*DeleteJobRequest)(nil),          // 23: peloton.v1.DeleteJobRequest
-	(*DeleteJobResponse)(nil),         // 24: peloton.v1.DeleteJobResponse
-	(*UpdateJobRequest)(nil),          // 25: peloton.v1.UpdateJobRequest
-	(*UpdateJobResponse)(nil),         // 26: peloton.v1.UpdateJobResponse
-	(*GetUpdateRequest)(nil),          // 27: peloton.v1.GetUpdateRequest
-	(*GetUpdateResponse)(nil),         // 28: peloton.v1.GetUpdateResponse
-	(*ListUpdatesRequest)(nil),        // 29: peloton.v1.ListUpdatesRequest
-	(*ListUpdatesResponse)(nil),       // 30: peloton.v1.ListUpdatesResponse
-	(*AbortUpdateRequest)(nil),        // 31: peloton.v1.AbortUpdateRequest
-	(*AbortUpdateResponse)(nil),       // 32: peloton.v1.AbortUpdateResponse
-	(*PauseUpdateRequest)(nil),        // 33: peloton.v1.PauseUpdateRequest
-	(*PauseUpdateResponse)(nil),       // 34: peloton.v1.PauseUpdateResponse
-	(*ResumeUpdateRequest)(nil),       // 35: peloton.v1.ResumeUpdateRequest
-	(*ResumeUpdateResponse)(nil),      // 36: peloton.v1.ResumeUpdateResponse
-	(*RollbackUpdateRequest)(nil),     // 37: peloton.v1.RollbackUpdateRequest
-	(*RollbackUpdateResponse)(nil),    // 38: peloton.v1.RollbackUpdateResponse
-	(*GetJobConfigRequest)(nil),       // 39: peloton.v1.GetJobConfigRequest
-	(*GetJobConfigResponse)(nil),      // 40: peloton.v1.GetJobConfigResponse
-	(*ListEventsRequest)(nil),         // 41: peloton.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),        // 42: peloton.v1.ListEventsResponse
-	(*ListTasksRequest)(nil),          // 43: peloton.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),         // 44: peloton.v1.ListTasksResponse
-	(*GetTaskRequest)(nil),            // 45: peloton.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),           // 46: peloton.v1.GetTaskResponse
-	(*GetTaskLogsRequest)(nil),        // 47: peloton.v1.GetTaskLogsRequest
-	(*GetTaskLogsResponse)(nil),       // 48: peloton.v1.GetTaskLogsResponse
-	(*StopTasksRequest)(nil),          // 49: peloton.v1.StopTasksRequest
-	(*StopTasksResponse)(nil),         // 50: peloton.v1.StopTasksResponse
-	(*CreatePoolRequest)(nil),         // 51: peloton.v1.CreatePoolRequest
-	(*CreatePoolResponse)(nil),        // 52: peloton.v1.CreatePoolResponse
-	(*UpdatePoolRequest)(nil),         // 53: peloton.v1.UpdatePoolRequest
-	(*UpdatePoolResponse)(nil),        // 54: peloton.v1.UpdatePoolResponse
-	(*DeletePoolRequest)(nil),         // 55: peloton.v1.DeletePoolRequest
-	(*DeletePoolResponse)(nil),        // 56: peloton.v1.DeletePoolResponse
-	(*ListPoolsRequest)(nil),          // 57: peloton.v1.ListPoolsRequest
-	(*ListPoolsResponse)(nil),         // 58: peloton.v1.ListPoolsResponse
-	(*GetPoolRequest)(nil),            // 59: peloton.v1.GetPoolRequest
-	(*GetPoolResponse)(nil),           // 60: peloton.v1.GetPoolResponse
-	(*ListClustersRequest)(nil),       // 61: peloton.v1.ListClustersRequest
-	(*ListClustersResponse)(nil),      // 62: peloton.v1.ListClustersResponse
-	(*GetClusterRequest)(nil),         // 63: peloton.v1.GetClusterRequest
-	(*GetClusterResponse)(nil),        // 64: peloton.v1.GetClusterResponse
-	(*DrainClusterRequest)(nil),       // 65: peloton.v1.DrainClusterRequest
-	(*DrainClusterResponse)(nil),      // 66: peloton.v1.DrainClusterResponse
-	(*UndrainClusterRequest)(nil),     // 67: peloton.v1.UndrainClusterRequest
-	(*UndrainClusterResponse)(nil),    // 68: peloton.v1.UndrainClusterResponse
-	(*ListHostsRequest)(nil),          // 69: peloton.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),         // 70: peloton.v1.ListHostsResponse
-	(*DrainHostRequest)(nil),          // 71: peloton.v1.DrainHostRequest
-	(*DrainHostResponse)(nil),         // 72: peloton.v1.DrainHostResponse
-	(*UndrainHostRequest)(nil),        // 73: peloton.v1.UndrainHostRequest
-	(*UndrainHostResponse)(nil),       // 74: peloton.v1.UndrainHostResponse
-	(*MarkHostDownRequest)(nil),       // 75: peloton.v1.MarkHostDownRequest
-	(*MarkHostDownResponse)(nil),      // 76: peloton.v1.MarkHostDownResponse
-	(*SetHostPoolRequest)(nil),        // 77: peloton.v1.SetHostPoolRequest
-	(*SetHostPoolResponse)(nil),       // 78: peloton.v1.SetHostPoolResponse
-	(*ListHostPoolsRequest)(nil),      // 79: peloton.v1.ListHostPoolsRequest
-	(*ListHostPoolsResponse)(nil),     // 80: peloton.v1.ListHostPoolsResponse
-	(*ListRegionsRequest)(nil),        // 81: peloton.v1.ListRegionsRequest
-	(*ListRegionsResponse)(nil),       // 82: peloton.v1.ListRegionsResponse
-	(*WatchRequest)(nil),              // 83: peloton.v1.WatchRequest
-	(*FailBackRequest)(nil),           // 84: peloton.v1.FailBackRequest
-	(*FailBackResponse)(nil),          // 85: peloton.v1.FailBackResponse
-	(*IsolateRegionRequest)(nil),      // 86: peloton.v1.IsolateRegionRequest
-	(*IsolateRegionResponse)(nil),     // 87: peloton.v1.IsolateRegionResponse
-	(*PutReplicaRequest)(nil),         // 88: peloton.v1.PutReplicaRequest
-	(*PutReplicaResponse)(nil),        // 89: peloton.v1.PutReplicaResponse
-	(*ListReplicasRequest)(nil),       // 90: peloton.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),      // 91: peloton.v1.ListReplicasResponse
-	(*PlanFailoverRequest)(nil),       // 92: peloton.v1.PlanFailoverRequest
-	(*PlanFailoverResponse)(nil),      // 93: peloton.v1.PlanFailoverResponse
-	(*StartDrillRequest)(nil),         // 94: peloton.v1.StartDrillRequest
-	(*StartDrillResponse)(nil),        // 95: peloton.v1.StartDrillResponse
-	(*GetDrillRequest)(nil),           // 96: peloton.v1.GetDrillRequest
-	(*GetDrillResponse)(nil),          // 97: peloton.v1.GetDrillResponse
-	(*ListDrillsRequest)(nil),         // 98: peloton.v1.ListDrillsRequest
-	(*ListDrillsResponse)(nil),        // 99: peloton.v1.ListDrillsResponse
-	(*GetVersionRequest)(nil),         // 100: peloton.v1.GetVersionRequest
-	(*GetVersionResponse)(nil),        // 101: peloton.v1.GetVersionResponse
-	(*WhoAmIRequest)(nil),             // 102: peloton.v1.WhoAmIRequest
-	(*WhoAmIResponse)(nil),            // 103: peloton.v1.WhoAmIResponse
-	(*CanIRequest)(nil),               // 104: peloton.v1.CanIRequest
-	(*CanIResponse)(nil),              // 105: peloton.v1.CanIResponse
-	(*GetPolicyRequest)(nil),          // 106: peloton.v1.GetPolicyRequest
-	(*GetPolicyResponse)(nil),         // 107: peloton.v1.GetPolicyResponse
-	(*SetPolicyRequest)(nil),          // 108: peloton.v1.SetPolicyRequest
-	(*SetPolicyResponse)(nil),         // 109: peloton.v1.SetPolicyResponse
-	(*PolicyDocument)(nil),            // 110: peloton.v1.PolicyDocument
-	(*ListAuditRequest)(nil),          // 111: peloton.v1.ListAuditRequest
-	(*ListAuditResponse)(nil),         // 112: peloton.v1.ListAuditResponse
-	(*Migration)(nil),                 // 113: peloton.v1.Migration
-	(*JobSpec)(nil),                   // 114: peloton.v1.JobSpec
-	(*Job)(nil),                       // 115: peloton.v1.Job
-	(JobState)(0),                     // 116: peloton.v1.JobState
-	(*Update)(nil),                    // 117: peloton.v1.Update
-	(*Event)(nil),                     // 118: peloton.v1.Event
-	(TaskState)(0),                    // 119: peloton.v1.TaskState
-	(*Task)(nil),                      // 120: peloton.v1.Task
-	(*PoolSpec)(nil),                  // 121: peloton.v1.PoolSpec
-	(*Pool)(nil),                      // 122: peloton.v1.Pool
-	(*ClusterSummary)(nil),            // 123: peloton.v1.ClusterSummary
-	(*Host)(nil),                      // 124: peloton.v1.Host
-	(*durationpb.Duration)(nil),       // 125: google.protobuf.Duration
-	(*HostPool)(nil),                  // 126: peloton.v1.HostPool
-	(*HostPoolMove)(nil),              // 127: peloton.v1.HostPoolMove
-	(*Region)(nil),                    // 128: peloton.v1.Region
-	(*PlannedMove)(nil),               // 129: peloton.v1.PlannedMove
-	(*Replica)(nil),                   // 130: peloton.v1.Replica
-	(*RegionPlan)(nil),                // 131: peloton.v1.RegionPlan
-	(*Drill)(nil),                     // 132: peloton.v1.Drill
-	(*timestamppb.Timestamp)(nil),     // 133: google.protobuf.Timestamp
-	(*AuditRecord)(nil),               // 134: peloton.v1.AuditRecord
+	(*CreateJobsRequest)(nil),         // 17: peloton.v1.CreateJobsRequest
+	(*CreateJobsResponse)(nil),        // 18: peloton.v1.CreateJobsResponse
+	(*CreateJobsResult)(nil),          // 19: peloton.v1.CreateJobsResult
+	(*GetJobRequest)(nil),             // 20: peloton.v1.GetJobRequest
+	(*GetJobResponse)(nil),            // 21: peloton.v1.GetJobResponse
+	(*ListJobsRequest)(nil),           // 22: peloton.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),          // 23: peloton.v1.ListJobsResponse
+	(*StopJobRequest)(nil),            // 24: peloton.v1.StopJobRequest
+	(*StopJobResponse)(nil),           // 25: peloton.v1.StopJobResponse
+	(*DeleteJobRequest)(nil),          // 26: peloton.v1.DeleteJobRequest
+	(*DeleteJobResponse)(nil),         // 27: peloton.v1.DeleteJobResponse
+	(*UpdateJobRequest)(nil),          // 28: peloton.v1.UpdateJobRequest
+	(*UpdateJobResponse)(nil),         // 29: peloton.v1.UpdateJobResponse
+	(*GetUpdateRequest)(nil),          // 30: peloton.v1.GetUpdateRequest
+	(*GetUpdateResponse)(nil),         // 31: peloton.v1.GetUpdateResponse
+	(*ListUpdatesRequest)(nil),        // 32: peloton.v1.ListUpdatesRequest
+	(*ListUpdatesResponse)(nil),       // 33: peloton.v1.ListUpdatesResponse
+	(*AbortUpdateRequest)(nil),        // 34: peloton.v1.AbortUpdateRequest
+	(*AbortUpdateResponse)(nil),       // 35: peloton.v1.AbortUpdateResponse
+	(*PauseUpdateRequest)(nil),        // 36: peloton.v1.PauseUpdateRequest
+	(*PauseUpdateResponse)(nil),       // 37: peloton.v1.PauseUpdateResponse
+	(*ResumeUpdateRequest)(nil),       // 38: peloton.v1.ResumeUpdateRequest
+	(*ResumeUpdateResponse)(nil),      // 39: peloton.v1.ResumeUpdateResponse
+	(*RollbackUpdateRequest)(nil),     // 40: peloton.v1.RollbackUpdateRequest
+	(*RollbackUpdateResponse)(nil),    // 41: peloton.v1.RollbackUpdateResponse
+	(*GetJobConfigRequest)(nil),       // 42: peloton.v1.GetJobConfigRequest
+	(*GetJobConfigResponse)(nil),      // 43: peloton.v1.GetJobConfigResponse
+	(*ListEventsRequest)(nil),         // 44: peloton.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),        // 45: peloton.v1.ListEventsResponse
+	(*ListTasksRequest)(nil),          // 46: peloton.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),         // 47: peloton.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),            // 48: peloton.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),           // 49: peloton.v1.GetTaskResponse
+	(*GetTaskLogsRequest)(nil),        // 50: peloton.v1.GetTaskLogsRequest
+	(*GetTaskLogsResponse)(nil),       // 51: peloton.v1.GetTaskLogsResponse
+	(*StopTasksRequest)(nil),          // 52: peloton.v1.StopTasksRequest
+	(*StopTasksResponse)(nil),         // 53: peloton.v1.StopTasksResponse
+	(*CreatePoolRequest)(nil),         // 54: peloton.v1.CreatePoolRequest
+	(*CreatePoolResponse)(nil),        // 55: peloton.v1.CreatePoolResponse
+	(*UpdatePoolRequest)(nil),         // 56: peloton.v1.UpdatePoolRequest
+	(*UpdatePoolResponse)(nil),        // 57: peloton.v1.UpdatePoolResponse
+	(*DeletePoolRequest)(nil),         // 58: peloton.v1.DeletePoolRequest
+	(*DeletePoolResponse)(nil),        // 59: peloton.v1.DeletePoolResponse
+	(*ListPoolsRequest)(nil),          // 60: peloton.v1.ListPoolsRequest
+	(*ListPoolsResponse)(nil),         // 61: peloton.v1.ListPoolsResponse
+	(*GetPoolRequest)(nil),            // 62: peloton.v1.GetPoolRequest
+	(*GetPoolResponse)(nil),           // 63: peloton.v1.GetPoolResponse
+	(*ListClustersRequest)(nil),       // 64: peloton.v1.ListClustersRequest
+	(*ListClustersResponse)(nil),      // 65: peloton.v1.ListClustersResponse
+	(*GetClusterRequest)(nil),         // 66: peloton.v1.GetClusterRequest
+	(*GetClusterResponse)(nil),        // 67: peloton.v1.GetClusterResponse
+	(*DrainClusterRequest)(nil),       // 68: peloton.v1.DrainClusterRequest
+	(*DrainClusterResponse)(nil),      // 69: peloton.v1.DrainClusterResponse
+	(*UndrainClusterRequest)(nil),     // 70: peloton.v1.UndrainClusterRequest
+	(*UndrainClusterResponse)(nil),    // 71: peloton.v1.UndrainClusterResponse
+	(*ListHostsRequest)(nil),          // 72: peloton.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),         // 73: peloton.v1.ListHostsResponse
+	(*DrainHostRequest)(nil),          // 74: peloton.v1.DrainHostRequest
+	(*DrainHostResponse)(nil),         // 75: peloton.v1.DrainHostResponse
+	(*UndrainHostRequest)(nil),        // 76: peloton.v1.UndrainHostRequest
+	(*UndrainHostResponse)(nil),       // 77: peloton.v1.UndrainHostResponse
+	(*MarkHostDownRequest)(nil),       // 78: peloton.v1.MarkHostDownRequest
+	(*MarkHostDownResponse)(nil),      // 79: peloton.v1.MarkHostDownResponse
+	(*SetHostPoolRequest)(nil),        // 80: peloton.v1.SetHostPoolRequest
+	(*SetHostPoolResponse)(nil),       // 81: peloton.v1.SetHostPoolResponse
+	(*ListHostPoolsRequest)(nil),      // 82: peloton.v1.ListHostPoolsRequest
+	(*ListHostPoolsResponse)(nil),     // 83: peloton.v1.ListHostPoolsResponse
+	(*ListRegionsRequest)(nil),        // 84: peloton.v1.ListRegionsRequest
+	(*ListRegionsResponse)(nil),       // 85: peloton.v1.ListRegionsResponse
+	(*WatchRequest)(nil),              // 86: peloton.v1.WatchRequest
+	(*FailBackRequest)(nil),           // 87: peloton.v1.FailBackRequest
+	(*FailBackResponse)(nil),          // 88: peloton.v1.FailBackResponse
+	(*IsolateRegionRequest)(nil),      // 89: peloton.v1.IsolateRegionRequest
+	(*IsolateRegionResponse)(nil),     // 90: peloton.v1.IsolateRegionResponse
+	(*PutReplicaRequest)(nil),         // 91: peloton.v1.PutReplicaRequest
+	(*PutReplicaResponse)(nil),        // 92: peloton.v1.PutReplicaResponse
+	(*ListReplicasRequest)(nil),       // 93: peloton.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),      // 94: peloton.v1.ListReplicasResponse
+	(*PlanFailoverRequest)(nil),       // 95: peloton.v1.PlanFailoverRequest
+	(*PlanFailoverResponse)(nil),      // 96: peloton.v1.PlanFailoverResponse
+	(*StartDrillRequest)(nil),         // 97: peloton.v1.StartDrillRequest
+	(*StartDrillResponse)(nil),        // 98: peloton.v1.StartDrillResponse
+	(*GetDrillRequest)(nil),           // 99: peloton.v1.GetDrillRequest
+	(*GetDrillResponse)(nil),          // 100: peloton.v1.GetDrillResponse
+	(*ListDrillsRequest)(nil),         // 101: peloton.v1.ListDrillsRequest
+	(*ListDrillsResponse)(nil),        // 102: peloton.v1.ListDrillsResponse
+	(*GetVersionRequest)(nil),         // 103: peloton.v1.GetVersionRequest
+	(*GetVersionResponse)(nil),        // 104: peloton.v1.GetVersionResponse
+	(*WhoAmIRequest)(nil),             // 105: peloton.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),            // 106: peloton.v1.WhoAmIResponse
+	(*CanIRequest)(nil),               // 107: peloton.v1.CanIRequest
+	(*CanIResponse)(nil),              // 108: peloton.v1.CanIResponse
+	(*GetPolicyRequest)(nil),          // 109: peloton.v1.GetPolicyRequest
+	(*GetPolicyResponse)(nil),         // 110: peloton.v1.GetPolicyResponse
+	(*SetPolicyRequest)(nil),          // 111: peloton.v1.SetPolicyRequest
+	(*SetPolicyResponse)(nil),         // 112: peloton.v1.SetPolicyResponse
+	(*PolicyDocument)(nil),            // 113: peloton.v1.PolicyDocument
+	(*ListAuditRequest)(nil),          // 114: peloton.v1.ListAuditRequest
+	(*ListAuditResponse)(nil),         // 115: peloton.v1.ListAuditResponse
+	(*Migration)(nil),                 // 116: peloton.v1.Migration
+	(*JobSpec)(nil),                   // 117: peloton.v1.JobSpec
+	(*Job)(nil),                       // 118: peloton.v1.Job
+	(JobState)(0),                     // 119: peloton.v1.JobState
+	(*Update)(nil),                    // 120: peloton.v1.Update
+	(*Event)(nil),                     // 121: peloton.v1.Event
+	(TaskState)(0),                    // 122: peloton.v1.TaskState
+	(*Task)(nil),                      // 123: peloton.v1.Task
+	(*PoolSpec)(nil),                  // 124: peloton.v1.PoolSpec
+	(*Pool)(nil),                      // 125: peloton.v1.Pool
+	(*ClusterSummary)(nil),            // 126: peloton.v1.ClusterSummary
+	(*Host)(nil),                      // 127: peloton.v1.Host
+	(*durationpb.Duration)(nil),       // 128: google.protobuf.Duration
+	(*HostPool)(nil),                  // 129: peloton.v1.HostPool
+	(*HostPoolMove)(nil),              // 130: peloton.v1.HostPoolMove
+	(*Region)(nil),                    // 131: peloton.v1.Region
+	(*PlannedMove)(nil),               // 132: peloton.v1.PlannedMove
+	(*Replica)(nil),                   // 133: peloton.v1.Replica
+	(*RegionPlan)(nil),                // 134: peloton.v1.RegionPlan
+	(*Drill)(nil),                     // 135: peloton.v1.Drill
+	(*timestamppb.Timestamp)(nil),     // 136: google.protobuf.Timestamp
+	(*AuditRecord)(nil),               // 137: peloton.v1.AuditRecord
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	113, // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
-	113, // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
-	113, // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
-	113, // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
-	113, // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
-	113, // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
-	113, // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
-	114, // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	115, // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	115, // 9: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	116, // 10: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
-	0,   // 11: peloton.v1.ListJobsRequest.view:type_name -> peloton.v1.JobView
-	115, // 12: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	115, // 13: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	114, // 14: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	117, // 15: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
-	117, // 16: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
-	117, // 17: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
-	117, // 18: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
-	117, // 19: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
-	117, // 20: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
-	117, // 21: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
-	114, // 22: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
-	118, // 23: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
-	119, // 24: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	120, // 25: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	120, // 26: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	120, // 27: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	121, // 28: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	122, // 29: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	121, // 30: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	122, // 31: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	122, // 32: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	122, // 33: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	123, // 34: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
-	123, // 35: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	123, // 36: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	123, // 37: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	124, // 38: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	125, // 39: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
-	124, // 40: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
-	124, // 41: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
-	124, // 42: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
-	124, // 43: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
-	126, // 44: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
-	127, // 45: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
-	128, // 46: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	129, // 47: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
-	129, // 48: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
-	130, // 49: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
-	130, // 50: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
-	131, // 51: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
-	132, // 52: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
-	132, // 53: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
-	132, // 54: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
-	110, // 55: peloton.v1.GetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
-	110, // 56: peloton.v1.SetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
-	133, // 57: peloton.v1.PolicyDocument.set_at:type_name -> google.protobuf.Timestamp
-	133, // 58: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
-	134, // 59: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
-	15,  // 60: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	17,  // 61: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	19,  // 62: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	21,  // 63: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	23,  // 64: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	25,  // 65: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
-	27,  // 66: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
-	29,  // 67: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
-	31,  // 68: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
-	33,  // 69: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
-	35,  // 70: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
-	37,  // 71: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
-	39,  // 72: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
-	41,  // 73: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
-	1,   // 74: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
-	3,   // 75: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
-	5,   // 76: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
-	7,   // 77: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
-	9,   // 78: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
-	11,  // 79: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
-	13,  // 80: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
-	43,  // 81: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	45,  // 82: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	47,  // 83: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	49,  // 84: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	51,  // 85: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
-	53,  // 86: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
-	55,  // 87: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
-	57,  // 88: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	59,  // 89: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	69,  // 90: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	71,  // 91: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
-	73,  // 92: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
-	75,  // 93: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
-	77,  // 94: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
-	79,  // 95: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
-	61,  // 96: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
-	63,  // 97: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
-	65,  // 98: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
-	67,  // 99: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
-	81,  // 100: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	83,  // 101: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	88,  // 102: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
-	90,  // 103: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
-	92,  // 104: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
-	94,  // 105: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
-	96,  // 106: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
-	98,  // 107: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
-	86,  // 108: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
-	84,  // 109: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
-	100, // 110: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	102, // 111: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
-	104, // 112: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
-	106, // 113: peloton.v1.AuthService.GetPolicy:input_type -> peloton.v1.GetPolicyRequest
-	108, // 114: peloton.v1.AuthService.SetPolicy:input_type -> peloton.v1.SetPolicyRequest
-	111, // 115: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
-	16,  // 116: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	18,  // 117: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	20,  // 118: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	22,  // 119: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	24,  // 120: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	26,  // 121: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
-	28,  // 122: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
-	30,  // 123: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
-	32,  // 124: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
-	34,  // 125: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
-	36,  // 126: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
-	38,  // 127: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
-	40,  // 128: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
-	42,  // 129: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
-	2,   // 130: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
-	4,   // 131: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
-	6,   // 132: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
-	8,   // 133: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
-	10,  // 134: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
-	12,  // 135: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
-	14,  // 136: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
-	44,  // 137: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	46,  // 138: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	48,  // 139: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	50,  // 140: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	52,  // 141: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	54,  // 142: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	56,  // 143: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	58,  // 144: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	60,  // 145: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	70,  // 146: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	72,  // 147: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
-	74,  // 148: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
-	76,  // 149: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
-	78,  // 150: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
-	80,  // 151: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
-	62,  // 152: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
-	64,  // 153: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
-	66,  // 154: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
-	68,  // 155: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
-	82,  // 156: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	118, // 157: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	89,  // 158: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
-	91,  // 159: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
-	93,  // 160: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
-	95,  // 161: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
-	97,  // 162: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
-	99,  // 163: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
-	87,  // 164: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
-	85,  // 165: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
-	101, // 166: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	103, // 167: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
-	105, // 168: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
-	107, // 169: peloton.v1.AuthService.GetPolicy:output_type -> peloton.v1.GetPolicyResponse
-	109, // 170: peloton.v1.AuthService.SetPolicy:output_type -> peloton.v1.SetPolicyResponse
-	112, // 171: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
-	116, // [116:172] is the sub-list for method output_type
-	60,  // [60:116] is the sub-list for method input_type
-	60,  // [60:60] is the sub-list for extension type_name
-	60,  // [60:60] is the sub-list for extension extendee
-	0,   // [0:60] is the sub-list for field type_name
+	116, // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
+	116, // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
+	116, // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
+	116, // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
+	116, // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
+	116, // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
+	116, // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
+	117, // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	118, // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	117, // 9: peloton.v1.CreateJobsRequest.jobs:type_name -> peloton.v1.JobSpec
+	19,  // 10: peloton.v1.CreateJobsResponse.results:type_name -> peloton.v1.CreateJobsResult
+	118, // 11: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	119, // 12: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	0,   // 13: peloton.v1.ListJobsRequest.view:type_name -> peloton.v1.JobView
+	118, // 14: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	118, // 15: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	117, // 16: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	120, // 17: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
+	120, // 18: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
+	120, // 19: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
+	120, // 20: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
+	120, // 21: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
+	120, // 22: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
+	120, // 23: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
+	117, // 24: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
+	121, // 25: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
+	122, // 26: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	123, // 27: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	123, // 28: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	123, // 29: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	124, // 30: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	125, // 31: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	124, // 32: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	125, // 33: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	125, // 34: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	125, // 35: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	126, // 36: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
+	126, // 37: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	126, // 38: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	126, // 39: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	127, // 40: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	128, // 41: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
+	127, // 42: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
+	127, // 43: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
+	127, // 44: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
+	127, // 45: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
+	129, // 46: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
+	130, // 47: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
+	131, // 48: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	132, // 49: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
+	132, // 50: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
+	133, // 51: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	133, // 52: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	134, // 53: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	135, // 54: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	135, // 55: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	135, // 56: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	113, // 57: peloton.v1.GetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
+	113, // 58: peloton.v1.SetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
+	136, // 59: peloton.v1.PolicyDocument.set_at:type_name -> google.protobuf.Timestamp
+	136, // 60: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
+	137, // 61: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
+	15,  // 62: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	17,  // 63: peloton.v1.JobService.CreateJobs:input_type -> peloton.v1.CreateJobsRequest
+	20,  // 64: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	22,  // 65: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	24,  // 66: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	26,  // 67: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	28,  // 68: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
+	30,  // 69: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
+	32,  // 70: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
+	34,  // 71: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
+	36,  // 72: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
+	38,  // 73: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
+	40,  // 74: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
+	42,  // 75: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
+	44,  // 76: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
+	1,   // 77: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
+	3,   // 78: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
+	5,   // 79: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
+	7,   // 80: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
+	9,   // 81: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
+	11,  // 82: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
+	13,  // 83: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
+	46,  // 84: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	48,  // 85: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	50,  // 86: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	52,  // 87: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	54,  // 88: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	56,  // 89: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	58,  // 90: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	60,  // 91: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	62,  // 92: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	72,  // 93: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	74,  // 94: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
+	76,  // 95: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
+	78,  // 96: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
+	80,  // 97: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
+	82,  // 98: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
+	64,  // 99: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
+	66,  // 100: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
+	68,  // 101: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
+	70,  // 102: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
+	84,  // 103: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	86,  // 104: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	91,  // 105: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	93,  // 106: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	95,  // 107: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	97,  // 108: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	99,  // 109: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	101, // 110: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	89,  // 111: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
+	87,  // 112: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
+	103, // 113: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	105, // 114: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
+	107, // 115: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
+	109, // 116: peloton.v1.AuthService.GetPolicy:input_type -> peloton.v1.GetPolicyRequest
+	111, // 117: peloton.v1.AuthService.SetPolicy:input_type -> peloton.v1.SetPolicyRequest
+	114, // 118: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
+	16,  // 119: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	18,  // 120: peloton.v1.JobService.CreateJobs:output_type -> peloton.v1.CreateJobsResponse
+	21,  // 121: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	23,  // 122: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	25,  // 123: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	27,  // 124: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	29,  // 125: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
+	31,  // 126: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
+	33,  // 127: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
+	35,  // 128: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
+	37,  // 129: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
+	39,  // 130: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
+	41,  // 131: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
+	43,  // 132: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
+	45,  // 133: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
+	2,   // 134: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
+	4,   // 135: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
+	6,   // 136: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
+	8,   // 137: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
+	10,  // 138: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
+	12,  // 139: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
+	14,  // 140: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
+	47,  // 141: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	49,  // 142: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	51,  // 143: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	53,  // 144: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	55,  // 145: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	57,  // 146: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	59,  // 147: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	61,  // 148: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	63,  // 149: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	73,  // 150: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	75,  // 151: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
+	77,  // 152: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
+	79,  // 153: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
+	81,  // 154: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
+	83,  // 155: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
+	65,  // 156: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
+	67,  // 157: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
+	69,  // 158: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
+	71,  // 159: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
+	85,  // 160: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	121, // 161: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	92,  // 162: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	94,  // 163: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	96,  // 164: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	98,  // 165: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	100, // 166: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	102, // 167: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	90,  // 168: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
+	88,  // 169: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
+	104, // 170: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	106, // 171: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
+	108, // 172: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
+	110, // 173: peloton.v1.AuthService.GetPolicy:output_type -> peloton.v1.GetPolicyResponse
+	112, // 174: peloton.v1.AuthService.SetPolicy:output_type -> peloton.v1.SetPolicyResponse
+	115, // 175: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
+	119, // [119:176] is the sub-list for method output_type
+	62,  // [62:119] is the sub-list for method input_type
+	62,  // [62:62] is the sub-list for extension type_name
+	62,  // [62:62] is the sub-list for extension extendee
+	0,   // [0:62] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -6410,15 +6646,15 @@ func file_peloton_v1_service_proto_init() {
 	}
 	file_peloton_v1_types_proto_init()
 	file_peloton_v1_service_proto_msgTypes[0].OneofWrappers = []any{}
-	file_peloton_v1_service_proto_msgTypes[24].OneofWrappers = []any{}
-	file_peloton_v1_service_proto_msgTypes[40].OneofWrappers = []any{}
+	file_peloton_v1_service_proto_msgTypes[27].OneofWrappers = []any{}
+	file_peloton_v1_service_proto_msgTypes[43].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   112,
+			NumMessages:   115,
 			NumExtensions: 0,
 			NumServices:   10,
 		},

@@ -20,6 +20,7 @@ const _ = grpc.SupportPackageIsVersion9
 
 const (
 	JobService_CreateJob_FullMethodName         = "/peloton.v1.JobService/CreateJob"
+	JobService_CreateJobs_FullMethodName        = "/peloton.v1.JobService/CreateJobs"
 	JobService_GetJob_FullMethodName            = "/peloton.v1.JobService/GetJob"
 	JobService_ListJobs_FullMethodName          = "/peloton.v1.JobService/ListJobs"
 	JobService_StopJob_FullMethodName           = "/peloton.v1.JobService/StopJob"
@@ -53,6 +54,14 @@ type JobServiceClient interface {
 	// CreateJob validates and stores a job and returns at once; its tasks are
 	// created asynchronously.
 	CreateJob(ctx context.Context, in *CreateJobRequest, opts ...grpc.CallOption) (*CreateJobResponse, error)
+	// CreateJobs creates many jobs in one call. Each spec is accepted or
+	// refused on its own, with its reason in its result, and each job is
+	// stored whole or not at all. With a request_id the call is safe to
+	// retry: a retry with the same id and the same specs answers with the
+	// ids of the jobs an earlier attempt created and creates nothing new.
+	// A region takes at most limits.jobsPerRequest specs per call (default
+	// 1,000) within the request size limit of job specs.
+	CreateJobs(ctx context.Context, in *CreateJobsRequest, opts ...grpc.CallOption) (*CreateJobsResponse, error)
 	GetJob(ctx context.Context, in *GetJobRequest, opts ...grpc.CallOption) (*GetJobResponse, error)
 	ListJobs(ctx context.Context, in *ListJobsRequest, opts ...grpc.CallOption) (*ListJobsResponse, error)
 	// StopJob kills the job's tasks; the job ends KILLED unless it finished first.
@@ -116,6 +125,16 @@ func (c *jobServiceClient) CreateJob(ctx context.Context, in *CreateJobRequest, 
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CreateJobResponse)
 	err := c.cc.Invoke(ctx, JobService_CreateJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobServiceClient) CreateJobs(ctx context.Context, in *CreateJobsRequest, opts ...grpc.CallOption) (*CreateJobsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateJobsResponse)
+	err := c.cc.Invoke(ctx, JobService_CreateJobs_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -333,6 +352,14 @@ type JobServiceServer interface {
 	// CreateJob validates and stores a job and returns at once; its tasks are
 	// created asynchronously.
 	CreateJob(context.Context, *CreateJobRequest) (*CreateJobResponse, error)
+	// CreateJobs creates many jobs in one call. Each spec is accepted or
+	// refused on its own, with its reason in its result, and each job is
+	// stored whole or not at all. With a request_id the call is safe to
+	// retry: a retry with the same id and the same specs answers with the
+	// ids of the jobs an earlier attempt created and creates nothing new.
+	// A region takes at most limits.jobsPerRequest specs per call (default
+	// 1,000) within the request size limit of job specs.
+	CreateJobs(context.Context, *CreateJobsRequest) (*CreateJobsResponse, error)
 	GetJob(context.Context, *GetJobRequest) (*GetJobResponse, error)
 	ListJobs(context.Context, *ListJobsRequest) (*ListJobsResponse, error)
 	// StopJob kills the job's tasks; the job ends KILLED unless it finished first.
@@ -394,6 +421,9 @@ type UnimplementedJobServiceServer struct{}
 
 func (UnimplementedJobServiceServer) CreateJob(context.Context, *CreateJobRequest) (*CreateJobResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateJob not implemented")
+}
+func (UnimplementedJobServiceServer) CreateJobs(context.Context, *CreateJobsRequest) (*CreateJobsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateJobs not implemented")
 }
 func (UnimplementedJobServiceServer) GetJob(context.Context, *GetJobRequest) (*GetJobResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetJob not implemented")
@@ -490,6 +520,24 @@ func _JobService_CreateJob_Handler(srv interface{}, ctx context.Context, dec fun
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(JobServiceServer).CreateJob(ctx, req.(*CreateJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobService_CreateJobs_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateJobsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).CreateJobs(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_CreateJobs_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).CreateJobs(ctx, req.(*CreateJobsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -864,6 +912,10 @@ var JobService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CreateJob",
 			Handler:    _JobService_CreateJob_Handler,
+		},
+		{
+			MethodName: "CreateJobs",
+			Handler:    _JobService_CreateJobs_Handler,
 		},
 		{
 			MethodName: "GetJob",

@@ -130,6 +130,54 @@ func digitPrefix(s string) int {
 // proto (snake_case) name. Defaults are not applied; see ApplyJobSpecDefaults.
 // On failure the error is a *SpecError.
 func DecodeJobSpec(data []byte) (*JobSpec, error) {
+	// Most specs are well-formed JSON of the message's own shape, which
+	// protojson reads directly; everything else (short enum names, unknown
+	// fields, a problem to name) takes the walk that reports every problem.
+	spec := &JobSpec{}
+	if protojson.Unmarshal(data, spec) == nil && acceptedAsIs(spec) {
+		return spec, nil
+	}
+	return decodeJobSpecWalk(data)
+}
+
+// acceptedAsIs reports whether a spec protojson read is one the walk would
+// read the same: valid, and with every enum value one the API names
+// (protojson keeps unknown enum numbers, which the walk refuses).
+func acceptedAsIs(spec *JobSpec) bool {
+	if len(ValidateJobSpec(spec)) > 0 {
+		return false
+	}
+	known := true
+	var visit func(m protoreflect.Message)
+	visit = func(m protoreflect.Message) {
+		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			switch {
+			case fd.Kind() == protoreflect.EnumKind && !fd.IsList():
+				known = known && fd.Enum().Values().ByNumber(v.Enum()) != nil
+			case fd.Kind() == protoreflect.EnumKind:
+				for i := 0; i < v.List().Len(); i++ {
+					known = known && fd.Enum().Values().ByNumber(v.List().Get(i).Enum()) != nil
+				}
+			case fd.IsMap():
+				if fd.MapValue().Kind() == protoreflect.MessageKind {
+					v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool { visit(mv.Message()); return known })
+				}
+			case fd.Kind() == protoreflect.MessageKind && fd.IsList():
+				for i := 0; i < v.List().Len(); i++ {
+					visit(v.List().Get(i).Message())
+				}
+			case fd.Kind() == protoreflect.MessageKind:
+				visit(v.Message())
+			}
+			return known
+		})
+	}
+	visit(spec.ProtoReflect())
+	return known
+}
+
+// decodeJobSpecWalk is DecodeJobSpec by the walk alone.
+func decodeJobSpecWalk(data []byte) (*JobSpec, error) {
 	spec := &JobSpec{}
 	w, err := decodeMessage(data, spec)
 	if err != nil {

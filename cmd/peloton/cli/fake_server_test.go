@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -51,6 +52,12 @@ type fakeServer struct {
 	// unavailable: the next calls refused as if the server were down.
 	shed, unavailable int
 	listCalls         int
+	// batches are the CreateJobs requests received; byRequest the job
+	// each (request id, position) created; itemsDown, the next specs a
+	// CreateJobs refuses as unavailable.
+	batches   []*pelotonv1.CreateJobsRequest
+	byRequest map[string]string
+	itemsDown int
 }
 
 // refuse answers the calls that shed and unavailable say to refuse.
@@ -202,6 +209,49 @@ func (s fakeJobService) CreateJob(_ context.Context, req *pelotonv1.CreateJobReq
 	f.jobs[id] = j
 	f.configs[id] = []*pelotonv1.JobSpec{proto.Clone(spec).(*pelotonv1.JobSpec)}
 	return &pelotonv1.CreateJobResponse{Job: proto.Clone(j.job).(*pelotonv1.Job)}, nil
+}
+
+// CreateJobs creates a job per spec as CreateJob does, refusing specs on
+// their own; a request id makes it idempotent.
+func (s fakeJobService) CreateJobs(ctx context.Context, req *pelotonv1.CreateJobsRequest) (*pelotonv1.CreateJobsResponse, error) {
+	f := s.f
+	f.mu.Lock()
+	f.batches = append(f.batches, req)
+	if f.byRequest == nil {
+		f.byRequest = map[string]string{}
+	}
+	f.mu.Unlock()
+	out := &pelotonv1.CreateJobsResponse{}
+	for i, spec := range req.GetJobs() {
+		key := fmt.Sprintf("%s/%d", req.GetRequestId(), i)
+		f.mu.Lock()
+		id, done := f.byRequest[key]
+		down := f.itemsDown > 0
+		if down {
+			f.itemsDown--
+		}
+		f.mu.Unlock()
+		switch {
+		case done:
+			out.Results = append(out.Results, &pelotonv1.CreateJobsResult{JobId: id, Existing: true})
+			continue
+		case down:
+			out.Results = append(out.Results, &pelotonv1.CreateJobsResult{Code: int32(codes.Unavailable), Message: fmt.Sprintf("jobs[%d]: store unavailable", i)})
+			continue
+		}
+		resp, err := s.CreateJob(ctx, &pelotonv1.CreateJobRequest{Spec: spec})
+		if err != nil {
+			st := status.Convert(err)
+			msg := strings.ReplaceAll(st.Message(), "\n", fmt.Sprintf("\njobs[%d].", i))
+			out.Results = append(out.Results, &pelotonv1.CreateJobsResult{Code: int32(st.Code()), Message: fmt.Sprintf("jobs[%d].%s", i, msg)})
+			continue
+		}
+		f.mu.Lock()
+		f.byRequest[key] = resp.GetJob().GetId()
+		f.mu.Unlock()
+		out.Results = append(out.Results, &pelotonv1.CreateJobsResult{JobId: resp.GetJob().GetId(), Region: "local"})
+	}
+	return out, nil
 }
 
 func (s fakeJobService) GetJob(_ context.Context, req *pelotonv1.GetJobRequest) (*pelotonv1.GetJobResponse, error) {

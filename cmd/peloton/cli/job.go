@@ -26,21 +26,47 @@ func (a *app) jobCreateCommand() *cobra.Command {
 	var file string
 	var wait bool
 	var timeout time.Duration
+	var batchSize int
 	cmd := &cobra.Command{
 		Use:   "create -f FILE",
-		Short: "Create a job from a YAML or JSON spec",
+		Short: "Create a job from a YAML or JSON spec, or many jobs from a multi-document YAML",
 		Long: `Create a job from a YAML or JSON spec ("-f -" reads stdin).
 
 The spec is checked locally first: every problem is listed with its field
 path and nothing is sent (exit code 1). With --wait the command follows the
 job until it ends: exit code 0 when it SUCCEEDED, 2 when it FAILED or was
-KILLED, 3 when --timeout elapsed first.`,
+KILLED, 3 when --timeout elapsed first.
+
+A YAML file of several documents (separated by "---" lines) creates a job
+per document, --batch-size specs per request (CreateJobs). Every document
+is checked locally first (problems are named jobs[i], the i-th document from
+0). The server accepts or refuses each spec on its own: one line per
+document says the job's id, or why it was refused, and the exit code is
+non-zero when any was refused. -o json prints the results. Each request
+carries a random request id, so a request sent again after the server was
+unavailable creates nothing twice.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			spec, err := a.specFlag(cmd, file)
+			specs, err := a.specsFlag(cmd, file)
 			if err != nil {
 				return err
 			}
+			if len(specs) > 1 {
+				if wait {
+					return &usageError{command: cmd.CommandPath(), err: fmt.Errorf("--wait follows one job; %s holds %d", file, len(specs))}
+				}
+				if batchSize < 1 || batchSize > pelotonv1.MaxJobsPerRequest {
+					return &usageError{command: cmd.CommandPath(), err: fmt.Errorf("--batch-size must be between 1 and %d", pelotonv1.MaxJobsPerRequest)}
+				}
+				return a.connected(func(cmd *cobra.Command, _ []string, c *clients) error {
+					results, err := a.createJobs(cmd.Context(), c, specs, batchSize)
+					if err != nil {
+						return rejected(err)
+					}
+					return a.printResults(cmd, specs, results)
+				})(cmd, argv)
+			}
+			spec := specs[0]
 			return a.connected(func(cmd *cobra.Command, _ []string, c *clients) error {
 				ctx, cancel := a.rpc(cmd.Context())
 				resp, err := c.jobs.CreateJob(ctx, &pelotonv1.CreateJobRequest{Spec: spec})
@@ -62,10 +88,27 @@ KILLED, 3 when --timeout elapsed first.`,
 			})(cmd, argv)
 		},
 	}
-	cmd.Flags().StringVarP(&file, "file", "f", "", "job spec file, YAML or JSON (\"-\" for stdin)")
+	cmd.Flags().StringVarP(&file, "file", "f", "", "job spec file, YAML or JSON (\"-\" for stdin); several YAML documents create several jobs")
 	cmd.Flags().BoolVar(&wait, "wait", false, "follow the job until it ends; exit 0 if it succeeded, 2 if it failed or was killed")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "with --wait: give up after this long (exit 3); 0 waits forever")
+	cmd.Flags().IntVar(&batchSize, "batch-size", defaultBatchSize, "with several documents: job specs per request (at most the server's limits.jobsPerRequest)")
 	return cmd
+}
+
+// specsFlag checks -o and reads and checks the job specs of -f (one or
+// several documents), before anything is sent.
+func (a *app) specsFlag(cmd *cobra.Command, file string) ([]*pelotonv1.JobSpec, error) {
+	if err := a.checkOutput(); err != nil {
+		return nil, err
+	}
+	if file == "" {
+		return nil, &usageError{command: cmd.CommandPath(), err: errors.New("-f FILE is required (a YAML or JSON job spec, or - for stdin)")}
+	}
+	specs, err := LoadJobSpecs(file, cmd.InOrStdin())
+	if err != nil {
+		return nil, specProblems(file, err)
+	}
+	return specs, nil
 }
 
 // specFlag checks -o and reads and checks the job spec of -f, before

@@ -28,7 +28,10 @@ func (s *Store) AppendAudit(ctx context.Context, recs []model.AuditRecord, ttl t
 		return fmt.Errorf("append audit: %w", err)
 	}
 	now := time.Now().UnixMicro()
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	// A gateway appends a record for every mutating call, before it
+	// answers: calls made at once share one commit (group commit). The
+	// function starts afresh each time, as Batch may run it again alone.
+	err := s.batch(ctx, func(tx *bolt.Tx) error {
 		b := tx.Bucket(auditBucket)
 		b.FillPercent = 0.9 // keys mostly grow
 		for i := range recs {

@@ -24,7 +24,7 @@ func (s *Store) UpdateJobs(ctx context.Context, jobs []*model.Job) error {
 		}
 		records[i] = codec.EncodeJobRecord(job, job.Revision+1)
 	}
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := s.batch(ctx, func(tx *bolt.Tx) error {
 		for i, job := range jobs {
 			if err := replaceJobRecord(tx, job, records[i]); err != nil {
 				return err

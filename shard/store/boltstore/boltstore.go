@@ -57,6 +57,8 @@ type Store struct {
 	// transaction; root is the store the view was made from.
 	fence *fence
 	root  *Store
+	// commits groups concurrent small writes into shared transactions.
+	commits *groupCommit
 }
 
 var _ store.Store = (*Store)(nil)
@@ -78,8 +80,6 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
-	// Group commit waits at most this long for more writes to join.
-	db.MaxBatchDelay = time.Millisecond
 	err = db.Update(func(tx *bolt.Tx) error {
 		// A file from an older build gains the buckets it lacks here.
 		for _, name := range buckets {
@@ -99,7 +99,7 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("boltstore: open %s: %w", path, err), db.Close())
 	}
-	return &Store{db: db, specs: codec.NewSpecCache(codec.DefaultSpecCacheEntries, codec.DefaultSpecCacheBytes)}, nil
+	return &Store{db: db, specs: codec.NewSpecCache(codec.DefaultSpecCacheEntries, codec.DefaultSpecCacheBytes), commits: newGroupCommit(db)}, nil
 }
 
 // Close releases the file; later calls fail with store.ErrUnavailable.
@@ -136,63 +136,122 @@ func (s *Store) update(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 }
 
 // batch is update for small writes that many callers make at once: they
-// are committed together, each caller returning once its write is durable.
+// are committed together (groupCommit), each caller returning once its
+// write is durable.
 func (s *Store) batch(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return backendError(s.db.Batch(s.fenced(fn)))
+	return backendError(s.commits.run(s.fenced(fn)))
 }
 
 // CreateJob stores a new job with Revision 1, and its spec as config
 // version job.ConfigVersion (1 when 0); it sets both on job.
 func (s *Store) CreateJob(ctx context.Context, job *model.Job) error {
+	return s.CreateJobs(ctx, []*model.Job{job})[0]
+}
+
+// newJob is a job ready to be stored: its record and config encoded.
+type newJob struct {
+	key, record, config []byte
+	version             uint64
+}
+
+func encodeNewJob(job *model.Job) (newJob, error) {
 	if err := codec.CheckJob(job); err != nil {
-		return fmt.Errorf("create job: %w", err)
+		return newJob{}, err
 	}
 	version := max(job.ConfigVersion, 1)
 	config, err := codec.EncodeConfig(&job.Spec)
 	if err != nil {
-		return fmt.Errorf("create job %s: %w", job.ID, err)
+		return newJob{}, err
 	}
 	withVersion := *job
 	withVersion.ConfigVersion = version
-	record := codec.EncodeJobRecord(&withVersion, 1)
-	key := []byte(job.ID)
-	// Concurrent creates share one commit (group commit); the function is
-	// idempotent, as Batch may run it again alone.
-	err = s.batch(ctx, func(tx *bolt.Tx) error {
-		jobs := tx.Bucket(jobsBucket)
-		if jobs.Get(key) != nil {
-			return store.ErrExists
+	return newJob{key: []byte(job.ID), record: codec.EncodeJobRecord(&withVersion, 1), config: config, version: version}, nil
+}
+
+// CreateJobs stores new jobs in one transaction, each on its own: a job
+// whose id is taken is left out (ErrExists), the others are stored. The
+// records are encoded before the transaction, outside the writer's lock.
+func (s *Store) CreateJobs(ctx context.Context, jobs []*model.Job) []error {
+	errs := make([]error, len(jobs))
+	encoded := make([]newJob, len(jobs))
+	todo := 0
+	for i, job := range jobs {
+		var err error
+		if encoded[i], err = encodeNewJob(job); err != nil {
+			if job != nil && job.ID != "" {
+				errs[i] = fmt.Errorf("create job %s: %w", job.ID, err)
+			} else {
+				errs[i] = fmt.Errorf("create job: %w", err)
+			}
+			continue
 		}
-		if err := jobs.Put(key, record); err != nil {
-			return err
-		}
-		configs, err := newJobBucket(tx.Bucket(configsBucket), key)
-		if err != nil {
-			return err
-		}
-		// Each job's configs bucket is numbered anew, so that decoded
-		// configs cached under an earlier job of the same id never match.
-		seq, err := tx.Bucket(configsBucket).NextSequence()
-		if err != nil {
-			return err
-		}
-		if err := configs.SetSequence(seq); err != nil {
-			return err
-		}
-		if err := configs.Put(versionKey(version), config); err != nil {
-			return err
-		}
-		_, err = newJobBucket(tx.Bucket(tasksBucket), key)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("create job %s: %w", job.ID, err)
+		todo++
 	}
-	job.Revision, job.ConfigVersion = 1, version
-	return nil
+	if todo == 0 {
+		return errs
+	}
+	exists := make([]bool, len(jobs))
+	// Concurrent creates share one commit (group commit); the function
+	// starts afresh each time, as Batch may run it again alone.
+	err := s.batch(ctx, func(tx *bolt.Tx) error {
+		clear(exists)
+		for i := range encoded {
+			if errs[i] != nil {
+				continue
+			}
+			created, err := putNewJob(tx, &encoded[i])
+			if err != nil {
+				return err
+			}
+			exists[i] = !created
+		}
+		return nil
+	})
+	for i, job := range jobs {
+		switch {
+		case errs[i] != nil:
+		case err != nil:
+			errs[i] = fmt.Errorf("create job %s: %w", job.ID, err)
+		case exists[i]:
+			errs[i] = fmt.Errorf("create job %s: %w", job.ID, store.ErrExists)
+		default:
+			job.Revision, job.ConfigVersion = 1, encoded[i].version
+		}
+	}
+	return errs
+}
+
+// putNewJob stores a new job's record, its config and its empty tasks; it
+// reports false, writing nothing, when the id is taken.
+func putNewJob(tx *bolt.Tx, j *newJob) (bool, error) {
+	jobs := tx.Bucket(jobsBucket)
+	if jobs.Get(j.key) != nil {
+		return false, nil
+	}
+	if err := jobs.Put(j.key, j.record); err != nil {
+		return false, err
+	}
+	configs, err := newJobBucket(tx.Bucket(configsBucket), j.key)
+	if err != nil {
+		return false, err
+	}
+	// Each job's configs bucket is numbered anew, so that decoded configs
+	// cached under an earlier job of the same id never match.
+	seq, err := tx.Bucket(configsBucket).NextSequence()
+	if err != nil {
+		return false, err
+	}
+	if err := configs.SetSequence(seq); err != nil {
+		return false, err
+	}
+	if err := configs.Put(versionKey(j.version), j.config); err != nil {
+		return false, err
+	}
+	_, err = newJobBucket(tx.Bucket(tasksBucket), j.key)
+	return err == nil, err
 }
 
 // newJobBucket creates the nested bucket of a job under root, replacing
@@ -213,7 +272,7 @@ func (s *Store) UpdateJob(ctx context.Context, job *model.Job) error {
 		return fmt.Errorf("update job: %w", err)
 	}
 	record := codec.EncodeJobRecord(job, job.Revision+1)
-	err := s.update(ctx, func(tx *bolt.Tx) error { return replaceJobRecord(tx, job, record) })
+	err := s.batch(ctx, func(tx *bolt.Tx) error { return replaceJobRecord(tx, job, record) })
 	if err != nil {
 		return fmt.Errorf("update job %s: %w", job.ID, err)
 	}
@@ -344,7 +403,9 @@ func (s *Store) WriteTasks(ctx context.Context, tasks []*model.TaskRuntime) erro
 			return fmt.Errorf("write tasks: %w: task %d of batch is nil", store.ErrInvalid, i)
 		}
 	}
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	// Shares a commit with the writes made meanwhile (group commit); the
+	// function starts afresh each time, as the group may run it again.
+	err := s.batch(ctx, func(tx *bolt.Tx) error {
 		jobs, root := tx.Bucket(jobsBucket), tx.Bucket(tasksBucket)
 		var (
 			job    model.JobID

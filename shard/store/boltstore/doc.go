@@ -1,6 +1,9 @@
 // Package boltstore is the shard's embedded, durable store.Store on bbolt:
 // one file, one writer transaction at a time, fsync on every commit, so a
-// call that returned nil survives a crash.
+// call that returned nil survives a crash. Small writes that callers make
+// at once (job creates, task, job and event writes, audit records) share
+// commits: a write that arrives while a commit runs joins the next one
+// (groupcommit.go), so the slower the disk, the more each fsync carries.
 //
 // Layout: bucket "jobs" maps a job id to its job record (status and
 // config version); bucket "configs" holds one nested bucket per job,

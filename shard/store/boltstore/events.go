@@ -94,7 +94,9 @@ func (s *Store) AppendEvents(ctx context.Context, events []model.Event, ttl time
 		arena = codec.AppendEvent(arena, &events[i])
 		values[i] = arena[start:len(arena):len(arena)]
 	}
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	// The loop's event writer shares commits with the other writers; the
+	// function starts afresh each time, as the group commit may run it again.
+	err := s.batch(ctx, func(tx *bolt.Tx) error {
 		var (
 			job          model.JobID
 			seqs, byTask *bolt.Bucket

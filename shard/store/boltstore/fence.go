@@ -60,7 +60,7 @@ func (s *Store) Fence(ctx context.Context, name string, term uint64) (store.Stor
 	if err != nil {
 		return nil, fmt.Errorf("fence %s at term %d: %w", name, term, err)
 	}
-	return &Store{db: root.db, specs: root.specs, fence: &fence{name: name, term: term}, root: root}, nil
+	return &Store{db: root.db, specs: root.specs, fence: &fence{name: name, term: term}, root: root, commits: root.commits}, nil
 }
 
 // fenced wraps a write transaction of a view with its fence check.

@@ -109,6 +109,44 @@ func (s *Store) query(ctx context.Context, stmt string, args ...any) *gocql.Quer
 // written first, under the new incarnation nobody reads yet; the job row,
 // a compare-and-set, then makes job and config visible together.
 func (s *Store) CreateJob(ctx context.Context, job *model.Job) error {
+	return s.createJob(ctx, job)
+}
+
+// createParallelism bounds the job creations CreateJobs has in flight.
+const createParallelism = 16
+
+// errNotAttempted is the error of a job CreateJobs did not get to: the
+// context ended first.
+var errNotAttempted = errors.New("not attempted")
+
+// CreateJobs stores new jobs, each as CreateJob does: a job row's
+// compare-and-set is a Paxos round of its own partition, which no batch
+// can join with another's, so the creations run side by side instead.
+func (s *Store) CreateJobs(ctx context.Context, jobs []*model.Job) []error {
+	errs := make([]error, len(jobs))
+	for i := range errs {
+		errs[i] = errNotAttempted
+	}
+	err := parallel(ctx, len(jobs), createParallelism, func(ctx context.Context, i int) error {
+		errs[i] = s.createJob(ctx, jobs[i])
+		return nil
+	})
+	for i, e := range errs {
+		if e == errNotAttempted {
+			cause := err
+			if cause == nil {
+				cause = ctx.Err()
+			}
+			if cause == nil {
+				cause = context.Canceled
+			}
+			errs[i] = fmt.Errorf("create job: %w", cause)
+		}
+	}
+	return errs
+}
+
+func (s *Store) createJob(ctx context.Context, job *model.Job) error {
 	if err := codec.CheckJob(job); err != nil {
 		return fmt.Errorf("create job: %w", err)
 	}

@@ -93,28 +93,52 @@ func (s *Store) rlock(ctx context.Context) error {
 // CreateJob stores a new job with Revision 1, and its spec as config
 // version job.ConfigVersion (1 when 0); it sets both on job.
 func (s *Store) CreateJob(ctx context.Context, job *model.Job) error {
-	if err := codec.CheckJob(job); err != nil {
-		return fmt.Errorf("create job: %w", err)
+	return s.CreateJobs(ctx, []*model.Job{job})[0]
+}
+
+// CreateJobs stores new jobs under one lock, each on its own.
+func (s *Store) CreateJobs(ctx context.Context, jobs []*model.Job) []error {
+	errs := make([]error, len(jobs))
+	stored := make([]*model.Job, len(jobs))
+	specs := make([]*model.JobSpec, len(jobs))
+	for i, job := range jobs {
+		if err := codec.CheckJob(job); err != nil {
+			errs[i] = fmt.Errorf("create job: %w", err)
+			continue
+		}
+		spec, err := codec.CloneSpec(&job.Spec)
+		if err != nil {
+			errs[i] = fmt.Errorf("create job %s: %w", job.ID, err)
+			continue
+		}
+		specs[i] = spec
+		stored[i] = cloneJob(job)
+		stored[i].Revision = 1
+		stored[i].ConfigVersion = max(job.ConfigVersion, 1)
 	}
-	spec, err := codec.CloneSpec(&job.Spec)
-	if err != nil {
-		return fmt.Errorf("create job %s: %w", job.ID, err)
-	}
-	stored := cloneJob(job)
-	stored.Revision = 1
-	stored.ConfigVersion = max(job.ConfigVersion, 1)
 	if err := s.lock(ctx); err != nil {
-		return err
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+		return errs
 	}
 	defer s.mu.Unlock()
-	if _, ok := s.jobs[job.ID]; ok {
-		return fmt.Errorf("create job %s: %w", job.ID, store.ErrExists)
+	for i, job := range jobs {
+		if errs[i] != nil {
+			continue
+		}
+		if _, ok := s.jobs[job.ID]; ok {
+			errs[i] = fmt.Errorf("create job %s: %w", job.ID, store.ErrExists)
+			continue
+		}
+		s.jobs[job.ID] = stored[i]
+		s.configs[job.ID] = map[uint64]*model.JobSpec{stored[i].ConfigVersion: specs[i]}
+		s.tasks[job.ID] = make(map[uint32]*model.TaskRuntime)
+		job.Revision, job.ConfigVersion = 1, stored[i].ConfigVersion
 	}
-	s.jobs[job.ID] = stored
-	s.configs[job.ID] = map[uint64]*model.JobSpec{stored.ConfigVersion: spec}
-	s.tasks[job.ID] = make(map[uint32]*model.TaskRuntime)
-	job.Revision, job.ConfigVersion = 1, stored.ConfigVersion
-	return nil
+	return errs
 }
 
 // UpdateJob replaces a job's record (not its spec) if its stored revision

@@ -62,6 +62,9 @@ func fencedWrites() []fencedWrite {
 		{"CreateJob", func(ctx context.Context, s store.Store) error {
 			return s.CreateJob(ctx, &model.Job{ID: "stale-new", Spec: model.JobSpec{Name: "x", Instances: 1}})
 		}},
+		{"CreateJobs", func(ctx context.Context, s store.Store) error {
+			return errors.Join(s.CreateJobs(ctx, []*model.Job{{ID: "stale-new", Spec: model.JobSpec{Name: "x", Instances: 1}}})...)
+		}},
 		{"UpdateJob", func(ctx context.Context, s store.Store) error {
 			j, err := s.GetJob(ctx, "fenced")
 			if err != nil {

@@ -23,6 +23,9 @@ func Run(t *testing.T, open Opener) {
 	}{
 		{"CreateAndGetJob", testCreateAndGetJob},
 		{"InvalidJobRejected", testInvalidJobRejected},
+		{"CreateJobsEachOnItsOwn", testCreateJobsEachOnItsOwn},
+		{"CreateJobsMany", testCreateJobsMany},
+		{"CreateJobsCancelled", testCreateJobsCancelled},
 		{"NotFound", testNotFound},
 		{"UpdateJobCompareAndSet", testUpdateJobCompareAndSet},
 		{"ListJobsOrderedByID", testListJobsOrderedByID},

@@ -17,11 +17,18 @@
 //     placement, against the raw store write rate for the same number of
 //     task writes (the ceiling for one write per placement);
 //   - memory held per pending task, from the heap in use and the resident
-//     set before and after N tasks that cannot be placed are pending.
+//     set before and after N tasks that cannot be placed are pending;
+//   - for scenarios with an api section, a real `peloton dev` process
+//     (devserver.go) driven through its public API: batch creates over
+//     gRPC until every task is seen running, or single creates over
+//     HTTP/JSON from many clients (api.go, api_single.go), against a
+//     baseline measured in the same run.
 //
 // Figures come back as Result values; Table and JSON render them.
 //
 // It imports the shard's packages (placement, placebench, jobmgr, the
-// boltstore backend, hostmgr and its sim plugin, model, store) and nothing of the
-// gateway, federation or command packages; the product never imports it.
+// boltstore backend, hostmgr and its sim plugin, model, store), the API's
+// generated package and tests/testkit, and nothing of the gateway,
+// federation or command packages (it runs the binary); the product never
+// imports it.
 package harness

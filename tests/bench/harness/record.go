@@ -95,15 +95,23 @@ func (l *placementLog) closeDone() {
 
 // CreateJob maps the stored job's id to its log by the job's name.
 func (l *placementLog) CreateJob(ctx context.Context, job *model.Job) error {
-	if err := l.Store.CreateJob(ctx, job); err != nil {
-		return err
-	}
+	return l.CreateJobs(ctx, []*model.Job{job})[0]
+}
+
+// CreateJobs maps each stored job's id to its log by the job's name.
+func (l *placementLog) CreateJobs(ctx context.Context, jobs []*model.Job) []error {
+	errs := l.Store.CreateJobs(ctx, jobs)
 	l.mu.Lock()
-	if j := l.byName[job.Spec.Name]; j != nil {
-		l.byID[job.ID] = j
+	for i, job := range jobs {
+		if errs[i] != nil {
+			continue
+		}
+		if j := l.byName[job.Spec.Name]; j != nil {
+			l.byID[job.ID] = j
+		}
 	}
 	l.mu.Unlock()
-	return nil
+	return errs
 }
 
 // WriteTasks writes through, then notes first placements and pendings.

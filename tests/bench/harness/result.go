@@ -23,8 +23,11 @@ type Result struct {
 	Core     CoreFigures      `json:"core"`
 	EndToEnd *EndToEndFigures `json:"endToEnd,omitempty"`
 	Memory   *MemoryFigures   `json:"memory,omitempty"`
-	Seconds  float64          `json:"seconds"`
-	Err      string           `json:"error,omitempty"`
+	// API holds an API scenario's figures (it has no core, end-to-end or
+	// memory part).
+	API     *APIFigures `json:"api,omitempty"`
+	Seconds float64     `json:"seconds"`
+	Err     string      `json:"error,omitempty"`
 }
 
 // Options choose the parts of a run.
@@ -35,7 +38,16 @@ type Options struct {
 	SkipMemory   bool
 	// BudgetScale multiplies the scenario's time budgets (default 1).
 	BudgetScale float64
+	// Binary is the peloton binary API scenarios start (`peloton dev`).
+	Binary string
+	// ServerProfileDir, when set, receives a CPU profile of the server
+	// over each API scenario's measured span.
+	ServerProfileDir string
 }
+
+// IsAPI reports whether the scenario drives a peloton process through
+// its API.
+func (s *Scenario) IsAPI() bool { return s.API != nil }
 
 // Run builds the scenario at opts.Size and measures it: the core, then,
 // when their budgets are set, end to end and memory per pending task.
@@ -53,6 +65,18 @@ func Run(ctx context.Context, s *Scenario, opts Options) Result {
 		w.MemoryBudget = time.Duration(float64(w.MemoryBudget) * opts.BudgetScale)
 	}
 	res.Hosts, res.Jobs, res.Tasks = len(w.Hosts), len(w.Jobs), w.Tasks
+	if s.IsAPI() {
+		z := s.Sizes[opts.Size]
+		if opts.BudgetScale > 0 {
+			z.APIBudget = Duration(float64(z.APIBudget) * opts.BudgetScale)
+		}
+		f := inTempDir(w, func(dir string) APIFigures {
+			return RunAPI(ctx, s, w, z, apiOptions{bin: opts.Binary, profileDir: opts.ServerProfileDir}, dir)
+		}, func(err error) APIFigures { return APIFigures{Err: err.Error()} })
+		res.API = &f
+		res.Seconds = time.Since(start).Seconds()
+		return res
+	}
 	res.Core = RunCore(w)
 	if !opts.SkipEndToEnd && w.EndToEndBudget > 0 {
 		f := inTempDir(w, func(dir string) EndToEndFigures { return RunEndToEnd(ctx, w, dir) },
@@ -111,6 +135,9 @@ func (r *Result) OtherNotes() string {
 	if r.Memory != nil {
 		notes = append(notes, r.Memory.Note())
 	}
+	if r.API != nil {
+		notes = append(notes, r.API.Note())
+	}
 	return joinNotes(notes...)
 }
 
@@ -139,9 +166,81 @@ End to end and memory:
   store ceil/s: baseline for e2e: raw boltstore.WriteTasks of one new placed task record per task, batches of 10,000, same run;
   p50/p99: job submitted to task placement persisted; B/pending: heap (and resident set) bytes per pending task, after GC.`
 
-// Table prints the results as two aligned tables: the placement core, then
-// end to end and memory.
+// APITableHeader explains the columns of the API scenarios' table.
+const APITableHeader = `API scenarios drive a real "peloton dev" process (sim hosts, embedded store) through its public API.
+batch: jobs/s is tasks seen RUNNING through the API (EventService.Watch) per second, from the first CreateJobs
+  request to the last task running; acked/s the acknowledgement rate; p50/p99 a job's request to its task running;
+  baseline: a fresh boltstore doing each job's least durable work (CreateJobs, then WriteTasks of its placed
+  task), in the same batches, same run.
+single: jobs/s is jobs created per second by HTTP/JSON CreateJob; p50/p99 of one create; baseline: the same
+  clients calling GET /healthz for as long, same run. shed: fraction of calls refused for load (429).
+cpu/job: the server's CPU time over the measured span per job acknowledged.`
+
+// Table prints the results as one aligned table, and the API scenarios'
+// results as a second one.
 func Table(out io.Writer, rs []Result) error {
+	var api, rest []Result
+	for _, r := range rs {
+		if r.API != nil {
+			api = append(api, r)
+		} else {
+			rest = append(rest, r)
+		}
+	}
+	if len(rest) > 0 {
+		if err := shardTables(out, rest); err != nil {
+			return err
+		}
+	}
+	if len(api) > 0 {
+		if len(rest) > 0 {
+			fmt.Fprintln(out)
+		}
+		return apiTable(out, api)
+	}
+	return nil
+}
+
+func apiTable(out io.Writer, rs []Result) error {
+	if _, err := fmt.Fprintln(out, APITableHeader); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	width := len("scenario")
+	for i := range rs {
+		width = max(width, len(rs[i].Scenario))
+	}
+	fmt.Fprintf(tw, "%-*s\tcall\tclients\tjobs\tjobs/s\tacked/s\tp50\tp99\tshed\tbaseline/s\tx base\tcpu/job\ttarget\tmet\t\tnote\n", width, "scenario")
+	for i := range rs {
+		r := &rs[i]
+		a := r.API
+		row := []string{fmt.Sprintf("%-*s", width, r.Scenario), a.Call, count(a.Clients), count(a.Jobs)}
+		if a.Err == "" || a.Jobs > 0 {
+			row = append(row, rate(a.PerSec), rate(a.AckedPerSec), millis(a.P50Ms), millis(a.P99Ms), fmt.Sprintf("%.1f%%", 100*a.Shed),
+				rate(a.BaselinePerSec), ratio(a.Ratio), fmt.Sprintf("%.0fµs", a.ServerCPUPerJobUs))
+		} else {
+			row = append(row, "-", "-", "-", "-", "-", "-", "-", "-")
+		}
+		target := "-"
+		if a.TargetPerSec > 0 {
+			target = "≥" + rate(a.TargetPerSec) + "/s"
+			if a.TargetP99Ms > 0 {
+				target += ", p99≤" + millis(a.TargetP99Ms)
+			}
+		}
+		met := "no"
+		if a.Met {
+			met = "yes"
+		}
+		row = append(row, target, met, "", r.Notes())
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	return tw.Flush()
+}
+
+// shardTables prints the shard scenarios as two aligned tables: the placement core, then
+// end to end and memory.
+func shardTables(out io.Writer, rs []Result) error {
 	if _, err := fmt.Fprintln(out, TableHeader); err != nil {
 		return err
 	}

@@ -43,6 +43,30 @@ type Scenario struct {
 	Hosts   HostMix         `json:"hosts"`
 	Jobs    []JobGroup      `json:"jobs"`
 	Arrival Arrival         `json:"arrival"`
+	// API, when set, makes the scenario drive a real peloton process
+	// through its public API instead of the placement core and an
+	// in-process shard (api.go).
+	API *APIMode `json:"api"`
+}
+
+// APIMode is how an API scenario calls the server.
+type APIMode struct {
+	// Call is "batch" (CreateJobs over gRPC, BatchSize specs per request,
+	// the size's clients sending requests side by side) or "single"
+	// (CreateJob over HTTP/JSON, one job per request, from the size's
+	// clients for its duration).
+	Call      string `json:"call"`
+	BatchSize int    `json:"batchSize"`
+	// Target is the figure the scenario must reach: jobs placed per second
+	// (batch) or jobs created per second (single), and for single a p99
+	// bound on a create.
+	Target APITarget `json:"target"`
+}
+
+// APITarget is what an API scenario must reach.
+type APITarget struct {
+	PerSecond float64  `json:"perSecond"`
+	P99       Duration `json:"p99"`
 }
 
 // Size is how big one run of a scenario is, and how long its end-to-end
@@ -68,6 +92,12 @@ type Size struct {
 	JobsPerSecond float64 `json:"jobsPerSecond"`
 	// DurationScale multiplies every group's run duration (default 1).
 	DurationScale float64 `json:"durationScale"`
+	// Clients call the API side by side (API scenarios); APIDuration is how
+	// long single creates are sent, and APIBudget bounds a batch run from
+	// the first request to the last task running.
+	Clients     int      `json:"clients"`
+	APIDuration Duration `json:"apiDuration"`
+	APIBudget   Duration `json:"apiBudget"`
 }
 
 // HostMix describes the cluster: host shapes and labels.
@@ -333,6 +363,11 @@ func (s *Scenario) validate() error {
 			return err
 		}
 	}
+	if s.API != nil {
+		if err := s.validateAPI(); err != nil {
+			return err
+		}
+	}
 	switch s.Arrival.Pattern {
 	case "", "burst":
 	case "steady":
@@ -344,6 +379,49 @@ func (s *Scenario) validate() error {
 	}
 	if s.Arrival.RoundSeconds < 0 {
 		return invalid("arrival.roundSeconds", "must not be negative")
+	}
+	return nil
+}
+
+// validateAPI checks an API scenario: its call, its sizes, and hosts the
+// dev server's sim host manager can make (one shape, zone labels only).
+func (s *Scenario) validateAPI() error {
+	a := s.API
+	switch a.Call {
+	case "batch":
+		if a.BatchSize <= 0 {
+			return invalid("api.batchSize", "must be positive for batch calls")
+		}
+	case "single":
+	default:
+		return invalid("api.call", "%q is not batch or single", a.Call)
+	}
+	if a.Target.PerSecond < 0 || a.Target.P99 < 0 {
+		return invalid("api.target", "must not be negative")
+	}
+	for name, z := range s.Sizes {
+		f := "sizes." + name
+		switch {
+		case z.Clients <= 0:
+			return invalid(f+".clients", "must be positive for an API scenario")
+		case a.Call == "single" && z.APIDuration <= 0:
+			return invalid(f+".apiDuration", "must be positive for single calls")
+		case a.Call == "batch" && z.APIBudget <= 0:
+			return invalid(f+".apiBudget", "must be positive for batch calls")
+		}
+	}
+	if len(s.Hosts.Shapes) != 1 || len(s.Hosts.Shapes[0].Labels) > 0 || s.Hosts.Shapes[0].GPU > 0 || len(s.Hosts.Blocks) > 0 {
+		return invalid("hosts", "an API scenario runs on the dev server's sim hosts: one shape, no GPU, no blocks or shape labels")
+	}
+	for k := range s.Hosts.Labels {
+		if k != "zone" {
+			return invalid("hosts.labels."+k, "the dev server's sim hosts carry zone labels only")
+		}
+	}
+	for i, g := range s.Jobs {
+		if g.GangSize > 1 || len(g.Spread) > 0 || g.MaxPerHost > 0 {
+			return invalid(fmt.Sprintf("jobs[%d]", i), "an API scenario's jobs have no gangs, spread or per-host limits")
+		}
 	}
 	return nil
 }

@@ -197,3 +197,61 @@ func TestQuantile(t *testing.T) {
 		}
 	}
 }
+
+const validAPIScenario = `
+name: api-tiny
+seed: 7
+api: {call: batch, batchSize: 100, target: {perSecond: 1000}}
+sizes:
+  full: {hosts: 20, jobs: 600, clients: 2, apiBudget: 30s}
+  small: {hosts: 10, jobs: 30, clients: 1, apiBudget: 10s}
+hosts:
+  shapes:
+    - {cpu: 8, memMB: 1024, diskMB: 102400}
+  labels: {zone: [a, b]}
+jobs:
+  - name: one
+    distinct: true
+    cpu: {min: 0.1, max: 1}
+    constraints:
+      - [{key: zone, op: "==", values: [a]}]
+`
+
+func TestParseRejectsBadAPIScenarios(t *testing.T) {
+	s, err := Parse("valid.yaml", []byte(validAPIScenario))
+	if err != nil || !s.IsAPI() {
+		t.Fatalf("the valid API scenario: %v", err)
+	}
+	cases := []struct {
+		name, from, to, field string
+	}{
+		{"unknown call", "call: batch", "call: stream", "api.call"},
+		{"batch without a size", "batchSize: 100", "batchSize: 0", "api.batchSize"},
+		{"negative target", "perSecond: 1000", "perSecond: -1", "api.target"},
+		{"no clients", "clients: 1,", "clients: 0,", "sizes.small.clients"},
+		{"batch without a budget", "clients: 1, apiBudget: 10s", "clients: 1", "sizes.small.apiBudget"},
+		{"single without a duration", "call: batch, batchSize: 100", "call: single", "apiDuration"},
+		{"two shapes", "- {cpu: 8, memMB: 1024, diskMB: 102400}", "- {cpu: 8, memMB: 1024}\n    - {cpu: 4, memMB: 512}", "hosts"},
+		{"a label the sim hosts lack", "labels: {zone: [a, b]}", "labels: {rack: [a, b]}", "hosts.labels.rack"},
+		{"gangs", "distinct: true", "distinct: true\n    gangSize: 2", "jobs[0]"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if !strings.Contains(validAPIScenario, c.from) {
+				t.Fatalf("case does not apply: %q not in the scenario", c.from)
+			}
+			_, err := Parse("bad.yaml", []byte(strings.Replace(validAPIScenario, c.from, c.to, 1)))
+			if !errors.Is(err, ErrInvalidScenario) || !strings.Contains(err.Error(), c.field) {
+				t.Fatalf("got %v, want ErrInvalidScenario naming %q", err, c.field)
+			}
+		})
+	}
+	// The dev server's --hosts flag makes the scenario's hosts.
+	w, err := s.Build(SizeSmall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := simHostsFlag(s, len(w.Hosts)); got != "sim:bench,hosts=10,cpu=8,mem=1024,duration=24h,zones=a|b" {
+		t.Fatalf("--hosts %s", got)
+	}
+}

@@ -132,16 +132,48 @@ class RollbackMigrationResponse(_message.Message):
     def __init__(self, migration: _Optional[_Union[_types_pb2.Migration, _Mapping]] = ...) -> None: ...
 
 class CreateJobRequest(_message.Message):
-    __slots__ = ("spec",)
+    __slots__ = ("spec", "request_id")
     SPEC_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     spec: _types_pb2.JobSpec
-    def __init__(self, spec: _Optional[_Union[_types_pb2.JobSpec, _Mapping]] = ...) -> None: ...
+    request_id: str
+    def __init__(self, spec: _Optional[_Union[_types_pb2.JobSpec, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class CreateJobResponse(_message.Message):
     __slots__ = ("job",)
     JOB_FIELD_NUMBER: _ClassVar[int]
     job: _types_pb2.Job
     def __init__(self, job: _Optional[_Union[_types_pb2.Job, _Mapping]] = ...) -> None: ...
+
+class CreateJobsRequest(_message.Message):
+    __slots__ = ("request_id", "jobs", "positions")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    JOBS_FIELD_NUMBER: _ClassVar[int]
+    POSITIONS_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    jobs: _containers.RepeatedCompositeFieldContainer[_types_pb2.JobSpec]
+    positions: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, request_id: _Optional[str] = ..., jobs: _Optional[_Iterable[_Union[_types_pb2.JobSpec, _Mapping]]] = ..., positions: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class CreateJobsResponse(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[CreateJobsResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[CreateJobsResult, _Mapping]]] = ...) -> None: ...
+
+class CreateJobsResult(_message.Message):
+    __slots__ = ("job_id", "code", "message", "region", "existing")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    EXISTING_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    code: int
+    message: str
+    region: str
+    existing: bool
+    def __init__(self, job_id: _Optional[str] = ..., code: _Optional[int] = ..., message: _Optional[str] = ..., region: _Optional[str] = ..., existing: _Optional[bool] = ...) -> None: ...
 
 class GetJobRequest(_message.Message):
     __slots__ = ("id",)

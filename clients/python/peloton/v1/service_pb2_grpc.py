@@ -43,6 +43,11 @@ class JobServiceStub:
                 request_serializer=peloton_dot_v1_dot_service__pb2.CreateJobRequest.SerializeToString,
                 response_deserializer=peloton_dot_v1_dot_service__pb2.CreateJobResponse.FromString,
                 _registered_method=True)
+        self.CreateJobs = channel.unary_unary(
+                '/peloton.v1.JobService/CreateJobs',
+                request_serializer=peloton_dot_v1_dot_service__pb2.CreateJobsRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.CreateJobsResponse.FromString,
+                _registered_method=True)
         self.GetJob = channel.unary_unary(
                 '/peloton.v1.JobService/GetJob',
                 request_serializer=peloton_dot_v1_dot_service__pb2.GetJobRequest.SerializeToString,
@@ -154,6 +159,19 @@ class JobServiceServicer:
     def CreateJob(self, request, context):
         """CreateJob validates and stores a job and returns at once; its tasks are
         created asynchronously.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateJobs(self, request, context):
+        """CreateJobs creates many jobs in one call. Each spec is accepted or
+        refused on its own, with its reason in its result, and each job is
+        stored whole or not at all. With a request_id the call is safe to
+        retry: a retry with the same id and the same specs answers with the
+        ids of the jobs an earlier attempt created and creates nothing new.
+        A region takes at most limits.jobsPerRequest specs per call (default
+        1,000) within the request size limit of job specs.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -316,6 +334,11 @@ def add_JobServiceServicer_to_server(servicer, server):
                     request_deserializer=peloton_dot_v1_dot_service__pb2.CreateJobRequest.FromString,
                     response_serializer=peloton_dot_v1_dot_service__pb2.CreateJobResponse.SerializeToString,
             ),
+            'CreateJobs': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateJobs,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.CreateJobsRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.CreateJobsResponse.SerializeToString,
+            ),
             'GetJob': grpc.unary_unary_rpc_method_handler(
                     servicer.GetJob,
                     request_deserializer=peloton_dot_v1_dot_service__pb2.GetJobRequest.FromString,
@@ -447,6 +470,33 @@ class JobService:
             '/peloton.v1.JobService/CreateJob',
             peloton_dot_v1_dot_service__pb2.CreateJobRequest.SerializeToString,
             peloton_dot_v1_dot_service__pb2.CreateJobResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateJobs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.JobService/CreateJobs',
+            peloton_dot_v1_dot_service__pb2.CreateJobsRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.CreateJobsResponse.FromString,
             options,
             channel_credentials,
             insecure,
