@@ -62,6 +62,13 @@ func (p *Plugin) agentFailed(agentID string, now time.Time) {
 		p.changed[a] = true
 		p.wake()
 	}
+	// Launches not sent yet will not be: placement tries elsewhere.
+	for _, pl := range a.waiting {
+		delete(p.waiting, pl.launch.Run)
+		p.reportLocked(p.status(pl.launch.Run, pl.launch.Host, model.TaskLost, model.ReasonHostLost,
+			"mesos agent "+agentID+" failed before the launch was sent", now))
+	}
+	a.waiting = nil
 	live := false
 	for run, r := range p.runs {
 		if r.agentID == agentID && !r.ended {
