@@ -307,9 +307,12 @@ func (p *Plugin) tick(ctx context.Context) {
 	if reconcile {
 		p.lastRecon = now
 	}
-	for run, r := range p.runs {
-		if r.ended && now.Sub(r.endedAt) > endedRetention {
-			delete(p.runs, run)
+	if now.Sub(p.lastSweep) >= endedRetention/60 {
+		p.lastSweep = now
+		for run, r := range p.runs {
+			if r.ended && now.Sub(r.endedAt) > endedRetention {
+				delete(p.runs, run)
+			}
 		}
 	}
 	unreachable := p.expireUnreachableLocked(now)

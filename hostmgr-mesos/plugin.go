@@ -50,6 +50,7 @@ type Plugin struct {
 	lastDemand  time.Time
 	lastRevive  time.Time
 	lastRecon   time.Time
+	lastSweep   time.Time // of ended runs
 	agents      map[string]*agentState
 	byHost      map[model.HostID]*agentState
 	offers      map[string]*heldOffer
@@ -68,7 +69,10 @@ type Plugin struct {
 	changed map[*agentState]bool
 	removed []model.HostID
 
-	// lastUnreachableRecon: when unreachable runs were last reconciled.
+	// partitioned: an agent failed or a run was unreachable since the
+	// last scan found neither; lastUnreachableRecon: when unreachable
+	// runs were last reconciled.
+	partitioned          bool
 	lastUnreachableRecon time.Time
 	// inFlight are launches sent that Mesos has not reported on yet.
 	inFlight map[model.RunID]*inFlight
