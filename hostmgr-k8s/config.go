@@ -25,9 +25,21 @@ var (
 
 // Defaults for Config fields left zero.
 const (
-	DefaultNamespace      = "default"
-	DefaultQPS            = 50
-	DefaultBurst          = 100
+	DefaultNamespace = "default"
+	// DefaultLaunchParallelism bounds the requests Launch has in flight.
+	// With the API server's default limits (400 read + 200 mutating
+	// requests in flight), priority and fairness gives the workload-low
+	// level (service accounts) about 245 of them and global-default
+	// (other users) about 49: 32 fits in either, so Peloton alone never
+	// queues at its level and leaves room for its informers and kills. At
+	// the 5-30 ms a pod create takes (one etcd write), 32 in flight are
+	// 1,000-6,000 creates/s: the server, not the client, sets the pace.
+	DefaultLaunchParallelism = 32
+	// ProtobufContentType is what the client built from a kubeconfig
+	// sends and prefers to receive (JSON stays acceptable): built-in
+	// types in protobuf cost the API server and the informers a fraction
+	// of JSON's decoding, as for Kubernetes' own components.
+	ProtobufContentType   = "application/vnd.kubernetes.protobuf"
 	DefaultNodeGrace      = 40 * time.Second
 	DefaultFinishedPodTTL = time.Hour
 	DefaultSchedulerName  = "peloton"
@@ -54,11 +66,22 @@ type Config struct {
 	// Namespace receives the pods; empty means the context's namespace,
 	// else "default".
 	Namespace string
-	// QPS and Burst bound the client's request rate (pod creates and
-	// deletes included).
+	// QPS and Burst set a client-side token bucket on the client built
+	// from the kubeconfig (every request: pod creates and deletes
+	// included); Burst 0 means twice QPS. QPS 0, the default, sets none:
+	// the API server's priority and fairness (on by default since
+	// Kubernetes 1.20, GA in 1.29) gives Peloton's requests their share of
+	// the server's concurrency, queues what is beyond it and answers 429
+	// with Retry-After when its queues are full, which client-go waits out
+	// and retries (up to 10 times); LaunchParallelism bounds what Peloton
+	// has in flight. A fixed client rate is an open-loop guess: too low it
+	// throttles Peloton on an idle server (at kube-scheduler's 50 QPS,
+	// 10,000 pods take 200 s), too high it protects nothing. Set one for
+	// an API server that runs without priority and fairness.
 	QPS   float32
 	Burst int
-	// LaunchParallelism bounds concurrent pod creates; 0 means Burst.
+	// LaunchParallelism bounds concurrent creates of Launch (pods,
+	// volumes, gang config maps); 0 means DefaultLaunchParallelism.
 	LaunchParallelism int
 	// NodeGrace is how long a node may stay not Ready before its runs are
 	// reported LOST.
@@ -105,9 +128,10 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.QPS < 0 || cfg.Burst < 0 || cfg.LaunchParallelism < 0 {
 		return cfg, fmt.Errorf("%w: QPS, Burst and LaunchParallelism must not be negative", ErrInvalidConfig)
 	}
-	setDefault(&cfg.QPS, DefaultQPS)
-	setDefault(&cfg.Burst, DefaultBurst)
-	setDefault(&cfg.LaunchParallelism, cfg.Burst)
+	if cfg.QPS > 0 {
+		setDefault(&cfg.Burst, max(int(2*cfg.QPS), 1))
+	}
+	setDefault(&cfg.LaunchParallelism, DefaultLaunchParallelism)
 	setDefault(&cfg.NodeGrace, DefaultNodeGrace)
 	setDefault(&cfg.FinishedPodTTL, DefaultFinishedPodTTL)
 	setDefault(&cfg.SchedulerName, DefaultSchedulerName)
@@ -165,7 +189,12 @@ func clientFromKubeconfig(cfg Config) (kubernetes.Interface, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: kubeconfig: %v", ErrInvalidConfig, err)
 	}
-	rest.QPS, rest.Burst = cfg.QPS, cfg.Burst
+	rest.QPS, rest.Burst = -1, 0 // client-go: a negative QPS sets no rate limiter
+	if cfg.QPS > 0 {
+		rest.QPS, rest.Burst = cfg.QPS, cfg.Burst
+	}
+	rest.ContentType = ProtobufContentType
+	rest.AcceptContentTypes = ProtobufContentType + ",application/json"
 	rest.UserAgent = "peloton-hostmgr/" + cfg.Cluster
 	client, err := kubernetes.NewForConfig(rest)
 	if err != nil {

@@ -23,7 +23,10 @@
 // the readiness check as readiness probe (on the resolved port number,
 // timings rounded up to whole seconds), and requests and limits from the
 // task's resources. The pod carries the run's labels and the run id as an
-// annotation. Creates run in parallel behind the client's QPS/burst limit.
+// annotation. At most LaunchParallelism creates (32) are in flight; the
+// client speaks protobuf and sets no client-side rate limit unless
+// Config.QPS asks for one, leaving the pace to the API server's priority
+// and fairness (config.go says why).
 //
 // Pods have restartPolicy Never: one pod is one run, and the shard restarts
 // what fails, as on every host manager (health.go says how probes become

@@ -46,9 +46,10 @@
 // (rescind.go). Launch is the demand
 // signal: a launch on an agent whose held offers do not have enough
 // resources waits up to LaunchWait for one (REVIVE is sent if the
-// framework was suppressed or holds no offer there) and is reported LOST
-// if none comes, so placement retries elsewhere; no launch is ever
-// dropped silently. With no launch waiting, no offer held and no Launch
+// framework was suppressed or declined the agent's offers within
+// DeclineRefuse, and every LaunchWait/4 while launches wait on agents
+// without offers) and is reported LOST if none comes, so placement
+// retries elsewhere; no launch is ever dropped silently. With no launch waiting, no offer held and no Launch
 // for OfferHold, the plugin SUPPRESSes offers until the next Launch.
 //
 // Revocable resources (revocable.go): revocable work (Launch.Revocable)
@@ -57,9 +58,16 @@
 // slack on a host equal to its agent's revocable cpus and mem; a
 // preempted revocable run (TASK_GONE) is reported LOST.
 //
-// Launches. The runs of one Launch call bound for one agent go in one
-// ACCEPT, resources carved from the agent's offers (keeping their role and
-// allocation info): the scalars, exactly the assigned host ports (a launch
+// Launches. Launch queues runs on their agents and returns without
+// waiting for the master. A dispatcher (dispatch.go) sends one ACCEPT per
+// agent when a call worker is free, carved at that moment from the
+// agent's held offers (all of them, in one ACCEPT), so it carries every
+// run waiting on the agent that they fit: the runs of many Launch calls
+// bound for one agent go out together while earlier ACCEPTs are on the
+// wire or the agent's leftover resources are being offered again. Status
+// acknowledgements and ACCEPTs take turns on the CallWorkers, and the
+// event stream is read without waiting for either. Resources are carved
+// keeping their role and allocation info: the scalars, exactly the assigned host ports (a launch
 // whose ports the offers lack waits like one short of resources, and is
 // reported LOST naming them), and persistent volumes. A volume the offers
 // show (reserved disk with its persistence id) is used as it is; one the

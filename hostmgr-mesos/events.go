@@ -150,11 +150,12 @@ func (p *Plugin) offered(ctx context.Context, offers []mesoslib.Offer, now time.
 			p.changed[a] = true
 		}
 		accepts = append(accepts, p.removalsLocked(a)...)
+		p.readyLocked(a)
 	}
-	accepts = append(accepts, p.retryParkedLocked(touched, now)...)
 	c := p.conn
 	p.mu.Unlock()
 	p.wake()
+	p.kickDispatch()
 	for _, ac := range accepts {
 		p.spawn(nil, func() { p.sendAccept(ctx, c, ac) })
 	}
@@ -270,12 +271,10 @@ func (p *Plugin) acknowledge(ctx context.Context, c *conn, st *mesoslib.TaskStat
 	if len(st.UUID) == 0 || agentID == "" {
 		return
 	}
-	uuid := st.UUID
-	p.spawn(nil, func() {
-		if err := p.call(ctx, c, calls.Acknowledge(agentID, string(run), uuid)); err != nil {
-			p.log.Debug("acknowledge failed; the agent will resend", "run", run, "err", err)
-		}
-	})
+	p.mu.Lock()
+	p.acks = append(p.acks, pendingAck{c: c, agentID: agentID, run: run, uuid: st.UUID})
+	p.mu.Unlock()
+	p.kickDispatch()
 }
 
 // tick declines offers held too long, reports launches that waited too
@@ -291,24 +290,11 @@ func (p *Plugin) tick(ctx context.Context) {
 			decline = append(decline, mesoslib.OfferID{Value: id})
 			delete(p.offers, id)
 			delete(o.agent.offers, id)
+			o.agent.declinedAt = now
 		}
 	}
-	kept := p.parked[:0]
-	waiting := p.removalsWaitingLocked()
-	for _, pl := range p.parked {
-		if now.Before(pl.deadline) {
-			kept = append(kept, pl)
-			if a := p.byHost[pl.launch.Host]; a == nil || len(a.offers) == 0 {
-				waiting = true
-			}
-			continue
-		}
-		delete(p.runs, pl.launch.Run)
-		p.reportLocked(p.status(pl.launch.Run, pl.launch.Host, model.TaskLost, model.ReasonLaunchError,
-			fmt.Sprintf("no mesos offer on %s fitted within %s: %s", pl.launch.Host, p.cfg.LaunchWait, pl.miss), now))
-	}
-	p.parked = kept
-	suppress := c != nil && !p.suppressed && len(p.parked) == 0 && len(p.offers) == 0 && now.Sub(p.lastDemand) >= p.cfg.OfferHold &&
+	waiting := p.removalsWaitingLocked() || p.expireWaitingLocked(now)
+	suppress := c != nil && !p.suppressed && len(p.waiting) == 0 && len(p.offers) == 0 && now.Sub(p.lastDemand) >= p.cfg.OfferHold &&
 		!p.removalsPendingLocked() && !p.maintenanceLocked()
 	if suppress {
 		p.suppressed = true
@@ -321,9 +307,12 @@ func (p *Plugin) tick(ctx context.Context) {
 	if reconcile {
 		p.lastRecon = now
 	}
-	for run, r := range p.runs {
-		if r.ended && now.Sub(r.endedAt) > endedRetention {
-			delete(p.runs, run)
+	if now.Sub(p.lastSweep) >= endedRetention/60 {
+		p.lastSweep = now
+		for run, r := range p.runs {
+			if r.ended && now.Sub(r.endedAt) > endedRetention {
+				delete(p.runs, run)
+			}
 		}
 	}
 	unreachable := p.expireUnreachableLocked(now)
@@ -351,6 +340,33 @@ func (p *Plugin) tick(ctx context.Context) {
 			}
 		})
 	}
+}
+
+// expireWaitingLocked reports launches that waited LaunchWait for an
+// offer that fits LOST; it returns whether a launch still waits on an
+// agent of which no offer is held (offers should be revived).
+func (p *Plugin) expireWaitingLocked(now time.Time) bool {
+	starved := false
+	for _, a := range p.agents {
+		if len(a.waiting) == 0 {
+			continue
+		}
+		kept := a.waiting[:0]
+		for _, pl := range a.waiting {
+			if now.Before(pl.deadline) {
+				kept = append(kept, pl)
+				continue
+			}
+			delete(p.waiting, pl.launch.Run)
+			delete(p.runs, pl.launch.Run)
+			p.reportLocked(p.status(pl.launch.Run, pl.launch.Host, model.TaskLost, model.ReasonLaunchError,
+				fmt.Sprintf("no mesos offer on %s fitted within %s: %s", pl.launch.Host, p.cfg.LaunchWait, pl.miss), now))
+		}
+		clear(a.waiting[len(kept):])
+		a.waiting = kept
+		starved = starved || (len(kept) > 0 && len(a.offers) == 0)
+	}
+	return starved
 }
 
 func (p *Plugin) simpleCall(ctx context.Context, c *conn, do bool, call *scheduler.Call, what string) {

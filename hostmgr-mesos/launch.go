@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"sync"
 	"time"
 
 	mesoslib "github.com/mesos/mesos-go/api/v1/lib"
@@ -14,16 +13,21 @@ import (
 	"github.com/peloton-federated/peloton/shard/model"
 )
 
-// Launch sends the runs to their agents: those that fit the agent's held
-// offers in one ACCEPT per agent, the others wait up to LaunchWait for an
-// offer (reviving offers) and are reported LOST if none comes. It returns
-// once the master answered the ACCEPTs.
+// Launch queues the runs on their agents and returns: it does not wait
+// for Mesos. The dispatcher (dispatch.go) sends one ACCEPT per agent as a
+// call worker frees up, carved from the agent's held offers at that
+// moment, so it carries every run then waiting on the agent that the
+// offers fit: runs of later Launch calls that arrive while the agent's
+// ACCEPT waits for a worker, or while its leftover resources are being
+// offered again, go out together. A run waits up to LaunchWait for an
+// offer that fits (offers are revived when the agent is filtered or the
+// framework suppressed) and is reported LOST if none comes; a refused
+// ACCEPT reports its runs LOST.
 func (p *Plugin) Launch(ctx context.Context, runs []hostmgr.Launch) error {
 	now := p.clock.Now()
 	p.mu.Lock()
 	p.lastDemand = now
-	byAgent := map[*agentState][]hostmgr.Launch{}
-	var order []*agentState
+	revive := false
 	for _, l := range runs {
 		if msg := checkLaunch(&l, p.cfg.Role); msg != "" {
 			p.reportLocked(p.status(l.Run, l.Host, model.TaskFailed, model.ReasonLaunchError, msg, now))
@@ -32,57 +36,92 @@ func (p *Plugin) Launch(ctx context.Context, runs []hostmgr.Launch) error {
 		if r := p.runs[l.Run]; r != nil && !r.ended {
 			continue // already launched: statuses will follow
 		}
+		if p.waiting[l.Run] != nil {
+			continue // already waiting to be sent
+		}
 		a := p.byHost[l.Host]
 		if a == nil || !a.failedAt.IsZero() {
 			p.reportLocked(p.status(l.Run, l.Host, model.TaskLost, model.ReasonHostLost, "host "+string(l.Host)+" is not a reachable mesos agent", now))
 			continue
 		}
-		if _, ok := byAgent[a]; !ok {
-			order = append(order, a)
-		}
-		byAgent[a] = append(byAgent[a], l)
-	}
-	var accepts []acceptCall
-	revive := false
-	for _, a := range order {
-		ac, rest := p.matchLocked(a, byAgent[a], now)
-		if len(ac.tasks) > 0 {
-			accepts = append(accepts, ac)
-		}
-		for _, pl := range rest {
-			pl.deadline = now.Add(p.cfg.LaunchWait)
-			p.parked = append(p.parked, pl)
-		}
-		if len(rest) > 0 && len(a.offers) == 0 {
-			revive = true
-		}
+		p.waitLocked(a, parkedLaunch{launch: l, deadline: now.Add(p.cfg.LaunchWait), miss: "no offer held"})
+		revive = revive || p.needsReviveLocked(a, now)
 	}
 	c := p.conn
-	if revive && c != nil {
+	revive = revive && c != nil
+	if revive {
 		p.suppressed, p.lastRevive = false, now
 	}
 	p.mu.Unlock()
-	if revive && c != nil {
+	p.kickDispatch()
+	if revive {
 		if err := p.call(ctx, c, calls.Revive()); err != nil {
 			p.log.Warn("reviving offers", "err", err)
 		}
 	}
-	var wg sync.WaitGroup
-	for _, ac := range accepts {
-		p.spawn(&wg, func() { p.sendAccept(ctx, c, ac) })
-	}
-	wg.Wait()
 	return nil
 }
 
-// matchLocked carves launches out of an agent's held offers; all offers
-// used go in one ACCEPT. Launches that do not fit are returned with why.
-func (p *Plugin) matchLocked(a *agentState, launches []hostmgr.Launch, now time.Time) (acceptCall, []parkedLaunch) {
+// waitLocked queues a launch on its agent; an agent with held offers
+// becomes ready for the dispatcher.
+func (p *Plugin) waitLocked(a *agentState, pl parkedLaunch) {
+	a.waiting = append(a.waiting, pl)
+	p.waiting[pl.launch.Run] = a
+	p.readyLocked(a)
+}
+
+// readyLocked queues an agent for an ACCEPT when launches wait on it and
+// it has offers.
+func (p *Plugin) readyLocked(a *agentState) {
+	if a.ready || len(a.waiting) == 0 || len(a.offers) == 0 {
+		return
+	}
+	a.ready = true
+	p.ready = append(p.ready, a)
+}
+
+// needsReviveLocked reports whether a launch on a that holds no offer
+// needs a REVIVE to be offered anything soon: the framework suppressed
+// offers, or declined the agent's within the refusal filter. Otherwise
+// the master offers the agent's free resources again by itself (ACCEPTs
+// set no filter).
+func (p *Plugin) needsReviveLocked(a *agentState, now time.Time) bool {
+	if len(a.offers) > 0 {
+		return false
+	}
+	if p.suppressed {
+		return true
+	}
+	return !a.declinedAt.IsZero() && now.Sub(a.declinedAt) < p.cfg.DeclineRefuse
+}
+
+// dropWaitingLocked removes a waiting launch; false when run is not
+// waiting.
+func (p *Plugin) dropWaitingLocked(run model.RunID) bool {
+	a := p.waiting[run]
+	if a == nil {
+		return false
+	}
+	delete(p.waiting, run)
+	for i := range a.waiting {
+		if a.waiting[i].launch.Run == run {
+			a.waiting = append(a.waiting[:i], a.waiting[i+1:]...)
+			break
+		}
+	}
+	return true
+}
+
+// matchLocked carves waiting launches out of an agent's held offers; all
+// offers used go in one ACCEPT. Launches that do not fit are returned
+// with why, keeping their deadline.
+func (p *Plugin) matchLocked(a *agentState, launches []parkedLaunch, now time.Time) (acceptCall, []parkedLaunch) {
 	ac := acceptCall{agent: a}
 	if p.conn == nil || len(a.offers) == 0 {
 		rest := make([]parkedLaunch, len(launches))
-		for i, l := range launches {
-			rest[i] = parkedLaunch{launch: l, miss: "no offer held"}
+		for i, pl := range launches {
+			pl.miss = "no offer held"
+			rest[i] = pl
 		}
 		return ac, rest
 	}
@@ -94,12 +133,14 @@ func (p *Plugin) matchLocked(a *agentState, launches []hostmgr.Launch, now time.
 	pl := newPool(offers)
 	var rest []parkedLaunch
 	for i := range launches {
-		l := &launches[i]
+		l := &launches[i].launch
 		saved := pl.clone()
 		c, miss := p.carveLocked(a, pl, l)
 		if miss != "" {
 			*pl = *saved
-			rest = append(rest, parkedLaunch{launch: *l, miss: miss})
+			w := launches[i]
+			w.miss = miss
+			rest = append(rest, w)
 			continue
 		}
 		ac.reserve = append(ac.reserve, c.reserve...)
@@ -207,46 +248,9 @@ func reservationPrincipal(r *mesoslib.Resource) string {
 	return r.GetReservation().GetPrincipal()
 }
 
-// retryParkedLocked matches waiting launches against agents that just
-// got offers.
-func (p *Plugin) retryParkedLocked(touched map[*agentState]bool, now time.Time) []acceptCall {
-	if len(p.parked) == 0 {
-		return nil
-	}
-	byAgent := map[*agentState][]parkedLaunch{}
-	kept := p.parked[:0]
-	for _, pl := range p.parked {
-		if a := p.byHost[pl.launch.Host]; a != nil && touched[a] {
-			byAgent[a] = append(byAgent[a], pl)
-			continue
-		}
-		kept = append(kept, pl)
-	}
-	p.parked = kept
-	var out []acceptCall
-	for a, pls := range byAgent {
-		launches := make([]hostmgr.Launch, len(pls))
-		deadline := map[model.RunID]time.Time{}
-		for i, pl := range pls {
-			launches[i] = pl.launch
-			deadline[pl.launch.Run] = pl.deadline
-		}
-		ac, rest := p.matchLocked(a, launches, now)
-		if len(ac.tasks) > 0 {
-			out = append(out, ac)
-		}
-		for _, pl := range rest {
-			pl.deadline = deadline[pl.launch.Run]
-			p.parked = append(p.parked, pl)
-		}
-	}
-	return out
-}
-
 // sendAccept sends one ACCEPT; if the master refuses it, its runs are
 // reported LOST so that they are placed again.
 func (p *Plugin) sendAccept(ctx context.Context, c *conn, ac acceptCall) {
-	p.noteInFlight(ac.runs)
 	call := calls.Accept(ac.operations().WithOffers(ac.offerIDs...)).With(calls.RefuseSeconds(0))
 	err := p.call(ctx, c, call)
 	if err == nil {
@@ -280,13 +284,10 @@ func (p *Plugin) sendAccept(ctx context.Context, c *conn, ac acceptCall) {
 func (p *Plugin) Kill(ctx context.Context, run model.RunID, host model.HostID, grace time.Duration) error {
 	now := p.clock.Now()
 	p.mu.Lock()
-	for i, pl := range p.parked {
-		if pl.launch.Run == run {
-			p.parked = append(p.parked[:i], p.parked[i+1:]...)
-			p.reportLocked(p.status(run, host, model.TaskKilled, model.ReasonKilled, "killed before it was launched", now))
-			p.mu.Unlock()
-			return nil
-		}
+	if p.dropWaitingLocked(run) {
+		p.reportLocked(p.status(run, host, model.TaskKilled, model.ReasonKilled, "killed before it was launched", now))
+		p.mu.Unlock()
+		return nil
 	}
 	k := killRequest{run: run, grace: grace}
 	if r := p.runs[run]; r != nil {

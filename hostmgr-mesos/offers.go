@@ -44,6 +44,12 @@ type agentState struct {
 	// removals are the ones RemoveVolumes asked to delete.
 	volumes  map[string]bool
 	removals map[string]bool
+	// waiting are launches not sent yet; ready: the agent is queued for
+	// the dispatcher. declinedAt is when its offers were last declined
+	// (with a refusal filter of DeclineRefuse).
+	waiting    []parkedLaunch
+	ready      bool
+	declinedAt time.Time
 }
 
 type heldOffer struct {

@@ -40,6 +40,7 @@ func (p *Plugin) unreachableLocked(run model.RunID, agentID string, now time.Tim
 	}
 	if r.unreachableSince.IsZero() {
 		r.unreachableSince = now
+		p.partitioned = true
 		p.log.Warn("run unreachable; waiting before it counts as lost", "run", run, "agent", r.agentID, "wait", p.cfg.UnreachableWait)
 	}
 }
@@ -57,11 +58,19 @@ func (p *Plugin) agentFailed(agentID string, now time.Time) {
 		delete(p.offers, id)
 		delete(a.offers, id)
 	}
+	p.partitioned = true
 	if a.failedAt.IsZero() {
 		a.failedAt = now
 		p.changed[a] = true
 		p.wake()
 	}
+	// Launches not sent yet will not be: placement tries elsewhere.
+	for _, pl := range a.waiting {
+		delete(p.waiting, pl.launch.Run)
+		p.reportLocked(p.status(pl.launch.Run, pl.launch.Host, model.TaskLost, model.ReasonHostLost,
+			"mesos agent "+agentID+" failed before the launch was sent", now))
+	}
+	a.waiting = nil
 	live := false
 	for run, r := range p.runs {
 		if r.agentID == agentID && !r.ended {
@@ -117,7 +126,11 @@ func (p *Plugin) agentSeenLocked(a *agentState, fresh bool) {
 // LOST, removes failed agents none of whose runs is live any more, and
 // returns the unreachable runs to reconcile now.
 func (p *Plugin) expireUnreachableLocked(now time.Time) []scheduler.Call_Reconcile_Task {
+	if !p.partitioned {
+		return nil // nothing failed since the last scan found all well
+	}
 	live := map[string]bool{}
+	unreachable := false
 	var recon []scheduler.Call_Reconcile_Task
 	due := p.conn != nil && now.Sub(p.lastUnreachableRecon) >= min(unreachableReconcile, p.cfg.UnreachableWait/4)
 	for run, r := range p.runs {
@@ -127,6 +140,7 @@ func (p *Plugin) expireUnreachableLocked(now time.Time) []scheduler.Call_Reconci
 			}
 			continue
 		}
+		unreachable = true
 		if due && (!r.ended || p.agents[r.agentID] != nil) {
 			recon = append(recon, reconcileTask(run, r.agentID))
 		}
@@ -141,11 +155,15 @@ func (p *Plugin) expireUnreachableLocked(now time.Time) []scheduler.Call_Reconci
 		}
 		live[r.agentID] = true
 	}
+	failed := false
 	for _, a := range p.agents {
 		if !a.failedAt.IsZero() && !live[a.id] {
 			p.removeAgentLocked(a)
+			continue
 		}
+		failed = failed || !a.failedAt.IsZero()
 	}
+	p.partitioned = unreachable || failed
 	if len(recon) > 0 {
 		p.lastUnreachableRecon = now
 	}

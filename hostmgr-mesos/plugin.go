@@ -21,6 +21,9 @@ const (
 	// tickInterval is how often held offers, waiting launches, heartbeats
 	// and suppression are looked at.
 	tickInterval = 100 * time.Millisecond
+	// eventBatch is the most events handled between two flushes to the
+	// sink.
+	eventBatch = 512
 	// reconcileBatch is the most tasks in one RECONCILE call.
 	reconcileBatch = 1000
 	// endedRetention is how long ended runs are remembered, so that one
@@ -35,6 +38,7 @@ type Plugin struct {
 	clock   clock.Clock
 	running atomic.Bool
 	notify  chan struct{}
+	kick    chan struct{} // wakes the dispatcher
 	workers chan struct{} // one token per call in flight
 
 	mu          sync.Mutex
@@ -46,17 +50,29 @@ type Plugin struct {
 	lastDemand  time.Time
 	lastRevive  time.Time
 	lastRecon   time.Time
+	lastSweep   time.Time // of ended runs
 	agents      map[string]*agentState
 	byHost      map[model.HostID]*agentState
 	offers      map[string]*heldOffer
 	runs        map[model.RunID]*runState
-	parked      []parkedLaunch
-	kills       []killRequest
-	queued      []hostmgr.TaskStatus
-	changed     map[*agentState]bool
-	removed     []model.HostID
+	// waiting are the launches not sent yet, by run: each is in the
+	// waiting list of the agent given here.
+	waiting map[model.RunID]*agentState
+	// ready are the agents with waiting launches and held offers, in the
+	// order they became so; acks are the acknowledgements to send, oldest
+	// first; ackTurn says which of the two the dispatcher served last.
+	ready   []*agentState
+	acks    []pendingAck
+	ackTurn bool
+	kills   []killRequest
+	queued  []hostmgr.TaskStatus
+	changed map[*agentState]bool
+	removed []model.HostID
 
-	// lastUnreachableRecon: when unreachable runs were last reconciled.
+	// partitioned: an agent failed or a run was unreachable since the
+	// last scan found neither; lastUnreachableRecon: when unreachable
+	// runs were last reconciled.
+	partitioned          bool
 	lastUnreachableRecon time.Time
 	// inFlight are launches sent that Mesos has not reported on yet.
 	inFlight map[model.RunID]*inFlight
@@ -123,7 +139,9 @@ func New(cfg Config) (*Plugin, error) {
 		log:     cfg.Logger.With("cluster", cfg.Cluster),
 		clock:   cfg.Clock,
 		notify:  make(chan struct{}, 1),
+		kick:    make(chan struct{}, 1),
 		workers: make(chan struct{}, cfg.CallWorkers),
+		waiting: map[model.RunID]*agentState{},
 		agents:  map[string]*agentState{},
 		byHost:  map[model.HostID]*agentState{},
 		offers:  map[string]*heldOffer{},
@@ -158,6 +176,9 @@ func (p *Plugin) Run(ctx context.Context, sink hostmgr.Sink) error {
 		return ErrAlreadyRunning
 	}
 	defer p.running.Store(false)
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go p.dispatch(ctx)
 	id, err := p.loadFrameworkID(ctx, sink)
 	if err != nil {
 		return nil // cancelled while loading
@@ -270,11 +291,22 @@ func (p *Plugin) session(ctx context.Context, endpoint string, sink hostmgr.Sink
 			}
 			return err
 		case ev := <-events:
-			if ev.GetType() == scheduler.Event_SUBSCRIBED {
-				served = true
-			}
-			if err := p.handle(ctx, c, ev); err != nil {
-				return err
+			// Events already read are handled before the next flush, so
+			// that statuses reach the sink in batches.
+			for n := 0; ev != nil; n++ {
+				if ev.GetType() == scheduler.Event_SUBSCRIBED {
+					served = true
+				}
+				if err := p.handle(ctx, c, ev); err != nil {
+					return err
+				}
+				ev = nil
+				if n < eventBatch {
+					select {
+					case ev = <-events:
+					default:
+					}
+				}
 			}
 		case <-p.notify:
 		case <-p.clock.After(tickInterval):

@@ -31,14 +31,11 @@ type inFlight struct {
 // status of its task arrives at all.
 const inFlightRetention = 10 * time.Minute
 
-// noteInFlight remembers the launches of an ACCEPT about to be sent.
-func (p *Plugin) noteInFlight(runs []hostmgr.Launch) {
+// noteInFlightLocked remembers the launches of an ACCEPT about to be sent.
+func (p *Plugin) noteInFlightLocked(runs []hostmgr.Launch, now time.Time) {
 	if len(runs) == 0 {
 		return
 	}
-	now := p.clock.Now()
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.inFlight == nil {
 		p.inFlight = map[model.RunID]*inFlight{}
 	}
@@ -67,14 +64,16 @@ func (p *Plugin) droppedForOffersLocked(run model.RunID, st *mesoslib.TaskStatus
 	if r == nil || r.ended {
 		return false
 	}
-	if a := p.agents[r.agentID]; a != nil {
-		a.hold(r, -1)
+	a := p.agents[r.agentID]
+	if a == nil {
+		return false
 	}
+	a.hold(r, -1)
 	p.forgetCreatedLocked(r)
 	delete(p.runs, run)
 	f.retried = true
 	p.inFlight[run] = f
-	p.parked = append(p.parked, parkedLaunch{launch: f.launch, deadline: now.Add(p.cfg.LaunchWait),
+	p.waitLocked(a, parkedLaunch{launch: f.launch, deadline: now.Add(p.cfg.LaunchWait),
 		miss: "its first offer was rescinded before the ACCEPT reached the master"})
 	p.log.Info("launch dropped on a rescinded offer; launching again with the next offer", "run", run, "agent", r.agentID)
 	return true

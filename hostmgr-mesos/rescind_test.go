@@ -44,9 +44,12 @@ func TestDroppedLaunchIsRetriedOnce(t *testing.T) {
 	l := launch("jobD-0-1", "dc1/a", 1, nil)
 	invalid := &mesoslib.TaskStatus{TaskID: mesoslib.TaskID{Value: "jobD-0-1"}, State: mesoslib.TASK_DROPPED.Enum(), Reason: mesoslib.REASON_INVALID_OFFERS.Enum()}
 	other := &mesoslib.TaskStatus{TaskID: mesoslib.TaskID{Value: "jobD-0-1"}, State: mesoslib.TASK_DROPPED.Enum(), Reason: mesoslib.REASON_CONTAINER_LAUNCH_FAILED.Enum()}
+	p.mu.Lock()
+	p.agentLocked("A", "a", nil)
+	p.mu.Unlock()
 	send := func() {
-		p.noteInFlight([]hostmgr.Launch{l})
 		p.mu.Lock()
+		p.noteInFlightLocked([]hostmgr.Launch{l}, now)
 		p.runs[l.Run] = &runState{agentID: "A", host: l.Host}
 		p.mu.Unlock()
 	}
@@ -58,7 +61,10 @@ func TestDroppedLaunchIsRetriedOnce(t *testing.T) {
 		{"retried once", []*mesoslib.TaskStatus{invalid, invalid}, []bool{true, false}},
 		{"other reasons go to the shard", []*mesoslib.TaskStatus{other}, []bool{false}},
 	} {
-		p.inFlight, p.parked = nil, nil
+		p.mu.Lock()
+		p.inFlight = nil
+		p.dropWaitingLocked(l.Run)
+		p.mu.Unlock()
 		for i, st := range tc.drops {
 			send()
 			p.mu.Lock()
@@ -68,7 +74,7 @@ func TestDroppedLaunchIsRetriedOnce(t *testing.T) {
 				t.Errorf("%s: drop %d retried=%v, want %v", tc.name, i, got, tc.want[i])
 			}
 		}
-		if n := len(p.parked); n != 1 && tc.want[0] || n != 0 && !tc.want[0] {
+		if n := len(p.waiting); n != 1 && tc.want[0] || n != 0 && !tc.want[0] {
 			t.Errorf("%s: %d launches parked", tc.name, n)
 		}
 	}

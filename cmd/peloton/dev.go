@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -41,6 +42,7 @@ type devOptions struct {
 	logFormat    string
 	insecure     bool
 	debugAddr    string
+	cpuProfile   string
 }
 
 func newDevCommand() *cobra.Command {
@@ -81,6 +83,7 @@ Host manager kinds for --hosts:
 	f.StringVar(&o.logFormat, "log-format", "text", "text or json")
 	f.BoolVar(&o.insecure, "insecure", false, "listen off loopback although dev mode has no TLS nor authentication")
 	f.StringVar(&o.debugAddr, "debug-addr", "", "serve Go profiles (net/http/pprof) on this loopback address, such as 127.0.0.1:6060")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for benchmarks)")
 	return cmd
 }
 
@@ -106,6 +109,17 @@ func runDev(parent context.Context, o devOptions) error {
 	}
 	if o.period <= 0 {
 		return errors.New("--entitlement-period: must be > 0")
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	hostPools, err := o.hostPools.config()
 	if err != nil {

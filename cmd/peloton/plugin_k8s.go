@@ -9,13 +9,13 @@ import (
 )
 
 func init() {
-	registerPluginKind("k8s", "a Kubernetes cluster; pods bound by Peloton: kubeconfig=PATH,context=NAME,namespace=NS,qps=N,burst=N,nodeGrace=D,image=IMG,keepFinished=D,ports=FROM-TO[+FROM-TO],volumeBase=DIR,storageClass=NAME",
+	registerPluginKind("k8s", "a Kubernetes cluster; pods bound by Peloton: kubeconfig=PATH,context=NAME,namespace=NS,qps=N (client-side limit; default none),burst=N,parallel=N (creates in flight; default 32),nodeGrace=D,image=IMG,keepFinished=D,ports=FROM-TO[+FROM-TO],volumeBase=DIR,storageClass=NAME",
 		func(s *pluginSpec, env pluginEnv) (hostmgr.Plugin, error) {
-			qps, err := s.floatParam("qps", k8s.DefaultQPS)
+			qps, err := s.floatParam("qps", 0)
 			if err != nil {
 				return nil, err
 			}
-			burst, err := s.intParam("burst", k8s.DefaultBurst)
+			burst, err := s.intParam("burst", 0)
 			if err != nil {
 				return nil, err
 			}
@@ -37,8 +37,8 @@ func init() {
 					return nil, fmt.Errorf("--hosts %s: %w", s.Name, err)
 				}
 			}
-			if qps <= 0 || burst <= 0 || parallel < 0 || grace <= 0 || keep <= 0 {
-				return nil, fmt.Errorf("--hosts %s: qps, burst, nodeGrace and keepFinished must be > 0, parallel >= 0", s.Name)
+			if qps < 0 || burst < 0 || parallel < 0 || grace <= 0 || keep <= 0 {
+				return nil, fmt.Errorf("--hosts %s: qps, burst and parallel must be >= 0 (qps 0: no client-side limit), nodeGrace and keepFinished > 0", s.Name)
 			}
 			return k8s.New(k8s.Config{
 				Cluster:           s.Name,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,7 @@ import (
 var (
 	benchAgents = flag.Int("mesos.agents", 10000, "emulated agents in BenchmarkMesosLaunch")
 	benchTasks  = flag.Int("mesos.tasks", 100000, "tasks launched in BenchmarkMesosLaunch")
+	benchRounds = flag.Int("mesos.rounds", 3, "rounds of BenchmarkMesosLaunch: ceiling and plugin interleaved, median ratio reported")
 )
 
 // benchMaster serves an emulator with n agents of 16 CPUs.
@@ -52,15 +54,100 @@ func benchMaster(b *testing.B, n int) (*mesostest.Master, string, func()) {
 
 const benchTaskCPU, benchTaskMem = 1.0, 256.0
 
-// noopScheduler is the emulator's ceiling: it accepts every offer at once
-// with as many tasks as fit, acknowledges every update and does nothing
-// else. It returns the time until the last task was accepted and until
-// all ran.
-func noopScheduler(b *testing.B, url string, tasks int) (accepted, running time.Duration) {
+// callQueue feeds a no-op scheduler's call workers: acknowledgements and
+// other calls in two FIFOs served in turn, as the plugin's dispatcher
+// serves them, so that the ceiling's client is no worse at ordering its
+// calls than the plugin.
+type callQueue struct {
+	mu           sync.Mutex
+	cond         *sync.Cond
+	acks, others []*scheduler.Call
+	ackTurn      bool
+	closed       bool
+}
+
+func newCallQueue() *callQueue {
+	q := &callQueue{}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+func (q *callQueue) push(c *scheduler.Call) {
+	q.mu.Lock()
+	if c.Type == scheduler.Call_ACKNOWLEDGE {
+		q.acks = append(q.acks, c)
+	} else {
+		q.others = append(q.others, c)
+	}
+	q.mu.Unlock()
+	q.cond.Signal()
+}
+
+func (q *callQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.cond.Broadcast()
+}
+
+// pop waits for a call; nil once closed.
+func (q *callQueue) pop() *scheduler.Call {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for {
+		if q.closed {
+			return nil
+		}
+		for range 2 {
+			q.ackTurn = !q.ackTurn
+			list := &q.others
+			if q.ackTurn {
+				list = &q.acks
+			}
+			if len(*list) > 0 {
+				c := (*list)[0]
+				(*list)[0] = nil
+				*list = (*list)[1:]
+				return c
+			}
+		}
+		q.cond.Wait()
+	}
+}
+
+// launchRun is one measured run: from the moment offers for every agent
+// are held, until the master took the last task (launched) and until the
+// last task was reported RUNNING.
+type launchRun struct {
+	launched, running time.Duration
+	accepts           int
+	lost              int64
+}
+
+func (r launchRun) rate(tasks int) float64 { return float64(tasks) / r.running.Seconds() }
+
+// watchLaunched returns a function that waits until the master has taken
+// n tasks and returns that moment.
+func watchLaunched(m *mesostest.Master, n int) func() time.Time {
+	done := make(chan time.Time, 1)
+	go func() {
+		for m.Stats().TasksLaunched < n {
+			time.Sleep(5 * time.Millisecond)
+		}
+		done <- time.Now()
+	}()
+	return func() time.Time { return <-done }
+}
+
+// noopScheduler is the emulator's ceiling: it waits until it holds an
+// offer of every agent, then accepts them at once with as many tasks as
+// fit, acknowledges every update and does nothing else, with as many
+// calls in flight as the plugin (workers).
+func noopScheduler(b *testing.B, m *mesostest.Master, url string, agents, tasks, workers int) launchRun {
 	codec := codecs.ByMediaType[codecs.MediaTypeProtobuf]
 	endpoint := url + mesostest.Path
 	stream := httpcli.New(httpcli.Endpoint(endpoint), httpcli.Codec(codec))
-	callc := httpcli.New(httpcli.Endpoint(endpoint), httpcli.Codec(codec), httpcli.Do(httpcli.With(httpcli.Transport(func(t *http.Transport) { t.MaxIdleConnsPerHost = 16 }))))
+	callc := httpcli.New(httpcli.Endpoint(endpoint), httpcli.Codec(codec), httpcli.Do(httpcli.With(httpcli.Transport(func(t *http.Transport) { t.MaxIdleConnsPerHost = 2 * workers }))))
 	info := &mesoslib.FrameworkInfo{User: "bench", Name: "noop", Roles: []string{"*"},
 		Capabilities: []mesoslib.FrameworkInfo_Capability{{Type: mesoslib.FrameworkInfo_Capability_MULTI_ROLE}}}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -72,28 +159,63 @@ func noopScheduler(b *testing.B, url string, tasks int) (accepted, running time.
 	defer resp.Close()
 	streamID := resp.(*httpcli.Response).Header.Get("Mesos-Stream-Id")
 	var fwID mesoslib.FrameworkID
-	work := make(chan *scheduler.Call, 4096)
+	queue := newCallQueue()
 	var wg sync.WaitGroup
-	for i := 0; i < 8; i++ {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for c := range work {
+			for c := queue.pop(); c != nil; c = queue.pop() {
 				c.FrameworkID = &fwID
-				r, err := callc.Send(client.RequestSingleton(c), client.ResponseClassAuto, httpcli.Header("Mesos-Stream-Id", streamID))
+				r, err := callc.Send(client.RequestSingleton(c), client.ResponseClassAuto, httpcli.Header("Mesos-Stream-Id", streamID), httpcli.Context(ctx))
 				if r != nil {
 					r.Close()
 				}
-				if err != nil {
+				if err != nil && ctx.Err() == nil {
 					b.Errorf("%s: %v", c.Type, err)
 				}
 			}
 		}()
 	}
-	defer func() { close(work); wg.Wait() }()
-	start := time.Now()
-	launched, nRunning := 0, 0
+	defer func() { queue.close(); wg.Wait() }()
+	launched, nRunning, accepts := 0, 0, 0
 	dur := "1h"
+	accept := func(o *mesoslib.Offer) {
+		if launched >= tasks {
+			queue.push(calls.Decline(o.ID))
+			return
+		}
+		var tis []mesoslib.TaskInfo
+		cpus, mem := 0.0, 0.0
+		for _, r := range o.Resources {
+			switch r.Name {
+			case "cpus":
+				cpus += r.Scalar.Value
+			case "mem":
+				mem += r.Scalar.Value
+			}
+		}
+		role := "*"
+		for cpus >= benchTaskCPU && mem >= benchTaskMem && launched < tasks {
+			id := "noop-" + strconv.Itoa(launched)
+			sh := false
+			cmd := "true"
+			tis = append(tis, mesoslib.TaskInfo{Name: id, TaskID: mesoslib.TaskID{Value: id}, AgentID: o.AgentID,
+				Resources: resources(role, benchTaskCPU, benchTaskMem),
+				Command: &mesoslib.CommandInfo{Value: &cmd, Shell: &sh, Environment: &mesoslib.Environment{
+					Variables: []mesoslib.Environment_Variable{{Name: mesostest.EnvDuration, Value: &dur}}}}})
+			cpus, mem = cpus-benchTaskCPU, mem-benchTaskMem
+			launched++
+		}
+		accepts++
+		queue.push(calls.Accept(calls.OfferOperations{calls.OpLaunch(tis...)}.WithOffers(o.ID)).With(calls.RefuseSeconds(0)))
+	}
+	// Hold offers until every agent has offered, as the plugin does before
+	// its clock starts.
+	var held []mesoslib.Offer
+	seen := map[string]bool{}
+	var start time.Time
+	var waitLaunched func() time.Time
 	for nRunning < tasks {
 		var ev scheduler.Event
 		if err := resp.Decode(&ev); err != nil {
@@ -103,37 +225,24 @@ func noopScheduler(b *testing.B, url string, tasks int) (accepted, running time.
 		case scheduler.Event_SUBSCRIBED:
 			fwID = *ev.Subscribed.FrameworkID
 		case scheduler.Event_OFFERS:
-			for _, o := range ev.Offers.Offers {
-				if launched >= tasks {
-					work <- calls.Decline(o.ID)
+			if start.IsZero() {
+				for _, o := range ev.Offers.Offers {
+					held = append(held, o)
+					seen[o.AgentID.Value] = true
+				}
+				if len(seen) < agents {
 					continue
 				}
-				var tis []mesoslib.TaskInfo
-				cpus, mem := 0.0, 0.0
-				for _, r := range o.Resources {
-					switch r.Name {
-					case "cpus":
-						cpus += r.Scalar.Value
-					case "mem":
-						mem += r.Scalar.Value
-					}
+				waitLaunched = watchLaunched(m, tasks)
+				start = time.Now()
+				for i := range held {
+					accept(&held[i])
 				}
-				role := "*"
-				for cpus >= benchTaskCPU && mem >= benchTaskMem && launched < tasks {
-					id := "noop-" + strconv.Itoa(launched)
-					sh := false
-					cmd := "true"
-					tis = append(tis, mesoslib.TaskInfo{Name: id, TaskID: mesoslib.TaskID{Value: id}, AgentID: o.AgentID,
-						Resources: resources(role, benchTaskCPU, benchTaskMem),
-						Command: &mesoslib.CommandInfo{Value: &cmd, Shell: &sh, Environment: &mesoslib.Environment{
-							Variables: []mesoslib.Environment_Variable{{Name: mesostest.EnvDuration, Value: &dur}}}}})
-					cpus, mem = cpus-benchTaskCPU, mem-benchTaskMem
-					launched++
-				}
-				work <- calls.Accept(calls.OfferOperations{calls.OpLaunch(tis...)}.WithOffers(o.ID)).With(calls.RefuseSeconds(0))
-				if launched == tasks && accepted == 0 {
-					accepted = time.Since(start)
-				}
+				held = nil
+				continue
+			}
+			for i := range ev.Offers.Offers {
+				accept(&ev.Offers.Offers[i])
 			}
 		case scheduler.Event_UPDATE:
 			st := ev.Update.Status
@@ -141,11 +250,12 @@ func noopScheduler(b *testing.B, url string, tasks int) (accepted, running time.
 				nRunning++
 			}
 			if len(st.UUID) > 0 {
-				work <- calls.Acknowledge(st.AgentID.Value, st.TaskID.Value, st.UUID)
+				queue.push(calls.Acknowledge(st.AgentID.Value, st.TaskID.Value, st.UUID))
 			}
 		}
 	}
-	return accepted, time.Since(start)
+	running := time.Since(start)
+	return launchRun{launched: waitLaunched().Sub(start), running: running, accepts: accepts}
 }
 
 func resources(role string, cpu, mem float64) []mesoslib.Resource {
@@ -186,12 +296,13 @@ func (s *countingSink) TaskStatuses(sts []hostmgr.TaskStatus) {
 	}
 }
 
-// pluginRun launches the tasks through the Mesos plugin the way the job
-// manager does (Launch calls of 1,000 placed runs, one after another) and
-// returns the time until Launch returned for the last batch and until all
-// ran.
-func pluginRun(b *testing.B, url string, agents, tasks int) (accepted, running time.Duration, lost int64) {
-	p, err := mesos.New(mesos.Config{Cluster: "dc1", Masters: []string{url}, OfferHold: time.Hour, LaunchWait: time.Minute, CallWorkers: 8})
+// pluginRun launches the tasks through the Mesos plugin at its default
+// configuration, the way the job manager does: Launch calls of 1,000
+// placed runs, one after another, spread over all agents (every agent gets
+// one run of each tenth call). The clock starts once every agent is a
+// host, that is once the plugin holds an offer of each.
+func pluginRun(b *testing.B, m *mesostest.Master, url string, agents, tasks int) launchRun {
+	p, err := mesos.New(mesos.Config{Cluster: "dc1", Masters: []string{url}, OfferHold: time.Hour, LaunchWait: time.Minute})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -207,6 +318,8 @@ func pluginRun(b *testing.B, url string, agents, tasks int) (accepted, running t
 		time.Sleep(10 * time.Millisecond)
 	}
 	spec := &model.TaskSpec{Command: "true", Env: map[string]string{mesostest.EnvDuration: "1h"}, Resources: model.ResourcesFromDecimal(benchTaskCPU, benchTaskMem, 0, 0)}
+	before := m.Stats().Calls["ACCEPT"]
+	waitLaunched := watchLaunched(m, tasks)
 	start := time.Now()
 	const batch = 1000
 	for i := 0; i < tasks; i += batch {
@@ -219,39 +332,75 @@ func pluginRun(b *testing.B, url string, agents, tasks int) (accepted, running t
 			b.Fatal(err)
 		}
 	}
-	accepted = time.Since(start)
 	select {
 	case <-sink.done:
 	case <-time.After(5 * time.Minute):
 		b.Fatalf("%d of %d running after 5 minutes (%d lost)", sink.running.Load(), tasks, sink.lost.Load())
 	}
-	return accepted, time.Since(start), sink.lost.Load()
+	running := time.Since(start)
+	return launchRun{launched: waitLaunched().Sub(start), running: running, accepts: m.Stats().Calls["ACCEPT"] - before, lost: sink.lost.Load()}
 }
 
 // BenchmarkMesosLaunch launches -mesos.tasks tasks on -mesos.agents
-// emulated agents, first with a no-op scheduler (the emulator's ceiling),
-// then through the Mesos plugin, and prints launch rates, time to all
-// RUNNING and the plugin's ratio to the ceiling. Not run in CI:
+// emulated agents with a no-op scheduler (the emulator's ceiling) and
+// through the Mesos plugin, each on a fresh emulator, interleaved for
+// -mesos.rounds rounds (the order alternates), and prints every round and
+// the median of the plugin's ratio to the ceiling, with the absolute
+// rates beside it. Not run in CI:
 //
-//	go test -run '^$' -bench MesosLaunch -benchtime 1x ./tests/mesos
+//	go test -run '^$' -bench MesosLaunch -benchtime 1x -timeout 30m ./tests/mesos
 func BenchmarkMesosLaunch(b *testing.B) {
-	agents, tasks := *benchAgents, *benchTasks
+	agents, tasks, rounds := *benchAgents, *benchTasks, max(*benchRounds, 1)
+	workers := mesos.DefaultCallWorkers
 	for i := 0; i < b.N; i++ {
-		_, url, stop := benchMaster(b, agents)
-		noopAccepted, noopRunning := noopScheduler(b, url, tasks)
-		stop()
-		m, url2, stop2 := benchMaster(b, agents)
-		accepted, running, lost := pluginRun(b, url2, agents, tasks)
-		st := m.Stats()
-		stop2()
-		noopRate := float64(tasks) / noopRunning.Seconds()
-		rate := float64(tasks) / running.Seconds()
-		fmt.Printf("mesos launch: %d agents, %d tasks\n", agents, tasks)
-		fmt.Printf("  no-op scheduler (emulator ceiling): all accepted %v, all RUNNING %v, %.0f tasks/s\n", noopAccepted.Round(time.Millisecond), noopRunning.Round(time.Millisecond), noopRate)
-		fmt.Printf("  mesos plugin:                       all accepted %v, all RUNNING %v, %.0f tasks/s (%d lost, %d ACCEPT calls, %d acks)\n", accepted.Round(time.Millisecond), running.Round(time.Millisecond), rate, lost, st.Calls["ACCEPT"], st.Acks)
-		fmt.Printf("  plugin / ceiling: %.2f\n", rate/noopRate)
-		b.ReportMetric(rate, "tasks/s")
-		b.ReportMetric(noopRate, "ceiling-tasks/s")
-		b.ReportMetric(rate/noopRate, "ratio")
+		fmt.Printf("mesos launch: %d agents, %d tasks, %d rounds (ceiling and plugin interleaved, fresh emulator each), %d calls in flight each\n", agents, tasks, rounds, workers)
+		var ceilRates, rates, launchRates, ratios []float64
+		for r := 0; r < rounds; r++ {
+			var ceil, plug launchRun
+			runCeiling := func() {
+				m, url, stop := benchMaster(b, agents)
+				ceil = noopScheduler(b, m, url, agents, tasks, workers)
+				stop()
+			}
+			runPlugin := func() {
+				m, url, stop := benchMaster(b, agents)
+				plug = pluginRun(b, m, url, agents, tasks)
+				stop()
+			}
+			if r%2 == 0 {
+				runCeiling()
+				runPlugin()
+			} else {
+				runPlugin()
+				runCeiling()
+			}
+			if plug.lost > 0 {
+				b.Errorf("round %d: %d runs lost", r+1, plug.lost)
+			}
+			ceilRates = append(ceilRates, ceil.rate(tasks))
+			rates = append(rates, plug.rate(tasks))
+			launchRates = append(launchRates, float64(tasks)/plug.launched.Seconds())
+			ratios = append(ratios, plug.rate(tasks)/ceil.rate(tasks))
+			fmt.Printf("  round %d: no-op ceiling %6.0f tasks/s (all launched %6.2fs, all RUNNING %6.2fs, %d ACCEPTs) | plugin %6.0f tasks/s (all launched %6.2fs, all RUNNING %6.2fs, %d ACCEPTs) | ratio %.2f\n",
+				r+1, ceil.rate(tasks), ceil.launched.Seconds(), ceil.running.Seconds(), ceil.accepts,
+				plug.rate(tasks), plug.launched.Seconds(), plug.running.Seconds(), plug.accepts, ratios[r])
+		}
+		ratio := median(ratios)
+		fmt.Printf("  median: no-op ceiling %.0f tasks/s, plugin %.0f tasks/s launched to RUNNING; plugin / ceiling %.2f (rounds %.2f-%.2f)\n",
+			median(ceilRates), median(rates), ratio, slices.Min(ratios), slices.Max(ratios))
+		fmt.Printf("  plugin launches taken by the master: %.0f/s (median; Peloton's goal: 1,000 launches/s)\n", median(launchRates))
+		b.ReportMetric(median(rates), "tasks/s")
+		b.ReportMetric(median(ceilRates), "ceiling-tasks/s")
+		b.ReportMetric(median(launchRates), "launches/s")
+		b.ReportMetric(ratio, "ratio")
 	}
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
