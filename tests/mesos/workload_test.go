@@ -122,6 +122,15 @@ func TestGPUJobNeedsTheGPUCapability(t *testing.T) {
 		"resources":{"cpu":1,"memMb":256,"gpu":1}}}`
 	// Without the capability no host the region knows has a GPU: a GPU
 	// job is refused at once, saying so, rather than pending forever.
+	waitFor(t, 30*time.Second, "the CPU agent known to the region", func() bool {
+		resp, err := http.Get("http://" + s.addr + "/v1/hosts")
+		if err != nil {
+			return false
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == 200 && strings.Contains(string(body), "cpu-0")
+	})
 	resp, err := http.Post("http://"+s.addr+"/v1/jobs", "application/json", strings.NewReader(train))
 	if err != nil {
 		t.Fatal(err)
