@@ -327,8 +327,23 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	close(e.ready0)
 	defer wg.Wait()
+	var outage storeOutage
 	for {
-		e.step(ctx)
+		if outage.down() {
+			if ok, lasted := outage.probe(ctx, e.cfg.Store, e.cfg.Clock.Now); ok {
+				e.log.Info("the store answers again: scheduling resumes", "outage", lasted.Round(time.Millisecond))
+			} else {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-e.cfg.Clock.After(outage.wait()):
+				}
+				continue
+			}
+		}
+		if err := e.step(ctx); outage.failed(err, e.cfg.Clock.Now()) {
+			e.log.Warn("the store does not answer: scheduling waits for it", "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			return nil

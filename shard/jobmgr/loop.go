@@ -15,8 +15,9 @@ import (
 
 // step is one pass of the goal-state loop: apply what plugins reported,
 // converge every job towards its goal, admit, place and launch, persist
-// everything that changed, then carry out launches and kills.
-func (e *Engine) step(ctx context.Context) {
+// everything that changed, then carry out launches and kills. It returns
+// the error of a write that failed: the pass is persisted by a later one.
+func (e *Engine) step(ctx context.Context) error {
 	e.inboxMu.Lock()
 	statuses, removed := e.inbox, e.removed
 	e.inbox, e.removed = nil, nil
@@ -51,7 +52,7 @@ func (e *Engine) step(ctx context.Context) {
 	if err := e.persist(ctx, jobs); err != nil {
 		e.mu.Unlock()
 		e.log.Error("persisting state failed; will retry", "err", err)
-		return
+		return err
 	}
 	// Finished jobs leave memory: the store has their tasks.
 	for _, je := range jobs {
@@ -77,6 +78,7 @@ func (e *Engine) step(ctx context.Context) {
 
 	e.emit(evs)
 	e.carryOut(ctx, effects)
+	return nil
 }
 
 func (e *Engine) newTask(j *model.Job, instance uint32) *model.TaskRuntime {
