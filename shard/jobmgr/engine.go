@@ -41,7 +41,8 @@ type Config struct {
 	// doubles per failure up to MaxRetryBackoff.
 	RetryBackoff    time.Duration
 	MaxRetryBackoff time.Duration
-	// CreateBatch bounds how many task records one pass creates.
+	// CreateBatch bounds how many task records one pass creates, over
+	// every job.
 	CreateBatch int
 	// LaunchGrace is how long a placed task waits for its host to be
 	// reported before it goes back to the queue.
@@ -182,6 +183,8 @@ type Engine struct {
 	effects    []effect
 	placedAt   map[model.TaskID]time.Time
 	passes     uint64
+	// createBudget is how many task records the pass may still create.
+	createBudget int
 	// lastDrain is when the drain step last ran.
 	lastDrain time.Time
 	// afterStep, when set (by tests), runs at the end of every pass with

@@ -25,6 +25,7 @@ func (e *Engine) step(ctx context.Context) error {
 
 	e.lock()
 	now := e.cfg.Clock.Now()
+	e.createBudget = e.cfg.CreateBatch
 	e.applyRemovedHosts(removed, now)
 	e.applyStatuses(statuses, now)
 	e.visitDaemons()
@@ -71,6 +72,9 @@ func (e *Engine) step(ctx context.Context) error {
 	}
 	evs, effects := e.pendingEvs, e.effects
 	e.pendingEvs, e.effects = nil, nil
+	if e.createBudget <= 0 {
+		e.wake() // tasks are left to create: the next pass comes at once
+	}
 	if e.afterStep != nil {
 		e.afterStep()
 	}
@@ -299,9 +303,13 @@ func (e *Engine) converge(je *jobEntry, now time.Time) {
 		e.killJob(je, now)
 		return
 	}
-	// Create task records in batches so huge jobs do not stall the loop.
-	if created := j.Status.TasksCreated; created < j.Spec.Instances {
-		n := min(j.Spec.Instances-created, uint32(e.cfg.CreateBatch))
+	// Create task records in batches so huge jobs do not stall the loop,
+	// and so that what one pass writes and keeps in flight (the records,
+	// their events, the store's transaction) stays bounded however many
+	// jobs arrive at once: the oldest jobs' tasks are made first.
+	if created := j.Status.TasksCreated; created < j.Spec.Instances && e.createBudget > 0 {
+		n := min(j.Spec.Instances-created, uint32(e.createBudget))
+		e.createBudget -= int(n)
 		for i := created; i < created+n; i++ {
 			t := e.newTask(j, i)
 			je.reuseRemoved(t)

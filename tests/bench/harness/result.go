@@ -124,7 +124,7 @@ func Table(out io.Writer, rs []Result) error {
 	for i := range rs {
 		width = max(width, len(rs[i].Scenario))
 	}
-	fmt.Fprintf(tw, "%-*s\thosts\ttasks\tcore dec/s\tnaive dec/s\tx naive\te2e placed/s\tstore ceil/s\tx ceil\tp50\tp99\tB/pending heap\trss\t\tnote\n", width, "scenario")
+	fmt.Fprintf(tw, "%-*s\thosts\ttasks\tcore dec/s\tnaive dec/s\tx naive\te2e placed/s\tstore ceil/s\tx ceil\tp50\tp99\tB/pending heap\trss\tpeak rss\t\tnote\n", width, "scenario")
 	for i := range rs {
 		r := &rs[i]
 		c := &r.Core
@@ -136,9 +136,9 @@ func Table(out io.Writer, rs []Result) error {
 			row = append(row, "-", "-", "-", "-", "-")
 		}
 		if m := r.Memory; m != nil && m.Err == "" && m.Pending > 0 {
-			row = append(row, fmt.Sprintf("%.0f", m.HeapBytesPerTask), fmt.Sprintf("%.0f", m.RSSBytesPerTask))
+			row = append(row, fmt.Sprintf("%.0f", m.HeapBytesPerTask), fmt.Sprintf("%.0f", m.RSSBytesPerTask), fmt.Sprintf("%.0f", m.PeakRSSBytesPerTask))
 		} else {
-			row = append(row, "-", "-")
+			row = append(row, "-", "-", "-")
 		}
 		row = append(row, "", r.Notes())
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
