@@ -60,6 +60,17 @@ func (s *pausedStore) CreateJob(ctx context.Context, j *model.Job) error {
 	return s.Store.CreateJob(ctx, j)
 }
 
+func (s *pausedStore) CreateJobs(ctx context.Context, js []*model.Job) []error {
+	if err := s.wait(ctx); err != nil {
+		errs := make([]error, len(js))
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	return s.Store.CreateJobs(ctx, js)
+}
+
 func (s *pausedStore) GetValue(ctx context.Context, key string) ([]byte, error) {
 	if err := s.wait(ctx); err != nil {
 		return nil, err
