@@ -69,8 +69,10 @@ func (p *Plugin) subscribe(ctx context.Context, endpoint string, call *scheduler
 			resp.Close()
 			return nil, fmt.Errorf("%w: %s: no Mesos-Stream-Id header", ErrSubscribe, endpoint)
 		}
+		// Every call carries its own deadline (call); a client timeout on
+		// top would add a timer and a goroutine to each of them.
 		calls := httpcli.New(httpcli.Endpoint(endpoint), httpcli.Codec(p.codec()),
-			httpcli.Do(httpcli.With(httpcli.Timeout(p.cfg.CallTimeout), httpcli.Transport(func(t *http.Transport) {
+			httpcli.Do(httpcli.With(httpcli.Transport(func(t *http.Transport) {
 				t.MaxIdleConnsPerHost = 2 * p.cfg.CallWorkers
 				t.ResponseHeaderTimeout = p.cfg.CallTimeout
 			}))))

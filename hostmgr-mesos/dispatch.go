@@ -2,6 +2,7 @@ package mesos
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/mesos/mesos-go/api/v1/lib/scheduler/calls"
@@ -9,9 +10,9 @@ import (
 )
 
 // The dispatcher sends the calls that follow from launches and status
-// updates: ACCEPTs of agents with waiting launches and ACKNOWLEDGEs. It
-// takes a call worker first and only then decides what to send, so an
-// ACCEPT is carved from the agent's offers when it can go out, and
+// updates: ACCEPTs of agents with waiting launches and ACKNOWLEDGEs, on
+// CallWorkers workers. A worker decides what to send only once it is
+// free, so an ACCEPT is carved from the agent's offers when it can go out, and
 // carries every launch that waits on the agent by then: under load,
 // launches group per agent by themselves, and an idle plugin sends at
 // once. ACKNOWLEDGEs and ACCEPTs take turns, so that status updates keep
@@ -28,40 +29,55 @@ type pendingAck struct {
 	uuid    []byte
 }
 
-// kickDispatch wakes the dispatcher.
+// kickDispatch wakes a call worker.
 func (p *Plugin) kickDispatch() {
-	select {
-	case p.kick <- struct{}{}:
-	default:
-	}
+	p.work.Signal()
 }
 
-// dispatch sends queued ACCEPTs and acknowledgements until ctx ends.
+// dispatch runs CallWorkers workers that send queued ACCEPTs and
+// acknowledgements until ctx ends.
 func (p *Plugin) dispatch(ctx context.Context) {
+	p.mu.Lock()
+	p.workGen++
+	gen := p.workGen
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for range p.cfg.CallWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.callWorker(ctx, gen)
+		}()
+	}
+	<-ctx.Done()
+	p.mu.Lock()
+	if p.workGen == gen {
+		p.workGen++
+	}
+	p.mu.Unlock()
+	p.work.Broadcast()
+	wg.Wait()
+}
+
+// callWorker takes the next call when it is free to send it, and wakes
+// another worker for what may be left, until its generation of workers
+// is over.
+func (p *Plugin) callWorker(ctx context.Context, gen int) {
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-p.kick:
-		}
-		for {
-			select {
-			case p.workers <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			p.mu.Lock()
-			send := p.nextCallLocked(ctx, p.clock.Now())
-			p.mu.Unlock()
-			if send == nil {
-				<-p.workers
+		p.mu.Lock()
+		var send func()
+		for p.workGen == gen {
+			if send = p.nextCallLocked(ctx, p.clock.Now()); send != nil {
 				break
 			}
-			go func() {
-				defer func() { <-p.workers }()
-				send()
-			}()
+			p.work.Wait()
 		}
+		p.mu.Unlock()
+		if send == nil {
+			return
+		}
+		p.work.Signal()
+		send()
 	}
 }
 

@@ -134,10 +134,17 @@ func (p *Plugin) matchLocked(a *agentState, launches []parkedLaunch, now time.Ti
 	var rest []parkedLaunch
 	for i := range launches {
 		l := &launches[i].launch
-		saved := pl.clone()
+		// Scalars are taken all or nothing; ports and volumes one by one,
+		// so a launch with either may leave the pool half carved.
+		var saved *pool
+		if len(l.Ports) > 0 || len(l.Volumes) > 0 {
+			saved = pl.clone()
+		}
 		c, miss := p.carveLocked(a, pl, l)
 		if miss != "" {
-			*pl = *saved
+			if saved != nil {
+				*pl = *saved
+			}
 			w := launches[i]
 			w.miss = miss
 			rest = append(rest, w)

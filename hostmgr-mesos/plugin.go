@@ -38,7 +38,6 @@ type Plugin struct {
 	clock   clock.Clock
 	running atomic.Bool
 	notify  chan struct{}
-	kick    chan struct{} // wakes the dispatcher
 	workers chan struct{} // one token per call in flight
 
 	mu          sync.Mutex
@@ -64,6 +63,10 @@ type Plugin struct {
 	ready   []*agentState
 	acks    []pendingAck
 	ackTurn bool
+	// work wakes call workers (on mu); workGen is the generation of
+	// workers that may run (one per Run).
+	work    *sync.Cond
+	workGen int
 	kills   []killRequest
 	queued  []hostmgr.TaskStatus
 	changed map[*agentState]bool
@@ -134,12 +137,11 @@ func New(cfg Config) (*Plugin, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Plugin{
+	p := &Plugin{
 		cfg:     cfg,
 		log:     cfg.Logger.With("cluster", cfg.Cluster),
 		clock:   cfg.Clock,
 		notify:  make(chan struct{}, 1),
-		kick:    make(chan struct{}, 1),
 		workers: make(chan struct{}, cfg.CallWorkers),
 		waiting: map[model.RunID]*agentState{},
 		agents:  map[string]*agentState{},
@@ -147,7 +149,9 @@ func New(cfg Config) (*Plugin, error) {
 		offers:  map[string]*heldOffer{},
 		runs:    map[model.RunID]*runState{},
 		changed: map[*agentState]bool{},
-	}, nil
+	}
+	p.work = sync.NewCond(&p.mu)
+	return p, nil
 }
 
 // Cluster implements hostmgr.Plugin.

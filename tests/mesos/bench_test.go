@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,6 +30,7 @@ var (
 	benchAgents = flag.Int("mesos.agents", 10000, "emulated agents in BenchmarkMesosLaunch")
 	benchTasks  = flag.Int("mesos.tasks", 100000, "tasks launched in BenchmarkMesosLaunch")
 	benchRounds = flag.Int("mesos.rounds", 3, "rounds of BenchmarkMesosLaunch: ceiling and plugin interleaved, median ratio reported")
+	benchOnly   = flag.String("mesos.only", "", "run only the ceiling or only the plugin in BenchmarkMesosLaunch (to profile one side)")
 )
 
 // benchMaster serves an emulator with n agents of 16 CPUs.
@@ -140,9 +142,10 @@ func watchLaunched(m *mesostest.Master, n int) func() time.Time {
 }
 
 // noopScheduler is the emulator's ceiling: it waits until it holds an
-// offer of every agent, then accepts them at once with as many tasks as
-// fit, acknowledges every update and does nothing else, with as many
-// calls in flight as the plugin (workers).
+// offer of every agent, then accepts each at once with the tasks the
+// plugin's runs are placed there (task j on agent j mod agents: the same
+// tasks on the same agents), acknowledges every update and does nothing
+// else, with as many calls in flight as the plugin (workers).
 func noopScheduler(b *testing.B, m *mesostest.Master, url string, agents, tasks, workers int) launchRun {
 	codec := codecs.ByMediaType[codecs.MediaTypeProtobuf]
 	endpoint := url + mesostest.Path
@@ -179,9 +182,14 @@ func noopScheduler(b *testing.B, m *mesostest.Master, url string, agents, tasks,
 	}
 	defer func() { queue.close(); wg.Wait() }()
 	launched, nRunning, accepts := 0, 0, 0
+	next := make([]int, agents) // the next task of each agent
+	for i := range next {
+		next[i] = i
+	}
 	dur := "1h"
 	accept := func(o *mesoslib.Offer) {
-		if launched >= tasks {
+		a, err := strconv.Atoi(strings.TrimPrefix(o.AgentID.Value, "S"))
+		if err != nil || a >= agents || next[a] >= tasks {
 			queue.push(calls.Decline(o.ID))
 			return
 		}
@@ -196,8 +204,9 @@ func noopScheduler(b *testing.B, m *mesostest.Master, url string, agents, tasks,
 			}
 		}
 		role := "*"
-		for cpus >= benchTaskCPU && mem >= benchTaskMem && launched < tasks {
-			id := "noop-" + strconv.Itoa(launched)
+		for cpus >= benchTaskCPU && mem >= benchTaskMem && next[a] < tasks {
+			id := "noop-" + strconv.Itoa(next[a])
+			next[a] += agents
 			sh := false
 			cmd := "true"
 			tis = append(tis, mesoslib.TaskInfo{Name: id, TaskID: mesoslib.TaskID{Value: id}, AgentID: o.AgentID,
@@ -216,10 +225,27 @@ func noopScheduler(b *testing.B, m *mesostest.Master, url string, agents, tasks,
 	seen := map[string]bool{}
 	var start time.Time
 	var waitLaunched func() time.Time
+	// Events are decoded on a goroutine of their own, as the plugin
+	// decodes them, so that decoding overlaps handling.
+	events := make(chan *scheduler.Event, 1024)
+	go func() {
+		defer close(events)
+		for {
+			ev := &scheduler.Event{}
+			if err := resp.Decode(ev); err != nil {
+				return // the loop below fails if it still waits for events
+			}
+			select {
+			case events <- ev:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 	for nRunning < tasks {
-		var ev scheduler.Event
-		if err := resp.Decode(&ev); err != nil {
-			b.Fatal(err)
+		ev, ok := <-events
+		if !ok {
+			b.Fatal("event stream ended")
 		}
 		switch ev.Type {
 		case scheduler.Event_SUBSCRIBED:
@@ -358,11 +384,19 @@ func BenchmarkMesosLaunch(b *testing.B) {
 		for r := 0; r < rounds; r++ {
 			var ceil, plug launchRun
 			runCeiling := func() {
+				if *benchOnly == "plugin" {
+					ceil.running = time.Second
+					return
+				}
 				m, url, stop := benchMaster(b, agents)
 				ceil = noopScheduler(b, m, url, agents, tasks, workers)
 				stop()
 			}
 			runPlugin := func() {
+				if *benchOnly == "ceiling" {
+					plug.running = time.Second
+					return
+				}
 				m, url, stop := benchMaster(b, agents)
 				plug = pluginRun(b, m, url, agents, tasks)
 				stop()
