@@ -59,21 +59,13 @@ func poolsFrom(ps []*pb.Pool) []model.Pool {
 	return out
 }
 
-// collectStates asks every region for its capacity, hosts and pools; a
-// region that does not answer is seen as suspect.
+// collect asks every region for its capacity, hosts and pools.
 func (r *Router) collectStates(ctx context.Context) ([]policy.RegionState, []model.Pool) {
-	states, pools, _ := r.collect(ctx)
-	return states, pools
-}
-
-// collect is collectStates with the errors of the regions that did not
-// answer (none when the states came from the cache).
-func (r *Router) collect(ctx context.Context) ([]policy.RegionState, []model.Pool, map[string]error) {
 	s := r.states
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if time.Since(s.at) < s.refresh && s.states != nil {
-		return s.states, s.pools, nil
+		return s.states, s.pools
 	}
 	type regionView struct {
 		regions *pb.ListRegionsResponse
@@ -92,7 +84,7 @@ func (r *Router) collect(ctx context.Context) ([]policy.RegionState, []model.Poo
 		v.pools, err = pools.ListPools(ctx, &pb.ListPoolsRequest{})
 		return v, err
 	}
-	views, errs := fanOut(r, ctx, func(ctx context.Context) (regionView, error) {
+	views, _ := fanOut(r, ctx, func(ctx context.Context) (regionView, error) {
 		var v regionView
 		var err error
 		if v.regions, err = pb.NewRegionServiceClient(r.local()).ListRegions(ctx, &pb.ListRegionsRequest{}); err != nil {
@@ -151,7 +143,7 @@ func (r *Router) collect(ctx context.Context) ([]policy.RegionState, []model.Poo
 		pools = poolsFrom(v.pools.GetPools())
 	}
 	s.states, s.pools, s.at = states, pools, time.Now()
-	return states, pools, errs
+	return states, pools
 }
 
 // PolicyChooser routes jobs that name no region with the routing policy:
