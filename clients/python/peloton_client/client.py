@@ -92,6 +92,15 @@ class Client:
         return self.jobs.CreateJob(svc.CreateJobRequest(spec=self._job_spec(spec)), timeout=self.timeout).job
 
     @_api
+    def create_jobs(self, specs, request_id=""):
+        """Creates many jobs in one call (CreateJobs); each spec is accepted
+        or refused on its own. Returns one CreateJobsResult per spec, in
+        order: job_id when accepted, code and message when refused. A retry
+        with the same `request_id` creates nothing new."""
+        req = svc.CreateJobsRequest(request_id=request_id, jobs=[self._job_spec(s) for s in specs])
+        return list(self.jobs.CreateJobs(req, timeout=self.timeout).results)
+
+    @_api
     def get_job(self, job_id):
         return self.jobs.GetJob(svc.GetJobRequest(id=job_id), timeout=self.timeout).job
 

@@ -113,3 +113,17 @@ def test_scale_a_service_up_and_down(client):
         t.state != types.TASK_STATE_RUNNING for t in ts if t.instance > 0))
     client.stop_job(job.id)
     client.wait_job(job.id, timeout=60)
+
+
+def test_create_jobs_each_on_its_own_and_idempotent(client):
+    good = batch("py-batch-ok", "exit 0")
+    bad = batch("py-batch-bad", "exit 0")
+    bad["task"]["resources"]["cpu"] = -1
+    results = client.create_jobs([good, bad], request_id="py-batch-1")
+    assert len(results) == 2
+    assert results[0].job_id and results[0].code == 0
+    assert not results[1].job_id and results[1].code == 3
+    assert "jobs[1]" in results[1].message
+    again = client.create_jobs([good, bad], request_id="py-batch-1")
+    assert again[0].job_id == results[0].job_id
+    client.wait_job(results[0].job_id, timeout=60)
