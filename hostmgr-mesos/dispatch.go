@@ -10,15 +10,15 @@ import (
 )
 
 // The dispatcher sends the calls that follow from launches and status
-// updates: ACCEPTs of agents with waiting launches and ACKNOWLEDGEs, on
-// CallWorkers workers. A worker decides what to send only once it is
-// free, so an ACCEPT is carved from the agent's offers when it can go out, and
-// carries every launch that waits on the agent by then: under load,
-// launches group per agent by themselves, and an idle plugin sends at
-// once. ACKNOWLEDGEs and ACCEPTs take turns, so that status updates keep
-// flowing while a big launch goes out and the other way round. The event
-// loop only queues acknowledgements, so a slow master never holds up the
-// reading of its event stream.
+// updates, ACCEPTs of agents with waiting launches and ACKNOWLEDGEs, on
+// CallWorkers long-lived workers. A worker decides what to send only once
+// it is free, so an ACCEPT is carved from the agent's offers when it can
+// go out and carries every launch that waits on the agent by then: under
+// load, launches group per agent by themselves, and an idle plugin sends
+// at once. ACKNOWLEDGEs and ACCEPTs take turns, so that status updates
+// keep flowing while a big launch goes out and the other way round. The
+// event loop only queues acknowledgements, so a slow master never holds
+// up the reading of its event stream.
 
 // pendingAck is an acknowledgement to send on the subscription that
 // received its update.

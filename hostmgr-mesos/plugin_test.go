@@ -3,6 +3,7 @@ package mesos
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -276,5 +277,62 @@ func TestSuppressWhenIdleReviveOnLaunch(t *testing.T) {
 	waitState(t, rp.sink, "jobS-0-1", model.TaskSucceeded)
 	if c.m.Stats().Calls["REVIVE"] == 0 {
 		t.Error("no REVIVE sent")
+	}
+}
+
+// Launches of several Launch calls bound for one agent wait together while
+// the agent's offer is out, and go in one ACCEPT when it is offered again.
+func TestLaunchesOfSeveralCallsShareOneAccept(t *testing.T) {
+	// Time passes only when the test ticks the master.
+	c := newCluster(t, mesostest.Config{AllocationInterval: time.Hour, HeartbeatInterval: time.Hour}, agents(2, 8, 8192)...)
+	rp := startPlugin(t, Config{Masters: []string{c.srv.URL}, OfferHold: time.Hour})
+	waitFor(t, "subscription", func() bool {
+		ids := c.m.FrameworkIDs()
+		return len(ids) == 1 && c.m.Subscribed(ids[0])
+	})
+	c.m.Tick()
+	waitFor(t, "hosts", func() bool { return rp.sink.hostCount() == 2 })
+	heldOn := func(agent string) int {
+		rp.p.mu.Lock()
+		defer rp.p.mu.Unlock()
+		return len(rp.p.agents[agent].offers)
+	}
+	if n := c.m.RescindOffers("S0"); n != 1 {
+		t.Fatalf("%d offers of S0 rescinded", n)
+	}
+	waitFor(t, "S0's offer dropped", func() bool { return heldOn("S0") == 0 })
+	before := c.m.Stats().Calls["ACCEPT"]
+	for i := range 3 {
+		if err := rp.p.Launch(context.Background(), []hostmgr.Launch{launch(fmt.Sprintf("jobG-%d-1", i), "dc1/agent-0", 1, nil)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rp.p.mu.Lock()
+	waiting := len(rp.p.waiting)
+	rp.p.mu.Unlock()
+	if waiting != 3 || c.m.Stats().Calls["ACCEPT"] != before {
+		t.Fatalf("before the re-offer: %d launches waiting, %d ACCEPTs sent", waiting, c.m.Stats().Calls["ACCEPT"]-before)
+	}
+	c.m.Tick() // offers S0 again
+	waitFor(t, "three tasks launched", func() bool { return c.m.Stats().TasksLaunched == 3 })
+	if n := c.m.Stats().Calls["ACCEPT"] - before; n != 1 {
+		t.Errorf("%d ACCEPTs for three launches on one agent, want 1", n)
+	}
+}
+
+// A launch waiting on an agent that fails is reported LOST at once.
+func TestWaitingLaunchOnFailedAgentIsLost(t *testing.T) {
+	c := newCluster(t, mesostest.Config{}, agents(1, 2, 4096)...)
+	rp := startPlugin(t, Config{Masters: []string{c.srv.URL}, LaunchWait: time.Hour})
+	waitFor(t, "host", func() bool { return rp.sink.hostCount() == 1 })
+	if err := rp.p.Launch(context.Background(), []hostmgr.Launch{launch("jobW-0-1", "dc1/agent-0", 3, nil)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.m.PartitionAgent("S0"); err != nil {
+		t.Fatal(err)
+	}
+	st := waitState(t, rp.sink, "jobW-0-1", model.TaskLost)
+	if st.Reason != model.ReasonHostLost {
+		t.Errorf("status = %+v", st)
 	}
 }
