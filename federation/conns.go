@@ -5,12 +5,12 @@ import (
 	"io"
 	"sync"
 
+	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // The router reaches every shard, its own included, as a
@@ -95,7 +95,7 @@ func (p inProcess) Invoke(ctx context.Context, method string, args, reply any, _
 	if err != nil {
 		return err
 	}
-	return moveInto(reply, resp)
+	return pb.MoveInto(reply, resp)
 }
 
 func (p inProcess) NewStream(ctx context.Context, _ *grpc.StreamDesc, method string, _ ...grpc.CallOption) (grpc.ClientStream, error) {
@@ -119,7 +119,7 @@ func (s selfConn) Invoke(ctx context.Context, method string, args, reply any, _ 
 	if err != nil {
 		return err
 	}
-	return moveInto(reply, resp)
+	return pb.MoveInto(reply, resp)
 }
 
 func (s selfConn) NewStream(ctx context.Context, _ *grpc.StreamDesc, method string, _ ...grpc.CallOption) (grpc.ClientStream, error) {
@@ -134,36 +134,6 @@ func (s selfConn) NewStream(ctx context.Context, _ *grpc.StreamDesc, method stri
 		}
 		return s.r.serveStream(ss.Context(), m, in, ss)
 	}), nil
-}
-
-// moveInto makes reply hold what resp holds. Both are messages of the same
-// type; reply shares resp's fields rather than copying them, since resp is
-// not used again.
-func moveInto(reply, resp any) error {
-	dst, ok1 := reply.(proto.Message)
-	src, ok2 := resp.(proto.Message)
-	if !ok1 || !ok2 {
-		return status.Errorf(codes.Internal, "answer of type %T cannot fill %T", resp, reply)
-	}
-	d, s := dst.ProtoReflect(), src.ProtoReflect()
-	if d.Descriptor().FullName() != s.Descriptor().FullName() {
-		return status.Errorf(codes.Internal, "answer %s cannot fill %s", s.Descriptor().FullName(), d.Descriptor().FullName())
-	}
-	if !s.IsValid() { // a nil answer: an empty message
-		return nil
-	}
-	if d.Type() != s.Type() {
-		proto.Merge(dst, src)
-		return nil
-	}
-	s.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		d.Set(fd, v)
-		return true
-	})
-	if u := s.GetUnknown(); len(u) > 0 {
-		d.SetUnknown(u)
-	}
-	return nil
 }
 
 // pipe connects a server-streaming handler running in this process to the
@@ -211,7 +181,7 @@ func (p *pipe) SendMsg(m any) error {
 func (p *pipe) RecvMsg(m any) error {
 	select {
 	case msg := <-p.msgs:
-		return moveInto(m, msg)
+		return pb.MoveInto(m, msg)
 	case <-p.done:
 		p.cancel()
 		if p.err != nil {
@@ -247,7 +217,7 @@ func (s pipeServer) RecvMsg(m any) error {
 	select {
 	case req := <-s.p.req:
 		s.p.gotFirst = true
-		return moveInto(m, req)
+		return pb.MoveInto(m, req)
 	case <-s.p.ctx.Done():
 		return s.p.ctx.Err()
 	}

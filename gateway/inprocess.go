@@ -4,13 +4,10 @@ import (
 	"context"
 	"sync"
 
+	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
-	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // The HTTP/JSON side calls the API's unary methods in process: the
@@ -90,7 +87,7 @@ func (c *inProcess) Invoke(ctx context.Context, method string, args, reply any, 
 	if err != nil {
 		return err
 	}
-	return moveInto(reply, resp)
+	return pb.MoveInto(reply, resp)
 }
 
 func (c *inProcess) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
@@ -133,34 +130,4 @@ func (s *headerStream) trailers() metadata.MD {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.trailer
-}
-
-// moveInto makes reply hold what resp holds: both are messages of one
-// type; reply shares resp's fields, as resp is not used again.
-func moveInto(reply, resp any) error {
-	dst, ok1 := reply.(proto.Message)
-	src, ok2 := resp.(proto.Message)
-	if !ok1 || !ok2 {
-		return status.Errorf(codes.Internal, "answer of type %T cannot fill %T", resp, reply)
-	}
-	d, s := dst.ProtoReflect(), src.ProtoReflect()
-	if d.Descriptor().FullName() != s.Descriptor().FullName() {
-		return status.Errorf(codes.Internal, "answer %s cannot fill %s", s.Descriptor().FullName(), d.Descriptor().FullName())
-	}
-	if !s.IsValid() {
-		return nil
-	}
-	if d.Type() != s.Type() {
-		proto.Merge(dst, src)
-		return nil
-	}
-	proto.Reset(dst)
-	s.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		d.Set(fd, v)
-		return true
-	})
-	if u := s.GetUnknown(); len(u) > 0 {
-		d.SetUnknown(u)
-	}
-	return nil
 }
