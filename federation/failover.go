@@ -108,7 +108,7 @@ func (f *Failover) Tick(ctx context.Context) {
 		f.setFenced(true, "no other region is reachable")
 	case !f.synced:
 		if err := f.failback(ctx, alive); err != nil {
-			f.log.Warn("failback check failed; staying fenced", "err", err)
+			r.reportError("failover", "failback check failed; staying fenced", err)
 			break
 		}
 		f.synced = true
@@ -135,7 +135,12 @@ func (f *Failover) SetShareSink(apply func(map[string]policy.RegionShare)) { f.s
 
 func (f *Failover) globalPass(ctx context.Context) {
 	r := f.router
-	states, pools := r.collectStates(ctx)
+	states, pools, errs := r.collect(ctx)
+	for _, region := range sortedKeys(errs) {
+		if ctx.Err() == nil {
+			r.reportError("global", "global pass: a region's state could not be read; it counts as suspect", errs[region], "state_region", region)
+		}
+	}
 	if len(pools) == 0 {
 		return
 	}
@@ -190,7 +195,7 @@ func (f *Failover) relocate(ctx context.Context, failed string) {
 	}
 	reps, err := r.replicas.list(ctx, failed)
 	if err != nil {
-		f.log.Warn("load replicas", "region", failed, "err", err)
+		r.reportError("failover", "cannot load the replicas of a failed region", err, "failed_region", failed)
 		return
 	}
 	for _, rep := range reps {
@@ -204,7 +209,7 @@ func (f *Failover) relocate(ctx context.Context, failed string) {
 		}
 		target, err := f.target(failed, pol)
 		if err != nil {
-			f.log.Warn("cannot relocate job", "job", rep.GetJob().GetId(), "from", failed, "err", err)
+			r.reportError("failover", "cannot relocate job", err, "job", rep.GetJob().GetId(), "from", failed)
 			continue
 		}
 		remaining := spec.GetInstances() - uint32(len(rep.GetSucceeded()))
@@ -214,7 +219,7 @@ func (f *Failover) relocate(ctx context.Context, failed string) {
 			ns.Region, ns.Instances = target, remaining
 			daemonSpec(ns)
 			if ns.Overrides, err = renumberOverrides(spec.GetOverrides(), rep.GetSucceeded()); err != nil {
-				f.log.Warn("cannot relocate job", "job", rep.GetJob().GetId(), "from", failed, "err", err)
+				r.reportError("failover", "cannot relocate job", err, "job", rep.GetJob().GetId(), "from", failed)
 				continue
 			}
 			if ns.MaxRunning > remaining {
@@ -229,14 +234,14 @@ func (f *Failover) relocate(ctx context.Context, failed string) {
 			ns.Labels[LabelRelocatedFrom] = rep.GetJob().GetId() + "@" + failed
 			resp, err := r.CreateJob(context.WithoutCancel(ctx), &pb.CreateJobRequest{Spec: ns})
 			if err != nil {
-				f.log.Warn("relocation failed", "job", rep.GetJob().GetId(), "to", target, "err", err)
+				r.reportError("failover", "relocation failed", err, "job", rep.GetJob().GetId(), "to", target)
 				continue
 			}
 			newID = resp.GetJob().GetId()
 		}
 		rep.RelocatedRegion, rep.RelocatedJobId, rep.RelocatedTime = target, newID, timestamppb.Now()
 		if err := r.replicas.put(ctx, rep); err != nil {
-			f.log.Error("recording relocation", "job", rep.GetJob().GetId(), "err", err)
+			r.reportError("failover", "relocation not recorded", err, "job", rep.GetJob().GetId())
 		}
 		f.log.Info("job relocated", "job", rep.GetJob().GetId(), "from", failed, "to", target, "new_job", newID, "instances", remaining)
 	}

@@ -59,13 +59,21 @@ func poolsFrom(ps []*pb.Pool) []model.Pool {
 	return out
 }
 
-// collect asks every region for its capacity, hosts and pools.
+// collectStates asks every region for its capacity, hosts and pools; a
+// region that does not answer is seen as suspect.
 func (r *Router) collectStates(ctx context.Context) ([]policy.RegionState, []model.Pool) {
+	states, pools, _ := r.collect(ctx)
+	return states, pools
+}
+
+// collect is collectStates with the errors of the regions that did not
+// answer (none when the states came from the cache).
+func (r *Router) collect(ctx context.Context) ([]policy.RegionState, []model.Pool, map[string]error) {
 	s := r.states
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if time.Since(s.at) < s.refresh && s.states != nil {
-		return s.states, s.pools
+		return s.states, s.pools, nil
 	}
 	type regionView struct {
 		regions *pb.ListRegionsResponse
@@ -84,7 +92,7 @@ func (r *Router) collectStates(ctx context.Context) ([]policy.RegionState, []mod
 		v.pools, err = pools.ListPools(ctx, &pb.ListPoolsRequest{})
 		return v, err
 	}
-	views, _ := fanOut(r, ctx, func(ctx context.Context) (regionView, error) {
+	views, errs := fanOut(r, ctx, func(ctx context.Context) (regionView, error) {
 		var v regionView
 		var err error
 		if v.regions, err = pb.NewRegionServiceClient(r.local()).ListRegions(ctx, &pb.ListRegionsRequest{}); err != nil {
@@ -143,7 +151,7 @@ func (r *Router) collectStates(ctx context.Context) ([]policy.RegionState, []mod
 		pools = poolsFrom(v.pools.GetPools())
 	}
 	s.states, s.pools, s.at = states, pools, time.Now()
-	return states, pools
+	return states, pools, errs
 }
 
 // PolicyChooser routes jobs that name no region with the routing policy:

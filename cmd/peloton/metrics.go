@@ -69,6 +69,7 @@ var (
 	replicasDesc    = regionDesc("peloton_federation_replicas", "Replicas of an owner region's jobs kept here.", []string{"region", "owner"})
 	shareDesc       = regionDesc("peloton_federation_pool_share_amount", "This region's share of a federation-wide pool from the global pass.", []string{"region", "pool", "bound", "resource"})
 	drillsDesc      = regionDesc("peloton_federation_drills", "Drills as last saved here, by state (running: in progress).", []string{"region", "state"})
+	bgErrorsDesc    = regionDesc("peloton_federation_background_errors_total", "Errors the member's background loops reported (drill, failover, progress, global), by loop.", []string{"region", "loop"})
 	forwardedFamily = "peloton_federation_forwarded_calls_total"
 )
 
@@ -76,7 +77,7 @@ var (
 type regionCollector struct{ r *regionRuntime }
 
 func (c regionCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{leaderDesc, termDesc, healthDesc, membersDesc, replicaAgeDesc, replicasDesc, shareDesc, drillsDesc} {
+	for _, d := range []*prometheus.Desc{leaderDesc, termDesc, healthDesc, membersDesc, replicaAgeDesc, replicasDesc, shareDesc, drillsDesc, bgErrorsDesc} {
 		ch <- d
 	}
 }
@@ -120,6 +121,9 @@ func (c regionCollector) Collect(ch chan<- prometheus.Metric) {
 		sh := shares[p]
 		shareAmounts(gauge, p, "reservation", sh.Reservation)
 		shareAmounts(gauge, p, "limit", sh.Limit)
+	}
+	for _, le := range r.router.BackgroundErrors() {
+		ch <- prometheus.MustNewConstMetric(bgErrorsDesc, prometheus.CounterValue, float64(le.Count), name, le.Loop)
 	}
 	b := r.book
 	b.mu.Lock()

@@ -94,6 +94,7 @@ type regionRuntime struct {
 	failover *federation.Failover
 	elector  *lease.Elector
 	book     *regionBook
+	audit    *storeAudit // nil when the store keeps no audit log
 
 	mu     sync.Mutex
 	engine *jobmgr.Engine // nil on a standby
@@ -208,7 +209,8 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 	}
 	var audit gateway.AuditLog
 	if as, ok := st.(store.AuditStore); ok {
-		audit = storeAudit{st: as, ttl: cmp.Or(cfg.AuditRetention, DefaultAuditRetention)}
+		r.audit = newStoreAudit(as, cmp.Or(cfg.AuditRetention, DefaultAuditRetention), log)
+		audit = r.audit
 	}
 	r.gateway, err = gateway.New(gateway.Config{
 		Addr: cfg.Addr, Logger: log, Registry: reg, Register: r.router.Register,
@@ -321,6 +323,7 @@ func (r *regionRuntime) run(ctx context.Context) error {
 	go r.failover.Run(ctx)
 	if as, ok := r.store.(store.AuditStore); ok {
 		go pruneAudit(ctx, as, r.log)
+		go r.audit.run(ctx)
 	}
 	if a := r.cfg.Auth; a != nil && a.Policy.Editable() {
 		go watchPolicy(ctx, storedPolicies{st: r.store}, a.Policy, 5*time.Second, r.log)

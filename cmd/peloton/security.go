@@ -20,7 +20,6 @@ import (
 	"github.com/peloton-federated/peloton/federation/gossip"
 	"github.com/peloton-federated/peloton/gateway"
 	"github.com/peloton-federated/peloton/gateway/auth"
-	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
 )
 
@@ -289,20 +288,7 @@ func watchPolicy(ctx context.Context, p storedPolicies, policies *auth.Policies,
 	}
 }
 
-// storeAudit keeps the gateway's audit log in the region's store.
-type storeAudit struct {
-	st  store.AuditStore
-	ttl time.Duration
-}
-
-func (a storeAudit) Append(ctx context.Context, r *pb.AuditRecord) error {
-	return a.st.AppendAudit(ctx, []model.AuditRecord{{
-		Time: r.GetTime().AsTime(), Name: r.GetName(), Method: r.GetMethod(), ForwardedBy: r.GetForwardedBy(),
-		RPC: r.GetRpc(), Action: r.GetAction(), Resource: r.GetResource(), Code: r.GetCode(), Message: r.GetMessage(), Region: r.GetRegion(),
-	}}, a.ttl)
-}
-
-func (a storeAudit) List(ctx context.Context, req *pb.ListAuditRequest) ([]*pb.AuditRecord, error) {
+func (a *storeAudit) List(ctx context.Context, req *pb.ListAuditRequest) ([]*pb.AuditRecord, error) {
 	q := store.AuditQuery{Name: req.GetName(), Limit: int(req.GetLimit())}
 	if q.Limit == 0 {
 		q.Limit = 100

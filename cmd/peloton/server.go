@@ -41,6 +41,10 @@ type serverConfig struct {
 			Replication string   `json:"replication"`
 			Consistency string   `json:"consistency"`
 			Migrate     bool     `json:"migrate"`
+			// Timeout bounds each request to Cassandra: how long a call
+			// waits for a node that stopped answering before it is refused
+			// as Unavailable (default 10s).
+			Timeout duration `json:"timeout"`
 		} `json:"cassandra"`
 	} `json:"store"`
 	EntitlementPeriod duration `json:"entitlementPeriod"`
@@ -161,6 +165,9 @@ func loadServerConfig(path string) (*serverConfig, error) {
 		}
 		if _, err := cassandra.ParseReplication(orDefault(c.Store.Cassandra.Replication, "1")); err != nil {
 			add("store.cassandra.replication", err.Error())
+		}
+		if t := time.Duration(c.Store.Cassandra.Timeout); t != 0 && (t < 100*time.Millisecond || t > 5*time.Minute) {
+			add("store.cassandra.timeout", fmt.Sprintf("must be between 100ms and 5m, not %s", t))
 		}
 	default:
 		add("store.kind", fmt.Sprintf("must be embedded or cassandra, not %q", c.Store.Kind))
@@ -396,7 +403,7 @@ func runServer(parent context.Context, c *serverConfig) error {
 		cc := c.Store.Cassandra
 		repl, _ := cassandra.ParseReplication(orDefault(cc.Replication, "1"))
 		rc.OpenStore = func(ctx context.Context) (store.Store, error) {
-			return cassandra.Open(ctx, cassandra.Config{Hosts: cc.Hosts, Keyspace: cc.Keyspace, Replication: repl, Consistency: cc.Consistency, Migrate: cc.Migrate})
+			return cassandra.Open(ctx, cassandra.Config{Hosts: cc.Hosts, Keyspace: cc.Keyspace, Replication: repl, Consistency: cc.Consistency, Migrate: cc.Migrate, Timeout: time.Duration(cc.Timeout)})
 		}
 	}
 	if c.HA != nil {

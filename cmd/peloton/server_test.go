@@ -135,3 +135,34 @@ func TestServerConfigHADefaults(t *testing.T) {
 		t.Fatalf("ha defaults: ttl %v, lease %q", time.Duration(cfg.HA.LeaseTTL), cfg.HA.Lease)
 	}
 }
+
+func TestServerConfigCassandraTimeout(t *testing.T) {
+	write := func(t *testing.T, timeout string) string {
+		path := filepath.Join(t.TempDir(), "server.yaml")
+		cfg := `region: east
+dataDir: /var/lib/peloton
+hosts: ["sim"]
+store: {kind: cassandra, cassandra: {hosts: [127.0.0.1], timeout: ` + timeout + `}}
+`
+		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	cfg, err := loadServerConfig(write(t, "3s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := time.Duration(cfg.Store.Cassandra.Timeout); got != 3*time.Second {
+		t.Fatalf("store.cassandra.timeout = %v, want 3s", got)
+	}
+	for _, bad := range []string{"10ms", "1h", "-1s"} {
+		_, err := loadServerConfig(write(t, bad))
+		if err == nil || !strings.Contains(err.Error(), "store.cassandra.timeout: must be between 100ms and 5m") {
+			t.Errorf("timeout %s: %v, want it refused naming the field", bad, err)
+		}
+	}
+	if _, err := loadServerConfig(write(t, "soon")); err == nil || !strings.Contains(err.Error(), "not a duration") {
+		t.Errorf("timeout soon: %v, want a parse error", err)
+	}
+}

@@ -32,6 +32,7 @@ HEAP=512M
 TIMEOUT_SECONDS=180
 STOP_GRACE_SECONDS=30
 CLEAN=0
+DURABLE=0
 KILL_NOW=0
 
 log() { printf 'cassandra.sh: %s\n' "$*" >&2; }
@@ -55,6 +56,9 @@ start options:
   --heap SIZE          JVM heap, e.g. 512M or 1G (default $HEAP)
   --timeout SECONDS    how long to wait for CQL (default $TIMEOUT_SECONDS)
   --clean              delete the node's data before starting
+  --durable            sync the commit log before acknowledging a write and
+                       log schema changes, so that a node killed with
+                       SIGKILL restarts with every acknowledged write
 stop options:
   --dir DIR            node directory (default $NODE_DIR)
   --grace SECONDS      how long SIGTERM may take before SIGKILL (default $STOP_GRACE_SECONDS)
@@ -72,6 +76,7 @@ parse_flags() {
       --timeout) TIMEOUT_SECONDS="${2:?--timeout needs a value}"; shift 2 ;;
       --grace) STOP_GRACE_SECONDS="${2:?--grace needs a value}"; shift 2 ;;
       --clean) CLEAN=1; shift ;;
+      --durable) DURABLE=1; shift ;;
       --kill) KILL_NOW=1; shift ;;
       --) shift; REST=("$@"); return ;;
       -h|--help) usage; exit 0 ;;
@@ -178,6 +183,18 @@ read_node_settings() {
 
 # ---------------------------------------------------------------- config
 
+# commitlog_sync: periodic acknowledges a write before its commit log is
+# synced (every 10 s), so a process killed with SIGKILL loses the last
+# seconds of acknowledged writes. --durable syncs before acknowledging,
+# a group of writes at a time.
+commitlog_sync() {
+  if [ "$DURABLE" = 1 ]; then
+    printf 'commitlog_sync: group\ncommitlog_sync_group_window: 20ms'
+  else
+    printf 'commitlog_sync: periodic\ncommitlog_sync_period: 10000ms'
+  fi
+}
+
 write_config() {
   local data="$NODE_DIR/data"
   mkdir -p "$data" "$NODE_DIR/logs"
@@ -213,8 +230,7 @@ role_manager: CassandraRoleManager
 
 # Small footprint and no work a throwaway node does not need.
 storage_compatibility_mode: NONE
-commitlog_sync: periodic
-commitlog_sync_period: 10000ms
+$(commitlog_sync)
 commitlog_segment_size: 16MiB
 commitlog_total_space: 256MiB
 memtable_heap_space: 64MiB
@@ -307,11 +323,15 @@ jvm_options() {
     # No JMX port is opened (neither cassandra.jmx.*.port is set).
     -Dcassandra.skip_wait_for_gossip_to_settle=0
     -Dcassandra.ring_delay_ms=1000
-    -Dcassandra.unsafesystem=true
     -Dcassandra.memtable.row_overhead_size=180
     -Dcassandra.test.ignore_sigar=true
     -Dcassandra.available_processors="$(nproc 2>/dev/null || echo 2)"
   )
+  if [ "$DURABLE" = 0 ]; then
+    # The system keyspaces (schema included) skip the commit log: a faster
+    # start, but a node killed with SIGKILL forgets unflushed schema.
+    JVM_OPTS+=(-Dcassandra.unsafesystem=true)
+  fi
   if [ -n "${CASSANDRA_JVM_OPTS:-}" ]; then
     # shellcheck disable=SC2206
     JVM_OPTS+=(${CASSANDRA_JVM_OPTS})

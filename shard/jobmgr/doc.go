@@ -19,6 +19,7 @@
 // The host manager's cache only mirrors what plugins report.
 //
 // It imports the shard's cores (resmgr, placement, goalstate, sla,
-// hostpool), the store and hostmgr interfaces; never a concrete store
-// backend, plugin, the API or gateway.
+// hostpool), the store and hostmgr interfaces, and the store's record
+// encoding (store/codec: events waiting for the store are kept encoded);
+// never a concrete store backend, plugin, the API or gateway.
 package jobmgr

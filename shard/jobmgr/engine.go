@@ -41,7 +41,8 @@ type Config struct {
 	// doubles per failure up to MaxRetryBackoff.
 	RetryBackoff    time.Duration
 	MaxRetryBackoff time.Duration
-	// CreateBatch bounds how many task records one pass creates.
+	// CreateBatch bounds how many task records one pass creates, over
+	// every job.
 	CreateBatch int
 	// LaunchGrace is how long a placed task waits for its host to be
 	// reported before it goes back to the queue.
@@ -190,6 +191,8 @@ type Engine struct {
 	effects    []effect
 	placedAt   map[model.TaskID]time.Time
 	passes     uint64
+	// createBudget is how many task records the pass may still create.
+	createBudget int
 	// lastDrain is when the drain step last ran.
 	lastDrain time.Time
 	// afterStep, when set (by tests), runs at the end of every pass with
@@ -336,8 +339,23 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	close(e.ready0)
 	defer wg.Wait()
+	var outage storeOutage
 	for {
-		e.step(ctx)
+		if outage.down() {
+			if ok, lasted := outage.probe(ctx, e.cfg.Store, e.cfg.Clock.Now); ok {
+				e.log.Info("the store answers again: scheduling resumes", "outage", lasted.Round(time.Millisecond))
+			} else {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-e.cfg.Clock.After(outage.wait()):
+				}
+				continue
+			}
+		}
+		if err := e.step(ctx); outage.failed(err, e.cfg.Clock.Now()) {
+			e.log.Warn("the store does not answer: scheduling waits for it", "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			return nil

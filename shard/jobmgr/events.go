@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/store/codec"
 )
 
 // Event is a change of a job or a task, numbered within the region.
@@ -113,15 +114,36 @@ func (b *broadcaster) remove(s *Subscription) {
 // outlives the in-memory backlog and restarts. Writing never holds up the
 // loop: events queue up (to a bound, past which the oldest are dropped
 // and counted) while the store is slow or down, and are retried.
+//
+// A queued event is kept in the store's own encoding (shard/store/codec),
+// a few dozen bytes in shared chunks, and decoded again in batches for the
+// store: a task's event would otherwise hold a copy of its runtime (about
+// 300 bytes with the event) for as long as the store takes to catch up,
+// which is a large part of a shard's memory while a big job starts.
 type eventLog struct {
 	mu      sync.Mutex
-	queue   []Event
+	queue   []queuedEvent
+	first   int    // queue[:first] were written and are cleared
+	head    uint64 // events ever taken off the queue's front, written or dropped
+	chunk   []byte // where the next encodings go
+	scratch []byte // one event's encoding
+	// dropped counts events dropped since the last report.
 	dropped uint64
 	wake    chan struct{}
 }
 
+// queuedEvent is an event as the store keeps it: its key and its encoding.
+type queuedEvent struct {
+	seq uint64
+	job model.JobID
+	rec []byte
+}
+
 // maxQueuedEvents bounds the events waiting for the store.
 const maxQueuedEvents = 1 << 20
+
+// eventChunk is the size of the chunks encodings are written to.
+const eventChunk = 64 << 10
 
 func newEventLog() *eventLog { return &eventLog{wake: make(chan struct{}, 1)} }
 
@@ -130,10 +152,23 @@ func (l *eventLog) add(evs []Event) {
 		return
 	}
 	l.mu.Lock()
-	l.queue = append(l.queue, evs...)
-	if over := len(l.queue) - maxQueuedEvents; over > 0 {
+	for i := range evs {
+		if codec.CheckEvents(evs[i:i+1], time.Hour) != nil {
+			l.dropped++ // the store would refuse it: never made here
+			continue
+		}
+		l.scratch = codec.AppendEvent(l.scratch[:0], &evs[i])
+		if n := len(l.scratch); cap(l.chunk)-len(l.chunk) < n {
+			l.chunk = make([]byte, 0, max(eventChunk, n))
+		}
+		start := len(l.chunk)
+		l.chunk = append(l.chunk, l.scratch...)
+		rec := l.chunk[start:len(l.chunk):len(l.chunk)]
+		l.queue = append(l.queue, queuedEvent{seq: evs[i].Seq, job: evs[i].Job, rec: rec})
+	}
+	if over := len(l.queue) - l.first - maxQueuedEvents; over > 0 {
 		l.dropped += uint64(over)
-		l.queue = append(l.queue[:0], l.queue[over:]...)
+		l.pop(over)
 	}
 	l.mu.Unlock()
 	select {
@@ -142,36 +177,57 @@ func (l *eventLog) add(evs []Event) {
 	}
 }
 
-// take returns up to n queued events without removing them.
-func (l *eventLog) take(n int) ([]Event, uint64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	d := l.dropped
-	l.dropped = 0
-	return l.queue[:min(n, len(l.queue)):min(n, len(l.queue))], d
+// pop takes n events off the queue's front; l.mu held.
+func (l *eventLog) pop(n int) {
+	clear(l.queue[l.first : l.first+n])
+	l.first += n
+	l.head += uint64(n)
+	switch rest := len(l.queue) - l.first; {
+	case rest == 0:
+		// A burst (a big job starting) must not pin its queue.
+		l.queue, l.first = nil, 0
+	case l.first > rest:
+		l.queue = append(l.queue[:0], l.queue[l.first:]...)
+		clear(l.queue[rest : l.first+rest])
+		l.first = 0
+	}
 }
 
-// done removes the first n queued events once they were written.
-func (l *eventLog) done(n int) {
+// take decodes up to n queued events without removing them; it returns
+// them, the number to pass to done once they are written, and the events
+// dropped since the last call.
+func (l *eventLog) take(n int) ([]Event, uint64, uint64) {
+	l.mu.Lock()
+	recs := append([]queuedEvent(nil), l.queue[l.first:l.first+min(n, len(l.queue)-l.first)]...)
+	from, d := l.head, l.dropped
+	l.dropped = 0
+	l.mu.Unlock()
+	evs := make([]Event, 0, len(recs))
+	for _, r := range recs {
+		ev, err := codec.DecodeEvent(r.job, r.seq, r.rec)
+		if err != nil {
+			continue // encoded here a moment ago: cannot happen
+		}
+		evs = append(evs, ev)
+	}
+	return evs, from + uint64(len(recs)), d
+}
+
+// done removes the events taken up to upTo (as take returned it) once they
+// were written; those dropped meanwhile are gone already.
+func (l *eventLog) done(upTo uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n = min(n, len(l.queue))
-	rest := len(l.queue) - n
-	if rest == 0 {
-		// A burst (a big job starting) must not pin its queue.
-		l.queue = nil
-		return
+	if upTo > l.head {
+		l.pop(int(upTo - l.head))
 	}
-	copy(l.queue, l.queue[n:])
-	clear(l.queue[rest:])
-	l.queue = l.queue[:rest]
 }
 
 // Queued says how many events wait for the store.
 func (l *eventLog) queued() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.queue)
+	return len(l.queue) - l.first
 }
 
 // writeEvents runs until ctx ends: it stores queued events in batches and
@@ -181,7 +237,7 @@ func (e *Engine) writeEvents(ctx context.Context) {
 	backoff := time.Duration(0)
 	nextPrune := e.cfg.Clock.Now().Add(time.Minute)
 	for {
-		evs, dropped := e.evlog.take(batch)
+		evs, upTo, dropped := e.evlog.take(batch)
 		if dropped > 0 {
 			e.log.Warn("event history: the store fell behind; oldest events dropped", "events", dropped)
 		}
@@ -200,7 +256,7 @@ func (e *Engine) writeEvents(ctx context.Context) {
 				continue
 			}
 			backoff = 0
-			e.evlog.done(len(evs))
+			e.evlog.done(upTo)
 			continue
 		}
 		if now := e.cfg.Clock.Now(); now.After(nextPrune) {

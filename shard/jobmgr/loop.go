@@ -15,8 +15,9 @@ import (
 
 // step is one pass of the goal-state loop: apply what plugins reported,
 // converge every job towards its goal, admit, place and launch, persist
-// everything that changed, then carry out launches and kills.
-func (e *Engine) step(ctx context.Context) {
+// everything that changed, then carry out launches and kills. It returns
+// the error of a write that failed: the pass is persisted by a later one.
+func (e *Engine) step(ctx context.Context) error {
 	e.inboxMu.Lock()
 	statuses, removed := e.inbox, e.removed
 	e.inbox, e.removed = nil, nil
@@ -24,6 +25,7 @@ func (e *Engine) step(ctx context.Context) {
 
 	e.lock()
 	now := e.cfg.Clock.Now()
+	e.createBudget = e.cfg.CreateBatch
 	e.applyRemovedHosts(removed, now)
 	e.applyStatuses(statuses, now)
 	e.visitDaemons()
@@ -51,7 +53,7 @@ func (e *Engine) step(ctx context.Context) {
 	if err := e.persist(ctx, jobs); err != nil {
 		e.mu.Unlock()
 		e.log.Error("persisting state failed; will retry", "err", err)
-		return
+		return err
 	}
 	// Finished jobs leave memory: the store has their tasks.
 	for _, je := range jobs {
@@ -71,6 +73,9 @@ func (e *Engine) step(ctx context.Context) {
 	e.recountPending(now)
 	evs, effects := e.pendingEvs, e.effects
 	e.pendingEvs, e.effects = nil, nil
+	if e.createBudget <= 0 {
+		e.wake() // tasks are left to create: the next pass comes at once
+	}
 	if e.afterStep != nil {
 		e.afterStep()
 	}
@@ -78,6 +83,7 @@ func (e *Engine) step(ctx context.Context) {
 
 	e.emit(evs)
 	e.carryOut(ctx, effects)
+	return nil
 }
 
 func (e *Engine) newTask(j *model.Job, instance uint32) *model.TaskRuntime {
@@ -316,9 +322,13 @@ func (e *Engine) converge(je *jobEntry, now time.Time) {
 		e.killJob(je, now)
 		return
 	}
-	// Create task records in batches so huge jobs do not stall the loop.
-	if created := j.Status.TasksCreated; created < j.Spec.Instances {
-		n := min(j.Spec.Instances-created, uint32(e.cfg.CreateBatch))
+	// Create task records in batches so huge jobs do not stall the loop,
+	// and so that what one pass writes and keeps in flight (the records,
+	// their events, the store's transaction) stays bounded however many
+	// jobs arrive at once: the oldest jobs' tasks are made first.
+	if created := j.Status.TasksCreated; created < j.Spec.Instances && e.createBudget > 0 {
+		n := min(j.Spec.Instances-created, uint32(e.createBudget))
+		e.createBudget -= int(n)
 		for i := created; i < created+n; i++ {
 			t := e.newTask(j, i)
 			je.reuseRemoved(t)

@@ -77,13 +77,13 @@ func (l *leaf) held() model.Resources {
 func (l *leaf) victims(k Kind, below int64) []*entry {
 	var out []*entry
 	for _, e := range l.admitted {
-		if e.kind == k && e.state == Admitted && int64(e.gang.Priority) < below {
+		if e.kind == k && e.state == Admitted && int64(e.priority) < below {
 			out = append(out, e)
 		}
 	}
 	slices.SortFunc(out, func(a, b *entry) int {
-		if a.gang.Priority != b.gang.Priority {
-			return int(a.gang.Priority) - int(b.gang.Priority)
+		if a.priority != b.priority {
+			return int(a.priority) - int(b.priority)
 		}
 		return cmpUint(b.started, a.started)
 	})
@@ -97,25 +97,25 @@ const anyPriority = math.MaxInt32 + 1
 // preempted, counting the instances already taken this pass and those
 // in extra (a choice not yet made).
 func (s *Scheduler) mayDisrupt(e *entry, extra map[model.JobID]uint32) bool {
-	room, bounded := s.disruptable[e.gang.ID.Job]
+	room, bounded := s.disruptable[e.id.Job]
 	if !bounded {
 		return true
 	}
-	job := e.gang.ID.Job
-	return uint64(s.disrupted[job])+uint64(extra[job])+uint64(len(e.gang.Members)) <= uint64(room)
+	job := e.id.Job
+	return uint64(s.disrupted[job])+uint64(extra[job])+uint64(e.memberCount()) <= uint64(room)
 }
 
 // preempt marks an admitted gang for preemption.
 func (s *Scheduler) preempt(e *entry, reason PreemptReason, d *Decision) {
 	if s.disrupted != nil {
-		s.disrupted[e.gang.ID.Job] += uint32(len(e.gang.Members))
+		s.disrupted[e.id.Job] += uint32(e.memberCount())
 	}
 	l, k := e.leaf, e.kind
 	e.state = Preempting
 	l.preempting++
-	l.releasing[k] = l.releasing[k].Add(e.size)
-	s.releasing[k] = s.releasing[k].Add(e.size)
-	d.Preempt = append(d.Preempt, Preemption{Gang: e.gang.ID, Pool: l.path, Reason: reason})
+	l.releasing[k] = l.releasing[k].Add(e.size())
+	s.releasing[k] = s.releasing[k].Add(e.size())
+	d.Preempt = append(d.Preempt, Preemption{Gang: e.id, Pool: l.path, Reason: reason})
 }
 
 // giveBack preempts gangs from victims, in order, while held is above
@@ -126,11 +126,11 @@ func (s *Scheduler) giveBack(held, target model.Resources, victims []*entry, rea
 		if held.Fits(target) {
 			break
 		}
-		if !lowersExcess(v.size, held, target) || !s.mayDisrupt(v, nil) {
+		if !lowersExcess(v.size(), held, target) || !s.mayDisrupt(v, nil) {
 			continue
 		}
 		s.preempt(v, reason, d)
-		held = held.Sub(v.size)
+		held = held.Sub(v.size())
 	}
 	return held
 }
@@ -238,7 +238,7 @@ func (s *Scheduler) admit(l *leaf, ent, slackEnt, capacity, slack model.Resource
 				if k == Revocable {
 					bound = slack
 				}
-				if !e.size.Fits(bound) {
+				if !e.size().Fits(bound) {
 					return true
 				}
 				blocked[k] = e
@@ -246,9 +246,9 @@ func (s *Scheduler) admit(l *leaf, ent, slackEnt, capacity, slack model.Resource
 				return false
 			}
 			q.take(e)
-			l.queued[k] = l.queued[k].Sub(e.size)
+			l.queued[k] = l.queued[k].Sub(e.size())
 			s.hold(l, e)
-			d.Admit = append(d.Admit, e.gang.ID)
+			d.Admit = append(d.Admit, e.id)
 			return true
 		})
 		q.tidy()
@@ -258,15 +258,16 @@ func (s *Scheduler) admit(l *leaf, ent, slackEnt, capacity, slack model.Resource
 
 // fits reports whether e may be admitted now (see admit).
 func (s *Scheduler) fits(l *leaf, e *entry, ent, slackEnt, capacity, slack model.Resources) bool {
+	size := e.size()
 	if e.kind == Revocable {
-		return l.alloc[Revocable].Add(e.size).Fits(slackEnt) &&
-			s.alloc[Revocable].Add(e.size).Fits(slack)
+		return l.alloc[Revocable].Add(size).Fits(slackEnt) &&
+			s.alloc[Revocable].Add(size).Fits(slack)
 	}
-	if e.kind == NonPreemptible && !l.alloc[NonPreemptible].Add(e.size).Fits(l.reservation) {
+	if e.kind == NonPreemptible && !l.alloc[NonPreemptible].Add(size).Fits(l.reservation) {
 		return false
 	}
-	pool := l.alloc[NonPreemptible].Add(l.alloc[Preemptible]).Add(e.size)
-	cluster := s.alloc[NonPreemptible].Add(s.alloc[Preemptible]).Add(e.size)
+	pool := l.alloc[NonPreemptible].Add(l.alloc[Preemptible]).Add(size)
+	cluster := s.alloc[NonPreemptible].Add(s.alloc[Preemptible]).Add(size)
 	return pool.Fits(ent) && cluster.Fits(capacity)
 }
 
@@ -277,14 +278,15 @@ func (s *Scheduler) fits(l *leaf, e *entry, ent, slackEnt, capacity, slack model
 // being preempted count as released, so a pass that finds g would fit once
 // they are gone preempts nothing more.
 func (s *Scheduler) preemptForPriority(l *leaf, g *entry, ent, capacity model.Resources, d *Decision) {
-	if !l.hasPreemptibleBelow(g.gang.Priority) {
+	if !l.hasPreemptibleBelow(g.priority) {
 		return
 	}
-	if g.kind == NonPreemptible && !l.alloc[NonPreemptible].Add(g.size).Fits(l.reservation) {
+	size := g.size()
+	if g.kind == NonPreemptible && !l.alloc[NonPreemptible].Add(size).Fits(l.reservation) {
 		return // only the pool's own non-preemptible work ends could help
 	}
-	pool := l.held().Add(g.size)
-	cluster := s.alloc[NonPreemptible].Add(s.alloc[Preemptible]).Sub(s.releasing[Preemptible]).Add(g.size)
+	pool := l.held().Add(size)
+	cluster := s.alloc[NonPreemptible].Add(s.alloc[Preemptible]).Sub(s.releasing[Preemptible]).Add(size)
 	if pool.Fits(ent) && cluster.Fits(capacity) {
 		if l.preempting > 0 {
 			l.waits[g.kind].why = Wait{Code: WaitPreemption, Pool: l.path, Preempting: l.preempting}
@@ -293,19 +295,20 @@ func (s *Scheduler) preemptForPriority(l *leaf, g *entry, ent, capacity model.Re
 	}
 	var chosen []*entry
 	tentative := map[model.JobID]uint32{}
-	for _, v := range l.victims(Preemptible, int64(g.gang.Priority)) {
+	for _, v := range l.victims(Preemptible, int64(g.priority)) {
 		if pool.Fits(ent) && cluster.Fits(capacity) {
 			break
 		}
-		if !lowersExcess(v.size, pool, ent) && !lowersExcess(v.size, cluster, capacity) {
+		vs := v.size()
+		if !lowersExcess(vs, pool, ent) && !lowersExcess(vs, cluster, capacity) {
 			continue
 		}
 		if !s.mayDisrupt(v, tentative) {
 			continue
 		}
-		tentative[v.gang.ID.Job] += uint32(len(v.gang.Members))
+		tentative[v.id.Job] += uint32(v.memberCount())
 		chosen = append(chosen, v)
-		pool, cluster = pool.Sub(v.size), cluster.Sub(v.size)
+		pool, cluster = pool.Sub(vs), cluster.Sub(vs)
 	}
 	if !pool.Fits(ent) || !cluster.Fits(capacity) {
 		return

@@ -19,7 +19,7 @@ type pendingQueue struct {
 
 // push appends e at its priority.
 func (q *pendingQueue) push(e *entry) {
-	p := e.gang.Priority
+	p := e.priority
 	i, found := slices.BinarySearchFunc(q.levels, p, func(l *pendingLevel, p int32) int {
 		switch {
 		case l.priority > p:
@@ -33,7 +33,7 @@ func (q *pendingQueue) push(e *entry) {
 		q.levels = slices.Insert(q.levels, i, &pendingLevel{priority: p})
 	}
 	l := q.levels[i]
-	e.level, e.slot = l, len(l.items)
+	e.level, e.slot = l, int32(len(l.items))
 	l.items = append(l.items, e)
 	l.live++
 }
@@ -42,7 +42,7 @@ func (q *pendingQueue) push(e *entry) {
 // safe within each; tidy compacts later.
 func (q *pendingQueue) take(e *entry) {
 	l := e.level
-	if l == nil || e.slot >= len(l.items) || l.items[e.slot] != e {
+	if l == nil || int(e.slot) >= len(l.items) || l.items[e.slot] != e {
 		return
 	}
 	l.items[e.slot] = nil
@@ -77,7 +77,7 @@ func (l *pendingLevel) compact() {
 	kept := l.items[:0]
 	for _, e := range l.items[l.head:] {
 		if e != nil {
-			e.slot = len(kept)
+			e.slot = int32(len(kept))
 			kept = append(kept, e)
 		}
 	}

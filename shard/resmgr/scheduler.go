@@ -36,19 +36,74 @@ func (s GangState) String() string {
 	return fmt.Sprintf("state(%d)", uint8(s))
 }
 
-// entry is a gang and the scheduler's bookkeeping for it.
+// entry is a gang and the scheduler's bookkeeping for it. There is one per
+// queued task of a batch job, so it is kept small: the gang's pool is its
+// leaf's, its size is computed from the size of a task, and a gang of one
+// task of its own job (nearly all of them) keeps that task's instance and
+// run in place of a list.
 type entry struct {
-	gang    Gang
-	kind    Kind
-	state   GangState
-	live    int    // members not finished
-	done    []bool // by member; nil until one finishes
-	size    model.Resources
-	seq     uint64 // enqueue order: FIFO within a priority
-	started uint64 // admission or start order: "most recently started"
-	leaf    *leaf
-	level   *pendingLevel // while queued
-	slot    int
+	id       GangID
+	perTask  model.Resources
+	priority int32
+	kind     Kind
+	state    GangState
+	flags    uint8 // gangPreemptible, gangRevocable: as enqueued
+	live     int32 // members not finished
+	slot     int32 // index in level.items while queued
+	// instance and run are the one member of a gang whose more is nil.
+	instance, run uint32
+	more          *members
+	seq           uint64 // enqueue order: FIFO within a priority
+	started       uint64 // admission or start order: "most recently started"
+	leaf          *leaf
+	level         *pendingLevel // while queued
+}
+
+// members are the members of a gang of several tasks (or of one task of
+// another job than the gang's).
+type members struct {
+	list []Member
+	done []bool // by member; nil until one finishes
+}
+
+// Flags of an entry.
+const (
+	gangPreemptible uint8 = 1 << iota
+	gangRevocable
+)
+
+// size is what the gang's members not finished hold or ask for.
+func (e *entry) size() model.Resources {
+	if e.live == 1 {
+		return e.perTask
+	}
+	return e.perTask.Scale(int64(e.live))
+}
+
+// memberCount is the gang's size in tasks, finished members included.
+func (e *entry) memberCount() int {
+	if e.more == nil {
+		return 1
+	}
+	return len(e.more.list)
+}
+
+// member returns the i-th member.
+func (e *entry) member(i int) Member {
+	if e.more == nil {
+		return Member{Task: model.TaskID{Job: e.id.Job, Instance: e.instance}, Run: e.run}
+	}
+	return e.more.list[i]
+}
+
+// gang returns the gang as enqueued.
+func (e *entry) gang() Gang {
+	g := Gang{ID: e.id, Pool: e.leaf.path, Priority: e.priority, Preemptible: e.flags&gangPreemptible != 0,
+		Revocable: e.flags&gangRevocable != 0, PerTask: e.perTask, Members: make([]Member, e.memberCount())}
+	for i := range g.Members {
+		g.Members[i] = e.member(i)
+	}
+	return g
 }
 
 // leaf is a leaf pool's queues, admitted work and running sums.
@@ -95,7 +150,7 @@ type Scheduler struct {
 	slackSolver *entitlement.Solver
 	leaves      []*leaf // in pool-number order
 	byPath      map[string]*leaf
-	gangs       map[GangID]*entry
+	gangs       gangIndex
 	jobs        map[model.JobID]*jobCount
 	seq         uint64
 	alloc       [kindCount]model.Resources // sums over leaves
@@ -115,7 +170,7 @@ func New(tree *entitlement.Tree, cfg Config) *Scheduler {
 	s := &Scheduler{
 		cfg:    cfg,
 		byPath: map[string]*leaf{},
-		gangs:  map[GangID]*entry{},
+		gangs:  gangIndex{jobs: map[model.JobID]*jobGangs{}},
 		jobs:   map[model.JobID]*jobCount{},
 	}
 	s.SetTree(tree)
@@ -174,7 +229,7 @@ func (s *Scheduler) SetTree(tree *entitlement.Tree) []Gang {
 	gone := make([]Gang, 0, len(orphans))
 	for _, e := range orphans {
 		s.forget(e)
-		gone = append(gone, e.gang)
+		gone = append(gone, e.gang())
 	}
 	return gone
 }
@@ -238,12 +293,12 @@ func (s *Scheduler) requeue(l *leaf) {
 func (s *Scheduler) wait(l *leaf, e *entry) {
 	if l.canNeverFit(e) {
 		e.state = Parked
-		l.parked[e.gang.ID] = e
+		l.parked[e.id] = e
 		return
 	}
 	e.state = Queued
 	l.pending[e.kind].push(e)
-	l.queued[e.kind] = l.queued[e.kind].Add(e.size)
+	l.queued[e.kind] = l.queued[e.kind].Add(e.size())
 }
 
 // canNeverFit reports whether no amount of waiting admits the gang as the
@@ -251,9 +306,9 @@ func (s *Scheduler) wait(l *leaf, e *entry) {
 // work beyond the lowest limit above it.
 func (l *leaf) canNeverFit(e *entry) bool {
 	if e.kind == NonPreemptible {
-		return !e.size.Fits(l.reservation)
+		return !e.size().Fits(l.reservation)
 	}
-	return !e.size.Fits(l.limitBound)
+	return !e.size().Fits(l.limitBound)
 }
 
 // newEntry validates a gang and finds its leaf pool.
@@ -264,7 +319,7 @@ func (s *Scheduler) newEntry(g Gang) (*entry, *leaf, error) {
 	case g.PerTask.Invalid() >= 0:
 		return nil, nil, fmt.Errorf("gang %s: per-task %v: %w", g.ID, g.PerTask, ErrBadResources)
 	}
-	if _, dup := s.gangs[g.ID]; dup {
+	if s.gangs.get(g.ID) != nil {
 		return nil, nil, fmt.Errorf("gang %s: %w", g.ID, ErrDuplicateGang)
 	}
 	l := s.byPath[g.Pool]
@@ -274,8 +329,18 @@ func (s *Scheduler) newEntry(g Gang) (*entry, *leaf, error) {
 		}
 		return nil, nil, fmt.Errorf("gang %s: pool %q: %w", g.ID, g.Pool, ErrUnknownPool)
 	}
-	g.Members = slices.Clone(g.Members)
-	e := &entry{gang: g, kind: KindOf(&g), live: len(g.Members), size: g.Size(), seq: s.next(), leaf: l}
+	e := &entry{id: g.ID, perTask: g.PerTask, priority: g.Priority, kind: KindOf(&g), live: int32(len(g.Members)), seq: s.next(), leaf: l}
+	if g.Preemptible {
+		e.flags |= gangPreemptible
+	}
+	if g.Revocable {
+		e.flags |= gangRevocable
+	}
+	if m := g.Members[0]; len(g.Members) == 1 && m.Task.Job == g.ID.Job {
+		e.instance, e.run = m.Task.Instance, m.Run
+	} else {
+		e.more = &members{list: slices.Clone(g.Members)}
+	}
 	return e, l, nil
 }
 
@@ -286,7 +351,7 @@ func (s *Scheduler) Enqueue(g Gang) error {
 	if err != nil {
 		return err
 	}
-	s.gangs[g.ID] = e
+	s.gangs.put(e)
 	s.wait(l, e)
 	return nil
 }
@@ -298,7 +363,7 @@ func (s *Scheduler) Adopt(g Gang) error {
 	if err != nil {
 		return err
 	}
-	s.gangs[g.ID] = e
+	s.gangs.put(e)
 	s.hold(l, e)
 	return nil
 }
@@ -307,13 +372,14 @@ func (s *Scheduler) Adopt(g Gang) error {
 func (s *Scheduler) hold(l *leaf, e *entry) {
 	e.state = Admitted
 	e.started = s.next()
-	l.admitted[e.gang.ID] = e
+	l.admitted[e.id] = e
 	if e.kind == Preemptible {
-		l.preemptibleAt[e.gang.Priority]++
+		l.preemptibleAt[e.priority]++
 	}
-	l.alloc[e.kind] = l.alloc[e.kind].Add(e.size)
-	s.alloc[e.kind] = s.alloc[e.kind].Add(e.size)
-	s.job(e.gang.ID.Job).admitted += uint32(e.live)
+	size := e.size()
+	l.alloc[e.kind] = l.alloc[e.kind].Add(size)
+	s.alloc[e.kind] = s.alloc[e.kind].Add(size)
+	s.job(e.id.Job).admitted += uint32(e.live)
 }
 
 func (s *Scheduler) job(id model.JobID) *jobCount {
@@ -342,7 +408,7 @@ func (s *Scheduler) dropJobIfIdle(id model.JobID, j *jobCount) {
 
 // jobFull reports whether admitting e would pass its job's cap.
 func (s *Scheduler) jobFull(e *entry) bool {
-	j := s.jobs[e.gang.ID.Job]
+	j := s.jobs[e.id.Job]
 	return j != nil && j.limit > 0 && uint64(j.admitted)+uint64(e.live) > uint64(j.limit)
 }
 
@@ -352,7 +418,7 @@ func (s *Scheduler) jobFull(e *entry) bool {
 // has ended or been killed (a preempted gang's kill is done). It reports
 // whether the gang was known.
 func (s *Scheduler) Remove(id GangID) bool {
-	e := s.gangs[id]
+	e := s.gangs.get(id)
 	if e == nil {
 		return false
 	}
@@ -366,13 +432,20 @@ func (s *Scheduler) Remove(id GangID) bool {
 // forgotten once every member has. It reports whether the member was
 // admitted and not already finished.
 func (s *Scheduler) Finished(id GangID, task model.TaskID) bool {
-	e := s.gangs[id]
+	e := s.gangs.get(id)
 	if e == nil || (e.state != Admitted && e.state != Preempting) {
 		return false
 	}
+	if e.more == nil {
+		if e.member(0).Task != task {
+			return false
+		}
+		s.forget(e)
+		return true
+	}
 	m := -1
-	for i, mem := range e.gang.Members {
-		if mem.Task == task && (e.done == nil || !e.done[i]) {
+	for i, mem := range e.more.list {
+		if mem.Task == task && (e.more.done == nil || !e.more.done[i]) {
 			m = i
 			break
 		}
@@ -384,13 +457,12 @@ func (s *Scheduler) Finished(id GangID, task model.TaskID) bool {
 		s.forget(e)
 		return true
 	}
-	if e.done == nil {
-		e.done = make([]bool, len(e.gang.Members))
+	if e.more.done == nil {
+		e.more.done = make([]bool, len(e.more.list))
 	}
-	e.done[m] = true
+	e.more.done[m] = true
+	s.release(e, e.perTask, 1)
 	e.live--
-	s.release(e, e.gang.PerTask, 1)
-	e.size = e.gang.PerTask.Scale(int64(e.live))
 	return true
 }
 
@@ -403,10 +475,10 @@ func (s *Scheduler) release(e *entry, amount model.Resources, members int) {
 		l.releasing[k] = l.releasing[k].Sub(amount)
 		s.releasing[k] = s.releasing[k].Sub(amount)
 	}
-	j := s.jobs[e.gang.ID.Job]
+	j := s.jobs[e.id.Job]
 	if j != nil {
 		j.admitted -= uint32(min(members, int(j.admitted)))
-		s.dropJobIfIdle(e.gang.ID.Job, j)
+		s.dropJobIfIdle(e.id.Job, j)
 	}
 }
 
@@ -416,29 +488,29 @@ func (s *Scheduler) forget(e *entry) {
 	switch e.state {
 	case Queued:
 		l.pending[e.kind].take(e)
-		l.queued[e.kind] = l.queued[e.kind].Sub(e.size)
+		l.queued[e.kind] = l.queued[e.kind].Sub(e.size())
 	case Parked:
-		delete(l.parked, e.gang.ID)
+		delete(l.parked, e.id)
 	case Admitted, Preempting:
-		s.release(e, e.size, e.live)
+		s.release(e, e.size(), int(e.live))
 		if e.state == Preempting {
 			l.preempting--
 		}
-		delete(l.admitted, e.gang.ID)
+		delete(l.admitted, e.id)
 		if e.kind == Preemptible {
-			if l.preemptibleAt[e.gang.Priority]--; l.preemptibleAt[e.gang.Priority] == 0 {
-				delete(l.preemptibleAt, e.gang.Priority)
+			if l.preemptibleAt[e.priority]--; l.preemptibleAt[e.priority] == 0 {
+				delete(l.preemptibleAt, e.priority)
 			}
 		}
 	}
-	delete(s.gangs, e.gang.ID)
+	s.gangs.del(e.id)
 }
 
 // Started marks an admitted gang as started now: among gangs of one
 // priority, the most recently started is preempted first. Admission counts
 // as a start until then. It reports whether the gang is admitted.
 func (s *Scheduler) Started(id GangID) bool {
-	e := s.gangs[id]
+	e := s.gangs.get(id)
 	if e == nil || (e.state != Admitted && e.state != Preempting) {
 		return false
 	}
@@ -449,15 +521,15 @@ func (s *Scheduler) Started(id GangID) bool {
 // Lookup returns a gang as queued (members that finished included) and its
 // state.
 func (s *Scheduler) Lookup(id GangID) (Gang, GangState, bool) {
-	e := s.gangs[id]
+	e := s.gangs.get(id)
 	if e == nil {
 		return Gang{}, 0, false
 	}
-	return e.gang, e.state, true
+	return e.gang(), e.state, true
 }
 
 // Len returns the number of gangs known: queued, parked and admitted.
-func (s *Scheduler) Len() int { return len(s.gangs) }
+func (s *Scheduler) Len() int { return s.gangs.n }
 
 // next returns the next number of the sequence that orders enqueues and
 // starts.

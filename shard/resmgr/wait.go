@@ -139,8 +139,8 @@ func short(held, size, bound model.Resources) (int, bool) {
 // whyNot explains why fits refused e (see fits).
 func (s *Scheduler) whyNot(l *leaf, e *entry, ent, slackEnt, capacity, slack model.Resources) Wait {
 	w := func(code WaitCode, pool string, held, bound model.Resources) (Wait, bool) {
-		k, ok := short(held, e.size, bound)
-		return Wait{Code: code, Pool: pool, Resource: k, Held: held.Get(k), Bound: bound.Get(k), Need: e.size.Get(k)}, ok
+		k, ok := short(held, e.size(), bound)
+		return Wait{Code: code, Pool: pool, Resource: k, Held: held.Get(k), Bound: bound.Get(k), Need: e.size().Get(k)}, ok
 	}
 	if e.kind == Revocable {
 		if r, ok := w(WaitSlackEntitlement, l.path, l.alloc[Revocable], slackEnt); ok {
@@ -178,7 +178,7 @@ func (s *Scheduler) limitPool(i, k int, limit int64) string {
 // Why tells why a gang is not admitted, as of the last pass. It reports
 // false for a gang that is admitted or unknown.
 func (s *Scheduler) Why(id GangID) (Wait, bool) {
-	e := s.gangs[id]
+	e := s.gangs.get(id)
 	if e == nil {
 		return Wait{}, false
 	}
@@ -186,15 +186,15 @@ func (s *Scheduler) Why(id GangID) (Wait, bool) {
 	switch e.state {
 	case Parked:
 		bound, held := l.limitBound, int64(0)
-		if e.kind == NonPreemptible && !e.size.Fits(l.reservation) {
+		if e.kind == NonPreemptible && !e.size().Fits(l.reservation) {
 			bound, held = l.reservation, -1
 		}
-		k, _ := short(model.Resources{}, e.size, bound)
+		k, _ := short(model.Resources{}, e.size(), bound)
 		pool := l.path
 		if held == 0 {
 			pool = s.limitPool(l.index, k, bound.Get(k))
 		}
-		return Wait{Code: WaitNeverFits, Pool: pool, Resource: k, Held: held, Bound: bound.Get(k), Need: e.size.Get(k)}, true
+		return Wait{Code: WaitNeverFits, Pool: pool, Resource: k, Held: held, Bound: bound.Get(k), Need: e.size().Get(k)}, true
 	case Queued:
 	default:
 		return Wait{}, false
@@ -209,17 +209,17 @@ func (s *Scheduler) Why(id GangID) (Wait, bool) {
 	if e.kind == Revocable {
 		bound = s.passSlack
 	}
-	if k, too := short(model.Resources{}, e.size, bound); too {
-		return Wait{Code: WaitTooLarge, Resource: k, Bound: bound.Get(k), Need: e.size.Get(k)}, true
+	if k, too := short(model.Resources{}, e.size(), bound); too {
+		return Wait{Code: WaitTooLarge, Resource: k, Bound: bound.Get(k), Need: e.size().Get(k)}, true
 	}
 	at := l.waits[e.kind]
-	if at.e == nil || s.gangs[at.e.gang.ID] != at.e || at.e.state != Queued {
+	if at.e == nil || s.gangs.get(at.e.id) != at.e || at.e.state != Queued {
 		return Wait{Code: WaitNextPass}, true
 	}
 	w := at.why
 	if at.e != e {
 		w.Behind = true
-		w.Need = e.size.Get(w.Resource)
+		w.Need = e.size().Get(w.Resource)
 	}
 	return w, true
 }
@@ -229,7 +229,7 @@ func (s *Scheduler) Why(id GangID) (Wait, bool) {
 // queued before it. 0 when it is not queued. It takes time in proportion to
 // the gangs ahead.
 func (s *Scheduler) Position(id GangID) int {
-	e := s.gangs[id]
+	e := s.gangs.get(id)
 	if e == nil || e.state != Queued || e.level == nil {
 		return 0
 	}
@@ -240,7 +240,7 @@ func (s *Scheduler) Position(id GangID) int {
 		}
 		n += lv.live
 	}
-	for i := e.level.head; i < e.slot; i++ {
+	for i := e.level.head; i < int(e.slot); i++ {
 		if e.level.items[i] != nil {
 			n++
 		}

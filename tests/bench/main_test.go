@@ -130,6 +130,10 @@ func checkMemory(t *testing.T, r *harness.Result) {
 		t.Errorf("memory: %d of %d tasks pending, timed out %v", m.Pending, r.Tasks, m.TimedOut)
 	case m.HeapBytesPerTask <= 0:
 		t.Errorf("memory: %.0f heap bytes per pending task", m.HeapBytesPerTask)
+	case m.PeakRSSBytes < m.RSSBytes/2 || m.PeakSource == "":
+		// The peak is taken without a forced collection: it is at least
+		// about what stays after one.
+		t.Errorf("memory: peak resident %d bytes (%s) against %d after a collection", m.PeakRSSBytes, m.PeakSource, m.RSSBytes)
 	}
 }
 

@@ -1,6 +1,7 @@
 package ha
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,11 +9,20 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"github.com/peloton-federated/peloton/tests/testkit"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 )
 
 // cassandraNode is a throwaway Cassandra of this test, so it may be
@@ -34,25 +44,273 @@ func (n *cassandraNode) run(t *testing.T, command string, flags ...string) {
 	}
 }
 
-// Cassandra stops while the server runs: API calls that need the store
-// answer Unavailable with a clear message and change nothing; when it comes
-// back, the server carries on by itself.
+// signal sends sig to the node's JVM (the pid the script recorded).
+func (n *cassandraNode) signal(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(n.dir, "cassandra.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("cassandra.pid: %v", err)
+	}
+	if err := syscall.Kill(pid, sig); err != nil {
+		t.Fatalf("signal %v to Cassandra (pid %d): %v", sig, pid, err)
+	}
+}
+
+// outcome is what one create call got.
+type outcome int
+
+const (
+	acked   outcome = iota // 200 / OK with a job id
+	refused                // 503 / Unavailable
+	shed                   // 429 / ResourceExhausted
+	broken                 // anything else: 500, Internal, a call that hung
+)
+
+// call is one create call of the load.
+type call struct {
+	at, took time.Duration // since the load began
+	via      string        // "http" or "grpc"
+	outcome  outcome
+	job      string
+	detail   string
+}
+
+// outageLoad submits small jobs without pause, alternately over HTTP/JSON
+// and gRPC, and records what each call got.
+type outageLoad struct {
+	addr  string
+	grpc  pb.JobServiceClient
+	begin time.Time
+	// hang is how long a call may take before it counts as hung.
+	hang time.Duration
+
+	mu    sync.Mutex
+	calls []call // creates
+	reads []call
+}
+
+const outageJobSpec = `{"name":"outage","instances":%d,"preemptible":true,"task":{"command":"sim","resources":{"cpu":0.5,"memMb":1}}}`
+
+// outageTasks is the instances of each job of the load.
+const outageTasks = 4
+
+func (l *outageLoad) createHTTP() call {
+	ctx, cancel := context.WithTimeout(context.Background(), l.hang)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+l.addr+"/v1/jobs", strings.NewReader(fmt.Sprintf(outageJobSpec, outageTasks)))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return call{outcome: broken, detail: err.Error()}
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	switch resp.StatusCode {
+	case http.StatusOK:
+		var out struct {
+			Job struct {
+				ID string `json:"id"`
+			} `json:"job"`
+		}
+		if json.Unmarshal(body, &out) != nil || out.Job.ID == "" {
+			return call{outcome: broken, detail: "200 without a job id: " + string(body)}
+		}
+		return call{outcome: acked, job: out.Job.ID}
+	case http.StatusServiceUnavailable:
+		return call{outcome: refused, detail: string(body)}
+	case http.StatusTooManyRequests:
+		return call{outcome: shed, detail: string(body)}
+	}
+	return call{outcome: broken, detail: fmt.Sprintf("%d %s", resp.StatusCode, body)}
+}
+
+func (l *outageLoad) createGRPC() call {
+	ctx, cancel := context.WithTimeout(context.Background(), l.hang)
+	defer cancel()
+	resp, err := l.grpc.CreateJob(ctx, &pb.CreateJobRequest{Spec: &pb.JobSpec{
+		Name: "outage", Instances: outageTasks, Preemptible: true,
+		Task: &pb.TaskSpec{Command: "sim", Resources: &pb.Resources{Cpu: 0.5, MemMb: 1}},
+	}})
+	switch status.Code(err) {
+	case codes.OK:
+		return call{outcome: acked, job: resp.GetJob().GetId()}
+	case codes.Unavailable:
+		return call{outcome: refused, detail: err.Error()}
+	case codes.ResourceExhausted:
+		return call{outcome: shed, detail: err.Error()}
+	}
+	return call{outcome: broken, detail: err.Error()}
+}
+
+// read gets the first acknowledged job over HTTP. A read is served from
+// the shard's memory, but it waits for the loop's pass in progress, and a
+// pass holds the shard while it writes to the store: how long reads take
+// is a figure of the run, not a check.
+func (l *outageLoad) read() call {
+	l.mu.Lock()
+	job := ""
+	for _, c := range l.calls {
+		if c.outcome == acked {
+			job = c.job
+			break
+		}
+	}
+	l.mu.Unlock()
+	if job == "" {
+		return call{outcome: shed} // nothing to read yet: not counted
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+l.addr+"/v1/jobs/"+job, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return call{outcome: broken, detail: err.Error()}
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return call{outcome: broken, detail: fmt.Sprintf("%d %s", resp.StatusCode, body)}
+	}
+	return call{outcome: acked, job: job}
+}
+
+// run submits until ctx ends, one call at a time per transport, every
+// interval, and reads a job as often.
+func (l *outageLoad) run(ctx context.Context, interval time.Duration) {
+	var wg sync.WaitGroup
+	for _, via := range []string{"http", "grpc", "read"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tick := time.NewTicker(interval)
+			defer tick.Stop()
+			for ctx.Err() == nil {
+				start := time.Now()
+				var c call
+				switch via {
+				case "http":
+					c = l.createHTTP()
+				case "grpc":
+					c = l.createGRPC()
+				default:
+					c = l.read()
+				}
+				c.at, c.took, c.via = start.Sub(l.begin), time.Since(start), via
+				l.mu.Lock()
+				if via != "read" {
+					l.calls = append(l.calls, c)
+				} else if c.job != "" || c.outcome == broken {
+					l.reads = append(l.reads, c)
+				}
+				l.mu.Unlock()
+				select {
+				case <-ctx.Done():
+				case <-tick.C:
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// since returns the creates that started at or after d.
+func (l *outageLoad) since(d time.Duration) []call {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []call
+	for _, c := range l.calls {
+		if c.at >= d {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// now is the time since the load began.
+func (l *outageLoad) now() time.Duration { return time.Since(l.begin) }
+
+// window counts the outcomes of the creates in flight at some time in
+// [from, to), and the reads.
+type window struct {
+	acked, refused, shed, broken int
+	slowest                      time.Duration // of the refused creates
+	firstAck                     time.Duration // start of the first acknowledged create that started in the window; -1 if none
+	brokenDetail                 []string
+	reads, readsFailed           int
+	slowestRead                  time.Duration
+}
+
+func (l *outageLoad) window(from, to time.Duration) window {
+	w := window{firstAck: -1}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	in := func(c call) bool { return c.at < to && c.at+c.took >= from }
+	for _, c := range l.calls {
+		if !in(c) {
+			continue
+		}
+		switch c.outcome {
+		case acked:
+			w.acked++
+			if c.at >= from && (w.firstAck < 0 || c.at < w.firstAck) {
+				w.firstAck = c.at
+			}
+		case refused:
+			w.refused++
+			w.slowest = max(w.slowest, c.took)
+		case shed:
+			w.shed++
+		case broken:
+			w.broken++
+			w.brokenDetail = append(w.brokenDetail, fmt.Sprintf("%s at %.1fs after %.1fs: %s", c.via, c.at.Seconds(), c.took.Seconds(), c.detail))
+		}
+	}
+	for _, c := range l.reads {
+		if !in(c) {
+			continue
+		}
+		w.reads++
+		w.slowestRead = max(w.slowestRead, c.took)
+		if c.outcome == broken {
+			w.readsFailed++
+			w.brokenDetail = append(w.brokenDetail, fmt.Sprintf("read at %.1fs after %.1fs: %s", c.at.Seconds(), c.took.Seconds(), c.detail))
+		}
+	}
+	return w
+}
+
+// Cassandra stopped under load, twice: paused (SIGSTOP, a node that takes
+// connections and never answers) and killed (kill -9, then started again
+// through deploy/cassandra/cassandra.sh). Jobs are submitted over HTTP/JSON
+// and gRPC throughout while earlier ones run. During each outage every
+// create is answered, within the store's timeout, with 503 / Unavailable
+// (never a 500 or a call left hanging); a create refused while Cassandra
+// is down changes nothing. Once Cassandra is back the shard carries on by
+// itself: every acknowledged job is there and succeeds with every task, and
+// no task ever had two runs RUNNING at once.
 func TestCassandraOutage(t *testing.T) {
 	cassandraAddr(t) // CI provides Cassandra (jars cached); this test runs its own node
 	script, _ := filepath.Abs("../../deploy/cassandra/cassandra.sh")
 	n := &cassandraNode{script: script, dir: t.TempDir(), port: testkit.FreePort(t, "127.0.0.1"), storagePort: testkit.FreePort(t, "127.0.0.1")}
-	n.run(t, "start", "--clean")
+	// --durable: the schema is in the commit log, so a node killed with
+	// SIGKILL comes back with its keyspace, as a real one does.
+	n.run(t, "start", "--clean", "--durable")
 	t.Cleanup(func() { n.run(t, "stop", "--kill") })
 
+	const storeTimeout = 5 * time.Second
 	dir := t.TempDir()
 	m := &member{t: t, name: "solo", addr: testkit.FreeAddr(t)}
 	m.config = filepath.Join(dir, "solo.yaml")
 	cfg := fmt.Sprintf(`region: r
 addr: %s
 dataDir: %s
-hosts: ["sim,hosts=4,cpu=8,mem=65536,duration=1s"]
-store: {kind: cassandra, cassandra: {hosts: ["127.0.0.1:%d"], keyspace: peloton, migrate: true}}
-`, m.addr, filepath.Join(dir, "data"), n.port)
+hosts: ["sim,hosts=10,cpu=8,mem=65536,duration=1s"]
+store: {kind: cassandra, cassandra: {hosts: ["127.0.0.1:%d"], keyspace: peloton, migrate: true, timeout: %s}}
+`, m.addr, filepath.Join(dir, "data"), n.port, storeTimeout)
 	if err := os.WriteFile(m.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -65,63 +323,183 @@ store: {kind: cassandra, cassandra: {hosts: ["127.0.0.1:%d"], keyspace: peloton,
 	})
 	waitFor(t, 60*time.Second, "the server healthy", func() bool {
 		resp, err := http.Get("http://" + m.addr + "/healthz")
-		return err == nil && resp.StatusCode == 200
-	})
-	post := func() (int, string) {
-		resp, err := http.Post("http://"+m.addr+"/v1/jobs", "application/json", strings.NewReader(
-			`{"name":"j","instances":20,"preemptible":true,"task":{"command":"sim","resources":{"cpu":0.5,"memMb":1}}}`))
 		if err != nil {
-			t.Fatal(err)
+			return false
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	conn, err := grpc.NewClient(m.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if code, body := post(); code != 200 {
-		t.Fatalf("create before the outage: %d %s", code, body)
+	defer conn.Close()
+
+	// A create answered later than this counts as hung: the store's
+	// request timeout twice (a create waits for the pass in progress, and
+	// the pass that found the outage waited for the store once) and a
+	// margin.
+	load := &outageLoad{addr: m.addr, grpc: pb.NewJobServiceClient(conn), begin: time.Now(), hang: 2*storeTimeout + 5*time.Second}
+	ctx, stopLoad := context.WithCancel(context.Background())
+	loadDone := make(chan struct{})
+	go func() {
+		defer close(loadDone)
+		load.run(ctx, 100*time.Millisecond)
+	}()
+	defer func() { stopLoad(); <-loadDone }()
+	// acksAfter waits until a create started after d was acknowledged.
+	acksAfter := func(d time.Duration, within time.Duration, what string) time.Duration {
+		t.Helper()
+		var first time.Duration
+		waitFor(t, within, what, func() bool {
+			w := load.window(d, load.now())
+			first = w.firstAck
+			return first >= 0
+		})
+		return first
 	}
 	jobsNow := func() int {
 		var out struct {
 			Jobs []json.RawMessage `json:"jobs"`
 		}
-		if err := m.get("/v1/jobs", &out); err != nil {
+		if err := m.get("/v1/jobs?limit=5000", &out); err != nil {
 			t.Fatal(err)
 		}
 		return len(out.Jobs)
 	}
-	before := jobsNow()
-
-	n.run(t, "stop")
-	code, body := post()
-	t.Logf("create during the outage: %d %s", code, body)
-	if code != http.StatusServiceUnavailable || !strings.Contains(body, "unavailable") {
-		t.Fatalf("create during the outage: %d %s, want 503 Unavailable naming the store", code, body)
-	}
-	if got := jobsNow(); got != before {
-		t.Fatalf("a job refused during the outage was kept: %d jobs, had %d", got, before)
-	}
-
-	n.run(t, "start")
-	waitFor(t, 90*time.Second, "the server accepting jobs again", func() bool {
-		code, _ := post()
-		return code == 200
-	})
-	waitFor(t, 90*time.Second, "every job succeeded", func() bool {
+	// jobStates lists every job's status in one call.
+	jobStates := func() map[string]jobStatus {
 		var out struct {
 			Jobs []struct {
-				Status struct {
-					State string `json:"state"`
-				} `json:"status"`
+				ID     string    `json:"id"`
+				Status jobStatus `json:"status"`
 			} `json:"jobs"`
+			NextPageToken string `json:"nextPageToken"`
 		}
-		if err := m.get("/v1/jobs", &out); err != nil {
-			return false
+		if err := m.get("/v1/jobs?limit=5000", &out); err != nil {
+			t.Fatal(err)
 		}
+		if out.NextPageToken != "" {
+			t.Fatal("more than 5000 jobs: the test reads one page")
+		}
+		states := make(map[string]jobStatus, len(out.Jobs))
 		for _, j := range out.Jobs {
-			if j.Status.State != "JOB_STATE_SUCCEEDED" {
+			states[j.ID] = j.Status
+		}
+		return states
+	}
+	acksAfter(0, 30*time.Second, "the first job acknowledged")
+	time.Sleep(3 * time.Second) // load running: jobs queued, running and finishing
+
+	// 1. Paused: connections stay open and nothing answers. Creates wait
+	// for the store's timeout and are refused.
+	paused := load.now()
+	n.signal(t, syscall.SIGSTOP)
+	waitFor(t, 30*time.Second, "a create refused while Cassandra is paused", func() bool {
+		return load.window(paused, load.now()).refused >= 2
+	})
+	time.Sleep(2 * time.Second)
+	n.signal(t, syscall.SIGCONT)
+	resumed := load.now()
+	firstAck := acksAfter(resumed, 60*time.Second, "a create acknowledged after SIGCONT")
+	pause := load.window(paused, resumed)
+	t.Logf("paused %.1fs: creates in flight %d acknowledged, %d refused (the slowest answered in %.1fs), %d shed, %d broken; reads %d (the slowest %.0fms), %d failed; the first create after SIGCONT acknowledged %.1fs later",
+		(resumed - paused).Seconds(), pause.acked, pause.refused, pause.slowest.Seconds(), pause.shed, pause.broken,
+		pause.reads, float64(pause.slowestRead.Microseconds())/1000, pause.readsFailed, (firstAck - resumed).Seconds())
+	time.Sleep(3 * time.Second)
+
+	// 2. Killed: connections refused. Creates are refused at once and
+	// change nothing; the node is started again through the script.
+	killed := load.now()
+	n.run(t, "stop", "--kill")
+	waitFor(t, 30*time.Second, "a create refused while Cassandra is down", func() bool {
+		return load.window(killed, load.now()).refused >= 2
+	})
+	before := jobsNow()
+	time.Sleep(2 * time.Second)
+	if after := jobsNow(); after != before {
+		t.Errorf("jobs refused while Cassandra was down were kept: %d jobs, had %d", after, before)
+	}
+	restarting := load.now()
+	n.run(t, "start", "--durable")
+	ready := load.now()
+	firstAck = acksAfter(ready, 90*time.Second, "a create acknowledged after the restart")
+	down := load.window(killed, ready)
+	t.Logf("killed, down %.1fs (the restart took %.1fs): creates in flight %d acknowledged, %d refused (the slowest answered in %.1fs), %d shed, %d broken; reads %d (the slowest %.0fms), %d failed; the first create after CQL was ready acknowledged %.1fs later",
+		(ready - killed).Seconds(), (ready - restarting).Seconds(), down.acked, down.refused, down.slowest.Seconds(), down.shed, down.broken,
+		down.reads, float64(down.slowestRead.Microseconds())/1000, down.readsFailed, (firstAck - ready).Seconds())
+	// The jobs acknowledged before the kill finish once the shard resumed.
+	var beforeKill []string
+	for _, c := range load.since(0) {
+		if c.outcome == acked && c.at+c.took < killed {
+			beforeKill = append(beforeKill, c.job)
+		}
+	}
+	waitFor(t, 90*time.Second, "the jobs acknowledged before the kill to succeed", func() bool {
+		states := jobStates()
+		for _, id := range beforeKill {
+			if states[id].State != "JOB_STATE_SUCCEEDED" {
 				return false
 			}
 		}
-		return len(out.Jobs) == before+1
+		return true
 	})
+	t.Logf("the %d jobs acknowledged before the kill all succeeded %.1fs after Cassandra answered again", len(beforeKill), (load.now() - ready).Seconds())
+	time.Sleep(3 * time.Second)
+	stopLoad()
+	<-loadDone
+	ended := load.now()
+
+	all := load.window(0, ended)
+	if all.broken > 0 {
+		t.Errorf("%d creates got neither an answer nor Unavailable in time:\n%s", all.broken, strings.Join(all.brokenDetail, "\n"))
+	}
+	if pause.refused == 0 || down.refused == 0 {
+		t.Errorf("refused while paused %d, while down %d: want both above 0", pause.refused, down.refused)
+	}
+	for _, c := range load.since(0) {
+		if c.at+c.took < paused && c.outcome != acked {
+			t.Errorf("before the outage a create over %s got %s", c.via, c.detail)
+		}
+	}
+
+	// Every acknowledged job is there and succeeds with all its tasks.
+	var jobs []string
+	for _, c := range load.since(0) {
+		if c.outcome == acked {
+			jobs = append(jobs, c.job)
+		}
+	}
+	sort.Strings(jobs)
+	finished := time.Now()
+	waitFor(t, 3*time.Minute, "every acknowledged job to succeed", func() bool {
+		states := jobStates()
+		for _, id := range jobs {
+			st, ok := states[id]
+			if !ok {
+				t.Fatalf("acknowledged job %s is gone", id)
+			}
+			if st.State == "JOB_STATE_FAILED" || st.State == "JOB_STATE_KILLED" {
+				t.Fatalf("acknowledged job %s ended %s: %v", id, st.State, st.TaskStates)
+			}
+			if st.State != "JOB_STATE_SUCCEEDED" {
+				return false
+			}
+			if st.TaskStates["SUCCEEDED"] != outageTasks {
+				t.Fatalf("job %s succeeded with %v", id, st.TaskStates)
+			}
+		}
+		return true
+	})
+	settled := time.Since(finished)
+	dups, events := 0, 0
+	for _, id := range jobs {
+		d, e := overlappingRuns(t, m, id)
+		dups, events = dups+d, events+e
+	}
+	t.Logf("jobs acknowledged %d (%d tasks), refused during the outages %d, shed %d; every acknowledged job succeeded, the last %.1fs after the load stopped; tasks with two runs RUNNING at once %d (from %d events)",
+		len(jobs), len(jobs)*outageTasks, all.refused, all.shed, settled.Seconds(), dups, events)
+	if dups > 0 {
+		t.Errorf("%d tasks had two runs RUNNING at once", dups)
+	}
 }

@@ -164,7 +164,8 @@ End to end and memory:
   e2e placed/s: tasks whose placement was persisted, per second, from the first job submitted to the last placement
     (jobmgr.Engine + boltstore + sim host manager, in-process);
   store ceil/s: baseline for e2e: raw boltstore.WriteTasks of one new placed task record per task, batches of 10,000, same run;
-  p50/p99: job submitted to task placement persisted; B/pending: heap (and resident set) bytes per pending task, after GC.`
+  p50/p99: job submitted to task placement persisted; B/pending: heap (and resident set) bytes per pending task, after GC;
+  peak rss: the highest resident set while the tasks were created (VmHWM), per pending task, no forced GC.`
 
 // APITableHeader explains the columns of the API scenarios' table.
 const APITableHeader = `API scenarios drive a real "peloton dev" process (sim hosts, embedded store) through its public API.
@@ -273,7 +274,7 @@ func shardTables(out io.Writer, rs []Result) error {
 	}
 	fmt.Fprintln(out)
 	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%-*s\thosts\ttasks\te2e placed/s\tstore ceil/s\t× ceil\tp50\tp99\tB/pending heap\trss\t\tnote\n", width, "scenario")
+	fmt.Fprintf(tw, "%-*s\thosts\ttasks\te2e placed/s\tstore ceil/s\t× ceil\tp50\tp99\tB/pending heap\trss\tpeak rss\t\tnote\n", width, "scenario")
 	for i := range rs {
 		r := &rs[i]
 		row := []string{fmt.Sprintf("%-*s", width, r.Scenario), count(r.Hosts), count(r.Tasks)}
@@ -283,9 +284,9 @@ func shardTables(out io.Writer, rs []Result) error {
 			row = append(row, "-", "-", "-", "-", "-")
 		}
 		if m := r.Memory; m != nil && m.Err == "" && m.Pending > 0 {
-			row = append(row, fmt.Sprintf("%.0f", m.HeapBytesPerTask), fmt.Sprintf("%.0f", m.RSSBytesPerTask))
+			row = append(row, fmt.Sprintf("%.0f", m.HeapBytesPerTask), fmt.Sprintf("%.0f", m.RSSBytesPerTask), fmt.Sprintf("%.0f", m.PeakRSSBytesPerTask))
 		} else {
-			row = append(row, "-", "-")
+			row = append(row, "-", "-", "-")
 		}
 		row = append(row, "", r.OtherNotes())
 		fmt.Fprintln(tw, strings.Join(row, "\t"))

@@ -1,0 +1,56 @@
+package jobmgr
+
+import (
+	"testing"
+	"time"
+
+	"github.com/peloton-federated/peloton/shard/model"
+)
+
+// The event log keeps events encoded and hands them back decoded, in
+// order; a batch taken while older events were dropped removes only what
+// was taken.
+func TestEventLogQueue(t *testing.T) {
+	l := newEventLog()
+	ev := func(i int) Event {
+		task := &model.TaskRuntime{ID: model.TaskID{Job: "j", Instance: uint32(i)}, Run: 1, State: model.TaskPending, Revision: uint64(i)}
+		return Event{Seq: uint64(i + 1), Time: time.Unix(int64(i), 0), Job: "j", Task: task}
+	}
+	var batch []Event
+	for i := range 5000 {
+		batch = append(batch, ev(i))
+	}
+	l.add(batch)
+	l.add([]Event{{Seq: 9999, Job: "j"}}) // neither a task nor a status: not storable
+	evs, upTo, dropped := l.take(3000)
+	if len(evs) != 3000 || dropped != 1 {
+		t.Fatalf("took %d events, %d dropped; want 3000 and 1", len(evs), dropped)
+	}
+	for i, e := range evs {
+		if e.Seq != uint64(i+1) || e.Task == nil || e.Task.ID.Instance != uint32(i) || e.Task.Revision != uint64(i) || !e.Time.Equal(time.Unix(int64(i), 0)) {
+			t.Fatalf("event %d read back as %+v", i, e)
+		}
+	}
+	l.done(upTo)
+	if n := l.queued(); n != 2000 {
+		t.Fatalf("%d queued after writing 3000 of 5000", n)
+	}
+	evs, upTo, _ = l.take(10000)
+	if len(evs) != 2000 || evs[0].Seq != 3001 {
+		t.Fatalf("second take: %d events from seq %d", len(evs), evs[0].Seq)
+	}
+	// More arrive while those are written; the queue overflows meanwhile.
+	var flood []Event
+	for i := range maxQueuedEvents {
+		flood = append(flood, ev(5000+i))
+	}
+	l.add(flood)
+	l.done(upTo) // the 2000 were dropped by the overflow already
+	if n := l.queued(); n != maxQueuedEvents {
+		t.Fatalf("%d queued, want the bound %d", n, maxQueuedEvents)
+	}
+	evs, _, dropped = l.take(1)
+	if dropped != 2000 || evs[0].Seq != 5001 {
+		t.Fatalf("after the overflow: first seq %d, %d dropped; want 5001 and 2000", evs[0].Seq, dropped)
+	}
+}
