@@ -10,7 +10,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPC_GATEWAY_VERSION := v2.31.0
 
-.PHONY: all build run test test-go test-race bench-migrate test-clients test-python test-java clients clients-check proto proto-check tools bench bench-curves bench-overload chaos clean ui ui-check
+.PHONY: all build run test test-go test-race bench-migrate test-clients test-python test-java clients clients-check proto proto-check tools bench bench-curves bench-overload bench-memory chaos clean ui ui-check
 
 all: build
 
@@ -112,6 +112,11 @@ bench-overload: build
 chaos: build
 	PELOTON_CHAOS_TRIALS=$${PELOTON_CHAOS_TRIALS:-20} PELOTON_CHAOS_TASKS=$${PELOTON_CHAOS_TASKS:-10000} \
 		$(GO) test -count=1 -timeout 3h -run '^TestChaos$$' -v ./tests/ha
+
+## bench-memory: peloton dev holds a job of 1,000,000 pending tasks, stops it, and must give its memory back (resident set within 1.5x of idle); prints idle, peak and after (not in CI, which runs 20,000 tasks)
+bench-memory: build
+	PELOTON_MEMORY_TASKS=$${PELOTON_MEMORY_TASKS:-1000000} \
+		$(GO) test -count=1 -timeout 30m -run '^TestMemoryReturnsAfterABigJob$$' -v ./tests/e2e
 
 clean:
 	rm -rf $(BIN)

@@ -212,17 +212,20 @@ func runDev(parent context.Context, o devOptions) error {
 	}
 	fmt.Fprintf(os.Stderr, "  export PELOTON_ADDR=%s\n  peloton job create -f examples/hello.yaml --wait\n\n", runtimes[0].gateway.Addr())
 
-	errc := make(chan error, len(runtimes))
-	for _, r := range runtimes {
-		go func() { errc <- r.run(ctx) }()
-	}
-	var firstErr error
-	for range runtimes {
-		if err := <-errc; err != nil && firstErr == nil {
-			firstErr = err
-			stop()
+	firstErr := withMemoryReleaser(ctx, runtimes, log, func(ctx context.Context) error {
+		errc := make(chan error, len(runtimes))
+		for _, r := range runtimes {
+			go func() { errc <- r.run(ctx) }()
 		}
-	}
+		var firstErr error
+		for range runtimes {
+			if err := <-errc; err != nil && firstErr == nil {
+				firstErr = err
+				stop()
+			}
+		}
+		return firstErr
+	})
 	log.Info("peloton dev stopped")
 	return firstErr
 }

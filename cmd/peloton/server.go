@@ -440,7 +440,7 @@ func runServer(parent context.Context, c *serverConfig) error {
 	}
 	log.Info("peloton server started", "region", c.Region, "addr", rt.gateway.Addr(), "store", orDefault(c.Store.Kind, "embedded"), "gossip", c.Gossip != nil, "ha_lease", haLease,
 		"tls", c.TLS != nil, "auth", c.Auth != nil)
-	err = rt.run(ctx)
+	err = withMemoryReleaser(ctx, []*regionRuntime{rt}, log, rt.run)
 	log.Info("peloton server stopped")
 	return err
 }

@@ -156,5 +156,6 @@ func (e *Engine) coolDown(written []*model.TaskRuntime) {
 		}
 		je.tasks[t.ID.Instance] = coldMarks[t.State]
 		je.cold++
+		e.dropped.Add(1)
 	}
 }

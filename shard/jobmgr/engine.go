@@ -41,8 +41,8 @@ type Config struct {
 	// doubles per failure up to MaxRetryBackoff.
 	RetryBackoff    time.Duration
 	MaxRetryBackoff time.Duration
-	// CreateBatch bounds how many task records one pass creates, over
-	// every job.
+	// CreateBatch bounds how many task records one pass creates, and how
+	// many tasks of stopped jobs it stops, over every job.
 	CreateBatch int
 	// LaunchGrace is how long a placed task waits for its host to be
 	// reported before it goes back to the queue.
@@ -191,8 +191,8 @@ type Engine struct {
 	effects    []effect
 	placedAt   map[model.TaskID]time.Time
 	passes     uint64
-	// createBudget is how many task records the pass may still create.
-	createBudget int
+	// changeBudget is how many tasks the pass may still create or stop.
+	changeBudget int
 	// lastDrain is when the drain step last ran.
 	lastDrain time.Time
 	// afterStep, when set (by tests), runs at the end of every pass with
@@ -225,6 +225,8 @@ type Engine struct {
 	// fenced stops launches: the region is cut off from the federation (or
 	// a drill fenced it) and its work may be running elsewhere.
 	fenced atomic.Bool
+	// dropped counts the task runtimes dropped from memory (see Released).
+	dropped atomic.Uint64
 
 	// updateMu makes updates of this engine's jobs take turns.
 	updateMu sync.Mutex
@@ -607,3 +609,12 @@ func (e *Engine) SetFenced(fenced bool) {
 
 // Fenced reports whether launches are stopped.
 func (e *Engine) Fenced() bool { return e.fenced.Load() }
+
+// Released counts the task runtimes the engine dropped from memory since it
+// started: tasks that ended for good, and the rest of a job's tasks when
+// the job finished. A process may give memory back to the system once many
+// were dropped.
+func (e *Engine) Released() uint64 { return e.dropped.Load() }
+
+// QueuedEvents is how many events wait to be written to the store.
+func (e *Engine) QueuedEvents() int { return e.evlog.queued() }

@@ -27,17 +27,27 @@ type Subscription struct {
 func (s *Subscription) Cancel() { s.b.remove(s) }
 
 // broadcaster fans events out to subscribers and keeps a bounded backlog so
-// a watcher can resume after a sequence number.
+// a watcher can resume after a sequence number. The backlog holds events
+// in the store's encoding (see eventLog), shared with the event log: a big
+// job's last events would otherwise keep a copy of each task's runtime
+// long after the job ended.
 type broadcaster struct {
 	mu      sync.Mutex
 	seq     uint64
-	backlog []Event // ring
+	enc     eventEncoder
+	backlog []queuedEvent // a ring: backlog[start] is the oldest of n
 	start   int
+	n       int
+	bytes   int // of the encodings in the backlog
 	subs    map[*Subscription]struct{}
 }
 
+// The backlog keeps the latest backlogSize events, or fewer when their
+// encodings pass backlogBytes; a watcher of one job resuming from further
+// back reads the job's stored history.
 const (
-	backlogSize   = 65536
+	backlogSize   = 32768
+	backlogBytes  = 2 << 20
 	subscriberBuf = 8192
 )
 
@@ -45,12 +55,46 @@ func newBroadcaster() *broadcaster {
 	return &broadcaster{subs: map[*Subscription]struct{}{}}
 }
 
-func (b *broadcaster) publish(evs []Event) {
+// keep adds rec to the backlog and drops the oldest past its bounds;
+// b.mu held. The ring grows up to backlogSize while it is not wrapped.
+func (b *broadcaster) keep(rec queuedEvent) {
+	if b.n == len(b.backlog) {
+		if len(b.backlog) < backlogSize && b.start == 0 {
+			if len(b.backlog) == cap(b.backlog) {
+				grown := make([]queuedEvent, len(b.backlog), min(max(2*cap(b.backlog), 1024), backlogSize))
+				copy(grown, b.backlog)
+				b.backlog = grown
+			}
+			b.backlog = b.backlog[:len(b.backlog)+1]
+		} else {
+			b.dropOldest()
+		}
+	}
+	b.backlog[(b.start+b.n)%len(b.backlog)] = rec
+	b.n++
+	b.bytes += len(rec.rec)
+	for b.bytes > backlogBytes && b.n > 1 {
+		b.dropOldest()
+	}
+}
+
+func (b *broadcaster) dropOldest() {
+	b.bytes -= len(b.backlog[b.start].rec)
+	b.backlog[b.start] = queuedEvent{}
+	b.start = (b.start + 1) % len(b.backlog)
+	b.n--
+}
+
+// publish numbers events, sends them to subscribers and keeps them in the
+// backlog; it returns them encoded, for the store.
+func (b *broadcaster) publish(evs []Event) []queuedEvent {
 	if len(evs) == 0 {
-		return
+		return nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	recs := make([]queuedEvent, 0, len(evs))
+	checked := codec.CheckEvents(evs, time.Hour) == nil
 	for i := range evs {
 		// Sequence numbers keep growing across restarts: never below the
 		// event's time in microseconds.
@@ -59,11 +103,9 @@ func (b *broadcaster) publish(evs []Event) {
 			b.seq = uint64(t)
 		}
 		evs[i].Seq = b.seq
-		if len(b.backlog) < backlogSize {
-			b.backlog = append(b.backlog, evs[i])
-		} else {
-			b.backlog[b.start] = evs[i]
-			b.start = (b.start + 1) % backlogSize
+		if rec, ok := b.enc.encode(evs, i, checked); ok {
+			recs = append(recs, rec)
+			b.keep(rec)
 		}
 		for s := range b.subs {
 			if s.job != "" && s.job != evs[i].Job {
@@ -78,6 +120,7 @@ func (b *broadcaster) publish(evs []Event) {
 			}
 		}
 	}
+	return recs
 }
 
 // subscribe registers a subscriber for one job ("" for all) and returns the
@@ -90,11 +133,12 @@ func (b *broadcaster) subscribe(job model.JobID, after uint64) (*Subscription, [
 	b.subs[s] = struct{}{}
 	var missed []Event
 	if after > 0 {
-		n := len(b.backlog)
-		for i := 0; i < n; i++ {
-			ev := b.backlog[(b.start+i)%n]
-			if ev.Seq > after && (job == "" || ev.Job == job) {
-				missed = append(missed, ev)
+		for i := range b.n {
+			r := b.backlog[(b.start+i)%len(b.backlog)]
+			if r.seq > after && (job == "" || r.job == job) {
+				if ev, ok := r.decode(); ok {
+					missed = append(missed, ev)
+				}
 			}
 		}
 	}
@@ -121,12 +165,10 @@ func (b *broadcaster) remove(s *Subscription) {
 // 300 bytes with the event) for as long as the store takes to catch up,
 // which is a large part of a shard's memory while a big job starts.
 type eventLog struct {
-	mu      sync.Mutex
-	queue   []queuedEvent
-	first   int    // queue[:first] were written and are cleared
-	head    uint64 // events ever taken off the queue's front, written or dropped
-	chunk   []byte // where the next encodings go
-	scratch []byte // one event's encoding
+	mu    sync.Mutex
+	queue []queuedEvent
+	first int    // queue[:first] were written and are cleared
+	head  uint64 // events ever taken off the queue's front, written or dropped
 	// dropped counts events dropped since the last report.
 	dropped uint64
 	wake    chan struct{}
@@ -139,33 +181,48 @@ type queuedEvent struct {
 	rec []byte
 }
 
-// maxQueuedEvents bounds the events waiting for the store.
-const maxQueuedEvents = 1 << 20
+func (r queuedEvent) decode() (Event, bool) {
+	ev, err := codec.DecodeEvent(r.job, r.seq, r.rec)
+	return ev, err == nil // encoded here: an error cannot happen
+}
+
+// eventEncoder writes encodings into shared chunks.
+type eventEncoder struct {
+	chunk   []byte // where the next encodings go
+	scratch []byte // one event's encoding
+}
 
 // eventChunk is the size of the chunks encodings are written to.
 const eventChunk = 64 << 10
 
+// encode encodes evs[i]; false for one the store would refuse (none is
+// made here). checked says evs passed codec.CheckEvents as a whole.
+func (x *eventEncoder) encode(evs []Event, i int, checked bool) (queuedEvent, bool) {
+	ev := &evs[i]
+	if !checked && codec.CheckEvents(evs[i:i+1], time.Hour) != nil {
+		return queuedEvent{}, false
+	}
+	x.scratch = codec.AppendEvent(x.scratch[:0], ev)
+	if n := len(x.scratch); cap(x.chunk)-len(x.chunk) < n {
+		x.chunk = make([]byte, 0, max(eventChunk, n))
+	}
+	start := len(x.chunk)
+	x.chunk = append(x.chunk, x.scratch...)
+	return queuedEvent{seq: ev.Seq, job: ev.Job, rec: x.chunk[start:len(x.chunk):len(x.chunk)]}, true
+}
+
+// maxQueuedEvents bounds the events waiting for the store.
+const maxQueuedEvents = 1 << 20
+
 func newEventLog() *eventLog { return &eventLog{wake: make(chan struct{}, 1)} }
 
-func (l *eventLog) add(evs []Event) {
-	if len(evs) == 0 {
+// add queues encoded events for the store.
+func (l *eventLog) add(recs []queuedEvent) {
+	if len(recs) == 0 {
 		return
 	}
 	l.mu.Lock()
-	for i := range evs {
-		if codec.CheckEvents(evs[i:i+1], time.Hour) != nil {
-			l.dropped++ // the store would refuse it: never made here
-			continue
-		}
-		l.scratch = codec.AppendEvent(l.scratch[:0], &evs[i])
-		if n := len(l.scratch); cap(l.chunk)-len(l.chunk) < n {
-			l.chunk = make([]byte, 0, max(eventChunk, n))
-		}
-		start := len(l.chunk)
-		l.chunk = append(l.chunk, l.scratch...)
-		rec := l.chunk[start:len(l.chunk):len(l.chunk)]
-		l.queue = append(l.queue, queuedEvent{seq: evs[i].Seq, job: evs[i].Job, rec: rec})
-	}
+	l.queue = append(l.queue, recs...)
 	if over := len(l.queue) - l.first - maxQueuedEvents; over > 0 {
 		l.dropped += uint64(over)
 		l.pop(over)
@@ -204,11 +261,9 @@ func (l *eventLog) take(n int) ([]Event, uint64, uint64) {
 	l.mu.Unlock()
 	evs := make([]Event, 0, len(recs))
 	for _, r := range recs {
-		ev, err := codec.DecodeEvent(r.job, r.seq, r.rec)
-		if err != nil {
-			continue // encoded here a moment ago: cannot happen
+		if ev, ok := r.decode(); ok {
+			evs = append(evs, ev)
 		}
-		evs = append(evs, ev)
 	}
 	return evs, from + uint64(len(recs)), d
 }
@@ -279,6 +334,5 @@ func (e *Engine) writeEvents(ctx context.Context) {
 // emit numbers events, sends them to watchers and queues them for the
 // store.
 func (e *Engine) emit(evs []Event) {
-	e.events.publish(evs)
-	e.evlog.add(evs)
+	e.evlog.add(e.events.publish(evs))
 }

@@ -1,6 +1,7 @@
 package jobmgr
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,16 @@ import (
 // was taken.
 func TestEventLogQueue(t *testing.T) {
 	l := newEventLog()
+	var enc eventEncoder
+	encode := func(evs []Event) []queuedEvent {
+		var recs []queuedEvent
+		for i := range evs {
+			if r, ok := enc.encode(evs, i, false); ok {
+				recs = append(recs, r)
+			}
+		}
+		return recs
+	}
 	ev := func(i int) Event {
 		task := &model.TaskRuntime{ID: model.TaskID{Job: "j", Instance: uint32(i)}, Run: 1, State: model.TaskPending, Revision: uint64(i)}
 		return Event{Seq: uint64(i + 1), Time: time.Unix(int64(i), 0), Job: "j", Task: task}
@@ -20,11 +31,13 @@ func TestEventLogQueue(t *testing.T) {
 	for i := range 5000 {
 		batch = append(batch, ev(i))
 	}
-	l.add(batch)
-	l.add([]Event{{Seq: 9999, Job: "j"}}) // neither a task nor a status: not storable
+	l.add(encode(batch))
+	if recs := encode([]Event{{Seq: 9999, Job: "j"}}); len(recs) != 0 { // neither a task nor a status
+		t.Fatalf("an event the store refuses was encoded: %v", recs)
+	}
 	evs, upTo, dropped := l.take(3000)
-	if len(evs) != 3000 || dropped != 1 {
-		t.Fatalf("took %d events, %d dropped; want 3000 and 1", len(evs), dropped)
+	if len(evs) != 3000 || dropped != 0 {
+		t.Fatalf("took %d events, %d dropped; want 3000 and 0", len(evs), dropped)
 	}
 	for i, e := range evs {
 		if e.Seq != uint64(i+1) || e.Task == nil || e.Task.ID.Instance != uint32(i) || e.Task.Revision != uint64(i) || !e.Time.Equal(time.Unix(int64(i), 0)) {
@@ -44,7 +57,7 @@ func TestEventLogQueue(t *testing.T) {
 	for i := range maxQueuedEvents {
 		flood = append(flood, ev(5000+i))
 	}
-	l.add(flood)
+	l.add(encode(flood))
 	l.done(upTo) // the 2000 were dropped by the overflow already
 	if n := l.queued(); n != maxQueuedEvents {
 		t.Fatalf("%d queued, want the bound %d", n, maxQueuedEvents)
@@ -52,5 +65,40 @@ func TestEventLogQueue(t *testing.T) {
 	evs, _, dropped = l.take(1)
 	if dropped != 2000 || evs[0].Seq != 5001 {
 		t.Fatalf("after the overflow: first seq %d, %d dropped; want 5001 and 2000", evs[0].Seq, dropped)
+	}
+}
+
+// The backlog keeps the latest events within its count and its bytes, and
+// a subscriber resuming finds those after its sequence number.
+func TestBacklogBounds(t *testing.T) {
+	b := newBroadcaster()
+	task := func(i int, msg string) Event {
+		return Event{Time: time.Unix(1, 0), Job: "j", Task: &model.TaskRuntime{ID: model.TaskID{Job: "j", Instance: uint32(i)}, Message: msg}}
+	}
+	var evs []Event
+	for i := range backlogSize + 10 {
+		evs = append(evs, task(i, ""))
+	}
+	b.publish(evs)
+	if n := b.n; n != backlogSize {
+		t.Fatalf("backlog of %d events, want %d", n, backlogSize)
+	}
+	_, missed := b.subscribe("j", evs[backlogSize+5].Seq)
+	if len(missed) != 4 || missed[0].Task.ID.Instance != uint32(backlogSize+6) {
+		t.Fatalf("resumed with %d events", len(missed))
+	}
+	// Big events: the bytes bound holds.
+	big := strings.Repeat("x", 64<<10)
+	var large []Event
+	for i := range 200 {
+		large = append(large, task(i, big))
+	}
+	b.publish(large)
+	if b.bytes > backlogBytes+len(big)+1024 || b.n > backlogBytes/len(big)+1 {
+		t.Fatalf("backlog holds %d bytes in %d events, bound %d", b.bytes, b.n, backlogBytes)
+	}
+	_, missed = b.subscribe("j", large[198].Seq)
+	if len(missed) != 1 || missed[0].Task.Message != big {
+		t.Fatalf("resumed with %d events", len(missed))
 	}
 }

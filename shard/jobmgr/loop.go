@@ -25,7 +25,7 @@ func (e *Engine) step(ctx context.Context) error {
 
 	e.lock()
 	now := e.cfg.Clock.Now()
-	e.createBudget = e.cfg.CreateBatch
+	e.changeBudget = e.cfg.CreateBatch
 	e.applyRemovedHosts(removed, now)
 	e.applyStatuses(statuses, now)
 	e.visitDaemons()
@@ -58,6 +58,7 @@ func (e *Engine) step(ctx context.Context) error {
 	// Finished jobs leave memory: the store has their tasks.
 	for _, je := range jobs {
 		if je.job.Status.State.IsTerminal() && !je.evicted {
+			e.dropped.Add(uint64(len(je.tasks) - je.cold))
 			je.tasks, je.waiting, je.evicted, je.cold = nil, nil, true, 0
 		}
 	}
@@ -73,8 +74,8 @@ func (e *Engine) step(ctx context.Context) error {
 	e.recountPending(now)
 	evs, effects := e.pendingEvs, e.effects
 	e.pendingEvs, e.effects = nil, nil
-	if e.createBudget <= 0 {
-		e.wake() // tasks are left to create: the next pass comes at once
+	if e.changeBudget <= 0 {
+		e.wake() // tasks are left to create or stop: the next pass comes at once
 	}
 	if e.afterStep != nil {
 		e.afterStep()
@@ -87,14 +88,20 @@ func (e *Engine) step(ctx context.Context) error {
 }
 
 func (e *Engine) newTask(j *model.Job, instance uint32) *model.TaskRuntime {
-	now := e.cfg.Clock.Now()
-	return &model.TaskRuntime{
+	t := new(model.TaskRuntime)
+	e.initTask(t, j, instance)
+	return t
+}
+
+// initTask makes t a new task of j.
+func (e *Engine) initTask(t *model.TaskRuntime, j *model.Job, instance uint32) {
+	*t = model.TaskRuntime{
 		ID:            model.TaskID{Job: j.ID, Instance: instance},
 		Run:           1,
 		ConfigVersion: max(j.ConfigVersion, 1),
 		State:         model.TaskInitialized,
 		Goal:          model.TaskSucceeded,
-		UpdateTime:    now,
+		UpdateTime:    e.cfg.Clock.Now(),
 	}
 }
 
@@ -326,11 +333,17 @@ func (e *Engine) converge(je *jobEntry, now time.Time) {
 	// and so that what one pass writes and keeps in flight (the records,
 	// their events, the store's transaction) stays bounded however many
 	// jobs arrive at once: the oldest jobs' tasks are made first.
-	if created := j.Status.TasksCreated; created < j.Spec.Instances && e.createBudget > 0 {
-		n := min(j.Spec.Instances-created, uint32(e.createBudget))
-		e.createBudget -= int(n)
+	if created := j.Status.TasksCreated; created < j.Spec.Instances && e.changeBudget > 0 {
+		n := min(j.Spec.Instances-created, uint32(e.changeBudget))
+		e.changeBudget -= int(n)
+		// One array holds the batch's runtimes: one allocation, and a few
+		// large spans for the runtime to keep track of rather than a page
+		// per 34 tasks (the bookkeeping the Go runtime never gives back).
+		// The array lives until the last of its tasks leaves memory.
+		slab := make([]model.TaskRuntime, n)
 		for i := created; i < created+n; i++ {
-			t := e.newTask(j, i)
+			t := &slab[i-created]
+			e.initTask(t, j, i)
 			je.reuseRemoved(t)
 			je.tasks = append(je.tasks, t)
 			je.counts[model.TaskInitialized]++
@@ -343,22 +356,29 @@ func (e *Engine) converge(je *jobEntry, now time.Time) {
 	e.queueWaiting(je, now)
 }
 
-// killJob drives every task of a stopped job to KILLED.
+// killJob drives every task of a stopped job to KILLED. A pass stops at
+// most its change budget of tasks (the others follow in the next passes),
+// so that stopping a huge job does not write, copy and keep in flight all
+// of its tasks at once.
 func (e *Engine) killJob(je *jobEntry, now time.Time) {
+	// Tasks never created are simply not created.
+	if je.job.Status.TasksCreated < je.job.Spec.Instances {
+		je.job.Spec.Instances = je.job.Status.TasksCreated
+		je.dirty, je.record = true, true
+	}
 	for _, t := range je.tasks {
 		if t.State.IsTerminal() {
 			continue
 		}
 		if t.Goal != model.TaskKilled {
+			if e.changeBudget <= 0 {
+				return
+			}
+			e.changeBudget--
 			t.Goal = model.TaskKilled
 			e.markDirty(je, t)
 		}
 		e.killTask(je, t, je.killGrace(t), now)
-	}
-	// Tasks never created are simply not created.
-	if je.job.Status.TasksCreated < je.job.Spec.Instances {
-		je.job.Spec.Instances = je.job.Status.TasksCreated
-		je.dirty, je.record = true, true
 	}
 }
 
