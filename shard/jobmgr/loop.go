@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/peloton-federated/peloton/shard/goalstate"
 	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
@@ -575,7 +577,10 @@ func (e *Engine) adoptJobRevisions(ctx context.Context, jobs []*model.Job) {
 	e.log.Warn("job revisions taken from the store after a write whose outcome was unknown", "jobs", len(jobs))
 }
 
-// updateJobs writes job records, in one batch when the store can.
+// updateJobs writes job records, in one batch when the store can, and
+// otherwise one by one, jobUpdateParallelism at a time: each is a
+// compare-and-set of its own (a Paxos round on Cassandra), and a pass that
+// changed hundreds of jobs should not wait for them in a row.
 func (e *Engine) updateJobs(ctx context.Context, jobs []*model.Job) error {
 	if len(jobs) == 0 {
 		return nil
@@ -583,13 +588,17 @@ func (e *Engine) updateJobs(ctx context.Context, jobs []*model.Job) error {
 	if b, ok := e.cfg.Store.(store.JobBatchUpdater); ok {
 		return b.UpdateJobs(ctx, jobs)
 	}
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(jobUpdateParallelism)
 	for _, j := range jobs {
-		if err := e.cfg.Store.UpdateJob(ctx, j); err != nil {
-			return err
-		}
+		g.Go(func() error { return e.cfg.Store.UpdateJob(ctx, j) })
 	}
-	return nil
+	return g.Wait()
 }
+
+// jobUpdateParallelism is how many job records a pass writes at a time to
+// a store that cannot write them in one batch.
+const jobUpdateParallelism = 16
 
 func countsMap(c *taskCounts) map[model.TaskState]uint32 {
 	m := map[model.TaskState]uint32{}

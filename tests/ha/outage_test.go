@@ -435,14 +435,21 @@ store: {kind: cassandra, cassandra: {hosts: ["127.0.0.1:%d"], keyspace: peloton,
 			beforeKill = append(beforeKill, c.job)
 		}
 	}
+	var lagging []string
+	t.Cleanup(func() {
+		if t.Failed() && len(lagging) > 0 {
+			t.Logf("jobs acknowledged before the kill and not succeeded, %d of %d: %s", len(lagging), len(beforeKill), strings.Join(lagging[:min(len(lagging), 10)], "; "))
+		}
+	})
 	waitFor(t, 90*time.Second, "the jobs acknowledged before the kill to succeed", func() bool {
 		states := jobStates()
+		lagging = lagging[:0]
 		for _, id := range beforeKill {
-			if states[id].State != "JOB_STATE_SUCCEEDED" {
-				return false
+			if st := states[id]; st.State != "JOB_STATE_SUCCEEDED" {
+				lagging = append(lagging, fmt.Sprintf("%s %s %v", id, st.State, st.TaskStates))
 			}
 		}
-		return true
+		return len(lagging) == 0
 	})
 	t.Logf("the %d jobs acknowledged before the kill all succeeded %.1fs after Cassandra answered again", len(beforeKill), (load.now() - ready).Seconds())
 	time.Sleep(3 * time.Second)

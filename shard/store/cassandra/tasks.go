@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/gocql/gocql"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
@@ -24,6 +26,11 @@ const BucketSize = 10_000
 // row round took over 2 s on a loaded test node), so a partition with
 // more writes is split into several conditional batches.
 const MaxConditionalBatch = 1_000
+
+// writeParallelism is how many partitions one WriteTasks call reads or
+// writes at a time; the conditional batches in flight together carry at
+// most MaxConditionalBatch rows.
+const writeParallelism = 16
 
 func bucketOf(instance uint32) int { return int(instance / BucketSize) }
 
@@ -47,12 +54,18 @@ type taskWrite struct {
 // WriteTasks stores a batch of runtimes with compare-and-set on every
 // task. The batch is applied as conditional batches, each within one task
 // partition (job, instance/BucketSize) and of at most MaxConditionalBatch
-// tasks, in (job, instance) order; each is all or nothing. A batch that
-// needs more than one is first checked against the stored revisions, so a
-// stale revision writes nothing; only a writer racing between that check
-// and the last conditional batch can leave earlier ones written, and the
-// error then says so (it is still ErrConflict: every task that was
-// written was compare-and-set, so re-reading and retrying is correct).
+// tasks; each is all or nothing. A batch that needs more than one is
+// first checked against the stored revisions, so a stale revision writes
+// nothing; only a writer racing between that check and the conditional
+// batches can leave some of them written, and the error then says so (it
+// is still ErrConflict: every task that was written was compare-and-set,
+// so re-reading and retrying is correct).
+//
+// Partitions are independent, so the lookups, checks and conditional
+// batches of different partitions run concurrently, at most
+// writeParallelism at a time: a pass that changed a few tasks of each of
+// hundreds of small jobs pays for a handful of Paxos rounds in a row, not
+// for hundreds.
 func (s *Store) WriteTasks(ctx context.Context, tasks []*model.TaskRuntime) error {
 	if len(tasks) == 0 {
 		return ctx.Err()
@@ -87,19 +100,34 @@ func (s *Store) WriteTasks(ctx context.Context, tasks []*model.TaskRuntime) erro
 		}
 	}
 	if len(units) > 1 {
-		for _, p := range order {
-			if err := s.checkRevisions(ctx, p, groups[p]); err != nil {
-				return fmt.Errorf("write tasks: %w", err)
-			}
-		}
-	}
-	for i, u := range units {
-		if err := s.writeConditionalBatch(ctx, u.p, u.writes); err != nil {
-			if i > 0 {
-				return fmt.Errorf("write tasks: %d of %d conditional batches were applied before: %w", i, len(units), err)
-			}
+		err := parallel(ctx, len(order), writeParallelism, func(ctx context.Context, i int) error {
+			return s.checkRevisions(ctx, order[i], groups[order[i]])
+		})
+		if err != nil {
 			return fmt.Errorf("write tasks: %w", err)
 		}
+	}
+	var applied atomic.Int64
+	rows := semaphore.NewWeighted(MaxConditionalBatch)
+	err = parallel(ctx, len(units), writeParallelism, func(ctx context.Context, i int) error {
+		// Big rounds go one at a time: several 1,000-row Paxos rounds at
+		// once time out on a loaded node.
+		n := int64(len(units[i].writes))
+		if err := rows.Acquire(ctx, n); err != nil {
+			return err
+		}
+		defer rows.Release(n)
+		if err := s.writeConditionalBatch(ctx, units[i].p, units[i].writes); err != nil {
+			return err
+		}
+		applied.Add(1)
+		return nil
+	})
+	if err != nil {
+		if n := applied.Load(); n > 0 {
+			return fmt.Errorf("write tasks: %d of %d conditional batches were applied: %w", n, len(units), err)
+		}
+		return fmt.Errorf("write tasks: %w", err)
 	}
 	for _, t := range tasks {
 		t.Revision++
@@ -112,19 +140,15 @@ func (s *Store) WriteTasks(ctx context.Context, tasks []*model.TaskRuntime) erro
 // repeat does not carry the revision its predecessor produces) and groups
 // the writes by partition, partitions in (job, bucket) order.
 func (s *Store) groupByPartition(ctx context.Context, tasks []*model.TaskRuntime) (map[partition][]*taskWrite, []partition, error) {
-	incarnations := map[model.JobID]gocql.UUID{}
+	incarnations, err := s.incarnations(ctx, tasks)
+	if err != nil {
+		return nil, nil, err
+	}
 	writes := map[model.TaskID]*taskWrite{}
 	groups := map[partition][]*taskWrite{}
 	var order []partition
 	for _, t := range tasks {
-		inc, ok := incarnations[t.ID.Job]
-		if !ok {
-			var err error
-			if inc, err = s.incarnation(ctx, t.ID.Job); err != nil {
-				return nil, nil, fmt.Errorf("task %s: job: %w", t.ID, err)
-			}
-			incarnations[t.ID.Job] = inc
-		}
+		inc := incarnations[t.ID.Job]
 		if w := writes[t.ID]; w != nil {
 			if want := w.expect + w.writes; t.Revision != want {
 				return nil, nil, fmt.Errorf("task %s: revision after its earlier write in this batch %d, given %d: %w",
@@ -148,6 +172,36 @@ func (s *Store) groupByPartition(ctx context.Context, tasks []*model.TaskRuntime
 	return groups, order, nil
 }
 
+// incarnations resolves the incarnation of every job the tasks belong
+// to, concurrently.
+func (s *Store) incarnations(ctx context.Context, tasks []*model.TaskRuntime) (map[model.JobID]gocql.UUID, error) {
+	var jobs []model.TaskID // the first task of each job, for the error
+	seen := map[model.JobID]bool{}
+	for _, t := range tasks {
+		if !seen[t.ID.Job] {
+			seen[t.ID.Job] = true
+			jobs = append(jobs, t.ID)
+		}
+	}
+	found := make([]gocql.UUID, len(jobs))
+	err := parallel(ctx, len(jobs), writeParallelism, func(ctx context.Context, i int) error {
+		inc, err := s.incarnation(ctx, jobs[i].Job)
+		if err != nil {
+			return fmt.Errorf("task %s: job: %w", jobs[i], err)
+		}
+		found[i] = inc
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[model.JobID]gocql.UUID, len(jobs))
+	for i, id := range jobs {
+		out[id.Job] = found[i]
+	}
+	return out, nil
+}
+
 // registerPartitions records the partitions about to be written, one
 // unconditional batch per job (the rows share the job's partition).
 // Recording a partition that stays empty is harmless.
@@ -158,20 +212,29 @@ func (s *Store) registerPartitions(ctx context.Context, order []partition) error
 }
 
 // batchPerJob writes n rows, row i of job(i), as one unlogged batch per run
-// of rows of one job; add puts row i in its batch.
+// of rows of one job, writeParallelism batches at a time; add puts row i
+// in its batch.
 func (s *Store) batchPerJob(ctx context.Context, n int, job func(i int) model.JobID, add func(b *gocql.Batch, i int)) error {
-	for i := 0; i < n; {
+	var starts []int
+	for i := range n {
+		if i == 0 || job(i) != job(i-1) {
+			starts = append(starts, i)
+		}
+	}
+	return parallel(ctx, len(starts), writeParallelism, func(ctx context.Context, k int) error {
+		to := n
+		if k+1 < len(starts) {
+			to = starts[k+1]
+		}
 		b := s.session.NewBatch(gocql.UnloggedBatch).WithContext(ctx)
-		j := i
-		for ; j < n && job(j) == job(i); j++ {
-			add(b, j)
+		for i := starts[k]; i < to; i++ {
+			add(b, i)
 		}
 		if err := s.session.ExecuteBatch(b); err != nil {
 			return s.classify(ctx, err)
 		}
-		i = j
-	}
-	return nil
+		return nil
+	})
 }
 
 // checkRevisions reads the stored revisions of a partition's tasks (the
