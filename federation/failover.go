@@ -135,11 +135,10 @@ func (f *Failover) SetShareSink(apply func(map[string]policy.RegionShare)) { f.s
 
 func (f *Failover) globalPass(ctx context.Context) {
 	r := f.router
-	states, pools := r.collectStates(ctx)
+	_, pools, shares := r.collectShares(ctx)
 	if len(pools) == 0 {
 		return
 	}
-	shares := policy.SplitPools(pools, states, time.Now(), r.states.maxAge)
 	f.shares(shares[r.dir.Local()])
 }
 

@@ -20,6 +20,7 @@ type regionStates struct {
 	at      time.Time
 	states  []policy.RegionState
 	pools   []model.Pool
+	shares  policy.Shares // the split of pools among states; nil until asked
 	maxAge  time.Duration
 	refresh time.Duration
 }
@@ -59,14 +60,47 @@ func poolsFrom(ps []*pb.Pool) []model.Pool {
 	return out
 }
 
-// collect asks every region for its capacity, hosts and pools.
+// collectStates is GatherStates, kept for a short while (refresh) so that
+// the routing of a burst of jobs asks every region once.
 func (r *Router) collectStates(ctx context.Context) ([]policy.RegionState, []model.Pool) {
 	s := r.states
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if time.Since(s.at) < s.refresh && s.states != nil {
-		return s.states, s.pools
+	r.refreshStatesLocked(ctx)
+	return s.states, s.pools
+}
+
+// collectShares is collectStates and the global entitlement pass over them
+// (every pool's reservation and limit split among the regions), the split
+// kept as long as the states: routing a burst of jobs splits the pools
+// once, not once per job.
+func (r *Router) collectShares(ctx context.Context) ([]policy.RegionState, []model.Pool, policy.Shares) {
+	s := r.states
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r.refreshStatesLocked(ctx)
+	if s.shares == nil {
+		s.shares = policy.SplitPools(s.pools, s.states, time.Now(), s.maxAge)
 	}
+	return s.states, s.pools, s.shares
+}
+
+// refreshStatesLocked gathers the states again once they are older than
+// refresh; r.states.mu is held.
+func (r *Router) refreshStatesLocked(ctx context.Context) {
+	s := r.states
+	if time.Since(s.at) < s.refresh && s.states != nil {
+		return
+	}
+	s.states, s.pools = r.GatherStates(ctx)
+	s.shares, s.at = nil, time.Now()
+}
+
+// GatherStates asks every region, now, for its capacity, hosts and pools:
+// what the routing policy and the global entitlement pass decide on. It
+// returns every known region's state (a region that did not answer has no
+// Seen time) and the pools as the local region defines them.
+func (r *Router) GatherStates(ctx context.Context) ([]policy.RegionState, []model.Pool) {
 	type regionView struct {
 		regions *pb.ListRegionsResponse
 		hosts   *pb.ListHostsResponse
@@ -142,7 +176,6 @@ func (r *Router) collectStates(ctx context.Context) ([]policy.RegionState, []mod
 	if v, ok := views[r.dir.Local()]; ok {
 		pools = poolsFrom(v.pools.GetPools())
 	}
-	s.states, s.pools, s.at = states, pools, time.Now()
 	return states, pools
 }
 
@@ -151,8 +184,7 @@ func (r *Router) collectStates(ctx context.Context) ([]policy.RegionState, []mod
 // pool, then capacity.
 func (r *Router) PolicyChooser() Chooser {
 	return func(ctx context.Context, spec *pb.JobSpec) (string, []string, error) {
-		states, pools := r.collectStates(ctx)
-		shares := policy.SplitPools(pools, states, time.Now(), r.states.maxAge)
+		states, _, shares := r.collectShares(ctx)
 		req := policy.JobRequest{
 			Pool:        spec.GetPool(),
 			PerTask:     resources(spec.GetTask().GetResources()),
