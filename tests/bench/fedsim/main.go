@@ -187,7 +187,7 @@ func (r *result) print(w io.Writer) {
 		s.Regions-1, r.Populate.Seconds(), r.HeapMiB, r.Wall.Seconds(), r.CPU.Seconds())
 	p := r.Pass
 	fmt.Fprintf(w, "global entitlement pass (%d pools × %d regions)\n", p.Pools, p.Regions)
-	fmt.Fprintf(w, "  gather the regions' states (gRPC)   %10.1f ms\n", ms(p.Gather))
+	fmt.Fprintf(w, "  gather the regions' states (gRPC)   %10.1f ms  (a whole gather on attempt %d)\n", ms(p.Gather), p.Attempts)
 	fmt.Fprintf(w, "  split, every region                 %10.1f ms  (CPU %.1f ms)\n", ms(p.Split), ms(p.SplitCPU))
 	fmt.Fprintf(w, "  split, one region (baseline)        %10.1f ms  (CPU %.1f ms)\n", ms(p.SplitOne), ms(p.SplitOneCPU))
 	fmt.Fprintf(w, "  × one region                        %10.2f×\n\n", ratio(p.Split, p.SplitOne))
