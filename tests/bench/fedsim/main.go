@@ -118,7 +118,7 @@ func run(ctx context.Context, size Size, logf func(string, ...any)) (*result, er
 		return nil, err
 	}
 	logf("routing %d jobs with each chooser", size.RouteJobs)
-	if res.Route, err = f.measureRouting(ctx); err != nil {
+	if res.Route, err = f.measureRouting(ctx, logf); err != nil {
 		return nil, err
 	}
 	logf("crashing %s", victim.Name)

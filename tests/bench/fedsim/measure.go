@@ -133,7 +133,7 @@ type routeFigures struct {
 // chooser that takes regions in turn (no decision), then with the routing
 // policy. It checks that every job was accepted and is held by the region
 // that accepted it.
-func (f *simFederation) measureRouting(ctx context.Context) (routeFigures, error) {
+func (f *simFederation) measureRouting(ctx context.Context, logf func(string, ...any)) (routeFigures, error) {
 	r := f.regions[0]
 	fig := routeFigures{Jobs: f.size.RouteJobs, Clients: f.size.Clients}
 	var turn atomic.Uint64
@@ -148,6 +148,7 @@ func (f *simFederation) measureRouting(ctx context.Context) (routeFigures, error
 	if err != nil {
 		return fig, err
 	}
+	logf("no-op decision: %d jobs in %.1fs", fig.Jobs, noop.Seconds())
 	r.Router.SetChooser(r.Router.PolicyChooser())
 	pol, by, err := f.route(ctx, "policy")
 	if err != nil {
