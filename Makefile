@@ -10,7 +10,11 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPC_GATEWAY_VERSION := v2.31.0
 
+<<<<<<< HEAD
 .PHONY: all build run test test-go test-race bench-migrate test-clients test-python test-java clients clients-check proto proto-check tools bench bench-curves bench-overload bench-memory chaos clean ui ui-check
+=======
+.PHONY: all build run test test-go test-race bench-migrate test-clients test-python test-java clients clients-check proto proto-check tools bench bench-curves bench-overload bench-federation chaos clean ui ui-check
+>>>>>>> fedsim
 
 all: build
 
@@ -103,6 +107,10 @@ bench: build
 ## bench-curves: cost curves (decisions/s vs hosts, bytes/task vs tasks, placed/s vs clients, relocation time vs tasks, entitlement pass vs pools) as SVG + CSV into docs/curves (not in CI; `go test ./tests/bench/curves` runs them small)
 bench-curves:
 	$(GO) run ./tests/bench/curves -out docs/curves $(CURVES_FLAGS)
+
+## bench-federation: the federation at the seeds' scale, simulated in one process (10 regions, 50,000 sim hosts, 1,000,000 tasks, 10,000 pools): global entitlement pass, routing, failover of a 100,000-task region, gossip traffic (not in CI; `go test ./tests/bench/fedsim` runs it small)
+bench-federation:
+	$(GO) run ./tests/bench/fedsim $(FEDSIM_FLAGS)
 
 ## bench-overload: 1, 8, 32, 128, 512 concurrent clients against a dev cluster; throughput, p50/p99, shed fraction, memory (not in CI)
 bench-overload: build

@@ -3,6 +3,7 @@ module github.com/peloton-federated/peloton
 go 1.26.8
 
 require (
+	github.com/armon/go-metrics v0.4.1
 	github.com/coreos/go-oidc/v3 v3.21.0
 	github.com/go-jose/go-jose/v4 v4.1.4
 	github.com/gocql/gocql v1.7.0
@@ -27,7 +28,6 @@ require (
 )
 
 require (
-	github.com/armon/go-metrics v0.4.1 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/davecgh/go-spew v1.1.1 // indirect

@@ -135,7 +135,7 @@ func (f *Failover) SetShareSink(apply func(map[string]policy.RegionShare)) { f.s
 
 func (f *Failover) globalPass(ctx context.Context) {
 	r := f.router
-	states, pools, errs := r.collect(ctx)
+	_, pools, shares, errs := r.collectShares(ctx)
 	for _, region := range sortedKeys(errs) {
 		if ctx.Err() == nil {
 			r.reportError("global", "global pass: a region's state could not be read; it counts as suspect", errs[region], "state_region", region)
@@ -144,7 +144,6 @@ func (f *Failover) globalPass(ctx context.Context) {
 	if len(pools) == 0 {
 		return
 	}
-	shares := policy.SplitPools(pools, states, time.Now(), r.states.maxAge)
 	f.shares(shares[r.dir.Local()])
 }
 

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/peloton-federated/peloton/federation/policy"
 	"github.com/peloton-federated/peloton/shard/model"
 	"sync"
 
@@ -286,8 +285,7 @@ func (r *Router) getPool(ctx context.Context, req *pb.GetPoolRequest) (*pb.GetPo
 	}
 	// The global pass: the pool's reservation and limit split among the
 	// regions by their demand and capacity.
-	states, pools := r.collectStates(ctx)
-	shares := policy.SplitPools(pools, states, time.Now(), r.states.maxAge)
+	states, _, shares, _ := r.collectShares(ctx)
 	path := resp.GetPool().GetPath()
 	for _, st := range states {
 		sh, ok := shares.Get(st.Name, path)

@@ -20,6 +20,7 @@ type regionStates struct {
 	at      time.Time
 	states  []policy.RegionState
 	pools   []model.Pool
+	shares  policy.Shares // the split of pools among states; nil until asked
 	maxAge  time.Duration
 	refresh time.Duration
 }
@@ -59,22 +60,53 @@ func poolsFrom(ps []*pb.Pool) []model.Pool {
 	return out
 }
 
-// collectStates asks every region for its capacity, hosts and pools; a
-// region that does not answer is seen as suspect.
+// collectStates is GatherStates, kept for a short while (refresh) so that
+// the routing of a burst of jobs asks every region once.
 func (r *Router) collectStates(ctx context.Context) ([]policy.RegionState, []model.Pool) {
-	states, pools, _ := r.collect(ctx)
-	return states, pools
-}
-
-// collect is collectStates with the errors of the regions that did not
-// answer (none when the states came from the cache).
-func (r *Router) collect(ctx context.Context) ([]policy.RegionState, []model.Pool, map[string]error) {
 	s := r.states
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if time.Since(s.at) < s.refresh && s.states != nil {
-		return s.states, s.pools, nil
+	r.refreshStatesLocked(ctx)
+	return s.states, s.pools
+}
+
+// collectShares is collectStates and the global entitlement pass over them
+// (every pool's reservation and limit split among the regions), the split
+// kept as long as the states: routing a burst of jobs splits the pools
+// once, not once per job. errs holds the regions that did not answer when
+// the states were gathered by this call (none when they came from the
+// cache).
+func (r *Router) collectShares(ctx context.Context) (states []policy.RegionState, pools []model.Pool, shares policy.Shares, errs map[string]error) {
+	s := r.states
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	errs = r.refreshStatesLocked(ctx)
+	if s.shares == nil {
+		s.shares = policy.SplitPools(s.pools, s.states, time.Now(), s.maxAge)
 	}
+	return s.states, s.pools, s.shares, errs
+}
+
+// refreshStatesLocked gathers the states again once they are older than
+// refresh, and returns the errors of the regions that did not answer;
+// r.states.mu is held.
+func (r *Router) refreshStatesLocked(ctx context.Context) map[string]error {
+	s := r.states
+	if time.Since(s.at) < s.refresh && s.states != nil {
+		return nil
+	}
+	var errs map[string]error
+	s.states, s.pools, errs = r.GatherStates(ctx)
+	s.shares, s.at = nil, time.Now()
+	return errs
+}
+
+// GatherStates asks every region, now, for its capacity, hosts and pools:
+// what the routing policy and the global entitlement pass decide on. It
+// returns every known region's state (a region that did not answer has no
+// Seen time), the pools as the local region defines them, and the error
+// of each region that did not answer.
+func (r *Router) GatherStates(ctx context.Context) ([]policy.RegionState, []model.Pool, map[string]error) {
 	type regionView struct {
 		regions *pb.ListRegionsResponse
 		hosts   *pb.ListHostsResponse
@@ -150,7 +182,6 @@ func (r *Router) collect(ctx context.Context) ([]policy.RegionState, []model.Poo
 	if v, ok := views[r.dir.Local()]; ok {
 		pools = poolsFrom(v.pools.GetPools())
 	}
-	s.states, s.pools, s.at = states, pools, time.Now()
 	return states, pools, errs
 }
 
@@ -159,8 +190,7 @@ func (r *Router) collect(ctx context.Context) ([]policy.RegionState, []model.Poo
 // pool, then capacity.
 func (r *Router) PolicyChooser() Chooser {
 	return func(ctx context.Context, spec *pb.JobSpec) (string, []string, error) {
-		states, pools := r.collectStates(ctx)
-		shares := policy.SplitPools(pools, states, time.Now(), r.states.maxAge)
+		states, _, shares, _ := r.collectShares(ctx)
 		req := policy.JobRequest{
 			Pool:        spec.GetPool(),
 			PerTask:     resources(spec.GetTask().GetResources()),

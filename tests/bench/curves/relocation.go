@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -11,17 +10,12 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/proto"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"github.com/peloton-federated/peloton/federation"
-	"github.com/peloton-federated/peloton/shard/hostmgr"
-	"github.com/peloton-federated/peloton/shard/hostmgr/sim"
-	"github.com/peloton-federated/peloton/shard/jobmgr"
 	"github.com/peloton-federated/peloton/shard/model"
-	"github.com/peloton-federated/peloton/shard/service"
-	"github.com/peloton-federated/peloton/shard/store"
 	"github.com/peloton-federated/peloton/shard/store/boltstore"
+	"github.com/peloton-federated/peloton/tests/bench/inproc"
 )
 
 // relocationWhy explains a relocation that grows faster than the jobs it
@@ -114,7 +108,7 @@ func relocateOnce(ctx context.Context, jobs, perJob, hosts int, budget time.Dura
 	}
 	central := federation.NewRouter(nil, federation.NewStaticDirectory("central",
 		[]federation.Region{{Name: "central"}, {Name: "east"}, {Name: "west", Health: "failed"}}), nil)
-	central.SetReplicaStore(valueReplicas{st: centralStore})
+	central.SetReplicaStore(inproc.ValueReplicas{Store: centralStore})
 	defer central.Close()
 	g := grpc.NewServer()
 	central.Register(g)
@@ -126,34 +120,17 @@ func relocateOnce(ctx context.Context, jobs, perJob, hosts int, budget time.Dura
 	if err != nil {
 		return 0, 0, err
 	}
-	defer eastStore.Close()
-	plugin, err := sim.New(sim.Config{Cluster: "sim", DefaultDuration: 24 * time.Hour,
-		Generate: sim.Generator{Count: hosts, Shape: model.Resources{MilliCPU: 16000, MemMB: 65536, DiskMB: 100000}}})
+	east, err := inproc.StartRegion(ctx, inproc.RegionConfig{Name: "east", Hosts: hosts, Store: eastStore, Logger: quiet,
+		HostShape: model.Resources{MilliCPU: 16000, MemMB: 65536, DiskMB: 100000},
+		Directory: func(string) federation.Directory {
+			return federation.NewStaticDirectory("east", []federation.Region{
+				{Name: "east"}, {Name: "west", Health: "failed"}, {Name: "central", Addr: lis.Addr().String()}})
+		}})
 	if err != nil {
 		return 0, 0, err
 	}
-	eng := jobmgr.New(jobmgr.Config{Region: "east", Store: eastStore, Plugins: []hostmgr.Plugin{plugin}, Logger: quiet})
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = eng.Run(runCtx) }()
-	defer func() { stop(); <-done }()
-	select {
-	case <-eng.Ready():
-	case <-done:
-		return 0, 0, errors.New("east's engine stopped before it was ready")
-	}
-	if err := waitFor(ctx, 30*time.Second, func() bool {
-		got, _ := eng.Hosts().Capacity()
-		return got.MilliCPU >= int64(hosts)*16000
-	}); err != nil {
-		return 0, 0, fmt.Errorf("east's hosts: %w", err)
-	}
-	eastDir := federation.NewStaticDirectory("east", []federation.Region{
-		{Name: "east"}, {Name: "west", Health: "failed"}, {Name: "central", Addr: lis.Addr().String()}})
-	east := federation.NewRouter(service.New(eng, "curves", ""), eastDir, nil)
-	defer east.Close()
-	replicas := valueReplicas{st: eastStore}
-	east.SetReplicaStore(replicas)
+	defer east.Stop()
+	eng, replicas := east.Engine, east.Replicas
 
 	// West's jobs, as east holds their replicas.
 	list := make([]*pb.Replica, jobs)
@@ -172,9 +149,8 @@ func relocateOnce(ctx context.Context, jobs, perJob, hosts int, budget time.Dura
 		return 0, 0, err
 	}
 
-	f := federation.NewFailover(east, eng.SetFenced, quiet, time.Hour)
 	start := time.Now()
-	f.Tick(ctx)
+	east.Failover.Tick(ctx)
 	pass = time.Since(start)
 
 	held, err := replicas.Load(ctx, "west")
@@ -190,7 +166,7 @@ func relocateOnce(ctx context.Context, jobs, perJob, hosts int, budget time.Dura
 	}
 	want := jobs * perJob
 	var got int
-	err = waitFor(ctx, budget, func() bool {
+	err = inproc.WaitFor(ctx, budget, func() bool {
 		got = 0
 		for _, id := range ids {
 			if j, err := eng.GetJob(id); err == nil {
@@ -203,52 +179,4 @@ func relocateOnce(ctx context.Context, jobs, perJob, hosts int, budget time.Dura
 		return 0, 0, fmt.Errorf("%d of %d relocated tasks running: %w", got, want, err)
 	}
 	return pass, time.Since(start), nil
-}
-
-// waitFor polls cond every 5 ms until it holds, the limit passes or ctx
-// ends.
-func waitFor(ctx context.Context, limit time.Duration, cond func() bool) error {
-	deadline := time.Now().Add(limit)
-	t := time.NewTicker(5 * time.Millisecond)
-	defer t.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not done after %s", limit)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-	return nil
-}
-
-// valueReplicas keeps a region's replicas of other regions' jobs in its
-// store's named values, one value per owner region, as the binary does.
-type valueReplicas struct{ st store.ValueStore }
-
-func (v valueReplicas) key(owner string) string { return "federation/replicas/" + owner }
-
-func (v valueReplicas) Load(ctx context.Context, owner string) ([]*pb.Replica, error) {
-	data, err := v.st.GetValue(ctx, v.key(owner))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var list pb.ListReplicasResponse
-	if err := proto.Unmarshal(data, &list); err != nil {
-		return nil, err
-	}
-	return list.Replicas, nil
-}
-
-func (v valueReplicas) Save(ctx context.Context, owner string, replicas []*pb.Replica) error {
-	data, err := proto.Marshal(&pb.ListReplicasResponse{Replicas: replicas})
-	if err != nil {
-		return err
-	}
-	return v.st.PutValue(ctx, v.key(owner), data)
 }
