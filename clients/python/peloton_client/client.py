@@ -8,6 +8,7 @@
 Every method is one or two calls of the generated stubs (peloton.v1); the
 messages returned are the generated ones. Errors of the API are raised as
 PelotonError, which carries the gRPC status code and the server's message.
+A call the server shed for load is sent again after a backoff (retry.py).
 """
 
 import os
@@ -19,6 +20,7 @@ from peloton.v1 import service_pb2 as svc
 from peloton.v1 import service_pb2_grpc as stubs
 from peloton.v1 import types_pb2 as types
 
+from .retry import DEFAULT_MAX_ATTEMPTS, RetryInterceptor, retry_hint
 from .spec import job_spec, load_job_spec, load_pool_spec, pool_spec
 
 __all__ = ["Client", "PelotonError", "TERMINAL_JOB_STATES", "TERMINAL_TASK_STATES", "DEFAULT_ADDR"]
@@ -34,12 +36,15 @@ TERMINAL_TASK_STATES = frozenset(
 
 
 class PelotonError(Exception):
-    """An error returned by the API: `code` is a grpc.StatusCode."""
+    """An error returned by the API: `code` is a grpc.StatusCode;
+    `retry_delay` is the server's hint (seconds) when it refused the call
+    for load, else None."""
 
-    def __init__(self, code, details):
+    def __init__(self, code, details, retry_delay=None):
         super().__init__(f"{code.name}: {details}")
         self.code = code
         self.details = details
+        self.retry_delay = retry_delay
 
 
 def _api(fn):
@@ -49,7 +54,7 @@ def _api(fn):
         try:
             return fn(*args, **kwargs)
         except grpc.RpcError as e:
-            raise PelotonError(e.code(), e.details()) from None
+            raise PelotonError(e.code(), e.details(), retry_hint(e)) from None
 
     call.__name__, call.__doc__ = fn.__name__, fn.__doc__
     return call
@@ -59,13 +64,18 @@ class Client:
     """A connection to any gateway of a Peloton federation.
 
     addr defaults to $PELOTON_ADDR, then 127.0.0.1:5390. timeout is the
-    deadline of each unary call, in seconds.
+    deadline of each unary call in seconds, its retries included.
+    max_attempts bounds the sends of one call: a call the server shed for
+    load (RESOURCE_EXHAUSTED with a retry hint), or a read that found it
+    UNAVAILABLE, is sent again after a backoff; 1 turns retries off.
+    `retried` counts the sends after the first so far.
     """
 
-    def __init__(self, addr=None, timeout=30.0, channel=None):
+    def __init__(self, addr=None, timeout=30.0, channel=None, max_attempts=DEFAULT_MAX_ATTEMPTS):
         self.addr = addr or os.environ.get("PELOTON_ADDR") or DEFAULT_ADDR
         self.timeout = timeout
-        self._channel = channel or grpc.insecure_channel(self.addr)
+        self._retry = RetryInterceptor(max_attempts)
+        self._channel = grpc.intercept_channel(channel or grpc.insecure_channel(self.addr), self._retry)
         self.jobs = stubs.JobServiceStub(self._channel)
         self.tasks = stubs.TaskServiceStub(self._channel)
         self.pools = stubs.PoolServiceStub(self._channel)
@@ -73,6 +83,10 @@ class Client:
         self.regions = stubs.RegionServiceStub(self._channel)
         self.events_service = stubs.EventServiceStub(self._channel)
         self.system = stubs.SystemServiceStub(self._channel)
+
+    @property
+    def retried(self):
+        return self._retry.retried
 
     def close(self):
         self._channel.close()
