@@ -1,10 +1,14 @@
 package io.github.pelotonfederated.client;
 
+import io.grpc.CallOptions;
 import io.grpc.Context;
+import io.grpc.Deadline;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
+import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ClientCalls;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -16,10 +20,11 @@ import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
-import java.util.function.Supplier;
 import peloton.v1.EventServiceGrpc;
 import peloton.v1.JobServiceGrpc;
 import peloton.v1.PoolServiceGrpc;
@@ -48,7 +53,8 @@ import peloton.v1.Types.Update;
 /**
  * A thin client of the Peloton gRPC API. Each method is one or two calls of
  * the generated stubs (package {@code peloton.v1}) and returns the generated
- * messages; API errors are thrown as {@link PelotonException}.
+ * messages; API errors are thrown as {@link PelotonException}. A call the server shed for load
+ * is sent again after a backoff (see {@link #PelotonClient(ManagedChannel, Duration, int)}).
  *
  * <pre>{@code
  * try (PelotonClient c = new PelotonClient("127.0.0.1:5390")) {
@@ -62,26 +68,51 @@ public final class PelotonClient implements AutoCloseable {
   public static final Set<JobState> TERMINAL =
       EnumSet.of(JobState.JOB_STATE_SUCCEEDED, JobState.JOB_STATE_FAILED, JobState.JOB_STATE_KILLED);
 
+  /** The sends of one unary call by default: the first and five retries. */
+  public static final int DEFAULT_MAX_ATTEMPTS = Retry.DEFAULT_MAX_ATTEMPTS;
+
   private final ManagedChannel channel;
   private final Duration timeout;
-  private final JobServiceGrpc.JobServiceBlockingStub jobs;
-  private final TaskServiceGrpc.TaskServiceBlockingStub tasks;
-  private final PoolServiceGrpc.PoolServiceBlockingStub pools;
+  private final int maxAttempts;
+  private final AtomicLong retried = new AtomicLong();
   private final EventServiceGrpc.EventServiceBlockingStub events;
 
   /** A client of the gateway at addr ("host:port"); null means $PELOTON_ADDR, then 127.0.0.1:5390. */
   public PelotonClient(String addr) {
-    this(ManagedChannelBuilder.forTarget(resolve(addr)).usePlaintext().build(), Duration.ofSeconds(30));
+    this(addr, DEFAULT_MAX_ATTEMPTS);
+  }
+
+  /** As {@link #PelotonClient(String)}, with at most maxAttempts sends of each call (1: no retries). */
+  public PelotonClient(String addr, int maxAttempts) {
+    this(ManagedChannelBuilder.forTarget(resolve(addr)).usePlaintext().build(), Duration.ofSeconds(30), maxAttempts);
   }
 
   /** A client over a channel the caller built (TLS, credentials); timeout bounds each unary call. */
   public PelotonClient(ManagedChannel channel, Duration timeout) {
+    this(channel, timeout, DEFAULT_MAX_ATTEMPTS);
+  }
+
+  /**
+   * A client over a channel the caller built. timeout is the deadline of each unary call, its
+   * retries included; maxAttempts bounds its sends (1 turns retries off). A call the server shed
+   * for load (RESOURCE_EXHAUSTED with a RetryInfo hint: nothing of it ran), or a read that found
+   * the server UNAVAILABLE, is sent again after a backoff that doubles from 200 ms to 5 s with
+   * ±20 % jitter and is never shorter than the server's hint; a wait that would pass the deadline
+   * ends the call with the last error.
+   */
+  public PelotonClient(ManagedChannel channel, Duration timeout, int maxAttempts) {
+    if (maxAttempts < 1) {
+      throw new IllegalArgumentException("maxAttempts: must be at least 1, not " + maxAttempts);
+    }
     this.channel = channel;
     this.timeout = timeout;
-    this.jobs = JobServiceGrpc.newBlockingStub(channel);
-    this.tasks = TaskServiceGrpc.newBlockingStub(channel);
-    this.pools = PoolServiceGrpc.newBlockingStub(channel);
+    this.maxAttempts = maxAttempts;
     this.events = EventServiceGrpc.newBlockingStub(channel);
+  }
+
+  /** How many calls were sent again after a refusal, since the client was made. */
+  public long retried() {
+    return retried.get();
   }
 
   private static String resolve(String addr) {
@@ -92,20 +123,28 @@ public final class PelotonClient implements AutoCloseable {
     return env != null && !env.isEmpty() ? env : "127.0.0.1:5390";
   }
 
-  private <T> T call(Supplier<T> c) {
-    try {
-      return c.get();
-    } catch (StatusRuntimeException e) {
-      throw new PelotonException(e);
+  /** One unary call, sent again as {@link Retry} allows within its deadline and maxAttempts. */
+  private <Q, R> R call(MethodDescriptor<Q, R> method, Q req) {
+    Deadline deadline = Deadline.after(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    for (int n = 0; ; n++) {
+      if (n > 0) {
+        retried.incrementAndGet();
+      }
+      try {
+        return ClientCalls.blockingUnaryCall(channel, method, CallOptions.DEFAULT.withDeadline(deadline), req);
+      } catch (StatusRuntimeException e) {
+        Duration wait = n + 1 < maxAttempts ? Retry.after(method, e, n, ThreadLocalRandom.current().nextDouble()) : null;
+        if (wait == null || deadline.timeRemaining(TimeUnit.NANOSECONDS) < wait.toNanos()) {
+          throw new PelotonException(e);
+        }
+        try {
+          TimeUnit.NANOSECONDS.sleep(wait.toNanos());
+        } catch (InterruptedException stop) {
+          Thread.currentThread().interrupt();
+          throw new PelotonException(e);
+        }
+      }
     }
-  }
-
-  private JobServiceGrpc.JobServiceBlockingStub jobs() {
-    return jobs.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS);
-  }
-
-  private TaskServiceGrpc.TaskServiceBlockingStub tasks() {
-    return tasks.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS);
   }
 
   // --- jobs ---
@@ -117,11 +156,11 @@ public final class PelotonClient implements AutoCloseable {
 
   /** Creates a job; its tasks are created asynchronously. */
   public Job createJob(JobSpec spec) {
-    return call(() -> jobs().createJob(CreateJobRequest.newBuilder().setSpec(spec).build()).getJob());
+    return call(JobServiceGrpc.getCreateJobMethod(), CreateJobRequest.newBuilder().setSpec(spec).build()).getJob();
   }
 
   public Job getJob(String id) {
-    return call(() -> jobs().getJob(GetJobRequest.newBuilder().setId(id).build()).getJob());
+    return call(JobServiceGrpc.getGetJobMethod(), GetJobRequest.newBuilder().setId(id).build()).getJob();
   }
 
   /** Jobs in any of states (empty: all) and in pool (empty: any). */
@@ -142,7 +181,7 @@ public final class PelotonClient implements AutoCloseable {
               .setLimit(pageSize)
               .setPageToken(token)
               .build();
-      ListJobsResponse resp = call(() -> jobs().listJobs(req));
+      ListJobsResponse resp = call(JobServiceGrpc.getListJobsMethod(), req);
       out.addAll(resp.getJobsList());
       token = resp.getNextPageToken();
     } while (!token.isEmpty());
@@ -150,12 +189,12 @@ public final class PelotonClient implements AutoCloseable {
   }
 
   public Job stopJob(String id) {
-    return call(() -> jobs().stopJob(StopJobRequest.newBuilder().setId(id).build()).getJob());
+    return call(JobServiceGrpc.getStopJobMethod(), StopJobRequest.newBuilder().setId(id).build()).getJob();
   }
 
   /** The job's current spec. */
   public JobSpec jobConfig(String id) {
-    return call(() -> jobs().getJobConfig(GetJobConfigRequest.newBuilder().setJobId(id).build()).getSpec());
+    return call(JobServiceGrpc.getGetJobConfigMethod(), GetJobConfigRequest.newBuilder().setJobId(id).build()).getSpec();
   }
 
   /** Rolls the job onto spec, batchSize instances at a time (0: all at once). */
@@ -164,7 +203,7 @@ public final class PelotonClient implements AutoCloseable {
     if (batchSize > 0) {
       b.setBatchSize(batchSize);
     }
-    return call(() -> jobs().updateJob(b.build()).getUpdate());
+    return call(JobServiceGrpc.getUpdateJobMethod(), b.build()).getUpdate();
   }
 
   /**
@@ -211,25 +250,23 @@ public final class PelotonClient implements AutoCloseable {
   // --- tasks ---
 
   public List<Task> listTasks(String jobId) {
-    return call(() -> tasks().listTasks(ListTasksRequest.newBuilder().setJobId(jobId).build()).getTasksList());
+    return call(TaskServiceGrpc.getListTasksMethod(), ListTasksRequest.newBuilder().setJobId(jobId).build()).getTasksList();
   }
 
   /** The current run's stdout. */
   public String taskLogs(String jobId, int instance) {
     GetTaskLogsRequest req = GetTaskLogsRequest.newBuilder().setJobId(jobId).setInstance(instance).build();
-    return call(() -> tasks().getTaskLogs(req).getData().toStringUtf8());
+    return call(TaskServiceGrpc.getGetTaskLogsMethod(), req).getData().toStringUtf8();
   }
 
   // --- pools ---
 
   public Pool createPool(PoolSpec spec) {
-    return call(() -> pools.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
-        .createPool(CreatePoolRequest.newBuilder().setSpec(spec).build()).getPool());
+    return call(PoolServiceGrpc.getCreatePoolMethod(), CreatePoolRequest.newBuilder().setSpec(spec).build()).getPool();
   }
 
   public Pool getPool(String path) {
-    return call(() -> pools.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS)
-        .getPool(GetPoolRequest.newBuilder().setPath(path).build()).getPool());
+    return call(PoolServiceGrpc.getGetPoolMethod(), GetPoolRequest.newBuilder().setPath(path).build()).getPool();
   }
 
   // --- events ---

@@ -7,18 +7,20 @@ import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
-/** A `peloton dev` started for the tests: $PELOTON_BIN, else ../../bin/peloton. */
+/** A `peloton dev` started for the tests: $PELOTON_BIN, else ../../bin/peloton, with extra flags. */
 final class DevCluster implements AutoCloseable {
   final String addr;
   private final Path dir;
   private final Path log;
   private final Process proc;
 
-  DevCluster() throws Exception {
+  DevCluster(String... extra) throws Exception {
     String bin = System.getenv("PELOTON_BIN");
     if (bin == null || bin.isEmpty()) {
       bin = Path.of("..", "..", "bin", "peloton").toAbsolutePath().normalize().toString();
@@ -31,8 +33,9 @@ final class DevCluster implements AutoCloseable {
     }
     dir = Files.createTempDirectory("peloton-junit-");
     log = dir.resolve("dev.log");
-    proc = new ProcessBuilder(bin, "dev", "--data-dir", dir.resolve("data").toString(), "--addr", addr)
-        .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    List<String> args = new ArrayList<>(List.of(bin, "dev", "--data-dir", dir.resolve("data").toString(), "--addr", addr));
+    args.addAll(List.of(extra));
+    proc = new ProcessBuilder(args).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (true) {
       if (!proc.isAlive()) {
