@@ -4,8 +4,12 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // checkJSON reads a request body strictly, against the OpenAPI schema of
@@ -29,16 +33,49 @@ import (
 // whole request may repeat its path parameters.
 func checkJSON(body []byte, root *schema, t *routeTable, unknownOK bool, alsoKnown map[string]bool) []string {
 	c := &jsonChecker{buf: body, t: t, unknownOK: unknownOK, alsoKnown: alsoKnown}
+	problems := c.check(root)
+	out := make([]string, len(problems))
+	for i, p := range problems {
+		out[i] = p.String()
+	}
+	return out
+}
+
+// SpecJSONProblems reads a JSON job or pool spec file (spec is
+// JobSpec's or PoolSpec's descriptor) as the HTTP API reads a request
+// body carrying one, so that a key given twice in one object, a string
+// that is not UTF-8, or a file that is not JSON is refused with its path
+// as the API names it (task.env["A"]). Unknown fields and numbers in
+// quotes are left to the spec's decoder: spec files may quote a whole
+// number, as YAML writers do.
+func SpecJSONProblems(body []byte, spec protoreflect.MessageDescriptor) []pb.FieldError {
+	c := &jsonChecker{buf: body, unknownOK: true, quotedNumbersOK: true}
+	var root *schema
+	if t, err := specSchemas(); err == nil {
+		c.t = t
+		// grpc-gateway names a definition by the last part of the
+		// package and the message: v1JobSpec.
+		pkg := spec.ParentFile().Package()
+		root = t.defs[string(pkg.Name())+string(spec.Name())]
+	}
+	return c.check(root)
+}
+
+// specSchemas are the schemas of the API's OpenAPI document.
+var specSchemas = sync.OnceValues(func() (*routeTable, error) { return loadRoutes(pb.OpenAPI) })
+
+// check reads the whole document, whose schema is root.
+func (c *jsonChecker) check(root *schema) []pb.FieldError {
 	c.space()
-	c.value("", t.resolve(root), 0)
-	if c.fatal == "" {
+	c.value("", c.t.resolve(root), 0)
+	if c.fatal == nil {
 		c.space()
 		if c.pos < len(c.buf) {
 			c.fail("", "unexpected data after the JSON value")
 		}
 	}
-	if c.fatal != "" {
-		return append(c.problems, c.fatal)
+	if c.fatal != nil {
+		return append(c.problems, *c.fatal)
 	}
 	return c.problems
 }
@@ -52,32 +89,27 @@ const maxJSONProblems = 20
 
 type jsonChecker struct {
 	unknownOK bool
-	alsoKnown map[string]bool
-	buf       []byte
-	pos       int
-	t         *routeTable
-	problems  []string
+	// quotedNumbersOK takes a string where the schema says number.
+	quotedNumbersOK bool
+	alsoKnown       map[string]bool
+	buf             []byte
+	pos             int
+	t               *routeTable
+	problems        []pb.FieldError
 	// fatal is set when the body cannot be read further.
-	fatal string
+	fatal *pb.FieldError
 }
 
 func (c *jsonChecker) fail(path, msg string) {
-	if c.fatal == "" {
-		c.fatal = at(path, msg) + fmt.Sprintf(" (byte %d)", c.pos)
+	if c.fatal == nil {
+		c.fatal = &pb.FieldError{Path: path, Message: fmt.Sprintf("%s (byte %d)", msg, c.pos)}
 	}
 }
 
 func (c *jsonChecker) problem(path, msg string) {
 	if len(c.problems) < maxJSONProblems {
-		c.problems = append(c.problems, at(path, msg))
+		c.problems = append(c.problems, pb.FieldError{Path: path, Message: msg})
 	}
-}
-
-func at(path, msg string) string {
-	if path == "" {
-		return msg
-	}
-	return path + ": " + msg
 }
 
 func (c *jsonChecker) space() {
@@ -94,7 +126,7 @@ func (c *jsonChecker) space() {
 // value reads one value at path; s is its schema (resolved), nil when
 // unknown.
 func (c *jsonChecker) value(path string, s *schema, depth int) {
-	if c.fatal != "" {
+	if c.fatal != nil {
 		return
 	}
 	if depth > maxJSONDepth {
@@ -111,7 +143,7 @@ func (c *jsonChecker) value(path string, s *schema, depth int) {
 	case b == '[':
 		c.array(path, s, depth)
 	case b == '"':
-		if _, ok := c.str(path); ok && s != nil && (s.Type == "number" || s.Type == "integer") {
+		if _, ok := c.str(path); ok && !c.quotedNumbersOK && s != nil && (s.Type == "number" || s.Type == "integer") {
 			c.problem(path, "must be a number, not a string")
 		}
 	case b == '-' || (b >= '0' && b <= '9'):
@@ -135,7 +167,7 @@ func (c *jsonChecker) object(path string, s *schema, depth int) {
 		c.pos++
 		return
 	}
-	for c.fatal == "" {
+	for c.fatal == nil {
 		c.space()
 		if c.pos >= len(c.buf) || c.buf[c.pos] != '"' {
 			c.fail(path, "expected a quoted key")
@@ -246,7 +278,7 @@ func (c *jsonChecker) array(path string, s *schema, depth int) {
 		c.pos++
 		return
 	}
-	for i := 0; c.fatal == ""; i++ {
+	for i := 0; c.fatal == nil; i++ {
 		c.space()
 		c.value(fmt.Sprintf("%s[%d]", path, i), item, depth+1)
 		c.space()

@@ -8,9 +8,11 @@ import (
 	"os"
 	"strings"
 
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"sigs.k8s.io/yaml"
 
 	pelotonv1 "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/gateway"
 )
 
 // maxSpecBytes bounds how much of a spec file is read: enough for a job
@@ -62,25 +64,39 @@ func LoadPoolSpec(path string, stdin io.Reader) (*pelotonv1.PoolSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	js, err := yaml.YAMLToJSON(data)
+	js, err := specJSON(data, (&pelotonv1.PoolSpec{}).ProtoReflect().Descriptor())
 	if err != nil {
-		return nil, &pelotonv1.SpecError{Problems: []pelotonv1.FieldError{{Message: "not valid YAML or JSON: " + strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")}}}
+		return nil, err
 	}
 	return pelotonv1.DecodePoolSpec(js)
 }
 
 // ParseJobSpec decodes a YAML or JSON job spec (JSON is YAML) and validates it.
 func ParseJobSpec(data []byte) (*pelotonv1.JobSpec, error) {
+	js, err := specJSON(data, (&pelotonv1.JobSpec{}).ProtoReflect().Descriptor())
+	if err != nil {
+		return nil, err
+	}
+	return pelotonv1.DecodeJobSpec(js)
+}
+
+// specJSON is a spec file (of the spec message) as JSON. A JSON file is
+// read as the HTTP API reads a request body: a key given twice in one
+// object (which decoders take last-wins) or a string that is not UTF-8 is
+// refused with its path. It needs no conversion, which costs seconds for
+// a spec of 100,000 overrides. Anything else is read as YAML.
+func specJSON(data []byte, spec protoreflect.MessageDescriptor) ([]byte, error) {
 	if json.Valid(data) {
-		// JSON needs no conversion, which costs seconds for a spec of
-		// 100,000 overrides.
-		return pelotonv1.DecodeJobSpec(data)
+		if problems := gateway.SpecJSONProblems(data, spec); len(problems) > 0 {
+			return nil, &pelotonv1.SpecError{Problems: problems}
+		}
+		return data, nil
 	}
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {
 		return nil, &pelotonv1.SpecError{Problems: []pelotonv1.FieldError{{Message: "not valid YAML or JSON: " + strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")}}}
 	}
-	return pelotonv1.DecodeJobSpec(js)
+	return js, nil
 }
 
 // specProblems formats a spec error for the user: a headline naming the

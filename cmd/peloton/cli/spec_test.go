@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -180,5 +181,50 @@ func TestWorkloadExamplesLoad(t *testing.T) {
 	d, err := LoadJobSpec(filepath.Join(examples, "daemon.yaml"), nil)
 	if err != nil || d.GetType() != pelotonv1.JobType_JOB_TYPE_DAEMON || d.GetInstances() != 0 {
 		t.Errorf("daemon.yaml: %v, %v", d, err)
+	}
+}
+
+// A JSON spec file is read as the HTTP API reads a body: a key given twice
+// is refused with its path (decoders would keep the last one), the CLI
+// exits non-zero and nothing reaches the server.
+func TestJSONSpecDuplicateKeys(t *testing.T) {
+	f := startFakeServer(t)
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	dup := write("dup.json", `{"name": "a", "instances": 1,
+  "task": {"command": "true", "env": {"A": "1", "A": "2"}, "resources": {"cpu": 1, "memMb": 1}},
+  "name": "b"}`)
+	r := runCLI(t, f.addr, false, "job", "create", "-f", dup)
+	if r.code != ExitError {
+		t.Fatalf("exit %d, want %d: %s", r.code, ExitError, r.stderr)
+	}
+	for _, want := range []string{"dup.json is not a valid job spec (2 problems)", "  name: given twice in one object", `  task.env["A"]: given twice in one object`} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if n := f.creates(); n != 0 {
+		t.Fatalf("%d creates reached the server, want 0", n)
+	}
+
+	// The same spec without the second key is created.
+	ok := write("ok.json", `{"name": "a", "instances": 1, "task": {"command": "true", "env": {"A": "1"}, "resources": {"cpu": 1, "memMb": 1}}}`)
+	if r := runCLI(t, f.addr, false, "job", "create", "-f", ok); r.code != 0 {
+		t.Fatalf("ok.json: exit %d: %s", r.code, r.stderr)
+	}
+
+	// A batch of one JSON document and a pool spec are read the same way.
+	if _, err := LoadJobSpecs(dup, nil); err == nil || !strings.Contains(err.Error(), "name: given twice in one object") {
+		t.Errorf("LoadJobSpecs: %v", err)
+	}
+	pool := write("pool.json", `{"path": "/a", "path": "/b"}`)
+	if _, err := LoadPoolSpec(pool, nil); err == nil || err.Error() != "path: given twice in one object" {
+		t.Errorf("LoadPoolSpec: %v", err)
 	}
 }
