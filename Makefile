@@ -10,11 +10,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPC_GATEWAY_VERSION := v2.31.0
 
-<<<<<<< HEAD
-.PHONY: all build run test test-go test-race bench-migrate test-clients test-python test-java clients clients-check proto proto-check tools bench bench-curves bench-overload bench-memory chaos clean ui ui-check
-=======
-.PHONY: all build run test test-go test-race bench-migrate test-clients test-python test-java clients clients-check proto proto-check tools bench bench-curves bench-overload bench-federation chaos clean ui ui-check
->>>>>>> fedsim
+.PHONY: all build run test test-go test-race bench-migrate test-clients test-python test-java clients clients-check proto proto-check tools bench bench-curves bench-overload bench-memory bench-federation chaos clean ui ui-check
 
 all: build
 
