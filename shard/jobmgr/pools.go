@@ -316,9 +316,10 @@ func (e *Engine) ListPools() []PoolView {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
+	active := e.activeJobsByPool()
 	out := make([]PoolView, 0, len(paths))
 	for _, p := range paths {
-		out = append(out, e.poolView(p))
+		out = append(out, e.poolView(p, active[p]))
 	}
 	return out
 }
@@ -330,10 +331,24 @@ func (e *Engine) GetPool(path string) (PoolView, error) {
 	if e.pools[path] == nil {
 		return PoolView{}, fmt.Errorf("pool %s: %w", path, ErrNotFound)
 	}
-	return e.poolView(path), nil
+	return e.poolView(path, e.activeJobsByPool()[path]), nil
 }
 
-func (e *Engine) poolView(path string) PoolView {
+// activeJobsByPool counts the jobs of each pool that are not terminal, in
+// one pass over the jobs; e.mu is held.
+func (e *Engine) activeJobsByPool() map[string]int {
+	n := map[string]int{}
+	for _, je := range e.jobs {
+		if !je.job.Status.State.IsTerminal() {
+			n[je.job.Spec.Pool]++
+		}
+	}
+	return n
+}
+
+// poolView is a pool as the API shows it, with jobs its count of active
+// jobs; e.mu is held.
+func (e *Engine) poolView(path string, jobs int) PoolView {
 	v := PoolView{Pool: *e.pools[path]}
 	if i, ok := e.tree.Index(path); ok {
 		for _, c := range e.tree.Children(i) {
@@ -350,11 +365,7 @@ func (e *Engine) poolView(path string) PoolView {
 		v.Reservation, v.Limit = sh.Reservation, sh.Limit.Max(sh.Reservation)
 		v.RegionShare = true
 	}
-	for _, je := range e.jobs {
-		if je.job.Spec.Pool == path && !je.job.Status.State.IsTerminal() {
-			v.Jobs++
-		}
-	}
+	v.Jobs = jobs
 	v.Demand, v.Allocation, v.Entitlement = e.poolFigures(path)
 	return v
 }
