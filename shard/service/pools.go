@@ -135,6 +135,9 @@ func (s *Server) DeletePool(ctx context.Context, req *pb.DeletePoolRequest) (*pb
 func (s *Server) ListPools(ctx context.Context, req *pb.ListPoolsRequest) (*pb.ListPoolsResponse, error) {
 	out := &pb.ListPoolsResponse{}
 	for _, v := range s.engine.ListPools() {
+		if req.GetInUse() && v.Demand.IsZero() && v.Allocation.IsZero() {
+			continue
+		}
 		out.Pools = append(out.Pools, poolToProto(v))
 	}
 	return out, nil
