@@ -307,12 +307,19 @@ type PoolView struct {
 	RegionShare        bool
 }
 
-// ListPools returns every pool, ordered by path.
-func (e *Engine) ListPools() []PoolView {
+// ListPools returns every pool, ordered by path; with inUse, only the
+// pools with demand or allocation, the others left out before any work
+// is spent on them.
+func (e *Engine) ListPools(inUse bool) []PoolView {
 	e.lock()
 	defer e.mu.Unlock()
 	paths := make([]string, 0, len(e.pools))
 	for p := range e.pools {
+		if inUse {
+			if d, a, _ := e.poolFigures(p); d.IsZero() && a.IsZero() {
+				continue
+			}
+		}
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)

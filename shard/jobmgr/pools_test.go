@@ -37,7 +37,7 @@ func TestPoolCountsActiveJobs(t *testing.T) {
 		return err == nil && j.Status.State.IsTerminal()
 	})
 	want := map[string]int{RootPool: 0, "/a": 1, "/b": 1}
-	listed := s.e.ListPools()
+	listed := s.e.ListPools(false)
 	if len(listed) != len(want) {
 		t.Fatalf("ListPools: %d pools, want %d", len(listed), len(want))
 	}

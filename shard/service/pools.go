@@ -134,10 +134,7 @@ func (s *Server) DeletePool(ctx context.Context, req *pb.DeletePoolRequest) (*pb
 
 func (s *Server) ListPools(ctx context.Context, req *pb.ListPoolsRequest) (*pb.ListPoolsResponse, error) {
 	out := &pb.ListPoolsResponse{}
-	for _, v := range s.engine.ListPools() {
-		if req.GetInUse() && v.Demand.IsZero() && v.Allocation.IsZero() {
-			continue
-		}
+	for _, v := range s.engine.ListPools(req.GetInUse()) {
 		out.Pools = append(out.Pools, poolToProto(v))
 	}
 	return out, nil
