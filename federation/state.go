@@ -49,6 +49,19 @@ type stateView struct {
 	pools  []model.Pool
 	shares policy.Shares
 	errs   map[string]error // the regions that did not answer
+
+	// routed is the work routing sent to each region since this gather,
+	// which its states do not show: later decisions on the view count it
+	// as held (see choose).
+	routedMu sync.Mutex
+	routed   map[string]*routedTally
+}
+
+// routedTally is the work routed to one region since a gather: in all,
+// and by pool.
+type routedTally struct {
+	total model.Resources
+	pools map[string]model.Resources
 }
 
 // dueLocked reports whether a new gather may start at now; s.mu is held.
@@ -266,12 +279,42 @@ func (r *Router) PolicyChooser() Chooser {
 		if req.Pool == "" {
 			req.Pool = "/"
 		}
-		choice, err := policy.ChooseRegion(req, states, shares)
+		choice, err := v.choose(req, states, shares)
 		if err != nil {
 			return "", choice.Reasons, err
 		}
 		return choice.Region, choice.Reasons, nil
 	}
+}
+
+// choose decides on the view's states, counting the work routed since
+// they were gathered, and counts the job among it. Decisions on one view
+// take turns, so that each sees the ones before it.
+func (v *stateView) choose(req policy.JobRequest, states []policy.RegionState, shares policy.Shares) (policy.Choice, error) {
+	v.routedMu.Lock()
+	defer v.routedMu.Unlock()
+	if len(v.routed) > 0 {
+		req.Routed = make(map[string]policy.Routed, len(v.routed))
+		for region, t := range v.routed {
+			req.Routed[region] = policy.Routed{Pool: t.pools[req.Pool], Region: t.total}
+		}
+	}
+	choice, err := policy.ChooseRegion(req, states, shares)
+	if err != nil {
+		return choice, err
+	}
+	if v.routed == nil {
+		v.routed = map[string]*routedTally{}
+	}
+	t := v.routed[choice.Region]
+	if t == nil {
+		t = &routedTally{pools: map[string]model.Resources{}}
+		v.routed[choice.Region] = t
+	}
+	job := req.PerTask.Max(model.Resources{}).Scale(int64(req.Instances))
+	t.total = t.total.Add(job)
+	t.pools[req.Pool] = t.pools[req.Pool].Add(job)
+	return choice, nil
 }
 
 func constraintsFrom(cs []*pb.Constraint) []model.Constraint {
