@@ -3,7 +3,6 @@ package federation
 import (
 	"context"
 	"fmt"
-	"net"
 	"slices"
 	"sync"
 	"testing"
@@ -11,7 +10,6 @@ import (
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"github.com/peloton-federated/peloton/federation/policy"
-	"google.golang.org/grpc"
 )
 
 // stateShard is the in-memory twin of a shard as a gather sees it: its
@@ -93,27 +91,11 @@ func (s *stateShard) calls() (listRegions, listHosts, inUse, all int) {
 // the routers by region, each with its own directory.
 func serveStateRegions(t *testing.T, shards ...*stateShard) (map[string]*Router, map[string]*StaticDirectory) {
 	t.Helper()
-	var regions []Region
-	listeners := map[string]net.Listener{}
-	for _, s := range shards {
-		lis, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		listeners[s.region] = lis
-		regions = append(regions, Region{Name: s.region, Addr: lis.Addr().String()})
+	named := make([]namedShard, len(shards))
+	for i, s := range shards {
+		named[i] = namedShard{s.region, s}
 	}
-	routers, dirs := map[string]*Router{}, map[string]*StaticDirectory{}
-	for _, s := range shards {
-		dirs[s.region] = NewStaticDirectory(s.region, regions)
-		r := NewRouter(s, dirs[s.region], nil)
-		g := grpc.NewServer()
-		r.Register(g)
-		done := make(chan struct{})
-		go func() { defer close(done); _ = g.Serve(listeners[s.region]) }()
-		t.Cleanup(func() { g.Stop(); <-done; r.Close() })
-		routers[s.region] = r
-	}
+	_, routers, dirs := serveRegions(t, named...)
 	return routers, dirs
 }
 
