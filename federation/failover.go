@@ -32,6 +32,7 @@ type Failover struct {
 	synced   bool // failback check done since the last fence
 	progress progress
 	shares   func(map[string]policy.RegionShare)
+	applied  *stateView // the gather whose shares were applied last
 	ticks    int
 }
 
@@ -123,28 +124,35 @@ func (f *Failover) Tick(ctx context.Context) {
 	if !f.fenced && f.ticks%5 == 0 {
 		f.syncProgress(ctx)
 	}
-	if !f.fenced && f.shares != nil && others > 0 && f.ticks%3 == 0 {
+	if !f.fenced && f.shares != nil && others > 0 {
 		f.globalPass(ctx)
 	}
 }
 
 // SetShareSink makes the failover shell run the global entitlement pass:
 // each pool's reservation and limit are split among the regions by their
-// demand and capacity, and apply receives this region's shares.
+// demand and capacity, and apply receives this region's shares. The pass
+// runs as often as the router's gathers are due (every 3 s, or ten times
+// the last gather's duration when that is longer), and applies the shares
+// of every new gather, routing's included.
 func (f *Failover) SetShareSink(apply func(map[string]policy.RegionShare)) { f.shares = apply }
 
 func (f *Failover) globalPass(ctx context.Context) {
 	r := f.router
-	_, pools, shares, errs := r.collectShares(ctx)
-	for _, region := range sortedKeys(errs) {
+	v := r.stateView(ctx, true)
+	if v == nil || v == f.applied {
+		return // no new gather: it is not due yet
+	}
+	f.applied = v
+	for _, region := range sortedKeys(v.errs) {
 		if ctx.Err() == nil {
-			r.reportError("global", "global pass: a region's state could not be read; it counts as suspect", errs[region], "state_region", region)
+			r.reportError("global", "global pass: a region's state could not be read; it counts as suspect", v.errs[region], "state_region", region)
 		}
 	}
-	if len(pools) == 0 {
+	if len(v.pools) == 0 {
 		return
 	}
-	f.shares(shares[r.dir.Local()])
+	f.shares(v.shares[r.dir.Local()])
 }
 
 // failback stops local jobs that peers relocated while this region was

@@ -22,7 +22,7 @@ func (r *Router) PlanFailover(ctx context.Context, req *pb.PlanFailoverRequest) 
 			return nil, status.Errorf(codes.InvalidArgument, "region: unknown region %q (regions: %s)", req.Region, r.regionNames())
 		}
 	}
-	states, pools := r.collectStates(ctx)
+	states, pools := r.currentStates(ctx)
 	jobs := map[string][]policy.RelocatableJob{}
 	names := map[string]string{}
 	pinned := map[string]uint32{}

@@ -21,41 +21,83 @@ type ReplicaStore interface {
 	Save(ctx context.Context, owner string, replicas []*pb.Replica) error
 }
 
-// replicaBook serialises read-modify-write of the replica lists.
+// replicaBook serialises read-modify-write of the replica lists. A put
+// that arrives while a list is being written waits, and is written with
+// the other puts queued for its owner in one read and one write of the
+// list: under a burst of routed jobs a list is rewritten once per batch,
+// not once per job.
 type replicaBook struct {
-	mu    sync.Mutex
+	mu    sync.Mutex // held while a list is read, changed and written
 	store ReplicaStore
+
+	qmu    sync.Mutex
+	queued map[string][]queuedPut // by owner region
+}
+
+type queuedPut struct {
+	rep  *pb.Replica
+	done chan error
 }
 
 // put inserts or replaces a replica by job id.
 func (b *replicaBook) put(ctx context.Context, rep *pb.Replica) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	owner := rep.GetOwnerRegion()
+	done := make(chan error, 1)
+	b.qmu.Lock()
+	if b.queued == nil {
+		b.queued = map[string][]queuedPut{}
+	}
+	b.queued[owner] = append(b.queued[owner], queuedPut{rep: rep, done: done})
+	b.qmu.Unlock()
+
+	b.mu.Lock()
+	b.qmu.Lock()
+	batch := b.queued[owner]
+	delete(b.queued, owner)
+	b.qmu.Unlock()
+	if len(batch) > 0 { // else an earlier writer took this put with its own
+		// The batch carries other callers' puts: one caller giving up
+		// does not fail them.
+		err := b.write(context.WithoutCancel(ctx), owner, batch)
+		for _, p := range batch {
+			p.done <- err
+		}
+	}
+	b.mu.Unlock()
+	return <-done
+}
+
+// write applies a batch of puts, in order, to owner's list; b.mu is held.
+func (b *replicaBook) write(ctx context.Context, owner string, batch []queuedPut) error {
 	list, err := b.store.Load(ctx, owner)
 	if err != nil {
 		return err
 	}
-	id := rep.GetJob().GetId()
-	replaced := false
-	for i, old := range list {
-		if old.GetJob().GetId() == id {
-			// A relocation recorded here is kept when the owner updates
-			// the succeeded instances.
-			if rep.RelocatedRegion == "" {
-				rep.RelocatedRegion, rep.RelocatedJobId, rep.RelocatedTime = old.RelocatedRegion, old.RelocatedJobId, old.RelocatedTime
-			}
-			// Progress updates from the owner carry no failover policy:
-			// the spec as submitted is kept.
-			if rep.GetJob().GetSpec().GetFailover() == nil && old.GetJob().GetSpec() != nil {
-				rep.Job.Spec = old.Job.Spec
-			}
-			list[i] = rep
-			replaced = true
-		}
+	at := make(map[string]int, len(list))
+	for i, r := range list {
+		at[r.GetJob().GetId()] = i
 	}
-	if !replaced {
-		list = append(list, rep)
+	for _, p := range batch {
+		rep := p.rep
+		id := rep.GetJob().GetId()
+		i, ok := at[id]
+		if !ok {
+			at[id] = len(list)
+			list = append(list, rep)
+			continue
+		}
+		old := list[i]
+		// A relocation recorded here is kept when the owner updates the
+		// succeeded instances.
+		if rep.RelocatedRegion == "" {
+			rep.RelocatedRegion, rep.RelocatedJobId, rep.RelocatedTime = old.RelocatedRegion, old.RelocatedJobId, old.RelocatedTime
+		}
+		// Progress updates from the owner carry no failover policy: the
+		// spec as submitted is kept.
+		if rep.GetJob().GetSpec().GetFailover() == nil && old.GetJob().GetSpec() != nil {
+			rep.Job.Spec = old.Job.Spec
+		}
+		list[i] = rep
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].GetJob().GetId() < list[j].GetJob().GetId() })
 	return b.store.Save(ctx, owner, list)

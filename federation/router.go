@@ -101,7 +101,7 @@ func (r *Router) AddDialOptions(opts ...grpc.DialOption) {
 // region.
 func NewRouter(local Shard, dir Directory, choose Chooser) *Router {
 	r := &Router{dir: dir, choose: choose, conns: map[string]*grpc.ClientConn{}, owners: map[string]string{},
-		log: func(string, ...any) {}, warn: func(string, ...any) {}, bg: newBackground(), states: &regionStates{refresh: 2 * time.Second, maxAge: time.Minute}}
+		log: func(string, ...any) {}, warn: func(string, ...any) {}, bg: newBackground(), states: &regionStates{period: 3 * time.Second, maxAge: time.Minute}}
 	if local != nil {
 		r.SetLocal(local)
 	} else {

@@ -285,10 +285,13 @@ func (r *Router) getPool(ctx context.Context, req *pb.GetPoolRequest) (*pb.GetPo
 	}
 	// The global pass: the pool's reservation and limit split among the
 	// regions by their demand and capacity.
-	states, _, shares, _ := r.collectShares(ctx)
+	v := r.stateView(ctx, true)
+	if v == nil {
+		return nil, ctx.Err()
+	}
 	path := resp.GetPool().GetPath()
-	for _, st := range states {
-		sh, ok := shares.Get(st.Name, path)
+	for _, st := range v.states {
+		sh, ok := v.shares.Get(st.Name, path)
 		if !ok {
 			continue
 		}

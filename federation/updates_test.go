@@ -129,6 +129,29 @@ func (s *fakeShard) UndrainHost(_ context.Context, req *pb.UndrainHostRequest) (
 // returns the gRPC address of each region.
 func startRegions(t *testing.T, shards ...*fakeShard) map[string]string {
 	t.Helper()
+	named := make([]namedShard, len(shards))
+	for i, s := range shards {
+		named[i] = namedShard{s.region, s}
+	}
+	regions, _, _ := serveRegions(t, named...)
+	addrs := map[string]string{}
+	for _, reg := range regions {
+		addrs[reg.Name] = reg.Addr
+	}
+	return addrs
+}
+
+// namedShard is a region's shard for serveRegions.
+type namedShard struct {
+	region string
+	shard  Shard
+}
+
+// serveRegions serves a router in front of each shard on loopback, each
+// router with its own static directory of all of them, and returns the
+// regions, the routers and the directories by region.
+func serveRegions(t *testing.T, shards ...namedShard) ([]Region, map[string]*Router, map[string]*StaticDirectory) {
+	t.Helper()
 	var regions []Region
 	listeners := map[string]net.Listener{}
 	for _, s := range shards {
@@ -139,16 +162,18 @@ func startRegions(t *testing.T, shards ...*fakeShard) map[string]string {
 		listeners[s.region] = lis
 		regions = append(regions, Region{Name: s.region, Addr: lis.Addr().String()})
 	}
-	addrs := map[string]string{}
+	routers, dirs := map[string]*Router{}, map[string]*StaticDirectory{}
 	for _, s := range shards {
-		r := NewRouter(s, NewStaticDirectory(s.region, regions), nil)
+		dirs[s.region] = NewStaticDirectory(s.region, regions)
+		r := NewRouter(s.shard, dirs[s.region], nil)
 		g := grpc.NewServer()
 		r.Register(g)
-		go func() { _ = g.Serve(listeners[s.region]) }()
-		t.Cleanup(func() { g.Stop(); r.Close() })
-		addrs[s.region] = listeners[s.region].Addr().String()
+		done := make(chan struct{})
+		go func() { defer close(done); _ = g.Serve(listeners[s.region]) }()
+		t.Cleanup(func() { g.Stop(); <-done; r.Close() })
+		routers[s.region] = r
 	}
-	return addrs
+	return regions, routers, dirs
 }
 
 func dial(t *testing.T, addr string) *grpc.ClientConn {

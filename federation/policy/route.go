@@ -19,6 +19,17 @@ type JobRequest struct {
 	Region string
 	// Allowed restricts the choice to these regions; empty allows all.
 	Allowed []string
+	// Routed is, by region, work routed there since the regions' states
+	// were gathered, which the states do not show yet: it counts as held,
+	// so that jobs routed between two gathers do not all go to the region
+	// that looked best at the first.
+	Routed map[string]Routed
+}
+
+// Routed is work routed to a region since its state was gathered: what it
+// asks of the job's pool, and of the region in all.
+type Routed struct {
+	Pool, Region model.Resources
 }
 
 // Choice is the region a job goes to, with the reasons: the first line says
@@ -48,8 +59,9 @@ type Choice struct {
 //  3. in the region's free capacity (capacity minus allocation);
 //
 // counted in whole tasks of the job's size over the resources it uses,
-// then the first by name. A region without a share of the pool counts as
-// having none left. When no region qualifies, the error wraps ErrNoRegion
+// then the first by name. What a region holds includes the work routed
+// there since the states were gathered (req.Routed). A region without a
+// share of the pool counts as having none left. When no region qualifies, the error wraps ErrNoRegion
 // and the Choice still carries the reasons.
 func ChooseRegion(req JobRequest, regions []RegionState, shares Shares) (Choice, error) {
 	rs := sortedRegions(regions)
@@ -129,12 +141,13 @@ type candidate struct {
 
 func measure(req JobRequest, r RegionState, shares Shares) candidate {
 	share, _ := shares.Get(r.Name, req.Pool)
-	held := r.Pools[req.Pool].Allocation
+	routed := req.Routed[r.Name]
+	held := r.Pools[req.Pool].Allocation.Add(clampNonNegative(routed.Pool))
 	return candidate{
 		region:         r.Name,
 		reservationFit: tasksThatFit(share.Reservation.Sub(held), req.PerTask),
 		limitFit:       tasksThatFit(leftOf(share.Limit, held), req.PerTask),
-		freeFit:        tasksThatFit(r.Capacity.Sub(r.Allocation), req.PerTask),
+		freeFit:        tasksThatFit(r.Capacity.Sub(r.Allocation).Sub(clampNonNegative(routed.Region)), req.PerTask),
 	}
 }
 

@@ -55,34 +55,39 @@ func SplitPools(pools []model.Pool, regions []RegionState, now time.Time, maxAge
 	ps := sortedPools(pools)
 	ps = slices.DeleteFunc(ps, func(p model.Pool) bool { return p.Path == entitlement.RootPath })
 
-	shares := make(Shares, len(rs))
 	var taking []RegionState
 	for _, r := range rs {
-		m := make(map[string]RegionShare, len(ps))
-		for _, p := range ps {
-			m[p.Path] = RegionShare{}
-		}
-		shares[r.Name] = m
 		if r.Health != HealthFailed && fresh(r.Seen, now, maxAge) {
 			taking = append(taking, r)
 		}
 	}
-	if len(taking) == 0 || len(ps) == 0 {
-		return shares
-	}
-	g := globalSplit{regions: taking, budget: make(map[string][]model.Resources)}
-	g.capacity = make([]model.Resources, len(taking))
-	for j, r := range taking {
-		g.capacity[j] = clampNonNegative(r.Capacity)
-	}
-	g.budget[entitlement.RootPath] = slices.Clone(g.capacity)
-	for _, group := range siblingGroups(ps) {
-		reservations := g.splitReservations(group)
-		for m, p := range group {
-			limits := g.splitLimit(p, reservations[m])
-			for j, r := range taking {
-				shares[r.Name][p.Path] = RegionShare{Reservation: reservations[m][j], Limit: limits[j]}
+	var g *globalSplit
+	if len(taking) > 0 && len(ps) > 0 {
+		g = newGlobalSplit(ps, taking)
+		for _, group := range g.groups {
+			g.splitReservations(group)
+			for _, m := range group {
+				g.splitLimit(m)
 			}
+		}
+	}
+	shares := make(Shares, len(rs))
+	for _, r := range rs {
+		shares[r.Name] = make(map[string]RegionShare, len(ps))
+	}
+	for _, r := range rs {
+		out := shares[r.Name]
+		j, ok := -1, false
+		if g != nil {
+			j, ok = slices.BinarySearchFunc(taking, r.Name, func(t RegionState, name string) int { return cmp.Compare(t.Name, name) })
+		}
+		for m, p := range ps {
+			if !ok {
+				out[p.Path] = RegionShare{}
+				continue
+			}
+			at := m*g.n + j
+			out[p.Path] = RegionShare{Reservation: g.reserved[at], Limit: g.limit[at]}
 		}
 	}
 	return shares
@@ -94,28 +99,80 @@ func fresh(seen, now time.Time, maxAge time.Duration) bool {
 }
 
 // globalSplit is the state of one SplitPools pass over the regions taking
-// part, indexed like regions.
+// part. Pools are indexed by their position in pools, regions by theirs
+// in taking; what is kept per pool and region is at pool*n + region.
 type globalSplit struct {
-	regions  []RegionState
-	capacity []model.Resources
-	// budget maps a pool path to what its children may still reserve in
-	// each region; the root's budget is the regions' capacity.
-	budget map[string][]model.Resources
+	n        int // regions taking part
+	pools    []model.Pool
+	capacity []model.Resources // by region
+	weight   []model.Shares    // by region: its capacity as a share
+	// groups are the pools by parent, in the order they are split (see
+	// siblingGroups); parent is each pool's listed parent, -1 for none.
+	groups [][]int
+	parent []int
+	// demand is each region's demand for each pool, capped at its
+	// capacity; reserved and limit are the shares handed out.
+	demand, reserved, limit []model.Resources
+	// budget is what each pool's children may still reserve in each
+	// region; rootBudget is the top-level pools' (the regions' capacity).
+	budget, rootBudget []model.Resources
+
+	claims []entitlement.Claim
+	split  entitlement.Splitter
 }
 
-// siblingGroups groups pools by parent, groups ordered so that a parent's
-// group comes before its children's (by depth, then parent path), members
-// by path. Pools whose parent is not listed join the top-level group.
-func siblingGroups(ps []model.Pool) [][]model.Pool {
-	listed := make(map[string]bool, len(ps))
-	for _, p := range ps {
-		listed[p.Path] = true
+// newGlobalSplit indexes the pools (sorted by path, no root) and reads
+// each taking region's demand for each pool once.
+func newGlobalSplit(ps []model.Pool, taking []RegionState) *globalSplit {
+	n := len(taking)
+	g := &globalSplit{n: n, pools: ps, capacity: make([]model.Resources, n), weight: make([]model.Shares, n),
+		demand: make([]model.Resources, len(ps)*n), reserved: make([]model.Resources, len(ps)*n),
+		limit: make([]model.Resources, len(ps)*n), budget: make([]model.Resources, len(ps)*n),
+		claims: make([]entitlement.Claim, n)}
+	for j, r := range taking {
+		g.capacity[j] = clampNonNegative(r.Capacity)
+		g.weight[j] = model.SharesOf(g.capacity[j])
 	}
-	parentOf := func(path string) string {
-		if pp, ok := entitlement.ParentPath(path); ok && listed[pp] {
-			return pp
+	g.rootBudget = slices.Clone(g.capacity)
+	for j, r := range taking {
+		for m, p := range ps {
+			g.demand[m*n+j] = clampNonNegative(r.Pools[p.Path].Demand).Min(g.capacity[j])
 		}
-		return entitlement.RootPath
+	}
+	g.groups, g.parent = siblingGroups(ps)
+	return g
+}
+
+// siblingGroups groups the pools (sorted by path) by parent, as indices
+// into ps: groups ordered so that a parent's group comes before its
+// children's (by depth, then parent path), members by path. Pools whose
+// parent is not listed join the top-level group. parent holds each pool's
+// listed parent, -1 for none.
+func siblingGroups(ps []model.Pool) (groups [][]int, parent []int) {
+	index := make(map[string]int, len(ps))
+	for m, p := range ps {
+		index[p.Path] = m
+	}
+	parent = make([]int, len(ps))
+	byParent := make(map[int][]int)
+	var parents []int
+	for m, p := range ps {
+		parent[m] = -1
+		if pp, ok := entitlement.ParentPath(p.Path); ok {
+			if i, ok := index[pp]; ok {
+				parent[m] = i
+			}
+		}
+		if _, ok := byParent[parent[m]]; !ok {
+			parents = append(parents, parent[m])
+		}
+		byParent[parent[m]] = append(byParent[parent[m]], m)
+	}
+	pathOf := func(i int) string {
+		if i < 0 {
+			return entitlement.RootPath
+		}
+		return ps[i].Path
 	}
 	depth := func(path string) int {
 		if path == entitlement.RootPath {
@@ -123,84 +180,69 @@ func siblingGroups(ps []model.Pool) [][]model.Pool {
 		}
 		return strings.Count(path, "/")
 	}
-	byParent := make(map[string][]model.Pool)
-	var parents []string
-	for _, p := range ps {
-		pp := parentOf(p.Path)
-		if _, ok := byParent[pp]; !ok {
-			parents = append(parents, pp)
-		}
-		byParent[pp] = append(byParent[pp], p)
-	}
-	slices.SortFunc(parents, func(a, b string) int {
-		if c := cmp.Compare(depth(a), depth(b)); c != 0 {
+	slices.SortFunc(parents, func(a, b int) int {
+		pa, pb := pathOf(a), pathOf(b)
+		if c := cmp.Compare(depth(pa), depth(pb)); c != 0 {
 			return c
 		}
-		return cmp.Compare(a, b)
+		return cmp.Compare(pa, pb)
 	})
-	groups := make([][]model.Pool, len(parents))
+	groups = make([][]int, len(parents))
 	for i, pp := range parents {
 		groups[i] = byParent[pp]
 	}
-	return groups
+	return groups, parent
 }
 
-// parentBudget returns the budget the group's parent leaves its children.
-func (g *globalSplit) parentBudget(path string) []model.Resources {
-	if pp, ok := entitlement.ParentPath(path); ok {
-		if b, ok := g.budget[pp]; ok {
-			return b
-		}
+// budgetOf returns the budget a pool's children may still reserve, by
+// region: the pool's own, or the regions' capacity for the root (m < 0).
+func (g *globalSplit) budgetOf(m int) []model.Resources {
+	if m < 0 {
+		return g.rootBudget
 	}
-	return g.budget[entitlement.RootPath]
+	return g.budget[m*g.n : (m+1)*g.n]
 }
 
 // splitReservations divides the reservations of one group of siblings
-// among the regions, demand first for all of them, then what is idle; it
-// returns each member's shares by region and records them as the members'
-// budgets for their own children.
-func (g *globalSplit) splitReservations(group []model.Pool) [][]model.Resources {
-	n := len(g.regions)
-	budget := g.parentBudget(group[0].Path)
-	out := make([][]model.Resources, len(group))
-	claims := make([]entitlement.Claim, n)
-	for m, p := range group {
-		for j, r := range g.regions {
-			claims[j] = entitlement.Claim{
-				Demand: clampNonNegative(r.Pools[p.Path].Demand).Min(g.capacity[j]),
-				Limit:  budget[j],
-				Share:  model.SharesOf(g.capacity[j]),
-			}
+// among the regions, demand first for all of them, then what is idle, and
+// records each member's shares as its budget for its own children.
+func (g *globalSplit) splitReservations(group []int) {
+	n := g.n
+	budget := g.budgetOf(g.parent[group[0]])
+	for _, m := range group {
+		for j := range n {
+			g.claims[j] = entitlement.Claim{Demand: g.demand[m*n+j], Limit: budget[j], Share: g.weight[j]}
 		}
-		grants := entitlement.Split(p.Reservation, claims, entitlement.Options{})
-		out[m] = make([]model.Resources, n)
+		grants := g.split.Split(g.pools[m].Reservation, g.claims, entitlement.Options{})
 		for j, gr := range grants {
-			out[m][j] = gr.Entitlement
+			g.reserved[m*n+j] = gr.Entitlement
 			budget[j] = clampNonNegative(budget[j].Sub(gr.Entitlement))
 		}
 	}
-	for m, p := range group {
+	for _, m := range group {
+		reserved := g.reserved[m*n : (m+1)*n]
 		given := model.Resources{}
 		for j := range n {
-			given = given.Add(out[m][j])
-			claims[j] = entitlement.Claim{Limit: budget[j], Share: model.SharesOf(g.capacity[j])}
+			given = given.Add(reserved[j])
+			g.claims[j] = entitlement.Claim{Limit: budget[j], Share: g.weight[j]}
 		}
-		idle := clampNonNegative(clampNonNegative(p.Reservation).Sub(given))
-		grants := entitlement.Split(idle, claims, entitlement.Options{Headroom: true})
+		idle := clampNonNegative(clampNonNegative(g.pools[m].Reservation).Sub(given))
+		grants := g.split.Split(idle, g.claims, entitlement.Options{Headroom: true})
 		for j, gr := range grants {
-			out[m][j] = out[m][j].Add(gr.Headroom)
+			reserved[j] = reserved[j].Add(gr.Headroom)
 			budget[j] = clampNonNegative(budget[j].Sub(gr.Headroom))
 		}
-		g.budget[p.Path] = slices.Clone(out[m])
+		copy(g.budgetOf(m), reserved)
 	}
-	return out
 }
 
 // splitLimit divides one pool's limit among the regions on top of their
 // reservation shares: the part of the limit above the reservations handed
 // out is split demand first, then by weight, capped at capacity.
-func (g *globalSplit) splitLimit(p model.Pool, reservations []model.Resources) []model.Resources {
-	n := len(g.regions)
+func (g *globalSplit) splitLimit(m int) {
+	n := g.n
+	p := g.pools[m]
+	reservations := g.reserved[m*n : (m+1)*n]
 	var reserved model.Resources
 	for _, r := range reservations {
 		reserved = reserved.Add(r)
@@ -211,17 +253,14 @@ func (g *globalSplit) splitLimit(p model.Pool, reservations []model.Resources) [
 			extra = extra.Set(k, l-reserved.Get(k)) // negative counts as zero
 		}
 	}
-	claims := make([]entitlement.Claim, n)
-	for j, r := range g.regions {
-		room := clampNonNegative(g.capacity[j].Sub(reservations[j]))
-		claims[j] = entitlement.Claim{
-			Demand: clampNonNegative(clampNonNegative(r.Pools[p.Path].Demand).Min(g.capacity[j]).Sub(reservations[j])),
-			Limit:  room,
-			Share:  model.SharesOf(g.capacity[j]),
+	for j := range n {
+		g.claims[j] = entitlement.Claim{
+			Demand: clampNonNegative(g.demand[m*n+j].Sub(reservations[j])),
+			Limit:  clampNonNegative(g.capacity[j].Sub(reservations[j])),
+			Share:  g.weight[j],
 		}
 	}
-	grants := entitlement.Split(extra, claims, entitlement.Options{Headroom: true})
-	out := make([]model.Resources, n)
+	grants := g.split.Split(extra, g.claims, entitlement.Options{Headroom: true})
 	for j, gr := range grants {
 		l := reservations[j].Add(gr.Entitlement).Add(gr.Headroom)
 		for k := range model.ResourceKinds {
@@ -229,7 +268,6 @@ func (g *globalSplit) splitLimit(p model.Pool, reservations []model.Resources) [
 				l = l.Set(k, model.Unlimited)
 			}
 		}
-		out[j] = l
+		g.limit[m*n+j] = l
 	}
-	return out
 }

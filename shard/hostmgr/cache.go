@@ -1,6 +1,8 @@
 package hostmgr
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 
@@ -31,6 +33,10 @@ type HostCache struct {
 	// demand after a host came, went or changed size.
 	shapes      []model.Resources
 	shapesStale bool
+	// labels are the distinct label values of up hosts, rebuilt on demand
+	// after a host came, went, changed labels or state.
+	labels      map[string][]string
+	labelsFresh bool
 }
 
 type hostEntry struct {
@@ -115,6 +121,7 @@ func (c *HostCache) SetDraining(id model.HostID, drained bool) bool {
 	}
 	if e, ok := c.hosts[id]; ok {
 		c.setState(e, c.effective(id, e.reported))
+		c.labelsFresh = false
 	}
 	c.version++
 	return true
@@ -150,6 +157,7 @@ func (c *HostCache) Update(hosts []model.Host) {
 			c.capacityUp = c.capacityUp.Add(h.Capacity)
 		}
 	}
+	c.labelsFresh = false
 	c.version++
 }
 
@@ -171,6 +179,7 @@ func (c *HostCache) Remove(ids []model.HostID) {
 		delete(c.clusterDraining, id)
 		c.orderStale = true
 		c.shapesStale = true
+		c.labelsFresh = false
 	}
 	c.version++
 }
@@ -214,6 +223,41 @@ func (c *HostCache) Shapes() []model.Resources {
 		c.shapesStale = false
 	}
 	return c.shapes
+}
+
+// Labels returns each label key of the up hosts with its distinct values,
+// values sorted: what a region tells the federation of its hosts, so that
+// routing can rule out regions where no host could satisfy a job's
+// constraints. The result is shared; callers must not change it.
+func (c *HostCache) Labels() map[string][]string {
+	c.mu.RLock()
+	if c.labelsFresh {
+		defer c.mu.RUnlock()
+		return c.labels
+	}
+	c.mu.RUnlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.labelsFresh {
+		seen := map[string]map[string]bool{}
+		for _, e := range c.hosts {
+			if e.host.State != model.HostUp {
+				continue
+			}
+			for k, v := range e.host.Labels {
+				if seen[k] == nil {
+					seen[k] = map[string]bool{}
+				}
+				seen[k][v] = true
+			}
+		}
+		c.labels = make(map[string][]string, len(seen))
+		for k, vs := range seen {
+			c.labels[k] = slices.Sorted(maps.Keys(vs))
+		}
+		c.labelsFresh = true
+	}
+	return c.labels
 }
 
 // Has reports whether the host is known.

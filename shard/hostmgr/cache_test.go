@@ -2,6 +2,7 @@ package hostmgr
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -67,4 +68,36 @@ func TestFractionalCoresReturnToZero(t *testing.T) {
 	if got := model.CoresToMilli(0.1) + model.CoresToMilli(0.2); got != model.CoresToMilli(0.3) {
 		t.Errorf("0.1 + 0.2 cores = %d millicores, want %d", got, model.CoresToMilli(0.3))
 	}
+}
+
+// Labels lists the distinct values of each label on up hosts, and follows
+// hosts that come, change labels, are drained or go.
+func TestLabelsOfUpHosts(t *testing.T) {
+	c := NewHostCache()
+	host := func(name, zone string, state model.HostState) model.Host {
+		return model.Host{ID: model.HostID("c/" + name), State: state, Labels: map[string]string{"zone": zone},
+			Capacity: model.ResourcesFromDecimal(8, 1024, 0, 0)}
+	}
+	check := func(what string, want map[string][]string) {
+		t.Helper()
+		got := c.Labels()
+		if len(got) != len(want) {
+			t.Fatalf("%s: labels %v, want %v", what, got, want)
+		}
+		for k, vs := range want {
+			if !slices.Equal(got[k], vs) {
+				t.Fatalf("%s: labels %v, want %v", what, got, want)
+			}
+		}
+	}
+	c.Update([]model.Host{host("a", "z2", model.HostUp), host("b", "z1", model.HostUp), host("c", "z2", model.HostUp), host("d", "z9", model.HostDown)})
+	check("three up, one down", map[string][]string{"zone": {"z1", "z2"}, model.LabelHost: {"c/a", "c/b", "c/c"}})
+	c.Update([]model.Host{host("b", "z3", model.HostUp)})
+	check("b moved to z3", map[string][]string{"zone": {"z2", "z3"}, model.LabelHost: {"c/a", "c/b", "c/c"}})
+	c.SetDraining("c/b", true)
+	check("b drained", map[string][]string{"zone": {"z2"}, model.LabelHost: {"c/a", "c/c"}})
+	c.Remove([]model.HostID{"c/a", "c/c"})
+	check("only b, drained", map[string][]string{})
+	c.SetDraining("c/b", false)
+	check("b back", map[string][]string{"zone": {"z3"}, model.LabelHost: {"c/b"}})
 }

@@ -307,18 +307,26 @@ type PoolView struct {
 	RegionShare        bool
 }
 
-// ListPools returns every pool, ordered by path.
-func (e *Engine) ListPools() []PoolView {
+// ListPools returns every pool, ordered by path; with inUse, only the
+// pools with demand or allocation, the others left out before any work
+// is spent on them.
+func (e *Engine) ListPools(inUse bool) []PoolView {
 	e.lock()
 	defer e.mu.Unlock()
 	paths := make([]string, 0, len(e.pools))
 	for p := range e.pools {
+		if inUse {
+			if d, a, _ := e.poolFigures(p); d.IsZero() && a.IsZero() {
+				continue
+			}
+		}
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
+	active := e.activeJobsByPool()
 	out := make([]PoolView, 0, len(paths))
 	for _, p := range paths {
-		out = append(out, e.poolView(p))
+		out = append(out, e.poolView(p, active[p]))
 	}
 	return out
 }
@@ -330,10 +338,24 @@ func (e *Engine) GetPool(path string) (PoolView, error) {
 	if e.pools[path] == nil {
 		return PoolView{}, fmt.Errorf("pool %s: %w", path, ErrNotFound)
 	}
-	return e.poolView(path), nil
+	return e.poolView(path, e.activeJobsByPool()[path]), nil
 }
 
-func (e *Engine) poolView(path string) PoolView {
+// activeJobsByPool counts the jobs of each pool that are not terminal, in
+// one pass over the jobs; e.mu is held.
+func (e *Engine) activeJobsByPool() map[string]int {
+	n := map[string]int{}
+	for _, je := range e.jobs {
+		if !je.job.Status.State.IsTerminal() {
+			n[je.job.Spec.Pool]++
+		}
+	}
+	return n
+}
+
+// poolView is a pool as the API shows it, with jobs its count of active
+// jobs; e.mu is held.
+func (e *Engine) poolView(path string, jobs int) PoolView {
 	v := PoolView{Pool: *e.pools[path]}
 	if i, ok := e.tree.Index(path); ok {
 		for _, c := range e.tree.Children(i) {
@@ -350,11 +372,7 @@ func (e *Engine) poolView(path string) PoolView {
 		v.Reservation, v.Limit = sh.Reservation, sh.Limit.Max(sh.Reservation)
 		v.RegionShare = true
 	}
-	for _, je := range e.jobs {
-		if je.job.Spec.Pool == path && !je.job.Status.State.IsTerminal() {
-			v.Jobs++
-		}
-	}
+	v.Jobs = jobs
 	v.Demand, v.Allocation, v.Entitlement = e.poolFigures(path)
 	return v
 }

@@ -134,7 +134,7 @@ func (s *Server) DeletePool(ctx context.Context, req *pb.DeletePoolRequest) (*pb
 
 func (s *Server) ListPools(ctx context.Context, req *pb.ListPoolsRequest) (*pb.ListPoolsResponse, error) {
 	out := &pb.ListPoolsResponse{}
-	for _, v := range s.engine.ListPools() {
+	for _, v := range s.engine.ListPools(req.GetInUse()) {
 		out.Pools = append(out.Pools, poolToProto(v))
 	}
 	return out, nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
@@ -379,13 +381,20 @@ func (s *Server) StopTasks(ctx context.Context, req *pb.StopTasksRequest) (*pb.S
 
 func (s *Server) ListRegions(ctx context.Context, req *pb.ListRegionsRequest) (*pb.ListRegionsResponse, error) {
 	capacity, allocated := s.engine.Hosts().Capacity()
-	return &pb.ListRegionsResponse{Regions: []*pb.Region{{
+	region := &pb.Region{
 		Name:       s.engine.Region(),
 		Health:     "alive",
 		Members:    []*pb.RegionMember{{Name: s.engine.Region() + "-0", Role: "shard", Leader: true, Status: "alive"}},
 		Capacity:   resourcesToProto(capacity),
 		Allocation: resourcesToProto(allocated),
-	}}}, nil
+	}
+	if req.GetHostLabels() {
+		labels := s.engine.Hosts().Labels()
+		for _, k := range slices.Sorted(maps.Keys(labels)) {
+			region.HostLabels = append(region.HostLabels, &pb.HostLabelValues{Key: k, Values: labels[k]})
+		}
+	}
+	return &pb.ListRegionsResponse{Regions: []*pb.Region{region}}, nil
 }
 
 func (s *Server) GetVersion(ctx context.Context, req *pb.GetVersionRequest) (*pb.GetVersionResponse, error) {

@@ -3185,7 +3185,11 @@ func (*DeletePoolResponse) Descriptor() ([]byte, []int) {
 }
 
 type ListPoolsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only the pools with demand or allocation in this region: what the
+	// federation's global pass reads of each other region (a pool left out
+	// has neither).
+	InUse         bool `protobuf:"varint,1,opt,name=in_use,json=inUse,proto3" json:"in_use,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3218,6 +3222,13 @@ func (x *ListPoolsRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ListPoolsRequest.ProtoReflect.Descriptor instead.
 func (*ListPoolsRequest) Descriptor() ([]byte, []int) {
 	return file_peloton_v1_service_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *ListPoolsRequest) GetInUse() bool {
+	if x != nil {
+		return x.InUse
+	}
+	return false
 }
 
 type ListPoolsResponse struct {
@@ -4352,7 +4363,11 @@ func (x *ListHostPoolsResponse) GetRecentMoves() []*HostPoolMove {
 }
 
 type ListRegionsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Also list each region's host label values (Region.host_labels). Off
+	// by default: a label whose value differs per host, such as
+	// peloton.host, lists every host.
+	HostLabels    bool `protobuf:"varint,1,opt,name=host_labels,json=hostLabels,proto3" json:"host_labels,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4385,6 +4400,13 @@ func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ListRegionsRequest.ProtoReflect.Descriptor instead.
 func (*ListRegionsRequest) Descriptor() ([]byte, []int) {
 	return file_peloton_v1_service_proto_rawDescGZIP(), []int{83}
+}
+
+func (x *ListRegionsRequest) GetHostLabels() bool {
+	if x != nil {
+		return x.HostLabels
+	}
+	return false
 }
 
 type ListRegionsResponse struct {
@@ -6079,8 +6101,9 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x04pool\x18\x01 \x01(\v2\x10.peloton.v1.PoolR\x04pool\"'\n" +
 	"\x11DeletePoolRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\"\x14\n" +
-	"\x12DeletePoolResponse\"\x12\n" +
-	"\x10ListPoolsRequest\";\n" +
+	"\x12DeletePoolResponse\")\n" +
+	"\x10ListPoolsRequest\x12\x15\n" +
+	"\x06in_use\x18\x01 \x01(\bR\x05inUse\";\n" +
 	"\x11ListPoolsResponse\x12&\n" +
 	"\x05pools\x18\x01 \x03(\v2\x10.peloton.v1.PoolR\x05pools\">\n" +
 	"\x0eGetPoolRequest\x12\x12\n" +
@@ -6140,8 +6163,10 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x15ListHostPoolsResponse\x123\n" +
 	"\n" +
 	"host_pools\x18\x01 \x03(\v2\x14.peloton.v1.HostPoolR\thostPools\x12;\n" +
-	"\frecent_moves\x18\x02 \x03(\v2\x18.peloton.v1.HostPoolMoveR\vrecentMoves\"\x14\n" +
-	"\x12ListRegionsRequest\"C\n" +
+	"\frecent_moves\x18\x02 \x03(\v2\x18.peloton.v1.HostPoolMoveR\vrecentMoves\"5\n" +
+	"\x12ListRegionsRequest\x12\x1f\n" +
+	"\vhost_labels\x18\x01 \x01(\bR\n" +
+	"hostLabels\"C\n" +
 	"\x13ListRegionsResponse\x12,\n" +
 	"\aregions\x18\x01 \x03(\v2\x12.peloton.v1.RegionR\aregions\"B\n" +
 	"\fWatchRequest\x12\x15\n" +

@@ -3615,13 +3615,18 @@ func (x *RegionMember) GetStatus() string {
 }
 
 type Region struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Health        string                 `protobuf:"bytes,2,opt,name=health,proto3" json:"health,omitempty"`
-	Members       []*RegionMember        `protobuf:"bytes,3,rep,name=members,proto3" json:"members,omitempty"`
-	Capacity      *Resources             `protobuf:"bytes,4,opt,name=capacity,proto3" json:"capacity,omitempty"`
-	Allocation    *Resources             `protobuf:"bytes,5,opt,name=allocation,proto3" json:"allocation,omitempty"`
-	LastSeen      *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=last_seen,json=lastSeen,proto3" json:"last_seen,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Name       string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Health     string                 `protobuf:"bytes,2,opt,name=health,proto3" json:"health,omitempty"`
+	Members    []*RegionMember        `protobuf:"bytes,3,rep,name=members,proto3" json:"members,omitempty"`
+	Capacity   *Resources             `protobuf:"bytes,4,opt,name=capacity,proto3" json:"capacity,omitempty"`
+	Allocation *Resources             `protobuf:"bytes,5,opt,name=allocation,proto3" json:"allocation,omitempty"`
+	LastSeen   *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=last_seen,json=lastSeen,proto3" json:"last_seen,omitempty"`
+	// The labels of the region's up hosts: each key with its distinct
+	// values, keys and values sorted. Set when ListRegionsRequest.host_labels
+	// asks for it; the federation's routing checks a job's constraints
+	// against it.
+	HostLabels    []*HostLabelValues `protobuf:"bytes,7,rep,name=host_labels,json=hostLabels,proto3" json:"host_labels,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3698,6 +3703,67 @@ func (x *Region) GetLastSeen() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Region) GetHostLabels() []*HostLabelValues {
+	if x != nil {
+		return x.HostLabels
+	}
+	return nil
+}
+
+// HostLabelValues is one host label key with the distinct values it has
+// on a region's up hosts.
+type HostLabelValues struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Values        []string               `protobuf:"bytes,2,rep,name=values,proto3" json:"values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostLabelValues) Reset() {
+	*x = HostLabelValues{}
+	mi := &file_peloton_v1_types_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostLabelValues) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostLabelValues) ProtoMessage() {}
+
+func (x *HostLabelValues) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostLabelValues.ProtoReflect.Descriptor instead.
+func (*HostLabelValues) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *HostLabelValues) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *HostLabelValues) GetValues() []string {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
 // Replica is a copy of a job's spec that another region keeps, so the job
 // survives its region.
 type Replica struct {
@@ -3718,7 +3784,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_peloton_v1_types_proto_msgTypes[32]
+	mi := &file_peloton_v1_types_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3730,7 +3796,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[32]
+	mi := &file_peloton_v1_types_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3743,7 +3809,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{32}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Replica) GetJob() *Job {
@@ -3812,7 +3878,7 @@ type RegionPlan struct {
 
 func (x *RegionPlan) Reset() {
 	*x = RegionPlan{}
-	mi := &file_peloton_v1_types_proto_msgTypes[33]
+	mi := &file_peloton_v1_types_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3824,7 +3890,7 @@ func (x *RegionPlan) String() string {
 func (*RegionPlan) ProtoMessage() {}
 
 func (x *RegionPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[33]
+	mi := &file_peloton_v1_types_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3837,7 +3903,7 @@ func (x *RegionPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionPlan.ProtoReflect.Descriptor instead.
 func (*RegionPlan) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{33}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *RegionPlan) GetRegion() string {
@@ -3880,7 +3946,7 @@ type PlannedMove struct {
 
 func (x *PlannedMove) Reset() {
 	*x = PlannedMove{}
-	mi := &file_peloton_v1_types_proto_msgTypes[34]
+	mi := &file_peloton_v1_types_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3892,7 +3958,7 @@ func (x *PlannedMove) String() string {
 func (*PlannedMove) ProtoMessage() {}
 
 func (x *PlannedMove) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[34]
+	mi := &file_peloton_v1_types_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3905,7 +3971,7 @@ func (x *PlannedMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlannedMove.ProtoReflect.Descriptor instead.
 func (*PlannedMove) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{34}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PlannedMove) GetJobId() string {
@@ -3961,7 +4027,7 @@ type Drill struct {
 
 func (x *Drill) Reset() {
 	*x = Drill{}
-	mi := &file_peloton_v1_types_proto_msgTypes[35]
+	mi := &file_peloton_v1_types_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3973,7 +4039,7 @@ func (x *Drill) String() string {
 func (*Drill) ProtoMessage() {}
 
 func (x *Drill) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[35]
+	mi := &file_peloton_v1_types_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3986,7 +4052,7 @@ func (x *Drill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drill.ProtoReflect.Descriptor instead.
 func (*Drill) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{35}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *Drill) GetId() string {
@@ -4097,7 +4163,7 @@ type MigrationJob struct {
 
 func (x *MigrationJob) Reset() {
 	*x = MigrationJob{}
-	mi := &file_peloton_v1_types_proto_msgTypes[36]
+	mi := &file_peloton_v1_types_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4109,7 +4175,7 @@ func (x *MigrationJob) String() string {
 func (*MigrationJob) ProtoMessage() {}
 
 func (x *MigrationJob) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[36]
+	mi := &file_peloton_v1_types_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4122,7 +4188,7 @@ func (x *MigrationJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrationJob.ProtoReflect.Descriptor instead.
 func (*MigrationJob) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{36}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *MigrationJob) GetJobId() string {
@@ -4245,7 +4311,7 @@ type Migration struct {
 
 func (x *Migration) Reset() {
 	*x = Migration{}
-	mi := &file_peloton_v1_types_proto_msgTypes[37]
+	mi := &file_peloton_v1_types_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4257,7 +4323,7 @@ func (x *Migration) String() string {
 func (*Migration) ProtoMessage() {}
 
 func (x *Migration) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[37]
+	mi := &file_peloton_v1_types_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4270,7 +4336,7 @@ func (x *Migration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Migration.ProtoReflect.Descriptor instead.
 func (*Migration) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{37}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *Migration) GetId() string {
@@ -4428,7 +4494,7 @@ type ClusterSummary struct {
 
 func (x *ClusterSummary) Reset() {
 	*x = ClusterSummary{}
-	mi := &file_peloton_v1_types_proto_msgTypes[38]
+	mi := &file_peloton_v1_types_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4440,7 +4506,7 @@ func (x *ClusterSummary) String() string {
 func (*ClusterSummary) ProtoMessage() {}
 
 func (x *ClusterSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[38]
+	mi := &file_peloton_v1_types_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4453,7 +4519,7 @@ func (x *ClusterSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterSummary.ProtoReflect.Descriptor instead.
 func (*ClusterSummary) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{38}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ClusterSummary) GetName() string {
@@ -4539,7 +4605,7 @@ type ClusterUsage struct {
 
 func (x *ClusterUsage) Reset() {
 	*x = ClusterUsage{}
-	mi := &file_peloton_v1_types_proto_msgTypes[39]
+	mi := &file_peloton_v1_types_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4551,7 +4617,7 @@ func (x *ClusterUsage) String() string {
 func (*ClusterUsage) ProtoMessage() {}
 
 func (x *ClusterUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[39]
+	mi := &file_peloton_v1_types_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4564,7 +4630,7 @@ func (x *ClusterUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterUsage.ProtoReflect.Descriptor instead.
 func (*ClusterUsage) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{39}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ClusterUsage) GetName() string {
@@ -4614,7 +4680,7 @@ type AuditRecord struct {
 
 func (x *AuditRecord) Reset() {
 	*x = AuditRecord{}
-	mi := &file_peloton_v1_types_proto_msgTypes[40]
+	mi := &file_peloton_v1_types_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4626,7 +4692,7 @@ func (x *AuditRecord) String() string {
 func (*AuditRecord) ProtoMessage() {}
 
 func (x *AuditRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[40]
+	mi := &file_peloton_v1_types_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4639,7 +4705,7 @@ func (x *AuditRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditRecord.ProtoReflect.Descriptor instead.
 func (*AuditRecord) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{40}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *AuditRecord) GetTime() *timestamppb.Timestamp {
@@ -5005,7 +5071,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x12\n" +
 	"\x04role\x18\x03 \x01(\tR\x04role\x12\x16\n" +
 	"\x06leader\x18\x04 \x01(\bR\x06leader\x12\x16\n" +
-	"\x06status\x18\x05 \x01(\tR\x06status\"\x8b\x02\n" +
+	"\x06status\x18\x05 \x01(\tR\x06status\"\xc9\x02\n" +
 	"\x06Region\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06health\x18\x02 \x01(\tR\x06health\x122\n" +
@@ -5014,7 +5080,12 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\n" +
 	"allocation\x18\x05 \x01(\v2\x15.peloton.v1.ResourcesR\n" +
 	"allocation\x127\n" +
-	"\tlast_seen\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen\"\xc2\x02\n" +
+	"\tlast_seen\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen\x12<\n" +
+	"\vhost_labels\x18\a \x03(\v2\x1b.peloton.v1.HostLabelValuesR\n" +
+	"hostLabels\";\n" +
+	"\x0fHostLabelValues\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x16\n" +
+	"\x06values\x18\x02 \x03(\tR\x06values\"\xc2\x02\n" +
 	"\aReplica\x12!\n" +
 	"\x03job\x18\x01 \x01(\v2\x0f.peloton.v1.JobR\x03job\x12!\n" +
 	"\fowner_region\x18\x02 \x01(\tR\vownerRegion\x12\x1c\n" +
@@ -5205,7 +5276,7 @@ func file_peloton_v1_types_proto_rawDescGZIP() []byte {
 }
 
 var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
-var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_peloton_v1_types_proto_goTypes = []any{
 	(JobType)(0),                  // 0: peloton.v1.JobType
 	(ConstraintOp)(0),             // 1: peloton.v1.ConstraintOp
@@ -5250,28 +5321,29 @@ var file_peloton_v1_types_proto_goTypes = []any{
 	(*HostPoolMove)(nil),          // 40: peloton.v1.HostPoolMove
 	(*RegionMember)(nil),          // 41: peloton.v1.RegionMember
 	(*Region)(nil),                // 42: peloton.v1.Region
-	(*Replica)(nil),               // 43: peloton.v1.Replica
-	(*RegionPlan)(nil),            // 44: peloton.v1.RegionPlan
-	(*PlannedMove)(nil),           // 45: peloton.v1.PlannedMove
-	(*Drill)(nil),                 // 46: peloton.v1.Drill
-	(*MigrationJob)(nil),          // 47: peloton.v1.MigrationJob
-	(*Migration)(nil),             // 48: peloton.v1.Migration
-	(*ClusterSummary)(nil),        // 49: peloton.v1.ClusterSummary
-	(*ClusterUsage)(nil),          // 50: peloton.v1.ClusterUsage
-	(*AuditRecord)(nil),           // 51: peloton.v1.AuditRecord
-	nil,                           // 52: peloton.v1.TaskSpec.EnvEntry
-	nil,                           // 53: peloton.v1.JobSpec.LabelsEntry
-	nil,                           // 54: peloton.v1.JobStatus.TaskStatesEntry
-	nil,                           // 55: peloton.v1.Task.PortsEntry
-	nil,                           // 56: peloton.v1.Host.LabelsEntry
-	(*durationpb.Duration)(nil),   // 57: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 58: google.protobuf.Timestamp
+	(*HostLabelValues)(nil),       // 43: peloton.v1.HostLabelValues
+	(*Replica)(nil),               // 44: peloton.v1.Replica
+	(*RegionPlan)(nil),            // 45: peloton.v1.RegionPlan
+	(*PlannedMove)(nil),           // 46: peloton.v1.PlannedMove
+	(*Drill)(nil),                 // 47: peloton.v1.Drill
+	(*MigrationJob)(nil),          // 48: peloton.v1.MigrationJob
+	(*Migration)(nil),             // 49: peloton.v1.Migration
+	(*ClusterSummary)(nil),        // 50: peloton.v1.ClusterSummary
+	(*ClusterUsage)(nil),          // 51: peloton.v1.ClusterUsage
+	(*AuditRecord)(nil),           // 52: peloton.v1.AuditRecord
+	nil,                           // 53: peloton.v1.TaskSpec.EnvEntry
+	nil,                           // 54: peloton.v1.JobSpec.LabelsEntry
+	nil,                           // 55: peloton.v1.JobStatus.TaskStatesEntry
+	nil,                           // 56: peloton.v1.Task.PortsEntry
+	nil,                           // 57: peloton.v1.Host.LabelsEntry
+	(*durationpb.Duration)(nil),   // 58: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 59: google.protobuf.Timestamp
 }
 var file_peloton_v1_types_proto_depIdxs = []int32{
 	1,   // 0: peloton.v1.Constraint.op:type_name -> peloton.v1.ConstraintOp
 	12,  // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
 	12,  // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
-	52,  // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
+	53,  // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
 	11,  // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
 	12,  // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
 	14,  // 6: peloton.v1.TaskSpec.container:type_name -> peloton.v1.Container
@@ -5282,12 +5354,12 @@ var file_peloton_v1_types_proto_depIdxs = []int32{
 	2,   // 11: peloton.v1.Container.pull_policy:type_name -> peloton.v1.PullPolicy
 	17,  // 12: peloton.v1.HealthCheck.http:type_name -> peloton.v1.HTTPProbe
 	18,  // 13: peloton.v1.HealthCheck.tcp:type_name -> peloton.v1.TCPProbe
-	57,  // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
-	57,  // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
-	57,  // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
+	58,  // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
+	58,  // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
+	58,  // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
 	0,   // 17: peloton.v1.JobSpec.type:type_name -> peloton.v1.JobType
 	13,  // 18: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
-	53,  // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
+	54,  // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
 	25,  // 20: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
 	24,  // 21: peloton.v1.JobSpec.overrides:type_name -> peloton.v1.InstanceOverride
 	20,  // 22: peloton.v1.JobSpec.spread:type_name -> peloton.v1.SpreadSpec
@@ -5296,32 +5368,32 @@ var file_peloton_v1_types_proto_depIdxs = []int32{
 	13,  // 25: peloton.v1.InstanceOverride.task:type_name -> peloton.v1.TaskSpec
 	10,  // 26: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
 	3,   // 27: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
-	54,  // 28: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
-	58,  // 29: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
-	58,  // 30: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
-	58,  // 31: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
+	55,  // 28: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
+	59,  // 29: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
+	59,  // 30: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
+	59,  // 31: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
 	27,  // 32: peloton.v1.JobStatus.moved_to:type_name -> peloton.v1.JobMove
 	27,  // 33: peloton.v1.JobStatus.moved_from:type_name -> peloton.v1.JobMove
 	28,  // 34: peloton.v1.JobStatus.waiting:type_name -> peloton.v1.WaitingTasks
-	58,  // 35: peloton.v1.JobMove.time:type_name -> google.protobuf.Timestamp
+	59,  // 35: peloton.v1.JobMove.time:type_name -> google.protobuf.Timestamp
 	21,  // 36: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
 	26,  // 37: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
 	4,   // 38: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
 	4,   // 39: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
-	58,  // 40: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
-	58,  // 41: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
-	58,  // 42: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
-	58,  // 43: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
+	59,  // 40: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
+	59,  // 41: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
+	59,  // 42: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
+	59,  // 43: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
 	5,   // 44: peloton.v1.Task.health:type_name -> peloton.v1.HealthState
 	5,   // 45: peloton.v1.Task.ready:type_name -> peloton.v1.HealthState
-	55,  // 46: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
-	58,  // 47: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
+	56,  // 46: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
+	59,  // 47: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
 	26,  // 48: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
 	30,  // 49: peloton.v1.Event.task:type_name -> peloton.v1.Task
 	40,  // 50: peloton.v1.Event.host_pool_move:type_name -> peloton.v1.HostPoolMove
 	6,   // 51: peloton.v1.Update.state:type_name -> peloton.v1.UpdateState
-	58,  // 52: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
-	58,  // 53: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
+	59,  // 52: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
+	59,  // 53: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
 	11,  // 54: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
 	33,  // 55: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
 	33,  // 56: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
@@ -5335,47 +5407,48 @@ var file_peloton_v1_types_proto_depIdxs = []int32{
 	7,   // 64: peloton.v1.Host.state:type_name -> peloton.v1.HostState
 	11,  // 65: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
 	11,  // 66: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
-	56,  // 67: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
-	58,  // 68: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
-	58,  // 69: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
-	58,  // 70: peloton.v1.Host.drain_deadline:type_name -> google.protobuf.Timestamp
+	57,  // 67: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
+	59,  // 68: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
+	59,  // 69: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
+	59,  // 70: peloton.v1.Host.drain_deadline:type_name -> google.protobuf.Timestamp
 	11,  // 71: peloton.v1.HostPool.capacity:type_name -> peloton.v1.Resources
 	11,  // 72: peloton.v1.HostPool.allocated:type_name -> peloton.v1.Resources
 	11,  // 73: peloton.v1.HostPool.demand:type_name -> peloton.v1.Resources
-	57,  // 74: peloton.v1.HostPool.policy_period:type_name -> google.protobuf.Duration
+	58,  // 74: peloton.v1.HostPool.policy_period:type_name -> google.protobuf.Duration
 	8,   // 75: peloton.v1.HostPoolMove.phase:type_name -> peloton.v1.HostPoolMovePhase
-	57,  // 76: peloton.v1.HostPoolMove.waited:type_name -> google.protobuf.Duration
-	58,  // 77: peloton.v1.HostPoolMove.time:type_name -> google.protobuf.Timestamp
+	58,  // 76: peloton.v1.HostPoolMove.waited:type_name -> google.protobuf.Duration
+	59,  // 77: peloton.v1.HostPoolMove.time:type_name -> google.protobuf.Timestamp
 	41,  // 78: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
 	11,  // 79: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
 	11,  // 80: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
-	58,  // 81: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
-	29,  // 82: peloton.v1.Replica.job:type_name -> peloton.v1.Job
-	58,  // 83: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
-	58,  // 84: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
-	45,  // 85: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
-	45,  // 86: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
-	58,  // 87: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
-	58,  // 88: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
-	45,  // 89: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
-	45,  // 90: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
-	0,   // 91: peloton.v1.MigrationJob.type:type_name -> peloton.v1.JobType
-	9,   // 92: peloton.v1.Migration.state:type_name -> peloton.v1.MigrationState
-	58,  // 93: peloton.v1.Migration.create_time:type_name -> google.protobuf.Timestamp
-	58,  // 94: peloton.v1.Migration.completion_time:type_name -> google.protobuf.Timestamp
-	57,  // 95: peloton.v1.Migration.duration:type_name -> google.protobuf.Duration
-	47,  // 96: peloton.v1.Migration.jobs:type_name -> peloton.v1.MigrationJob
-	11,  // 97: peloton.v1.ClusterSummary.capacity:type_name -> peloton.v1.Resources
-	11,  // 98: peloton.v1.ClusterSummary.allocated:type_name -> peloton.v1.Resources
-	50,  // 99: peloton.v1.ClusterSummary.jobs:type_name -> peloton.v1.ClusterUsage
-	50,  // 100: peloton.v1.ClusterSummary.pools:type_name -> peloton.v1.ClusterUsage
-	11,  // 101: peloton.v1.ClusterUsage.allocated:type_name -> peloton.v1.Resources
-	58,  // 102: peloton.v1.AuditRecord.time:type_name -> google.protobuf.Timestamp
-	103, // [103:103] is the sub-list for method output_type
-	103, // [103:103] is the sub-list for method input_type
-	103, // [103:103] is the sub-list for extension type_name
-	103, // [103:103] is the sub-list for extension extendee
-	0,   // [0:103] is the sub-list for field type_name
+	59,  // 81: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
+	43,  // 82: peloton.v1.Region.host_labels:type_name -> peloton.v1.HostLabelValues
+	29,  // 83: peloton.v1.Replica.job:type_name -> peloton.v1.Job
+	59,  // 84: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
+	59,  // 85: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
+	46,  // 86: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
+	46,  // 87: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
+	59,  // 88: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
+	59,  // 89: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
+	46,  // 90: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
+	46,  // 91: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
+	0,   // 92: peloton.v1.MigrationJob.type:type_name -> peloton.v1.JobType
+	9,   // 93: peloton.v1.Migration.state:type_name -> peloton.v1.MigrationState
+	59,  // 94: peloton.v1.Migration.create_time:type_name -> google.protobuf.Timestamp
+	59,  // 95: peloton.v1.Migration.completion_time:type_name -> google.protobuf.Timestamp
+	58,  // 96: peloton.v1.Migration.duration:type_name -> google.protobuf.Duration
+	48,  // 97: peloton.v1.Migration.jobs:type_name -> peloton.v1.MigrationJob
+	11,  // 98: peloton.v1.ClusterSummary.capacity:type_name -> peloton.v1.Resources
+	11,  // 99: peloton.v1.ClusterSummary.allocated:type_name -> peloton.v1.Resources
+	51,  // 100: peloton.v1.ClusterSummary.jobs:type_name -> peloton.v1.ClusterUsage
+	51,  // 101: peloton.v1.ClusterSummary.pools:type_name -> peloton.v1.ClusterUsage
+	11,  // 102: peloton.v1.ClusterUsage.allocated:type_name -> peloton.v1.Resources
+	59,  // 103: peloton.v1.AuditRecord.time:type_name -> google.protobuf.Timestamp
+	104, // [104:104] is the sub-list for method output_type
+	104, // [104:104] is the sub-list for method input_type
+	104, // [104:104] is the sub-list for extension type_name
+	104, // [104:104] is the sub-list for extension extendee
+	0,   // [0:104] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_types_proto_init() }
@@ -5395,7 +5468,7 @@ func file_peloton_v1_types_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_types_proto_rawDesc), len(file_peloton_v1_types_proto_rawDesc)),
 			NumEnums:      11,
-			NumMessages:   46,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

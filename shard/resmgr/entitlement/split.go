@@ -31,16 +31,37 @@ type Grant struct {
 // shares that are negative, infinite or NaN; a claim whose share is zero
 // gets nothing beyond its reservation.
 func Split(amount model.Resources, claims []Claim, opts Options) []Grant {
+	var s Splitter
+	return s.Split(amount, claims, opts)
+}
+
+// Splitter is Split with its scratch space kept from one call to the
+// next, for callers that split many times in a row (the global pass splits
+// every pool): once its buffers have grown to the most claims, a call
+// allocates nothing. The zero value is ready to use; a Splitter is not safe
+// for concurrent use.
+type Splitter struct {
+	buf    []int64
+	share  []float64
+	grants []Grant
+	sp     splitter
+}
+
+// Split is the package's Split. The grants it returns are valid until the
+// next call.
+func (s *Splitter) Split(amount model.Resources, claims []Claim, opts Options) []Grant {
 	n := len(claims)
-	grants := make([]Grant, n)
+	if cap(s.grants) < n {
+		s.grants, s.buf, s.share = make([]Grant, n), make([]int64, 5*n), make([]float64, n)
+	}
+	grants := s.grants[:n]
+	clear(grants)
 	if n == 0 {
 		return grants
 	}
-	buf := make([]int64, 5*n)
-	res, lim := buf[:n], buf[n:2*n]
-	dem, ent, head := buf[2*n:3*n], buf[3*n:4*n], buf[4*n:]
-	share := make([]float64, n)
-	var sp splitter
+	res, lim := s.buf[:n], s.buf[n:2*n]
+	dem, ent, head := s.buf[2*n:3*n], s.buf[3*n:4*n], s.buf[4*n:5*n]
+	share := s.share[:n]
 	for k := range kinds {
 		for i, c := range claims {
 			res[i] = nonNegative(c.Reservation.Get(k))
@@ -52,7 +73,7 @@ func Split(amount model.Resources, claims []Claim, opts Options) []Grant {
 			dem[i] = min(nonNegative(c.Demand.Get(k)), lim[i])
 		}
 		a := nonNegative(amount.Get(k))
-		sp.divide(a, a, res, lim, share, dem, ent, head, opts.Headroom)
+		s.sp.divide(a, a, res, lim, share, dem, ent, head, opts.Headroom)
 		for i := range grants {
 			grants[i].Entitlement = grants[i].Entitlement.Set(k, ent[i])
 			grants[i].Headroom = grants[i].Headroom.Set(k, head[i])

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -34,6 +35,7 @@ func main() {
 	perJob := flag.Int("tasks-per-job", 0, "tasks per job (0: the size's)")
 	pools := flag.Int("pools", 0, "pools (0: the size's)")
 	routeJobs := flag.Int("route-jobs", 0, "jobs routed by each chooser (0: the size's)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
 	size, ok := sizes[*sizeName]
 	if !ok {
@@ -58,9 +60,21 @@ func main() {
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 	}
+	if *cpuProfile != "" {
+		out, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(out)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "-cpuprofile:", err)
+			os.Exit(2)
+		}
+		defer func() { pprof.StopCPUProfile(); out.Close() }()
+	}
 	res, err := run(ctx, size, logf)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fedsim:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 	res.print(os.Stdout)

@@ -484,8 +484,10 @@ class DeletePoolResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ListPoolsRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("in_use",)
+    IN_USE_FIELD_NUMBER: _ClassVar[int]
+    in_use: bool
+    def __init__(self, in_use: _Optional[bool] = ...) -> None: ...
 
 class ListPoolsResponse(_message.Message):
     __slots__ = ("pools",)
@@ -652,8 +654,10 @@ class ListHostPoolsResponse(_message.Message):
     def __init__(self, host_pools: _Optional[_Iterable[_Union[_types_pb2.HostPool, _Mapping]]] = ..., recent_moves: _Optional[_Iterable[_Union[_types_pb2.HostPoolMove, _Mapping]]] = ...) -> None: ...
 
 class ListRegionsRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("host_labels",)
+    HOST_LABELS_FIELD_NUMBER: _ClassVar[int]
+    host_labels: bool
+    def __init__(self, host_labels: _Optional[bool] = ...) -> None: ...
 
 class ListRegionsResponse(_message.Message):
     __slots__ = ("regions",)

@@ -734,20 +734,30 @@ class RegionMember(_message.Message):
     def __init__(self, name: _Optional[str] = ..., address: _Optional[str] = ..., role: _Optional[str] = ..., leader: _Optional[bool] = ..., status: _Optional[str] = ...) -> None: ...
 
 class Region(_message.Message):
-    __slots__ = ("name", "health", "members", "capacity", "allocation", "last_seen")
+    __slots__ = ("name", "health", "members", "capacity", "allocation", "last_seen", "host_labels")
     NAME_FIELD_NUMBER: _ClassVar[int]
     HEALTH_FIELD_NUMBER: _ClassVar[int]
     MEMBERS_FIELD_NUMBER: _ClassVar[int]
     CAPACITY_FIELD_NUMBER: _ClassVar[int]
     ALLOCATION_FIELD_NUMBER: _ClassVar[int]
     LAST_SEEN_FIELD_NUMBER: _ClassVar[int]
+    HOST_LABELS_FIELD_NUMBER: _ClassVar[int]
     name: str
     health: str
     members: _containers.RepeatedCompositeFieldContainer[RegionMember]
     capacity: Resources
     allocation: Resources
     last_seen: _timestamp_pb2.Timestamp
-    def __init__(self, name: _Optional[str] = ..., health: _Optional[str] = ..., members: _Optional[_Iterable[_Union[RegionMember, _Mapping]]] = ..., capacity: _Optional[_Union[Resources, _Mapping]] = ..., allocation: _Optional[_Union[Resources, _Mapping]] = ..., last_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    host_labels: _containers.RepeatedCompositeFieldContainer[HostLabelValues]
+    def __init__(self, name: _Optional[str] = ..., health: _Optional[str] = ..., members: _Optional[_Iterable[_Union[RegionMember, _Mapping]]] = ..., capacity: _Optional[_Union[Resources, _Mapping]] = ..., allocation: _Optional[_Union[Resources, _Mapping]] = ..., last_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., host_labels: _Optional[_Iterable[_Union[HostLabelValues, _Mapping]]] = ...) -> None: ...
+
+class HostLabelValues(_message.Message):
+    __slots__ = ("key", "values")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    values: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, key: _Optional[str] = ..., values: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Replica(_message.Message):
     __slots__ = ("job", "owner_region", "succeeded", "relocated_region", "relocated_job_id", "relocated_time", "update_time")
