@@ -385,15 +385,20 @@ func (e *Engine) ReadLog(ctx context.Context, id model.TaskID, run uint32, strea
 // Watch subscribes to events of one job ("" for all) after sequence after,
 // returning those it missed. The in-memory backlog holds only the latest
 // events of the region; a watcher of one job that resumes from further
-// back gets the job's stored history too.
-func (e *Engine) Watch(job model.JobID, after uint64) (*Subscription, []Event) {
-	sub, missed := e.events.subscribe(job, after)
+// back gets the job's stored history too, and a watcher of all jobs gets
+// ErrEventsGone rather than a stream with a hole in it.
+func (e *Engine) Watch(job model.JobID, after uint64) (*Subscription, []Event, error) {
+	sub, missed, gap := e.events.subscribe(job, after)
 	if job == "" || after == 0 {
-		return sub, missed
+		if gap {
+			sub.Cancel()
+			return nil, nil, fmt.Errorf("%w: events of all jobs after seq %d are no longer held in memory; list the current state, then watch from now (after_seq 0), or watch one job", ErrEventsGone, after)
+		}
+		return sub, missed, nil
 	}
 	stored, err := e.cfg.Store.ListEvents(context.Background(), store.EventQuery{Job: job, After: after, Limit: maxResumeEvents})
 	if err != nil || len(stored) == 0 {
-		return sub, missed
+		return sub, missed, nil
 	}
 	last := stored[len(stored)-1].Seq
 	for _, ev := range missed {
@@ -401,8 +406,12 @@ func (e *Engine) Watch(job model.JobID, after uint64) (*Subscription, []Event) {
 			stored = append(stored, ev)
 		}
 	}
-	return sub, stored
+	return sub, stored, nil
 }
+
+// ErrEventsGone is the error of a watch of all jobs that asks to resume
+// from events no longer held: the watcher would miss some.
+var ErrEventsGone = errors.New("events are gone")
 
 // maxResumeEvents bounds the stored events one resumed watch replays.
 const maxResumeEvents = 200_000

@@ -39,7 +39,11 @@ type broadcaster struct {
 	start   int
 	n       int
 	bytes   int // of the encodings in the backlog
-	subs    map[*Subscription]struct{}
+	// gone is the sequence number of the newest event dropped from the
+	// backlog: a watcher of all jobs resuming from before it would miss
+	// events.
+	gone uint64
+	subs map[*Subscription]struct{}
 }
 
 // The backlog keeps the latest backlogSize events, or fewer when their
@@ -79,6 +83,7 @@ func (b *broadcaster) keep(rec queuedEvent) {
 }
 
 func (b *broadcaster) dropOldest() {
+	b.gone = b.backlog[b.start].seq
 	b.bytes -= len(b.backlog[b.start].rec)
 	b.backlog[b.start] = queuedEvent{}
 	b.start = (b.start + 1) % len(b.backlog)
@@ -124,10 +129,12 @@ func (b *broadcaster) publish(evs []Event) []queuedEvent {
 }
 
 // subscribe registers a subscriber for one job ("" for all) and returns the
-// backlog after seq `after` that it missed.
-func (b *broadcaster) subscribe(job model.JobID, after uint64) (*Subscription, []Event) {
+// backlog after seq `after` that it missed, and whether events after
+// `after` were dropped from the backlog already.
+func (b *broadcaster) subscribe(job model.JobID, after uint64) (*Subscription, []Event, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	gap := after > 0 && after < b.gone
 	s := &Subscription{b: b, ch: make(chan Event, subscriberBuf), lagged: make(chan struct{}), job: job}
 	s.C, s.Lagged = s.ch, s.lagged
 	b.subs[s] = struct{}{}
@@ -142,7 +149,7 @@ func (b *broadcaster) subscribe(job model.JobID, after uint64) (*Subscription, [
 			}
 		}
 	}
-	return s, missed
+	return s, missed, gap
 }
 
 func (b *broadcaster) remove(s *Subscription) {

@@ -83,9 +83,17 @@ func TestBacklogBounds(t *testing.T) {
 	if n := b.n; n != backlogSize {
 		t.Fatalf("backlog of %d events, want %d", n, backlogSize)
 	}
-	_, missed := b.subscribe("j", evs[backlogSize+5].Seq)
-	if len(missed) != 4 || missed[0].Task.ID.Instance != uint32(backlogSize+6) {
-		t.Fatalf("resumed with %d events", len(missed))
+	_, missed, gap := b.subscribe("j", evs[backlogSize+5].Seq)
+	if len(missed) != 4 || missed[0].Task.ID.Instance != uint32(backlogSize+6) || gap {
+		t.Fatalf("resumed with %d events, gap %v", len(missed), gap)
+	}
+	// Resuming from before the oldest event held is a gap; from the last
+	// event dropped or later is not.
+	if _, _, gap := b.subscribe("", evs[8].Seq); !gap {
+		t.Fatal("resuming after an event older than the backlog's oldest: no gap reported")
+	}
+	if _, _, gap := b.subscribe("", evs[9].Seq); gap {
+		t.Fatal("resuming after the last event dropped: a gap reported")
 	}
 	// Big events: the bytes bound holds.
 	big := strings.Repeat("x", 64<<10)
@@ -97,7 +105,7 @@ func TestBacklogBounds(t *testing.T) {
 	if b.bytes > backlogBytes+len(big)+1024 || b.n > backlogBytes/len(big)+1 {
 		t.Fatalf("backlog holds %d bytes in %d events, bound %d", b.bytes, b.n, backlogBytes)
 	}
-	_, missed = b.subscribe("j", large[198].Seq)
+	_, missed, _ = b.subscribe("j", large[198].Seq)
 	if len(missed) != 1 || missed[0].Task.Message != big {
 		t.Fatalf("resumed with %d events", len(missed))
 	}

@@ -394,7 +394,10 @@ func TestWatchResumesFromStoredHistory(t *testing.T) {
 	s.stop()
 
 	s2 := newTestShardOn(t, st, clk, hosts)
-	sub2, missed := s2.e.Watch(j, after)
+	sub2, missed, err := s2.e.Watch(j, after)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer sub2.Cancel()
 	if len(missed) < len(seen)-1 {
 		t.Fatalf("resumed watch replayed %d events, want at least the %d stored after %d", len(missed), len(seen)-1, after)

@@ -407,7 +407,13 @@ func (s *Server) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[p
 			return toStatus(err)
 		}
 	}
-	sub, backlog := s.engine.Watch(model.JobID(req.JobId), req.AfterSeq)
+	sub, backlog, err := s.engine.Watch(model.JobID(req.JobId), req.AfterSeq)
+	if errors.Is(err, jobmgr.ErrEventsGone) {
+		return status.Error(codes.OutOfRange, err.Error())
+	}
+	if err != nil {
+		return toStatus(err)
+	}
 	defer sub.Cancel()
 	// Headers go out now, not with the first event, so that an HTTP
 	// client of the gateway sees at once that it is watching.

@@ -2067,7 +2067,11 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 type EventServiceClient interface {
 	// Watch streams job and task events as they happen, starting after
-	// `after_seq` when the region still holds it.
+	// `after_seq` when the region still holds it. A watcher that falls
+	// behind gets RESOURCE_EXHAUSTED and resumes with the last seq it saw.
+	// Resuming a watch of all jobs from events the region no longer holds in
+	// memory gets OUT_OF_RANGE: list the current state, then watch from now;
+	// a watch of one job resumes from the job's stored history.
 	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Event], error)
 }
 
@@ -2103,7 +2107,11 @@ type EventService_WatchClient = grpc.ServerStreamingClient[Event]
 // for forward compatibility.
 type EventServiceServer interface {
 	// Watch streams job and task events as they happen, starting after
-	// `after_seq` when the region still holds it.
+	// `after_seq` when the region still holds it. A watcher that falls
+	// behind gets RESOURCE_EXHAUSTED and resumes with the last seq it saw.
+	// Resuming a watch of all jobs from events the region no longer holds in
+	// memory gets OUT_OF_RANGE: list the current state, then watch from now;
+	// a watch of one job resumes from the job's stored history.
 	Watch(*WatchRequest, grpc.ServerStreamingServer[Event]) error
 	mustEmbedUnimplementedEventServiceServer()
 }

@@ -176,6 +176,7 @@ type runningWatch struct {
 	ackDone  bool
 	lastSeen time.Duration
 	resumes  int
+	relists  int // watches restarted from now, the events to resume from gone
 	err      error
 }
 
@@ -183,29 +184,56 @@ func newRunningWatch(start time.Time, jobs int) *runningWatch {
 	return &runningWatch{start: start, running: make(map[string]time.Duration, jobs), want: make(map[string]bool, jobs), all: make(chan struct{})}
 }
 
-// follow reads the event stream until ctx ends, resuming after a lag.
-func (rw *runningWatch) follow(ctx context.Context, events pb.EventServiceClient) {
+// follow reads the event stream until ctx ends, resuming after a lag. When
+// the server no longer holds the events to resume from (OutOfRange), it
+// watches from now and reads the jobs' states once, as a client of the
+// API must, so that a job that started running in the hole still counts.
+func (rw *runningWatch) follow(ctx context.Context, events pb.EventServiceClient, jobs pb.JobServiceClient) {
 	var after uint64
+	relist := false
 	for ctx.Err() == nil {
 		stream, err := events.Watch(ctx, &pb.WatchRequest{AfterSeq: after})
 		if err != nil {
 			rw.fail(err)
 			return
 		}
+		if relist {
+			// The server sends the headers once the watch is registered:
+			// what changes after the listing comes as events.
+			if _, err := stream.Header(); err != nil && ctx.Err() == nil {
+				rw.fail(err)
+				return
+			}
+			if err := rw.relist(ctx, jobs); err != nil {
+				if ctx.Err() == nil {
+					rw.fail(err)
+				}
+				return
+			}
+			relist = false
+		}
+	recv:
 		for {
 			ev, err := stream.Recv()
 			if err != nil {
 				if ctx.Err() != nil {
 					return
 				}
-				if status.Code(err) == codes.ResourceExhausted {
+				switch status.Code(err) {
+				case codes.ResourceExhausted:
 					rw.mu.Lock()
 					rw.resumes++
 					rw.mu.Unlock()
-					break // fell behind: resume after the last event seen
+				case codes.OutOfRange:
+					rw.mu.Lock()
+					rw.relists++
+					rw.mu.Unlock()
+					after, relist = 0, true
+				default:
+					rw.fail(err)
+					return
 				}
-				rw.fail(err)
-				return
+				break recv // resume after the last event seen, or from now
 			}
 			after = ev.GetSeq()
 			if t := ev.GetTask(); t != nil && t.GetState() == pb.TaskState_TASK_STATE_RUNNING {
@@ -213,6 +241,24 @@ func (rw *runningWatch) follow(ctx context.Context, events pb.EventServiceClient
 			}
 		}
 	}
+}
+
+// relist marks every job that has a task running or ended as seen: the
+// events of the hole are gone.
+func (rw *runningWatch) relist(ctx context.Context, jobs pb.JobServiceClient) error {
+	all, err := pb.ListAllJobs(ctx, func(ctx context.Context, r *pb.ListJobsRequest) (*pb.ListJobsResponse, error) {
+		return jobs.ListJobs(ctx, r)
+	}, &pb.ListJobsRequest{})
+	if err != nil {
+		return fmt.Errorf("listing jobs after the event stream's hole: %w", err)
+	}
+	for _, j := range all {
+		st := j.GetStatus().GetTaskStates()
+		if st["RUNNING"]+st["SUCCEEDED"]+st["FAILED"]+st["KILLED"]+st["LOST"] > 0 {
+			rw.seen(j.GetId())
+		}
+	}
+	return nil
 }
 
 func (rw *runningWatch) fail(err error) {
@@ -281,7 +327,7 @@ func runBatch(ctx context.Context, s *Scenario, w *Workload, z Size, srv *devSer
 	defer stopWatch()
 	start := time.Now()
 	rw := newRunningWatch(start, len(w.Jobs))
-	go rw.follow(watchCtx, pb.NewEventServiceClient(srv.conn))
+	go rw.follow(watchCtx, pb.NewEventServiceClient(srv.conn), jobs)
 	// The watch is open before the first request: give it a moment.
 	time.Sleep(100 * time.Millisecond)
 	start = time.Now()

@@ -2065,7 +2065,11 @@ class EventServiceServicer:
 
     def Watch(self, request, context):
         """Watch streams job and task events as they happen, starting after
-        `after_seq` when the region still holds it.
+        `after_seq` when the region still holds it. A watcher that falls
+        behind gets RESOURCE_EXHAUSTED and resumes with the last seq it saw.
+        Resuming a watch of all jobs from events the region no longer holds in
+        memory gets OUT_OF_RANGE: list the current state, then watch from now;
+        a watch of one job resumes from the job's stored history.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
