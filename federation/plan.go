@@ -22,7 +22,10 @@ func (r *Router) PlanFailover(ctx context.Context, req *pb.PlanFailoverRequest) 
 			return nil, status.Errorf(codes.InvalidArgument, "region: unknown region %q (regions: %s)", req.Region, r.regionNames())
 		}
 	}
-	states, pools := r.currentStates(ctx)
+	states, pools, err := r.currentStates(ctx)
+	if err != nil {
+		return nil, err
+	}
 	jobs := map[string][]policy.RelocatableJob{}
 	names := map[string]string{}
 	pinned := map[string]uint32{}

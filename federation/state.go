@@ -49,6 +49,10 @@ type stateView struct {
 	pools  []model.Pool
 	shares policy.Shares
 	errs   map[string]error // the regions that did not answer
+	// localFailed: the local region did not answer, so pools are the
+	// definitions of the last gather it answered (nil if none did), and
+	// the view is due again at once.
+	localFailed bool
 
 	// routed is the work routing sent to each region since this gather,
 	// which its states do not show: later decisions on the view count it
@@ -67,7 +71,7 @@ type routedTally struct {
 // dueLocked reports whether a new gather may start at now; s.mu is held.
 func (s *regionStates) dueLocked(now time.Time) bool {
 	v := s.last
-	return v == nil || now.Sub(v.at) >= max(s.period, gatherCostFactor*v.took)
+	return v == nil || v.localFailed || now.Sub(v.at) >= max(s.period, gatherCostFactor*v.took)
 }
 
 // stateView returns the view to decide on. A new gather starts when one
@@ -114,8 +118,18 @@ func (r *Router) startGatherLocked() chan struct{} {
 		defer close(done)
 		start := time.Now()
 		states, pools, errs := r.GatherStates(ctx)
+		_, localFailed := errs[r.dir.Local()]
+		if localFailed {
+			// The pools are the local region's definitions: keep the last
+			// ones read rather than split and plan on none.
+			s.mu.Lock()
+			if s.last != nil {
+				pools = s.last.pools
+			}
+			s.mu.Unlock()
+		}
 		shares := policy.SplitPools(pools, states, time.Now(), s.maxAge)
-		v := &stateView{at: start, took: time.Since(start), states: states, pools: pools, shares: shares, errs: errs}
+		v := &stateView{at: start, took: time.Since(start), states: states, pools: pools, shares: shares, errs: errs, localFailed: localFailed}
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if ctx.Err() == nil || s.last == nil {
@@ -127,13 +141,17 @@ func (r *Router) startGatherLocked() chan struct{} {
 }
 
 // currentStates is the regions' states and pools for a caller that wants
-// them current: the last gather's, or a new one when it is due.
-func (r *Router) currentStates(ctx context.Context) ([]policy.RegionState, []model.Pool) {
+// them current: the last gather's, or a new one when it is due. It is
+// Unavailable when no gather has read the local region's pools yet.
+func (r *Router) currentStates(ctx context.Context) ([]policy.RegionState, []model.Pool, error) {
 	v := r.stateView(ctx, true)
 	if v == nil {
-		return nil, nil
+		return nil, nil, status.Error(codes.Unavailable, "no region's state has been gathered yet")
 	}
-	return v.states, v.pools
+	if v.localFailed && v.pools == nil {
+		return nil, nil, status.Errorf(codes.Unavailable, "the local region's pools could not be read: %v", v.errs[r.dir.Local()])
+	}
+	return v.states, v.pools, nil
 }
 
 // withCurrentHealth returns states with each region's health as the

@@ -10,6 +10,8 @@ import (
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"github.com/peloton-federated/peloton/federation/policy"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // stateShard is the in-memory twin of a shard as a gather sees it: its
@@ -29,6 +31,7 @@ type stateShard struct {
 	pools map[string]float64
 
 	mu                        sync.Mutex
+	down                      bool // ListRegions is Unavailable, as a region with no leader yet
 	listRegions, listHosts    int
 	inUseAsked, allPoolsAsked int
 }
@@ -36,7 +39,11 @@ type stateShard struct {
 func (s *stateShard) ListRegions(_ context.Context, req *pb.ListRegionsRequest) (*pb.ListRegionsResponse, error) {
 	s.mu.Lock()
 	s.listRegions++
+	down := s.down
 	s.mu.Unlock()
+	if down {
+		return nil, status.Error(codes.Unavailable, "no leader holds the region's lease yet")
+	}
 	reg := &pb.Region{Name: s.region, Capacity: &pb.Resources{Cpu: 100, MemMb: 1000}}
 	if req.GetHostLabels() {
 		reg.HostLabels = s.labels
@@ -202,5 +209,44 @@ func TestGatherIsDueByItsCost(t *testing.T) {
 	}
 	if !(&regionStates{period: 3 * time.Second}).dueLocked(now) {
 		t.Error("no gather yet: not due")
+	}
+}
+
+func (s *stateShard) setDown(down bool) {
+	s.mu.Lock()
+	s.down = down
+	s.mu.Unlock()
+}
+
+// A gather in which the local region did not answer (its shard not
+// leading yet, as at start-up) has no pool definitions of its own: the
+// plan is Unavailable rather than made on no pools, the next caller
+// gathers again at once however the gathers are paced, and a later
+// failure keeps the definitions last read.
+func TestGatherWithoutTheLocalRegion(t *testing.T) {
+	east := &stateShard{region: "east", pools: map[string]float64{"/": 0, "/a": 1}, down: true}
+	west := &stateShard{region: "west", pools: map[string]float64{"/": 0, "/a": 0}}
+	routers, _ := serveStateRegions(t, east, west)
+	r := routers["east"]
+	r.states.period = time.Hour // only a failed local region makes a gather due
+	ctx := context.Background()
+	if _, _, err := r.currentStates(ctx); status.Code(err) != codes.Unavailable {
+		t.Fatalf("local region down: err %v, want Unavailable", err)
+	}
+	if _, err := r.PlanFailover(ctx, &pb.PlanFailoverRequest{}); status.Code(err) != codes.Unavailable {
+		t.Fatalf("plan with the local region down: err %v, want Unavailable", err)
+	}
+	east.setDown(false)
+	_, pools, err := r.currentStates(ctx)
+	if err != nil || len(pools) != 2 {
+		t.Fatalf("local region back: pools %v, err %v; want / and /a at once", pools, err)
+	}
+	east.setDown(true)
+	r.states.mu.Lock()
+	r.states.last.at = time.Now().Add(-2 * time.Hour)
+	r.states.mu.Unlock()
+	states, pools, err := r.currentStates(ctx)
+	if err != nil || len(pools) != 2 || len(states) != 2 {
+		t.Fatalf("local region down after a gather: %d states, pools %v, err %v; want the last definitions", len(states), pools, err)
 	}
 }
