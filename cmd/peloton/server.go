@@ -133,7 +133,7 @@ func loadServerConfig(path string) (*serverConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	js, err := yaml.YAMLToJSON(raw)
+	js, err := yaml.YAMLToJSONStrict(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: not valid YAML: %w", path, err)
 	}

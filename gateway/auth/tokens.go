@@ -110,7 +110,7 @@ func parseTokenFile(raw []byte) (map[string]string, error) {
 
 // strictYAML decodes YAML into v, refusing unknown fields.
 func strictYAML(raw []byte, v any) error {
-	js, err := yaml.YAMLToJSON(raw)
+	js, err := yaml.YAMLToJSONStrict(raw)
 	if err != nil {
 		return fmt.Errorf("not valid YAML: %w", err)
 	}

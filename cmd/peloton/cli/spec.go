@@ -92,7 +92,7 @@ func specJSON(data []byte, spec protoreflect.MessageDescriptor) ([]byte, error) 
 		}
 		return data, nil
 	}
-	js, err := yaml.YAMLToJSON(data)
+	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return nil, &pelotonv1.SpecError{Problems: []pelotonv1.FieldError{{Message: "not valid YAML or JSON: " + strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")}}}
 	}

@@ -228,3 +228,28 @@ func TestJSONSpecDuplicateKeys(t *testing.T) {
 		t.Errorf("LoadPoolSpec: %v", err)
 	}
 }
+
+// A YAML spec file with a key given twice in one mapping is refused with
+// its line, in a single document and in any document of many; nothing
+// reaches the server.
+func TestYAMLSpecDuplicateKeys(t *testing.T) {
+	f := startFakeServer(t)
+	dir := t.TempDir()
+	for _, c := range []struct{ name, body, want string }{
+		{"top.yaml", "name: a\ninstances: 1\ntask: {command: x, resources: {cpu: 1, memMb: 1}}\nname: b\n", `line 4: key "name" already set in map`},
+		{"nested.yaml", "name: a\ninstances: 1\ntask:\n  command: x\n  resources: {cpu: 1, memMb: 1, cpu: 2}\n", `line 5: key "cpu" already set in map`},
+		{"multi.yaml", "name: a\ninstances: 1\ntask: {command: x, resources: {cpu: 1, memMb: 1}}\n---\nname: b\ninstances: 1\ninstances: 2\ntask: {command: x, resources: {cpu: 1, memMb: 1}}\n", `jobs[1]: not valid YAML or JSON`},
+	} {
+		path := filepath.Join(dir, c.name)
+		if err := os.WriteFile(path, []byte(c.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := runCLI(t, f.addr, false, "job", "create", "-f", path)
+		if r.code != ExitError || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%s: exit %d, want %d and %q:\n%s", c.name, r.code, ExitError, c.want, r.stderr)
+		}
+	}
+	if n := f.creates(); n != 0 {
+		t.Fatalf("%d creates reached the server, want 0", n)
+	}
+}
