@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,5 +94,70 @@ func TestFailoverAndGlobalPassErrorsAreCounted(t *testing.T) {
 	}
 	if n := count("global"); n == 0 {
 		t.Errorf("no global pass error counted, though no region answered its state (%v)", east.BackgroundErrors())
+	}
+}
+
+// createShard answers CreateJob as a shard does for a request id: with
+// the id derived from it, so a retry names the job the first attempt
+// created; it records the request ids it was sent.
+type createShard struct {
+	unimplementedShard
+	mu  sync.Mutex
+	ids []string
+}
+
+func (s *createShard) CreateJob(_ context.Context, req *pb.CreateJobRequest) (*pb.CreateJobResponse, error) {
+	s.mu.Lock()
+	s.ids = append(s.ids, req.GetRequestId())
+	s.mu.Unlock()
+	id := "random-" + strconv.Itoa(len(s.ids))
+	if req.GetRequestId() != "" {
+		id = pb.RequestJobID(req.GetRequestId(), 0, req.GetSpec())
+	}
+	return &pb.CreateJobResponse{Job: &pb.Job{Id: id, Spec: req.GetSpec()}}, nil
+}
+
+// saveFailsOnce is a replica store whose first save of central's list
+// fails.
+type saveFailsOnce struct {
+	*memReplicas
+	failed bool
+}
+
+func (s *saveFailsOnce) Save(ctx context.Context, owner string, reps []*pb.Replica) error {
+	if owner == "central" && !s.failed {
+		s.failed = true
+		return errors.New("replica store unwritable")
+	}
+	return s.memReplicas.Save(ctx, owner, reps)
+}
+
+// A relocation whose record could not be saved is tried again on the next
+// tick with the same request id, so it names the job the first attempt
+// created rather than a second copy; once recorded, it is not tried again.
+func TestRelocationIsSafeToRepeat(t *testing.T) {
+	shard := &createShard{}
+	dir := NewStaticDirectory("east", []Region{{Name: "east"}, {Name: "central", Health: "failed"}})
+	east := NewRouter(shard, dir, nil)
+	defer east.Close()
+	st := &saveFailsOnce{memReplicas: &memReplicas{reps: map[string][]*pb.Replica{"central": {{
+		OwnerRegion: "central",
+		Job: &pb.Job{Id: "0190a0b2-5d2c-7000-8000-000000000001", Spec: &pb.JobSpec{Name: "web", Instances: 2,
+			Failover: &pb.FailoverPolicy{Mode: pb.FailoverPolicy_MODE_ANY},
+			Task:     &pb.TaskSpec{Command: "x", Resources: &pb.Resources{Cpu: 1}}}},
+	}}}}}
+	east.SetReplicaStore(st)
+	f := NewFailover(east, func(bool) {}, slog.New(slog.DiscardHandler), time.Hour)
+	ctx := context.Background()
+	for range 3 {
+		f.relocate(ctx, "central")
+	}
+	if len(shard.ids) != 2 || shard.ids[0] == "" || shard.ids[0] != shard.ids[1] {
+		t.Fatalf("creates sent with request ids %q, want two with the same id (the first relocation was not recorded)", shard.ids)
+	}
+	reps, _ := st.Load(ctx, "central")
+	want := pb.RequestJobID(shard.ids[0], 0, nil)
+	if got := reps[0].GetRelocatedJobId(); got == "" || got[:8] != want[:8] || reps[0].GetRelocatedRegion() != "east" {
+		t.Errorf("relocation recorded as %q in %q, want the job derived from the request id in east", got, reps[0].GetRelocatedRegion())
 	}
 }

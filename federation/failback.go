@@ -108,7 +108,9 @@ func (r *Router) FailBack(ctx context.Context, req *pb.FailBackRequest) (*pb.Fai
 			}
 			delete(ns.Labels, LabelRelocatedFrom)
 			ns.Labels[LabelFailedBackFrom] = moved + "@" + from
-			created, err := r.CreateJob(ctx, &pb.CreateJobRequest{Spec: ns})
+			// Keyed on the copy moved back, which is moved once: a move
+			// sent again after a failure finds the job this one created.
+			created, err := r.CreateJob(ctx, &pb.CreateJobRequest{Spec: ns, RequestId: moveRequestID("failback", moved)})
 			if err != nil {
 				m.Reason = "re-creating it: " + status.Convert(err).Message()
 				out.NotMoved = append(out.NotMoved, m)

@@ -2,6 +2,8 @@ package federation
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -239,7 +241,10 @@ func (f *Failover) relocate(ctx context.Context, failed string) {
 				ns.Labels = map[string]string{}
 			}
 			ns.Labels[LabelRelocatedFrom] = rep.GetJob().GetId() + "@" + failed
-			resp, err := r.CreateJob(context.WithoutCancel(ctx), &pb.CreateJobRequest{Spec: ns})
+			// A replica is relocated once: the request id makes the create
+			// safe to send again when recording the relocation failed, so
+			// the next tick finds the job this one created.
+			resp, err := r.CreateJob(context.WithoutCancel(ctx), &pb.CreateJobRequest{Spec: ns, RequestId: moveRequestID("relocate", rep.GetJob().GetId())})
 			if err != nil {
 				r.reportError("failover", "relocation failed", err, "job", rep.GetJob().GetId(), "to", target)
 				continue
@@ -252,6 +257,19 @@ func (f *Failover) relocate(ctx context.Context, failed string) {
 		}
 		f.log.Info("job relocated", "job", rep.GetJob().GetId(), "from", failed, "to", target, "new_job", newID, "instances", remaining)
 	}
+}
+
+// moveRequestID is the request id of the create that moves job to another
+// region (kind "relocate" or "failback"): the same on every attempt, and
+// within the limits of request ids whatever the job id (a longer or
+// unusual id is hashed).
+func moveRequestID(kind, job string) string {
+	id := kind + ":" + job
+	if pb.CheckRequestID(id) != "" {
+		sum := sha256.Sum256([]byte(job))
+		id = kind + ":" + hex.EncodeToString(sum[:])
+	}
+	return id
 }
 
 // target picks where a failed region's job goes: a live region its policy

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 // countingShard is a shard with a few jobs that counts the reads the
@@ -95,13 +96,23 @@ type memReplicas struct {
 func (m *memReplicas) Load(_ context.Context, owner string) ([]*pb.Replica, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]*pb.Replica(nil), m.reps[owner]...), nil
+	// As a real store, it hands out copies: a caller's changes are not
+	// kept until saved.
+	out := make([]*pb.Replica, len(m.reps[owner]))
+	for i, r := range m.reps[owner] {
+		out[i] = proto.Clone(r).(*pb.Replica)
+	}
+	return out, nil
 }
 
 func (m *memReplicas) Save(_ context.Context, owner string, reps []*pb.Replica) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.reps[owner] = reps
+	kept := make([]*pb.Replica, len(reps))
+	for i, r := range reps {
+		kept[i] = proto.Clone(r).(*pb.Replica)
+	}
+	m.reps[owner] = kept
 	m.puts++
 	return nil
 }
