@@ -17,6 +17,16 @@ import (
 // each finished on every member before the next: InstallKey(new),
 // UseKey(new), RemoveKey(old). A member that misses a step keeps talking
 // as long as it holds a key the others can read.
+//
+// Each step is idempotent on a member, so a step some member did not
+// answer in time (its answer is a UDP message, and a query waits a few
+// gossip intervals) is sent again, up to keyringAttempts times; a member
+// that answered with an error is not asked again. Answers are relayed
+// through keyringRelayFactor other members as well.
+const (
+	keyringAttempts    = 3
+	keyringRelayFactor = 2
+)
 
 // KeyringStatus is what ListKeys gathered. Keys are named by KeyID, never
 // by their bytes.
@@ -41,19 +51,19 @@ func KeyID(key []byte) string {
 // InstallKey adds key to every member's keyring; they can then read
 // messages encrypted with it.
 func (m *Membership) InstallKey(ctx context.Context, key []byte) error {
-	return m.keyOp(ctx, "install", key, (*serf.KeyManager).InstallKey)
+	return m.keyOp(ctx, "install", key, (*serf.KeyManager).InstallKeyWithOptions)
 }
 
 // UseKey makes key, already installed everywhere, the one every member
 // encrypts with.
 func (m *Membership) UseKey(ctx context.Context, key []byte) error {
-	return m.keyOp(ctx, "use", key, (*serf.KeyManager).UseKey)
+	return m.keyOp(ctx, "use", key, (*serf.KeyManager).UseKeyWithOptions)
 }
 
 // RemoveKey drops key from every member's keyring. Serf refuses to remove
 // a member's primary key.
 func (m *Membership) RemoveKey(ctx context.Context, key []byte) error {
-	return m.keyOp(ctx, "remove", key, (*serf.KeyManager).RemoveKey)
+	return m.keyOp(ctx, "remove", key, (*serf.KeyManager).RemoveKeyWithOptions)
 }
 
 // ListKeys asks every member which keys it holds.
@@ -64,7 +74,7 @@ func (m *Membership) ListKeys(ctx context.Context) (KeyringStatus, error) {
 	var resp *serf.KeyResponse
 	err := runWithContext(ctx, func() error {
 		var err error
-		resp, err = m.serf.KeyManager().ListKeys()
+		resp, err = m.serf.KeyManager().ListKeysWithOptions(&serf.KeyRequestOptions{RelayFactor: keyringRelayFactor})
 		return err
 	})
 	if resp == nil {
@@ -83,7 +93,7 @@ func (m *Membership) ListKeys(ctx context.Context) (KeyringStatus, error) {
 }
 
 func (m *Membership) keyOp(ctx context.Context, op string, key []byte,
-	call func(*serf.KeyManager, string) (*serf.KeyResponse, error)) error {
+	call func(*serf.KeyManager, string, *serf.KeyRequestOptions) (*serf.KeyResponse, error)) error {
 	if err := m.keyringUsable(); err != nil {
 		return err
 	}
@@ -93,11 +103,20 @@ func (m *Membership) keyOp(ctx context.Context, op string, key []byte,
 		return fmt.Errorf("%w: got %d bytes", ErrBadKey, len(key))
 	}
 	var resp *serf.KeyResponse
-	err := runWithContext(ctx, func() error {
-		var err error
-		resp, err = call(m.serf.KeyManager(), base64.StdEncoding.EncodeToString(key))
-		return err
-	})
+	var err error
+	for attempt := 1; ; attempt++ {
+		err = runWithContext(ctx, func() error {
+			var err error
+			resp, err = call(m.serf.KeyManager(), base64.StdEncoding.EncodeToString(key), &serf.KeyRequestOptions{RelayFactor: keyringRelayFactor})
+			return err
+		})
+		unanswered := err != nil && resp != nil && resp.NumErr == 0 && resp.NumResp < resp.NumNodes
+		if !unanswered || attempt == keyringAttempts || ctx.Err() != nil {
+			break
+		}
+		m.logger.Warn("gossip keyring: members did not answer; asking again", "op", op, "key", KeyID(key),
+			"answered", resp.NumResp, "members", resp.NumNodes, "attempt", attempt)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %s key %s: %v%s", ErrKeyring, op, KeyID(key), err, nodeMessages(resp))
 	}
