@@ -18,10 +18,10 @@ import (
 // brokenReplicas is a replica store that cannot be read.
 type brokenReplicas struct{}
 
-func (brokenReplicas) Load(context.Context, string) ([]*pb.Replica, error) {
+func (brokenReplicas) Load(context.Context, string, int) ([]*pb.Replica, error) {
 	return nil, errors.New("replica store unreadable")
 }
-func (brokenReplicas) Save(context.Context, string, []*pb.Replica) error {
+func (brokenReplicas) Save(context.Context, string, int, []*pb.Replica) error {
 	return errors.New("replica store unwritable")
 }
 
@@ -124,12 +124,12 @@ type saveFailsOnce struct {
 	failed bool
 }
 
-func (s *saveFailsOnce) Save(ctx context.Context, owner string, reps []*pb.Replica) error {
+func (s *saveFailsOnce) Save(ctx context.Context, owner string, part int, reps []*pb.Replica) error {
 	if owner == "central" && !s.failed {
 		s.failed = true
 		return errors.New("replica store unwritable")
 	}
-	return s.memReplicas.Save(ctx, owner, reps)
+	return s.memReplicas.Save(ctx, owner, part, reps)
 }
 
 // A relocation whose record could not be saved is tried again on the next
@@ -155,7 +155,7 @@ func TestRelocationIsSafeToRepeat(t *testing.T) {
 	if len(shard.ids) != 2 || shard.ids[0] == "" || shard.ids[0] != shard.ids[1] {
 		t.Fatalf("creates sent with request ids %q, want two with the same id (the first relocation was not recorded)", shard.ids)
 	}
-	reps, _ := st.Load(ctx, "central")
+	reps, _ := east.replicas.list(ctx, "central")
 	want := pb.RequestJobID(shard.ids[0], 0, nil)
 	if got := reps[0].GetRelocatedJobId(); got == "" || got[:8] != want[:8] || reps[0].GetRelocatedRegion() != "east" {
 		t.Errorf("relocation recorded as %q in %q, want the job derived from the request id in east", got, reps[0].GetRelocatedRegion())

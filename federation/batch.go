@@ -137,14 +137,23 @@ func refused(position uint32, code codes.Code, msg string) *pb.CreateJobsResult 
 	return &pb.CreateJobsResult{Code: int32(code), Message: pb.JobPath(position, "") + ": " + msg}
 }
 
+// replicateConcurrency bounds the replica puts of one CreateJobs call in
+// flight: puts for one replica region that arrive together are written
+// together (see replicaBook), so a batch's replicas cost a few writes of
+// the list instead of one per job.
+const replicateConcurrency = 32
+
 // replicateCreated sends a copy of each job the call created to its
-// replica region, as CreateJob does; with no region to hold replicas it
-// says so once for the call.
+// replica region, as CreateJob does, replicateConcurrency at a time; with
+// no region to hold replicas it says so once for the call.
 func (r *Router) replicateCreated(ctx context.Context, req *pb.CreateJobsRequest, results []*pb.CreateJobsResult) {
 	if r.replicas == nil {
 		return
 	}
 	unreplicated := 0
+	sem := make(chan struct{}, replicateConcurrency)
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for i, res := range results {
 		if res.GetJobId() == "" || res.GetExisting() {
 			continue
@@ -158,9 +167,14 @@ func (r *Router) replicateCreated(ctx context.Context, req *pb.CreateJobsRequest
 			Status: &pb.JobStatus{State: pb.JobState_JOB_STATE_INITIALIZED, Region: res.GetRegion()}}
 		job.Spec.Failover = defaultFailover(spec, spec.GetRegion() != "")
 		job.Spec.Region = res.GetRegion()
-		if _, err := r.replicate(ctx, res.GetRegion(), job, nil); err != nil {
-			r.log("job accepted without a replica", "job", job.GetId(), "err", err)
-		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if _, err := r.replicate(ctx, res.GetRegion(), job, nil); err != nil {
+				r.log("job accepted without a replica", "job", job.GetId(), "err", err)
+			}
+		}()
 	}
 	if unreplicated > 0 {
 		r.log("jobs accepted without a replica", "jobs", unreplicated, "err", "no other region is alive to hold a replica")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -86,31 +87,34 @@ func (s *countingShard) Watch(_ *pb.WatchRequest, stream grpc.ServerStreamingSer
 	}
 }
 
-// memReplicas is an in-memory ReplicaStore.
+// memReplicas is an in-memory ReplicaStore: each owner's replicas in one
+// list, of which Load and Save read and replace one part.
 type memReplicas struct {
 	mu   sync.Mutex
 	reps map[string][]*pb.Replica
 	puts int
 }
 
-func (m *memReplicas) Load(_ context.Context, owner string) ([]*pb.Replica, error) {
+func (m *memReplicas) Load(_ context.Context, owner string, part int) ([]*pb.Replica, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	// As a real store, it hands out copies: a caller's changes are not
 	// kept until saved.
-	out := make([]*pb.Replica, len(m.reps[owner]))
-	for i, r := range m.reps[owner] {
-		out[i] = proto.Clone(r).(*pb.Replica)
+	var out []*pb.Replica
+	for _, r := range m.reps[owner] {
+		if ReplicaPart(r.GetJob().GetId()) == part {
+			out = append(out, proto.Clone(r).(*pb.Replica))
+		}
 	}
 	return out, nil
 }
 
-func (m *memReplicas) Save(_ context.Context, owner string, reps []*pb.Replica) error {
+func (m *memReplicas) Save(_ context.Context, owner string, part int, reps []*pb.Replica) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	kept := make([]*pb.Replica, len(reps))
-	for i, r := range reps {
-		kept[i] = proto.Clone(r).(*pb.Replica)
+	kept := slices.DeleteFunc(slices.Clone(m.reps[owner]), func(r *pb.Replica) bool { return ReplicaPart(r.GetJob().GetId()) == part })
+	for _, r := range reps {
+		kept = append(kept, proto.Clone(r).(*pb.Replica))
 	}
 	m.reps[owner] = kept
 	m.puts++
@@ -184,11 +188,18 @@ func TestProgressIsProportionalToChanges(t *testing.T) {
 	if got := shard.take(); got["ListJobs"] != 0 || got["GetJob"] != 1 || got["ListTasks"] != 1 {
 		t.Fatalf("after one job changed: %v, want that job read once", got)
 	}
-	reps, _ := held.Load(ctx, "east")
+	reps, _ := held.Load(ctx, "east", ReplicaPart("a"))
+	found := false
 	for _, rep := range reps {
-		if rep.GetJob().GetId() == "a" && len(rep.GetSucceeded()) != 4 {
-			t.Fatalf("replica of a has %d succeeded instances, want 4", len(rep.GetSucceeded()))
+		if rep.GetJob().GetId() == "a" {
+			found = true
+			if len(rep.GetSucceeded()) != 4 {
+				t.Fatalf("replica of a has %d succeeded instances, want 4", len(rep.GetSucceeded()))
+			}
 		}
+	}
+	if !found {
+		t.Fatal("no replica of a held")
 	}
 	// An event that changed nothing the replica keeps: read, not pushed.
 	shard.events <- &pb.Event{JobId: "b"}

@@ -2,7 +2,11 @@ package federation
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"hash/fnv"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 
@@ -14,18 +18,33 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
-// ReplicaStore keeps the replicas a region holds for other regions, one
-// list per owner region.
+// ReplicaStore keeps the replicas a region holds for other regions: for
+// each owner region, ReplicaParts lists, a job's replica in the list
+// ReplicaPart of its id. A put rewrites one part, so the cost of keeping a
+// replica grows with the owner's jobs divided by ReplicaParts, not with
+// all of them.
 type ReplicaStore interface {
-	Load(ctx context.Context, owner string) ([]*pb.Replica, error)
-	Save(ctx context.Context, owner string, replicas []*pb.Replica) error
+	// Load returns one part of owner's replicas (none if never saved).
+	Load(ctx context.Context, owner string, part int) ([]*pb.Replica, error)
+	// Save replaces one part of owner's replicas.
+	Save(ctx context.Context, owner string, part int, replicas []*pb.Replica) error
+}
+
+// ReplicaParts is how many lists an owner's replicas are kept in.
+const ReplicaParts = 64
+
+// ReplicaPart is the list a job's replica is kept in: FNV-1a of its id.
+func ReplicaPart(job string) int {
+	h := fnv.New32a()
+	h.Write([]byte(job))
+	return int(h.Sum32() % ReplicaParts)
 }
 
 // replicaBook serialises read-modify-write of the replica lists. A put
 // that arrives while a list is being written waits, and is written with
-// the other puts queued for its owner in one read and one write of the
-// list: under a burst of routed jobs a list is rewritten once per batch,
-// not once per job.
+// the other puts queued for its owner in one read and one write of each
+// part they fall in: under a burst of routed jobs a part is rewritten once
+// per batch, not once per job.
 type replicaBook struct {
 	mu    sync.Mutex // held while a list is read, changed and written
 	store ReplicaStore
@@ -67,9 +86,26 @@ func (b *replicaBook) put(ctx context.Context, rep *pb.Replica) error {
 	return <-done
 }
 
-// write applies a batch of puts, in order, to owner's list; b.mu is held.
+// write applies a batch of puts, in order, to owner's lists, one part
+// after another; b.mu is held.
 func (b *replicaBook) write(ctx context.Context, owner string, batch []queuedPut) error {
-	list, err := b.store.Load(ctx, owner)
+	parts := map[int][]queuedPut{}
+	for _, p := range batch {
+		part := ReplicaPart(p.rep.GetJob().GetId())
+		parts[part] = append(parts[part], p)
+	}
+	var errs []error
+	for _, part := range slices.Sorted(maps.Keys(parts)) {
+		if err := b.writePart(ctx, owner, part, parts[part]); err != nil {
+			errs = append(errs, fmt.Errorf("replicas of %s, part %d: %w", owner, part, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// writePart applies puts, in order, to one part of owner's list.
+func (b *replicaBook) writePart(ctx context.Context, owner string, part int, batch []queuedPut) error {
+	list, err := b.store.Load(ctx, owner, part)
 	if err != nil {
 		return err
 	}
@@ -100,13 +136,23 @@ func (b *replicaBook) write(ctx context.Context, owner string, batch []queuedPut
 		list[i] = rep
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].GetJob().GetId() < list[j].GetJob().GetId() })
-	return b.store.Save(ctx, owner, list)
+	return b.store.Save(ctx, owner, part, list)
 }
 
+// list returns all of owner's replicas, ordered by job id.
 func (b *replicaBook) list(ctx context.Context, owner string) ([]*pb.Replica, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.store.Load(ctx, owner)
+	var out []*pb.Replica
+	for part := range ReplicaParts {
+		list, err := b.store.Load(ctx, owner, part)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, list...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GetJob().GetId() < out[j].GetJob().GetId() })
+	return out, nil
 }
 
 // SetReplicaStore enables job replication: the router keeps copies of

@@ -4,14 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/federation"
 	"github.com/peloton-federated/peloton/shard/store"
 	"google.golang.org/protobuf/proto"
 )
 
 // valueReplicas keeps a region's replicas of other regions' jobs in its
-// store's named values, one value per owner region.
+// store's named values: ReplicaParts values per owner region. A store
+// written by an earlier version holds each owner's replicas in one value;
+// a part never saved since is read from it.
 type valueReplicas struct {
 	st   store.ValueStore
 	book *regionBook
@@ -19,30 +24,48 @@ type valueReplicas struct {
 
 func (v valueReplicas) key(owner string) string { return "federation/replicas/" + owner }
 
-func (v valueReplicas) Load(ctx context.Context, owner string) ([]*pb.Replica, error) {
-	data, err := v.st.GetValue(ctx, v.key(owner))
+func (v valueReplicas) partKey(owner string, part int) string {
+	return v.key(owner) + "/" + strconv.Itoa(part)
+}
+
+func (v valueReplicas) Load(ctx context.Context, owner string, part int) ([]*pb.Replica, error) {
+	list, err := v.read(ctx, v.partKey(owner, part))
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
+		// Not saved since the store held one list per owner.
+		list, err = v.read(ctx, v.key(owner))
+		list = slices.DeleteFunc(list, func(r *pb.Replica) bool { return federation.ReplicaPart(r.GetJob().GetId()) != part })
 	}
+	if errors.Is(err, store.ErrNotFound) {
+		list, err = nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("replicas of %s, part %d: %w", owner, part, err)
+	}
+	v.book.replicasCounted(owner, part, len(list), false)
+	return list, nil
+}
+
+func (v valueReplicas) read(ctx context.Context, key string) ([]*pb.Replica, error) {
+	data, err := v.st.GetValue(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	var list pb.ListReplicasResponse
 	if err := proto.Unmarshal(data, &list); err != nil {
-		return nil, fmt.Errorf("decode replicas of %s: %w", owner, err)
+		return nil, err
 	}
 	return list.Replicas, nil
 }
 
-func (v valueReplicas) Save(ctx context.Context, owner string, replicas []*pb.Replica) error {
+func (v valueReplicas) Save(ctx context.Context, owner string, part int, replicas []*pb.Replica) error {
 	data, err := proto.Marshal(&pb.ListReplicasResponse{Replicas: replicas})
 	if err != nil {
 		return err
 	}
-	if err := v.st.PutValue(ctx, v.key(owner), data); err != nil {
+	if err := v.st.PutValue(ctx, v.partKey(owner, part), data); err != nil {
 		return err
 	}
-	v.book.replicasSaved(owner, len(replicas))
+	v.book.replicasCounted(owner, part, len(replicas), true)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/federation"
 	"github.com/peloton-federated/peloton/shard/jobmgr"
 	"github.com/peloton-federated/peloton/shard/metrics"
 	"github.com/peloton-federated/peloton/shard/model"
@@ -21,21 +22,45 @@ import (
 type regionBook struct {
 	mu          sync.Mutex
 	replicaSeen map[string]time.Time
-	replicas    map[string]int
-	drills      map[string]int
+	// replicas: by owner, how many each part of its list held when last
+	// read or written.
+	replicas map[string]*[federation.ReplicaParts]int
+	drills   map[string]int
 }
 
 func newRegionBook() *regionBook {
-	return &regionBook{replicaSeen: map[string]time.Time{}, replicas: map[string]int{}, drills: map[string]int{}}
+	return &regionBook{replicaSeen: map[string]time.Time{}, replicas: map[string]*[federation.ReplicaParts]int{}, drills: map[string]int{}}
 }
 
-func (b *regionBook) replicasSaved(owner string, n int) {
-	if b == nil {
+// replicasCounted records how many replicas one part of owner's list
+// holds; saved says they just arrived.
+func (b *regionBook) replicasCounted(owner string, part, n int, saved bool) {
+	if b == nil || part < 0 || part >= federation.ReplicaParts {
 		return
 	}
 	b.mu.Lock()
-	b.replicaSeen[owner], b.replicas[owner] = time.Now(), n
-	b.mu.Unlock()
+	defer b.mu.Unlock()
+	counts := b.replicas[owner]
+	if counts == nil {
+		counts = new([federation.ReplicaParts]int)
+		b.replicas[owner] = counts
+	}
+	counts[part] = n
+	if saved {
+		b.replicaSeen[owner] = time.Now()
+	}
+}
+
+// replicasOf is how many replicas of owner's jobs are kept here, as far as
+// the parts read or written since start show.
+func (b *regionBook) replicasOf(owner string) int {
+	n := 0
+	if counts := b.replicas[owner]; counts != nil {
+		for _, c := range counts {
+			n += c
+		}
+	}
+	return n
 }
 
 func (b *regionBook) drillsSaved(drills []*pb.Drill) {
@@ -129,7 +154,7 @@ func (c regionCollector) Collect(ch chan<- prometheus.Metric) {
 	b.mu.Lock()
 	for owner, t := range b.replicaSeen {
 		gauge(replicaAgeDesc, time.Since(t).Seconds(), owner)
-		gauge(replicasDesc, float64(b.replicas[owner]), owner)
+		gauge(replicasDesc, float64(b.replicasOf(owner)), owner)
 	}
 	for s, n := range b.drills {
 		gauge(drillsDesc, float64(n), s)

@@ -145,7 +145,7 @@ func relocateOnce(ctx context.Context, jobs, perJob, hosts int, budget time.Dura
 			},
 		}}
 	}
-	if err := replicas.Save(ctx, "west", list); err != nil {
+	if err := replicas.SaveAll(ctx, "west", list); err != nil {
 		return 0, 0, err
 	}
 
@@ -153,7 +153,7 @@ func relocateOnce(ctx context.Context, jobs, perJob, hosts int, budget time.Dura
 	east.Failover.Tick(ctx)
 	pass = time.Since(start)
 
-	held, err := replicas.Load(ctx, "west")
+	held, err := replicas.LoadAll(ctx, "west")
 	if err != nil {
 		return 0, 0, err
 	}

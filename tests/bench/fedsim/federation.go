@@ -30,6 +30,9 @@ type Size struct {
 	// RouteJobs single-task jobs are routed by each chooser, from Clients
 	// concurrent callers.
 	RouteJobs, Clients int
+	// BatchJobs single-task jobs are routed by the policy through
+	// CreateJobs, BatchSize specs per request from BatchClients callers.
+	BatchJobs, BatchSize, BatchClients int
 	// GossipWindow is how long gossip traffic is counted.
 	GossipWindow time.Duration
 	// Budget bounds every wait for tasks to run.
@@ -45,10 +48,10 @@ var sizes = map[string]Size{
 	// The seeds' scale: ten regions, 50,000 hosts, 1,000,000 tasks,
 	// 10,000 pools; the failed region holds 100,000 tasks.
 	"full": {Regions: 10, HostsPerRegion: 5000, JobsPerRegion: 100, TasksPerJob: 1000, Pools: 10000,
-		RouteJobs: 1000, Clients: 64, GossipWindow: 10 * time.Second, Budget: 10 * time.Minute},
+		RouteJobs: 1000, Clients: 64, BatchJobs: 20000, BatchSize: 500, BatchClients: 4, GossipWindow: 10 * time.Second, Budget: 10 * time.Minute},
 	// What CI runs: the same code, in seconds.
 	"small": {Regions: 3, HostsPerRegion: 20, JobsPerRegion: 3, TasksPerJob: 100, Pools: 111,
-		RouteJobs: 200, Clients: 8, GossipWindow: 2 * time.Second, Budget: 2 * time.Minute},
+		RouteJobs: 200, Clients: 8, BatchJobs: 1000, BatchSize: 100, BatchClients: 2, GossipWindow: 2 * time.Second, Budget: 2 * time.Minute},
 }
 
 // hostShape is every simulated host: 16 cores, 64 GiB.

@@ -35,6 +35,7 @@ func main() {
 	perJob := flag.Int("tasks-per-job", 0, "tasks per job (0: the size's)")
 	pools := flag.Int("pools", 0, "pools (0: the size's)")
 	routeJobs := flag.Int("route-jobs", 0, "jobs routed by each chooser (0: the size's)")
+	batchJobs := flag.Int("batch-jobs", 0, "jobs routed by the policy through CreateJobs (0: the size's)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
 	size, ok := sizes[*sizeName]
@@ -46,7 +47,7 @@ func main() {
 		flag int
 		into *int
 	}{{*regions, &size.Regions}, {*hosts, &size.HostsPerRegion}, {*jobs, &size.JobsPerRegion},
-		{*perJob, &size.TasksPerJob}, {*pools, &size.Pools}, {*routeJobs, &size.RouteJobs}} {
+		{*perJob, &size.TasksPerJob}, {*pools, &size.Pools}, {*routeJobs, &size.RouteJobs}, {*batchJobs, &size.BatchJobs}} {
 		if o.flag > 0 {
 			*o.into = o.flag
 		}
@@ -211,7 +212,14 @@ func (r *result) print(w io.Writer) {
 	fmt.Fprintf(w, "  routing policy                      %10.0f jobs/s  (target 10,000: %s)\n", rt.Policy, metOrMissed(rt.Policy >= 10000))
 	fmt.Fprintf(w, "  × no-op                             %10.2f×\n", rt.Policy/rt.NoOp)
 	fmt.Fprintf(w, "  policy decisions alone              %10.0f /s  (policy.ChooseRegion on one gather's states)\n", rt.Decisions)
-	fmt.Fprintf(w, "  jobs per region (policy)            %s\n\n", byRegion(rt.PolicyBy))
+	fmt.Fprintf(w, "  jobs per region (policy)            %s\n", byRegion(rt.PolicyBy))
+	if rt.BatchJobs > 0 {
+		fmt.Fprintf(w, "  policy through CreateJobs           %10.0f jobs/s  (%d jobs, %d per request, %d callers; target 10,000: %s)\n",
+			rt.Batch, rt.BatchJobs, rt.BatchSize, rt.BatchClients, metOrMissed(rt.Batch >= 10000))
+		fmt.Fprintf(w, "  × single creates (policy)           %10.2f×\n", rt.Batch/rt.Policy)
+		fmt.Fprintf(w, "  jobs per region (CreateJobs)        %s\n", byRegion(rt.BatchBy))
+	}
+	fmt.Fprintln(w)
 	fo := r.Failover
 	fmt.Fprintf(w, "failover of %s (%d jobs, %d tasks; replicas held by %s)\n", fo.Victim, fo.Jobs, fo.Tasks, fo.Holder)
 	fmt.Fprintf(w, "  declared failed after               %10.2f s\n", fo.Detected.Seconds())

@@ -36,9 +36,16 @@ func TestSmall(t *testing.T) {
 	if routed != s.RouteJobs || res.Route.Policy <= 0 || res.Route.NoOp <= 0 {
 		t.Errorf("routing: %d jobs routed by the policy of %d, %.0f/s, no-op %.0f/s", routed, s.RouteJobs, res.Route.Policy, res.Route.NoOp)
 	}
+	batched := 0
+	for _, n := range res.Route.BatchBy {
+		batched += n
+	}
+	if batched != s.BatchJobs || res.Route.Batch <= 0 {
+		t.Errorf("routing through CreateJobs: %d jobs of %d, %.0f/s", batched, s.BatchJobs, res.Route.Batch)
+	}
 	var out strings.Builder
 	res.print(&out)
-	for _, want := range []string{"global entitlement pass", "× one region", "× no-op", "relocation × creation", "× baseline"} {
+	for _, want := range []string{"global entitlement pass", "× one region", "× no-op", "× single creates (policy)", "relocation × creation", "× baseline"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the report lacks %q:\n%s", want, out.String())
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -128,6 +129,12 @@ type routeFigures struct {
 	// Decisions per second of policy.ChooseRegion alone, on the states
 	// and shares of one gather.
 	Decisions float64
+	// Batch: jobs accepted per second routed by the policy through
+	// CreateJobs (BatchJobs jobs, BatchSize per request, BatchClients
+	// callers); BatchBy counts the jobs it sent to each region.
+	BatchJobs, BatchSize, BatchClients int
+	Batch                              float64
+	BatchBy                            map[string]int
 }
 
 // measureRouting routes size.RouteJobs single-task jobs that name no region
@@ -157,6 +164,15 @@ func (f *simFederation) measureRouting(ctx context.Context, logf func(string, ..
 		return fig, err
 	}
 	fig.NoOp, fig.Policy, fig.PolicyBy = float64(fig.Jobs)/noop.Seconds(), float64(fig.Jobs)/pol.Seconds(), by
+	if f.size.BatchJobs > 0 {
+		batch, by, err := f.routeBatches(ctx)
+		if err != nil {
+			return fig, err
+		}
+		logf("policy through CreateJobs: %d jobs in %.1fs", f.size.BatchJobs, batch.Seconds())
+		fig.BatchJobs, fig.BatchSize, fig.BatchClients = f.size.BatchJobs, f.size.BatchSize, f.size.BatchClients
+		fig.Batch, fig.BatchBy = float64(f.size.BatchJobs)/batch.Seconds(), by
+	}
 
 	states, pools, _ := r.Router.GatherStates(ctx)
 	shares := policy.SplitPools(pools, states, time.Now(), time.Minute)
@@ -175,35 +191,78 @@ func (f *simFederation) measureRouting(ctx context.Context, logf func(string, ..
 // until the last was accepted and how many each region accepted.
 func (f *simFederation) route(ctx context.Context, tag string) (time.Duration, map[string]int, error) {
 	r := f.regions[0]
+	return f.createConcurrently(tag, f.size.Clients, f.size.RouteJobs, 1, func(i int) (map[string]string, error) {
+		spec := f.routedSpec(tag, i)
+		resp, err := r.Router.Jobs().CreateJob(ctx, &pb.CreateJobRequest{Spec: spec})
+		if err != nil {
+			return nil, fmt.Errorf("routing job %s: %w", spec.Name, err)
+		}
+		return map[string]string{resp.GetJob().GetId(): resp.GetJob().GetStatus().GetRegion()}, nil
+	})
+}
+
+// routeBatches creates BatchJobs jobs through region r00 with CreateJobs,
+// BatchSize specs per request from BatchClients callers, and returns the
+// time until the last was accepted and how many each region accepted.
+// Every spec must be accepted.
+func (f *simFederation) routeBatches(ctx context.Context) (time.Duration, map[string]int, error) {
+	r := f.regions[0]
+	return f.createConcurrently("batch", f.size.BatchClients, f.size.BatchJobs, f.size.BatchSize, func(first int) (map[string]string, error) {
+		req := &pb.CreateJobsRequest{RequestId: fmt.Sprintf("fedsim-batch-%06d", first)}
+		for i := first; i < min(first+f.size.BatchSize, f.size.BatchJobs); i++ {
+			req.Jobs = append(req.Jobs, f.routedSpec("batch", i))
+		}
+		resp, err := r.Router.Jobs().CreateJobs(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("batch at job %d: %w", first, err)
+		}
+		ids := map[string]string{}
+		for _, res := range resp.GetResults() {
+			if res.GetJobId() == "" {
+				return nil, fmt.Errorf("batch at job %d: refused: %s", first, res.GetMessage())
+			}
+			ids[res.GetJobId()] = res.GetRegion()
+		}
+		return ids, nil
+	})
+}
+
+// routedSpec is the i-th single-task job routing creates: it names no
+// region, and stays where it is put.
+func (f *simFederation) routedSpec(tag string, i int) *pb.JobSpec {
+	return &pb.JobSpec{Name: fmt.Sprintf("routed-%s-%05d", tag, i), Type: pb.JobType_JOB_TYPE_BATCH,
+		Pool: f.leaves[i%len(f.leaves)], Preemptible: true, Instances: 1,
+		Failover: &pb.FailoverPolicy{Mode: pb.FailoverPolicy_MODE_NONE},
+		Task:     &pb.TaskSpec{Command: "sim", Resources: &pb.Resources{Cpu: 0.01, MemMb: 16}}}
+}
+
+// createConcurrently has callers take the next step of total jobs in
+// turn and create them with create, which returns each accepted job's
+// region by id. It returns the time until the last was accepted and how
+// many each region accepted, and checks that every job was accepted and
+// is held where it was.
+func (f *simFederation) createConcurrently(tag string, callers, total, step int, create func(first int) (map[string]string, error)) (time.Duration, map[string]int, error) {
 	var next atomic.Int64
 	var mu sync.Mutex
-	by := map[string]int{}
 	ids := map[string]string{}
 	var firstErr error
 	var wg sync.WaitGroup
 	start := time.Now()
-	for range f.size.Clients {
+	for range callers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				i := int(next.Add(1)) - 1
-				if i >= f.size.RouteJobs {
+				first := int(next.Add(int64(step))) - step
+				if first >= total {
 					return
 				}
-				spec := &pb.JobSpec{Name: fmt.Sprintf("routed-%s-%05d", tag, i), Type: pb.JobType_JOB_TYPE_BATCH,
-					Pool: f.leaves[i%len(f.leaves)], Preemptible: true, Instances: 1,
-					Failover: &pb.FailoverPolicy{Mode: pb.FailoverPolicy_MODE_NONE},
-					Task:     &pb.TaskSpec{Command: "sim", Resources: &pb.Resources{Cpu: 0.01, MemMb: 16}}}
-				resp, err := r.Router.Jobs().CreateJob(ctx, &pb.CreateJobRequest{Spec: spec})
+				got, err := create(first)
 				mu.Lock()
 				if err != nil && firstErr == nil {
-					firstErr = fmt.Errorf("routing job %s: %w", spec.Name, err)
+					firstErr = err
 				}
-				if err == nil {
-					by[resp.GetJob().GetStatus().GetRegion()]++
-					ids[resp.GetJob().GetId()] = resp.GetJob().GetStatus().GetRegion()
-				}
+				maps.Copy(ids, got)
 				mu.Unlock()
 			}
 		}()
@@ -213,8 +272,18 @@ func (f *simFederation) route(ctx context.Context, tag string) (time.Duration, m
 	if firstErr != nil {
 		return 0, nil, firstErr
 	}
-	if len(ids) != f.size.RouteJobs {
-		return 0, nil, fmt.Errorf("%s: %d distinct jobs accepted of %d", tag, len(ids), f.size.RouteJobs)
+	by := map[string]int{}
+	for _, region := range ids {
+		by[region]++
+	}
+	return took, by, f.checkAccepted(tag, ids, total)
+}
+
+// checkAccepted checks that want distinct jobs were accepted and that each
+// is held by the region that accepted it.
+func (f *simFederation) checkAccepted(tag string, ids map[string]string, want int) error {
+	if len(ids) != want {
+		return fmt.Errorf("%s: %d distinct jobs accepted of %d", tag, len(ids), want)
 	}
 	engines := map[string]*jobmgr.Engine{}
 	for _, reg := range f.regions {
@@ -223,13 +292,13 @@ func (f *simFederation) route(ctx context.Context, tag string) (time.Duration, m
 	for id, region := range ids {
 		e := engines[region]
 		if e == nil {
-			return 0, nil, fmt.Errorf("job %s accepted by unknown region %q", id, region)
+			return fmt.Errorf("job %s accepted by unknown region %q", id, region)
 		}
 		if _, err := e.GetJob(model.JobID(id)); err != nil {
-			return 0, nil, fmt.Errorf("job %s not in region %s that accepted it: %w", id, region, err)
+			return fmt.Errorf("job %s not in region %s that accepted it: %w", id, region, err)
 		}
 	}
-	return took, by, nil
+	return nil
 }
 
 // failoverFigures is the loss of one region.
@@ -253,7 +322,7 @@ func (f *simFederation) measureFailover(ctx context.Context, initial time.Durati
 	fig := failoverFigures{Victim: victim.Name, Holder: holder.Name, Initial: initial}
 	// The jobs that may move: the holder's replicas of them say so (the
 	// routed jobs stay where they were routed).
-	reps, err := holder.Replicas.Load(ctx, victim.Name)
+	reps, err := holder.Replicas.LoadAll(ctx, victim.Name)
 	if err != nil {
 		return fig, err
 	}
@@ -294,7 +363,7 @@ func (f *simFederation) measureFailover(ctx context.Context, initial time.Durati
 	fig.Detected = time.Since(start)
 	var got int
 	err = inproc.WaitFor(ctx, f.size.Budget, func() bool {
-		reps, err := holder.Replicas.Load(ctx, victim.Name)
+		reps, err := holder.Replicas.LoadAll(ctx, victim.Name)
 		if err != nil {
 			return false
 		}
