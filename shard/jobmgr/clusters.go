@@ -377,7 +377,7 @@ func (e *Engine) setPoolClusters(ctx context.Context, path string, p *model.Clus
 		return fmt.Errorf("store pool %s: %w", path, err)
 	}
 	e.poolsMu.Lock()
-	e.pools = next
+	e.setPoolsLocked(next)
 	e.poolsMu.Unlock()
 	e.wake()
 	return nil

@@ -204,8 +204,10 @@ type Engine struct {
 	indexBuilt time.Time
 	released   map[model.HostID]bool
 	pools      map[string]*model.Pool
-	shares     map[string]PoolShare
-	tree       *entitlement.Tree
+	// poolParents: the pools that have children (see setPoolsLocked).
+	poolParents map[string]bool
+	shares      map[string]PoolShare
+	tree        *entitlement.Tree
 
 	// incoming holds jobs accepted and stored but not yet in jobs.
 	incomingMu sync.Mutex

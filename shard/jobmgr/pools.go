@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/resmgr/entitlement"
@@ -44,7 +43,7 @@ func (e *Engine) loadPools(ctx context.Context) error {
 		loaded[p.Path] = p
 	}
 	e.poolsMu.Lock()
-	e.pools = loaded
+	e.setPoolsLocked(loaded)
 	e.poolsMu.Unlock()
 	if e.pools[RootPool] == nil {
 		root := rootPool()
@@ -53,7 +52,9 @@ func (e *Engine) loadPools(ctx context.Context) error {
 			return fmt.Errorf("create root pool: %w", err)
 		}
 		e.poolsMu.Lock()
-		e.pools[RootPool] = root
+		next := clonePools(e.pools)
+		next[RootPool] = root
+		e.setPoolsLocked(next)
 		e.poolsMu.Unlock()
 	}
 	tree, err := buildTree(e.pools)
@@ -140,16 +141,23 @@ func sameShares(a, b map[string]PoolShare) bool {
 	return true
 }
 
-// hasChildren reports whether any pool sits under path.
-func hasChildren(pools map[string]*model.Pool, path string) bool {
-	prefix := strings.TrimSuffix(path, "/") + "/"
+// setPoolsLocked installs the pool set and indexes which pools have
+// pools under them, so that checking a job's pool is a lookup, not a scan of
+// every pool (each create checks one); e.poolsMu is held for writing.
+func (e *Engine) setPoolsLocked(pools map[string]*model.Pool) {
+	e.pools = pools
+	parents := make(map[string]bool, len(pools))
 	for p := range pools {
-		if p != path && strings.HasPrefix(p, prefix) {
-			return true
+		for parent, ok := entitlement.ParentPath(p); ok && !parents[parent]; parent, ok = entitlement.ParentPath(parent) {
+			parents[parent] = true
 		}
 	}
-	return false
+	e.poolParents = parents
 }
+
+// hasChildrenLocked reports whether any pool sits under path; e.poolsMu
+// is held.
+func (e *Engine) hasChildrenLocked(path string) bool { return e.poolParents[path] }
 
 // activeJobsIn counts unfinished jobs in a pool.
 func (e *Engine) activeJobsIn(path string) int {
@@ -187,7 +195,7 @@ func (e *Engine) CreatePool(ctx context.Context, p model.Pool) (*model.Pool, err
 		return nil, fmt.Errorf("store pool: %w", err)
 	}
 	e.poolsMu.Lock()
-	e.pools = next
+	e.setPoolsLocked(next)
 	e.poolsMu.Unlock()
 	e.setTree(tree)
 	e.log.Info("pool created", "pool", p.Path)
@@ -221,7 +229,7 @@ func (e *Engine) UpdatePool(ctx context.Context, p model.Pool) (*model.Pool, err
 		return nil, fmt.Errorf("store pool: %w", err)
 	}
 	e.poolsMu.Lock()
-	e.pools = next
+	e.setPoolsLocked(next)
 	e.poolsMu.Unlock()
 	e.setTree(tree)
 	e.log.Info("pool updated", "pool", p.Path)
@@ -239,7 +247,7 @@ func (e *Engine) DeletePool(ctx context.Context, path string) error {
 	if e.pools[path] == nil {
 		return fmt.Errorf("pool %s: %w", path, ErrNotFound)
 	}
-	if hasChildren(e.pools, path) {
+	if e.hasChildrenLocked(path) {
 		return fmt.Errorf("pool %s has child pools; delete them first: %w", path, ErrPoolInUse)
 	}
 	if n := e.activeJobsIn(path); n > 0 {
@@ -255,7 +263,7 @@ func (e *Engine) DeletePool(ctx context.Context, path string) error {
 		return fmt.Errorf("delete pool: %w", err)
 	}
 	e.poolsMu.Lock()
-	e.pools = next
+	e.setPoolsLocked(next)
 	e.poolsMu.Unlock()
 	e.setTree(tree)
 	e.log.Info("pool deleted", "pool", path)
@@ -269,7 +277,7 @@ func (e *Engine) CheckJobPool(path string) error {
 	if e.pools[path] == nil {
 		return fmt.Errorf("pool %s: %w", path, ErrNotFound)
 	}
-	if hasChildren(e.pools, path) {
+	if e.hasChildrenLocked(path) {
 		return fmt.Errorf("pool %s has child pools; jobs run only in leaf pools: %w", path, ErrNotLeafPool)
 	}
 	return nil
