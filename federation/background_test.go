@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -13,6 +14,8 @@ import (
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"github.com/peloton-federated/peloton/federation/policy"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // brokenReplicas is a replica store that cannot be read.
@@ -102,19 +105,43 @@ func TestFailoverAndGlobalPassErrorsAreCounted(t *testing.T) {
 // created; it records the request ids it was sent.
 type createShard struct {
 	unimplementedShard
-	mu  sync.Mutex
-	ids []string
+	mu   sync.Mutex
+	ids  []string
+	jobs map[string]bool
 }
 
 func (s *createShard) CreateJob(_ context.Context, req *pb.CreateJobRequest) (*pb.CreateJobResponse, error) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.ids = append(s.ids, req.GetRequestId())
-	s.mu.Unlock()
 	id := "random-" + strconv.Itoa(len(s.ids))
 	if req.GetRequestId() != "" {
 		id = pb.RequestJobID(req.GetRequestId(), 0, req.GetSpec())
 	}
+	if s.jobs == nil {
+		s.jobs = map[string]bool{}
+	}
+	s.jobs[id] = true
 	return &pb.CreateJobResponse{Job: &pb.Job{Id: id, Spec: req.GetSpec()}}, nil
+}
+
+func (s *createShard) GetJob(_ context.Context, req *pb.GetJobRequest) (*pb.GetJobResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.jobs[req.GetId()] {
+		return nil, status.Errorf(codes.NotFound, "job %s not found", req.GetId())
+	}
+	return &pb.GetJobResponse{Job: &pb.Job{Id: req.GetId()}}, nil
+}
+
+func (s *createShard) DeleteJob(_ context.Context, req *pb.DeleteJobRequest) (*pb.DeleteJobResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.jobs[req.GetId()] {
+		return nil, status.Errorf(codes.NotFound, "job %s not found", req.GetId())
+	}
+	delete(s.jobs, req.GetId())
+	return &pb.DeleteJobResponse{}, nil
 }
 
 // saveFailsOnce is a replica store whose first save of central's list
@@ -159,5 +186,61 @@ func TestRelocationIsSafeToRepeat(t *testing.T) {
 	want := pb.RequestJobID(shard.ids[0], 0, nil)
 	if got := reps[0].GetRelocatedJobId(); got == "" || got[:8] != want[:8] || reps[0].GetRelocatedRegion() != "east" {
 		t.Errorf("relocation recorded as %q in %q, want the job derived from the request id in east", got, reps[0].GetRelocatedRegion())
+	}
+}
+
+// Deleting a job has its replica region forget the replica, unless the
+// replica records a relocation, which the owner's failback needs.
+func TestDeletedJobsLeaveNoReplica(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	west := NewRouter(&unimplementedShard{}, NewStaticDirectory("west", []Region{{Name: "west"}, {Name: "east"}}), nil)
+	held := &memReplicas{reps: map[string][]*pb.Replica{"east": {
+		{OwnerRegion: "east", RelocatedRegion: "west", RelocatedJobId: "copy", Job: &pb.Job{Id: "moved"}},
+	}}}
+	west.SetReplicaStore(held)
+	g := grpc.NewServer()
+	west.Register(g)
+	served := make(chan struct{})
+	go func() { defer close(served); _ = g.Serve(lis) }()
+	defer func() { g.Stop(); <-served; west.Close() }()
+
+	shard := &createShard{jobs: map[string]bool{"moved": true}}
+	east := NewRouter(shard, NewStaticDirectory("east", []Region{{Name: "east"}, {Name: "west", Addr: lis.Addr().String()}}), nil)
+	defer east.Close()
+	east.SetReplicaStore(&memReplicas{reps: map[string][]*pb.Replica{}})
+	ctx := context.Background()
+	resp, err := east.Jobs().CreateJob(ctx, &pb.CreateJobRequest{Spec: &pb.JobSpec{Name: "web", Region: "east", Instances: 1,
+		Task: &pb.TaskSpec{Command: "x", Resources: &pb.Resources{Cpu: 1}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.GetJob().GetId()
+	heldIDs := func() []string {
+		list, err := west.replicas.list(ctx, "east")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, r := range list {
+			ids = append(ids, r.GetJob().GetId())
+		}
+		return ids
+	}
+	if got := heldIDs(); !slices.Contains(got, id) {
+		t.Fatalf("west holds %v, want the replica of %s", got, id)
+	}
+	for _, job := range []string{id, "moved"} {
+		if _, err := east.Jobs().DeleteJob(ctx, &pb.DeleteJobRequest{Id: job}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := heldIDs(); !slices.Equal(got, []string{"moved"}) {
+		t.Fatalf("after both jobs were deleted west holds %v, want only the relocated one", got)
+	}
+	if errs := east.BackgroundErrors(); len(errs) != 0 {
+		t.Errorf("errors reported: %v", errs)
 	}
 }

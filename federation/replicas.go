@@ -113,10 +113,19 @@ func (b *replicaBook) writePart(ctx context.Context, owner string, part int, bat
 	for i, r := range list {
 		at[r.GetJob().GetId()] = i
 	}
+	gone := map[string]bool{}
 	for _, p := range batch {
 		rep := p.rep
 		id := rep.GetJob().GetId()
 		i, ok := at[id]
+		if rep.GetDeleted() {
+			// The owner deleted the job: forget it, unless it moved (the
+			// owner stops its copy on its return by that record).
+			if ok && list[i].GetRelocatedRegion() == "" {
+				gone[id] = true
+			}
+			continue
+		}
 		if !ok {
 			at[id] = len(list)
 			list = append(list, rep)
@@ -134,6 +143,9 @@ func (b *replicaBook) writePart(ctx context.Context, owner string, part int, bat
 			rep.Job.Spec = old.Job.Spec
 		}
 		list[i] = rep
+	}
+	if len(gone) > 0 {
+		list = slices.DeleteFunc(list, func(r *pb.Replica) bool { return gone[r.GetJob().GetId()] })
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].GetJob().GetId() < list[j].GetJob().GetId() })
 	return b.store.Save(ctx, owner, part, list)
@@ -203,6 +215,35 @@ func (r *Router) ListReplicas(ctx context.Context, req *pb.ListReplicasRequest) 
 		}
 	}
 	return out, nil
+}
+
+// forgetReplica tells the replica region of owner that owner deleted job,
+// so that its replica does not outlive it. A failure is reported, not
+// returned: the job is gone either way, and the replica is only kept
+// longer.
+func (r *Router) forgetReplica(ctx context.Context, owner, job string) {
+	if r.replicas == nil || owner == "" {
+		return
+	}
+	reg, ok := r.replicaRegion(owner)
+	if !ok {
+		return
+	}
+	req := &pb.PutReplicaRequest{Replica: &pb.Replica{Job: &pb.Job{Id: job}, OwnerRegion: owner, Deleted: true}}
+	var err error
+	if reg.Name == r.dir.Local() {
+		_, err = r.PutReplica(ctx, req)
+	} else {
+		var c grpc.ClientConnInterface
+		if c, err = r.conn(reg); err == nil {
+			cctx, cancel := context.WithTimeout(ctx, peerCallTimeout)
+			_, err = pb.NewFederationServiceClient(c).PutReplica(cctx, req)
+			cancel()
+		}
+	}
+	if err != nil {
+		r.reportError("replicas", "the replica of a deleted job was not forgotten", err, "job", job, "replica_region", reg.Name)
+	}
 }
 
 // replicaRegion is where a region's jobs are copied: the first region

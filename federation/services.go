@@ -52,13 +52,20 @@ func (r *Router) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.C
 	return resp, nil
 }
 
-// deleteJob forwards like any job call, and forgets where the job was.
+// deleteJob forwards like any job call, forgets where the job was, and
+// has its replica forgotten.
 func (r *Router) deleteJob(ctx context.Context, req *pb.DeleteJobRequest) (*pb.DeleteJobResponse, error) {
 	resp, err := r.forward(ctx, methods[pb.JobService_DeleteJob_FullMethodName], req)
 	if err != nil {
 		return nil, err
 	}
+	r.mu.Lock()
+	owner := r.owners[req.Id]
+	r.mu.Unlock()
 	r.forget(req.Id)
+	if !routed(ctx) {
+		r.forgetReplica(ctx, owner, req.Id)
+	}
 	return resp.(*pb.DeleteJobResponse), nil
 }
 

@@ -3778,8 +3778,11 @@ type Replica struct {
 	RelocatedJobId  string                 `protobuf:"bytes,5,opt,name=relocated_job_id,json=relocatedJobId,proto3" json:"relocated_job_id,omitempty"`
 	RelocatedTime   *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=relocated_time,json=relocatedTime,proto3" json:"relocated_time,omitempty"`
 	UpdateTime      *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Set on a put when the owner deleted the job: the holder forgets the
+	// replica, unless it records a relocation (kept for the failback).
+	Deleted       bool `protobuf:"varint,8,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Replica) Reset() {
@@ -3859,6 +3862,13 @@ func (x *Replica) GetUpdateTime() *timestamppb.Timestamp {
 		return x.UpdateTime
 	}
 	return nil
+}
+
+func (x *Replica) GetDeleted() bool {
+	if x != nil {
+		return x.Deleted
+	}
+	return false
 }
 
 // RegionPlan says whether the other regions could absorb a region's
@@ -5085,7 +5095,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"hostLabels\";\n" +
 	"\x0fHostLabelValues\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x16\n" +
-	"\x06values\x18\x02 \x03(\tR\x06values\"\xc2\x02\n" +
+	"\x06values\x18\x02 \x03(\tR\x06values\"\xdc\x02\n" +
 	"\aReplica\x12!\n" +
 	"\x03job\x18\x01 \x01(\v2\x0f.peloton.v1.JobR\x03job\x12!\n" +
 	"\fowner_region\x18\x02 \x01(\tR\vownerRegion\x12\x1c\n" +
@@ -5094,7 +5104,8 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x10relocated_job_id\x18\x05 \x01(\tR\x0erelocatedJobId\x12A\n" +
 	"\x0erelocated_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\rrelocatedTime\x12;\n" +
 	"\vupdate_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"\xa0\x01\n" +
+	"updateTime\x12\x18\n" +
+	"\adeleted\x18\b \x01(\bR\adeleted\"\xa0\x01\n" +
 	"\n" +
 	"RegionPlan\x12\x16\n" +
 	"\x06region\x18\x01 \x01(\tR\x06region\x12-\n" +

@@ -760,7 +760,7 @@ class HostLabelValues(_message.Message):
     def __init__(self, key: _Optional[str] = ..., values: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Replica(_message.Message):
-    __slots__ = ("job", "owner_region", "succeeded", "relocated_region", "relocated_job_id", "relocated_time", "update_time")
+    __slots__ = ("job", "owner_region", "succeeded", "relocated_region", "relocated_job_id", "relocated_time", "update_time", "deleted")
     JOB_FIELD_NUMBER: _ClassVar[int]
     OWNER_REGION_FIELD_NUMBER: _ClassVar[int]
     SUCCEEDED_FIELD_NUMBER: _ClassVar[int]
@@ -768,6 +768,7 @@ class Replica(_message.Message):
     RELOCATED_JOB_ID_FIELD_NUMBER: _ClassVar[int]
     RELOCATED_TIME_FIELD_NUMBER: _ClassVar[int]
     UPDATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    DELETED_FIELD_NUMBER: _ClassVar[int]
     job: Job
     owner_region: str
     succeeded: _containers.RepeatedScalarFieldContainer[int]
@@ -775,7 +776,8 @@ class Replica(_message.Message):
     relocated_job_id: str
     relocated_time: _timestamp_pb2.Timestamp
     update_time: _timestamp_pb2.Timestamp
-    def __init__(self, job: _Optional[_Union[Job, _Mapping]] = ..., owner_region: _Optional[str] = ..., succeeded: _Optional[_Iterable[int]] = ..., relocated_region: _Optional[str] = ..., relocated_job_id: _Optional[str] = ..., relocated_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    deleted: bool
+    def __init__(self, job: _Optional[_Union[Job, _Mapping]] = ..., owner_region: _Optional[str] = ..., succeeded: _Optional[_Iterable[int]] = ..., relocated_region: _Optional[str] = ..., relocated_job_id: _Optional[str] = ..., relocated_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted: _Optional[bool] = ...) -> None: ...
 
 class RegionPlan(_message.Message):
     __slots__ = ("region", "moves", "unplaced", "pinned")
