@@ -45,21 +45,12 @@ func (r *Router) replicasHeld(ctx context.Context, owner string) []heldReplica {
 
 // putReplicaAt stores a replica in the region that holds it.
 func (r *Router) putReplicaAt(ctx context.Context, holder string, rep *pb.Replica) error {
-	req := &pb.PutReplicaRequest{Replica: rep}
-	if holder == r.dir.Local() {
-		_, err := r.PutReplica(ctx, req)
-		return err
-	}
 	reg, ok := r.region(holder)
-	if !ok {
+	if !ok && holder != r.dir.Local() {
 		return fmt.Errorf("region %s unknown", holder)
 	}
-	c, err := r.conn(reg)
-	if err != nil {
-		return err
-	}
-	_, err = pb.NewFederationServiceClient(c).PutReplica(ctx, req)
-	return err
+	reg.Name = holder
+	return r.putReplicaIn(ctx, reg, rep)
 }
 
 func (r *Router) FailBack(ctx context.Context, req *pb.FailBackRequest) (*pb.FailBackResponse, error) {

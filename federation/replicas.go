@@ -229,21 +229,28 @@ func (r *Router) forgetReplica(ctx context.Context, owner, job string) {
 	if !ok {
 		return
 	}
-	req := &pb.PutReplicaRequest{Replica: &pb.Replica{Job: &pb.Job{Id: job}, OwnerRegion: owner, Deleted: true}}
-	var err error
-	if reg.Name == r.dir.Local() {
-		_, err = r.PutReplica(ctx, req)
-	} else {
-		var c grpc.ClientConnInterface
-		if c, err = r.conn(reg); err == nil {
-			cctx, cancel := context.WithTimeout(ctx, peerCallTimeout)
-			_, err = pb.NewFederationServiceClient(c).PutReplica(cctx, req)
-			cancel()
-		}
-	}
-	if err != nil {
+	if err := r.putReplicaIn(ctx, reg, &pb.Replica{Job: &pb.Job{Id: job}, OwnerRegion: owner, Deleted: true}); err != nil {
 		r.reportError("replicas", "the replica of a deleted job was not forgotten", err, "job", job, "replica_region", reg.Name)
 	}
+}
+
+// putReplicaIn puts a replica in region reg: this router's own book when
+// reg is the local region, else reg's router, waiting at most
+// peerCallTimeout for it.
+func (r *Router) putReplicaIn(ctx context.Context, reg Region, rep *pb.Replica) error {
+	req := &pb.PutReplicaRequest{Replica: rep}
+	if reg.Name == r.dir.Local() {
+		_, err := r.PutReplica(ctx, req)
+		return err
+	}
+	c, err := r.conn(reg)
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, peerCallTimeout)
+	defer cancel()
+	_, err = pb.NewFederationServiceClient(c).PutReplica(cctx, req)
+	return err
 }
 
 // replicaRegion is where a region's jobs are copied: the first region
@@ -288,19 +295,10 @@ func (r *Router) replicate(ctx context.Context, owner string, job *pb.Job, succe
 		return "", fmt.Errorf("no other region is alive to hold a replica")
 	}
 	rep := &pb.Replica{Job: proto.Clone(job).(*pb.Job), OwnerRegion: owner, Succeeded: succeeded}
-	req := &pb.PutReplicaRequest{Replica: rep}
-	if reg.Name == r.dir.Local() {
-		_, err := r.PutReplica(ctx, req)
-		return reg.Name, err
-	}
-	c, err := r.conn(reg)
-	if err != nil {
+	if err := r.putReplicaIn(ctx, reg, rep); err != nil {
 		return "", err
 	}
-	cctx, cancel := context.WithTimeout(ctx, peerCallTimeout)
-	defer cancel()
-	_, err = pb.NewFederationServiceClient(c).PutReplica(cctx, req)
-	return reg.Name, err
+	return reg.Name, nil
 }
 
 var _ pb.FederationServiceServer = (*Router)(nil)
