@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
@@ -15,8 +14,8 @@ import (
 
 // valueReplicas keeps a region's replicas of other regions' jobs in its
 // store's named values: ReplicaParts values per owner region. A store
-// written by an earlier version holds each owner's replicas in one value;
-// a part never saved since is read from it.
+// written by an earlier version holds each owner's replicas in one value:
+// the first read of a part not saved yet moves that list into the parts.
 type valueReplicas struct {
 	st   store.ValueStore
 	book *regionBook
@@ -31,18 +30,47 @@ func (v valueReplicas) partKey(owner string, part int) string {
 func (v valueReplicas) Load(ctx context.Context, owner string, part int) ([]*pb.Replica, error) {
 	list, err := v.read(ctx, v.partKey(owner, part))
 	if errors.Is(err, store.ErrNotFound) {
-		// Not saved since the store held one list per owner.
-		list, err = v.read(ctx, v.key(owner))
-		list = slices.DeleteFunc(list, func(r *pb.Replica) bool { return federation.ReplicaPart(r.GetJob().GetId()) != part })
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		list, err = nil, nil
+		list, err = v.moveOneList(ctx, owner, part)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("replicas of %s, part %d: %w", owner, part, err)
 	}
 	v.book.replicasCounted(owner, part, len(list), false)
 	return list, nil
+}
+
+// moveOneList moves owner's replicas kept in one value, as an earlier
+// version kept them, into the parts not saved yet (each of them written,
+// empty or not, so that none is looked for there again), then empties
+// that value. It returns the replicas of part.
+func (v valueReplicas) moveOneList(ctx context.Context, owner string, part int) ([]*pb.Replica, error) {
+	old, err := v.read(ctx, v.key(owner))
+	if errors.Is(err, store.ErrNotFound) || err == nil && len(old) == 0 {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	parts := make([][]*pb.Replica, federation.ReplicaParts)
+	for _, r := range old {
+		p := federation.ReplicaPart(r.GetJob().GetId())
+		parts[p] = append(parts[p], r)
+	}
+	for p, list := range parts {
+		if _, err := v.st.GetValue(ctx, v.partKey(owner, p)); !errors.Is(err, store.ErrNotFound) {
+			if err != nil {
+				return nil, err
+			}
+			continue // saved since: newer than the old list
+		}
+		if err := v.write(ctx, v.partKey(owner, p), list); err != nil {
+			return nil, err
+		}
+	}
+	if err := v.write(ctx, v.key(owner), nil); err != nil {
+		return nil, err
+	}
+	return parts[part], nil
 }
 
 func (v valueReplicas) read(ctx context.Context, key string) ([]*pb.Replica, error) {
@@ -57,12 +85,16 @@ func (v valueReplicas) read(ctx context.Context, key string) ([]*pb.Replica, err
 	return list.Replicas, nil
 }
 
-func (v valueReplicas) Save(ctx context.Context, owner string, part int, replicas []*pb.Replica) error {
+func (v valueReplicas) write(ctx context.Context, key string, replicas []*pb.Replica) error {
 	data, err := proto.Marshal(&pb.ListReplicasResponse{Replicas: replicas})
 	if err != nil {
 		return err
 	}
-	if err := v.st.PutValue(ctx, v.partKey(owner, part), data); err != nil {
+	return v.st.PutValue(ctx, key, data)
+}
+
+func (v valueReplicas) Save(ctx context.Context, owner string, part int, replicas []*pb.Replica) error {
+	if err := v.write(ctx, v.partKey(owner, part), replicas); err != nil {
 		return err
 	}
 	v.book.replicasCounted(owner, part, len(replicas), true)

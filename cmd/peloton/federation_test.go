@@ -14,9 +14,10 @@ import (
 
 // Replicas are kept in federation.ReplicaParts values per owner on the
 // region's store. A store written when each owner's replicas were one
-// value is read as it is: a part never saved since comes from the old
-// value, a part saved since from its own; the replica count per owner
-// follows what was read and written.
+// value is read as it is: the first read moves the old value into the
+// parts not saved yet (a part already saved, as a move cut short leaves
+// it, is kept) and empties it; the replica count per owner follows what
+// was read and written.
 func TestValueReplicasReadTheOneListLayout(t *testing.T) {
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "peloton.db"))
 	if err != nil {
@@ -37,6 +38,21 @@ func TestValueReplicasReadTheOneListLayout(t *testing.T) {
 	}
 	book := newRegionBook()
 	v := valueReplicas{st: st, book: book}
+	// job-001's part, saved before the move with job-001 relocated.
+	early := federation.ReplicaPart("job-001")
+	var earlyList []*pb.Replica
+	for _, r := range old {
+		if federation.ReplicaPart(r.GetJob().GetId()) == early {
+			r = proto.Clone(r).(*pb.Replica)
+			if r.GetJob().GetId() == "job-001" {
+				r.RelocatedRegion = "north"
+			}
+			earlyList = append(earlyList, r)
+		}
+	}
+	if err := v.write(ctx, v.partKey("west", early), earlyList); err != nil {
+		t.Fatal(err)
+	}
 	loadAll := func() map[string]*pb.Replica {
 		t.Helper()
 		out := map[string]*pb.Replica{}
@@ -54,8 +70,11 @@ func TestValueReplicasReadTheOneListLayout(t *testing.T) {
 		}
 		return out
 	}
-	if got := loadAll(); len(got) != 200 {
-		t.Fatalf("read %d replicas from the one-list layout, want 200", len(got))
+	if got := loadAll(); len(got) != 200 || got["job-001"].GetRelocatedRegion() != "north" {
+		t.Fatalf("read %d replicas from the one-list layout (want 200), job-001 relocated to %q (want north, as its part was saved)", len(got), got["job-001"].GetRelocatedRegion())
+	}
+	if rest, err := v.read(ctx, v.key("west")); err != nil || len(rest) != 0 {
+		t.Fatalf("the one list after the move: %d replicas, %v; want it emptied", len(rest), err)
 	}
 	if n := book.replicasOf("west"); n != 200 {
 		t.Errorf("replica count %d, want 200", n)
