@@ -17,13 +17,7 @@ import (
 // stateShard is the in-memory twin of a shard as a gather sees it: its
 // capacity, host labels and pools, and a count of the calls it answered.
 type stateShard struct {
-	pb.UnimplementedJobServiceServer
-	pb.UnimplementedTaskServiceServer
-	pb.UnimplementedPoolServiceServer
-	pb.UnimplementedHostServiceServer
-	pb.UnimplementedRegionServiceServer
-	pb.UnimplementedEventServiceServer
-	pb.UnimplementedSystemServiceServer
+	unimplementedShard
 
 	region string
 	labels []*pb.HostLabelValues

@@ -17,13 +17,7 @@ import (
 // fakeShard is the in-memory twin of one region's shard for routing tests:
 // it knows some jobs and hosts, and every answer names its region.
 type fakeShard struct {
-	pb.UnimplementedJobServiceServer
-	pb.UnimplementedTaskServiceServer
-	pb.UnimplementedPoolServiceServer
-	pb.UnimplementedHostServiceServer
-	pb.UnimplementedRegionServiceServer
-	pb.UnimplementedEventServiceServer
-	pb.UnimplementedSystemServiceServer
+	unimplementedShard
 
 	region string
 	jobs   map[string]bool
