@@ -78,6 +78,8 @@ func toStatus(err error) error {
 		return status.Error(codes.NotFound, err.Error())
 	case errors.Is(err, jobmgr.ErrPoolFull):
 		return status.Error(codes.ResourceExhausted, err.Error())
+	case errors.Is(err, jobmgr.ErrEventsGone):
+		return status.Error(codes.OutOfRange, err.Error())
 	case errors.Is(err, store.ErrUnavailable):
 		return status.Error(codes.Unavailable, err.Error())
 	case errors.Is(err, store.ErrFenced):
@@ -408,9 +410,6 @@ func (s *Server) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[p
 		}
 	}
 	sub, backlog, err := s.engine.Watch(model.JobID(req.JobId), req.AfterSeq)
-	if errors.Is(err, jobmgr.ErrEventsGone) {
-		return status.Error(codes.OutOfRange, err.Error())
-	}
 	if err != nil {
 		return toStatus(err)
 	}
