@@ -1,0 +1,31 @@
+package service
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/peloton-federated/peloton/shard/jobmgr"
+	"github.com/peloton-federated/peloton/shard/store"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Engine and store errors reach callers with the code that tells them
+// what to do: a watch resuming past the events held is OutOfRange (list,
+// then watch from now), a full pool ResourceExhausted, a store that does
+// not answer Unavailable.
+func TestEngineErrorsMapToCodes(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want codes.Code
+	}{
+		{fmt.Errorf("%w: after seq 7", jobmgr.ErrEventsGone), codes.OutOfRange},
+		{fmt.Errorf("pool /a: %w", jobmgr.ErrPoolFull), codes.ResourceExhausted},
+		{fmt.Errorf("write: %w", store.ErrUnavailable), codes.Unavailable},
+		{fmt.Errorf("job x: %w", jobmgr.ErrNotFound), codes.NotFound},
+	} {
+		if got := status.Code(toStatus(c.err)); got != c.want {
+			t.Errorf("%v: %s, want %s", c.err, got, c.want)
+		}
+	}
+}
