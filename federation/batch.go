@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -151,9 +152,9 @@ func (r *Router) replicateCreated(ctx context.Context, req *pb.CreateJobsRequest
 		return
 	}
 	unreplicated := 0
-	sem := make(chan struct{}, replicateConcurrency)
-	var wg sync.WaitGroup
-	defer wg.Wait()
+	var g errgroup.Group
+	g.SetLimit(replicateConcurrency)
+	defer func() { _ = g.Wait() }() // each put reports its own failure
 	for i, res := range results {
 		if res.GetJobId() == "" || res.GetExisting() {
 			continue
@@ -167,14 +168,12 @@ func (r *Router) replicateCreated(ctx context.Context, req *pb.CreateJobsRequest
 			Status: &pb.JobStatus{State: pb.JobState_JOB_STATE_INITIALIZED, Region: res.GetRegion()}}
 		job.Spec.Failover = defaultFailover(spec, spec.GetRegion() != "")
 		job.Spec.Region = res.GetRegion()
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		g.Go(func() error {
 			if _, err := r.replicate(ctx, res.GetRegion(), job, nil); err != nil {
 				r.log("job accepted without a replica", "job", job.GetId(), "err", err)
 			}
-		}()
+			return nil
+		})
 	}
 	if unreplicated > 0 {
 		r.log("jobs accepted without a replica", "jobs", unreplicated, "err", "no other region is alive to hold a replica")
