@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/peloton-federated/peloton/internal/testenv"
 )
 
 func TestStoreMigrateRejectsBadFlags(t *testing.T) {
@@ -30,10 +32,7 @@ func TestStoreMigrateRejectsBadFlags(t *testing.T) {
 func TestStoreMigrate(t *testing.T) {
 	hosts := os.Getenv("PELOTON_TEST_CASSANDRA")
 	if hosts == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("PELOTON_TEST_CASSANDRA is not set: CI must run the Cassandra tests")
-		}
-		t.Skip("set PELOTON_TEST_CASSANDRA=127.0.0.1:PORT to run against a real Cassandra")
+		testenv.Missing(t, "a test Cassandra (PELOTON_TEST_CASSANDRA)", "deploy/cassandra/cassandra.sh start, then set PELOTON_TEST_CASSANDRA=127.0.0.1:PORT")
 	}
 	keyspace := fmt.Sprintf("peloton_cli_%d", time.Now().UnixNano()%1e9)
 	o := migrateOptions{hosts: hosts, keyspace: keyspace, replication: "1", timeout: time.Minute}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peloton-federated/peloton/internal/testenv"
+
 	"github.com/peloton-federated/peloton/shard/clock"
 	"github.com/peloton-federated/peloton/shard/lease"
 	"github.com/peloton-federated/peloton/shard/store/cassandra"
@@ -27,10 +29,7 @@ func cassandraHosts(t *testing.T) []string {
 	t.Helper()
 	v := strings.TrimSpace(os.Getenv(cassandraHostsEnv))
 	if v == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set: CI must run the Cassandra tests", cassandraHostsEnv)
-		}
-		t.Skipf("set %s=127.0.0.1:PORT to run against a real Cassandra (deploy/cassandra/cassandra.sh start)", cassandraHostsEnv)
+		testenv.Missing(t, "a test Cassandra ("+cassandraHostsEnv+")", "deploy/cassandra/cassandra.sh start, then set "+cassandraHostsEnv+"=127.0.0.1:PORT")
 	}
 	return strings.Split(v, ",")
 }

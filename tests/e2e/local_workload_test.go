@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peloton-federated/peloton/internal/testenv"
+
 	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
@@ -33,7 +35,7 @@ type healthTaskJSON struct {
 // UNHEALTHY and is restarted as run 2, which is HEALTHY again.
 func TestLocalServiceHealthCheckRestartsUnhealthyInstance(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not found: examples/web-local.yaml serves with python3 -m http.server")
+		testenv.Missing(t, "python3", "examples/web-local.yaml serves with python3 -m http.server")
 	}
 	dir := t.TempDir()
 	// Two host ports, free now, one per instance: the restarted run gets

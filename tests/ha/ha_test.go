@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peloton-federated/peloton/internal/testenv"
+
 	"github.com/peloton-federated/peloton/shard/store"
 	"github.com/peloton-federated/peloton/shard/store/cassandra"
 	"github.com/peloton-federated/peloton/tests/testkit"
@@ -31,10 +33,7 @@ func TestMain(m *testing.M) { testkit.Main(m, &binary) }
 func cassandraAddr(t *testing.T) string {
 	addr := os.Getenv("PELOTON_TEST_CASSANDRA")
 	if addr == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("PELOTON_TEST_CASSANDRA is not set: CI must start Cassandra (see .ci/run)")
-		}
-		t.Skip("PELOTON_TEST_CASSANDRA not set (deploy/cassandra/cassandra.sh start gives one)")
+		testenv.Missing(t, "a test Cassandra (PELOTON_TEST_CASSANDRA)", "deploy/cassandra/cassandra.sh start, then set PELOTON_TEST_CASSANDRA=127.0.0.1:PORT")
 	}
 	return addr
 }

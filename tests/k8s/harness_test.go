@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peloton-federated/peloton/internal/testenv"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -64,7 +66,7 @@ func runMain(m *testing.M) int {
 	}
 	if reason := startCluster(clusterDir); reason != "" {
 		unavailable = reason
-		if os.Getenv("CI") == "true" {
+		if testenv.Strict() {
 			fmt.Fprintf(os.Stderr, "FAIL: the Kubernetes test control plane is not available: %s\n"+
 				"Build it with: bash deploy/k8s/cluster.sh build\n", reason)
 			return 1
@@ -114,7 +116,7 @@ func startCluster(dir string) string {
 func needCluster(t testing.TB) {
 	t.Helper()
 	if unavailable != "" {
-		t.Skipf("Kubernetes test control plane not available: %s (build it with deploy/k8s/cluster.sh build)", unavailable)
+		testenv.Missing(t, "the Kubernetes test control plane", unavailable+"; build it with deploy/k8s/cluster.sh build")
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peloton-federated/peloton/internal/testenv"
+
 	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
@@ -35,11 +37,7 @@ func schemathesis(t *testing.T) string {
 		st = filepath.Join(cache, "schemathesis", "bin", "st")
 	}
 	if _, err := os.Stat(st); err != nil {
-		const how = "schemathesis is not installed: python3 -m venv ~/.cache/peloton/schemathesis && ~/.cache/peloton/schemathesis/bin/pip install schemathesis (.ci/run does)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(how)
-		}
-		t.Skip(how)
+		testenv.Missing(t, "schemathesis", "bash tests/env.sh setup installs it into ~/.cache/peloton/schemathesis")
 	}
 	return st
 }

@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peloton-federated/peloton/internal/testenv"
+
 	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
@@ -55,16 +57,10 @@ func (n *network) link(region string) string { return "pv" + region + n.suffix }
 
 func needNamespaces(t *testing.T) {
 	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the partition test needs root to create network namespaces")
-		}
-		t.Skip("needs root for network namespaces")
+		testenv.Missing(t, "root (network namespaces)", "run the partition tests as root")
 	}
 	if _, err := exec.LookPath("ip"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the partition test needs iproute2 (ip)")
-		}
-		t.Skip("needs iproute2")
+		testenv.Missing(t, "iproute2 (ip)", "apt-get install iproute2")
 	}
 }
 

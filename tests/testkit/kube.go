@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/peloton-federated/peloton/internal/testenv"
 )
 
 // Kube returns the kubeconfig of a Kubernetes test control plane (etcd,
@@ -23,10 +25,7 @@ func Kube(t testing.TB) string {
 	script := filepath.Join(filepath.Dir(self), "..", "..", "deploy", "k8s", "cluster.sh")
 	unavailable := func(why string) {
 		t.Helper()
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the Kubernetes test control plane is not available: %s (CI builds it with deploy/k8s/cluster.sh build)", why)
-		}
-		t.Skipf("Kubernetes test control plane not available: %s (build it with deploy/k8s/cluster.sh build)", why)
+		testenv.Missing(t, "the Kubernetes test control plane", why+"; build it with deploy/k8s/cluster.sh build")
 	}
 	if dir := os.Getenv("PELOTON_K8S_CLUSTER"); dir != "" {
 		kubeconfig := filepath.Join(dir, "kubeconfig")

@@ -3,8 +3,9 @@
 // from `npm ci` in ui/), against `peloton dev --regions 3` on simulated
 // hosts. Each scenario of ui/tests/browser.mjs is a subtest; screenshots
 // go to the subtest's artifact directory (kept with `go test -artifacts`).
-// Without node, the browser or ui/node_modules the test fails: CI installs
-// them (.ci/run).
+// Without node, the browser or ui/node_modules the test fails under `make
+// test` (tests/env.sh installs them) and is skipped, and said to be, under
+// a plain go test.
 package ui_test
 
 import (
@@ -23,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peloton-federated/peloton/internal/testenv"
+
 	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
@@ -38,10 +41,10 @@ func TestBrowser(t *testing.T) {
 	uiDir := repoPath(t, "ui")
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Fatal("node is needed for the browser tests (Debian: apt-get install nodejs npm)")
+		testenv.Missing(t, "node", "Debian: apt-get install nodejs npm")
 	}
 	if _, err := os.Stat(filepath.Join(uiDir, "node_modules", "playwright-core")); err != nil {
-		t.Fatal("ui/node_modules lacks playwright-core: run `npm ci` in ui/ (make ui does)")
+		testenv.Missing(t, "playwright-core in ui/node_modules", "npm ci in ui/; tests/env.sh setup does it")
 	}
 	browser := chromiumPath(t)
 
@@ -90,10 +93,10 @@ func TestBrowserSignIn(t *testing.T) {
 	uiDir := repoPath(t, "ui")
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Fatal("node is needed for the browser tests (Debian: apt-get install nodejs npm)")
+		testenv.Missing(t, "node", "Debian: apt-get install nodejs npm")
 	}
 	if _, err := os.Stat(filepath.Join(uiDir, "node_modules", "playwright-core")); err != nil {
-		t.Fatal("ui/node_modules lacks playwright-core: run `npm ci` in ui/ (make ui does)")
+		testenv.Missing(t, "playwright-core in ui/node_modules", "npm ci in ui/; tests/env.sh setup does it")
 	}
 	browser := chromiumPath(t)
 	dir := t.TempDir()
@@ -219,7 +222,7 @@ func chromiumPath(t *testing.T) string {
 			return p
 		}
 	}
-	t.Fatal("no chromium: the browser tests need it (Debian: apt-get install chromium), or set CHROMIUM")
+	testenv.Missing(t, "chromium", "Debian: apt-get install chromium, or set CHROMIUM")
 	return ""
 }
 

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peloton-federated/peloton/internal/testenv"
+
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
 	"github.com/peloton-federated/peloton/shard/store/storetest"
@@ -26,10 +28,7 @@ func testHosts(t testing.TB) []string {
 	t.Helper()
 	v := strings.TrimSpace(os.Getenv(hostsEnv))
 	if v == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set: CI must run the Cassandra tests (.ci/run starts a node with deploy/cassandra/cassandra.sh)", hostsEnv)
-		}
-		t.Skipf("set %s=127.0.0.1:PORT to run against a real Cassandra (deploy/cassandra/cassandra.sh start --port PORT)", hostsEnv)
+		testenv.Missing(t, "a test Cassandra ("+hostsEnv+")", "deploy/cassandra/cassandra.sh start --port PORT, then set "+hostsEnv+"=127.0.0.1:PORT")
 	}
 	return strings.Split(v, ",")
 }
