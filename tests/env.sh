@@ -23,7 +23,19 @@ set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cache="${PELOTON_CACHE:-$HOME/.cache/peloton}"
-venv="$cache/python-$(sha256sum "$repo/clients/python/requirements.txt" | cut -c1-12)"
+# The Python client's virtualenv. Tests run Python programs as tasks (the
+# driver example), and tasks of the local host manager run as other users
+# when the server is root: as root it lives in a directory every user may
+# read, made from the system's python3 (not one under /root).
+if [ "$(id -u)" = 0 ]; then
+  shared_cache="${PELOTON_SHARED_CACHE:-/var/cache/peloton-test}"
+else
+  shared_cache="$cache"
+fi
+pick_python() {
+  if [ "$(id -u)" = 0 ] && [ -x /usr/bin/python3 ]; then echo /usr/bin/python3; else command -v python3 || true; fi
+}
+venv="$shared_cache/python-$(sha256sum "$repo/clients/python/requirements.txt" | cut -c1-12)"
 schemathesis_venv="$cache/schemathesis"
 SCHEMATHESIS_VERSION="${SCHEMATHESIS_VERSION:-}"
 
@@ -46,7 +58,8 @@ missing_packages() {
   done
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
     || [ -n "${CHROMIUM:-}" ] || need+=(chromium)
-  if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+  local py; py="$(pick_python)"
+  if [ -n "$py" ] && ! "$py" -c 'import venv, ensurepip' 2>/dev/null; then
     need+=(python3-venv)
   fi
   if [ "$ci" = --ci ]; then
@@ -77,8 +90,11 @@ python_client() {
   if stamp_ok "$venv/.peloton-stamp" "$want"; then return 0; fi
   log "Python client packages into $venv (pip)"
   rm -rf "$venv"
-  python3 -m venv "$venv"
+  mkdir -p "$shared_cache"
+  chmod 0755 "$shared_cache"
+  "$(pick_python)" -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check -r "$repo/clients/python/requirements.txt"
+  chmod -R a+rX "$venv"
   printf '%s' "$want" > "$venv/.peloton-stamp"
 }
 

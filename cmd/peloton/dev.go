@@ -55,6 +55,12 @@ region's shard (job manager, resource manager, placement), the embedded
 store in --data-dir, and a host manager: "local" runs every task as a real
 process on this machine; "sim" simulates --sim-hosts hosts.
 
+It makes a token at start and refuses every call without it (loopback is
+no identity: browsers and the machine's other users reach it too). The
+token is kept, readable by this user only, in --data-dir/token and where
+the CLI and the Python and Java clients look for it, so they need no flag;
+the web UI's sign-in link is printed at start.
+
 Stop it with Ctrl-C. Tasks started by the local host manager keep running
 while it is stopped and are adopted when it starts again on the same data dir.
 
@@ -81,7 +87,7 @@ Host manager kinds for --hosts:
 	f.DurationVar(&o.recoverAfter, "recover-after", 3*time.Second, "with --regions: a region must be reachable this long before it counts as alive again")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&o.logFormat, "log-format", "text", "text or json")
-	f.BoolVar(&o.insecure, "insecure", false, "listen off loopback although dev mode has no TLS nor authentication")
+	f.BoolVar(&o.insecure, "insecure", false, "listen off loopback although dev mode has no TLS (its token then crosses the network in the clear)")
 	f.StringVar(&o.debugAddr, "debug-addr", "", "serve Go profiles (net/http/pprof) on this loopback address, such as 127.0.0.1:6060")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for benchmarks)")
 	return cmd
@@ -141,7 +147,7 @@ func runDev(parent context.Context, o devOptions) error {
 		return fmt.Errorf("--addr: %w", err)
 	}
 	if !isLoopback(o.addr) && !o.insecure {
-		return fmt.Errorf("refusing to serve dev mode (no TLS, no authentication) on %s: use a loopback address, peloton server with tls and auth (docs/security.md), or --insecure", o.addr)
+		return fmt.Errorf("refusing to serve dev mode (no TLS: its token would cross the network in the clear) on %s: use a loopback address, peloton server with tls and auth (docs/security.md), or --insecure", o.addr)
 	}
 	first, err := strconv.Atoi(port)
 	if err != nil {
@@ -172,6 +178,10 @@ func runDev(parent context.Context, o devOptions) error {
 			}
 		}()
 	}
+	devAuth, err := newDevAuth(names)
+	if err != nil {
+		return err
+	}
 	reg := newRegistry()
 	var runtimes []*regionRuntime
 	for i, name := range names {
@@ -183,6 +193,7 @@ func runDev(parent context.Context, o devOptions) error {
 			Name: name, DataDir: dataDir, Addr: regions[i].Addr, Hosts: o.hosts, Period: o.period, HostPools: hostPools, Limits: o.limits,
 			SimDefaults: pluginEnv{SimHosts: o.simHosts, SimCPU: o.simCPU, SimMemMB: o.simMemMB, SimDuration: o.simDuration},
 			Health:      policy.HealthConfig{SuspectAfter: o.suspectAfter, FailAfter: o.failAfter, RecoverAfter: o.recoverAfter},
+			Auth:        devAuth.gatewayAuth(),
 		}
 		if len(names) > 1 {
 			// Regions in one process still find each other through gossip,
@@ -203,13 +214,28 @@ func runDev(parent context.Context, o devOptions) error {
 			}
 			return fmt.Errorf("region %s: %w", name, err)
 		}
+		rt.router.AddDialOptions(devAuth.dialOption(name))
 		runtimes = append(runtimes, rt)
 	}
+	var addrs []string
+	for _, r := range runtimes {
+		addrs = append(addrs, r.gateway.Addr())
+	}
+	unpublish, err := devAuth.publish(o.dataDir, addrs)
+	if err != nil {
+		for _, r := range runtimes {
+			r.store.Close()
+		}
+		return err
+	}
+	defer unpublish()
 	log.Info("peloton dev started", "regions", strings.Join(names, " "), "addr", runtimes[0].gateway.Addr(), "data_dir", o.dataDir, "hosts", strings.Join(o.hosts, " "))
 	fmt.Fprintf(os.Stderr, "\nPeloton dev cluster: API on %s (gRPC and HTTP)\n", runtimes[0].gateway.Addr())
 	for _, r := range runtimes[1:] {
 		fmt.Fprintf(os.Stderr, "  region %s on %s\n", r.name, r.gateway.Addr())
 	}
+	fmt.Fprintf(os.Stderr, "  every call needs its token, in %s (the CLI and the clients find it)\n", filepath.Join(o.dataDir, "token"))
+	fmt.Fprintf(os.Stderr, "  web UI, signed in: %s\n", devAuth.signInURL(runtimes[0].gateway.Addr()))
 	fmt.Fprintf(os.Stderr, "  export PELOTON_ADDR=%s\n  peloton job create -f examples/hello.yaml --wait\n\n", runtimes[0].gateway.Addr())
 
 	firstErr := withMemoryReleaser(ctx, runtimes, log, func(ctx context.Context) error {

@@ -24,12 +24,17 @@ def main():
     ap.add_argument("--timeout", type=float, default=180)
     a = ap.parse_args()
     with Client(a.addr) as c:
+        env = {"PYTHONPATH": os.path.abspath(CLIENT), "DRIVER_POOL": a.pool}
+        if c.token:
+            # The driver calls the API with the submitter's token; on a
+            # secured server give it a token of its own, owner of its pool.
+            env["PELOTON_TOKEN"] = c.token
         job = c.create_job({
             "name": "driver", "type": "batch", "pool": a.pool, "instances": 1, "maxAttempts": 1,
             "task": {
                 "command": sys.executable,
                 "args": [os.path.join(HERE, "driver.py")],
-                "env": {"PYTHONPATH": os.path.abspath(CLIENT), "DRIVER_POOL": a.pool},
+                "env": env,
                 "resources": {"cpu": 0.1, "memMb": 64},
             },
         })

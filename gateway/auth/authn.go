@@ -22,6 +22,12 @@ type Authenticator struct {
 	Tokens *Tokens
 	// OIDC, when set, accepts ID tokens of its issuer as bearer tokens.
 	OIDC *OIDC
+	// RegionTokens, when set, are bearer tokens that identify a region by
+	// name, as a region certificate does (with the same right to assert
+	// the caller it forwards for). `peloton dev` runs several regions in
+	// one process without TLS: they present a token made at start that
+	// never leaves the process.
+	RegionTokens *Tokens
 }
 
 // Authenticate returns who presented c. A certificate wins over a token;
@@ -34,18 +40,13 @@ func (a *Authenticator) Authenticate(now time.Time, c Credentials) (Identity, er
 		if err != nil {
 			return Identity{}, err
 		}
-		if len(c.Caller) == 0 {
-			return id, nil
-		}
-		if !id.IsRegion() {
+		if len(c.Caller) > 0 && !id.IsRegion() {
 			return Identity{}, fmt.Errorf("%w (the certificate of %s is a user's)", ErrAssertion, id.Name)
 		}
-		caller, err := DecodeIdentity(c.Caller[0])
-		if err != nil {
-			return Identity{}, err
-		}
-		caller.ForwardedBy = id.Name
-		return caller, nil
+		return asserted(id, c.Caller)
+	}
+	if id, ok := a.region(now, c); ok {
+		return asserted(id, c.Caller)
 	}
 	if len(c.Caller) > 0 {
 		return Identity{}, ErrAssertion
@@ -71,4 +72,34 @@ func (a *Authenticator) Authenticate(now time.Time, c Credentials) (Identity, er
 		return Identity{}, err
 	}
 	return Identity{Name: name, Method: ByToken}, nil
+}
+
+// region returns the region a RegionTokens bearer token names.
+func (a *Authenticator) region(now time.Time, c Credentials) (Identity, bool) {
+	if a.RegionTokens == nil || len(c.Authorization) != 1 {
+		return Identity{}, false
+	}
+	token, err := ParseBearer(c.Authorization[0])
+	if err != nil {
+		return Identity{}, false
+	}
+	name, err := a.RegionTokens.Lookup(now, token)
+	if err != nil {
+		return Identity{}, false
+	}
+	return Identity{Name: name, Method: ByRegion}, true
+}
+
+// asserted is the identity a call of id runs as: the caller id forwards
+// for, when it asserts one (id is then a region), else id itself.
+func asserted(id Identity, caller []string) (Identity, error) {
+	if len(caller) == 0 {
+		return id, nil
+	}
+	forwarded, err := DecodeIdentity(caller[0])
+	if err != nil {
+		return Identity{}, err
+	}
+	forwarded.ForwardedBy = id.Name
+	return forwarded, nil
 }

@@ -42,6 +42,7 @@ func repoRoot() string { return filepath.Join("..", "..") }
 func clusterScript() string { return filepath.Join(repoRoot(), "deploy", "k8s", "cluster.sh") }
 
 func TestMain(m *testing.M) {
+	testkit.UseDevTokens()
 	os.Exit(runMain(m))
 }
 

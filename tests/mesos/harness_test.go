@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peloton-federated/peloton/tests/testkit"
+
 	"github.com/peloton-federated/peloton/hostmgr-mesos/mesostest"
 )
 
@@ -30,6 +32,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	testkit.UseDevTokens()
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)

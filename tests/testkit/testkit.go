@@ -33,6 +33,7 @@ func BuildPeloton() (string, func(), error) {
 }
 
 // Main builds the binary into *bin, runs the package's tests and exits.
+// Their HTTP requests to a dev cluster carry its token (DevTransport).
 func Main(m *testing.M, bin *string) {
 	path, cleanup, err := BuildPeloton()
 	if err != nil {
@@ -40,6 +41,7 @@ func Main(m *testing.M, bin *string) {
 		os.Exit(1)
 	}
 	*bin = path
+	UseDevTokens()
 	code := m.Run()
 	cleanup()
 	os.Exit(code)

@@ -35,7 +35,7 @@ func TestMain(m *testing.M) { testkit.Main(m, &binary) }
 
 // Scenarios in order: pools gives "/" children, after which jobs go to a
 // leaf pool, so it comes after the scenarios that create jobs in "/".
-var scenarios = []string{"pages", "job-live", "pending", "drain", "drill", "pools", "big"}
+var scenarios = []string{"devlink", "pages", "job-live", "pending", "drain", "drill", "pools", "big"}
 
 func TestBrowser(t *testing.T) {
 	uiDir := repoPath(t, "ui")
@@ -63,8 +63,12 @@ func TestBrowser(t *testing.T) {
 		t.Logf("peloton dev did not start (%v); again", err)
 	}
 
+	token := strings.TrimPrefix(testkit.DevHeader(strings.TrimPrefix(url, "http://")), "Bearer ")
+	if token == "" {
+		t.Fatal("peloton dev kept no token for its clients")
+	}
 	for _, sc := range scenarios {
-		t.Run(sc, func(t *testing.T) { runScenario(t, node, uiDir, browser, url, sc) })
+		t.Run(sc, func(t *testing.T) { runScenario(t, node, uiDir, browser, url, sc, "DEV_TOKEN="+token) })
 	}
 }
 

@@ -77,8 +77,9 @@ function SignIn({ error }: { error?: string }) {
             Sign in
           </h1>
           <p>
-            This Peloton asks who you are. Paste your bearer token (<code>peloton auth token create NAME</code> prints one): it
-            is kept in this tab only, until you sign out or close it.
+            This Peloton asks who you are. Paste your bearer token (<code>peloton auth token create NAME</code> prints one;
+            a <code>peloton dev</code> cluster prints a sign-in link and keeps its token in its data directory's{' '}
+            <code>token</code> file): it is kept in this tab only, until you sign out or close it.
           </p>
           <form onSubmit={submit}>
             <label class="block">

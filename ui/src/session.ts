@@ -8,6 +8,21 @@ import { useEffect, useState } from 'preact/hooks';
 
 const KEY = 'peloton-token';
 
+// A sign-in link (`peloton dev` prints one) carries the token in the
+// address's fragment, /ui/#token=...: browsers do not send a fragment to
+// the server, nor in a Referer. It is kept for this tab and removed from
+// the address bar (and so from the history) before anything else runs.
+(function tokenFromLink() {
+  const m = /^#token=([A-Za-z0-9._~+/=-]{1,512})$/.exec(window.location.hash);
+  if (!m) return;
+  try {
+    sessionStorage.setItem(KEY, m[1]);
+  } catch {
+    // storage disabled: the sign-in form will ask
+  }
+  window.history.replaceState(null, '', window.location.pathname + window.location.search);
+})();
+
 export function token(): string | null {
   try {
     return sessionStorage.getItem(KEY);

@@ -15,7 +15,11 @@ const BASE = process.env.PELOTON_URL ?? 'http://127.0.0.1:5390';
 const OUT = process.env.OUT ?? '.';
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 
-async function api(method, path, body, token) {
+// DEV_TOKEN is the token of the `peloton dev` cluster under test: API
+// calls send it, and pages open through its sign-in link.
+const DEV_TOKEN = process.env.DEV_TOKEN;
+
+async function api(method, path, body, token = DEV_TOKEN) {
   const headers = { 'Content-Type': 'application/json' };
   if (token) headers.Authorization = `Bearer ${token}`;
   const resp = await fetch(BASE + path, {
@@ -56,7 +60,7 @@ async function open(browser, path, opts = {}) {
   page.assertNoErrors = () => {
     if (errors.length) throw new Error('script errors on the page: ' + errors.join('; '));
   };
-  if (path) await page.goto(BASE + path);
+  if (path) await page.goto(BASE + path + (DEV_TOKEN && !opts.signedOut ? '#token=' + DEV_TOKEN : ''));
   return page;
 }
 
@@ -67,6 +71,23 @@ async function shot(page, name) {
 }
 
 const scenarios = {
+  // The sign-in link `peloton dev` prints signs the tab in and leaves the
+  // token out of the address bar; without it the UI asks for a token, and
+  // the API refuses a call without it.
+  async devlink(browser) {
+    if (!DEV_TOKEN) throw new Error('DEV_TOKEN is needed');
+    if ((await fetch(BASE + '/v1/jobs')).status !== 401) throw new Error('peloton dev lets a call without its token list jobs');
+    const page = await open(browser, '/ui/jobs');
+    await page.getByTestId('who').waitFor();
+    if (page.url().includes('token')) throw new Error('the token stayed in the address: ' + page.url());
+    await page.goto(BASE + '/ui/hosts');
+    await page.getByTestId('who').waitFor();
+    const bare = await open(browser, '/ui/jobs', { signedOut: true });
+    await bare.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+    page.assertNoErrors();
+    console.log('signed in by the link at ' + page.url() + '; a tab without it is asked to sign in');
+  },
+
   // Every page opens, shows its heading and throws nothing.
   async pages(browser) {
     const job = (await api('POST', '/v1/jobs', simJob('pages'))).job;

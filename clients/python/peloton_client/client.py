@@ -22,6 +22,7 @@ from peloton.v1 import types_pb2 as types
 
 from .retry import DEFAULT_MAX_ATTEMPTS, RetryInterceptor, retry_hint
 from .spec import job_spec, load_job_spec, load_pool_spec, pool_spec
+from .token import BearerInterceptor, find_token
 
 __all__ = ["Client", "PelotonError", "TERMINAL_JOB_STATES", "TERMINAL_TASK_STATES", "DEFAULT_ADDR"]
 
@@ -69,13 +70,20 @@ class Client:
     load (RESOURCE_EXHAUSTED with a retry hint), or a read that found it
     UNAVAILABLE, is sent again after a backoff; 1 turns retries off.
     `retried` counts the sends after the first so far.
+    token is the bearer token to send; without it $PELOTON_TOKEN, then,
+    for a loopback addr, the token a `peloton dev` cluster there keeps for
+    its user's clients (token.py).
     """
 
-    def __init__(self, addr=None, timeout=30.0, channel=None, max_attempts=DEFAULT_MAX_ATTEMPTS):
+    def __init__(self, addr=None, timeout=30.0, channel=None, max_attempts=DEFAULT_MAX_ATTEMPTS, token=None):
         self.addr = addr or os.environ.get("PELOTON_ADDR") or DEFAULT_ADDR
         self.timeout = timeout
         self._retry = RetryInterceptor(max_attempts)
-        self._channel = grpc.intercept_channel(channel or grpc.insecure_channel(self.addr), self._retry)
+        interceptors = [self._retry]
+        self.token = token = find_token(self.addr, token)
+        if token:
+            interceptors.append(BearerInterceptor(token))
+        self._channel = grpc.intercept_channel(channel or grpc.insecure_channel(self.addr), *interceptors)
         self.jobs = stubs.JobServiceStub(self._channel)
         self.tasks = stubs.TaskServiceStub(self._channel)
         self.pools = stubs.PoolServiceStub(self._channel)

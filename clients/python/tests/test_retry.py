@@ -15,6 +15,7 @@ from grpc_status import rpc_status
 
 from peloton_client import Client, PelotonError
 from peloton_client.retry import MAX_BACKOFF, MAX_HINT, READS, RetryInterceptor, backoff
+from peloton_client.token import find_token
 
 from conftest import Dev, free_addr
 
@@ -181,7 +182,8 @@ def shedding():
 
 
 def shed_total(dev):
-    with urllib.request.urlopen(f"http://{dev.addr}/metrics", timeout=5) as r:
+    req = urllib.request.Request(f"http://{dev.addr}/metrics", headers={"Authorization": "Bearer " + find_token(dev.addr)})
+    with urllib.request.urlopen(req, timeout=5) as r:
         m = re.search(rb"^peloton_gateway_calls_shed_total (\d+)", r.read(), re.M)
     return int(m.group(1))
 

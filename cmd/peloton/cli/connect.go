@@ -186,6 +186,15 @@ func (conn connection) dialOptions(target string) ([]grpc.DialOption, error) {
 	} else {
 		opts = append(opts, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	}
+	if conn.token == "" && !conn.tls && loopbackTarget(target) {
+		// A dev cluster on this machine keeps its token where its user's
+		// clients find it.
+		token, err := findDevToken(target)
+		if err != nil {
+			return nil, err
+		}
+		conn.token = token
+	}
 	if conn.token != "" {
 		if !conn.tls && !loopbackTarget(target) {
 			return nil, fmt.Errorf("refusing to send a token in the clear to %s: give --ca (or an https:// address)", target)

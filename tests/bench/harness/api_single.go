@@ -8,10 +8,12 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/tests/testkit"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -34,6 +36,7 @@ func callHTTP(ctx context.Context, base, path string, n int, d time.Duration, bo
 	tr := &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: n, DisableCompression: true}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	auth := testkit.DevHeader(strings.TrimPrefix(base, "http://"))
 	var (
 		mu  sync.Mutex
 		out httpLevel
@@ -56,6 +59,9 @@ func callHTTP(ctx context.Context, base, path string, n int, d time.Duration, bo
 				req, _ := http.NewRequestWithContext(context.WithoutCancel(ctx), method, base+path, rd)
 				if b != nil {
 					req.Header.Set("Content-Type", "application/json")
+				}
+				if auth != "" {
+					req.Header.Set("Authorization", auth)
 				}
 				t0 := time.Now()
 				resp, err := client.Do(req)

@@ -86,7 +86,7 @@ func startDevServer(ctx context.Context, bin, dir string, s *Scenario, w *Worklo
 	if err := d.waitHealthy(ctx, time.Minute); err != nil {
 		return fail(err)
 	}
-	d.conn, err = grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+	d.conn, err = grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), testkit.DevCredentials(addr),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(256<<20)))
 	if err != nil {
 		return fail(err)

@@ -91,7 +91,7 @@ func run(args []string, out io.Writer) error {
 		return err
 	}
 	defer srv.stop()
-	conn, err := grpc.NewClient(srv.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(srv.addr, grpc.WithTransportCredentials(insecure.NewCredentials()), testkit.DevCredentials(srv.addr))
 	if err != nil {
 		return err
 	}
@@ -172,7 +172,7 @@ type levelResult struct {
 func level(ctx context.Context, addr, seed string, n int, d time.Duration) (levelResult, error) {
 	clients := make([]pb.JobServiceClient, n)
 	for i := range clients {
-		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), testkit.DevCredentials(addr))
 		if err != nil {
 			return levelResult{}, err
 		}

@@ -82,9 +82,27 @@ public final class PelotonClient implements AutoCloseable {
     this(addr, DEFAULT_MAX_ATTEMPTS);
   }
 
-  /** As {@link #PelotonClient(String)}, with at most maxAttempts sends of each call (1: no retries). */
+  /**
+   * As {@link #PelotonClient(String)}, with at most maxAttempts sends of each call (1: no retries).
+   * It sends $PELOTON_TOKEN, or, to a loopback address, the token of the {@code peloton dev}
+   * cluster there ({@link Tokens}).
+   */
   public PelotonClient(String addr, int maxAttempts) {
-    this(ManagedChannelBuilder.forTarget(resolve(addr)).usePlaintext().build(), Duration.ofSeconds(30), maxAttempts);
+    this(plaintext(resolve(addr), null), Duration.ofSeconds(30), maxAttempts);
+  }
+
+  /** A client of the gateway at addr that sends token (null: as {@link #PelotonClient(String, int)}). */
+  public PelotonClient(String addr, String token, int maxAttempts) {
+    this(plaintext(resolve(addr), token), Duration.ofSeconds(30), maxAttempts);
+  }
+
+  private static ManagedChannel plaintext(String addr, String token) {
+    ManagedChannelBuilder<?> b = ManagedChannelBuilder.forTarget(addr).usePlaintext();
+    String t = Tokens.find(addr, token);
+    if (t != null) {
+      b.intercept(Tokens.bearer(t));
+    }
+    return b.build();
   }
 
   /** A client over a channel the caller built (TLS, credentials); timeout bounds each unary call. */

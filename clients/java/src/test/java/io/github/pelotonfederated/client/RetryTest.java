@@ -109,7 +109,9 @@ class RetryTest {
   }
 
   static long shedTotal() throws Exception {
-    try (InputStream in = URI.create("http://" + dev.addr + "/metrics").toURL().openStream()) {
+    java.net.URLConnection conn = URI.create("http://" + dev.addr + "/metrics").toURL().openConnection();
+    conn.setRequestProperty("Authorization", "Bearer " + Tokens.find(dev.addr, null));
+    try (InputStream in = conn.getInputStream()) {
       String text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
       Matcher m = Pattern.compile("^peloton_gateway_calls_shed_total (\\d+)$", Pattern.MULTILINE).matcher(text);
       assertTrue(m.find(), "no shed counter in /metrics");
