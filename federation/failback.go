@@ -98,6 +98,7 @@ func (r *Router) FailBack(ctx context.Context, req *pb.FailBackRequest) (*pb.Fai
 				ns.Labels = map[string]string{}
 			}
 			delete(ns.Labels, LabelRelocatedFrom)
+			delete(ns.Labels, LabelRelocatedBy)
 			ns.Labels[LabelFailedBackFrom] = moved + "@" + from
 			// Keyed on the copy moved back, which is moved once: a move
 			// sent again after a failure finds the job this one created.

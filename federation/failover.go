@@ -241,6 +241,7 @@ func (f *Failover) relocate(ctx context.Context, failed string) {
 				ns.Labels = map[string]string{}
 			}
 			ns.Labels[LabelRelocatedFrom] = rep.GetJob().GetId() + "@" + failed
+			ns.Labels[LabelRelocatedBy] = r.dir.Local()
 			// A replica is relocated once: the request id makes the create
 			// safe to send again when recording the relocation failed, so
 			// the next tick finds the job this one created.

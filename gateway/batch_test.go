@@ -105,6 +105,7 @@ func TestCreateJobsOverHTTP(t *testing.T) {
 		t.Helper()
 		req, _ := http.NewRequest("POST", "https://"+f.addr+"/v1/jobs:batchCreate", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer tok-alice")
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := c.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -130,15 +131,21 @@ func TestCreateJobsOverHTTP(t *testing.T) {
 		t.Fatalf("results %s", body)
 	}
 	for bad, field := range map[string]string{
-		`{"jobs":[{"name":"ok"},{"name":"x","task":{"resources":{"cpu":"lots"}}}]}`: "jobs[1].task.resources.cpu: must be a number",
-		`{"jobs":[{"name":"ok"},{"name":"x","colour":"red"}]}`:                      "jobs[1].colour: unknown field",
-		`{"jobs":[{"name":"ok"},{"name":"x","type":"sometimes"}]}`:                  "jobs[1].type",
-		`{"requestId":"r","jobs":{"name":"x"}}`:                                     "jobs",
+		`{"jobs":[{"name":"ok","pool":"/a"},{"name":"x","pool":"/a","task":{"resources":{"cpu":"lots"}}}]}`: "jobs[1].task.resources.cpu: must be a number",
+		`{"jobs":[{"name":"ok","pool":"/a"},{"name":"x","pool":"/a","colour":"red"}]}`:                      "jobs[1].colour: unknown field",
+		`{"jobs":[{"name":"ok","pool":"/a"},{"name":"x","pool":"/b","type":"sometimes"}]}`:                  "jobs[1].type",
+		`{"requestId":"r","jobs":{"name":"x"}}`:                                                             "jobs",
 	} {
 		code, body = post(bad)
 		if code != 400 || !strings.Contains(body, field) {
 			t.Errorf("%s: %d %s, want 400 naming %s", bad, code, body, field)
 		}
+	}
+	// Specs alice may create in none of the pools: refused before the body
+	// is judged, as over gRPC.
+	code, body = post(`{"jobs":[{"name":"x","pool":"/b","colour":"red"},{"name":"y","pool":"/c"}]}`)
+	if code != 403 || !strings.Contains(body, "may not create-job on pool /b") {
+		t.Errorf("a bad batch for pools alice does not own: %d %s, want 403", code, body)
 	}
 }
 

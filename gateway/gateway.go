@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -50,6 +51,14 @@ type Config struct {
 	JobPool func(ctx context.Context, job string) (string, error)
 	// Limits bound request sizes and the calls served at once.
 	Limits Limits
+	// Names are more host names the server answers to over HTTP (a load
+	// balancer's, a DNS alias), besides its listen address, the names of
+	// its TLS certificate and, on loopback, localhost: a request whose
+	// Host is none of them is refused (DNS rebinding; front.go).
+	Names []string
+	// RegionMoves verifies the jobs a region creates and stops on its own
+	// behalf (relocations); nil refuses them all.
+	RegionMoves RegionMoves
 }
 
 // maxHeaderBytes bounds the headers of a request, HTTP/1 and HTTP/2
@@ -80,9 +89,10 @@ func New(cfg Config) (*Gateway, error) {
 	cfg.Limits = cfg.Limits.WithDefaults()
 	m := newMetrics(cfg.Registry)
 	g := &Gateway{cfg: cfg, bridge: newBridge()}
-	guard := &guard{auth: cfg.Auth, audit: cfg.Audit, region: cfg.Region, jobPool: cfg.JobPool, log: cfg.Logger, now: time.Now}
-	// Job specs with an override per instance run to tens of MB.
-	intercept := chainUnary(m.unary, newLimiter(cfg.Limits, cfg.Registry).unary, guard.unary)
+	guard := &guard{auth: cfg.Auth, audit: cfg.Audit, region: cfg.Region, jobPool: cfg.JobPool, moves: cfg.RegionMoves, log: cfg.Logger, now: time.Now}
+	// Job specs with an override per instance run to tens of MB. A call
+	// from HTTP whose body has problems is refused once authorised.
+	intercept := chainUnary(m.unary, newLimiter(cfg.Limits, cfg.Registry).unary, guard.unary, refuseInvalidBody)
 	g.grpc = grpc.NewServer(
 		grpc.MaxRecvMsgSize(int(cfg.Limits.SpecRequestBytes)),
 		grpc.MaxSendMsgSize(max(int(cfg.Limits.SpecRequestBytes), maxMessageBytes)),
@@ -181,7 +191,7 @@ func New(cfg Config) (*Gateway, error) {
 			err = auth.ErrNoCredentials
 		}
 		if err != nil {
-			guard.recordHTTP(r, id, err)
+			guard.recordHTTP(r, id, codes.Unauthenticated, err.Error())
 			writeUnauthenticated(w, err.Error())
 			return
 		}
@@ -196,13 +206,21 @@ func New(cfg Config) (*Gateway, error) {
 	} else {
 		protocols.SetUnencryptedHTTP2(true)
 	}
+	// Everything but gRPC goes through the front door's checks (front.go
+	// says why gRPC does not).
+	door := (&front{
+		names: newServerNames(cfg.Addr, ln.Addr(), cfg.TLS, cfg.Names),
+		refused: func(r *http.Request, code codes.Code, msg string) {
+			guard.recordHTTP(r, auth.Identity{}, code, msg)
+		},
+	}).wrap(root)
 	g.http = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
 				g.grpc.ServeHTTP(w, r)
 				return
 			}
-			root.ServeHTTP(w, r)
+			door.ServeHTTP(w, r)
 		}),
 		Protocols:         &protocols,
 		TLSConfig:         cfg.TLS,
@@ -265,29 +283,39 @@ type specMarshaler struct {
 	runtime.JSONPb
 }
 
+// A body hygiene checked (a *checkedBody) that the decoder refuses is
+// decoded leniently instead, the refusal kept for after the call is
+// authorised (see bodycheck.go).
 func (m *specMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
-	inner := m.JSONPb.NewDecoder(r)
+	body, checked := r.(*checkedBody)
 	return runtime.DecoderFunc(func(v any) error {
-		var decode func([]byte) error
-		switch spec := v.(type) {
-		case **pb.JobSpec:
-			decode = func(data []byte) (err error) { *spec, err = pb.DecodeJobSpec(data); return err }
-		case **pb.PoolSpec:
-			decode = func(data []byte) (err error) { *spec, err = pb.DecodePoolSpec(data); return err }
-		case *pb.CreateJobsRequest:
-			decode = func(data []byte) error { return pb.DecodeCreateJobsRequest(data, spec) }
-		default:
-			return inner.Decode(v)
+		if !checked {
+			return m.decode(r, v)
 		}
-		data, err := io.ReadAll(io.LimitReader(r, maxMessageBytes))
-		if err != nil {
-			return err
-		}
-		if len(strings.TrimSpace(string(data))) == 0 {
-			return io.EOF
-		}
-		return decode(data)
+		return decodeChecked(body, v, func() error { return m.decode(r, v) })
 	})
+}
+
+func (m *specMarshaler) decode(r io.Reader, v any) error {
+	var decode func([]byte) error
+	switch spec := v.(type) {
+	case **pb.JobSpec:
+		decode = func(data []byte) (err error) { *spec, err = pb.DecodeJobSpec(data); return err }
+	case **pb.PoolSpec:
+		decode = func(data []byte) (err error) { *spec, err = pb.DecodePoolSpec(data); return err }
+	case *pb.CreateJobsRequest:
+		decode = func(data []byte) error { return pb.DecodeCreateJobsRequest(data, spec) }
+	default:
+		return m.JSONPb.NewDecoder(r).Decode(v)
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxMessageBytes))
+	if err != nil {
+		return err
+	}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return io.EOF
+	}
+	return decode(data)
 }
 
 func unauthenticatedReason(err error) string {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"runtime"
 	"strings"
@@ -71,11 +70,12 @@ func (l Limits) WithDefaults() Limits {
 //     path's methods, from the OpenAPI document (OPTIONS answers 204 with
 //     it);
 //   - a body's size, read into memory only up to the route's limit: 413;
-//   - a body whose Content-Type is not JSON: 415. A missing Content-Type
-//     and application/x-www-form-urlencoded (what `curl -d` sends) are
-//     read as JSON;
+//   - a body that is not JSON at all: 400 naming where it stops being JSON;
 //   - a body that is not strict JSON of the route's schema (checkJSON):
-//     400 naming the JSON path of every problem.
+//     400 naming the JSON path of every problem, once the call is
+//     authorised (bodycheck.go).
+//
+// The Content-Type was checked in front (front.go).
 //
 // Paths the API does not have go on to the API's own 404.
 type hygiene struct {
@@ -97,13 +97,6 @@ func (h *hygiene) wrap(next http.Handler) http.Handler {
 				fmt.Sprintf("method %s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allow(ops)))
 			return
 		}
-		hasBody := r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0
-		if hasBody && op.body != nil {
-			if msg := contentTypeProblem(r.Header.Get("Content-Type")); msg != "" {
-				writeHTTPError(w, http.StatusUnsupportedMediaType, codes.InvalidArgument, msg)
-				return
-			}
-		}
 		limit := h.limits.RequestBytes
 		if op.spec {
 			limit = h.limits.SpecRequestBytes
@@ -123,41 +116,23 @@ func (h *hygiene) wrap(next http.Handler) http.Handler {
 				writeHTTPError(w, http.StatusBadRequest, codes.InvalidArgument, "reading the request body: "+err.Error())
 				return
 			}
+			check := &bodyCheck{}
 			if op.body != nil && len(bytes.TrimSpace(body)) > 0 {
-				if problems := checkJSON(body, op.body, h.routes, op.ownDecoder, op.pathParams); len(problems) > 0 {
+				problems, readable := checkJSONBody(body, op.body, h.routes, op.ownDecoder, op.pathParams)
+				if !readable {
+					// Not JSON: it names nothing to authorise.
 					writeHTTPError(w, http.StatusBadRequest, codes.InvalidArgument, "request body: "+strings.Join(problems, "\n"))
 					return
 				}
+				// The rest waits until the call is authorised.
+				check.problems = problems
 			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.Body = &checkedBody{Reader: bytes.NewReader(body), data: body, check: check}
 			r.ContentLength = int64(len(body))
+			r = r.WithContext(withBodyCheck(r.Context(), check))
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// contentTypeProblem says why a body of this Content-Type is not read as
-// JSON, or "".
-func contentTypeProblem(ct string) string {
-	if ct == "" {
-		return ""
-	}
-	const want = "send JSON with Content-Type: application/json"
-	mt, params, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return fmt.Sprintf("Content-Type %q cannot be read: %s", ct, want)
-	}
-	switch {
-	case mt == "application/json", strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"):
-	case mt == "application/x-www-form-urlencoded":
-		// What curl -d sends unless told otherwise; the body is JSON.
-	default:
-		return fmt.Sprintf("the body is %s: %s", mt, want)
-	}
-	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		return fmt.Sprintf("the body is in charset %s: %s in UTF-8", cs, want)
-	}
-	return ""
 }
 
 func tooLarge(r *http.Request, op apiOp, limit int64, l Limits) string {

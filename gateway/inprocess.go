@@ -63,6 +63,11 @@ type inProcess struct {
 func (c *inProcess) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
 	m, ok := c.methods[method]
 	if !ok {
+		// The bridge's calls do not carry the body's check to the guard:
+		// a body with problems goes no further.
+		if err := bodyErr(ctx); err != nil {
+			return err
+		}
 		return c.bridge.Invoke(ctx, method, args, reply, opts...)
 	}
 	md, _ := metadata.FromOutgoingContext(ctx)

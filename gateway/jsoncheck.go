@@ -32,13 +32,20 @@ import (
 // Top-level keys named in alsoKnown are fields too: a body that is the
 // whole request may repeat its path parameters.
 func checkJSON(body []byte, root *schema, t *routeTable, unknownOK bool, alsoKnown map[string]bool) []string {
+	out, _ := checkJSONBody(body, root, t, unknownOK, alsoKnown)
+	return out
+}
+
+// checkJSONBody is checkJSON that also tells whether the body could be
+// read to its end (it is JSON, however wrong for its schema).
+func checkJSONBody(body []byte, root *schema, t *routeTable, unknownOK bool, alsoKnown map[string]bool) (problems []string, readable bool) {
 	c := &jsonChecker{buf: body, t: t, unknownOK: unknownOK, alsoKnown: alsoKnown}
-	problems := c.check(root)
-	out := make([]string, len(problems))
-	for i, p := range problems {
+	found := c.check(root)
+	out := make([]string, len(found))
+	for i, p := range found {
 		out[i] = p.String()
 	}
-	return out
+	return out, c.fatal == nil
 }
 
 // SpecJSONProblems reads a JSON job or pool spec file (spec is

@@ -47,6 +47,7 @@ type guard struct {
 	audit   AuditLog
 	region  string
 	jobPool func(ctx context.Context, job string) (string, error)
+	moves   RegionMoves
 	log     logger
 	now     func() time.Time
 }
@@ -98,6 +99,10 @@ func (g *guard) authorise(ctx context.Context, id auth.Identity, method string, 
 	}
 	if g.auth == nil {
 		return rule, target, nil, nil
+	}
+	if id.IsRegion() && (rule.Action == auth.ActCreateJob || rule.Action == auth.ActStopJob) {
+		// The role region allows these only as the federation's moves.
+		return rule, target, nil, g.regionMove(ctx, id, rule, method, req)
 	}
 	policy := g.auth.Policy.At(g.now())
 	var pools []string
@@ -175,9 +180,12 @@ func (g *guard) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, 
 	}
 	call, byItem := itemCalls[info.FullMethod]
 	var resp any
-	if byItem && refusals != nil {
+	switch {
+	case byItem && refusals != nil && bodyErr(ctx) != nil:
+		err = batchBodyErr(ctx, refusals)
+	case byItem && refusals != nil:
 		resp, err = call.allowed(forwardable(ctx, id), req, refusals, h)
-	} else {
+	default:
 		resp, err = h(forwardable(ctx, id), req)
 	}
 	if byItem && err == nil {
@@ -212,16 +220,17 @@ func (g *guard) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInf
 	return err
 }
 
-// recordHTTP audits an HTTP request refused before it reached the API:
-// one that may mutate (any verb but GET), under its verb and path.
-func (g *guard) recordHTTP(r *http.Request, id auth.Identity, err error) {
+// recordHTTP audits an HTTP request refused before it reached the API
+// (no or bad credentials, a wrong Host or Origin): one that may mutate
+// (any verb but GET and HEAD), under its verb and path.
+func (g *guard) recordHTTP(r *http.Request, id auth.Identity, code codes.Code, msg string) {
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		return
 	}
 	if id.Method == "" {
 		id = auth.Identity{Name: "-", Method: "unauthenticated"}
 	}
-	g.write(r.Context(), id, r.Method+" "+r.URL.Path, auth.Rule{}, auth.Target{Resource: "-"}, status.Error(codes.Unauthenticated, err.Error()))
+	g.write(r.Context(), id, r.Method+" "+r.URL.Path, auth.Rule{}, auth.Target{Resource: "-"}, status.Error(code, msg))
 }
 
 // record writes a mutating call to the audit log and the process log.

@@ -118,6 +118,13 @@ func startSecured(t testing.TB) *fixture { return startSecuredWith(t, nil) }
 // Auth (e.g. to make the policy editable).
 func startSecuredWith(t testing.TB, edit func(a *Auth)) *fixture {
 	t.Helper()
+	return startSecuredConfig(t, edit, nil)
+}
+
+// startSecuredConfig is startSecuredWith that also changes the gateway's
+// config with editConfig, when set.
+func startSecuredConfig(t testing.TB, edit func(a *Auth), editConfig func(c *Config)) *fixture {
+	t.Helper()
 	dir := t.TempDir()
 	if _, err := (auth.LabPKI{Dir: dir, Regions: []string{"east"}, Clients: []string{"carol"}, Now: time.Now()}).Init(); err != nil {
 		t.Fatal(err)
@@ -140,7 +147,7 @@ func startSecuredWith(t testing.TB, edit func(a *Auth)) *fixture {
 	if edit != nil {
 		edit(a)
 	}
-	g, err := New(Config{
+	cfg := Config{
 		Addr: "127.0.0.1:0", TLS: srvTLS, Region: "east", Audit: f.audit,
 		Auth: a,
 		JobPool: func(_ context.Context, job string) (string, error) {
@@ -156,7 +163,11 @@ func startSecuredWith(t testing.TB, edit func(a *Auth)) *fixture {
 			pb.RegisterJobServiceServer(s, f.shard)
 			pb.RegisterSystemServiceServer(s, f.shard)
 		},
-	})
+	}
+	if editConfig != nil {
+		editConfig(&cfg)
+	}
+	g, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,6 +337,9 @@ func TestGuardOverHTTP(t *testing.T) {
 		req, _ := http.NewRequest(method, "https://"+f.addr+path, strings.NewReader(body))
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
 		}
 		for k, v := range hdr {
 			req.Header.Set(k, v)

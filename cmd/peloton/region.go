@@ -62,6 +62,9 @@ type regionConfig struct {
 	AuditRetention time.Duration
 	// Limits bound what the region accepts (checked: defaults filled).
 	Limits limitsConfig
+	// Names are more host names the API answers to over HTTP (see
+	// gateway.Config.Names).
+	Names []string
 }
 
 // haConfig tunes leader election.
@@ -215,6 +218,7 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 	r.gateway, err = gateway.New(gateway.Config{
 		Addr: cfg.Addr, Logger: log, Registry: reg, Register: r.router.Register,
 		TLS: cfg.TLS, Auth: cfg.Auth, Audit: audit, Region: cfg.Name, Limits: cfg.Limits.gateway(),
+		Names: cfg.Names, RegionMoves: r.router,
 		JobPool: func(ctx context.Context, job string) (string, error) {
 			resp, err := r.router.Jobs().GetJob(ctx, &pb.GetJobRequest{Id: job})
 			return resp.GetJob().GetSpec().GetPool(), err

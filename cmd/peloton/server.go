@@ -85,7 +85,11 @@ type serverConfig struct {
 	// Limits bound request sizes, jobs, pending tasks and the calls
 	// served at once (defaults in limits.go).
 	Limits limitsConfig `json:"limits"`
-	HA     *struct {
+	// Names are more host names clients reach the API by over HTTP (a
+	// load balancer's, a DNS alias): a request for any other name than
+	// these, the address's and the certificate's is refused.
+	Names []string `json:"names"`
+	HA    *struct {
 		LeaseTTL duration `json:"leaseTTL"`
 		// Lease is where the lease lives: "store" (the region's Cassandra
 		// store, the default) or "kubernetes" (a Lease object
@@ -393,6 +397,7 @@ func runServer(parent context.Context, c *serverConfig) error {
 		Health:         policy.HealthConfig{SuspectAfter: time.Duration(c.Health.SuspectAfter), FailAfter: time.Duration(c.Health.FailAfter), RecoverAfter: time.Duration(c.Health.RecoverAfter)},
 		AuditRetention: time.Duration(c.Audit.Retention),
 		Limits:         c.Limits,
+		Names:          c.Names,
 	}
 	sec, err := loadSecurity(c, log)
 	if err != nil {
