@@ -26,6 +26,7 @@ func TestFederationDrill(t *testing.T) {
 
 	req, _ := http.NewRequest("POST", "http://"+s.addr+"/v1/jobs", strings.NewReader(
 		`{"name":"pinned","region":"west","instances":2,"task":{"command":"sim","resources":{"cpu":1,"memMb":10}}}`))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -157,6 +157,7 @@ func (m *member) do(method, path, body string) (int, []byte, http.Header) {
 	m.t.Helper()
 	req, _ := http.NewRequest(method, "https://"+m.addr+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+m.token)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := m.client.Do(req)
 	if err != nil {
 		m.t.Fatal(err)

@@ -290,6 +290,7 @@ func (s *shard) call(method, path string, body io.Reader, out any) {
 	if err != nil {
 		s.t.Fatal(err)
 	}
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		s.t.Fatal(err)

@@ -134,6 +134,7 @@ func (m *member) stop() {
 func (m *member) do(method, path, body string) (int, []byte, error) {
 	req, _ := http.NewRequest(method, "https://"+m.addr+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+m.token)
+	req.Header.Set("Content-Type", "application/json")
 	c := http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: m.roots}}}
 	resp, err := c.Do(req)
 	if err != nil {
