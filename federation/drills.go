@@ -11,6 +11,7 @@ import (
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
@@ -107,8 +108,13 @@ func (r *Router) StartDrill(ctx context.Context, req *pb.StartDrillRequest) (*pb
 		return nil, err
 	}
 	// The drill outlives the call: it runs under the router's context, so
-	// it ends when the server stops (Close waits for it).
-	r.bg.goRun(func(ctx context.Context) { r.runDrill(ctx, d, duration) })
+	// it ends when the server stops (Close waits for it). It acts for the
+	// caller who started it: the calls it makes to other regions (isolating
+	// and healing the region) carry the caller's identity, as a forwarded
+	// call does, not the region's own, which may not manage regions.
+	caller, _ := metadata.FromIncomingContext(ctx)
+	caller = caller.Copy()
+	r.bg.goRun(func(ctx context.Context) { r.runDrill(metadata.NewIncomingContext(ctx, caller), d, duration) })
 	return &pb.StartDrillResponse{Drill: d}, nil
 }
 
