@@ -221,6 +221,7 @@ func TestAuthorisedBeforeTheBodyIsJudged(t *testing.T) {
 		{"alice, a duplicate key in /b", "tok-alice", "POST", "/v1/jobs", `{"name":"d","pool":"/b","pool":"/b"}`, 403, "pool /b"},
 		{"alice, a bad spec in /a/x", "tok-alice", "POST", "/v1/jobs", bad("/a/x"), 400, "colour: unknown field"},
 		{"alice, not JSON", "tok-alice", "POST", "/v1/jobs", `{"pool":`, 400, "unexpected end of JSON"},
+		{"alice, a job that is not (NotFound is 404)", "tok-alice", "POST", "/v1/jobs/none/stop", `{}`, 404, "job none not found"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
