@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -142,6 +143,54 @@ type pluginEnv struct {
 	SimCPU      float64
 	SimMemMB    float64
 	SimDuration time.Duration
+	// Secured is a server with tls or auth: it refuses local hosts whose
+	// tasks cannot be sandboxed unless AllowUnsandboxed.
+	Secured          bool
+	AllowUnsandboxed bool
+}
+
+// allowUnsandboxedFlag lets a secured server run local tasks as its own
+// user when it cannot switch users.
+const allowUnsandboxedFlag = "--allow-unsandboxed-local-tasks"
+
+// errUnsandboxed is why a secured server refuses a local host that cannot
+// sandbox its tasks.
+var errUnsandboxed = errors.New("its tasks cannot be sandboxed (this server is not root and lacks CAP_SETUID), so they would run as the server's user and could read its keys, tokens and store: run the server as root, or start it with " +
+	allowUnsandboxedFlag + " (config: allowUnsandboxedLocalTasks: true) to accept that")
+
+// checkSandbox decides whether a local host that sandboxes its tasks or not
+// may serve: a secured server refuses one that does not, unless allowed,
+// and says so loudly when allowed.
+func checkSandbox(name string, sandboxed bool, env pluginEnv) error {
+	switch {
+	case sandboxed || !env.Secured:
+		return nil
+	case !env.AllowUnsandboxed:
+		return fmt.Errorf("--hosts %s: %w", name, errUnsandboxed)
+	}
+	if env.Logger != nil {
+		env.Logger.Error("TASKS ARE NOT SANDBOXED: local host manager tasks run as this server's user and can read its keys, tokens and store ("+allowUnsandboxedFlag+")", "cluster", name)
+	}
+	return nil
+}
+
+// localConfig reads the parameters of a local host manager.
+func localConfig(s *pluginSpec, env pluginEnv) (local.Config, error) {
+	ports, err := s.portsParam("ports")
+	if err != nil {
+		return local.Config{}, err
+	}
+	cfg := local.Config{Cluster: s.Name, Dir: filepath.Join(env.DataDir, "hosts", s.Name), TraverseFrom: env.DataDir, Logger: env.Logger, Ports: ports}
+	if v := s.param("uids", ""); v != "" {
+		if cfg.UIDs, err = local.ParseUIDRange(v); err != nil {
+			return local.Config{}, fmt.Errorf("--hosts %s: uids=%q: %w", s.Name, v, err)
+		}
+	}
+	cfg.User = s.param("user", "")
+	if _, ok := s.params["user"]; ok && (cfg.User == "" || strings.ContainsAny(cfg.User, " :/")) {
+		return local.Config{}, fmt.Errorf("--hosts %s: user=%q: not a user name or number", s.Name, cfg.User)
+	}
+	return cfg, nil
 }
 
 type pluginFactory func(spec *pluginSpec, env pluginEnv) (hostmgr.Plugin, error)
@@ -209,14 +258,17 @@ func buildPlugins(values []string, env pluginEnv) ([]hostmgr.Plugin, error) {
 }
 
 func init() {
-	registerPluginKind("local", "this machine; tasks run as real processes: ports=31000-32000|FROM-TO", func(s *pluginSpec, env pluginEnv) (hostmgr.Plugin, error) {
-		ports, err := s.portsParam("ports")
+	registerPluginKind("local", "this machine; tasks run as real processes, sandboxed when root: ports=31000-32000|FROM-TO, uids=200000-265535 (a uid per run), user=NAME (every task as NAME instead)", func(s *pluginSpec, env pluginEnv) (hostmgr.Plugin, error) {
+		cfg, err := localConfig(s, env)
 		if err != nil {
 			return nil, err
 		}
-		p, err := local.New(local.Config{Cluster: s.Name, Dir: filepath.Join(env.DataDir, "hosts", s.Name), Logger: env.Logger, Ports: ports})
+		p, err := local.New(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("--hosts %s: %w", s.Name, err)
+		}
+		if err := checkSandbox(s.Name, p.Sandboxed(), env); err != nil {
+			return nil, err
 		}
 		return p, nil
 	})

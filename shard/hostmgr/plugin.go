@@ -2,6 +2,7 @@ package hostmgr
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
@@ -136,12 +137,17 @@ type TaskStatus struct {
 	Ready  model.HealthState
 }
 
+// ErrUnknownRun is wrapped by the errors of plugins asked about a run their
+// host does not hold (ReadLog of a run that never ran there).
+var ErrUnknownRun = errors.New("unknown run")
+
 // LogReader is an optional capability: plugins whose hosts keep task output
 // serve it through ReadLog.
 type LogReader interface {
 	// ReadLog returns up to limit bytes of a run's stream ("stdout" or
 	// "stderr") from offset (negative: from the end), the offset just past
-	// the data, and the log's size.
+	// the data, and the log's size; the error of a run the host does not
+	// hold wraps ErrUnknownRun.
 	ReadLog(ctx context.Context, run model.RunID, host model.HostID, stream string, offset, limit int64) (data []byte, next, size int64, err error)
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/jobmgr"
 	"github.com/peloton-federated/peloton/shard/store"
 	"google.golang.org/grpc/codes"
@@ -23,6 +24,7 @@ func TestEngineErrorsMapToCodes(t *testing.T) {
 		{fmt.Errorf("pool /a: %w", jobmgr.ErrPoolFull), codes.ResourceExhausted},
 		{fmt.Errorf("write: %w", store.ErrUnavailable), codes.Unavailable},
 		{fmt.Errorf("job x: %w", jobmgr.ErrNotFound), codes.NotFound},
+		{fmt.Errorf("logs of run x-0-1: %w", hostmgr.ErrUnknownRun), codes.NotFound},
 	} {
 		if got := status.Code(toStatus(c.err)); got != c.want {
 			t.Errorf("%v: %s, want %s", c.err, got, c.want)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/jobmgr"
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/resmgr/entitlement"
@@ -58,7 +59,7 @@ func toStatus(err error) error {
 		return nil
 	case errors.As(err, &specErr):
 		return status.Error(codes.InvalidArgument, err.Error())
-	case errors.Is(err, jobmgr.ErrNotFound), errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, jobmgr.ErrNotFound), errors.Is(err, store.ErrNotFound), errors.Is(err, hostmgr.ErrUnknownRun):
 		return status.Error(codes.NotFound, err.Error())
 	case errors.As(err, new(entitlement.ValidationErrors)), errors.Is(err, entitlement.ErrInvalidPool):
 		return status.Error(codes.InvalidArgument, err.Error())

@@ -20,7 +20,8 @@ import (
 // ExecutorCommand is the first argument of the peloton binary that runs
 // ExecutorMain:
 //
-//	peloton executor --dir <rundir> [--notify-fd N] [--probes FILE] -- <command> <args...>
+//	peloton executor --dir <rundir> [--notify-fd N] [--probes FILE]
+//	    [--user UID:GID [--own-uid]] [--cgroup DIR] -- <command> <args...>
 const ExecutorCommand = "executor"
 
 // ExecutorMain runs one task's command and records its life in a run
@@ -36,7 +37,12 @@ const ExecutorCommand = "executor"
 // --probes it runs the health check and readiness probe that file holds
 // beside the command while it runs (command probes in the sandbox with the
 // executor's environment, which is the task's) and records their verdicts
-// in <rundir>/health, UNKNOWN from before the command starts. A command
+// in <rundir>/health, UNKNOWN from before the command starts. With --user
+// the command and its command probes run as that uid and gid, with no
+// supplementary groups and no_new_privs, found on PATH as that user would;
+// with --own-uid every process of that uid is killed once the command
+// ended; with --cgroup they run in that cgroup, killed and removed at the
+// end. The sandbox then goes back to the executor's user. A command
 // that cannot start gets an exit record holding the start error. The return
 // value is the executor's own exit code: 0 once an exit record is written,
 // 2 for bad arguments, 1 when the run directory is unusable.
@@ -57,50 +63,63 @@ type executorOptions struct {
 	dir      string
 	notifyFD int    // -1: none
 	probes   string // probes file; "": none
+	user     *runUser
+	ownUID   bool
+	cgroup   string // the run's cgroup; "": none
 	command  string
 	args     []string
 }
 
 func parseExecutorArgs(args []string) (executorOptions, error) {
 	opts := executorOptions{notifyFD: -1}
+	values := map[string]func(string) error{
+		"--dir":    func(v string) error { opts.dir = v; return nil },
+		"--probes": func(v string) error { opts.probes = v; return nil },
+		"--cgroup": func(v string) error { opts.cgroup = v; return nil },
+		"--notify-fd": func(v string) error {
+			fd, err := strconv.Atoi(v)
+			if err != nil || fd < 3 {
+				return fmt.Errorf("%q is not a file descriptor above 2", v)
+			}
+			opts.notifyFD = fd
+			return nil
+		},
+		"--user": func(v string) error {
+			u, err := parseRunUser(v)
+			opts.user = &u
+			return err
+		},
+	}
 	for len(args) > 0 {
 		arg := args[0]
 		args = args[1:]
-		switch arg {
-		case "--dir":
-			if len(args) == 0 {
-				return opts, errors.New("--dir needs a value")
-			}
-			opts.dir, args = args[0], args[1:]
-		case "--notify-fd":
-			if len(args) == 0 {
-				return opts, errors.New("--notify-fd needs a value")
-			}
-			fd, err := strconv.Atoi(args[0])
-			if err != nil || fd < 3 {
-				return opts, fmt.Errorf("--notify-fd: %q is not a file descriptor above 2", args[0])
-			}
-			opts.notifyFD, args = fd, args[1:]
-		case "--probes":
-			if len(args) == 0 {
-				return opts, errors.New("--probes needs a value")
-			}
-			opts.probes, args = args[0], args[1:]
-		case "--":
+		switch set, takesValue := values[arg]; {
+		case arg == "--":
 			if len(args) == 0 {
 				return opts, errors.New("no command after --")
 			}
 			opts.command, opts.args = args[0], args[1:]
 			args = nil
-		default:
+		case arg == "--own-uid":
+			opts.ownUID = true
+		case !takesValue:
 			return opts, fmt.Errorf("unknown argument %q", arg)
+		case len(args) == 0:
+			return opts, fmt.Errorf("%s needs a value", arg)
+		default:
+			if err := set(args[0]); err != nil {
+				return opts, fmt.Errorf("%s: %w", arg, err)
+			}
+			args = args[1:]
 		}
 	}
-	if opts.dir == "" {
+	switch {
+	case opts.dir == "":
 		return opts, errors.New("--dir is required")
-	}
-	if opts.command == "" {
+	case opts.command == "":
 		return opts, errors.New("a command is required after --")
+	case opts.ownUID && opts.user == nil:
+		return opts, errors.New("--own-uid needs --user")
 	}
 	return opts, nil
 }
@@ -133,28 +152,37 @@ func runExecutor(opts executorOptions) error {
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
 	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
 
-	stdout, err := os.OpenFile(filepath.Join(opts.dir, stdoutFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	// The output files stay the executor's user's: the command writes
+	// them through the descriptors it inherits, and no task reads them.
+	stdout, err := os.OpenFile(filepath.Join(opts.dir, stdoutFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
 	defer stdout.Close()
-	stderr, err := os.OpenFile(filepath.Join(opts.dir, stderrFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	stderr, err := os.OpenFile(filepath.Join(opts.dir, stderrFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
 	defer stderr.Close()
 	sandbox := filepath.Join(opts.dir, sandboxDir)
-	if err := os.MkdirAll(sandbox, 0o755); err != nil {
+	if err := os.MkdirAll(sandbox, 0o700); err != nil {
 		return err
 	}
+	conf := &confinement{user: opts.user, ownUID: opts.ownUID, cgroupDir: opts.cgroup}
+	if opts.cgroup != "" {
+		if conf.cgroup, err = openCgroupFD(opts.cgroup); err != nil {
+			return writeJSONAtomic(filepath.Join(opts.dir, exitFile), exitRecord{ExitCode: 127, StartError: err.Error(), Time: time.Now()})
+		}
+	}
+	defer conf.end(sandbox)
 	health := newHealthWriter(filepath.Join(opts.dir, healthFile), probes)
 
 	cmd := exec.Command(opts.command, opts.args...)
 	cmd.Dir = sandbox
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	conf.command(cmd, opts.command)
+	if err := conf.start(cmd); err != nil {
 		return writeJSONAtomic(filepath.Join(opts.dir, exitFile), exitRecord{
 			ExitCode:   127,
 			StartError: fmt.Sprintf("cannot start %q: %v", opts.command, startErrorText(err)),
@@ -174,7 +202,7 @@ func runExecutor(opts executorOptions) error {
 	}
 
 	probeCtx, stopProbes := context.WithCancel(context.Background())
-	probing := health.start(probeCtx, probes, sandbox)
+	probing := health.start(probeCtx, probes, sandbox, conf)
 
 	done := make(chan struct{})
 	go func() {
@@ -193,6 +221,7 @@ func runExecutor(opts executorOptions) error {
 	probing.Wait()
 	// Whatever the command left behind in its group ends with it.
 	syscall.Kill(-child.Pid, syscall.SIGKILL)
+	conf.end(sandbox)
 
 	rec := exitRecord{Time: time.Now()}
 	var exitErr *exec.ExitError
@@ -251,7 +280,7 @@ func newHealthWriter(path string, probes probesRecord) *healthWriter {
 
 // start runs the probes until ctx ends; the group's Wait returns once
 // they stopped.
-func (w *healthWriter) start(ctx context.Context, probes probesRecord, sandbox string) *sync.WaitGroup {
+func (w *healthWriter) start(ctx context.Context, probes probesRecord, sandbox string, conf *confinement) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	env := os.Environ()
 	for _, p := range []struct {
@@ -264,7 +293,7 @@ func (w *healthWriter) start(ctx context.Context, probes probesRecord, sandbox s
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runProbe(ctx, clock.Real{}, p.rec, sandbox, env, func(r probeResult) { w.set(p.ready, r) })
+			runProbe(ctx, clock.Real{}, p.rec, probeSite{sandbox: sandbox, env: env, conf: conf}, func(r probeResult) { w.set(p.ready, r) })
 		}()
 	}
 	return &wg

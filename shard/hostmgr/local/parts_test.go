@@ -109,3 +109,21 @@ func TestExecutorRefusesUnreadableProbes(t *testing.T) {
 		t.Error("the command ran without its probes")
 	}
 }
+
+func TestParseExecutorConfinement(t *testing.T) {
+	got, err := parseExecutorArgs(strings.Fields("--dir /r --user 200001:200001 --own-uid --cgroup /cg/r -- id -u"))
+	if err != nil || got.user == nil || *got.user != (runUser{UID: 200001, GID: 200001}) || !got.ownUID || got.cgroup != "/cg/r" {
+		t.Errorf("got %+v %v", got, err)
+	}
+	for args, want := range map[string]string{
+		"--dir /r --user 5 -- true":     `--user: "5" is not UID:GID`,
+		"--dir /r --user a:b -- true":   `--user: "a:b" is not UID:GID`,
+		"--dir /r --own-uid -- true":    "--own-uid needs --user",
+		"--dir /r --cgroup":             "--cgroup needs a value",
+		"--dir /r --user 1:1 --x -- id": `unknown argument "--x"`,
+	} {
+		if _, err := parseExecutorArgs(strings.Fields(args)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err %v, want %q", args, err, want)
+		}
+	}
+}

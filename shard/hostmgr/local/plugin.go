@@ -28,7 +28,7 @@ import (
 var (
 	ErrInvalidConfig  = errors.New("local host manager: invalid config")
 	ErrAlreadyRunning = errors.New("local host manager: already running")
-	ErrUnknownRun     = errors.New("local host manager: unknown run")
+	ErrUnknownRun     = fmt.Errorf("local host manager: %w", hostmgr.ErrUnknownRun)
 	ErrUnknownHost    = errors.New("local host manager: unknown host")
 	ErrUnknownStream  = errors.New("local host manager: unknown log stream")
 	errNoMemTotal     = errors.New("no MemTotal line")
@@ -63,6 +63,19 @@ type Config struct {
 	// Path is the PATH tasks get unless their spec sets one; empty means
 	// the server's own PATH, or DefaultPath without one.
 	Path string
+	// User is who tasks run as when this process can switch users (root,
+	// or CAP_SETUID and the other capabilities of switchCaps): empty gives
+	// every run its own uid from UIDs; a user name or number runs every
+	// task as that user, so tasks can reach each other's files. Without
+	// the capabilities tasks run as this process's user.
+	User string
+	// UIDs is the range runs get their uid from; zero means DefaultUIDs.
+	UIDs UIDRange
+	// TraverseFrom is a directory holding Dir (the server's data
+	// directory): from it down to each run's directory every directory is
+	// made traverse-only (0711), so that tasks can reach their sandboxes
+	// and nothing more. Empty means Dir.
+	TraverseFrom string
 }
 
 // Plugin runs tasks as processes on this machine, one executor process per
@@ -75,8 +88,10 @@ type Plugin struct {
 	clock   clock.Clock
 	running atomic.Bool
 	notify  chan struct{}
+	cgroups *cgroups // nil: task resources are not enforced
 
 	mu     sync.Mutex
+	users  *users                      // guarded by mu
 	runs   map[model.RunID]*trackedRun // runs not yet ended that this instance watches
 	queued []hostmgr.TaskStatus        // statuses not yet handed to the sink
 }
@@ -88,6 +103,7 @@ type trackedRun struct {
 	id       model.RunID
 	dir      string
 	executor processRecord
+	user     *runUser // who its command runs as; nil: the server's user
 	started  bool
 	adopted  bool
 	probed   bool // the executor probes it: read its health file
@@ -157,8 +173,12 @@ func New(cfg Config) (*Plugin, error) {
 		return nil, fmt.Errorf("%w: Dir: %v", ErrInvalidConfig, err)
 	}
 	cfg.Dir = dir
-	runsDir := filepath.Join(dir, "runs")
-	if err := os.MkdirAll(runsDir, 0o755); err != nil {
+	users, err := newUsers(cfg, canSwitchUsers())
+	if err != nil {
+		return nil, err
+	}
+	runsDir, err := makeRunsDir(dir, cfg.TraverseFrom, users)
+	if err != nil {
 		return nil, err
 	}
 	host, err := describeHost(cfg.Cluster, cfg.Hostname, dir)
@@ -166,15 +186,18 @@ func New(cfg Config) (*Plugin, error) {
 		return nil, err
 	}
 	host.Ports = cfg.Ports
-	return &Plugin{
+	p := &Plugin{
 		cfg:     cfg,
 		host:    host,
 		runsDir: runsDir,
 		log:     cfg.Logger.With("cluster", cfg.Cluster, "host", host.ID),
 		clock:   cfg.Clock,
 		notify:  make(chan struct{}, 1),
+		users:   users,
 		runs:    make(map[model.RunID]*trackedRun),
-	}, nil
+	}
+	p.setUpIsolation()
+	return p, nil
 }
 
 // Cluster implements hostmgr.Plugin.
@@ -243,7 +266,7 @@ func (p *Plugin) launchOne(l hostmgr.Launch) {
 		return
 	}
 	dir := filepath.Join(p.runsDir, pathElement(l.Run))
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := makeRunDir(dir); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			p.inspect(l.Run)
 			return
@@ -251,18 +274,25 @@ func (p *Plugin) launchOne(l hostmgr.Launch) {
 		p.report(p.status(l.Run, model.TaskFailed, model.ReasonLaunchError, "creating run directory: "+err.Error(), 0, now))
 		return
 	}
-	rec := launchRecord{Run: l.Run, Host: l.Host, Command: l.Task.Command, Args: l.Task.Args, Labels: l.Labels, StartTime: now}
-	if err := writeJSONAtomic(filepath.Join(dir, launchFile), rec); err != nil {
-		p.failLaunch(l.Run, dir, "recording launch: "+err.Error())
-		return
-	}
-	env, err := p.prepareSandbox(l, dir, probes)
+	p.mu.Lock()
+	user, err := p.users.acquire(l.Run)
+	p.mu.Unlock()
 	if err != nil {
-		p.failLaunch(l.Run, dir, err.Error())
+		p.failLaunch(l.Run, dir, nil, err.Error())
 		return
 	}
-	if err := p.startExecutor(l, dir, env, probes != nil); err != nil {
-		p.failLaunch(l.Run, dir, "starting executor: "+err.Error())
+	rec := launchRecord{Run: l.Run, Host: l.Host, Command: l.Task.Command, Args: l.Task.Args, Labels: l.Labels, StartTime: now, User: user}
+	if err := writeJSONAtomic(filepath.Join(dir, launchFile), rec); err != nil {
+		p.failLaunch(l.Run, dir, user, "recording launch: "+err.Error())
+		return
+	}
+	env, err := p.prepareSandbox(l, dir, probes, user)
+	if err != nil {
+		p.failLaunch(l.Run, dir, user, err.Error())
+		return
+	}
+	if err := p.startExecutor(l, dir, env, probes != nil, user); err != nil {
+		p.failLaunch(l.Run, dir, user, "starting executor: "+err.Error())
 	}
 }
 
@@ -297,19 +327,22 @@ func (p *Plugin) checkLaunch(l hostmgr.Launch) (*probesRecord, string) {
 	return &probesRecord{Health: health, Ready: ready}, ""
 }
 
-// prepareSandbox creates the run's sandbox, volumes, gang file and probes
-// file and returns the run's environment.
-func (p *Plugin) prepareSandbox(l hostmgr.Launch, dir string, probes *probesRecord) ([]string, error) {
+// prepareSandbox creates the run's sandbox (0700, the run's user's),
+// volumes, gang file and probes file and returns the run's environment.
+func (p *Plugin) prepareSandbox(l hostmgr.Launch, dir string, probes *probesRecord, user *runUser) ([]string, error) {
 	sandbox := filepath.Join(dir, sandboxDir)
-	if err := os.Mkdir(sandbox, 0o755); err != nil {
+	if err := os.Mkdir(sandbox, 0o700); err != nil {
+		return nil, fmt.Errorf("creating sandbox: %w", err)
+	}
+	if err := chownTo(sandbox, user); err != nil {
 		return nil, fmt.Errorf("creating sandbox: %w", err)
 	}
 	own := map[string]string{EnvRunID: string(l.Run), EnvHostID: string(l.Host), EnvSandbox: sandbox}
-	if err := p.prepareVolumes(l.Volumes, own); err != nil {
+	if err := p.prepareVolumes(l.Volumes, own, user); err != nil {
 		return nil, err
 	}
 	if l.Gang != nil {
-		path, err := writeGangFile(sandbox, l.Gang)
+		path, err := writeGangFile(sandbox, l.Gang, user)
 		if err != nil {
 			return nil, err
 		}
@@ -324,7 +357,11 @@ func (p *Plugin) prepareSandbox(l hostmgr.Launch, dir string, probes *probesReco
 }
 
 // failLaunch records and reports a run that never started.
-func (p *Plugin) failLaunch(run model.RunID, dir, msg string) {
+func (p *Plugin) failLaunch(run model.RunID, dir string, user *runUser, msg string) {
+	p.mu.Lock()
+	p.users.release(run, user)
+	p.mu.Unlock()
+	p.cgroups.remove(run)
 	rec := exitRecord{ExitCode: 127, StartError: msg, Time: p.clock.Now()}
 	if err := writeJSONAtomic(filepath.Join(dir, exitFile), rec); err != nil {
 		p.log.Warn("recording failed launch", "run", run, "err", err)
@@ -332,8 +369,12 @@ func (p *Plugin) failLaunch(run model.RunID, dir, msg string) {
 	p.report(p.status(run, model.TaskFailed, model.ReasonLaunchError, msg, int32(rec.ExitCode), rec.Time))
 }
 
-func (p *Plugin) startExecutor(l hostmgr.Launch, dir string, env []string, probed bool) error {
-	logFile, err := os.OpenFile(filepath.Join(dir, executorLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+func (p *Plugin) startExecutor(l hostmgr.Launch, dir string, env []string, probed bool, user *runUser) error {
+	args, err := p.executorArgs(l, dir, probed, user)
+	if err != nil {
+		return err
+	}
+	logFile, err := os.OpenFile(filepath.Join(dir, executorLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
@@ -342,11 +383,6 @@ func (p *Plugin) startExecutor(l hostmgr.Launch, dir string, env []string, probe
 	if err != nil {
 		return err
 	}
-	args := []string{ExecutorCommand, "--dir", dir, "--notify-fd", "3"}
-	if probed {
-		args = append(args, "--probes", filepath.Join(dir, probesFile))
-	}
-	args = append(append(args, "--", l.Task.Command), l.Task.Args...)
 	cmd := exec.Command(p.cfg.Executable, args...)
 	// The executor gets the task's environment and no more; the command
 	// and its command probes inherit it.
@@ -364,7 +400,7 @@ func (p *Plugin) startExecutor(l hostmgr.Launch, dir string, env []string, probe
 		notifyR.Close()
 		return err
 	}
-	t := &trackedRun{id: l.Run, dir: dir, executor: processRecord{Pid: cmd.Process.Pid}, probed: probed, done: make(chan struct{})}
+	t := &trackedRun{id: l.Run, dir: dir, executor: processRecord{Pid: cmd.Process.Pid}, user: user, probed: probed, done: make(chan struct{})}
 	p.mu.Lock()
 	p.runs[l.Run] = t
 	p.mu.Unlock()
@@ -413,7 +449,9 @@ func (p *Plugin) finish(t *trackedRun) {
 		return
 	}
 	delete(p.runs, t.id)
+	p.users.release(t.id, t.user)
 	p.mu.Unlock()
+	p.cgroups.remove(t.id)
 	st := p.endStatus(t.id, t.dir)
 	close(t.done)
 	p.log.Info("run ended", "run", t.id, "state", st.State, "message", st.Message)

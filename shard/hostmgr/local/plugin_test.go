@@ -280,7 +280,11 @@ func TestAdoptedRunEndingOnItsOwnIsReported(t *testing.T) {
 	first, firstSink, stopFirst := startPlugin(t, dir)
 	host := first.Host().ID
 	fifo := filepath.Join(dir, "gate")
+	// The task, of another uid, reads it.
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(fifo, 0o666); err != nil {
 		t.Fatal(err)
 	}
 	launchOne(t, first, "gated", &model.TaskSpec{Command: "sh", Args: []string{"-c", "read line < " + fifo + "; exit 6"}})

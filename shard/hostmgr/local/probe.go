@@ -137,10 +137,17 @@ type probeResult struct {
 	message string
 }
 
+// probeSite is where command probes run: beside the command, in its
+// sandbox, with its environment, confined as it is.
+type probeSite struct {
+	sandbox string
+	env     []string
+	conf    *confinement
+}
+
 // runProbe probes every Interval after InitialDelay until ctx ends and
-// calls changed with every change of the verdict. sandbox and env are the
-// working directory and environment of command probes.
-func runProbe(ctx context.Context, clk clock.Clock, rec *probeRecord, sandbox string, env []string, changed func(probeResult)) {
+// calls changed with every change of the verdict.
+func runProbe(ctx context.Context, clk clock.Clock, rec *probeRecord, site probeSite, changed func(probeResult)) {
 	if rec.InitialDelay > 0 {
 		select {
 		case <-ctx.Done():
@@ -150,7 +157,7 @@ func runProbe(ctx context.Context, clk clock.Clock, rec *probeRecord, sandbox st
 	}
 	v := newVerdict(rec.FailureThreshold)
 	for {
-		err := probeOnce(ctx, rec, sandbox, env)
+		err := probeOnce(ctx, rec, site)
 		if ctx.Err() != nil {
 			return
 		}
@@ -170,12 +177,12 @@ func runProbe(ctx context.Context, clk clock.Clock, rec *probeRecord, sandbox st
 }
 
 // probeOnce probes the task once within rec.Timeout; nil is healthy.
-func probeOnce(ctx context.Context, rec *probeRecord, sandbox string, env []string) error {
+func probeOnce(ctx context.Context, rec *probeRecord, site probeSite) error {
 	ctx, cancel := context.WithTimeout(ctx, rec.Timeout)
 	defer cancel()
 	switch rec.Kind {
 	case model.ProbeCommand.String():
-		return probeCommand(ctx, rec, sandbox, env)
+		return probeCommand(ctx, rec, site)
 	case model.ProbeHTTP.String():
 		return probeHTTP(ctx, rec)
 	case model.ProbeTCP.String():
@@ -223,19 +230,23 @@ func probeHTTP(ctx context.Context, rec *probeRecord) error {
 // message quotes.
 const probeOutputLimit = 256
 
-// probeCommand runs the probe's command in its own process group, killed
-// with its group when the timeout passes.
-func probeCommand(ctx context.Context, rec *probeRecord, sandbox string, env []string) error {
+// probeCommand runs the probe's command in its own process group,
+// confined as the run's command is, killed with its group when the
+// timeout passes.
+func probeCommand(ctx context.Context, rec *probeRecord, site probeSite) error {
 	cmd := exec.CommandContext(ctx, rec.Command, rec.Args...)
-	cmd.Dir = sandbox
-	cmd.Env = env
+	cmd.Dir = site.sandbox
+	cmd.Env = site.env
 	var out limitedBuffer
 	out.limit = probeOutputLimit
 	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	site.conf.command(cmd, rec.Command)
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
-	err := cmd.Run()
+	err := site.conf.start(cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
 	if err == nil {
 		return nil
 	}

@@ -58,7 +58,12 @@ func (p *Plugin) inspect(run model.RunID) {
 		p.report(p.endStatus(run, dir))
 		return
 	}
-	t = &trackedRun{id: run, dir: dir, executor: executor, started: hasStarted, adopted: true,
+	// The run keeps its user: no other run gets its uid while it runs.
+	var launch launchRecord
+	if _, err := readJSON(filepath.Join(dir, launchFile), &launch); err != nil {
+		p.log.Warn("reading launch record", "run", run, "err", err)
+	}
+	t = &trackedRun{id: run, dir: dir, executor: executor, user: launch.User, started: hasStarted, adopted: true,
 		probed: fileExists(filepath.Join(dir, probesFile)), done: make(chan struct{})}
 	p.mu.Lock()
 	if _, raced := p.runs[run]; raced {
@@ -66,6 +71,7 @@ func (p *Plugin) inspect(run model.RunID) {
 		return
 	}
 	p.runs[run] = t
+	p.users.hold(run, launch.User)
 	p.mu.Unlock()
 	p.log.Info("run adopted", "run", run, "executor", executor.Pid)
 	if hasStarted {
@@ -130,7 +136,7 @@ func (p *Plugin) Kill(ctx context.Context, run model.RunID, host model.HostID, g
 		p.report(st)
 		return nil
 	}
-	if err := os.WriteFile(filepath.Join(dir, killFile), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, killFile), nil, privateFileMode); err != nil {
 		return fmt.Errorf("recording kill of %s: %w", run, err)
 	}
 	p.mu.Lock()

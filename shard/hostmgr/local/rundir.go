@@ -38,6 +38,8 @@ type launchRecord struct {
 	Args      []string          `json:"args,omitempty"`
 	Labels    map[string]string `json:"labels,omitempty"`
 	StartTime time.Time         `json:"start_time"`
+	// User is who the command runs as; absent: the server's user.
+	User *runUser `json:"user,omitempty"`
 }
 
 // processRecord identifies a process across pid reuse: the start time in

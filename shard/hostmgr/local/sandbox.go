@@ -3,7 +3,9 @@ package local
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -72,15 +74,32 @@ func (p *Plugin) volumeDir(id string) string {
 }
 
 // prepareVolumes creates the run's volume directories (kept when they
-// exist) and returns their variables.
-func (p *Plugin) prepareVolumes(vols []hostmgr.VolumeMount, env map[string]string) error {
+// exist), gives them with all they hold to the run's user, 0700, and
+// returns their variables.
+func (p *Plugin) prepareVolumes(vols []hostmgr.VolumeMount, env map[string]string, user *runUser) error {
+	if len(vols) == 0 {
+		return nil
+	}
+	parent := filepath.Join(p.cfg.Dir, "volumes")
+	if err := os.MkdirAll(parent, traverseDirMode); err != nil {
+		return fmt.Errorf("creating volumes: %w", err)
+	}
+	if err := os.Chmod(parent, traverseDirMode); err != nil {
+		return fmt.Errorf("creating volumes: %w", err)
+	}
 	for _, v := range vols {
 		if v.ID == "" || v.Volume.Name == "" {
 			return fmt.Errorf("volume %q of id %q: both a name and an id are needed", v.Volume.Name, v.ID)
 		}
 		dir := p.volumeDir(v.ID)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.Mkdir(dir, privateDirMode); err != nil && !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("creating volume %s: %w", v.ID, err)
+		}
+		if err := os.Chmod(dir, privateDirMode); err != nil {
+			return fmt.Errorf("creating volume %s: %w", v.ID, err)
+		}
+		if err := chownTree(dir, user); err != nil {
+			return fmt.Errorf("giving volume %s to the run's user: %w", v.ID, err)
 		}
 		env[VolumeEnv(v.Volume.Name)] = dir
 	}
@@ -109,15 +128,18 @@ func (p *Plugin) RemoveVolumes(ctx context.Context, host model.HostID, ids []str
 }
 
 // writeGangFile writes the gang's members to hostmgr.GangFileName in the
-// sandbox and returns its path: a JSON list of hostmgr.GangMember, the same
-// document the shard puts in PELOTON_GANG.
-func writeGangFile(sandbox string, gang []hostmgr.GangMember) (string, error) {
+// sandbox, the run's user's and 0600, and returns its path: a JSON list of
+// hostmgr.GangMember, the same document the shard puts in PELOTON_GANG.
+func writeGangFile(sandbox string, gang []hostmgr.GangMember, user *runUser) (string, error) {
 	data, err := json.Marshal(gang)
 	if err != nil {
 		return "", err
 	}
 	path := filepath.Join(sandbox, hostmgr.GangFileName)
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(path, append(data, '\n'), privateFileMode); err != nil {
+		return "", fmt.Errorf("writing gang file: %w", err)
+	}
+	if err := chownTo(path, user); err != nil {
 		return "", fmt.Errorf("writing gang file: %w", err)
 	}
 	return path, nil

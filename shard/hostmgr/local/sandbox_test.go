@@ -198,7 +198,7 @@ func TestLaunchesThatCannotRun(t *testing.T) {
 }
 
 func TestHostPorts(t *testing.T) {
-	dir := t.TempDir()
+	dir := reachable(t, t.TempDir())
 	p, err := New(Config{Cluster: "local", Dir: dir, Executable: testExecutable(t)})
 	if err != nil {
 		t.Fatal(err)

@@ -124,7 +124,7 @@ func startPlugin(t *testing.T, dir string) (*Plugin, *recordingSink, context.Can
 	t.Helper()
 	p, err := New(Config{
 		Cluster:      "local",
-		Dir:          dir,
+		Dir:          reachable(t, dir),
 		Clock:        clock.Real{},
 		Hostname:     "box",
 		Executable:   testExecutable(t),
