@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -41,8 +44,19 @@ func TestPortsParam(t *testing.T) {
 	}
 }
 
+// taskReachableDir is a temporary data directory whose parent the users
+// local tasks run as may search (t.TempDir makes it 0700).
+func taskReachableDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 func TestLocalHostsOptionSetsPorts(t *testing.T) {
-	plugins, err := buildPlugins([]string{"local,ports=41000-41099"}, pluginEnv{DataDir: t.TempDir()})
+	plugins, err := buildPlugins([]string{"local,ports=41000-41099"}, pluginEnv{DataDir: taskReachableDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,8 +64,69 @@ func TestLocalHostsOptionSetsPorts(t *testing.T) {
 	if !slices.Equal(h.Ports, []model.PortRange{{From: 41000, To: 41099}}) || h.RunsImages {
 		t.Errorf("host ports %v, runs images %v", h.Ports, h.RunsImages)
 	}
-	_, err = buildPlugins([]string{"local,ports=200-100"}, pluginEnv{DataDir: t.TempDir()})
+	_, err = buildPlugins([]string{"local,ports=200-100"}, pluginEnv{DataDir: taskReachableDir(t)})
 	if err == nil || !strings.Contains(err.Error(), "--hosts local:") || !strings.Contains(err.Error(), "range 200-100 ends before it starts") {
 		t.Errorf("reversed range: err = %v", err)
+	}
+}
+
+func TestLocalHostsUserParams(t *testing.T) {
+	cases := []struct {
+		spec     string
+		wantUIDs local.UIDRange
+		wantUser string
+		wantErr  string
+	}{
+		{spec: "local"},
+		{spec: "local,uids=300000-300999", wantUIDs: local.UIDRange{From: 300000, To: 300999}},
+		{spec: "local,user=nobody", wantUser: "nobody"},
+		{spec: "local,uids=0-10", wantErr: `--hosts local: uids="0-10": uid 0 is root`},
+		{spec: "local,uids=lots", wantErr: `--hosts local: uids="lots": "lots" is not a uid range like 200000-265535`},
+		{spec: "local,user=", wantErr: `--hosts local: user="": not a user name or number`},
+		{spec: "local,user=a b", wantErr: `--hosts local: user="a b": not a user name or number`},
+	}
+	for _, tc := range cases {
+		s, err := parsePluginSpec(tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := localConfig(s, pluginEnv{DataDir: "/data"})
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: err = %v, want %q", tc.spec, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || cfg.UIDs != tc.wantUIDs || cfg.User != tc.wantUser || cfg.TraverseFrom != "/data" || cfg.Dir != "/data/hosts/local" {
+			t.Errorf("%s: %+v, %v", tc.spec, cfg, err)
+		}
+	}
+	// A user that does not exist is refused when the plugin is made.
+	_, err := buildPlugins([]string{"local,user=no-such-user-here"}, pluginEnv{DataDir: taskReachableDir(t)})
+	if err == nil || !strings.Contains(err.Error(), `User: user "no-such-user-here"`) {
+		t.Errorf("unknown user: err = %v", err)
+	}
+}
+
+// A secured server refuses a local host that cannot sandbox its tasks,
+// unless allowed; dev mode and a host that sandboxes are never refused.
+func TestSecuredServerRefusesUnsandboxedLocalHosts(t *testing.T) {
+	cases := []struct {
+		sandboxed, secured, allowed bool
+		refused                     bool
+	}{
+		{sandboxed: true, secured: true},
+		{secured: true, refused: true},
+		{secured: true, allowed: true},
+		{},
+	}
+	for _, tc := range cases {
+		err := checkSandbox("local", tc.sandboxed, pluginEnv{Secured: tc.secured, AllowUnsandboxed: tc.allowed})
+		if refused := errors.Is(err, errUnsandboxed); refused != tc.refused {
+			t.Errorf("%+v: err = %v", tc, err)
+		}
+		if err != nil && (!strings.Contains(err.Error(), allowUnsandboxedFlag) || strings.Contains(err.Error(), "\n")) {
+			t.Errorf("the refusal is not one line naming %s: %v", allowUnsandboxedFlag, err)
+		}
 	}
 }

@@ -122,7 +122,7 @@ func (s *recordingSink) waitTerminal(t *testing.T, run model.RunID) hostmgr.Task
 // startPlugin makes a plugin on dir and runs it until the test ends.
 func startPlugin(t *testing.T, dir string) (*Plugin, *recordingSink, context.CancelFunc) {
 	t.Helper()
-	p, err := New(Config{
+	return startPluginWith(t, Config{
 		Cluster:      "local",
 		Dir:          reachable(t, dir),
 		Clock:        clock.Real{},
@@ -130,6 +130,12 @@ func startPlugin(t *testing.T, dir string) (*Plugin, *recordingSink, context.Can
 		Executable:   testExecutable(t),
 		PollInterval: 20 * time.Millisecond,
 	})
+}
+
+// startPluginWith is startPlugin with a config of the test's.
+func startPluginWith(t *testing.T, cfg Config) (*Plugin, *recordingSink, context.CancelFunc) {
+	t.Helper()
+	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
