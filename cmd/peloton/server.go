@@ -98,6 +98,10 @@ type serverConfig struct {
 		Kubeconfig string `json:"kubeconfig"`
 		Namespace  string `json:"namespace"`
 	} `json:"ha"`
+	// AllowUnsandboxedLocalTasks lets a secured server run the tasks of
+	// local hosts as its own user when it cannot switch users (not root):
+	// they can then read its keys, tokens and store.
+	AllowUnsandboxedLocalTasks bool `json:"allowUnsandboxedLocalTasks"`
 	securityConfig
 }
 
@@ -321,7 +325,7 @@ func checkHostSpecs(values []string) error {
 
 func newServerCommand() *cobra.Command {
 	var path string
-	var insecure, check bool
+	var insecure, check, unsandboxed bool
 	cmd := &cobra.Command{
 		Use:   "server --config FILE",
 		Short: "Run one member of a region: shard, gateway and federation, configured by a file",
@@ -337,7 +341,9 @@ Cassandra store, or a Kubernetes Lease object "peloton-<region>").
 Off loopback, a server needs tls (the region's certificate and the CA),
 auth (a token file and a policy) and gossip.encryptKey, or --insecure.
 Mutating calls are kept in the audit log for audit.retention (default 30
-days). See docs/security.md.`,
+days). A secured server runs the tasks of local hosts sandboxed, each as
+its own uid, and refuses to start when it cannot (not root) unless
+--allow-unsandboxed-local-tasks. See docs/security.md.`,
 		Example: `  region: east
   addr: 127.0.0.1:5390
   dataDir: /var/lib/peloton
@@ -366,6 +372,7 @@ days). See docs/security.md.`,
 			if why := exposed(c); why != "" && !insecure {
 				return errors.New(why)
 			}
+			c.AllowUnsandboxedLocalTasks = c.AllowUnsandboxedLocalTasks || unsandboxed
 			if check {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: valid (region %s, %d host manager clusters, store %s)\n",
 					path, c.Region, len(c.Hosts), orDefault(c.Store.Kind, "embedded"))
@@ -377,6 +384,7 @@ days). See docs/security.md.`,
 	cmd.Flags().StringVar(&path, "config", "", "server config file (YAML)")
 	cmd.Flags().BoolVar(&insecure, "insecure", false, "serve off loopback without TLS, authentication or gossip encryption (a network you trust)")
 	cmd.Flags().BoolVar(&check, "check-config", false, "check the config file and exit (0 when valid)")
+	cmd.Flags().BoolVar(&unsandboxed, strings.TrimPrefix(allowUnsandboxedFlag, "--"), false, "with tls or auth, start even when tasks of local hosts cannot be sandboxed (not root): they run as the server's user")
 	return cmd
 }
 
@@ -393,7 +401,8 @@ func runServer(parent context.Context, c *serverConfig) error {
 		Name: c.Region, DataDir: c.DataDir, Addr: c.Addr, Hosts: c.Hosts, Period: time.Duration(c.EntitlementPeriod),
 		EventRetention: time.Duration(c.Events.Retention),
 		HostPools:      serverHostPools(c),
-		SimDefaults:    pluginEnv{SimHosts: 10, SimCPU: 8, SimMemMB: 32768, SimDuration: 5 * time.Second},
+		SimDefaults: pluginEnv{SimHosts: 10, SimCPU: 8, SimMemMB: 32768, SimDuration: 5 * time.Second,
+			Secured: c.TLS != nil || c.Auth != nil, AllowUnsandboxed: c.AllowUnsandboxedLocalTasks},
 		Health:         policy.HealthConfig{SuspectAfter: time.Duration(c.Health.SuspectAfter), FailAfter: time.Duration(c.Health.FailAfter), RecoverAfter: time.Duration(c.Health.RecoverAfter)},
 		AuditRetention: time.Duration(c.Audit.Retention),
 		Limits:         c.Limits,
