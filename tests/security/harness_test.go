@@ -101,6 +101,13 @@ func startRegion(t *testing.T, pki, name, addr, extra string) *region {
 // (authExtra, such as "policySource: store").
 func startRegionAuth(t *testing.T, pki, name, addr, authExtra, extra string) *region {
 	t.Helper()
+	return startRegionOn(t, pki, name, addr, filepath.Join(t.TempDir(), name), `"sim,hosts=5,cpu=8,mem=65536,duration=1h"`, authExtra, extra)
+}
+
+// startRegionOn is startRegionAuth with the data directory and the hosts
+// list (quoted --hosts values, comma-separated) given.
+func startRegionOn(t *testing.T, pki, name, addr, dataDir, hosts, authExtra, extra string) *region {
+	t.Helper()
 	r := &region{t: t, name: name, addr: addr, pki: pki}
 	if authExtra != "" {
 		authExtra = ", " + authExtra
@@ -108,11 +115,11 @@ func startRegionAuth(t *testing.T, pki, name, addr, authExtra, extra string) *re
 	cfg := fmt.Sprintf(`region: %s
 addr: %s
 dataDir: %s
-hosts: ["sim,hosts=5,cpu=8,mem=65536,duration=1h"]
+hosts: [%s]
 tls: {cert: %s, key: %s, ca: %s}
 auth: {tokens: %s, policy: %s%s}
 log: {level: info}
-%s`, name, addr, filepath.Join(t.TempDir(), name), filepath.Join(pki, name+".crt"), filepath.Join(pki, name+".key"), filepath.Join(pki, "ca.crt"),
+%s`, name, addr, dataDir, hosts, filepath.Join(pki, name+".crt"), filepath.Join(pki, name+".key"), filepath.Join(pki, "ca.crt"),
 		filepath.Join(pki, "tokens.yaml"), filepath.Join(pki, "policy.yaml"), authExtra, extra)
 	r.config = filepath.Join(t.TempDir(), name+".yaml")
 	if err := os.WriteFile(r.config, []byte(cfg), 0o644); err != nil {
