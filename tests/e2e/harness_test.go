@@ -35,6 +35,7 @@ type server struct {
 // it is healthy.
 func startDev(t testing.TB, dataDir string, extra ...string) *server {
 	t.Helper()
+	openToTasks(t, dataDir)
 	s := &server{t: t, addr: testkit.FreeAddr(t), dataDir: dataDir, log: &bytes.Buffer{}, done: make(chan error, 1)}
 	args := append([]string{"dev", "--data-dir", dataDir, "--addr", s.addr}, extra...)
 	s.cmd = exec.Command(binary, args...)
@@ -62,6 +63,24 @@ func startDev(t testing.TB, dataDir string, extra ...string) *server {
 			t.Fatalf("peloton dev not healthy after 30s\n%s", s.log)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// openToTasks lets the users local tasks run as (root's dev server runs
+// each as a uid of its own) search the directories above dataDir, which
+// t.TempDir makes 0700: the server opens the path from its data
+// directory down to each sandbox, but not above it.
+func openToTasks(t testing.TB, dataDir string) {
+	t.Helper()
+	root := filepath.Clean(os.TempDir())
+	for d := filepath.Dir(filepath.Clean(dataDir)); d != root && strings.HasPrefix(d, root+"/"); d = filepath.Dir(d) {
+		info, err := os.Stat(d)
+		if err != nil {
+			continue
+		}
+		if err := os.Chmod(d, info.Mode().Perm()|0o011); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
