@@ -14,7 +14,7 @@
 // <rundir>/sandbox and output to <rundir>/stdout and <rundir>/stderr, and
 // records its life in files written atomically (temp file + rename):
 //
-//	launch.json   run id, host, command, start time (written by the plugin)
+//	launch.json   run id, host, command, start time, user (written by the plugin)
 //	probes.json   the health check and readiness probe (written by the plugin)
 //	executor.pid  the executor's pid and process start time
 //	started       executor and command pids, once the command runs
@@ -51,8 +51,30 @@
 // the command's process group after the grace period. ReadLog serves the
 // output files (the optional hostmgr.LogReader).
 //
+// Tasks are sandboxed when this process can switch users (root, or the
+// capabilities of switchCaps; Plugin.Sandboxed): each run's command and its
+// command probes run as a uid of its own from Config.UIDs (DefaultUIDs,
+// gid = uid, no supplementary groups, no_new_privs), unique among the runs
+// alive on the host and recorded in launch.json so adopted runs keep it;
+// or, with Config.User, all as one user, who then shares its files with
+// every task. The executor stays this process's user. The command is
+// found on PATH as its user would find it (lookPathAs skips what that user
+// cannot search). The directories from Config.TraverseFrom (the data
+// directory) down to each run's directory, and volumes/, are 0711, so a
+// task reaches its sandbox but can list none of them; the run's files are
+// 0600 and this process's, output included (the command writes it through
+// inherited descriptors); the sandbox and volumes are 0700 and the run's
+// user's, the volumes given to it with all they hold at every launch. New
+// refuses a Dir the task users could not reach. When the command ended
+// the executor kills what is left of the run's uid (a uid of its own) and
+// gives the sandbox back to this process's user. Where a writable cgroup v2
+// hierarchy offers the cpu and memory controllers, each run's command
+// runs in its own cgroup with cpu.max and memory.max from its resources;
+// elsewhere New logs once that task resources are not enforced. Without
+// the capabilities tasks run as this process's user.
+//
 // The package is Linux-first (process groups, /proc for telling a live
-// process from a reused pid). It imports shard/hostmgr, shard/model and
+// process from a reused pid, credentials, cgroup v2). It imports shard/hostmgr, shard/model and
 // shard/clock only; never another plugin, the job or resource manager, or
 // the store.
 package local
