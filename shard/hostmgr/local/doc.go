@@ -49,7 +49,8 @@
 // is adopted and polled on the clock, anything else is LOST. Cancelling Run
 // never stops a task. Kill sends SIGTERM through the executor and SIGKILL to
 // the command's process group after the grace period. ReadLog serves the
-// output files (the optional hostmgr.LogReader).
+// output files (the optional hostmgr.LogReader); a run it never held is an
+// error wrapping hostmgr.ErrUnknownRun.
 //
 // Tasks are sandboxed when this process can switch users (root, or the
 // capabilities of switchCaps; Plugin.Sandboxed): each run's command and its
