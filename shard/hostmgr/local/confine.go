@@ -27,6 +27,20 @@ type confinement struct {
 	ended     bool
 }
 
+// newConfinement confines as the executor's options say, opening the
+// run's cgroup if it has one.
+func newConfinement(opts executorOptions) (*confinement, error) {
+	c := &confinement{user: opts.user, ownUID: opts.ownUID, cgroupDir: opts.cgroup}
+	if opts.cgroup != "" {
+		f, err := openCgroupFD(opts.cgroup)
+		if err != nil {
+			return nil, err
+		}
+		c.cgroup = f
+	}
+	return c, nil
+}
+
 // prctlSetNoNewPrivs is PR_SET_NO_NEW_PRIVS of prctl(2).
 const prctlSetNoNewPrivs = 38
 

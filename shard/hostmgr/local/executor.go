@@ -168,11 +168,9 @@ func runExecutor(opts executorOptions) error {
 	if err := os.MkdirAll(sandbox, 0o700); err != nil {
 		return err
 	}
-	conf := &confinement{user: opts.user, ownUID: opts.ownUID, cgroupDir: opts.cgroup}
-	if opts.cgroup != "" {
-		if conf.cgroup, err = openCgroupFD(opts.cgroup); err != nil {
-			return writeJSONAtomic(filepath.Join(opts.dir, exitFile), exitRecord{ExitCode: 127, StartError: err.Error(), Time: time.Now()})
-		}
+	conf, err := newConfinement(opts)
+	if err != nil {
+		return writeJSONAtomic(filepath.Join(opts.dir, exitFile), exitRecord{ExitCode: 127, StartError: err.Error(), Time: time.Now()})
 	}
 	defer conf.end(sandbox)
 	health := newHealthWriter(filepath.Join(opts.dir, healthFile), probes)

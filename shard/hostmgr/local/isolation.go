@@ -27,6 +27,17 @@ const (
 // own (Config.User), so that they cannot reach its files.
 func (p *Plugin) Sandboxed() bool { return p.users.mode != usersOff }
 
+// newIsolation decides who runs run as and prepares the runs directory
+// for them.
+func newIsolation(cfg Config) (*users, string, error) {
+	u, err := newUsers(cfg, canSwitchUsers())
+	if err != nil {
+		return nil, "", err
+	}
+	runs, err := makeRunsDir(cfg.Dir, cfg.TraverseFrom, u)
+	return u, runs, err
+}
+
 // makeRunsDir creates Dir/runs and makes every directory from top (Dir
 // when empty or when tasks are not sandboxed) down to it traverse-only,
 // then checks that the users tasks

@@ -173,11 +173,7 @@ func New(cfg Config) (*Plugin, error) {
 		return nil, fmt.Errorf("%w: Dir: %v", ErrInvalidConfig, err)
 	}
 	cfg.Dir = dir
-	users, err := newUsers(cfg, canSwitchUsers())
-	if err != nil {
-		return nil, err
-	}
-	runsDir, err := makeRunsDir(dir, cfg.TraverseFrom, users)
+	users, runsDir, err := newIsolation(cfg)
 	if err != nil {
 		return nil, err
 	}
