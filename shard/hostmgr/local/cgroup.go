@@ -116,7 +116,7 @@ func (c *cgroups) create(run model.RunID, r model.Resources) (string, error) {
 	}
 	for file, value := range map[string]string{"cpu.max": cpuMax(r.MilliCPU), "memory.max": memoryMax(r.MemMB)} {
 		if err := os.WriteFile(filepath.Join(dir, file), []byte(value), 0o644); err != nil {
-			removeCgroup(dir)
+			_ = removeCgroup(dir)
 			return "", fmt.Errorf("setting %s of cgroup: %w", file, err)
 		}
 	}
@@ -124,26 +124,30 @@ func (c *cgroups) create(run model.RunID, r model.Resources) (string, error) {
 }
 
 // remove deletes a run's cgroup, if it has one and it is empty.
-func (c *cgroups) remove(run model.RunID) {
-	if c != nil {
-		removeCgroup(filepath.Join(c.parent, pathElement(run)))
+func (c *cgroups) remove(run model.RunID) error {
+	if c == nil {
+		return nil
 	}
+	return removeCgroup(filepath.Join(c.parent, pathElement(run)))
 }
 
 // killCgroup kills every process left in a cgroup (cgroup.kill, Linux
 // 5.14 on) and removes it.
-func killCgroup(dir string) {
+func killCgroup(dir string) error {
 	os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0o644)
-	removeCgroup(dir)
+	return removeCgroup(dir)
 }
 
 // removeCgroup removes a cgroup directory; a cgroup is removed with
-// rmdir, its files go with it. Busy or missing ones are left.
-func removeCgroup(dir string) {
+// rmdir, its files go with it. A missing one is not an error; a busy one
+// (its processes still exiting) is left to the plugin's removal when the
+// run's end is reported.
+func removeCgroup(dir string) error {
 	err := syscall.Rmdir(dir)
 	if err != nil && !errors.Is(err, syscall.ENOENT) && !errors.Is(err, syscall.EBUSY) {
-		fmt.Fprintf(os.Stderr, "removing cgroup %s: %v\n", dir, err)
+		return fmt.Errorf("removing cgroup %s: %w", dir, err)
 	}
+	return nil
 }
 
 // openCgroupFD opens a cgroup for SysProcAttr.CgroupFD.

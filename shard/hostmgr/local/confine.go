@@ -104,7 +104,9 @@ func (c *confinement) end(sandbox string) {
 	}
 	if c.cgroup != nil {
 		c.cgroup.Close()
-		killCgroup(c.cgroupDir)
+		if err := killCgroup(c.cgroupDir); err != nil {
+			fmt.Fprintf(os.Stderr, "peloton executor: %v\n", err)
+		}
 	}
 	if c.user != nil {
 		if err := os.Lchown(sandbox, os.Getuid(), os.Getgid()); err != nil {

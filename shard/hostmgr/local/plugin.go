@@ -357,7 +357,9 @@ func (p *Plugin) failLaunch(run model.RunID, dir string, user *runUser, msg stri
 	p.mu.Lock()
 	p.users.release(run, user)
 	p.mu.Unlock()
-	p.cgroups.remove(run)
+	if err := p.cgroups.remove(run); err != nil {
+		p.log.Warn("run's cgroup", "run", run, "err", err)
+	}
 	rec := exitRecord{ExitCode: 127, StartError: msg, Time: p.clock.Now()}
 	if err := writeJSONAtomic(filepath.Join(dir, exitFile), rec); err != nil {
 		p.log.Warn("recording failed launch", "run", run, "err", err)
@@ -447,7 +449,9 @@ func (p *Plugin) finish(t *trackedRun) {
 	delete(p.runs, t.id)
 	p.users.release(t.id, t.user)
 	p.mu.Unlock()
-	p.cgroups.remove(t.id)
+	if err := p.cgroups.remove(t.id); err != nil {
+		p.log.Warn("run's cgroup", "run", t.id, "err", err)
+	}
 	st := p.endStatus(t.id, t.dir)
 	close(t.done)
 	p.log.Info("run ended", "run", t.id, "state", st.State, "message", st.Message)
