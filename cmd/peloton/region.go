@@ -131,7 +131,7 @@ func (r *regionRuntime) setShares(shares map[string]policy.RegionShare) {
 // openRegion opens a region's store and binds its gateway; run starts it.
 func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory, log *slog.Logger, reg *prometheus.Registry) (*regionRuntime, error) {
 	log = log.With("region", cfg.Name)
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+	if err := privateDir(cfg.DataDir); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
 	var st store.Store
@@ -368,4 +368,23 @@ func newRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg
+}
+
+// privateDir makes dir (and its missing parents) for the server alone
+// (0700): a directory that exists loses the read and write bits of group
+// and others. The search bits stay: the local host manager opens the path
+// to its runs for traversal only (0711, shard/hostmgr/local), and tasks
+// running while the server restarts must still reach their sandboxes.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if st.Mode().Perm()&0o066 != 0 {
+		return os.Chmod(dir, st.Mode().Perm()&^0o066)
+	}
+	return nil
 }

@@ -119,8 +119,8 @@ func TestDevRefusesCallsWithoutItsToken(t *testing.T) {
 			t.Errorf("%s has mode %v, want 0600", f, st.Mode().Perm())
 		}
 	}
-	if st, err := os.Stat(d.dataDir); err != nil || st.Mode().Perm()&0o077 != 0 {
-		t.Errorf("data dir %s: %v %v, want no group or other bits", d.dataDir, st.Mode(), err)
+	if st, err := os.Stat(d.dataDir); err != nil || st.Mode().Perm()&0o066 != 0 {
+		t.Errorf("data dir %s: %v %v, want none but its user to read or write it", d.dataDir, st.Mode(), err)
 	}
 
 	out, err := exec.Command(binary, "--addr", d.addr, "job", "list").CombinedOutput()

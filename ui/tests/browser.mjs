@@ -60,7 +60,9 @@ async function open(browser, path, opts = {}) {
   page.assertNoErrors = () => {
     if (errors.length) throw new Error('script errors on the page: ' + errors.join('; '));
   };
-  if (path) await page.goto(BASE + path + (DEV_TOKEN && !opts.signedOut ? '#token=' + DEV_TOKEN : ''));
+  const link = DEV_TOKEN && !opts.signedOut ? '#token=' + DEV_TOKEN : '';
+  // A page opened without a path is signed in first, through the link.
+  if (path || link) await page.goto(BASE + (path ?? '/ui/') + link);
   return page;
 }
 

@@ -65,8 +65,11 @@
 // task reaches its sandbox but can list none of them; the run's files are
 // 0600 and this process's, output included (the command writes it through
 // inherited descriptors); the sandbox and volumes are 0700 and the run's
-// user's, the volumes given to it with all they hold at every launch. New
-// refuses a Dir the task users could not reach. When the command ended
+// user's, the volumes given to it with all they hold at every launch. When
+// a directory above Dir is out of the task users' reach (a data directory
+// under /root), runs and volumes live in a stand-in directory of this
+// process's user, <temp dir>/peloton-tasks/<hash of Dir>, logged at start
+// (a stand-in root some other user made first is refused). When the command ended
 // the executor kills what is left of the run's uid (a uid of its own) and
 // gives the sandbox back to this process's user. Where a writable cgroup v2
 // hierarchy offers the cpu and memory controllers, each run's command

@@ -1,6 +1,8 @@
 package local
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/peloton-federated/peloton/shard/hostmgr"
 )
@@ -28,14 +31,51 @@ const (
 func (p *Plugin) Sandboxed() bool { return p.users.mode != usersOff }
 
 // newIsolation decides who runs run as and prepares the runs directory
-// for them.
-func newIsolation(cfg Config) (*users, string, error) {
-	u, err := newUsers(cfg, canSwitchUsers())
+// for them. It returns the directory that holds the runs and volumes: Dir,
+// or, when a directory above Dir is out of the task users' reach (a data
+// directory under /root, or in a private temporary directory), a
+// directory of this process's own below the system's temporary directory,
+// named by Dir, so that a restart finds its runs again.
+func newIsolation(cfg Config) (u *users, workDir, runs string, err error) {
+	u, err = newUsers(cfg, canSwitchUsers())
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
-	runs, err := makeRunsDir(cfg.Dir, cfg.TraverseFrom, u)
-	return u, runs, err
+	runs, err = makeRunsDir(cfg.Dir, cfg.TraverseFrom, u)
+	if !errors.Is(err, errNotReachable) {
+		return u, cfg.Dir, runs, err
+	}
+	root := filepath.Join(os.TempDir(), "peloton-tasks")
+	if rerr := ownDir(root); rerr != nil {
+		return nil, "", "", fmt.Errorf("%w (and its stand-in %s: %w)", err, root, rerr)
+	}
+	workDir = filepath.Join(root, fallbackName(cfg.Dir))
+	runs, err = makeRunsDir(workDir, root, u)
+	return u, workDir, runs, err
+}
+
+// fallbackName names the stand-in directory of dir.
+func fallbackName(dir string) string {
+	sum := sha256.Sum256([]byte(dir))
+	return hex.EncodeToString(sum[:8])
+}
+
+// ownDir makes dir, traverse-only, or checks that the dir there is a
+// directory (not a link) of this process's user: in a directory every
+// user may write to, another user could have made it first.
+func ownDir(dir string) error {
+	if err := os.Mkdir(dir, traverseDirMode); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	info, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !info.IsDir() || !ok || int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("%s is not a directory of this process's user", dir)
+	}
+	return os.Chmod(dir, traverseDirMode)
 }
 
 // makeRunsDir creates Dir/runs and makes every directory from top (Dir

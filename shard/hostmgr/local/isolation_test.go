@@ -253,12 +253,42 @@ func TestWithoutSwitchingUsersTasksRunAsTheServer(t *testing.T) {
 	}
 }
 
-func TestNewRefusesADirTasksCannotReach(t *testing.T) {
+// A Dir below a directory task users cannot search (t.TempDir is 0700)
+// keeps its runs in a stand-in below the system's temporary directory,
+// named by Dir: tasks still reach their sandboxes, and a second plugin on
+// the same Dir (a restart) finds the same place.
+func TestADirTasksCannotReachHasAStandIn(t *testing.T) {
 	needRoot(t)
-	closed := filepath.Join(t.TempDir(), "closed") // t.TempDir is 0700
-	_, err := New(Config{Cluster: "local", Dir: filepath.Join(closed, "hosts", "local"), Executable: testExecutable(t)})
-	if !errors.Is(err, ErrInvalidConfig) || !errors.Is(err, errNotReachable) {
-		t.Errorf("err = %v, want one naming a directory tasks cannot search", err)
+	closed := filepath.Join(t.TempDir(), "closed", "hosts", "local")
+	p, sink, _ := startPluginWith(t, Config{Cluster: "local", Dir: closed, Hostname: "box", Executable: testExecutable(t)})
+	standIn := filepath.Join(os.TempDir(), "peloton-tasks", fallbackName(closed))
+	t.Cleanup(func() { os.RemoveAll(standIn) })
+	if p.runsDir != filepath.Join(standIn, "runs") {
+		t.Fatalf("runs in %s, want them in the stand-in %s", p.runsDir, standIn)
+	}
+	launch(t, p, hostmgr.Launch{Run: "reach", Task: &model.TaskSpec{Command: "sh", Args: []string{"-c", "touch here && pwd"}}})
+	if got, want := stdoutOf(t, p, sink, "reach"), filepath.Join(standIn, "runs", "reach", "sandbox")+"\n"; got != want {
+		t.Errorf("the task ran in %q, want %q", got, want)
+	}
+	again, err := New(Config{Cluster: "local", Dir: closed, Hostname: "box", Executable: testExecutable(t)})
+	if err != nil {
+		t.Errorf("a restart on the same Dir: %v", err)
+	} else if again.runsDir != p.runsDir {
+		t.Errorf("a restart on the same Dir: runs in %s, want %s", again.runsDir, p.runsDir)
+	}
+	// A stand-in root another user made first is not used.
+	if err := ownDir(filepath.Join(os.TempDir(), "peloton-tasks")); err != nil {
+		t.Errorf("the stand-in root: %v", err)
+	}
+	theirs := filepath.Join(t.TempDir(), "theirs")
+	if err := os.Mkdir(theirs, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(theirs, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := ownDir(theirs); err == nil {
+		t.Error("ownDir took a directory of another user")
 	}
 	// TraverseFrom opens the chain from the data directory down.
 	data := filepath.Join(reachable(t, t.TempDir()), "data")

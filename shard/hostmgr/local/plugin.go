@@ -173,11 +173,16 @@ func New(cfg Config) (*Plugin, error) {
 		return nil, fmt.Errorf("%w: Dir: %v", ErrInvalidConfig, err)
 	}
 	cfg.Dir = dir
-	users, runsDir, err := newIsolation(cfg)
+	users, workDir, runsDir, err := newIsolation(cfg)
 	if err != nil {
 		return nil, err
 	}
-	host, err := describeHost(cfg.Cluster, cfg.Hostname, dir)
+	if workDir != dir {
+		cfg.Logger.Warn("runs and volumes live in a stand-in directory: task users cannot reach the data directory (make every directory above it searchable, chmod o+x, to keep them there)",
+			"dir", dir, "runs", workDir)
+		cfg.Dir = workDir
+	}
+	host, err := describeHost(cfg.Cluster, cfg.Hostname, cfg.Dir)
 	if err != nil {
 		return nil, err
 	}
