@@ -145,9 +145,10 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	// Check the host manager configuration now, so a bad --hosts fails at
-	// start rather than at election.
+	// start rather than at election; what the plugins say of themselves
+	// is logged once, when the region leads.
 	env := cfg.SimDefaults
-	env.DataDir, env.Logger, env.Store = cfg.DataDir, log, st
+	env.DataDir, env.Logger, env.Store = cfg.DataDir, slog.New(slog.DiscardHandler), st
 	if _, err := buildPlugins(cfg.Hosts, env); err != nil {
 		st.Close()
 		return nil, err

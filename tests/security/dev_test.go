@@ -1,7 +1,6 @@
 package security
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -31,26 +30,7 @@ type devCluster struct {
 func startDevCluster(t *testing.T) devCluster {
 	t.Helper()
 	d := devCluster{addr: testkit.FreeAddr(t), dataDir: filepath.Join(t.TempDir(), "data")}
-	var log bytes.Buffer
-	cmd := exec.Command(binary, "dev", "--addr", d.addr, "--data-dir", d.dataDir, "--hosts", "sim", "--sim-hosts", "2", "--log-level", "warn")
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("peloton dev log:\n%s", testkit.LastLines(log.String(), 30))
-		}
-	})
+	testkit.Start(t, binary, "dev", "--addr", d.addr, "--data-dir", d.dataDir, "--hosts", "sim", "--sim-hosts", "2", "--log-level", "warn")
 	testkit.WaitFor(t, 30*time.Second, "peloton dev healthy", func() bool {
 		resp, err := testkit.BareClient().Get("http://" + d.addr + "/healthz")
 		if err != nil {
