@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -102,6 +104,21 @@ if ls "` + data + `" > /dev/null 2>&1; then echo "READ data-dir-listing"; else e
 	}
 	if t.Failed() {
 		t.Logf("alice's task said:\n%s", out)
+	}
+	// Another user of the machine (nobody) reads neither bob's log nor
+	// his sandbox, nor lists the runs: the files are 0600, the
+	// directories traverse-only.
+	for what, path := range map[string]string{"bob-log": filepath.Join(bobRun, "stdout"), "bob-sandbox": filepath.Join(bobRun, "sandbox", "secret")} {
+		cat := exec.Command("/bin/cat", path)
+		cat.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		if got, err := cat.CombinedOutput(); err == nil {
+			t.Errorf("nobody read %s (%s): %q", what, path, got)
+		}
+	}
+	ls := exec.Command("/bin/ls", filepath.Dir(bobRun))
+	ls.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	if got, err := ls.CombinedOutput(); err == nil {
+		t.Errorf("nobody listed the runs: %q", got)
 	}
 	// The server itself reads the task's logs (above), and bob's.
 	if got := logsOf(t, bobs, bobJob); !strings.Contains(got, "bob-log-secret") {
