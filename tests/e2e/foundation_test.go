@@ -92,6 +92,11 @@ func TestHelloTourAndRestart(t *testing.T) {
 		t.Fatalf("task logs do not show the task's output: %q", logs)
 	}
 
+	// The logs of a run that never was are not found (they were a 500).
+	if code, body := s.http("GET", "/v1/jobs/"+id+"/tasks/0/logs?run=7", nil); code != 404 {
+		t.Errorf("logs of run 7 of a task that ran once: %d %s, want 404", code, body)
+	}
+
 	code, body := s.http("GET", "/v1/jobs/"+id, nil)
 	if code != 200 {
 		t.Fatalf("GET /v1/jobs/%s: %d %s", id, code, body)
