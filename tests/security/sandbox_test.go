@@ -14,6 +14,8 @@ import (
 	"time"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/internal/testenv"
+	"github.com/peloton-federated/peloton/tests/testkit"
 	"google.golang.org/grpc"
 )
 
@@ -193,4 +195,68 @@ func logsOf(t *testing.T, cc *grpc.ClientConn, job string) string {
 		return ""
 	}
 	return string(resp.GetData())
+}
+
+// A secured server that cannot sandbox its local tasks (it runs as nobody,
+// so it cannot switch users) refuses to start, naming the flag that
+// allows it; with the flag it starts, and says loudly that tasks are not
+// sandboxed.
+func TestSecuredServerRefusesLocalTasksItCannotSandbox(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testenv.Missing(t, "root (to run a server as nobody)", "run the security tests as root")
+	}
+	pki, _ := lab(t, []string{"east"}, nil, []string{"root"}, "bindings:\n  - {subjects: [root], role: admin}\n")
+	shared := filepath.Join(t.TempDir(), "shared")
+	if err := os.Mkdir(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	openToTasks(t, shared, 0o755)
+	// nobody's copies of the binary and the region's files.
+	copyTo := func(src, dst string, mode fs.FileMode) {
+		raw, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, raw, mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(dst, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(shared, "peloton")
+	copyTo(binary, bin, 0o755)
+	for _, f := range []string{"east.crt", "east.key", "ca.crt", "tokens.yaml", "policy.yaml"} {
+		copyTo(filepath.Join(pki, f), filepath.Join(shared, f), 0o600)
+	}
+	data := filepath.Join(shared, "data")
+	if err := os.Mkdir(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(data, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(shared, "east.yaml")
+	copyToText := fmt.Sprintf("region: east\naddr: 127.0.0.1:%d\ndataDir: %s\nhosts: [local]\ntls: {cert: %s, key: %s, ca: %s}\nauth: {tokens: %s, policy: %s}\n",
+		freePort(t), data, filepath.Join(shared, "east.crt"), filepath.Join(shared, "east.key"), filepath.Join(shared, "ca.crt"),
+		filepath.Join(shared, "tokens.yaml"), filepath.Join(shared, "policy.yaml"))
+	if err := os.WriteFile(cfg, []byte(copyToText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	asNobody := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + shared}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		return cmd
+	}
+	out, err := asNobody("server", "--config", cfg).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--allow-unsandboxed-local-tasks") {
+		t.Fatalf("a secured server as nobody with local hosts: %v\n%s\nwant a refusal naming --allow-unsandboxed-local-tasks", err, out)
+	}
+	t.Logf("refused: %s", testkit.LastLines(strings.TrimSpace(string(out)), 1))
+
+	srv := testkit.StartCmd(t, asNobody("server", "--config", cfg, "--allow-unsandboxed-local-tasks"))
+	testkit.WaitFor(t, 30*time.Second, "the allowed server to say tasks are not sandboxed", func() bool {
+		return strings.Contains(srv.Output(), "NOT SANDBOXED")
+	})
 }

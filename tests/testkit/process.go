@@ -22,7 +22,15 @@ type Process struct {
 // after 20 s); when t failed, the last lines of its output are logged.
 func Start(t testing.TB, bin string, args ...string) *Process {
 	t.Helper()
-	p := &Process{cmd: exec.Command(bin, args...), done: make(chan error, 1)}
+	return StartCmd(t, exec.Command(bin, args...))
+}
+
+// StartCmd is Start of a command the caller prepared (its user, its
+// environment); its output goes to the Process.
+func StartCmd(t testing.TB, cmd *exec.Cmd) *Process {
+	t.Helper()
+	bin := cmd.Path
+	p := &Process{cmd: cmd, done: make(chan error, 1)}
 	p.cmd.Stdout, p.cmd.Stderr = p, p
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
