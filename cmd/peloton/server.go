@@ -324,7 +324,7 @@ func checkHostSpecs(values []string) error {
 }
 
 func newServerCommand() *cobra.Command {
-	var path string
+	var path, debugAddr string
 	var insecure, check, unsandboxed bool
 	cmd := &cobra.Command{
 		Use:   "server --config FILE",
@@ -378,11 +378,12 @@ its own uid, and refuses to start when it cannot (not root) unless
 					path, c.Region, len(c.Hosts), orDefault(c.Store.Kind, "embedded"))
 				return nil
 			}
-			return runServer(cmd.Context(), c)
+			return runServer(cmd.Context(), c, debugAddr)
 		},
 	}
 	cmd.Flags().StringVar(&path, "config", "", "server config file (YAML)")
 	cmd.Flags().BoolVar(&insecure, "insecure", false, "serve off loopback without TLS, authentication or gossip encryption (a network you trust)")
+	cmd.Flags().StringVar(&debugAddr, "debug-addr", "", "serve Go profiles (net/http/pprof) on this loopback address, such as 127.0.0.1:6060")
 	cmd.Flags().BoolVar(&check, "check-config", false, "check the config file and exit (0 when valid)")
 	cmd.Flags().BoolVar(&unsandboxed, strings.TrimPrefix(allowUnsandboxedFlag, "--"), false, "with tls or auth, start even when tasks of local hosts cannot be sandboxed (not root): they run as the server's user")
 	return cmd
@@ -390,13 +391,26 @@ its own uid, and refuses to start when it cannot (not root) unless
 
 func init() { extraCommands = append(extraCommands, newServerCommand) }
 
-func runServer(parent context.Context, c *serverConfig) error {
+func runServer(parent context.Context, c *serverConfig, debugAddr string) error {
 	log, err := newLogger(orDefault(c.Log.Level, "info"), orDefault(c.Log.Format, "text"))
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if debugAddr != "" {
+		d, err := startDebug(debugAddr, log)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := d.stop(sctx); err != nil {
+				log.Warn("profile server stopped", "err", err)
+			}
+		}()
+	}
 	rc := regionConfig{
 		Name: c.Region, DataDir: c.DataDir, Addr: c.Addr, Hosts: c.Hosts, Period: time.Duration(c.EntitlementPeriod),
 		EventRetention: time.Duration(c.Events.Retention),

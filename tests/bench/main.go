@@ -37,6 +37,11 @@ type config struct {
 	budgetScale float64
 	bin         string
 	profileDir  string
+	smallJobs   int
+	smallStores string
+	smallClient int
+	smallHosts  int
+	smallProf   string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -53,6 +58,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Float64Var(&c.budgetScale, "budget-scale", 1, "multiply every end-to-end, memory and API time budget")
 	fs.StringVar(&c.bin, "bin", "", "peloton binary the API scenarios start (default: build one)")
 	fs.StringVar(&c.profileDir, "server-cpuprofile-dir", "", "write a CPU profile of the server over each API scenario's measured span to this directory")
+	fs.IntVar(&c.smallJobs, "small-jobs", 0, "instead of the scenarios: create this many single-task jobs over HTTP against `peloton server` on each store of -small-jobs-stores and wait until all SUCCEEDED")
+	fs.StringVar(&c.smallStores, "small-jobs-stores", "embedded", "stores of -small-jobs, comma-separated: embedded, or NAME=HOST:PORT of a running Cassandra node (deploy/cassandra/cassandra.sh); ratios are against the embedded run")
+	fs.IntVar(&c.smallClient, "small-jobs-clients", 32, "concurrent HTTP clients of -small-jobs")
+	fs.IntVar(&c.smallHosts, "small-jobs-hosts", 500, "sim hosts of -small-jobs")
+	fs.StringVar(&c.smallProf, "small-jobs-profile-dir", "", "write the server's goroutine profile half way through each -small-jobs run to this directory")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -85,6 +95,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if cfg.smallJobs > 0 {
+		return runSmallJobs(ctx, cfg, stdout, stderr)
 	}
 	all, err := loadScenarios()
 	if err != nil {
@@ -181,3 +194,44 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // machine describes where the figures come from: cores, CPU model, memory.
 func machine() string { return harness.Machine() }
+
+// runSmallJobs runs the -small-jobs sitting.
+func runSmallJobs(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
+	var stores []harness.SmallJobsStore
+	for _, v := range strings.Split(cfg.smallStores, ",") {
+		v = strings.TrimSpace(v)
+		name, addr, ok := strings.Cut(v, "=")
+		switch {
+		case v == "embedded":
+			stores = append(stores, harness.SmallJobsStore{Name: v})
+		case ok && name != "" && addr != "":
+			stores = append(stores, harness.SmallJobsStore{Name: name, Cassandra: addr})
+		default:
+			return fmt.Errorf("-small-jobs-stores: %q is not embedded nor NAME=HOST:PORT", v)
+		}
+	}
+	bin := cfg.bin
+	if bin == "" {
+		fmt.Fprintln(stderr, "building the peloton binary ...")
+		b, cleanup, err := testkit.BuildPeloton()
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		bin = b
+	}
+	dir, err := os.MkdirTemp("", "peloton-small-jobs-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	fmt.Fprintf(stdout, "machine: %s\n", machine())
+	figs := harness.RunSmallJobs(ctx, harness.SmallJobsConfig{Bin: bin, Dir: dir, Jobs: cfg.smallJobs, Clients: cfg.smallClient,
+		Hosts: cfg.smallHosts, Stores: stores, ProfileDir: cfg.smallProf}, stdout)
+	for _, f := range figs {
+		if f.Err != "" {
+			return fmt.Errorf("small-jobs %s: %s", f.Store, f.Err)
+		}
+	}
+	return nil
+}
