@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,6 +49,33 @@ func nextAuditSeq() int64 {
 	}
 }
 
+// registeredDays remembers the days this store registered in audit_days,
+// so that appending to today's log writes the day's row once, not with
+// every record (every mutating call). A remembered day is trusted only
+// while it is yesterday or later: PruneAudit never forgets such a day.
+type registeredDays struct {
+	mu   sync.Mutex
+	days map[int]bool
+}
+
+func (r *registeredDays) known(day int, now time.Time) bool {
+	if day < dayOf(now)-1 {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.days[day]
+}
+
+func (r *registeredDays) add(day int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.days == nil || len(r.days) > 8 {
+		r.days = map[int]bool{}
+	}
+	r.days[day] = true
+}
+
 // AppendAudit stores records, each with a TTL that keeps it at least ttl
 // after its Time; records already expired are not stored. The days are
 // registered first, then each day's records go as one unlogged batch.
@@ -83,10 +111,17 @@ func (s *Store) AppendAudit(ctx context.Context, recs []model.AuditRecord, ttl t
 	slices.Sort(days)
 	reg := s.session.NewBatch(gocql.UnloggedBatch)
 	for _, d := range days {
-		reg.Query(s.q.addAuditDay, d)
+		if !s.knownDays.known(d, now) {
+			reg.Query(s.q.addAuditDay, d)
+		}
 	}
-	if err := s.session.ExecuteBatch(reg.WithContext(ctx)); err != nil {
-		return fmt.Errorf("append audit: %w", s.classify(ctx, err))
+	if len(reg.Entries) > 0 {
+		if err := s.session.ExecuteBatch(reg.WithContext(ctx)); err != nil {
+			return fmt.Errorf("append audit: %w", s.classify(ctx, err))
+		}
+		for _, d := range days {
+			s.knownDays.add(d)
+		}
 	}
 	err := parallel(ctx, len(days), eventWriteParallism, func(ctx context.Context, i int) error {
 		return s.session.ExecuteBatch(batches[days[i]].WithContext(ctx))

@@ -56,7 +56,7 @@ func (s *Store) Fence(ctx context.Context, name string, term uint64) (store.Stor
 			return nil, fmt.Errorf("fence %s: %w", name, s.classify(ctx, err))
 		}
 		if applied {
-			return &Store{cfg: s.cfg, session: s.session, q: s.q, closed: s.closed, specs: s.specs,
+			return &Store{cfg: s.cfg, session: s.session, q: s.q, closed: s.closed, specs: s.specs, partitions: s.partitions, knownDays: s.knownDays,
 				fence: &fence{name: name, term: term}}, nil
 		}
 	}

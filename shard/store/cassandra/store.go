@@ -25,6 +25,10 @@ type Store struct {
 	fence   *fence       // on a view made by Fence: checked before every write
 	// specs keeps decoded configs by job incarnation and version.
 	specs *codec.SpecCache
+	// partitions and knownDays are the task partitions and audit days
+	// this store registered (shared with the views made by Fence).
+	partitions *knownPartitions
+	knownDays  *registeredDays
 }
 
 var _ store.Store = (*Store)(nil)
@@ -68,7 +72,8 @@ func connect(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("cassandra %s: %w: connect: %w", cfg.hostsString(), store.ErrUnavailable, err)
 	}
 	return &Store{cfg: cfg, session: session, q: newStatements(cfg.Keyspace), closed: new(atomic.Bool),
-		specs: codec.NewSpecCache(codec.DefaultSpecCacheEntries, codec.DefaultSpecCacheBytes)}, nil
+		specs:      codec.NewSpecCache(codec.DefaultSpecCacheEntries, codec.DefaultSpecCacheBytes),
+		partitions: new(knownPartitions), knownDays: new(registeredDays)}, nil
 }
 
 // Close ends the session; later calls fail with store.ErrUnavailable.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/gocql/gocql"
@@ -205,10 +206,58 @@ func (s *Store) incarnations(ctx context.Context, tasks []*model.TaskRuntime) (m
 // registerPartitions records the partitions about to be written, one
 // unconditional batch per job (the rows share the job's partition).
 // Recording a partition that stays empty is harmless.
+//
+// A partition this store registered already is not registered again: a
+// registration is removed only with its incarnation once that is no
+// longer the job's current one, and writes always resolve the current
+// one, so a pass that changes a task of each of many small jobs does not
+// write a registration row per job every time.
 func (s *Store) registerPartitions(ctx context.Context, order []partition) error {
-	return s.batchPerJob(ctx, len(order), func(i int) model.JobID { return order[i].job }, func(b *gocql.Batch, i int) {
-		b.Query(s.q.addTaskPartition, string(order[i].job), order[i].incarnation, order[i].bucket)
+	todo := s.partitions.unknown(order)
+	if len(todo) == 0 {
+		return nil
+	}
+	err := s.batchPerJob(ctx, len(todo), func(i int) model.JobID { return todo[i].job }, func(b *gocql.Batch, i int) {
+		b.Query(s.q.addTaskPartition, string(todo[i].job), todo[i].incarnation, todo[i].bucket)
 	})
+	if err == nil {
+		s.partitions.add(todo)
+	}
+	return err
+}
+
+// maxKnownPartitions bounds the registrations a store remembers; past it
+// the memory starts afresh (a forgotten one is merely written again).
+const maxKnownPartitions = 200_000
+
+// knownPartitions are the task partitions a store registered.
+type knownPartitions struct {
+	mu   sync.Mutex
+	seen map[partition]struct{}
+}
+
+// unknown returns the partitions of order not registered yet, in order.
+func (k *knownPartitions) unknown(order []partition) []partition {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := make([]partition, 0, len(order))
+	for _, p := range order {
+		if _, ok := k.seen[p]; !ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (k *knownPartitions) add(ps []partition) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.seen == nil || len(k.seen)+len(ps) > maxKnownPartitions {
+		k.seen = make(map[partition]struct{}, len(ps))
+	}
+	for _, p := range ps {
+		k.seen[p] = struct{}{}
+	}
 }
 
 // batchPerJob writes n rows, row i of job(i), as one unlogged batch per run
