@@ -479,6 +479,15 @@ func runBatch(ctx context.Context, s *Scenario, w *Workload, z Size, srv *devSer
 // listRunning lists every job of the server, a page at a time, and
 // returns those whose task is running (or ran), by id.
 func listRunning(ctx context.Context, jobs pb.JobServiceClient) (map[string]bool, error) {
+	return listJobsBy(ctx, jobs, func(j *pb.Job) bool {
+		states := j.GetStatus().GetTaskStates()
+		return states["RUNNING"]+states["SUCCEEDED"] > 0
+	})
+}
+
+// listJobsBy lists every job of the server, a page at a time, and tells
+// by id which ones hold.
+func listJobsBy(ctx context.Context, jobs pb.JobServiceClient, holds func(*pb.Job) bool) (map[string]bool, error) {
 	out := map[string]bool{}
 	token := ""
 	for {
@@ -487,8 +496,7 @@ func listRunning(ctx context.Context, jobs pb.JobServiceClient) (map[string]bool
 			return out, err
 		}
 		for _, j := range resp.GetJobs() {
-			states := j.GetStatus().GetTaskStates()
-			out[j.GetId()] = states["RUNNING"]+states["SUCCEEDED"] > 0
+			out[j.GetId()] = holds(j)
 		}
 		if token = resp.GetNextPageToken(); token == "" {
 			return out, nil

@@ -65,9 +65,15 @@ func startDevServer(ctx context.Context, bin, dir string, s *Scenario, w *Worklo
 	if err != nil {
 		return nil, err
 	}
-	d := &devServer{addr: addr, debugAddr: debugAddr, dir: dir, logPath: filepath.Join(dir, "server.log"), done: make(chan error, 1)}
 	args := append([]string{"dev", "--addr", addr, "--data-dir", filepath.Join(dir, "data"), "--hosts", simHostsFlag(s, len(w.Hosts)),
 		"--log-level", "warn", "--debug-addr", debugAddr}, extra...)
+	return launch(ctx, bin, dir, addr, debugAddr, args, time.Minute, len(w.Hosts))
+}
+
+// launch starts bin with args, its output in dir/server.log, and waits
+// until it is healthy within healthyWithin and knows hosts hosts.
+func launch(ctx context.Context, bin, dir, addr, debugAddr string, args []string, healthyWithin time.Duration, hosts int) (*devServer, error) {
+	d := &devServer{addr: addr, debugAddr: debugAddr, dir: dir, logPath: filepath.Join(dir, "server.log"), done: make(chan error, 1)}
 	d.cmd = exec.Command(bin, args...)
 	logf, err := os.Create(d.logPath)
 	if err != nil {
@@ -83,7 +89,7 @@ func startDevServer(ctx context.Context, bin, dir string, s *Scenario, w *Worklo
 		d.stop()
 		return nil, fmt.Errorf("%w (server log: %s)", err, d.logTail())
 	}
-	if err := d.waitHealthy(ctx, time.Minute); err != nil {
+	if err := d.waitHealthy(ctx, healthyWithin); err != nil {
 		return fail(err)
 	}
 	d.conn, err = grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), testkit.DevCredentials(addr),
@@ -94,11 +100,11 @@ func startDevServer(ctx context.Context, bin, dir string, s *Scenario, w *Worklo
 	deadline := time.Now().Add(time.Minute)
 	for {
 		resp, err := pb.NewHostServiceClient(d.conn).ListHosts(ctx, &pb.ListHostsRequest{})
-		if err == nil && len(resp.GetHosts()) >= len(w.Hosts) {
+		if err == nil && len(resp.GetHosts()) >= hosts {
 			return d, nil
 		}
 		if time.Now().After(deadline) {
-			return fail(fmt.Errorf("the server knows %d of %d hosts after a minute (%v)", len(resp.GetHosts()), len(w.Hosts), err))
+			return fail(fmt.Errorf("the server knows %d of %d hosts after a minute (%v)", len(resp.GetHosts()), hosts, err))
 		}
 		select {
 		case <-ctx.Done():

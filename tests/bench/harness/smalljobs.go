@@ -2,13 +2,13 @@ package harness
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,8 +16,6 @@ import (
 	"time"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 )
 
 // Small jobs: one `peloton server` (the production role, configured by a
@@ -145,10 +143,10 @@ func runSmallJobs(ctx context.Context, c SmallJobsConfig, st SmallJobsStore, dir
 				switch {
 				case err != nil:
 					f.Errors++
-					firstErr = cmpOr(firstErr, err.Error())
+					firstErr = cmp.Or(firstErr, err.Error())
 				case resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &created) != nil || created.Job.ID == "":
 					f.Errors++
-					firstErr = cmpOr(firstErr, fmt.Sprintf("%d %s", resp.StatusCode, bytes.TrimSpace(raw)))
+					firstErr = cmp.Or(firstErr, fmt.Sprintf("%d %s", resp.StatusCode, bytes.TrimSpace(raw)))
 				default:
 					ids = append(ids, created.Job.ID)
 					lat = append(lat, d)
@@ -198,30 +196,11 @@ func runSmallJobs(ctx context.Context, c SmallJobsConfig, st SmallJobsStore, dir
 	return f
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // succeeded lists the jobs whose every task SUCCEEDED.
 func succeeded(ctx context.Context, jobs pb.JobServiceClient) (map[string]bool, error) {
-	out := map[string]bool{}
-	token := ""
-	for {
-		resp, err := jobs.ListJobs(ctx, &pb.ListJobsRequest{Limit: 5000, PageToken: token})
-		if err != nil {
-			return out, err
-		}
-		for _, j := range resp.GetJobs() {
-			states := j.GetStatus().GetTaskStates()
-			out[j.GetId()] = states["SUCCEEDED"] >= max(j.GetSpec().GetInstances(), 1)
-		}
-		if token = resp.GetNextPageToken(); token == "" {
-			return out, nil
-		}
-	}
+	return listJobsBy(ctx, jobs, func(j *pb.Job) bool {
+		return j.GetStatus().GetTaskStates()["SUCCEEDED"] >= max(j.GetSpec().GetInstances(), 1)
+	})
 }
 
 // startPelotonServer starts bin as `peloton server --config` on loopback
@@ -247,45 +226,7 @@ func startPelotonServer(ctx context.Context, bin, dir string, st SmallJobsStore,
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		return nil, err
 	}
-	d := &devServer{addr: addr, debugAddr: debugAddr, dir: dir, logPath: filepath.Join(dir, "server.log"), done: make(chan error, 1)}
-	d.cmd = exec.Command(bin, "server", "--config", cfgPath, "--debug-addr", debugAddr)
-	logf, err := os.Create(d.logPath)
-	if err != nil {
-		return nil, err
-	}
-	d.cmd.Stdout, d.cmd.Stderr = logf, logf
-	if err := d.cmd.Start(); err != nil {
-		logf.Close()
-		return nil, err
-	}
-	go func() { d.done <- d.cmd.Wait(); logf.Close() }()
-	fail := func(err error) (*devServer, error) {
-		d.stop()
-		return nil, fmt.Errorf("%w (server log: %s)", err, d.logTail())
-	}
-	if err := d.waitHealthy(ctx, 2*time.Minute); err != nil {
-		return fail(err)
-	}
-	d.conn, err = grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20)))
-	if err != nil {
-		return fail(err)
-	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		resp, err := pb.NewHostServiceClient(d.conn).ListHosts(ctx, &pb.ListHostsRequest{})
-		if err == nil && len(resp.GetHosts()) >= hosts {
-			return d, nil
-		}
-		if time.Now().After(deadline) {
-			return fail(fmt.Errorf("the server knows %d of %d hosts after a minute (%v)", len(resp.GetHosts()), hosts, err))
-		}
-		select {
-		case <-ctx.Done():
-			return fail(ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	return launch(ctx, bin, dir, addr, debugAddr, []string{"server", "--config", cfgPath, "--debug-addr", debugAddr}, 2*time.Minute, hosts)
 }
 
 // goroutines writes the server's goroutine profile (debug=1: stacks with
