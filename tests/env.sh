@@ -64,6 +64,9 @@ missing_packages() {
   fi
   if [ "$ci" = --ci ]; then
     command -v protoc >/dev/null 2>&1 || need+=(protobuf-compiler)
+    # protoc's well-known types (google/protobuf/*.proto) come with the
+    # development package, which protobuf-compiler only recommends.
+    [ -f /usr/include/google/protobuf/timestamp.proto ] || need+=(libprotobuf-dev)
   fi
   if [ ${#need[@]} -gt 0 ]; then printf '%s\n' "${need[@]}" | sort -u | tr '\n' ' '; fi
 }
@@ -79,7 +82,7 @@ system_packages() {
   log "installing Debian packages: $missing"
   apt-get update -qq
   # shellcheck disable=SC2086
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
 
 }
 
