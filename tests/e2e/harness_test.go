@@ -44,6 +44,9 @@ func startDev(t testing.TB, dataDir string, extra ...string) *server {
 		t.Fatal(err)
 	}
 	go func() { s.done <- s.cmd.Wait() }()
+	// Runs outlive the server (a restart adopts them); once the test and
+	// its server are done, nothing may still write in the data directory.
+	t.Cleanup(func() { testkit.KillUnder(t, dataDir) })
 	t.Cleanup(func() { s.stop() })
 	deadline := time.Now().Add(30 * time.Second)
 	for {

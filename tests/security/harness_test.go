@@ -126,6 +126,8 @@ log: {level: info}
 		t.Fatal(err)
 	}
 	r.start()
+	// Local runs outlive the server; none may write in dataDir after it.
+	t.Cleanup(func() { testkit.KillUnder(t, dataDir) })
 	t.Cleanup(r.stop)
 	t.Cleanup(func() {
 		if t.Failed() {
