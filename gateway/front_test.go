@@ -120,11 +120,12 @@ func TestBodyTypeProblem(t *testing.T) {
 	}
 }
 
-// doHTTP sends a request to the secured fixture with a bearer token and
-// headers (Host sets the request's Host).
-func (f *fixture) doHTTP(t *testing.T, token, method, path, body string, hdr map[string]string) (int, http.Header, string) {
+// doHTTP sends a request to the secured fixture with a client
+// certificate (by name; "" for none), a bearer token and headers (Host
+// sets the request's Host).
+func (f *fixture) doHTTP(t *testing.T, cert, token, method, path, body string, hdr map[string]string) (int, http.Header, string) {
 	t.Helper()
-	c := &http.Client{Transport: &http.Transport{TLSClientConfig: f.clientTLS(t, "")}, Timeout: 10 * time.Second}
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: f.clientTLS(t, cert)}, Timeout: 10 * time.Second}
 	defer c.CloseIdleConnections()
 	req, _ := http.NewRequest(method, "https://"+f.addr+path, strings.NewReader(body))
 	if token != "" {
@@ -170,7 +171,7 @@ func TestFrontDoor(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			code, _, body := f.doHTTP(t, "tok-alice", c.method, c.path, c.body, c.hdr)
+			code, _, body := f.doHTTP(t, "", "tok-alice", c.method, c.path, c.body, c.hdr)
 			if code != c.want || !strings.Contains(body, c.msg) {
 				t.Fatalf("%d %s, want %d with %q", code, body, c.want, c.msg)
 			}
@@ -189,7 +190,7 @@ func TestFrontDoor(t *testing.T) {
 	}
 	// The UI's headers, and nosniff on the API.
 	for _, path := range []string{"/ui/", "/ui/jobs/x", "/"} {
-		_, h, _ := f.doHTTP(t, "", "GET", path, "", nil)
+		_, h, _ := f.doHTTP(t, "", "", "GET", path, "", nil)
 		for k, want := range map[string]string{"Content-Security-Policy": "frame-ancestors 'none'", "X-Frame-Options": "DENY",
 			"Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff"} {
 			if !strings.Contains(h.Get(k), want) {
@@ -197,7 +198,7 @@ func TestFrontDoor(t *testing.T) {
 			}
 		}
 	}
-	if _, h, _ := f.doHTTP(t, "", "GET", "/v1/version", "", nil); h.Get("X-Content-Type-Options") != "nosniff" {
+	if _, h, _ := f.doHTTP(t, "", "", "GET", "/v1/version", "", nil); h.Get("X-Content-Type-Options") != "nosniff" {
 		t.Errorf("GET /v1/version: X-Content-Type-Options %q", h.Get("X-Content-Type-Options"))
 	}
 }
@@ -225,7 +226,7 @@ func TestAuthorisedBeforeTheBodyIsJudged(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			code, _, body := f.doHTTP(t, c.token, c.method, c.path, c.body, nil)
+			code, _, body := f.doHTTP(t, "", c.token, c.method, c.path, c.body, nil)
 			if code != c.want || !strings.Contains(body, c.msg) {
 				t.Fatalf("%d %s, want %d with %q", code, body, c.want, c.msg)
 			}

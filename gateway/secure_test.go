@@ -3,8 +3,6 @@ package gateway
 import (
 	"context"
 	"crypto/tls"
-	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -333,25 +331,10 @@ func TestGuardOverHTTP(t *testing.T) {
 	f := startSecured(t)
 	do := func(cert, token, method, path, body string, hdr map[string]string) (int, string) {
 		t.Helper()
-		c := &http.Client{Transport: &http.Transport{TLSClientConfig: f.clientTLS(t, cert)}, Timeout: 10 * time.Second}
-		req, _ := http.NewRequest(method, "https://"+f.addr+path, strings.NewReader(body))
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		for k, v := range hdr {
-			req.Header.Set(k, v)
-		}
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		code, _, b := f.doHTTP(t, cert, token, method, path, body, hdr)
+		return code, b
 	}
+
 	for _, c := range []struct {
 		cert, token, method, path, body string
 		hdr                             map[string]string
