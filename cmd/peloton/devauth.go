@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,18 +57,9 @@ func (d *devAuth) gatewayAuth() *gateway.Auth {
 
 // dialOption makes region's calls to the other regions carry its token.
 func (d *devAuth) dialOption(region string) grpc.DialOption {
-	return grpc.WithPerRPCCredentials(regionBearer(d.regions[region]))
+	// No TLS: dev regions call one another on loopback inside one process.
+	return grpc.WithPerRPCCredentials(auth.Bearer{Token: d.regions[region]})
 }
-
-type regionBearer string
-
-func (b regionBearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return map[string]string{auth.AuthorizationKey: "Bearer " + string(b)}, nil
-}
-
-// RequireTransportSecurity is false: dev regions call one another on
-// loopback inside one process.
-func (regionBearer) RequireTransportSecurity() bool { return false }
 
 // publish keeps the token in <dataDir>/token and where the clients of
 // this machine's user find it for each address; the returned function
@@ -78,11 +68,7 @@ func (d *devAuth) publish(dataDir string, addrs []string) (func(), error) {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("--data-dir: %w", err)
 	}
-	tokenFile := filepath.Join(dataDir, "token")
-	if err := os.WriteFile(tokenFile+".tmp", []byte(d.token+"\n"), 0o600); err != nil {
-		return nil, fmt.Errorf("writing the token: %w", err)
-	}
-	if err := os.Rename(tokenFile+".tmp", tokenFile); err != nil {
+	if err := cli.WritePrivate(filepath.Join(dataDir, "token"), d.token+"\n"); err != nil {
 		return nil, fmt.Errorf("writing the token: %w", err)
 	}
 	var written []string

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -253,3 +254,17 @@ func AddToken(path, name string) (string, error) {
 	}
 	return tok, nil
 }
+
+// Bearer sends Token with every gRPC call as `authorization: Bearer
+// <token>`; RequireTLS refuses a connection without transport security
+// (false only for loopback, where the client checked the address).
+type Bearer struct {
+	Token      string
+	RequireTLS bool
+}
+
+func (b Bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{AuthorizationKey: "Bearer " + b.Token}, nil
+}
+
+func (b Bearer) RequireTransportSecurity() bool { return b.RequireTLS }

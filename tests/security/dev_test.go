@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/cmd/peloton/cli"
 	"github.com/peloton-federated/peloton/internal/testenv"
 	"github.com/peloton-federated/peloton/tests/testkit"
 )
@@ -111,16 +112,14 @@ func TestDevRefusesCallsWithoutItsToken(t *testing.T) {
 
 func mustDevTokenFile(t *testing.T, addr string) string {
 	t.Helper()
-	h := testkit.DevHeader(addr)
-	if h == "" {
+	if testkit.DevHeader(addr) == "" {
 		t.Fatalf("no token kept for the clients of %s", addr)
 	}
-	dir, err := os.UserConfigDir()
+	path, err := cli.DevTokenFile(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, port, _ := strings.Cut(addr, ":")
-	return filepath.Join(dir, "peloton", "dev", host+"_"+port+".token")
+	return path
 }
 
 // TestDevRefusesOtherLocalUsers: another user of the machine (nobody)

@@ -1,8 +1,6 @@
 package testkit
 
 import (
-	"context"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/peloton-federated/peloton/cmd/peloton/cli"
+	"github.com/peloton-federated/peloton/gateway/auth"
 )
 
 // DevTransport adds the token of a `peloton dev` cluster to an HTTP
@@ -26,23 +25,13 @@ type DevTransport struct {
 }
 
 func (d DevTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Header.Get("Authorization") == "" && isLoopbackHost(req.URL.Hostname()) {
-		if path, err := cli.DevTokenFile(req.URL.Host); err == nil {
-			if raw, err := os.ReadFile(path); err == nil {
-				req = req.Clone(req.Context())
-				req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(raw)))
-			}
+	if req.Header.Get("Authorization") == "" {
+		if token, _ := cli.FindDevToken(req.URL.Host); token != "" {
+			req = req.Clone(req.Context())
+			req.Header.Set("Authorization", "Bearer "+token)
 		}
 	}
 	return d.Base.RoundTrip(req)
-}
-
-func isLoopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // UseDevTokens makes http.DefaultTransport (http.Get, http.Post,
@@ -76,35 +65,19 @@ func DevToken(t testing.TB, dataDir string) string {
 // addr send its token, read now from where the cluster keeps it for its
 // clients; without one (a `peloton server`), it adds nothing.
 func DevCredentials(addr string) grpc.DialOption {
-	path, err := cli.DevTokenFile(addr)
-	if err != nil {
+	token, _ := cli.FindDevToken(addr)
+	if token == "" {
 		return grpc.EmptyDialOption{}
 	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return grpc.EmptyDialOption{}
-	}
-	return grpc.WithPerRPCCredentials(devBearer(strings.TrimSpace(string(raw))))
+	return grpc.WithPerRPCCredentials(auth.Bearer{Token: token})
 }
 
 // DevHeader is the Authorization header value of the dev cluster on addr
 // ("" without one).
 func DevHeader(addr string) string {
-	path, err := cli.DevTokenFile(addr)
-	if err != nil {
+	token, _ := cli.FindDevToken(addr)
+	if token == "" {
 		return ""
 	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	return "Bearer " + strings.TrimSpace(string(raw))
+	return "Bearer " + token
 }
-
-type devBearer string
-
-func (b devBearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return map[string]string{"authorization": "Bearer " + string(b)}, nil
-}
-
-func (devBearer) RequireTransportSecurity() bool { return false }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -189,7 +188,7 @@ func (conn connection) dialOptions(target string) ([]grpc.DialOption, error) {
 	if conn.token == "" && !conn.tls && loopbackTarget(target) {
 		// A dev cluster on this machine keeps its token where its user's
 		// clients find it.
-		token, err := findDevToken(target)
+		token, err := FindDevToken(target)
 		if err != nil {
 			return nil, err
 		}
@@ -199,7 +198,7 @@ func (conn connection) dialOptions(target string) ([]grpc.DialOption, error) {
 		if !conn.tls && !loopbackTarget(target) {
 			return nil, fmt.Errorf("refusing to send a token in the clear to %s: give --ca (or an https:// address)", target)
 		}
-		opts = append(opts, grpc.WithPerRPCCredentials(bearer{token: conn.token, tls: conn.tls}))
+		opts = append(opts, grpc.WithPerRPCCredentials(auth.Bearer{Token: conn.token, RequireTLS: conn.tls}))
 	}
 	return opts, nil
 }
@@ -215,18 +214,6 @@ func loopbackTarget(target string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
-
-// bearer sends a token with every call.
-type bearer struct {
-	token string
-	tls   bool
-}
-
-func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return map[string]string{"authorization": "Bearer " + b.token}, nil
-}
-
-func (b bearer) RequireTransportSecurity() bool { return b.tls }
 
 // contextCommand manages the config file's named contexts.
 func (a *app) contextCommand() *cobra.Command {

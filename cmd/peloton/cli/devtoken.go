@@ -42,7 +42,7 @@ func WriteDevToken(addr, token string) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", err
 	}
-	return path, writePrivate(path, token+"\n")
+	return path, WritePrivate(path, token+"\n")
 }
 
 // RemoveDevToken removes the file kept for addr if it still holds token
@@ -59,9 +59,9 @@ func RemoveDevToken(addr, token string) error {
 	return os.Remove(path)
 }
 
-// writePrivate writes a file only its owner may read, through a temporary
-// file renamed over it.
-func writePrivate(path, content string) error {
+// WritePrivate writes a file only its owner may read (0600), through a
+// temporary file renamed over it.
+func WritePrivate(path, content string) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
 		return err
@@ -81,12 +81,13 @@ func writePrivate(path, content string) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// findDevToken returns the token a dev cluster on the loopback address
-// target keeps for its clients, or "" when there is none. "localhost" also
-// finds a cluster on 127.0.0.1 or ::1.
-func findDevToken(target string) (string, error) {
+// FindDevToken returns the token a dev cluster on the loopback address
+// target ("host:port") keeps for its user's clients, or "" when there is
+// none or target is not loopback. "localhost" also finds a cluster on
+// 127.0.0.1 or ::1.
+func FindDevToken(target string) (string, error) {
 	host, port, err := net.SplitHostPort(target)
-	if err != nil {
+	if err != nil || !loopbackTarget(target) {
 		return "", nil
 	}
 	hosts := []string{host}

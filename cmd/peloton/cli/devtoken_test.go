@@ -22,8 +22,8 @@ func TestDevTokenFiles(t *testing.T) {
 		t.Fatalf("%s: %v %v, want mode 0700", filepath.Dir(path), st.Mode(), err)
 	}
 	for target, want := range map[string]string{"127.0.0.1:5390": "pel_a", "localhost:5390": "pel_a", "127.0.0.1:5391": "", "[::1]:5390": ""} {
-		if got, err := findDevToken(target); err != nil || got != want {
-			t.Errorf("findDevToken(%s) = %q, %v; want %q", target, got, err, want)
+		if got, err := FindDevToken(target); err != nil || got != want {
+			t.Errorf("FindDevToken(%s) = %q, %v; want %q", target, got, err, want)
 		}
 	}
 	if err := RemoveDevToken("127.0.0.1:5390", "pel_other"); err != nil {
