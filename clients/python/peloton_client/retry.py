@@ -15,7 +15,6 @@ The rules are the CLI's (cmd/peloton/cli/retry.go):
   would pass it ends the call with the last error.
 """
 
-import collections
 import random
 import threading
 import time
@@ -26,6 +25,8 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
 from peloton.v1 import service_pb2 as svc
+
+from .calls import with_changes
 
 FIRST_BACKOFF = 0.2
 MAX_BACKOFF = 5.0
@@ -87,15 +88,6 @@ def backoff(n, hint, u):
     return d
 
 
-class _Details(
-    collections.namedtuple(
-        "_Details", ("method", "timeout", "metadata", "credentials", "wait_for_ready", "compression")
-    ),
-    grpc.ClientCallDetails,
-):
-    pass
-
-
 class RetryInterceptor(grpc.UnaryUnaryClientInterceptor):
     """Sends a unary call again as `retryable` allows, up to max_attempts
     sends within the call's timeout. `retried` counts the sends after the
@@ -137,11 +129,4 @@ class RetryInterceptor(grpc.UnaryUnaryClientInterceptor):
 
     @staticmethod
     def _with_timeout(details, timeout):
-        return _Details(
-            details.method,
-            timeout,
-            details.metadata,
-            details.credentials,
-            getattr(details, "wait_for_ready", None),
-            getattr(details, "compression", None),
-        )
+        return with_changes(details, timeout=timeout)

@@ -8,11 +8,12 @@ way, cmd/peloton/cli/devtoken.go). A token is never sent in the clear to
 an address that is not loopback.
 """
 
-import collections
 import ipaddress
 import os
 
 import grpc
+
+from .calls import with_changes
 
 _TOKEN_ENV = "PELOTON_TOKEN"
 
@@ -62,11 +63,6 @@ def find_token(addr, token=None):
     return None
 
 
-_Details = collections.namedtuple(
-    "_Details", ("method", "timeout", "metadata", "credentials", "wait_for_ready", "compression")
-)
-
-
 class BearerInterceptor(
     grpc.UnaryUnaryClientInterceptor,
     grpc.UnaryStreamClientInterceptor,
@@ -77,15 +73,7 @@ class BearerInterceptor(
         self._header = ("authorization", "Bearer " + token)
 
     def _details(self, details):
-        metadata = list(details.metadata or []) + [self._header]
-        return _Details(
-            details.method,
-            details.timeout,
-            metadata,
-            details.credentials,
-            getattr(details, "wait_for_ready", None),
-            getattr(details, "compression", None),
-        )
+        return with_changes(details, metadata=list(details.metadata or []) + [self._header])
 
     def intercept_unary_unary(self, continuation, details, request):
         return continuation(self._details(details), request)
