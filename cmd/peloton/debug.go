@@ -52,3 +52,22 @@ func (d *debugServer) stop(ctx context.Context) error {
 	}
 	return err
 }
+
+// serveDebug starts the profile server when addr is set; the function it
+// returns stops it (within 5 s), logging a failure.
+func serveDebug(addr string, log *slog.Logger) (func(), error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	d, err := startDebug(addr, log)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := d.stop(ctx); err != nil {
+			log.Warn("profile server stopped", "err", err)
+		}
+	}, nil
+}

@@ -165,19 +165,11 @@ func runDev(parent context.Context, o devOptions) error {
 
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if o.debugAddr != "" {
-		d, err := startDebug(o.debugAddr, log)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if err := d.stop(sctx); err != nil {
-				log.Warn("profile server stopped", "err", err)
-			}
-		}()
+	stopDebug, err := serveDebug(o.debugAddr, log)
+	if err != nil {
+		return err
 	}
+	defer stopDebug()
 	devAuth, err := newDevAuth(names)
 	if err != nil {
 		return err

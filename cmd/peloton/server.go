@@ -398,19 +398,11 @@ func runServer(parent context.Context, c *serverConfig, debugAddr string) error 
 	}
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if debugAddr != "" {
-		d, err := startDebug(debugAddr, log)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if err := d.stop(sctx); err != nil {
-				log.Warn("profile server stopped", "err", err)
-			}
-		}()
+	stopDebug, err := serveDebug(debugAddr, log)
+	if err != nil {
+		return err
 	}
+	defer stopDebug()
 	rc := regionConfig{
 		Name: c.Region, DataDir: c.DataDir, Addr: c.Addr, Hosts: c.Hosts, Period: time.Duration(c.EntitlementPeriod),
 		EventRetention: time.Duration(c.Events.Retention),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -26,29 +25,11 @@ import (
 // headers and the body.
 func (r *region) raw(c caller, method, path, body string, hdr map[string]string) (int, http.Header, string) {
 	r.t.Helper()
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsFor(r.t, r.pki, c)}, Timeout: 5 * time.Second}
-	defer client.CloseIdleConnections()
-	req, err := http.NewRequest(method, "https://"+r.addr+path, strings.NewReader(body))
-	if err != nil {
+	code, h, b, err := r.send(c, method, path, body, hdr, 5*time.Second)
+	if code == 0 && err != nil {
 		r.t.Fatal(err)
 	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	for k, v := range hdr {
-		if k == "Host" {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, string(b)
+	return code, h, b
 }
 
 // The attacks on the server's front door: a page of another site posting

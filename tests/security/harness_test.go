@@ -219,10 +219,25 @@ func (r *region) conn(c caller) *grpc.ClientConn {
 	return cc
 }
 
-// http makes an HTTPS request to r as c; code 0 means no answer within
-// the client's timeout (a stream that stays open).
+// http makes an HTTPS request to r as c (a body is sent as JSON); code 0
+// means no answer within the client's timeout (a stream that stays open).
 func (r *region) http(c caller, method, path, body string) (int, string) {
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsFor(r.t, r.pki, c)}, Timeout: 3 * time.Second}
+	var hdr map[string]string
+	if body != "" {
+		hdr = map[string]string{"Content-Type": "application/json"}
+	}
+	code, _, b, err := r.send(c, method, path, body, hdr, 3*time.Second)
+	if err != nil {
+		return code, err.Error()
+	}
+	return code, b
+}
+
+// send makes an HTTPS request to r as c with exactly the headers given
+// (a "Host" entry sets the request's Host) and a client timeout; it
+// returns the status (0 without an answer), the headers and the body.
+func (r *region) send(c caller, method, path, body string, hdr map[string]string, timeout time.Duration) (int, http.Header, string, error) {
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsFor(r.t, r.pki, c)}, Timeout: timeout}
 	defer client.CloseIdleConnections()
 	req, err := http.NewRequest(method, "https://"+r.addr+path, strings.NewReader(body))
 	if err != nil {
@@ -231,19 +246,20 @@ func (r *region) http(c caller, method, path, body string) (int, string) {
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
+	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, err.Error()
+		return 0, nil, "", err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return resp.StatusCode, err.Error()
-	}
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, resp.Header, string(b), err
 }
 
 // logBuffer is a server's output, read while the server writes it.
