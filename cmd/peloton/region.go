@@ -287,12 +287,26 @@ func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
 		engine.SetPoolShares(r.shares)
 	}
 	r.mu.Unlock()
-	r.router.SetLocal(service.New(engine, cli.Version, ""))
+	// The region's calls reach the engine once it has recovered its state
+	// (as /healthz says): before, it would answer from an empty state (no
+	// pools, no jobs), and the federation would plan on that. Until then
+	// they are refused as Unavailable.
+	runDone, localSet := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(localSet)
+		select {
+		case <-engine.Ready():
+			r.router.SetLocal(service.New(engine, cli.Version, ""))
+		case <-runDone:
+		}
+	}()
 	if r.dir != nil {
 		r.dir.SetLeader(ctx, true)
 	}
 	r.log.Info("leading the region's shard", "term", term)
 	err = engine.Run(ctx)
+	close(runDone)
+	<-localSet
 	r.router.SetLeader(r.leaderAddr)
 	r.mu.Lock()
 	r.engine = nil
