@@ -2,6 +2,7 @@ package gossip
 
 import (
 	"fmt"
+	"log"
 	"log/slog"
 	"math"
 	"net"
@@ -87,6 +88,16 @@ type Config struct {
 	// confirm it (memberlist's Lifeguard extension).
 	SuspicionMaxTimeoutMult int
 	GossipInterval          time.Duration
+	// IndirectChecks is how many other members are asked to probe a
+	// member whose direct probe went unanswered (the wan and lan presets
+	// ask 3, local 1).
+	IndirectChecks int
+
+	// Transport, when set, wraps the network transport memberlist sends
+	// through: it is given the transport bound to BindAddr and the
+	// address it advertises, and returns what memberlist uses instead.
+	// Tests put a faulty network here (internal/faultnet).
+	Transport func(inner memberlist.NodeAwareTransport, addr string) memberlist.NodeAwareTransport
 
 	// Admission, when set, admits a member only once its identity is
 	// verified (see Admission); nil admits every holder of the key.
@@ -137,7 +148,7 @@ func (c *Config) validate() error {
 		return err
 	}
 	if c.ProbeInterval < 0 || c.ProbeTimeout < 0 || c.GossipInterval < 0 ||
-		c.SuspicionMult < 0 || c.SuspicionMaxTimeoutMult < 0 || c.EventBuffer < 0 {
+		c.SuspicionMult < 0 || c.SuspicionMaxTimeoutMult < 0 || c.EventBuffer < 0 || c.IndirectChecks < 0 {
 		return fmt.Errorf("%w: tunables must not be negative", ErrInvalidConfig)
 	}
 	probeInterval, probeTimeout := c.ProbeInterval, c.ProbeTimeout
@@ -221,6 +232,9 @@ func (c *Config) memberlistConfig() (*memberlist.Config, error) {
 	if c.GossipInterval > 0 {
 		ml.GossipInterval = c.GossipInterval
 	}
+	if c.IndirectChecks > 0 {
+		ml.IndirectChecks = c.IndirectChecks
+	}
 	host, port, err := splitHostPort(c.BindAddr)
 	if err != nil {
 		return nil, fmt.Errorf("%w: BindAddr: %v", ErrInvalidConfig, err)
@@ -240,9 +254,34 @@ func (c *Config) memberlistConfig() (*memberlist.Config, error) {
 	return ml, nil
 }
 
+// wrapTransport binds memberlist's network transport itself and hands it
+// to Config.Transport; without it memberlist binds its own.
+func (c *Config) wrapTransport(ml *memberlist.Config, logger *log.Logger) error {
+	if c.Transport == nil {
+		return nil
+	}
+	nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{
+		BindAddrs: []string{ml.BindAddr}, BindPort: ml.BindPort, Logger: logger})
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrStart, err)
+	}
+	if ml.BindPort == 0 {
+		ml.BindPort = nt.GetAutoBindPort()
+		if c.AdvertiseAddr == "" {
+			ml.AdvertisePort = ml.BindPort
+		}
+	}
+	host := ml.BindAddr
+	if ml.AdvertiseAddr != "" {
+		host = ml.AdvertiseAddr
+	}
+	ml.Transport = c.Transport(nt, net.JoinHostPort(host, strconv.Itoa(ml.AdvertisePort)))
+	return nil
+}
+
 // serfConfig builds the serf configuration around ml. eventCh receives
-// serf's events; logs go to the slog bridge.
-func (c *Config) serfConfig(ml *memberlist.Config, eventCh chan<- serf.Event) *serf.Config {
+// serf's events; logs go to the slog bridge, whose lines observe sees.
+func (c *Config) serfConfig(ml *memberlist.Config, eventCh chan<- serf.Event, observe func(string)) *serf.Config {
 	sc := serf.DefaultConfig()
 	sc.NodeName = c.NodeName
 	sc.Tags = c.tags(false)
@@ -250,7 +289,7 @@ func (c *Config) serfConfig(ml *memberlist.Config, eventCh chan<- serf.Event) *s
 	sc.EventCh = eventCh
 	sc.ValidateNodeNames = true
 	sc.UserEventSizeLimit = MaxUserEventBytes
-	logger := newSerfLogger(c.Logger)
+	logger := newSerfLogger(c.Logger, observe)
 	sc.LogOutput = nil
 	sc.Logger = logger
 	ml.LogOutput = nil

@@ -28,7 +28,13 @@
 // Serf reports members as alive, leaving, left or failed; memberlist's
 // "suspect" phase is internal to it (it is what SuspicionMult tunes), so
 // deciding when a region is suspect versus failed belongs to the layer
-// above, which sees MemberDown events and DetectionEstimate.
+// above, which sees MemberDown events and DetectionEstimate. What this
+// member's own probes saw is read from memberlist's reports of them
+// (probes.go): Probes counts the lost and failed probes of a member over
+// the last ProbeWindow, Member.Suspect says one failed lately, and
+// HealthScore is memberlist's view of this member's own health.
+// Config.Transport wraps memberlist's network transport (tests put a
+// faulty network there).
 //
 // It must not import shard/... (shards are reached through their API
 // address) nor other federation packages: they import it.

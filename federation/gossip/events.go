@@ -27,6 +27,14 @@ type Member struct {
 	APIAddr string
 	Leader  bool
 	Status  Status
+	// Suspect: alive, but this member's probe of it failed every way
+	// (direct, indirect, TCP) within the longest suspicion timeout
+	// (SuspicionMult × SuspicionMaxTimeoutMult × ProbeInterval): memberlist
+	// may declare it failed unless it refutes. Serf reports such a member
+	// alive and memberlist does not publish its suspicion, so this is read
+	// from its probe reports (see Probes); a refutation is not seen, and
+	// the flag stays until the timeout passes. Set by Members only.
+	Suspect bool
 	// Addr is the member's gossip address (host:port).
 	Addr string
 }

@@ -3,28 +3,32 @@ package gossip
 import (
 	"bytes"
 	"context"
-	"io"
 	"log"
 	"log/slog"
 	"strings"
 )
 
 // newSerfLogger turns serf's and memberlist's "[LEVEL] text" lines into
-// slog records at the matching level. A nil logger discards them.
-func newSerfLogger(logger *slog.Logger) *log.Logger {
+// slog records at the matching level, and shows each line to observe
+// first (the probe counts). A nil logger discards them.
+func newSerfLogger(logger *slog.Logger, observe func(text string)) *log.Logger {
 	if logger == nil {
-		return log.New(io.Discard, "", 0)
+		logger = slog.New(slog.DiscardHandler)
 	}
-	return log.New(&levelWriter{logger: logger.With("component", "serf")}, "", 0)
+	return log.New(&levelWriter{logger: logger.With("component", "serf"), observe: observe}, "", 0)
 }
 
 type levelWriter struct {
-	logger *slog.Logger
+	logger  *slog.Logger
+	observe func(text string)
 }
 
 func (w *levelWriter) Write(p []byte) (int, error) {
 	line := string(bytes.TrimRight(p, "\r\n"))
 	level, text := splitLevel(line)
+	if w.observe != nil {
+		w.observe(text)
+	}
 	w.logger.Log(context.Background(), level, text)
 	return len(p), nil
 }

@@ -23,6 +23,10 @@ type Membership struct {
 	now    func() time.Time
 	serf   *serf.Serf
 
+	probes     *probeLog
+	// suspicion is the longest memberlist keeps a member suspect.
+	suspicion time.Duration
+
 	serfEvents chan serf.Event
 	events     chan Event
 	dropped    atomic.Uint64
@@ -80,14 +84,22 @@ func Start(ctx context.Context, cfg Config) (*Membership, error) {
 		events:     make(chan Event, buffer),
 		done:       make(chan struct{}),
 		pumpDone:   make(chan struct{}),
+		probes:     newProbeLog(now),
+		suspicion:  time.Duration(ml.SuspicionMult*ml.SuspicionMaxTimeoutMult) * ml.ProbeInterval,
 	}
-	sc := cfg.serfConfig(ml, m.serfEvents)
+	sc := cfg.serfConfig(ml, m.serfEvents, m.probes.observe)
+	if err := cfg.wrapTransport(ml, sc.Logger); err != nil {
+		return nil, err
+	}
 	if cfg.Admission != nil {
 		m.admit = newAdmitter(cfg.Admission, cfg.NodeName, logger, now)
 		sc.Merge = m.admit
 	}
 	s, err := serf.Create(sc)
 	if err != nil {
+		if cfg.Transport != nil && ml.Transport != nil {
+			_ = ml.Transport.Shutdown()
+		}
 		if m.admit != nil {
 			m.admit.stop()
 		}
@@ -199,15 +211,31 @@ func (m *Membership) Local() Member {
 
 // Members lists every member this one knows of, itself included, sorted
 // by name. Failed and left members stay listed until serf reaps them.
+// Suspect is this member's own suspicion (see Member.Suspect).
 func (m *Membership) Members() []Member {
 	raw := m.serf.Members()
+	now := m.now()
 	out := make([]Member, 0, len(raw))
 	for _, sm := range raw {
-		out = append(out, memberFromSerf(sm))
+		mem := memberFromSerf(sm)
+		if mem.Status == StatusAlive {
+			mem.Suspect = m.probes.suspect(mem.Name, now, m.suspicion)
+		}
+		out = append(out, mem)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
+
+// Probes is what this member saw of its probes of the named member over
+// the last ProbeWindow.
+func (m *Membership) Probes(name string) Probes { return m.probes.probes(name) }
+
+// HealthScore is memberlist's view of this member's own health (its
+// awareness score, 0 is healthy): it rises when this member's probes fail
+// in a way that suggests the fault is its own, and stretches its probe
+// interval and timeouts.
+func (m *Membership) HealthScore() int { return m.serf.Memberlist().GetHealthScore() }
 
 // Regions groups Members by region.
 func (m *Membership) Regions() map[string][]Member {

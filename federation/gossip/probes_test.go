@@ -1,0 +1,73 @@
+package gossip
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+
+	"github.com/peloton-federated/peloton/internal/faultnet"
+)
+
+// TestProbesCountedFromMemberlist cuts a member off through a faulty
+// network: another member sees it suspect (serf still says alive) and
+// counts its lost and failed probes from memberlist's log lines; once the
+// link heals it is no longer suspect and the counts stay.
+func TestProbesCountedFromMemberlist(t *testing.T) {
+	n := faultnet.New(1)
+	pool := startPool(t, []string{"east", "west", "north"}, func(i int, c *Config) {
+		region := c.Region
+		c.SuspicionMult = 10 // a suspicion long enough to be seen
+		c.Transport = func(inner memberlist.NodeAwareTransport, addr string) memberlist.NodeAwareTransport {
+			return n.Transport(region, addr, inner)
+		}
+	})
+	east, north := pool[0], pool[2]
+	if p := east.Probes(north.Name()); p != (Probes{}) {
+		t.Fatalf("probes of a healthy member: %+v", p)
+	}
+	if score := east.HealthScore(); score != 0 {
+		t.Fatalf("health score %d on a clean network", score)
+	}
+	n.Isolate("north", true)
+	waitFor(t, 10*time.Second, "east suspects north", func() bool {
+		m, _ := memberNamed(east.Members(), north.Name())
+		return m.Suspect && m.Status == StatusAlive
+	})
+	waitFor(t, 10*time.Second, "a lost and a failed probe counted", func() bool {
+		p := east.Probes(north.Name())
+		return p.Lost > 0 && p.Failed > 0
+	})
+	n.Isolate("north", false)
+	waitFor(t, 10*time.Second, "north no longer suspect", func() bool {
+		m, _ := memberNamed(east.Members(), north.Name())
+		return !m.Suspect && m.Status == StatusAlive
+	})
+	if p := east.Probes(north.Name()); p.Lost == 0 {
+		t.Fatalf("counts forgotten at once: %+v", p)
+	}
+	if p := east.Probes(pool[1].Name()); p.Failed != 0 {
+		t.Fatalf("west's probes failed on a clean link: %+v", p)
+	}
+}
+
+func TestProbeLogWindow(t *testing.T) {
+	now := time.Unix(1000, 0)
+	p := newProbeLog(func() time.Time { return now })
+	p.observe("memberlist: Failed UDP ping: node-2 (timeout reached)")
+	p.observe("memberlist: Suspect node-2 has failed, no acks received")
+	p.observe("memberlist: Failed UDP ping: node-3 (timeout reached)")
+	p.observe("memberlist: Marking node-2 as failed, suspect timeout reached (0 peer confirmations)")
+	if got := p.probes("node-2"); got != (Probes{Lost: 1, Failed: 1}) {
+		t.Fatalf("node-2: %+v", got)
+	}
+	now = now.Add(ProbeWindow / 2)
+	p.observe("memberlist: Failed UDP ping: node-2 (timeout reached)")
+	now = now.Add(ProbeWindow/2 + time.Second)
+	if got := p.probes("node-2"); got != (Probes{Lost: 1}) {
+		t.Fatalf("node-2 after the window: %+v", got)
+	}
+	if got := p.probes("node-3"); got != (Probes{}) {
+		t.Fatalf("node-3 after the window: %+v", got)
+	}
+}
