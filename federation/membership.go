@@ -26,6 +26,7 @@ type GossipDirectory struct {
 	mem       *gossip.Membership
 	tracker   *policy.HealthTracker
 	known     map[string]Region // every region ever seen, by name
+	suspect   map[string]bool   // members suspect at the last observation
 	peers     []string          // gossip addresses seen, to rejoin
 	isolated  bool
 	listeners []func(policy.Transition)
@@ -38,7 +39,7 @@ func NewGossipDirectory(ctx context.Context, cfg gossip.Config, health policy.He
 	if err != nil {
 		return nil, err
 	}
-	d := &GossipDirectory{cfg: cfg, log: log, fence: fence, tracker: tracker, known: map[string]Region{}}
+	d := &GossipDirectory{cfg: cfg, log: log, fence: fence, tracker: tracker, known: map[string]Region{}, suspect: map[string]bool{}}
 	d.known[cfg.Region] = Region{Name: cfg.Region, Addr: cfg.APIAddr, Health: "alive"}
 	// Join in the background and keep retrying: peers may start later.
 	start := cfg
@@ -151,9 +152,16 @@ func (d *GossipDirectory) observe(now time.Time) {
 	type count struct{ reachable, total int }
 	counts := map[string]*count{}
 	addrs := map[string]string{}
+	seen := map[string][]RegionMember{}
+	var suspected []RegionMember
 	for _, m := range members {
 		if m.Region == "" {
 			continue
+		}
+		rm := d.regionMember(m)
+		seen[m.Region] = append(seen[m.Region], rm)
+		if rm.Status == "suspect" && !d.suspect[m.Name] {
+			suspected = append(suspected, rm)
 		}
 		c := counts[m.Region]
 		if c == nil {
@@ -187,6 +195,9 @@ func (d *GossipDirectory) observe(now time.Time) {
 	sort.Strings(names)
 	for _, name := range names {
 		if name == d.cfg.Region {
+			r := d.known[name]
+			r.Members = seen[name]
+			d.known[name] = r
 			continue
 		}
 		c := counts[name]
@@ -198,16 +209,43 @@ func (d *GossipDirectory) observe(now time.Time) {
 		}
 		h, _ := d.tracker.Health(name)
 		r.Health = h.String()
+		r.Members = seen[name]
 		d.known[name] = r
+	}
+	clear(d.suspect)
+	for _, ms := range seen {
+		for _, m := range ms {
+			if m.Status == "suspect" {
+				d.suspect[m.Name] = true
+			}
+		}
 	}
 	listeners := d.listeners
 	d.mu.Unlock()
+	for _, m := range suspected {
+		d.log.Warn("gossip member suspect: a probe of it failed", "member", m.Name,
+			"probes_lost_5m", m.ProbesLost, "probes_failed_5m", m.ProbesFailed)
+	}
 	for _, tr := range transitions {
 		d.log.Warn("region health changed", "region", tr.Region, "from", tr.From.String(), "to", tr.To.String(), "cause", tr.Cause)
 		for _, f := range listeners {
 			f(tr)
 		}
 	}
+}
+
+// regionMember is a gossip member as the region list shows it, with
+// this member's probes of it. Called with d.mu held.
+func (d *GossipDirectory) regionMember(m gossip.Member) RegionMember {
+	rm := RegionMember{Name: m.Name, Addr: m.Addr, Role: m.Role, Leader: m.Leader, Status: string(m.Status)}
+	if m.Suspect {
+		rm.Status = "suspect"
+	}
+	if d.mem != nil && m.Name != d.mem.Name() {
+		p := d.mem.Probes(m.Name)
+		rm.ProbesLost, rm.ProbesFailed = p.Lost, p.Failed
+	}
+	return rm
 }
 
 func (d *GossipDirectory) remember(addr string) {

@@ -48,6 +48,23 @@ type Region struct {
 	Addr string
 	// Health is "alive", "suspect" or "failed".
 	Health string
+	// Members are the region's gossip members as this member sees them
+	// (none without gossip).
+	Members []RegionMember
+}
+
+// RegionMember is one gossip member of a region as this member sees it.
+type RegionMember struct {
+	Name string
+	// Addr is its gossip address.
+	Addr   string
+	Role   string
+	Leader bool
+	// Status is "alive", "suspect" (alive, but a probe of it failed
+	// lately), "leaving", "left" or "failed".
+	Status string
+	// Probes are this member's probes of it over the last five minutes.
+	ProbesLost, ProbesFailed int
 }
 
 // Directory tells the router which regions exist and how to reach them.

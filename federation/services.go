@@ -220,6 +220,13 @@ func (r *Router) listRegions(ctx context.Context, req *pb.ListRegionsRequest) (*
 		if reg.Health != "" {
 			got.Health = reg.Health
 		}
+		if len(reg.Members) > 0 {
+			// Gossip's view, with suspicion, over the region's own.
+			got.Members = got.Members[:0]
+			for _, m := range reg.Members {
+				got.Members = append(got.Members, &pb.RegionMember{Name: m.Name, Address: m.Addr, Role: m.Role, Leader: m.Leader, Status: m.Status})
+			}
+		}
 		out.Regions = append(out.Regions, got)
 	}
 	sort.Slice(out.Regions, func(i, j int) bool { return out.Regions[i].Name < out.Regions[j].Name })

@@ -368,17 +368,25 @@ func (a *app) regionCommand() *cobra.Command {
 	return region
 }
 
+// writeRegionTable lists the regions. SUSPECT names the members the
+// server suspects: alive in gossip, but its probe of them failed lately
+// (a lossy link shows here before it becomes a failover).
 func writeRegionTable(w io.Writer, regions []*pelotonv1.Region, now time.Time) error {
-	t := newTable(w, "REGION", "HEALTH", "LEADER", "MEMBERS", "CAPACITY", "ALLOCATION", "LAST SEEN")
+	t := newTable(w, "REGION", "HEALTH", "LEADER", "MEMBERS", "CAPACITY", "ALLOCATION", "LAST SEEN", "SUSPECT")
 	for _, r := range regions {
 		leader := ""
+		var suspect []string
 		for _, m := range r.GetMembers() {
 			if m.GetLeader() {
 				leader = firstNonEmpty(m.GetName(), m.GetAddress())
 			}
+			if m.GetStatus() == "suspect" {
+				suspect = append(suspect, firstNonEmpty(m.GetName(), m.GetAddress()))
+			}
 		}
 		t.row(r.GetName(), r.GetHealth(), leader, strconv.Itoa(len(r.GetMembers())),
-			formatResources(r.GetCapacity()), formatResources(r.GetAllocation()), ago(r.GetLastSeen(), now))
+			formatResources(r.GetCapacity()), formatResources(r.GetAllocation()), ago(r.GetLastSeen(), now),
+			firstNonEmpty(strings.Join(suspect, ","), "-"))
 	}
 	return t.flush()
 }

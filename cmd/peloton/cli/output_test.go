@@ -337,3 +337,20 @@ func TestPoolAndHostViewsShowNoResidue(t *testing.T) {
 		}
 	}
 }
+
+func TestRegionTableNamesSuspectMembers(t *testing.T) {
+	var buf bytes.Buffer
+	regions := []*pelotonv1.Region{
+		{Name: "east", Health: "alive", Members: []*pelotonv1.RegionMember{{Name: "east-0", Leader: true, Status: "alive"}}},
+		{Name: "west", Health: "alive", Members: []*pelotonv1.RegionMember{
+			{Name: "west-0", Leader: true, Status: "suspect"}, {Name: "west-1", Status: "alive"}}},
+	}
+	if err := writeRegionTable(&buf, regions, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 3 || !strings.HasSuffix(lines[0], "SUSPECT") ||
+		!strings.HasSuffix(strings.TrimSpace(lines[1]), " -") || !strings.HasSuffix(strings.TrimSpace(lines[2]), " west-0") {
+		t.Fatalf("region table:\n%s", buf.String())
+	}
+}
