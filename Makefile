@@ -10,7 +10,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPC_GATEWAY_VERSION := v2.31.0
 
-.PHONY: all build run test test-all check test-env repo-check test-go test-race bench-migrate test-clients test-python test-java clients clients-check proto proto-check tools bench bench-curves bench-overload bench-memory bench-federation chaos clean ui ui-check
+.PHONY: all build run test test-all check test-env repo-check test-go test-race bench-migrate test-clients test-python test-java clients clients-check proto proto-check tools bench bench-curves bench-overload bench-memory bench-federation chaos reliability clean ui ui-check
 
 all: build
 
@@ -50,6 +50,10 @@ check:
 ## repo-check: only source in git (no executable binary, nothing over 1 MB but allowed assets)
 repo-check:
 	@bash .ci/tracked-files
+
+# Every test run, and every server a test starts, runs the job manager's
+# lock check: a store call made while an engine lock is held panics.
+test-go test-race check: export PELOTON_LOCK_CHECK := 1
 
 test-go: build
 	$(GO) vet ./...
@@ -142,6 +146,15 @@ bench-overload: build
 chaos: build
 	PELOTON_CHAOS_TRIALS=$${PELOTON_CHAOS_TRIALS:-20} PELOTON_CHAOS_TASKS=$${PELOTON_CHAOS_TASKS:-10000} \
 		$(GO) test -count=1 -timeout 3h -run '^TestChaos$$' -v ./tests/ha
+
+## reliability: failover over a faulty network (tests/lossy): no false
+## failover under 5% loss and 100±50 ms, a flapping region, one-way cuts,
+## each for PELOTON_LOSSY_DURATION (30m), then the detection settings
+## measured against each other; figures for docs/reliability.md (CI runs
+## the scenarios for 1-2 minutes and not the measurement)
+reliability:
+	PELOTON_LOSSY_DURATION=$${PELOTON_LOSSY_DURATION:-30m} \
+		$(GO) test -count=1 -timeout 4h -v -bench BenchmarkDetectionTradeoff -benchtime 1x ./tests/lossy
 
 ## bench-memory: peloton dev holds a job of 1,000,000 pending tasks, stops it, and must give its memory back (resident set within 1.5x of idle); prints idle, peak and after (not in CI, which runs 20,000 tasks)
 bench-memory: build

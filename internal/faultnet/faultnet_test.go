@@ -14,6 +14,8 @@ import (
 
 	"github.com/hashicorp/memberlist"
 	"go.uber.org/goleak"
+
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -378,16 +380,7 @@ func TestMemberlistAcrossTheNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	alive := func(m *memberlist.Memberlist) int { return m.NumMembers() }
-	wait := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	wait := func(what string, cond func() bool) { testkit.WaitFor(t, 10*time.Second, what, cond) }
 	wait("both see each other", func() bool { return alive(a) == 2 && alive(b) == 2 })
 	n.Isolate("b", true)
 	wait("each declares the other dead", func() bool { return alive(a) == 1 && alive(b) == 1 })

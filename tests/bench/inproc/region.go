@@ -55,6 +55,11 @@ type GossipConfig struct {
 	Health  policy.HealthConfig
 	// ObserveEvery is how often the directory reads the pool.
 	ObserveEvery time.Duration
+	// Tuning overrides the profile's memberlist settings (probe interval
+	// and timeout, suspicion multipliers, indirect checks) and may wrap
+	// the gossip transport (gossip.Config.Transport); nil keeps the
+	// profile.
+	Tuning func(*gossip.Config)
 }
 
 // Region is a running in-process region.
@@ -114,10 +119,14 @@ func StartRegion(ctx context.Context, cfg RegionConfig) (*Region, error) {
 	var dir federation.Directory
 	if cfg.Gossip != nil {
 		g := cfg.Gossip
-		r.Gossip, err = federation.NewGossipDirectory(runCtx, gossip.Config{
+		gc := gossip.Config{
 			NodeName: cfg.Name + "-0", Region: cfg.Name, Role: "shard", APIAddr: r.Addr,
 			BindAddr: net.JoinHostPort(ip, "0"), Join: g.Join, Profile: g.Profile, Logger: log,
-		}, g.Health, r.Engine.SetFenced, log)
+		}
+		if g.Tuning != nil {
+			g.Tuning(&gc)
+		}
+		r.Gossip, err = federation.NewGossipDirectory(runCtx, gc, g.Health, r.Engine.SetFenced, log)
 		if err != nil {
 			cancel()
 			lis.Close()

@@ -1,0 +1,217 @@
+package lossy
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/federation/policy"
+)
+
+// The flapping test is the longest: it comes first, so that the others
+// run beside it (go test runs GOMAXPROCS parallel tests at once).
+
+// TestFlappingRegion: c's links are cut for 10 s every 30 s (three times
+// in CI), under loss: c is declared failed at most once by each region,
+// its jobs are relocated at most once, it fences itself while cut off,
+// comes back once, and after healing no job runs in two regions.
+func TestFlappingRegion(t *testing.T) {
+	t.Parallel()
+	n, f := startLossy(t, 33)
+	ids := f.replicatedJobs("c", 2)
+	cycles := int(duration(t, 90*time.Second) / (30 * time.Second))
+	suspectSeen := false
+	watch := func(d time.Duration) {
+		end := time.Now().Add(d)
+		for time.Now().Before(end) {
+			for _, reg := range f.regions["a"].Gossip.Regions() {
+				for _, m := range reg.Members {
+					if reg.Name == "c" && m.Status == "suspect" {
+						suspectSeen = true
+					}
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	for range cycles {
+		n.Isolate("c", true)
+		watch(10 * time.Second)
+		n.Isolate("c", false)
+		watch(20 * time.Second)
+	}
+	f.waitFor(2*recommended.Health.RecoverAfter, "c alive again at a and b", func() bool {
+		return f.health("a", "c") == "alive" && f.health("b", "c") == "alive"
+	})
+	for _, v := range []string{"a", "b"} {
+		if k := f.count(v, "c", policy.HealthFailed); k > 1 {
+			t.Errorf("%s declared c failed %d times in %d flaps", v, k, cycles)
+		}
+		if k := f.count(v, "c", policy.HealthAlive); k > 1 {
+			t.Errorf("%s saw c come back %d times in %d flaps", v, k, cycles)
+		}
+	}
+	// Each of c's jobs was relocated at most once, and runs in one
+	// region only once c has checked back in.
+	copies := map[string][]string{}
+	for _, r := range []string{"a", "b"} {
+		for from, cs := range f.relocated(r) {
+			copies[from] = append(copies[from], cs...)
+		}
+	}
+	for _, id := range ids {
+		cs := copies[id+"@c"]
+		if len(cs) > 1 {
+			t.Errorf("job %s relocated %d times: %v", id, len(cs), cs)
+		}
+		if len(cs) == 1 {
+			f.waitFor(30*time.Second, "c's original of "+id+" stopped", func() bool {
+				return f.state("c", id) == pb.JobState_JOB_STATE_KILLED
+			})
+		} else if st := f.state("c", id); st != pb.JobState_JOB_STATE_RUNNING {
+			t.Errorf("job %s not relocated but %s in c", id, st)
+		}
+	}
+	if f.logs["c"].countLines("region fenced") == 0 {
+		t.Error("c never fenced itself while cut off")
+	}
+	if !suspectSeen {
+		t.Error("a never listed c's member as suspect while c was cut off")
+	}
+	t.Logf("%d flaps of 10s every 30s under 5%% loss, settings %q: a saw c failed %d times and back %d times, b %d and %d; "+
+		"jobs relocated %d of %d; c fenced itself %d times, unfenced %d times",
+		cycles, recommended.Name, f.count("a", "c", policy.HealthFailed), f.count("a", "c", policy.HealthAlive),
+		f.count("b", "c", policy.HealthFailed), f.count("b", "c", policy.HealthAlive), len(copies), len(ids),
+		f.logs["c"].countLines("region fenced"), f.logs["c"].countLines("region unfenced"))
+}
+
+// TestNoFalseFailoverUnderLoss: 5% loss and 100 ms ± 50 ms on every
+// link between three regions, for a minute (PELOTON_LOSSY_DURATION
+// longer): no region is declared failed, nothing is relocated, every job
+// runs in its own region only.
+func TestNoFalseFailoverUnderLoss(t *testing.T) {
+	t.Parallel()
+	_, f := startLossy(t, 31)
+	jobs := map[string][]string{}
+	for _, r := range f.names {
+		jobs[r] = f.replicatedJobs(r, 2)
+	}
+	run := duration(t, 60*time.Second)
+	before := f.traffic()
+	start := time.Now()
+	maxSuspect := 0
+	for time.Since(start) < run {
+		if fails := f.failures(); len(fails) > 0 {
+			t.Fatalf("false failover after %s: %s", time.Since(start).Round(time.Second), strings.Join(fails, "; "))
+		}
+		if _, _, s := f.probes(); s > maxSuspect {
+			maxSuspect = s
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	for _, r := range f.names {
+		if moved := f.relocated(r); len(moved) > 0 {
+			t.Fatalf("%s holds relocated jobs under loss alone: %v", r, moved)
+		}
+		for _, id := range jobs[r] {
+			if st := f.state(r, id); st != pb.JobState_JOB_STATE_RUNNING {
+				t.Fatalf("%s's job %s is %s", r, id, st)
+			}
+		}
+	}
+	after := f.traffic()
+	lost, failed, _ := f.probes()
+	suspects := 0
+	for _, v := range f.names {
+		for _, r := range f.names {
+			suspects += f.count(v, r, policy.HealthSuspect)
+		}
+	}
+	secs := time.Since(start).Seconds()
+	t.Logf("%s under 5%% loss, 100±50ms, settings %q: 0 regions failed, 0 jobs relocated; "+
+		"probes lost %d, failed %d (last 5 min, all members); members suspect at once at most %d; regions suspect %d times; "+
+		"traffic %.0f packets/s, %.0f bytes/s, %.1f%% dropped, %d streams opened (%d failed)",
+		time.Since(start).Round(time.Second), recommended.Name, lost, failed, maxSuspect, suspects,
+		float64(after.Packets-before.Packets)/secs, float64(after.Bytes-before.Bytes)/secs,
+		100*float64(after.Dropped-before.Dropped)/float64(max(after.Packets-before.Packets, 1)),
+		after.Dials-before.Dials, after.DialsFailed-before.DialsFailed)
+}
+
+// TestFailureUnderLossDetectedFast: under the same loss, a region lost
+// is declared failed within 10 s and its relocatable jobs run elsewhere
+// within 30 s.
+func TestFailureUnderLossDetectedFast(t *testing.T) {
+	t.Parallel()
+	_, f := startLossy(t, 32)
+	ids := f.replicatedJobs("c", 2)
+	start := time.Now()
+	f.crash("c")
+	var detected time.Duration
+	f.waitFor(30*time.Second, "a and b see c failed", func() bool {
+		return f.health("a", "c") == "failed" && f.health("b", "c") == "failed"
+	})
+	detected = time.Since(start)
+	f.waitFor(60*time.Second, "c's jobs running in a or b", func() bool {
+		running := 0
+		for _, r := range []string{"a", "b"} {
+			for _, copies := range f.relocated(r) {
+				for _, c := range copies {
+					if strings.HasSuffix(c, pb.JobState_JOB_STATE_RUNNING.String()) {
+						running++
+					}
+				}
+			}
+		}
+		return running == len(ids)
+	})
+	relocated := time.Since(start)
+	t.Logf("under 5%% loss, 100±50ms, settings %q: c declared failed by a and b %.1fs after it was lost; its %d jobs running elsewhere after %.1fs",
+		recommended.Name, detected.Seconds(), len(ids), relocated.Seconds())
+	if detected > 10*time.Second {
+		t.Errorf("detection took %.1fs, want at most 10s", detected.Seconds())
+	}
+	if relocated > 30*time.Second {
+		t.Errorf("relocation took %.1fs, want at most 30s", relocated.Seconds())
+	}
+	if fails := f.failures(); len(fails) != 2 {
+		t.Errorf("failures %v, want c's, once by a and once by b", fails)
+	}
+}
+
+// TestOneWayPartition: a's packets to b are lost, b's to a arrive (a
+// sees b, b cannot see a), under loss, for 30 s: c sees both, indirect
+// probes go round, and no region is declared failed nor any job
+// relocated.
+func TestOneWayPartition(t *testing.T) {
+	t.Parallel()
+	n, f := startLossy(t, 34)
+	f.replicatedJobs("a", 1)
+	f.replicatedJobs("b", 1)
+	n.Cut("a", "b", true)
+	run := duration(t, 30*time.Second) / 2
+	start := time.Now()
+	for time.Since(start) < run {
+		if fails := f.failures(); len(fails) > 0 {
+			t.Fatalf("a one-way cut failed a region: %s", strings.Join(fails, "; "))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	n.Cut("a", "b", false)
+	n.Cut("b", "a", true) // and the other way
+	for time.Since(start) < 2*run {
+		if fails := f.failures(); len(fails) > 0 {
+			t.Fatalf("a one-way cut failed a region: %s", strings.Join(fails, "; "))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	n.Cut("b", "a", false)
+	for _, r := range f.names {
+		if moved := f.relocated(r); len(moved) > 0 {
+			t.Fatalf("%s holds relocated jobs after a one-way cut: %v", r, moved)
+		}
+	}
+	lost, failed, _ := f.probes()
+	t.Logf("one-way cut a→b then b→a, %s each, under 5%% loss: no region failed, nothing relocated; probes lost %d, failed %d; a saw b suspect %d times, b saw a %d times",
+		run.Round(time.Second), lost, failed, f.count("a", "b", policy.HealthSuspect), f.count("b", "a", policy.HealthSuspect))
+}
