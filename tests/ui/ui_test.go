@@ -34,8 +34,10 @@ var binary string
 func TestMain(m *testing.M) { testkit.Main(m, &binary) }
 
 // Scenarios in order: pools gives "/" children, after which jobs go to a
-// leaf pool, so it comes after the scenarios that create jobs in "/".
-var scenarios = []string{"devlink", "pages", "job-live", "pending", "drain", "drill", "pools", "big"}
+// leaf pool, so it comes after the scenarios that create jobs in "/";
+// migrations comes early, while the small cluster it moves a job to is
+// free.
+var scenarios = []string{"devlink", "pages", "migrations", "ids", "job-live", "pending", "drain", "drill", "pools", "big"}
 
 func TestBrowser(t *testing.T) {
 	uiDir := repoPath(t, "ui")
@@ -161,12 +163,13 @@ auth: {tokens: %s, policy: %s}
 
 // startDev starts `peloton dev --regions 3` on sim hosts, stopped when the
 // test ends, and returns the URL of its first region (east) once every
-// region is alive.
+// region is alive. Each region has two clusters: sim (5 hosts) and a small
+// one, spare (2 hosts of 2 cpu), that the migrations scenario moves to.
 func startDev(t *testing.T) (string, error) {
 	addr := threeFreePorts(t)
 	var log bytes.Buffer
 	cmd := exec.Command(binary, "dev", "--data-dir", t.TempDir(), "--addr", addr, "--regions", "3",
-		"--hosts", "sim,hosts=5,duration=1h", "--suspect-after", "1s", "--fail-after", "3s", "--recover-after", "2s")
+		"--hosts", "sim,hosts=5,duration=1h", "--hosts", "sim:spare,hosts=2,cpu=2,mem=1024,duration=1h", "--suspect-after", "1s", "--fail-after", "3s", "--recover-after", "2s")
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		return "", err

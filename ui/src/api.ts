@@ -19,6 +19,17 @@ export interface JobStatus {
   region?: string;
   message?: string;
   updateId?: string;
+  /** Where a region failover (or a failback) moved the job's work. */
+  movedTo?: JobMove;
+  /** Where a relocated job's work came from. */
+  movedFrom?: JobMove;
+}
+
+export interface JobMove {
+  region?: string;
+  /** Empty when nothing was left to run. */
+  jobId?: string;
+  time?: string;
 }
 
 export interface JobSpec {
@@ -29,6 +40,7 @@ export interface JobSpec {
   priority?: number;
   preemptible?: boolean;
   instances?: number;
+  maxRunning?: number;
   labels?: Record<string, string>;
   task?: { command?: string; args?: string[]; resources?: Resources };
   [key: string]: unknown;
@@ -175,6 +187,23 @@ export interface RegionPlan {
   pinned?: number;
 }
 
+/** One job of a migration with its progress and report. */
+export interface MigrationJob {
+  jobId?: string;
+  type?: string;
+  fromCluster?: string;
+  instances?: number;
+  moved?: number;
+  inFlight?: number;
+  maxUnavailable?: number;
+  slaMaxUnavailable?: number;
+  failures?: number;
+  retries?: number;
+  surge?: number;
+  done?: boolean;
+  message?: string;
+}
+
 export interface Migration {
   id: string;
   jobId?: string;
@@ -182,16 +211,23 @@ export interface Migration {
   toCluster?: string;
   batchSize?: number;
   surge?: boolean;
+  moveRunning?: boolean;
+  allowStateful?: boolean;
   paused?: boolean;
   state?: string;
   message?: string;
   createTime?: string;
   completionTime?: string;
+  /** protobuf JSON duration: "12.5s". */
+  duration?: string;
+  jobs?: MigrationJob[];
   instancesTotal?: number;
   instancesMoved?: number;
   instancesInFlight?: number;
   region?: string;
 }
+
+export type MigrationAction = 'pause' | 'resume' | 'abort' | 'rollback';
 
 export interface Drill {
   id: string;
@@ -206,6 +242,27 @@ export interface Drill {
   notMoved?: PlannedMove[];
   message?: string;
 }
+
+/** What a call says when no answer came: the server is down or out of reach. */
+export const UNREACHABLE = 'Cannot reach the server: it is down, restarting or out of reach. The page tries again by itself.';
+
+let reachable = true;
+const reachListeners = new Set<(ok: boolean) => void>();
+
+/** setReachable records whether the last call got an answer, and tells who listens when that changes. */
+export function setReachable(ok: boolean) {
+  if (ok === reachable) return;
+  reachable = ok;
+  reachListeners.forEach((l) => l(ok));
+}
+
+/** onReachable calls fn whenever the server stops or starts answering; it returns the unsubscribe. */
+export function onReachable(fn: (ok: boolean) => void): () => void {
+  reachListeners.add(fn);
+  return () => reachListeners.delete(fn);
+}
+
+export const isReachable = () => reachable;
 
 /** ApiError carries the HTTP status and the gRPC status message. */
 export class ApiError extends Error {
@@ -223,7 +280,16 @@ async function call<T>(method: string, path: string, body?: unknown, signal?: Ab
     init.body = JSON.stringify(body);
     (init.headers as Record<string, string>)['Content-Type'] = 'application/json';
   }
-  const resp = await fetch(path, init);
+  let resp: Response;
+  try {
+    resp = await fetch(path, init);
+  } catch (e) {
+    if (signal?.aborted) throw e;
+    // fetch fails this way only when no answer came at all.
+    setReachable(false);
+    throw new ApiError(0, UNREACHABLE);
+  }
+  setReachable(true);
   const text = await resp.text();
   if (!resp.ok) {
     let message = text;
@@ -257,6 +323,9 @@ const enc = encodeURIComponent;
 /** Host ids hold a "/" (cluster/name) that the route keeps as is. */
 export const hostPath = (id: string) => id.split('/').map(enc).join('/');
 
+/** Job states that are not terminal, as the API names them. */
+const ACTIVE_JOB_STATES = ['INITIALIZED', 'PENDING', 'RUNNING', 'KILLING'].map((s) => 'JOB_STATE_' + s);
+
 /** The most jobs a list holds; past it the list says it is cut. */
 export const MAX_LISTED_JOBS = 50000;
 
@@ -275,6 +344,40 @@ async function allJobs(states?: string[], pool?: string, signal?: AbortSignal) {
   return { jobs, truncated: !!pageToken };
 }
 
+/** Time windows, in seconds back from now, in which newestEvents looks. */
+const EVENT_WINDOWS = [60, 600, 3600, 6 * 3600, 86400, 7 * 86400];
+/** Most pages of 1,000 events newestEvents reads in one window. */
+const EVENT_PAGES = 20;
+
+/**
+ * The newest n stored events of a job (of one task with instance), oldest
+ * first. ListEvents reads forwards from after_seq only; a region numbers
+ * its events never below their time in microseconds, so events after
+ * "seq = a time" include every event since that time: the window grows
+ * from a minute back until it holds n events (or reaches the start).
+ * `older` says whether events before the ones returned may exist.
+ */
+async function newestEvents(id: string, p: { instance?: number; n: number }, signal?: AbortSignal) {
+  const windows: (number | undefined)[] = [...EVENT_WINDOWS, undefined];
+  for (const w of windows) {
+    const after = w === undefined ? undefined : String(Math.max(0, Date.now() - w * 1000) * 1000);
+    let events: PelotonEvent[] = [];
+    let afterSeq = after;
+    let more = true;
+    for (let page = 0; more && page < EVENT_PAGES; page++) {
+      const r = await get<{ events?: PelotonEvent[]; more?: boolean }>(
+        `/v1/jobs/${enc(id)}/events` + query({ instance: p.instance, afterSeq, limit: 1000 }),
+        signal,
+      );
+      events = events.concat(r.events ?? []).slice(-p.n);
+      more = !!r.more && (r.events?.length ?? 0) > 0;
+      afterSeq = r.events?.length ? r.events[r.events.length - 1].seq : afterSeq;
+    }
+    if (events.length >= p.n || w === undefined) return { events, older: w !== undefined || events.length >= p.n };
+  }
+  return { events: [] as PelotonEvent[], older: false };
+}
+
 export const api = {
   jobs: (states?: string[], pool?: string, signal?: AbortSignal) => allJobs(states, pool, signal),
   job: (id: string, signal?: AbortSignal) => get<{ job: Job }>(`/v1/jobs/${enc(id)}`, signal),
@@ -286,8 +389,7 @@ export const api = {
     get<{ data?: string; nextOffset?: string; size?: string }>(`/v1/jobs/${enc(id)}/tasks/${instance}/logs` + query(p)),
   config: (id: string, version?: number, signal?: AbortSignal) =>
     get<{ spec?: JobSpec; version?: string; versions?: string[] }>(`/v1/jobs/${enc(id)}/config` + query({ version }), signal),
-  events: (id: string, p: { instance?: number; afterSeq?: string; limit?: number }, signal?: AbortSignal) =>
-    get<{ events?: PelotonEvent[]; more?: boolean }>(`/v1/jobs/${enc(id)}/events` + query(p), signal),
+  newestEvents: (id: string, p: { instance?: number; n: number }, signal?: AbortSignal) => newestEvents(id, p, signal),
   updates: (id: string, signal?: AbortSignal) => get<{ updates?: Update[] }>(`/v1/jobs/${enc(id)}/updates`, signal),
   update: (id: string, signal?: AbortSignal) => get<{ update: Update }>(`/v1/updates/${enc(id)}`, signal),
   updateAction: (id: string, action: 'pause' | 'resume' | 'rollback' | 'abort') =>
@@ -303,6 +405,18 @@ export const api = {
   plan: (signal?: AbortSignal) => get<{ plans?: RegionPlan[] }>('/v1/regions/plan', signal),
   drills: (signal?: AbortSignal) => get<{ drills?: Drill[] }>('/v1/drills', signal),
   migrations: (signal?: AbortSignal) => get<{ migrations?: Migration[] }>('/v1/migrations', signal),
+  migration: (id: string, region?: string, signal?: AbortSignal) =>
+    get<{ migration: Migration }>(`/v1/migrations/${enc(id)}` + query({ region }), signal),
+  migrationAction: (m: Migration, action: MigrationAction) =>
+    post<{ migration: Migration }>(`/v1/migrations/${enc(m.id)}:${action}`, { region: m.region }),
+  /** Jobs a failover moved here from another region that still run. */
+  relocated: (signal?: AbortSignal) =>
+    get<{ jobs?: Job[] }>(
+      '/v1/jobs' + query({ labels: 'peloton.relocated-from', states: ACTIVE_JOB_STATES, limit: 5000 }),
+      signal,
+    ),
+  failBack: (region: string) =>
+    post<{ moved?: PlannedMove[]; notMoved?: PlannedMove[] }>(`/v1/regions/${enc(region)}/failback`),
   startDrill: (region: string, durationSeconds: number) =>
     post<{ drill: Drill }>('/v1/drills', { region, durationSeconds }),
   version: () => get<{ version?: string; region?: string }>('/v1/version'),

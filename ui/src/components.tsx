@@ -1,7 +1,9 @@
 // Building blocks the pages share.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { fmtNum, stateTone } from './util';
+import { UNREACHABLE, isReachable, onReachable } from './api';
+import { Link } from './router';
+import { fmtNum, shortId, stateTone } from './util';
 
 export function Badge({ state, label }: { state: string; label?: string }) {
   return (
@@ -11,8 +13,60 @@ export function Badge({ state, label }: { state: string; label?: string }) {
   );
 }
 
+/** CopyText is a button that copies text, or selects it where copying is refused. */
+export function CopyText({ text, label }: { text: string; label: string }) {
+  const [done, setDone] = useState(false);
+  const ref = useRef<HTMLButtonElement>(null);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setDone(true);
+      window.setTimeout(() => setDone(false), 1500);
+    } catch {
+      // No clipboard (a page served over plain HTTP from afar): select the
+      // text beside the button for the user to copy.
+      const prev = ref.current?.previousElementSibling;
+      if (prev) window.getSelection()?.selectAllChildren(prev);
+    }
+  };
+  return (
+    <button type="button" ref={ref} class="copy" aria-label={label} title={done ? 'Copied' : label} onClick={copy}>
+      {done ? 'copied' : 'copy'}
+    </button>
+  );
+}
+
+/** JobId is a job's full id, copyable: ids made in the same minute share their first digits. */
+export function JobId({ id }: { id?: string }) {
+  if (!id) return null;
+  return (
+    <span class="job-id">
+      <code data-testid="job-id">{id}</code>
+      <CopyText text={id} label={`Copy job id ${id}`} />
+    </span>
+  );
+}
+
+/**
+ * JobRef names a job in a line of text: its name as a link, and the end of
+ * its id (the random part, which tells jobs of one name apart) with the
+ * whole id on hover.
+ */
+export function JobRef({ id, name }: { id?: string; name?: string }) {
+  if (!id) return null;
+  return (
+    <span class="job-ref" data-job-ref={id}>
+      <Link to={`/jobs/${encodeURIComponent(id)}`}>{name || '(no name)'}</Link>{' '}
+      <code class="muted small" title={id}>
+        {shortId(id)}
+      </code>
+    </span>
+  );
+}
+
 export function ErrorNote({ error }: { error?: string }) {
-  if (!error) return null;
+  // The shell says once that the server is out of reach (Unreachable).
+  if (!error || error === UNREACHABLE) return null;
   return (
     <p class="error" role="alert">
       {error}
@@ -34,9 +88,10 @@ export function Section({ title, id, children, actions }: { title: string; id?: 
 }
 
 /** Bar shows used of total as a meter with its figures. */
-export function Bar({ label, used, total, text }: { label: string; used: number; total: number; text?: string }) {
+export function Bar({ label, used, total, text, plain }: { label: string; used: number; total: number; text?: string; plain?: boolean }) {
   const pct = total > 0 ? Math.min(100, (used / total) * 100) : 0;
-  const tone = pct >= 90 ? 'hot' : pct >= 70 ? 'warm' : '';
+  // plain: full is fine here (a host packed with work), no warning colours.
+  const tone = plain ? '' : pct >= 90 ? 'hot' : pct >= 70 ? 'warm' : '';
   return (
     <div class="bar-row">
       <span class="bar-label">{label}</span>
@@ -177,6 +232,23 @@ export function SortHeader({ k, label, sort, onSort }: { k: string; label: strin
   );
 }
 
+/** SortHeaders is a table's header row: [key, label] columns sort by their key; a column without a key does not sort. */
+export function SortHeaders({ cols, sort, onSort }: { cols: [string, string][]; sort: string; onSort: (s: string) => void }) {
+  return (
+    <tr>
+      {cols.map(([k, label]) =>
+        k ? (
+          <SortHeader key={label} k={k} label={label} sort={sort} onSort={onSort} />
+        ) : (
+          <th key={label} scope="col">
+            {label}
+          </th>
+        ),
+      )}
+    </tr>
+  );
+}
+
 /** Now re-renders its child every second, for "5s ago" figures. */
 export function useNow(ms = 1000): number {
   const [now, setNow] = useState(Date.now());
@@ -198,5 +270,17 @@ export function Title({ children, sub }: { children: ComponentChildren; sub?: Co
       <h1 tabIndex={-1}>{children}</h1>
       {sub && <p class="muted">{sub}</p>}
     </div>
+  );
+}
+
+/** Unreachable says, once for the whole page, that the server does not answer. */
+export function Unreachable() {
+  const [ok, setOk] = useState(isReachable());
+  useEffect(() => onReachable(setOk), []);
+  if (ok) return null;
+  return (
+    <p class="error banner" role="alert" data-testid="unreachable">
+      {UNREACHABLE}
+    </p>
   );
 }

@@ -1,9 +1,11 @@
 // One stream of job and task events (GET /v1/events, newline-delimited JSON
 // from the gateway) shared by every page: pages subscribe, the stream
 // reconnects by itself, and subscribers hear when it does so that they can
-// read again what they may have missed.
+// read again what they may have missed. It starts when the first page that
+// follows it is shown (after signing in, never before: the shell renders no
+// page until then) and stops when the server refuses the caller.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { PelotonEvent } from './api';
+import { setReachable, type PelotonEvent } from './api';
 import { authHeaders, unauthorized } from './session';
 
 type Listener = (ev: PelotonEvent) => void;
@@ -22,9 +24,22 @@ function setStatus(s: StreamStatus) {
   statusListeners.forEach((l) => l(s));
 }
 
+/** Refused: the server said 401; the stream waits for the next start. */
+class Refused extends Error {}
+
 async function readStream(signal: AbortSignal) {
-  const resp = await fetch('/v1/events', { signal, headers: { Accept: 'application/json', ...authHeaders() } });
-  if (resp.status === 401) unauthorized('the event stream was refused');
+  let resp: Response;
+  try {
+    resp = await fetch('/v1/events', { signal, headers: { Accept: 'application/json', ...authHeaders() } });
+  } catch (e) {
+    if (!signal.aborted) setReachable(false);
+    throw e;
+  }
+  setReachable(true);
+  if (resp.status === 401) {
+    unauthorized('the event stream was refused');
+    throw new Refused();
+  }
   if (!resp.ok || !resp.body) throw new Error(`events: HTTP ${resp.status}`);
   setStatus('live');
   const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -63,7 +78,13 @@ function start() {
       try {
         await readStream(controller.signal);
         backoff = 500;
-      } catch {
+      } catch (e) {
+        if (e instanceof Refused) {
+          // Signed out: a page shown after signing in again starts it anew.
+          started = false;
+          setStatus('connecting');
+          return;
+        }
         // reconnect below
       }
       if (controller.signal.aborted) return;
@@ -75,9 +96,11 @@ function start() {
   })();
 }
 
-/** subscribe calls fn for every event until the returned function is called. */
+/**
+ * subscribe calls fn for every event until the returned function is
+ * called; it does not start the stream (useEvents and useStreamStatus do).
+ */
 export function subscribe(fn: Listener): () => void {
-  start();
   listeners.add(fn);
   return () => listeners.delete(fn);
 }
@@ -97,7 +120,10 @@ export function useStreamStatus(): StreamStatus {
 export function useEvents(fn: Listener) {
   const ref = useRef(fn);
   ref.current = fn;
-  useEffect(() => subscribe((ev) => ref.current(ev)), []);
+  useEffect(() => {
+    start();
+    return subscribe((ev) => ref.current(ev));
+  }, []);
 }
 
 /**

@@ -5,10 +5,11 @@ import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
-import { api } from './api';
+import { UNREACHABLE, api } from './api';
 import { useStreamStatus } from './events';
 import { signIn, signOut, useSession, type WhoAmI } from './session';
 import { Link, match, useLocation } from './router';
+import { Unreachable } from './components';
 import { useLoad } from './util';
 import { Overview } from './pages/overview';
 import { JobsPage } from './pages/jobs';
@@ -17,12 +18,14 @@ import { TaskPage } from './pages/task';
 import { PoolsPage } from './pages/pools';
 import { HostsPage } from './pages/hosts';
 import { RegionsPage } from './pages/regions';
+import { MigrationsPage } from './pages/migrations';
 
 const NAV = [
   { to: '/', label: 'Overview', title: 'Overview' },
   { to: '/jobs', label: 'Jobs', title: 'Jobs' },
   { to: '/pools', label: 'Pools', title: 'Pools' },
   { to: '/hosts', label: 'Hosts', title: 'Hosts' },
+  { to: '/migrations', label: 'Migrations', title: 'Migrations' },
   { to: '/regions', label: 'Regions & drills', title: 'Regions and drills' },
 ];
 
@@ -34,6 +37,7 @@ function Page({ path }: { path: string }) {
   if ((m = match('/jobs/:id/tasks/:instance', path))) return <TaskPage id={m.id} instance={Number(m.instance)} />;
   if (path === '/pools') return <PoolsPage />;
   if (path === '/hosts') return <HostsPage />;
+  if (path === '/migrations') return <MigrationsPage />;
   if (path === '/regions') return <RegionsPage />;
   return (
     <div class="card">
@@ -110,6 +114,16 @@ function App() {
       </main>
     );
   }
+  if (session.phase === 'unreachable') {
+    return (
+      <main id="main">
+        <h1>Peloton</h1>
+        <p class="error" role="alert" data-testid="unreachable">
+          {UNREACHABLE} ({session.error})
+        </p>
+      </main>
+    );
+  }
   if (session.phase === 'signed-out') return <SignIn error={session.error} />;
   return <Shell who={session.who} />;
 }
@@ -163,6 +177,7 @@ function Shell({ who }: { who: WhoAmI }) {
         )}
       </header>
       <main id="main">
+        <Unreachable />
         <Page path={loc.path} />
       </main>
       <footer class="muted">

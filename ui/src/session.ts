@@ -46,6 +46,7 @@ export interface WhoAmI {
 
 export type Session =
   | { phase: 'checking' }
+  | { phase: 'unreachable'; error: string }
   | { phase: 'signed-out'; error?: string }
   | { phase: 'signed-in'; who: WhoAmI };
 
@@ -74,7 +75,9 @@ export async function check(): Promise<void> {
   try {
     resp = await fetch('/v1/auth/whoami', { headers: { Accept: 'application/json', ...authHeaders() } });
   } catch (e) {
-    set({ phase: 'signed-out', error: `cannot reach the server: ${(e as Error).message}` });
+    // No answer at all: not a refusal. Ask again until the server answers.
+    set({ phase: 'unreachable', error: `${(e as Error).message}` });
+    window.setTimeout(() => void check(), 3000);
     return;
   }
   if (resp.ok) {

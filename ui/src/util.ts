@@ -1,6 +1,6 @@
 // Small hooks and formatting shared by the pages.
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import type { Resources } from './api';
+import { onReachable, type Job, type Resources, type Task } from './api';
 
 export interface Loaded<T> {
   data?: T;
@@ -29,6 +29,11 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
     return () => c.abort();
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
+  // A read that failed because the server was out of reach is read again
+  // once the server answers again.
+  const failed = useRef(false);
+  failed.current = !!state.error;
+  useEffect(() => onReachable((ok) => ok && failed.current && reload()), []);
   const set = useCallback((data: T) => setState({ data, loading: false }), []);
   return { ...state, reload, set };
 }
@@ -161,7 +166,9 @@ export function fmtTime(t?: string): string {
 export function fmtAgo(t?: string, now = Date.now()): string {
   if (!t) return '';
   const s = Math.round((now - new Date(t).getTime()) / 1000);
-  if (s < 0) return 'in ' + fmtDuration(-s);
+  // A time a little ahead of this browser's clock is the server's clock
+  // running ahead, not the future: what was seen was seen just now.
+  if (s <= 0) return 'just now';
   return fmtDuration(s) + ' ago';
 }
 
@@ -174,8 +181,14 @@ export function fmtDuration(seconds: number): string {
   return `${Math.round(seconds / 86400)}d`;
 }
 
+/**
+ * shortId is the end of an id: job ids are UUIDs of version 7, whose first
+ * digits are the time they were made (the same for every job of a minute)
+ * and whose last 12 digits are random.
+ */
 export function shortId(id?: string): string {
-  return id ? id.slice(0, 8) : '';
+  if (!id) return '';
+  return id.length > 12 ? '…' + id.slice(-12) : id;
 }
 
 /** base64 (protobuf JSON bytes) to text. */
@@ -185,4 +198,94 @@ export function decodeBytes(b64?: string): string {
   const bytes = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
   return new TextDecoder().decode(bytes);
+}
+
+/** Task states that hold (or wait for) a place in the job's maxRunning. */
+const ACTIVE_TASK = ['PENDING', 'READY', 'PLACING', 'PLACED', 'LAUNCHING', 'RUNNING'];
+
+/** Tasks of the job that count against its maxRunning. */
+export function activeTasks(job?: Job): number {
+  return ACTIVE_TASK.reduce((a, s) => a + (job?.status?.taskStates?.[s] ?? 0), 0);
+}
+
+/**
+ * whyWaiting says why a waiting task waits, in words: the server's reason
+ * when it gives one; else a retry's backoff, the job's maxRunning, or its
+ * pool's admission.
+ */
+export function whyWaiting(t: Task, job: Job | undefined, now = Date.now()): string {
+  if (t.message || t.reason) return t.message || t.reason || '';
+  const s = taskState(t.state);
+  if (s === 'PENDING') return 'waiting for admission in its pool';
+  if (s !== 'INITIALIZED') return 'waiting';
+  if (t.retryAfter && new Date(t.retryAfter).getTime() > now) return 'waiting to be retried (backoff after a failed run)';
+  const max = job?.spec?.maxRunning ?? 0;
+  if (max > 0) return `held by the job's maxRunning: at most ${fmtNum(max)} tasks at once (${fmtNum(activeTasks(job))} now)`;
+  return 'waiting to be queued';
+}
+
+/** Reasons a run ended with: on a task running again they tell of a past run. */
+const RUN_END_REASONS = new Set([
+  'EXIT_ZERO',
+  'EXIT_NONZERO',
+  'KILLED_BY_USER',
+  'PREEMPTED',
+  'HOST_LOST',
+  'LAUNCH_FAILED',
+  'UNKNOWN_TO_HOST_MANAGER',
+  'RETRYING',
+  'UNHEALTHY',
+  'HOST_GONE',
+]);
+
+/** What of a task is true now: the API's record keeps fields of past runs. */
+export interface TaskView {
+  state: string;
+  /** The goal, when it says something the state does not. */
+  goal?: string;
+  /** Why it is in its state, and the detail. */
+  reason?: string;
+  message?: string;
+  /** How a previous run ended, for a task that runs again. */
+  previous?: string;
+  /** When a waiting retry may start. */
+  retryAfter?: string;
+  /** Why a waiting task waits. */
+  waiting?: string;
+}
+
+export function taskView(t: Task, job: Job | undefined, now = Date.now()): TaskView {
+  const state = taskState(t.state);
+  const out: TaskView = { state };
+  const goal = taskState(t.goalState);
+  const batch = jobType(job?.spec?.type) === 'batch';
+  // Services run until stopped: their only goal worth telling is KILLED.
+  if (t.goalState && goal !== state && (batch || goal === 'KILLED')) out.goal = goal;
+  const live = ['PLACED', 'LAUNCHING', 'RUNNING'].includes(state);
+  if (live && t.reason && RUN_END_REASONS.has(t.reason)) {
+    if ((t.run ?? 1) > 1) out.previous = [t.reason, t.message].filter(Boolean).join(': ');
+  } else {
+    out.reason = t.reason;
+    out.message = t.message;
+  }
+  if (!TERMINAL_TASK.has(state) && t.retryAfter && new Date(t.retryAfter).getTime() > now) out.retryAfter = t.retryAfter;
+  if (WAITING_TASK.includes(state)) out.waiting = whyWaiting(t, job, now);
+  return out;
+}
+
+/**
+ * sortRows sorts rows in place by `sort`, a key of keys ("created") or one
+ * with a "-" for descending; an unknown key sorts by fallback. Numbers
+ * compare as numbers, text in natural order ("sim-2" before "sim-10");
+ * rows that compare equal are ordered by tie.
+ */
+export function sortRows<T>(rows: T[], keys: Record<string, (r: T) => string | number>, sort: string, fallback: string, tie: (a: T, b: T) => number): T[] {
+  const desc = sort.startsWith('-');
+  const key = keys[sort.replace(/^-/, '')] ?? keys[fallback];
+  return rows.sort((a, b) => {
+    const x = key(a);
+    const y = key(b);
+    const c = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y), undefined, { numeric: true });
+    return (desc ? -c : c) || tie(a, b);
+  });
 }

@@ -101,6 +101,7 @@ const scenarios = {
       ['task', `/ui/jobs/${job.id}/tasks/0`, 'Task 0'],
       ['pools', '/ui/pools', 'Pools'],
       ['hosts', '/ui/hosts', 'Hosts'],
+      ['migrations', '/ui/migrations', 'Migrations'],
       ['regions', '/ui/regions', 'Regions and drills'],
     ];
     for (const [name, path, heading] of pages) {
@@ -127,6 +128,281 @@ const scenarios = {
     await narrow.keyboard.type('no-such-job');
     await narrow.getByText('No job matches.').waitFor();
     narrow.assertNoErrors();
+  },
+
+  // Jobs made in the same minute share the first digits of their ids: the
+  // list shows each whole (and copyable), and the overview names the job of
+  // a paused update with the end of its id.
+  async ids(browser) {
+    const name = 'twin-' + Date.now();
+    const svc = { ...simJob(name), type: 'service', instances: 2, task: { command: 'sim', resources: { cpu: 0.1, memMb: 16 } } };
+    const a = (await api('POST', '/v1/jobs', svc)).job;
+    const b = (await api('POST', '/v1/jobs', svc)).job;
+    if (a.id.slice(0, 8) !== b.id.slice(0, 8)) console.log(`note: the twins' ids differ in their first 8 digits (${a.id}, ${b.id})`);
+    const page = await open(browser, '/ui/jobs?q=' + name);
+    for (const j of [a, b]) {
+      const cell = page.locator(`tr[data-job="${j.id}"] [data-testid="job-id"]`);
+      await cell.waitFor();
+      const text = await cell.textContent();
+      if (text !== j.id) throw new Error(`the jobs list shows ${text} for job ${j.id}`);
+    }
+    await page.locator(`tr[data-job="${a.id}"]`).getByRole('button', { name: `Copy job id ${a.id}` }).waitFor();
+    await shot(page, 'ids-jobs');
+    // A paused update of one twin is named on the overview.
+    await until('a task of the twin running', async () => (await api('GET', `/v1/jobs/${a.id}`)).job.status?.taskStates?.RUNNING === 2);
+    const spec = (await api('GET', `/v1/jobs/${a.id}/config`)).spec;
+    const upd = (await api('POST', `/v1/jobs/${a.id}/updates?batchSize=1&startPaused=true`, { ...spec, task: { ...spec.task, env: { ...spec.task?.env, V: '2' } } })).update;
+    // And a paused migration of the other.
+    await until('the other twin running', async () => (await api('GET', `/v1/jobs/${b.id}`)).job.status?.taskStates?.RUNNING === 2);
+    const mig = (await api('POST', '/v1/migrations', { jobId: b.id, toCluster: 'spare', startPaused: true })).migration;
+    const ov = await open(browser, '/ui/');
+    const migEntry = ov.locator(`li[data-migration="${mig.id}"] [data-job-ref="${b.id}"]`);
+    await migEntry.waitFor({ timeout: 15000 });
+    const migShown = await migEntry.textContent();
+    if (!migShown.includes(name) || !migShown.includes(b.id.slice(-12))) throw new Error(`the overview names the migration's job "${migShown}"`);
+    const entry = ov.locator(`li[data-update="${upd.id}"]`);
+    await entry.waitFor({ timeout: 15000 });
+    const ref = entry.locator(`[data-job-ref="${a.id}"]`);
+    const shown = await ref.textContent();
+    if (!shown.includes(name) || !shown.includes(a.id.slice(-12))) throw new Error(`the overview names the update's job "${shown}"`);
+    if ((await ref.locator('code').getAttribute('title')) !== a.id) throw new Error('the whole id is not on the overview entry');
+    console.log(`overview update entry: ${(await entry.textContent()).replace(/\s+/g, ' ').slice(0, 120)}`);
+    await shot(ov, 'ids-overview');
+    await api('POST', `/v1/updates/${upd.id}:abort`);
+    await api('POST', `/v1/migrations/${mig.id}:abort`, { region: mig.region });
+    await api('POST', `/v1/jobs/${a.id}/stop`);
+    await api('POST', `/v1/jobs/${b.id}/stop`);
+    page.assertNoErrors();
+    ov.assertNoErrors();
+  },
+
+  // A migration from the UI's migrations page: a paused one is listed by its
+  // job's name, resumed, followed to SUCCEEDED with its report, and rolled
+  // back; the job's page lists it and does not say it was never updated.
+  async migrations(browser) {
+    const name = 'mig-' + Date.now();
+    const job = (
+      await api('POST', '/v1/jobs', {
+        ...simJob(name),
+        type: 'service',
+        instances: 2,
+        clusters: { prefer: ['sim'] },
+        task: { command: 'sim', resources: { cpu: 0.1, memMb: 16 } },
+      })
+    ).job;
+    await until('both instances running', async () => (await api('GET', `/v1/jobs/${job.id}`)).job.status?.taskStates?.RUNNING === 2);
+    const m = (await api('POST', '/v1/migrations', { jobId: job.id, toCluster: 'spare', startPaused: true, batchSize: 1 })).migration;
+    const page = await open(browser, '/ui/migrations');
+    await page.getByRole('heading', { level: 1, name: 'Migrations' }).waitFor();
+    const card = page.locator(`article[data-migration="${m.id}"]`);
+    await card.waitFor();
+    const head = await card.locator('h2').textContent();
+    if (!head.includes(name) || !head.includes('spare')) throw new Error(`the migration is shown as "${head}"`);
+    await card.locator('[data-state="PAUSED"]').waitFor();
+    await shot(page, 'migration-paused');
+    await card.getByRole('button', { name: 'Resume' }).click();
+    await page.getByRole('dialog', { name: /^Resume the migration/ }).getByRole('button', { name: 'Confirm' }).click();
+    const start = Date.now();
+    await page.locator(`article[data-migration="${m.id}"][data-state="SUCCEEDED"]`).waitFor({ timeout: 60000 });
+    console.log(`migration SUCCEEDED on the page ${Date.now() - start} ms after Resume`);
+    const row = card.locator(`table.report tr[data-job="${job.id}"]`);
+    await card.locator('summary').click(); // an ended migration's report is folded
+    await row.waitFor();
+    const cells = await row.locator('td').allTextContents();
+    if (cells[1] !== 'sim' || !cells[2].startsWith('2 / 2')) throw new Error('report row: ' + cells.join(' | '));
+    await shot(page, 'migration-succeeded');
+    // The job's page: the migration, and no "never updated".
+    const jp = await open(browser, `/ui/jobs/${job.id}`);
+    await jp.locator(`#migrations li[data-migration="${m.id}"]`).waitFor();
+    if ((await jp.locator('#updates').textContent()).includes('never updated')) throw new Error('the migrated job says it was never updated');
+    // Roll back from the migrations page.
+    await card.getByRole('button', { name: 'Roll back' }).click();
+    await page.getByRole('dialog', { name: /^Roll back the migration/ }).getByRole('button', { name: 'Confirm' }).click();
+    await page.locator(`article[data-migration="${m.id}"][data-state="ROLLED_BACK"]`).waitFor({ timeout: 60000 });
+    const back = (await api('GET', `/v1/jobs/${job.id}/tasks`)).tasks.map((t) => t.cluster);
+    if (back.some((c) => c !== 'sim')) throw new Error('after the rollback tasks run on ' + back.join(', '));
+    if (await card.getByRole('button', { name: 'Roll back' }).count()) throw new Error('a rolled back migration offers Roll back');
+    await shot(page, 'migration-rolled-back');
+    await api('POST', `/v1/jobs/${job.id}/stop`);
+    page.assertNoErrors();
+    jp.assertNoErrors();
+  },
+
+  // A job of 1,000 tasks held by maxRunning: its page stays short (a page
+  // of tasks, a page of events), finds one task by number or by state, says
+  // why the held tasks wait, and shows the newest stored events first.
+  async 'job-detail'(browser) {
+    const n = 1000;
+    const job = (
+      await api('POST', '/v1/jobs', {
+        ...simJob('thousand'),
+        instances: n,
+        maxRunning: 10,
+        task: { command: 'sim', env: { PELOTON_SIM_DURATION: '1h' }, resources: { cpu: 0.1, memMb: 16 } },
+      })
+    ).job;
+    await until('10 tasks running', async () => (await api('GET', `/v1/jobs/${job.id}`)).job.status?.taskStates?.RUNNING === 10, 60000);
+    // The newest stored event, read the long way (forwards from the start).
+    let after = 0;
+    let stored = 0;
+    let newest;
+    for (;;) {
+      const r = await api('GET', `/v1/jobs/${job.id}/events?limit=10000&afterSeq=${after}`);
+      stored += r.events?.length ?? 0;
+      if (r.events?.length) newest = r.events[r.events.length - 1];
+      if (!r.more || !r.events?.length) break;
+      after = r.events[r.events.length - 1].seq;
+    }
+    if (stored <= 200) throw new Error(`the job has only ${stored} stored events: the test needs more than one panel's worth`);
+    const page = await open(browser, `/ui/jobs/${job.id}`);
+    await page.locator('table.tasks tbody tr').nth(49).waitFor();
+    await page.locator(`#events tr[data-seq="${newest.seq}"]`).waitFor({ timeout: 15000 });
+    console.log(`${stored} stored events; the newest (seq ${newest.seq}) is on the page`);
+    await page.getByText('held by the job\'s maxRunning').first().waitFor();
+    const height = await page.evaluate(() => document.documentElement.scrollHeight);
+    console.log(`page of a ${n}-task job: ${height} px tall`);
+    await shot(page, 'job-detail');
+    if (height > 4500) throw new Error(`the page is ${height} px tall`);
+    // One task by its number.
+    await page.getByLabel('Task #').fill('777');
+    await page.locator('table.tasks tbody tr[data-instance="777"]').waitFor();
+    await until('only task 777 shown', async () => (await page.locator('table.tasks tbody tr').count()) === 1, 5000);
+    const why = await page.locator('tr[data-instance="777"] td.reason').textContent();
+    if (!why.includes('maxRunning')) throw new Error(`task 777 says "${why}"`);
+    // By state, a page at a time.
+    await page.getByLabel('Task #').fill('');
+    await page.locator('#tasks select[name="state"]').selectOption('RUNNING');
+    await until('the running tasks', async () => (await page.locator('table.tasks tbody tr[data-state="RUNNING"]').count()) === 10, 10000);
+    await page.locator('#tasks select[name="state"]').selectOption('');
+    await page.getByRole('navigation', { name: 'Task pages' }).getByRole('button', { name: 'Next page' }).click();
+    await page.locator('table.tasks tbody tr[data-instance="50"]').waitFor();
+    await page.getByText(`51–100 of ${n.toLocaleString('en-US')}`).waitFor();
+    await api('POST', `/v1/jobs/${job.id}/stop`);
+    page.assertNoErrors();
+  },
+
+  // A task's page shows what is true of it now. A service task's goal
+  // (SUCCEEDED, for every task) is not shown; a task held by maxRunning
+  // says so. Stale fields the API keeps from earlier runs are checked on
+  // answers the test gives the page in place of the server's (the sim
+  // cluster has no health checks): a healthy running task with reason
+  // UNHEALTHY from its last run, an ended task with a retry time.
+  async 'task-detail'(browser) {
+    const svc = (await api('POST', '/v1/jobs', { ...simJob('svc-detail'), type: 'service', instances: 1, task: { command: 'sim', resources: { cpu: 0.1, memMb: 16 } } })).job;
+    const held = (
+      await api('POST', '/v1/jobs', {
+        ...simJob('held'),
+        instances: 3,
+        maxRunning: 1,
+        task: { command: 'sim', env: { PELOTON_SIM_DURATION: '1h' }, resources: { cpu: 0.1, memMb: 16 } },
+      })
+    ).job;
+    await until('the service task running', async () => (await api('GET', `/v1/jobs/${svc.id}/tasks/0`)).task.state === 'TASK_STATE_RUNNING');
+    const stateFact = (page) => page.locator('.fact').filter({ has: page.getByText('State', { exact: true }) }).locator('dd');
+    const page = await open(browser, `/ui/jobs/${svc.id}/tasks/0`);
+    await page.getByRole('heading', { level: 1, name: /Task 0/ }).waitFor();
+    await page.locator(`[data-job-ref="${svc.id}"]`).getByText('svc-detail').waitFor();
+    const st = await stateFact(page).textContent();
+    if (st !== 'RUNNING') throw new Error(`a running service task's state reads "${st}"`);
+    // Held by maxRunning.
+    await until('one task of the held job running', async () => (await api('GET', `/v1/jobs/${held.id}`)).job.status?.taskStates?.RUNNING === 1);
+    const waiting = (await api('GET', `/v1/jobs/${held.id}/tasks?states=TASK_STATE_INITIALIZED`)).tasks[0];
+    await page.goto(BASE + `/ui/jobs/${held.id}/tasks/${waiting.instance ?? 0}`);
+    const note = page.getByTestId('task-reason');
+    await note.waitFor();
+    const said = await note.textContent();
+    if (!said.includes('maxRunning')) throw new Error(`a task held by maxRunning says "${said}"`);
+    console.log(`held task: ${said}`);
+    await shot(page, 'task-held');
+    // Stale fields, from answers made here.
+    const real = (await api('GET', `/v1/jobs/${svc.id}/tasks/0`)).task;
+    const answer = (task) => (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ task }) });
+    const future = new Date(Date.now() + 3600e3).toISOString();
+    await page.route(`**/v1/jobs/${svc.id}/tasks/0`, answer({ ...real, run: 2, health: 'HEALTH_STATE_HEALTHY', reason: 'UNHEALTHY', message: 'health check failed 3 times' }));
+    await page.goto(BASE + `/ui/jobs/${svc.id}/tasks/0`);
+    await page.getByText('Previous run').waitFor();
+    if (await page.getByTestId('task-reason').count()) throw new Error('a healthy running task shows its last run\'s reason as its own: ' + (await page.getByTestId('task-reason').textContent()));
+    await page.unroute(`**/v1/jobs/${svc.id}/tasks/0`);
+    await page.route(`**/v1/jobs/${svc.id}/tasks/0`, answer({ ...real, state: 'TASK_STATE_FAILED', goalState: 'TASK_STATE_FAILED', exitCode: 1, reason: 'EXIT_NONZERO', retryAfter: future }));
+    await page.goto(BASE + `/ui/jobs/${svc.id}/tasks/0`);
+    await page.getByTestId('task-reason').getByText('EXIT_NONZERO').waitFor();
+    if (await page.getByText('Retry after').count()) throw new Error('an ended task shows a retry time');
+    await page.unroute(`**/v1/jobs/${svc.id}/tasks/0`);
+    await api('POST', `/v1/jobs/${svc.id}/stop`);
+    await api('POST', `/v1/jobs/${held.id}/stop`);
+    page.assertNoErrors();
+  },
+
+  // Hosts, given here by a stand-in answer of 230 hosts (the cluster has
+  // 21): a page at a time, sorted by a column; a last seen ahead of the
+  // browser's clock reads "just now"; a full host is not drawn in alarm
+  // colours. On a real region at 390 px, Drain is on screen.
+  async hosts(browser) {
+    const now = Date.now();
+    const many = Array.from({ length: 230 }, (_, i) => ({
+      id: `big/host-${i}`,
+      hostname: `host-${i}`,
+      cluster: 'big',
+      kind: 'sim',
+      state: 'HOST_STATE_UP',
+      region: 'east',
+      capacity: { cpu: 8, memMb: 8192 },
+      allocated: i === 7 ? { cpu: 8, memMb: 8192 } : { cpu: i % 8, memMb: 1024 },
+      tasks: i === 7 ? 40 : i % 13,
+      lastSeen: new Date(now + (i === 3 ? 5000 : -2000)).toISOString(),
+    }));
+    const page = await open(browser);
+    await page.route('**/v1/hosts', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ hosts: many }) }));
+    await page.goto(BASE + '/ui/hosts?sort=host');
+    await page.getByText('1–50 of 230').waitFor();
+    if ((await page.locator('table.hosts tbody tr').count()) !== 50) throw new Error('a page holds other than 50 hosts');
+    const seen = await page.locator('tr[data-host="big/host-3"] td[data-label="Last seen"]').textContent();
+    if (seen !== 'just now') throw new Error(`a host seen ahead of the browser's clock reads "${seen}"`);
+    if (await page.locator('tr[data-host="big/host-7"] .bar.hot').count()) throw new Error('a full host is drawn in alarm colours');
+    await page.getByRole('navigation', { name: 'Host pages' }).getByRole('button', { name: 'Next page' }).click();
+    await page.getByText('51–100 of 230').waitFor();
+    await page.getByRole('button', { name: 'Tasks' }).click(); // ascending
+    await page.getByRole('button', { name: 'Tasks' }).click(); // descending
+    await until('host-7 (most tasks) first', async () => (await page.locator('table.hosts tbody tr').first().getAttribute('data-host')) === 'big/host-7', 5000);
+    await shot(page, 'hosts-paged');
+    await page.unroute('**/v1/hosts');
+    const narrow = await open(browser, '/ui/hosts?region=west', { width: 390 });
+    const row = narrow.locator('tr[data-host="sim/sim-3"][data-region="west"]');
+    await row.waitFor();
+    const drain = row.getByRole('button', { name: 'Drain' });
+    await drain.waitFor();
+    const box = await drain.boundingBox();
+    const wide = await narrow.evaluate(() => document.documentElement.scrollWidth);
+    console.log(`at 390 px: Drain at x ${Math.round(box.x)}–${Math.round(box.x + box.width)}, page ${wide} px wide`);
+    if (box.x + box.width > 390 || wide > 390) throw new Error('Drain is off screen at 390 px');
+    await shot(narrow, 'hosts-narrow');
+    page.assertNoErrors();
+    narrow.assertNoErrors();
+  },
+
+  // Rough states: an unknown job's page says so once; with the server out of
+  // reach a page says that once (and not that nothing matches), and comes
+  // back by itself.
+  async rough(browser) {
+    const page = await open(browser, '/ui/jobs/01a00000-0000-7000-8000-000000000000');
+    await page.getByRole('alert').first().waitFor();
+    await page.waitForTimeout(1500);
+    const alerts = await page.getByRole('alert').allTextContents();
+    console.log(`unknown job: ${JSON.stringify(alerts)}`);
+    if (alerts.length !== 1) throw new Error(`an unknown job shows ${alerts.length} errors`);
+    await page.route('**/v1/**', (route) => route.abort('connectionrefused'));
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Hosts' }).click();
+    await page.getByTestId('unreachable').first().waitFor({ timeout: 10000 });
+    await page.waitForTimeout(2500); // the hosts page reads again every 2 s
+    const down = await page.getByRole('alert').allTextContents();
+    console.log(`server down: ${JSON.stringify(down)}`);
+    if (down.length !== 1) throw new Error(`with the server down the page shows ${down.length} errors`);
+    if (await page.getByText('No host matches.').count()) throw new Error('with the server down the page says no host matches');
+    await shot(page, 'server-down');
+    await page.unroute('**/v1/**');
+    await page.locator('table.hosts tr[data-host]').first().waitFor({ timeout: 15000 });
+    await until('the error gone', async () => (await page.getByTestId('unreachable').count()) === 0, 10000);
+    page.assertNoErrors();
   },
 
   // A job created through the API appears on the open jobs page and
@@ -188,12 +464,12 @@ const scenarios = {
   // A drill started from the UI fills in its report as it goes.
   async drill(browser) {
     // Work in central that the drill relocates.
-    await api('POST', '/v1/jobs', {
+    const original = (await api('POST', '/v1/jobs', {
       ...simJob('relocatable'),
       region: 'central',
       failover: { mode: 'MODE_ANY' },
       task: { command: 'sim', env: { PELOTON_SIM_DURATION: '1h' }, resources: { cpu: 1, memMb: 64 } },
-    });
+    })).job;
     const page = await open(browser, '/ui/regions');
     await page.locator('tr[data-region="central"]').waitFor();
     await page.getByRole('button', { name: 'Start a drill…' }).click();
@@ -213,7 +489,12 @@ const scenarios = {
           if (t !== '…' && !seen[k]) {
             seen[k] = t;
             console.log(`drill ${k} ${t} shown after ${Date.now() - start} ms`);
-            if (k === 'detection') await shot(page, 'drill-detected');
+            if (k === 'detection') {
+              await shot(page, 'drill-detected');
+              // Central is failed: no fail back to it, nor to a region none of whose jobs moved.
+              const offered = await page.getByRole('button', { name: 'Fail back' }).count();
+              if (offered) throw new Error(`"Fail back" offered ${offered} times while central is failed`);
+            }
           }
         }
         const st = await report.getAttribute('data-state');
@@ -233,7 +514,38 @@ const scenarios = {
       seen[k] = t;
       console.log(`drill ${k} ${t} shown with the finished report`);
     }
+    // The drill's failback stops the originals; the relocated copy runs on
+    // in its new region. So central, alive again, is offered a fail back,
+    // and the regions none of whose jobs moved are not.
+    const central = page.locator('tr[data-region="central"]');
+    await central.getByRole('button', { name: 'Fail back' }).waitFor({ timeout: 15000 });
+    for (const r of ['east', 'west']) {
+      if (await page.locator(`tr[data-region="${r}"]`).getByRole('button', { name: 'Fail back' }).count()) throw new Error(`"Fail back" offered to ${r}`);
+    }
+    // The original links to its copy, which links back.
+    const orig = (await api('GET', `/v1/jobs/${original.id}`)).job;
+    const to = orig.status?.movedTo;
+    if (!to?.jobId) throw new Error('the API names no copy of the relocated job: ' + JSON.stringify(orig.status));
+    const jp = await open(browser, `/ui/jobs/${original.id}`);
+    const moved = jp.getByTestId('moved-to');
+    await moved.waitFor();
+    console.log('relocated job: ' + (await moved.textContent()));
+    await shot(jp, 'drill-moved-to');
+    await moved.locator(`[data-job-ref="${to.jobId}"] a`).click();
+    await jp.getByTestId('moved-from').waitFor();
+    if (!jp.url().endsWith(`/ui/jobs/${to.jobId}`)) throw new Error('the link went to ' + jp.url());
+    // Fail back from the page: it says what moved, and is offered no more.
+    await central.getByRole('button', { name: 'Fail back' }).click();
+    await page.getByRole('dialog', { name: 'Fail back to central?' }).getByRole('button', { name: 'Confirm' }).click();
+    const result = page.getByTestId('failback-result');
+    await result.waitFor();
+    const said = (await result.textContent()).replace(/\s+/g, ' ');
+    console.log('fail back: ' + said);
+    if (!/\d+ jobs moved/.test(said) || !said.includes(`copy ${to.jobId} in ${to.region} stopped`)) throw new Error('fail back said: ' + said);
+    await until('no fail back offered', async () => (await page.getByRole('button', { name: 'Fail back' }).count()) === 0, 15000);
+    await shot(page, 'drill-failed-back');
     page.assertNoErrors();
+    jp.assertNoErrors();
   },
 
   // The pools chart follows entitlement: /a alone gets the whole region;
@@ -345,6 +657,10 @@ const scenarios = {
     const page = await open(browser, '/ui/');
     const bare = [];
     let phase = 'start';
+    let streamsBefore = 0;
+    page.on('request', (req) => {
+      if (new URL(req.url()).pathname === '/v1/events' && (phase === 'start' || phase === 'sign-out')) streamsBefore++;
+    });
     page.on('request', async (req) => {
       const url = new URL(req.url());
       // whoami is asked before signing in too; version is public. The
@@ -365,6 +681,8 @@ const scenarios = {
     await err.waitFor();
     console.log('a bad token: ' + (await err.textContent()));
     await shot(page, 'signin-form');
+    await page.waitForTimeout(1500);
+    if (streamsBefore) throw new Error(`the event stream was asked for ${streamsBefore} times before signing in`);
     bare.length = 0;
 
     phase = 'viewer';

@@ -1,11 +1,12 @@
-// Hosts: per region and cluster, their state, what is allocated on them,
-// their labels; drain and undrain.
+// Hosts: every host of every region, filtered, sorted and a page at a time
+// (ListHosts has no paging: this is done here), their state, what is
+// allocated on them, their labels; drain and undrain.
 import { useRef } from 'preact/hooks';
 import { api, type Host } from '../api';
-import { Badge, Bar, Confirm, Empty, ErrorNote, Section, Title, useNow } from '../components';
+import { Badge, Bar, Confirm, Empty, ErrorNote, Pager, Section, SortHeaders, Title, useNow } from '../components';
 import { useEvents, useThrottled } from '../events';
 import { setQuery, useLocation } from '../router';
-import { fmtAgo, fmtMem, hostState, useInterval, useLoad } from '../util';
+import { fmtAgo, fmtMem, fmtNum, hostState, sortRows, useInterval, useLoad } from '../util';
 import { useCan } from '../session';
 
 const STATES = ['UP', 'DRAINING', 'DRAINED', 'DOWN'];
@@ -20,6 +21,37 @@ function matches(h: Host, q: string): boolean {
   return words.every((w) => hay.some((x) => x.includes(w)));
 }
 
+const PAGE = 50;
+
+/** Share of a host's capacity allocated, 0 to 1. */
+function used(h: Host, r: 'cpu' | 'memMb'): number {
+  const cap = h.capacity?.[r] ?? 0;
+  return cap > 0 ? (h.allocated?.[r] ?? 0) / cap : 0;
+}
+
+const HOST_COLUMNS: [string, string][] = [
+  ['host', 'Host'],
+  ['state', 'State'],
+  ['region', 'Region'],
+  ['cluster', 'Cluster'],
+  ['cpu', 'Allocated'],
+  ['tasks', 'Tasks'],
+  ['', 'Labels'],
+  ['seen', 'Last seen'],
+  ['', 'Actions'],
+];
+
+const KEYS: Record<string, (h: Host) => string | number> = {
+  host: (h) => h.id,
+  state: (h) => STATES.indexOf(hostState(h.state)),
+  region: (h) => h.region ?? '',
+  cluster: (h) => h.cluster ?? '',
+  cpu: (h) => used(h, 'cpu'),
+  mem: (h) => used(h, 'memMb'),
+  tasks: (h) => h.tasks ?? 0,
+  seen: (h) => h.lastSeen ?? '',
+};
+
 export function HostsPage() {
   const allowed = useCan('manage-host');
   const canManage = allowed === true;
@@ -29,6 +61,8 @@ export function HostsPage() {
   const region = loc.query.get('region') ?? '';
   const cluster = loc.query.get('cluster') ?? '';
   const state = loc.query.get('state') ?? '';
+  const sort = loc.query.get('sort') ?? 'region';
+  const offset = Number(loc.query.get('offset') ?? 0) || 0;
   const hosts = useLoad((s) => api.hosts(s), []);
   useInterval(() => hosts.reload(), 2000);
   const reload = useThrottled(() => hosts.reload(), 1000);
@@ -46,11 +80,12 @@ export function HostsPage() {
       (!state || hostState(h.state) === state) &&
       matches(h, q),
   );
-  const groups = new Map<string, Host[]>();
-  for (const h of shown) {
-    const k = `${h.region ?? ''} · ${h.cluster ?? ''} (${h.kind ?? ''})`;
-    groups.set(k, [...(groups.get(k) ?? []), h]);
-  }
+  sortRows(shown, KEYS, sort, 'region', (a, b) =>
+    [a.region ?? '', a.cluster ?? '', a.id].join('/').localeCompare([b.region ?? '', b.cluster ?? '', b.id].join('/'), undefined, { numeric: true }),
+  );
+  const page = shown.slice(offset, offset + PAGE);
+  const onSort = (k: string) => setQuery({ sort: k, offset: 0 });
+  const filter = (k: string) => (v: string) => setQuery({ [k]: v, offset: 0 });
 
   return (
     <>
@@ -58,40 +93,30 @@ export function HostsPage() {
       <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
         <label>
           Search
-          <input type="search" value={q} placeholder="host, label=value…" onInput={(e) => setQuery({ q: (e.target as HTMLInputElement).value })} />
+          <input type="search" value={q} placeholder="host, label=value…" onInput={(e) => setQuery({ q: (e.target as HTMLInputElement).value, offset: 0 })} />
         </label>
-        <Select label="Region" value={region} options={regions} onChange={(v) => setQuery({ region: v })} />
-        <Select label="Cluster" value={cluster} options={clusters} onChange={(v) => setQuery({ cluster: v })} />
-        <Select label="State" value={state} options={STATES} onChange={(v) => setQuery({ state: v })} />
+        <Select label="Region" value={region} options={regions} onChange={filter('region')} />
+        <Select label="Cluster" value={cluster} options={clusters} onChange={filter('cluster')} />
+        <Select label="State" value={state} options={STATES} onChange={filter('state')} />
       </form>
       <ErrorNote error={hosts.error} />
-      {!hosts.loading && shown.length === 0 && <Empty>No host matches.</Empty>}
-      {[...groups.entries()]
-        .sort((a, b) => a[0].localeCompare(b[0]))
-        .map(([k, list]) => (
-          <Section key={k} title={k}>
-            <div class="table-wrap">
-              <table class="hosts" data-can-manage={allowed === undefined ? 'asking' : String(allowed)}>
-                <thead>
-                  <tr>
-                    <th scope="col">Host</th>
-                    <th scope="col">State</th>
-                    <th scope="col">Allocated</th>
-                    <th scope="col">Tasks</th>
-                    <th scope="col">Labels</th>
-                    <th scope="col">Last seen</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((h) => (
-                    <HostRow key={`${h.region}/${h.id}`} h={h} now={now} onChange={hosts.reload} canManage={canManage} />
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          </Section>
-        ))}
+      <Section title={`${fmtNum(shown.length)} hosts`} id="hosts">
+        <div class="table-wrap">
+          <table class="hosts" data-can-manage={allowed === undefined ? 'asking' : String(allowed)}>
+            <caption class="sr-only">Hosts, sorted by {sort.replace(/^-/, '')}</caption>
+            <thead>
+              <SortHeaders cols={HOST_COLUMNS} sort={sort} onSort={onSort} />
+            </thead>
+            <tbody>
+              {page.map((h) => (
+                <HostRow key={`${h.region}/${h.id}`} h={h} now={now} onChange={hosts.reload} canManage={canManage} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+        {!hosts.loading && !hosts.error && shown.length === 0 && <Empty>No host matches.</Empty>}
+        <Pager label="Host pages" offset={offset} size={PAGE} total={shown.length} onChange={(o) => setQuery({ offset: o })} />
+      </Section>
     </>
   );
 }
@@ -125,22 +150,30 @@ function HostRow({ h, now, onChange, canManage }: { h: Host; now: number; onChan
           {h.hostPoolTarget && ` → ${h.hostPoolTarget}`}
         </div>
       </th>
-      <td>
+      <td data-label="State">
         <Badge state={s} />
         {h.drainReason && <div class="muted small">{h.drainReason}</div>}
       </td>
-      <td class="wide">
-        <Bar label="cpu" used={h.allocated?.cpu ?? 0} total={h.capacity?.cpu ?? 0} />
+      <td data-label="Region">{h.region}</td>
+      <td data-label="Cluster">
+        {h.cluster} <span class="muted small">{h.kind}</span>
+      </td>
+      <td class="wide" data-label="Allocated">
+        {/* A full host is well packed, not in trouble: no warning colours. */}
+        <Bar label="cpu" used={h.allocated?.cpu ?? 0} total={h.capacity?.cpu ?? 0} plain />
         <Bar
           label="mem"
           used={h.allocated?.memMb ?? 0}
           total={h.capacity?.memMb ?? 0}
           text={`${fmtMem(h.allocated?.memMb)} / ${fmtMem(h.capacity?.memMb)}`}
+          plain
         />
-        {(h.capacity?.gpu ?? 0) > 0 && <Bar label="gpu" used={h.allocated?.gpu ?? 0} total={h.capacity?.gpu ?? 0} />}
+        {(h.capacity?.gpu ?? 0) > 0 && <Bar label="gpu" used={h.allocated?.gpu ?? 0} total={h.capacity?.gpu ?? 0} plain />}
       </td>
-      <td class="num">{h.tasks ?? 0}</td>
-      <td>
+      <td class="num" data-label="Tasks">
+        {h.tasks ?? 0}
+      </td>
+      <td data-label="Labels">
         <ul class="chips" aria-label="Labels">
           {labels.map(([k, v]) => (
             <li key={k}>
@@ -149,7 +182,9 @@ function HostRow({ h, now, onChange, canManage }: { h: Host; now: number; onChan
           ))}
         </ul>
       </td>
-      <td>{fmtAgo(h.lastSeen, now)}</td>
+      <td data-label="Last seen" title={h.lastSeen}>
+        {fmtAgo(h.lastSeen, now)}
+      </td>
       <td class="actions">
         {!canManage ? null : s === 'UP' ? (
           <Confirm

@@ -1,13 +1,14 @@
-// The job page's updates (with pause, resume, rollback and abort) and its
-// config versions with a diff between two.
+// The job page's updates (with pause, resume, rollback and abort), the
+// migrations that moved it, and its config versions with a diff between two.
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Update } from '../api';
 import { Badge, Bar, Confirm, Empty, ErrorNote, Section, useNow } from '../components';
+import { Link } from '../router';
 import { diffLines, hunks, specLines } from '../diff';
 import { useCan } from '../session';
-import { ACTIVE_UPDATE, fmtAgo, updateState, useLoad } from '../util';
+import { ACTIVE_MIGRATION, ACTIVE_UPDATE, fmtAgo, migrationState, updateState, useInterval, useLoad } from '../util';
 
-export function Updates({ jobId, tick }: { jobId: string; tick: number }) {
+export function Updates({ jobId, tick, configVersion }: { jobId: string; tick: number; configVersion: number }) {
   const now = useNow(5000);
   const updates = useLoad((s) => api.updates(jobId, s), [jobId]);
   const canUpdate = useCan('update-job', { jobId });
@@ -23,7 +24,11 @@ export function Updates({ jobId, tick }: { jobId: string; tick: number }) {
     <Section title="Updates" id="updates">
       <ErrorNote error={updates.error} />
       {list.length === 0 ? (
-        <Empty>The job was never updated.</Empty>
+        <Empty>
+          {configVersion > 1
+            ? `No rolling update. The config is at v${configVersion} from other changes (a migration's cluster policy among them): see Config.`
+            : 'The job was never updated.'}
+        </Empty>
       ) : (
         <div class="table-wrap">
           <table>
@@ -52,7 +57,7 @@ export function Updates({ jobId, tick }: { jobId: string; tick: number }) {
                       {u.message && <div class="muted small">{u.message}</div>}
                     </td>
                     <td class="wide">
-                      <Bar label="done" used={u.instancesDone ?? 0} total={u.instancesTotal ?? 0} />
+                      <Bar plain label="done" used={u.instancesDone ?? 0} total={u.instancesTotal ?? 0} />
                     </td>
                     <td class="num">
                       {u.instancesFailed ?? 0} / {u.maxFailures ?? 0}
@@ -91,6 +96,34 @@ export function Updates({ jobId, tick }: { jobId: string; tick: number }) {
           </table>
         </div>
       )}
+    </Section>
+  );
+}
+
+/** JobMigrations lists the migrations that moved the job (alone or with its pool). */
+export function JobMigrations({ jobId }: { jobId: string }) {
+  const now = useNow(5000);
+  const all = useLoad((s) => api.migrations(s), []);
+  useInterval(() => all.reload(), 5000);
+  const list = (all.data?.migrations ?? []).filter((m) => m.jobId === jobId || (m.jobs ?? []).some((j) => j.jobId === jobId));
+  if (list.length === 0) return null;
+  return (
+    <Section title="Migrations" id="migrations">
+      <ul class="plain">
+        {list.map((m) => {
+          const mine = (m.jobs ?? []).find((j) => j.jobId === jobId);
+          return (
+            <li key={m.id} data-migration={m.id}>
+              {m.jobId ? 'to' : `with pool ${m.pool} to`} <strong>{m.toCluster}</strong>
+              {mine?.fromCluster && <> from {mine.fromCluster}</>} <Badge state={migrationState(m.state)} />{' '}
+              {m.paused && ACTIVE_MIGRATION.has(migrationState(m.state)) && <Badge state="PAUSED" />} {mine && `${mine.moved ?? 0}/${mine.instances ?? 0} moved`}{' '}
+              <span class="muted">{fmtAgo(m.createTime, now)}</span>{' '}
+              <Link to={`/migrations?id=${encodeURIComponent(m.id)}`}>report</Link>
+              {mine?.message && <div class="muted small">{mine.message}</div>}
+            </li>
+          );
+        })}
+      </ul>
     </Section>
   );
 }

@@ -2,8 +2,8 @@
 // by the server, its updates, config versions with a diff, its events, and
 // the actions an operator takes on it.
 import { useState } from 'preact/hooks';
-import { api, type Job, type PelotonEvent, type Task } from '../api';
-import { Badge, Confirm, Empty, ErrorNote, Pager, Section, StateCounts, Title, useNow } from '../components';
+import { api, type ApiError, type Job, type PelotonEvent, type Task } from '../api';
+import { Badge, Confirm, Empty, ErrorNote, JobId, JobRef, Pager, Section, StateCounts, Title, useNow } from '../components';
 import { useEvents, useThrottled } from '../events';
 import { Link, setQuery, useLocation } from '../router';
 import {
@@ -18,9 +18,12 @@ import {
   jobState,
   jobType,
   taskState,
+  taskView,
   useLoad,
+  whyWaiting,
+  type Loaded,
 } from '../util';
-import { ConfigVersions, Updates } from './job-parts';
+import { ConfigVersions, JobMigrations, Updates } from './job-parts';
 import { useCan } from '../session';
 
 const PAGE = 50;
@@ -28,13 +31,40 @@ const PAGE = 50;
 const REASON_SAMPLE = 500;
 
 export function JobPage({ id }: { id: string }) {
+  const job = useLoad((s) => api.job(id, s).then((r) => r.job), [id]);
+  // A job that cannot be read (unknown, or its region out of reach) is
+  // said to be once, not by each part of the page.
+  if (job.error && !job.data) {
+    return (
+      <>
+        <Title sub={<span class="mono">{id}</span>}>Job</Title>
+        <ErrorNote error={job.error} />
+        <p>
+          <Link to="/jobs">All jobs</Link>
+        </p>
+      </>
+    );
+  }
+  return <JobView id={id} job={job} />;
+}
+
+function JobView({ id, job }: { id: string; job: Loaded<Job> }) {
   const loc = useLocation();
   const stateFilter = loc.query.get('tasks') ?? '';
+  const instanceFilter = loc.query.get('task') ?? '';
   const offset = Number(loc.query.get('offset') ?? 0) || 0;
-  const job = useLoad((s) => api.job(id, s).then((r) => r.job), [id]);
   const tasks = useLoad(
-    (s) => api.tasks(id, { states: stateFilter ? ['TASK_STATE_' + stateFilter] : undefined, offset, limit: PAGE }, s),
-    [id, stateFilter, offset],
+    (s) =>
+      instanceFilter !== ''
+        ? api.task(id, Number(instanceFilter), s).then(
+            (r) => ({ tasks: [r.task], total: 1 }),
+            (e: ApiError) => {
+              if (e.status === 404) return { tasks: [] as Task[], total: 0 };
+              throw e;
+            },
+          )
+        : api.tasks(id, { states: stateFilter ? ['TASK_STATE_' + stateFilter] : undefined, offset, limit: PAGE }, s),
+    [id, stateFilter, instanceFilter, offset],
   );
   const waiting = useLoad((s) => api.tasks(id, { states: WAITING_TASK.map((x) => 'TASK_STATE_' + x), limit: REASON_SAMPLE }, s), [id]);
   const [updatesTick, setUpdatesTick] = useState(0);
@@ -57,7 +87,9 @@ export function JobPage({ id }: { id: string }) {
       const t = ev.task;
       const rows = tasks.data?.tasks ?? [];
       const i = rows.findIndex((r) => r.instance === (t.instance ?? 0));
-      if (i >= 0 && (!stateFilter || taskState(t.state) === stateFilter)) {
+      if (instanceFilter !== '' && String(t.instance ?? 0) !== instanceFilter) {
+        // another task than the one shown
+      } else if (i >= 0 && (!stateFilter || taskState(t.state) === stateFilter)) {
         const next = rows.slice();
         next[i] = t;
         tasks.set({ ...tasks.data, tasks: next });
@@ -74,7 +106,7 @@ export function JobPage({ id }: { id: string }) {
       <Title
         sub={
           <>
-            <span class="mono">{id}</span>
+            <JobId id={id} />
             {j?.status?.region && <> · region {j.status.region}</>}
           </>
         }
@@ -82,6 +114,7 @@ export function JobPage({ id }: { id: string }) {
         {j?.spec?.name ?? 'Job'} {j && <Badge state={st} />}
       </Title>
       <ErrorNote error={job.error} />
+      {j && <Moves job={j} />}
       {j && <JobSummary job={j} />}
       <Section title="Tasks by state" id="states">
         <StateCounts counts={j?.status?.taskStates ?? {}} order={TASK_STATES} label="Tasks by state" />
@@ -91,27 +124,86 @@ export function JobPage({ id }: { id: string }) {
         title="Tasks"
         id="tasks"
         actions={
-          <label>
-            State{' '}
-            <select value={stateFilter} onChange={(e) => setQuery({ tasks: (e.target as HTMLSelectElement).value, offset: 0 })}>
-              <option value="">any</option>
-              {TASK_STATES.map((s) => (
-                <option key={s} value={s}>
-                  {s.toLowerCase()}
-                </option>
-              ))}
-            </select>
-          </label>
+          <form class="filters inline" role="search" aria-label="Filter tasks" onSubmit={(e) => e.preventDefault()}>
+            <label>
+              Task #{' '}
+              <input
+                type="number"
+                name="task"
+                min={0}
+                max={Math.max(0, (j?.spec?.instances ?? 1) - 1)}
+                value={instanceFilter}
+                placeholder="any"
+                onInput={(e) => setQuery({ task: (e.target as HTMLInputElement).value, offset: undefined })}
+              />
+            </label>
+            <label>
+              State{' '}
+              <select
+                name="state"
+                value={stateFilter}
+                disabled={instanceFilter !== ''}
+                onChange={(e) => setQuery({ tasks: (e.target as HTMLSelectElement).value, offset: 0 })}
+              >
+                <option value="">any</option>
+                {TASK_STATES.map((s) => (
+                  <option key={s} value={s}>
+                    {s.toLowerCase()}
+                  </option>
+                ))}
+              </select>
+            </label>
+          </form>
         }
       >
         <ErrorNote error={tasks.error} />
-        <TaskTable jobId={id} tasks={tasks.data?.tasks ?? []} />
-        <Pager label="Task pages" offset={offset} size={PAGE} total={tasks.data?.total ?? 0} onChange={(o) => setQuery({ offset: o })} />
+        <TaskTable jobId={id} job={j} tasks={tasks.data?.tasks ?? []} />
+        {instanceFilter === '' && (
+          <Pager label="Task pages" offset={offset} size={PAGE} total={tasks.data?.total ?? 0} onChange={(o) => setQuery({ offset: o })} />
+        )}
       </Section>
-      <Updates jobId={id} tick={updatesTick} />
+      <Updates jobId={id} tick={updatesTick} configVersion={Number(j?.configVersion ?? 1)} />
+      <JobMigrations jobId={id} />
       <ConfigVersions jobId={id} current={Number(j?.configVersion ?? 0)} />
       <JobEvents jobId={id} live={live} />
     </>
+  );
+}
+
+/** Moves says where a failover or a failback took the job's work, or whence it came. */
+function Moves({ job }: { job: Job }) {
+  const to = job.status?.movedTo;
+  const from = job.status?.movedFrom;
+  if (!to?.region && !from?.region) return null;
+  return (
+    <section class="card note-card" aria-label="Moved" data-testid="job-moves">
+      {to?.region && (
+        <p data-testid="moved-to">
+          The job's work moved to region <strong>{to.region}</strong>
+          {to.time && <> on {fmtTime(to.time)}</>}
+          {to.jobId ? (
+            <>
+              {' '}
+              and runs there as <JobRef id={to.jobId} name={job.spec?.name} />: this copy stays as it ended.
+            </>
+          ) : (
+            <>; nothing was left to run.</>
+          )}
+        </p>
+      )}
+      {from?.region && (
+        <p data-testid="moved-from">
+          Moved here from region <strong>{from.region}</strong>
+          {from.time && <> on {fmtTime(from.time)}</>}
+          {from.jobId && (
+            <>
+              ; the job it came from: <JobRef id={from.jobId} name={job.spec?.name} />
+            </>
+          )}
+          .
+        </p>
+      )}
+    </section>
   );
 }
 
@@ -124,7 +216,7 @@ function JobSummary({ job }: { job: Job }) {
       <dl class="facts">
         <Fact k="Type" v={jobType(spec.type)} />
         <Fact k="Pool" v={<Link to="/pools">{spec.pool || '/'}</Link>} />
-        <Fact k="Instances" v={fmtNum(spec.instances ?? 0)} />
+        <Fact k="Instances" v={fmtNum(spec.instances ?? 0) + (spec.maxRunning ? `, at most ${fmtNum(spec.maxRunning)} at once` : '')} />
         <Fact k="Per task" v={fmtResources(spec.task?.resources)} />
         <Fact k="Priority" v={String(spec.priority ?? 0) + (spec.preemptible ? ', preemptible' : '')} />
         <Fact k="Config version" v={job.configVersion ?? '1'} />
@@ -171,7 +263,7 @@ export function Fact({ k, v }: { k: string; v: preact.ComponentChildren }) {
 function PendingReasons({ job, waiting, total }: { job?: Job; waiting: Task[]; total: number }) {
   const groups = new Map<string, { n: number; instances: number[]; state: string }>();
   for (const t of waiting) {
-    const why = t.message || t.reason || (taskState(t.state) === 'PENDING' ? 'waiting for admission in its pool' : 'waiting');
+    const why = whyWaiting(t, job);
     const g = groups.get(why) ?? { n: 0, instances: [], state: taskState(t.state) };
     g.n++;
     if (g.instances.length < 5) g.instances.push(t.instance ?? 0);
@@ -209,7 +301,7 @@ function PendingReasons({ job, waiting, total }: { job?: Job; waiting: Task[]; t
   );
 }
 
-function TaskTable({ jobId, tasks }: { jobId: string; tasks: Task[] }) {
+function TaskTable({ jobId, job, tasks }: { jobId: string; job?: Job; tasks: Task[] }) {
   const now = useNow(5000);
   return (
     <div class="table-wrap">
@@ -228,7 +320,8 @@ function TaskTable({ jobId, tasks }: { jobId: string; tasks: Task[] }) {
         </thead>
         <tbody>
           {tasks.map((t) => {
-            const s = taskState(t.state);
+            const v = taskView(t, job, now);
+            const s = v.state;
             const h = health(t.health);
             const r = health(t.ready);
             return (
@@ -246,8 +339,13 @@ function TaskTable({ jobId, tasks }: { jobId: string; tasks: Task[] }) {
                 <td class="num">{t.run ?? ''}</td>
                 <td class="num">{TERMINAL_EXIT.has(s) ? (t.exitCode ?? 0) : ''}</td>
                 <td class="reason">
-                  {t.reason}
-                  {t.message && <span class="muted"> {t.message}</span>}
+                  {v.waiting ?? (
+                    <>
+                      {v.reason}
+                      {v.message && <span class="muted"> {v.message}</span>}
+                    </>
+                  )}
+                  {v.previous && <span class="muted small"> (previous run: {v.previous})</span>}
                 </td>
                 <td title={t.updateTime}>{fmtAgo(t.updateTime, now)}</td>
               </tr>
@@ -262,20 +360,37 @@ function TaskTable({ jobId, tasks }: { jobId: string; tasks: Task[] }) {
 
 const TERMINAL_EXIT = new Set(['SUCCEEDED', 'FAILED']);
 
+/** Event rows shown at first, and added by "Show older events". */
+const EVENTS_SHOWN = 25;
+
 function JobEvents({ jobId, live }: { jobId: string; live: PelotonEvent[] }) {
-  const [limit, setLimit] = useState(200);
-  const stored = useLoad((s) => api.events(jobId, { limit }, s), [jobId, limit]);
+  const [n, setN] = useState(200);
+  const [shown, setShown] = useState(EVENTS_SHOWN);
+  const stored = useLoad((s) => api.newestEvents(jobId, { n }, s), [jobId, n]);
   const seen = new Set(live.map((e) => e.seq));
   const old = (stored.data?.events ?? []).filter((e) => !seen.has(e.seq)).reverse();
   const all = [...live, ...old];
   return (
     <Section title="Events" id="events">
       <ErrorNote error={stored.error} />
-      <EventList events={all} jobId={jobId} />
-      {stored.data?.more && (
-        <button type="button" onClick={() => setLimit((l) => Math.min(10000, l * 5))}>
-          Read more of the stored history
+      {all.length > 0 && <p class="muted small">Newest first.</p>}
+      <EventList events={all.slice(0, shown)} jobId={jobId} />
+      {all.length > shown ? (
+        <button type="button" onClick={() => setShown((k) => k + 4 * EVENTS_SHOWN)}>
+          Show older events
         </button>
+      ) : (
+        stored.data?.older && (
+          <button
+            type="button"
+            onClick={() => {
+              setN((k) => Math.min(10000, k * 5));
+              setShown((k) => k + 4 * EVENTS_SHOWN);
+            }}
+          >
+            Read older events of the stored history
+          </button>
+        )
       )}
     </Section>
   );
@@ -295,8 +410,8 @@ export function EventList({ events, jobId }: { events: PelotonEvent[]; jobId: st
           </tr>
         </thead>
         <tbody>
-          {events.slice(0, 300).map((ev) => (
-            <tr key={ev.seq}>
+          {events.map((ev) => (
+            <tr key={ev.seq} data-seq={ev.seq}>
               <td class="mono small">{fmtTime(ev.time)}</td>
               {ev.task ? (
                 <>

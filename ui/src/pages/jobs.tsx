@@ -2,10 +2,10 @@
 // time. The state and pool filters are the server's (ListJobs); search,
 // sort and paging are done here, as ListJobs has no paging.
 import { MAX_LISTED_JOBS, api, type Job } from '../api';
-import { Badge, Empty, ErrorNote, Pager, SortHeader, Title, useNow } from '../components';
+import { Badge, Empty, ErrorNote, JobId, Pager, SortHeaders, Title, useNow } from '../components';
 import { useEvents, useThrottled } from '../events';
 import { Link, setQuery, useLocation } from '../router';
-import { JOB_STATES, WAITING_TASK, fmtAgo, fmtNum, jobState, jobType, shortId, useLoad } from '../util';
+import { JOB_STATES, WAITING_TASK, fmtAgo, fmtNum, jobState, jobType, sortRows, useLoad } from '../util';
 
 const PAGE = 50;
 
@@ -21,6 +21,19 @@ function running(j: Job): number {
 function pending(j: Job): number {
   return WAITING_TASK.reduce((a, s) => a + (j.status?.taskStates?.[s] ?? 0), 0);
 }
+
+const JOB_COLUMNS: [string, string][] = [
+  ['name', 'Name'],
+  ['', 'ID'],
+  ['state', 'State'],
+  ['instances', 'Tasks'],
+  ['running', 'Running'],
+  ['pending', 'Pending'],
+  ['pool', 'Pool'],
+  ['region', 'Region'],
+  ['owner', 'Owner'],
+  ['created', 'Created'],
+];
 
 const KEYS: Record<string, (j: Job) => string | number> = {
   name: (j) => j.spec?.name ?? '',
@@ -72,15 +85,13 @@ export function JobsPage() {
     jobs.set({ ...jobs.data, jobs: next });
   });
 
-  const desc = sort.startsWith('-');
-  const key = KEYS[sort.replace(/^-/, '')] ?? KEYS.created;
-  const list = (jobs.data?.jobs ?? []).filter((j) => matches(j, q));
-  list.sort((a, b) => {
-    const x = key(a);
-    const y = key(b);
-    const c = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
-    return (desc ? -c : c) || a.id.localeCompare(b.id);
-  });
+  const list = sortRows(
+    (jobs.data?.jobs ?? []).filter((j) => matches(j, q)),
+    KEYS,
+    sort,
+    'created',
+    (a, b) => a.id.localeCompare(b.id),
+  );
   const page = list.slice(offset, offset + PAGE);
   const onSort = (s: string) => setQuery({ sort: s, offset: 0 });
 
@@ -132,18 +143,7 @@ export function JobsPage() {
           <table class="jobs">
             <caption class="sr-only">Jobs, sorted by {sort.replace(/^-/, '')}</caption>
             <thead>
-              <tr>
-                <SortHeader k="name" label="Name" sort={sort} onSort={onSort} />
-                <th scope="col">ID</th>
-                <SortHeader k="state" label="State" sort={sort} onSort={onSort} />
-                <SortHeader k="instances" label="Tasks" sort={sort} onSort={onSort} />
-                <SortHeader k="running" label="Running" sort={sort} onSort={onSort} />
-                <SortHeader k="pending" label="Pending" sort={sort} onSort={onSort} />
-                <SortHeader k="pool" label="Pool" sort={sort} onSort={onSort} />
-                <SortHeader k="region" label="Region" sort={sort} onSort={onSort} />
-                <SortHeader k="owner" label="Owner" sort={sort} onSort={onSort} />
-                <SortHeader k="created" label="Created" sort={sort} onSort={onSort} />
-              </tr>
+              <SortHeaders cols={JOB_COLUMNS} sort={sort} onSort={onSort} />
             </thead>
             <tbody>
               {page.map((j) => (
@@ -152,9 +152,12 @@ export function JobsPage() {
                     <Link to={`/jobs/${encodeURIComponent(j.id)}`}>{j.spec?.name || '(no name)'}</Link>
                     <span class="muted small"> {jobType(j.spec?.type)}</span>
                   </td>
-                  <td class="mono">{shortId(j.id)}</td>
+                  <td>
+                    <JobId id={j.id} />
+                  </td>
                   <td>
                     <Badge state={jobState(j.status?.state)} />
+                    {j.status?.movedTo?.region && <div class="muted small">moved to {j.status.movedTo.region}</div>}
                   </td>
                   <td class="num">{fmtNum(j.spec?.instances ?? 0)}</td>
                   <td class="num">{fmtNum(running(j))}</td>
@@ -168,7 +171,7 @@ export function JobsPage() {
             </tbody>
           </table>
         </div>
-        {!jobs.loading && list.length === 0 && <Empty>No job matches.</Empty>}
+        {!jobs.loading && !jobs.error && list.length === 0 && <Empty>No job matches.</Empty>}
         <Pager label="Jobs pages" offset={offset} size={PAGE} total={list.length} onChange={(o) => setQuery({ offset: o })} />
       </div>
     </>

@@ -2,7 +2,7 @@
 // updates, migrations and drills in progress.
 import { useState } from 'preact/hooks';
 import { api, type Host, type Job, type PelotonEvent, type Update } from '../api';
-import { Badge, Bar, Empty, ErrorNote, Section, StateCounts, Title, useNow } from '../components';
+import { Badge, Bar, Empty, ErrorNote, JobRef, Section, StateCounts, Title, useNow } from '../components';
 import { subscribe, useEvents, useThrottled } from '../events';
 import { Link } from '../router';
 import {
@@ -17,7 +17,6 @@ import {
   hostState,
   jobState,
   migrationState,
-  shortId,
   taskState,
   updateState,
   useInterval,
@@ -95,6 +94,7 @@ export function Overview() {
     void loadUpdates();
   }, 3000);
 
+  const names = new Map((jobs.data?.jobs ?? []).map((j) => [j.id, j.spec?.name ?? ''] as const));
   const counts = sumTasks(jobs.data?.jobs ?? []);
   const running = counts.RUNNING ?? 0;
   const pending = WAITING_TASK.reduce((a, s) => a + (counts[s] ?? 0), 0);
@@ -191,10 +191,10 @@ export function Overview() {
           ) : (
             <ul class="plain">
               {updates.map((u) => (
-                <li key={u.id}>
-                  <Link to={`/jobs/${encodeURIComponent(u.jobId ?? '')}`}>{shortId(u.jobId)}</Link> v{u.fromVersion}→v{u.toVersion}{' '}
+                <li key={u.id} data-update={u.id}>
+                  <JobRef id={u.jobId} name={names.get(u.jobId ?? '')} /> v{u.fromVersion}→v{u.toVersion}{' '}
                   <Badge state={updateState(u.state)} /> {u.paused && <Badge state="PAUSED" />}{' '}
-                  <Bar label="done" used={u.instancesDone ?? 0} total={u.instancesTotal ?? 0} />
+                  <Bar plain label="done" used={u.instancesDone ?? 0} total={u.instancesTotal ?? 0} />
                 </li>
               ))}
             </ul>
@@ -212,7 +212,9 @@ export function Overview() {
               ))}
             </ul>
           )}
-          <h3>Migrations</h3>
+          <h3>
+            Migrations <Link to="/migrations" class="small">all migrations</Link>
+          </h3>
           <ErrorNote error={migrations.error} />
           {activeMigrations.length === 0 ? (
             <Empty>No migration is moving instances.</Empty>
@@ -220,13 +222,10 @@ export function Overview() {
             <ul class="plain">
               {activeMigrations.map((m) => (
                 <li key={m.id} data-migration={m.id}>
-                  {m.jobId ? (
-                    <Link to={`/jobs/${encodeURIComponent(m.jobId)}`}>{shortId(m.jobId)}</Link>
-                  ) : (
-                    <Link to="/pools">{m.pool}</Link>
-                  )}{' '}
+                  {m.jobId ? <JobRef id={m.jobId} name={names.get(m.jobId)} /> : <>pool {m.pool}</>}{' '}
                   → {m.toCluster} <span class="muted">({m.region})</span> <Badge state={migrationState(m.state)} />{' '}
-                  {m.paused && <Badge state="PAUSED" />} <Bar label="moved" used={m.instancesMoved ?? 0} total={m.instancesTotal ?? 0} />
+                  {m.paused && <Badge state="PAUSED" />} <Link to={`/migrations?id=${encodeURIComponent(m.id)}`}>report</Link>{' '}
+                  <Bar plain label="moved" used={m.instancesMoved ?? 0} total={m.instancesTotal ?? 0} />
                 </li>
               ))}
             </ul>
@@ -237,16 +236,14 @@ export function Overview() {
           <ul class="plain">
             {failures.map((ev) => (
               <li key={ev.seq}>
-                task{' '}
-                <Link to={`/jobs/${encodeURIComponent(ev.jobId ?? '')}/tasks/${ev.task?.instance ?? 0}`}>
-                  {shortId(ev.jobId)}/{ev.task?.instance ?? 0}
-                </Link>{' '}
+                <Link to={`/jobs/${encodeURIComponent(ev.jobId ?? '')}/tasks/${ev.task?.instance ?? 0}`}>task {ev.task?.instance ?? 0}</Link> of{' '}
+                <JobRef id={ev.jobId} name={names.get(ev.jobId ?? '')} />{' '}
                 <Badge state={taskState(ev.task?.state)} /> {ev.task?.reason} <span class="muted">{fmtAgo(ev.time, now)}</span>
               </li>
             ))}
             {failedJobs.map((j) => (
               <li key={j.id}>
-                job <Link to={`/jobs/${encodeURIComponent(j.id)}`}>{j.spec?.name ?? shortId(j.id)}</Link> <Badge state="FAILED" />{' '}
+                job <JobRef id={j.id} name={j.spec?.name} /> <Badge state="FAILED" />{' '}
                 {j.status?.message} <span class="muted">{fmtAgo(j.status?.completionTime, now)}</span>
               </li>
             ))}

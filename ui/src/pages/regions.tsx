@@ -2,7 +2,7 @@
 // is open), members and capacity, the failover readiness plan, and drill
 // reports with their timings as a timeline.
 import { useRef, useState } from 'preact/hooks';
-import { api, post, type Drill, type Region } from '../api';
+import { api, type Drill, type PlannedMove, type Region } from '../api';
 import { Badge, Bar, Confirm, Empty, ErrorNote, Section, Title, useNow } from '../components';
 import { fmtAgo, fmtDuration, fmtMem, fmtTime, useInterval, useLoad } from '../util';
 import { useCan } from '../session';
@@ -31,6 +31,16 @@ export function RegionsPage() {
     drills.reload();
   }, 1000);
   useInterval(() => plan.reload(), 10000);
+  // Fail back applies to a region whose jobs a failover moved away and
+  // that still run elsewhere: their copies carry peloton.relocated-from.
+  const relocated = useLoad((s) => api.relocated(s), []);
+  useInterval(() => relocated.reload(), 5000);
+  const away = new Map<string, number>();
+  for (const j of relocated.data?.jobs ?? []) {
+    const from = (j.spec?.labels?.['peloton.relocated-from'] ?? '').split('@')[1];
+    if (from) away.set(from, (away.get(from) ?? 0) + 1);
+  }
+  const [failedBack, setFailedBack] = useState<{ region: string; moved: PlannedMove[]; notMoved: PlannedMove[] }>();
   const names = (regions.data?.regions ?? []).map((r) => r.name);
   const list = [...(drills.data?.drills ?? [])].sort((a, b) => (b.startTime ?? '').localeCompare(a.startTime ?? ''));
 
@@ -72,17 +82,28 @@ export function RegionsPage() {
                     <Bar label="cpu" used={r.allocation?.cpu ?? 0} total={r.capacity?.cpu ?? 0} />
                     <Bar label="mem" used={r.allocation?.memMb ?? 0} total={r.capacity?.memMb ?? 0} text={`${fmtMem(r.allocation?.memMb)} / ${fmtMem(r.capacity?.memMb)}`} />
                   </td>
-                  <td>{fmtAgo(r.lastSeen, now)}</td>
+                  <td>{r.lastSeen ? fmtAgo(r.lastSeen, now) : <span class="muted" title="this server does not report it">–</span>}</td>
                   <td class="wide">
                     <HealthStrip samples={healthHistory.get(r.name) ?? []} now={now} />
                   </td>
-                  <td class="actions">
-                    {canManage && <Confirm
-                      label="Fail back"
-                      title={`Fail back to ${r.name}?`}
-                      body="Jobs relocated away from the region are re-created there with the instances not yet succeeded, and their relocated copies are stopped."
-                      action={() => post(`/v1/regions/${encodeURIComponent(r.name)}/failback`)}
-                    />}
+                  <td class="actions" data-away={away.get(r.name) ?? 0}>
+                    {(away.get(r.name) ?? 0) > 0 && (
+                      <span class="muted small">
+                        {away.get(r.name)} of its jobs run elsewhere{r.health !== 'alive' && '; fail back once it is alive'}
+                      </span>
+                    )}
+                    {canManage && r.health === 'alive' && (away.get(r.name) ?? 0) > 0 && (
+                      <Confirm
+                        label="Fail back"
+                        title={`Fail back to ${r.name}?`}
+                        body={`${away.get(r.name)} jobs relocated away from the region are re-created there with the instances not yet succeeded, and their relocated copies are stopped.`}
+                        action={async () => {
+                          const res = await api.failBack(r.name);
+                          setFailedBack({ region: r.name, moved: res.moved ?? [], notMoved: res.notMoved ?? [] });
+                          relocated.reload();
+                        }}
+                      />
+                    )}
                   </td>
                 </tr>
               ))}
@@ -90,6 +111,21 @@ export function RegionsPage() {
           </table>
         </div>
       </Section>
+      {failedBack && (
+        <section class="card" aria-label="Fail back" data-testid="failback-result">
+          <p>
+            Fail back to <strong>{failedBack.region}</strong>: {failedBack.moved.length} jobs moved
+            {failedBack.notMoved.length > 0 && `, ${failedBack.notMoved.length} not`}.
+          </p>
+          <ul class="small">
+            {[...failedBack.moved, ...failedBack.notMoved].map((m) => (
+              <li key={m.jobId}>
+                {m.jobName || m.jobId}: {m.reason}
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
       <Section title="Drills" id="drills" actions={canManage && <StartDrill regions={names} onStarted={drills.reload} />}>
         <ErrorNote error={drills.error} />
         {list.length === 0 ? <Empty>No drill yet.</Empty> : list.map((d) => <DrillReport key={d.id} d={d} now={now} />)}

@@ -1,11 +1,11 @@
 // A task: its current run, its history from the job's events, its logs
 // (the tail, and followed as they grow), its host and ports.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, type PelotonEvent } from '../api';
-import { Badge, Empty, ErrorNote, Section, Title } from '../components';
+import { api, type ApiError, type PelotonEvent } from '../api';
+import { Badge, Empty, ErrorNote, JobRef, Section, Title } from '../components';
 import { useEvents } from '../events';
 import { Link } from '../router';
-import { decodeBytes, fmtTime, health, taskState, useInterval, useLoad } from '../util';
+import { decodeBytes, fmtTime, health, taskView, useInterval, useLoad } from '../util';
 import { EventList, Fact } from './job';
 
 /** Bytes of log read at first: the tail. */
@@ -15,7 +15,8 @@ const KEEP = 256 * 1024;
 
 export function TaskPage({ id, instance }: { id: string; instance: number }) {
   const task = useLoad((s) => api.task(id, instance, s).then((r) => r.task), [id, instance]);
-  const history = useLoad((s) => api.events(id, { instance, limit: 1000 }, s), [id, instance]);
+  const job = useLoad((s) => api.job(id, s).then((r) => r.job), [id]);
+  const history = useLoad((s) => api.newestEvents(id, { instance, n: 500 }, s), [id, instance]);
   const [live, setLive] = useState<PelotonEvent[]>([]);
   useEvents((ev) => {
     if (ev.jobId !== id || !ev.task || (ev.task.instance ?? 0) !== instance) return;
@@ -23,7 +24,16 @@ export function TaskPage({ id, instance }: { id: string; instance: number }) {
     setLive((l) => [ev, ...l].slice(0, 500));
   });
   const t = task.data;
-  const s = taskState(t?.state);
+  const v = t && taskView(t, job.data);
+  if (task.error && !t) {
+    return (
+      <>
+        <Title sub={<Link to={`/jobs/${encodeURIComponent(id)}`}>job {id}</Link>}>Task {instance}</Title>
+        <ErrorNote error={task.error} />
+      </>
+    );
+  }
+  const s = v?.state ?? '';
   const seen = new Set(live.map((e) => e.seq));
   const events = [...live, ...(history.data?.events ?? []).filter((e) => !seen.has(e.seq) && e.task).reverse()];
   return (
@@ -31,17 +41,17 @@ export function TaskPage({ id, instance }: { id: string; instance: number }) {
       <Title
         sub={
           <>
-            <Link to={`/jobs/${encodeURIComponent(id)}`}>job {id}</Link>
+            of job <JobRef id={id} name={job.data?.spec?.name} />
           </>
         }
       >
         Task {instance} {t && <Badge state={s} />}
       </Title>
       <ErrorNote error={task.error} />
-      {t && (
+      {t && v && (
         <section class="card" aria-label="Current run">
           <dl class="facts">
-            <Fact k="State" v={`${s} (goal ${taskState(t.goalState)})`} />
+            <Fact k="State" v={v.goal ? `${s} (goal ${v.goal})` : s} />
             <Fact k="Run" v={String(t.run ?? 0)} />
             <Fact
               k="Host"
@@ -62,19 +72,26 @@ export function TaskPage({ id, instance }: { id: string; instance: number }) {
             <Fact k="Config version" v={t.configVersion ?? ''} />
             {t.startTime && <Fact k="Started" v={fmtTime(t.startTime)} />}
             {t.completionTime && <Fact k="Ended" v={fmtTime(t.completionTime)} />}
-            {t.retryAfter && <Fact k="Retry after" v={fmtTime(t.retryAfter)} />}
+            {v.retryAfter && <Fact k="Retry after" v={fmtTime(v.retryAfter)} />}
+            {v.previous && <Fact k="Previous run" v={v.previous} />}
           </dl>
-          {(t.reason || t.message) && (
+          {v.waiting ? (
             <p class="note" data-testid="task-reason">
-              <strong>{t.reason}</strong> {t.message}
+              {v.waiting}
             </p>
+          ) : (
+            (v.reason || v.message) && (
+              <p class="note" data-testid="task-reason">
+                <strong>{v.reason}</strong> {v.message}
+              </p>
+            )
           )}
         </section>
       )}
       <Logs id={id} instance={instance} runs={t?.run ?? 1} />
       <Section title="History" id="history">
         <ErrorNote error={history.error} />
-        {events.length === 0 ? <Empty>No event.</Empty> : <EventList events={events} jobId={id} />}
+        {events.length === 0 ? <Empty>No event.</Empty> : <EventList events={events.slice(0, 200)} jobId={id} />}
       </Section>
     </>
   );
@@ -86,6 +103,7 @@ function Logs({ id, instance, runs }: { id: string; instance: number; runs: numb
   const [follow, setFollow] = useState(false);
   const [text, setText] = useState('');
   const [error, setError] = useState<string>();
+  const [none, setNone] = useState<string>();
   const next = useRef<number | undefined>(undefined);
   const pre = useRef<HTMLPreElement>(null);
 
@@ -93,13 +111,19 @@ function Logs({ id, instance, runs }: { id: string; instance: number; runs: numb
     next.current = undefined;
     setText('');
     setError(undefined);
+    setNone(undefined);
     api
       .logs(id, instance, { stream, run: run || undefined, offset: -TAIL })
       .then((r) => {
         setText(decodeBytes(r.data));
         next.current = Number(r.nextOffset ?? 0);
       })
-      .catch((e: Error) => setError(e.message));
+      .catch((e: ApiError) => {
+        // 400: the cluster keeps no logs of its tasks (simulated hosts), or
+        // not of this run: a fact of the cluster, not a failure.
+        if (e.status === 400) setNone(e.message);
+        else setError(e.message);
+      });
   }, [id, instance, stream, run]);
 
   useInterval(() => {
@@ -149,9 +173,14 @@ function Logs({ id, instance, runs }: { id: string; instance: number; runs: numb
       }
     >
       <ErrorNote error={error} />
-      <pre class="logs" ref={pre} tabIndex={0} aria-label={`${stream} of task ${instance}`} data-testid="logs">
+      {none && (
+        <p class="muted" data-testid="no-logs">
+          No logs here: {none}
+        </p>
+      )}
+      {!none && <pre class="logs" ref={pre} tabIndex={0} aria-label={`${stream} of task ${instance}`} data-testid="logs">
         {text || (error ? '' : '(empty)')}
-      </pre>
+      </pre>}
     </Section>
   );
 }
