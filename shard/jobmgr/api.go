@@ -119,41 +119,50 @@ func (f *JobFilter) matches(j *model.Job) bool {
 // job changes nothing.
 func (e *Engine) StopJob(ctx context.Context, id model.JobID) (*model.Job, error) {
 	e.lock()
-	defer e.mu.Unlock()
 	je := e.jobs[id]
 	if je == nil {
+		e.mu.Unlock()
 		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
 	}
 	if !je.job.Status.Killed && !je.job.Status.State.IsTerminal() {
 		je.job.Status.Killed = true
-		je.job.Status.TaskStates = countsMap(&je.counts)
-		if err := e.cfg.Store.UpdateJob(ctx, je.job); err != nil {
-			je.job.Status.Killed = false
+		e.log.Info("job stop requested", "job", id)
+		if err := e.storeJobLocked(ctx, je); err != nil {
 			return nil, fmt.Errorf("store job: %w", err)
 		}
-		e.visit(je)
-		e.log.Info("job stop requested", "job", id)
-		e.wake()
+		e.lock()
 	}
+	defer e.mu.Unlock()
 	return e.snapshotJob(je), nil
 }
 
 // DeleteJob removes a finished job and its tasks.
 func (e *Engine) DeleteJob(ctx context.Context, id model.JobID) error {
 	e.lock()
-	defer e.mu.Unlock()
 	je := e.jobs[id]
 	if je == nil {
+		e.mu.Unlock()
 		return fmt.Errorf("job %s: %w", id, ErrNotFound)
 	}
-	if !je.job.Status.State.IsTerminal() {
-		return fmt.Errorf("job %s is %s: stop it first: %w", id, je.job.Status.State, ErrNotTerminal)
+	if st := je.job.Status.State; !st.IsTerminal() {
+		e.mu.Unlock()
+		return fmt.Errorf("job %s is %s: stop it first: %w", id, st, ErrNotTerminal)
 	}
-	if err := e.removeVolumes(ctx, je); err != nil {
+	cfg := je.current()
+	e.mu.Unlock()
+	// A finished job does not change again: it is removed with no lock
+	// held, and a second delete of it meanwhile finds it gone or removes
+	// nothing more.
+	if err := e.removeVolumes(ctx, je.job.ID, cfg); err != nil {
 		return err
 	}
 	if err := e.cfg.Store.DeleteJob(ctx, id); err != nil {
 		return fmt.Errorf("delete job: %w", err)
+	}
+	e.lock()
+	defer e.mu.Unlock()
+	if e.jobs[id] != je {
+		return nil
 	}
 	e.removeJob(id)
 	delete(e.work, id)

@@ -178,10 +178,12 @@ func (e *Engine) loadClusters(ctx context.Context) error {
 // host of a cluster. What runs there goes on until moved. Stored, so it
 // survives restarts.
 func (e *Engine) SetClusterDrained(ctx context.Context, ref string, drained bool) (*ClusterView, error) {
+	e.poolsTurn.Lock()
+	defer e.poolsTurn.Unlock()
 	e.lock()
-	defer e.mu.Unlock()
 	name, err := e.resolveCluster(ref)
 	if err != nil {
+		e.mu.Unlock()
 		return nil, err
 	}
 	next := map[string]bool{}
@@ -199,9 +201,12 @@ func (e *Engine) SetClusterDrained(ctx context.Context, ref string, drained bool
 	}
 	sort.Strings(names)
 	b, _ := json.Marshal(names)
+	e.mu.Unlock()
 	if err := e.cfg.Store.PutValue(ctx, drainedClustersKey, b); err != nil {
 		return nil, fmt.Errorf("store drained clusters: %w", err)
 	}
+	e.lock()
+	defer e.mu.Unlock()
 	if e.clusters.drained[name] != drained {
 		e.log.Info("cluster drain changed", "cluster", name, "drained", drained)
 	}
@@ -249,10 +254,12 @@ func (e *Engine) ListClusters() []*ClusterView {
 
 // GetCluster returns one cluster ("dc1" or "mesos:dc1").
 func (e *Engine) GetCluster(ref string) (*ClusterView, error) {
+	e.poolsTurn.Lock()
+	defer e.poolsTurn.Unlock()
 	e.lock()
-	defer e.mu.Unlock()
 	name, err := e.resolveCluster(ref)
 	if err != nil {
+		e.mu.Unlock()
 		return nil, err
 	}
 	return e.clusterViews()[name], nil
@@ -339,46 +346,39 @@ func (e *Engine) setJobClusters(ctx context.Context, id model.JobID, p *model.Cl
 		return err
 	}
 	e.lock()
-	defer e.mu.Unlock()
 	if e.jobs[id] != je || max(je.job.ConfigVersion, 1) != from {
+		e.mu.Unlock()
 		return fmt.Errorf("job %s changed while its cluster policy was set: %w", id, ErrMigrationConflict)
 	}
-	old, oldVersion := je.job.Spec, je.job.ConfigVersion
+	old := je.job.Spec
 	je.job.Spec, je.job.ConfigVersion = spec, to
-	je.job.Status.TaskStates = countsMap(&je.counts)
-	if err := e.cfg.Store.UpdateJob(ctx, je.job); err != nil {
-		je.job.Spec, je.job.ConfigVersion = old, oldVersion
-		return fmt.Errorf("store job %s: %w", id, err)
-	}
 	if je.configs == nil {
 		je.configs = map[uint64]*configView{}
 	}
 	je.configs[from] = newConfigView(&old)
 	je.configs[to] = newConfigView(&je.job.Spec)
-	je.record = true
-	e.visit(je)
-	e.wake()
+	if err := e.storeJobLocked(ctx, je); err != nil {
+		return fmt.Errorf("store job %s: %w", id, err)
+	}
 	return nil
 }
 
 // setPoolClusters replaces a pool's cluster policy (the root's too).
 func (e *Engine) setPoolClusters(ctx context.Context, path string, p *model.ClusterPolicy) error {
-	e.lock()
-	defer e.mu.Unlock()
-	old := e.pools[path]
-	if old == nil {
-		return fmt.Errorf("pool %s: %w", path, ErrNotFound)
+	var cp model.Pool
+	err := e.changePools(ctx, func() (map[string]*model.Pool, *entitlement.Tree, error) {
+		old := e.pools[path]
+		if old == nil {
+			return nil, nil, fmt.Errorf("pool %s: %w", path, ErrNotFound)
+		}
+		next := clonePools(e.pools)
+		cp = *old
+		cp.Clusters = p.Clone()
+		next[path] = &cp
+		return next, e.tree, nil
+	}, func(ctx context.Context) error { return e.storePool(ctx, &cp) })
+	if err == nil {
+		e.wake()
 	}
-	next := clonePools(e.pools)
-	cp := *old
-	cp.Clusters = p.Clone()
-	next[path] = &cp
-	if err := e.cfg.Store.UpdatePool(ctx, &cp); err != nil {
-		return fmt.Errorf("store pool %s: %w", path, err)
-	}
-	e.poolsMu.Lock()
-	e.setPoolsLocked(next)
-	e.poolsMu.Unlock()
-	e.wake()
-	return nil
+	return err
 }

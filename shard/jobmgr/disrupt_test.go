@@ -21,10 +21,12 @@ func TestRollingUpdateHonoursSLA(t *testing.T) {
 	next := spec
 	next.Type, next.Pool, next.MaxAttempts = model.JobService, RootPool, 3
 	next.Task.Env = map[string]string{"V": "2"}
+	// Watched from before the update: the pass that stores it already
+	// rolls its first batch, before UpdateJob answers.
+	w := s.watchAvailability(job, 10)
 	if _, err := s.e.UpdateJob(context.Background(), job, next, UpdateOptions{BatchSize: 5}); err != nil {
 		t.Fatal(err)
 	}
-	w := s.watchAvailability(job, 10)
 	s.until("update done", func() bool {
 		j, _ := s.e.GetJob(job)
 		u, err := s.e.GetUpdate(context.Background(), j.Status.Update)

@@ -120,8 +120,10 @@ type jobEntry struct {
 	// record itself changed and must be written.
 	dirty  bool
 	record bool
-	// inWork mirrors membership of the engine's work set.
-	inWork bool
+	// inWork mirrors membership of the engine's work set; lateVisit says
+	// the job was visited while a pass wrote, so that pass keeps it there.
+	inWork    bool
+	lateVisit bool
 	// cold counts tasks that ended for good and left memory (see isCold).
 	cold int
 	// evicted: the job finished and its tasks were dropped from memory;
@@ -168,7 +170,7 @@ type Engine struct {
 	log     *slog.Logger
 	plugins map[string]hostmgr.Plugin
 
-	mu   sync.Mutex
+	mu   mutex
 	jobs map[model.JobID]*jobEntry
 	// longRunning holds the jobs of jobs whose type is not batch (a job's
 	// type never changes): the ones an SLA paces (preemptionRoom), without
@@ -186,11 +188,17 @@ type Engine struct {
 	// runEnds are the ends of runs that ended and were followed by a new
 	// run of the same task within one pass: the pass's one event per task
 	// carries only the new run, so each ended run gets its own event.
-	runEnds    []Event
-	pendingEvs []Event
-	effects    []effect
-	placedAt   map[model.TaskID]time.Time
-	passes     uint64
+	runEnds []Event
+	effects []effect
+	// writing is set while a pass writes with the lock released.
+	writing bool
+	// waiters are API calls waiting for the write of a change they made
+	// (see awaitWrite); endedUpdates are update records that left their
+	// job's entry and are still to be written.
+	waiters      []chan error
+	endedUpdates []*model.Update
+	placedAt     map[model.TaskID]time.Time
+	passes       uint64
 	// changeBudget is how many tasks the pass may still create or stop.
 	changeBudget int
 	// lastDrain is when the drain step last ran.
@@ -210,14 +218,14 @@ type Engine struct {
 	tree        *entitlement.Tree
 
 	// incoming holds jobs accepted and stored but not yet in jobs.
-	incomingMu sync.Mutex
+	incomingMu mutex
 	incoming   []*model.Job
 	// pending counts the tasks waiting to run per pool, for its limit.
 	pending pendingCount
 	// poolsMu guards the pools variable for readers that do not hold mu.
-	poolsMu sync.RWMutex
+	poolsMu rwMutex
 
-	inboxMu    sync.Mutex
+	inboxMu    mutex
 	staleHosts map[model.HostID]bool
 	inbox      []hostmgr.TaskStatus
 	removed    []model.HostID
@@ -230,8 +238,11 @@ type Engine struct {
 	// dropped counts the task runtimes dropped from memory (see Released).
 	dropped atomic.Uint64
 
-	// updateMu makes updates of this engine's jobs take turns.
-	updateMu sync.Mutex
+	// updateMu makes updates and migrations of this engine's jobs take
+	// turns; poolsTurn does the same for changes of pools, and of the
+	// drained clusters.
+	updateMu  turn
+	poolsTurn turn
 
 	hosts     hostBook
 	hostPools hostPoolBook
@@ -277,6 +288,10 @@ func New(cfg Config) *Engine {
 		ready0:      make(chan struct{}),
 	}
 	e.stats.init()
+	e.nameLocks()
+	if lockCheck.Load() {
+		e.cfg.Store = guardStore(e.cfg.Store)
+	}
 	passes := int((cfg.EntitlementPeriod + cfg.Interval - 1) / cfg.Interval)
 	e.sched = resmgr.New(nil, resmgr.Config{PreemptAfterPasses: max(passes, 1)})
 	for _, p := range cfg.Plugins {
@@ -352,6 +367,11 @@ func (e *Engine) Run(ctx context.Context) error {
 				select {
 				case <-ctx.Done():
 					return nil
+				case <-e.kick:
+					// A change made meanwhile cannot be stored now: its
+					// caller is told so at once rather than left waiting
+					// for the store (the change stays, for the next pass).
+					e.refuseWaiters(fmt.Errorf("the store does not answer: %w", store.ErrUnavailable))
 				case <-e.cfg.Clock.After(outage.wait()):
 				}
 				continue
@@ -370,40 +390,33 @@ func (e *Engine) Run(ctx context.Context) error {
 }
 
 // recover loads jobs and tasks from the store and rebuilds the in-memory
-// state: queues, counts and host allocations.
+// state: queues, counts and host allocations. The store is read first,
+// with no lock held; the state is then built under the lock.
 func (e *Engine) recover(ctx context.Context) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if err := e.loadPools(ctx); err != nil {
+	pools, err := e.readPools(ctx)
+	if err != nil {
 		return err
 	}
 	jobs, err := e.cfg.Store.ListJobs(ctx)
 	if err != nil {
 		return err
 	}
-	ntasks := 0
+	type loadedJob struct {
+		je     *jobEntry
+		update *model.Update
+	}
+	loaded := make([]loadedJob, 0, len(jobs))
 	for _, j := range jobs {
+		je := &jobEntry{job: j, killSent: map[model.RunID]bool{}}
+		if j.Status.State.IsTerminal() {
+			loaded = append(loaded, loadedJob{je: je})
+			continue
+		}
 		tasks, err := e.cfg.Store.ListTasks(ctx, j.ID)
 		if err != nil {
 			return err
 		}
-		je := &jobEntry{job: j, killSent: map[model.RunID]bool{}}
-		if j.Status.State.IsTerminal() {
-			// Finished jobs stay in the store; only their counts are kept.
-			je.evicted = true
-			for st, n := range j.Status.TaskStates {
-				if int(st) < len(je.counts) {
-					je.counts[st] = n
-				}
-			}
-			e.addJob(je)
-			continue
-		}
 		j.ConfigVersion = max(j.ConfigVersion, 1)
-		if j.Spec.Type == model.JobDaemon {
-			j.Spec.Instances = j.Status.TasksCreated // made per host
-			e.hostsMoved = true
-		}
 		je.tasks = make([]*model.TaskRuntime, j.Status.TasksCreated)
 		for _, t := range tasks {
 			if int(t.ID.Instance) < len(je.tasks) {
@@ -415,6 +428,36 @@ func (e *Engine) recover(ctx context.Context) error {
 		// Runs hold what their own config asked for.
 		if err := e.loadRunConfigs(ctx, je); err != nil {
 			return err
+		}
+		u, err := e.readUpdate(ctx, j)
+		if err != nil {
+			return err
+		}
+		loaded = append(loaded, loadedJob{je: je, update: u})
+	}
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.installPools(pools); err != nil {
+		return err
+	}
+	ntasks := 0
+	for _, l := range loaded {
+		je, j := l.je, l.je.job
+		if j.Status.State.IsTerminal() {
+			// Finished jobs stay in the store; only their counts are kept.
+			je.evicted = true
+			for st, n := range j.Status.TaskStates {
+				if int(st) < len(je.counts) {
+					je.counts[st] = n
+				}
+			}
+			e.addJob(je)
+			continue
+		}
+		if j.Spec.Type == model.JobDaemon {
+			j.Spec.Instances = j.Status.TasksCreated // made per host
+			e.hostsMoved = true
 		}
 		for i, t := range je.tasks {
 			if t == nil { // created count ran ahead of a lost write: recreate
@@ -448,9 +491,7 @@ func (e *Engine) recover(ctx context.Context) error {
 				je.cold++
 			}
 		}
-		if err := e.recoverUpdate(ctx, je); err != nil {
-			return err
-		}
+		e.recoverUpdate(je, l.update)
 		e.addJob(je)
 		e.visit(je)
 		if j.Spec.Revocable && !j.Status.State.IsTerminal() {

@@ -2,7 +2,6 @@ package jobmgr
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
@@ -32,7 +31,7 @@ func (s *Subscription) Cancel() { s.b.remove(s) }
 // job's last events would otherwise keep a copy of each task's runtime
 // long after the job ended.
 type broadcaster struct {
-	mu      sync.Mutex
+	mu      mutex
 	seq     uint64
 	enc     eventEncoder
 	backlog []queuedEvent // a ring: backlog[start] is the oldest of n
@@ -172,7 +171,7 @@ func (b *broadcaster) remove(s *Subscription) {
 // 300 bytes with the event) for as long as the store takes to catch up,
 // which is a large part of a shard's memory while a big job starts.
 type eventLog struct {
-	mu    sync.Mutex
+	mu    mutex
 	queue []queuedEvent
 	first int    // queue[:first] were written and are cleared
 	head  uint64 // events ever taken off the queue's front, written or dropped

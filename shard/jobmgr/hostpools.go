@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/hostpool"
@@ -42,7 +41,7 @@ const maxRecentMoves = 50
 
 // hostPoolBook is what the policy shell remembers between passes.
 type hostPoolBook struct {
-	mu sync.Mutex
+	mu mutex
 	// recent are the latest move events, oldest first.
 	recent []model.Event
 	// lastMoved is when each host last changed host pools.

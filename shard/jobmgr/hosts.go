@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
@@ -13,12 +12,12 @@ import (
 // hostBook is what the engine remembers of hosts in the store: drains an
 // operator set, and when each host was last reported.
 type hostBook struct {
-	mu   sync.Mutex
+	mu   mutex
 	recs map[model.HostID]*model.HostRecord
 	// writeMu makes writers of records take turns, so that a record read,
 	// changed and stored by one is not overwritten with an older copy by
 	// another.
-	writeMu sync.Mutex
+	writeMu turn
 }
 
 // hostSyncEvery is how often the hosts' records are written; it bounds
@@ -116,8 +115,8 @@ func (e *Engine) setDrain(ctx context.Context, id model.HostID, drain bool, reas
 	v, reported := e.cfg.Hosts.View(id)
 	reported = reported && v.Hostname != ""
 	e.hosts.mu.Lock()
-	defer e.hosts.mu.Unlock()
 	old := e.hosts.recs[id]
+	e.hosts.mu.Unlock()
 	if old == nil && !reported {
 		return nil, fmt.Errorf("host %s: %w", id, ErrNotFound)
 	}
@@ -144,7 +143,9 @@ func (e *Engine) setDrain(ctx context.Context, id model.HostID, drain bool, reas
 	if err := e.cfg.Store.PutHosts(ctx, []*model.HostRecord{rec}); err != nil {
 		return nil, fmt.Errorf("store host %s: %w", id, err)
 	}
+	e.hosts.mu.Lock()
 	e.hosts.recs[id] = rec
+	e.hosts.mu.Unlock()
 	if e.cfg.Hosts.SetDraining(id, drain) {
 		e.inboxMu.Lock()
 		e.hostsMoved = true

@@ -3,7 +3,6 @@ package jobmgr
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
@@ -51,7 +50,7 @@ func (e *Engine) Limits() Limits { return e.cfg.Limits }
 // a job checks its pool's limit without a count of every job each time:
 // the count is redone when older than pendingRecount. It has its own lock.
 type pendingCount struct {
-	mu       sync.Mutex
+	mu       mutex
 	counted  map[string]int64
 	accepted map[string]int64
 	at       time.Time

@@ -2,7 +2,6 @@ package jobmgr
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -15,10 +14,16 @@ import (
 	"github.com/peloton-federated/peloton/shard/store"
 )
 
-// step is one pass of the goal-state loop: apply what plugins reported,
-// converge every job towards its goal, admit, place and launch, persist
-// everything that changed, then carry out launches and kills. It returns
-// the error of a write that failed: the pass is persisted by a later one.
+// step is one pass of the goal-state loop, in three parts. Under the
+// engine's lock it applies what plugins reported, converges every job
+// towards its goal, admits, places and decides launches, and takes what
+// the pass changed as a write set of copies (passWrite). It then writes
+// that set with no lock held, so API calls and reads go on while the store
+// works. Under the lock again it takes the revisions the store gave, or,
+// when the write failed, marks what it held as changed again for the next
+// pass. Only after a successful write are events published, callers
+// waiting for the write answered, and launches and kills carried out. It
+// returns the error of a write that failed.
 func (e *Engine) step(ctx context.Context) error {
 	e.inboxMu.Lock()
 	statuses, removed := e.inbox, e.removed
@@ -52,21 +57,29 @@ func (e *Engine) step(ctx context.Context) error {
 		e.launchPlaced(je, now)
 		e.deriveState(je, now)
 	}
-	if err := e.persist(ctx, jobs); err != nil {
+	w := e.takeWrites(jobs)
+	e.writing = true
+	e.mu.Unlock()
+
+	err := e.write(ctx, w)
+
+	e.lock()
+	e.writing = false
+	if err != nil {
+		e.putBack(w)
 		e.mu.Unlock()
+		w.answer(err)
 		e.log.Error("persisting state failed; will retry", "err", err)
 		return err
 	}
-	// Finished jobs leave memory: the store has their tasks.
-	for _, je := range jobs {
-		if je.job.Status.State.IsTerminal() && !je.evicted {
-			e.dropped.Add(uint64(len(je.tasks) - je.cold))
-			je.tasks, je.waiting, je.evicted, je.cold = nil, nil, true, 0
-		}
-	}
+	evs := e.written(w)
 	// Keep visiting jobs that still have something to wait for.
 	for id, je := range e.work {
 		j := je.job
+		if je.lateVisit || je.dirty || je.record || je.updateDirty {
+			je.lateVisit = false
+			continue // taken in or changed while the pass wrote: the next pass sees to it
+		}
 		if j.Status.State.IsTerminal() || (len(je.waiting) == 0 && j.Status.TasksCreated == j.Spec.Instances &&
 			!j.Status.Killed && je.counts[model.TaskPlaced] == 0 && je.update == nil) {
 			delete(e.work, id)
@@ -74,8 +87,6 @@ func (e *Engine) step(ctx context.Context) error {
 		}
 	}
 	e.recountPending(now)
-	evs, effects := e.pendingEvs, e.effects
-	e.pendingEvs, e.effects = nil, nil
 	if e.changeBudget <= 0 {
 		e.wake() // tasks are left to create or stop: the next pass comes at once
 	}
@@ -84,8 +95,9 @@ func (e *Engine) step(ctx context.Context) error {
 	}
 	e.mu.Unlock()
 
+	w.answer(nil)
 	e.emit(evs)
-	e.carryOut(ctx, effects)
+	e.carryOut(ctx, w.effects)
 	return nil
 }
 
@@ -128,6 +140,9 @@ func (e *Engine) markDirty(je *jobEntry, t *model.TaskRuntime) {
 
 // visit puts a job in the next pass's work set.
 func (e *Engine) visit(je *jobEntry) {
+	if e.writing {
+		je.lateVisit = true
+	}
 	if !je.inWork {
 		je.inWork = true
 		e.work[je.job.ID] = je
@@ -474,107 +489,6 @@ func (e *Engine) deriveState(je *jobEntry, now time.Time) {
 	}
 	j.Status.State, j.Status.Message = state, msg
 	je.dirty, je.record = true, true
-}
-
-// persist writes every changed task and job in batches.
-func (e *Engine) persist(ctx context.Context, jobs []*jobEntry) error {
-	if len(e.dirtyTasks) > 0 {
-		// A task may be marked several times in one pass: write it once.
-		seen := make(map[*model.TaskRuntime]bool, len(e.dirtyTasks))
-		batch := e.dirtyTasks[:0]
-		for _, t := range e.dirtyTasks {
-			if !seen[t] {
-				seen[t] = true
-				batch = append(batch, t)
-			}
-		}
-		started := time.Now() // measured for metrics only
-		err := e.cfg.Store.WriteTasks(ctx, batch)
-		e.stats.stored("write_tasks", time.Since(started), err)
-		if errors.Is(err, store.ErrConflict) {
-			// This engine is the only writer of its tasks: a conflict means
-			// an earlier write whose answer was lost (a timeout) did land.
-			// Take the stored revisions and write again.
-			e.adoptTaskRevisions(ctx, batch)
-			err = e.cfg.Store.WriteTasks(ctx, batch)
-		}
-		if err != nil {
-			e.dirtyTasks = batch
-			return err
-		}
-		// One event per changed task and pass, with its latest state, after
-		// the ends of the runs that a new run replaced in the pass.
-		e.pendingEvs = append(e.pendingEvs, e.runEnds...)
-		clear(e.runEnds)
-		e.runEnds = e.runEnds[:0]
-		for _, t := range batch {
-			cp := *t
-			e.pendingEvs = append(e.pendingEvs, Event{Time: t.UpdateTime, Job: t.ID.Job, Task: &cp})
-		}
-		e.coolDown(batch)
-		e.dirtyTasks = nil
-	}
-	// Job records are written when the job itself changed; task counts are
-	// derived from the tasks and only published.
-	var records []*model.Job
-	for _, je := range jobs {
-		if je.record {
-			je.job.Status.TaskStates = countsMap(&je.counts)
-			records = append(records, je.job)
-		}
-	}
-	started := time.Now()
-	err := e.updateJobs(ctx, records)
-	if len(records) > 0 {
-		e.stats.stored("write_jobs", time.Since(started), err)
-	}
-	if errors.Is(err, store.ErrConflict) {
-		e.adoptJobRevisions(ctx, records)
-		err = e.updateJobs(ctx, records)
-	}
-	if err != nil {
-		return err
-	}
-	if err := e.persistUpdates(ctx, jobs); err != nil {
-		return err
-	}
-	if err := e.persistMigrations(ctx); err != nil {
-		return err
-	}
-	for _, je := range jobs {
-		if !je.dirty && !je.record {
-			continue
-		}
-		je.dirty, je.record = false, false
-		st := je.job.Status
-		st.TaskStates = countsMap(&je.counts)
-		e.pendingEvs = append(e.pendingEvs, Event{Time: e.cfg.Clock.Now(), Job: je.job.ID, JobStatus: &st})
-	}
-	return nil
-}
-
-// adoptTaskRevisions takes the stored revisions of tasks after a conflict.
-func (e *Engine) adoptTaskRevisions(ctx context.Context, tasks []*model.TaskRuntime) {
-	for _, t := range tasks {
-		stored, err := e.cfg.Store.GetTask(ctx, t.ID)
-		switch {
-		case err == nil:
-			t.Revision = stored.Revision
-		case errors.Is(err, store.ErrNotFound):
-			t.Revision = 0
-		}
-	}
-	e.log.Warn("task revisions taken from the store after a write whose outcome was unknown", "tasks", len(tasks))
-}
-
-// adoptJobRevisions does the same for job records.
-func (e *Engine) adoptJobRevisions(ctx context.Context, jobs []*model.Job) {
-	for _, j := range jobs {
-		if stored, err := e.cfg.Store.GetJob(ctx, j.ID); err == nil {
-			j.Revision = stored.Revision
-		}
-	}
-	e.log.Warn("job revisions taken from the store after a write whose outcome was unknown", "jobs", len(jobs))
 }
 
 // updateJobs writes job records, in one batch when the store can, and

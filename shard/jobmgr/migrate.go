@@ -539,26 +539,6 @@ func (e *Engine) dropSurge(je *jobEntry, t *model.TaskRuntime, now time.Time) {
 	e.killTask(je, t, je.killGrace(t), now)
 }
 
-// persistMigrations writes the migrations that changed in this pass;
-// ended ones then leave memory.
-func (e *Engine) persistMigrations(ctx context.Context) error {
-	for id := range e.migrations.dirty {
-		m := e.migrations.running[id]
-		if m == nil {
-			delete(e.migrations.dirty, id)
-			continue
-		}
-		if err := e.writeMigration(ctx, m); err != nil {
-			return err
-		}
-		delete(e.migrations.dirty, id)
-		if m.State.IsTerminal() {
-			delete(e.migrations.running, id)
-		}
-	}
-	return nil
-}
-
 // writeMigration stores a migration, taking the stored revision once if an
 // earlier write whose answer was lost did land.
 func (e *Engine) writeMigration(ctx context.Context, m *model.Migration) error {

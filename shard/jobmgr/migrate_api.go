@@ -367,29 +367,34 @@ func (e *Engine) ListMigrations(ctx context.Context) ([]*model.Migration, error)
 // once. change returns an error to refuse.
 func (e *Engine) changeMigration(ctx context.Context, id model.MigrationID, change func(m *model.Migration) error) (*model.Migration, error) {
 	e.lock()
-	defer e.mu.Unlock()
 	m := e.migrations.running[id]
 	if m == nil {
 		e.mu.Unlock()
 		stored, err := e.storedMigration(ctx, id)
-		e.mu.Lock()
 		if err != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("migration %s is %s already: %w", id, stored.State, ErrMigrationEnded)
 	}
-	saved := m.Clone()
 	if err := change(m); err != nil {
+		e.mu.Unlock()
 		return nil, err
 	}
-	if err := e.writeMigration(ctx, m); err != nil {
-		*m = *saved
-		e.installMigration(m)
+	cp := m.Clone()
+	if err := e.storeMigrationLocked(ctx, m); err != nil {
 		return nil, fmt.Errorf("store migration %s: %w", id, err)
 	}
-	delete(e.migrations.dirty, id)
-	e.wake()
-	return m.Clone(), nil
+	return cp, nil
+}
+
+// storeMigrationLocked marks a running migration's record for the next
+// pass's write, releases e.mu (which the caller holds) and waits for that
+// write.
+func (e *Engine) storeMigrationLocked(ctx context.Context, m *model.Migration) error {
+	e.migrations.dirty[m.ID] = true
+	wait := e.awaitWrite()
+	e.mu.Unlock()
+	return wait(ctx)
 }
 
 // PauseMigration stops a migration from moving more instances; those in
@@ -473,7 +478,6 @@ func (e *Engine) RollbackMigration(ctx context.Context, id model.MigrationID) (*
 		e.mu.Unlock()
 		return nil, err
 	}
-	saved := m.Clone()
 	now := e.cfg.Clock.Now()
 	m.State, m.Paused, m.CompletionTime = model.MigrationRollingBack, false, time.Time{}
 	m.Message = "rolling back"
@@ -485,13 +489,10 @@ func (e *Engine) RollbackMigration(ctx context.Context, id model.MigrationID) (*
 		}
 		rec.Moving = nil
 	}
-	if err := e.writeMigration(ctx, m); err != nil {
-		*m = *saved
-		e.mu.Unlock()
+	e.installMigration(m)
+	if err := e.storeMigrationLocked(ctx, m); err != nil {
 		return nil, fmt.Errorf("store migration %s: %w", id, err)
 	}
-	e.installMigration(m)
-	e.mu.Unlock()
 	if err := e.applyMigrationPolicies(ctx, m, true); err != nil {
 		e.log.Warn("restoring cluster policies for a rollback failed", "migration", id, "err", err)
 	}

@@ -32,31 +32,33 @@ func rootPool() *model.Pool {
 	return &model.Pool{Path: RootPool, Limit: unlimited(), Share: model.EqualShares(1)}
 }
 
-// loadPools reads the pool tree, creating the root pool on first start.
-func (e *Engine) loadPools(ctx context.Context) error {
+// readPools reads the pool tree, creating the root pool on first start.
+func (e *Engine) readPools(ctx context.Context) (map[string]*model.Pool, error) {
 	pools, err := e.cfg.Store.ListPools(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	loaded := map[string]*model.Pool{}
 	for _, p := range pools {
 		loaded[p.Path] = p
 	}
-	e.poolsMu.Lock()
-	e.setPoolsLocked(loaded)
-	e.poolsMu.Unlock()
-	if e.pools[RootPool] == nil {
+	if loaded[RootPool] == nil {
 		root := rootPool()
 		root.CreateTime = e.cfg.Clock.Now()
 		if err := e.cfg.Store.CreatePool(ctx, root); err != nil {
-			return fmt.Errorf("create root pool: %w", err)
+			return nil, fmt.Errorf("create root pool: %w", err)
 		}
-		e.poolsMu.Lock()
-		next := clonePools(e.pools)
-		next[RootPool] = root
-		e.setPoolsLocked(next)
-		e.poolsMu.Unlock()
+		loaded[RootPool] = root
 	}
+	return loaded, nil
+}
+
+// installPools makes pools read from the store the engine's; callers hold
+// e.mu.
+func (e *Engine) installPools(loaded map[string]*model.Pool) error {
+	e.poolsMu.Lock()
+	e.setPoolsLocked(loaded)
+	e.poolsMu.Unlock()
 	tree, err := buildTree(e.pools)
 	if err != nil {
 		// Stored pools were valid when written; report but keep going with
@@ -170,34 +172,59 @@ func (e *Engine) activeJobsIn(path string) int {
 	return n
 }
 
-// CreatePool adds a pool under an existing parent that has no unfinished
-// jobs of its own. Every violation of the tree's rules is reported.
-func (e *Engine) CreatePool(ctx context.Context, p model.Pool) (*model.Pool, error) {
+// changePools carries out a change of the pool tree: plan, under the
+// engine's lock, returns the next pools and their tree (or why not);
+// write stores the change with no lock held; then the next pools are the
+// engine's. Changes of pools take turns (poolsTurn), so none is planned
+// on pools another is about to replace.
+func (e *Engine) changePools(ctx context.Context, plan func() (map[string]*model.Pool, *entitlement.Tree, error), write func(context.Context) error) error {
+	e.poolsTurn.Lock()
+	defer e.poolsTurn.Unlock()
+	e.lock()
+	next, tree, err := plan()
+	e.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := write(ctx); err != nil {
+		return err
+	}
 	e.lock()
 	defer e.mu.Unlock()
-	if e.pools[p.Path] != nil {
-		return nil, fmt.Errorf("pool %s: %w", p.Path, ErrPoolExists)
-	}
-	if parent, ok := entitlement.ParentPath(p.Path); ok && e.pools[parent] != nil {
-		if n := e.activeJobsIn(parent); n > 0 {
-			return nil, fmt.Errorf("pool %s: parent %s has %d unfinished jobs; jobs run only in leaf pools: %w", p.Path, parent, n, ErrPoolInUse)
-		}
-	}
-	next := clonePools(e.pools)
-	cp := p
-	cp.CreateTime = e.cfg.Clock.Now()
-	next[p.Path] = &cp
-	tree, err := buildTree(next)
-	if err != nil {
-		return nil, err
-	}
-	if err := e.cfg.Store.CreatePool(ctx, &cp); err != nil {
-		return nil, fmt.Errorf("store pool: %w", err)
-	}
 	e.poolsMu.Lock()
 	e.setPoolsLocked(next)
 	e.poolsMu.Unlock()
 	e.setTree(tree)
+	return nil
+}
+
+// CreatePool adds a pool under an existing parent that has no unfinished
+// jobs of its own. Every violation of the tree's rules is reported.
+func (e *Engine) CreatePool(ctx context.Context, p model.Pool) (*model.Pool, error) {
+	cp := p
+	err := e.changePools(ctx, func() (map[string]*model.Pool, *entitlement.Tree, error) {
+		if e.pools[p.Path] != nil {
+			return nil, nil, fmt.Errorf("pool %s: %w", p.Path, ErrPoolExists)
+		}
+		if parent, ok := entitlement.ParentPath(p.Path); ok && e.pools[parent] != nil {
+			if n := e.activeJobsIn(parent); n > 0 {
+				return nil, nil, fmt.Errorf("pool %s: parent %s has %d unfinished jobs; jobs run only in leaf pools: %w", p.Path, parent, n, ErrPoolInUse)
+			}
+		}
+		next := clonePools(e.pools)
+		cp.CreateTime = e.cfg.Clock.Now()
+		next[p.Path] = &cp
+		tree, err := buildTree(next)
+		return next, tree, err
+	}, func(ctx context.Context) error {
+		if err := e.cfg.Store.CreatePool(ctx, &cp); err != nil {
+			return fmt.Errorf("store pool: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	e.log.Info("pool created", "pool", p.Path)
 	out := cp
 	return &out, nil
@@ -205,67 +232,69 @@ func (e *Engine) CreatePool(ctx context.Context, p model.Pool) (*model.Pool, err
 
 // UpdatePool replaces a pool's reservation, limit, share and host pools.
 func (e *Engine) UpdatePool(ctx context.Context, p model.Pool) (*model.Pool, error) {
-	e.lock()
-	defer e.mu.Unlock()
 	if p.Path == RootPool {
 		return nil, fmt.Errorf("pool /: its size is the cluster's capacity and cannot be set: %w", ErrRootPool)
 	}
-	old := e.pools[p.Path]
-	if old == nil {
-		return nil, fmt.Errorf("pool %s: %w", p.Path, ErrNotFound)
-	}
-	next := clonePools(e.pools)
-	cp := *old
-	cp.Reservation, cp.Limit, cp.Share, cp.HostPools, cp.Clusters = p.Reservation, p.Limit, p.Share, p.HostPools, p.Clusters.Clone()
-	next[p.Path] = &cp
-	tree, err := buildTree(next)
+	var cp model.Pool
+	err := e.changePools(ctx, func() (map[string]*model.Pool, *entitlement.Tree, error) {
+		old := e.pools[p.Path]
+		if old == nil {
+			return nil, nil, fmt.Errorf("pool %s: %w", p.Path, ErrNotFound)
+		}
+		next := clonePools(e.pools)
+		cp = *old
+		cp.Reservation, cp.Limit, cp.Share, cp.HostPools, cp.Clusters = p.Reservation, p.Limit, p.Share, p.HostPools, p.Clusters.Clone()
+		next[p.Path] = &cp
+		tree, err := buildTree(next)
+		return next, tree, err
+	}, func(ctx context.Context) error { return e.storePool(ctx, &cp) })
 	if err != nil {
 		return nil, err
 	}
-	if err := e.cfg.Store.UpdatePool(ctx, &cp); err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			return nil, fmt.Errorf("pool %s: %w", p.Path, ErrPoolConflict)
-		}
-		return nil, fmt.Errorf("store pool: %w", err)
-	}
-	e.poolsMu.Lock()
-	e.setPoolsLocked(next)
-	e.poolsMu.Unlock()
-	e.setTree(tree)
 	e.log.Info("pool updated", "pool", p.Path)
 	out := cp
 	return &out, nil
 }
 
+// storePool writes a changed pool's record.
+func (e *Engine) storePool(ctx context.Context, p *model.Pool) error {
+	if err := e.cfg.Store.UpdatePool(ctx, p); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return fmt.Errorf("pool %s: %w", p.Path, ErrPoolConflict)
+		}
+		return fmt.Errorf("store pool %s: %w", p.Path, err)
+	}
+	return nil
+}
+
 // DeletePool removes a pool with no children and no unfinished jobs.
 func (e *Engine) DeletePool(ctx context.Context, path string) error {
-	e.lock()
-	defer e.mu.Unlock()
 	if path == RootPool {
 		return fmt.Errorf("pool /: %w", ErrRootPool)
 	}
-	if e.pools[path] == nil {
-		return fmt.Errorf("pool %s: %w", path, ErrNotFound)
-	}
-	if e.hasChildrenLocked(path) {
-		return fmt.Errorf("pool %s has child pools; delete them first: %w", path, ErrPoolInUse)
-	}
-	if n := e.activeJobsIn(path); n > 0 {
-		return fmt.Errorf("pool %s has %d unfinished jobs: %w", path, n, ErrPoolInUse)
-	}
-	next := clonePools(e.pools)
-	delete(next, path)
-	tree, err := buildTree(next)
+	err := e.changePools(ctx, func() (map[string]*model.Pool, *entitlement.Tree, error) {
+		if e.pools[path] == nil {
+			return nil, nil, fmt.Errorf("pool %s: %w", path, ErrNotFound)
+		}
+		if e.hasChildrenLocked(path) {
+			return nil, nil, fmt.Errorf("pool %s has child pools; delete them first: %w", path, ErrPoolInUse)
+		}
+		if n := e.activeJobsIn(path); n > 0 {
+			return nil, nil, fmt.Errorf("pool %s has %d unfinished jobs: %w", path, n, ErrPoolInUse)
+		}
+		next := clonePools(e.pools)
+		delete(next, path)
+		tree, err := buildTree(next)
+		return next, tree, err
+	}, func(ctx context.Context) error {
+		if err := e.cfg.Store.DeletePool(ctx, path); err != nil {
+			return fmt.Errorf("delete pool: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	if err := e.cfg.Store.DeletePool(ctx, path); err != nil {
-		return fmt.Errorf("delete pool: %w", err)
-	}
-	e.poolsMu.Lock()
-	e.setPoolsLocked(next)
-	e.poolsMu.Unlock()
-	e.setTree(tree)
 	e.log.Info("pool deleted", "pool", path)
 	return nil
 }

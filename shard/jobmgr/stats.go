@@ -2,7 +2,6 @@ package jobmgr
 
 import (
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
@@ -87,7 +86,7 @@ type Stats struct {
 // statBook holds the engine's counters; its own mutex, since launches are
 // counted outside the engine's lock.
 type statBook struct {
-	mu               sync.Mutex
+	mu               mutex
 	queueWait        map[string]*Histogram
 	preemptions      map[string]uint64
 	placementPasses  uint64

@@ -130,20 +130,14 @@ func (e *Engine) UpdateJob(ctx context.Context, id model.JobID, spec model.JobSp
 	}
 
 	e.lock()
-	defer e.mu.Unlock()
 	if je.job.Status.State.IsTerminal() || je.job.Status.Killed || e.jobs[id] != je {
-		e.closeUpdateRecord(ctx, u, model.UpdateAborted, "the job finished before the update started", now)
+		e.closeUpdateRecord(u, model.UpdateAborted, "the job finished before the update started", now)
+		e.mu.Unlock()
 		return nil, fmt.Errorf("job %s finished before the update started: %w", id, ErrJobFinished)
 	}
 	prev := je.update
-	oldSpec, oldVersion, oldUpdate := je.job.Spec, je.job.ConfigVersion, je.job.Status.Update
+	oldSpec := je.job.Spec
 	je.job.Spec, je.job.ConfigVersion, je.job.Status.Update = spec, to, u.ID
-	je.job.Status.TaskStates = countsMap(&je.counts)
-	if err := e.cfg.Store.UpdateJob(ctx, je.job); err != nil {
-		je.job.Spec, je.job.ConfigVersion, je.job.Status.Update = oldSpec, oldVersion, oldUpdate
-		e.closeUpdateRecord(ctx, u, model.UpdateAborted, "the job could not be stored: "+err.Error(), now)
-		return nil, fmt.Errorf("store job %s: %w", id, err)
-	}
 	if je.configs == nil {
 		je.configs = map[uint64]*configView{}
 	}
@@ -151,18 +145,18 @@ func (e *Engine) UpdateJob(ctx context.Context, id model.JobID, spec model.JobSp
 	je.configs[to] = newConfigView(je.specCopy())
 	if prev != nil && !prev.State.IsTerminal() {
 		e.endUpdate(je, model.UpdateAborted, "replaced by update "+string(u.ID), now)
-		// The replaced update's record is written now, not at the next
-		// pass: the new update takes its place in the entry.
-		e.closeUpdateRecord(ctx, prev, prev.State, prev.Message, now)
+		// The new update takes the replaced one's place in the entry: its
+		// record is written with the job's.
+		e.closeUpdateRecord(prev, prev.State, prev.Message, now)
 	}
 	je.update, je.updateDirty, je.updating = u, false, map[uint32]bool{}
 	je.failBase, je.failed, je.updateReason = map[uint32]uint32{}, map[uint32]bool{}, ""
 	e.sched.SetJobLimit(id, spec.MaxRunning)
-	je.record = true
-	e.visit(je)
 	e.log.Info("job update started", "job", id, "update", u.ID, "from", from, "to", to, "batch", opts.BatchSize)
-	e.wake()
 	cp := *u
+	if err := e.storeJobLocked(ctx, je); err != nil {
+		return nil, fmt.Errorf("store job %s: %w", id, err)
+	}
 	return &cp, nil
 }
 
@@ -185,12 +179,12 @@ func (e *Engine) putNextConfig(ctx context.Context, id model.JobID, from uint64,
 	return to, nil
 }
 
-// closeUpdateRecord writes an ended update directly (outside the loop).
-func (e *Engine) closeUpdateRecord(ctx context.Context, u *model.Update, st model.UpdateState, msg string, now time.Time) {
+// closeUpdateRecord ends an update that is not (or no longer) its job's
+// running one; the next pass writes its record. Callers hold e.mu.
+func (e *Engine) closeUpdateRecord(u *model.Update, st model.UpdateState, msg string, now time.Time) {
 	u.State, u.Message, u.CompletionTime = st, msg, now
-	if err := e.writeUpdate(ctx, u); err != nil {
-		e.log.Warn("recording the end of an update failed", "update", u.ID, "err", err)
-	}
+	e.endedUpdates = append(e.endedUpdates, u)
+	e.wake()
 }
 
 // writeUpdate stores an update, taking the stored revision once if an
@@ -216,23 +210,6 @@ func (e *Engine) endUpdate(je *jobEntry, st model.UpdateState, msg string, now t
 	je.updateDirty = true
 	je.updating = nil
 	e.log.Info("job update ended", "job", je.job.ID, "update", u.ID, "state", st, "message", msg)
-}
-
-// persistUpdates writes the updates that changed in this pass.
-func (e *Engine) persistUpdates(ctx context.Context, jobs []*jobEntry) error {
-	for _, je := range jobs {
-		if !je.updateDirty || je.update == nil {
-			continue
-		}
-		if err := e.writeUpdate(ctx, je.update); err != nil {
-			return err
-		}
-		je.updateDirty = false
-		if je.update.State.IsTerminal() {
-			je.update = nil
-		}
-	}
-	return nil
 }
 
 // loadRunConfigs loads the older configs a recovered job's runs still use.
@@ -261,21 +238,28 @@ func (e *Engine) loadRunConfigs(ctx context.Context, je *jobEntry) error {
 	return nil
 }
 
-// recoverUpdate takes up a job's running update after a restart.
-func (e *Engine) recoverUpdate(ctx context.Context, je *jobEntry) error {
-	j := je.job
+// readUpdate reads a recovered job's running update, nil if none.
+func (e *Engine) readUpdate(ctx context.Context, j *model.Job) (*model.Update, error) {
 	if j.Status.Update == "" {
-		return nil
+		return nil, nil
 	}
 	u, err := e.cfg.Store.GetUpdate(ctx, j.Status.Update)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("update %s: %w", j.Status.Update, err)
+		return nil, fmt.Errorf("update %s: %w", j.Status.Update, err)
 	}
 	if u.State.IsTerminal() {
-		return nil
+		return nil, nil
+	}
+	return u, nil
+}
+
+// recoverUpdate takes up a job's running update u after a restart.
+func (e *Engine) recoverUpdate(je *jobEntry, u *model.Update) {
+	if u == nil {
+		return
 	}
 	je.update, je.updating = u, map[uint32]bool{}
 	je.failBase, je.failed = map[uint32]uint32{}, map[uint32]bool{}
@@ -290,7 +274,6 @@ func (e *Engine) recoverUpdate(ctx context.Context, je *jobEntry) error {
 			je.updating[gangOf(je, t.ID.Instance).Gang] = true
 		}
 	}
-	return nil
 }
 
 // updateEntry is the job entry of the job an update id names (nil if the
@@ -368,18 +351,17 @@ func (e *Engine) AbortUpdate(ctx context.Context, id model.UpdateID) (*model.Upd
 		}
 		return nil, fmt.Errorf("update %s is %s already: %w", id, u.State, ErrUpdateEnded)
 	}
-	defer e.mu.Unlock()
 	u := je.update
-	saved := *u
 	now := e.cfg.Clock.Now()
-	u.State, u.Message, u.CompletionTime = model.UpdateAborted, "aborted by an operator", now
-	if err := e.writeUpdate(ctx, u); err != nil {
-		*u = saved
-		return nil, fmt.Errorf("store update %s: %w", id, err)
-	}
 	je.update, je.updating, je.updateDirty = nil, nil, false
+	e.closeUpdateRecord(u, model.UpdateAborted, "aborted by an operator", now)
 	e.log.Info("job update aborted", "job", je.job.ID, "update", id)
 	cp := *u
+	wait := e.awaitWrite()
+	e.mu.Unlock()
+	if err := wait(ctx); err != nil {
+		return nil, fmt.Errorf("store update %s: %w", id, err)
+	}
 	return &cp, nil
 }
 

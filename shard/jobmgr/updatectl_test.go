@@ -35,11 +35,11 @@ func TestUpdateRollsBackOnFailure(t *testing.T) {
 	s.until("8 healthy", func() bool { return countHealthy(s, job) == 8 })
 	bad := spec
 	bad.Task.Env = map[string]string{sim.EnvHealth: "unhealthy"}
+	w := s.watchAvailability(job, 8) // from the pass that stores the update
 	u, err := s.e.UpdateJob(context.Background(), job, bad, UpdateOptions{BatchSize: 2, MaxFailures: 1, RollbackOnFailure: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := s.watchAvailability(job, 8)
 	s.until("rolled back", func() bool { return s.updateState(u.ID).State == model.UpdateRolledBack })
 	maxDown, _ := w.stop(s, "")
 	got := s.updateState(u.ID)

@@ -184,16 +184,15 @@ func (e *Engine) applyHealth(je *jobEntry, t *model.TaskRuntime, st hostmgr.Task
 // removeVolumes deletes the persistent volumes of a stateful job's
 // instances, on each instance's host, through plugins that keep volumes.
 // Volumes on hosts no longer known went with their hosts.
-func (e *Engine) removeVolumes(ctx context.Context, je *jobEntry) error {
-	if je.job.Spec.Type != model.JobStateful {
+func (e *Engine) removeVolumes(ctx context.Context, job model.JobID, cfg *configView) error {
+	if cfg.spec.Type != model.JobStateful {
 		return nil
 	}
-	tasks, err := e.cfg.Store.ListTasks(ctx, je.job.ID)
+	tasks, err := e.cfg.Store.ListTasks(ctx, job)
 	if err != nil {
-		return fmt.Errorf("read tasks of job %s: %w", je.job.ID, err)
+		return fmt.Errorf("read tasks of job %s: %w", job, err)
 	}
 	byHost := map[model.HostID][]string{}
-	cfg := je.current()
 	for _, t := range tasks {
 		pin := t.PinnedHost()
 		if pin == "" {
@@ -210,9 +209,9 @@ func (e *Engine) removeVolumes(ctx context.Context, je *jobEntry) error {
 			continue
 		}
 		if err := r.RemoveVolumes(ctx, host, ids); err != nil {
-			return fmt.Errorf("remove volumes of job %s on %s: %w", je.job.ID, host, err)
+			return fmt.Errorf("remove volumes of job %s on %s: %w", job, host, err)
 		}
-		e.log.Info("volumes removed", "job", je.job.ID, "host", host, "volumes", len(ids))
+		e.log.Info("volumes removed", "job", job, "host", host, "volumes", len(ids))
 	}
 	return nil
 }

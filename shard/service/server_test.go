@@ -166,9 +166,13 @@ func TestAbortUpdate(t *testing.T) {
 	ts := newTestShard(t)
 	ctx := context.Background()
 	id := ts.create(4)
+	// Instances that do not run yet take a new config at once: the update
+	// would be over in the pass that stores it, before UpdateJob answers.
+	// Running and paused, it still rolls when it is aborted.
+	ts.running(id, 4)
 	next := jobSpec(4)
 	next.Task.Args = []string{"-v"}
-	up, err := ts.s.UpdateJob(ctx, &pb.UpdateJobRequest{JobId: id, Spec: next, BatchSize: proto.Uint32(1)})
+	up, err := ts.s.UpdateJob(ctx, &pb.UpdateJobRequest{JobId: id, Spec: next, BatchSize: proto.Uint32(1), StartPaused: true})
 	if err != nil {
 		t.Fatal(err)
 	}

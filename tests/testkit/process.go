@@ -13,6 +13,9 @@ import (
 	"time"
 )
 
+// LockCheckEnv turns on the job manager's lock check (jobmgr.LockCheckEnv).
+const LockCheckEnv = "PELOTON_LOCK_CHECK"
+
 // Process is a server the test started: its output so far, and whether
 // it has exited.
 type Process struct {
@@ -34,6 +37,12 @@ func Start(t testing.TB, bin string, args ...string) *Process {
 func StartCmd(t testing.TB, cmd *exec.Cmd) *Process {
 	t.Helper()
 	bin := cmd.Path
+	// Every server a test starts runs the job manager's lock check: a
+	// store call made while an engine lock is held stops the process.
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, LockCheckEnv+"=1")
 	p := &Process{cmd: cmd, done: make(chan error, 1)}
 	p.cmd.Stdout, p.cmd.Stderr = p, p
 	if err := p.cmd.Start(); err != nil {

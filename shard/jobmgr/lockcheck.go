@@ -1,0 +1,379 @@
+package jobmgr
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/store"
+)
+
+// The lock check makes "no store call while an engine lock is held" a rule
+// the tests enforce rather than a convention: with it on, every mutex of the
+// engine records which goroutine holds it, and the engine's store is wrapped
+// so that each call first asks whether the calling goroutine holds any of
+// them, and panics naming the call and the locks when it does. A pass or an
+// API call that waits for the store with a lock held makes every other
+// caller wait for that write too.
+//
+// It is on in this package's tests and in every process the end-to-end
+// suites start (PELOTON_LOCK_CHECK=1); it costs one atomic load per lock
+// and store call when off.
+var lockCheck atomic.Bool
+
+// LockCheckEnv is the environment variable that turns the lock check on.
+const LockCheckEnv = "PELOTON_LOCK_CHECK"
+
+func init() {
+	if os.Getenv(LockCheckEnv) == "1" {
+		lockCheck.Store(true)
+	}
+}
+
+// heldLocks maps a goroutine to the names of the engine locks it holds.
+var heldLocks = struct {
+	sync.Mutex
+	by map[uint64][]string
+}{by: map[uint64][]string{}}
+
+// goid is the calling goroutine's id, read from its stack header
+// ("goroutine 42 [running]:"). Only the lock check uses it.
+func goid() uint64 {
+	var buf [32]byte
+	n := runtime.Stack(buf[:], false)
+	s := strings.TrimPrefix(string(buf[:n]), "goroutine ")
+	var id uint64
+	for i := 0; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		id = id*10 + uint64(s[i]-'0')
+	}
+	return id
+}
+
+func noteHeld(g uint64, name string) {
+	heldLocks.Lock()
+	heldLocks.by[g] = append(heldLocks.by[g], name)
+	heldLocks.Unlock()
+}
+
+func noteReleased(g uint64, name string) {
+	heldLocks.Lock()
+	defer heldLocks.Unlock()
+	names := heldLocks.by[g]
+	for i := len(names) - 1; i >= 0; i-- {
+		if names[i] == name {
+			names = append(names[:i], names[i+1:]...)
+			break
+		}
+	}
+	if len(names) == 0 {
+		delete(heldLocks.by, g)
+	} else {
+		heldLocks.by[g] = names
+	}
+}
+
+// locksHeld lists the engine locks the calling goroutine holds.
+func locksHeld() []string {
+	g := goid()
+	heldLocks.Lock()
+	defer heldLocks.Unlock()
+	return append([]string(nil), heldLocks.by[g]...)
+}
+
+// mutex is a sync.Mutex the lock check can see.
+type mutex struct {
+	mu    sync.Mutex
+	name  string
+	owner uint64 // goroutine holding it, under the lock check
+}
+
+func (m *mutex) Lock() {
+	m.mu.Lock()
+	m.acquired()
+}
+
+func (m *mutex) TryLock() bool {
+	if !m.mu.TryLock() {
+		return false
+	}
+	m.acquired()
+	return true
+}
+
+func (m *mutex) acquired() {
+	if lockCheck.Load() {
+		m.owner = goid()
+		noteHeld(m.owner, m.name)
+	}
+}
+
+func (m *mutex) Unlock() {
+	if m.owner != 0 {
+		noteReleased(m.owner, m.name)
+		m.owner = 0
+	}
+	m.mu.Unlock()
+}
+
+// turn makes writers of one kind of record take turns while they read,
+// change and store it, so that one does not overwrite another's change
+// with an older copy. Only API calls that change such a record take a
+// turn, around their store calls; the loop and readers never do, and no
+// state lock is held while one is waited for. It is the one lock the lock
+// check allows to be held across a store call.
+type turn struct{ sync.Mutex }
+
+// rwMutex is a sync.RWMutex the lock check can see.
+type rwMutex struct {
+	mu   sync.RWMutex
+	name string
+}
+
+func (m *rwMutex) Lock() {
+	m.mu.Lock()
+	if lockCheck.Load() {
+		noteHeld(goid(), m.name)
+	}
+}
+
+func (m *rwMutex) Unlock() {
+	if lockCheck.Load() {
+		noteReleased(goid(), m.name)
+	}
+	m.mu.Unlock()
+}
+
+func (m *rwMutex) RLock() {
+	m.mu.RLock()
+	if lockCheck.Load() {
+		noteHeld(goid(), m.name)
+	}
+}
+
+func (m *rwMutex) RUnlock() {
+	if lockCheck.Load() {
+		noteReleased(goid(), m.name)
+	}
+	m.mu.RUnlock()
+}
+
+// checkNoLock panics when the calling goroutine holds an engine lock.
+func checkNoLock(call string) {
+	if !lockCheck.Load() {
+		return
+	}
+	if held := locksHeld(); len(held) > 0 {
+		panic(fmt.Sprintf("jobmgr: store call %s while holding engine lock(s) %s", call, strings.Join(held, ", ")))
+	}
+}
+
+// checkedStore is the engine's store under the lock check.
+type checkedStore struct{ s store.Store }
+
+// checkedBatchStore is a checkedStore whose store updates jobs in batches.
+type checkedBatchStore struct {
+	checkedStore
+	b store.JobBatchUpdater
+}
+
+func (c checkedBatchStore) UpdateJobs(ctx context.Context, jobs []*model.Job) error {
+	checkNoLock("UpdateJobs")
+	return c.b.UpdateJobs(ctx, jobs)
+}
+
+// guardStore wraps s in the lock check, keeping the optional interfaces
+// the engine looks for.
+func guardStore(s store.Store) store.Store {
+	c := checkedStore{s: s}
+	if b, ok := s.(store.JobBatchUpdater); ok {
+		return checkedBatchStore{checkedStore: c, b: b}
+	}
+	return c
+}
+
+func (c checkedStore) CreateJob(ctx context.Context, job *model.Job) error {
+	checkNoLock("CreateJob")
+	return c.s.CreateJob(ctx, job)
+}
+
+func (c checkedStore) CreateJobs(ctx context.Context, jobs []*model.Job) []error {
+	checkNoLock("CreateJobs")
+	return c.s.CreateJobs(ctx, jobs)
+}
+
+func (c checkedStore) UpdateJob(ctx context.Context, job *model.Job) error {
+	checkNoLock("UpdateJob")
+	return c.s.UpdateJob(ctx, job)
+}
+
+func (c checkedStore) GetJob(ctx context.Context, id model.JobID) (*model.Job, error) {
+	checkNoLock("GetJob")
+	return c.s.GetJob(ctx, id)
+}
+
+func (c checkedStore) ListJobs(ctx context.Context) ([]*model.Job, error) {
+	checkNoLock("ListJobs")
+	return c.s.ListJobs(ctx)
+}
+
+func (c checkedStore) DeleteJob(ctx context.Context, id model.JobID) error {
+	checkNoLock("DeleteJob")
+	return c.s.DeleteJob(ctx, id)
+}
+
+func (c checkedStore) PutJobConfig(ctx context.Context, id model.JobID, version uint64, spec *model.JobSpec) error {
+	checkNoLock("PutJobConfig")
+	return c.s.PutJobConfig(ctx, id, version, spec)
+}
+
+func (c checkedStore) GetJobConfig(ctx context.Context, id model.JobID, version uint64) (*model.JobSpec, error) {
+	checkNoLock("GetJobConfig")
+	return c.s.GetJobConfig(ctx, id, version)
+}
+
+func (c checkedStore) ListJobConfigVersions(ctx context.Context, id model.JobID) ([]uint64, error) {
+	checkNoLock("ListJobConfigVersions")
+	return c.s.ListJobConfigVersions(ctx, id)
+}
+
+func (c checkedStore) CreateUpdate(ctx context.Context, u *model.Update) error {
+	checkNoLock("CreateUpdate")
+	return c.s.CreateUpdate(ctx, u)
+}
+
+func (c checkedStore) WriteUpdate(ctx context.Context, u *model.Update) error {
+	checkNoLock("WriteUpdate")
+	return c.s.WriteUpdate(ctx, u)
+}
+
+func (c checkedStore) GetUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
+	checkNoLock("GetUpdate")
+	return c.s.GetUpdate(ctx, id)
+}
+
+func (c checkedStore) ListUpdates(ctx context.Context, job model.JobID) ([]*model.Update, error) {
+	checkNoLock("ListUpdates")
+	return c.s.ListUpdates(ctx, job)
+}
+
+func (c checkedStore) CreateMigration(ctx context.Context, m *model.Migration) error {
+	checkNoLock("CreateMigration")
+	return c.s.CreateMigration(ctx, m)
+}
+
+func (c checkedStore) WriteMigration(ctx context.Context, m *model.Migration) error {
+	checkNoLock("WriteMigration")
+	return c.s.WriteMigration(ctx, m)
+}
+
+func (c checkedStore) GetMigration(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
+	checkNoLock("GetMigration")
+	return c.s.GetMigration(ctx, id)
+}
+
+func (c checkedStore) ListMigrations(ctx context.Context) ([]*model.Migration, error) {
+	checkNoLock("ListMigrations")
+	return c.s.ListMigrations(ctx)
+}
+
+func (c checkedStore) PutHosts(ctx context.Context, hosts []*model.HostRecord) error {
+	checkNoLock("PutHosts")
+	return c.s.PutHosts(ctx, hosts)
+}
+
+func (c checkedStore) GetHost(ctx context.Context, id model.HostID) (*model.HostRecord, error) {
+	checkNoLock("GetHost")
+	return c.s.GetHost(ctx, id)
+}
+
+func (c checkedStore) ListHosts(ctx context.Context) ([]*model.HostRecord, error) {
+	checkNoLock("ListHosts")
+	return c.s.ListHosts(ctx)
+}
+
+func (c checkedStore) DeleteHost(ctx context.Context, id model.HostID) error {
+	checkNoLock("DeleteHost")
+	return c.s.DeleteHost(ctx, id)
+}
+
+func (c checkedStore) AppendEvents(ctx context.Context, events []model.Event, ttl time.Duration) error {
+	checkNoLock("AppendEvents")
+	return c.s.AppendEvents(ctx, events, ttl)
+}
+
+func (c checkedStore) ListEvents(ctx context.Context, q store.EventQuery) ([]model.Event, error) {
+	checkNoLock("ListEvents")
+	return c.s.ListEvents(ctx, q)
+}
+
+func (c checkedStore) PruneEvents(ctx context.Context) (int, error) {
+	checkNoLock("PruneEvents")
+	return c.s.PruneEvents(ctx)
+}
+
+func (c checkedStore) WriteTasks(ctx context.Context, tasks []*model.TaskRuntime) error {
+	checkNoLock("WriteTasks")
+	return c.s.WriteTasks(ctx, tasks)
+}
+
+func (c checkedStore) GetTask(ctx context.Context, id model.TaskID) (*model.TaskRuntime, error) {
+	checkNoLock("GetTask")
+	return c.s.GetTask(ctx, id)
+}
+
+func (c checkedStore) ListTasks(ctx context.Context, job model.JobID) ([]*model.TaskRuntime, error) {
+	checkNoLock("ListTasks")
+	return c.s.ListTasks(ctx, job)
+}
+
+func (c checkedStore) CreatePool(ctx context.Context, pool *model.Pool) error {
+	checkNoLock("CreatePool")
+	return c.s.CreatePool(ctx, pool)
+}
+
+func (c checkedStore) UpdatePool(ctx context.Context, pool *model.Pool) error {
+	checkNoLock("UpdatePool")
+	return c.s.UpdatePool(ctx, pool)
+}
+
+func (c checkedStore) DeletePool(ctx context.Context, path string) error {
+	checkNoLock("DeletePool")
+	return c.s.DeletePool(ctx, path)
+}
+
+func (c checkedStore) ListPools(ctx context.Context) ([]*model.Pool, error) {
+	checkNoLock("ListPools")
+	return c.s.ListPools(ctx)
+}
+
+func (c checkedStore) GetValue(ctx context.Context, key string) ([]byte, error) {
+	checkNoLock("GetValue")
+	return c.s.GetValue(ctx, key)
+}
+
+func (c checkedStore) PutValue(ctx context.Context, key string, value []byte) error {
+	checkNoLock("PutValue")
+	return c.s.PutValue(ctx, key, value)
+}
+
+func (c checkedStore) Close() error { return c.s.Close() }
+
+// nameLocks names the engine's locks for the lock check's reports.
+func (e *Engine) nameLocks() {
+	e.mu.name = "Engine.mu"
+	e.incomingMu.name = "Engine.incomingMu"
+	e.poolsMu.name = "Engine.poolsMu"
+	e.inboxMu.name = "Engine.inboxMu"
+	e.events.mu.name = "broadcaster.mu"
+	e.evlog.mu.name = "eventLog.mu"
+	e.pending.mu.name = "pendingCount.mu"
+	e.hostPools.mu.name = "hostPoolBook.mu"
+	e.stats.mu.name = "statBook.mu"
+	e.hosts.mu.name = "hostBook.mu"
+}

@@ -1,0 +1,123 @@
+package jobmgr
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/peloton-federated/peloton/shard/clock"
+	"github.com/peloton-federated/peloton/shard/hostmgr/sim"
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/memstore"
+)
+
+// gatedStore holds every task write until the test lets it through.
+type gatedStore struct {
+	*memstore.Store
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (s *gatedStore) WriteTasks(ctx context.Context, ts []*model.TaskRuntime) error {
+	select {
+	case s.entered <- struct{}{}:
+	default:
+	}
+	select {
+	case <-s.gate:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return s.Store.WriteTasks(ctx, ts)
+}
+
+// While a pass writes, the engine's state is not locked: reads answer at
+// once and an API change is made (and waits only for the write of the
+// pass that takes it); the events of the held write are published only
+// once it landed.
+func TestReadsDoNotWaitForThePassWrite(t *testing.T) {
+	st := &gatedStore{Store: memstore.New(), entered: make(chan struct{}, 1), gate: make(chan struct{})}
+	close(st.gate) // writes go through while the shard starts
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s := newTestShardOn(t, st, clk, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{MilliCPU: 8000, MemMB: 1000}}})
+	job := s.create(oneCore(2))
+	s.until("2 running", func() bool { return s.count(job, model.TaskRunning) == 2 })
+
+	st.gate = make(chan struct{}) // the loop is idle: the next pass's task write waits
+	<-st.entered                  // drop a stale signal, if any
+	other := s.create(oneCore(1))
+	s.tick()
+	select {
+	case <-st.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no pass wrote the new job's tasks")
+	}
+	sub, _, err := s.e.Watch(other, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Cancel()
+
+	start := time.Now()
+	if _, err := s.e.GetJob(job); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.e.ListTasks(other, nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("reads took %v while a pass's write was held", d)
+	}
+	select {
+	case ev := <-sub.C:
+		t.Fatalf("an event of a write not yet done was published: %+v", ev)
+	case <-time.After(50 * time.Millisecond):
+	}
+	stopped := make(chan error, 1)
+	go func() { _, err := s.e.StopJob(context.Background(), job); stopped <- err }()
+	select {
+	case err := <-stopped:
+		t.Fatalf("a stop was answered (%v) before any write stored it", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(st.gate)
+	if err := <-stopped; err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	stored, err := st.Store.GetJob(context.Background(), job)
+	if err != nil || !stored.Status.Killed {
+		t.Fatalf("stop answered before it was stored: %+v %v", stored, err)
+	}
+	select {
+	case <-sub.C:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event of the new job after its write landed")
+	}
+}
+
+// A change whose write fails is answered as not stored (never as done);
+// the engine keeps it and writes it again with its next pass, so the
+// store comes in line with what it holds once it answers.
+func TestAChangeWhoseWriteFailedIsNotAnsweredAsDone(t *testing.T) {
+	st := &pausedStore{Store: memstore.New(), timeout: 50 * time.Millisecond}
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s := newTestShardOn(t, st, clk, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{MilliCPU: 8000, MemMB: 1000}}})
+	job := s.create(oneCore(2))
+	s.until("2 running", func() bool { return s.count(job, model.TaskRunning) == 2 })
+
+	st.paused.Store(true)
+	_, err := s.e.StopJob(context.Background(), job)
+	if !errors.Is(err, ErrNotStored) || !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("stop while the store is down: %v, want not stored and unavailable", err)
+	}
+	if j, _ := st.Store.GetJob(context.Background(), job); j.Status.Killed {
+		t.Fatal("the store has the stop that failed")
+	}
+	st.paused.Store(false)
+	s.until("the stop stored and carried out", func() bool {
+		j, err := st.Store.GetJob(context.Background(), job)
+		return err == nil && j.Status.Killed && j.Status.State == model.JobKilled
+	})
+}
