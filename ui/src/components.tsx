@@ -48,15 +48,15 @@ export function JobId({ id }: { id?: string }) {
 }
 
 /**
- * JobRef names a job in a line of text: its name as a link, and the end of
- * its id (the random part, which tells jobs of one name apart) with the
- * whole id on hover.
+ * JobRef names a job in a line of text: its name as a link (name
+ * undefined: not known yet), and the end of its id (the random part, which
+ * tells jobs of one name apart) with the whole id on hover.
  */
 export function JobRef({ id, name }: { id?: string; name?: string }) {
   if (!id) return null;
   return (
     <span class="job-ref" data-job-ref={id}>
-      <Link to={`/jobs/${encodeURIComponent(id)}`}>{name || '(no name)'}</Link>{' '}
+      <Link to={`/jobs/${encodeURIComponent(id)}`}>{name === undefined ? 'job' : name || '(no name)'}</Link>{' '}
       <code class="muted small" title={id}>
         {shortId(id)}
       </code>

@@ -220,7 +220,7 @@ export function whyWaiting(t: Task, job: Job | undefined, now = Date.now()): str
   if (s !== 'INITIALIZED') return 'waiting';
   if (t.retryAfter && new Date(t.retryAfter).getTime() > now) return 'waiting to be retried (backoff after a failed run)';
   const max = job?.spec?.maxRunning ?? 0;
-  if (max > 0) return `held by the job's maxRunning: at most ${fmtNum(max)} tasks at once (${fmtNum(activeTasks(job))} now)`;
+  if (max > 0) return `held by the job's maxRunning: at most ${fmtNum(max)} ${max === 1 ? 'task' : 'tasks'} at once (${fmtNum(activeTasks(job))} now)`;
   return 'waiting to be queued';
 }
 

@@ -135,7 +135,8 @@ const scenarios = {
   // a paused update with the end of its id.
   async ids(browser) {
     const name = 'twin-' + Date.now();
-    const svc = { ...simJob(name), type: 'service', instances: 2, task: { command: 'sim', resources: { cpu: 0.1, memMb: 16 } } };
+    // On sim, so that a migration to spare has instances to move.
+    const svc = { ...simJob(name), type: 'service', instances: 2, clusters: { prefer: ['sim'] }, task: { command: 'sim', resources: { cpu: 0.1, memMb: 16 } } };
     const a = (await api('POST', '/v1/jobs', svc)).job;
     const b = (await api('POST', '/v1/jobs', svc)).job;
     if (a.id.slice(0, 8) !== b.id.slice(0, 8)) console.log(`note: the twins' ids differ in their first 8 digits (${a.id}, ${b.id})`);
@@ -157,12 +158,13 @@ const scenarios = {
     const mig = (await api('POST', '/v1/migrations', { jobId: b.id, toCluster: 'spare', startPaused: true })).migration;
     const ov = await open(browser, '/ui/');
     const migEntry = ov.locator(`li[data-migration="${mig.id}"] [data-job-ref="${b.id}"]`);
-    await migEntry.waitFor({ timeout: 15000 });
+    await migEntry.getByText(name).waitFor({ timeout: 15000 });
     const migShown = await migEntry.textContent();
     if (!migShown.includes(name) || !migShown.includes(b.id.slice(-12))) throw new Error(`the overview names the migration's job "${migShown}"`);
     const entry = ov.locator(`li[data-update="${upd.id}"]`);
     await entry.waitFor({ timeout: 15000 });
     const ref = entry.locator(`[data-job-ref="${a.id}"]`);
+    await ref.getByText(name).waitFor();
     const shown = await ref.textContent();
     if (!shown.includes(name) || !shown.includes(a.id.slice(-12))) throw new Error(`the overview names the update's job "${shown}"`);
     if ((await ref.locator('code').getAttribute('title')) !== a.id) throw new Error('the whole id is not on the overview entry');
@@ -242,18 +244,27 @@ const scenarios = {
       })
     ).job;
     await until('10 tasks running', async () => (await api('GET', `/v1/jobs/${job.id}`)).job.status?.taskStates?.RUNNING === 10, 60000);
-    // The newest stored event, read the long way (forwards from the start).
-    let after = 0;
+    // The newest stored event, read the long way (forwards from the start),
+    // once the job has more than the old panel's 200 (events are stored
+    // with the region's next write).
     let stored = 0;
     let newest;
-    for (;;) {
-      const r = await api('GET', `/v1/jobs/${job.id}/events?limit=10000&afterSeq=${after}`);
-      stored += r.events?.length ?? 0;
-      if (r.events?.length) newest = r.events[r.events.length - 1];
-      if (!r.more || !r.events?.length) break;
-      after = r.events[r.events.length - 1].seq;
-    }
-    if (stored <= 200) throw new Error(`the job has only ${stored} stored events: the test needs more than one panel's worth`);
+    await until(
+      'more than 200 stored events',
+      async () => {
+        let after = 0;
+        stored = 0;
+        for (;;) {
+          const r = await api('GET', `/v1/jobs/${job.id}/events?limit=10000&afterSeq=${after}`);
+          stored += r.events?.length ?? 0;
+          if (r.events?.length) newest = r.events[r.events.length - 1];
+          if (!r.more || !r.events?.length) break;
+          after = r.events[r.events.length - 1].seq;
+        }
+        return stored > 200;
+      },
+      30000,
+    );
     const page = await open(browser, `/ui/jobs/${job.id}`);
     await page.locator('table.tasks tbody tr').nth(49).waitFor();
     await page.locator(`#events tr[data-seq="${newest.seq}"]`).waitFor({ timeout: 15000 });
@@ -304,6 +315,9 @@ const scenarios = {
     await page.locator(`[data-job-ref="${svc.id}"]`).getByText('svc-detail').waitFor();
     const st = await stateFact(page).textContent();
     if (st !== 'RUNNING') throw new Error(`a running service task's state reads "${st}"`);
+    // A simulated cluster keeps no logs: said plainly, not as an error.
+    await page.getByTestId('no-logs').waitFor();
+    if (await page.getByRole('alert').count()) throw new Error('the sim task page shows an error: ' + (await page.getByRole('alert').allTextContents()).join('; '));
     // Held by maxRunning.
     await until('one task of the held job running', async () => (await api('GET', `/v1/jobs/${held.id}`)).job.status?.taskStates?.RUNNING === 1);
     const waiting = (await api('GET', `/v1/jobs/${held.id}/tasks?states=TASK_STATE_INITIALIZED`)).tasks[0];
@@ -419,6 +433,16 @@ const scenarios = {
     await row.locator('[data-state="SUCCEEDED"]').waitFor({ timeout: 60000 });
     console.log(`job SUCCEEDED on the page after ${Date.now() - start} ms`);
     await shot(page, 'job-live');
+    // More new jobs: each appears, read alone; the whole list is not read again.
+    let lists = 0;
+    page.on('request', (req) => {
+      if (new URL(req.url()).pathname === '/v1/jobs' && req.method() === 'GET') lists++;
+    });
+    const more = [];
+    for (let i = 0; i < 10; i++) more.push((await api('POST', '/v1/jobs', simJob(`live-more-${i}-${Date.now()}`))).job);
+    for (const j of more) await page.locator(`tr[data-job="${j.id}"]`).waitFor({ timeout: 15000 });
+    console.log(`10 more jobs appeared; the page read the whole list ${lists} times meanwhile`);
+    if (lists > 0) throw new Error(`the page read the whole job list ${lists} times for 10 new jobs`);
     page.assertNoErrors();
   },
 

@@ -1,9 +1,10 @@
 // Jobs: every job of every region, searchable and sortable, a page at a
 // time. The state and pool filters are the server's (ListJobs); search,
-// sort and paging are done here, as ListJobs has no paging.
+// sort and paging are done here, as ListJobs has no paging. The list is
+// read once and follows the event stream (joblist.ts).
 import { MAX_LISTED_JOBS, api, type Job } from '../api';
 import { Badge, Empty, ErrorNote, JobId, Pager, SortHeaders, Title, useNow } from '../components';
-import { useEvents, useThrottled } from '../events';
+import { useJobList } from '../joblist';
 import { Link, setQuery, useLocation } from '../router';
 import { JOB_STATES, WAITING_TASK, fmtAgo, fmtNum, jobState, jobType, sortRows, useLoad } from '../util';
 
@@ -67,23 +68,8 @@ export function JobsPage() {
   const pool = loc.query.get('pool') ?? '';
   const sort = loc.query.get('sort') ?? '-created';
   const offset = Number(loc.query.get('offset') ?? 0) || 0;
-  const jobs = useLoad((s) => api.jobs(state ? ['JOB_STATE_' + state] : undefined, pool || undefined, s), [state, pool]);
+  const jobs = useJobList(state || undefined, pool || undefined);
   const pools = useLoad((s) => api.pools(s), []);
-
-  const reload = useThrottled(() => jobs.reload(), 1000);
-  useEvents((ev) => {
-    if (!ev.job || !jobs.data) return;
-    const list = jobs.data.jobs ?? [];
-    const i = list.findIndex((j) => j.id === ev.jobId);
-    if (i < 0) {
-      reload(); // a job this page has not seen yet
-      return;
-    }
-    const next = list.slice();
-    next[i] = { ...list[i], status: { ...list[i].status, ...ev.job } };
-    if (state && jobState(ev.job.state) !== state) next.splice(i, 1);
-    jobs.set({ ...jobs.data, jobs: next });
-  });
 
   const list = sortRows(
     (jobs.data?.jobs ?? []).filter((j) => matches(j, q)),

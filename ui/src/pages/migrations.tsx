@@ -32,7 +32,7 @@ export function migrationActions(m: Migration): MigrationAction[] {
 }
 
 /** Names of jobs by id, read once per id for the page's life. */
-const names = new Map<string, Promise<string>>();
+const names = new Map<string, Promise<string | undefined>>();
 
 function useJobNames(ids: string[]): Map<string, string> {
   const [got, setGot] = useState(new Map<string, string>());
@@ -45,11 +45,11 @@ function useJobNames(ids: string[]): Map<string, string> {
       if (!p) {
         p = api.job(id).then(
           (r) => r.job.spec?.name ?? '',
-          () => '',
+          () => undefined, // unreadable (its region out of reach): named by its id alone
         );
         names.set(id, p);
       }
-      void p.then((n) => live && setGot((m) => (m.has(id) ? m : new Map(m).set(id, n))));
+      void p.then((n) => live && n !== undefined && setGot((m) => (m.has(id) ? m : new Map(m).set(id, n))));
     }
     return () => {
       live = false;

@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks';
 import { api, type Host, type Job, type PelotonEvent, type Update } from '../api';
 import { Badge, Bar, Empty, ErrorNote, JobRef, Section, StateCounts, Title, useNow } from '../components';
 import { subscribe, useEvents, useThrottled } from '../events';
+import { useJobList } from '../joblist';
 import { Link } from '../router';
 import {
   ACTIVE_MIGRATION,
@@ -65,7 +66,7 @@ export function Overview() {
   const now = useNow();
   const regions = useLoad((s) => api.regions(s), []);
   const hosts = useLoad((s) => api.hosts(s), []);
-  const jobs = useLoad((s) => api.jobs(undefined, undefined, s), []);
+  const jobs = useJobList();
   const drills = useLoad((s) => api.drills(s), []);
   const migrations = useLoad((s) => api.migrations(s), []);
   const [updates, setUpdates] = useState<Update[]>([]);
@@ -77,14 +78,15 @@ export function Overview() {
     const got = await Promise.all(updateIds.slice(0, 50).map((id) => api.update(id).then((r) => r.update, () => undefined)));
     setUpdates(got.filter((u): u is Update => !!u && ACTIVE_UPDATE.has(updateState(u.state))));
   };
-  const refreshJobs = useThrottled(() => {
-    jobs.reload();
+  // The list follows the stream itself (joblist.ts); updates and the
+  // failures seen on the stream are read again here.
+  const refresh = useThrottled(() => {
     void loadUpdates();
     setFailTick((t) => t + 1);
   }, 1000);
   useEvents((ev) => {
-    if (ev.job) refreshJobs();
-    else if (ev.task && (taskState(ev.task.state) === 'FAILED' || taskState(ev.task.state) === 'LOST')) refreshJobs();
+    if (ev.job) refresh();
+    else if (ev.task && (taskState(ev.task.state) === 'FAILED' || taskState(ev.task.state) === 'LOST')) refresh();
   });
   useInterval(() => {
     regions.reload();
