@@ -9,6 +9,31 @@
 // come from gossip (federation/gossip); routing, the global entitlement split, health and relocation decisions
 // are pure functions (federation/policy).
 //
+// Failure, relocation and failback follow one rule with hysteresis, so
+// that lossy links and a flapping region do not relocate work back and
+// forth (docs/reliability.md, "Lossy and flapping links", measures it):
+//
+//   - A member is failed only when memberlist says so: a probe failed
+//     every way (direct, indirect through other members, TCP) and the
+//     member did not refute the suspicion within SuspicionMult probe
+//     intervals. A lost packet fails no probe on its own.
+//   - A region is suspect once none of its members has been reachable for
+//     SuspectAfter, failed once for FailAfter (policy.HealthTracker); only
+//     failed regions have their jobs relocated, each job once (its replica
+//     records the relocation and is never relocated again).
+//   - A region that sees no other region alive fences itself (launches
+//     stop) after SuspectAfter, before the others relocate its work after
+//     FailAfter.
+//   - A suspect or failed region is alive again only after RecoverAfter
+//     of reachability with no gap of SuspectAfter: a region whose links
+//     flap with up-times shorter than RecoverAfter stays failed through
+//     the flapping, so it is declared failed once and comes back once.
+//   - Coming back, the region unfences only after a failback check with
+//     a live peer, which stops its own copies of the jobs relocated
+//     meanwhile (each once: they end KILLED). Moving relocated jobs home
+//     again is an operator's FailBack, refused while the region is not
+//     alive.
+//
 // It talks to shards only through the v1 gRPC API, so a shard may be in
 // the same process (dev mode) or remote; it never imports shard internals.
 package federation

@@ -23,7 +23,7 @@ type Membership struct {
 	now    func() time.Time
 	serf   *serf.Serf
 
-	probes     *probeLog
+	probes *probeLog
 	// suspicion is the longest memberlist keeps a member suspect.
 	suspicion time.Duration
 

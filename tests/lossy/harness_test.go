@@ -40,10 +40,12 @@ func (s settings) tune(c *gossip.Config) {
 	c.SuspicionMult, c.IndirectChecks = s.SuspicionMult, s.IndirectChecks
 }
 
-// recommended are the settings docs/reliability.md recommends for links
-// like these (measured there): memberlist's LAN preset with a 4 s
-// suspicion, a region failed after 3 s without a reachable member, alive
-// again only after 30 s heard without a gap.
+// recommended are the settings the scenarios run with, from
+// BenchmarkDetectionTradeoff (docs/reliability.md): memberlist's LAN
+// preset as it is (500 ms probe timeout, 3 indirect probes, suspicion
+// ×4), a region suspect after 2 s and failed after 3 s without a
+// reachable member, alive again only after 30 s heard without a gap. All
+// of it can be set from the server's config file.
 var recommended = settings{
 	Name: "lan, suspicion ×4, fail after 3s", Profile: gossip.ProfileLAN, SuspicionMult: 4, IndirectChecks: 3,
 	Health: policy.HealthConfig{SuspectAfter: 2 * time.Second, FailAfter: 3 * time.Second, RecoverAfter: 30 * time.Second},
@@ -374,7 +376,9 @@ type logRecorder struct {
 	lines []string
 }
 
-func (l *logRecorder) Enabled(_ context.Context, level slog.Level) bool { return level >= slog.LevelInfo }
+func (l *logRecorder) Enabled(_ context.Context, level slog.Level) bool {
+	return level >= slog.LevelInfo
+}
 func (l *logRecorder) Handle(_ context.Context, r slog.Record) error {
 	var b strings.Builder
 	b.WriteString(r.Message)
