@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs a real single-node Apache Cassandra on the loopback interface, for
-# tests and local development. See README.md beside this file.
+# Runs a real Apache Cassandra on the loopback interface, one node or a
+# cluster of N on 127.0.0.x, for tests and local development. See
+# README.md beside this file.
 #
 #   cassandra.sh fetch                      resolve the server jars into the cache
 #   cassandra.sh start [options]            start in the background, wait for CQL
@@ -8,6 +9,9 @@
 #   cassandra.sh status [--dir DIR]         running? answering CQL?
 #   cassandra.sh cql [--dir DIR] STMT...    run CQL statements (no driver needed)
 #   cassandra.sh logs [--dir DIR]           print the node's log file path
+#   cassandra.sh cluster start|stop|status --dir DIR [--nodes N] [options]
+#                                           N nodes in DIR/node1..N on
+#                                           127.0.0.2.. (one ring, node1 the seed)
 #
 # Environment: PELOTON_CACHE (cache root), CASSANDRA_DIR (node directory),
 # JAVA (java binary), MVN (maven binary), CASSANDRA_MVN_ARGS (extra mvn args),
@@ -23,6 +27,16 @@ JAVA_BIN="${JAVA:-java}"
 MVN_BIN="${MVN:-mvn}"
 PROBE="$SCRIPT_DIR/cqlprobe.py"
 HOST=127.0.0.1
+# Cluster membership of a node: the seeds it gossips with first (its own
+# address when empty) and its one token (0 when empty).
+SEEDS=
+TOKEN=
+# cluster: how many nodes, and the first node's address.
+NODES=3
+FIRST_ADDRESS=127.0.0.2
+# Flags given on the command line; a restarted node takes the others from
+# its node.env.
+GIVEN=" "
 
 # Defaults for start/stop; overridden by flags.
 NODE_DIR="${CASSANDRA_DIR:-$CACHE_ROOT/node}"
@@ -54,6 +68,9 @@ start options:
   --port N             CQL native port (default $NATIVE_PORT)
   --storage-port N     internode port, loopback only (default $STORAGE_PORT)
   --heap SIZE          JVM heap, e.g. 512M or 1G (default $HEAP)
+  --address A          listen and CQL address, loopback (default $HOST)
+  --seeds A[,B]        addresses of the seeds (default: --address)
+  --token T            the node's token in the ring (default 0)
   --timeout SECONDS    how long to wait for CQL (default $TIMEOUT_SECONDS)
   --clean              delete the node's data before starting
   --durable            sync the commit log before acknowledging a write and
@@ -63,16 +80,28 @@ stop options:
   --dir DIR            node directory (default $NODE_DIR)
   --grace SECONDS      how long SIGTERM may take before SIGKILL (default $STOP_GRACE_SECONDS)
   --kill               SIGKILL at once: no flush, fastest; for throwaway data
+cluster options (start also takes --port, --storage-port, --heap, --timeout,
+--clean, --durable, applied to every node; stop takes --grace, --kill):
+  --dir DIR            the cluster's directory, one node directory per node
+  --nodes N            how many nodes (default $NODES)
+  --first-address A    node1's address; node i has the i-th from it (default $FIRST_ADDRESS)
+A node of a cluster is stopped and started again alone with stop/start
+--dir DIR/nodeI: it keeps its address, ports, seeds and token (node.env).
 EOF
 }
 
 parse_flags() {
   while [ $# -gt 0 ]; do
     case "$1" in
-      --dir) NODE_DIR="${2:?--dir needs a value}"; shift 2 ;;
-      --port) NATIVE_PORT="${2:?--port needs a value}"; shift 2 ;;
-      --storage-port) STORAGE_PORT="${2:?--storage-port needs a value}"; shift 2 ;;
-      --heap) HEAP="${2:?--heap needs a value}"; shift 2 ;;
+      --dir) NODE_DIR="${2:?--dir needs a value}"; GIVEN+="dir "; shift 2 ;;
+      --port) NATIVE_PORT="${2:?--port needs a value}"; GIVEN+="port "; shift 2 ;;
+      --storage-port) STORAGE_PORT="${2:?--storage-port needs a value}"; GIVEN+="storage-port "; shift 2 ;;
+      --heap) HEAP="${2:?--heap needs a value}"; GIVEN+="heap "; shift 2 ;;
+      --address) HOST="${2:?--address needs a value}"; GIVEN+="address "; shift 2 ;;
+      --seeds) SEEDS="${2:?--seeds needs a value}"; GIVEN+="seeds "; shift 2 ;;
+      --token) TOKEN="${2:?--token needs a value}"; GIVEN+="token "; shift 2 ;;
+      --nodes) NODES="${2:?--nodes needs a value}"; shift 2 ;;
+      --first-address) FIRST_ADDRESS="${2:?--first-address needs a value}"; shift 2 ;;
       --timeout) TIMEOUT_SECONDS="${2:?--timeout needs a value}"; shift 2 ;;
       --grace) STOP_GRACE_SECONDS="${2:?--grace needs a value}"; shift 2 ;;
       --clean) CLEAN=1; shift ;;
@@ -88,6 +117,11 @@ parse_flags() {
 
 check_number() { # name value
   case "$2" in ''|*[!0-9]*) die "$1 must be a number, got '$2'" ;; esac
+}
+
+check_loopback() { # address: nodes listen on loopback only
+  [[ "$1" =~ ^127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$ ]] \
+    || die "address '$1' is not a loopback address (127.x.y.z)"
 }
 
 # ---------------------------------------------------------------- fetch
@@ -160,9 +194,10 @@ running_pid() {
   echo "$pid"
 }
 
-port_listening() { # port
+port_listening() { # port: listening on this node's address (or on all)
   if command -v ss >/dev/null; then
-    ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
+    ss -Hltn "sport = :$1" 2>/dev/null | awk '{print $4}' \
+      | grep -qE "^($(printf '%s' "$HOST" | sed 's/\./\\./g')|0\.0\.0\.0|\*|\[::\]):$1\$"
   else
     (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null
   fi
@@ -173,12 +208,31 @@ cql_ready() { # prints release_version on success
 }
 
 read_node_settings() {
-  # Recover the port of a node started earlier with non-default flags.
-  local env_file="$NODE_DIR/node.env"
-  if [ -f "$env_file" ]; then
-    NATIVE_PORT="$(sed -n 's/^NATIVE_PORT=//p' "$env_file")"
-    STORAGE_PORT="$(sed -n 's/^STORAGE_PORT=//p' "$env_file")"
-  fi
+  # Recover the settings of a node started earlier with non-default
+  # flags; a flag given now wins.
+  local env_file="$NODE_DIR/node.env" v
+  [ -f "$env_file" ] || return 0
+  setting() { # flag variable key
+    case "$GIVEN" in *" $1 "*) return 0 ;; esac
+    v="$(sed -n "s/^$3=//p" "$env_file")"
+    [ -n "$v" ] && printf -v "$2" '%s' "$v"
+    return 0
+  }
+  setting port NATIVE_PORT NATIVE_PORT
+  setting storage-port STORAGE_PORT STORAGE_PORT
+  setting address HOST ADDRESS
+  setting seeds SEEDS SEEDS
+  setting token TOKEN TOKEN
+  setting heap HEAP HEAP
+}
+
+# seed_list prints the seeds as host:port for cassandra.yaml.
+seed_list() {
+  local seed out=""
+  for seed in ${SEEDS//,/ }; do
+    out+="${out:+,}$seed:$STORAGE_PORT"
+  done
+  printf '%s' "${out:-$HOST:$STORAGE_PORT}"
 }
 
 # ---------------------------------------------------------------- config
@@ -199,16 +253,18 @@ write_config() {
   local data="$NODE_DIR/data"
   mkdir -p "$data" "$NODE_DIR/logs"
   cat > "$NODE_DIR/cassandra.yaml" <<EOF
-# Single-node Cassandra for local tests; written by cassandra.sh start.
+# Cassandra for local tests; written by cassandra.sh start. A node of a
+# cluster has its own token and needs no bootstrap: the cluster is new.
 cluster_name: peloton-local
 num_tokens: 1
-initial_token: 0
+initial_token: ${TOKEN:-0}
+auto_bootstrap: false
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
 endpoint_snitch: SimpleSnitch
 seed_provider:
   - class_name: org.apache.cassandra.locator.SimpleSeedProvider
     parameters:
-      - seeds: "$HOST:$STORAGE_PORT"
+      - seeds: "$(seed_list)"
 
 # Loopback only: nothing listens on any other interface.
 listen_address: $HOST
@@ -265,7 +321,8 @@ EOF
   </root>
 </configuration>
 EOF
-  printf 'NATIVE_PORT=%s\nSTORAGE_PORT=%s\n' "$NATIVE_PORT" "$STORAGE_PORT" > "$NODE_DIR/node.env"
+  printf 'NATIVE_PORT=%s\nSTORAGE_PORT=%s\nADDRESS=%s\nSEEDS=%s\nTOKEN=%s\nHEAP=%s\n' \
+    "$NATIVE_PORT" "$STORAGE_PORT" "$HOST" "$SEEDS" "$TOKEN" "$HEAP" > "$NODE_DIR/node.env"
 }
 
 jvm_options() {
@@ -356,9 +413,12 @@ cmd_start() {
   mkdir -p "$NODE_DIR"
   NODE_DIR="$(cd "$NODE_DIR" && pwd -P)"
   lock_node
+  # A node started again keeps what it was started with; a clean one
+  # starts from the flags alone.
+  [ "$CLEAN" = 1 ] || read_node_settings
+  check_loopback "$HOST"
 
   if pid="$(running_pid)"; then
-    read_node_settings
     [ "$CLEAN" = 1 ] && log "--clean ignored: the node is running (stop it first)"
     log "already running (pid $pid) in $NODE_DIR; waiting for CQL on $HOST:$NATIVE_PORT"
   else
@@ -479,12 +539,111 @@ cmd_cql() {
   python3 "$PROBE" query "$HOST" "$NATIVE_PORT" "${REST[@]}"
 }
 
+# ---------------------------------------------------------------- cluster
+
+# node_address prints the address of node i (1-based) of the cluster.
+node_address() {
+  local prefix="${FIRST_ADDRESS%.*}" last="${FIRST_ADDRESS##*.}"
+  [ $((last + $1 - 1)) -le 254 ] || die "--first-address $FIRST_ADDRESS leaves no room for $NODES nodes"
+  echo "$prefix.$((last + $1 - 1))"
+}
+
+# node_token prints node i's token: N tokens spread evenly over the
+# Murmur3 ring, so that each node owns a third of it when N is 3.
+node_token() {
+  python3 -c 'import sys; i, n = int(sys.argv[1]), int(sys.argv[2]); print(-2**63 + (i - 1) * (2**64 // n))' "$1" "$NODES"
+}
+
+# cluster_nodes lists the cluster's node directories.
+cluster_nodes() {
+  local d
+  for d in "$CLUSTER_DIR"/node*/; do
+    [ -f "$d/node.env" ] && echo "${d%/}"
+  done
+  return 0
+}
+
+# cluster_hosts prints the contact points, host:port, comma separated.
+cluster_hosts() {
+  local d out="" addr port
+  while IFS= read -r d; do
+    addr="$(sed -n 's/^ADDRESS=//p' "$d/node.env")"
+    port="$(sed -n 's/^NATIVE_PORT=//p' "$d/node.env")"
+    out+="${out:+,}$addr:$port"
+  done < <(cluster_nodes)
+  echo "$out"
+}
+
+cmd_cluster() {
+  local sub="${REST[0]:-}" self="${BASH_SOURCE[0]}" i addr seed pids=() failed=0 started flags=()
+  case "$GIVEN" in *" dir "*) CLUSTER_DIR="$NODE_DIR" ;; *) CLUSTER_DIR="$CACHE_ROOT/cluster" ;; esac
+  case "$sub" in
+    start)
+      check_number --nodes "$NODES"
+      [ "$NODES" -ge 1 ] || die "--nodes must be at least 1"
+      check_loopback "$FIRST_ADDRESS"
+      check_number --port "$NATIVE_PORT"
+      check_number --storage-port "$STORAGE_PORT"
+      cmd_fetch
+      mkdir -p "$CLUSTER_DIR"
+      CLUSTER_DIR="$(cd "$CLUSTER_DIR" && pwd -P)"
+      case "$GIVEN" in *" heap "*) ;; *) HEAP=384M ;; esac
+      flags=(--port "$NATIVE_PORT" --storage-port "$STORAGE_PORT" --heap "$HEAP" --timeout "$TIMEOUT_SECONDS")
+      [ "$CLEAN" = 1 ] && flags+=(--clean)
+      [ "$DURABLE" = 1 ] && flags+=(--durable)
+      seed="$(node_address 1)"
+      started=$(now_millis)
+      # The seed first: the others gossip with it to join. Then the rest
+      # at once (a new cluster: nothing to stream, each has its token).
+      bash "$self" start --dir "$CLUSTER_DIR/node1" --address "$seed" --seeds "$seed" --token "$(node_token 1)" "${flags[@]}" || exit 1
+      for i in $(seq 2 "$NODES"); do
+        addr="$(node_address "$i")"
+        bash "$self" start --dir "$CLUSTER_DIR/node$i" --address "$addr" --seeds "$seed" --token "$(node_token "$i")" "${flags[@]}" &
+        pids+=($!)
+      done
+      for i in "${pids[@]}"; do wait "$i" || failed=1; done
+      if [ "$failed" = 1 ]; then
+        log "a node failed to start; stopping the cluster"
+        KILL_NOW=1
+        REST=(stop)
+        cmd_cluster || true
+        exit 1
+      fi
+      log "cluster of $NODES nodes ready after $(elapsed_since "$started"): $(cluster_hosts)"
+      ;;
+    stop)
+      [ -d "$CLUSTER_DIR" ] || { log "not running (no $CLUSTER_DIR)"; return 0; }
+      flags=(--grace "$STOP_GRACE_SECONDS")
+      [ "$KILL_NOW" = 1 ] && flags+=(--kill)
+      while IFS= read -r i; do
+        bash "$self" stop --dir "$i" "${flags[@]}" &
+        pids+=($!)
+      done < <(cluster_nodes)
+      for i in "${pids[@]}"; do wait "$i" || failed=1; done
+      return "$failed"
+      ;;
+    status)
+      [ -d "$CLUSTER_DIR" ] || { echo "stopped (no $CLUSTER_DIR)"; return 3; }
+      while IFS= read -r i; do
+        printf '%s: ' "$(basename "$i")"
+        bash "$self" status --dir "$i" || failed=1
+      done < <(cluster_nodes)
+      echo "contact points: $(cluster_hosts)"
+      return "$failed"
+      ;;
+    hosts) cluster_hosts ;;
+    *) die "usage: cassandra.sh cluster start|stop|status|hosts --dir DIR [options]" ;;
+  esac
+}
+
 main() {
   local cmd="${1:-}"
   [ $# -gt 0 ] && shift
   REST=()
   parse_flags "$@"
-  if [ "$cmd" != cql ] && [ "${#REST[@]}" -gt 0 ]; then
+  if [ "$cmd" = cluster ] && [ "${#REST[@]}" -ne 1 ]; then
+    die "usage: cassandra.sh cluster start|stop|status|hosts --dir DIR [options]"
+  elif [ "$cmd" != cql ] && [ "$cmd" != cluster ] && [ "${#REST[@]}" -gt 0 ]; then
     die "unexpected argument for $cmd: ${REST[0]} (see --help)"
   fi
   case "$cmd" in
@@ -493,6 +652,7 @@ main() {
     stop) cmd_stop ;;
     status) cmd_status ;;
     cql) cmd_cql ;;
+    cluster) cmd_cluster ;;
     logs) echo "$NODE_DIR/cassandra.log" ;;
     -h|--help|help|'') usage ;;
     *) die "unknown command: $cmd (see --help)" ;;

@@ -3,6 +3,7 @@ package cassandra
 import (
 	"fmt"
 	"maps"
+	"net"
 	"regexp"
 	"slices"
 	"strconv"
@@ -185,6 +186,12 @@ func (c Config) withDefaults() (Config, error) {
 func (c Config) cluster(keyspace string) *gocql.ClusterConfig {
 	cl := gocql.NewCluster(c.Hosts...)
 	cl.Keyspace = keyspace
+	// The driver finds the cluster's other nodes (system.peers, which has
+	// no port) and reaches them at cl.Port: the port the contact points
+	// share, when they name one.
+	if port, ok := sharedPort(c.Hosts); ok {
+		cl.Port = port
+	}
 	cons, _ := gocql.ParseConsistencyWrapper(c.Consistency) // checked by withDefaults
 	cl.Consistency = cons
 	cl.SerialConsistency = gocql.LocalSerial
@@ -199,6 +206,23 @@ func (c Config) cluster(keyspace string) *gocql.ClusterConfig {
 	cl.DisableInitialHostLookup = false
 	cl.Logger = discardLogger{}
 	return cl
+}
+
+// sharedPort is the port every host names, if they all name the same.
+func sharedPort(hosts []string) (int, bool) {
+	port := 0
+	for _, h := range hosts {
+		_, p, err := net.SplitHostPort(strings.TrimSpace(h))
+		if err != nil {
+			return 0, false
+		}
+		n, err := strconv.Atoi(p)
+		if err != nil || (port != 0 && n != port) {
+			return 0, false
+		}
+		port = n
+	}
+	return port, port != 0
 }
 
 // hostsString names the configured hosts in error messages.
