@@ -254,12 +254,10 @@ func (e *Engine) ListClusters() []*ClusterView {
 
 // GetCluster returns one cluster ("dc1" or "mesos:dc1").
 func (e *Engine) GetCluster(ref string) (*ClusterView, error) {
-	e.poolsTurn.Lock()
-	defer e.poolsTurn.Unlock()
 	e.lock()
+	defer e.mu.Unlock()
 	name, err := e.resolveCluster(ref)
 	if err != nil {
-		e.mu.Unlock()
 		return nil, err
 	}
 	return e.clusterViews()[name], nil

@@ -91,10 +91,38 @@ type mutex struct {
 	mu    sync.Mutex
 	name  string
 	owner uint64 // goroutine holding it, under the lock check
+	// site is where the holder took it, under the lock check.
+	site atomic.Pointer[string]
 }
 
+// lockWaitReport is how long a caller waits for an engine lock, under
+// the lock check, before the wait is reported with where the lock was
+// taken: a lock held that long is a lock left held.
+const lockWaitReport = 5 * time.Second
+
 func (m *mutex) Lock() {
+	if !lockCheck.Load() || m.mu.TryLock() {
+		if lockCheck.Load() {
+			m.acquired()
+		} else {
+			m.mu.Lock()
+		}
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+		case <-time.After(lockWaitReport):
+			site := m.site.Load()
+			if site == nil {
+				site = new(string)
+			}
+			fmt.Fprintf(os.Stderr, "jobmgr: lock check: waited %v for %s, taken at %s\n", lockWaitReport, m.name, *site)
+		}
+	}()
 	m.mu.Lock()
+	close(done)
 	m.acquired()
 }
 
@@ -110,6 +138,19 @@ func (m *mutex) acquired() {
 	if lockCheck.Load() {
 		m.owner = goid()
 		noteHeld(m.owner, m.name)
+		var pcs [6]uintptr
+		n := runtime.Callers(3, pcs[:])
+		frames := runtime.CallersFrames(pcs[:n])
+		var where []string
+		for {
+			f, more := frames.Next()
+			where = append(where, fmt.Sprintf("%s:%d", f.Function, f.Line))
+			if !more {
+				break
+			}
+		}
+		site := strings.Join(where, " < ")
+		m.site.Store(&site)
 	}
 }
 
