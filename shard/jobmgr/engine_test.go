@@ -59,6 +59,13 @@ func (s *testShard) stop() {
 	if err := <-s.done; err != nil {
 		s.t.Errorf("engine: %v", err)
 	}
+	// No call may leave an engine lock held: once the loop stopped, every
+	// lock is free.
+	if !s.e.mu.TryLock() {
+		s.t.Errorf("the engine's lock is held after its loop stopped, taken at %s", *s.e.mu.site.Load())
+		return
+	}
+	s.e.mu.Unlock()
 }
 
 // tick advances the clock by one loop interval, running a pass.

@@ -268,6 +268,12 @@ func TestMigrationControlAndRefusals(t *testing.T) {
 	if _, err := s.e.SetClusterDrained(ctx, "new", true); err != nil {
 		t.Fatal(err)
 	}
+	if c, err := s.e.GetCluster("new"); err != nil || !c.Drained {
+		t.Fatalf("the drained cluster: %+v %v", c, err)
+	}
+	if cs := s.e.ListClusters(); len(cs) != 2 {
+		t.Fatalf("clusters: %d, want 2", len(cs))
+	}
 	if _, err := s.e.StartMigration(ctx, MigrationRequest{Job: j, To: "new"}); !errors.Is(err, ErrClusterDrained) {
 		t.Fatalf("a migration onto a drained cluster: %v", err)
 	}
