@@ -7,6 +7,17 @@
 // placement core, launches and kills through host manager plugins, and
 // derives each job's state from its tasks.
 //
+// The loop's pass has three parts (loop.go, write.go). Under the engine's
+// lock it steps: it applies reports, converges jobs, admits, places and
+// decides launches, then takes copies of every record it changed as one
+// write set. With no lock held it writes that set, while API calls and
+// reads go on. Under the lock again it takes the store's revisions, or
+// marks the set changed again when the write failed. Only then does it
+// answer the API calls that waited for the write (awaitWrite), publish
+// the pass's events and launch and kill. No store call runs while an
+// engine lock is held; PELOTON_LOCK_CHECK=1 (lockcheck.go) enforces it.
+// docs/core.md draws the loop.
+//
 // What follows the end of a run and what a drain step does are decided by
 // the pure core goalstate; the engine builds its input and applies the
 // decision.
