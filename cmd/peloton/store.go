@@ -16,10 +16,10 @@ import (
 func newStoreCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "store",
-		Short: "Manage a shard's store (Cassandra schema migrations)",
+		Short: "Manage a shard's store (Cassandra schema migrations, backup and restore of the embedded store)",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newStoreMigrateCommand())
+	cmd.AddCommand(newStoreMigrateCommand(), newStoreBackupCommand(), newStoreRestoreCommand())
 	return cmd
 }
 

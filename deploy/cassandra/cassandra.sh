@@ -4,6 +4,7 @@
 # README.md beside this file.
 #
 #   cassandra.sh fetch                      resolve the server jars into the cache
+#   cassandra.sh check                      can a node start here without a fetch?
 #   cassandra.sh start [options]            start in the background, wait for CQL
 #   cassandra.sh stop  [--dir DIR]          SIGTERM, then SIGKILL after a grace
 #   cassandra.sh status [--dir DIR]         running? answering CQL?
@@ -175,6 +176,15 @@ cmd_fetch() {
   log "fetched $(($(wc -l < "$LIB_DIR/$MARKER_NAME") - 1)) jars ($(du -sh "$LIB_DIR" | cut -f1)) into $LIB_DIR in $(elapsed_since "$started")"
 }
 
+# check: the jars are in the cache and a JDK and Python are on PATH, so
+# that start needs nothing from the network.
+cmd_check() {
+  lib_complete || die "Cassandra $CASSANDRA_VERSION's jars are not in $LIB_DIR: run cassandra.sh fetch"
+  command -v "$JAVA_BIN" >/dev/null || die "java ($JAVA_BIN) not found; install a JDK 17"
+  command -v python3 >/dev/null || die "python3 is needed for the CQL readiness check"
+  log "ready to start Cassandra $CASSANDRA_VERSION from $LIB_DIR"
+}
+
 # ---------------------------------------------------------------- process helpers
 
 pid_file() { echo "$NODE_DIR/cassandra.pid"; }
@@ -205,6 +215,15 @@ port_listening() { # port: listening on this node's address (or on all)
 
 cql_ready() { # prints release_version on success
   python3 "$PROBE" ready "$HOST" "$NATIVE_PORT" 2>/dev/null
+}
+
+# ring_knows_node: a node of a cluster (one started with --seeds) is
+# ready once it and every running peer know each other's current gossip
+# generation, i.e. take each other for up: before that a peer refuses a
+# quorum that needs it, or this node one that needs the peer.
+ring_knows_node() {
+  [ -n "$SEEDS" ] || return 0
+  python3 "$PROBE" seen "$HOST" "$NATIVE_PORT" 2>/dev/null
 }
 
 read_node_settings() {
@@ -457,7 +476,7 @@ cmd_start() {
       tail -n 40 "$(log_file)" >&2 || true
       exit 1
     fi
-    if port_listening "$NATIVE_PORT" && version="$(cql_ready)"; then
+    if port_listening "$NATIVE_PORT" && version="$(cql_ready)" && ring_knows_node; then
       log "CQL ready on $HOST:$NATIVE_PORT (Cassandra $version) after $(elapsed_since "$started")"
       return 0
     fi
@@ -648,6 +667,7 @@ main() {
   fi
   case "$cmd" in
     fetch) cmd_fetch ;;
+    check) cmd_check ;;
     start) cmd_start ;;
     stop) cmd_stop ;;
     status) cmd_status ;;

@@ -12,6 +12,12 @@ It needs nothing beyond the Python standard library. Two modes:
       Runs each statement in turn at consistency ONE and prints rows as
       tab-separated text (common scalar types decoded, others as hex).
 
+  cqlprobe.py seen HOST PORT
+      For a node of a cluster: exits 0 when the node and every peer that
+      answers CQL know each other at their current gossip generation (a
+      node started again has a new one), so that each takes the other
+      for up; exits 1 naming who does not know whom yet.
+
 Frame layout (protocol v4): version(1) flags(1) stream(2) opcode(1)
 length(4), then the body. Only uncompressed frames are used.
 """
@@ -277,17 +283,23 @@ def render(column_type, value):
     return "0x" + value.hex()
 
 
-def cmd_ready(host, port):
+def query_once(host, port, statement):
+    """Connects, runs one statement, and returns its (columns, rows)."""
     conn = Connection(host, port, timeout=5)
     try:
         conn.handshake()
-        _, columns, rows = conn.query(
-            "SELECT release_version FROM system.local WHERE key = 'local'")
-        if not rows or not columns:
-            raise ProtocolError("system.local returned no row")
-        print(render(columns[0][1], rows[0][0]))
+        _, columns, rows = conn.query(statement)
+        return columns, rows
     finally:
         conn.close()
+
+
+def cmd_ready(host, port):
+    columns, rows = query_once(
+        host, port, "SELECT release_version FROM system.local WHERE key = 'local'")
+    if not rows or not columns:
+        raise ProtocolError("system.local returned no row")
+    print(render(columns[0][1], rows[0][0]))
     return 0
 
 
@@ -310,14 +322,46 @@ def cmd_query(host, port, statements):
     return 0
 
 
+def gossip_generations(host, port):
+    """The gossip generation of every node that host's gossip knows."""
+    columns, rows = query_once(
+        host, port, "SELECT address, generation FROM system_views.gossip_info")
+    return {render(columns[0][1], row[0]): render(columns[1][1], row[1])
+            for row in rows}
+
+
+def cmd_seen(host, port):
+    own = gossip_generations(host, port)
+    if host not in own:
+        raise ProtocolError("%s does not list itself in gossip_info" % host)
+    missing = []
+    for peer, generation in sorted(own.items()):
+        if peer == host:
+            continue
+        try:
+            theirs = gossip_generations(peer, port)
+        except (OSError, ProtocolError):
+            continue  # not running, or not answering CQL: not waited for
+        if theirs.get(peer) != generation:
+            missing.append("%s does not know %s's generation" % (host, peer))
+        if theirs.get(host) != own[host]:
+            missing.append("%s does not know %s's generation" % (peer, host))
+    if missing:
+        sys.stderr.write("; ".join(missing) + "\n")
+        return 1
+    return 0
+
+
 def main(argv):
-    if len(argv) < 4 or argv[1] not in ("ready", "query"):
+    if len(argv) < 4 or argv[1] not in ("ready", "query", "seen"):
         sys.stderr.write(__doc__)
         return 2
     host, port = argv[2], int(argv[3])
     try:
         if argv[1] == "ready":
             return cmd_ready(host, port)
+        if argv[1] == "seen":
+            return cmd_seen(host, port)
         if len(argv) < 5:
             sys.stderr.write("query needs at least one statement\n")
             return 2

@@ -26,23 +26,43 @@ import (
 )
 
 // cassandraNode is a throwaway Cassandra of this test, so it may be
-// stopped without disturbing other tests.
+// stopped without disturbing other tests: a node of its own, or one of a
+// cluster it started (cluster_test.go).
 type cassandraNode struct {
 	script, dir       string
+	addr              string // a loopback address
 	port, storagePort int
+}
+
+// cassandraScript is deploy/cassandra/cassandra.sh.
+func cassandraScript(t *testing.T) string {
+	script, err := filepath.Abs("../../deploy/cassandra/cassandra.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return script
+}
+
+// runScript runs cassandra.sh with args and fails the test if it fails.
+func runScript(t *testing.T, script string, args ...string) {
+	t.Helper()
+	out, err := exec.Command(script, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cassandra.sh %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
 }
 
 func (n *cassandraNode) run(t *testing.T, command string, flags ...string) {
 	t.Helper()
 	args := []string{command, "--dir", n.dir}
 	if command == "start" {
-		args = append(args, "--port", fmt.Sprint(n.port), "--storage-port", fmt.Sprint(n.storagePort))
+		args = append(args, "--address", n.addr, "--port", fmt.Sprint(n.port), "--storage-port", fmt.Sprint(n.storagePort))
 	}
-	out, err := exec.Command(n.script, append(args, flags...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("cassandra.sh %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
+	runScript(t, n.script, append(args, flags...)...)
 }
+
+// hostPort is the node's CQL address.
+func (n *cassandraNode) hostPort() string { return fmt.Sprintf("%s:%d", n.addr, n.port) }
 
 // signal sends sig to the node's JVM (the pid the script recorded).
 func (n *cassandraNode) signal(t *testing.T, sig syscall.Signal) {
@@ -294,23 +314,96 @@ func (l *outageLoad) window(from, to time.Duration) window {
 // no task ever had two runs RUNNING at once.
 func TestCassandraOutage(t *testing.T) {
 	cassandraAddr(t) // CI provides Cassandra (jars cached); this test runs its own node
-	script, _ := filepath.Abs("../../deploy/cassandra/cassandra.sh")
-	n := &cassandraNode{script: script, dir: t.TempDir(), port: testkit.FreePort(t, "127.0.0.1"), storagePort: testkit.FreePort(t, "127.0.0.1")}
+	n := &cassandraNode{script: cassandraScript(t), dir: t.TempDir(), addr: "127.0.0.1", port: testkit.FreePort(t, "127.0.0.1"), storagePort: testkit.FreePort(t, "127.0.0.1")}
 	// --durable: the schema is in the commit log, so a node killed with
 	// SIGKILL comes back with its keyspace, as a real one does.
 	n.run(t, "start", "--clean", "--durable")
 	t.Cleanup(func() { n.run(t, "stop", "--kill") })
 
 	const storeTimeout = 5 * time.Second
+	r := startOutageRun(t, []string{n.hostPort()}, "1", storeTimeout)
+	load := r.load
+	r.acksAfter(0, 30*time.Second, "the first job acknowledged")
+	time.Sleep(3 * time.Second) // load running: jobs queued, running and finishing
+
+	// 1. Paused: connections stay open and nothing answers. Creates wait
+	// for the store's timeout and are refused.
+	paused := load.now()
+	n.signal(t, syscall.SIGSTOP)
+	waitFor(t, 30*time.Second, "a create refused while Cassandra is paused", func() bool {
+		return load.window(paused, load.now()).refused >= 2
+	})
+	time.Sleep(2 * time.Second)
+	n.signal(t, syscall.SIGCONT)
+	resumed := load.now()
+	firstAck := r.acksAfter(resumed, 60*time.Second, "a create acknowledged after SIGCONT")
+	pause := load.window(paused, resumed)
+	t.Logf("paused %.1fs: creates in flight %d acknowledged, %d refused (the slowest answered in %.1fs), %d shed, %d broken; reads %d (the slowest %.0fms), %d failed; the first create after SIGCONT acknowledged %.1fs later",
+		(resumed - paused).Seconds(), pause.acked, pause.refused, pause.slowest.Seconds(), pause.shed, pause.broken,
+		pause.reads, float64(pause.slowestRead.Microseconds())/1000, pause.readsFailed, (firstAck - resumed).Seconds())
+	time.Sleep(3 * time.Second)
+
+	// 2. Killed: connections refused. Creates are refused at once and
+	// change nothing; the node is started again through the script.
+	killed := load.now()
+	n.run(t, "stop", "--kill")
+	waitFor(t, 30*time.Second, "a create refused while Cassandra is down", func() bool {
+		return load.window(killed, load.now()).refused >= 2
+	})
+	r.unchangedWhileRefused(2 * time.Second)
+	restarting := load.now()
+	n.run(t, "start", "--durable")
+	ready := load.now()
+	firstAck = r.acksAfter(ready, 90*time.Second, "a create acknowledged after the restart")
+	down := load.window(killed, ready)
+	t.Logf("killed, down %.1fs (the restart took %.1fs): creates in flight %d acknowledged, %d refused (the slowest answered in %.1fs), %d shed, %d broken; reads %d (the slowest %.0fms), %d failed; the first create after CQL was ready acknowledged %.1fs later",
+		(ready - killed).Seconds(), (ready - restarting).Seconds(), down.acked, down.refused, down.slowest.Seconds(), down.shed, down.broken,
+		down.reads, float64(down.slowestRead.Microseconds())/1000, down.readsFailed, (firstAck - ready).Seconds())
+	// The jobs acknowledged before the kill finish once the shard resumed.
+	beforeKill := r.ackedBefore(killed)
+	r.waitSucceeded(beforeKill, 90*time.Second, "the jobs acknowledged before the kill to succeed")
+	t.Logf("the %d jobs acknowledged before the kill all succeeded %.1fs after Cassandra answered again", len(beforeKill), (load.now() - ready).Seconds())
+	time.Sleep(3 * time.Second)
+
+	r.finish()
+	if pause.refused == 0 || down.refused == 0 {
+		t.Errorf("refused while paused %d, while down %d: want both above 0", pause.refused, down.refused)
+	}
+	for _, c := range load.since(0) {
+		if c.at+c.took < paused && c.outcome != acked {
+			t.Errorf("before the outage a create over %s got %s", c.via, c.detail)
+		}
+	}
+}
+
+// outageRun is a `peloton server` on a given Cassandra with the load of
+// outageLoad running against it: the harness of the Cassandra fault tests
+// (TestCassandraOutage, TestCassandraCluster).
+type outageRun struct {
+	t        *testing.T
+	m        *member
+	load     *outageLoad
+	stopLoad func() // stops the load and waits for it; safe to call twice
+}
+
+// startOutageRun starts the server on the Cassandra at hosts, its
+// keyspace created with replication (cassandra.ParseReplication's form)
+// and requests bounded by storeTimeout, waits until it is healthy and
+// starts the load. The test's cleanups stop both.
+func startOutageRun(t *testing.T, hosts []string, replication string, storeTimeout time.Duration) *outageRun {
 	dir := t.TempDir()
 	m := &member{t: t, name: "solo", addr: testkit.FreeAddr(t)}
 	m.config = filepath.Join(dir, "solo.yaml")
+	quoted := make([]string, len(hosts))
+	for i, h := range hosts {
+		quoted[i] = strconv.Quote(h)
+	}
 	cfg := fmt.Sprintf(`region: r
 addr: %s
 dataDir: %s
 hosts: ["sim,hosts=10,cpu=8,mem=65536,duration=1s"]
-store: {kind: cassandra, cassandra: {hosts: ["127.0.0.1:%d"], keyspace: peloton, migrate: true, timeout: %s}}
-`, m.addr, filepath.Join(dir, "data"), n.port, storeTimeout)
+store: {kind: cassandra, cassandra: {hosts: [%s], keyspace: peloton, replication: %q, migrate: true, timeout: %s}}
+`, m.addr, filepath.Join(dir, "data"), strings.Join(quoted, ", "), replication, storeTimeout)
 	if err := os.WriteFile(m.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -333,180 +426,137 @@ store: {kind: cassandra, cassandra: {hosts: ["127.0.0.1:%d"], keyspace: peloton,
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
 
 	// A create answered later than this counts as hung: the store's
 	// request timeout twice (a create waits for the pass in progress, and
 	// the pass that found the outage waited for the store once) and a
 	// margin.
 	load := &outageLoad{addr: m.addr, grpc: pb.NewJobServiceClient(conn), begin: time.Now(), hang: 2*storeTimeout + 5*time.Second}
-	ctx, stopLoad := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
 	loadDone := make(chan struct{})
 	go func() {
 		defer close(loadDone)
 		load.run(ctx, 100*time.Millisecond)
 	}()
-	defer func() { stopLoad(); <-loadDone }()
-	// acksAfter waits until a create started after d was acknowledged.
-	acksAfter := func(d time.Duration, within time.Duration, what string) time.Duration {
-		t.Helper()
-		var first time.Duration
-		waitFor(t, within, what, func() bool {
-			w := load.window(d, load.now())
-			first = w.firstAck
-			return first >= 0
-		})
-		return first
-	}
-	jobsNow := func() int {
-		var out struct {
-			Jobs []json.RawMessage `json:"jobs"`
-		}
-		if err := m.get("/v1/jobs?limit=5000", &out); err != nil {
-			t.Fatal(err)
-		}
-		return len(out.Jobs)
-	}
-	// jobStates lists every job's status in one call.
-	jobStates := func() map[string]jobStatus {
-		var out struct {
-			Jobs []struct {
-				ID     string    `json:"id"`
-				Status jobStatus `json:"status"`
-			} `json:"jobs"`
-			NextPageToken string `json:"nextPageToken"`
-		}
-		if err := m.get("/v1/jobs?limit=5000", &out); err != nil {
-			t.Fatal(err)
-		}
-		if out.NextPageToken != "" {
-			t.Fatal("more than 5000 jobs: the test reads one page")
-		}
-		states := make(map[string]jobStatus, len(out.Jobs))
-		for _, j := range out.Jobs {
-			states[j.ID] = j.Status
-		}
-		return states
-	}
-	acksAfter(0, 30*time.Second, "the first job acknowledged")
-	time.Sleep(3 * time.Second) // load running: jobs queued, running and finishing
+	r := &outageRun{t: t, m: m, load: load, stopLoad: func() { cancel(); <-loadDone }}
+	t.Cleanup(r.stopLoad)
+	return r
+}
 
-	// 1. Paused: connections stay open and nothing answers. Creates wait
-	// for the store's timeout and are refused.
-	paused := load.now()
-	n.signal(t, syscall.SIGSTOP)
-	waitFor(t, 30*time.Second, "a create refused while Cassandra is paused", func() bool {
-		return load.window(paused, load.now()).refused >= 2
+// acksAfter waits until a create started after d was acknowledged and
+// returns when that create started.
+func (r *outageRun) acksAfter(d time.Duration, within time.Duration, what string) time.Duration {
+	r.t.Helper()
+	var first time.Duration
+	waitFor(r.t, within, what, func() bool {
+		first = r.load.window(d, r.load.now()).firstAck
+		return first >= 0
 	})
-	time.Sleep(2 * time.Second)
-	n.signal(t, syscall.SIGCONT)
-	resumed := load.now()
-	firstAck := acksAfter(resumed, 60*time.Second, "a create acknowledged after SIGCONT")
-	pause := load.window(paused, resumed)
-	t.Logf("paused %.1fs: creates in flight %d acknowledged, %d refused (the slowest answered in %.1fs), %d shed, %d broken; reads %d (the slowest %.0fms), %d failed; the first create after SIGCONT acknowledged %.1fs later",
-		(resumed - paused).Seconds(), pause.acked, pause.refused, pause.slowest.Seconds(), pause.shed, pause.broken,
-		pause.reads, float64(pause.slowestRead.Microseconds())/1000, pause.readsFailed, (firstAck - resumed).Seconds())
-	time.Sleep(3 * time.Second)
+	return first
+}
 
-	// 2. Killed: connections refused. Creates are refused at once and
-	// change nothing; the node is started again through the script.
-	killed := load.now()
-	n.run(t, "stop", "--kill")
-	waitFor(t, 30*time.Second, "a create refused while Cassandra is down", func() bool {
-		return load.window(killed, load.now()).refused >= 2
-	})
-	before := jobsNow()
-	time.Sleep(2 * time.Second)
-	if after := jobsNow(); after != before {
-		t.Errorf("jobs refused while Cassandra was down were kept: %d jobs, had %d", after, before)
+// jobStates lists every job's status in one call.
+func (r *outageRun) jobStates() map[string]jobStatus {
+	var out struct {
+		Jobs []struct {
+			ID     string    `json:"id"`
+			Status jobStatus `json:"status"`
+		} `json:"jobs"`
+		NextPageToken string `json:"nextPageToken"`
 	}
-	restarting := load.now()
-	n.run(t, "start", "--durable")
-	ready := load.now()
-	firstAck = acksAfter(ready, 90*time.Second, "a create acknowledged after the restart")
-	down := load.window(killed, ready)
-	t.Logf("killed, down %.1fs (the restart took %.1fs): creates in flight %d acknowledged, %d refused (the slowest answered in %.1fs), %d shed, %d broken; reads %d (the slowest %.0fms), %d failed; the first create after CQL was ready acknowledged %.1fs later",
-		(ready - killed).Seconds(), (ready - restarting).Seconds(), down.acked, down.refused, down.slowest.Seconds(), down.shed, down.broken,
-		down.reads, float64(down.slowestRead.Microseconds())/1000, down.readsFailed, (firstAck - ready).Seconds())
-	// The jobs acknowledged before the kill finish once the shard resumed.
-	var beforeKill []string
-	for _, c := range load.since(0) {
-		if c.outcome == acked && c.at+c.took < killed {
-			beforeKill = append(beforeKill, c.job)
+	if err := r.m.get("/v1/jobs?limit=5000", &out); err != nil {
+		r.t.Fatal(err)
+	}
+	if out.NextPageToken != "" {
+		r.t.Fatal("more than 5000 jobs: the test reads one page")
+	}
+	states := make(map[string]jobStatus, len(out.Jobs))
+	for _, j := range out.Jobs {
+		states[j.ID] = j.Status
+	}
+	return states
+}
+
+// unchangedWhileRefused checks, while the store refuses writes, that the
+// creates refused over d leave the shard's jobs as they were.
+func (r *outageRun) unchangedWhileRefused(d time.Duration) {
+	r.t.Helper()
+	before := len(r.jobStates())
+	time.Sleep(d)
+	if after := len(r.jobStates()); after != before {
+		r.t.Errorf("jobs refused while the store was down were kept: %d jobs, had %d", after, before)
+	}
+}
+
+// ackedBefore returns the jobs whose create was acknowledged before d.
+func (r *outageRun) ackedBefore(d time.Duration) []string {
+	var jobs []string
+	for _, c := range r.load.since(0) {
+		if c.outcome == acked && c.at+c.took < d {
+			jobs = append(jobs, c.job)
 		}
 	}
+	sort.Strings(jobs)
+	return jobs
+}
+
+// waitSucceeded waits until every one of jobs SUCCEEDED with all its
+// tasks; a job gone, FAILED or KILLED fails the test at once.
+func (r *outageRun) waitSucceeded(jobs []string, within time.Duration, what string) {
+	r.t.Helper()
 	var lagging []string
-	t.Cleanup(func() {
-		if t.Failed() && len(lagging) > 0 {
-			t.Logf("jobs acknowledged before the kill and not succeeded, %d of %d: %s", len(lagging), len(beforeKill), strings.Join(lagging[:min(len(lagging), 10)], "; "))
+	defer func() {
+		if r.t.Failed() && len(lagging) > 0 {
+			r.t.Logf("jobs not succeeded, %d of %d: %s", len(lagging), len(jobs), strings.Join(lagging[:min(len(lagging), 10)], "; "))
 		}
-	})
-	waitFor(t, 90*time.Second, "the jobs acknowledged before the kill to succeed", func() bool {
-		states := jobStates()
+	}()
+	waitFor(r.t, within, what, func() bool {
+		states := r.jobStates()
 		lagging = lagging[:0]
-		for _, id := range beforeKill {
-			if st := states[id]; st.State != "JOB_STATE_SUCCEEDED" {
+		for _, id := range jobs {
+			st, ok := states[id]
+			if !ok {
+				r.t.Fatalf("acknowledged job %s is gone", id)
+			}
+			if st.State == "JOB_STATE_FAILED" || st.State == "JOB_STATE_KILLED" {
+				r.t.Fatalf("acknowledged job %s ended %s: %v", id, st.State, st.TaskStates)
+			}
+			if st.State == "JOB_STATE_SUCCEEDED" && st.TaskStates["SUCCEEDED"] != outageTasks {
+				r.t.Fatalf("job %s succeeded with %v", id, st.TaskStates)
+			}
+			if st.State != "JOB_STATE_SUCCEEDED" {
 				lagging = append(lagging, fmt.Sprintf("%s %s %v", id, st.State, st.TaskStates))
 			}
 		}
 		return len(lagging) == 0
 	})
-	t.Logf("the %d jobs acknowledged before the kill all succeeded %.1fs after Cassandra answered again", len(beforeKill), (load.now() - ready).Seconds())
-	time.Sleep(3 * time.Second)
-	stopLoad()
-	<-loadDone
-	ended := load.now()
+}
 
-	all := load.window(0, ended)
+// finish stops the load and checks the run as a whole: every create was
+// answered in time (acknowledged, or refused as Unavailable), every
+// acknowledged job is there and succeeds with all its tasks, and no task
+// had two runs RUNNING at once. It returns the outcomes of every create.
+func (r *outageRun) finish() window {
+	t := r.t
+	r.stopLoad()
+	all := r.load.window(0, r.load.now())
 	if all.broken > 0 {
 		t.Errorf("%d creates got neither an answer nor Unavailable in time:\n%s", all.broken, strings.Join(all.brokenDetail, "\n"))
 	}
-	if pause.refused == 0 || down.refused == 0 {
-		t.Errorf("refused while paused %d, while down %d: want both above 0", pause.refused, down.refused)
-	}
-	for _, c := range load.since(0) {
-		if c.at+c.took < paused && c.outcome != acked {
-			t.Errorf("before the outage a create over %s got %s", c.via, c.detail)
-		}
-	}
-
-	// Every acknowledged job is there and succeeds with all its tasks.
-	var jobs []string
-	for _, c := range load.since(0) {
-		if c.outcome == acked {
-			jobs = append(jobs, c.job)
-		}
-	}
-	sort.Strings(jobs)
+	jobs := r.ackedBefore(r.load.now())
 	finished := time.Now()
-	waitFor(t, 3*time.Minute, "every acknowledged job to succeed", func() bool {
-		states := jobStates()
-		for _, id := range jobs {
-			st, ok := states[id]
-			if !ok {
-				t.Fatalf("acknowledged job %s is gone", id)
-			}
-			if st.State == "JOB_STATE_FAILED" || st.State == "JOB_STATE_KILLED" {
-				t.Fatalf("acknowledged job %s ended %s: %v", id, st.State, st.TaskStates)
-			}
-			if st.State != "JOB_STATE_SUCCEEDED" {
-				return false
-			}
-			if st.TaskStates["SUCCEEDED"] != outageTasks {
-				t.Fatalf("job %s succeeded with %v", id, st.TaskStates)
-			}
-		}
-		return true
-	})
+	r.waitSucceeded(jobs, 3*time.Minute, "every acknowledged job to succeed")
 	settled := time.Since(finished)
 	dups, events := 0, 0
 	for _, id := range jobs {
-		d, e := overlappingRuns(t, m, id)
+		d, e := overlappingRuns(t, r.m, id)
 		dups, events = dups+d, events+e
 	}
-	t.Logf("jobs acknowledged %d (%d tasks), refused during the outages %d, shed %d; every acknowledged job succeeded, the last %.1fs after the load stopped; tasks with two runs RUNNING at once %d (from %d events)",
+	t.Logf("jobs acknowledged %d (%d tasks), refused %d, shed %d; every acknowledged job succeeded, the last %.1fs after the load stopped; tasks with two runs RUNNING at once %d (from %d events)",
 		len(jobs), len(jobs)*outageTasks, all.refused, all.shed, settled.Seconds(), dups, events)
 	if dups > 0 {
 		t.Errorf("%d tasks had two runs RUNNING at once", dups)
 	}
+	return all
 }

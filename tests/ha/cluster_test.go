@@ -1,0 +1,167 @@
+package ha
+
+import (
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/peloton-federated/peloton/internal/testenv"
+	"github.com/peloton-federated/peloton/tests/testkit"
+)
+
+// cassandraCluster is a throwaway ring of this test's own, started by
+// `cassandra.sh cluster` on 127.0.0.2 onwards.
+type cassandraCluster struct {
+	nodes []*cassandraNode
+}
+
+// startCassandraCluster starts a ring of n nodes (--durable: a node killed
+// with SIGKILL comes back with every write it acknowledged) and stops
+// every node at the test's end.
+func startCassandraCluster(t *testing.T, n int) *cassandraCluster {
+	script, dir := cassandraScript(t), t.TempDir()
+	addrs := make([]string, n)
+	for i := range addrs {
+		addrs[i] = fmt.Sprintf("127.0.0.%d", i+2)
+	}
+	port, storagePort := freePortOn(t, addrs), freePortOn(t, addrs)
+	for storagePort == port {
+		storagePort = freePortOn(t, addrs)
+	}
+	c := &cassandraCluster{}
+	for i, addr := range addrs {
+		c.nodes = append(c.nodes, &cassandraNode{script: script, dir: filepath.Join(dir, fmt.Sprintf("node%d", i+1)), addr: addr, port: port, storagePort: storagePort})
+	}
+	t.Cleanup(func() { runScript(t, script, "cluster", "stop", "--kill", "--dir", dir) })
+	runScript(t, script, "cluster", "start", "--dir", dir, "--nodes", fmt.Sprint(n),
+		"--first-address", addrs[0], "--port", fmt.Sprint(port), "--storage-port", fmt.Sprint(storagePort),
+		"--clean", "--durable")
+	return c
+}
+
+// hosts are the contact points of every node.
+func (c *cassandraCluster) hosts() []string {
+	out := make([]string, len(c.nodes))
+	for i, n := range c.nodes {
+		out[i] = n.hostPort()
+	}
+	return out
+}
+
+// freePortOn returns a port that is free on every one of addrs.
+func freePortOn(t *testing.T, addrs []string) int {
+	t.Helper()
+	for range 50 {
+		port, free := testkit.FreePort(t, addrs[0]), true
+		for _, a := range addrs[1:] {
+			l, err := net.Listen("tcp", fmt.Sprintf("%s:%d", a, port))
+			if err != nil {
+				free = false
+				break
+			}
+			l.Close()
+		}
+		if free {
+			return port
+		}
+	}
+	t.Fatalf("no port free on all of %s", strings.Join(addrs, ", "))
+	return 0
+}
+
+// The production shape of a region's store: three Cassandra nodes, the
+// keyspace with three replicas, reads and writes at LOCAL_QUORUM and
+// compare-and-sets at LOCAL_SERIAL (docs/storage.md), under the load of
+// TestCassandraOutage. Each round:
+//
+//  1. one node killed (SIGKILL) for a while, then started again: the shard
+//     acknowledges creates throughout. A create may be refused as
+//     Unavailable (a client retries it: in flight on the killed node, or
+//     a read sent to it before the other nodes took it for down), never
+//     left hanging or failed otherwise;
+//  2. two nodes killed: no quorum. Every create is refused as Unavailable
+//     within twice the store's request timeout (none hangs, none is a
+//     500), and the refused ones leave the jobs as they were; one node
+//     started again: the shard acknowledges creates by itself, with no
+//     restart;
+//  3. the other node started again.
+//
+// At the end every acknowledged job is there and succeeds with every task,
+// and no task had two runs RUNNING at once. CI runs one round with 10 s
+// faults; `make cassandra-faults` runs PELOTON_CLUSTER_ROUNDS (5) rounds
+// with faults of PELOTON_CLUSTER_HOLD seconds (60).
+func TestCassandraCluster(t *testing.T) {
+	if out, err := exec.Command(cassandraScript(t), "check").CombinedOutput(); err != nil {
+		testenv.Missing(t, "Cassandra to start here ("+strings.TrimSpace(string(out))+")", "bash tests/env.sh setup")
+	}
+	rounds := chaosEnv("PELOTON_CLUSTER_ROUNDS", 1)
+	hold := time.Duration(chaosEnv("PELOTON_CLUSTER_HOLD", 10)) * time.Second
+	started := time.Now()
+	c := startCassandraCluster(t, 3)
+	t.Logf("3 nodes ready in %.1fs: %s", time.Since(started).Seconds(), strings.Join(c.hosts(), ", "))
+
+	const storeTimeout = 5 * time.Second
+	r := startOutageRun(t, c.hosts(), "3", storeTimeout)
+	load := r.load
+	r.acksAfter(0, 30*time.Second, "the first job acknowledged")
+	time.Sleep(3 * time.Second)
+
+	for round := 1; round <= rounds; round++ {
+		// Which nodes: the round moves the faults around the ring.
+		one, two := c.nodes[(round+1)%3], c.nodes[round%3]
+
+		// 1. One node down: a quorum is left.
+		killed := load.now()
+		one.run(t, "stop", "--kill")
+		time.Sleep(hold)
+		restarting := load.now()
+		one.run(t, "start", "--durable")
+		back := load.now()
+		w := load.window(killed, restarting)
+		late := load.window(killed+storeTimeout, restarting)
+		t.Logf("round %d, %s down %.1fs: creates in flight %d acknowledged, %d refused (%d of them started more than %v after the kill), %d shed, %d broken; reads %d (the slowest %.0fms), %d failed; its restart took %.1fs",
+			round, one.addr, (restarting - killed).Seconds(), w.acked, w.refused, late.refused, storeTimeout, w.shed, w.broken,
+			w.reads, float64(w.slowestRead.Microseconds())/1000, w.readsFailed, (back - restarting).Seconds())
+		if w.acked == 0 {
+			t.Errorf("round %d: no create acknowledged while one node of three was down", round)
+		}
+		time.Sleep(3 * time.Second)
+
+		// 2. Two nodes down: no quorum, creates refused; one back: the
+		// shard carries on by itself.
+		killed = load.now()
+		one.run(t, "stop", "--kill")
+		two.run(t, "stop", "--kill")
+		waitFor(t, 30*time.Second, "a create refused with two nodes of three down", func() bool {
+			return load.window(killed, load.now()).refused >= 2
+		})
+		r.unchangedWhileRefused(2 * time.Second)
+		if rest := hold - (load.now() - killed); rest > 0 {
+			time.Sleep(rest)
+		}
+		restarting = load.now()
+		two.run(t, "start", "--durable")
+		back = load.now()
+		firstAck := r.acksAfter(back, 90*time.Second, "a create acknowledged after one of the two nodes returned")
+		w = load.window(killed, back)
+		lastRefused := load.window(killed+time.Second, back) // refusals of calls that met the outage whole
+		t.Logf("round %d, %s and %s down %.1fs: creates in flight %d acknowledged, %d refused (the slowest answered in %.1fs; started a second or more into it %d, the slowest %.1fs), %d shed, %d broken; %s's restart took %.1fs and the first create after it was acknowledged %.1fs later",
+			round, one.addr, two.addr, (restarting - killed).Seconds(), w.acked, w.refused, w.slowest.Seconds(), lastRefused.refused, lastRefused.slowest.Seconds(), w.shed, w.broken,
+			two.addr, (back - restarting).Seconds(), (firstAck - back).Seconds())
+		if w.slowest > 2*storeTimeout {
+			t.Errorf("round %d: with two nodes of three down a create was refused only after %.1fs, over twice the store timeout %v", round, w.slowest.Seconds(), storeTimeout)
+		}
+
+		// 3. The third node back.
+		restarting = load.now()
+		one.run(t, "start", "--durable")
+		t.Logf("round %d: %s back after %.1fs", round, one.addr, (load.now() - restarting).Seconds())
+		time.Sleep(3 * time.Second)
+	}
+	all := r.finish()
+	t.Logf("%d rounds of faults of %v: %d creates acknowledged, %d refused, %d broken", rounds, hold, all.acked, all.refused, all.broken)
+}
