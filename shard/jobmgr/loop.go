@@ -30,6 +30,7 @@ func (e *Engine) step(ctx context.Context) error {
 	e.inbox, e.removed = nil, nil
 	e.inboxMu.Unlock()
 
+	started := time.Now() // measured for metrics only
 	e.lock()
 	now := e.cfg.Clock.Now()
 	e.changeBudget = e.cfg.CreateBatch
@@ -60,10 +61,15 @@ func (e *Engine) step(ctx context.Context) error {
 	w := e.takeWrites(jobs)
 	e.writing = true
 	e.mu.Unlock()
+	stepped := time.Now()
+	e.stats.passed("step", stepped.Sub(started))
 
 	err := e.write(ctx, w)
 
+	wrote := time.Now()
+	e.stats.passed("write", wrote.Sub(stepped))
 	e.lock()
+	defer func() { e.stats.passed("apply", time.Since(wrote)) }()
 	e.writing = false
 	if err != nil {
 		e.putBack(w)

@@ -74,7 +74,10 @@ type Stats struct {
 	// StoreLatency and StoreErrors cover the loop's writes of each pass,
 	// by operation (write_tasks, write_jobs); a conflict counts as an error.
 	StoreLatency map[string]Histogram
-	StoreErrors  map[string]uint64
+	// PassLatency times the parts of the loop's passes: "step" and
+	// "apply" hold the engine's lock, "write" does not.
+	PassLatency map[string]Histogram
+	StoreErrors map[string]uint64
 	// UpdatesRolling counts jobs with an update in progress.
 	UpdatesRolling int
 	// Hosts counts hosts by cluster and state.
@@ -97,6 +100,7 @@ type statBook struct {
 	launchFailures   map[string]uint64
 	storeLatency     map[string]*Histogram
 	storeErrors      map[string]uint64
+	passLatency      map[string]*Histogram
 }
 
 func (b *statBook) init() {
@@ -108,6 +112,21 @@ func (b *statBook) init() {
 	b.launchFailures = map[string]uint64{}
 	b.storeLatency = map[string]*Histogram{}
 	b.storeErrors = map[string]uint64{}
+	b.passLatency = map[string]*Histogram{}
+}
+
+// passed records how long a part of a pass took: "step" (the engine's
+// lock held while the pass decides), "write" (no lock held) or "apply"
+// (the lock held again to take the write's outcome).
+func (b *statBook) passed(part string, took time.Duration) {
+	b.mu.Lock()
+	h := b.passLatency[part]
+	if h == nil {
+		h = newHistogram(latencyBuckets)
+		b.passLatency[part] = h
+	}
+	h.Observe(took.Seconds())
+	b.mu.Unlock()
 }
 
 func (b *statBook) queued(pool string, wait time.Duration) {
@@ -213,6 +232,10 @@ func (e *Engine) Stats() Stats {
 		s.StoreLatency[op] = h.clone()
 	}
 	s.StoreErrors = cloneCounts(b.storeErrors)
+	s.PassLatency = make(map[string]Histogram, len(b.passLatency))
+	for part, h := range b.passLatency {
+		s.PassLatency[part] = h.clone()
+	}
 	return s
 }
 

@@ -56,6 +56,7 @@ var (
 	launchFailuresDesc = desc("peloton_hostmgr_launch_failures_total", "Runs a cluster's host manager refused to launch.", "cluster")
 	hostsDesc          = desc("peloton_hostmgr_hosts", "Hosts by cluster and state.", "cluster", "state")
 	storeLatencyDesc   = desc("peloton_store_op_duration_seconds", "Latency of the store writes of the scheduling loop.", "op")
+	passLatencyDesc    = desc("peloton_jobmgr_pass_part_duration_seconds", "Time of each part of the scheduling loop's passes: step and apply hold the engine's lock, write does not.", "part")
 	storeErrorsDesc    = desc("peloton_store_op_errors_total", "Failed store writes of the scheduling loop.", "op")
 )
 
@@ -64,7 +65,7 @@ var families = []*prometheus.Desc{
 	tasksDesc, updatesDesc, fencedDesc, queueDesc, parkedDesc, admittedDesc, waitDesc,
 	reservationDesc, limitDesc, demandDesc, allocationDesc, entitlementDesc, preemptionsDesc,
 	passesDesc, placeLatencyDesc, placedDesc, unplacedDesc, launchesDesc, launchFailuresDesc,
-	hostsDesc, storeLatencyDesc, storeErrorsDesc,
+	hostsDesc, storeLatencyDesc, storeErrorsDesc, passLatencyDesc,
 }
 
 // Describe implements prometheus.Collector.
@@ -134,6 +135,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for op, h := range s.StoreLatency {
 		histogram(storeLatencyDesc, h, op)
 		counter(storeErrorsDesc, s.StoreErrors[op], op)
+	}
+	for part, h := range s.PassLatency {
+		histogram(passLatencyDesc, h, part)
 	}
 }
 

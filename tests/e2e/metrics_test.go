@@ -127,6 +127,8 @@ func TestSchedulerMetrics(t *testing.T) {
 		{"peloton_hostmgr_launch_failures_total", map[string]string{"cluster": "sim"}, eq(0), "0"},
 		{"peloton_hostmgr_hosts", map[string]string{"cluster": "sim", "state": "UP"}, eq(10), "10"},
 		{"peloton_store_op_duration_seconds_count", map[string]string{"op": "write_tasks"}, gt(0), "> 0"},
+		{"peloton_jobmgr_pass_part_duration_seconds_count", map[string]string{"part": "step"}, gt(0), "> 0"},
+		{"peloton_jobmgr_pass_part_duration_seconds_count", map[string]string{"part": "write"}, gt(0), "> 0"},
 		{"peloton_store_op_errors_total", map[string]string{"op": "write_tasks"}, eq(0), "0"},
 		{"peloton_lease_leader_bool", nil, eq(1), "1"},
 		{"peloton_lease_term", nil, geq(0), "present"},

@@ -40,6 +40,13 @@ type EndToEndFigures struct {
 	// Overcommitted counts hosts whose allocation exceeds their capacity in
 	// the engine's host cache at the end. It must be 0.
 	Overcommitted int `json:"overcommittedHosts"`
+	// Passes counts the loop's passes in the run; StepMs is their mean
+	// time with the engine's lock held (deciding, then applying the
+	// write's outcome), WriteMs their mean write with no lock held: what
+	// bounds the loop.
+	Passes  uint64  `json:"passes"`
+	StepMs  float64 `json:"stepMsPerPass"`
+	WriteMs float64 `json:"writeMsPerPass"`
 	// StopSeconds is how long the engine took to stop once cancelled (it
 	// finishes the pass it is in).
 	StopSeconds float64 `json:"stopSeconds"`
@@ -268,6 +275,12 @@ func RunEndToEnd(ctx context.Context, w *Workload, dir string) EndToEndFigures {
 		if !v.Allocated.Fits(v.Capacity) {
 			f.Overcommitted++
 		}
+	}
+	st := r.engine.Stats()
+	if w := st.PassLatency["write"]; w.Count > 0 {
+		f.Passes = w.Count
+		f.WriteMs = 1000 * w.Sum / float64(w.Count)
+		f.StepMs = 1000 * (st.PassLatency["step"].Sum + st.PassLatency["apply"].Sum) / float64(w.Count)
 	}
 	f.StopSeconds = r.stop().Seconds()
 

@@ -163,6 +163,8 @@ const TableHeader = `Placement core (one goroutine, placement.Place only):
 End to end and memory:
   e2e placed/s: tasks whose placement was persisted, per second, from the first job submitted to the last placement
     (jobmgr.Engine + boltstore + sim host manager, in-process);
+  passes, locked/pass, write/pass: the loop's passes in the e2e run, their mean time with the engine's lock held
+    (deciding, then taking the write's outcome) and their mean store write (no lock held);
   store ceil/s: baseline for e2e: raw boltstore.WriteTasks of one new placed task record per task, batches of 10,000, same run;
   p50/p99: job submitted to task placement persisted; B/pending: heap (and resident set) bytes per pending task, after GC;
   peak rss: the highest resident set while the tasks were created (VmHWM), per pending task, no forced GC.`
@@ -274,14 +276,15 @@ func shardTables(out io.Writer, rs []Result) error {
 	}
 	fmt.Fprintln(out)
 	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%-*s\thosts\ttasks\te2e placed/s\tstore ceil/s\t× ceil\tp50\tp99\tB/pending heap\trss\tpeak rss\t\tnote\n", width, "scenario")
+	fmt.Fprintf(tw, "%-*s\thosts\ttasks\te2e placed/s\tstore ceil/s\t× ceil\tp50\tp99\tpasses\tlocked/pass\twrite/pass\tB/pending heap\trss\tpeak rss\t\tnote\n", width, "scenario")
 	for i := range rs {
 		r := &rs[i]
 		row := []string{fmt.Sprintf("%-*s", width, r.Scenario), count(r.Hosts), count(r.Tasks)}
 		if e := r.EndToEnd; e != nil && e.Err == "" {
-			row = append(row, rate(e.PlacementsPerSec), rate(e.CeilingPerSec), ratio(e.Ratio), millis(e.P50Ms), millis(e.P99Ms))
+			row = append(row, rate(e.PlacementsPerSec), rate(e.CeilingPerSec), ratio(e.Ratio), millis(e.P50Ms), millis(e.P99Ms),
+				count(int(e.Passes)), millis(e.StepMs), millis(e.WriteMs))
 		} else {
-			row = append(row, "-", "-", "-", "-", "-")
+			row = append(row, "-", "-", "-", "-", "-", "-", "-", "-")
 		}
 		if m := r.Memory; m != nil && m.Err == "" && m.Pending > 0 {
 			row = append(row, fmt.Sprintf("%.0f", m.HeapBytesPerTask), fmt.Sprintf("%.0f", m.RSSBytesPerTask), fmt.Sprintf("%.0f", m.PeakRSSBytesPerTask))
