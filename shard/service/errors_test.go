@@ -1,6 +1,8 @@
 package service
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -25,6 +27,9 @@ func TestEngineErrorsMapToCodes(t *testing.T) {
 		{fmt.Errorf("write: %w", store.ErrUnavailable), codes.Unavailable},
 		{fmt.Errorf("job x: %w", jobmgr.ErrNotFound), codes.NotFound},
 		{fmt.Errorf("logs of run x-0-1: %w", hostmgr.ErrUnknownRun), codes.NotFound},
+		{fmt.Errorf("store job x: %w: %w", jobmgr.ErrNotStored, errors.New("disk full")), codes.Unavailable},
+		{fmt.Errorf("store job x: %w: %w", jobmgr.ErrNotStored, store.ErrUnavailable), codes.Unavailable},
+		{fmt.Errorf("store job x: %w: %w", jobmgr.ErrNotStored, context.DeadlineExceeded), codes.DeadlineExceeded},
 	} {
 		if got := status.Code(toStatus(c.err)); got != c.want {
 			t.Errorf("%v: %s, want %s", c.err, got, c.want)

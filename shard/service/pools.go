@@ -134,8 +134,10 @@ func (s *Server) DeletePool(ctx context.Context, req *pb.DeletePoolRequest) (*pb
 
 func (s *Server) ListPools(ctx context.Context, req *pb.ListPoolsRequest) (*pb.ListPoolsResponse, error) {
 	out := &pb.ListPoolsResponse{}
-	for _, v := range s.engine.ListPools(req.GetInUse()) {
-		out.Pools = append(out.Pools, poolToProto(v))
+	views := s.engine.ListPools(req.GetInUse())
+	counts := countsOf(s.engine.Stats())
+	for _, v := range views {
+		out.Pools = append(out.Pools, withCounts(poolToProto(v), counts[v.Pool.Path]))
 	}
 	return out, nil
 }
@@ -145,5 +147,5 @@ func (s *Server) GetPool(ctx context.Context, req *pb.GetPoolRequest) (*pb.GetPo
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &pb.GetPoolResponse{Pool: poolToProto(v)}, nil
+	return &pb.GetPoolResponse{Pool: withCounts(poolToProto(v), countsOf(s.engine.Stats())[v.Pool.Path])}, nil
 }

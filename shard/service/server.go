@@ -33,11 +33,19 @@ type Server struct {
 	engine  *jobmgr.Engine
 	version string
 	commit  string
+	// history is the region's pool history (nil: none kept).
+	history *PoolHistory
 }
 
 // New returns the API of the shard run by engine.
 func New(engine *jobmgr.Engine, version, commit string) *Server {
 	return &Server{engine: engine, version: version, commit: commit}
+}
+
+// WithHistory has the server answer GetPoolHistory from h.
+func (s *Server) WithHistory(h *PoolHistory) *Server {
+	s.history = h
+	return s
 }
 
 // Register adds every service to a gRPC server.
@@ -90,6 +98,9 @@ func toStatus(err error) error {
 		return status.Error(codes.Canceled, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
 		return status.Error(codes.DeadlineExceeded, err.Error())
+	case errors.Is(err, jobmgr.ErrNotStored):
+		// The change is held and written again by a later pass.
+		return status.Error(codes.Unavailable, err.Error())
 	}
 	return status.Error(codes.Internal, err.Error())
 }
