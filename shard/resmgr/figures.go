@@ -1,6 +1,9 @@
 package resmgr
 
-import "github.com/peloton-federated/peloton/shard/resmgr/entitlement"
+import (
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/resmgr/entitlement"
+)
 
 // configFigures returns pool i's figures with only its configuration set.
 func (s *Scheduler) configFigures(i int) PoolFigures {
@@ -24,10 +27,12 @@ func (s *Scheduler) fillFigures(res, slackRes *entitlement.Result) {
 		for k := range l.pending {
 			queued += l.pending[k].len()
 		}
+		wanted := l.uncappedDemand()
 		s.figures[l.index].OverPasses = l.overPasses
 		for i := l.index; i >= 0; i = s.tree.Parent(i) {
 			f := &s.figures[i]
 			f.Allocation = f.Allocation.Add(alloc)
+			f.UncappedDemand = f.UncappedDemand.Add(wanted)
 			f.RevocableAllocation = f.RevocableAllocation.Add(l.alloc[Revocable])
 			f.Queued += queued
 			f.Parked += len(l.parked)
@@ -35,6 +40,18 @@ func (s *Scheduler) fillFigures(res, slackRes *entitlement.Result) {
 			f.Preempting += l.preempting
 		}
 	}
+}
+
+// uncappedDemand is the leaf's non-revocable work, queued, parked and
+// admitted, with none of the caps of demand.
+func (l *leaf) uncappedDemand() model.Resources {
+	out := l.queued[NonPreemptible].Add(l.queued[Preemptible]).Add(l.alloc[NonPreemptible]).Add(l.alloc[Preemptible])
+	for _, e := range l.parked {
+		if e.kind != Revocable {
+			out = out.Add(e.size())
+		}
+	}
+	return out
 }
 
 // Figures returns every pool's figures after the last pass, in the order of

@@ -159,8 +159,14 @@ type PoolFigures struct {
 	// Demand is queued plus admitted non-revocable work as the entitlement
 	// pass saw it: non-preemptible demand counts up to the reservation,
 	// gangs that can never fit do not count, and the pool's limit caps it.
-	Demand      model.Resources
-	Entitlement model.Resources
+	Demand model.Resources
+	// UncappedDemand is what the pool's non-revocable work asks for before
+	// those caps: every queued, parked and admitted gang, whatever the
+	// reservation and limit. The entitlement pass never sees it; it answers
+	// "how much does this pool want" where Demand answers "how much can it
+	// be given".
+	UncappedDemand model.Resources
+	Entitlement    model.Resources
 	// Allocation is what admitted non-revocable work holds, preempted work
 	// still being killed included.
 	Allocation model.Resources

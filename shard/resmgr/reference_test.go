@@ -392,6 +392,9 @@ func (r *refScheduler) figures(byPool [][]*refGang, res, slackRes entitlement.Re
 		parked := g.state == Queued && r.parked(g)
 		for j := leaf; j >= 0; j = r.tree.Parent(j) {
 			f := &r.last[j]
+			if g.kind != Revocable {
+				f.UncappedDemand = f.UncappedDemand.Add(g.size())
+			}
 			switch g.state {
 			case Queued:
 				if parked {
