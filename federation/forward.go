@@ -137,18 +137,19 @@ func init() {
 		}
 	}
 	unaryOverrides = map[string]unaryOverride{
-		pb.JobService_CreateJob_FullMethodName:      typed((*Router).CreateJob),
-		pb.JobService_CreateJobs_FullMethodName:     typed((*Router).CreateJobs),
-		pb.JobService_GetJob_FullMethodName:         typed((*Router).getJob),
-		pb.JobService_ListJobs_FullMethodName:       typed((*Router).listJobs),
-		pb.JobService_DeleteJob_FullMethodName:      typed((*Router).deleteJob),
-		pb.HostService_ListHosts_FullMethodName:     typed((*Router).listHosts),
-		pb.HostService_ListHostPools_FullMethodName: typed((*Router).listHostPools),
-		pb.RegionService_ListRegions_FullMethodName: typed((*Router).listRegions),
-		pb.PoolService_CreatePool_FullMethodName:    typed((*Router).createPool),
-		pb.PoolService_UpdatePool_FullMethodName:    typed((*Router).updatePool),
-		pb.PoolService_DeletePool_FullMethodName:    typed((*Router).deletePool),
-		pb.PoolService_GetPool_FullMethodName:       typed((*Router).getPool),
+		pb.JobService_CreateJob_FullMethodName:           typed((*Router).CreateJob),
+		pb.JobService_CreateJobs_FullMethodName:          typed((*Router).CreateJobs),
+		pb.JobService_GetJob_FullMethodName:              typed((*Router).getJob),
+		pb.JobService_ListJobs_FullMethodName:            typed((*Router).listJobs),
+		pb.JobService_DeleteJob_FullMethodName:           typed((*Router).deleteJob),
+		pb.HostService_ListHosts_FullMethodName:          typed((*Router).listHosts),
+		pb.HostService_ListHostPools_FullMethodName:      typed((*Router).listHostPools),
+		pb.RegionService_ListRegions_FullMethodName:      typed((*Router).listRegions),
+		pb.RegionService_GetRegionHistory_FullMethodName: typed((*Router).getRegionHistory),
+		pb.PoolService_CreatePool_FullMethodName:         typed((*Router).createPool),
+		pb.PoolService_UpdatePool_FullMethodName:         typed((*Router).updatePool),
+		pb.PoolService_DeletePool_FullMethodName:         typed((*Router).deletePool),
+		pb.PoolService_GetPool_FullMethodName:            typed((*Router).getPool),
 	}
 	streamOverrides = map[string]streamOverride{
 		pb.EventService_Watch_FullMethodName: (*Router).watch,

@@ -197,6 +197,7 @@ func (d *GossipDirectory) observe(now time.Time) {
 		if name == d.cfg.Region {
 			r := d.known[name]
 			r.Members = seen[name]
+			r.LastSeen = now
 			d.known[name] = r
 			continue
 		}
@@ -204,6 +205,9 @@ func (d *GossipDirectory) observe(now time.Time) {
 		transitions = append(transitions, d.tracker.Observe(name, c.reachable, c.total, now)...)
 		r := d.known[name]
 		r.Name = name
+		if c.reachable > 0 {
+			r.LastSeen = now
+		}
 		if a := addrs[name]; a != "" {
 			r.Addr = a
 		}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
@@ -51,6 +52,9 @@ type Region struct {
 	// Members are the region's gossip members as this member sees them
 	// (none without gossip).
 	Members []RegionMember
+	// LastSeen is the latest observation of the membership that found a
+	// member of the region reachable (zero: never, or no gossip).
+	LastSeen time.Time
 }
 
 // RegionMember is one gossip member of a region as this member sees it.
@@ -92,6 +96,8 @@ type Router struct {
 	bg        *background
 	dir       Directory
 	choose    Chooser
+	// history is the regions' health over time (nil: none kept).
+	history atomic.Pointer[RegionHistory]
 
 	// dialCreds, when set, secures calls to other regions (and to the
 	// region's leader): the transport credentials for the region dialed.

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // CreateJob places a job in the region its spec names, else in the one
@@ -216,6 +217,13 @@ func (r *Router) listRegions(ctx context.Context, req *pb.ListRegionsRequest) (*
 		}
 		if got == nil {
 			got = &pb.Region{Name: reg.Name}
+		}
+		switch {
+		case !reg.LastSeen.IsZero():
+			got.LastSeen = timestamppb.New(reg.LastSeen)
+		case answers[reg.Name] != nil:
+			// No membership (regions of one process): it answered now.
+			got.LastSeen = timestamppb.Now()
 		}
 		if reg.Health != "" {
 			got.Health = reg.Health

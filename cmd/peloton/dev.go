@@ -36,13 +36,16 @@ type devOptions struct {
 	limits       limitsConfig
 	regions      string
 	suspectAfter time.Duration
-	failAfter    time.Duration
-	recoverAfter time.Duration
-	logLevel     string
-	logFormat    string
-	insecure     bool
-	debugAddr    string
-	cpuProfile   string
+	// historyWindow and historyInterval: how long pool figures and
+	// regions' health are kept, and how often sampled.
+	historyWindow, historyInterval time.Duration
+	failAfter                      time.Duration
+	recoverAfter                   time.Duration
+	logLevel                       string
+	logFormat                      string
+	insecure                       bool
+	debugAddr                      string
+	cpuProfile                     string
 }
 
 func newDevCommand() *cobra.Command {
@@ -85,6 +88,8 @@ Host manager kinds for --hosts:
 	f.DurationVar(&o.suspectAfter, "suspect-after", 2*time.Second, "with --regions: a region no member of which is reachable for this long is suspect")
 	f.DurationVar(&o.failAfter, "fail-after", 5*time.Second, "with --regions: ... and failed (its relocatable jobs move) after this long")
 	f.DurationVar(&o.recoverAfter, "recover-after", 3*time.Second, "with --regions: a region must be reachable this long before it counts as alive again")
+	f.DurationVar(&o.historyWindow, "history-window", 24*time.Hour, "how long pool figures and regions' health are kept as history")
+	f.DurationVar(&o.historyInterval, "history-interval", 10*time.Second, "how often pool figures and regions' health are sampled for history")
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&o.logFormat, "log-format", "text", "text or json")
 	f.BoolVar(&o.insecure, "insecure", false, "listen off loopback although dev mode has no TLS (its token then crosses the network in the clear)")
@@ -115,6 +120,9 @@ func runDev(parent context.Context, o devOptions) error {
 	}
 	if o.period <= 0 {
 		return errors.New("--entitlement-period: must be > 0")
+	}
+	if field, msg := checkHistory(o.historyWindow, o.historyInterval); msg != "" {
+		return fmt.Errorf("--history-%s: %s", field, msg)
 	}
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
@@ -183,9 +191,10 @@ func runDev(parent context.Context, o devOptions) error {
 		}
 		rc := regionConfig{
 			Name: name, DataDir: dataDir, Addr: regions[i].Addr, Hosts: o.hosts, Period: o.period, HostPools: hostPools, Limits: o.limits,
-			SimDefaults: pluginEnv{SimHosts: o.simHosts, SimCPU: o.simCPU, SimMemMB: o.simMemMB, SimDuration: o.simDuration},
-			Health:      policy.HealthConfig{SuspectAfter: o.suspectAfter, FailAfter: o.failAfter, RecoverAfter: o.recoverAfter},
-			Auth:        devAuth.gatewayAuth(),
+			SimDefaults:   pluginEnv{SimHosts: o.simHosts, SimCPU: o.simCPU, SimMemMB: o.simMemMB, SimDuration: o.simDuration},
+			Health:        policy.HealthConfig{SuspectAfter: o.suspectAfter, FailAfter: o.failAfter, RecoverAfter: o.recoverAfter},
+			Auth:          devAuth.gatewayAuth(),
+			HistoryWindow: o.historyWindow, HistoryInterval: o.historyInterval,
 		}
 		if len(names) > 1 {
 			// Regions in one process still find each other through gossip,
@@ -287,4 +296,20 @@ func regionRegistry(shared *prometheus.Registry, i int) *prometheus.Registry {
 		return shared
 	}
 	return prometheus.NewRegistry()
+}
+
+// checkHistory checks history settings (zero: the default) and names the
+// one at fault, "window" or "interval".
+func checkHistory(window, interval time.Duration) (field, msg string) {
+	switch {
+	case interval != 0 && interval < time.Second:
+		return "interval", "must be at least 1s"
+	case window != 0 && window < time.Minute:
+		return "window", "must be at least 1m"
+	case window != 0 && window > 90*24*time.Hour:
+		return "window", "must be at most 90 days (2160h)"
+	case window != 0 && interval != 0 && interval > window:
+		return "interval", "must not be longer than the window"
+	}
+	return "", ""
 }

@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/shard/clock"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
@@ -65,6 +66,10 @@ type regionConfig struct {
 	// Names are more host names the API answers to over HTTP (see
 	// gateway.Config.Names).
 	Names []string
+	// HistoryWindow is how long pool figures and region health are kept
+	// as history, HistoryInterval how often they are sampled (0: a day,
+	// every 10 s).
+	HistoryWindow, HistoryInterval time.Duration
 }
 
 // haConfig tunes leader election.
@@ -95,14 +100,28 @@ type regionRuntime struct {
 	gateway  *gateway.Gateway
 	dir      *federation.GossipDirectory
 	failover *federation.Failover
-	elector  *lease.Elector
-	book     *regionBook
-	audit    *storeAudit // nil when the store keeps no audit log
+	// pools and regions are the history of pool figures and regions'
+	// health this member keeps, across its terms as leader.
+	pools   *service.PoolHistory
+	regions *federation.RegionHistory
+	// directory is the router's: gossip's or a static one.
+	directory federation.Directory
+	elector   *lease.Elector
+	book      *regionBook
+	audit     *storeAudit // nil when the store keeps no audit log
 
 	mu     sync.Mutex
 	engine *jobmgr.Engine // nil on a standby
 	fenced bool
 	shares map[string]jobmgr.PoolShare
+}
+
+// leadingEngine is the engine of the term this member leads, nil on a
+// standby.
+func (r *regionRuntime) leadingEngine() *jobmgr.Engine {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.engine
 }
 
 // setFenced fences (or unfences) the current engine and any later one.
@@ -182,6 +201,10 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 		}
 	}
 	r.router = federation.NewRouter(nil, dir, nil)
+	r.pools = service.NewPoolHistory(cfg.HistoryWindow, cfg.HistoryInterval)
+	r.regions = federation.NewRegionHistory(r.pools.Window(), r.pools.Interval())
+	r.router.SetRegionHistory(r.regions)
+	r.directory = dir
 	if cfg.DialCreds != nil {
 		r.router.SetDialCredentials(cfg.DialCreds)
 	}
@@ -296,7 +319,7 @@ func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
 		defer close(localSet)
 		select {
 		case <-engine.Ready():
-			r.router.SetLocal(service.New(engine, cli.Version, ""))
+			r.router.SetLocal(service.New(engine, cli.Version, "").WithHistory(r.pools))
 		case <-runDone:
 		}
 	}()
@@ -340,6 +363,8 @@ func (r *regionRuntime) run(ctx context.Context) error {
 		go r.dir.Run(ctx, 250*time.Millisecond)
 	}
 	go r.failover.Run(ctx)
+	go r.pools.Run(ctx, clock.Real{}, r.leadingEngine)
+	go r.regions.Run(ctx, clock.Real{}, r.directory)
 	if as, ok := r.store.(store.AuditStore); ok {
 		go pruneAudit(ctx, as, r.log)
 		go r.audit.run(ctx)

@@ -71,6 +71,12 @@ type serverConfig struct {
 		ProbeInterval duration `json:"probeInterval"`
 		ProbeTimeout  duration `json:"probeTimeout"`
 	} `json:"gossip"`
+	// History: how long pool figures and regions' health are kept, and
+	// how often sampled (defaults: 24h, 10s).
+	History struct {
+		Window   duration `json:"window"`
+		Interval duration `json:"interval"`
+	} `json:"history"`
 	Health struct {
 		SuspectAfter duration `json:"suspectAfter"`
 		FailAfter    duration `json:"failAfter"`
@@ -194,6 +200,9 @@ func loadServerConfig(path string) (*serverConfig, error) {
 	}
 	if c.EntitlementPeriod == 0 {
 		c.EntitlementPeriod = duration(time.Second)
+	}
+	if field, msg := checkHistory(time.Duration(c.History.Window), time.Duration(c.History.Interval)); msg != "" {
+		add("history."+field, msg)
 	}
 	if c.EntitlementPeriod < 0 {
 		add("entitlementPeriod", "must be > 0")
@@ -413,6 +422,7 @@ func runServer(parent context.Context, c *serverConfig, debugAddr string) error 
 		AuditRetention: time.Duration(c.Audit.Retention),
 		Limits:         c.Limits,
 		Names:          c.Names,
+		HistoryWindow:  time.Duration(c.History.Window), HistoryInterval: time.Duration(c.History.Interval),
 	}
 	sec, err := loadSecurity(c, log)
 	if err != nil {

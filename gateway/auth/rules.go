@@ -160,8 +160,9 @@ var Rules = map[string]Rule{
 	pb.PoolService_DeletePool_FullMethodName: {Action: ActEditPool, Target: func(r any) Target {
 		return poolTarget(r.(*pb.DeletePoolRequest).GetPath())
 	}},
-	pb.PoolService_ListPools_FullMethodName: read(),
-	pb.PoolService_GetPool_FullMethodName:   read(),
+	pb.PoolService_ListPools_FullMethodName:      read(),
+	pb.PoolService_GetPool_FullMethodName:        read(),
+	pb.PoolService_GetPoolHistory_FullMethodName: read(),
 
 	pb.HostService_ListHosts_FullMethodName: read(),
 	pb.HostService_DrainHost_FullMethodName: {Action: ActManageHost, Target: func(r any) Target {
@@ -215,8 +216,9 @@ var Rules = map[string]Rule{
 		return Target{Resource: "cluster " + r.(*pb.UndrainClusterRequest).GetCluster()}
 	}},
 
-	pb.RegionService_ListRegions_FullMethodName: read(),
-	pb.EventService_Watch_FullMethodName:        read(),
+	pb.RegionService_ListRegions_FullMethodName:      read(),
+	pb.RegionService_GetRegionHistory_FullMethodName: read(),
+	pb.EventService_Watch_FullMethodName:             read(),
 
 	pb.FederationService_PutReplica_FullMethodName: {Action: ActReplicate, Target: func(r any) Target {
 		return Target{Resource: "replica of job " + r.(*pb.PutReplicaRequest).GetReplica().GetJob().GetId()}

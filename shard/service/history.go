@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
@@ -45,11 +44,7 @@ var (
 // the window and the number of pools (Bytes); a deleted pool's history
 // goes with it.
 type PoolHistory struct {
-	window, interval time.Duration
-	tiers            []timeseries.Tier
-
-	mu    sync.Mutex
-	pools map[string]*timeseries.Table
+	set *timeseries.Set
 }
 
 // NewPoolHistory keeps figures sampled every interval for window (the
@@ -61,41 +56,39 @@ func NewPoolHistory(window, interval time.Duration) *PoolHistory {
 	if interval <= 0 {
 		interval = DefaultHistoryInterval
 	}
-	return &PoolHistory{window: window, interval: interval, tiers: timeseries.Tiers(window, interval), pools: map[string]*timeseries.Table{}}
+	return &PoolHistory{set: timeseries.NewSet(poolCols, window, interval)}
 }
 
 // Window and Interval are how long the history keeps figures and how
 // often it samples them.
-func (h *PoolHistory) Window() time.Duration   { return h.window }
-func (h *PoolHistory) Interval() time.Duration { return h.interval }
+func (h *PoolHistory) Window() time.Duration   { return h.set.Window() }
+func (h *PoolHistory) Interval() time.Duration { return h.set.Interval() }
+
+// Bytes is the most memory the history takes for its pools now.
+func (h *PoolHistory) Bytes() int { return h.set.Bytes() }
 
 // Run samples the engine engine returns (nil: none leads here now) every
 // interval until ctx ends.
 func (h *PoolHistory) Run(ctx context.Context, clk clock.Clock, engine func() *jobmgr.Engine) {
-	for {
+	h.set.Run(ctx, clk, func(time.Time) map[string][]int64 {
 		if e := engine(); e != nil {
-			h.Sample(clk.Now(), e)
+			return poolRows(e)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-clk.After(h.interval):
-		}
-	}
+		return nil
+	})
 }
 
 // Sample records every pool's figures as the engine has them now.
-func (h *PoolHistory) Sample(now time.Time, e *jobmgr.Engine) {
+func (h *PoolHistory) Sample(now time.Time, e *jobmgr.Engine) { h.set.Record(now, poolRows(e)) }
+
+// poolRows are every pool's figures now, as rows of the pool columns.
+func poolRows(e *jobmgr.Engine) map[string][]int64 {
 	views := e.ListPools(false)
 	counts := countsOf(e.Stats())
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	seen := make(map[string]bool, len(views))
-	row := make([]int64, poolCols)
+	rows := make(map[string][]int64, len(views))
 	for _, v := range views {
-		path := v.Pool.Path
-		seen[path] = true
-		c := counts[path]
+		c := counts[v.Pool.Path]
+		row := make([]int64, poolCols)
 		for i := range model.ResourceKinds {
 			base := i * poolFields
 			row[base+fieldReservation] = v.Reservation.Get(i)
@@ -109,45 +102,16 @@ func (h *PoolHistory) Sample(now time.Time, e *jobmgr.Engine) {
 			row[base+fieldEntitlement] = v.Entitlement.Get(i)
 		}
 		row[colPending], row[colRunning] = int64(c.pending), int64(c.running)
-		t := h.pools[path]
-		if t == nil {
-			t = timeseries.NewTable(poolCols, h.tiers)
-			h.pools[path] = t
-		}
-		t.Add(now, row)
+		rows[v.Pool.Path] = row
 	}
-	for path := range h.pools {
-		if !seen[path] {
-			delete(h.pools, path)
-		}
-	}
+	return rows
 }
 
-// Bytes is the most memory the history takes for its pools now.
-func (h *PoolHistory) Bytes() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	n := 0
-	for _, t := range h.pools {
-		n += t.Bytes()
-	}
-	return n
-}
-
-// response is a pool's history after since as the API gives it, and false
-// for a pool it has none of.
-func (h *PoolHistory) response(path string, since time.Time) (*pb.GetPoolHistoryResponse, bool) {
-	h.mu.Lock()
-	t := h.pools[path]
-	var pts []timeseries.Point
-	if t != nil {
-		pts = t.Points(since)
-	}
-	h.mu.Unlock()
-	if t == nil {
-		return nil, false
-	}
-	out := &pb.GetPoolHistoryResponse{Path: path, Window: durationpb.New(h.window), Interval: durationpb.New(h.interval)}
+// response is a pool's history after since as the API gives it (a pool
+// not sampled yet has none).
+func (h *PoolHistory) response(path string, since time.Time) *pb.GetPoolHistoryResponse {
+	pts, _ := h.set.Points(path, since)
+	out := &pb.GetPoolHistoryResponse{Path: path, Window: durationpb.New(h.Window()), Interval: durationpb.New(h.Interval())}
 	for i, name := range model.ResourceKinds {
 		r := &pb.PoolResourceHistory{Name: name}
 		cols := []*[]float64{&r.Reservation, &r.Limit, &r.Demand, &r.UncappedDemand, &r.Allocation, &r.Entitlement}
@@ -170,7 +134,7 @@ func (h *PoolHistory) response(path string, since time.Time) (*pb.GetPoolHistory
 		out.PendingTasks = append(out.PendingTasks, uint32(p.V[colPending]))
 		out.RunningTasks = append(out.RunningTasks, uint32(p.V[colRunning]))
 	}
-	return out, true
+	return out
 }
 
 // GetPoolHistory serves a pool's history from the region's PoolHistory.
@@ -187,11 +151,7 @@ func (s *Server) GetPoolHistory(ctx context.Context, req *pb.GetPoolHistoryReque
 	if req.GetSince() != nil {
 		since = req.GetSince().AsTime()
 	}
-	out, ok := h.response(path, since)
-	if !ok {
-		// A pool created since the last sample: no figures yet.
-		out = &pb.GetPoolHistoryResponse{Path: path, Window: durationpb.New(h.window), Interval: durationpb.New(h.interval)}
-	}
+	out := h.response(path, since)
 	out.Region = s.engine.Region()
 	return out, nil
 }

@@ -66,6 +66,13 @@ func TestPoolDemandAndCounts(t *testing.T) {
 	if err != nil || len(since.Times) != 2 {
 		t.Fatalf("since: %v, %v", since.GetTimes(), err)
 	}
+	// The memory bound the README gives: 420,528 bytes a pool at the
+	// default window (a day, every 10 s), whatever the samples.
+	def := NewPoolHistory(0, 0)
+	def.Sample(t0, ts.e)
+	if def.Bytes() != 2*420_528 {
+		t.Fatalf("two pools take at most %d bytes at the default window", def.Bytes())
+	}
 	_, err = ts.s.GetPoolHistory(ctx, &pb.GetPoolHistoryRequest{Path: "/nowhere"})
 	wantCode(t, "unknown pool", err, codes.NotFound)
 }

@@ -93,6 +93,7 @@ var samples = map[string]string{
 	"UpdatePool":        `{"spec":{"path":"/a/x"}}`,
 	"DeletePool":        `{"path":"/a/none"}`,
 	"GetPool":           `{"path":"/a"}`,
+	"GetPoolHistory":    `{"path":"/a"}`,
 	"DrainHost":         `{"hostId":"sim/none"}`,
 	"UndrainHost":       `{"hostId":"sim/none"}`,
 	"MarkHostDown":      `{"hostId":"sim/none"}`,

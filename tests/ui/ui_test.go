@@ -169,7 +169,9 @@ func startDev(t *testing.T) (string, error) {
 	addr := threeFreePorts(t)
 	var log bytes.Buffer
 	cmd := exec.Command(binary, "dev", "--data-dir", t.TempDir(), "--addr", addr, "--regions", "3",
-		"--hosts", "sim,hosts=5,duration=1h", "--hosts", "sim:spare,hosts=2,cpu=2,mem=1024,duration=1h", "--suspect-after", "1s", "--fail-after", "3s", "--recover-after", "2s")
+		"--hosts", "sim,hosts=5,duration=1h", "--hosts", "sim:spare,hosts=2,cpu=2,mem=1024,duration=1h", "--suspect-after", "1s", "--fail-after", "3s", "--recover-after", "2s",
+		// History sampled every second, so the pools scenario sees it grow.
+		"--history-interval", "1s")
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		return "", err

@@ -119,6 +119,44 @@ export interface PoolResource {
   demand?: number | string;
   allocation?: number | string;
   entitlement?: number | string;
+  /** What the pool's work asks for before the reservation and limit cap it. */
+  uncappedDemand?: number | string;
+}
+
+/** A pool's figures over time as its region's server sampled them. */
+export interface PoolHistory {
+  path?: string;
+  region?: string;
+  /** Durations as protobuf JSON gives them, such as "86400s". */
+  window?: string;
+  interval?: string;
+  /** Unix seconds; each sample stands for stepSeconds from then. */
+  times?: number[];
+  stepSeconds?: number[];
+  resources?: {
+    name: string;
+    reservation?: number[];
+    /** -1: no limit. */
+    limit?: number[];
+    demand?: number[];
+    uncappedDemand?: number[];
+    allocation?: number[];
+    entitlement?: number[];
+  }[];
+  pendingTasks?: number[];
+  runningTasks?: number[];
+}
+
+/** Each region's health over time as the server answering saw it. */
+export interface RegionHistory {
+  name: string;
+  times?: number[];
+  stepSeconds?: number[];
+  /** Fractions of each step's samples (0 to 1). */
+  alive?: number[];
+  suspect?: number[];
+  failed?: number[];
+  reachableMembers?: number[];
 }
 
 export interface PoolRegionShare {
@@ -135,6 +173,9 @@ export interface Pool {
   jobs?: number;
   spec?: { hostPools?: string[] };
   regions?: PoolRegionShare[];
+  /** Tasks not yet given a host, and running, the children's included. */
+  pendingTasks?: number;
+  runningTasks?: number;
 }
 
 export interface Host {
@@ -398,6 +439,13 @@ export const api = {
   pools: (signal?: AbortSignal) => get<{ pools?: Pool[] }>('/v1/pools', signal),
   pool: (path: string, signal?: AbortSignal) =>
     get<{ pool: Pool }>(`/v1/pools/${path.replace(/^\//, '').split('/').map(enc).join('/')}?regions=true`, signal),
+  poolHistory: (path: string, since: Date | undefined, signal?: AbortSignal) =>
+    get<PoolHistory>(
+      `/v1/history/pools/${path.replace(/^\//, '').split('/').map(enc).join('/')}` + query({ since: since?.toISOString() }),
+      signal,
+    ),
+  regionHistory: (since: Date | undefined, signal?: AbortSignal) =>
+    get<{ regions?: RegionHistory[]; window?: string; interval?: string }>('/v1/history/regions' + query({ since: since?.toISOString() }), signal),
   hosts: (signal?: AbortSignal) => get<{ hosts?: Host[] }>('/v1/hosts', signal),
   drain: (h: Host, reason: string) => post<{ host: Host }>(`/v1/hosts/${hostPath(h.id)}:drain`, { reason, region: h.region }),
   undrain: (h: Host) => post<{ host: Host }>(`/v1/hosts/${hostPath(h.id)}:undrain`, { region: h.region }),

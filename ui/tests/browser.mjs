@@ -613,10 +613,33 @@ const scenarios = {
       return v < high - 5 ? v : false;
     });
     console.log(`/a entitlement with /b asking: ${low} (after ${Date.now() - start} ms)`);
-    const points = Number(await page.locator('figure.chart [data-points]').first().getAttribute('data-points'));
-    if (points < 3) throw new Error(`the chart has ${points} samples`);
+    const waiting = Number(await page.locator('[data-tasks]').getAttribute('data-tasks'));
+    if (!(waiting > 0)) throw new Error(`/a shows ${waiting} tasks waiting while 100 of 1 cpu ask for more than the region has`);
+    const chartPoints = async () => Number(await page.locator('figure.chart [data-points]').first().getAttribute('data-points'));
+    // The server samples every second here (tests/ui starts peloton dev
+    // with --history-interval 1s); the page reads its history.
+    const points = await until('the chart to hold the server\'s samples', async () => {
+      const n = await chartPoints();
+      return n >= 5 ? n : false;
+    });
+    const hist = await api('GET', '/v1/history/pools/a');
+    const ent = hist.resources.find((r) => r.name === 'cpu').entitlement;
+    if (!(Math.max(...ent) >= high && Math.min(...ent.slice(-3)) <= low + 5)) {
+      throw new Error(`the server's history of /a's cpu entitlement: ${ent.join(' ')}; want ${high} then about ${low}`);
+    }
     await page.waitForTimeout(3000); // a few more samples after the change
     await shot(page, 'pools');
+    // A reload still shows the history: at once, not what the page samples
+    // from now on.
+    const before = await chartPoints();
+    await page.reload();
+    await page.locator('figure.chart [data-points]').first().waitFor();
+    const after = await until('the reloaded chart to draw the server\'s history', async () => {
+      const n = await chartPoints();
+      return n > 0 ? n : false;
+    }, 3000);
+    console.log(`pool chart: ${points} samples before the change was seen, ${before} before the reload, ${after} just after it`);
+    if (after < before) throw new Error(`after a reload the chart has ${after} samples, ${before} before it`);
     await api('POST', `/v1/jobs/${a.id}/stop`);
     await api('POST', `/v1/jobs/${b.id}/stop`);
     page.assertNoErrors();

@@ -3372,6 +3372,275 @@ func (x *GetPoolResponse) GetPool() *Pool {
 	return nil
 }
 
+type GetPoolHistoryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// The region whose figures to read (default: the one serving the call).
+	Region string `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	// Only samples after this time (default: the whole window).
+	Since         *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=since,proto3" json:"since,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPoolHistoryRequest) Reset() {
+	*x = GetPoolHistoryRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPoolHistoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPoolHistoryRequest) ProtoMessage() {}
+
+func (x *GetPoolHistoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPoolHistoryRequest.ProtoReflect.Descriptor instead.
+func (*GetPoolHistoryRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *GetPoolHistoryRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *GetPoolHistoryRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+func (x *GetPoolHistoryRequest) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+// GetPoolHistoryResponse holds one column per figure, all of the same
+// length: sample i was taken at times[i] (unix seconds) and stands for
+// the step_seconds[i] seconds from then.
+type GetPoolHistoryResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Path   string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Region string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	// How far back the server keeps figures, and how often it samples them.
+	Window      *durationpb.Duration `protobuf:"bytes,3,opt,name=window,proto3" json:"window,omitempty"`
+	Interval    *durationpb.Duration `protobuf:"bytes,4,opt,name=interval,proto3" json:"interval,omitempty"`
+	Times       []float64            `protobuf:"fixed64,5,rep,packed,name=times,proto3" json:"times,omitempty"`
+	StepSeconds []uint32             `protobuf:"varint,6,rep,packed,name=step_seconds,json=stepSeconds,proto3" json:"step_seconds,omitempty"`
+	// Per resource kind (cpu, mem, disk, gpu), as in PoolResource.
+	Resources     []*PoolResourceHistory `protobuf:"bytes,7,rep,name=resources,proto3" json:"resources,omitempty"`
+	PendingTasks  []uint32               `protobuf:"varint,8,rep,packed,name=pending_tasks,json=pendingTasks,proto3" json:"pending_tasks,omitempty"`
+	RunningTasks  []uint32               `protobuf:"varint,9,rep,packed,name=running_tasks,json=runningTasks,proto3" json:"running_tasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPoolHistoryResponse) Reset() {
+	*x = GetPoolHistoryResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPoolHistoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPoolHistoryResponse) ProtoMessage() {}
+
+func (x *GetPoolHistoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPoolHistoryResponse.ProtoReflect.Descriptor instead.
+func (*GetPoolHistoryResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *GetPoolHistoryResponse) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *GetPoolHistoryResponse) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+func (x *GetPoolHistoryResponse) GetWindow() *durationpb.Duration {
+	if x != nil {
+		return x.Window
+	}
+	return nil
+}
+
+func (x *GetPoolHistoryResponse) GetInterval() *durationpb.Duration {
+	if x != nil {
+		return x.Interval
+	}
+	return nil
+}
+
+func (x *GetPoolHistoryResponse) GetTimes() []float64 {
+	if x != nil {
+		return x.Times
+	}
+	return nil
+}
+
+func (x *GetPoolHistoryResponse) GetStepSeconds() []uint32 {
+	if x != nil {
+		return x.StepSeconds
+	}
+	return nil
+}
+
+func (x *GetPoolHistoryResponse) GetResources() []*PoolResourceHistory {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+func (x *GetPoolHistoryResponse) GetPendingTasks() []uint32 {
+	if x != nil {
+		return x.PendingTasks
+	}
+	return nil
+}
+
+func (x *GetPoolHistoryResponse) GetRunningTasks() []uint32 {
+	if x != nil {
+		return x.RunningTasks
+	}
+	return nil
+}
+
+// PoolResourceHistory is one resource's figures over time; a limit of
+// -1 is no limit.
+type PoolResourceHistory struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Name           string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Reservation    []float64              `protobuf:"fixed64,2,rep,packed,name=reservation,proto3" json:"reservation,omitempty"`
+	Limit          []float64              `protobuf:"fixed64,3,rep,packed,name=limit,proto3" json:"limit,omitempty"`
+	Demand         []float64              `protobuf:"fixed64,4,rep,packed,name=demand,proto3" json:"demand,omitempty"`
+	UncappedDemand []float64              `protobuf:"fixed64,5,rep,packed,name=uncapped_demand,json=uncappedDemand,proto3" json:"uncapped_demand,omitempty"`
+	Allocation     []float64              `protobuf:"fixed64,6,rep,packed,name=allocation,proto3" json:"allocation,omitempty"`
+	Entitlement    []float64              `protobuf:"fixed64,7,rep,packed,name=entitlement,proto3" json:"entitlement,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *PoolResourceHistory) Reset() {
+	*x = PoolResourceHistory{}
+	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PoolResourceHistory) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PoolResourceHistory) ProtoMessage() {}
+
+func (x *PoolResourceHistory) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PoolResourceHistory.ProtoReflect.Descriptor instead.
+func (*PoolResourceHistory) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *PoolResourceHistory) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PoolResourceHistory) GetReservation() []float64 {
+	if x != nil {
+		return x.Reservation
+	}
+	return nil
+}
+
+func (x *PoolResourceHistory) GetLimit() []float64 {
+	if x != nil {
+		return x.Limit
+	}
+	return nil
+}
+
+func (x *PoolResourceHistory) GetDemand() []float64 {
+	if x != nil {
+		return x.Demand
+	}
+	return nil
+}
+
+func (x *PoolResourceHistory) GetUncappedDemand() []float64 {
+	if x != nil {
+		return x.UncappedDemand
+	}
+	return nil
+}
+
+func (x *PoolResourceHistory) GetAllocation() []float64 {
+	if x != nil {
+		return x.Allocation
+	}
+	return nil
+}
+
+func (x *PoolResourceHistory) GetEntitlement() []float64 {
+	if x != nil {
+		return x.Entitlement
+	}
+	return nil
+}
+
 type ListClustersRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Region        string                 `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
@@ -3381,7 +3650,7 @@ type ListClustersRequest struct {
 
 func (x *ListClustersRequest) Reset() {
 	*x = ListClustersRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	mi := &file_peloton_v1_service_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3393,7 +3662,7 @@ func (x *ListClustersRequest) String() string {
 func (*ListClustersRequest) ProtoMessage() {}
 
 func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	mi := &file_peloton_v1_service_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3406,7 +3675,7 @@ func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListClustersRequest.ProtoReflect.Descriptor instead.
 func (*ListClustersRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{63}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ListClustersRequest) GetRegion() string {
@@ -3425,7 +3694,7 @@ type ListClustersResponse struct {
 
 func (x *ListClustersResponse) Reset() {
 	*x = ListClustersResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	mi := &file_peloton_v1_service_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3437,7 +3706,7 @@ func (x *ListClustersResponse) String() string {
 func (*ListClustersResponse) ProtoMessage() {}
 
 func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	mi := &file_peloton_v1_service_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3450,7 +3719,7 @@ func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListClustersResponse.ProtoReflect.Descriptor instead.
 func (*ListClustersResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{64}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *ListClustersResponse) GetClusters() []*ClusterSummary {
@@ -3471,7 +3740,7 @@ type GetClusterRequest struct {
 
 func (x *GetClusterRequest) Reset() {
 	*x = GetClusterRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	mi := &file_peloton_v1_service_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3483,7 +3752,7 @@ func (x *GetClusterRequest) String() string {
 func (*GetClusterRequest) ProtoMessage() {}
 
 func (x *GetClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	mi := &file_peloton_v1_service_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3496,7 +3765,7 @@ func (x *GetClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterRequest.ProtoReflect.Descriptor instead.
 func (*GetClusterRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{65}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *GetClusterRequest) GetCluster() string {
@@ -3522,7 +3791,7 @@ type GetClusterResponse struct {
 
 func (x *GetClusterResponse) Reset() {
 	*x = GetClusterResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	mi := &file_peloton_v1_service_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3534,7 +3803,7 @@ func (x *GetClusterResponse) String() string {
 func (*GetClusterResponse) ProtoMessage() {}
 
 func (x *GetClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	mi := &file_peloton_v1_service_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3547,7 +3816,7 @@ func (x *GetClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterResponse.ProtoReflect.Descriptor instead.
 func (*GetClusterResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{66}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *GetClusterResponse) GetCluster() *ClusterSummary {
@@ -3567,7 +3836,7 @@ type DrainClusterRequest struct {
 
 func (x *DrainClusterRequest) Reset() {
 	*x = DrainClusterRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[67]
+	mi := &file_peloton_v1_service_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3579,7 +3848,7 @@ func (x *DrainClusterRequest) String() string {
 func (*DrainClusterRequest) ProtoMessage() {}
 
 func (x *DrainClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[67]
+	mi := &file_peloton_v1_service_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3592,7 +3861,7 @@ func (x *DrainClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainClusterRequest.ProtoReflect.Descriptor instead.
 func (*DrainClusterRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{67}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *DrainClusterRequest) GetCluster() string {
@@ -3618,7 +3887,7 @@ type DrainClusterResponse struct {
 
 func (x *DrainClusterResponse) Reset() {
 	*x = DrainClusterResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[68]
+	mi := &file_peloton_v1_service_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3630,7 +3899,7 @@ func (x *DrainClusterResponse) String() string {
 func (*DrainClusterResponse) ProtoMessage() {}
 
 func (x *DrainClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[68]
+	mi := &file_peloton_v1_service_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3643,7 +3912,7 @@ func (x *DrainClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainClusterResponse.ProtoReflect.Descriptor instead.
 func (*DrainClusterResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{68}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *DrainClusterResponse) GetCluster() *ClusterSummary {
@@ -3663,7 +3932,7 @@ type UndrainClusterRequest struct {
 
 func (x *UndrainClusterRequest) Reset() {
 	*x = UndrainClusterRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[69]
+	mi := &file_peloton_v1_service_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3675,7 +3944,7 @@ func (x *UndrainClusterRequest) String() string {
 func (*UndrainClusterRequest) ProtoMessage() {}
 
 func (x *UndrainClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[69]
+	mi := &file_peloton_v1_service_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3688,7 +3957,7 @@ func (x *UndrainClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainClusterRequest.ProtoReflect.Descriptor instead.
 func (*UndrainClusterRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{69}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *UndrainClusterRequest) GetCluster() string {
@@ -3714,7 +3983,7 @@ type UndrainClusterResponse struct {
 
 func (x *UndrainClusterResponse) Reset() {
 	*x = UndrainClusterResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[70]
+	mi := &file_peloton_v1_service_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3726,7 +3995,7 @@ func (x *UndrainClusterResponse) String() string {
 func (*UndrainClusterResponse) ProtoMessage() {}
 
 func (x *UndrainClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[70]
+	mi := &file_peloton_v1_service_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3739,7 +4008,7 @@ func (x *UndrainClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainClusterResponse.ProtoReflect.Descriptor instead.
 func (*UndrainClusterResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{70}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *UndrainClusterResponse) GetCluster() *ClusterSummary {
@@ -3761,7 +4030,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[71]
+	mi := &file_peloton_v1_service_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3773,7 +4042,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[71]
+	mi := &file_peloton_v1_service_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3786,7 +4055,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{71}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *ListHostsRequest) GetCluster() string {
@@ -3812,7 +4081,7 @@ type ListHostsResponse struct {
 
 func (x *ListHostsResponse) Reset() {
 	*x = ListHostsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[72]
+	mi := &file_peloton_v1_service_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3824,7 +4093,7 @@ func (x *ListHostsResponse) String() string {
 func (*ListHostsResponse) ProtoMessage() {}
 
 func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[72]
+	mi := &file_peloton_v1_service_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3837,7 +4106,7 @@ func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsResponse.ProtoReflect.Descriptor instead.
 func (*ListHostsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{72}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *ListHostsResponse) GetHosts() []*Host {
@@ -3866,7 +4135,7 @@ type DrainHostRequest struct {
 
 func (x *DrainHostRequest) Reset() {
 	*x = DrainHostRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[73]
+	mi := &file_peloton_v1_service_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3878,7 +4147,7 @@ func (x *DrainHostRequest) String() string {
 func (*DrainHostRequest) ProtoMessage() {}
 
 func (x *DrainHostRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[73]
+	mi := &file_peloton_v1_service_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3891,7 +4160,7 @@ func (x *DrainHostRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainHostRequest.ProtoReflect.Descriptor instead.
 func (*DrainHostRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{73}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *DrainHostRequest) GetHostId() string {
@@ -3931,7 +4200,7 @@ type DrainHostResponse struct {
 
 func (x *DrainHostResponse) Reset() {
 	*x = DrainHostResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[74]
+	mi := &file_peloton_v1_service_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3943,7 +4212,7 @@ func (x *DrainHostResponse) String() string {
 func (*DrainHostResponse) ProtoMessage() {}
 
 func (x *DrainHostResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[74]
+	mi := &file_peloton_v1_service_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3956,7 +4225,7 @@ func (x *DrainHostResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainHostResponse.ProtoReflect.Descriptor instead.
 func (*DrainHostResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{74}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *DrainHostResponse) GetHost() *Host {
@@ -3976,7 +4245,7 @@ type UndrainHostRequest struct {
 
 func (x *UndrainHostRequest) Reset() {
 	*x = UndrainHostRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[75]
+	mi := &file_peloton_v1_service_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3988,7 +4257,7 @@ func (x *UndrainHostRequest) String() string {
 func (*UndrainHostRequest) ProtoMessage() {}
 
 func (x *UndrainHostRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[75]
+	mi := &file_peloton_v1_service_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4001,7 +4270,7 @@ func (x *UndrainHostRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainHostRequest.ProtoReflect.Descriptor instead.
 func (*UndrainHostRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{75}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *UndrainHostRequest) GetHostId() string {
@@ -4027,7 +4296,7 @@ type UndrainHostResponse struct {
 
 func (x *UndrainHostResponse) Reset() {
 	*x = UndrainHostResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[76]
+	mi := &file_peloton_v1_service_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4039,7 +4308,7 @@ func (x *UndrainHostResponse) String() string {
 func (*UndrainHostResponse) ProtoMessage() {}
 
 func (x *UndrainHostResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[76]
+	mi := &file_peloton_v1_service_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4052,7 +4321,7 @@ func (x *UndrainHostResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainHostResponse.ProtoReflect.Descriptor instead.
 func (*UndrainHostResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{76}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *UndrainHostResponse) GetHost() *Host {
@@ -4074,7 +4343,7 @@ type MarkHostDownRequest struct {
 
 func (x *MarkHostDownRequest) Reset() {
 	*x = MarkHostDownRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[77]
+	mi := &file_peloton_v1_service_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4086,7 +4355,7 @@ func (x *MarkHostDownRequest) String() string {
 func (*MarkHostDownRequest) ProtoMessage() {}
 
 func (x *MarkHostDownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[77]
+	mi := &file_peloton_v1_service_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4099,7 +4368,7 @@ func (x *MarkHostDownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkHostDownRequest.ProtoReflect.Descriptor instead.
 func (*MarkHostDownRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{77}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *MarkHostDownRequest) GetHostId() string {
@@ -4132,7 +4401,7 @@ type MarkHostDownResponse struct {
 
 func (x *MarkHostDownResponse) Reset() {
 	*x = MarkHostDownResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[78]
+	mi := &file_peloton_v1_service_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4144,7 +4413,7 @@ func (x *MarkHostDownResponse) String() string {
 func (*MarkHostDownResponse) ProtoMessage() {}
 
 func (x *MarkHostDownResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[78]
+	mi := &file_peloton_v1_service_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4157,7 +4426,7 @@ func (x *MarkHostDownResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkHostDownResponse.ProtoReflect.Descriptor instead.
 func (*MarkHostDownResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{78}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *MarkHostDownResponse) GetHost() *Host {
@@ -4180,7 +4449,7 @@ type SetHostPoolRequest struct {
 
 func (x *SetHostPoolRequest) Reset() {
 	*x = SetHostPoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[79]
+	mi := &file_peloton_v1_service_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4192,7 +4461,7 @@ func (x *SetHostPoolRequest) String() string {
 func (*SetHostPoolRequest) ProtoMessage() {}
 
 func (x *SetHostPoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[79]
+	mi := &file_peloton_v1_service_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4205,7 +4474,7 @@ func (x *SetHostPoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetHostPoolRequest.ProtoReflect.Descriptor instead.
 func (*SetHostPoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{79}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *SetHostPoolRequest) GetHostId() string {
@@ -4238,7 +4507,7 @@ type SetHostPoolResponse struct {
 
 func (x *SetHostPoolResponse) Reset() {
 	*x = SetHostPoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[80]
+	mi := &file_peloton_v1_service_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4250,7 +4519,7 @@ func (x *SetHostPoolResponse) String() string {
 func (*SetHostPoolResponse) ProtoMessage() {}
 
 func (x *SetHostPoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[80]
+	mi := &file_peloton_v1_service_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4263,7 +4532,7 @@ func (x *SetHostPoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetHostPoolResponse.ProtoReflect.Descriptor instead.
 func (*SetHostPoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{80}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *SetHostPoolResponse) GetHost() *Host {
@@ -4281,7 +4550,7 @@ type ListHostPoolsRequest struct {
 
 func (x *ListHostPoolsRequest) Reset() {
 	*x = ListHostPoolsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[81]
+	mi := &file_peloton_v1_service_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4293,7 +4562,7 @@ func (x *ListHostPoolsRequest) String() string {
 func (*ListHostPoolsRequest) ProtoMessage() {}
 
 func (x *ListHostPoolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[81]
+	mi := &file_peloton_v1_service_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4306,7 +4575,7 @@ func (x *ListHostPoolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostPoolsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostPoolsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{81}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{84}
 }
 
 type ListHostPoolsResponse struct {
@@ -4320,7 +4589,7 @@ type ListHostPoolsResponse struct {
 
 func (x *ListHostPoolsResponse) Reset() {
 	*x = ListHostPoolsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[82]
+	mi := &file_peloton_v1_service_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4332,7 +4601,7 @@ func (x *ListHostPoolsResponse) String() string {
 func (*ListHostPoolsResponse) ProtoMessage() {}
 
 func (x *ListHostPoolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[82]
+	mi := &file_peloton_v1_service_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4345,7 +4614,7 @@ func (x *ListHostPoolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostPoolsResponse.ProtoReflect.Descriptor instead.
 func (*ListHostPoolsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{82}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *ListHostPoolsResponse) GetHostPools() []*HostPool {
@@ -4374,7 +4643,7 @@ type ListRegionsRequest struct {
 
 func (x *ListRegionsRequest) Reset() {
 	*x = ListRegionsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[83]
+	mi := &file_peloton_v1_service_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4386,7 +4655,7 @@ func (x *ListRegionsRequest) String() string {
 func (*ListRegionsRequest) ProtoMessage() {}
 
 func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[83]
+	mi := &file_peloton_v1_service_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4399,7 +4668,7 @@ func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsRequest.ProtoReflect.Descriptor instead.
 func (*ListRegionsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{83}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *ListRegionsRequest) GetHostLabels() bool {
@@ -4418,7 +4687,7 @@ type ListRegionsResponse struct {
 
 func (x *ListRegionsResponse) Reset() {
 	*x = ListRegionsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[84]
+	mi := &file_peloton_v1_service_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4430,7 +4699,7 @@ func (x *ListRegionsResponse) String() string {
 func (*ListRegionsResponse) ProtoMessage() {}
 
 func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[84]
+	mi := &file_peloton_v1_service_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4443,12 +4712,215 @@ func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsResponse.ProtoReflect.Descriptor instead.
 func (*ListRegionsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{84}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *ListRegionsResponse) GetRegions() []*Region {
 	if x != nil {
 		return x.Regions
+	}
+	return nil
+}
+
+type GetRegionHistoryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only samples after this time (default: the whole window).
+	Since         *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=since,proto3" json:"since,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetRegionHistoryRequest) Reset() {
+	*x = GetRegionHistoryRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[88]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetRegionHistoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetRegionHistoryRequest) ProtoMessage() {}
+
+func (x *GetRegionHistoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[88]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetRegionHistoryRequest.ProtoReflect.Descriptor instead.
+func (*GetRegionHistoryRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{88}
+}
+
+func (x *GetRegionHistoryRequest) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+type GetRegionHistoryResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How far back the server keeps figures, and how often it samples them.
+	Window        *durationpb.Duration `protobuf:"bytes,1,opt,name=window,proto3" json:"window,omitempty"`
+	Interval      *durationpb.Duration `protobuf:"bytes,2,opt,name=interval,proto3" json:"interval,omitempty"`
+	Regions       []*RegionHistory     `protobuf:"bytes,3,rep,name=regions,proto3" json:"regions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetRegionHistoryResponse) Reset() {
+	*x = GetRegionHistoryResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[89]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetRegionHistoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetRegionHistoryResponse) ProtoMessage() {}
+
+func (x *GetRegionHistoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[89]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetRegionHistoryResponse.ProtoReflect.Descriptor instead.
+func (*GetRegionHistoryResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{89}
+}
+
+func (x *GetRegionHistoryResponse) GetWindow() *durationpb.Duration {
+	if x != nil {
+		return x.Window
+	}
+	return nil
+}
+
+func (x *GetRegionHistoryResponse) GetInterval() *durationpb.Duration {
+	if x != nil {
+		return x.Interval
+	}
+	return nil
+}
+
+func (x *GetRegionHistoryResponse) GetRegions() []*RegionHistory {
+	if x != nil {
+		return x.Regions
+	}
+	return nil
+}
+
+// RegionHistory is one region's health over time: sample i was taken at
+// times[i] (unix seconds) and stands for the step_seconds[i] seconds from
+// then; alive, suspect and failed are the fractions (0 to 1) of the
+// samples in that step that found the region so, reachable_members the
+// mean number of its members reachable (gossip; 0 without it).
+type RegionHistory struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Name             string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Times            []float64              `protobuf:"fixed64,2,rep,packed,name=times,proto3" json:"times,omitempty"`
+	StepSeconds      []uint32               `protobuf:"varint,3,rep,packed,name=step_seconds,json=stepSeconds,proto3" json:"step_seconds,omitempty"`
+	Alive            []float64              `protobuf:"fixed64,4,rep,packed,name=alive,proto3" json:"alive,omitempty"`
+	Suspect          []float64              `protobuf:"fixed64,5,rep,packed,name=suspect,proto3" json:"suspect,omitempty"`
+	Failed           []float64              `protobuf:"fixed64,6,rep,packed,name=failed,proto3" json:"failed,omitempty"`
+	ReachableMembers []float64              `protobuf:"fixed64,7,rep,packed,name=reachable_members,json=reachableMembers,proto3" json:"reachable_members,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *RegionHistory) Reset() {
+	*x = RegionHistory{}
+	mi := &file_peloton_v1_service_proto_msgTypes[90]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegionHistory) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegionHistory) ProtoMessage() {}
+
+func (x *RegionHistory) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[90]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegionHistory.ProtoReflect.Descriptor instead.
+func (*RegionHistory) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{90}
+}
+
+func (x *RegionHistory) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RegionHistory) GetTimes() []float64 {
+	if x != nil {
+		return x.Times
+	}
+	return nil
+}
+
+func (x *RegionHistory) GetStepSeconds() []uint32 {
+	if x != nil {
+		return x.StepSeconds
+	}
+	return nil
+}
+
+func (x *RegionHistory) GetAlive() []float64 {
+	if x != nil {
+		return x.Alive
+	}
+	return nil
+}
+
+func (x *RegionHistory) GetSuspect() []float64 {
+	if x != nil {
+		return x.Suspect
+	}
+	return nil
+}
+
+func (x *RegionHistory) GetFailed() []float64 {
+	if x != nil {
+		return x.Failed
+	}
+	return nil
+}
+
+func (x *RegionHistory) GetReachableMembers() []float64 {
+	if x != nil {
+		return x.ReachableMembers
 	}
 	return nil
 }
@@ -4464,7 +4936,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[85]
+	mi := &file_peloton_v1_service_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4476,7 +4948,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[85]
+	mi := &file_peloton_v1_service_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4489,7 +4961,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{85}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *WatchRequest) GetJobId() string {
@@ -4515,7 +4987,7 @@ type FailBackRequest struct {
 
 func (x *FailBackRequest) Reset() {
 	*x = FailBackRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[86]
+	mi := &file_peloton_v1_service_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4527,7 +4999,7 @@ func (x *FailBackRequest) String() string {
 func (*FailBackRequest) ProtoMessage() {}
 
 func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[86]
+	mi := &file_peloton_v1_service_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4540,7 +5012,7 @@ func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackRequest.ProtoReflect.Descriptor instead.
 func (*FailBackRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{86}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *FailBackRequest) GetRegion() string {
@@ -4560,7 +5032,7 @@ type FailBackResponse struct {
 
 func (x *FailBackResponse) Reset() {
 	*x = FailBackResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[87]
+	mi := &file_peloton_v1_service_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4572,7 +5044,7 @@ func (x *FailBackResponse) String() string {
 func (*FailBackResponse) ProtoMessage() {}
 
 func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[87]
+	mi := &file_peloton_v1_service_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4585,7 +5057,7 @@ func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackResponse.ProtoReflect.Descriptor instead.
 func (*FailBackResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{87}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *FailBackResponse) GetMoved() []*PlannedMove {
@@ -4612,7 +5084,7 @@ type IsolateRegionRequest struct {
 
 func (x *IsolateRegionRequest) Reset() {
 	*x = IsolateRegionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[88]
+	mi := &file_peloton_v1_service_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4624,7 +5096,7 @@ func (x *IsolateRegionRequest) String() string {
 func (*IsolateRegionRequest) ProtoMessage() {}
 
 func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[88]
+	mi := &file_peloton_v1_service_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4637,7 +5109,7 @@ func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionRequest.ProtoReflect.Descriptor instead.
 func (*IsolateRegionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{88}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *IsolateRegionRequest) GetRegion() string {
@@ -4662,7 +5134,7 @@ type IsolateRegionResponse struct {
 
 func (x *IsolateRegionResponse) Reset() {
 	*x = IsolateRegionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[89]
+	mi := &file_peloton_v1_service_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4674,7 +5146,7 @@ func (x *IsolateRegionResponse) String() string {
 func (*IsolateRegionResponse) ProtoMessage() {}
 
 func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[89]
+	mi := &file_peloton_v1_service_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4687,7 +5159,7 @@ func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionResponse.ProtoReflect.Descriptor instead.
 func (*IsolateRegionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{89}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{95}
 }
 
 type PutReplicaRequest struct {
@@ -4699,7 +5171,7 @@ type PutReplicaRequest struct {
 
 func (x *PutReplicaRequest) Reset() {
 	*x = PutReplicaRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[90]
+	mi := &file_peloton_v1_service_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4711,7 +5183,7 @@ func (x *PutReplicaRequest) String() string {
 func (*PutReplicaRequest) ProtoMessage() {}
 
 func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[90]
+	mi := &file_peloton_v1_service_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4724,7 +5196,7 @@ func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaRequest.ProtoReflect.Descriptor instead.
 func (*PutReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{90}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *PutReplicaRequest) GetReplica() *Replica {
@@ -4742,7 +5214,7 @@ type PutReplicaResponse struct {
 
 func (x *PutReplicaResponse) Reset() {
 	*x = PutReplicaResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[91]
+	mi := &file_peloton_v1_service_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4754,7 +5226,7 @@ func (x *PutReplicaResponse) String() string {
 func (*PutReplicaResponse) ProtoMessage() {}
 
 func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[91]
+	mi := &file_peloton_v1_service_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4767,7 +5239,7 @@ func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaResponse.ProtoReflect.Descriptor instead.
 func (*PutReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{91}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{97}
 }
 
 type ListReplicasRequest struct {
@@ -4782,7 +5254,7 @@ type ListReplicasRequest struct {
 
 func (x *ListReplicasRequest) Reset() {
 	*x = ListReplicasRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[92]
+	mi := &file_peloton_v1_service_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4794,7 +5266,7 @@ func (x *ListReplicasRequest) String() string {
 func (*ListReplicasRequest) ProtoMessage() {}
 
 func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[92]
+	mi := &file_peloton_v1_service_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4807,7 +5279,7 @@ func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasRequest.ProtoReflect.Descriptor instead.
 func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{92}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *ListReplicasRequest) GetOwnerRegion() string {
@@ -4833,7 +5305,7 @@ type ListReplicasResponse struct {
 
 func (x *ListReplicasResponse) Reset() {
 	*x = ListReplicasResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[93]
+	mi := &file_peloton_v1_service_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4845,7 +5317,7 @@ func (x *ListReplicasResponse) String() string {
 func (*ListReplicasResponse) ProtoMessage() {}
 
 func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[93]
+	mi := &file_peloton_v1_service_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4858,7 +5330,7 @@ func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasResponse.ProtoReflect.Descriptor instead.
 func (*ListReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{93}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *ListReplicasResponse) GetReplicas() []*Replica {
@@ -4878,7 +5350,7 @@ type PlanFailoverRequest struct {
 
 func (x *PlanFailoverRequest) Reset() {
 	*x = PlanFailoverRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[94]
+	mi := &file_peloton_v1_service_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4890,7 +5362,7 @@ func (x *PlanFailoverRequest) String() string {
 func (*PlanFailoverRequest) ProtoMessage() {}
 
 func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[94]
+	mi := &file_peloton_v1_service_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4903,7 +5375,7 @@ func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverRequest.ProtoReflect.Descriptor instead.
 func (*PlanFailoverRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{94}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *PlanFailoverRequest) GetRegion() string {
@@ -4922,7 +5394,7 @@ type PlanFailoverResponse struct {
 
 func (x *PlanFailoverResponse) Reset() {
 	*x = PlanFailoverResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[95]
+	mi := &file_peloton_v1_service_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4934,7 +5406,7 @@ func (x *PlanFailoverResponse) String() string {
 func (*PlanFailoverResponse) ProtoMessage() {}
 
 func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[95]
+	mi := &file_peloton_v1_service_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4947,7 +5419,7 @@ func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverResponse.ProtoReflect.Descriptor instead.
 func (*PlanFailoverResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{95}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *PlanFailoverResponse) GetPlans() []*RegionPlan {
@@ -4968,7 +5440,7 @@ type StartDrillRequest struct {
 
 func (x *StartDrillRequest) Reset() {
 	*x = StartDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[96]
+	mi := &file_peloton_v1_service_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4980,7 +5452,7 @@ func (x *StartDrillRequest) String() string {
 func (*StartDrillRequest) ProtoMessage() {}
 
 func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[96]
+	mi := &file_peloton_v1_service_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4993,7 +5465,7 @@ func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillRequest.ProtoReflect.Descriptor instead.
 func (*StartDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{96}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *StartDrillRequest) GetRegion() string {
@@ -5019,7 +5491,7 @@ type StartDrillResponse struct {
 
 func (x *StartDrillResponse) Reset() {
 	*x = StartDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[97]
+	mi := &file_peloton_v1_service_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5031,7 +5503,7 @@ func (x *StartDrillResponse) String() string {
 func (*StartDrillResponse) ProtoMessage() {}
 
 func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[97]
+	mi := &file_peloton_v1_service_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5044,7 +5516,7 @@ func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillResponse.ProtoReflect.Descriptor instead.
 func (*StartDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{97}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *StartDrillResponse) GetDrill() *Drill {
@@ -5063,7 +5535,7 @@ type GetDrillRequest struct {
 
 func (x *GetDrillRequest) Reset() {
 	*x = GetDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[98]
+	mi := &file_peloton_v1_service_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5075,7 +5547,7 @@ func (x *GetDrillRequest) String() string {
 func (*GetDrillRequest) ProtoMessage() {}
 
 func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[98]
+	mi := &file_peloton_v1_service_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5088,7 +5560,7 @@ func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillRequest.ProtoReflect.Descriptor instead.
 func (*GetDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{98}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *GetDrillRequest) GetId() string {
@@ -5107,7 +5579,7 @@ type GetDrillResponse struct {
 
 func (x *GetDrillResponse) Reset() {
 	*x = GetDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[99]
+	mi := &file_peloton_v1_service_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5119,7 +5591,7 @@ func (x *GetDrillResponse) String() string {
 func (*GetDrillResponse) ProtoMessage() {}
 
 func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[99]
+	mi := &file_peloton_v1_service_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5132,7 +5604,7 @@ func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillResponse.ProtoReflect.Descriptor instead.
 func (*GetDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{99}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *GetDrillResponse) GetDrill() *Drill {
@@ -5150,7 +5622,7 @@ type ListDrillsRequest struct {
 
 func (x *ListDrillsRequest) Reset() {
 	*x = ListDrillsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[100]
+	mi := &file_peloton_v1_service_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5162,7 +5634,7 @@ func (x *ListDrillsRequest) String() string {
 func (*ListDrillsRequest) ProtoMessage() {}
 
 func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[100]
+	mi := &file_peloton_v1_service_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5175,7 +5647,7 @@ func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsRequest.ProtoReflect.Descriptor instead.
 func (*ListDrillsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{100}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{106}
 }
 
 type ListDrillsResponse struct {
@@ -5187,7 +5659,7 @@ type ListDrillsResponse struct {
 
 func (x *ListDrillsResponse) Reset() {
 	*x = ListDrillsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[101]
+	mi := &file_peloton_v1_service_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5199,7 +5671,7 @@ func (x *ListDrillsResponse) String() string {
 func (*ListDrillsResponse) ProtoMessage() {}
 
 func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[101]
+	mi := &file_peloton_v1_service_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5212,7 +5684,7 @@ func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsResponse.ProtoReflect.Descriptor instead.
 func (*ListDrillsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{101}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{107}
 }
 
 func (x *ListDrillsResponse) GetDrills() []*Drill {
@@ -5230,7 +5702,7 @@ type GetVersionRequest struct {
 
 func (x *GetVersionRequest) Reset() {
 	*x = GetVersionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[102]
+	mi := &file_peloton_v1_service_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5242,7 +5714,7 @@ func (x *GetVersionRequest) String() string {
 func (*GetVersionRequest) ProtoMessage() {}
 
 func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[102]
+	mi := &file_peloton_v1_service_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5255,7 +5727,7 @@ func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionRequest.ProtoReflect.Descriptor instead.
 func (*GetVersionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{102}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{108}
 }
 
 type GetVersionResponse struct {
@@ -5269,7 +5741,7 @@ type GetVersionResponse struct {
 
 func (x *GetVersionResponse) Reset() {
 	*x = GetVersionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[103]
+	mi := &file_peloton_v1_service_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5281,7 +5753,7 @@ func (x *GetVersionResponse) String() string {
 func (*GetVersionResponse) ProtoMessage() {}
 
 func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[103]
+	mi := &file_peloton_v1_service_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5294,7 +5766,7 @@ func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionResponse.ProtoReflect.Descriptor instead.
 func (*GetVersionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{103}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{109}
 }
 
 func (x *GetVersionResponse) GetVersion() string {
@@ -5326,7 +5798,7 @@ type WhoAmIRequest struct {
 
 func (x *WhoAmIRequest) Reset() {
 	*x = WhoAmIRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[104]
+	mi := &file_peloton_v1_service_proto_msgTypes[110]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5338,7 +5810,7 @@ func (x *WhoAmIRequest) String() string {
 func (*WhoAmIRequest) ProtoMessage() {}
 
 func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[104]
+	mi := &file_peloton_v1_service_proto_msgTypes[110]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5351,7 +5823,7 @@ func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
 func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{104}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{110}
 }
 
 type WhoAmIResponse struct {
@@ -5373,7 +5845,7 @@ type WhoAmIResponse struct {
 
 func (x *WhoAmIResponse) Reset() {
 	*x = WhoAmIResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[105]
+	mi := &file_peloton_v1_service_proto_msgTypes[111]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5385,7 +5857,7 @@ func (x *WhoAmIResponse) String() string {
 func (*WhoAmIResponse) ProtoMessage() {}
 
 func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[105]
+	mi := &file_peloton_v1_service_proto_msgTypes[111]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5398,7 +5870,7 @@ func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIResponse.ProtoReflect.Descriptor instead.
 func (*WhoAmIResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{105}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{111}
 }
 
 func (x *WhoAmIResponse) GetName() string {
@@ -5451,7 +5923,7 @@ type CanIRequest struct {
 
 func (x *CanIRequest) Reset() {
 	*x = CanIRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[106]
+	mi := &file_peloton_v1_service_proto_msgTypes[112]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5463,7 +5935,7 @@ func (x *CanIRequest) String() string {
 func (*CanIRequest) ProtoMessage() {}
 
 func (x *CanIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[106]
+	mi := &file_peloton_v1_service_proto_msgTypes[112]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5476,7 +5948,7 @@ func (x *CanIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanIRequest.ProtoReflect.Descriptor instead.
 func (*CanIRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{106}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{112}
 }
 
 func (x *CanIRequest) GetAction() string {
@@ -5511,7 +5983,7 @@ type CanIResponse struct {
 
 func (x *CanIResponse) Reset() {
 	*x = CanIResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[107]
+	mi := &file_peloton_v1_service_proto_msgTypes[113]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5523,7 +5995,7 @@ func (x *CanIResponse) String() string {
 func (*CanIResponse) ProtoMessage() {}
 
 func (x *CanIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[107]
+	mi := &file_peloton_v1_service_proto_msgTypes[113]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5536,7 +6008,7 @@ func (x *CanIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanIResponse.ProtoReflect.Descriptor instead.
 func (*CanIResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{107}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{113}
 }
 
 func (x *CanIResponse) GetAllowed() bool {
@@ -5561,7 +6033,7 @@ type GetPolicyRequest struct {
 
 func (x *GetPolicyRequest) Reset() {
 	*x = GetPolicyRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[108]
+	mi := &file_peloton_v1_service_proto_msgTypes[114]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5573,7 +6045,7 @@ func (x *GetPolicyRequest) String() string {
 func (*GetPolicyRequest) ProtoMessage() {}
 
 func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[108]
+	mi := &file_peloton_v1_service_proto_msgTypes[114]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5586,7 +6058,7 @@ func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{108}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{114}
 }
 
 type GetPolicyResponse struct {
@@ -5598,7 +6070,7 @@ type GetPolicyResponse struct {
 
 func (x *GetPolicyResponse) Reset() {
 	*x = GetPolicyResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[109]
+	mi := &file_peloton_v1_service_proto_msgTypes[115]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5610,7 +6082,7 @@ func (x *GetPolicyResponse) String() string {
 func (*GetPolicyResponse) ProtoMessage() {}
 
 func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[109]
+	mi := &file_peloton_v1_service_proto_msgTypes[115]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5623,7 +6095,7 @@ func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyResponse.ProtoReflect.Descriptor instead.
 func (*GetPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{109}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{115}
 }
 
 func (x *GetPolicyResponse) GetPolicy() *PolicyDocument {
@@ -5643,7 +6115,7 @@ type SetPolicyRequest struct {
 
 func (x *SetPolicyRequest) Reset() {
 	*x = SetPolicyRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[110]
+	mi := &file_peloton_v1_service_proto_msgTypes[116]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5655,7 +6127,7 @@ func (x *SetPolicyRequest) String() string {
 func (*SetPolicyRequest) ProtoMessage() {}
 
 func (x *SetPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[110]
+	mi := &file_peloton_v1_service_proto_msgTypes[116]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5668,7 +6140,7 @@ func (x *SetPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPolicyRequest.ProtoReflect.Descriptor instead.
 func (*SetPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{110}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{116}
 }
 
 func (x *SetPolicyRequest) GetPolicy() string {
@@ -5687,7 +6159,7 @@ type SetPolicyResponse struct {
 
 func (x *SetPolicyResponse) Reset() {
 	*x = SetPolicyResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[111]
+	mi := &file_peloton_v1_service_proto_msgTypes[117]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5699,7 +6171,7 @@ func (x *SetPolicyResponse) String() string {
 func (*SetPolicyResponse) ProtoMessage() {}
 
 func (x *SetPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[111]
+	mi := &file_peloton_v1_service_proto_msgTypes[117]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5712,7 +6184,7 @@ func (x *SetPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPolicyResponse.ProtoReflect.Descriptor instead.
 func (*SetPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{111}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{117}
 }
 
 func (x *SetPolicyResponse) GetPolicy() *PolicyDocument {
@@ -5741,7 +6213,7 @@ type PolicyDocument struct {
 
 func (x *PolicyDocument) Reset() {
 	*x = PolicyDocument{}
-	mi := &file_peloton_v1_service_proto_msgTypes[112]
+	mi := &file_peloton_v1_service_proto_msgTypes[118]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5753,7 +6225,7 @@ func (x *PolicyDocument) String() string {
 func (*PolicyDocument) ProtoMessage() {}
 
 func (x *PolicyDocument) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[112]
+	mi := &file_peloton_v1_service_proto_msgTypes[118]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5766,7 +6238,7 @@ func (x *PolicyDocument) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyDocument.ProtoReflect.Descriptor instead.
 func (*PolicyDocument) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{112}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{118}
 }
 
 func (x *PolicyDocument) GetYaml() string {
@@ -5818,7 +6290,7 @@ type ListAuditRequest struct {
 
 func (x *ListAuditRequest) Reset() {
 	*x = ListAuditRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[113]
+	mi := &file_peloton_v1_service_proto_msgTypes[119]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5830,7 +6302,7 @@ func (x *ListAuditRequest) String() string {
 func (*ListAuditRequest) ProtoMessage() {}
 
 func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[113]
+	mi := &file_peloton_v1_service_proto_msgTypes[119]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5843,7 +6315,7 @@ func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{113}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{119}
 }
 
 func (x *ListAuditRequest) GetName() string {
@@ -5877,7 +6349,7 @@ type ListAuditResponse struct {
 
 func (x *ListAuditResponse) Reset() {
 	*x = ListAuditResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[114]
+	mi := &file_peloton_v1_service_proto_msgTypes[120]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5889,7 +6361,7 @@ func (x *ListAuditResponse) String() string {
 func (*ListAuditResponse) ProtoMessage() {}
 
 func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[114]
+	mi := &file_peloton_v1_service_proto_msgTypes[120]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5902,7 +6374,7 @@ func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{114}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{120}
 }
 
 func (x *ListAuditResponse) GetRecords() []*AuditRecord {
@@ -6110,7 +6582,31 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
 	"\aregions\x18\x02 \x01(\bR\aregions\"7\n" +
 	"\x0fGetPoolResponse\x12$\n" +
-	"\x04pool\x18\x01 \x01(\v2\x10.peloton.v1.PoolR\x04pool\"-\n" +
+	"\x04pool\x18\x01 \x01(\v2\x10.peloton.v1.PoolR\x04pool\"u\n" +
+	"\x15GetPoolHistoryRequest\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\x120\n" +
+	"\x05since\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\"\xf0\x02\n" +
+	"\x16GetPoolHistoryResponse\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\x121\n" +
+	"\x06window\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x06window\x125\n" +
+	"\binterval\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\binterval\x12\x14\n" +
+	"\x05times\x18\x05 \x03(\x01R\x05times\x12!\n" +
+	"\fstep_seconds\x18\x06 \x03(\rR\vstepSeconds\x12=\n" +
+	"\tresources\x18\a \x03(\v2\x1f.peloton.v1.PoolResourceHistoryR\tresources\x12#\n" +
+	"\rpending_tasks\x18\b \x03(\rR\fpendingTasks\x12#\n" +
+	"\rrunning_tasks\x18\t \x03(\rR\frunningTasks\"\xe4\x01\n" +
+	"\x13PoolResourceHistory\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vreservation\x18\x02 \x03(\x01R\vreservation\x12\x14\n" +
+	"\x05limit\x18\x03 \x03(\x01R\x05limit\x12\x16\n" +
+	"\x06demand\x18\x04 \x03(\x01R\x06demand\x12'\n" +
+	"\x0funcapped_demand\x18\x05 \x03(\x01R\x0euncappedDemand\x12\x1e\n" +
+	"\n" +
+	"allocation\x18\x06 \x03(\x01R\n" +
+	"allocation\x12 \n" +
+	"\ventitlement\x18\a \x03(\x01R\ventitlement\"-\n" +
 	"\x13ListClustersRequest\x12\x16\n" +
 	"\x06region\x18\x01 \x01(\tR\x06region\"N\n" +
 	"\x14ListClustersResponse\x126\n" +
@@ -6168,7 +6664,21 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\vhost_labels\x18\x01 \x01(\bR\n" +
 	"hostLabels\"C\n" +
 	"\x13ListRegionsResponse\x12,\n" +
-	"\aregions\x18\x01 \x03(\v2\x12.peloton.v1.RegionR\aregions\"B\n" +
+	"\aregions\x18\x01 \x03(\v2\x12.peloton.v1.RegionR\aregions\"K\n" +
+	"\x17GetRegionHistoryRequest\x120\n" +
+	"\x05since\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\"\xb9\x01\n" +
+	"\x18GetRegionHistoryResponse\x121\n" +
+	"\x06window\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\x06window\x125\n" +
+	"\binterval\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\binterval\x123\n" +
+	"\aregions\x18\x03 \x03(\v2\x19.peloton.v1.RegionHistoryR\aregions\"\xd1\x01\n" +
+	"\rRegionHistory\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05times\x18\x02 \x03(\x01R\x05times\x12!\n" +
+	"\fstep_seconds\x18\x03 \x03(\rR\vstepSeconds\x12\x14\n" +
+	"\x05alive\x18\x04 \x03(\x01R\x05alive\x12\x18\n" +
+	"\asuspect\x18\x05 \x03(\x01R\asuspect\x12\x16\n" +
+	"\x06failed\x18\x06 \x03(\x01R\x06failed\x12+\n" +
+	"\x11reachable_members\x18\a \x03(\x01R\x10reachableMembers\"B\n" +
 	"\fWatchRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1b\n" +
 	"\tafter_seq\x18\x02 \x01(\x04R\bafterSeq\")\n" +
@@ -6277,7 +6787,7 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\tListTasks\x12\x1c.peloton.v1.ListTasksRequest\x1a\x1d.peloton.v1.ListTasksResponse\"\x03\x90\x02\x01\x12G\n" +
 	"\aGetTask\x12\x1a.peloton.v1.GetTaskRequest\x1a\x1b.peloton.v1.GetTaskResponse\"\x03\x90\x02\x01\x12S\n" +
 	"\vGetTaskLogs\x12\x1e.peloton.v1.GetTaskLogsRequest\x1a\x1f.peloton.v1.GetTaskLogsResponse\"\x03\x90\x02\x01\x12H\n" +
-	"\tStopTasks\x12\x1c.peloton.v1.StopTasksRequest\x1a\x1d.peloton.v1.StopTasksResponse2\x8c\x03\n" +
+	"\tStopTasks\x12\x1c.peloton.v1.StopTasksRequest\x1a\x1d.peloton.v1.StopTasksResponse2\xea\x03\n" +
 	"\vPoolService\x12K\n" +
 	"\n" +
 	"CreatePool\x12\x1d.peloton.v1.CreatePoolRequest\x1a\x1e.peloton.v1.CreatePoolResponse\x12K\n" +
@@ -6286,7 +6796,8 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"DeletePool\x12\x1d.peloton.v1.DeletePoolRequest\x1a\x1e.peloton.v1.DeletePoolResponse\x12M\n" +
 	"\tListPools\x12\x1c.peloton.v1.ListPoolsRequest\x1a\x1d.peloton.v1.ListPoolsResponse\"\x03\x90\x02\x01\x12G\n" +
-	"\aGetPool\x12\x1a.peloton.v1.GetPoolRequest\x1a\x1b.peloton.v1.GetPoolResponse\"\x03\x90\x02\x012\xca\x06\n" +
+	"\aGetPool\x12\x1a.peloton.v1.GetPoolRequest\x1a\x1b.peloton.v1.GetPoolResponse\"\x03\x90\x02\x01\x12\\\n" +
+	"\x0eGetPoolHistory\x12!.peloton.v1.GetPoolHistoryRequest\x1a\".peloton.v1.GetPoolHistoryResponse\"\x03\x90\x02\x012\xca\x06\n" +
 	"\vHostService\x12M\n" +
 	"\tListHosts\x12\x1c.peloton.v1.ListHostsRequest\x1a\x1d.peloton.v1.ListHostsResponse\"\x03\x90\x02\x01\x12H\n" +
 	"\tDrainHost\x12\x1c.peloton.v1.DrainHostRequest\x1a\x1d.peloton.v1.DrainHostResponse\x12N\n" +
@@ -6298,9 +6809,10 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"GetCluster\x12\x1d.peloton.v1.GetClusterRequest\x1a\x1e.peloton.v1.GetClusterResponse\"\x03\x90\x02\x01\x12Q\n" +
 	"\fDrainCluster\x12\x1f.peloton.v1.DrainClusterRequest\x1a .peloton.v1.DrainClusterResponse\x12W\n" +
-	"\x0eUndrainCluster\x12!.peloton.v1.UndrainClusterRequest\x1a\".peloton.v1.UndrainClusterResponse2d\n" +
+	"\x0eUndrainCluster\x12!.peloton.v1.UndrainClusterRequest\x1a\".peloton.v1.UndrainClusterResponse2\xc8\x01\n" +
 	"\rRegionService\x12S\n" +
-	"\vListRegions\x12\x1e.peloton.v1.ListRegionsRequest\x1a\x1f.peloton.v1.ListRegionsResponse\"\x03\x90\x02\x012K\n" +
+	"\vListRegions\x12\x1e.peloton.v1.ListRegionsRequest\x1a\x1f.peloton.v1.ListRegionsResponse\"\x03\x90\x02\x01\x12b\n" +
+	"\x10GetRegionHistory\x12#.peloton.v1.GetRegionHistoryRequest\x1a$.peloton.v1.GetRegionHistoryResponse\"\x03\x90\x02\x012K\n" +
 	"\fEventService\x12;\n" +
 	"\x05Watch\x12\x18.peloton.v1.WatchRequest\x1a\x11.peloton.v1.Event\"\x03\x90\x02\x010\x012\x98\x05\n" +
 	"\x11FederationService\x12K\n" +
@@ -6339,7 +6851,7 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_peloton_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 115)
+var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 121)
 var file_peloton_v1_service_proto_goTypes = []any{
 	(JobView)(0),                      // 0: peloton.v1.JobView
 	(*StartMigrationRequest)(nil),     // 1: peloton.v1.StartMigrationRequest
@@ -6405,263 +6917,281 @@ var file_peloton_v1_service_proto_goTypes = []any{
 	(*ListPoolsResponse)(nil),         // 61: peloton.v1.ListPoolsResponse
 	(*GetPoolRequest)(nil),            // 62: peloton.v1.GetPoolRequest
 	(*GetPoolResponse)(nil),           // 63: peloton.v1.GetPoolResponse
-	(*ListClustersRequest)(nil),       // 64: peloton.v1.ListClustersRequest
-	(*ListClustersResponse)(nil),      // 65: peloton.v1.ListClustersResponse
-	(*GetClusterRequest)(nil),         // 66: peloton.v1.GetClusterRequest
-	(*GetClusterResponse)(nil),        // 67: peloton.v1.GetClusterResponse
-	(*DrainClusterRequest)(nil),       // 68: peloton.v1.DrainClusterRequest
-	(*DrainClusterResponse)(nil),      // 69: peloton.v1.DrainClusterResponse
-	(*UndrainClusterRequest)(nil),     // 70: peloton.v1.UndrainClusterRequest
-	(*UndrainClusterResponse)(nil),    // 71: peloton.v1.UndrainClusterResponse
-	(*ListHostsRequest)(nil),          // 72: peloton.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),         // 73: peloton.v1.ListHostsResponse
-	(*DrainHostRequest)(nil),          // 74: peloton.v1.DrainHostRequest
-	(*DrainHostResponse)(nil),         // 75: peloton.v1.DrainHostResponse
-	(*UndrainHostRequest)(nil),        // 76: peloton.v1.UndrainHostRequest
-	(*UndrainHostResponse)(nil),       // 77: peloton.v1.UndrainHostResponse
-	(*MarkHostDownRequest)(nil),       // 78: peloton.v1.MarkHostDownRequest
-	(*MarkHostDownResponse)(nil),      // 79: peloton.v1.MarkHostDownResponse
-	(*SetHostPoolRequest)(nil),        // 80: peloton.v1.SetHostPoolRequest
-	(*SetHostPoolResponse)(nil),       // 81: peloton.v1.SetHostPoolResponse
-	(*ListHostPoolsRequest)(nil),      // 82: peloton.v1.ListHostPoolsRequest
-	(*ListHostPoolsResponse)(nil),     // 83: peloton.v1.ListHostPoolsResponse
-	(*ListRegionsRequest)(nil),        // 84: peloton.v1.ListRegionsRequest
-	(*ListRegionsResponse)(nil),       // 85: peloton.v1.ListRegionsResponse
-	(*WatchRequest)(nil),              // 86: peloton.v1.WatchRequest
-	(*FailBackRequest)(nil),           // 87: peloton.v1.FailBackRequest
-	(*FailBackResponse)(nil),          // 88: peloton.v1.FailBackResponse
-	(*IsolateRegionRequest)(nil),      // 89: peloton.v1.IsolateRegionRequest
-	(*IsolateRegionResponse)(nil),     // 90: peloton.v1.IsolateRegionResponse
-	(*PutReplicaRequest)(nil),         // 91: peloton.v1.PutReplicaRequest
-	(*PutReplicaResponse)(nil),        // 92: peloton.v1.PutReplicaResponse
-	(*ListReplicasRequest)(nil),       // 93: peloton.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),      // 94: peloton.v1.ListReplicasResponse
-	(*PlanFailoverRequest)(nil),       // 95: peloton.v1.PlanFailoverRequest
-	(*PlanFailoverResponse)(nil),      // 96: peloton.v1.PlanFailoverResponse
-	(*StartDrillRequest)(nil),         // 97: peloton.v1.StartDrillRequest
-	(*StartDrillResponse)(nil),        // 98: peloton.v1.StartDrillResponse
-	(*GetDrillRequest)(nil),           // 99: peloton.v1.GetDrillRequest
-	(*GetDrillResponse)(nil),          // 100: peloton.v1.GetDrillResponse
-	(*ListDrillsRequest)(nil),         // 101: peloton.v1.ListDrillsRequest
-	(*ListDrillsResponse)(nil),        // 102: peloton.v1.ListDrillsResponse
-	(*GetVersionRequest)(nil),         // 103: peloton.v1.GetVersionRequest
-	(*GetVersionResponse)(nil),        // 104: peloton.v1.GetVersionResponse
-	(*WhoAmIRequest)(nil),             // 105: peloton.v1.WhoAmIRequest
-	(*WhoAmIResponse)(nil),            // 106: peloton.v1.WhoAmIResponse
-	(*CanIRequest)(nil),               // 107: peloton.v1.CanIRequest
-	(*CanIResponse)(nil),              // 108: peloton.v1.CanIResponse
-	(*GetPolicyRequest)(nil),          // 109: peloton.v1.GetPolicyRequest
-	(*GetPolicyResponse)(nil),         // 110: peloton.v1.GetPolicyResponse
-	(*SetPolicyRequest)(nil),          // 111: peloton.v1.SetPolicyRequest
-	(*SetPolicyResponse)(nil),         // 112: peloton.v1.SetPolicyResponse
-	(*PolicyDocument)(nil),            // 113: peloton.v1.PolicyDocument
-	(*ListAuditRequest)(nil),          // 114: peloton.v1.ListAuditRequest
-	(*ListAuditResponse)(nil),         // 115: peloton.v1.ListAuditResponse
-	(*Migration)(nil),                 // 116: peloton.v1.Migration
-	(*JobSpec)(nil),                   // 117: peloton.v1.JobSpec
-	(*Job)(nil),                       // 118: peloton.v1.Job
-	(JobState)(0),                     // 119: peloton.v1.JobState
-	(*Update)(nil),                    // 120: peloton.v1.Update
-	(*Event)(nil),                     // 121: peloton.v1.Event
-	(TaskState)(0),                    // 122: peloton.v1.TaskState
-	(*Task)(nil),                      // 123: peloton.v1.Task
-	(*PoolSpec)(nil),                  // 124: peloton.v1.PoolSpec
-	(*Pool)(nil),                      // 125: peloton.v1.Pool
-	(*ClusterSummary)(nil),            // 126: peloton.v1.ClusterSummary
-	(*Host)(nil),                      // 127: peloton.v1.Host
-	(*durationpb.Duration)(nil),       // 128: google.protobuf.Duration
-	(*HostPool)(nil),                  // 129: peloton.v1.HostPool
-	(*HostPoolMove)(nil),              // 130: peloton.v1.HostPoolMove
-	(*Region)(nil),                    // 131: peloton.v1.Region
-	(*PlannedMove)(nil),               // 132: peloton.v1.PlannedMove
-	(*Replica)(nil),                   // 133: peloton.v1.Replica
-	(*RegionPlan)(nil),                // 134: peloton.v1.RegionPlan
-	(*Drill)(nil),                     // 135: peloton.v1.Drill
-	(*timestamppb.Timestamp)(nil),     // 136: google.protobuf.Timestamp
-	(*AuditRecord)(nil),               // 137: peloton.v1.AuditRecord
+	(*GetPoolHistoryRequest)(nil),     // 64: peloton.v1.GetPoolHistoryRequest
+	(*GetPoolHistoryResponse)(nil),    // 65: peloton.v1.GetPoolHistoryResponse
+	(*PoolResourceHistory)(nil),       // 66: peloton.v1.PoolResourceHistory
+	(*ListClustersRequest)(nil),       // 67: peloton.v1.ListClustersRequest
+	(*ListClustersResponse)(nil),      // 68: peloton.v1.ListClustersResponse
+	(*GetClusterRequest)(nil),         // 69: peloton.v1.GetClusterRequest
+	(*GetClusterResponse)(nil),        // 70: peloton.v1.GetClusterResponse
+	(*DrainClusterRequest)(nil),       // 71: peloton.v1.DrainClusterRequest
+	(*DrainClusterResponse)(nil),      // 72: peloton.v1.DrainClusterResponse
+	(*UndrainClusterRequest)(nil),     // 73: peloton.v1.UndrainClusterRequest
+	(*UndrainClusterResponse)(nil),    // 74: peloton.v1.UndrainClusterResponse
+	(*ListHostsRequest)(nil),          // 75: peloton.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),         // 76: peloton.v1.ListHostsResponse
+	(*DrainHostRequest)(nil),          // 77: peloton.v1.DrainHostRequest
+	(*DrainHostResponse)(nil),         // 78: peloton.v1.DrainHostResponse
+	(*UndrainHostRequest)(nil),        // 79: peloton.v1.UndrainHostRequest
+	(*UndrainHostResponse)(nil),       // 80: peloton.v1.UndrainHostResponse
+	(*MarkHostDownRequest)(nil),       // 81: peloton.v1.MarkHostDownRequest
+	(*MarkHostDownResponse)(nil),      // 82: peloton.v1.MarkHostDownResponse
+	(*SetHostPoolRequest)(nil),        // 83: peloton.v1.SetHostPoolRequest
+	(*SetHostPoolResponse)(nil),       // 84: peloton.v1.SetHostPoolResponse
+	(*ListHostPoolsRequest)(nil),      // 85: peloton.v1.ListHostPoolsRequest
+	(*ListHostPoolsResponse)(nil),     // 86: peloton.v1.ListHostPoolsResponse
+	(*ListRegionsRequest)(nil),        // 87: peloton.v1.ListRegionsRequest
+	(*ListRegionsResponse)(nil),       // 88: peloton.v1.ListRegionsResponse
+	(*GetRegionHistoryRequest)(nil),   // 89: peloton.v1.GetRegionHistoryRequest
+	(*GetRegionHistoryResponse)(nil),  // 90: peloton.v1.GetRegionHistoryResponse
+	(*RegionHistory)(nil),             // 91: peloton.v1.RegionHistory
+	(*WatchRequest)(nil),              // 92: peloton.v1.WatchRequest
+	(*FailBackRequest)(nil),           // 93: peloton.v1.FailBackRequest
+	(*FailBackResponse)(nil),          // 94: peloton.v1.FailBackResponse
+	(*IsolateRegionRequest)(nil),      // 95: peloton.v1.IsolateRegionRequest
+	(*IsolateRegionResponse)(nil),     // 96: peloton.v1.IsolateRegionResponse
+	(*PutReplicaRequest)(nil),         // 97: peloton.v1.PutReplicaRequest
+	(*PutReplicaResponse)(nil),        // 98: peloton.v1.PutReplicaResponse
+	(*ListReplicasRequest)(nil),       // 99: peloton.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),      // 100: peloton.v1.ListReplicasResponse
+	(*PlanFailoverRequest)(nil),       // 101: peloton.v1.PlanFailoverRequest
+	(*PlanFailoverResponse)(nil),      // 102: peloton.v1.PlanFailoverResponse
+	(*StartDrillRequest)(nil),         // 103: peloton.v1.StartDrillRequest
+	(*StartDrillResponse)(nil),        // 104: peloton.v1.StartDrillResponse
+	(*GetDrillRequest)(nil),           // 105: peloton.v1.GetDrillRequest
+	(*GetDrillResponse)(nil),          // 106: peloton.v1.GetDrillResponse
+	(*ListDrillsRequest)(nil),         // 107: peloton.v1.ListDrillsRequest
+	(*ListDrillsResponse)(nil),        // 108: peloton.v1.ListDrillsResponse
+	(*GetVersionRequest)(nil),         // 109: peloton.v1.GetVersionRequest
+	(*GetVersionResponse)(nil),        // 110: peloton.v1.GetVersionResponse
+	(*WhoAmIRequest)(nil),             // 111: peloton.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),            // 112: peloton.v1.WhoAmIResponse
+	(*CanIRequest)(nil),               // 113: peloton.v1.CanIRequest
+	(*CanIResponse)(nil),              // 114: peloton.v1.CanIResponse
+	(*GetPolicyRequest)(nil),          // 115: peloton.v1.GetPolicyRequest
+	(*GetPolicyResponse)(nil),         // 116: peloton.v1.GetPolicyResponse
+	(*SetPolicyRequest)(nil),          // 117: peloton.v1.SetPolicyRequest
+	(*SetPolicyResponse)(nil),         // 118: peloton.v1.SetPolicyResponse
+	(*PolicyDocument)(nil),            // 119: peloton.v1.PolicyDocument
+	(*ListAuditRequest)(nil),          // 120: peloton.v1.ListAuditRequest
+	(*ListAuditResponse)(nil),         // 121: peloton.v1.ListAuditResponse
+	(*Migration)(nil),                 // 122: peloton.v1.Migration
+	(*JobSpec)(nil),                   // 123: peloton.v1.JobSpec
+	(*Job)(nil),                       // 124: peloton.v1.Job
+	(JobState)(0),                     // 125: peloton.v1.JobState
+	(*Update)(nil),                    // 126: peloton.v1.Update
+	(*Event)(nil),                     // 127: peloton.v1.Event
+	(TaskState)(0),                    // 128: peloton.v1.TaskState
+	(*Task)(nil),                      // 129: peloton.v1.Task
+	(*PoolSpec)(nil),                  // 130: peloton.v1.PoolSpec
+	(*Pool)(nil),                      // 131: peloton.v1.Pool
+	(*timestamppb.Timestamp)(nil),     // 132: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),       // 133: google.protobuf.Duration
+	(*ClusterSummary)(nil),            // 134: peloton.v1.ClusterSummary
+	(*Host)(nil),                      // 135: peloton.v1.Host
+	(*HostPool)(nil),                  // 136: peloton.v1.HostPool
+	(*HostPoolMove)(nil),              // 137: peloton.v1.HostPoolMove
+	(*Region)(nil),                    // 138: peloton.v1.Region
+	(*PlannedMove)(nil),               // 139: peloton.v1.PlannedMove
+	(*Replica)(nil),                   // 140: peloton.v1.Replica
+	(*RegionPlan)(nil),                // 141: peloton.v1.RegionPlan
+	(*Drill)(nil),                     // 142: peloton.v1.Drill
+	(*AuditRecord)(nil),               // 143: peloton.v1.AuditRecord
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	116, // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
-	116, // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
-	116, // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
-	116, // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
-	116, // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
-	116, // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
-	116, // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
-	117, // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	118, // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	117, // 9: peloton.v1.CreateJobsRequest.jobs:type_name -> peloton.v1.JobSpec
+	122, // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
+	122, // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
+	122, // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
+	122, // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
+	122, // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
+	122, // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
+	122, // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
+	123, // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	124, // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	123, // 9: peloton.v1.CreateJobsRequest.jobs:type_name -> peloton.v1.JobSpec
 	19,  // 10: peloton.v1.CreateJobsResponse.results:type_name -> peloton.v1.CreateJobsResult
-	118, // 11: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	119, // 12: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	124, // 11: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	125, // 12: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
 	0,   // 13: peloton.v1.ListJobsRequest.view:type_name -> peloton.v1.JobView
-	118, // 14: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	118, // 15: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	117, // 16: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	120, // 17: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
-	120, // 18: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
-	120, // 19: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
-	120, // 20: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
-	120, // 21: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
-	120, // 22: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
-	120, // 23: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
-	117, // 24: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
-	121, // 25: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
-	122, // 26: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	123, // 27: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	123, // 28: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	123, // 29: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	124, // 30: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	125, // 31: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	124, // 32: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	125, // 33: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	125, // 34: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	125, // 35: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	126, // 36: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
-	126, // 37: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	126, // 38: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	126, // 39: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	127, // 40: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	128, // 41: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
-	127, // 42: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
-	127, // 43: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
-	127, // 44: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
-	127, // 45: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
-	129, // 46: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
-	130, // 47: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
-	131, // 48: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	132, // 49: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
-	132, // 50: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
-	133, // 51: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
-	133, // 52: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
-	134, // 53: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
-	135, // 54: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
-	135, // 55: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
-	135, // 56: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
-	113, // 57: peloton.v1.GetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
-	113, // 58: peloton.v1.SetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
-	136, // 59: peloton.v1.PolicyDocument.set_at:type_name -> google.protobuf.Timestamp
-	136, // 60: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
-	137, // 61: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
-	15,  // 62: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	17,  // 63: peloton.v1.JobService.CreateJobs:input_type -> peloton.v1.CreateJobsRequest
-	20,  // 64: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	22,  // 65: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	24,  // 66: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	26,  // 67: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	28,  // 68: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
-	30,  // 69: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
-	32,  // 70: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
-	34,  // 71: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
-	36,  // 72: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
-	38,  // 73: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
-	40,  // 74: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
-	42,  // 75: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
-	44,  // 76: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
-	1,   // 77: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
-	3,   // 78: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
-	5,   // 79: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
-	7,   // 80: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
-	9,   // 81: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
-	11,  // 82: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
-	13,  // 83: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
-	46,  // 84: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	48,  // 85: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	50,  // 86: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	52,  // 87: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	54,  // 88: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
-	56,  // 89: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
-	58,  // 90: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
-	60,  // 91: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	62,  // 92: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	72,  // 93: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	74,  // 94: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
-	76,  // 95: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
-	78,  // 96: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
-	80,  // 97: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
-	82,  // 98: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
-	64,  // 99: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
-	66,  // 100: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
-	68,  // 101: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
-	70,  // 102: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
-	84,  // 103: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	86,  // 104: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	91,  // 105: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
-	93,  // 106: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
-	95,  // 107: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
-	97,  // 108: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
-	99,  // 109: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
-	101, // 110: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
-	89,  // 111: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
-	87,  // 112: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
-	103, // 113: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	105, // 114: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
-	107, // 115: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
-	109, // 116: peloton.v1.AuthService.GetPolicy:input_type -> peloton.v1.GetPolicyRequest
-	111, // 117: peloton.v1.AuthService.SetPolicy:input_type -> peloton.v1.SetPolicyRequest
-	114, // 118: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
-	16,  // 119: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	18,  // 120: peloton.v1.JobService.CreateJobs:output_type -> peloton.v1.CreateJobsResponse
-	21,  // 121: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	23,  // 122: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	25,  // 123: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	27,  // 124: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	29,  // 125: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
-	31,  // 126: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
-	33,  // 127: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
-	35,  // 128: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
-	37,  // 129: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
-	39,  // 130: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
-	41,  // 131: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
-	43,  // 132: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
-	45,  // 133: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
-	2,   // 134: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
-	4,   // 135: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
-	6,   // 136: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
-	8,   // 137: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
-	10,  // 138: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
-	12,  // 139: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
-	14,  // 140: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
-	47,  // 141: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	49,  // 142: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	51,  // 143: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	53,  // 144: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	55,  // 145: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	57,  // 146: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	59,  // 147: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	61,  // 148: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	63,  // 149: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	73,  // 150: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	75,  // 151: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
-	77,  // 152: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
-	79,  // 153: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
-	81,  // 154: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
-	83,  // 155: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
-	65,  // 156: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
-	67,  // 157: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
-	69,  // 158: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
-	71,  // 159: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
-	85,  // 160: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	121, // 161: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	92,  // 162: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
-	94,  // 163: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
-	96,  // 164: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
-	98,  // 165: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
-	100, // 166: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
-	102, // 167: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
-	90,  // 168: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
-	88,  // 169: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
-	104, // 170: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	106, // 171: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
-	108, // 172: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
-	110, // 173: peloton.v1.AuthService.GetPolicy:output_type -> peloton.v1.GetPolicyResponse
-	112, // 174: peloton.v1.AuthService.SetPolicy:output_type -> peloton.v1.SetPolicyResponse
-	115, // 175: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
-	119, // [119:176] is the sub-list for method output_type
-	62,  // [62:119] is the sub-list for method input_type
-	62,  // [62:62] is the sub-list for extension type_name
-	62,  // [62:62] is the sub-list for extension extendee
-	0,   // [0:62] is the sub-list for field type_name
+	124, // 14: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	124, // 15: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	123, // 16: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	126, // 17: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
+	126, // 18: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
+	126, // 19: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
+	126, // 20: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
+	126, // 21: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
+	126, // 22: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
+	126, // 23: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
+	123, // 24: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
+	127, // 25: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
+	128, // 26: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	129, // 27: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	129, // 28: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	129, // 29: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	130, // 30: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	131, // 31: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	130, // 32: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	131, // 33: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	131, // 34: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	131, // 35: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	132, // 36: peloton.v1.GetPoolHistoryRequest.since:type_name -> google.protobuf.Timestamp
+	133, // 37: peloton.v1.GetPoolHistoryResponse.window:type_name -> google.protobuf.Duration
+	133, // 38: peloton.v1.GetPoolHistoryResponse.interval:type_name -> google.protobuf.Duration
+	66,  // 39: peloton.v1.GetPoolHistoryResponse.resources:type_name -> peloton.v1.PoolResourceHistory
+	134, // 40: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
+	134, // 41: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	134, // 42: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	134, // 43: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	135, // 44: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	133, // 45: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
+	135, // 46: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
+	135, // 47: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
+	135, // 48: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
+	135, // 49: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
+	136, // 50: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
+	137, // 51: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
+	138, // 52: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	132, // 53: peloton.v1.GetRegionHistoryRequest.since:type_name -> google.protobuf.Timestamp
+	133, // 54: peloton.v1.GetRegionHistoryResponse.window:type_name -> google.protobuf.Duration
+	133, // 55: peloton.v1.GetRegionHistoryResponse.interval:type_name -> google.protobuf.Duration
+	91,  // 56: peloton.v1.GetRegionHistoryResponse.regions:type_name -> peloton.v1.RegionHistory
+	139, // 57: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
+	139, // 58: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
+	140, // 59: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	140, // 60: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	141, // 61: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	142, // 62: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	142, // 63: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	142, // 64: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	119, // 65: peloton.v1.GetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
+	119, // 66: peloton.v1.SetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
+	132, // 67: peloton.v1.PolicyDocument.set_at:type_name -> google.protobuf.Timestamp
+	132, // 68: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
+	143, // 69: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
+	15,  // 70: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	17,  // 71: peloton.v1.JobService.CreateJobs:input_type -> peloton.v1.CreateJobsRequest
+	20,  // 72: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	22,  // 73: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	24,  // 74: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	26,  // 75: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	28,  // 76: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
+	30,  // 77: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
+	32,  // 78: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
+	34,  // 79: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
+	36,  // 80: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
+	38,  // 81: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
+	40,  // 82: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
+	42,  // 83: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
+	44,  // 84: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
+	1,   // 85: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
+	3,   // 86: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
+	5,   // 87: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
+	7,   // 88: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
+	9,   // 89: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
+	11,  // 90: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
+	13,  // 91: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
+	46,  // 92: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	48,  // 93: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	50,  // 94: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	52,  // 95: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	54,  // 96: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	56,  // 97: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	58,  // 98: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	60,  // 99: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	62,  // 100: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	64,  // 101: peloton.v1.PoolService.GetPoolHistory:input_type -> peloton.v1.GetPoolHistoryRequest
+	75,  // 102: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	77,  // 103: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
+	79,  // 104: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
+	81,  // 105: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
+	83,  // 106: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
+	85,  // 107: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
+	67,  // 108: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
+	69,  // 109: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
+	71,  // 110: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
+	73,  // 111: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
+	87,  // 112: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	89,  // 113: peloton.v1.RegionService.GetRegionHistory:input_type -> peloton.v1.GetRegionHistoryRequest
+	92,  // 114: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	97,  // 115: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	99,  // 116: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	101, // 117: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	103, // 118: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	105, // 119: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	107, // 120: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	95,  // 121: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
+	93,  // 122: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
+	109, // 123: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	111, // 124: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
+	113, // 125: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
+	115, // 126: peloton.v1.AuthService.GetPolicy:input_type -> peloton.v1.GetPolicyRequest
+	117, // 127: peloton.v1.AuthService.SetPolicy:input_type -> peloton.v1.SetPolicyRequest
+	120, // 128: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
+	16,  // 129: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	18,  // 130: peloton.v1.JobService.CreateJobs:output_type -> peloton.v1.CreateJobsResponse
+	21,  // 131: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	23,  // 132: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	25,  // 133: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	27,  // 134: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	29,  // 135: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
+	31,  // 136: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
+	33,  // 137: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
+	35,  // 138: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
+	37,  // 139: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
+	39,  // 140: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
+	41,  // 141: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
+	43,  // 142: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
+	45,  // 143: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
+	2,   // 144: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
+	4,   // 145: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
+	6,   // 146: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
+	8,   // 147: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
+	10,  // 148: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
+	12,  // 149: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
+	14,  // 150: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
+	47,  // 151: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	49,  // 152: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	51,  // 153: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	53,  // 154: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	55,  // 155: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	57,  // 156: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	59,  // 157: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	61,  // 158: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	63,  // 159: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	65,  // 160: peloton.v1.PoolService.GetPoolHistory:output_type -> peloton.v1.GetPoolHistoryResponse
+	76,  // 161: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	78,  // 162: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
+	80,  // 163: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
+	82,  // 164: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
+	84,  // 165: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
+	86,  // 166: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
+	68,  // 167: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
+	70,  // 168: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
+	72,  // 169: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
+	74,  // 170: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
+	88,  // 171: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	90,  // 172: peloton.v1.RegionService.GetRegionHistory:output_type -> peloton.v1.GetRegionHistoryResponse
+	127, // 173: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	98,  // 174: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	100, // 175: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	102, // 176: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	104, // 177: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	106, // 178: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	108, // 179: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	96,  // 180: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
+	94,  // 181: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
+	110, // 182: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	112, // 183: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
+	114, // 184: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
+	116, // 185: peloton.v1.AuthService.GetPolicy:output_type -> peloton.v1.GetPolicyResponse
+	118, // 186: peloton.v1.AuthService.SetPolicy:output_type -> peloton.v1.SetPolicyResponse
+	121, // 187: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
+	129, // [129:188] is the sub-list for method output_type
+	70,  // [70:129] is the sub-list for method input_type
+	70,  // [70:70] is the sub-list for extension type_name
+	70,  // [70:70] is the sub-list for extension extendee
+	0,   // [0:70] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -6679,7 +7209,7 @@ func file_peloton_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   115,
+			NumMessages:   121,
 			NumExtensions: 0,
 			NumServices:   10,
 		},

@@ -1221,11 +1221,12 @@ var TaskService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	PoolService_CreatePool_FullMethodName = "/peloton.v1.PoolService/CreatePool"
-	PoolService_UpdatePool_FullMethodName = "/peloton.v1.PoolService/UpdatePool"
-	PoolService_DeletePool_FullMethodName = "/peloton.v1.PoolService/DeletePool"
-	PoolService_ListPools_FullMethodName  = "/peloton.v1.PoolService/ListPools"
-	PoolService_GetPool_FullMethodName    = "/peloton.v1.PoolService/GetPool"
+	PoolService_CreatePool_FullMethodName     = "/peloton.v1.PoolService/CreatePool"
+	PoolService_UpdatePool_FullMethodName     = "/peloton.v1.PoolService/UpdatePool"
+	PoolService_DeletePool_FullMethodName     = "/peloton.v1.PoolService/DeletePool"
+	PoolService_ListPools_FullMethodName      = "/peloton.v1.PoolService/ListPools"
+	PoolService_GetPool_FullMethodName        = "/peloton.v1.PoolService/GetPool"
+	PoolService_GetPoolHistory_FullMethodName = "/peloton.v1.PoolService/GetPoolHistory"
 )
 
 // PoolServiceClient is the client API for PoolService service.
@@ -1239,6 +1240,11 @@ type PoolServiceClient interface {
 	DeletePool(ctx context.Context, in *DeletePoolRequest, opts ...grpc.CallOption) (*DeletePoolResponse, error)
 	ListPools(ctx context.Context, in *ListPoolsRequest, opts ...grpc.CallOption) (*ListPoolsResponse, error)
 	GetPool(ctx context.Context, in *GetPoolRequest, opts ...grpc.CallOption) (*GetPoolResponse, error)
+	// GetPoolHistory returns a pool's figures over time as its region's
+	// server sampled them: each sample for the last hour, the mean of each
+	// minute for the last day, of each ten minutes for the rest of the
+	// server's history window (history.window).
+	GetPoolHistory(ctx context.Context, in *GetPoolHistoryRequest, opts ...grpc.CallOption) (*GetPoolHistoryResponse, error)
 }
 
 type poolServiceClient struct {
@@ -1299,6 +1305,16 @@ func (c *poolServiceClient) GetPool(ctx context.Context, in *GetPoolRequest, opt
 	return out, nil
 }
 
+func (c *poolServiceClient) GetPoolHistory(ctx context.Context, in *GetPoolHistoryRequest, opts ...grpc.CallOption) (*GetPoolHistoryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetPoolHistoryResponse)
+	err := c.cc.Invoke(ctx, PoolService_GetPoolHistory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PoolServiceServer is the server API for PoolService service.
 // All implementations must embed UnimplementedPoolServiceServer
 // for forward compatibility.
@@ -1310,6 +1326,11 @@ type PoolServiceServer interface {
 	DeletePool(context.Context, *DeletePoolRequest) (*DeletePoolResponse, error)
 	ListPools(context.Context, *ListPoolsRequest) (*ListPoolsResponse, error)
 	GetPool(context.Context, *GetPoolRequest) (*GetPoolResponse, error)
+	// GetPoolHistory returns a pool's figures over time as its region's
+	// server sampled them: each sample for the last hour, the mean of each
+	// minute for the last day, of each ten minutes for the rest of the
+	// server's history window (history.window).
+	GetPoolHistory(context.Context, *GetPoolHistoryRequest) (*GetPoolHistoryResponse, error)
 	mustEmbedUnimplementedPoolServiceServer()
 }
 
@@ -1334,6 +1355,9 @@ func (UnimplementedPoolServiceServer) ListPools(context.Context, *ListPoolsReque
 }
 func (UnimplementedPoolServiceServer) GetPool(context.Context, *GetPoolRequest) (*GetPoolResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetPool not implemented")
+}
+func (UnimplementedPoolServiceServer) GetPoolHistory(context.Context, *GetPoolHistoryRequest) (*GetPoolHistoryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetPoolHistory not implemented")
 }
 func (UnimplementedPoolServiceServer) mustEmbedUnimplementedPoolServiceServer() {}
 func (UnimplementedPoolServiceServer) testEmbeddedByValue()                     {}
@@ -1446,6 +1470,24 @@ func _PoolService_GetPool_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PoolService_GetPoolHistory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetPoolHistoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PoolServiceServer).GetPoolHistory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PoolService_GetPoolHistory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PoolServiceServer).GetPoolHistory(ctx, req.(*GetPoolHistoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PoolService_ServiceDesc is the grpc.ServiceDesc for PoolService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1472,6 +1514,10 @@ var PoolService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetPool",
 			Handler:    _PoolService_GetPool_Handler,
+		},
+		{
+			MethodName: "GetPoolHistory",
+			Handler:    _PoolService_GetPoolHistory_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
@@ -1957,7 +2003,8 @@ var HostService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	RegionService_ListRegions_FullMethodName = "/peloton.v1.RegionService/ListRegions"
+	RegionService_ListRegions_FullMethodName      = "/peloton.v1.RegionService/ListRegions"
+	RegionService_GetRegionHistory_FullMethodName = "/peloton.v1.RegionService/GetRegionHistory"
 )
 
 // RegionServiceClient is the client API for RegionService service.
@@ -1965,6 +2012,9 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 type RegionServiceClient interface {
 	ListRegions(ctx context.Context, in *ListRegionsRequest, opts ...grpc.CallOption) (*ListRegionsResponse, error)
+	// GetRegionHistory returns each region's health over time as the
+	// server answering saw it, at the resolutions of GetPoolHistory.
+	GetRegionHistory(ctx context.Context, in *GetRegionHistoryRequest, opts ...grpc.CallOption) (*GetRegionHistoryResponse, error)
 }
 
 type regionServiceClient struct {
@@ -1985,11 +2035,24 @@ func (c *regionServiceClient) ListRegions(ctx context.Context, in *ListRegionsRe
 	return out, nil
 }
 
+func (c *regionServiceClient) GetRegionHistory(ctx context.Context, in *GetRegionHistoryRequest, opts ...grpc.CallOption) (*GetRegionHistoryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetRegionHistoryResponse)
+	err := c.cc.Invoke(ctx, RegionService_GetRegionHistory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RegionServiceServer is the server API for RegionService service.
 // All implementations must embed UnimplementedRegionServiceServer
 // for forward compatibility.
 type RegionServiceServer interface {
 	ListRegions(context.Context, *ListRegionsRequest) (*ListRegionsResponse, error)
+	// GetRegionHistory returns each region's health over time as the
+	// server answering saw it, at the resolutions of GetPoolHistory.
+	GetRegionHistory(context.Context, *GetRegionHistoryRequest) (*GetRegionHistoryResponse, error)
 	mustEmbedUnimplementedRegionServiceServer()
 }
 
@@ -2002,6 +2065,9 @@ type UnimplementedRegionServiceServer struct{}
 
 func (UnimplementedRegionServiceServer) ListRegions(context.Context, *ListRegionsRequest) (*ListRegionsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListRegions not implemented")
+}
+func (UnimplementedRegionServiceServer) GetRegionHistory(context.Context, *GetRegionHistoryRequest) (*GetRegionHistoryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetRegionHistory not implemented")
 }
 func (UnimplementedRegionServiceServer) mustEmbedUnimplementedRegionServiceServer() {}
 func (UnimplementedRegionServiceServer) testEmbeddedByValue()                       {}
@@ -2042,6 +2108,24 @@ func _RegionService_ListRegions_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RegionService_GetRegionHistory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetRegionHistoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegionServiceServer).GetRegionHistory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegionService_GetRegionHistory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegionServiceServer).GetRegionHistory(ctx, req.(*GetRegionHistoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // RegionService_ServiceDesc is the grpc.ServiceDesc for RegionService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -2052,6 +2136,10 @@ var RegionService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListRegions",
 			Handler:    _RegionService_ListRegions_Handler,
+		},
+		{
+			MethodName: "GetRegionHistory",
+			Handler:    _RegionService_GetRegionHistory_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

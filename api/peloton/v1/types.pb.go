@@ -2854,16 +2854,23 @@ func (x *PoolSpec) GetClusters() *ClusterPolicy {
 }
 
 type PoolResource struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Reservation   float64                `protobuf:"fixed64,2,opt,name=reservation,proto3" json:"reservation,omitempty"`
-	Limit         float64                `protobuf:"fixed64,3,opt,name=limit,proto3" json:"limit,omitempty"`
-	Share         float64                `protobuf:"fixed64,4,opt,name=share,proto3" json:"share,omitempty"`
-	Demand        float64                `protobuf:"fixed64,5,opt,name=demand,proto3" json:"demand,omitempty"`
-	Allocation    float64                `protobuf:"fixed64,6,opt,name=allocation,proto3" json:"allocation,omitempty"`
-	Entitlement   float64                `protobuf:"fixed64,7,opt,name=entitlement,proto3" json:"entitlement,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Reservation float64                `protobuf:"fixed64,2,opt,name=reservation,proto3" json:"reservation,omitempty"`
+	Limit       float64                `protobuf:"fixed64,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	Share       float64                `protobuf:"fixed64,4,opt,name=share,proto3" json:"share,omitempty"`
+	// Demand as the entitlement pass counts it: non-preemptible work only
+	// up to the reservation, gangs that can never fit left out, capped at
+	// the limit.
+	Demand      float64 `protobuf:"fixed64,5,opt,name=demand,proto3" json:"demand,omitempty"`
+	Allocation  float64 `protobuf:"fixed64,6,opt,name=allocation,proto3" json:"allocation,omitempty"`
+	Entitlement float64 `protobuf:"fixed64,7,opt,name=entitlement,proto3" json:"entitlement,omitempty"`
+	// What the pool's non-revocable work asks for before those caps: every
+	// queued, parked and admitted gang. Above demand when work waits that
+	// the pool's reservation or limit keeps out.
+	UncappedDemand float64 `protobuf:"fixed64,8,opt,name=uncapped_demand,json=uncappedDemand,proto3" json:"uncapped_demand,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *PoolResource) Reset() {
@@ -2945,6 +2952,13 @@ func (x *PoolResource) GetEntitlement() float64 {
 	return 0
 }
 
+func (x *PoolResource) GetUncappedDemand() float64 {
+	if x != nil {
+		return x.UncappedDemand
+	}
+	return 0
+}
+
 // Pool is a node of the resource pool tree.
 type Pool struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -2955,7 +2969,11 @@ type Pool struct {
 	Jobs uint32    `protobuf:"varint,4,opt,name=jobs,proto3" json:"jobs,omitempty"`
 	Spec *PoolSpec `protobuf:"bytes,5,opt,name=spec,proto3" json:"spec,omitempty"`
 	// Per-region split of the pool's reservation and limit (federation).
-	Regions       []*PoolRegionShare `protobuf:"bytes,6,rep,name=regions,proto3" json:"regions,omitempty"`
+	Regions []*PoolRegionShare `protobuf:"bytes,6,rep,name=regions,proto3" json:"regions,omitempty"`
+	// Tasks of unfinished jobs in the pool and its children not yet given a
+	// host (INITIALIZED, PENDING, READY, PLACING), and running.
+	PendingTasks  uint32 `protobuf:"varint,7,opt,name=pending_tasks,json=pendingTasks,proto3" json:"pending_tasks,omitempty"`
+	RunningTasks  uint32 `protobuf:"varint,8,opt,name=running_tasks,json=runningTasks,proto3" json:"running_tasks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3030,6 +3048,20 @@ func (x *Pool) GetRegions() []*PoolRegionShare {
 		return x.Regions
 	}
 	return nil
+}
+
+func (x *Pool) GetPendingTasks() uint32 {
+	if x != nil {
+		return x.PendingTasks
+	}
+	return 0
+}
+
+func (x *Pool) GetRunningTasks() uint32 {
+	if x != nil {
+		return x.RunningTasks
+	}
+	return 0
 }
 
 type PoolRegionShare struct {
@@ -5003,7 +5035,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x05share\x18\x04 \x01(\v2\x1b.peloton.v1.ResourceAmountsR\x05share\x12\x1d\n" +
 	"\n" +
 	"host_pools\x18\x05 \x03(\tR\thostPools\x125\n" +
-	"\bclusters\x18\x06 \x01(\v2\x19.peloton.v1.ClusterPolicyR\bclusters\"\xca\x01\n" +
+	"\bclusters\x18\x06 \x01(\v2\x19.peloton.v1.ClusterPolicyR\bclusters\"\xf3\x01\n" +
 	"\fPoolResource\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vreservation\x18\x02 \x01(\x01R\vreservation\x12\x14\n" +
@@ -5013,14 +5045,17 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\n" +
 	"allocation\x18\x06 \x01(\x01R\n" +
 	"allocation\x12 \n" +
-	"\ventitlement\x18\a \x01(\x01R\ventitlement\"\xe3\x01\n" +
+	"\ventitlement\x18\a \x01(\x01R\ventitlement\x12'\n" +
+	"\x0funcapped_demand\x18\b \x01(\x01R\x0euncappedDemand\"\xad\x02\n" +
 	"\x04Pool\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x126\n" +
 	"\tresources\x18\x02 \x03(\v2\x18.peloton.v1.PoolResourceR\tresources\x12\x1a\n" +
 	"\bchildren\x18\x03 \x03(\tR\bchildren\x12\x12\n" +
 	"\x04jobs\x18\x04 \x01(\rR\x04jobs\x12(\n" +
 	"\x04spec\x18\x05 \x01(\v2\x14.peloton.v1.PoolSpecR\x04spec\x125\n" +
-	"\aregions\x18\x06 \x03(\v2\x1b.peloton.v1.PoolRegionShareR\aregions\"\xbe\x01\n" +
+	"\aregions\x18\x06 \x03(\v2\x1b.peloton.v1.PoolRegionShareR\aregions\x12#\n" +
+	"\rpending_tasks\x18\a \x01(\rR\fpendingTasks\x12#\n" +
+	"\rrunning_tasks\x18\b \x01(\rR\frunningTasks\"\xbe\x01\n" +
 	"\x0fPoolRegionShare\x12\x16\n" +
 	"\x06region\x18\x01 \x01(\tR\x06region\x127\n" +
 	"\vreservation\x18\x02 \x01(\v2\x15.peloton.v1.ResourcesR\vreservation\x12+\n" +

@@ -1,76 +1,73 @@
-// Pools: the tree, and per pool the reservation, limit, demand, allocation
-// and entitlement of each resource over time, sampled by this page every
-// second, with the split of its quota across regions.
+// Pools: the tree, and per pool the reservation, limit, demand (capped,
+// and what its work asks for), allocation and entitlement of each resource
+// and its waiting and running tasks over time, as the server keeps them
+// (every sample for the last hour, means of a minute for a day, of ten
+// minutes beyond, up to its history window), with the split of its quota
+// across regions.
 import { useMemo, useState } from 'preact/hooks';
-import { api, type Pool } from '../api';
+import { api, type Pool, type PoolHistory } from '../api';
 import { TimeChart, type Series } from '../chart';
 import { Bar, Empty, ErrorNote, Section, Title } from '../components';
 import { Link, useLocation } from '../router';
 import { fmtMem, fmtNum, fmtResource, num, useInterval, useLoad } from '../util';
 
-const FIELDS = ['reservation', 'limit', 'demand', 'allocation', 'entitlement'] as const;
+const FIELDS = ['reservation', 'limit', 'demand', 'uncappedDemand', 'allocation', 'entitlement'] as const;
 type Field = (typeof FIELDS)[number];
+const FIELD_LABEL: Record<Field, string> = {
+  reservation: 'reservation',
+  limit: 'limit',
+  demand: 'demand',
+  uncappedDemand: 'asked',
+  allocation: 'allocation',
+  entitlement: 'entitlement',
+};
 
 const SERIES: Series[] = [
   { label: 'reservation', color: '--c-reservation', dash: [6, 4] },
   { label: 'limit', color: '--c-limit', dash: [2, 4] },
   { label: 'demand', color: '--c-demand' },
+  { label: 'asked', color: '--c-uncapped', dash: [4, 2] },
   { label: 'allocation', color: '--c-allocation' },
   { label: 'entitlement', color: '--c-entitlement' },
 ];
+const TASK_SERIES: Series[] = [
+  { label: 'waiting', color: '--c-pending' },
+  { label: 'running', color: '--c-allocation' },
+];
 
-/** Samples kept per pool: ten minutes at one a second. */
-const KEEP = 600;
+/** How far back the charts reach, in seconds (0: the server's whole window). */
+const RANGES: [string, number][] = [
+  ['1 hour', 3600],
+  ['6 hours', 6 * 3600],
+  ['1 day', 86400],
+  ['all kept', 0],
+];
 
-interface Sample {
-  t: number;
-  /** resource name → field → amount */
-  r: Record<string, Record<Field, number>>;
-}
-
-/** Samples survive leaving the page, so coming back shows the recent past. */
-const history = new Map<string, Sample[]>();
-
-function record(pools: Pool[], t: number) {
-  for (const p of pools) {
-    const s: Sample = { t, r: {} };
-    for (const res of p.resources ?? []) {
-      s.r[res.name] = Object.fromEntries(FIELDS.map((f) => [f, num(res[f])])) as Record<Field, number>;
-    }
-    const h = history.get(p.path) ?? [];
-    h.push(s);
-    if (h.length > KEEP) h.splice(0, h.length - KEEP);
-    history.set(p.path, h);
-  }
+function seconds(d: string | undefined): number {
+  return d ? Number.parseFloat(d) : 0;
 }
 
 function usedResources(p: Pool): string[] {
   return (p.resources ?? [])
-    .filter((r) => r.name === 'cpu' || r.name === 'mem' || num(r.reservation) > 0 || num(r.demand) > 0 || num(r.allocation) > 0)
+    .filter(
+      (r) =>
+        r.name === 'cpu' || r.name === 'mem' || num(r.reservation) > 0 || num(r.demand) > 0 || num(r.uncappedDemand) > 0 || num(r.allocation) > 0,
+    )
     .map((r) => r.name);
 }
 
 export function PoolsPage() {
   const loc = useLocation();
-  const [tick, setTick] = useState(0);
   const region = useLoad(() => api.version(), []);
-  const pools = useLoad(
-    (s) =>
-      api.pools(s).then((r) => {
-        record(r.pools ?? [], Date.now() / 1000);
-        setTick((t) => t + 1);
-        return r;
-      }),
-    [],
-  );
-  useInterval(() => pools.reload(), 1000);
+  const pools = useLoad((s) => api.pools(s), []);
+  useInterval(() => pools.reload(), 2000);
   const byPath = new Map((pools.data?.pools ?? []).map((p) => [p.path, p]));
   const selected = loc.query.get('pool') ?? ([...byPath.keys()].find((p) => p !== '/') ?? '/');
   const pool = byPath.get(selected);
 
   return (
     <>
-      <Title sub={`The pool tree of region ${region.data?.region ?? ''} (this gateway's); figures sampled every second while this page is open.`}>Pools</Title>
+      <Title sub={`The pool tree of region ${region.data?.region ?? ''} (this gateway's); history as the server keeps it.`}>Pools</Title>
       <ErrorNote error={pools.error} />
       <div class="split">
         <Section title="Tree" id="tree">
@@ -80,9 +77,7 @@ export function PoolsPage() {
             !pools.loading && <Empty>No pool.</Empty>
           )}
         </Section>
-        <div class="stack-col">
-          {pool ? <PoolDetail pool={pool} tick={tick} /> : <Empty>Choose a pool.</Empty>}
-        </div>
+        <div class="stack-col">{pool ? <PoolDetail pool={pool} /> : <Empty>Choose a pool.</Empty>}</div>
       </div>
     </>
   );
@@ -107,6 +102,7 @@ function PoolTree({ path, byPath, selected }: { path: string; byPath: Map<string
         <span class="muted small">
           {' '}
           {p.jobs ?? 0} jobs · cpu {fmtNum(num(cpu?.allocation), 1)} used of {fmtNum(num(cpu?.entitlement), 1)} entitled
+          {(p.pendingTasks ?? 0) > 0 && ` · ${fmtNum(p.pendingTasks ?? 0)} tasks waiting`}
         </span>
         {(p.children ?? []).map((c) => (
           <PoolTree key={c} path={c} byPath={byPath} selected={selected} />
@@ -116,25 +112,20 @@ function PoolTree({ path, byPath, selected }: { path: string; byPath: Map<string
   );
 }
 
-function PoolDetail({ pool, tick }: { pool: Pool; tick: number }) {
+function PoolDetail({ pool }: { pool: Pool }) {
   const split = useLoad((s) => api.pool(pool.path, s).then((r) => r.pool), [pool.path]);
   useInterval(() => split.reload(), 5000);
-  const resources = usedResources(pool);
-  const samples = history.get(pool.path) ?? [];
-  const charts = useMemo(
-    () =>
-      resources.map((name) => {
-        const data: (number | null)[][] = [samples.map((s) => s.t)];
-        for (const f of FIELDS) {
-          data.push(samples.map((s) => {
-            const v = s.r[name]?.[f];
-            return v === undefined || !Number.isFinite(v) ? null : v;
-          }));
-        }
-        return { name, data };
-      }),
-    [pool.path, tick, resources.join()],
+  const [range, setRange] = useState(3600);
+  const hist = useLoad(
+    (s) => api.poolHistory(pool.path, range > 0 ? new Date(Date.now() - range * 1000) : undefined, s),
+    [pool.path, range],
   );
+  // The server samples every interval (10 s by default): read again as often.
+  useInterval(() => hist.reload(), Math.max(2000, seconds(hist.data?.interval) * 1000 || 10000));
+  const resources = usedResources(pool);
+  const charts = useMemo(() => chartData(hist.data, resources), [hist.data, resources.join()]);
+  const times = hist.data?.times ?? [];
+  const tasks: (number | null)[][] = [times, hist.data?.pendingTasks ?? [], hist.data?.runningTasks ?? []];
   return (
     <>
       <Section title={`Pool ${pool.path}`} id="pool">
@@ -145,8 +136,8 @@ function PoolDetail({ pool, tick }: { pool: Pool; tick: number }) {
               <tr>
                 <th scope="col">Resource</th>
                 {FIELDS.map((f) => (
-                  <th scope="col" key={f}>
-                    {f}
+                  <th scope="col" key={f} title={f === 'uncappedDemand' ? 'what its work asks for, before the reservation and limit cap demand' : undefined}>
+                    {FIELD_LABEL[f]}
                   </th>
                 ))}
                 <th scope="col">Share</th>
@@ -169,12 +160,33 @@ function PoolDetail({ pool, tick }: { pool: Pool; tick: number }) {
             </tbody>
           </table>
         </div>
-        <p class="muted small">
-          {pool.jobs ?? 0} unfinished jobs
+        <p class="muted small" data-tasks={pool.pendingTasks ?? 0}>
+          {pool.jobs ?? 0} unfinished jobs · {fmtNum(pool.pendingTasks ?? 0)} tasks waiting for resources or a host ·{' '}
+          {fmtNum(pool.runningTasks ?? 0)} running
           {(pool.spec?.hostPools?.length ?? 0) > 0 && ` · host pools ${pool.spec?.hostPools?.join(', ')}`} ·{' '}
           <Link to={`/jobs?pool=${encodeURIComponent(pool.path)}`}>its jobs</Link>
         </p>
+        <div class="chart-head">
+          <label>
+            History{' '}
+            <select value={String(range)} onChange={(e) => setRange(Number((e.target as HTMLSelectElement).value))} data-range>
+              {RANGES.map(([label, secs]) => (
+                <option key={secs} value={String(secs)}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          </label>
+          <span class="muted small" data-history={times.length}>
+            {times.length === 0
+              ? 'no samples yet'
+              : `${times.length} samples kept by the server since ${new Date(times[0] * 1000).toLocaleString()}` +
+                ` (every ${fmtNum(seconds(hist.data?.interval))} s for the last hour, then means per minute and per 10 minutes; window ${fmtNum(seconds(hist.data?.window) / 3600)} h)`}
+          </span>
+        </div>
+        <ErrorNote error={hist.error} />
         <div class="charts">
+          <TimeChart key="tasks" title={`tasks of ${pool.path}`} series={TASK_SERIES} data={tasks} format={(v) => fmtNum(v)} />
           {charts.map((c) => (
             <TimeChart
               key={c.name}
@@ -223,4 +235,18 @@ function PoolDetail({ pool, tick }: { pool: Pool; tick: number }) {
       </Section>
     </>
   );
+}
+
+/** The server's columns as chart data: x first, then one column per series. */
+function chartData(h: PoolHistory | undefined, resources: string[]) {
+  const times = h?.times ?? [];
+  return resources.map((name) => {
+    const r = h?.resources?.find((x) => x.name === name);
+    const data: (number | null)[][] = [times];
+    for (const f of FIELDS) {
+      const col = r?.[f] ?? [];
+      data.push(times.map((_, i) => (col[i] === undefined || (f === 'limit' && col[i] < 0) ? null : col[i])));
+    }
+    return { name, data };
+  });
 }

@@ -1,29 +1,35 @@
-// Regions and drills: each region's health (and its history while this page
-// is open), members and capacity, the failover readiness plan, and drill
-// reports with their timings as a timeline.
+// Regions and drills: each region's health (and its last ten minutes, as
+// the server keeps them), members and capacity, the failover readiness
+// plan, and drill reports with their timings as a timeline.
 import { useRef, useState } from 'preact/hooks';
-import { api, type Drill, type PlannedMove, type Region } from '../api';
+import { api, type Drill, type PlannedMove, type RegionHistory } from '../api';
 import { Badge, Bar, Confirm, Empty, ErrorNote, Section, Title, useNow } from '../components';
 import { fmtAgo, fmtDuration, fmtMem, fmtTime, useInterval, useLoad } from '../util';
 import { useCan } from '../session';
 
-/** Health samples per region: [unix ms, health]. */
-const healthHistory = new Map<string, [number, string][]>();
 const HISTORY_MS = 10 * 60 * 1000;
 
-function recordHealth(regions: Region[], t: number) {
-  for (const r of regions) {
-    const h = healthHistory.get(r.name) ?? [];
-    h.push([t, r.health ?? 'unknown']);
-    while (h.length && h[0][0] < t - HISTORY_MS) h.shift();
-    healthHistory.set(r.name, h);
-  }
+/** A region's history as [unix ms, health] per sample: the health most of
+ * the step's samples found. */
+function healthSamples(h: RegionHistory | undefined): [number, string][] {
+  return (h?.times ?? []).map((t, i) => {
+    const shares: [string, number][] = [
+      ['alive', h?.alive?.[i] ?? 0],
+      ['suspect', h?.suspect?.[i] ?? 0],
+      ['failed', h?.failed?.[i] ?? 0],
+    ];
+    shares.sort((a, b) => b[1] - a[1]);
+    return [t * 1000, shares[0][1] > 0 ? shares[0][0] : 'unknown'];
+  });
 }
 
 export function RegionsPage() {
   const canManage = useCan('manage-region') === true;
   const now = useNow(1000);
-  const regions = useLoad((s) => api.regions(s).then((r) => (recordHealth(r.regions ?? [], Date.now()), r)), []);
+  const regions = useLoad((s) => api.regions(s), []);
+  const health = useLoad((s) => api.regionHistory(new Date(Date.now() - HISTORY_MS), s), []);
+  useInterval(() => health.reload(), 2000);
+  const healthOf = new Map((health.data?.regions ?? []).map((h) => [h.name, healthSamples(h)]));
   const drills = useLoad((s) => api.drills(s), []);
   const plan = useLoad((s) => api.plan(s), []);
   useInterval(() => {
@@ -84,7 +90,7 @@ export function RegionsPage() {
                   </td>
                   <td>{r.lastSeen ? fmtAgo(r.lastSeen, now) : <span class="muted" title="this server does not report it">–</span>}</td>
                   <td class="wide">
-                    <HealthStrip samples={healthHistory.get(r.name) ?? []} now={now} />
+                    <HealthStrip samples={healthOf.get(r.name) ?? []} now={now} />
                   </td>
                   <td class="actions" data-away={away.get(r.name) ?? 0}>
                     {(away.get(r.name) ?? 0) > 0 && (

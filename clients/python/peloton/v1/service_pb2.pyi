@@ -509,6 +509,56 @@ class GetPoolResponse(_message.Message):
     pool: _types_pb2.Pool
     def __init__(self, pool: _Optional[_Union[_types_pb2.Pool, _Mapping]] = ...) -> None: ...
 
+class GetPoolHistoryRequest(_message.Message):
+    __slots__ = ("path", "region", "since")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    region: str
+    since: _timestamp_pb2.Timestamp
+    def __init__(self, path: _Optional[str] = ..., region: _Optional[str] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class GetPoolHistoryResponse(_message.Message):
+    __slots__ = ("path", "region", "window", "interval", "times", "step_seconds", "resources", "pending_tasks", "running_tasks")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    WINDOW_FIELD_NUMBER: _ClassVar[int]
+    INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    TIMES_FIELD_NUMBER: _ClassVar[int]
+    STEP_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    RESOURCES_FIELD_NUMBER: _ClassVar[int]
+    PENDING_TASKS_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_TASKS_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    region: str
+    window: _duration_pb2.Duration
+    interval: _duration_pb2.Duration
+    times: _containers.RepeatedScalarFieldContainer[float]
+    step_seconds: _containers.RepeatedScalarFieldContainer[int]
+    resources: _containers.RepeatedCompositeFieldContainer[PoolResourceHistory]
+    pending_tasks: _containers.RepeatedScalarFieldContainer[int]
+    running_tasks: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, path: _Optional[str] = ..., region: _Optional[str] = ..., window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., times: _Optional[_Iterable[float]] = ..., step_seconds: _Optional[_Iterable[int]] = ..., resources: _Optional[_Iterable[_Union[PoolResourceHistory, _Mapping]]] = ..., pending_tasks: _Optional[_Iterable[int]] = ..., running_tasks: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class PoolResourceHistory(_message.Message):
+    __slots__ = ("name", "reservation", "limit", "demand", "uncapped_demand", "allocation", "entitlement")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    RESERVATION_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    DEMAND_FIELD_NUMBER: _ClassVar[int]
+    UNCAPPED_DEMAND_FIELD_NUMBER: _ClassVar[int]
+    ALLOCATION_FIELD_NUMBER: _ClassVar[int]
+    ENTITLEMENT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    reservation: _containers.RepeatedScalarFieldContainer[float]
+    limit: _containers.RepeatedScalarFieldContainer[float]
+    demand: _containers.RepeatedScalarFieldContainer[float]
+    uncapped_demand: _containers.RepeatedScalarFieldContainer[float]
+    allocation: _containers.RepeatedScalarFieldContainer[float]
+    entitlement: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, name: _Optional[str] = ..., reservation: _Optional[_Iterable[float]] = ..., limit: _Optional[_Iterable[float]] = ..., demand: _Optional[_Iterable[float]] = ..., uncapped_demand: _Optional[_Iterable[float]] = ..., allocation: _Optional[_Iterable[float]] = ..., entitlement: _Optional[_Iterable[float]] = ...) -> None: ...
+
 class ListClustersRequest(_message.Message):
     __slots__ = ("region",)
     REGION_FIELD_NUMBER: _ClassVar[int]
@@ -664,6 +714,40 @@ class ListRegionsResponse(_message.Message):
     REGIONS_FIELD_NUMBER: _ClassVar[int]
     regions: _containers.RepeatedCompositeFieldContainer[_types_pb2.Region]
     def __init__(self, regions: _Optional[_Iterable[_Union[_types_pb2.Region, _Mapping]]] = ...) -> None: ...
+
+class GetRegionHistoryRequest(_message.Message):
+    __slots__ = ("since",)
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    since: _timestamp_pb2.Timestamp
+    def __init__(self, since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class GetRegionHistoryResponse(_message.Message):
+    __slots__ = ("window", "interval", "regions")
+    WINDOW_FIELD_NUMBER: _ClassVar[int]
+    INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    REGIONS_FIELD_NUMBER: _ClassVar[int]
+    window: _duration_pb2.Duration
+    interval: _duration_pb2.Duration
+    regions: _containers.RepeatedCompositeFieldContainer[RegionHistory]
+    def __init__(self, window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., regions: _Optional[_Iterable[_Union[RegionHistory, _Mapping]]] = ...) -> None: ...
+
+class RegionHistory(_message.Message):
+    __slots__ = ("name", "times", "step_seconds", "alive", "suspect", "failed", "reachable_members")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TIMES_FIELD_NUMBER: _ClassVar[int]
+    STEP_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    ALIVE_FIELD_NUMBER: _ClassVar[int]
+    SUSPECT_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    REACHABLE_MEMBERS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    times: _containers.RepeatedScalarFieldContainer[float]
+    step_seconds: _containers.RepeatedScalarFieldContainer[int]
+    alive: _containers.RepeatedScalarFieldContainer[float]
+    suspect: _containers.RepeatedScalarFieldContainer[float]
+    failed: _containers.RepeatedScalarFieldContainer[float]
+    reachable_members: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, name: _Optional[str] = ..., times: _Optional[_Iterable[float]] = ..., step_seconds: _Optional[_Iterable[int]] = ..., alive: _Optional[_Iterable[float]] = ..., suspect: _Optional[_Iterable[float]] = ..., failed: _Optional[_Iterable[float]] = ..., reachable_members: _Optional[_Iterable[float]] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
     __slots__ = ("job_id", "after_seq")

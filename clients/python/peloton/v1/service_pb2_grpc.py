@@ -1284,6 +1284,11 @@ class PoolServiceStub:
                 request_serializer=peloton_dot_v1_dot_service__pb2.GetPoolRequest.SerializeToString,
                 response_deserializer=peloton_dot_v1_dot_service__pb2.GetPoolResponse.FromString,
                 _registered_method=True)
+        self.GetPoolHistory = channel.unary_unary(
+                '/peloton.v1.PoolService/GetPoolHistory',
+                request_serializer=peloton_dot_v1_dot_service__pb2.GetPoolHistoryRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.GetPoolHistoryResponse.FromString,
+                _registered_method=True)
 
 
 class PoolServiceServicer:
@@ -1321,6 +1326,16 @@ class PoolServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetPoolHistory(self, request, context):
+        """GetPoolHistory returns a pool's figures over time as its region's
+        server sampled them: each sample for the last hour, the mean of each
+        minute for the last day, of each ten minutes for the rest of the
+        server's history window (history.window).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PoolServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -1348,6 +1363,11 @@ def add_PoolServiceServicer_to_server(servicer, server):
                     servicer.GetPool,
                     request_deserializer=peloton_dot_v1_dot_service__pb2.GetPoolRequest.FromString,
                     response_serializer=peloton_dot_v1_dot_service__pb2.GetPoolResponse.SerializeToString,
+            ),
+            'GetPoolHistory': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPoolHistory,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.GetPoolHistoryRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.GetPoolHistoryResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1485,6 +1505,33 @@ class PoolService:
             '/peloton.v1.PoolService/GetPool',
             peloton_dot_v1_dot_service__pb2.GetPoolRequest.SerializeToString,
             peloton_dot_v1_dot_service__pb2.GetPoolResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPoolHistory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.PoolService/GetPoolHistory',
+            peloton_dot_v1_dot_service__pb2.GetPoolHistoryRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.GetPoolHistoryResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1986,6 +2033,11 @@ class RegionServiceStub:
                 request_serializer=peloton_dot_v1_dot_service__pb2.ListRegionsRequest.SerializeToString,
                 response_deserializer=peloton_dot_v1_dot_service__pb2.ListRegionsResponse.FromString,
                 _registered_method=True)
+        self.GetRegionHistory = channel.unary_unary(
+                '/peloton.v1.RegionService/GetRegionHistory',
+                request_serializer=peloton_dot_v1_dot_service__pb2.GetRegionHistoryRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.GetRegionHistoryResponse.FromString,
+                _registered_method=True)
 
 
 class RegionServiceServicer:
@@ -1997,6 +2049,14 @@ class RegionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetRegionHistory(self, request, context):
+        """GetRegionHistory returns each region's health over time as the
+        server answering saw it, at the resolutions of GetPoolHistory.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RegionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -2004,6 +2064,11 @@ def add_RegionServiceServicer_to_server(servicer, server):
                     servicer.ListRegions,
                     request_deserializer=peloton_dot_v1_dot_service__pb2.ListRegionsRequest.FromString,
                     response_serializer=peloton_dot_v1_dot_service__pb2.ListRegionsResponse.SerializeToString,
+            ),
+            'GetRegionHistory': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRegionHistory,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.GetRegionHistoryRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.GetRegionHistoryResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -2033,6 +2098,33 @@ class RegionService:
             '/peloton.v1.RegionService/ListRegions',
             peloton_dot_v1_dot_service__pb2.ListRegionsRequest.SerializeToString,
             peloton_dot_v1_dot_service__pb2.ListRegionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRegionHistory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.RegionService/GetRegionHistory',
+            peloton_dot_v1_dot_service__pb2.GetRegionHistoryRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.GetRegionHistoryResponse.FromString,
             options,
             channel_credentials,
             insecure,

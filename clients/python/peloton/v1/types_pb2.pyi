@@ -580,7 +580,7 @@ class PoolSpec(_message.Message):
     def __init__(self, path: _Optional[str] = ..., reservation: _Optional[_Union[Resources, _Mapping]] = ..., limit: _Optional[_Union[ResourceAmounts, _Mapping]] = ..., share: _Optional[_Union[ResourceAmounts, _Mapping]] = ..., host_pools: _Optional[_Iterable[str]] = ..., clusters: _Optional[_Union[ClusterPolicy, _Mapping]] = ...) -> None: ...
 
 class PoolResource(_message.Message):
-    __slots__ = ("name", "reservation", "limit", "share", "demand", "allocation", "entitlement")
+    __slots__ = ("name", "reservation", "limit", "share", "demand", "allocation", "entitlement", "uncapped_demand")
     NAME_FIELD_NUMBER: _ClassVar[int]
     RESERVATION_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
@@ -588,6 +588,7 @@ class PoolResource(_message.Message):
     DEMAND_FIELD_NUMBER: _ClassVar[int]
     ALLOCATION_FIELD_NUMBER: _ClassVar[int]
     ENTITLEMENT_FIELD_NUMBER: _ClassVar[int]
+    UNCAPPED_DEMAND_FIELD_NUMBER: _ClassVar[int]
     name: str
     reservation: float
     limit: float
@@ -595,23 +596,28 @@ class PoolResource(_message.Message):
     demand: float
     allocation: float
     entitlement: float
-    def __init__(self, name: _Optional[str] = ..., reservation: _Optional[float] = ..., limit: _Optional[float] = ..., share: _Optional[float] = ..., demand: _Optional[float] = ..., allocation: _Optional[float] = ..., entitlement: _Optional[float] = ...) -> None: ...
+    uncapped_demand: float
+    def __init__(self, name: _Optional[str] = ..., reservation: _Optional[float] = ..., limit: _Optional[float] = ..., share: _Optional[float] = ..., demand: _Optional[float] = ..., allocation: _Optional[float] = ..., entitlement: _Optional[float] = ..., uncapped_demand: _Optional[float] = ...) -> None: ...
 
 class Pool(_message.Message):
-    __slots__ = ("path", "resources", "children", "jobs", "spec", "regions")
+    __slots__ = ("path", "resources", "children", "jobs", "spec", "regions", "pending_tasks", "running_tasks")
     PATH_FIELD_NUMBER: _ClassVar[int]
     RESOURCES_FIELD_NUMBER: _ClassVar[int]
     CHILDREN_FIELD_NUMBER: _ClassVar[int]
     JOBS_FIELD_NUMBER: _ClassVar[int]
     SPEC_FIELD_NUMBER: _ClassVar[int]
     REGIONS_FIELD_NUMBER: _ClassVar[int]
+    PENDING_TASKS_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_TASKS_FIELD_NUMBER: _ClassVar[int]
     path: str
     resources: _containers.RepeatedCompositeFieldContainer[PoolResource]
     children: _containers.RepeatedScalarFieldContainer[str]
     jobs: int
     spec: PoolSpec
     regions: _containers.RepeatedCompositeFieldContainer[PoolRegionShare]
-    def __init__(self, path: _Optional[str] = ..., resources: _Optional[_Iterable[_Union[PoolResource, _Mapping]]] = ..., children: _Optional[_Iterable[str]] = ..., jobs: _Optional[int] = ..., spec: _Optional[_Union[PoolSpec, _Mapping]] = ..., regions: _Optional[_Iterable[_Union[PoolRegionShare, _Mapping]]] = ...) -> None: ...
+    pending_tasks: int
+    running_tasks: int
+    def __init__(self, path: _Optional[str] = ..., resources: _Optional[_Iterable[_Union[PoolResource, _Mapping]]] = ..., children: _Optional[_Iterable[str]] = ..., jobs: _Optional[int] = ..., spec: _Optional[_Union[PoolSpec, _Mapping]] = ..., regions: _Optional[_Iterable[_Union[PoolRegionShare, _Mapping]]] = ..., pending_tasks: _Optional[int] = ..., running_tasks: _Optional[int] = ...) -> None: ...
 
 class PoolRegionShare(_message.Message):
     __slots__ = ("region", "reservation", "limit", "demand")
