@@ -256,7 +256,10 @@ func TestMigrationControlAndRefusals(t *testing.T) {
 	huge := model.JobSpec{Name: "huge", Instances: 1, Task: model.TaskSpec{Command: "sim", Resources: model.Resources{MilliCPU: 3500, MemMB: 10}},
 		Clusters: &model.ClusterPolicy{Avoid: []string{"new"}}}
 	h := s.service(huge)
-	if _, err := s.e.StartMigration(ctx, MigrationRequest{Job: h, To: "new", BatchSize: 1}); err != nil {
+	s.until("huge runs", func() bool { return s.count(h, model.TaskRunning) == 1 })
+	// Paused, so that it is still running for the refusals below (an
+	// instance that does not run would be moved by the first pass).
+	if _, err := s.e.StartMigration(ctx, MigrationRequest{Job: h, To: "new", BatchSize: 1, StartPaused: true}); err != nil {
 		t.Fatalf("a job that fits: %v", err)
 	}
 	if _, err := s.e.StartMigration(ctx, MigrationRequest{Job: h, To: "new"}); !errors.Is(err, ErrMigrationConflict) {

@@ -11,7 +11,10 @@ import (
 )
 
 // passWrite is what one pass writes: copies of the records it changed,
-// taken under the engine's lock and written without it. The live records
+// taken under the engine's lock and written without it. A task's, a job's
+// and an update's copy is shallow: what they hold by reference (a task's
+// ports and pin, a job's spec maps and lists) is replaced, never changed
+// in place. A migration is copied deep. The live records
 // go on changing while the store works; the copies are what is written,
 // and what the pass's events show.
 type passWrite struct {
@@ -100,8 +103,9 @@ func (e *Engine) takeWrites(jobs []*jobEntry) *passWrite {
 	e.endedUpdates = nil
 	for id := range e.migrations.dirty {
 		if m := e.migrations.running[id]; m != nil {
-			cp := *m
-			w.migrations = append(w.migrations, migrationWrite{live: m, copy: &cp})
+			// A deep copy: the live record's lists of jobs and instances
+			// change in place while the copy is written.
+			w.migrations = append(w.migrations, migrationWrite{live: m, copy: m.Clone()})
 		}
 		delete(e.migrations.dirty, id)
 	}
