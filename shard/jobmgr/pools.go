@@ -342,6 +342,13 @@ type PoolView struct {
 	// (RegionShare).
 	Reservation, Limit model.Resources
 	RegionShare        bool
+	// UncappedDemand is what the pool's gangs ask for before Demand's
+	// caps (a reservation and limit bound Demand, which entitlement
+	// divides): the answer to "how much does this team wait for".
+	UncappedDemand model.Resources
+	// Pending counts the tasks of the pool and its children waiting for a
+	// host; Running those running.
+	Pending, Running int
 }
 
 // ListPools returns every pool, ordered by path; with inUse, only the
@@ -360,10 +367,10 @@ func (e *Engine) ListPools(inUse bool) []PoolView {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	active := e.activeJobsByPool()
+	tally := e.tallyPools()
 	out := make([]PoolView, 0, len(paths))
 	for _, p := range paths {
-		out = append(out, e.poolView(p, active[p]))
+		out = append(out, e.poolView(p, tally[p]))
 	}
 	return out
 }
@@ -375,24 +382,46 @@ func (e *Engine) GetPool(path string) (PoolView, error) {
 	if e.pools[path] == nil {
 		return PoolView{}, fmt.Errorf("pool %s: %w", path, ErrNotFound)
 	}
-	return e.poolView(path, e.activeJobsByPool()[path]), nil
+	return e.poolView(path, e.tallyPools()[path]), nil
 }
 
-// activeJobsByPool counts the jobs of each pool that are not terminal, in
-// one pass over the jobs; e.mu is held.
-func (e *Engine) activeJobsByPool() map[string]int {
-	n := map[string]int{}
+// poolTally is what the unfinished jobs of a pool hold: jobs counts the
+// pool's own, pending and running its tasks and its children's.
+type poolTally struct{ jobs, pending, running int }
+
+// tallyPools counts the unfinished jobs of each pool and the tasks of
+// each pool's subtree waiting for a host and running, in one pass over the
+// jobs; e.mu is held.
+func (e *Engine) tallyPools() map[string]poolTally {
+	own := map[string]poolTally{}
 	for _, je := range e.jobs {
-		if !je.job.Status.State.IsTerminal() {
-			n[je.job.Spec.Pool]++
+		if je.job.Status.State.IsTerminal() {
+			continue
+		}
+		c := &je.counts
+		t := own[je.job.Spec.Pool]
+		t.jobs++
+		t.pending += int(c[model.TaskInitialized] + c[model.TaskPending] + c[model.TaskReady] + c[model.TaskPlacing])
+		t.running += int(c[model.TaskRunning])
+		own[je.job.Spec.Pool] = t
+	}
+	out := make(map[string]poolTally, len(own))
+	for path, t := range own {
+		o := out[path]
+		o.jobs = t.jobs
+		out[path] = o
+		for p, ok := path, true; ok; p, ok = entitlement.ParentPath(p) {
+			o := out[p]
+			o.pending += t.pending
+			o.running += t.running
+			out[p] = o
 		}
 	}
-	return n
+	return out
 }
 
-// poolView is a pool as the API shows it, with jobs its count of active
-// jobs; e.mu is held.
-func (e *Engine) poolView(path string, jobs int) PoolView {
+// poolView is a pool as the API shows it, with t its tally; e.mu is held.
+func (e *Engine) poolView(path string, t poolTally) PoolView {
 	v := PoolView{Pool: *e.pools[path]}
 	if i, ok := e.tree.Index(path); ok {
 		for _, c := range e.tree.Children(i) {
@@ -409,7 +438,10 @@ func (e *Engine) poolView(path string, jobs int) PoolView {
 		v.Reservation, v.Limit = sh.Reservation, sh.Limit.Max(sh.Reservation)
 		v.RegionShare = true
 	}
-	v.Jobs = jobs
-	v.Demand, v.Allocation, v.Entitlement = e.poolFigures(path)
+	v.Jobs, v.Pending, v.Running = t.jobs, t.pending, t.running
+	if f, ok := e.sched.PoolFigures(path); ok {
+		v.Demand, v.Allocation, v.Entitlement = f.Demand, f.Allocation.Add(f.RevocableAllocation), f.Entitlement
+		v.UncappedDemand = f.UncappedDemand
+	}
 	return v
 }

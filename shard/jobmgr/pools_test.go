@@ -54,3 +54,42 @@ func TestPoolCountsActiveJobs(t *testing.T) {
 		}
 	}
 }
+
+// A pool's waiting and running tasks count its children's: the root's
+// are the region's.
+func TestPoolTasksCountTheSubtree(t *testing.T) {
+	s := newTestShard(t, simHosts(1)) // one host of 8 cores
+	ctx := context.Background()
+	for _, p := range []string{"/a", "/a/x", "/b"} {
+		pool := model.Pool{Path: p, Reservation: model.Resources{MilliCPU: 4000, MemMB: 100},
+			Limit: model.Resources{MilliCPU: 8000, MemMB: 1000, DiskMB: 1000, GPU: 1}, Share: model.EqualShares(1)}
+		if _, err := s.e.CreatePool(ctx, pool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		pool string
+		n    uint32
+	}{{"/a/x", 6}, {"/b", 6}} {
+		spec := oneCore(c.n)
+		spec.Pool = c.pool
+		if _, err := s.e.CreateJob(ctx, spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts := func() map[string][2]int {
+		out := map[string][2]int{}
+		for _, v := range s.e.ListPools(false) {
+			out[v.Pool.Path] = [2]int{v.Pending, v.Running}
+		}
+		return out
+	}
+	s.until("8 running, 4 waiting", func() bool { c := counts(); return c[RootPool] == [2]int{4, 8} })
+	c := counts()
+	if c["/a"] != c["/a/x"] || c["/a"][0]+c["/b"][0] != 4 || c["/a"][1]+c["/b"][1] != 8 {
+		t.Fatalf("pending and running by pool: %v", c)
+	}
+	if v, err := s.e.GetPool("/a"); err != nil || [2]int{v.Pending, v.Running} != c["/a"] || v.Jobs != 0 {
+		t.Fatalf("GetPool /a: %+v %v", v, err)
+	}
+}

@@ -84,10 +84,8 @@ func (h *PoolHistory) Sample(now time.Time, e *jobmgr.Engine) { h.set.Record(now
 // poolRows are every pool's figures now, as rows of the pool columns.
 func poolRows(e *jobmgr.Engine) map[string][]int64 {
 	views := e.ListPools(false)
-	counts := countsOf(e.Stats())
 	rows := make(map[string][]int64, len(views))
 	for _, v := range views {
-		c := counts[v.Pool.Path]
 		row := make([]int64, poolCols)
 		for i := range model.ResourceKinds {
 			base := i * poolFields
@@ -97,11 +95,11 @@ func poolRows(e *jobmgr.Engine) map[string][]int64 {
 				row[base+fieldLimit] = -1
 			}
 			row[base+fieldDemand] = v.Demand.Get(i)
-			row[base+fieldUncapped] = c.uncapped.Get(i)
+			row[base+fieldUncapped] = v.UncappedDemand.Get(i)
 			row[base+fieldAllocation] = v.Allocation.Get(i)
 			row[base+fieldEntitlement] = v.Entitlement.Get(i)
 		}
-		row[colPending], row[colRunning] = int64(c.pending), int64(c.running)
+		row[colPending], row[colRunning] = int64(v.Pending), int64(v.Running)
 		rows[v.Pool.Path] = row
 	}
 	return rows

@@ -49,9 +49,11 @@ func limitAmounts(r model.Resources) *pb.ResourceAmounts {
 
 func poolToProto(v jobmgr.PoolView) *pb.Pool {
 	p := &pb.Pool{
-		Path:     v.Pool.Path,
-		Children: v.Children,
-		Jobs:     uint32(v.Jobs),
+		Path:         v.Pool.Path,
+		Children:     v.Children,
+		Jobs:         uint32(v.Jobs),
+		PendingTasks: uint32(v.Pending),
+		RunningTasks: uint32(v.Running),
 		Spec: &pb.PoolSpec{
 			Path:        v.Pool.Path,
 			Reservation: resourcesToProto(v.Pool.Reservation),
@@ -63,13 +65,14 @@ func poolToProto(v jobmgr.PoolView) *pb.Pool {
 	}
 	for i, name := range model.ResourceKinds {
 		p.Resources = append(p.Resources, &pb.PoolResource{
-			Name:        name,
-			Reservation: model.DecimalOf(i, v.Reservation.Get(i)),
-			Limit:       model.DecimalOf(i, v.Limit.Get(i)),
-			Share:       v.Pool.Share.Get(i),
-			Demand:      model.DecimalOf(i, v.Demand.Get(i)),
-			Allocation:  model.DecimalOf(i, v.Allocation.Get(i)),
-			Entitlement: model.DecimalOf(i, v.Entitlement.Get(i)),
+			Name:           name,
+			Reservation:    model.DecimalOf(i, v.Reservation.Get(i)),
+			Limit:          model.DecimalOf(i, v.Limit.Get(i)),
+			Share:          v.Pool.Share.Get(i),
+			Demand:         model.DecimalOf(i, v.Demand.Get(i)),
+			Allocation:     model.DecimalOf(i, v.Allocation.Get(i)),
+			Entitlement:    model.DecimalOf(i, v.Entitlement.Get(i)),
+			UncappedDemand: model.DecimalOf(i, v.UncappedDemand.Get(i)),
 		})
 	}
 	return p
@@ -134,10 +137,8 @@ func (s *Server) DeletePool(ctx context.Context, req *pb.DeletePoolRequest) (*pb
 
 func (s *Server) ListPools(ctx context.Context, req *pb.ListPoolsRequest) (*pb.ListPoolsResponse, error) {
 	out := &pb.ListPoolsResponse{}
-	views := s.engine.ListPools(req.GetInUse())
-	counts := countsOf(s.engine.Stats())
-	for _, v := range views {
-		out.Pools = append(out.Pools, withCounts(poolToProto(v), counts[v.Pool.Path]))
+	for _, v := range s.engine.ListPools(req.GetInUse()) {
+		out.Pools = append(out.Pools, poolToProto(v))
 	}
 	return out, nil
 }
@@ -147,5 +148,5 @@ func (s *Server) GetPool(ctx context.Context, req *pb.GetPoolRequest) (*pb.GetPo
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &pb.GetPoolResponse{Pool: withCounts(poolToProto(v), countsOf(s.engine.Stats())[v.Pool.Path])}, nil
+	return &pb.GetPoolResponse{Pool: poolToProto(v)}, nil
 }
