@@ -37,15 +37,14 @@ func copyJob(j *model.Job) *model.Job {
 	return &cp
 }
 
-// GetJob returns a job with its current task counts.
+// GetJob returns a job with its task counts, as the store has them (see
+// jobsView): it never waits for a pass.
 func (e *Engine) GetJob(id model.JobID) (*model.Job, error) {
-	e.lock()
-	defer e.mu.Unlock()
-	je := e.jobs[id]
-	if je == nil {
+	j := e.view.get(id)
+	if j == nil {
 		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
 	}
-	return e.snapshotJob(je), nil
+	return copyJob(j), nil
 }
 
 func (e *Engine) snapshotJob(je *jobEntry) *model.Job {
@@ -75,19 +74,19 @@ type JobKey struct {
 	ID      model.JobID
 }
 
-// ListJobs returns jobs, oldest first (ties by id).
+// ListJobs returns jobs, oldest first (ties by id), as the store has them
+// (see jobsView): it never waits for a pass.
 func (e *Engine) ListJobs(f JobFilter) []*model.Job {
-	e.lock()
-	defer e.mu.Unlock()
 	var out []*model.Job
-	for _, je := range e.sortedJobs() {
+	e.view.list(func(j *model.Job) bool {
 		if f.Limit > 0 && len(out) == f.Limit {
-			break
+			return false
 		}
-		if f.matches(je.job) {
-			out = append(out, e.snapshotJob(je))
+		if f.matches(j) {
+			out = append(out, copyJob(j))
 		}
-	}
+		return true
+	})
 	return out
 }
 
@@ -164,6 +163,7 @@ func (e *Engine) DeleteJob(ctx context.Context, id model.JobID) error {
 	if e.jobs[id] != je {
 		return nil
 	}
+	e.view.remove(id)
 	e.removeJob(id)
 	delete(e.work, id)
 	je.inWork = false

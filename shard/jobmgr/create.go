@@ -86,6 +86,7 @@ func (e *Engine) CreateJobs(ctx context.Context, jobs []NewJob) []Created {
 	}
 	errs := e.cfg.Store.CreateJobs(ctx, batch)
 	created := make([]*model.Job, 0, len(batch))
+	published := make([]*model.Job, 0, len(batch))
 	events := make([]Event, 0, len(batch))
 	for k, j := range batch {
 		i := at[k]
@@ -101,11 +102,14 @@ func (e *Engine) CreateJobs(ctx context.Context, jobs []NewJob) []Created {
 		cp := copyJob(j)
 		out[i] = Created{Job: cp, ID: j.ID}
 		created = append(created, j)
+		published = append(published, copyJob(j))
 		events = append(events, Event{Time: j.Status.CreateTime, Job: j.ID, JobStatus: &cp.Status})
 	}
 	if len(created) == 0 {
 		return out
 	}
+	// Stored: readers see them from now on, and the loop takes them in.
+	e.view.add(published...)
 	e.incomingMu.Lock()
 	e.incoming = append(e.incoming, created...)
 	e.incomingMu.Unlock()

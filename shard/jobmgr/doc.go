@@ -14,7 +14,9 @@
 // reads go on. Under the lock again it takes the store's revisions, or
 // marks the set changed again when the write failed. Only then does it
 // answer the API calls that waited for the write (awaitWrite), publish
-// the pass's events and launch and kill. No store call runs while an
+// the pass's events and launch and kill. Jobs and running updates are
+// read from a view published after each write (view.go), not from the
+// state a pass decides. No store call runs while an
 // engine lock is held; PELOTON_LOCK_CHECK=1 (lockcheck.go) enforces it.
 // docs/core.md draws the loop.
 //

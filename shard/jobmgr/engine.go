@@ -246,6 +246,8 @@ type Engine struct {
 
 	hosts     hostBook
 	hostPools hostPoolBook
+	// view is the jobs as stored, for readers (see jobsView).
+	view jobsView
 
 	// stats holds the counters Stats reports.
 	stats statBook
@@ -492,6 +494,9 @@ func (e *Engine) recover(ctx context.Context) error {
 			}
 		}
 		e.recoverUpdate(je, l.update)
+		if l.update != nil {
+			e.view.setUpdate(l.update)
+		}
 		e.addJob(je)
 		e.visit(je)
 		if j.Spec.Revocable && !j.Status.State.IsTerminal() {
@@ -500,6 +505,12 @@ func (e *Engine) recover(ctx context.Context) error {
 		e.sched.SetJobLimit(j.ID, j.Spec.MaxRunning)
 		e.recoverGangs(je)
 	}
+	snaps := make([]*model.Job, 0, len(e.jobs))
+	for _, je := range e.jobs {
+		snaps = append(snaps, e.snapshotJob(je))
+	}
+	e.view.add(snaps...)
+	e.view.merge()
 	e.log.Info("recovered state", "jobs", len(jobs), "tasks", ntasks)
 	return nil
 }

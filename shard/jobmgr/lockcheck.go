@@ -417,4 +417,5 @@ func (e *Engine) nameLocks() {
 	e.hostPools.mu.name = "hostPoolBook.mu"
 	e.stats.mu.name = "statBook.mu"
 	e.hosts.mu.name = "hostBook.mu"
+	e.view.mu.name = "jobsView.mu"
 }

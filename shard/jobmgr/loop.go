@@ -101,6 +101,7 @@ func (e *Engine) step(ctx context.Context) error {
 	}
 	e.mu.Unlock()
 
+	e.view.merge()
 	w.answer(nil)
 	e.emit(evs)
 	e.carryOut(ctx, w.effects)

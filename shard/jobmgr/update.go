@@ -149,7 +149,9 @@ func (e *Engine) UpdateJob(ctx context.Context, id model.JobID, spec model.JobSp
 		// record is written with the job's.
 		e.closeUpdateRecord(prev, prev.State, prev.Message, now)
 	}
-	je.update, je.updateDirty, je.updating = u, false, map[uint32]bool{}
+	// The update is written again with the job, by the same pass, and
+	// shown from then on (see jobsView).
+	je.update, je.updateDirty, je.updating = u, true, map[uint32]bool{}
 	je.failBase, je.failed, je.updateReason = map[uint32]uint32{}, map[uint32]bool{}, ""
 	e.sched.SetJobLimit(id, spec.MaxRunning)
 	e.log.Info("job update started", "job", id, "update", u.ID, "from", from, "to", to, "batch", opts.BatchSize)
@@ -286,20 +288,16 @@ func (e *Engine) updateEntry(id model.UpdateID) (*jobEntry, error) {
 	return e.jobs[job], nil
 }
 
-// GetUpdate returns an update.
+// GetUpdate returns an update as the store has it: a running one from the
+// view the loop publishes after its writes (with the job it updates, see
+// jobsView), an ended one from the store.
 func (e *Engine) GetUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
-	e.lock()
-	je, err := e.updateEntry(id)
-	if err != nil {
-		e.mu.Unlock()
-		return nil, err
+	if _, _, ok := id.Parse(); !ok {
+		return nil, fmt.Errorf("update id %q: want <job>.<version>: %w", id, ErrInvalid)
 	}
-	if je != nil && je.update != nil && je.update.ID == id {
-		cp := *je.update
-		e.mu.Unlock()
-		return &cp, nil
+	if u := e.view.update(id); u != nil {
+		return u, nil
 	}
-	e.mu.Unlock()
 	u, err := e.cfg.Store.GetUpdate(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("update %s: %w", id, ErrNotFound)
@@ -309,15 +307,7 @@ func (e *Engine) GetUpdate(ctx context.Context, id model.UpdateID) (*model.Updat
 
 // ListUpdates returns a job's updates, oldest first.
 func (e *Engine) ListUpdates(ctx context.Context, job model.JobID) ([]*model.Update, error) {
-	e.lock()
-	je := e.jobs[job]
-	var live *model.Update
-	if je != nil && je.update != nil {
-		cp := *je.update
-		live = &cp
-	}
-	e.mu.Unlock()
-	if je == nil {
+	if e.view.get(job) == nil {
 		return nil, fmt.Errorf("job %s: %w", job, ErrNotFound)
 	}
 	us, err := e.cfg.Store.ListUpdates(ctx, job)
@@ -325,7 +315,7 @@ func (e *Engine) ListUpdates(ctx context.Context, job model.JobID) ([]*model.Upd
 		return nil, err
 	}
 	for i, u := range us {
-		if live != nil && u.ID == live.ID {
+		if live := e.view.update(u.ID); live != nil {
 			us[i] = live
 		}
 	}

@@ -82,34 +82,40 @@ var ErrUpdateState = fmt.Errorf("update state: %w", ErrInvalid)
 
 // controlUpdate runs op on the job's running update named id, under the
 // engine's lock, and returns a copy of it after.
-func (e *Engine) controlUpdate(id model.UpdateID, op func(je *jobEntry, u *model.Update, now time.Time) error) (*model.Update, error) {
+func (e *Engine) controlUpdate(ctx context.Context, id model.UpdateID, op func(je *jobEntry, u *model.Update, now time.Time) error) (*model.Update, error) {
 	e.lock()
-	defer e.mu.Unlock()
 	je, err := e.updateEntry(id)
-	if err != nil {
-		return nil, err
+	if err == nil && je == nil {
+		err = fmt.Errorf("update %s: %w", id, ErrNotFound)
 	}
-	if je == nil {
-		return nil, fmt.Errorf("update %s: %w", id, ErrNotFound)
+	if err != nil {
+		e.mu.Unlock()
+		return nil, err
 	}
 	u := je.update
 	if u == nil || u.ID != id {
+		e.mu.Unlock()
 		return nil, fmt.Errorf("update %s is not the job's running update (it ended): %w", id, ErrUpdateState)
 	}
 	if err := op(je, u, e.cfg.Clock.Now()); err != nil {
+		e.mu.Unlock()
 		return nil, err
 	}
 	je.updateDirty = true
 	e.visit(je)
-	e.wake()
 	cp := *u
+	wait := e.awaitWrite()
+	e.mu.Unlock()
+	if err := wait(ctx); err != nil {
+		return nil, fmt.Errorf("store update %s: %w", id, err)
+	}
 	return &cp, nil
 }
 
 // PauseUpdate stops a running update from starting new batches; batches
 // in flight finish.
 func (e *Engine) PauseUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
-	return e.controlUpdate(id, func(je *jobEntry, u *model.Update, now time.Time) error {
+	return e.controlUpdate(ctx, id, func(je *jobEntry, u *model.Update, now time.Time) error {
 		if u.State.IsTerminal() {
 			return fmt.Errorf("update %s is %s: only a running update can be paused: %w", id, u.State, ErrUpdateState)
 		}
@@ -120,7 +126,7 @@ func (e *Engine) PauseUpdate(ctx context.Context, id model.UpdateID) (*model.Upd
 
 // ResumeUpdate lets a paused update go on.
 func (e *Engine) ResumeUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
-	return e.controlUpdate(id, func(je *jobEntry, u *model.Update, now time.Time) error {
+	return e.controlUpdate(ctx, id, func(je *jobEntry, u *model.Update, now time.Time) error {
 		if !u.Paused {
 			return fmt.Errorf("update %s is not paused: %w", id, ErrUpdateState)
 		}
@@ -132,7 +138,7 @@ func (e *Engine) ResumeUpdate(ctx context.Context, id model.UpdateID) (*model.Up
 // RollbackUpdate moves the instances of a running update back to its
 // FromVersion, with the same batch size and SLA.
 func (e *Engine) RollbackUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
-	return e.controlUpdate(id, func(je *jobEntry, u *model.Update, now time.Time) error {
+	return e.controlUpdate(ctx, id, func(je *jobEntry, u *model.Update, now time.Time) error {
 		if u.State != model.UpdateRollingForward {
 			return fmt.Errorf("update %s is %s: only an update rolling forward can be rolled back: %w", id, u.State, ErrUpdateState)
 		}

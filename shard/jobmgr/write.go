@@ -215,6 +215,7 @@ func (e *Engine) written(w *passWrite) []Event {
 		if jw.record != nil {
 			jw.je.job.Revision = jw.record.Revision
 		}
+		e.view.set(jw.published(e.view.get(jw.je.job.ID)))
 		st := jw.status
 		evs = append(evs, Event{Time: e.cfg.Clock.Now(), Job: jw.je.job.ID, JobStatus: &st})
 		// Finished jobs leave memory: the store has their tasks.
@@ -225,6 +226,7 @@ func (e *Engine) written(w *passWrite) []Event {
 	}
 	for _, uw := range w.updates {
 		uw.live.Revision = uw.copy.Revision
+		e.view.setUpdate(uw.copy)
 		if je := uw.je; je != nil && je.update == uw.live && uw.live.State.IsTerminal() && !je.updateDirty {
 			je.update = nil
 		}

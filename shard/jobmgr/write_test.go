@@ -70,6 +70,10 @@ func TestReadsDoNotWaitForThePassWrite(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("reads took %v while a pass's write was held", d)
 	}
+	// A job read shows what is stored: not the tasks the held pass made.
+	if j, err := s.e.GetJob(other); err != nil || len(j.Status.TaskStates) != 0 {
+		t.Fatalf("the job's tasks shown before the write that made them landed: %+v %v", j, err)
+	}
 	select {
 	case ev := <-sub.C:
 		t.Fatalf("an event of a write not yet done was published: %+v", ev)
@@ -85,6 +89,12 @@ func TestReadsDoNotWaitForThePassWrite(t *testing.T) {
 	close(st.gate)
 	if err := <-stopped; err != nil {
 		t.Fatalf("stop: %v", err)
+	}
+	if j, err := s.e.GetJob(other); err != nil || j.Status.TaskStates[model.TaskInitialized]+j.Status.TaskStates[model.TaskPending]+j.Status.TaskStates[model.TaskPlaced]+j.Status.TaskStates[model.TaskLaunching]+j.Status.TaskStates[model.TaskRunning] != 1 {
+		t.Fatalf("the job's task once its write landed: %+v %v", j, err)
+	}
+	if j, _ := s.e.GetJob(job); !j.Status.Killed {
+		t.Fatalf("a stop answered is not shown: %+v", j.Status)
 	}
 	stored, err := st.Store.GetJob(context.Background(), job)
 	if err != nil || !stored.Status.Killed {
