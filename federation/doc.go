@@ -21,6 +21,30 @@
 //     SuspectAfter, failed once for FailAfter (policy.HealthTracker); only
 //     failed regions have their jobs relocated, each job once (its replica
 //     records the relocation and is never relocated again).
+//   - One region relocates a failed region's jobs: the relocator, the
+//     first by name after the failed region, wrapping around, of the
+//     regions that a region does not hold failed, itself included
+//     (relocatorOf): where the owner puts its replicas while all are
+//     alive. A region that is not the relocator in its own view relocates
+//     nothing, whatever replicas it holds. The relocator first reads the
+//     failed region's replicas from every one of those regions and waits
+//     while any does not answer; per job it takes the newest copy
+//     (newestReplicas): a copy recording a relocation wins (the relocation
+//     is recorded here too, not made again), else the owner's latest
+//     progress. It records each relocation in every copy it read (its
+//     own included). A replica can be held by several regions: the owner
+//     puts it in its replica region, the first alive region after it by
+//     name, which changes with the owner's view of the others (a flapping
+//     link), and a former holder keeps its copy. The rule needs no word to
+//     the former holder: what decides is the relocator, not who holds a
+//     copy. Regions that see each other agree on the relocator. Two
+//     relocators need a region that holds failed every region between the
+//     failed one and itself in that order while it sees some region alive
+//     (else it is fenced): three regions cannot have that; with more, a
+//     partition among the survivors can, and then a relocator adopts the
+//     other's relocation only if it reads it before relocating. A deleted
+//     job's replica is forgotten by every region not failed (a former
+//     holder cut off then keeps it).
 //   - A region that sees no other region alive fences itself (launches
 //     stop) after SuspectAfter, before the others relocate its work after
 //     FailAfter.
@@ -30,9 +54,13 @@
 //     the flapping, so it is declared failed once and comes back once.
 //   - Coming back, the region unfences only after a failback check with
 //     a live peer, which stops its own copies of the jobs relocated
-//     meanwhile (each once: they end KILLED). Moving relocated jobs home
-//     again is an operator's FailBack, refused while the region is not
-//     alive.
+//     meanwhile (each once: they end KILLED). While another region is not
+//     alive in its view, that region may still hold it failed and
+//     relocate (the first check can run in the middle of a relocation
+//     pass, right after a cut heals): the check runs again every
+//     recheckEvery ticks then, and once more when all are alive again.
+//     Moving relocated jobs home again is an operator's FailBack, refused
+//     while the region is not alive.
 //
 // It talks to shards only through the v1 gRPC API, so a shard may be in
 // the same process (dev mode) or remote; it never imports shard internals.

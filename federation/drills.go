@@ -320,9 +320,10 @@ func (r *Router) runDrill(ctx context.Context, d *pb.Drill, duration time.Durati
 }
 
 // replicasOf collects, from every reachable region, the replicas of a
-// region's jobs.
+// region's jobs: one per job, the newest (newestReplicas).
 func (r *Router) replicasOf(ctx context.Context, owner string) ([]*pb.Replica, error) {
-	held := r.replicasHeld(ctx, owner)
+	held, _ := r.replicasHeld(ctx, owner)
+	held = newestReplicas(r.dir.Local(), held)
 	out := make([]*pb.Replica, len(held))
 	for i, h := range held {
 		out[i] = h.rep

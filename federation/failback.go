@@ -23,9 +23,11 @@ type heldReplica struct {
 	rep    *pb.Replica
 }
 
-// replicasHeld collects the replicas of owner's jobs with their holders.
-func (r *Router) replicasHeld(ctx context.Context, owner string) []heldReplica {
-	answers, _ := fanOut(r, ctx, func(ctx context.Context) (*pb.ListReplicasResponse, error) {
+// replicasHeld collects the replicas of owner's jobs with their holders,
+// from this region and every region it does not hold failed; errs has the
+// regions that did not answer.
+func (r *Router) replicasHeld(ctx context.Context, owner string) ([]heldReplica, map[string]error) {
+	answers, errs := fanOut(r, ctx, func(ctx context.Context) (*pb.ListReplicasResponse, error) {
 		return r.ListReplicas(ctx, &pb.ListReplicasRequest{OwnerRegion: owner})
 	}, func(ctx context.Context, c grpc.ClientConnInterface) (*pb.ListReplicasResponse, error) {
 		return pb.NewFederationServiceClient(c).ListReplicas(ctx, &pb.ListReplicasRequest{OwnerRegion: owner})
@@ -39,8 +41,9 @@ func (r *Router) replicasHeld(ctx context.Context, owner string) []heldReplica {
 			out = append(out, heldReplica{holder: region, rep: rep})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].rep.GetJob().GetId() < out[j].rep.GetJob().GetId() })
-	return out
+	sort.SliceStable(out, func(i, j int) bool { return out[i].rep.GetJob().GetId() < out[j].rep.GetJob().GetId() })
+	delete(errs, owner)
+	return out, errs
 }
 
 // putReplicaAt stores a replica in the region that holds it.
@@ -61,12 +64,26 @@ func (r *Router) FailBack(ctx context.Context, req *pb.FailBackRequest) (*pb.Fai
 		return nil, status.Errorf(codes.FailedPrecondition, "region %s is %s: fail back once it is alive", req.Region, h)
 	}
 	out := &pb.FailBackResponse{}
-	for _, hr := range r.replicasHeld(ctx, req.Region) {
+	held, _ := r.replicasHeld(ctx, req.Region)
+	// A relocation is recorded by every region that was not failed for
+	// its relocator: the job moves back once, and each of them records it.
+	back := map[string]*pb.Replica{} // job → its replica as recorded after the move; nil if not moved
+	for _, hr := range held {
 		rep := hr.rep
 		from, moved := rep.GetRelocatedRegion(), rep.GetRelocatedJobId()
 		if from == "" || from == req.Region {
 			continue // never relocated, or already back
 		}
+		if done, ok := back[rep.GetJob().GetId()]; ok {
+			if done != nil {
+				rep.RelocatedRegion, rep.RelocatedJobId, rep.RelocatedTime = done.RelocatedRegion, done.RelocatedJobId, done.RelocatedTime
+				if err := r.putReplicaAt(ctx, hr.holder, rep); err != nil {
+					r.reportError("failback", "a failback not recorded by a holder of the job's relocation", err, "job", rep.GetJob().GetId(), "holder", hr.holder)
+				}
+			}
+			continue
+		}
+		back[rep.GetJob().GetId()] = nil
 		m := &pb.PlannedMove{JobId: rep.GetJob().GetId(), JobName: rep.GetJob().GetSpec().GetName(), ToRegion: req.Region}
 		var remaining uint32
 		if moved != "" {
@@ -119,6 +136,7 @@ func (r *Router) FailBack(ctx context.Context, req *pb.FailBackRequest) (*pb.Fai
 			m.Reason = "its copy " + moved + " in " + from + " had finished: nothing to move"
 		}
 		rep.RelocatedRegion, rep.RelocatedJobId, rep.RelocatedTime = req.Region, newID, timestamppb.Now()
+		back[rep.GetJob().GetId()] = rep
 		if err := r.putReplicaAt(ctx, hr.holder, rep); err != nil {
 			m.Reason += "; recording it failed: " + err.Error()
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"time"
 
@@ -32,11 +33,19 @@ type Failover struct {
 
 	fenced   bool
 	synced   bool // failback check done since the last fence
+	allAlive bool // every other region was alive at the last failback check
 	progress progress
 	shares   func(map[string]policy.RegionShare)
 	applied  *stateView // the gather whose shares were applied last
 	ticks    int
+	// settled: failed regions this region relocates for, with the tick at
+	// which nothing of theirs was left to relocate.
+	settled map[string]int
 }
+
+// settledRecheck is how many ticks a failed region whose jobs were all
+// relocated waits before its replicas are read again everywhere.
+const settledRecheck = 10
 
 // NewFailover returns the failover shell of a region; fence stops or
 // resumes its shard's launches. The shard starts fenced: it launches only
@@ -47,7 +56,7 @@ func NewFailover(router *Router, fence func(bool), log *slog.Logger, interval ti
 	}
 	router.log = func(msg string, args ...any) { log.Info(msg, args...) }
 	router.warn = func(msg string, args ...any) { log.Warn(msg, args...) }
-	f := &Failover{router: router, fence: fence, log: log, interval: interval, progress: newProgress()}
+	f := &Failover{router: router, fence: fence, log: log, interval: interval, progress: newProgress(), settled: map[string]int{}}
 	f.setFenced(true, "starting: checking with the federation first")
 	return f
 }
@@ -103,6 +112,11 @@ func (f *Failover) Tick(ctx context.Context) {
 			failed = append(failed, reg)
 		}
 	}
+	for name := range f.settled {
+		if !slices.ContainsFunc(failed, func(reg Region) bool { return reg.Name == name }) {
+			delete(f.settled, name) // back, or gone: read afresh when it fails again
+		}
+	}
 	others := len(r.dir.Regions()) - 1
 	switch {
 	case others <= 0:
@@ -115,7 +129,10 @@ func (f *Failover) Tick(ctx context.Context) {
 			break
 		}
 		f.synced = true
+		f.allAlive = len(alive) == others
 		f.setFenced(false, "checked with the federation")
+	default:
+		f.recheck(ctx, alive, others)
 	}
 	if !f.fenced {
 		for _, reg := range failed {
@@ -194,28 +211,95 @@ func (f *Failover) failback(ctx context.Context, alive []Region) error {
 	return nil
 }
 
+// recheckEvery is how many ticks apart the failback check runs again
+// while another region is not alive.
+const recheckEvery = 5
+
+// recheck runs the failback check again while another region is not
+// alive here: that region may hold this one failed and be relocating its
+// jobs (a first check can run in the middle of a relocation pass, right
+// after a cut heals). It runs every recheckEvery ticks then, and once
+// more when every region is alive again, and stops what moved meanwhile.
+func (f *Failover) recheck(ctx context.Context, alive []Region, others int) {
+	all := len(alive) == others
+	switch {
+	case !all:
+		f.allAlive = false
+		if f.ticks%recheckEvery != 0 {
+			return
+		}
+	case f.allAlive:
+		return
+	}
+	if err := f.failback(ctx, alive); err != nil {
+		f.router.reportError("failover", "failback check failed; it runs again", err)
+		return
+	}
+	f.allAlive = all
+}
+
 // relocate re-creates, in surviving regions, the relocatable jobs of a
-// failed region that this region holds replicas of. Instances that already
+// failed region, when this region is their relocator (relocatorOf): from
+// the newest copy of each job's replica that it and the regions it does
+// not hold failed keep. Every one of those regions must answer first, so
+// that a relocation one of them recorded is never made again; the
+// relocation is then recorded in every copy read (spread), this region's
+// included, adopted when another region made it. Instances that already
 // succeeded are not run again.
 func (f *Failover) relocate(ctx context.Context, failed string) {
 	r := f.router
 	if r.replicas == nil {
 		return
 	}
-	reps, err := r.replicas.list(ctx, failed)
-	if err != nil {
-		r.reportError("failover", "cannot load the replicas of a failed region", err, "failed_region", failed)
+	local := r.dir.Local()
+	if by := relocatorOf(failed, local, r.dir.Regions()); by != local {
+		return // that region relocates, from this one's replicas too
+	}
+	if last, ok := f.settled[failed]; ok && f.ticks-last < settledRecheck {
 		return
 	}
-	for _, rep := range reps {
-		if rep.GetRelocatedRegion() != "" {
-			continue
+	held, errs := r.replicasHeld(ctx, failed)
+	if len(errs) > 0 {
+		for _, region := range sortedKeys(errs) {
+			r.reportError("failover", "the replicas a region holds could not be read; relocation waits for it", errs[region], "failed_region", failed, "holder", region)
 		}
+		return
+	}
+	// Per job, the regions whose copy lacks its relocation: this one and
+	// every other holder of a copy.
+	lacking := map[string][]string{}
+	for _, hr := range held {
+		id := hr.rep.GetJob().GetId()
+		if _, ok := lacking[id]; !ok {
+			lacking[id] = []string{local}
+		}
+		if hr.rep.GetRelocatedRegion() != "" {
+			lacking[id] = slices.DeleteFunc(lacking[id], func(n string) bool { return n == hr.holder })
+		} else if hr.holder != local {
+			lacking[id] = append(lacking[id], hr.holder)
+		}
+	}
+	var reps []*pb.Replica
+	missing := 0
+	for _, hr := range newestReplicas(local, held) {
+		rep := hr.rep
+		if rep.GetRelocatedRegion() != "" {
+			if to := lacking[rep.GetJob().GetId()]; slices.Contains(to, local) {
+				f.log.Info("relocation made by another region recorded", "job", rep.GetJob().GetId(), "from", failed, "by", hr.holder, "to", rep.GetRelocatedRegion())
+			}
+			missing += f.spread(ctx, rep, lacking[rep.GetJob().GetId()])
+		} else if defaultFailover(rep.GetJob().GetSpec(), false).GetMode() != pb.FailoverPolicy_MODE_NONE {
+			reps = append(reps, rep)
+		}
+	}
+	if len(reps) == 0 && missing == 0 {
+		f.settled[failed] = f.ticks
+	} else {
+		delete(f.settled, failed)
+	}
+	for _, rep := range reps {
 		spec := rep.GetJob().GetSpec()
 		pol := defaultFailover(spec, false)
-		if pol.GetMode() == pb.FailoverPolicy_MODE_NONE {
-			continue
-		}
 		target, err := f.target(failed, pol)
 		if err != nil {
 			r.reportError("failover", "cannot relocate job", err, "job", rep.GetJob().GetId(), "from", failed)
@@ -253,11 +337,26 @@ func (f *Failover) relocate(ctx context.Context, failed string) {
 			newID = resp.GetJob().GetId()
 		}
 		rep.RelocatedRegion, rep.RelocatedJobId, rep.RelocatedTime = target, newID, timestamppb.Now()
-		if err := r.replicas.put(ctx, rep); err != nil {
-			r.reportError("failover", "relocation not recorded", err, "job", rep.GetJob().GetId())
-		}
 		f.log.Info("job relocated", "job", rep.GetJob().GetId(), "from", failed, "to", target, "new_job", newID, "instances", remaining)
+		f.spread(ctx, rep, lacking[rep.GetJob().GetId()])
 	}
+}
+
+// spread records a relocation in the regions of to: this one and the
+// other holders of a copy of the job's replica that lack it. The failed
+// region, once back, finds it with whichever holder it checks (the one it
+// pushed its replicas to last among them), and a later relocator finds
+// it in every copy it reads, so no copy is relocated again. It returns
+// how many regions lacked it; one that could not be told is told at the
+// next tick.
+func (f *Failover) spread(ctx context.Context, rep *pb.Replica, to []string) int {
+	r := f.router
+	for _, name := range to {
+		if err := r.putReplicaAt(ctx, name, proto.Clone(rep).(*pb.Replica)); err != nil {
+			r.reportError("failover", "relocation not recorded", err, "job", rep.GetJob().GetId(), "holder", name)
+		}
+	}
+	return len(to)
 }
 
 // moveRequestID is the request id of the create that moves job to another
@@ -301,4 +400,69 @@ func (f *Failover) target(failed string, pol *pb.FailoverPolicy) (string, error)
 		}
 	}
 	return names[0], nil
+}
+
+// relocatorOf is the one region that relocates the jobs of the failed
+// region, in the view regions of region local: the first by name after the
+// failed one, wrapping around, of local and the regions it does not hold
+// failed (where the owner puts its replicas while all are alive, so each
+// region's jobs have their own relocator). Regions that see each other
+// alike pick the same one, whichever of them hold its replicas.
+func relocatorOf(failed, local string, regions []Region) string {
+	names := []string{local}
+	for _, reg := range regions {
+		if reg.Name != failed && reg.Name != local && reg.Health != "failed" && reg.Addr != "" {
+			names = append(names, reg.Name)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if n > failed {
+			return n
+		}
+	}
+	return names[0]
+}
+
+// newestReplicas merges the copies of a region's replicas that several
+// regions hold into one per job, ordered by job id: a copy that records a
+// relocation wins (the job moved: never again), else the copy with the
+// owner's latest progress (config version, then succeeded instances); on
+// a tie the local copy, then the first holder by name. A copy without the
+// failover policy (pushed by the owner's progress sync to a holder that
+// never had the job's create) takes it from another copy.
+func newestReplicas(local string, held []heldReplica) []heldReplica {
+	rank := func(hr heldReplica) []uint64 {
+		rep := hr.rep
+		relocated, isLocal := uint64(0), uint64(0)
+		if rep.GetRelocatedRegion() != "" {
+			relocated = 1
+		}
+		if hr.holder == local {
+			isLocal = 1
+		}
+		return []uint64{relocated, rep.GetJob().GetConfigVersion(), uint64(len(rep.GetSucceeded())), isLocal}
+	}
+	best := map[string]heldReplica{}
+	policies := map[string]*pb.FailoverPolicy{}
+	for _, hr := range held {
+		id := hr.rep.GetJob().GetId()
+		if p := hr.rep.GetJob().GetSpec().GetFailover(); p != nil && policies[id] == nil {
+			policies[id] = p
+		}
+		cur, ok := best[id]
+		if !ok || slices.Compare(rank(hr), rank(cur)) > 0 || slices.Compare(rank(hr), rank(cur)) == 0 && hr.holder < cur.holder {
+			best[id] = hr
+		}
+	}
+	out := make([]heldReplica, 0, len(best))
+	for _, id := range sortedKeys(best) {
+		hr := best[id]
+		if spec := hr.rep.GetJob().GetSpec(); spec != nil && spec.Failover == nil && policies[id] != nil {
+			hr.rep = proto.Clone(hr.rep).(*pb.Replica)
+			hr.rep.Job.Spec.Failover = policies[id]
+		}
+		out = append(out, hr)
+	}
+	return out
 }

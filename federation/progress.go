@@ -126,6 +126,9 @@ func (f *Failover) syncProgress(ctx context.Context) {
 	}
 	p := &f.progress
 	if reg.Name != p.to {
+		if p.to != "" {
+			r.log("replica region changed: every job's replica is pushed to the new one", "from", p.to, "to", reg.Name)
+		}
 		p.to = reg.Name
 		clear(p.pushed)
 		p.lost()

@@ -217,20 +217,22 @@ func (r *Router) ListReplicas(ctx context.Context, req *pb.ListReplicasRequest) 
 	return out, nil
 }
 
-// forgetReplica tells the replica region of owner that owner deleted job,
-// so that its replica does not outlive it. A failure is reported, not
-// returned: the job is gone either way, and the replica is only kept
-// longer.
+// forgetReplica tells every region that may hold a replica of owner's
+// job (each region but owner that is not failed here: a replica moves when
+// owner's replica region changes) that owner deleted it, so that no
+// replica outlives it. A failure is reported, not returned: the job is
+// gone either way, and a replica is only kept longer.
 func (r *Router) forgetReplica(ctx context.Context, owner, job string) {
 	if r.replicas == nil || owner == "" {
 		return
 	}
-	reg, ok := r.replicaRegion(owner)
-	if !ok {
-		return
-	}
-	if err := r.putReplicaIn(ctx, reg, &pb.Replica{Job: &pb.Job{Id: job}, OwnerRegion: owner, Deleted: true}); err != nil {
-		r.reportError("replicas", "the replica of a deleted job was not forgotten", err, "job", job, "replica_region", reg.Name)
+	for _, reg := range r.dir.Regions() {
+		if reg.Name == owner || reg.Health == "failed" || reg.Addr == "" && reg.Name != r.dir.Local() {
+			continue
+		}
+		if err := r.putReplicaIn(ctx, reg, &pb.Replica{Job: &pb.Job{Id: job}, OwnerRegion: owner, Deleted: true}); err != nil {
+			r.reportError("replicas", "the replica of a deleted job was not forgotten", err, "job", job, "replica_region", reg.Name)
+		}
 	}
 }
 

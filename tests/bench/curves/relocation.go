@@ -21,25 +21,25 @@ import (
 // relocationWhy explains a relocation that grows faster than the jobs it
 // moves.
 const relocationWhy = "the pass is sequential, one job after another, and each job's durable writes (the job in east's " +
-	"store, its new replica in central's, the old replica marked in east's) share the disk and the two CPUs with the shard " +
+	"store, its new replica in north's, the old replica marked in east's) share the disk and the two CPUs with the shard " +
 	"creating, placing and persisting the tasks of the jobs relocated before it: timed apart, each write took 2 to 3 times " +
 	"as long with 100 jobs as with 10"
 
 // relocationCurve measures how long the federation takes to relocate a
 // failed region's jobs, against the number of relocated tasks: region west
 // has failed; region east holds west's replicas (jobs of perJob tasks,
-// failover mode any) and relocates them into its own shard; region central
+// failover mode any) and relocates them into its own shard; region north
 // is alive and answers east's failback check and holds replicas of the
 // re-created jobs. All in one process: east's shard is a real
 // jobmgr.Engine on boltstore with the sim host manager (hosts hosts),
 // east's replicas are kept in the same boltstore (as the binary keeps them),
-// central is a federation.Router on its own boltstore served over gRPC on
+// north is a federation.Router on its own boltstore served over gRPC on
 // loopback.
 //
 // Timed from the start of east's failover tick (federation.Failover.Tick)
-// to (1) its return: the failback check against central, then for every
+// to (1) its return: the failback check against north, then for every
 // replica the job re-created in east's shard (CreateJob, persisted), its new
-// replica put at central and the old replica marked relocated; and to (2)
+// replica put at north and the old replica marked relocated; and to (2)
 // every relocated task RUNNING in east's shard (placed, launched on the
 // simulated hosts, persisted).
 func relocationCurve(ctx context.Context, sizes []int, perJob, hosts, runs int, budget time.Duration, log func(string, ...any)) (*Curve, error) {
@@ -48,7 +48,7 @@ func relocationCurve(ctx context.Context, sizes []int, perJob, hosts, runs int, 
 		Title:  "Relocating a failed region's jobs against relocated tasks",
 		XLabel: "relocated tasks", YLabel: "seconds", XName: "tasks",
 		What: fmt.Sprintf("in process, real stores: region east relocates failed region west's jobs (%d tasks each) from the replicas it "+
-			"holds into its own shard (jobmgr.Engine on boltstore, sim host manager, %d hosts); region central (a Router on boltstore, "+
+			"holds into its own shard (jobmgr.Engine on boltstore, sim host manager, %d hosts); region north (a Router on boltstore, "+
 			"gRPC on loopback) answers the failback check and takes the new replicas. Timed from the start of east's failover "+
 			"tick (federation.Failover.Tick).", perJob, hosts),
 		Columns: []string{"tasks", "jobs", "relocation_pass_s", "all_running_s"},
@@ -85,7 +85,7 @@ func relocationCurve(ctx context.Context, sizes []int, perJob, hosts, runs int, 
 	return c, nil
 }
 
-// relocateOnce sets up east, west (failed) and central, relocates jobs of
+// relocateOnce sets up east, west (failed) and north, relocates jobs of
 // perJob tasks and returns the pass time and the time until all of them
 // run.
 func relocateOnce(ctx context.Context, jobs, perJob, hosts int, budget time.Duration) (pass, running time.Duration, err error) {
@@ -96,22 +96,23 @@ func relocateOnce(ctx context.Context, jobs, perJob, hosts int, budget time.Dura
 	defer os.RemoveAll(dir)
 	quiet := slog.New(slog.DiscardHandler)
 
-	// Central: a peer region that holds replicas.
-	centralStore, err := boltstore.Open(filepath.Join(dir, "central.db"))
+	// North: a peer region that holds replicas. East, not north, is
+	// west's relocator: the first after west by name, wrapping around.
+	northStore, err := boltstore.Open(filepath.Join(dir, "north.db"))
 	if err != nil {
 		return 0, 0, err
 	}
-	defer centralStore.Close()
+	defer northStore.Close()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, 0, err
 	}
-	central := federation.NewRouter(nil, federation.NewStaticDirectory("central",
-		[]federation.Region{{Name: "central"}, {Name: "east"}, {Name: "west", Health: "failed"}}), nil)
-	central.SetReplicaStore(inproc.ValueReplicas{Store: centralStore})
-	defer central.Close()
+	north := federation.NewRouter(nil, federation.NewStaticDirectory("north",
+		[]federation.Region{{Name: "north"}, {Name: "east"}, {Name: "west", Health: "failed"}}), nil)
+	north.SetReplicaStore(inproc.ValueReplicas{Store: northStore})
+	defer north.Close()
 	g := grpc.NewServer()
-	central.Register(g)
+	north.Register(g)
 	go func() { _ = g.Serve(lis) }()
 	defer g.Stop()
 
@@ -124,7 +125,7 @@ func relocateOnce(ctx context.Context, jobs, perJob, hosts int, budget time.Dura
 		HostShape: model.Resources{MilliCPU: 16000, MemMB: 65536, DiskMB: 100000},
 		Directory: func(string) federation.Directory {
 			return federation.NewStaticDirectory("east", []federation.Region{
-				{Name: "east"}, {Name: "west", Health: "failed"}, {Name: "central", Addr: lis.Addr().String()}})
+				{Name: "east"}, {Name: "west", Health: "failed"}, {Name: "north", Addr: lis.Addr().String()}})
 		}})
 	if err != nil {
 		return 0, 0, err
