@@ -149,6 +149,7 @@ func startFed(t *testing.T, n *faultnet.Network, s settings) *fed {
 		f.names = append(f.names, name)
 	}
 	t.Cleanup(f.stop)
+	t.Cleanup(f.dumpLogs)
 	f.waitFor(time.Minute, "every region alive everywhere", func() bool {
 		for _, r := range f.regions {
 			for _, reg := range r.Gossip.Regions() {
@@ -381,6 +382,7 @@ func (l *logRecorder) Enabled(_ context.Context, level slog.Level) bool {
 }
 func (l *logRecorder) Handle(_ context.Context, r slog.Record) error {
 	var b strings.Builder
+	b.WriteString(r.Time.Format("15:04:05.000 "))
 	b.WriteString(r.Message)
 	r.Attrs(func(a slog.Attr) bool {
 		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
@@ -393,6 +395,22 @@ func (l *logRecorder) Handle(_ context.Context, r slog.Record) error {
 }
 func (l *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return l }
 func (l *logRecorder) WithGroup(string) slog.Handler      { return l }
+
+// dumpLogs prints every region's kept messages when the test failed (or
+// PELOTON_LOSSY_LOGS is set), so that a run can be read afterwards.
+func (f *fed) dumpLogs() {
+	if !f.t.Failed() && os.Getenv("PELOTON_LOSSY_LOGS") == "" {
+		return
+	}
+	for _, name := range f.names {
+		l := f.logs[name]
+		l.mu.Lock()
+		for _, line := range l.lines {
+			f.t.Logf("%s: %s", name, line)
+		}
+		l.mu.Unlock()
+	}
+}
 
 // countLines counts the kept messages that contain s.
 func (l *logRecorder) countLines(s string) int {
