@@ -108,6 +108,7 @@ func (v *jobsView) remove(id model.JobID) {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	// A new array: readers keep the one they took.
 	v.order = slices.DeleteFunc(slices.Clone(v.order), func(x *jobSlot) bool { return x == s })
 	v.added = slices.DeleteFunc(v.added, func(x *jobSlot) bool { return x == s })
 }
@@ -123,6 +124,12 @@ func (v *jobsView) merge() {
 	added := v.added
 	v.added = nil
 	slices.SortFunc(added, compareSlots)
+	if n := len(v.order); n == 0 || compareSlots(v.order[n-1], added[0]) < 0 {
+		// The usual case: the new jobs are the newest. Appending writes
+		// only past the end of every order a reader holds.
+		v.order = append(v.order, added...)
+		return
+	}
 	out := make([]*jobSlot, 0, len(v.order)+len(added))
 	i, k := 0, 0
 	for i < len(v.order) && k < len(added) {
