@@ -2,8 +2,10 @@ package jobmgr
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
 )
@@ -18,13 +20,69 @@ type jobsView struct {
 	byID sync.Map // model.JobID → *jobSlot
 	// updates are the running updates as written: UpdateID → *model.Update.
 	updates sync.Map
-	// mu guards order and added; it is held only to swap them.
+	// mu guards order, tail and added; it is held only to swap them.
 	mu mutex
-	// order is the jobs in listing order (creation time, then id); it is
-	// replaced, never changed in place, so a reader keeps the one it took.
-	order []*jobSlot
-	// added are jobs created since order was last merged, in no order.
+	// order and tail are the jobs in listing order (creation time, then
+	// id), tail the newest merged; both are replaced, never changed in
+	// place, so a reader keeps the ones it took. tail is folded into
+	// order once it is large, so a pass copies only the small tail.
+	order, tail []*jobSlot
+	// added are jobs created since the last merge, in no order.
 	added []*jobSlot
+}
+
+// jobSlot holds a job's latest published snapshot and its place in the
+// listing order, which never changes.
+type jobSlot struct {
+	at  time.Time
+	id  model.JobID
+	job atomic.Pointer[model.Job]
+}
+
+// before is the listing order: creation time, then id.
+func before(a, b *model.Job) bool {
+	if c := a.Status.CreateTime.Compare(b.Status.CreateTime); c != 0 {
+		return c < 0
+	}
+	return a.ID < b.ID
+}
+
+func compareSlots(a, b *jobSlot) int {
+	if c := a.at.Compare(b.at); c != 0 {
+		return c
+	}
+	return strings.Compare(string(a.id), string(b.id))
+}
+
+// mergeSlots merges two sorted lists into a new one.
+func mergeSlots(a, b []*jobSlot) []*jobSlot {
+	out := make([]*jobSlot, 0, len(a)+len(b))
+	i, k := 0, 0
+	for i < len(a) && k < len(b) {
+		if compareSlots(b[k], a[i]) < 0 {
+			out = append(out, b[k])
+			k++
+		} else {
+			out = append(out, a[i])
+			i++
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[k:]...)
+}
+
+// add publishes new jobs; they are listed at once, merged in later.
+func (v *jobsView) add(jobs ...*model.Job) {
+	slots := make([]*jobSlot, len(jobs))
+	for i, j := range jobs {
+		s := &jobSlot{at: j.Status.CreateTime, id: j.ID}
+		s.job.Store(j)
+		v.byID.Store(j.ID, s)
+		slots[i] = s
+	}
+	v.mu.Lock()
+	v.added = append(v.added, slots...)
+	v.mu.Unlock()
 }
 
 // setUpdate publishes an update as written: a running one is kept, an
@@ -46,42 +104,6 @@ func (v *jobsView) update(id model.UpdateID) *model.Update {
 	}
 	cp := *u.(*model.Update)
 	return &cp
-}
-
-// jobSlot holds a job's latest published snapshot.
-type jobSlot struct{ job atomic.Pointer[model.Job] }
-
-// before is the listing order: creation time, then id.
-func before(a, b *model.Job) bool {
-	if c := a.Status.CreateTime.Compare(b.Status.CreateTime); c != 0 {
-		return c < 0
-	}
-	return a.ID < b.ID
-}
-
-func compareSlots(a, b *jobSlot) int {
-	ja, jb := a.job.Load(), b.job.Load()
-	switch {
-	case before(ja, jb):
-		return -1
-	case before(jb, ja):
-		return 1
-	}
-	return 0
-}
-
-// add publishes new jobs; they are listed at once, merged into order later.
-func (v *jobsView) add(jobs ...*model.Job) {
-	slots := make([]*jobSlot, len(jobs))
-	for i, j := range jobs {
-		s := &jobSlot{}
-		s.job.Store(j)
-		v.byID.Store(j.ID, s)
-		slots[i] = s
-	}
-	v.mu.Lock()
-	v.added = append(v.added, slots...)
-	v.mu.Unlock()
 }
 
 // set publishes a job's new snapshot.
@@ -108,13 +130,20 @@ func (v *jobsView) remove(id model.JobID) {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	// A new array: readers keep the one they took.
-	v.order = slices.DeleteFunc(slices.Clone(v.order), func(x *jobSlot) bool { return x == s })
-	v.added = slices.DeleteFunc(v.added, func(x *jobSlot) bool { return x == s })
+	drop := func(x *jobSlot) bool { return x == s }
+	// New arrays: readers keep the ones they took.
+	v.order = slices.DeleteFunc(slices.Clone(v.order), drop)
+	v.tail = slices.DeleteFunc(slices.Clone(v.tail), drop)
+	v.added = slices.DeleteFunc(v.added, drop)
 }
 
-// merge puts the jobs added since into order: one new slice, the added
-// ones sorted and merged in (they are mostly the newest).
+// minTail is the size up to which the tail is merged on its own.
+const minTail = 4096
+
+// merge puts the jobs added since into the listing order: sorted and
+// merged into the tail, and the tail into order once it is more than
+// minTail and an eighth of order, so that a pass's cost is the tail's
+// size, and folding the tail in is paid for by the jobs it holds.
 func (v *jobsView) merge() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -124,43 +153,33 @@ func (v *jobsView) merge() {
 	added := v.added
 	v.added = nil
 	slices.SortFunc(added, compareSlots)
-	if n := len(v.order); n == 0 || compareSlots(v.order[n-1], added[0]) < 0 {
-		// The usual case: the new jobs are the newest. Appending writes
-		// only past the end of every order a reader holds.
-		v.order = append(v.order, added...)
-		return
+	v.tail = mergeSlots(v.tail, added)
+	if len(v.tail) > max(minTail, len(v.order)/8) {
+		v.order, v.tail = mergeSlots(v.order, v.tail), nil
 	}
-	out := make([]*jobSlot, 0, len(v.order)+len(added))
-	i, k := 0, 0
-	for i < len(v.order) && k < len(added) {
-		if compareSlots(added[k], v.order[i]) < 0 {
-			out = append(out, added[k])
-			k++
-		} else {
-			out = append(out, v.order[i])
-			i++
-		}
-	}
-	out = append(out, v.order[i:]...)
-	v.order = append(out, added[k:]...)
 }
 
 // list calls f with each job in listing order until it returns false.
 func (v *jobsView) list(f func(*model.Job) bool) {
 	v.mu.Lock()
-	order := v.order
+	order, tail := v.order, v.tail
 	added := slices.Clone(v.added)
 	v.mu.Unlock()
 	slices.SortFunc(added, compareSlots)
-	i, k := 0, 0
-	for i < len(order) || k < len(added) {
-		var s *jobSlot
-		if k < len(added) && (i == len(order) || compareSlots(added[k], order[i]) < 0) {
-			s, k = added[k], k+1
-		} else {
-			s, i = order[i], i+1
+	lists := [3][]*jobSlot{order, tail, added}
+	for {
+		var next *jobSlot
+		from := -1
+		for i, l := range lists {
+			if len(l) > 0 && (next == nil || compareSlots(l[0], next) < 0) {
+				next, from = l[0], i
+			}
 		}
-		if !f(s.job.Load()) {
+		if next == nil {
+			return
+		}
+		lists[from] = lists[from][1:]
+		if !f(next.job.Load()) {
 			return
 		}
 	}
