@@ -206,12 +206,22 @@ cmd_start() {
   done
 
   write_kubeconfig "$dir/kubeconfig" "https://127.0.0.1:$api_port" "$dir/pki/ca.crt" "$token"
-  spawn kwok "$dir" "$bin_dir/kwok" --kubeconfig "$dir/kubeconfig" \
-    --config "$here/kwok-stages.yaml" \
-    --manage-all-nodes=false --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
-    --server-address "127.0.0.1:$kwok_port" --node-lease-duration-seconds 40
-  sleep 0.5
-  alive "$dir" kwok || fail_start "$dir" kwok
+  # kwok's own port can be taken before it binds it too (as etcd's above).
+  for attempt in 1 2 3; do
+    spawn kwok "$dir" "$bin_dir/kwok" --kubeconfig "$dir/kubeconfig" \
+      --config "$here/kwok-stages.yaml" \
+      --manage-all-nodes=false --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
+      --server-address "127.0.0.1:$kwok_port" --node-lease-duration-seconds 40
+    sleep 0.5
+    if alive "$dir" kwok && ! grep -q "address already in use" "$dir/logs/kwok.log" 2>/dev/null; then
+      break
+    fi
+    if [ "$attempt" -lt 3 ] && port_taken "$dir" kwok; then
+      kwok_port=$(free_port)
+      continue
+    fi
+    fail_start "$dir" kwok
+  done
 
   cat >"$dir/env" <<ENV
 KUBECONFIG=$dir/kubeconfig
