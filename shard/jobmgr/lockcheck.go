@@ -101,12 +101,12 @@ type mutex struct {
 const lockWaitReport = 5 * time.Second
 
 func (m *mutex) Lock() {
-	if !lockCheck.Load() || m.mu.TryLock() {
-		if lockCheck.Load() {
-			m.acquired()
-		} else {
-			m.mu.Lock()
-		}
+	if !lockCheck.Load() {
+		m.mu.Lock()
+		return
+	}
+	if m.mu.TryLock() {
+		m.acquired()
 		return
 	}
 	done := make(chan struct{})

@@ -69,10 +69,10 @@ func (e *Engine) step(ctx context.Context) error {
 	wrote := time.Now()
 	e.stats.passed("write", wrote.Sub(stepped))
 	e.lock()
-	defer func() { e.stats.passed("apply", time.Since(wrote)) }()
 	e.writing = false
 	if err != nil {
 		e.putBack(w)
+		e.stats.passed("apply", time.Since(wrote))
 		e.mu.Unlock()
 		w.answer(err)
 		e.log.Error("persisting state failed; will retry", "err", err)
@@ -99,6 +99,7 @@ func (e *Engine) step(ctx context.Context) error {
 	if e.afterStep != nil {
 		e.afterStep()
 	}
+	e.stats.passed("apply", time.Since(wrote))
 	e.mu.Unlock()
 
 	e.view.merge()

@@ -189,14 +189,9 @@ func (v *jobsView) list(f func(*model.Job) bool) {
 // record as written when it was, else the job's last snapshot, with the
 // counts and status the pass wrote.
 func (jw *jobWrite) published(last *model.Job) *model.Job {
-	var j model.Job
-	switch {
-	case jw.record != nil:
+	j := *last
+	if jw.record != nil {
 		j = *jw.record
-	case last != nil:
-		j = *last
-	default:
-		j = *jw.je.job
 	}
 	j.Status = jw.status
 	return &j

@@ -215,7 +215,9 @@ func (e *Engine) written(w *passWrite) []Event {
 		if jw.record != nil {
 			jw.je.job.Revision = jw.record.Revision
 		}
-		e.view.set(jw.published(e.view.get(jw.je.job.ID)))
+		if last := e.view.get(jw.je.job.ID); last != nil {
+			e.view.set(jw.published(last))
+		}
 		st := jw.status
 		evs = append(evs, Event{Time: e.cfg.Clock.Now(), Job: jw.je.job.ID, JobStatus: &st})
 		// Finished jobs leave memory: the store has their tasks.
@@ -241,11 +243,14 @@ func (e *Engine) written(w *passWrite) []Event {
 }
 
 // answer tells the callers waiting for a write how it went.
-func (w *passWrite) answer(err error) {
+func (w *passWrite) answer(err error) { answerWaiters(w.waiters, err) }
+
+// answerWaiters tells callers waiting for a write how it went.
+func answerWaiters(waiters []chan error, err error) {
 	if err != nil {
 		err = fmt.Errorf("%w: %w", ErrNotStored, err)
 	}
-	for _, c := range w.waiters {
+	for _, c := range waiters {
 		c <- err
 	}
 }
@@ -253,10 +258,10 @@ func (w *passWrite) answer(err error) {
 // refuseWaiters answers the callers waiting for a write with err.
 func (e *Engine) refuseWaiters(err error) {
 	e.mu.Lock()
-	w := &passWrite{waiters: e.waiters}
+	waiters := e.waiters
 	e.waiters = nil
 	e.mu.Unlock()
-	w.answer(err)
+	answerWaiters(waiters, err)
 }
 
 // ErrNotStored: a change was made in the region's memory but the write
