@@ -45,6 +45,11 @@ type serverConfig struct {
 			// waits for a node that stopped answering before it is refused
 			// as Unavailable (default 10s).
 			Timeout duration `json:"timeout"`
+			// StartWait is how long the server, starting, keeps trying a
+			// Cassandra that is unreachable or short of replicas (a
+			// cluster starting beside it, a node restarting) before it
+			// gives up (default 2m; 0 keeps the default).
+			StartWait duration `json:"startWait"`
 		} `json:"cassandra"`
 	} `json:"store"`
 	EntitlementPeriod duration `json:"entitlementPeriod"`
@@ -432,8 +437,13 @@ func runServer(parent context.Context, c *serverConfig, debugAddr string) error 
 	if c.Store.Kind == "cassandra" {
 		cc := c.Store.Cassandra
 		repl, _ := cassandra.ParseReplication(orDefault(cc.Replication, "1"))
+		cfg := cassandra.Config{Hosts: cc.Hosts, Keyspace: cc.Keyspace, Replication: repl, Consistency: cc.Consistency, Migrate: cc.Migrate, Timeout: time.Duration(cc.Timeout)}
+		wait := time.Duration(cc.StartWait)
+		if wait <= 0 {
+			wait = 2 * time.Minute
+		}
 		rc.OpenStore = func(ctx context.Context) (store.Store, error) {
-			return cassandra.Open(ctx, cassandra.Config{Hosts: cc.Hosts, Keyspace: cc.Keyspace, Replication: repl, Consistency: cc.Consistency, Migrate: cc.Migrate, Timeout: time.Duration(cc.Timeout)})
+			return openStoreWaiting(ctx, log, wait, func(ctx context.Context) (store.Store, error) { return cassandra.Open(ctx, cfg) })
 		}
 	}
 	if c.HA != nil {
