@@ -198,6 +198,8 @@ const scenarios = {
     await page.getByRole('heading', { level: 1, name: 'Migrations' }).waitFor();
     const card = page.locator(`article[data-migration="${m.id}"]`);
     await card.waitFor();
+    // The card is drawn at once, its job named by id until the job's name is read.
+    await card.locator('h2', { hasText: name }).waitFor({ timeout: 10000 }).catch(() => {});
     const head = await card.locator('h2').textContent();
     if (!head.includes(name) || !head.includes('spare')) throw new Error(`the migration is shown as "${head}"`);
     await card.locator('[data-state="PAUSED"]').waitFor();
