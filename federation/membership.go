@@ -228,7 +228,7 @@ func (d *GossipDirectory) observe(now time.Time) {
 	d.mu.Unlock()
 	for _, m := range suspected {
 		d.log.Warn("gossip member suspect: a probe of it failed", "member", m.Name,
-			"probes_lost_5m", m.ProbesLost, "probes_failed_5m", m.ProbesFailed)
+			"probes_sent_5m", m.Probes.Sent, "probes_lost_5m", m.Probes.Lost, "probes_failed_5m", m.Probes.Failed)
 	}
 	for _, tr := range transitions {
 		d.log.Warn("region health changed", "region", tr.Region, "from", tr.From.String(), "to", tr.To.String(), "cause", tr.Cause)
@@ -246,8 +246,9 @@ func (d *GossipDirectory) regionMember(m gossip.Member) RegionMember {
 		rm.Status = "suspect"
 	}
 	if d.mem != nil && m.Name != d.mem.Name() {
-		p := d.mem.Probes(m.Name)
-		rm.ProbesLost, rm.ProbesFailed = p.Lost, p.Failed
+		rm.Probes = d.mem.Probes(m.Name, gossip.ProbeWindow)
+		rm.RecentProbes = d.mem.Probes(m.Name, gossip.RecentProbeWindow)
+		rm.Probed = true
 	}
 	return rm
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/federation/gossip"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -67,8 +68,12 @@ type RegionMember struct {
 	// Status is "alive", "suspect" (alive, but a probe of it failed
 	// lately), "leaving", "left" or "failed".
 	Status string
-	// Probes are this member's probes of it over the last five minutes.
-	ProbesLost, ProbesFailed int
+	// Probes are this member's probes of it over the last
+	// gossip.ProbeWindow (five minutes), RecentProbes over the last
+	// gossip.RecentProbeWindow (a minute, what the region list shows).
+	// Probed is false for this member itself, which it does not probe.
+	Probes, RecentProbes gossip.Probes
+	Probed               bool
 }
 
 // Directory tells the router which regions exist and how to reach them.

@@ -11,10 +11,12 @@ import (
 	"sync"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/federation/gossip"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
@@ -232,13 +234,25 @@ func (r *Router) listRegions(ctx context.Context, req *pb.ListRegionsRequest) (*
 			// Gossip's view, with suspicion, over the region's own.
 			got.Members = got.Members[:0]
 			for _, m := range reg.Members {
-				got.Members = append(got.Members, &pb.RegionMember{Name: m.Name, Address: m.Addr, Role: m.Role, Leader: m.Leader, Status: m.Status})
+				got.Members = append(got.Members, regionMemberPB(m))
 			}
 		}
 		out.Regions = append(out.Regions, got)
 	}
 	sort.Slice(out.Regions, func(i, j int) bool { return out.Regions[i].Name < out.Regions[j].Name })
 	return out, nil
+}
+
+// regionMemberPB is a gossip member as ListRegions answers it, with this
+// server's recent probes of it.
+func regionMemberPB(m RegionMember) *pb.RegionMember {
+	out := &pb.RegionMember{Name: m.Name, Address: m.Addr, Role: m.Role, Leader: m.Leader, Status: m.Status}
+	if m.Probed {
+		p := m.RecentProbes
+		out.Probes = &pb.ProbeCounts{Sent: uint32(p.Sent), Lost: uint32(p.Lost), Failed: uint32(p.Failed),
+			Window: durationpb.New(gossip.RecentProbeWindow)}
+	}
+	return out
 }
 
 // Pools are defined once for the federation: writes go to every reachable

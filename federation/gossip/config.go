@@ -280,8 +280,10 @@ func (c *Config) wrapTransport(ml *memberlist.Config, logger *log.Logger) error 
 }
 
 // serfConfig builds the serf configuration around ml. eventCh receives
-// serf's events; logs go to the slog bridge, whose lines observe sees.
-func (c *Config) serfConfig(ml *memberlist.Config, eventCh chan<- serf.Event, observe func(string)) *serf.Config {
+// serf's events; logs go to the slog bridge, whose lines probes reads, and
+// acked probes to probes too (memberlist's ping delegate, which serf would
+// otherwise take for its network coordinates, unused here).
+func (c *Config) serfConfig(ml *memberlist.Config, eventCh chan<- serf.Event, probes *probeLog) *serf.Config {
 	sc := serf.DefaultConfig()
 	sc.NodeName = c.NodeName
 	sc.Tags = c.tags(false)
@@ -289,7 +291,9 @@ func (c *Config) serfConfig(ml *memberlist.Config, eventCh chan<- serf.Event, ob
 	sc.EventCh = eventCh
 	sc.ValidateNodeNames = true
 	sc.UserEventSizeLimit = MaxUserEventBytes
-	logger := newSerfLogger(c.Logger, observe)
+	sc.DisableCoordinates = true
+	ml.Ping = pingDelegate{log: probes}
+	logger := newSerfLogger(c.Logger, probes.observe)
 	sc.LogOutput = nil
 	sc.Logger = logger
 	ml.LogOutput = nil

@@ -30,9 +30,12 @@
 // deciding when a region is suspect versus failed belongs to the layer
 // above, which sees MemberDown events and DetectionEstimate. What this
 // member's own probes saw is read from memberlist's reports of them
-// (probes.go): Probes counts the lost and failed probes of a member over
-// the last ProbeWindow, Member.Suspect says one failed lately, and
-// HealthScore is memberlist's view of this member's own health.
+// (probes.go): its ping delegate reports the acked ones (so serf keeps no
+// network coordinates, which nothing here uses), its log lines the lost
+// and failed ones; Probes counts a member's probes sent, lost and failed
+// over a window of up to ProbeWindow, Member.Suspect says one failed
+// lately, and HealthScore is memberlist's view of this member's own
+// health.
 // Config.Transport wraps memberlist's network transport (tests put a
 // faulty network there).
 //

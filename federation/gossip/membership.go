@@ -87,7 +87,7 @@ func Start(ctx context.Context, cfg Config) (*Membership, error) {
 		probes:     newProbeLog(now),
 		suspicion:  time.Duration(ml.SuspicionMult*ml.SuspicionMaxTimeoutMult) * ml.ProbeInterval,
 	}
-	sc := cfg.serfConfig(ml, m.serfEvents, m.probes.observe)
+	sc := cfg.serfConfig(ml, m.serfEvents, m.probes)
 	if err := cfg.wrapTransport(ml, sc.Logger); err != nil {
 		return nil, err
 	}
@@ -228,8 +228,10 @@ func (m *Membership) Members() []Member {
 }
 
 // Probes is what this member saw of its probes of the named member over
-// the last ProbeWindow.
-func (m *Membership) Probes(name string) Probes { return m.probes.probes(name) }
+// the last window (at most ProbeWindow).
+func (m *Membership) Probes(name string, window time.Duration) Probes {
+	return m.probes.probes(name, window)
+}
 
 // HealthScore is memberlist's view of this member's own health (its
 // awareness score, 0 is healthy): it rises when this member's probes fail

@@ -5,13 +5,14 @@
 // scenarios of failover under lossy and slow links: no false failover
 // under loss and latency, a real failure still detected fast, a flapping
 // region relocated once and failed back once, a one-way partition that
-// fails nobody.
+// fails nobody and that `peloton region list` (the real binary, built by
+// tests/testkit) shows as probes lost.
 //
 // Each runs at a short size by default (CI); PELOTON_LOSSY_DURATION sets
 // the length of the long runs (`make reliability`), whose figures are
 // recorded in docs/reliability.md. BenchmarkDetectionTradeoff measures
 // candidate detection settings against each other (not in CI).
 //
-// It imports internal/faultnet, tests/bench/inproc and the federation's
-// packages; nothing imports it.
+// It imports internal/faultnet, tests/bench/inproc, tests/testkit and the
+// federation's packages; nothing imports it.
 package lossy

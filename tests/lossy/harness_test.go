@@ -360,8 +360,8 @@ func (f *fed) probes() (lost, failed, suspect int) {
 	for _, r := range f.regions {
 		for _, reg := range r.Gossip.Regions() {
 			for _, m := range reg.Members {
-				lost += m.ProbesLost
-				failed += m.ProbesFailed
+				lost += m.Probes.Lost
+				failed += m.Probes.Failed
 				if m.Status == "suspect" {
 					suspect++
 				}

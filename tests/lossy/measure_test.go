@@ -131,8 +131,8 @@ func measure(t testing.TB, slot int, s settings, run time.Duration) string {
 	for _, d := range dirs {
 		for _, r := range d.Regions() {
 			for _, m := range r.Members {
-				lost += m.ProbesLost
-				failed += m.ProbesFailed
+				lost += m.Probes.Lost
+				failed += m.Probes.Failed
 			}
 		}
 	}

@@ -210,20 +210,32 @@ func TestFailureUnderLossDetectedFast(t *testing.T) {
 // TestOneWayPartition: a's packets to b are lost, b's to a arrive (a
 // sees b, b cannot see a), under loss, for 30 s: c sees both, indirect
 // probes go round, and no region is declared failed nor any job
-// relocated.
+// relocated. While a→b is cut, `peloton region list` (the real binary)
+// against a shows a's probes of b mostly lost and of c mostly arriving:
+// the operator sees the bad link though no region is failed.
 func TestOneWayPartition(t *testing.T) {
 	t.Parallel()
+	bin := pelotonBinary(t)
 	n, f := startLossy(t, 34)
 	f.replicatedJobs("a", 1)
 	f.replicatedJobs("b", 1)
 	n.Cut("a", "b", true)
 	run := duration(t, 30*time.Second) / 2
 	start := time.Now()
+	listed, seen := "", false
 	for time.Since(start) < run {
 		if fails := f.failures(); len(fails) > 0 {
 			t.Fatalf("a one-way cut failed a region: %s", strings.Join(fails, "; "))
 		}
+		if !seen {
+			listed, seen = f.listedLossy(bin, "a", "b", "c")
+		}
 		time.Sleep(250 * time.Millisecond)
+	}
+	if !seen {
+		t.Errorf("peloton region list at a never showed its probes of b mostly lost during the a→b cut; last seen:\n%s", listed)
+	} else {
+		t.Logf("peloton region list at a during the a→b cut, %s in:\n%s", time.Since(start).Round(time.Second), listed)
 	}
 	n.Cut("a", "b", false)
 	n.Cut("b", "a", true) // and the other way

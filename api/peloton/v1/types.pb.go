@@ -3571,12 +3571,18 @@ func (x *HostPoolMove) GetRegion() string {
 }
 
 type RegionMember struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Address       string                 `protobuf:"bytes,2,opt,name=address,proto3" json:"address,omitempty"`
-	Role          string                 `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
-	Leader        bool                   `protobuf:"varint,4,opt,name=leader,proto3" json:"leader,omitempty"`
-	Status        string                 `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Address string                 `protobuf:"bytes,2,opt,name=address,proto3" json:"address,omitempty"`
+	Role    string                 `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
+	Leader  bool                   `protobuf:"varint,4,opt,name=leader,proto3" json:"leader,omitempty"`
+	// alive, suspect (alive, but the answering server's probe of it failed
+	// every way lately), leaving, left or failed.
+	Status string `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
+	// The answering server's gossip probes of this member over the last
+	// probe_window (a minute), so that a lossy link shows before it fails a
+	// region. Unset for the answering server itself and without gossip.
+	Probes        *ProbeCounts `protobuf:"bytes,6,opt,name=probes,proto3" json:"probes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3646,6 +3652,88 @@ func (x *RegionMember) GetStatus() string {
 	return ""
 }
 
+func (x *RegionMember) GetProbes() *ProbeCounts {
+	if x != nil {
+		return x.Probes
+	}
+	return nil
+}
+
+// ProbeCounts are one gossip member's probes of another over a window.
+type ProbeCounts struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Direct probes whose outcome is known: acked in time, or lost.
+	Sent uint32 `protobuf:"varint,1,opt,name=sent,proto3" json:"sent,omitempty"`
+	// Direct probes with no ack within the probe timeout. Indirect probes
+	// through other members and a TCP probe may still have reached it: a
+	// few on a lossy link are normal.
+	Lost uint32 `protobuf:"varint,2,opt,name=lost,proto3" json:"lost,omitempty"`
+	// Probes with no ack by any way (direct, indirect, TCP), each of which
+	// made the member suspect.
+	Failed        uint32               `protobuf:"varint,3,opt,name=failed,proto3" json:"failed,omitempty"`
+	Window        *durationpb.Duration `protobuf:"bytes,4,opt,name=window,proto3" json:"window,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProbeCounts) Reset() {
+	*x = ProbeCounts{}
+	mi := &file_peloton_v1_types_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProbeCounts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProbeCounts) ProtoMessage() {}
+
+func (x *ProbeCounts) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProbeCounts.ProtoReflect.Descriptor instead.
+func (*ProbeCounts) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ProbeCounts) GetSent() uint32 {
+	if x != nil {
+		return x.Sent
+	}
+	return 0
+}
+
+func (x *ProbeCounts) GetLost() uint32 {
+	if x != nil {
+		return x.Lost
+	}
+	return 0
+}
+
+func (x *ProbeCounts) GetFailed() uint32 {
+	if x != nil {
+		return x.Failed
+	}
+	return 0
+}
+
+func (x *ProbeCounts) GetWindow() *durationpb.Duration {
+	if x != nil {
+		return x.Window
+	}
+	return nil
+}
+
 type Region struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Name       string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -3665,7 +3753,7 @@ type Region struct {
 
 func (x *Region) Reset() {
 	*x = Region{}
-	mi := &file_peloton_v1_types_proto_msgTypes[31]
+	mi := &file_peloton_v1_types_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3677,7 +3765,7 @@ func (x *Region) String() string {
 func (*Region) ProtoMessage() {}
 
 func (x *Region) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[31]
+	mi := &file_peloton_v1_types_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3690,7 +3778,7 @@ func (x *Region) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Region.ProtoReflect.Descriptor instead.
 func (*Region) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{31}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Region) GetName() string {
@@ -3754,7 +3842,7 @@ type HostLabelValues struct {
 
 func (x *HostLabelValues) Reset() {
 	*x = HostLabelValues{}
-	mi := &file_peloton_v1_types_proto_msgTypes[32]
+	mi := &file_peloton_v1_types_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3766,7 +3854,7 @@ func (x *HostLabelValues) String() string {
 func (*HostLabelValues) ProtoMessage() {}
 
 func (x *HostLabelValues) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[32]
+	mi := &file_peloton_v1_types_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3779,7 +3867,7 @@ func (x *HostLabelValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostLabelValues.ProtoReflect.Descriptor instead.
 func (*HostLabelValues) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{32}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *HostLabelValues) GetKey() string {
@@ -3819,7 +3907,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_peloton_v1_types_proto_msgTypes[33]
+	mi := &file_peloton_v1_types_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3831,7 +3919,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[33]
+	mi := &file_peloton_v1_types_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3844,7 +3932,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{33}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *Replica) GetJob() *Job {
@@ -3920,7 +4008,7 @@ type RegionPlan struct {
 
 func (x *RegionPlan) Reset() {
 	*x = RegionPlan{}
-	mi := &file_peloton_v1_types_proto_msgTypes[34]
+	mi := &file_peloton_v1_types_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3932,7 +4020,7 @@ func (x *RegionPlan) String() string {
 func (*RegionPlan) ProtoMessage() {}
 
 func (x *RegionPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[34]
+	mi := &file_peloton_v1_types_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3945,7 +4033,7 @@ func (x *RegionPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionPlan.ProtoReflect.Descriptor instead.
 func (*RegionPlan) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{34}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RegionPlan) GetRegion() string {
@@ -3988,7 +4076,7 @@ type PlannedMove struct {
 
 func (x *PlannedMove) Reset() {
 	*x = PlannedMove{}
-	mi := &file_peloton_v1_types_proto_msgTypes[35]
+	mi := &file_peloton_v1_types_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4000,7 +4088,7 @@ func (x *PlannedMove) String() string {
 func (*PlannedMove) ProtoMessage() {}
 
 func (x *PlannedMove) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[35]
+	mi := &file_peloton_v1_types_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4013,7 +4101,7 @@ func (x *PlannedMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlannedMove.ProtoReflect.Descriptor instead.
 func (*PlannedMove) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{35}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PlannedMove) GetJobId() string {
@@ -4069,7 +4157,7 @@ type Drill struct {
 
 func (x *Drill) Reset() {
 	*x = Drill{}
-	mi := &file_peloton_v1_types_proto_msgTypes[36]
+	mi := &file_peloton_v1_types_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4081,7 +4169,7 @@ func (x *Drill) String() string {
 func (*Drill) ProtoMessage() {}
 
 func (x *Drill) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[36]
+	mi := &file_peloton_v1_types_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4094,7 +4182,7 @@ func (x *Drill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drill.ProtoReflect.Descriptor instead.
 func (*Drill) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{36}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Drill) GetId() string {
@@ -4205,7 +4293,7 @@ type MigrationJob struct {
 
 func (x *MigrationJob) Reset() {
 	*x = MigrationJob{}
-	mi := &file_peloton_v1_types_proto_msgTypes[37]
+	mi := &file_peloton_v1_types_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4217,7 +4305,7 @@ func (x *MigrationJob) String() string {
 func (*MigrationJob) ProtoMessage() {}
 
 func (x *MigrationJob) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[37]
+	mi := &file_peloton_v1_types_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4230,7 +4318,7 @@ func (x *MigrationJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrationJob.ProtoReflect.Descriptor instead.
 func (*MigrationJob) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{37}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *MigrationJob) GetJobId() string {
@@ -4353,7 +4441,7 @@ type Migration struct {
 
 func (x *Migration) Reset() {
 	*x = Migration{}
-	mi := &file_peloton_v1_types_proto_msgTypes[38]
+	mi := &file_peloton_v1_types_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4365,7 +4453,7 @@ func (x *Migration) String() string {
 func (*Migration) ProtoMessage() {}
 
 func (x *Migration) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[38]
+	mi := &file_peloton_v1_types_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4378,7 +4466,7 @@ func (x *Migration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Migration.ProtoReflect.Descriptor instead.
 func (*Migration) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{38}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *Migration) GetId() string {
@@ -4536,7 +4624,7 @@ type ClusterSummary struct {
 
 func (x *ClusterSummary) Reset() {
 	*x = ClusterSummary{}
-	mi := &file_peloton_v1_types_proto_msgTypes[39]
+	mi := &file_peloton_v1_types_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4548,7 +4636,7 @@ func (x *ClusterSummary) String() string {
 func (*ClusterSummary) ProtoMessage() {}
 
 func (x *ClusterSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[39]
+	mi := &file_peloton_v1_types_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4561,7 +4649,7 @@ func (x *ClusterSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterSummary.ProtoReflect.Descriptor instead.
 func (*ClusterSummary) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{39}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ClusterSummary) GetName() string {
@@ -4647,7 +4735,7 @@ type ClusterUsage struct {
 
 func (x *ClusterUsage) Reset() {
 	*x = ClusterUsage{}
-	mi := &file_peloton_v1_types_proto_msgTypes[40]
+	mi := &file_peloton_v1_types_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4659,7 +4747,7 @@ func (x *ClusterUsage) String() string {
 func (*ClusterUsage) ProtoMessage() {}
 
 func (x *ClusterUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[40]
+	mi := &file_peloton_v1_types_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4672,7 +4760,7 @@ func (x *ClusterUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterUsage.ProtoReflect.Descriptor instead.
 func (*ClusterUsage) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{40}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ClusterUsage) GetName() string {
@@ -4722,7 +4810,7 @@ type AuditRecord struct {
 
 func (x *AuditRecord) Reset() {
 	*x = AuditRecord{}
-	mi := &file_peloton_v1_types_proto_msgTypes[41]
+	mi := &file_peloton_v1_types_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4734,7 +4822,7 @@ func (x *AuditRecord) String() string {
 func (*AuditRecord) ProtoMessage() {}
 
 func (x *AuditRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[41]
+	mi := &file_peloton_v1_types_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4747,7 +4835,7 @@ func (x *AuditRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditRecord.ProtoReflect.Descriptor instead.
 func (*AuditRecord) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{41}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *AuditRecord) GetTime() *timestamppb.Timestamp {
@@ -5110,13 +5198,19 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x121\n" +
 	"\x06waited\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\x06waited\x12.\n" +
 	"\x04time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x16\n" +
-	"\x06region\x18\b \x01(\tR\x06region\"\x80\x01\n" +
+	"\x06region\x18\b \x01(\tR\x06region\"\xb1\x01\n" +
 	"\fRegionMember\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x12\n" +
 	"\x04role\x18\x03 \x01(\tR\x04role\x12\x16\n" +
 	"\x06leader\x18\x04 \x01(\bR\x06leader\x12\x16\n" +
-	"\x06status\x18\x05 \x01(\tR\x06status\"\xc9\x02\n" +
+	"\x06status\x18\x05 \x01(\tR\x06status\x12/\n" +
+	"\x06probes\x18\x06 \x01(\v2\x17.peloton.v1.ProbeCountsR\x06probes\"\x80\x01\n" +
+	"\vProbeCounts\x12\x12\n" +
+	"\x04sent\x18\x01 \x01(\rR\x04sent\x12\x12\n" +
+	"\x04lost\x18\x02 \x01(\rR\x04lost\x12\x16\n" +
+	"\x06failed\x18\x03 \x01(\rR\x06failed\x121\n" +
+	"\x06window\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x06window\"\xc9\x02\n" +
 	"\x06Region\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06health\x18\x02 \x01(\tR\x06health\x122\n" +
@@ -5322,7 +5416,7 @@ func file_peloton_v1_types_proto_rawDescGZIP() []byte {
 }
 
 var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
-var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
+var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_peloton_v1_types_proto_goTypes = []any{
 	(JobType)(0),                  // 0: peloton.v1.JobType
 	(ConstraintOp)(0),             // 1: peloton.v1.ConstraintOp
@@ -5366,30 +5460,31 @@ var file_peloton_v1_types_proto_goTypes = []any{
 	(*HostPool)(nil),              // 39: peloton.v1.HostPool
 	(*HostPoolMove)(nil),          // 40: peloton.v1.HostPoolMove
 	(*RegionMember)(nil),          // 41: peloton.v1.RegionMember
-	(*Region)(nil),                // 42: peloton.v1.Region
-	(*HostLabelValues)(nil),       // 43: peloton.v1.HostLabelValues
-	(*Replica)(nil),               // 44: peloton.v1.Replica
-	(*RegionPlan)(nil),            // 45: peloton.v1.RegionPlan
-	(*PlannedMove)(nil),           // 46: peloton.v1.PlannedMove
-	(*Drill)(nil),                 // 47: peloton.v1.Drill
-	(*MigrationJob)(nil),          // 48: peloton.v1.MigrationJob
-	(*Migration)(nil),             // 49: peloton.v1.Migration
-	(*ClusterSummary)(nil),        // 50: peloton.v1.ClusterSummary
-	(*ClusterUsage)(nil),          // 51: peloton.v1.ClusterUsage
-	(*AuditRecord)(nil),           // 52: peloton.v1.AuditRecord
-	nil,                           // 53: peloton.v1.TaskSpec.EnvEntry
-	nil,                           // 54: peloton.v1.JobSpec.LabelsEntry
-	nil,                           // 55: peloton.v1.JobStatus.TaskStatesEntry
-	nil,                           // 56: peloton.v1.Task.PortsEntry
-	nil,                           // 57: peloton.v1.Host.LabelsEntry
-	(*durationpb.Duration)(nil),   // 58: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 59: google.protobuf.Timestamp
+	(*ProbeCounts)(nil),           // 42: peloton.v1.ProbeCounts
+	(*Region)(nil),                // 43: peloton.v1.Region
+	(*HostLabelValues)(nil),       // 44: peloton.v1.HostLabelValues
+	(*Replica)(nil),               // 45: peloton.v1.Replica
+	(*RegionPlan)(nil),            // 46: peloton.v1.RegionPlan
+	(*PlannedMove)(nil),           // 47: peloton.v1.PlannedMove
+	(*Drill)(nil),                 // 48: peloton.v1.Drill
+	(*MigrationJob)(nil),          // 49: peloton.v1.MigrationJob
+	(*Migration)(nil),             // 50: peloton.v1.Migration
+	(*ClusterSummary)(nil),        // 51: peloton.v1.ClusterSummary
+	(*ClusterUsage)(nil),          // 52: peloton.v1.ClusterUsage
+	(*AuditRecord)(nil),           // 53: peloton.v1.AuditRecord
+	nil,                           // 54: peloton.v1.TaskSpec.EnvEntry
+	nil,                           // 55: peloton.v1.JobSpec.LabelsEntry
+	nil,                           // 56: peloton.v1.JobStatus.TaskStatesEntry
+	nil,                           // 57: peloton.v1.Task.PortsEntry
+	nil,                           // 58: peloton.v1.Host.LabelsEntry
+	(*durationpb.Duration)(nil),   // 59: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 60: google.protobuf.Timestamp
 }
 var file_peloton_v1_types_proto_depIdxs = []int32{
 	1,   // 0: peloton.v1.Constraint.op:type_name -> peloton.v1.ConstraintOp
 	12,  // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
 	12,  // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
-	53,  // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
+	54,  // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
 	11,  // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
 	12,  // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
 	14,  // 6: peloton.v1.TaskSpec.container:type_name -> peloton.v1.Container
@@ -5400,12 +5495,12 @@ var file_peloton_v1_types_proto_depIdxs = []int32{
 	2,   // 11: peloton.v1.Container.pull_policy:type_name -> peloton.v1.PullPolicy
 	17,  // 12: peloton.v1.HealthCheck.http:type_name -> peloton.v1.HTTPProbe
 	18,  // 13: peloton.v1.HealthCheck.tcp:type_name -> peloton.v1.TCPProbe
-	58,  // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
-	58,  // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
-	58,  // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
+	59,  // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
+	59,  // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
+	59,  // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
 	0,   // 17: peloton.v1.JobSpec.type:type_name -> peloton.v1.JobType
 	13,  // 18: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
-	54,  // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
+	55,  // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
 	25,  // 20: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
 	24,  // 21: peloton.v1.JobSpec.overrides:type_name -> peloton.v1.InstanceOverride
 	20,  // 22: peloton.v1.JobSpec.spread:type_name -> peloton.v1.SpreadSpec
@@ -5414,32 +5509,32 @@ var file_peloton_v1_types_proto_depIdxs = []int32{
 	13,  // 25: peloton.v1.InstanceOverride.task:type_name -> peloton.v1.TaskSpec
 	10,  // 26: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
 	3,   // 27: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
-	55,  // 28: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
-	59,  // 29: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
-	59,  // 30: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
-	59,  // 31: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
+	56,  // 28: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
+	60,  // 29: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
+	60,  // 30: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
+	60,  // 31: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
 	27,  // 32: peloton.v1.JobStatus.moved_to:type_name -> peloton.v1.JobMove
 	27,  // 33: peloton.v1.JobStatus.moved_from:type_name -> peloton.v1.JobMove
 	28,  // 34: peloton.v1.JobStatus.waiting:type_name -> peloton.v1.WaitingTasks
-	59,  // 35: peloton.v1.JobMove.time:type_name -> google.protobuf.Timestamp
+	60,  // 35: peloton.v1.JobMove.time:type_name -> google.protobuf.Timestamp
 	21,  // 36: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
 	26,  // 37: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
 	4,   // 38: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
 	4,   // 39: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
-	59,  // 40: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
-	59,  // 41: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
-	59,  // 42: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
-	59,  // 43: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
+	60,  // 40: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
+	60,  // 41: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
+	60,  // 42: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
+	60,  // 43: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
 	5,   // 44: peloton.v1.Task.health:type_name -> peloton.v1.HealthState
 	5,   // 45: peloton.v1.Task.ready:type_name -> peloton.v1.HealthState
-	56,  // 46: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
-	59,  // 47: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
+	57,  // 46: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
+	60,  // 47: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
 	26,  // 48: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
 	30,  // 49: peloton.v1.Event.task:type_name -> peloton.v1.Task
 	40,  // 50: peloton.v1.Event.host_pool_move:type_name -> peloton.v1.HostPoolMove
 	6,   // 51: peloton.v1.Update.state:type_name -> peloton.v1.UpdateState
-	59,  // 52: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
-	59,  // 53: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
+	60,  // 52: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
+	60,  // 53: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
 	11,  // 54: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
 	33,  // 55: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
 	33,  // 56: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
@@ -5453,48 +5548,50 @@ var file_peloton_v1_types_proto_depIdxs = []int32{
 	7,   // 64: peloton.v1.Host.state:type_name -> peloton.v1.HostState
 	11,  // 65: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
 	11,  // 66: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
-	57,  // 67: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
-	59,  // 68: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
-	59,  // 69: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
-	59,  // 70: peloton.v1.Host.drain_deadline:type_name -> google.protobuf.Timestamp
+	58,  // 67: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
+	60,  // 68: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
+	60,  // 69: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
+	60,  // 70: peloton.v1.Host.drain_deadline:type_name -> google.protobuf.Timestamp
 	11,  // 71: peloton.v1.HostPool.capacity:type_name -> peloton.v1.Resources
 	11,  // 72: peloton.v1.HostPool.allocated:type_name -> peloton.v1.Resources
 	11,  // 73: peloton.v1.HostPool.demand:type_name -> peloton.v1.Resources
-	58,  // 74: peloton.v1.HostPool.policy_period:type_name -> google.protobuf.Duration
+	59,  // 74: peloton.v1.HostPool.policy_period:type_name -> google.protobuf.Duration
 	8,   // 75: peloton.v1.HostPoolMove.phase:type_name -> peloton.v1.HostPoolMovePhase
-	58,  // 76: peloton.v1.HostPoolMove.waited:type_name -> google.protobuf.Duration
-	59,  // 77: peloton.v1.HostPoolMove.time:type_name -> google.protobuf.Timestamp
-	41,  // 78: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
-	11,  // 79: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
-	11,  // 80: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
-	59,  // 81: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
-	43,  // 82: peloton.v1.Region.host_labels:type_name -> peloton.v1.HostLabelValues
-	29,  // 83: peloton.v1.Replica.job:type_name -> peloton.v1.Job
-	59,  // 84: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
-	59,  // 85: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
-	46,  // 86: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
-	46,  // 87: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
-	59,  // 88: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
-	59,  // 89: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
-	46,  // 90: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
-	46,  // 91: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
-	0,   // 92: peloton.v1.MigrationJob.type:type_name -> peloton.v1.JobType
-	9,   // 93: peloton.v1.Migration.state:type_name -> peloton.v1.MigrationState
-	59,  // 94: peloton.v1.Migration.create_time:type_name -> google.protobuf.Timestamp
-	59,  // 95: peloton.v1.Migration.completion_time:type_name -> google.protobuf.Timestamp
-	58,  // 96: peloton.v1.Migration.duration:type_name -> google.protobuf.Duration
-	48,  // 97: peloton.v1.Migration.jobs:type_name -> peloton.v1.MigrationJob
-	11,  // 98: peloton.v1.ClusterSummary.capacity:type_name -> peloton.v1.Resources
-	11,  // 99: peloton.v1.ClusterSummary.allocated:type_name -> peloton.v1.Resources
-	51,  // 100: peloton.v1.ClusterSummary.jobs:type_name -> peloton.v1.ClusterUsage
-	51,  // 101: peloton.v1.ClusterSummary.pools:type_name -> peloton.v1.ClusterUsage
-	11,  // 102: peloton.v1.ClusterUsage.allocated:type_name -> peloton.v1.Resources
-	59,  // 103: peloton.v1.AuditRecord.time:type_name -> google.protobuf.Timestamp
-	104, // [104:104] is the sub-list for method output_type
-	104, // [104:104] is the sub-list for method input_type
-	104, // [104:104] is the sub-list for extension type_name
-	104, // [104:104] is the sub-list for extension extendee
-	0,   // [0:104] is the sub-list for field type_name
+	59,  // 76: peloton.v1.HostPoolMove.waited:type_name -> google.protobuf.Duration
+	60,  // 77: peloton.v1.HostPoolMove.time:type_name -> google.protobuf.Timestamp
+	42,  // 78: peloton.v1.RegionMember.probes:type_name -> peloton.v1.ProbeCounts
+	59,  // 79: peloton.v1.ProbeCounts.window:type_name -> google.protobuf.Duration
+	41,  // 80: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
+	11,  // 81: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
+	11,  // 82: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
+	60,  // 83: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
+	44,  // 84: peloton.v1.Region.host_labels:type_name -> peloton.v1.HostLabelValues
+	29,  // 85: peloton.v1.Replica.job:type_name -> peloton.v1.Job
+	60,  // 86: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
+	60,  // 87: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
+	47,  // 88: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
+	47,  // 89: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
+	60,  // 90: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
+	60,  // 91: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
+	47,  // 92: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
+	47,  // 93: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
+	0,   // 94: peloton.v1.MigrationJob.type:type_name -> peloton.v1.JobType
+	9,   // 95: peloton.v1.Migration.state:type_name -> peloton.v1.MigrationState
+	60,  // 96: peloton.v1.Migration.create_time:type_name -> google.protobuf.Timestamp
+	60,  // 97: peloton.v1.Migration.completion_time:type_name -> google.protobuf.Timestamp
+	59,  // 98: peloton.v1.Migration.duration:type_name -> google.protobuf.Duration
+	49,  // 99: peloton.v1.Migration.jobs:type_name -> peloton.v1.MigrationJob
+	11,  // 100: peloton.v1.ClusterSummary.capacity:type_name -> peloton.v1.Resources
+	11,  // 101: peloton.v1.ClusterSummary.allocated:type_name -> peloton.v1.Resources
+	52,  // 102: peloton.v1.ClusterSummary.jobs:type_name -> peloton.v1.ClusterUsage
+	52,  // 103: peloton.v1.ClusterSummary.pools:type_name -> peloton.v1.ClusterUsage
+	11,  // 104: peloton.v1.ClusterUsage.allocated:type_name -> peloton.v1.Resources
+	60,  // 105: peloton.v1.AuditRecord.time:type_name -> google.protobuf.Timestamp
+	106, // [106:106] is the sub-list for method output_type
+	106, // [106:106] is the sub-list for method input_type
+	106, // [106:106] is the sub-list for extension type_name
+	106, // [106:106] is the sub-list for extension extendee
+	0,   // [0:106] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_types_proto_init() }
@@ -5514,7 +5611,7 @@ func file_peloton_v1_types_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_types_proto_rawDesc), len(file_peloton_v1_types_proto_rawDesc)),
 			NumEnums:      11,
-			NumMessages:   47,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -369,10 +369,20 @@ func (a *app) regionCommand() *cobra.Command {
 }
 
 // writeRegionTable lists the regions. SUSPECT names the members the
-// server suspects: alive in gossip, but its probe of them failed lately
-// (a lossy link shows here before it becomes a failover).
+// server suspects: alive in gossip, but its probe of them failed lately.
+// PROBES LOST sums the server's recent probes of the region's members:
+// direct probes lost of those sent, and those that failed every way. A
+// lossy link shows in both before it becomes a failover.
 func writeRegionTable(w io.Writer, regions []*pelotonv1.Region, now time.Time) error {
-	t := newTable(w, "REGION", "HEALTH", "LEADER", "MEMBERS", "CAPACITY", "ALLOCATION", "LAST SEEN", "SUSPECT")
+	header := "PROBES LOST"
+	for _, r := range regions {
+		for _, m := range r.GetMembers() {
+			if win := m.GetProbes().GetWindow(); win != nil && header == "PROBES LOST" {
+				header += " (" + roughDuration(win.AsDuration()) + ")"
+			}
+		}
+	}
+	t := newTable(w, "REGION", "HEALTH", "LEADER", "MEMBERS", "CAPACITY", "ALLOCATION", "LAST SEEN", "SUSPECT", header)
 	for _, r := range regions {
 		leader := ""
 		var suspect []string
@@ -386,9 +396,34 @@ func writeRegionTable(w io.Writer, regions []*pelotonv1.Region, now time.Time) e
 		}
 		t.row(r.GetName(), r.GetHealth(), leader, strconv.Itoa(len(r.GetMembers())),
 			formatResources(r.GetCapacity()), formatResources(r.GetAllocation()), ago(r.GetLastSeen(), now),
-			firstNonEmpty(strings.Join(suspect, ","), "-"))
+			firstNonEmpty(strings.Join(suspect, ","), "-"), probeLosses(r.GetMembers()))
 	}
 	return t.flush()
+}
+
+// probeLosses renders the probes of a region's members: "3/41 (7%)", with
+// ", 1 failed" when some failed every way; "-" when the server probes none
+// of them (its own region of one member, or no gossip).
+func probeLosses(members []*pelotonv1.RegionMember) string {
+	var sent, lost, failed uint32
+	probed := false
+	for _, m := range members {
+		if p := m.GetProbes(); p != nil {
+			probed = true
+			sent, lost, failed = sent+p.GetSent(), lost+p.GetLost(), failed+p.GetFailed()
+		}
+	}
+	if !probed {
+		return "-"
+	}
+	out := fmt.Sprintf("%d/%d", lost, sent)
+	if sent > 0 {
+		out += fmt.Sprintf(" (%d%%)", (100*lost+sent/2)/sent)
+	}
+	if failed > 0 {
+		out += fmt.Sprintf(", %d failed", failed)
+	}
+	return out
 }
 
 type serverVersion struct {

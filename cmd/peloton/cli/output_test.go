@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	pelotonv1 "github.com/peloton-federated/peloton/api/peloton/v1"
@@ -340,17 +342,27 @@ func TestPoolAndHostViewsShowNoResidue(t *testing.T) {
 
 func TestRegionTableNamesSuspectMembers(t *testing.T) {
 	var buf bytes.Buffer
+	minute := durationpb.New(time.Minute)
 	regions := []*pelotonv1.Region{
 		{Name: "east", Health: "alive", Members: []*pelotonv1.RegionMember{{Name: "east-0", Leader: true, Status: "alive"}}},
+		{Name: "north", Health: "alive", Members: []*pelotonv1.RegionMember{
+			{Name: "north-0", Leader: true, Status: "alive", Probes: &pelotonv1.ProbeCounts{Sent: 30, Window: minute}}}},
 		{Name: "west", Health: "alive", Members: []*pelotonv1.RegionMember{
-			{Name: "west-0", Leader: true, Status: "suspect"}, {Name: "west-1", Status: "alive"}}},
+			{Name: "west-0", Leader: true, Status: "suspect", Probes: &pelotonv1.ProbeCounts{Sent: 20, Lost: 9, Failed: 2, Window: minute}},
+			{Name: "west-1", Status: "alive", Probes: &pelotonv1.ProbeCounts{Sent: 21, Lost: 1, Window: minute}}}},
 	}
 	if err := writeRegionTable(&buf, regions, time.Unix(0, 0)); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 3 || !strings.HasSuffix(lines[0], "SUSPECT") ||
-		!strings.HasSuffix(strings.TrimSpace(lines[1]), " -") || !strings.HasSuffix(strings.TrimSpace(lines[2]), " west-0") {
+	want := [][2]string{{"SUSPECT", "PROBES LOST (1m)"}, {"-", "-"}, {"-", "0/30 (0%)"}, {"west-0", "10/41 (24%), 2 failed"}}
+	if len(lines) != len(want) {
 		t.Fatalf("region table:\n%s", buf.String())
+	}
+	for i, line := range lines {
+		cells := regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(line), -1)
+		if got := [2]string{cells[len(cells)-2], cells[len(cells)-1]}; got != want[i] {
+			t.Errorf("line %d ends %q, want %q:\n%s", i, got, want[i], buf.String())
+		}
 	}
 }

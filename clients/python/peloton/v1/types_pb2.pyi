@@ -726,18 +726,32 @@ class HostPoolMove(_message.Message):
     def __init__(self, host_id: _Optional[str] = ..., to: _Optional[str] = ..., phase: _Optional[_Union[HostPoolMovePhase, str]] = ..., reason: _Optional[str] = ..., waited: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., region: _Optional[str] = ..., **kwargs) -> None: ...
 
 class RegionMember(_message.Message):
-    __slots__ = ("name", "address", "role", "leader", "status")
+    __slots__ = ("name", "address", "role", "leader", "status", "probes")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ADDRESS_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     LEADER_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
+    PROBES_FIELD_NUMBER: _ClassVar[int]
     name: str
     address: str
     role: str
     leader: bool
     status: str
-    def __init__(self, name: _Optional[str] = ..., address: _Optional[str] = ..., role: _Optional[str] = ..., leader: _Optional[bool] = ..., status: _Optional[str] = ...) -> None: ...
+    probes: ProbeCounts
+    def __init__(self, name: _Optional[str] = ..., address: _Optional[str] = ..., role: _Optional[str] = ..., leader: _Optional[bool] = ..., status: _Optional[str] = ..., probes: _Optional[_Union[ProbeCounts, _Mapping]] = ...) -> None: ...
+
+class ProbeCounts(_message.Message):
+    __slots__ = ("sent", "lost", "failed", "window")
+    SENT_FIELD_NUMBER: _ClassVar[int]
+    LOST_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    WINDOW_FIELD_NUMBER: _ClassVar[int]
+    sent: int
+    lost: int
+    failed: int
+    window: _duration_pb2.Duration
+    def __init__(self, sent: _Optional[int] = ..., lost: _Optional[int] = ..., failed: _Optional[int] = ..., window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class Region(_message.Message):
     __slots__ = ("name", "health", "members", "capacity", "allocation", "last_seen", "host_labels")
