@@ -149,8 +149,9 @@ chaos: build
 
 ## cassandra-faults: a region's store on three Cassandra nodes (cassandra.sh
 ## cluster, replication 3) under load: PELOTON_CLUSTER_ROUNDS (5) rounds of
-## one node killed, then two, each for PELOTON_CLUSTER_HOLD seconds (60);
-## figures for docs/reliability.md (CI runs one round of 10 s)
+## one node killed, then two, each for PELOTON_CLUSTER_HOLD seconds (60),
+## then a node wiped, replaced and repaired; figures for docs/reliability.md
+## (CI runs one round of 10 s)
 cassandra-faults: build
 	PELOTON_CLUSTER_ROUNDS=$${PELOTON_CLUSTER_ROUNDS:-5} PELOTON_CLUSTER_HOLD=$${PELOTON_CLUSTER_HOLD:-60} \
 		$(GO) test -count=1 -timeout 3h -run '^TestCassandraCluster$$' -v ./tests/ha

@@ -10,6 +10,8 @@
 #   cassandra.sh status [--dir DIR]         running? answering CQL?
 #   cassandra.sh cql [--dir DIR] STMT...    run CQL statements (no driver needed)
 #   cassandra.sh logs [--dir DIR]           print the node's log file path
+#   cassandra.sh nodetool [--dir DIR] -- ARGS  run nodetool against a node started
+#                                           with --jmx-port
 #   cassandra.sh cluster start|stop|status --dir DIR [--nodes N] [options]
 #                                           N nodes in DIR/node1..N on
 #                                           127.0.0.2.. (one ring, node1 the seed)
@@ -38,6 +40,11 @@ FIRST_ADDRESS=127.0.0.2
 # Flags given on the command line; a restarted node takes the others from
 # its node.env.
 GIVEN=" "
+# The node's JMX port, on 127.0.0.1 only (none when empty: no nodetool).
+JMX_PORT=
+# start --replace: the node's data is gone; it takes its own place in the
+# ring again, streaming its ranges from the other replicas.
+REPLACE=0
 
 # Defaults for start/stop; overridden by flags.
 NODE_DIR="${CASSANDRA_DIR:-$CACHE_ROOT/node}"
@@ -61,7 +68,7 @@ elapsed_since() { # start_millis -> "12.3s"
 }
 
 usage() {
-  sed -n '2,15s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+  sed -n '2,17s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
   cat <<EOF
 
 start options:
@@ -73,7 +80,12 @@ start options:
   --seeds A[,B]        addresses of the seeds (default: --address)
   --token T            the node's token in the ring (default 0)
   --timeout SECONDS    how long to wait for CQL (default $TIMEOUT_SECONDS)
+  --jmx-port N         open JMX on 127.0.0.1:N, for nodetool (default: no JMX)
   --clean              delete the node's data before starting
+  --replace            the node of a ring lost its data (DIR/data removed):
+                       it takes its own place again (same address and token)
+                       and streams its ranges from the other replicas; run
+                       nodetool repair on it afterwards
   --durable            sync the commit log before acknowledging a write and
                        log schema changes, so that a node killed with
                        SIGKILL restarts with every acknowledged write
@@ -86,6 +98,7 @@ cluster options (start also takes --port, --storage-port, --heap, --timeout,
   --dir DIR            the cluster's directory, one node directory per node
   --nodes N            how many nodes (default $NODES)
   --first-address A    node1's address; node i has the i-th from it (default $FIRST_ADDRESS)
+  --jmx-port N         node i opens JMX on 127.0.0.1:N+i-1 (default: no JMX)
 A node of a cluster is stopped and started again alone with stop/start
 --dir DIR/nodeI: it keeps its address, ports, seeds and token (node.env).
 EOF
@@ -101,6 +114,8 @@ parse_flags() {
       --address) HOST="${2:?--address needs a value}"; GIVEN+="address "; shift 2 ;;
       --seeds) SEEDS="${2:?--seeds needs a value}"; GIVEN+="seeds "; shift 2 ;;
       --token) TOKEN="${2:?--token needs a value}"; GIVEN+="token "; shift 2 ;;
+      --jmx-port) JMX_PORT="${2:?--jmx-port needs a value}"; GIVEN+="jmx-port "; shift 2 ;;
+      --replace) REPLACE=1; shift ;;
       --nodes) NODES="${2:?--nodes needs a value}"; shift 2 ;;
       --first-address) FIRST_ADDRESS="${2:?--first-address needs a value}"; shift 2 ;;
       --timeout) TIMEOUT_SECONDS="${2:?--timeout needs a value}"; shift 2 ;;
@@ -108,7 +123,7 @@ parse_flags() {
       --clean) CLEAN=1; shift ;;
       --durable) DURABLE=1; shift ;;
       --kill) KILL_NOW=1; shift ;;
-      --) shift; REST=("$@"); return ;;
+      --) shift; REST+=("$@"); return ;;
       -h|--help) usage; exit 0 ;;
       -*) die "unknown flag: $1 (see --help)" ;;
       *) REST+=("$1"); shift ;;
@@ -243,6 +258,7 @@ read_node_settings() {
   setting seeds SEEDS SEEDS
   setting token TOKEN TOKEN
   setting heap HEAP HEAP
+  setting jmx-port JMX_PORT JMX_PORT
 }
 
 # seed_list prints the seeds as host:port for cassandra.yaml.
@@ -273,11 +289,12 @@ write_config() {
   mkdir -p "$data" "$NODE_DIR/logs"
   cat > "$NODE_DIR/cassandra.yaml" <<EOF
 # Cassandra for local tests; written by cassandra.sh start. A node of a
-# cluster has its own token and needs no bootstrap: the cluster is new.
+# cluster has its own token and needs no bootstrap: the cluster is new. A
+# node started with --replace bootstraps: it streams its ranges.
 cluster_name: peloton-local
 num_tokens: 1
 initial_token: ${TOKEN:-0}
-auto_bootstrap: false
+auto_bootstrap: $([ "$REPLACE" = 1 ] && echo true || echo false)
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
 endpoint_snitch: SimpleSnitch
 seed_provider:
@@ -340,9 +357,39 @@ EOF
   </root>
 </configuration>
 EOF
-  printf 'NATIVE_PORT=%s\nSTORAGE_PORT=%s\nADDRESS=%s\nSEEDS=%s\nTOKEN=%s\nHEAP=%s\n' \
-    "$NATIVE_PORT" "$STORAGE_PORT" "$HOST" "$SEEDS" "$TOKEN" "$HEAP" > "$NODE_DIR/node.env"
+  printf 'NATIVE_PORT=%s\nSTORAGE_PORT=%s\nADDRESS=%s\nSEEDS=%s\nTOKEN=%s\nHEAP=%s\nJMX_PORT=%s\n' \
+    "$NATIVE_PORT" "$STORAGE_PORT" "$HOST" "$SEEDS" "$TOKEN" "$HEAP" "$JMX_PORT" > "$NODE_DIR/node.env"
 }
+
+# JDK 17 module access Cassandra 5.0 needs, the server's and nodetool's.
+JDK17_MODULE_OPTS=(
+  --add-exports java.base/jdk.internal.misc=ALL-UNNAMED
+  --add-exports java.base/jdk.internal.ref=ALL-UNNAMED
+  --add-exports java.base/sun.nio.ch=ALL-UNNAMED
+  --add-exports java.base/java.lang.ref=ALL-UNNAMED
+  --add-exports java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED
+  --add-exports java.rmi/sun.rmi.registry=ALL-UNNAMED
+  --add-exports java.rmi/sun.rmi.server=ALL-UNNAMED
+  --add-exports java.sql/java.sql=ALL-UNNAMED
+  --add-exports jdk.unsupported/sun.misc=ALL-UNNAMED
+  --add-exports jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED
+  --add-exports jdk.attach/sun.tools.attach=ALL-UNNAMED
+  --add-opens java.base/java.lang.module=ALL-UNNAMED
+  --add-opens java.base/jdk.internal.loader=ALL-UNNAMED
+  --add-opens java.base/jdk.internal.ref=ALL-UNNAMED
+  --add-opens java.base/jdk.internal.reflect=ALL-UNNAMED
+  --add-opens java.base/jdk.internal.math=ALL-UNNAMED
+  --add-opens java.base/jdk.internal.module=ALL-UNNAMED
+  --add-opens java.base/jdk.internal.util.jar=ALL-UNNAMED
+  --add-opens jdk.management/com.sun.management.internal=ALL-UNNAMED
+  --add-opens java.base/sun.nio.ch=ALL-UNNAMED
+  --add-opens java.base/java.io=ALL-UNNAMED
+  --add-opens java.base/java.lang.reflect=ALL-UNNAMED
+  --add-opens jdk.compiler/com.sun.tools.javac=ALL-UNNAMED
+  --add-opens java.base/java.lang=ALL-UNNAMED
+  --add-opens java.base/java.util=ALL-UNNAMED
+  --add-opens java.base/java.nio=ALL-UNNAMED
+)
 
 jvm_options() {
   local jamm
@@ -362,33 +409,7 @@ jvm_options() {
     -Dio.netty.tryReflectionSetAccessible=true
     -Dio.netty.allocator.useCacheForAllThreads=true
     -Dio.netty.allocator.maxOrder=11
-    # JDK 17 module access Cassandra 5.0 needs.
-    --add-exports java.base/jdk.internal.misc=ALL-UNNAMED
-    --add-exports java.base/jdk.internal.ref=ALL-UNNAMED
-    --add-exports java.base/sun.nio.ch=ALL-UNNAMED
-    --add-exports java.base/java.lang.ref=ALL-UNNAMED
-    --add-exports java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED
-    --add-exports java.rmi/sun.rmi.registry=ALL-UNNAMED
-    --add-exports java.rmi/sun.rmi.server=ALL-UNNAMED
-    --add-exports java.sql/java.sql=ALL-UNNAMED
-    --add-exports jdk.unsupported/sun.misc=ALL-UNNAMED
-    --add-exports jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED
-    --add-exports jdk.attach/sun.tools.attach=ALL-UNNAMED
-    --add-opens java.base/java.lang.module=ALL-UNNAMED
-    --add-opens java.base/jdk.internal.loader=ALL-UNNAMED
-    --add-opens java.base/jdk.internal.ref=ALL-UNNAMED
-    --add-opens java.base/jdk.internal.reflect=ALL-UNNAMED
-    --add-opens java.base/jdk.internal.math=ALL-UNNAMED
-    --add-opens java.base/jdk.internal.module=ALL-UNNAMED
-    --add-opens java.base/jdk.internal.util.jar=ALL-UNNAMED
-    --add-opens jdk.management/com.sun.management.internal=ALL-UNNAMED
-    --add-opens java.base/sun.nio.ch=ALL-UNNAMED
-    --add-opens java.base/java.io=ALL-UNNAMED
-    --add-opens java.base/java.lang.reflect=ALL-UNNAMED
-    --add-opens jdk.compiler/com.sun.tools.javac=ALL-UNNAMED
-    --add-opens java.base/java.lang=ALL-UNNAMED
-    --add-opens java.base/java.util=ALL-UNNAMED
-    --add-opens java.base/java.nio=ALL-UNNAMED
+    "${JDK17_MODULE_OPTS[@]}"
     # Where things are, and how the daemon runs.
     -Dcassandra.config="file://$NODE_DIR/cassandra.yaml"
     -Dcassandra.storagedir="$NODE_DIR/data"
@@ -396,13 +417,22 @@ jvm_options() {
     -Dlogback.configurationFile="file://$NODE_DIR/logback.xml"
     -Dcassandra-foreground=yes
     # Single throwaway node: skip the waits and durability a cluster needs.
-    # No JMX port is opened (neither cassandra.jmx.*.port is set).
+    # JMX is opened only with --jmx-port, and then on 127.0.0.1 only
+    # (cassandra.jmx.local.port; no cassandra.jmx.remote.port).
     -Dcassandra.skip_wait_for_gossip_to_settle=0
     -Dcassandra.ring_delay_ms=1000
     -Dcassandra.memtable.row_overhead_size=180
     -Dcassandra.test.ignore_sigar=true
     -Dcassandra.available_processors="$(nproc 2>/dev/null || echo 2)"
   )
+  if [ -n "$JMX_PORT" ]; then
+    JVM_OPTS+=(-Dcassandra.jmx.local.port="$JMX_PORT")
+  fi
+  if [ "$REPLACE" = 1 ]; then
+    # The node takes the place in the ring its address held (its token),
+    # streaming the data of its ranges from the other replicas.
+    JVM_OPTS+=(-Dcassandra.replace_address_first_boot="$HOST")
+  fi
   if [ "$DURABLE" = 0 ]; then
     # The system keyspaces (schema included) skip the commit log: a faster
     # start, but a node killed with SIGKILL forgets unflushed schema.
@@ -427,6 +457,7 @@ cmd_start() {
   check_number --port "$NATIVE_PORT"
   check_number --storage-port "$STORAGE_PORT"
   check_number --timeout "$TIMEOUT_SECONDS"
+  [ -z "$JMX_PORT" ] || check_number --jmx-port "$JMX_PORT"
   command -v "$JAVA_BIN" >/dev/null || die "java ($JAVA_BIN) not found; install a JDK 17"
   command -v python3 >/dev/null || die "python3 is needed for the CQL readiness check"
   mkdir -p "$NODE_DIR"
@@ -436,13 +467,20 @@ cmd_start() {
   # starts from the flags alone.
   [ "$CLEAN" = 1 ] || read_node_settings
   check_loopback "$HOST"
+  if [ "$REPLACE" = 1 ]; then
+    [ "$CLEAN" = 0 ] || die "--replace and --clean: --replace is for a node of a ring whose data is gone; --clean starts a new cluster"
+    [ -n "$SEEDS" ] && [ "$SEEDS" != "$HOST" ] \
+      || die "--replace: the node must have seeds other than itself (a node of a ring started with --seeds), it has '${SEEDS:-none}'"
+    [ ! -d "$NODE_DIR/data/data/system" ] \
+      || die "--replace: $NODE_DIR/data still holds the node's data; remove it first (the node takes its place again only when its data is gone)"
+  fi
 
   if pid="$(running_pid)"; then
     [ "$CLEAN" = 1 ] && log "--clean ignored: the node is running (stop it first)"
     log "already running (pid $pid) in $NODE_DIR; waiting for CQL on $HOST:$NATIVE_PORT"
   else
     cmd_fetch
-    for port in "$NATIVE_PORT" "$STORAGE_PORT"; do
+    for port in "$NATIVE_PORT" "$STORAGE_PORT" ${JMX_PORT:+"$JMX_PORT"}; do
       port_listening "$port" && die "port $port on this machine is already in use; pick another with --port/--storage-port"
     done
     if [ "$CLEAN" = 1 ]; then
@@ -465,7 +503,7 @@ cmd_start() {
       [ -s "$(pid_file)" ] && break
       sleep 0.1
     done
-    log "started Cassandra $CASSANDRA_VERSION (pid $(cat "$(pid_file)" 2>/dev/null || echo '?')), dir $NODE_DIR, CQL $HOST:$NATIVE_PORT, heap $HEAP"
+    log "started Cassandra $CASSANDRA_VERSION (pid $(cat "$(pid_file)" 2>/dev/null || echo '?')), dir $NODE_DIR, CQL $HOST:$NATIVE_PORT, heap $HEAP${JMX_PORT:+, JMX 127.0.0.1:$JMX_PORT}$([ "$REPLACE" = 1 ] && echo ", replacing its own place in the ring")"
   fi
 
   started=${started:-$(now_millis)}
@@ -551,6 +589,29 @@ cmd_status() {
   return 4
 }
 
+# nodetool runs Cassandra's nodetool from the cached jars against the
+# node's JMX port (a node started with --jmx-port).
+cmd_nodetool() {
+  [ "${#REST[@]}" -gt 0 ] || die "nodetool needs a command, e.g. nodetool status"
+  [ -d "$NODE_DIR" ] && NODE_DIR="$(cd "$NODE_DIR" && pwd -P)"
+  read_node_settings
+  [ -n "$JMX_PORT" ] || die "the node in $NODE_DIR has no JMX port: start it with --jmx-port N"
+  lib_complete || die "Cassandra $CASSANDRA_VERSION's jars are not in $LIB_DIR: run cassandra.sh fetch"
+  # The tool logs warnings only, to stderr.
+  cat > "$NODE_DIR/logback-tools.xml" <<EOF
+<configuration scan="false">
+  <appender name="STDERR" class="ch.qos.logback.core.ConsoleAppender">
+    <target>System.err</target>
+    <encoder><pattern>%-5level %msg%n</pattern></encoder>
+  </appender>
+  <root level="WARN"><appender-ref ref="STDERR" /></root>
+</configuration>
+EOF
+  "$JAVA_BIN" -Xmx128M -XX:TieredStopAtLevel=1 "${JDK17_MODULE_OPTS[@]}" \
+    -Dlogback.configurationFile="file://$NODE_DIR/logback-tools.xml" \
+    -cp "$LIB_DIR/*" org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p "$JMX_PORT" "${REST[@]}"
+}
+
 cmd_cql() {
   [ "${#REST[@]}" -gt 0 ] || die "cql needs at least one statement"
   [ -d "$NODE_DIR" ] && NODE_DIR="$(cd "$NODE_DIR" && pwd -P)"
@@ -571,6 +632,11 @@ node_address() {
 # Murmur3 ring, so that each node owns a third of it when N is 3.
 node_token() {
   python3 -c 'import sys; i, n = int(sys.argv[1]), int(sys.argv[2]); print(-2**63 + (i - 1) * (2**64 // n))' "$1" "$NODES"
+}
+
+# node_jmx prints the --jmx-port flag of node i (nothing without --jmx-port).
+node_jmx() {
+  [ -z "$JMX_PORT" ] || echo "--jmx-port $((JMX_PORT + $1 - 1))"
 }
 
 # cluster_nodes lists the cluster's node directories.
@@ -607,6 +673,7 @@ cmd_cluster() {
       mkdir -p "$CLUSTER_DIR"
       CLUSTER_DIR="$(cd "$CLUSTER_DIR" && pwd -P)"
       case "$GIVEN" in *" heap "*) ;; *) HEAP=384M ;; esac
+      [ -z "$JMX_PORT" ] || check_number --jmx-port "$JMX_PORT"
       flags=(--port "$NATIVE_PORT" --storage-port "$STORAGE_PORT" --heap "$HEAP" --timeout "$TIMEOUT_SECONDS")
       [ "$CLEAN" = 1 ] && flags+=(--clean)
       [ "$DURABLE" = 1 ] && flags+=(--durable)
@@ -614,10 +681,10 @@ cmd_cluster() {
       started=$(now_millis)
       # The seed first: the others gossip with it to join. Then the rest
       # at once (a new cluster: nothing to stream, each has its token).
-      bash "$self" start --dir "$CLUSTER_DIR/node1" --address "$seed" --seeds "$seed" --token "$(node_token 1)" "${flags[@]}" || exit 1
+      bash "$self" start --dir "$CLUSTER_DIR/node1" --address "$seed" --seeds "$seed" --token "$(node_token 1)" $(node_jmx 1) "${flags[@]}" || exit 1
       for i in $(seq 2 "$NODES"); do
         addr="$(node_address "$i")"
-        bash "$self" start --dir "$CLUSTER_DIR/node$i" --address "$addr" --seeds "$seed" --token "$(node_token "$i")" "${flags[@]}" &
+        bash "$self" start --dir "$CLUSTER_DIR/node$i" --address "$addr" --seeds "$seed" --token "$(node_token "$i")" $(node_jmx "$i") "${flags[@]}" &
         pids+=($!)
       done
       for i in "${pids[@]}"; do wait "$i" || failed=1; done
@@ -662,7 +729,7 @@ main() {
   parse_flags "$@"
   if [ "$cmd" = cluster ] && [ "${#REST[@]}" -ne 1 ]; then
     die "usage: cassandra.sh cluster start|stop|status|hosts --dir DIR [options]"
-  elif [ "$cmd" != cql ] && [ "$cmd" != cluster ] && [ "${#REST[@]}" -gt 0 ]; then
+  elif [ "$cmd" != cql ] && [ "$cmd" != cluster ] && [ "$cmd" != nodetool ] && [ "${#REST[@]}" -gt 0 ]; then
     die "unexpected argument for $cmd: ${REST[0]} (see --help)"
   fi
   case "$cmd" in
@@ -672,6 +739,7 @@ main() {
     stop) cmd_stop ;;
     status) cmd_status ;;
     cql) cmd_cql ;;
+    nodetool) cmd_nodetool ;;
     cluster) cmd_cluster ;;
     logs) echo "$NODE_DIR/cassandra.log" ;;
     -h|--help|help|'') usage ;;

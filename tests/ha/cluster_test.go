@@ -3,6 +3,7 @@ package ha
 import (
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -20,8 +21,9 @@ type cassandraCluster struct {
 }
 
 // startCassandraCluster starts a ring of n nodes (--durable: a node killed
-// with SIGKILL comes back with every write it acknowledged) and stops
-// every node at the test's end.
+// with SIGKILL comes back with every write it acknowledged), each with JMX
+// on a port of 127.0.0.1 of its own for nodetool, and stops every node at
+// the test's end.
 func startCassandraCluster(t *testing.T, n int) *cassandraCluster {
 	script, dir := cassandraScript(t), t.TempDir()
 	addrs := make([]string, n)
@@ -32,6 +34,7 @@ func startCassandraCluster(t *testing.T, n int) *cassandraCluster {
 	for storagePort == port {
 		storagePort = freePortOn(t, addrs)
 	}
+	jmx := freePortRun(t, n)
 	c := &cassandraCluster{}
 	for i, addr := range addrs {
 		c.nodes = append(c.nodes, &cassandraNode{script: script, dir: filepath.Join(dir, fmt.Sprintf("node%d", i+1)), addr: addr, port: port, storagePort: storagePort})
@@ -39,8 +42,30 @@ func startCassandraCluster(t *testing.T, n int) *cassandraCluster {
 	t.Cleanup(func() { runScript(t, script, "cluster", "stop", "--kill", "--dir", dir) })
 	runScript(t, script, "cluster", "start", "--dir", dir, "--nodes", fmt.Sprint(n),
 		"--first-address", addrs[0], "--port", fmt.Sprint(port), "--storage-port", fmt.Sprint(storagePort),
-		"--clean", "--durable")
+		"--jmx-port", fmt.Sprint(jmx), "--clean", "--durable")
 	return c
+}
+
+// freePortRun returns the first of n consecutive ports free on 127.0.0.1
+// (node i of a cluster opens JMX on the i-th).
+func freePortRun(t *testing.T, n int) int {
+	t.Helper()
+	for range 50 {
+		first, free := testkit.FreePort(t, "127.0.0.1"), true
+		for p := first + 1; p < first+n && free; p++ {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err != nil {
+				free = false
+				break
+			}
+			l.Close()
+		}
+		if free {
+			return first
+		}
+	}
+	t.Fatalf("no %d consecutive ports free on 127.0.0.1", n)
+	return 0
 }
 
 // hosts are the contact points of every node.
@@ -90,10 +115,19 @@ func freePortOn(t *testing.T, addrs []string) int {
 //     restart;
 //  3. the other node started again.
 //
+// After the rounds, a node is wiped: killed, its data directory removed,
+// started again in its own place in the ring (`cassandra.sh start
+// --replace`: it streams its ranges from the other two) and repaired
+// (`nodetool repair -full`: writes made while it was down or streaming did
+// not reach it). Creates are acknowledged throughout.
+//
 // At the end every acknowledged job is there and succeeds with every task,
-// and no task had two runs RUNNING at once. CI runs one round with 10 s
-// faults; `make cassandra-faults` runs PELOTON_CLUSTER_ROUNDS (5) rounds
-// with faults of PELOTON_CLUSTER_HOLD seconds (60).
+// and no task had two runs RUNNING at once. Then the server and the two
+// other nodes are stopped and the wiped node, alone, is asked for the
+// jobs at consistency ONE: it must hold every acknowledged one itself.
+// CI runs one round with 10 s faults; `make cassandra-faults` runs
+// PELOTON_CLUSTER_ROUNDS (5) rounds with faults of PELOTON_CLUSTER_HOLD
+// seconds (60).
 func TestCassandraCluster(t *testing.T) {
 	if out, err := exec.Command(cassandraScript(t), "check").CombinedOutput(); err != nil {
 		testenv.Missing(t, "Cassandra to start here ("+strings.TrimSpace(string(out))+")", "bash tests/env.sh setup")
@@ -162,6 +196,75 @@ func TestCassandraCluster(t *testing.T) {
 		t.Logf("round %d: %s back after %.1fs", round, one.addr, (load.now() - restarting).Seconds())
 		time.Sleep(3 * time.Second)
 	}
+	// 4. A node wiped and replaced, then repaired.
+	wiped := c.nodes[1]
+	killed := load.now()
+	wiped.run(t, "stop", "--kill")
+	if err := os.RemoveAll(filepath.Join(wiped.dir, "data")); err != nil {
+		t.Fatal(err)
+	}
+	restarting := load.now()
+	wiped.run(t, "start", "--replace", "--durable")
+	replaced := load.now()
+	wiped.nodetool(t, "repair", "-full", "peloton")
+	repaired := load.now()
+	w := load.window(killed, repaired)
+	t.Logf("%s wiped: its replacement streamed and joined in %.1fs, the repair took %.1fs; creates in flight from the kill to the repair's end %d acknowledged, %d refused, %d shed, %d broken",
+		wiped.addr, (replaced - restarting).Seconds(), (repaired - replaced).Seconds(), w.acked, w.refused, w.shed, w.broken)
+	if w.acked == 0 {
+		t.Errorf("no create acknowledged while %s was wiped and replaced", wiped.addr)
+	}
+	time.Sleep(3 * time.Second)
+
 	all := r.finish()
-	t.Logf("%d rounds of faults of %v: %d creates acknowledged, %d refused, %d broken", rounds, hold, all.acked, all.refused, all.broken)
+	t.Logf("%d rounds of faults of %v and a node wiped: %d creates acknowledged, %d refused, %d broken", rounds, hold, all.acked, all.refused, all.broken)
+
+	// The wiped node alone holds every acknowledged job.
+	acked := r.ackedBefore(load.now())
+	r.m.stop()
+	for _, n := range c.nodes {
+		if n != wiped {
+			n.run(t, "stop", "--kill")
+		}
+	}
+	held := map[string]bool{}
+	for _, id := range wiped.cql(t, "SELECT id FROM peloton.jobs") {
+		held[id] = true
+	}
+	var missing []string
+	for _, id := range acked {
+		if !held[id] {
+			missing = append(missing, id)
+		}
+	}
+	t.Logf("the wiped node alone holds %d jobs; of the %d acknowledged, %d missing", len(held), len(acked), len(missing))
+	if len(missing) > 0 {
+		t.Errorf("the wiped node, replaced and repaired, lacks %d acknowledged jobs: %s", len(missing), strings.Join(missing[:min(len(missing), 10)], ", "))
+	}
+}
+
+// nodetool runs nodetool against the node (cassandra.sh nodetool) and
+// fails the test if it fails.
+func (n *cassandraNode) nodetool(t *testing.T, args ...string) {
+	t.Helper()
+	runScript(t, n.script, append([]string{"nodetool", "--dir", n.dir, "--"}, args...)...)
+}
+
+// cql runs one statement on the node at consistency ONE (cassandra.sh cql)
+// and returns the first column of each row.
+func (n *cassandraNode) cql(t *testing.T, stmt string) []string {
+	t.Helper()
+	out, err := exec.Command(n.script, "cql", "--dir", n.dir, stmt).Output()
+	if err != nil {
+		t.Fatalf("cassandra.sh cql %q: %v", stmt, err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[len(lines)-1], "(") {
+		t.Fatalf("cassandra.sh cql %q: no rows in %q", stmt, out)
+	}
+	var col []string
+	for _, l := range lines[1 : len(lines)-1] { // a header, then the rows, then "(N rows)"
+		col = append(col, strings.Split(l, "\t")[0])
+	}
+	return col
 }
