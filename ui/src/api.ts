@@ -166,12 +166,31 @@ export interface PoolRegionShare {
   demand?: Resources;
 }
 
+/** Absent amounts of limit are unlimited; absent shares are 1. */
+export interface PoolSpec {
+  path: string;
+  reservation?: Resources;
+  limit?: Resources;
+  share?: Resources;
+  [key: string]: unknown;
+}
+
+/** How UpdateJob rolls a new spec out (query parameters of the call). */
+export interface UpdateOptions {
+  batchSize?: number;
+  maxFailures?: number;
+  rollbackOnFailure?: boolean;
+  startPaused?: boolean;
+  minHealthySeconds?: number;
+  inPlace?: boolean;
+}
+
 export interface Pool {
   path: string;
   resources?: PoolResource[];
   children?: string[];
   jobs?: number;
-  spec?: { hostPools?: string[] };
+  spec?: PoolSpec & { hostPools?: string[] };
   regions?: PoolRegionShare[];
   /** Tasks not yet given a host, and running, the children's included. */
   pendingTasks?: number;
@@ -191,6 +210,8 @@ export interface Host {
   draining?: boolean;
   drainReason?: string;
   drainTime?: string;
+  /** When batch runs still on the draining host are killed to run elsewhere. */
+  drainDeadline?: string;
   lastSeen?: string;
   region?: string;
   hostPool?: string;
@@ -347,6 +368,7 @@ async function call<T>(method: string, path: string, body?: unknown, signal?: Ab
 
 export const get = <T>(path: string, signal?: AbortSignal) => call<T>('GET', path, undefined, signal);
 export const post = <T>(path: string, body: unknown = {}) => call<T>('POST', path, body);
+export const put = <T>(path: string, body: unknown = {}) => call<T>('PUT', path, body);
 
 /** Query string from the defined values; arrays repeat the key. */
 export function query(params: Record<string, string | number | boolean | string[] | undefined>): string {
@@ -436,6 +458,10 @@ export const api = {
   updateAction: (id: string, action: 'pause' | 'resume' | 'rollback' | 'abort') =>
     post<{ update: Update }>(`/v1/updates/${enc(id)}:${action}`),
   stopJob: (id: string) => post<{ job: Job }>(`/v1/jobs/${enc(id)}/stop`),
+  createJob: (spec: JobSpec) => post<{ job: Job }>('/v1/jobs', spec),
+  updateJob: (id: string, spec: JobSpec, opts: UpdateOptions) => post<{ update: Update }>(`/v1/jobs/${enc(id)}/updates` + query({ ...opts }), spec),
+  stopTasks: (id: string, instances: number[], force: boolean) =>
+    post<{ tasks?: Task[] }>(`/v1/jobs/${enc(id)}/tasks/stop`, { instances, force }),
   pools: (signal?: AbortSignal) => get<{ pools?: Pool[] }>('/v1/pools', signal),
   pool: (path: string, signal?: AbortSignal) =>
     get<{ pool: Pool }>(`/v1/pools/${path.replace(/^\//, '').split('/').map(enc).join('/')}?regions=true`, signal),
@@ -447,8 +473,12 @@ export const api = {
   regionHistory: (since: Date | undefined, signal?: AbortSignal) =>
     get<{ regions?: RegionHistory[]; window?: string; interval?: string }>('/v1/history/regions' + query({ since: since?.toISOString() }), signal),
   hosts: (signal?: AbortSignal) => get<{ hosts?: Host[] }>('/v1/hosts', signal),
-  drain: (h: Host, reason: string) => post<{ host: Host }>(`/v1/hosts/${hostPath(h.id)}:drain`, { reason, region: h.region }),
+  /** deadline in seconds: batch runs still there after it are killed to run elsewhere. */
+  drain: (h: Host, reason: string, deadline?: number) =>
+    post<{ host: Host }>(`/v1/hosts/${hostPath(h.id)}:drain`, { reason, region: h.region, deadline: deadline ? `${deadline}s` : undefined }),
   undrain: (h: Host) => post<{ host: Host }>(`/v1/hosts/${hostPath(h.id)}:undrain`, { region: h.region }),
+  markDown: (h: Host, force: boolean) => post<{ host: Host }>(`/v1/hosts/${hostPath(h.id)}:down`, { region: h.region, force }),
+  updatePool: (spec: PoolSpec) => put<{ pool: Pool }>('/v1/pools', spec),
   regions: (signal?: AbortSignal) => get<{ regions?: Region[] }>('/v1/regions', signal),
   plan: (signal?: AbortSignal) => get<{ plans?: RegionPlan[] }>('/v1/regions/plan', signal),
   drills: (signal?: AbortSignal) => get<{ drills?: Drill[] }>('/v1/drills', signal),

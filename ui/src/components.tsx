@@ -138,6 +138,8 @@ export function Confirm({
   action,
   danger,
   disabled,
+  wide,
+  onOpen,
   children,
 }: {
   label: string;
@@ -146,6 +148,10 @@ export function Confirm({
   action: () => Promise<unknown>;
   danger?: boolean;
   disabled?: boolean;
+  /** A dialog wide enough for an editor. */
+  wide?: boolean;
+  /** Called as the dialog opens, to read what it shows. */
+  onOpen?: () => void;
   children?: ComponentChildren;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
@@ -153,6 +159,7 @@ export function Confirm({
   const [error, setError] = useState<string>();
   const open = () => {
     setError(undefined);
+    onOpen?.();
     ref.current?.showModal();
   };
   const run = async (e: Event) => {
@@ -173,7 +180,7 @@ export function Confirm({
       <button type="button" class={danger ? 'danger' : ''} onClick={open} disabled={disabled}>
         {label}
       </button>
-      <dialog ref={ref} aria-label={title}>
+      <dialog ref={ref} aria-label={title} class={wide ? 'wide' : undefined}>
         <form method="dialog" onSubmit={run}>
           <h3>{title}</h3>
           {body && <div class="dialog-body">{body}</div>}

@@ -172,6 +172,13 @@ export function fmtAgo(t?: string, now = Date.now()): string {
   return fmtDuration(s) + ' ago';
 }
 
+/** fmtUntil says how far ahead t is: "in 5m", or "now" once it has come. */
+export function fmtUntil(t?: string, now = Date.now()): string {
+  if (!t) return '';
+  const s = Math.round((new Date(t).getTime() - now) / 1000);
+  return s <= 0 ? 'now' : 'in ' + fmtDuration(s);
+}
+
 export function fmtDuration(seconds: number): string {
   if (!Number.isFinite(seconds)) return '';
   if (seconds < 10) return `${Math.round(seconds * 10) / 10}s`;

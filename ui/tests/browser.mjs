@@ -487,6 +487,100 @@ const scenarios = {
     page.assertNoErrors();
   },
 
+  // The actions of the CLI, from the UI: a job created from a spec (a bad
+  // one refused with its field errors listed by line, nothing created),
+  // scaled, updated; tasks stopped (refused beyond the SLA, then forced);
+  // a host drained with a deadline, taken down and brought up. (A pool is
+  // edited in the pools scenario, which makes pools.)
+  async actions(browser) {
+    const name = 'act-' + Date.now();
+    const page = await open(browser, '/ui/jobs');
+    await page.getByRole('button', { name: 'New job…' }).click();
+    const create = page.getByRole('dialog', { name: 'Create a job' });
+    const editor = create.getByLabel('Spec (JSON)');
+    const bad = { name, instances: 0, region: 'east', task: { command: 'sim', resources: { cpu: 0.1 } } };
+    await editor.fill(JSON.stringify(bad, null, 2));
+    await create.getByRole('button', { name: 'Confirm' }).click();
+    const problems = create.getByTestId('field-errors');
+    await problems.waitFor();
+    for (const f of ['instances', 'task.resources.mem_mb']) await problems.locator(`li[data-field="${f}"]`).waitFor();
+    const line = await problems.locator('li[data-field="instances"]').getByRole('button').textContent();
+    if (line !== 'line 3') throw new Error(`the instances problem points at "${line}", want line 3`);
+    console.log('refused spec: ' + (await problems.textContent()).replace(/\s+/g, ' '));
+    await shot(page, 'actions-field-errors');
+    if (((await api('GET', '/v1/jobs?name=' + name)).jobs ?? []).length) throw new Error('a refused spec created a job');
+    const good = { ...bad, type: 'JOB_TYPE_SERVICE', instances: 3, clusters: { prefer: ['sim'] }, task: { command: 'sim', resources: { cpu: 0.1, memMb: 16 } } };
+    await editor.fill(JSON.stringify(good, null, 2));
+    await create.getByRole('button', { name: 'Confirm' }).click();
+    await page.getByRole('heading', { level: 1, name }).waitFor();
+    const id = decodeURIComponent(page.url().split('/ui/jobs/')[1]);
+    await until('3 instances running', async () => (await api('GET', `/v1/jobs/${id}`)).job.status?.taskStates?.RUNNING === 3);
+    // Scale to 4.
+    await page.getByRole('button', { name: 'Scale…' }).click();
+    const scale = page.getByRole('dialog', { name: `Scale ${name}` });
+    await scale.getByLabel('Instances').fill('4');
+    await scale.getByRole('button', { name: 'Confirm' }).click();
+    await until('4 instances running', async () => (await api('GET', `/v1/jobs/${id}`)).job.status?.taskStates?.RUNNING === 4, 30000);
+    await until('the scale update done', async () => (await api('GET', `/v1/jobs/${id}/updates`)).updates?.every((u) => u.state === 'UPDATE_STATE_SUCCEEDED'));
+    // Update: the editor holds the current spec; the new one starts paused.
+    await page.getByRole('button', { name: 'Update…' }).click();
+    const upd = page.getByRole('dialog', { name: `Update ${name}` });
+    const spec = await until('the current spec in the editor', async () => {
+      const t = await upd.getByLabel('Spec (JSON)').inputValue();
+      return t ? JSON.parse(t) : false;
+    });
+    if (spec.instances !== 4) throw new Error('the update editor holds instances ' + spec.instances);
+    await upd.getByLabel('Spec (JSON)').fill(JSON.stringify({ ...spec, task: { ...spec.task, env: { V: '2' } } }, null, 2));
+    await upd.getByLabel('Start paused').check();
+    await upd.getByRole('button', { name: 'Confirm' }).click();
+    const paused = await until('a paused update', async () => (await api('GET', `/v1/jobs/${id}/updates`)).updates?.find((u) => u.paused));
+    await page.locator('#updates').getByText('PAUSED').first().waitFor();
+    await api('POST', `/v1/updates/${paused.id}:abort`);
+    // Stop two instances at once: the SLA (1 unavailable) refuses; forced, they stop.
+    await until('the aborted update ended', async () => !(await api('GET', `/v1/jobs/${id}`)).job.status?.updateId || (await api('GET', `/v1/updates/${paused.id}`)).update.state !== 'UPDATE_STATE_PAUSED');
+    await page.getByRole('button', { name: 'Stop tasks…' }).click();
+    const stop = page.getByRole('dialog', { name: `Stop tasks of ${name}` });
+    await stop.getByLabel('Instances (such as 0 2 5-9)').fill('0-1');
+    await stop.getByRole('button', { name: 'Confirm' }).click();
+    await stop.getByText('SLA').first().waitFor();
+    console.log('stop beyond the SLA: ' + (await stop.locator('.error').textContent()));
+    await stop.getByLabel('Force: beyond the SLA').check();
+    await stop.getByRole('button', { name: 'Confirm' }).click();
+    await until('instances 0 and 1 killed', async () => {
+      const t = (await api('GET', `/v1/jobs/${id}/tasks`)).tasks;
+      return t.filter((x) => (x.instance ?? 0) <= 1).every((x) => x.state === 'TASK_STATE_KILLED');
+    });
+    // One task from its page.
+    const tp = await open(browser, `/ui/jobs/${id}/tasks/3`);
+    await tp.getByRole('button', { name: 'Stop task' }).click();
+    await tp.getByRole('dialog', { name: 'Stop task 3?' }).getByRole('button', { name: 'Confirm' }).click();
+    await until('task 3 killed', async () => (await api('GET', `/v1/jobs/${id}/tasks/3`)).task.state === 'TASK_STATE_KILLED');
+    await tp.locator('[data-state="KILLED"]').first().waitFor({ timeout: 10000 });
+    await api('POST', `/v1/jobs/${id}/stop`);
+
+    // A host: drained with a deadline, down, up.
+    const hp = await open(browser, '/ui/hosts?region=west');
+    const row = hp.locator('tr[data-host="sim/sim-1"][data-region="west"]');
+    await row.getByRole('button', { name: 'Drain' }).click();
+    const drain = hp.getByRole('dialog', { name: 'Drain sim/sim-1?' });
+    await drain.getByLabel('Reason').fill('disk swap');
+    await drain.getByLabel(/^Deadline/).fill('10');
+    await drain.getByRole('button', { name: 'Confirm' }).click();
+    const drained = await until('the drain with its deadline', async () => (await api('GET', '/v1/hosts?hostId=sim/sim-1')).hosts.find((h) => h.region === 'west' && h.draining));
+    const ahead = (Date.parse(drained.drainDeadline) - Date.now()) / 60000;
+    if (!(ahead > 8 && ahead <= 10)) throw new Error(`the drain's deadline is ${drained.drainDeadline}, want in 10 minutes`);
+    await hp.locator('tr[data-host="sim/sim-1"][data-region="west"][data-state="DRAINED"]').waitFor({ timeout: 30000 });
+    await row.getByRole('button', { name: 'Down' }).click();
+    await hp.getByRole('dialog', { name: 'Mark sim/sim-1 down?' }).getByRole('button', { name: 'Confirm' }).click();
+    await hp.locator('tr[data-host="sim/sim-1"][data-region="west"][data-state="DOWN"]').waitFor({ timeout: 15000 });
+    await shot(hp, 'actions-host-down');
+    await row.getByRole('button', { name: 'Up' }).click();
+    await hp.getByRole('dialog', { name: 'Bring sim/sim-1 up?' }).getByRole('button', { name: 'Confirm' }).click();
+    await hp.locator('tr[data-host="sim/sim-1"][data-region="west"][data-state="UP"]').waitFor({ timeout: 15000 });
+
+    for (const p of [page, tp, hp]) p.assertNoErrors();
+  },
+
   // A drill started from the UI fills in its report as it goes.
   async drill(browser) {
     // Work in central that the drill relocates.
@@ -575,7 +669,7 @@ const scenarios = {
   },
 
   // The pools chart follows entitlement: /a alone gets the whole region;
-  // when /b gets demand, /a's entitlement falls.
+  // when /b gets demand, /a's entitlement falls. A pool is edited.
   async pools(browser) {
     // "/" gets children only once no job runs in it.
     for (const j of (await api('GET', '/v1/jobs')).jobs ?? []) {
@@ -642,6 +736,25 @@ const scenarios = {
     }, 3000);
     console.log(`pool chart: ${points} samples before the change was seen, ${before} before the reload, ${after} just after it`);
     if (after < before) throw new Error(`after a reload the chart has ${after} samples, ${before} before it`);
+    // Edit /b: a limit below its reservation is refused naming the field;
+    // a limit above it is kept, and taken away again.
+    const pp = await open(browser, '/ui/pools?pool=/b');
+    await pp.getByRole('button', { name: 'Edit pool…' }).click();
+    const edit = pp.getByRole('dialog', { name: 'Edit pool /b' });
+    const reserved = Number(await edit.getByLabel('Reservation cpu (cores)').inputValue());
+    await edit.getByLabel('Limit cpu (cores)').fill(String(reserved - 1));
+    await edit.getByRole('button', { name: 'Confirm' }).click();
+    await edit.getByText('limit.cpu').waitFor();
+    console.log('pool edit refused: ' + (await edit.locator('.error').textContent()));
+    await edit.getByLabel('Limit cpu (cores)').fill(String(reserved + 10));
+    await edit.getByRole('button', { name: 'Confirm' }).click();
+    await until('the new limit', async () => (await api('GET', '/v1/pools/b')).pool?.spec?.limit?.cpu === reserved + 10, 10000);
+    await pp.locator('table.pool-now[data-pool="/b"] tr[data-resource="cpu"] td[data-field="limit"]').getByText(String(reserved + 10)).waitFor({ timeout: 10000 });
+    await pp.getByRole('button', { name: 'Edit pool…' }).click();
+    await edit.getByLabel('Limit cpu (cores)').fill('');
+    await edit.getByRole('button', { name: 'Confirm' }).click();
+    await until('no limit again', async () => (await api('GET', '/v1/pools/b')).pool?.spec?.limit?.cpu === undefined, 10000);
+    pp.assertNoErrors();
     await api('POST', `/v1/jobs/${a.id}/stop`);
     await api('POST', `/v1/jobs/${b.id}/stop`);
     page.assertNoErrors();

@@ -1,12 +1,13 @@
 // Hosts: every host of every region, filtered, sorted and a page at a time
 // (ListHosts has no paging: this is done here), their state, what is
-// allocated on them, their labels; drain and undrain.
+// allocated on them, their labels; drain (with a deadline), undrain, down
+// and up.
 import { useRef } from 'preact/hooks';
 import { api, type Host } from '../api';
 import { Badge, Bar, Confirm, Empty, ErrorNote, Pager, Section, SortHeaders, Title, useNow } from '../components';
 import { useEvents, useThrottled } from '../events';
 import { setQuery, useLocation } from '../router';
-import { fmtAgo, fmtMem, fmtNum, hostState, sortRows, useInterval, useLoad } from '../util';
+import { fmtAgo, fmtMem, fmtNum, fmtUntil, hostState, sortRows, useInterval, useLoad } from '../util';
 import { useCan } from '../session';
 
 const STATES = ['UP', 'DRAINING', 'DRAINED', 'DOWN'];
@@ -139,7 +140,6 @@ function Select({ label, value, options, onChange }: { label: string; value: str
 
 function HostRow({ h, now, onChange, canManage }: { h: Host; now: number; onChange: () => void; canManage: boolean }) {
   const s = hostState(h.state);
-  const reason = useRef<HTMLInputElement>(null);
   const labels = Object.entries(h.labels ?? {}).filter(([k]) => !NOISE.has(k));
   return (
     <tr data-host={h.id} data-region={h.region} data-state={s}>
@@ -153,6 +153,11 @@ function HostRow({ h, now, onChange, canManage }: { h: Host; now: number; onChan
       <td data-label="State">
         <Badge state={s} />
         {h.drainReason && <div class="muted small">{h.drainReason}</div>}
+        {h.drainDeadline && s === 'DRAINING' && (
+          <div class="muted small" data-testid="drain-deadline" title={h.drainDeadline}>
+            batch tasks killed {fmtUntil(h.drainDeadline, now)}
+          </div>
+        )}
       </td>
       <td data-label="Region">{h.region}</td>
       <td data-label="Cluster">
@@ -185,33 +190,68 @@ function HostRow({ h, now, onChange, canManage }: { h: Host; now: number; onChan
       <td data-label="Last seen" title={h.lastSeen}>
         {fmtAgo(h.lastSeen, now)}
       </td>
-      <td class="actions">
-        {!canManage ? null : s === 'UP' ? (
-          <Confirm
-            label="Drain"
-            title={`Drain ${h.id}?`}
-            body="It takes no new work; service instances move off under their SLA, batch tasks finish."
-            action={async () => {
-              await api.drain(h, reason.current?.value || 'drained from the web UI');
-              onChange();
-            }}
-          >
-            <label class="block">
-              Reason
-              <input ref={reason} type="text" name="reason" placeholder="kernel upgrade" />
-            </label>
-          </Confirm>
-        ) : (
-          <Confirm
-            label="Undrain"
-            title={`Put ${h.id} back into service?`}
-            action={async () => {
-              await api.undrain(h);
-              onChange();
-            }}
-          />
-        )}
-      </td>
+      <td class="actions">{canManage && <HostActions h={h} state={s} onChange={onChange} />}      </td>
     </tr>
+  );
+}
+
+/**
+ * HostActions are the CLI's host drain, undrain, down and up: an UP host
+ * can be drained (with a reason and, for batch runs, a deadline); a
+ * draining or drained one put back or marked down (a host with runs left
+ * only by force, which kills them); a DOWN one brought up.
+ */
+function HostActions({ h, state, onChange }: { h: Host; state: string; onChange: () => void }) {
+  const reason = useRef<HTMLInputElement>(null);
+  const deadline = useRef<HTMLInputElement>(null);
+  const force = useRef<HTMLInputElement>(null);
+  const done = (p: Promise<unknown>) => p.then(onChange);
+  if (state === 'UP') {
+    return (
+      <Confirm
+        label="Drain"
+        title={`Drain ${h.id}?`}
+        body="It takes no new work; service instances move off under their SLA, batch tasks finish (or, past the deadline, are killed to run elsewhere); revocable tasks are killed at once."
+        action={() => {
+          const mins = Number(deadline.current?.value || 0);
+          if (!(mins >= 0)) throw new Error('deadline: minutes, 0 or more');
+          return done(api.drain(h, reason.current?.value || 'drained from the web UI', mins > 0 ? Math.round(mins * 60) : undefined));
+        }}
+      >
+        <label class="block">
+          Reason
+          <input ref={reason} type="text" name="reason" placeholder="kernel upgrade" />
+        </label>
+        <label class="block">
+          Deadline for batch tasks (minutes; empty: let them finish)
+          <input ref={deadline} type="number" name="deadline" min={0} step="any" />
+        </label>
+      </Confirm>
+    );
+  }
+  if (state === 'DOWN') {
+    return <Confirm label="Up" title={`Bring ${h.id} up?`} body="It takes work again." action={() => done(api.undrain(h))} />;
+  }
+  return (
+    <>
+      <Confirm label="Undrain" title={`Put ${h.id} back into service?`} action={() => done(api.undrain(h))} />
+      <Confirm
+        label="Down"
+        title={`Mark ${h.id} down?`}
+        danger
+        body={
+          state === 'DRAINED'
+            ? 'It is drained: nothing runs on it. Down takes it out of service until it is brought up.'
+            : `It is still draining, with ${h.tasks ?? 0} tasks on it: only by force, which kills them.`
+        }
+        action={() => done(api.markDown(h, !!force.current?.checked))}
+      >
+        {state !== 'DRAINED' && (
+          <label class="check">
+            <input ref={force} type="checkbox" name="force" /> Force: kill what still runs there
+          </label>
+        )}
+      </Confirm>
+    </>
   );
 }

@@ -23,6 +23,7 @@ import {
   whyWaiting,
   type Loaded,
 } from '../util';
+import { JobActions } from './job-actions';
 import { ConfigVersions, JobMigrations, Updates } from './job-parts';
 import { useCan } from '../session';
 
@@ -115,7 +116,16 @@ function JobView({ id, job }: { id: string; job: Loaded<Job> }) {
       </Title>
       <ErrorNote error={job.error} />
       {j && <Moves job={j} />}
-      {j && <JobSummary job={j} />}
+      {j && (
+        <JobSummary
+          job={j}
+          onChange={() => {
+            job.reload();
+            tasks.reload();
+            reloadUpdates();
+          }}
+        />
+      )}
       <Section title="Tasks by state" id="states">
         <StateCounts counts={j?.status?.taskStates ?? {}} order={TASK_STATES} label="Tasks by state" />
       </Section>
@@ -207,7 +217,7 @@ function Moves({ job }: { job: Job }) {
   );
 }
 
-function JobSummary({ job }: { job: Job }) {
+function JobSummary({ job, onChange }: { job: Job; onChange: () => void }) {
   const st = jobState(job.status?.state);
   const canStop = useCan('stop-job', { jobId: job.id });
   const spec = job.spec ?? {};
@@ -246,6 +256,7 @@ function JobSummary({ job }: { job: Job }) {
           disabled={TERMINAL_JOB.has(st) || st === 'KILLING'}
           action={() => api.stopJob(job.id)}
         />}
+        <JobActions job={job} ended={TERMINAL_JOB.has(st)} onDone={onChange} />
       </div>
     </section>
   );

@@ -5,6 +5,7 @@
 import { MAX_LISTED_JOBS, api, type Job } from '../api';
 import { Badge, Empty, ErrorNote, JobId, Pager, SortHeaders, Title, useNow } from '../components';
 import { useJobList } from '../joblist';
+import { NewJob } from './job-actions';
 import { Link, setQuery, useLocation } from '../router';
 import { JOB_STATES, WAITING_TASK, fmtAgo, fmtNum, jobState, jobType, sortRows, useLoad } from '../util';
 
@@ -84,6 +85,9 @@ export function JobsPage() {
   return (
     <>
       <Title sub="Every job of every region.">Jobs</Title>
+      <div class="actions">
+        <NewJob />
+      </div>
       {jobs.data?.truncated && (
         <p class="muted" role="note">
           The list holds the oldest {fmtNum(MAX_LISTED_JOBS)} jobs; filter by state or pool to see the others.

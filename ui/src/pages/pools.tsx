@@ -3,12 +3,13 @@
 // and its waiting and running tasks over time, as the server keeps them
 // (every sample for the last hour, means of a minute for a day, of ten
 // minutes beyond, up to its history window), with the split of its quota
-// across regions.
+// across regions. A pool's reservation, limit and share are edited here.
 import { useMemo, useState } from 'preact/hooks';
-import { api, type Pool, type PoolHistory } from '../api';
+import { api, type Pool, type PoolHistory, type Resources } from '../api';
 import { TimeChart, type Series } from '../chart';
-import { Bar, Empty, ErrorNote, Section, Title } from '../components';
+import { Bar, Confirm, Empty, ErrorNote, Section, Title } from '../components';
 import { Link, useLocation } from '../router';
+import { useCan } from '../session';
 import { fmtMem, fmtNum, fmtResource, num, useInterval, useLoad } from '../util';
 
 const FIELDS = ['reservation', 'limit', 'demand', 'uncappedDemand', 'allocation', 'entitlement'] as const;
@@ -166,6 +167,9 @@ function PoolDetail({ pool }: { pool: Pool }) {
           {(pool.spec?.hostPools?.length ?? 0) > 0 && ` · host pools ${pool.spec?.hostPools?.join(', ')}`} ·{' '}
           <Link to={`/jobs?pool=${encodeURIComponent(pool.path)}`}>its jobs</Link>
         </p>
+        <div class="actions">
+          <EditPool pool={pool} />
+        </div>
         <div class="chart-head">
           <label>
             History{' '}
@@ -249,4 +253,97 @@ function chartData(h: PoolHistory | undefined, resources: string[]) {
     }
     return { name, data };
   });
+}
+
+const AMOUNTS: [keyof Resources, string][] = [
+  ['cpu', 'cpu (cores)'],
+  ['memMb', 'mem (MiB)'],
+  ['diskMb', 'disk (MiB)'],
+  ['gpu', 'gpu'],
+];
+type Part = 'reservation' | 'limit' | 'share';
+const PARTS: [Part, string][] = [
+  ['reservation', 'Reservation'],
+  ['limit', 'Limit (empty: none)'],
+  ['share', 'Share (empty: 1)'],
+];
+
+/** amountsOf turns a form's fields into the spec's amounts; empty fields are left out. */
+function amountsOf(form: Record<string, string>, part: Part): Resources {
+  const out: Resources = {};
+  for (const [k] of AMOUNTS) {
+    const v = form[`${part}.${k}`]?.trim();
+    if (!v) continue;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < 0) throw new Error(`${part}.${k}: a number, 0 or more`);
+    out[k] = n;
+  }
+  return out;
+}
+
+/** EditPool replaces a pool's reservation, limit and share (UpdatePool), as pool update -f does. */
+function EditPool({ pool }: { pool: Pool }) {
+  const allowed = useCan('edit-pool', { pool: pool.path });
+  const [form, setForm] = useState<Record<string, string>>({});
+  // The root pool is the cluster: its size is the cluster's capacity.
+  if (!allowed || !pool.spec || pool.path === '/') return null;
+  const fill = () => {
+    const f: Record<string, string> = {};
+    for (const [part] of PARTS) for (const [k] of AMOUNTS) {
+      const v = pool.spec?.[part]?.[k];
+      f[`${part}.${k}`] = v === undefined ? '' : String(v);
+    }
+    setForm(f);
+  };
+  return (
+    <Confirm
+      label="Edit pool…"
+      title={`Edit pool ${pool.path}`}
+      wide
+      onOpen={fill}
+      body={<p>Children's reservations sum to at most their parent's; the server refuses a change that breaks it.</p>}
+      action={() =>
+        api.updatePool({
+          ...pool.spec,
+          path: pool.path,
+          reservation: amountsOf(form, 'reservation'),
+          limit: amountsOf(form, 'limit'),
+          share: amountsOf(form, 'share'),
+        })
+      }
+    >
+      <table class="pool-form">
+        <thead>
+          <tr>
+            <th scope="col">Resource</th>
+            {PARTS.map(([p, label]) => (
+              <th scope="col" key={p}>
+                {label}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {AMOUNTS.map(([k, label]) => (
+            <tr key={k}>
+              <th scope="row">{label}</th>
+              {PARTS.map(([p, plabel]) => (
+                <td key={p}>
+                  <input
+                    type="number"
+                    min={0}
+                    step="any"
+                    name={`${p}.${k}`}
+                    aria-label={`${plabel.split(' ')[0]} ${label}`}
+                    value={form[`${p}.${k}`] ?? ''}
+                    onInput={(e) => setForm({ ...form, [`${p}.${k}`]: (e.target as HTMLInputElement).value })}
+                  />
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </Confirm>
+  );
 }

@@ -5,7 +5,8 @@ import { api, type ApiError, type PelotonEvent } from '../api';
 import { Badge, Empty, ErrorNote, JobRef, Section, Title } from '../components';
 import { useEvents } from '../events';
 import { Link } from '../router';
-import { decodeBytes, fmtTime, health, taskView, useInterval, useLoad } from '../util';
+import { TERMINAL_TASK, decodeBytes, fmtTime, health, taskView, useInterval, useLoad } from '../util';
+import { StopTask } from './job-actions';
 import { EventList, Fact } from './job';
 
 /** Bytes of log read at first: the tail. */
@@ -86,6 +87,9 @@ export function TaskPage({ id, instance }: { id: string; instance: number }) {
               </p>
             )
           )}
+          <div class="actions">
+            <StopTask jobId={id} instance={instance} ended={TERMINAL_TASK.has(s)} />
+          </div>
         </section>
       )}
       <Logs id={id} instance={instance} runs={t?.run ?? 1} />
