@@ -39,7 +39,8 @@ func copyJob(j *model.Job) *model.Job {
 
 // GetJob returns a job with its task counts, as the store has them (see
 // jobsView): it never waits for a pass.
-func (e *Engine) GetJob(id model.JobID) (*model.Job, error) {
+func (r Reads) GetJob(id model.JobID) (*model.Job, error) {
+	e := r.e
 	j := e.view.get(id)
 	if j == nil {
 		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
@@ -76,7 +77,8 @@ type JobKey struct {
 
 // ListJobs returns jobs, oldest first (ties by id), as the store has them
 // (see jobsView): it never waits for a pass.
-func (e *Engine) ListJobs(f JobFilter) []*model.Job {
+func (r Reads) ListJobs(f JobFilter) []*model.Job {
+	e := r.e
 	var out []*model.Job
 	e.view.list(func(j *model.Job) bool {
 		if f.Limit > 0 && len(out) == f.Limit {
@@ -114,9 +116,9 @@ func (f *JobFilter) matches(j *model.Job) bool {
 	return true
 }
 
-// StopJob asks for every task of a job to be killed. Stopping a finished
+// stopJob asks for every task of a job to be killed. Stopping a finished
 // job changes nothing.
-func (e *Engine) StopJob(ctx context.Context, id model.JobID) (*model.Job, error) {
+func (e *Engine) stopJob(ctx context.Context, id model.JobID) (*model.Job, error) {
 	e.lock()
 	je := e.jobs[id]
 	if je == nil {
@@ -135,8 +137,8 @@ func (e *Engine) StopJob(ctx context.Context, id model.JobID) (*model.Job, error
 	return e.snapshotJob(je), nil
 }
 
-// DeleteJob removes a finished job and its tasks.
-func (e *Engine) DeleteJob(ctx context.Context, id model.JobID) error {
+// deleteJob removes a finished job and its tasks.
+func (e *Engine) deleteJob(ctx context.Context, id model.JobID) error {
 	e.lock()
 	je := e.jobs[id]
 	if je == nil {
@@ -172,7 +174,8 @@ func (e *Engine) DeleteJob(ctx context.Context, id model.JobID) error {
 }
 
 // ListTasks returns a job's tasks by instance, optionally only in states.
-func (e *Engine) ListTasks(id model.JobID, states []model.TaskState) ([]*model.TaskRuntime, error) {
+func (r Reads) ListTasks(id model.JobID, states []model.TaskState) ([]*model.TaskRuntime, error) {
+	e := r.e
 	e.lock()
 	je := e.jobs[id]
 	if je == nil {
@@ -264,7 +267,8 @@ func filterTasks(tasks []*model.TaskRuntime, states []model.TaskState, copyThem 
 }
 
 // GetTask returns one task.
-func (e *Engine) GetTask(id model.TaskID) (*model.TaskRuntime, error) {
+func (r Reads) GetTask(id model.TaskID) (*model.TaskRuntime, error) {
+	e := r.e
 	e.lock()
 	je := e.jobs[id.Job]
 	if je == nil {
@@ -297,10 +301,10 @@ func (e *Engine) GetTask(id model.TaskID) (*model.TaskRuntime, error) {
 // its SLA allows.
 var ErrSLA = errors.New("would break the job's SLA")
 
-// StopTasks kills some (or all, when instances is empty) tasks of a job.
+// stopTasks kills some (or all, when instances is empty) tasks of a job.
 // Stopping running instances of a long-running job asks its SLA first and
 // is refused with ErrSLA when it says no, unless force.
-func (e *Engine) StopTasks(ctx context.Context, id model.JobID, instances []uint32, force bool) ([]*model.TaskRuntime, error) {
+func (e *Engine) stopTasks(ctx context.Context, id model.JobID, instances []uint32, force bool) ([]*model.TaskRuntime, error) {
 	e.lock()
 	je := e.jobs[id]
 	if je == nil {
@@ -310,14 +314,14 @@ func (e *Engine) StopTasks(ctx context.Context, id model.JobID, instances []uint
 	if je.evicted {
 		// A finished job has nothing left to stop.
 		e.mu.Unlock()
-		return e.ListTasks(id, nil)
+		return e.Reads().ListTasks(id, nil)
 	}
 	if len(instances) == 0 {
 		e.mu.Unlock()
-		if _, err := e.StopJob(ctx, id); err != nil {
+		if _, err := Do(ctx, e, StopJob{ID: id}); err != nil {
 			return nil, err
 		}
-		return e.ListTasks(id, nil)
+		return e.Reads().ListTasks(id, nil)
 	}
 	now := e.cfg.Clock.Now()
 	var out []*model.TaskRuntime
@@ -371,8 +375,9 @@ func (e *Engine) StopTasks(ctx context.Context, id model.JobID, instances []uint
 }
 
 // ReadLog reads a run's output from the host manager that ran it.
-func (e *Engine) ReadLog(ctx context.Context, id model.TaskID, run uint32, stream string, offset, limit int64) ([]byte, int64, int64, error) {
-	t, err := e.GetTask(id)
+func (r Reads) ReadLog(ctx context.Context, id model.TaskID, run uint32, stream string, offset, limit int64) ([]byte, int64, int64, error) {
+	e := r.e
+	t, err := e.Reads().GetTask(id)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -396,7 +401,8 @@ func (e *Engine) ReadLog(ctx context.Context, id model.TaskID, run uint32, strea
 // events of the region; a watcher of one job that resumes from further
 // back gets the job's stored history too, and a watcher of all jobs gets
 // ErrEventsGone rather than a stream with a hole in it.
-func (e *Engine) Watch(job model.JobID, after uint64) (*Subscription, []Event, error) {
+func (r Reads) Watch(job model.JobID, after uint64) (*Subscription, []Event, error) {
+	e := r.e
 	sub, missed, gap := e.events.subscribe(job, after)
 	if job == "" || after == 0 {
 		if gap {
@@ -426,7 +432,8 @@ var ErrEventsGone = errors.New("events are gone")
 const maxResumeEvents = 200_000
 
 // Clusters lists the configured plugin cluster names, sorted.
-func (e *Engine) Clusters() []string {
+func (r Reads) Clusters() []string {
+	e := r.e
 	var out []string
 	for n := range e.plugins {
 		out = append(out, n)

@@ -57,7 +57,7 @@ func TestPassesChangeBoundedBatches(t *testing.T) {
 	for range 5 {
 		spec := oneCore(300) // one runs, the rest wait
 		spec.Pool, spec.Type, spec.MaxAttempts = RootPool, model.JobBatch, 1
-		j, err := e.CreateJob(ctx, spec)
+		j, err := Do(ctx, e, CreateJob{Spec: spec})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +76,7 @@ func TestPassesChangeBoundedBatches(t *testing.T) {
 	created := func() int {
 		n := 0
 		for _, id := range jobs {
-			j, _ := e.GetJob(id)
+			j, _ := e.Reads().GetJob(id)
 			n += int(j.Status.TasksCreated)
 		}
 		return n
@@ -85,11 +85,11 @@ func TestPassesChangeBoundedBatches(t *testing.T) {
 	if n := st.take(); n > batch+len(jobs) {
 		t.Errorf("a pass wrote %d tasks while creating, want at most %d (and a few of other jobs' changes)", n, batch)
 	}
-	if _, err := e.StopJob(ctx, jobs[0]); err != nil {
+	if _, err := Do(ctx, e, StopJob{ID: jobs[0]}); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil("the stopped job killed", func() bool {
-		j, _ := e.GetJob(jobs[0])
+		j, _ := e.Reads().GetJob(jobs[0])
 		return j.Status.State == model.JobKilled
 	})
 	if n := st.take(); n > batch+len(jobs) {

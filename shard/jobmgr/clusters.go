@@ -174,10 +174,10 @@ func (e *Engine) loadClusters(ctx context.Context) error {
 	return nil
 }
 
-// SetClusterDrained stops (drained) or resumes new placements on every
+// setClusterDrained stops (drained) or resumes new placements on every
 // host of a cluster. What runs there goes on until moved. Stored, so it
 // survives restarts.
-func (e *Engine) SetClusterDrained(ctx context.Context, ref string, drained bool) (*ClusterView, error) {
+func (e *Engine) setClusterDrained(ctx context.Context, ref string, drained bool) (*ClusterView, error) {
 	e.poolsTurn.Lock()
 	defer e.poolsTurn.Unlock()
 	e.lock()
@@ -240,7 +240,8 @@ type ClusterUsage struct {
 }
 
 // ListClusters returns the region's clusters by name.
-func (e *Engine) ListClusters() []*ClusterView {
+func (r Reads) ListClusters() []*ClusterView {
+	e := r.e
 	e.lock()
 	defer e.mu.Unlock()
 	views := e.clusterViews()
@@ -253,7 +254,8 @@ func (e *Engine) ListClusters() []*ClusterView {
 }
 
 // GetCluster returns one cluster ("dc1" or "mesos:dc1").
-func (e *Engine) GetCluster(ref string) (*ClusterView, error) {
+func (r Reads) GetCluster(ref string) (*ClusterView, error) {
+	e := r.e
 	e.lock()
 	defer e.mu.Unlock()
 	name, err := e.resolveCluster(ref)

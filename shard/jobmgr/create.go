@@ -32,18 +32,18 @@ type Created struct {
 	Err      error
 }
 
-// CreateJob stores a validated job and returns it; its tasks are created by
+// createJob stores a validated job and returns it; its tasks are created by
 // the loop afterwards.
-func (e *Engine) CreateJob(ctx context.Context, spec model.JobSpec) (*model.Job, error) {
-	c := e.CreateJobs(ctx, []NewJob{{Spec: spec}})[0]
+func (e *Engine) createJob(ctx context.Context, spec model.JobSpec) (*model.Job, error) {
+	c := e.createJobs(ctx, []NewJob{{Spec: spec}})[0]
 	return c.Job, c.Err
 }
 
-// CreateJobs stores validated jobs, each on its own, in one store call:
+// createJobs stores validated jobs, each on its own, in one store call:
 // every job is stored whole or not at all, and out[i] says what became of
 // jobs[i]. The jobs join the loop's state at its next pass (or the next
 // API call that takes the lock): accepting jobs never waits for a pass.
-func (e *Engine) CreateJobs(ctx context.Context, jobs []NewJob) []Created {
+func (e *Engine) createJobs(ctx context.Context, jobs []NewJob) []Created {
 	out := make([]Created, len(jobs))
 	now := e.cfg.Clock.Now()
 	e.recountIfIdle()

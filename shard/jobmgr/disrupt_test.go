@@ -24,12 +24,12 @@ func TestRollingUpdateHonoursSLA(t *testing.T) {
 	// Watched from before the update: the pass that stores it already
 	// rolls its first batch, before UpdateJob answers.
 	w := s.watchAvailability(job, 10)
-	if _, err := s.e.UpdateJob(context.Background(), job, next, UpdateOptions{BatchSize: 5}); err != nil {
+	if _, err := Do(context.Background(), s.e, UpdateJob{Job: job, Spec: next, Options: UpdateOptions{BatchSize: 5}}); err != nil {
 		t.Fatal(err)
 	}
 	s.until("update done", func() bool {
-		j, _ := s.e.GetJob(job)
-		u, err := s.e.GetUpdate(context.Background(), j.Status.Update)
+		j, _ := s.e.Reads().GetJob(job)
+		u, err := s.e.Reads().GetUpdate(context.Background(), j.Status.Update)
 		return err == nil && u.State == model.UpdateSucceeded
 	})
 	maxDown, sawWaiting := w.stop(s, "waiting for SLA: 2/2 unavailable")

@@ -7,6 +7,10 @@
 // placement core, launches and kills through host manager plugins, and
 // derives each job's state from its tasks.
 //
+// A change is a command, a value of its own type handed to Do
+// (commands.go); a read goes through the engine's read side, Reads
+// (reads.go).
+//
 // The loop's pass has three parts (loop.go, write.go). Under the engine's
 // lock it steps: it applies reports, converges jobs, admits, places and
 // decides launches, then takes copies of every record it changed as one

@@ -138,10 +138,10 @@ func withClusterDrains(out []goalstate.DrainHost, busy bool, cluster []hostmgr.H
 	return out, busy
 }
 
-// MarkHostDown takes a drained host down for maintenance. A host that
+// markHostDown takes a drained host down for maintenance. A host that
 // still runs something of the shard is refused, unless force, which kills
 // what runs there.
-func (e *Engine) MarkHostDown(ctx context.Context, id model.HostID, force bool) (*model.HostRecord, error) {
+func (e *Engine) markHostDown(ctx context.Context, id model.HostID, force bool) (*model.HostRecord, error) {
 	v, known := e.cfg.Hosts.View(id)
 	e.hosts.mu.Lock()
 	rec := e.hosts.recs[id]

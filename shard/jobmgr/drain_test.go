@@ -32,7 +32,7 @@ func TestDrainMovesUnderSLAAndKillsAtTheDeadline(t *testing.T) {
 	s.until("h1 reported", func() bool { return s.e.Hosts().Has("sim/h1") })
 
 	w := s.watchAvailability(svc, 3)
-	if _, err := s.e.DrainHost(ctx, "sim/h0", "maintenance", 10*time.Minute); err != nil {
+	if _, err := Do(ctx, s.e, DrainHost{Host: "sim/h0", Reason: "maintenance", Deadline: 10 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	s.until("the service moved to h1", func() bool {
@@ -67,7 +67,7 @@ func TestDrainMovesUnderSLAAndKillsAtTheDeadline(t *testing.T) {
 	}
 	zero := uint32(0)
 	s.until("the kill says why", func() bool {
-		evs, err := s.e.ListEvents(ctx, store.EventQuery{Job: batch, Instance: &zero})
+		evs, err := s.e.Reads().ListEvents(ctx, store.EventQuery{Job: batch, Instance: &zero})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +114,7 @@ func TestClusterDrainMovesRunsByItsDeadline(t *testing.T) {
 	if tk := s.tasks(batch)[0]; tk.Reason != ReasonHostDrained {
 		t.Errorf("reason %s", tk.Reason)
 	}
-	if recs, _ := s.e.ListHostRecords(context.Background()); len(recs) > 0 {
+	if recs, _ := s.e.Reads().ListHostRecords(context.Background()); len(recs) > 0 {
 		for _, r := range recs {
 			if r.Draining {
 				t.Errorf("a cluster's drain was stored as an operator's: %+v", r)

@@ -85,7 +85,7 @@ func (s *testShard) until(what string, cond func() bool) {
 }
 
 func (s *testShard) count(job model.JobID, state model.TaskState) int {
-	ts, err := s.e.ListTasks(job, []model.TaskState{state})
+	ts, err := s.e.Reads().ListTasks(job, []model.TaskState{state})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func (s *testShard) create(spec model.JobSpec) model.JobID {
 		spec.MaxAttempts = 3
 	}
 	spec.Type = model.JobBatch
-	j, err := s.e.CreateJob(context.Background(), spec)
+	j, err := Do(context.Background(), s.e, CreateJob{Spec: spec})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestRevocableRunsOnSlackAndIsEvicted(t *testing.T) {
 		t.Fatalf("ordinary tasks disturbed: %d running", n)
 	}
 	evicted := 0
-	ts, _ := s.e.ListTasks(r, nil)
+	ts, _ := s.e.Reads().ListTasks(r, nil)
 	for _, tk := range ts {
 		if tk.Run > 1 {
 			evicted++
@@ -176,7 +176,7 @@ func TestGangFailure(t *testing.T) {
 		s.clk.Advance(time.Minute)
 		if restart {
 			s.until("gang restarted", func() bool {
-				ts, _ := s.e.ListTasks(j, nil)
+				ts, _ := s.e.Reads().ListTasks(j, nil)
 				for _, tk := range ts {
 					if tk.Run < 2 {
 						return false
@@ -187,7 +187,7 @@ func TestGangFailure(t *testing.T) {
 		}
 		s.clk.Advance(time.Hour)
 		s.until("job failed", func() bool {
-			job, _ := s.e.GetJob(j)
+			job, _ := s.e.Reads().GetJob(j)
 			return job.Status.State == model.JobFailed
 		})
 	}
@@ -203,7 +203,7 @@ func TestFinishedJobsLeaveMemory(t *testing.T) {
 	s.until("running", func() bool { return s.count(j, model.TaskRunning) == 4 })
 	s.clk.Advance(time.Minute)
 	s.until("succeeded", func() bool {
-		job, _ := s.e.GetJob(j)
+		job, _ := s.e.Reads().GetJob(j)
 		return job.Status.State == model.JobSucceeded
 	})
 	s.tick()
@@ -216,10 +216,10 @@ func TestFinishedJobsLeaveMemory(t *testing.T) {
 	if n := s.count(j, model.TaskSucceeded); n != 4 {
 		t.Fatalf("%d succeeded tasks read back, want 4", n)
 	}
-	if tk, err := s.e.GetTask(model.TaskID{Job: j, Instance: 2}); err != nil || tk.State != model.TaskSucceeded {
+	if tk, err := s.e.Reads().GetTask(model.TaskID{Job: j, Instance: 2}); err != nil || tk.State != model.TaskSucceeded {
 		t.Fatalf("GetTask of a finished job: %+v %v", tk, err)
 	}
-	job, _ := s.e.GetJob(j)
+	job, _ := s.e.Reads().GetJob(j)
 	if job.Status.TaskStates[model.TaskSucceeded] != 4 {
 		t.Fatalf("counts of a finished job: %v", job.Status.TaskStates)
 	}

@@ -304,9 +304,9 @@ func (e *Engine) changeHost(ctx context.Context, id model.HostID, change func(re
 	return e.hostRecord(rec), nil
 }
 
-// SetHostPool puts a host in a host pool at once. A move of the policy
+// setHostPool puts a host in a host pool at once. A move of the policy
 // under way for the host is called off (its drain ends).
-func (e *Engine) SetHostPool(ctx context.Context, id model.HostID, pool string) (*model.HostRecord, error) {
+func (e *Engine) setHostPool(ctx context.Context, id model.HostID, pool string) (*model.HostRecord, error) {
 	if !model.ValidHostPoolName(pool) {
 		return nil, fmt.Errorf("host pool %q: want 1 to %d lowercase letters, digits and -, starting with a letter: %w",
 			pool, model.MaxHostPoolName, ErrInvalid)
@@ -357,7 +357,8 @@ type HostPoolReport struct {
 
 // HostPools reports the host pools: those hosts are in, those resource
 // pools name or have a floor, and the default one.
-func (e *Engine) HostPools() HostPoolReport {
+func (r Reads) HostPools() HostPoolReport {
+	e := r.e
 	demand := e.hostPoolDemand()
 	hosts := e.policyHosts()
 	byName := map[string]*HostPoolView{}

@@ -31,17 +31,17 @@ func TestSetHostPool(t *testing.T) {
 	s := newTestShardOn(t, st, clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), simHosts(2))
 	ctx := context.Background()
 	s.reported("sim/h0")
-	if _, err := s.e.SetHostPool(ctx, "sim/h0", "Batch"); !errors.Is(err, ErrInvalid) {
+	if _, err := Do(ctx, s.e, SetHostPool{Host: "sim/h0", Pool: "Batch"}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("bad name: %v, want ErrInvalid", err)
 	}
-	if _, err := s.e.SetHostPool(ctx, "sim/nope", "batch"); !errors.Is(err, ErrNotFound) {
+	if _, err := Do(ctx, s.e, SetHostPool{Host: "sim/nope", Pool: "batch"}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("unknown host: %v, want ErrNotFound", err)
 	}
-	rec, err := s.e.SetHostPool(ctx, "sim/h0", "batch")
+	rec, err := Do(ctx, s.e, SetHostPool{Host: "sim/h0", Pool: "batch"})
 	if err != nil || rec.Pool() != "batch" {
 		t.Fatalf("SetHostPool: %+v, %v", rec, err)
 	}
-	rep := s.e.HostPools()
+	rep := s.e.Reads().HostPools()
 	var names []string
 	for _, p := range rep.Pools {
 		names = append(names, p.Name)
@@ -68,7 +68,7 @@ func TestSetHostPool(t *testing.T) {
 	if got := s.e.hostPoolOf("sim/h0"); got != "batch" {
 		t.Errorf("after a restart sim/h0 is in %q", got)
 	}
-	if rep := s.e.HostPools(); len(rep.Recent) != 1 {
+	if rep := s.e.Reads().HostPools(); len(rep.Recent) != 1 {
 		t.Errorf("after a restart %d recent moves", len(rep.Recent))
 	}
 }
@@ -82,14 +82,14 @@ func TestHostPoolPolicyMovesIdleHostToDemand(t *testing.T) {
 	ctx := context.Background()
 	s.reported("sim/h0")
 	s.reported("sim/h1")
-	if _, err := s.e.SetHostPool(ctx, "sim/h0", "batch"); err != nil {
+	if _, err := Do(ctx, s.e, SetHostPool{Host: "sim/h0", Pool: "batch"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []model.Pool{
 		{Path: "/b", Reservation: model.Resources{MilliCPU: 16000, MemMB: 1000}, Limit: unlimited(), Share: model.EqualShares(1), HostPools: []string{"batch"}},
 		{Path: "/b/c", Reservation: model.Resources{MilliCPU: 16000, MemMB: 1000}, Limit: unlimited(), Share: model.EqualShares(1)},
 	} {
-		if _, err := s.e.CreatePool(ctx, p); err != nil {
+		if _, err := Do(ctx, s.e, CreatePool{Pool: p}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -122,7 +122,7 @@ func TestHostPoolPolicyMovesIdleHostToDemand(t *testing.T) {
 		t.Fatalf("sim/h1 is in %q after a pass, want batch", got)
 	}
 	s.until("both running", s.allRunning(job, 2))
-	rep := s.e.HostPools()
+	rep := s.e.Reads().HostPools()
 	if len(rep.Recent) < 2 || rep.Recent[0].HostPoolMove.Host != "sim/h1" || rep.Recent[0].HostPoolMove.Phase != model.HostPoolMoveDone ||
 		!strings.Contains(rep.Recent[0].HostPoolMove.Reason, "batch: ") {
 		t.Fatalf("recent moves %+v", rep.Recent)

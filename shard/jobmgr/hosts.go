@@ -181,22 +181,23 @@ func (e *Engine) hostRecord(r *model.HostRecord) *model.HostRecord {
 	return &out
 }
 
-// DrainHost takes a host out of service: it takes no new work and its
+// drainHost takes a host out of service: it takes no new work and its
 // capacity no longer counts; what runs there goes on. The drain is stored
 // and survives restarts.
-func (e *Engine) DrainHost(ctx context.Context, id model.HostID, reason string, deadline time.Duration) (*model.HostRecord, error) {
+func (e *Engine) drainHost(ctx context.Context, id model.HostID, reason string, deadline time.Duration) (*model.HostRecord, error) {
 	return e.setDrain(ctx, id, true, reason, deadline)
 }
 
-// UndrainHost puts a draining, drained or down host back into service.
-func (e *Engine) UndrainHost(ctx context.Context, id model.HostID) (*model.HostRecord, error) {
+// undrainHost puts a draining, drained or down host back into service.
+func (e *Engine) undrainHost(ctx context.Context, id model.HostID) (*model.HostRecord, error) {
 	return e.setDrain(ctx, id, false, "", 0)
 }
 
 // ListHostRecords returns every host the shard knows: those its host
 // managers report, and those it remembers from the store, with drains and
 // when each was last seen; ordered by id.
-func (e *Engine) ListHostRecords(ctx context.Context) ([]*model.HostRecord, error) {
+func (r Reads) ListHostRecords(ctx context.Context) ([]*model.HostRecord, error) {
+	e := r.e
 	views := e.cfg.Hosts.Snapshot()
 	now := e.cfg.Clock.Now()
 	e.hosts.mu.Lock()

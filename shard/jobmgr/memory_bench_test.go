@@ -68,13 +68,13 @@ func endedTaskHeap(b *testing.B, n uint32, keep bool) float64 {
 			Instances: []model.InstanceRange{{From: 0, To: ended - 1}},
 			Task:      model.TaskSpec{Env: map[string]string{sim.EnvDuration: "1s"}},
 		}}}
-	j, err := e.CreateJob(ctx, spec)
+	j, err := Do(ctx, e, CreateJob{Spec: spec})
 	if err != nil {
 		b.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
-		got, err := e.GetJob(j.ID)
+		got, err := e.Reads().GetJob(j.ID)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -34,11 +34,11 @@ func invalidField(field, format string, args ...any) error {
 	return fmt.Errorf("%s: %s: %w", field, fmt.Sprintf(format, args...), ErrInvalid)
 }
 
-// StartMigration checks the request, stores the migration, sets the
+// startMigration checks the request, stores the migration, sets the
 // cluster policies of the selected jobs (or pool) to prefer the target and
 // avoid the clusters they run on, and lets the loop move their instances.
 // Nothing changes when the request is refused.
-func (e *Engine) StartMigration(ctx context.Context, req MigrationRequest) (*model.Migration, error) {
+func (e *Engine) startMigration(ctx context.Context, req MigrationRequest) (*model.Migration, error) {
 	e.updateMu.Lock()
 	defer e.updateMu.Unlock()
 
@@ -335,7 +335,8 @@ func (e *Engine) storedMigration(ctx context.Context, id model.MigrationID) (*mo
 }
 
 // GetMigration returns a migration.
-func (e *Engine) GetMigration(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
+func (r Reads) GetMigration(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
+	e := r.e
 	e.lock()
 	if m := e.migrations.running[id]; m != nil {
 		cp := m.Clone()
@@ -347,7 +348,8 @@ func (e *Engine) GetMigration(ctx context.Context, id model.MigrationID) (*model
 }
 
 // ListMigrations returns the region's migrations, newest first.
-func (e *Engine) ListMigrations(ctx context.Context) ([]*model.Migration, error) {
+func (r Reads) ListMigrations(ctx context.Context) ([]*model.Migration, error) {
+	e := r.e
 	ms, err := e.cfg.Store.ListMigrations(ctx)
 	if err != nil {
 		return nil, err
@@ -397,17 +399,17 @@ func (e *Engine) storeMigrationLocked(ctx context.Context, m *model.Migration) e
 	return wait(ctx)
 }
 
-// PauseMigration stops a migration from moving more instances; those in
+// pauseMigration stops a migration from moving more instances; those in
 // flight finish. ResumeMigration lets it go on (also one that stopped
 // because it could not progress).
-func (e *Engine) PauseMigration(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
+func (e *Engine) pauseMigration(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
 	return e.changeMigration(ctx, id, func(m *model.Migration) error {
 		m.Paused = true
 		return nil
 	})
 }
 
-func (e *Engine) ResumeMigration(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
+func (e *Engine) resumeMigration(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
 	return e.changeMigration(ctx, id, func(m *model.Migration) error {
 		m.Paused = false
 		for i := range m.Jobs {
@@ -425,10 +427,10 @@ func (e *Engine) ResumeMigration(ctx context.Context, id model.MigrationID) (*mo
 	})
 }
 
-// AbortMigration stops a migration where it is: moved instances stay on
+// abortMigration stops a migration where it is: moved instances stay on
 // the target, the others where they run, surge instances go, and the
 // cluster policies become what they were.
-func (e *Engine) AbortMigration(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
+func (e *Engine) abortMigration(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
 	e.updateMu.Lock()
 	defer e.updateMu.Unlock()
 	now := e.cfg.Clock.Now()
@@ -455,11 +457,11 @@ func (e *Engine) AbortMigration(ctx context.Context, id model.MigrationID) (*mod
 	return m, nil
 }
 
-// RollbackMigration moves the instances a migration moved back to the
+// rollbackMigration moves the instances a migration moved back to the
 // clusters they came from, the same way (batch, surge, SLA); a running
 // migration stops moving forward first. The cluster policies become what
 // they were.
-func (e *Engine) RollbackMigration(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
+func (e *Engine) rollbackMigration(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
 	e.updateMu.Lock()
 	defer e.updateMu.Unlock()
 	e.lock()

@@ -69,7 +69,7 @@ func (s *testShard) perCluster(j model.JobID) map[string]int {
 
 func (s *testShard) migration(id model.MigrationID) *model.Migration {
 	s.t.Helper()
-	m, err := s.e.GetMigration(context.Background(), id)
+	m, err := s.e.Reads().GetMigration(context.Background(), id)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestMigrationMovesAServiceAndRollsBack(t *testing.T) {
 	s := newClusterShard(t, memstore.New(), clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), 4)
 	j := s.serviceOn(8, 2)
 	w := s.watchAvailability(j, 8)
-	m, err := s.e.StartMigration(ctx, MigrationRequest{Job: j, To: "sim:new", BatchSize: 2})
+	m, err := Do(ctx, s.e, StartMigration{MigrationRequest: MigrationRequest{Job: j, To: "sim:new", BatchSize: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,23 +144,23 @@ func TestMigrationMovesAServiceAndRollsBack(t *testing.T) {
 	if len(rec.Moved) != 8 || rec.Instances != 8 || rec.MaxUnavailable > 2 || rec.SLAMaxUnavailable != 2 || !rec.Done {
 		t.Fatalf("report: %+v", rec)
 	}
-	job, _ := s.e.GetJob(j)
+	job, _ := s.e.Reads().GetJob(j)
 	if p := job.Spec.Clusters; p == nil || p.Prefer[0] != "new" || !strings.Contains(strings.Join(p.Avoid, ","), "old") {
 		t.Fatalf("job's cluster policy after the migration: %+v", p)
 	}
 
 	// Rollback of a finished migration whose source is drained is refused.
-	if _, err := s.e.SetClusterDrained(ctx, "old", true); err != nil {
+	if _, err := Do(ctx, s.e, SetClusterDrained{Cluster: "old", Drained: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.e.RollbackMigration(ctx, m.ID); !errors.Is(err, ErrClusterDrained) {
+	if _, err := Do(ctx, s.e, RollbackMigration{ID: m.ID}); !errors.Is(err, ErrClusterDrained) {
 		t.Fatalf("rollback onto a drained cluster: %v", err)
 	}
-	if _, err := s.e.SetClusterDrained(ctx, "old", false); err != nil {
+	if _, err := Do(ctx, s.e, SetClusterDrained{Cluster: "old", Drained: false}); err != nil {
 		t.Fatal(err)
 	}
 	w = s.watchAvailability(j, 8)
-	if _, err := s.e.RollbackMigration(ctx, m.ID); err != nil {
+	if _, err := Do(ctx, s.e, RollbackMigration{ID: m.ID}); err != nil {
 		t.Fatal(err)
 	}
 	s.until("rolled back", func() bool { return s.migration(m.ID).State == model.MigrationRolledBack })
@@ -169,7 +169,7 @@ func TestMigrationMovesAServiceAndRollsBack(t *testing.T) {
 		t.Errorf("%d instances down at once during the rollback", down)
 	}
 	s.until("all running on old", func() bool { return s.perCluster(j)["old"] == 8 })
-	job, _ = s.e.GetJob(j)
+	job, _ = s.e.Reads().GetJob(j)
 	if p := job.Spec.Clusters; p == nil || len(p.Prefer) != 0 || p.Avoid[0] != "sim:new" {
 		t.Fatalf("job's cluster policy after the rollback: %+v", p)
 	}
@@ -198,7 +198,7 @@ func TestSurgeMigrationKeepsAvailability(t *testing.T) {
 		mu.Unlock()
 	}
 	s.e.mu.Unlock()
-	m, err := s.e.StartMigration(ctx, MigrationRequest{Job: j, To: "new", BatchSize: 2, Surge: true})
+	m, err := Do(ctx, s.e, StartMigration{MigrationRequest: MigrationRequest{Job: j, To: "new", BatchSize: 2, Surge: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestMigrationControlAndRefusals(t *testing.T) {
 		{MigrationRequest{Job: "ghost", To: "new"}, ErrNotFound, "ghost"},
 		{MigrationRequest{Pool: "/nope", To: "new"}, ErrNotFound, "/nope"},
 	} {
-		if _, err := s.e.StartMigration(ctx, c.req); !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.text) {
+		if _, err := Do(ctx, s.e, StartMigration{MigrationRequest: c.req}); !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.text) {
 			t.Errorf("StartMigration(%+v): %v, want %v naming %s", c.req, err, c.want, c.text)
 		}
 	}
@@ -259,38 +259,38 @@ func TestMigrationControlAndRefusals(t *testing.T) {
 	s.until("huge runs", func() bool { return s.count(h, model.TaskRunning) == 1 })
 	// Paused, so that it is still running for the refusals below (an
 	// instance that does not run would be moved by the first pass).
-	if _, err := s.e.StartMigration(ctx, MigrationRequest{Job: h, To: "new", BatchSize: 1, StartPaused: true}); err != nil {
+	if _, err := Do(ctx, s.e, StartMigration{MigrationRequest: MigrationRequest{Job: h, To: "new", BatchSize: 1, StartPaused: true}}); err != nil {
 		t.Fatalf("a job that fits: %v", err)
 	}
-	if _, err := s.e.StartMigration(ctx, MigrationRequest{Job: h, To: "new"}); !errors.Is(err, ErrMigrationConflict) {
+	if _, err := Do(ctx, s.e, StartMigration{MigrationRequest: MigrationRequest{Job: h, To: "new"}}); !errors.Is(err, ErrMigrationConflict) {
 		t.Fatalf("a second migration of a job: %v", err)
 	}
-	if _, err := s.e.UpdateJob(ctx, h, huge, UpdateOptions{}); !errors.Is(err, ErrMigrationConflict) {
+	if _, err := Do(ctx, s.e, UpdateJob{Job: h, Spec: huge, Options: UpdateOptions{}}); !errors.Is(err, ErrMigrationConflict) {
 		t.Fatalf("an update of a job being migrated: %v", err)
 	}
-	if _, err := s.e.SetClusterDrained(ctx, "new", true); err != nil {
+	if _, err := Do(ctx, s.e, SetClusterDrained{Cluster: "new", Drained: true}); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := s.e.GetCluster("new"); err != nil || !c.Drained {
+	if c, err := s.e.Reads().GetCluster("new"); err != nil || !c.Drained {
 		t.Fatalf("the drained cluster: %+v %v", c, err)
 	}
-	if cs := s.e.ListClusters(); len(cs) != 2 {
+	if cs := s.e.Reads().ListClusters(); len(cs) != 2 {
 		t.Fatalf("clusters: %d, want 2", len(cs))
 	}
-	if _, err := s.e.StartMigration(ctx, MigrationRequest{Job: j, To: "new"}); !errors.Is(err, ErrClusterDrained) {
+	if _, err := Do(ctx, s.e, StartMigration{MigrationRequest: MigrationRequest{Job: j, To: "new"}}); !errors.Is(err, ErrClusterDrained) {
 		t.Fatalf("a migration onto a drained cluster: %v", err)
 	}
-	if _, err := s.e.SetClusterDrained(ctx, "new", false); err != nil {
+	if _, err := Do(ctx, s.e, SetClusterDrained{Cluster: "new", Drained: false}); err != nil {
 		t.Fatal(err)
 	}
-	if ms, _ := s.e.ListMigrations(ctx); len(ms) != 1 {
+	if ms, _ := s.e.Reads().ListMigrations(ctx); len(ms) != 1 {
 		t.Fatalf("refused migrations were stored: %d", len(ms))
 	}
 
 	s.e.mu.Lock()
 	s.e.migrations.stallAfter = 5 * time.Second
 	s.e.mu.Unlock()
-	m, err := s.e.StartMigration(ctx, MigrationRequest{Job: j, To: "new", BatchSize: 1, StartPaused: true})
+	m, err := Do(ctx, s.e, StartMigration{MigrationRequest: MigrationRequest{Job: j, To: "new", BatchSize: 1, StartPaused: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,10 +302,10 @@ func TestMigrationControlAndRefusals(t *testing.T) {
 	}
 	// The target closes: the first instance moved finds no host there, and
 	// the migration stops with the reason.
-	if _, err := s.e.SetClusterDrained(ctx, "new", true); err != nil {
+	if _, err := Do(ctx, s.e, SetClusterDrained{Cluster: "new", Drained: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.e.ResumeMigration(ctx, m.ID); err != nil {
+	if _, err := Do(ctx, s.e, ResumeMigration{ID: m.ID}); err != nil {
 		t.Fatal(err)
 	}
 	s.until("stopped", func() bool { return s.migration(m.ID).Paused })
@@ -328,14 +328,14 @@ func TestMigrationControlAndRefusals(t *testing.T) {
 	if got := s2.migration(m.ID); !got.Paused || got.State != model.MigrationMigrating || !strings.Contains(got.Message, "stopped: instance 0") {
 		t.Fatalf("after a new leader: %+v, %v", got, s2.perCluster(j))
 	}
-	got, err = s2.e.AbortMigration(ctx, m.ID)
+	got, err = Do(ctx, s2.e, AbortMigration{ID: m.ID})
 	if err != nil || got.State != model.MigrationAborted {
 		t.Fatalf("abort: %+v %v", got, err)
 	}
-	if _, err := s2.e.PauseMigration(ctx, m.ID); !errors.Is(err, ErrMigrationEnded) {
+	if _, err := Do(ctx, s2.e, PauseMigration{ID: m.ID}); !errors.Is(err, ErrMigrationEnded) {
 		t.Fatalf("pause of an aborted migration: %v", err)
 	}
-	job, _ := s2.e.GetJob(j)
+	job, _ := s2.e.Reads().GetJob(j)
 	if p := job.Spec.Clusters; p == nil || len(p.Prefer) != 0 {
 		t.Fatalf("policy after abort: %+v", p)
 	}
@@ -356,12 +356,12 @@ func TestMigrationOfABatchPool(t *testing.T) {
 	}
 	j := s.create(spec)
 	s.until("16 running on old", func() bool { return s.perCluster(j)["old"] == 16 })
-	m, err := s.e.StartMigration(ctx, MigrationRequest{Pool: RootPool, To: "new"})
+	m, err := Do(ctx, s.e, StartMigration{MigrationRequest: MigrationRequest{Pool: RootPool, To: "new"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.until("job succeeded", func() bool {
-		job, _ := s.e.GetJob(j)
+		job, _ := s.e.Reads().GetJob(j)
 		return job.Status.State == model.JobSucceeded
 	})
 	s.until("migration succeeded", func() bool { return s.migration(m.ID).State == model.MigrationSucceeded })

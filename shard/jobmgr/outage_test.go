@@ -111,7 +111,7 @@ func TestStoreOutageKeepsReadsServedAndResumes(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	time.Sleep(2 * st.timeout) // that pass gives up
-	if _, err := s.e.CreateJob(context.Background(), oneCore(1)); !errors.Is(err, store.ErrUnavailable) {
+	if _, err := Do(context.Background(), s.e, CreateJob{Spec: oneCore(1)}); !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("create during the outage: %v, want unavailable", err)
 	}
 
@@ -135,7 +135,7 @@ func TestStoreOutageKeepsReadsServedAndResumes(t *testing.T) {
 	probes := st.failed.Load()
 	for i := 0; i < 40 || st.failed.Load() < probes+3; i++ {
 		start := time.Now()
-		if _, err := s.e.GetJob(job); err != nil {
+		if _, err := s.e.Reads().GetJob(job); err != nil {
 			t.Fatal(err)
 		}
 		slowest = max(slowest, time.Since(start))

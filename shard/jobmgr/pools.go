@@ -198,9 +198,9 @@ func (e *Engine) changePools(ctx context.Context, plan func() (map[string]*model
 	return nil
 }
 
-// CreatePool adds a pool under an existing parent that has no unfinished
+// createPool adds a pool under an existing parent that has no unfinished
 // jobs of its own. Every violation of the tree's rules is reported.
-func (e *Engine) CreatePool(ctx context.Context, p model.Pool) (*model.Pool, error) {
+func (e *Engine) createPool(ctx context.Context, p model.Pool) (*model.Pool, error) {
 	cp := p
 	err := e.changePools(ctx, func() (map[string]*model.Pool, *entitlement.Tree, error) {
 		if e.pools[p.Path] != nil {
@@ -230,8 +230,8 @@ func (e *Engine) CreatePool(ctx context.Context, p model.Pool) (*model.Pool, err
 	return &out, nil
 }
 
-// UpdatePool replaces a pool's reservation, limit, share and host pools.
-func (e *Engine) UpdatePool(ctx context.Context, p model.Pool) (*model.Pool, error) {
+// updatePool replaces a pool's reservation, limit, share and host pools.
+func (e *Engine) updatePool(ctx context.Context, p model.Pool) (*model.Pool, error) {
 	if p.Path == RootPool {
 		return nil, fmt.Errorf("pool /: its size is the cluster's capacity and cannot be set: %w", ErrRootPool)
 	}
@@ -267,8 +267,8 @@ func (e *Engine) storePool(ctx context.Context, p *model.Pool) error {
 	return nil
 }
 
-// DeletePool removes a pool with no children and no unfinished jobs.
-func (e *Engine) DeletePool(ctx context.Context, path string) error {
+// deletePool removes a pool with no children and no unfinished jobs.
+func (e *Engine) deletePool(ctx context.Context, path string) error {
 	if path == RootPool {
 		return fmt.Errorf("pool /: %w", ErrRootPool)
 	}
@@ -300,7 +300,8 @@ func (e *Engine) DeletePool(ctx context.Context, path string) error {
 }
 
 // CheckJobPool reports why a job may not go to a pool, or nil.
-func (e *Engine) CheckJobPool(path string) error {
+func (r Reads) CheckJobPool(path string) error {
+	e := r.e
 	e.poolsMu.RLock()
 	defer e.poolsMu.RUnlock()
 	if e.pools[path] == nil {
@@ -354,7 +355,8 @@ type PoolView struct {
 // ListPools returns every pool, ordered by path; with inUse, only the
 // pools with demand or allocation, the others left out before any work
 // is spent on them.
-func (e *Engine) ListPools(inUse bool) []PoolView {
+func (r Reads) ListPools(inUse bool) []PoolView {
+	e := r.e
 	e.lock()
 	defer e.mu.Unlock()
 	paths := make([]string, 0, len(e.pools))
@@ -376,7 +378,8 @@ func (e *Engine) ListPools(inUse bool) []PoolView {
 }
 
 // GetPool returns one pool.
-func (e *Engine) GetPool(path string) (PoolView, error) {
+func (r Reads) GetPool(path string) (PoolView, error) {
+	e := r.e
 	e.lock()
 	defer e.mu.Unlock()
 	if e.pools[path] == nil {

@@ -15,7 +15,7 @@ func TestPoolCountsActiveJobs(t *testing.T) {
 	for _, p := range []string{"/a", "/b"} {
 		pool := model.Pool{Path: p, Reservation: model.Resources{MilliCPU: 1000, MemMB: 100},
 			Limit: model.Resources{MilliCPU: 8000, MemMB: 1000, DiskMB: 1000, GPU: 1}, Share: model.EqualShares(1)}
-		if _, err := s.e.CreatePool(ctx, pool); err != nil {
+		if _, err := Do(ctx, s.e, CreatePool{Pool: pool}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -23,21 +23,21 @@ func TestPoolCountsActiveJobs(t *testing.T) {
 	for _, p := range []string{"/a", "/a", "/b"} {
 		spec := oneCore(1)
 		spec.Pool = p
-		j, err := s.e.CreateJob(ctx, spec)
+		j, err := Do(ctx, s.e, CreateJob{Spec: spec})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, j.ID)
 	}
-	if _, err := s.e.StopJob(ctx, ids[0]); err != nil {
+	if _, err := Do(ctx, s.e, StopJob{ID: ids[0]}); err != nil {
 		t.Fatal(err)
 	}
 	s.until("the stopped job ended", func() bool {
-		j, err := s.e.GetJob(ids[0])
+		j, err := s.e.Reads().GetJob(ids[0])
 		return err == nil && j.Status.State.IsTerminal()
 	})
 	want := map[string]int{RootPool: 0, "/a": 1, "/b": 1}
-	listed := s.e.ListPools(false)
+	listed := s.e.Reads().ListPools(false)
 	if len(listed) != len(want) {
 		t.Fatalf("ListPools: %d pools, want %d", len(listed), len(want))
 	}
@@ -45,7 +45,7 @@ func TestPoolCountsActiveJobs(t *testing.T) {
 		if v.Jobs != want[v.Pool.Path] {
 			t.Errorf("ListPools: pool %s has %d jobs, want %d", v.Pool.Path, v.Jobs, want[v.Pool.Path])
 		}
-		got, err := s.e.GetPool(v.Pool.Path)
+		got, err := s.e.Reads().GetPool(v.Pool.Path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +63,7 @@ func TestPoolTasksCountTheSubtree(t *testing.T) {
 	for _, p := range []string{"/a", "/a/x", "/b"} {
 		pool := model.Pool{Path: p, Reservation: model.Resources{MilliCPU: 4000, MemMB: 100},
 			Limit: model.Resources{MilliCPU: 8000, MemMB: 1000, DiskMB: 1000, GPU: 1}, Share: model.EqualShares(1)}
-		if _, err := s.e.CreatePool(ctx, pool); err != nil {
+		if _, err := Do(ctx, s.e, CreatePool{Pool: pool}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -73,13 +73,13 @@ func TestPoolTasksCountTheSubtree(t *testing.T) {
 	}{{"/a/x", 6}, {"/b", 6}} {
 		spec := oneCore(c.n)
 		spec.Pool = c.pool
-		if _, err := s.e.CreateJob(ctx, spec); err != nil {
+		if _, err := Do(ctx, s.e, CreateJob{Spec: spec}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	counts := func() map[string][2]int {
 		out := map[string][2]int{}
-		for _, v := range s.e.ListPools(false) {
+		for _, v := range s.e.Reads().ListPools(false) {
 			out[v.Pool.Path] = [2]int{v.Pending, v.Running}
 		}
 		return out
@@ -89,7 +89,7 @@ func TestPoolTasksCountTheSubtree(t *testing.T) {
 	if c["/a"] != c["/a/x"] || c["/a"][0]+c["/b"][0] != 4 || c["/a"][1]+c["/b"][1] != 8 {
 		t.Fatalf("pending and running by pool: %v", c)
 	}
-	if v, err := s.e.GetPool("/a"); err != nil || [2]int{v.Pending, v.Running} != c["/a"] || v.Jobs != 0 {
+	if v, err := s.e.Reads().GetPool("/a"); err != nil || [2]int{v.Pending, v.Running} != c["/a"] || v.Jobs != 0 {
 		t.Fatalf("GetPool /a: %+v %v", v, err)
 	}
 }

@@ -15,7 +15,7 @@ import (
 func (s *testShard) updateTo(job model.JobID, spec model.JobSpec, opts UpdateOptions) model.UpdateID {
 	s.t.Helper()
 	spec.Type, spec.Pool, spec.MaxAttempts = model.JobService, RootPool, 3
-	u, err := s.e.UpdateJob(context.Background(), job, spec, opts)
+	u, err := Do(context.Background(), s.e, UpdateJob{Job: job, Spec: spec, Options: opts})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestScaleDownRemovesLastFirstUnderSLA(t *testing.T) {
 			t.Errorf("task %s: %s run %d config %d; want running run 1 on config 2 (no restart)", tk.ID, tk.State, tk.Run, tk.ConfigVersion)
 		}
 	}
-	j, _ := s.e.GetJob(job)
+	j, _ := s.e.Reads().GetJob(job)
 	if j.Status.TasksCreated != 4 || j.Status.State != model.JobRunning {
 		t.Fatalf("job after scale-down: created %d state %s", j.Status.TasksCreated, j.Status.State)
 	}
@@ -89,10 +89,10 @@ func TestScaleDownRemovesLastFirstUnderSLA(t *testing.T) {
 		}
 	}
 	// Stopping the job still ends it.
-	if _, err := s.e.StopJob(context.Background(), job); err != nil {
+	if _, err := Do(context.Background(), s.e, StopJob{ID: job}); err != nil {
 		t.Fatal(err)
 	}
-	s.until("job killed", func() bool { j, _ := s.e.GetJob(job); return j.Status.State == model.JobKilled })
+	s.until("job killed", func() bool { j, _ := s.e.Reads().GetJob(job); return j.Status.State == model.JobKilled })
 }
 
 // An instance restarted by an update counts as done only after it stayed
@@ -152,7 +152,7 @@ func TestTaskStopHonoursSLA(t *testing.T) {
 	job := s.service(spec)
 	s.until("4 running", s.allRunning(job, 4))
 	ctx := context.Background()
-	if _, err := s.e.StopTasks(ctx, job, []uint32{1, 2}, false); !errors.Is(err, ErrSLA) || !strings.Contains(err.Error(), "1/1 unavailable") {
+	if _, err := Do(ctx, s.e, StopTasks{Job: job, Instances: []uint32{1, 2}, Force: false}); !errors.Is(err, ErrSLA) || !strings.Contains(err.Error(), "1/1 unavailable") {
 		t.Fatalf("stopping 2 of 4 with maxUnavailable 1: %v", err)
 	}
 	for _, tk := range s.tasks(job) {
@@ -160,10 +160,10 @@ func TestTaskStopHonoursSLA(t *testing.T) {
 			t.Fatalf("a refused stop changed instance %d", tk.ID.Instance)
 		}
 	}
-	if _, err := s.e.StopTasks(ctx, job, []uint32{1}, false); err != nil {
+	if _, err := Do(ctx, s.e, StopTasks{Job: job, Instances: []uint32{1}, Force: false}); err != nil {
 		t.Fatalf("stopping 1 of 4 with maxUnavailable 1: %v", err)
 	}
-	if _, err := s.e.StopTasks(ctx, job, []uint32{2}, true); err != nil {
+	if _, err := Do(ctx, s.e, StopTasks{Job: job, Instances: []uint32{2}, Force: true}); err != nil {
 		t.Fatalf("forced stop: %v", err)
 	}
 	s.until("2 stopped", func() bool { return s.count(job, model.TaskKilled) == 2 })
@@ -177,14 +177,14 @@ func TestPreemptionHonoursSLA(t *testing.T) {
 	for _, p := range []string{"/a", "/b"} {
 		pool := model.Pool{Path: p, Reservation: model.Resources{MilliCPU: 4000, MemMB: 100},
 			Limit: model.Resources{MilliCPU: 8000, MemMB: 1000, DiskMB: 1000, GPU: 1}, Share: model.EqualShares(1)}
-		if _, err := s.e.CreatePool(ctx, pool); err != nil {
+		if _, err := Do(ctx, s.e, CreatePool{Pool: pool}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	svc := oneCore(8)
 	svc.Pool, svc.Type, svc.MaxAttempts, svc.Preemptible = "/a", model.JobService, 3, true
 	svc.SLA = &model.SLA{MaxUnavailable: 1}
-	j, err := s.e.CreateJob(ctx, svc)
+	j, err := Do(ctx, s.e, CreateJob{Spec: svc})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func TestEveryRunEndIsAnEventBeforeTheNextRun(t *testing.T) {
 		return true
 	})
 	s.until("the events of the second runs stored", func() bool {
-		evs, err := s.e.ListEvents(ctx, store.EventQuery{Job: job})
+		evs, err := s.e.Reads().ListEvents(ctx, store.EventQuery{Job: job})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func TestEveryRunEndIsAnEventBeforeTheNextRun(t *testing.T) {
 		}
 		return n == 3
 	})
-	evs, err := s.e.ListEvents(ctx, store.EventQuery{Job: job})
+	evs, err := s.e.Reads().ListEvents(ctx, store.EventQuery{Job: job})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,10 +62,10 @@ func checkUpdate(a, b *model.JobSpec) error {
 	return nil
 }
 
-// UpdateJob stores spec as the job's next config version and starts
+// updateJob stores spec as the job's next config version and starts
 // rolling its instances onto it, BatchSize at a time. A running update of
 // the job is aborted (instances it moved keep their config).
-func (e *Engine) UpdateJob(ctx context.Context, id model.JobID, spec model.JobSpec, opts UpdateOptions) (*model.Update, error) {
+func (e *Engine) updateJob(ctx context.Context, id model.JobID, spec model.JobSpec, opts UpdateOptions) (*model.Update, error) {
 	// Updates of one engine go one at a time: each takes the next version.
 	e.updateMu.Lock()
 	defer e.updateMu.Unlock()
@@ -291,7 +291,8 @@ func (e *Engine) updateEntry(id model.UpdateID) (*jobEntry, error) {
 // GetUpdate returns an update as the store has it: a running one from the
 // view the loop publishes after its writes (with the job it updates, see
 // jobsView), an ended one from the store.
-func (e *Engine) GetUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
+func (r Reads) GetUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
+	e := r.e
 	if _, _, ok := id.Parse(); !ok {
 		return nil, fmt.Errorf("update id %q: want <job>.<version>: %w", id, ErrInvalid)
 	}
@@ -306,7 +307,8 @@ func (e *Engine) GetUpdate(ctx context.Context, id model.UpdateID) (*model.Updat
 }
 
 // ListUpdates returns a job's updates, oldest first.
-func (e *Engine) ListUpdates(ctx context.Context, job model.JobID) ([]*model.Update, error) {
+func (r Reads) ListUpdates(ctx context.Context, job model.JobID) ([]*model.Update, error) {
+	e := r.e
 	if e.view.get(job) == nil {
 		return nil, fmt.Errorf("job %s: %w", job, ErrNotFound)
 	}
@@ -322,11 +324,11 @@ func (e *Engine) ListUpdates(ctx context.Context, job model.JobID) ([]*model.Upd
 	return us, nil
 }
 
-// AbortUpdate stops a rolling update. Instances already moved keep the new
+// abortUpdate stops a rolling update. Instances already moved keep the new
 // config; the others keep running theirs until they next restart, when
 // they take the job's current config. To go back, update the job to the
 // older config.
-func (e *Engine) AbortUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
+func (e *Engine) abortUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
 	e.lock()
 	je, err := e.updateEntry(id)
 	if err != nil {
@@ -335,7 +337,7 @@ func (e *Engine) AbortUpdate(ctx context.Context, id model.UpdateID) (*model.Upd
 	}
 	if je == nil || je.update == nil || je.update.ID != id {
 		e.mu.Unlock()
-		u, err := e.GetUpdate(ctx, id)
+		u, err := e.Reads().GetUpdate(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -357,7 +359,8 @@ func (e *Engine) AbortUpdate(ctx context.Context, id model.UpdateID) (*model.Upd
 
 // GetJobConfig returns a config version of a job (0: the current one),
 // with the version returned and every stored version.
-func (e *Engine) GetJobConfig(ctx context.Context, id model.JobID, version uint64) (*model.JobSpec, uint64, []uint64, error) {
+func (r Reads) GetJobConfig(ctx context.Context, id model.JobID, version uint64) (*model.JobSpec, uint64, []uint64, error) {
+	e := r.e
 	e.lock()
 	je := e.jobs[id]
 	var current uint64
@@ -387,7 +390,8 @@ func (e *Engine) GetJobConfig(ctx context.Context, id model.JobID, version uint6
 
 // ListEvents returns stored events of a job (the history kept for the
 // retention window).
-func (e *Engine) ListEvents(ctx context.Context, q store.EventQuery) ([]model.Event, error) {
+func (r Reads) ListEvents(ctx context.Context, q store.EventQuery) ([]model.Event, error) {
+	e := r.e
 	e.lock()
 	je := e.jobs[q.Job]
 	e.mu.Unlock()

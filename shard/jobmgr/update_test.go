@@ -19,7 +19,7 @@ import (
 func (s *testShard) service(spec model.JobSpec) model.JobID {
 	s.t.Helper()
 	spec.Pool, spec.MaxAttempts, spec.Type = RootPool, 3, model.JobService
-	j, err := s.e.CreateJob(context.Background(), spec)
+	j, err := Do(context.Background(), s.e, CreateJob{Spec: spec})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func (s *testShard) service(spec model.JobSpec) model.JobID {
 
 func (s *testShard) tasks(j model.JobID) []*model.TaskRuntime {
 	s.t.Helper()
-	ts, err := s.e.ListTasks(j, nil)
+	ts, err := s.e.Reads().ListTasks(j, nil)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestRollingUpdateMovesABatchAtATime(t *testing.T) {
 	next := spec
 	next.Pool, next.MaxAttempts, next.Type = RootPool, 3, model.JobService
 	next.Task.Env = map[string]string{"V": "2"}
-	u, err := s.e.UpdateJob(ctx, j, next, UpdateOptions{BatchSize: 2})
+	u, err := Do(ctx, s.e, UpdateJob{Job: j, Spec: next, Options: UpdateOptions{BatchSize: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestRollingUpdateMovesABatchAtATime(t *testing.T) {
 			}
 		}
 		maxDown = max(maxDown, down)
-		got, err := s.e.GetUpdate(ctx, u.ID)
+		got, err := s.e.Reads().GetUpdate(ctx, u.ID)
 		return err == nil && got.State == model.UpdateSucceeded
 	})
 	if maxDown > 2 {
@@ -77,23 +77,23 @@ func TestRollingUpdateMovesABatchAtATime(t *testing.T) {
 			t.Errorf("task %s: config %d run %d after the update, want config 2 run 2", tk.ID, tk.ConfigVersion, tk.Run)
 		}
 	}
-	got, err := s.e.GetUpdate(ctx, u.ID)
+	got, err := s.e.Reads().GetUpdate(ctx, u.ID)
 	if err != nil || got.InstancesDone != 6 || got.InstancesTotal != 6 {
 		t.Fatalf("finished update: %+v %v", got, err)
 	}
-	old, v, versions, err := s.e.GetJobConfig(ctx, j, 1)
+	old, v, versions, err := s.e.Reads().GetJobConfig(ctx, j, 1)
 	if err != nil || v != 1 || !reflect.DeepEqual(versions, []uint64{1, 2}) || old.Task.Env["V"] != "1" {
 		t.Fatalf("config 1: %+v %d %v %v", old, v, versions, err)
 	}
-	cur, v, _, err := s.e.GetJobConfig(ctx, j, 0)
+	cur, v, _, err := s.e.Reads().GetJobConfig(ctx, j, 0)
 	if err != nil || v != 2 || cur.Task.Env["V"] != "2" {
 		t.Fatalf("current config: %+v %d %v", cur, v, err)
 	}
-	job, _ := s.e.GetJob(j)
+	job, _ := s.e.Reads().GetJob(j)
 	if job.ConfigVersion != 2 || job.Status.Update != u.ID {
 		t.Fatalf("job after update: version %d update %q", job.ConfigVersion, job.Status.Update)
 	}
-	us, err := s.e.ListUpdates(ctx, j)
+	us, err := s.e.Reads().ListUpdates(ctx, j)
 	if err != nil || len(us) != 1 || us[0].State != model.UpdateSucceeded {
 		t.Fatalf("ListUpdates: %+v %v", us, err)
 	}
@@ -109,33 +109,33 @@ func TestUpdateReplacedAndAborted(t *testing.T) {
 	spec.Pool, spec.MaxAttempts, spec.Type = RootPool, 3, model.JobService
 	// Paused, so neither can finish before the next call.
 	spec.Task.Env = map[string]string{"V": "1"}
-	u1, err := s.e.UpdateJob(ctx, j, spec, UpdateOptions{BatchSize: 1, StartPaused: true})
+	u1, err := Do(ctx, s.e, UpdateJob{Job: j, Spec: spec, Options: UpdateOptions{BatchSize: 1, StartPaused: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	spec.Task.Env = map[string]string{"V": "2"}
-	u2, err := s.e.UpdateJob(ctx, j, spec, UpdateOptions{BatchSize: 1, StartPaused: true})
+	u2, err := Do(ctx, s.e, UpdateJob{Job: j, Spec: spec, Options: UpdateOptions{BatchSize: 1, StartPaused: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got1, _ := s.e.GetUpdate(ctx, u1.ID)
+	got1, _ := s.e.Reads().GetUpdate(ctx, u1.ID)
 	if got1.State != model.UpdateAborted || !strings.Contains(got1.Message, string(u2.ID)) {
 		t.Fatalf("replaced update: %+v", got1)
 	}
-	got2, err := s.e.AbortUpdate(ctx, u2.ID)
+	got2, err := Do(ctx, s.e, AbortUpdate{ID: u2.ID})
 	if err != nil || got2.State != model.UpdateAborted {
 		t.Fatalf("abort: %+v %v", got2, err)
 	}
 	for range 20 {
 		s.tick()
 	}
-	if got, _ := s.e.GetUpdate(ctx, u2.ID); got.State != model.UpdateAborted {
+	if got, _ := s.e.Reads().GetUpdate(ctx, u2.ID); got.State != model.UpdateAborted {
 		t.Fatalf("aborted update came back: %+v", got)
 	}
-	if _, err := s.e.AbortUpdate(ctx, u2.ID); !errors.Is(err, ErrUpdateEnded) {
+	if _, err := Do(ctx, s.e, AbortUpdate{ID: u2.ID}); !errors.Is(err, ErrUpdateEnded) {
 		t.Fatalf("abort of an ended update: %v", err)
 	}
-	if _, err := s.e.GetUpdate(ctx, "nope"); !errors.Is(err, ErrInvalid) {
+	if _, err := s.e.Reads().GetUpdate(ctx, "nope"); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("bad update id: %v", err)
 	}
 }
@@ -156,7 +156,7 @@ func TestUpdateRefusals(t *testing.T) {
 	} {
 		next := base
 		mutate(&next)
-		_, err := s.e.UpdateJob(ctx, j, next, UpdateOptions{})
+		_, err := Do(ctx, s.e, UpdateJob{Job: j, Spec: next, Options: UpdateOptions{}})
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), field) {
 			t.Errorf("%s: %v", field, err)
 		}
@@ -165,7 +165,7 @@ func TestUpdateRefusals(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(versions, []uint64{1}) {
 		t.Fatalf("refused updates stored configs: %v %v", versions, err)
 	}
-	if _, err := s.e.UpdateJob(ctx, "missing", base, UpdateOptions{}); !errors.Is(err, ErrNotFound) {
+	if _, err := Do(ctx, s.e, UpdateJob{Job: "missing", Spec: base, Options: UpdateOptions{}}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("update of a missing job: %v", err)
 	}
 }
@@ -188,7 +188,7 @@ func TestOverridesApplyPerInstance(t *testing.T) {
 	}
 	s.clk.Advance(time.Minute)
 	s.until("job failed", func() bool {
-		job, _ := s.e.GetJob(j)
+		job, _ := s.e.Reads().GetJob(j)
 		return job.Status.State == model.JobFailed
 	})
 	for _, tk := range s.tasks(j) {
@@ -211,11 +211,11 @@ func TestDrainedHostTakesNoWork(t *testing.T) {
 		{Name: "h2", Capacity: model.Resources{MilliCPU: 8000, MemMB: 1000}},
 	})
 	s.until("hosts reported", func() bool { return s.e.Hosts().Has("sim/h1") && s.e.Hosts().Has("sim/h2") })
-	rec, err := s.e.DrainHost(ctx, "sim/h1", "kernel upgrade", 0)
+	rec, err := Do(ctx, s.e, DrainHost{Host: "sim/h1", Reason: "kernel upgrade", Deadline: 0})
 	if err != nil || !rec.Draining || rec.DrainReason != "kernel upgrade" || rec.Host.State != model.HostDraining {
 		t.Fatalf("drain: %+v %v", rec, err)
 	}
-	if _, err := s.e.DrainHost(ctx, "sim/nope", "", 0); !errors.Is(err, ErrNotFound) {
+	if _, err := Do(ctx, s.e, DrainHost{Host: "sim/nope", Reason: "", Deadline: 0}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("drain of an unknown host: %v", err)
 	}
 	j := s.create(oneCore(6))
@@ -229,11 +229,11 @@ func TestDrainedHostTakesNoWork(t *testing.T) {
 	if err != nil || !stored.Draining {
 		t.Fatalf("stored drain: %+v %v", stored, err)
 	}
-	recs, err := s.e.ListHostRecords(ctx)
+	recs, err := s.e.Reads().ListHostRecords(ctx)
 	if err != nil || len(recs) != 2 || !recs[0].Draining || recs[1].Draining {
 		t.Fatalf("host records: %+v %v", recs, err)
 	}
-	if _, err := s.e.UndrainHost(ctx, "sim/h1"); err != nil {
+	if _, err := Do(ctx, s.e, UndrainHost{Host: "sim/h1"}); err != nil {
 		t.Fatal(err)
 	}
 	j2 := s.create(oneCore(4))
@@ -257,14 +257,14 @@ func TestEventsAreStored(t *testing.T) {
 	s.until("running", func() bool { return s.count(j, model.TaskRunning) == 3 })
 	s.clk.Advance(time.Minute)
 	s.until("succeeded", func() bool {
-		job, _ := s.e.GetJob(j)
+		job, _ := s.e.Reads().GetJob(j)
 		return job.Status.State == model.JobSucceeded
 	})
 	one := uint32(1)
 	var evs []model.Event
 	s.until("events stored", func() bool {
 		var err error
-		evs, err = s.e.ListEvents(ctx, store.EventQuery{Job: j, Instance: &one})
+		evs, err = s.e.Reads().ListEvents(ctx, store.EventQuery{Job: j, Instance: &one})
 		return err == nil && len(evs) > 0 && evs[len(evs)-1].Task.State == model.TaskSucceeded
 	})
 	var states []string
@@ -283,11 +283,11 @@ func TestEventsAreStored(t *testing.T) {
 	if evs[0].Seq < uint64(s.clk.Now().Add(-time.Hour).UnixMicro()) {
 		t.Fatalf("sequence %d is below the event time in microseconds", evs[0].Seq)
 	}
-	all, err := s.e.ListEvents(ctx, store.EventQuery{Job: j})
+	all, err := s.e.Reads().ListEvents(ctx, store.EventQuery{Job: j})
 	if err != nil || len(all) <= len(evs) || all[0].JobStatus == nil {
 		t.Fatalf("job history: %d events, first %+v, %v", len(all), all[0], err)
 	}
-	if _, err := s.e.ListEvents(ctx, store.EventQuery{Job: "missing"}); !errors.Is(err, ErrNotFound) {
+	if _, err := s.e.Reads().ListEvents(ctx, store.EventQuery{Job: "missing"}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("events of a missing job: %v", err)
 	}
 }
@@ -324,11 +324,11 @@ func TestEndedTasksLeaveMemory(t *testing.T) {
 			t.Fatalf("task %d read back as %+v", i, tk)
 		}
 	}
-	tk, err := s.e.GetTask(model.TaskID{Job: j, Instance: 3})
+	tk, err := s.e.Reads().GetTask(model.TaskID{Job: j, Instance: 3})
 	if err != nil || tk.ID.Instance != 3 || tk.State != model.TaskSucceeded {
 		t.Fatalf("GetTask of an ended task: %+v %v", tk, err)
 	}
-	out, err := s.e.StopTasks(context.Background(), j, []uint32{2, 7}, false)
+	out, err := Do(context.Background(), s.e, StopTasks{Job: j, Instances: []uint32{2, 7}, Force: false})
 	if err != nil || len(out) != 2 || out[0].ID.Instance != 2 || out[1].ID.Instance != 7 {
 		t.Fatalf("StopTasks over a cold task: %+v %v", out, err)
 	}
@@ -350,19 +350,19 @@ func TestUpdateSurvivesANewLeader(t *testing.T) {
 	s.until("4 running", func() bool { return s.count(j, model.TaskRunning) == 4 })
 	spec.Pool, spec.MaxAttempts, spec.Type = RootPool, 3, model.JobService
 	spec.Task.Env = map[string]string{"V": "2"}
-	u, err := s.e.UpdateJob(ctx, j, spec, UpdateOptions{BatchSize: 1})
+	u, err := Do(ctx, s.e, UpdateJob{Job: j, Spec: spec, Options: UpdateOptions{BatchSize: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.until("first instance moved", func() bool {
-		got, _ := s.e.GetUpdate(ctx, u.ID)
+		got, _ := s.e.Reads().GetUpdate(ctx, u.ID)
 		return got.InstancesDone >= 1
 	})
 	s.stop()
 
 	s2 := newTestShardOn(t, st, clk, hosts)
 	s2.until("update succeeded under the new leader", func() bool {
-		got, err := s2.e.GetUpdate(ctx, u.ID)
+		got, err := s2.e.Reads().GetUpdate(ctx, u.ID)
 		return err == nil && got.State == model.UpdateSucceeded
 	})
 	s2.until("4 running", func() bool { return s2.count(j, model.TaskRunning) == 4 })
@@ -386,14 +386,14 @@ func TestWatchResumesFromStoredHistory(t *testing.T) {
 	s.until("running", func() bool { return s.count(j, model.TaskRunning) == 2 })
 	var seen []model.Event
 	s.until("events stored", func() bool {
-		seen, _ = s.e.ListEvents(context.Background(), store.EventQuery{Job: j})
+		seen, _ = s.e.Reads().ListEvents(context.Background(), store.EventQuery{Job: j})
 		return len(seen) >= 3
 	})
 	after := seen[0].Seq
 	s.stop()
 
 	s2 := newTestShardOn(t, st, clk, hosts)
-	sub2, missed, err := s2.e.Watch(j, after)
+	sub2, missed, err := s2.e.Reads().Watch(j, after)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -112,9 +112,9 @@ func (e *Engine) controlUpdate(ctx context.Context, id model.UpdateID, op func(j
 	return &cp, nil
 }
 
-// PauseUpdate stops a running update from starting new batches; batches
+// pauseUpdate stops a running update from starting new batches; batches
 // in flight finish.
-func (e *Engine) PauseUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
+func (e *Engine) pauseUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
 	return e.controlUpdate(ctx, id, func(je *jobEntry, u *model.Update, now time.Time) error {
 		if u.State.IsTerminal() {
 			return fmt.Errorf("update %s is %s: only a running update can be paused: %w", id, u.State, ErrUpdateState)
@@ -124,8 +124,8 @@ func (e *Engine) PauseUpdate(ctx context.Context, id model.UpdateID) (*model.Upd
 	})
 }
 
-// ResumeUpdate lets a paused update go on.
-func (e *Engine) ResumeUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
+// resumeUpdate lets a paused update go on.
+func (e *Engine) resumeUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
 	return e.controlUpdate(ctx, id, func(je *jobEntry, u *model.Update, now time.Time) error {
 		if !u.Paused {
 			return fmt.Errorf("update %s is not paused: %w", id, ErrUpdateState)
@@ -135,9 +135,9 @@ func (e *Engine) ResumeUpdate(ctx context.Context, id model.UpdateID) (*model.Up
 	})
 }
 
-// RollbackUpdate moves the instances of a running update back to its
+// rollbackUpdate moves the instances of a running update back to its
 // FromVersion, with the same batch size and SLA.
-func (e *Engine) RollbackUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
+func (e *Engine) rollbackUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
 	return e.controlUpdate(ctx, id, func(je *jobEntry, u *model.Update, now time.Time) error {
 		if u.State != model.UpdateRollingForward {
 			return fmt.Errorf("update %s is %s: only an update rolling forward can be rolled back: %w", id, u.State, ErrUpdateState)

@@ -19,7 +19,7 @@ func healthyService(n uint32) model.JobSpec {
 
 func (s *testShard) updateState(id model.UpdateID) *model.Update {
 	s.t.Helper()
-	u, err := s.e.GetUpdate(context.Background(), id)
+	u, err := s.e.Reads().GetUpdate(context.Background(), id)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestUpdateRollsBackOnFailure(t *testing.T) {
 	bad := spec
 	bad.Task.Env = map[string]string{sim.EnvHealth: "unhealthy"}
 	w := s.watchAvailability(job, 8) // from the pass that stores the update
-	u, err := s.e.UpdateJob(context.Background(), job, bad, UpdateOptions{BatchSize: 2, MaxFailures: 1, RollbackOnFailure: true})
+	u, err := Do(context.Background(), s.e, UpdateJob{Job: job, Spec: bad, Options: UpdateOptions{BatchSize: 2, MaxFailures: 1, RollbackOnFailure: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestUpdateRollsBackOnFailure(t *testing.T) {
 		}
 		return true
 	})
-	if j, _ := s.e.GetJob(job); j.ConfigVersion != 1 {
+	if j, _ := s.e.Reads().GetJob(job); j.ConfigVersion != 1 {
 		t.Fatalf("job on config %d after the rollback", j.ConfigVersion)
 	}
 	if maxDown > 2 {
@@ -70,7 +70,7 @@ func TestUpdateFailsPastMaxFailures(t *testing.T) {
 	s.until("6 healthy", func() bool { return countHealthy(s, job) == 6 })
 	bad := spec
 	bad.Task.Env = map[string]string{sim.EnvHealth: "unhealthy"}
-	u, err := s.e.UpdateJob(context.Background(), job, bad, UpdateOptions{BatchSize: 1})
+	u, err := Do(context.Background(), s.e, UpdateJob{Job: job, Spec: bad, Options: UpdateOptions{BatchSize: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestPauseResumeAndRollback(t *testing.T) {
 	s.until("6 healthy", func() bool { return countHealthy(s, job) == 6 })
 	next := spec
 	next.Task.Env = map[string]string{"V": "2"}
-	u, err := s.e.UpdateJob(context.Background(), job, next, UpdateOptions{BatchSize: 1, StartPaused: true})
+	u, err := Do(context.Background(), s.e, UpdateJob{Job: job, Spec: next, Options: UpdateOptions{BatchSize: 1, StartPaused: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestPauseResumeAndRollback(t *testing.T) {
 		}
 	}
 	s.e.mu.Unlock()
-	if _, err := s.e.ResumeUpdate(context.Background(), u.ID); err != nil {
+	if _, err := Do(context.Background(), s.e, ResumeUpdate{ID: u.ID}); err != nil {
 		t.Fatal(err)
 	}
 	s.until("two moved, then paused", func() bool {
@@ -124,7 +124,7 @@ func TestPauseResumeAndRollback(t *testing.T) {
 	s.e.mu.Lock()
 	s.e.afterStep = nil
 	s.e.mu.Unlock()
-	if _, err := s.e.PauseUpdate(context.Background(), u.ID); err != nil {
+	if _, err := Do(context.Background(), s.e, PauseUpdate{ID: u.ID}); err != nil {
 		t.Fatal(err)
 	}
 	onNew := 0
@@ -136,7 +136,7 @@ func TestPauseResumeAndRollback(t *testing.T) {
 	if onNew < 2 || onNew == 6 {
 		t.Fatalf("%d instances on config 2 when paused, want some but not all", onNew)
 	}
-	if _, err := s.e.RollbackUpdate(context.Background(), u.ID); err != nil {
+	if _, err := Do(context.Background(), s.e, RollbackUpdate{ID: u.ID}); err != nil {
 		t.Fatal(err)
 	}
 	s.until("rolled back", func() bool { return s.updateState(u.ID).State == model.UpdateRolledBack })
@@ -145,10 +145,10 @@ func TestPauseResumeAndRollback(t *testing.T) {
 			t.Errorf("instance %d on config %d after rollback", tk.ID.Instance, tk.ConfigVersion)
 		}
 	}
-	if _, err := s.e.PauseUpdate(context.Background(), u.ID); !errors.Is(err, ErrInvalid) {
+	if _, err := Do(context.Background(), s.e, PauseUpdate{ID: u.ID}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("pause of an ended update: %v", err)
 	}
-	if _, err := s.e.RollbackUpdate(context.Background(), u.ID); !errors.Is(err, ErrInvalid) {
+	if _, err := Do(context.Background(), s.e, RollbackUpdate{ID: u.ID}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("rollback of an ended update: %v", err)
 	}
 }

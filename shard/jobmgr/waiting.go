@@ -24,7 +24,8 @@ type WaitingGroup struct {
 // Waiting sums up why a job's waiting tasks wait, the largest group first:
 // "waiting for pool /a's entitlement (cpu 10/10)", "not placed: 0/5
 // hosts: 5 zone==x".
-func (e *Engine) Waiting(id model.JobID) ([]WaitingGroup, error) {
+func (r Reads) Waiting(id model.JobID) ([]WaitingGroup, error) {
+	e := r.e
 	e.lock()
 	defer e.mu.Unlock()
 	je := e.jobs[id]

@@ -23,25 +23,25 @@ func TestWaitingTasksSayWhy(t *testing.T) {
 	edge.Task.Constraints = []model.Constraint{{Key: "role", Op: model.OpEquals, Values: []string{"edge"}}}
 	b := s.create(edge)
 	s.until("edge tasks unplaced", func() bool {
-		g, _ := s.e.Waiting(b)
+		g, _ := s.e.Reads().Waiting(b)
 		return len(g) == 1 && strings.Contains(g[0].Reason, "role")
 	})
 
-	groups, err := s.e.Waiting(a)
+	groups, err := s.e.Reads().Waiting(a)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(groups) != 1 || groups[0].Tasks != 2 || groups[0].Reason != "waiting for pool /'s entitlement (cpu 4/4)" {
 		t.Fatalf("job a waits: %+v", groups)
 	}
-	last, err := s.e.GetTask(model.TaskID{Job: a, Instance: 5})
+	last, err := s.e.Reads().GetTask(model.TaskID{Job: a, Instance: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := "not admitted: waiting for pool /'s entitlement (cpu 4/4), needs 1, behind a gang that waits for it; number 2 in pool /'s queue"; last.Message != want {
 		t.Errorf("task 5: %q\n          want %q", last.Message, want)
 	}
-	listed, err := s.e.ListTasks(a, []model.TaskState{model.TaskPending})
+	listed, err := s.e.Reads().ListTasks(a, []model.TaskState{model.TaskPending})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,11 +50,11 @@ func TestWaitingTasksSayWhy(t *testing.T) {
 			t.Errorf("listed task %d: %q", task.ID.Instance, task.Message)
 		}
 	}
-	groups, _ = s.e.Waiting(b)
+	groups, _ = s.e.Reads().Waiting(b)
 	if groups[0].Tasks != 2 || !strings.HasPrefix(groups[0].Reason, "not placed: 0/1 hosts: 1 ") {
 		t.Errorf("job b waits: %+v", groups)
 	}
-	if g, _ := s.e.Waiting(a); len(g) == 0 {
+	if g, _ := s.e.Reads().Waiting(a); len(g) == 0 {
 		t.Fatal("job a stopped waiting")
 	}
 	// Nothing is stored: the task record keeps no admission message.

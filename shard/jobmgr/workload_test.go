@@ -30,7 +30,7 @@ func (s *testShard) createAs(typ model.JobType, spec model.JobSpec) model.JobID 
 		spec.MaxAttempts = 3
 	}
 	spec.Type = typ
-	j, err := s.e.CreateJob(context.Background(), spec)
+	j, err := Do(context.Background(), s.e, CreateJob{Spec: spec})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -88,10 +88,10 @@ func TestPortsAreAllocatedOncePerHost(t *testing.T) {
 		return len(ts) == 1 && ts[0].State == model.TaskReady && ts[0].Message != ""
 	})
 
-	if _, err := s.e.StopJob(context.Background(), job); err != nil {
+	if _, err := Do(context.Background(), s.e, StopJob{ID: job}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.e.StopJob(context.Background(), fj); err != nil {
+	if _, err := Do(context.Background(), s.e, StopJob{ID: fj}); err != nil {
 		t.Fatal(err)
 	}
 	s.until("third takes the freed port", s.allRunning(tj, 1))
@@ -138,14 +138,14 @@ func TestStatefulInstanceReturnsToItsHost(t *testing.T) {
 		t.Fatalf("volume of instance 0 on %q", got)
 	}
 	// Stopping keeps the volumes; deleting the job removes them.
-	if _, err := s.e.StopJob(context.Background(), job); err != nil {
+	if _, err := Do(context.Background(), s.e, StopJob{ID: job}); err != nil {
 		t.Fatal(err)
 	}
-	s.until("job killed", func() bool { j, _ := s.e.GetJob(job); return j.Status.State == model.JobKilled })
+	s.until("job killed", func() bool { j, _ := s.e.Reads().GetJob(job); return j.Status.State == model.JobKilled })
 	if n := len(s.sim.Volumes()); n != 3 {
 		t.Fatalf("a stopped job kept %d volumes, want 3", n)
 	}
-	if err := s.e.DeleteJob(context.Background(), job); err != nil {
+	if _, err := Do(context.Background(), s.e, DeleteJob{ID: job}); err != nil {
 		t.Fatal(err)
 	}
 	if vols := s.sim.Volumes(); len(vols) != 0 {
@@ -184,18 +184,18 @@ func TestDaemonFollowsHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.until("the new edge host gets one", s.allRunning(job, 3))
-	if _, err := s.e.DrainHost(context.Background(), "sim/h0", "maintenance", 0); err != nil {
+	if _, err := Do(context.Background(), s.e, DrainHost{Host: "sim/h0", Reason: "maintenance", Deadline: 0}); err != nil {
 		t.Fatal(err)
 	}
 	s.until("the drained host loses its instance", func() bool {
 		m := onHost()
 		return m["sim/h0"] == 0 && m["sim/h2"] == 1 && m["sim/h3"] == 1
 	})
-	j, _ := s.e.GetJob(job)
+	j, _ := s.e.Reads().GetJob(job)
 	if j.Status.State != model.JobRunning {
 		t.Fatalf("daemon job %s", j.Status.State)
 	}
-	if _, err := s.e.UndrainHost(context.Background(), "sim/h0"); err != nil {
+	if _, err := Do(context.Background(), s.e, UndrainHost{Host: "sim/h0"}); err != nil {
 		t.Fatal(err)
 	}
 	s.until("h0 is back with a new instance", func() bool { return onHost()["sim/h0"] == 1 })
@@ -241,7 +241,7 @@ func TestUnhealthyServiceInstanceRestarts(t *testing.T) {
 	})
 	one := uint32(1)
 	s.until("an event of instance 1 carries reason "+model.ReasonUnhealthy, func() bool {
-		evs, err := s.e.ListEvents(context.Background(), store.EventQuery{Job: job, Instance: &one})
+		evs, err := s.e.Reads().ListEvents(context.Background(), store.EventQuery{Job: job, Instance: &one})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -309,11 +309,11 @@ func TestDaemonRollingUpdate(t *testing.T) {
 	s := newTestShard(t, simHosts(3))
 	job := s.createAs(model.JobDaemon, oneCore(0))
 	s.until("one per host", s.allRunning(job, 3))
-	j, _ := s.e.GetJob(job)
+	j, _ := s.e.Reads().GetJob(job)
 	next := j.Spec
 	next.Instances = 0
 	next.Task.Env = map[string]string{"V": "2"}
-	if _, err := s.e.UpdateJob(context.Background(), job, next, UpdateOptions{BatchSize: 1}); err != nil {
+	if _, err := Do(context.Background(), s.e, UpdateJob{Job: job, Spec: next, Options: UpdateOptions{BatchSize: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	s.until("all on config 2", func() bool {

@@ -54,24 +54,24 @@ func TestReadsDoNotWaitForThePassWrite(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no pass wrote the new job's tasks")
 	}
-	sub, _, err := s.e.Watch(other, 0)
+	sub, _, err := s.e.Reads().Watch(other, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Cancel()
 
 	start := time.Now()
-	if _, err := s.e.GetJob(job); err != nil {
+	if _, err := s.e.Reads().GetJob(job); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.e.ListTasks(other, nil); err != nil {
+	if _, err := s.e.Reads().ListTasks(other, nil); err != nil {
 		t.Fatal(err)
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("reads took %v while a pass's write was held", d)
 	}
 	// A job read shows what is stored: not the tasks the held pass made.
-	if j, err := s.e.GetJob(other); err != nil || len(j.Status.TaskStates) != 0 {
+	if j, err := s.e.Reads().GetJob(other); err != nil || len(j.Status.TaskStates) != 0 {
 		t.Fatalf("the job's tasks shown before the write that made them landed: %+v %v", j, err)
 	}
 	select {
@@ -80,7 +80,7 @@ func TestReadsDoNotWaitForThePassWrite(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 	stopped := make(chan error, 1)
-	go func() { _, err := s.e.StopJob(context.Background(), job); stopped <- err }()
+	go func() { _, err := Do(context.Background(), s.e, StopJob{ID: job}); stopped <- err }()
 	select {
 	case err := <-stopped:
 		t.Fatalf("a stop was answered (%v) before any write stored it", err)
@@ -90,10 +90,10 @@ func TestReadsDoNotWaitForThePassWrite(t *testing.T) {
 	if err := <-stopped; err != nil {
 		t.Fatalf("stop: %v", err)
 	}
-	if j, err := s.e.GetJob(other); err != nil || j.Status.TaskStates[model.TaskInitialized]+j.Status.TaskStates[model.TaskPending]+j.Status.TaskStates[model.TaskPlaced]+j.Status.TaskStates[model.TaskLaunching]+j.Status.TaskStates[model.TaskRunning] != 1 {
+	if j, err := s.e.Reads().GetJob(other); err != nil || j.Status.TaskStates[model.TaskInitialized]+j.Status.TaskStates[model.TaskPending]+j.Status.TaskStates[model.TaskPlaced]+j.Status.TaskStates[model.TaskLaunching]+j.Status.TaskStates[model.TaskRunning] != 1 {
 		t.Fatalf("the job's task once its write landed: %+v %v", j, err)
 	}
-	if j, _ := s.e.GetJob(job); !j.Status.Killed {
+	if j, _ := s.e.Reads().GetJob(job); !j.Status.Killed {
 		t.Fatalf("a stop answered is not shown: %+v", j.Status)
 	}
 	stored, err := st.Store.GetJob(context.Background(), job)
@@ -118,7 +118,7 @@ func TestAChangeWhoseWriteFailedIsNotAnsweredAsDone(t *testing.T) {
 	s.until("2 running", func() bool { return s.count(job, model.TaskRunning) == 2 })
 
 	st.paused.Store(true)
-	_, err := s.e.StopJob(context.Background(), job)
+	_, err := Do(context.Background(), s.e, StopJob{ID: job})
 	if !errors.Is(err, ErrNotStored) || !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("stop while the store is down: %v, want not stored and unavailable", err)
 	}

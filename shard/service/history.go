@@ -83,7 +83,7 @@ func (h *PoolHistory) Sample(now time.Time, e *jobmgr.Engine) { h.set.Record(now
 
 // poolRows are every pool's figures now, as rows of the pool columns.
 func poolRows(e *jobmgr.Engine) map[string][]int64 {
-	views := e.ListPools(false)
+	views := e.Reads().ListPools(false)
 	rows := make(map[string][]int64, len(views))
 	for _, v := range views {
 		row := make([]int64, poolCols)
@@ -138,7 +138,7 @@ func (h *PoolHistory) response(path string, since time.Time) *pb.GetPoolHistoryR
 // GetPoolHistory serves a pool's history from the region's PoolHistory.
 func (s *Server) GetPoolHistory(ctx context.Context, req *pb.GetPoolHistoryRequest) (*pb.GetPoolHistoryResponse, error) {
 	path := pb.NormalizePoolPath(req.GetPath())
-	if _, err := s.engine.GetPool(path); err != nil {
+	if _, err := s.engine.Reads().GetPool(path); err != nil {
 		return nil, toStatus(err)
 	}
 	h := s.history

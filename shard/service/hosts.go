@@ -13,6 +13,7 @@ import (
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"github.com/peloton-federated/peloton/shard/hostmgr"
+	"github.com/peloton-federated/peloton/shard/jobmgr"
 	"github.com/peloton-federated/peloton/shard/model"
 )
 
@@ -65,7 +66,7 @@ func (s *Server) hostToProto(live *hostmgr.HostView, rec *model.HostRecord) *pb.
 }
 
 func (s *Server) ListHosts(ctx context.Context, req *pb.ListHostsRequest) (*pb.ListHostsResponse, error) {
-	recs, err := s.engine.ListHostRecords(ctx)
+	recs, err := s.engine.Reads().ListHostRecords(ctx)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -133,7 +134,7 @@ func (s *Server) DrainHost(ctx context.Context, req *pb.DrainHostRequest) (*pb.D
 		}
 		deadline = d.AsDuration()
 	}
-	rec, err := s.engine.DrainHost(ctx, model.HostID(req.HostId), req.Reason, deadline)
+	rec, err := jobmgr.Do(ctx, s.engine, jobmgr.DrainHost{Host: model.HostID(req.HostId), Reason: req.Reason, Deadline: deadline})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -144,7 +145,7 @@ func (s *Server) UndrainHost(ctx context.Context, req *pb.UndrainHostRequest) (*
 	if err := s.checkHostRequest(req.HostId, req.Region); err != nil {
 		return nil, err
 	}
-	rec, err := s.engine.UndrainHost(ctx, model.HostID(req.HostId))
+	rec, err := jobmgr.Do(ctx, s.engine, jobmgr.UndrainHost{Host: model.HostID(req.HostId)})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -158,7 +159,7 @@ func (s *Server) MarkHostDown(ctx context.Context, req *pb.MarkHostDownRequest) 
 	if err := s.checkHostRequest(req.HostId, req.Region); err != nil {
 		return nil, err
 	}
-	rec, err := s.engine.MarkHostDown(ctx, model.HostID(req.HostId), req.Force)
+	rec, err := jobmgr.Do(ctx, s.engine, jobmgr.MarkHostDown{Host: model.HostID(req.HostId), Force: req.Force})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -172,7 +173,7 @@ func (s *Server) SetHostPool(ctx context.Context, req *pb.SetHostPoolRequest) (*
 	if !model.ValidHostPoolName(req.HostPool) {
 		return nil, invalid("host_pool", fmt.Sprintf("%q: want 1 to %d lowercase letters, digits and -, starting with a letter", req.HostPool, model.MaxHostPoolName))
 	}
-	rec, err := s.engine.SetHostPool(ctx, model.HostID(req.HostId), req.HostPool)
+	rec, err := jobmgr.Do(ctx, s.engine, jobmgr.SetHostPool{Host: model.HostID(req.HostId), Pool: req.HostPool})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -180,7 +181,7 @@ func (s *Server) SetHostPool(ctx context.Context, req *pb.SetHostPoolRequest) (*
 }
 
 func (s *Server) ListHostPools(ctx context.Context, req *pb.ListHostPoolsRequest) (*pb.ListHostPoolsResponse, error) {
-	rep := s.engine.HostPools()
+	rep := s.engine.Reads().HostPools()
 	region := s.engine.Region()
 	out := &pb.ListHostPoolsResponse{}
 	for _, v := range rep.Pools {

@@ -31,10 +31,10 @@ func (s *Server) StartMigration(ctx context.Context, req *pb.StartMigrationReque
 		}
 		pool = pb.NormalizePoolPath(pool)
 	}
-	m, err := s.engine.StartMigration(ctx, jobmgr.MigrationRequest{
+	m, err := jobmgr.Do(ctx, s.engine, jobmgr.StartMigration{MigrationRequest: jobmgr.MigrationRequest{
 		Job: model.JobID(req.JobId), Pool: pool, To: req.ToCluster, BatchSize: req.GetBatchSize(),
 		Surge: req.Surge, StartPaused: req.StartPaused, MoveRunning: req.MoveRunning, AllowStateful: req.AllowStateful,
-	})
+	}})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -45,7 +45,7 @@ func (s *Server) GetMigration(ctx context.Context, req *pb.GetMigrationRequest) 
 	if err := requireID("migration_id", req.MigrationId); err != nil {
 		return nil, err
 	}
-	m, err := s.engine.GetMigration(ctx, model.MigrationID(req.MigrationId))
+	m, err := s.engine.Reads().GetMigration(ctx, model.MigrationID(req.MigrationId))
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -53,7 +53,7 @@ func (s *Server) GetMigration(ctx context.Context, req *pb.GetMigrationRequest) 
 }
 
 func (s *Server) ListMigrations(ctx context.Context, req *pb.ListMigrationsRequest) (*pb.ListMigrationsResponse, error) {
-	ms, err := s.engine.ListMigrations(ctx)
+	ms, err := s.engine.Reads().ListMigrations(ctx)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -65,11 +65,11 @@ func (s *Server) ListMigrations(ctx context.Context, req *pb.ListMigrationsReque
 }
 
 // migrationCall runs one of the calls that steer a migration.
-func (s *Server) migrationCall(ctx context.Context, id string, call func(context.Context, model.MigrationID) (*model.Migration, error)) (*pb.Migration, error) {
+func (s *Server) migrationCall(ctx context.Context, id string, command func(model.MigrationID) jobmgr.Command[*model.Migration]) (*pb.Migration, error) {
 	if err := requireID("migration_id", id); err != nil {
 		return nil, err
 	}
-	m, err := call(ctx, model.MigrationID(id))
+	m, err := jobmgr.Do(ctx, s.engine, command(model.MigrationID(id)))
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -77,22 +77,22 @@ func (s *Server) migrationCall(ctx context.Context, id string, call func(context
 }
 
 func (s *Server) PauseMigration(ctx context.Context, req *pb.PauseMigrationRequest) (*pb.PauseMigrationResponse, error) {
-	m, err := s.migrationCall(ctx, req.MigrationId, s.engine.PauseMigration)
+	m, err := s.migrationCall(ctx, req.MigrationId, func(id model.MigrationID) jobmgr.Command[*model.Migration] { return jobmgr.PauseMigration{ID: id} })
 	return &pb.PauseMigrationResponse{Migration: m}, err
 }
 
 func (s *Server) ResumeMigration(ctx context.Context, req *pb.ResumeMigrationRequest) (*pb.ResumeMigrationResponse, error) {
-	m, err := s.migrationCall(ctx, req.MigrationId, s.engine.ResumeMigration)
+	m, err := s.migrationCall(ctx, req.MigrationId, func(id model.MigrationID) jobmgr.Command[*model.Migration] { return jobmgr.ResumeMigration{ID: id} })
 	return &pb.ResumeMigrationResponse{Migration: m}, err
 }
 
 func (s *Server) AbortMigration(ctx context.Context, req *pb.AbortMigrationRequest) (*pb.AbortMigrationResponse, error) {
-	m, err := s.migrationCall(ctx, req.MigrationId, s.engine.AbortMigration)
+	m, err := s.migrationCall(ctx, req.MigrationId, func(id model.MigrationID) jobmgr.Command[*model.Migration] { return jobmgr.AbortMigration{ID: id} })
 	return &pb.AbortMigrationResponse{Migration: m}, err
 }
 
 func (s *Server) RollbackMigration(ctx context.Context, req *pb.RollbackMigrationRequest) (*pb.RollbackMigrationResponse, error) {
-	m, err := s.migrationCall(ctx, req.MigrationId, s.engine.RollbackMigration)
+	m, err := s.migrationCall(ctx, req.MigrationId, func(id model.MigrationID) jobmgr.Command[*model.Migration] { return jobmgr.RollbackMigration{ID: id} })
 	return &pb.RollbackMigrationResponse{Migration: m}, err
 }
 
@@ -127,7 +127,7 @@ func (s *Server) migrationToProto(m *model.Migration) *pb.Migration {
 
 func (s *Server) ListClusters(ctx context.Context, req *pb.ListClustersRequest) (*pb.ListClustersResponse, error) {
 	out := &pb.ListClustersResponse{}
-	for _, c := range s.engine.ListClusters() {
+	for _, c := range s.engine.Reads().ListClusters() {
 		out.Clusters = append(out.Clusters, s.clusterToProto(c))
 	}
 	return out, nil
@@ -137,7 +137,7 @@ func (s *Server) GetCluster(ctx context.Context, req *pb.GetClusterRequest) (*pb
 	if err := requireID("cluster", req.Cluster); err != nil {
 		return nil, err
 	}
-	c, err := s.engine.GetCluster(req.Cluster)
+	c, err := s.engine.Reads().GetCluster(req.Cluster)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -161,7 +161,7 @@ func (s *Server) setClusterDrained(ctx context.Context, ref string, drained bool
 	if msg := pb.ClusterRefProblem(ref); msg != "" {
 		return nil, invalid("cluster", msg)
 	}
-	c, err := s.engine.SetClusterDrained(ctx, ref, drained)
+	c, err := jobmgr.Do(ctx, s.engine, jobmgr.SetClusterDrained{Cluster: ref, Drained: drained})
 	if err != nil {
 		return nil, toStatus(err)
 	}

@@ -101,10 +101,10 @@ func (s *Server) CreatePool(ctx context.Context, req *pb.CreatePoolRequest) (*pb
 	if err := s.checkPoolSpec(req.Spec); err != nil {
 		return nil, err
 	}
-	if _, err := s.engine.CreatePool(ctx, poolToModel(req.Spec)); err != nil {
+	if _, err := jobmgr.Do(ctx, s.engine, jobmgr.CreatePool{Pool: poolToModel(req.Spec)}); err != nil {
 		return nil, toStatus(err)
 	}
-	v, err := s.engine.GetPool(req.Spec.Path)
+	v, err := s.engine.Reads().GetPool(req.Spec.Path)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -115,10 +115,10 @@ func (s *Server) UpdatePool(ctx context.Context, req *pb.UpdatePoolRequest) (*pb
 	if err := s.checkPoolSpec(req.Spec); err != nil {
 		return nil, err
 	}
-	if _, err := s.engine.UpdatePool(ctx, poolToModel(req.Spec)); err != nil {
+	if _, err := jobmgr.Do(ctx, s.engine, jobmgr.UpdatePool{Pool: poolToModel(req.Spec)}); err != nil {
 		return nil, toStatus(err)
 	}
-	v, err := s.engine.GetPool(req.Spec.Path)
+	v, err := s.engine.Reads().GetPool(req.Spec.Path)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -129,7 +129,7 @@ func (s *Server) DeletePool(ctx context.Context, req *pb.DeletePoolRequest) (*pb
 	if err := requireID("path", req.Path); err != nil {
 		return nil, err
 	}
-	if err := s.engine.DeletePool(ctx, pb.NormalizePoolPath(req.Path)); err != nil {
+	if _, err := jobmgr.Do(ctx, s.engine, jobmgr.DeletePool{Path: pb.NormalizePoolPath(req.Path)}); err != nil {
 		return nil, toStatus(err)
 	}
 	return &pb.DeletePoolResponse{}, nil
@@ -137,14 +137,14 @@ func (s *Server) DeletePool(ctx context.Context, req *pb.DeletePoolRequest) (*pb
 
 func (s *Server) ListPools(ctx context.Context, req *pb.ListPoolsRequest) (*pb.ListPoolsResponse, error) {
 	out := &pb.ListPoolsResponse{}
-	for _, v := range s.engine.ListPools(req.GetInUse()) {
+	for _, v := range s.engine.Reads().ListPools(req.GetInUse()) {
 		out.Pools = append(out.Pools, poolToProto(v))
 	}
 	return out, nil
 }
 
 func (s *Server) GetPool(ctx context.Context, req *pb.GetPoolRequest) (*pb.GetPoolResponse, error) {
-	v, err := s.engine.GetPool(pb.NormalizePoolPath(req.Path))
+	v, err := s.engine.Reads().GetPool(pb.NormalizePoolPath(req.Path))
 	if err != nil {
 		return nil, toStatus(err)
 	}

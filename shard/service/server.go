@@ -138,7 +138,7 @@ func (s *Server) specError(spec *pb.JobSpec) error {
 	if spec.Region != "" && spec.Region != s.engine.Region() {
 		return field("region", fmt.Sprintf("unknown region %q (this federation has %q)", spec.Region, s.engine.Region()))
 	}
-	if err := s.engine.CheckJobPool(spec.Pool); err != nil {
+	if err := s.engine.Reads().CheckJobPool(spec.Pool); err != nil {
 		return field("pool", err.Error())
 	}
 	if limit := s.engine.Limits().InstancesPerJob; spec.Type != pb.JobType_JOB_TYPE_DAEMON && spec.Instances > limit {
@@ -159,14 +159,18 @@ func (s *Server) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.C
 	if err := s.checkJobSpec(req.Spec); err != nil {
 		return nil, err
 	}
-	c := s.engine.CreateJobs(ctx, []jobmgr.NewJob{{ID: id, Spec: specToModel(req.Spec)}})[0]
+	created, err := jobmgr.Do(ctx, s.engine, jobmgr.CreateJobs{Jobs: []jobmgr.NewJob{{ID: id, Spec: specToModel(req.Spec)}}})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	c := created[0]
 	if c.Err != nil {
 		return nil, toStatus(c.Err)
 	}
 	j := c.Job
 	if c.Existing {
 		var err error
-		if j, err = s.engine.GetJob(c.ID); err != nil {
+		if j, err = s.engine.Reads().GetJob(c.ID); err != nil {
 			return nil, toStatus(err)
 		}
 	}
@@ -202,7 +206,11 @@ func (s *Server) CreateJobs(ctx context.Context, req *pb.CreateJobsRequest) (*pb
 		todo = append(todo, jobmgr.NewJob{ID: id, Spec: specToModel(spec)})
 		at = append(at, i)
 	}
-	for k, c := range s.engine.CreateJobs(ctx, todo) {
+	created, err := jobmgr.Do(ctx, s.engine, jobmgr.CreateJobs{Jobs: todo})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	for k, c := range created {
 		i := at[k]
 		if c.Err != nil {
 			results[i] = itemResult(positions[i], c.Err)
@@ -236,14 +244,14 @@ func (s *Server) GetJob(ctx context.Context, req *pb.GetJobRequest) (*pb.GetJobR
 	if err := requireID("id", req.Id); err != nil {
 		return nil, err
 	}
-	j, err := s.engine.GetJob(model.JobID(req.Id))
+	j, err := s.engine.Reads().GetJob(model.JobID(req.Id))
 	if err != nil {
 		return nil, toStatus(err)
 	}
 	out := jobToProto(j)
 	// Why its tasks wait is read, never stored; a job that just went is
 	// shown without it.
-	if groups, err := s.engine.Waiting(j.ID); err == nil {
+	if groups, err := s.engine.Reads().Waiting(j.ID); err == nil {
 		for _, g := range groups {
 			out.Status.Waiting = append(out.Status.Waiting, &pb.WaitingTasks{Tasks: g.Tasks, Reason: g.Reason})
 		}
@@ -277,7 +285,7 @@ func (s *Server) ListJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.Lis
 	// One more than the page tells whether another page follows.
 	size := pb.JobPageSize(req.Limit)
 	f.Limit = size + 1
-	jobs := s.engine.ListJobs(f)
+	jobs := s.engine.Reads().ListJobs(f)
 	out := &pb.ListJobsResponse{}
 	if len(jobs) > size {
 		jobs = jobs[:size]
@@ -309,7 +317,7 @@ func (s *Server) StopJob(ctx context.Context, req *pb.StopJobRequest) (*pb.StopJ
 	if err := requireID("id", req.Id); err != nil {
 		return nil, err
 	}
-	j, err := s.engine.StopJob(ctx, model.JobID(req.Id))
+	j, err := jobmgr.Do(ctx, s.engine, jobmgr.StopJob{ID: model.JobID(req.Id)})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -320,7 +328,7 @@ func (s *Server) DeleteJob(ctx context.Context, req *pb.DeleteJobRequest) (*pb.D
 	if err := requireID("id", req.Id); err != nil {
 		return nil, err
 	}
-	if err := s.engine.DeleteJob(ctx, model.JobID(req.Id)); err != nil {
+	if _, err := jobmgr.Do(ctx, s.engine, jobmgr.DeleteJob{ID: model.JobID(req.Id)}); err != nil {
 		return nil, toStatus(err)
 	}
 	return &pb.DeleteJobResponse{}, nil
@@ -334,7 +342,7 @@ func (s *Server) ListTasks(ctx context.Context, req *pb.ListTasksRequest) (*pb.L
 	for _, st := range req.States {
 		states = append(states, model.TaskState(st))
 	}
-	ts, err := s.engine.ListTasks(model.JobID(req.JobId), states)
+	ts, err := s.engine.Reads().ListTasks(model.JobID(req.JobId), states)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -350,7 +358,7 @@ func (s *Server) GetTask(ctx context.Context, req *pb.GetTaskRequest) (*pb.GetTa
 	if err := requireID("job_id", req.JobId); err != nil {
 		return nil, err
 	}
-	t, err := s.engine.GetTask(model.TaskID{Job: model.JobID(req.JobId), Instance: req.Instance})
+	t, err := s.engine.Reads().GetTask(model.TaskID{Job: model.JobID(req.JobId), Instance: req.Instance})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -371,7 +379,7 @@ func (s *Server) GetTaskLogs(ctx context.Context, req *pb.GetTaskLogsRequest) (*
 	if req.Limit < 0 {
 		return nil, invalid("limit", "must be >= 0")
 	}
-	data, next, size, err := s.engine.ReadLog(ctx, model.TaskID{Job: model.JobID(req.JobId), Instance: req.Instance}, req.Run, stream, req.Offset, req.Limit)
+	data, next, size, err := s.engine.Reads().ReadLog(ctx, model.TaskID{Job: model.JobID(req.JobId), Instance: req.Instance}, req.Run, stream, req.Offset, req.Limit)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -382,7 +390,7 @@ func (s *Server) StopTasks(ctx context.Context, req *pb.StopTasksRequest) (*pb.S
 	if err := requireID("job_id", req.JobId); err != nil {
 		return nil, err
 	}
-	ts, err := s.engine.StopTasks(ctx, model.JobID(req.JobId), req.Instances, req.Force)
+	ts, err := jobmgr.Do(ctx, s.engine, jobmgr.StopTasks{Job: model.JobID(req.JobId), Instances: req.Instances, Force: req.Force})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -417,11 +425,11 @@ func (s *Server) GetVersion(ctx context.Context, req *pb.GetVersionRequest) (*pb
 
 func (s *Server) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[pb.Event]) error {
 	if req.JobId != "" {
-		if _, err := s.engine.GetJob(model.JobID(req.JobId)); err != nil {
+		if _, err := s.engine.Reads().GetJob(model.JobID(req.JobId)); err != nil {
 			return toStatus(err)
 		}
 	}
-	sub, backlog, err := s.engine.Watch(model.JobID(req.JobId), req.AfterSeq)
+	sub, backlog, err := s.engine.Reads().Watch(model.JobID(req.JobId), req.AfterSeq)
 	if err != nil {
 		return toStatus(err)
 	}

@@ -30,10 +30,10 @@ func (s *Server) UpdateJob(ctx context.Context, req *pb.UpdateJobRequest) (*pb.U
 	if req.MinHealthySeconds > uint32(jobmgr.MaxMinHealthy/time.Second) {
 		return nil, invalid("min_healthy_seconds", fmt.Sprintf("%d is more than %d", req.MinHealthySeconds, jobmgr.MaxMinHealthy/time.Second))
 	}
-	u, err := s.engine.UpdateJob(ctx, model.JobID(req.JobId), specToModel(req.Spec), jobmgr.UpdateOptions{
+	u, err := jobmgr.Do(ctx, s.engine, jobmgr.UpdateJob{Job: model.JobID(req.JobId), Spec: specToModel(req.Spec), Options: jobmgr.UpdateOptions{
 		BatchSize: req.GetBatchSize(), MaxFailures: req.MaxFailures, RollbackOnFailure: req.RollbackOnFailure, StartPaused: req.StartPaused,
 		MinHealthy: time.Duration(req.MinHealthySeconds) * time.Second, InPlace: req.InPlace,
-	})
+	}})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -56,7 +56,7 @@ func (s *Server) GetUpdate(ctx context.Context, req *pb.GetUpdateRequest) (*pb.G
 	if err != nil {
 		return nil, err
 	}
-	u, err := s.engine.GetUpdate(ctx, id)
+	u, err := s.engine.Reads().GetUpdate(ctx, id)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -67,7 +67,7 @@ func (s *Server) ListUpdates(ctx context.Context, req *pb.ListUpdatesRequest) (*
 	if err := requireID("job_id", req.JobId); err != nil {
 		return nil, err
 	}
-	us, err := s.engine.ListUpdates(ctx, model.JobID(req.JobId))
+	us, err := s.engine.Reads().ListUpdates(ctx, model.JobID(req.JobId))
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -83,7 +83,7 @@ func (s *Server) AbortUpdate(ctx context.Context, req *pb.AbortUpdateRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	u, err := s.engine.AbortUpdate(ctx, id)
+	u, err := jobmgr.Do(ctx, s.engine, jobmgr.AbortUpdate{ID: id})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -94,7 +94,7 @@ func (s *Server) GetJobConfig(ctx context.Context, req *pb.GetJobConfigRequest) 
 	if err := requireID("job_id", req.JobId); err != nil {
 		return nil, err
 	}
-	spec, version, versions, err := s.engine.GetJobConfig(ctx, model.JobID(req.JobId), req.Version)
+	spec, version, versions, err := s.engine.Reads().GetJobConfig(ctx, model.JobID(req.JobId), req.Version)
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -113,7 +113,7 @@ func (s *Server) ListEvents(ctx context.Context, req *pb.ListEventsRequest) (*pb
 		limit = MaxEventLimit
 	}
 	// One more than asked tells whether more follow.
-	evs, err := s.engine.ListEvents(ctx, store.EventQuery{Job: model.JobID(req.JobId), Instance: req.Instance, After: req.AfterSeq, Limit: limit + 1})
+	evs, err := s.engine.Reads().ListEvents(ctx, store.EventQuery{Job: model.JobID(req.JobId), Instance: req.Instance, After: req.AfterSeq, Limit: limit + 1})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -131,7 +131,7 @@ func (s *Server) PauseUpdate(ctx context.Context, req *pb.PauseUpdateRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	u, err := s.engine.PauseUpdate(ctx, id)
+	u, err := jobmgr.Do(ctx, s.engine, jobmgr.PauseUpdate{ID: id})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -143,7 +143,7 @@ func (s *Server) ResumeUpdate(ctx context.Context, req *pb.ResumeUpdateRequest) 
 	if err != nil {
 		return nil, err
 	}
-	u, err := s.engine.ResumeUpdate(ctx, id)
+	u, err := jobmgr.Do(ctx, s.engine, jobmgr.ResumeUpdate{ID: id})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -155,7 +155,7 @@ func (s *Server) RollbackUpdate(ctx context.Context, req *pb.RollbackUpdateReque
 	if err != nil {
 		return nil, err
 	}
-	u, err := s.engine.RollbackUpdate(ctx, id)
+	u, err := jobmgr.Do(ctx, s.engine, jobmgr.RollbackUpdate{ID: id})
 	if err != nil {
 		return nil, toStatus(err)
 	}

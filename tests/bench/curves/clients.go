@@ -11,7 +11,7 @@ import (
 
 // clientsCurve measures end-to-end placements per second as the number of
 // clients submitting at once grows: distinct-10k's single-task jobs, jobs
-// of them, submitted as fast as each client can through Engine.CreateJob
+// of them, submitted as fast as each client can through jobmgr.CreateJob commands
 // to an in-process shard (boltstore, sim host manager with hosts hosts),
 // timed from the first submission to the last placement persisted
 // (harness.RunEndToEnd, as make bench's e2e part).
@@ -25,7 +25,7 @@ func clientsCurve(ctx context.Context, scenarios string, clients []int, hosts, j
 		Title:  "End-to-end placements per second against clients (in-process shard, boltstore)",
 		XLabel: "clients submitting at once", YLabel: "tasks placed and persisted per second", XName: "clients",
 		What: fmt.Sprintf("in-process shard (jobmgr.Engine on boltstore, sim host manager, %d hosts), not through the HTTP/gRPC API: "+
-			"%d single-task jobs (distinct-10k's) created by N clients at once with Engine.CreateJob; from the first submission "+
+			"%d single-task jobs (distinct-10k's) created by N clients at once with jobmgr.CreateJob commands; from the first submission "+
 			"to the last placement persisted (make bench's e2e measure).", hosts, jobs),
 		Columns: []string{"clients", "placed_per_s", "p50_ms", "p99_ms", "seconds"},
 		Plots:   []Plot{{Column: "placed_per_s", Label: "single-task jobs placed and persisted per second", Growth: Scaling}},

@@ -170,7 +170,7 @@ func relocateOnce(ctx context.Context, jobs, perJob, hosts int, budget time.Dura
 	err = inproc.WaitFor(ctx, budget, func() bool {
 		got = 0
 		for _, id := range ids {
-			if j, err := eng.GetJob(id); err == nil {
+			if j, err := eng.Reads().GetJob(id); err == nil {
 				got += int(j.Status.TaskStates[model.TaskRunning])
 			}
 		}

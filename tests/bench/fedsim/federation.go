@@ -192,13 +192,13 @@ func (f *simFederation) populate(ctx context.Context, regions []*inproc.Region) 
 func running(e *jobmgr.Engine, ids []model.JobID) int {
 	n := 0
 	if ids == nil {
-		for _, j := range e.ListJobs(jobmgr.JobFilter{}) {
+		for _, j := range e.Reads().ListJobs(jobmgr.JobFilter{}) {
 			n += int(j.Status.TaskStates[model.TaskRunning])
 		}
 		return n
 	}
 	for _, id := range ids {
-		if j, err := e.GetJob(id); err == nil {
+		if j, err := e.Reads().GetJob(id); err == nil {
 			n += int(j.Status.TaskStates[model.TaskRunning])
 		}
 	}

@@ -294,7 +294,7 @@ func (f *simFederation) checkAccepted(tag string, ids map[string]string, want in
 		if e == nil {
 			return fmt.Errorf("job %s accepted by unknown region %q", id, region)
 		}
-		if _, err := e.GetJob(model.JobID(id)); err != nil {
+		if _, err := e.Reads().GetJob(model.JobID(id)); err != nil {
 			return fmt.Errorf("job %s not in region %s that accepted it: %w", id, region, err)
 		}
 	}
@@ -383,7 +383,7 @@ func (f *simFederation) measureFailover(ctx context.Context, initial time.Durati
 	// live regions, and exactly its tasks running.
 	relocated, tasks := 0, 0
 	for _, e := range engines {
-		for _, j := range e.ListJobs(jobmgr.JobFilter{Labels: map[string]*string{federation.LabelRelocatedFrom: nil}}) {
+		for _, j := range e.Reads().ListJobs(jobmgr.JobFilter{Labels: map[string]*string{federation.LabelRelocatedFrom: nil}}) {
 			relocated++
 			tasks += int(j.Status.TaskStates[model.TaskRunning])
 		}

@@ -151,7 +151,7 @@ func submit(ctx context.Context, w *Workload, r *engineRun, steady bool) error {
 			return nil
 		}
 		r.log.submitting(w.Jobs[j].Name)
-		if _, err := r.engine.CreateJob(ctx, w.JobSpec(j)); err != nil {
+		if _, err := jobmgr.Do(ctx, r.engine, jobmgr.CreateJob{Spec: w.JobSpec(j)}); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -305,7 +305,7 @@ func RunEndToEnd(ctx context.Context, w *Workload, dir string) EndToEndFigures {
 // taskStates sums the task counts of every job by state name.
 func taskStates(eng *jobmgr.Engine) map[string]int {
 	out := map[string]int{}
-	for _, j := range eng.ListJobs(jobmgr.JobFilter{}) {
+	for _, j := range eng.Reads().ListJobs(jobmgr.JobFilter{}) {
 		for s, n := range j.Status.TaskStates {
 			out[s.String()] += int(n)
 		}
