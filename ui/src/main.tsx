@@ -9,8 +9,9 @@ import { UNREACHABLE, api } from './api';
 import { useStreamStatus } from './events';
 import { signIn, signOut, useSession, type WhoAmI } from './session';
 import { Link, match, useLocation } from './router';
-import { Unreachable } from './components';
-import { useLoad } from './util';
+import { Unreachable, useNow } from './components';
+import { fmtAgo, useLoad } from './util';
+import { names, useReach, type Reach } from './reach';
 import { Overview } from './pages/overview';
 import { JobsPage } from './pages/jobs';
 import { JobPage } from './pages/job';
@@ -132,6 +133,7 @@ function Shell({ who }: { who: WhoAmI }) {
   const loc = useLocation();
   const stream = useStreamStatus();
   const version = useLoad(() => api.version(), []);
+  const reach = useReach();
   const active = section(loc.path);
   useEffect(() => {
     const title = NAV.find((n) => n.to === active)?.title ?? 'Peloton';
@@ -164,6 +166,12 @@ function Shell({ who }: { who: WhoAmI }) {
           <span class={`dot ${stream}`} aria-hidden="true" />
           <span data-testid="stream">{stream === 'live' ? 'live' : stream === 'down' ? 'reconnecting' : 'connecting'}</span>
           {version.data?.region && <span class="muted"> · via {version.data.region}</span>}
+          {reach.cut.length > 0 && (
+            <span class="cut" data-testid="cut-count">
+              {' '}
+              · {reach.cut.length} {reach.cut.length === 1 ? 'region' : 'regions'} out of reach
+            </span>
+          )}
         </div>
         {who.authentication && (
           <div class="who">
@@ -178,12 +186,35 @@ function Shell({ who }: { who: WhoAmI }) {
       </header>
       <main id="main">
         <Unreachable />
+        <CutOff reach={reach} />
         <Page path={loc.path} />
       </main>
       <footer class="muted">
         Peloton {version.data?.version ?? ''} · <a href="/v1/openapi.json">API</a> · <a href="/metrics">metrics</a>
       </footer>
     </>
+  );
+}
+
+/**
+ * CutOff says, on every page, which regions the UI's region cannot reach:
+ * what they hold is missing from the page, and while they are out of
+ * reach they may be moving this region's jobs (or this region may be the
+ * one cut off: from inside, both look the same).
+ */
+function CutOff({ reach }: { reach: Reach }) {
+  const now = useNow(5000);
+  if (!reach.cut.length) return null;
+  const seen = reach.cut.map((r) => `${r.name} ${r.health}${r.lastSeen ? `, last seen ${fmtAgo(r.lastSeen, now)}` : ''}`).join('; ');
+  return (
+    <p class="note cut-off" role="alert" data-testid="cut-off">
+      <strong>
+        {reach.self ?? 'This region'} cannot reach {names(reach.cut)}
+      </strong>{' '}
+      ({seen}). These pages show what {reach.self ?? 'this region'} holds and what the others still answer: their jobs, hosts
+      and pools may be missing. Meanwhile {reach.cut.length === 1 ? 'it' : 'they'} may move the jobs of {reach.self ?? 'this region'}{' '}
+      that can fail over.
+    </p>
   );
 }
 

@@ -668,6 +668,33 @@ const scenarios = {
     jp.assertNoErrors();
   },
 
+  // A drill of the UI's own region (east): cut off, it sees the others
+  // failed. Every page says which regions it cannot reach and that their
+  // jobs are missing, the jobs page does not claim every region, and the
+  // overview draws no empty figures for them; healed, the note goes.
+  async isolated(browser) {
+    const drill = (await api('POST', '/v1/drills', { region: 'east', durationSeconds: 15 })).drill;
+    const page = await open(browser, '/ui/');
+    const note = page.getByTestId('cut-off');
+    await note.waitFor({ timeout: 30000 });
+    await until('both others named', async () => /cannot reach central and west/.test(await note.textContent()), 15000);
+    console.log('cut off: ' + (await note.textContent()));
+    for (const r of ['central', 'west']) await page.locator(`li[data-region="${r}"] [data-testid="no-figures"]`).waitFor();
+    await page.getByTestId('cut-count').getByText('2 regions out of reach').waitFor();
+    await shot(page, 'isolated-overview');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Jobs' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Jobs' }).waitFor();
+    const sub = await page.locator('.page-title p').textContent();
+    if (sub.includes('Every job of every region')) throw new Error('cut off, the jobs page says: ' + sub);
+    await page.getByText('central and west out of reach').waitFor();
+    await shot(page, 'isolated-jobs');
+    const start = Date.now();
+    await until('the note gone after the heal', async () => (await page.getByTestId('cut-off').count()) === 0, 60000);
+    console.log(`healed: the note went ${Date.now() - start} ms after the jobs page was shown`);
+    await until('the drill done', async () => ['completed', 'failed'].includes((await api('GET', `/v1/drills/${drill.id}`)).drill.state), 90000);
+    page.assertNoErrors();
+  },
+
   // The pools chart follows entitlement: /a alone gets the whole region;
   // when /b gets demand, /a's entitlement falls. A pool is edited.
   async pools(browser) {

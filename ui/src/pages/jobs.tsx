@@ -6,6 +6,7 @@ import { MAX_LISTED_JOBS, api, type Job } from '../api';
 import { Badge, Empty, ErrorNote, JobId, Pager, SortHeaders, Title, useNow } from '../components';
 import { useJobList } from '../joblist';
 import { NewJob } from './job-actions';
+import { names, useReach } from '../reach';
 import { Link, setQuery, useLocation } from '../router';
 import { JOB_STATES, WAITING_TASK, fmtAgo, fmtNum, jobState, jobType, sortRows, useLoad } from '../util';
 
@@ -71,6 +72,7 @@ export function JobsPage() {
   const offset = Number(loc.query.get('offset') ?? 0) || 0;
   const jobs = useJobList(state || undefined, pool || undefined);
   const pools = useLoad((s) => api.pools(s), []);
+  const reach = useReach();
 
   const list = sortRows(
     (jobs.data?.jobs ?? []).filter((j) => matches(j, q)),
@@ -84,7 +86,9 @@ export function JobsPage() {
 
   return (
     <>
-      <Title sub="Every job of every region.">Jobs</Title>
+      <Title sub={reach.cut.length ? `The jobs of the regions in reach; ${names(reach.cut)} out of reach, their jobs missing.` : 'Every job of every region.'}>
+        Jobs
+      </Title>
       <div class="actions">
         <NewJob />
       </div>

@@ -131,14 +131,22 @@ export function Overview() {
                     leader {leader?.name ?? 'none'}
                     {r.lastSeen && ` · seen ${fmtAgo(r.lastSeen, now)}`}
                   </div>
-                  <Bar label="cpu" used={r.allocation?.cpu ?? 0} total={r.capacity?.cpu ?? 0} />
-                  <Bar
-                    label="mem"
-                    used={r.allocation?.memMb ?? 0}
-                    total={r.capacity?.memMb ?? 0}
-                    text={`${fmtMem(r.allocation?.memMb)} / ${fmtMem(r.capacity?.memMb)}`}
-                  />
-                  {(r.capacity?.gpu ?? 0) > 0 && <Bar label="gpu" used={r.allocation?.gpu ?? 0} total={r.capacity?.gpu ?? 0} />}
+                  {r.capacity ? (
+                    <>
+                      <Bar label="cpu" used={r.allocation?.cpu ?? 0} total={r.capacity?.cpu ?? 0} />
+                      <Bar
+                        label="mem"
+                        used={r.allocation?.memMb ?? 0}
+                        total={r.capacity?.memMb ?? 0}
+                        text={`${fmtMem(r.allocation?.memMb)} / ${fmtMem(r.capacity?.memMb)}`}
+                      />
+                      {(r.capacity?.gpu ?? 0) > 0 && <Bar label="gpu" used={r.allocation?.gpu ?? 0} total={r.capacity?.gpu ?? 0} />}
+                    </>
+                  ) : (
+                    <p class="muted small" data-testid="no-figures">
+                      no figures: out of reach of this region
+                    </p>
+                  )}
                 </li>
               );
             })}
