@@ -2,52 +2,159 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/peloton-federated/peloton/shard/jobmgr"
+	"github.com/peloton-federated/peloton/shard/store"
 	"github.com/peloton-federated/peloton/shard/store/boltstore"
+	"github.com/peloton-federated/peloton/shard/store/cassandra"
 )
 
 // storeFileFlag names the embedded store's file: a server's is
 // DATADIR/store.db.
 const storeFileFlag = "db"
 
+// backupCassandra is where a backup is read from or restored to when the
+// store is Cassandra, and how long the copied events and audit records
+// are kept.
+type backupCassandra struct {
+	hosts, keyspace, replication string
+	eventRetention               time.Duration
+	auditRetention               time.Duration
+}
+
+func (c *backupCassandra) flags(f *pflag.FlagSet, restore bool) {
+	f.StringVar(&c.hosts, "cassandra", "", "Cassandra contact points, HOST[:PORT][,HOST[:PORT]...], instead of --"+storeFileFlag)
+	f.StringVar(&c.keyspace, "keyspace", cassandra.DefaultKeyspace, "with --cassandra: the keyspace holding the shard's tables")
+	if restore {
+		f.StringVar(&c.replication, "replication", "1", "with --cassandra: replication of the new keyspace, N or DC=N[,DC=N...] (as store migrate)")
+	}
+	f.DurationVar(&c.eventRetention, "event-retention", jobmgr.DefaultEventRetention, "with --cassandra: job and task history is kept this long after its time (the server's eventRetention)")
+	f.DurationVar(&c.auditRetention, "audit-retention", DefaultAuditRetention, "with --cassandra: audit records are kept this long after their time (the server's auditRetention)")
+}
+
+func (c *backupCassandra) config() (cassandra.Config, store.CopyOptions, error) {
+	var hosts []string
+	for _, h := range strings.Split(c.hosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			hosts = append(hosts, h)
+		}
+	}
+	cfg := cassandra.Config{Hosts: hosts, Keyspace: c.keyspace}
+	if len(hosts) == 0 {
+		return cfg, store.CopyOptions{}, fmt.Errorf("--cassandra: no contact point in %q", c.hosts)
+	}
+	if c.replication != "" {
+		repl, err := cassandra.ParseReplication(c.replication)
+		if err != nil {
+			return cfg, store.CopyOptions{}, fmt.Errorf("--replication: %w", err)
+		}
+		cfg.Replication = repl
+	}
+	for name, d := range map[string]time.Duration{"--event-retention": c.eventRetention, "--audit-retention": c.auditRetention} {
+		if d <= 0 {
+			return cfg, store.CopyOptions{}, fmt.Errorf("%s: must be positive, got %v", name, d)
+		}
+	}
+	return cfg, store.CopyOptions{EventRetention: c.eventRetention, AuditRetention: c.auditRetention}, nil
+}
+
+// oneSource checks that exactly one of --db and --cassandra is given.
+func oneSource(db, hosts string) error {
+	switch {
+	case db == "" && hosts == "":
+		return fmt.Errorf("--%s or --cassandra is required", storeFileFlag)
+	case db != "" && hosts != "":
+		return fmt.Errorf("--%s and --cassandra: give one store, not both", storeFileFlag)
+	}
+	return nil
+}
+
 func newStoreBackupCommand() *cobra.Command {
 	var db, out string
+	var cass backupCassandra
 	cmd := &cobra.Command{
-		Use:   "backup --db DATADIR/store.db --out FILE",
-		Short: "Copy the embedded store to a backup file (a consistent snapshot)",
-		Long: `backup writes a consistent copy of an embedded (bbolt) store to FILE:
-the store as one read transaction sees it. The server holds its store
-file locked, so back up a stopped server's file (or a standby's copy);
-the copy is itself a store file, which restore puts in place.
+		Use:   "backup (--db DATADIR/store.db | --cassandra HOSTS [--keyspace K]) --out FILE",
+		Short: "Copy a region's store to a backup file",
+		Long: `backup writes a region's store to FILE, itself an embedded (bbolt) store
+file: the one backup format, which restore puts in place as an embedded
+store or loads into a Cassandra keyspace.
 
-A Cassandra store is backed up with Cassandra's own tools (nodetool
-snapshot on every node, then the snapshot directories): docs/operations.md.`,
-		Example: `  peloton store backup --db /var/lib/peloton/store.db --out /backups/region-a.db`,
-		Args:    cobra.NoArgs,
+--db: a consistent copy of an embedded store, as one read transaction sees
+it. The server holds its store file locked, so back up a stopped server's
+file (or a standby's copy).
+
+--cassandra: a logical export of the keyspace, read through the store at
+LOCAL_QUORUM while the region serves: every job with its configs, tasks,
+updates and events, pools, named values, migrations, hosts and the audit
+log. Each record is as one read saw it; the whole is not one instant of
+the keyspace (docs/operations.md says what a restored region makes of it).`,
+		Example: `  peloton store backup --db /var/lib/peloton/store.db --out /backups/region-a.db
+  peloton store backup --cassandra 10.0.0.1,10.0.0.2,10.0.0.3 --keyspace peloton --out /backups/region-a.db`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if db == "" || out == "" {
-				return fmt.Errorf("--%s and --out are both required", storeFileFlag)
+			if err := oneSource(db, cass.hosts); err != nil {
+				return err
 			}
-			if _, err := os.Stat(db); err != nil {
-				return fmt.Errorf("--%s: %w", storeFileFlag, err)
+			if out == "" {
+				return errors.New("--out is required")
 			}
-			n, err := backupStore(db, out)
+			if db != "" {
+				if _, err := os.Stat(db); err != nil {
+					return fmt.Errorf("--%s: %w", storeFileFlag, err)
+				}
+				n, err := backupStore(db, out)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "backed up %s to %s (%d bytes)\n", db, out, n)
+				return nil
+			}
+			cfg, opts, err := cass.config()
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "backed up %s to %s (%d bytes)\n", db, out, n)
+			started := time.Now()
+			n, err := backupCassandraStore(cmd.Context(), cfg, opts, out)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "backed up keyspace %s to %s in %.1fs: %s\n", cfg.Keyspace, out, time.Since(started).Seconds(), countsLine(n))
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&db, storeFileFlag, "", "the store's file (a server's is DATADIR/store.db)")
+	cmd.Flags().StringVar(&db, storeFileFlag, "", "the embedded store's file (a server's is DATADIR/store.db)")
 	cmd.Flags().StringVar(&out, "out", "", "the backup file to write; must not exist")
+	cass.flags(cmd.Flags(), false)
 	return cmd
+}
+
+// writeNew writes a new file out through write, which gets a temporary
+// path beside it; out gets its name only once write succeeded.
+func writeNew(out string, write func(tmp string) error) error {
+	if _, err := os.Stat(out); err == nil {
+		return fmt.Errorf("--out: %s exists", out)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(out), filepath.Base(out)+".*.partial")
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	tmp.Close()
+	if err := write(tmp.Name()); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), out)
 }
 
 // backupStore copies the store at db to a new file out, written whole
@@ -58,60 +165,137 @@ func backupStore(db, out string) (n int64, err error) {
 		return 0, err
 	}
 	defer func() { err = errors.Join(err, st.Close()) }()
-	if _, err := os.Stat(out); err == nil {
-		return 0, fmt.Errorf("--out: %s exists", out)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), filepath.Base(out)+".*.partial")
-	if err != nil {
-		return 0, fmt.Errorf("--out: %w", err)
-	}
-	defer func() {
+	err = writeNew(out, func(tmp string) error {
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_TRUNC, 0o600)
 		if err != nil {
-			os.Remove(tmp.Name())
+			return fmt.Errorf("--out: %w", err)
 		}
-	}()
-	w := bufio.NewWriter(tmp)
-	n, err = st.Backup(w)
-	if err == nil {
-		err = w.Flush()
+		w := bufio.NewWriter(f)
+		n, err = st.Backup(w)
+		if err == nil {
+			err = w.Flush()
+		}
+		return errors.Join(err, f.Sync(), f.Close())
+	})
+	return n, err
+}
+
+// backupCassandraStore exports the keyspace into a new embedded store
+// file out.
+func backupCassandraStore(ctx context.Context, cfg cassandra.Config, opts store.CopyOptions, out string) (n store.CopyCounts, err error) {
+	src, err := cassandra.Open(ctx, cfg)
+	if err != nil {
+		return n, fmt.Errorf("--cassandra: %w", err)
 	}
-	if err = errors.Join(err, tmp.Sync(), tmp.Close()); err != nil {
-		return 0, err
-	}
-	return n, os.Rename(tmp.Name(), out)
+	defer src.Close()
+	err = writeNew(out, func(tmp string) error {
+		os.Remove(tmp) // boltstore makes its own file
+		dst, err := boltstore.Open(tmp)
+		if err != nil {
+			return err
+		}
+		n, err = store.Copy(ctx, dst, src, opts)
+		return errors.Join(err, dst.Close())
+	})
+	return n, err
 }
 
 func newStoreRestoreCommand() *cobra.Command {
 	var in, db string
+	var cass backupCassandra
 	cmd := &cobra.Command{
-		Use:   "restore --in FILE --db DATADIR/store.db",
-		Short: "Put a backup in place as the embedded store of a fresh data directory",
-		Long: `restore checks that FILE is a store file and puts it at --db, which must
-not exist yet: a fresh data directory. A server started on it comes up
-with the backup's jobs and adopts or runs again their tasks by the usual
-at-least-once rule.`,
-		Example: `  peloton store restore --in /backups/region-a.db --db /var/lib/peloton-new/store.db`,
-		Args:    cobra.NoArgs,
+		Use:   "restore --in FILE (--db DATADIR/store.db | --cassandra HOSTS --keyspace K [--replication R])",
+		Short: "Put a backup in place as a fresh embedded store, or load it into a new Cassandra keyspace",
+		Long: `restore checks that FILE is a store file (what backup writes, from either
+store) and puts it in place:
+
+--db: as the embedded store at that path, which must not exist yet: a
+fresh data directory.
+
+--cassandra: into the keyspace, created with --replication and the
+current schema when it does not exist; a keyspace that holds any job,
+pool or value is refused.
+
+A server started on the restored store comes up with the backup's jobs
+and adopts or runs again their tasks by the usual at-least-once rule.`,
+		Example: `  peloton store restore --in /backups/region-a.db --db /var/lib/peloton-new/store.db
+  peloton store restore --in /backups/region-a.db --cassandra 10.0.0.1,10.0.0.2,10.0.0.3 --keyspace peloton_restored --replication 3`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if in == "" || db == "" {
-				return fmt.Errorf("--in and --%s are both required", storeFileFlag)
+			if in == "" {
+				return errors.New("--in is required")
+			}
+			if err := oneSource(db, cass.hosts); err != nil {
+				return err
 			}
 			f, err := os.Open(in)
 			if err != nil {
 				return fmt.Errorf("--in: %w", err)
 			}
 			defer f.Close()
-			if err := os.MkdirAll(filepath.Dir(db), 0o700); err != nil {
-				return fmt.Errorf("--%s: %w", storeFileFlag, err)
+			if db != "" {
+				if err := os.MkdirAll(filepath.Dir(db), 0o700); err != nil {
+					return fmt.Errorf("--%s: %w", storeFileFlag, err)
+				}
+				if err := boltstore.Restore(bufio.NewReader(f), db); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "restored %s to %s\n", in, db)
+				return nil
 			}
-			if err := boltstore.Restore(bufio.NewReader(f), db); err != nil {
+			cfg, opts, err := cass.config()
+			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "restored %s to %s\n", in, db)
+			started := time.Now()
+			n, err := restoreCassandraStore(cmd.Context(), f, cfg, opts)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "restored %s to keyspace %s in %.1fs: %s\n", in, cfg.Keyspace, time.Since(started).Seconds(), countsLine(n))
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&in, "in", "", "the backup file")
-	cmd.Flags().StringVar(&db, storeFileFlag, "", "where the store's file goes (a server's is DATADIR/store.db); must not exist")
+	cmd.Flags().StringVar(&db, storeFileFlag, "", "where the embedded store's file goes (a server's is DATADIR/store.db); must not exist")
+	cass.flags(cmd.Flags(), true)
 	return cmd
+}
+
+// restoreCassandraStore loads the backup read from in into the keyspace
+// of cfg, migrated first (created when missing). The backup is read from
+// a private copy, so that the file given is never changed.
+func restoreCassandraStore(ctx context.Context, in io.Reader, cfg cassandra.Config, opts store.CopyOptions) (n store.CopyCounts, err error) {
+	dir, err := os.MkdirTemp("", "peloton-restore-")
+	if err != nil {
+		return n, err
+	}
+	defer os.RemoveAll(dir)
+	copyPath := filepath.Join(dir, "store.db")
+	if err := boltstore.Restore(bufio.NewReader(in), copyPath); err != nil {
+		return n, fmt.Errorf("--in: %w", err)
+	}
+	src, err := boltstore.Open(copyPath)
+	if err != nil {
+		return n, fmt.Errorf("--in: %w", err)
+	}
+	defer src.Close()
+	if _, err := cassandra.Migrate(ctx, cfg); err != nil {
+		return n, fmt.Errorf("--cassandra: %w", err)
+	}
+	dst, err := cassandra.Open(ctx, cfg)
+	if err != nil {
+		return n, fmt.Errorf("--cassandra: %w", err)
+	}
+	defer dst.Close()
+	if n, err = store.Copy(ctx, dst, src, opts); errors.Is(err, store.ErrNotEmpty) {
+		return n, fmt.Errorf("--keyspace: %s: %w; restore into a new keyspace", cfg.Keyspace, err)
+	}
+	return n, err
+}
+
+// countsLine says what a copy wrote.
+func countsLine(n store.CopyCounts) string {
+	return fmt.Sprintf("%d jobs (%d configs, %d tasks, %d updates, %d events), %d pools, %d values, %d migrations, %d hosts, %d audit records",
+		n.Jobs, n.Configs, n.Tasks, n.Updates, n.Events, n.Pools, n.Values, n.Migrations, n.Hosts, n.Audit)
 }

@@ -387,13 +387,22 @@ type outageRun struct {
 }
 
 // startOutageRun starts the server on the Cassandra at hosts, its
-// keyspace created with replication (cassandra.ParseReplication's form)
-// and requests bounded by storeTimeout, waits until it is healthy and
-// starts the load. The test's cleanups stop both.
+// keyspace "peloton" created with replication (cassandra.ParseReplication's
+// form) and requests bounded by storeTimeout, waits until it is healthy
+// and starts the load. The test's cleanups stop both.
 func startOutageRun(t *testing.T, hosts []string, replication string, storeTimeout time.Duration) *outageRun {
+	m := startSolo(t, "solo", hosts, "peloton", replication, storeTimeout)
+	return startLoad(t, m, storeTimeout)
+}
+
+// startSolo starts a server of region r named name on the keyspace of the
+// Cassandra at hosts (created with replication when missing), with 10
+// simulated hosts, and waits until it is healthy. The test's cleanups
+// stop it, and print its last lines if the test failed.
+func startSolo(t *testing.T, name string, hosts []string, keyspace, replication string, storeTimeout time.Duration) *member {
 	dir := t.TempDir()
-	m := &member{t: t, name: "solo", addr: testkit.FreeAddr(t)}
-	m.config = filepath.Join(dir, "solo.yaml")
+	m := &member{t: t, name: name, addr: testkit.FreeAddr(t)}
+	m.config = filepath.Join(dir, name+".yaml")
 	quoted := make([]string, len(hosts))
 	for i, h := range hosts {
 		quoted[i] = strconv.Quote(h)
@@ -402,8 +411,8 @@ func startOutageRun(t *testing.T, hosts []string, replication string, storeTimeo
 addr: %s
 dataDir: %s
 hosts: ["sim,hosts=10,cpu=8,mem=65536,duration=1s"]
-store: {kind: cassandra, cassandra: {hosts: [%s], keyspace: peloton, replication: %q, migrate: true, timeout: %s}}
-`, m.addr, filepath.Join(dir, "data"), strings.Join(quoted, ", "), replication, storeTimeout)
+store: {kind: cassandra, cassandra: {hosts: [%s], keyspace: %s, replication: %q, migrate: true, timeout: %s}}
+`, m.addr, filepath.Join(dir, "data"), strings.Join(quoted, ", "), keyspace, replication, storeTimeout)
 	if err := os.WriteFile(m.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -411,10 +420,10 @@ store: {kind: cassandra, cassandra: {hosts: [%s], keyspace: peloton, replication
 	t.Cleanup(m.stop)
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("--- server:\n%s", lastLines(m.log.String(), 40))
+			t.Logf("--- %s:\n%s", name, lastLines(m.log.String(), 40))
 		}
 	})
-	waitFor(t, 60*time.Second, "the server healthy", func() bool {
+	waitFor(t, 60*time.Second, name+" healthy", func() bool {
 		resp, err := http.Get("http://" + m.addr + "/healthz")
 		if err != nil {
 			return false
@@ -422,6 +431,12 @@ store: {kind: cassandra, cassandra: {hosts: [%s], keyspace: peloton, replication
 		resp.Body.Close()
 		return resp.StatusCode == 200
 	})
+	return m
+}
+
+// startLoad starts the load of outageLoad against m; the test's cleanups
+// stop it.
+func startLoad(t *testing.T, m *member, storeTimeout time.Duration) *outageRun {
 	conn, err := grpc.NewClient(m.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)

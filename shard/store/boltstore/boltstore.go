@@ -61,7 +61,7 @@ type Store struct {
 	commits *groupCommit
 }
 
-var _ store.Store = (*Store)(nil)
+var _ store.Whole = (*Store)(nil)
 
 // Open opens the store in the file at path, creating the file and its
 // parent directories if needed. A file held open by another Store makes

@@ -14,6 +14,7 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/memstore"
 	"github.com/peloton-federated/peloton/shard/store/storetest"
 )
 
@@ -27,7 +28,9 @@ func openTemp(t testing.TB) *Store {
 }
 
 func TestContract(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t) })
+	open := func(t *testing.T) store.Store { return openTemp(t) }
+	storetest.Run(t, open)
+	storetest.RunCopy(t, open, func() store.Whole { return memstore.New() })
 }
 
 func TestReopenKeepsEverything(t *testing.T) {

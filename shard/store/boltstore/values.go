@@ -35,3 +35,15 @@ func (s *Store) PutValue(ctx context.Context, key string, value []byte) error {
 		return tx.Bucket(valueBucket).Put([]byte(key), append([]byte(nil), value...))
 	})
 }
+
+// ListValues returns every named value.
+func (s *Store) ListValues(ctx context.Context) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		return tx.Bucket(valueBucket).ForEach(func(k, v []byte) error {
+			out[string(k)] = append([]byte{}, v...)
+			return nil
+		})
+	})
+	return out, err
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/memstore"
 	"github.com/peloton-federated/peloton/shard/store/storetest"
 )
 
@@ -76,7 +77,7 @@ func TestContract(t *testing.T) {
 	cfg.Migrate = true
 	dropKeyspace(t, cfg)
 	var once sync.Once
-	storetest.Run(t, func(t *testing.T) store.Store {
+	open := func(t *testing.T) store.Store {
 		var s *Store
 		var err error
 		once.Do(func() {
@@ -112,7 +113,9 @@ func TestContract(t *testing.T) {
 			}
 		}
 		return s
-	})
+	}
+	storetest.Run(t, open)
+	storetest.RunCopy(t, open, func() store.Whole { return memstore.New() })
 }
 
 // The audit log across days: ListAudit reads back over day partitions to

@@ -24,7 +24,7 @@ type statements struct {
 
 	createPool, updatePool, deletePool, listPools string
 
-	getValue, putValue string
+	getValue, putValue, listValues string
 
 	insertAudit, addAuditDay, listAuditDays, listAudit, anyAudit, deleteAuditDay string
 }
@@ -109,7 +109,8 @@ func newStatements(ks string) statements {
 		deleteEventPartition: f("DELETE FROM %s.events WHERE job_id = ? AND bucket = ?"),
 		deleteEventBuckets:   f("DELETE FROM %s.event_buckets WHERE job_id = ?"),
 
-		getValue: f("SELECT value FROM %s.named_values WHERE name = ?"),
-		putValue: f("INSERT INTO %s.named_values (name, value) VALUES (?, ?)"),
+		getValue:   f("SELECT value FROM %s.named_values WHERE name = ?"),
+		putValue:   f("INSERT INTO %s.named_values (name, value) VALUES (?, ?)"),
+		listValues: f("SELECT name, value FROM %s.named_values"),
 	}
 }

@@ -31,7 +31,7 @@ type Store struct {
 	knownDays  *registeredDays
 }
 
-var _ store.Store = (*Store)(nil)
+var _ store.Whole = (*Store)(nil)
 
 // Open connects to Cassandra, applies missing migrations when
 // cfg.Migrate is set, and otherwise fails with ErrSchemaVersion unless the

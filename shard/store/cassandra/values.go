@@ -45,3 +45,23 @@ func (s *Store) PutValue(ctx context.Context, key string, value []byte) error {
 	}
 	return nil
 }
+
+// ListValues returns every named value.
+func (s *Store) ListValues(ctx context.Context) (map[string][]byte, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, fmt.Errorf("list values: %w", err)
+	}
+	iter := s.query(ctx, s.q.listValues).Iter()
+	out := map[string][]byte{}
+	var (
+		name  string
+		value []byte
+	)
+	for iter.Scan(&name, &value) {
+		out[name] = append([]byte{}, value...)
+	}
+	if err := iter.Close(); err != nil {
+		return nil, fmt.Errorf("list values: %w", s.classify(ctx, err))
+	}
+	return out, nil
+}

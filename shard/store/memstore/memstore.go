@@ -43,7 +43,7 @@ type state struct {
 	migrations map[model.MigrationID][]byte
 }
 
-var _ store.Store = (*Store)(nil)
+var _ store.Whole = (*Store)(nil)
 
 // New returns an empty store.
 func New() *Store {

@@ -9,5 +9,7 @@ import (
 )
 
 func TestContract(t *testing.T) {
-	storetest.Run(t, func(*testing.T) store.Store { return memstore.New() })
+	open := func(*testing.T) store.Store { return memstore.New() }
+	storetest.Run(t, open)
+	storetest.RunCopy(t, open, func() store.Whole { return memstore.New() })
 }

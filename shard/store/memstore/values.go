@@ -42,3 +42,20 @@ func (s *Store) PutValue(ctx context.Context, key string, value []byte) error {
 	s.values[key] = append([]byte(nil), value...)
 	return nil
 }
+
+// ListValues returns copies of every named value.
+func (s *Store) ListValues(ctx context.Context) (map[string][]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, errClosed
+	}
+	out := make(map[string][]byte, len(s.values))
+	for k, v := range s.values {
+		out[k] = append([]byte{}, v...)
+	}
+	return out, nil
+}

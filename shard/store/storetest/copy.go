@@ -1,0 +1,149 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/store"
+)
+
+// RunCopy runs the contract of store.Copy against stores made by open:
+// a reference store (reference, a fresh empty one each call: the
+// memstore) is filled with a record of every kind, copied into the
+// backend and back out into a second reference store, and the two must
+// hold the same records: the backend is both the destination and the
+// source of a copy. A second copy into the filled backend is refused,
+// changing nothing. (The reference is passed in: this package cannot
+// import a backend whose own tests import it.)
+func RunCopy(t *testing.T, open Opener, reference func() store.Whole) {
+	runCase(t, "CopyWhole", open, func(t *testing.T, s store.Store) { testCopyWhole(t, s, reference) })
+}
+
+func testCopyWhole(t *testing.T, s store.Store, reference func() store.Whole) {
+	ctx := context.Background()
+	backend, ok := s.(store.Whole)
+	if !ok {
+		t.Fatalf("%T cannot be copied whole (store.Whole)", s)
+	}
+	opts := store.CopyOptions{EventRetention: time.Hour, AuditRetention: time.Hour, TaskBatch: 3}
+	from := reference()
+	fillWhole(t, from)
+	n, err := store.Copy(ctx, backend, from, opts)
+	mustNil(t, err, "Copy into the backend")
+	want := store.CopyCounts{Jobs: 2, Configs: 3, Tasks: 7, Updates: 1, Pools: 2, Values: 2, Migrations: 1, Hosts: 2, Events: 4, Audit: 2}
+	if n != want {
+		t.Fatalf("Copy into the backend wrote %+v, want %+v", n, want)
+	}
+	back := reference()
+	if n, err = store.Copy(ctx, back, backend, opts); err != nil || n != want {
+		t.Fatalf("Copy out of the backend: %+v, %v; want %+v", n, err, want)
+	}
+	requireEqual(t, "the store copied in and out", wholeOf(t, back), wholeOf(t, from))
+
+	_, err = store.Copy(ctx, backend, from, opts)
+	if !errors.Is(err, store.ErrNotEmpty) {
+		t.Fatalf("Copy into a filled store: %v, want ErrNotEmpty", err)
+	}
+	requireEqual(t, "the backend after a refused copy", wholeOf(t, backend), wholeOf(t, from))
+}
+
+// fillWhole writes a record of every kind Copy copies.
+func fillWhole(t *testing.T, s store.Whole) {
+	ctx := context.Background()
+	for _, p := range []string{"/a", "/a/b"} {
+		mustNil(t, s.CreatePool(ctx, FullPool(p)), "CreatePool")
+	}
+	mustNil(t, s.PutValue(ctx, "mesos/dc1/framework-id", []byte("fw-1")), "PutValue")
+	mustNil(t, s.PutValue(ctx, "security/policies", []byte(`{"roles":[]}`)), "PutValue")
+	for i, id := range []model.JobID{"job-1", "job-2"} {
+		j := FullJob(id)
+		j.ConfigVersion = 1
+		mustNil(t, s.CreateJob(ctx, j), "CreateJob")
+		var tasks []*model.TaskRuntime
+		for in := range uint32(3 + i) {
+			tasks = append(tasks, FullTask(model.TaskID{Job: id, Instance: in}))
+		}
+		mustNil(t, s.WriteTasks(ctx, tasks), "WriteTasks")
+		mustNil(t, s.AppendEvents(ctx, jobEvents(id, 10, 2), time.Hour), "AppendEvents")
+	}
+	spec := FullJob("job-1").Spec
+	spec.Name = "version 2"
+	mustNil(t, s.PutJobConfig(ctx, "job-1", 2, &spec), "PutJobConfig")
+	j, err := s.GetJob(ctx, "job-1")
+	mustNil(t, err, "GetJob")
+	j.ConfigVersion = 2
+	mustNil(t, s.UpdateJob(ctx, j), "UpdateJob")
+	mustNil(t, s.CreateUpdate(ctx, FullUpdate(model.MakeUpdateID("job-1", 2), "job-1")), "CreateUpdate")
+	mustNil(t, s.CreateMigration(ctx, FullMigration("m-1")), "CreateMigration")
+	mustNil(t, s.PutHosts(ctx, []*model.HostRecord{FullHost("c/h1"), FullHost("c/h2")}), "PutHosts")
+	base := auditBase()
+	mustNil(t, s.AppendAudit(ctx, []model.AuditRecord{auditRecord(base, "alice", "job j1"), auditRecord(base.Add(time.Millisecond), "bob", "job j2")}, time.Hour), "AppendAudit")
+}
+
+// whole is every record of a store as Copy sees it, revisions left out
+// (they start again in a copy).
+type whole struct {
+	Jobs       []*model.Job
+	Configs    map[model.JobID][]*model.JobSpec
+	Tasks      map[model.JobID][]*model.TaskRuntime
+	Updates    map[model.JobID][]*model.Update
+	Events     map[model.JobID][]model.Event
+	Pools      []*model.Pool
+	Values     map[string][]byte
+	Migrations []*model.Migration
+	Hosts      []*model.HostRecord
+	Audit      []model.AuditRecord
+}
+
+func wholeOf(t *testing.T, s store.Whole) whole {
+	t.Helper()
+	ctx := context.Background()
+	w := whole{Configs: map[model.JobID][]*model.JobSpec{}, Tasks: map[model.JobID][]*model.TaskRuntime{},
+		Updates: map[model.JobID][]*model.Update{}, Events: map[model.JobID][]model.Event{}}
+	var err error
+	w.Jobs, err = s.ListJobs(ctx)
+	mustNil(t, err, "ListJobs")
+	for _, j := range w.Jobs {
+		j.Revision = 0
+		versions, err := s.ListJobConfigVersions(ctx, j.ID)
+		mustNil(t, err, "ListJobConfigVersions")
+		for _, v := range versions {
+			spec, err := s.GetJobConfig(ctx, j.ID, v)
+			mustNil(t, err, "GetJobConfig")
+			w.Configs[j.ID] = append(w.Configs[j.ID], spec)
+		}
+		tasks, err := s.ListTasks(ctx, j.ID)
+		mustNil(t, err, "ListTasks")
+		for _, task := range tasks {
+			task.Revision = 0
+		}
+		w.Tasks[j.ID] = tasks
+		updates, err := s.ListUpdates(ctx, j.ID)
+		mustNil(t, err, "ListUpdates")
+		for _, u := range updates {
+			u.Revision = 0
+		}
+		w.Updates[j.ID] = updates
+		w.Events[j.ID] = listEvents(t, s, store.EventQuery{Job: j.ID})
+	}
+	w.Pools, err = s.ListPools(ctx)
+	mustNil(t, err, "ListPools")
+	for _, p := range w.Pools {
+		p.Revision = 0
+	}
+	w.Values, err = s.ListValues(ctx)
+	mustNil(t, err, "ListValues")
+	w.Migrations, err = s.ListMigrations(ctx)
+	mustNil(t, err, "ListMigrations")
+	for _, m := range w.Migrations {
+		m.Revision = 0
+	}
+	w.Hosts, err = s.ListHosts(ctx)
+	mustNil(t, err, "ListHosts")
+	w.Audit, err = s.ListAudit(ctx, store.AuditQuery{})
+	mustNil(t, err, "ListAudit")
+	return w
+}
