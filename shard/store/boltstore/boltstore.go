@@ -91,6 +91,9 @@ func Open(path string) (*Store, error) {
 		switch v := meta.Get(formatKey); {
 		case v == nil:
 			return meta.Put(formatKey, []byte{fileFormat})
+		case len(v) == 1 && v[0] > fileFormat:
+			return fmt.Errorf("%w: the file is in format %d, this build reads format %d; run the newer peloton, or restore a backup made before it (peloton store restore)",
+				ErrNewerFormat, v[0], fileFormat)
 		case len(v) != 1 || v[0] != fileFormat:
 			return fmt.Errorf("%w: file format %v, this build reads %d", ErrCorrupt, v, fileFormat)
 		}

@@ -127,8 +127,8 @@ func TestOpenRejectsForeignFiles(t *testing.T) {
 	if err := errors.Join(err, db.Close()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(newer); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("Open of a file in a newer format: %v, want ErrCorrupt", err)
+	if _, err := Open(newer); !errors.Is(err, ErrNewerFormat) || !strings.Contains(err.Error(), fmt.Sprintf("format %d, this build reads format %d", fileFormat+1, fileFormat)) {
+		t.Fatalf("Open of a file in a newer format: %v, want ErrNewerFormat naming both formats", err)
 	}
 	// The failed Open released the file.
 	db, err = bolt.Open(newer, 0o600, &bolt.Options{Timeout: 1})

@@ -1,6 +1,8 @@
 package boltstore
 
 import (
+	"errors"
+
 	"github.com/peloton-federated/peloton/shard/store/codec"
 )
 
@@ -18,6 +20,10 @@ const (
 
 // ErrCorrupt means a stored value could not be decoded.
 var ErrCorrupt = codec.ErrCorrupt
+
+// ErrNewerFormat means the file was written by a newer build, in a
+// layout this build cannot read.
+var ErrNewerFormat = errors.New("store file written by a newer build")
 
 var (
 	appendTask     = codec.AppendTask

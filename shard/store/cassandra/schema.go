@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -250,6 +251,10 @@ func (s *Store) migrate(ctx context.Context) (MigrateResult, error) {
 	if err != nil {
 		return res, err
 	}
+	// A keyspace a newer build migrated is left as it is.
+	if err := s.refuseNewer(applied); err != nil {
+		return res, err
+	}
 	for _, m := range migrations {
 		if applied[m.version] {
 			continue
@@ -343,25 +348,45 @@ func (s *Store) checkSchema(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var missing, unknown []string
+	if err := s.refuseNewer(applied); err != nil {
+		return err
+	}
+	var missing []string
 	for _, m := range migrations {
 		if !applied[m.version] {
 			missing = append(missing, fmt.Sprint(m.version))
 		}
-		delete(applied, m.version)
 	}
-	for v := range applied {
-		unknown = append(unknown, fmt.Sprint(v))
-	}
-	switch {
-	case len(unknown) > 0:
-		return fmt.Errorf("%w: keyspace %s has migrations %s that this build (schema %d) does not know; upgrade peloton",
-			ErrSchemaVersion, s.cfg.Keyspace, strings.Join(unknown, ","), SchemaVersion())
-	case len(missing) > 0:
+	if len(missing) > 0 {
 		return fmt.Errorf("%w: keyspace %s lacks migrations %s; %s",
 			ErrSchemaVersion, s.cfg.Keyspace, strings.Join(missing, ","), hint)
 	}
 	return nil
+}
+
+// refuseNewer fails with ErrSchemaVersion when applied holds a migration
+// this build does not know: the keyspace was migrated by a newer build.
+func (s *Store) refuseNewer(applied map[int]bool) error {
+	known := map[int]bool{}
+	for _, m := range migrations {
+		known[m.version] = true
+	}
+	var unknown []int
+	for v := range applied {
+		if !known[v] {
+			unknown = append(unknown, v)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	names := make([]string, len(unknown))
+	for i, v := range unknown {
+		names[i] = fmt.Sprint(v)
+	}
+	return fmt.Errorf("%w: keyspace %s has migrations %s that this build (schema %d) does not know; upgrade peloton",
+		ErrSchemaVersion, s.cfg.Keyspace, strings.Join(names, ","), SchemaVersion())
 }
 
 // DropKeyspace removes the store's keyspace with every table in it: for

@@ -121,6 +121,16 @@ func TestMigrateIsIdempotentAndOpenChecksTheVersion(t *testing.T) {
 	if _, err := Open(ctx, cfg); !errors.Is(err, ErrSchemaVersion) || !strings.Contains(err.Error(), fmt.Sprint(future)) {
 		t.Fatalf("Open of a keyspace with migration %d: %v; want ErrSchemaVersion naming it", future, err)
 	}
+	// Migrating does not help: Migrate, and Open with Migrate set (a
+	// server's store.cassandra.migrate), refuse it too, applying nothing.
+	if res, err := Migrate(ctx, cfg); !errors.Is(err, ErrSchemaVersion) || !strings.Contains(err.Error(), fmt.Sprint(future)) || len(res.Applied) != 0 {
+		t.Fatalf("Migrate of a keyspace with migration %d: %+v, %v; want ErrSchemaVersion naming it", future, res, err)
+	}
+	withMigrate := cfg
+	withMigrate.Migrate = true
+	if _, err := Open(ctx, withMigrate); !errors.Is(err, ErrSchemaVersion) || !strings.Contains(err.Error(), "upgrade peloton") {
+		t.Fatalf("Open with Migrate of a keyspace with migration %d: %v; want ErrSchemaVersion", future, err)
+	}
 	// A missing migration (here: forgotten) is applied again by Migrate.
 	err = s.query(ctx, fmt.Sprintf("DELETE FROM %s.schema_migrations WHERE version IN ?", cfg.Keyspace), []int{1, future}).Exec()
 	if err != nil {
