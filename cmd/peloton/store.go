@@ -16,7 +16,7 @@ import (
 func newStoreCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "store",
-		Short: "Manage a shard's store (Cassandra schema migrations, backup and restore of the embedded store)",
+		Short: "Manage a shard's store (Cassandra schema migrations, backup and restore of either store)",
 		Args:  cobra.NoArgs,
 	}
 	cmd.AddCommand(newStoreMigrateCommand(), newStoreBackupCommand(), newStoreRestoreCommand())
