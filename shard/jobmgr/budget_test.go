@@ -10,6 +10,7 @@ import (
 	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/hostmgr/sim"
 	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/store"
 	"github.com/peloton-federated/peloton/shard/store/memstore"
 )
 
@@ -21,10 +22,19 @@ type batchStore struct {
 }
 
 func (s *batchStore) WriteTasks(ctx context.Context, ts []*model.TaskRuntime) error {
-	s.mu.Lock()
-	s.largest = max(s.largest, len(ts))
-	s.mu.Unlock()
+	s.note(len(ts))
 	return s.Store.WriteTasks(ctx, ts)
+}
+
+func (s *batchStore) WritePass(ctx context.Context, p store.Pass) error {
+	s.note(len(p.Tasks))
+	return s.Store.WritePass(ctx, p)
+}
+
+func (s *batchStore) note(n int) {
+	s.mu.Lock()
+	s.largest = max(s.largest, n)
+	s.mu.Unlock()
 }
 
 func (s *batchStore) take() int {

@@ -238,6 +238,13 @@ func guardStore(s store.Store) store.Store {
 	return c
 }
 
+// WritePass makes every checked store a PassWriter; one whose store is
+// not writes kind by kind (store.WritePass).
+func (c checkedStore) WritePass(ctx context.Context, p store.Pass) error {
+	checkNoLock("WritePass")
+	return store.WritePass(ctx, c.s, p)
+}
+
 func (c checkedStore) CreateJob(ctx context.Context, job *model.Job) error {
 	checkNoLock("CreateJob")
 	return c.s.CreateJob(ctx, job)

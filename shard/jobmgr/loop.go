@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/peloton-federated/peloton/shard/goalstate"
 	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/resmgr"
-	"github.com/peloton-federated/peloton/shard/store"
 )
 
 // step is one pass of the goal-state loop, in three parts. Under the
@@ -498,29 +495,6 @@ func (e *Engine) deriveState(je *jobEntry, now time.Time) {
 	j.Status.State, j.Status.Message = state, msg
 	je.dirty, je.record = true, true
 }
-
-// updateJobs writes job records, in one batch when the store can, and
-// otherwise one by one, jobUpdateParallelism at a time: each is a
-// compare-and-set of its own (a Paxos round on Cassandra), and a pass that
-// changed hundreds of jobs should not wait for them in a row.
-func (e *Engine) updateJobs(ctx context.Context, jobs []*model.Job) error {
-	if len(jobs) == 0 {
-		return nil
-	}
-	if b, ok := e.cfg.Store.(store.JobBatchUpdater); ok {
-		return b.UpdateJobs(ctx, jobs)
-	}
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(jobUpdateParallelism)
-	for _, j := range jobs {
-		g.Go(func() error { return e.cfg.Store.UpdateJob(ctx, j) })
-	}
-	return g.Wait()
-}
-
-// jobUpdateParallelism is how many job records a pass writes at a time to
-// a store that cannot write them in one batch.
-const jobUpdateParallelism = 16
 
 func countsMap(c *taskCounts) map[model.TaskState]uint32 {
 	m := map[model.TaskState]uint32{}

@@ -46,6 +46,13 @@ func (s *pausedStore) WriteTasks(ctx context.Context, ts []*model.TaskRuntime) e
 	return s.Store.WriteTasks(ctx, ts)
 }
 
+func (s *pausedStore) WritePass(ctx context.Context, p store.Pass) error {
+	if err := s.wait(ctx); err != nil {
+		return err
+	}
+	return s.Store.WritePass(ctx, p)
+}
+
 func (s *pausedStore) UpdateJob(ctx context.Context, j *model.Job) error {
 	if err := s.wait(ctx); err != nil {
 		return err

@@ -72,7 +72,7 @@ type Stats struct {
 	Launches       map[string]uint64
 	LaunchFailures map[string]uint64
 	// StoreLatency and StoreErrors cover the loop's writes of each pass,
-	// by operation (write_tasks, write_jobs); a conflict counts as an error.
+	// by operation (write_pass); a conflict counts as an error.
 	StoreLatency map[string]Histogram
 	// PassLatency times the parts of the loop's passes: "step" and
 	// "apply" hold the engine's lock, "write" does not.

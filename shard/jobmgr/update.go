@@ -189,19 +189,6 @@ func (e *Engine) closeUpdateRecord(u *model.Update, st model.UpdateState, msg st
 	e.wake()
 }
 
-// writeUpdate stores an update, taking the stored revision once if an
-// earlier write whose answer was lost did land.
-func (e *Engine) writeUpdate(ctx context.Context, u *model.Update) error {
-	err := e.cfg.Store.WriteUpdate(ctx, u)
-	if errors.Is(err, store.ErrConflict) {
-		if stored, gerr := e.cfg.Store.GetUpdate(ctx, u.ID); gerr == nil {
-			u.Revision = stored.Revision
-			err = e.cfg.Store.WriteUpdate(ctx, u)
-		}
-	}
-	return err
-}
-
 // endUpdate ends the job's running update; the loop writes it.
 func (e *Engine) endUpdate(je *jobEntry, st model.UpdateState, msg string, now time.Time) {
 	u := je.update

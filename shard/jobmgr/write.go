@@ -120,50 +120,33 @@ func (w *passWrite) empty() bool {
 // write stores a pass's write set. No lock is held: the engine's state
 // may change meanwhile, and only the copies are read.
 func (e *Engine) write(ctx context.Context, w *passWrite) error {
-	if len(w.copies) > 0 {
-		started := time.Now() // measured for metrics only
-		err := e.cfg.Store.WriteTasks(ctx, w.copies)
-		e.stats.stored("write_tasks", time.Since(started), err)
-		if errors.Is(err, store.ErrConflict) {
-			// This engine is the only writer of its tasks: a conflict means
-			// an earlier write whose answer was lost (a timeout) did land.
-			// Take the stored revisions and write again.
-			e.adoptTaskRevisions(ctx, w.copies)
-			err = e.cfg.Store.WriteTasks(ctx, w.copies)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	var records []*model.Job
+	p := store.Pass{Tasks: w.copies}
 	for _, jw := range w.jobs {
 		if jw.record != nil {
-			records = append(records, jw.record)
+			p.Jobs = append(p.Jobs, jw.record)
 		}
-	}
-	started := time.Now()
-	err := e.updateJobs(ctx, records)
-	if len(records) > 0 {
-		e.stats.stored("write_jobs", time.Since(started), err)
-	}
-	if errors.Is(err, store.ErrConflict) {
-		e.adoptJobRevisions(ctx, records)
-		err = e.updateJobs(ctx, records)
-	}
-	if err != nil {
-		return err
 	}
 	for _, uw := range w.updates {
-		if err := e.writeUpdate(ctx, uw.copy); err != nil {
-			return err
-		}
+		p.Updates = append(p.Updates, uw.copy)
 	}
 	for _, mw := range w.migrations {
-		if err := e.writeMigration(ctx, mw.copy); err != nil {
-			return err
-		}
+		p.Migrations = append(p.Migrations, mw.copy)
 	}
-	return nil
+	if p.Empty() {
+		return nil
+	}
+	started := time.Now() // measured for metrics only
+	err := store.WritePass(ctx, e.cfg.Store, p)
+	if errors.Is(err, store.ErrConflict) {
+		// This engine is the only writer of its records: a conflict means
+		// an earlier write whose answer was lost (a timeout) did land, or
+		// part of a pass written kind by kind did. Take the stored
+		// revisions and write again.
+		e.adoptRevisions(ctx, &p)
+		err = store.WritePass(ctx, e.cfg.Store, p)
+	}
+	e.stats.stored("write_pass", time.Since(started), err)
+	return err
 }
 
 // putBack marks what a failed write held as changed again, so the next
@@ -297,9 +280,11 @@ func (e *Engine) storeJobLocked(ctx context.Context, je *jobEntry) error {
 	return wait(ctx)
 }
 
-// adoptTaskRevisions takes the stored revisions of tasks after a conflict.
-func (e *Engine) adoptTaskRevisions(ctx context.Context, tasks []*model.TaskRuntime) {
-	for _, t := range tasks {
+// adoptRevisions takes the stored revision of every record of a pass
+// whose write met a conflict; a task not stored at all starts again from
+// revision 0.
+func (e *Engine) adoptRevisions(ctx context.Context, p *store.Pass) {
+	for _, t := range p.Tasks {
 		stored, err := e.cfg.Store.GetTask(ctx, t.ID)
 		switch {
 		case err == nil:
@@ -308,15 +293,21 @@ func (e *Engine) adoptTaskRevisions(ctx context.Context, tasks []*model.TaskRunt
 			t.Revision = 0
 		}
 	}
-	e.log.Warn("task revisions taken from the store after a write whose outcome was unknown", "tasks", len(tasks))
-}
-
-// adoptJobRevisions does the same for job records.
-func (e *Engine) adoptJobRevisions(ctx context.Context, jobs []*model.Job) {
-	for _, j := range jobs {
+	for _, j := range p.Jobs {
 		if stored, err := e.cfg.Store.GetJob(ctx, j.ID); err == nil {
 			j.Revision = stored.Revision
 		}
 	}
-	e.log.Warn("job revisions taken from the store after a write whose outcome was unknown", "jobs", len(jobs))
+	for _, u := range p.Updates {
+		if stored, err := e.cfg.Store.GetUpdate(ctx, u.ID); err == nil {
+			u.Revision = stored.Revision
+		}
+	}
+	for _, m := range p.Migrations {
+		if stored, err := e.cfg.Store.GetMigration(ctx, m.ID); err == nil {
+			m.Revision = stored.Revision
+		}
+	}
+	e.log.Warn("revisions taken from the store after a write whose outcome was unknown",
+		"tasks", len(p.Tasks), "jobs", len(p.Jobs), "updates", len(p.Updates), "migrations", len(p.Migrations))
 }

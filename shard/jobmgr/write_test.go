@@ -21,16 +21,33 @@ type gatedStore struct {
 }
 
 func (s *gatedStore) WriteTasks(ctx context.Context, ts []*model.TaskRuntime) error {
+	if err := s.hold(ctx); err != nil {
+		return err
+	}
+	return s.Store.WriteTasks(ctx, ts)
+}
+
+// WritePass holds a pass that writes tasks, as WriteTasks does.
+func (s *gatedStore) WritePass(ctx context.Context, p store.Pass) error {
+	if len(p.Tasks) > 0 {
+		if err := s.hold(ctx); err != nil {
+			return err
+		}
+	}
+	return s.Store.WritePass(ctx, p)
+}
+
+func (s *gatedStore) hold(ctx context.Context) error {
 	select {
 	case s.entered <- struct{}{}:
 	default:
 	}
 	select {
 	case <-s.gate:
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	return s.Store.WriteTasks(ctx, ts)
 }
 
 // While a pass writes, the engine's state is not locked: reads answer at

@@ -408,59 +408,63 @@ func (s *Store) WriteTasks(ctx context.Context, tasks []*model.TaskRuntime) erro
 	}
 	// Shares a commit with the writes made meanwhile (group commit); the
 	// function starts afresh each time, as the group may run it again.
-	err := s.batch(ctx, func(tx *bolt.Tx) error {
-		jobs, root := tx.Bucket(jobsBucket), tx.Bucket(tasksBucket)
-		var (
-			job    model.JobID
-			bucket *bolt.Bucket
-			// Keys and values must stay untouched until the commit, so
-			// they are carved out of arenas that only ever grow.
-			keys   = make([]byte, 0, 4*len(tasks))
-			values = make([]byte, 0, 64*len(tasks))
-		)
-		for i, t := range tasks {
-			if i%ctxCheckEvery == ctxCheckEvery-1 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
-			if bucket == nil || t.ID.Job != job {
-				job, bucket = t.ID.Job, nil
-				if jobs.Get([]byte(job)) != nil {
-					bucket = root.Bucket([]byte(job))
-				}
-				if bucket == nil {
-					return fmt.Errorf("task %s: job: %w", t.ID, store.ErrNotFound)
-				}
-			}
-			start := len(keys)
-			keys = binary.BigEndian.AppendUint32(keys, t.ID.Instance)
-			key := keys[start:len(keys):len(keys)]
-			var stored uint64
-			if old := bucket.Get(key); old != nil {
-				rev, err := storedRevision(old, taskRecordVersion)
-				if err != nil {
-					return fmt.Errorf("task %s: %w", t.ID, err)
-				}
-				stored = rev
-			}
-			if stored != t.Revision {
-				return fmt.Errorf("task %s: stored revision %d, given %d: %w",
-					t.ID, stored, t.Revision, store.ErrConflict)
-			}
-			start = len(values)
-			values = appendTask(values, t, t.Revision+1)
-			if err := bucket.Put(key, values[start:len(values):len(values)]); err != nil {
-				return fmt.Errorf("task %s: %w", t.ID, err)
-			}
-		}
-		return nil
-	})
+	err := s.batch(ctx, func(tx *bolt.Tx) error { return putTasks(ctx, tx, tasks) })
 	if err != nil {
 		return fmt.Errorf("write tasks: %w", err)
 	}
 	for _, t := range tasks {
 		t.Revision++
+	}
+	return nil
+}
+
+// putTasks writes tasks in tx, each compared and set on its revision as
+// WriteTasks says, leaving their Revision fields alone.
+func putTasks(ctx context.Context, tx *bolt.Tx, tasks []*model.TaskRuntime) error {
+	jobs, root := tx.Bucket(jobsBucket), tx.Bucket(tasksBucket)
+	var (
+		job    model.JobID
+		bucket *bolt.Bucket
+		// Keys and values must stay untouched until the commit, so
+		// they are carved out of arenas that only ever grow.
+		keys   = make([]byte, 0, 4*len(tasks))
+		values = make([]byte, 0, 64*len(tasks))
+	)
+	for i, t := range tasks {
+		if i%ctxCheckEvery == ctxCheckEvery-1 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if bucket == nil || t.ID.Job != job {
+			job, bucket = t.ID.Job, nil
+			if jobs.Get([]byte(job)) != nil {
+				bucket = root.Bucket([]byte(job))
+			}
+			if bucket == nil {
+				return fmt.Errorf("task %s: job: %w", t.ID, store.ErrNotFound)
+			}
+		}
+		start := len(keys)
+		keys = binary.BigEndian.AppendUint32(keys, t.ID.Instance)
+		key := keys[start:len(keys):len(keys)]
+		var stored uint64
+		if old := bucket.Get(key); old != nil {
+			rev, err := storedRevision(old, taskRecordVersion)
+			if err != nil {
+				return fmt.Errorf("task %s: %w", t.ID, err)
+			}
+			stored = rev
+		}
+		if stored != t.Revision {
+			return fmt.Errorf("task %s: stored revision %d, given %d: %w",
+				t.ID, stored, t.Revision, store.ErrConflict)
+		}
+		start = len(values)
+		values = appendTask(values, t, t.Revision+1)
+		if err := bucket.Put(key, values[start:len(values):len(values)]); err != nil {
+			return fmt.Errorf("task %s: %w", t.ID, err)
+		}
 	}
 	return nil
 }

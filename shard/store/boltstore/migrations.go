@@ -42,26 +42,30 @@ func (s *Store) WriteMigration(ctx context.Context, m *model.Migration) error {
 		return fmt.Errorf("write migration: %w", err)
 	}
 	value := codec.EncodeMigration(m, m.Revision+1)
-	err := s.update(ctx, func(tx *bolt.Tx) error {
-		b := tx.Bucket(migrationsBucket)
-		old := b.Get([]byte(m.ID))
-		if old == nil {
-			return store.ErrNotFound
-		}
-		stored, err := codec.DecodeMigration(m.ID, old)
-		switch {
-		case err != nil:
-			return err
-		case stored.Revision != m.Revision:
-			return fmt.Errorf("stored revision %d, given %d: %w", stored.Revision, m.Revision, store.ErrConflict)
-		}
-		return b.Put([]byte(m.ID), value)
-	})
+	err := s.update(ctx, func(tx *bolt.Tx) error { return putMigration(tx, m, value) })
 	if err != nil {
 		return fmt.Errorf("write migration %s: %w", m.ID, err)
 	}
 	m.Revision++
 	return nil
+}
+
+// putMigration replaces m's record with value in tx, compared and set on
+// m's revision as WriteMigration says.
+func putMigration(tx *bolt.Tx, m *model.Migration, value []byte) error {
+	b := tx.Bucket(migrationsBucket)
+	old := b.Get([]byte(m.ID))
+	if old == nil {
+		return store.ErrNotFound
+	}
+	stored, err := codec.DecodeMigration(m.ID, old)
+	switch {
+	case err != nil:
+		return err
+	case stored.Revision != m.Revision:
+		return fmt.Errorf("stored revision %d, given %d: %w", stored.Revision, m.Revision, store.ErrConflict)
+	}
+	return b.Put([]byte(m.ID), value)
 }
 
 // GetMigration returns a stored migration.

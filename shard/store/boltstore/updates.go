@@ -57,28 +57,32 @@ func (s *Store) WriteUpdate(ctx context.Context, u *model.Update) error {
 		return fmt.Errorf("write update: %w", err)
 	}
 	value := codec.EncodeUpdate(u, u.Revision+1)
-	err := s.update(ctx, func(tx *bolt.Tx) error {
-		updates := tx.Bucket(updatesBucket)
-		old := updates.Get([]byte(u.ID))
-		if old == nil {
-			return store.ErrNotFound
-		}
-		stored, err := codec.DecodeUpdate(u.ID, old)
-		switch {
-		case err != nil:
-			return err
-		case stored.Revision != u.Revision:
-			return fmt.Errorf("stored revision %d, given %d: %w", stored.Revision, u.Revision, store.ErrConflict)
-		case stored.Job != u.Job:
-			return fmt.Errorf("%w: it is of job %s, not %s", store.ErrInvalid, stored.Job, u.Job)
-		}
-		return updates.Put([]byte(u.ID), value)
-	})
+	err := s.update(ctx, func(tx *bolt.Tx) error { return putUpdate(tx, u, value) })
 	if err != nil {
 		return fmt.Errorf("write update %s: %w", u.ID, err)
 	}
 	u.Revision++
 	return nil
+}
+
+// putUpdate replaces u's record with value in tx, compared and set on u's
+// revision as WriteUpdate says.
+func putUpdate(tx *bolt.Tx, u *model.Update, value []byte) error {
+	updates := tx.Bucket(updatesBucket)
+	old := updates.Get([]byte(u.ID))
+	if old == nil {
+		return store.ErrNotFound
+	}
+	stored, err := codec.DecodeUpdate(u.ID, old)
+	switch {
+	case err != nil:
+		return err
+	case stored.Revision != u.Revision:
+		return fmt.Errorf("stored revision %d, given %d: %w", stored.Revision, u.Revision, store.ErrConflict)
+	case stored.Job != u.Job:
+		return fmt.Errorf("%w: it is of job %s, not %s", store.ErrInvalid, stored.Job, u.Job)
+	}
+	return updates.Put([]byte(u.ID), value)
 }
 
 // GetUpdate returns a stored update.

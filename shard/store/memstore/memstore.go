@@ -153,6 +153,17 @@ func (s *Store) UpdateJob(ctx context.Context, job *model.Job) error {
 		return err
 	}
 	defer s.mu.Unlock()
+	if err := s.checkJob(job); err != nil {
+		return err
+	}
+	s.jobs[job.ID] = stored
+	job.Revision = stored.Revision
+	return nil
+}
+
+// checkJob checks that job's record can replace the stored one, as
+// UpdateJob says; the caller holds the lock.
+func (s *Store) checkJob(job *model.Job) error {
 	old, ok := s.jobs[job.ID]
 	if !ok {
 		return fmt.Errorf("update job %s: %w", job.ID, store.ErrNotFound)
@@ -161,8 +172,6 @@ func (s *Store) UpdateJob(ctx context.Context, job *model.Job) error {
 		return fmt.Errorf("update job %s: stored revision %d, given %d: %w",
 			job.ID, old.Revision, job.Revision, store.ErrConflict)
 	}
-	s.jobs[job.ID] = stored
-	job.Revision = stored.Revision
 	return nil
 }
 
@@ -313,6 +322,21 @@ func (s *Store) WriteTasks(ctx context.Context, tasks []*model.TaskRuntime) erro
 		return err
 	}
 	defer s.mu.Unlock()
+	if err := s.checkTasks(tasks); err != nil {
+		return err
+	}
+	for _, t := range staged {
+		s.tasks[t.ID.Job][t.ID.Instance] = t
+	}
+	for _, t := range tasks {
+		t.Revision++
+	}
+	return nil
+}
+
+// checkTasks checks that tasks can be written as WriteTasks says; the
+// caller holds the lock.
+func (s *Store) checkTasks(tasks []*model.TaskRuntime) error {
 	// Revisions as they will be once the earlier tasks of the batch apply.
 	pending := make(map[model.TaskID]uint64, len(tasks))
 	for _, t := range tasks {
@@ -331,12 +355,6 @@ func (s *Store) WriteTasks(ctx context.Context, tasks []*model.TaskRuntime) erro
 				t.ID, current, t.Revision, store.ErrConflict)
 		}
 		pending[t.ID] = t.Revision + 1
-	}
-	for _, t := range staged {
-		s.tasks[t.ID.Job][t.ID.Instance] = t
-	}
-	for _, t := range tasks {
-		t.Revision++
 	}
 	return nil
 }

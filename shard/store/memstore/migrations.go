@@ -38,6 +38,17 @@ func (s *Store) WriteMigration(ctx context.Context, m *model.Migration) error {
 		return err
 	}
 	defer s.mu.Unlock()
+	if err := s.checkMigration(m); err != nil {
+		return err
+	}
+	s.migrations[m.ID] = codec.EncodeMigration(m, m.Revision+1)
+	m.Revision++
+	return nil
+}
+
+// checkMigration checks that m can replace the stored migration, as
+// WriteMigration says; the caller holds the lock.
+func (s *Store) checkMigration(m *model.Migration) error {
 	b, ok := s.migrations[m.ID]
 	if !ok {
 		return fmt.Errorf("write migration %s: %w", m.ID, store.ErrNotFound)
@@ -49,8 +60,6 @@ func (s *Store) WriteMigration(ctx context.Context, m *model.Migration) error {
 	if old.Revision != m.Revision {
 		return fmt.Errorf("write migration %s: stored revision %d, given %d: %w", m.ID, old.Revision, m.Revision, store.ErrConflict)
 	}
-	s.migrations[m.ID] = codec.EncodeMigration(m, m.Revision+1)
-	m.Revision++
 	return nil
 }
 

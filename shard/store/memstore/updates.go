@@ -46,6 +46,17 @@ func (s *Store) WriteUpdate(ctx context.Context, u *model.Update) error {
 		return err
 	}
 	defer s.mu.Unlock()
+	if err := s.checkUpdate(u); err != nil {
+		return err
+	}
+	s.updates[u.ID] = stored
+	u.Revision++
+	return nil
+}
+
+// checkUpdate checks that u can replace the stored update, as WriteUpdate
+// says; the caller holds the lock.
+func (s *Store) checkUpdate(u *model.Update) error {
 	old, ok := s.updates[u.ID]
 	switch {
 	case !ok:
@@ -55,8 +66,6 @@ func (s *Store) WriteUpdate(ctx context.Context, u *model.Update) error {
 	case old.Job != u.Job:
 		return fmt.Errorf("write update %s: %w: it is of job %s, not %s", u.ID, store.ErrInvalid, old.Job, u.Job)
 	}
-	s.updates[u.ID] = stored
-	u.Revision++
 	return nil
 }
 

@@ -42,6 +42,7 @@ func Run(t *testing.T, open Opener) {
 		{"BatchAcrossPartitionsWithStaleTask", testBatchAcrossPartitionsWithStaleTask},
 		{"ConcurrentBatchesAcrossPartitions", testConcurrentBatchesAcrossPartitions},
 		{"ListTasksOrderedByInstance", testListTasksOrderedByInstance},
+		{"WritePass", testWritePass},
 		{"CancelledContext", testCancelledContext},
 		{"ClosedStoreUnavailable", testClosedStoreUnavailable},
 		{"MatchesReferenceModel", testMatchesReferenceModel},

@@ -119,6 +119,22 @@ func (l *placementLog) WriteTasks(ctx context.Context, tasks []*model.TaskRuntim
 	if err := l.Store.WriteTasks(ctx, tasks); err != nil {
 		return err
 	}
+	l.note(tasks)
+	return nil
+}
+
+// WritePass writes through (in one write when the store can), then notes
+// the pass's first placements and pendings.
+func (l *placementLog) WritePass(ctx context.Context, p store.Pass) error {
+	if err := store.WritePass(ctx, l.Store, p); err != nil {
+		return err
+	}
+	l.note(p.Tasks)
+	return nil
+}
+
+// note records the first placements and pendings among tasks just stored.
+func (l *placementLog) note(tasks []*model.TaskRuntime) {
 	now := time.Since(l.start)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -149,7 +165,6 @@ func (l *placementLog) WriteTasks(ctx context.Context, tasks []*model.TaskRuntim
 	if (l.untilPending && l.pending >= l.want) || (!l.untilPending && l.placed >= l.want) {
 		l.closeDone()
 	}
-	return nil
 }
 
 // progress is what the log saw so far.

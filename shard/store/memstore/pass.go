@@ -1,0 +1,93 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/codec"
+)
+
+var _ store.PassWriter = (*Store)(nil)
+
+// WritePass writes a pass's tasks, job records, updates and migrations
+// atomically: every record is checked before any is written.
+func (s *Store) WritePass(ctx context.Context, p store.Pass) error {
+	if err := ctx.Err(); err != nil || p.Empty() {
+		return err
+	}
+	tasks := make([]*model.TaskRuntime, len(p.Tasks))
+	for i, t := range p.Tasks {
+		if t == nil {
+			return fmt.Errorf("write pass: %w: task %d is nil", store.ErrInvalid, i)
+		}
+		tasks[i] = cloneTask(t)
+		tasks[i].Revision = t.Revision + 1
+	}
+	jobs := make([]*model.Job, len(p.Jobs))
+	for i, j := range p.Jobs {
+		if err := codec.CheckJobRecord(j); err != nil {
+			return fmt.Errorf("write pass: %w", err)
+		}
+		jobs[i] = cloneJob(j)
+		jobs[i].Revision = j.Revision + 1
+	}
+	updates := make([]*model.Update, len(p.Updates))
+	for i, u := range p.Updates {
+		if err := codec.CheckUpdate(u); err != nil {
+			return fmt.Errorf("write pass: %w", err)
+		}
+		updates[i] = cloneUpdate(u)
+		updates[i].Revision = u.Revision + 1
+	}
+	for _, m := range p.Migrations {
+		if err := codec.CheckMigration(m); err != nil {
+			return fmt.Errorf("write pass: %w", err)
+		}
+	}
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if err := s.checkPass(&p); err != nil {
+		return fmt.Errorf("write pass: %w", err)
+	}
+	for _, t := range tasks {
+		s.tasks[t.ID.Job][t.ID.Instance] = t
+	}
+	for _, j := range jobs {
+		s.jobs[j.ID] = j
+	}
+	for _, u := range updates {
+		s.updates[u.ID] = u
+	}
+	for _, m := range p.Migrations {
+		s.migrations[m.ID] = codec.EncodeMigration(m, m.Revision+1)
+	}
+	p.Stored()
+	return nil
+}
+
+// checkPass checks every record of p; the caller holds the lock.
+func (s *Store) checkPass(p *store.Pass) error {
+	if err := s.checkTasks(p.Tasks); err != nil {
+		return err
+	}
+	for _, j := range p.Jobs {
+		if err := s.checkJob(j); err != nil {
+			return err
+		}
+	}
+	for _, u := range p.Updates {
+		if err := s.checkUpdate(u); err != nil {
+			return err
+		}
+	}
+	for _, m := range p.Migrations {
+		if err := s.checkMigration(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
