@@ -53,14 +53,25 @@
 //     flap with up-times shorter than RecoverAfter stays failed through
 //     the flapping, so it is declared failed once and comes back once.
 //   - Coming back, the region unfences only after a failback check with
-//     a live peer, which stops its own copies of the jobs relocated
-//     meanwhile (each once: they end KILLED). While another region is not
-//     alive in its view, that region may still hold it failed and
-//     relocate (the first check can run in the middle of a relocation
-//     pass, right after a cut heals): the check runs again every
-//     recheckEvery ticks then, and once more when all are alive again.
-//     Moving relocated jobs home again is an operator's FailBack, refused
-//     while the region is not alive.
+//     every region it sees alive, which stops its own copies of the jobs
+//     relocated meanwhile (each once: they end KILLED), and only once
+//     each of them answers that it holds this region alive and is not in
+//     the middle of relocating its jobs (ListReplicas' owner_health and
+//     relocating). Until then the others may relocate any of its jobs, a
+//     new one included; their views of a cut differ, and a region holds
+//     the returning one failed for RecoverAfter after it sees it again.
+//     A relocation pass marks itself before it reads the failed region's
+//     health, and the answer reads the health before the mark, so an
+//     answer "alive, not relocating" comes before any pass that could
+//     still relocate or after it stored its relocations. Unfenced, the
+//     region checks again every recheckEvery ticks, and once more when
+//     every region is alive again after one was not: a region that kept
+//     seeing the others through a cut (memberlist's Lifeguard slows the
+//     probes of a member whose own probes fail) learns then that they
+//     hold it failed, stops what they relocated and fences itself until
+//     they hold it alive (a region that holds it only suspect does not
+//     fence it). Moving relocated jobs home again is an operator's
+//     FailBack, refused while the region is not alive.
 //
 // It talks to shards only through the v1 gRPC API, so a shard may be in
 // the same process (dev mode) or remote; it never imports shard internals.

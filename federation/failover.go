@@ -34,6 +34,9 @@ type Failover struct {
 	fenced   bool
 	synced   bool // failback check done since the last fence
 	allAlive bool // every other region was alive at the last failback check
+	// held: why the region stays fenced though it sees others alive;
+	// logged when it changes.
+	held     heldBy
 	progress progress
 	shares   func(map[string]policy.RegionShare)
 	applied  *stateView // the gather whose shares were applied last
@@ -124,11 +127,16 @@ func (f *Failover) Tick(ctx context.Context) {
 	case len(alive) == 0:
 		f.setFenced(true, "no other region is reachable")
 	case !f.synced:
-		if err := f.failback(ctx, alive); err != nil {
+		held, err := f.failback(ctx, alive)
+		if err != nil {
 			r.reportError("failover", "failback check failed; staying fenced", err)
 			break
 		}
-		f.synced = true
+		if held.region != "" {
+			f.hold(held)
+			break
+		}
+		f.synced, f.held = true, heldBy{}
 		f.allAlive = len(alive) == others
 		f.setFenced(false, "checked with the federation")
 	default:
@@ -174,20 +182,49 @@ func (f *Failover) globalPass(ctx context.Context) {
 	f.shares(v.shares[r.dir.Local()])
 }
 
+// heldBy is a region that does not hold this one alive yet, and how it
+// holds it; the zero value is none.
+type heldBy struct {
+	region, health string
+	relocating     bool // relocating this region's jobs
+}
+
+func (h heldBy) String() string {
+	if h.relocating {
+		return "region " + h.region + " is relocating this region's jobs"
+	}
+	return "region " + h.region + " holds this region " + h.health
+}
+
+// mayRelocate says whether the region may relocate this one's jobs now
+// (a suspect region's jobs stay; a lossy link makes a region suspect for
+// a moment).
+func (h heldBy) mayRelocate() bool { return h.relocating || h.health == "failed" }
+
 // failback stops local jobs that peers relocated while this region was
-// gone, so that no job runs in two regions.
-func (f *Failover) failback(ctx context.Context, alive []Region) error {
+// gone, so that no job runs in two regions. It asks every region it sees
+// alive for the relocations they hold of its jobs, and how they see it:
+// held is the first that does not hold this region alive or is
+// relocating its jobs, zero when none (a region that does not know this
+// one holds it nothing). A region that still holds this one failed may
+// relocate any of its jobs, a new one included, so launching before
+// then would run that job twice. What was relocated is stopped whatever
+// held says.
+func (f *Failover) failback(ctx context.Context, alive []Region) (held heldBy, err error) {
 	r := f.router
 	for _, reg := range alive {
 		c, err := r.conn(reg)
 		if err != nil {
-			return err
+			return heldBy{}, err
 		}
 		cctx, cancel := context.WithTimeout(ctx, peerCallTimeout)
-		resp, err := pb.NewFederationServiceClient(c).ListReplicas(cctx, &pb.ListReplicasRequest{OwnerRegion: r.dir.Local()})
+		resp, err := pb.NewFederationServiceClient(c).ListReplicas(cctx, &pb.ListReplicasRequest{OwnerRegion: r.dir.Local(), RelocatedOnly: true})
 		cancel()
 		if err != nil {
-			return fmt.Errorf("region %s: %w", reg.Name, err)
+			return heldBy{}, fmt.Errorf("region %s: %w", reg.Name, err)
+		}
+		if h := resp.GetOwnerHealth(); held.region == "" && (resp.GetRelocating() || h != "" && h != "alive") {
+			held = heldBy{region: reg.Name, health: h, relocating: resp.GetRelocating()}
 		}
 		for _, rep := range resp.GetReplicas() {
 			if rep.GetRelocatedRegion() == "" {
@@ -203,39 +240,55 @@ func (f *Failover) failback(ctx context.Context, alive []Region) error {
 				continue
 			}
 			if _, err := pb.NewJobServiceClient(r.local()).StopJob(ctx, &pb.StopJobRequest{Id: id}); err != nil {
-				return fmt.Errorf("stop relocated job %s: %w", id, err)
+				return heldBy{}, fmt.Errorf("stop relocated job %s: %w", id, err)
 			}
 			f.log.Info("stopped local copy of a relocated job", "job", id, "relocated_to", rep.GetRelocatedRegion(), "new_job", rep.GetRelocatedJobId())
 		}
 	}
-	return nil
+	return held, nil
+}
+
+// hold keeps the region fenced while h does not hold it alive, logged
+// when it changes.
+func (f *Failover) hold(h heldBy) {
+	f.setFenced(true, h.String())
+	if h != f.held {
+		f.held = h
+		f.log.Warn("region stays fenced: another region does not hold it alive yet", "why", h.String())
+	}
 }
 
 // recheckEvery is how many ticks apart the failback check runs again
-// while another region is not alive.
+// once the region is unfenced.
 const recheckEvery = 5
 
-// recheck runs the failback check again while another region is not
-// alive here: that region may hold this one failed and be relocating its
-// jobs (a first check can run in the middle of a relocation pass, right
-// after a cut heals). It runs every recheckEvery ticks then, and once
-// more when every region is alive again, and stops what moved meanwhile.
+// recheck runs the failback check again every recheckEvery ticks, and at
+// once when every region is alive again after one was not: another region
+// may hold this one failed though this one sees it alive (views of a cut
+// differ: memberlist's Lifeguard slows the probes of a member whose own
+// probes fail), and relocate its jobs; a first check can run in the middle
+// of a relocation pass, right after a cut heals. It stops what moved
+// meanwhile, and fences the region again while a region holds it failed
+// or is relocating its jobs (suspect is not enough: a lossy link makes a
+// region suspect for a moment), until a check finds every region holding
+// it alive.
 func (f *Failover) recheck(ctx context.Context, alive []Region, others int) {
 	all := len(alive) == others
-	switch {
-	case !all:
+	if !all {
 		f.allAlive = false
-		if f.ticks%recheckEvery != 0 {
-			return
-		}
-	case f.allAlive:
+	}
+	if f.ticks%recheckEvery != 0 && !(all && !f.allAlive) {
 		return
 	}
-	if err := f.failback(ctx, alive); err != nil {
+	held, err := f.failback(ctx, alive)
+	if err != nil {
 		f.router.reportError("failover", "failback check failed; it runs again", err)
 		return
 	}
 	f.allAlive = all
+	if held.mayRelocate() {
+		f.hold(held)
+	}
 }
 
 // relocate re-creates, in surviving regions, the relocatable jobs of a
@@ -258,6 +311,10 @@ func (f *Failover) relocate(ctx context.Context, failed string) {
 	if last, ok := f.settled[failed]; ok && f.ticks-last < settledRecheck {
 		return
 	}
+	if !r.relocating.begin(failed, r.health) {
+		return // back meanwhile
+	}
+	defer r.relocating.end(failed)
 	held, errs := r.replicasHeld(ctx, failed)
 	if len(errs) > 0 {
 		for _, region := range sortedKeys(errs) {

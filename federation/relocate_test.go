@@ -18,6 +18,9 @@ type relocShard struct {
 	region  string
 	created []*pb.JobSpec
 	stopped []string
+	// beforeCreate, when set, runs at the start of every CreateJob
+	// (a test pauses a relocation pass there).
+	beforeCreate func()
 }
 
 func newRelocShard(region string, jobs map[string]uint32) *relocShard {
@@ -25,6 +28,9 @@ func newRelocShard(region string, jobs map[string]uint32) *relocShard {
 }
 
 func (s *relocShard) CreateJob(_ context.Context, req *pb.CreateJobRequest) (*pb.CreateJobResponse, error) {
+	if s.beforeCreate != nil {
+		s.beforeCreate()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.created = append(s.created, req.GetSpec())

@@ -203,18 +203,68 @@ func (r *Router) ListReplicas(ctx context.Context, req *pb.ListReplicasRequest) 
 		}
 	}
 	out := &pb.ListReplicasResponse{}
+	if o := req.GetOwnerRegion(); o != "" {
+		// Health first, then whether a relocation pass runs, then the
+		// replicas (relocations.begin explains the order).
+		out.OwnerHealth = r.health(o)
+		out.Relocating = r.relocating.active(o)
+	}
 	for _, o := range owners {
 		list, err := r.replicas.list(ctx, o)
 		if err != nil {
 			return nil, status.Errorf(codes.Unavailable, "load replicas: %v", err)
 		}
 		for _, rep := range list {
-			if req.GetJobId() == "" || rep.GetJob().GetId() == req.GetJobId() {
+			if (req.GetJobId() == "" || rep.GetJob().GetId() == req.GetJobId()) &&
+				(!req.GetRelocatedOnly() || rep.GetRelocatedRegion() != "") {
 				out.Replicas = append(out.Replicas, rep)
 			}
 		}
 	}
 	return out, nil
+}
+
+// relocations marks the failed regions whose jobs this region is
+// relocating, so that the owner, coming back, does not take an answer
+// given in the middle of a pass for the last word.
+type relocations struct {
+	mu      sync.Mutex
+	regions map[string]int
+}
+
+// begin marks a relocation pass over failed's jobs, then reads failed's
+// health: the pass goes on only while it is failed (else begin unmarks
+// and says no). ListReplicas reads the health, then the mark, then the
+// replicas, so an answer that says alive and not relocating was given
+// either before the mark (the pass reads alive and relocates nothing:
+// health changes from alive only after a new silence) or after the pass
+// ended (its relocations are stored, and listed).
+func (l *relocations) begin(failed string, health func(string) string) bool {
+	l.mu.Lock()
+	if l.regions == nil {
+		l.regions = map[string]int{}
+	}
+	l.regions[failed]++
+	l.mu.Unlock()
+	if health(failed) == "failed" {
+		return true
+	}
+	l.end(failed)
+	return false
+}
+
+func (l *relocations) end(failed string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.regions[failed]--; l.regions[failed] <= 0 {
+		delete(l.regions, failed)
+	}
+}
+
+func (l *relocations) active(owner string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.regions[owner] > 0
 }
 
 // forgetReplica tells every region that may hold a replica of owner's

@@ -108,6 +108,10 @@ type Router struct {
 	// region's leader): the transport credentials for the region dialed.
 	dialCreds func(region string) credentials.TransportCredentials
 
+	// relocating: the failed regions whose jobs the failover shell is
+	// relocating now (ListReplicas says so to the owner coming back).
+	relocating relocations
+
 	mu     sync.Mutex
 	conns  map[string]*grpc.ClientConn // by address
 	owners map[string]string           // job id → region, learned

@@ -371,10 +371,26 @@ func (f *fed) probes() (lost, failed, suspect int) {
 	return lost, failed, suspect
 }
 
-// logRecorder is a slog handler that keeps the messages at Info and above.
+// healthAt is how viewer held region at the time at: the latest
+// transition it saw before then (alive before any).
+func (f *fed) healthAt(viewer, region string, at time.Time) policy.Health {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := policy.HealthAlive
+	for i, tr := range f.transitions {
+		if f.seenBy[i] == viewer && tr.Region == region && tr.At.Before(at) {
+			h = tr.To
+		}
+	}
+	return h
+}
+
+// logRecorder is a slog handler that keeps the messages at Info and above,
+// with their times.
 type logRecorder struct {
 	mu    sync.Mutex
 	lines []string
+	times []time.Time
 }
 
 func (l *logRecorder) Enabled(_ context.Context, level slog.Level) bool {
@@ -391,6 +407,7 @@ func (l *logRecorder) Handle(_ context.Context, r slog.Record) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.lines = append(l.lines, b.String())
+	l.times = append(l.times, r.Time)
 	return nil
 }
 func (l *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return l }
@@ -423,4 +440,17 @@ func (l *logRecorder) countLines(s string) int {
 		}
 	}
 	return k
+}
+
+// timesOf lists the times of the kept messages that contain s.
+func (l *logRecorder) timesOf(s string) []time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []time.Time
+	for i, line := range l.lines {
+		if strings.Contains(line, s) {
+			out = append(out, l.times[i])
+		}
+	}
+	return out
 }

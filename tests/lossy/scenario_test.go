@@ -18,7 +18,8 @@ import (
 // PELOTON_LOSSY_FLAPPING=1 three times, PELOTON_LOSSY_DURATION as long as
 // it says), under loss: c is declared failed at most once by each region,
 // its jobs are relocated at most once, it fences itself while cut off,
-// comes back once, and after healing no job runs in two regions. A job's
+// comes back once, never unfences while a or b holds it failed or
+// suspect, and after healing no job runs in two regions. A job's
 // replica may be held by a and b both (c's replica region moves with its
 // view of them): one region relocates it (docs/reliability.md, "a job
 // relocated twice").
@@ -70,6 +71,10 @@ func TestFlappingRegion(t *testing.T) {
 		return f.health("a", "c") == "alive" && f.health("b", "c") == "alive"
 	})
 	back := time.Since(healed)
+	// c launches again once a and b hold it alive (its next check).
+	unfenced := f.waitFor(10*time.Second, "c unfenced once a and b hold it alive", func() bool {
+		return !f.regions["c"].Engine.Fenced()
+	})
 	for _, v := range []string{"a", "b"} {
 		if k := f.count(v, "c", policy.HealthFailed); k > 1 {
 			t.Errorf("%s declared c failed %d times in %d flaps", v, k, cycles)
@@ -102,6 +107,15 @@ func TestFlappingRegion(t *testing.T) {
 	if f.logs["c"].countLines("region fenced") == 0 {
 		t.Error("c never fenced itself while cut off")
 	}
+	// Launching while another region holds c failed would run twice any
+	// job of c that region relocates meanwhile.
+	for _, at := range f.logs["c"].timesOf("region unfenced") {
+		for _, v := range []string{"a", "b"} {
+			if h := f.healthAt(v, "c", at); h != policy.HealthAlive {
+				t.Errorf("c unfenced at %s while %s held it %s", at.Format("15:04:05.000"), v, h)
+			}
+		}
+	}
 	if !suspectSeen {
 		t.Error("a never listed c's member as suspect while c was cut off")
 	}
@@ -110,8 +124,9 @@ func TestFlappingRegion(t *testing.T) {
 		cycles, s.Name, f.count("a", "c", policy.HealthFailed), f.count("a", "c", policy.HealthAlive),
 		f.count("b", "c", policy.HealthFailed), f.count("b", "c", policy.HealthAlive), len(copies), len(ids),
 		f.logs["c"].countLines("region fenced"), f.logs["c"].countLines("region unfenced"))
-	t.Logf("set up in %s; c alive again at a and b %s after the last heal; checked %s after start",
-		setup.Round(100*time.Millisecond), back.Round(100*time.Millisecond), time.Since(start).Round(100*time.Millisecond))
+	t.Logf("set up in %s; c alive again at a and b %s after the last heal, unfenced %s later; checked %s after start",
+		setup.Round(100*time.Millisecond), back.Round(100*time.Millisecond), unfenced.Round(100*time.Millisecond),
+		time.Since(start).Round(100*time.Millisecond))
 }
 
 // TestNoFalseFailoverUnderLoss: 5% loss and 100 ms ± 50 ms on every

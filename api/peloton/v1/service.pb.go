@@ -5247,7 +5247,10 @@ type ListReplicasRequest struct {
 	// Only replicas of jobs owned by this region.
 	OwnerRegion string `protobuf:"bytes,1,opt,name=owner_region,json=ownerRegion,proto3" json:"owner_region,omitempty"`
 	// Only the replica of this job.
-	JobId         string `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	JobId string `protobuf:"bytes,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// Only replicas that record a relocation: what a region coming back
+	// must stop.
+	RelocatedOnly bool `protobuf:"varint,3,opt,name=relocated_only,json=relocatedOnly,proto3" json:"relocated_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5296,9 +5299,24 @@ func (x *ListReplicasRequest) GetJobId() string {
 	return ""
 }
 
+func (x *ListReplicasRequest) GetRelocatedOnly() bool {
+	if x != nil {
+		return x.RelocatedOnly
+	}
+	return false
+}
+
 type ListReplicasResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Replicas      []*Replica             `protobuf:"bytes,1,rep,name=replicas,proto3" json:"replicas,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Replicas []*Replica             `protobuf:"bytes,1,rep,name=replicas,proto3" json:"replicas,omitempty"`
+	// With owner_region: the owner's health as the answering region sees
+	// it (alive, suspect or failed; empty when it does not know the owner).
+	OwnerHealth string `protobuf:"bytes,2,opt,name=owner_health,json=ownerHealth,proto3" json:"owner_health,omitempty"`
+	// With owner_region: the answering region was relocating the owner's
+	// jobs when it answered, so the replicas may not record every
+	// relocation yet. A region coming back stays fenced until every region
+	// it sees answers that it holds it alive and is not relocating.
+	Relocating    bool `protobuf:"varint,3,opt,name=relocating,proto3" json:"relocating,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5338,6 +5356,20 @@ func (x *ListReplicasResponse) GetReplicas() []*Replica {
 		return x.Replicas
 	}
 	return nil
+}
+
+func (x *ListReplicasResponse) GetOwnerHealth() string {
+	if x != nil {
+		return x.OwnerHealth
+	}
+	return ""
+}
+
+func (x *ListReplicasResponse) GetRelocating() bool {
+	if x != nil {
+		return x.Relocating
+	}
+	return false
 }
 
 type PlanFailoverRequest struct {
@@ -6693,12 +6725,17 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x15IsolateRegionResponse\"B\n" +
 	"\x11PutReplicaRequest\x12-\n" +
 	"\areplica\x18\x01 \x01(\v2\x13.peloton.v1.ReplicaR\areplica\"\x14\n" +
-	"\x12PutReplicaResponse\"O\n" +
+	"\x12PutReplicaResponse\"v\n" +
 	"\x13ListReplicasRequest\x12!\n" +
 	"\fowner_region\x18\x01 \x01(\tR\vownerRegion\x12\x15\n" +
-	"\x06job_id\x18\x02 \x01(\tR\x05jobId\"G\n" +
+	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12%\n" +
+	"\x0erelocated_only\x18\x03 \x01(\bR\rrelocatedOnly\"\x8a\x01\n" +
 	"\x14ListReplicasResponse\x12/\n" +
-	"\breplicas\x18\x01 \x03(\v2\x13.peloton.v1.ReplicaR\breplicas\"-\n" +
+	"\breplicas\x18\x01 \x03(\v2\x13.peloton.v1.ReplicaR\breplicas\x12!\n" +
+	"\fowner_health\x18\x02 \x01(\tR\vownerHealth\x12\x1e\n" +
+	"\n" +
+	"relocating\x18\x03 \x01(\bR\n" +
+	"relocating\"-\n" +
 	"\x13PlanFailoverRequest\x12\x16\n" +
 	"\x06region\x18\x01 \x01(\tR\x06region\"D\n" +
 	"\x14PlanFailoverResponse\x12,\n" +

@@ -794,18 +794,24 @@ class PutReplicaResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ListReplicasRequest(_message.Message):
-    __slots__ = ("owner_region", "job_id")
+    __slots__ = ("owner_region", "job_id", "relocated_only")
     OWNER_REGION_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    RELOCATED_ONLY_FIELD_NUMBER: _ClassVar[int]
     owner_region: str
     job_id: str
-    def __init__(self, owner_region: _Optional[str] = ..., job_id: _Optional[str] = ...) -> None: ...
+    relocated_only: bool
+    def __init__(self, owner_region: _Optional[str] = ..., job_id: _Optional[str] = ..., relocated_only: _Optional[bool] = ...) -> None: ...
 
 class ListReplicasResponse(_message.Message):
-    __slots__ = ("replicas",)
+    __slots__ = ("replicas", "owner_health", "relocating")
     REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    OWNER_HEALTH_FIELD_NUMBER: _ClassVar[int]
+    RELOCATING_FIELD_NUMBER: _ClassVar[int]
     replicas: _containers.RepeatedCompositeFieldContainer[_types_pb2.Replica]
-    def __init__(self, replicas: _Optional[_Iterable[_Union[_types_pb2.Replica, _Mapping]]] = ...) -> None: ...
+    owner_health: str
+    relocating: bool
+    def __init__(self, replicas: _Optional[_Iterable[_Union[_types_pb2.Replica, _Mapping]]] = ..., owner_health: _Optional[str] = ..., relocating: _Optional[bool] = ...) -> None: ...
 
 class PlanFailoverRequest(_message.Message):
     __slots__ = ("region",)
