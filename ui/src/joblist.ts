@@ -17,19 +17,19 @@ const FULL_EVERY_MS = 10000;
 
 export type JobList = Loaded<{ jobs: Job[]; truncated: boolean }>;
 
-/** matching says whether a job belongs in a list of state (a JOB_STATES name) and pool. */
-const matching = (j: Job, state?: string, pool?: string) =>
-  (!state || jobState(j.status?.state) === state) && (!pool || (j.spec?.pool || '/') === pool);
+/** matching says whether a job belongs in a list of states (JOB_STATES names; none: any) and pool. */
+const matching = (j: Job, states?: string[], pool?: string) =>
+  (!states?.length || states.includes(jobState(j.status?.state))) && (!pool || (j.spec?.pool || '/') === pool);
 
 /**
- * useJobList is every job in the given state and pool, followed: a job
+ * useJobList is every job in the given states and pool, followed: a job
  * event sets the job's state at once; the jobs that events name (new ones,
  * and known ones whose tasks changed, for their task counts) are read one
  * by one every half second, or, when more than MAX_SINGLE_READS changed,
  * by reading the whole list again, at most every FULL_EVERY_MS.
  */
-export function useJobList(state?: string, pool?: string): JobList {
-  const list = useLoad((s) => api.jobs(state ? ['JOB_STATE_' + state] : undefined, pool, s), [state, pool]);
+export function useJobList(states?: string[], pool?: string): JobList {
+  const list = useLoad((s) => api.jobs(states?.map((x) => 'JOB_STATE_' + x), pool, s), [states?.join(), pool]);
   const ref = useRef(list);
   ref.current = list;
   const changed = useRef(new Set<string>());
@@ -56,9 +56,9 @@ export function useJobList(state?: string, pool?: string): JobList {
     const cur = ref.current.data;
     if (!cur) return;
     const byId = new Map(got.filter((j): j is Job => !!j).map((j) => [j.id, j]));
-    const next = cur.jobs.map((j) => byId.get(j.id) ?? j).filter((j) => matching(j, state, pool));
+    const next = cur.jobs.map((j) => byId.get(j.id) ?? j).filter((j) => matching(j, states, pool));
     const known = new Set(cur.jobs.map((j) => j.id));
-    for (const j of byId.values()) if (!known.has(j.id) && matching(j, state, pool)) next.push(j);
+    for (const j of byId.values()) if (!known.has(j.id) && matching(j, states, pool)) next.push(j);
     ref.current.set({ ...cur, jobs: next });
   };
 
@@ -69,7 +69,7 @@ export function useJobList(state?: string, pool?: string): JobList {
     if (ev.job && i >= 0) {
       const next = cur.jobs.slice();
       next[i] = { ...cur.jobs[i], status: { ...cur.jobs[i].status, ...ev.job } };
-      if (!matching(next[i], state, pool)) next.splice(i, 1);
+      if (!matching(next[i], states, pool)) next.splice(i, 1);
       ref.current.set({ ...cur, jobs: next });
     }
     changed.current.add(ev.jobId);

@@ -113,6 +113,20 @@ const scenarios = {
       page.assertNoErrors();
       await page.context().close();
     }
+    // The overview reads the unfinished and failed jobs only, not every job.
+    const ov = await open(browser);
+    const lists = [];
+    ov.on('request', (req) => {
+      const u = new URL(req.url());
+      if (u.pathname === '/v1/jobs' && req.method() === 'GET') lists.push(u.searchParams.getAll('states'));
+    });
+    await ov.goto(BASE + '/ui/');
+    await ov.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await until('the overview read its jobs', async () => lists.length > 0, 10000);
+    for (const states of lists) {
+      if (!states.length || states.some((x) => x === 'JOB_STATE_SUCCEEDED' || x === 'JOB_STATE_KILLED')) throw new Error('the overview read jobs in states ' + (states.join(',') || 'any'));
+    }
+    await ov.context().close();
     // The root redirects to the UI; a narrow, dark window works too.
     const narrow = await open(browser, '/', { width: 420, scheme: 'dark' });
     if (!narrow.url().endsWith('/ui/')) throw new Error(`/ went to ${narrow.url()}`);
@@ -614,6 +628,10 @@ const scenarios = {
               // Central is failed: no fail back to it, nor to a region none of whose jobs moved.
               const offered = await page.getByRole('button', { name: 'Fail back' }).count();
               if (offered) throw new Error(`"Fail back" offered ${offered} times while central is failed`);
+              // Nor is central's failover plan "ready" while it is failed.
+              const plan = page.locator('li[data-plan="central"]');
+              await plan.getByText('not ready while failed').waitFor({ timeout: 5000 });
+              console.log('central\'s plan while failed: ' + (await plan.textContent()).replace(/\s+/g, ' ').slice(0, 160));
             }
           }
         }

@@ -70,7 +70,7 @@ export function JobsPage() {
   const pool = loc.query.get('pool') ?? '';
   const sort = loc.query.get('sort') ?? '-created';
   const offset = Number(loc.query.get('offset') ?? 0) || 0;
-  const jobs = useJobList(state || undefined, pool || undefined);
+  const jobs = useJobList(state ? [state] : undefined, pool || undefined);
   const pools = useLoad((s) => api.pools(s), []);
   const reach = useReach();
 
@@ -89,9 +89,6 @@ export function JobsPage() {
       <Title sub={reach.cut.length ? `The jobs of the regions in reach; ${names(reach.cut)} out of reach, their jobs missing.` : 'Every job of every region.'}>
         Jobs
       </Title>
-      <div class="actions">
-        <NewJob />
-      </div>
       {jobs.data?.truncated && (
         <p class="muted" role="note">
           The list holds the oldest {fmtNum(MAX_LISTED_JOBS)} jobs; filter by state or pool to see the others.
@@ -130,6 +127,9 @@ export function JobsPage() {
             ))}
           </select>
         </label>
+        <div class="actions">
+          <NewJob />
+        </div>
       </form>
       <ErrorNote error={jobs.error} />
       <div class="card">

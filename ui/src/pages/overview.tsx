@@ -8,6 +8,7 @@ import { useJobList } from '../joblist';
 import { Link } from '../router';
 import {
   ACTIVE_MIGRATION,
+  JOB_STATES,
   ACTIVE_UPDATE,
   TASK_STATES,
   TERMINAL_JOB,
@@ -62,11 +63,16 @@ function clustersOf(hosts: Host[]): Cluster[] {
   return [...m.values()].sort((a, b) => a.key.localeCompare(b.key));
 }
 
+/** The job states the overview reads: the unfinished, and the failed for recent failures. */
+const OVERVIEW_STATES = JOB_STATES.filter((s) => !TERMINAL_JOB.has(s) || s === 'FAILED');
+
 export function Overview() {
   const now = useNow();
   const regions = useLoad((s) => api.regions(s), []);
   const hosts = useLoad((s) => api.hosts(s), []);
-  const jobs = useJobList();
+  // Only what the page shows: unfinished jobs and failed ones, filtered by
+  // the server; finished jobs, most of a busy region's, are not read.
+  const jobs = useJobList(OVERVIEW_STATES);
   const drills = useLoad((s) => api.drills(s), []);
   const migrations = useLoad((s) => api.migrations(s), []);
   const [updates, setUpdates] = useState<Update[]>([]);

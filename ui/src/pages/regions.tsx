@@ -48,6 +48,12 @@ export function RegionsPage() {
   }
   const [failedBack, setFailedBack] = useState<{ region: string; moved: PlannedMove[]; notMoved: PlannedMove[] }>();
   const names = (regions.data?.regions ?? []).map((r) => r.name);
+  const healthOfRegion = new Map((regions.data?.regions ?? []).map((r) => [r.name, r.health ?? '']));
+  /** The health of a region that is not alive, '' for one that is (or is not known yet). */
+  const down = (name?: string) => {
+    const h = healthOfRegion.get(name ?? '');
+    return h && h !== 'alive' ? h : '';
+  };
   const list = [...(drills.data?.drills ?? [])].sort((a, b) => (b.startTime ?? '').localeCompare(a.startTime ?? ''));
 
   return (
@@ -143,7 +149,16 @@ export function RegionsPage() {
           {(plan.data?.plans ?? []).map((p) => (
             <li key={p.region} data-plan={p.region}>
               <strong>{p.region}</strong>:{' '}
-              {(p.unplaced?.length ?? 0) === 0 ? <Badge state="SUCCEEDED" label="ready" /> : <Badge state="FAILED" label={`${p.unplaced?.length} would not fit`} />}{' '}
+              {down(p.region) ? (
+                <>
+                  <Badge state={down(p.region).toUpperCase()} label={down(p.region)} /> not ready while {down(p.region)}: a failed
+                  region's jobs are moved, not planned (see its drill and the relocated jobs). As last planned,{' '}
+                </>
+              ) : (p.unplaced?.length ?? 0) === 0 ? (
+                <Badge state="SUCCEEDED" label="ready" />
+              ) : (
+                <Badge state="FAILED" label={`${p.unplaced?.length} would not fit`} />
+              )}{' '}
               {p.moves?.length ?? 0} relocatable jobs would move, {p.pinned ?? 0} stay pinned
               {(p.moves?.length ?? 0) + (p.unplaced?.length ?? 0) > 0 && (
                 <ul class="small">
