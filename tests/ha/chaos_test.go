@@ -7,7 +7,6 @@ import (
 	mrand "math/rand/v2"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/store"
-	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 // chaosEnv reads a positive integer from the environment.
@@ -57,36 +55,9 @@ func chaosTrial(t *testing.T, tasks int, at float64, pause bool) {
 	cass := cassandraAddr(t)
 	keyspace := fmt.Sprintf("peloton_chaos_%d", time.Now().UnixNano()%1e9)
 	dropKeyspaceAfter(t, cass, keyspace)
-	dir := t.TempDir()
-	var members []*member
-	for i := 0; i < 2; i++ {
-		m := &member{t: t, name: fmt.Sprintf("m%d", i), addr: testkit.FreeAddr(t)}
-		m.config = filepath.Join(dir, m.name+".yaml")
-		cfg := fmt.Sprintf(`region: r
-addr: %s
-dataDir: %s
-hosts: ["sim,hosts=50,cpu=8,mem=65536,duration=2s"]
-store: {kind: cassandra, cassandra: {hosts: [%q], keyspace: %s, migrate: true}}
-ha: {leaseTTL: 3s}
-`, m.addr, filepath.Join(dir, m.name), cass, keyspace)
-		if err := os.WriteFile(m.config, []byte(cfg), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		m.start()
-		t.Cleanup(m.stop)
-		members = append(members, m)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, m := range members {
-				t.Logf("--- %s:\n%s", m.name, lastLines(m.log.String(), 30))
-			}
-		}
-	})
-	leading := func(m *member) bool {
-		l := m.log.String()
-		return strings.Count(l, "leading the region's shard") > strings.Count(l, "stopped leading")
-	}
+	members := startRegion(t, regionSpec{members: 2, cassandra: cass, keyspace: keyspace,
+		sim: "sim,hosts=50,cpu=8,mem=65536,duration=2s", extra: "ha: {leaseTTL: 3s}"})
+	leading := (*member).leading
 	var leader, standby *member
 	waitFor(t, 60*time.Second, "a leader", func() bool {
 		for i, m := range members {
@@ -97,19 +68,7 @@ ha: {leaseTTL: 3s}
 		}
 		return false
 	})
-	waitFor(t, 30*time.Second, "both members healthy", func() bool {
-		for _, m := range members {
-			resp, err := http.Get("http://" + m.addr + "/healthz")
-			if err != nil {
-				return false
-			}
-			resp.Body.Close()
-			if resp.StatusCode != 200 {
-				return false
-			}
-		}
-		return true
-	})
+	waitFor(t, 30*time.Second, "both members healthy", func() bool { return members[0].healthy() && members[1].healthy() })
 
 	// Jobs are submitted at the standby (forwarded to the leader) until
 	// the fault; each acknowledged one must survive it.

@@ -4,7 +4,6 @@
 package ha
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -13,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -62,14 +60,21 @@ type member struct {
 	name   string
 	addr   string
 	config string
-	cmd    *exec.Cmd
-	log    *bytes.Buffer
-	done   chan error
+	// bin is the peloton binary the member runs; empty: the one built
+	// from this tree.
+	bin  string
+	cmd  *exec.Cmd
+	log  *testkit.LogBuffer
+	done chan error
 }
 
 func (m *member) start() {
-	m.log, m.done = &bytes.Buffer{}, make(chan error, 1)
-	m.cmd = exec.Command(binary, "server", "--config", m.config)
+	m.log, m.done = &testkit.LogBuffer{}, make(chan error, 1)
+	bin := m.bin
+	if bin == "" {
+		bin = binary
+	}
+	m.cmd = exec.Command(bin, "server", "--config", m.config)
 	m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
 	if err := m.cmd.Start(); err != nil {
 		m.t.Fatal(err)
@@ -142,32 +147,8 @@ func standbyFinishesTheJob(t *testing.T, ha string, leaseHolder func() (string, 
 	_, _ = rand.Read(b[:])
 	keyspace := fmt.Sprintf("peloton_ha_%x", b)
 	dropKeyspaceAfter(t, cass, keyspace)
-	dir := t.TempDir()
-	var members []*member
-	for i := 0; i < 2; i++ {
-		m := &member{t: t, name: fmt.Sprintf("m%d", i), addr: testkit.FreeAddr(t)}
-		m.config = filepath.Join(dir, m.name+".yaml")
-		cfg := fmt.Sprintf(`region: r
-addr: %s
-dataDir: %s
-hosts: ["sim,hosts=50,cpu=8,mem=65536,duration=3s"]
-store: {kind: cassandra, cassandra: {hosts: [%q], keyspace: %s, migrate: true}}
-%s
-`, m.addr, filepath.Join(dir, m.name), cass, keyspace, ha)
-		if err := os.WriteFile(m.config, []byte(cfg), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		m.start()
-		t.Cleanup(m.stop)
-		members = append(members, m)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, m := range members {
-				t.Logf("--- %s:\n%s", m.name, lastLines(m.log.String(), 30))
-			}
-		}
-	})
+	members := startRegion(t, regionSpec{members: 2, cassandra: cass, keyspace: keyspace,
+		sim: "sim,hosts=50,cpu=8,mem=65536,duration=3s", extra: ha})
 	leaderOf := func() *member {
 		for _, m := range members {
 			if m.cmd.ProcessState == nil && strings.Contains(m.log.String(), "leading the region's shard") &&
@@ -185,14 +166,7 @@ store: {kind: cassandra, cassandra: {hosts: [%q], keyspace: %s, migrate: true}}
 			standby = m
 		}
 	}
-	waitFor(t, 30*time.Second, "both members healthy", func() bool {
-		for _, m := range members {
-			if resp, err := http.Get("http://" + m.addr + "/healthz"); err != nil || resp.StatusCode != 200 {
-				return false
-			}
-		}
-		return true
-	})
+	waitFor(t, 30*time.Second, "both members healthy", func() bool { return members[0].healthy() && members[1].healthy() })
 	var leaderTerm uint64
 	if leaseHolder != nil {
 		holder, term := leaseHolder()

@@ -109,25 +109,8 @@ type server struct {
 	t    *testing.T
 	addr string
 	cmd  *exec.Cmd
-	log  *syncBuffer
+	log  *testkit.LogBuffer
 	done chan error
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func freeAddr(t *testing.T) string {
@@ -144,7 +127,7 @@ func freeAddr(t *testing.T) string {
 // until it is healthy; params are added to the cluster's --hosts spec.
 func startDev(t *testing.T, dataDir string, m *master, params ...string) *server {
 	t.Helper()
-	s := &server{t: t, addr: freeAddr(t), log: &syncBuffer{}, done: make(chan error, 1)}
+	s := &server{t: t, addr: freeAddr(t), log: &testkit.LogBuffer{}, done: make(chan error, 1)}
 	hosts := "mesos:dc1,master=" + m.url + ",hold=2s,launch-wait=3s,failover=1m"
 	for _, p := range params {
 		hosts += "," + p

@@ -4,7 +4,6 @@
 package security
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -45,7 +43,7 @@ type region struct {
 	pki    string
 	config string
 	cmd    *exec.Cmd
-	log    *logBuffer
+	log    *testkit.LogBuffer
 	done   chan error
 }
 
@@ -139,7 +137,7 @@ log: {level: info}
 
 func (r *region) start() {
 	r.t.Helper()
-	r.log, r.done = &logBuffer{}, make(chan error, 1)
+	r.log, r.done = &testkit.LogBuffer{}, make(chan error, 1)
 	r.cmd = exec.Command(binary, "server", "--config", r.config)
 	r.cmd.Stdout, r.cmd.Stderr = r.log, r.log
 	if err := r.cmd.Start(); err != nil {
@@ -260,24 +258,6 @@ func (r *region) send(c caller, method, path, body string, hdr map[string]string
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, resp.Header, string(b), err
-}
-
-// logBuffer is a server's output, read while the server writes it.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func freePort(t *testing.T) int { return testkit.FreePort(t, "127.0.0.1") }

@@ -1,0 +1,81 @@
+package ha
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/peloton-federated/peloton/tests/testkit"
+)
+
+// regionSpec is a region of several `peloton server` members on one
+// Cassandra keyspace, as the HA tests start it.
+type regionSpec struct {
+	members   int
+	cassandra string // a contact point
+	keyspace  string
+	sim       string // the simulated hosts, a hosts: entry
+	extra     string // more config lines: the ha section
+	// bins is the binary of each member; a missing or empty one runs the
+	// binary built from this tree.
+	bins []string
+}
+
+// startRegion writes each member's config, starts the members and has
+// the test's cleanups stop them, printing their last lines if it failed.
+func startRegion(t *testing.T, spec regionSpec) []*member {
+	t.Helper()
+	dir := t.TempDir()
+	var members []*member
+	for i := 0; i < spec.members; i++ {
+		m := &member{t: t, name: fmt.Sprintf("m%d", i), addr: testkit.FreeAddr(t)}
+		if i < len(spec.bins) {
+			m.bin = spec.bins[i]
+		}
+		m.config = filepath.Join(dir, m.name+".yaml")
+		cfg := fmt.Sprintf(`region: r
+addr: %s
+dataDir: %s
+hosts: [%q]
+store: {kind: cassandra, cassandra: {hosts: [%q], keyspace: %s, migrate: true}}
+%s
+`, m.addr, filepath.Join(dir, m.name), spec.sim, spec.cassandra, spec.keyspace, spec.extra)
+		if err := os.WriteFile(m.config, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m.start()
+		t.Cleanup(m.stop)
+		members = append(members, m)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, m := range members {
+				t.Logf("--- %s:\n%s", m.name, lastLines(m.log.String(), 30))
+			}
+		}
+	})
+	return members
+}
+
+// leading reports whether the member's current process leads the region:
+// it logged more terms begun than ended.
+func (m *member) leading() bool {
+	l := m.log.String()
+	return strings.Count(l, "leading the region's shard") > strings.Count(l, "stopped leading")
+}
+
+// healthy reports whether the member answers /healthz with 200.
+func (m *member) healthy() bool {
+	resp, err := http.Get("http://" + m.addr + "/healthz")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// alive reports whether the member's process has not exited.
+func (m *member) alive() bool { return m.cmd.ProcessState == nil }
