@@ -61,7 +61,16 @@
 //     as many as it needs and only if it then fits (ReasonPriority).
 //     Non-preemptible work is never preempted.
 //
+// A pass costs in proportion to what changed since the previous one, not
+// to the number of pools: every change comes through the scheduler's own
+// methods, which mark the leaf they change; the entitlement solvers divide
+// again only where a demand or the capacity moved (entitlement's
+// Solver.Update), and admission, preemption and the figures look only at
+// the leaves that were changed, whose entitlement moved, or whose last
+// decision depended on more than their own state. The decisions are
+// exactly those of a pass over every leaf (incremental.go says how, and a
+// property test compares the two).
+//
 // The package must not import the job manager, placement, storage or host
-// manager plugins. queue.go holds the first, simpler queue the job manager
-// still uses until it switches to Scheduler.
+// manager plugins.
 package resmgr

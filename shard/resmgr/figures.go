@@ -11,8 +11,10 @@ func (s *Scheduler) configFigures(i int) PoolFigures {
 	return PoolFigures{Path: spec.Path, Reservation: spec.Reservation, Limit: spec.Limit, Share: spec.Share}
 }
 
-// fillFigures records the figures of every pool after a pass: a leaf's own,
-// and for a parent the sums of its leaves' allocations and counts.
+// fillFigures records the figures of every pool after a pass from
+// scratch: a leaf's own, and for a parent the sums of its leaves'
+// allocations and counts. Passes that do not start from scratch update
+// them (updateFigures).
 func (s *Scheduler) fillFigures(res, slackRes *entitlement.Result) {
 	for i := range s.figures {
 		f := s.configFigures(i)
@@ -22,22 +24,10 @@ func (s *Scheduler) fillFigures(res, slackRes *entitlement.Result) {
 		s.figures[i] = f
 	}
 	for _, l := range s.leaves {
-		alloc := l.alloc[NonPreemptible].Add(l.alloc[Preemptible])
-		queued := 0
-		for k := range l.pending {
-			queued += l.pending[k].len()
-		}
-		wanted := l.uncappedDemand()
+		l.sums = l.figureSums()
 		s.figures[l.index].OverPasses = l.overPasses
 		for i := l.index; i >= 0; i = s.tree.Parent(i) {
-			f := &s.figures[i]
-			f.Allocation = f.Allocation.Add(alloc)
-			f.UncappedDemand = f.UncappedDemand.Add(wanted)
-			f.RevocableAllocation = f.RevocableAllocation.Add(l.alloc[Revocable])
-			f.Queued += queued
-			f.Parked += len(l.parked)
-			f.Admitted += len(l.admitted)
-			f.Preempting += l.preempting
+			s.figures[i].addSums(l.sums, 1)
 		}
 	}
 }
@@ -45,13 +35,7 @@ func (s *Scheduler) fillFigures(res, slackRes *entitlement.Result) {
 // uncappedDemand is the leaf's non-revocable work, queued, parked and
 // admitted, with none of the caps of demand.
 func (l *leaf) uncappedDemand() model.Resources {
-	out := l.queued[NonPreemptible].Add(l.queued[Preemptible]).Add(l.alloc[NonPreemptible]).Add(l.alloc[Preemptible])
-	for _, e := range l.parked {
-		if e.kind != Revocable {
-			out = out.Add(e.size())
-		}
-	}
-	return out
+	return l.queued[NonPreemptible].Add(l.queued[Preemptible]).Add(l.alloc[NonPreemptible]).Add(l.alloc[Preemptible]).Add(l.parkedSize)
 }
 
 // Figures returns every pool's figures after the last pass, in the order of

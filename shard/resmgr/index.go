@@ -83,3 +83,19 @@ func (x *gangIndex) del(id GangID) {
 		delete(x.jobs, id.Job)
 	}
 }
+
+// each calls f for every entry of a job.
+func (x *gangIndex) each(job model.JobID, f func(*entry)) {
+	j := x.jobs[job]
+	if j == nil {
+		return
+	}
+	for _, e := range j.byNumber {
+		if e != nil {
+			f(e)
+		}
+	}
+	for _, e := range j.sparse {
+		f(e)
+	}
+}

@@ -26,31 +26,43 @@ import (
 //
 // Preempted gangs keep their allocation until Remove, and are never chosen
 // twice. Negative or NaN amounts in the input count as zero.
+//
+// Each step looks only at what changed since the last pass, with the same
+// decisions as a pass over every leaf (see incremental.go).
 func (s *Scheduler) Pass(in PassInput) Decision {
 	var d Decision
 	s.disrupted = map[model.JobID]uint32{}
 	s.disruptable = in.Disruptable
 	defer func() { s.disrupted, s.disruptable = nil, nil }()
 	capacity, slack := clampResources(in.Capacity), clampResources(in.Slack)
-	s.passSeq, s.passCapacity, s.passSlack = s.seq, capacity, slack
-	for _, l := range s.leaves {
-		s.demand[l.index] = l.demand()
-		s.slackDemand[l.index] = l.queued[Revocable].Add(l.alloc[Revocable])
+	rebuild := s.rebuild
+	if rebuild || capacity != s.passCapacity || slack != s.passSlack {
+		s.visit.addAll(len(s.leaves)) // gangs larger than the whole may fit now, or no longer
 	}
-	res := s.solver.Compute(capacity, s.demand, entitlement.Options{})
-	slackRes := s.slackSolver.Compute(slack, s.slackDemand, entitlement.Options{})
+	s.passSeq, s.passCapacity, s.passSlack = s.seq, capacity, slack
+	res, slackRes, moved, slackMoved := s.entitle(capacity, slack)
 
 	s.evictRevocable(slack, slackRes, &d)
 	s.preemptOverEntitlement(res, &d)
-	for _, l := range s.leaves {
-		blocked := s.admit(l, res.Entitlement[l.index], slackRes.Entitlement[l.index], capacity, slack, &d)
+	for o := s.visit.next(0); o >= 0; o = s.visit.next(o + 1) {
+		s.visit.remove(o)
+		l := s.leaves[o]
+		blocked, volatile := s.admit(l, res.Entitlement[l.index], slackRes.Entitlement[l.index], capacity, slack, &d)
 		for _, k := range [...]Kind{NonPreemptible, Preemptible} {
-			if blocked[k] != nil {
-				s.preemptForPriority(l, blocked[k], res.Entitlement[l.index], capacity, &d)
+			if blocked[k] != nil && s.preemptForPriority(l, blocked[k], res.Entitlement[l.index], capacity, &d) {
+				volatile = true
 			}
 		}
+		if volatile {
+			s.visit.add(o) // again next pass
+		}
 	}
-	s.fillFigures(res, slackRes)
+	if rebuild {
+		s.rebuild = false
+		s.fillFigures(res, slackRes)
+	} else {
+		s.updateFigures(res, slackRes, moved, slackMoved)
+	}
 	return d
 }
 
@@ -115,6 +127,7 @@ func (s *Scheduler) preempt(e *entry, reason PreemptReason, d *Decision) {
 	l.preempting++
 	l.releasing[k] = l.releasing[k].Add(e.size())
 	s.releasing[k] = s.releasing[k].Add(e.size())
+	s.touch(l)
 	d.Preempt = append(d.Preempt, Preemption{Gang: e.id, Pool: l.path, Reason: reason})
 }
 
@@ -153,7 +166,8 @@ func (s *Scheduler) evictRevocable(slack model.Resources, slackRes *entitlement.
 	if s.alloc[Revocable].Sub(s.releasing[Revocable]).Fits(slack) {
 		return
 	}
-	for _, l := range s.leaves {
+	for o := s.revocable.next(0); o >= 0; o = s.revocable.next(o + 1) { // the others hold none
+		l := s.leaves[o]
 		held := l.alloc[Revocable].Sub(l.releasing[Revocable])
 		target := slackRes.Entitlement[l.index]
 		if held.Fits(target) {
@@ -166,34 +180,43 @@ func (s *Scheduler) evictRevocable(slack model.Resources, slackRes *entitlement.
 // preemptOverEntitlement counts, per leaf, the consecutive passes it has
 // been over its entitlement while that was wanted elsewhere, and makes the
 // leaves that reached Config.PreemptAfterPasses give preemptible work back.
+// Only the leaves in s.over can be over or have a count to reset.
 func (s *Scheduler) preemptOverEntitlement(res *entitlement.Result, d *Decision) {
 	// wanted[k]: some leaf has unmet demand of resource k within its
 	// entitlement. A leaf over its entitlement in k is not one of them.
 	var wanted [len(model.ResourceKinds)]bool
-	for _, l := range s.leaves {
-		alloc, ent := l.alloc[NonPreemptible].Add(l.alloc[Preemptible]), res.Entitlement[l.index]
-		for k := range wanted {
-			wanted[k] = wanted[k] || ent.Get(k) > alloc.Get(k)
-		}
+	for k := range wanted {
+		wanted[k] = s.wantCount[k] > 0
 	}
 	after := max(s.cfg.PreemptAfterPasses, 1)
-	for _, l := range s.leaves {
-		held, ent := l.held(), res.Entitlement[l.index]
-		if held.Fits(ent) || !overAndWanted(held, ent, l.limitBound, wanted) {
-			l.overPasses = 0
-			continue
+	for o := s.over.next(0); o >= 0; o = s.over.next(o + 1) {
+		l := s.leaves[o]
+		ent := res.Entitlement[l.index]
+		s.overEntitlement(l, ent, wanted, after, d)
+		s.figures[l.index].OverPasses = l.overPasses
+		if l.overPasses == 0 && l.held().Fits(ent) {
+			s.over.remove(o)
 		}
-		victims := l.victims(Preemptible, anyPriority)
-		if len(victims) == 0 {
-			l.overPasses = 0 // only non-preemptible work is above: nothing to give
-			continue
-		}
-		l.overPasses++
-		if l.overPasses < after {
-			continue
-		}
-		s.giveBack(held, ent, victims, ReasonOverEntitlement, d)
 	}
+}
+
+// overEntitlement is preemptOverEntitlement for one leaf.
+func (s *Scheduler) overEntitlement(l *leaf, ent model.Resources, wanted [len(model.ResourceKinds)]bool, after int, d *Decision) {
+	held := l.held()
+	if held.Fits(ent) || !overAndWanted(held, ent, l.limitBound, wanted) {
+		l.overPasses = 0
+		return
+	}
+	victims := l.victims(Preemptible, anyPriority)
+	if len(victims) == 0 {
+		l.overPasses = 0 // only non-preemptible work is above: nothing to give
+		return
+	}
+	l.overPasses++
+	if l.overPasses < after {
+		return
+	}
+	s.giveBack(held, ent, victims, ReasonOverEntitlement, d)
 }
 
 // overAndWanted reports whether a leaf holding held is over its limit, or
@@ -225,15 +248,27 @@ func overAndWanted(held, ent, limit model.Resources, wanted [len(model.ResourceK
 // returned; other kinds go on. Gangs skipped without stopping: those whose
 // job is at its maxRunning, and those larger than the whole capacity (or
 // slack) of the pass.
-func (s *Scheduler) admit(l *leaf, ent, slackEnt, capacity, slack model.Resources, d *Decision) (blocked [kindCount]*entry) {
+//
+// volatile reports that a kind stopped at a gang the pool's own figures
+// let in but the cluster's sums did not: the leaf has to be looked at
+// again in the next pass, whatever changes. Jobs with a limit record the
+// leaf as watching them.
+func (s *Scheduler) admit(l *leaf, ent, slackEnt, capacity, slack model.Resources, d *Decision) (blocked [kindCount]*entry, volatile bool) {
 	for k := range kindCount {
 		q := &l.pending[k]
 		l.waits[k] = waitAt{}
+		var watched *jobCount
 		q.each(func(e *entry) bool {
-			if s.jobFull(e) {
-				return true
+			if j := s.jobs[e.id.Job]; j != nil && j.limit > 0 {
+				if j != watched {
+					j.watch(l)
+					watched = j
+				}
+				if s.jobFull(e) {
+					return true
+				}
 			}
-			if !s.fits(l, e, ent, slackEnt, capacity, slack) {
+			if poolFits := s.poolFits(l, e, ent, slackEnt); !poolFits || !s.clusterFits(e, capacity, slack) {
 				bound := capacity
 				if k == Revocable {
 					bound = slack
@@ -243,6 +278,7 @@ func (s *Scheduler) admit(l *leaf, ent, slackEnt, capacity, slack model.Resource
 				}
 				blocked[k] = e
 				l.waits[k] = waitAt{e: e, why: s.whyNot(l, e, ent, slackEnt, capacity, slack)}
+				volatile = volatile || poolFits
 				return false
 			}
 			q.take(e)
@@ -253,22 +289,29 @@ func (s *Scheduler) admit(l *leaf, ent, slackEnt, capacity, slack model.Resource
 		})
 		q.tidy()
 	}
-	return blocked
+	return blocked, volatile
 }
 
-// fits reports whether e may be admitted now (see admit).
-func (s *Scheduler) fits(l *leaf, e *entry, ent, slackEnt, capacity, slack model.Resources) bool {
+// poolFits reports whether e fits what its pool may hold (see admit).
+func (s *Scheduler) poolFits(l *leaf, e *entry, ent, slackEnt model.Resources) bool {
 	size := e.size()
 	if e.kind == Revocable {
-		return l.alloc[Revocable].Add(size).Fits(slackEnt) &&
-			s.alloc[Revocable].Add(size).Fits(slack)
+		return l.alloc[Revocable].Add(size).Fits(slackEnt)
 	}
 	if e.kind == NonPreemptible && !l.alloc[NonPreemptible].Add(size).Fits(l.reservation) {
 		return false
 	}
-	pool := l.alloc[NonPreemptible].Add(l.alloc[Preemptible]).Add(size)
-	cluster := s.alloc[NonPreemptible].Add(s.alloc[Preemptible]).Add(size)
-	return pool.Fits(ent) && cluster.Fits(capacity)
+	return l.alloc[NonPreemptible].Add(l.alloc[Preemptible]).Add(size).Fits(ent)
+}
+
+// clusterFits reports whether e fits what the cluster may hold: the
+// capacity, or for revocable work the slack (see admit).
+func (s *Scheduler) clusterFits(e *entry, capacity, slack model.Resources) bool {
+	size := e.size()
+	if e.kind == Revocable {
+		return s.alloc[Revocable].Add(size).Fits(slack)
+	}
+	return s.alloc[NonPreemptible].Add(s.alloc[Preemptible]).Add(size).Fits(capacity)
 }
 
 // preemptForPriority makes room for g, the gang at which a leaf's admission
@@ -277,13 +320,17 @@ func (s *Scheduler) fits(l *leaf, e *entry, ent, slackEnt, capacity, slack model
 // lower a resource g is short of, and only if g then fits. Gangs already
 // being preempted count as released, so a pass that finds g would fit once
 // they are gone preempts nothing more.
-func (s *Scheduler) preemptForPriority(l *leaf, g *entry, ent, capacity model.Resources, d *Decision) {
+//
+// It reports whether it weighed victims: what it decides then depends on
+// the cluster's sums and the pass's SLA room, so the leaf is looked at
+// again in the next pass.
+func (s *Scheduler) preemptForPriority(l *leaf, g *entry, ent, capacity model.Resources, d *Decision) bool {
 	if !l.hasPreemptibleBelow(g.priority) {
-		return
+		return false
 	}
 	size := g.size()
 	if g.kind == NonPreemptible && !l.alloc[NonPreemptible].Add(size).Fits(l.reservation) {
-		return // only the pool's own non-preemptible work ends could help
+		return false // only the pool's own non-preemptible work ends could help
 	}
 	pool := l.held().Add(size)
 	cluster := s.alloc[NonPreemptible].Add(s.alloc[Preemptible]).Sub(s.releasing[Preemptible]).Add(size)
@@ -291,7 +338,7 @@ func (s *Scheduler) preemptForPriority(l *leaf, g *entry, ent, capacity model.Re
 		if l.preempting > 0 {
 			l.waits[g.kind].why = Wait{Code: WaitPreemption, Pool: l.path, Preempting: l.preempting}
 		}
-		return
+		return true
 	}
 	var chosen []*entry
 	tentative := map[model.JobID]uint32{}
@@ -311,10 +358,11 @@ func (s *Scheduler) preemptForPriority(l *leaf, g *entry, ent, capacity model.Re
 		pool, cluster = pool.Sub(vs), cluster.Sub(vs)
 	}
 	if !pool.Fits(ent) || !cluster.Fits(capacity) {
-		return
+		return true
 	}
 	for _, v := range chosen {
 		s.preempt(v, ReasonPriority, d)
 	}
 	l.waits[g.kind].why = Wait{Code: WaitPreemption, Pool: l.path, Preempting: l.preempting}
+	return true
 }

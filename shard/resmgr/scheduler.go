@@ -110,6 +110,7 @@ func (e *entry) gang() Gang {
 type leaf struct {
 	path        string
 	index       int             // pool number in the tree
+	ord         int             // number in Scheduler.leaves; -1 once its pool is gone
 	reservation model.Resources // non-preemptible work stays within it
 	limitBound  model.Resources // the lowest limit on the way to the root
 	pending     [kindCount]pendingQueue
@@ -126,12 +127,23 @@ type leaf struct {
 	// waits records, per kind, the gang at which the last pass stopped
 	// admitting and why (see Why).
 	waits [kindCount]waitAt
+	// parkedSize sums the sizes of its non-revocable parked gangs.
+	parkedSize model.Resources
+	// want has bit k set when its entitlement is above its allocation in
+	// resource k, as last counted in Scheduler.wantCount.
+	want uint8
+	// sums is its part of the figures, as last added to them.
+	sums leafSums
 }
 
 // jobCount tracks a job's admitted members against its maxRunning.
 type jobCount struct {
 	limit    uint32 // 0: none
 	admitted uint32
+	// watchers are the leaves whose last admission looked at a gang of
+	// the job against its limit: they are visited again when admitted
+	// changes.
+	watchers []*leaf
 }
 
 // Scheduler is the resource manager's scheduling core for one shard: per
@@ -158,6 +170,18 @@ type Scheduler struct {
 	demand      []model.Resources // by pool number, reused by every pass
 	slackDemand []model.Resources
 	figures     []PoolFigures // by pool number, from the last pass
+	leafAt      []*leaf       // by pool number; nil for a parent
+	// What changed since the last pass (see incremental.go): rebuild
+	// makes the next pass start from scratch; touched leaves had their
+	// queues or allocation change; visit holds the leaves the next pass's
+	// admission looks at; over the leaves held above their entitlement or
+	// counting passes over it; revocable the leaves holding revocable
+	// work. wantCount counts, per resource, the leaves whose entitlement
+	// is above their allocation.
+	rebuild                         bool
+	touched, visit, over, revocable leafSet
+	wantCount                       [len(model.ResourceKinds)]int
+	work                            []int32 // scratch: the touched leaves of a pass
 	// passSeq is the sequence number when the last pass started (gangs
 	// queued later were not considered); passCapacity and passSlack its
 	// input.
@@ -198,8 +222,14 @@ func (s *Scheduler) SetTree(tree *entitlement.Tree) []Gang {
 	for i := range n {
 		s.figures[i] = s.configFigures(i)
 	}
+	s.leafAt = make([]*leaf, n)
+	s.rebuild = true
+	s.touched, s.visit, s.over, s.revocable = newLeafSet(n), newLeafSet(n), newLeafSet(n), newLeafSet(n)
 
 	old := s.byPath
+	for _, l := range old {
+		l.ord = -1 // until found in the new tree
+	}
 	s.byPath = make(map[string]*leaf, n)
 	s.leaves = s.leaves[:0]
 	for i := range n {
@@ -212,7 +242,9 @@ func (s *Scheduler) SetTree(tree *entitlement.Tree) []Gang {
 			l = &leaf{path: path, parked: map[GangID]*entry{}, admitted: map[GangID]*entry{}, preemptibleAt: map[int32]int{}}
 		}
 		delete(old, path)
-		l.index = i
+		l.index, l.ord = i, len(s.leaves)
+		s.leafAt[i] = l
+		s.markRevocable(l)
 		l.reservation = tree.Spec(i).Reservation
 		l.limitBound = limitBound(tree, i)
 		s.byPath[path] = l
@@ -282,6 +314,7 @@ func (s *Scheduler) requeue(l *leaf) {
 		waiting = append(waiting, e)
 	}
 	clear(l.parked)
+	l.parkedSize = model.Resources{}
 	slices.SortFunc(waiting, func(a, b *entry) int { return cmpUint(a.seq, b.seq) })
 	for _, e := range waiting {
 		e.level = nil
@@ -291,9 +324,13 @@ func (s *Scheduler) requeue(l *leaf) {
 
 // wait puts a gang that is not admitted into its queue, or parks it.
 func (s *Scheduler) wait(l *leaf, e *entry) {
+	s.touch(l)
 	if l.canNeverFit(e) {
 		e.state = Parked
 		l.parked[e.id] = e
+		if e.kind != Revocable {
+			l.parkedSize = l.parkedSize.Add(e.size())
+		}
 		return
 	}
 	e.state = Queued
@@ -379,7 +416,11 @@ func (s *Scheduler) hold(l *leaf, e *entry) {
 	size := e.size()
 	l.alloc[e.kind] = l.alloc[e.kind].Add(size)
 	s.alloc[e.kind] = s.alloc[e.kind].Add(size)
-	s.job(e.id.Job).admitted += uint32(e.live)
+	j := s.job(e.id.Job)
+	j.admitted += uint32(e.live)
+	s.touch(l)
+	s.markRevocable(l)
+	s.wake(j)
 }
 
 func (s *Scheduler) job(id model.JobID) *jobCount {
@@ -396,6 +437,14 @@ func (s *Scheduler) job(id model.JobID) *jobCount {
 // cap stays queued without blocking the gangs behind it.
 func (s *Scheduler) SetJobLimit(job model.JobID, maxRunning uint32) {
 	j := s.job(job)
+	if j.limit != maxRunning {
+		s.wake(j)
+		s.gangs.each(job, func(e *entry) {
+			if e.state == Queued {
+				s.touch(e.leaf)
+			}
+		})
+	}
 	j.limit = maxRunning
 	s.dropJobIfIdle(job, j)
 }
@@ -475,9 +524,12 @@ func (s *Scheduler) release(e *entry, amount model.Resources, members int) {
 		l.releasing[k] = l.releasing[k].Sub(amount)
 		s.releasing[k] = s.releasing[k].Sub(amount)
 	}
+	s.touch(l)
+	s.markRevocable(l)
 	j := s.jobs[e.id.Job]
 	if j != nil {
 		j.admitted -= uint32(min(members, int(j.admitted)))
+		s.wake(j)
 		s.dropJobIfIdle(e.id.Job, j)
 	}
 }
@@ -489,8 +541,13 @@ func (s *Scheduler) forget(e *entry) {
 	case Queued:
 		l.pending[e.kind].take(e)
 		l.queued[e.kind] = l.queued[e.kind].Sub(e.size())
+		s.touch(l)
 	case Parked:
 		delete(l.parked, e.id)
+		if e.kind != Revocable {
+			l.parkedSize = l.parkedSize.Sub(e.size())
+		}
+		s.touch(l)
 	case Admitted, Preempting:
 		s.release(e, e.size(), int(e.live))
 		if e.state == Preempting {

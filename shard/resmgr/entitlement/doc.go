@@ -43,7 +43,10 @@
 //
 // The package owns the pool tree's structure and validation (NewTree,
 // ValidateSpecs) and the pass itself (Solver, Compute, and Split for a single
-// level, as the federation's global pass uses it). It is a pure core: no
+// level, as the federation's global pass uses it). Solver.Update runs the
+// next pass when only some leaves' demands changed: it sums and divides
+// again only on the way from them to the root and where an entitlement
+// moved, with exactly Compute's result. It is a pure core: no
 // goroutines, clock, I/O or logging, and the same input always gives the same
 // output. It imports only shard/model and the standard library; it must not
 // import the rest of resmgr, the job manager, placement, storage, host

@@ -39,6 +39,7 @@ type Solver struct {
 	head   [kinds][]int64
 	split  splitter
 	result Result
+	inc    incremental // for Update
 }
 
 // NewSolver returns a Solver for the tree.
@@ -55,6 +56,7 @@ func NewSolver(tree *Tree) *Solver {
 		Entitlement: make([]model.Resources, n),
 		Headroom:    make([]model.Resources, n),
 	}
+	s.initIncremental()
 	return s
 }
 
@@ -93,6 +95,7 @@ func (s *Solver) Compute(capacity model.Resources, demand []model.Resources, opt
 		s.result.Entitlement[ext] = s.vector(&s.ent, pos)
 		s.result.Headroom[ext] = s.vector(&s.head, pos)
 	}
+	s.inc.valid, s.inc.capacity, s.inc.opts = true, capacity, opts
 	return &s.result
 }
 
