@@ -70,6 +70,24 @@ func (p *Process) Write(b []byte) (int, error) {
 	return p.out.Write(b)
 }
 
+// Kill kills the process with SIGKILL and waits until it is gone.
+func (p *Process) Kill() {
+	_ = p.cmd.Process.Kill()
+	err := <-p.done
+	p.done <- err // for the test's cleanup, which waits too
+}
+
+// Exited reports whether the process has exited.
+func (p *Process) Exited() bool {
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return true
+	default:
+		return false
+	}
+}
+
 // Output is what the process printed so far.
 func (p *Process) Output() string {
 	p.mu.Lock()
