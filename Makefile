@@ -167,10 +167,11 @@ cassandra-faults: build
 ## reliability: failover over a faulty network (tests/lossy): no false
 ## failover under 5% loss and 100±50 ms, a flapping region, one-way cuts,
 ## each for PELOTON_LOSSY_DURATION (30m), then the detection settings
-## measured against each other; figures for docs/reliability.md (CI runs
-## the scenarios for 1-2 minutes and not the measurement)
+## measured against each other; figures for docs/reliability.md, the
+## trade-off chart in docs/detection-tradeoff.svg (CI runs the scenarios
+## for 1-2 minutes and not the measurement)
 reliability:
-	PELOTON_LOSSY_DURATION=$${PELOTON_LOSSY_DURATION:-30m} \
+	PELOTON_LOSSY_DURATION=$${PELOTON_LOSSY_DURATION:-30m} PELOTON_LOSSY_CHART=$(CURDIR)/docs \
 		$(GO) test -count=1 -timeout 4h -v -bench BenchmarkDetectionTradeoff -benchtime 1x ./tests/lossy
 
 ## bench-memory: peloton dev holds a job of 1,000,000 pending tasks, stops it, and must give its memory back (resident set within 1.5x of idle); prints idle, peak and after (not in CI, which runs 20,000 tasks)

@@ -11,7 +11,9 @@
 // Each runs at a short size by default (CI); PELOTON_LOSSY_DURATION sets
 // the length of the long runs (`make reliability`), whose figures are
 // recorded in docs/reliability.md. BenchmarkDetectionTradeoff measures
-// candidate detection settings against each other (not in CI).
+// candidate detection settings against each other (not in CI) and can
+// write the trade-off chart (docs/detection-tradeoff.svg, drawn by
+// internal/svgchart from the table beside it).
 //
 // It imports internal/faultnet, tests/bench/inproc, tests/testkit and the
 // federation's packages; nothing imports it.

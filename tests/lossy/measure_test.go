@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"testing"
@@ -33,10 +35,13 @@ var candidates = []settings{
 // PELOTON_LOSSY_DURATION (default 5m), and the time to declare a region
 // cut off failed over five trials. It runs once whatever b.N
 // (`make reliability`: -bench BenchmarkDetectionTradeoff -benchtime 1x).
+// With PELOTON_LOSSY_CHART set to a folder it writes the figures there as
+// detection-tradeoff.csv and the chart of detection time against false
+// failures per day as detection-tradeoff.svg (tradeoff_test.go).
 func BenchmarkDetectionTradeoff(b *testing.B) {
 	run := duration(b, 5*time.Minute)
 	var wg sync.WaitGroup
-	results := make([]string, len(candidates))
+	results := make([]tradeoff, len(candidates))
 	for i, s := range candidates {
 		wg.Add(1)
 		go func() {
@@ -48,9 +53,15 @@ func BenchmarkDetectionTradeoff(b *testing.B) {
 	for _, r := range results {
 		b.Log(r)
 	}
+	if dir := os.Getenv("PELOTON_LOSSY_CHART"); dir != "" {
+		if err := writeTradeoff(dir, results); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("wrote %s", filepath.Join(dir, "detection-tradeoff.{csv,svg}"))
+	}
 }
 
-func measure(t testing.TB, slot int, s settings, run time.Duration) string {
+func measure(t testing.TB, slot int, s settings, run time.Duration) tradeoff {
 	n := faultnet.New(uint64(100 + slot))
 	n.SetDefault(wan)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -77,7 +88,7 @@ func measure(t testing.TB, slot int, s settings, run time.Duration) string {
 		d, err := federation.NewGossipDirectory(ctx, cfg, s.Health, func(bool) {}, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Error(err) // not Fatal: this runs beside the other settings
-			return s.Name + ": " + err.Error()
+			return tradeoff{Setting: s.Name, Err: err.Error()}
 		}
 		d.OnTransition(func(tr policy.Transition) {
 			if tr.To == policy.HealthFailed {
@@ -120,7 +131,7 @@ func measure(t testing.TB, slot int, s settings, run time.Duration) string {
 	}
 	if !wait(time.Minute, allAlive) {
 		t.Errorf("%s: never all alive", s.Name)
-		return s.Name + ": never all alive"
+		return tradeoff{Setting: s.Name, Err: "never all alive"}
 	}
 	// False failures under loss alone.
 	time.Sleep(run)
@@ -151,11 +162,5 @@ func measure(t testing.TB, slot int, s settings, run time.Duration) string {
 		n.Isolate("c", false)
 	}
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-	det := "no trial detected"
-	if len(times) > 0 {
-		det = fmt.Sprintf("min %.1fs, median %.1fs, max %.1fs over %d trials", times[0].Seconds(), times[len(times)/2].Seconds(), times[len(times)-1].Seconds(), len(times))
-	}
-	perDay := float64(falseFailures) / run.Hours() * 24
-	return fmt.Sprintf("%s: %d false failures in %s (%.0f per day, 3 regions); probes lost %d, failed %d in the last 5 min of it; detection %s",
-		s.Name, falseFailures, run, perDay, lost, failed, det)
+	return tradeoff{Setting: s.Name, Run: run, FalseFailures: falseFailures, ProbesLost: lost, ProbesFailed: failed, Detection: times}
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/peloton-federated/peloton/internal/svgchart"
 )
 
 // Curve is one measured cost curve: a table of figures (the CSV) and the
@@ -83,8 +85,8 @@ func (c *Curve) Verdicts() []string {
 }
 
 // Chart builds the curve's chart.
-func (c *Curve) Chart(machine string) *Chart {
-	ch := &Chart{Title: c.Title, XLabel: c.XLabel, YLabel: c.YLabel}
+func (c *Curve) Chart(machine string) *svgchart.Chart {
+	ch := &svgchart.Chart{Title: c.Title, XLabel: c.XLabel, YLabel: c.YLabel}
 	ch.Subtitle = append(ch.Subtitle, wrap(c.What, subtitleWidth)...)
 	for _, v := range c.Verdicts() {
 		ch.Subtitle = append(ch.Subtitle, wrap("• "+v, subtitleWidth)...)
@@ -92,7 +94,7 @@ func (c *Curve) Chart(machine string) *Chart {
 	ch.Subtitle = append(ch.Subtitle, wrap("Machine: "+machine+". Log-log axes; slopes fitted by least squares on all points.", subtitleWidth)...)
 	x := c.column(c.Columns[0])
 	for _, p := range c.Plots {
-		ch.Series = append(ch.Series, Series{Label: p.Label, X: x, Y: c.column(p.Column)})
+		ch.Series = append(ch.Series, svgchart.Series{Label: p.Label, X: x, Y: c.column(p.Column)})
 	}
 	return ch
 }

@@ -1,6 +1,6 @@
 // Command curves writes the cost curves that `make bench-curves` commits
 // into docs/curves: for each curve a CSV of the figures and an SVG chart on
-// log-log axes (drawn by chart.go, no plotting tool needed), and a README
+// log-log axes (drawn by internal/svgchart, no plotting tool needed), and a README
 // stating each series' growth from a least-squares fit of its slope.
 //
 // The curves: placement decisions per second against hosts (the core, the

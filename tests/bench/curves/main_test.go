@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/peloton-federated/peloton/internal/svgchart"
 )
 
 // The generator at its quick sizes writes, for every curve, a well-formed
@@ -218,8 +220,8 @@ func TestFlags(t *testing.T) {
 }
 
 func TestChartEscapesText(t *testing.T) {
-	c := &Chart{Title: `a < b & "c"`, XLabel: "x", YLabel: "y",
-		Series: []Series{{Label: "<s>", X: []float64{1, 10, 100}, Y: []float64{0, 5, 50}}}}
+	c := &svgchart.Chart{Title: `a < b & "c"`, XLabel: "x", YLabel: "y",
+		Series: []svgchart.Series{{Label: "<s>", X: []float64{1, 10, 100}, Y: []float64{0, 5, 50}}}}
 	path := filepath.Join(t.TempDir(), "c.svg")
 	if err := os.WriteFile(path, c.SVG(), 0o644); err != nil {
 		t.Fatal(err)
