@@ -14,7 +14,10 @@
 //
 // Flags: -list, -scenario NAME[,NAME...], -size full|small, -json,
 // -parts core,e2e,memory,api, -cpuprofile FILE, -memprofile FILE,
-// -budget-scale F, -bin FILE, -server-cpuprofile-dir DIR. The same
+// -budget-scale F, -bin FILE, -server-cpuprofile-dir DIR. With
+// -small-jobs N it runs the small-jobs sitting instead
+// (-small-jobs-stores, -small-jobs-clients, -small-jobs-hosts,
+// -small-jobs-profile-dir, -cassandra-script; `make bench-cassandra`). The same
 // scenarios run at their "small" size as the package's go test tests, and
 // as Go benchmarks (go test -bench).
 //

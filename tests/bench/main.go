@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -42,6 +43,7 @@ type config struct {
 	smallClient int
 	smallHosts  int
 	smallProf   string
+	cassandraSh string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -59,7 +61,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.bin, "bin", "", "peloton binary the API scenarios start (default: build one)")
 	fs.StringVar(&c.profileDir, "server-cpuprofile-dir", "", "write a CPU profile of the server over each API scenario's measured span to this directory")
 	fs.IntVar(&c.smallJobs, "small-jobs", 0, "instead of the scenarios: create this many single-task jobs over HTTP against `peloton server` on each store of -small-jobs-stores and wait until all SUCCEEDED")
-	fs.StringVar(&c.smallStores, "small-jobs-stores", "embedded", "stores of -small-jobs, comma-separated: embedded, or NAME=HOST:PORT of a running Cassandra node (deploy/cassandra/cassandra.sh); ratios are against the embedded run")
+	fs.StringVar(&c.smallStores, "small-jobs-stores", "embedded", "stores of -small-jobs, comma-separated: embedded; NAME=HOST:PORT of a running Cassandra node; NAME=new or NAME=new-durable for a fresh node this run starts with -cassandra-script (--durable: commit log synced before each acknowledgement) on free loopback ports and stops afterwards, its CPU time and conditional writes measured; ratios are against the embedded run")
+	fs.StringVar(&c.cassandraSh, "cassandra-script", "deploy/cassandra/cassandra.sh", "the script that starts the nodes of -small-jobs-stores NAME=new")
 	fs.IntVar(&c.smallClient, "small-jobs-clients", 32, "concurrent HTTP clients of -small-jobs")
 	fs.IntVar(&c.smallHosts, "small-jobs-hosts", 500, "sim hosts of -small-jobs")
 	fs.StringVar(&c.smallProf, "small-jobs-profile-dir", "", "write the server's goroutine profile half way through each -small-jobs run to this directory")
@@ -204,10 +207,21 @@ func runSmallJobs(ctx context.Context, cfg config, stdout, stderr io.Writer) err
 		switch {
 		case v == "embedded":
 			stores = append(stores, harness.SmallJobsStore{Name: v})
-		case ok && name != "" && addr != "":
+		case ok && name != "" && (addr == "new" || addr == "new-durable"):
+			stores = append(stores, harness.SmallJobsStore{Name: name, Start: true, Durable: addr == "new-durable"})
+		case ok && name != "" && strings.Contains(addr, ":"):
 			stores = append(stores, harness.SmallJobsStore{Name: name, Cassandra: addr})
 		default:
-			return fmt.Errorf("-small-jobs-stores: %q is not embedded nor NAME=HOST:PORT", v)
+			return fmt.Errorf("-small-jobs-stores: %q is not embedded, NAME=HOST:PORT, NAME=new nor NAME=new-durable", v)
+		}
+	}
+	if slices.ContainsFunc(stores, func(s harness.SmallJobsStore) bool { return s.Start }) {
+		if _, err := os.Stat(cfg.cassandraSh); err != nil {
+			return fmt.Errorf("-cassandra-script: %w (run from the repository's root, or name the script)", err)
+		}
+		var err error
+		if cfg.cassandraSh, err = filepath.Abs(cfg.cassandraSh); err != nil {
+			return err
 		}
 	}
 	bin := cfg.bin
@@ -227,7 +241,7 @@ func runSmallJobs(ctx context.Context, cfg config, stdout, stderr io.Writer) err
 	defer os.RemoveAll(dir)
 	fmt.Fprintf(stdout, "machine: %s\n", machine())
 	figs := harness.RunSmallJobs(ctx, harness.SmallJobsConfig{Bin: bin, Dir: dir, Jobs: cfg.smallJobs, Clients: cfg.smallClient,
-		Hosts: cfg.smallHosts, Stores: stores, ProfileDir: cfg.smallProf}, stdout)
+		Hosts: cfg.smallHosts, Stores: stores, ProfileDir: cfg.smallProf, CassandraScript: cfg.cassandraSh}, stdout)
 	for _, f := range figs {
 		if f.Err != "" {
 			return fmt.Errorf("small-jobs %s: %s", f.Store, f.Err)

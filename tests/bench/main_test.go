@@ -187,6 +187,8 @@ func TestCommandRejectsBadFlags(t *testing.T) {
 		{"-budget-scale", "0"},
 		{"-parts", "core,gpu"},
 		{"stray"},
+		{"-small-jobs", "1", "-small-jobs-stores", "embedded,cassandra=nowhere"},
+		{"-small-jobs", "1", "-small-jobs-stores", "embedded,cassandra=new", "-cassandra-script", "/no/such/cassandra.sh"},
 	} {
 		var out, errs bytes.Buffer
 		if err := run(context.Background(), args, &out, &errs); err == nil {

@@ -160,22 +160,7 @@ func (d *devServer) rssMiB() float64 {
 }
 
 // cpuSeconds is the CPU time the server has used so far.
-func (d *devServer) cpuSeconds() float64 {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the command name (which is in parentheses): utime and
-	// stime are the 14th and 15th fields of the whole line.
-	s := string(raw)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (ut + st) / 100 // clock ticks, USER_HZ = 100
-}
+func (d *devServer) cpuSeconds() float64 { return processCPUSeconds(d.cmd.Process.Pid) }
 
 // profile writes a CPU profile of the next d of the server to path; it
 // returns when the profile is written (run it beside the measured work).

@@ -22,13 +22,19 @@
 //     (devserver.go) driven through its public API: batch creates over
 //     gRPC until every task is seen running, or single creates over
 //     HTTP/JSON from many clients (api.go, api_single.go), against a
-//     baseline measured in the same run.
+//     baseline measured in the same run;
+//   - small jobs (smalljobs.go): single-task jobs over HTTP against a real
+//     `peloton server` on the embedded store and on Cassandra nodes (given,
+//     or started for the run with deploy/cassandra/cassandra.sh and
+//     measured over JMX: CPU, conditional and plain writes), each against
+//     the embedded run and against its store's own ceiling for the same
+//     records, written through the store package (smallceiling.go).
 //
 // Figures come back as Result values; Table and JSON render them.
 //
 // It imports the shard's packages (placement, placebench, jobmgr, the
-// boltstore backend, hostmgr and its sim plugin, model, store), the API's
-// generated package and tests/testkit, and nothing of the gateway,
-// federation or command packages (it runs the binary); the product never
-// imports it.
+// boltstore and cassandra backends, hostmgr and its sim plugin, model,
+// store), the API's generated package and tests/testkit, and nothing of
+// the gateway, federation or command packages (it runs the binary); the
+// product never imports it.
 package harness

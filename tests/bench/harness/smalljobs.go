@@ -16,6 +16,8 @@ import (
 	"time"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
+	"github.com/peloton-federated/peloton/shard/store/boltstore"
+	"github.com/peloton-federated/peloton/shard/store/cassandra"
 )
 
 // Small jobs: one `peloton server` (the production role, configured by a
@@ -23,14 +25,26 @@ import (
 // concurrent clients, one CreateJob each (POST /v1/jobs, the spec as body), until every job SUCCEEDED. Run
 // once per store: the embedded one, then each Cassandra node given, so
 // that a Cassandra figure is quoted as a ratio of the embedded figure of
-// the same sitting.
+// the same sitting. Each run is followed by the store's own ceiling for
+// the same records (smallceiling.go), written from this process through
+// the store package on a fresh store of the same kind (a new keyspace of
+// the same node), and the end-to-end figure is quoted as a ratio of it
+// too. A node the sitting starts itself (Start) is measured as well: its
+// CPU time and its conditional and plain writes over each part.
 
 // SmallJobsStore is a store the small-jobs runs use: "embedded", or a
-// Cassandra node (Cassandra: its CQL address).
+// Cassandra node: Cassandra is its CQL address, or empty with Start set
+// to start a fresh node (with Durable, one that syncs its commit log
+// before acknowledging a write) for this store's runs and stop it after.
 type SmallJobsStore struct {
 	Name      string
 	Cassandra string
+	Start     bool
+	Durable   bool
 }
+
+// IsCassandra reports whether the store is a Cassandra node.
+func (s SmallJobsStore) IsCassandra() bool { return s.Cassandra != "" || s.Start }
 
 // SmallJobsConfig is one sitting of small-jobs runs.
 type SmallJobsConfig struct {
@@ -40,6 +54,9 @@ type SmallJobsConfig struct {
 	Clients int
 	Hosts   int
 	Stores  []SmallJobsStore
+	// CassandraScript is deploy/cassandra/cassandra.sh, which starts the
+	// nodes of stores with Start.
+	CassandraScript string
 	// ProfileDir, when set, receives each run's goroutine profile taken
 	// half way through the creates (<store>-goroutine.prof).
 	ProfileDir string
@@ -58,30 +75,161 @@ type SmallJobsFigures struct {
 	JobsPerSec    float64 // end to end
 	P50Ms, P99Ms  float64 // create latency
 	Ratio         float64 // JobsPerSec over the embedded run's
-	Err           string
+	// ServerCPUSeconds is the server's CPU time from the first create to
+	// the last job SUCCEEDED.
+	ServerCPUSeconds float64
+	// The ceiling: the same records written through the store package.
+	CeilingSeconds    float64
+	CeilingJobsPerSec float64
+	CeilingRatio      float64 // JobsPerSec over CeilingJobsPerSec
+	// CeilingVsEmbedded is CeilingJobsPerSec over the embedded ceiling's.
+	CeilingVsEmbedded float64
+	// CeilingClientCPUSeconds is this process's CPU time over the ceiling
+	// (the store package's own work, and the Cassandra driver's).
+	CeilingClientCPUSeconds float64
+	// Node is what a node the sitting started did over the end-to-end run
+	// (from the first create to the last job SUCCEEDED), NodeCeiling over
+	// the ceiling; zero for other stores.
+	Node, NodeCeiling nodeCounters
+	Err               string
 }
 
 // RunSmallJobs runs the sitting, the stores in the order given.
 func RunSmallJobs(ctx context.Context, c SmallJobsConfig, out io.Writer) []SmallJobsFigures {
 	var figs []SmallJobsFigures
-	var base float64
+	var base, baseCeiling float64
 	for i, st := range c.Stores {
 		dir := filepath.Join(c.Dir, fmt.Sprintf("%d-%s", i, st.Name))
-		f := runSmallJobs(ctx, c, st, dir)
-		if st.Cassandra == "" && base == 0 {
-			base = f.JobsPerSec
+		f := runStore(ctx, c, st, dir)
+		if !st.IsCassandra() && base == 0 {
+			base, baseCeiling = f.JobsPerSec, f.CeilingJobsPerSec
 		}
 		if base > 0 {
 			f.Ratio = f.JobsPerSec / base
 		}
-		fmt.Fprintf(out, "small-jobs %-20s %5d jobs, %d clients: %7.0f creates/s (p50 %.1fms, p99 %.1fms), all SUCCEEDED in %6.2fs = %7.0f jobs/s end to end, %.2fx embedded; errors %d %s%s\n",
-			f.Store, f.Jobs, c.Clients, f.CreatesPerSec, f.P50Ms, f.P99Ms, f.DoneSeconds, f.JobsPerSec, f.Ratio, f.Errors, f.FirstErr, f.Err)
+		if baseCeiling > 0 {
+			f.CeilingVsEmbedded = f.CeilingJobsPerSec / baseCeiling
+		}
+		printSmallJobs(out, c, st, f)
 		figs = append(figs, f)
 	}
 	return figs
 }
 
-func runSmallJobs(ctx context.Context, c SmallJobsConfig, st SmallJobsStore, dir string) SmallJobsFigures {
+// runStore runs the end-to-end run on one store, then its ceiling,
+// starting (and afterwards stopping) the store's node when asked.
+func runStore(ctx context.Context, c SmallJobsConfig, st SmallJobsStore, dir string) SmallJobsFigures {
+	var node *cassandraNode
+	if st.Start {
+		n, err := startCassandraNode(ctx, c.CassandraScript, filepath.Join(dir, "cassandra"), st.Durable)
+		if err != nil {
+			return SmallJobsFigures{Store: st.Name, Jobs: c.Jobs, Err: err.Error()}
+		}
+		defer n.stop()
+		node, st.Cassandra = n, n.addr
+	}
+	f := runSmallJobs(ctx, c, st, node, dir)
+	if f.Err != "" {
+		return f
+	}
+	if err := runCeiling(ctx, c, st, node, dir, &f); err != nil {
+		f.Err = "ceiling: " + err.Error()
+	}
+	return f
+}
+
+// span measures what a node did from measure to end (nothing without a
+// node).
+type span struct {
+	node   *cassandraNode
+	before nodeCounters
+	err    error
+}
+
+func measure(ctx context.Context, node *cassandraNode) *span {
+	s := &span{node: node}
+	if node != nil {
+		s.before, s.err = node.counters(ctx)
+	}
+	return s
+}
+
+func (s *span) end(ctx context.Context, into *nodeCounters) error {
+	if s.node == nil || s.err != nil {
+		return s.err
+	}
+	after, err := s.node.counters(ctx)
+	*into = after.sub(s.before)
+	return err
+}
+
+// runCeiling writes the ceiling on a fresh store of st's kind (a new
+// embedded file in dir, or a new keyspace of st's node) into f.
+func runCeiling(ctx context.Context, c SmallJobsConfig, st SmallJobsStore, node *cassandraNode, dir string, f *SmallJobsFigures) error {
+	var s ceilingStore
+	if st.Cassandra == "" {
+		b, err := boltstore.Open(filepath.Join(dir, "ceiling.db"))
+		if err != nil {
+			return err
+		}
+		s = b
+	} else {
+		cs, err := cassandra.Open(ctx, cassandra.Config{Hosts: []string{st.Cassandra},
+			Keyspace: fmt.Sprintf("bench_ceiling_%d", time.Now().UnixNano()), Migrate: true})
+		if err != nil {
+			return err
+		}
+		s = cs
+	}
+	defer s.Close()
+	sp := measure(ctx, node)
+	self := os.Getpid()
+	cpu := processCPUSeconds(self)
+	d, err := smallJobsCeiling(ctx, s, c.Jobs, c.Clients)
+	if err != nil {
+		return err
+	}
+	f.CeilingClientCPUSeconds = processCPUSeconds(self) - cpu
+	if err := sp.end(ctx, &f.NodeCeiling); err != nil {
+		return err
+	}
+	f.CeilingSeconds = d.Seconds()
+	f.CeilingJobsPerSec = float64(c.Jobs) / d.Seconds()
+	f.CeilingRatio = f.JobsPerSec / f.CeilingJobsPerSec
+	return nil
+}
+
+// printSmallJobs prints one store's figures.
+func printSmallJobs(out io.Writer, c SmallJobsConfig, st SmallJobsStore, f SmallJobsFigures) {
+	fmt.Fprintf(out, "small-jobs %-20s %5d jobs, %d clients: %7.0f creates/s (p50 %.1fms, p99 %.1fms), all SUCCEEDED in %6.2fs = %7.0f jobs/s end to end, %.2fx embedded; errors %d %s%s\n",
+		f.Store, f.Jobs, c.Clients, f.CreatesPerSec, f.P50Ms, f.P99Ms, f.DoneSeconds, f.JobsPerSec, f.Ratio, f.Errors, f.FirstErr, f.Err)
+	if f.CeilingJobsPerSec == 0 {
+		return
+	}
+	fmt.Fprintf(out, "  %-29s ceiling, the same records through the store package from %d writers: %6.2fs = %7.0f jobs/s (%.2fx embedded's); end to end is %.2fx of it\n",
+		"", c.Clients, f.CeilingSeconds, f.CeilingJobsPerSec, f.CeilingVsEmbedded, f.CeilingRatio)
+	perJob := func(v float64) float64 { return v / float64(max(f.Jobs, 1)) }
+	fmt.Fprintf(out, "  %-29s CPU: server %.1fs (%.2f ms/job) end to end; store package %.1fs (%.2f ms/job) in the ceiling\n",
+		"", f.ServerCPUSeconds, 1000*perJob(f.ServerCPUSeconds), f.CeilingClientCPUSeconds, 1000*perJob(f.CeilingClientCPUSeconds))
+	if st.Start {
+		fmt.Fprintf(out, "  %-29s node (%s): end to end %.1f CPU-s (%.2f ms/job), per job %.1f conditional writes (Paxos rounds), %.1f plain writes, %.1f reads; ceiling %.1f CPU-s (%.2f ms/job), per job %.1f conditional, %.1f plain, %.1f reads\n",
+			"", commitLog(st.Durable), f.Node.CPUSeconds, 1000*perJob(f.Node.CPUSeconds), perJob(float64(f.Node.CASWrites)), perJob(float64(f.Node.Writes)), perJob(float64(f.Node.Reads)),
+			f.NodeCeiling.CPUSeconds, 1000*perJob(f.NodeCeiling.CPUSeconds), perJob(float64(f.NodeCeiling.CASWrites)), perJob(float64(f.NodeCeiling.Writes)), perJob(float64(f.NodeCeiling.Reads)))
+		e2e, ceil := float64(f.Node.CASWrites)/f.DoneSeconds, float64(f.NodeCeiling.CASWrites)/f.CeilingSeconds
+		fmt.Fprintf(out, "  %-29s Paxos rounds/s: end to end %.0f, ceiling %.0f: the server drives the node at %.2fx the ceiling's rate of conditional writes\n",
+			"", e2e, ceil, e2e/max(ceil, 1e-9))
+	}
+}
+
+// commitLog names a node's commit log mode.
+func commitLog(durable bool) string {
+	if durable {
+		return "--durable: commit log synced before each acknowledgement"
+	}
+	return "default periodic commit log"
+}
+
+func runSmallJobs(ctx context.Context, c SmallJobsConfig, st SmallJobsStore, node *cassandraNode, dir string) SmallJobsFigures {
 	f := SmallJobsFigures{Store: st.Name, Jobs: c.Jobs}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		f.Err = err.Error()
@@ -110,7 +258,9 @@ func runSmallJobs(ctx context.Context, c SmallJobsConfig, st SmallJobsStore, dir
 		firstErr string
 		wg       sync.WaitGroup
 	)
+	sp := measure(ctx, node)
 	start := time.Now()
+	cpu := srv.cpuSeconds()
 	var profiled atomic.Bool
 	for range c.Clients {
 		wg.Add(1)
@@ -193,6 +343,10 @@ func runSmallJobs(ctx context.Context, c SmallJobsConfig, st SmallJobsStore, dir
 	}
 	f.DoneSeconds = time.Since(start).Seconds()
 	f.JobsPerSec = float64(len(ids)) / f.DoneSeconds
+	f.ServerCPUSeconds = srv.cpuSeconds() - cpu
+	if err := sp.end(ctx, &f.Node); err != nil {
+		f.Err = err.Error()
+	}
 	return f
 }
 
