@@ -10,7 +10,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPC_GATEWAY_VERSION := v2.31.0
 
-.PHONY: all build run test test-all check test-env repo-check test-go test-race bench-migrate test-clients test-python test-java clients clients-check proto proto-check tools bench bench-curves bench-overload bench-memory bench-federation chaos chaos-replicas cassandra-faults reliability clean ui ui-check
+.PHONY: all build run test test-all check test-env repo-check test-go test-race bench-migrate test-clients test-python test-java clients clients-check proto proto-check tools bench bench-curves bench-overload bench-cassandra bench-memory bench-federation chaos chaos-replicas cassandra-faults reliability clean ui ui-check
 
 all: build
 
@@ -141,6 +141,20 @@ bench-federation:
 ## bench-overload: 1, 8, 32, 128, 512 concurrent clients against a dev cluster; throughput, p50/p99, shed fraction, memory (not in CI)
 bench-overload: build
 	$(GO) run ./tests/bench/overload -bin $(BIN)/peloton $(OVERLOAD_FLAGS)
+
+## bench-cassandra: small jobs end to end on Cassandra, in two
+## sittings, each starting its own fresh Cassandra node (deploy/cassandra, free
+## loopback ports, stopped afterwards; JDK 17 and Maven on the first run) beside
+## one embedded run: PELOTON_CASSANDRA_JOBS (2000) single-task jobs over HTTP
+## from 32 clients on the default commit log, then PELOTON_CASSANDRA_DURABLE_JOBS
+## (500) on a --durable node; each store's own write ceiling for the same
+## records (through the store package, 32 writers) in the same run, the node's
+## CPU and Paxos rounds per job (not in CI)
+bench-cassandra: build
+	$(GO) run ./tests/bench -bin $(BIN)/peloton -small-jobs $${PELOTON_CASSANDRA_JOBS:-2000} \
+		-small-jobs-stores embedded,cassandra=new $(CASSANDRA_BENCH_FLAGS)
+	$(GO) run ./tests/bench -bin $(BIN)/peloton -small-jobs $${PELOTON_CASSANDRA_DURABLE_JOBS:-500} \
+		-small-jobs-stores embedded,durable=new-durable $(CASSANDRA_BENCH_FLAGS)
 
 ## chaos: 20 trials of kill -9 / SIGSTOP of the leader of an HA pair during a 10,000-task job (needs PELOTON_TEST_CASSANDRA; not in CI, which runs 2 trials of 1,000 tasks)
 chaos: build
