@@ -36,3 +36,18 @@ func TestEngineErrorsMapToCodes(t *testing.T) {
 		}
 	}
 }
+
+// A create whose write the engine cancelled (its member stopped leading
+// while the write was on its way) is Unavailable, which clients retry; one
+// its own caller cancelled stays Canceled.
+func TestCreateCancelledByTheEngineIsUnavailable(t *testing.T) {
+	err := fmt.Errorf("store job: create job: %w", context.Canceled)
+	if got := status.Code(toStatus(stoppedUnder(context.Background(), err))); got != codes.Unavailable {
+		t.Errorf("cancelled by the engine: %s, want Unavailable", got)
+	}
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got := status.Code(toStatus(stoppedUnder(gone, err))); got != codes.Canceled {
+		t.Errorf("cancelled by its caller: %s, want Canceled", got)
+	}
+}

@@ -59,6 +59,20 @@ func (s *Server) Register(g *grpc.Server) {
 	pb.RegisterSystemServiceServer(g, s)
 }
 
+// errStopped is a call's change cancelled by the engine, not by its
+// caller: the member stopped leading the region (or is shutting down)
+// while the change was being stored.
+var errStopped = errors.New("this member stopped leading the region while the change was stored")
+
+// stoppedUnder marks a cancellation that ctx, the caller's context, did
+// not make as errStopped: whether the change was stored is not known.
+func stoppedUnder(ctx context.Context, err error) error {
+	if errors.Is(err, context.Canceled) && ctx.Err() == nil {
+		return fmt.Errorf("%w: %w", errStopped, err)
+	}
+	return err
+}
+
 // toStatus maps domain errors to gRPC codes, the one place that does so.
 func toStatus(err error) error {
 	var specErr *pb.SpecError
@@ -94,6 +108,10 @@ func toStatus(err error) error {
 	case errors.Is(err, store.ErrFenced):
 		// Another member leads the region now: the caller retries there.
 		return status.Error(codes.Unavailable, "this member no longer leads the region: "+err.Error())
+	case errors.Is(err, errStopped):
+		// The caller retries where the region is led now; a create with
+		// a request id finds what this one stored, if anything.
+		return status.Error(codes.Unavailable, err.Error())
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
@@ -161,11 +179,11 @@ func (s *Server) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.C
 	}
 	created, err := jobmgr.Do(ctx, s.engine, jobmgr.CreateJobs{Jobs: []jobmgr.NewJob{{ID: id, Spec: specToModel(req.Spec)}}})
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, toStatus(stoppedUnder(ctx, err))
 	}
 	c := created[0]
 	if c.Err != nil {
-		return nil, toStatus(c.Err)
+		return nil, toStatus(stoppedUnder(ctx, c.Err))
 	}
 	j := c.Job
 	if c.Existing {
@@ -208,12 +226,12 @@ func (s *Server) CreateJobs(ctx context.Context, req *pb.CreateJobsRequest) (*pb
 	}
 	created, err := jobmgr.Do(ctx, s.engine, jobmgr.CreateJobs{Jobs: todo})
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, toStatus(stoppedUnder(ctx, err))
 	}
 	for k, c := range created {
 		i := at[k]
 		if c.Err != nil {
-			results[i] = itemResult(positions[i], c.Err)
+			results[i] = itemResult(positions[i], stoppedUnder(ctx, c.Err))
 			continue
 		}
 		results[i] = &pb.CreateJobsResult{JobId: string(c.ID), Region: s.engine.Region(), Existing: c.Existing}
