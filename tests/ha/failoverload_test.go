@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"sort"
@@ -31,6 +32,9 @@ type failoverLoad struct {
 
 	mu      sync.Mutex
 	creates []failoverCreate
+	// reads, when not nil, are the reads of acknowledged jobs each client
+	// makes after each create, retried the same way.
+	reads   []failoverCreate
 	retried map[string]int // attempts sent again, by what they got
 	next    int            // the member the next create tries first
 }
@@ -53,39 +57,47 @@ func newFailoverLoad(members []*member, name string, tasks int) *failoverLoad {
 	return &failoverLoad{members: members, name: name, tasks: tasks, begin: time.Now(), retried: map[string]int{}}
 }
 
-// attempt sends one CreateJobs attempt to m; retry names why it may be
-// sent again ("" when it may not), err says what went wrong.
-func (l *failoverLoad) attempt(m *member, requestID string) (job, retry string, err error) {
+// send makes one HTTP call to m; retry names why it may be sent again
+// ("" when it may not), err says what went wrong.
+func send(m *member, method, path, body string) (data []byte, retry string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
 	defer cancel()
-	body := fmt.Sprintf(`{"requestId":%q,"jobs":[{"name":%q,"instances":%d,"preemptible":true,"task":{"command":"sim","resources":{"cpu":0.1,"memMb":1}}}]}`,
-		requestID, l.name, l.tasks)
-	req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+m.addr+"/v1/jobs:batchCreate", strings.NewReader(body))
+	req, _ := http.NewRequestWithContext(ctx, method, "http://"+m.addr+path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		var op *net.OpError
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
-			return "", "no answer in time", err
+			return nil, "no answer in time", err
 		case errors.As(err, &op), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-			return "", "connection refused or reset", err
+			return nil, "connection refused or reset", err
 		}
-		return "", "", err
+		return nil, "", err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
+	data, err = io.ReadAll(resp.Body)
 	if err != nil {
-		return "", "connection refused or reset", err
+		return nil, "connection refused or reset", err
 	}
 	switch resp.StatusCode {
 	case http.StatusOK:
+		return data, "", nil
 	case http.StatusServiceUnavailable:
-		return "", "503 Unavailable", fmt.Errorf("503 %s", data)
+		return nil, "503 Unavailable", fmt.Errorf("503 %s", data)
 	case http.StatusTooManyRequests:
-		return "", "429 shed", fmt.Errorf("429 %s", data)
-	default:
-		return "", "", fmt.Errorf("%d %s", resp.StatusCode, data)
+		return nil, "429 shed", fmt.Errorf("429 %s", data)
+	}
+	return nil, "", fmt.Errorf("%d %s", resp.StatusCode, data)
+}
+
+// createAttempt sends one CreateJobs attempt to m.
+func (l *failoverLoad) createAttempt(m *member, requestID string) (job, retry string, err error) {
+	body := fmt.Sprintf(`{"requestId":%q,"jobs":[{"name":%q,"instances":%d,"preemptible":true,"task":{"command":"sim","resources":{"cpu":0.1,"memMb":1}}}]}`,
+		requestID, l.name, l.tasks)
+	data, retry, err := send(m, "POST", "/v1/jobs:batchCreate", body)
+	if err != nil {
+		return "", retry, err
 	}
 	var out struct {
 		Results []struct {
@@ -107,10 +119,26 @@ func (l *failoverLoad) attempt(m *member, requestID string) (job, retry string, 
 	return "", "", fmt.Errorf("result code %d: %s", r.Code, r.Message)
 }
 
-// create runs one create to its end.
-func (l *failoverLoad) create(requestID string) failoverCreate {
+// readAttempt reads job at m: it must be there.
+func readAttempt(m *member, job string) (string, string, error) {
+	var out struct {
+		Job struct {
+			ID string `json:"id"`
+		} `json:"job"`
+	}
+	data, retry, err := send(m, "GET", "/v1/jobs/"+job, "")
+	if err == nil && (json.Unmarshal(data, &out) != nil || out.Job.ID != job) {
+		err = fmt.Errorf("200 without job %s: %s", job, data)
+	}
+	return job, retry, err
+}
+
+// call runs one call to its end: attempt is sent to one member after
+// another until it succeeds, fails in a way not retried, or
+// createDeadline passes.
+func (l *failoverLoad) call(id string, attempt func(m *member) (job, retry string, err error)) failoverCreate {
 	start := time.Now()
-	c := failoverCreate{at: start.Sub(l.begin), requestID: requestID}
+	c := failoverCreate{at: start.Sub(l.begin), requestID: id}
 	l.mu.Lock()
 	first := l.next
 	l.next = (l.next + 1) % len(l.members)
@@ -119,7 +147,7 @@ func (l *failoverLoad) create(requestID string) failoverCreate {
 	for {
 		m := l.members[(first+c.attempts)%len(l.members)]
 		c.attempts++
-		job, retry, err := l.attempt(m, requestID)
+		job, retry, err := attempt(m)
 		if err == nil {
 			c.job = job
 			break
@@ -132,7 +160,7 @@ func (l *failoverLoad) create(requestID string) failoverCreate {
 		l.retried[retry]++
 		l.mu.Unlock()
 		if time.Since(start) > createDeadline {
-			c.failure = fmt.Sprintf("not acknowledged within %v (last: %s %v)", createDeadline, m.name, err)
+			c.failure = fmt.Sprintf("not done within %v (last: %s %v)", createDeadline, m.name, err)
 			break
 		}
 		time.Sleep(backoff)
@@ -151,10 +179,21 @@ func (l *failoverLoad) run(ctx context.Context, clients int, interval time.Durat
 		go func() {
 			defer wg.Done()
 			for n := 0; ctx.Err() == nil; n++ {
-				c := l.create(fmt.Sprintf("%s-%d-%d-%d", l.name, l.begin.UnixNano(), i, n))
+				rid := fmt.Sprintf("%s-%d-%d-%d", l.name, l.begin.UnixNano(), i, n)
+				c := l.call(rid, func(m *member) (string, string, error) { return l.createAttempt(m, rid) })
 				l.mu.Lock()
 				l.creates = append(l.creates, c)
+				var read string
+				if l.reads != nil {
+					read = l.creates[rand.IntN(len(l.creates))].job // "" for a failed create: no read
+				}
 				l.mu.Unlock()
+				if read != "" {
+					r := l.call(read, func(m *member) (string, string, error) { return readAttempt(m, read) })
+					l.mu.Lock()
+					l.reads = append(l.reads, r)
+					l.mu.Unlock()
+				}
 				select {
 				case <-ctx.Done():
 				case <-time.After(interval):
@@ -200,11 +239,12 @@ func (l *failoverLoad) firstAckAfter(d time.Duration) time.Duration {
 // failoverSummary is what the load's clients saw.
 type failoverSummary struct {
 	acked    []string // job ids, sorted
-	failed   []string // why each failed create failed
+	failed   []string // why each failed create or read failed
 	retried  map[string]int
 	attempts int
 	slowest  time.Duration // of the acknowledged creates
 	dupIDs   int           // job ids acknowledged to two creates
+	reads    int
 }
 
 func (l *failoverLoad) summary() failoverSummary {
@@ -224,6 +264,12 @@ func (l *failoverLoad) summary() failoverSummary {
 		seen[c.job] = true
 		s.acked = append(s.acked, c.job)
 		s.slowest = max(s.slowest, c.took)
+	}
+	for _, r := range l.reads {
+		s.reads++
+		if r.job == "" || r.failure != "" {
+			s.failed = append(s.failed, fmt.Sprintf("read of %s at %.1fs after %d attempts: %s", r.requestID, r.at.Seconds(), r.attempts, r.failure))
+		}
 	}
 	for k, v := range l.retried {
 		s.retried[k] = v

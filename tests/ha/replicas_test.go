@@ -113,7 +113,7 @@ func TestChaosThreeReplicas(t *testing.T) {
 
 	s := load.summary()
 	for _, f := range s.failed {
-		t.Errorf("a create failed: %s", f)
+		t.Errorf("a call failed: %s", f)
 	}
 	rerun, dups := load.verifyJobs(t, func() *member { return leaderOf(nil) }, 3*time.Minute)
 	t.Logf("%d faults of the leader of three members (%s): creates acknowledged %d (%d tasks), failed %d, attempts %d, retried: %s; the slowest create took %.1fs; tasks whose run was lost at a fault and run again %d (the simulated hosts live in the leader's process), with two runs RUNNING at once %d",
