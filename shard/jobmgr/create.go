@@ -84,31 +84,92 @@ func (e *Engine) createJobs(ctx context.Context, jobs []NewJob) []Created {
 	if len(batch) == 0 {
 		return out
 	}
-	errs := e.cfg.Store.CreateJobs(ctx, batch)
-	created := make([]*model.Job, 0, len(batch))
-	published := make([]*model.Job, 0, len(batch))
-	events := make([]Event, 0, len(batch))
+	errs, copies := e.storeNewJobs(ctx, batch)
 	for k, j := range batch {
 		i := at[k]
-		if err := errs[k]; err != nil {
-			e.pending.reserve(j.Spec.Pool, -int64(j.Spec.Instances), e.cfg.Limits.PendingTasksPerPool)
-			if errors.Is(err, store.ErrExists) && jobs[i].ID != "" {
-				out[i] = Created{ID: j.ID, Existing: true}
-				continue
-			}
+		switch err := errs[k]; {
+		case err == nil:
+			out[i] = Created{Job: copies[k], ID: j.ID}
+		case errors.Is(err, store.ErrExists) && jobs[i].ID != "":
+			out[i] = Created{ID: j.ID, Existing: true}
+		default:
 			out[i].Err = fmt.Errorf("store job: %w", err)
+		}
+	}
+	return out
+}
+
+// createRequest is a batch of new jobs waiting for the loop's next pass,
+// which writes them with the rest of its records and settles them.
+type createRequest struct {
+	jobs   []*model.Job
+	errs   []error
+	copies []*model.Job
+	done   chan struct{}
+}
+
+// storeNewJobs stores new jobs and settles them (settleNewJobs). While the
+// loop runs, they go into its next pass's write, one store write with the
+// pass's own records, and whoever asked waits for it; before the loop runs
+// (recovering) and after it stopped, they are a store call of their own.
+// It returns each job's outcome and, for a stored job, a copy of it as
+// created. A caller whose ctx ends first is answered ErrNotStored: the
+// pass still settles its jobs, so a job it stores joins the state.
+func (e *Engine) storeNewJobs(ctx context.Context, jobs []*model.Job) ([]error, []*model.Job) {
+	r := &createRequest{jobs: jobs, done: make(chan struct{})}
+	e.incomingMu.Lock()
+	queued := e.passCreates && !e.passWriting
+	if queued {
+		e.creates = append(e.creates, r)
+	}
+	e.incomingMu.Unlock()
+	if !queued {
+		errs := e.cfg.Store.CreateJobs(ctx, jobs)
+		return errs, e.settleNewJobs(jobs, errs)
+	}
+	e.wake()
+	select {
+	case <-r.done:
+		return r.errs, r.copies
+	case <-ctx.Done():
+		errs := make([]error, len(jobs))
+		for i := range errs {
+			errs[i] = fmt.Errorf("%w: %w", ErrNotStored, ctx.Err())
+		}
+		return errs, nil
+	}
+}
+
+// settle answers a create request with its jobs' outcomes.
+func (r *createRequest) settle(e *Engine, errs []error) {
+	r.errs = errs
+	r.copies = e.settleNewJobs(r.jobs, errs)
+	close(r.done)
+}
+
+// settleNewJobs takes the outcome of storing new jobs: a stored job joins
+// the state (readers see it at once, the loop takes it in at its next
+// pass) and its creation is published; one that was not gives its pool's
+// room back. It returns copies of the stored jobs as created.
+func (e *Engine) settleNewJobs(jobs []*model.Job, errs []error) []*model.Job {
+	copies := make([]*model.Job, len(jobs))
+	created := make([]*model.Job, 0, len(jobs))
+	published := make([]*model.Job, 0, len(jobs))
+	events := make([]Event, 0, len(jobs))
+	for k, j := range jobs {
+		if errs[k] != nil {
+			e.pending.reserve(j.Spec.Pool, -int64(j.Spec.Instances), e.cfg.Limits.PendingTasksPerPool)
 			continue
 		}
 		cp := copyJob(j)
-		out[i] = Created{Job: cp, ID: j.ID}
+		copies[k] = cp
 		created = append(created, j)
 		published = append(published, copyJob(j))
 		events = append(events, Event{Time: j.Status.CreateTime, Job: j.ID, JobStatus: &cp.Status})
 	}
 	if len(created) == 0 {
-		return out
+		return copies
 	}
-	// Stored: readers see them from now on, and the loop takes them in.
 	e.view.add(published...)
 	e.incomingMu.Lock()
 	e.incoming = append(e.incoming, created...)
@@ -121,7 +182,46 @@ func (e *Engine) createJobs(ctx context.Context, jobs []NewJob) []Created {
 	}
 	e.emit(events)
 	e.wake()
-	return out
+	return copies
+}
+
+// takeCreates takes the create requests waiting for a pass, which then
+// writes: new jobs accepted while it writes are stored on their own, in a
+// store call that shares the pass's commit or the next one (group commit),
+// rather than wait for the pass after it.
+func (e *Engine) takeCreates(writing bool) []*createRequest {
+	e.incomingMu.Lock()
+	defer e.incomingMu.Unlock()
+	rs := e.creates
+	e.creates = nil
+	e.passWriting = writing
+	return rs
+}
+
+// setPassWriting records whether a pass writes.
+func (e *Engine) setPassWriting(writing bool) {
+	e.incomingMu.Lock()
+	e.passWriting = writing
+	e.incomingMu.Unlock()
+}
+
+// refuseCreates answers the create requests waiting for a pass with err;
+// stop also makes later ones a store call of their own (the loop ended).
+func (e *Engine) refuseCreates(err error, stop bool) {
+	e.incomingMu.Lock()
+	rs := e.creates
+	e.creates = nil
+	if stop {
+		e.passCreates = false
+	}
+	e.incomingMu.Unlock()
+	for _, r := range rs {
+		errs := make([]error, len(r.jobs))
+		for i := range errs {
+			errs[i] = err
+		}
+		r.settle(e, errs)
+	}
 }
 
 // stored reports whether a job of this id is in the store.

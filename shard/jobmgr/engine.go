@@ -217,9 +217,14 @@ type Engine struct {
 	shares      map[string]PoolShare
 	tree        *entitlement.Tree
 
-	// incoming holds jobs accepted and stored but not yet in jobs.
-	incomingMu mutex
-	incoming   []*model.Job
+	// incoming holds jobs accepted and stored but not yet in jobs;
+	// creates the new jobs waiting for the next pass to store them, while
+	// passCreates (the loop runs) says new jobs go through a pass.
+	incomingMu  mutex
+	incoming    []*model.Job
+	creates     []*createRequest
+	passCreates bool
+	passWriting bool
 	// pending counts the tasks waiting to run per pool, for its limit.
 	pending pendingCount
 	// poolsMu guards the pools variable for readers that do not hold mu.
@@ -360,20 +365,25 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	close(e.ready0)
 	defer wg.Wait()
+	e.incomingMu.Lock()
+	e.passCreates = true
+	e.incomingMu.Unlock()
+	defer e.refuseCreates(fmt.Errorf("the region's scheduler stopped: %w", store.ErrUnavailable), true)
 	var outage storeOutage
 	for {
 		if outage.down() {
 			if ok, lasted := outage.probe(ctx, e.cfg.Store, e.cfg.Clock.Now); ok {
 				e.log.Info("the store answers again: scheduling resumes", "outage", lasted.Round(time.Millisecond))
 			} else {
+				// A change or a new job waiting for a write cannot be stored
+				// now: its caller is told so at once rather than left waiting
+				// for the store (a change stays, for the next pass).
+				e.refuseWrites()
 				select {
 				case <-ctx.Done():
 					return nil
 				case <-e.kick:
-					// A change made meanwhile cannot be stored now: its
-					// caller is told so at once rather than left waiting
-					// for the store (the change stays, for the next pass).
-					e.refuseWaiters(fmt.Errorf("the store does not answer: %w", store.ErrUnavailable))
+					e.refuseWrites()
 				case <-e.cfg.Clock.After(outage.wait()):
 				}
 				continue
@@ -389,6 +399,14 @@ func (e *Engine) Run(ctx context.Context) error {
 		case <-e.cfg.Clock.After(e.cfg.Interval):
 		}
 	}
+}
+
+// refuseWrites answers the changes and new jobs waiting for a write while
+// the store does not answer.
+func (e *Engine) refuseWrites() {
+	err := fmt.Errorf("the store does not answer: %w", store.ErrUnavailable)
+	e.refuseWaiters(err)
+	e.refuseCreates(err, false)
 }
 
 // recover loads jobs and tasks from the store and rebuilds the in-memory

@@ -56,12 +56,14 @@ func (e *Engine) step(ctx context.Context) error {
 		e.deriveState(je, now)
 	}
 	w := e.takeWrites(jobs)
+	w.creates = e.takeCreates(true)
 	e.writing = true
 	e.mu.Unlock()
 	stepped := time.Now()
 	e.stats.passed("step", stepped.Sub(started))
 
 	err := e.write(ctx, w)
+	e.setPassWriting(false)
 
 	wrote := time.Now()
 	e.stats.passed("write", wrote.Sub(stepped))

@@ -33,6 +33,8 @@ type passWrite struct {
 	effects []effect
 	// waiters are API calls answered once the write is done.
 	waiters []chan error
+	// creates are new jobs written with the pass and settled after it.
+	creates []*createRequest
 }
 
 type jobWrite struct {
@@ -121,6 +123,11 @@ func (w *passWrite) empty() bool {
 // may change meanwhile, and only the copies are read.
 func (e *Engine) write(ctx context.Context, w *passWrite) error {
 	p := store.Pass{Tasks: w.copies}
+	for _, r := range w.creates {
+		p.NewJobs = append(p.NewJobs, r.jobs...)
+	}
+	p.NewJobErrs = make([]error, len(p.NewJobs))
+	defer w.settleCreates(e, p.NewJobErrs)
 	for _, jw := range w.jobs {
 		if jw.record != nil {
 			p.Jobs = append(p.Jobs, jw.record)
@@ -143,10 +150,36 @@ func (e *Engine) write(ctx context.Context, w *passWrite) error {
 		// part of a pass written kind by kind did. Take the stored
 		// revisions and write again.
 		e.adoptRevisions(ctx, &p)
-		err = store.WritePass(ctx, e.cfg.Store, p)
+		// New jobs refused with the pass are written again with it; those
+		// with an outcome of their own (a store written kind by kind) keep
+		// it.
+		again := p
+		again.NewJobs, again.NewJobErrs = nil, nil
+		var at []int
+		for i, err := range p.NewJobErrs {
+			if errors.Is(err, store.ErrConflict) {
+				again.NewJobs = append(again.NewJobs, p.NewJobs[i])
+				at = append(at, i)
+			}
+		}
+		again.NewJobErrs = make([]error, len(again.NewJobs))
+		err = store.WritePass(ctx, e.cfg.Store, again)
+		for k, i := range at {
+			p.NewJobErrs[i] = again.NewJobErrs[k]
+		}
 	}
 	e.stats.stored("write_pass", time.Since(started), err)
 	return err
+}
+
+// settleCreates answers the pass's create requests with their jobs'
+// outcomes (errs, in the order the pass wrote the jobs).
+func (w *passWrite) settleCreates(e *Engine, errs []error) {
+	for _, r := range w.creates {
+		n := len(r.jobs)
+		r.settle(e, errs[:n:n])
+		errs = errs[n:]
+	}
 }
 
 // putBack marks what a failed write held as changed again, so the next

@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -15,16 +16,33 @@ var _ store.PassWriter = (*Store)(nil)
 // WritePass writes a pass's tasks, job records, updates and migrations in
 // one transaction, sharing its commit with the writes made meanwhile
 // (group commit): one commit a pass instead of one per record kind.
-func (s *Store) WritePass(ctx context.Context, p store.Pass) error {
-	if p.Empty() {
-		return ctx.Err()
+func (s *Store) WritePass(ctx context.Context, p store.Pass) (err error) {
+	if err := p.Check(); err != nil || p.Empty() {
+		return cmp.Or(err, ctx.Err())
 	}
+	defer func() {
+		if err != nil {
+			p.Failed(err)
+		}
+	}()
 	for i, t := range p.Tasks {
 		if t == nil {
 			return fmt.Errorf("write pass: %w: task %d is nil", store.ErrInvalid, i)
 		}
 	}
-	// Encoded before the transaction, as the single-kind writes do.
+	// Encoded before the transaction, as the single-kind writes do; a new
+	// job that cannot be encoded is left out with its error.
+	created := make([]newJob, len(p.NewJobs))
+	for i, j := range p.NewJobs {
+		var err error
+		if created[i], err = encodeNewJob(j); err != nil {
+			p.NewJobErrs[i] = fmt.Errorf("create job: %w", err)
+		}
+	}
+	ok := make([]bool, len(p.NewJobs)) // encoded: written unless its id is taken
+	for i := range ok {
+		ok[i] = p.NewJobErrs[i] == nil
+	}
 	jobs := make([][]byte, len(p.Jobs))
 	for i, j := range p.Jobs {
 		if err := codec.CheckJobRecord(j); err != nil {
@@ -46,7 +64,21 @@ func (s *Store) WritePass(ctx context.Context, p store.Pass) error {
 		}
 		migrations[i] = codec.EncodeMigration(m, m.Revision+1)
 	}
-	err := s.batch(ctx, func(tx *bolt.Tx) error {
+	err = s.batch(ctx, func(tx *bolt.Tx) error {
+		// The group may run this again alone: outcomes start afresh.
+		for i := range created {
+			if !ok[i] {
+				continue
+			}
+			p.NewJobErrs[i] = nil
+			stored, err := putNewJob(tx, &created[i])
+			if err != nil {
+				return err
+			}
+			if !stored {
+				p.NewJobErrs[i] = fmt.Errorf("create job %s: %w", p.NewJobs[i].ID, store.ErrExists)
+			}
+		}
 		if err := putTasks(ctx, tx, p.Tasks); err != nil {
 			return err
 		}
@@ -68,7 +100,18 @@ func (s *Store) WritePass(ctx context.Context, p store.Pass) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("write pass: %w", err)
+		err = fmt.Errorf("write pass: %w", err)
+		for i := range ok {
+			if ok[i] {
+				p.NewJobErrs[i] = err
+			}
+		}
+		return err
+	}
+	for i, j := range p.NewJobs {
+		if p.NewJobErrs[i] == nil {
+			j.Revision, j.ConfigVersion = 1, created[i].version
+		}
 	}
 	p.Stored()
 	return nil

@@ -13,9 +13,34 @@ var _ store.PassWriter = (*Store)(nil)
 
 // WritePass writes a pass's tasks, job records, updates and migrations
 // atomically: every record is checked before any is written.
-func (s *Store) WritePass(ctx context.Context, p store.Pass) error {
-	if err := ctx.Err(); err != nil || p.Empty() {
+func (s *Store) WritePass(ctx context.Context, p store.Pass) (err error) {
+	if err := p.Check(); err != nil {
 		return err
+	}
+	if err := ctx.Err(); err != nil || p.Empty() {
+		p.Failed(err)
+		return err
+	}
+	defer func() {
+		if err != nil {
+			p.Failed(err)
+		}
+	}()
+	created := make([]*model.Job, len(p.NewJobs))
+	specs := make([]*model.JobSpec, len(p.NewJobs))
+	for i, j := range p.NewJobs {
+		if err := codec.CheckJob(j); err != nil {
+			p.NewJobErrs[i] = fmt.Errorf("create job: %w", err)
+			continue
+		}
+		spec, err := codec.CloneSpec(&j.Spec)
+		if err != nil {
+			p.NewJobErrs[i] = fmt.Errorf("create job %s: %w", j.ID, err)
+			continue
+		}
+		specs[i] = spec
+		created[i] = cloneJob(j)
+		created[i].Revision, created[i].ConfigVersion = 1, max(j.ConfigVersion, 1)
 	}
 	tasks := make([]*model.TaskRuntime, len(p.Tasks))
 	for i, t := range p.Tasks {
@@ -52,6 +77,19 @@ func (s *Store) WritePass(ctx context.Context, p store.Pass) error {
 	defer s.mu.Unlock()
 	if err := s.checkPass(&p); err != nil {
 		return fmt.Errorf("write pass: %w", err)
+	}
+	for i, j := range created {
+		if j == nil {
+			continue
+		}
+		if _, taken := s.jobs[j.ID]; taken {
+			p.NewJobErrs[i] = fmt.Errorf("create job %s: %w", j.ID, store.ErrExists)
+			continue
+		}
+		s.jobs[j.ID] = j
+		s.configs[j.ID] = map[uint64]*model.JobSpec{j.ConfigVersion: specs[i]}
+		s.tasks[j.ID] = make(map[uint32]*model.TaskRuntime)
+		p.NewJobs[i].Revision, p.NewJobs[i].ConfigVersion = 1, j.ConfigVersion
 	}
 	for _, t := range tasks {
 		s.tasks[t.ID.Job][t.ID.Instance] = t

@@ -27,8 +27,19 @@ func testWritePass(t *testing.T, s store.Store) {
 	job.Status.State = model.JobRunning
 	u.InstancesDone = 1
 	m.Message = "moved two"
-	pass := store.Pass{Tasks: tasks, Jobs: []*model.Job{job}, Updates: []*model.Update{u}, Migrations: []*model.Migration{m}}
+	fresh, taken := FullJob("fresh"), FullJob("job")
+	version := max(fresh.ConfigVersion, 1)
+	pass := store.Pass{NewJobs: []*model.Job{fresh, taken}, NewJobErrs: make([]error, 2),
+		Tasks: tasks, Jobs: []*model.Job{job}, Updates: []*model.Update{u}, Migrations: []*model.Migration{m}}
 	mustNil(t, w.WritePass(ctx, pass), "WritePass")
+	mustNil(t, pass.NewJobErrs[0], "the new job's outcome")
+	requireIs(t, pass.NewJobErrs[1], store.ErrExists, "job")
+	if fresh.Revision != 1 || fresh.ConfigVersion != version {
+		t.Fatalf("new job after the pass: revision %d, config version %d; want 1, %d", fresh.Revision, fresh.ConfigVersion, version)
+	}
+	gotFresh, err := s.GetJob(ctx, "fresh")
+	mustNil(t, err, "GetJob of the new job")
+	requireEqual(t, "new job", gotFresh, fresh)
 	if tasks[0].Revision != 1 || job.Revision != 2 || u.Revision != 2 || m.Revision != 2 {
 		t.Fatalf("revisions after the pass: task %d, job %d, update %d, migration %d; want 1, 2, 2, 2",
 			tasks[0].Revision, job.Revision, u.Revision, m.Revision)
@@ -54,7 +65,8 @@ func testWritePass(t *testing.T, s store.Store) {
 		more := newTasks("job", 3, 2)
 		j, uu, mm := *job, *u, *m
 		j.Status.State, uu.InstancesDone, mm.Message = model.JobSucceeded, 5, "moved seven"
-		p := store.Pass{Tasks: more, Jobs: []*model.Job{&j}, Updates: []*model.Update{&uu}, Migrations: []*model.Migration{&mm}}
+		p := store.Pass{NewJobs: []*model.Job{FullJob("late-" + model.JobID(stale))}, NewJobErrs: make([]error, 1),
+			Tasks: more, Jobs: []*model.Job{&j}, Updates: []*model.Update{&uu}, Migrations: []*model.Migration{&mm}}
 		switch stale {
 		case "task":
 			old := *tasks[1]
@@ -74,6 +86,9 @@ func testWritePass(t *testing.T, s store.Store) {
 		}
 		_, err := s.GetTask(ctx, more[0].ID)
 		requireIs(t, err, store.ErrNotFound, "")
+		requireIs(t, p.NewJobErrs[0], store.ErrConflict, "")
+		_, err = s.GetJob(ctx, p.NewJobs[0].ID)
+		requireIs(t, err, store.ErrNotFound, "late")
 		if got, _ := s.GetJob(ctx, "job"); got.Status.State != model.JobRunning {
 			t.Fatalf("stale %s: the job's record was written (%s)", stale, got.Status.State)
 		}
@@ -85,6 +100,7 @@ func testWritePass(t *testing.T, s store.Store) {
 		}
 	}
 	requireIs(t, w.WritePass(ctx, store.Pass{Tasks: []*model.TaskRuntime{nil}}), store.ErrInvalid, "")
+	requireIs(t, w.WritePass(ctx, store.Pass{NewJobs: []*model.Job{FullJob("no-room")}}), store.ErrInvalid, "")
 	ghost := FullTask(model.TaskID{Job: "ghost"})
 	requireIs(t, w.WritePass(ctx, store.Pass{Tasks: []*model.TaskRuntime{ghost}}), store.ErrNotFound, "ghost")
 }

@@ -101,7 +101,14 @@ func (l *placementLog) CreateJob(ctx context.Context, job *model.Job) error {
 // CreateJobs maps each stored job's id to its log by the job's name.
 func (l *placementLog) CreateJobs(ctx context.Context, jobs []*model.Job) []error {
 	errs := l.Store.CreateJobs(ctx, jobs)
+	l.created(jobs, errs)
+	return errs
+}
+
+// created maps the ids of the jobs stored (errs[i] nil) to their logs.
+func (l *placementLog) created(jobs []*model.Job, errs []error) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	for i, job := range jobs {
 		if errs[i] != nil {
 			continue
@@ -110,8 +117,6 @@ func (l *placementLog) CreateJobs(ctx context.Context, jobs []*model.Job) []erro
 			l.byID[job.ID] = j
 		}
 	}
-	l.mu.Unlock()
-	return errs
 }
 
 // WriteTasks writes through, then notes first placements and pendings.
@@ -126,7 +131,9 @@ func (l *placementLog) WriteTasks(ctx context.Context, tasks []*model.TaskRuntim
 // WritePass writes through (in one write when the store can), then notes
 // the pass's first placements and pendings.
 func (l *placementLog) WritePass(ctx context.Context, p store.Pass) error {
-	if err := store.WritePass(ctx, l.Store, p); err != nil {
+	err := store.WritePass(ctx, l.Store, p)
+	l.created(p.NewJobs, p.NewJobErrs)
+	if err != nil {
 		return err
 	}
 	l.note(p.Tasks)
