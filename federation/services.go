@@ -141,6 +141,7 @@ func (r *Router) listJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.Lis
 	more := false
 	for _, region := range sortedKeys(answers) {
 		more = more || answers[region].GetNextPageToken() != ""
+		out.Total += answers[region].GetTotal()
 		for _, j := range answers[region].GetJobs() {
 			if !seen[j.GetId()] {
 				seen[j.GetId()] = true
@@ -152,9 +153,10 @@ func (r *Router) listJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.Lis
 			}
 		}
 	}
-	// Every region answered one page after the same token: the first
-	// page's worth of their union is the page, its last job the next token.
-	out.Jobs, out.NextPageToken = pb.MergeJobPage(out.Jobs, req.GetLimit(), more)
+	// Every region answered one page in the asked order after the same
+	// token: the first page's worth of their union is the page, its last
+	// job the next token. Totals add up.
+	out.Jobs, out.NextPageToken = pb.MergeJobPageFor(out.Jobs, req.GetLimit(), more, req.GetOrder())
 	return out, nil
 }
 

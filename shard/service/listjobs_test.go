@@ -3,6 +3,8 @@ package service
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,4 +90,87 @@ func TestListJobsPagesFiltersAndSummaries(t *testing.T) {
 	wantCode(t, "a bad label filter", err, codes.InvalidArgument, "labels[0]")
 	_, err = ts.s.ListJobs(ctx, &pb.ListJobsRequest{View: 9})
 	wantCode(t, "an unknown view", err, codes.InvalidArgument, "view")
+}
+
+// TestListJobsNewestFirstSearchAndTotal pages newest first and with a
+// search, each page counting every match.
+func TestListJobsNewestFirstSearchAndTotal(t *testing.T) {
+	ts := newTestShard(t)
+	ctx := context.Background()
+	var ids []string
+	for i := range 7 {
+		spec := jobSpec(1)
+		spec.Name = []string{"Nightly-ETL", "web", "etl-backfill"}[i%3]
+		created, err := ts.s.CreateJob(ctx, &pb.CreateJobRequest{Spec: spec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, created.GetJob().GetId())
+		ts.clk.Advance(time.Millisecond)
+	}
+	page := func(req *pb.ListJobsRequest) (got []string, pages int) {
+		t.Helper()
+		for {
+			resp, err := ts.s.ListJobs(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages++
+			for _, j := range resp.GetJobs() {
+				got = append(got, j.GetId())
+			}
+			if req.CountTotal && int(resp.GetTotal()) != wantTotal(req, ids) {
+				t.Fatalf("%v: total %d, want %d", req, resp.GetTotal(), wantTotal(req, ids))
+			}
+			if resp.GetNextPageToken() == "" {
+				return got, pages
+			}
+			req.PageToken = resp.GetNextPageToken()
+		}
+	}
+	newest := slices.Clone(ids)
+	slices.Reverse(newest)
+	if got, pages := page(&pb.ListJobsRequest{Limit: 3, Order: pb.JobOrder_JOB_ORDER_NEWEST_FIRST, CountTotal: true}); !slices.Equal(got, newest) || pages != 3 {
+		t.Fatalf("newest first: %v in %d pages, want %v in 3", got, pages, newest)
+	}
+	// "etl" is in the names of jobs 0, 2, 3, 5, 6, whatever the case.
+	want := []string{ids[6], ids[5], ids[3], ids[2], ids[0]}
+	if got, pages := page(&pb.ListJobsRequest{Limit: 2, Order: pb.JobOrder_JOB_ORDER_NEWEST_FIRST, Search: "ETL", CountTotal: true}); !slices.Equal(got, want) || pages != 3 {
+		t.Fatalf("search newest first: %v in %d pages, want %v in 3", got, pages, want)
+	}
+	slices.Reverse(want)
+	if got, _ := page(&pb.ListJobsRequest{Limit: 2, Search: "etl"}); !slices.Equal(got, want) {
+		t.Fatalf("search oldest first: %v, want %v", got, want)
+	}
+	// An id's part finds its job.
+	if got, _ := page(&pb.ListJobsRequest{Search: ids[4][:len(ids[4])-1][2:]}); !slices.Contains(got, ids[4]) {
+		t.Fatalf("search by a part of id %s: %v", ids[4], got)
+	}
+	// The oldest first listing counts too when asked.
+	resp, err := ts.s.ListJobs(ctx, &pb.ListJobsRequest{Limit: 1, CountTotal: true})
+	if err != nil || resp.GetTotal() != 7 || len(resp.GetJobs()) != 1 || resp.GetJobs()[0].GetId() != ids[0] {
+		t.Fatalf("oldest first with a total: %v %v", resp, err)
+	}
+
+	first, err := ts.s.ListJobs(ctx, &pb.ListJobsRequest{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ts.s.ListJobs(ctx, &pb.ListJobsRequest{Order: pb.JobOrder_JOB_ORDER_NEWEST_FIRST, PageToken: first.GetNextPageToken()})
+	wantCode(t, "a token of another order", err, codes.InvalidArgument, "page_token")
+	_, err = ts.s.ListJobs(ctx, &pb.ListJobsRequest{Order: 7})
+	wantCode(t, "an unknown order", err, codes.InvalidArgument, "order")
+	_, err = ts.s.ListJobs(ctx, &pb.ListJobsRequest{Search: strings.Repeat("x", pb.MaxJobSearch+1)})
+	wantCode(t, "a long search", err, codes.InvalidArgument, "search")
+}
+
+// wantTotal counts the jobs of the test above that req's search finds.
+func wantTotal(req *pb.ListJobsRequest, ids []string) int {
+	n := 0
+	for i := range ids {
+		if pb.MatchesSearch(ids[i], []string{"Nightly-ETL", "web", "etl-backfill"}[i%3], req.Search) {
+			n++
+		}
+	}
+	return n
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -282,12 +283,17 @@ func (s *Server) ListJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.Lis
 	for _, st := range req.States {
 		f.States = append(f.States, model.JobState(st))
 	}
-	after, ok, err := pb.ParseJobPageToken(req.PageToken)
+	switch req.Order {
+	case pb.JobOrder_JOB_ORDER_UNSPECIFIED, pb.JobOrder_JOB_ORDER_OLDEST_FIRST, pb.JobOrder_JOB_ORDER_NEWEST_FIRST:
+	default:
+		return nil, invalid("order", fmt.Sprintf("unknown value %d", req.Order))
+	}
+	if len(req.Search) > pb.MaxJobSearch {
+		return nil, invalid("search", fmt.Sprintf("%d bytes, at most %d", len(req.Search), pb.MaxJobSearch))
+	}
+	after, ok, err := pb.ParseJobPageTokenFor(req.PageToken, req.Order)
 	if err != nil {
 		return nil, invalid("page_token", err.Error())
-	}
-	if ok {
-		f.After = &jobmgr.JobKey{Created: after.Created, ID: model.JobID(after.ID)}
 	}
 	if f.Labels, err = pb.LabelFilter(req.Labels); err != nil {
 		return nil, invalid("", err.Error())
@@ -300,15 +306,24 @@ func (s *Server) ListJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.Lis
 	default:
 		return nil, invalid("view", fmt.Sprintf("unknown value %d", req.View))
 	}
-	// One more than the page tells whether another page follows.
 	size := pb.JobPageSize(req.Limit)
-	f.Limit = size + 1
-	jobs := s.engine.Reads().ListJobs(f)
+	var jobs []*model.Job
 	out := &pb.ListJobsResponse{}
+	if req.Order != pb.JobOrder_JOB_ORDER_NEWEST_FIRST && req.Search == "" && !req.CountTotal {
+		// Oldest first the engine pages by itself; one more than the page
+		// tells whether another page follows.
+		if ok {
+			f.After = &jobmgr.JobKey{Created: after.Created, ID: model.JobID(after.ID)}
+		}
+		f.Limit = size + 1
+		jobs = s.engine.Reads().ListJobs(f)
+	} else {
+		jobs = pageJobs(s.engine.Reads().ListJobs(f), req, after, ok, size, out)
+	}
 	if len(jobs) > size {
 		jobs = jobs[:size]
 		last := jobs[size-1]
-		out.NextPageToken = pb.JobKey{Created: last.Status.CreateTime, ID: string(last.ID)}.Token()
+		out.NextPageToken = pb.JobKey{Created: last.Status.CreateTime, ID: string(last.ID)}.TokenFor(req.Order)
 	}
 	out.Jobs = make([]*pb.Job, len(jobs))
 	for i, j := range jobs {
@@ -321,6 +336,37 @@ func (s *Server) ListJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.Lis
 		}
 	}
 	return out, nil
+}
+
+// pageJobs is the page of matching, oldest first, that a listing asks
+// for when the engine cannot page it by itself (newest first, a search,
+// a total): the jobs that hold the search, counted into out.Total when
+// asked, in the listing's order after the token, at most size+1 of them
+// (one more tells that another page follows).
+func pageJobs(matching []*model.Job, req *pb.ListJobsRequest, after pb.JobKey, hasAfter bool, size int, out *pb.ListJobsResponse) []*model.Job {
+	found := matching[:0]
+	for _, j := range matching {
+		if pb.MatchesSearch(string(j.ID), j.Spec.Name, req.Search) {
+			found = append(found, j)
+		}
+	}
+	if req.CountTotal {
+		out.Total = uint32(min(len(found), math.MaxUint32))
+	}
+	if req.Order == pb.JobOrder_JOB_ORDER_NEWEST_FIRST {
+		slices.Reverse(found)
+	}
+	page := make([]*model.Job, 0, min(len(found), size+1))
+	for _, j := range found {
+		if len(page) > size {
+			break
+		}
+		key := pb.JobKey{Created: j.Status.CreateTime, ID: string(j.ID)}
+		if !hasAfter || key.CompareFor(after, req.Order) > 0 {
+			page = append(page, j)
+		}
+	}
+	return page
 }
 
 // summaryOf is a job without the bulky parts of its spec (task,

@@ -60,8 +60,27 @@ func (k JobKey) Token() string {
 	return base64.RawURLEncoding.EncodeToString([]byte("j1:" + strconv.FormatInt(k.Created.UnixNano(), 10) + ":" + k.ID))
 }
 
-// ParseJobPageToken reads a page token; "" is the first page (ok false).
+// TokenFor is the page token that goes on after k in a listing of order.
+// Oldest first keeps the token Token gives, so older tokens stay valid.
+func (k JobKey) TokenFor(order JobOrder) string {
+	if order != JobOrder_JOB_ORDER_NEWEST_FIRST {
+		return k.Token()
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte("n1:" + strconv.FormatInt(k.Created.UnixNano(), 10) + ":" + k.ID))
+}
+
+// ErrPageTokenOrder: a page token given for another order than asked.
+var ErrPageTokenOrder = errors.New("page token of another order")
+
+// ParseJobPageToken reads a page token of an oldest first listing; "" is
+// the first page (ok false).
 func ParseJobPageToken(token string) (key JobKey, ok bool, err error) {
+	return ParseJobPageTokenFor(token, JobOrder_JOB_ORDER_OLDEST_FIRST)
+}
+
+// ParseJobPageTokenFor reads a page token of a listing in order; "" is
+// the first page (ok false).
+func ParseJobPageTokenFor(token string, order JobOrder) (key JobKey, ok bool, err error) {
 	if token == "" {
 		return JobKey{}, false, nil
 	}
@@ -70,8 +89,11 @@ func ParseJobPageToken(token string) (key JobKey, ok bool, err error) {
 		return JobKey{}, false, ErrPageToken
 	}
 	parts := strings.SplitN(string(raw), ":", 3)
-	if len(parts) != 3 || parts[0] != "j1" {
+	if len(parts) != 3 || (parts[0] != "j1" && parts[0] != "n1") {
 		return JobKey{}, false, ErrPageToken
+	}
+	if (parts[0] == "n1") != (order == JobOrder_JOB_ORDER_NEWEST_FIRST) {
+		return JobKey{}, false, ErrPageTokenOrder
 	}
 	ns, err := strconv.ParseInt(parts[1], 10, 64)
 	if err != nil {
@@ -103,20 +125,53 @@ func SortJobs(jobs []*Job) {
 	slices.SortStableFunc(jobs, func(a, b *Job) int { return KeyOf(a).Compare(KeyOf(b)) })
 }
 
+// CompareFor orders keys as a listing of order does.
+func (k JobKey) CompareFor(o JobKey, order JobOrder) int {
+	if order == JobOrder_JOB_ORDER_NEWEST_FIRST {
+		return o.Compare(k)
+	}
+	return k.Compare(o)
+}
+
+// SortJobsFor orders jobs as a listing of order does.
+func SortJobsFor(jobs []*Job, order JobOrder) {
+	slices.SortStableFunc(jobs, func(a, b *Job) int { return KeyOf(a).CompareFor(KeyOf(b), order) })
+}
+
 // MergeJobPage turns the jobs several regions answered to one request,
-// sorted by key and without duplicates, into one page of at most limit
-// jobs; more says a region had more than it answered. The token is set
-// when jobs are left over.
+// without duplicates, into one page of at most limit jobs, oldest first;
+// more says a region had more than it answered. The token is set when
+// jobs are left over.
 func MergeJobPage(jobs []*Job, limit uint32, more bool) (page []*Job, next string) {
-	SortJobs(jobs)
+	return MergeJobPageFor(jobs, limit, more, JobOrder_JOB_ORDER_OLDEST_FIRST)
+}
+
+// MergeJobPageFor is MergeJobPage for a listing of order: every region
+// answered one page in that order after the same token, so the first
+// page's worth of their union is the page.
+func MergeJobPageFor(jobs []*Job, limit uint32, more bool, order JobOrder) (page []*Job, next string) {
+	SortJobsFor(jobs, order)
 	n := JobPageSize(limit)
 	if len(jobs) > n {
 		jobs, more = jobs[:n], true
 	}
 	if more && len(jobs) > 0 {
-		next = KeyOf(jobs[len(jobs)-1]).Token()
+		next = KeyOf(jobs[len(jobs)-1]).TokenFor(order)
 	}
 	return jobs, next
+}
+
+// MaxJobSearch is the longest search text of ListJobs, in bytes.
+const MaxJobSearch = 200
+
+// MatchesSearch tells whether a job of this id and name holds search,
+// ignoring case; an empty search matches every job.
+func MatchesSearch(id, name, search string) bool {
+	if search == "" {
+		return true
+	}
+	s := strings.ToLower(search)
+	return strings.Contains(strings.ToLower(name), s) || strings.Contains(strings.ToLower(id), s)
 }
 
 // ListAllJobs pages through ListJobs until the last page.

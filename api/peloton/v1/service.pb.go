@@ -23,6 +23,59 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// JobOrder is the order of a job listing. Ties are broken by job id.
+type JobOrder int32
+
+const (
+	// The same as JOB_ORDER_OLDEST_FIRST.
+	JobOrder_JOB_ORDER_UNSPECIFIED JobOrder = 0
+	// By creation time, oldest first.
+	JobOrder_JOB_ORDER_OLDEST_FIRST JobOrder = 1
+	// By creation time, newest first.
+	JobOrder_JOB_ORDER_NEWEST_FIRST JobOrder = 2
+)
+
+// Enum value maps for JobOrder.
+var (
+	JobOrder_name = map[int32]string{
+		0: "JOB_ORDER_UNSPECIFIED",
+		1: "JOB_ORDER_OLDEST_FIRST",
+		2: "JOB_ORDER_NEWEST_FIRST",
+	}
+	JobOrder_value = map[string]int32{
+		"JOB_ORDER_UNSPECIFIED":  0,
+		"JOB_ORDER_OLDEST_FIRST": 1,
+		"JOB_ORDER_NEWEST_FIRST": 2,
+	}
+)
+
+func (x JobOrder) Enum() *JobOrder {
+	p := new(JobOrder)
+	*p = x
+	return p
+}
+
+func (x JobOrder) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (JobOrder) Descriptor() protoreflect.EnumDescriptor {
+	return file_peloton_v1_service_proto_enumTypes[0].Descriptor()
+}
+
+func (JobOrder) Type() protoreflect.EnumType {
+	return &file_peloton_v1_service_proto_enumTypes[0]
+}
+
+func (x JobOrder) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use JobOrder.Descriptor instead.
+func (JobOrder) EnumDescriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{0}
+}
+
 // JobView is how much of a job's spec a listing holds.
 type JobView int32
 
@@ -60,11 +113,11 @@ func (x JobView) String() string {
 }
 
 func (JobView) Descriptor() protoreflect.EnumDescriptor {
-	return file_peloton_v1_service_proto_enumTypes[0].Descriptor()
+	return file_peloton_v1_service_proto_enumTypes[1].Descriptor()
 }
 
 func (JobView) Type() protoreflect.EnumType {
-	return &file_peloton_v1_service_proto_enumTypes[0]
+	return &file_peloton_v1_service_proto_enumTypes[1]
 }
 
 func (x JobView) Number() protoreflect.EnumNumber {
@@ -73,7 +126,7 @@ func (x JobView) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use JobView.Descriptor instead.
 func (JobView) EnumDescriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{0}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{1}
 }
 
 type StartMigrationRequest struct {
@@ -1200,7 +1253,7 @@ type ListJobsRequest struct {
 	States []JobState `protobuf:"varint,1,rep,packed,name=states,proto3,enum=peloton.v1.JobState" json:"states,omitempty"`
 	// Only jobs in this pool.
 	Pool string `protobuf:"bytes,2,opt,name=pool,proto3" json:"pool,omitempty"`
-	// Paging, more filters and how much of each job (oldest jobs first).
+	// Paging, more filters, order and how much of each job.
 	// Most jobs in one answer: 0 means 500, at most 5000.
 	Limit uint32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
 	// The next_page_token of the previous answer, to go on from there.
@@ -1214,7 +1267,17 @@ type ListJobsRequest struct {
 	Name string `protobuf:"bytes,7,opt,name=name,proto3" json:"name,omitempty"`
 	// How much of each job's spec: a summary by default (no task, no
 	// overrides), or all of it.
-	View          JobView `protobuf:"varint,8,opt,name=view,proto3,enum=peloton.v1.JobView" json:"view,omitempty"`
+	View JobView `protobuf:"varint,8,opt,name=view,proto3,enum=peloton.v1.JobView" json:"view,omitempty"`
+	// The order of the listing: oldest first by default. A page token
+	// goes on only in the order it was given for.
+	Order JobOrder `protobuf:"varint,9,opt,name=order,proto3,enum=peloton.v1.JobOrder" json:"order,omitempty"`
+	// Only jobs whose name or id holds this text, ignoring case; at most
+	// 200 bytes.
+	Search string `protobuf:"bytes,10,opt,name=search,proto3" json:"search,omitempty"`
+	// Count every job that matches the filters (all pages) into the
+	// answer's total. It reads every job of the region, so leave it unset
+	// when the count is not shown.
+	CountTotal    bool `protobuf:"varint,11,opt,name=count_total,json=countTotal,proto3" json:"count_total,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1305,11 +1368,35 @@ func (x *ListJobsRequest) GetView() JobView {
 	return JobView_JOB_VIEW_UNSPECIFIED
 }
 
+func (x *ListJobsRequest) GetOrder() JobOrder {
+	if x != nil {
+		return x.Order
+	}
+	return JobOrder_JOB_ORDER_UNSPECIFIED
+}
+
+func (x *ListJobsRequest) GetSearch() string {
+	if x != nil {
+		return x.Search
+	}
+	return ""
+}
+
+func (x *ListJobsRequest) GetCountTotal() bool {
+	if x != nil {
+		return x.CountTotal
+	}
+	return false
+}
+
 type ListJobsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Jobs  []*Job                 `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
 	// Set when more jobs match: pass it as page_token for the next page.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	// With count_total: how many jobs match the filters, on all pages (a
+	// job moving between regions may count twice while it moves).
+	Total         uint32 `protobuf:"varint,3,opt,name=total,proto3" json:"total,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1356,6 +1443,13 @@ func (x *ListJobsResponse) GetNextPageToken() string {
 		return x.NextPageToken
 	}
 	return ""
+}
+
+func (x *ListJobsResponse) GetTotal() uint32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
 }
 
 type StopJobRequest struct {
@@ -6490,7 +6584,7 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\rGetJobRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"3\n" +
 	"\x0eGetJobResponse\x12!\n" +
-	"\x03job\x18\x01 \x01(\v2\x0f.peloton.v1.JobR\x03job\"\xf3\x01\n" +
+	"\x03job\x18\x01 \x01(\v2\x0f.peloton.v1.JobR\x03job\"\xd8\x02\n" +
 	"\x0fListJobsRequest\x12,\n" +
 	"\x06states\x18\x01 \x03(\x0e2\x14.peloton.v1.JobStateR\x06states\x12\x12\n" +
 	"\x04pool\x18\x02 \x01(\tR\x04pool\x12\x14\n" +
@@ -6500,10 +6594,16 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x06labels\x18\x05 \x03(\tR\x06labels\x12\x14\n" +
 	"\x05owner\x18\x06 \x01(\tR\x05owner\x12\x12\n" +
 	"\x04name\x18\a \x01(\tR\x04name\x12'\n" +
-	"\x04view\x18\b \x01(\x0e2\x13.peloton.v1.JobViewR\x04view\"_\n" +
+	"\x04view\x18\b \x01(\x0e2\x13.peloton.v1.JobViewR\x04view\x12*\n" +
+	"\x05order\x18\t \x01(\x0e2\x14.peloton.v1.JobOrderR\x05order\x12\x16\n" +
+	"\x06search\x18\n" +
+	" \x01(\tR\x06search\x12\x1f\n" +
+	"\vcount_total\x18\v \x01(\bR\n" +
+	"countTotal\"u\n" +
 	"\x10ListJobsResponse\x12#\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x0f.peloton.v1.JobR\x04jobs\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\" \n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x14\n" +
+	"\x05total\x18\x03 \x01(\rR\x05total\" \n" +
 	"\x0eStopJobRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"4\n" +
 	"\x0fStopJobResponse\x12!\n" +
@@ -6789,7 +6889,11 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\rR\x05limit\"F\n" +
 	"\x11ListAuditResponse\x121\n" +
-	"\arecords\x18\x01 \x03(\v2\x17.peloton.v1.AuditRecordR\arecords*L\n" +
+	"\arecords\x18\x01 \x03(\v2\x17.peloton.v1.AuditRecordR\arecords*]\n" +
+	"\bJobOrder\x12\x19\n" +
+	"\x15JOB_ORDER_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16JOB_ORDER_OLDEST_FIRST\x10\x01\x12\x1a\n" +
+	"\x16JOB_ORDER_NEWEST_FIRST\x10\x02*L\n" +
 	"\aJobView\x12\x18\n" +
 	"\x14JOB_VIEW_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10JOB_VIEW_SUMMARY\x10\x01\x12\x11\n" +
@@ -6887,348 +6991,350 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_service_proto_rawDescData
 }
 
-var file_peloton_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_peloton_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 121)
 var file_peloton_v1_service_proto_goTypes = []any{
-	(JobView)(0),                      // 0: peloton.v1.JobView
-	(*StartMigrationRequest)(nil),     // 1: peloton.v1.StartMigrationRequest
-	(*StartMigrationResponse)(nil),    // 2: peloton.v1.StartMigrationResponse
-	(*GetMigrationRequest)(nil),       // 3: peloton.v1.GetMigrationRequest
-	(*GetMigrationResponse)(nil),      // 4: peloton.v1.GetMigrationResponse
-	(*ListMigrationsRequest)(nil),     // 5: peloton.v1.ListMigrationsRequest
-	(*ListMigrationsResponse)(nil),    // 6: peloton.v1.ListMigrationsResponse
-	(*PauseMigrationRequest)(nil),     // 7: peloton.v1.PauseMigrationRequest
-	(*PauseMigrationResponse)(nil),    // 8: peloton.v1.PauseMigrationResponse
-	(*ResumeMigrationRequest)(nil),    // 9: peloton.v1.ResumeMigrationRequest
-	(*ResumeMigrationResponse)(nil),   // 10: peloton.v1.ResumeMigrationResponse
-	(*AbortMigrationRequest)(nil),     // 11: peloton.v1.AbortMigrationRequest
-	(*AbortMigrationResponse)(nil),    // 12: peloton.v1.AbortMigrationResponse
-	(*RollbackMigrationRequest)(nil),  // 13: peloton.v1.RollbackMigrationRequest
-	(*RollbackMigrationResponse)(nil), // 14: peloton.v1.RollbackMigrationResponse
-	(*CreateJobRequest)(nil),          // 15: peloton.v1.CreateJobRequest
-	(*CreateJobResponse)(nil),         // 16: peloton.v1.CreateJobResponse
-	(*CreateJobsRequest)(nil),         // 17: peloton.v1.CreateJobsRequest
-	(*CreateJobsResponse)(nil),        // 18: peloton.v1.CreateJobsResponse
-	(*CreateJobsResult)(nil),          // 19: peloton.v1.CreateJobsResult
-	(*GetJobRequest)(nil),             // 20: peloton.v1.GetJobRequest
-	(*GetJobResponse)(nil),            // 21: peloton.v1.GetJobResponse
-	(*ListJobsRequest)(nil),           // 22: peloton.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),          // 23: peloton.v1.ListJobsResponse
-	(*StopJobRequest)(nil),            // 24: peloton.v1.StopJobRequest
-	(*StopJobResponse)(nil),           // 25: peloton.v1.StopJobResponse
-	(*DeleteJobRequest)(nil),          // 26: peloton.v1.DeleteJobRequest
-	(*DeleteJobResponse)(nil),         // 27: peloton.v1.DeleteJobResponse
-	(*UpdateJobRequest)(nil),          // 28: peloton.v1.UpdateJobRequest
-	(*UpdateJobResponse)(nil),         // 29: peloton.v1.UpdateJobResponse
-	(*GetUpdateRequest)(nil),          // 30: peloton.v1.GetUpdateRequest
-	(*GetUpdateResponse)(nil),         // 31: peloton.v1.GetUpdateResponse
-	(*ListUpdatesRequest)(nil),        // 32: peloton.v1.ListUpdatesRequest
-	(*ListUpdatesResponse)(nil),       // 33: peloton.v1.ListUpdatesResponse
-	(*AbortUpdateRequest)(nil),        // 34: peloton.v1.AbortUpdateRequest
-	(*AbortUpdateResponse)(nil),       // 35: peloton.v1.AbortUpdateResponse
-	(*PauseUpdateRequest)(nil),        // 36: peloton.v1.PauseUpdateRequest
-	(*PauseUpdateResponse)(nil),       // 37: peloton.v1.PauseUpdateResponse
-	(*ResumeUpdateRequest)(nil),       // 38: peloton.v1.ResumeUpdateRequest
-	(*ResumeUpdateResponse)(nil),      // 39: peloton.v1.ResumeUpdateResponse
-	(*RollbackUpdateRequest)(nil),     // 40: peloton.v1.RollbackUpdateRequest
-	(*RollbackUpdateResponse)(nil),    // 41: peloton.v1.RollbackUpdateResponse
-	(*GetJobConfigRequest)(nil),       // 42: peloton.v1.GetJobConfigRequest
-	(*GetJobConfigResponse)(nil),      // 43: peloton.v1.GetJobConfigResponse
-	(*ListEventsRequest)(nil),         // 44: peloton.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),        // 45: peloton.v1.ListEventsResponse
-	(*ListTasksRequest)(nil),          // 46: peloton.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),         // 47: peloton.v1.ListTasksResponse
-	(*GetTaskRequest)(nil),            // 48: peloton.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),           // 49: peloton.v1.GetTaskResponse
-	(*GetTaskLogsRequest)(nil),        // 50: peloton.v1.GetTaskLogsRequest
-	(*GetTaskLogsResponse)(nil),       // 51: peloton.v1.GetTaskLogsResponse
-	(*StopTasksRequest)(nil),          // 52: peloton.v1.StopTasksRequest
-	(*StopTasksResponse)(nil),         // 53: peloton.v1.StopTasksResponse
-	(*CreatePoolRequest)(nil),         // 54: peloton.v1.CreatePoolRequest
-	(*CreatePoolResponse)(nil),        // 55: peloton.v1.CreatePoolResponse
-	(*UpdatePoolRequest)(nil),         // 56: peloton.v1.UpdatePoolRequest
-	(*UpdatePoolResponse)(nil),        // 57: peloton.v1.UpdatePoolResponse
-	(*DeletePoolRequest)(nil),         // 58: peloton.v1.DeletePoolRequest
-	(*DeletePoolResponse)(nil),        // 59: peloton.v1.DeletePoolResponse
-	(*ListPoolsRequest)(nil),          // 60: peloton.v1.ListPoolsRequest
-	(*ListPoolsResponse)(nil),         // 61: peloton.v1.ListPoolsResponse
-	(*GetPoolRequest)(nil),            // 62: peloton.v1.GetPoolRequest
-	(*GetPoolResponse)(nil),           // 63: peloton.v1.GetPoolResponse
-	(*GetPoolHistoryRequest)(nil),     // 64: peloton.v1.GetPoolHistoryRequest
-	(*GetPoolHistoryResponse)(nil),    // 65: peloton.v1.GetPoolHistoryResponse
-	(*PoolResourceHistory)(nil),       // 66: peloton.v1.PoolResourceHistory
-	(*ListClustersRequest)(nil),       // 67: peloton.v1.ListClustersRequest
-	(*ListClustersResponse)(nil),      // 68: peloton.v1.ListClustersResponse
-	(*GetClusterRequest)(nil),         // 69: peloton.v1.GetClusterRequest
-	(*GetClusterResponse)(nil),        // 70: peloton.v1.GetClusterResponse
-	(*DrainClusterRequest)(nil),       // 71: peloton.v1.DrainClusterRequest
-	(*DrainClusterResponse)(nil),      // 72: peloton.v1.DrainClusterResponse
-	(*UndrainClusterRequest)(nil),     // 73: peloton.v1.UndrainClusterRequest
-	(*UndrainClusterResponse)(nil),    // 74: peloton.v1.UndrainClusterResponse
-	(*ListHostsRequest)(nil),          // 75: peloton.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),         // 76: peloton.v1.ListHostsResponse
-	(*DrainHostRequest)(nil),          // 77: peloton.v1.DrainHostRequest
-	(*DrainHostResponse)(nil),         // 78: peloton.v1.DrainHostResponse
-	(*UndrainHostRequest)(nil),        // 79: peloton.v1.UndrainHostRequest
-	(*UndrainHostResponse)(nil),       // 80: peloton.v1.UndrainHostResponse
-	(*MarkHostDownRequest)(nil),       // 81: peloton.v1.MarkHostDownRequest
-	(*MarkHostDownResponse)(nil),      // 82: peloton.v1.MarkHostDownResponse
-	(*SetHostPoolRequest)(nil),        // 83: peloton.v1.SetHostPoolRequest
-	(*SetHostPoolResponse)(nil),       // 84: peloton.v1.SetHostPoolResponse
-	(*ListHostPoolsRequest)(nil),      // 85: peloton.v1.ListHostPoolsRequest
-	(*ListHostPoolsResponse)(nil),     // 86: peloton.v1.ListHostPoolsResponse
-	(*ListRegionsRequest)(nil),        // 87: peloton.v1.ListRegionsRequest
-	(*ListRegionsResponse)(nil),       // 88: peloton.v1.ListRegionsResponse
-	(*GetRegionHistoryRequest)(nil),   // 89: peloton.v1.GetRegionHistoryRequest
-	(*GetRegionHistoryResponse)(nil),  // 90: peloton.v1.GetRegionHistoryResponse
-	(*RegionHistory)(nil),             // 91: peloton.v1.RegionHistory
-	(*WatchRequest)(nil),              // 92: peloton.v1.WatchRequest
-	(*FailBackRequest)(nil),           // 93: peloton.v1.FailBackRequest
-	(*FailBackResponse)(nil),          // 94: peloton.v1.FailBackResponse
-	(*IsolateRegionRequest)(nil),      // 95: peloton.v1.IsolateRegionRequest
-	(*IsolateRegionResponse)(nil),     // 96: peloton.v1.IsolateRegionResponse
-	(*PutReplicaRequest)(nil),         // 97: peloton.v1.PutReplicaRequest
-	(*PutReplicaResponse)(nil),        // 98: peloton.v1.PutReplicaResponse
-	(*ListReplicasRequest)(nil),       // 99: peloton.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),      // 100: peloton.v1.ListReplicasResponse
-	(*PlanFailoverRequest)(nil),       // 101: peloton.v1.PlanFailoverRequest
-	(*PlanFailoverResponse)(nil),      // 102: peloton.v1.PlanFailoverResponse
-	(*StartDrillRequest)(nil),         // 103: peloton.v1.StartDrillRequest
-	(*StartDrillResponse)(nil),        // 104: peloton.v1.StartDrillResponse
-	(*GetDrillRequest)(nil),           // 105: peloton.v1.GetDrillRequest
-	(*GetDrillResponse)(nil),          // 106: peloton.v1.GetDrillResponse
-	(*ListDrillsRequest)(nil),         // 107: peloton.v1.ListDrillsRequest
-	(*ListDrillsResponse)(nil),        // 108: peloton.v1.ListDrillsResponse
-	(*GetVersionRequest)(nil),         // 109: peloton.v1.GetVersionRequest
-	(*GetVersionResponse)(nil),        // 110: peloton.v1.GetVersionResponse
-	(*WhoAmIRequest)(nil),             // 111: peloton.v1.WhoAmIRequest
-	(*WhoAmIResponse)(nil),            // 112: peloton.v1.WhoAmIResponse
-	(*CanIRequest)(nil),               // 113: peloton.v1.CanIRequest
-	(*CanIResponse)(nil),              // 114: peloton.v1.CanIResponse
-	(*GetPolicyRequest)(nil),          // 115: peloton.v1.GetPolicyRequest
-	(*GetPolicyResponse)(nil),         // 116: peloton.v1.GetPolicyResponse
-	(*SetPolicyRequest)(nil),          // 117: peloton.v1.SetPolicyRequest
-	(*SetPolicyResponse)(nil),         // 118: peloton.v1.SetPolicyResponse
-	(*PolicyDocument)(nil),            // 119: peloton.v1.PolicyDocument
-	(*ListAuditRequest)(nil),          // 120: peloton.v1.ListAuditRequest
-	(*ListAuditResponse)(nil),         // 121: peloton.v1.ListAuditResponse
-	(*Migration)(nil),                 // 122: peloton.v1.Migration
-	(*JobSpec)(nil),                   // 123: peloton.v1.JobSpec
-	(*Job)(nil),                       // 124: peloton.v1.Job
-	(JobState)(0),                     // 125: peloton.v1.JobState
-	(*Update)(nil),                    // 126: peloton.v1.Update
-	(*Event)(nil),                     // 127: peloton.v1.Event
-	(TaskState)(0),                    // 128: peloton.v1.TaskState
-	(*Task)(nil),                      // 129: peloton.v1.Task
-	(*PoolSpec)(nil),                  // 130: peloton.v1.PoolSpec
-	(*Pool)(nil),                      // 131: peloton.v1.Pool
-	(*timestamppb.Timestamp)(nil),     // 132: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),       // 133: google.protobuf.Duration
-	(*ClusterSummary)(nil),            // 134: peloton.v1.ClusterSummary
-	(*Host)(nil),                      // 135: peloton.v1.Host
-	(*HostPool)(nil),                  // 136: peloton.v1.HostPool
-	(*HostPoolMove)(nil),              // 137: peloton.v1.HostPoolMove
-	(*Region)(nil),                    // 138: peloton.v1.Region
-	(*PlannedMove)(nil),               // 139: peloton.v1.PlannedMove
-	(*Replica)(nil),                   // 140: peloton.v1.Replica
-	(*RegionPlan)(nil),                // 141: peloton.v1.RegionPlan
-	(*Drill)(nil),                     // 142: peloton.v1.Drill
-	(*AuditRecord)(nil),               // 143: peloton.v1.AuditRecord
+	(JobOrder)(0),                     // 0: peloton.v1.JobOrder
+	(JobView)(0),                      // 1: peloton.v1.JobView
+	(*StartMigrationRequest)(nil),     // 2: peloton.v1.StartMigrationRequest
+	(*StartMigrationResponse)(nil),    // 3: peloton.v1.StartMigrationResponse
+	(*GetMigrationRequest)(nil),       // 4: peloton.v1.GetMigrationRequest
+	(*GetMigrationResponse)(nil),      // 5: peloton.v1.GetMigrationResponse
+	(*ListMigrationsRequest)(nil),     // 6: peloton.v1.ListMigrationsRequest
+	(*ListMigrationsResponse)(nil),    // 7: peloton.v1.ListMigrationsResponse
+	(*PauseMigrationRequest)(nil),     // 8: peloton.v1.PauseMigrationRequest
+	(*PauseMigrationResponse)(nil),    // 9: peloton.v1.PauseMigrationResponse
+	(*ResumeMigrationRequest)(nil),    // 10: peloton.v1.ResumeMigrationRequest
+	(*ResumeMigrationResponse)(nil),   // 11: peloton.v1.ResumeMigrationResponse
+	(*AbortMigrationRequest)(nil),     // 12: peloton.v1.AbortMigrationRequest
+	(*AbortMigrationResponse)(nil),    // 13: peloton.v1.AbortMigrationResponse
+	(*RollbackMigrationRequest)(nil),  // 14: peloton.v1.RollbackMigrationRequest
+	(*RollbackMigrationResponse)(nil), // 15: peloton.v1.RollbackMigrationResponse
+	(*CreateJobRequest)(nil),          // 16: peloton.v1.CreateJobRequest
+	(*CreateJobResponse)(nil),         // 17: peloton.v1.CreateJobResponse
+	(*CreateJobsRequest)(nil),         // 18: peloton.v1.CreateJobsRequest
+	(*CreateJobsResponse)(nil),        // 19: peloton.v1.CreateJobsResponse
+	(*CreateJobsResult)(nil),          // 20: peloton.v1.CreateJobsResult
+	(*GetJobRequest)(nil),             // 21: peloton.v1.GetJobRequest
+	(*GetJobResponse)(nil),            // 22: peloton.v1.GetJobResponse
+	(*ListJobsRequest)(nil),           // 23: peloton.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),          // 24: peloton.v1.ListJobsResponse
+	(*StopJobRequest)(nil),            // 25: peloton.v1.StopJobRequest
+	(*StopJobResponse)(nil),           // 26: peloton.v1.StopJobResponse
+	(*DeleteJobRequest)(nil),          // 27: peloton.v1.DeleteJobRequest
+	(*DeleteJobResponse)(nil),         // 28: peloton.v1.DeleteJobResponse
+	(*UpdateJobRequest)(nil),          // 29: peloton.v1.UpdateJobRequest
+	(*UpdateJobResponse)(nil),         // 30: peloton.v1.UpdateJobResponse
+	(*GetUpdateRequest)(nil),          // 31: peloton.v1.GetUpdateRequest
+	(*GetUpdateResponse)(nil),         // 32: peloton.v1.GetUpdateResponse
+	(*ListUpdatesRequest)(nil),        // 33: peloton.v1.ListUpdatesRequest
+	(*ListUpdatesResponse)(nil),       // 34: peloton.v1.ListUpdatesResponse
+	(*AbortUpdateRequest)(nil),        // 35: peloton.v1.AbortUpdateRequest
+	(*AbortUpdateResponse)(nil),       // 36: peloton.v1.AbortUpdateResponse
+	(*PauseUpdateRequest)(nil),        // 37: peloton.v1.PauseUpdateRequest
+	(*PauseUpdateResponse)(nil),       // 38: peloton.v1.PauseUpdateResponse
+	(*ResumeUpdateRequest)(nil),       // 39: peloton.v1.ResumeUpdateRequest
+	(*ResumeUpdateResponse)(nil),      // 40: peloton.v1.ResumeUpdateResponse
+	(*RollbackUpdateRequest)(nil),     // 41: peloton.v1.RollbackUpdateRequest
+	(*RollbackUpdateResponse)(nil),    // 42: peloton.v1.RollbackUpdateResponse
+	(*GetJobConfigRequest)(nil),       // 43: peloton.v1.GetJobConfigRequest
+	(*GetJobConfigResponse)(nil),      // 44: peloton.v1.GetJobConfigResponse
+	(*ListEventsRequest)(nil),         // 45: peloton.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),        // 46: peloton.v1.ListEventsResponse
+	(*ListTasksRequest)(nil),          // 47: peloton.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),         // 48: peloton.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),            // 49: peloton.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),           // 50: peloton.v1.GetTaskResponse
+	(*GetTaskLogsRequest)(nil),        // 51: peloton.v1.GetTaskLogsRequest
+	(*GetTaskLogsResponse)(nil),       // 52: peloton.v1.GetTaskLogsResponse
+	(*StopTasksRequest)(nil),          // 53: peloton.v1.StopTasksRequest
+	(*StopTasksResponse)(nil),         // 54: peloton.v1.StopTasksResponse
+	(*CreatePoolRequest)(nil),         // 55: peloton.v1.CreatePoolRequest
+	(*CreatePoolResponse)(nil),        // 56: peloton.v1.CreatePoolResponse
+	(*UpdatePoolRequest)(nil),         // 57: peloton.v1.UpdatePoolRequest
+	(*UpdatePoolResponse)(nil),        // 58: peloton.v1.UpdatePoolResponse
+	(*DeletePoolRequest)(nil),         // 59: peloton.v1.DeletePoolRequest
+	(*DeletePoolResponse)(nil),        // 60: peloton.v1.DeletePoolResponse
+	(*ListPoolsRequest)(nil),          // 61: peloton.v1.ListPoolsRequest
+	(*ListPoolsResponse)(nil),         // 62: peloton.v1.ListPoolsResponse
+	(*GetPoolRequest)(nil),            // 63: peloton.v1.GetPoolRequest
+	(*GetPoolResponse)(nil),           // 64: peloton.v1.GetPoolResponse
+	(*GetPoolHistoryRequest)(nil),     // 65: peloton.v1.GetPoolHistoryRequest
+	(*GetPoolHistoryResponse)(nil),    // 66: peloton.v1.GetPoolHistoryResponse
+	(*PoolResourceHistory)(nil),       // 67: peloton.v1.PoolResourceHistory
+	(*ListClustersRequest)(nil),       // 68: peloton.v1.ListClustersRequest
+	(*ListClustersResponse)(nil),      // 69: peloton.v1.ListClustersResponse
+	(*GetClusterRequest)(nil),         // 70: peloton.v1.GetClusterRequest
+	(*GetClusterResponse)(nil),        // 71: peloton.v1.GetClusterResponse
+	(*DrainClusterRequest)(nil),       // 72: peloton.v1.DrainClusterRequest
+	(*DrainClusterResponse)(nil),      // 73: peloton.v1.DrainClusterResponse
+	(*UndrainClusterRequest)(nil),     // 74: peloton.v1.UndrainClusterRequest
+	(*UndrainClusterResponse)(nil),    // 75: peloton.v1.UndrainClusterResponse
+	(*ListHostsRequest)(nil),          // 76: peloton.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),         // 77: peloton.v1.ListHostsResponse
+	(*DrainHostRequest)(nil),          // 78: peloton.v1.DrainHostRequest
+	(*DrainHostResponse)(nil),         // 79: peloton.v1.DrainHostResponse
+	(*UndrainHostRequest)(nil),        // 80: peloton.v1.UndrainHostRequest
+	(*UndrainHostResponse)(nil),       // 81: peloton.v1.UndrainHostResponse
+	(*MarkHostDownRequest)(nil),       // 82: peloton.v1.MarkHostDownRequest
+	(*MarkHostDownResponse)(nil),      // 83: peloton.v1.MarkHostDownResponse
+	(*SetHostPoolRequest)(nil),        // 84: peloton.v1.SetHostPoolRequest
+	(*SetHostPoolResponse)(nil),       // 85: peloton.v1.SetHostPoolResponse
+	(*ListHostPoolsRequest)(nil),      // 86: peloton.v1.ListHostPoolsRequest
+	(*ListHostPoolsResponse)(nil),     // 87: peloton.v1.ListHostPoolsResponse
+	(*ListRegionsRequest)(nil),        // 88: peloton.v1.ListRegionsRequest
+	(*ListRegionsResponse)(nil),       // 89: peloton.v1.ListRegionsResponse
+	(*GetRegionHistoryRequest)(nil),   // 90: peloton.v1.GetRegionHistoryRequest
+	(*GetRegionHistoryResponse)(nil),  // 91: peloton.v1.GetRegionHistoryResponse
+	(*RegionHistory)(nil),             // 92: peloton.v1.RegionHistory
+	(*WatchRequest)(nil),              // 93: peloton.v1.WatchRequest
+	(*FailBackRequest)(nil),           // 94: peloton.v1.FailBackRequest
+	(*FailBackResponse)(nil),          // 95: peloton.v1.FailBackResponse
+	(*IsolateRegionRequest)(nil),      // 96: peloton.v1.IsolateRegionRequest
+	(*IsolateRegionResponse)(nil),     // 97: peloton.v1.IsolateRegionResponse
+	(*PutReplicaRequest)(nil),         // 98: peloton.v1.PutReplicaRequest
+	(*PutReplicaResponse)(nil),        // 99: peloton.v1.PutReplicaResponse
+	(*ListReplicasRequest)(nil),       // 100: peloton.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),      // 101: peloton.v1.ListReplicasResponse
+	(*PlanFailoverRequest)(nil),       // 102: peloton.v1.PlanFailoverRequest
+	(*PlanFailoverResponse)(nil),      // 103: peloton.v1.PlanFailoverResponse
+	(*StartDrillRequest)(nil),         // 104: peloton.v1.StartDrillRequest
+	(*StartDrillResponse)(nil),        // 105: peloton.v1.StartDrillResponse
+	(*GetDrillRequest)(nil),           // 106: peloton.v1.GetDrillRequest
+	(*GetDrillResponse)(nil),          // 107: peloton.v1.GetDrillResponse
+	(*ListDrillsRequest)(nil),         // 108: peloton.v1.ListDrillsRequest
+	(*ListDrillsResponse)(nil),        // 109: peloton.v1.ListDrillsResponse
+	(*GetVersionRequest)(nil),         // 110: peloton.v1.GetVersionRequest
+	(*GetVersionResponse)(nil),        // 111: peloton.v1.GetVersionResponse
+	(*WhoAmIRequest)(nil),             // 112: peloton.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),            // 113: peloton.v1.WhoAmIResponse
+	(*CanIRequest)(nil),               // 114: peloton.v1.CanIRequest
+	(*CanIResponse)(nil),              // 115: peloton.v1.CanIResponse
+	(*GetPolicyRequest)(nil),          // 116: peloton.v1.GetPolicyRequest
+	(*GetPolicyResponse)(nil),         // 117: peloton.v1.GetPolicyResponse
+	(*SetPolicyRequest)(nil),          // 118: peloton.v1.SetPolicyRequest
+	(*SetPolicyResponse)(nil),         // 119: peloton.v1.SetPolicyResponse
+	(*PolicyDocument)(nil),            // 120: peloton.v1.PolicyDocument
+	(*ListAuditRequest)(nil),          // 121: peloton.v1.ListAuditRequest
+	(*ListAuditResponse)(nil),         // 122: peloton.v1.ListAuditResponse
+	(*Migration)(nil),                 // 123: peloton.v1.Migration
+	(*JobSpec)(nil),                   // 124: peloton.v1.JobSpec
+	(*Job)(nil),                       // 125: peloton.v1.Job
+	(JobState)(0),                     // 126: peloton.v1.JobState
+	(*Update)(nil),                    // 127: peloton.v1.Update
+	(*Event)(nil),                     // 128: peloton.v1.Event
+	(TaskState)(0),                    // 129: peloton.v1.TaskState
+	(*Task)(nil),                      // 130: peloton.v1.Task
+	(*PoolSpec)(nil),                  // 131: peloton.v1.PoolSpec
+	(*Pool)(nil),                      // 132: peloton.v1.Pool
+	(*timestamppb.Timestamp)(nil),     // 133: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),       // 134: google.protobuf.Duration
+	(*ClusterSummary)(nil),            // 135: peloton.v1.ClusterSummary
+	(*Host)(nil),                      // 136: peloton.v1.Host
+	(*HostPool)(nil),                  // 137: peloton.v1.HostPool
+	(*HostPoolMove)(nil),              // 138: peloton.v1.HostPoolMove
+	(*Region)(nil),                    // 139: peloton.v1.Region
+	(*PlannedMove)(nil),               // 140: peloton.v1.PlannedMove
+	(*Replica)(nil),                   // 141: peloton.v1.Replica
+	(*RegionPlan)(nil),                // 142: peloton.v1.RegionPlan
+	(*Drill)(nil),                     // 143: peloton.v1.Drill
+	(*AuditRecord)(nil),               // 144: peloton.v1.AuditRecord
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	122, // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
-	122, // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
-	122, // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
-	122, // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
-	122, // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
-	122, // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
-	122, // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
-	123, // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	124, // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	123, // 9: peloton.v1.CreateJobsRequest.jobs:type_name -> peloton.v1.JobSpec
-	19,  // 10: peloton.v1.CreateJobsResponse.results:type_name -> peloton.v1.CreateJobsResult
-	124, // 11: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	125, // 12: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
-	0,   // 13: peloton.v1.ListJobsRequest.view:type_name -> peloton.v1.JobView
-	124, // 14: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	124, // 15: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	123, // 16: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	126, // 17: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
-	126, // 18: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
-	126, // 19: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
-	126, // 20: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
-	126, // 21: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
-	126, // 22: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
-	126, // 23: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
-	123, // 24: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
-	127, // 25: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
-	128, // 26: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	129, // 27: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	129, // 28: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	129, // 29: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	130, // 30: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	131, // 31: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	130, // 32: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	131, // 33: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	131, // 34: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	131, // 35: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	132, // 36: peloton.v1.GetPoolHistoryRequest.since:type_name -> google.protobuf.Timestamp
-	133, // 37: peloton.v1.GetPoolHistoryResponse.window:type_name -> google.protobuf.Duration
-	133, // 38: peloton.v1.GetPoolHistoryResponse.interval:type_name -> google.protobuf.Duration
-	66,  // 39: peloton.v1.GetPoolHistoryResponse.resources:type_name -> peloton.v1.PoolResourceHistory
-	134, // 40: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
-	134, // 41: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	134, // 42: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	134, // 43: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	135, // 44: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	133, // 45: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
-	135, // 46: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
-	135, // 47: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
-	135, // 48: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
-	135, // 49: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
-	136, // 50: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
-	137, // 51: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
-	138, // 52: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	132, // 53: peloton.v1.GetRegionHistoryRequest.since:type_name -> google.protobuf.Timestamp
-	133, // 54: peloton.v1.GetRegionHistoryResponse.window:type_name -> google.protobuf.Duration
-	133, // 55: peloton.v1.GetRegionHistoryResponse.interval:type_name -> google.protobuf.Duration
-	91,  // 56: peloton.v1.GetRegionHistoryResponse.regions:type_name -> peloton.v1.RegionHistory
-	139, // 57: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
-	139, // 58: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
-	140, // 59: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
-	140, // 60: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
-	141, // 61: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
-	142, // 62: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
-	142, // 63: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
-	142, // 64: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
-	119, // 65: peloton.v1.GetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
-	119, // 66: peloton.v1.SetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
-	132, // 67: peloton.v1.PolicyDocument.set_at:type_name -> google.protobuf.Timestamp
-	132, // 68: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
-	143, // 69: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
-	15,  // 70: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	17,  // 71: peloton.v1.JobService.CreateJobs:input_type -> peloton.v1.CreateJobsRequest
-	20,  // 72: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	22,  // 73: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	24,  // 74: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	26,  // 75: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	28,  // 76: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
-	30,  // 77: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
-	32,  // 78: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
-	34,  // 79: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
-	36,  // 80: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
-	38,  // 81: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
-	40,  // 82: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
-	42,  // 83: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
-	44,  // 84: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
-	1,   // 85: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
-	3,   // 86: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
-	5,   // 87: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
-	7,   // 88: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
-	9,   // 89: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
-	11,  // 90: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
-	13,  // 91: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
-	46,  // 92: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	48,  // 93: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	50,  // 94: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	52,  // 95: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	54,  // 96: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
-	56,  // 97: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
-	58,  // 98: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
-	60,  // 99: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	62,  // 100: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	64,  // 101: peloton.v1.PoolService.GetPoolHistory:input_type -> peloton.v1.GetPoolHistoryRequest
-	75,  // 102: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	77,  // 103: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
-	79,  // 104: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
-	81,  // 105: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
-	83,  // 106: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
-	85,  // 107: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
-	67,  // 108: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
-	69,  // 109: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
-	71,  // 110: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
-	73,  // 111: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
-	87,  // 112: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	89,  // 113: peloton.v1.RegionService.GetRegionHistory:input_type -> peloton.v1.GetRegionHistoryRequest
-	92,  // 114: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	97,  // 115: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
-	99,  // 116: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
-	101, // 117: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
-	103, // 118: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
-	105, // 119: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
-	107, // 120: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
-	95,  // 121: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
-	93,  // 122: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
-	109, // 123: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	111, // 124: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
-	113, // 125: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
-	115, // 126: peloton.v1.AuthService.GetPolicy:input_type -> peloton.v1.GetPolicyRequest
-	117, // 127: peloton.v1.AuthService.SetPolicy:input_type -> peloton.v1.SetPolicyRequest
-	120, // 128: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
-	16,  // 129: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	18,  // 130: peloton.v1.JobService.CreateJobs:output_type -> peloton.v1.CreateJobsResponse
-	21,  // 131: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	23,  // 132: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	25,  // 133: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	27,  // 134: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	29,  // 135: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
-	31,  // 136: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
-	33,  // 137: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
-	35,  // 138: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
-	37,  // 139: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
-	39,  // 140: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
-	41,  // 141: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
-	43,  // 142: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
-	45,  // 143: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
-	2,   // 144: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
-	4,   // 145: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
-	6,   // 146: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
-	8,   // 147: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
-	10,  // 148: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
-	12,  // 149: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
-	14,  // 150: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
-	47,  // 151: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	49,  // 152: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	51,  // 153: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	53,  // 154: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	55,  // 155: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	57,  // 156: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	59,  // 157: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	61,  // 158: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	63,  // 159: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	65,  // 160: peloton.v1.PoolService.GetPoolHistory:output_type -> peloton.v1.GetPoolHistoryResponse
-	76,  // 161: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	78,  // 162: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
-	80,  // 163: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
-	82,  // 164: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
-	84,  // 165: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
-	86,  // 166: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
-	68,  // 167: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
-	70,  // 168: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
-	72,  // 169: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
-	74,  // 170: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
-	88,  // 171: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	90,  // 172: peloton.v1.RegionService.GetRegionHistory:output_type -> peloton.v1.GetRegionHistoryResponse
-	127, // 173: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	98,  // 174: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
-	100, // 175: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
-	102, // 176: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
-	104, // 177: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
-	106, // 178: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
-	108, // 179: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
-	96,  // 180: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
-	94,  // 181: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
-	110, // 182: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	112, // 183: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
-	114, // 184: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
-	116, // 185: peloton.v1.AuthService.GetPolicy:output_type -> peloton.v1.GetPolicyResponse
-	118, // 186: peloton.v1.AuthService.SetPolicy:output_type -> peloton.v1.SetPolicyResponse
-	121, // 187: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
-	129, // [129:188] is the sub-list for method output_type
-	70,  // [70:129] is the sub-list for method input_type
-	70,  // [70:70] is the sub-list for extension type_name
-	70,  // [70:70] is the sub-list for extension extendee
-	0,   // [0:70] is the sub-list for field type_name
+	123, // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
+	123, // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
+	123, // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
+	123, // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
+	123, // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
+	123, // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
+	123, // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
+	124, // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	125, // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	124, // 9: peloton.v1.CreateJobsRequest.jobs:type_name -> peloton.v1.JobSpec
+	20,  // 10: peloton.v1.CreateJobsResponse.results:type_name -> peloton.v1.CreateJobsResult
+	125, // 11: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	126, // 12: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	1,   // 13: peloton.v1.ListJobsRequest.view:type_name -> peloton.v1.JobView
+	0,   // 14: peloton.v1.ListJobsRequest.order:type_name -> peloton.v1.JobOrder
+	125, // 15: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	125, // 16: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	124, // 17: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	127, // 18: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
+	127, // 19: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
+	127, // 20: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
+	127, // 21: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
+	127, // 22: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
+	127, // 23: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
+	127, // 24: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
+	124, // 25: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
+	128, // 26: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
+	129, // 27: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	130, // 28: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	130, // 29: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	130, // 30: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	131, // 31: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	132, // 32: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	131, // 33: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	132, // 34: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	132, // 35: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	132, // 36: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	133, // 37: peloton.v1.GetPoolHistoryRequest.since:type_name -> google.protobuf.Timestamp
+	134, // 38: peloton.v1.GetPoolHistoryResponse.window:type_name -> google.protobuf.Duration
+	134, // 39: peloton.v1.GetPoolHistoryResponse.interval:type_name -> google.protobuf.Duration
+	67,  // 40: peloton.v1.GetPoolHistoryResponse.resources:type_name -> peloton.v1.PoolResourceHistory
+	135, // 41: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
+	135, // 42: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	135, // 43: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	135, // 44: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	136, // 45: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	134, // 46: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
+	136, // 47: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
+	136, // 48: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
+	136, // 49: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
+	136, // 50: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
+	137, // 51: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
+	138, // 52: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
+	139, // 53: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	133, // 54: peloton.v1.GetRegionHistoryRequest.since:type_name -> google.protobuf.Timestamp
+	134, // 55: peloton.v1.GetRegionHistoryResponse.window:type_name -> google.protobuf.Duration
+	134, // 56: peloton.v1.GetRegionHistoryResponse.interval:type_name -> google.protobuf.Duration
+	92,  // 57: peloton.v1.GetRegionHistoryResponse.regions:type_name -> peloton.v1.RegionHistory
+	140, // 58: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
+	140, // 59: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
+	141, // 60: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	141, // 61: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	142, // 62: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	143, // 63: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	143, // 64: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	143, // 65: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	120, // 66: peloton.v1.GetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
+	120, // 67: peloton.v1.SetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
+	133, // 68: peloton.v1.PolicyDocument.set_at:type_name -> google.protobuf.Timestamp
+	133, // 69: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
+	144, // 70: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
+	16,  // 71: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	18,  // 72: peloton.v1.JobService.CreateJobs:input_type -> peloton.v1.CreateJobsRequest
+	21,  // 73: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	23,  // 74: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	25,  // 75: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	27,  // 76: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	29,  // 77: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
+	31,  // 78: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
+	33,  // 79: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
+	35,  // 80: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
+	37,  // 81: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
+	39,  // 82: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
+	41,  // 83: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
+	43,  // 84: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
+	45,  // 85: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
+	2,   // 86: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
+	4,   // 87: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
+	6,   // 88: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
+	8,   // 89: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
+	10,  // 90: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
+	12,  // 91: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
+	14,  // 92: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
+	47,  // 93: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	49,  // 94: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	51,  // 95: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	53,  // 96: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	55,  // 97: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	57,  // 98: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	59,  // 99: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	61,  // 100: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	63,  // 101: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	65,  // 102: peloton.v1.PoolService.GetPoolHistory:input_type -> peloton.v1.GetPoolHistoryRequest
+	76,  // 103: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	78,  // 104: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
+	80,  // 105: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
+	82,  // 106: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
+	84,  // 107: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
+	86,  // 108: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
+	68,  // 109: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
+	70,  // 110: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
+	72,  // 111: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
+	74,  // 112: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
+	88,  // 113: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	90,  // 114: peloton.v1.RegionService.GetRegionHistory:input_type -> peloton.v1.GetRegionHistoryRequest
+	93,  // 115: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	98,  // 116: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	100, // 117: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	102, // 118: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	104, // 119: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	106, // 120: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	108, // 121: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	96,  // 122: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
+	94,  // 123: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
+	110, // 124: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	112, // 125: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
+	114, // 126: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
+	116, // 127: peloton.v1.AuthService.GetPolicy:input_type -> peloton.v1.GetPolicyRequest
+	118, // 128: peloton.v1.AuthService.SetPolicy:input_type -> peloton.v1.SetPolicyRequest
+	121, // 129: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
+	17,  // 130: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	19,  // 131: peloton.v1.JobService.CreateJobs:output_type -> peloton.v1.CreateJobsResponse
+	22,  // 132: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	24,  // 133: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	26,  // 134: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	28,  // 135: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	30,  // 136: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
+	32,  // 137: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
+	34,  // 138: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
+	36,  // 139: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
+	38,  // 140: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
+	40,  // 141: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
+	42,  // 142: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
+	44,  // 143: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
+	46,  // 144: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
+	3,   // 145: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
+	5,   // 146: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
+	7,   // 147: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
+	9,   // 148: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
+	11,  // 149: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
+	13,  // 150: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
+	15,  // 151: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
+	48,  // 152: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	50,  // 153: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	52,  // 154: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	54,  // 155: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	56,  // 156: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	58,  // 157: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	60,  // 158: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	62,  // 159: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	64,  // 160: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	66,  // 161: peloton.v1.PoolService.GetPoolHistory:output_type -> peloton.v1.GetPoolHistoryResponse
+	77,  // 162: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	79,  // 163: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
+	81,  // 164: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
+	83,  // 165: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
+	85,  // 166: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
+	87,  // 167: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
+	69,  // 168: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
+	71,  // 169: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
+	73,  // 170: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
+	75,  // 171: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
+	89,  // 172: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	91,  // 173: peloton.v1.RegionService.GetRegionHistory:output_type -> peloton.v1.GetRegionHistoryResponse
+	128, // 174: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	99,  // 175: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	101, // 176: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	103, // 177: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	105, // 178: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	107, // 179: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	109, // 180: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	97,  // 181: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
+	95,  // 182: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
+	111, // 183: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	113, // 184: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
+	115, // 185: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
+	117, // 186: peloton.v1.AuthService.GetPolicy:output_type -> peloton.v1.GetPolicyResponse
+	119, // 187: peloton.v1.AuthService.SetPolicy:output_type -> peloton.v1.SetPolicyResponse
+	122, // 188: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
+	130, // [130:189] is the sub-list for method output_type
+	71,  // [71:130] is the sub-list for method input_type
+	71,  // [71:71] is the sub-list for extension type_name
+	71,  // [71:71] is the sub-list for extension extendee
+	0,   // [0:71] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -7245,7 +7351,7 @@ func file_peloton_v1_service_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   121,
 			NumExtensions: 0,
 			NumServices:   10,

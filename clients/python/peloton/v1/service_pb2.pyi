@@ -12,11 +12,20 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class JobOrder(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    JOB_ORDER_UNSPECIFIED: _ClassVar[JobOrder]
+    JOB_ORDER_OLDEST_FIRST: _ClassVar[JobOrder]
+    JOB_ORDER_NEWEST_FIRST: _ClassVar[JobOrder]
+
 class JobView(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     JOB_VIEW_UNSPECIFIED: _ClassVar[JobView]
     JOB_VIEW_SUMMARY: _ClassVar[JobView]
     JOB_VIEW_FULL: _ClassVar[JobView]
+JOB_ORDER_UNSPECIFIED: JobOrder
+JOB_ORDER_OLDEST_FIRST: JobOrder
+JOB_ORDER_NEWEST_FIRST: JobOrder
 JOB_VIEW_UNSPECIFIED: JobView
 JOB_VIEW_SUMMARY: JobView
 JOB_VIEW_FULL: JobView
@@ -188,7 +197,7 @@ class GetJobResponse(_message.Message):
     def __init__(self, job: _Optional[_Union[_types_pb2.Job, _Mapping]] = ...) -> None: ...
 
 class ListJobsRequest(_message.Message):
-    __slots__ = ("states", "pool", "limit", "page_token", "labels", "owner", "name", "view")
+    __slots__ = ("states", "pool", "limit", "page_token", "labels", "owner", "name", "view", "order", "search", "count_total")
     STATES_FIELD_NUMBER: _ClassVar[int]
     POOL_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
@@ -197,6 +206,9 @@ class ListJobsRequest(_message.Message):
     OWNER_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     VIEW_FIELD_NUMBER: _ClassVar[int]
+    ORDER_FIELD_NUMBER: _ClassVar[int]
+    SEARCH_FIELD_NUMBER: _ClassVar[int]
+    COUNT_TOTAL_FIELD_NUMBER: _ClassVar[int]
     states: _containers.RepeatedScalarFieldContainer[_types_pb2.JobState]
     pool: str
     limit: int
@@ -205,15 +217,20 @@ class ListJobsRequest(_message.Message):
     owner: str
     name: str
     view: JobView
-    def __init__(self, states: _Optional[_Iterable[_Union[_types_pb2.JobState, str]]] = ..., pool: _Optional[str] = ..., limit: _Optional[int] = ..., page_token: _Optional[str] = ..., labels: _Optional[_Iterable[str]] = ..., owner: _Optional[str] = ..., name: _Optional[str] = ..., view: _Optional[_Union[JobView, str]] = ...) -> None: ...
+    order: JobOrder
+    search: str
+    count_total: bool
+    def __init__(self, states: _Optional[_Iterable[_Union[_types_pb2.JobState, str]]] = ..., pool: _Optional[str] = ..., limit: _Optional[int] = ..., page_token: _Optional[str] = ..., labels: _Optional[_Iterable[str]] = ..., owner: _Optional[str] = ..., name: _Optional[str] = ..., view: _Optional[_Union[JobView, str]] = ..., order: _Optional[_Union[JobOrder, str]] = ..., search: _Optional[str] = ..., count_total: _Optional[bool] = ...) -> None: ...
 
 class ListJobsResponse(_message.Message):
-    __slots__ = ("jobs", "next_page_token")
+    __slots__ = ("jobs", "next_page_token", "total")
     JOBS_FIELD_NUMBER: _ClassVar[int]
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
     jobs: _containers.RepeatedCompositeFieldContainer[_types_pb2.Job]
     next_page_token: str
-    def __init__(self, jobs: _Optional[_Iterable[_Union[_types_pb2.Job, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+    total: int
+    def __init__(self, jobs: _Optional[_Iterable[_Union[_types_pb2.Job, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., total: _Optional[int] = ...) -> None: ...
 
 class StopJobRequest(_message.Message):
     __slots__ = ("id",)
