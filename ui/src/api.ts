@@ -407,6 +407,37 @@ async function allJobs(states?: string[], pool?: string, signal?: AbortSignal) {
   return { jobs, truncated: !!pageToken };
 }
 
+/** What a page of the job list asks ListJobs for. */
+export interface JobPageQuery {
+  /** JOB_STATES names, without their prefix; none: any state. */
+  states?: string[];
+  pool?: string;
+  /** A part of the name or id, ignoring case. */
+  search?: string;
+  newestFirst: boolean;
+  /** The next_page_token of the page before; none: the first page. */
+  pageToken?: string;
+  limit: number;
+}
+
+/** One page of jobs and how many match in all (ListJobs with count_total). */
+async function jobPage(q: JobPageQuery, signal?: AbortSignal) {
+  const r = await get<{ jobs?: Job[]; nextPageToken?: string; total?: number }>(
+    '/v1/jobs' +
+      query({
+        states: q.states?.map((x) => 'JOB_STATE_' + x),
+        pool: q.pool,
+        search: q.search,
+        order: q.newestFirst ? 'JOB_ORDER_NEWEST_FIRST' : 'JOB_ORDER_OLDEST_FIRST',
+        pageToken: q.pageToken,
+        limit: q.limit,
+        countTotal: true,
+      }),
+    signal,
+  );
+  return { jobs: r.jobs ?? [], next: r.nextPageToken || undefined, total: Number(r.total ?? 0) };
+}
+
 /** Time windows, in seconds back from now, in which newestEvents looks. */
 const EVENT_WINDOWS = [60, 600, 3600, 6 * 3600, 86400, 7 * 86400];
 /** Most pages of 1,000 events newestEvents reads in one window. */
@@ -443,6 +474,7 @@ async function newestEvents(id: string, p: { instance?: number; n: number }, sig
 
 export const api = {
   jobs: (states?: string[], pool?: string, signal?: AbortSignal) => allJobs(states, pool, signal),
+  jobPage: (q: JobPageQuery, signal?: AbortSignal) => jobPage(q, signal),
   job: (id: string, signal?: AbortSignal) => get<{ job: Job }>(`/v1/jobs/${enc(id)}`, signal),
   tasks: (id: string, p: { states?: string[]; offset?: number; limit?: number }, signal?: AbortSignal) =>
     get<{ tasks?: Task[]; total?: number }>(`/v1/jobs/${enc(id)}/tasks` + query(p), signal),

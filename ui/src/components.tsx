@@ -201,7 +201,22 @@ export function Confirm({
 }
 
 /** Pager moves through pages of `size` of a list of `total`. */
-export function Pager({ offset, size, total, onChange, label }: { offset: number; size: number; total: number; onChange: (offset: number) => void; label: string }) {
+export function Pager({
+  offset,
+  size,
+  total,
+  onChange,
+  label,
+  noLast,
+}: {
+  offset: number;
+  size: number;
+  total: number;
+  onChange: (offset: number) => void;
+  label: string;
+  /** Pages reached one from the next only: no button to the last. */
+  noLast?: boolean;
+}) {
   const pages = Math.max(1, Math.ceil(total / size));
   const page = Math.floor(offset / size) + 1;
   return (
@@ -218,9 +233,11 @@ export function Pager({ offset, size, total, onChange, label }: { offset: number
       <button type="button" onClick={() => onChange(offset + size)} disabled={page >= pages} aria-label="Next page">
         ›
       </button>
-      <button type="button" onClick={() => onChange((pages - 1) * size)} disabled={page >= pages} aria-label="Last page">
-        »
-      </button>
+      {!noLast && (
+        <button type="button" onClick={() => onChange((pages - 1) * size)} disabled={page >= pages} aria-label="Last page">
+          »
+        </button>
+      )}
     </nav>
   );
 }

@@ -127,6 +127,30 @@ const scenarios = {
       if (!states.length || states.some((x) => x === 'JOB_STATE_SUCCEEDED' || x === 'JOB_STATE_KILLED')) throw new Error('the overview read jobs in states ' + (states.join(',') || 'any'));
     }
     await ov.context().close();
+    // The jobs page reads one page of jobs, with its total: never the
+    // pages after it, never a page bigger than it shows.
+    for (let i = 0; i < 3; i++) await api('POST', '/v1/jobs', simJob('pages-more-' + i));
+    const jp = await open(browser);
+    const reads = [];
+    jp.on('request', (req) => {
+      const u = new URL(req.url());
+      if (u.pathname === '/v1/jobs' && req.method() === 'GET') reads.push(u.searchParams);
+    });
+    await jp.goto(BASE + '/ui/jobs');
+    await jp.getByRole('heading', { level: 1, name: 'Jobs' }).waitFor();
+    await until('the jobs page read its page', async () => reads.length > 0, 10000);
+    await jp.waitForTimeout(1000);
+    const listed = ((await api('GET', '/v1/jobs?countTotal=true&limit=1')).total ?? 0);
+    for (const p of reads) {
+      const limit = Number(p.get('limit'));
+      if (!limit || limit > 100 || p.get('pageToken')) throw new Error(`the jobs page read more than its page: /v1/jobs?${p}`);
+    }
+    const rows = await jp.locator('table.jobs tbody tr').count();
+    if (rows > 100 || rows < Math.min(listed, 4)) throw new Error(`the jobs page shows ${rows} rows of ${listed} jobs`);
+    await jp.getByRole('navigation', { name: 'Jobs pages' }).getByText(`of ${listed}`).waitFor();
+    console.log(`jobs page: ${reads.length} read(s) of one page each, ${rows} rows of ${listed}`);
+    jp.assertNoErrors();
+    await jp.context().close();
     // The root redirects to the UI; a narrow, dark window works too.
     const narrow = await open(browser, '/', { width: 420, scheme: 'dark' });
     if (!narrow.url().endsWith('/ui/')) throw new Error(`/ went to ${narrow.url()}`);
@@ -449,16 +473,21 @@ const scenarios = {
     await row.locator('[data-state="SUCCEEDED"]').waitFor({ timeout: 60000 });
     console.log(`job SUCCEEDED on the page after ${Date.now() - start} ms`);
     await shot(page, 'job-live');
-    // More new jobs: each appears, read alone; the whole list is not read again.
-    let lists = 0;
+    // More new jobs: each appears; the page reads its own page again (one
+    // page, newest first), never the list beyond it.
+    const lists = [];
     page.on('request', (req) => {
-      if (new URL(req.url()).pathname === '/v1/jobs' && req.method() === 'GET') lists++;
+      const u = new URL(req.url());
+      if (u.pathname === '/v1/jobs' && req.method() === 'GET') lists.push(u.searchParams);
     });
     const more = [];
     for (let i = 0; i < 10; i++) more.push((await api('POST', '/v1/jobs', simJob(`live-more-${i}-${Date.now()}`))).job);
     for (const j of more) await page.locator(`tr[data-job="${j.id}"]`).waitFor({ timeout: 15000 });
-    console.log(`10 more jobs appeared; the page read the whole list ${lists} times meanwhile`);
-    if (lists > 0) throw new Error(`the page read the whole job list ${lists} times for 10 new jobs`);
+    console.log(`10 more jobs appeared; the page read its page ${lists.length} times meanwhile`);
+    for (const p of lists) {
+      const limit = Number(p.get('limit'));
+      if (!limit || limit > 100 || p.get('pageToken')) throw new Error(`the page read more than its page for new jobs: /v1/jobs?${p}`);
+    }
     page.assertNoErrors();
   },
 

@@ -1,16 +1,18 @@
-// Jobs: every job of every region, searchable and sortable, a page at a
-// time. The state and pool filters are the server's (ListJobs); search,
-// sort and paging are done here, as ListJobs has no paging. The list is
-// read once and follows the event stream (joblist.ts).
-import { MAX_LISTED_JOBS, api, type Job } from '../api';
+// Jobs: every job of every region, a page at a time. The server filters
+// (state, pool, a search of name or id), orders (by creation time), counts
+// and pages (ListJobs); the tab reads only the page it shows and follows
+// the event stream on it (jobpage.ts).
+import { useRef } from 'preact/hooks';
+import { api, type Job } from '../api';
 import { Badge, Empty, ErrorNote, JobId, Pager, SortHeaders, Title, useNow } from '../components';
-import { useJobList } from '../joblist';
+import { useJobPage } from '../jobpage';
 import { NewJob } from './job-actions';
 import { names, useReach } from '../reach';
 import { Link, setQuery, useLocation } from '../router';
-import { JOB_STATES, WAITING_TASK, fmtAgo, fmtNum, jobState, jobType, sortRows, useLoad } from '../util';
+import { JOB_STATES, WAITING_TASK, fmtAgo, fmtNum, jobState, jobType, useLoad } from '../util';
 
-const PAGE = 50;
+/** Jobs on a page: the most the tab holds at once. */
+export const PAGE = 50;
 
 function owner(j: Job): string {
   const l = j.spec?.labels ?? {};
@@ -25,42 +27,19 @@ function pending(j: Job): number {
   return WAITING_TASK.reduce((a, s) => a + (j.status?.taskStates?.[s] ?? 0), 0);
 }
 
+// The server orders by creation time only: the other columns do not sort.
 const JOB_COLUMNS: [string, string][] = [
-  ['name', 'Name'],
+  ['', 'Name'],
   ['', 'ID'],
-  ['state', 'State'],
-  ['instances', 'Tasks'],
-  ['running', 'Running'],
-  ['pending', 'Pending'],
-  ['pool', 'Pool'],
-  ['region', 'Region'],
-  ['owner', 'Owner'],
+  ['', 'State'],
+  ['', 'Tasks'],
+  ['', 'Running'],
+  ['', 'Pending'],
+  ['', 'Pool'],
+  ['', 'Region'],
+  ['', 'Owner'],
   ['created', 'Created'],
 ];
-
-const KEYS: Record<string, (j: Job) => string | number> = {
-  name: (j) => j.spec?.name ?? '',
-  state: (j) => JOB_STATES.indexOf(jobState(j.status?.state)),
-  pool: (j) => j.spec?.pool ?? '/',
-  region: (j) => j.status?.region ?? '',
-  owner,
-  instances: (j) => j.spec?.instances ?? 0,
-  running,
-  pending,
-  created: (j) => j.status?.createTime ?? '',
-};
-
-/** matches says whether a job matches every word of q: a word is a part of its
- * id, name, pool, region, type or state, or a label as key=value or key. */
-function matches(j: Job, q: string): boolean {
-  const words = q.toLowerCase().split(/\s+/).filter(Boolean);
-  if (!words.length) return true;
-  const labels = Object.entries(j.spec?.labels ?? {}).map(([k, v]) => `${k}=${v}`.toLowerCase());
-  const hay = [j.id, j.spec?.name, j.spec?.pool, j.status?.region, jobType(j.spec?.type), jobState(j.status?.state)]
-    .map((s) => (s ?? '').toLowerCase())
-    .concat(labels);
-  return words.every((w) => hay.some((h) => h.includes(w)));
-}
 
 export function JobsPage() {
   const loc = useLocation();
@@ -70,30 +49,34 @@ export function JobsPage() {
   const pool = loc.query.get('pool') ?? '';
   const sort = loc.query.get('sort') ?? '-created';
   const offset = Number(loc.query.get('offset') ?? 0) || 0;
-  const jobs = useJobList(state ? [state] : undefined, pool || undefined);
+  const key = [q, state, pool, sort].join('\u0000');
+  // The page token of each page read so far (by its offset), for these
+  // filters; an offset never reached from the first page starts over.
+  const tokens = useRef({ key, byOffset: new Map<number, string | undefined>([[0, undefined]]) });
+  if (tokens.current.key !== key) tokens.current = { key, byOffset: new Map([[0, undefined]]) };
+  const at = tokens.current.byOffset.has(offset) ? offset : 0;
+  const jobs = useJobPage({
+    states: state ? [state] : undefined,
+    pool: pool || undefined,
+    search: q.trim() || undefined,
+    newestFirst: sort !== 'created',
+    pageToken: tokens.current.byOffset.get(at),
+    limit: PAGE,
+  });
+  if (jobs.current && jobs.data?.next) tokens.current.byOffset.set(at + PAGE, jobs.data.next);
   const pools = useLoad((s) => api.pools(s), []);
   const reach = useReach();
-
-  const list = sortRows(
-    (jobs.data?.jobs ?? []).filter((j) => matches(j, q)),
-    KEYS,
-    sort,
-    'created',
-    (a, b) => a.id.localeCompare(b.id),
-  );
-  const page = list.slice(offset, offset + PAGE);
+  const page = jobs.data?.jobs ?? [];
+  const total = jobs.data?.total ?? 0;
   const onSort = (s: string) => setQuery({ sort: s, offset: 0 });
+  // Pages are reached one from the next (a token each): no last page.
+  const onPage = (o: number) => setQuery({ offset: tokens.current.byOffset.has(o) ? o : 0 });
 
   return (
     <>
       <Title sub={reach.cut.length ? `The jobs of the regions in reach; ${names(reach.cut)} out of reach, their jobs missing.` : 'Every job of every region.'}>
         Jobs
       </Title>
-      {jobs.data?.truncated && (
-        <p class="muted" role="note">
-          The list holds the oldest {fmtNum(MAX_LISTED_JOBS)} jobs; filter by state or pool to see the others.
-        </p>
-      )}
       <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
         <label>
           Search
@@ -101,7 +84,7 @@ export function JobsPage() {
             type="search"
             name="q"
             value={q}
-            placeholder="name, id, label=value…"
+            placeholder="a part of a name or id"
             onInput={(e) => setQuery({ q: (e.target as HTMLInputElement).value, offset: 0 })}
           />
         </label>
@@ -165,8 +148,8 @@ export function JobsPage() {
             </tbody>
           </table>
         </div>
-        {!jobs.loading && !jobs.error && list.length === 0 && <Empty>No job matches.</Empty>}
-        <Pager label="Jobs pages" offset={offset} size={PAGE} total={list.length} onChange={(o) => setQuery({ offset: o })} />
+        {!jobs.loading && !jobs.error && page.length === 0 && <Empty>No job matches.</Empty>}
+        <Pager label="Jobs pages" offset={at} size={PAGE} total={total} onChange={onPage} noLast />
       </div>
     </>
   );
