@@ -510,8 +510,9 @@ cmd_start() {
   deadline=$(( $(date +%s) + TIMEOUT_SECONDS ))
   while :; do
     if ! running_pid >/dev/null; then
-      log "Cassandra exited before answering CQL; last lines of $(log_file):"
-      tail -n 40 "$(log_file)" >&2 || true
+      log "Cassandra exited before answering CQL; its errors, then the last lines of $(log_file):"
+      grep -E "ERROR|Exception|Cannot |Unable " "$(log_file)" | tail -n 15 >&2 || true
+      tail -n 25 "$(log_file)" >&2 || true
       exit 1
     fi
     if port_listening "$NATIVE_PORT" && version="$(cql_ready)" && ring_knows_node; then

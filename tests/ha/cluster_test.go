@@ -204,7 +204,24 @@ func TestCassandraCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	restarting := load.now()
-	wiped.run(t, "start", "--replace", "--durable")
+	// Cassandra refuses to replace a node the others still hold alive, and
+	// on a loaded machine they may take a while to convict the killed
+	// one: a refused replacement is tried again on an emptied data dir.
+	for attempt := 1; ; attempt++ {
+		out, err := exec.Command(wiped.script, "start", "--dir", wiped.dir, "--address", wiped.addr, "--port", fmt.Sprint(wiped.port),
+			"--storage-port", fmt.Sprint(wiped.storagePort), "--replace", "--durable").CombinedOutput()
+		if err == nil {
+			break
+		}
+		if attempt == 3 {
+			t.Fatalf("cassandra.sh start --replace, %d attempts: %v\n%s", attempt, err, out)
+		}
+		t.Logf("replacing %s, attempt %d: %v; trying again in 15s\n%s", wiped.addr, attempt, err, lastLines(string(out), 12))
+		if err := os.RemoveAll(filepath.Join(wiped.dir, "data")); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(15 * time.Second)
+	}
 	replaced := load.now()
 	wiped.nodetool(t, "repair", "-full", "peloton")
 	repaired := load.now()
@@ -268,3 +285,4 @@ func (n *cassandraNode) cql(t *testing.T, stmt string) []string {
 	}
 	return col
 }
+
