@@ -109,16 +109,18 @@ type createRequest struct {
 }
 
 // storeNewJobs stores new jobs and settles them (settleNewJobs). While the
-// loop runs, they go into its next pass's write, one store write with the
-// pass's own records, and whoever asked waits for it; before the loop runs
-// (recovering) and after it stopped, they are a store call of their own.
+// loop runs and does not write, on a store that writes a pass as one
+// write, they go into its next pass's write with the pass's own records,
+// and whoever asked waits for it; otherwise (recovering, stopped, a pass
+// writing, a store written kind by kind) they are a store call of their
+// own.
 // It returns each job's outcome and, for a stored job, a copy of it as
 // created. A caller whose ctx ends first is answered ErrNotStored: the
 // pass still settles its jobs, so a job it stores joins the state.
 func (e *Engine) storeNewJobs(ctx context.Context, jobs []*model.Job) ([]error, []*model.Job) {
 	r := &createRequest{jobs: jobs, done: make(chan struct{})}
 	e.incomingMu.Lock()
-	queued := e.passCreates && !e.passWriting
+	queued := e.passNewJobs && e.passCreates && !e.passWriting
 	if queued {
 		e.creates = append(e.creates, r)
 	}

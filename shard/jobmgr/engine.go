@@ -225,6 +225,9 @@ type Engine struct {
 	creates     []*createRequest
 	passCreates bool
 	passWriting bool
+	// passNewJobs: the store writes a pass as one write (store.PassWriter),
+	// so new jobs may go into it.
+	passNewJobs bool
 	// pending counts the tasks waiting to run per pool, for its limit.
 	pending pendingCount
 	// poolsMu guards the pools variable for readers that do not hold mu.
@@ -296,6 +299,10 @@ func New(cfg Config) *Engine {
 	}
 	e.stats.init()
 	e.nameLocks()
+	// Only a store that writes a pass as one write takes new jobs into it:
+	// written kind by kind (Cassandra), a pass's write may wait for
+	// several requests' timeouts in turn, which a create need not.
+	_, e.passNewJobs = cfg.Store.(store.PassWriter)
 	if lockCheck.Load() {
 		e.cfg.Store = guardStore(e.cfg.Store)
 	}
