@@ -72,6 +72,12 @@
 //     they hold it alive (a region that holds it only suspect does not
 //     fence it). Moving relocated jobs home again is an operator's
 //     FailBack, refused while the region is not alive.
+//   - A region starts fenced. One that sees no other region unfences as
+//     the only region at once only when it was given no peers to join;
+//     given peers, it stays fenced while none has answered, for up to
+//     joinWait ticks (30 s), so that a region restarted after its work
+//     was relocated does not launch that work again before it hears from
+//     the others.
 //
 // It talks to shards only through the v1 gRPC API, so a shard may be in
 // the same process (dev mode) or remote; it never imports shard internals.

@@ -41,10 +41,26 @@ type Failover struct {
 	shares   func(map[string]policy.RegionShare)
 	applied  *stateView // the gather whose shares were applied last
 	ticks    int
+	// alone counts the ticks that saw no other region while the
+	// directory was still joining its peers (see joinWait).
+	alone int
 	// settled: failed regions this region relocates for, with the tick at
 	// which nothing of theirs was left to relocate.
 	settled map[string]int
 }
+
+// Joiner is a Directory that may still be joining its federation.
+// Joining is true while it was given peers to join and none answered yet.
+type Joiner interface {
+	Joining() bool
+}
+
+// joinWait is how many ticks a region that sees no other region, while
+// its directory is still joining its peers, stays fenced before it takes
+// itself for the only region. A region restarted after its work was
+// relocated must not launch that work again before it hears from the
+// others; one whose peers are all gone still starts, this much later.
+const joinWait = 30
 
 // settledRecheck is how many ticks a failed region whose jobs were all
 // relocated waits before its replicas are read again everywhere.
@@ -122,6 +138,8 @@ func (f *Failover) Tick(ctx context.Context) {
 	}
 	others := len(r.dir.Regions()) - 1
 	switch {
+	case others <= 0 && f.joining():
+		// Stays fenced (it starts fenced): the others may hold its work.
 	case others <= 0:
 		f.setFenced(false, "the only region")
 	case len(alive) == 0:
@@ -154,6 +172,21 @@ func (f *Failover) Tick(ctx context.Context) {
 	if !f.fenced && f.shares != nil && others > 0 {
 		f.globalPass(ctx)
 	}
+}
+
+// joining reports whether the region should wait for its directory to
+// join the federation before it takes itself for the only region, and
+// counts the wait.
+func (f *Failover) joining() bool {
+	j, ok := f.router.dir.(Joiner)
+	if !ok || !j.Joining() || f.alone >= joinWait {
+		return false
+	}
+	if f.alone == 0 {
+		f.log.Warn("no other region seen yet: staying fenced while joining the federation", "wait_ticks", joinWait)
+	}
+	f.alone++
+	return true
 }
 
 // SetShareSink makes the failover shell run the global entitlement pass:

@@ -30,6 +30,9 @@ type GossipDirectory struct {
 	peers     []string          // gossip addresses seen, to rejoin
 	isolated  bool
 	listeners []func(policy.Transition)
+	// joined: a configured peer answered a join (or there was none to
+	// join); see Joining.
+	joined bool
 }
 
 // NewGossipDirectory joins the gossip pool. fence stops the local shard's
@@ -70,6 +73,9 @@ func (d *GossipDirectory) joinPeers(ctx context.Context) {
 			n, err := mem.Join(ctx, peers)
 			if err == nil && n > 0 {
 				d.log.Info("joined the federation", "contacted", n)
+				d.mu.Lock()
+				d.joined = true
+				d.mu.Unlock()
 				return
 			}
 			if attempt%10 == 0 {
@@ -92,6 +98,15 @@ func (d *GossipDirectory) OnTransition(f func(policy.Transition)) {
 }
 
 func (d *GossipDirectory) Local() string { return d.cfg.Region }
+
+// Joining reports whether the member was given peers to join and none has
+// answered yet: until one does, seeing no other region does not mean
+// there is none.
+func (d *GossipDirectory) Joining() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.cfg.Join) > 0 && !d.joined && len(d.known) <= 1
+}
 
 // Regions lists every known region with the health this member sees.
 func (d *GossipDirectory) Regions() []Region {
