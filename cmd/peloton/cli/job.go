@@ -295,19 +295,27 @@ func firstNonEmpty(values ...string) string {
 
 func (a *app) jobListCommand() *cobra.Command {
 	var states, labels []string
-	var pool, owner, name string
+	var pool, owner, name, order, search string
 	var limit int
 	var full bool
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List jobs",
-		Long: `list shows jobs, oldest first, fetched a page at a time. Filters combine:
---state, --pool, --label key=value (or key), --owner (the job's owner label)
-and --name (exact). Listings leave each job's task and overrides out;
---spec asks for whole specs (with -o json or yaml).`,
+		Long: `list shows jobs, oldest first (--order newest: newest first), fetched a
+page at a time. Filters combine: --state, --pool, --label key=value (or key),
+--owner (the job's owner label), --name (exact) and --search (part of a name
+or id, any case). Listings leave each job's task and overrides out; --spec
+asks for whole specs (with -o json or yaml).`,
 		Args: args(cobra.NoArgs),
 		RunE: a.connected(func(cmd *cobra.Command, _ []string, c *clients) error {
-			req := &pelotonv1.ListJobsRequest{Pool: pool, Labels: labels, Owner: owner, Name: name}
+			req := &pelotonv1.ListJobsRequest{Pool: pool, Labels: labels, Owner: owner, Name: name, Search: search}
+			if order != "" {
+				n, err := pelotonv1.ParseEnumName(pelotonv1.JobOrder(0).Descriptor(), order+"_first")
+				if err != nil || n == 0 {
+					return &exitError{code: ExitError, msg: fmt.Sprintf("--order: %q is not oldest or newest", order)}
+				}
+				req.Order = pelotonv1.JobOrder(n)
+			}
 			if full {
 				req.View = pelotonv1.JobView_JOB_VIEW_FULL
 			}
@@ -352,6 +360,8 @@ and --name (exact). Listings leave each job's task and overrides out;
 	cmd.Flags().StringArrayVar(&labels, "label", nil, "only jobs with this label, key=value or key; repeat for several")
 	cmd.Flags().StringVar(&owner, "owner", "", "only jobs whose owner label is this")
 	cmd.Flags().StringVar(&name, "name", "", "only jobs of this exact name")
+	cmd.Flags().StringVar(&search, "search", "", "only jobs whose name or id holds this text (any case)")
+	cmd.Flags().StringVar(&order, "order", "", "oldest (the default) or newest first")
 	cmd.Flags().IntVar(&limit, "limit", 0, "show at most this many jobs (0: all)")
 	cmd.Flags().BoolVar(&full, "spec", false, "fetch whole specs (task and overrides), for -o json or yaml")
 	return cmd
