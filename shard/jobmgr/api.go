@@ -67,6 +67,15 @@ type JobFilter struct {
 	After *JobKey
 	// Limit, when > 0, is the most jobs returned.
 	Limit int
+	// Newest lists newest first; After then leaves out the jobs up to and
+	// including it in that order (it and the newer ones).
+	Newest bool
+	// Match, when set, is one more test a job must pass (a search the
+	// caller defines).
+	Match func(*model.Job) bool
+	// Total, when set, receives how many jobs match, After and Limit
+	// aside: every page's total.
+	Total *int
 }
 
 // JobKey is a job's place in listing order.
@@ -79,8 +88,22 @@ type JobKey struct {
 // (see jobsView): it never waits for a pass.
 func (r Reads) ListJobs(f JobFilter) []*model.Job {
 	e := r.e
+	if f.Total != nil {
+		if f.unfiltered() {
+			*f.Total = e.view.size()
+		} else {
+			n := 0
+			e.view.walk(nil, false, func(j *model.Job) bool {
+				if f.matches(j) {
+					n++
+				}
+				return true
+			})
+			*f.Total = n
+		}
+	}
 	var out []*model.Job
-	e.view.list(func(j *model.Job) bool {
+	e.view.walk(f.After, f.Newest, func(j *model.Job) bool {
 		if f.Limit > 0 && len(out) == f.Limit {
 			return false
 		}
@@ -92,11 +115,15 @@ func (r Reads) ListJobs(f JobFilter) []*model.Job {
 	return out
 }
 
+// unfiltered reports whether every job matches f (After and Limit aside).
+func (f *JobFilter) unfiltered() bool {
+	return f.Pool == "" && len(f.States) == 0 && f.Name == "" && len(f.Labels) == 0 && f.Match == nil
+}
+
+// matches tests a job against f's filters (After is the walk's).
 func (f *JobFilter) matches(j *model.Job) bool {
-	if a := f.After; a != nil {
-		if c := j.Status.CreateTime.Compare(a.Created); c < 0 || (c == 0 && j.ID <= a.ID) {
-			return false
-		}
+	if f.Match != nil && !f.Match(j) {
+		return false
 	}
 	if f.Pool != "" && j.Spec.Pool != f.Pool {
 		return false

@@ -160,29 +160,67 @@ func (v *jobsView) merge() {
 }
 
 // list calls f with each job in listing order until it returns false.
-func (v *jobsView) list(f func(*model.Job) bool) {
+func (v *jobsView) list(f func(*model.Job) bool) { v.walk(nil, false, f) }
+
+// walk calls f with each job in listing order (newest: the reverse) after
+// the job of key from (nil: from the first), until f returns false. Each
+// sorted list is entered at its place by binary search, so a page costs
+// what it shows, not the jobs before it.
+func (v *jobsView) walk(from *JobKey, newest bool, f func(*model.Job) bool) {
 	v.mu.Lock()
 	order, tail := v.order, v.tail
 	added := slices.Clone(v.added)
 	v.mu.Unlock()
 	slices.SortFunc(added, compareSlots)
 	lists := [3][]*jobSlot{order, tail, added}
+	if from != nil {
+		key := &jobSlot{at: from.Created, id: from.ID}
+		for i, l := range lists {
+			at, found := slices.BinarySearchFunc(l, key, compareSlots)
+			if newest {
+				lists[i] = l[:at]
+			} else {
+				if found {
+					at++
+				}
+				lists[i] = l[at:]
+			}
+		}
+	}
 	for {
 		var next *jobSlot
-		from := -1
+		pick := -1
 		for i, l := range lists {
-			if len(l) > 0 && (next == nil || compareSlots(l[0], next) < 0) {
-				next, from = l[0], i
+			if len(l) == 0 {
+				continue
+			}
+			c := l[0]
+			if newest {
+				c = l[len(l)-1]
+			}
+			if next == nil || (!newest && compareSlots(c, next) < 0) || (newest && compareSlots(c, next) > 0) {
+				next, pick = c, i
 			}
 		}
 		if next == nil {
 			return
 		}
-		lists[from] = lists[from][1:]
+		if newest {
+			lists[pick] = lists[pick][:len(lists[pick])-1]
+		} else {
+			lists[pick] = lists[pick][1:]
+		}
 		if !f(next.job.Load()) {
 			return
 		}
 	}
+}
+
+// size is how many jobs the view lists.
+func (v *jobsView) size() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return len(v.order) + len(v.tail) + len(v.added)
 }
 
 // published is the snapshot a write set's job shows once written: the

@@ -93,3 +93,59 @@ func TestJobsViewOrder(t *testing.T) {
 		t.Fatalf("%d jobs listed, want 6005", n)
 	}
 }
+
+// A walk from a job's key goes on after it, in either order, across the
+// merged order, the tail and the jobs not merged yet; a key of no listed
+// job starts at its place.
+func TestJobsViewWalkFromAKey(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var v jobsView
+	v.mu.name = "jobsView.mu"
+	var all []string
+	for i := range 30 {
+		id := fmt.Sprintf("j%02d", i)
+		all = append(all, id)
+		v.add(viewJob(id, t0.Add(time.Duration(i))))
+		if i == 9 || i == 19 {
+			v.merge() // some in the order, some in the tail, some added only
+		}
+	}
+	walked := func(from *JobKey, newest bool, n int) []string {
+		var out []string
+		v.walk(from, newest, func(j *model.Job) bool {
+			out = append(out, string(j.ID))
+			return len(out) < n
+		})
+		return out
+	}
+	if got := walked(nil, false, 100); !slices.Equal(got, all) {
+		t.Fatalf("oldest first: %v", got)
+	}
+	rev := slices.Clone(all)
+	slices.Reverse(rev)
+	if got := walked(nil, true, 100); !slices.Equal(got, rev) {
+		t.Fatalf("newest first: %v", got)
+	}
+	for _, k := range []int{0, 9, 10, 15, 20, 29} {
+		key := &JobKey{Created: t0.Add(time.Duration(k)), ID: model.JobID(all[k])}
+		if got, want := walked(key, false, 5), all[k+1:min(k+6, 30)]; !slices.Equal(got, want) {
+			t.Errorf("after %s oldest first: %v, want %v", all[k], got, want)
+		}
+		want := slices.Clone(all[max(0, k-5):k])
+		slices.Reverse(want)
+		if got := walked(key, true, 5); !slices.Equal(got, want) {
+			t.Errorf("after %s newest first: %v, want %v", all[k], got, want)
+		}
+	}
+	// A key between two jobs (its job gone): the walk starts at its place.
+	gap := &JobKey{Created: t0.Add(12), ID: "j12x"}
+	if got := walked(gap, false, 2); !slices.Equal(got, []string{"j13", "j14"}) {
+		t.Errorf("after a key of no job, oldest first: %v", got)
+	}
+	if got := walked(gap, true, 2); !slices.Equal(got, []string{"j12", "j11"}) {
+		t.Errorf("after a key of no job, newest first: %v", got)
+	}
+	if v.size() != 30 {
+		t.Errorf("size %d, want 30", v.size())
+	}
+}

@@ -307,18 +307,23 @@ func (s *Server) ListJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.Lis
 		return nil, invalid("view", fmt.Sprintf("unknown value %d", req.View))
 	}
 	size := pb.JobPageSize(req.Limit)
-	var jobs []*model.Job
 	out := &pb.ListJobsResponse{}
-	if req.Order != pb.JobOrder_JOB_ORDER_NEWEST_FIRST && req.Search == "" && !req.CountTotal {
-		// Oldest first the engine pages by itself; one more than the page
-		// tells whether another page follows.
-		if ok {
-			f.After = &jobmgr.JobKey{Created: after.Created, ID: model.JobID(after.ID)}
-		}
-		f.Limit = size + 1
-		jobs = s.engine.Reads().ListJobs(f)
-	} else {
-		jobs = pageJobs(s.engine.Reads().ListJobs(f), req, after, ok, size, out)
+	// The engine pages in either order from the token's job; one more
+	// than the page tells whether another page follows.
+	if ok {
+		f.After = &jobmgr.JobKey{Created: after.Created, ID: model.JobID(after.ID)}
+	}
+	f.Limit, f.Newest = size+1, req.Order == pb.JobOrder_JOB_ORDER_NEWEST_FIRST
+	if search := req.Search; search != "" {
+		f.Match = func(j *model.Job) bool { return pb.MatchesSearch(string(j.ID), j.Spec.Name, search) }
+	}
+	var total int
+	if req.CountTotal {
+		f.Total = &total
+	}
+	jobs := s.engine.Reads().ListJobs(f)
+	if req.CountTotal {
+		out.Total = uint32(min(total, math.MaxUint32))
 	}
 	if len(jobs) > size {
 		jobs = jobs[:size]
@@ -336,37 +341,6 @@ func (s *Server) ListJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.Lis
 		}
 	}
 	return out, nil
-}
-
-// pageJobs is the page of matching, oldest first, that a listing asks
-// for when the engine cannot page it by itself (newest first, a search,
-// a total): the jobs that hold the search, counted into out.Total when
-// asked, in the listing's order after the token, at most size+1 of them
-// (one more tells that another page follows).
-func pageJobs(matching []*model.Job, req *pb.ListJobsRequest, after pb.JobKey, hasAfter bool, size int, out *pb.ListJobsResponse) []*model.Job {
-	found := matching[:0]
-	for _, j := range matching {
-		if pb.MatchesSearch(string(j.ID), j.Spec.Name, req.Search) {
-			found = append(found, j)
-		}
-	}
-	if req.CountTotal {
-		out.Total = uint32(min(len(found), math.MaxUint32))
-	}
-	if req.Order == pb.JobOrder_JOB_ORDER_NEWEST_FIRST {
-		slices.Reverse(found)
-	}
-	page := make([]*model.Job, 0, min(len(found), size+1))
-	for _, j := range found {
-		if len(page) > size {
-			break
-		}
-		key := pb.JobKey{Created: j.Status.CreateTime, ID: string(j.ID)}
-		if !hasAfter || key.CompareFor(after, req.Order) > 0 {
-			page = append(page, j)
-		}
-	}
-	return page
 }
 
 // summaryOf is a job without the bulky parts of its spec (task,
