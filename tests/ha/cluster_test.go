@@ -208,8 +208,7 @@ func TestCassandraCluster(t *testing.T) {
 	// on a loaded machine they may take a while to convict the killed
 	// one: a refused replacement is tried again on an emptied data dir.
 	for attempt := 1; ; attempt++ {
-		out, err := exec.Command(wiped.script, "start", "--dir", wiped.dir, "--address", wiped.addr, "--port", fmt.Sprint(wiped.port),
-			"--storage-port", fmt.Sprint(wiped.storagePort), "--replace", "--durable").CombinedOutput()
+		out, err := exec.Command(wiped.script, wiped.args("start", "--replace", "--durable")...).CombinedOutput()
 		if err == nil {
 			break
 		}
@@ -285,4 +284,3 @@ func (n *cassandraNode) cql(t *testing.T, stmt string) []string {
 	}
 	return col
 }
-

@@ -54,11 +54,16 @@ func runScript(t *testing.T, script string, args ...string) {
 
 func (n *cassandraNode) run(t *testing.T, command string, flags ...string) {
 	t.Helper()
+	runScript(t, n.script, n.args(command, flags...)...)
+}
+
+// args are cassandra.sh's arguments for command on the node.
+func (n *cassandraNode) args(command string, flags ...string) []string {
 	args := []string{command, "--dir", n.dir}
 	if command == "start" {
 		args = append(args, "--address", n.addr, "--port", fmt.Sprint(n.port), "--storage-port", fmt.Sprint(n.storagePort))
 	}
-	runScript(t, n.script, append(args, flags...)...)
+	return append(args, flags...)
 }
 
 // hostPort is the node's CQL address.
