@@ -145,3 +145,17 @@ export function useThrottled(fn: () => void, ms: number): () => void {
   });
   return trigger.current;
 }
+
+// useReloadAfterStreamDown calls reload when the event stream is live again
+// after it was down: the events sent meanwhile were missed.
+export function useReloadAfterStreamDown(reload: () => void): void {
+  const stream = useStreamStatus();
+  const wasDown = useRef(false);
+  useEffect(() => {
+    if (stream === 'down') wasDown.current = true;
+    else if (stream === 'live' && wasDown.current) {
+      wasDown.current = false;
+      reload();
+    }
+  }, [stream]);
+}

@@ -5,7 +5,7 @@
 // (GET /v1/jobs/{id}), not by reading the whole list again.
 import { useEffect, useRef } from 'preact/hooks';
 import { api, type Job } from './api';
-import { useEvents, useStreamStatus } from './events';
+import { useEvents, useReloadAfterStreamDown } from './events';
 import { jobState, useLoad, type Loaded } from './util';
 
 /** Jobs read one by one at most per batch; past it the whole list is read. */
@@ -77,14 +77,6 @@ export function useJobList(states?: string[], pool?: string): JobList {
   });
 
   // Back after the stream was down: events may have been missed.
-  const stream = useStreamStatus();
-  const wasDown = useRef(false);
-  useEffect(() => {
-    if (stream === 'down') wasDown.current = true;
-    else if (stream === 'live' && wasDown.current) {
-      wasDown.current = false;
-      ref.current.reload();
-    }
-  }, [stream]);
+  useReloadAfterStreamDown(() => ref.current.reload());
   return list;
 }

@@ -6,7 +6,7 @@
 // a busy region costs one page every two seconds, whatever its size.
 import { useEffect, useRef } from 'preact/hooks';
 import { api, type Job, type JobPageQuery } from './api';
-import { useEvents, useStreamStatus } from './events';
+import { useEvents, useReloadAfterStreamDown } from './events';
 import { useLoad, type Loaded } from './util';
 
 /** How long events are gathered before the page is read again. */
@@ -51,14 +51,6 @@ export function useJobPage(q: JobPageQuery): JobPage {
   });
 
   // Back after the stream was down: events may have been missed.
-  const stream = useStreamStatus();
-  const wasDown = useRef(false);
-  useEffect(() => {
-    if (stream === 'down') wasDown.current = true;
-    else if (stream === 'live' && wasDown.current) {
-      wasDown.current = false;
-      ref.current.reload();
-    }
-  }, [stream]);
+  useReloadAfterStreamDown(() => ref.current.reload());
   return { ...page, current: page.data?.query === k };
 }
