@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
@@ -81,22 +82,56 @@ func (e *Engine) createJobs(ctx context.Context, jobs []NewJob) []Created {
 		})
 		at = append(at, i)
 	}
-	if len(batch) == 0 {
-		return out
-	}
-	errs, copies := e.storeNewJobs(ctx, batch)
-	for k, j := range batch {
-		i := at[k]
-		switch err := errs[k]; {
-		case err == nil:
-			out[i] = Created{Job: copies[k], ID: j.ID}
-		case errors.Is(err, store.ErrExists) && jobs[i].ID != "":
-			out[i] = Created{ID: j.ID, Existing: true}
-		default:
-			out[i].Err = fmt.Errorf("store job: %w", err)
+	if len(batch) > 0 {
+		errs, copies := e.storeNewJobs(ctx, batch)
+		for k, j := range batch {
+			i := at[k]
+			switch err := errs[k]; {
+			case err == nil:
+				out[i] = Created{Job: copies[k], ID: j.ID}
+			case errors.Is(err, store.ErrExists) && jobs[i].ID != "":
+				out[i] = Created{ID: j.ID, Existing: true}
+			default:
+				out[i].Err = fmt.Errorf("store job: %w", err)
+			}
 		}
 	}
+	e.takeInExisting(ctx, out)
 	return out
+}
+
+// takeInExisting makes sure that the stored jobs a retried request found
+// are in the state. An earlier attempt's write can land where this engine
+// never looked: the region's previous leader, paused between its fence
+// check and its write or killed with the write in flight, stores the job
+// after this one loaded the region's jobs. The retry is answered Existing,
+// so the job must run here: it is read from the store and joins the state
+// as a created job does. A job that cannot be read is answered with the
+// error, and the caller tries again.
+func (e *Engine) takeInExisting(ctx context.Context, out []Created) {
+	for i := range out {
+		if !out[i].Existing || e.view.get(out[i].ID) != nil {
+			continue
+		}
+		id := out[i].ID
+		j, err := e.cfg.Store.GetJob(ctx, id)
+		if err != nil {
+			out[i] = Created{Err: fmt.Errorf("job %s is stored but could not be read: %w", id, err)}
+			continue
+		}
+		if !e.view.addIfAbsent(copyJob(j)) {
+			continue // another attempt took it in meanwhile
+		}
+		e.pending.reserve(j.Spec.Pool, int64(j.Spec.Instances), math.MaxInt64)
+		e.incomingMu.Lock()
+		e.incoming = append(e.incoming, j)
+		e.incomingMu.Unlock()
+		e.log.Warn("job stored by an earlier attempt is taken in: it was written after this member loaded the region's jobs",
+			"job", id, "name", j.Spec.Name, "instances", j.Spec.Instances)
+		cp := copyJob(j)
+		e.emit([]Event{{Time: j.Status.CreateTime, Job: id, JobStatus: &cp.Status}})
+		e.wake()
+	}
 }
 
 // createRequest is a batch of new jobs waiting for the loop's next pass,

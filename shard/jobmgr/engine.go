@@ -652,6 +652,11 @@ func (e *Engine) absorbIncoming() {
 	e.incoming = nil
 	e.incomingMu.Unlock()
 	for _, j := range in {
+		if _, ok := e.jobs[j.ID]; ok {
+			// Loaded from the store meanwhile (takeInExisting).
+			e.pending.absorbed(j.Spec.Pool, int64(j.Spec.Instances))
+			continue
+		}
 		je := &jobEntry{job: j, killSent: map[model.RunID]bool{}}
 		e.addJob(je)
 		e.visit(je)

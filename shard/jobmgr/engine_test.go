@@ -246,3 +246,41 @@ func TestNewJobIDsAreTimeOrdered(t *testing.T) {
 		prev = id
 	}
 }
+
+// A job stored after the engine loaded the region's jobs (a previous
+// leader's late write) is taken in by the retried create that finds it
+// stored: answered Existing, it is listed, gets its tasks and runs.
+func TestRetriedCreateTakesInAJobStoredLate(t *testing.T) {
+	st := memstore.New()
+	s := newTestShardOn(t, st, clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
+		[]sim.HostSpec{{Name: "h1", Capacity: model.Resources{MilliCPU: 8000, MemMB: 1000}}})
+	spec := oneCore(3)
+	spec.Pool, spec.MaxAttempts, spec.Type = RootPool, 3, model.JobBatch
+	late := &model.Job{ID: NewJobID(), Spec: spec, ConfigVersion: 1,
+		Status: model.JobStatus{State: model.JobInitialized, CreateTime: s.clk.Now(), Region: "test"}}
+	if err := st.CreateJob(context.Background(), late); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.e.Reads().GetJob(late.ID); err == nil {
+		t.Fatal("the engine knows a job it never loaded")
+	}
+	for range 2 { // the second retry finds it in the state
+		out, err := Do(context.Background(), s.e, CreateJobs{Jobs: []NewJob{{ID: late.ID, Spec: spec}}})
+		if err != nil || out[0].Err != nil || !out[0].Existing {
+			t.Fatalf("retried create: %+v %v, want Existing", out, err)
+		}
+	}
+	if job, err := s.e.Reads().GetJob(late.ID); err != nil || job.Spec.Instances != 3 {
+		t.Fatalf("the job taken in: %+v %v", job, err)
+	}
+	s.until("its tasks running", func() bool { return s.count(late.ID, model.TaskRunning) == 3 })
+	n := 0
+	for _, j := range s.e.Reads().ListJobs(JobFilter{}) {
+		if j.ID == late.ID {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the job is listed %d times, want once", n)
+	}
+}

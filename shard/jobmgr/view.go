@@ -106,6 +106,20 @@ func (v *jobsView) update(id model.UpdateID) *model.Update {
 	return &cp
 }
 
+// addIfAbsent publishes a job unless one of its id is published already,
+// and reports whether it did.
+func (v *jobsView) addIfAbsent(j *model.Job) bool {
+	s := &jobSlot{at: j.Status.CreateTime, id: j.ID}
+	s.job.Store(j)
+	if _, loaded := v.byID.LoadOrStore(j.ID, s); loaded {
+		return false
+	}
+	v.mu.Lock()
+	v.added = append(v.added, s)
+	v.mu.Unlock()
+	return true
+}
+
 // set publishes a job's new snapshot.
 func (v *jobsView) set(j *model.Job) {
 	if s, ok := v.byID.Load(j.ID); ok {

@@ -16,7 +16,11 @@ import (
 // transaction, so a writer paused between its check and its write can
 // still land that one write after a takeover; every later write is
 // refused. The window is one write long, where without the check it is
-// unbounded.
+// unbounded. Revisioned records need nothing more (the new leader's next
+// compare-and-set finds the stray write), but a new job would be stored
+// where the new leader never looks: CreateJobs checks the fence once more
+// after its writes and does not answer a job created unless it held
+// (confirmFence).
 
 var _ store.Fencer = (*Store)(nil)
 

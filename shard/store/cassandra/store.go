@@ -23,6 +23,9 @@ type Store struct {
 	q       statements
 	closed  *atomic.Bool // shared with the views made by Fence
 	fence   *fence       // on a view made by Fence: checked before every write
+	// afterCreate, when set (by tests), runs between a view's job writes
+	// and the fence's confirmation after them.
+	afterCreate func()
 	// specs keeps decoded configs by job incarnation and version.
 	specs *codec.SpecCache
 	// partitions and knownDays are the task partitions and audit days
@@ -114,7 +117,7 @@ func (s *Store) query(ctx context.Context, stmt string, args ...any) *gocql.Quer
 // written first, under the new incarnation nobody reads yet; the job row,
 // a compare-and-set, then makes job and config visible together.
 func (s *Store) CreateJob(ctx context.Context, job *model.Job) error {
-	return s.createJob(ctx, job)
+	return s.CreateJobs(ctx, []*model.Job{job})[0]
 }
 
 // createParallelism bounds the job creations CreateJobs has in flight.
@@ -136,6 +139,7 @@ func (s *Store) CreateJobs(ctx context.Context, jobs []*model.Job) []error {
 		errs[i] = s.createJob(ctx, jobs[i])
 		return nil
 	})
+	s.confirmFence(ctx, jobs, errs)
 	for i, e := range errs {
 		if e == errNotAttempted {
 			cause := err
@@ -149,6 +153,33 @@ func (s *Store) CreateJobs(ctx context.Context, jobs []*model.Job) []error {
 		}
 	}
 	return errs
+}
+
+// confirmFence checks, on a view made by Fence, that the fence still held
+// after the jobs were written. The check before each write cannot be one
+// transaction with it (fence.go): a writer paused between them lands its
+// job after a takeover, and the new leader, which loaded the region's jobs
+// when it took over, never learns of it. Such a job is answered
+// ErrUnavailable, as a write that timed out is: the caller cannot count
+// on it, asks the new leader again with the same id and is answered
+// ErrExists there, which makes that leader take the stored job in.
+func (s *Store) confirmFence(ctx context.Context, jobs []*model.Job, errs []error) {
+	if s.fence == nil || !slices.Contains(errs, nil) {
+		return
+	}
+	if s.afterCreate != nil {
+		s.afterCreate()
+	}
+	err := s.beginWrite(ctx)
+	if err == nil {
+		return
+	}
+	for i, e := range errs {
+		if e == nil {
+			errs[i] = fmt.Errorf("create job %s: %w: written, but the fence %s could not be confirmed after the write, so the region's new leader may not know of it: %v",
+				jobs[i].ID, store.ErrUnavailable, s.fence.name, err)
+		}
+	}
 }
 
 func (s *Store) createJob(ctx context.Context, job *model.Job) error {
