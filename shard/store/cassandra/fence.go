@@ -3,6 +3,7 @@ package cassandra
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/peloton-federated/peloton/shard/store"
 )
@@ -26,8 +27,96 @@ var _ store.Fencer = (*Store)(nil)
 
 // fence is the lease a view's writes are fenced by.
 type fence struct {
-	name string
-	term uint64
+	name   string
+	term   uint64
+	checks fenceChecks
+}
+
+// Check rounds are shared. Every write of a view checks the fence, and
+// every check is a Paxos round on the one lease_terms row: run one round
+// per write and concurrent writers contend for that row, each retrying
+// its round, so that they advance about one at a time. Instead a writer
+// joins the round in flight, if any, before its write (the check before a
+// write only narrows the window fence.go describes, which is open anyway),
+// and after its write, where the check must see the write's effects
+// (confirmFence), it waits for the next round to start: every writer that
+// finished its write meanwhile shares that one.
+
+// fenceRound is one check of the fence, shared by whoever waits for it.
+type fenceRound struct {
+	done chan struct{}
+	err  error
+}
+
+// fenceChecks runs a view's check rounds one at a time.
+type fenceChecks struct {
+	mu      sync.Mutex
+	current *fenceRound // in flight, nil when none is
+	queued  *fenceRound // starts when current ends
+}
+
+// before returns the outcome of the round in flight, or of a new one.
+func (c *fenceChecks) before(ctx context.Context, check func(context.Context) error) error {
+	return c.joinBefore(check).wait(ctx)
+}
+
+// after returns the outcome of a round that starts after it was called.
+func (c *fenceChecks) after(ctx context.Context, check func(context.Context) error) error {
+	return c.joinAfter(check).wait(ctx)
+}
+
+// joinBefore returns the round in flight, or a new one.
+func (c *fenceChecks) joinBefore(check func(context.Context) error) *fenceRound {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.current == nil {
+		return c.start(check)
+	}
+	return c.current
+}
+
+// joinAfter returns a round that starts now or once the one in flight
+// ended.
+func (c *fenceChecks) joinAfter(check func(context.Context) error) *fenceRound {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.current == nil:
+		return c.start(check)
+	case c.queued == nil:
+		c.queued = &fenceRound{done: make(chan struct{})}
+	}
+	return c.queued
+}
+
+// start makes a new round the one in flight and runs it, then the rounds
+// queued behind it; callers hold c.mu. A round is not any caller's: it
+// runs to its end, bounded by the store's request timeout, whoever stops
+// waiting.
+func (c *fenceChecks) start(check func(context.Context) error) *fenceRound {
+	r := &fenceRound{done: make(chan struct{})}
+	c.current = r
+	go func() {
+		for r != nil {
+			r.err = check(context.Background())
+			close(r.done)
+			c.mu.Lock()
+			r, c.queued = c.queued, nil
+			c.current = r
+			c.mu.Unlock()
+		}
+	}()
+	return r
+}
+
+// wait returns the round's outcome, or ctx's error if it ends first.
+func (r *fenceRound) wait(ctx context.Context) error {
+	select {
+	case <-r.done:
+		return r.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Fence records term as the newest of name and returns a view of the
@@ -68,15 +157,21 @@ func (s *Store) Fence(ctx context.Context, name string, term uint64) (store.Stor
 }
 
 // beginWrite is begin for a write: on a view, it also checks the fence
-// with a conditional write.
+// with a conditional write, in the round in flight if there is one.
 func (s *Store) beginWrite(ctx context.Context) error {
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
-	f := s.fence
-	if f == nil {
+	if s.fence == nil {
 		return nil
 	}
+	return s.fence.checks.before(ctx, s.checkFence)
+}
+
+// checkFence checks the fence with a conditional write: applied only while
+// the view's term is the newest recorded.
+func (s *Store) checkFence(ctx context.Context) error {
+	f := s.fence
 	q := s.leaseCQL()
 	prev := map[string]any{}
 	applied, err := s.query(ctx, q.bumpTerm, int64(f.term), f.name, int64(f.term)).MapScanCAS(prev)

@@ -62,3 +62,61 @@ func TestCreateAfterTakeoverIsNotAnsweredCreated(t *testing.T) {
 		t.Errorf("create under the current term: %v", err)
 	}
 }
+
+// Check rounds are shared: a writer before its write joins the round in
+// flight; writers after their writes share the next round to start, never
+// one that started before they came.
+func TestFenceCheckRoundsAreShared(t *testing.T) {
+	var c fenceChecks
+	release := make(chan error)
+	started := make(chan int, 10)
+	rounds := 0
+	check := func(context.Context) error {
+		rounds++
+		started <- rounds
+		return <-release
+	}
+	ctx := context.Background()
+	first := c.joinBefore(check)
+	if n := <-started; n != 1 {
+		t.Fatalf("round %d started, want 1", n)
+	}
+	joined := c.joinBefore(check)
+	var queued []*fenceRound
+	for range 3 {
+		queued = append(queued, c.joinAfter(check))
+	}
+	if joined != first {
+		t.Fatal("a writer before its write did not join the round in flight")
+	}
+	for _, r := range queued {
+		if r == first || r != queued[0] {
+			t.Fatal("writers after their writes are not all in the one round queued behind the one in flight")
+		}
+	}
+	release <- nil // round 1 succeeds
+	if n := <-started; n != 2 {
+		t.Fatalf("round %d started, want 2", n)
+	}
+	release <- store.ErrFenced // round 2 fails
+	if err := first.wait(ctx); err != nil {
+		t.Fatalf("round 1: %v", err)
+	}
+	if err := queued[0].wait(ctx); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("round 2: %v, want ErrFenced", err)
+	}
+	if rounds != 2 {
+		t.Fatalf("%d rounds, want 2", rounds)
+	}
+	// With no round in flight, a writer after its write starts one; a
+	// caller whose context ends stops waiting while the round runs on.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	done := make(chan error)
+	go func() { done <- c.after(cctx, check) }()
+	<-started
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled wait: %v", err)
+	}
+	release <- nil
+}

@@ -170,7 +170,10 @@ func (s *Store) confirmFence(ctx context.Context, jobs []*model.Job, errs []erro
 	if s.afterCreate != nil {
 		s.afterCreate()
 	}
-	err := s.beginWrite(ctx)
+	err := s.begin(ctx)
+	if err == nil {
+		err = s.fence.checks.after(ctx, s.checkFence)
+	}
 	if err == nil {
 		return
 	}
