@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/sla"
 )
 
 // Scenario files are sequences of commands. Each is a command line, input
@@ -189,7 +190,7 @@ func describeRunEnd(d RunEndDecision) string {
 }
 
 func drainStep(args, input []string) (string, error) {
-	in := DrainInput{Now: scenarioStart, SLA: map[model.JobID]JobSLA{}}
+	in := DrainInput{Now: scenarioStart, SLA: map[model.JobID]*sla.Job{}}
 	for _, a := range args {
 		k, v, _ := strings.Cut(a, "=")
 		if k != "now" {
@@ -248,7 +249,7 @@ func drainStep(args, input []string) (string, error) {
 				return "", err
 			}
 			j := &job{ty: ty, gang: 1, instances: 1}
-			s := JobSLA{Limit: 1}
+			s := &sla.Job{Limit: 1}
 			var down []uint32
 			for _, o := range f[3:] {
 				k, v, _ := strings.Cut(o, "=")

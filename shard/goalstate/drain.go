@@ -38,13 +38,6 @@ type DrainRun struct {
 	Restarting bool
 }
 
-// JobSLA is a job's instances as the SLA evaluator sees them, and how
-// many may be unavailable at once.
-type JobSLA struct {
-	Limit     uint32
-	Instances []sla.Instance
-}
-
 // DrainInput is the state one drain step decides from.
 type DrainInput struct {
 	Now   time.Time
@@ -54,7 +47,7 @@ type DrainInput struct {
 	// first ones move first.
 	Runs []DrainRun
 	// SLA holds every long-running job with a run in Runs.
-	SLA map[model.JobID]JobSLA
+	SLA map[model.JobID]*sla.Job
 }
 
 // DrainKind is what the drain does with one run.
@@ -122,7 +115,7 @@ func Drain(in DrainInput) DrainPlan {
 		first uint32
 	}
 	down := map[gangKey]bool{}
-	book := slaBook{jobs: in.SLA, views: map[model.JobID][]sla.Instance{}}
+	book := slaBook{jobs: in.SLA, views: map[model.JobID]*sla.Job{}}
 	for _, r := range in.Runs {
 		h := hosts[r.Host]
 		if h == nil {
@@ -154,48 +147,35 @@ func Drain(in DrainInput) DrainPlan {
 }
 
 // slaBook answers the SLA questions of one drain step. It keeps a copy of
-// each job's view, marked as the step takes gangs down, so later questions
+// each job's SLA, marked as the step takes gangs down, so later questions
 // count them and the input is left alone.
 type slaBook struct {
-	jobs  map[model.JobID]JobSLA
-	views map[model.JobID][]sla.Instance
+	jobs  map[model.JobID]*sla.Job
+	views map[model.JobID]*sla.Job
 }
 
-func (b *slaBook) view(job model.JobID) ([]sla.Instance, bool) {
-	if v, ok := b.views[job]; ok {
-		return v, true
+func (b *slaBook) job(id model.JobID) *sla.Job {
+	if v, ok := b.views[id]; ok {
+		return v
 	}
-	s, ok := b.jobs[job]
-	if !ok {
-		return nil, false
-	}
-	v := append([]sla.Instance(nil), s.Instances...)
-	b.views[job] = v
-	return v, true
+	v := b.jobs[id].Clone()
+	b.views[id] = v
+	return v
 }
 
 // admit says why r's gang may not be taken down now, "" when it may.
 func (b *slaBook) admit(r DrainRun) string {
-	v, ok := b.view(r.Job)
-	if !ok {
+	j := b.job(r.Job)
+	if j == nil {
 		return "no SLA known for the job"
 	}
-	return sla.Evaluate(b.jobs[r.Job].Limit, v, gangOf(r)).Reason()
+	return j.Ask(gangOf(r)).Reason()
 }
 
 // markDown counts r's gang as disrupted from now on.
 func (b *slaBook) markDown(r DrainRun) {
-	v, ok := b.view(r.Job)
-	if !ok {
-		return
-	}
-	ids := gangOf(r)
-	for i := range v {
-		for _, id := range ids {
-			if v[i].ID == id {
-				v[i].Disrupted = true
-			}
-		}
+	if j := b.job(r.Job); j != nil {
+		j.Take(gangOf(r))
 	}
 }
 

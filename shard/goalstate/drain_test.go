@@ -44,8 +44,8 @@ func TestDrain(t *testing.T) {
 	h2 := DrainHost{ID: "c/h2", Tasks: 1}
 	withDeadline := func(h DrainHost, d time.Duration) DrainHost { h.Deadline = now.Add(d); return h }
 	down := func(h DrainHost) DrainHost { h.Down = true; return h }
-	web := func(limit uint32, view []sla.Instance) map[model.JobID]JobSLA {
-		return map[model.JobID]JobSLA{"web": {Limit: limit, Instances: view}}
+	web := func(limit uint32, view []sla.Instance) map[model.JobID]*sla.Job {
+		return map[model.JobID]*sla.Job{"web": {Limit: limit, Instances: view}}
 	}
 	const (
 		draining1 = "host c/h1 is draining"
@@ -57,7 +57,7 @@ func TestDrain(t *testing.T) {
 		name    string
 		hosts   []DrainHost
 		runs    []DrainRun
-		sla     map[model.JobID]JobSLA
+		sla     map[model.JobID]*sla.Job
 		want    []DrainAction
 		drained []model.HostID
 	}{
@@ -97,7 +97,7 @@ func TestDrain(t *testing.T) {
 			want: []DrainAction{act(DrainHold, "web", 0, "c/h1", draining1+"; no SLA known for the job")}},
 		{name: "jobs have their own budgets", hosts: []DrainHost{h1, h2},
 			runs: []DrainRun{run("web", 0, "c/h1", model.JobService), run("api", 0, "c/h2", model.JobService)},
-			sla:  map[model.JobID]JobSLA{"web": {Limit: 1, Instances: instances(2)}, "api": {Limit: 1, Instances: instances(2)}},
+			sla:  map[model.JobID]*sla.Job{"web": {Limit: 1, Instances: instances(2)}, "api": {Limit: 1, Instances: instances(2)}},
 			want: []DrainAction{act(DrainMove, "web", 0, "c/h1", moving1), act(DrainMove, "api", 0, "c/h2", moving2)}},
 
 		// Revocable work and forced downs.
@@ -120,7 +120,7 @@ func TestDrain(t *testing.T) {
 
 		// Daemons and batch runs.
 		{name: "daemon runs on", hosts: []DrainHost{h1},
-			runs: []DrainRun{run("d", 0, "c/h1", model.JobDaemon)}, sla: map[model.JobID]JobSLA{"d": {Limit: 1, Instances: instances(1)}},
+			runs: []DrainRun{run("d", 0, "c/h1", model.JobDaemon)}, sla: map[model.JobID]*sla.Job{"d": {Limit: 1, Instances: instances(1)}},
 			want: []DrainAction{act(DrainLetRun, "d", 0, "c/h1", draining1+"; the daemon stops its instance itself")}},
 		{name: "batch without deadline finishes", hosts: []DrainHost{h1},
 			runs: []DrainRun{run("b", 0, "c/h1", model.JobBatch)},
@@ -173,7 +173,7 @@ func TestDrainLeavesItsInputAlone(t *testing.T) {
 		Now:   t0,
 		Hosts: []DrainHost{{ID: "c/h1", Tasks: 2}},
 		Runs:  []DrainRun{run("web", 0, "c/h1", model.JobService), run("web", 1, "c/h1", model.JobService)},
-		SLA:   map[model.JobID]JobSLA{"web": {Limit: 2, Instances: view}},
+		SLA:   map[model.JobID]*sla.Job{"web": {Limit: 2, Instances: view}},
 	}
 	first := Drain(in)
 	for _, v := range view {

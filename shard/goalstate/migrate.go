@@ -3,6 +3,8 @@ package goalstate
 import (
 	"fmt"
 	"time"
+
+	"github.com/peloton-federated/peloton/shard/sla"
 )
 
 // A migration moves a job's gangs from the clusters they run on to one
@@ -29,29 +31,77 @@ const (
 	SurgeStopping
 )
 
+// GangPlace is where a gang's live members hold hosts.
+type GangPlace uint8
+
+const (
+	// PlacedOnTarget: every live member holds a host on the target.
+	PlacedOnTarget GangPlace = iota
+	// PlacedElsewhere: a live member holds a host (placed, launching or
+	// running) on a cluster other than the target.
+	PlacedElsewhere
+	// Unplaced: no live member holds a host (the gang waits to be placed).
+	Unplaced
+	// PlacedPartly: some live members hold hosts on the target, the others
+	// none.
+	PlacedPartly
+	// Finished: no member will run again (a batch job's ended tasks).
+	Finished
+)
+
+// GangMove is what this migration did to a gang.
+type GangMove uint8
+
+const (
+	// NotMoved: the migration has not touched the gang, or counted it
+	// moved already.
+	NotMoved GangMove = iota
+	// Pinned: the migration pinned the gang to the target while it held
+	// no host; nothing was taken down.
+	Pinned
+	// Restarted: the migration took the gang down to restart it on the
+	// target; it is in flight.
+	Restarted
+)
+
+// MigratePhase is where a gang stands in its job's migration: MigrateStep
+// derives it from the gang and the migration (phaseOf) and acts by it.
+type MigratePhase uint8
+
+const (
+	// PhaseDone: on the target already (or finished), nothing to do.
+	PhaseDone MigratePhase = iota
+	// PhaseArrived: the migration moved it and it now runs on the target
+	// (available, or placed for a batch job), or finished there.
+	PhaseArrived
+	// PhaseMoving: the migration moved it; it has not arrived yet.
+	PhaseMoving
+	// PhaseFinishing: a batch job's gang that finishes where it runs.
+	PhaseFinishing
+	// PhaseSurgeReady: runs elsewhere; its replacement is available on
+	// the target, so it may stop.
+	PhaseSurgeReady
+	// PhaseSurging: runs elsewhere; its replacement is starting, or
+	// stopping.
+	PhaseSurging
+	// PhaseToMove: runs elsewhere and is to be moved.
+	PhaseToMove
+	// PhaseToPin: holds no host; it is pinned to the target without a
+	// disruption.
+	PhaseToPin
+)
+
 // MigrateGang is one gang of a job as a migration sees it.
 type MigrateGang struct {
-	Gang uint32
-	Size uint32
-	// Stale: a live member holds a host (placed, launching or running) on
-	// a cluster other than the target.
-	Stale bool
-	// Unplaced: no live member holds a host (the gang waits to be placed).
-	Unplaced bool
-	// OnTarget: every live member holds a host on the target.
-	OnTarget bool
+	Gang  uint32
+	Size  uint32
+	Place GangPlace
+	Move  GangMove
 	// Available: every member is available (runs, and its probes say so;
 	// for a batch job, runs).
 	Available bool
-	// Finished: no member will run again (a batch job's ended tasks).
-	Finished bool
 	// Restarting: a restart (kill, then new runs) is under way.
 	Restarting bool
-	// Moving: this migration pinned the gang to the target (it restarted
-	// it, or it waited unplaced) and has not counted it moved since.
-	// Restarted: of those, the ones it took down; they are in flight.
-	Moving    bool
-	Restarted bool
 	// Surge is how the gang's surge instance stands (with surge).
 	Surge SurgeState
 	// Failures counts runs of the gang on the target that failed since
@@ -85,9 +135,11 @@ type MigrateInput struct {
 	// moving gang may wait for a host (0: forever).
 	MaxFailures uint32
 	StallAfter  time.Duration
-	// Admit asks whether a gang may be taken down now (the SLA), counting
-	// a yes for the questions that follow. Nil: no limit.
-	Admit func(gang uint32) (ok bool, why string)
+	// SLA is the job as the SLA sees it (nil: no limit), and GangSize
+	// how many instances a gang has (0: one). A gang may be taken down
+	// only when SLA.Disrupt allows it, asked of the step's own copy.
+	SLA      *sla.Job
+	GangSize uint32
 }
 
 // MigratePlan is what MigrateStep decided.
@@ -118,111 +170,157 @@ type MigratePlan struct {
 // MigrateStep plans one step of a job's migration. It is a pure function
 // of its input.
 func MigrateStep(in MigrateInput) MigratePlan {
-	var p MigratePlan
-	var surgeReady, todo []MigrateGang
+	var t migrateTally
 	surgesLeft := false
 	for _, g := range in.Gangs {
-		p.Total += g.Size
-		if g.Surge != SurgeNone {
-			surgesLeft = true
+		t.p.Total += g.Size
+		surgesLeft = surgesLeft || g.Surge != SurgeNone
+		t.add(in, g)
+	}
+	p := &t.p
+	switch {
+	case p.Stuck != "":
+		p.Waiting = "stopped: " + p.Stuck
+	case !in.Paused:
+		p.move(in, t.surgeReady, t.todo)
+	case len(t.todo) > 0 || len(t.surgeReady) > 0:
+		p.Waiting = "paused"
+	}
+	p.Complete = p.Done == p.Total && p.Finishing == 0 && !surgesLeft && len(p.Pin) == 0
+	return t.p
+}
+
+// migrateTally is a plan being made: the gangs counted so far, and those
+// that may be moved once all are counted.
+type migrateTally struct {
+	p                MigratePlan
+	surgeReady, todo []MigrateGang
+}
+
+// add counts gang g by its phase.
+func (t *migrateTally) add(in MigrateInput, g MigrateGang) {
+	p := &t.p
+	switch phaseOf(in, g) {
+	case PhaseDone, PhaseArrived:
+		p.done(g)
+	case PhaseMoving:
+		p.moving(in, g)
+	case PhaseFinishing:
+		p.Finishing += g.Size
+	case PhaseSurgeReady:
+		p.InFlight += g.Size
+		t.surgeReady = append(t.surgeReady, g)
+	case PhaseSurging:
+		p.InFlight += g.Size
+	case PhaseToMove:
+		t.todo = append(t.todo, g)
+	case PhaseToPin:
+		if !in.Paused {
+			p.Pin = append(p.Pin, g.Gang)
 		}
-		switch {
-		case g.Finished:
-			p.Done += g.Size
-			p.stopping(g)
-			if g.Moving {
-				// It was pinned to the target, so it ran there.
-				p.Moved = append(p.Moved, g.Gang)
-			}
-			if g.Surge == SurgeStarting || g.Surge == SurgeAvailable {
-				p.DropSurge = append(p.DropSurge, g.Gang)
-			}
-		case g.Moving:
-			if g.OnTarget && (g.Available || in.SettleOnPlace) && !g.Restarting {
-				p.Moved = append(p.Moved, g.Gang)
-				p.Done += g.Size
-				p.stopping(g)
-				if g.Surge == SurgeStarting || g.Surge == SurgeAvailable {
-					p.DropSurge = append(p.DropSurge, g.Gang)
-				}
-				continue
-			}
-			if g.Restarted || g.Surge != SurgeNone {
-				p.InFlight += g.Size
-			}
-			switch {
-			case p.Stuck != "":
-			case in.MaxFailures > 0 && g.Failures >= in.MaxFailures:
-				p.Stuck = fmt.Sprintf("instance %d failed %d times on the target", g.Gang, g.Failures)
-			case in.StallAfter > 0 && g.PendingFor >= in.StallAfter:
-				p.Stuck = fmt.Sprintf("instance %d found no host on the target for %s", g.Gang, g.PendingFor.Round(time.Second))
-			}
-			if p.Stuck != "" && g.Why != "" {
-				p.Stuck += ": " + g.Why
-			}
-		case g.Stale && !in.Restart:
-			p.Finishing += g.Size
-		case g.Stale && in.Surge && g.Surge == SurgeAvailable:
-			p.InFlight += g.Size
-			surgeReady = append(surgeReady, g)
-		case g.Stale && in.Surge && g.Surge != SurgeNone:
-			p.InFlight += g.Size
-		case g.Stale:
-			todo = append(todo, g)
-		case g.Unplaced:
-			if !in.Paused {
-				p.Pin = append(p.Pin, g.Gang)
-			}
-		default:
-			// On the target already, and not moved by this migration.
-			p.Done += g.Size
-			p.stopping(g)
-			if g.Surge == SurgeStarting || g.Surge == SurgeAvailable {
-				p.DropSurge = append(p.DropSurge, g.Gang)
-			}
+	}
+}
+
+// phaseOf is where gang g stands in the migration.
+func phaseOf(in MigrateInput, g MigrateGang) MigratePhase {
+	switch {
+	case g.Place == Finished && g.Move != NotMoved:
+		return PhaseArrived // it was pinned to the target, so it ran there
+	case g.Place == Finished:
+		return PhaseDone
+	case g.Move != NotMoved && g.Place == PlacedOnTarget && (g.Available || in.SettleOnPlace) && !g.Restarting:
+		return PhaseArrived
+	case g.Move != NotMoved:
+		return PhaseMoving
+	case g.Place == PlacedElsewhere:
+		return stalePhase(in, g)
+	case g.Place == Unplaced:
+		return PhaseToPin
+	}
+	return PhaseDone // on the target, or partly placed there, not moved by this migration
+}
+
+// stalePhase is the phase of a gang that runs elsewhere.
+func stalePhase(in MigrateInput, g MigrateGang) MigratePhase {
+	switch {
+	case !in.Restart:
+		return PhaseFinishing
+	case in.Surge && g.Surge == SurgeAvailable:
+		return PhaseSurgeReady
+	case in.Surge && g.Surge != SurgeNone:
+		return PhaseSurging
+	}
+	return PhaseToMove
+}
+
+// done counts a gang on the target or finished; one the migration moved
+// counts as moved, and its surge instance may go.
+func (p *MigratePlan) done(g MigrateGang) {
+	p.Done += g.Size
+	p.stopping(g)
+	if g.Move != NotMoved {
+		p.Moved = append(p.Moved, g.Gang)
+	}
+	if g.Surge == SurgeStarting || g.Surge == SurgeAvailable {
+		p.DropSurge = append(p.DropSurge, g.Gang)
+	}
+}
+
+// moving counts a gang the migration moved that has not arrived, and
+// stops the migration when the gang keeps failing on the target or finds
+// no host there.
+func (p *MigratePlan) moving(in MigrateInput, g MigrateGang) {
+	if g.Move == Restarted || g.Surge != SurgeNone {
+		p.InFlight += g.Size
+	}
+	if p.Stuck != "" {
+		return
+	}
+	switch {
+	case in.MaxFailures > 0 && g.Failures >= in.MaxFailures:
+		p.Stuck = fmt.Sprintf("instance %d failed %d times on the target", g.Gang, g.Failures)
+	case in.StallAfter > 0 && g.PendingFor >= in.StallAfter:
+		p.Stuck = fmt.Sprintf("instance %d found no host on the target for %s", g.Gang, g.PendingFor.Round(time.Second))
+	default:
+		return
+	}
+	if g.Why != "" {
+		p.Stuck += ": " + g.Why
+	}
+}
+
+// move picks the gangs to move now, within the batch and the SLA: gangs
+// whose replacement is available stop first (each frees a slot of the
+// batch once moved), then the gangs to move in instance order: with surge
+// a replacement starts (which disrupts nothing), else the gang restarts
+// on the target.
+func (p *MigratePlan) move(in MigrateInput, surgeReady, todo []MigrateGang) {
+	job := in.SLA.Clone()
+	for _, g := range surgeReady {
+		if !p.admit(job, in.GangSize, g) {
+			return
 		}
+		p.Restart = append(p.Restart, g.Gang)
 	}
 	batch := in.Batch
 	if batch == 0 {
 		batch = ^uint32(0)
 	}
-	switch {
-	case p.Stuck != "":
-		p.Waiting = "stopped: " + p.Stuck
-	case in.Paused:
-		if len(todo) > 0 || len(surgeReady) > 0 {
-			p.Waiting = "paused"
+	for _, g := range todo {
+		if p.InFlight > 0 && uint64(p.InFlight)+uint64(g.Size) > uint64(batch) {
+			return
 		}
-	default:
-		// Gangs whose replacement is available stop first: each frees a
-		// slot of the batch once moved.
-		for _, g := range surgeReady {
-			if !p.admit(in, g) {
-				break
-			}
-			p.Restart = append(p.Restart, g.Gang)
+		if in.Surge {
+			p.StartSurge = append(p.StartSurge, g.Gang)
+			p.InFlight += g.Size
+			continue
 		}
-		if p.Waiting == "" {
-			for _, g := range todo {
-				if p.InFlight > 0 && uint64(p.InFlight)+uint64(g.Size) > uint64(batch) {
-					break
-				}
-				if in.Surge {
-					// Starting a replacement disrupts nothing.
-					p.StartSurge = append(p.StartSurge, g.Gang)
-					p.InFlight += g.Size
-					continue
-				}
-				if !p.admit(in, g) {
-					break
-				}
-				p.InFlight += g.Size
-				p.Restart = append(p.Restart, g.Gang)
-			}
+		if !p.admit(job, in.GangSize, g) {
+			return
 		}
+		p.InFlight += g.Size
+		p.Restart = append(p.Restart, g.Gang)
 	}
-	p.Complete = p.Done == p.Total && p.Finishing == 0 && !surgesLeft && len(p.Pin) == 0
-	return p
 }
 
 // stopping counts a done gang's surge instance, which stops now or is
@@ -235,11 +333,8 @@ func (p *MigratePlan) stopping(g MigrateGang) {
 }
 
 // admit asks the SLA whether gang g may go down now.
-func (p *MigratePlan) admit(in MigrateInput, g MigrateGang) bool {
-	if in.Admit == nil {
-		return true
-	}
-	ok, why := in.Admit(g.Gang)
+func (p *MigratePlan) admit(job *sla.Job, gangSize uint32, g MigrateGang) bool {
+	ok, why := job.Disrupt(gangIDs(gangSize, g.Gang, g.Size))
 	if !ok {
 		p.Waiting = why
 	}

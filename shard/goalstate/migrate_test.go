@@ -4,23 +4,22 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/peloton-federated/peloton/shard/sla"
 )
 
 func TestMigrateStep(t *testing.T) {
 	// stale runs on the source; onTarget already runs on the target.
-	stale := func(g uint32) MigrateGang { return MigrateGang{Gang: g, Size: 1, Stale: true, Available: true} }
-	onTarget := func(g uint32) MigrateGang { return MigrateGang{Gang: g, Size: 1, OnTarget: true, Available: true} }
-	withSurge := func(g MigrateGang, s SurgeState) MigrateGang { g.Surge = s; return g }
-	moving := func(g uint32) MigrateGang { return MigrateGang{Gang: g, Size: 1, Moving: true, Restarted: true} }
-	allow := func(n int) func(uint32) (bool, string) {
-		return func(uint32) (bool, string) {
-			if n == 0 {
-				return false, "waiting for SLA: 3/3 unavailable"
-			}
-			n--
-			return true, ""
-		}
+	stale := func(g uint32) MigrateGang {
+		return MigrateGang{Gang: g, Size: 1, Place: PlacedElsewhere, Available: true}
 	}
+	onTarget := func(g uint32) MigrateGang {
+		return MigrateGang{Gang: g, Size: 1, Place: PlacedOnTarget, Available: true}
+	}
+	withSurge := func(g MigrateGang, s SurgeState) MigrateGang { g.Surge = s; return g }
+	moving := func(g uint32) MigrateGang { return MigrateGang{Gang: g, Size: 1, Place: Unplaced, Move: Restarted} }
+	// down is an SLA of n instances, all available, limit of them may be down.
+	down := func(limit, n uint32) *sla.Job { return &sla.Job{Limit: limit, Instances: up(n)} }
 	cases := []struct {
 		name string
 		in   MigrateInput
@@ -35,20 +34,20 @@ func TestMigrateStep(t *testing.T) {
 		want: MigratePlan{Restart: []uint32{0, 1}, Total: 2, InFlight: 2},
 	}, {
 		name: "the SLA holds the rest of the batch",
-		in:   MigrateInput{Gangs: []MigrateGang{stale(0), stale(1), stale(2)}, Batch: 3, Restart: true, Admit: allow(1)},
-		want: MigratePlan{Restart: []uint32{0}, Total: 3, InFlight: 1, Waiting: "waiting for SLA: 3/3 unavailable"},
+		in:   MigrateInput{Gangs: []MigrateGang{stale(0), stale(1), stale(2)}, Batch: 3, Restart: true, SLA: down(1, 3)},
+		want: MigratePlan{Restart: []uint32{0}, Total: 3, InFlight: 1, Waiting: "waiting for SLA: 1/1 unavailable"},
 	}, {
 		name: "in flight fills the batch",
 		in:   MigrateInput{Gangs: []MigrateGang{moving(0), stale(1)}, Batch: 1, Restart: true},
 		want: MigratePlan{Total: 2, InFlight: 1},
 	}, {
 		name: "a moved gang available on the target is done",
-		in: MigrateInput{Gangs: []MigrateGang{{Gang: 0, Size: 1, Moving: true, Restarted: true, OnTarget: true, Available: true}, stale(1)},
+		in: MigrateInput{Gangs: []MigrateGang{{Gang: 0, Size: 1, Place: PlacedOnTarget, Move: Restarted, Available: true}, stale(1)},
 			Batch: 1, Restart: true},
 		want: MigratePlan{Moved: []uint32{0}, Restart: []uint32{1}, Total: 2, Done: 1, InFlight: 1},
 	}, {
 		name: "on the target but not available yet is in flight",
-		in:   MigrateInput{Gangs: []MigrateGang{{Gang: 0, Size: 1, Moving: true, Restarted: true, OnTarget: true}}, Batch: 1, Restart: true},
+		in:   MigrateInput{Gangs: []MigrateGang{{Gang: 0, Size: 1, Place: PlacedOnTarget, Move: Restarted}}, Batch: 1, Restart: true},
 		want: MigratePlan{Total: 1, InFlight: 1},
 	}, {
 		name: "instances already on the target are done; all done is complete",
@@ -56,24 +55,24 @@ func TestMigrateStep(t *testing.T) {
 		want: MigratePlan{Total: 2, Done: 2, Complete: true},
 	}, {
 		name: "unplaced gangs are pinned to the target without a disruption",
-		in:   MigrateInput{Gangs: []MigrateGang{{Gang: 0, Size: 1, Unplaced: true}, stale(1)}, Batch: 1, Restart: true, Admit: allow(0)},
-		want: MigratePlan{Pin: []uint32{0}, Total: 2, Waiting: "waiting for SLA: 3/3 unavailable"},
+		in:   MigrateInput{Gangs: []MigrateGang{{Gang: 0, Size: 1, Place: Unplaced}, stale(1)}, Batch: 1, Restart: true, SLA: down(0, 2)},
+		want: MigratePlan{Pin: []uint32{0}, Total: 2, Waiting: "waiting for SLA: 0/0 unavailable"},
 	}, {
 		name: "pinned gangs waiting are not in flight",
-		in:   MigrateInput{Gangs: []MigrateGang{{Gang: 0, Size: 1, Moving: true, Unplaced: true}, stale(1)}, Batch: 1, Restart: true},
+		in:   MigrateInput{Gangs: []MigrateGang{{Gang: 0, Size: 1, Place: Unplaced, Move: Pinned}, stale(1)}, Batch: 1, Restart: true},
 		want: MigratePlan{Restart: []uint32{1}, Total: 2, InFlight: 1},
 	}, {
 		name: "batch jobs: running tasks finish where they are",
-		in:   MigrateInput{Gangs: []MigrateGang{stale(0), {Gang: 1, Size: 1, Unplaced: true}, {Gang: 2, Size: 1, Finished: true}}},
+		in:   MigrateInput{Gangs: []MigrateGang{stale(0), {Gang: 1, Size: 1, Place: Unplaced}, {Gang: 2, Size: 1, Place: Finished}}},
 		want: MigratePlan{Pin: []uint32{1}, Total: 3, Done: 1, Finishing: 1},
 	}, {
 		name: "batch jobs: a pinned task counts moved once placed, or once ended",
-		in: MigrateInput{Gangs: []MigrateGang{{Gang: 0, Size: 1, Moving: true, OnTarget: true}, {Gang: 1, Size: 1, Moving: true, Finished: true}},
+		in: MigrateInput{Gangs: []MigrateGang{{Gang: 0, Size: 1, Place: PlacedOnTarget, Move: Pinned}, {Gang: 1, Size: 1, Place: Finished, Move: Pinned}},
 			SettleOnPlace: true},
 		want: MigratePlan{Moved: []uint32{0, 1}, Total: 2, Done: 2, Complete: true},
 	}, {
 		name: "surge: replacements start first, within the batch, without asking the SLA",
-		in:   MigrateInput{Gangs: []MigrateGang{stale(0), stale(1), stale(2)}, Batch: 2, Surge: true, Restart: true, Admit: allow(0)},
+		in:   MigrateInput{Gangs: []MigrateGang{stale(0), stale(1), stale(2)}, Batch: 2, Surge: true, Restart: true, SLA: down(0, 3)},
 		want: MigratePlan{StartSurge: []uint32{0, 1}, Total: 3, InFlight: 2},
 	}, {
 		name: "surge: a gang waits for its replacement",
@@ -83,11 +82,11 @@ func TestMigrateStep(t *testing.T) {
 	}, {
 		name: "surge: with its replacement available the gang stops, under the SLA",
 		in: MigrateInput{Gangs: []MigrateGang{withSurge(stale(0), SurgeAvailable), withSurge(stale(1), SurgeAvailable), stale(2)},
-			Batch: 2, Surge: true, Restart: true, Admit: allow(1)},
-		want: MigratePlan{Restart: []uint32{0}, Total: 3, InFlight: 2, Waiting: "waiting for SLA: 3/3 unavailable"},
+			Batch: 2, Surge: true, Restart: true, SLA: down(1, 3)},
+		want: MigratePlan{Restart: []uint32{0}, Total: 3, InFlight: 2, Waiting: "waiting for SLA: 1/1 unavailable"},
 	}, {
 		name: "surge: moved and available, the replacement goes",
-		in: MigrateInput{Gangs: []MigrateGang{withSurge(MigrateGang{Gang: 0, Size: 1, Moving: true, Restarted: true, OnTarget: true, Available: true}, SurgeAvailable)},
+		in: MigrateInput{Gangs: []MigrateGang{withSurge(MigrateGang{Gang: 0, Size: 1, Place: PlacedOnTarget, Move: Restarted, Available: true}, SurgeAvailable)},
 			Batch: 1, Surge: true, Restart: true},
 		want: MigratePlan{Moved: []uint32{0}, DropSurge: []uint32{0}, Total: 1, Done: 1, InFlight: 1},
 	}, {
@@ -96,30 +95,34 @@ func TestMigrateStep(t *testing.T) {
 		want: MigratePlan{Total: 2, Done: 1, InFlight: 1},
 	}, {
 		name: "paused: nothing new moves, in flight settles",
-		in: MigrateInput{Gangs: []MigrateGang{{Gang: 0, Size: 1, Moving: true, Restarted: true, OnTarget: true, Available: true}, stale(1), {Gang: 2, Size: 1, Unplaced: true}},
+		in: MigrateInput{Gangs: []MigrateGang{{Gang: 0, Size: 1, Place: PlacedOnTarget, Move: Restarted, Available: true}, stale(1), {Gang: 2, Size: 1, Place: Unplaced}},
 			Batch: 1, Restart: true, Paused: true},
 		want: MigratePlan{Moved: []uint32{0}, Total: 3, Done: 1, Waiting: "paused"},
 	}, {
 		name: "too many failures on the target stop it",
-		in: MigrateInput{Gangs: []MigrateGang{{Gang: 0, Size: 1, Moving: true, Restarted: true, OnTarget: true, Failures: 3, Why: "image pull failed"}, stale(1)},
+		in: MigrateInput{Gangs: []MigrateGang{{Gang: 0, Size: 1, Place: PlacedOnTarget, Move: Restarted, Failures: 3, Why: "image pull failed"}, stale(1)},
 			Batch: 2, Restart: true, MaxFailures: 3},
 		want: MigratePlan{Total: 2, InFlight: 1, Stuck: "instance 0 failed 3 times on the target: image pull failed",
 			Waiting: "stopped: instance 0 failed 3 times on the target: image pull failed"},
 	}, {
 		name: "no host on the target for too long stops it",
-		in: MigrateInput{Gangs: []MigrateGang{{Gang: 0, Size: 1, Moving: true, Restarted: true, Unplaced: true, PendingFor: 90 * time.Second, Why: "0/2 hosts: 2 insufficient cpu"}, stale(1)},
+		in: MigrateInput{Gangs: []MigrateGang{{Gang: 0, Size: 1, Place: Unplaced, Move: Restarted, PendingFor: 90 * time.Second, Why: "0/2 hosts: 2 insufficient cpu"}, stale(1)},
 			Batch: 2, Restart: true, StallAfter: time.Minute},
 		want: MigratePlan{Total: 2, InFlight: 1, Stuck: "instance 0 found no host on the target for 1m30s: 0/2 hosts: 2 insufficient cpu",
 			Waiting: "stopped: instance 0 found no host on the target for 1m30s: 0/2 hosts: 2 insufficient cpu"},
 	}, {
 		name: "a gang bigger than the batch goes alone",
-		in:   MigrateInput{Gangs: []MigrateGang{{Gang: 0, Size: 4, Stale: true}}, Batch: 2, Restart: true},
+		in:   MigrateInput{Gangs: []MigrateGang{{Gang: 0, Size: 4, Place: PlacedElsewhere}}, Batch: 2, Restart: true},
 		want: MigratePlan{Restart: []uint32{0}, Total: 4, InFlight: 4},
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			before := c.in.SLA.Clone()
 			if got := MigrateStep(c.in); !reflect.DeepEqual(got, c.want) {
 				t.Fatalf("\n got %+v\nwant %+v", got, c.want)
+			}
+			if !reflect.DeepEqual(c.in.SLA, before) {
+				t.Errorf("the step changed its input's SLA: %+v, was %+v", c.in.SLA, before)
 			}
 		})
 	}

@@ -1,6 +1,10 @@
 package goalstate
 
-import "time"
+import (
+	"time"
+
+	"github.com/peloton-federated/peloton/shard/sla"
+)
 
 // A rolling update moves a job's gangs onto a target config version a batch
 // at a time. UpdateStep is one step of it: given how every gang stands, it
@@ -48,10 +52,12 @@ type UpdateInput struct {
 	// MinHealthy is how long a restarted gang must stay available before
 	// it counts as done.
 	MinHealthy time.Duration
-	// Admit asks whether a gang may be taken down now (the SLA). It is
-	// asked in the order the plan would disrupt gangs, and must count a
-	// yes as a disruption for the questions that follow. Nil: no limit.
-	Admit func(gang uint32) (ok bool, why string)
+	// SLA is the job as the SLA sees it (nil: no limit), and GangSize
+	// how many instances a gang has (0: one), the last one possibly
+	// fewer. A gang may be taken down only when SLA.Disrupt allows it,
+	// asked of the step's own copy in the order the plan disrupts gangs.
+	SLA      *sla.Job
+	GangSize uint32
 }
 
 // UpdatePlan is what UpdateStep decided.
@@ -87,90 +93,115 @@ func UpdateStep(in UpdateInput) UpdatePlan {
 	var todo, removals []UpdateGang
 	removing := false
 	for _, g := range in.Gangs {
-		if g.Removed {
-			switch {
-			case g.Ended:
-			case g.Stopping:
-				p.InFlight += g.Size
-				removing = true
-			default:
-				removals = append(removals, g)
-				removing = true
-			}
-			continue
-		}
-		if g.Restarting {
-			if g.Updating {
-				p.InFlight += g.Size
-			}
-			continue
-		}
 		switch {
-		case g.Stale && !g.Queued:
-			p.Relabel = append(p.Relabel, g.Gang)
-			p.Done += g.Size
-		case g.Stale:
-			todo = append(todo, g)
-		case g.Updating && g.Settling:
-			p.InFlight += g.Size
-			if !g.HealthySince.IsZero() {
-				p.ClearHealthy = append(p.ClearHealthy, g.Gang)
+		case g.Removed:
+			removing = removing || !g.Ended
+			if p.countRemoved(g) {
+				removals = append(removals, g)
 			}
-		case g.Updating && in.MinHealthy > 0 && g.HealthySince.IsZero():
-			p.InFlight += g.Size
-			p.StartHealthy = append(p.StartHealthy, g.Gang)
-		case g.Updating && in.MinHealthy > 0 && in.Now.Sub(g.HealthySince) < in.MinHealthy:
-			p.InFlight += g.Size
-		default:
+		case g.Restarting:
 			if g.Updating {
-				p.Settled = append(p.Settled, g.Gang)
+				p.InFlight += g.Size
 			}
-			p.Done += g.Size
+		case g.Stale && g.Queued:
+			todo = append(todo, g)
+		default:
+			p.countCurrent(in, g)
 		}
 	}
-	batch := in.Batch
-	if batch == 0 {
-		batch = ^uint32(0)
-	}
-	if in.Paused {
-		if len(todo) > 0 || len(removals) > 0 {
-			p.Waiting = "paused"
-		}
-	} else {
-		// Removed gangs go first, the highest first, so a scale-down ends
-		// with the lowest instance numbers.
-		for i := len(removals) - 1; i >= 0; i-- {
-			g := removals[i]
-			if !p.take(in, g, batch) {
-				break
-			}
-			p.Remove = append(p.Remove, g.Gang)
-		}
-		if p.Waiting == "" {
-			for _, g := range todo {
-				if !p.take(in, g, batch) {
-					break
-				}
-				p.Restart = append(p.Restart, g.Gang)
-			}
-		}
+	switch {
+	case !in.Paused:
+		p.disrupt(in, removals, todo)
+	case len(todo) > 0 || len(removals) > 0:
+		p.Waiting = "paused"
 	}
 	p.Complete = p.Done >= in.Instances && !removing
 	return p
 }
 
+// countRemoved counts a gang beyond the target's instances: one stopping
+// is in flight. It reports whether the gang is still to be stopped.
+func (p *UpdatePlan) countRemoved(g UpdateGang) bool {
+	switch {
+	case g.Ended:
+		return false
+	case g.Stopping:
+		p.InFlight += g.Size
+		return false
+	}
+	return true
+}
+
+// countCurrent counts a gang that needs no restart: one whose runs take
+// the target as they are, or one the update restarted, in flight until it
+// stayed available for MinHealthy.
+func (p *UpdatePlan) countCurrent(in UpdateInput, g UpdateGang) {
+	switch {
+	case g.Stale:
+		p.Relabel = append(p.Relabel, g.Gang)
+		p.Done += g.Size
+	case g.Updating && g.Settling:
+		p.InFlight += g.Size
+		if !g.HealthySince.IsZero() {
+			p.ClearHealthy = append(p.ClearHealthy, g.Gang)
+		}
+	case g.Updating && in.MinHealthy > 0 && g.HealthySince.IsZero():
+		p.InFlight += g.Size
+		p.StartHealthy = append(p.StartHealthy, g.Gang)
+	case g.Updating && in.MinHealthy > 0 && in.Now.Sub(g.HealthySince) < in.MinHealthy:
+		p.InFlight += g.Size
+	default:
+		if g.Updating {
+			p.Settled = append(p.Settled, g.Gang)
+		}
+		p.Done += g.Size
+	}
+}
+
+// disrupt picks the gangs to take down now, within the batch and the SLA:
+// removed gangs first, the highest first, so a scale-down ends with the
+// lowest instance numbers; then stale gangs in instance order, unless the
+// SLA held a removal.
+func (p *UpdatePlan) disrupt(in UpdateInput, removals, todo []UpdateGang) {
+	batch := in.Batch
+	if batch == 0 {
+		batch = ^uint32(0)
+	}
+	job := in.SLA.Clone()
+	for i := len(removals) - 1; i >= 0; i-- {
+		g := removals[i]
+		if !p.take(job, in.GangSize, g, batch) {
+			break
+		}
+		p.Remove = append(p.Remove, g.Gang)
+	}
+	if p.Waiting != "" {
+		return // the SLA holds the rest
+	}
+	for _, g := range todo {
+		if !p.take(job, in.GangSize, g, batch) {
+			return
+		}
+		p.Restart = append(p.Restart, g.Gang)
+	}
+}
+
 // take decides whether gang g may be disrupted now: within the batch
-// (one gang always may when nothing is in flight) and allowed by Admit.
-func (p *UpdatePlan) take(in UpdateInput, g UpdateGang, batch uint32) bool {
+// (one gang always may when nothing is in flight) and allowed by the SLA.
+func (p *UpdatePlan) take(job *sla.Job, gangSize uint32, g UpdateGang, batch uint32) bool {
 	if p.InFlight > 0 && uint64(p.InFlight)+uint64(g.Size) > uint64(batch) {
 		return false
 	}
-	if in.Admit != nil {
-		if ok, why := in.Admit(g.Gang); !ok {
-			p.Waiting = why
-			return false
-		}
+	if ok, why := job.Disrupt(gangIDs(gangSize, g.Gang, g.Size)); !ok {
+		p.Waiting = why
+		return false
 	}
 	p.InFlight += g.Size
 	return true
+}
+
+// gangIDs returns the instances of gang number gang, of size members, in
+// a job whose gangs have gangSize (0: one) instances.
+func gangIDs(gangSize, gang, size uint32) []uint32 {
+	return sla.Gang(gang*max(gangSize, 1), size)
 }

@@ -4,22 +4,16 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/peloton-federated/peloton/shard/sla"
 )
 
 func TestUpdateStep(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	running := func(g uint32) UpdateGang { return UpdateGang{Gang: g, Size: 1, Stale: true, Queued: true} }
 	onTarget := func(g uint32) UpdateGang { return UpdateGang{Gang: g, Size: 1} }
-	// allow lets n disruptions through, then says why not.
-	allow := func(n int) func(uint32) (bool, string) {
-		return func(uint32) (bool, string) {
-			if n == 0 {
-				return false, "waiting for SLA: 2/2 unavailable"
-			}
-			n--
-			return true, ""
-		}
-	}
+	// oneDown is an SLA of n available instances, one of which may be down.
+	oneDown := func(n uint32) *sla.Job { return &sla.Job{Limit: 1, Instances: up(n)} }
 	cases := []struct {
 		name string
 		in   UpdateInput
@@ -71,8 +65,8 @@ func TestUpdateStep(t *testing.T) {
 		want: UpdatePlan{Settled: []uint32{0}, Done: 1, Restart: []uint32{1}, InFlight: 1},
 	}, {
 		name: "the SLA holds the batch",
-		in:   UpdateInput{Gangs: []UpdateGang{running(0), running(1), running(2)}, Instances: 3, Batch: 3, Admit: allow(1)},
-		want: UpdatePlan{Restart: []uint32{0}, InFlight: 1, Waiting: "waiting for SLA: 2/2 unavailable"},
+		in:   UpdateInput{Gangs: []UpdateGang{running(0), running(1), running(2)}, Instances: 3, Batch: 3, SLA: oneDown(3)},
+		want: UpdatePlan{Restart: []uint32{0}, InFlight: 1, Waiting: "waiting for SLA: 1/1 unavailable"},
 	}, {
 		name: "paused",
 		in:   UpdateInput{Gangs: []UpdateGang{onTarget(0), running(1)}, Instances: 2, Batch: 1, Paused: true},
@@ -85,8 +79,13 @@ func TestUpdateStep(t *testing.T) {
 	}, {
 		name: "removal under the SLA, then restarts wait",
 		in: UpdateInput{Gangs: []UpdateGang{running(0), {Gang: 1, Size: 1, Removed: true}, {Gang: 2, Size: 1, Removed: true}},
-			Instances: 1, Batch: 5, Admit: allow(1)},
-		want: UpdatePlan{Remove: []uint32{2}, InFlight: 1, Waiting: "waiting for SLA: 2/2 unavailable"},
+			Instances: 1, Batch: 5, SLA: oneDown(3)},
+		want: UpdatePlan{Remove: []uint32{2}, InFlight: 1, Waiting: "waiting for SLA: 1/1 unavailable"},
+	}, {
+		name: "gangs of two: the SLA is asked for both members",
+		in: UpdateInput{Gangs: []UpdateGang{{Gang: 0, Size: 2, Stale: true, Queued: true}, {Gang: 1, Size: 2, Stale: true, Queued: true}},
+			Instances: 4, Batch: 4, GangSize: 2, SLA: &sla.Job{Limit: 3, Instances: up(4)}},
+		want: UpdatePlan{Restart: []uint32{0}, InFlight: 2, Waiting: "waiting for SLA: 2/3 unavailable"},
 	}, {
 		name: "stopping removed gangs keep the update open",
 		in:   UpdateInput{Gangs: []UpdateGang{onTarget(0), {Gang: 1, Size: 1, Removed: true, Stopping: true}}, Instances: 1, Batch: 1},
@@ -98,9 +97,22 @@ func TestUpdateStep(t *testing.T) {
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			before := c.in.SLA.Clone()
 			if got := UpdateStep(c.in); !reflect.DeepEqual(got, c.want) {
 				t.Errorf("\n got %+v\nwant %+v", got, c.want)
 			}
+			if !reflect.DeepEqual(c.in.SLA, before) {
+				t.Errorf("the step changed its input's SLA: %+v, was %+v", c.in.SLA, before)
+			}
 		})
 	}
+}
+
+// up returns n available instances, 0 to n-1.
+func up(n uint32) []sla.Instance {
+	out := make([]sla.Instance, n)
+	for i := range out {
+		out[i] = sla.Instance{ID: uint32(i), Available: true}
+	}
+	return out
 }

@@ -472,7 +472,7 @@ func (r Reads) Clusters() []string {
 // admitStops asks the SLA whether the live instances among instances may
 // all be stopped now; the caller holds the lock.
 func (e *Engine) admitStops(je *jobEntry, instances []uint32) error {
-	limit, view := slaLimit(&je.job.Spec), e.slaView(je)
+	job := e.slaJob(je)
 	seen := map[uint32]bool{}
 	for _, i := range instances {
 		t := je.tasks[i]
@@ -481,7 +481,7 @@ func (e *Engine) admitStops(je *jobEntry, instances []uint32) error {
 			continue
 		}
 		seen[g.Gang] = true
-		if ok, why := admitDisruption(je, g, limit, view); !ok {
+		if ok, why := job.Disrupt(gangIDs(je, g)); !ok {
 			return fmt.Errorf("stopping instance %d of job %s now %w (%s); stop fewer at once, wait, or force it",
 				i, je.job.ID, ErrSLA, why)
 		}

@@ -2,28 +2,13 @@ package jobmgr
 
 import (
 	"github.com/peloton-federated/peloton/shard/model"
-	"github.com/peloton-federated/peloton/shard/resmgr"
 	"github.com/peloton-federated/peloton/shard/sla"
 )
 
 // Every operation that takes running instances down (a rolling update's
-// batch, a host drain moving instances off) asks the SLA evaluator first,
-// through slaView and admitDisruption, and waits when told "not now".
-
-// available reports whether an instance counts as up for its job's SLA:
-// it runs and its readiness probe (else its health check) says healthy.
-func (je *jobEntry) available(t *model.TaskRuntime) bool {
-	if t == nil || t.State != model.TaskRunning {
-		return false
-	}
-	switch {
-	case t.Ready != model.HealthNone:
-		return t.Ready == model.HealthHealthy
-	case t.Health != model.HealthNone:
-		return t.Health == model.HealthHealthy
-	}
-	return true
-}
+// batch, a migration's move, a host drain, preemption) asks shard/sla the
+// same way: with an sla.Job built by slaJob, and waits when told "not
+// now".
 
 // slaLimit is how many of the job's instances may be unavailable at once.
 func slaLimit(spec *model.JobSpec) uint32 {
@@ -34,9 +19,15 @@ func slaLimit(spec *model.JobSpec) uint32 {
 	return b.Limit(spec.Instances)
 }
 
-// slaView is the job's instances as the evaluator sees them. Instances
-// that ended for good (a batch job's successes, stopped instances) are
-// not part of it; gangs being restarted count as disrupted.
+// slaJob is the job as the SLA sees it: its limit, and its instances.
+// Instances that ended for good (a batch job's successes, stopped
+// instances) are not part of it; gangs being restarted count as
+// disrupted.
+func (e *Engine) slaJob(je *jobEntry) *sla.Job {
+	return &sla.Job{Limit: slaLimit(&je.job.Spec), Instances: e.slaView(je)}
+}
+
+// slaView is the job's instances for slaJob.
 func (e *Engine) slaView(je *jobEntry) []sla.Instance {
 	out := make([]sla.Instance, 0, len(je.tasks))
 	for _, t := range je.tasks {
@@ -50,35 +41,11 @@ func (e *Engine) slaView(je *jobEntry) []sla.Instance {
 		}
 		out = append(out, sla.Instance{
 			ID:        t.ID.Instance,
-			Available: je.available(t) && !removing,
+			Available: sla.Available(t) && !removing,
 			Disrupted: removing || e.restarting[gangOf(je, t.ID.Instance)] != nil,
 		})
 	}
 	return out
-}
-
-// admitDisruption asks the evaluator whether gang g may be taken down now,
-// given view; when it may, its members are marked disrupted in view, so
-// later questions in the same pass see them down. The reason is "" when
-// allowed.
-func admitDisruption(je *jobEntry, g resmgr.GangID, limit uint32, view []sla.Instance) (bool, string) {
-	members := je.members(g)
-	ids := make([]uint32, 0, len(members))
-	for _, m := range members {
-		ids = append(ids, m.ID.Instance)
-	}
-	d := sla.Evaluate(limit, view, ids)
-	if len(d.Held) > 0 {
-		return false, d.Reason()
-	}
-	for i := range view {
-		for _, id := range ids {
-			if view[i].ID == id {
-				view[i].Disrupted = true
-			}
-		}
-	}
-	return true, ""
 }
 
 // preemptionRoom is, for every preemptible long-running job, how many
@@ -99,16 +66,17 @@ func (e *Engine) preemptionRoom() map[model.JobID]uint32 {
 		if room == nil {
 			room = map[model.JobID]uint32{}
 		}
-		limit, down := slaLimit(spec), uint32(0)
+		job := &sla.Job{Limit: slaLimit(spec)}
 		for _, t := range je.tasks {
 			if t == nil || isCold(t) || t.State.IsTerminal() && t.State != model.TaskLost {
 				continue
 			}
-			if e.restarting[gangOf(je, t.ID.Instance)] != nil || (t.State.HoldsResources() && !je.available(t)) {
-				down++
-			}
+			// A queued instance holds nothing: it counts as up here.
+			job.Instances = append(job.Instances, sla.Instance{ID: t.ID.Instance,
+				Available: sla.Available(t) || !t.State.HoldsResources(),
+				Disrupted: e.restarting[gangOf(je, t.ID.Instance)] != nil})
 		}
-		room[id] = limit - min(limit, down)
+		room[id] = job.Room()
 	}
 	return room
 }

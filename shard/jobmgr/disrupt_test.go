@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/sla"
 )
 
 // A rolling update of a service never takes more instances down than its
@@ -65,7 +66,7 @@ func (s *testShard) watchAvailability(job model.JobID, instances int) *availabil
 		}
 		down := instances
 		for _, t := range je.tasks {
-			if je.available(t) && t.Goal != model.TaskKilled && s.e.restarting[gangOf(je, t.ID.Instance)] == nil {
+			if sla.Available(t) && t.Goal != model.TaskKilled && s.e.restarting[gangOf(je, t.ID.Instance)] == nil {
 				down--
 			}
 		}

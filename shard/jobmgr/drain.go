@@ -10,6 +10,7 @@ import (
 	"github.com/peloton-federated/peloton/shard/goalstate"
 	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/sla"
 )
 
 // Reasons of runs a host drain stopped.
@@ -54,7 +55,7 @@ func (e *Engine) drainStep(now time.Time) {
 // drainInput is the runs on the busy draining hosts, in job and instance
 // order, with the SLA views of their long-running jobs.
 func (e *Engine) drainInput(now time.Time, hosts []goalstate.DrainHost) goalstate.DrainInput {
-	in := goalstate.DrainInput{Now: now, Hosts: hosts, SLA: map[model.JobID]goalstate.JobSLA{}}
+	in := goalstate.DrainInput{Now: now, Hosts: hosts, SLA: map[model.JobID]*sla.Job{}}
 	draining := make(map[model.HostID]bool, len(hosts))
 	for _, h := range hosts {
 		draining[h.ID] = h.Tasks > 0
@@ -69,11 +70,7 @@ func (e *Engine) drainInput(now time.Time, hosts []goalstate.DrainHost) goalstat
 				continue
 			}
 			g := gangOf(je, t.ID.Instance)
-			members := je.members(g)
-			ids := make([]uint32, len(members))
-			for i, m := range members {
-				ids[i] = m.ID.Instance
-			}
+			ids := gangIDs(je, g)
 			in.Runs = append(in.Runs, goalstate.DrainRun{
 				Job:        je.job.ID,
 				Instance:   t.ID.Instance,
@@ -84,7 +81,7 @@ func (e *Engine) drainInput(now time.Time, hosts []goalstate.DrainHost) goalstat
 				Restarting: e.restarting[g] != nil,
 			})
 			if _, ok := in.SLA[je.job.ID]; !ok && spec.LongRunning() {
-				in.SLA[je.job.ID] = goalstate.JobSLA{Limit: slaLimit(spec), Instances: e.slaView(je)}
+				in.SLA[je.job.ID] = e.slaJob(je)
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/resmgr"
+	"github.com/peloton-federated/peloton/shard/sla"
 )
 
 // Every task belongs to a gang: consecutive instances of a job grouped by
@@ -43,6 +44,13 @@ func (je *jobEntry) members(g resmgr.GangID) []*model.TaskRuntime {
 		return nil
 	}
 	return je.tasks[first:end]
+}
+
+// gangIDs returns the instances of a gang: what the SLA is asked about
+// when the gang is to be taken down whole.
+func gangIDs(je *jobEntry, g resmgr.GangID) []uint32 {
+	n := gangSize(&je.job.Spec)
+	return sla.Gang(g.Gang*n, uint32(len(je.members(g))))
 }
 
 // gangFor describes a gang to the resource manager with its members'

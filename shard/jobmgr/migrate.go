@@ -1,6 +1,7 @@
 package jobmgr
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -228,7 +229,7 @@ func (e *Engine) surgeState(je *jobEntry, jm *jobMigration, slot uint32) goalsta
 		return goalstate.SurgeNone
 	case t.Goal == model.TaskKilled:
 		return goalstate.SurgeStopping
-	case je.available(t) && t.Cluster == jm.to:
+	case sla.Available(t) && t.Cluster == jm.to:
 		return goalstate.SurgeAvailable
 	}
 	return goalstate.SurgeStarting
@@ -237,106 +238,148 @@ func (e *Engine) surgeState(je *jobEntry, jm *jobMigration, slot uint32) goalsta
 // migrateInput describes the job's gangs to goalstate.MigrateStep.
 func (e *Engine) migrateInput(je *jobEntry, jm *jobMigration, now time.Time) goalstate.MigrateInput {
 	j := je.job
-	rec := jm.rec
-	back := jm.m.State == model.MigrationRollingBack
 	n := gangSize(&j.Spec)
-	surge := jm.m.Surge && j.Spec.LongRunning() && n == 1
-	// Surge instances that ended leave their pair.
-	surgeOf := map[uint32]uint32{}
-	for slot, inst := range rec.Surge {
-		if e.surgeState(je, jm, slot) == goalstate.SurgeNone {
-			delete(rec.Surge, slot)
-			continue
-		}
-		surgeOf[inst] = slot
-	}
+	surgeOf := e.liveSurges(je, jm)
 	in := goalstate.MigrateInput{
 		Batch:   e.migrationBatch(jm.m, &j.Spec),
-		Surge:   surge,
+		Surge:   jm.m.Surge && j.Spec.LongRunning() && n == 1,
 		Restart: j.Spec.LongRunning() || jm.m.MoveRunning,
 		// A batch task counts moved once placed on the target: it may
 		// end before a pass sees it run.
 		SettleOnPlace: !j.Spec.LongRunning(),
 		Paused:        jm.m.Paused,
 		MaxFailures:   MigrationMaxFailures,
-		StallAfter:    e.migrations.stallAfter,
+		StallAfter:    cmp.Or(e.migrations.stallAfter, DefaultMigrationStall),
 	}
-	if in.StallAfter == 0 {
-		in.StallAfter = DefaultMigrationStall
-	}
-	limit := slaLimit(&j.Spec)
 	for first := uint32(0); first < j.Spec.Instances && int(first) < len(je.tasks); first += n {
 		g := gangOf(je, first)
 		ms := je.members(g)
 		if ms == nil {
 			continue
 		}
-		mg := goalstate.MigrateGang{Gang: g.Gang, Size: uint32(len(ms)), Restarted: jm.restarted[g.Gang],
-			Restarting: e.restarting[g] != nil, OnTarget: true, Available: true}
-		live, subject := 0, !back
-		for k, t := range ms {
-			i := first + uint32(k) // a cold task's marker has no id
-			if _, ok := slices.BinarySearch(rec.Moving, i); ok {
-				mg.Moving = true
-				subject = true
-			}
-			if back && rec.IsMoved(i) {
-				subject = true
-			}
-			if t == nil || isCold(t) || t.State.IsTerminal() {
-				continue
-			}
-			live++
-			if t.State.HoldsResources() {
-				if t.Cluster != jm.to {
-					mg.Stale, mg.OnTarget = true, false
-				}
-			} else {
-				mg.OnTarget = false
-			}
-			if !je.available(t) {
-				mg.Available = false
-			}
-		}
+		mg, subject := e.migrateGang(je, jm, g, ms)
 		if !subject {
 			continue
-		}
-		switch {
-		case live == 0:
-			mg.Finished, mg.OnTarget = true, false
-		case !mg.Stale && !mg.OnTarget:
-			mg.Unplaced = true
-			for _, t := range ms {
-				if t.State.HoldsResources() {
-					mg.Unplaced = false
-				}
-			}
 		}
 		if slot, ok := surgeOf[first]; ok {
 			mg.Surge = e.surgeState(je, jm, slot)
 		}
-		if mg.Moving {
+		if mg.Move != goalstate.NotMoved {
 			e.watchMoving(je, jm, ms, &mg, now)
 		}
 		in.Gangs = append(in.Gangs, mg)
 	}
 	if j.Spec.LongRunning() {
-		view, extra := e.migrationView(je, jm)
-		in.Admit = func(gang uint32) (bool, string) {
-			return admitDisruption(je, resmgr.GangID{Job: j.ID, Gang: gang}, limit+extra, view)
-		}
-		// The report: the most instances ever unavailable at once.
-		avail := extra
-		for _, v := range view {
-			if v.Available {
-				avail++
-			}
-		}
-		down := j.Spec.Instances - min(j.Spec.Instances, avail)
-		rec.MaxUnavailable = max(rec.MaxUnavailable, down)
-		rec.SLAMaxUnavailable = limit
+		e.migrationSLA(je, jm, &in)
 	}
 	return in
+}
+
+// liveSurges maps each instance with a surge instance to the surge's
+// slot; surge instances that ended leave their pair.
+func (e *Engine) liveSurges(je *jobEntry, jm *jobMigration) map[uint32]uint32 {
+	surgeOf := map[uint32]uint32{}
+	for slot, inst := range jm.rec.Surge {
+		if e.surgeState(je, jm, slot) == goalstate.SurgeNone {
+			delete(jm.rec.Surge, slot)
+			continue
+		}
+		surgeOf[inst] = slot
+	}
+	return surgeOf
+}
+
+// migrateGang describes gang g, of members ms, to the migration step. It
+// reports whether the step concerns the gang: going forward every gang,
+// rolling back only those the migration moved.
+func (e *Engine) migrateGang(je *jobEntry, jm *jobMigration, g resmgr.GangID, ms []*model.TaskRuntime) (goalstate.MigrateGang, bool) {
+	back := jm.m.State == model.MigrationRollingBack
+	first := g.Gang * gangSize(&je.job.Spec)
+	mg := goalstate.MigrateGang{Gang: g.Gang, Size: uint32(len(ms)), Restarting: e.restarting[g] != nil, Available: true}
+	moving, subject := false, !back
+	var w where
+	for k, t := range ms {
+		i := first + uint32(k) // a cold task's marker has no id
+		if _, ok := slices.BinarySearch(jm.rec.Moving, i); ok {
+			moving, subject = true, true
+		}
+		if back && jm.rec.IsMoved(i) {
+			subject = true
+		}
+		w.add(t, jm.to)
+		if liveMember(t) && !sla.Available(t) {
+			mg.Available = false
+		}
+	}
+	mg.Place = w.place()
+	switch {
+	case moving && jm.restarted[g.Gang]:
+		mg.Move = goalstate.Restarted
+	case moving:
+		mg.Move = goalstate.Pinned
+	}
+	return mg, subject
+}
+
+// where gathers where a gang's members hold hosts, against a target
+// cluster.
+type where struct {
+	live                       int
+	elsewhere, waiting, onHost bool
+}
+
+// liveMember reports whether t may run again.
+func liveMember(t *model.TaskRuntime) bool {
+	return t != nil && !isCold(t) && !t.State.IsTerminal()
+}
+
+// add counts member t.
+func (w *where) add(t *model.TaskRuntime, target string) {
+	if !liveMember(t) {
+		return
+	}
+	w.live++
+	switch {
+	case !t.State.HoldsResources():
+		w.waiting = true
+	case t.Cluster != target:
+		w.elsewhere, w.onHost = true, true
+	default:
+		w.onHost = true
+	}
+}
+
+// place is where the gang stands.
+func (w *where) place() goalstate.GangPlace {
+	switch {
+	case w.live == 0:
+		return goalstate.Finished
+	case w.elsewhere:
+		return goalstate.PlacedElsewhere
+	case !w.onHost:
+		return goalstate.Unplaced
+	case w.waiting:
+		return goalstate.PlacedPartly
+	}
+	return goalstate.PlacedOnTarget
+}
+
+// migrationSLA gives a long-running job's migration step its SLA, and
+// records the most instances ever unavailable at once for the report.
+func (e *Engine) migrationSLA(je *jobEntry, jm *jobMigration, in *goalstate.MigrateInput) {
+	spec := &je.job.Spec
+	limit := slaLimit(spec)
+	view, extra := e.migrationView(je, jm)
+	in.SLA, in.GangSize = &sla.Job{Limit: limit + extra, Instances: view}, gangSize(spec)
+	avail := extra
+	for _, v := range view {
+		if v.Available {
+			avail++
+		}
+	}
+	down := spec.Instances - min(spec.Instances, avail)
+	jm.rec.MaxUnavailable = max(jm.rec.MaxUnavailable, down)
+	jm.rec.SLAMaxUnavailable = limit
 }
 
 // migrationView is the SLA's view of the job's own instances, with how
@@ -394,7 +437,7 @@ func (e *Engine) watchMoving(je *jobEntry, jm *jobMigration, ms []*model.TaskRun
 			}
 		}
 	}
-	if mg.Unplaced {
+	if mg.Place == goalstate.Unplaced {
 		since, ok := jm.pendingSince[mg.Gang]
 		if !ok {
 			jm.pendingSince[mg.Gang] = now

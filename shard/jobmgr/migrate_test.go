@@ -12,6 +12,7 @@ import (
 	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/hostmgr/sim"
 	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/sla"
 	"github.com/peloton-federated/peloton/shard/store"
 	"github.com/peloton-federated/peloton/shard/store/memstore"
 )
@@ -189,7 +190,7 @@ func TestSurgeMigrationKeepsAvailability(t *testing.T) {
 		je := s.e.jobs[j]
 		avail := 0
 		for _, t := range je.tasks {
-			if je.available(t) && t.Goal != model.TaskKilled && s.e.restarting[gangOf(je, t.ID.Instance)] == nil {
+			if sla.Available(t) && t.Goal != model.TaskKilled && s.e.restarting[gangOf(je, t.ID.Instance)] == nil {
 				avail++
 			}
 		}

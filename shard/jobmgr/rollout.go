@@ -9,6 +9,7 @@ import (
 	"github.com/peloton-federated/peloton/shard/goalstate"
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/resmgr"
+	"github.com/peloton-federated/peloton/shard/sla"
 )
 
 // ReasonRemoved marks the runs of instances an update removed (the job's
@@ -122,7 +123,7 @@ func (e *Engine) updateInput(je *jobEntry, u *model.Update, target uint64, now t
 				// changed) takes the new version without a restart.
 				ug.Stale = true
 				ug.Queued = ug.Queued || (t.State != model.TaskInitialized && !je.sameTask(t.ConfigVersion, target, t.ID.Instance))
-			} else if !je.available(t) {
+			} else if !sla.Available(t) {
 				ug.Settling = true
 			}
 		}
@@ -131,10 +132,7 @@ func (e *Engine) updateInput(je *jobEntry, u *model.Update, target uint64, now t
 	// Long-running jobs never lose more instances at once than their SLA
 	// allows, whatever else disrupts them.
 	if j.Spec.LongRunning() {
-		limit, view := slaLimit(&j.Spec), e.slaView(je)
-		in.Admit = func(gang uint32) (bool, string) {
-			return admitDisruption(je, resmgr.GangID{Job: j.ID, Gang: gang}, limit, view)
-		}
+		in.SLA, in.GangSize = e.slaJob(je), n
 	}
 	return in
 }
@@ -259,7 +257,7 @@ func (e *Engine) slaHolds(je *jobEntry, instance uint32) (bool, string) {
 	if !je.job.Spec.LongRunning() {
 		return false, ""
 	}
-	ok, why := admitDisruption(je, gangOf(je, instance), slaLimit(&je.job.Spec), e.slaView(je))
+	ok, why := e.slaJob(je).Disrupt(gangIDs(je, gangOf(je, instance)))
 	return !ok, why
 }
 

@@ -12,10 +12,16 @@
 // instance some operation is already disrupting counts as unavailable
 // until that operation is done with it.
 //
-// Evaluate is a pure function of the job's instances and the request: no
-// clock, no I/O, no goroutines. The job manager feeds it the instances as
-// they stand, applies what it allows, and shows the reason for what it
-// holds back on the job ("waiting for SLA: 2/2 unavailable").
+// The question is asked of a Job, a value holding the job's instances and
+// its limit: a rolling update's step, a migration's step and a drain's
+// step take a copy each and ask Disrupt for every gang they would take
+// down; preemption asks Room. Available is the one definition of an
+// available instance, and the job manager builds every Job with it.
 //
-// It imports only the standard library.
+// Evaluate, Job and Available are pure functions of their inputs: no
+// clock, no I/O, no goroutines. The job manager applies what they allow
+// and shows the reason for what they hold back on the job ("waiting for
+// SLA: 2/2 unavailable").
+//
+// It imports only the standard library and shard/model.
 package sla

@@ -1,0 +1,91 @@
+package sla
+
+import "github.com/peloton-federated/peloton/shard/model"
+
+// Available is the one rule for whether an instance counts as up: its
+// run is RUNNING and its readiness probe says healthy, else its health
+// check, else running is enough.
+func Available(t *model.TaskRuntime) bool {
+	if t == nil || t.State != model.TaskRunning {
+		return false
+	}
+	switch {
+	case t.Ready != model.HealthNone:
+		return t.Ready == model.HealthHealthy
+	case t.Health != model.HealthNone:
+		return t.Health == model.HealthHealthy
+	}
+	return true
+}
+
+// Job is the value every disruption asks about: a job's instances as they
+// stand and how many may be unavailable at once. A decision function
+// takes its own copy (Clone) and asks Disrupt for each gang it would take
+// down, in the order it would; each yes counts for the questions after it,
+// so one step never takes more than the limit however many operations
+// ask.
+type Job struct {
+	Limit     uint32
+	Instances []Instance
+}
+
+// Clone returns a copy whose answers do not change j.
+func (j *Job) Clone() *Job {
+	if j == nil {
+		return nil
+	}
+	return &Job{Limit: j.Limit, Instances: append([]Instance(nil), j.Instances...)}
+}
+
+// Ask decides which of ids may be disrupted now, changing nothing.
+func (j *Job) Ask(ids []uint32) Decision {
+	return Evaluate(j.Limit, j.Instances, ids)
+}
+
+// Disrupt asks whether all of ids (a gang, taken down whole) may be
+// disrupted now; if so they count as disrupted from now on. When they may
+// not, why says so ("waiting for SLA: 2/2 unavailable"). A nil Job sets
+// no limit.
+func (j *Job) Disrupt(ids []uint32) (ok bool, why string) {
+	if j == nil {
+		return true, ""
+	}
+	if d := j.Ask(ids); len(d.Held) > 0 {
+		return false, d.Reason()
+	}
+	j.Take(ids)
+	return true, ""
+}
+
+// Take counts ids as disrupted from now on, asked or not (a disruption
+// the job cannot refuse, such as a task that ended).
+func (j *Job) Take(ids []uint32) {
+	for i := range j.Instances {
+		for _, id := range ids {
+			if j.Instances[i].ID == id {
+				j.Instances[i].Disrupted = true
+			}
+		}
+	}
+}
+
+// Room is how many more instances may go down now.
+func (j *Job) Room() uint32 {
+	var down uint32
+	for _, in := range j.Instances {
+		if in.down() {
+			down++
+		}
+	}
+	return j.Limit - min(j.Limit, down)
+}
+
+// Gang returns the instances of a gang of size instances starting at
+// first: the ids Disrupt is asked about.
+func Gang(first, size uint32) []uint32 {
+	ids := make([]uint32, size)
+	for k := range ids {
+		ids[k] = first + uint32(k)
+	}
+	return ids
+}
