@@ -12,10 +12,7 @@
 //   - the drain step (Drain): for the runs on draining hosts, which move
 //     under their job's SLA, which are killed at once (revocable work, a
 //     passed deadline, a host marked down), which wait, and which hosts are
-//     drained.
-//   - the rolling update step (UpdateStep): which gangs take the target
-//     config in place, which restart now, which removed gangs stop, and
-//     how far the update is;
+//     drained;
 //   - the migration step (MigrateStep): which gangs of a job are pinned to
 //     the target cluster, get a surge instance there, restart there now,
 //     lose their surge instance, and how far the job's migration is.

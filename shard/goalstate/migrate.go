@@ -334,7 +334,7 @@ func (p *MigratePlan) stopping(g MigrateGang) {
 
 // admit asks the SLA whether gang g may go down now.
 func (p *MigratePlan) admit(job *sla.Job, gangSize uint32, g MigrateGang) bool {
-	ok, why := job.Disrupt(gangIDs(gangSize, g.Gang, g.Size))
+	ok, why := job.Disrupt(sla.Gang(gangSize, g.Gang, g.Size))
 	if !ok {
 		p.Waiting = why
 	}

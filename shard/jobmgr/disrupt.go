@@ -2,6 +2,7 @@ package jobmgr
 
 import (
 	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/rollout"
 	"github.com/peloton-federated/peloton/shard/sla"
 )
 
@@ -35,7 +36,7 @@ func (e *Engine) slaView(je *jobEntry) []sla.Instance {
 			continue
 		}
 		// An instance an update removes counts as disrupted until it ended.
-		removing := t.Goal == model.TaskKilled && t.Reason == ReasonRemoved && !t.State.IsTerminal()
+		removing := t.Goal == model.TaskKilled && t.Reason == rollout.ReasonRemoved && !t.State.IsTerminal()
 		if (t.Goal == model.TaskKilled && !removing) || (t.State.IsTerminal() && t.State != model.TaskLost) {
 			continue
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/peloton-federated/peloton/shard/placement"
 	"github.com/peloton-federated/peloton/shard/resmgr"
 	"github.com/peloton-federated/peloton/shard/resmgr/entitlement"
+	"github.com/peloton-federated/peloton/shard/rollout"
 	"github.com/peloton-federated/peloton/shard/store"
 )
 
@@ -133,21 +134,6 @@ type jobEntry struct {
 	killSent map[model.RunID]bool
 	// configs holds the config versions the job's runs use, by version.
 	configs map[uint64]*configView
-	// update is the job's rolling update while it runs; updateDirty says
-	// its record must be written, updating the gangs it restarted and
-	// has not seen running since.
-	update      *model.Update
-	updateDirty bool
-	updating    map[uint32]bool
-	// failBase is each instance's failure count when the update restarted
-	// it; an instance whose count grew since failed on the new config.
-	failBase map[uint32]uint32
-	failed   map[uint32]bool
-	// updateReason says why the update is where it is (a rollback's cause).
-	updateReason string
-	// healthySince is when each gang the update restarted was first seen
-	// available (for the update's MinHealthy).
-	healthySince map[uint32]time.Time
 	// prefer says where an instance's next run should go: its own host (an
 	// in-place update), its job's preferred clusters, or the cluster a
 	// migration moves it to (see placementPref).
@@ -262,6 +248,9 @@ type Engine struct {
 	// clusters holds the drained clusters; migrations the running ones.
 	clusters   clusterBook
 	migrations migrationBook
+	// rollouts holds the rolling update of each job that has one running,
+	// or one ended whose record is not written yet (shard/rollout).
+	rollouts map[model.JobID]*rollout.Job
 
 	kick   chan struct{}
 	events *broadcaster
@@ -284,6 +273,7 @@ func New(cfg Config) *Engine {
 		log:         cfg.Logger.With("region", cfg.Region),
 		plugins:     map[string]hostmgr.Plugin{},
 		jobs:        map[model.JobID]*jobEntry{},
+		rollouts:    map[model.JobID]*rollout.Job{},
 		longRunning: map[model.JobID]*jobEntry{},
 		work:        map[model.JobID]*jobEntry{},
 		revocable:   map[model.JobID]bool{},
@@ -518,8 +508,8 @@ func (e *Engine) recover(ctx context.Context) error {
 				je.cold++
 			}
 		}
-		e.recoverUpdate(je, l.update)
 		if l.update != nil {
+			e.rollouts[j.ID] = rollout.Recover(l.update, je.tasks, gangSize(&j.Spec))
 			e.view.setUpdate(l.update)
 		}
 		e.addJob(je)
@@ -679,6 +669,7 @@ func (e *Engine) addJob(je *jobEntry) {
 // removeJob takes a job out of the engine's state; callers hold e.mu.
 func (e *Engine) removeJob(id model.JobID) {
 	delete(e.jobs, id)
+	delete(e.rollouts, id)
 	delete(e.longRunning, id)
 }
 

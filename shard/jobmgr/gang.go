@@ -49,8 +49,7 @@ func (je *jobEntry) members(g resmgr.GangID) []*model.TaskRuntime {
 // gangIDs returns the instances of a gang: what the SLA is asked about
 // when the gang is to be taken down whole.
 func gangIDs(je *jobEntry, g resmgr.GangID) []uint32 {
-	n := gangSize(&je.job.Spec)
-	return sla.Gang(g.Gang*n, uint32(len(je.members(g))))
+	return sla.Gang(gangSize(&je.job.Spec), g.Gang, uint32(len(je.members(g))))
 }
 
 // gangFor describes a gang to the resource manager with its members'

@@ -81,12 +81,12 @@ func (e *Engine) step(ctx context.Context) error {
 	// Keep visiting jobs that still have something to wait for.
 	for id, je := range e.work {
 		j := je.job
-		if je.lateVisit || je.dirty || je.record || je.updateDirty {
+		if je.lateVisit || je.dirty || je.record || e.rolloutDirty(je) {
 			je.lateVisit = false
 			continue // taken in or changed while the pass wrote: the next pass sees to it
 		}
 		if j.Status.State.IsTerminal() || (len(je.waiting) == 0 && j.Status.TasksCreated == j.Spec.Instances &&
-			!j.Status.Killed && je.counts[model.TaskPlaced] == 0 && je.update == nil) {
+			!j.Status.Killed && je.counts[model.TaskPlaced] == 0 && e.rollouts[j.ID] == nil) {
 			delete(e.work, id)
 			je.inWork = false
 		}
@@ -317,7 +317,7 @@ func (e *Engine) recordRunEnd(t *model.TaskRuntime, state model.TaskState, now t
 
 // newRun starts a fresh run of a task from INITIALIZED.
 func (e *Engine) newRun(je *jobEntry, t *model.TaskRuntime, now time.Time) {
-	if u := je.update; u != nil && u.InPlace && !u.State.IsTerminal() && t.Host != "" {
+	if u := e.runningUpdate(je); u != nil && u.InPlace && t.Host != "" {
 		// During an in-place update every new run of an instance (a
 		// restart after a failed probe too) tries its host first.
 		if _, ok := je.prefer[t.ID.Instance]; !ok {
@@ -478,7 +478,7 @@ func (e *Engine) deriveState(je *jobEntry, now time.Time) {
 		return
 	}
 	state, msg := deriveJobState(&j.Spec, j.Status.Killed, j.Status.TasksCreated, je.everRan, &je.counts)
-	if u := je.update; msg == "" && u != nil && !u.State.IsTerminal() && u.Message != "" {
+	if u := e.runningUpdate(je); msg == "" && u != nil && u.Message != "" {
 		msg = "update " + string(u.ID) + ": " + u.Message // such as waiting for SLA
 	}
 	if state == j.Status.State && msg == j.Status.Message {

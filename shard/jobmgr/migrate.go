@@ -13,6 +13,7 @@ import (
 	"github.com/peloton-federated/peloton/shard/goalstate"
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/resmgr"
+	"github.com/peloton-federated/peloton/shard/rollout"
 	"github.com/peloton-federated/peloton/shard/sla"
 	"github.com/peloton-federated/peloton/shard/store"
 )
@@ -577,7 +578,7 @@ func (e *Engine) dropSurge(je *jobEntry, t *model.TaskRuntime, now time.Time) {
 		return
 	}
 	t.Goal = model.TaskKilled
-	t.Reason, t.Message = ReasonRemoved, "surge instance no longer needed"
+	t.Reason, t.Message = rollout.ReasonRemoved, "surge instance no longer needed"
 	e.markDirty(je, t)
 	e.killTask(je, t, je.killGrace(t), now)
 }

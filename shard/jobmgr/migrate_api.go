@@ -155,7 +155,7 @@ func (e *Engine) planMigration(req MigrationRequest, now time.Time) (*model.Migr
 // checkMigratable says why a job cannot be migrated to cluster to now.
 func (e *Engine) checkMigratable(je *jobEntry, to string, req MigrationRequest) error {
 	j := je.job
-	if u := je.update; u != nil && !u.State.IsTerminal() {
+	if u := e.runningUpdate(je); u != nil {
 		return fmt.Errorf("job %s is being updated (update %s): let it finish or abort it first: %w", j.ID, u.ID, ErrMigrationConflict)
 	}
 	if jm := je.migration; jm != nil {
@@ -533,7 +533,7 @@ func (e *Engine) checkRollback(m *model.Migration) error {
 		if je == nil {
 			continue
 		}
-		if u := je.update; u != nil && !u.State.IsTerminal() {
+		if u := e.runningUpdate(je); u != nil {
 			return fmt.Errorf("job %s is being updated (update %s): %w", rec.Job, u.ID, ErrMigrationConflict)
 		}
 		if jm := je.migration; jm != nil && jm.m.ID != m.ID {

@@ -6,30 +6,43 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/peloton-federated/peloton/shard/goalstate"
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/resmgr"
+	"github.com/peloton-federated/peloton/shard/rollout"
 	"github.com/peloton-federated/peloton/shard/sla"
 )
 
-// ReasonRemoved marks the runs of instances an update removed (the job's
-// instance count went down).
-const ReasonRemoved = "REMOVED"
+// rolloutOf and friends read the job's rolling update (shard/rollout);
+// callers hold e.mu.
+
+// rolloutDirty reports whether the job's update record waits for a write.
+func (e *Engine) rolloutDirty(je *jobEntry) bool {
+	ro := e.rollouts[je.job.ID]
+	return ro != nil && ro.Dirty
+}
+
+// runningUpdate is the job's update while it runs, nil otherwise.
+func (e *Engine) runningUpdate(je *jobEntry) *model.Update {
+	if ro := e.rollouts[je.job.ID]; ro.Running() {
+		return ro.Update
+	}
+	return nil
+}
 
 // rollUpdate moves a job's instances onto its new config, one step per
-// pass: goalstate.UpdateStep decides from how the gangs stand, this shell
-// applies its plan. Gangs whose runs use an older config are restarted,
-// at most BatchSize instances at a time and each only when the SLA allows;
-// a restarted gang counts as in flight until it runs and is available (for
+// pass: rollout.Step decides from how the gangs stand, this shell applies
+// its plan. Gangs whose runs use an older config are restarted, at most
+// BatchSize instances at a time and each only when the SLA allows; a
+// restarted gang counts as in flight until it runs and is available (for
 // MinHealthy, when set). Instances beyond a lowered instance count are
 // stopped, highest first, under the same rules, and forgotten once ended.
 // Instances that are not running just take the new config; instances that
 // finished (a batch job's successes) are left alone.
 func (e *Engine) rollUpdate(je *jobEntry, now time.Time) {
-	u := je.update
 	j := je.job
-	if u == nil || u.State.IsTerminal() {
-		if u == nil && je.migration == nil && uint32(len(je.tasks)) > j.Spec.Instances && j.Spec.Type != model.JobDaemon && !j.Status.State.IsTerminal() {
+	ro := e.rollouts[j.ID]
+	if !ro.Running() {
+		if ro == nil && je.migration == nil && uint32(len(je.tasks)) > j.Spec.Instances && j.Spec.Type != model.JobDaemon && !j.Status.State.IsTerminal() {
 			// Removed instances left by an update that ended early (aborted,
 			// replaced) still go, under the SLA.
 			e.applyUpdatePlan(je, nil, e.updateInput(je, nil, max(j.ConfigVersion, 1), now), now)
@@ -44,49 +57,28 @@ func (e *Engine) rollUpdate(je *jobEntry, now time.Time) {
 		e.endUpdate(je, model.UpdateAborted, "the job finished", now)
 		return
 	}
-	// Forward the update moves instances to ToVersion; rolling back, to
-	// FromVersion (the job's config again).
-	target := u.ToVersion
-	if u.State == model.UpdateRollingBack {
-		target = u.FromVersion
-	}
-	if e.countFailures(je, target, now) {
+	if e.countFailures(je, ro, now) {
 		return
 	}
-	plan := e.applyUpdatePlan(je, u, e.updateInput(je, u, target, now), now)
-	msg := je.updateReason
-	switch {
-	case msg == "":
-		msg = plan.Waiting
-	case plan.Waiting != "":
-		msg += "; " + plan.Waiting
-	}
-	if msg != u.Message && !u.State.IsTerminal() {
-		u.Message = msg
-		je.updateDirty = true
-	}
-	if plan.Done != u.InstancesDone || j.Spec.Instances != u.InstancesTotal || plan.InFlight != u.InstancesInFlight {
-		u.InstancesDone, u.InstancesTotal, u.InstancesInFlight = plan.Done, j.Spec.Instances, plan.InFlight
-		je.updateDirty = true
-	}
+	target := ro.Target()
+	plan := e.applyUpdatePlan(je, ro, e.updateInput(je, ro, target, now), now)
+	ro.Report(plan, j.Spec.Instances)
 	if plan.Complete {
-		if u.State == model.UpdateRollingBack {
-			e.endUpdate(je, model.UpdateRolledBack, fmt.Sprintf("%d instances back on config %d", plan.Done, target), now)
-		} else {
-			e.endUpdate(je, model.UpdateSucceeded, fmt.Sprintf("%d instances on config %d", plan.Done, target), now)
-		}
-		u.InstancesInFlight = 0
+		st, msg := ro.Outcome(plan)
+		e.endUpdate(je, st, msg, now)
+		ro.Update.InstancesInFlight = 0
 		je.dropOldConfigs()
 	}
 }
 
-// updateInput describes the job's gangs to goalstate.UpdateStep. With no
-// update (u nil) only removed gangs are of interest.
-func (e *Engine) updateInput(je *jobEntry, u *model.Update, target uint64, now time.Time) goalstate.UpdateInput {
+// updateInput describes the job's gangs to rollout.Step. With no update
+// (ro nil) only removed gangs are of interest.
+func (e *Engine) updateInput(je *jobEntry, ro *rollout.Job, target uint64, now time.Time) rollout.Input {
 	j := je.job
 	n := gangSize(&j.Spec)
-	in := goalstate.UpdateInput{Now: now, Instances: j.Spec.Instances}
-	if u != nil {
+	in := rollout.Input{Now: now, Instances: j.Spec.Instances}
+	if ro != nil {
+		u := ro.Update
 		in.Batch, in.Paused, in.MinHealthy = u.BatchSize, u.Paused, u.MinHealthy
 	}
 	for first := uint32(0); first < uint32(len(je.tasks)); first += n {
@@ -95,39 +87,11 @@ func (e *Engine) updateInput(je *jobEntry, u *model.Update, target uint64, now t
 		if ms == nil {
 			continue
 		}
-		ug := goalstate.UpdateGang{Gang: g.Gang, Size: uint32(len(ms)), Removed: first >= j.Spec.Instances}
-		if ug.Removed {
-			ug.Ended, ug.Stopping = true, e.restarting[g] != nil
-			for _, t := range ms {
-				if !t.State.IsTerminal() {
-					ug.Ended = false
-					ug.Stopping = ug.Stopping || t.Goal == model.TaskKilled
-				}
-			}
-			in.Gangs = append(in.Gangs, ug)
-			continue
+		if first >= j.Spec.Instances {
+			in.Gangs = append(in.Gangs, e.removedGang(je, g, ms))
+		} else if ro != nil {
+			in.Gangs = append(in.Gangs, e.updateGang(je, ro, g, ms, target))
 		}
-		if u == nil {
-			continue
-		}
-		ug.Restarting = e.restarting[g] != nil
-		ug.Updating = je.updating[g.Gang]
-		ug.HealthySince = je.healthySince[g.Gang]
-		for _, t := range ms {
-			if t.State.IsTerminal() {
-				continue
-			}
-			if t.ConfigVersion != target {
-				// A run whose task is the same under the target (only the
-				// instance count, the SLA or another instance's override
-				// changed) takes the new version without a restart.
-				ug.Stale = true
-				ug.Queued = ug.Queued || (t.State != model.TaskInitialized && !je.sameTask(t.ConfigVersion, target, t.ID.Instance))
-			} else if !sla.Available(t) {
-				ug.Settling = true
-			}
-		}
-		in.Gangs = append(in.Gangs, ug)
 	}
 	// Long-running jobs never lose more instances at once than their SLA
 	// allows, whatever else disrupts them.
@@ -137,28 +101,50 @@ func (e *Engine) updateInput(je *jobEntry, u *model.Update, target uint64, now t
 	return in
 }
 
+// removedGang describes a gang beyond the job's instance count.
+func (e *Engine) removedGang(je *jobEntry, g resmgr.GangID, ms []*model.TaskRuntime) rollout.Gang {
+	rg := rollout.Gang{Gang: g.Gang, Size: uint32(len(ms)), Removed: true, Ended: true, Stopping: e.restarting[g] != nil}
+	for _, t := range ms {
+		if !t.State.IsTerminal() {
+			rg.Ended = false
+			rg.Stopping = rg.Stopping || t.Goal == model.TaskKilled
+		}
+	}
+	return rg
+}
+
+// updateGang describes a gang of the job to the update's step.
+func (e *Engine) updateGang(je *jobEntry, ro *rollout.Job, g resmgr.GangID, ms []*model.TaskRuntime, target uint64) rollout.Gang {
+	rg := rollout.Gang{Gang: g.Gang, Size: uint32(len(ms)), Restarting: e.restarting[g] != nil}
+	ro.Describe(&rg)
+	for _, t := range ms {
+		switch {
+		case t.State.IsTerminal():
+		case t.ConfigVersion != target:
+			// A run whose task is the same under the target (only the
+			// instance count, the SLA or another instance's override
+			// changed) takes the new version without a restart.
+			rg.Stale = true
+			rg.Queued = rg.Queued || (t.State != model.TaskInitialized && !je.sameTask(t.ConfigVersion, target, t.ID.Instance))
+		case !sla.Available(t):
+			rg.Settling = true
+		}
+	}
+	return rg
+}
+
 // applyUpdatePlan runs one update step for the job and applies its plan.
-func (e *Engine) applyUpdatePlan(je *jobEntry, u *model.Update, in goalstate.UpdateInput, now time.Time) goalstate.UpdatePlan {
-	plan := goalstate.UpdateStep(in)
+func (e *Engine) applyUpdatePlan(je *jobEntry, ro *rollout.Job, in rollout.Input, now time.Time) rollout.Plan {
+	plan := rollout.Step(in)
 	j := je.job
-	if je.healthySince == nil {
-		je.healthySince = map[uint32]time.Time{}
-	}
-	for _, g := range plan.StartHealthy {
-		je.healthySince[g] = now
-	}
-	for _, g := range plan.ClearHealthy {
-		delete(je.healthySince, g)
-	}
-	for _, g := range plan.Settled {
-		delete(je.updating, g)
-		delete(je.healthySince, g)
-	}
-	for _, gang := range plan.Relabel {
-		for _, t := range je.members(resmgr.GangID{Job: j.ID, Gang: gang}) {
-			if !t.State.IsTerminal() && u != nil && t.ConfigVersion != j.ConfigVersion {
-				t.ConfigVersion = max(j.ConfigVersion, 1)
-				e.markDirty(je, t)
+	if ro != nil {
+		ro.Settle(plan, now)
+		for _, gang := range plan.Relabel {
+			for _, t := range je.members(resmgr.GangID{Job: j.ID, Gang: gang}) {
+				if !t.State.IsTerminal() && t.ConfigVersion != j.ConfigVersion {
+					t.ConfigVersion = max(j.ConfigVersion, 1)
+					e.markDirty(je, t)
+				}
 			}
 		}
 	}
@@ -167,17 +153,14 @@ func (e *Engine) applyUpdatePlan(je *jobEntry, u *model.Update, in goalstate.Upd
 	}
 	for _, gang := range plan.Restart {
 		g := resmgr.GangID{Job: j.ID, Gang: gang}
+		u := ro.Update
 		if u.InPlace {
 			e.preferOwnHosts(je, g)
 		}
-		e.restartGang(je, g, ReasonUpdated, fmt.Sprintf("restarting on config %d (update %s)", j.ConfigVersion, u.ID), now)
-		je.updating[gang] = true
-		delete(je.healthySince, gang)
-		for _, m := range je.members(g) {
-			je.failBase[m.ID.Instance] = m.Failures
-		}
+		e.restartGang(je, g, rollout.ReasonUpdated, fmt.Sprintf("restarting on config %d (update %s)", j.ConfigVersion, u.ID), now)
+		ro.Restarted(gang, je.members(g))
 	}
-	if plan.Complete || u == nil {
+	if plan.Complete || ro == nil {
 		e.forgetRemoved(je)
 	}
 	return plan
@@ -190,7 +173,7 @@ func (e *Engine) removeGang(je *jobEntry, g resmgr.GangID, now time.Time) {
 			continue
 		}
 		t.Goal = model.TaskKilled
-		t.Reason, t.Message = ReasonRemoved, fmt.Sprintf("removed: the job has %d instances now", je.job.Spec.Instances)
+		t.Reason, t.Message = rollout.ReasonRemoved, fmt.Sprintf("removed: the job has %d instances now", je.job.Spec.Instances)
 		e.markDirty(je, t)
 		e.killTask(je, t, je.killGrace(t), now)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/rollout"
 )
 
 // updateTo starts an update of job to spec and returns its id.
@@ -39,7 +40,7 @@ func TestScaleDownRemovesLastFirstUnderSLA(t *testing.T) {
 		je := s.e.jobs[job]
 		n := 0
 		for _, t := range je.tasks {
-			if t.Goal == model.TaskKilled && t.Reason == ReasonRemoved && !t.State.IsTerminal() {
+			if t.Goal == model.TaskKilled && t.Reason == rollout.ReasonRemoved && !t.State.IsTerminal() {
 				n++
 				if !slices.Contains(order, t.ID.Instance) {
 					order = append(order, t.ID.Instance)

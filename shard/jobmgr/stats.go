@@ -201,7 +201,7 @@ func (e *Engine) Stats() Stats {
 		if je.job.Status.State.IsTerminal() {
 			continue
 		}
-		if je.update != nil {
+		if e.rollouts[je.job.ID] != nil {
 			s.UpdatesRolling++
 		}
 		for st, n := range je.counts {

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/rollout"
 	"github.com/peloton-federated/peloton/shard/store"
 )
-
-// ReasonUpdated marks runs stopped to restart on a new config.
-const ReasonUpdated = "UPDATED"
 
 // ErrJobFinished: the operation needs a job that has not finished.
 var ErrJobFinished = errors.New("job has finished")
@@ -135,7 +132,7 @@ func (e *Engine) updateJob(ctx context.Context, id model.JobID, spec model.JobSp
 		e.mu.Unlock()
 		return nil, fmt.Errorf("job %s finished before the update started: %w", id, ErrJobFinished)
 	}
-	prev := je.update
+	prev := e.rollouts[id]
 	oldSpec := je.job.Spec
 	je.job.Spec, je.job.ConfigVersion, je.job.Status.Update = spec, to, u.ID
 	if je.configs == nil {
@@ -143,16 +140,16 @@ func (e *Engine) updateJob(ctx context.Context, id model.JobID, spec model.JobSp
 	}
 	je.configs[from] = newConfigView(&oldSpec)
 	je.configs[to] = newConfigView(je.specCopy())
-	if prev != nil && !prev.State.IsTerminal() {
+	if prev.Running() {
 		e.endUpdate(je, model.UpdateAborted, "replaced by update "+string(u.ID), now)
-		// The new update takes the replaced one's place in the entry: its
-		// record is written with the job's.
-		e.closeUpdateRecord(prev, prev.State, prev.Message, now)
+		// The new update takes the replaced one's place beside the job:
+		// its record is written with the job's.
+		p := prev.Update
+		e.closeUpdateRecord(p, p.State, p.Message, now)
 	}
 	// The update is written again with the job, by the same pass, and
 	// shown from then on (see jobsView).
-	je.update, je.updateDirty, je.updating = u, true, map[uint32]bool{}
-	je.failBase, je.failed, je.updateReason = map[uint32]uint32{}, map[uint32]bool{}, ""
+	e.rollouts[id] = rollout.Start(u)
 	e.sched.SetJobLimit(id, spec.MaxRunning)
 	e.log.Info("job update started", "job", id, "update", u.ID, "from", from, "to", to, "batch", opts.BatchSize)
 	cp := *u
@@ -191,14 +188,11 @@ func (e *Engine) closeUpdateRecord(u *model.Update, st model.UpdateState, msg st
 
 // endUpdate ends the job's running update; the loop writes it.
 func (e *Engine) endUpdate(je *jobEntry, st model.UpdateState, msg string, now time.Time) {
-	u := je.update
-	if u == nil || u.State.IsTerminal() {
+	ro := e.rollouts[je.job.ID]
+	if ro == nil || !ro.End(st, msg, now) {
 		return
 	}
-	u.State, u.Message, u.CompletionTime = st, msg, now
-	je.updateDirty = true
-	je.updating = nil
-	e.log.Info("job update ended", "job", je.job.ID, "update", u.ID, "state", st, "message", msg)
+	e.log.Info("job update ended", "job", je.job.ID, "update", ro.Update.ID, "state", st, "message", msg)
 }
 
 // loadRunConfigs loads the older configs a recovered job's runs still use.
@@ -243,26 +237,6 @@ func (e *Engine) readUpdate(ctx context.Context, j *model.Job) (*model.Update, e
 		return nil, nil
 	}
 	return u, nil
-}
-
-// recoverUpdate takes up a job's running update u after a restart.
-func (e *Engine) recoverUpdate(je *jobEntry, u *model.Update) {
-	if u == nil {
-		return
-	}
-	je.update, je.updating = u, map[uint32]bool{}
-	je.failBase, je.failed = map[uint32]uint32{}, map[uint32]bool{}
-	target := u.ToVersion
-	if u.State == model.UpdateRollingBack {
-		target = u.FromVersion
-		je.updateReason, _, _ = strings.Cut(u.Message, "; ")
-	}
-	// Gangs restarted by the update and not running again are in flight.
-	for _, t := range je.tasks {
-		if t.ConfigVersion == target && t.Reason == ReasonUpdated && !t.State.IsTerminal() && t.State != model.TaskRunning {
-			je.updating[gangOf(je, t.ID.Instance).Gang] = true
-		}
-	}
 }
 
 // updateEntry is the job entry of the job an update id names (nil if the
@@ -322,7 +296,11 @@ func (e *Engine) abortUpdate(ctx context.Context, id model.UpdateID) (*model.Upd
 		e.mu.Unlock()
 		return nil, err
 	}
-	if je == nil || je.update == nil || je.update.ID != id {
+	var ro *rollout.Job
+	if je != nil {
+		ro = e.rollouts[je.job.ID]
+	}
+	if ro == nil || ro.Update.ID != id {
 		e.mu.Unlock()
 		u, err := e.Reads().GetUpdate(ctx, id)
 		if err != nil {
@@ -330,9 +308,9 @@ func (e *Engine) abortUpdate(ctx context.Context, id model.UpdateID) (*model.Upd
 		}
 		return nil, fmt.Errorf("update %s is %s already: %w", id, u.State, ErrUpdateEnded)
 	}
-	u := je.update
+	u := ro.Update
 	now := e.cfg.Clock.Now()
-	je.update, je.updating, je.updateDirty = nil, nil, false
+	delete(e.rollouts, je.job.ID)
 	e.closeUpdateRecord(u, model.UpdateAborted, "aborted by an operator", now)
 	e.log.Info("job update aborted", "job", je.job.ID, "update", id)
 	cp := *u

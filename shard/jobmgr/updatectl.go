@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/rollout"
 )
 
 // countFailures records instances that failed on the config the update
@@ -13,34 +14,22 @@ import (
 // the update restarted them. Past MaxFailures the update fails and, when
 // it was asked to, rolls back. It reports whether the update stopped
 // rolling forward this pass.
-func (e *Engine) countFailures(je *jobEntry, target uint64, now time.Time) bool {
-	u := je.update
-	if je.failBase == nil {
-		je.failBase, je.failed = map[uint32]uint32{}, map[uint32]bool{}
-	}
-	for inst, base := range je.failBase {
-		if int(inst) >= len(je.tasks) || je.failed[inst] {
-			continue
+func (e *Engine) countFailures(je *jobEntry, ro *rollout.Job, now time.Time) bool {
+	verdict, why := ro.CountFailures(func(inst uint32) *model.TaskRuntime {
+		if int(inst) >= len(je.tasks) || isCold(je.tasks[inst]) {
+			return nil
 		}
-		t := je.tasks[inst]
-		if t != nil && !isCold(t) && t.ConfigVersion == target && t.Failures > base {
-			je.failed[inst] = true
-		}
-	}
-	if n := uint32(len(je.failed)); u.State == model.UpdateRollingForward && n != u.InstancesFailed {
-		u.InstancesFailed = n
-		je.updateDirty = true
-	}
-	if u.State != model.UpdateRollingForward || u.InstancesFailed <= u.MaxFailures {
-		return false
-	}
-	why := fmt.Sprintf("%d instances failed on config %d (at most %d allowed)", u.InstancesFailed, u.ToVersion, u.MaxFailures)
-	if !u.RollbackOnFailure {
+		return je.tasks[inst]
+	})
+	switch verdict {
+	case rollout.Fail:
 		e.endUpdate(je, model.UpdateFailed, why, now)
-		return true
-	}
-	if err := e.startRollback(je, why+"; rolling back", now); err != nil {
-		e.endUpdate(je, model.UpdateFailed, why+"; rolling back failed: "+err.Error(), now)
+	case rollout.RollBack:
+		if err := e.startRollback(je, ro, why, now); err != nil {
+			e.endUpdate(je, model.UpdateFailed, why+" failed: "+err.Error(), now)
+		}
+	default:
+		return false
 	}
 	return true
 }
@@ -48,8 +37,8 @@ func (e *Engine) countFailures(je *jobEntry, target uint64, now time.Time) bool 
 // startRollback turns the job's update around: the job's config becomes
 // the update's FromVersion again, and the loop moves instances back with
 // the same batch size and SLA.
-func (e *Engine) startRollback(je *jobEntry, why string, now time.Time) error {
-	u := je.update
+func (e *Engine) startRollback(je *jobEntry, ro *rollout.Job, why string, now time.Time) error {
+	u := ro.Update
 	old := je.configs[u.FromVersion]
 	if old == nil {
 		spec, err := e.cfg.Store.GetJobConfig(context.Background(), je.job.ID, u.FromVersion)
@@ -67,10 +56,7 @@ func (e *Engine) startRollback(je *jobEntry, why string, now time.Time) error {
 	je.job.Spec, je.job.ConfigVersion = spec, u.FromVersion
 	je.configs[u.FromVersion] = newConfigView(je.specCopy())
 	je.record = true
-	u.State, u.Message, u.Paused = model.UpdateRollingBack, why, false
-	je.updateReason = why
-	je.updating, je.failBase, je.failed = map[uint32]bool{}, map[uint32]uint32{}, map[uint32]bool{}
-	je.updateDirty = true
+	ro.RollBack(why)
 	e.sched.SetJobLimit(je.job.ID, spec.MaxRunning)
 	e.visit(je)
 	e.log.Info("job update rolling back", "job", je.job.ID, "update", u.ID, "to", u.FromVersion, "why", why)
@@ -82,7 +68,7 @@ var ErrUpdateState = fmt.Errorf("update state: %w", ErrInvalid)
 
 // controlUpdate runs op on the job's running update named id, under the
 // engine's lock, and returns a copy of it after.
-func (e *Engine) controlUpdate(ctx context.Context, id model.UpdateID, op func(je *jobEntry, u *model.Update, now time.Time) error) (*model.Update, error) {
+func (e *Engine) controlUpdate(ctx context.Context, id model.UpdateID, op func(je *jobEntry, ro *rollout.Job, now time.Time) error) (*model.Update, error) {
 	e.lock()
 	je, err := e.updateEntry(id)
 	if err == nil && je == nil {
@@ -92,16 +78,17 @@ func (e *Engine) controlUpdate(ctx context.Context, id model.UpdateID, op func(j
 		e.mu.Unlock()
 		return nil, err
 	}
-	u := je.update
-	if u == nil || u.ID != id {
+	ro := e.rollouts[je.job.ID]
+	if ro == nil || ro.Update.ID != id {
 		e.mu.Unlock()
 		return nil, fmt.Errorf("update %s is not the job's running update (it ended): %w", id, ErrUpdateState)
 	}
-	if err := op(je, u, e.cfg.Clock.Now()); err != nil {
+	u := ro.Update
+	if err := op(je, ro, e.cfg.Clock.Now()); err != nil {
 		e.mu.Unlock()
 		return nil, err
 	}
-	je.updateDirty = true
+	ro.Dirty = true
 	e.visit(je)
 	cp := *u
 	wait := e.awaitWrite()
@@ -115,7 +102,8 @@ func (e *Engine) controlUpdate(ctx context.Context, id model.UpdateID, op func(j
 // pauseUpdate stops a running update from starting new batches; batches
 // in flight finish.
 func (e *Engine) pauseUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
-	return e.controlUpdate(ctx, id, func(je *jobEntry, u *model.Update, now time.Time) error {
+	return e.controlUpdate(ctx, id, func(je *jobEntry, ro *rollout.Job, now time.Time) error {
+		u := ro.Update
 		if u.State.IsTerminal() {
 			return fmt.Errorf("update %s is %s: only a running update can be paused: %w", id, u.State, ErrUpdateState)
 		}
@@ -126,7 +114,8 @@ func (e *Engine) pauseUpdate(ctx context.Context, id model.UpdateID) (*model.Upd
 
 // resumeUpdate lets a paused update go on.
 func (e *Engine) resumeUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
-	return e.controlUpdate(ctx, id, func(je *jobEntry, u *model.Update, now time.Time) error {
+	return e.controlUpdate(ctx, id, func(je *jobEntry, ro *rollout.Job, now time.Time) error {
+		u := ro.Update
 		if !u.Paused {
 			return fmt.Errorf("update %s is not paused: %w", id, ErrUpdateState)
 		}
@@ -138,10 +127,10 @@ func (e *Engine) resumeUpdate(ctx context.Context, id model.UpdateID) (*model.Up
 // rollbackUpdate moves the instances of a running update back to its
 // FromVersion, with the same batch size and SLA.
 func (e *Engine) rollbackUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
-	return e.controlUpdate(ctx, id, func(je *jobEntry, u *model.Update, now time.Time) error {
-		if u.State != model.UpdateRollingForward {
+	return e.controlUpdate(ctx, id, func(je *jobEntry, ro *rollout.Job, now time.Time) error {
+		if u := ro.Update; u.State != model.UpdateRollingForward {
 			return fmt.Errorf("update %s is %s: only an update rolling forward can be rolled back: %w", id, u.State, ErrUpdateState)
 		}
-		return e.startRollback(je, "rolled back by an operator", now)
+		return e.startRollback(je, ro, "rolled back by an operator", now)
 	})
 }

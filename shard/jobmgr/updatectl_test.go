@@ -109,8 +109,8 @@ func TestPauseResumeAndRollback(t *testing.T) {
 	// (the simulated hosts move faster than a test can call).
 	s.e.mu.Lock()
 	s.e.afterStep = func() {
-		if je := s.e.jobs[job]; je != nil && je.update != nil && je.update.InstancesDone >= 2 {
-			je.update.Paused = true
+		if ro := s.e.rollouts[job]; ro != nil && ro.Update.InstancesDone >= 2 {
+			ro.Update.Paused = true
 		}
 	}
 	s.e.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/rollout"
 	"github.com/peloton-federated/peloton/shard/store"
 )
 
@@ -45,9 +46,17 @@ type jobWrite struct {
 }
 
 type updateWrite struct {
-	je   *jobEntry // nil for a record no longer the job's running update
+	je   *jobEntry    // nil for a record no longer the job's running update
+	ro   *rollout.Job // the job's rolling update the record was its
 	live *model.Update
 	copy *model.Update
+}
+
+// keepsRollout reports whether the job still has the rolling update the
+// written record was of, with that record as its update. Callers hold
+// e.mu.
+func (e *Engine) keepsRollout(uw updateWrite) bool {
+	return e.rollouts[uw.je.job.ID] == uw.ro && uw.ro.Update == uw.live
 }
 
 type migrationWrite struct {
@@ -92,10 +101,10 @@ func (e *Engine) takeWrites(jobs []*jobEntry) *passWrite {
 			w.jobs = append(w.jobs, jw)
 			je.dirty, je.record = false, false
 		}
-		if je.updateDirty && je.update != nil {
-			cp := *je.update
-			w.updates = append(w.updates, updateWrite{je: je, live: je.update, copy: &cp})
-			je.updateDirty = false
+		if ro := e.rollouts[je.job.ID]; ro != nil && ro.Dirty && ro.Update != nil {
+			cp := *ro.Update
+			w.updates = append(w.updates, updateWrite{je: je, ro: ro, live: ro.Update, copy: &cp})
+			ro.Dirty = false
 		}
 	}
 	for _, u := range e.endedUpdates {
@@ -198,8 +207,8 @@ func (e *Engine) putBack(w *passWrite) {
 		e.visit(jw.je)
 	}
 	for _, uw := range w.updates {
-		if uw.je != nil && uw.je.update == uw.live {
-			uw.je.updateDirty = true
+		if uw.je != nil && e.keepsRollout(uw) {
+			uw.ro.Dirty = true
 			e.visit(uw.je)
 		} else if uw.je == nil {
 			e.endedUpdates = append(e.endedUpdates, uw.live)
@@ -245,8 +254,8 @@ func (e *Engine) written(w *passWrite) []Event {
 	for _, uw := range w.updates {
 		uw.live.Revision = uw.copy.Revision
 		e.view.setUpdate(uw.copy)
-		if je := uw.je; je != nil && je.update == uw.live && uw.live.State.IsTerminal() && !je.updateDirty {
-			je.update = nil
+		if uw.je != nil && e.keepsRollout(uw) && uw.live.State.IsTerminal() && !uw.ro.Dirty {
+			delete(e.rollouts, uw.je.job.ID)
 		}
 	}
 	for _, mw := range w.migrations {

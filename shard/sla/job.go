@@ -80,9 +80,11 @@ func (j *Job) Room() uint32 {
 	return j.Limit - min(j.Limit, down)
 }
 
-// Gang returns the instances of a gang of size instances starting at
-// first: the ids Disrupt is asked about.
-func Gang(first, size uint32) []uint32 {
+// Gang returns the instances of gang number index, of size members, in a
+// job whose gangs have gangSize instances (0: one; the last gang may have
+// fewer): the ids Disrupt is asked about.
+func Gang(gangSize, index, size uint32) []uint32 {
+	first := index * max(gangSize, 1)
 	ids := make([]uint32, size)
 	for k := range ids {
 		ids[k] = first + uint32(k)

@@ -63,7 +63,10 @@ func TestJobDisruptCountsEachYes(t *testing.T) {
 	if ok, _ := none.Disrupt([]uint32{7}); !ok || none.Clone() != nil {
 		t.Fatal("a nil job sets no limit")
 	}
-	if got := Gang(6, 3); !reflect.DeepEqual(got, []uint32{6, 7, 8}) {
-		t.Fatalf("Gang(6, 3) = %v", got)
+	if got := Gang(3, 2, 3); !reflect.DeepEqual(got, []uint32{6, 7, 8}) {
+		t.Fatalf("Gang(3, 2, 3) = %v", got)
+	}
+	if got := Gang(0, 4, 1); !reflect.DeepEqual(got, []uint32{4}) {
+		t.Fatalf("Gang(0, 4, 1) = %v", got)
 	}
 }

@@ -1,4 +1,4 @@
-package goalstate
+package rollout
 
 import (
 	"time"
@@ -7,13 +7,13 @@ import (
 )
 
 // A rolling update moves a job's gangs onto a target config version a batch
-// at a time. UpdateStep is one step of it: given how every gang stands, it
+// at a time. Step is one step of it: given how every gang stands, it
 // says which gangs take the target config without a restart, which are
 // restarted now, which removed gangs are stopped now, and how far the
 // update is. The caller applies the plan and asks again on its next pass.
 
-// UpdateGang is one gang of a job as a rolling update sees it.
-type UpdateGang struct {
+// Gang is one gang of a job as a rolling update sees it.
+type Gang struct {
 	// Gang is the gang's index; Size how many instances it has.
 	Gang uint32
 	Size uint32
@@ -39,11 +39,11 @@ type UpdateGang struct {
 	Ended    bool
 }
 
-// UpdateInput is everything one update step depends on.
-type UpdateInput struct {
+// Input is everything one update step depends on.
+type Input struct {
 	Now time.Time
 	// Gangs of the job, in instance order.
-	Gangs []UpdateGang
+	Gangs []Gang
 	// Instances is the target config's instance count.
 	Instances uint32
 	// Batch is how many instances may be in flight at once (0: all).
@@ -60,8 +60,8 @@ type UpdateInput struct {
 	GangSize uint32
 }
 
-// UpdatePlan is what UpdateStep decided.
-type UpdatePlan struct {
+// Plan is what Step decided.
+type Plan struct {
 	// Relabel: gangs that take the target config without a restart.
 	Relabel []uint32
 	// Restart: gangs to restart on the target config now.
@@ -86,11 +86,11 @@ type UpdatePlan struct {
 	Complete bool
 }
 
-// UpdateStep plans one step of a rolling update. It is a pure function of
+// Step plans one step of a rolling update. It is a pure function of
 // its input.
-func UpdateStep(in UpdateInput) UpdatePlan {
-	var p UpdatePlan
-	var todo, removals []UpdateGang
+func Step(in Input) Plan {
+	var p Plan
+	var todo, removals []Gang
 	removing := false
 	for _, g := range in.Gangs {
 		switch {
@@ -121,7 +121,7 @@ func UpdateStep(in UpdateInput) UpdatePlan {
 
 // countRemoved counts a gang beyond the target's instances: one stopping
 // is in flight. It reports whether the gang is still to be stopped.
-func (p *UpdatePlan) countRemoved(g UpdateGang) bool {
+func (p *Plan) countRemoved(g Gang) bool {
 	switch {
 	case g.Ended:
 		return false
@@ -135,7 +135,7 @@ func (p *UpdatePlan) countRemoved(g UpdateGang) bool {
 // countCurrent counts a gang that needs no restart: one whose runs take
 // the target as they are, or one the update restarted, in flight until it
 // stayed available for MinHealthy.
-func (p *UpdatePlan) countCurrent(in UpdateInput, g UpdateGang) {
+func (p *Plan) countCurrent(in Input, g Gang) {
 	switch {
 	case g.Stale:
 		p.Relabel = append(p.Relabel, g.Gang)
@@ -162,7 +162,7 @@ func (p *UpdatePlan) countCurrent(in UpdateInput, g UpdateGang) {
 // removed gangs first, the highest first, so a scale-down ends with the
 // lowest instance numbers; then stale gangs in instance order, unless the
 // SLA held a removal.
-func (p *UpdatePlan) disrupt(in UpdateInput, removals, todo []UpdateGang) {
+func (p *Plan) disrupt(in Input, removals, todo []Gang) {
 	batch := in.Batch
 	if batch == 0 {
 		batch = ^uint32(0)
@@ -188,20 +188,14 @@ func (p *UpdatePlan) disrupt(in UpdateInput, removals, todo []UpdateGang) {
 
 // take decides whether gang g may be disrupted now: within the batch
 // (one gang always may when nothing is in flight) and allowed by the SLA.
-func (p *UpdatePlan) take(job *sla.Job, gangSize uint32, g UpdateGang, batch uint32) bool {
+func (p *Plan) take(job *sla.Job, gangSize uint32, g Gang, batch uint32) bool {
 	if p.InFlight > 0 && uint64(p.InFlight)+uint64(g.Size) > uint64(batch) {
 		return false
 	}
-	if ok, why := job.Disrupt(gangIDs(gangSize, g.Gang, g.Size)); !ok {
+	if ok, why := job.Disrupt(sla.Gang(gangSize, g.Gang, g.Size)); !ok {
 		p.Waiting = why
 		return false
 	}
 	p.InFlight += g.Size
 	return true
-}
-
-// gangIDs returns the instances of gang number gang, of size members, in
-// a job whose gangs have gangSize (0: one) instances.
-func gangIDs(gangSize, gang, size uint32) []uint32 {
-	return sla.Gang(gang*max(gangSize, 1), size)
 }
