@@ -107,8 +107,10 @@ type regionRuntime struct {
 	// directory is the router's: gossip's or a static one.
 	directory federation.Directory
 	elector   *lease.Elector
-	book      *regionBook
-	audit     *storeAudit // nil when the store keeps no audit log
+	// replicas and drills keep the federation's records in the store.
+	replicas *federation.ValueReplicas
+	drills   *federation.ValueDrills
+	audit    *storeAudit // nil when the store keeps no audit log
 
 	mu     sync.Mutex
 	engine *jobmgr.Engine // nil on a standby
@@ -172,7 +174,8 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 		st.Close()
 		return nil, err
 	}
-	r := &regionRuntime{name: cfg.Name, cfg: cfg, log: log, store: st, book: newRegionBook()}
+	r := &regionRuntime{name: cfg.Name, cfg: cfg, log: log, store: st,
+		replicas: federation.NewValueReplicas(st, clock.Real{}), drills: federation.NewValueDrills(st)}
 	if cfg.Gossip != nil {
 		g := *cfg.Gossip
 		g.Logger = log
@@ -210,12 +213,12 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 	}
 	r.router.SetLeader(r.leaderAddr)
 	r.router.SetChooser(r.router.PolicyChooser())
-	r.router.SetReplicaStore(valueReplicas{st: st, book: r.book})
+	r.router.SetReplicaStore(r.replicas)
 	var iso federation.Isolation
 	if r.dir != nil {
 		iso = r.dir
 	}
-	r.router.SetDrills(valueDrills{st: st, book: r.book}, iso)
+	r.router.SetDrills(r.drills, iso)
 	r.failover = federation.NewFailover(r.router, r.setFenced, log, time.Second)
 	if r.dir != nil {
 		// Pools are federation-wide: this region's shard runs on its share.
