@@ -9,8 +9,8 @@
 // store, host manager plugins, shard engine, federation router and
 // failover, and gateway, and runs them. What a part does, and how it
 // keeps its records, belongs to that part's package (the federation's
-// replicas and drills are federation.ValueReplicas and ValueDrills), so
-// that it can be tested and reused there.
+// replicas and drills are federation.ValueReplicas and ValueDrills, the
+// audit log is shard/auditlog), so that it can be tested and reused there.
 //
 // It may import any package of the tree but nothing under tests/; nothing
 // imports it.

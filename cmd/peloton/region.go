@@ -17,6 +17,7 @@ import (
 	"github.com/peloton-federated/peloton/federation/gossip"
 	"github.com/peloton-federated/peloton/federation/policy"
 	"github.com/peloton-federated/peloton/gateway"
+	"github.com/peloton-federated/peloton/shard/auditlog"
 	"github.com/peloton-federated/peloton/shard/jobmgr"
 	"github.com/peloton-federated/peloton/shard/lease"
 	"github.com/peloton-federated/peloton/shard/service"
@@ -110,7 +111,7 @@ type regionRuntime struct {
 	// replicas and drills keep the federation's records in the store.
 	replicas *federation.ValueReplicas
 	drills   *federation.ValueDrills
-	audit    *storeAudit // nil when the store keeps no audit log
+	audit    *auditlog.Log // nil when the store keeps no audit log
 
 	mu     sync.Mutex
 	engine *jobmgr.Engine // nil on a standby
@@ -284,7 +285,7 @@ func (r *regionRuntime) newGateway(reg *prometheus.Registry) (*gateway.Gateway, 
 	cfg := r.cfg
 	var audit gateway.AuditLog
 	if as, ok := r.store.(store.AuditStore); ok {
-		r.audit = newStoreAudit(as, cmp.Or(cfg.AuditRetention, DefaultAuditRetention), r.log)
+		r.audit = auditlog.New(as, cmp.Or(cfg.AuditRetention, auditlog.DefaultRetention), r.log)
 		audit = r.audit
 	}
 	return gateway.New(gateway.Config{
@@ -426,9 +427,9 @@ func (r *regionRuntime) startLoops(ctx context.Context) {
 	go r.failover.Run(ctx)
 	go r.pools.Run(ctx, clock.Real{}, r.leadingEngine)
 	go r.regions.Run(ctx, clock.Real{}, r.directory)
-	if as, ok := r.store.(store.AuditStore); ok {
-		go pruneAudit(ctx, as, r.log)
-		go r.audit.run(ctx)
+	if r.audit != nil {
+		go r.audit.Prune(ctx)
+		go r.audit.Run(ctx)
 	}
 	if a := r.cfg.Auth; a != nil && a.Policy.Editable() {
 		go watchPolicy(ctx, storedPolicies{st: r.store}, a.Policy, 5*time.Second, r.log)

@@ -13,9 +13,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/credentials"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
-	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"github.com/peloton-federated/peloton/federation"
 	"github.com/peloton-federated/peloton/federation/gossip"
 	"github.com/peloton-federated/peloton/gateway"
@@ -59,10 +57,6 @@ type authConfig struct {
 		UsernamePrefix string `json:"usernamePrefix"`
 	} `json:"oidc"`
 }
-
-// DefaultAuditRetention is how long audit records are kept unless
-// configured.
-const DefaultAuditRetention = 30 * 24 * time.Hour
 
 // checkSecurity checks the security sections, naming the field of every
 // problem.
@@ -309,45 +303,6 @@ func watchPolicy(ctx context.Context, p storedPolicies, policies *auth.Policies,
 		if sp != nil && (cur == nil || cur.YAML != sp.YAML || !cur.SetAt.Equal(sp.SetAt)) {
 			policies.SetStored(sp)
 			log.Info("policy changed in the store", "set_by", sp.SetBy, "set_at", sp.SetAt)
-		}
-	}
-}
-
-func (a *storeAudit) List(ctx context.Context, req *pb.ListAuditRequest) ([]*pb.AuditRecord, error) {
-	q := store.AuditQuery{Name: req.GetName(), Limit: int(req.GetLimit())}
-	if q.Limit == 0 {
-		q.Limit = 100
-	}
-	if req.GetSince() != nil {
-		q.Since = req.GetSince().AsTime()
-	}
-	recs, err := a.st.ListAudit(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*pb.AuditRecord, len(recs))
-	for i, r := range recs {
-		out[i] = &pb.AuditRecord{Time: timestamppb.New(r.Time), Name: r.Name, Method: r.Method, ForwardedBy: r.ForwardedBy,
-			Rpc: r.RPC, Action: r.Action, Resource: r.Resource, Code: r.Code, Message: r.Message, Region: r.Region}
-	}
-	return out, nil
-}
-
-// pruneAudit frees the space of expired audit records every hour until
-// ctx ends.
-func pruneAudit(ctx context.Context, st store.AuditStore, log *slog.Logger) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if n, err := st.PruneAudit(ctx); err != nil && ctx.Err() == nil {
-				log.Warn("cannot prune the audit log", "err", err)
-			} else if n > 0 {
-				log.Info("pruned the audit log", "records", n)
-			}
 		}
 	}
 }
