@@ -79,6 +79,15 @@
 //     was relocated does not launch that work again before it hears from
 //     the others.
 //
+// It keeps its own records, the replicas it holds for other regions and
+// the drills started here, in the region's store as named values
+// (persist.go: ValueReplicas, ValueDrills, with the move of replicas
+// written in the layout of earlier versions).
+//
 // It talks to shards only through the v1 gRPC API, so a shard may be in
 // the same process (dev mode) or remote; it never imports shard internals.
+// Of shard/ it imports only pure packages (model, clock, the entitlement
+// solver) and shard/store's interfaces and sentinel errors, for its
+// records; never a store backend, the engine (jobmgr) or the shard's
+// service.
 package federation

@@ -75,11 +75,49 @@ type Gateway struct {
 	bridge   *bridge
 }
 
-// New binds the listen address and prepares the servers; Serve runs them.
 // maxMessageBytes bounds a request or an answer, on gRPC and HTTP alike.
 const maxMessageBytes = 64 << 20
 
-func New(cfg Config) (*Gateway, error) {
+// New binds the listen address and prepares the servers; Serve runs them.
+func New(cfg Config) (_ *Gateway, err error) {
+	cfg = cfg.withDefaults()
+	m := newMetrics(cfg.Registry)
+	g := &Gateway{cfg: cfg, bridge: newBridge()}
+	guard := &guard{auth: cfg.Auth, audit: cfg.Audit, region: cfg.Region, jobPool: cfg.JobPool, moves: cfg.RegionMoves, log: cfg.Logger, now: time.Now}
+	// Job specs with an override per instance run to tens of MB. A call
+	// from HTTP whose body has problems is refused once authorised.
+	intercept := chainUnary(m.unary, newLimiter(cfg.Limits, cfg.Registry).unary, guard.unary, refuseInvalidBody)
+	g.grpc = newGRPCServer(cfg.Limits, intercept, m.stream, guard.stream)
+	methods := registerServices(g.grpc, cfg.Register, &selfService{g: guard})
+	if g.listener, err = net.Listen("tcp", cfg.Addr); err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	defer func() {
+		if err != nil {
+			g.listener.Close()
+		}
+	}()
+	if g.conn, err = g.dialSelf(); err != nil {
+		return nil, fmt.Errorf("dial own gRPC endpoint: %w", err)
+	}
+	// HTTP calls run the unary handlers in process; streams go through
+	// the bridge.
+	api, err := newJSONAPI(&inProcess{methods: methods, intercept: intercept, bridge: g.conn}, cfg.Limits)
+	if err != nil {
+		return nil, err
+	}
+	public, err := publicRoutes()
+	if err != nil {
+		return nil, err
+	}
+	root := g.newRoot(m.http(api), guard, public)
+	g.http = g.newHTTPServer(g.frontDoor(root, guard))
+	return g, nil
+}
+
+// withDefaults fills what a Config leaves out: a logger that discards, a
+// registry of its own, the default limits.
+func (cfg Config) withDefaults() Config {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -87,38 +125,47 @@ func New(cfg Config) (*Gateway, error) {
 		cfg.Registry = prometheus.NewRegistry()
 	}
 	cfg.Limits = cfg.Limits.WithDefaults()
-	m := newMetrics(cfg.Registry)
-	g := &Gateway{cfg: cfg, bridge: newBridge()}
-	guard := &guard{auth: cfg.Auth, audit: cfg.Audit, region: cfg.Region, jobPool: cfg.JobPool, moves: cfg.RegionMoves, log: cfg.Logger, now: time.Now}
-	// Job specs with an override per instance run to tens of MB. A call
-	// from HTTP whose body has problems is refused once authorised.
-	intercept := chainUnary(m.unary, newLimiter(cfg.Limits, cfg.Registry).unary, guard.unary, refuseInvalidBody)
-	g.grpc = grpc.NewServer(
-		grpc.MaxRecvMsgSize(int(cfg.Limits.SpecRequestBytes)),
-		grpc.MaxSendMsgSize(max(int(cfg.Limits.SpecRequestBytes), maxMessageBytes)),
+	return cfg
+}
+
+// messageBytes bounds an answer, and a request that may carry a job spec.
+func messageBytes(l Limits) int { return max(int(l.SpecRequestBytes), maxMessageBytes) }
+
+// newGRPCServer is the gRPC server, its calls passed through intercept
+// and its streams through streams, in order.
+func newGRPCServer(l Limits, intercept grpc.UnaryServerInterceptor, streams ...grpc.StreamServerInterceptor) *grpc.Server {
+	return grpc.NewServer(
+		grpc.MaxRecvMsgSize(int(l.SpecRequestBytes)),
+		grpc.MaxSendMsgSize(messageBytes(l)),
 		grpc.MaxHeaderListSize(maxHeaderBytes),
 		grpc.UnaryInterceptor(intercept),
-		grpc.ChainStreamInterceptor(m.stream, guard.stream),
+		grpc.ChainStreamInterceptor(streams...),
 	)
-	reg := &registry{server: g.grpc, methods: map[string]registered{}}
-	cfg.Register(reg)
-	self := &selfService{g: guard}
+}
+
+// registerServices registers the caller's services and the gateway's own
+// (AuthService, AuditService) and returns them by method, for the HTTP
+// side's in-process calls.
+func registerServices(server *grpc.Server, register func(grpc.ServiceRegistrar), self *selfService) map[string]registered {
+	reg := &registry{server: server, methods: map[string]registered{}}
+	register(reg)
 	pb.RegisterAuthServiceServer(reg, self)
 	pb.RegisterAuditServiceServer(reg, self)
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
-	}
-	g.listener = ln
-	// The HTTP/JSON gateway is a client of the gRPC server, in process.
-	g.conn, err = grpc.NewClient("passthrough:///http-gateway", grpc.WithTransportCredentials(insecure.NewCredentials()),
+	return reg.methods
+}
+
+// dialSelf connects the HTTP/JSON gateway, a client of the gRPC server, to
+// it in process, through the bridge.
+func (g *Gateway) dialSelf() (*grpc.ClientConn, error) {
+	size := messageBytes(g.cfg.Limits)
+	return grpc.NewClient("passthrough:///http-gateway", grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithContextDialer(g.bridge.dial),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(max(int(cfg.Limits.SpecRequestBytes), maxMessageBytes)),
-			grpc.MaxCallSendMsgSize(max(int(cfg.Limits.SpecRequestBytes), maxMessageBytes))))
-	if err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("dial own gRPC endpoint: %w", err)
-	}
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(size), grpc.MaxCallSendMsgSize(size)))
+}
+
+// newJSONAPI is the HTTP/JSON API (grpc-gateway) over cc, behind the
+// request hygiene checks of its routes.
+func newJSONAPI(cc grpc.ClientConnInterface, l Limits) (http.Handler, error) {
 	mux := runtime.NewServeMux(
 		runtime.WithErrorHandler(httpErrors),
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &specMarshaler{runtime.JSONPb{
@@ -131,11 +178,20 @@ func New(cfg Config) (*Gateway, error) {
 		}),
 		runtime.WithForwardResponseOption(flushStreamStart),
 	)
-	// HTTP calls run the unary handlers in process; streams go through
-	// the bridge.
-	cc := &inProcess{methods: reg.methods, intercept: intercept, bridge: g.conn}
+	if err := registerHTTPHandlers(mux, cc); err != nil {
+		return nil, fmt.Errorf("register HTTP handlers: %w", err)
+	}
+	routes, err := loadRoutes(pb.OpenAPI)
+	if err != nil {
+		return nil, err
+	}
+	return headerOnce((&hygiene{routes: routes, limits: l}).wrap(mux)), nil
+}
+
+// registerHTTPHandlers serves every service of the API on mux.
+func registerHTTPHandlers(mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
 	ctx := context.Background()
-	for _, err := range []error{
+	return errors.Join(
 		pb.RegisterJobServiceHandlerClient(ctx, mux, pb.NewJobServiceClient(cc)),
 		pb.RegisterTaskServiceHandlerClient(ctx, mux, pb.NewTaskServiceClient(cc)),
 		pb.RegisterPoolServiceHandlerClient(ctx, mux, pb.NewPoolServiceClient(cc)),
@@ -146,48 +202,57 @@ func New(cfg Config) (*Gateway, error) {
 		pb.RegisterFederationServiceHandlerClient(ctx, mux, pb.NewFederationServiceClient(cc)),
 		pb.RegisterAuthServiceHandlerClient(ctx, mux, pb.NewAuthServiceClient(cc)),
 		pb.RegisterAuditServiceHandlerClient(ctx, mux, pb.NewAuditServiceClient(cc)),
-	} {
-		if err != nil {
-			ln.Close()
-			return nil, fmt.Errorf("register HTTP handlers: %w", err)
-		}
-	}
+	)
+}
+
+// newRoot routes HTTP: the OpenAPI document, health, metrics, the API
+// (for callers who authenticate, or anyone on its public routes) and the
+// web UI.
+func (g *Gateway) newRoot(api http.Handler, guard *guard, public map[string]bool) *http.ServeMux {
 	root := http.NewServeMux()
 	root.HandleFunc("GET /v1/openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(pb.OpenAPI)
 	})
-	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		if cfg.Ready != nil {
-			if err := cfg.Ready(); err != nil {
-				http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
-				return
-			}
+	root.HandleFunc("GET /healthz", g.healthz)
+	root.Handle("GET /metrics", g.metricsHandler(guard))
+	root.Handle("/v1/", g.authenticated(api, guard, public))
+	root.Handle(ui.Prefix, ui.Handler())
+	root.HandleFunc("GET /{$}", ui.Redirect)
+	return root
+}
+
+// healthz answers ok while the region is ready, else 503 with the reason.
+func (g *Gateway) healthz(w http.ResponseWriter, _ *http.Request) {
+	if g.cfg.Ready != nil {
+		if err := g.cfg.Ready(); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
 		}
-		_, _ = io.WriteString(w, "ok\n")
-	})
-	metricsHandler := promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{})
-	root.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-		if id, err := guard.httpIdentity(r); err != nil || (cfg.Auth != nil && id.Method == auth.Anonymous) {
+	}
+	_, _ = io.WriteString(w, "ok\n")
+}
+
+// metricsHandler serves the registry's metrics to callers who
+// authenticate (anyone when auth is off).
+func (g *Gateway) metricsHandler(guard *guard) http.Handler {
+	metrics := promhttp.HandlerFor(g.cfg.Registry, promhttp.HandlerOpts{})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id, err := guard.httpIdentity(r); err != nil || (g.cfg.Auth != nil && id.Method == auth.Anonymous) {
 			writeUnauthenticated(w, unauthenticatedReason(err))
 			return
 		}
-		metricsHandler.ServeHTTP(w, r)
+		metrics.ServeHTTP(w, r)
 	})
-	routes, err := loadRoutes(pb.OpenAPI)
-	if err != nil {
-		ln.Close()
-		return nil, err
-	}
-	api := m.http(headerOnce((&hygiene{routes: routes, limits: cfg.Limits}).wrap(mux)))
-	public, err := publicRoutes()
-	if err != nil {
-		ln.Close()
-		return nil, err
-	}
-	root.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+}
+
+// authenticated passes a call to api with its caller's identity; a caller
+// who does not authenticate reaches only the public routes (all when auth
+// is off), and the refusal is recorded.
+func (g *Gateway) authenticated(api http.Handler, guard *guard, public map[string]bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := guard.httpIdentity(r)
-		if err == nil && cfg.Auth != nil && id.Method == auth.Anonymous && !public[r.Method+" "+r.URL.Path] {
+		if err == nil && g.cfg.Auth != nil && id.Method == auth.Anonymous && !public[r.Method+" "+r.URL.Path] {
 			err = auth.ErrNoCredentials
 		}
 		if err != nil {
@@ -197,24 +262,31 @@ func New(cfg Config) (*Gateway, error) {
 		}
 		api.ServeHTTP(w, r.WithContext(auth.WithIdentity(r.Context(), id)))
 	})
-	root.Handle(ui.Prefix, ui.Handler())
-	root.HandleFunc("GET /{$}", ui.Redirect)
-	var protocols http.Protocols
-	protocols.SetHTTP1(true)
-	if cfg.TLS != nil {
-		protocols.SetHTTP2(true)
-	} else {
-		protocols.SetUnencryptedHTTP2(true)
-	}
-	// Everything but gRPC goes through the front door's checks (front.go
-	// says why gRPC does not).
-	door := (&front{
-		names: newServerNames(cfg.Addr, ln.Addr(), cfg.TLS, cfg.Names),
+}
+
+// frontDoor puts root behind the front door's checks; a refusal is
+// recorded.
+func (g *Gateway) frontDoor(root http.Handler, guard *guard) http.Handler {
+	return (&front{
+		names: newServerNames(g.cfg.Addr, g.listener.Addr(), g.cfg.TLS, g.cfg.Names),
 		refused: func(r *http.Request, code codes.Code, msg string) {
 			guard.recordHTTP(r, auth.Identity{}, code, msg)
 		},
 	}).wrap(root)
-	g.http = &http.Server{
+}
+
+// newHTTPServer serves the port: gRPC to the gRPC server, everything else
+// through door (front.go says why gRPC does not go through it); HTTP/2
+// over TLS or, without TLS, in the clear.
+func (g *Gateway) newHTTPServer(door http.Handler) *http.Server {
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	if g.cfg.TLS != nil {
+		protocols.SetHTTP2(true)
+	} else {
+		protocols.SetUnencryptedHTTP2(true)
+	}
+	return &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
 				g.grpc.ServeHTTP(w, r)
@@ -223,12 +295,11 @@ func New(cfg Config) (*Gateway, error) {
 			door.ServeHTTP(w, r)
 		}),
 		Protocols:         &protocols,
-		TLSConfig:         cfg.TLS,
+		TLSConfig:         g.cfg.TLS,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(g.cfg.Logger.Handler(), slog.LevelWarn),
 	}
-	return g, nil
 }
 
 // Addr is the address the gateway listens on.

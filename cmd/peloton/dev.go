@@ -18,8 +18,10 @@ import (
 	"github.com/peloton-federated/peloton/federation"
 	"github.com/peloton-federated/peloton/federation/gossip"
 	"github.com/peloton-federated/peloton/federation/policy"
+	"github.com/peloton-federated/peloton/shard/jobmgr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 type devOptions struct {
@@ -72,7 +74,12 @@ Host manager kinds for --hosts:
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDev(cmd.Context(), o) },
 	}
-	f := cmd.Flags()
+	o.register(cmd.Flags())
+	return cmd
+}
+
+// register adds dev's flags to f, with their defaults.
+func (o *devOptions) register(f *pflag.FlagSet) {
 	f.StringVar(&o.dataDir, "data-dir", ".peloton-data", "directory for the store and task sandboxes")
 	f.StringVar(&o.addr, "addr", "127.0.0.1:5390", "listen address for gRPC and HTTP")
 	f.StringVar(&o.region, "region", "local", "region name")
@@ -95,7 +102,6 @@ Host manager kinds for --hosts:
 	f.BoolVar(&o.insecure, "insecure", false, "listen off loopback although dev mode has no TLS (its token then crosses the network in the clear)")
 	f.StringVar(&o.debugAddr, "debug-addr", "", "serve Go profiles (net/http/pprof) on this loopback address, such as 127.0.0.1:6060")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (for benchmarks)")
-	return cmd
 }
 
 func newLogger(level, format string) (*slog.Logger, error) {
@@ -118,59 +124,15 @@ func runDev(parent context.Context, o devOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.period <= 0 {
-		return errors.New("--entitlement-period: must be > 0")
-	}
-	if field, msg := checkHistory(o.historyWindow, o.historyInterval); msg != "" {
-		return fmt.Errorf("--history-%s: %s", field, msg)
-	}
-	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
-	}
-	hostPools, err := o.hostPools.config()
+	plan, err := o.plan()
 	if err != nil {
 		return err
 	}
-	var bad []string
-	o.limits.check(func(field, msg string) {
-		bad = append(bad, "--limit-"+kebab(strings.TrimPrefix(field, "limits."))+": "+msg)
-	})
-	if len(bad) > 0 {
-		return errors.New(strings.Join(bad, "\n"))
-	}
-	names, err := regionNames(o.region, o.regions)
+	stopProfile, err := startCPUProfile(o.cpuProfile)
 	if err != nil {
 		return err
 	}
-	host, port, err := net.SplitHostPort(o.addr)
-	if err != nil {
-		return fmt.Errorf("--addr: %w", err)
-	}
-	if !isLoopback(o.addr) && !o.insecure {
-		return fmt.Errorf("refusing to serve dev mode (no TLS: its token would cross the network in the clear) on %s: use a loopback address, peloton server with tls and auth (docs/security.md), or --insecure", o.addr)
-	}
-	first, err := strconv.Atoi(port)
-	if err != nil {
-		return fmt.Errorf("--addr: port %q is not a number", port)
-	}
-	// Region i listens on the port after region i-1's; the first one on --addr.
-	var regions []federation.Region
-	for i, name := range names {
-		addr := o.addr
-		if len(names) > 1 {
-			addr = net.JoinHostPort(host, strconv.Itoa(first+i))
-		}
-		regions = append(regions, federation.Region{Name: name, Addr: addr})
-	}
-
+	defer stopProfile()
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	stopDebug, err := serveDebug(o.debugAddr, log)
@@ -178,83 +140,216 @@ func runDev(parent context.Context, o devOptions) error {
 		return err
 	}
 	defer stopDebug()
-	devAuth, err := newDevAuth(names)
+	devAuth, err := newDevAuth(plan.names())
 	if err != nil {
 		return err
 	}
-	reg := newRegistry()
-	var runtimes []*regionRuntime
-	for i, name := range names {
-		dataDir := o.dataDir
-		if len(names) > 1 {
-			dataDir = filepath.Join(o.dataDir, name)
-		}
-		rc := regionConfig{
-			Name: name, DataDir: dataDir, Addr: regions[i].Addr, Hosts: o.hosts, Period: o.period, HostPools: hostPools, Limits: o.limits,
-			SimDefaults:   pluginEnv{SimHosts: o.simHosts, SimCPU: o.simCPU, SimMemMB: o.simMemMB, SimDuration: o.simDuration},
-			Health:        policy.HealthConfig{SuspectAfter: o.suspectAfter, FailAfter: o.failAfter, RecoverAfter: o.recoverAfter},
-			Auth:          devAuth.gatewayAuth(),
-			HistoryWindow: o.historyWindow, HistoryInterval: o.historyInterval,
-		}
-		if len(names) > 1 {
-			// Regions in one process still find each other through gossip,
-			// each on a free port; the later ones join the first.
-			var join []string
-			if i > 0 {
-				join = []string{runtimes[0].dir.GossipAddr()}
-			}
-			rc.Gossip = &gossip.Config{
-				NodeName: name + "-0", Region: name, Role: "shard", APIAddr: regions[i].Addr,
-				BindAddr: net.JoinHostPort(host, "0"), Join: join, Profile: gossip.ProfileLocal,
-			}
-		}
-		rt, err := openRegion(ctx, rc, federation.NewStaticDirectory(name, regions), log, regionRegistry(reg, i))
-		if err != nil {
-			for _, r := range runtimes {
-				r.store.Close()
-			}
-			return fmt.Errorf("region %s: %w", name, err)
-		}
-		rt.router.AddDialOptions(devAuth.dialOption(name))
-		runtimes = append(runtimes, rt)
-	}
-	var addrs []string
-	for _, r := range runtimes {
-		addrs = append(addrs, r.gateway.Addr())
-	}
-	unpublish, err := devAuth.publish(o.dataDir, addrs)
+	runtimes, err := openDevRegions(ctx, o, plan, devAuth, log)
 	if err != nil {
-		for _, r := range runtimes {
-			r.store.Close()
-		}
+		return err
+	}
+	unpublish, err := devAuth.publish(o.dataDir, gatewayAddrs(runtimes))
+	if err != nil {
+		closeStores(runtimes)
 		return err
 	}
 	defer unpublish()
-	log.Info("peloton dev started", "regions", strings.Join(names, " "), "addr", runtimes[0].gateway.Addr(), "data_dir", o.dataDir, "hosts", strings.Join(o.hosts, " "))
-	fmt.Fprintf(os.Stderr, "\nPeloton dev cluster: API on %s (gRPC and HTTP)\n", runtimes[0].gateway.Addr())
+	announceDev(o, runtimes, devAuth, log)
+	err = withMemoryReleaser(ctx, runtimes, log, func(ctx context.Context) error { return runRegions(ctx, runtimes, stop) })
+	log.Info("peloton dev stopped")
+	return err
+}
+
+// devPlan is what dev's flags ask for, checked.
+type devPlan struct {
+	hostPools jobmgr.HostPoolConfig
+	// regions are the regions to run, each with its API address.
+	regions []federation.Region
+}
+
+func (p devPlan) names() []string {
+	names := make([]string, len(p.regions))
+	for i, r := range p.regions {
+		names[i] = r.Name
+	}
+	return names
+}
+
+// plan checks dev's flags, filling the limits' defaults, and says what to
+// start; an error names the flag at fault.
+func (o *devOptions) plan() (devPlan, error) {
+	if o.period <= 0 {
+		return devPlan{}, errors.New("--entitlement-period: must be > 0")
+	}
+	if field, msg := checkHistory(o.historyWindow, o.historyInterval); msg != "" {
+		return devPlan{}, fmt.Errorf("--history-%s: %s", field, msg)
+	}
+	hostPools, err := o.hostPools.config()
+	if err != nil {
+		return devPlan{}, err
+	}
+	var bad []string
+	o.limits.check(func(field, msg string) {
+		bad = append(bad, "--limit-"+kebab(strings.TrimPrefix(field, "limits."))+": "+msg)
+	})
+	if len(bad) > 0 {
+		return devPlan{}, errors.New(strings.Join(bad, "\n"))
+	}
+	regions, err := o.devRegions()
+	if err != nil {
+		return devPlan{}, err
+	}
+	return devPlan{hostPools: hostPools, regions: regions}, nil
+}
+
+// devRegions names the regions to run and their API addresses: region i
+// listens on the port after region i-1's, the first one on --addr.
+func (o *devOptions) devRegions() ([]federation.Region, error) {
+	names, err := regionNames(o.region, o.regions)
+	if err != nil {
+		return nil, err
+	}
+	host, port, err := net.SplitHostPort(o.addr)
+	if err != nil {
+		return nil, fmt.Errorf("--addr: %w", err)
+	}
+	if !isLoopback(o.addr) && !o.insecure {
+		return nil, fmt.Errorf("refusing to serve dev mode (no TLS: its token would cross the network in the clear) on %s: use a loopback address, peloton server with tls and auth (docs/security.md), or --insecure", o.addr)
+	}
+	first, err := strconv.Atoi(port)
+	if err != nil {
+		return nil, fmt.Errorf("--addr: port %q is not a number", port)
+	}
+	regions := make([]federation.Region, len(names))
+	for i, name := range names {
+		addr := o.addr
+		if len(names) > 1 {
+			addr = net.JoinHostPort(host, strconv.Itoa(first+i))
+		}
+		regions[i] = federation.Region{Name: name, Addr: addr}
+	}
+	return regions, nil
+}
+
+// startCPUProfile profiles the whole run into path ("" profiles nothing);
+// the function returned stops it.
+func startCPUProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// openDevRegions opens the regions of plan, each in a data dir of its own
+// when there are several; on failure none stays open.
+func openDevRegions(ctx context.Context, o devOptions, plan devPlan, devAuth *devAuth, log *slog.Logger) ([]*regionRuntime, error) {
+	reg := newRegistry()
+	var runtimes []*regionRuntime
+	for i, region := range plan.regions {
+		rc := o.regionConfig(plan, i)
+		rc.Auth = devAuth.gatewayAuth()
+		if len(plan.regions) > 1 {
+			rc.Gossip = devGossip(region, o.addr, runtimes)
+		}
+		rt, err := openRegion(ctx, rc, federation.NewStaticDirectory(region.Name, plan.regions), log, regionRegistry(reg, i))
+		if err != nil {
+			closeStores(runtimes)
+			return nil, fmt.Errorf("region %s: %w", region.Name, err)
+		}
+		rt.router.AddDialOptions(devAuth.dialOption(region.Name))
+		runtimes = append(runtimes, rt)
+	}
+	return runtimes, nil
+}
+
+// regionConfig is region i of a dev cluster.
+func (o devOptions) regionConfig(plan devPlan, i int) regionConfig {
+	region := plan.regions[i]
+	dataDir := o.dataDir
+	if len(plan.regions) > 1 {
+		dataDir = filepath.Join(o.dataDir, region.Name)
+	}
+	return regionConfig{
+		Name: region.Name, DataDir: dataDir, Addr: region.Addr, Hosts: o.hosts, Period: o.period, HostPools: plan.hostPools, Limits: o.limits,
+		SimDefaults:   pluginEnv{SimHosts: o.simHosts, SimCPU: o.simCPU, SimMemMB: o.simMemMB, SimDuration: o.simDuration},
+		Health:        policy.HealthConfig{SuspectAfter: o.suspectAfter, FailAfter: o.failAfter, RecoverAfter: o.recoverAfter},
+		HistoryWindow: o.historyWindow, HistoryInterval: o.historyInterval,
+	}
+}
+
+// devGossip is the gossip of a region among several in one process: they
+// still find each other through gossip, each on a free port; the later
+// ones join the first of opened.
+func devGossip(region federation.Region, addr string, opened []*regionRuntime) *gossip.Config {
+	host, _, _ := net.SplitHostPort(addr)
+	var join []string
+	if len(opened) > 0 {
+		join = []string{opened[0].dir.GossipAddr()}
+	}
+	return &gossip.Config{
+		NodeName: region.Name + "-0", Region: region.Name, Role: "shard", APIAddr: region.Addr,
+		BindAddr: net.JoinHostPort(host, "0"), Join: join, Profile: gossip.ProfileLocal,
+	}
+}
+
+func closeStores(runtimes []*regionRuntime) {
+	for _, r := range runtimes {
+		r.store.Close()
+	}
+}
+
+func gatewayAddrs(runtimes []*regionRuntime) []string {
+	addrs := make([]string, len(runtimes))
+	for i, r := range runtimes {
+		addrs[i] = r.gateway.Addr()
+	}
+	return addrs
+}
+
+// announceDev logs the start and tells the user where the cluster listens
+// and how to reach it.
+func announceDev(o devOptions, runtimes []*regionRuntime, devAuth *devAuth, log *slog.Logger) {
+	names := make([]string, len(runtimes))
+	for i, r := range runtimes {
+		names[i] = r.name
+	}
+	addr := runtimes[0].gateway.Addr()
+	log.Info("peloton dev started", "regions", strings.Join(names, " "), "addr", addr, "data_dir", o.dataDir, "hosts", strings.Join(o.hosts, " "))
+	fmt.Fprintf(os.Stderr, "\nPeloton dev cluster: API on %s (gRPC and HTTP)\n", addr)
 	for _, r := range runtimes[1:] {
 		fmt.Fprintf(os.Stderr, "  region %s on %s\n", r.name, r.gateway.Addr())
 	}
 	fmt.Fprintf(os.Stderr, "  every call needs its token, in %s (the CLI and the clients find it)\n", filepath.Join(o.dataDir, "token"))
-	fmt.Fprintf(os.Stderr, "  web UI, signed in: %s\n", devAuth.signInURL(runtimes[0].gateway.Addr()))
-	fmt.Fprintf(os.Stderr, "  export PELOTON_ADDR=%s\n  peloton job create -f examples/hello.yaml --wait\n\n", runtimes[0].gateway.Addr())
+	fmt.Fprintf(os.Stderr, "  web UI, signed in: %s\n", devAuth.signInURL(addr))
+	fmt.Fprintf(os.Stderr, "  export PELOTON_ADDR=%s\n  peloton job create -f examples/hello.yaml --wait\n\n", addr)
+}
 
-	firstErr := withMemoryReleaser(ctx, runtimes, log, func(ctx context.Context) error {
-		errc := make(chan error, len(runtimes))
-		for _, r := range runtimes {
-			go func() { errc <- r.run(ctx) }()
+// runRegions runs every region until ctx ends or one fails, which stops
+// the others; it returns the first error.
+func runRegions(ctx context.Context, runtimes []*regionRuntime, stop context.CancelFunc) error {
+	errc := make(chan error, len(runtimes))
+	for _, r := range runtimes {
+		go func() { errc <- r.run(ctx) }()
+	}
+	var first error
+	for range runtimes {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+			stop()
 		}
-		var firstErr error
-		for range runtimes {
-			if err := <-errc; err != nil && firstErr == nil {
-				firstErr = err
-				stop()
-			}
-		}
-		return firstErr
-	})
-	log.Info("peloton dev stopped")
-	return firstErr
+	}
+	return first
 }
 
 // regionNames turns --region and --regions into the list of regions: one

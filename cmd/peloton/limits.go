@@ -43,27 +43,7 @@ const (
 
 // check fills defaults and reports every out-of-range value.
 func (l *limitsConfig) check(add func(field, msg string)) {
-	if l.RequestBytes == 0 {
-		l.RequestBytes = gateway.DefaultRequestBytes
-	}
-	if l.SpecRequestBytes == 0 {
-		l.SpecRequestBytes = gateway.DefaultSpecRequestBytes
-	}
-	if l.InstancesPerJob == 0 {
-		l.InstancesPerJob = jobmgr.DefaultInstancesPerJob
-	}
-	if l.PendingTasksPerPool == 0 {
-		l.PendingTasksPerPool = jobmgr.DefaultPendingTasksPerPool
-	}
-	if l.JobsPerRequest == 0 {
-		l.JobsPerRequest = jobmgr.DefaultJobsPerRequest
-	}
-	if l.InFlight == 0 {
-		l.InFlight = gateway.DefaultInFlight()
-	}
-	if l.InFlightWait == 0 {
-		l.InFlightWait = duration(gateway.DefaultInFlightWait)
-	}
+	l.fillDefaults()
 	if l.RequestBytes < minRequestBytes || l.RequestBytes > maxRequestBytes {
 		add("limits.requestBytes", fmt.Sprintf("must be between %d and %d bytes", minRequestBytes, maxRequestBytes))
 	}
@@ -84,6 +64,25 @@ func (l *limitsConfig) check(add func(field, msg string)) {
 	}
 	if l.InFlightWait < 0 || l.InFlightWait > duration(maxInFlightWait) {
 		add("limits.inFlightWait", fmt.Sprintf("must be between 0s and %s", maxInFlightWait))
+	}
+}
+
+// fillDefaults sets every limit not given (zero) to its default.
+func (l *limitsConfig) fillDefaults() {
+	setDefault(&l.RequestBytes, gateway.DefaultRequestBytes)
+	setDefault(&l.SpecRequestBytes, gateway.DefaultSpecRequestBytes)
+	setDefault(&l.InstancesPerJob, jobmgr.DefaultInstancesPerJob)
+	setDefault(&l.PendingTasksPerPool, jobmgr.DefaultPendingTasksPerPool)
+	setDefault(&l.JobsPerRequest, jobmgr.DefaultJobsPerRequest)
+	setDefault(&l.InFlight, gateway.DefaultInFlight())
+	setDefault(&l.InFlightWait, duration(gateway.DefaultInFlightWait))
+}
+
+// setDefault sets *v to def when it is zero (not given).
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
 	}
 }
 

@@ -1,5 +1,3 @@
-// Command peloton is the one binary of Peloton, federated: the server roles
-// (dev, executor) and the CLI client.
 package main
 
 import (

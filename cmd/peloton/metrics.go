@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"sort"
-	"sync"
 	"time"
 
-	pb "github.com/peloton-federated/peloton/api/peloton/v1"
-	"github.com/peloton-federated/peloton/federation"
 	"github.com/peloton-federated/peloton/shard/jobmgr"
 	"github.com/peloton-federated/peloton/shard/metrics"
 	"github.com/peloton-federated/peloton/shard/model"
@@ -15,66 +12,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 )
-
-// regionBook keeps what the region member's metrics report that no other
-// part keeps: when replicas last arrived from each owner region, and the
-// drills by state as last saved.
-type regionBook struct {
-	mu          sync.Mutex
-	replicaSeen map[string]time.Time
-	// replicas: by owner, how many each part of its list held when last
-	// read or written.
-	replicas map[string]*[federation.ReplicaParts]int
-	drills   map[string]int
-}
-
-func newRegionBook() *regionBook {
-	return &regionBook{replicaSeen: map[string]time.Time{}, replicas: map[string]*[federation.ReplicaParts]int{}, drills: map[string]int{}}
-}
-
-// replicasCounted records how many replicas one part of owner's list
-// holds; saved says they just arrived.
-func (b *regionBook) replicasCounted(owner string, part, n int, saved bool) {
-	if b == nil || part < 0 || part >= federation.ReplicaParts {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	counts := b.replicas[owner]
-	if counts == nil {
-		counts = new([federation.ReplicaParts]int)
-		b.replicas[owner] = counts
-	}
-	counts[part] = n
-	if saved {
-		b.replicaSeen[owner] = time.Now()
-	}
-}
-
-// replicasOf is how many replicas of owner's jobs are kept here, as far as
-// the parts read or written since start show.
-func (b *regionBook) replicasOf(owner string) int {
-	n := 0
-	if counts := b.replicas[owner]; counts != nil {
-		for _, c := range counts {
-			n += c
-		}
-	}
-	return n
-}
-
-func (b *regionBook) drillsSaved(drills []*pb.Drill) {
-	if b == nil {
-		return
-	}
-	m := map[string]int{}
-	for _, d := range drills {
-		m[d.State]++
-	}
-	b.mu.Lock()
-	b.drills = m
-	b.mu.Unlock()
-}
 
 // regionFamilies are the names of the region member's families.
 var regionFamilies []string
@@ -150,16 +87,16 @@ func (c regionCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, le := range r.router.BackgroundErrors() {
 		ch <- prometheus.MustNewConstMetric(bgErrorsDesc, prometheus.CounterValue, float64(le.Count), name, le.Loop)
 	}
-	b := r.book
-	b.mu.Lock()
-	for owner, t := range b.replicaSeen {
-		gauge(replicaAgeDesc, time.Since(t).Seconds(), owner)
-		gauge(replicasDesc, float64(b.replicasOf(owner)), owner)
+	for _, rc := range r.replicas.Counts() {
+		if rc.Saved.IsZero() {
+			continue // none arrived since the start
+		}
+		gauge(replicaAgeDesc, time.Since(rc.Saved).Seconds(), rc.Owner)
+		gauge(replicasDesc, float64(rc.Replicas), rc.Owner)
 	}
-	for s, n := range b.drills {
+	for s, n := range r.drills.ByState() {
 		gauge(drillsDesc, float64(n), s)
 	}
-	b.mu.Unlock()
 }
 
 func shareAmounts(gauge func(*prometheus.Desc, float64, ...string), pool, bound string, r model.Resources) {

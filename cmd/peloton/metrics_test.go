@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/peloton-federated/peloton/federation"
+	"github.com/peloton-federated/peloton/shard/clock"
+	"github.com/peloton-federated/peloton/shard/store/memstore"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -28,7 +30,9 @@ func TestBackgroundErrorsExported(t *testing.T) {
 		f.Tick(context.Background()) // west cannot be reached: the failback check fails
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(regionCollector{&regionRuntime{name: "east", router: router, book: newRegionBook()}})
+	st := memstore.New()
+	reg.MustRegister(regionCollector{&regionRuntime{name: "east", router: router,
+		replicas: federation.NewValueReplicas(st, clock.Real{}), drills: federation.NewValueDrills(st)}})
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/peloton-federated/peloton/federation/gossip"
 	"github.com/peloton-federated/peloton/federation/policy"
 	"github.com/peloton-federated/peloton/gateway"
+	"github.com/peloton-federated/peloton/shard/auditlog"
 	"github.com/peloton-federated/peloton/shard/jobmgr"
 	"github.com/peloton-federated/peloton/shard/lease"
 	"github.com/peloton-federated/peloton/shard/service"
@@ -107,8 +108,10 @@ type regionRuntime struct {
 	// directory is the router's: gossip's or a static one.
 	directory federation.Directory
 	elector   *lease.Elector
-	book      *regionBook
-	audit     *storeAudit // nil when the store keeps no audit log
+	// replicas and drills keep the federation's records in the store.
+	replicas *federation.ValueReplicas
+	drills   *federation.ValueDrills
+	audit    *auditlog.Log // nil when the store keeps no audit log
 
 	mu     sync.Mutex
 	engine *jobmgr.Engine // nil on a standby
@@ -148,58 +151,92 @@ func (r *regionRuntime) setShares(shares map[string]policy.RegionShare) {
 }
 
 // openRegion opens a region's store and binds its gateway; run starts it.
-func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory, log *slog.Logger, reg *prometheus.Registry) (*regionRuntime, error) {
+func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory, log *slog.Logger, reg *prometheus.Registry) (_ *regionRuntime, err error) {
 	log = log.With("region", cfg.Name)
 	if err := privateDir(cfg.DataDir); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	var st store.Store
-	var err error
-	if cfg.OpenStore != nil {
-		st, err = cfg.OpenStore(ctx)
-	} else {
-		st, err = boltstore.Open(filepath.Join(cfg.DataDir, "store.db"))
-	}
+	st, err := openRegionStore(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	// Check the host manager configuration now, so a bad --hosts fails at
-	// start rather than at election; what the plugins say of themselves
-	// is logged once, when the region leads.
-	env := cfg.SimDefaults
-	env.DataDir, env.Logger, env.Store = cfg.DataDir, slog.New(slog.DiscardHandler), st
-	if _, err := buildPlugins(cfg.Hosts, env); err != nil {
-		st.Close()
+	defer func() {
+		if err != nil {
+			st.Close()
+		}
+	}()
+	if err := checkPlugins(cfg, st); err != nil {
 		return nil, err
 	}
-	r := &regionRuntime{name: cfg.Name, cfg: cfg, log: log, store: st, book: newRegionBook()}
+	r := &regionRuntime{name: cfg.Name, cfg: cfg, log: log, store: st,
+		replicas: federation.NewValueReplicas(st, clock.Real{}), drills: federation.NewValueDrills(st)}
 	if cfg.Gossip != nil {
 		g := *cfg.Gossip
 		g.Logger = log
-		gd, err := federation.NewGossipDirectory(ctx, g, cfg.Health, r.setFenced, log)
-		if err != nil {
-			st.Close()
+		if r.dir, err = federation.NewGossipDirectory(ctx, g, cfg.Health, r.setFenced, log); err != nil {
 			return nil, err
 		}
-		r.dir, dir = gd, gd
+		dir = r.dir
 	}
 	if cfg.HA != nil {
-		var ls store.LeaseStore = cfg.HA.Leases
-		name := cfg.HA.LeaseName
-		if cfg.HA.Leases == nil {
-			var ok bool
-			if ls, ok = st.(store.LeaseStore); !ok {
-				st.Close()
-				return nil, errors.New("ha: the store cannot hold leases")
-			}
-			name = "shard/" + cfg.Name
-		}
-		r.elector, err = lease.New(lease.Config{Store: ls, Name: name, Holder: cfg.Addr, TTL: cfg.HA.TTL, Logger: log})
-		if err != nil {
-			st.Close()
-			return nil, fmt.Errorf("ha: %w", err)
+		if r.elector, err = newElector(cfg, st, log); err != nil {
+			return nil, err
 		}
 	}
+	r.newFederation(dir)
+	if err := loadStoredPolicy(ctx, cfg.Auth, st); err != nil {
+		return nil, fmt.Errorf("stored policy: %w", err)
+	}
+	if r.gateway, err = r.newGateway(reg); err != nil {
+		return nil, err
+	}
+	registerRegionMetrics(reg, r)
+	return r, nil
+}
+
+// openRegionStore opens the region's store: cfg.OpenStore's, or the
+// embedded one in the data dir.
+func openRegionStore(ctx context.Context, cfg regionConfig) (store.Store, error) {
+	if cfg.OpenStore != nil {
+		return cfg.OpenStore(ctx)
+	}
+	return boltstore.Open(filepath.Join(cfg.DataDir, "store.db"))
+}
+
+// checkPlugins checks the host manager configuration at start, so that a
+// bad --hosts fails then rather than at election; what the plugins say
+// of themselves is logged once, when the region leads.
+func checkPlugins(cfg regionConfig, st store.Store) error {
+	env := cfg.SimDefaults
+	env.DataDir, env.Logger, env.Store = cfg.DataDir, slog.New(slog.DiscardHandler), st
+	_, err := buildPlugins(cfg.Hosts, env)
+	return err
+}
+
+// newElector elects the region's leader among its members, with the lease
+// in cfg.HA.Leases or else in the store, under "shard/<region>".
+func newElector(cfg regionConfig, st store.Store, log *slog.Logger) (*lease.Elector, error) {
+	var ls store.LeaseStore = cfg.HA.Leases
+	name := cfg.HA.LeaseName
+	if cfg.HA.Leases == nil {
+		var ok bool
+		if ls, ok = st.(store.LeaseStore); !ok {
+			return nil, errors.New("ha: the store cannot hold leases")
+		}
+		name = "shard/" + cfg.Name
+	}
+	e, err := lease.New(lease.Config{Store: ls, Name: name, Holder: cfg.Addr, TTL: cfg.HA.TTL, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("ha: %w", err)
+	}
+	return e, nil
+}
+
+// newFederation makes the member's federation shell: the router in front
+// of the shard (its replicas and drills kept in the store), the histories
+// of pools and regions, and the failover loop.
+func (r *regionRuntime) newFederation(dir federation.Directory) {
+	cfg := r.cfg
 	r.router = federation.NewRouter(nil, dir, nil)
 	r.pools = service.NewPoolHistory(cfg.HistoryWindow, cfg.HistoryInterval)
 	r.regions = federation.NewRegionHistory(r.pools.Window(), r.pools.Interval())
@@ -210,70 +247,79 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 	}
 	r.router.SetLeader(r.leaderAddr)
 	r.router.SetChooser(r.router.PolicyChooser())
-	r.router.SetReplicaStore(valueReplicas{st: st, book: r.book})
+	r.router.SetReplicaStore(r.replicas)
 	var iso federation.Isolation
 	if r.dir != nil {
 		iso = r.dir
 	}
-	r.router.SetDrills(valueDrills{st: st, book: r.book}, iso)
-	r.failover = federation.NewFailover(r.router, r.setFenced, log, time.Second)
+	r.router.SetDrills(r.drills, iso)
+	r.failover = federation.NewFailover(r.router, r.setFenced, r.log, time.Second)
 	if r.dir != nil {
 		// Pools are federation-wide: this region's shard runs on its share.
 		r.failover.SetShareSink(r.setShares)
 	}
-	if cfg.Auth != nil && cfg.Auth.Policy.Editable() {
-		// The policy set through the API, kept in this store.
-		ps := storedPolicies{st: st}
-		sp, err := ps.load(ctx)
-		if err != nil {
-			st.Close()
-			return nil, fmt.Errorf("stored policy: %w", err)
-		}
-		if sp != nil {
-			cfg.Auth.Policy.SetStored(sp)
-		}
-		cfg.Auth.PolicyStore = ps
+}
+
+// loadStoredPolicy puts the policy set through the API, kept in the
+// store, in force, and gives the gateway the store to keep the next one
+// in; nothing when the policy is not editable.
+func loadStoredPolicy(ctx context.Context, a *gateway.Auth, st store.ValueStore) error {
+	if a == nil || !a.Policy.Editable() {
+		return nil
 	}
+	ps := storedPolicies{st: st}
+	sp, err := ps.load(ctx)
+	if err != nil {
+		return err
+	}
+	if sp != nil {
+		a.Policy.SetStored(sp)
+	}
+	a.PolicyStore = ps
+	return nil
+}
+
+// newGateway binds the member's API: the router's services, audited in
+// the store when it keeps an audit log.
+func (r *regionRuntime) newGateway(reg *prometheus.Registry) (*gateway.Gateway, error) {
+	cfg := r.cfg
 	var audit gateway.AuditLog
-	if as, ok := st.(store.AuditStore); ok {
-		r.audit = newStoreAudit(as, cmp.Or(cfg.AuditRetention, DefaultAuditRetention), log)
+	if as, ok := r.store.(store.AuditStore); ok {
+		r.audit = auditlog.New(as, cmp.Or(cfg.AuditRetention, auditlog.DefaultRetention), r.log)
 		audit = r.audit
 	}
-	r.gateway, err = gateway.New(gateway.Config{
-		Addr: cfg.Addr, Logger: log, Registry: reg, Register: r.router.Register,
+	return gateway.New(gateway.Config{
+		Addr: cfg.Addr, Logger: r.log, Registry: reg, Register: r.router.Register,
 		TLS: cfg.TLS, Auth: cfg.Auth, Audit: audit, Region: cfg.Name, Limits: cfg.Limits.gateway(),
-		Names: cfg.Names, RegionMoves: r.router,
-		JobPool: func(ctx context.Context, job string) (string, error) {
-			resp, err := r.router.Jobs().GetJob(ctx, &pb.GetJobRequest{Id: job})
-			return resp.GetJob().GetSpec().GetPool(), err
-		},
-		Ready: func() error {
-			r.mu.Lock()
-			e := r.engine
-			r.mu.Unlock()
-			if e == nil {
-				if r.elector != nil && r.leaderAddr() != "" {
-					return nil // a standby serves by forwarding to the leader
-				}
-				if r.elector != nil {
-					return errors.New("standby: no leader holds the region's lease yet")
-				}
-				return errors.New("starting")
-			}
-			select {
-			case <-e.Ready():
-				return nil
-			default:
-				return errors.New("recovering state")
-			}
-		},
+		Names: cfg.Names, RegionMoves: r.router, JobPool: r.jobPool, Ready: r.ready,
 	})
-	if err != nil {
-		st.Close()
-		return nil, err
+}
+
+// jobPool is the pool of a job, wherever the federation keeps it.
+func (r *regionRuntime) jobPool(ctx context.Context, job string) (string, error) {
+	resp, err := r.router.Jobs().GetJob(ctx, &pb.GetJobRequest{Id: job})
+	return resp.GetJob().GetSpec().GetPool(), err
+}
+
+// ready says whether the member serves: a leader once its engine has
+// recovered its state, a standby once some member holds the lease.
+func (r *regionRuntime) ready() error {
+	e := r.leadingEngine()
+	if e == nil {
+		if r.elector != nil && r.leaderAddr() != "" {
+			return nil // a standby serves by forwarding to the leader
+		}
+		if r.elector != nil {
+			return errors.New("standby: no leader holds the region's lease yet")
+		}
+		return errors.New("starting")
 	}
-	registerRegionMetrics(reg, r)
-	return r, nil
+	select {
+	case <-e.Ready():
+		return nil
+	default:
+		return errors.New("recovering state")
+	}
 }
 
 // leaderAddr is where a standby forwards: the lease holder's API address.
@@ -359,38 +405,53 @@ func (r *regionRuntime) fencedStore(ctx context.Context, term uint64) (store.Sto
 
 // run serves the region until ctx ends.
 func (r *regionRuntime) run(ctx context.Context) error {
+	r.startLoops(ctx)
+	errc := make(chan error, 2)
+	go func() { errc <- r.serveShard(ctx) }()
+	go func() { errc <- r.gateway.Serve(ctx) }()
+	var first error
+	for range 2 {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+		}
+	}
+	return r.close(first)
+}
+
+// startLoops starts the member's background loops, which end with ctx:
+// gossip, failover, history, the audit log's and the stored policy's.
+func (r *regionRuntime) startLoops(ctx context.Context) {
 	if r.dir != nil {
 		go r.dir.Run(ctx, 250*time.Millisecond)
 	}
 	go r.failover.Run(ctx)
 	go r.pools.Run(ctx, clock.Real{}, r.leadingEngine)
 	go r.regions.Run(ctx, clock.Real{}, r.directory)
-	if as, ok := r.store.(store.AuditStore); ok {
-		go pruneAudit(ctx, as, r.log)
-		go r.audit.run(ctx)
+	if r.audit != nil {
+		go r.audit.Prune(ctx)
+		go r.audit.Run(ctx)
 	}
 	if a := r.cfg.Auth; a != nil && a.Policy.Editable() {
 		go watchPolicy(ctx, storedPolicies{st: r.store}, a.Policy, 5*time.Second, r.log)
 	}
-	errc := make(chan error, 2)
+}
+
+// serveShard leads the region's shard until ctx ends: at once without
+// HA, else for every term this member is elected.
+func (r *regionRuntime) serveShard(ctx context.Context) error {
 	if r.elector == nil {
-		go func() { errc <- r.lead(ctx, 0) }()
-	} else {
-		go func() {
-			errc <- r.elector.Run(ctx, func(ctx context.Context, term uint64) {
-				if err := r.lead(ctx, term); err != nil && ctx.Err() == nil {
-					r.log.Error("shard stopped while leading", "err", err)
-				}
-			}, nil)
-		}()
+		return r.lead(ctx, 0)
 	}
-	go func() { errc <- r.gateway.Serve(ctx) }()
-	var first error
-	for i := 0; i < 2; i++ {
-		if err := <-errc; err != nil && first == nil {
-			first = err
+	return r.elector.Run(ctx, func(ctx context.Context, term uint64) {
+		if err := r.lead(ctx, term); err != nil && ctx.Err() == nil {
+			r.log.Error("shard stopped while leading", "err", err)
 		}
-	}
+	}, nil)
+}
+
+// close releases what the member holds once it stopped serving, and
+// returns first, else the first error closing.
+func (r *regionRuntime) close(first error) error {
 	r.router.Close()
 	if r.cfg.HA != nil && r.cfg.HA.Leases != nil {
 		if err := r.cfg.HA.Leases.Close(); err != nil && first == nil {

@@ -13,9 +13,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/credentials"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
-	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"github.com/peloton-federated/peloton/federation"
 	"github.com/peloton-federated/peloton/federation/gossip"
 	"github.com/peloton-federated/peloton/gateway"
@@ -60,66 +58,87 @@ type authConfig struct {
 	} `json:"oidc"`
 }
 
-// DefaultAuditRetention is how long audit records are kept unless
-// configured.
-const DefaultAuditRetention = 30 * 24 * time.Hour
-
 // checkSecurity checks the security sections, naming the field of every
 // problem.
 func checkSecurity(c *serverConfig, add func(field, msg string)) {
-	if t := c.TLS; t != nil {
-		if t.Cert == "" {
-			add("tls.cert", "is required (the region's certificate, PEM)")
-		}
-		if t.Key == "" {
-			add("tls.key", "is required (the certificate's private key, PEM)")
-		}
-		if t.CA == "" {
-			add("tls.ca", "is required (the CA of client and region certificates, PEM)")
-		}
-		if t.Cert != "" && t.Key != "" {
-			region, err := auth.RegionOfCertFile(t.Cert, t.Key)
-			switch {
-			case err != nil:
-				add("tls.cert", err.Error())
-			case region == "":
-				add("tls.cert", "is not a region certificate (OU "+auth.RegionUnit+"): `peloton tls init` makes them")
-			case c.Region != "" && region != c.Region:
-				add("tls.cert", fmt.Sprintf("is the certificate of region %q, not of %q", region, c.Region))
-			}
-		}
-		if c.Gossip != nil && c.Gossip.EncryptKey == "" {
-			add("gossip.encryptKey", "is required with tls: regions talk mutual TLS and gossip is encrypted (make one with: head -c 32 /dev/urandom | base64)")
-		}
+	if c.TLS != nil {
+		checkTLS(c, add)
 	}
-	if a := c.Auth; a != nil {
-		if a.Tokens == "" && (c.TLS == nil || c.TLS.CA == "") && a.OIDC == nil {
-			add("auth", "needs tokens, oidc, or tls.ca for client certificates: nobody could sign in")
-		}
-		if o := a.OIDC; o != nil {
-			u, err := url.Parse(o.Issuer)
-			switch {
-			case o.Issuer == "" || err != nil || u.Host == "":
-				add("auth.oidc.issuer", "is required: the issuer URL, such as https://accounts.example.com")
-			case u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Host)):
-				add("auth.oidc.issuer", "must be https (http only on loopback)")
-			}
-			if o.Audience == "" {
-				add("auth.oidc.audience", "is required: the client ID the ID tokens are issued for")
-			}
-		}
-		switch a.PolicySource {
-		case "", policyFromFile:
-			if a.Policy == "" {
-				add("auth.policy", "is required (who may do what), unless auth.policySource is store")
-			}
-		case policyFromStore:
-		default:
-			add("auth.policySource", fmt.Sprintf("must be %s or %s, not %q", policyFromFile, policyFromStore, a.PolicySource))
-		}
+	if c.Auth != nil {
+		checkAuth(c, add)
 	}
 	if c.Audit.Retention != 0 && c.Audit.Retention < duration(time.Hour) {
 		add("audit.retention", "must be at least 1h")
+	}
+}
+
+// checkTLS checks the tls section: the files given and the certificate
+// being this region's; gossip must then be encrypted too.
+func checkTLS(c *serverConfig, add func(field, msg string)) {
+	t := c.TLS
+	if t.Cert == "" {
+		add("tls.cert", "is required (the region's certificate, PEM)")
+	}
+	if t.Key == "" {
+		add("tls.key", "is required (the certificate's private key, PEM)")
+	}
+	if t.CA == "" {
+		add("tls.ca", "is required (the CA of client and region certificates, PEM)")
+	}
+	if t.Cert != "" && t.Key != "" {
+		checkRegionCert(c, add)
+	}
+	if c.Gossip != nil && c.Gossip.EncryptKey == "" {
+		add("gossip.encryptKey", "is required with tls: regions talk mutual TLS and gossip is encrypted (make one with: head -c 32 /dev/urandom | base64)")
+	}
+}
+
+// checkRegionCert checks that tls.cert is a region certificate, of this
+// region.
+func checkRegionCert(c *serverConfig, add func(field, msg string)) {
+	region, err := auth.RegionOfCertFile(c.TLS.Cert, c.TLS.Key)
+	switch {
+	case err != nil:
+		add("tls.cert", err.Error())
+	case region == "":
+		add("tls.cert", "is not a region certificate (OU "+auth.RegionUnit+"): `peloton tls init` makes them")
+	case c.Region != "" && region != c.Region:
+		add("tls.cert", fmt.Sprintf("is the certificate of region %q, not of %q", region, c.Region))
+	}
+}
+
+// checkAuth checks the auth section: some way to sign in, and a policy.
+func checkAuth(c *serverConfig, add func(field, msg string)) {
+	a := c.Auth
+	if a.Tokens == "" && (c.TLS == nil || c.TLS.CA == "") && a.OIDC == nil {
+		add("auth", "needs tokens, oidc, or tls.ca for client certificates: nobody could sign in")
+	}
+	if a.OIDC != nil {
+		checkOIDC(a, add)
+	}
+	switch a.PolicySource {
+	case "", policyFromFile:
+		if a.Policy == "" {
+			add("auth.policy", "is required (who may do what), unless auth.policySource is store")
+		}
+	case policyFromStore:
+	default:
+		add("auth.policySource", fmt.Sprintf("must be %s or %s, not %q", policyFromFile, policyFromStore, a.PolicySource))
+	}
+}
+
+// checkOIDC checks auth.oidc: an issuer reached safely, and an audience.
+func checkOIDC(a *authConfig, add func(field, msg string)) {
+	o := a.OIDC
+	u, err := url.Parse(o.Issuer)
+	switch {
+	case o.Issuer == "" || err != nil || u.Host == "":
+		add("auth.oidc.issuer", "is required: the issuer URL, such as https://accounts.example.com")
+	case u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Host)):
+		add("auth.oidc.issuer", "must be https (http only on loopback)")
+	}
+	if o.Audience == "" {
+		add("auth.oidc.audience", "is required: the client ID the ID tokens are issued for")
 	}
 }
 
@@ -284,45 +303,6 @@ func watchPolicy(ctx context.Context, p storedPolicies, policies *auth.Policies,
 		if sp != nil && (cur == nil || cur.YAML != sp.YAML || !cur.SetAt.Equal(sp.SetAt)) {
 			policies.SetStored(sp)
 			log.Info("policy changed in the store", "set_by", sp.SetBy, "set_at", sp.SetAt)
-		}
-	}
-}
-
-func (a *storeAudit) List(ctx context.Context, req *pb.ListAuditRequest) ([]*pb.AuditRecord, error) {
-	q := store.AuditQuery{Name: req.GetName(), Limit: int(req.GetLimit())}
-	if q.Limit == 0 {
-		q.Limit = 100
-	}
-	if req.GetSince() != nil {
-		q.Since = req.GetSince().AsTime()
-	}
-	recs, err := a.st.ListAudit(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*pb.AuditRecord, len(recs))
-	for i, r := range recs {
-		out[i] = &pb.AuditRecord{Time: timestamppb.New(r.Time), Name: r.Name, Method: r.Method, ForwardedBy: r.ForwardedBy,
-			Rpc: r.RPC, Action: r.Action, Resource: r.Resource, Code: r.Code, Message: r.Message, Region: r.Region}
-	}
-	return out, nil
-}
-
-// pruneAudit frees the space of expired audit records every hour until
-// ctx ends.
-func pruneAudit(ctx context.Context, st store.AuditStore, log *slog.Logger) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if n, err := st.PruneAudit(ctx); err != nil && ctx.Err() == nil {
-				log.Warn("cannot prune the audit log", "err", err)
-			} else if n > 0 {
-				log.Info("pruned the audit log", "records", n)
-			}
 		}
 	}
 }

@@ -39,16 +39,7 @@ func TestExposed(t *testing.T) {
 			secured(cfg)
 		}
 		if c.gossipBind != "" {
-			cfg.Gossip = &struct {
-				Node          string   `json:"node"`
-				Bind          string   `json:"bind"`
-				Advertise     string   `json:"advertise"`
-				Join          []string `json:"join"`
-				EncryptKey    string   `json:"encryptKey"`
-				Profile       string   `json:"profile"`
-				ProbeInterval duration `json:"probeInterval"`
-				ProbeTimeout  duration `json:"probeTimeout"`
-			}{Bind: c.gossipBind, EncryptKey: c.key}
+			cfg.Gossip = &gossipSection{Bind: c.gossipBind, EncryptKey: c.key}
 		}
 		got := exposed(cfg)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) || strings.Contains(got, "\n") {

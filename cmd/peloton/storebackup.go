@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/peloton-federated/peloton/shard/auditlog"
 	"github.com/peloton-federated/peloton/shard/jobmgr"
 	"github.com/peloton-federated/peloton/shard/store"
 	"github.com/peloton-federated/peloton/shard/store/boltstore"
@@ -40,7 +41,7 @@ func (c *backupCassandra) flags(f *pflag.FlagSet, restore bool) {
 		f.StringVar(&c.replication, "replication", "1", "with --cassandra: replication of the new keyspace, N or DC=N[,DC=N...] (as store migrate)")
 	}
 	f.DurationVar(&c.eventRetention, "event-retention", jobmgr.DefaultEventRetention, "with --cassandra: job and task history is kept this long after its time (the server's eventRetention)")
-	f.DurationVar(&c.auditRetention, "audit-retention", DefaultAuditRetention, "with --cassandra: audit records are kept this long after their time (the server's auditRetention)")
+	f.DurationVar(&c.auditRetention, "audit-retention", auditlog.DefaultRetention, "with --cassandra: audit records are kept this long after their time (the server's auditRetention)")
 }
 
 func (c *backupCassandra) config() (cassandra.Config, store.CopyOptions, error) {

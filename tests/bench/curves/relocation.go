@@ -109,7 +109,7 @@ func relocateOnce(ctx context.Context, jobs, perJob, hosts int, budget time.Dura
 	}
 	north := federation.NewRouter(nil, federation.NewStaticDirectory("north",
 		[]federation.Region{{Name: "north"}, {Name: "east"}, {Name: "west", Health: "failed"}}), nil)
-	north.SetReplicaStore(inproc.ValueReplicas{Store: northStore})
+	north.SetReplicaStore(inproc.NewValueReplicas(northStore))
 	defer north.Close()
 	g := grpc.NewServer()
 	north.Register(g)

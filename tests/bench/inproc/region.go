@@ -111,7 +111,7 @@ func StartRegion(ctx context.Context, cfg RegionConfig) (*Region, error) {
 		st.Close()
 		return nil, err
 	}
-	r := &Region{Name: cfg.Name, Addr: lis.Addr().String(), store: st, Replicas: ValueReplicas{Store: values}}
+	r := &Region{Name: cfg.Name, Addr: lis.Addr().String(), store: st, Replicas: NewValueReplicas(values)}
 	r.Engine = jobmgr.New(jobmgr.Config{Region: cfg.Name, Store: st, Plugins: []hostmgr.Plugin{plugin}, Logger: log})
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

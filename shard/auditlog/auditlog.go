@@ -1,4 +1,4 @@
-package main
+package auditlog
 
 import (
 	"context"
@@ -11,17 +11,18 @@ import (
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
-// storeAudit keeps the gateway's audit log in the region's store. A
+// Log keeps the gateway's audit log in the region's store. A
 // record is written before the call's answer goes out, but a store that
 // does not answer within wait does not hold the answer up (nor every
 // later one: a create during an outage would otherwise wait for the store
 // twice). The record waits in memory, behind any others waiting, and run
 // writes them in order once the store answers again. At most
-// maxQueuedAudit wait; past that the oldest are dropped, counted and
+// maxQueued wait; past that the oldest are dropped, counted and
 // logged.
-type storeAudit struct {
+type Log struct {
 	st  store.AuditStore
 	ttl time.Duration
 	// wait bounds the write a call waits for; flushWait each write of
@@ -38,16 +39,20 @@ type storeAudit struct {
 	wake    chan struct{}
 }
 
+// DefaultRetention is how long audit records are kept unless configured.
+const DefaultRetention = 30 * 24 * time.Hour
+
 // Bounds of the audit queue.
 const (
-	defaultAuditWait = 2 * time.Second
+	defaultWait      = 2 * time.Second
 	defaultFlushWait = 30 * time.Second
-	maxQueuedAudit   = 100000
-	auditBatch       = 100 // records per write: a Cassandra batch stays small
+	maxQueued        = 100000
+	batchSize        = 100 // records per write: a Cassandra batch stays small
 )
 
-func newStoreAudit(st store.AuditStore, ttl time.Duration, log *slog.Logger) *storeAudit {
-	return &storeAudit{st: st, ttl: ttl, wait: defaultAuditWait, flushWait: defaultFlushWait, log: log, wake: make(chan struct{}, 1)}
+// New keeps audit records in st for ttl; Run writes those that wait.
+func New(st store.AuditStore, ttl time.Duration, log *slog.Logger) *Log {
+	return &Log{st: st, ttl: ttl, wait: defaultWait, flushWait: defaultFlushWait, log: log, wake: make(chan struct{}, 1)}
 }
 
 func auditRecord(r *pb.AuditRecord) model.AuditRecord {
@@ -59,7 +64,7 @@ func auditRecord(r *pb.AuditRecord) model.AuditRecord {
 
 // Append writes a record, or queues it when the store is behind or does
 // not answer in time. It fails only for an error retrying cannot mend.
-func (a *storeAudit) Append(ctx context.Context, r *pb.AuditRecord) error {
+func (a *Log) Append(ctx context.Context, r *pb.AuditRecord) error {
 	rec := auditRecord(r)
 	if a.enqueueIfBehind(rec) {
 		return nil
@@ -96,7 +101,7 @@ func (a *storeAudit) Append(ctx context.Context, r *pb.AuditRecord) error {
 
 // enqueueIfBehind queues rec when records already wait, so that order is
 // kept and a call does not wait for a store known not to answer.
-func (a *storeAudit) enqueueIfBehind(rec model.AuditRecord) bool {
+func (a *Log) enqueueIfBehind(rec model.AuditRecord) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.queue) == 0 {
@@ -107,8 +112,8 @@ func (a *storeAudit) enqueueIfBehind(rec model.AuditRecord) bool {
 }
 
 // push appends to the queue, dropping the oldest past its bound; a.mu held.
-func (a *storeAudit) push(rec model.AuditRecord) {
-	if len(a.queue) >= maxQueuedAudit {
+func (a *Log) push(rec model.AuditRecord) {
+	if len(a.queue) >= maxQueued {
 		a.queue = a.queue[1:]
 		a.head++
 		a.dropped++
@@ -116,30 +121,30 @@ func (a *storeAudit) push(rec model.AuditRecord) {
 	a.queue = append(a.queue, rec)
 }
 
-func (a *storeAudit) signal() {
+func (a *Log) signal() {
 	select {
 	case a.wake <- struct{}{}:
 	default:
 	}
 }
 
-// queued says how many records wait for the store.
-func (a *storeAudit) queued() int {
+// Queued says how many records wait for the store.
+func (a *Log) Queued() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return len(a.queue)
 }
 
-// run writes queued records until ctx ends, retrying with a backoff of
+// Run writes queued records until ctx ends, retrying with a backoff of
 // 200ms doubling to 5s while the store does not answer.
-func (a *storeAudit) run(ctx context.Context) {
+func (a *Log) Run(ctx context.Context) {
 	const minBackoff, maxBackoff = 200 * time.Millisecond, 5 * time.Second
 	backoff := minBackoff
 	written := 0
 	for {
 		a.mu.Lock()
 		from := a.head
-		batch := append([]model.AuditRecord(nil), a.queue[:min(len(a.queue), auditBatch)]...)
+		batch := append([]model.AuditRecord(nil), a.queue[:min(len(a.queue), batchSize)]...)
 		a.mu.Unlock()
 		if len(batch) == 0 {
 			select {
@@ -180,6 +185,47 @@ func (a *storeAudit) run(ctx context.Context) {
 		if left == 0 {
 			a.log.Info("audit log: the store answers again; waiting records written", "records", written, "dropped", dropped)
 			written = 0
+		}
+	}
+}
+
+// List returns the records a request asks for (the newest 100 unless it
+// sets a limit).
+func (a *Log) List(ctx context.Context, req *pb.ListAuditRequest) ([]*pb.AuditRecord, error) {
+	q := store.AuditQuery{Name: req.GetName(), Limit: int(req.GetLimit())}
+	if q.Limit == 0 {
+		q.Limit = 100
+	}
+	if req.GetSince() != nil {
+		q.Since = req.GetSince().AsTime()
+	}
+	recs, err := a.st.ListAudit(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*pb.AuditRecord, len(recs))
+	for i, r := range recs {
+		out[i] = &pb.AuditRecord{Time: timestamppb.New(r.Time), Name: r.Name, Method: r.Method, ForwardedBy: r.ForwardedBy,
+			Rpc: r.RPC, Action: r.Action, Resource: r.Resource, Code: r.Code, Message: r.Message, Region: r.Region}
+	}
+	return out, nil
+}
+
+// Prune frees the space of expired audit records every hour until ctx
+// ends.
+func (a *Log) Prune(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := a.st.PruneAudit(ctx); err != nil && ctx.Err() == nil {
+				a.log.Warn("cannot prune the audit log", "err", err)
+			} else if n > 0 {
+				a.log.Info("pruned the audit log", "records", n)
+			}
 		}
 	}
 }

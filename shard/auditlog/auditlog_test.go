@@ -1,4 +1,4 @@
-package main
+package auditlog
 
 import (
 	"context"
@@ -68,13 +68,13 @@ func (f *flakyAudit) PruneAudit(context.Context) (int, error) { return 0, nil }
 // record is written, in order.
 func TestAuditWaitsForTheStoreInTheBackground(t *testing.T) {
 	st := &flakyAudit{}
-	a := newStoreAudit(st, time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a := New(st, time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	a.wait, a.flushWait = 200*time.Millisecond, 200*time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		a.run(ctx)
+		a.Run(ctx)
 	}()
 	defer func() { cancel(); <-done }()
 	rec := func(name string) *pb.AuditRecord {
@@ -100,14 +100,14 @@ func TestAuditWaitsForTheStoreInTheBackground(t *testing.T) {
 	}
 	st.set("refuse")
 	appendTimed("r5")
-	if n := a.queued(); n != 5 {
+	if n := a.Queued(); n != 5 {
 		t.Fatalf("%d records queued, want 5", n)
 	}
 	st.set("")
 	deadline := time.Now().Add(10 * time.Second)
-	for a.queued() > 0 {
+	for a.Queued() > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d records still queued after the store came back", a.queued())
+			t.Fatalf("%d records still queued after the store came back", a.Queued())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -123,12 +123,12 @@ func TestAuditWaitsForTheStoreInTheBackground(t *testing.T) {
 	start := time.Now()
 	refusedRec := rec("r7")
 	refusedRec.Code = "Unavailable"
-	if err := a.Append(context.Background(), refusedRec); err != nil || time.Since(start) > 50*time.Millisecond || a.queued() != 1 {
-		t.Fatalf("append of a refused call: %v after %v, %d queued; want it queued at once", err, time.Since(start), a.queued())
+	if err := a.Append(context.Background(), refusedRec); err != nil || time.Since(start) > 50*time.Millisecond || a.Queued() != 1 {
+		t.Fatalf("append of a refused call: %v after %v, %d queued; want it queued at once", err, time.Since(start), a.Queued())
 	}
 	st.set("")
 	deadline = time.Now().Add(10 * time.Second)
-	for a.queued() > 0 {
+	for a.Queued() > 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the refused call's record was not written")
 		}
@@ -137,21 +137,21 @@ func TestAuditWaitsForTheStoreInTheBackground(t *testing.T) {
 
 	// An error retrying cannot mend is returned, not queued.
 	st.set("broken")
-	if err := a.Append(context.Background(), rec("r8")); err == nil || a.queued() != 0 {
-		t.Fatalf("append with a broken store: %v, %d queued; want the error and nothing queued", err, a.queued())
+	if err := a.Append(context.Background(), rec("r8")); err == nil || a.Queued() != 0 {
+		t.Fatalf("append with a broken store: %v, %d queued; want the error and nothing queued", err, a.Queued())
 	}
 }
 
 // Past its bound the queue drops its oldest records and keeps the newest.
 func TestAuditQueueDropsTheOldest(t *testing.T) {
-	a := newStoreAudit(&flakyAudit{}, time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a := New(&flakyAudit{}, time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	a.mu.Lock()
-	for i := 0; i < maxQueuedAudit+3; i++ {
+	for i := 0; i < maxQueued+3; i++ {
 		a.push(model.AuditRecord{Name: fmt.Sprint(i)})
 	}
 	first, n, dropped := a.queue[0].Name, len(a.queue), a.dropped
 	a.mu.Unlock()
-	if n != maxQueuedAudit || first != "3" || dropped != 3 {
-		t.Fatalf("queue of %d from %q, %d dropped; want %d from \"3\", 3 dropped", n, first, dropped, maxQueuedAudit)
+	if n != maxQueued || first != "3" || dropped != 3 {
+		t.Fatalf("queue of %d from %q, %d dropped; want %d from \"3\", 3 dropped", n, first, dropped, maxQueued)
 	}
 }
