@@ -12,10 +12,10 @@
 //   - the drain step (Drain): for the runs on draining hosts, which move
 //     under their job's SLA, which are killed at once (revocable work, a
 //     passed deadline, a host marked down), which wait, and which hosts are
-//     drained;
-//   - the migration step (MigrateStep): which gangs of a job are pinned to
-//     the target cluster, get a surge instance there, restart there now,
-//     lose their surge instance, and how far the job's migration is.
+//     drained.
+//
+// Rolling updates and migrations are capability packages of their own
+// (shard/rollout, shard/migration).
 //
 // Everything is a function of its arguments: time comes in as now, the
 // SLA as the job's instances and limit (evaluated with shard/sla). No

@@ -12,6 +12,7 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/clock"
 	"github.com/peloton-federated/peloton/shard/hostmgr"
+	"github.com/peloton-federated/peloton/shard/migration"
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/placement"
 	"github.com/peloton-federated/peloton/shard/resmgr"
@@ -139,7 +140,7 @@ type jobEntry struct {
 	// migration moves it to (see placementPref).
 	prefer map[uint32]placementPref
 	// migration is the job's part in a running migration, nil otherwise.
-	migration *jobMigration
+	migration *migration.Job
 	// sameTasks caches, per pair of config versions without overrides,
 	// whether their tasks are the same.
 	sameTasks map[[2]uint64]bool

@@ -5,12 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
-	"strings"
 	"time"
 
-	"github.com/peloton-federated/peloton/shard/goalstate"
+	"github.com/peloton-federated/peloton/shard/migration"
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/resmgr"
 	"github.com/peloton-federated/peloton/shard/rollout"
@@ -21,14 +19,12 @@ import (
 // A migration moves the instances of jobs from the clusters they run on to
 // one target cluster, a batch at a time, under each job's SLA: the rolling
 // update's loop with the cluster as the thing that changes. Each pass,
-// goalstate.MigrateStep decides for every job of every running migration
-// from how its gangs stand; this shell applies the plan: it pins instances
+// migration.Step decides for every job of every running migration from
+// how its gangs stand, and migration.Job keeps the job's part beside it;
+// this shell applies the plan: it pins instances
 // to the target (a must placement preference), starts surge instances
 // (with surge), restarts stale instances, stops surge instances that are
 // no longer needed, and keeps the report. See docs/migration.md.
-
-// ReasonMigrated marks runs stopped to restart on another cluster.
-const ReasonMigrated = "MIGRATED"
 
 // Defaults of the migration shell.
 const (
@@ -61,32 +57,6 @@ type migrationBook struct {
 	stallAfter time.Duration
 }
 
-// jobMigration is a job's part in a running migration.
-type jobMigration struct {
-	m   *model.Migration
-	rec *model.MigrationJob
-	// to is where this phase moves instances: the target, or the cluster
-	// they came from when rolling back.
-	to string
-	// restarted: gangs this phase took down and has not counted moved.
-	restarted map[uint32]bool
-	// failBase is each moving instance's failure count when it started
-	// moving, failSeen the count last seen; pendingSince when a moving
-	// gang was first seen without a host.
-	failBase     map[uint32]uint32
-	failSeen     map[uint32]uint32
-	pendingSince map[uint32]time.Time
-}
-
-func newJobMigration(m *model.Migration, rec *model.MigrationJob) *jobMigration {
-	jm := &jobMigration{m: m, rec: rec, to: m.To, restarted: map[uint32]bool{},
-		failBase: map[uint32]uint32{}, failSeen: map[uint32]uint32{}, pendingSince: map[uint32]time.Time{}}
-	if m.State == model.MigrationRollingBack {
-		jm.to = rec.From
-	}
-	return jm
-}
-
 // migrateStep runs one step of every running migration.
 func (e *Engine) migrateStep(now time.Time) {
 	if len(e.migrations.running) == 0 {
@@ -103,96 +73,47 @@ func (e *Engine) migrateStep(now time.Time) {
 			continue
 		}
 		before := m.Message
-		done, msg := true, ""
 		for i := range m.Jobs {
-			rec := &m.Jobs[i]
-			if rec.Done {
-				continue
-			}
-			if e.migrateJob(m, rec, now) {
+			if rec := &m.Jobs[i]; !rec.Done && e.migrateJob(m, rec, now) {
 				e.migrations.dirty[id] = true
 			}
-			if !rec.Done {
-				done = false
-				if msg == "" && rec.Message != "" {
-					msg = fmt.Sprintf("job %s: %s", rec.Job, rec.Message)
-				}
-			}
 		}
-		if done {
-			moved := 0
-			for i := range m.Jobs {
-				moved += len(m.Jobs[i].Moved)
-			}
-			if m.State == model.MigrationRollingBack {
-				m.State, msg = model.MigrationRolledBack, "every moved instance is back"
-			} else {
-				m.State, msg = model.MigrationSucceeded, fmt.Sprintf("%d instances moved to %s", moved, m.To)
-			}
-			m.CompletionTime = now
-			e.log.Info("migration ended", "migration", id, "state", m.State, "message", msg)
+		if migration.Summarize(m, now) {
+			e.log.Info("migration ended", "migration", id, "state", m.State, "message", m.Message)
 		}
-		if msg != before {
-			m.Message = msg
+		if m.Message != before {
 			e.migrations.dirty[id] = true
 		}
 	}
 }
 
-// recordMark is what of a job's record a pass may change, to tell whether
-// it must be written.
-type recordMark struct {
-	moved, moving, surge                        int
-	inFlight, maxUnavail, failures, retries, in uint32
-	done                                        bool
-	message                                     string
-}
-
-func markOf(r *model.MigrationJob) recordMark {
-	return recordMark{len(r.Moved), len(r.Moving), len(r.Surge), r.InFlight, r.MaxUnavailable, r.Failures, r.Retries, r.Instances, r.Done, r.Message}
-}
-
 // migrateJob runs one step of a job's migration and reports whether its
 // record changed.
 func (e *Engine) migrateJob(m *model.Migration, rec *model.MigrationJob, now time.Time) bool {
-	before := markOf(rec)
+	before := migration.MarkOf(rec)
 	je := e.jobs[rec.Job]
 	if je == nil || je.evicted || je.job.Status.State.IsTerminal() || je.job.Status.Killed {
 		rec.Done, rec.InFlight, rec.Message = true, 0, "the job ended"
 		if je != nil {
 			e.endJobMigration(je, now)
 		}
-		return markOf(rec) != before
+		return migration.MarkOf(rec) != before
 	}
 	jm := je.migration
-	if jm == nil || jm.rec != rec {
-		jm = newJobMigration(m, rec)
+	if jm == nil || jm.Rec != rec {
+		jm = migration.NewJob(m, rec)
 		je.migration = jm
 	}
-	in := e.migrateInput(je, jm, now)
-	plan := goalstate.MigrateStep(in)
+	plan := migration.Step(e.migrateInput(je, jm, now))
 	e.applyMigratePlan(je, jm, plan, now)
-	rec.InFlight = plan.InFlight
-	if m.State == model.MigrationMigrating {
-		rec.Instances = plan.Total
-	}
-	// A stopped migration keeps saying why until it is resumed.
-	if !(m.Paused && strings.HasPrefix(rec.Message, "stopped: ") && (plan.Waiting == "" || plan.Waiting == "paused")) {
-		rec.Message = plan.Waiting
-	}
-	if m.Paused && rec.Message == "" && !plan.Complete {
-		rec.Message = "paused"
-	}
-	if plan.Stuck != "" && !m.Paused {
-		m.Paused = true
+	if jm.Report(plan) {
 		e.log.Warn("migration stopped", "migration", m.ID, "job", rec.Job, "reason", plan.Stuck)
 	}
 	if plan.Complete {
-		rec.Done, rec.Message = true, fmt.Sprintf("%d instances on %s", plan.Done, jm.to)
 		e.endJobMigration(je, now)
 		e.forgetRemoved(je) // the ended surge instances
 	}
-	return markOf(rec) != before
+	return migration.MarkOf(rec) != before
 }
 
 // endJobMigration takes the job out of its migration: surge instances
@@ -203,13 +124,13 @@ func (e *Engine) endJobMigration(je *jobEntry, now time.Time) {
 	if jm == nil {
 		return
 	}
-	for slot := range jm.rec.Surge {
+	for slot := range jm.Rec.Surge {
 		if int(slot) < len(je.tasks) {
 			e.dropSurge(je, je.tasks[slot], now)
 		}
 	}
-	clear(jm.rec.Surge)
-	jm.rec.Moving = nil
+	clear(jm.Rec.Surge)
+	jm.Rec.Moving = nil
 	for i, p := range je.prefer {
 		if p.must {
 			delete(je.prefer, i)
@@ -220,35 +141,35 @@ func (e *Engine) endJobMigration(je *jobEntry, now time.Time) {
 }
 
 // surgeState is how the surge instance in slot stands.
-func (e *Engine) surgeState(je *jobEntry, jm *jobMigration, slot uint32) goalstate.SurgeState {
+func (e *Engine) surgeState(je *jobEntry, jm *migration.Job, slot uint32) migration.SurgeState {
 	if int(slot) >= len(je.tasks) {
-		return goalstate.SurgeNone
+		return migration.SurgeNone
 	}
 	t := je.tasks[slot]
 	switch {
 	case t == nil || isCold(t) || t.State.IsTerminal():
-		return goalstate.SurgeNone
+		return migration.SurgeNone
 	case t.Goal == model.TaskKilled:
-		return goalstate.SurgeStopping
-	case sla.Available(t) && t.Cluster == jm.to:
-		return goalstate.SurgeAvailable
+		return migration.SurgeStopping
+	case sla.Available(t) && t.Cluster == jm.To:
+		return migration.SurgeAvailable
 	}
-	return goalstate.SurgeStarting
+	return migration.SurgeStarting
 }
 
-// migrateInput describes the job's gangs to goalstate.MigrateStep.
-func (e *Engine) migrateInput(je *jobEntry, jm *jobMigration, now time.Time) goalstate.MigrateInput {
+// migrateInput describes the job's gangs to migration.Step.
+func (e *Engine) migrateInput(je *jobEntry, jm *migration.Job, now time.Time) migration.Input {
 	j := je.job
 	n := gangSize(&j.Spec)
 	surgeOf := e.liveSurges(je, jm)
-	in := goalstate.MigrateInput{
-		Batch:   e.migrationBatch(jm.m, &j.Spec),
-		Surge:   jm.m.Surge && j.Spec.LongRunning() && n == 1,
-		Restart: j.Spec.LongRunning() || jm.m.MoveRunning,
+	in := migration.Input{
+		Batch:   e.migrationBatch(jm.M, &j.Spec),
+		Surge:   jm.M.Surge && j.Spec.LongRunning() && n == 1,
+		Restart: j.Spec.LongRunning() || jm.M.MoveRunning,
 		// A batch task counts moved once placed on the target: it may
 		// end before a pass sees it run.
 		SettleOnPlace: !j.Spec.LongRunning(),
-		Paused:        jm.m.Paused,
+		Paused:        jm.M.Paused,
 		MaxFailures:   MigrationMaxFailures,
 		StallAfter:    cmp.Or(e.migrations.stallAfter, DefaultMigrationStall),
 	}
@@ -265,7 +186,7 @@ func (e *Engine) migrateInput(je *jobEntry, jm *jobMigration, now time.Time) goa
 		if slot, ok := surgeOf[first]; ok {
 			mg.Surge = e.surgeState(je, jm, slot)
 		}
-		if mg.Move != goalstate.NotMoved {
+		if mg.Move != migration.NotMoved {
 			e.watchMoving(je, jm, ms, &mg, now)
 		}
 		in.Gangs = append(in.Gangs, mg)
@@ -278,11 +199,11 @@ func (e *Engine) migrateInput(je *jobEntry, jm *jobMigration, now time.Time) goa
 
 // liveSurges maps each instance with a surge instance to the surge's
 // slot; surge instances that ended leave their pair.
-func (e *Engine) liveSurges(je *jobEntry, jm *jobMigration) map[uint32]uint32 {
+func (e *Engine) liveSurges(je *jobEntry, jm *migration.Job) map[uint32]uint32 {
 	surgeOf := map[uint32]uint32{}
-	for slot, inst := range jm.rec.Surge {
-		if e.surgeState(je, jm, slot) == goalstate.SurgeNone {
-			delete(jm.rec.Surge, slot)
+	for slot, inst := range jm.Rec.Surge {
+		if e.surgeState(je, jm, slot) == migration.SurgeNone {
+			delete(jm.Rec.Surge, slot)
 			continue
 		}
 		surgeOf[inst] = slot
@@ -293,40 +214,26 @@ func (e *Engine) liveSurges(je *jobEntry, jm *jobMigration) map[uint32]uint32 {
 // migrateGang describes gang g, of members ms, to the migration step. It
 // reports whether the step concerns the gang: going forward every gang,
 // rolling back only those the migration moved.
-func (e *Engine) migrateGang(je *jobEntry, jm *jobMigration, g resmgr.GangID, ms []*model.TaskRuntime) (goalstate.MigrateGang, bool) {
-	back := jm.m.State == model.MigrationRollingBack
+func (e *Engine) migrateGang(je *jobEntry, jm *migration.Job, g resmgr.GangID, ms []*model.TaskRuntime) (migration.Gang, bool) {
 	first := g.Gang * gangSize(&je.job.Spec)
-	mg := goalstate.MigrateGang{Gang: g.Gang, Size: uint32(len(ms)), Restarting: e.restarting[g] != nil, Available: true}
-	moving, subject := false, !back
-	var w where
+	mg := migration.Gang{Gang: g.Gang, Size: uint32(len(ms)), Restarting: e.restarting[g] != nil, Available: true}
+	moving, subject := false, false
+	var w migration.Where
 	for k, t := range ms {
 		i := first + uint32(k) // a cold task's marker has no id
-		if _, ok := slices.BinarySearch(jm.rec.Moving, i); ok {
-			moving, subject = true, true
-		}
-		if back && jm.rec.IsMoved(i) {
-			subject = true
-		}
-		w.add(t, jm.to)
-		if liveMember(t) && !sla.Available(t) {
+		moving = moving || jm.IsMoving(i)
+		subject = subject || jm.Concerns(i)
+		live := liveMember(t)
+		w.Add(t, live, jm.To)
+		if live && !sla.Available(t) {
 			mg.Available = false
 		}
 	}
-	mg.Place = w.place()
-	switch {
-	case moving && jm.restarted[g.Gang]:
-		mg.Move = goalstate.Restarted
-	case moving:
-		mg.Move = goalstate.Pinned
+	mg.Place = w.Place()
+	if moving {
+		mg.Move = jm.Move(g.Gang)
 	}
 	return mg, subject
-}
-
-// where gathers where a gang's members hold hosts, against a target
-// cluster.
-type where struct {
-	live                       int
-	elsewhere, waiting, onHost bool
 }
 
 // liveMember reports whether t may run again.
@@ -334,40 +241,9 @@ func liveMember(t *model.TaskRuntime) bool {
 	return t != nil && !isCold(t) && !t.State.IsTerminal()
 }
 
-// add counts member t.
-func (w *where) add(t *model.TaskRuntime, target string) {
-	if !liveMember(t) {
-		return
-	}
-	w.live++
-	switch {
-	case !t.State.HoldsResources():
-		w.waiting = true
-	case t.Cluster != target:
-		w.elsewhere, w.onHost = true, true
-	default:
-		w.onHost = true
-	}
-}
-
-// place is where the gang stands.
-func (w *where) place() goalstate.GangPlace {
-	switch {
-	case w.live == 0:
-		return goalstate.Finished
-	case w.elsewhere:
-		return goalstate.PlacedElsewhere
-	case !w.onHost:
-		return goalstate.Unplaced
-	case w.waiting:
-		return goalstate.PlacedPartly
-	}
-	return goalstate.PlacedOnTarget
-}
-
 // migrationSLA gives a long-running job's migration step its SLA, and
 // records the most instances ever unavailable at once for the report.
-func (e *Engine) migrationSLA(je *jobEntry, jm *jobMigration, in *goalstate.MigrateInput) {
+func (e *Engine) migrationSLA(je *jobEntry, jm *migration.Job, in *migration.Input) {
 	spec := &je.job.Spec
 	limit := slaLimit(spec)
 	view, extra := e.migrationView(je, jm)
@@ -379,14 +255,14 @@ func (e *Engine) migrationSLA(je *jobEntry, jm *jobMigration, in *goalstate.Migr
 		}
 	}
 	down := spec.Instances - min(spec.Instances, avail)
-	jm.rec.MaxUnavailable = max(jm.rec.MaxUnavailable, down)
-	jm.rec.SLAMaxUnavailable = limit
+	jm.Rec.MaxUnavailable = max(jm.Rec.MaxUnavailable, down)
+	jm.Rec.SLAMaxUnavailable = limit
 }
 
 // migrationView is the SLA's view of the job's own instances, with how
 // many surge instances stand in for instances that go down: an available
 // surge instance makes room for one more disruption.
-func (e *Engine) migrationView(je *jobEntry, jm *jobMigration) ([]sla.Instance, uint32) {
+func (e *Engine) migrationView(je *jobEntry, jm *migration.Job) ([]sla.Instance, uint32) {
 	view := e.slaView(je)
 	n := je.job.Spec.Instances
 	kept := view[:0]
@@ -396,58 +272,28 @@ func (e *Engine) migrationView(je *jobEntry, jm *jobMigration) ([]sla.Instance, 
 		}
 	}
 	var extra uint32
-	for slot := range jm.rec.Surge {
-		if e.surgeState(je, jm, slot) == goalstate.SurgeAvailable {
+	for slot := range jm.Rec.Surge {
+		if e.surgeState(je, jm, slot) == migration.SurgeAvailable {
 			extra++
 		}
 	}
 	return kept, extra
 }
 
-// watchMoving keeps a moving gang pinned to the target and counts its
-// failures there (for the report, and to stop a migration that cannot
-// progress) and how long it has waited for a host.
-func (e *Engine) watchMoving(je *jobEntry, jm *jobMigration, ms []*model.TaskRuntime, mg *goalstate.MigrateGang, now time.Time) {
-	rec := jm.rec
+// watchMoving keeps a moving gang pinned to the target and has the
+// migration count its failures there and how long it waited for a host.
+func (e *Engine) watchMoving(je *jobEntry, jm *migration.Job, ms []*model.TaskRuntime, mg *migration.Gang, now time.Time) {
+	warm := make([]*model.TaskRuntime, 0, len(ms))
 	for _, t := range ms {
 		if t == nil || isCold(t) {
 			continue
 		}
-		i := t.ID.Instance
-		base, ok := jm.failBase[i]
-		if !ok {
-			base = t.Failures
-			jm.failBase[i], jm.failSeen[i] = base, base
-		}
-		if seen := jm.failSeen[i]; t.Failures > seen {
-			d := t.Failures - seen
-			rec.Failures += d
-			if !t.State.IsTerminal() {
-				rec.Retries += d
-			}
-			jm.failSeen[i] = t.Failures
-		}
-		if t.Failures > base {
-			mg.Failures += t.Failures - base
-			mg.Why = t.Message
-		}
+		warm = append(warm, t)
 		if !t.State.HoldsResources() && !t.State.IsTerminal() {
-			e.pin(je, t, jm.to)
-			if mg.Why == "" {
-				mg.Why = t.Message
-			}
+			e.pin(je, t, jm.To)
 		}
 	}
-	if mg.Place == goalstate.Unplaced {
-		since, ok := jm.pendingSince[mg.Gang]
-		if !ok {
-			jm.pendingSince[mg.Gang] = now
-		} else {
-			mg.PendingFor = now.Sub(since)
-		}
-	} else {
-		delete(jm.pendingSince, mg.Gang)
-	}
+	jm.Watch(mg, warm, now)
 }
 
 // pin makes a task's next placement go to cluster only.
@@ -474,17 +320,16 @@ func (e *Engine) migrationBatch(m *model.Migration, spec *model.JobSpec) uint32 
 }
 
 // applyMigratePlan carries out one step's plan for a job.
-func (e *Engine) applyMigratePlan(je *jobEntry, jm *jobMigration, plan goalstate.MigratePlan, now time.Time) {
-	rec := jm.rec
+func (e *Engine) applyMigratePlan(je *jobEntry, jm *migration.Job, plan migration.Plan, now time.Time) {
+	rec := jm.Rec
 	j := je.job
 	for _, gang := range plan.Pin {
 		for _, t := range je.members(resmgr.GangID{Job: j.ID, Gang: gang}) {
 			if t == nil || isCold(t) || t.State.IsTerminal() {
 				continue
 			}
-			e.pin(je, t, jm.to)
-			rec.Moving = addSorted(rec.Moving, t.ID.Instance)
-			jm.failBase[t.ID.Instance], jm.failSeen[t.ID.Instance] = t.Failures, t.Failures
+			e.pin(je, t, jm.To)
+			jm.StartMoving(t)
 		}
 	}
 	for _, gang := range plan.StartSurge {
@@ -503,12 +348,11 @@ func (e *Engine) applyMigratePlan(je *jobEntry, jm *jobMigration, plan goalstate
 			if j.Spec.Type == model.JobStateful {
 				t.SetPinnedHost("") // its volumes do not follow (allow-stateful)
 			}
-			e.pin(je, t, jm.to)
-			rec.Moving = addSorted(rec.Moving, t.ID.Instance)
-			jm.failBase[t.ID.Instance], jm.failSeen[t.ID.Instance] = t.Failures, t.Failures
+			e.pin(je, t, jm.To)
+			jm.StartMoving(t)
 		}
-		e.restartGang(je, g, ReasonMigrated, fmt.Sprintf("moving to cluster %s (migration %s)", jm.to, jm.m.ID), now)
-		jm.restarted[gang] = true
+		e.restartGang(je, g, migration.ReasonMigrated, fmt.Sprintf("moving to cluster %s (migration %s)", jm.To, jm.M.ID), now)
+		jm.TookDown(gang)
 	}
 	surgeOf := map[uint32]uint32{}
 	for slot, inst := range rec.Surge {
@@ -519,32 +363,18 @@ func (e *Engine) applyMigratePlan(je *jobEntry, jm *jobMigration, plan goalstate
 			e.dropSurge(je, je.tasks[slot], now)
 		}
 	}
+	n := gangSize(&j.Spec)
 	for _, gang := range plan.Moved {
-		for _, t := range je.members(resmgr.GangID{Job: j.ID, Gang: gang}) {
-			if t == nil {
-				continue
-			}
-			i := t.ID.Instance
-			rec.Moving = removeSorted(rec.Moving, i)
-			delete(jm.failBase, i)
-			delete(jm.failSeen, i)
-			if jm.m.State == model.MigrationRollingBack {
-				rec.RemoveMoved(i)
-			} else {
-				rec.AddMoved(i)
-			}
-		}
-		delete(jm.restarted, gang)
-		delete(jm.pendingSince, gang)
+		jm.Arrived(gang, sla.Gang(n, gang, uint32(len(je.members(resmgr.GangID{Job: j.ID, Gang: gang})))))
 	}
 }
 
 // surgeSlot returns a task for a new surge instance, pinned to the target:
 // an ended surge slot run again, else a new instance past the job's count.
-func (e *Engine) surgeSlot(je *jobEntry, jm *jobMigration, now time.Time) *model.TaskRuntime {
+func (e *Engine) surgeSlot(je *jobEntry, jm *migration.Job, now time.Time) *model.TaskRuntime {
 	j := je.job
 	for i := j.Spec.Instances; int(i) < len(je.tasks); i++ {
-		if _, used := jm.rec.Surge[i]; used {
+		if _, used := jm.Rec.Surge[i]; used {
 			continue
 		}
 		t := je.tasks[i]
@@ -552,22 +382,22 @@ func (e *Engine) surgeSlot(je *jobEntry, jm *jobMigration, now time.Time) *model
 			continue
 		}
 		t.Goal, t.Failures, t.RetryAfter = model.TaskSucceeded, 0, time.Time{}
-		t.Reason, t.Message = ReasonMigrated, fmt.Sprintf("surge instance on %s (migration %s)", jm.to, jm.m.ID)
+		t.Reason, t.Message = migration.ReasonMigrated, fmt.Sprintf("surge instance on %s (migration %s)", jm.To, jm.M.ID)
 		e.newRun(je, t, now)
-		e.pin(je, t, jm.to)
+		e.pin(je, t, jm.To)
 		return t
 	}
 	i := uint32(len(je.tasks))
 	t := e.newTask(j, i)
 	je.reuseRemoved(t)
-	t.Reason, t.Message = ReasonMigrated, fmt.Sprintf("surge instance on %s (migration %s)", jm.to, jm.m.ID)
+	t.Reason, t.Message = migration.ReasonMigrated, fmt.Sprintf("surge instance on %s (migration %s)", jm.To, jm.M.ID)
 	je.tasks = append(je.tasks, t)
 	je.counts[model.TaskInitialized]++
 	je.waiting = append(je.waiting, i)
 	j.Status.TasksCreated = uint32(len(je.tasks))
 	je.dirty, je.record = true, true
 	e.markDirty(je, t)
-	e.pin(je, t, jm.to)
+	e.pin(je, t, jm.To)
 	return t
 }
 
@@ -594,19 +424,4 @@ func (e *Engine) writeMigration(ctx context.Context, m *model.Migration) error {
 		}
 	}
 	return err
-}
-
-func addSorted(xs []uint32, x uint32) []uint32 {
-	at, ok := slices.BinarySearch(xs, x)
-	if ok {
-		return xs
-	}
-	return slices.Insert(xs, at, x)
-}
-
-func removeSorted(xs []uint32, x uint32) []uint32 {
-	if at, ok := slices.BinarySearch(xs, x); ok {
-		return slices.Delete(xs, at, at+1)
-	}
-	return xs
 }

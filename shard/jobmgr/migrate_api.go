@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/peloton-federated/peloton/shard/migration"
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
 )
@@ -159,7 +160,7 @@ func (e *Engine) checkMigratable(je *jobEntry, to string, req MigrationRequest) 
 		return fmt.Errorf("job %s is being updated (update %s): let it finish or abort it first: %w", j.ID, u.ID, ErrMigrationConflict)
 	}
 	if jm := je.migration; jm != nil {
-		return fmt.Errorf("job %s is being migrated already (migration %s): %w", j.ID, jm.m.ID, ErrMigrationConflict)
+		return fmt.Errorf("job %s is being migrated already (migration %s): %w", j.ID, jm.M.ID, ErrMigrationConflict)
 	}
 	if req.Surge && gangSize(&j.Spec) > 1 {
 		return invalidField("surge", "job %s runs in gangs of %d; surge moves single instances only", j.ID, gangSize(&j.Spec))
@@ -297,7 +298,7 @@ func (e *Engine) installMigration(m *model.Migration) {
 	for i := range m.Jobs {
 		rec := &m.Jobs[i]
 		if je := e.jobs[rec.Job]; je != nil && !rec.Done {
-			je.migration = newJobMigration(m, rec)
+			je.migration = migration.NewJob(m, rec)
 			e.visit(je)
 		}
 	}
@@ -417,10 +418,7 @@ func (e *Engine) resumeMigration(ctx context.Context, id model.MigrationID) (*mo
 				m.Jobs[i].Message = ""
 			}
 			if je := e.jobs[m.Jobs[i].Job]; je != nil && je.migration != nil {
-				clear(je.migration.pendingSince)
-				for k, v := range je.migration.failSeen {
-					je.migration.failBase[k] = v
-				}
+				je.migration.Resumed()
 			}
 		}
 		return nil
@@ -438,7 +436,7 @@ func (e *Engine) abortMigration(ctx context.Context, id model.MigrationID) (*mod
 		m.State, m.Message, m.CompletionTime = model.MigrationAborted, "aborted by an operator", now
 		for i := range m.Jobs {
 			m.Jobs[i].InFlight = 0
-			if je := e.jobs[m.Jobs[i].Job]; je != nil && je.migration != nil && je.migration.m == m {
+			if je := e.jobs[m.Jobs[i].Job]; je != nil && je.migration != nil && je.migration.M == m {
 				e.endJobMigration(je, now)
 			}
 		}
@@ -536,8 +534,8 @@ func (e *Engine) checkRollback(m *model.Migration) error {
 		if u := e.runningUpdate(je); u != nil {
 			return fmt.Errorf("job %s is being updated (update %s): %w", rec.Job, u.ID, ErrMigrationConflict)
 		}
-		if jm := je.migration; jm != nil && jm.m.ID != m.ID {
-			return fmt.Errorf("job %s is being migrated by migration %s: %w", rec.Job, jm.m.ID, ErrMigrationConflict)
+		if jm := je.migration; jm != nil && jm.M.ID != m.ID {
+			return fmt.Errorf("job %s is being migrated by migration %s: %w", rec.Job, jm.M.ID, ErrMigrationConflict)
 		}
 	}
 	return nil

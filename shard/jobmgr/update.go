@@ -80,7 +80,7 @@ func (e *Engine) updateJob(ctx context.Context, id model.JobID, spec model.JobSp
 	}
 	if jm := je.migration; jm != nil {
 		e.mu.Unlock()
-		return nil, fmt.Errorf("job %s is being migrated (migration %s): abort it first: %w", id, jm.m.ID, ErrMigrationConflict)
+		return nil, fmt.Errorf("job %s is being migrated (migration %s): abort it first: %w", id, jm.M.ID, ErrMigrationConflict)
 	}
 	if spec.Region == "" {
 		spec.Region = je.job.Spec.Region

@@ -1,15 +1,16 @@
-package goalstate
+package migration
 
 import (
 	"fmt"
 	"time"
 
+	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/sla"
 )
 
 // A migration moves a job's gangs from the clusters they run on to one
 // target cluster, a batch at a time: the same loop as a rolling update,
-// with the cluster as the thing that changes. MigrateStep is one step of
+// with the cluster as the thing that changes. Step is one step of
 // it: given how every gang stands, it says which gangs are pinned to the
 // target without a disruption (they hold no host), which get a surge
 // instance on the target, which are stopped and restarted on the target
@@ -49,6 +50,45 @@ const (
 	Finished
 )
 
+// Where gathers where a gang's members hold hosts, against the target
+// cluster, to say the gang's GangPlace.
+type Where struct {
+	live                       int
+	elsewhere, waiting, onHost bool
+}
+
+// Add counts member t; live says whether it may run again (the caller
+// knows which of its tasks left memory).
+func (w *Where) Add(t *model.TaskRuntime, live bool, target string) {
+	if !live {
+		return
+	}
+	w.live++
+	switch {
+	case !t.State.HoldsResources():
+		w.waiting = true
+	case t.Cluster != target:
+		w.elsewhere, w.onHost = true, true
+	default:
+		w.onHost = true
+	}
+}
+
+// Place is where the gang stands.
+func (w *Where) Place() GangPlace {
+	switch {
+	case w.live == 0:
+		return Finished
+	case w.elsewhere:
+		return PlacedElsewhere
+	case !w.onHost:
+		return Unplaced
+	case w.waiting:
+		return PlacedPartly
+	}
+	return PlacedOnTarget
+}
+
 // GangMove is what this migration did to a gang.
 type GangMove uint8
 
@@ -64,13 +104,13 @@ const (
 	Restarted
 )
 
-// MigratePhase is where a gang stands in its job's migration: MigrateStep
+// Phase is where a gang stands in its job's migration: Step
 // derives it from the gang and the migration (phaseOf) and acts by it.
-type MigratePhase uint8
+type Phase uint8
 
 const (
 	// PhaseDone: on the target already (or finished), nothing to do.
-	PhaseDone MigratePhase = iota
+	PhaseDone Phase = iota
 	// PhaseArrived: the migration moved it and it now runs on the target
 	// (available, or placed for a batch job), or finished there.
 	PhaseArrived
@@ -91,8 +131,8 @@ const (
 	PhaseToPin
 )
 
-// MigrateGang is one gang of a job as a migration sees it.
-type MigrateGang struct {
+// Gang is one gang of a job as a migration sees it.
+type Gang struct {
 	Gang  uint32
 	Size  uint32
 	Place GangPlace
@@ -112,10 +152,10 @@ type MigrateGang struct {
 	Why        string
 }
 
-// MigrateInput is everything one migration step of a job depends on.
-type MigrateInput struct {
+// Input is everything one migration step of a job depends on.
+type Input struct {
 	// Gangs of the job that the migration moves, in instance order.
-	Gangs []MigrateGang
+	Gangs []Gang
 	// Batch is how many instances may be in flight at once (0: all).
 	Batch uint32
 	// Surge: start each gang's replacement on the target and wait until
@@ -142,8 +182,8 @@ type MigrateInput struct {
 	GangSize uint32
 }
 
-// MigratePlan is what MigrateStep decided.
-type MigratePlan struct {
+// Plan is what Step decided.
+type Plan struct {
 	// Pin: gangs that hold no host, to be placed on the target only.
 	Pin []uint32
 	// StartSurge: gangs to give a surge instance on the target now.
@@ -167,10 +207,10 @@ type MigratePlan struct {
 	Complete bool
 }
 
-// MigrateStep plans one step of a job's migration. It is a pure function
+// Step plans one step of a job's migration. It is a pure function
 // of its input.
-func MigrateStep(in MigrateInput) MigratePlan {
-	var t migrateTally
+func Step(in Input) Plan {
+	var t tally
 	surgesLeft := false
 	for _, g := range in.Gangs {
 		t.p.Total += g.Size
@@ -190,15 +230,15 @@ func MigrateStep(in MigrateInput) MigratePlan {
 	return t.p
 }
 
-// migrateTally is a plan being made: the gangs counted so far, and those
+// tally is a plan being made: the gangs counted so far, and those
 // that may be moved once all are counted.
-type migrateTally struct {
-	p                MigratePlan
-	surgeReady, todo []MigrateGang
+type tally struct {
+	p                Plan
+	surgeReady, todo []Gang
 }
 
 // add counts gang g by its phase.
-func (t *migrateTally) add(in MigrateInput, g MigrateGang) {
+func (t *tally) add(in Input, g Gang) {
 	p := &t.p
 	switch phaseOf(in, g) {
 	case PhaseDone, PhaseArrived:
@@ -222,7 +262,7 @@ func (t *migrateTally) add(in MigrateInput, g MigrateGang) {
 }
 
 // phaseOf is where gang g stands in the migration.
-func phaseOf(in MigrateInput, g MigrateGang) MigratePhase {
+func phaseOf(in Input, g Gang) Phase {
 	switch {
 	case g.Place == Finished && g.Move != NotMoved:
 		return PhaseArrived // it was pinned to the target, so it ran there
@@ -241,7 +281,7 @@ func phaseOf(in MigrateInput, g MigrateGang) MigratePhase {
 }
 
 // stalePhase is the phase of a gang that runs elsewhere.
-func stalePhase(in MigrateInput, g MigrateGang) MigratePhase {
+func stalePhase(in Input, g Gang) Phase {
 	switch {
 	case !in.Restart:
 		return PhaseFinishing
@@ -255,7 +295,7 @@ func stalePhase(in MigrateInput, g MigrateGang) MigratePhase {
 
 // done counts a gang on the target or finished; one the migration moved
 // counts as moved, and its surge instance may go.
-func (p *MigratePlan) done(g MigrateGang) {
+func (p *Plan) done(g Gang) {
 	p.Done += g.Size
 	p.stopping(g)
 	if g.Move != NotMoved {
@@ -269,7 +309,7 @@ func (p *MigratePlan) done(g MigrateGang) {
 // moving counts a gang the migration moved that has not arrived, and
 // stops the migration when the gang keeps failing on the target or finds
 // no host there.
-func (p *MigratePlan) moving(in MigrateInput, g MigrateGang) {
+func (p *Plan) moving(in Input, g Gang) {
 	if g.Move == Restarted || g.Surge != SurgeNone {
 		p.InFlight += g.Size
 	}
@@ -294,7 +334,7 @@ func (p *MigratePlan) moving(in MigrateInput, g MigrateGang) {
 // batch once moved), then the gangs to move in instance order: with surge
 // a replacement starts (which disrupts nothing), else the gang restarts
 // on the target.
-func (p *MigratePlan) move(in MigrateInput, surgeReady, todo []MigrateGang) {
+func (p *Plan) move(in Input, surgeReady, todo []Gang) {
 	job := in.SLA.Clone()
 	for _, g := range surgeReady {
 		if !p.admit(job, in.GangSize, g) {
@@ -326,14 +366,14 @@ func (p *MigratePlan) move(in MigrateInput, surgeReady, todo []MigrateGang) {
 // stopping counts a done gang's surge instance, which stops now or is
 // stopping, as in flight until it ended: the job grows by at most the
 // batch.
-func (p *MigratePlan) stopping(g MigrateGang) {
+func (p *Plan) stopping(g Gang) {
 	if g.Surge != SurgeNone {
 		p.InFlight += g.Size
 	}
 }
 
 // admit asks the SLA whether gang g may go down now.
-func (p *MigratePlan) admit(job *sla.Job, gangSize uint32, g MigrateGang) bool {
+func (p *Plan) admit(job *sla.Job, gangSize uint32, g Gang) bool {
 	ok, why := job.Disrupt(sla.Gang(gangSize, g.Gang, g.Size))
 	if !ok {
 		p.Waiting = why
