@@ -118,48 +118,14 @@ func (f *Failover) Run(ctx context.Context) {
 // Tick does one round of failover duties.
 func (f *Failover) Tick(ctx context.Context) {
 	r := f.router
-	local := r.dir.Local()
-	var alive, failed []Region
-	for _, reg := range r.dir.Regions() {
-		if reg.Name == local {
-			continue
-		}
-		switch reg.Health {
-		case "alive":
-			alive = append(alive, reg)
-		case "failed":
-			failed = append(failed, reg)
-		}
-	}
+	alive, failed := othersByHealth(r.dir.Local(), r.dir.Regions())
 	for name := range f.settled {
 		if !slices.ContainsFunc(failed, func(reg Region) bool { return reg.Name == name }) {
 			delete(f.settled, name) // back, or gone: read afresh when it fails again
 		}
 	}
 	others := len(r.dir.Regions()) - 1
-	switch {
-	case others <= 0 && f.joining():
-		// Stays fenced (it starts fenced): the others may hold its work.
-	case others <= 0:
-		f.setFenced(false, "the only region")
-	case len(alive) == 0:
-		f.setFenced(true, "no other region is reachable")
-	case !f.synced:
-		held, err := f.failback(ctx, alive)
-		if err != nil {
-			r.reportError("failover", "failback check failed; staying fenced", err)
-			break
-		}
-		if held.region != "" {
-			f.hold(held)
-			break
-		}
-		f.synced, f.held = true, heldBy{}
-		f.allAlive = len(alive) == others
-		f.setFenced(false, "checked with the federation")
-	default:
-		f.recheck(ctx, alive, others)
-	}
+	f.checkFence(ctx, alive, others)
 	if !f.fenced {
 		for _, reg := range failed {
 			f.relocate(ctx, reg.Name)
@@ -171,6 +137,53 @@ func (f *Failover) Tick(ctx context.Context) {
 	}
 	if !f.fenced && f.shares != nil && others > 0 {
 		f.globalPass(ctx)
+	}
+}
+
+// othersByHealth returns the regions other than local that are alive and
+// those that failed.
+func othersByHealth(local string, regions []Region) (alive, failed []Region) {
+	for _, reg := range regions {
+		if reg.Name == local {
+			continue
+		}
+		switch reg.Health {
+		case "alive":
+			alive = append(alive, reg)
+		case "failed":
+			failed = append(failed, reg)
+		}
+	}
+	return alive, failed
+}
+
+// checkFence fences or unfences the region from what it sees of the
+// others: alive of them, others in all. A region fenced since it started
+// or was cut off unfences once a failback check finds every region it
+// sees alive holding it alive and none relocating its jobs.
+func (f *Failover) checkFence(ctx context.Context, alive []Region, others int) {
+	switch {
+	case others <= 0 && f.joining():
+		// Stays fenced (it starts fenced): the others may hold its work.
+	case others <= 0:
+		f.setFenced(false, "the only region")
+	case len(alive) == 0:
+		f.setFenced(true, "no other region is reachable")
+	case !f.synced:
+		held, err := f.failback(ctx, alive)
+		if err != nil {
+			f.router.reportError("failover", "failback check failed; staying fenced", err)
+			return
+		}
+		if held.region != "" {
+			f.hold(held)
+			return
+		}
+		f.synced, f.held = true, heldBy{}
+		f.allAlive = len(alive) == others
+		f.setFenced(false, "checked with the federation")
+	default:
+		f.recheck(ctx, alive, others)
 	}
 }
 
@@ -334,14 +347,7 @@ func (f *Failover) recheck(ctx context.Context, alive []Region, others int) {
 // succeeded are not run again.
 func (f *Failover) relocate(ctx context.Context, failed string) {
 	r := f.router
-	if r.replicas == nil {
-		return
-	}
-	local := r.dir.Local()
-	if by := relocatorOf(failed, local, r.dir.Regions()); by != local {
-		return // that region relocates, from this one's replicas too
-	}
-	if last, ok := f.settled[failed]; ok && f.ticks-last < settledRecheck {
+	if !f.relocatesFor(failed) {
 		return
 	}
 	if !r.relocating.begin(failed, r.health) {
@@ -355,8 +361,39 @@ func (f *Failover) relocate(ctx context.Context, failed string) {
 		}
 		return
 	}
-	// Per job, the regions whose copy lacks its relocation: this one and
-	// every other holder of a copy.
+	local := r.dir.Local()
+	lacking := lackingRelocation(local, held)
+	reps, missing := f.relocatable(ctx, failed, held, lacking)
+	if len(reps) == 0 && missing == 0 {
+		f.settled[failed] = f.ticks
+	} else {
+		delete(f.settled, failed)
+	}
+	for _, rep := range reps {
+		f.relocateJob(ctx, failed, rep, lacking[rep.GetJob().GetId()])
+	}
+}
+
+// relocatesFor reports whether this region relocates the jobs of failed
+// now: it is their relocator, and they were not found all relocated
+// less than settledRecheck ticks ago.
+func (f *Failover) relocatesFor(failed string) bool {
+	r := f.router
+	if r.replicas == nil {
+		return false
+	}
+	local := r.dir.Local()
+	if by := relocatorOf(failed, local, r.dir.Regions()); by != local {
+		return false // that region relocates, from this one's replicas too
+	}
+	last, ok := f.settled[failed]
+	return !ok || f.ticks-last >= settledRecheck
+}
+
+// lackingRelocation returns, per job, the regions whose copy of its
+// replica lacks its relocation: local, and every other holder of a copy
+// without one.
+func lackingRelocation(local string, held []heldReplica) map[string][]string {
 	lacking := map[string][]string{}
 	for _, hr := range held {
 		id := hr.rep.GetJob().GetId()
@@ -369,67 +406,89 @@ func (f *Failover) relocate(ctx context.Context, failed string) {
 			lacking[id] = append(lacking[id], hr.holder)
 		}
 	}
-	var reps []*pb.Replica
-	missing := 0
+	return lacking
+}
+
+// relocatable goes through the newest copy of each job's replica: a
+// relocation already made is recorded where it lacks (spread), and a job
+// not relocated yet whose failover mode is not NONE is returned, to
+// relocate. missing counts the regions the recorded relocations lacked.
+func (f *Failover) relocatable(ctx context.Context, failed string, held []heldReplica, lacking map[string][]string) (reps []*pb.Replica, missing int) {
+	local := f.router.dir.Local()
 	for _, hr := range newestReplicas(local, held) {
 		rep := hr.rep
+		id := rep.GetJob().GetId()
 		if rep.GetRelocatedRegion() != "" {
-			if to := lacking[rep.GetJob().GetId()]; slices.Contains(to, local) {
-				f.log.Info("relocation made by another region recorded", "job", rep.GetJob().GetId(), "from", failed, "by", hr.holder, "to", rep.GetRelocatedRegion())
+			if slices.Contains(lacking[id], local) {
+				f.log.Info("relocation made by another region recorded", "job", id, "from", failed, "by", hr.holder, "to", rep.GetRelocatedRegion())
 			}
-			missing += f.spread(ctx, rep, lacking[rep.GetJob().GetId()])
+			missing += f.spread(ctx, rep, lacking[id])
 		} else if defaultFailover(rep.GetJob().GetSpec(), false).GetMode() != pb.FailoverPolicy_MODE_NONE {
 			reps = append(reps, rep)
 		}
 	}
-	if len(reps) == 0 && missing == 0 {
-		f.settled[failed] = f.ticks
-	} else {
-		delete(f.settled, failed)
+	return reps, missing
+}
+
+// relocateJob re-creates a failed region's job in its failover target,
+// with the instances that have not succeeded, and records the relocation
+// in the replica and in the regions of to. A job none of whose instances
+// is left is recorded relocated without a new job.
+func (f *Failover) relocateJob(ctx context.Context, failed string, rep *pb.Replica, to []string) {
+	r := f.router
+	spec := rep.GetJob().GetSpec()
+	target, err := f.target(failed, defaultFailover(spec, false))
+	if err != nil {
+		r.reportError("failover", "cannot relocate job", err, "job", rep.GetJob().GetId(), "from", failed)
+		return
 	}
-	for _, rep := range reps {
-		spec := rep.GetJob().GetSpec()
-		pol := defaultFailover(spec, false)
-		target, err := f.target(failed, pol)
+	remaining := spec.GetInstances() - uint32(len(rep.GetSucceeded()))
+	newID := ""
+	if remaining > 0 {
+		ns, err := relocatedSpec(rep, failed, target, r.dir.Local(), remaining)
 		if err != nil {
 			r.reportError("failover", "cannot relocate job", err, "job", rep.GetJob().GetId(), "from", failed)
-			continue
+			return
 		}
-		remaining := spec.GetInstances() - uint32(len(rep.GetSucceeded()))
-		newID := ""
-		if remaining > 0 {
-			ns := proto.Clone(spec).(*pb.JobSpec)
-			ns.Region, ns.Instances = target, remaining
-			daemonSpec(ns)
-			if ns.Overrides, err = renumberOverrides(spec.GetOverrides(), rep.GetSucceeded()); err != nil {
-				r.reportError("failover", "cannot relocate job", err, "job", rep.GetJob().GetId(), "from", failed)
-				continue
-			}
-			if ns.MaxRunning > remaining {
-				ns.MaxRunning = remaining
-			}
-			if ns.GangSize > 1 && remaining%ns.GangSize != 0 {
-				ns.GangSize = 0 // a partial gang cannot be kept whole
-			}
-			if ns.Labels == nil {
-				ns.Labels = map[string]string{}
-			}
-			ns.Labels[LabelRelocatedFrom] = rep.GetJob().GetId() + "@" + failed
-			ns.Labels[LabelRelocatedBy] = r.dir.Local()
-			// A replica is relocated once: the request id makes the create
-			// safe to send again when recording the relocation failed, so
-			// the next tick finds the job this one created.
-			resp, err := r.CreateJob(context.WithoutCancel(ctx), &pb.CreateJobRequest{Spec: ns, RequestId: moveRequestID("relocate", rep.GetJob().GetId())})
-			if err != nil {
-				r.reportError("failover", "relocation failed", err, "job", rep.GetJob().GetId(), "to", target)
-				continue
-			}
-			newID = resp.GetJob().GetId()
+		// A replica is relocated once: the request id makes the create
+		// safe to send again when recording the relocation failed, so
+		// the next tick finds the job this one created.
+		resp, err := r.CreateJob(context.WithoutCancel(ctx), &pb.CreateJobRequest{Spec: ns, RequestId: moveRequestID("relocate", rep.GetJob().GetId())})
+		if err != nil {
+			r.reportError("failover", "relocation failed", err, "job", rep.GetJob().GetId(), "to", target)
+			return
 		}
-		rep.RelocatedRegion, rep.RelocatedJobId, rep.RelocatedTime = target, newID, timestamppb.Now()
-		f.log.Info("job relocated", "job", rep.GetJob().GetId(), "from", failed, "to", target, "new_job", newID, "instances", remaining)
-		f.spread(ctx, rep, lacking[rep.GetJob().GetId()])
+		newID = resp.GetJob().GetId()
 	}
+	rep.RelocatedRegion, rep.RelocatedJobId, rep.RelocatedTime = target, newID, timestamppb.Now()
+	f.log.Info("job relocated", "job", rep.GetJob().GetId(), "from", failed, "to", target, "new_job", newID, "instances", remaining)
+	f.spread(ctx, rep, to)
+}
+
+// relocatedSpec is the spec of a replica's job re-created in target by
+// region by: its remaining instances, renumbered past the ones that
+// succeeded, max_running no more than them, its gang given up when the
+// remaining instances do not make whole gangs, and labelled with where it
+// came from and who moved it.
+func relocatedSpec(rep *pb.Replica, failed, target, by string, remaining uint32) (*pb.JobSpec, error) {
+	spec := rep.GetJob().GetSpec()
+	ns := proto.Clone(spec).(*pb.JobSpec)
+	ns.Region, ns.Instances = target, remaining
+	daemonSpec(ns)
+	var err error
+	if ns.Overrides, err = renumberOverrides(spec.GetOverrides(), rep.GetSucceeded()); err != nil {
+		return nil, err
+	}
+	ns.MaxRunning = min(ns.MaxRunning, remaining)
+	if ns.GangSize > 1 && remaining%ns.GangSize != 0 {
+		ns.GangSize = 0 // a partial gang cannot be kept whole
+	}
+	if ns.Labels == nil {
+		ns.Labels = map[string]string{}
+	}
+	ns.Labels[LabelRelocatedFrom] = rep.GetJob().GetId() + "@" + failed
+	ns.Labels[LabelRelocatedBy] = by
+	return ns, nil
 }
 
 // spread records a relocation in the regions of to: this one and the

@@ -164,75 +164,10 @@ func (d *GossipDirectory) observe(now time.Time) {
 	if d.mem != nil && !d.isolated {
 		members = d.mem.Members()
 	}
-	type count struct{ reachable, total int }
-	counts := map[string]*count{}
-	addrs := map[string]string{}
-	seen := map[string][]RegionMember{}
-	var suspected []RegionMember
-	for _, m := range members {
-		if m.Region == "" {
-			continue
-		}
-		rm := d.regionMember(m)
-		seen[m.Region] = append(seen[m.Region], rm)
-		if rm.Status == "suspect" && !d.suspect[m.Name] {
-			suspected = append(suspected, rm)
-		}
-		c := counts[m.Region]
-		if c == nil {
-			c = &count{}
-			counts[m.Region] = c
-		}
-		if m.Status == gossip.StatusLeft {
-			continue
-		}
-		c.total++
-		if m.Status == gossip.StatusAlive {
-			c.reachable++
-			if addrs[m.Region] == "" || m.Leader {
-				addrs[m.Region] = m.APIAddr
-			}
-			if m.Addr != "" && m.Region != d.cfg.Region {
-				d.remember(m.Addr)
-			}
-		}
-	}
-	var transitions []policy.Transition
-	for name := range d.known {
-		if _, ok := counts[name]; !ok {
-			counts[name] = &count{}
-		}
-	}
-	names := make([]string, 0, len(counts))
-	for name := range counts {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if name == d.cfg.Region {
-			r := d.known[name]
-			r.Members = seen[name]
-			r.LastSeen = now
-			d.known[name] = r
-			continue
-		}
-		c := counts[name]
-		transitions = append(transitions, d.tracker.Observe(name, c.reachable, c.total, now)...)
-		r := d.known[name]
-		r.Name = name
-		if c.reachable > 0 {
-			r.LastSeen = now
-		}
-		if a := addrs[name]; a != "" {
-			r.Addr = a
-		}
-		h, _ := d.tracker.Health(name)
-		r.Health = h.String()
-		r.Members = seen[name]
-		d.known[name] = r
-	}
+	s := d.sightLocked(members)
+	transitions := d.updateRegionsLocked(s, now)
 	clear(d.suspect)
-	for _, ms := range seen {
+	for _, ms := range s.seen {
 		for _, m := range ms {
 			if m.Status == "suspect" {
 				d.suspect[m.Name] = true
@@ -241,7 +176,7 @@ func (d *GossipDirectory) observe(now time.Time) {
 	}
 	listeners := d.listeners
 	d.mu.Unlock()
-	for _, m := range suspected {
+	for _, m := range s.suspected {
 		d.log.Warn("gossip member suspect: a probe of it failed", "member", m.Name,
 			"probes_sent_5m", m.Probes.Sent, "probes_lost_5m", m.Probes.Lost, "probes_failed_5m", m.Probes.Failed)
 	}
@@ -251,6 +186,93 @@ func (d *GossipDirectory) observe(now time.Time) {
 			f(tr)
 		}
 	}
+}
+
+// sighting is what one look at the gossip pool saw of the regions.
+type sighting struct {
+	counts    map[string]*memberCount   // by region; a region seen only with members that left counts none
+	addrs     map[string]string         // by region: an alive member's API address, its leader's when alive
+	seen      map[string][]RegionMember // by region
+	suspected []RegionMember            // members suspect since the last look
+}
+
+// memberCount counts a region's members that have not left, and those of
+// them that are reachable.
+type memberCount struct{ reachable, total int }
+
+// sightLocked sorts the gossip members by region, and remembers the
+// gossip addresses of the other regions' alive members, to rejoin.
+func (d *GossipDirectory) sightLocked(members []gossip.Member) sighting {
+	s := sighting{counts: map[string]*memberCount{}, addrs: map[string]string{}, seen: map[string][]RegionMember{}}
+	for _, m := range members {
+		if m.Region == "" {
+			continue
+		}
+		rm := d.regionMember(m)
+		s.seen[m.Region] = append(s.seen[m.Region], rm)
+		if rm.Status == "suspect" && !d.suspect[m.Name] {
+			s.suspected = append(s.suspected, rm)
+		}
+		s.count(m)
+		if m.Status == gossip.StatusAlive && m.Addr != "" && m.Region != d.cfg.Region {
+			d.remember(m.Addr)
+		}
+	}
+	return s
+}
+
+// count counts a member of a region.
+func (s *sighting) count(m gossip.Member) {
+	c := s.counts[m.Region]
+	if c == nil {
+		c = &memberCount{}
+		s.counts[m.Region] = c
+	}
+	if m.Status == gossip.StatusLeft {
+		return
+	}
+	c.total++
+	if m.Status != gossip.StatusAlive {
+		return
+	}
+	c.reachable++
+	if s.addrs[m.Region] == "" || m.Leader {
+		s.addrs[m.Region] = m.APIAddr
+	}
+}
+
+// updateRegionsLocked refreshes every region seen now or before, in name
+// order, and returns the health changes of the other regions. A region
+// known but not seen now counts no member.
+func (d *GossipDirectory) updateRegionsLocked(s sighting, now time.Time) []policy.Transition {
+	for name := range d.known {
+		if _, ok := s.counts[name]; !ok {
+			s.counts[name] = &memberCount{}
+		}
+	}
+	var transitions []policy.Transition
+	for _, name := range sortedKeys(s.counts) {
+		r := d.known[name]
+		r.Members = s.seen[name]
+		if name == d.cfg.Region {
+			r.LastSeen = now
+			d.known[name] = r
+			continue
+		}
+		c := s.counts[name]
+		transitions = append(transitions, d.tracker.Observe(name, c.reachable, c.total, now)...)
+		r.Name = name
+		if c.reachable > 0 {
+			r.LastSeen = now
+		}
+		if a := s.addrs[name]; a != "" {
+			r.Addr = a
+		}
+		h, _ := d.tracker.Health(name)
+		r.Health = h.String()
+		d.known[name] = r
+	}
+	return transitions
 }
 
 // regionMember is a gossip member as the region list shows it, with

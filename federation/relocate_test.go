@@ -357,3 +357,90 @@ func TestNewestReplicas(t *testing.T) {
 		t.Errorf("newest copy %v: want b's with a's failover policy", got[0])
 	}
 }
+
+// A job's relocation is recorded in every copy of its replica that lacks
+// it: this region's, and other holders' without a relocation.
+func TestLackingRelocation(t *testing.T) {
+	held := func(holder, job, relocated string) heldReplica {
+		return heldReplica{holder: holder, rep: &pb.Replica{RelocatedRegion: relocated, Job: &pb.Job{Id: job}}}
+	}
+	for _, tc := range []struct {
+		name string
+		held []heldReplica
+		want map[string][]string
+	}{
+		{"this region's copy only", []heldReplica{held("b", "j", "")}, map[string][]string{"j": {"b"}}},
+		{"every holder without it", []heldReplica{held("a", "j", ""), held("d", "j", "")}, map[string][]string{"j": {"b", "a", "d"}}},
+		{"not the holders that have it", []heldReplica{held("a", "j", "d"), held("b", "j", "d"), held("c", "k", "")},
+			map[string][]string{"j": {}, "k": {"b", "c"}}},
+	} {
+		got := lackingRelocation("b", tc.held)
+		if len(got) != len(tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+		for job, want := range tc.want {
+			if !slices.Equal(got[job], want) {
+				t.Errorf("%s: job %s lacks in %v, want %v", tc.name, job, got[job], want)
+			}
+		}
+	}
+}
+
+// A relocated job runs its remaining instances in its target, labelled
+// with where it came from; max_running and gangs fit the remaining count.
+func TestRelocatedSpec(t *testing.T) {
+	replica := func(spec *pb.JobSpec, succeeded ...uint32) *pb.Replica {
+		return &pb.Replica{Job: &pb.Job{Id: "j1", Spec: spec}, Succeeded: succeeded}
+	}
+	for _, tc := range []struct {
+		name                        string
+		rep                         *pb.Replica
+		remaining                   uint32
+		instances, maxRunning, gang uint32
+		overrides                   string // the first override's instances
+	}{
+		{"remaining instances", replica(&pb.JobSpec{Instances: 4, MaxRunning: 2}, 0), 3, 3, 2, 0, ""},
+		{"max_running capped", replica(&pb.JobSpec{Instances: 4, MaxRunning: 4}, 0, 1), 2, 2, 2, 0, ""},
+		{"whole gangs kept", replica(&pb.JobSpec{Instances: 4, GangSize: 2}, 0, 1), 2, 2, 0, 2, ""},
+		{"a partial gang given up", replica(&pb.JobSpec{Instances: 4, GangSize: 2}, 0), 3, 3, 0, 0, ""},
+		{"a daemon takes no count", replica(&pb.JobSpec{Type: pb.JobType_JOB_TYPE_DAEMON, MaxRunning: 1}), 1, 0, 0, 0, ""},
+		{"overrides renumbered", replica(&pb.JobSpec{Instances: 3, Overrides: []*pb.InstanceOverride{{Instances: "1-2"}}}, 0), 2, 2, 0, 0, "0-1"},
+	} {
+		ns, err := relocatedSpec(tc.rep, "c", "d", "b", tc.remaining)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if ns.GetRegion() != "d" || ns.GetInstances() != tc.instances || ns.GetMaxRunning() != tc.maxRunning || ns.GetGangSize() != tc.gang {
+			t.Errorf("%s: region %s instances %d max_running %d gang %d, want d %d %d %d", tc.name,
+				ns.GetRegion(), ns.GetInstances(), ns.GetMaxRunning(), ns.GetGangSize(), tc.instances, tc.maxRunning, tc.gang)
+		}
+		if tc.overrides != "" && (len(ns.GetOverrides()) == 0 || ns.GetOverrides()[0].GetInstances() != tc.overrides) {
+			t.Errorf("%s: overrides %v, want the first for %s", tc.name, ns.GetOverrides(), tc.overrides)
+		}
+		if ns.GetLabels()[LabelRelocatedFrom] != "j1@c" || ns.GetLabels()[LabelRelocatedBy] != "b" {
+			t.Errorf("%s: labels %v", tc.name, ns.GetLabels())
+		}
+		if tc.rep.GetJob().GetSpec().GetRegion() != "" || tc.rep.GetJob().GetSpec().GetLabels() != nil {
+			t.Errorf("%s: the replica's spec was changed", tc.name)
+		}
+	}
+	bad := replica(&pb.JobSpec{Instances: 2, Overrides: []*pb.InstanceOverride{{Instances: "x"}}})
+	if _, err := relocatedSpec(bad, "c", "d", "b", 2); err == nil {
+		t.Error("a bad override range was carried over")
+	}
+}
+
+func TestOthersByHealth(t *testing.T) {
+	regions := []Region{{Name: "a", Health: "alive"}, {Name: "b", Health: "failed"}, {Name: "c", Health: "suspect"}, {Name: "d", Health: "alive"}, {Name: "e", Health: "failed"}}
+	alive, failed := othersByHealth("a", regions)
+	names := func(rs []Region) (out []string) {
+		for _, r := range rs {
+			out = append(out, r.Name)
+		}
+		return out
+	}
+	if !slices.Equal(names(alive), []string{"d"}) || !slices.Equal(names(failed), []string{"b", "e"}) {
+		t.Errorf("alive %v failed %v, want [d] and [b e]", names(alive), names(failed))
+	}
+}

@@ -1,6 +1,7 @@
 package mesos
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -128,10 +129,44 @@ type Config struct {
 	Logger               *slog.Logger
 }
 
+// validate checks the config and fills in the defaults of zero values,
+// in the order of the fields it reports on first.
 func (c *Config) validate() error {
 	if c.Cluster == "" || strings.Contains(c.Cluster, "/") {
 		return fmt.Errorf("%w: Cluster %q must be non-empty and hold no '/'", ErrInvalidConfig, c.Cluster)
 	}
+	if err := c.masterURLs(); err != nil {
+		return err
+	}
+	if err := c.durations(); err != nil {
+		return err
+	}
+	if c.HeartbeatMisses < 0 || c.CallWorkers < 0 {
+		return fmt.Errorf("%w: HeartbeatMisses and CallWorkers must not be negative", ErrInvalidConfig)
+	}
+	c.HeartbeatMisses = cmp.Or(c.HeartbeatMisses, DefaultHeartbeatMisses)
+	c.CallWorkers = cmp.Or(c.CallWorkers, DefaultCallWorkers)
+	c.FrameworkName = cmp.Or(c.FrameworkName, DefaultFrameworkName)
+	c.Role = cmp.Or(c.Role, DefaultRole)
+	if strings.ContainsAny(c.Role, " /\\\t\n") || c.Role == "." || c.Role == ".." {
+		return fmt.Errorf("%w: Role %q is not a valid Mesos role", ErrInvalidConfig, c.Role)
+	}
+	c.User = cmp.Or(c.User, DefaultUser)
+	if c.FrameworkIDs == nil {
+		c.FrameworkIDs = &MemoryFrameworkIDStore{}
+	}
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// masterURLs checks that there is a master and that each is an http(s)
+// URL, and gives one without a path the scheduler API's.
+func (c *Config) masterURLs() error {
 	if len(c.Masters) == 0 {
 		return fmt.Errorf("%w: Masters: at least one master URL is needed", ErrInvalidConfig)
 	}
@@ -145,6 +180,12 @@ func (c *Config) validate() error {
 		}
 		c.Masters[i] = u.String()
 	}
+	return nil
+}
+
+// durations refuses negative durations, gives zero ones their defaults
+// and checks that the backoff's bounds are in order.
+func (c *Config) durations() error {
 	durations := []struct {
 		name string
 		v    *time.Duration
@@ -164,42 +205,10 @@ func (c *Config) validate() error {
 		if *d.v < 0 {
 			return fmt.Errorf("%w: %s %v is negative", ErrInvalidConfig, d.name, *d.v)
 		}
-		if *d.v == 0 {
-			*d.v = d.def
-		}
+		*d.v = cmp.Or(*d.v, d.def)
 	}
 	if c.MaxBackoff < c.MinBackoff {
 		return fmt.Errorf("%w: MaxBackoff %v is below MinBackoff %v", ErrInvalidConfig, c.MaxBackoff, c.MinBackoff)
-	}
-	if c.HeartbeatMisses < 0 || c.CallWorkers < 0 {
-		return fmt.Errorf("%w: HeartbeatMisses and CallWorkers must not be negative", ErrInvalidConfig)
-	}
-	if c.HeartbeatMisses == 0 {
-		c.HeartbeatMisses = DefaultHeartbeatMisses
-	}
-	if c.CallWorkers == 0 {
-		c.CallWorkers = DefaultCallWorkers
-	}
-	if c.FrameworkName == "" {
-		c.FrameworkName = DefaultFrameworkName
-	}
-	if c.Role == "" {
-		c.Role = DefaultRole
-	}
-	if strings.ContainsAny(c.Role, " /\\\t\n") || c.Role == "." || c.Role == ".." {
-		return fmt.Errorf("%w: Role %q is not a valid Mesos role", ErrInvalidConfig, c.Role)
-	}
-	if c.User == "" {
-		c.User = DefaultUser
-	}
-	if c.FrameworkIDs == nil {
-		c.FrameworkIDs = &MemoryFrameworkIDStore{}
-	}
-	if c.Clock == nil {
-		c.Clock = clock.Real{}
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return nil
 }

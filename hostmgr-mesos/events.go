@@ -27,12 +27,7 @@ func (p *Plugin) handle(ctx context.Context, c *conn, ev *scheduler.Event) error
 		}
 	case scheduler.Event_RESCIND:
 		if ev.Rescind != nil {
-			p.mu.Lock()
-			if o := p.offers[ev.Rescind.OfferID.Value]; o != nil {
-				delete(p.offers, o.id)
-				delete(o.agent.offers, o.id)
-			}
-			p.mu.Unlock()
+			p.rescinded(ev.Rescind.OfferID.Value)
 		}
 	case scheduler.Event_UPDATE:
 		if ev.Update != nil {
@@ -51,24 +46,35 @@ func (p *Plugin) handle(ctx context.Context, c *conn, ev *scheduler.Event) error
 			p.rescindInverse(ev.RescindInverseOffer.InverseOfferID.Value)
 		}
 	case scheduler.Event_ERROR:
-		msg := ""
-		if ev.Error != nil {
-			msg = ev.Error.Message
-		}
-		if strings.Contains(strings.ToLower(msg), "removed") {
-			// The master will never take this framework id again: the next
-			// subscription starts a new framework.
-			p.log.Error("framework removed by the master; subscribing as a new framework", "message", msg)
-			p.mu.Lock()
-			p.frameworkID = ""
-			p.mu.Unlock()
-			if err := p.cfg.FrameworkIDs.SaveFrameworkID(ctx, ""); err != nil {
-				p.log.Warn("forgetting the framework id", "err", err)
-			}
-		}
-		return fmt.Errorf("%w: %s", ErrMasterError, msg)
+		return p.masterError(ctx, ev.Error.GetMessage())
 	}
 	return nil
+}
+
+// rescinded forgets an offer the master took back.
+func (p *Plugin) rescinded(offerID string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if o := p.offers[offerID]; o != nil {
+		delete(p.offers, o.id)
+		delete(o.agent.offers, o.id)
+	}
+}
+
+// masterError ends the subscription for an ERROR event. When the master
+// removed the framework, it forgets the framework id: the master will
+// never take it again, so the next subscription starts a new framework.
+func (p *Plugin) masterError(ctx context.Context, msg string) error {
+	if strings.Contains(strings.ToLower(msg), "removed") {
+		p.log.Error("framework removed by the master; subscribing as a new framework", "message", msg)
+		p.mu.Lock()
+		p.frameworkID = ""
+		p.mu.Unlock()
+		if err := p.cfg.FrameworkIDs.SaveFrameworkID(ctx, ""); err != nil {
+			p.log.Warn("forgetting the framework id", "err", err)
+		}
+	}
+	return fmt.Errorf("%w: %s", ErrMasterError, msg)
 }
 
 // subscribed records the framework id, reconciles every live run and
@@ -188,10 +194,7 @@ func (p *Plugin) agentLocked(id, hostname string, attrs []mesoslib.Attribute) *a
 // running is killed instead.
 func (p *Plugin) updated(ctx context.Context, st *mesoslib.TaskStatus, now time.Time) {
 	run := model.RunID(st.TaskID.Value)
-	agentID := ""
-	if st.AgentID != nil {
-		agentID = st.AgentID.Value
-	}
+	agentID := st.GetAgentID().GetValue()
 	if st.GetState() == mesoslib.TASK_UNREACHABLE {
 		p.mu.Lock()
 		p.unreachableLocked(run, agentID, now)
@@ -207,63 +210,84 @@ func (p *Plugin) updated(ctx context.Context, st *mesoslib.TaskStatus, now time.
 		p.wake()
 		return
 	}
-	state, forward := convertState(st.GetState())
 	p.mu.Lock()
 	c := p.conn
-	r := p.runs[run]
-	if r == nil && forward && !state.IsTerminal() {
-		r = &runState{agentID: agentID}
-		if a := p.agents[agentID]; a != nil {
-			r.host = a.host
-		}
-		p.runs[run] = r
-	}
-	var host model.HostID
-	if r != nil {
-		host = r.host
-		if r.agentID == "" {
-			r.agentID = agentID
-		}
-	} else if a := p.agents[agentID]; a != nil {
-		host = a.host
-	}
-	resurrected := false
-	if forward {
-		switch {
-		case state.IsTerminal():
-			if r != nil {
-				p.endRunLocked(r, now)
-				r.unreachableSince = time.Time{}
-				if st.GetState() == mesoslib.TASK_ERROR {
-					p.forgetCreatedLocked(r)
-				}
-			}
-		case r.ended:
-			resurrected = true
-		default:
-			r.unreachableSince = time.Time{} // heard of again
-		}
-		if !resurrected {
-			reason, msg, code := statusDetails(st, state)
-			if state == model.TaskKilled && st.Healthy != nil && !*st.Healthy && (r == nil || !r.killRequested) {
-				// The executor killed it for failing its health check.
-				state, reason = model.TaskFailed, model.ReasonUnhealthy
-			}
-			ts := p.status(run, host, state, reason, msg, statusTime(st, now))
-			ts.ExitCode = code
-			if state == model.TaskRunning && r != nil {
-				r.verdicts(st)
-				ts.Health, ts.Ready = r.health, r.ready
-			}
-			p.reportLocked(ts)
-		}
-	}
+	resurrected := p.applyStatusLocked(run, agentID, st, now)
 	p.mu.Unlock()
 	if resurrected {
 		p.log.Warn("run reported running after it ended; killing it", "run", run, "agent", agentID)
 		p.spawn(nil, func() { p.sendKill(ctx, c, killRequest{run: run, agentID: agentID}) })
 	}
 	p.acknowledge(ctx, c, st, run, agentID)
+}
+
+// applyStatusLocked records a status of run and reports it to the shard.
+// It returns true, reporting nothing, when the run was reported ended and
+// Mesos says it is alive: the caller kills it.
+func (p *Plugin) applyStatusLocked(run model.RunID, agentID string, st *mesoslib.TaskStatus, now time.Time) (resurrected bool) {
+	state, forward := convertState(st.GetState())
+	r, host := p.runOfStatusLocked(run, agentID, forward && !state.IsTerminal())
+	if !forward {
+		return false
+	}
+	switch {
+	case state.IsTerminal():
+		if r != nil {
+			p.endRunLocked(r, now)
+			r.unreachableSince = time.Time{}
+			if st.GetState() == mesoslib.TASK_ERROR {
+				p.forgetCreatedLocked(r)
+			}
+		}
+	case r.ended:
+		return true
+	default:
+		r.unreachableSince = time.Time{} // heard of again
+	}
+	p.reportStatusLocked(run, host, r, st, state, now)
+	return false
+}
+
+// runOfStatusLocked returns the run a status is about, creating its record
+// when create is set and there is none, and the host it runs on: the
+// run's, or for a run without a record the agent's.
+func (p *Plugin) runOfStatusLocked(run model.RunID, agentID string, create bool) (*runState, model.HostID) {
+	r := p.runs[run]
+	if r == nil && create {
+		r = &runState{agentID: agentID}
+		if a := p.agents[agentID]; a != nil {
+			r.host = a.host
+		}
+		p.runs[run] = r
+	}
+	if r != nil {
+		if r.agentID == "" {
+			r.agentID = agentID
+		}
+		return r, r.host
+	}
+	if a := p.agents[agentID]; a != nil {
+		return nil, a.host
+	}
+	return nil, ""
+}
+
+// reportStatusLocked reports a status of run (r is nil for a run without
+// a record) to the shard. A kill the shard did not ask for after a failed
+// health check is reported as a failure for being unhealthy.
+func (p *Plugin) reportStatusLocked(run model.RunID, host model.HostID, r *runState, st *mesoslib.TaskStatus, state model.TaskState, now time.Time) {
+	reason, msg, code := statusDetails(st, state)
+	if state == model.TaskKilled && st.Healthy != nil && !*st.Healthy && (r == nil || !r.killRequested) {
+		// The executor killed it for failing its health check.
+		state, reason = model.TaskFailed, model.ReasonUnhealthy
+	}
+	ts := p.status(run, host, state, reason, msg, statusTime(st, now))
+	ts.ExitCode = code
+	if state == model.TaskRunning && r != nil {
+		r.verdicts(st)
+		ts.Health, ts.Ready = r.health, r.ready
+	}
+	p.reportLocked(ts)
 }
 
 // acknowledge acknowledges a status that carries a uuid.
@@ -277,6 +301,13 @@ func (p *Plugin) acknowledge(ctx context.Context, c *conn, st *mesoslib.TaskStat
 	p.kickDispatch()
 }
 
+// tickCalls are the calls a tick decided to send to the master.
+type tickCalls struct {
+	decline                     []mesoslib.OfferID
+	suppress, revive, reconcile bool
+	unreachable                 []scheduler.Call_Reconcile_Task
+}
+
 // tick declines offers held too long, reports launches that waited too
 // long LOST, suppresses offers when nothing waits, revives when launches
 // wait without offers, and reconciles implicitly now and then.
@@ -284,6 +315,27 @@ func (p *Plugin) tick(ctx context.Context) {
 	now := p.clock.Now()
 	p.mu.Lock()
 	c := p.conn
+	var t tickCalls
+	t.decline = p.takeHeldTooLongLocked(now)
+	waiting := p.removalsWaitingLocked() || p.expireWaitingLocked(now)
+	if c != nil {
+		t.suppress = p.suppressLocked(now)
+		t.revive = p.reviveLocked(waiting, now)
+		t.reconcile = p.reconcileDueLocked(now)
+	}
+	p.sweepEndedLocked(now)
+	t.unreachable = p.expireUnreachableLocked(now)
+	p.expireInFlightLocked(now)
+	p.mu.Unlock()
+	if c == nil {
+		return
+	}
+	p.sendTickCalls(ctx, c, t)
+}
+
+// takeHeldTooLongLocked forgets the offers held OfferHold or longer and
+// returns their ids, to decline.
+func (p *Plugin) takeHeldTooLongLocked(now time.Time) []mesoslib.OfferID {
 	var decline []mesoslib.OfferID
 	for id, o := range p.offers {
 		if now.Sub(o.received) >= p.cfg.OfferHold {
@@ -293,53 +345,71 @@ func (p *Plugin) tick(ctx context.Context) {
 			o.agent.declinedAt = now
 		}
 	}
-	waiting := p.removalsWaitingLocked() || p.expireWaitingLocked(now)
-	suppress := c != nil && !p.suppressed && len(p.waiting) == 0 && len(p.offers) == 0 && now.Sub(p.lastDemand) >= p.cfg.OfferHold &&
-		!p.removalsPendingLocked() && !p.maintenanceLocked()
-	if suppress {
-		p.suppressed = true
+	return decline
+}
+
+// suppressLocked decides to suppress offers, when they are not suppressed
+// yet and nothing needs one: no launch waits, no offer is held, nothing
+// asked for one for OfferHold, and no volume removal or maintenance is
+// pending.
+func (p *Plugin) suppressLocked(now time.Time) bool {
+	if p.suppressed || len(p.waiting) > 0 || len(p.offers) > 0 || now.Sub(p.lastDemand) < p.cfg.OfferHold ||
+		p.removalsPendingLocked() || p.maintenanceLocked() {
+		return false
 	}
-	revive := c != nil && waiting && now.Sub(p.lastRevive) >= p.cfg.LaunchWait/4
-	if revive {
-		p.suppressed, p.lastRevive = false, now
+	p.suppressed = true
+	return true
+}
+
+// reviveLocked decides to revive offers when something waits for an
+// agent without offers, at most every LaunchWait/4.
+func (p *Plugin) reviveLocked(waiting bool, now time.Time) bool {
+	if !waiting || now.Sub(p.lastRevive) < p.cfg.LaunchWait/4 {
+		return false
 	}
-	reconcile := c != nil && now.Sub(p.lastRecon) >= p.cfg.ReconcileInterval
-	if reconcile {
-		p.lastRecon = now
+	p.suppressed, p.lastRevive = false, now
+	return true
+}
+
+// reconcileDueLocked decides on an implicit reconciliation every
+// ReconcileInterval.
+func (p *Plugin) reconcileDueLocked(now time.Time) bool {
+	if now.Sub(p.lastRecon) < p.cfg.ReconcileInterval {
+		return false
 	}
-	if now.Sub(p.lastSweep) >= endedRetention/60 {
-		p.lastSweep = now
-		for run, r := range p.runs {
-			if r.ended && now.Sub(r.endedAt) > endedRetention {
-				delete(p.runs, run)
-			}
-		}
-	}
-	unreachable := p.expireUnreachableLocked(now)
-	p.expireInFlightLocked(now)
-	p.mu.Unlock()
-	if c == nil {
+	p.lastRecon = now
+	return true
+}
+
+// sweepEndedLocked forgets, now and then, the runs ended longer than
+// endedRetention ago.
+func (p *Plugin) sweepEndedLocked(now time.Time) {
+	if now.Sub(p.lastSweep) < endedRetention/60 {
 		return
 	}
-	p.reconcileUnreachable(ctx, c, unreachable)
-	if len(decline) > 0 {
+	p.lastSweep = now
+	for run, r := range p.runs {
+		if r.ended && now.Sub(r.endedAt) > endedRetention {
+			delete(p.runs, run)
+		}
+	}
+}
+
+// sendTickCalls sends, each in the background, the calls a tick decided.
+func (p *Plugin) sendTickCalls(ctx context.Context, c *conn, t tickCalls) {
+	p.reconcileUnreachable(ctx, c, t.unreachable)
+	if len(t.decline) > 0 {
 		p.spawn(nil, func() {
-			call := calls.Decline(decline...).With(calls.RefuseSeconds(p.cfg.DeclineRefuse))
+			call := calls.Decline(t.decline...).With(calls.RefuseSeconds(p.cfg.DeclineRefuse))
 			if err := p.call(ctx, c, call); err != nil {
 				p.log.Warn("declining offers", "err", err)
 			}
 		})
 	}
-	p.simpleCall(ctx, c, suppress, calls.Suppress(), "suppressing offers")
-	p.simpleCall(ctx, c, revive, calls.Revive(), "reviving offers")
-	if reconcile {
-		p.spawn(nil, func() {
-			call := &scheduler.Call{Type: scheduler.Call_RECONCILE, Reconcile: &scheduler.Call_Reconcile{}}
-			if err := p.call(ctx, c, call); err != nil {
-				p.log.Warn("implicit reconcile failed", "err", err)
-			}
-		})
-	}
+	p.simpleCall(ctx, c, t.suppress, calls.Suppress(), "suppressing offers")
+	p.simpleCall(ctx, c, t.revive, calls.Revive(), "reviving offers")
+	reconcile := &scheduler.Call{Type: scheduler.Call_RECONCILE, Reconcile: &scheduler.Call_Reconcile{}}
+	p.simpleCall(ctx, c, t.reconcile, reconcile, "implicit reconcile failed")
 }
 
 // expireWaitingLocked reports launches that waited LaunchWait for an

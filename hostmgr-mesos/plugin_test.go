@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +30,51 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		if _, err := New(c.cfg); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("%s: err = %v, want ErrInvalidConfig", c.name, err)
 		}
+	}
+}
+
+// Each bad field is named in the error, the first in field order when
+// several are bad.
+func TestConfigErrorNamesTheField(t *testing.T) {
+	m := []string{"http://m:5050"}
+	cases := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"cluster before masters", Config{Cluster: "a/b"}, `Cluster "a/b"`},
+		{"no master", Config{Cluster: "dc1"}, "Masters: at least one"},
+		{"second master not a url", Config{Cluster: "dc1", Masters: []string{"http://m:5050", "ftp://m"}}, `Masters[1] "ftp://m"`},
+		{"first negative duration", Config{Cluster: "dc1", Masters: m, LaunchWait: -1, CallTimeout: -1}, "LaunchWait -1ns is negative"},
+		{"backoff bounds", Config{Cluster: "dc1", Masters: m, MinBackoff: time.Minute}, "MaxBackoff 15s is below MinBackoff 1m0s"},
+		{"negative workers", Config{Cluster: "dc1", Masters: m, CallWorkers: -1}, "CallWorkers must not be negative"},
+		{"dot role", Config{Cluster: "dc1", Masters: m, Role: ".."}, `Role ".."`},
+	}
+	for _, c := range cases {
+		err := c.cfg.validate()
+		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want ErrInvalidConfig naming %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	cfg := Config{Cluster: "dc1", Masters: []string{"http://m:5050", "https://n:5050/custom"}, OfferHold: time.Second}
+	if err := cfg.validate(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"http://m:5050/api/v1/scheduler", "https://n:5050/custom"}; !slices.Equal(cfg.Masters, want) {
+		t.Errorf("Masters = %v, want %v", cfg.Masters, want)
+	}
+	if cfg.OfferHold != time.Second || cfg.DeclineRefuse != DefaultDeclineRefuse || cfg.MaxBackoff != DefaultMaxBackoff {
+		t.Errorf("durations: hold %v refuse %v max backoff %v", cfg.OfferHold, cfg.DeclineRefuse, cfg.MaxBackoff)
+	}
+	if cfg.HeartbeatMisses != DefaultHeartbeatMisses || cfg.CallWorkers != DefaultCallWorkers ||
+		cfg.FrameworkName != DefaultFrameworkName || cfg.Role != DefaultRole || cfg.User != DefaultUser {
+		t.Errorf("defaults not filled: %+v", cfg)
+	}
+	if cfg.FrameworkIDs == nil || cfg.Clock == nil || cfg.Logger == nil {
+		t.Errorf("FrameworkIDs, Clock or Logger left nil")
 	}
 }
 

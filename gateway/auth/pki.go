@@ -46,7 +46,7 @@ type LabPKI struct {
 }
 
 // Init makes a CA (<dir>/ca.crt, ca.key) and the certificates, refusing to
-// overwrite a CA already there.
+// overwrite a CA already there. It returns the files it wrote.
 func (l LabPKI) Init() ([]string, error) {
 	if l.Validity == 0 {
 		l.Validity = 365 * 24 * time.Hour
@@ -58,11 +58,53 @@ func (l LabPKI) Init() ([]string, error) {
 	if _, err := os.Stat(caPath); err == nil {
 		return nil, fmt.Errorf("%s exists: remove it or choose another --dir", caPath)
 	}
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	is, err := l.newIssuer()
 	if err != nil {
 		return nil, err
 	}
-	caTmpl := &x509.Certificate{
+	for _, r := range l.Regions {
+		if r == "" || r == "ca" {
+			return nil, fmt.Errorf("region name %q cannot name a certificate", r)
+		}
+		if err := is.issue(r, RegionUnit, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, l.regionHosts(r)); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range l.Clients {
+		if c == "" || c == "ca" || slices.Contains(l.Regions, c) {
+			return nil, fmt.Errorf("client name %q cannot name a certificate (empty, ca, or a region's)", c)
+		}
+		if err := is.issue(c, UserUnit, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, nil); err != nil {
+			return nil, err
+		}
+	}
+	return is.written, nil
+}
+
+// regionHosts are the names and addresses a region's certificate is valid
+// for: the region's name, the lab's hosts and this machine's loopback.
+func (l LabPKI) regionHosts(region string) []string {
+	hosts := append([]string{"localhost", "127.0.0.1", "::1", region}, l.Hosts...)
+	slices.Sort(hosts)
+	return slices.Compact(hosts)
+}
+
+// labIssuer is the lab's CA, issuing certificates into the lab's
+// directory.
+type labIssuer struct {
+	l       LabPKI
+	ca      *x509.Certificate
+	key     *ecdsa.PrivateKey
+	written []string // the files written so far
+}
+
+// newIssuer makes the CA and writes its certificate and key.
+func (l LabPKI) newIssuer() (*labIssuer, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
 		SerialNumber:          serial(),
 		Subject:               pkix.Name{CommonName: "peloton lab CA", Organization: []string{"peloton"}},
 		NotBefore:             l.Now.Add(-time.Hour),
@@ -72,77 +114,64 @@ func (l LabPKI) Init() ([]string, error) {
 		IsCA:                  true,
 		MaxPathLenZero:        true,
 	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		return nil, err
 	}
-	ca, _ := x509.ParseCertificate(caDER)
-	var written []string
-	write := func(name string, der []byte, key *ecdsa.PrivateKey) error {
-		crt := filepath.Join(l.Dir, name+".crt")
-		if err := os.WriteFile(crt, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
-			return err
-		}
-		kb, err := x509.MarshalECPrivateKey(key)
-		if err != nil {
-			return err
-		}
-		kp := filepath.Join(l.Dir, name+".key")
-		if err := os.WriteFile(kp, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
-			return err
-		}
-		written = append(written, crt, kp)
-		return nil
-	}
-	if err := write("ca", caDER, caKey); err != nil {
+	ca, _ := x509.ParseCertificate(der)
+	is := &labIssuer{l: l, ca: ca, key: key}
+	if err := is.write("ca", der, key); err != nil {
 		return nil, err
 	}
-	leaf := func(name, unit string, usage []x509.ExtKeyUsage, hosts []string) error {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			return err
-		}
-		tmpl := &x509.Certificate{
-			SerialNumber: serial(),
-			Subject:      pkix.Name{CommonName: name, OrganizationalUnit: []string{unit}, Organization: []string{"peloton"}},
-			NotBefore:    l.Now.Add(-time.Hour),
-			NotAfter:     l.Now.Add(l.Validity),
-			KeyUsage:     x509.KeyUsageDigitalSignature,
-			ExtKeyUsage:  usage,
-		}
-		for _, h := range hosts {
-			if ip := net.ParseIP(h); ip != nil {
-				tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-			} else {
-				tmpl.DNSNames = append(tmpl.DNSNames, h)
-			}
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			return err
-		}
-		return write(name, der, key)
+	return is, nil
+}
+
+// issue makes and writes the certificate of name, in unit, for usage, valid
+// for hosts (DNS names or IP addresses).
+func (is *labIssuer) issue(name, unit string, usage []x509.ExtKeyUsage, hosts []string) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
 	}
-	for _, r := range l.Regions {
-		if r == "" || r == "ca" {
-			return nil, fmt.Errorf("region name %q cannot name a certificate", r)
-		}
-		hosts := append([]string{"localhost", "127.0.0.1", "::1", r}, l.Hosts...)
-		slices.Sort(hosts)
-		hosts = slices.Compact(hosts)
-		if err := leaf(r, RegionUnit, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, hosts); err != nil {
-			return nil, err
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: name, OrganizationalUnit: []string{unit}, Organization: []string{"peloton"}},
+		NotBefore:    is.l.Now.Add(-time.Hour),
+		NotAfter:     is.l.Now.Add(is.l.Validity),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  usage,
+	}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
 		}
 	}
-	for _, c := range l.Clients {
-		if c == "" || c == "ca" || slices.Contains(l.Regions, c) {
-			return nil, fmt.Errorf("client name %q cannot name a certificate (empty, ca, or a region's)", c)
-		}
-		if err := leaf(c, UserUnit, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, nil); err != nil {
-			return nil, err
-		}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, is.ca, &key.PublicKey, is.key)
+	if err != nil {
+		return err
 	}
-	return written, nil
+	return is.write(name, der, key)
+}
+
+// write writes <dir>/<name>.crt and its key, <name>.key, readable by its
+// owner only.
+func (is *labIssuer) write(name string, der []byte, key *ecdsa.PrivateKey) error {
+	crt := filepath.Join(is.l.Dir, name+".crt")
+	if err := os.WriteFile(crt, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		return err
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return err
+	}
+	kp := filepath.Join(is.l.Dir, name+".key")
+	if err := os.WriteFile(kp, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		return err
+	}
+	is.written = append(is.written, crt, kp)
+	return nil
 }
 
 func serial() *big.Int {

@@ -49,23 +49,35 @@ func containsAll(pool, want mesos.Resources) bool {
 // one nothing, and a later LAUNCH that counted on it fails TASK_ERROR.
 // What the operations leave unused goes back to the agent.
 func (m *Master) accept(fw *framework, acc *scheduler.Call_Accept, now time.Time) {
+	offers, invalid := m.takeOffers(fw, acc.OfferIDs)
+	if invalid != "" {
+		m.refuseOperations(fw, acc.Operations, invalid)
+		return
+	}
+	a := offers[0].agent
+	pool := m.poolOf(fw, offers)
+	for i := range acc.Operations {
+		m.operate(fw, a, pool, &acc.Operations[i], now)
+	}
+	a.extra.Add(unallocated(pool.extra)...)
+	if refuse := refuseFor(acc.Filters); refuse > 0 && (pool.unres.offerable() || hasReserved(pool.extra)) {
+		fw.filters[a.spec.ID] = now.Add(refuse)
+	}
+}
+
+// takeOffers recovers the framework's offers among ids, returning them,
+// and says why the offers are invalid (the last reason found), or "".
+func (m *Master) takeOffers(fw *framework, ids []mesos.OfferID) ([]*offer, string) {
 	var offers []*offer
 	invalid := ""
-	seen := map[string]bool{}
-	if len(acc.OfferIDs) == 0 {
+	if len(ids) == 0 {
 		invalid = "No offers specified"
 	}
-	for _, id := range acc.OfferIDs {
+	seen := map[string]bool{}
+	for _, id := range ids {
 		o := m.offers[id.Value]
-		switch {
-		case seen[id.Value]:
-			invalid = "Duplicate offer " + id.Value + " in the same call"
-		case o == nil:
-			invalid = "Offer " + id.Value + " is no longer valid"
-		case o.fw != fw:
-			invalid = "Offer " + id.Value + " is not for framework " + fw.id
-		case len(offers) > 0 && o.agent != offers[0].agent:
-			invalid = "Aggregated offers must belong to one single agent"
+		if msg := offerProblem(fw, id.Value, o, seen, offers); msg != "" {
+			invalid = msg
 		}
 		seen[id.Value] = true
 		if o != nil && o.fw == fw && m.offers[id.Value] != nil {
@@ -73,64 +85,91 @@ func (m *Master) accept(fw *framework, acc *scheduler.Call_Accept, now time.Time
 			m.recover(o)
 		}
 	}
-	if invalid != "" {
-		state := mesos.TASK_LOST
-		if fw.partition {
-			state = mesos.TASK_DROPPED
-		}
-		reason := mesos.REASON_INVALID_OFFERS
-		for _, op := range acc.Operations {
-			for _, ti := range launchedTasks(&op) {
-				m.masterUpdate(fw, ti.TaskID.Value, ti.AgentID.Value, state, &reason, "Task launched with invalid offers: "+invalid)
-			}
-			m.operationStatus(fw, "", &op, mesos.OPERATION_DROPPED, "Operation with invalid offers: "+invalid)
-		}
-		return
+	return offers, invalid
+}
+
+// offerProblem says why offer id (o, nil when unknown) may not be accepted
+// by fw together with the offers taken so far, or "".
+func offerProblem(fw *framework, id string, o *offer, seen map[string]bool, taken []*offer) string {
+	switch {
+	case seen[id]:
+		return "Duplicate offer " + id + " in the same call"
+	case o == nil:
+		return "Offer " + id + " is no longer valid"
+	case o.fw != fw:
+		return "Offer " + id + " is not for framework " + fw.id
+	case len(taken) > 0 && o.agent != taken[0].agent:
+		return "Aggregated offers must belong to one single agent"
 	}
-	a := offers[0].agent
-	// The offers' resources went back to the agent in recover. Unreserved
-	// scalars are free there unless a task or a reservation takes them;
-	// extras are taken out while the operations apply.
+	return ""
+}
+
+// refuseOperations answers an ACCEPT with invalid offers: every task it
+// launches is TASK_DROPPED (TASK_LOST for a framework that is not
+// partition-aware) and every operation OPERATION_DROPPED.
+func (m *Master) refuseOperations(fw *framework, ops []mesos.Offer_Operation, invalid string) {
+	state := mesos.TASK_LOST
+	if fw.partition {
+		state = mesos.TASK_DROPPED
+	}
+	reason := mesos.REASON_INVALID_OFFERS
+	for _, op := range ops {
+		for _, ti := range launchedTasks(&op) {
+			m.masterUpdate(fw, ti.TaskID.Value, ti.AgentID.Value, state, &reason, "Task launched with invalid offers: "+invalid)
+		}
+		m.operationStatus(fw, "", &op, mesos.OPERATION_DROPPED, "Operation with invalid offers: "+invalid)
+	}
+}
+
+// poolOf returns what the accepted offers hold. The offers' resources
+// went back to the agent in recover: unreserved scalars are free there
+// unless a task or a reservation takes them; extras are taken out of the
+// agent while the operations apply.
+func (m *Master) poolOf(fw *framework, offers []*offer) *acceptPool {
 	pool := &acceptPool{}
 	for _, o := range offers {
 		pool.unres = pool.unres.add(o.sum)
 		pool.extra.Add(allocated(o.extra, fw)...)
 	}
-	a.extra.Subtract(unallocated(pool.extra)...)
-	for i := range acc.Operations {
-		op := &acc.Operations[i]
-		switch op.GetType() {
-		case mesos.Offer_Operation_LAUNCH:
-			if op.Launch == nil {
-				m.dropOperation(fw, a, op, "Expecting 'launch' to be present")
-				continue
-			}
-			for j := range op.Launch.TaskInfos {
-				ti := &op.Launch.TaskInfos[j]
-				if op.ID != nil {
-					reason := mesos.REASON_TASK_INVALID
-					m.masterUpdate(fw, ti.TaskID.Value, a.spec.ID, mesos.TASK_ERROR, &reason, "An operation id must not be set on LAUNCH")
-					continue
-				}
-				m.launch(fw, a, pool, ti, now)
-			}
-		case mesos.Offer_Operation_LAUNCH_GROUP:
-			m.launchGroup(fw, a, pool, op.LaunchGroup, now)
-		case mesos.Offer_Operation_RESERVE, mesos.Offer_Operation_UNRESERVE,
-			mesos.Offer_Operation_CREATE, mesos.Offer_Operation_DESTROY:
-			if msg := m.applyOperation(fw, a, pool, op); msg != "" {
-				m.dropOperation(fw, a, op, msg)
-				continue
-			}
-			m.stats.OperationsApplied++
-			m.operationStatus(fw, a.spec.ID, op, mesos.OPERATION_FINISHED, "")
-		default:
-			m.dropOperation(fw, a, op, fmt.Sprintf("Operation type %s is not supported by this emulator", op.GetType()))
+	offers[0].agent.extra.Subtract(unallocated(pool.extra)...)
+	return pool
+}
+
+// operate applies one operation of an ACCEPT to the pool.
+func (m *Master) operate(fw *framework, a *agent, pool *acceptPool, op *mesos.Offer_Operation, now time.Time) {
+	switch op.GetType() {
+	case mesos.Offer_Operation_LAUNCH:
+		m.launchOperation(fw, a, pool, op, now)
+	case mesos.Offer_Operation_LAUNCH_GROUP:
+		m.launchGroup(fw, a, pool, op.LaunchGroup, now)
+	case mesos.Offer_Operation_RESERVE, mesos.Offer_Operation_UNRESERVE,
+		mesos.Offer_Operation_CREATE, mesos.Offer_Operation_DESTROY:
+		if msg := m.applyOperation(fw, a, pool, op); msg != "" {
+			m.dropOperation(fw, a, op, msg)
+			return
 		}
+		m.stats.OperationsApplied++
+		m.operationStatus(fw, a.spec.ID, op, mesos.OPERATION_FINISHED, "")
+	default:
+		m.dropOperation(fw, a, op, fmt.Sprintf("Operation type %s is not supported by this emulator", op.GetType()))
 	}
-	a.extra.Add(unallocated(pool.extra)...)
-	if refuse := refuseFor(acc.Filters); refuse > 0 && (pool.unres.offerable() || hasReserved(pool.extra)) {
-		fw.filters[a.spec.ID] = now.Add(refuse)
+}
+
+// launchOperation launches the tasks of a LAUNCH one by one; the
+// operation must not have an id.
+func (m *Master) launchOperation(fw *framework, a *agent, pool *acceptPool, op *mesos.Offer_Operation, now time.Time) {
+	if op.Launch == nil {
+		m.dropOperation(fw, a, op, "Expecting 'launch' to be present")
+		return
+	}
+	for j := range op.Launch.TaskInfos {
+		ti := &op.Launch.TaskInfos[j]
+		if op.ID != nil {
+			reason := mesos.REASON_TASK_INVALID
+			m.masterUpdate(fw, ti.TaskID.Value, a.spec.ID, mesos.TASK_ERROR, &reason, "An operation id must not be set on LAUNCH")
+			continue
+		}
+		m.launch(fw, a, pool, ti, now)
 	}
 }
 

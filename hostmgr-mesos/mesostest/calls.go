@@ -15,56 +15,66 @@ func (m *Master) handleCall(call *scheduler.Call, streamID string) (int, string)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.stats.Calls[call.Type.String()]++
+	fw, code, msg := m.caller(call, streamID)
+	if fw == nil {
+		return code, msg
+	}
+	if field, ok := callFields[call.Type]; ok && !field.present(call) {
+		return http.StatusBadRequest, "Expecting '" + field.name + "' to be present"
+	}
+	return m.carryOut(fw, call, m.clock.Now())
+}
+
+// caller returns the framework a call comes from, or nil with the HTTP
+// status and message the master answers a call with when the framework
+// is not given, not known, not subscribed or not on the stream it names.
+func (m *Master) caller(call *scheduler.Call, streamID string) (*framework, int, string) {
 	if call.FrameworkID == nil || call.FrameworkID.Value == "" {
-		return http.StatusBadRequest, "Expecting 'framework_id' to be present"
+		return nil, http.StatusBadRequest, "Expecting 'framework_id' to be present"
 	}
 	fw := m.frameworks[call.FrameworkID.Value]
-	if fw == nil {
-		return http.StatusForbidden, "Framework cannot be found"
+	switch {
+	case fw == nil:
+		return nil, http.StatusForbidden, "Framework cannot be found"
+	case fw.sub == nil:
+		return nil, http.StatusForbidden, "Framework is not subscribed"
+	case streamID == "":
+		return nil, http.StatusBadRequest, "All non-subscribe calls should include the 'Mesos-Stream-Id' header"
+	case streamID != fw.sub.streamID:
+		return nil, http.StatusBadRequest, fmt.Sprintf("The stream ID '%s' included in this request didn't match the stream ID currently associated with framework ID %s", streamID, fw.id)
 	}
-	if fw.sub == nil {
-		return http.StatusForbidden, "Framework is not subscribed"
-	}
-	if streamID == "" {
-		return http.StatusBadRequest, "All non-subscribe calls should include the 'Mesos-Stream-Id' header"
-	}
-	if streamID != fw.sub.streamID {
-		return http.StatusBadRequest, fmt.Sprintf("The stream ID '%s' included in this request didn't match the stream ID currently associated with framework ID %s", streamID, fw.id)
-	}
-	now := m.clock.Now()
+	return fw, 0, ""
+}
+
+// callFields names the field a call of each type must carry, as the
+// master names it when it is missing, and tells whether a call has it.
+var callFields = map[scheduler.Call_Type]struct {
+	name    string
+	present func(*scheduler.Call) bool
+}{
+	scheduler.Call_ACCEPT:                       {"accept", func(c *scheduler.Call) bool { return c.Accept != nil }},
+	scheduler.Call_DECLINE:                      {"decline", func(c *scheduler.Call) bool { return c.Decline != nil }},
+	scheduler.Call_ACCEPT_INVERSE_OFFERS:        {"accept_inverse_offers", func(c *scheduler.Call) bool { return c.AcceptInverseOffers != nil }},
+	scheduler.Call_DECLINE_INVERSE_OFFERS:       {"decline_inverse_offers", func(c *scheduler.Call) bool { return c.DeclineInverseOffers != nil }},
+	scheduler.Call_KILL:                         {"kill", func(c *scheduler.Call) bool { return c.Kill != nil }},
+	scheduler.Call_ACKNOWLEDGE:                  {"acknowledge", func(c *scheduler.Call) bool { return c.Acknowledge != nil }},
+	scheduler.Call_ACKNOWLEDGE_OPERATION_STATUS: {"acknowledge_operation_status", func(c *scheduler.Call) bool { return c.AcknowledgeOperationStatus != nil }},
+	scheduler.Call_RECONCILE:                    {"reconcile", func(c *scheduler.Call) bool { return c.Reconcile != nil }},
+}
+
+// carryOut carries out a call from a subscribed framework that has the
+// field of its type.
+func (m *Master) carryOut(fw *framework, call *scheduler.Call, now time.Time) (int, string) {
 	switch call.Type {
 	case scheduler.Call_TEARDOWN:
 		m.teardown(fw)
 	case scheduler.Call_ACCEPT:
-		if call.Accept == nil {
-			return http.StatusBadRequest, "Expecting 'accept' to be present"
-		}
 		m.accept(fw, call.Accept, now)
 	case scheduler.Call_DECLINE:
-		if call.Decline == nil {
-			return http.StatusBadRequest, "Expecting 'decline' to be present"
-		}
-		refuse := refuseFor(call.Decline.Filters)
-		for _, id := range call.Decline.OfferIDs {
-			o := m.offers[id.Value]
-			if o == nil || o.fw != fw {
-				continue
-			}
-			m.recover(o)
-			m.stats.OffersDecline++
-			if refuse > 0 {
-				fw.filters[o.agent.spec.ID] = now.Add(refuse)
-			}
-		}
+		m.decline(fw, call.Decline, now)
 	case scheduler.Call_ACCEPT_INVERSE_OFFERS:
-		if call.AcceptInverseOffers == nil {
-			return http.StatusBadRequest, "Expecting 'accept_inverse_offers' to be present"
-		}
 		m.answerInverseOffers(fw, call.AcceptInverseOffers.InverseOfferIDs, call.AcceptInverseOffers.Filters, "ACCEPTED", now)
 	case scheduler.Call_DECLINE_INVERSE_OFFERS:
-		if call.DeclineInverseOffers == nil {
-			return http.StatusBadRequest, "Expecting 'decline_inverse_offers' to be present"
-		}
 		m.answerInverseOffers(fw, call.DeclineInverseOffers.InverseOfferIDs, call.DeclineInverseOffers.Filters, "DECLINED", now)
 	case scheduler.Call_REVIVE:
 		fw.filters = map[string]time.Time{}
@@ -72,32 +82,12 @@ func (m *Master) handleCall(call *scheduler.Call, streamID string) (int, string)
 	case scheduler.Call_SUPPRESS:
 		fw.suppress = true
 	case scheduler.Call_KILL:
-		if call.Kill == nil {
-			return http.StatusBadRequest, "Expecting 'kill' to be present"
-		}
 		m.kill(fw, call.Kill, now)
 	case scheduler.Call_ACKNOWLEDGE:
-		ack := call.Acknowledge
-		if ack == nil {
-			return http.StatusBadRequest, "Expecting 'acknowledge' to be present"
-		}
-		if len(ack.UUID) != 16 {
-			return http.StatusBadRequest, "Failed to parse UUID: not 16 bytes"
-		}
-		m.acknowledge(fw, ack.TaskID.Value, ack.UUID)
+		return m.acknowledgeCall(fw, call.Acknowledge)
 	case scheduler.Call_ACKNOWLEDGE_OPERATION_STATUS:
-		ack := call.AcknowledgeOperationStatus
-		if ack == nil {
-			return http.StatusBadRequest, "Expecting 'acknowledge_operation_status' to be present"
-		}
-		if len(ack.UUID) != 16 || ack.OperationID.Value == "" {
-			return http.StatusBadRequest, "ACKNOWLEDGE_OPERATION_STATUS needs a 16-byte uuid and an operation id"
-		}
-		m.stats.OperationAcks++
+		return m.acknowledgeOperationCall(call.AcknowledgeOperationStatus)
 	case scheduler.Call_RECONCILE:
-		if call.Reconcile == nil {
-			return http.StatusBadRequest, "Expecting 'reconcile' to be present"
-		}
 		m.reconcile(fw, call.Reconcile.Tasks)
 	case scheduler.Call_SHUTDOWN, scheduler.Call_MESSAGE, scheduler.Call_REQUEST:
 		// Custom executors and allocator requests: nothing to emulate.
@@ -105,6 +95,40 @@ func (m *Master) handleCall(call *scheduler.Call, streamID string) (int, string)
 		return http.StatusBadRequest, fmt.Sprintf("Unsupported call type %s", call.Type)
 	}
 	return http.StatusAccepted, ""
+}
+
+func (m *Master) acknowledgeCall(fw *framework, ack *scheduler.Call_Acknowledge) (int, string) {
+	if len(ack.UUID) != 16 {
+		return http.StatusBadRequest, "Failed to parse UUID: not 16 bytes"
+	}
+	m.acknowledge(fw, ack.TaskID.Value, ack.UUID)
+	return http.StatusAccepted, ""
+}
+
+func (m *Master) acknowledgeOperationCall(ack *scheduler.Call_AcknowledgeOperationStatus) (int, string) {
+	if len(ack.UUID) != 16 || ack.OperationID.Value == "" {
+		return http.StatusBadRequest, "ACKNOWLEDGE_OPERATION_STATUS needs a 16-byte uuid and an operation id"
+	}
+	m.stats.OperationAcks++
+	return http.StatusAccepted, ""
+}
+
+// decline answers DECLINE: the framework's offers among those named go
+// back to their agents, which are filtered for the framework for the
+// refuse time.
+func (m *Master) decline(fw *framework, dec *scheduler.Call_Decline, now time.Time) {
+	refuse := refuseFor(dec.Filters)
+	for _, id := range dec.OfferIDs {
+		o := m.offers[id.Value]
+		if o == nil || o.fw != fw {
+			continue
+		}
+		m.recover(o)
+		m.stats.OffersDecline++
+		if refuse > 0 {
+			fw.filters[o.agent.spec.ID] = now.Add(refuse)
+		}
+	}
 }
 
 func refuseFor(f *mesos.Filters) time.Duration {

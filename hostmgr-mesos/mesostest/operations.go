@@ -256,46 +256,70 @@ func splitResources(rs []mesos.Resource, fw *framework) (resSum, mesos.Resources
 		if msg := checkAllocation(r, fw); msg != "" {
 			return s, nil, fmt.Errorf("%s", msg)
 		}
-		rev := r.Revocable != nil
 		if r.GetType() == mesos.SCALAR && r.IsUnreserved() && r.Disk == nil {
-			v := r.Scalar.GetValue()
-			if v <= 0 {
-				return s, nil, fmt.Errorf("resource %q has a non-positive value %v", r.Name, v)
-			}
-			cores, units := model.CoresToMilli(v), model.WholeUnits(v)
-			switch {
-			case r.Name == "cpus" && !rev:
-				s.cpus += cores
-			case r.Name == "mem" && !rev:
-				s.mem += units
-			case r.Name == "disk" && !rev:
-				s.disk += units
-			case r.Name == "gpus" && !rev:
-				s.gpus += units
-			case r.Name == "cpus" && rev:
-				s.rcpus += cores
-			case r.Name == "mem" && rev:
-				s.rmem += units
-			default:
-				return s, nil, fmt.Errorf("resource %q (revocable %v) is not offered by this cluster", r.Name, rev)
+			if err := s.addScalar(r); err != nil {
+				return s, nil, err
 			}
 			continue
 		}
-		switch {
-		case rev:
-			return s, nil, fmt.Errorf("revocable resource %q must be an unreserved scalar", r.Name)
-		case r.Name == "ports" && r.GetType() == mesos.RANGES && r.IsUnreserved():
-		case r.IsReserved(""):
-			if role := r.ReservationRole(); role != fw.role {
-				return s, nil, fmt.Errorf("resource %q is reserved for role %q, not the framework's role %q", r.Name, role, fw.role)
-			}
-			if _, ok := scalarSum(r); !ok || r.GetType() != mesos.SCALAR {
-				return s, nil, fmt.Errorf("reserved resource %q is not offered by this cluster", r.Name)
-			}
-		default:
-			return s, nil, fmt.Errorf("resource %q of type %s is not offered by this cluster", r.Name, r.GetType())
+		if err := checkOtherResource(r, fw); err != nil {
+			return s, nil, err
 		}
 		extra = append(extra, *r)
 	}
 	return s, extra, nil
+}
+
+// scalarKind is an unreserved scalar resource: its name and whether it is
+// revocable.
+type scalarKind struct {
+	name      string
+	revocable bool
+}
+
+// offeredScalars add an amount of each unreserved scalar the emulated
+// agents offer to a sum: cpus in millicores, the others in whole units.
+var offeredScalars = map[scalarKind]func(s *resSum, v float64){
+	{"cpus", false}: func(s *resSum, v float64) { s.cpus += model.CoresToMilli(v) },
+	{"mem", false}:  func(s *resSum, v float64) { s.mem += model.WholeUnits(v) },
+	{"disk", false}: func(s *resSum, v float64) { s.disk += model.WholeUnits(v) },
+	{"gpus", false}: func(s *resSum, v float64) { s.gpus += model.WholeUnits(v) },
+	{"cpus", true}:  func(s *resSum, v float64) { s.rcpus += model.CoresToMilli(v) },
+	{"mem", true}:   func(s *resSum, v float64) { s.rmem += model.WholeUnits(v) },
+}
+
+// addScalar adds an unreserved scalar to the sum, refusing one the
+// cluster does not offer or a non-positive amount.
+func (s *resSum) addScalar(r *mesos.Resource) error {
+	v := r.Scalar.GetValue()
+	if v <= 0 {
+		return fmt.Errorf("resource %q has a non-positive value %v", r.Name, v)
+	}
+	kind := scalarKind{r.Name, r.Revocable != nil}
+	add := offeredScalars[kind]
+	if add == nil {
+		return fmt.Errorf("resource %q (revocable %v) is not offered by this cluster", r.Name, kind.revocable)
+	}
+	add(s, v)
+	return nil
+}
+
+// checkOtherResource checks a resource other than an unreserved scalar:
+// unreserved port ranges, or a scalar reserved for the framework's role.
+func checkOtherResource(r *mesos.Resource, fw *framework) error {
+	switch {
+	case r.Revocable != nil:
+		return fmt.Errorf("revocable resource %q must be an unreserved scalar", r.Name)
+	case r.Name == "ports" && r.GetType() == mesos.RANGES && r.IsUnreserved():
+	case r.IsReserved(""):
+		if role := r.ReservationRole(); role != fw.role {
+			return fmt.Errorf("resource %q is reserved for role %q, not the framework's role %q", r.Name, role, fw.role)
+		}
+		if _, ok := scalarSum(r); !ok || r.GetType() != mesos.SCALAR {
+			return fmt.Errorf("reserved resource %q is not offered by this cluster", r.Name)
+		}
+	default:
+		return fmt.Errorf("resource %q of type %s is not offered by this cluster", r.Name, r.GetType())
+	}
+	return nil
 }

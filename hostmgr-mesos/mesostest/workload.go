@@ -13,43 +13,12 @@ import (
 // agents run the Mesos containerizer only, so a DOCKER container is
 // refused here rather than failing on the agent.
 func validateWorkload(ti *mesos.TaskInfo) string {
-	image := false
-	if c := ti.Container; c != nil {
-		switch c.GetType() {
-		case mesos.ContainerInfo_MESOS:
-		case mesos.ContainerInfo_DOCKER:
-			return "ContainerInfo type DOCKER: the agents of this cluster run the Mesos containerizer only"
-		default:
-			return "ContainerInfo: unknown type " + c.GetType().String()
-		}
-		if img := c.GetMesos().GetImage(); img != nil {
-			switch img.GetType() {
-			case mesos.Image_DOCKER:
-				if img.Docker == nil || img.Docker.Name == "" {
-					return "ContainerInfo: a DOCKER image needs 'docker.name'"
-				}
-			case mesos.Image_APPC:
-				if img.Appc == nil || img.Appc.Name == "" {
-					return "ContainerInfo: an APPC image needs 'appc.name'"
-				}
-			default:
-				return "ContainerInfo: unknown image type " + img.GetType().String()
-			}
-			image = true
-		}
-		for i, v := range c.Volumes {
-			if msg := validateContainerVolume(&v); msg != "" {
-				return fmt.Sprintf("ContainerInfo.volumes[%d]: %s", i, msg)
-			}
-		}
+	image, msg := validateContainer(ti.Container)
+	if msg != "" {
+		return msg
 	}
-	if cmd := ti.Command; cmd != nil {
-		switch {
-		case cmd.GetShell() && cmd.GetValue() == "":
-			return "CommandInfo: a shell command needs 'value'"
-		case !cmd.GetShell() && cmd.GetValue() == "" && !image:
-			return "CommandInfo: without 'value' the task runs its image's entrypoint, but it has no image"
-		}
+	if msg := validateCommand(ti.Command, image); msg != "" {
+		return msg
 	}
 	if hc := ti.HealthCheck; hc != nil {
 		if msg := validateHealthCheck(hc); msg != "" {
@@ -60,6 +29,64 @@ func validateWorkload(ti *mesos.TaskInfo) string {
 		if msg := validateCheck(ck); msg != "" {
 			return "CheckInfo: " + msg
 		}
+	}
+	return ""
+}
+
+// validateContainer checks a task's container, if it has one, and says
+// whether it has an image.
+func validateContainer(c *mesos.ContainerInfo) (image bool, msg string) {
+	if c == nil {
+		return false, ""
+	}
+	switch c.GetType() {
+	case mesos.ContainerInfo_MESOS:
+	case mesos.ContainerInfo_DOCKER:
+		return false, "ContainerInfo type DOCKER: the agents of this cluster run the Mesos containerizer only"
+	default:
+		return false, "ContainerInfo: unknown type " + c.GetType().String()
+	}
+	img := c.GetMesos().GetImage()
+	if msg := validateImage(img); msg != "" {
+		return false, msg
+	}
+	for i, v := range c.Volumes {
+		if msg := validateContainerVolume(&v); msg != "" {
+			return false, fmt.Sprintf("ContainerInfo.volumes[%d]: %s", i, msg)
+		}
+	}
+	return img != nil, ""
+}
+
+// validateImage checks a Mesos container's image, if it has one.
+func validateImage(img *mesos.Image) string {
+	if img == nil {
+		return ""
+	}
+	switch img.GetType() {
+	case mesos.Image_DOCKER:
+		if img.Docker == nil || img.Docker.Name == "" {
+			return "ContainerInfo: a DOCKER image needs 'docker.name'"
+		}
+	case mesos.Image_APPC:
+		if img.Appc == nil || img.Appc.Name == "" {
+			return "ContainerInfo: an APPC image needs 'appc.name'"
+		}
+	default:
+		return "ContainerInfo: unknown image type " + img.GetType().String()
+	}
+	return ""
+}
+
+// validateCommand checks a task's command, if it has one: a shell command
+// needs a value, and one without a value runs the image's entrypoint.
+func validateCommand(cmd *mesos.CommandInfo, image bool) string {
+	switch {
+	case cmd == nil:
+	case cmd.GetShell() && cmd.GetValue() == "":
+		return "CommandInfo: a shell command needs 'value'"
+	case !cmd.GetShell() && cmd.GetValue() == "" && !image:
+		return "CommandInfo: without 'value' the task runs its image's entrypoint, but it has no image"
 	}
 	return ""
 }

@@ -133,90 +133,125 @@ func (a axis) major(v float64) bool {
 // SVG renders the chart. Points that cannot sit on an axis (zero or less
 // on a log axis) are left out.
 func (c *Chart) SVG() []byte {
-	var xs, ys []float64
-	for _, s := range c.Series {
-		for i := range s.X {
-			// A point counts where it can be drawn on both axes.
-			if (c.LinearX || s.X[i] > 0) && (c.LinearY || s.Y[i] > 0) {
-				xs, ys = append(xs, s.X[i]), append(ys, s.Y[i])
-			}
-			for _, span := range spanAt(s.XSpan, i) {
-				xs = append(xs, span)
-			}
-			for _, span := range spanAt(s.YSpan, i) {
-				ys = append(ys, span)
-			}
-		}
-	}
-	xa, ya := newAxis(c.LinearX, xs), newAxis(c.LinearY, ys)
-	top := 40 + lineHeight*(len(c.Subtitle)+1)
-	plotWidth := chartWidth - marginLeft - marginRight
-	// Two legend columns, or one when a label would not fit in half the
-	// width.
-	legendColumns := 2
-	for _, s := range c.Series {
-		if len(s.Label) > legendLabelWidth {
-			legendColumns = 1
-		}
-	}
-	legendRows := (len(c.Series) + legendColumns - 1) / legendColumns
-	height := top + plotHeight + 60 + lineHeight*legendRows + 10
-	px := func(x float64) float64 { return marginLeft + xa.frac(x)*float64(plotWidth) }
-	py := func(y float64) float64 { return float64(top+plotHeight) - ya.frac(y)*plotHeight }
-
+	l := c.layout()
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="13">`+"\n",
-		chartWidth, height, chartWidth, height)
-	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="#ffffff"/>`+"\n", chartWidth, height)
+		chartWidth, l.height, chartWidth, l.height)
+	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="#ffffff"/>`+"\n", chartWidth, l.height)
 	text(&b, 20, 28, "start", `font-size="17" font-weight="bold"`, c.Title)
 	for i, line := range c.Subtitle {
 		text(&b, 20, float64(28+lineHeight*(i+1)+2), "start", `fill="#333333"`, line)
 	}
-
-	for _, x := range xa.ticks {
-		gx := px(x)
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s"/>`+"\n", gx, top, gx, top+plotHeight, gridColour(xa.major(x)))
-		text(&b, gx, float64(top+plotHeight+18), "middle", "", tickLabel(x))
-	}
-	for _, y := range ya.ticks {
-		gy := py(y)
-		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s"/>`+"\n", marginLeft, gy, marginLeft+plotWidth, gy, gridColour(ya.major(y)))
-		text(&b, marginLeft-8, gy+4, "end", "", tickLabel(y))
-	}
-	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#333333"/>`+"\n", marginLeft, top, plotWidth, plotHeight)
-	text(&b, float64(marginLeft+plotWidth/2), float64(top+plotHeight+40), "middle", `font-weight="bold"`, c.XLabel)
-	ylx, yly := 22.0, float64(top+plotHeight/2)
-	text(&b, ylx, yly, "middle", fmt.Sprintf(`font-weight="bold" transform="rotate(-90 %.0f %.0f)"`, ylx, yly), c.YLabel)
-
+	l.axes(&b, c.XLabel, c.YLabel)
 	for i, s := range c.Series {
-		colour := palette[i%len(palette)]
-		var pts []string
-		for j := range s.X {
-			if !xa.fits(s.X[j]) || !ya.fits(s.Y[j]) {
-				continue
-			}
-			x, y := px(s.X[j]), py(s.Y[j])
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x, y))
-			if span := spanAt(s.XSpan, j); len(span) == 2 && xa.fits(span[0]) && xa.fits(span[1]) {
-				whisker(&b, colour, px(span[0]), y, px(span[1]), y)
-			}
-			if span := spanAt(s.YSpan, j); len(span) == 2 && ya.fits(span[0]) && ya.fits(span[1]) {
-				whisker(&b, colour, x, py(span[0]), x, py(span[1]))
-			}
-		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", colour, strings.Join(pts, " "))
-		for _, p := range pts {
-			x, y, _ := strings.Cut(p, ",")
-			fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3.5" fill="%s"/>`+"\n", x, y, colour)
-		}
-		// Legend: under the axis label.
-		lx := float64(marginLeft + (i%legendColumns)*(plotWidth/2))
-		ly := float64(top + plotHeight + 62 + lineHeight*(i/legendColumns))
-		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="%s" stroke-width="3"/>`+"\n", lx, ly-4, lx+24, ly-4, colour)
-		text(&b, lx+30, ly, "start", "", s.Label)
+		l.series(&b, i, s)
 	}
 	b.WriteString("</svg>\n")
 	return b.Bytes()
+}
+
+// layout is where a chart's parts go.
+type layout struct {
+	x, y axis
+	// top is the plot's top edge, under the title and subtitle.
+	top, plotWidth, height int
+	// legendColumns is 2, or 1 when a label would not fit in half the
+	// width.
+	legendColumns int
+}
+
+func (c *Chart) layout() layout {
+	xs, ys := c.figures()
+	l := layout{x: newAxis(c.LinearX, xs), y: newAxis(c.LinearY, ys), top: 40 + lineHeight*(len(c.Subtitle)+1),
+		plotWidth: chartWidth - marginLeft - marginRight, legendColumns: 2}
+	for _, s := range c.Series {
+		if len(s.Label) > legendLabelWidth {
+			l.legendColumns = 1
+		}
+	}
+	legendRows := (len(c.Series) + l.legendColumns - 1) / l.legendColumns
+	l.height = l.top + plotHeight + 60 + lineHeight*legendRows + 10
+	return l
+}
+
+// figures are the figures the axes must show: the points that can be
+// drawn on both axes, and every span.
+func (c *Chart) figures() (xs, ys []float64) {
+	for _, s := range c.Series {
+		for i := range s.X {
+			if (c.LinearX || s.X[i] > 0) && (c.LinearY || s.Y[i] > 0) {
+				xs, ys = append(xs, s.X[i]), append(ys, s.Y[i])
+			}
+			xs = append(xs, spanAt(s.XSpan, i)...)
+			ys = append(ys, spanAt(s.YSpan, i)...)
+		}
+	}
+	return xs, ys
+}
+
+func (l layout) px(x float64) float64 { return marginLeft + l.x.frac(x)*float64(l.plotWidth) }
+
+func (l layout) py(y float64) float64 { return float64(l.top+plotHeight) - l.y.frac(y)*plotHeight }
+
+// axes draws the grid with its tick labels, the plot's frame and the axis
+// labels.
+func (l layout) axes(b *bytes.Buffer, xLabel, yLabel string) {
+	bottom := l.top + plotHeight
+	for _, x := range l.x.ticks {
+		gx := l.px(x)
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s"/>`+"\n", gx, l.top, gx, bottom, gridColour(l.x.major(x)))
+		text(b, gx, float64(bottom+18), "middle", "", tickLabel(x))
+	}
+	for _, y := range l.y.ticks {
+		gy := l.py(y)
+		fmt.Fprintf(b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s"/>`+"\n", marginLeft, gy, marginLeft+l.plotWidth, gy, gridColour(l.y.major(y)))
+		text(b, marginLeft-8, gy+4, "end", "", tickLabel(y))
+	}
+	fmt.Fprintf(b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#333333"/>`+"\n", marginLeft, l.top, l.plotWidth, plotHeight)
+	text(b, float64(marginLeft+l.plotWidth/2), float64(bottom+40), "middle", `font-weight="bold"`, xLabel)
+	ylx, yly := 22.0, float64(l.top+plotHeight/2)
+	text(b, ylx, yly, "middle", fmt.Sprintf(`font-weight="bold" transform="rotate(-90 %.0f %.0f)"`, ylx, yly), yLabel)
+}
+
+// series draws the i-th series: its whiskers, its line with a marker at
+// each point, and its legend entry under the axis label.
+func (l layout) series(b *bytes.Buffer, i int, s Series) {
+	colour := palette[i%len(palette)]
+	pts := l.points(b, colour, s)
+	fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", colour, strings.Join(pts, " "))
+	for _, p := range pts {
+		x, y, _ := strings.Cut(p, ",")
+		fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="3.5" fill="%s"/>`+"\n", x, y, colour)
+	}
+	lx := float64(marginLeft + (i%l.legendColumns)*(l.plotWidth/2))
+	ly := float64(l.top + plotHeight + 62 + lineHeight*(i/l.legendColumns))
+	fmt.Fprintf(b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="%s" stroke-width="3"/>`+"\n", lx, ly-4, lx+24, ly-4, colour)
+	text(b, lx+30, ly, "start", "", s.Label)
+}
+
+// points draws the whiskers of a series' points that fit on both axes
+// and returns those points in pixels, "x,y".
+func (l layout) points(b *bytes.Buffer, colour string, s Series) []string {
+	var pts []string
+	for j := range s.X {
+		if !l.x.fits(s.X[j]) || !l.y.fits(s.Y[j]) {
+			continue
+		}
+		x, y := l.px(s.X[j]), l.py(s.Y[j])
+		pts = append(pts, fmt.Sprintf("%.1f,%.1f", x, y))
+		if span := spanAt(s.XSpan, j); l.x.fitsSpan(span) {
+			whisker(b, colour, l.px(span[0]), y, l.px(span[1]), y)
+		}
+		if span := spanAt(s.YSpan, j); l.y.fitsSpan(span) {
+			whisker(b, colour, x, l.py(span[0]), x, l.py(span[1]))
+		}
+	}
+	return pts
+}
+
+// fitsSpan says whether both ends of a span (none: no) can be drawn.
+func (a axis) fitsSpan(span []float64) bool {
+	return len(span) == 2 && a.fits(span[0]) && a.fits(span[1])
 }
 
 // spanAt is point i's low and high figures, or none.

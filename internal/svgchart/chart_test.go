@@ -90,3 +90,39 @@ func TestNiceStep(t *testing.T) {
 		}
 	}
 }
+
+// The axes fit the points that can be drawn on both of them, and every
+// span; a long legend label takes a row of its own.
+func TestLayout(t *testing.T) {
+	nan := math.NaN()
+	cases := []struct {
+		name           string
+		chart          Chart
+		xs, ys         []float64
+		legendColumns  int
+		heightOverBase int // the legend's rows and the subtitle's lines
+	}{
+		{"log axes leave out zero and less", Chart{Series: []Series{{X: []float64{0, 1, 2}, Y: []float64{5, -1, 7}}}},
+			[]float64{2}, []float64{7}, 2, lineHeight},
+		{"a linear axis keeps them", Chart{LinearY: true, Series: []Series{{X: []float64{1, 2}, Y: []float64{-1, 0}}}},
+			[]float64{1, 2}, []float64{-1, 0}, 2, lineHeight},
+		{"spans count, NaN ones do not", Chart{Series: []Series{{X: []float64{1, 2}, Y: []float64{1, 2},
+			XSpan: [][2]float64{{0.5, 1.5}}, YSpan: [][2]float64{{nan, 3}, {1, 4}}}}},
+			[]float64{1, 0.5, 1.5, 2}, []float64{1, 2, 1, 4}, 2, lineHeight},
+		{"three series in two columns", Chart{Subtitle: []string{"a"}, Series: []Series{{}, {}, {}}},
+			nil, nil, 2, 3 * lineHeight},
+		{"a long label", Chart{Series: []Series{{Label: strings.Repeat("l", legendLabelWidth+1)}, {}}},
+			nil, nil, 1, 2 * lineHeight},
+	}
+	for _, c := range cases {
+		xs, ys := c.chart.figures()
+		if !slices.Equal(xs, c.xs) || !slices.Equal(ys, c.ys) {
+			t.Errorf("%s: figures %v %v, want %v %v", c.name, xs, ys, c.xs, c.ys)
+		}
+		l := c.chart.layout()
+		base := 40 + lineHeight + plotHeight + 60 + 10
+		if l.legendColumns != c.legendColumns || l.height != base+c.heightOverBase {
+			t.Errorf("%s: %d legend columns, height %d; want %d and %d", c.name, l.legendColumns, l.height, c.legendColumns, base+c.heightOverBase)
+		}
+	}
+}

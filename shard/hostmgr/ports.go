@@ -42,10 +42,6 @@ func (c *HostCache) AllocatePorts(id model.HostID, specs []model.PortSpec) ([]mo
 	defer c.mu.Unlock()
 	e := c.entry(id)
 	hp := &e.ports
-	if hp.used == nil {
-		hp.used = map[uint32]bool{}
-	}
-	ranges := e.host.Ports
 	out := make([]model.NamedPort, len(specs))
 	taken := make(map[uint32]bool, len(specs))
 	dynamic := 0
@@ -62,46 +58,67 @@ func (c *HostCache) AllocatePorts(id model.HostID, specs []model.PortSpec) ([]mo
 		out[i].Port = s.Port
 	}
 	if dynamic > 0 {
-		total := 0
-		for _, r := range ranges {
-			total += r.Size()
+		free := hp.free(e.host.Ports, taken, dynamic)
+		if len(free) < dynamic {
+			return nil, fmt.Errorf("%w: %s has %d free ports, the run needs %d", ErrPortInUse, id, portCount(e.host.Ports)-hp.inRange, dynamic)
 		}
-		// Scan the ranges once, from where the last search stopped.
-		var free []uint32
-		for pass := 0; pass < 2 && len(free) < dynamic; pass++ {
-			for _, r := range ranges {
-				for p := uint64(r.From); p <= uint64(r.To) && len(free) < dynamic; p++ {
-					port := uint32(p)
-					if (pass == 0 && port < hp.next) || (pass == 1 && port >= hp.next) {
-						continue
-					}
-					if !hp.used[port] && !taken[port] {
-						free = append(free, port)
-						taken[port] = true
-					}
+		for i := range out {
+			if out[i].Port == 0 {
+				out[i].Port, free = free[0], free[1:]
+			}
+		}
+	}
+	hp.hold(e.host.Ports, out)
+	c.version++
+	return out, nil
+}
+
+// free finds n ports of ranges neither used nor taken, adding them to
+// taken: it scans the ranges once, from where the last search stopped
+// (next) and then from their start up to there, and moves next past the
+// last port found. It returns fewer when there are not so many.
+func (hp *hostPorts) free(ranges []model.PortRange, taken map[uint32]bool, n int) []uint32 {
+	var free []uint32
+	for pass := 0; pass < 2 && len(free) < n; pass++ {
+		for _, r := range ranges {
+			for p := uint64(r.From); p <= uint64(r.To) && len(free) < n; p++ {
+				port := uint32(p)
+				fromNext := port >= hp.next
+				if fromNext == (pass == 0) && !hp.used[port] && !taken[port] {
+					free = append(free, port)
+					taken[port] = true
 				}
 			}
 		}
-		if len(free) < dynamic {
-			return nil, fmt.Errorf("%w: %s has %d free ports, the run needs %d", ErrPortInUse, id, total-hp.inRange, dynamic)
-		}
-		k := 0
-		for i := range out {
-			if out[i].Port == 0 {
-				out[i].Port = free[k]
-				k++
+	}
+	if len(free) == n {
+		hp.next = free[n-1] + 1
+	}
+	return free
+}
+
+// portCount is how many ports ranges hold.
+func portCount(ranges []model.PortRange) int {
+	total := 0
+	for _, r := range ranges {
+		total += r.Size()
+	}
+	return total
+}
+
+// hold marks ports used, counting those inside the host's ranges.
+func (hp *hostPorts) hold(ranges []model.PortRange, ports []model.NamedPort) {
+	if hp.used == nil {
+		hp.used = map[uint32]bool{}
+	}
+	for _, p := range ports {
+		if !hp.used[p.Port] {
+			hp.used[p.Port] = true
+			if inRanges(ranges, p.Port) {
+				hp.inRange++
 			}
 		}
-		hp.next = free[len(free)-1] + 1
 	}
-	for _, p := range out {
-		hp.used[p.Port] = true
-		if inRanges(ranges, p.Port) {
-			hp.inRange++
-		}
-	}
-	c.version++
-	return out, nil
 }
 
 // HoldPorts records ports a run already holds (a run recovered after a
@@ -113,17 +130,7 @@ func (c *HostCache) HoldPorts(id model.HostID, ports []model.NamedPort) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entry(id)
-	if e.ports.used == nil {
-		e.ports.used = map[uint32]bool{}
-	}
-	for _, p := range ports {
-		if !e.ports.used[p.Port] {
-			e.ports.used[p.Port] = true
-			if inRanges(e.host.Ports, p.Port) {
-				e.ports.inRange++
-			}
-		}
-	}
+	e.ports.hold(e.host.Ports, ports)
 	c.version++
 }
 

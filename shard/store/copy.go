@@ -66,69 +66,90 @@ func Copy(ctx context.Context, dst, src Whole, o CopyOptions) (CopyCounts, error
 	if err := checkEmpty(ctx, dst); err != nil {
 		return n, err
 	}
-	pools, err := src.ListPools(ctx)
-	if err != nil {
-		return n, fmt.Errorf("copy: %w", err)
-	}
-	for _, p := range pools { // ordered by path: parents first
-		if err := dst.CreatePool(ctx, p); err != nil {
+	for _, step := range []func() error{
+		func() error { return copyEach(ctx, src.ListPools, dst.CreatePool, &n.Pools) }, // by path: parents first
+		func() error { return copyValues(ctx, dst, src, &n) },
+		func() error { return copyJobs(ctx, dst, src, o, &n) },
+		func() error {
+			if err := copyEvents(ctx, dst, src, model.HostPoolEvents, o, &n); err != nil {
+				return fmt.Errorf("host pool events: %w", err)
+			}
+			return nil
+		},
+		func() error { return copyEach(ctx, src.ListMigrations, dst.CreateMigration, &n.Migrations) },
+		func() error { return copyAll(ctx, src.ListHosts, dst.PutHosts, &n.Hosts) },
+		func() error {
+			list := func(ctx context.Context) ([]model.AuditRecord, error) { return src.ListAudit(ctx, AuditQuery{}) }
+			put := func(ctx context.Context, recs []model.AuditRecord) error {
+				return dst.AppendAudit(ctx, recs, o.AuditRetention)
+			}
+			return copyAll(ctx, list, put, &n.Audit)
+		},
+	} {
+		if err := step(); err != nil {
 			return n, fmt.Errorf("copy: %w", err)
 		}
-		n.Pools++
 	}
+	return n, nil
+}
+
+// copyEach writes each record list returns with put, counting those
+// written, until one fails.
+func copyEach[T any](ctx context.Context, list func(context.Context) ([]T, error), put func(context.Context, T) error, count *int) error {
+	recs, err := list(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if err := put(ctx, r); err != nil {
+			return err
+		}
+		*count++
+	}
+	return nil
+}
+
+// copyAll writes the records list returns, if there are any, with one
+// put, counting them.
+func copyAll[T any](ctx context.Context, list func(context.Context) ([]T, error), put func(context.Context, []T) error, count *int) error {
+	recs, err := list(ctx)
+	if err != nil || len(recs) == 0 {
+		return err
+	}
+	if err := put(ctx, recs); err != nil {
+		return err
+	}
+	*count = len(recs)
+	return nil
+}
+
+// copyValues copies the named values.
+func copyValues(ctx context.Context, dst, src Whole, n *CopyCounts) error {
 	values, err := src.ListValues(ctx)
 	if err != nil {
-		return n, fmt.Errorf("copy: %w", err)
+		return err
 	}
 	for k, v := range values {
 		if err := dst.PutValue(ctx, k, v); err != nil {
-			return n, fmt.Errorf("copy: %w", err)
+			return err
 		}
 		n.Values++
 	}
+	return nil
+}
+
+// copyJobs copies every job with what it keeps (copyJob).
+func copyJobs(ctx context.Context, dst, src Whole, o CopyOptions, n *CopyCounts) error {
 	jobs, err := src.ListJobs(ctx)
 	if err != nil {
-		return n, fmt.Errorf("copy: %w", err)
+		return err
 	}
 	for _, j := range jobs {
-		if err := copyJob(ctx, dst, src, j, o, &n); err != nil {
-			return n, fmt.Errorf("copy: job %s: %w", j.ID, err)
+		if err := copyJob(ctx, dst, src, j, o, n); err != nil {
+			return fmt.Errorf("job %s: %w", j.ID, err)
 		}
 	}
-	if err := copyEvents(ctx, dst, src, model.HostPoolEvents, o, &n); err != nil {
-		return n, fmt.Errorf("copy: host pool events: %w", err)
-	}
-	migrations, err := src.ListMigrations(ctx)
-	if err != nil {
-		return n, fmt.Errorf("copy: %w", err)
-	}
-	for _, m := range migrations {
-		if err := dst.CreateMigration(ctx, m); err != nil {
-			return n, fmt.Errorf("copy: %w", err)
-		}
-		n.Migrations++
-	}
-	hosts, err := src.ListHosts(ctx)
-	if err != nil {
-		return n, fmt.Errorf("copy: %w", err)
-	}
-	if len(hosts) > 0 {
-		if err := dst.PutHosts(ctx, hosts); err != nil {
-			return n, fmt.Errorf("copy: %w", err)
-		}
-		n.Hosts = len(hosts)
-	}
-	audit, err := src.ListAudit(ctx, AuditQuery{})
-	if err != nil {
-		return n, fmt.Errorf("copy: %w", err)
-	}
-	if len(audit) > 0 {
-		if err := dst.AppendAudit(ctx, audit, o.AuditRetention); err != nil {
-			return n, fmt.Errorf("copy: %w", err)
-		}
-		n.Audit = len(audit)
-	}
-	return n, nil
+	return nil
 }
 
 // checkEmpty refuses a destination that holds a job, a pool or a value.

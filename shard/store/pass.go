@@ -67,6 +67,21 @@ func (p *Pass) Stored() {
 	}
 }
 
+// Prepare checks each record of a pass with check and prepares it for a
+// backend's write with prepare (encoded, or cloned, at its next revision),
+// before anything is written; the first record refused ends it with
+// "write pass: " and why.
+func Prepare[T, R any](recs []T, check func(T) error, prepare func(T) R) ([]R, error) {
+	out := make([]R, len(recs))
+	for i, r := range recs {
+		if err := check(r); err != nil {
+			return nil, fmt.Errorf("write pass: %w", err)
+		}
+		out[i] = prepare(r)
+	}
+	return out, nil
+}
+
 // PassWriter is an optional capability: WritePass writes a Pass as one
 // atomic write. ErrConflict on any changed record (or any other error):
 // nothing is written, no revision changes, and each new job without an

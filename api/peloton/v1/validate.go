@@ -18,19 +18,9 @@ func ValidateJobSpec(s *JobSpec) []FieldError {
 		return []FieldError{{Message: "the job spec is missing"}}
 	}
 	v := &specChecker{}
-	name := strings.TrimSpace(s.GetName())
-	switch {
-	case name == "":
-		v.add("name", "is required")
-	case len([]rune(s.GetName())) > MaxJobNameLength:
-		v.add("name", fmt.Sprintf("must be at most %d characters", MaxJobNameLength))
-	case hasControl(s.GetName()):
-		v.add("name", "must not contain control characters")
-	}
-	switch t := s.GetType(); t {
-	case JobType_JOB_TYPE_UNSPECIFIED, JobType_JOB_TYPE_BATCH, JobType_JOB_TYPE_SERVICE, JobType_JOB_TYPE_STATEFUL, JobType_JOB_TYPE_DAEMON:
-	default:
-		v.add("type", fmt.Sprintf("unknown value %d", int32(t)))
+	v.name(s.GetName())
+	if !knownJobType(s.GetType()) {
+		v.add("type", fmt.Sprintf("unknown value %d", int32(s.GetType())))
 	}
 	if msg := poolPathProblem(s.GetPool()); msg != "" {
 		v.add("pool", msg)
@@ -38,58 +28,14 @@ func ValidateJobSpec(s *JobSpec) []FieldError {
 	if p := s.GetPriority(); p < 0 || p > MaxPriority {
 		v.add("priority", fmt.Sprintf("must be between 0 and %d", MaxPriority))
 	}
-	instances := s.GetInstances()
-	if s.GetType() == JobType_JOB_TYPE_DAEMON {
-		v.daemon(s)
-	} else if instances < 1 || instances > MaxInstances {
-		v.add("instances", fmt.Sprintf("must be between 1 and %d", MaxInstances))
-	} else if s.GetMaxRunning() > instances {
-		v.add("max_running", fmt.Sprintf("must not exceed instances (%d)", instances))
-	}
-	if g := s.GetGangSize(); g > 1 && instances >= 1 && instances <= MaxInstances {
-		switch {
-		case g > instances:
-			v.add("gang_size", fmt.Sprintf("must not exceed instances (%d)", instances))
-		case instances%g != 0:
-			v.add("gang_size", fmt.Sprintf("instances (%d) must be a multiple of it", instances))
-		}
-		if m := s.GetMaxRunning(); m > 0 && m < g {
-			v.add("max_running", fmt.Sprintf("must be 0 or at least gang_size (%d): a gang runs whole", g))
-		}
-	}
-	if f := s.GetFailover(); f != nil {
-		switch f.GetMode() {
-		case FailoverPolicy_MODE_UNSPECIFIED, FailoverPolicy_MODE_NONE, FailoverPolicy_MODE_ANY:
-			if len(f.GetRegions()) > 0 {
-				v.add("failover.regions", "only allowed with mode REGIONS")
-			}
-		case FailoverPolicy_MODE_REGIONS:
-			if len(f.GetRegions()) == 0 {
-				v.add("failover.regions", "at least one region is needed with mode REGIONS")
-			} else if len(f.GetRegions()) > MaxFailoverRegions {
-				v.add("failover.regions", fmt.Sprintf("at most %d regions", MaxFailoverRegions))
-			}
-			for i, r := range f.GetRegions() {
-				if strings.TrimSpace(r) == "" {
-					v.add(fmt.Sprintf("failover.regions[%d]", i), "must not be empty")
-				}
-			}
-		default:
-			v.add("failover.mode", fmt.Sprintf("unknown value %d", int32(f.GetMode())))
-		}
-	}
-	if s.GetGangRestart() && s.GetGangSize() <= 1 {
-		v.add("gang_restart", "needs gang_size > 1")
-	}
+	v.instances(s)
+	v.gang(s)
+	v.failover(s.GetFailover())
 	if s.GetMaxAttempts() > MaxAttemptsLimit {
 		v.add("max_attempts", fmt.Sprintf("must be at most %d", MaxAttemptsLimit))
 	}
 	v.labels(s)
-	for _, key := range sortedStringKeys(s.GetLabels()) {
-		if strings.TrimSpace(key) == "" || hasControl(key) {
-			v.add(mapEntryPath("labels", key), "key must be a non-empty printable string")
-		}
-	}
+	v.labelKeys(s)
 	if s.GetTask() == nil {
 		v.add("task", "is required")
 	} else {
@@ -102,6 +48,99 @@ func ValidateJobSpec(s *JobSpec) []FieldError {
 	v.overrides(s)
 	SortFieldErrors(v.problems)
 	return v.problems
+}
+
+// name checks a job's name: required, bounded and printable.
+func (v *specChecker) name(name string) {
+	switch {
+	case strings.TrimSpace(name) == "":
+		v.add("name", "is required")
+	case len([]rune(name)) > MaxJobNameLength:
+		v.add("name", fmt.Sprintf("must be at most %d characters", MaxJobNameLength))
+	case hasControl(name):
+		v.add("name", "must not contain control characters")
+	}
+}
+
+// knownJobType says whether t is a job type this version knows; unspecified
+// is known and means batch.
+func knownJobType(t JobType) bool {
+	switch t {
+	case JobType_JOB_TYPE_UNSPECIFIED, JobType_JOB_TYPE_BATCH, JobType_JOB_TYPE_SERVICE, JobType_JOB_TYPE_STATEFUL, JobType_JOB_TYPE_DAEMON:
+		return true
+	}
+	return false
+}
+
+// instances checks the instance count and max_running against it; a daemon
+// job has its own rules.
+func (v *specChecker) instances(s *JobSpec) {
+	instances := s.GetInstances()
+	switch {
+	case s.GetType() == JobType_JOB_TYPE_DAEMON:
+		v.daemon(s)
+	case instances < 1 || instances > MaxInstances:
+		v.add("instances", fmt.Sprintf("must be between 1 and %d", MaxInstances))
+	case s.GetMaxRunning() > instances:
+		v.add("max_running", fmt.Sprintf("must not exceed instances (%d)", instances))
+	}
+}
+
+// gang checks gang_size against a valid instance count, max_running against
+// the gang, and that gang_restart has a gang to restart.
+func (v *specChecker) gang(s *JobSpec) {
+	instances := s.GetInstances()
+	if g := s.GetGangSize(); g > 1 && instances >= 1 && instances <= MaxInstances {
+		switch {
+		case g > instances:
+			v.add("gang_size", fmt.Sprintf("must not exceed instances (%d)", instances))
+		case instances%g != 0:
+			v.add("gang_size", fmt.Sprintf("instances (%d) must be a multiple of it", instances))
+		}
+		if m := s.GetMaxRunning(); m > 0 && m < g {
+			v.add("max_running", fmt.Sprintf("must be 0 or at least gang_size (%d): a gang runs whole", g))
+		}
+	}
+	if s.GetGangRestart() && s.GetGangSize() <= 1 {
+		v.add("gang_restart", "needs gang_size > 1")
+	}
+}
+
+// failover checks a failover policy: regions only with mode REGIONS, and
+// there at least one and at most MaxFailoverRegions, none empty.
+func (v *specChecker) failover(f *FailoverPolicy) {
+	if f == nil {
+		return
+	}
+	regions := f.GetRegions()
+	switch f.GetMode() {
+	case FailoverPolicy_MODE_UNSPECIFIED, FailoverPolicy_MODE_NONE, FailoverPolicy_MODE_ANY:
+		if len(regions) > 0 {
+			v.add("failover.regions", "only allowed with mode REGIONS")
+		}
+	case FailoverPolicy_MODE_REGIONS:
+		if len(regions) == 0 {
+			v.add("failover.regions", "at least one region is needed with mode REGIONS")
+		} else if len(regions) > MaxFailoverRegions {
+			v.add("failover.regions", fmt.Sprintf("at most %d regions", MaxFailoverRegions))
+		}
+		for i, r := range regions {
+			if strings.TrimSpace(r) == "" {
+				v.add(fmt.Sprintf("failover.regions[%d]", i), "must not be empty")
+			}
+		}
+	default:
+		v.add("failover.mode", fmt.Sprintf("unknown value %d", int32(f.GetMode())))
+	}
+}
+
+// labelKeys refuses empty label keys and keys with control characters.
+func (v *specChecker) labelKeys(s *JobSpec) {
+	for _, key := range sortedStringKeys(s.GetLabels()) {
+		if strings.TrimSpace(key) == "" || hasControl(key) {
+			v.add(mapEntryPath("labels", key), "key must be a non-empty printable string")
+		}
+	}
 }
 
 // ApplyJobSpecDefaults fills the fields whose zero value means "default".

@@ -12,14 +12,15 @@ import (
 
 // Limits of what a task may ask for besides resources.
 const (
-	MaxImageLength    = 512
-	MaxPorts          = 64
-	MaxPortNameLength = 15
-	MaxVolumes        = 16
-	MaxVolumeSizeMb   = 16 << 20 // 16 TiB
-	MaxProbeDuration  = time.Hour
-	MaxProbeFailures  = 100
-	MaxSpreadLimits   = 8
+	MaxImageLength      = 512
+	MaxPorts            = 64
+	MaxPortNameLength   = 15
+	MaxVolumeNameLength = 63
+	MaxVolumes          = 16
+	MaxVolumeSizeMb     = 16 << 20 // 16 TiB
+	MaxProbeDuration    = time.Hour
+	MaxProbeFailures    = 100
+	MaxSpreadLimits     = 8
 )
 
 var (
@@ -36,22 +37,36 @@ var (
 
 // workload checks the container, ports, probes and volumes of a task.
 func (v *specChecker) workload(path string, t *TaskSpec) {
-	if c := t.GetContainer(); c != nil {
-		cpath := joinPath(path, "container")
-		img := c.GetImage()
-		switch {
-		case img == "":
-			v.add(joinPath(cpath, "image"), "is required")
-		case len(img) > MaxImageLength:
-			v.add(joinPath(cpath, "image"), fmt.Sprintf("must be at most %d characters", MaxImageLength))
-		case !imageRef.MatchString(img):
-			v.add(joinPath(cpath, "image"), fmt.Sprintf("%q is not an image reference such as nginx:1.27 or registry.example:5000/team/app@sha256:<64 hex>", img))
-		}
-		if p := c.GetPullPolicy(); p < PullPolicy_PULL_POLICY_UNSPECIFIED || p > PullPolicy_PULL_POLICY_NEVER {
-			v.add(joinPath(cpath, "pull_policy"), fmt.Sprintf("unknown value %d", int32(p)))
-		}
+	v.container(joinPath(path, "container"), t.GetContainer())
+	names := v.ports(path, t.GetPorts())
+	v.probe(joinPath(path, "health_check"), t.GetHealthCheck(), names)
+	v.probe(joinPath(path, "readiness"), t.GetReadiness(), names)
+	v.volumes(path, t.GetVolumes())
+}
+
+// container checks a task's container image and pull policy.
+func (v *specChecker) container(path string, c *Container) {
+	if c == nil {
+		return
 	}
-	ports := t.GetPorts()
+	img := c.GetImage()
+	switch {
+	case img == "":
+		v.add(joinPath(path, "image"), "is required")
+	case len(img) > MaxImageLength:
+		v.add(joinPath(path, "image"), fmt.Sprintf("must be at most %d characters", MaxImageLength))
+	case !imageRef.MatchString(img):
+		v.add(joinPath(path, "image"), fmt.Sprintf("%q is not an image reference such as nginx:1.27 or registry.example:5000/team/app@sha256:<64 hex>", img))
+	}
+	if p := c.GetPullPolicy(); p < PullPolicy_PULL_POLICY_UNSPECIFIED || p > PullPolicy_PULL_POLICY_NEVER {
+		v.add(joinPath(path, "pull_policy"), fmt.Sprintf("unknown value %d", int32(p)))
+	}
+}
+
+// ports checks a task's ports (path is the task's) and returns the index
+// of each port by name, for the probes to refer to: the first port of a
+// name, since a later one of the same name is refused.
+func (v *specChecker) ports(path string, ports []*PortSpec) map[string]int {
 	if len(ports) > MaxPorts {
 		v.add(joinPath(path, "ports"), fmt.Sprintf("at most %d ports", MaxPorts))
 	}
@@ -63,67 +78,95 @@ func (v *specChecker) workload(path string, t *TaskSpec) {
 			v.add(ppath, "must not be empty")
 			continue
 		}
-		switch name := p.GetName(); {
-		case name == "":
-			v.add(joinPath(ppath, "name"), "is required")
-		case len(name) > MaxPortNameLength || !dnsLabel.MatchString(name):
-			v.add(joinPath(ppath, "name"), fmt.Sprintf("%q must be lower case letters, digits and '-', start with a letter, at most %d characters", name, MaxPortNameLength))
-		default:
-			if j, dup := names[name]; dup {
-				v.add(joinPath(ppath, "name"), fmt.Sprintf("%q is already the name of ports[%d]", name, j))
-			} else {
-				names[name] = i
-			}
+		if msg := dnsNameProblem(p.GetName(), MaxPortNameLength); msg != "" {
+			v.add(joinPath(ppath, "name"), msg)
+		} else if j, dup := names[p.GetName()]; dup {
+			v.add(joinPath(ppath, "name"), fmt.Sprintf("%q is already the name of ports[%d]", p.GetName(), j))
+		} else {
+			names[p.GetName()] = i
 		}
-		if n := p.GetPort(); n > 65535 {
-			v.add(joinPath(ppath, "port"), fmt.Sprintf("%d is out of range (1-65535, or 0 for a free host port)", n))
-		} else if n > 0 {
-			if j, dup := fixed[n]; dup {
-				v.add(joinPath(ppath, "port"), fmt.Sprintf("%d is already the port of ports[%d]", n, j))
-			} else {
-				fixed[n] = i
-			}
-		}
+		v.portNumber(joinPath(ppath, "port"), i, p.GetPort(), fixed)
 	}
-	v.probe(joinPath(path, "health_check"), t.GetHealthCheck(), names)
-	v.probe(joinPath(path, "readiness"), t.GetReadiness(), names)
-	vols := t.GetVolumes()
+	return names
+}
+
+// portNumber checks the fixed host port of ports[i], 0 meaning any free
+// one; fixed holds the index of each fixed port seen so far.
+func (v *specChecker) portNumber(path string, i int, n uint32, fixed map[uint32]int) {
+	if n > 65535 {
+		v.add(path, fmt.Sprintf("%d is out of range (1-65535, or 0 for a free host port)", n))
+		return
+	}
+	if n == 0 {
+		return
+	}
+	if j, dup := fixed[n]; dup {
+		v.add(path, fmt.Sprintf("%d is already the port of ports[%d]", n, j))
+	} else {
+		fixed[n] = i
+	}
+}
+
+// dnsNameProblem says what is wrong with a port or volume name of at most
+// max characters, or "".
+func dnsNameProblem(name string, max int) string {
+	switch {
+	case name == "":
+		return "is required"
+	case len(name) > max || !dnsLabel.MatchString(name):
+		return fmt.Sprintf("%q must be lower case letters, digits and '-', start with a letter, at most %d characters", name, max)
+	}
+	return ""
+}
+
+// volumes checks a task's volumes (path is the task's): names and mount
+// paths are unique, a duplicate naming the last volume before it that
+// used the same one.
+func (v *specChecker) volumes(path string, vols []*Volume) {
 	if len(vols) > MaxVolumes {
 		v.add(joinPath(path, "volumes"), fmt.Sprintf("at most %d volumes", MaxVolumes))
 	}
-	vnames, vpaths := map[string]int{}, map[string]int{}
+	names, paths := map[string]int{}, map[string]int{}
 	for i, vol := range vols {
 		vpath := fmt.Sprintf("%s.volumes[%d]", path, i)
 		if vol == nil {
 			v.add(vpath, "must not be empty")
 			continue
 		}
-		switch name := vol.GetName(); {
-		case name == "":
-			v.add(joinPath(vpath, "name"), "is required")
-		case len(name) > 63 || !dnsLabel.MatchString(name):
-			v.add(joinPath(vpath, "name"), fmt.Sprintf("%q must be lower case letters, digits and '-', start with a letter, at most 63 characters", name))
-		default:
-			if j, dup := vnames[name]; dup {
-				v.add(joinPath(vpath, "name"), fmt.Sprintf("%q is already the name of volumes[%d]", name, j))
-			}
-			vnames[name] = i
+		if msg := dnsNameProblem(vol.GetName(), MaxVolumeNameLength); msg != "" {
+			v.add(joinPath(vpath, "name"), msg)
+		} else {
+			v.unique(joinPath(vpath, "name"), "name", vol.GetName(), i, names)
 		}
 		if sz := vol.GetSizeMb(); sz < 1 || sz > MaxVolumeSizeMb {
 			v.add(joinPath(vpath, "size_mb"), fmt.Sprintf("must be between 1 and %d", MaxVolumeSizeMb))
 		}
-		switch p := vol.GetPath(); {
-		case !strings.HasPrefix(p, "/") || p == "/":
-			v.add(joinPath(vpath, "path"), "must be an absolute path other than /")
-		case strings.ContainsRune(p, 0) || strings.Contains(p, "/../") || strings.HasSuffix(p, "/.."):
-			v.add(joinPath(vpath, "path"), "must not contain NUL bytes or ..")
-		default:
-			if j, dup := vpaths[p]; dup {
-				v.add(joinPath(vpath, "path"), fmt.Sprintf("%q is already the path of volumes[%d]", p, j))
-			}
-			vpaths[p] = i
+		if msg := mountPathProblem(vol.GetPath()); msg != "" {
+			v.add(joinPath(vpath, "path"), msg)
+		} else {
+			v.unique(joinPath(vpath, "path"), "path", vol.GetPath(), i, paths)
 		}
 	}
+}
+
+// unique reports volumes[i]'s field value if an earlier volume has it, and
+// records i as its latest user in seen.
+func (v *specChecker) unique(path, field, value string, i int, seen map[string]int) {
+	if j, dup := seen[value]; dup {
+		v.add(path, fmt.Sprintf("%q is already the %s of volumes[%d]", value, field, j))
+	}
+	seen[value] = i
+}
+
+// mountPathProblem says what is wrong with a volume's mount path, or "".
+func mountPathProblem(p string) string {
+	switch {
+	case !strings.HasPrefix(p, "/") || p == "/":
+		return "must be an absolute path other than /"
+	case strings.ContainsRune(p, 0) || strings.Contains(p, "/../") || strings.HasSuffix(p, "/.."):
+		return "must not contain NUL bytes or .."
+	}
+	return ""
 }
 
 // probe checks a health check or readiness probe; ports are the task's
@@ -135,26 +178,14 @@ func (v *specChecker) probe(path string, h *HealthCheck, ports map[string]int) {
 	kinds := 0
 	if len(h.GetCommand()) > 0 {
 		kinds++
-		if strings.TrimSpace(h.GetCommand()[0]) == "" {
-			v.add(joinPath(path, "command[0]"), "must name the command to run")
-		}
-		if n := len(h.GetCommand()); n > MaxArgs {
-			v.add(joinPath(path, "command"), fmt.Sprintf("has %d words, more than %d", n, MaxArgs))
-		}
-		for i, a := range h.GetCommand() {
-			if len(a) > MaxArgBytes {
-				v.add(fmt.Sprintf("%s.command[%d]", path, i), tooLong(len(a), MaxArgBytes))
-			}
-			if strings.ContainsRune(a, 0) {
-				v.add(fmt.Sprintf("%s.command[%d]", path, i), "must not contain NUL bytes")
-			}
-		}
+		v.probeCommand(path, h.GetCommand())
 	}
 	if hp := h.GetHttp(); hp != nil {
 		kinds++
-		v.probePort(joinPath(joinPath(path, "http"), "port"), hp.GetPort(), ports)
+		hpath := joinPath(path, "http")
+		v.probePort(joinPath(hpath, "port"), hp.GetPort(), ports)
 		if p := hp.GetPath(); p != "" && (!strings.HasPrefix(p, "/") || strings.ContainsAny(p, " \t\r\n") || hasControl(p)) {
-			v.add(joinPath(joinPath(path, "http"), "path"), "must start with / and hold no spaces or control characters")
+			v.add(joinPath(hpath, "path"), "must start with / and hold no spaces or control characters")
 		}
 	}
 	if tp := h.GetTcp(); tp != nil {
@@ -167,6 +198,34 @@ func (v *specChecker) probe(path string, h *HealthCheck, ports map[string]int) {
 	case kinds > 1:
 		v.add(path, "sets more than one of command, http and tcp; use one")
 	}
+	v.probeDurations(path, h)
+	if f := h.GetFailureThreshold(); f > MaxProbeFailures {
+		v.add(joinPath(path, "failure_threshold"), fmt.Sprintf("must be at most %d", MaxProbeFailures))
+	}
+}
+
+// probeCommand checks a probe's command: its first word names the command,
+// and the words are bounded and free of NUL bytes.
+func (v *specChecker) probeCommand(path string, command []string) {
+	if strings.TrimSpace(command[0]) == "" {
+		v.add(joinPath(path, "command[0]"), "must name the command to run")
+	}
+	if n := len(command); n > MaxArgs {
+		v.add(joinPath(path, "command"), fmt.Sprintf("has %d words, more than %d", n, MaxArgs))
+	}
+	for i, a := range command {
+		if len(a) > MaxArgBytes {
+			v.add(fmt.Sprintf("%s.command[%d]", path, i), tooLong(len(a), MaxArgBytes))
+		}
+		if strings.ContainsRune(a, 0) {
+			v.add(fmt.Sprintf("%s.command[%d]", path, i), "must not contain NUL bytes")
+		}
+	}
+}
+
+// probeDurations checks that a probe's durations, where set, are valid and
+// between 0s and MaxProbeDuration.
+func (v *specChecker) probeDurations(path string, h *HealthCheck) {
 	for _, d := range []struct {
 		name string
 		d    *durationpb.Duration
@@ -177,9 +236,6 @@ func (v *specChecker) probe(path string, h *HealthCheck, ports map[string]int) {
 		if err := d.d.CheckValid(); err != nil || d.d.AsDuration() < 0 || d.d.AsDuration() > MaxProbeDuration {
 			v.add(joinPath(path, d.name), fmt.Sprintf("must be between 0s and %s", MaxProbeDuration))
 		}
-	}
-	if f := h.GetFailureThreshold(); f > MaxProbeFailures {
-		v.add(joinPath(path, "failure_threshold"), fmt.Sprintf("must be at most %d", MaxProbeFailures))
 	}
 }
 

@@ -120,59 +120,10 @@ var (
 
 // New checks cfg, creates the work directory and measures this machine.
 func New(cfg Config) (*Plugin, error) {
-	if cfg.Cluster == "" || strings.Contains(cfg.Cluster, "/") {
-		return nil, fmt.Errorf("%w: Cluster %q must be non-empty and hold no '/'", ErrInvalidConfig, cfg.Cluster)
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
-	if cfg.Dir == "" {
-		return nil, fmt.Errorf("%w: Dir is required", ErrInvalidConfig)
-	}
-	if cfg.PollInterval < 0 {
-		return nil, fmt.Errorf("%w: PollInterval %v is negative", ErrInvalidConfig, cfg.PollInterval)
-	}
-	if cfg.PollInterval == 0 {
-		cfg.PollInterval = DefaultPollInterval
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.Real{}
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Executable == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("%w: Executable: %v", ErrInvalidConfig, err)
-		}
-		cfg.Executable = exe
-	}
-	if info, err := os.Stat(cfg.Executable); err != nil || info.IsDir() {
-		return nil, fmt.Errorf("%w: Executable %q is not a file", ErrInvalidConfig, cfg.Executable)
-	}
-	if cfg.Hostname == "" {
-		name, err := os.Hostname()
-		if err != nil {
-			return nil, fmt.Errorf("%w: Hostname: %v", ErrInvalidConfig, err)
-		}
-		cfg.Hostname = name
-	}
-	if strings.Contains(cfg.Hostname, "/") {
-		return nil, fmt.Errorf("%w: Hostname %q holds a '/'", ErrInvalidConfig, cfg.Hostname)
-	}
-	if cfg.Ports == nil {
-		cfg.Ports = model.DefaultPorts
-	}
-	if err := checkPortRanges(cfg.Ports); err != nil {
-		return nil, fmt.Errorf("%w: Ports: %v", ErrInvalidConfig, err)
-	}
-	cfg.Ports = slices.Clone(cfg.Ports)
-	if cfg.Path == "" {
-		cfg.Path = cmp.Or(os.Getenv("PATH"), DefaultPath)
-	}
-	dir, err := filepath.Abs(cfg.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("%w: Dir: %v", ErrInvalidConfig, err)
-	}
-	cfg.Dir = dir
+	dir := cfg.Dir
 	users, workDir, runsDir, err := newIsolation(cfg)
 	if err != nil {
 		return nil, err
@@ -199,6 +150,76 @@ func New(cfg Config) (*Plugin, error) {
 	}
 	p.setUpIsolation()
 	return p, nil
+}
+
+// check checks the config and fills in the defaults of what it leaves
+// out; Dir becomes absolute.
+func (cfg *Config) check() error {
+	if cfg.Cluster == "" || strings.Contains(cfg.Cluster, "/") {
+		return fmt.Errorf("%w: Cluster %q must be non-empty and hold no '/'", ErrInvalidConfig, cfg.Cluster)
+	}
+	if cfg.Dir == "" {
+		return fmt.Errorf("%w: Dir is required", ErrInvalidConfig)
+	}
+	if cfg.PollInterval < 0 {
+		return fmt.Errorf("%w: PollInterval %v is negative", ErrInvalidConfig, cfg.PollInterval)
+	}
+	cfg.PollInterval = cmp.Or(cfg.PollInterval, DefaultPollInterval)
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := cfg.checkMachine(); err != nil {
+		return err
+	}
+	if cfg.Ports == nil {
+		cfg.Ports = model.DefaultPorts
+	}
+	if err := checkPortRanges(cfg.Ports); err != nil {
+		return fmt.Errorf("%w: Ports: %v", ErrInvalidConfig, err)
+	}
+	cfg.Ports = slices.Clone(cfg.Ports)
+	cfg.Path = cmp.Or(cfg.Path, os.Getenv("PATH"), DefaultPath)
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return fmt.Errorf("%w: Dir: %v", ErrInvalidConfig, err)
+	}
+	cfg.Dir = dir
+	return nil
+}
+
+// checkMachine defaults the executable to this process's own and the
+// hostname to this machine's, and checks that the executable is a file
+// and that the hostname can be part of a host id.
+func (cfg *Config) checkMachine() error {
+	if err := defaultFrom(&cfg.Executable, "Executable", os.Executable); err != nil {
+		return err
+	}
+	if info, err := os.Stat(cfg.Executable); err != nil || info.IsDir() {
+		return fmt.Errorf("%w: Executable %q is not a file", ErrInvalidConfig, cfg.Executable)
+	}
+	if err := defaultFrom(&cfg.Hostname, "Hostname", os.Hostname); err != nil {
+		return err
+	}
+	if strings.Contains(cfg.Hostname, "/") {
+		return fmt.Errorf("%w: Hostname %q holds a '/'", ErrInvalidConfig, cfg.Hostname)
+	}
+	return nil
+}
+
+// defaultFrom sets an empty field, named name, to what get says.
+func defaultFrom(field *string, name string, get func() (string, error)) error {
+	if *field != "" {
+		return nil
+	}
+	v, err := get()
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrInvalidConfig, name, err)
+	}
+	*field = v
+	return nil
 }
 
 // Cluster implements hostmgr.Plugin.

@@ -38,17 +38,50 @@ func TestHostDescribesThisMachine(t *testing.T) {
 	}
 }
 
+// A bad config is refused naming the field, the first in field order.
 func TestNewRejectsBadConfig(t *testing.T) {
-	for name, cfg := range map[string]Config{
-		"no cluster":        {Dir: t.TempDir()},
-		"slash in cluster":  {Cluster: "a/b", Dir: t.TempDir()},
-		"no dir":            {Cluster: "local"},
-		"negative poll":     {Cluster: "local", Dir: t.TempDir(), PollInterval: -time.Second},
-		"slash in hostname": {Cluster: "local", Dir: t.TempDir(), Hostname: "a/b"},
-	} {
-		if _, err := New(cfg); !errors.Is(err, ErrInvalidConfig) {
-			t.Errorf("%s: err = %v, want ErrInvalidConfig", name, err)
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"no cluster", Config{Dir: dir}, `Cluster ""`},
+		{"slash in cluster", Config{Cluster: "a/b", Dir: dir}, `Cluster "a/b"`},
+		{"no dir", Config{Cluster: "local"}, "Dir is required"},
+		{"negative poll", Config{Cluster: "local", Dir: dir, PollInterval: -time.Second}, "PollInterval -1s is negative"},
+		{"executable a directory", Config{Cluster: "local", Dir: dir, Executable: dir, Hostname: "a/b"}, "Executable " + fmt.Sprintf("%q", dir) + " is not a file"},
+		{"slash in hostname", Config{Cluster: "local", Dir: dir, Hostname: "a/b"}, `Hostname "a/b" holds a '/'`},
+		{"no port range", Config{Cluster: "local", Dir: dir, Executable: exe, Hostname: "box", Ports: []model.PortRange{}}, "Ports: no port range"},
+		{"overlapping ranges", Config{Cluster: "local", Dir: dir, Hostname: "box", Ports: []model.PortRange{{From: 10, To: 20}, {From: 20, To: 30}}},
+			"Ports: ranges 10-20 and 20-30 overlap"},
+	}
+	for _, c := range cases {
+		_, err := New(c.cfg)
+		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want ErrInvalidConfig saying %q", c.name, err, c.want)
 		}
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	cfg := Config{Cluster: "local", Dir: "rel", Hostname: "box"}
+	if err := cfg.check(); err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	if cfg.PollInterval != DefaultPollInterval || cfg.Clock == nil || cfg.Logger == nil || cfg.Executable != exe ||
+		len(cfg.Ports) != len(model.DefaultPorts) || cfg.Path == "" || !filepath.IsAbs(cfg.Dir) {
+		t.Errorf("defaults not filled: %+v", cfg)
+	}
+	t.Setenv("PATH", "")
+	cfg = Config{Cluster: "local", Dir: "rel", Hostname: "box"}
+	if err := cfg.check(); err != nil || cfg.Path != DefaultPath {
+		t.Errorf("Path without one in the environment = %q, %v; want DefaultPath", cfg.Path, err)
 	}
 }
 

@@ -26,8 +26,37 @@ func (s *Store) WritePass(ctx context.Context, p store.Pass) (err error) {
 			p.Failed(err)
 		}
 	}()
-	created := make([]*model.Job, len(p.NewJobs))
-	specs := make([]*model.JobSpec, len(p.NewJobs))
+	rec, err := preparePass(&p)
+	if err != nil {
+		return err
+	}
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if err := s.checkPass(&p); err != nil {
+		return fmt.Errorf("write pass: %w", err)
+	}
+	s.putPassLocked(&p, rec)
+	p.Stored()
+	return nil
+}
+
+// passRecords are a pass's records as the store keeps them, at their next
+// revision.
+type passRecords struct {
+	newJobs    []*model.Job // nil for a new job refused
+	specs      []*model.JobSpec
+	tasks      []*model.TaskRuntime
+	jobs       []*model.Job
+	updates    []*model.Update
+	migrations [][]byte
+}
+
+// preparePass checks a pass's records and copies them, before taking the
+// lock; a new job that cannot be stored is left out with its error.
+func preparePass(p *store.Pass) (*passRecords, error) {
+	rec := &passRecords{newJobs: make([]*model.Job, len(p.NewJobs)), specs: make([]*model.JobSpec, len(p.NewJobs))}
 	for i, j := range p.NewJobs {
 		if err := codec.CheckJob(j); err != nil {
 			p.NewJobErrs[i] = fmt.Errorf("create job: %w", err)
@@ -38,47 +67,49 @@ func (s *Store) WritePass(ctx context.Context, p store.Pass) (err error) {
 			p.NewJobErrs[i] = fmt.Errorf("create job %s: %w", j.ID, err)
 			continue
 		}
-		specs[i] = spec
-		created[i] = cloneJob(j)
-		created[i].Revision, created[i].ConfigVersion = 1, max(j.ConfigVersion, 1)
+		rec.specs[i] = spec
+		rec.newJobs[i] = cloneJob(j)
+		rec.newJobs[i].Revision, rec.newJobs[i].ConfigVersion = 1, max(j.ConfigVersion, 1)
 	}
-	tasks := make([]*model.TaskRuntime, len(p.Tasks))
+	rec.tasks = make([]*model.TaskRuntime, len(p.Tasks))
 	for i, t := range p.Tasks {
 		if t == nil {
-			return fmt.Errorf("write pass: %w: task %d is nil", store.ErrInvalid, i)
+			return nil, fmt.Errorf("write pass: %w: task %d is nil", store.ErrInvalid, i)
 		}
-		tasks[i] = cloneTask(t)
-		tasks[i].Revision = t.Revision + 1
+		rec.tasks[i] = cloneTask(t)
+		rec.tasks[i].Revision = t.Revision + 1
 	}
-	jobs := make([]*model.Job, len(p.Jobs))
-	for i, j := range p.Jobs {
-		if err := codec.CheckJobRecord(j); err != nil {
-			return fmt.Errorf("write pass: %w", err)
-		}
-		jobs[i] = cloneJob(j)
-		jobs[i].Revision = j.Revision + 1
+	var err error
+	if rec.jobs, err = store.Prepare(p.Jobs, codec.CheckJobRecord, nextJob); err != nil {
+		return nil, err
 	}
-	updates := make([]*model.Update, len(p.Updates))
-	for i, u := range p.Updates {
-		if err := codec.CheckUpdate(u); err != nil {
-			return fmt.Errorf("write pass: %w", err)
-		}
-		updates[i] = cloneUpdate(u)
-		updates[i].Revision = u.Revision + 1
+	if rec.updates, err = store.Prepare(p.Updates, codec.CheckUpdate, nextUpdate); err != nil {
+		return nil, err
 	}
-	for _, m := range p.Migrations {
-		if err := codec.CheckMigration(m); err != nil {
-			return fmt.Errorf("write pass: %w", err)
-		}
-	}
-	if err := s.lock(ctx); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	if err := s.checkPass(&p); err != nil {
-		return fmt.Errorf("write pass: %w", err)
-	}
-	for i, j := range created {
+	rec.migrations, err = store.Prepare(p.Migrations, codec.CheckMigration, func(m *model.Migration) []byte {
+		return codec.EncodeMigration(m, m.Revision+1)
+	})
+	return rec, err
+}
+
+// nextJob is a copy of a job record at its next revision.
+func nextJob(j *model.Job) *model.Job {
+	c := cloneJob(j)
+	c.Revision++
+	return c
+}
+
+// nextUpdate is a copy of an update at its next revision.
+func nextUpdate(u *model.Update) *model.Update {
+	c := cloneUpdate(u)
+	c.Revision++
+	return c
+}
+
+// putPassLocked stores a checked pass's records; a new job whose id is
+// taken gets ErrExists. The caller holds the lock.
+func (s *Store) putPassLocked(p *store.Pass, rec *passRecords) {
+	for i, j := range rec.newJobs {
 		if j == nil {
 			continue
 		}
@@ -87,24 +118,22 @@ func (s *Store) WritePass(ctx context.Context, p store.Pass) (err error) {
 			continue
 		}
 		s.jobs[j.ID] = j
-		s.configs[j.ID] = map[uint64]*model.JobSpec{j.ConfigVersion: specs[i]}
+		s.configs[j.ID] = map[uint64]*model.JobSpec{j.ConfigVersion: rec.specs[i]}
 		s.tasks[j.ID] = make(map[uint32]*model.TaskRuntime)
 		p.NewJobs[i].Revision, p.NewJobs[i].ConfigVersion = 1, j.ConfigVersion
 	}
-	for _, t := range tasks {
+	for _, t := range rec.tasks {
 		s.tasks[t.ID.Job][t.ID.Instance] = t
 	}
-	for _, j := range jobs {
+	for _, j := range rec.jobs {
 		s.jobs[j.ID] = j
 	}
-	for _, u := range updates {
+	for _, u := range rec.updates {
 		s.updates[u.ID] = u
 	}
-	for _, m := range p.Migrations {
-		s.migrations[m.ID] = codec.EncodeMigration(m, m.Revision+1)
+	for i, m := range p.Migrations {
+		s.migrations[m.ID] = rec.migrations[i]
 	}
-	p.Stored()
-	return nil
 }
 
 // checkPass checks every record of p; the caller holds the lock.
