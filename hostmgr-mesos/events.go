@@ -317,7 +317,10 @@ func (p *Plugin) tick(ctx context.Context) {
 	c := p.conn
 	var t tickCalls
 	t.decline = p.takeHeldTooLongLocked(now)
-	waiting := p.removalsWaitingLocked() || p.expireWaitingLocked(now)
+	// Both run every tick: a volume removal waiting must not hold back
+	// reporting the launches that waited too long.
+	removals, starved := p.removalsWaitingLocked(), p.expireWaitingLocked(now)
+	waiting := removals || starved
 	if c != nil {
 		t.suppress = p.suppressLocked(now)
 		t.revive = p.reviveLocked(waiting, now)
