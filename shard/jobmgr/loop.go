@@ -33,21 +33,12 @@ func (e *Engine) step(ctx context.Context) error {
 	e.changeBudget = e.cfg.CreateBatch
 	e.applyRemovedHosts(removed, now)
 	e.applyStatuses(statuses, now)
-	e.visitDaemons()
-	var views []hostmgr.HostView // for daemon jobs, read once per pass
+	var pass passView
+	e.runPassStart(&pass, now)
 	for _, je := range sortJobs(e.work) {
-		if je.job.Spec.Type == model.JobDaemon && !je.job.Status.Killed && !je.job.Status.State.IsTerminal() {
-			if views == nil {
-				views = e.cfg.Hosts.Snapshot()
-			}
-			e.convergeDaemon(je, views, now)
-		}
-		e.converge(je, now)
-		e.rollUpdate(je, now)
+		e.runConverge(&pass, je, now)
 	}
-	e.evictRevocable(now)
-	e.drainStep(now)
-	e.migrateStep(now)
+	e.runDisrupt(now)
 	e.admit(now)
 	e.place(now)
 	jobs := sortJobs(e.work)
