@@ -62,7 +62,7 @@ type Backups struct {
 // FailedPrecondition, naming the command that reads Cassandra), spooled
 // in spoolDir.
 func NewBackups(region string, copier StoreCopier, spoolDir string, clk clock.Clock, log *slog.Logger) *Backups {
-	return &Backups{region: region, copier: copier, spoolDir: spoolDir, clock: clk, log: log.With("region", region), chunk: BackupChunkBytes}
+	return &Backups{region: region, copier: copier, spoolDir: spoolDir, clock: clk, log: log, chunk: BackupChunkBytes}
 }
 
 // WithBackups has the server answer BackupStore with b.
