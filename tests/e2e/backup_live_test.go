@@ -66,11 +66,13 @@ func dialAs(t *testing.T, addr, token string) *grpc.ClientConn {
 	return cc
 }
 
-// ack is a job whose creation the server acknowledged, and when.
+// ack is a job whose creation the server acknowledged, when, and how
+// long the call took.
 type ack struct {
 	id   string
 	spec *pb.JobSpec
 	at   time.Time
+	took time.Duration
 }
 
 // jobLoad creates jobs from several clients at once until stopped.
@@ -98,13 +100,14 @@ func startJobLoad(conns []*grpc.ClientConn, instances uint32) *jobLoad {
 				spec := &pb.JobSpec{Name: fmt.Sprintf("live-%d-%d", c, i), Instances: instances,
 					Task: &pb.TaskSpec{Command: "sim", Resources: &pb.Resources{Cpu: 0.5, MemMb: 8}}}
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				sent := time.Now()
 				resp, err := jobs.CreateJob(ctx, &pb.CreateJobRequest{Spec: spec})
 				cancel()
 				l.mu.Lock()
 				if err != nil {
 					l.fails[status.Code(err)]++
 				} else {
-					l.acks = append(l.acks, ack{id: resp.GetJob().GetId(), spec: resp.GetJob().GetSpec(), at: time.Now()})
+					l.acks = append(l.acks, ack{id: resp.GetJob().GetId(), spec: resp.GetJob().GetSpec(), at: time.Now(), took: time.Since(sent)})
 				}
 				l.mu.Unlock()
 			}
@@ -247,12 +250,15 @@ func TestStoreBackupOfAServingRegion(t *testing.T) {
 	t.Logf("%s", strings.TrimSpace(out))
 	acks := load.acked()
 	var before, during int
+	var slowestBefore, slowestDuring time.Duration
 	for _, a := range acks {
 		switch {
 		case a.at.Before(began):
 			before++
+			slowestBefore = max(slowestBefore, a.took)
 		case a.at.Before(began.Add(took)):
 			during++
+			slowestDuring = max(slowestDuring, a.took)
 		}
 	}
 
@@ -306,12 +312,15 @@ func TestStoreBackupOfAServingRegion(t *testing.T) {
 			t.Errorf("job %s is in the backup but was never acknowledged", id)
 		}
 	}
-	t.Logf("store %d bytes, %d jobs with %d tasks; the backup took %v through the CLI (the server's: %s); jobs acknowledged: %d before it began, %d while it ran, %d in all; %d jobs in it acknowledged after it began; creates refused %v",
-		info.Size(), len(jobs), ntasks, took.Round(time.Millisecond), server, before, during, len(acks), len(jobs)-before, load.fails)
+	t.Logf("store %d bytes, %d jobs with %d tasks; the backup took %v through the CLI (the server's: %s); jobs acknowledged: %d before it began, %d while it ran, %d in all; %d jobs in it acknowledged after it began; creates refused %v; slowest create acknowledged before it %v, while it ran %v",
+		info.Size(), len(jobs), ntasks, took.Round(time.Millisecond), server, before, during, len(acks), len(jobs)-before, load.fails,
+		slowestBefore.Round(time.Millisecond), slowestDuring.Round(time.Millisecond))
 
 	// A region restored from the backup has its jobs, and runs them.
 	fresh := t.TempDir()
+	restoring := time.Now()
 	s.mustCLI("store", "restore", "--in", file, "--db", filepath.Join(fresh, "store.db"))
+	restoreTook := time.Since(restoring)
 	r := startDev(t, fresh, "--region", "east", "--hosts", hosts)
 	restored := dialAs(t, r.addr, "")
 	got := allJobs(t, restored, pb.JobView_JOB_VIEW_FULL)
@@ -328,7 +337,7 @@ func TestStoreBackupOfAServingRegion(t *testing.T) {
 			t.Errorf("job %s restored with spec %v, created with %v", id, j.GetSpec(), specs[id])
 		}
 	}
-	waitFor(t, 5*time.Minute, "every restored job to succeed", func() bool {
+	ran := waitFor(t, 10*time.Minute, "every restored job to succeed", func() bool {
 		for _, j := range allJobs(t, restored, pb.JobView_JOB_VIEW_SUMMARY) {
 			if j.GetStatus().GetState() != pb.JobState_JOB_STATE_SUCCEEDED {
 				return false
@@ -341,6 +350,7 @@ func TestStoreBackupOfAServingRegion(t *testing.T) {
 			t.Errorf("restored job %s: %d of %d tasks succeeded (%v)", id, n, instances, j.GetStatus().GetTaskStates())
 		}
 	}
+	t.Logf("restore took %v; every restored job succeeded %v after the restored server was healthy", restoreTook.Round(time.Millisecond), ran.Round(time.Second))
 }
 
 // A region whose store is Cassandra refuses a server backup, naming the
