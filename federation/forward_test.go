@@ -53,6 +53,9 @@ var notForwarded = map[string]string{
 	pb.HostService_GetCluster_FullMethodName:       "local",
 	pb.HostService_DrainCluster_FullMethodName:     "local",
 	pb.HostService_UndrainCluster_FullMethodName:   "local",
+	// A backup is of the store of the region its request names, else of
+	// the local one.
+	pb.SystemService_BackupStore_FullMethodName: "local",
 }
 
 // testCallKey names the API method a test call exercises; the router
@@ -192,7 +195,7 @@ func TestEveryMethodIsForwarded(t *testing.T) {
 
 	entries := map[string]*grpc.ClientConn{"east": dial(t, regions[0].Addr), "an east standby": dial(t, standbyAddr)}
 	svcs := pb.File_peloton_v1_service_proto.Services()
-	checked := 0
+	checked, byRegion := 0, 0
 	for i := 0; i < svcs.Len(); i++ {
 		sd := svcs.Get(i)
 		if ownServices[sd.FullName()] {
@@ -230,21 +233,31 @@ func TestEveryMethodIsForwarded(t *testing.T) {
 			default:
 				t.Fatalf("%s: unknown kind %q", full, kind)
 			}
-			for entry, cc := range entries {
-				tc := full + " via " + entry
-				ctx := metadata.AppendToOutgoingContext(context.Background(), testCallKey, tc)
-				if err := callAny(ctx, cc, md, full, req.Interface()); err != nil && !(want == nil && status.Code(err) == codes.FailedPrecondition) {
-					t.Errorf("%s through %s: %v", full, entry, err)
-					continue
-				}
-				var got []string
-				for _, region := range []string{"east", "west"} {
-					if recs[region].served(tc, full) > 0 {
-						got = append(got, region)
+			cases := []routeCase{{req: req, want: want}}
+			if region := req.Descriptor().Fields().ByName("region"); notForwarded[full] == "local" && region != nil && region.Kind() == protoreflect.StringKind {
+				// A local call that names a region goes there.
+				named := proto.Clone(req.Interface()).ProtoReflect()
+				named.Set(region, protoreflect.ValueOfString("west"))
+				cases = append(cases, routeCase{req: named, want: []string{"west"}, what: " naming west"})
+				byRegion++
+			}
+			for _, c := range cases {
+				for entry, cc := range entries {
+					tc := full + c.what + " via " + entry
+					ctx := metadata.AppendToOutgoingContext(context.Background(), testCallKey, tc)
+					if err := callAny(ctx, cc, md, full, c.req.Interface()); err != nil && !(c.want == nil && status.Code(err) == codes.FailedPrecondition) {
+						t.Errorf("%s through %s: %v", full+c.what, entry, err)
+						continue
 					}
-				}
-				if strings.Join(got, ",") != strings.Join(want, ",") {
-					t.Errorf("%s through %s: served by %v, want %v", full, entry, got, want)
+					var got []string
+					for _, region := range []string{"east", "west"} {
+						if recs[region].served(tc, full) > 0 {
+							got = append(got, region)
+						}
+					}
+					if strings.Join(got, ",") != strings.Join(c.want, ",") {
+						t.Errorf("%s through %s: served by %v, want %v", full+c.what, entry, got, c.want)
+					}
 				}
 			}
 			checked++
@@ -253,7 +266,14 @@ func TestEveryMethodIsForwarded(t *testing.T) {
 	if checked < 30 {
 		t.Fatalf("checked %d methods: the API has more", checked)
 	}
-	t.Logf("%d methods forwarded as their requests say, from a region and from a standby", checked)
+	t.Logf("%d methods forwarded as their requests say, from a region and from a standby (%d local ones also to the region they name)", checked, byRegion)
+}
+
+// routeCase is a request and the regions that must serve it.
+type routeCase struct {
+	req  protoreflect.Message
+	want []string
+	what string
 }
 
 // callAny calls a unary or server-streaming method by name.

@@ -198,9 +198,19 @@ func (g *guard) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, 
 type guardedStream struct {
 	grpc.ServerStream
 	ctx context.Context
+	// req is the request the handler received (nil until then).
+	req any
 }
 
-func (s guardedStream) Context() context.Context { return s.ctx }
+func (s *guardedStream) Context() context.Context { return s.ctx }
+
+func (s *guardedStream) RecvMsg(m any) error {
+	err := s.ServerStream.RecvMsg(m)
+	if err == nil && s.req == nil {
+		s.req = m
+	}
+	return err
+}
 
 func (g *guard) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 	ctx := ss.Context()
@@ -215,7 +225,13 @@ func (g *guard) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInf
 		g.record(ctx, id, info.FullMethod, rule, target, err)
 		return err
 	}
-	err = h(srv, guardedStream{ss, forwardable(ctx, id)})
+	gs := &guardedStream{ServerStream: ss, ctx: forwardable(ctx, id)}
+	err = h(srv, gs)
+	if rule.Target != nil && gs.req != nil {
+		// The audit record names what the request the handler read acts
+		// on.
+		target = rule.Target(gs.req)
+	}
 	g.record(ctx, id, info.FullMethod, rule, target, err)
 	return err
 }

@@ -4,15 +4,20 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/protobuf/proto"
+
+	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 )
 
-// flushStreamStart sends the HTTP headers of a server stream (GET
-// /v1/events) as soon as the stream is open, before its first message,
-// so that a client knows at once that it is watching. grpc-gateway calls
-// forward-response options with a nil message when a stream starts.
-func flushStreamStart(_ context.Context, w http.ResponseWriter, m proto.Message) error {
-	if m != nil {
+// flushStreamStart sends the HTTP headers of a watch (GET /v1/events) as
+// soon as the stream is open, before its first message, so that a client
+// knows at once that it is watching. grpc-gateway calls forward-response
+// options with a nil message when a stream starts. Other streams (a
+// store backup) send their headers with their first message, or with
+// their error's status (403, 412, 429) when they fail first.
+func flushStreamStart(ctx context.Context, w http.ResponseWriter, m proto.Message) error {
+	if method, _ := runtime.RPCMethod(ctx); m != nil || method != pb.EventService_Watch_FullMethodName {
 		return nil
 	}
 	w.Header().Set("Content-Type", "application/json")

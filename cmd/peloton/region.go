@@ -105,6 +105,8 @@ type regionRuntime struct {
 	// health this member keeps, across its terms as leader.
 	pools   *service.PoolHistory
 	regions *federation.RegionHistory
+	// backups serves BackupStore, one at a time across terms.
+	backups *service.Backups
 	// directory is the router's: gossip's or a static one.
 	directory federation.Directory
 	elector   *lease.Elector
@@ -170,6 +172,10 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 	}
 	r := &regionRuntime{name: cfg.Name, cfg: cfg, log: log, store: st,
 		replicas: federation.NewValueReplicas(st, clock.Real{}), drills: federation.NewValueDrills(st)}
+	// The server copies the embedded store for a backup; Cassandra's is
+	// not its to copy (nil).
+	copier, _ := st.(service.StoreCopier)
+	r.backups = service.NewBackups(cfg.Name, copier, cfg.DataDir, clock.Real{}, log)
 	if cfg.Gossip != nil {
 		g := *cfg.Gossip
 		g.Logger = log
@@ -365,7 +371,7 @@ func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
 		defer close(localSet)
 		select {
 		case <-engine.Ready():
-			r.router.SetLocal(service.New(engine, cli.Version, "").WithHistory(r.pools))
+			r.router.SetLocal(service.New(engine, cli.Version, "").WithHistory(r.pools).WithBackups(r.backups))
 		case <-runDone:
 		}
 	}()

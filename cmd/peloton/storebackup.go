@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,13 +71,25 @@ func (c *backupCassandra) config() (cassandra.Config, store.CopyOptions, error) 
 	return cfg, store.CopyOptions{EventRetention: c.eventRetention, AuditRetention: c.auditRetention}, nil
 }
 
-// oneSource checks that exactly one of --db and --cassandra is given.
-func oneSource(db, hosts string) error {
+// source is a flag that names where a store is, and its value.
+type source struct{ flag, value string }
+
+// oneSource checks that exactly one of the sources is given.
+func oneSource(sources ...source) error {
+	var all, given []string
+	for _, s := range sources {
+		all = append(all, "--"+s.flag)
+		if s.value != "" {
+			given = append(given, "--"+s.flag)
+		}
+	}
 	switch {
-	case db == "" && hosts == "":
-		return fmt.Errorf("--%s or --cassandra is required", storeFileFlag)
-	case db != "" && hosts != "":
-		return fmt.Errorf("--%s and --cassandra: give one store, not both", storeFileFlag)
+	case len(given) == 0:
+		return fmt.Errorf("%s or %s is required", strings.Join(all[:len(all)-1], ", "), all[len(all)-1])
+	case len(given) == 2:
+		return fmt.Errorf("%s and %s: give one store, not both", given[0], given[1])
+	case len(given) > 2:
+		return fmt.Errorf("%s: give one store", strings.Join(given, ", "))
 	}
 	return nil
 }
@@ -84,37 +97,53 @@ func oneSource(db, hosts string) error {
 func newStoreBackupCommand() *cobra.Command {
 	var db, out string
 	var cass backupCassandra
+	var srv serverBackup
 	cmd := &cobra.Command{
-		Use:   "backup (--db DATADIR/store.db | --cassandra HOSTS [--keyspace K]) --out FILE",
+		Use:   "backup (--server ADDR [--region R] | --db DATADIR/store.db | --cassandra HOSTS [--keyspace K]) --out FILE",
 		Short: "Copy a region's store to a backup file",
 		Long: `backup writes a region's store to FILE, itself an embedded (bbolt) store
 file: the one backup format, which restore puts in place as an embedded
 store or loads into a Cassandra keyspace.
 
---db: a consistent copy of an embedded store, as one read transaction sees
-it. The server holds its store file locked, so back up a stopped server's
-file (or a standby's copy).
+--server: a consistent copy of a serving region's embedded store, made by
+the server (one read transaction, beside the region's writes) and
+streamed to FILE; the command checks its size and SHA-256 before FILE
+gets its name. ADDR is a gateway, as --addr; --token, --ca, --cert/--key
+and the current context are used as by every client command. --region
+names the region (default: the one ADDR routes to). Admins only.
+
+--db: a consistent copy of an embedded store file, as one read
+transaction sees it. A serving server holds its store file locked: use
+--server for it, --db for a stopped server's file (or a standby's copy).
 
 --cassandra: a logical export of the keyspace, read through the store at
 LOCAL_QUORUM while the region serves: every job with its configs, tasks,
 updates and events, pools, named values, migrations, hosts and the audit
 log. Each record is as one read saw it; the whole is not one instant of
 the keyspace (docs/operations.md says what a restored region makes of it).`,
-		Example: `  peloton store backup --db /var/lib/peloton/store.db --out /backups/region-a.db
+		Example: `  peloton store backup --server east.example:5390 --out /backups/region-a.db
+  peloton store backup --server east.example:5390 --region west --out /backups/region-b.db
+  peloton store backup --db /var/lib/peloton/store.db --out /backups/region-a.db
   peloton store backup --cassandra 10.0.0.1,10.0.0.2,10.0.0.3 --keyspace peloton --out /backups/region-a.db`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := oneSource(db, cass.hosts); err != nil {
+			if err := oneSource(source{"server", srv.addr}, source{storeFileFlag, db}, source{"cassandra", cass.hosts}); err != nil {
 				return err
+			}
+			if srv.region != "" && srv.addr == "" {
+				return errors.New("--region: only with --server (a store file or a keyspace is one region's)")
 			}
 			if out == "" {
 				return errors.New("--out is required")
+			}
+			if srv.addr != "" {
+				return srv.run(cmd, out)
 			}
 			if db != "" {
 				if _, err := os.Stat(db); err != nil {
 					return fmt.Errorf("--%s: %w", storeFileFlag, err)
 				}
-				n, err := backupStore(db, out)
+				n, err := backupStore(cmd.Context(), db, out)
 				if err != nil {
 					return err
 				}
@@ -136,12 +165,14 @@ the keyspace (docs/operations.md says what a restored region makes of it).`,
 	}
 	cmd.Flags().StringVar(&db, storeFileFlag, "", "the embedded store's file (a server's is DATADIR/store.db)")
 	cmd.Flags().StringVar(&out, "out", "", "the backup file to write; must not exist")
+	srv.flags(cmd.Flags())
 	cass.flags(cmd.Flags(), false)
 	return cmd
 }
 
 // writeNew writes a new file out through write, which gets a temporary
-// path beside it; out gets its name only once write succeeded.
+// path beside it; out gets its name only once write succeeded, and never
+// replaces a file that appeared meanwhile.
 func writeNew(out string, write func(tmp string) error) error {
 	if _, err := os.Stat(out); err == nil {
 		return fmt.Errorf("--out: %s exists", out)
@@ -151,16 +182,28 @@ func writeNew(out string, write func(tmp string) error) error {
 		return fmt.Errorf("--out: %w", err)
 	}
 	tmp.Close()
+	defer os.Remove(tmp.Name())
 	if err := write(tmp.Name()); err != nil {
-		os.Remove(tmp.Name())
 		return err
 	}
-	return os.Rename(tmp.Name(), out)
+	// A link fails where out exists; a rename would replace it.
+	err = os.Link(tmp.Name(), out)
+	if err == nil {
+		return nil
+	}
+	if _, serr := os.Stat(out); errors.Is(err, fs.ErrExist) || serr == nil {
+		return fmt.Errorf("--out: %s exists", out)
+	}
+	// A file system without hard links: rename, having looked once more.
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	return nil
 }
 
 // backupStore copies the store at db to a new file out, written whole
 // before it gets its name.
-func backupStore(db, out string) (n int64, err error) {
+func backupStore(ctx context.Context, db, out string) (n int64, err error) {
 	st, err := boltstore.Open(db)
 	if err != nil {
 		return 0, err
@@ -172,7 +215,7 @@ func backupStore(db, out string) (n int64, err error) {
 			return fmt.Errorf("--out: %w", err)
 		}
 		w := bufio.NewWriter(f)
-		n, err = st.Backup(w)
+		n, err = st.Backup(ctx, w)
 		if err == nil {
 			err = w.Flush()
 		}
@@ -226,7 +269,7 @@ and adopts or runs again their tasks by the usual at-least-once rule.`,
 			if in == "" {
 				return errors.New("--in is required")
 			}
-			if err := oneSource(db, cass.hosts); err != nil {
+			if err := oneSource(source{storeFileFlag, db}, source{"cassandra", cass.hosts}); err != nil {
 				return err
 			}
 			f, err := os.Open(in)

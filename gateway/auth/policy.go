@@ -70,6 +70,9 @@ const (
 	// ActReadPolicy reads the role bindings; ActSetPolicy replaces them.
 	ActReadPolicy Action = "read-policy"
 	ActSetPolicy  Action = "set-policy"
+	// ActBackupStore copies a region's whole store (every job of every
+	// pool): no role but admin grants it.
+	ActBackupStore Action = "backup-store"
 	// ActSelf asks who one is and what one may do: any authenticated
 	// caller.
 	ActSelf Action = "self"
@@ -79,7 +82,7 @@ const (
 
 // Actions are the actions a caller can ask about, in the order help lists
 // them.
-var Actions = []Action{ActRead, ActCreateJob, ActUpdateJob, ActStopJob, ActDeleteJob, ActEditPool, ActManageHost, ActManageRegion, ActReplicate, ActReadAudit, ActReadPolicy, ActSetPolicy}
+var Actions = []Action{ActRead, ActCreateJob, ActUpdateJob, ActStopJob, ActDeleteJob, ActEditPool, ActManageHost, ActManageRegion, ActReplicate, ActReadAudit, ActReadPolicy, ActSetPolicy, ActBackupStore}
 
 // Reads tells whether an action only reads.
 func (a Action) Reads() bool {

@@ -243,6 +243,14 @@ var Rules = map[string]Rule{
 	pb.AuditService_ListAudit_FullMethodName:   {Action: ActReadAudit},
 	pb.AuthService_GetPolicy_FullMethodName:    {Action: ActReadPolicy, Target: func(any) Target { return Target{Resource: "policy"} }},
 	pb.AuthService_SetPolicy_FullMethodName:    {Action: ActSetPolicy, Target: func(any) Target { return Target{Resource: "policy"} }},
+
+	// A backup hands over every job of the region: admins only.
+	pb.SystemService_BackupStore_FullMethodName: {Action: ActBackupStore, Target: func(r any) Target {
+		if region := r.(*pb.BackupStoreRequest).GetRegion(); region != "" {
+			return Target{Resource: "store of region " + region}
+		}
+		return Target{Resource: "store of the receiving region"}
+	}},
 }
 
 // mutating holds, by full method name, whether an RPC of the v1 API

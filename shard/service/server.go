@@ -36,6 +36,8 @@ type Server struct {
 	commit  string
 	// history is the region's pool history (nil: none kept).
 	history *PoolHistory
+	// backups serves BackupStore (nil: refused).
+	backups *Backups
 }
 
 // New returns the API of the shard run by engine.

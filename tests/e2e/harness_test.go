@@ -35,9 +35,16 @@ type server struct {
 // it is healthy.
 func startDev(t testing.TB, dataDir string, extra ...string) *server {
 	t.Helper()
+	addr := testkit.FreeAddr(t)
+	return startPeloton(t, dataDir, addr, append([]string{"dev", "--data-dir", dataDir, "--addr", addr}, extra...)...)
+}
+
+// startPeloton runs the binary with args, a server that listens on addr
+// and keeps its files in dataDir, and waits until it is healthy.
+func startPeloton(t testing.TB, dataDir, addr string, args ...string) *server {
+	t.Helper()
 	openToTasks(t, dataDir)
-	s := &server{t: t, addr: testkit.FreeAddr(t), dataDir: dataDir, log: &bytes.Buffer{}, done: make(chan error, 1)}
-	args := append([]string{"dev", "--data-dir", dataDir, "--addr", s.addr}, extra...)
+	s := &server{t: t, addr: addr, dataDir: dataDir, log: &bytes.Buffer{}, done: make(chan error, 1)}
 	s.cmd = exec.Command(binary, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
@@ -59,11 +66,11 @@ func startDev(t testing.TB, dataDir string, extra ...string) *server {
 		}
 		select {
 		case err := <-s.done:
-			t.Fatalf("peloton dev exited early: %v\n%s", err, s.log)
+			t.Fatalf("peloton %s exited early: %v\n%s", args[0], err, s.log)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("peloton dev not healthy after 30s\n%s", s.log)
+			t.Fatalf("peloton %s not healthy after 30s\n%s", args[0], s.log)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -96,11 +103,11 @@ func (s *server) stop() {
 	select {
 	case err := <-s.done:
 		if err != nil {
-			s.t.Errorf("peloton dev did not stop cleanly: %v\n%s", err, s.log)
+			s.t.Errorf("peloton %s did not stop cleanly: %v\n%s", s.cmd.Args[1], err, s.log)
 		}
 	case <-time.After(20 * time.Second):
 		_ = s.cmd.Process.Kill()
-		s.t.Errorf("peloton dev did not stop within 20s\n%s", s.log)
+		s.t.Errorf("peloton %s did not stop within 20s\n%s", s.cmd.Args[1], s.log)
 	}
 }
 

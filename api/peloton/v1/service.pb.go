@@ -5916,6 +5916,210 @@ func (x *GetVersionResponse) GetRegion() string {
 	return ""
 }
 
+type BackupStoreRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The region whose store is copied; empty means the region of the
+	// server that receives the call.
+	Region        string `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackupStoreRequest) Reset() {
+	*x = BackupStoreRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[110]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupStoreRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupStoreRequest) ProtoMessage() {}
+
+func (x *BackupStoreRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[110]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackupStoreRequest.ProtoReflect.Descriptor instead.
+func (*BackupStoreRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{110}
+}
+
+func (x *BackupStoreRequest) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+// BackupStoreResponse is one message of a backup: a chunk of the file, in
+// order, or, last, the summary.
+type BackupStoreResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Part:
+	//
+	//	*BackupStoreResponse_Chunk
+	//	*BackupStoreResponse_Summary
+	Part          isBackupStoreResponse_Part `protobuf_oneof:"part"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackupStoreResponse) Reset() {
+	*x = BackupStoreResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[111]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupStoreResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupStoreResponse) ProtoMessage() {}
+
+func (x *BackupStoreResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[111]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackupStoreResponse.ProtoReflect.Descriptor instead.
+func (*BackupStoreResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{111}
+}
+
+func (x *BackupStoreResponse) GetPart() isBackupStoreResponse_Part {
+	if x != nil {
+		return x.Part
+	}
+	return nil
+}
+
+func (x *BackupStoreResponse) GetChunk() []byte {
+	if x != nil {
+		if x, ok := x.Part.(*BackupStoreResponse_Chunk); ok {
+			return x.Chunk
+		}
+	}
+	return nil
+}
+
+func (x *BackupStoreResponse) GetSummary() *BackupStoreSummary {
+	if x != nil {
+		if x, ok := x.Part.(*BackupStoreResponse_Summary); ok {
+			return x.Summary
+		}
+	}
+	return nil
+}
+
+type isBackupStoreResponse_Part interface {
+	isBackupStoreResponse_Part()
+}
+
+type BackupStoreResponse_Chunk struct {
+	// The next bytes of the store file (at most 1 MiB).
+	Chunk []byte `protobuf:"bytes,1,opt,name=chunk,proto3,oneof"`
+}
+
+type BackupStoreResponse_Summary struct {
+	Summary *BackupStoreSummary `protobuf:"bytes,2,opt,name=summary,proto3,oneof"`
+}
+
+func (*BackupStoreResponse_Chunk) isBackupStoreResponse_Part() {}
+
+func (*BackupStoreResponse_Summary) isBackupStoreResponse_Part() {}
+
+// BackupStoreSummary ends a backup: a client keeps the file only when the
+// bytes it received have this size and checksum.
+type BackupStoreSummary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The region whose store it is.
+	Region    string `protobuf:"bytes,1,opt,name=region,proto3" json:"region,omitempty"`
+	SizeBytes uint64 `protobuf:"varint,2,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	// SHA-256 of the file, in hex (as sha256sum prints it).
+	Sha256 string `protobuf:"bytes,3,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	// When the copy began: every write acknowledged before then is in it.
+	TakenAt       *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=taken_at,json=takenAt,proto3" json:"taken_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackupStoreSummary) Reset() {
+	*x = BackupStoreSummary{}
+	mi := &file_peloton_v1_service_proto_msgTypes[112]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupStoreSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupStoreSummary) ProtoMessage() {}
+
+func (x *BackupStoreSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[112]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackupStoreSummary.ProtoReflect.Descriptor instead.
+func (*BackupStoreSummary) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{112}
+}
+
+func (x *BackupStoreSummary) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+func (x *BackupStoreSummary) GetSizeBytes() uint64 {
+	if x != nil {
+		return x.SizeBytes
+	}
+	return 0
+}
+
+func (x *BackupStoreSummary) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+func (x *BackupStoreSummary) GetTakenAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.TakenAt
+	}
+	return nil
+}
+
 type WhoAmIRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -5924,7 +6128,7 @@ type WhoAmIRequest struct {
 
 func (x *WhoAmIRequest) Reset() {
 	*x = WhoAmIRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[110]
+	mi := &file_peloton_v1_service_proto_msgTypes[113]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5936,7 +6140,7 @@ func (x *WhoAmIRequest) String() string {
 func (*WhoAmIRequest) ProtoMessage() {}
 
 func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[110]
+	mi := &file_peloton_v1_service_proto_msgTypes[113]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5949,7 +6153,7 @@ func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
 func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{110}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{113}
 }
 
 type WhoAmIResponse struct {
@@ -5971,7 +6175,7 @@ type WhoAmIResponse struct {
 
 func (x *WhoAmIResponse) Reset() {
 	*x = WhoAmIResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[111]
+	mi := &file_peloton_v1_service_proto_msgTypes[114]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5983,7 +6187,7 @@ func (x *WhoAmIResponse) String() string {
 func (*WhoAmIResponse) ProtoMessage() {}
 
 func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[111]
+	mi := &file_peloton_v1_service_proto_msgTypes[114]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5996,7 +6200,7 @@ func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIResponse.ProtoReflect.Descriptor instead.
 func (*WhoAmIResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{111}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{114}
 }
 
 func (x *WhoAmIResponse) GetName() string {
@@ -6049,7 +6253,7 @@ type CanIRequest struct {
 
 func (x *CanIRequest) Reset() {
 	*x = CanIRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[112]
+	mi := &file_peloton_v1_service_proto_msgTypes[115]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6061,7 +6265,7 @@ func (x *CanIRequest) String() string {
 func (*CanIRequest) ProtoMessage() {}
 
 func (x *CanIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[112]
+	mi := &file_peloton_v1_service_proto_msgTypes[115]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6074,7 +6278,7 @@ func (x *CanIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanIRequest.ProtoReflect.Descriptor instead.
 func (*CanIRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{112}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{115}
 }
 
 func (x *CanIRequest) GetAction() string {
@@ -6109,7 +6313,7 @@ type CanIResponse struct {
 
 func (x *CanIResponse) Reset() {
 	*x = CanIResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[113]
+	mi := &file_peloton_v1_service_proto_msgTypes[116]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6121,7 +6325,7 @@ func (x *CanIResponse) String() string {
 func (*CanIResponse) ProtoMessage() {}
 
 func (x *CanIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[113]
+	mi := &file_peloton_v1_service_proto_msgTypes[116]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6134,7 +6338,7 @@ func (x *CanIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanIResponse.ProtoReflect.Descriptor instead.
 func (*CanIResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{113}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{116}
 }
 
 func (x *CanIResponse) GetAllowed() bool {
@@ -6159,7 +6363,7 @@ type GetPolicyRequest struct {
 
 func (x *GetPolicyRequest) Reset() {
 	*x = GetPolicyRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[114]
+	mi := &file_peloton_v1_service_proto_msgTypes[117]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6171,7 +6375,7 @@ func (x *GetPolicyRequest) String() string {
 func (*GetPolicyRequest) ProtoMessage() {}
 
 func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[114]
+	mi := &file_peloton_v1_service_proto_msgTypes[117]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6184,7 +6388,7 @@ func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{114}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{117}
 }
 
 type GetPolicyResponse struct {
@@ -6196,7 +6400,7 @@ type GetPolicyResponse struct {
 
 func (x *GetPolicyResponse) Reset() {
 	*x = GetPolicyResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[115]
+	mi := &file_peloton_v1_service_proto_msgTypes[118]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6208,7 +6412,7 @@ func (x *GetPolicyResponse) String() string {
 func (*GetPolicyResponse) ProtoMessage() {}
 
 func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[115]
+	mi := &file_peloton_v1_service_proto_msgTypes[118]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6221,7 +6425,7 @@ func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyResponse.ProtoReflect.Descriptor instead.
 func (*GetPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{115}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{118}
 }
 
 func (x *GetPolicyResponse) GetPolicy() *PolicyDocument {
@@ -6241,7 +6445,7 @@ type SetPolicyRequest struct {
 
 func (x *SetPolicyRequest) Reset() {
 	*x = SetPolicyRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[116]
+	mi := &file_peloton_v1_service_proto_msgTypes[119]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6253,7 +6457,7 @@ func (x *SetPolicyRequest) String() string {
 func (*SetPolicyRequest) ProtoMessage() {}
 
 func (x *SetPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[116]
+	mi := &file_peloton_v1_service_proto_msgTypes[119]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6266,7 +6470,7 @@ func (x *SetPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPolicyRequest.ProtoReflect.Descriptor instead.
 func (*SetPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{116}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{119}
 }
 
 func (x *SetPolicyRequest) GetPolicy() string {
@@ -6285,7 +6489,7 @@ type SetPolicyResponse struct {
 
 func (x *SetPolicyResponse) Reset() {
 	*x = SetPolicyResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[117]
+	mi := &file_peloton_v1_service_proto_msgTypes[120]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6297,7 +6501,7 @@ func (x *SetPolicyResponse) String() string {
 func (*SetPolicyResponse) ProtoMessage() {}
 
 func (x *SetPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[117]
+	mi := &file_peloton_v1_service_proto_msgTypes[120]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6310,7 +6514,7 @@ func (x *SetPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPolicyResponse.ProtoReflect.Descriptor instead.
 func (*SetPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{117}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{120}
 }
 
 func (x *SetPolicyResponse) GetPolicy() *PolicyDocument {
@@ -6339,7 +6543,7 @@ type PolicyDocument struct {
 
 func (x *PolicyDocument) Reset() {
 	*x = PolicyDocument{}
-	mi := &file_peloton_v1_service_proto_msgTypes[118]
+	mi := &file_peloton_v1_service_proto_msgTypes[121]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6351,7 +6555,7 @@ func (x *PolicyDocument) String() string {
 func (*PolicyDocument) ProtoMessage() {}
 
 func (x *PolicyDocument) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[118]
+	mi := &file_peloton_v1_service_proto_msgTypes[121]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6364,7 +6568,7 @@ func (x *PolicyDocument) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyDocument.ProtoReflect.Descriptor instead.
 func (*PolicyDocument) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{118}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{121}
 }
 
 func (x *PolicyDocument) GetYaml() string {
@@ -6416,7 +6620,7 @@ type ListAuditRequest struct {
 
 func (x *ListAuditRequest) Reset() {
 	*x = ListAuditRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[119]
+	mi := &file_peloton_v1_service_proto_msgTypes[122]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6428,7 +6632,7 @@ func (x *ListAuditRequest) String() string {
 func (*ListAuditRequest) ProtoMessage() {}
 
 func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[119]
+	mi := &file_peloton_v1_service_proto_msgTypes[122]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6441,7 +6645,7 @@ func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{119}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{122}
 }
 
 func (x *ListAuditRequest) GetName() string {
@@ -6475,7 +6679,7 @@ type ListAuditResponse struct {
 
 func (x *ListAuditResponse) Reset() {
 	*x = ListAuditResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[120]
+	mi := &file_peloton_v1_service_proto_msgTypes[123]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6487,7 +6691,7 @@ func (x *ListAuditResponse) String() string {
 func (*ListAuditResponse) ProtoMessage() {}
 
 func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[120]
+	mi := &file_peloton_v1_service_proto_msgTypes[123]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6500,7 +6704,7 @@ func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{120}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{123}
 }
 
 func (x *ListAuditResponse) GetRecords() []*AuditRecord {
@@ -6856,7 +7060,19 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x12GetVersionResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x16\n" +
 	"\x06commit\x18\x02 \x01(\tR\x06commit\x12\x16\n" +
-	"\x06region\x18\x03 \x01(\tR\x06region\"\x0f\n" +
+	"\x06region\x18\x03 \x01(\tR\x06region\",\n" +
+	"\x12BackupStoreRequest\x12\x16\n" +
+	"\x06region\x18\x01 \x01(\tR\x06region\"q\n" +
+	"\x13BackupStoreResponse\x12\x16\n" +
+	"\x05chunk\x18\x01 \x01(\fH\x00R\x05chunk\x12:\n" +
+	"\asummary\x18\x02 \x01(\v2\x1e.peloton.v1.BackupStoreSummaryH\x00R\asummaryB\x06\n" +
+	"\x04part\"\x9a\x01\n" +
+	"\x12BackupStoreSummary\x12\x16\n" +
+	"\x06region\x18\x01 \x01(\tR\x06region\x12\x1d\n" +
+	"\n" +
+	"size_bytes\x18\x02 \x01(\x04R\tsizeBytes\x12\x16\n" +
+	"\x06sha256\x18\x03 \x01(\tR\x06sha256\x125\n" +
+	"\btaken_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\atakenAt\"\x0f\n" +
 	"\rWhoAmIRequest\"\x9d\x01\n" +
 	"\x0eWhoAmIResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
@@ -6967,10 +7183,11 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"ListDrills\x12\x1d.peloton.v1.ListDrillsRequest\x1a\x1e.peloton.v1.ListDrillsResponse\"\x03\x90\x02\x01\x12T\n" +
 	"\rIsolateRegion\x12 .peloton.v1.IsolateRegionRequest\x1a!.peloton.v1.IsolateRegionResponse\x12E\n" +
-	"\bFailBack\x12\x1b.peloton.v1.FailBackRequest\x1a\x1c.peloton.v1.FailBackResponse2a\n" +
+	"\bFailBack\x12\x1b.peloton.v1.FailBackRequest\x1a\x1c.peloton.v1.FailBackResponse2\xb3\x01\n" +
 	"\rSystemService\x12P\n" +
 	"\n" +
-	"GetVersion\x12\x1d.peloton.v1.GetVersionRequest\x1a\x1e.peloton.v1.GetVersionResponse\"\x03\x90\x02\x012\xac\x02\n" +
+	"GetVersion\x12\x1d.peloton.v1.GetVersionRequest\x1a\x1e.peloton.v1.GetVersionResponse\"\x03\x90\x02\x01\x12P\n" +
+	"\vBackupStore\x12\x1e.peloton.v1.BackupStoreRequest\x1a\x1f.peloton.v1.BackupStoreResponse0\x012\xac\x02\n" +
 	"\vAuthService\x12D\n" +
 	"\x06WhoAmI\x12\x19.peloton.v1.WhoAmIRequest\x1a\x1a.peloton.v1.WhoAmIResponse\"\x03\x90\x02\x01\x12>\n" +
 	"\x04CanI\x12\x17.peloton.v1.CanIRequest\x1a\x18.peloton.v1.CanIResponse\"\x03\x90\x02\x01\x12M\n" +
@@ -6992,7 +7209,7 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_peloton_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 121)
+var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 124)
 var file_peloton_v1_service_proto_goTypes = []any{
 	(JobOrder)(0),                     // 0: peloton.v1.JobOrder
 	(JobView)(0),                      // 1: peloton.v1.JobView
@@ -7106,235 +7323,242 @@ var file_peloton_v1_service_proto_goTypes = []any{
 	(*ListDrillsResponse)(nil),        // 109: peloton.v1.ListDrillsResponse
 	(*GetVersionRequest)(nil),         // 110: peloton.v1.GetVersionRequest
 	(*GetVersionResponse)(nil),        // 111: peloton.v1.GetVersionResponse
-	(*WhoAmIRequest)(nil),             // 112: peloton.v1.WhoAmIRequest
-	(*WhoAmIResponse)(nil),            // 113: peloton.v1.WhoAmIResponse
-	(*CanIRequest)(nil),               // 114: peloton.v1.CanIRequest
-	(*CanIResponse)(nil),              // 115: peloton.v1.CanIResponse
-	(*GetPolicyRequest)(nil),          // 116: peloton.v1.GetPolicyRequest
-	(*GetPolicyResponse)(nil),         // 117: peloton.v1.GetPolicyResponse
-	(*SetPolicyRequest)(nil),          // 118: peloton.v1.SetPolicyRequest
-	(*SetPolicyResponse)(nil),         // 119: peloton.v1.SetPolicyResponse
-	(*PolicyDocument)(nil),            // 120: peloton.v1.PolicyDocument
-	(*ListAuditRequest)(nil),          // 121: peloton.v1.ListAuditRequest
-	(*ListAuditResponse)(nil),         // 122: peloton.v1.ListAuditResponse
-	(*Migration)(nil),                 // 123: peloton.v1.Migration
-	(*JobSpec)(nil),                   // 124: peloton.v1.JobSpec
-	(*Job)(nil),                       // 125: peloton.v1.Job
-	(JobState)(0),                     // 126: peloton.v1.JobState
-	(*Update)(nil),                    // 127: peloton.v1.Update
-	(*Event)(nil),                     // 128: peloton.v1.Event
-	(TaskState)(0),                    // 129: peloton.v1.TaskState
-	(*Task)(nil),                      // 130: peloton.v1.Task
-	(*PoolSpec)(nil),                  // 131: peloton.v1.PoolSpec
-	(*Pool)(nil),                      // 132: peloton.v1.Pool
-	(*timestamppb.Timestamp)(nil),     // 133: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),       // 134: google.protobuf.Duration
-	(*ClusterSummary)(nil),            // 135: peloton.v1.ClusterSummary
-	(*Host)(nil),                      // 136: peloton.v1.Host
-	(*HostPool)(nil),                  // 137: peloton.v1.HostPool
-	(*HostPoolMove)(nil),              // 138: peloton.v1.HostPoolMove
-	(*Region)(nil),                    // 139: peloton.v1.Region
-	(*PlannedMove)(nil),               // 140: peloton.v1.PlannedMove
-	(*Replica)(nil),                   // 141: peloton.v1.Replica
-	(*RegionPlan)(nil),                // 142: peloton.v1.RegionPlan
-	(*Drill)(nil),                     // 143: peloton.v1.Drill
-	(*AuditRecord)(nil),               // 144: peloton.v1.AuditRecord
+	(*BackupStoreRequest)(nil),        // 112: peloton.v1.BackupStoreRequest
+	(*BackupStoreResponse)(nil),       // 113: peloton.v1.BackupStoreResponse
+	(*BackupStoreSummary)(nil),        // 114: peloton.v1.BackupStoreSummary
+	(*WhoAmIRequest)(nil),             // 115: peloton.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),            // 116: peloton.v1.WhoAmIResponse
+	(*CanIRequest)(nil),               // 117: peloton.v1.CanIRequest
+	(*CanIResponse)(nil),              // 118: peloton.v1.CanIResponse
+	(*GetPolicyRequest)(nil),          // 119: peloton.v1.GetPolicyRequest
+	(*GetPolicyResponse)(nil),         // 120: peloton.v1.GetPolicyResponse
+	(*SetPolicyRequest)(nil),          // 121: peloton.v1.SetPolicyRequest
+	(*SetPolicyResponse)(nil),         // 122: peloton.v1.SetPolicyResponse
+	(*PolicyDocument)(nil),            // 123: peloton.v1.PolicyDocument
+	(*ListAuditRequest)(nil),          // 124: peloton.v1.ListAuditRequest
+	(*ListAuditResponse)(nil),         // 125: peloton.v1.ListAuditResponse
+	(*Migration)(nil),                 // 126: peloton.v1.Migration
+	(*JobSpec)(nil),                   // 127: peloton.v1.JobSpec
+	(*Job)(nil),                       // 128: peloton.v1.Job
+	(JobState)(0),                     // 129: peloton.v1.JobState
+	(*Update)(nil),                    // 130: peloton.v1.Update
+	(*Event)(nil),                     // 131: peloton.v1.Event
+	(TaskState)(0),                    // 132: peloton.v1.TaskState
+	(*Task)(nil),                      // 133: peloton.v1.Task
+	(*PoolSpec)(nil),                  // 134: peloton.v1.PoolSpec
+	(*Pool)(nil),                      // 135: peloton.v1.Pool
+	(*timestamppb.Timestamp)(nil),     // 136: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),       // 137: google.protobuf.Duration
+	(*ClusterSummary)(nil),            // 138: peloton.v1.ClusterSummary
+	(*Host)(nil),                      // 139: peloton.v1.Host
+	(*HostPool)(nil),                  // 140: peloton.v1.HostPool
+	(*HostPoolMove)(nil),              // 141: peloton.v1.HostPoolMove
+	(*Region)(nil),                    // 142: peloton.v1.Region
+	(*PlannedMove)(nil),               // 143: peloton.v1.PlannedMove
+	(*Replica)(nil),                   // 144: peloton.v1.Replica
+	(*RegionPlan)(nil),                // 145: peloton.v1.RegionPlan
+	(*Drill)(nil),                     // 146: peloton.v1.Drill
+	(*AuditRecord)(nil),               // 147: peloton.v1.AuditRecord
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	123, // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
-	123, // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
-	123, // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
-	123, // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
-	123, // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
-	123, // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
-	123, // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
-	124, // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	125, // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	124, // 9: peloton.v1.CreateJobsRequest.jobs:type_name -> peloton.v1.JobSpec
+	126, // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
+	126, // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
+	126, // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
+	126, // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
+	126, // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
+	126, // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
+	126, // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
+	127, // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	128, // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	127, // 9: peloton.v1.CreateJobsRequest.jobs:type_name -> peloton.v1.JobSpec
 	20,  // 10: peloton.v1.CreateJobsResponse.results:type_name -> peloton.v1.CreateJobsResult
-	125, // 11: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	126, // 12: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	128, // 11: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	129, // 12: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
 	1,   // 13: peloton.v1.ListJobsRequest.view:type_name -> peloton.v1.JobView
 	0,   // 14: peloton.v1.ListJobsRequest.order:type_name -> peloton.v1.JobOrder
-	125, // 15: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	125, // 16: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	124, // 17: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	127, // 18: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
-	127, // 19: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
-	127, // 20: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
-	127, // 21: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
-	127, // 22: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
-	127, // 23: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
-	127, // 24: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
-	124, // 25: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
-	128, // 26: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
-	129, // 27: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	130, // 28: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	130, // 29: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	130, // 30: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	131, // 31: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	132, // 32: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	131, // 33: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	132, // 34: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	132, // 35: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	132, // 36: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	133, // 37: peloton.v1.GetPoolHistoryRequest.since:type_name -> google.protobuf.Timestamp
-	134, // 38: peloton.v1.GetPoolHistoryResponse.window:type_name -> google.protobuf.Duration
-	134, // 39: peloton.v1.GetPoolHistoryResponse.interval:type_name -> google.protobuf.Duration
+	128, // 15: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	128, // 16: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	127, // 17: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	130, // 18: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
+	130, // 19: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
+	130, // 20: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
+	130, // 21: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
+	130, // 22: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
+	130, // 23: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
+	130, // 24: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
+	127, // 25: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
+	131, // 26: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
+	132, // 27: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	133, // 28: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	133, // 29: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	133, // 30: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	134, // 31: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	135, // 32: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	134, // 33: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	135, // 34: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	135, // 35: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	135, // 36: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	136, // 37: peloton.v1.GetPoolHistoryRequest.since:type_name -> google.protobuf.Timestamp
+	137, // 38: peloton.v1.GetPoolHistoryResponse.window:type_name -> google.protobuf.Duration
+	137, // 39: peloton.v1.GetPoolHistoryResponse.interval:type_name -> google.protobuf.Duration
 	67,  // 40: peloton.v1.GetPoolHistoryResponse.resources:type_name -> peloton.v1.PoolResourceHistory
-	135, // 41: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
-	135, // 42: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	135, // 43: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	135, // 44: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	136, // 45: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	134, // 46: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
-	136, // 47: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
-	136, // 48: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
-	136, // 49: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
-	136, // 50: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
-	137, // 51: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
-	138, // 52: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
-	139, // 53: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	133, // 54: peloton.v1.GetRegionHistoryRequest.since:type_name -> google.protobuf.Timestamp
-	134, // 55: peloton.v1.GetRegionHistoryResponse.window:type_name -> google.protobuf.Duration
-	134, // 56: peloton.v1.GetRegionHistoryResponse.interval:type_name -> google.protobuf.Duration
+	138, // 41: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
+	138, // 42: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	138, // 43: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	138, // 44: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	139, // 45: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	137, // 46: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
+	139, // 47: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
+	139, // 48: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
+	139, // 49: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
+	139, // 50: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
+	140, // 51: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
+	141, // 52: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
+	142, // 53: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	136, // 54: peloton.v1.GetRegionHistoryRequest.since:type_name -> google.protobuf.Timestamp
+	137, // 55: peloton.v1.GetRegionHistoryResponse.window:type_name -> google.protobuf.Duration
+	137, // 56: peloton.v1.GetRegionHistoryResponse.interval:type_name -> google.protobuf.Duration
 	92,  // 57: peloton.v1.GetRegionHistoryResponse.regions:type_name -> peloton.v1.RegionHistory
-	140, // 58: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
-	140, // 59: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
-	141, // 60: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
-	141, // 61: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
-	142, // 62: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
-	143, // 63: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
-	143, // 64: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
-	143, // 65: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
-	120, // 66: peloton.v1.GetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
-	120, // 67: peloton.v1.SetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
-	133, // 68: peloton.v1.PolicyDocument.set_at:type_name -> google.protobuf.Timestamp
-	133, // 69: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
-	144, // 70: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
-	16,  // 71: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	18,  // 72: peloton.v1.JobService.CreateJobs:input_type -> peloton.v1.CreateJobsRequest
-	21,  // 73: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	23,  // 74: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	25,  // 75: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	27,  // 76: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	29,  // 77: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
-	31,  // 78: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
-	33,  // 79: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
-	35,  // 80: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
-	37,  // 81: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
-	39,  // 82: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
-	41,  // 83: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
-	43,  // 84: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
-	45,  // 85: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
-	2,   // 86: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
-	4,   // 87: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
-	6,   // 88: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
-	8,   // 89: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
-	10,  // 90: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
-	12,  // 91: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
-	14,  // 92: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
-	47,  // 93: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	49,  // 94: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	51,  // 95: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	53,  // 96: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	55,  // 97: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
-	57,  // 98: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
-	59,  // 99: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
-	61,  // 100: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	63,  // 101: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	65,  // 102: peloton.v1.PoolService.GetPoolHistory:input_type -> peloton.v1.GetPoolHistoryRequest
-	76,  // 103: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	78,  // 104: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
-	80,  // 105: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
-	82,  // 106: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
-	84,  // 107: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
-	86,  // 108: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
-	68,  // 109: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
-	70,  // 110: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
-	72,  // 111: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
-	74,  // 112: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
-	88,  // 113: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	90,  // 114: peloton.v1.RegionService.GetRegionHistory:input_type -> peloton.v1.GetRegionHistoryRequest
-	93,  // 115: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	98,  // 116: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
-	100, // 117: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
-	102, // 118: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
-	104, // 119: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
-	106, // 120: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
-	108, // 121: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
-	96,  // 122: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
-	94,  // 123: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
-	110, // 124: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	112, // 125: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
-	114, // 126: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
-	116, // 127: peloton.v1.AuthService.GetPolicy:input_type -> peloton.v1.GetPolicyRequest
-	118, // 128: peloton.v1.AuthService.SetPolicy:input_type -> peloton.v1.SetPolicyRequest
-	121, // 129: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
-	17,  // 130: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	19,  // 131: peloton.v1.JobService.CreateJobs:output_type -> peloton.v1.CreateJobsResponse
-	22,  // 132: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	24,  // 133: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	26,  // 134: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	28,  // 135: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	30,  // 136: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
-	32,  // 137: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
-	34,  // 138: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
-	36,  // 139: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
-	38,  // 140: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
-	40,  // 141: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
-	42,  // 142: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
-	44,  // 143: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
-	46,  // 144: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
-	3,   // 145: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
-	5,   // 146: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
-	7,   // 147: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
-	9,   // 148: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
-	11,  // 149: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
-	13,  // 150: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
-	15,  // 151: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
-	48,  // 152: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	50,  // 153: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	52,  // 154: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	54,  // 155: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	56,  // 156: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	58,  // 157: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	60,  // 158: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	62,  // 159: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	64,  // 160: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	66,  // 161: peloton.v1.PoolService.GetPoolHistory:output_type -> peloton.v1.GetPoolHistoryResponse
-	77,  // 162: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	79,  // 163: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
-	81,  // 164: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
-	83,  // 165: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
-	85,  // 166: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
-	87,  // 167: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
-	69,  // 168: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
-	71,  // 169: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
-	73,  // 170: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
-	75,  // 171: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
-	89,  // 172: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	91,  // 173: peloton.v1.RegionService.GetRegionHistory:output_type -> peloton.v1.GetRegionHistoryResponse
-	128, // 174: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	99,  // 175: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
-	101, // 176: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
-	103, // 177: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
-	105, // 178: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
-	107, // 179: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
-	109, // 180: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
-	97,  // 181: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
-	95,  // 182: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
-	111, // 183: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	113, // 184: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
-	115, // 185: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
-	117, // 186: peloton.v1.AuthService.GetPolicy:output_type -> peloton.v1.GetPolicyResponse
-	119, // 187: peloton.v1.AuthService.SetPolicy:output_type -> peloton.v1.SetPolicyResponse
-	122, // 188: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
-	130, // [130:189] is the sub-list for method output_type
-	71,  // [71:130] is the sub-list for method input_type
-	71,  // [71:71] is the sub-list for extension type_name
-	71,  // [71:71] is the sub-list for extension extendee
-	0,   // [0:71] is the sub-list for field type_name
+	143, // 58: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
+	143, // 59: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
+	144, // 60: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	144, // 61: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	145, // 62: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	146, // 63: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	146, // 64: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	146, // 65: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	114, // 66: peloton.v1.BackupStoreResponse.summary:type_name -> peloton.v1.BackupStoreSummary
+	136, // 67: peloton.v1.BackupStoreSummary.taken_at:type_name -> google.protobuf.Timestamp
+	123, // 68: peloton.v1.GetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
+	123, // 69: peloton.v1.SetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
+	136, // 70: peloton.v1.PolicyDocument.set_at:type_name -> google.protobuf.Timestamp
+	136, // 71: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
+	147, // 72: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
+	16,  // 73: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	18,  // 74: peloton.v1.JobService.CreateJobs:input_type -> peloton.v1.CreateJobsRequest
+	21,  // 75: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	23,  // 76: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	25,  // 77: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	27,  // 78: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	29,  // 79: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
+	31,  // 80: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
+	33,  // 81: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
+	35,  // 82: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
+	37,  // 83: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
+	39,  // 84: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
+	41,  // 85: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
+	43,  // 86: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
+	45,  // 87: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
+	2,   // 88: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
+	4,   // 89: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
+	6,   // 90: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
+	8,   // 91: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
+	10,  // 92: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
+	12,  // 93: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
+	14,  // 94: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
+	47,  // 95: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	49,  // 96: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	51,  // 97: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	53,  // 98: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	55,  // 99: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	57,  // 100: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	59,  // 101: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	61,  // 102: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	63,  // 103: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	65,  // 104: peloton.v1.PoolService.GetPoolHistory:input_type -> peloton.v1.GetPoolHistoryRequest
+	76,  // 105: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	78,  // 106: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
+	80,  // 107: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
+	82,  // 108: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
+	84,  // 109: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
+	86,  // 110: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
+	68,  // 111: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
+	70,  // 112: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
+	72,  // 113: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
+	74,  // 114: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
+	88,  // 115: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	90,  // 116: peloton.v1.RegionService.GetRegionHistory:input_type -> peloton.v1.GetRegionHistoryRequest
+	93,  // 117: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	98,  // 118: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	100, // 119: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	102, // 120: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	104, // 121: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	106, // 122: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	108, // 123: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	96,  // 124: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
+	94,  // 125: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
+	110, // 126: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	112, // 127: peloton.v1.SystemService.BackupStore:input_type -> peloton.v1.BackupStoreRequest
+	115, // 128: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
+	117, // 129: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
+	119, // 130: peloton.v1.AuthService.GetPolicy:input_type -> peloton.v1.GetPolicyRequest
+	121, // 131: peloton.v1.AuthService.SetPolicy:input_type -> peloton.v1.SetPolicyRequest
+	124, // 132: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
+	17,  // 133: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	19,  // 134: peloton.v1.JobService.CreateJobs:output_type -> peloton.v1.CreateJobsResponse
+	22,  // 135: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	24,  // 136: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	26,  // 137: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	28,  // 138: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	30,  // 139: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
+	32,  // 140: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
+	34,  // 141: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
+	36,  // 142: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
+	38,  // 143: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
+	40,  // 144: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
+	42,  // 145: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
+	44,  // 146: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
+	46,  // 147: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
+	3,   // 148: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
+	5,   // 149: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
+	7,   // 150: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
+	9,   // 151: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
+	11,  // 152: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
+	13,  // 153: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
+	15,  // 154: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
+	48,  // 155: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	50,  // 156: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	52,  // 157: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	54,  // 158: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	56,  // 159: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	58,  // 160: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	60,  // 161: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	62,  // 162: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	64,  // 163: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	66,  // 164: peloton.v1.PoolService.GetPoolHistory:output_type -> peloton.v1.GetPoolHistoryResponse
+	77,  // 165: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	79,  // 166: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
+	81,  // 167: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
+	83,  // 168: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
+	85,  // 169: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
+	87,  // 170: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
+	69,  // 171: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
+	71,  // 172: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
+	73,  // 173: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
+	75,  // 174: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
+	89,  // 175: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	91,  // 176: peloton.v1.RegionService.GetRegionHistory:output_type -> peloton.v1.GetRegionHistoryResponse
+	131, // 177: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	99,  // 178: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	101, // 179: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	103, // 180: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	105, // 181: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	107, // 182: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	109, // 183: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	97,  // 184: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
+	95,  // 185: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
+	111, // 186: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	113, // 187: peloton.v1.SystemService.BackupStore:output_type -> peloton.v1.BackupStoreResponse
+	116, // 188: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
+	118, // 189: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
+	120, // 190: peloton.v1.AuthService.GetPolicy:output_type -> peloton.v1.GetPolicyResponse
+	122, // 191: peloton.v1.AuthService.SetPolicy:output_type -> peloton.v1.SetPolicyResponse
+	125, // 192: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
+	133, // [133:193] is the sub-list for method output_type
+	73,  // [73:133] is the sub-list for method input_type
+	73,  // [73:73] is the sub-list for extension type_name
+	73,  // [73:73] is the sub-list for extension extendee
+	0,   // [0:73] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -7346,13 +7570,17 @@ func file_peloton_v1_service_proto_init() {
 	file_peloton_v1_service_proto_msgTypes[0].OneofWrappers = []any{}
 	file_peloton_v1_service_proto_msgTypes[27].OneofWrappers = []any{}
 	file_peloton_v1_service_proto_msgTypes[43].OneofWrappers = []any{}
+	file_peloton_v1_service_proto_msgTypes[111].OneofWrappers = []any{
+		(*BackupStoreResponse_Chunk)(nil),
+		(*BackupStoreResponse_Summary)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   121,
+			NumMessages:   124,
 			NumExtensions: 0,
 			NumServices:   10,
 		},

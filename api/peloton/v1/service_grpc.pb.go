@@ -2654,7 +2654,8 @@ var FederationService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	SystemService_GetVersion_FullMethodName = "/peloton.v1.SystemService/GetVersion"
+	SystemService_GetVersion_FullMethodName  = "/peloton.v1.SystemService/GetVersion"
+	SystemService_BackupStore_FullMethodName = "/peloton.v1.SystemService/BackupStore"
 )
 
 // SystemServiceClient is the client API for SystemService service.
@@ -2662,6 +2663,15 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 type SystemServiceClient interface {
 	GetVersion(ctx context.Context, in *GetVersionRequest, opts ...grpc.CallOption) (*GetVersionResponse, error)
+	// BackupStore streams a consistent copy of a region's embedded store
+	// while the region serves: the store file as one read transaction saw
+	// it, in chunks of at most 1 MiB, then a summary with its size and
+	// SHA-256. The copy is what `peloton store restore` takes. Admins only
+	// (action backup-store), and audited: it hands over every job of the
+	// region. One backup of a region runs at a time; another one meanwhile
+	// gets RESOURCE_EXHAUSTED. A region whose store is Cassandra gets
+	// FAILED_PRECONDITION: `peloton store backup --cassandra` reads it.
+	BackupStore(ctx context.Context, in *BackupStoreRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BackupStoreResponse], error)
 }
 
 type systemServiceClient struct {
@@ -2682,11 +2692,39 @@ func (c *systemServiceClient) GetVersion(ctx context.Context, in *GetVersionRequ
 	return out, nil
 }
 
+func (c *systemServiceClient) BackupStore(ctx context.Context, in *BackupStoreRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BackupStoreResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &SystemService_ServiceDesc.Streams[0], SystemService_BackupStore_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[BackupStoreRequest, BackupStoreResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type SystemService_BackupStoreClient = grpc.ServerStreamingClient[BackupStoreResponse]
+
 // SystemServiceServer is the server API for SystemService service.
 // All implementations must embed UnimplementedSystemServiceServer
 // for forward compatibility.
 type SystemServiceServer interface {
 	GetVersion(context.Context, *GetVersionRequest) (*GetVersionResponse, error)
+	// BackupStore streams a consistent copy of a region's embedded store
+	// while the region serves: the store file as one read transaction saw
+	// it, in chunks of at most 1 MiB, then a summary with its size and
+	// SHA-256. The copy is what `peloton store restore` takes. Admins only
+	// (action backup-store), and audited: it hands over every job of the
+	// region. One backup of a region runs at a time; another one meanwhile
+	// gets RESOURCE_EXHAUSTED. A region whose store is Cassandra gets
+	// FAILED_PRECONDITION: `peloton store backup --cassandra` reads it.
+	BackupStore(*BackupStoreRequest, grpc.ServerStreamingServer[BackupStoreResponse]) error
 	mustEmbedUnimplementedSystemServiceServer()
 }
 
@@ -2699,6 +2737,9 @@ type UnimplementedSystemServiceServer struct{}
 
 func (UnimplementedSystemServiceServer) GetVersion(context.Context, *GetVersionRequest) (*GetVersionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetVersion not implemented")
+}
+func (UnimplementedSystemServiceServer) BackupStore(*BackupStoreRequest, grpc.ServerStreamingServer[BackupStoreResponse]) error {
+	return status.Error(codes.Unimplemented, "method BackupStore not implemented")
 }
 func (UnimplementedSystemServiceServer) mustEmbedUnimplementedSystemServiceServer() {}
 func (UnimplementedSystemServiceServer) testEmbeddedByValue()                       {}
@@ -2739,6 +2780,17 @@ func _SystemService_GetVersion_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SystemService_BackupStore_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(BackupStoreRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(SystemServiceServer).BackupStore(m, &grpc.GenericServerStream[BackupStoreRequest, BackupStoreResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type SystemService_BackupStoreServer = grpc.ServerStreamingServer[BackupStoreResponse]
+
 // SystemService_ServiceDesc is the grpc.ServiceDesc for SystemService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -2751,7 +2803,13 @@ var SystemService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _SystemService_GetVersion_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "BackupStore",
+			Handler:       _SystemService_BackupStore_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "peloton/v1/service.proto",
 }
 

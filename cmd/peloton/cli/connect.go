@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/peloton-federated/peloton/gateway/auth"
+	"github.com/peloton-federated/peloton/shard/clock"
 )
 
 // Where the client connects, and as whom, comes from (first wins): the
@@ -327,3 +329,38 @@ PELOTON_KEY, PELOTON_CONTEXT) win over the context.`,
 	cmd.AddCommand(set, use, list)
 	return cmd
 }
+
+// Conn is a connection to a gateway made as the client commands make
+// theirs, for the commands of cmd/peloton outside this package (such as
+// `peloton store backup --server`).
+type Conn struct {
+	*grpc.ClientConn
+	a *app
+}
+
+// Dial connects to the gateway at addr, or when addr is empty where
+// --addr, PELOTON_ADDR or the current context say, with the TLS settings
+// and credentials every client command finds: cmd's flags (--token, --ca,
+// --cert/--key, --context), the environment, the current context, a dev
+// cluster's token.
+func Dial(cmd *cobra.Command, addr string) (*Conn, error) {
+	a := &app{flags: cmd.Flags(), clock: clock.Real{}, pollInterval: 500 * time.Millisecond, rpcTimeout: 30 * time.Second, isTerminal: isTerminal}
+	if addr != "" {
+		if err := a.flags.Set("addr", addr); err != nil {
+			return nil, &exitError{code: ExitError, msg: err.Error()}
+		}
+	}
+	c, err := a.dial()
+	if err != nil {
+		return nil, err
+	}
+	return &Conn{ClientConn: c.conn, a: a}, nil
+}
+
+// Addr is the address dialed.
+func (c *Conn) Addr() string { return c.a.addr }
+
+// Explain turns an error of a call on c into the message and exit code
+// the client commands give it (an unreachable server, missing
+// credentials).
+func (c *Conn) Explain(err error) error { return c.a.explain(err) }

@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,18 +13,43 @@ import (
 // Backup writes a consistent copy of the store's file to w and returns
 // its size: the file as one read transaction sees it, so writes carry on
 // while it runs and none is in the copy in part. The copy is a store file
-// itself (Restore, or Open).
-func (s *Store) Backup(w io.Writer) (int64, error) {
+// itself (Restore, or Open). Cancelling ctx ends the copy, and with it
+// the read transaction, before the next write to w.
+//
+// A read transaction keeps bbolt from remapping the file, so a write that
+// grows it waits until the copy ends: write to something fast (a local
+// file), not to a slow reader.
+func (s *Store) Backup(ctx context.Context, w io.Writer) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
 	var n int64
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var err error
-		n, err = tx.WriteTo(w)
+		n, err = tx.WriteTo(ctxWriter{ctx: ctx, w: w})
 		return err
 	})
-	if err != nil {
-		return n, fmt.Errorf("boltstore: backup of %s: %w", s.Path(), err)
+	switch {
+	case err == nil:
+		return n, nil
+	case ctx.Err() != nil:
+		// bbolt reports the writer's error as text: the cause is ours.
+		return n, fmt.Errorf("boltstore: backup of %s: %w", s.Path(), ctx.Err())
 	}
-	return n, nil
+	return n, fmt.Errorf("boltstore: backup of %s: %w", s.Path(), backendError(err))
+}
+
+// ctxWriter refuses writes once its context ended.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }
 
 // Restore makes the store file at path from a copy Backup wrote: it

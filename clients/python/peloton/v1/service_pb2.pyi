@@ -892,6 +892,32 @@ class GetVersionResponse(_message.Message):
     region: str
     def __init__(self, version: _Optional[str] = ..., commit: _Optional[str] = ..., region: _Optional[str] = ...) -> None: ...
 
+class BackupStoreRequest(_message.Message):
+    __slots__ = ("region",)
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    region: str
+    def __init__(self, region: _Optional[str] = ...) -> None: ...
+
+class BackupStoreResponse(_message.Message):
+    __slots__ = ("chunk", "summary")
+    CHUNK_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    chunk: bytes
+    summary: BackupStoreSummary
+    def __init__(self, chunk: _Optional[bytes] = ..., summary: _Optional[_Union[BackupStoreSummary, _Mapping]] = ...) -> None: ...
+
+class BackupStoreSummary(_message.Message):
+    __slots__ = ("region", "size_bytes", "sha256", "taken_at")
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    SHA256_FIELD_NUMBER: _ClassVar[int]
+    TAKEN_AT_FIELD_NUMBER: _ClassVar[int]
+    region: str
+    size_bytes: int
+    sha256: str
+    taken_at: _timestamp_pb2.Timestamp
+    def __init__(self, region: _Optional[str] = ..., size_bytes: _Optional[int] = ..., sha256: _Optional[str] = ..., taken_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
 class WhoAmIRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...

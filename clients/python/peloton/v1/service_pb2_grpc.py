@@ -2612,6 +2612,11 @@ class SystemServiceStub:
                 request_serializer=peloton_dot_v1_dot_service__pb2.GetVersionRequest.SerializeToString,
                 response_deserializer=peloton_dot_v1_dot_service__pb2.GetVersionResponse.FromString,
                 _registered_method=True)
+        self.BackupStore = channel.unary_stream(
+                '/peloton.v1.SystemService/BackupStore',
+                request_serializer=peloton_dot_v1_dot_service__pb2.BackupStoreRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.BackupStoreResponse.FromString,
+                _registered_method=True)
 
 
 class SystemServiceServicer:
@@ -2623,6 +2628,20 @@ class SystemServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def BackupStore(self, request, context):
+        """BackupStore streams a consistent copy of a region's embedded store
+        while the region serves: the store file as one read transaction saw
+        it, in chunks of at most 1 MiB, then a summary with its size and
+        SHA-256. The copy is what `peloton store restore` takes. Admins only
+        (action backup-store), and audited: it hands over every job of the
+        region. One backup of a region runs at a time; another one meanwhile
+        gets RESOURCE_EXHAUSTED. A region whose store is Cassandra gets
+        FAILED_PRECONDITION: `peloton store backup --cassandra` reads it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SystemServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -2630,6 +2649,11 @@ def add_SystemServiceServicer_to_server(servicer, server):
                     servicer.GetVersion,
                     request_deserializer=peloton_dot_v1_dot_service__pb2.GetVersionRequest.FromString,
                     response_serializer=peloton_dot_v1_dot_service__pb2.GetVersionResponse.SerializeToString,
+            ),
+            'BackupStore': grpc.unary_stream_rpc_method_handler(
+                    servicer.BackupStore,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.BackupStoreRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.BackupStoreResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -2659,6 +2683,33 @@ class SystemService:
             '/peloton.v1.SystemService/GetVersion',
             peloton_dot_v1_dot_service__pb2.GetVersionRequest.SerializeToString,
             peloton_dot_v1_dot_service__pb2.GetVersionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BackupStore(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/peloton.v1.SystemService/BackupStore',
+            peloton_dot_v1_dot_service__pb2.BackupStoreRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.BackupStoreResponse.FromString,
             options,
             channel_credentials,
             insecure,
