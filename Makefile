@@ -10,7 +10,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPC_GATEWAY_VERSION := v2.31.0
 
-.PHONY: all build run test test-all check test-env repo-check test-go test-race bench-migrate test-clients test-python test-java clients clients-check proto proto-check tools bench bench-curves bench-overload bench-cassandra bench-memory bench-federation chaos chaos-replicas cassandra-faults reliability clean ui ui-check
+.PHONY: all build run test test-all check test-env repo-check test-go test-race bench-migrate test-clients test-python test-java clients clients-check proto proto-check tools bench bench-curves bench-overload bench-cassandra bench-memory bench-federation chaos chaos-replicas chaos-replicas-ring cassandra-faults reliability clean ui ui-check
 
 all: build
 
@@ -167,6 +167,12 @@ chaos: build
 ## takeover's time (needs PELOTON_TEST_CASSANDRA; CI runs 4 faults)
 chaos-replicas: build
 	PELOTON_REPLICA_FAULTS=$${PELOTON_REPLICA_FAULTS:-30} \
+		$(GO) test -count=1 -timeout 1h -run '^TestChaosThreeReplicas$$' -v ./tests/ha
+
+## chaos-replicas-ring: the same on the production shape, the three members
+## on a ring of three Cassandra nodes of the test's own (replication 3)
+chaos-replicas-ring: build
+	PELOTON_REPLICA_RING=3 PELOTON_REPLICA_FAULTS=$${PELOTON_REPLICA_FAULTS:-30} \
 		$(GO) test -count=1 -timeout 1h -run '^TestChaosThreeReplicas$$' -v ./tests/ha
 
 ## cassandra-faults: a region's store on three Cassandra nodes (cassandra.sh

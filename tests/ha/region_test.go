@@ -15,8 +15,11 @@ import (
 // Cassandra keyspace, as the HA tests start it.
 type regionSpec struct {
 	members   int
-	cassandra string // a contact point
-	keyspace  string
+	cassandra string // a contact point, or several joined by commas
+	// replication is the keyspace's replication when it is created
+	// (empty: the server's default).
+	replication string
+	keyspace    string
 	sim       string // the simulated hosts, a hosts: entry
 	extra     string // more config lines: the ha section
 	// bins is the binary of each member; a missing or empty one runs the
@@ -36,13 +39,21 @@ func startRegion(t *testing.T, spec regionSpec) []*member {
 			m.bin = spec.bins[i]
 		}
 		m.config = filepath.Join(dir, m.name+".yaml")
+		hosts := strings.Split(spec.cassandra, ",")
+		for i, h := range hosts {
+			hosts[i] = fmt.Sprintf("%q", h)
+		}
+		replication := ""
+		if spec.replication != "" {
+			replication = fmt.Sprintf(", replication: %q", spec.replication)
+		}
 		cfg := fmt.Sprintf(`region: r
 addr: %s
 dataDir: %s
 hosts: [%q]
-store: {kind: cassandra, cassandra: {hosts: [%q], keyspace: %s, migrate: true}}
+store: {kind: cassandra, cassandra: {hosts: [%s], keyspace: %s, migrate: true%s}}
 %s
-`, m.addr, filepath.Join(dir, m.name), spec.sim, spec.cassandra, spec.keyspace, spec.extra)
+`, m.addr, filepath.Join(dir, m.name), spec.sim, strings.Join(hosts, ", "), spec.keyspace, replication, spec.extra)
 		if err := os.WriteFile(m.config, []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -34,18 +34,31 @@ type takeover struct {
 // It fails on an acknowledged job lost or not succeeding with all its
 // tasks, a create failed in a way a client does not retry, a retry that
 // created a second job, two runs of a task RUNNING at once, or a resumed
-// leader that wrote after the takeover. CI runs 4 faults; `make
-// chaos-replicas` runs PELOTON_REPLICA_FAULTS (30).
+// leader that wrote after the takeover. CI runs 4 faults on the test
+// Cassandra node; `make chaos-replicas` runs PELOTON_REPLICA_FAULTS (30),
+// and with PELOTON_REPLICA_RING=3 on a ring of three Cassandra nodes of
+// its own with replication 3: the production shape of a region.
 func TestChaosThreeReplicas(t *testing.T) {
 	faults := chaosEnv("PELOTON_REPLICA_FAULTS", 4)
-	cass := cassandraAddr(t)
+	ring := chaosEnv("PELOTON_REPLICA_RING", 0)
+	var cass, replication string
+	if ring > 0 {
+		started := time.Now()
+		c := startCassandraCluster(t, ring)
+		cass, replication = strings.Join(c.hosts(), ","), fmt.Sprint(ring)
+		t.Logf("a ring of %d Cassandra nodes ready in %.1fs: %s", ring, time.Since(started).Seconds(), cass)
+	} else {
+		cass = cassandraAddr(t)
+	}
 	keyspace := fmt.Sprintf("peloton_replicas_%d", time.Now().UnixNano()%1e9)
-	dropKeyspaceAfter(t, cass, keyspace)
+	if ring == 0 {
+		dropKeyspaceAfter(t, cass, keyspace)
+	}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := mrand.New(mrand.NewPCG(seed, 0))
 
-	members := startRegion(t, regionSpec{members: 3, cassandra: cass, keyspace: keyspace,
+	members := startRegion(t, regionSpec{members: 3, cassandra: cass, replication: replication, keyspace: keyspace,
 		sim: "sim,hosts=50,cpu=8,mem=65536,duration=2s", extra: "ha: {leaseTTL: 3s}"})
 	leaderOf := func(except *member) *member {
 		for _, m := range members {
