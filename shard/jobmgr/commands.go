@@ -74,6 +74,14 @@ type RollbackUpdate struct{ ID model.UpdateID }
 // the others theirs until they next restart.
 type AbortUpdate struct{ ID model.UpdateID }
 
+// PromoteUpdate ends the canary phase of a running update: the rest of
+// the instances move, with the batch size and the SLA. By names who
+// promoted it (kept on the update and in its message).
+type PromoteUpdate struct {
+	ID model.UpdateID
+	By string
+}
+
 // CreatePool adds a pool under an existing parent that has no unfinished
 // jobs of its own; every violation of the tree's rules is reported.
 type CreatePool struct{ Pool model.Pool }
@@ -177,6 +185,10 @@ func (c RollbackUpdate) run(ctx context.Context, e *Engine) (*model.Update, erro
 
 func (c AbortUpdate) run(ctx context.Context, e *Engine) (*model.Update, error) {
 	return e.abortUpdate(ctx, c.ID)
+}
+
+func (c PromoteUpdate) run(ctx context.Context, e *Engine) (*model.Update, error) {
+	return e.promoteUpdate(ctx, c.ID, c.By)
 }
 
 func (c CreatePool) run(ctx context.Context, e *Engine) (*model.Pool, error) {

@@ -62,6 +62,9 @@ func (e *Engine) rollUpdate(je *jobEntry, now time.Time) {
 	}
 	target := ro.Target()
 	plan := e.applyUpdatePlan(je, ro, e.updateInput(je, ro, target, now), now)
+	if ro.AutoPromote(plan, now) {
+		e.log.Info("job update promoted", "job", j.ID, "update", ro.Update.ID, "by", ro.Update.PromotedBy)
+	}
 	ro.Report(plan, j.Spec.Instances)
 	if plan.Complete {
 		st, msg := ro.Outcome(plan)
@@ -78,8 +81,7 @@ func (e *Engine) updateInput(je *jobEntry, ro *rollout.Job, target uint64, now t
 	n := gangSize(&j.Spec)
 	in := rollout.Input{Now: now, Instances: j.Spec.Instances}
 	if ro != nil {
-		u := ro.Update
-		in.Batch, in.Paused, in.MinHealthy = u.BatchSize, u.Paused, u.MinHealthy
+		ro.Configure(&in)
 	}
 	for first := uint32(0); first < uint32(len(je.tasks)); first += n {
 		g := gangOf(je, first)

@@ -33,10 +33,21 @@ type UpdateOptions struct {
 	MinHealthy time.Duration
 	// InPlace restarts instances on their own host where they still fit.
 	InPlace bool
+	// Canary is how many instances, the lowest first, take the new config
+	// before the others, which wait until the update is promoted: by
+	// PromoteUpdate, or by itself once every canary has been available for
+	// AutoPromoteAfter (0: only by PromoteUpdate). A canary failing past
+	// MaxFailures reverts the update when RollbackOnFailure.
+	Canary           uint32
+	AutoPromoteAfter time.Duration
 }
 
-// MaxMinHealthy bounds UpdateOptions.MinHealthy.
-const MaxMinHealthy = time.Hour
+// MaxMinHealthy bounds UpdateOptions.MinHealthy, and MaxAutoPromoteAfter
+// UpdateOptions.AutoPromoteAfter.
+const (
+	MaxMinHealthy       = time.Hour
+	MaxAutoPromoteAfter = 24 * time.Hour
+)
 
 // checkUpdate says why a job cannot move from spec a to spec b, naming
 // the field; nil if it can.
@@ -95,6 +106,10 @@ func (e *Engine) updateJob(ctx context.Context, id model.JobID, spec model.JobSp
 		e.mu.Unlock()
 		return nil, err
 	}
+	if opts.Canary > 0 && opts.Canary >= spec.Instances {
+		e.mu.Unlock()
+		return nil, fmt.Errorf("canary: %d canaries of %d instances leave none to wait for the promotion: %w", opts.Canary, spec.Instances, ErrInvalid)
+	}
 	if spec.Type != model.JobDaemon && spec.Instances > e.cfg.Limits.InstancesPerJob && spec.Instances > je.job.Spec.Instances {
 		e.mu.Unlock()
 		return nil, fmt.Errorf("instances: %d is more than this region's limit of %d per job: %w", spec.Instances, e.cfg.Limits.InstancesPerJob, ErrInvalid)
@@ -121,6 +136,7 @@ func (e *Engine) updateJob(ctx context.Context, id model.JobID, spec model.JobSp
 		InstancesTotal: spec.Instances, CreateTime: now,
 		MaxFailures: opts.MaxFailures, RollbackOnFailure: opts.RollbackOnFailure, Paused: opts.StartPaused,
 		MinHealthy: opts.MinHealthy, InPlace: opts.InPlace,
+		Canary: opts.Canary, AutoPromoteAfter: opts.AutoPromoteAfter,
 	}
 	if err := e.cfg.Store.CreateUpdate(ctx, u); err != nil {
 		return nil, fmt.Errorf("store update %s: %w", u.ID, err)

@@ -124,6 +124,17 @@ func (e *Engine) resumeUpdate(ctx context.Context, id model.UpdateID) (*model.Up
 	})
 }
 
+// promoteUpdate ends a running update's canary phase.
+func (e *Engine) promoteUpdate(ctx context.Context, id model.UpdateID, by string) (*model.Update, error) {
+	return e.controlUpdate(ctx, id, func(je *jobEntry, ro *rollout.Job, now time.Time) error {
+		if err := ro.Promote(by); err != nil {
+			return fmt.Errorf("%w: %w", err, ErrUpdateState)
+		}
+		e.log.Info("job update promoted", "job", je.job.ID, "update", id, "by", by)
+		return nil
+	})
+}
+
 // rollbackUpdate moves the instances of a running update back to its
 // FromVersion, with the same batch size and SLA.
 func (e *Engine) rollbackUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {

@@ -162,3 +162,73 @@ func countHealthy(s *testShard, job model.JobID) int {
 	}
 	return n
 }
+
+// A canary update moves its canaries only, waits for the promotion, then
+// moves the rest under the SLA; a canary whose health check fails reverts
+// the update with the other instances never moved.
+func TestCanaryWaitsForPromotionAndReverts(t *testing.T) {
+	s := newTestShard(t, simHosts(4))
+	spec := healthyService(6)
+	job := s.service(spec)
+	s.until("6 healthy", func() bool { return countHealthy(s, job) == 6 })
+	next := spec
+	next.Task.Env = map[string]string{"VERSION": "2"}
+	u, err := Do(context.Background(), s.e, UpdateJob{Job: job, Spec: next, Options: UpdateOptions{BatchSize: 3, Canary: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	onConfig := func(v uint64) (n int) {
+		for _, tk := range s.tasks(job) {
+			if tk.ConfigVersion == v && tk.State == model.TaskRunning && tk.Health == model.HealthHealthy {
+				n++
+			}
+		}
+		return n
+	}
+	s.until("awaiting promotion", func() bool {
+		got := s.updateState(u.ID)
+		return onConfig(2) == 2 && got.InstancesDone == 2 && got.Message != ""
+	})
+	for range 20 {
+		s.tick()
+	}
+	if n := onConfig(2); n != 2 {
+		t.Fatalf("%d instances on the new config before the promotion, want the 2 canaries", n)
+	}
+	if got := s.updateState(u.ID); got.State != model.UpdateRollingForward || got.Promoted {
+		t.Fatalf("before the promotion: %+v", got)
+	}
+	if _, err := Do(context.Background(), s.e, PromoteUpdate{ID: u.ID, By: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	s.until("succeeded", func() bool { return s.updateState(u.ID).State == model.UpdateSucceeded })
+	if got := s.updateState(u.ID); !got.Promoted || got.PromotedBy != "alice" || onConfig(2) != 6 {
+		t.Fatalf("after the promotion: %+v, %d on the new config", got, onConfig(2))
+	}
+	if _, err := Do(context.Background(), s.e, PromoteUpdate{ID: u.ID, By: "alice"}); !errors.Is(err, ErrUpdateState) {
+		t.Fatalf("promoting an ended update: %v", err)
+	}
+
+	// A canary that fails its health check reverts the update.
+	bad := next
+	bad.Task.Env = map[string]string{sim.EnvHealth: "unhealthy"}
+	runs := map[uint32]uint32{}
+	for _, tk := range s.tasks(job) {
+		runs[tk.ID.Instance] = tk.Run
+	}
+	w := s.watchAvailability(job, 6)
+	u, err = Do(context.Background(), s.e, UpdateJob{Job: job, Spec: bad, Options: UpdateOptions{BatchSize: 2, Canary: 2, RollbackOnFailure: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.until("reverted", func() bool { return s.updateState(u.ID).State == model.UpdateRolledBack })
+	maxDown, _ := w.stop(s, "")
+	if maxDown > 2 {
+		t.Errorf("%d instances down at once, SLA 2", maxDown)
+	}
+	for _, tk := range s.tasks(job) {
+		if tk.ID.Instance >= 2 && (tk.Run != runs[tk.ID.Instance] || tk.ConfigVersion != 2) {
+			t.Errorf("instance %d, not a canary, was restarted: run %d (was %d), config %d", tk.ID.Instance, tk.Run, runs[tk.ID.Instance], tk.ConfigVersion)
+		}
+	}
+}

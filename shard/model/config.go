@@ -239,7 +239,17 @@ type Update struct {
 	InPlace bool
 	// InstancesInFlight are restarted (or being removed) and not done yet.
 	InstancesInFlight uint32
-	CreateTime        time.Time
+	// Canary is how many instances, the lowest first, take the new config
+	// before the others: the update then waits until it is promoted (an
+	// operator's PromoteUpdate, or by itself once every canary has been
+	// available for AutoPromoteAfter). 0: no canary phase. A canary that
+	// fails past MaxFailures reverts the update when RollbackOnFailure.
+	Canary           uint32
+	AutoPromoteAfter time.Duration
+	// Promoted: the canary phase is over; PromotedBy says who ended it.
+	Promoted   bool
+	PromotedBy string
+	CreateTime time.Time
 	CompletionTime    time.Time
 	Message           string
 	// Revision increases on every stored change; stores compare-and-set on it.

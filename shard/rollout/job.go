@@ -36,6 +36,9 @@ type Job struct {
 	// healthySince is when each gang the update restarted was first seen
 	// available (for the update's MinHealthy).
 	healthySince map[uint32]time.Time
+	// canariesReady is when every canary was first seen on the new config
+	// and available (for AutoPromoteAfter); zero while one is not.
+	canariesReady time.Time
 }
 
 // Start keeps a new running update, its record to be written.
@@ -80,6 +83,17 @@ func (j *Job) Target() uint64 {
 		return j.Update.FromVersion
 	}
 	return j.Update.ToVersion
+}
+
+// Configure fills in what the update says of every step: its batch,
+// pause, MinHealthy and, rolling forward, its canary phase (a rollback
+// moves every instance back without one).
+func (j *Job) Configure(in *Input) {
+	u := j.Update
+	in.Batch, in.Paused, in.MinHealthy = u.BatchSize, u.Paused, u.MinHealthy
+	if u.State == model.UpdateRollingForward {
+		in.Canary, in.Promoted = u.Canary, u.Promoted
+	}
 }
 
 // Describe fills in what the books know of gang g: whether the update
@@ -190,6 +204,12 @@ func (j *Job) Report(p Plan, instances uint32) {
 	case p.Waiting != "":
 		msg += "; " + p.Waiting
 	}
+	switch {
+	case p.AwaitingPromotion && u.Promoted:
+		msg = "promoted by " + u.PromotedBy
+	case p.AwaitingPromotion:
+		msg += j.promotionDue()
+	}
 	if msg != u.Message && !u.State.IsTerminal() {
 		u.Message = msg
 		j.Dirty = true
@@ -198,6 +218,54 @@ func (j *Job) Report(p Plan, instances uint32) {
 		u.InstancesDone, u.InstancesTotal, u.InstancesInFlight = p.Done, instances, p.InFlight
 		j.Dirty = true
 	}
+}
+
+// Promote ends the canary phase of a running update, for who (an
+// operator's identity); the rest of the instances then move.
+func (j *Job) Promote(who string) error {
+	u := j.Update
+	switch {
+	case u.State != model.UpdateRollingForward:
+		return fmt.Errorf("update %s is %s: only an update rolling forward can be promoted", u.ID, u.State)
+	case u.Canary == 0:
+		return fmt.Errorf("update %s has no canaries to promote", u.ID)
+	case u.Promoted:
+		return fmt.Errorf("update %s was promoted already (by %s)", u.ID, u.PromotedBy)
+	}
+	u.Promoted, u.PromotedBy, u.Paused = true, who, false
+	j.Dirty = true
+	return nil
+}
+
+// AutoPromote promotes the update by itself once every canary has been on
+// the new config and available for its AutoPromoteAfter, as the step's
+// plan says; it reports whether it did. Call it before Report, which
+// then says when the promotion is due.
+func (j *Job) AutoPromote(p Plan, now time.Time) bool {
+	u := j.Update
+	if u.Promoted || u.AutoPromoteAfter <= 0 || u.State != model.UpdateRollingForward || !p.AwaitingPromotion {
+		j.canariesReady = time.Time{}
+		return false
+	}
+	if j.canariesReady.IsZero() {
+		j.canariesReady = now
+	}
+	if now.Sub(j.canariesReady) < u.AutoPromoteAfter {
+		return false
+	}
+	u.Promoted, u.PromotedBy = true, fmt.Sprintf("itself, every canary available for %s", u.AutoPromoteAfter)
+	j.Dirty = true
+	return true
+}
+
+// promotionDue says when a waiting update promotes itself, "" when it
+// does not.
+func (j *Job) promotionDue() string {
+	if j.canariesReady.IsZero() {
+		return ""
+	}
+	at := j.canariesReady.Add(j.Update.AutoPromoteAfter)
+	return " (it promotes itself at " + at.UTC().Format(time.RFC3339) + ")"
 }
 
 // Outcome is how a complete update ends: rolled back, or succeeded.

@@ -20,6 +20,7 @@ import (
 //	                  the job: N instances in gangs of G, at most L
 //	                  unavailable at once (its SLA; none without limit).
 //	update to=V [batch=B] [max-failures=F] [rollback] [min-healthy=D] [paused]
+//	       [canary=N] [auto-promote=D]
 //	                  starts an update from the job's config to V.
 //	pass [+D]         one pass, D after the last (default 1s). Input
 //	                  lines change instances first:
@@ -30,6 +31,7 @@ import (
 //	                  plan relabels takes the target at once. Output: the
 //	                  plan, then the update's record.
 //	pause, resume     the operator's pause and resume.
+//	promote           the operator's promotion of the canaries.
 //
 // Run with -rewrite to regenerate the expected output after a deliberate
 // change, then review the diff.
@@ -79,6 +81,11 @@ func (w *world) run(f []string, input []string) (string, error) {
 	case "pause", "resume":
 		w.ro.Update.Paused = f[0] == "pause"
 		return "ok", nil
+	case "promote":
+		if err := w.ro.Promote("alice"); err != nil {
+			return "refused: " + err.Error(), nil
+		}
+		return "ok", nil
 	}
 	return "", fmt.Errorf("unknown command %q", f[0])
 }
@@ -126,13 +133,16 @@ func (w *world) update(args map[string]string) (string, error) {
 		BatchSize: num(args, "batch", 0), MaxFailures: num(args, "max-failures", 0), InstancesTotal: uint32(len(w.inst))}
 	_, u.RollbackOnFailure = args["rollback"]
 	_, u.Paused = args["paused"]
-	if d, ok := args["min-healthy"]; ok {
-		v, err := time.ParseDuration(d)
-		if err != nil {
-			return "", err
+	for key, field := range map[string]*time.Duration{"min-healthy": &u.MinHealthy, "auto-promote": &u.AutoPromoteAfter} {
+		if d, ok := args[key]; ok {
+			v, err := time.ParseDuration(d)
+			if err != nil {
+				return "", err
+			}
+			*field = v
 		}
-		u.MinHealthy = v
 	}
+	u.Canary = num(args, "canary", 0)
 	w.ro, w.config = Start(u), to
 	return "ok", nil
 }
@@ -216,6 +226,7 @@ func (w *world) pass(f []string, input []string) (string, error) {
 		}
 		ro.Restarted(g, runs)
 	}
+	ro.AutoPromote(plan, w.now)
 	ro.Report(plan, uint32(len(w.inst)))
 	if plan.Complete {
 		st, msg := ro.Outcome(plan)
@@ -239,8 +250,8 @@ func (w *world) members(g uint32) []int {
 
 // input describes the job's gangs to Step, as the job manager does.
 func (w *world) input() Input {
-	u := w.ro.Update
-	in := Input{Now: w.now, Instances: uint32(len(w.inst)), Batch: u.BatchSize, Paused: u.Paused, MinHealthy: u.MinHealthy, GangSize: w.gang}
+	in := Input{Now: w.now, Instances: uint32(len(w.inst)), GangSize: w.gang}
+	w.ro.Configure(&in)
 	target := w.ro.Target()
 	for g := uint32(0); int(g*w.gang) < len(w.inst); g++ {
 		rg := Gang{Gang: g, Size: uint32(len(w.members(g)))}
@@ -278,6 +289,12 @@ func planLine(p Plan) string {
 	parts = append(parts, fmt.Sprintf("done=%d in-flight=%d", p.Done, p.InFlight))
 	if p.Waiting != "" {
 		parts = append(parts, fmt.Sprintf("waiting=%q", p.Waiting))
+	}
+	if p.Canaries > 0 {
+		parts = append(parts, fmt.Sprintf("canaries=%d/%d", p.CanariesDone, p.Canaries))
+	}
+	if p.AwaitingPromotion {
+		parts = append(parts, "awaiting-promotion")
 	}
 	if p.Complete {
 		parts = append(parts, "complete")

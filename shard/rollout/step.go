@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/sla"
@@ -58,7 +59,18 @@ type Input struct {
 	// asked of the step's own copy in the order the plan disrupts gangs.
 	SLA      *sla.Job
 	GangSize uint32
+	// Canary is how many instances, the lowest first, move before the
+	// others; until Promoted, only the gangs holding them are restarted
+	// (under the batch and the SLA like any other) and the rest wait.
+	Canary   uint32
+	Promoted bool
 }
+
+// canaryPhase reports whether the step is in the update's canary phase.
+func (in *Input) canaryPhase() bool { return in.Canary > 0 && !in.Promoted }
+
+// isCanary reports whether gang g holds canary instances.
+func (in *Input) isCanary(g Gang) bool { return g.Gang*max(in.GangSize, 1) < in.Canary }
 
 // Plan is what Step decided.
 type Plan struct {
@@ -81,6 +93,12 @@ type Plan struct {
 	// Waiting says why no more gangs were disrupted ("" when nothing
 	// held the update back).
 	Waiting string
+	// In the canary phase: Canaries counts the canary instances, and
+	// CanariesDone those on the target and available (for MinHealthy);
+	// AwaitingPromotion says every canary is, and the update waits to be
+	// promoted.
+	Canaries, CanariesDone uint32
+	AwaitingPromotion      bool
 	// Complete: every instance is on the target and every removed gang
 	// has ended.
 	Complete bool
@@ -89,34 +107,80 @@ type Plan struct {
 // Step plans one step of a rolling update. It is a pure function of
 // its input.
 func Step(in Input) Plan {
-	var p Plan
-	var todo, removals []Gang
-	removing := false
+	var t tally
 	for _, g := range in.Gangs {
-		switch {
-		case g.Removed:
-			removing = removing || !g.Ended
-			if p.countRemoved(g) {
-				removals = append(removals, g)
-			}
-		case g.Restarting:
-			if g.Updating {
-				p.InFlight += g.Size
-			}
-		case g.Stale && g.Queued:
-			todo = append(todo, g)
-		default:
-			p.countCurrent(in, g)
-		}
+		t.add(in, g)
 	}
+	p := &t.p
+	todo, removals := t.todo, t.removals
+	if in.canaryPhase() {
+		todo, removals = p.holdForPromotion(in, todo, removals)
+	}
+	held := len(todo) < len(t.todo) || len(removals) < len(t.removals) // for the promotion
 	switch {
 	case !in.Paused:
 		p.disrupt(in, removals, todo)
 	case len(todo) > 0 || len(removals) > 0:
 		p.Waiting = "paused"
 	}
-	p.Complete = p.Done >= in.Instances && !removing
-	return p
+	switch {
+	case p.Waiting != "":
+	case p.AwaitingPromotion:
+		p.Waiting = fmt.Sprintf("canary: %d of %d instances on the new config and available; waiting for promotion", p.CanariesDone, p.Canaries)
+	case held:
+		p.Waiting = fmt.Sprintf("canary: %d of %d instances on the new config and available", p.CanariesDone, p.Canaries)
+	}
+	p.Complete = p.Done >= in.Instances && !t.removing
+	return t.p
+}
+
+// tally is a plan being made: the gangs counted so far, and those that
+// may be taken down once all are counted.
+type tally struct {
+	p              Plan
+	todo, removals []Gang
+	removing       bool
+}
+
+// add counts gang g.
+func (t *tally) add(in Input, g Gang) {
+	p := &t.p
+	done := p.Done
+	switch {
+	case g.Removed:
+		t.removing = t.removing || !g.Ended
+		if p.countRemoved(g) {
+			t.removals = append(t.removals, g)
+		}
+	case g.Restarting:
+		if g.Updating {
+			p.InFlight += g.Size
+		}
+	case g.Stale && g.Queued:
+		t.todo = append(t.todo, g)
+	default:
+		p.countCurrent(in, g)
+	}
+	if in.canaryPhase() && !g.Removed && in.isCanary(g) {
+		// A canary counts once on the new config and available now.
+		p.Canaries += g.Size
+		if !g.Settling {
+			p.CanariesDone += p.Done - done
+		}
+	}
+}
+
+// holdForPromotion keeps, in the canary phase, only the canary gangs to
+// restart: the others, and removals, wait for the promotion.
+func (p *Plan) holdForPromotion(in Input, todo, removals []Gang) ([]Gang, []Gang) {
+	var canaries []Gang
+	for _, g := range todo {
+		if in.isCanary(g) {
+			canaries = append(canaries, g)
+		}
+	}
+	p.AwaitingPromotion = p.CanariesDone == p.Canaries
+	return canaries, nil
 }
 
 // countRemoved counts a gang beyond the target's instances: one stopping

@@ -77,8 +77,13 @@ const (
 	UpdateRecordV2 = 2
 	// UpdateRecordV3 appends the time an instance must stay healthy,
 	// in-place, and the instances in flight.
-	UpdateRecordV3      = 3
-	UpdateRecordVersion = UpdateRecordV3
+	UpdateRecordV3 = 3
+	// UpdateRecordV4 appends the canary phase: the canary count, the time
+	// after which it promotes itself, whether and by whom it was promoted.
+	// An update without canaries is still written as V3, which the
+	// releases before V4 read.
+	UpdateRecordV4      = 4
+	UpdateRecordVersion = UpdateRecordV4
 	EventRecordV1       = 1
 	EventRecordV2       = 2
 	EventRecordVersion  = EventRecordV2

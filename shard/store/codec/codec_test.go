@@ -160,12 +160,19 @@ func randomJob(rng *rand.Rand) *model.Job {
 }
 
 func randomUpdate(rng *rand.Rand) *model.Update {
-	return &model.Update{
+	u := &model.Update{
 		ID: "u", Job: model.JobID(randomString(rng)), FromVersion: rng.Uint64(), ToVersion: rng.Uint64() >> rng.UintN(64),
 		BatchSize: rng.Uint32(), State: model.UpdateState(rng.UintN(256)), InstancesTotal: rng.Uint32(),
 		InstancesDone: rng.Uint32(), CreateTime: randomTime(rng), CompletionTime: randomTime(rng),
 		Message: randomString(rng), Revision: rng.Uint64() >> rng.UintN(64),
+		InstancesFailed: rng.Uint32(), MaxFailures: rng.Uint32(), RollbackOnFailure: rng.IntN(2) == 0, Paused: rng.IntN(2) == 0,
+		MinHealthy: time.Duration(rng.UintN(1<<40)) * time.Millisecond, InPlace: rng.IntN(2) == 0, InstancesInFlight: rng.Uint32(),
 	}
+	if rng.IntN(2) == 0 { // with a canary phase (V4), or without (written as V3)
+		u.Canary, u.AutoPromoteAfter = rng.Uint32(), time.Duration(rng.UintN(1<<40))*time.Millisecond
+		u.Promoted, u.PromotedBy = rng.IntN(2) == 0, randomString(rng)
+	}
+	return u
 }
 
 func randomHost(rng *rand.Rand) *model.HostRecord {

@@ -10,8 +10,12 @@ import (
 // EncodeUpdate returns the stored form of u at revision rev. The update id
 // is the key and is not repeated in the value.
 func EncodeUpdate(u *model.Update, rev uint64) []byte {
+	version := byte(UpdateRecordV3)
+	if u.Canary > 0 || u.AutoPromoteAfter > 0 || u.Promoted || u.PromotedBy != "" {
+		version = UpdateRecordV4
+	}
 	e := encoder{buf: make([]byte, 0, 64+len(u.Job)+len(u.Message))}
-	e.byte(UpdateRecordVersion)
+	e.byte(version)
 	e.uvarint(rev)
 	e.string(string(u.Job))
 	e.uvarint(u.FromVersion)
@@ -32,6 +36,12 @@ func EncodeUpdate(u *model.Update, rev uint64) []byte {
 	e.uvarint(uint64(u.MinHealthy / time.Millisecond))
 	e.bool(u.InPlace)
 	e.uvarint(uint64(u.InstancesInFlight))
+	if version >= UpdateRecordV4 {
+		e.uvarint(uint64(u.Canary))
+		e.uvarint(uint64(u.AutoPromoteAfter / time.Millisecond))
+		e.bool(u.Promoted)
+		e.string(u.PromotedBy)
+	}
 	return e.buf
 }
 
@@ -61,6 +71,12 @@ func DecodeUpdate(id model.UpdateID, b []byte) (*model.Update, error) {
 		u.MinHealthy = time.Duration(d.uvarint()) * time.Millisecond
 		u.InPlace = d.bool()
 		u.InstancesInFlight = d.uint32()
+	}
+	if version >= UpdateRecordV4 {
+		u.Canary = d.uint32()
+		u.AutoPromoteAfter = time.Duration(d.uvarint()) * time.Millisecond
+		u.Promoted = d.bool()
+		u.PromotedBy = d.string()
 	}
 	if err := d.done(); err != nil {
 		return nil, fmt.Errorf("update %s: %w", id, err)
