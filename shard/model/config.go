@@ -247,11 +247,11 @@ type Update struct {
 	Canary           uint32
 	AutoPromoteAfter time.Duration
 	// Promoted: the canary phase is over; PromotedBy says who ended it.
-	Promoted   bool
-	PromotedBy string
-	CreateTime time.Time
-	CompletionTime    time.Time
-	Message           string
+	Promoted       bool
+	PromotedBy     string
+	CreateTime     time.Time
+	CompletionTime time.Time
+	Message        string
 	// Revision increases on every stored change; stores compare-and-set on it.
 	Revision uint64
 }
