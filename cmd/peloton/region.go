@@ -371,7 +371,7 @@ func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
 		defer close(localSet)
 		select {
 		case <-engine.Ready():
-			r.router.SetLocal(service.New(engine, cli.Version, "").WithHistory(r.pools).WithBackups(r.backups))
+			r.router.SetLocal(service.New(engine, cli.Version, "").WithHistory(r.pools).WithBackups(r.backups).WithCaller(callerName))
 		case <-runDone:
 		}
 	}()

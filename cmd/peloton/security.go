@@ -306,3 +306,13 @@ func watchPolicy(ctx context.Context, p storedPolicies, policies *auth.Policies,
 		}
 	}
 }
+
+// callerName names a call's caller as the gateway authenticated it, for
+// the shard's records (who promoted an update): "token:alice", "" when the
+// call carries no identity.
+func callerName(ctx context.Context) string {
+	if id, ok := auth.FromContext(ctx); ok {
+		return id.String()
+	}
+	return ""
+}

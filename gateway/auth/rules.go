@@ -134,6 +134,9 @@ var Rules = map[string]Rule{
 	pb.JobService_AbortUpdate_FullMethodName: {Action: ActUpdateJob, Target: func(r any) Target {
 		return updateJob(r.(*pb.AbortUpdateRequest).GetUpdateId())
 	}},
+	pb.JobService_PromoteUpdate_FullMethodName: {Action: ActUpdateJob, Target: func(r any) Target {
+		return updateJob(r.(*pb.PromoteUpdateRequest).GetUpdateId())
+	}},
 	pb.JobService_PauseUpdate_FullMethodName: {Action: ActUpdateJob, Target: func(r any) Target {
 		return updateJob(r.(*pb.PauseUpdateRequest).GetUpdateId())
 	}},

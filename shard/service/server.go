@@ -38,11 +38,31 @@ type Server struct {
 	history *PoolHistory
 	// backups serves BackupStore (nil: refused).
 	backups *Backups
+	// callerOf names a call's caller, as the gateway authenticated it
+	// ("" when it does not know).
+	callerOf func(context.Context) string
 }
 
 // New returns the API of the shard run by engine.
 func New(engine *jobmgr.Engine, version, commit string) *Server {
 	return &Server{engine: engine, version: version, commit: commit}
+}
+
+// WithCaller has the server name a call's caller with callerOf (the
+// gateway's identities; the shard does not import it).
+func (s *Server) WithCaller(callerOf func(context.Context) string) *Server {
+	s.callerOf = callerOf
+	return s
+}
+
+// caller names the caller of a call, "an unknown caller" when unknown.
+func (s *Server) caller(ctx context.Context) string {
+	if s.callerOf != nil {
+		if who := s.callerOf(ctx); who != "" {
+			return who
+		}
+	}
+	return "an unknown caller"
 }
 
 // WithHistory has the server answer GetPoolHistory from h.

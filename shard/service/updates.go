@@ -30,9 +30,16 @@ func (s *Server) UpdateJob(ctx context.Context, req *pb.UpdateJobRequest) (*pb.U
 	if req.MinHealthySeconds > uint32(jobmgr.MaxMinHealthy/time.Second) {
 		return nil, invalid("min_healthy_seconds", fmt.Sprintf("%d is more than %d", req.MinHealthySeconds, jobmgr.MaxMinHealthy/time.Second))
 	}
+	if req.AutoPromoteAfterSeconds > uint32(jobmgr.MaxAutoPromoteAfter/time.Second) {
+		return nil, invalid("auto_promote_after_seconds", fmt.Sprintf("%d is more than %d", req.AutoPromoteAfterSeconds, jobmgr.MaxAutoPromoteAfter/time.Second))
+	}
+	if req.AutoPromoteAfterSeconds > 0 && req.Canary == 0 {
+		return nil, invalid("auto_promote_after_seconds", "needs canary: only a canary update is promoted")
+	}
 	u, err := jobmgr.Do(ctx, s.engine, jobmgr.UpdateJob{Job: model.JobID(req.JobId), Spec: specToModel(req.Spec), Options: jobmgr.UpdateOptions{
 		BatchSize: req.GetBatchSize(), MaxFailures: req.MaxFailures, RollbackOnFailure: req.RollbackOnFailure, StartPaused: req.StartPaused,
 		MinHealthy: time.Duration(req.MinHealthySeconds) * time.Second, InPlace: req.InPlace,
+		Canary: req.Canary, AutoPromoteAfter: time.Duration(req.AutoPromoteAfterSeconds) * time.Second,
 	}})
 	if err != nil {
 		return nil, toStatus(err)
@@ -124,6 +131,18 @@ func (s *Server) ListEvents(ctx context.Context, req *pb.ListEventsRequest) (*pb
 		out.Events[i] = eventToProto(ev)
 	}
 	return out, nil
+}
+
+func (s *Server) PromoteUpdate(ctx context.Context, req *pb.PromoteUpdateRequest) (*pb.PromoteUpdateResponse, error) {
+	id, err := updateID("update_id", req.UpdateId)
+	if err != nil {
+		return nil, err
+	}
+	u, err := jobmgr.Do(ctx, s.engine, jobmgr.PromoteUpdate{ID: id, By: s.caller(ctx)})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.PromoteUpdateResponse{Update: updateToProto(u)}, nil
 }
 
 func (s *Server) PauseUpdate(ctx context.Context, req *pb.PauseUpdateRequest) (*pb.PauseUpdateResponse, error) {

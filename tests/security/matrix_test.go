@@ -83,6 +83,7 @@ var samples = map[string]string{
 	"PauseUpdate":       `{"updateId":"{A}.2"}`,
 	"ResumeUpdate":      `{"updateId":"{A}.2"}`,
 	"RollbackUpdate":    `{"updateId":"{A}.2"}`,
+	"PromoteUpdate":     `{"updateId":"{A}.2"}`,
 	"GetJobConfig":      `{"jobId":"{A}"}`,
 	"ListEvents":        `{"jobId":"{A}"}`,
 	"ListTasks":         `{"jobId":"{A}"}`,

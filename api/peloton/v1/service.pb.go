@@ -1641,9 +1641,17 @@ type UpdateJobRequest struct {
 	MinHealthySeconds uint32 `protobuf:"varint,7,opt,name=min_healthy_seconds,json=minHealthySeconds,proto3" json:"min_healthy_seconds,omitempty"`
 	// Restart each instance on the host it runs on when it still fits
 	// there (falling back to any host).
-	InPlace       bool `protobuf:"varint,8,opt,name=in_place,json=inPlace,proto3" json:"in_place,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	InPlace bool `protobuf:"varint,8,opt,name=in_place,json=inPlace,proto3" json:"in_place,omitempty"`
+	// Canary: this many instances, the lowest first, take the new config
+	// before the others, which wait until the update is promoted
+	// (PromoteUpdate) or, with auto_promote_after_seconds, until every
+	// canary has been available that long. Fewer than the instances; a
+	// canary that fails past max_failures reverts the update when
+	// rollback_on_failure.
+	Canary                  uint32 `protobuf:"varint,9,opt,name=canary,proto3" json:"canary,omitempty"`
+	AutoPromoteAfterSeconds uint32 `protobuf:"varint,10,opt,name=auto_promote_after_seconds,json=autoPromoteAfterSeconds,proto3" json:"auto_promote_after_seconds,omitempty"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
 }
 
 func (x *UpdateJobRequest) Reset() {
@@ -1730,6 +1738,20 @@ func (x *UpdateJobRequest) GetInPlace() bool {
 		return x.InPlace
 	}
 	return false
+}
+
+func (x *UpdateJobRequest) GetCanary() uint32 {
+	if x != nil {
+		return x.Canary
+	}
+	return 0
+}
+
+func (x *UpdateJobRequest) GetAutoPromoteAfterSeconds() uint32 {
+	if x != nil {
+		return x.AutoPromoteAfterSeconds
+	}
+	return 0
 }
 
 type UpdateJobResponse struct {
@@ -2305,6 +2327,94 @@ func (x *RollbackUpdateResponse) GetUpdate() *Update {
 	return nil
 }
 
+type PromoteUpdateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	UpdateId      string                 `protobuf:"bytes,1,opt,name=update_id,json=updateId,proto3" json:"update_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PromoteUpdateRequest) Reset() {
+	*x = PromoteUpdateRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PromoteUpdateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PromoteUpdateRequest) ProtoMessage() {}
+
+func (x *PromoteUpdateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PromoteUpdateRequest.ProtoReflect.Descriptor instead.
+func (*PromoteUpdateRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *PromoteUpdateRequest) GetUpdateId() string {
+	if x != nil {
+		return x.UpdateId
+	}
+	return ""
+}
+
+type PromoteUpdateResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Update        *Update                `protobuf:"bytes,1,opt,name=update,proto3" json:"update,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PromoteUpdateResponse) Reset() {
+	*x = PromoteUpdateResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PromoteUpdateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PromoteUpdateResponse) ProtoMessage() {}
+
+func (x *PromoteUpdateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PromoteUpdateResponse.ProtoReflect.Descriptor instead.
+func (*PromoteUpdateResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *PromoteUpdateResponse) GetUpdate() *Update {
+	if x != nil {
+		return x.Update
+	}
+	return nil
+}
+
 type GetJobConfigRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -2316,7 +2426,7 @@ type GetJobConfigRequest struct {
 
 func (x *GetJobConfigRequest) Reset() {
 	*x = GetJobConfigRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[41]
+	mi := &file_peloton_v1_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2328,7 +2438,7 @@ func (x *GetJobConfigRequest) String() string {
 func (*GetJobConfigRequest) ProtoMessage() {}
 
 func (x *GetJobConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[41]
+	mi := &file_peloton_v1_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2341,7 +2451,7 @@ func (x *GetJobConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobConfigRequest.ProtoReflect.Descriptor instead.
 func (*GetJobConfigRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{41}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetJobConfigRequest) GetJobId() string {
@@ -2371,7 +2481,7 @@ type GetJobConfigResponse struct {
 
 func (x *GetJobConfigResponse) Reset() {
 	*x = GetJobConfigResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	mi := &file_peloton_v1_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2383,7 +2493,7 @@ func (x *GetJobConfigResponse) String() string {
 func (*GetJobConfigResponse) ProtoMessage() {}
 
 func (x *GetJobConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	mi := &file_peloton_v1_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2396,7 +2506,7 @@ func (x *GetJobConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobConfigResponse.ProtoReflect.Descriptor instead.
 func (*GetJobConfigResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{42}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetJobConfigResponse) GetSpec() *JobSpec {
@@ -2435,7 +2545,7 @@ type ListEventsRequest struct {
 
 func (x *ListEventsRequest) Reset() {
 	*x = ListEventsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[43]
+	mi := &file_peloton_v1_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2447,7 +2557,7 @@ func (x *ListEventsRequest) String() string {
 func (*ListEventsRequest) ProtoMessage() {}
 
 func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[43]
+	mi := &file_peloton_v1_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2460,7 +2570,7 @@ func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListEventsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{43}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListEventsRequest) GetJobId() string {
@@ -2504,7 +2614,7 @@ type ListEventsResponse struct {
 
 func (x *ListEventsResponse) Reset() {
 	*x = ListEventsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[44]
+	mi := &file_peloton_v1_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2516,7 +2626,7 @@ func (x *ListEventsResponse) String() string {
 func (*ListEventsResponse) ProtoMessage() {}
 
 func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[44]
+	mi := &file_peloton_v1_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2529,7 +2639,7 @@ func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListEventsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{44}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListEventsResponse) GetEvents() []*Event {
@@ -2560,7 +2670,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[45]
+	mi := &file_peloton_v1_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2572,7 +2682,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[45]
+	mi := &file_peloton_v1_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2585,7 +2695,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{45}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListTasksRequest) GetJobId() string {
@@ -2627,7 +2737,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[46]
+	mi := &file_peloton_v1_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2639,7 +2749,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[46]
+	mi := &file_peloton_v1_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2652,7 +2762,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{46}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -2679,7 +2789,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[47]
+	mi := &file_peloton_v1_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2691,7 +2801,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[47]
+	mi := &file_peloton_v1_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2704,7 +2814,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{47}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *GetTaskRequest) GetJobId() string {
@@ -2730,7 +2840,7 @@ type GetTaskResponse struct {
 
 func (x *GetTaskResponse) Reset() {
 	*x = GetTaskResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[48]
+	mi := &file_peloton_v1_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2742,7 +2852,7 @@ func (x *GetTaskResponse) String() string {
 func (*GetTaskResponse) ProtoMessage() {}
 
 func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[48]
+	mi := &file_peloton_v1_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2755,7 +2865,7 @@ func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{48}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *GetTaskResponse) GetTask() *Task {
@@ -2783,7 +2893,7 @@ type GetTaskLogsRequest struct {
 
 func (x *GetTaskLogsRequest) Reset() {
 	*x = GetTaskLogsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[49]
+	mi := &file_peloton_v1_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2795,7 +2905,7 @@ func (x *GetTaskLogsRequest) String() string {
 func (*GetTaskLogsRequest) ProtoMessage() {}
 
 func (x *GetTaskLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[49]
+	mi := &file_peloton_v1_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2808,7 +2918,7 @@ func (x *GetTaskLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskLogsRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskLogsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{49}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *GetTaskLogsRequest) GetJobId() string {
@@ -2866,7 +2976,7 @@ type GetTaskLogsResponse struct {
 
 func (x *GetTaskLogsResponse) Reset() {
 	*x = GetTaskLogsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[50]
+	mi := &file_peloton_v1_service_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2878,7 +2988,7 @@ func (x *GetTaskLogsResponse) String() string {
 func (*GetTaskLogsResponse) ProtoMessage() {}
 
 func (x *GetTaskLogsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[50]
+	mi := &file_peloton_v1_service_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2891,7 +3001,7 @@ func (x *GetTaskLogsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskLogsResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskLogsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{50}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *GetTaskLogsResponse) GetData() []byte {
@@ -2929,7 +3039,7 @@ type StopTasksRequest struct {
 
 func (x *StopTasksRequest) Reset() {
 	*x = StopTasksRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[51]
+	mi := &file_peloton_v1_service_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2941,7 +3051,7 @@ func (x *StopTasksRequest) String() string {
 func (*StopTasksRequest) ProtoMessage() {}
 
 func (x *StopTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[51]
+	mi := &file_peloton_v1_service_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2954,7 +3064,7 @@ func (x *StopTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopTasksRequest.ProtoReflect.Descriptor instead.
 func (*StopTasksRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{51}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *StopTasksRequest) GetJobId() string {
@@ -2987,7 +3097,7 @@ type StopTasksResponse struct {
 
 func (x *StopTasksResponse) Reset() {
 	*x = StopTasksResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[52]
+	mi := &file_peloton_v1_service_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2999,7 +3109,7 @@ func (x *StopTasksResponse) String() string {
 func (*StopTasksResponse) ProtoMessage() {}
 
 func (x *StopTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[52]
+	mi := &file_peloton_v1_service_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3012,7 +3122,7 @@ func (x *StopTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopTasksResponse.ProtoReflect.Descriptor instead.
 func (*StopTasksResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{52}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *StopTasksResponse) GetTasks() []*Task {
@@ -3031,7 +3141,7 @@ type CreatePoolRequest struct {
 
 func (x *CreatePoolRequest) Reset() {
 	*x = CreatePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[53]
+	mi := &file_peloton_v1_service_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3043,7 +3153,7 @@ func (x *CreatePoolRequest) String() string {
 func (*CreatePoolRequest) ProtoMessage() {}
 
 func (x *CreatePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[53]
+	mi := &file_peloton_v1_service_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3056,7 +3166,7 @@ func (x *CreatePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePoolRequest.ProtoReflect.Descriptor instead.
 func (*CreatePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{53}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *CreatePoolRequest) GetSpec() *PoolSpec {
@@ -3075,7 +3185,7 @@ type CreatePoolResponse struct {
 
 func (x *CreatePoolResponse) Reset() {
 	*x = CreatePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[54]
+	mi := &file_peloton_v1_service_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3087,7 +3197,7 @@ func (x *CreatePoolResponse) String() string {
 func (*CreatePoolResponse) ProtoMessage() {}
 
 func (x *CreatePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[54]
+	mi := &file_peloton_v1_service_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3100,7 +3210,7 @@ func (x *CreatePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePoolResponse.ProtoReflect.Descriptor instead.
 func (*CreatePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{54}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *CreatePoolResponse) GetPool() *Pool {
@@ -3119,7 +3229,7 @@ type UpdatePoolRequest struct {
 
 func (x *UpdatePoolRequest) Reset() {
 	*x = UpdatePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[55]
+	mi := &file_peloton_v1_service_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3131,7 +3241,7 @@ func (x *UpdatePoolRequest) String() string {
 func (*UpdatePoolRequest) ProtoMessage() {}
 
 func (x *UpdatePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[55]
+	mi := &file_peloton_v1_service_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3144,7 +3254,7 @@ func (x *UpdatePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePoolRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{55}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *UpdatePoolRequest) GetSpec() *PoolSpec {
@@ -3163,7 +3273,7 @@ type UpdatePoolResponse struct {
 
 func (x *UpdatePoolResponse) Reset() {
 	*x = UpdatePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[56]
+	mi := &file_peloton_v1_service_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3175,7 +3285,7 @@ func (x *UpdatePoolResponse) String() string {
 func (*UpdatePoolResponse) ProtoMessage() {}
 
 func (x *UpdatePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[56]
+	mi := &file_peloton_v1_service_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3188,7 +3298,7 @@ func (x *UpdatePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePoolResponse.ProtoReflect.Descriptor instead.
 func (*UpdatePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{56}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *UpdatePoolResponse) GetPool() *Pool {
@@ -3207,7 +3317,7 @@ type DeletePoolRequest struct {
 
 func (x *DeletePoolRequest) Reset() {
 	*x = DeletePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[57]
+	mi := &file_peloton_v1_service_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3219,7 +3329,7 @@ func (x *DeletePoolRequest) String() string {
 func (*DeletePoolRequest) ProtoMessage() {}
 
 func (x *DeletePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[57]
+	mi := &file_peloton_v1_service_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3232,7 +3342,7 @@ func (x *DeletePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePoolRequest.ProtoReflect.Descriptor instead.
 func (*DeletePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{57}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *DeletePoolRequest) GetPath() string {
@@ -3250,7 +3360,7 @@ type DeletePoolResponse struct {
 
 func (x *DeletePoolResponse) Reset() {
 	*x = DeletePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[58]
+	mi := &file_peloton_v1_service_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3262,7 +3372,7 @@ func (x *DeletePoolResponse) String() string {
 func (*DeletePoolResponse) ProtoMessage() {}
 
 func (x *DeletePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[58]
+	mi := &file_peloton_v1_service_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3275,7 +3385,7 @@ func (x *DeletePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePoolResponse.ProtoReflect.Descriptor instead.
 func (*DeletePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{58}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{60}
 }
 
 type ListPoolsRequest struct {
@@ -3290,7 +3400,7 @@ type ListPoolsRequest struct {
 
 func (x *ListPoolsRequest) Reset() {
 	*x = ListPoolsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[59]
+	mi := &file_peloton_v1_service_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3302,7 +3412,7 @@ func (x *ListPoolsRequest) String() string {
 func (*ListPoolsRequest) ProtoMessage() {}
 
 func (x *ListPoolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[59]
+	mi := &file_peloton_v1_service_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3315,7 +3425,7 @@ func (x *ListPoolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoolsRequest.ProtoReflect.Descriptor instead.
 func (*ListPoolsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{59}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ListPoolsRequest) GetInUse() bool {
@@ -3334,7 +3444,7 @@ type ListPoolsResponse struct {
 
 func (x *ListPoolsResponse) Reset() {
 	*x = ListPoolsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[60]
+	mi := &file_peloton_v1_service_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3346,7 +3456,7 @@ func (x *ListPoolsResponse) String() string {
 func (*ListPoolsResponse) ProtoMessage() {}
 
 func (x *ListPoolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[60]
+	mi := &file_peloton_v1_service_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3359,7 +3469,7 @@ func (x *ListPoolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoolsResponse.ProtoReflect.Descriptor instead.
 func (*ListPoolsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{60}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ListPoolsResponse) GetPools() []*Pool {
@@ -3380,7 +3490,7 @@ type GetPoolRequest struct {
 
 func (x *GetPoolRequest) Reset() {
 	*x = GetPoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[61]
+	mi := &file_peloton_v1_service_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3392,7 +3502,7 @@ func (x *GetPoolRequest) String() string {
 func (*GetPoolRequest) ProtoMessage() {}
 
 func (x *GetPoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[61]
+	mi := &file_peloton_v1_service_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3405,7 +3515,7 @@ func (x *GetPoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolRequest.ProtoReflect.Descriptor instead.
 func (*GetPoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{61}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *GetPoolRequest) GetPath() string {
@@ -3431,7 +3541,7 @@ type GetPoolResponse struct {
 
 func (x *GetPoolResponse) Reset() {
 	*x = GetPoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[62]
+	mi := &file_peloton_v1_service_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3443,7 +3553,7 @@ func (x *GetPoolResponse) String() string {
 func (*GetPoolResponse) ProtoMessage() {}
 
 func (x *GetPoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[62]
+	mi := &file_peloton_v1_service_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3456,7 +3566,7 @@ func (x *GetPoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolResponse.ProtoReflect.Descriptor instead.
 func (*GetPoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{62}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *GetPoolResponse) GetPool() *Pool {
@@ -3479,7 +3589,7 @@ type GetPoolHistoryRequest struct {
 
 func (x *GetPoolHistoryRequest) Reset() {
 	*x = GetPoolHistoryRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	mi := &file_peloton_v1_service_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3491,7 +3601,7 @@ func (x *GetPoolHistoryRequest) String() string {
 func (*GetPoolHistoryRequest) ProtoMessage() {}
 
 func (x *GetPoolHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	mi := &file_peloton_v1_service_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3504,7 +3614,7 @@ func (x *GetPoolHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetPoolHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{63}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *GetPoolHistoryRequest) GetPath() string {
@@ -3550,7 +3660,7 @@ type GetPoolHistoryResponse struct {
 
 func (x *GetPoolHistoryResponse) Reset() {
 	*x = GetPoolHistoryResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	mi := &file_peloton_v1_service_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3562,7 +3672,7 @@ func (x *GetPoolHistoryResponse) String() string {
 func (*GetPoolHistoryResponse) ProtoMessage() {}
 
 func (x *GetPoolHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	mi := &file_peloton_v1_service_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3575,7 +3685,7 @@ func (x *GetPoolHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetPoolHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{64}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *GetPoolHistoryResponse) GetPath() string {
@@ -3658,7 +3768,7 @@ type PoolResourceHistory struct {
 
 func (x *PoolResourceHistory) Reset() {
 	*x = PoolResourceHistory{}
-	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	mi := &file_peloton_v1_service_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3670,7 +3780,7 @@ func (x *PoolResourceHistory) String() string {
 func (*PoolResourceHistory) ProtoMessage() {}
 
 func (x *PoolResourceHistory) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	mi := &file_peloton_v1_service_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3683,7 +3793,7 @@ func (x *PoolResourceHistory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolResourceHistory.ProtoReflect.Descriptor instead.
 func (*PoolResourceHistory) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{65}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *PoolResourceHistory) GetName() string {
@@ -3744,7 +3854,7 @@ type ListClustersRequest struct {
 
 func (x *ListClustersRequest) Reset() {
 	*x = ListClustersRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	mi := &file_peloton_v1_service_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3756,7 +3866,7 @@ func (x *ListClustersRequest) String() string {
 func (*ListClustersRequest) ProtoMessage() {}
 
 func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	mi := &file_peloton_v1_service_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3769,7 +3879,7 @@ func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListClustersRequest.ProtoReflect.Descriptor instead.
 func (*ListClustersRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{66}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *ListClustersRequest) GetRegion() string {
@@ -3788,7 +3898,7 @@ type ListClustersResponse struct {
 
 func (x *ListClustersResponse) Reset() {
 	*x = ListClustersResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[67]
+	mi := &file_peloton_v1_service_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3800,7 +3910,7 @@ func (x *ListClustersResponse) String() string {
 func (*ListClustersResponse) ProtoMessage() {}
 
 func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[67]
+	mi := &file_peloton_v1_service_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3813,7 +3923,7 @@ func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListClustersResponse.ProtoReflect.Descriptor instead.
 func (*ListClustersResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{67}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *ListClustersResponse) GetClusters() []*ClusterSummary {
@@ -3834,7 +3944,7 @@ type GetClusterRequest struct {
 
 func (x *GetClusterRequest) Reset() {
 	*x = GetClusterRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[68]
+	mi := &file_peloton_v1_service_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3846,7 +3956,7 @@ func (x *GetClusterRequest) String() string {
 func (*GetClusterRequest) ProtoMessage() {}
 
 func (x *GetClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[68]
+	mi := &file_peloton_v1_service_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3859,7 +3969,7 @@ func (x *GetClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterRequest.ProtoReflect.Descriptor instead.
 func (*GetClusterRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{68}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *GetClusterRequest) GetCluster() string {
@@ -3885,7 +3995,7 @@ type GetClusterResponse struct {
 
 func (x *GetClusterResponse) Reset() {
 	*x = GetClusterResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[69]
+	mi := &file_peloton_v1_service_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3897,7 +4007,7 @@ func (x *GetClusterResponse) String() string {
 func (*GetClusterResponse) ProtoMessage() {}
 
 func (x *GetClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[69]
+	mi := &file_peloton_v1_service_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3910,7 +4020,7 @@ func (x *GetClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterResponse.ProtoReflect.Descriptor instead.
 func (*GetClusterResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{69}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *GetClusterResponse) GetCluster() *ClusterSummary {
@@ -3930,7 +4040,7 @@ type DrainClusterRequest struct {
 
 func (x *DrainClusterRequest) Reset() {
 	*x = DrainClusterRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[70]
+	mi := &file_peloton_v1_service_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3942,7 +4052,7 @@ func (x *DrainClusterRequest) String() string {
 func (*DrainClusterRequest) ProtoMessage() {}
 
 func (x *DrainClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[70]
+	mi := &file_peloton_v1_service_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3955,7 +4065,7 @@ func (x *DrainClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainClusterRequest.ProtoReflect.Descriptor instead.
 func (*DrainClusterRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{70}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *DrainClusterRequest) GetCluster() string {
@@ -3981,7 +4091,7 @@ type DrainClusterResponse struct {
 
 func (x *DrainClusterResponse) Reset() {
 	*x = DrainClusterResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[71]
+	mi := &file_peloton_v1_service_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3993,7 +4103,7 @@ func (x *DrainClusterResponse) String() string {
 func (*DrainClusterResponse) ProtoMessage() {}
 
 func (x *DrainClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[71]
+	mi := &file_peloton_v1_service_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4006,7 +4116,7 @@ func (x *DrainClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainClusterResponse.ProtoReflect.Descriptor instead.
 func (*DrainClusterResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{71}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *DrainClusterResponse) GetCluster() *ClusterSummary {
@@ -4026,7 +4136,7 @@ type UndrainClusterRequest struct {
 
 func (x *UndrainClusterRequest) Reset() {
 	*x = UndrainClusterRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[72]
+	mi := &file_peloton_v1_service_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4038,7 +4148,7 @@ func (x *UndrainClusterRequest) String() string {
 func (*UndrainClusterRequest) ProtoMessage() {}
 
 func (x *UndrainClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[72]
+	mi := &file_peloton_v1_service_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4051,7 +4161,7 @@ func (x *UndrainClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainClusterRequest.ProtoReflect.Descriptor instead.
 func (*UndrainClusterRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{72}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *UndrainClusterRequest) GetCluster() string {
@@ -4077,7 +4187,7 @@ type UndrainClusterResponse struct {
 
 func (x *UndrainClusterResponse) Reset() {
 	*x = UndrainClusterResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[73]
+	mi := &file_peloton_v1_service_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4089,7 +4199,7 @@ func (x *UndrainClusterResponse) String() string {
 func (*UndrainClusterResponse) ProtoMessage() {}
 
 func (x *UndrainClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[73]
+	mi := &file_peloton_v1_service_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4102,7 +4212,7 @@ func (x *UndrainClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainClusterResponse.ProtoReflect.Descriptor instead.
 func (*UndrainClusterResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{73}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *UndrainClusterResponse) GetCluster() *ClusterSummary {
@@ -4124,7 +4234,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[74]
+	mi := &file_peloton_v1_service_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4136,7 +4246,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[74]
+	mi := &file_peloton_v1_service_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4149,7 +4259,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{74}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *ListHostsRequest) GetCluster() string {
@@ -4175,7 +4285,7 @@ type ListHostsResponse struct {
 
 func (x *ListHostsResponse) Reset() {
 	*x = ListHostsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[75]
+	mi := &file_peloton_v1_service_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4187,7 +4297,7 @@ func (x *ListHostsResponse) String() string {
 func (*ListHostsResponse) ProtoMessage() {}
 
 func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[75]
+	mi := &file_peloton_v1_service_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4200,7 +4310,7 @@ func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsResponse.ProtoReflect.Descriptor instead.
 func (*ListHostsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{75}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *ListHostsResponse) GetHosts() []*Host {
@@ -4229,7 +4339,7 @@ type DrainHostRequest struct {
 
 func (x *DrainHostRequest) Reset() {
 	*x = DrainHostRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[76]
+	mi := &file_peloton_v1_service_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4241,7 +4351,7 @@ func (x *DrainHostRequest) String() string {
 func (*DrainHostRequest) ProtoMessage() {}
 
 func (x *DrainHostRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[76]
+	mi := &file_peloton_v1_service_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4254,7 +4364,7 @@ func (x *DrainHostRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainHostRequest.ProtoReflect.Descriptor instead.
 func (*DrainHostRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{76}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *DrainHostRequest) GetHostId() string {
@@ -4294,7 +4404,7 @@ type DrainHostResponse struct {
 
 func (x *DrainHostResponse) Reset() {
 	*x = DrainHostResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[77]
+	mi := &file_peloton_v1_service_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4306,7 +4416,7 @@ func (x *DrainHostResponse) String() string {
 func (*DrainHostResponse) ProtoMessage() {}
 
 func (x *DrainHostResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[77]
+	mi := &file_peloton_v1_service_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4319,7 +4429,7 @@ func (x *DrainHostResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainHostResponse.ProtoReflect.Descriptor instead.
 func (*DrainHostResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{77}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *DrainHostResponse) GetHost() *Host {
@@ -4339,7 +4449,7 @@ type UndrainHostRequest struct {
 
 func (x *UndrainHostRequest) Reset() {
 	*x = UndrainHostRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[78]
+	mi := &file_peloton_v1_service_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4351,7 +4461,7 @@ func (x *UndrainHostRequest) String() string {
 func (*UndrainHostRequest) ProtoMessage() {}
 
 func (x *UndrainHostRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[78]
+	mi := &file_peloton_v1_service_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4364,7 +4474,7 @@ func (x *UndrainHostRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainHostRequest.ProtoReflect.Descriptor instead.
 func (*UndrainHostRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{78}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *UndrainHostRequest) GetHostId() string {
@@ -4390,7 +4500,7 @@ type UndrainHostResponse struct {
 
 func (x *UndrainHostResponse) Reset() {
 	*x = UndrainHostResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[79]
+	mi := &file_peloton_v1_service_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4402,7 +4512,7 @@ func (x *UndrainHostResponse) String() string {
 func (*UndrainHostResponse) ProtoMessage() {}
 
 func (x *UndrainHostResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[79]
+	mi := &file_peloton_v1_service_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4415,7 +4525,7 @@ func (x *UndrainHostResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainHostResponse.ProtoReflect.Descriptor instead.
 func (*UndrainHostResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{79}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *UndrainHostResponse) GetHost() *Host {
@@ -4437,7 +4547,7 @@ type MarkHostDownRequest struct {
 
 func (x *MarkHostDownRequest) Reset() {
 	*x = MarkHostDownRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[80]
+	mi := &file_peloton_v1_service_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4449,7 +4559,7 @@ func (x *MarkHostDownRequest) String() string {
 func (*MarkHostDownRequest) ProtoMessage() {}
 
 func (x *MarkHostDownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[80]
+	mi := &file_peloton_v1_service_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4462,7 +4572,7 @@ func (x *MarkHostDownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkHostDownRequest.ProtoReflect.Descriptor instead.
 func (*MarkHostDownRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{80}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *MarkHostDownRequest) GetHostId() string {
@@ -4495,7 +4605,7 @@ type MarkHostDownResponse struct {
 
 func (x *MarkHostDownResponse) Reset() {
 	*x = MarkHostDownResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[81]
+	mi := &file_peloton_v1_service_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4507,7 +4617,7 @@ func (x *MarkHostDownResponse) String() string {
 func (*MarkHostDownResponse) ProtoMessage() {}
 
 func (x *MarkHostDownResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[81]
+	mi := &file_peloton_v1_service_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4520,7 +4630,7 @@ func (x *MarkHostDownResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkHostDownResponse.ProtoReflect.Descriptor instead.
 func (*MarkHostDownResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{81}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *MarkHostDownResponse) GetHost() *Host {
@@ -4543,7 +4653,7 @@ type SetHostPoolRequest struct {
 
 func (x *SetHostPoolRequest) Reset() {
 	*x = SetHostPoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[82]
+	mi := &file_peloton_v1_service_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4555,7 +4665,7 @@ func (x *SetHostPoolRequest) String() string {
 func (*SetHostPoolRequest) ProtoMessage() {}
 
 func (x *SetHostPoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[82]
+	mi := &file_peloton_v1_service_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4568,7 +4678,7 @@ func (x *SetHostPoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetHostPoolRequest.ProtoReflect.Descriptor instead.
 func (*SetHostPoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{82}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *SetHostPoolRequest) GetHostId() string {
@@ -4601,7 +4711,7 @@ type SetHostPoolResponse struct {
 
 func (x *SetHostPoolResponse) Reset() {
 	*x = SetHostPoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[83]
+	mi := &file_peloton_v1_service_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4613,7 +4723,7 @@ func (x *SetHostPoolResponse) String() string {
 func (*SetHostPoolResponse) ProtoMessage() {}
 
 func (x *SetHostPoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[83]
+	mi := &file_peloton_v1_service_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4626,7 +4736,7 @@ func (x *SetHostPoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetHostPoolResponse.ProtoReflect.Descriptor instead.
 func (*SetHostPoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{83}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *SetHostPoolResponse) GetHost() *Host {
@@ -4644,7 +4754,7 @@ type ListHostPoolsRequest struct {
 
 func (x *ListHostPoolsRequest) Reset() {
 	*x = ListHostPoolsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[84]
+	mi := &file_peloton_v1_service_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4656,7 +4766,7 @@ func (x *ListHostPoolsRequest) String() string {
 func (*ListHostPoolsRequest) ProtoMessage() {}
 
 func (x *ListHostPoolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[84]
+	mi := &file_peloton_v1_service_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4669,7 +4779,7 @@ func (x *ListHostPoolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostPoolsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostPoolsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{84}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{86}
 }
 
 type ListHostPoolsResponse struct {
@@ -4683,7 +4793,7 @@ type ListHostPoolsResponse struct {
 
 func (x *ListHostPoolsResponse) Reset() {
 	*x = ListHostPoolsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[85]
+	mi := &file_peloton_v1_service_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4695,7 +4805,7 @@ func (x *ListHostPoolsResponse) String() string {
 func (*ListHostPoolsResponse) ProtoMessage() {}
 
 func (x *ListHostPoolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[85]
+	mi := &file_peloton_v1_service_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4708,7 +4818,7 @@ func (x *ListHostPoolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostPoolsResponse.ProtoReflect.Descriptor instead.
 func (*ListHostPoolsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{85}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *ListHostPoolsResponse) GetHostPools() []*HostPool {
@@ -4737,7 +4847,7 @@ type ListRegionsRequest struct {
 
 func (x *ListRegionsRequest) Reset() {
 	*x = ListRegionsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[86]
+	mi := &file_peloton_v1_service_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4749,7 +4859,7 @@ func (x *ListRegionsRequest) String() string {
 func (*ListRegionsRequest) ProtoMessage() {}
 
 func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[86]
+	mi := &file_peloton_v1_service_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4762,7 +4872,7 @@ func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsRequest.ProtoReflect.Descriptor instead.
 func (*ListRegionsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{86}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *ListRegionsRequest) GetHostLabels() bool {
@@ -4781,7 +4891,7 @@ type ListRegionsResponse struct {
 
 func (x *ListRegionsResponse) Reset() {
 	*x = ListRegionsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[87]
+	mi := &file_peloton_v1_service_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4793,7 +4903,7 @@ func (x *ListRegionsResponse) String() string {
 func (*ListRegionsResponse) ProtoMessage() {}
 
 func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[87]
+	mi := &file_peloton_v1_service_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4806,7 +4916,7 @@ func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsResponse.ProtoReflect.Descriptor instead.
 func (*ListRegionsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{87}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *ListRegionsResponse) GetRegions() []*Region {
@@ -4826,7 +4936,7 @@ type GetRegionHistoryRequest struct {
 
 func (x *GetRegionHistoryRequest) Reset() {
 	*x = GetRegionHistoryRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[88]
+	mi := &file_peloton_v1_service_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4838,7 +4948,7 @@ func (x *GetRegionHistoryRequest) String() string {
 func (*GetRegionHistoryRequest) ProtoMessage() {}
 
 func (x *GetRegionHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[88]
+	mi := &file_peloton_v1_service_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4851,7 +4961,7 @@ func (x *GetRegionHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetRegionHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{88}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *GetRegionHistoryRequest) GetSince() *timestamppb.Timestamp {
@@ -4873,7 +4983,7 @@ type GetRegionHistoryResponse struct {
 
 func (x *GetRegionHistoryResponse) Reset() {
 	*x = GetRegionHistoryResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[89]
+	mi := &file_peloton_v1_service_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4885,7 +4995,7 @@ func (x *GetRegionHistoryResponse) String() string {
 func (*GetRegionHistoryResponse) ProtoMessage() {}
 
 func (x *GetRegionHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[89]
+	mi := &file_peloton_v1_service_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4898,7 +5008,7 @@ func (x *GetRegionHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetRegionHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{89}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *GetRegionHistoryResponse) GetWindow() *durationpb.Duration {
@@ -4942,7 +5052,7 @@ type RegionHistory struct {
 
 func (x *RegionHistory) Reset() {
 	*x = RegionHistory{}
-	mi := &file_peloton_v1_service_proto_msgTypes[90]
+	mi := &file_peloton_v1_service_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4954,7 +5064,7 @@ func (x *RegionHistory) String() string {
 func (*RegionHistory) ProtoMessage() {}
 
 func (x *RegionHistory) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[90]
+	mi := &file_peloton_v1_service_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4967,7 +5077,7 @@ func (x *RegionHistory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionHistory.ProtoReflect.Descriptor instead.
 func (*RegionHistory) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{90}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *RegionHistory) GetName() string {
@@ -5030,7 +5140,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[91]
+	mi := &file_peloton_v1_service_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5042,7 +5152,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[91]
+	mi := &file_peloton_v1_service_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5055,7 +5165,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{91}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *WatchRequest) GetJobId() string {
@@ -5081,7 +5191,7 @@ type FailBackRequest struct {
 
 func (x *FailBackRequest) Reset() {
 	*x = FailBackRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[92]
+	mi := &file_peloton_v1_service_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5093,7 +5203,7 @@ func (x *FailBackRequest) String() string {
 func (*FailBackRequest) ProtoMessage() {}
 
 func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[92]
+	mi := &file_peloton_v1_service_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5106,7 +5216,7 @@ func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackRequest.ProtoReflect.Descriptor instead.
 func (*FailBackRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{92}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *FailBackRequest) GetRegion() string {
@@ -5126,7 +5236,7 @@ type FailBackResponse struct {
 
 func (x *FailBackResponse) Reset() {
 	*x = FailBackResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[93]
+	mi := &file_peloton_v1_service_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5138,7 +5248,7 @@ func (x *FailBackResponse) String() string {
 func (*FailBackResponse) ProtoMessage() {}
 
 func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[93]
+	mi := &file_peloton_v1_service_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5151,7 +5261,7 @@ func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackResponse.ProtoReflect.Descriptor instead.
 func (*FailBackResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{93}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *FailBackResponse) GetMoved() []*PlannedMove {
@@ -5178,7 +5288,7 @@ type IsolateRegionRequest struct {
 
 func (x *IsolateRegionRequest) Reset() {
 	*x = IsolateRegionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[94]
+	mi := &file_peloton_v1_service_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5190,7 +5300,7 @@ func (x *IsolateRegionRequest) String() string {
 func (*IsolateRegionRequest) ProtoMessage() {}
 
 func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[94]
+	mi := &file_peloton_v1_service_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5203,7 +5313,7 @@ func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionRequest.ProtoReflect.Descriptor instead.
 func (*IsolateRegionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{94}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *IsolateRegionRequest) GetRegion() string {
@@ -5228,7 +5338,7 @@ type IsolateRegionResponse struct {
 
 func (x *IsolateRegionResponse) Reset() {
 	*x = IsolateRegionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[95]
+	mi := &file_peloton_v1_service_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5240,7 +5350,7 @@ func (x *IsolateRegionResponse) String() string {
 func (*IsolateRegionResponse) ProtoMessage() {}
 
 func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[95]
+	mi := &file_peloton_v1_service_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5253,7 +5363,7 @@ func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionResponse.ProtoReflect.Descriptor instead.
 func (*IsolateRegionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{95}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{97}
 }
 
 type PutReplicaRequest struct {
@@ -5265,7 +5375,7 @@ type PutReplicaRequest struct {
 
 func (x *PutReplicaRequest) Reset() {
 	*x = PutReplicaRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[96]
+	mi := &file_peloton_v1_service_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5277,7 +5387,7 @@ func (x *PutReplicaRequest) String() string {
 func (*PutReplicaRequest) ProtoMessage() {}
 
 func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[96]
+	mi := &file_peloton_v1_service_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5290,7 +5400,7 @@ func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaRequest.ProtoReflect.Descriptor instead.
 func (*PutReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{96}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *PutReplicaRequest) GetReplica() *Replica {
@@ -5308,7 +5418,7 @@ type PutReplicaResponse struct {
 
 func (x *PutReplicaResponse) Reset() {
 	*x = PutReplicaResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[97]
+	mi := &file_peloton_v1_service_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5320,7 +5430,7 @@ func (x *PutReplicaResponse) String() string {
 func (*PutReplicaResponse) ProtoMessage() {}
 
 func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[97]
+	mi := &file_peloton_v1_service_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5333,7 +5443,7 @@ func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaResponse.ProtoReflect.Descriptor instead.
 func (*PutReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{97}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{99}
 }
 
 type ListReplicasRequest struct {
@@ -5351,7 +5461,7 @@ type ListReplicasRequest struct {
 
 func (x *ListReplicasRequest) Reset() {
 	*x = ListReplicasRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[98]
+	mi := &file_peloton_v1_service_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5363,7 +5473,7 @@ func (x *ListReplicasRequest) String() string {
 func (*ListReplicasRequest) ProtoMessage() {}
 
 func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[98]
+	mi := &file_peloton_v1_service_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5376,7 +5486,7 @@ func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasRequest.ProtoReflect.Descriptor instead.
 func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{98}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *ListReplicasRequest) GetOwnerRegion() string {
@@ -5417,7 +5527,7 @@ type ListReplicasResponse struct {
 
 func (x *ListReplicasResponse) Reset() {
 	*x = ListReplicasResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[99]
+	mi := &file_peloton_v1_service_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5429,7 +5539,7 @@ func (x *ListReplicasResponse) String() string {
 func (*ListReplicasResponse) ProtoMessage() {}
 
 func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[99]
+	mi := &file_peloton_v1_service_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5442,7 +5552,7 @@ func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasResponse.ProtoReflect.Descriptor instead.
 func (*ListReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{99}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *ListReplicasResponse) GetReplicas() []*Replica {
@@ -5476,7 +5586,7 @@ type PlanFailoverRequest struct {
 
 func (x *PlanFailoverRequest) Reset() {
 	*x = PlanFailoverRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[100]
+	mi := &file_peloton_v1_service_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5488,7 +5598,7 @@ func (x *PlanFailoverRequest) String() string {
 func (*PlanFailoverRequest) ProtoMessage() {}
 
 func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[100]
+	mi := &file_peloton_v1_service_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5501,7 +5611,7 @@ func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverRequest.ProtoReflect.Descriptor instead.
 func (*PlanFailoverRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{100}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *PlanFailoverRequest) GetRegion() string {
@@ -5520,7 +5630,7 @@ type PlanFailoverResponse struct {
 
 func (x *PlanFailoverResponse) Reset() {
 	*x = PlanFailoverResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[101]
+	mi := &file_peloton_v1_service_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5532,7 +5642,7 @@ func (x *PlanFailoverResponse) String() string {
 func (*PlanFailoverResponse) ProtoMessage() {}
 
 func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[101]
+	mi := &file_peloton_v1_service_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5545,7 +5655,7 @@ func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverResponse.ProtoReflect.Descriptor instead.
 func (*PlanFailoverResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{101}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *PlanFailoverResponse) GetPlans() []*RegionPlan {
@@ -5566,7 +5676,7 @@ type StartDrillRequest struct {
 
 func (x *StartDrillRequest) Reset() {
 	*x = StartDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[102]
+	mi := &file_peloton_v1_service_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5578,7 +5688,7 @@ func (x *StartDrillRequest) String() string {
 func (*StartDrillRequest) ProtoMessage() {}
 
 func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[102]
+	mi := &file_peloton_v1_service_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5591,7 +5701,7 @@ func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillRequest.ProtoReflect.Descriptor instead.
 func (*StartDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{102}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *StartDrillRequest) GetRegion() string {
@@ -5617,7 +5727,7 @@ type StartDrillResponse struct {
 
 func (x *StartDrillResponse) Reset() {
 	*x = StartDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[103]
+	mi := &file_peloton_v1_service_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5629,7 +5739,7 @@ func (x *StartDrillResponse) String() string {
 func (*StartDrillResponse) ProtoMessage() {}
 
 func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[103]
+	mi := &file_peloton_v1_service_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5642,7 +5752,7 @@ func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillResponse.ProtoReflect.Descriptor instead.
 func (*StartDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{103}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *StartDrillResponse) GetDrill() *Drill {
@@ -5661,7 +5771,7 @@ type GetDrillRequest struct {
 
 func (x *GetDrillRequest) Reset() {
 	*x = GetDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[104]
+	mi := &file_peloton_v1_service_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5673,7 +5783,7 @@ func (x *GetDrillRequest) String() string {
 func (*GetDrillRequest) ProtoMessage() {}
 
 func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[104]
+	mi := &file_peloton_v1_service_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5686,7 +5796,7 @@ func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillRequest.ProtoReflect.Descriptor instead.
 func (*GetDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{104}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{106}
 }
 
 func (x *GetDrillRequest) GetId() string {
@@ -5705,7 +5815,7 @@ type GetDrillResponse struct {
 
 func (x *GetDrillResponse) Reset() {
 	*x = GetDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[105]
+	mi := &file_peloton_v1_service_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5717,7 +5827,7 @@ func (x *GetDrillResponse) String() string {
 func (*GetDrillResponse) ProtoMessage() {}
 
 func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[105]
+	mi := &file_peloton_v1_service_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5730,7 +5840,7 @@ func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillResponse.ProtoReflect.Descriptor instead.
 func (*GetDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{105}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{107}
 }
 
 func (x *GetDrillResponse) GetDrill() *Drill {
@@ -5748,7 +5858,7 @@ type ListDrillsRequest struct {
 
 func (x *ListDrillsRequest) Reset() {
 	*x = ListDrillsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[106]
+	mi := &file_peloton_v1_service_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5760,7 +5870,7 @@ func (x *ListDrillsRequest) String() string {
 func (*ListDrillsRequest) ProtoMessage() {}
 
 func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[106]
+	mi := &file_peloton_v1_service_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5773,7 +5883,7 @@ func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsRequest.ProtoReflect.Descriptor instead.
 func (*ListDrillsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{106}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{108}
 }
 
 type ListDrillsResponse struct {
@@ -5785,7 +5895,7 @@ type ListDrillsResponse struct {
 
 func (x *ListDrillsResponse) Reset() {
 	*x = ListDrillsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[107]
+	mi := &file_peloton_v1_service_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5797,7 +5907,7 @@ func (x *ListDrillsResponse) String() string {
 func (*ListDrillsResponse) ProtoMessage() {}
 
 func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[107]
+	mi := &file_peloton_v1_service_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5810,7 +5920,7 @@ func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsResponse.ProtoReflect.Descriptor instead.
 func (*ListDrillsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{107}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{109}
 }
 
 func (x *ListDrillsResponse) GetDrills() []*Drill {
@@ -5828,7 +5938,7 @@ type GetVersionRequest struct {
 
 func (x *GetVersionRequest) Reset() {
 	*x = GetVersionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[108]
+	mi := &file_peloton_v1_service_proto_msgTypes[110]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5840,7 +5950,7 @@ func (x *GetVersionRequest) String() string {
 func (*GetVersionRequest) ProtoMessage() {}
 
 func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[108]
+	mi := &file_peloton_v1_service_proto_msgTypes[110]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5853,7 +5963,7 @@ func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionRequest.ProtoReflect.Descriptor instead.
 func (*GetVersionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{108}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{110}
 }
 
 type GetVersionResponse struct {
@@ -5867,7 +5977,7 @@ type GetVersionResponse struct {
 
 func (x *GetVersionResponse) Reset() {
 	*x = GetVersionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[109]
+	mi := &file_peloton_v1_service_proto_msgTypes[111]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5879,7 +5989,7 @@ func (x *GetVersionResponse) String() string {
 func (*GetVersionResponse) ProtoMessage() {}
 
 func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[109]
+	mi := &file_peloton_v1_service_proto_msgTypes[111]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5892,7 +6002,7 @@ func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionResponse.ProtoReflect.Descriptor instead.
 func (*GetVersionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{109}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{111}
 }
 
 func (x *GetVersionResponse) GetVersion() string {
@@ -5927,7 +6037,7 @@ type BackupStoreRequest struct {
 
 func (x *BackupStoreRequest) Reset() {
 	*x = BackupStoreRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[110]
+	mi := &file_peloton_v1_service_proto_msgTypes[112]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5939,7 +6049,7 @@ func (x *BackupStoreRequest) String() string {
 func (*BackupStoreRequest) ProtoMessage() {}
 
 func (x *BackupStoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[110]
+	mi := &file_peloton_v1_service_proto_msgTypes[112]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5952,7 +6062,7 @@ func (x *BackupStoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupStoreRequest.ProtoReflect.Descriptor instead.
 func (*BackupStoreRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{110}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{112}
 }
 
 func (x *BackupStoreRequest) GetRegion() string {
@@ -5977,7 +6087,7 @@ type BackupStoreResponse struct {
 
 func (x *BackupStoreResponse) Reset() {
 	*x = BackupStoreResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[111]
+	mi := &file_peloton_v1_service_proto_msgTypes[113]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5989,7 +6099,7 @@ func (x *BackupStoreResponse) String() string {
 func (*BackupStoreResponse) ProtoMessage() {}
 
 func (x *BackupStoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[111]
+	mi := &file_peloton_v1_service_proto_msgTypes[113]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6002,7 +6112,7 @@ func (x *BackupStoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupStoreResponse.ProtoReflect.Descriptor instead.
 func (*BackupStoreResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{111}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{113}
 }
 
 func (x *BackupStoreResponse) GetPart() isBackupStoreResponse_Part {
@@ -6064,7 +6174,7 @@ type BackupStoreSummary struct {
 
 func (x *BackupStoreSummary) Reset() {
 	*x = BackupStoreSummary{}
-	mi := &file_peloton_v1_service_proto_msgTypes[112]
+	mi := &file_peloton_v1_service_proto_msgTypes[114]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6076,7 +6186,7 @@ func (x *BackupStoreSummary) String() string {
 func (*BackupStoreSummary) ProtoMessage() {}
 
 func (x *BackupStoreSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[112]
+	mi := &file_peloton_v1_service_proto_msgTypes[114]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6089,7 +6199,7 @@ func (x *BackupStoreSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupStoreSummary.ProtoReflect.Descriptor instead.
 func (*BackupStoreSummary) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{112}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{114}
 }
 
 func (x *BackupStoreSummary) GetRegion() string {
@@ -6128,7 +6238,7 @@ type WhoAmIRequest struct {
 
 func (x *WhoAmIRequest) Reset() {
 	*x = WhoAmIRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[113]
+	mi := &file_peloton_v1_service_proto_msgTypes[115]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6140,7 +6250,7 @@ func (x *WhoAmIRequest) String() string {
 func (*WhoAmIRequest) ProtoMessage() {}
 
 func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[113]
+	mi := &file_peloton_v1_service_proto_msgTypes[115]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6153,7 +6263,7 @@ func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
 func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{113}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{115}
 }
 
 type WhoAmIResponse struct {
@@ -6175,7 +6285,7 @@ type WhoAmIResponse struct {
 
 func (x *WhoAmIResponse) Reset() {
 	*x = WhoAmIResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[114]
+	mi := &file_peloton_v1_service_proto_msgTypes[116]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6187,7 +6297,7 @@ func (x *WhoAmIResponse) String() string {
 func (*WhoAmIResponse) ProtoMessage() {}
 
 func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[114]
+	mi := &file_peloton_v1_service_proto_msgTypes[116]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6200,7 +6310,7 @@ func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIResponse.ProtoReflect.Descriptor instead.
 func (*WhoAmIResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{114}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{116}
 }
 
 func (x *WhoAmIResponse) GetName() string {
@@ -6253,7 +6363,7 @@ type CanIRequest struct {
 
 func (x *CanIRequest) Reset() {
 	*x = CanIRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[115]
+	mi := &file_peloton_v1_service_proto_msgTypes[117]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6265,7 +6375,7 @@ func (x *CanIRequest) String() string {
 func (*CanIRequest) ProtoMessage() {}
 
 func (x *CanIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[115]
+	mi := &file_peloton_v1_service_proto_msgTypes[117]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6278,7 +6388,7 @@ func (x *CanIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanIRequest.ProtoReflect.Descriptor instead.
 func (*CanIRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{115}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{117}
 }
 
 func (x *CanIRequest) GetAction() string {
@@ -6313,7 +6423,7 @@ type CanIResponse struct {
 
 func (x *CanIResponse) Reset() {
 	*x = CanIResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[116]
+	mi := &file_peloton_v1_service_proto_msgTypes[118]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6325,7 +6435,7 @@ func (x *CanIResponse) String() string {
 func (*CanIResponse) ProtoMessage() {}
 
 func (x *CanIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[116]
+	mi := &file_peloton_v1_service_proto_msgTypes[118]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6338,7 +6448,7 @@ func (x *CanIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanIResponse.ProtoReflect.Descriptor instead.
 func (*CanIResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{116}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{118}
 }
 
 func (x *CanIResponse) GetAllowed() bool {
@@ -6363,7 +6473,7 @@ type GetPolicyRequest struct {
 
 func (x *GetPolicyRequest) Reset() {
 	*x = GetPolicyRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[117]
+	mi := &file_peloton_v1_service_proto_msgTypes[119]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6375,7 +6485,7 @@ func (x *GetPolicyRequest) String() string {
 func (*GetPolicyRequest) ProtoMessage() {}
 
 func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[117]
+	mi := &file_peloton_v1_service_proto_msgTypes[119]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6388,7 +6498,7 @@ func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{117}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{119}
 }
 
 type GetPolicyResponse struct {
@@ -6400,7 +6510,7 @@ type GetPolicyResponse struct {
 
 func (x *GetPolicyResponse) Reset() {
 	*x = GetPolicyResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[118]
+	mi := &file_peloton_v1_service_proto_msgTypes[120]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6412,7 +6522,7 @@ func (x *GetPolicyResponse) String() string {
 func (*GetPolicyResponse) ProtoMessage() {}
 
 func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[118]
+	mi := &file_peloton_v1_service_proto_msgTypes[120]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6425,7 +6535,7 @@ func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyResponse.ProtoReflect.Descriptor instead.
 func (*GetPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{118}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{120}
 }
 
 func (x *GetPolicyResponse) GetPolicy() *PolicyDocument {
@@ -6445,7 +6555,7 @@ type SetPolicyRequest struct {
 
 func (x *SetPolicyRequest) Reset() {
 	*x = SetPolicyRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[119]
+	mi := &file_peloton_v1_service_proto_msgTypes[121]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6457,7 +6567,7 @@ func (x *SetPolicyRequest) String() string {
 func (*SetPolicyRequest) ProtoMessage() {}
 
 func (x *SetPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[119]
+	mi := &file_peloton_v1_service_proto_msgTypes[121]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6470,7 +6580,7 @@ func (x *SetPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPolicyRequest.ProtoReflect.Descriptor instead.
 func (*SetPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{119}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{121}
 }
 
 func (x *SetPolicyRequest) GetPolicy() string {
@@ -6489,7 +6599,7 @@ type SetPolicyResponse struct {
 
 func (x *SetPolicyResponse) Reset() {
 	*x = SetPolicyResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[120]
+	mi := &file_peloton_v1_service_proto_msgTypes[122]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6501,7 +6611,7 @@ func (x *SetPolicyResponse) String() string {
 func (*SetPolicyResponse) ProtoMessage() {}
 
 func (x *SetPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[120]
+	mi := &file_peloton_v1_service_proto_msgTypes[122]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6514,7 +6624,7 @@ func (x *SetPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPolicyResponse.ProtoReflect.Descriptor instead.
 func (*SetPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{120}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{122}
 }
 
 func (x *SetPolicyResponse) GetPolicy() *PolicyDocument {
@@ -6543,7 +6653,7 @@ type PolicyDocument struct {
 
 func (x *PolicyDocument) Reset() {
 	*x = PolicyDocument{}
-	mi := &file_peloton_v1_service_proto_msgTypes[121]
+	mi := &file_peloton_v1_service_proto_msgTypes[123]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6555,7 +6665,7 @@ func (x *PolicyDocument) String() string {
 func (*PolicyDocument) ProtoMessage() {}
 
 func (x *PolicyDocument) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[121]
+	mi := &file_peloton_v1_service_proto_msgTypes[123]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6568,7 +6678,7 @@ func (x *PolicyDocument) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyDocument.ProtoReflect.Descriptor instead.
 func (*PolicyDocument) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{121}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{123}
 }
 
 func (x *PolicyDocument) GetYaml() string {
@@ -6620,7 +6730,7 @@ type ListAuditRequest struct {
 
 func (x *ListAuditRequest) Reset() {
 	*x = ListAuditRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[122]
+	mi := &file_peloton_v1_service_proto_msgTypes[124]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6632,7 +6742,7 @@ func (x *ListAuditRequest) String() string {
 func (*ListAuditRequest) ProtoMessage() {}
 
 func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[122]
+	mi := &file_peloton_v1_service_proto_msgTypes[124]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6645,7 +6755,7 @@ func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{122}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{124}
 }
 
 func (x *ListAuditRequest) GetName() string {
@@ -6679,7 +6789,7 @@ type ListAuditResponse struct {
 
 func (x *ListAuditResponse) Reset() {
 	*x = ListAuditResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[123]
+	mi := &file_peloton_v1_service_proto_msgTypes[125]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6691,7 +6801,7 @@ func (x *ListAuditResponse) String() string {
 func (*ListAuditResponse) ProtoMessage() {}
 
 func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[123]
+	mi := &file_peloton_v1_service_proto_msgTypes[125]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6704,7 +6814,7 @@ func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{123}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{125}
 }
 
 func (x *ListAuditResponse) GetRecords() []*AuditRecord {
@@ -6814,7 +6924,7 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x03job\x18\x01 \x01(\v2\x0f.peloton.v1.JobR\x03job\"\"\n" +
 	"\x10DeleteJobRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x13\n" +
-	"\x11DeleteJobResponse\"\xc6\x02\n" +
+	"\x11DeleteJobResponse\"\x9b\x03\n" +
 	"\x10UpdateJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12'\n" +
 	"\x04spec\x18\x02 \x01(\v2\x13.peloton.v1.JobSpecR\x04spec\x12\"\n" +
@@ -6824,7 +6934,10 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x13rollback_on_failure\x18\x05 \x01(\bR\x11rollbackOnFailure\x12!\n" +
 	"\fstart_paused\x18\x06 \x01(\bR\vstartPaused\x12.\n" +
 	"\x13min_healthy_seconds\x18\a \x01(\rR\x11minHealthySeconds\x12\x19\n" +
-	"\bin_place\x18\b \x01(\bR\ainPlaceB\r\n" +
+	"\bin_place\x18\b \x01(\bR\ainPlace\x12\x16\n" +
+	"\x06canary\x18\t \x01(\rR\x06canary\x12;\n" +
+	"\x1aauto_promote_after_seconds\x18\n" +
+	" \x01(\rR\x17autoPromoteAfterSecondsB\r\n" +
 	"\v_batch_size\"?\n" +
 	"\x11UpdateJobResponse\x12*\n" +
 	"\x06update\x18\x01 \x01(\v2\x12.peloton.v1.UpdateR\x06update\"/\n" +
@@ -6851,6 +6964,10 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x15RollbackUpdateRequest\x12\x1b\n" +
 	"\tupdate_id\x18\x01 \x01(\tR\bupdateId\"D\n" +
 	"\x16RollbackUpdateResponse\x12*\n" +
+	"\x06update\x18\x01 \x01(\v2\x12.peloton.v1.UpdateR\x06update\"3\n" +
+	"\x14PromoteUpdateRequest\x12\x1b\n" +
+	"\tupdate_id\x18\x01 \x01(\tR\bupdateId\"C\n" +
+	"\x15PromoteUpdateResponse\x12*\n" +
 	"\x06update\x18\x01 \x01(\v2\x12.peloton.v1.UpdateR\x06update\"F\n" +
 	"\x13GetJobConfigRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x18\n" +
@@ -7113,7 +7230,7 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\aJobView\x12\x18\n" +
 	"\x14JOB_VIEW_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10JOB_VIEW_SUMMARY\x10\x01\x12\x11\n" +
-	"\rJOB_VIEW_FULL\x10\x022\xa6\x0e\n" +
+	"\rJOB_VIEW_FULL\x10\x022\xfc\x0e\n" +
 	"\n" +
 	"JobService\x12H\n" +
 	"\tCreateJob\x12\x1c.peloton.v1.CreateJobRequest\x1a\x1d.peloton.v1.CreateJobResponse\x12K\n" +
@@ -7129,7 +7246,8 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\vAbortUpdate\x12\x1e.peloton.v1.AbortUpdateRequest\x1a\x1f.peloton.v1.AbortUpdateResponse\x12N\n" +
 	"\vPauseUpdate\x12\x1e.peloton.v1.PauseUpdateRequest\x1a\x1f.peloton.v1.PauseUpdateResponse\x12Q\n" +
 	"\fResumeUpdate\x12\x1f.peloton.v1.ResumeUpdateRequest\x1a .peloton.v1.ResumeUpdateResponse\x12W\n" +
-	"\x0eRollbackUpdate\x12!.peloton.v1.RollbackUpdateRequest\x1a\".peloton.v1.RollbackUpdateResponse\x12V\n" +
+	"\x0eRollbackUpdate\x12!.peloton.v1.RollbackUpdateRequest\x1a\".peloton.v1.RollbackUpdateResponse\x12T\n" +
+	"\rPromoteUpdate\x12 .peloton.v1.PromoteUpdateRequest\x1a!.peloton.v1.PromoteUpdateResponse\x12V\n" +
 	"\fGetJobConfig\x12\x1f.peloton.v1.GetJobConfigRequest\x1a .peloton.v1.GetJobConfigResponse\"\x03\x90\x02\x01\x12P\n" +
 	"\n" +
 	"ListEvents\x12\x1d.peloton.v1.ListEventsRequest\x1a\x1e.peloton.v1.ListEventsResponse\"\x03\x90\x02\x01\x12W\n" +
@@ -7209,7 +7327,7 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_peloton_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 124)
+var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 126)
 var file_peloton_v1_service_proto_goTypes = []any{
 	(JobOrder)(0),                     // 0: peloton.v1.JobOrder
 	(JobView)(0),                      // 1: peloton.v1.JobView
@@ -7254,311 +7372,316 @@ var file_peloton_v1_service_proto_goTypes = []any{
 	(*ResumeUpdateResponse)(nil),      // 40: peloton.v1.ResumeUpdateResponse
 	(*RollbackUpdateRequest)(nil),     // 41: peloton.v1.RollbackUpdateRequest
 	(*RollbackUpdateResponse)(nil),    // 42: peloton.v1.RollbackUpdateResponse
-	(*GetJobConfigRequest)(nil),       // 43: peloton.v1.GetJobConfigRequest
-	(*GetJobConfigResponse)(nil),      // 44: peloton.v1.GetJobConfigResponse
-	(*ListEventsRequest)(nil),         // 45: peloton.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),        // 46: peloton.v1.ListEventsResponse
-	(*ListTasksRequest)(nil),          // 47: peloton.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),         // 48: peloton.v1.ListTasksResponse
-	(*GetTaskRequest)(nil),            // 49: peloton.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),           // 50: peloton.v1.GetTaskResponse
-	(*GetTaskLogsRequest)(nil),        // 51: peloton.v1.GetTaskLogsRequest
-	(*GetTaskLogsResponse)(nil),       // 52: peloton.v1.GetTaskLogsResponse
-	(*StopTasksRequest)(nil),          // 53: peloton.v1.StopTasksRequest
-	(*StopTasksResponse)(nil),         // 54: peloton.v1.StopTasksResponse
-	(*CreatePoolRequest)(nil),         // 55: peloton.v1.CreatePoolRequest
-	(*CreatePoolResponse)(nil),        // 56: peloton.v1.CreatePoolResponse
-	(*UpdatePoolRequest)(nil),         // 57: peloton.v1.UpdatePoolRequest
-	(*UpdatePoolResponse)(nil),        // 58: peloton.v1.UpdatePoolResponse
-	(*DeletePoolRequest)(nil),         // 59: peloton.v1.DeletePoolRequest
-	(*DeletePoolResponse)(nil),        // 60: peloton.v1.DeletePoolResponse
-	(*ListPoolsRequest)(nil),          // 61: peloton.v1.ListPoolsRequest
-	(*ListPoolsResponse)(nil),         // 62: peloton.v1.ListPoolsResponse
-	(*GetPoolRequest)(nil),            // 63: peloton.v1.GetPoolRequest
-	(*GetPoolResponse)(nil),           // 64: peloton.v1.GetPoolResponse
-	(*GetPoolHistoryRequest)(nil),     // 65: peloton.v1.GetPoolHistoryRequest
-	(*GetPoolHistoryResponse)(nil),    // 66: peloton.v1.GetPoolHistoryResponse
-	(*PoolResourceHistory)(nil),       // 67: peloton.v1.PoolResourceHistory
-	(*ListClustersRequest)(nil),       // 68: peloton.v1.ListClustersRequest
-	(*ListClustersResponse)(nil),      // 69: peloton.v1.ListClustersResponse
-	(*GetClusterRequest)(nil),         // 70: peloton.v1.GetClusterRequest
-	(*GetClusterResponse)(nil),        // 71: peloton.v1.GetClusterResponse
-	(*DrainClusterRequest)(nil),       // 72: peloton.v1.DrainClusterRequest
-	(*DrainClusterResponse)(nil),      // 73: peloton.v1.DrainClusterResponse
-	(*UndrainClusterRequest)(nil),     // 74: peloton.v1.UndrainClusterRequest
-	(*UndrainClusterResponse)(nil),    // 75: peloton.v1.UndrainClusterResponse
-	(*ListHostsRequest)(nil),          // 76: peloton.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),         // 77: peloton.v1.ListHostsResponse
-	(*DrainHostRequest)(nil),          // 78: peloton.v1.DrainHostRequest
-	(*DrainHostResponse)(nil),         // 79: peloton.v1.DrainHostResponse
-	(*UndrainHostRequest)(nil),        // 80: peloton.v1.UndrainHostRequest
-	(*UndrainHostResponse)(nil),       // 81: peloton.v1.UndrainHostResponse
-	(*MarkHostDownRequest)(nil),       // 82: peloton.v1.MarkHostDownRequest
-	(*MarkHostDownResponse)(nil),      // 83: peloton.v1.MarkHostDownResponse
-	(*SetHostPoolRequest)(nil),        // 84: peloton.v1.SetHostPoolRequest
-	(*SetHostPoolResponse)(nil),       // 85: peloton.v1.SetHostPoolResponse
-	(*ListHostPoolsRequest)(nil),      // 86: peloton.v1.ListHostPoolsRequest
-	(*ListHostPoolsResponse)(nil),     // 87: peloton.v1.ListHostPoolsResponse
-	(*ListRegionsRequest)(nil),        // 88: peloton.v1.ListRegionsRequest
-	(*ListRegionsResponse)(nil),       // 89: peloton.v1.ListRegionsResponse
-	(*GetRegionHistoryRequest)(nil),   // 90: peloton.v1.GetRegionHistoryRequest
-	(*GetRegionHistoryResponse)(nil),  // 91: peloton.v1.GetRegionHistoryResponse
-	(*RegionHistory)(nil),             // 92: peloton.v1.RegionHistory
-	(*WatchRequest)(nil),              // 93: peloton.v1.WatchRequest
-	(*FailBackRequest)(nil),           // 94: peloton.v1.FailBackRequest
-	(*FailBackResponse)(nil),          // 95: peloton.v1.FailBackResponse
-	(*IsolateRegionRequest)(nil),      // 96: peloton.v1.IsolateRegionRequest
-	(*IsolateRegionResponse)(nil),     // 97: peloton.v1.IsolateRegionResponse
-	(*PutReplicaRequest)(nil),         // 98: peloton.v1.PutReplicaRequest
-	(*PutReplicaResponse)(nil),        // 99: peloton.v1.PutReplicaResponse
-	(*ListReplicasRequest)(nil),       // 100: peloton.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),      // 101: peloton.v1.ListReplicasResponse
-	(*PlanFailoverRequest)(nil),       // 102: peloton.v1.PlanFailoverRequest
-	(*PlanFailoverResponse)(nil),      // 103: peloton.v1.PlanFailoverResponse
-	(*StartDrillRequest)(nil),         // 104: peloton.v1.StartDrillRequest
-	(*StartDrillResponse)(nil),        // 105: peloton.v1.StartDrillResponse
-	(*GetDrillRequest)(nil),           // 106: peloton.v1.GetDrillRequest
-	(*GetDrillResponse)(nil),          // 107: peloton.v1.GetDrillResponse
-	(*ListDrillsRequest)(nil),         // 108: peloton.v1.ListDrillsRequest
-	(*ListDrillsResponse)(nil),        // 109: peloton.v1.ListDrillsResponse
-	(*GetVersionRequest)(nil),         // 110: peloton.v1.GetVersionRequest
-	(*GetVersionResponse)(nil),        // 111: peloton.v1.GetVersionResponse
-	(*BackupStoreRequest)(nil),        // 112: peloton.v1.BackupStoreRequest
-	(*BackupStoreResponse)(nil),       // 113: peloton.v1.BackupStoreResponse
-	(*BackupStoreSummary)(nil),        // 114: peloton.v1.BackupStoreSummary
-	(*WhoAmIRequest)(nil),             // 115: peloton.v1.WhoAmIRequest
-	(*WhoAmIResponse)(nil),            // 116: peloton.v1.WhoAmIResponse
-	(*CanIRequest)(nil),               // 117: peloton.v1.CanIRequest
-	(*CanIResponse)(nil),              // 118: peloton.v1.CanIResponse
-	(*GetPolicyRequest)(nil),          // 119: peloton.v1.GetPolicyRequest
-	(*GetPolicyResponse)(nil),         // 120: peloton.v1.GetPolicyResponse
-	(*SetPolicyRequest)(nil),          // 121: peloton.v1.SetPolicyRequest
-	(*SetPolicyResponse)(nil),         // 122: peloton.v1.SetPolicyResponse
-	(*PolicyDocument)(nil),            // 123: peloton.v1.PolicyDocument
-	(*ListAuditRequest)(nil),          // 124: peloton.v1.ListAuditRequest
-	(*ListAuditResponse)(nil),         // 125: peloton.v1.ListAuditResponse
-	(*Migration)(nil),                 // 126: peloton.v1.Migration
-	(*JobSpec)(nil),                   // 127: peloton.v1.JobSpec
-	(*Job)(nil),                       // 128: peloton.v1.Job
-	(JobState)(0),                     // 129: peloton.v1.JobState
-	(*Update)(nil),                    // 130: peloton.v1.Update
-	(*Event)(nil),                     // 131: peloton.v1.Event
-	(TaskState)(0),                    // 132: peloton.v1.TaskState
-	(*Task)(nil),                      // 133: peloton.v1.Task
-	(*PoolSpec)(nil),                  // 134: peloton.v1.PoolSpec
-	(*Pool)(nil),                      // 135: peloton.v1.Pool
-	(*timestamppb.Timestamp)(nil),     // 136: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),       // 137: google.protobuf.Duration
-	(*ClusterSummary)(nil),            // 138: peloton.v1.ClusterSummary
-	(*Host)(nil),                      // 139: peloton.v1.Host
-	(*HostPool)(nil),                  // 140: peloton.v1.HostPool
-	(*HostPoolMove)(nil),              // 141: peloton.v1.HostPoolMove
-	(*Region)(nil),                    // 142: peloton.v1.Region
-	(*PlannedMove)(nil),               // 143: peloton.v1.PlannedMove
-	(*Replica)(nil),                   // 144: peloton.v1.Replica
-	(*RegionPlan)(nil),                // 145: peloton.v1.RegionPlan
-	(*Drill)(nil),                     // 146: peloton.v1.Drill
-	(*AuditRecord)(nil),               // 147: peloton.v1.AuditRecord
+	(*PromoteUpdateRequest)(nil),      // 43: peloton.v1.PromoteUpdateRequest
+	(*PromoteUpdateResponse)(nil),     // 44: peloton.v1.PromoteUpdateResponse
+	(*GetJobConfigRequest)(nil),       // 45: peloton.v1.GetJobConfigRequest
+	(*GetJobConfigResponse)(nil),      // 46: peloton.v1.GetJobConfigResponse
+	(*ListEventsRequest)(nil),         // 47: peloton.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),        // 48: peloton.v1.ListEventsResponse
+	(*ListTasksRequest)(nil),          // 49: peloton.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),         // 50: peloton.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),            // 51: peloton.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),           // 52: peloton.v1.GetTaskResponse
+	(*GetTaskLogsRequest)(nil),        // 53: peloton.v1.GetTaskLogsRequest
+	(*GetTaskLogsResponse)(nil),       // 54: peloton.v1.GetTaskLogsResponse
+	(*StopTasksRequest)(nil),          // 55: peloton.v1.StopTasksRequest
+	(*StopTasksResponse)(nil),         // 56: peloton.v1.StopTasksResponse
+	(*CreatePoolRequest)(nil),         // 57: peloton.v1.CreatePoolRequest
+	(*CreatePoolResponse)(nil),        // 58: peloton.v1.CreatePoolResponse
+	(*UpdatePoolRequest)(nil),         // 59: peloton.v1.UpdatePoolRequest
+	(*UpdatePoolResponse)(nil),        // 60: peloton.v1.UpdatePoolResponse
+	(*DeletePoolRequest)(nil),         // 61: peloton.v1.DeletePoolRequest
+	(*DeletePoolResponse)(nil),        // 62: peloton.v1.DeletePoolResponse
+	(*ListPoolsRequest)(nil),          // 63: peloton.v1.ListPoolsRequest
+	(*ListPoolsResponse)(nil),         // 64: peloton.v1.ListPoolsResponse
+	(*GetPoolRequest)(nil),            // 65: peloton.v1.GetPoolRequest
+	(*GetPoolResponse)(nil),           // 66: peloton.v1.GetPoolResponse
+	(*GetPoolHistoryRequest)(nil),     // 67: peloton.v1.GetPoolHistoryRequest
+	(*GetPoolHistoryResponse)(nil),    // 68: peloton.v1.GetPoolHistoryResponse
+	(*PoolResourceHistory)(nil),       // 69: peloton.v1.PoolResourceHistory
+	(*ListClustersRequest)(nil),       // 70: peloton.v1.ListClustersRequest
+	(*ListClustersResponse)(nil),      // 71: peloton.v1.ListClustersResponse
+	(*GetClusterRequest)(nil),         // 72: peloton.v1.GetClusterRequest
+	(*GetClusterResponse)(nil),        // 73: peloton.v1.GetClusterResponse
+	(*DrainClusterRequest)(nil),       // 74: peloton.v1.DrainClusterRequest
+	(*DrainClusterResponse)(nil),      // 75: peloton.v1.DrainClusterResponse
+	(*UndrainClusterRequest)(nil),     // 76: peloton.v1.UndrainClusterRequest
+	(*UndrainClusterResponse)(nil),    // 77: peloton.v1.UndrainClusterResponse
+	(*ListHostsRequest)(nil),          // 78: peloton.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),         // 79: peloton.v1.ListHostsResponse
+	(*DrainHostRequest)(nil),          // 80: peloton.v1.DrainHostRequest
+	(*DrainHostResponse)(nil),         // 81: peloton.v1.DrainHostResponse
+	(*UndrainHostRequest)(nil),        // 82: peloton.v1.UndrainHostRequest
+	(*UndrainHostResponse)(nil),       // 83: peloton.v1.UndrainHostResponse
+	(*MarkHostDownRequest)(nil),       // 84: peloton.v1.MarkHostDownRequest
+	(*MarkHostDownResponse)(nil),      // 85: peloton.v1.MarkHostDownResponse
+	(*SetHostPoolRequest)(nil),        // 86: peloton.v1.SetHostPoolRequest
+	(*SetHostPoolResponse)(nil),       // 87: peloton.v1.SetHostPoolResponse
+	(*ListHostPoolsRequest)(nil),      // 88: peloton.v1.ListHostPoolsRequest
+	(*ListHostPoolsResponse)(nil),     // 89: peloton.v1.ListHostPoolsResponse
+	(*ListRegionsRequest)(nil),        // 90: peloton.v1.ListRegionsRequest
+	(*ListRegionsResponse)(nil),       // 91: peloton.v1.ListRegionsResponse
+	(*GetRegionHistoryRequest)(nil),   // 92: peloton.v1.GetRegionHistoryRequest
+	(*GetRegionHistoryResponse)(nil),  // 93: peloton.v1.GetRegionHistoryResponse
+	(*RegionHistory)(nil),             // 94: peloton.v1.RegionHistory
+	(*WatchRequest)(nil),              // 95: peloton.v1.WatchRequest
+	(*FailBackRequest)(nil),           // 96: peloton.v1.FailBackRequest
+	(*FailBackResponse)(nil),          // 97: peloton.v1.FailBackResponse
+	(*IsolateRegionRequest)(nil),      // 98: peloton.v1.IsolateRegionRequest
+	(*IsolateRegionResponse)(nil),     // 99: peloton.v1.IsolateRegionResponse
+	(*PutReplicaRequest)(nil),         // 100: peloton.v1.PutReplicaRequest
+	(*PutReplicaResponse)(nil),        // 101: peloton.v1.PutReplicaResponse
+	(*ListReplicasRequest)(nil),       // 102: peloton.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),      // 103: peloton.v1.ListReplicasResponse
+	(*PlanFailoverRequest)(nil),       // 104: peloton.v1.PlanFailoverRequest
+	(*PlanFailoverResponse)(nil),      // 105: peloton.v1.PlanFailoverResponse
+	(*StartDrillRequest)(nil),         // 106: peloton.v1.StartDrillRequest
+	(*StartDrillResponse)(nil),        // 107: peloton.v1.StartDrillResponse
+	(*GetDrillRequest)(nil),           // 108: peloton.v1.GetDrillRequest
+	(*GetDrillResponse)(nil),          // 109: peloton.v1.GetDrillResponse
+	(*ListDrillsRequest)(nil),         // 110: peloton.v1.ListDrillsRequest
+	(*ListDrillsResponse)(nil),        // 111: peloton.v1.ListDrillsResponse
+	(*GetVersionRequest)(nil),         // 112: peloton.v1.GetVersionRequest
+	(*GetVersionResponse)(nil),        // 113: peloton.v1.GetVersionResponse
+	(*BackupStoreRequest)(nil),        // 114: peloton.v1.BackupStoreRequest
+	(*BackupStoreResponse)(nil),       // 115: peloton.v1.BackupStoreResponse
+	(*BackupStoreSummary)(nil),        // 116: peloton.v1.BackupStoreSummary
+	(*WhoAmIRequest)(nil),             // 117: peloton.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),            // 118: peloton.v1.WhoAmIResponse
+	(*CanIRequest)(nil),               // 119: peloton.v1.CanIRequest
+	(*CanIResponse)(nil),              // 120: peloton.v1.CanIResponse
+	(*GetPolicyRequest)(nil),          // 121: peloton.v1.GetPolicyRequest
+	(*GetPolicyResponse)(nil),         // 122: peloton.v1.GetPolicyResponse
+	(*SetPolicyRequest)(nil),          // 123: peloton.v1.SetPolicyRequest
+	(*SetPolicyResponse)(nil),         // 124: peloton.v1.SetPolicyResponse
+	(*PolicyDocument)(nil),            // 125: peloton.v1.PolicyDocument
+	(*ListAuditRequest)(nil),          // 126: peloton.v1.ListAuditRequest
+	(*ListAuditResponse)(nil),         // 127: peloton.v1.ListAuditResponse
+	(*Migration)(nil),                 // 128: peloton.v1.Migration
+	(*JobSpec)(nil),                   // 129: peloton.v1.JobSpec
+	(*Job)(nil),                       // 130: peloton.v1.Job
+	(JobState)(0),                     // 131: peloton.v1.JobState
+	(*Update)(nil),                    // 132: peloton.v1.Update
+	(*Event)(nil),                     // 133: peloton.v1.Event
+	(TaskState)(0),                    // 134: peloton.v1.TaskState
+	(*Task)(nil),                      // 135: peloton.v1.Task
+	(*PoolSpec)(nil),                  // 136: peloton.v1.PoolSpec
+	(*Pool)(nil),                      // 137: peloton.v1.Pool
+	(*timestamppb.Timestamp)(nil),     // 138: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),       // 139: google.protobuf.Duration
+	(*ClusterSummary)(nil),            // 140: peloton.v1.ClusterSummary
+	(*Host)(nil),                      // 141: peloton.v1.Host
+	(*HostPool)(nil),                  // 142: peloton.v1.HostPool
+	(*HostPoolMove)(nil),              // 143: peloton.v1.HostPoolMove
+	(*Region)(nil),                    // 144: peloton.v1.Region
+	(*PlannedMove)(nil),               // 145: peloton.v1.PlannedMove
+	(*Replica)(nil),                   // 146: peloton.v1.Replica
+	(*RegionPlan)(nil),                // 147: peloton.v1.RegionPlan
+	(*Drill)(nil),                     // 148: peloton.v1.Drill
+	(*AuditRecord)(nil),               // 149: peloton.v1.AuditRecord
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	126, // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
-	126, // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
-	126, // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
-	126, // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
-	126, // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
-	126, // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
-	126, // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
-	127, // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	128, // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	127, // 9: peloton.v1.CreateJobsRequest.jobs:type_name -> peloton.v1.JobSpec
+	128, // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
+	128, // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
+	128, // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
+	128, // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
+	128, // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
+	128, // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
+	128, // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
+	129, // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	130, // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	129, // 9: peloton.v1.CreateJobsRequest.jobs:type_name -> peloton.v1.JobSpec
 	20,  // 10: peloton.v1.CreateJobsResponse.results:type_name -> peloton.v1.CreateJobsResult
-	128, // 11: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	129, // 12: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	130, // 11: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	131, // 12: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
 	1,   // 13: peloton.v1.ListJobsRequest.view:type_name -> peloton.v1.JobView
 	0,   // 14: peloton.v1.ListJobsRequest.order:type_name -> peloton.v1.JobOrder
-	128, // 15: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	128, // 16: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	127, // 17: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	130, // 18: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
-	130, // 19: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
-	130, // 20: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
-	130, // 21: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
-	130, // 22: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
-	130, // 23: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
-	130, // 24: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
-	127, // 25: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
-	131, // 26: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
-	132, // 27: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	133, // 28: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	133, // 29: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	133, // 30: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	134, // 31: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	135, // 32: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	134, // 33: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	135, // 34: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	135, // 35: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	135, // 36: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	136, // 37: peloton.v1.GetPoolHistoryRequest.since:type_name -> google.protobuf.Timestamp
-	137, // 38: peloton.v1.GetPoolHistoryResponse.window:type_name -> google.protobuf.Duration
-	137, // 39: peloton.v1.GetPoolHistoryResponse.interval:type_name -> google.protobuf.Duration
-	67,  // 40: peloton.v1.GetPoolHistoryResponse.resources:type_name -> peloton.v1.PoolResourceHistory
-	138, // 41: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
-	138, // 42: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	138, // 43: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	138, // 44: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	139, // 45: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	137, // 46: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
-	139, // 47: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
-	139, // 48: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
-	139, // 49: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
-	139, // 50: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
-	140, // 51: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
-	141, // 52: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
-	142, // 53: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	136, // 54: peloton.v1.GetRegionHistoryRequest.since:type_name -> google.protobuf.Timestamp
-	137, // 55: peloton.v1.GetRegionHistoryResponse.window:type_name -> google.protobuf.Duration
-	137, // 56: peloton.v1.GetRegionHistoryResponse.interval:type_name -> google.protobuf.Duration
-	92,  // 57: peloton.v1.GetRegionHistoryResponse.regions:type_name -> peloton.v1.RegionHistory
-	143, // 58: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
-	143, // 59: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
-	144, // 60: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
-	144, // 61: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
-	145, // 62: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
-	146, // 63: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
-	146, // 64: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
-	146, // 65: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
-	114, // 66: peloton.v1.BackupStoreResponse.summary:type_name -> peloton.v1.BackupStoreSummary
-	136, // 67: peloton.v1.BackupStoreSummary.taken_at:type_name -> google.protobuf.Timestamp
-	123, // 68: peloton.v1.GetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
-	123, // 69: peloton.v1.SetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
-	136, // 70: peloton.v1.PolicyDocument.set_at:type_name -> google.protobuf.Timestamp
-	136, // 71: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
-	147, // 72: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
-	16,  // 73: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	18,  // 74: peloton.v1.JobService.CreateJobs:input_type -> peloton.v1.CreateJobsRequest
-	21,  // 75: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	23,  // 76: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	25,  // 77: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	27,  // 78: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	29,  // 79: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
-	31,  // 80: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
-	33,  // 81: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
-	35,  // 82: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
-	37,  // 83: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
-	39,  // 84: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
-	41,  // 85: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
-	43,  // 86: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
-	45,  // 87: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
-	2,   // 88: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
-	4,   // 89: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
-	6,   // 90: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
-	8,   // 91: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
-	10,  // 92: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
-	12,  // 93: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
-	14,  // 94: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
-	47,  // 95: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	49,  // 96: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	51,  // 97: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	53,  // 98: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	55,  // 99: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
-	57,  // 100: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
-	59,  // 101: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
-	61,  // 102: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	63,  // 103: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	65,  // 104: peloton.v1.PoolService.GetPoolHistory:input_type -> peloton.v1.GetPoolHistoryRequest
-	76,  // 105: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	78,  // 106: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
-	80,  // 107: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
-	82,  // 108: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
-	84,  // 109: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
-	86,  // 110: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
-	68,  // 111: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
-	70,  // 112: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
-	72,  // 113: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
-	74,  // 114: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
-	88,  // 115: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	90,  // 116: peloton.v1.RegionService.GetRegionHistory:input_type -> peloton.v1.GetRegionHistoryRequest
-	93,  // 117: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	98,  // 118: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
-	100, // 119: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
-	102, // 120: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
-	104, // 121: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
-	106, // 122: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
-	108, // 123: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
-	96,  // 124: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
-	94,  // 125: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
-	110, // 126: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	112, // 127: peloton.v1.SystemService.BackupStore:input_type -> peloton.v1.BackupStoreRequest
-	115, // 128: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
-	117, // 129: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
-	119, // 130: peloton.v1.AuthService.GetPolicy:input_type -> peloton.v1.GetPolicyRequest
-	121, // 131: peloton.v1.AuthService.SetPolicy:input_type -> peloton.v1.SetPolicyRequest
-	124, // 132: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
-	17,  // 133: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	19,  // 134: peloton.v1.JobService.CreateJobs:output_type -> peloton.v1.CreateJobsResponse
-	22,  // 135: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	24,  // 136: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	26,  // 137: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	28,  // 138: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	30,  // 139: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
-	32,  // 140: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
-	34,  // 141: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
-	36,  // 142: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
-	38,  // 143: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
-	40,  // 144: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
-	42,  // 145: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
-	44,  // 146: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
-	46,  // 147: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
-	3,   // 148: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
-	5,   // 149: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
-	7,   // 150: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
-	9,   // 151: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
-	11,  // 152: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
-	13,  // 153: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
-	15,  // 154: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
-	48,  // 155: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	50,  // 156: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	52,  // 157: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	54,  // 158: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	56,  // 159: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	58,  // 160: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	60,  // 161: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	62,  // 162: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	64,  // 163: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	66,  // 164: peloton.v1.PoolService.GetPoolHistory:output_type -> peloton.v1.GetPoolHistoryResponse
-	77,  // 165: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	79,  // 166: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
-	81,  // 167: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
-	83,  // 168: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
-	85,  // 169: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
-	87,  // 170: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
-	69,  // 171: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
-	71,  // 172: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
-	73,  // 173: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
-	75,  // 174: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
-	89,  // 175: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	91,  // 176: peloton.v1.RegionService.GetRegionHistory:output_type -> peloton.v1.GetRegionHistoryResponse
-	131, // 177: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	99,  // 178: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
-	101, // 179: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
-	103, // 180: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
-	105, // 181: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
-	107, // 182: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
-	109, // 183: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
-	97,  // 184: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
-	95,  // 185: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
-	111, // 186: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	113, // 187: peloton.v1.SystemService.BackupStore:output_type -> peloton.v1.BackupStoreResponse
-	116, // 188: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
-	118, // 189: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
-	120, // 190: peloton.v1.AuthService.GetPolicy:output_type -> peloton.v1.GetPolicyResponse
-	122, // 191: peloton.v1.AuthService.SetPolicy:output_type -> peloton.v1.SetPolicyResponse
-	125, // 192: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
-	133, // [133:193] is the sub-list for method output_type
-	73,  // [73:133] is the sub-list for method input_type
-	73,  // [73:73] is the sub-list for extension type_name
-	73,  // [73:73] is the sub-list for extension extendee
-	0,   // [0:73] is the sub-list for field type_name
+	130, // 15: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	130, // 16: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	129, // 17: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	132, // 18: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
+	132, // 19: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
+	132, // 20: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
+	132, // 21: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
+	132, // 22: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
+	132, // 23: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
+	132, // 24: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
+	132, // 25: peloton.v1.PromoteUpdateResponse.update:type_name -> peloton.v1.Update
+	129, // 26: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
+	133, // 27: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
+	134, // 28: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	135, // 29: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	135, // 30: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	135, // 31: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	136, // 32: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	137, // 33: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	136, // 34: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	137, // 35: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	137, // 36: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	137, // 37: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	138, // 38: peloton.v1.GetPoolHistoryRequest.since:type_name -> google.protobuf.Timestamp
+	139, // 39: peloton.v1.GetPoolHistoryResponse.window:type_name -> google.protobuf.Duration
+	139, // 40: peloton.v1.GetPoolHistoryResponse.interval:type_name -> google.protobuf.Duration
+	69,  // 41: peloton.v1.GetPoolHistoryResponse.resources:type_name -> peloton.v1.PoolResourceHistory
+	140, // 42: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
+	140, // 43: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	140, // 44: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	140, // 45: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	141, // 46: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	139, // 47: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
+	141, // 48: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
+	141, // 49: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
+	141, // 50: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
+	141, // 51: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
+	142, // 52: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
+	143, // 53: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
+	144, // 54: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	138, // 55: peloton.v1.GetRegionHistoryRequest.since:type_name -> google.protobuf.Timestamp
+	139, // 56: peloton.v1.GetRegionHistoryResponse.window:type_name -> google.protobuf.Duration
+	139, // 57: peloton.v1.GetRegionHistoryResponse.interval:type_name -> google.protobuf.Duration
+	94,  // 58: peloton.v1.GetRegionHistoryResponse.regions:type_name -> peloton.v1.RegionHistory
+	145, // 59: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
+	145, // 60: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
+	146, // 61: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	146, // 62: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	147, // 63: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	148, // 64: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	148, // 65: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	148, // 66: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	116, // 67: peloton.v1.BackupStoreResponse.summary:type_name -> peloton.v1.BackupStoreSummary
+	138, // 68: peloton.v1.BackupStoreSummary.taken_at:type_name -> google.protobuf.Timestamp
+	125, // 69: peloton.v1.GetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
+	125, // 70: peloton.v1.SetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
+	138, // 71: peloton.v1.PolicyDocument.set_at:type_name -> google.protobuf.Timestamp
+	138, // 72: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
+	149, // 73: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
+	16,  // 74: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	18,  // 75: peloton.v1.JobService.CreateJobs:input_type -> peloton.v1.CreateJobsRequest
+	21,  // 76: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	23,  // 77: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	25,  // 78: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	27,  // 79: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	29,  // 80: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
+	31,  // 81: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
+	33,  // 82: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
+	35,  // 83: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
+	37,  // 84: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
+	39,  // 85: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
+	41,  // 86: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
+	43,  // 87: peloton.v1.JobService.PromoteUpdate:input_type -> peloton.v1.PromoteUpdateRequest
+	45,  // 88: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
+	47,  // 89: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
+	2,   // 90: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
+	4,   // 91: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
+	6,   // 92: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
+	8,   // 93: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
+	10,  // 94: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
+	12,  // 95: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
+	14,  // 96: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
+	49,  // 97: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	51,  // 98: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	53,  // 99: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	55,  // 100: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	57,  // 101: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	59,  // 102: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	61,  // 103: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	63,  // 104: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	65,  // 105: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	67,  // 106: peloton.v1.PoolService.GetPoolHistory:input_type -> peloton.v1.GetPoolHistoryRequest
+	78,  // 107: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	80,  // 108: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
+	82,  // 109: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
+	84,  // 110: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
+	86,  // 111: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
+	88,  // 112: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
+	70,  // 113: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
+	72,  // 114: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
+	74,  // 115: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
+	76,  // 116: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
+	90,  // 117: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	92,  // 118: peloton.v1.RegionService.GetRegionHistory:input_type -> peloton.v1.GetRegionHistoryRequest
+	95,  // 119: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	100, // 120: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	102, // 121: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	104, // 122: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	106, // 123: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	108, // 124: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	110, // 125: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	98,  // 126: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
+	96,  // 127: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
+	112, // 128: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	114, // 129: peloton.v1.SystemService.BackupStore:input_type -> peloton.v1.BackupStoreRequest
+	117, // 130: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
+	119, // 131: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
+	121, // 132: peloton.v1.AuthService.GetPolicy:input_type -> peloton.v1.GetPolicyRequest
+	123, // 133: peloton.v1.AuthService.SetPolicy:input_type -> peloton.v1.SetPolicyRequest
+	126, // 134: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
+	17,  // 135: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	19,  // 136: peloton.v1.JobService.CreateJobs:output_type -> peloton.v1.CreateJobsResponse
+	22,  // 137: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	24,  // 138: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	26,  // 139: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	28,  // 140: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	30,  // 141: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
+	32,  // 142: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
+	34,  // 143: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
+	36,  // 144: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
+	38,  // 145: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
+	40,  // 146: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
+	42,  // 147: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
+	44,  // 148: peloton.v1.JobService.PromoteUpdate:output_type -> peloton.v1.PromoteUpdateResponse
+	46,  // 149: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
+	48,  // 150: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
+	3,   // 151: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
+	5,   // 152: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
+	7,   // 153: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
+	9,   // 154: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
+	11,  // 155: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
+	13,  // 156: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
+	15,  // 157: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
+	50,  // 158: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	52,  // 159: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	54,  // 160: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	56,  // 161: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	58,  // 162: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	60,  // 163: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	62,  // 164: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	64,  // 165: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	66,  // 166: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	68,  // 167: peloton.v1.PoolService.GetPoolHistory:output_type -> peloton.v1.GetPoolHistoryResponse
+	79,  // 168: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	81,  // 169: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
+	83,  // 170: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
+	85,  // 171: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
+	87,  // 172: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
+	89,  // 173: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
+	71,  // 174: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
+	73,  // 175: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
+	75,  // 176: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
+	77,  // 177: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
+	91,  // 178: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	93,  // 179: peloton.v1.RegionService.GetRegionHistory:output_type -> peloton.v1.GetRegionHistoryResponse
+	133, // 180: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	101, // 181: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	103, // 182: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	105, // 183: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	107, // 184: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	109, // 185: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	111, // 186: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	99,  // 187: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
+	97,  // 188: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
+	113, // 189: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	115, // 190: peloton.v1.SystemService.BackupStore:output_type -> peloton.v1.BackupStoreResponse
+	118, // 191: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
+	120, // 192: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
+	122, // 193: peloton.v1.AuthService.GetPolicy:output_type -> peloton.v1.GetPolicyResponse
+	124, // 194: peloton.v1.AuthService.SetPolicy:output_type -> peloton.v1.SetPolicyResponse
+	127, // 195: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
+	135, // [135:196] is the sub-list for method output_type
+	74,  // [74:135] is the sub-list for method input_type
+	74,  // [74:74] is the sub-list for extension type_name
+	74,  // [74:74] is the sub-list for extension extendee
+	0,   // [0:74] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -7569,8 +7692,8 @@ func file_peloton_v1_service_proto_init() {
 	file_peloton_v1_types_proto_init()
 	file_peloton_v1_service_proto_msgTypes[0].OneofWrappers = []any{}
 	file_peloton_v1_service_proto_msgTypes[27].OneofWrappers = []any{}
-	file_peloton_v1_service_proto_msgTypes[43].OneofWrappers = []any{}
-	file_peloton_v1_service_proto_msgTypes[111].OneofWrappers = []any{
+	file_peloton_v1_service_proto_msgTypes[45].OneofWrappers = []any{}
+	file_peloton_v1_service_proto_msgTypes[113].OneofWrappers = []any{
 		(*BackupStoreResponse_Chunk)(nil),
 		(*BackupStoreResponse_Summary)(nil),
 	}
@@ -7580,7 +7703,7 @@ func file_peloton_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   124,
+			NumMessages:   126,
 			NumExtensions: 0,
 			NumServices:   10,
 		},

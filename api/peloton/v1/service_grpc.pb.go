@@ -32,6 +32,7 @@ const (
 	JobService_PauseUpdate_FullMethodName       = "/peloton.v1.JobService/PauseUpdate"
 	JobService_ResumeUpdate_FullMethodName      = "/peloton.v1.JobService/ResumeUpdate"
 	JobService_RollbackUpdate_FullMethodName    = "/peloton.v1.JobService/RollbackUpdate"
+	JobService_PromoteUpdate_FullMethodName     = "/peloton.v1.JobService/PromoteUpdate"
 	JobService_GetJobConfig_FullMethodName      = "/peloton.v1.JobService/GetJobConfig"
 	JobService_ListEvents_FullMethodName        = "/peloton.v1.JobService/ListEvents"
 	JobService_StartMigration_FullMethodName    = "/peloton.v1.JobService/StartMigration"
@@ -87,6 +88,10 @@ type JobServiceClient interface {
 	// to its from_version, with the same batch size and SLA; the job's
 	// config becomes from_version again.
 	RollbackUpdate(ctx context.Context, in *RollbackUpdateRequest, opts ...grpc.CallOption) (*RollbackUpdateResponse, error)
+	// PromoteUpdate ends a canary update's canary phase: the rest of the
+	// instances move, with the batch size and the SLA. The update records
+	// who promoted it.
+	PromoteUpdate(ctx context.Context, in *PromoteUpdateRequest, opts ...grpc.CallOption) (*PromoteUpdateResponse, error)
 	// GetJobConfig returns one stored config version of a job.
 	GetJobConfig(ctx context.Context, in *GetJobConfigRequest, opts ...grpc.CallOption) (*GetJobConfigResponse, error)
 	// ListEvents reads a job's stored history: the events kept for the
@@ -251,6 +256,16 @@ func (c *jobServiceClient) RollbackUpdate(ctx context.Context, in *RollbackUpdat
 	return out, nil
 }
 
+func (c *jobServiceClient) PromoteUpdate(ctx context.Context, in *PromoteUpdateRequest, opts ...grpc.CallOption) (*PromoteUpdateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PromoteUpdateResponse)
+	err := c.cc.Invoke(ctx, JobService_PromoteUpdate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *jobServiceClient) GetJobConfig(ctx context.Context, in *GetJobConfigRequest, opts ...grpc.CallOption) (*GetJobConfigResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetJobConfigResponse)
@@ -385,6 +400,10 @@ type JobServiceServer interface {
 	// to its from_version, with the same batch size and SLA; the job's
 	// config becomes from_version again.
 	RollbackUpdate(context.Context, *RollbackUpdateRequest) (*RollbackUpdateResponse, error)
+	// PromoteUpdate ends a canary update's canary phase: the rest of the
+	// instances move, with the batch size and the SLA. The update records
+	// who promoted it.
+	PromoteUpdate(context.Context, *PromoteUpdateRequest) (*PromoteUpdateResponse, error)
 	// GetJobConfig returns one stored config version of a job.
 	GetJobConfig(context.Context, *GetJobConfigRequest) (*GetJobConfigResponse, error)
 	// ListEvents reads a job's stored history: the events kept for the
@@ -457,6 +476,9 @@ func (UnimplementedJobServiceServer) ResumeUpdate(context.Context, *ResumeUpdate
 }
 func (UnimplementedJobServiceServer) RollbackUpdate(context.Context, *RollbackUpdateRequest) (*RollbackUpdateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RollbackUpdate not implemented")
+}
+func (UnimplementedJobServiceServer) PromoteUpdate(context.Context, *PromoteUpdateRequest) (*PromoteUpdateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PromoteUpdate not implemented")
 }
 func (UnimplementedJobServiceServer) GetJobConfig(context.Context, *GetJobConfigRequest) (*GetJobConfigResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetJobConfig not implemented")
@@ -740,6 +762,24 @@ func _JobService_RollbackUpdate_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _JobService_PromoteUpdate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PromoteUpdateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).PromoteUpdate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_PromoteUpdate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).PromoteUpdate(ctx, req.(*PromoteUpdateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _JobService_GetJobConfig_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetJobConfigRequest)
 	if err := dec(in); err != nil {
@@ -960,6 +1000,10 @@ var JobService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RollbackUpdate",
 			Handler:    _JobService_RollbackUpdate_Handler,
+		},
+		{
+			MethodName: "PromoteUpdate",
+			Handler:    _JobService_PromoteUpdate_Handler,
 		},
 		{
 			MethodName: "GetJobConfig",

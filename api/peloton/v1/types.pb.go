@@ -2529,8 +2529,15 @@ type Update struct {
 	InPlace           bool   `protobuf:"varint,17,opt,name=in_place,json=inPlace,proto3" json:"in_place,omitempty"`
 	// Instances restarted (or being removed) and not done yet.
 	InstancesInFlight uint32 `protobuf:"varint,18,opt,name=instances_in_flight,json=instancesInFlight,proto3" json:"instances_in_flight,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The canary phase: how many canaries, after how long the update
+	// promotes itself (0: only PromoteUpdate does), and whether and by
+	// whom it was promoted.
+	Canary                  uint32 `protobuf:"varint,19,opt,name=canary,proto3" json:"canary,omitempty"`
+	AutoPromoteAfterSeconds uint32 `protobuf:"varint,20,opt,name=auto_promote_after_seconds,json=autoPromoteAfterSeconds,proto3" json:"auto_promote_after_seconds,omitempty"`
+	Promoted                bool   `protobuf:"varint,21,opt,name=promoted,proto3" json:"promoted,omitempty"`
+	PromotedBy              string `protobuf:"bytes,22,opt,name=promoted_by,json=promotedBy,proto3" json:"promoted_by,omitempty"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
 }
 
 func (x *Update) Reset() {
@@ -2687,6 +2694,34 @@ func (x *Update) GetInstancesInFlight() uint32 {
 		return x.InstancesInFlight
 	}
 	return 0
+}
+
+func (x *Update) GetCanary() uint32 {
+	if x != nil {
+		return x.Canary
+	}
+	return 0
+}
+
+func (x *Update) GetAutoPromoteAfterSeconds() uint32 {
+	if x != nil {
+		return x.AutoPromoteAfterSeconds
+	}
+	return 0
+}
+
+func (x *Update) GetPromoted() bool {
+	if x != nil {
+		return x.Promoted
+	}
+	return false
+}
+
+func (x *Update) GetPromotedBy() string {
+	if x != nil {
+		return x.PromotedBy
+	}
+	return ""
 }
 
 // ResourceAmounts is like Resources with every amount optional: an absent
@@ -5082,7 +5117,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x03job\x18\x04 \x01(\v2\x15.peloton.v1.JobStatusH\x00R\x03job\x12&\n" +
 	"\x04task\x18\x05 \x01(\v2\x10.peloton.v1.TaskH\x00R\x04task\x12@\n" +
 	"\x0ehost_pool_move\x18\x06 \x01(\v2\x18.peloton.v1.HostPoolMoveH\x00R\fhostPoolMoveB\x06\n" +
-	"\x04kind\"\xbc\x05\n" +
+	"\x04kind\"\xce\x06\n" +
 	"\x06Update\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12!\n" +
@@ -5105,7 +5140,12 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x06paused\x18\x0f \x01(\bR\x06paused\x12.\n" +
 	"\x13min_healthy_seconds\x18\x10 \x01(\rR\x11minHealthySeconds\x12\x19\n" +
 	"\bin_place\x18\x11 \x01(\bR\ainPlace\x12.\n" +
-	"\x13instances_in_flight\x18\x12 \x01(\rR\x11instancesInFlight\"\xa0\x01\n" +
+	"\x13instances_in_flight\x18\x12 \x01(\rR\x11instancesInFlight\x12\x16\n" +
+	"\x06canary\x18\x13 \x01(\rR\x06canary\x12;\n" +
+	"\x1aauto_promote_after_seconds\x18\x14 \x01(\rR\x17autoPromoteAfterSeconds\x12\x1a\n" +
+	"\bpromoted\x18\x15 \x01(\bR\bpromoted\x12\x1f\n" +
+	"\vpromoted_by\x18\x16 \x01(\tR\n" +
+	"promotedBy\"\xa0\x01\n" +
 	"\x0fResourceAmounts\x12\x15\n" +
 	"\x03cpu\x18\x01 \x01(\x01H\x00R\x03cpu\x88\x01\x01\x12\x1a\n" +
 	"\x06mem_mb\x18\x02 \x01(\x01H\x01R\x05memMb\x88\x01\x01\x12\x1c\n" +

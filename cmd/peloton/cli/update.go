@@ -20,9 +20,9 @@ import (
 
 func (a *app) jobUpdateCommand() *cobra.Command {
 	var file string
-	var batchSize, maxFailures uint32
+	var batchSize, maxFailures, canary uint32
 	var wait, rollbackOnFailure, startPaused, inPlace bool
-	var minHealthy time.Duration
+	var minHealthy, autoPromote time.Duration
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "update JOB_ID -f FILE",
@@ -43,7 +43,15 @@ Instances that fail on the new config (a run fails, a health check fails)
 are counted; past --max-failures the update fails, and with
 --rollback-on-failure every instance moves back to the old config, with the
 same batch size and SLA. "peloton update pause|resume|rollback|abort" steer
-a running update.`,
+a running update.
+
+--canary N moves the lowest N instances first (under the batch size and the
+SLA, in place of their old runs) and then waits, showing the canaries on the
+new config and available, until "peloton update promote UPDATE_ID" (or, with
+--auto-promote-after, until every canary has been available that long); then
+the rest move. A canary failing past --max-failures reverts the update with
+--rollback-on-failure: the job's config goes back and the canaries move back;
+the other instances never moved.`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			spec, err := a.specFlag(cmd, file)
@@ -54,7 +62,8 @@ a running update.`,
 				ctx, cancel := a.rpc(cmd.Context())
 				req := &pelotonv1.UpdateJobRequest{JobId: argv[0], Spec: spec,
 					MaxFailures: maxFailures, RollbackOnFailure: rollbackOnFailure, StartPaused: startPaused,
-					MinHealthySeconds: uint32(minHealthy.Round(time.Second) / time.Second), InPlace: inPlace}
+					MinHealthySeconds: uint32(minHealthy.Round(time.Second) / time.Second), InPlace: inPlace,
+					Canary: canary, AutoPromoteAfterSeconds: uint32(autoPromote.Round(time.Second) / time.Second)}
 				if cmd.Flags().Changed("batch-size") {
 					req.BatchSize = &batchSize
 				}
@@ -83,6 +92,8 @@ a running update.`,
 	cmd.Flags().Uint32Var(&maxFailures, "max-failures", 0, "instances that may fail on the new config before the update fails")
 	cmd.Flags().BoolVar(&rollbackOnFailure, "rollback-on-failure", false, "roll back by itself when more than --max-failures instances failed")
 	cmd.Flags().BoolVar(&startPaused, "start-paused", false, "create the update paused (peloton update resume starts it)")
+	cmd.Flags().Uint32Var(&canary, "canary", 0, "move this many instances first, then wait for peloton update promote")
+	cmd.Flags().DurationVar(&autoPromote, "auto-promote-after", 0, "with --canary: promote by itself once every canary has been available this long (e.g. 5m)")
 	cmd.Flags().BoolVar(&wait, "wait", false, "follow the update until it ends; exit 0 if it succeeded, 2 if it was aborted")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "with --wait: give up after this long (exit 3); 0 waits forever")
 	return cmd
@@ -192,10 +203,24 @@ func writeUpdate(w io.Writer, u *pelotonv1.Update, now time.Time) error {
 		"In place", yesText(u.GetInPlace()),
 		"Failed", failedText(u),
 		"Paused", yesText(u.GetPaused()),
+		"Canary", canaryText(u),
 		"Message", u.GetMessage(),
 		"Created", timestamp(u.GetCreateTime(), now),
 		"Completed", timestamp(u.GetCompletionTime(), now),
 	)
+}
+
+// canaryText says an update's canary phase.
+func canaryText(u *pelotonv1.Update) string {
+	switch {
+	case u.GetCanary() == 0:
+		return "none"
+	case u.GetPromoted():
+		return fmt.Sprintf("%d, promoted by %s", u.GetCanary(), u.GetPromotedBy())
+	case u.GetAutoPromoteAfterSeconds() > 0:
+		return fmt.Sprintf("%d, waiting for promotion (by itself once every canary has been available %s)", u.GetCanary(), time.Duration(u.GetAutoPromoteAfterSeconds())*time.Second)
+	}
+	return fmt.Sprintf("%d, waiting for promotion (peloton update promote %s)", u.GetCanary(), u.GetId())
 }
 
 func writeUpdateTable(w io.Writer, updates []*pelotonv1.Update, now time.Time) error {
@@ -208,7 +233,7 @@ func writeUpdateTable(w io.Writer, updates []*pelotonv1.Update, now time.Time) e
 }
 
 func (a *app) updateCommand() *cobra.Command {
-	update := &cobra.Command{Use: "update", Short: "Inspect, pause, resume, abort and roll back job updates (start one with job update)"}
+	update := &cobra.Command{Use: "update", Short: "Inspect, pause, resume, promote, abort and roll back job updates (start one with job update)"}
 	now := func() time.Time { return a.clock.Now() }
 	update.AddCommand(
 		oneCall(a, "get UPDATE_ID", "Show an update", func(ctx context.Context, c *clients, id string) (*pelotonv1.Update, error) {
@@ -225,6 +250,10 @@ func (a *app) updateCommand() *cobra.Command {
 		}, func(w io.Writer, u *pelotonv1.Update) error { return writeUpdate(w, u, now()) }),
 		oneCall(a, "resume UPDATE_ID", "Let a paused update go on", func(ctx context.Context, c *clients, id string) (*pelotonv1.Update, error) {
 			resp, err := c.jobs.ResumeUpdate(ctx, &pelotonv1.ResumeUpdateRequest{UpdateId: id})
+			return resp.GetUpdate(), err
+		}, func(w io.Writer, u *pelotonv1.Update) error { return writeUpdate(w, u, now()) }),
+		oneCall(a, "promote UPDATE_ID", "End a canary update's canary phase: the rest of the instances move", func(ctx context.Context, c *clients, id string) (*pelotonv1.Update, error) {
+			resp, err := c.jobs.PromoteUpdate(ctx, &pelotonv1.PromoteUpdateRequest{UpdateId: id})
 			return resp.GetUpdate(), err
 		}, func(w io.Writer, u *pelotonv1.Update) error { return writeUpdate(w, u, now()) }),
 		oneCall(a, "rollback UPDATE_ID", "Move an update's instances back to its old config, with the same batch size and SLA", func(ctx context.Context, c *clients, id string) (*pelotonv1.Update, error) {

@@ -255,7 +255,7 @@ class DeleteJobResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class UpdateJobRequest(_message.Message):
-    __slots__ = ("job_id", "spec", "batch_size", "max_failures", "rollback_on_failure", "start_paused", "min_healthy_seconds", "in_place")
+    __slots__ = ("job_id", "spec", "batch_size", "max_failures", "rollback_on_failure", "start_paused", "min_healthy_seconds", "in_place", "canary", "auto_promote_after_seconds")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     SPEC_FIELD_NUMBER: _ClassVar[int]
     BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
@@ -264,6 +264,8 @@ class UpdateJobRequest(_message.Message):
     START_PAUSED_FIELD_NUMBER: _ClassVar[int]
     MIN_HEALTHY_SECONDS_FIELD_NUMBER: _ClassVar[int]
     IN_PLACE_FIELD_NUMBER: _ClassVar[int]
+    CANARY_FIELD_NUMBER: _ClassVar[int]
+    AUTO_PROMOTE_AFTER_SECONDS_FIELD_NUMBER: _ClassVar[int]
     job_id: str
     spec: _types_pb2.JobSpec
     batch_size: int
@@ -272,7 +274,9 @@ class UpdateJobRequest(_message.Message):
     start_paused: bool
     min_healthy_seconds: int
     in_place: bool
-    def __init__(self, job_id: _Optional[str] = ..., spec: _Optional[_Union[_types_pb2.JobSpec, _Mapping]] = ..., batch_size: _Optional[int] = ..., max_failures: _Optional[int] = ..., rollback_on_failure: _Optional[bool] = ..., start_paused: _Optional[bool] = ..., min_healthy_seconds: _Optional[int] = ..., in_place: _Optional[bool] = ...) -> None: ...
+    canary: int
+    auto_promote_after_seconds: int
+    def __init__(self, job_id: _Optional[str] = ..., spec: _Optional[_Union[_types_pb2.JobSpec, _Mapping]] = ..., batch_size: _Optional[int] = ..., max_failures: _Optional[int] = ..., rollback_on_failure: _Optional[bool] = ..., start_paused: _Optional[bool] = ..., min_healthy_seconds: _Optional[int] = ..., in_place: _Optional[bool] = ..., canary: _Optional[int] = ..., auto_promote_after_seconds: _Optional[int] = ...) -> None: ...
 
 class UpdateJobResponse(_message.Message):
     __slots__ = ("update",)
@@ -347,6 +351,18 @@ class RollbackUpdateRequest(_message.Message):
     def __init__(self, update_id: _Optional[str] = ...) -> None: ...
 
 class RollbackUpdateResponse(_message.Message):
+    __slots__ = ("update",)
+    UPDATE_FIELD_NUMBER: _ClassVar[int]
+    update: _types_pb2.Update
+    def __init__(self, update: _Optional[_Union[_types_pb2.Update, _Mapping]] = ...) -> None: ...
+
+class PromoteUpdateRequest(_message.Message):
+    __slots__ = ("update_id",)
+    UPDATE_ID_FIELD_NUMBER: _ClassVar[int]
+    update_id: str
+    def __init__(self, update_id: _Optional[str] = ...) -> None: ...
+
+class PromoteUpdateResponse(_message.Message):
     __slots__ = ("update",)
     UPDATE_FIELD_NUMBER: _ClassVar[int]
     update: _types_pb2.Update

@@ -103,6 +103,11 @@ class JobServiceStub:
                 request_serializer=peloton_dot_v1_dot_service__pb2.RollbackUpdateRequest.SerializeToString,
                 response_deserializer=peloton_dot_v1_dot_service__pb2.RollbackUpdateResponse.FromString,
                 _registered_method=True)
+        self.PromoteUpdate = channel.unary_unary(
+                '/peloton.v1.JobService/PromoteUpdate',
+                request_serializer=peloton_dot_v1_dot_service__pb2.PromoteUpdateRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.PromoteUpdateResponse.FromString,
+                _registered_method=True)
         self.GetJobConfig = channel.unary_unary(
                 '/peloton.v1.JobService/GetJobConfig',
                 request_serializer=peloton_dot_v1_dot_service__pb2.GetJobConfigRequest.SerializeToString,
@@ -257,6 +262,15 @@ class JobServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PromoteUpdate(self, request, context):
+        """PromoteUpdate ends a canary update's canary phase: the rest of the
+        instances move, with the batch size and the SLA. The update records
+        who promoted it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetJobConfig(self, request, context):
         """GetJobConfig returns one stored config version of a job.
         """
@@ -393,6 +407,11 @@ def add_JobServiceServicer_to_server(servicer, server):
                     servicer.RollbackUpdate,
                     request_deserializer=peloton_dot_v1_dot_service__pb2.RollbackUpdateRequest.FromString,
                     response_serializer=peloton_dot_v1_dot_service__pb2.RollbackUpdateResponse.SerializeToString,
+            ),
+            'PromoteUpdate': grpc.unary_unary_rpc_method_handler(
+                    servicer.PromoteUpdate,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.PromoteUpdateRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.PromoteUpdateResponse.SerializeToString,
             ),
             'GetJobConfig': grpc.unary_unary_rpc_method_handler(
                     servicer.GetJobConfig,
@@ -794,6 +813,33 @@ class JobService:
             '/peloton.v1.JobService/RollbackUpdate',
             peloton_dot_v1_dot_service__pb2.RollbackUpdateRequest.SerializeToString,
             peloton_dot_v1_dot_service__pb2.RollbackUpdateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PromoteUpdate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.JobService/PromoteUpdate',
+            peloton_dot_v1_dot_service__pb2.PromoteUpdateRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.PromoteUpdateResponse.FromString,
             options,
             channel_credentials,
             insecure,
