@@ -103,15 +103,7 @@ func TestCanaryRevertsAndPromotes(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr+r.stdout, "ROLLED_BACK") {
 		t.Fatalf("canary update to a failing config: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	waitFor(t, 30*time.Second, "every instance back on config 1, healthy", func() bool {
-		n := 0
-		for _, tk := range listTasks(t, s, job) {
-			if tk.ConfigVersion == "1" && tk.State == "TASK_STATE_RUNNING" {
-				n++
-			}
-		}
-		return n == 10
-	})
+	waitFor(t, 30*time.Second, "every instance back on config 1", func() bool { return runningOnConfig(t, s, job, "1") == 10 })
 	minUp, minOld, samples := w.finish()
 	t.Logf("failing canary reverted: %d samples, at worst %d of 10 available, %d of them on config 1", samples, minUp, minOld)
 	if samples < 5 || minUp < 8 || minOld < 8 {

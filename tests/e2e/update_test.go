@@ -17,6 +17,18 @@ type updateJSON struct {
 	Message         string `json:"message"`
 }
 
+// runningOnConfig counts a job's tasks running on a config version.
+func runningOnConfig(t *testing.T, s *server, job, config string) int {
+	t.Helper()
+	n := 0
+	for _, tk := range listTasks(t, s, job) {
+		if tk.ConfigVersion == config && tk.State == "TASK_STATE_RUNNING" {
+			n++
+		}
+	}
+	return n
+}
+
 func getUpdate(t *testing.T, s *server, id string) updateJSON {
 	t.Helper()
 	var u updateJSON
@@ -55,15 +67,7 @@ func TestUpdateRollbackPauseResume(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "ROLLED_BACK") {
 		t.Fatalf("update to a failing config: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	waitFor(t, 30*time.Second, "every instance back on config 1 and running", func() bool {
-		n := 0
-		for _, tk := range listTasks(t, s, job) {
-			if tk.ConfigVersion == "1" && tk.State == "TASK_STATE_RUNNING" {
-				n++
-			}
-		}
-		return n == 6
-	})
+	waitFor(t, 30*time.Second, "every instance back on config 1 and running", func() bool { return runningOnConfig(t, s, job, "1") == 6 })
 	// In place: forward and back, every instance stayed on its host.
 	movedTwice := 0
 	for _, tk := range listTasks(t, s, job) {

@@ -20,8 +20,8 @@ type regionSpec struct {
 	// (empty: the server's default).
 	replication string
 	keyspace    string
-	sim       string // the simulated hosts, a hosts: entry
-	extra     string // more config lines: the ha section
+	sim         string // the simulated hosts, a hosts: entry
+	extra       string // more config lines: the ha section
 	// bins is the binary of each member; a missing or empty one runs the
 	// binary built from this tree.
 	bins []string
