@@ -419,39 +419,13 @@ func (e *Engine) recover(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	type loadedJob struct {
-		je     *jobEntry
-		update *model.Update
-	}
 	loaded := make([]loadedJob, 0, len(jobs))
 	for _, j := range jobs {
-		je := &jobEntry{job: j, killSent: map[model.RunID]bool{}}
-		if j.Status.State.IsTerminal() {
-			loaded = append(loaded, loadedJob{je: je})
-			continue
-		}
-		tasks, err := e.cfg.Store.ListTasks(ctx, j.ID)
+		l, err := e.loadJob(ctx, j)
 		if err != nil {
 			return err
 		}
-		j.ConfigVersion = max(j.ConfigVersion, 1)
-		je.tasks = make([]*model.TaskRuntime, j.Status.TasksCreated)
-		for _, t := range tasks {
-			if int(t.ID.Instance) < len(je.tasks) {
-				je.tasks[t.ID.Instance] = t
-			} else {
-				je.rememberRemoved(t) // an update removed it
-			}
-		}
-		// Runs hold what their own config asked for.
-		if err := e.loadRunConfigs(ctx, je); err != nil {
-			return err
-		}
-		u, err := e.readUpdate(ctx, j)
-		if err != nil {
-			return err
-		}
-		loaded = append(loaded, loadedJob{je: je, update: u})
+		loaded = append(loaded, l)
 	}
 
 	e.mu.Lock()
@@ -461,65 +435,7 @@ func (e *Engine) recover(ctx context.Context) error {
 	}
 	ntasks := 0
 	for _, l := range loaded {
-		je, j := l.je, l.je.job
-		if j.Status.State.IsTerminal() {
-			// Finished jobs stay in the store; only their counts are kept.
-			je.evicted = true
-			for st, n := range j.Status.TaskStates {
-				if int(st) < len(je.counts) {
-					je.counts[st] = n
-				}
-			}
-			e.addJob(je)
-			continue
-		}
-		if j.Spec.Type == model.JobDaemon {
-			j.Spec.Instances = j.Status.TasksCreated // made per host
-			e.hostsMoved = true
-		}
-		for i, t := range je.tasks {
-			if t == nil { // created count ran ahead of a lost write: recreate
-				je.tasks[i] = e.newTask(j, uint32(i))
-				e.dirtyTasks = append(e.dirtyTasks, je.tasks[i])
-				t = je.tasks[i]
-			}
-			if t.StartTime.After(time.Time{}) {
-				je.everRan = true
-			}
-			switch t.State {
-			case model.TaskPlacing, model.TaskReady:
-				// Admission and placement are redone from the queue.
-				t.State = model.TaskPending
-				e.dirtyTasks = append(e.dirtyTasks, t)
-			}
-			je.counts[t.State]++
-			switch {
-			case t.State == model.TaskInitialized:
-				je.waiting = append(je.waiting, t.ID.Instance)
-			case t.State.HoldsResources():
-				e.cfg.Hosts.Allocate(t.Host, je.taskResources(t), j.Spec.Revocable)
-				e.cfg.Hosts.HoldPorts(t.Host, t.Ports())
-				if t.State == model.TaskPlaced {
-					e.placedAt[t.ID] = e.cfg.Clock.Now()
-				}
-			}
-			ntasks++
-			if t.State.IsTerminal() && gangSize(&j.Spec) == 1 && !e.cfg.KeepEndedTasks {
-				je.tasks[i] = coldMarks[t.State]
-				je.cold++
-			}
-		}
-		if l.update != nil {
-			e.rollouts[j.ID] = rollout.Recover(l.update, je.tasks, gangSize(&j.Spec))
-			e.view.setUpdate(l.update)
-		}
-		e.addJob(je)
-		e.visit(je)
-		if j.Spec.Revocable && !j.Status.State.IsTerminal() {
-			e.revocable[j.ID] = true
-		}
-		e.sched.SetJobLimit(j.ID, j.Spec.MaxRunning)
-		e.recoverGangs(je)
+		ntasks += e.installJob(l)
 	}
 	snaps := make([]*model.Job, 0, len(e.jobs))
 	for _, je := range e.jobs {
@@ -529,6 +445,117 @@ func (e *Engine) recover(ctx context.Context) error {
 	e.view.merge()
 	e.log.Info("recovered state", "jobs", len(jobs), "tasks", ntasks)
 	return nil
+}
+
+// loadedJob is a job as recover read it: its entry with its tasks, and its
+// running update.
+type loadedJob struct {
+	je     *jobEntry
+	update *model.Update
+}
+
+// loadJob reads what a recovered job needs from the store: for a job that
+// has not finished, its tasks, the configs its runs use and its running
+// update. No lock is held.
+func (e *Engine) loadJob(ctx context.Context, j *model.Job) (loadedJob, error) {
+	je := &jobEntry{job: j, killSent: map[model.RunID]bool{}}
+	if j.Status.State.IsTerminal() {
+		return loadedJob{je: je}, nil
+	}
+	tasks, err := e.cfg.Store.ListTasks(ctx, j.ID)
+	if err != nil {
+		return loadedJob{}, err
+	}
+	j.ConfigVersion = max(j.ConfigVersion, 1)
+	je.tasks = make([]*model.TaskRuntime, j.Status.TasksCreated)
+	for _, t := range tasks {
+		if int(t.ID.Instance) < len(je.tasks) {
+			je.tasks[t.ID.Instance] = t
+		} else {
+			je.rememberRemoved(t) // an update removed it
+		}
+	}
+	// Runs hold what their own config asked for.
+	if err := e.loadRunConfigs(ctx, je); err != nil {
+		return loadedJob{}, err
+	}
+	u, err := e.readUpdate(ctx, j)
+	if err != nil {
+		return loadedJob{}, err
+	}
+	return loadedJob{je: je, update: u}, nil
+}
+
+// installJob puts a recovered job in the engine's state and returns how
+// many of its tasks it took in; callers hold e.mu. A finished job keeps
+// only its counts: the store has its tasks.
+func (e *Engine) installJob(l loadedJob) int {
+	je, j := l.je, l.je.job
+	if j.Status.State.IsTerminal() {
+		je.evicted = true
+		for st, n := range j.Status.TaskStates {
+			if int(st) < len(je.counts) {
+				je.counts[st] = n
+			}
+		}
+		e.addJob(je)
+		return 0
+	}
+	if j.Spec.Type == model.JobDaemon {
+		j.Spec.Instances = j.Status.TasksCreated // made per host
+		e.hostsMoved = true
+	}
+	for i := range je.tasks {
+		e.installTask(je, i)
+	}
+	if l.update != nil {
+		e.rollouts[j.ID] = rollout.Recover(l.update, je.tasks, gangSize(&j.Spec))
+		e.view.setUpdate(l.update)
+	}
+	e.addJob(je)
+	e.visit(je)
+	if j.Spec.Revocable {
+		e.revocable[j.ID] = true
+	}
+	e.sched.SetJobLimit(j.ID, j.Spec.MaxRunning)
+	e.recoverGangs(je)
+	return len(je.tasks)
+}
+
+// installTask takes in a recovered job's task i: its count, its place in
+// the queue or on its host; callers hold e.mu.
+func (e *Engine) installTask(je *jobEntry, i int) {
+	j := je.job
+	t := je.tasks[i]
+	if t == nil { // created count ran ahead of a lost write: recreate
+		t = e.newTask(j, uint32(i))
+		je.tasks[i] = t
+		e.dirtyTasks = append(e.dirtyTasks, t)
+	}
+	if t.StartTime.After(time.Time{}) {
+		je.everRan = true
+	}
+	switch t.State {
+	case model.TaskPlacing, model.TaskReady:
+		// Admission and placement are redone from the queue.
+		t.State = model.TaskPending
+		e.dirtyTasks = append(e.dirtyTasks, t)
+	}
+	je.counts[t.State]++
+	switch {
+	case t.State == model.TaskInitialized:
+		je.waiting = append(je.waiting, t.ID.Instance)
+	case t.State.HoldsResources():
+		e.cfg.Hosts.Allocate(t.Host, je.taskResources(t), j.Spec.Revocable)
+		e.cfg.Hosts.HoldPorts(t.Host, t.Ports())
+		if t.State == model.TaskPlaced {
+			e.placedAt[t.ID] = e.cfg.Clock.Now()
+		}
+	}
+	if t.State.IsTerminal() && gangSize(&j.Spec) == 1 && !e.cfg.KeepEndedTasks {
+		je.tasks[i] = coldMarks[t.State]
+		je.cold++
+	}
 }
 
 // reconcile asks each plugin for the state of the runs the store says are

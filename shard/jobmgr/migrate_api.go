@@ -1,6 +1,7 @@
 package jobmgr
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,16 +78,11 @@ func (e *Engine) startMigration(ctx context.Context, req MigrationRequest) (*mod
 // planMigration checks a request against the engine's state and returns
 // the migration it asks for, not yet stored.
 func (e *Engine) planMigration(req MigrationRequest, now time.Time) (*model.Migration, error) {
+	if err := req.check(); err != nil {
+		return nil, err
+	}
 	e.lock()
 	defer e.mu.Unlock()
-	switch {
-	case req.Job == "" && req.Pool == "":
-		return nil, invalidField("job_id", "name a job or a pool to migrate")
-	case req.Job != "" && req.Pool != "":
-		return nil, invalidField("pool", "name a job or a pool, not both")
-	case req.To == "":
-		return nil, invalidField("to_cluster", "is required")
-	}
 	to, err := e.resolveCluster(req.To)
 	if err != nil {
 		return nil, invalidField("to_cluster", "%v", err)
@@ -101,41 +97,16 @@ func (e *Engine) planMigration(req MigrationRequest, now time.Time) (*model.Migr
 	}
 	var jobs []*jobEntry
 	if req.Job != "" {
-		je := e.jobs[req.Job]
-		if je == nil {
-			return nil, fmt.Errorf("job %s: %w", req.Job, ErrNotFound)
+		je, err := e.migratableJob(req)
+		if err != nil {
+			return nil, err
 		}
-		if je.job.Status.State.IsTerminal() || je.job.Status.Killed {
-			return nil, fmt.Errorf("job %s is %s: only a job that runs can be migrated: %w", req.Job, je.job.Status.State, ErrJobFinished)
-		}
-		switch {
-		case je.job.Spec.Type == model.JobDaemon:
-			return nil, invalidField("job_id", "job %s is a daemon job: it runs on every host and moves as hosts are retired (drain them)", req.Job)
-		case je.job.Spec.Type == model.JobStateful && !req.AllowStateful:
-			return nil, invalidField("allow_stateful", "job %s is stateful and its volumes do not follow its instances: set allow_stateful (--allow-stateful) to move it anyway", req.Job)
-		}
-		jobs = append(jobs, je)
+		jobs = []*jobEntry{je}
 	} else {
-		path := req.Pool
-		if e.pools[path] == nil {
-			return nil, fmt.Errorf("pool %s: %w", path, ErrNotFound)
+		if jobs, err = e.poolJobs(req); err != nil {
+			return nil, err
 		}
-		for _, je := range e.sortedJobs() {
-			p := je.job.Spec.Pool
-			if p == "" {
-				p = RootPool
-			}
-			inPool := p == path || path == RootPool || strings.HasPrefix(p, path+"/")
-			if !inPool || je.evicted || je.job.Status.State.IsTerminal() || je.job.Status.Killed {
-				continue
-			}
-			// Daemon jobs move per host; stateful ones only when allowed.
-			if je.job.Spec.Type == model.JobDaemon || (je.job.Spec.Type == model.JobStateful && !req.AllowStateful) {
-				continue
-			}
-			jobs = append(jobs, je)
-		}
-		if pp := e.pools[path].Clusters; pp != nil {
+		if pp := e.pools[req.Pool].Clusters; pp != nil {
 			m.PoolClusters = pp.Clone()
 		}
 	}
@@ -144,13 +115,66 @@ func (e *Engine) planMigration(req MigrationRequest, now time.Time) (*model.Migr
 			return nil, err
 		}
 		rec := model.MigrationJob{Job: je.job.ID, Type: je.job.Spec.Type, From: e.sourceCluster(je, to),
-			Clusters: je.job.Spec.Clusters.Clone(), SLAMaxUnavailable: slaLimit(&je.job.Spec)}
-		if !je.job.Spec.LongRunning() {
-			rec.SLAMaxUnavailable = 0
+			Clusters: je.job.Spec.Clusters.Clone()}
+		if je.job.Spec.LongRunning() {
+			rec.SLAMaxUnavailable = slaLimit(&je.job.Spec)
 		}
 		m.Jobs = append(m.Jobs, rec)
 	}
 	return m, nil
+}
+
+// check says what a request lacks, naming the field.
+func (req MigrationRequest) check() error {
+	switch {
+	case req.Job == "" && req.Pool == "":
+		return invalidField("job_id", "name a job or a pool to migrate")
+	case req.Job != "" && req.Pool != "":
+		return invalidField("pool", "name a job or a pool, not both")
+	case req.To == "":
+		return invalidField("to_cluster", "is required")
+	}
+	return nil
+}
+
+// migratableJob is the job a request names, when it may be migrated;
+// callers hold e.mu.
+func (e *Engine) migratableJob(req MigrationRequest) (*jobEntry, error) {
+	je := e.jobs[req.Job]
+	switch {
+	case je == nil:
+		return nil, fmt.Errorf("job %s: %w", req.Job, ErrNotFound)
+	case je.job.Status.State.IsTerminal() || je.job.Status.Killed:
+		return nil, fmt.Errorf("job %s is %s: only a job that runs can be migrated: %w", req.Job, je.job.Status.State, ErrJobFinished)
+	case je.job.Spec.Type == model.JobDaemon:
+		return nil, invalidField("job_id", "job %s is a daemon job: it runs on every host and moves as hosts are retired (drain them)", req.Job)
+	case je.job.Spec.Type == model.JobStateful && !req.AllowStateful:
+		return nil, invalidField("allow_stateful", "job %s is stateful and its volumes do not follow its instances: set allow_stateful (--allow-stateful) to move it anyway", req.Job)
+	}
+	return je, nil
+}
+
+// poolJobs are the running jobs of a request's pool subtree that a pool
+// migration moves: daemon jobs move per host, stateful ones only when
+// allowed. Callers hold e.mu.
+func (e *Engine) poolJobs(req MigrationRequest) ([]*jobEntry, error) {
+	path := req.Pool
+	if e.pools[path] == nil {
+		return nil, fmt.Errorf("pool %s: %w", path, ErrNotFound)
+	}
+	var jobs []*jobEntry
+	for _, je := range e.sortedJobs() {
+		p := cmp.Or(je.job.Spec.Pool, RootPool)
+		inPool := p == path || path == RootPool || strings.HasPrefix(p, path+"/")
+		spec := &je.job.Spec
+		switch {
+		case !inPool || je.evicted || je.job.Status.State.IsTerminal() || je.job.Status.Killed:
+		case spec.Type == model.JobDaemon || (spec.Type == model.JobStateful && !req.AllowStateful):
+		default:
+			jobs = append(jobs, je)
+		}
+	}
+	return jobs, nil
 }
 
 // checkMigratable says why a job cannot be migrated to cluster to now.
