@@ -109,6 +109,10 @@ export interface Update {
   createTime?: string;
   completionTime?: string;
   message?: string;
+  canary?: number;
+  autoPromoteAfterSeconds?: number;
+  promoted?: boolean;
+  promotedBy?: string;
 }
 
 export interface PoolResource {
@@ -183,6 +187,9 @@ export interface UpdateOptions {
   startPaused?: boolean;
   minHealthySeconds?: number;
   inPlace?: boolean;
+  /** Instances moved first; the rest wait for the promotion. */
+  canary?: number;
+  autoPromoteAfterSeconds?: number;
 }
 
 export interface Pool {
@@ -290,6 +297,7 @@ export interface Migration {
 }
 
 export type MigrationAction = 'pause' | 'resume' | 'abort' | 'rollback';
+export type UpdateAction = 'pause' | 'resume' | 'rollback' | 'abort' | 'promote';
 
 export interface Drill {
   id: string;
@@ -487,7 +495,7 @@ export const api = {
   newestEvents: (id: string, p: { instance?: number; n: number }, signal?: AbortSignal) => newestEvents(id, p, signal),
   updates: (id: string, signal?: AbortSignal) => get<{ updates?: Update[] }>(`/v1/jobs/${enc(id)}/updates`, signal),
   update: (id: string, signal?: AbortSignal) => get<{ update: Update }>(`/v1/updates/${enc(id)}`, signal),
-  updateAction: (id: string, action: 'pause' | 'resume' | 'rollback' | 'abort') =>
+  updateAction: (id: string, action: UpdateAction) =>
     post<{ update: Update }>(`/v1/updates/${enc(id)}:${action}`),
   stopJob: (id: string) => post<{ job: Job }>(`/v1/jobs/${enc(id)}/stop`),
   createJob: (spec: JobSpec) => post<{ job: Job }>('/v1/jobs', spec),

@@ -581,6 +581,19 @@ const scenarios = {
     await api('POST', `/v1/updates/${paused.id}:abort`);
     // Stop two instances at once: the SLA (1 unavailable) refuses; forced, they stop.
     await until('the aborted update ended', async () => !(await api('GET', `/v1/jobs/${id}`)).job.status?.updateId || (await api('GET', `/v1/updates/${paused.id}`)).update.state !== 'UPDATE_STATE_PAUSED');
+    // A canary update waits for its promotion; Promote on the job page moves the rest.
+    const canary = (await api('POST', `/v1/jobs/${id}/updates?batchSize=1&canary=1`, { ...spec, task: { ...spec.task, env: { V: '3' } } })).update;
+    const canaryRow = page.locator(`#updates tr[data-update="${canary.id}"]`);
+    await until('the canary waiting for promotion', async () => (await api('GET', `/v1/updates/${canary.id}`)).update.message?.includes('waiting for promotion'));
+    await canaryRow.locator('[data-canary]').getByText('waiting for promotion').waitFor();
+    await canaryRow.getByRole('button', { name: 'Promote' }).click();
+    await page.getByRole('dialog', { name: `Promote update to v${canary.toVersion}?` }).getByRole('button', { name: 'Confirm' }).click();
+    await until('the promoted canary update done', async () => (await api('GET', `/v1/updates/${canary.id}`)).update.state === 'UPDATE_STATE_SUCCEEDED');
+    const promoted = (await api('GET', `/v1/updates/${canary.id}`)).update;
+    if (!promoted.promoted || !promoted.promotedBy) throw new Error('the promoted update does not say who promoted it: ' + JSON.stringify(promoted));
+    await canaryRow.locator('[data-canary]').getByText('promoted by').waitFor();
+    console.log('canary update promoted from the job page by ' + promoted.promotedBy);
+    if (await canaryRow.getByRole('button', { name: 'Promote' }).count()) throw new Error('a promoted update offers Promote');
     await page.getByRole('button', { name: 'Stop tasks…' }).click();
     const stop = page.getByRole('dialog', { name: `Stop tasks of ${name}` });
     await stop.getByLabel('Instances (such as 0 2 5-9)').fill('0-1');

@@ -100,6 +100,16 @@ function RolloutOptions({ opts, set }: { opts: UpdateOptions; set: (o: UpdateOpt
           onInput={(e) => set({ ...opts, minHealthySeconds: numberOrUndefined((e.target as HTMLInputElement).value) })}
         />
       </label>
+      <label>
+        Canaries
+        <input
+          type="number"
+          name="canary"
+          min={0}
+          value={opts.canary ?? 0}
+          onInput={(e) => set({ ...opts, canary: numberOrUndefined((e.target as HTMLInputElement).value) })}
+        />
+      </label>
       <label class="check">
         <input type="checkbox" checked={!!opts.rollbackOnFailure} onChange={(e) => set({ ...opts, rollbackOnFailure: (e.target as HTMLInputElement).checked })} />
         Roll back on failure

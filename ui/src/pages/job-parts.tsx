@@ -1,7 +1,7 @@
-// The job page's updates (with pause, resume, rollback and abort), the
+// The job page's updates (with pause, resume, promote, rollback and abort), the
 // migrations that moved it, and its config versions with a diff between two.
 import { useEffect, useState } from 'preact/hooks';
-import { api, type Update } from '../api';
+import { api, type Update, type UpdateAction } from '../api';
 import { Badge, Bar, Confirm, Empty, ErrorNote, Section, useNow } from '../components';
 import { Link } from '../router';
 import { diffLines, hunks, specLines } from '../diff';
@@ -16,7 +16,7 @@ export function Updates({ jobId, tick, configVersion }: { jobId: string; tick: n
     if (tick > 0) updates.reload();
   }, [tick]);
   const list = [...(updates.data?.updates ?? [])].reverse();
-  const act = async (u: Update, a: 'pause' | 'resume' | 'rollback' | 'abort') => {
+  const act = async (u: Update, a: UpdateAction) => {
     await api.updateAction(u.id, a);
     updates.reload();
   };
@@ -55,6 +55,12 @@ export function Updates({ jobId, tick, configVersion }: { jobId: string; tick: n
                     <td>
                       <Badge state={s} /> {u.paused && <Badge state="PAUSED" />}
                       {u.message && <div class="muted small">{u.message}</div>}
+                      {!!u.canary && (
+                        <div class="muted small" data-canary>
+                          {u.canary} {u.canary === 1 ? 'canary' : 'canaries'}
+                          {u.promoted ? `, promoted by ${u.promotedBy}` : ', waiting for promotion'}
+                        </div>
+                      )}
                     </td>
                     <td class="wide">
                       <Bar plain label="done" used={u.instancesDone ?? 0} total={u.instancesTotal ?? 0} />
@@ -69,6 +75,14 @@ export function Updates({ jobId, tick, configVersion }: { jobId: string; tick: n
                       )}
                       {active && u.paused && (
                         <Confirm label="Resume" title={`Resume update to v${u.toVersion}?`} action={() => act(u, 'resume')} />
+                      )}
+                      {s === 'ROLLING_FORWARD' && canUpdate === true && !!u.canary && !u.promoted && (
+                        <Confirm
+                          label="Promote"
+                          title={`Promote update to v${u.toVersion}?`}
+                          body="The canaries stay on the new config; the rest of the instances move, with the batch size and the SLA."
+                          action={() => act(u, 'promote')}
+                        />
                       )}
                       {s === 'ROLLING_FORWARD' && canUpdate === true && (
                         <Confirm
