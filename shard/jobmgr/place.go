@@ -235,23 +235,9 @@ func (e *Engine) evictRevocable(now time.Time) {
 	if e.cfg.Hosts.RevocableAllocated().IsZero() {
 		return
 	}
-	views := e.cfg.Hosts.Snapshot()
-	slack := e.hostSlack(views)
-	over := map[model.HostID]model.Resources{}
-	for i := range views {
-		v := &views[i]
-		s, measured := slack[v.ID]
-		if !measured || v.Revocable.IsZero() || v.Revocable.Fits(s) {
-			continue
-		}
-		over[v.ID] = v.Revocable.Sub(s)
-	}
+	over := e.revocableOver()
 	if len(over) == 0 {
 		return
-	}
-	type victim struct {
-		je *jobEntry
-		t  *model.TaskRuntime
 	}
 	byHost := map[model.HostID][]victim{}
 	for _, je := range e.jobs {
@@ -265,35 +251,63 @@ func (e *Engine) evictRevocable(now time.Time) {
 		}
 	}
 	for host, vs := range byHost {
-		// Most recently started first; not started yet counts as newest.
-		sortVictims(vs, func(a, b victim) bool {
-			return a.t.StartTime.After(b.t.StartTime) || (a.t.StartTime.Equal(b.t.StartTime) && a.t.ID.String() < b.t.ID.String())
-		})
-		// Runs already being killed give their share back first.
-		need := over[host]
-		for _, v := range vs {
-			if e.restarting[gangOf(v.je, v.t.ID.Instance)] != nil {
-				need = need.Sub(v.je.taskResources(v.t))
-			}
+		e.evictOn(host, over[host], vs, now)
+	}
+}
+
+// victim is a revocable run eviction may take.
+type victim struct {
+	je *jobEntry
+	t  *model.TaskRuntime
+}
+
+// revocableOver is, for each host whose slack shrank below what revocable
+// runs hold there, by how much.
+func (e *Engine) revocableOver() map[model.HostID]model.Resources {
+	views := e.cfg.Hosts.Snapshot()
+	slack := e.hostSlack(views)
+	over := map[model.HostID]model.Resources{}
+	for i := range views {
+		v := &views[i]
+		s, measured := slack[v.ID]
+		if !measured || v.Revocable.IsZero() || v.Revocable.Fits(s) {
+			continue
 		}
-		for _, v := range vs {
-			if need.Max(model.Resources{}).IsZero() {
-				break
-			}
-			g := gangOf(v.je, v.t.ID.Instance)
-			if e.restarting[g] != nil {
-				continue
-			}
-			e.log.Info("evicting revocable task", "task", v.t.ID, "host", host)
-			e.stats.preempted("host_slack")
-			e.restartGang(v.je, g, model.ReasonPreempted, "revocable: slack on "+string(host)+" shrank", now)
-			// The slack it held is gone already: release it in the resource
-			// manager now, so its own slack check does not evict more.
-			e.sched.Remove(g)
-			for _, m := range v.je.members(g) {
-				if m.Host == host {
-					need = need.Sub(v.je.taskResources(m))
-				}
+		over[v.ID] = v.Revocable.Sub(s)
+	}
+	return over
+}
+
+// evictOn evicts revocable runs vs from host until what they held covers
+// need, the most recently started first.
+func (e *Engine) evictOn(host model.HostID, need model.Resources, vs []victim, now time.Time) {
+	// Most recently started first; not started yet counts as newest.
+	sortVictims(vs, func(a, b victim) bool {
+		return a.t.StartTime.After(b.t.StartTime) || (a.t.StartTime.Equal(b.t.StartTime) && a.t.ID.String() < b.t.ID.String())
+	})
+	// Runs already being killed give their share back first.
+	for _, v := range vs {
+		if e.restarting[gangOf(v.je, v.t.ID.Instance)] != nil {
+			need = need.Sub(v.je.taskResources(v.t))
+		}
+	}
+	for _, v := range vs {
+		if need.Max(model.Resources{}).IsZero() {
+			return
+		}
+		g := gangOf(v.je, v.t.ID.Instance)
+		if e.restarting[g] != nil {
+			continue
+		}
+		e.log.Info("evicting revocable task", "task", v.t.ID, "host", host)
+		e.stats.preempted("host_slack")
+		e.restartGang(v.je, g, model.ReasonPreempted, "revocable: slack on "+string(host)+" shrank", now)
+		// The slack it held is gone already: release it in the resource
+		// manager now, so its own slack check does not evict more.
+		e.sched.Remove(g)
+		for _, m := range v.je.members(g) {
+			if m.Host == host {
+				need = need.Sub(v.je.taskResources(m))
 			}
 		}
 	}

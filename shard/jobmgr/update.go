@@ -79,47 +79,10 @@ func (e *Engine) updateJob(ctx context.Context, id model.JobID, spec model.JobSp
 	defer e.updateMu.Unlock()
 
 	e.lock()
-	je := e.jobs[id]
-	if je == nil {
-		e.mu.Unlock()
-		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
-	}
-	if je.job.Status.State.IsTerminal() || je.job.Status.Killed {
-		st := je.job.Status.State
-		e.mu.Unlock()
-		return nil, fmt.Errorf("job %s is %s: only a job that runs can be updated: %w", id, st, ErrJobFinished)
-	}
-	if jm := je.migration; jm != nil {
-		e.mu.Unlock()
-		return nil, fmt.Errorf("job %s is being migrated (migration %s): abort it first: %w", id, jm.M.ID, ErrMigrationConflict)
-	}
-	if spec.Region == "" {
-		spec.Region = je.job.Spec.Region
-	}
-	if spec.Clusters == nil {
-		spec.Clusters = je.job.Spec.Clusters // kept unless the spec says
-	}
-	if spec.Type == model.JobDaemon {
-		spec.Instances = je.job.Spec.Instances // the hosts give a daemon's count
-	}
-	if err := checkUpdate(&je.job.Spec, &spec); err != nil {
+	je, err := e.checkUpdatable(id, &spec, opts)
+	if err != nil {
 		e.mu.Unlock()
 		return nil, err
-	}
-	if opts.Canary > 0 && opts.Canary >= spec.Instances {
-		e.mu.Unlock()
-		return nil, fmt.Errorf("canary: %d canaries of %d instances leave none to wait for the promotion: %w", opts.Canary, spec.Instances, ErrInvalid)
-	}
-	if spec.Type != model.JobDaemon && spec.Instances > e.cfg.Limits.InstancesPerJob && spec.Instances > je.job.Spec.Instances {
-		e.mu.Unlock()
-		return nil, fmt.Errorf("instances: %d is more than this region's limit of %d per job: %w", spec.Instances, e.cfg.Limits.InstancesPerJob, ErrInvalid)
-	}
-	if spec.Instances > je.job.Spec.Instances {
-		e.pending.set(e.countPending(), e.cfg.Clock.Now())
-		if err := e.pending.check(spec.Pool, int64(spec.Instances-je.job.Spec.Instances), e.cfg.Limits.PendingTasksPerPool); err != nil {
-			e.mu.Unlock()
-			return nil, err
-		}
 	}
 	from := max(je.job.ConfigVersion, 1)
 	e.mu.Unlock()
@@ -173,6 +136,47 @@ func (e *Engine) updateJob(ctx context.Context, id model.JobID, spec model.JobSp
 		return nil, fmt.Errorf("store job %s: %w", id, err)
 	}
 	return &cp, nil
+}
+
+// checkUpdatable says why a job cannot be updated to spec now, filling in
+// what the spec inherits from the job; callers hold e.mu.
+func (e *Engine) checkUpdatable(id model.JobID, spec *model.JobSpec, opts UpdateOptions) (*jobEntry, error) {
+	je := e.jobs[id]
+	if je == nil {
+		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	if je.job.Status.State.IsTerminal() || je.job.Status.Killed {
+		st := je.job.Status.State
+		return nil, fmt.Errorf("job %s is %s: only a job that runs can be updated: %w", id, st, ErrJobFinished)
+	}
+	if jm := je.migration; jm != nil {
+		return nil, fmt.Errorf("job %s is being migrated (migration %s): abort it first: %w", id, jm.M.ID, ErrMigrationConflict)
+	}
+	if spec.Region == "" {
+		spec.Region = je.job.Spec.Region
+	}
+	if spec.Clusters == nil {
+		spec.Clusters = je.job.Spec.Clusters // kept unless the spec says
+	}
+	if spec.Type == model.JobDaemon {
+		spec.Instances = je.job.Spec.Instances // the hosts give a daemon's count
+	}
+	if err := checkUpdate(&je.job.Spec, spec); err != nil {
+		return nil, err
+	}
+	if opts.Canary > 0 && opts.Canary >= spec.Instances {
+		return nil, fmt.Errorf("canary: %d canaries of %d instances leave none to wait for the promotion: %w", opts.Canary, spec.Instances, ErrInvalid)
+	}
+	if spec.Type != model.JobDaemon && spec.Instances > e.cfg.Limits.InstancesPerJob && spec.Instances > je.job.Spec.Instances {
+		return nil, fmt.Errorf("instances: %d is more than this region's limit of %d per job: %w", spec.Instances, e.cfg.Limits.InstancesPerJob, ErrInvalid)
+	}
+	if spec.Instances > je.job.Spec.Instances {
+		e.pending.set(e.countPending(), e.cfg.Clock.Now())
+		if err := e.pending.check(spec.Pool, int64(spec.Instances-je.job.Spec.Instances), e.cfg.Limits.PendingTasksPerPool); err != nil {
+			return nil, err
+		}
+	}
+	return je, nil
 }
 
 // putNextConfig stores spec as the job's config version after from and
