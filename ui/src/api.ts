@@ -231,6 +231,8 @@ export interface RegionMember {
   role?: string;
   leader?: boolean;
   status?: string;
+  /** The answering server's gossip probes of the member over a window. */
+  probes?: { sent?: number; lost?: number; failed?: number; window?: string };
 }
 
 export interface Region {

@@ -648,6 +648,12 @@ const scenarios = {
     })).job;
     const page = await open(browser, '/ui/regions');
     await page.locator('tr[data-region="central"]').waitFor();
+    // Gossip probes of the other regions' members, as this server sees them.
+    const probes = page.locator('tr[data-region] [data-probes]').first();
+    await probes.waitFor();
+    const probeText = await probes.textContent();
+    if (!/probes over \S+: \d+ sent, \d+ lost/.test(probeText)) throw new Error('a member\'s probes read "' + probeText + '"');
+    console.log('member probes: ' + probeText);
     await page.getByRole('button', { name: 'Start a drill…' }).click();
     const dialog = page.getByRole('dialog', { name: 'Start a region failure drill' });
     await dialog.getByLabel('Region').selectOption('central');

@@ -2,7 +2,7 @@
 // the server keeps them), members and capacity, the failover readiness
 // plan, and drill reports with their timings as a timeline.
 import { useRef, useState } from 'preact/hooks';
-import { api, type Drill, type PlannedMove, type RegionHistory } from '../api';
+import { api, type Drill, type PlannedMove, type RegionHistory, type RegionMember } from '../api';
 import { Badge, Bar, Confirm, Empty, ErrorNote, Section, Title, useNow } from '../components';
 import { fmtAgo, fmtDuration, fmtMem, fmtTime, useInterval, useLoad } from '../util';
 import { useCan } from '../session';
@@ -86,6 +86,7 @@ export function RegionsPage() {
                       {(r.members ?? []).map((m) => (
                         <li key={m.name}>
                           {m.name} {m.leader && <strong>leader</strong>} <span class="muted">{[m.role, m.status, m.address].filter(Boolean).join(' · ')}</span>
+                          {m.probes && <Probes probes={m.probes} />}
                         </li>
                       ))}
                     </ul>
@@ -291,5 +292,21 @@ function DrillReport({ d, now }: { d: Drill; now: number }) {
       </dl>
       {d.message && <p class="note">{d.message}</p>}
     </article>
+  );
+}
+
+/** Probes shows this server's gossip probes of a member: a lossy link
+ * shows as lost probes before it fails the region. */
+function Probes({ probes }: { probes: NonNullable<RegionMember['probes']> }) {
+  const lost = probes.lost ?? 0;
+  const failed = probes.failed ?? 0;
+  return (
+    <div
+      class={'small probes' + (failed > 0 ? ' failed' : lost > 0 ? ' lossy' : ' muted')}
+      data-probes
+      title="Direct gossip probes of this member by the server that answered: lost ones had no ack in time (indirect probes may still have reached it); failed ones had none by any way, and made it suspect."
+    >
+      probes over {probes.window ?? 'the window'}: {probes.sent ?? 0} sent, {lost} lost{failed > 0 ? `, ${failed} failed` : ''}
+    </div>
   );
 }
