@@ -150,6 +150,9 @@ var Rules = map[string]Rule{
 	pb.TaskService_ListTasks_FullMethodName:   read(),
 	pb.TaskService_GetTask_FullMethodName:     read(),
 	pb.TaskService_GetTaskLogs_FullMethodName: read(),
+	pb.TaskService_RestartTasks_FullMethodName: {Action: ActStopJob, Target: func(r any) Target {
+		return jobTarget(r.(*pb.RestartTasksRequest).GetJobId())
+	}},
 	pb.TaskService_StopTasks_FullMethodName: {Action: ActStopJob, Target: func(r any) Target {
 		return jobTarget(r.(*pb.StopTasksRequest).GetJobId())
 	}},

@@ -74,6 +74,14 @@ type RollbackUpdate struct{ ID model.UpdateID }
 // the others theirs until they next restart.
 type AbortUpdate struct{ ID model.UpdateID }
 
+// RestartTasks kills the current runs of running instances of a job and
+// starts new ones, a gang whole, under the job's SLA unless Force.
+type RestartTasks struct {
+	Job       model.JobID
+	Instances []uint32
+	Force     bool
+}
+
 // PromoteUpdate ends the canary phase of a running update: the rest of
 // the instances move, with the batch size and the SLA. By names who
 // promoted it (kept on the update and in its message).
@@ -185,6 +193,10 @@ func (c RollbackUpdate) run(ctx context.Context, e *Engine) (*model.Update, erro
 
 func (c AbortUpdate) run(ctx context.Context, e *Engine) (*model.Update, error) {
 	return e.abortUpdate(ctx, c.ID)
+}
+
+func (c RestartTasks) run(ctx context.Context, e *Engine) ([]*model.TaskRuntime, error) {
+	return e.restartTasks(ctx, c.Job, c.Instances, c.Force)
 }
 
 func (c PromoteUpdate) run(ctx context.Context, e *Engine) (*model.Update, error) {

@@ -461,6 +461,21 @@ func (s *Server) StopTasks(ctx context.Context, req *pb.StopTasksRequest) (*pb.S
 	return out, nil
 }
 
+func (s *Server) RestartTasks(ctx context.Context, req *pb.RestartTasksRequest) (*pb.RestartTasksResponse, error) {
+	if err := requireID("job_id", req.JobId); err != nil {
+		return nil, err
+	}
+	ts, err := jobmgr.Do(ctx, s.engine, jobmgr.RestartTasks{Job: model.JobID(req.JobId), Instances: req.Instances, Force: req.Force})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := &pb.RestartTasksResponse{}
+	for _, t := range ts {
+		out.Tasks = append(out.Tasks, taskToProto(t))
+	}
+	return out, nil
+}
+
 func (s *Server) ListRegions(ctx context.Context, req *pb.ListRegionsRequest) (*pb.ListRegionsResponse, error) {
 	capacity, allocated := s.engine.Hosts().Capacity()
 	region := &pb.Region{

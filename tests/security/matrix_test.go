@@ -90,6 +90,7 @@ var samples = map[string]string{
 	"GetTask":           `{"jobId":"{A}","instance":0}`,
 	"GetTaskLogs":       `{"jobId":"{A}","instance":0}`,
 	"StopTasks":         `{"jobId":"{A}","instances":[0]}`,
+	"RestartTasks":      `{"jobId":"{A}","instances":[0]}`,
 	"CreatePool":        `{"spec":{"path":"/a/m"}}`,
 	"UpdatePool":        `{"spec":{"path":"/a/x"}}`,
 	"DeletePool":        `{"path":"/a/none"}`,

@@ -504,6 +504,8 @@ export const api = {
   updateJob: (id: string, spec: JobSpec, opts: UpdateOptions) => post<{ update: Update }>(`/v1/jobs/${enc(id)}/updates` + query({ ...opts }), spec),
   stopTasks: (id: string, instances: number[], force: boolean) =>
     post<{ tasks?: Task[] }>(`/v1/jobs/${enc(id)}/tasks/stop`, { instances, force }),
+  restartTasks: (id: string, instances: number[], force: boolean) =>
+    post<{ tasks?: Task[] }>(`/v1/jobs/${enc(id)}/tasks/restart`, { instances, force }),
   pools: (signal?: AbortSignal) => get<{ pools?: Pool[] }>('/v1/pools', signal),
   pool: (path: string, signal?: AbortSignal) =>
     get<{ pool: Pool }>(`/v1/pools/${path.replace(/^\//, '').split('/').map(enc).join('/')}?regions=true`, signal),

@@ -606,6 +606,16 @@ const scenarios = {
       const t = (await api('GET', `/v1/jobs/${id}/tasks`)).tasks;
       return t.filter((x) => (x.instance ?? 0) <= 1).every((x) => x.state === 'TASK_STATE_KILLED');
     });
+    // One task restarted from its page: a new run, still running.
+    const before = (await api('GET', `/v1/jobs/${id}/tasks/2`)).task.run ?? 0;
+    const rp = await open(browser, `/ui/jobs/${id}/tasks/2`);
+    await rp.getByRole('button', { name: 'Restart task' }).click();
+    await rp.getByRole('dialog', { name: 'Restart task 2?' }).getByRole('button', { name: 'Confirm' }).click();
+    await until('task 2 on its next run', async () => {
+      const t = (await api('GET', `/v1/jobs/${id}/tasks/2`)).task;
+      return (t.run ?? 0) > before && t.state === 'TASK_STATE_RUNNING';
+    });
+    console.log(`task 2 restarted from its page: run ${before} -> ${(await api('GET', `/v1/jobs/${id}/tasks/2`)).task.run}`);
     // One task from its page.
     const tp = await open(browser, `/ui/jobs/${id}/tasks/3`);
     await tp.getByRole('button', { name: 'Stop task' }).click();

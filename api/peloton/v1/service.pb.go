@@ -3132,6 +3132,114 @@ func (x *StopTasksResponse) GetTasks() []*Task {
 	return nil
 }
 
+type RestartTasksRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// Instances to restart, at least one; each must be running or waiting
+	// to run.
+	Instances []uint32 `protobuf:"varint,2,rep,packed,name=instances,proto3" json:"instances,omitempty"`
+	// Restart instances of a service even when that takes more of them
+	// down at once than its SLA allows (refused otherwise).
+	Force         bool `protobuf:"varint,3,opt,name=force,proto3" json:"force,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestartTasksRequest) Reset() {
+	*x = RestartTasksRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestartTasksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestartTasksRequest) ProtoMessage() {}
+
+func (x *RestartTasksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestartTasksRequest.ProtoReflect.Descriptor instead.
+func (*RestartTasksRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *RestartTasksRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *RestartTasksRequest) GetInstances() []uint32 {
+	if x != nil {
+		return x.Instances
+	}
+	return nil
+}
+
+func (x *RestartTasksRequest) GetForce() bool {
+	if x != nil {
+		return x.Force
+	}
+	return false
+}
+
+type RestartTasksResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tasks         []*Task                `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RestartTasksResponse) Reset() {
+	*x = RestartTasksResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RestartTasksResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RestartTasksResponse) ProtoMessage() {}
+
+func (x *RestartTasksResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RestartTasksResponse.ProtoReflect.Descriptor instead.
+func (*RestartTasksResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *RestartTasksResponse) GetTasks() []*Task {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
 type CreatePoolRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Spec          *PoolSpec              `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
@@ -3141,7 +3249,7 @@ type CreatePoolRequest struct {
 
 func (x *CreatePoolRequest) Reset() {
 	*x = CreatePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[55]
+	mi := &file_peloton_v1_service_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3153,7 +3261,7 @@ func (x *CreatePoolRequest) String() string {
 func (*CreatePoolRequest) ProtoMessage() {}
 
 func (x *CreatePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[55]
+	mi := &file_peloton_v1_service_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3166,7 +3274,7 @@ func (x *CreatePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePoolRequest.ProtoReflect.Descriptor instead.
 func (*CreatePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{55}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *CreatePoolRequest) GetSpec() *PoolSpec {
@@ -3185,7 +3293,7 @@ type CreatePoolResponse struct {
 
 func (x *CreatePoolResponse) Reset() {
 	*x = CreatePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[56]
+	mi := &file_peloton_v1_service_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3197,7 +3305,7 @@ func (x *CreatePoolResponse) String() string {
 func (*CreatePoolResponse) ProtoMessage() {}
 
 func (x *CreatePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[56]
+	mi := &file_peloton_v1_service_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3210,7 +3318,7 @@ func (x *CreatePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePoolResponse.ProtoReflect.Descriptor instead.
 func (*CreatePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{56}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *CreatePoolResponse) GetPool() *Pool {
@@ -3229,7 +3337,7 @@ type UpdatePoolRequest struct {
 
 func (x *UpdatePoolRequest) Reset() {
 	*x = UpdatePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[57]
+	mi := &file_peloton_v1_service_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3241,7 +3349,7 @@ func (x *UpdatePoolRequest) String() string {
 func (*UpdatePoolRequest) ProtoMessage() {}
 
 func (x *UpdatePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[57]
+	mi := &file_peloton_v1_service_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3254,7 +3362,7 @@ func (x *UpdatePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePoolRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{57}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *UpdatePoolRequest) GetSpec() *PoolSpec {
@@ -3273,7 +3381,7 @@ type UpdatePoolResponse struct {
 
 func (x *UpdatePoolResponse) Reset() {
 	*x = UpdatePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[58]
+	mi := &file_peloton_v1_service_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3285,7 +3393,7 @@ func (x *UpdatePoolResponse) String() string {
 func (*UpdatePoolResponse) ProtoMessage() {}
 
 func (x *UpdatePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[58]
+	mi := &file_peloton_v1_service_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3298,7 +3406,7 @@ func (x *UpdatePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePoolResponse.ProtoReflect.Descriptor instead.
 func (*UpdatePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{58}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *UpdatePoolResponse) GetPool() *Pool {
@@ -3317,7 +3425,7 @@ type DeletePoolRequest struct {
 
 func (x *DeletePoolRequest) Reset() {
 	*x = DeletePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[59]
+	mi := &file_peloton_v1_service_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3329,7 +3437,7 @@ func (x *DeletePoolRequest) String() string {
 func (*DeletePoolRequest) ProtoMessage() {}
 
 func (x *DeletePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[59]
+	mi := &file_peloton_v1_service_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3342,7 +3450,7 @@ func (x *DeletePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePoolRequest.ProtoReflect.Descriptor instead.
 func (*DeletePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{59}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *DeletePoolRequest) GetPath() string {
@@ -3360,7 +3468,7 @@ type DeletePoolResponse struct {
 
 func (x *DeletePoolResponse) Reset() {
 	*x = DeletePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[60]
+	mi := &file_peloton_v1_service_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3372,7 +3480,7 @@ func (x *DeletePoolResponse) String() string {
 func (*DeletePoolResponse) ProtoMessage() {}
 
 func (x *DeletePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[60]
+	mi := &file_peloton_v1_service_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3385,7 +3493,7 @@ func (x *DeletePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePoolResponse.ProtoReflect.Descriptor instead.
 func (*DeletePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{60}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{62}
 }
 
 type ListPoolsRequest struct {
@@ -3400,7 +3508,7 @@ type ListPoolsRequest struct {
 
 func (x *ListPoolsRequest) Reset() {
 	*x = ListPoolsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[61]
+	mi := &file_peloton_v1_service_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3412,7 +3520,7 @@ func (x *ListPoolsRequest) String() string {
 func (*ListPoolsRequest) ProtoMessage() {}
 
 func (x *ListPoolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[61]
+	mi := &file_peloton_v1_service_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3425,7 +3533,7 @@ func (x *ListPoolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoolsRequest.ProtoReflect.Descriptor instead.
 func (*ListPoolsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{61}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ListPoolsRequest) GetInUse() bool {
@@ -3444,7 +3552,7 @@ type ListPoolsResponse struct {
 
 func (x *ListPoolsResponse) Reset() {
 	*x = ListPoolsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[62]
+	mi := &file_peloton_v1_service_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3456,7 +3564,7 @@ func (x *ListPoolsResponse) String() string {
 func (*ListPoolsResponse) ProtoMessage() {}
 
 func (x *ListPoolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[62]
+	mi := &file_peloton_v1_service_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3469,7 +3577,7 @@ func (x *ListPoolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoolsResponse.ProtoReflect.Descriptor instead.
 func (*ListPoolsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{62}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ListPoolsResponse) GetPools() []*Pool {
@@ -3490,7 +3598,7 @@ type GetPoolRequest struct {
 
 func (x *GetPoolRequest) Reset() {
 	*x = GetPoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	mi := &file_peloton_v1_service_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3502,7 +3610,7 @@ func (x *GetPoolRequest) String() string {
 func (*GetPoolRequest) ProtoMessage() {}
 
 func (x *GetPoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	mi := &file_peloton_v1_service_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3515,7 +3623,7 @@ func (x *GetPoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolRequest.ProtoReflect.Descriptor instead.
 func (*GetPoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{63}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *GetPoolRequest) GetPath() string {
@@ -3541,7 +3649,7 @@ type GetPoolResponse struct {
 
 func (x *GetPoolResponse) Reset() {
 	*x = GetPoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	mi := &file_peloton_v1_service_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3553,7 +3661,7 @@ func (x *GetPoolResponse) String() string {
 func (*GetPoolResponse) ProtoMessage() {}
 
 func (x *GetPoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	mi := &file_peloton_v1_service_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3566,7 +3674,7 @@ func (x *GetPoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolResponse.ProtoReflect.Descriptor instead.
 func (*GetPoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{64}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *GetPoolResponse) GetPool() *Pool {
@@ -3589,7 +3697,7 @@ type GetPoolHistoryRequest struct {
 
 func (x *GetPoolHistoryRequest) Reset() {
 	*x = GetPoolHistoryRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	mi := &file_peloton_v1_service_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3601,7 +3709,7 @@ func (x *GetPoolHistoryRequest) String() string {
 func (*GetPoolHistoryRequest) ProtoMessage() {}
 
 func (x *GetPoolHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	mi := &file_peloton_v1_service_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3614,7 +3722,7 @@ func (x *GetPoolHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetPoolHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{65}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *GetPoolHistoryRequest) GetPath() string {
@@ -3660,7 +3768,7 @@ type GetPoolHistoryResponse struct {
 
 func (x *GetPoolHistoryResponse) Reset() {
 	*x = GetPoolHistoryResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	mi := &file_peloton_v1_service_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3672,7 +3780,7 @@ func (x *GetPoolHistoryResponse) String() string {
 func (*GetPoolHistoryResponse) ProtoMessage() {}
 
 func (x *GetPoolHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	mi := &file_peloton_v1_service_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3685,7 +3793,7 @@ func (x *GetPoolHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetPoolHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{66}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *GetPoolHistoryResponse) GetPath() string {
@@ -3768,7 +3876,7 @@ type PoolResourceHistory struct {
 
 func (x *PoolResourceHistory) Reset() {
 	*x = PoolResourceHistory{}
-	mi := &file_peloton_v1_service_proto_msgTypes[67]
+	mi := &file_peloton_v1_service_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3780,7 +3888,7 @@ func (x *PoolResourceHistory) String() string {
 func (*PoolResourceHistory) ProtoMessage() {}
 
 func (x *PoolResourceHistory) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[67]
+	mi := &file_peloton_v1_service_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3793,7 +3901,7 @@ func (x *PoolResourceHistory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolResourceHistory.ProtoReflect.Descriptor instead.
 func (*PoolResourceHistory) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{67}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *PoolResourceHistory) GetName() string {
@@ -3854,7 +3962,7 @@ type ListClustersRequest struct {
 
 func (x *ListClustersRequest) Reset() {
 	*x = ListClustersRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[68]
+	mi := &file_peloton_v1_service_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3866,7 +3974,7 @@ func (x *ListClustersRequest) String() string {
 func (*ListClustersRequest) ProtoMessage() {}
 
 func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[68]
+	mi := &file_peloton_v1_service_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3879,7 +3987,7 @@ func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListClustersRequest.ProtoReflect.Descriptor instead.
 func (*ListClustersRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{68}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ListClustersRequest) GetRegion() string {
@@ -3898,7 +4006,7 @@ type ListClustersResponse struct {
 
 func (x *ListClustersResponse) Reset() {
 	*x = ListClustersResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[69]
+	mi := &file_peloton_v1_service_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3910,7 +4018,7 @@ func (x *ListClustersResponse) String() string {
 func (*ListClustersResponse) ProtoMessage() {}
 
 func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[69]
+	mi := &file_peloton_v1_service_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3923,7 +4031,7 @@ func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListClustersResponse.ProtoReflect.Descriptor instead.
 func (*ListClustersResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{69}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *ListClustersResponse) GetClusters() []*ClusterSummary {
@@ -3944,7 +4052,7 @@ type GetClusterRequest struct {
 
 func (x *GetClusterRequest) Reset() {
 	*x = GetClusterRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[70]
+	mi := &file_peloton_v1_service_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3956,7 +4064,7 @@ func (x *GetClusterRequest) String() string {
 func (*GetClusterRequest) ProtoMessage() {}
 
 func (x *GetClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[70]
+	mi := &file_peloton_v1_service_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3969,7 +4077,7 @@ func (x *GetClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterRequest.ProtoReflect.Descriptor instead.
 func (*GetClusterRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{70}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *GetClusterRequest) GetCluster() string {
@@ -3995,7 +4103,7 @@ type GetClusterResponse struct {
 
 func (x *GetClusterResponse) Reset() {
 	*x = GetClusterResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[71]
+	mi := &file_peloton_v1_service_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4007,7 +4115,7 @@ func (x *GetClusterResponse) String() string {
 func (*GetClusterResponse) ProtoMessage() {}
 
 func (x *GetClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[71]
+	mi := &file_peloton_v1_service_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4020,7 +4128,7 @@ func (x *GetClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterResponse.ProtoReflect.Descriptor instead.
 func (*GetClusterResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{71}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *GetClusterResponse) GetCluster() *ClusterSummary {
@@ -4040,7 +4148,7 @@ type DrainClusterRequest struct {
 
 func (x *DrainClusterRequest) Reset() {
 	*x = DrainClusterRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[72]
+	mi := &file_peloton_v1_service_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4052,7 +4160,7 @@ func (x *DrainClusterRequest) String() string {
 func (*DrainClusterRequest) ProtoMessage() {}
 
 func (x *DrainClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[72]
+	mi := &file_peloton_v1_service_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4065,7 +4173,7 @@ func (x *DrainClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainClusterRequest.ProtoReflect.Descriptor instead.
 func (*DrainClusterRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{72}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *DrainClusterRequest) GetCluster() string {
@@ -4091,7 +4199,7 @@ type DrainClusterResponse struct {
 
 func (x *DrainClusterResponse) Reset() {
 	*x = DrainClusterResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[73]
+	mi := &file_peloton_v1_service_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4103,7 +4211,7 @@ func (x *DrainClusterResponse) String() string {
 func (*DrainClusterResponse) ProtoMessage() {}
 
 func (x *DrainClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[73]
+	mi := &file_peloton_v1_service_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4116,7 +4224,7 @@ func (x *DrainClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainClusterResponse.ProtoReflect.Descriptor instead.
 func (*DrainClusterResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{73}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *DrainClusterResponse) GetCluster() *ClusterSummary {
@@ -4136,7 +4244,7 @@ type UndrainClusterRequest struct {
 
 func (x *UndrainClusterRequest) Reset() {
 	*x = UndrainClusterRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[74]
+	mi := &file_peloton_v1_service_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4148,7 +4256,7 @@ func (x *UndrainClusterRequest) String() string {
 func (*UndrainClusterRequest) ProtoMessage() {}
 
 func (x *UndrainClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[74]
+	mi := &file_peloton_v1_service_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4161,7 +4269,7 @@ func (x *UndrainClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainClusterRequest.ProtoReflect.Descriptor instead.
 func (*UndrainClusterRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{74}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *UndrainClusterRequest) GetCluster() string {
@@ -4187,7 +4295,7 @@ type UndrainClusterResponse struct {
 
 func (x *UndrainClusterResponse) Reset() {
 	*x = UndrainClusterResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[75]
+	mi := &file_peloton_v1_service_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4199,7 +4307,7 @@ func (x *UndrainClusterResponse) String() string {
 func (*UndrainClusterResponse) ProtoMessage() {}
 
 func (x *UndrainClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[75]
+	mi := &file_peloton_v1_service_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4212,7 +4320,7 @@ func (x *UndrainClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainClusterResponse.ProtoReflect.Descriptor instead.
 func (*UndrainClusterResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{75}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *UndrainClusterResponse) GetCluster() *ClusterSummary {
@@ -4234,7 +4342,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[76]
+	mi := &file_peloton_v1_service_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4246,7 +4354,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[76]
+	mi := &file_peloton_v1_service_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4259,7 +4367,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{76}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *ListHostsRequest) GetCluster() string {
@@ -4285,7 +4393,7 @@ type ListHostsResponse struct {
 
 func (x *ListHostsResponse) Reset() {
 	*x = ListHostsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[77]
+	mi := &file_peloton_v1_service_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4297,7 +4405,7 @@ func (x *ListHostsResponse) String() string {
 func (*ListHostsResponse) ProtoMessage() {}
 
 func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[77]
+	mi := &file_peloton_v1_service_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4310,7 +4418,7 @@ func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsResponse.ProtoReflect.Descriptor instead.
 func (*ListHostsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{77}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *ListHostsResponse) GetHosts() []*Host {
@@ -4339,7 +4447,7 @@ type DrainHostRequest struct {
 
 func (x *DrainHostRequest) Reset() {
 	*x = DrainHostRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[78]
+	mi := &file_peloton_v1_service_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4351,7 +4459,7 @@ func (x *DrainHostRequest) String() string {
 func (*DrainHostRequest) ProtoMessage() {}
 
 func (x *DrainHostRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[78]
+	mi := &file_peloton_v1_service_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4364,7 +4472,7 @@ func (x *DrainHostRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainHostRequest.ProtoReflect.Descriptor instead.
 func (*DrainHostRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{78}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *DrainHostRequest) GetHostId() string {
@@ -4404,7 +4512,7 @@ type DrainHostResponse struct {
 
 func (x *DrainHostResponse) Reset() {
 	*x = DrainHostResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[79]
+	mi := &file_peloton_v1_service_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4416,7 +4524,7 @@ func (x *DrainHostResponse) String() string {
 func (*DrainHostResponse) ProtoMessage() {}
 
 func (x *DrainHostResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[79]
+	mi := &file_peloton_v1_service_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4429,7 +4537,7 @@ func (x *DrainHostResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainHostResponse.ProtoReflect.Descriptor instead.
 func (*DrainHostResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{79}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *DrainHostResponse) GetHost() *Host {
@@ -4449,7 +4557,7 @@ type UndrainHostRequest struct {
 
 func (x *UndrainHostRequest) Reset() {
 	*x = UndrainHostRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[80]
+	mi := &file_peloton_v1_service_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4461,7 +4569,7 @@ func (x *UndrainHostRequest) String() string {
 func (*UndrainHostRequest) ProtoMessage() {}
 
 func (x *UndrainHostRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[80]
+	mi := &file_peloton_v1_service_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4474,7 +4582,7 @@ func (x *UndrainHostRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainHostRequest.ProtoReflect.Descriptor instead.
 func (*UndrainHostRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{80}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *UndrainHostRequest) GetHostId() string {
@@ -4500,7 +4608,7 @@ type UndrainHostResponse struct {
 
 func (x *UndrainHostResponse) Reset() {
 	*x = UndrainHostResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[81]
+	mi := &file_peloton_v1_service_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4512,7 +4620,7 @@ func (x *UndrainHostResponse) String() string {
 func (*UndrainHostResponse) ProtoMessage() {}
 
 func (x *UndrainHostResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[81]
+	mi := &file_peloton_v1_service_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4525,7 +4633,7 @@ func (x *UndrainHostResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainHostResponse.ProtoReflect.Descriptor instead.
 func (*UndrainHostResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{81}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *UndrainHostResponse) GetHost() *Host {
@@ -4547,7 +4655,7 @@ type MarkHostDownRequest struct {
 
 func (x *MarkHostDownRequest) Reset() {
 	*x = MarkHostDownRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[82]
+	mi := &file_peloton_v1_service_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4559,7 +4667,7 @@ func (x *MarkHostDownRequest) String() string {
 func (*MarkHostDownRequest) ProtoMessage() {}
 
 func (x *MarkHostDownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[82]
+	mi := &file_peloton_v1_service_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4572,7 +4680,7 @@ func (x *MarkHostDownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkHostDownRequest.ProtoReflect.Descriptor instead.
 func (*MarkHostDownRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{82}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *MarkHostDownRequest) GetHostId() string {
@@ -4605,7 +4713,7 @@ type MarkHostDownResponse struct {
 
 func (x *MarkHostDownResponse) Reset() {
 	*x = MarkHostDownResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[83]
+	mi := &file_peloton_v1_service_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4617,7 +4725,7 @@ func (x *MarkHostDownResponse) String() string {
 func (*MarkHostDownResponse) ProtoMessage() {}
 
 func (x *MarkHostDownResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[83]
+	mi := &file_peloton_v1_service_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4630,7 +4738,7 @@ func (x *MarkHostDownResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkHostDownResponse.ProtoReflect.Descriptor instead.
 func (*MarkHostDownResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{83}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *MarkHostDownResponse) GetHost() *Host {
@@ -4653,7 +4761,7 @@ type SetHostPoolRequest struct {
 
 func (x *SetHostPoolRequest) Reset() {
 	*x = SetHostPoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[84]
+	mi := &file_peloton_v1_service_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4665,7 +4773,7 @@ func (x *SetHostPoolRequest) String() string {
 func (*SetHostPoolRequest) ProtoMessage() {}
 
 func (x *SetHostPoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[84]
+	mi := &file_peloton_v1_service_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4678,7 +4786,7 @@ func (x *SetHostPoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetHostPoolRequest.ProtoReflect.Descriptor instead.
 func (*SetHostPoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{84}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *SetHostPoolRequest) GetHostId() string {
@@ -4711,7 +4819,7 @@ type SetHostPoolResponse struct {
 
 func (x *SetHostPoolResponse) Reset() {
 	*x = SetHostPoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[85]
+	mi := &file_peloton_v1_service_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4723,7 +4831,7 @@ func (x *SetHostPoolResponse) String() string {
 func (*SetHostPoolResponse) ProtoMessage() {}
 
 func (x *SetHostPoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[85]
+	mi := &file_peloton_v1_service_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4736,7 +4844,7 @@ func (x *SetHostPoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetHostPoolResponse.ProtoReflect.Descriptor instead.
 func (*SetHostPoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{85}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *SetHostPoolResponse) GetHost() *Host {
@@ -4754,7 +4862,7 @@ type ListHostPoolsRequest struct {
 
 func (x *ListHostPoolsRequest) Reset() {
 	*x = ListHostPoolsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[86]
+	mi := &file_peloton_v1_service_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4766,7 +4874,7 @@ func (x *ListHostPoolsRequest) String() string {
 func (*ListHostPoolsRequest) ProtoMessage() {}
 
 func (x *ListHostPoolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[86]
+	mi := &file_peloton_v1_service_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4779,7 +4887,7 @@ func (x *ListHostPoolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostPoolsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostPoolsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{86}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{88}
 }
 
 type ListHostPoolsResponse struct {
@@ -4793,7 +4901,7 @@ type ListHostPoolsResponse struct {
 
 func (x *ListHostPoolsResponse) Reset() {
 	*x = ListHostPoolsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[87]
+	mi := &file_peloton_v1_service_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4805,7 +4913,7 @@ func (x *ListHostPoolsResponse) String() string {
 func (*ListHostPoolsResponse) ProtoMessage() {}
 
 func (x *ListHostPoolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[87]
+	mi := &file_peloton_v1_service_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4818,7 +4926,7 @@ func (x *ListHostPoolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostPoolsResponse.ProtoReflect.Descriptor instead.
 func (*ListHostPoolsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{87}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *ListHostPoolsResponse) GetHostPools() []*HostPool {
@@ -4847,7 +4955,7 @@ type ListRegionsRequest struct {
 
 func (x *ListRegionsRequest) Reset() {
 	*x = ListRegionsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[88]
+	mi := &file_peloton_v1_service_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4859,7 +4967,7 @@ func (x *ListRegionsRequest) String() string {
 func (*ListRegionsRequest) ProtoMessage() {}
 
 func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[88]
+	mi := &file_peloton_v1_service_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4872,7 +4980,7 @@ func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsRequest.ProtoReflect.Descriptor instead.
 func (*ListRegionsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{88}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *ListRegionsRequest) GetHostLabels() bool {
@@ -4891,7 +4999,7 @@ type ListRegionsResponse struct {
 
 func (x *ListRegionsResponse) Reset() {
 	*x = ListRegionsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[89]
+	mi := &file_peloton_v1_service_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4903,7 +5011,7 @@ func (x *ListRegionsResponse) String() string {
 func (*ListRegionsResponse) ProtoMessage() {}
 
 func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[89]
+	mi := &file_peloton_v1_service_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4916,7 +5024,7 @@ func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsResponse.ProtoReflect.Descriptor instead.
 func (*ListRegionsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{89}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *ListRegionsResponse) GetRegions() []*Region {
@@ -4936,7 +5044,7 @@ type GetRegionHistoryRequest struct {
 
 func (x *GetRegionHistoryRequest) Reset() {
 	*x = GetRegionHistoryRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[90]
+	mi := &file_peloton_v1_service_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4948,7 +5056,7 @@ func (x *GetRegionHistoryRequest) String() string {
 func (*GetRegionHistoryRequest) ProtoMessage() {}
 
 func (x *GetRegionHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[90]
+	mi := &file_peloton_v1_service_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4961,7 +5069,7 @@ func (x *GetRegionHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetRegionHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{90}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *GetRegionHistoryRequest) GetSince() *timestamppb.Timestamp {
@@ -4983,7 +5091,7 @@ type GetRegionHistoryResponse struct {
 
 func (x *GetRegionHistoryResponse) Reset() {
 	*x = GetRegionHistoryResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[91]
+	mi := &file_peloton_v1_service_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4995,7 +5103,7 @@ func (x *GetRegionHistoryResponse) String() string {
 func (*GetRegionHistoryResponse) ProtoMessage() {}
 
 func (x *GetRegionHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[91]
+	mi := &file_peloton_v1_service_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5008,7 +5116,7 @@ func (x *GetRegionHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetRegionHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{91}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *GetRegionHistoryResponse) GetWindow() *durationpb.Duration {
@@ -5052,7 +5160,7 @@ type RegionHistory struct {
 
 func (x *RegionHistory) Reset() {
 	*x = RegionHistory{}
-	mi := &file_peloton_v1_service_proto_msgTypes[92]
+	mi := &file_peloton_v1_service_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5064,7 +5172,7 @@ func (x *RegionHistory) String() string {
 func (*RegionHistory) ProtoMessage() {}
 
 func (x *RegionHistory) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[92]
+	mi := &file_peloton_v1_service_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5077,7 +5185,7 @@ func (x *RegionHistory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionHistory.ProtoReflect.Descriptor instead.
 func (*RegionHistory) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{92}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *RegionHistory) GetName() string {
@@ -5140,7 +5248,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[93]
+	mi := &file_peloton_v1_service_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5152,7 +5260,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[93]
+	mi := &file_peloton_v1_service_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5165,7 +5273,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{93}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *WatchRequest) GetJobId() string {
@@ -5191,7 +5299,7 @@ type FailBackRequest struct {
 
 func (x *FailBackRequest) Reset() {
 	*x = FailBackRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[94]
+	mi := &file_peloton_v1_service_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5203,7 +5311,7 @@ func (x *FailBackRequest) String() string {
 func (*FailBackRequest) ProtoMessage() {}
 
 func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[94]
+	mi := &file_peloton_v1_service_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5216,7 +5324,7 @@ func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackRequest.ProtoReflect.Descriptor instead.
 func (*FailBackRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{94}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *FailBackRequest) GetRegion() string {
@@ -5236,7 +5344,7 @@ type FailBackResponse struct {
 
 func (x *FailBackResponse) Reset() {
 	*x = FailBackResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[95]
+	mi := &file_peloton_v1_service_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5248,7 +5356,7 @@ func (x *FailBackResponse) String() string {
 func (*FailBackResponse) ProtoMessage() {}
 
 func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[95]
+	mi := &file_peloton_v1_service_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5261,7 +5369,7 @@ func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackResponse.ProtoReflect.Descriptor instead.
 func (*FailBackResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{95}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *FailBackResponse) GetMoved() []*PlannedMove {
@@ -5288,7 +5396,7 @@ type IsolateRegionRequest struct {
 
 func (x *IsolateRegionRequest) Reset() {
 	*x = IsolateRegionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[96]
+	mi := &file_peloton_v1_service_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5300,7 +5408,7 @@ func (x *IsolateRegionRequest) String() string {
 func (*IsolateRegionRequest) ProtoMessage() {}
 
 func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[96]
+	mi := &file_peloton_v1_service_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5313,7 +5421,7 @@ func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionRequest.ProtoReflect.Descriptor instead.
 func (*IsolateRegionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{96}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *IsolateRegionRequest) GetRegion() string {
@@ -5338,7 +5446,7 @@ type IsolateRegionResponse struct {
 
 func (x *IsolateRegionResponse) Reset() {
 	*x = IsolateRegionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[97]
+	mi := &file_peloton_v1_service_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5350,7 +5458,7 @@ func (x *IsolateRegionResponse) String() string {
 func (*IsolateRegionResponse) ProtoMessage() {}
 
 func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[97]
+	mi := &file_peloton_v1_service_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5363,7 +5471,7 @@ func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionResponse.ProtoReflect.Descriptor instead.
 func (*IsolateRegionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{97}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{99}
 }
 
 type PutReplicaRequest struct {
@@ -5375,7 +5483,7 @@ type PutReplicaRequest struct {
 
 func (x *PutReplicaRequest) Reset() {
 	*x = PutReplicaRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[98]
+	mi := &file_peloton_v1_service_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5387,7 +5495,7 @@ func (x *PutReplicaRequest) String() string {
 func (*PutReplicaRequest) ProtoMessage() {}
 
 func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[98]
+	mi := &file_peloton_v1_service_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5400,7 +5508,7 @@ func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaRequest.ProtoReflect.Descriptor instead.
 func (*PutReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{98}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *PutReplicaRequest) GetReplica() *Replica {
@@ -5418,7 +5526,7 @@ type PutReplicaResponse struct {
 
 func (x *PutReplicaResponse) Reset() {
 	*x = PutReplicaResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[99]
+	mi := &file_peloton_v1_service_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5430,7 +5538,7 @@ func (x *PutReplicaResponse) String() string {
 func (*PutReplicaResponse) ProtoMessage() {}
 
 func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[99]
+	mi := &file_peloton_v1_service_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5443,7 +5551,7 @@ func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaResponse.ProtoReflect.Descriptor instead.
 func (*PutReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{99}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{101}
 }
 
 type ListReplicasRequest struct {
@@ -5461,7 +5569,7 @@ type ListReplicasRequest struct {
 
 func (x *ListReplicasRequest) Reset() {
 	*x = ListReplicasRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[100]
+	mi := &file_peloton_v1_service_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5473,7 +5581,7 @@ func (x *ListReplicasRequest) String() string {
 func (*ListReplicasRequest) ProtoMessage() {}
 
 func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[100]
+	mi := &file_peloton_v1_service_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5486,7 +5594,7 @@ func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasRequest.ProtoReflect.Descriptor instead.
 func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{100}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *ListReplicasRequest) GetOwnerRegion() string {
@@ -5527,7 +5635,7 @@ type ListReplicasResponse struct {
 
 func (x *ListReplicasResponse) Reset() {
 	*x = ListReplicasResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[101]
+	mi := &file_peloton_v1_service_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5539,7 +5647,7 @@ func (x *ListReplicasResponse) String() string {
 func (*ListReplicasResponse) ProtoMessage() {}
 
 func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[101]
+	mi := &file_peloton_v1_service_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5552,7 +5660,7 @@ func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasResponse.ProtoReflect.Descriptor instead.
 func (*ListReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{101}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *ListReplicasResponse) GetReplicas() []*Replica {
@@ -5586,7 +5694,7 @@ type PlanFailoverRequest struct {
 
 func (x *PlanFailoverRequest) Reset() {
 	*x = PlanFailoverRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[102]
+	mi := &file_peloton_v1_service_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5598,7 +5706,7 @@ func (x *PlanFailoverRequest) String() string {
 func (*PlanFailoverRequest) ProtoMessage() {}
 
 func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[102]
+	mi := &file_peloton_v1_service_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5611,7 +5719,7 @@ func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverRequest.ProtoReflect.Descriptor instead.
 func (*PlanFailoverRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{102}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *PlanFailoverRequest) GetRegion() string {
@@ -5630,7 +5738,7 @@ type PlanFailoverResponse struct {
 
 func (x *PlanFailoverResponse) Reset() {
 	*x = PlanFailoverResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[103]
+	mi := &file_peloton_v1_service_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5642,7 +5750,7 @@ func (x *PlanFailoverResponse) String() string {
 func (*PlanFailoverResponse) ProtoMessage() {}
 
 func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[103]
+	mi := &file_peloton_v1_service_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5655,7 +5763,7 @@ func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverResponse.ProtoReflect.Descriptor instead.
 func (*PlanFailoverResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{103}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *PlanFailoverResponse) GetPlans() []*RegionPlan {
@@ -5676,7 +5784,7 @@ type StartDrillRequest struct {
 
 func (x *StartDrillRequest) Reset() {
 	*x = StartDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[104]
+	mi := &file_peloton_v1_service_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5688,7 +5796,7 @@ func (x *StartDrillRequest) String() string {
 func (*StartDrillRequest) ProtoMessage() {}
 
 func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[104]
+	mi := &file_peloton_v1_service_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5701,7 +5809,7 @@ func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillRequest.ProtoReflect.Descriptor instead.
 func (*StartDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{104}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{106}
 }
 
 func (x *StartDrillRequest) GetRegion() string {
@@ -5727,7 +5835,7 @@ type StartDrillResponse struct {
 
 func (x *StartDrillResponse) Reset() {
 	*x = StartDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[105]
+	mi := &file_peloton_v1_service_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5739,7 +5847,7 @@ func (x *StartDrillResponse) String() string {
 func (*StartDrillResponse) ProtoMessage() {}
 
 func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[105]
+	mi := &file_peloton_v1_service_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5752,7 +5860,7 @@ func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillResponse.ProtoReflect.Descriptor instead.
 func (*StartDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{105}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{107}
 }
 
 func (x *StartDrillResponse) GetDrill() *Drill {
@@ -5771,7 +5879,7 @@ type GetDrillRequest struct {
 
 func (x *GetDrillRequest) Reset() {
 	*x = GetDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[106]
+	mi := &file_peloton_v1_service_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5783,7 +5891,7 @@ func (x *GetDrillRequest) String() string {
 func (*GetDrillRequest) ProtoMessage() {}
 
 func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[106]
+	mi := &file_peloton_v1_service_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5796,7 +5904,7 @@ func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillRequest.ProtoReflect.Descriptor instead.
 func (*GetDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{106}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{108}
 }
 
 func (x *GetDrillRequest) GetId() string {
@@ -5815,7 +5923,7 @@ type GetDrillResponse struct {
 
 func (x *GetDrillResponse) Reset() {
 	*x = GetDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[107]
+	mi := &file_peloton_v1_service_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5827,7 +5935,7 @@ func (x *GetDrillResponse) String() string {
 func (*GetDrillResponse) ProtoMessage() {}
 
 func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[107]
+	mi := &file_peloton_v1_service_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5840,7 +5948,7 @@ func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillResponse.ProtoReflect.Descriptor instead.
 func (*GetDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{107}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{109}
 }
 
 func (x *GetDrillResponse) GetDrill() *Drill {
@@ -5858,7 +5966,7 @@ type ListDrillsRequest struct {
 
 func (x *ListDrillsRequest) Reset() {
 	*x = ListDrillsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[108]
+	mi := &file_peloton_v1_service_proto_msgTypes[110]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5870,7 +5978,7 @@ func (x *ListDrillsRequest) String() string {
 func (*ListDrillsRequest) ProtoMessage() {}
 
 func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[108]
+	mi := &file_peloton_v1_service_proto_msgTypes[110]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5883,7 +5991,7 @@ func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsRequest.ProtoReflect.Descriptor instead.
 func (*ListDrillsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{108}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{110}
 }
 
 type ListDrillsResponse struct {
@@ -5895,7 +6003,7 @@ type ListDrillsResponse struct {
 
 func (x *ListDrillsResponse) Reset() {
 	*x = ListDrillsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[109]
+	mi := &file_peloton_v1_service_proto_msgTypes[111]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5907,7 +6015,7 @@ func (x *ListDrillsResponse) String() string {
 func (*ListDrillsResponse) ProtoMessage() {}
 
 func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[109]
+	mi := &file_peloton_v1_service_proto_msgTypes[111]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5920,7 +6028,7 @@ func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsResponse.ProtoReflect.Descriptor instead.
 func (*ListDrillsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{109}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{111}
 }
 
 func (x *ListDrillsResponse) GetDrills() []*Drill {
@@ -5938,7 +6046,7 @@ type GetVersionRequest struct {
 
 func (x *GetVersionRequest) Reset() {
 	*x = GetVersionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[110]
+	mi := &file_peloton_v1_service_proto_msgTypes[112]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5950,7 +6058,7 @@ func (x *GetVersionRequest) String() string {
 func (*GetVersionRequest) ProtoMessage() {}
 
 func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[110]
+	mi := &file_peloton_v1_service_proto_msgTypes[112]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5963,7 +6071,7 @@ func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionRequest.ProtoReflect.Descriptor instead.
 func (*GetVersionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{110}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{112}
 }
 
 type GetVersionResponse struct {
@@ -5977,7 +6085,7 @@ type GetVersionResponse struct {
 
 func (x *GetVersionResponse) Reset() {
 	*x = GetVersionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[111]
+	mi := &file_peloton_v1_service_proto_msgTypes[113]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5989,7 +6097,7 @@ func (x *GetVersionResponse) String() string {
 func (*GetVersionResponse) ProtoMessage() {}
 
 func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[111]
+	mi := &file_peloton_v1_service_proto_msgTypes[113]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6002,7 +6110,7 @@ func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionResponse.ProtoReflect.Descriptor instead.
 func (*GetVersionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{111}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{113}
 }
 
 func (x *GetVersionResponse) GetVersion() string {
@@ -6037,7 +6145,7 @@ type BackupStoreRequest struct {
 
 func (x *BackupStoreRequest) Reset() {
 	*x = BackupStoreRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[112]
+	mi := &file_peloton_v1_service_proto_msgTypes[114]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6049,7 +6157,7 @@ func (x *BackupStoreRequest) String() string {
 func (*BackupStoreRequest) ProtoMessage() {}
 
 func (x *BackupStoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[112]
+	mi := &file_peloton_v1_service_proto_msgTypes[114]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6062,7 +6170,7 @@ func (x *BackupStoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupStoreRequest.ProtoReflect.Descriptor instead.
 func (*BackupStoreRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{112}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{114}
 }
 
 func (x *BackupStoreRequest) GetRegion() string {
@@ -6087,7 +6195,7 @@ type BackupStoreResponse struct {
 
 func (x *BackupStoreResponse) Reset() {
 	*x = BackupStoreResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[113]
+	mi := &file_peloton_v1_service_proto_msgTypes[115]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6099,7 +6207,7 @@ func (x *BackupStoreResponse) String() string {
 func (*BackupStoreResponse) ProtoMessage() {}
 
 func (x *BackupStoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[113]
+	mi := &file_peloton_v1_service_proto_msgTypes[115]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6112,7 +6220,7 @@ func (x *BackupStoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupStoreResponse.ProtoReflect.Descriptor instead.
 func (*BackupStoreResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{113}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{115}
 }
 
 func (x *BackupStoreResponse) GetPart() isBackupStoreResponse_Part {
@@ -6174,7 +6282,7 @@ type BackupStoreSummary struct {
 
 func (x *BackupStoreSummary) Reset() {
 	*x = BackupStoreSummary{}
-	mi := &file_peloton_v1_service_proto_msgTypes[114]
+	mi := &file_peloton_v1_service_proto_msgTypes[116]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6186,7 +6294,7 @@ func (x *BackupStoreSummary) String() string {
 func (*BackupStoreSummary) ProtoMessage() {}
 
 func (x *BackupStoreSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[114]
+	mi := &file_peloton_v1_service_proto_msgTypes[116]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6199,7 +6307,7 @@ func (x *BackupStoreSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupStoreSummary.ProtoReflect.Descriptor instead.
 func (*BackupStoreSummary) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{114}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{116}
 }
 
 func (x *BackupStoreSummary) GetRegion() string {
@@ -6238,7 +6346,7 @@ type WhoAmIRequest struct {
 
 func (x *WhoAmIRequest) Reset() {
 	*x = WhoAmIRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[115]
+	mi := &file_peloton_v1_service_proto_msgTypes[117]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6250,7 +6358,7 @@ func (x *WhoAmIRequest) String() string {
 func (*WhoAmIRequest) ProtoMessage() {}
 
 func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[115]
+	mi := &file_peloton_v1_service_proto_msgTypes[117]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6263,7 +6371,7 @@ func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
 func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{115}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{117}
 }
 
 type WhoAmIResponse struct {
@@ -6285,7 +6393,7 @@ type WhoAmIResponse struct {
 
 func (x *WhoAmIResponse) Reset() {
 	*x = WhoAmIResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[116]
+	mi := &file_peloton_v1_service_proto_msgTypes[118]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6297,7 +6405,7 @@ func (x *WhoAmIResponse) String() string {
 func (*WhoAmIResponse) ProtoMessage() {}
 
 func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[116]
+	mi := &file_peloton_v1_service_proto_msgTypes[118]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6310,7 +6418,7 @@ func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIResponse.ProtoReflect.Descriptor instead.
 func (*WhoAmIResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{116}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{118}
 }
 
 func (x *WhoAmIResponse) GetName() string {
@@ -6363,7 +6471,7 @@ type CanIRequest struct {
 
 func (x *CanIRequest) Reset() {
 	*x = CanIRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[117]
+	mi := &file_peloton_v1_service_proto_msgTypes[119]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6375,7 +6483,7 @@ func (x *CanIRequest) String() string {
 func (*CanIRequest) ProtoMessage() {}
 
 func (x *CanIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[117]
+	mi := &file_peloton_v1_service_proto_msgTypes[119]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6388,7 +6496,7 @@ func (x *CanIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanIRequest.ProtoReflect.Descriptor instead.
 func (*CanIRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{117}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{119}
 }
 
 func (x *CanIRequest) GetAction() string {
@@ -6423,7 +6531,7 @@ type CanIResponse struct {
 
 func (x *CanIResponse) Reset() {
 	*x = CanIResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[118]
+	mi := &file_peloton_v1_service_proto_msgTypes[120]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6435,7 +6543,7 @@ func (x *CanIResponse) String() string {
 func (*CanIResponse) ProtoMessage() {}
 
 func (x *CanIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[118]
+	mi := &file_peloton_v1_service_proto_msgTypes[120]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6448,7 +6556,7 @@ func (x *CanIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanIResponse.ProtoReflect.Descriptor instead.
 func (*CanIResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{118}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{120}
 }
 
 func (x *CanIResponse) GetAllowed() bool {
@@ -6473,7 +6581,7 @@ type GetPolicyRequest struct {
 
 func (x *GetPolicyRequest) Reset() {
 	*x = GetPolicyRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[119]
+	mi := &file_peloton_v1_service_proto_msgTypes[121]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6485,7 +6593,7 @@ func (x *GetPolicyRequest) String() string {
 func (*GetPolicyRequest) ProtoMessage() {}
 
 func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[119]
+	mi := &file_peloton_v1_service_proto_msgTypes[121]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6498,7 +6606,7 @@ func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{119}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{121}
 }
 
 type GetPolicyResponse struct {
@@ -6510,7 +6618,7 @@ type GetPolicyResponse struct {
 
 func (x *GetPolicyResponse) Reset() {
 	*x = GetPolicyResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[120]
+	mi := &file_peloton_v1_service_proto_msgTypes[122]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6522,7 +6630,7 @@ func (x *GetPolicyResponse) String() string {
 func (*GetPolicyResponse) ProtoMessage() {}
 
 func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[120]
+	mi := &file_peloton_v1_service_proto_msgTypes[122]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6535,7 +6643,7 @@ func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyResponse.ProtoReflect.Descriptor instead.
 func (*GetPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{120}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{122}
 }
 
 func (x *GetPolicyResponse) GetPolicy() *PolicyDocument {
@@ -6555,7 +6663,7 @@ type SetPolicyRequest struct {
 
 func (x *SetPolicyRequest) Reset() {
 	*x = SetPolicyRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[121]
+	mi := &file_peloton_v1_service_proto_msgTypes[123]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6567,7 +6675,7 @@ func (x *SetPolicyRequest) String() string {
 func (*SetPolicyRequest) ProtoMessage() {}
 
 func (x *SetPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[121]
+	mi := &file_peloton_v1_service_proto_msgTypes[123]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6580,7 +6688,7 @@ func (x *SetPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPolicyRequest.ProtoReflect.Descriptor instead.
 func (*SetPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{121}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{123}
 }
 
 func (x *SetPolicyRequest) GetPolicy() string {
@@ -6599,7 +6707,7 @@ type SetPolicyResponse struct {
 
 func (x *SetPolicyResponse) Reset() {
 	*x = SetPolicyResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[122]
+	mi := &file_peloton_v1_service_proto_msgTypes[124]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6611,7 +6719,7 @@ func (x *SetPolicyResponse) String() string {
 func (*SetPolicyResponse) ProtoMessage() {}
 
 func (x *SetPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[122]
+	mi := &file_peloton_v1_service_proto_msgTypes[124]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6624,7 +6732,7 @@ func (x *SetPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPolicyResponse.ProtoReflect.Descriptor instead.
 func (*SetPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{122}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{124}
 }
 
 func (x *SetPolicyResponse) GetPolicy() *PolicyDocument {
@@ -6653,7 +6761,7 @@ type PolicyDocument struct {
 
 func (x *PolicyDocument) Reset() {
 	*x = PolicyDocument{}
-	mi := &file_peloton_v1_service_proto_msgTypes[123]
+	mi := &file_peloton_v1_service_proto_msgTypes[125]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6665,7 +6773,7 @@ func (x *PolicyDocument) String() string {
 func (*PolicyDocument) ProtoMessage() {}
 
 func (x *PolicyDocument) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[123]
+	mi := &file_peloton_v1_service_proto_msgTypes[125]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6678,7 +6786,7 @@ func (x *PolicyDocument) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyDocument.ProtoReflect.Descriptor instead.
 func (*PolicyDocument) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{123}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{125}
 }
 
 func (x *PolicyDocument) GetYaml() string {
@@ -6730,7 +6838,7 @@ type ListAuditRequest struct {
 
 func (x *ListAuditRequest) Reset() {
 	*x = ListAuditRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[124]
+	mi := &file_peloton_v1_service_proto_msgTypes[126]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6742,7 +6850,7 @@ func (x *ListAuditRequest) String() string {
 func (*ListAuditRequest) ProtoMessage() {}
 
 func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[124]
+	mi := &file_peloton_v1_service_proto_msgTypes[126]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6755,7 +6863,7 @@ func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{124}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{126}
 }
 
 func (x *ListAuditRequest) GetName() string {
@@ -6789,7 +6897,7 @@ type ListAuditResponse struct {
 
 func (x *ListAuditResponse) Reset() {
 	*x = ListAuditResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[125]
+	mi := &file_peloton_v1_service_proto_msgTypes[127]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6801,7 +6909,7 @@ func (x *ListAuditResponse) String() string {
 func (*ListAuditResponse) ProtoMessage() {}
 
 func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[125]
+	mi := &file_peloton_v1_service_proto_msgTypes[127]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6814,7 +6922,7 @@ func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{125}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{127}
 }
 
 func (x *ListAuditResponse) GetRecords() []*AuditRecord {
@@ -7015,6 +7123,12 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\tinstances\x18\x02 \x03(\rR\tinstances\x12\x14\n" +
 	"\x05force\x18\x03 \x01(\bR\x05force\";\n" +
 	"\x11StopTasksResponse\x12&\n" +
+	"\x05tasks\x18\x01 \x03(\v2\x10.peloton.v1.TaskR\x05tasks\"`\n" +
+	"\x13RestartTasksRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1c\n" +
+	"\tinstances\x18\x02 \x03(\rR\tinstances\x12\x14\n" +
+	"\x05force\x18\x03 \x01(\bR\x05force\">\n" +
+	"\x14RestartTasksResponse\x12&\n" +
 	"\x05tasks\x18\x01 \x03(\v2\x10.peloton.v1.TaskR\x05tasks\"=\n" +
 	"\x11CreatePoolRequest\x12(\n" +
 	"\x04spec\x18\x01 \x01(\v2\x14.peloton.v1.PoolSpecR\x04spec\":\n" +
@@ -7257,12 +7371,13 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x0ePauseMigration\x12!.peloton.v1.PauseMigrationRequest\x1a\".peloton.v1.PauseMigrationResponse\x12Z\n" +
 	"\x0fResumeMigration\x12\".peloton.v1.ResumeMigrationRequest\x1a#.peloton.v1.ResumeMigrationResponse\x12W\n" +
 	"\x0eAbortMigration\x12!.peloton.v1.AbortMigrationRequest\x1a\".peloton.v1.AbortMigrationResponse\x12`\n" +
-	"\x11RollbackMigration\x12$.peloton.v1.RollbackMigrationRequest\x1a%.peloton.v1.RollbackMigrationResponse2\xc4\x02\n" +
+	"\x11RollbackMigration\x12$.peloton.v1.RollbackMigrationRequest\x1a%.peloton.v1.RollbackMigrationResponse2\x97\x03\n" +
 	"\vTaskService\x12M\n" +
 	"\tListTasks\x12\x1c.peloton.v1.ListTasksRequest\x1a\x1d.peloton.v1.ListTasksResponse\"\x03\x90\x02\x01\x12G\n" +
 	"\aGetTask\x12\x1a.peloton.v1.GetTaskRequest\x1a\x1b.peloton.v1.GetTaskResponse\"\x03\x90\x02\x01\x12S\n" +
 	"\vGetTaskLogs\x12\x1e.peloton.v1.GetTaskLogsRequest\x1a\x1f.peloton.v1.GetTaskLogsResponse\"\x03\x90\x02\x01\x12H\n" +
-	"\tStopTasks\x12\x1c.peloton.v1.StopTasksRequest\x1a\x1d.peloton.v1.StopTasksResponse2\xea\x03\n" +
+	"\tStopTasks\x12\x1c.peloton.v1.StopTasksRequest\x1a\x1d.peloton.v1.StopTasksResponse\x12Q\n" +
+	"\fRestartTasks\x12\x1f.peloton.v1.RestartTasksRequest\x1a .peloton.v1.RestartTasksResponse2\xea\x03\n" +
 	"\vPoolService\x12K\n" +
 	"\n" +
 	"CreatePool\x12\x1d.peloton.v1.CreatePoolRequest\x1a\x1e.peloton.v1.CreatePoolResponse\x12K\n" +
@@ -7327,7 +7442,7 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_peloton_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 126)
+var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 128)
 var file_peloton_v1_service_proto_goTypes = []any{
 	(JobOrder)(0),                     // 0: peloton.v1.JobOrder
 	(JobView)(0),                      // 1: peloton.v1.JobView
@@ -7386,302 +7501,307 @@ var file_peloton_v1_service_proto_goTypes = []any{
 	(*GetTaskLogsResponse)(nil),       // 54: peloton.v1.GetTaskLogsResponse
 	(*StopTasksRequest)(nil),          // 55: peloton.v1.StopTasksRequest
 	(*StopTasksResponse)(nil),         // 56: peloton.v1.StopTasksResponse
-	(*CreatePoolRequest)(nil),         // 57: peloton.v1.CreatePoolRequest
-	(*CreatePoolResponse)(nil),        // 58: peloton.v1.CreatePoolResponse
-	(*UpdatePoolRequest)(nil),         // 59: peloton.v1.UpdatePoolRequest
-	(*UpdatePoolResponse)(nil),        // 60: peloton.v1.UpdatePoolResponse
-	(*DeletePoolRequest)(nil),         // 61: peloton.v1.DeletePoolRequest
-	(*DeletePoolResponse)(nil),        // 62: peloton.v1.DeletePoolResponse
-	(*ListPoolsRequest)(nil),          // 63: peloton.v1.ListPoolsRequest
-	(*ListPoolsResponse)(nil),         // 64: peloton.v1.ListPoolsResponse
-	(*GetPoolRequest)(nil),            // 65: peloton.v1.GetPoolRequest
-	(*GetPoolResponse)(nil),           // 66: peloton.v1.GetPoolResponse
-	(*GetPoolHistoryRequest)(nil),     // 67: peloton.v1.GetPoolHistoryRequest
-	(*GetPoolHistoryResponse)(nil),    // 68: peloton.v1.GetPoolHistoryResponse
-	(*PoolResourceHistory)(nil),       // 69: peloton.v1.PoolResourceHistory
-	(*ListClustersRequest)(nil),       // 70: peloton.v1.ListClustersRequest
-	(*ListClustersResponse)(nil),      // 71: peloton.v1.ListClustersResponse
-	(*GetClusterRequest)(nil),         // 72: peloton.v1.GetClusterRequest
-	(*GetClusterResponse)(nil),        // 73: peloton.v1.GetClusterResponse
-	(*DrainClusterRequest)(nil),       // 74: peloton.v1.DrainClusterRequest
-	(*DrainClusterResponse)(nil),      // 75: peloton.v1.DrainClusterResponse
-	(*UndrainClusterRequest)(nil),     // 76: peloton.v1.UndrainClusterRequest
-	(*UndrainClusterResponse)(nil),    // 77: peloton.v1.UndrainClusterResponse
-	(*ListHostsRequest)(nil),          // 78: peloton.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),         // 79: peloton.v1.ListHostsResponse
-	(*DrainHostRequest)(nil),          // 80: peloton.v1.DrainHostRequest
-	(*DrainHostResponse)(nil),         // 81: peloton.v1.DrainHostResponse
-	(*UndrainHostRequest)(nil),        // 82: peloton.v1.UndrainHostRequest
-	(*UndrainHostResponse)(nil),       // 83: peloton.v1.UndrainHostResponse
-	(*MarkHostDownRequest)(nil),       // 84: peloton.v1.MarkHostDownRequest
-	(*MarkHostDownResponse)(nil),      // 85: peloton.v1.MarkHostDownResponse
-	(*SetHostPoolRequest)(nil),        // 86: peloton.v1.SetHostPoolRequest
-	(*SetHostPoolResponse)(nil),       // 87: peloton.v1.SetHostPoolResponse
-	(*ListHostPoolsRequest)(nil),      // 88: peloton.v1.ListHostPoolsRequest
-	(*ListHostPoolsResponse)(nil),     // 89: peloton.v1.ListHostPoolsResponse
-	(*ListRegionsRequest)(nil),        // 90: peloton.v1.ListRegionsRequest
-	(*ListRegionsResponse)(nil),       // 91: peloton.v1.ListRegionsResponse
-	(*GetRegionHistoryRequest)(nil),   // 92: peloton.v1.GetRegionHistoryRequest
-	(*GetRegionHistoryResponse)(nil),  // 93: peloton.v1.GetRegionHistoryResponse
-	(*RegionHistory)(nil),             // 94: peloton.v1.RegionHistory
-	(*WatchRequest)(nil),              // 95: peloton.v1.WatchRequest
-	(*FailBackRequest)(nil),           // 96: peloton.v1.FailBackRequest
-	(*FailBackResponse)(nil),          // 97: peloton.v1.FailBackResponse
-	(*IsolateRegionRequest)(nil),      // 98: peloton.v1.IsolateRegionRequest
-	(*IsolateRegionResponse)(nil),     // 99: peloton.v1.IsolateRegionResponse
-	(*PutReplicaRequest)(nil),         // 100: peloton.v1.PutReplicaRequest
-	(*PutReplicaResponse)(nil),        // 101: peloton.v1.PutReplicaResponse
-	(*ListReplicasRequest)(nil),       // 102: peloton.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),      // 103: peloton.v1.ListReplicasResponse
-	(*PlanFailoverRequest)(nil),       // 104: peloton.v1.PlanFailoverRequest
-	(*PlanFailoverResponse)(nil),      // 105: peloton.v1.PlanFailoverResponse
-	(*StartDrillRequest)(nil),         // 106: peloton.v1.StartDrillRequest
-	(*StartDrillResponse)(nil),        // 107: peloton.v1.StartDrillResponse
-	(*GetDrillRequest)(nil),           // 108: peloton.v1.GetDrillRequest
-	(*GetDrillResponse)(nil),          // 109: peloton.v1.GetDrillResponse
-	(*ListDrillsRequest)(nil),         // 110: peloton.v1.ListDrillsRequest
-	(*ListDrillsResponse)(nil),        // 111: peloton.v1.ListDrillsResponse
-	(*GetVersionRequest)(nil),         // 112: peloton.v1.GetVersionRequest
-	(*GetVersionResponse)(nil),        // 113: peloton.v1.GetVersionResponse
-	(*BackupStoreRequest)(nil),        // 114: peloton.v1.BackupStoreRequest
-	(*BackupStoreResponse)(nil),       // 115: peloton.v1.BackupStoreResponse
-	(*BackupStoreSummary)(nil),        // 116: peloton.v1.BackupStoreSummary
-	(*WhoAmIRequest)(nil),             // 117: peloton.v1.WhoAmIRequest
-	(*WhoAmIResponse)(nil),            // 118: peloton.v1.WhoAmIResponse
-	(*CanIRequest)(nil),               // 119: peloton.v1.CanIRequest
-	(*CanIResponse)(nil),              // 120: peloton.v1.CanIResponse
-	(*GetPolicyRequest)(nil),          // 121: peloton.v1.GetPolicyRequest
-	(*GetPolicyResponse)(nil),         // 122: peloton.v1.GetPolicyResponse
-	(*SetPolicyRequest)(nil),          // 123: peloton.v1.SetPolicyRequest
-	(*SetPolicyResponse)(nil),         // 124: peloton.v1.SetPolicyResponse
-	(*PolicyDocument)(nil),            // 125: peloton.v1.PolicyDocument
-	(*ListAuditRequest)(nil),          // 126: peloton.v1.ListAuditRequest
-	(*ListAuditResponse)(nil),         // 127: peloton.v1.ListAuditResponse
-	(*Migration)(nil),                 // 128: peloton.v1.Migration
-	(*JobSpec)(nil),                   // 129: peloton.v1.JobSpec
-	(*Job)(nil),                       // 130: peloton.v1.Job
-	(JobState)(0),                     // 131: peloton.v1.JobState
-	(*Update)(nil),                    // 132: peloton.v1.Update
-	(*Event)(nil),                     // 133: peloton.v1.Event
-	(TaskState)(0),                    // 134: peloton.v1.TaskState
-	(*Task)(nil),                      // 135: peloton.v1.Task
-	(*PoolSpec)(nil),                  // 136: peloton.v1.PoolSpec
-	(*Pool)(nil),                      // 137: peloton.v1.Pool
-	(*timestamppb.Timestamp)(nil),     // 138: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),       // 139: google.protobuf.Duration
-	(*ClusterSummary)(nil),            // 140: peloton.v1.ClusterSummary
-	(*Host)(nil),                      // 141: peloton.v1.Host
-	(*HostPool)(nil),                  // 142: peloton.v1.HostPool
-	(*HostPoolMove)(nil),              // 143: peloton.v1.HostPoolMove
-	(*Region)(nil),                    // 144: peloton.v1.Region
-	(*PlannedMove)(nil),               // 145: peloton.v1.PlannedMove
-	(*Replica)(nil),                   // 146: peloton.v1.Replica
-	(*RegionPlan)(nil),                // 147: peloton.v1.RegionPlan
-	(*Drill)(nil),                     // 148: peloton.v1.Drill
-	(*AuditRecord)(nil),               // 149: peloton.v1.AuditRecord
+	(*RestartTasksRequest)(nil),       // 57: peloton.v1.RestartTasksRequest
+	(*RestartTasksResponse)(nil),      // 58: peloton.v1.RestartTasksResponse
+	(*CreatePoolRequest)(nil),         // 59: peloton.v1.CreatePoolRequest
+	(*CreatePoolResponse)(nil),        // 60: peloton.v1.CreatePoolResponse
+	(*UpdatePoolRequest)(nil),         // 61: peloton.v1.UpdatePoolRequest
+	(*UpdatePoolResponse)(nil),        // 62: peloton.v1.UpdatePoolResponse
+	(*DeletePoolRequest)(nil),         // 63: peloton.v1.DeletePoolRequest
+	(*DeletePoolResponse)(nil),        // 64: peloton.v1.DeletePoolResponse
+	(*ListPoolsRequest)(nil),          // 65: peloton.v1.ListPoolsRequest
+	(*ListPoolsResponse)(nil),         // 66: peloton.v1.ListPoolsResponse
+	(*GetPoolRequest)(nil),            // 67: peloton.v1.GetPoolRequest
+	(*GetPoolResponse)(nil),           // 68: peloton.v1.GetPoolResponse
+	(*GetPoolHistoryRequest)(nil),     // 69: peloton.v1.GetPoolHistoryRequest
+	(*GetPoolHistoryResponse)(nil),    // 70: peloton.v1.GetPoolHistoryResponse
+	(*PoolResourceHistory)(nil),       // 71: peloton.v1.PoolResourceHistory
+	(*ListClustersRequest)(nil),       // 72: peloton.v1.ListClustersRequest
+	(*ListClustersResponse)(nil),      // 73: peloton.v1.ListClustersResponse
+	(*GetClusterRequest)(nil),         // 74: peloton.v1.GetClusterRequest
+	(*GetClusterResponse)(nil),        // 75: peloton.v1.GetClusterResponse
+	(*DrainClusterRequest)(nil),       // 76: peloton.v1.DrainClusterRequest
+	(*DrainClusterResponse)(nil),      // 77: peloton.v1.DrainClusterResponse
+	(*UndrainClusterRequest)(nil),     // 78: peloton.v1.UndrainClusterRequest
+	(*UndrainClusterResponse)(nil),    // 79: peloton.v1.UndrainClusterResponse
+	(*ListHostsRequest)(nil),          // 80: peloton.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),         // 81: peloton.v1.ListHostsResponse
+	(*DrainHostRequest)(nil),          // 82: peloton.v1.DrainHostRequest
+	(*DrainHostResponse)(nil),         // 83: peloton.v1.DrainHostResponse
+	(*UndrainHostRequest)(nil),        // 84: peloton.v1.UndrainHostRequest
+	(*UndrainHostResponse)(nil),       // 85: peloton.v1.UndrainHostResponse
+	(*MarkHostDownRequest)(nil),       // 86: peloton.v1.MarkHostDownRequest
+	(*MarkHostDownResponse)(nil),      // 87: peloton.v1.MarkHostDownResponse
+	(*SetHostPoolRequest)(nil),        // 88: peloton.v1.SetHostPoolRequest
+	(*SetHostPoolResponse)(nil),       // 89: peloton.v1.SetHostPoolResponse
+	(*ListHostPoolsRequest)(nil),      // 90: peloton.v1.ListHostPoolsRequest
+	(*ListHostPoolsResponse)(nil),     // 91: peloton.v1.ListHostPoolsResponse
+	(*ListRegionsRequest)(nil),        // 92: peloton.v1.ListRegionsRequest
+	(*ListRegionsResponse)(nil),       // 93: peloton.v1.ListRegionsResponse
+	(*GetRegionHistoryRequest)(nil),   // 94: peloton.v1.GetRegionHistoryRequest
+	(*GetRegionHistoryResponse)(nil),  // 95: peloton.v1.GetRegionHistoryResponse
+	(*RegionHistory)(nil),             // 96: peloton.v1.RegionHistory
+	(*WatchRequest)(nil),              // 97: peloton.v1.WatchRequest
+	(*FailBackRequest)(nil),           // 98: peloton.v1.FailBackRequest
+	(*FailBackResponse)(nil),          // 99: peloton.v1.FailBackResponse
+	(*IsolateRegionRequest)(nil),      // 100: peloton.v1.IsolateRegionRequest
+	(*IsolateRegionResponse)(nil),     // 101: peloton.v1.IsolateRegionResponse
+	(*PutReplicaRequest)(nil),         // 102: peloton.v1.PutReplicaRequest
+	(*PutReplicaResponse)(nil),        // 103: peloton.v1.PutReplicaResponse
+	(*ListReplicasRequest)(nil),       // 104: peloton.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),      // 105: peloton.v1.ListReplicasResponse
+	(*PlanFailoverRequest)(nil),       // 106: peloton.v1.PlanFailoverRequest
+	(*PlanFailoverResponse)(nil),      // 107: peloton.v1.PlanFailoverResponse
+	(*StartDrillRequest)(nil),         // 108: peloton.v1.StartDrillRequest
+	(*StartDrillResponse)(nil),        // 109: peloton.v1.StartDrillResponse
+	(*GetDrillRequest)(nil),           // 110: peloton.v1.GetDrillRequest
+	(*GetDrillResponse)(nil),          // 111: peloton.v1.GetDrillResponse
+	(*ListDrillsRequest)(nil),         // 112: peloton.v1.ListDrillsRequest
+	(*ListDrillsResponse)(nil),        // 113: peloton.v1.ListDrillsResponse
+	(*GetVersionRequest)(nil),         // 114: peloton.v1.GetVersionRequest
+	(*GetVersionResponse)(nil),        // 115: peloton.v1.GetVersionResponse
+	(*BackupStoreRequest)(nil),        // 116: peloton.v1.BackupStoreRequest
+	(*BackupStoreResponse)(nil),       // 117: peloton.v1.BackupStoreResponse
+	(*BackupStoreSummary)(nil),        // 118: peloton.v1.BackupStoreSummary
+	(*WhoAmIRequest)(nil),             // 119: peloton.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),            // 120: peloton.v1.WhoAmIResponse
+	(*CanIRequest)(nil),               // 121: peloton.v1.CanIRequest
+	(*CanIResponse)(nil),              // 122: peloton.v1.CanIResponse
+	(*GetPolicyRequest)(nil),          // 123: peloton.v1.GetPolicyRequest
+	(*GetPolicyResponse)(nil),         // 124: peloton.v1.GetPolicyResponse
+	(*SetPolicyRequest)(nil),          // 125: peloton.v1.SetPolicyRequest
+	(*SetPolicyResponse)(nil),         // 126: peloton.v1.SetPolicyResponse
+	(*PolicyDocument)(nil),            // 127: peloton.v1.PolicyDocument
+	(*ListAuditRequest)(nil),          // 128: peloton.v1.ListAuditRequest
+	(*ListAuditResponse)(nil),         // 129: peloton.v1.ListAuditResponse
+	(*Migration)(nil),                 // 130: peloton.v1.Migration
+	(*JobSpec)(nil),                   // 131: peloton.v1.JobSpec
+	(*Job)(nil),                       // 132: peloton.v1.Job
+	(JobState)(0),                     // 133: peloton.v1.JobState
+	(*Update)(nil),                    // 134: peloton.v1.Update
+	(*Event)(nil),                     // 135: peloton.v1.Event
+	(TaskState)(0),                    // 136: peloton.v1.TaskState
+	(*Task)(nil),                      // 137: peloton.v1.Task
+	(*PoolSpec)(nil),                  // 138: peloton.v1.PoolSpec
+	(*Pool)(nil),                      // 139: peloton.v1.Pool
+	(*timestamppb.Timestamp)(nil),     // 140: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),       // 141: google.protobuf.Duration
+	(*ClusterSummary)(nil),            // 142: peloton.v1.ClusterSummary
+	(*Host)(nil),                      // 143: peloton.v1.Host
+	(*HostPool)(nil),                  // 144: peloton.v1.HostPool
+	(*HostPoolMove)(nil),              // 145: peloton.v1.HostPoolMove
+	(*Region)(nil),                    // 146: peloton.v1.Region
+	(*PlannedMove)(nil),               // 147: peloton.v1.PlannedMove
+	(*Replica)(nil),                   // 148: peloton.v1.Replica
+	(*RegionPlan)(nil),                // 149: peloton.v1.RegionPlan
+	(*Drill)(nil),                     // 150: peloton.v1.Drill
+	(*AuditRecord)(nil),               // 151: peloton.v1.AuditRecord
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	128, // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
-	128, // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
-	128, // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
-	128, // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
-	128, // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
-	128, // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
-	128, // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
-	129, // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	130, // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	129, // 9: peloton.v1.CreateJobsRequest.jobs:type_name -> peloton.v1.JobSpec
+	130, // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
+	130, // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
+	130, // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
+	130, // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
+	130, // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
+	130, // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
+	130, // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
+	131, // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	132, // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	131, // 9: peloton.v1.CreateJobsRequest.jobs:type_name -> peloton.v1.JobSpec
 	20,  // 10: peloton.v1.CreateJobsResponse.results:type_name -> peloton.v1.CreateJobsResult
-	130, // 11: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	131, // 12: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	132, // 11: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	133, // 12: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
 	1,   // 13: peloton.v1.ListJobsRequest.view:type_name -> peloton.v1.JobView
 	0,   // 14: peloton.v1.ListJobsRequest.order:type_name -> peloton.v1.JobOrder
-	130, // 15: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	130, // 16: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	129, // 17: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	132, // 18: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
-	132, // 19: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
-	132, // 20: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
-	132, // 21: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
-	132, // 22: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
-	132, // 23: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
-	132, // 24: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
-	132, // 25: peloton.v1.PromoteUpdateResponse.update:type_name -> peloton.v1.Update
-	129, // 26: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
-	133, // 27: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
-	134, // 28: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	135, // 29: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	135, // 30: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	135, // 31: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	136, // 32: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	137, // 33: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	136, // 34: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	137, // 35: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	137, // 36: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	137, // 37: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	138, // 38: peloton.v1.GetPoolHistoryRequest.since:type_name -> google.protobuf.Timestamp
-	139, // 39: peloton.v1.GetPoolHistoryResponse.window:type_name -> google.protobuf.Duration
-	139, // 40: peloton.v1.GetPoolHistoryResponse.interval:type_name -> google.protobuf.Duration
-	69,  // 41: peloton.v1.GetPoolHistoryResponse.resources:type_name -> peloton.v1.PoolResourceHistory
-	140, // 42: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
-	140, // 43: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	140, // 44: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	140, // 45: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	141, // 46: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	139, // 47: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
-	141, // 48: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
-	141, // 49: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
-	141, // 50: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
-	141, // 51: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
-	142, // 52: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
-	143, // 53: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
-	144, // 54: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	138, // 55: peloton.v1.GetRegionHistoryRequest.since:type_name -> google.protobuf.Timestamp
-	139, // 56: peloton.v1.GetRegionHistoryResponse.window:type_name -> google.protobuf.Duration
-	139, // 57: peloton.v1.GetRegionHistoryResponse.interval:type_name -> google.protobuf.Duration
-	94,  // 58: peloton.v1.GetRegionHistoryResponse.regions:type_name -> peloton.v1.RegionHistory
-	145, // 59: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
-	145, // 60: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
-	146, // 61: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
-	146, // 62: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
-	147, // 63: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
-	148, // 64: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
-	148, // 65: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
-	148, // 66: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
-	116, // 67: peloton.v1.BackupStoreResponse.summary:type_name -> peloton.v1.BackupStoreSummary
-	138, // 68: peloton.v1.BackupStoreSummary.taken_at:type_name -> google.protobuf.Timestamp
-	125, // 69: peloton.v1.GetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
-	125, // 70: peloton.v1.SetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
-	138, // 71: peloton.v1.PolicyDocument.set_at:type_name -> google.protobuf.Timestamp
-	138, // 72: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
-	149, // 73: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
-	16,  // 74: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	18,  // 75: peloton.v1.JobService.CreateJobs:input_type -> peloton.v1.CreateJobsRequest
-	21,  // 76: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	23,  // 77: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	25,  // 78: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	27,  // 79: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	29,  // 80: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
-	31,  // 81: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
-	33,  // 82: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
-	35,  // 83: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
-	37,  // 84: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
-	39,  // 85: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
-	41,  // 86: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
-	43,  // 87: peloton.v1.JobService.PromoteUpdate:input_type -> peloton.v1.PromoteUpdateRequest
-	45,  // 88: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
-	47,  // 89: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
-	2,   // 90: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
-	4,   // 91: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
-	6,   // 92: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
-	8,   // 93: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
-	10,  // 94: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
-	12,  // 95: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
-	14,  // 96: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
-	49,  // 97: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	51,  // 98: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	53,  // 99: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	55,  // 100: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	57,  // 101: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
-	59,  // 102: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
-	61,  // 103: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
-	63,  // 104: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	65,  // 105: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	67,  // 106: peloton.v1.PoolService.GetPoolHistory:input_type -> peloton.v1.GetPoolHistoryRequest
-	78,  // 107: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	80,  // 108: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
-	82,  // 109: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
-	84,  // 110: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
-	86,  // 111: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
-	88,  // 112: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
-	70,  // 113: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
-	72,  // 114: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
-	74,  // 115: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
-	76,  // 116: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
-	90,  // 117: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	92,  // 118: peloton.v1.RegionService.GetRegionHistory:input_type -> peloton.v1.GetRegionHistoryRequest
-	95,  // 119: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	100, // 120: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
-	102, // 121: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
-	104, // 122: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
-	106, // 123: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
-	108, // 124: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
-	110, // 125: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
-	98,  // 126: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
-	96,  // 127: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
-	112, // 128: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	114, // 129: peloton.v1.SystemService.BackupStore:input_type -> peloton.v1.BackupStoreRequest
-	117, // 130: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
-	119, // 131: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
-	121, // 132: peloton.v1.AuthService.GetPolicy:input_type -> peloton.v1.GetPolicyRequest
-	123, // 133: peloton.v1.AuthService.SetPolicy:input_type -> peloton.v1.SetPolicyRequest
-	126, // 134: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
-	17,  // 135: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	19,  // 136: peloton.v1.JobService.CreateJobs:output_type -> peloton.v1.CreateJobsResponse
-	22,  // 137: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	24,  // 138: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	26,  // 139: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	28,  // 140: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	30,  // 141: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
-	32,  // 142: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
-	34,  // 143: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
-	36,  // 144: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
-	38,  // 145: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
-	40,  // 146: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
-	42,  // 147: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
-	44,  // 148: peloton.v1.JobService.PromoteUpdate:output_type -> peloton.v1.PromoteUpdateResponse
-	46,  // 149: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
-	48,  // 150: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
-	3,   // 151: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
-	5,   // 152: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
-	7,   // 153: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
-	9,   // 154: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
-	11,  // 155: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
-	13,  // 156: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
-	15,  // 157: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
-	50,  // 158: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	52,  // 159: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	54,  // 160: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	56,  // 161: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	58,  // 162: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	60,  // 163: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	62,  // 164: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	64,  // 165: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	66,  // 166: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	68,  // 167: peloton.v1.PoolService.GetPoolHistory:output_type -> peloton.v1.GetPoolHistoryResponse
-	79,  // 168: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	81,  // 169: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
-	83,  // 170: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
-	85,  // 171: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
-	87,  // 172: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
-	89,  // 173: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
-	71,  // 174: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
-	73,  // 175: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
-	75,  // 176: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
-	77,  // 177: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
-	91,  // 178: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	93,  // 179: peloton.v1.RegionService.GetRegionHistory:output_type -> peloton.v1.GetRegionHistoryResponse
-	133, // 180: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	101, // 181: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
-	103, // 182: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
-	105, // 183: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
-	107, // 184: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
-	109, // 185: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
-	111, // 186: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
-	99,  // 187: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
-	97,  // 188: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
-	113, // 189: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	115, // 190: peloton.v1.SystemService.BackupStore:output_type -> peloton.v1.BackupStoreResponse
-	118, // 191: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
-	120, // 192: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
-	122, // 193: peloton.v1.AuthService.GetPolicy:output_type -> peloton.v1.GetPolicyResponse
-	124, // 194: peloton.v1.AuthService.SetPolicy:output_type -> peloton.v1.SetPolicyResponse
-	127, // 195: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
-	135, // [135:196] is the sub-list for method output_type
-	74,  // [74:135] is the sub-list for method input_type
-	74,  // [74:74] is the sub-list for extension type_name
-	74,  // [74:74] is the sub-list for extension extendee
-	0,   // [0:74] is the sub-list for field type_name
+	132, // 15: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	132, // 16: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	131, // 17: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	134, // 18: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
+	134, // 19: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
+	134, // 20: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
+	134, // 21: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
+	134, // 22: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
+	134, // 23: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
+	134, // 24: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
+	134, // 25: peloton.v1.PromoteUpdateResponse.update:type_name -> peloton.v1.Update
+	131, // 26: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
+	135, // 27: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
+	136, // 28: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	137, // 29: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	137, // 30: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	137, // 31: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	137, // 32: peloton.v1.RestartTasksResponse.tasks:type_name -> peloton.v1.Task
+	138, // 33: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	139, // 34: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	138, // 35: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	139, // 36: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	139, // 37: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	139, // 38: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	140, // 39: peloton.v1.GetPoolHistoryRequest.since:type_name -> google.protobuf.Timestamp
+	141, // 40: peloton.v1.GetPoolHistoryResponse.window:type_name -> google.protobuf.Duration
+	141, // 41: peloton.v1.GetPoolHistoryResponse.interval:type_name -> google.protobuf.Duration
+	71,  // 42: peloton.v1.GetPoolHistoryResponse.resources:type_name -> peloton.v1.PoolResourceHistory
+	142, // 43: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
+	142, // 44: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	142, // 45: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	142, // 46: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	143, // 47: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	141, // 48: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
+	143, // 49: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
+	143, // 50: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
+	143, // 51: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
+	143, // 52: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
+	144, // 53: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
+	145, // 54: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
+	146, // 55: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	140, // 56: peloton.v1.GetRegionHistoryRequest.since:type_name -> google.protobuf.Timestamp
+	141, // 57: peloton.v1.GetRegionHistoryResponse.window:type_name -> google.protobuf.Duration
+	141, // 58: peloton.v1.GetRegionHistoryResponse.interval:type_name -> google.protobuf.Duration
+	96,  // 59: peloton.v1.GetRegionHistoryResponse.regions:type_name -> peloton.v1.RegionHistory
+	147, // 60: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
+	147, // 61: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
+	148, // 62: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	148, // 63: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	149, // 64: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	150, // 65: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	150, // 66: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	150, // 67: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	118, // 68: peloton.v1.BackupStoreResponse.summary:type_name -> peloton.v1.BackupStoreSummary
+	140, // 69: peloton.v1.BackupStoreSummary.taken_at:type_name -> google.protobuf.Timestamp
+	127, // 70: peloton.v1.GetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
+	127, // 71: peloton.v1.SetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
+	140, // 72: peloton.v1.PolicyDocument.set_at:type_name -> google.protobuf.Timestamp
+	140, // 73: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
+	151, // 74: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
+	16,  // 75: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	18,  // 76: peloton.v1.JobService.CreateJobs:input_type -> peloton.v1.CreateJobsRequest
+	21,  // 77: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	23,  // 78: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	25,  // 79: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	27,  // 80: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	29,  // 81: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
+	31,  // 82: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
+	33,  // 83: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
+	35,  // 84: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
+	37,  // 85: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
+	39,  // 86: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
+	41,  // 87: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
+	43,  // 88: peloton.v1.JobService.PromoteUpdate:input_type -> peloton.v1.PromoteUpdateRequest
+	45,  // 89: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
+	47,  // 90: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
+	2,   // 91: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
+	4,   // 92: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
+	6,   // 93: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
+	8,   // 94: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
+	10,  // 95: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
+	12,  // 96: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
+	14,  // 97: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
+	49,  // 98: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	51,  // 99: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	53,  // 100: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	55,  // 101: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	57,  // 102: peloton.v1.TaskService.RestartTasks:input_type -> peloton.v1.RestartTasksRequest
+	59,  // 103: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	61,  // 104: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	63,  // 105: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	65,  // 106: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	67,  // 107: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	69,  // 108: peloton.v1.PoolService.GetPoolHistory:input_type -> peloton.v1.GetPoolHistoryRequest
+	80,  // 109: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	82,  // 110: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
+	84,  // 111: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
+	86,  // 112: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
+	88,  // 113: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
+	90,  // 114: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
+	72,  // 115: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
+	74,  // 116: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
+	76,  // 117: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
+	78,  // 118: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
+	92,  // 119: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	94,  // 120: peloton.v1.RegionService.GetRegionHistory:input_type -> peloton.v1.GetRegionHistoryRequest
+	97,  // 121: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	102, // 122: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	104, // 123: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	106, // 124: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	108, // 125: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	110, // 126: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	112, // 127: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	100, // 128: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
+	98,  // 129: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
+	114, // 130: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	116, // 131: peloton.v1.SystemService.BackupStore:input_type -> peloton.v1.BackupStoreRequest
+	119, // 132: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
+	121, // 133: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
+	123, // 134: peloton.v1.AuthService.GetPolicy:input_type -> peloton.v1.GetPolicyRequest
+	125, // 135: peloton.v1.AuthService.SetPolicy:input_type -> peloton.v1.SetPolicyRequest
+	128, // 136: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
+	17,  // 137: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	19,  // 138: peloton.v1.JobService.CreateJobs:output_type -> peloton.v1.CreateJobsResponse
+	22,  // 139: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	24,  // 140: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	26,  // 141: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	28,  // 142: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	30,  // 143: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
+	32,  // 144: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
+	34,  // 145: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
+	36,  // 146: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
+	38,  // 147: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
+	40,  // 148: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
+	42,  // 149: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
+	44,  // 150: peloton.v1.JobService.PromoteUpdate:output_type -> peloton.v1.PromoteUpdateResponse
+	46,  // 151: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
+	48,  // 152: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
+	3,   // 153: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
+	5,   // 154: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
+	7,   // 155: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
+	9,   // 156: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
+	11,  // 157: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
+	13,  // 158: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
+	15,  // 159: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
+	50,  // 160: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	52,  // 161: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	54,  // 162: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	56,  // 163: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	58,  // 164: peloton.v1.TaskService.RestartTasks:output_type -> peloton.v1.RestartTasksResponse
+	60,  // 165: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	62,  // 166: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	64,  // 167: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	66,  // 168: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	68,  // 169: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	70,  // 170: peloton.v1.PoolService.GetPoolHistory:output_type -> peloton.v1.GetPoolHistoryResponse
+	81,  // 171: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	83,  // 172: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
+	85,  // 173: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
+	87,  // 174: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
+	89,  // 175: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
+	91,  // 176: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
+	73,  // 177: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
+	75,  // 178: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
+	77,  // 179: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
+	79,  // 180: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
+	93,  // 181: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	95,  // 182: peloton.v1.RegionService.GetRegionHistory:output_type -> peloton.v1.GetRegionHistoryResponse
+	135, // 183: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	103, // 184: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	105, // 185: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	107, // 186: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	109, // 187: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	111, // 188: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	113, // 189: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	101, // 190: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
+	99,  // 191: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
+	115, // 192: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	117, // 193: peloton.v1.SystemService.BackupStore:output_type -> peloton.v1.BackupStoreResponse
+	120, // 194: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
+	122, // 195: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
+	124, // 196: peloton.v1.AuthService.GetPolicy:output_type -> peloton.v1.GetPolicyResponse
+	126, // 197: peloton.v1.AuthService.SetPolicy:output_type -> peloton.v1.SetPolicyResponse
+	129, // 198: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
+	137, // [137:199] is the sub-list for method output_type
+	75,  // [75:137] is the sub-list for method input_type
+	75,  // [75:75] is the sub-list for extension type_name
+	75,  // [75:75] is the sub-list for extension extendee
+	0,   // [0:75] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -7693,7 +7813,7 @@ func file_peloton_v1_service_proto_init() {
 	file_peloton_v1_service_proto_msgTypes[0].OneofWrappers = []any{}
 	file_peloton_v1_service_proto_msgTypes[27].OneofWrappers = []any{}
 	file_peloton_v1_service_proto_msgTypes[45].OneofWrappers = []any{}
-	file_peloton_v1_service_proto_msgTypes[113].OneofWrappers = []any{
+	file_peloton_v1_service_proto_msgTypes[115].OneofWrappers = []any{
 		(*BackupStoreResponse_Chunk)(nil),
 		(*BackupStoreResponse_Summary)(nil),
 	}
@@ -7703,7 +7823,7 @@ func file_peloton_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   126,
+			NumMessages:   128,
 			NumExtensions: 0,
 			NumServices:   10,
 		},

@@ -1047,10 +1047,11 @@ var JobService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	TaskService_ListTasks_FullMethodName   = "/peloton.v1.TaskService/ListTasks"
-	TaskService_GetTask_FullMethodName     = "/peloton.v1.TaskService/GetTask"
-	TaskService_GetTaskLogs_FullMethodName = "/peloton.v1.TaskService/GetTaskLogs"
-	TaskService_StopTasks_FullMethodName   = "/peloton.v1.TaskService/StopTasks"
+	TaskService_ListTasks_FullMethodName    = "/peloton.v1.TaskService/ListTasks"
+	TaskService_GetTask_FullMethodName      = "/peloton.v1.TaskService/GetTask"
+	TaskService_GetTaskLogs_FullMethodName  = "/peloton.v1.TaskService/GetTaskLogs"
+	TaskService_StopTasks_FullMethodName    = "/peloton.v1.TaskService/StopTasks"
+	TaskService_RestartTasks_FullMethodName = "/peloton.v1.TaskService/RestartTasks"
 )
 
 // TaskServiceClient is the client API for TaskService service.
@@ -1062,6 +1063,9 @@ type TaskServiceClient interface {
 	// GetTaskLogs reads a task's output from the host it ran on.
 	GetTaskLogs(ctx context.Context, in *GetTaskLogsRequest, opts ...grpc.CallOption) (*GetTaskLogsResponse, error)
 	StopTasks(ctx context.Context, in *StopTasksRequest, opts ...grpc.CallOption) (*StopTasksResponse, error)
+	// RestartTasks kills the current runs of running instances and starts
+	// new ones (a gang restarts whole); the instances keep their config.
+	RestartTasks(ctx context.Context, in *RestartTasksRequest, opts ...grpc.CallOption) (*RestartTasksResponse, error)
 }
 
 type taskServiceClient struct {
@@ -1112,6 +1116,16 @@ func (c *taskServiceClient) StopTasks(ctx context.Context, in *StopTasksRequest,
 	return out, nil
 }
 
+func (c *taskServiceClient) RestartTasks(ctx context.Context, in *RestartTasksRequest, opts ...grpc.CallOption) (*RestartTasksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RestartTasksResponse)
+	err := c.cc.Invoke(ctx, TaskService_RestartTasks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TaskServiceServer is the server API for TaskService service.
 // All implementations must embed UnimplementedTaskServiceServer
 // for forward compatibility.
@@ -1121,6 +1135,9 @@ type TaskServiceServer interface {
 	// GetTaskLogs reads a task's output from the host it ran on.
 	GetTaskLogs(context.Context, *GetTaskLogsRequest) (*GetTaskLogsResponse, error)
 	StopTasks(context.Context, *StopTasksRequest) (*StopTasksResponse, error)
+	// RestartTasks kills the current runs of running instances and starts
+	// new ones (a gang restarts whole); the instances keep their config.
+	RestartTasks(context.Context, *RestartTasksRequest) (*RestartTasksResponse, error)
 	mustEmbedUnimplementedTaskServiceServer()
 }
 
@@ -1142,6 +1159,9 @@ func (UnimplementedTaskServiceServer) GetTaskLogs(context.Context, *GetTaskLogsR
 }
 func (UnimplementedTaskServiceServer) StopTasks(context.Context, *StopTasksRequest) (*StopTasksResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method StopTasks not implemented")
+}
+func (UnimplementedTaskServiceServer) RestartTasks(context.Context, *RestartTasksRequest) (*RestartTasksResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RestartTasks not implemented")
 }
 func (UnimplementedTaskServiceServer) mustEmbedUnimplementedTaskServiceServer() {}
 func (UnimplementedTaskServiceServer) testEmbeddedByValue()                     {}
@@ -1236,6 +1256,24 @@ func _TaskService_StopTasks_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TaskService_RestartTasks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RestartTasksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TaskServiceServer).RestartTasks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TaskService_RestartTasks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TaskServiceServer).RestartTasks(ctx, req.(*RestartTasksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TaskService_ServiceDesc is the grpc.ServiceDesc for TaskService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1258,6 +1296,10 @@ var TaskService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "StopTasks",
 			Handler:    _TaskService_StopTasks_Handler,
+		},
+		{
+			MethodName: "RestartTasks",
+			Handler:    _TaskService_RestartTasks_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -9,13 +10,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/proto"
 
 	pelotonv1 "github.com/peloton-federated/peloton/api/peloton/v1"
 )
 
 func (a *app) taskCommand() *cobra.Command {
-	task := &cobra.Command{Use: "task", Short: "Inspect and stop the tasks of a job, read their logs"}
-	task.AddCommand(a.taskListCommand(), a.taskGetCommand(), a.taskLogsCommand(), a.taskStopCommand())
+	task := &cobra.Command{Use: "task", Short: "Inspect, stop and restart the tasks of a job, read their logs"}
+	task.AddCommand(a.taskListCommand(), a.taskGetCommand(), a.taskLogsCommand(), a.taskStopCommand(), a.taskRestartCommand())
 	return task
 }
 
@@ -189,29 +191,63 @@ Stopping running instances of a service asks its SLA first: when that would
 take more instances down than sla.maxUnavailable allows, the stop is refused
 and nothing changes; --force stops them anyway.`,
 		Args: args(cobra.MinimumNArgs(1)),
-		RunE: a.connected(func(cmd *cobra.Command, argv []string, c *clients) error {
-			req := &pelotonv1.StopTasksRequest{JobId: argv[0], Force: force}
-			for _, s := range argv[1:] {
-				n, err := parseInstance(s)
-				if err != nil {
-					return err
-				}
-				req.Instances = append(req.Instances, n)
-			}
-			ctx, cancel := a.rpc(cmd.Context())
-			defer cancel()
-			resp, err := c.tasks.StopTasks(ctx, req)
-			if err != nil {
-				return err
-			}
-			if a.output != "table" {
-				return writeStructured(cmd.OutOrStdout(), a.output, resp)
-			}
-			return writeTaskTable(cmd.OutOrStdout(), resp.GetTasks(), a.clock.Now())
+		RunE: a.onInstances(func(ctx context.Context, c *clients, job string, instances []uint32) (tasksAnswer, error) {
+			return c.tasks.StopTasks(ctx, &pelotonv1.StopTasksRequest{JobId: job, Instances: instances, Force: force})
 		}),
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "stop running instances of a service even beyond its SLA")
 	return cmd
+}
+
+func (a *app) taskRestartCommand() *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "restart JOB_ID INSTANCE...",
+		Short: "Restart running instances of a job: new runs on the same config",
+		Long: `Restart instances of a job: their current runs are killed and new runs
+start, on the same config (a gang restarts whole; a restart is not a
+failure). Only instances that run or wait to run can be restarted.
+Restarting instances of a service asks its SLA first: when that would take
+more instances down than sla.maxUnavailable allows, the restart is refused
+and nothing changes; --force restarts them anyway.`,
+		Args: args(cobra.MinimumNArgs(2)),
+		RunE: a.onInstances(func(ctx context.Context, c *clients, job string, instances []uint32) (tasksAnswer, error) {
+			return c.tasks.RestartTasks(ctx, &pelotonv1.RestartTasksRequest{JobId: job, Instances: instances, Force: force})
+		}),
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "restart running instances of a service even beyond its SLA")
+	return cmd
+}
+
+// tasksAnswer is an answer that lists tasks (StopTasks, RestartTasks).
+type tasksAnswer interface {
+	proto.Message
+	GetTasks() []*pelotonv1.Task
+}
+
+// onInstances runs a command on JOB_ID INSTANCE...: it makes one call with
+// the instances and prints the tasks answered.
+func (a *app) onInstances(call func(ctx context.Context, c *clients, job string, instances []uint32) (tasksAnswer, error)) func(*cobra.Command, []string) error {
+	return a.connected(func(cmd *cobra.Command, argv []string, c *clients) error {
+		var instances []uint32
+		for _, s := range argv[1:] {
+			n, err := parseInstance(s)
+			if err != nil {
+				return err
+			}
+			instances = append(instances, n)
+		}
+		ctx, cancel := a.rpc(cmd.Context())
+		defer cancel()
+		resp, err := call(ctx, c, argv[0], instances)
+		if err != nil {
+			return err
+		}
+		if a.output != "table" {
+			return writeStructured(cmd.OutOrStdout(), a.output, resp)
+		}
+		return writeTaskTable(cmd.OutOrStdout(), resp.GetTasks(), a.clock.Now())
+	})
 }
 
 func (a *app) taskLogsCommand() *cobra.Command {

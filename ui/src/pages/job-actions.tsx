@@ -256,3 +256,24 @@ export function StopTask({ jobId, instance, ended }: { jobId: string; instance: 
     </Confirm>
   );
 }
+
+/** RestartTask gives one running task a new run on the same config; a
+ * service task asks its SLA unless forced. */
+export function RestartTask({ jobId, instance, ended }: { jobId: string; instance: number; ended: boolean }) {
+  const allowed = useCan('stop-job', { jobId });
+  const force = useRef<HTMLInputElement>(null);
+  if (!allowed) return null;
+  return (
+    <Confirm
+      label="Restart task"
+      title={`Restart task ${instance}?`}
+      disabled={ended}
+      body={<p>Its current run is killed and a new one starts, on the same config; a restart is not a failure. A running instance of a service restarts only as far as its SLA allows, unless forced.</p>}
+      action={() => api.restartTasks(jobId, [instance], !!force.current?.checked)}
+    >
+      <label class="check">
+        <input ref={force} type="checkbox" name="force" /> Force: beyond the SLA
+      </label>
+    </Confirm>
+  );
+}

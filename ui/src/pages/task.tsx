@@ -6,7 +6,7 @@ import { Badge, Empty, ErrorNote, JobRef, Section, Title } from '../components';
 import { useEvents } from '../events';
 import { Link } from '../router';
 import { TERMINAL_TASK, decodeBytes, fmtTime, health, taskView, useInterval, useLoad } from '../util';
-import { StopTask } from './job-actions';
+import { RestartTask, StopTask } from './job-actions';
 import { EventList, Fact } from './job';
 
 /** Bytes of log read at first: the tail. */
@@ -88,6 +88,7 @@ export function TaskPage({ id, instance }: { id: string; instance: number }) {
             )
           )}
           <div class="actions">
+            <RestartTask jobId={id} instance={instance} ended={TERMINAL_TASK.has(s)} />
             <StopTask jobId={id} instance={instance} ended={TERMINAL_TASK.has(s)} />
           </div>
         </section>

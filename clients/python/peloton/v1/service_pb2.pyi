@@ -482,6 +482,22 @@ class StopTasksResponse(_message.Message):
     tasks: _containers.RepeatedCompositeFieldContainer[_types_pb2.Task]
     def __init__(self, tasks: _Optional[_Iterable[_Union[_types_pb2.Task, _Mapping]]] = ...) -> None: ...
 
+class RestartTasksRequest(_message.Message):
+    __slots__ = ("job_id", "instances", "force")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    INSTANCES_FIELD_NUMBER: _ClassVar[int]
+    FORCE_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    instances: _containers.RepeatedScalarFieldContainer[int]
+    force: bool
+    def __init__(self, job_id: _Optional[str] = ..., instances: _Optional[_Iterable[int]] = ..., force: _Optional[bool] = ...) -> None: ...
+
+class RestartTasksResponse(_message.Message):
+    __slots__ = ("tasks",)
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    tasks: _containers.RepeatedCompositeFieldContainer[_types_pb2.Task]
+    def __init__(self, tasks: _Optional[_Iterable[_Union[_types_pb2.Task, _Mapping]]] = ...) -> None: ...
+
 class CreatePoolRequest(_message.Message):
     __slots__ = ("spec",)
     SPEC_FIELD_NUMBER: _ClassVar[int]

@@ -1123,6 +1123,11 @@ class TaskServiceStub:
                 request_serializer=peloton_dot_v1_dot_service__pb2.StopTasksRequest.SerializeToString,
                 response_deserializer=peloton_dot_v1_dot_service__pb2.StopTasksResponse.FromString,
                 _registered_method=True)
+        self.RestartTasks = channel.unary_unary(
+                '/peloton.v1.TaskService/RestartTasks',
+                request_serializer=peloton_dot_v1_dot_service__pb2.RestartTasksRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.RestartTasksResponse.FromString,
+                _registered_method=True)
 
 
 class TaskServiceServicer:
@@ -1153,6 +1158,14 @@ class TaskServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RestartTasks(self, request, context):
+        """RestartTasks kills the current runs of running instances and starts
+        new ones (a gang restarts whole); the instances keep their config.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TaskServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -1175,6 +1188,11 @@ def add_TaskServiceServicer_to_server(servicer, server):
                     servicer.StopTasks,
                     request_deserializer=peloton_dot_v1_dot_service__pb2.StopTasksRequest.FromString,
                     response_serializer=peloton_dot_v1_dot_service__pb2.StopTasksResponse.SerializeToString,
+            ),
+            'RestartTasks': grpc.unary_unary_rpc_method_handler(
+                    servicer.RestartTasks,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.RestartTasksRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.RestartTasksResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1285,6 +1303,33 @@ class TaskService:
             '/peloton.v1.TaskService/StopTasks',
             peloton_dot_v1_dot_service__pb2.StopTasksRequest.SerializeToString,
             peloton_dot_v1_dot_service__pb2.StopTasksResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RestartTasks(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.TaskService/RestartTasks',
+            peloton_dot_v1_dot_service__pb2.RestartTasksRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.RestartTasksResponse.FromString,
             options,
             channel_credentials,
             insecure,
