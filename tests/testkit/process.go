@@ -1,13 +1,10 @@
 package testkit
 
 import (
-	"bytes"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,137 +13,182 @@ import (
 // LockCheckEnv turns on the job manager's lock check (jobmgr.LockCheckEnv).
 const LockCheckEnv = "PELOTON_LOCK_CHECK"
 
-// Process is a server the test started: its output so far, and whether
-// it has exited.
+// Stopping is how a process is stopped: Signal, then SIGKILL when it has
+// not exited Within.
+type Stopping struct {
+	// Signal is SIGINT (Ctrl-C, the default) or SIGTERM (a service
+	// manager).
+	Signal syscall.Signal
+	// Within defaults to 20 s.
+	Within time.Duration
+	// Cleanly fails the test unless the process exits with status 0
+	// Within: a stop is part of what the test checks.
+	Cleanly bool
+}
+
+// ServerStop is how a `peloton server` is stopped: SIGTERM, as a service
+// manager does, and SIGKILL after 15 s.
+var ServerStop = Stopping{Signal: syscall.SIGTERM, Within: 15 * time.Second}
+
+// Options are a started process's name in the test's messages (default
+// the command's base name), how it is stopped, and how many of its last
+// lines are logged when the test failed (default 40).
+type Options struct {
+	Name     string
+	Stop     Stopping
+	LogLines int
+}
+
+// Process is a program the test started: its output so far, and whether
+// it has exited. It is stopped when the test ends, and when the test
+// failed the last lines of its output are logged.
 type Process struct {
+	t    testing.TB
+	name string
 	cmd  *exec.Cmd
-	mu   sync.Mutex
-	out  bytes.Buffer
-	done chan error
+	out  LogBuffer
+	done chan error // the exit status, put back by every reader
+	stop Stopping
 }
 
 // Start starts bin with args, stopped when t ends (SIGINT, then SIGKILL
-// after 20 s); when t failed, the last lines of its output are logged.
+// after 20 s).
 func Start(t testing.TB, bin string, args ...string) *Process {
 	t.Helper()
-	return StartCmd(t, exec.Command(bin, args...))
+	return StartWith(t, exec.Command(bin, args...), Options{})
 }
 
 // StartCmd is Start of a command the caller prepared (its user, its
 // environment); its output goes to the Process.
 func StartCmd(t testing.TB, cmd *exec.Cmd) *Process {
 	t.Helper()
-	bin := cmd.Path
+	return StartWith(t, cmd, Options{})
+}
+
+// StartWith starts cmd with the options.
+func StartWith(t testing.TB, cmd *exec.Cmd, o Options) *Process {
+	t.Helper()
+	if o.Name == "" {
+		o.Name = filepath.Base(cmd.Path)
+	}
+	if o.Stop.Signal == 0 {
+		o.Stop.Signal = syscall.SIGINT
+	}
+	if o.Stop.Within == 0 {
+		o.Stop.Within = 20 * time.Second
+	}
+	if o.LogLines == 0 {
+		o.LogLines = 40
+	}
 	// Every server a test starts runs the job manager's lock check: a
 	// store call made while an engine lock is held stops the process.
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
 	cmd.Env = append(cmd.Env, LockCheckEnv+"=1")
-	p := &Process{cmd: cmd, done: make(chan error, 1)}
-	p.cmd.Stdout, p.cmd.Stderr = p, p
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
+	p := &Process{t: t, name: o.Name, cmd: cmd, done: make(chan error, 1), stop: o.Stop}
+	cmd.Stdout, cmd.Stderr = &p.out, &p.out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", o.Name, err)
 	}
-	go func() { p.done <- p.cmd.Wait() }()
+	go func() { p.done <- cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-p.done:
-		case <-time.After(20 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
+		p.Stop()
 		if t.Failed() {
-			t.Logf("%s log (last lines):\n%s", bin, LastLines(p.Output(), 40))
+			t.Logf("%s log (last lines):\n%s", o.Name, LastLines(p.Output(), o.LogLines))
 		}
 	})
 	return p
 }
 
-func (p *Process) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.Write(b)
-}
-
-// Kill kills the process with SIGKILL and waits until it is gone.
-func (p *Process) Kill() {
-	_ = p.cmd.Process.Kill()
-	err := <-p.done
-	p.done <- err // for the test's cleanup, which waits too
-}
-
-// Exited reports whether the process has exited.
-func (p *Process) Exited() bool {
+// Stop stops the process as the test's end would, unless it has exited.
+func (p *Process) Stop() {
+	p.t.Helper()
+	if p.Exited() {
+		return
+	}
+	_ = p.cmd.Process.Signal(p.stop.Signal)
 	select {
 	case err := <-p.done:
 		p.done <- err
-		return true
+		if err != nil && p.stop.Cleanly {
+			p.t.Errorf("%s did not stop cleanly on %s: %v", p.name, p.stop.Signal, err)
+		}
+	case <-time.After(p.stop.Within):
+		p.Kill()
+		if p.stop.Cleanly {
+			p.t.Errorf("%s did not stop within %s of %s", p.name, p.stop.Within, p.stop.Signal)
+		}
+	}
+}
+
+// Kill kills the process with SIGKILL, as a crash would, and waits until
+// it is gone.
+func (p *Process) Kill() {
+	_ = p.cmd.Process.Kill()
+	err := <-p.done
+	p.done <- err
+}
+
+// Signal sends sig to the process (SIGSTOP and SIGCONT pause and resume
+// it).
+func (p *Process) Signal(sig syscall.Signal) error { return p.cmd.Process.Signal(sig) }
+
+// Pid is the process's id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Exited reports whether the process has exited.
+func (p *Process) Exited() bool {
+	exited, _ := p.Exit()
+	return exited
+}
+
+// Exit reports whether the process has exited, and how.
+func (p *Process) Exit() (exited bool, err error) {
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return true, err
 	default:
-		return false
+		return false, nil
 	}
 }
 
 // Output is what the process printed so far.
-func (p *Process) Output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
-}
+func (p *Process) Output() string { return p.out.String() }
 
-// KillUnder kills every process working in dir or below it, or naming it
-// on its command line (the local host manager's executors and the tasks
-// they run, which outlive the server by design), and waits up to 10 s
-// for them to be gone, so that removing dir does not race with their
-// last writes.
-func KillUnder(t testing.TB, dir string) {
-	t.Helper()
-	dir = filepath.Clean(dir)
-	if !filepath.IsAbs(dir) || dir == "/" {
-		return // only a directory of the test's own, named whole
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		pids := processesUnder(dir)
-		if len(pids) == 0 {
-			return
+// WaitUntil polls cond every 50 ms until it holds; the test fails when the
+// process exits first or cond does not hold within d.
+func (p *Process) WaitUntil(d time.Duration, what string, cond func() bool) {
+	p.t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if exited, err := p.Exit(); exited {
+			p.t.Fatalf("%s exited before %s: %v", p.name, what, err)
 		}
 		if time.Now().After(deadline) {
-			t.Errorf("processes under %s still running after 10 s: %v", dir, pids)
-			return
-		}
-		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			p.t.Fatalf("%s not %s after %s", p.name, what, d)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
 
-func processesUnder(dir string) []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		proc := filepath.Join("/proc", e.Name())
-		if stat, err := os.ReadFile(filepath.Join(proc, "stat")); err == nil && zombie(stat) {
-			continue
-		}
-		cwd, _ := os.Readlink(filepath.Join(proc, "cwd"))
-		cmdline, _ := os.ReadFile(filepath.Join(proc, "cmdline"))
-		if cwd == dir || strings.HasPrefix(cwd, dir+"/") || bytes.Contains(cmdline, []byte(dir+"/")) {
-			out = append(out, pid)
-		}
+// WaitHealthy waits until the process answers GET url+"/healthz" with 200
+// through client (nil: a client with no credentials).
+func (p *Process) WaitHealthy(client *http.Client, url string, d time.Duration) {
+	p.t.Helper()
+	if client == nil {
+		client = BareClient()
 	}
-	return out
+	p.WaitUntil(d, "healthy", func() bool { return Healthy(client, url) })
 }
 
-// zombie tells a process that ended but was not waited for: it holds no
-// files, and killing it does nothing.
-func zombie(stat []byte) bool {
-	i := bytes.LastIndexByte(stat, ')')
-	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
+// Healthy reports whether GET url+"/healthz" through client answers 200.
+func Healthy(client *http.Client, url string) bool {
+	resp, err := client.Get(url + "/healthz")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }

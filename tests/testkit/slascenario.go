@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -49,39 +48,6 @@ type SLAResult struct {
 	Drained        []string
 }
 
-type scenarioTask struct {
-	InstanceID uint32 `json:"instance"`
-	State      string `json:"state"`
-	Host       string `json:"host"`
-	Cluster    string `json:"cluster"`
-	Health     string `json:"health"`
-	Ready      string `json:"ready"`
-	Goal       string `json:"goalState"`
-}
-
-// hostID is the id of the task's host, as host commands take it.
-func (t scenarioTask) hostID() string {
-	if t.Host == "" || strings.Contains(t.Host, "/") {
-		return t.Host
-	}
-	return t.Cluster + "/" + t.Host
-}
-
-// available mirrors the SLA's rule: running, and ready (or, with no
-// readiness probe, healthy) when the task has probes.
-func (t scenarioTask) available() bool {
-	if t.State != "TASK_STATE_RUNNING" {
-		return false
-	}
-	switch {
-	case t.Ready != "" && t.Ready != "HEALTH_STATE_UNSPECIFIED":
-		return t.Ready == "HEALTH_STATE_HEALTHY"
-	case t.Health != "" && t.Health != "HEALTH_STATE_UNSPECIFIED":
-		return t.Health == "HEALTH_STATE_HEALTHY"
-	}
-	return true
-}
-
 func (sc *SLAScenario) cli(t testing.TB, args ...string) string {
 	t.Helper()
 	out, err := Run(sc.Bin, sc.Addr, args...)
@@ -91,21 +57,7 @@ func (sc *SLAScenario) cli(t testing.TB, args ...string) string {
 	return out
 }
 
-// Run runs the peloton CLI against addr and returns its standard output
-// (and standard error, on failure).
-func Run(bin, addr string, args ...string) (string, error) {
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "PELOTON_ADDR="+addr)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if err != nil {
-		return stdout.String() + stderr.String(), err
-	}
-	return stdout.String(), nil
-}
-
-func (sc *SLAScenario) tasks(job string) ([]scenarioTask, error) {
+func (sc *SLAScenario) tasks(job string) ([]Task, error) {
 	resp, err := http.Get("http://" + sc.Addr + "/v1/jobs/" + job + "/tasks")
 	if err != nil {
 		return nil, err
@@ -115,7 +67,7 @@ func (sc *SLAScenario) tasks(job string) ([]scenarioTask, error) {
 		return nil, fmt.Errorf("list tasks: HTTP %d", resp.StatusCode)
 	}
 	var out struct {
-		Tasks []scenarioTask `json:"tasks"`
+		Tasks []Task `json:"tasks"`
 	}
 	return out.Tasks, json.NewDecoder(resp.Body).Decode(&out)
 }
@@ -162,7 +114,7 @@ func (sc *SLAScenario) Run(t testing.TB) SLAResult {
 			return false
 		}
 		for _, tk := range ts {
-			if !tk.available() {
+			if !tk.Available() {
 				return false
 			}
 		}
@@ -175,7 +127,7 @@ func (sc *SLAScenario) Run(t testing.TB) SLAResult {
 		ts, _ := sc.tasks(job)
 		seen := map[string]bool{}
 		for _, tk := range ts {
-			if h := tk.hostID(); !seen[h] && len(drain) < max(sc.DrainCount, 1) {
+			if h := tk.HostID(); !seen[h] && len(drain) < max(sc.DrainCount, 1) {
 				seen[h] = true
 				drain = append(drain, h)
 			}
@@ -200,7 +152,7 @@ func (sc *SLAScenario) Run(t testing.TB) SLAResult {
 			} else {
 				down := sc.Instances
 				for _, tk := range ts {
-					if int(tk.InstanceID) < sc.Instances && tk.available() {
+					if int(tk.Instance) < sc.Instances && tk.Available() {
 						down--
 					}
 				}
@@ -262,8 +214,8 @@ func (sc *SLAScenario) Run(t testing.TB) SLAResult {
 	}
 	for _, tk := range ts {
 		for _, h := range drain {
-			if tk.hostID() == h {
-				t.Errorf("instance %d still on drained host %s", tk.InstanceID, h)
+			if tk.HostID() == h {
+				t.Errorf("instance %d still on drained host %s", tk.Instance, h)
 			}
 		}
 	}

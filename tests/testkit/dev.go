@@ -1,0 +1,124 @@
+package testkit
+
+import (
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Dev is a running `peloton dev`: a region (or several, --regions) in one
+// process on loopback, with its HTTP API (the dev token carried by
+// http.DefaultClient, UseDevTokens) and its CLI.
+type Dev struct {
+	*Process
+	API
+	// Addr is the API address of the (first) region.
+	Addr    string
+	DataDir string
+	// Peloton is the CLI pointed at the cluster.
+	Peloton CLI
+}
+
+// DevOptions are the process's options (named "peloton dev", stopped by
+// SIGINT within 20 s and cleanly unless Stop says otherwise), how long it
+// may take to answer /healthz (default 30 s) and how long a CLI run may
+// take (default 2 min).
+type DevOptions struct {
+	Options
+	Healthy   time.Duration
+	CLIWithin time.Duration
+}
+
+// StartDev starts `peloton dev` of bin on dataDir ("": a temporary
+// directory) with args, on reserved loopback ports (the port and the ones
+// after it that --regions takes), and waits until it is healthy.
+func StartDev(t testing.TB, bin, dataDir string, args ...string) *Dev {
+	t.Helper()
+	return StartDevWith(t, bin, DevOptions{}, dataDir, args...)
+}
+
+// StartDevWith is StartDev with options.
+func StartDevWith(t testing.TB, bin string, o DevOptions, dataDir string, args ...string) *Dev {
+	t.Helper()
+	if o.Name == "" {
+		o.Name = "peloton dev"
+	}
+	if o.Stop == (Stopping{}) {
+		o.Stop.Cleanly = true
+	}
+	if o.Healthy == 0 {
+		o.Healthy = 30 * time.Second
+	}
+	if dataDir == "" {
+		dataDir = filepath.Join(t.TempDir(), "data")
+	}
+	OpenToTasks(t, dataDir)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(FreePorts(t, "127.0.0.1", devRegions(args))))
+	// Runs outlive the server (a restart adopts them); once the test and
+	// its server are done, nothing may still write in the data directory.
+	t.Cleanup(func() { KillUnder(t, dataDir) })
+	cmd := exec.Command(bin, append([]string{"dev", "--data-dir", dataDir, "--addr", addr}, args...)...)
+	d := &Dev{
+		Process: StartWith(t, cmd, o.Options),
+		API:     API{T: t, URL: "http://" + addr},
+		Addr:    addr, DataDir: dataDir,
+		Peloton: CLI{Bin: bin, Addr: addr, Within: o.CLIWithin},
+	}
+	d.WaitHealthy(nil, d.URL, o.Healthy)
+	return d
+}
+
+// CLI runs the CLI against the cluster; the test fails when it cannot
+// run or does not end within its bound.
+func (d *Dev) CLI(args ...string) Result {
+	d.T.Helper()
+	r := d.Peloton.Run(args...)
+	if r.Code == -1 {
+		d.T.Fatalf("peloton %s: %s", strings.Join(args, " "), r.Stderr)
+	}
+	return r
+}
+
+// MustCLI runs the CLI against the cluster and returns its standard
+// output; the test fails unless it exits 0.
+func (d *Dev) MustCLI(args ...string) string {
+	d.T.Helper()
+	r := d.Peloton.Run(args...)
+	if r.Code != 0 {
+		d.T.Fatalf("peloton %s: %s", strings.Join(args, " "), r)
+	}
+	return r.Stdout
+}
+
+// devRegions is how many regions `peloton dev args` runs: --regions is a
+// count or a list of names.
+func devRegions(args []string) int {
+	for i, a := range args {
+		v, ok := strings.CutPrefix(a, "--regions=")
+		if !ok && (a == "--regions" || a == "-regions") && i+1 < len(args) {
+			v, ok = args[i+1], true
+		}
+		if !ok {
+			continue
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+			return max(n, 1)
+		}
+		return len(strings.Split(v, ","))
+	}
+	return 1
+}
+
+// StartServer starts `peloton server --config config` of bin, stopped as
+// a service manager stops it (ServerStop) unless o.Stop says otherwise.
+func StartServer(t testing.TB, bin, config string, o Options) *Process {
+	t.Helper()
+	if o.Stop == (Stopping{}) {
+		o.Stop = ServerStop
+	}
+	return StartWith(t, exec.Command(bin, "server", "--config", config), o)
+}
