@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -35,19 +34,11 @@ import (
 func startSecured(t *testing.T, hosts, store string) (*server, map[string]string) {
 	t.Helper()
 	dir := t.TempDir()
-	tokens := map[string]string{}
-	for _, name := range []string{"root", "ops"} {
-		out, err := exec.Command(binary, "auth", "token", "create", name, "--file", filepath.Join(dir, "tokens.yaml")).Output()
-		if err != nil {
-			t.Fatalf("token for %s: %v", name, err)
-		}
-		tokens[name] = strings.TrimSpace(string(out))
-	}
-	writeFile(t, dir, "policy.yaml", "bindings:\n  - {subjects: [root], role: admin}\n  - {subjects: [ops], role: operator}\n")
+	lab := testkit.NewLab(t, binary, dir, testkit.LabSpec{Tokens: []string{"root", "ops"},
+		Policy: "bindings:\n  - {subjects: [root], role: admin}\n  - {subjects: [ops], role: operator}\n"})
 	addr, data := testkit.FreeAddr(t), filepath.Join(dir, "data")
-	cfg := fmt.Sprintf("region: east\naddr: %s\ndataDir: %s\nhosts: [%q]\nauth: {tokens: %s, policy: %s}\n%s",
-		addr, data, hosts, filepath.Join(dir, "tokens.yaml"), filepath.Join(dir, "policy.yaml"), store)
-	return startPeloton(t, data, addr, "server", "--config", writeFile(t, dir, "server.yaml", cfg)), tokens
+	cfg := fmt.Sprintf("region: east\naddr: %s\ndataDir: %s\nhosts: [%q]\n%s\n%s", addr, data, hosts, lab.AuthConfig(""), store)
+	return startPeloton(t, data, addr, "server", "--config", writeFile(t, dir, "server.yaml", cfg)), lab.Tokens
 }
 
 // dialAs is a gRPC connection to addr sending token (none: the dev
@@ -213,10 +204,10 @@ func TestStoreBackupOfAServingRegion(t *testing.T) {
 	const hosts = "sim,hosts=4,cpu=16,duration=500ms"
 	const instances = 10
 	s, tokens := startSecured(t, hosts, "")
-	root := dialAs(t, s.addr, tokens["root"])
+	root := dialAs(t, s.Addr, tokens["root"])
 	conns := []*grpc.ClientConn{root}
 	for range 3 {
-		conns = append(conns, dialAs(t, s.addr, tokens["root"]))
+		conns = append(conns, dialAs(t, s.Addr, tokens["root"]))
 	}
 	load := startJobLoad(conns, instances)
 	defer func() {
@@ -234,8 +225,8 @@ func TestStoreBackupOfAServingRegion(t *testing.T) {
 	// An operator may not, and writes nothing.
 	dir := t.TempDir()
 	denied := filepath.Join(dir, "denied.db")
-	if r := s.cli("store", "backup", "--server", s.addr, "--token", tokens["ops"], "--out", denied); r.code != cli.ExitDenied || !strings.Contains(r.stderr, "backup-store") {
-		t.Fatalf("an operator's backup: exit %d, %s", r.code, r.stderr)
+	if r := s.CLI("store", "backup", "--server", s.Addr, "--token", tokens["ops"], "--out", denied); r.Code != cli.ExitDenied || !strings.Contains(r.Stderr, "backup-store") {
+		t.Fatalf("an operator's backup: exit %d, %s", r.Code, r.Stderr)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Fatalf("a refused backup left %v", entries)
@@ -243,7 +234,7 @@ func TestStoreBackupOfAServingRegion(t *testing.T) {
 
 	file := filepath.Join(dir, "east.db")
 	began := time.Now()
-	out := s.mustCLI("store", "backup", "--server", s.addr, "--token", tokens["root"], "--out", file)
+	out := s.MustCLI("store", "backup", "--server", s.Addr, "--token", tokens["root"], "--out", file)
 	took := time.Since(began)
 	time.Sleep(300 * time.Millisecond) // the load goes on past the backup
 	load.finish()
@@ -264,8 +255,8 @@ func TestStoreBackupOfAServingRegion(t *testing.T) {
 
 	// An existing --out is refused and kept as it was.
 	kept, _ := os.ReadFile(file)
-	if r := s.cli("store", "backup", "--server", s.addr, "--token", tokens["root"], "--out", file); r.code == 0 || !strings.Contains(r.stderr, "--out") || !strings.Contains(r.stderr, "exists") {
-		t.Fatalf("a backup over an existing file: exit %d, %s", r.code, r.stderr)
+	if r := s.CLI("store", "backup", "--server", s.Addr, "--token", tokens["root"], "--out", file); r.Code == 0 || !strings.Contains(r.Stderr, "--out") || !strings.Contains(r.Stderr, "exists") {
+		t.Fatalf("a backup over an existing file: exit %d, %s", r.Code, r.Stderr)
 	}
 	if again, _ := os.ReadFile(file); string(again) != string(kept) {
 		t.Fatal("a refused backup changed the existing file")
@@ -285,9 +276,9 @@ func TestStoreBackupOfAServingRegion(t *testing.T) {
 		}
 		return seen["root OK store of the receiving region"] && seen["ops PermissionDenied "]
 	})
-	s.stop()
+	s.Stop()
 	server := "not logged"
-	if m := regexp.MustCompile(`msg="store backed up".* copy=(\S+) total=(\S+)`).FindStringSubmatch(s.log.String()); m != nil {
+	if m := regexp.MustCompile(`msg="store backed up".* copy=(\S+) total=(\S+)`).FindStringSubmatch(s.Output()); m != nil {
 		server = "copy " + m[1] + ", in all " + m[2]
 	}
 
@@ -319,10 +310,10 @@ func TestStoreBackupOfAServingRegion(t *testing.T) {
 	// A region restored from the backup has its jobs, and runs them.
 	fresh := t.TempDir()
 	restoring := time.Now()
-	s.mustCLI("store", "restore", "--in", file, "--db", filepath.Join(fresh, "store.db"))
+	s.MustCLI("store", "restore", "--in", file, "--db", filepath.Join(fresh, "store.db"))
 	restoreTook := time.Since(restoring)
 	r := startDev(t, fresh, "--region", "east", "--hosts", hosts)
-	restored := dialAs(t, r.addr, "")
+	restored := dialAs(t, r.Addr, "")
 	got := allJobs(t, restored, pb.JobView_JOB_VIEW_FULL)
 	if len(got) != len(jobs) {
 		t.Errorf("%d jobs in the restored region, %d in the backup", len(got), len(jobs))
@@ -373,12 +364,12 @@ func TestStoreBackupOfACassandraRegionIsRefused(t *testing.T) {
 	})
 	s, tokens := startSecured(t, "sim,hosts=1", fmt.Sprintf("store: {kind: cassandra, cassandra: {hosts: [%q], keyspace: %s, migrate: true}}\n", cass, keyspace))
 	out := filepath.Join(t.TempDir(), "east.db")
-	r := s.cli("store", "backup", "--server", s.addr, "--token", tokens["root"], "--out", out)
-	if r.code != cli.ExitRefused || !strings.Contains(r.stderr, "peloton store backup --cassandra") {
-		t.Fatalf("a backup of a Cassandra region: exit %d, %s", r.code, r.stderr)
+	r := s.CLI("store", "backup", "--server", s.Addr, "--token", tokens["root"], "--out", out)
+	if r.Code != cli.ExitRefused || !strings.Contains(r.Stderr, "peloton store backup --cassandra") {
+		t.Fatalf("a backup of a Cassandra region: exit %d, %s", r.Code, r.Stderr)
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Fatal("a refused backup wrote --out")
 	}
-	t.Logf("refused: %s", strings.TrimSpace(r.stderr))
+	t.Logf("refused: %s", strings.TrimSpace(r.Stderr))
 }

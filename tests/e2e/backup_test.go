@@ -23,11 +23,11 @@ func TestStoreBackupAndRestore(t *testing.T) {
 	s := startDev(t, dir, "--hosts", hosts)
 	var ids []string
 	for i := range 40 {
-		ids = append(ids, createJobHTTP(t, s, fmt.Sprintf(`{"name":"backup-%d","instances":3,"task":{"command":"sim","resources":{"cpu":1,"memMb":8}}}`, i)))
+		ids = append(ids, s.CreateJob(fmt.Sprintf(`{"name":"backup-%d","instances":3,"task":{"command":"sim","resources":{"cpu":1,"memMb":8}}}`, i)))
 	}
 	states := func(s *server) map[string]string {
 		states := map[string]string{}
-		for _, j := range listJobs(t, s) {
+		for _, j := range s.Jobs() {
 			states[j.ID] = j.Status.State
 		}
 		return states
@@ -46,15 +46,15 @@ func TestStoreBackupAndRestore(t *testing.T) {
 	if len(before) != len(ids) {
 		t.Fatalf("%d jobs listed before the backup, created %d", len(before), len(ids))
 	}
-	s.stop()
+	s.Stop()
 
 	backup := filepath.Join(t.TempDir(), "region.db")
-	out := s.mustCLI("store", "backup", "--db", filepath.Join(dir, "store.db"), "--out", backup)
+	out := s.MustCLI("store", "backup", "--db", filepath.Join(dir, "store.db"), "--out", backup)
 	t.Logf("%s", strings.TrimSpace(out))
 	fresh := t.TempDir()
-	s.mustCLI("store", "restore", "--in", backup, "--db", filepath.Join(fresh, "store.db"))
-	if r := s.cli("store", "restore", "--in", backup, "--db", filepath.Join(dir, "store.db")); r.code == 0 || !strings.Contains(r.stderr, "exists") {
-		t.Fatalf("a restore over an existing store: exit %d, %s", r.code, r.stderr)
+	s.MustCLI("store", "restore", "--in", backup, "--db", filepath.Join(fresh, "store.db"))
+	if r := s.CLI("store", "restore", "--in", backup, "--db", filepath.Join(dir, "store.db")); r.Code == 0 || !strings.Contains(r.Stderr, "exists") {
+		t.Fatalf("a restore over an existing store: exit %d, %s", r.Code, r.Stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "store.db.restoring")); err == nil {
 		t.Fatal("a refused restore left its temporary file")
@@ -84,7 +84,7 @@ func TestStoreBackupAndRestore(t *testing.T) {
 		return true
 	})
 	for _, id := range ids {
-		for _, tk := range listTasks(t, r, id) {
+		for _, tk := range r.Tasks(id) {
 			if tk.State != "TASK_STATE_SUCCEEDED" {
 				t.Errorf("job %s task %d is %s", id, tk.Instance, tk.State)
 			}

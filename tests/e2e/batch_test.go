@@ -37,13 +37,13 @@ func TestBatchCreateThroughTheCLI(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Join(docs, "---\n")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := s.cli("job", "create", "-f", path, "--batch-size", "10")
-	if r.code != 1 || !strings.Contains(r.stderr, "2 of 24 jobs refused") {
-		t.Fatalf("exit %d, want 1 with 2 refused:\n%s%s", r.code, r.stdout, r.stderr)
+	r := s.CLI("job", "create", "-f", path, "--batch-size", "10")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "2 of 24 jobs refused") {
+		t.Fatalf("exit %d, want 1 with 2 refused:\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
 	if len(lines) != n {
-		t.Fatalf("%d lines for %d documents:\n%s", len(lines), n, r.stdout)
+		t.Fatalf("%d lines for %d documents:\n%s", len(lines), n, r.Stdout)
 	}
 	ids := map[string]string{} // id → name
 	for i, line := range lines {
@@ -66,7 +66,7 @@ func TestBatchCreateThroughTheCLI(t *testing.T) {
 	// Every accepted job runs to the end, with its own name.
 	testkit.WaitFor(t, 2*time.Minute, "every accepted job succeeds", func() bool {
 		done := 0
-		for _, j := range listJobs(t, s) {
+		for _, j := range s.Jobs() {
 			if name, ok := ids[j.ID]; ok {
 				if j.Spec.Name != name {
 					t.Fatalf("job %s is named %s, want %s", j.ID, j.Spec.Name, name)
@@ -79,12 +79,12 @@ func TestBatchCreateThroughTheCLI(t *testing.T) {
 		return done == len(ids)
 	})
 	for id := range ids {
-		tasks := listTasks(t, s, id)
+		tasks := s.Tasks(id)
 		if len(tasks) != 1 || tasks[0].State != "TASK_STATE_SUCCEEDED" || tasks[0].Host == "" {
 			t.Fatalf("job %s: tasks %+v, want one that ran and succeeded", id, tasks)
 		}
 	}
-	if got := len(listJobs(t, s)); got != len(ids) {
+	if got := len(s.Jobs()); got != len(ids) {
 		t.Fatalf("%d jobs stored, want the %d accepted", got, len(ids))
 	}
 
@@ -101,7 +101,7 @@ func TestBatchCreateThroughTheCLI(t *testing.T) {
 	}
 	var first, again results
 	for _, out := range []*results{&first, &again} {
-		code, raw := s.http("POST", "/v1/jobs:batchCreate", strings.NewReader(body))
+		code, raw := s.HTTP("POST", "/v1/jobs:batchCreate", body)
 		if code != 200 {
 			t.Fatalf("POST /v1/jobs:batchCreate: %d %s", code, raw)
 		}
@@ -114,12 +114,12 @@ func TestBatchCreateThroughTheCLI(t *testing.T) {
 			t.Fatalf("results[%d]: first %+v, retry %+v", i, first.Results[i], again.Results[i])
 		}
 	}
-	if got := len(listJobs(t, s)); got != len(ids)+2 {
+	if got := len(s.Jobs()); got != len(ids)+2 {
 		t.Fatalf("%d jobs after the retry, want %d", got, len(ids)+2)
 	}
 
 	// The README's example file.
-	out := s.mustCLI("job", "create", "-f", repoFile("examples", "several.yaml"))
+	out := s.MustCLI("job", "create", "-f", repoFile("examples", "several.yaml"))
 	if got := strings.Count(strings.TrimSpace(out), "\n") + 1; got != 3 {
 		t.Fatalf("examples/several.yaml: %d lines, want 3:\n%s", got, out)
 	}

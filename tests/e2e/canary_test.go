@@ -3,11 +3,11 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 const canaryService = `name: canary
@@ -21,69 +21,27 @@ task:
   resources: {cpu: 0.5, memMb: 16}
 `
 
-// servingSampler samples a service's instances from outside, over HTTP,
-// every 100 ms: the fewest available (running and healthy) at once, and
+// sampleServing samples a service's instances from outside, over HTTP,
+// every 100 ms, until finish: the fewest available (running and healthy) at once, and
 // the fewest of those on a given config version.
-type servingSampler struct {
-	stop, done  chan struct{}
-	mu          sync.Mutex
-	minUp       int
-	minOnConfig int
-	samples     int
-}
-
-func sampleServing(s *server, job, config string, instances int) *servingSampler {
-	w := &servingSampler{stop: make(chan struct{}), done: make(chan struct{}), minUp: instances, minOnConfig: instances}
-	go func() {
-		defer close(w.done)
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-w.stop:
-				return
-			case <-tick.C:
-			}
-			resp, err := http.Get("http://" + s.addr + "/v1/jobs/" + job + "/tasks")
-			if err != nil {
-				continue
-			}
-			var out struct {
-				Tasks []struct {
-					State         string `json:"state"`
-					Health        string `json:"health"`
-					ConfigVersion string `json:"configVersion"`
-				} `json:"tasks"`
-			}
-			err = json.NewDecoder(resp.Body).Decode(&out)
-			resp.Body.Close()
-			if err != nil || resp.StatusCode != 200 {
-				continue
-			}
-			up, onConfig := 0, 0
-			for _, tk := range out.Tasks {
-				if tk.State == "TASK_STATE_RUNNING" && tk.Health == "HEALTH_STATE_HEALTHY" {
-					up++
-					if tk.ConfigVersion == config {
-						onConfig++
-					}
+func sampleServing(s *server, job, config string, instances int) (finish func() (minUp, minOnConfig, samples int)) {
+	leastUp, leastOnConfig := instances, instances
+	stop := testkit.Sample(&s.API, job, 100*time.Millisecond, func(ts []testkit.Task) {
+		up, onConfig := 0, 0
+		for _, tk := range ts {
+			if tk.State == "TASK_STATE_RUNNING" && tk.Health == "HEALTH_STATE_HEALTHY" {
+				up++
+				if tk.ConfigVersion == config {
+					onConfig++
 				}
 			}
-			w.mu.Lock()
-			w.minUp, w.minOnConfig = min(w.minUp, up), min(w.minOnConfig, onConfig)
-			w.samples++
-			w.mu.Unlock()
 		}
-	}()
-	return w
-}
-
-func (w *servingSampler) finish() (minUp, minOnConfig, samples int) {
-	close(w.stop)
-	<-w.done
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.minUp, w.minOnConfig, w.samples
+		leastUp, leastOnConfig = min(leastUp, up), min(leastOnConfig, onConfig)
+	})
+	return func() (int, int, int) {
+		samples, _ := stop()
+		return leastUp, leastOnConfig, samples
+	}
 }
 
 // A canary update through the binary: ten instances, SLA 2, two canaries.
@@ -94,23 +52,23 @@ func (w *servingSampler) finish() (minUp, minOnConfig, samples int) {
 func TestCanaryRevertsAndPromotes(t *testing.T) {
 	dir := t.TempDir()
 	s := startDev(t, dir, "--hosts", "sim,hosts=4,cpu=4,mem=8192,duration=1h")
-	job := strings.TrimSpace(s.mustCLI("job", "create", "-f", writeFile(t, dir, "v1.yaml", fmt.Sprintf(canaryService, "1", ""))))
+	job := strings.TrimSpace(s.MustCLI("job", "create", "-f", writeFile(t, dir, "v1.yaml", fmt.Sprintf(canaryService, "1", ""))))
 	waitFor(t, 30*time.Second, "10 running", func() bool { return runningIn(t, s, job) == 10 })
 
 	w := sampleServing(s, job, "1", 10)
 	bad := writeFile(t, dir, "bad.yaml", fmt.Sprintf(canaryService, "2", `, PELOTON_SIM_HEALTH: unhealthy`))
-	r := s.cli("job", "update", job, "-f", bad, "--canary", "2", "--batch-size", "2", "--rollback-on-failure", "--wait", "--timeout", "60s")
-	if r.code != 2 || !strings.Contains(r.stderr+r.stdout, "ROLLED_BACK") {
-		t.Fatalf("canary update to a failing config: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r := s.CLI("job", "update", job, "-f", bad, "--canary", "2", "--batch-size", "2", "--rollback-on-failure", "--wait", "--timeout", "60s")
+	if r.Code != 2 || !strings.Contains(r.Stderr+r.Stdout, "ROLLED_BACK") {
+		t.Fatalf("canary update to a failing config: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	waitFor(t, 30*time.Second, "every instance back on config 1", func() bool { return runningOnConfig(t, s, job, "1") == 10 })
-	minUp, minOld, samples := w.finish()
+	minUp, minOld, samples := w()
 	t.Logf("failing canary reverted: %d samples, at worst %d of 10 available, %d of them on config 1", samples, minUp, minOld)
 	if samples < 5 || minUp < 8 || minOld < 8 {
 		t.Errorf("during the revert: %d samples, at worst %d available and %d on the old config; the SLA keeps 8", samples, minUp, minOld)
 	}
 	moved := 0
-	for _, tk := range listTasks(t, s, job) {
+	for _, tk := range s.Tasks(job) {
 		if tk.Instance >= 2 && tk.Run > 1 {
 			moved++
 		}
@@ -122,7 +80,7 @@ func TestCanaryRevertsAndPromotes(t *testing.T) {
 	// A good config: the canaries move and the update waits for promotion.
 	good := writeFile(t, dir, "good.yaml", fmt.Sprintf(canaryService, "3", ""))
 	var u updateJSON
-	if err := json.Unmarshal([]byte(s.mustCLI("job", "update", job, "-f", good, "--canary", "2", "--batch-size", "2", "-o", "json")), &u); err != nil {
+	if err := json.Unmarshal([]byte(s.MustCLI("job", "update", job, "-f", good, "--canary", "2", "--batch-size", "2", "-o", "json")), &u); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 30*time.Second, "the canaries waiting for promotion", func() bool {
@@ -132,29 +90,29 @@ func TestCanaryRevertsAndPromotes(t *testing.T) {
 	if got := getUpdate(t, s, u.ID); got.InstancesDone != 2 || got.State != "UPDATE_STATE_ROLLING_FORWARD" {
 		t.Fatalf("waiting for promotion: %+v", got)
 	}
-	if out := s.mustCLI("update", "get", u.ID); !strings.Contains(out, "waiting for promotion (peloton update promote "+u.ID+")") {
+	if out := s.MustCLI("update", "get", u.ID); !strings.Contains(out, "waiting for promotion (peloton update promote "+u.ID+")") {
 		t.Errorf("update get does not say how to promote:\n%s", out)
 	}
-	code, body := s.http("POST", "/v1/updates/"+u.ID+":promote", strings.NewReader(`{}`))
+	code, body := s.HTTP("POST", "/v1/updates/"+u.ID+":promote", `{}`)
 	if code != 200 {
 		t.Fatalf("promote over HTTP: %d %s", code, body)
 	}
 	waitFor(t, 60*time.Second, "promoted update succeeded", func() bool { return getUpdate(t, s, u.ID).State == "UPDATE_STATE_SUCCEEDED" })
-	out := s.mustCLI("update", "get", u.ID)
+	out := s.MustCLI("update", "get", u.ID)
 	if !strings.Contains(out, "2, promoted by token:") {
 		t.Errorf("update get does not say who promoted:\n%s", out)
 	}
-	if r := s.cli("update", "promote", u.ID); r.code == 0 {
-		t.Errorf("promoting an ended update accepted: %s", r.stdout)
+	if r := s.CLI("update", "promote", u.ID); r.Code == 0 {
+		t.Errorf("promoting an ended update accepted: %s", r.Stdout)
 	}
-	if r := s.cli("job", "update", job, "-f", good, "--canary", "10"); r.code != 1 || !strings.Contains(r.stderr, "canary") {
-		t.Errorf("10 canaries of 10 instances: exit %d %s", r.code, r.stderr)
+	if r := s.CLI("job", "update", job, "-f", good, "--canary", "10"); r.Code != 1 || !strings.Contains(r.Stderr, "canary") {
+		t.Errorf("10 canaries of 10 instances: exit %d %s", r.Code, r.Stderr)
 	}
 
 	// Over HTTP, promoting itself once its canary has been available 1 s.
 	spec := `{"name":"canary","type":"JOB_TYPE_SERVICE","instances":10,"sla":{"maxUnavailable":"2"},` +
 		`"task":{"command":"sim","env":{"V":"4"},"healthCheck":{"command":["true"]},"resources":{"cpu":0.5,"memMb":16}}}`
-	code, body = s.http("POST", "/v1/jobs/"+job+"/updates?canary=1&batchSize=2&autoPromoteAfterSeconds=1", strings.NewReader(spec))
+	code, body = s.HTTP("POST", "/v1/jobs/"+job+"/updates?canary=1&batchSize=2&autoPromoteAfterSeconds=1", spec)
 	if code != 200 {
 		t.Fatalf("canary update over HTTP: %d %s", code, body)
 	}
@@ -168,7 +126,7 @@ func TestCanaryRevertsAndPromotes(t *testing.T) {
 		t.Fatalf("canary update over HTTP: %v %s", err, body)
 	}
 	waitFor(t, 60*time.Second, "promoted by itself and succeeded", func() bool { return getUpdate(t, s, resp.Update.ID).State == "UPDATE_STATE_SUCCEEDED" })
-	if out := s.mustCLI("update", "get", resp.Update.ID); !strings.Contains(out, "promoted by itself") {
+	if out := s.MustCLI("update", "get", resp.Update.ID); !strings.Contains(out, "promoted by itself") {
 		t.Errorf("update get does not say it promoted itself:\n%s", out)
 	}
 }

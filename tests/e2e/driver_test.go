@@ -14,13 +14,13 @@ import (
 // (clients/python/requirements.txt; CI installs them).
 func TestDriverLaunchesExecutors(t *testing.T) {
 	s := startDev(t, filepath.Join(t.TempDir(), "data"))
-	cmd := exec.Command("python3", repoFile("examples", "driver", "submit.py"), "--addr", s.addr, "--timeout", "150")
+	cmd := exec.Command("python3", repoFile("examples", "driver", "submit.py"), "--addr", s.Addr, "--timeout", "150")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("driver: %v\n%s", err, out)
 	}
 	text := string(out)
-	for _, want := range []string{"calls the API at " + s.addr, "scaled up to 4", "scaled down to 1: only instance 0 runs", "executors KILLED", "driver SUCCEEDED"} {
+	for _, want := range []string{"calls the API at " + s.Addr, "scaled up to 4", "scaled down to 1: only instance 0 runs", "executors KILLED", "driver SUCCEEDED"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("driver output lacks %q:\n%s", want, text)
 		}
@@ -30,7 +30,7 @@ func TestDriverLaunchesExecutors(t *testing.T) {
 	}
 	// The executors' job: one job of the driver's, four instances made,
 	// all stopped.
-	jobs := s.mustCLI("job", "list")
+	jobs := s.MustCLI("job", "list")
 	if !strings.Contains(jobs, "executors-of-") {
 		t.Errorf("no executors job in:\n%s", jobs)
 	}

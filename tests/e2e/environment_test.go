@@ -20,8 +20,8 @@ func TestTasksSeeNoServerEnvironment(t *testing.T) {
 	t.Setenv("PELOTON_E2E_SERVER_SECRET", secret) // a PELOTON_ name is no way in either
 	s := startDev(t, filepath.Join(t.TempDir(), "data"))
 
-	code, body := s.http("POST", "/v1/jobs", strings.NewReader(
-		`{"name":"env","instances":1,"task":{"command":"env","env":{"GREETING":"hi"},"resources":{"cpu":0.1,"memMb":16}}}`))
+	code, body := s.HTTP("POST", "/v1/jobs",
+		`{"name":"env","instances":1,"task":{"command":"env","env":{"GREETING":"hi"},"resources":{"cpu":0.1,"memMb":16}}}`)
 	if code != 200 {
 		t.Fatalf("create: %d %s", code, body)
 	}
@@ -35,10 +35,10 @@ func TestTasksSeeNoServerEnvironment(t *testing.T) {
 	}
 	id := created.Job.ID
 	testkit.WaitFor(t, time.Minute, "the job to succeed", func() bool {
-		_, body := s.http("GET", "/v1/jobs/"+id, nil)
+		_, body := s.HTTP("GET", "/v1/jobs/"+id, "")
 		return strings.Contains(string(body), "JOB_STATE_SUCCEEDED")
 	})
-	out := s.mustCLI("task", "logs", id, "0")
+	out := s.MustCLI("task", "logs", id, "0")
 
 	names := map[string]string{}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -66,7 +66,7 @@ func TestTasksSeeNoServerEnvironment(t *testing.T) {
 
 	for _, path := range []string{"/v1/jobs/" + id, "/v1/jobs/" + id + "/config", "/v1/jobs/" + id + "/tasks/0",
 		"/v1/jobs/" + id + "/events", "/v1/jobs?view=JOB_VIEW_FULL", "/v1/version", "/v1/hosts", "/v1/regions"} {
-		code, body := s.http("GET", path, nil)
+		code, body := s.HTTP("GET", path, "")
 		if code != 200 {
 			t.Errorf("GET %s: %d %s", path, code, body)
 		}

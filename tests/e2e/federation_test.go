@@ -1,15 +1,12 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 // Three regions in one process (`peloton dev --regions 3`), found by each
@@ -20,51 +17,44 @@ func TestFederationDrill(t *testing.T) {
 	s := startDev(t, t.TempDir(), "--regions", "3", "--hosts", "sim,hosts=5,duration=1h",
 		"--suspect-after", "1s", "--fail-after", "2s", "--recover-after", "1s")
 	waitFor(t, 20*time.Second, "three regions alive", func() bool {
-		out := s.mustCLI("region", "list", "-o", "json")
+		out := s.MustCLI("region", "list", "-o", "json")
 		return strings.Count(out, `"health": "alive"`) == 3
 	})
 
-	req, _ := http.NewRequest("POST", "http://"+s.addr+"/v1/jobs", strings.NewReader(
-		`{"name":"pinned","region":"west","instances":2,"task":{"command":"sim","resources":{"cpu":1,"memMb":10}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if got := resp.Header.Get("Grpc-Metadata-Peloton-Region"); resp.StatusCode != 200 || got != "west" {
-		t.Fatalf("pinned job: status %d, served by %q, want west", resp.StatusCode, got)
+	pinned := s.Call("POST", "/v1/jobs", `{"name":"pinned","region":"west","instances":2,"task":{"command":"sim","resources":{"cpu":1,"memMb":10}}}`)
+	if got := pinned.Header.Get("Grpc-Metadata-Peloton-Region"); pinned.Code != 200 || got != "west" {
+		t.Fatalf("pinned job: status %d, served by %q, want west", pinned.Code, got)
 	}
 
 	// Jobs the federation places (central wins ties by name) are replicated
 	// and relocatable.
 	var moving []string
 	for i := 0; i < 2; i++ {
-		moving = append(moving, createJobHTTP(t, s, `{"name":"moving","region":"central","failover":{"mode":"any"},"instances":3,"task":{"command":"sim","resources":{"cpu":1,"memMb":10}}}`))
+		moving = append(moving, s.CreateJob(`{"name":"moving","region":"central","failover":{"mode":"any"},"instances":3,"task":{"command":"sim","resources":{"cpu":1,"memMb":10}}}`))
 	}
 	waitFor(t, 10*time.Second, "jobs running", func() bool {
 		n := 0
-		for _, j := range listJobs(t, s) {
+		for _, j := range s.Jobs() {
 			if j.Status.State == "JOB_STATE_RUNNING" {
 				n++
 			}
 		}
 		return n == 3
 	})
-	plan := s.mustCLI("region", "plan", "central")
+	plan := s.MustCLI("region", "plan", "central")
 	if strings.Count(plan, "fits") != 2 {
 		t.Fatalf("region plan for central does not relocate both jobs:\n%s", plan)
 	}
 
 	// While central is cut off, its job is answered from its replica,
 	// which says where the work went.
-	drill := make(chan result, 1)
+	drill := make(chan testkit.Result, 1)
 	go func() {
-		drill <- runCLI(s.addr, "drill", "region-failure", "--region", "central", "--duration", "6s", "--wait", "-o", "json")
+		drill <- s.Peloton.Run("drill", "region-failure", "--region", "central", "--duration", "6s", "--wait", "-o", "json")
 	}()
 	sawMove := ""
 	for deadline := time.Now().Add(30 * time.Second); sawMove == "" && time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-		if out := runCLI(s.addr, "job", "get", moving[0]).stdout; strings.Contains(out, "cannot answer") && strings.Contains(out, "Moved to:") {
+		if out := s.Peloton.Run("job", "get", moving[0]).Stdout; strings.Contains(out, "cannot answer") && strings.Contains(out, "Moved to:") {
 			sawMove = out
 		}
 	}
@@ -74,8 +64,8 @@ func TestFederationDrill(t *testing.T) {
 	movedTo := field(sawMove, "Moved to")
 	t.Logf("during the failure: moved to %s", movedTo)
 	r := <-drill
-	if r.code != 0 {
-		t.Fatalf("drill: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("drill: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	var d struct {
 		State             string  `json:"state"`
@@ -87,8 +77,8 @@ func TestFederationDrill(t *testing.T) {
 			ToRegion string `json:"toRegion"`
 		} `json:"moved"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
-		t.Fatalf("drill report: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil {
+		t.Fatalf("drill report: %v\n%s", err, r.Stdout)
 	}
 	t.Logf("drill: detection %.1fs, relocation %.1fs, failback %.1fs, moved %d", d.DetectionSeconds, d.RelocationSeconds, d.FailbackSeconds, len(d.Moved))
 	if d.State != "completed" || d.DetectionSeconds <= 0 || d.RelocationSeconds <= 0 || len(d.Moved) != 2 {
@@ -98,7 +88,7 @@ func TestFederationDrill(t *testing.T) {
 	// and the pinned job still runs in west.
 	states := map[string]string{}
 	relocated := 0
-	for _, j := range listJobs(t, s) {
+	for _, j := range s.Jobs() {
 		states[j.ID] = j.Status.State
 		if j.Spec.Name == "moving" && j.Status.State == "JOB_STATE_RUNNING" {
 			relocated++
@@ -114,27 +104,27 @@ func TestFederationDrill(t *testing.T) {
 	}
 	// Back and stopped, the original still says where its work went; the
 	// copy says where it came from.
-	orig := s.mustCLI("job", "get", moving[0])
+	orig := s.MustCLI("job", "get", moving[0])
 	if got := field(orig, "Moved to"); got == "" || !strings.HasPrefix(got, strings.SplitN(movedTo, ",", 2)[0]) {
 		t.Errorf("job get %s after the drill: moved to %q, during it %q\n%s", moving[0], got, movedTo, orig)
 	}
 	copyID := strings.TrimSuffix(strings.Fields(movedTo + " - - - - -")[4], ",") // region R as job ID, time
-	if got := field(s.mustCLI("job", "get", copyID), "Moved from"); !strings.HasPrefix(got, "region central from job "+moving[0]) {
+	if got := field(s.MustCLI("job", "get", copyID), "Moved from"); !strings.HasPrefix(got, "region central from job "+moving[0]) {
 		t.Errorf("job get %s (the copy): moved from %q", copyID, got)
 	}
-	if !strings.Contains(s.mustCLI("drill", "list"), "completed") {
+	if !strings.Contains(s.MustCLI("drill", "list"), "completed") {
 		t.Error("drill list does not show the drill")
 	}
 
 	// The operator fails back: the relocated copies stop, the work runs in
 	// central again.
-	out := s.mustCLI("region", "failback", "central")
+	out := s.MustCLI("region", "failback", "central")
 	if strings.Count(out, "back as") != 2 {
 		t.Fatalf("failback did not move both jobs back:\n%s", out)
 	}
 	waitFor(t, 20*time.Second, "the work back in central, copies stopped", func() bool {
 		back, copies := 0, 0
-		for _, j := range listJobs(t, s) {
+		for _, j := range s.Jobs() {
 			if j.Spec.Name != "moving" {
 				continue
 			}
@@ -148,7 +138,7 @@ func TestFederationDrill(t *testing.T) {
 		return back == 2 && copies == 0
 	})
 	// The original now says its work is back in central.
-	if got := field(s.mustCLI("job", "get", moving[0]), "Moved to"); !strings.HasPrefix(got, "region central as job ") {
+	if got := field(s.MustCLI("job", "get", moving[0]), "Moved to"); !strings.HasPrefix(got, "region central as job ") {
 		t.Errorf("job get %s after failback: moved to %q", moving[0], got)
 	}
 }
@@ -161,22 +151,4 @@ func field(out, key string) string {
 		}
 	}
 	return ""
-}
-
-// runCLI runs the peloton CLI against addr; safe from any goroutine.
-func runCLI(addr string, args ...string) result {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Env = append(os.Environ(), "PELOTON_ADDR="+addr)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		r.code, r.stderr = -1, err.Error()
-	}
-	return r
 }

@@ -11,102 +11,39 @@ import (
 	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
-type jobJSON struct {
-	ID     string                `json:"id"`
-	Spec   struct{ Name string } `json:"spec"`
-	Status struct {
-		State      string            `json:"state"`
-		TaskStates map[string]uint32 `json:"taskStates"`
-		Region     string            `json:"region"`
-	} `json:"status"`
-}
-
-type taskJSON struct {
-	Instance uint32 `json:"instance"`
-	State    string `json:"state"`
-	Run      uint32 `json:"run"`
-	Host     string `json:"host"`
-	ExitCode int32  `json:"exitCode"`
-	// ConfigVersion is a uint64, which protobuf JSON writes as a string.
-	ConfigVersion string `json:"configVersion"`
-}
-
-func listJobs(t *testing.T, s *server) []jobJSON {
-	t.Helper()
-	var out struct {
-		Jobs []jobJSON `json:"jobs"`
-	}
-	code, body := s.http("GET", "/v1/jobs", nil)
-	if code != 200 {
-		t.Fatalf("GET /v1/jobs: %d %s", code, body)
-	}
-	if err := json.Unmarshal(body, &out); err != nil {
-		t.Fatalf("GET /v1/jobs: %v: %s", err, body)
-	}
-	return out.Jobs
-}
-
-func listTasks(t *testing.T, s *server, job string) []taskJSON {
-	t.Helper()
-	var out struct {
-		Tasks []taskJSON `json:"tasks"`
-	}
-	code, body := s.http("GET", "/v1/jobs/"+job+"/tasks", nil)
-	if code != 200 {
-		t.Fatalf("GET tasks: %d %s", code, body)
-	}
-	if err := json.Unmarshal(body, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out.Tasks
-}
-
-func createJobHTTP(t *testing.T, s *server, spec string) string {
-	t.Helper()
-	code, body := s.http("POST", "/v1/jobs", strings.NewReader(spec))
-	if code != 200 {
-		t.Fatalf("POST /v1/jobs: %d %s", code, body)
-	}
-	var out struct{ Job jobJSON }
-	if err := json.Unmarshal(body, &out); err != nil || out.Job.ID == "" {
-		t.Fatalf("POST /v1/jobs: %v %s", err, body)
-	}
-	return out.Job.ID
-}
-
 // The README's tour: hello job with --wait, its logs, the same job via HTTP,
 // the OpenAPI document; then a restart on the same data dir keeps it all.
 func TestHelloTourAndRestart(t *testing.T) {
 	dir := t.TempDir()
 	s := startDev(t, dir)
 
-	s.mustCLI("job", "create", "-f", repoFile("examples", "hello.yaml"), "--wait")
-	jobs := listJobs(t, s)
+	s.MustCLI("job", "create", "-f", repoFile("examples", "hello.yaml"), "--wait")
+	jobs := s.Jobs()
 	if len(jobs) != 1 || jobs[0].Status.State != "JOB_STATE_SUCCEEDED" {
 		t.Fatalf("jobs after --wait: %+v", jobs)
 	}
 	id := jobs[0].ID
 
-	logs := s.mustCLI("task", "logs", id, "0")
+	logs := s.MustCLI("task", "logs", id, "0")
 	if !strings.Contains(logs, "Hello") {
 		t.Fatalf("task logs do not show the task's output: %q", logs)
 	}
 
 	// The logs of a run that never was are not found (they were a 500).
-	if code, body := s.http("GET", "/v1/jobs/"+id+"/tasks/0/logs?run=7", nil); code != 404 {
+	if code, body := s.HTTP("GET", "/v1/jobs/"+id+"/tasks/0/logs?run=7", ""); code != 404 {
 		t.Errorf("logs of run 7 of a task that ran once: %d %s, want 404", code, body)
 	}
 
-	code, body := s.http("GET", "/v1/jobs/"+id, nil)
+	code, body := s.HTTP("GET", "/v1/jobs/"+id, "")
 	if code != 200 {
 		t.Fatalf("GET /v1/jobs/%s: %d %s", id, code, body)
 	}
-	var got struct{ Job jobJSON }
+	var got struct{ Job testkit.Job }
 	if err := json.Unmarshal(body, &got); err != nil || got.Job.Status.State != "JOB_STATE_SUCCEEDED" {
 		t.Fatalf("GET /v1/jobs/%s: %v %s", id, err, body)
 	}
 
-	code, body = s.http("GET", "/v1/openapi.json", nil)
+	code, body = s.HTTP("GET", "/v1/openapi.json", "")
 	var doc map[string]any
 	if code != 200 || json.Unmarshal(body, &doc) != nil || doc["paths"] == nil {
 		t.Fatalf("openapi.json: %d, parses=%v", code, json.Unmarshal(body, &doc))
@@ -115,45 +52,45 @@ func TestHelloTourAndRestart(t *testing.T) {
 		t.Fatalf("openapi.json lacks /v1/jobs/{id}")
 	}
 	for _, p := range []string{"/healthz", "/metrics"} {
-		if code, _ := s.http("GET", p, nil); code != 200 {
+		if code, _ := s.HTTP("GET", p, ""); code != 200 {
 			t.Fatalf("GET %s: %d", p, code)
 		}
 	}
 
 	// A long job left running across the restart, and the finished one.
-	longID := createJobHTTP(t, s, `{"name":"long","instances":2,"task":{"command":"sh","args":["-c","sleep 3; echo done"],"resources":{"cpu":0.1,"memMb":16}}}`)
+	longID := s.CreateJob(`{"name":"long","instances":2,"task":{"command":"sh","args":["-c","sleep 3; echo done"],"resources":{"cpu":0.1,"memMb":16}}}`)
 	waitFor(t, 20*time.Second, "long job running", func() bool {
 		n := 0
-		for _, tk := range listTasks(t, s, longID) {
+		for _, tk := range s.Tasks(longID) {
 			if tk.State == "TASK_STATE_RUNNING" {
 				n++
 			}
 		}
 		return n == 2
 	})
-	before := listTasks(t, s, id)
-	s.stop()
+	before := s.Tasks(id)
+	s.Stop()
 
 	s2 := startDev(t, dir)
-	jobs2 := listJobs(t, s2)
+	jobs2 := s2.Jobs()
 	if len(jobs2) != 2 {
 		t.Fatalf("after restart: %d jobs, want 2", len(jobs2))
 	}
-	after := listTasks(t, s2, id)
+	after := s2.Tasks(id)
 	if len(after) != len(before) || after[0].State != before[0].State || after[0].Run != before[0].Run {
 		t.Fatalf("tasks changed across restart:\nbefore %+v\nafter  %+v", before, after)
 	}
-	if !strings.Contains(s2.mustCLI("task", "logs", id, "0"), "Hello") {
+	if !strings.Contains(s2.MustCLI("task", "logs", id, "0"), "Hello") {
 		t.Fatal("logs lost across restart")
 	}
 	// The running tasks were adopted, not forgotten or run twice.
 	waitFor(t, 30*time.Second, "long job succeeded after restart", func() bool {
-		var j struct{ Job jobJSON }
-		_, body := s2.http("GET", "/v1/jobs/"+longID, nil)
+		var j struct{ Job testkit.Job }
+		_, body := s2.HTTP("GET", "/v1/jobs/"+longID, "")
 		_ = json.Unmarshal(body, &j)
 		return j.Job.Status.State == "JOB_STATE_SUCCEEDED"
 	})
-	for _, tk := range listTasks(t, s2, longID) {
+	for _, tk := range s2.Tasks(longID) {
 		if tk.Run != 1 {
 			t.Errorf("instance %d ran %d times; want the run adopted", tk.Instance, tk.Run)
 		}
@@ -166,9 +103,9 @@ func TestHelloTourAndRestart(t *testing.T) {
 func TestThousandTasksHonourMaxRunning(t *testing.T) {
 	s := startDev(t, t.TempDir())
 	const maxRunning = 50
-	id := createJobHTTP(t, s, `{"name":"thousand","instances":1000,"maxRunning":50,"task":{"command":"true","resources":{"cpu":0.01,"memMb":8}}}`)
+	id := s.CreateJob(`{"name":"thousand","instances":1000,"maxRunning":50,"task":{"command":"true","resources":{"cpu":0.01,"memMb":8}}}`)
 
-	resp, err := http.Get("http://" + s.addr + "/v1/events?jobId=" + id)
+	resp, err := http.Get("http://" + s.Addr + "/v1/events?jobId=" + id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +122,7 @@ func TestThousandTasksHonourMaxRunning(t *testing.T) {
 		var ev struct {
 			Result struct {
 				Job  *struct{ State string } `json:"job"`
-				Task *taskJSON               `json:"task"`
+				Task *testkit.Task           `json:"task"`
 			} `json:"result"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
@@ -214,7 +151,7 @@ func TestThousandTasksHonourMaxRunning(t *testing.T) {
 		t.Errorf("peak of %d active tasks: maxRunning %d was barely used", peak, maxRunning)
 	}
 	t.Logf("1000 tasks succeeded; peak active %d (maxRunning %d)", peak, maxRunning)
-	tasks := listTasks(t, s, id)
+	tasks := s.Tasks(id)
 	if len(tasks) != 1000 {
 		t.Fatalf("%d tasks listed", len(tasks))
 	}
@@ -230,16 +167,16 @@ func TestThousandTasksHonourMaxRunning(t *testing.T) {
 // is stored.
 func TestInvalidSpecRejected(t *testing.T) {
 	s := startDev(t, t.TempDir())
-	r := s.cli("job", "create", "-f", repoFile("examples", "invalid.yaml"))
-	if r.code == 0 {
-		t.Fatalf("invalid spec accepted: %s", r.stdout)
+	r := s.CLI("job", "create", "-f", repoFile("examples", "invalid.yaml"))
+	if r.Code == 0 {
+		t.Fatalf("invalid spec accepted: %s", r.Stdout)
 	}
 	for _, path := range []string{"task.resources.cpu", "task.container.image", "task.sleep", "task.ports[1].name", "task.volumes"} {
-		if !strings.Contains(r.stderr, path) {
-			t.Errorf("CLI error does not name %s:\n%s", path, r.stderr)
+		if !strings.Contains(r.Stderr, path) {
+			t.Errorf("CLI error does not name %s:\n%s", path, r.Stderr)
 		}
 	}
-	code, body := s.http("POST", "/v1/jobs", strings.NewReader(`{"name":"bad","instances":1,"task":{"colour":"red","resources":{"cpu":-1,"memMb":8}}}`))
+	code, body := s.HTTP("POST", "/v1/jobs", `{"name":"bad","instances":1,"task":{"colour":"red","resources":{"cpu":-1,"memMb":8}}}`)
 	if code != http.StatusBadRequest {
 		t.Fatalf("HTTP status %d, want 400: %s", code, body)
 	}
@@ -248,7 +185,7 @@ func TestInvalidSpecRejected(t *testing.T) {
 			t.Errorf("HTTP error does not name %s: %s", path, body)
 		}
 	}
-	if jobs := listJobs(t, s); len(jobs) != 0 {
+	if jobs := s.Jobs(); len(jobs) != 0 {
 		t.Fatalf("invalid specs stored %d jobs", len(jobs))
 	}
 }
@@ -257,20 +194,18 @@ func TestInvalidSpecRejected(t *testing.T) {
 // `job create --wait` exits non-zero.
 func TestFailingJobRetriesThenFails(t *testing.T) {
 	s := startDev(t, t.TempDir())
-	id := createJobHTTP(t, s, `{"name":"fails","instances":1,"maxAttempts":2,"task":{"command":"sh","args":["-c","echo boom >&2; exit 3"],"resources":{"cpu":0.1,"memMb":8}}}`)
+	id := s.CreateJob(`{"name":"fails","instances":1,"maxAttempts":2,"task":{"command":"sh","args":["-c","echo boom >&2; exit 3"],"resources":{"cpu":0.1,"memMb":8}}}`)
 	waitFor(t, 30*time.Second, "job failed", func() bool {
-		var j struct{ Job jobJSON }
-		_, body := s.http("GET", "/v1/jobs/"+id, nil)
+		var j struct{ Job testkit.Job }
+		_, body := s.HTTP("GET", "/v1/jobs/"+id, "")
 		_ = json.Unmarshal(body, &j)
 		return j.Job.Status.State == "JOB_STATE_FAILED"
 	})
-	tk := listTasks(t, s, id)[0]
+	tk := s.Tasks(id)[0]
 	if tk.State != "TASK_STATE_FAILED" || tk.ExitCode != 3 || tk.Run != 2 {
 		t.Fatalf("task after failures: %+v (want FAILED, exit 3, run 2)", tk)
 	}
-	if !strings.Contains(s.mustCLI("task", "logs", id, "0", "--stderr"), "boom") {
+	if !strings.Contains(s.MustCLI("task", "logs", id, "0", "--stderr"), "boom") {
 		t.Fatal("stderr of the failed run not readable")
 	}
 }
-
-var waitFor = testkit.WaitFor

@@ -2,13 +2,13 @@ package e2e
 
 import (
 	"encoding/json"
-	"net/http"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 type hostPoolJSON struct {
@@ -30,7 +30,7 @@ type hostPoolMoveJSON struct {
 // and the recent moves.
 func hostPools(t *testing.T, s *server) (map[string][]string, []hostPoolMoveJSON) {
 	t.Helper()
-	code, body := s.http("GET", "/v1/hostpools", nil)
+	code, body := s.HTTP("GET", "/v1/hostpools", "")
 	if code != 200 {
 		t.Fatalf("GET /v1/hostpools: %d %s", code, body)
 	}
@@ -49,66 +49,23 @@ func hostPools(t *testing.T, s *server) (map[string][]string, []hostPoolMoveJSON
 	return m, out.RecentMoves
 }
 
-// availability samples how many instances of a job run, every 100 ms,
-// until stopped, keeping the fewest seen once all ran.
-type availability struct {
-	stop   chan struct{}
-	done   chan struct{}
-	mu     sync.Mutex
-	min    int
-	sample int
-	errs   int
-}
-
-func sampleRunning(s *server, job string, want int) *availability {
-	a := &availability{stop: make(chan struct{}), done: make(chan struct{}), min: want}
-	go func() {
-		defer close(a.done)
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-a.stop:
-				return
-			case <-tick.C:
+// sampleRunning samples how many instances of a job run, every 100 ms,
+// until finish, keeping the fewest seen (want before any sample).
+func sampleRunning(s *server, job string, want int) (finish func() (minRunning, samples, errs int)) {
+	least := want
+	stop := testkit.Sample(&s.API, job, 100*time.Millisecond, func(ts []testkit.Task) {
+		n := 0
+		for _, tk := range ts {
+			if tk.State == "TASK_STATE_RUNNING" {
+				n++
 			}
-			resp, err := http.Get("http://" + s.addr + "/v1/jobs/" + job + "/tasks")
-			if err != nil {
-				a.mu.Lock()
-				a.errs++
-				a.mu.Unlock()
-				continue
-			}
-			var out struct {
-				Tasks []taskJSON `json:"tasks"`
-			}
-			err = json.NewDecoder(resp.Body).Decode(&out)
-			resp.Body.Close()
-			a.mu.Lock()
-			if err != nil {
-				a.errs++
-			} else {
-				n := 0
-				for _, tk := range out.Tasks {
-					if tk.State == "TASK_STATE_RUNNING" {
-						n++
-					}
-				}
-				a.min = min(a.min, n)
-				a.sample++
-			}
-			a.mu.Unlock()
 		}
-	}()
-	return a
-}
-
-func (a *availability) finish() (minRunning, samples, errs int) {
-	close(a.stop)
-	<-a.done
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.min, a.sample, a.errs
+		least = min(least, n)
+	})
+	return func() (int, int, int) {
+		samples, errs := stop()
+		return least, samples, errs
+	}
 }
 
 // Host pools that follow the load, through the binary on six simulated
@@ -129,35 +86,35 @@ func TestHostPoolsFollowTheLoad(t *testing.T) {
 	s := startDev(t, filepath.Join(dir, "data"), flags...)
 
 	// Bad input changes nothing.
-	if r := s.cli("host", "pool", "set", "sim/sim-0", "Batch!"); r.code == 0 || !strings.Contains(r.stderr, "host_pool") {
-		t.Fatalf("host pool set with a bad name: exit %d %s", r.code, r.stderr)
+	if r := s.CLI("host", "pool", "set", "sim/sim-0", "Batch!"); r.Code == 0 || !strings.Contains(r.Stderr, "host_pool") {
+		t.Fatalf("host pool set with a bad name: exit %d %s", r.Code, r.Stderr)
 	}
-	if r := s.cli("host", "pool", "set", "sim/nope", "batch"); r.code == 0 {
+	if r := s.CLI("host", "pool", "set", "sim/nope", "batch"); r.Code == 0 {
 		t.Fatalf("host pool set of an unknown host: exit 0")
 	}
 	bad := writeFile(t, dir, "bad.yaml", "path: /bad\nhostPools: [batch, batch]\n")
-	if r := s.cli("pool", "create", "-f", bad); r.code == 0 || !strings.Contains(r.stderr, "hostPools[1]") {
-		t.Fatalf("pool with a host pool named twice: exit %d %s", r.code, r.stderr)
+	if r := s.CLI("pool", "create", "-f", bad); r.Code == 0 || !strings.Contains(r.Stderr, "hostPools[1]") {
+		t.Fatalf("pool with a host pool named twice: exit %d %s", r.Code, r.Stderr)
 	}
 
 	// Two hosts in batch (one through HTTP), four in services.
-	if code, body := s.http("POST", "/v1/hosts/sim/sim-0:pool", strings.NewReader(`{"hostPool":"batch"}`)); code != 200 || !strings.Contains(string(body), `"hostPool":"batch"`) {
+	if code, body := s.HTTP("POST", "/v1/hosts/sim/sim-0:pool", `{"hostPool":"batch"}`); code != 200 || !strings.Contains(string(body), `"hostPool":"batch"`) {
 		t.Fatalf("POST :pool: %d %s", code, body)
 	}
-	s.mustCLI("host", "pool", "set", "sim/sim-1", "batch")
+	s.MustCLI("host", "pool", "set", "sim/sim-1", "batch")
 	for _, h := range []string{"sim-2", "sim-3", "sim-4", "sim-5"} {
-		s.mustCLI("host", "pool", "set", "sim/"+h, "services")
+		s.MustCLI("host", "pool", "set", "sim/"+h, "services")
 	}
-	if out := s.mustCLI("host", "list"); !strings.Contains(out, "HOST POOL") || !strings.Contains(out, "services") {
+	if out := s.MustCLI("host", "list"); !strings.Contains(out, "HOST POOL") || !strings.Contains(out, "services") {
 		t.Fatalf("host list shows no host pools:\n%s", out)
 	}
-	s.mustCLI("pool", "create", "-f", writeFile(t, dir, "batch.yaml", "path: /batch\nreservation: {cpu: 4, memMb: 4096}\nhostPools: [batch]\n"))
-	s.mustCLI("pool", "create", "-f", writeFile(t, dir, "services.yaml", "path: /services\nreservation: {cpu: 16, memMb: 16384}\nhostPools: [services]\n"))
+	s.MustCLI("pool", "create", "-f", writeFile(t, dir, "batch.yaml", "path: /batch\nreservation: {cpu: 4, memMb: 4096}\nhostPools: [batch]\n"))
+	s.MustCLI("pool", "create", "-f", writeFile(t, dir, "services.yaml", "path: /services\nreservation: {cpu: 16, memMb: 16384}\nhostPools: [services]\n"))
 
-	web := createJobHTTP(t, s, `{"name":"web","type":"JOB_TYPE_SERVICE","pool":"/services","instances":4,"sla":{"maxUnavailable":"1"},
+	web := s.CreateJob(`{"name":"web","type":"JOB_TYPE_SERVICE","pool":"/services","instances":4,"sla":{"maxUnavailable":"1"},
 		"task":{"command":"serve","resources":{"cpu":1,"memMb":16}}}`)
 	waitFor(t, 20*time.Second, "4 web instances running", func() bool { return runningIn(t, s, web) == 4 })
-	for _, tk := range listTasks(t, s, web) {
+	for _, tk := range s.Tasks(web) {
 		if h := strings.TrimPrefix(tk.Host, "sim/"); h == "sim-0" || h == "sim-1" {
 			t.Fatalf("web instance %d on batch host %s", tk.Instance, tk.Host)
 		}
@@ -166,10 +123,10 @@ func TestHostPoolsFollowTheLoad(t *testing.T) {
 
 	// Batch demand: 16 one-core tasks, 8 cores of batch hosts.
 	start := time.Now()
-	batch := createJobHTTP(t, s, `{"name":"crunch","pool":"/batch","instances":16,"preemptible":true,
+	batch := s.CreateJob(`{"name":"crunch","pool":"/batch","instances":16,"preemptible":true,
 		"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"8s"},"resources":{"cpu":1,"memMb":16}}}`)
 	waitFor(t, 10*time.Second, "a batch task pending outside its host pools", func() bool {
-		for _, tk := range workloadTasks(t, s, batch) {
+		for _, tk := range s.TaskList(batch) {
 			if strings.Contains(tk.Message, "not in host pools [batch]") {
 				return true
 			}
@@ -193,7 +150,7 @@ func TestHostPoolsFollowTheLoad(t *testing.T) {
 	})
 	toBatch := time.Since(start)
 	waitFor(t, 20*time.Second, "16 batch tasks running", func() bool { return runningIn(t, s, batch) == 16 })
-	if out := s.mustCLI("task", "get", web, "0"); strings.Contains(out, "not in host pools") {
+	if out := s.MustCLI("task", "get", web, "0"); strings.Contains(out, "not in host pools") {
 		t.Errorf("a web task is pending for host pools:\n%s", out)
 	}
 	_, moves := hostPools(t, s)
@@ -206,12 +163,12 @@ func TestHostPoolsFollowTheLoad(t *testing.T) {
 	if drained != 2 {
 		t.Errorf("%d service hosts drained for batch, want 2 (all four ran a web instance): %+v", drained, moves)
 	}
-	waitJob(t, s, batch, "JOB_STATE_SUCCEEDED", time.Minute)
+	s.WaitJob(batch, "JOB_STATE_SUCCEEDED", time.Minute)
 
 	// Service demand: 6 two-core instances; the two service hosts have 4
 	// cores free.
 	start = time.Now()
-	api := createJobHTTP(t, s, `{"name":"api","type":"JOB_TYPE_SERVICE","pool":"/services","instances":6,
+	api := s.CreateJob(`{"name":"api","type":"JOB_TYPE_SERVICE","pool":"/services","instances":6,
 		"task":{"command":"serve","resources":{"cpu":2,"memMb":16}}}`)
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		// Two hosts at least (how many depends on how the service
@@ -220,8 +177,8 @@ func TestHostPoolsFollowTheLoad(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("batch hosts not moved back to services after 20s:\n%s\n%s\n%s", s.mustCLI("host", "pool", "list"),
-				s.mustCLI("task", "list", api), s.mustCLI("host", "list"))
+			t.Fatalf("batch hosts not moved back to services after 20s:\n%s\n%s\n%s", s.MustCLI("host", "pool", "list"),
+				s.MustCLI("task", "list", api), s.MustCLI("host", "list"))
 		}
 	}
 	toServices := time.Since(start)
@@ -229,14 +186,14 @@ func TestHostPoolsFollowTheLoad(t *testing.T) {
 		t.Errorf("batch went below its floor of 1: %v", pools)
 	}
 	waitFor(t, 20*time.Second, "6 api instances running", func() bool { return runningIn(t, s, api) == 6 })
-	minWeb, samples, errs := avail.finish()
+	minWeb, samples, errs := avail()
 	if minWeb < 3 {
 		t.Errorf("web had %d instances running at worst, below its SLA (4 instances, maxUnavailable 1)", minWeb)
 	}
 	if samples < 10 {
 		t.Errorf("only %d availability samples (%d errors)", samples, errs)
 	}
-	out := s.mustCLI("host", "pool", "list")
+	out := s.MustCLI("host", "pool", "list")
 	for _, want := range []string{"batch", "services", "Recent moves", "MOVED", "DRAINING", "every 1s"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("host pool list does not show %q:\n%s", want, out)
@@ -258,7 +215,7 @@ func TestHostPoolsFollowTheLoad(t *testing.T) {
 
 	// Host pools and moves are kept across a restart.
 	before, _ := hostPools(t, s)
-	s.stop()
+	s.Stop()
 	s = startDev(t, filepath.Join(dir, "data"), append(flags, "--host-pool-period", "off")...)
 	after, moves := hostPools(t, s)
 	if strings.Join(after["batch"], " ") != strings.Join(before["batch"], " ") || strings.Join(after["services"], " ") != strings.Join(before["services"], " ") {

@@ -24,17 +24,17 @@ func TestIdleServerCPU(t *testing.T) {
 	const maxPercent = 2.0
 
 	s := startDev(t, t.TempDir(), "--hosts", "sim,hosts=100,cpu=64,mem=262144,duration=200ms")
-	id := createJobHTTP(t, s, fmt.Sprintf(`{"name":"idle","instances":%d,"preemptible":true,"task":{"command":"sim","resources":{"cpu":0.1,"memMb":1}}}`, tasks))
+	id := s.CreateJob(fmt.Sprintf(`{"name":"idle","instances":%d,"preemptible":true,"task":{"command":"sim","resources":{"cpu":0.1,"memMb":1}}}`, tasks))
 	took := testkit.WaitFor(t, 10*time.Minute, "the job to succeed", func() bool {
-		code, body := s.http("GET", "/v1/jobs/"+id, nil)
-		var out struct{ Job jobJSON }
+		code, body := s.HTTP("GET", "/v1/jobs/"+id, "")
+		var out struct{ Job testkit.Job }
 		return code == 200 && json.Unmarshal(body, &out) == nil && out.Job.Status.State == "JOB_STATE_SUCCEEDED"
 	})
 	t.Logf("%d tasks succeeded in %.1fs", tasks, took.Seconds())
 
 	// Let the last events drain, then measure.
 	time.Sleep(3 * time.Second)
-	pid := s.cmd.Process.Pid
+	pid := s.Pid()
 	before, start := cpuTicks(t, pid), time.Now()
 	time.Sleep(window)
 	used, elapsed := cpuTicks(t, pid)-before, time.Since(start)

@@ -20,7 +20,7 @@ func TestJobListSearchAndOrder(t *testing.T) {
 		if err := os.WriteFile(spec, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		made = append(made, strings.TrimSpace(s.mustCLI("job", "create", "-f", spec)))
+		made = append(made, strings.TrimSpace(s.MustCLI("job", "create", "-f", spec)))
 	}
 	var resp struct {
 		Jobs []struct {
@@ -30,7 +30,7 @@ func TestJobListSearchAndOrder(t *testing.T) {
 			} `json:"spec"`
 		} `json:"jobs"`
 	}
-	out := s.mustCLI("-o", "json", "job", "list", "--search", "alpha", "--order", "newest")
+	out := s.MustCLI("-o", "json", "job", "list", "--search", "alpha", "--order", "newest")
 	if err := json.Unmarshal([]byte(out), &resp); err != nil {
 		t.Fatalf("job list -o json: %v\n%s", err, out)
 	}
@@ -41,8 +41,8 @@ func TestJobListSearchAndOrder(t *testing.T) {
 	if strings.Join(names, ",") != "ALPHA-three,alpha-one" {
 		t.Fatalf("job list --search alpha --order newest: %v, want ALPHA-three then alpha-one (made %v)", names, made)
 	}
-	r := s.cli("job", "list", "--order", "sideways")
-	if r.code == 0 || !strings.Contains(r.stderr, "--order") {
-		t.Fatalf("job list --order sideways: exit %d, stderr %q", r.code, r.stderr)
+	r := s.CLI("job", "list", "--order", "sideways")
+	if r.Code == 0 || !strings.Contains(r.Stderr, "--order") {
+		t.Fatalf("job list --order sideways: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 }

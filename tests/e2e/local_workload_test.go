@@ -19,15 +19,6 @@ import (
 	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
-// healthTaskJSON is a task with what its probes say and its ports.
-type healthTaskJSON struct {
-	Instance uint32            `json:"instance"`
-	State    string            `json:"state"`
-	Run      uint32            `json:"run"`
-	Health   string            `json:"health"`
-	Ports    map[string]uint32 `json:"ports"`
-}
-
 // examples/web-local.yaml on the local host manager: each of its two
 // instances runs a web server (python3 -m http.server) on its named port
 // and is HEALTHY by its HTTP health check; once the endpoint of instance 0
@@ -46,12 +37,12 @@ func TestLocalServiceHealthCheckRestartsUnhealthyInstance(t *testing.T) {
 	}
 	ranges := fmt.Sprintf("%d-%d|%d-%d", ports[0], ports[0], ports[1], ports[1])
 	s := startDev(t, dir, "--hosts", "local,ports="+ranges)
-	id := strings.TrimSpace(s.mustCLI("job", "create", "-f", repoFile("examples", "web-local.yaml")))
+	id := strings.TrimSpace(s.MustCLI("job", "create", "-f", repoFile("examples", "web-local.yaml")))
 
 	events := watchTasks(t, s, id)
 	port := map[uint32]uint32{}
 	for len(port) < 2 {
-		tk := events.waitFor(t, "both instances HEALTHY", func(tk healthTaskJSON) bool {
+		tk := events.waitFor(t, "both instances HEALTHY", func(tk testkit.Task) bool {
 			return tk.Run == 1 && tk.Health == "HEALTH_STATE_HEALTHY" && port[tk.Instance] == 0
 		})
 		port[tk.Instance] = tk.Ports["http"]
@@ -62,10 +53,10 @@ func TestLocalServiceHealthCheckRestartsUnhealthyInstance(t *testing.T) {
 	if got := getBody(t, port[0], "/healthz"); got != "ok\n" {
 		t.Errorf("the task's endpoint says %q", got)
 	}
-	if out := s.mustCLI("task", "get", id, "0"); !hasField(out, "Health", "HEALTHY") || !hasField(out, "Ports", fmt.Sprintf("http=%d", port[0])) {
+	if out := s.MustCLI("task", "get", id, "0"); !hasField(out, "Health", "HEALTHY") || !hasField(out, "Ports", fmt.Sprintf("http=%d", port[0])) {
 		t.Errorf("task get:\n%s", out)
 	}
-	if out := s.mustCLI("task", "list", id); strings.Count(out, "HEALTHY") != 2 {
+	if out := s.MustCLI("task", "list", id); strings.Count(out, "HEALTHY") != 2 {
 		t.Errorf("task list:\n%s", out)
 	}
 
@@ -73,10 +64,10 @@ func TestLocalServiceHealthCheckRestartsUnhealthyInstance(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "hosts", "local", "runs", id+"-0-1", "sandbox", "healthz")); err != nil {
 		t.Fatal(err)
 	}
-	events.waitFor(t, "instance 0 UNHEALTHY", func(tk healthTaskJSON) bool {
+	events.waitFor(t, "instance 0 UNHEALTHY", func(tk testkit.Task) bool {
 		return tk.Instance == 0 && tk.Run == 1 && tk.Health == "HEALTH_STATE_UNHEALTHY"
 	})
-	second := events.waitFor(t, "instance 0 run 2 HEALTHY", func(tk healthTaskJSON) bool {
+	second := events.waitFor(t, "instance 0 run 2 HEALTHY", func(tk testkit.Task) bool {
 		return tk.Instance == 0 && tk.Run == 2 && tk.Health == "HEALTH_STATE_HEALTHY"
 	})
 	if second.State != "TASK_STATE_RUNNING" || second.Ports["http"] != port[0] {
@@ -85,7 +76,7 @@ func TestLocalServiceHealthCheckRestartsUnhealthyInstance(t *testing.T) {
 	if got := getBody(t, port[0], "/healthz"); got != "ok\n" {
 		t.Errorf("the restarted task's endpoint says %q", got)
 	}
-	if out := s.mustCLI("task", "get", id, "0"); !hasField(out, "Health", "HEALTHY") || !hasField(out, "Run", "2") {
+	if out := s.MustCLI("task", "get", id, "0"); !hasField(out, "Health", "HEALTHY") || !hasField(out, "Run", "2") {
 		t.Errorf("task get after the restart:\n%s", out)
 	}
 	for _, tk := range events.seen {
@@ -94,7 +85,7 @@ func TestLocalServiceHealthCheckRestartsUnhealthyInstance(t *testing.T) {
 		}
 	}
 	// Stop the servers before the test ends: tasks outlive `peloton dev`.
-	s.mustCLI("job", "stop", id)
+	s.MustCLI("job", "stop", id)
 	events.waitKilled(t, 2)
 }
 
@@ -122,19 +113,19 @@ func getBody(t *testing.T, port uint32, path string) string {
 
 // taskEvents are the task events of one job, read from the event stream.
 type taskEvents struct {
-	ch   chan healthTaskJSON
-	seen []healthTaskJSON
+	ch   chan testkit.Task
+	seen []testkit.Task
 }
 
 // watchTasks follows the event stream of a job until the test ends.
 func watchTasks(t *testing.T, s *server, job string) *taskEvents {
 	t.Helper()
-	resp, err := http.Get("http://" + s.addr + "/v1/events?jobId=" + job)
+	resp, err := http.Get("http://" + s.Addr + "/v1/events?jobId=" + job)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { resp.Body.Close() })
-	ev := &taskEvents{ch: make(chan healthTaskJSON, 1024)}
+	ev := &taskEvents{ch: make(chan testkit.Task, 1024)}
 	go func() {
 		defer close(ev.ch)
 		sc := bufio.NewScanner(resp.Body)
@@ -142,7 +133,7 @@ func watchTasks(t *testing.T, s *server, job string) *taskEvents {
 		for sc.Scan() {
 			var e struct {
 				Result struct {
-					Task *healthTaskJSON `json:"task"`
+					Task *testkit.Task `json:"task"`
 				} `json:"result"`
 			}
 			if json.Unmarshal(sc.Bytes(), &e) == nil && e.Result.Task != nil {
@@ -154,7 +145,7 @@ func watchTasks(t *testing.T, s *server, job string) *taskEvents {
 }
 
 // waitFor returns the first task event, from now on, that cond accepts.
-func (ev *taskEvents) waitFor(t *testing.T, what string, cond func(healthTaskJSON) bool) healthTaskJSON {
+func (ev *taskEvents) waitFor(t *testing.T, what string, cond func(testkit.Task) bool) testkit.Task {
 	t.Helper()
 	deadline := time.After(60 * time.Second)
 	for {
@@ -180,10 +171,10 @@ func (ev *taskEvents) waitFor(t *testing.T, what string, cond func(healthTaskJSO
 func TestLocalStatefulVolumesOutliveRunsUntilDeleted(t *testing.T) {
 	dir := t.TempDir()
 	s := startDev(t, dir)
-	id := strings.TrimSpace(s.mustCLI("job", "create", "-f", repoFile("examples", "stateful.yaml")))
+	id := strings.TrimSpace(s.MustCLI("job", "create", "-f", repoFile("examples", "stateful.yaml")))
 	events := watchTasks(t, s, id)
 	logHas := func(instance, want string) func() bool {
-		return func() bool { return strings.Contains(s.mustCLI("task", "logs", id, instance), want) }
+		return func() bool { return strings.Contains(s.MustCLI("task", "logs", id, instance), want) }
 	}
 	waitFor(t, 30*time.Second, "instance 0 run 1", logHas("0", "run 1"))
 	waitFor(t, 30*time.Second, "instance 1 run 1", logHas("1", "run 1"))
@@ -200,7 +191,7 @@ func TestLocalStatefulVolumesOutliveRunsUntilDeleted(t *testing.T) {
 	if err := syscall.Kill(started.Child.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	events.waitFor(t, "instance 0 run 2 RUNNING", func(tk healthTaskJSON) bool {
+	events.waitFor(t, "instance 0 run 2 RUNNING", func(tk testkit.Task) bool {
 		return tk.Instance == 0 && tk.Run == 2 && tk.State == "TASK_STATE_RUNNING"
 	})
 	waitFor(t, 30*time.Second, "instance 0 counting its second run on its volume", logHas("0", "run 2"))
@@ -212,12 +203,12 @@ func TestLocalStatefulVolumesOutliveRunsUntilDeleted(t *testing.T) {
 		}
 	}
 
-	s.mustCLI("job", "stop", id)
+	s.MustCLI("job", "stop", id)
 	events.waitKilled(t, 2)
 	if entries, _ := os.ReadDir(volumes); len(entries) != 2 {
 		t.Errorf("stopping the job left %d volumes, want both kept", len(entries))
 	}
-	s.mustCLI("job", "delete", id)
+	s.MustCLI("job", "delete", id)
 	waitFor(t, 30*time.Second, "volumes removed with the job", func() bool {
 		entries, err := os.ReadDir(volumes)
 		return err == nil && len(entries) == 0
@@ -229,7 +220,7 @@ func (ev *taskEvents) waitKilled(t *testing.T, n int) {
 	t.Helper()
 	killed := map[uint32]bool{}
 	for len(killed) < n {
-		tk := ev.waitFor(t, fmt.Sprintf("%d instances KILLED", n), func(tk healthTaskJSON) bool { return tk.State == "TASK_STATE_KILLED" })
+		tk := ev.waitFor(t, fmt.Sprintf("%d instances KILLED", n), func(tk testkit.Task) bool { return tk.State == "TASK_STATE_KILLED" })
 		killed[tk.Instance] = true
 	}
 }

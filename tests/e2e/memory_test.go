@@ -29,17 +29,17 @@ func TestMemoryReturnsAfterABigJob(t *testing.T) {
 
 	s := startDev(t, t.TempDir(), "--hosts", "sim,hosts=1,cpu=1,mem=1024,duration=1h",
 		"--limit-instances-per-job", fmt.Sprint(max(tasks, 100000)))
-	pid := s.cmd.Process.Pid
+	pid := s.Pid()
 	// A small job first, stopped the same way: the idle size is that of a
 	// process that has run the code of a job (its pages mapped in), not of
 	// one that has only started.
-	warm := createJobHTTP(t, s, `{"name":"warm","instances":100,"preemptible":true,"task":{"command":"sim","resources":{"cpu":1,"memMb":1}}}`)
-	if code, body := s.http("POST", "/v1/jobs/"+warm+"/stop", strings.NewReader("{}")); code != 200 {
+	warm := s.CreateJob(`{"name":"warm","instances":100,"preemptible":true,"task":{"command":"sim","resources":{"cpu":1,"memMb":1}}}`)
+	if code, body := s.HTTP("POST", "/v1/jobs/"+warm+"/stop", "{}"); code != 200 {
 		t.Fatalf("stop: %d %s", code, body)
 	}
 	testkit.WaitFor(t, time.Minute, "the small job killed", func() bool {
-		code, body := s.http("GET", "/v1/jobs/"+warm, nil)
-		var out struct{ Job jobJSON }
+		code, body := s.HTTP("GET", "/v1/jobs/"+warm, "")
+		var out struct{ Job testkit.Job }
 		return code == 200 && json.Unmarshal(body, &out) == nil && out.Job.Status.State == "JOB_STATE_KILLED"
 	})
 	// The idle size: the smallest of a few readings once settled.
@@ -52,10 +52,10 @@ func TestMemoryReturnsAfterABigJob(t *testing.T) {
 	idleAnon, idleFile := procStatusKB(t, pid, "RssAnon"), procStatusKB(t, pid, "RssFile")
 
 	start := time.Now()
-	id := createJobHTTP(t, s, fmt.Sprintf(`{"name":"big","instances":%d,"preemptible":true,"task":{"command":"sim","resources":{"cpu":1,"memMb":1}}}`, tasks))
-	status := func() jobJSON {
-		code, body := s.http("GET", "/v1/jobs/"+id, nil)
-		var out struct{ Job jobJSON }
+	id := s.CreateJob(fmt.Sprintf(`{"name":"big","instances":%d,"preemptible":true,"task":{"command":"sim","resources":{"cpu":1,"memMb":1}}}`, tasks))
+	status := func() testkit.Job {
+		code, body := s.HTTP("GET", "/v1/jobs/"+id, "")
+		var out struct{ Job testkit.Job }
 		if code != 200 || json.Unmarshal(body, &out) != nil {
 			t.Fatalf("GET job: %d %s", code, body)
 		}
@@ -67,7 +67,7 @@ func TestMemoryReturnsAfterABigJob(t *testing.T) {
 	})
 	pending := time.Since(start)
 	peakPending := procStatusKB(t, pid, "VmHWM")
-	if code, body := s.http("POST", "/v1/jobs/"+id+"/stop", strings.NewReader("{}")); code != 200 {
+	if code, body := s.HTTP("POST", "/v1/jobs/"+id+"/stop", "{}"); code != 200 {
 		t.Fatalf("stop: %d %s", code, body)
 	}
 	testkit.WaitFor(t, 10*time.Minute, "the job killed", func() bool {

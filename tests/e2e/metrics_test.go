@@ -24,7 +24,7 @@ var labelPair = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"
 // scrape reads /metrics.
 func scrape(t *testing.T, s *server) []sample {
 	t.Helper()
-	code, body := s.http("GET", "/metrics", nil)
+	code, body := s.HTTP("GET", "/metrics", "")
 	if code != 200 {
 		t.Fatalf("GET /metrics: %d", code)
 	}
@@ -79,9 +79,9 @@ func TestSchedulerMetrics(t *testing.T) {
 	dir := t.TempDir()
 	s := startDev(t, filepath.Join(dir, "data"), "--hosts", "sim", "--sim-hosts", "10", "--sim-cpu", "10",
 		"--sim-mem", "100000", "--entitlement-period", "1s")
-	s.mustCLI("pool", "create", "-f", repoFile("examples", "pool-a.yaml"))
-	s.mustCLI("pool", "create", "-f", repoFile("examples", "pool-b.yaml"))
-	a := strings.TrimSpace(s.mustCLI("job", "create", "-f", repoFile("examples", "preemptible-a.yaml")))
+	s.MustCLI("pool", "create", "-f", repoFile("examples", "pool-a.yaml"))
+	s.MustCLI("pool", "create", "-f", repoFile("examples", "pool-b.yaml"))
+	a := strings.TrimSpace(s.MustCLI("job", "create", "-f", repoFile("examples", "preemptible-a.yaml")))
 	waitFor(t, 20*time.Second, "pool /a to hold the whole cluster", func() bool { return runningIn(t, s, a) == 100 })
 
 	cpu := func(pool string) map[string]string { return map[string]string{"pool": pool, "resource": "cpu_cores"} }
@@ -93,7 +93,7 @@ func TestSchedulerMetrics(t *testing.T) {
 		t.Fatalf("running tasks of /a = %v, want 100", v)
 	}
 
-	s.mustCLI("job", "create", "-f", repoFile("examples", "preemptible-b.yaml"))
+	s.MustCLI("job", "create", "-f", repoFile("examples", "preemptible-b.yaml"))
 	var after []sample
 	waitFor(t, 15*time.Second, "metrics to show /a preempted to its share", func() bool {
 		after = scrape(t, s)
@@ -160,13 +160,13 @@ func TestFederationMetrics(t *testing.T) {
 	dir := t.TempDir()
 	s := startDev(t, filepath.Join(dir, "data"), "--regions", "2", "--hosts", "sim,hosts=2,duration=1h")
 	waitFor(t, 20*time.Second, "two regions alive", func() bool {
-		return strings.Count(s.mustCLI("region", "list", "-o", "json"), `"health": "alive"`) == 2
+		return strings.Count(s.MustCLI("region", "list", "-o", "json"), `"health": "alive"`) == 2
 	})
-	s.mustCLI("pool", "create", "-f", repoFile("examples", "pool-a.yaml"))
+	s.MustCLI("pool", "create", "-f", repoFile("examples", "pool-a.yaml"))
 	// A job for west, through east's gateway: forwarded.
 	spec := writeFile(t, dir, "west.yaml", `{"name":"w","region":"west","pool":"/a","instances":1,"type":"service",
 		"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"1h"},"resources":{"cpu":0.5,"memMb":10}}}`)
-	s.mustCLI("job", "create", "-f", spec)
+	s.MustCLI("job", "create", "-f", spec)
 	var ss []sample
 	waitFor(t, 30*time.Second, "federation metrics", func() bool {
 		ss = scrape(t, s)

@@ -40,16 +40,16 @@ task:
 		}
 		return p
 	}
-	job := strings.TrimSpace(s.mustCLI("job", "create", "-f", write("v1.yaml", spec("1"))))
+	job := strings.TrimSpace(s.MustCLI("job", "create", "-f", write("v1.yaml", spec("1"))))
 	testkit.WaitFor(tb, 5*time.Minute, "all running on a", func() bool { return countRunning(tb, s, job, "a") == n })
 	batch := fmt.Sprint(max(n*percent/100, 1))
 
 	start := time.Now()
-	s.mustCLI("job", "update", job, "-f", write("v2.yaml", spec("2")), "--batch-size", batch, "--wait", "--timeout", "30m")
+	s.MustCLI("job", "update", job, "-f", write("v2.yaml", spec("2")), "--batch-size", batch, "--wait", "--timeout", "30m")
 	update = time.Since(start)
 
 	start = time.Now()
-	s.mustCLI("migrate", "start", "--job", job, "--to", "b", "--batch-size", batch, "--wait", "--timeout", "30m")
+	s.MustCLI("migrate", "start", "--job", job, "--to", "b", "--batch-size", batch, "--wait", "--timeout", "30m")
 	migrate = time.Since(start)
 	if got := countRunning(tb, s, job, "b"); got != n {
 		tb.Fatalf("%d of %d instances running on b after the migration", got, n)
@@ -65,7 +65,7 @@ func countRunning(tb testing.TB, s *server, job, cluster string) int {
 			Cluster string `json:"cluster"`
 		} `json:"tasks"`
 	}
-	code, body := s.http("GET", "/v1/jobs/"+job+"/tasks?limit=100000", nil)
+	code, body := s.HTTP("GET", "/v1/jobs/"+job+"/tasks?limit=100000", "")
 	if code != 200 {
 		return -1
 	}

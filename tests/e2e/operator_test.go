@@ -11,12 +11,12 @@ import (
 // and returns the candidates, without the directive line.
 func completions(t *testing.T, s *server, args ...string) []string {
 	t.Helper()
-	r := s.cli(append([]string{"__complete"}, args...)...)
-	if r.code != 0 {
-		t.Fatalf("__complete %v: exit %d\n%s", args, r.code, r.stderr)
+	r := s.CLI(append([]string{"__complete"}, args...)...)
+	if r.Code != 0 {
+		t.Fatalf("__complete %v: exit %d\n%s", args, r.Code, r.Stderr)
 	}
 	var out []string
-	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
 		if line != "" && !strings.HasPrefix(line, ":") {
 			out = append(out, line)
 		}
@@ -30,10 +30,10 @@ func completions(t *testing.T, s *server, args ...string) []string {
 func TestShellCompletion(t *testing.T) {
 	s := startDev(t, t.TempDir(), "--hosts", "sim,hosts=2,duration=1h")
 	dir := t.TempDir()
-	s.mustCLI("pool", "create", "-f", writeFile(t, dir, "pool.yaml", "path: /team\nreservation: {cpu: 2, memMb: 2000}\n"))
-	job := strings.TrimSpace(s.mustCLI("job", "create", "-f", writeFile(t, dir, "svc.yaml",
+	s.MustCLI("pool", "create", "-f", writeFile(t, dir, "pool.yaml", "path: /team\nreservation: {cpu: 2, memMb: 2000}\n"))
+	job := strings.TrimSpace(s.MustCLI("job", "create", "-f", writeFile(t, dir, "svc.yaml",
 		"name: complete-me\ntype: service\npool: /team\ninstances: 2\ntask:\n  command: sim\n  resources: {cpu: 0.5, memMb: 10}\n")))
-	s.mustCLI("job", "update", job, "-f", writeFile(t, dir, "svc2.yaml",
+	s.MustCLI("job", "update", job, "-f", writeFile(t, dir, "svc2.yaml",
 		"name: complete-me\ntype: service\npool: /team\ninstances: 3\ntask:\n  command: sim\n  resources: {cpu: 0.5, memMb: 10}\n"))
 
 	has := func(list []string, want string) bool {
@@ -73,15 +73,15 @@ func TestShellCompletion(t *testing.T) {
 	}
 
 	for _, shell := range []string{"bash", "zsh", "fish"} {
-		if out := s.mustCLI("completion", shell); !strings.Contains(out, "__complete") {
+		if out := s.MustCLI("completion", shell); !strings.Contains(out, "__complete") {
 			t.Errorf("completion %s: no script\n%.300s", shell, out)
 		}
 	}
 
 	// Nothing listens there: no candidates, nothing printed, exit 0.
-	r := s.cli("--addr", "127.0.0.1:1", "__complete", "job", "get", "")
-	if r.code != 0 || strings.TrimSpace(r.stdout) != ":4" {
-		t.Errorf("unreachable server: exit %d, stdout %q", r.code, r.stdout)
+	r := s.CLI("--addr", "127.0.0.1:1", "__complete", "job", "get", "")
+	if r.Code != 0 || strings.TrimSpace(r.Stdout) != ":4" {
+		t.Errorf("unreachable server: exit %d, stdout %q", r.Code, r.Stdout)
 	}
 }
 
@@ -91,22 +91,22 @@ func TestShellCompletion(t *testing.T) {
 func TestPendingTasksSayWhy(t *testing.T) {
 	s := startDev(t, t.TempDir(), "--hosts", "sim,hosts=2,duration=1h")
 	dir := t.TempDir()
-	s.mustCLI("pool", "create", "-f", writeFile(t, dir, "a.yaml", "path: /a\nlimit: {cpu: 0.4}\n"))
-	s.mustCLI("pool", "create", "-f", writeFile(t, dir, "b.yaml", "path: /b\n"))
-	held := strings.TrimSpace(s.mustCLI("job", "create", "-f", writeFile(t, dir, "held.yaml",
+	s.MustCLI("pool", "create", "-f", writeFile(t, dir, "a.yaml", "path: /a\nlimit: {cpu: 0.4}\n"))
+	s.MustCLI("pool", "create", "-f", writeFile(t, dir, "b.yaml", "path: /b\n"))
+	held := strings.TrimSpace(s.MustCLI("job", "create", "-f", writeFile(t, dir, "held.yaml",
 		"name: held\npool: /a\npreemptible: true\ninstances: 10\ntask:\n  command: sim\n  resources: {cpu: 0.1, memMb: 10}\n")))
-	edge := strings.TrimSpace(s.mustCLI("job", "create", "-f", writeFile(t, dir, "edge.yaml",
+	edge := strings.TrimSpace(s.MustCLI("job", "create", "-f", writeFile(t, dir, "edge.yaml",
 		"name: edge\npool: /b\npreemptible: true\ninstances: 2\ntask:\n  command: sim\n  resources: {cpu: 0.1, memMb: 10}\n  constraints: [{key: zone, op: equals, values: [x]}]\n")))
 
 	waitFor(t, 20*time.Second, "both jobs waiting with reasons", func() bool {
-		return field(s.mustCLI("job", "get", held), "Pending") == "6 pending: 6 waiting for pool /a's limit (cpu 0.4/0.4)" &&
-			strings.HasPrefix(field(s.mustCLI("job", "get", edge), "Pending"), "2 pending: 2 not placed: 0/2 hosts: 2 zone")
+		return field(s.MustCLI("job", "get", held), "Pending") == "6 pending: 6 waiting for pool /a's limit (cpu 0.4/0.4)" &&
+			strings.HasPrefix(field(s.MustCLI("job", "get", edge), "Pending"), "2 pending: 2 not placed: 0/2 hosts: 2 zone")
 	})
-	msg := field(s.mustCLI("task", "get", held, "9"), "Message")
+	msg := field(s.MustCLI("task", "get", held, "9"), "Message")
 	if want := "not admitted: waiting for pool /a's limit (cpu 0.4/0.4), needs 0.1, behind a gang that waits for it; number 6 in pool /a's queue"; msg != want {
 		t.Errorf("task get %s 9: %q\n                 want %q", held, msg, want)
 	}
-	if msg := field(s.mustCLI("task", "get", edge, "0"), "Message"); !strings.HasPrefix(msg, "not placed: 0/2 hosts") {
+	if msg := field(s.MustCLI("task", "get", edge, "0"), "Message"); !strings.HasPrefix(msg, "not placed: 0/2 hosts") {
 		t.Errorf("task get %s 0: %q", edge, msg)
 	}
 	var js struct {
@@ -117,17 +117,17 @@ func TestPendingTasksSayWhy(t *testing.T) {
 			} `json:"waiting"`
 		} `json:"status"`
 	}
-	if err := json.Unmarshal([]byte(s.mustCLI("job", "get", held, "-o", "json")), &js); err != nil || len(js.Status.Waiting) != 1 || js.Status.Waiting[0].Tasks != 6 {
+	if err := json.Unmarshal([]byte(s.MustCLI("job", "get", held, "-o", "json")), &js); err != nil || len(js.Status.Waiting) != 1 || js.Status.Waiting[0].Tasks != 6 {
 		t.Errorf("job get -o json: %v %+v", err, js.Status.Waiting)
 	}
 
 	for _, args := range [][]string{{"pool", "list"}, {"pool", "get", "/a"}, {"host", "list"}, {"job", "get", held}} {
-		out := s.mustCLI(args...)
+		out := s.MustCLI(args...)
 		if strings.Contains(out, "0000") || strings.Contains(out, "9999") {
 			t.Errorf("peloton %s prints float residue:\n%s", strings.Join(args, " "), out)
 		}
 	}
-	if out := s.mustCLI("pool", "get", "/a"); !strings.Contains(out, "0.4") {
+	if out := s.MustCLI("pool", "get", "/a"); !strings.Contains(out, "0.4") {
 		t.Errorf("pool get /a:\n%s", out)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 type poolResource struct {
@@ -21,7 +23,7 @@ type poolResource struct {
 
 func poolCPU(t *testing.T, s *server, path string) poolResource {
 	t.Helper()
-	out := s.mustCLI("pool", "get", path, "-o", "json")
+	out := s.MustCLI("pool", "get", path, "-o", "json")
 	var p struct {
 		Resources []poolResource `json:"resources"`
 	}
@@ -48,7 +50,7 @@ func writeFile(t *testing.T, dir, name, body string) string {
 
 func runningIn(t *testing.T, s *server, job string) int {
 	n := 0
-	for _, tk := range listTasks(t, s, job) {
+	for _, tk := range s.Tasks(job) {
 		if tk.State == "TASK_STATE_RUNNING" {
 			n++
 		}
@@ -67,14 +69,14 @@ func TestCrossPoolPreemption(t *testing.T) {
 		"--sim-mem", "100000", "--entitlement-period", period.String())
 	for _, p := range []string{"a", "b", "c"} {
 		f := writeFile(t, dir, p+".yaml", fmt.Sprintf("path: /%s\nreservation: {cpu: 20, memMb: 20000}\n", p))
-		s.mustCLI("pool", "create", "-f", f)
+		s.MustCLI("pool", "create", "-f", f)
 	}
 	// Bad pools are refused with the pool path and the field.
 	bad := writeFile(t, dir, "bad.yaml", "path: /a/x\nreservation: {cpu: 30}\n")
-	if r := s.cli("pool", "create", "-f", bad); r.code == 0 || !strings.Contains(r.stderr, "/a") || !strings.Contains(r.stderr, "cpu.reservation") {
-		t.Fatalf("over-reserving child accepted or unclear: exit %d: %s", r.code, r.stderr)
+	if r := s.CLI("pool", "create", "-f", bad); r.Code == 0 || !strings.Contains(r.Stderr, "/a") || !strings.Contains(r.Stderr, "cpu.reservation") {
+		t.Fatalf("over-reserving child accepted or unclear: exit %d: %s", r.Code, r.Stderr)
 	}
-	if r := s.cli("pool", "delete", "/"); r.code == 0 {
+	if r := s.CLI("pool", "delete", "/"); r.Code == 0 {
 		t.Fatal("root pool deleted")
 	}
 
@@ -82,14 +84,14 @@ func TestCrossPoolPreemption(t *testing.T) {
 		return fmt.Sprintf(`{"name":"%s-work","pool":"/%s","preemptible":true,"instances":%d,
 			"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"1h"},"resources":{"cpu":1,"memMb":100}}}`, pool, pool, n)
 	}
-	a := createJobHTTP(t, s, job("a", 100))
+	a := s.CreateJob(job("a", 100))
 	waitFor(t, 20*time.Second, "pool /a to hold the whole cluster", func() bool { return runningIn(t, s, a) == 100 })
-	if r := s.cli("pool", "delete", "/a"); r.code == 0 {
+	if r := s.CLI("pool", "delete", "/a"); r.Code == 0 {
 		t.Fatal("pool with a running job deleted")
 	}
 
 	start := time.Now()
-	b := createJobHTTP(t, s, job("b", 50))
+	b := s.CreateJob(job("b", 50))
 	var preemptedAfter time.Duration
 	waitFor(t, 4*period+5*time.Second, "pool /a preempted down to its entitlement", func() bool {
 		fa := poolCPU(t, s, "/a")
@@ -115,7 +117,7 @@ func TestCrossPoolPreemption(t *testing.T) {
 		t.Fatalf("/a runs %d tasks, want 50", n)
 	}
 	preempted := 0
-	for _, tk := range listTasks(t, s, a) {
+	for _, tk := range s.Tasks(a) {
 		if tk.Run > 1 {
 			preempted++
 		}
@@ -123,11 +125,11 @@ func TestCrossPoolPreemption(t *testing.T) {
 	if preempted != 50 {
 		t.Fatalf("%d tasks of /a were preempted and re-queued, want 50", preempted)
 	}
-	out := s.mustCLI("task", "list", a)
+	out := s.MustCLI("task", "list", a)
 	if !strings.Contains(out, "PREEMPTED") {
 		t.Fatalf("task list does not show PREEMPTED:\n%s", out)
 	}
-	t.Logf("pool get /a:\n%s", s.mustCLI("pool", "get", "/a"))
+	t.Logf("pool get /a:\n%s", s.MustCLI("pool", "get", "/a"))
 }
 
 // A non-preemptible job asking beyond its pool's reservation stays pending
@@ -135,10 +137,10 @@ func TestCrossPoolPreemption(t *testing.T) {
 func TestReservationAndGangs(t *testing.T) {
 	dir := t.TempDir()
 	s := startDev(t, filepath.Join(dir, "data"), "--hosts", "sim", "--sim-hosts", "4", "--sim-cpu", "4", "--sim-mem", "100000")
-	s.mustCLI("pool", "create", "-f", writeFile(t, dir, "p.yaml", "path: /prod\nreservation: {cpu: 6, memMb: 50000}\n"))
-	s.mustCLI("pool", "create", "-f", writeFile(t, dir, "b.yaml", "path: /batch\n"))
-	s.mustCLI("pool", "create", "-f", writeFile(t, dir, "o.yaml", "path: /other\n"))
-	prod := createJobHTTP(t, s, `{"name":"prod","pool":"/prod","instances":10,"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"1h"},"resources":{"cpu":1,"memMb":100}}}`)
+	s.MustCLI("pool", "create", "-f", writeFile(t, dir, "p.yaml", "path: /prod\nreservation: {cpu: 6, memMb: 50000}\n"))
+	s.MustCLI("pool", "create", "-f", writeFile(t, dir, "b.yaml", "path: /batch\n"))
+	s.MustCLI("pool", "create", "-f", writeFile(t, dir, "o.yaml", "path: /other\n"))
+	prod := s.CreateJob(`{"name":"prod","pool":"/prod","instances":10,"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"1h"},"resources":{"cpu":1,"memMb":100}}}`)
 	waitFor(t, 10*time.Second, "6 prod tasks running", func() bool { return runningIn(t, s, prod) == 6 })
 	time.Sleep(500 * time.Millisecond)
 	if n := runningIn(t, s, prod); n != 6 {
@@ -146,15 +148,15 @@ func TestReservationAndGangs(t *testing.T) {
 	}
 	// 10 cores left in the cluster; a gang of 12 one-core tasks cannot fit,
 	// and holds nothing while it waits: a gang of 4 elsewhere runs.
-	gang := createJobHTTP(t, s, `{"name":"gang","pool":"/batch","preemptible":true,"instances":12,"gangSize":12,"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"1h"},"resources":{"cpu":1,"memMb":100}}}`)
-	small := createJobHTTP(t, s, `{"name":"small","pool":"/other","preemptible":true,"instances":4,"gangSize":4,"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"2s"},"resources":{"cpu":1,"memMb":100}}}`)
+	gang := s.CreateJob(`{"name":"gang","pool":"/batch","preemptible":true,"instances":12,"gangSize":12,"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"1h"},"resources":{"cpu":1,"memMb":100}}}`)
+	small := s.CreateJob(`{"name":"small","pool":"/other","preemptible":true,"instances":4,"gangSize":4,"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"2s"},"resources":{"cpu":1,"memMb":100}}}`)
 	waitFor(t, 15*time.Second, "the small gang to finish", func() bool {
-		var j struct{ Job jobJSON }
-		_, body := s.http("GET", "/v1/jobs/"+small, nil)
+		var j struct{ Job testkit.Job }
+		_, body := s.HTTP("GET", "/v1/jobs/"+small, "")
 		_ = json.Unmarshal(body, &j)
 		return j.Job.Status.State == "JOB_STATE_SUCCEEDED"
 	})
-	for _, tk := range listTasks(t, s, gang) {
+	for _, tk := range s.Tasks(gang) {
 		switch tk.State {
 		case "TASK_STATE_PENDING", "TASK_STATE_READY", "TASK_STATE_INITIALIZED":
 		default:

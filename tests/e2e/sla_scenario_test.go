@@ -28,7 +28,7 @@ func TestSLAUpdateAndDrainOnSim(t *testing.T) {
 	dir := t.TempDir()
 	s := startDev(t, dir, "--hosts", "sim,hosts=8,cpu=4,mem=8192,duration=1h")
 	sc := &testkit.SLAScenario{
-		Bin: binary, Addr: s.addr, Dir: dir, Spec: slaScenarioSpec,
+		Bin: binary, Addr: s.Addr, Dir: dir, Spec: slaScenarioSpec,
 		Instances: 20, MaxUnavailable: 2, BatchSize: 5, DrainCount: 3, Within: 2 * time.Minute,
 	}
 	sc.Run(t)

@@ -8,12 +8,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 // hostState is the STATE column of a host's row in `peloton host list`.
 func hostState(t *testing.T, s *server, id string) string {
 	t.Helper()
-	out := s.mustCLI("host", "list")
+	out := s.MustCLI("host", "list")
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Fields(line)
 		if len(f) > 4 && f[len(f)-1] == id {
@@ -44,44 +46,44 @@ func TestServiceUpdateDrainAndHistory(t *testing.T) {
 	dir := t.TempDir()
 	s := startDev(t, dir, "--hosts", "sim,hosts=3,cpu=8,duration=1h")
 	v1 := writeFile(t, dir, "v1.yaml", fmt.Sprintf(serviceSpec, "1"))
-	id := strings.TrimSpace(s.mustCLI("job", "create", "-f", v1))
+	id := strings.TrimSpace(s.MustCLI("job", "create", "-f", v1))
 	waitFor(t, 30*time.Second, "6 instances running", func() bool { return runningIn(t, s, id) == 6 })
 
 	v2 := writeFile(t, dir, "v2.yaml", fmt.Sprintf(serviceSpec, "2"))
-	out := s.mustCLI("job", "update", id, "-f", v2, "--batch-size", "2", "--wait")
+	out := s.MustCLI("job", "update", id, "-f", v2, "--batch-size", "2", "--wait")
 	if !strings.Contains(out, "SUCCEEDED") {
 		t.Fatalf("job update --wait:\n%s", out)
 	}
 	waitFor(t, 30*time.Second, "6 running on config 2", func() bool {
-		for _, tk := range listTasks(t, s, id) {
+		for _, tk := range s.Tasks(id) {
 			if tk.ConfigVersion != "2" {
 				return false
 			}
 		}
 		return runningIn(t, s, id) == 6
 	})
-	if old := s.mustCLI("job", "config", id, "--version", "1"); !strings.Contains(old, `V: "1"`) || !strings.Contains(old, "leader") {
+	if old := s.MustCLI("job", "config", id, "--version", "1"); !strings.Contains(old, `V: "1"`) || !strings.Contains(old, "leader") {
 		t.Fatalf("config version 1:\n%s", old)
 	}
-	if cur := s.mustCLI("job", "config", id); !strings.Contains(cur, `V: "2"`) {
+	if cur := s.MustCLI("job", "config", id); !strings.Contains(cur, `V: "2"`) {
 		t.Fatalf("current config:\n%s", cur)
 	}
-	history := s.mustCLI("job", "events", id, "--instance", "0", "--limit", "1000")
+	history := s.MustCLI("job", "events", id, "--instance", "0", "--limit", "1000")
 	if !strings.Contains(history, "RUNNING") || !strings.Contains(history, "UPDATED") {
 		t.Fatalf("history of instance 0:\n%s", history)
 	}
 
 	// Shrinking is refused, naming the field; nothing changes.
 	small := writeFile(t, dir, "small.yaml", strings.Replace(fmt.Sprintf(serviceSpec, "3"), "instances: 6", "instances: 2", 1))
-	r := s.cli("job", "update", id, "-f", small)
-	if r.code == 0 || !strings.Contains(r.stderr, "instances") {
-		t.Fatalf("shrinking update: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r := s.CLI("job", "update", id, "-f", small)
+	if r.Code == 0 || !strings.Contains(r.Stderr, "instances") {
+		t.Fatalf("shrinking update: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if list := s.mustCLI("update", "list", id); strings.Count(list, id+".") != 1 {
+	if list := s.MustCLI("update", "list", id); strings.Count(list, id+".") != 1 {
 		t.Fatalf("a refused update was recorded:\n%s", list)
 	}
 
-	s.mustCLI("host", "drain", "sim/sim-0", "--reason", "disk swap")
+	s.MustCLI("host", "drain", "sim/sim-0", "--reason", "disk swap")
 	if st := hostState(t, s, "sim/sim-0"); st != "DRAINING" && st != "DRAINED" {
 		t.Fatalf("drained host shows %s", st)
 	}
@@ -91,30 +93,30 @@ func TestServiceUpdateDrainAndHistory(t *testing.T) {
 		if hostState(t, s, "sim/sim-0") != "DRAINED" || runningIn(t, s, id) != 6 {
 			return false
 		}
-		for _, tk := range listTasks(t, s, id) {
+		for _, tk := range s.Tasks(id) {
 			if tk.Host == "sim/sim-0" {
 				return false
 			}
 		}
 		return true
 	})
-	s.stop()
+	s.Stop()
 
 	s2 := startDev(t, dir, "--hosts", "sim,hosts=3,cpu=8,duration=1h")
-	waitFor(t, 30*time.Second, "hosts reported", func() bool { return strings.Contains(s2.mustCLI("host", "list"), "sim/sim-2") })
+	waitFor(t, 30*time.Second, "hosts reported", func() bool { return strings.Contains(s2.MustCLI("host", "list"), "sim/sim-2") })
 	if st := hostState(t, s2, "sim/sim-0"); st != "DRAINED" {
 		t.Fatalf("after a restart the drained host shows %s", st)
 	}
-	if list := s2.mustCLI("update", "list", id); !strings.Contains(list, "SUCCEEDED") {
+	if list := s2.MustCLI("update", "list", id); !strings.Contains(list, "SUCCEEDED") {
 		t.Fatalf("updates after a restart:\n%s", list)
 	}
-	if again := s2.mustCLI("job", "events", id, "--instance", "0", "--limit", "1000"); !strings.Contains(again, "UPDATED") {
+	if again := s2.MustCLI("job", "events", id, "--instance", "0", "--limit", "1000"); !strings.Contains(again, "UPDATED") {
 		t.Fatalf("history after a restart:\n%s", again)
 	}
 	batch := writeFile(t, dir, "batch.yaml", "name: b\ninstances: 8\ntask: {command: x, resources: {cpu: 1, memMb: 16}}\n")
-	b := strings.TrimSpace(s2.mustCLI("job", "create", "-f", batch))
+	b := strings.TrimSpace(s2.MustCLI("job", "create", "-f", batch))
 	waitFor(t, 30*time.Second, "batch job running", func() bool { return runningIn(t, s2, b) == 8 })
-	for _, tk := range listTasks(t, s2, b) {
+	for _, tk := range s2.Tasks(b) {
 		if tk.Host == "sim/sim-0" {
 			t.Fatalf("instance %d placed on the drained host", tk.Instance)
 		}
@@ -150,16 +152,16 @@ func TestHundredThousandInstanceOverrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	id := strings.TrimSpace(s.mustCLI("job", "create", "-f", path))
+	id := strings.TrimSpace(s.MustCLI("job", "create", "-f", path))
 	t.Logf("spec of %d overrides, %.1f MB, accepted in %s", n, float64(len(raw))/1e6, time.Since(start).Round(time.Millisecond))
 	took := waitFor(t, 5*time.Minute, "job succeeded", func() bool {
-		var j struct{ Job jobJSON }
-		_, body := s.http("GET", "/v1/jobs/"+id, nil)
+		var j struct{ Job testkit.Job }
+		_, body := s.HTTP("GET", "/v1/jobs/"+id, "")
 		_ = json.Unmarshal(body, &j)
 		return j.Job.Status.State == "JOB_STATE_SUCCEEDED"
 	})
 	t.Logf("%d tasks succeeded %s after acceptance", n, took.Round(time.Millisecond))
-	code, body := s.http("GET", "/v1/jobs/"+id+"/config", nil)
+	code, body := s.HTTP("GET", "/v1/jobs/"+id+"/config", "")
 	var cfg struct {
 		Spec struct {
 			Overrides []struct {

@@ -8,29 +8,19 @@ import (
 	"time"
 )
 
-// waitJob waits until a job reaches state.
-func waitJob(t *testing.T, s *server, job, state string, within time.Duration) {
-	t.Helper()
-	waitFor(t, within, "job "+job+" "+state, func() bool {
-		code, body := s.http("GET", "/v1/jobs/"+job, nil)
-		var out struct{ Job jobJSON }
-		return code == 200 && json.Unmarshal(body, &out) == nil && out.Job.Status.State == state
-	})
-}
-
 // After thousands of gang and single tasks with fractional cores start and
 // end on simulated hosts, every pool's and every host's allocation reads
 // exactly zero: resources are whole units end to end, so sums never drift.
 func TestAllocationReturnsToExactlyZero(t *testing.T) {
 	s := startDev(t, t.TempDir(), "--hosts", "sim,hosts=40,cpu=16,mem=65536")
-	single := createJobHTTP(t, s, `{"name":"single","instances":6000,
+	single := s.CreateJob(`{"name":"single","instances":6000,
 		"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"20ms"},"resources":{"cpu":0.1,"memMb":1.5e1,"diskMb":3}}}`)
-	odd := createJobHTTP(t, s, `{"name":"odd","instances":1000,
+	odd := s.CreateJob(`{"name":"odd","instances":1000,
 		"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"10ms"},"resources":{"cpu":0.333,"memMb":7}}}`)
-	gangs := createJobHTTP(t, s, `{"name":"gangs","instances":3000,"gangSize":3,
+	gangs := s.CreateJob(`{"name":"gangs","instances":3000,"gangSize":3,
 		"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"30ms"},"resources":{"cpu":0.7,"memMb":33}}}`)
 	for _, j := range []string{single, odd, gangs} {
-		waitJob(t, s, j, "JOB_STATE_SUCCEEDED", 3*time.Minute)
+		s.WaitJob(j, "JOB_STATE_SUCCEEDED", 3*time.Minute)
 	}
 	// Runs release what they held when they end; give the last pass a moment.
 	deadline := time.Now().Add(10 * time.Second)
@@ -51,7 +41,7 @@ func TestAllocationReturnsToExactlyZero(t *testing.T) {
 func nonZeroAllocations(t *testing.T, s *server) []string {
 	t.Helper()
 	var dirty []string
-	code, body := s.http("GET", "/v1/pools", nil)
+	code, body := s.HTTP("GET", "/v1/pools", "")
 	if code != 200 {
 		t.Fatalf("GET /v1/pools: %d %s", code, body)
 	}
@@ -74,7 +64,7 @@ func nonZeroAllocations(t *testing.T, s *server) []string {
 			}
 		}
 	}
-	code, body = s.http("GET", "/v1/hosts", nil)
+	code, body = s.HTTP("GET", "/v1/hosts", "")
 	if code != 200 {
 		t.Fatalf("GET /v1/hosts: %d %s", code, body)
 	}
@@ -104,38 +94,15 @@ func nonZeroAllocations(t *testing.T, s *server) []string {
 	return dirty
 }
 
-type workloadTaskJSON struct {
-	Instance   uint32            `json:"instance"`
-	State      string            `json:"state"`
-	Host       string            `json:"host"`
-	PinnedHost string            `json:"pinnedHost"`
-	Health     string            `json:"health"`
-	Ready      string            `json:"ready"`
-	Ports      map[string]uint32 `json:"ports"`
-	Reason     string            `json:"reason"`
-	Message    string            `json:"message"`
-}
-
-func workloadTasks(t *testing.T, s *server, job string) []workloadTaskJSON {
-	t.Helper()
-	var out struct {
-		Tasks []workloadTaskJSON `json:"tasks"`
-	}
-	if err := json.Unmarshal([]byte(s.mustCLI("task", "list", job, "-o", "json")), &out); err != nil {
-		t.Fatal(err)
-	}
-	return out.Tasks
-}
-
 // The README's workload examples through the binary on simulated hosts: a
 // web service with an image, a named port and probes; a stateful job
 // pinned to its hosts; a daemon job that follows hosts through a drain.
 func TestWorkloadExamplesOnSim(t *testing.T) {
 	s := startDev(t, t.TempDir(), "--hosts", "sim,hosts=4,cpu=4,mem=8192,duration=1h")
-	web := strings.TrimSpace(s.mustCLI("job", "create", "-f", repoFile("examples", "web.yaml")))
+	web := strings.TrimSpace(s.MustCLI("job", "create", "-f", repoFile("examples", "web.yaml")))
 	waitFor(t, 20*time.Second, "3 web instances running, healthy and ready", func() bool {
 		n := 0
-		for _, tk := range workloadTasks(t, s, web) {
+		for _, tk := range s.TaskList(web) {
 			if tk.State == "TASK_STATE_RUNNING" && tk.Health == "HEALTH_STATE_HEALTHY" && tk.Ready == "HEALTH_STATE_HEALTHY" {
 				n++
 			}
@@ -143,7 +110,7 @@ func TestWorkloadExamplesOnSim(t *testing.T) {
 		return n == 3
 	})
 	hosts := map[string]bool{}
-	for _, tk := range workloadTasks(t, s, web) {
+	for _, tk := range s.TaskList(web) {
 		if p := tk.Ports["http"]; p < 31000 || p > 32000 {
 			t.Errorf("instance %d port %d outside 31000-32000", tk.Instance, p)
 		}
@@ -152,14 +119,14 @@ func TestWorkloadExamplesOnSim(t *testing.T) {
 		}
 		hosts[tk.Host] = true
 	}
-	if out := s.mustCLI("task", "list", web); !strings.Contains(out, "HEALTHY/READY") || !strings.Contains(out, "http=3") {
+	if out := s.MustCLI("task", "list", web); !strings.Contains(out, "HEALTHY/READY") || !strings.Contains(out, "http=3") {
 		t.Errorf("task list does not show health and ports:\n%s", out)
 	}
 
-	st := strings.TrimSpace(s.mustCLI("job", "create", "-f", repoFile("examples", "stateful.yaml")))
+	st := strings.TrimSpace(s.MustCLI("job", "create", "-f", repoFile("examples", "stateful.yaml")))
 	waitFor(t, 20*time.Second, "stateful instances running, pinned", func() bool {
 		n := 0
-		for _, tk := range workloadTasks(t, s, st) {
+		for _, tk := range s.TaskList(st) {
 			if tk.State == "TASK_STATE_RUNNING" && tk.PinnedHost == tk.Host && tk.Host != "" {
 				n++
 			}
@@ -167,10 +134,10 @@ func TestWorkloadExamplesOnSim(t *testing.T) {
 		return n == 2
 	})
 
-	d := strings.TrimSpace(s.mustCLI("job", "create", "-f", repoFile("examples", "daemon.yaml")))
+	d := strings.TrimSpace(s.MustCLI("job", "create", "-f", repoFile("examples", "daemon.yaml")))
 	perHost := func() map[string]int {
 		m := map[string]int{}
-		for _, tk := range workloadTasks(t, s, d) {
+		for _, tk := range s.TaskList(d) {
 			if tk.State == "TASK_STATE_RUNNING" {
 				m[tk.Host]++
 			}
@@ -181,23 +148,23 @@ func TestWorkloadExamplesOnSim(t *testing.T) {
 		m := perHost()
 		return len(m) == 4 && m["sim-0"] == 1 && m["sim-1"] == 1 && m["sim-2"] == 1 && m["sim-3"] == 1
 	})
-	s.mustCLI("host", "drain", "sim/sim-2", "--reason", "maintenance")
+	s.MustCLI("host", "drain", "sim/sim-2", "--reason", "maintenance")
 	waitFor(t, 20*time.Second, "the drained host loses its daemon instance", func() bool {
 		m := perHost()
 		return len(m) == 3 && m["sim-2"] == 0
 	})
 	gone := false
-	for _, tk := range workloadTasks(t, s, d) {
+	for _, tk := range s.TaskList(d) {
 		if tk.Reason == "HOST_GONE" && tk.State == "TASK_STATE_KILLED" {
 			gone = true
 		}
 	}
 	if !gone {
-		t.Errorf("no daemon instance ended KILLED with reason HOST_GONE: %+v", workloadTasks(t, s, d))
+		t.Errorf("no daemon instance ended KILLED with reason HOST_GONE: %+v", s.TaskList(d))
 	}
-	s.mustCLI("host", "undrain", "sim/sim-2")
+	s.MustCLI("host", "undrain", "sim/sim-2")
 	waitFor(t, 20*time.Second, "the undrained host gets a daemon instance again", func() bool { return perHost()["sim-2"] == 1 })
-	if out := s.mustCLI("job", "get", d); !strings.Contains(out, "RUNNING") {
+	if out := s.MustCLI("job", "get", d); !strings.Contains(out, "RUNNING") {
 		t.Errorf("daemon job:\n%s", out)
 	}
 }
@@ -206,12 +173,12 @@ func TestWorkloadExamplesOnSim(t *testing.T) {
 // an image stays pending and says why.
 func TestImageTaskPendingOnLocalHosts(t *testing.T) {
 	s := startDev(t, t.TempDir())
-	web := strings.TrimSpace(s.mustCLI("job", "create", "-f", repoFile("examples", "web.yaml")))
+	web := strings.TrimSpace(s.MustCLI("job", "create", "-f", repoFile("examples", "web.yaml")))
 	waitFor(t, 20*time.Second, "pending reason names images", func() bool {
-		ts := workloadTasks(t, s, web)
+		ts := s.TaskList(web)
 		return len(ts) == 3 && strings.Contains(ts[0].Message, "cannot run container images")
 	})
-	if out := s.mustCLI("task", "get", web, "0"); !strings.Contains(out, "cannot run container images") {
+	if out := s.MustCLI("task", "get", web, "0"); !strings.Contains(out, "cannot run container images") {
 		t.Errorf("task get does not say why:\n%s", out)
 	}
 }
@@ -223,20 +190,20 @@ func TestImageTaskPendingOnLocalHosts(t *testing.T) {
 func TestHostMaintenanceCycle(t *testing.T) {
 	dir := t.TempDir()
 	s := startDev(t, dir, "--hosts", "sim,hosts=3,cpu=4,mem=8192")
-	batch := createJobHTTP(t, s, `{"name":"long","instances":12,
+	batch := s.CreateJob(`{"name":"long","instances":12,
 		"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"8s"},"resources":{"cpu":1,"memMb":16}}}`)
 	waitFor(t, 20*time.Second, "12 running", func() bool { return runningIn(t, s, batch) == 12 })
-	if r := s.cli("host", "down", "sim/sim-0"); r.code == 0 || !strings.Contains(r.stderr, "UP") {
-		t.Fatalf("host down of an UP host: exit %d %s", r.code, r.stderr)
+	if r := s.CLI("host", "down", "sim/sim-0"); r.Code == 0 || !strings.Contains(r.Stderr, "UP") {
+		t.Fatalf("host down of an UP host: exit %d %s", r.Code, r.Stderr)
 	}
-	s.mustCLI("host", "drain", "sim/sim-0", "--reason", "firmware", "--deadline", "1s")
-	if r := s.cli("host", "down", "sim/sim-0"); r.code == 0 || !strings.Contains(r.stderr, "DRAINING") {
-		t.Fatalf("host down of a DRAINING host: exit %d %s", r.code, r.stderr)
+	s.MustCLI("host", "drain", "sim/sim-0", "--reason", "firmware", "--deadline", "1s")
+	if r := s.CLI("host", "down", "sim/sim-0"); r.Code == 0 || !strings.Contains(r.Stderr, "DRAINING") {
+		t.Fatalf("host down of a DRAINING host: exit %d %s", r.Code, r.Stderr)
 	}
 	waitFor(t, 20*time.Second, "sim-0 DRAINED after the deadline", func() bool { return hostState(t, s, "sim/sim-0") == "DRAINED" })
-	waitJob(t, s, batch, "JOB_STATE_SUCCEEDED", time.Minute)
+	s.WaitJob(batch, "JOB_STATE_SUCCEEDED", time.Minute)
 	moved := 0
-	for _, tk := range listTasks(t, s, batch) {
+	for _, tk := range s.Tasks(batch) {
 		if tk.State != "TASK_STATE_SUCCEEDED" {
 			t.Errorf("instance %d ended %s", tk.Instance, tk.State)
 		}
@@ -247,25 +214,25 @@ func TestHostMaintenanceCycle(t *testing.T) {
 	if moved != 4 {
 		t.Errorf("%d instances ran again, want the 4 that were on sim-0", moved)
 	}
-	s.mustCLI("host", "down", "sim/sim-0")
+	s.MustCLI("host", "down", "sim/sim-0")
 	if st := hostState(t, s, "sim/sim-0"); st != "DOWN" {
 		t.Fatalf("after host down: %s", st)
 	}
-	s.stop()
+	s.Stop()
 
 	s2 := startDev(t, dir, "--hosts", "sim,hosts=3,cpu=4,mem=8192,duration=1h")
-	waitFor(t, 30*time.Second, "hosts reported", func() bool { return strings.Contains(s2.mustCLI("host", "list"), "sim/sim-2") })
+	waitFor(t, 30*time.Second, "hosts reported", func() bool { return strings.Contains(s2.MustCLI("host", "list"), "sim/sim-2") })
 	if st := hostState(t, s2, "sim/sim-0"); st != "DOWN" {
 		t.Fatalf("after a restart: %s", st)
 	}
-	more := createJobHTTP(t, s2, `{"name":"more","instances":8,"task":{"command":"sim","resources":{"cpu":1,"memMb":16}}}`)
+	more := s2.CreateJob(`{"name":"more","instances":8,"task":{"command":"sim","resources":{"cpu":1,"memMb":16}}}`)
 	waitFor(t, 20*time.Second, "8 running on the hosts in service", func() bool { return runningIn(t, s2, more) == 8 })
-	for _, tk := range listTasks(t, s2, more) {
+	for _, tk := range s2.Tasks(more) {
 		if tk.Host == "sim/sim-0" || tk.Host == "sim-0" {
 			t.Fatalf("instance %d placed on a host that is down", tk.Instance)
 		}
 	}
-	s2.mustCLI("host", "up", "sim/sim-0")
+	s2.MustCLI("host", "up", "sim/sim-0")
 	if st := hostState(t, s2, "sim/sim-0"); st != "UP" {
 		t.Fatalf("after host up: %s", st)
 	}

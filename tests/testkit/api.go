@@ -151,10 +151,11 @@ func (a *API) Tasks(id string) []Task {
 	return out.Tasks
 }
 
-// WaitJob waits until the job is in state.
-func (a *API) WaitJob(id, state string, within time.Duration) {
+// WaitJob waits until the job is in state and returns its tasks.
+func (a *API) WaitJob(id, state string, within time.Duration) []Task {
 	a.T.Helper()
 	WaitFor(a.T, within, "job "+id+" "+state, func() bool { return a.Job(id).Status.State == state })
+	return a.Tasks(id)
 }
 
 // Regions is each region's health as GET /v1/regions says it; nil

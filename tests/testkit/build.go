@@ -39,33 +39,34 @@ func build() (string, error) {
 	return built.path, built.err
 }
 
-// Main builds the binary into *bin, runs the package's tests, removes the
-// binary and exits. Their HTTP requests to a dev cluster carry its token
-// (DevTransport).
-func Main(m *testing.M, bin *string) {
-	path, err := build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	*bin = path
-	MainLazy(m)
-}
+// Main runs the package's tests (Run) and exits.
+func Main(m *testing.M, bin *string) { os.Exit(Run(m, bin)) }
 
-// MainLazy runs the package's tests, which build the binary with Binary
-// when one needs it (a benchmark that does not runs without it), removes
-// the binary and exits. HTTP requests to a dev cluster carry its token.
-func MainLazy(m *testing.M) {
-	UseDevTokens()
-	code := m.Run()
-	if built.cleanup != nil {
-		built.cleanup()
+// Run builds the binary into *bin (nil: tests build it with Binary when
+// one needs it, so that a benchmark that does not runs without it), runs
+// the package's tests, removes the binary and returns the tests' exit
+// code. Their HTTP requests to a dev cluster carry its token
+// (DevTransport).
+func Run(m *testing.M, bin *string) int {
+	if bin != nil {
+		path, err := build()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		*bin = path
 	}
-	os.Exit(code)
+	UseDevTokens()
+	defer func() {
+		if built.cleanup != nil {
+			built.cleanup()
+		}
+	}()
+	return m.Run()
 }
 
 // Binary returns the peloton binary, built on the first call of the test
-// process (removed by Main or MainLazy); it fails t when it does not build.
+// process (removed by Run); it fails t when it does not build.
 func Binary(t testing.TB) string {
 	t.Helper()
 	path, err := build()

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -67,14 +66,4 @@ func (r Result) Output() string { return r.Stdout + r.Stderr }
 // message.
 func (r Result) String() string {
 	return "exit " + strconv.Itoa(r.Code) + "\nstdout: " + r.Stdout + "\nstderr: " + r.Stderr
-}
-
-// Run runs the peloton CLI against addr and returns its standard output
-// (and standard error, on failure).
-func Run(bin, addr string, args ...string) (string, error) {
-	r := CLI{Bin: bin, Addr: addr}.Run(args...)
-	if r.Code != 0 {
-		return r.Output(), errors.New("peloton " + strings.Join(args, " ") + ": exit " + strconv.Itoa(r.Code) + " " + r.Stderr)
-	}
-	return r.Stdout, nil
 }

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"encoding/json"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -44,8 +45,24 @@ func StartDev(t testing.TB, bin, dataDir string, args ...string) *Dev {
 // StartDevWith is StartDev with options.
 func StartDevWith(t testing.TB, bin string, o DevOptions, dataDir string, args ...string) *Dev {
 	t.Helper()
-	if o.Name == "" {
-		o.Name = "peloton dev"
+	if dataDir == "" {
+		dataDir = filepath.Join(t.TempDir(), "data")
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(FreePorts(t, "127.0.0.1", devRegions(args))))
+	return StartPeloton(t, bin, o, addr, dataDir, append([]string{"dev", "--data-dir", dataDir, "--addr", addr}, args...)...)
+}
+
+// StartPeloton runs bin with args (`dev ...`, or `server --config ...`
+// whose config says addr and dataDir): a server that listens on addr and
+// keeps its files in dataDir. It waits until the server is healthy; its
+// data directory is open to local tasks, and emptied of their processes
+// once the test and the server are done. The process is named "peloton
+// ARGS[0]" and stops cleanly on SIGINT within 20 s unless o says
+// otherwise.
+func StartPeloton(t testing.TB, bin string, o DevOptions, addr, dataDir string, args ...string) *Dev {
+	t.Helper()
+	if o.Name == "" && len(args) > 0 {
+		o.Name = "peloton " + args[0]
 	}
 	if o.Stop == (Stopping{}) {
 		o.Stop.Cleanly = true
@@ -53,17 +70,12 @@ func StartDevWith(t testing.TB, bin string, o DevOptions, dataDir string, args .
 	if o.Healthy == 0 {
 		o.Healthy = 30 * time.Second
 	}
-	if dataDir == "" {
-		dataDir = filepath.Join(t.TempDir(), "data")
-	}
 	OpenToTasks(t, dataDir)
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(FreePorts(t, "127.0.0.1", devRegions(args))))
 	// Runs outlive the server (a restart adopts them); once the test and
 	// its server are done, nothing may still write in the data directory.
 	t.Cleanup(func() { KillUnder(t, dataDir) })
-	cmd := exec.Command(bin, append([]string{"dev", "--data-dir", dataDir, "--addr", addr}, args...)...)
 	d := &Dev{
-		Process: StartWith(t, cmd, o.Options),
+		Process: StartWith(t, exec.Command(bin, args...), o.Options),
 		API:     API{T: t, URL: "http://" + addr},
 		Addr:    addr, DataDir: dataDir,
 		Peloton: CLI{Bin: bin, Addr: addr, Within: o.CLIWithin},
@@ -121,4 +133,14 @@ func StartServer(t testing.TB, bin, config string, o Options) *Process {
 		o.Stop = ServerStop
 	}
 	return StartWith(t, exec.Command(bin, "server", "--config", config), o)
+}
+
+// TaskList is the job's tasks as `peloton task list -o json` prints them.
+func (d *Dev) TaskList(job string) []Task {
+	d.T.Helper()
+	var out struct{ Tasks []Task }
+	if raw := d.MustCLI("task", "list", job, "-o", "json"); json.Unmarshal([]byte(raw), &out) != nil {
+		d.T.Fatalf("task list %s -o json: not a task list:\n%s", job, raw)
+	}
+	return out.Tasks
 }

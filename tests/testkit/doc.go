@@ -4,8 +4,8 @@
 //
 // It owns, one concern a file:
 //
-//   - build.go: building the binary once per test process (Main,
-//     MainLazy, Binary);
+//   - build.go: building the binary once per test process (Main, Run,
+//     Binary);
 //   - process.go: a started process: its log, readiness (WaitUntil,
 //     WaitHealthy), how it is stopped at the test's end (Stopping), kill
 //     and signals;

@@ -40,7 +40,8 @@ type Lab struct {
 	Tokens map[string]string
 }
 
-// NewLab makes the lab in dir.
+// NewLab makes the lab in dir; without regions it makes no PKI, only
+// the tokens and the policy.
 func NewLab(t testing.TB, bin, dir string, spec LabSpec) Lab {
 	t.Helper()
 	run := func(args ...string) string {
@@ -54,14 +55,16 @@ func NewLab(t testing.TB, bin, dir string, spec LabSpec) Lab {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	args := []string{"tls", "init", "--dir", dir, "--regions", strings.Join(spec.Regions, ",")}
-	if len(spec.Clients) > 0 {
-		args = append(args, "--clients", strings.Join(spec.Clients, ","))
+	if len(spec.Regions) > 0 {
+		args := []string{"tls", "init", "--dir", dir, "--regions", strings.Join(spec.Regions, ",")}
+		if len(spec.Clients) > 0 {
+			args = append(args, "--clients", strings.Join(spec.Clients, ","))
+		}
+		if len(spec.Hosts) > 0 {
+			args = append(args, "--hosts", strings.Join(spec.Hosts, ","))
+		}
+		run(args...)
 	}
-	if len(spec.Hosts) > 0 {
-		args = append(args, "--hosts", strings.Join(spec.Hosts, ","))
-	}
-	run(args...)
 	l := Lab{Dir: dir, Tokens: map[string]string{}}
 	for _, name := range spec.Tokens {
 		l.Tokens[name] = run("auth", "token", "create", name, "--file", l.TokensFile())

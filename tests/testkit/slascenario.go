@@ -3,11 +3,9 @@ package testkit
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -50,26 +48,17 @@ type SLAResult struct {
 
 func (sc *SLAScenario) cli(t testing.TB, args ...string) string {
 	t.Helper()
-	out, err := Run(sc.Bin, sc.Addr, args...)
-	if err != nil {
-		t.Fatalf("peloton %s: %v\n%s", strings.Join(args, " "), err, out)
+	r := CLI{Bin: sc.Bin, Addr: sc.Addr}.Run(args...)
+	if r.Code != 0 {
+		t.Fatalf("peloton %s: %s", strings.Join(args, " "), r)
 	}
-	return out
+	return r.Stdout
 }
 
 func (sc *SLAScenario) tasks(job string) ([]Task, error) {
-	resp, err := http.Get("http://" + sc.Addr + "/v1/jobs/" + job + "/tasks")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("list tasks: HTTP %d", resp.StatusCode)
-	}
-	var out struct {
-		Tasks []Task `json:"tasks"`
-	}
-	return out.Tasks, json.NewDecoder(resp.Body).Decode(&out)
+	var out struct{ Tasks []Task }
+	err := (&API{URL: "http://" + sc.Addr}).Get("/v1/jobs/"+job+"/tasks", &out)
+	return out.Tasks, err
 }
 
 func (sc *SLAScenario) hostState(t testing.TB, host string) string {
@@ -136,37 +125,16 @@ func (sc *SLAScenario) Run(t testing.TB) SLAResult {
 	res.Drained = drain
 
 	// The sampler runs from before the first disruption to the end.
-	var mu sync.Mutex
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	var sampleErr error
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			ts, err := sc.tasks(job)
-			mu.Lock()
-			if err != nil {
-				sampleErr = err
-			} else {
-				down := sc.Instances
-				for _, tk := range ts {
-					if int(tk.Instance) < sc.Instances && tk.Available() {
-						down--
-					}
-				}
-				res.Samples++
-				res.MaxUnavailable = max(res.MaxUnavailable, down)
-			}
-			mu.Unlock()
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
+	api := &API{T: t, URL: "http://" + sc.Addr}
+	stopSampling := Sample(api, job, 100*time.Millisecond, func(ts []Task) {
+		down := sc.Instances
+		for _, tk := range ts {
+			if int(tk.Instance) < sc.Instances && tk.Available() {
+				down--
 			}
 		}
-	}()
+		res.MaxUnavailable = max(res.MaxUnavailable, down)
+	})
 
 	start := time.Now()
 	var upd struct {
@@ -201,12 +169,10 @@ func (sc *SLAScenario) Run(t testing.TB) SLAResult {
 		return allUp()
 	})
 	res.Duration = time.Since(start)
-	close(stop)
-	<-done
-	mu.Lock()
-	defer mu.Unlock()
-	if sampleErr != nil && res.Samples == 0 {
-		t.Fatalf("sampling failed: %v", sampleErr)
+	samples, failed := stopSampling()
+	res.Samples = samples
+	if samples == 0 {
+		t.Fatalf("sampling failed: %d reads of the tasks, none answered", failed)
 	}
 	ts, err := sc.tasks(job)
 	if err != nil {
