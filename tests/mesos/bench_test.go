@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -24,6 +23,7 @@ import (
 	"github.com/peloton-federated/peloton/hostmgr-mesos/mesostest"
 	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 var (
@@ -33,25 +33,14 @@ var (
 	benchOnly   = flag.String("mesos.only", "", "run only the ceiling or only the plugin in BenchmarkMesosLaunch (to profile one side)")
 )
 
-// benchMaster serves an emulator with n agents of 16 CPUs.
+// benchMaster serves an emulator with n agents of 16 CPUs until stop.
 func benchMaster(b *testing.B, n int) (*mesostest.Master, string, func()) {
-	m := mesostest.New(mesostest.Config{AllocationInterval: 20 * time.Millisecond, HeartbeatInterval: 5 * time.Second, OfferBatch: 1000})
 	specs := make([]mesostest.AgentSpec, n)
 	for i := range specs {
 		specs[i] = mesostest.AgentSpec{ID: "S" + strconv.Itoa(i), Hostname: "agent-" + strconv.Itoa(i), CPU: 16, MemMB: 65536, DiskMB: 100000}
 	}
-	if err := m.AddAgents(specs...); err != nil {
-		b.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := &http.Server{Handler: m}
-	ctx, cancel := context.WithCancel(context.Background())
-	go m.Run(ctx)
-	go srv.Serve(l)
-	return m, "http://" + l.Addr().String(), func() { cancel(); srv.Close() }
+	m := testkit.ServeMesos(b, mesostest.Config{AllocationInterval: 20 * time.Millisecond, HeartbeatInterval: 5 * time.Second, OfferBatch: 1000}, specs...)
+	return m.Master, m.URL, m.Stop
 }
 
 const benchTaskCPU, benchTaskMem = 1.0, 256.0

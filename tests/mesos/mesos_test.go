@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 // A batch job runs to SUCCEEDED on emulated Mesos agents, and `peloton
@@ -13,9 +15,9 @@ import (
 func TestBatchJobSucceedsOnMesosAgents(t *testing.T) {
 	m := startMaster(t, 4, 2)
 	s := startDev(t, t.TempDir(), m)
-	id := s.createJob(jobSpec("mesos-batch", 8, 1, "300ms"))
+	id := s.CreateJob(jobSpec("mesos-batch", 8, 1, "300ms"))
 	s.waitJob(id, "JOB_STATE_SUCCEEDED", time.Minute)
-	for _, tk := range s.tasks(id) {
+	for _, tk := range s.Tasks(id) {
 		if tk.State != "TASK_STATE_SUCCEEDED" || !strings.HasPrefix(tk.Host, "agent-") {
 			t.Errorf("task %+v", tk)
 		}
@@ -28,14 +30,14 @@ func TestBatchJobSucceedsOnMesosAgents(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "agent-2 draining in host list", func() bool {
-		for _, line := range strings.Split(s.cli("host", "list", "--cluster", "dc1"), "\n") {
+		for _, line := range strings.Split(s.MustCLI("host", "list", "--cluster", "dc1"), "\n") {
 			if strings.Contains(line, "dc1/agent-2") && strings.Contains(line, "DRAINING") {
 				return true
 			}
 		}
 		return false
 	})
-	out := s.cli("host", "list")
+	out := s.MustCLI("host", "list")
 	for _, want := range []string{"dc1/agent-0", "dc1/agent-1", "dc1/agent-3", "mesos", "UP"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("host list lacks %q:\n%s", want, out)
@@ -48,10 +50,10 @@ func TestBatchJobSucceedsOnMesosAgents(t *testing.T) {
 func TestRemovedAgentTasksRerunElsewhere(t *testing.T) {
 	m := startMaster(t, 3, 1)
 	s := startDev(t, t.TempDir(), m)
-	id := s.createJob(jobSpec("mesos-agent-loss", 3, 1, "3s"))
-	var victim taskJSON
+	id := s.CreateJob(jobSpec("mesos-agent-loss", 3, 1, "3s"))
+	var victim testkit.Task
 	waitFor(t, time.Minute, "all instances running", func() bool {
-		tasks := s.tasks(id)
+		tasks := s.Tasks(id)
 		running := 0
 		for _, tk := range tasks {
 			if tk.State == "TASK_STATE_RUNNING" {
@@ -66,7 +68,7 @@ func TestRemovedAgentTasksRerunElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.waitJob(id, "JOB_STATE_SUCCEEDED", time.Minute)
-	for _, tk := range s.tasks(id) {
+	for _, tk := range s.Tasks(id) {
 		if tk.Instance != victim.Instance {
 			continue
 		}
@@ -76,7 +78,7 @@ func TestRemovedAgentTasksRerunElsewhere(t *testing.T) {
 	}
 	// The removed agent is no longer up: it is gone from the list or shown
 	// DOWN while the shard remembers it.
-	out := s.cli("host", "list")
+	out := s.MustCLI("host", "list")
 	if !strings.Contains(out, "dc1/agent-") {
 		t.Errorf("host list shows no agents:\n%s", out)
 	}
@@ -94,10 +96,10 @@ func TestRestartMidJobKeepsFrameworkAndTasks(t *testing.T) {
 	m := startMaster(t, 4, 2)
 	dir := t.TempDir()
 	s := startDev(t, dir, m)
-	id := s.createJob(jobSpec("mesos-restart", 6, 1, "4s"))
+	id := s.CreateJob(jobSpec("mesos-restart", 6, 1, "4s"))
 	waitFor(t, time.Minute, "instances running", func() bool {
 		n := 0
-		for _, tk := range s.tasks(id) {
+		for _, tk := range s.Tasks(id) {
 			if tk.State == "TASK_STATE_RUNNING" {
 				n++
 			}
@@ -108,7 +110,7 @@ func TestRestartMidJobKeepsFrameworkAndTasks(t *testing.T) {
 	if len(frameworks) != 1 {
 		t.Fatalf("frameworks before restart: %v", frameworks)
 	}
-	s.stop()
+	s.Stop()
 	waitFor(t, 10*time.Second, "master sees the framework disconnected", func() bool { return !m.Subscribed(frameworks[0]) })
 
 	s2 := startDev(t, dir, m)
@@ -120,7 +122,7 @@ func TestRestartMidJobKeepsFrameworkAndTasks(t *testing.T) {
 	if st := m.Stats(); st.TasksLaunched != 6 {
 		t.Errorf("master launched %d tasks for 6 instances: a task ran twice", st.TasksLaunched)
 	}
-	for _, tk := range s2.tasks(id) {
+	for _, tk := range s2.Tasks(id) {
 		if tk.State != "TASK_STATE_SUCCEEDED" || tk.Run != 1 {
 			t.Errorf("task after restart: %+v", tk)
 		}
@@ -151,14 +153,14 @@ func TestRescindedOffersLoseNothing(t *testing.T) {
 		}
 	}()
 	for i := 0; i < 5; i++ {
-		ids = append(ids, s.createJob(jobSpec(fmt.Sprintf("rescind-%d", i), 8, 1, "200ms")))
+		ids = append(ids, s.CreateJob(jobSpec(fmt.Sprintf("rescind-%d", i), 8, 1, "200ms")))
 	}
 	time.Sleep(2 * time.Second)
 	close(stop)
 	n := <-rescinded
 	for _, id := range ids {
 		s.waitJob(id, "JOB_STATE_SUCCEEDED", 2*time.Minute)
-		for _, tk := range s.tasks(id) {
+		for _, tk := range s.Tasks(id) {
 			if tk.State != "TASK_STATE_SUCCEEDED" {
 				t.Fatalf("job %s task %+v", id, tk)
 			}

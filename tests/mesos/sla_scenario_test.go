@@ -16,7 +16,7 @@ func TestSLAUpdateAndDrainOnMesos(t *testing.T) {
 	dir := t.TempDir()
 	s := startDev(t, dir, m)
 	sc := &testkit.SLAScenario{
-		Bin: pelotonBinary(t), Addr: s.addr, Dir: dir,
+		Bin: testkit.Binary(t), Addr: s.Addr, Dir: dir,
 		Spec: `name: sla-scenario
 type: service
 instances: 20

@@ -2,22 +2,21 @@ package mesos
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	mesoslib "github.com/mesos/mesos-go/api/v1/lib"
 	"github.com/peloton-federated/peloton/hostmgr-mesos/mesostest"
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 // taskWhere waits until instance's task satisfies ok and returns it.
-func (s *server) taskWhere(id string, instance uint32, what string, ok func(taskJSON) bool) taskJSON {
-	s.t.Helper()
-	var found taskJSON
-	waitFor(s.t, time.Minute, fmt.Sprintf("job %s instance %d %s", id, instance, what), func() bool {
-		for _, tk := range s.tasks(id) {
+func (s *server) taskWhere(id string, instance uint32, what string, ok func(testkit.Task) bool) testkit.Task {
+	s.T.Helper()
+	var found testkit.Task
+	waitFor(s.T, time.Minute, fmt.Sprintf("job %s instance %d %s", id, instance, what), func() bool {
+		for _, tk := range s.Tasks(id) {
 			if tk.Instance == instance && ok(tk) {
 				found = tk
 				return true
@@ -28,7 +27,9 @@ func (s *server) taskWhere(id string, instance uint32, what string, ok func(task
 	return found
 }
 
-func runID(job string, tk taskJSON) string { return fmt.Sprintf("%s-%d-%d", job, tk.Instance, tk.Run) }
+func runID(job string, tk testkit.Task) string {
+	return fmt.Sprintf("%s-%d-%d", job, tk.Instance, tk.Run)
+}
 
 // A service in a container image on Mesos: the master receives a Mesos
 // containerizer task with the Docker image, exactly the host ports the job
@@ -38,16 +39,16 @@ func runID(job string, tk taskJSON) string { return fmt.Sprintf("%s-%d-%d", job,
 func TestServiceInImageWithPortsAndHealthCheck(t *testing.T) {
 	m := startMaster(t, 2, 4)
 	s := startDev(t, t.TempDir(), m)
-	id := s.createJob(`{"name":"web","type":"JOB_TYPE_SERVICE","instances":2,"task":{
+	id := s.CreateJob(`{"name":"web","type":"JOB_TYPE_SERVICE","instances":2,"task":{
 		"container":{"image":"nginx:1.27","pullPolicy":"PULL_POLICY_ALWAYS"},
 		"env":{"PELOTON_SIM_DURATION":"1h"},
 		"ports":[{"name":"http"}],
 		"healthCheck":{"http":{"port":"http","path":"/healthz"},"initialDelay":"0.2s","interval":"0.2s","failureThreshold":2},
 		"readiness":{"tcp":{"port":"http"},"interval":"0.2s"},
 		"resources":{"cpu":0.5,"memMb":128}}}`)
-	var first taskJSON
+	var first testkit.Task
 	for i := uint32(0); i < 2; i++ {
-		tk := s.taskWhere(id, i, "RUNNING, HEALTHY and ready", func(tk taskJSON) bool {
+		tk := s.taskWhere(id, i, "RUNNING, HEALTHY and ready", func(tk testkit.Task) bool {
 			return tk.State == "TASK_STATE_RUNNING" && tk.Health == "HEALTH_STATE_HEALTHY" && tk.Ready == "HEALTH_STATE_HEALTHY"
 		})
 		if i == 0 {
@@ -92,13 +93,13 @@ func TestServiceInImageWithPortsAndHealthCheck(t *testing.T) {
 	// Instance 0's health check fails from now on: it turns UNHEALTHY and
 	// runs again; the new run passes.
 	m.SetTaskHealthy(runID(id, first), false)
-	second := s.taskWhere(id, 0, "running again, HEALTHY", func(tk taskJSON) bool {
+	second := s.taskWhere(id, 0, "running again, HEALTHY", func(tk testkit.Task) bool {
 		return tk.Run > first.Run && tk.State == "TASK_STATE_RUNNING" && tk.Health == "HEALTH_STATE_HEALTHY"
 	})
 	if second.Ports["http"] == 0 {
 		t.Errorf("second run has no port: %+v", second)
 	}
-	for _, tk := range s.tasks(id) {
+	for _, tk := range s.Tasks(id) {
 		if tk.Instance == 1 && tk.Run != 1 {
 			t.Errorf("instance 1 was restarted too: %+v", tk)
 		}
@@ -123,22 +124,11 @@ func TestGPUJobNeedsTheGPUCapability(t *testing.T) {
 	// Without the capability no host the region knows has a GPU: a GPU
 	// job is refused at once, saying so, rather than pending forever.
 	waitFor(t, 30*time.Second, "the CPU agent known to the region", func() bool {
-		resp, err := http.Get("http://" + s.addr + "/v1/hosts")
-		if err != nil {
-			return false
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode == 200 && strings.Contains(string(body), "cpu-0")
+		code, body := s.HTTP("GET", "/v1/hosts", "")
+		return code == 200 && strings.Contains(string(body), "cpu-0")
 	})
-	resp, err := http.Post("http://"+s.addr+"/v1/jobs", "application/json", strings.NewReader(train))
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 400 || !strings.Contains(string(body), "task.resources.gpu") {
-		t.Fatalf("GPU job without any GPU host: %d %s", resp.StatusCode, body)
+	if code, body := s.HTTP("POST", "/v1/jobs", train); code != 400 || !strings.Contains(string(body), "task.resources.gpu") {
+		t.Fatalf("GPU job without any GPU host: %d %s", code, body)
 	}
 	fw := m.FrameworkIDs()
 	if len(fw) != 1 {
@@ -150,19 +140,19 @@ func TestGPUJobNeedsTheGPUCapability(t *testing.T) {
 	if m.Stats().TasksLaunched != 0 {
 		t.Fatalf("%d tasks launched", m.Stats().TasksLaunched)
 	}
-	if out := s.cli("host", "list"); strings.Contains(out, "gpu-0") {
+	if out := s.MustCLI("host", "list"); strings.Contains(out, "gpu-0") {
 		t.Errorf("the GPU agent is a host without GPU_RESOURCES:\n%s", out)
 	}
-	s.stop()
+	s.Stop()
 
 	s = startDev(t, dir, m)
-	waitFor(t, 30*time.Second, "the GPU host reported", func() bool { return strings.Contains(s.cli("host", "list"), "gpu-0") })
-	id := s.createJob(train)
+	waitFor(t, 30*time.Second, "the GPU host reported", func() bool { return strings.Contains(s.MustCLI("host", "list"), "gpu-0") })
+	id := s.CreateJob(train)
 	s.waitJob(id, "JOB_STATE_SUCCEEDED", time.Minute)
 	if info, _ := m.FrameworkInfo(fw[0]); !hasCapability(info, mesoslib.FrameworkInfo_Capability_GPU_RESOURCES) {
 		t.Errorf("resubscribed without GPU_RESOURCES: %v", info.Capabilities)
 	}
-	tasks := s.tasks(id)
+	tasks := s.Tasks(id)
 	if len(tasks) != 1 || tasks[0].Host != "gpu-0" {
 		t.Fatalf("tasks %+v, want one on gpu-0", tasks)
 	}
@@ -194,12 +184,12 @@ func hasCapability(info mesoslib.FrameworkInfo, c mesoslib.FrameworkInfo_Capabil
 func TestStatefulVolumeSurvivesRestart(t *testing.T) {
 	m := startMaster(t, 3, 2)
 	s := startDev(t, t.TempDir(), m)
-	id := s.createJob(`{"name":"db","type":"JOB_TYPE_STATEFUL","instances":1,"task":{
+	id := s.CreateJob(`{"name":"db","type":"JOB_TYPE_STATEFUL","instances":1,"task":{
 		"container":{"image":"postgres:16"},
 		"env":{"PELOTON_SIM_DURATION":"1s"},
 		"volumes":[{"name":"data","sizeMb":100,"path":"/var/lib/postgresql"}],
 		"resources":{"cpu":0.5,"memMb":128,"diskMb":10}}}`)
-	first := s.taskWhere(id, 0, "running", func(tk taskJSON) bool { return tk.State == "TASK_STATE_RUNNING" })
+	first := s.taskWhere(id, 0, "running", func(tk testkit.Task) bool { return tk.State == "TASK_STATE_RUNNING" })
 	agent := "S" + strings.TrimPrefix(first.Host, "agent-")
 	volumeID := id + "-0-data"
 	vols, err := m.Volumes(agent)
@@ -211,7 +201,7 @@ func TestStatefulVolumeSurvivesRestart(t *testing.T) {
 	}
 
 	// The run ends; the instance runs again where its volume is.
-	second := s.taskWhere(id, 0, "running again", func(tk taskJSON) bool { return tk.Run > first.Run && tk.State == "TASK_STATE_RUNNING" })
+	second := s.taskWhere(id, 0, "running again", func(tk testkit.Task) bool { return tk.Run > first.Run && tk.State == "TASK_STATE_RUNNING" })
 	if second.Host != first.Host {
 		t.Fatalf("run %d on %s, its volume is on %s", second.Run, second.Host, first.Host)
 	}
@@ -228,12 +218,12 @@ func TestStatefulVolumeSurvivesRestart(t *testing.T) {
 		t.Errorf("after the second run: %d operations applied, %d dropped (%v), want the first two only", st.OperationsApplied, st.OperationsDropped, m.DroppedOperations())
 	}
 
-	s.cli("job", "stop", id)
-	waitFor(t, time.Minute, "job killed", func() bool { return strings.HasSuffix(s.jobState(id), "KILLED") })
+	s.MustCLI("job", "stop", id)
+	waitFor(t, time.Minute, "job killed", func() bool { return strings.HasSuffix(s.Job(id).Status.State, "KILLED") })
 	if vols, _ := m.Volumes(agent); len(vols) != 1 {
 		t.Errorf("stopping the job left volumes %+v, want it kept", vols)
 	}
-	s.cli("job", "delete", id)
+	s.MustCLI("job", "delete", id)
 	waitFor(t, 30*time.Second, "volume destroyed and disk unreserved", func() bool {
 		vols, _ := m.Volumes(agent)
 		resv, _ := m.Reservations(agent)
