@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -23,24 +22,12 @@ import (
 	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
-// devCluster is a `peloton dev` on sim hosts, stopped when the test ends.
-type devCluster struct {
-	addr, dataDir string
-}
-
-func startDevCluster(t *testing.T) devCluster {
+// startDevCluster starts a `peloton dev` on sim hosts, stopped when the
+// test ends, and waits for its token.
+func startDevCluster(t *testing.T) *testkit.Dev {
 	t.Helper()
-	d := devCluster{addr: testkit.FreeAddr(t), dataDir: filepath.Join(t.TempDir(), "data")}
-	testkit.Start(t, binary, "dev", "--addr", d.addr, "--data-dir", d.dataDir, "--hosts", "sim", "--sim-hosts", "2", "--log-level", "warn")
-	testkit.WaitFor(t, 30*time.Second, "peloton dev healthy", func() bool {
-		resp, err := testkit.BareClient().Get("http://" + d.addr + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
-	testkit.DevToken(t, d.dataDir)
+	d := testkit.StartDev(t, binary, "", "--hosts", "sim", "--sim-hosts", "2", "--log-level", "warn")
+	testkit.DevToken(t, d.DataDir)
 	return d
 }
 
@@ -50,7 +37,7 @@ func startDevCluster(t *testing.T) devCluster {
 // user finds the token with no flag.
 func TestDevRefusesCallsWithoutItsToken(t *testing.T) {
 	d := startDevCluster(t)
-	token := testkit.DevToken(t, d.dataDir)
+	token := testkit.DevToken(t, d.DataDir)
 	bare := testkit.BareClient()
 
 	for _, req := range []struct{ method, path, body string }{
@@ -58,7 +45,7 @@ func TestDevRefusesCallsWithoutItsToken(t *testing.T) {
 		{"POST", "/v1/jobs", `{"name":"x","instances":1,"task":{"command":"id","resources":{"cpu":0.1,"memMb":16}}}`},
 		{"GET", "/metrics", ""},
 	} {
-		r, _ := http.NewRequest(req.method, "http://"+d.addr+req.path, strings.NewReader(req.body))
+		r, _ := http.NewRequest(req.method, "http://"+d.Addr+req.path, strings.NewReader(req.body))
 		r.Header.Set("Content-Type", "application/json")
 		resp, err := bare.Do(r)
 		if err != nil {
@@ -70,7 +57,7 @@ func TestDevRefusesCallsWithoutItsToken(t *testing.T) {
 			t.Errorf("%s %s without the token: %d %s, want 401", req.method, req.path, resp.StatusCode, body)
 		}
 	}
-	r, _ := http.NewRequest("GET", "http://"+d.addr+"/v1/jobs", nil)
+	r, _ := http.NewRequest("GET", "http://"+d.Addr+"/v1/jobs", nil)
 	r.Header.Set("Authorization", "Bearer "+token)
 	resp, err := bare.Do(r)
 	if err != nil {
@@ -81,7 +68,7 @@ func TestDevRefusesCallsWithoutItsToken(t *testing.T) {
 		t.Errorf("GET /v1/jobs with the token: %d, want 200", resp.StatusCode)
 	}
 
-	conn, err := grpc.NewClient(d.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(d.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +78,7 @@ func TestDevRefusesCallsWithoutItsToken(t *testing.T) {
 		t.Errorf("gRPC ListJobs without the token: %v, want Unauthenticated", err)
 	}
 
-	for _, f := range []string{filepath.Join(d.dataDir, "token"), mustDevTokenFile(t, d.addr)} {
+	for _, f := range []string{filepath.Join(d.DataDir, "token"), mustDevTokenFile(t, d.Addr)} {
 		st, err := os.Stat(f)
 		if err != nil {
 			t.Fatal(err)
@@ -100,11 +87,11 @@ func TestDevRefusesCallsWithoutItsToken(t *testing.T) {
 			t.Errorf("%s has mode %v, want 0600", f, st.Mode().Perm())
 		}
 	}
-	if st, err := os.Stat(d.dataDir); err != nil || st.Mode().Perm()&0o066 != 0 {
-		t.Errorf("data dir %s: %v %v, want none but its user to read or write it", d.dataDir, st.Mode(), err)
+	if st, err := os.Stat(d.DataDir); err != nil || st.Mode().Perm()&0o066 != 0 {
+		t.Errorf("data dir %s: %v %v, want none but its user to read or write it", d.DataDir, st.Mode(), err)
 	}
 
-	out, err := exec.Command(binary, "--addr", d.addr, "job", "list").CombinedOutput()
+	out, err := exec.Command(binary, "--addr", d.Addr, "job", "list").CombinedOutput()
 	if err != nil {
 		t.Errorf("the CLI of the dev cluster's user, with no token given: %v\n%s", err, out)
 	}
@@ -159,15 +146,15 @@ func TestDevRefusesOtherLocalUsers(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	out, err := asNobody(bin, "--addr", d.addr, "job", "create", "-f", spec)
+	out, err := asNobody(bin, "--addr", d.Addr, "job", "create", "-f", spec)
 	if err == nil || !strings.Contains(out, "Unauthenticated") && !strings.Contains(out, "no credentials") {
 		t.Errorf("nobody creating a job on the dev cluster: %v\n%s\nwant it refused as unauthenticated", err, out)
 	}
-	out, err = asNobody(bin, "--addr", d.addr, "job", "list")
+	out, err = asNobody(bin, "--addr", d.Addr, "job", "list")
 	if err == nil {
 		t.Errorf("nobody listing jobs on the dev cluster succeeded:\n%s", out)
 	}
-	for _, f := range []string{filepath.Join(d.dataDir, "token"), filepath.Join(d.dataDir, "store.db"), mustDevTokenFile(t, d.addr)} {
+	for _, f := range []string{filepath.Join(d.DataDir, "token"), filepath.Join(d.DataDir, "store.db"), mustDevTokenFile(t, d.Addr)} {
 		if out, err := asNobody("/bin/cat", f); err == nil {
 			t.Errorf("nobody read %s:\n%.80s", f, out)
 		}

@@ -6,18 +6,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
-	"github.com/peloton-federated/peloton/gateway/auth"
 )
 
 // raw makes an HTTPS request to r as c with exactly the headers given
@@ -173,15 +169,7 @@ func TestARegionDoesOnlyWhatItsRoleSays(t *testing.T) {
 	}
 	id := theirs.GetJob().GetId()
 
-	regionTLS, err := auth.ClientTLS(filepath.Join(pki, "ca.crt"), filepath.Join(pki, "east.crt"), filepath.Join(pki, "east.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc, err := grpc.NewClient(west.addr, grpc.WithTransportCredentials(credentials.NewTLS(regionTLS)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
+	cc := west.conn(caller{name: "region east", cert: "east"})
 	asEast := pb.NewJobServiceClient(cc)
 	// A relocation names the job it relocates and who relocates it; west
 	// knows no failed region, so even that is refused.

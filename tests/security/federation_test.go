@@ -2,8 +2,6 @@ package security
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -33,17 +31,14 @@ func TestRegionsTalkMutualTLS(t *testing.T) {
   - {subjects: [alice], role: pool-owner, pools: [/a]}
 `)
 	other, otherToks := lab(t, []string{"rogue"}, nil, []string{"root"}, "bindings: [{subjects: [root], role: admin}]\n")
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		t.Fatal(err)
-	}
+	key := testkit.GossipKey(t)
 	gossip := func(name, ip string, gport int, join string) string {
 		j := ""
 		if join != "" {
 			j = fmt.Sprintf("join: [%q], ", join)
 		}
 		return fmt.Sprintf("gossip: {node: %s-0, bind: \"%s:%d\", %sprofile: local, encryptKey: %q}\nhealth: {suspectAfter: 1s, failAfter: 3s, recoverAfter: 1s}\n",
-			name, ip, gport, j, base64.StdEncoding.EncodeToString(key))
+			name, ip, gport, j, key)
 	}
 	ports := map[string]int{}
 	for _, ip := range []string{"127.0.0.1", "127.0.0.2", "127.0.0.3"} {
@@ -78,7 +73,7 @@ func TestRegionsTalkMutualTLS(t *testing.T) {
 	// admitted, so pool writes, which go to every region, keep working.
 	rogue := startRegion(t, other, "rogue", fmt.Sprintf("127.0.0.3:%d", testkit.FreePort(t, "127.0.0.3")), gossip("rogue", "127.0.0.3", ports["127.0.0.3"], seed))
 	testkit.WaitFor(t, 30*time.Second, "east to refuse the intruder (log)", func() bool {
-		return strings.Contains(east.log.String(), "gossip member refused") && strings.Contains(east.log.String(), "rogue-0")
+		return strings.Contains(east.proc.Output(), "gossip member refused") && strings.Contains(east.proc.Output(), "rogue-0")
 	})
 	for i := range 6 {
 		for _, r := range []*region{east, west} {
@@ -170,9 +165,7 @@ func TestRegionsTalkMutualTLS(t *testing.T) {
 	}
 	// East's certificate forwarding for a region-less caller is still
 	// only a region: it may not edit pools.
-	regionTLS, _ := auth.ClientTLS(filepath.Join(pki, "ca.crt"), filepath.Join(pki, "east.crt"), filepath.Join(pki, "east.key"))
-	asEast, _ := grpc.NewClient(west.addr, grpc.WithTransportCredentials(credentials.NewTLS(regionTLS)))
-	defer asEast.Close()
+	asEast := west.conn(caller{name: "region east", cert: "east"})
 	if _, err := pb.NewPoolServiceClient(asEast).CreatePool(ctx, &pb.CreatePoolRequest{Spec: &pb.PoolSpec{Path: "/regional"}}); status.Code(err) != codes.PermissionDenied {
 		t.Errorf("region east creating a pool on its own: %v, want PermissionDenied", err)
 	}

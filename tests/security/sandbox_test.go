@@ -63,7 +63,7 @@ func TestLocalTasksCannotReachTheServerOrEachOther(t *testing.T) {
 		"region-key":  filepath.Join(pki, "east.key"),
 		"tokens":      filepath.Join(pki, "tokens.yaml"),
 		"store":       filepath.Join(data, "store.db"),
-		"environ":     "/proc/" + strconv.Itoa(east.cmd.Process.Pid) + "/environ",
+		"environ":     "/proc/" + strconv.Itoa(east.proc.Pid()) + "/environ",
 		"bob-sandbox": filepath.Join(bobRun, "sandbox", "secret"),
 		"bob-log":     filepath.Join(bobRun, "stdout"),
 	}
