@@ -31,7 +31,7 @@ func BenchmarkFailover(b *testing.B) {
 				return h["a"] == "alive" && h["b"] == "alive" && h["c"] == "alive"
 			})
 			for i := 0; i < jobs; i++ {
-				create(b, a, fmt.Sprintf(`{"name":"w%d","region":"c","preemptible":true,"failover":{"mode":"any"},"instances":%d,"task":{"command":"sim","resources":{"cpu":0.01,"memMb":1}}}`, i, perJob))
+				a.CreateJob(fmt.Sprintf(`{"name":"w%d","region":"c","preemptible":true,"failover":{"mode":"any"},"instances":%d,"task":{"command":"sim","resources":{"cpu":0.01,"memMb":1}}}`, i, perJob))
 			}
 			waitFor(b, 120*time.Second, "10,000 tasks running in c", func() bool { return running(b, victim, "c") == jobs*perJob })
 			// Progress is replicated every few seconds; let it settle.
@@ -55,7 +55,7 @@ func BenchmarkFailover(b *testing.B) {
 // running counts the running tasks of a region's jobs, asked at m.
 func running(t testing.TB, m *member, region string) int {
 	n := 0
-	for _, j := range jobs(t, m) {
+	for _, j := range m.Jobs() {
 		if j.Status.Region == region && j.Status.State != "JOB_STATE_KILLED" {
 			n += j.Status.TaskStates["RUNNING"]
 		}

@@ -6,57 +6,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
-type regionJSON struct {
-	Name   string `json:"name"`
-	Health string `json:"health"`
-}
-
-type jobJSON struct {
-	ID   string `json:"id"`
-	Spec struct {
-		Name   string            `json:"name"`
-		Labels map[string]string `json:"labels"`
-	} `json:"spec"`
-	Status struct {
-		State      string         `json:"state"`
-		Region     string         `json:"region"`
-		TaskStates map[string]int `json:"taskStates"`
-	} `json:"status"`
-}
-
+// health is each region's health as m sees it.
 func health(t testing.TB, m *member) map[string]string {
-	var out struct {
-		Regions []regionJSON `json:"regions"`
-	}
-	m.getJSON("/v1/regions", &out)
-	h := map[string]string{}
-	for _, r := range out.Regions {
-		h[r.Name] = r.Health
+	t.Helper()
+	h, err := m.Regions()
+	if err != nil {
+		t.Fatalf("regions at %s: %v", m.region, err)
 	}
 	return h
-}
-
-func jobs(t testing.TB, m *member) []jobJSON {
-	var out struct {
-		Jobs []jobJSON `json:"jobs"`
-	}
-	m.getJSON("/v1/jobs", &out)
-	return out.Jobs
-}
-
-func create(t testing.TB, m *member, spec string) (string, string) {
-	t.Helper()
-	code, body, hdr := m.do("POST", "/v1/jobs", spec)
-	if code != 200 {
-		t.Fatalf("create at %s: %d %s", m.region, code, body)
-	}
-	var out struct{ Job jobJSON }
-	if err := jsonUnmarshal(body, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out.Job.ID, hdr.Get("Grpc-Metadata-Peloton-Region")
 }
 
 // Three regions, one `peloton server` each, on 127.0.0.1–3: routing of a
@@ -74,26 +35,26 @@ func TestThreeRegions(t *testing.T) {
 	// Pools are defined once for the federation (created at a, applied in
 	// every region); jobs go to leaf pools.
 	for _, p := range []string{`{"path":"/p","reservation":{"cpu":100,"memMb":1000}}`, `{"path":"/work"}`} {
-		if code, body, _ := a.do("POST", "/v1/pools", p); code != 200 {
+		if code, body := a.HTTP("POST", "/v1/pools", p); code != 200 {
 			t.Fatalf("create pool: %d %s", code, body)
 		}
 	}
 
 	// Submitted at a, pinned to b: b runs it, and a answers for it.
-	pinned, servedBy := create(t, a, `{"name":"pinned","region":"b","pool":"/work","instances":2,"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"1h"},"resources":{"cpu":1,"memMb":10}}}`)
+	pinned, servedBy := a.CreateJobAt(`{"name":"pinned","region":"b","pool":"/work","instances":2,"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"1h"},"resources":{"cpu":1,"memMb":10}}}`)
 	if servedBy != "b" {
 		t.Fatalf("pinned job served by %q, want b", servedBy)
 	}
-	var got struct{ Job jobJSON }
-	a.getJSON("/v1/jobs/"+pinned, &got)
+	var got struct{ Job testkit.Job }
+	a.JSON("GET", "/v1/jobs/"+pinned, "", &got)
 	if got.Job.Status.Region != "b" {
 		t.Fatalf("job pinned to b is in region %q", got.Job.Status.Region)
 	}
 
 	// The global pass: pool /p reserves 100 cpu for the federation; a wants
 	// 80, b 10 → a's share ≥ 80, b's ≥ 10, together 100.
-	create(t, a, `{"name":"p-a","pool":"/p","region":"a","preemptible":true,"instances":80,"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"1h"},"resources":{"cpu":1,"memMb":1}}}`)
-	create(t, a, `{"name":"p-b","pool":"/p","region":"b","preemptible":true,"instances":10,"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"1h"},"resources":{"cpu":1,"memMb":1}}}`)
+	a.CreateJob(`{"name":"p-a","pool":"/p","region":"a","preemptible":true,"instances":80,"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"1h"},"resources":{"cpu":1,"memMb":1}}}`)
+	a.CreateJob(`{"name":"p-b","pool":"/p","region":"b","preemptible":true,"instances":10,"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"1h"},"resources":{"cpu":1,"memMb":1}}}`)
 	var split map[string]float64
 	waitFor(t, 20*time.Second, "the global split of /p", func() bool {
 		var out struct {
@@ -106,7 +67,7 @@ func TestThreeRegions(t *testing.T) {
 				} `json:"regions"`
 			} `json:"pool"`
 		}
-		a.getJSON("/v1/pools/p?regions=true", &out)
+		a.JSON("GET", "/v1/pools/p?regions=true", "", &out)
 		split = map[string]float64{}
 		for _, r := range out.Pool.Regions {
 			split[r.Region] = r.Reservation.CPU
@@ -127,7 +88,7 @@ func TestThreeRegions(t *testing.T) {
 				} `json:"resources"`
 			} `json:"pool"`
 		}
-		b.getJSON("/v1/pools/p", &out)
+		b.JSON("GET", "/v1/pools/p", "", &out)
 		for _, r := range out.Pool.Resources {
 			if r.Name == "cpu" {
 				return math.Abs(r.Reservation-split["b"]) < 1
@@ -139,12 +100,12 @@ func TestThreeRegions(t *testing.T) {
 	// Relocatable work in c, then c dies.
 	var originals []string
 	for i := 0; i < 2; i++ {
-		id, _ := create(t, a, fmt.Sprintf(`{"name":"c-work-%d","region":"c","pool":"/work","preemptible":true,"failover":{"mode":"any"},"instances":6,"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"3s"},"resources":{"cpu":1,"memMb":10}}}`, i))
+		id := a.CreateJob(fmt.Sprintf(`{"name":"c-work-%d","region":"c","pool":"/work","preemptible":true,"failover":{"mode":"any"},"instances":6,"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"3s"},"resources":{"cpu":1,"memMb":10}}}`, i))
 		originals = append(originals, id)
 	}
 	waitFor(t, 10*time.Second, "c's jobs running", func() bool {
 		n := 0
-		for _, j := range jobs(t, c) {
+		for _, j := range c.Jobs() {
 			if j.Status.Region == "c" && j.Status.State == "JOB_STATE_RUNNING" {
 				n++
 			}
@@ -162,7 +123,7 @@ func TestThreeRegions(t *testing.T) {
 	}
 	relocatedDone := waitFor(t, 60*time.Second, "c's jobs re-created and finished in a or b", func() bool {
 		done := 0
-		for _, j := range jobs(t, a) {
+		for _, j := range a.Jobs() {
 			if strings.HasPrefix(j.Spec.Labels["peloton.relocated-from"], "") && j.Spec.Labels["peloton.relocated-from"] != "" &&
 				j.Status.State == "JOB_STATE_SUCCEEDED" && j.Status.Region != "c" {
 				done++
@@ -178,7 +139,7 @@ func TestThreeRegions(t *testing.T) {
 	waitFor(t, 30*time.Second, "c alive again at a", func() bool { return health(t, a)["c"] == "alive" })
 	waitFor(t, 30*time.Second, "c's originals stopped", func() bool {
 		states := map[string]string{}
-		for _, j := range jobs(t, c) {
+		for _, j := range c.Jobs() {
 			states[j.ID] = j.Status.State
 		}
 		for _, id := range originals {
@@ -188,7 +149,7 @@ func TestThreeRegions(t *testing.T) {
 		}
 		return true
 	})
-	for _, j := range jobs(t, a) {
+	for _, j := range a.Jobs() {
 		for _, id := range originals {
 			if j.ID == id && j.Status.State == "JOB_STATE_RUNNING" {
 				t.Fatalf("original job %s runs again in %s after the relocation", id, j.Status.Region)
@@ -199,13 +160,13 @@ func TestThreeRegions(t *testing.T) {
 	// Regions talk mutual TLS: none refused another, and b ran the job
 	// pinned to it as the admin who created it at a, not as region a.
 	for _, m := range []*member{a, b, c} {
-		for _, line := range strings.Split(m.log.String(), "\n") {
+		for _, line := range strings.Split(m.proc.Output(), "\n") {
 			if strings.Contains(line, "msg=audit") && (strings.Contains(line, "code=Unauthenticated") || strings.Contains(line, "code=PermissionDenied")) {
 				t.Errorf("%s refused a call: %s", m.region, line)
 			}
 		}
 	}
-	if !strings.Contains(b.log.String(), "who=admin authn=token rpc=/peloton.v1.JobService/CreateJob action=create-job resource=\"pool /work, job name pinned\" code=OK forwarded_by=a") {
+	if !strings.Contains(b.proc.Output(), "who=admin authn=token rpc=/peloton.v1.JobService/CreateJob action=create-job resource=\"pool /work, job name pinned\" code=OK forwarded_by=a") {
 		t.Errorf("b's audit log lacks the pinned job created by admin, forwarded by a")
 	}
 }

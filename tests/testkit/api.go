@@ -158,18 +158,18 @@ func (a *API) WaitJob(id, state string, within time.Duration) []Task {
 	return a.Tasks(id)
 }
 
-// Regions is each region's health as GET /v1/regions says it; nil
-// without an answer. It is safe from any goroutine.
-func (a *API) Regions() map[string]string {
+// Regions is each region's health as GET /v1/regions says it. It is safe
+// from any goroutine.
+func (a *API) Regions() (map[string]string, error) {
 	var out struct {
 		Regions []struct{ Name, Health string }
 	}
 	if err := a.Get("/v1/regions", &out); err != nil {
-		return nil
+		return nil, err
 	}
 	h := map[string]string{}
 	for _, r := range out.Regions {
 		h[r.Name] = r.Health
 	}
-	return h
+	return h, nil
 }
