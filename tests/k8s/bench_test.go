@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	k8s "github.com/peloton-federated/peloton/hostmgr-k8s"
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 // benchSize is one run of the side-by-side benchmark, from the environment:
@@ -303,9 +304,9 @@ func runPeloton(b *testing.B, client kubernetes.Interface, size benchSize, names
 	s.waitHosts(size.nodes, "UP")
 	clock := watchPods(ctx, client, namespace)
 	start := time.Now()
-	s.createJob(fmt.Sprintf(`{"name":"bench","instances":%d,"task":{"command":"sleep","args":["3600"],"resources":{"cpu":1,"memMb":1024}}}`, size.pods))
+	s.CreateJob(fmt.Sprintf(`{"name":"bench","instances":%d,"task":{"command":"sleep","args":["3600"],"resources":{"cpu":1,"memMb":1024}}}`, size.pods))
 	r := newRun("Peloton, its default ("+namespace+")", size.pods, start, clock.wait(b, size.pods, 30*time.Minute))
-	s.stop()
+	s.Stop()
 	b.Logf("%s", r)
 	emptyNamespace(b, client, namespace)
 	return r
@@ -460,7 +461,7 @@ clientConnection:
 	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	out, err := exec.Command("bash", clusterScript(), "start-scheduler", clusterDir, "--config", cfg).CombinedOutput()
+	out, err := exec.Command("bash", testkit.RepoPath("deploy", "k8s", "cluster.sh"), "start-scheduler", clusterDir, "--config", cfg).CombinedOutput()
 	if err != nil {
 		tb.Fatalf("starting kube-scheduler: %v\n%s", err, out)
 	}

@@ -76,7 +76,7 @@ func TestDeployedRegion(t *testing.T) {
 		t.Fatal(err)
 	}
 	dyn := dynamic.NewForConfigOrDie(rc)
-	files, _ := filepath.Glob(filepath.Join(repoRoot(), "deploy", "kubernetes", "*.yaml"))
+	files, _ := filepath.Glob(testkit.RepoPath("deploy", "kubernetes", "*.yaml"))
 	for _, o := range readManifests(t, files...) {
 		if o.GetKind() == "ServiceMonitor" {
 			continue
@@ -140,14 +140,7 @@ func TestDeployedRegion(t *testing.T) {
 		cmd.Env = append(os.Environ(), "POD_IP="+ip)
 		pods = append(pods, &pod{name: fmt.Sprintf("peloton-%d", i), ip: ip, api: net.JoinHostPort(ip, port), p: testkit.StartCmd(t, cmd)})
 	}
-	ready := func(p *pod) bool {
-		resp, err := http.Get("http://" + p.api + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}
+	ready := func(p *pod) bool { return testkit.Healthy(http.DefaultClient, "http://"+p.api) }
 	leaseName := "peloton-" + cfg.Region
 	holder := func() (string, int32) {
 		l, err := kube.CoordinationV1().Leases(cfg.HA.Namespace).Get(ctx, leaseName, metav1.GetOptions{})
@@ -184,8 +177,8 @@ func TestDeployedRegion(t *testing.T) {
 		}
 	}
 	tasksNS := hostsParam(t, cfg.Hosts[0], "namespace")
-	s := &shard{t: t, addr: standby.api}
-	id := s.createJob(batchJob("deployed", 6, "4s", 0, ""))
+	api := &testkit.API{T: t, URL: "http://" + standby.api}
+	id := api.CreateJob(batchJob("deployed", 6, "4s", 0, ""))
 	waitFor(t, 60*time.Second, "the job's pods running on kwok's nodes", func() bool {
 		n := 0
 		for _, p := range podsOf(t, tasksNS) {
@@ -217,8 +210,8 @@ func TestDeployedRegion(t *testing.T) {
 		}
 		return n == 2
 	})
-	s.addr = next.api
-	tasks := s.waitJob(id, "JOB_STATE_SUCCEEDED", 2*time.Minute)
+	api.URL = "http://" + next.api
+	tasks := api.WaitJob(id, "JOB_STATE_SUCCEEDED", 2*time.Minute)
 	for _, tk := range tasks {
 		if tk.State != "TASK_STATE_SUCCEEDED" || !strings.HasPrefix(tk.Host, "deploy-") || tk.Run != 1 {
 			t.Fatalf("task %+v: want SUCCEEDED on a node of this test in its first run (the new leader adopts the pods)", tk)

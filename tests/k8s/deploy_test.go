@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peloton-federated/peloton/tests/testkit"
 	authzv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -94,7 +95,7 @@ func TestDeployManifests(t *testing.T) {
 		t.Fatal(err)
 	}
 	dyn := dynamic.NewForConfigOrDie(cfg)
-	dir := filepath.Join(repoRoot(), "deploy", "kubernetes")
+	dir := testkit.RepoPath("deploy", "kubernetes")
 	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if len(files) < 5 {
 		t.Fatalf("deploy/kubernetes: %v", files)

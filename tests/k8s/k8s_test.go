@@ -28,7 +28,7 @@ func TestBatchJobSucceedsOnNodes(t *testing.T) {
 	s := startShard(t, t.TempDir(), "batch")
 
 	s.waitHosts(3, "UP")
-	for _, line := range strings.Split(s.cli("host", "list", "--cluster", "kube"), "\n") {
+	for _, line := range strings.Split(s.MustCLI("host", "list", "--cluster", "kube"), "\n") {
 		if !strings.Contains(line, "batch-") {
 			continue
 		}
@@ -38,8 +38,8 @@ func TestBatchJobSucceedsOnNodes(t *testing.T) {
 		}
 	}
 
-	id := s.createJob(batchJob("on-k8s", 6, "1s", 0, ""))
-	tasks := s.waitJob(id, "JOB_STATE_SUCCEEDED", 60*time.Second)
+	id := s.CreateJob(batchJob("on-k8s", 6, "1s", 0, ""))
+	tasks := s.WaitJob(id, "JOB_STATE_SUCCEEDED", 60*time.Second)
 	if len(tasks) != 6 {
 		t.Fatalf("tasks: %+v", tasks)
 	}
@@ -78,8 +78,8 @@ func TestFailingCommandEndsFailed(t *testing.T) {
 	addNodes(t, "4", "8Gi", nil, "fail-1")
 	s := startShard(t, t.TempDir(), "failing")
 	s.waitHosts(1, "UP")
-	id := s.createJob(batchJob("fails", 1, "500ms", 3, `"maxAttempts":2,`))
-	tasks := s.waitJob(id, "JOB_STATE_FAILED", 60*time.Second)
+	id := s.CreateJob(batchJob("fails", 1, "500ms", 3, `"maxAttempts":2,`))
+	tasks := s.WaitJob(id, "JOB_STATE_FAILED", 60*time.Second)
 	tk := tasks[0]
 	if tk.State != "TASK_STATE_FAILED" || tk.ExitCode != 3 || tk.Run != 2 {
 		t.Fatalf("task %+v: want FAILED, exit code 3, on its 2nd run", tk)
@@ -94,11 +94,11 @@ func TestNodeDeletedMidJob(t *testing.T) {
 	addNodes(t, "2", "8Gi", nil, "gone-1", "gone-2", "gone-3")
 	s := startShard(t, t.TempDir(), "nodegone")
 	s.waitHosts(3, "UP")
-	id := s.createJob(batchJob("survivor", 4, "6s", 0, ""))
+	id := s.CreateJob(batchJob("survivor", 4, "6s", 0, ""))
 	var victim string
 	waitFor(t, 30*time.Second, "all tasks running", func() bool {
 		n := 0
-		for _, tk := range s.tasks(id) {
+		for _, tk := range s.Tasks(id) {
 			if tk.State == "TASK_STATE_RUNNING" {
 				n++
 				victim = tk.Host
@@ -107,7 +107,7 @@ func TestNodeDeletedMidJob(t *testing.T) {
 		return n == 4
 	})
 	var onVictim []uint32
-	for _, tk := range s.tasks(id) {
+	for _, tk := range s.Tasks(id) {
 		if tk.Host == victim {
 			onVictim = append(onVictim, tk.Instance)
 		}
@@ -116,14 +116,14 @@ func TestNodeDeletedMidJob(t *testing.T) {
 	if err := kube.CoreV1().Nodes().Delete(context.Background(), node, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	tasks := s.waitJob(id, "JOB_STATE_SUCCEEDED", 90*time.Second)
+	tasks := s.WaitJob(id, "JOB_STATE_SUCCEEDED", 90*time.Second)
 	for _, inst := range onVictim {
 		tk := tasks[inst]
 		if tk.Run < 2 || tk.Host == victim || tk.State != "TASK_STATE_SUCCEEDED" {
 			t.Fatalf("task %d was on deleted node %s: now %+v, want rerun elsewhere and SUCCEEDED", inst, node, tk)
 		}
 	}
-	if strings.Contains(s.cli("host", "list", "--cluster", "kube"), node+" ") {
+	if strings.Contains(s.MustCLI("host", "list", "--cluster", "kube"), node+" ") {
 		t.Fatalf("deleted node %s still listed", node)
 	}
 }
@@ -137,19 +137,19 @@ func TestShardRestartMidJob(t *testing.T) {
 	dataDir := t.TempDir()
 	s := startShard(t, dataDir, "restart")
 	s.waitHosts(2, "UP")
-	id := s.createJob(batchJob("restarts", 4, "8s", 0, ""))
+	id := s.CreateJob(batchJob("restarts", 4, "8s", 0, ""))
 	waitFor(t, 30*time.Second, "all tasks running", func() bool {
 		n := 0
-		for _, tk := range s.tasks(id) {
+		for _, tk := range s.Tasks(id) {
 			if tk.State == "TASK_STATE_RUNNING" {
 				n++
 			}
 		}
 		return n == 4
 	})
-	s.stop()
+	s.Stop()
 	s = startShard(t, dataDir, "restart")
-	tasks := s.waitJob(id, "JOB_STATE_SUCCEEDED", 60*time.Second)
+	tasks := s.WaitJob(id, "JOB_STATE_SUCCEEDED", 60*time.Second)
 	for _, tk := range tasks {
 		if tk.Run != 1 {
 			t.Fatalf("task %+v was relaunched across the restart", tk)

@@ -1,57 +1,42 @@
 package k8stest
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	mesos "github.com/mesos/mesos-go/api/v1/lib"
 
 	"github.com/peloton-federated/peloton/hostmgr-mesos/mesostest"
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 // startMesos starts the Mesos master emulator in process with n agents of
-// cpu cores and 8 GiB each, and returns it with its URL.
-func startMesos(t *testing.T, n int, cpu float64) (*mesostest.Master, string) {
+// cpu cores and 8 GiB each.
+func startMesos(t *testing.T, n int, cpu float64) *testkit.MesosMaster {
 	t.Helper()
-	m := mesostest.New(mesostest.Config{HeartbeatInterval: time.Second, AllocationInterval: 20 * time.Millisecond, UpdateRetry: 2 * time.Second})
 	specs := make([]mesostest.AgentSpec, n)
 	for i := range specs {
 		specs[i] = mesostest.AgentSpec{ID: fmt.Sprintf("S%d", i), Hostname: fmt.Sprintf("agent-%d", i), CPU: cpu, MemMB: 8192, DiskMB: 10000}
 	}
-	if err := m.AddAgents(specs...); err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: m}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); _ = m.Run(ctx) }()
-	go func() { defer wg.Done(); _ = srv.Serve(l) }()
-	t.Cleanup(func() { cancel(); srv.Close(); wg.Wait() })
-	return m, "http://" + l.Addr().String()
+	return testkit.ServeMesos(t, mesosConfig, specs...)
 }
+
+// mesosConfig is the emulator's configuration in this package's tests.
+var mesosConfig = mesostest.Config{HeartbeatInterval: time.Second, AllocationInterval: 20 * time.Millisecond, UpdateRetry: 2 * time.Second}
 
 // startMixed starts a shard with the Kubernetes cluster "kube" (nodes
 // added by the caller) and the Mesos cluster "dc1" (the emulator), and
-// waits for both clusters' hosts.
-func startMixed(t *testing.T, namespace string, kubeNodes, agents int, cpu float64) (*shard, *mesostest.Master) {
+// waits for both clusters' hosts; hostParams are the k8s cluster's.
+func startMixed(t *testing.T, namespace string, kubeNodes, agents int, cpu float64, hostParams ...string) (*shard, *mesostest.Master) {
 	t.Helper()
-	m, url := startMesos(t, agents, cpu)
-	s := startShardWith(t, t.TempDir(), namespace, []string{"--hosts", "mesos:dc1,master=" + url}, "ports=32000-32999")
+	m := startMesos(t, agents, cpu)
+	s := startShardWith(t, t.TempDir(), namespace, []string{"--hosts", "mesos:dc1,master=" + m.URL}, hostParams...)
 	s.waitHosts(kubeNodes, "UP")
 	waitFor(t, 30*time.Second, "the Mesos agents", func() bool {
 		var out struct {
@@ -59,7 +44,7 @@ func startMixed(t *testing.T, namespace string, kubeNodes, agents int, cpu float
 				State string `json:"state"`
 			} `json:"hosts"`
 		}
-		s.call("GET", "/v1/hosts?cluster=dc1", nil, &out)
+		s.JSON("GET", "/v1/hosts?cluster=dc1", "", &out)
 		up := 0
 		for _, h := range out.Hosts {
 			if h.State == "HOST_STATE_UP" {
@@ -68,117 +53,59 @@ func startMixed(t *testing.T, namespace string, kubeNodes, agents int, cpu float
 		}
 		return up == agents
 	})
-	return s, m
+	return s, m.Master
 }
 
-// sampledTask is a task as the availability sampler reads it.
-type sampledTask struct {
-	Instance uint32 `json:"instance"`
-	State    string `json:"state"`
-	Cluster  string `json:"cluster"`
-	Health   string `json:"health"`
-	Ready    string `json:"ready"`
-	Run      uint32 `json:"run"`
-	Message  string `json:"message"`
-}
-
-// available mirrors the SLA's rule: running, and healthy (ready) when the
-// task has probes.
-func (t sampledTask) available() bool {
-	if t.State != "TASK_STATE_RUNNING" {
-		return false
-	}
-	switch {
-	case t.Ready != "" && t.Ready != "HEALTH_STATE_UNSPECIFIED":
-		return t.Ready == "HEALTH_STATE_HEALTHY"
-	case t.Health != "" && t.Health != "HEALTH_STATE_UNSPECIFIED":
-		return t.Health == "HEALTH_STATE_HEALTHY"
-	}
-	return true
-}
-
-func (s *shard) sampledTasks(job string) ([]sampledTask, error) {
-	resp, err := http.Get("http://" + s.addr + "/v1/jobs/" + job + "/tasks")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Tasks []sampledTask `json:"tasks"`
-	}
-	return out.Tasks, json.NewDecoder(resp.Body).Decode(&out)
+// sampledTasks reads the job's tasks; it is safe from any goroutine.
+func (s *shard) sampledTasks(job string) ([]testkit.Task, error) {
+	var out struct{ Tasks []testkit.Task }
+	err := s.Get("/v1/jobs/"+job+"/tasks", &out)
+	return out.Tasks, err
 }
 
 // sampler reads a job's tasks every 100 ms, as testkit.SLAScenario does,
 // and keeps the most of its first n instances unavailable at once.
 type sampler struct {
-	mu      sync.Mutex
 	maxDown int
 	// effective: the job's n less every available task, surge
 	// instances included (what the engine reports).
 	effective int
-	samples   int
 	most      int // most tasks the job had
-	stop      chan struct{}
-	done      chan struct{}
+	stop      func() (samples, failed int)
 }
 
 func (s *shard) sample(job string, n int) *sampler {
-	sm := &sampler{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(sm.done)
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if ts, err := s.sampledTasks(job); err == nil {
-				down, avail := n, 0
-				for _, tk := range ts {
-					if int(tk.Instance) < n && tk.available() {
-						down--
-					}
-					if tk.available() {
-						avail++
-					}
-				}
-				sm.mu.Lock()
-				sm.effective = max(sm.effective, n-min(n, avail))
-				sm.samples++
-				sm.maxDown, sm.most = max(sm.maxDown, down), max(sm.most, len(ts))
-				sm.mu.Unlock()
+	sm := &sampler{}
+	sm.stop = testkit.Sample(&s.API, job, 100*time.Millisecond, func(ts []testkit.Task) {
+		down, avail := n, 0
+		for _, tk := range ts {
+			if int(tk.Instance) < n && tk.Available() {
+				down--
 			}
-			select {
-			case <-sm.stop:
-				return
-			case <-tick.C:
+			if tk.Available() {
+				avail++
 			}
 		}
-	}()
+		sm.effective = max(sm.effective, n-min(n, avail))
+		sm.maxDown, sm.most = max(sm.maxDown, down), max(sm.most, len(ts))
+	})
 	return sm
 }
 
 func (sm *sampler) end() (maxDown, samples, most int) {
-	close(sm.stop)
-	<-sm.done
-	sm.mu.Lock()
-	defer sm.mu.Unlock()
-	return sm.maxDown, sm.samples, sm.most
+	samples, _ = sm.stop()
+	return sm.maxDown, samples, sm.most
 }
 
-// peloton runs the CLI and returns its output and exit code.
+// peloton runs the CLI (for up to 5 minutes: it waits for migrations)
+// and returns its output and exit code.
 func (s *shard) peloton(args ...string) (string, int) {
-	s.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, pelotonBin, args...)
-	cmd.Env = append(os.Environ(), "PELOTON_ADDR="+s.addr)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			return string(out), ee.ExitCode()
-		}
-		s.t.Fatalf("peloton %s: %v", strings.Join(args, " "), err)
+	s.T.Helper()
+	r := testkit.CLI{Bin: pelotonBin, Addr: s.Addr, Within: 5 * time.Minute}.Run(args...)
+	if r.Code == -1 {
+		s.T.Fatalf("peloton %s: %s", strings.Join(args, " "), r.Stderr)
 	}
-	return string(out), 0
+	return r.Output(), r.Code
 }
 
 type migrationJSON struct {
@@ -213,14 +140,14 @@ func decodeMigration(t *testing.T, out string) migrationJSON {
 }
 
 func (s *shard) migration(id string) migrationJSON {
-	s.t.Helper()
+	s.T.Helper()
 	var out struct{ Migration migrationJSON }
-	s.call("GET", "/v1/migrations/"+id, nil, &out)
+	s.JSON("GET", "/v1/migrations/"+id, "", &out)
 	return out.Migration
 }
 
 // perCluster counts a job's running tasks per cluster.
-func perCluster(ts []sampledTask) map[string]int {
+func perCluster(ts []testkit.Task) map[string]int {
 	out := map[string]int{}
 	for _, tk := range ts {
 		if tk.State == "TASK_STATE_RUNNING" {
@@ -261,28 +188,28 @@ task:
 // startService creates a service on Mesos through the CLI and waits until
 // every instance is available there.
 func (s *shard) startService(name string, n, maxUnavailable int) string {
-	s.t.Helper()
-	file := filepath.Join(s.dataDir, name+".yaml")
+	s.T.Helper()
+	file := filepath.Join(s.DataDir, name+".yaml")
 	if err := os.WriteFile(file, []byte(fmt.Sprintf(serviceSpec, name, n, maxUnavailable)), 0o644); err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
-	job := strings.TrimSpace(s.cli("job", "create", "-f", file))
-	var last []sampledTask
-	s.t.Cleanup(func() {
-		if s.t.Failed() {
+	job := strings.TrimSpace(s.MustCLI("job", "create", "-f", file))
+	var last []testkit.Task
+	s.T.Cleanup(func() {
+		if s.T.Failed() {
 			for _, tk := range last {
-				s.t.Logf("last seen: %+v", tk)
+				s.T.Logf("last seen: %+v", tk)
 			}
 		}
 	})
-	waitFor(s.t, 2*time.Minute, fmt.Sprintf("%d instances available on Mesos", n), func() bool {
+	waitFor(s.T, 2*time.Minute, fmt.Sprintf("%d instances available on Mesos", n), func() bool {
 		ts, err := s.sampledTasks(job)
 		last = ts
 		if err != nil || len(ts) != n {
 			return false
 		}
 		for _, tk := range ts {
-			if !tk.available() || tk.Cluster != "dc1" {
+			if !tk.Available() || tk.Cluster != "dc1" {
 				return false
 			}
 		}
@@ -300,7 +227,7 @@ func TestSurgeMigrationFromMesosToKubernetes(t *testing.T) {
 	needCluster(t)
 	newNamespace(t, "migrate")
 	addNodes(t, "4", "8Gi", nil, "mig-k1", "mig-k2", "mig-k3", "mig-k4")
-	s, m := startMixed(t, "migrate", 4, 4, 4)
+	s, m := startMixed(t, "migrate", 4, 4, 4, "ports=32000-32999")
 	job := s.startService("web", 30, 3)
 	if n := liveMesosTasks(m); n != 30 {
 		t.Fatalf("%d live Mesos tasks before the migration, want 30", n)
@@ -325,7 +252,7 @@ func TestSurgeMigrationFromMesosToKubernetes(t *testing.T) {
 	}
 	moved := 0
 	for _, tk := range ts {
-		if tk.Cluster == "kube" && tk.available() && tk.Run > 1 {
+		if tk.Cluster == "kube" && tk.Available() && tk.Run > 1 {
 			moved++
 		}
 	}
@@ -367,7 +294,7 @@ func TestMigrationControlOnMesosAndKubernetes(t *testing.T) {
 	needCluster(t)
 	newNamespace(t, "migctl")
 	addNodes(t, "4", "8Gi", nil, "migctl-k1", "migctl-k2")
-	s, m := startMixed(t, "migctl", 2, 2, 4)
+	s, m := startMixed(t, "migctl", 2, 2, 4, "ports=32000-32999")
 	job := s.startService("ctl", 8, 2)
 
 	// Bad input: exit 1 or 5 naming what is wrong, HTTP 4xx, nothing stored.
@@ -387,30 +314,25 @@ func TestMigrationControlOnMesosAndKubernetes(t *testing.T) {
 			t.Errorf("peloton %s: exit %d, want %d naming %s\n%s", strings.Join(c.args, " "), code, c.code, c.text, out)
 		}
 	}
-	resp, err := http.Post("http://"+s.addr+"/v1/migrations", "application/json", strings.NewReader(`{"jobId":"`+job+`","toCluster":"nowhere"}`))
-	if err != nil {
-		t.Fatal(err)
+	if code, _ := s.HTTP("POST", "/v1/migrations", `{"jobId":"`+job+`","toCluster":"nowhere"}`); code != http.StatusBadRequest {
+		t.Errorf("POST /v1/migrations to an unknown cluster: HTTP %d, want 400", code)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadRequest {
-		t.Errorf("POST /v1/migrations to an unknown cluster: HTTP %d, want 400", resp.StatusCode)
-	}
-	if out := s.cli("migrate", "list"); strings.Count(out, "\n") > 1 {
+	if out := s.MustCLI("migrate", "list"); strings.Count(out, "\n") > 1 {
 		t.Fatalf("refused migrations were stored:\n%s", out)
 	}
 
 	// Started paused, nothing moves; resumed, it moves everything within
 	// the SLA.
-	rep := decodeMigration(t, s.cli("migrate", "start", "--job", job, "--to", "k8s:kube", "--start-paused", "-o", "json"))
+	rep := decodeMigration(t, s.MustCLI("migrate", "start", "--job", job, "--to", "k8s:kube", "--start-paused", "-o", "json"))
 	time.Sleep(time.Second)
 	if ts, _ := s.sampledTasks(job); perCluster(ts)["kube"] != 0 {
 		t.Fatalf("a paused migration moved instances: %v", perCluster(ts))
 	}
-	if !strings.Contains(s.cli("migrate", "get", rep.ID), "paused") {
+	if !strings.Contains(s.MustCLI("migrate", "get", rep.ID), "paused") {
 		t.Fatalf("migrate get does not say paused")
 	}
 	sm := s.sample(job, 8)
-	s.cli("migrate", "resume", rep.ID)
+	s.MustCLI("migrate", "resume", rep.ID)
 	waitFor(t, 2*time.Minute, "migration succeeded", func() bool { return s.migration(rep.ID).State == "MIGRATION_STATE_SUCCEEDED" })
 	if down, _, _ := sm.end(); down > 2 {
 		t.Errorf("%d instances unavailable at once while moving; the SLA allows 2", down)
@@ -427,14 +349,14 @@ func TestMigrationControlOnMesosAndKubernetes(t *testing.T) {
 			} `json:"jobs"`
 		} `json:"cluster"`
 	}
-	s.call("GET", "/v1/clusters/kube", nil, &cl)
+	s.JSON("GET", "/v1/clusters/kube", "", &cl)
 	if cl.Cluster.Tasks != 8 || len(cl.Cluster.Jobs) != 1 || cl.Cluster.Jobs[0].Name != job {
 		t.Fatalf("cluster kube: %+v", cl.Cluster)
 	}
 
 	// Rolling back onto a drained cluster is refused and changes nothing.
-	s.cli("cluster", "drain", "mesos:dc1")
-	if out := s.cli("cluster", "get", "dc1"); !strings.Contains(out, "DRAINED") {
+	s.MustCLI("cluster", "drain", "mesos:dc1")
+	if out := s.MustCLI("cluster", "get", "dc1"); !strings.Contains(out, "DRAINED") {
 		t.Fatalf("cluster get after a drain:\n%s", out)
 	}
 	if out, code := s.peloton("migrate", "rollback", rep.ID); code != 5 || !strings.Contains(out, "drained") {
@@ -443,7 +365,7 @@ func TestMigrationControlOnMesosAndKubernetes(t *testing.T) {
 	if got := s.migration(rep.ID); got.State != "MIGRATION_STATE_SUCCEEDED" {
 		t.Fatalf("a refused rollback changed the migration: %+v", got)
 	}
-	s.cli("cluster", "undrain", "dc1")
+	s.MustCLI("cluster", "undrain", "dc1")
 	sm = s.sample(job, 8)
 	if out, code := s.peloton("migrate", "rollback", rep.ID, "--wait", "--timeout", "2m"); code != 0 {
 		t.Fatalf("rollback --wait: exit %d\n%s", code, out)
@@ -457,11 +379,11 @@ func TestMigrationControlOnMesosAndKubernetes(t *testing.T) {
 	})
 
 	// Abort leaves instances where they are.
-	rep = decodeMigration(t, s.cli("migrate", "start", "--job", job, "--to", "kube", "--batch-size", "1", "-o", "json"))
+	rep = decodeMigration(t, s.MustCLI("migrate", "start", "--job", job, "--to", "kube", "--batch-size", "1", "-o", "json"))
 	waitFor(t, time.Minute, "one instance moved", func() bool { return s.migration(rep.ID).InstancesMoved >= 1 })
-	s.cli("migrate", "pause", rep.ID)
+	s.MustCLI("migrate", "pause", rep.ID)
 	var aborted struct{ Migration migrationJSON }
-	s.call("POST", "/v1/migrations/"+rep.ID+":abort", strings.NewReader("{}"), &aborted)
+	s.JSON("POST", "/v1/migrations/"+rep.ID+":abort", "{}", &aborted)
 	if aborted.Migration.State != "MIGRATION_STATE_ABORTED" {
 		t.Fatalf("abort over HTTP: %+v", aborted.Migration)
 	}
@@ -482,15 +404,15 @@ func TestPoolMigrationOfABatchJob(t *testing.T) {
 	needCluster(t)
 	newNamespace(t, "migbatch")
 	addNodes(t, "4", "8Gi", nil, "migbatch-k1", "migbatch-k2", "migbatch-k3", "migbatch-k4")
-	s, m := startMixed(t, "migbatch", 4, 4, 4)
-	s.call("POST", "/v1/pools", strings.NewReader(`{"path":"/batch","clusters":{"avoid":["kube"]}}`), nil)
-	var lastTask sampledTask
+	s, m := startMixed(t, "migbatch", 4, 4, 4, "ports=32000-32999")
+	s.JSON("POST", "/v1/pools", `{"path":"/batch","clusters":{"avoid":["kube"]}}`, nil)
+	var lastTask testkit.Task
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("last task seen: %+v", lastTask)
 		}
 	})
-	job := s.createJob(`{"name":"batch","pool":"/batch","instances":2000,"preemptible":true,"task":{"command":"sh","args":["-c","work"],` +
+	job := s.CreateJob(`{"name":"batch","pool":"/batch","instances":2000,"preemptible":true,"task":{"command":"sh","args":["-c","work"],` +
 		`"env":{"FAKE_RUN_FOR":"3s","PELOTON_SIM_DURATION":"3s"},"resources":{"cpu":0.25,"memMb":32}}}`)
 	waitFor(t, 2*time.Minute, "some tasks done on Mesos", func() bool {
 		ts, _ := s.sampledTasks(job)
@@ -504,7 +426,7 @@ func TestPoolMigrationOfABatchJob(t *testing.T) {
 		return done >= 100
 	})
 	start := time.Now()
-	rep := decodeMigration(t, s.cli("migrate", "start", "--pool", "/batch", "--to", "kube", "-o", "json"))
+	rep := decodeMigration(t, s.MustCLI("migrate", "start", "--pool", "/batch", "--to", "kube", "-o", "json"))
 	// Runs placed before the policy changed stay where they are.
 	before := map[uint32]bool{}
 	ts, err := s.sampledTasks(job)
@@ -517,7 +439,7 @@ func TestPoolMigrationOfABatchJob(t *testing.T) {
 			before[tk.Instance] = true
 		}
 	}
-	s.waitJob(job, "JOB_STATE_SUCCEEDED", 5*time.Minute)
+	s.WaitJob(job, "JOB_STATE_SUCCEEDED", 5*time.Minute)
 	waitFor(t, time.Minute, "migration succeeded", func() bool { return s.migration(rep.ID).State == "MIGRATION_STATE_SUCCEEDED" })
 	took := time.Since(start)
 	ts, err = s.sampledTasks(job)

@@ -20,7 +20,7 @@ func TestSLAUpdateAndDrainOnKubernetes(t *testing.T) {
 	s := startShard(t, dir, "sla", "ports=32100-32199")
 	s.waitHosts(6, "UP")
 	sc := &testkit.SLAScenario{
-		Bin: pelotonBin, Addr: s.addr, Dir: dir,
+		Bin: pelotonBin, Addr: s.Addr, Dir: dir,
 		Spec: `name: sla-scenario
 type: service
 instances: 20

@@ -10,43 +10,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peloton-federated/peloton/tests/testkit"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// workloadTask is a task as `peloton task list -o json` shows it.
-type workloadTask struct {
-	Instance   uint32            `json:"instance"`
-	State      string            `json:"state"`
-	Run        uint32            `json:"run"`
-	Host       string            `json:"host"`
-	PinnedHost string            `json:"pinnedHost"`
-	Health     string            `json:"health"`
-	Ready      string            `json:"ready"`
-	Ports      map[string]uint32 `json:"ports"`
-	Reason     string            `json:"reason"`
-}
-
-func (s *shard) workloadTasks(job string) []workloadTask {
-	s.t.Helper()
-	var out struct {
-		Tasks []workloadTask `json:"tasks"`
-	}
-	if err := json.Unmarshal([]byte(s.cli("task", "list", job, "-o", "json")), &out); err != nil {
-		s.t.Fatal(err)
-	}
-	return out.Tasks
-}
-
 // createFromYAML submits a job spec written as the CLI reads it.
 func (s *shard) createFromYAML(spec string) string {
-	s.t.Helper()
-	path := filepath.Join(s.t.TempDir(), "job.yaml")
+	s.T.Helper()
+	path := filepath.Join(s.T.TempDir(), "job.yaml")
 	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
-	return strings.TrimSpace(s.cli("job", "create", "-f", path))
+	return strings.TrimSpace(s.MustCLI("job", "create", "-f", path))
 }
 
 // podsByInstance maps the live pods of a job in namespace by instance.
@@ -100,9 +77,9 @@ task:
   resources: {cpu: 0.5, memMb: 256}
 `)
 	start := time.Now()
-	var tasks []workloadTask
+	var tasks []testkit.Task
 	waitFor(t, 60*time.Second, "3 instances running, healthy and ready", func() bool {
-		tasks = s.workloadTasks(id)
+		tasks = s.TaskList(id)
 		n := 0
 		for _, tk := range tasks {
 			if tk.State == "TASK_STATE_RUNNING" && tk.Health == "HEALTH_STATE_HEALTHY" && tk.Ready == "HEALTH_STATE_HEALTHY" {
@@ -152,7 +129,7 @@ task:
 			t.Errorf("pod %s restart policy %s", p.Name, p.Spec.RestartPolicy)
 		}
 	}
-	if out := s.cli("task", "list", id); !strings.Contains(out, "HEALTHY/READY") {
+	if out := s.MustCLI("task", "list", id); !strings.Contains(out, "HEALTHY/READY") {
 		t.Errorf("task list does not show health and readiness:\n%s", out)
 	}
 }
@@ -176,9 +153,9 @@ task:
   volumes: [{name: data, sizeMb: 64, path: /data}]
   resources: {cpu: 0.1, memMb: 32}
 `)
-	var tasks []workloadTask
+	var tasks []testkit.Task
 	waitFor(t, 60*time.Second, "2 instances running, pinned", func() bool {
-		tasks = s.workloadTasks(id)
+		tasks = s.TaskList(id)
 		n := 0
 		for _, tk := range tasks {
 			if tk.State == "TASK_STATE_RUNNING" && tk.Host != "" && tk.PinnedHost == tk.Host {
@@ -216,7 +193,7 @@ task:
 		t.Fatal(err)
 	}
 	waitFor(t, 60*time.Second, "instance 0 back in a new run", func() bool {
-		tk := s.workloadTasks(id)[0]
+		tk := s.TaskList(id)[0]
 		return tk.State == "TASK_STATE_RUNNING" && tk.Run > first.Run
 	})
 	again := podsByInstance(t, "stateful", id)[0]
@@ -225,9 +202,9 @@ task:
 			again.Spec.Volumes[0].PersistentVolumeClaim.ClaimName, victim.Name, victim.Spec.NodeName, claims[0])
 	}
 
-	s.cli("job", "stop", id)
-	s.waitJob(id, "JOB_STATE_KILLED", 60*time.Second)
-	s.cli("job", "delete", id)
+	s.MustCLI("job", "stop", id)
+	s.WaitJob(id, "JOB_STATE_KILLED", 60*time.Second)
+	s.MustCLI("job", "delete", id)
 	// Without a controller manager the protection finalizers keep them
 	// terminating; what matters is that they were deleted.
 	waitFor(t, 30*time.Second, "claims and volumes deleted", func() bool {
@@ -306,7 +283,7 @@ func TestGangFileFromConfigMap(t *testing.T) {
 	addNodes(t, "4", "8Gi", nil, "gang-1", "gang-2")
 	s := startShard(t, t.TempDir(), "gang", "keepFinished=1s")
 	s.waitHosts(2, "UP")
-	id := s.createJob(`{"name":"gang","instances":2,"gangSize":2,"task":{"command":"sh","args":["-c","work"],` +
+	id := s.CreateJob(`{"name":"gang","instances":2,"gangSize":2,"task":{"command":"sh","args":["-c","work"],` +
 		`"env":{"FAKE_RUN_FOR":"3s"},"resources":{"cpu":1,"memMb":64}}}`)
 	ctx := context.Background()
 	waitFor(t, 30*time.Second, "both members running", func() bool { return len(podsByInstance(t, "gang", id)) == 2 })
@@ -327,7 +304,7 @@ func TestGangFileFromConfigMap(t *testing.T) {
 			t.Fatalf("config map %s: %q %v", cm.Name, cm.Data, err)
 		}
 	}
-	s.waitJob(id, "JOB_STATE_SUCCEEDED", 60*time.Second)
+	s.WaitJob(id, "JOB_STATE_SUCCEEDED", 60*time.Second)
 	waitFor(t, 30*time.Second, "gang config maps gone with their pods", func() bool {
 		list, err := kube.CoreV1().ConfigMaps("gang").List(ctx, metav1.ListOptions{LabelSelector: "peloton.io/gang=true"})
 		return err == nil && len(list.Items) == 0
@@ -367,14 +344,14 @@ task:
   resources: {cpu: 0.1, memMb: 32}
 `)
 	waitFor(t, 30*time.Second, "the unready instance NOT_READY", func() bool {
-		tk := s.workloadTasks(unready)[0]
+		tk := s.TaskList(unready)[0]
 		return tk.State == "TASK_STATE_RUNNING" && tk.Ready == "HEALTH_STATE_UNHEALTHY"
 	})
 	waitFor(t, 60*time.Second, "the killed instance running its second run", func() bool {
-		tk := s.workloadTasks(killed)[0]
+		tk := s.TaskList(killed)[0]
 		return tk.Run >= 2 && tk.State == "TASK_STATE_RUNNING"
 	})
-	events := s.cli("job", "events", killed, "--instance", "0")
+	events := s.MustCLI("job", "events", killed, "--instance", "0")
 	if !strings.Contains(events, "run 1 FAILED (killed after failing its health check") {
 		t.Fatalf("events of the killed instance do not show a FAILED run for its health check:\n%s", events)
 	}
