@@ -5,20 +5,12 @@
 package partition
 
 import (
-	"bytes"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -107,42 +99,11 @@ func (n *network) cut(region string, cut bool) {
 	sh(n.t, "ip", "-n", "pelhub"+n.suffix, "link", "set", n.link(region)+"b", state)
 }
 
+// member is a region's `peloton server`, started in its namespace.
 type member struct {
-	t      *testing.T
-	region string
-	addr   string
-	cmd    *exec.Cmd
-	log    *bytes.Buffer
-	done   chan error
-	// roots trust the federation's CA; token is an admin's.
-	roots *x509.CertPool
-	token string
-}
-
-func (m *member) stop() {
-	if m.cmd.ProcessState == nil {
-		_ = m.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-m.done:
-		case <-time.After(15 * time.Second):
-			_ = m.cmd.Process.Kill()
-			<-m.done
-		}
-	}
-}
-
-func (m *member) do(method, path, body string) (int, []byte, error) {
-	req, _ := http.NewRequest(method, "https://"+m.addr+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+m.token)
-	req.Header.Set("Content-Type", "application/json")
-	c := http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: m.roots}}}
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, nil
+	*testkit.API // HTTPS trusting the federation's CA, an admin's token
+	addr         string
+	proc         *testkit.Process
 }
 
 func TestRegionCutOff(t *testing.T) {
@@ -152,36 +113,18 @@ func TestRegionCutOff(t *testing.T) {
 	dir := t.TempDir()
 	// Secured as in production: TLS with the region's certificate,
 	// mutual TLS between regions, encrypted gossip, an admin token.
-	pki := filepath.Join(dir, "pki")
-	peloton := func(args ...string) string {
-		out, err := exec.Command(binary, args...).Output()
-		if err != nil {
-			t.Fatalf("peloton %s: %v", strings.Join(args, " "), err)
-		}
-		return strings.TrimSpace(string(out))
-	}
 	var ips []string
 	for i := range regions {
 		ips = append(ips, fmt.Sprintf("%s.%d", subnet, i+1))
 	}
-	peloton("tls", "init", "--dir", pki, "--regions", strings.Join(regions, ","), "--hosts", strings.Join(ips, ","))
-	token := peloton("auth", "token", "create", "admin", "--file", filepath.Join(pki, "tokens.yaml"))
-	if err := os.WriteFile(filepath.Join(pki, "policy.yaml"), []byte("bindings: [{subjects: [admin], role: admin}]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		t.Fatal(err)
-	}
-	caPEM, err := os.ReadFile(filepath.Join(pki, "ca.crt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(caPEM)
+	lab := testkit.NewLab(t, binary, filepath.Join(dir, "pki"), testkit.LabSpec{Regions: regions, Hosts: ips,
+		Tokens: []string{"admin"}, Policy: testkit.AdminPolicy})
+	token, key, client := lab.Tokens["admin"], testkit.GossipKey(t), lab.HTTPClient(t, 5*time.Second)
+	// A cut leaves connections half open: every call dials afresh.
+	client.Transport.(*http.Transport).DisableKeepAlives = true
 	members := map[string]*member{}
 	for i, r := range regions {
-		ip := fmt.Sprintf("%s.%d", subnet, i+1)
+		ip := ips[i]
 		join := ""
 		if i > 0 {
 			join = fmt.Sprintf("join: [\"%s.1:7946\"], ", subnet)
@@ -192,46 +135,21 @@ dataDir: %s
 hosts: ["sim,hosts=10,cpu=8,mem=65536,duration=1h"]
 gossip: {node: %s-0, bind: "%s:7946", %sprofile: local, encryptKey: %q}
 health: {suspectAfter: 1s, failAfter: 3s, recoverAfter: 1s}
-tls: {cert: %s, key: %s, ca: %s}
-auth: {tokens: %s, policy: %s}
-`, r, ip, filepath.Join(dir, r), r, ip, join, base64.StdEncoding.EncodeToString(key),
-			filepath.Join(pki, r+".crt"), filepath.Join(pki, r+".key"), filepath.Join(pki, "ca.crt"),
-			filepath.Join(pki, "tokens.yaml"), filepath.Join(pki, "policy.yaml"))
+%s
+%s
+`, r, ip, filepath.Join(dir, r), r, ip, join, key, lab.TLSConfig(r), lab.AuthConfig(""))
 		path := filepath.Join(dir, r+".yaml")
 		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		m := &member{t: t, region: r, addr: ip + ":5390", log: &bytes.Buffer{}, done: make(chan error, 1), roots: roots, token: token}
-		m.cmd = exec.Command("ip", "netns", "exec", net.ns(r), binary, "server", "--config", path)
-		m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
-		if err := m.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() { m.done <- m.cmd.Wait() }()
-		t.Cleanup(m.stop)
-		members[r] = m
+		addr := ip + ":5390"
+		cmd := exec.Command("ip", "netns", "exec", net.ns(r), binary, "server", "--config", path)
+		members[r] = &member{API: &testkit.API{T: t, URL: "https://" + addr, Client: client, Token: token}, addr: addr,
+			proc: testkit.StartWith(t, cmd, testkit.Options{Name: "server " + r, Stop: testkit.ServerStop, LogLines: 25})}
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, r := range regions {
-				t.Logf("--- %s:\n%s", r, lastLines(members[r].log.String(), 25))
-			}
-		}
-	})
 	a, c := members["a"], members["c"]
 	health := func(m *member) map[string]string {
-		code, body, err := m.do("GET", "/v1/regions", "")
-		if err != nil || code != 200 {
-			return nil
-		}
-		var out struct {
-			Regions []struct{ Name, Health string } `json:"regions"`
-		}
-		_ = json.Unmarshal(body, &out)
-		h := map[string]string{}
-		for _, r := range out.Regions {
-			h[r.Name] = r.Health
-		}
+		h, _ := m.Regions()
 		return h
 	}
 	waitFor(t, 60*time.Second, "three regions alive", func() bool {
@@ -240,26 +158,13 @@ auth: {tokens: %s, policy: %s}
 	})
 	var originals []string
 	for i := 0; i < 2; i++ {
-		code, body, err := a.do("POST", "/v1/jobs", fmt.Sprintf(`{"name":"c%d","region":"c","preemptible":true,"failover":{"mode":"any"},"instances":4,"task":{"command":"sim","resources":{"cpu":1,"memMb":10}}}`, i))
-		if err != nil || code != 200 {
-			t.Fatalf("create: %d %s %v", code, body, err)
-		}
-		var out struct{ Job struct{ ID string } }
-		_ = json.Unmarshal(body, &out)
-		originals = append(originals, out.Job.ID)
+		originals = append(originals, a.CreateJob(fmt.Sprintf(`{"name":"c%d","region":"c","preemptible":true,"failover":{"mode":"any"},"instances":4,"task":{"command":"sim","resources":{"cpu":1,"memMb":10}}}`, i)))
 	}
 	jobsAt := func(m *member) map[string]string {
-		code, body, err := m.do("GET", "/v1/jobs", "")
-		if err != nil || code != 200 {
+		var out struct{ Jobs []testkit.Job }
+		if err := m.Get("/v1/jobs", &out); err != nil {
 			return nil
 		}
-		var out struct {
-			Jobs []struct {
-				ID     string `json:"id"`
-				Status struct{ State, Region string }
-			} `json:"jobs"`
-		}
-		_ = json.Unmarshal(body, &out)
 		st := map[string]string{}
 		for _, j := range out.Jobs {
 			st[j.ID] = j.Status.State + "@" + j.Status.Region
@@ -286,11 +191,11 @@ auth: {tokens: %s, policy: %s}
 		return n >= 2
 	})
 	waitFor(t, 30*time.Second, "c fencing itself", func() bool {
-		return strings.Contains(c.log.String(), `why="no other region is reachable"`)
+		return strings.Contains(c.proc.Output(), `why="no other region is reachable"`)
 	})
 	// While cut off, c launches nothing new: a job created there stays
 	// unlaunched (its gateway is reachable from inside its namespace only).
-	auth := []string{"--ca", filepath.Join(pki, "ca.crt"), "--token", token}
+	auth := []string{"--ca", lab.CA(), "--token", token}
 	probe := exec.Command("ip", "netns", "exec", net.ns("c"), binary, "job", "create", "--addr", c.addr, "-f", "-")
 	probe.Args = append(probe.Args, auth...)
 	probe.Stdin = strings.NewReader(`{"name":"while-cut","region":"c","preemptible":true,"instances":2,"task":{"command":"sim","resources":{"cpu":1,"memMb":10}}}`)
@@ -327,7 +232,4 @@ auth: {tokens: %s, policy: %s}
 	t.Logf("running jobs per region after healing: %v", running)
 }
 
-var (
-	waitFor   = testkit.WaitFor
-	lastLines = testkit.LastLines
-)
+var waitFor = testkit.WaitFor
