@@ -5,14 +5,10 @@
 package openapi
 
 import (
-	"context"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/peloton-federated/peloton/internal/testenv"
 
@@ -44,33 +40,8 @@ func schemathesis(t *testing.T) string {
 
 func TestSchemathesis(t *testing.T) {
 	st := schemathesis(t)
-	addr := testkit.FreeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var log strings.Builder
-	server := exec.CommandContext(ctx, binary, "dev", "--addr", addr, "--data-dir", filepath.Join(t.TempDir(), "data"),
-		"--hosts", "sim", "--sim-hosts", "4", "--log-level", "warn")
-	server.Stdout, server.Stderr = &log, &log
-	server.Cancel = func() error { return server.Process.Signal(os.Interrupt) }
-	server.WaitDelay = 10 * time.Second
-	if err := server.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cancel()
-		_ = server.Wait()
-		if t.Failed() {
-			t.Logf("server log:\n%s", testkit.LastLines(log.String(), 40))
-		}
-	}()
-	testkit.WaitFor(t, 30*time.Second, "the dev cluster to be ready", func() bool {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	d := testkit.StartDev(t, binary, "", "--hosts", "sim", "--sim-hosts", "4", "--log-level", "warn")
+	addr := d.Addr
 
 	examples := "25"
 	if n := os.Getenv("PELOTON_SCHEMATHESIS_EXAMPLES"); n != "" {
