@@ -9,16 +9,11 @@
 package ui_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -40,31 +35,8 @@ func TestMain(m *testing.M) { testkit.Main(m, &binary) }
 var scenarios = []string{"devlink", "pages", "migrations", "ids", "job-detail", "task-detail", "hosts", "rough", "job-live", "pending", "drain", "actions", "drill", "isolated", "pools", "big"}
 
 func TestBrowser(t *testing.T) {
-	uiDir := repoPath(t, "ui")
-	node, err := exec.LookPath("node")
-	if err != nil {
-		testenv.Missing(t, "node", "Debian: apt-get install nodejs npm")
-	}
-	if _, err := os.Stat(filepath.Join(uiDir, "node_modules", "playwright-core")); err != nil {
-		testenv.Missing(t, "playwright-core in ui/node_modules", "npm ci in ui/; tests/env.sh setup does it")
-	}
-	browser := chromiumPath(t)
-
-	// The dev cluster picks its gossip ports itself; another process may
-	// take one first, so a start that fails is tried again.
-	var url string
-	for attempt := 1; ; attempt++ {
-		var err error
-		url, err = startDev(t)
-		if err == nil {
-			break
-		}
-		if attempt == 3 {
-			t.Fatal(err)
-		}
-		t.Logf("peloton dev did not start (%v); again", err)
-	}
-
+	node, uiDir, browser := browserTools(t)
+	url := startDev(t)
 	token := strings.TrimPrefix(testkit.DevHeader(strings.TrimPrefix(url, "http://")), "Bearer ")
 	if token == "" {
 		t.Fatal("peloton dev kept no token for its clients")
@@ -72,6 +44,21 @@ func TestBrowser(t *testing.T) {
 	for _, sc := range scenarios {
 		t.Run(sc, func(t *testing.T) { runScenario(t, node, uiDir, browser, url, sc, "DEV_TOKEN="+token) })
 	}
+}
+
+// browserTools finds node, the UI's directory with playwright-core in its
+// node_modules, and the browser.
+func browserTools(t *testing.T) (node, uiDir, browser string) {
+	t.Helper()
+	uiDir = testkit.RepoPath("ui")
+	node, err := exec.LookPath("node")
+	if err != nil {
+		testenv.Missing(t, "node", "Debian: apt-get install nodejs npm")
+	}
+	if _, err := os.Stat(filepath.Join(uiDir, "node_modules", "playwright-core")); err != nil {
+		testenv.Missing(t, "playwright-core in ui/node_modules", "npm ci in ui/; tests/env.sh setup does it")
+	}
+	return node, uiDir, chromiumPath(t)
 }
 
 // runScenario runs one scenario of ui/tests/browser.mjs against url.
@@ -96,128 +83,46 @@ func runScenario(t *testing.T, node, uiDir, browser, url, sc string, env ...stri
 // authentication (tokens and a policy; plain HTTP on loopback): a viewer
 // and an admin sign in with their tokens.
 func TestBrowserSignIn(t *testing.T) {
-	uiDir := repoPath(t, "ui")
-	node, err := exec.LookPath("node")
-	if err != nil {
-		testenv.Missing(t, "node", "Debian: apt-get install nodejs npm")
-	}
-	if _, err := os.Stat(filepath.Join(uiDir, "node_modules", "playwright-core")); err != nil {
-		testenv.Missing(t, "playwright-core in ui/node_modules", "npm ci in ui/; tests/env.sh setup does it")
-	}
-	browser := chromiumPath(t)
+	node, uiDir, browser := browserTools(t)
 	dir := t.TempDir()
-	tokens := filepath.Join(dir, "tokens.yaml")
-	tok := map[string]string{}
-	for _, name := range []string{"root", "viewer"} {
-		out, err := exec.Command(binary, "auth", "token", "create", name, "--file", tokens).CombinedOutput()
-		if err != nil {
-			t.Fatalf("token for %s: %v\n%s", name, err, out)
-		}
-		tok[name] = strings.TrimSpace(string(out))
-	}
-	policy := filepath.Join(dir, "policy.yaml")
-	if err := os.WriteFile(policy, []byte("bindings:\n  - {subjects: [root], role: admin}\n  - {subjects: [viewer], role: viewer}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(testkit.FreePort(t, "127.0.0.1"))
+	lab := testkit.NewLab(t, binary, dir, testkit.LabSpec{Tokens: []string{"root", "viewer"},
+		Policy: "bindings:\n  - {subjects: [root], role: admin}\n  - {subjects: [viewer], role: viewer}\n"})
+	addr := testkit.FreeAddr(t)
 	cfg := filepath.Join(dir, "server.yaml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`region: east
-addr: %s
-dataDir: %s
-hosts: ["sim,hosts=5,duration=1h"]
-auth: {tokens: %s, policy: %s}
-`, addr, filepath.Join(dir, "data"), tokens, policy)), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("region: east\naddr: %s\ndataDir: %s\nhosts: [\"sim,hosts=5,duration=1h\"]\n%s\n",
+		addr, filepath.Join(dir, "data"), lab.AuthConfig(""))), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var log bytes.Buffer
-	cmd := exec.Command(binary, "server", "--config", cfg)
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("peloton server log (last lines):\n%s", testkit.LastLines(log.String(), 40))
-		}
-	})
+	srv := testkit.StartServer(t, binary, cfg, testkit.Options{Name: "peloton server", Stop: testkit.Stopping{Signal: syscall.SIGTERM, Within: 20 * time.Second}})
 	url := "http://" + addr
-	testkit.WaitFor(t, 30*time.Second, "the server to be healthy", func() bool {
-		resp, err := http.Get(url + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	})
-	runScenario(t, node, uiDir, browser, url, "signin", "ADMIN_TOKEN="+tok["root"], "VIEWER_TOKEN="+tok["viewer"])
+	srv.WaitHealthy(nil, url, 30*time.Second)
+	runScenario(t, node, uiDir, browser, url, "signin", "ADMIN_TOKEN="+lab.Tokens["root"], "VIEWER_TOKEN="+lab.Tokens["viewer"])
 }
 
 // startDev starts `peloton dev --regions 3` on sim hosts, stopped when the
 // test ends, and returns the URL of its first region (east) once every
-// region is alive. Each region has two clusters: sim (5 hosts) and a small
-// one, spare (2 hosts of 2 cpu), that the migrations scenario moves to.
-func startDev(t *testing.T) (string, error) {
-	addr := threeFreePorts(t)
-	var log bytes.Buffer
-	cmd := exec.Command(binary, "dev", "--data-dir", t.TempDir(), "--addr", addr, "--regions", "3",
-		"--hosts", "sim,hosts=5,duration=1h", "--hosts", "sim:spare,hosts=2,cpu=2,mem=1024,duration=1h", "--suspect-after", "1s", "--fail-after", "3s", "--recover-after", "2s",
+// region is alive, within 60 s of its start. Each region has two
+// clusters: sim (5 hosts) and a small one, spare (2 hosts of 2 cpu), that
+// the migrations scenario moves to.
+func startDev(t *testing.T) string {
+	t.Helper()
+	start := time.Now()
+	d := testkit.StartDevWith(t, binary, testkit.DevOptions{Options: testkit.Options{LogLines: 60}, Healthy: 60 * time.Second}, t.TempDir(),
+		"--regions", "3", "--hosts", "sim,hosts=5,duration=1h", "--hosts", "sim:spare,hosts=2,cpu=2,mem=1024,duration=1h",
+		"--suspect-after", "1s", "--fail-after", "3s", "--recover-after", "2s",
 		// History sampled every second, so the pools scenario sees it grow.
 		"--history-interval", "1s")
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		return "", err
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	stop := func() {
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
+	d.WaitUntil(60*time.Second-time.Since(start), "three regions alive", func() bool {
+		h, _ := d.Regions()
+		alive := 0
+		for _, health := range h {
+			if health == "alive" {
+				alive++
+			}
 		}
-	}
-	url := "http://" + addr
-	deadline := time.Now().Add(60 * time.Second)
-	for !allAlive(url) {
-		select {
-		case err := <-done:
-			return "", fmt.Errorf("peloton dev exited: %v\n%s", err, testkit.LastLines(log.String(), 5))
-		case <-time.After(200 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			stop()
-			return "", fmt.Errorf("three regions not alive after 60s\n%s", testkit.LastLines(log.String(), 20))
-		}
-	}
-	t.Cleanup(func() {
-		stop()
-		if t.Failed() {
-			t.Logf("peloton dev log (last lines):\n%s", testkit.LastLines(log.String(), 60))
-		}
+		return alive == 3
 	})
-	return url, nil
-}
-
-func allAlive(url string) bool {
-	resp, err := http.Get(url + "/v1/regions")
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	var buf bytes.Buffer
-	_, _ = buf.ReadFrom(resp.Body)
-	return resp.StatusCode == 200 && strings.Count(buf.String(), `"health":"alive"`) == 3
+	return d.URL
 }
 
 // chromiumPath finds Debian's chromium (or the one CHROMIUM names).
@@ -233,44 +138,4 @@ func chromiumPath(t *testing.T) string {
 	}
 	testenv.Missing(t, "chromium", "Debian: apt-get install chromium, or set CHROMIUM")
 	return ""
-}
-
-// threeFreePorts returns an address whose port and the next two are free:
-// region i of `peloton dev --regions 3` listens on the port + i.
-func threeFreePorts(t *testing.T) string {
-	t.Helper()
-	for range 50 {
-		port := testkit.FreePort(t, "127.0.0.1")
-		if port > 65530 {
-			continue
-		}
-		ok := true
-		for i := 1; i <= 2 && ok; i++ {
-			ok = portFree(port + i)
-		}
-		if ok {
-			return "127.0.0.1:" + strconv.Itoa(port)
-		}
-	}
-	t.Fatal("no three consecutive free ports")
-	return ""
-}
-
-func portFree(port int) bool {
-	c, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:"+strconv.Itoa(port))
-	if err != nil {
-		return false
-	}
-	c.Close()
-	return true
-}
-
-// repoPath is a path in the repository, from this file's place in it.
-func repoPath(t *testing.T, rel string) string {
-	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("cannot find the repository")
-	}
-	return filepath.Join(filepath.Dir(file), "..", "..", rel)
 }
