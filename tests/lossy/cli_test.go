@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,32 +16,9 @@ import (
 	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
-var (
-	binOnce  sync.Once
-	binPath  string
-	binErr   error
-	binClean func()
-)
-
-// TestMain removes the binary built for the tests that run it.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binClean != nil {
-		binClean()
-	}
-	os.Exit(code)
-}
-
-// pelotonBinary builds the real peloton binary once, for the tests that
-// drive its CLI against the in-process regions.
-func pelotonBinary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() { binPath, binClean, binErr = testkit.BuildPeloton() })
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
+// TestMain leaves the binary to the tests that run it: testkit.Binary
+// builds it once, and Main removes it.
+func TestMain(m *testing.M) { testkit.Main(m, nil) }
 
 // cli runs `peloton args...` against viewer's API, as an operator would,
 // with a home and environment of its own.

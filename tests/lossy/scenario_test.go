@@ -9,6 +9,7 @@ import (
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"github.com/peloton-federated/peloton/federation/policy"
 	"github.com/peloton-federated/peloton/internal/faultnet"
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 // The flapping test is the longest: it comes first, so that the others
@@ -230,7 +231,7 @@ func TestFailureUnderLossDetectedFast(t *testing.T) {
 // the operator sees the bad link though no region is failed.
 func TestOneWayPartition(t *testing.T) {
 	t.Parallel()
-	bin := pelotonBinary(t)
+	bin := testkit.Binary(t)
 	n, f := startLossy(t, 34)
 	f.replicatedJobs("a", 1)
 	f.replicatedJobs("b", 1)
