@@ -3,17 +3,15 @@ package ha
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	mrand "math/rand/v2"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 // chaosEnv reads a positive integer from the environment.
@@ -61,7 +59,7 @@ func chaosTrial(t *testing.T, tasks int, at float64, pause bool) {
 	var leader, standby *member
 	waitFor(t, 60*time.Second, "a leader", func() bool {
 		for i, m := range members {
-			if m.cmd.ProcessState == nil && leading(m) {
+			if m.alive() && leading(m) {
 				leader, standby = m, members[1-i]
 				return true
 			}
@@ -74,19 +72,11 @@ func chaosTrial(t *testing.T, tasks int, at float64, pause bool) {
 	// the fault; each acknowledged one must survive it.
 	var acked []string
 	create := func(n int) {
-		resp, err := http.Post("http://"+standby.addr+"/v1/jobs", "application/json", strings.NewReader(fmt.Sprintf(
-			`{"name":"chaos","instances":%d,"preemptible":true,"task":{"command":"sim","resources":{"cpu":0.1,"memMb":1}}}`, n)))
-		if err != nil {
-			return
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		var out struct {
-			Job struct {
-				ID string `json:"id"`
-			} `json:"job"`
-		}
-		if resp.StatusCode == 200 && json.Unmarshal(body, &out) == nil && out.Job.ID != "" {
+		r, err := standby.Send("POST", "/v1/jobs", fmt.Sprintf(
+			`{"name":"chaos","instances":%d,"preemptible":true,"task":{"command":"sim","resources":{"cpu":0.1,"memMb":1}}}`, n),
+			map[string]string{"Content-Type": "application/json"})
+		var out struct{ Job testkit.Job }
+		if err == nil && r.Code == 200 && json.Unmarshal(r.Body, &out) == nil && out.Job.ID != "" {
 			acked = append(acked, out.Job.ID)
 		}
 	}
@@ -98,10 +88,10 @@ func chaosTrial(t *testing.T, tasks int, at float64, pause bool) {
 	succeeded := func(m *member, id string) (int, string, error) {
 		var out struct {
 			Job struct {
-				Status jobStatus `json:"status"`
+				Status testkit.JobStatus `json:"status"`
 			} `json:"job"`
 		}
-		err := m.get("/v1/jobs/"+id, &out)
+		err := m.Get("/v1/jobs/"+id, &out)
 		return out.Job.Status.TaskStates["SUCCEEDED"], out.Job.Status.State, err
 	}
 	want := int(at * float64(tasks))
@@ -112,7 +102,7 @@ func chaosTrial(t *testing.T, tasks int, at float64, pause bool) {
 	})
 	fault := time.Now()
 	if pause {
-		if err := leader.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		if err := leader.pause(); err != nil {
 			t.Fatal(err)
 		}
 	} else {
@@ -121,11 +111,11 @@ func chaosTrial(t *testing.T, tasks int, at float64, pause bool) {
 	took := waitFor(t, 60*time.Second, "the standby leading", func() bool { return leading(standby) })
 	refused := 0
 	if pause {
-		if err := leader.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		if err := leader.resume(); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, 30*time.Second, "the resumed leader to stop leading", func() bool { return !leading(leader) })
-		refused = strings.Count(leader.log.String(), store.ErrFenced.Error())
+		refused = strings.Count(leader.log(), store.ErrFenced.Error())
 	}
 	lost, regressed := settle(acked, 5*time.Minute, func(id string) bool {
 		_, state, err := succeeded(standby, id)
@@ -138,7 +128,7 @@ func chaosTrial(t *testing.T, tasks int, at float64, pause bool) {
 	var list struct {
 		Tasks []chaosTask `json:"tasks"`
 	}
-	if err := standby.get("/v1/jobs/"+big+"/tasks", &list); err != nil {
+	if err := standby.Get("/v1/jobs/"+big+"/tasks", &list); err != nil {
 		t.Fatal(err)
 	}
 	run, rerun := 0, 0
@@ -163,8 +153,8 @@ func chaosTrial(t *testing.T, tasks int, at float64, pause bool) {
 	if dups > 0 {
 		t.Errorf("%d tasks had two runs RUNNING at once", dups)
 	}
-	if pause && acceptedAfterTakeover(leader.log.String()) {
-		t.Errorf("the resumed leader wrote after the takeover:\n%s", lastLines(leader.log.String(), 30))
+	if pause && acceptedAfterTakeover(leader.log()) {
+		t.Errorf("the resumed leader wrote after the takeover:\n%s", lastLines(leader.log(), 30))
 	}
 }
 
@@ -186,7 +176,7 @@ func overlappingRuns(t *testing.T, m *member, job string) (int, int) {
 		var page struct {
 			Events []ev `json:"events"`
 		}
-		if err := m.get("/v1/jobs/"+job+"/events?limit=10000&afterSeq="+after, &page); err != nil {
+		if err := m.Get("/v1/jobs/"+job+"/events?limit=10000&afterSeq="+after, &page); err != nil {
 			t.Fatal(err)
 		}
 		if len(page.Events) == 0 {

@@ -2,7 +2,6 @@ package ha
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,11 +29,9 @@ func startCassandraCluster(t *testing.T, n int) *cassandraCluster {
 	for i := range addrs {
 		addrs[i] = fmt.Sprintf("127.0.0.%d", i+2)
 	}
-	port, storagePort := freePortOn(t, addrs), freePortOn(t, addrs)
-	for storagePort == port {
-		storagePort = freePortOn(t, addrs)
-	}
-	jmx := freePortRun(t, n)
+	port, storagePort := testkit.FreePortOn(t, addrs...), testkit.FreePortOn(t, addrs...)
+	// Node i of the ring opens JMX on the i-th port of the run.
+	jmx := testkit.FreePorts(t, "127.0.0.1", n)
 	c := &cassandraCluster{}
 	for i, addr := range addrs {
 		c.nodes = append(c.nodes, &cassandraNode{script: script, dir: filepath.Join(dir, fmt.Sprintf("node%d", i+1)), addr: addr, port: port, storagePort: storagePort})
@@ -46,28 +43,6 @@ func startCassandraCluster(t *testing.T, n int) *cassandraCluster {
 	return c
 }
 
-// freePortRun returns the first of n consecutive ports free on 127.0.0.1
-// (node i of a cluster opens JMX on the i-th).
-func freePortRun(t *testing.T, n int) int {
-	t.Helper()
-	for range 50 {
-		first, free := testkit.FreePort(t, "127.0.0.1"), true
-		for p := first + 1; p < first+n && free; p++ {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-			if err != nil {
-				free = false
-				break
-			}
-			l.Close()
-		}
-		if free {
-			return first
-		}
-	}
-	t.Fatalf("no %d consecutive ports free on 127.0.0.1", n)
-	return 0
-}
-
 // hosts are the contact points of every node.
 func (c *cassandraCluster) hosts() []string {
 	out := make([]string, len(c.nodes))
@@ -75,27 +50,6 @@ func (c *cassandraCluster) hosts() []string {
 		out[i] = n.hostPort()
 	}
 	return out
-}
-
-// freePortOn returns a port that is free on every one of addrs.
-func freePortOn(t *testing.T, addrs []string) int {
-	t.Helper()
-	for range 50 {
-		port, free := testkit.FreePort(t, addrs[0]), true
-		for _, a := range addrs[1:] {
-			l, err := net.Listen("tcp", fmt.Sprintf("%s:%d", a, port))
-			if err != nil {
-				free = false
-				break
-			}
-			l.Close()
-		}
-		if free {
-			return port
-		}
-	}
-	t.Fatalf("no port free on all of %s", strings.Join(addrs, ", "))
-	return 0
 }
 
 // The production shape of a region's store: three Cassandra nodes, the

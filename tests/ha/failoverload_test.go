@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 // failoverLoad submits small jobs to a region of several members the way a
@@ -303,10 +305,10 @@ func (l *failoverLoad) verifyJobs(t *testing.T, m func() *member, d time.Duratio
 	lost, regressed := settle(s.acked, d, func(id string) bool {
 		var out struct {
 			Job struct {
-				Status jobStatus `json:"status"`
+				Status testkit.JobStatus `json:"status"`
 			} `json:"job"`
 		}
-		err := m().get("/v1/jobs/"+id, &out)
+		err := m().Get("/v1/jobs/"+id, &out)
 		return err == nil && out.Job.Status.State == "JOB_STATE_SUCCEEDED" && out.Job.Status.TaskStates["SUCCEEDED"] == l.tasks
 	})
 	if lost > 0 {
@@ -324,7 +326,7 @@ func (l *failoverLoad) verifyJobs(t *testing.T, m func() *member, d time.Duratio
 		} `json:"jobs"`
 		NextPageToken string `json:"nextPageToken"`
 	}
-	if err := m().get("/v1/jobs?limit=5000", &list); err != nil {
+	if err := m().Get("/v1/jobs?limit=5000", &list); err != nil {
 		t.Fatal(err)
 	}
 	if list.NextPageToken != "" {
@@ -351,7 +353,7 @@ func (l *failoverLoad) verifyJobs(t *testing.T, m func() *member, d time.Duratio
 		var tasks struct {
 			Tasks []chaosTask `json:"tasks"`
 		}
-		if err := m().get("/v1/jobs/"+id+"/tasks", &tasks); err != nil {
+		if err := m().Get("/v1/jobs/"+id+"/tasks", &tasks); err != nil {
 			t.Fatal(err)
 		}
 		for _, tk := range tasks.Tasks {

@@ -6,12 +6,8 @@ package ha
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -55,7 +51,10 @@ func dropKeyspaceAfter(t *testing.T, addr, keyspace string) {
 	})
 }
 
+// member is one `peloton server` of a region, on plain HTTP; start runs
+// it again after a stop or a kill, on the same config.
 type member struct {
+	*testkit.API
 	t      *testing.T
 	name   string
 	addr   string
@@ -63,60 +62,32 @@ type member struct {
 	// bin is the peloton binary the member runs; empty: the one built
 	// from this tree.
 	bin  string
-	cmd  *exec.Cmd
-	log  *testkit.LogBuffer
-	done chan error
+	proc *testkit.Process
 }
 
+// newMember is a member named name on a reserved loopback address; its
+// config is the caller's to write.
+func newMember(t *testing.T, name string) *member {
+	addr := testkit.FreeAddr(t)
+	return &member{API: &testkit.API{T: t, URL: "http://" + addr}, t: t, name: name, addr: addr}
+}
+
+// start starts the member's server, stopped when the test ends (SIGTERM,
+// SIGKILL after 15 s), its last lines printed if the test failed.
 func (m *member) start() {
-	m.log, m.done = &testkit.LogBuffer{}, make(chan error, 1)
+	m.t.Helper()
 	bin := m.bin
 	if bin == "" {
 		bin = binary
 	}
-	m.cmd = exec.Command(bin, "server", "--config", m.config)
-	m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
-	if err := m.cmd.Start(); err != nil {
-		m.t.Fatal(err)
-	}
-	go func() { m.done <- m.cmd.Wait() }()
+	m.proc = testkit.StartServer(m.t, bin, m.config, testkit.Options{Name: m.name})
 }
 
-func (m *member) kill() {
-	if m.cmd.ProcessState == nil {
-		_ = m.cmd.Process.Signal(syscall.SIGKILL)
-		<-m.done
-	}
-}
-
-func (m *member) stop() {
-	if m.cmd.ProcessState == nil {
-		_ = m.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-m.done:
-		case <-time.After(15 * time.Second):
-			m.kill()
-		}
-	}
-}
-
-func (m *member) get(path string, v any) error {
-	resp, err := http.Get("http://" + m.addr + path)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		return fmt.Errorf("GET %s: %d %s", path, resp.StatusCode, body)
-	}
-	return json.Unmarshal(body, v)
-}
-
-type jobStatus struct {
-	State      string         `json:"state"`
-	TaskStates map[string]int `json:"taskStates"`
-}
+func (m *member) kill()         { m.proc.Kill() }
+func (m *member) stop()         { m.proc.Stop() }
+func (m *member) log() string   { return m.proc.Output() }
+func (m *member) pause() error  { return m.proc.Signal(syscall.SIGSTOP) }
+func (m *member) resume() error { return m.proc.Signal(syscall.SIGCONT) }
 
 // A 10,000-task job on simulated hosts; the leader is killed mid-job, the
 // standby takes over within the lease TTL, rebuilds from the store and the
@@ -151,8 +122,8 @@ func standbyFinishesTheJob(t *testing.T, ha string, leaseHolder func() (string, 
 		sim: "sim,hosts=50,cpu=8,mem=65536,duration=3s", extra: ha})
 	leaderOf := func() *member {
 		for _, m := range members {
-			if m.cmd.ProcessState == nil && strings.Contains(m.log.String(), "leading the region's shard") &&
-				!strings.Contains(m.log.String(), "stopped leading") {
+			if m.alive() && strings.Contains(m.log(), "leading the region's shard") &&
+				!strings.Contains(m.log(), "stopped leading") {
 				return m
 			}
 		}
@@ -177,32 +148,14 @@ func standbyFinishesTheJob(t *testing.T, ha string, leaseHolder func() (string, 
 	}
 
 	// Submitted at the standby: it forwards to the leader.
-	resp, err := http.Post("http://"+standby.addr+"/v1/jobs", "application/json", strings.NewReader(
-		`{"name":"big","instances":10000,"preemptible":true,"task":{"command":"sim","resources":{"cpu":0.1,"memMb":1}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("create at the standby: %d %s", resp.StatusCode, body)
-	}
-	var created struct {
-		Job struct {
-			ID string `json:"id"`
-		} `json:"job"`
-	}
-	if err := json.Unmarshal(body, &created); err != nil {
-		t.Fatal(err)
-	}
-	id := created.Job.ID
-	status := func(m *member) (jobStatus, error) {
+	id := standby.CreateJob(`{"name":"big","instances":10000,"preemptible":true,"task":{"command":"sim","resources":{"cpu":0.1,"memMb":1}}}`)
+	status := func(m *member) (testkit.JobStatus, error) {
 		var out struct {
 			Job struct {
-				Status jobStatus `json:"status"`
+				Status testkit.JobStatus `json:"status"`
 			} `json:"job"`
 		}
-		err := m.get("/v1/jobs/"+id, &out)
+		err := m.Get("/v1/jobs/"+id, &out)
 		return out.Job.Status, err
 	}
 	waitFor(t, 60*time.Second, "the job under way", func() bool {
@@ -211,27 +164,27 @@ func standbyFinishesTheJob(t *testing.T, ha string, leaseHolder func() (string, 
 	})
 	killed := time.Now()
 	if pauseLeader {
-		if err := leader.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		if err := leader.pause(); err != nil {
 			t.Fatal(err)
 		}
 	} else {
 		leader.kill()
 	}
 	took := waitFor(t, 60*time.Second, "the standby leading", func() bool {
-		return strings.Contains(standby.log.String(), "leading the region's shard")
+		return strings.Contains(standby.log(), "leading the region's shard")
 	})
 	t.Logf("standby took over %.1fs after the leader's %s (lease TTL 3s)", took.Seconds(), map[bool]string{true: "SIGSTOP", false: "SIGKILL"}[pauseLeader])
 	if pauseLeader {
-		if err := leader.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		if err := leader.resume(); err != nil {
 			t.Fatal(err)
 		}
 		took := waitFor(t, 30*time.Second, "the resumed leader to stop leading", func() bool {
-			return strings.Contains(leader.log.String(), "stopped leading")
+			return strings.Contains(leader.log(), "stopped leading")
 		})
 		// The elector's safe deadline has usually passed on resuming, so the
 		// shard stops before it writes; a write already on its way is
 		// refused by the store for its stale term.
-		refused := strings.Count(leader.log.String(), store.ErrFenced.Error())
+		refused := strings.Count(leader.log(), store.ErrFenced.Error())
 		t.Logf("resumed leader stopped leading %.1fs after SIGCONT; %d of its writes refused as fenced", took.Seconds(), refused)
 	}
 	if leaseHolder != nil {

@@ -406,7 +406,7 @@ func startOutageRun(t *testing.T, hosts []string, replication string, storeTimeo
 // stop it, and print its last lines if the test failed.
 func startSolo(t *testing.T, name string, hosts []string, keyspace, replication string, storeTimeout time.Duration) *member {
 	dir := t.TempDir()
-	m := &member{t: t, name: name, addr: testkit.FreeAddr(t)}
+	m := newMember(t, name)
 	m.config = filepath.Join(dir, name+".yaml")
 	quoted := make([]string, len(hosts))
 	for i, h := range hosts {
@@ -422,20 +422,7 @@ store: {kind: cassandra, cassandra: {hosts: [%s], keyspace: %s, replication: %q,
 		t.Fatal(err)
 	}
 	m.start()
-	t.Cleanup(m.stop)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("--- %s:\n%s", name, lastLines(m.log.String(), 40))
-		}
-	})
-	waitFor(t, 60*time.Second, name+" healthy", func() bool {
-		resp, err := http.Get("http://" + m.addr + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	})
+	m.proc.WaitHealthy(http.DefaultClient, m.URL, 60*time.Second)
 	return m
 }
 
@@ -477,21 +464,21 @@ func (r *outageRun) acksAfter(d time.Duration, within time.Duration, what string
 }
 
 // jobStates lists every job's status in one call.
-func (r *outageRun) jobStates() map[string]jobStatus {
+func (r *outageRun) jobStates() map[string]testkit.JobStatus {
 	var out struct {
 		Jobs []struct {
-			ID     string    `json:"id"`
-			Status jobStatus `json:"status"`
+			ID     string            `json:"id"`
+			Status testkit.JobStatus `json:"status"`
 		} `json:"jobs"`
 		NextPageToken string `json:"nextPageToken"`
 	}
-	if err := r.m.get("/v1/jobs?limit=5000", &out); err != nil {
+	if err := r.m.Get("/v1/jobs?limit=5000", &out); err != nil {
 		r.t.Fatal(err)
 	}
 	if out.NextPageToken != "" {
 		r.t.Fatal("more than 5000 jobs: the test reads one page")
 	}
-	states := make(map[string]jobStatus, len(out.Jobs))
+	states := make(map[string]testkit.JobStatus, len(out.Jobs))
 	for _, j := range out.Jobs {
 		states[j.ID] = j.Status
 	}

@@ -27,14 +27,14 @@ type regionSpec struct {
 	bins []string
 }
 
-// startRegion writes each member's config, starts the members and has
-// the test's cleanups stop them, printing their last lines if it failed.
+// startRegion writes each member's config and starts the members; the
+// test's cleanups stop them, printing their last lines if it failed.
 func startRegion(t *testing.T, spec regionSpec) []*member {
 	t.Helper()
 	dir := t.TempDir()
 	var members []*member
 	for i := 0; i < spec.members; i++ {
-		m := &member{t: t, name: fmt.Sprintf("m%d", i), addr: testkit.FreeAddr(t)}
+		m := newMember(t, fmt.Sprintf("m%d", i))
 		if i < len(spec.bins) {
 			m.bin = spec.bins[i]
 		}
@@ -58,35 +58,20 @@ store: {kind: cassandra, cassandra: {hosts: [%s], keyspace: %s, migrate: true%s}
 			t.Fatal(err)
 		}
 		m.start()
-		t.Cleanup(m.stop)
 		members = append(members, m)
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, m := range members {
-				t.Logf("--- %s:\n%s", m.name, lastLines(m.log.String(), 30))
-			}
-		}
-	})
 	return members
 }
 
 // leading reports whether the member's current process leads the region:
 // it logged more terms begun than ended.
 func (m *member) leading() bool {
-	l := m.log.String()
+	l := m.log()
 	return strings.Count(l, "leading the region's shard") > strings.Count(l, "stopped leading")
 }
 
 // healthy reports whether the member answers /healthz with 200.
-func (m *member) healthy() bool {
-	resp, err := http.Get("http://" + m.addr + "/healthz")
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}
+func (m *member) healthy() bool { return testkit.Healthy(http.DefaultClient, m.URL) }
 
 // alive reports whether the member's process has not exited.
-func (m *member) alive() bool { return m.cmd.ProcessState == nil }
+func (m *member) alive() bool { return !m.proc.Exited() }

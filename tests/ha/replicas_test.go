@@ -5,7 +5,6 @@ import (
 	mrand "math/rand/v2"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -94,7 +93,7 @@ func TestChaosThreeReplicas(t *testing.T) {
 		tk := takeover{kind: map[bool]string{true: "SIGSTOP", false: "kill -9"}[pause]}
 		at := load.now()
 		if pause {
-			if err := leader.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			if err := leader.pause(); err != nil {
 				t.Fatal(err)
 			}
 		} else {
@@ -103,14 +102,14 @@ func TestChaosThreeReplicas(t *testing.T) {
 		tk.took = waitFor(t, 60*time.Second, fmt.Sprintf("fault %d: another member leading", i), func() bool { return leaderOf(leader) != nil })
 		next := leaderOf(leader)
 		if pause {
-			if err := leader.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+			if err := leader.resume(); err != nil {
 				t.Fatal(err)
 			}
 			waitFor(t, 30*time.Second, fmt.Sprintf("fault %d: the resumed leader to stop leading", i), func() bool { return !leader.leading() })
-			if acceptedAfterTakeover(leader.log.String()) {
-				t.Errorf("fault %d: the resumed leader wrote after the takeover:\n%s", i, lastLines(leader.log.String(), 30))
+			if acceptedAfterTakeover(leader.log()) {
+				t.Errorf("fault %d: the resumed leader wrote after the takeover:\n%s", i, lastLines(leader.log(), 30))
 			}
-			tk.fenced = strings.Count(leader.log.String(), store.ErrFenced.Error())
+			tk.fenced = strings.Count(leader.log(), store.ErrFenced.Error())
 		} else {
 			leader.start() // back as a standby
 		}

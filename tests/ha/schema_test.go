@@ -105,25 +105,14 @@ func refusedStart(t *testing.T, store string) string {
 	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binary, "server", "--config", cfg)
-	done := make(chan struct{})
-	var out []byte
-	var err error
-	go func() {
-		defer close(done)
-		out, err = cmd.CombinedOutput()
-	}()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-		t.Fatalf("the server did not exit within 60s on a newer store:\n%s", out)
-	}
+	srv := testkit.StartServer(t, binary, cfg, testkit.Options{Name: "the server on a newer store"})
+	waitFor(t, 60*time.Second, "the server to exit on a newer store", srv.Exited)
+	_, err := srv.Exit()
+	out := srv.Output()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
 		t.Fatalf("the server on a newer store: %v, want a non-zero exit\n%s", err, out)
 	}
-	t.Logf("exit %d: %s", exit.ExitCode(), lastLines(string(out), 3))
-	return string(out)
+	t.Logf("exit %d: %s", exit.ExitCode(), lastLines(out, 3))
+	return out
 }

@@ -94,7 +94,7 @@ func (m *member) version() string {
 	var out struct {
 		Version string `json:"version"`
 	}
-	if err := m.get("/v1/version", &out); err != nil {
+	if err := m.Get("/v1/version", &out); err != nil {
 		return "unknown: " + err.Error()
 	}
 	return out.Version
@@ -193,7 +193,7 @@ func TestMixedVersionFederation(t *testing.T) {
 	var seed string
 	var regions []region
 	for i, name := range []string{"east", "west"} {
-		m := &member{t: t, name: name, addr: testkit.FreeAddr(t)}
+		m := newMember(t, name)
 		if name == "east" {
 			m.bin = old
 		}
@@ -216,30 +216,14 @@ health: {suspectAfter: 1s, failAfter: 3s, recoverAfter: 1s}
 			t.Fatal(err)
 		}
 		m.start()
-		t.Cleanup(m.stop)
 		regions = append(regions, region{name, m})
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, r := range regions {
-				t.Logf("--- %s:\n%s", r.name, lastLines(r.m.log.String(), 30))
-			}
-		}
-	})
 	east, west := regions[0].m, regions[1].m
 	alive := func(m *member) bool {
-		var out struct {
-			Regions []struct {
-				Name   string `json:"name"`
-				Health string `json:"health"`
-			} `json:"regions"`
-		}
-		if m.get("/v1/regions", &out) != nil {
-			return false
-		}
+		h, _ := m.Regions()
 		n := 0
-		for _, r := range out.Regions {
-			if r.Health == "alive" {
+		for _, health := range h {
+			if health == "alive" {
 				n++
 			}
 		}
@@ -280,7 +264,7 @@ health: {suspectAfter: 1s, failAfter: 3s, recoverAfter: 1s}
 						} `json:"status"`
 					} `json:"job"`
 				}
-				return at.get("/v1/jobs/"+id, &out) == nil && out.Job.Status.State == "JOB_STATE_SUCCEEDED" && out.Job.Status.Region == region
+				return at.Get("/v1/jobs/"+id, &out) == nil && out.Job.Status.State == "JOB_STATE_SUCCEEDED" && out.Job.Status.Region == region
 			})
 		}
 	}
@@ -290,7 +274,7 @@ health: {suspectAfter: 1s, failAfter: 3s, recoverAfter: 1s}
 				ID string `json:"id"`
 			} `json:"jobs"`
 		}
-		if err := at.get("/v1/jobs", &list); err != nil {
+		if err := at.Get("/v1/jobs", &list); err != nil {
 			t.Fatal(err)
 		}
 		seen := 0
