@@ -84,12 +84,7 @@ func TestHelloTourAndRestart(t *testing.T) {
 		t.Fatal("logs lost across restart")
 	}
 	// The running tasks were adopted, not forgotten or run twice.
-	waitFor(t, 30*time.Second, "long job succeeded after restart", func() bool {
-		var j struct{ Job testkit.Job }
-		_, body := s2.HTTP("GET", "/v1/jobs/"+longID, "")
-		_ = json.Unmarshal(body, &j)
-		return j.Job.Status.State == "JOB_STATE_SUCCEEDED"
-	})
+	s2.WaitJob(longID, "JOB_STATE_SUCCEEDED", 30*time.Second)
 	for _, tk := range s2.Tasks(longID) {
 		if tk.Run != 1 {
 			t.Errorf("instance %d ran %d times; want the run adopted", tk.Instance, tk.Run)
@@ -195,12 +190,7 @@ func TestInvalidSpecRejected(t *testing.T) {
 func TestFailingJobRetriesThenFails(t *testing.T) {
 	s := startDev(t, t.TempDir())
 	id := s.CreateJob(`{"name":"fails","instances":1,"maxAttempts":2,"task":{"command":"sh","args":["-c","echo boom >&2; exit 3"],"resources":{"cpu":0.1,"memMb":8}}}`)
-	waitFor(t, 30*time.Second, "job failed", func() bool {
-		var j struct{ Job testkit.Job }
-		_, body := s.HTTP("GET", "/v1/jobs/"+id, "")
-		_ = json.Unmarshal(body, &j)
-		return j.Job.Status.State == "JOB_STATE_FAILED"
-	})
+	s.WaitJob(id, "JOB_STATE_FAILED", 30*time.Second)
 	tk := s.Tasks(id)[0]
 	if tk.State != "TASK_STATE_FAILED" || tk.ExitCode != 3 || tk.Run != 2 {
 		t.Fatalf("task after failures: %+v (want FAILED, exit 3, run 2)", tk)

@@ -1,15 +1,12 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 // An idle single-region server, once a job has run, uses almost no CPU:
@@ -25,11 +22,9 @@ func TestIdleServerCPU(t *testing.T) {
 
 	s := startDev(t, t.TempDir(), "--hosts", "sim,hosts=100,cpu=64,mem=262144,duration=200ms")
 	id := s.CreateJob(fmt.Sprintf(`{"name":"idle","instances":%d,"preemptible":true,"task":{"command":"sim","resources":{"cpu":0.1,"memMb":1}}}`, tasks))
-	took := testkit.WaitFor(t, 10*time.Minute, "the job to succeed", func() bool {
-		code, body := s.HTTP("GET", "/v1/jobs/"+id, "")
-		var out struct{ Job testkit.Job }
-		return code == 200 && json.Unmarshal(body, &out) == nil && out.Job.Status.State == "JOB_STATE_SUCCEEDED"
-	})
+	start := time.Now()
+	s.WaitJob(id, "JOB_STATE_SUCCEEDED", 10*time.Minute)
+	took := time.Since(start)
 	t.Logf("%d tasks succeeded in %.1fs", tasks, took.Seconds())
 
 	// Let the last events drain, then measure.

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -37,11 +36,7 @@ func TestMemoryReturnsAfterABigJob(t *testing.T) {
 	if code, body := s.HTTP("POST", "/v1/jobs/"+warm+"/stop", "{}"); code != 200 {
 		t.Fatalf("stop: %d %s", code, body)
 	}
-	testkit.WaitFor(t, time.Minute, "the small job killed", func() bool {
-		code, body := s.HTTP("GET", "/v1/jobs/"+warm, "")
-		var out struct{ Job testkit.Job }
-		return code == 200 && json.Unmarshal(body, &out) == nil && out.Job.Status.State == "JOB_STATE_KILLED"
-	})
+	s.WaitJob(warm, "JOB_STATE_KILLED", time.Minute)
 	// The idle size: the smallest of a few readings once settled.
 	time.Sleep(2 * time.Second)
 	idle := procStatusKB(t, pid, "VmRSS")
@@ -53,14 +48,7 @@ func TestMemoryReturnsAfterABigJob(t *testing.T) {
 
 	start := time.Now()
 	id := s.CreateJob(fmt.Sprintf(`{"name":"big","instances":%d,"preemptible":true,"task":{"command":"sim","resources":{"cpu":1,"memMb":1}}}`, tasks))
-	status := func() testkit.Job {
-		code, body := s.HTTP("GET", "/v1/jobs/"+id, "")
-		var out struct{ Job testkit.Job }
-		if code != 200 || json.Unmarshal(body, &out) != nil {
-			t.Fatalf("GET job: %d %s", code, body)
-		}
-		return out.Job
-	}
+	status := func() testkit.Job { return s.Job(id) }
 	testkit.WaitFor(t, 10*time.Minute, "every task created and pending", func() bool {
 		st := status().Status.TaskStates
 		return int(st["PENDING"]+st["RUNNING"]+st["LAUNCHING"]+st["PLACED"]) >= tasks

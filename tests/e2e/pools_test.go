@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 type poolResource struct {
@@ -150,12 +148,7 @@ func TestReservationAndGangs(t *testing.T) {
 	// and holds nothing while it waits: a gang of 4 elsewhere runs.
 	gang := s.CreateJob(`{"name":"gang","pool":"/batch","preemptible":true,"instances":12,"gangSize":12,"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"1h"},"resources":{"cpu":1,"memMb":100}}}`)
 	small := s.CreateJob(`{"name":"small","pool":"/other","preemptible":true,"instances":4,"gangSize":4,"task":{"command":"sim","env":{"PELOTON_SIM_DURATION":"2s"},"resources":{"cpu":1,"memMb":100}}}`)
-	waitFor(t, 15*time.Second, "the small gang to finish", func() bool {
-		var j struct{ Job testkit.Job }
-		_, body := s.HTTP("GET", "/v1/jobs/"+small, "")
-		_ = json.Unmarshal(body, &j)
-		return j.Job.Status.State == "JOB_STATE_SUCCEEDED"
-	})
+	s.WaitJob(small, "JOB_STATE_SUCCEEDED", 15*time.Second)
 	for _, tk := range s.Tasks(gang) {
 		switch tk.State {
 		case "TASK_STATE_PENDING", "TASK_STATE_READY", "TASK_STATE_INITIALIZED":

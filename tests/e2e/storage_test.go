@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/peloton-federated/peloton/tests/testkit"
 )
 
 // hostState is the STATE column of a host's row in `peloton host list`.
@@ -154,12 +152,9 @@ func TestHundredThousandInstanceOverrides(t *testing.T) {
 	start := time.Now()
 	id := strings.TrimSpace(s.MustCLI("job", "create", "-f", path))
 	t.Logf("spec of %d overrides, %.1f MB, accepted in %s", n, float64(len(raw))/1e6, time.Since(start).Round(time.Millisecond))
-	took := waitFor(t, 5*time.Minute, "job succeeded", func() bool {
-		var j struct{ Job testkit.Job }
-		_, body := s.HTTP("GET", "/v1/jobs/"+id, "")
-		_ = json.Unmarshal(body, &j)
-		return j.Job.Status.State == "JOB_STATE_SUCCEEDED"
-	})
+	start = time.Now()
+	s.WaitJob(id, "JOB_STATE_SUCCEEDED", 5*time.Minute)
+	took := time.Since(start)
 	t.Logf("%d tasks succeeded %s after acceptance", n, took.Round(time.Millisecond))
 	code, body := s.HTTP("GET", "/v1/jobs/"+id+"/config", "")
 	var cfg struct {

@@ -219,17 +219,7 @@ health: {suspectAfter: 1s, failAfter: 3s, recoverAfter: 1s}
 		regions = append(regions, region{name, m})
 	}
 	east, west := regions[0].m, regions[1].m
-	alive := func(m *member) bool {
-		h, _ := m.Regions()
-		n := 0
-		for _, health := range h {
-			if health == "alive" {
-				n++
-			}
-		}
-		return n == 2
-	}
-	waitFor(t, 60*time.Second, "each region seeing both alive", func() bool { return alive(east) && alive(west) })
+	waitFor(t, 60*time.Second, "each region seeing both alive", func() bool { return east.RegionsAlive() == 2 && west.RegionsAlive() == 2 })
 	if v := east.version(); v != tag {
 		t.Fatalf("east runs %q, want the release %s", v, tag)
 	}

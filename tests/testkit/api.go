@@ -151,11 +151,27 @@ func (a *API) Tasks(id string) []Task {
 	return out.Tasks
 }
 
-// WaitJob waits until the job is in state and returns its tasks.
+// WaitJob waits until the job is in state and returns its tasks. A read
+// that is not answered (a server restarting) is tried again until the
+// deadline.
 func (a *API) WaitJob(id, state string, within time.Duration) []Task {
 	a.T.Helper()
-	WaitFor(a.T, within, "job "+id+" "+state, func() bool { return a.Job(id).Status.State == state })
-	return a.Tasks(id)
+	deadline := time.Now().Add(within)
+	for {
+		var out struct{ Job Job }
+		err := a.Get("/v1/jobs/"+id, &out)
+		if err == nil && out.Job.Status.State == state {
+			return a.Tasks(id)
+		}
+		if time.Now().After(deadline) {
+			seen := out.Job.Status.State
+			if err != nil {
+				seen = err.Error()
+			}
+			a.T.Fatalf("timed out after %s waiting for job %s %s; last seen: %s", within, id, state, seen)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // Regions is each region's health as GET /v1/regions says it. It is safe
@@ -172,4 +188,17 @@ func (a *API) Regions() (map[string]string, error) {
 		h[r.Name] = r.Health
 	}
 	return h, nil
+}
+
+// RegionsAlive is how many regions GET /v1/regions says are alive (0
+// without an answer). It is safe from any goroutine.
+func (a *API) RegionsAlive() int {
+	h, _ := a.Regions()
+	n := 0
+	for _, health := range h {
+		if health == "alive" {
+			n++
+		}
+	}
+	return n
 }

@@ -112,16 +112,7 @@ func startDev(t *testing.T) string {
 		"--suspect-after", "1s", "--fail-after", "3s", "--recover-after", "2s",
 		// History sampled every second, so the pools scenario sees it grow.
 		"--history-interval", "1s")
-	d.WaitUntil(60*time.Second-time.Since(start), "three regions alive", func() bool {
-		h, _ := d.Regions()
-		alive := 0
-		for _, health := range h {
-			if health == "alive" {
-				alive++
-			}
-		}
-		return alive == 3
-	})
+	d.WaitUntil(60*time.Second-time.Since(start), "three regions alive", func() bool { return d.RegionsAlive() == 3 })
 	return d.URL
 }
 
