@@ -13,14 +13,14 @@ var binary string
 func TestMain(m *testing.M) { testkit.Main(m, &binary) }
 
 // server is a running `peloton dev`.
-type server = testkit.Dev
+type server = testkit.Server
 
 // startDev starts `peloton dev` on dataDir with extra flags and waits until
 // it is healthy; it must stop cleanly. Its CLI runs may take 5 minutes
 // (commands with --wait).
 func startDev(t testing.TB, dataDir string, extra ...string) *server {
 	t.Helper()
-	return testkit.StartDevWith(t, binary, testkit.DevOptions{CLIWithin: 5 * time.Minute}, dataDir, extra...)
+	return testkit.StartDevWith(t, binary, testkit.ServerOptions{CLIWithin: 5 * time.Minute}, dataDir, extra...)
 }
 
 // startPeloton runs the binary with args, a server that listens on addr
@@ -28,7 +28,7 @@ func startDev(t testing.TB, dataDir string, extra ...string) *server {
 // stop cleanly.
 func startPeloton(t testing.TB, dataDir, addr string, args ...string) *server {
 	t.Helper()
-	return testkit.StartPeloton(t, binary, testkit.DevOptions{CLIWithin: 5 * time.Minute}, addr, dataDir, args...)
+	return testkit.StartPeloton(t, binary, testkit.ServerOptions{CLIWithin: 5 * time.Minute}, addr, dataDir, args...)
 }
 
 var (

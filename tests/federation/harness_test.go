@@ -28,7 +28,7 @@ type member struct {
 // start starts the member's server and waits until it is healthy.
 func (m *member) start() {
 	m.t.Helper()
-	m.proc = testkit.StartServer(m.t, binary, m.config, testkit.Options{Name: "server " + m.region})
+	m.proc = testkit.StartServerProcess(m.t, binary, m.config, testkit.Options{Name: "server " + m.region})
 	m.proc.WaitHealthy(m.Client, m.URL, 30*time.Second)
 }
 

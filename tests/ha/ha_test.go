@@ -80,7 +80,7 @@ func (m *member) start() {
 	if bin == "" {
 		bin = binary
 	}
-	m.proc = testkit.StartServer(m.t, bin, m.config, testkit.Options{Name: m.name})
+	m.proc = testkit.StartServerProcess(m.t, bin, m.config, testkit.Options{Name: m.name})
 }
 
 func (m *member) kill()         { m.proc.Kill() }

@@ -105,7 +105,7 @@ func refusedStart(t *testing.T, store string) string {
 	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv := testkit.StartServer(t, binary, cfg, testkit.Options{Name: "the server on a newer store"})
+	srv := testkit.StartServerProcess(t, binary, cfg, testkit.Options{Name: "the server on a newer store"})
 	waitFor(t, 60*time.Second, "the server to exit on a newer store", srv.Exited)
 	_, err := srv.Exit()
 	out := srv.Output()

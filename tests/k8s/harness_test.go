@@ -175,7 +175,7 @@ func nodeIsReady(n *corev1.Node) bool {
 }
 
 // shard is a running `peloton dev` with a k8s host manager.
-type shard struct{ *testkit.Dev }
+type shard struct{ *testkit.Server }
 
 // startShard starts `peloton dev` on dataDir with the cluster as host
 // manager "kube", its pods in namespace, and waits until it is healthy.
@@ -188,7 +188,7 @@ func startShard(t testing.TB, dataDir, namespace string, hostParams ...string) *
 func startShardWith(t testing.TB, dataDir, namespace string, extra []string, hostParams ...string) *shard {
 	t.Helper()
 	hosts := strings.Join(append([]string{"k8s:kube", "kubeconfig=" + kubeconfig, "namespace=" + namespace}, hostParams...), ",")
-	o := testkit.DevOptions{
+	o := testkit.ServerOptions{
 		Options: testkit.Options{Stop: testkit.Stopping{Within: 30 * time.Second, Cleanly: true}, LogLines: 60},
 		Healthy: 60 * time.Second,
 	}

@@ -37,7 +37,7 @@ func startMasterWith(t *testing.T, specs ...mesostest.AgentSpec) *master {
 }
 
 // server is a running `peloton dev`.
-type server struct{ *testkit.Dev }
+type server struct{ *testkit.Server }
 
 // startDev starts `peloton dev` with one Mesos cluster "dc1" and waits
 // until it is healthy; params are added to the cluster's --hosts spec.
@@ -48,7 +48,7 @@ func startDev(t *testing.T, dataDir string, m *master, params ...string) *server
 	for _, p := range params {
 		hosts += "," + p
 	}
-	return &server{testkit.StartDevWith(t, testkit.Binary(t), testkit.DevOptions{CLIWithin: time.Minute}, dataDir, "--hosts", hosts)}
+	return &server{testkit.StartDevWith(t, testkit.Binary(t), testkit.ServerOptions{CLIWithin: time.Minute}, dataDir, "--hosts", hosts)}
 }
 
 // waitJob waits until the job is in state; the test fails at once when

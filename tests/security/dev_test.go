@@ -24,7 +24,7 @@ import (
 
 // startDevCluster starts a `peloton dev` on sim hosts, stopped when the
 // test ends, and waits for its token.
-func startDevCluster(t *testing.T) *testkit.Dev {
+func startDevCluster(t *testing.T) *testkit.Server {
 	t.Helper()
 	d := testkit.StartDev(t, binary, "", "--hosts", "sim", "--sim-hosts", "2", "--log-level", "warn")
 	testkit.DevToken(t, d.DataDir)

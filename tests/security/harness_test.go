@@ -96,7 +96,7 @@ func startRegionOn(t *testing.T, pki, name, addr, dataDir, hosts, authExtra, ext
 // start starts the server and waits until it answers /healthz.
 func (r *region) start() {
 	r.t.Helper()
-	r.proc = testkit.StartServer(r.t, binary, r.config, testkit.Options{Name: "server " + r.name})
+	r.proc = testkit.StartServerProcess(r.t, binary, r.config, testkit.Options{Name: "server " + r.name})
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: r.lab.ClientTLS(r.t, "")}, Timeout: 3 * time.Second}
 	r.proc.WaitHealthy(client, "https://"+r.addr, 30*time.Second)
 }

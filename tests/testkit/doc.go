@@ -9,13 +9,14 @@
 //   - process.go: a started process: its log, readiness (WaitUntil,
 //     WaitHealthy), how it is stopped at the test's end (Stopping), kill
 //     and signals;
-//   - dev.go: `peloton dev` (Dev: its process, HTTP API and CLI) and
-//     `peloton server` (StartServer);
+//   - server.go: a peloton serving a region's API, `peloton dev` or
+//     `peloton server` (Server: its process, HTTP API and CLI), and a
+//     `peloton server` process whose calls are the caller's;
 //   - ports.go: free loopback ports, reserved outside the kernel's
 //     ephemeral range and across the machine's test processes, single or
 //     as a consecutive run;
-//   - api.go, records.go: the HTTP/JSON API as tests call it, and the
-//     jobs and tasks it returns;
+//   - api.go, records.go, sample.go: the HTTP/JSON API as tests call it,
+//     the jobs and tasks it returns, a job's tasks sampled on a ticker;
 //   - cli.go: running the CLI (CLI, Result);
 //   - devtoken.go: the dev cluster's token for HTTP and gRPC clients;
 //   - lab.go: a secured federation's CA, certificates, tokens, policy and

@@ -93,7 +93,7 @@ func TestBrowserSignIn(t *testing.T) {
 		addr, filepath.Join(dir, "data"), lab.AuthConfig(""))), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv := testkit.StartServer(t, binary, cfg, testkit.Options{Name: "peloton server", Stop: testkit.Stopping{Signal: syscall.SIGTERM, Within: 20 * time.Second}})
+	srv := testkit.StartServerProcess(t, binary, cfg, testkit.Options{Name: "peloton server", Stop: testkit.Stopping{Signal: syscall.SIGTERM, Within: 20 * time.Second}})
 	url := "http://" + addr
 	srv.WaitHealthy(nil, url, 30*time.Second)
 	runScenario(t, node, uiDir, browser, url, "signin", "ADMIN_TOKEN="+lab.Tokens["root"], "VIEWER_TOKEN="+lab.Tokens["viewer"])
@@ -107,7 +107,7 @@ func TestBrowserSignIn(t *testing.T) {
 func startDev(t *testing.T) string {
 	t.Helper()
 	start := time.Now()
-	d := testkit.StartDevWith(t, binary, testkit.DevOptions{Options: testkit.Options{LogLines: 60}, Healthy: 60 * time.Second}, t.TempDir(),
+	d := testkit.StartDevWith(t, binary, testkit.ServerOptions{Options: testkit.Options{LogLines: 60}, Healthy: 60 * time.Second}, t.TempDir(),
 		"--regions", "3", "--hosts", "sim,hosts=5,duration=1h", "--hosts", "sim:spare,hosts=2,cpu=2,mem=1024,duration=1h",
 		"--suspect-after", "1s", "--fail-after", "3s", "--recover-after", "2s",
 		// History sampled every second, so the pools scenario sees it grow.

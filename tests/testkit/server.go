@@ -11,10 +11,11 @@ import (
 	"time"
 )
 
-// Dev is a running `peloton dev`: a region (or several, --regions) in one
-// process on loopback, with its HTTP API (the dev token carried by
+// Server is a running peloton that serves a region's API on loopback:
+// `peloton dev` (a region, or several with --regions, in one process) or
+// `peloton server`; with its HTTP API (a dev cluster's token carried by
 // http.DefaultClient, UseDevTokens) and its CLI.
-type Dev struct {
+type Server struct {
 	*Process
 	API
 	// Addr is the API address of the (first) region.
@@ -24,11 +25,11 @@ type Dev struct {
 	Peloton CLI
 }
 
-// DevOptions are the process's options (named "peloton dev", stopped by
-// SIGINT within 20 s and cleanly unless Stop says otherwise), how long it
-// may take to answer /healthz (default 30 s) and how long a CLI run may
-// take (default 2 min).
-type DevOptions struct {
+// ServerOptions are the process's options (named "peloton dev" or
+// "peloton server", stopped by SIGINT within 20 s and cleanly unless Stop
+// says otherwise), how long it may take to answer /healthz (default 30 s)
+// and how long a CLI run may take (default 2 min).
+type ServerOptions struct {
 	Options
 	Healthy   time.Duration
 	CLIWithin time.Duration
@@ -37,13 +38,13 @@ type DevOptions struct {
 // StartDev starts `peloton dev` of bin on dataDir ("": a temporary
 // directory) with args, on reserved loopback ports (the port and the ones
 // after it that --regions takes), and waits until it is healthy.
-func StartDev(t testing.TB, bin, dataDir string, args ...string) *Dev {
+func StartDev(t testing.TB, bin, dataDir string, args ...string) *Server {
 	t.Helper()
-	return StartDevWith(t, bin, DevOptions{}, dataDir, args...)
+	return StartDevWith(t, bin, ServerOptions{}, dataDir, args...)
 }
 
 // StartDevWith is StartDev with options.
-func StartDevWith(t testing.TB, bin string, o DevOptions, dataDir string, args ...string) *Dev {
+func StartDevWith(t testing.TB, bin string, o ServerOptions, dataDir string, args ...string) *Server {
 	t.Helper()
 	if dataDir == "" {
 		dataDir = filepath.Join(t.TempDir(), "data")
@@ -59,7 +60,7 @@ func StartDevWith(t testing.TB, bin string, o DevOptions, dataDir string, args .
 // once the test and the server are done. The process is named "peloton
 // ARGS[0]" and stops cleanly on SIGINT within 20 s unless o says
 // otherwise.
-func StartPeloton(t testing.TB, bin string, o DevOptions, addr, dataDir string, args ...string) *Dev {
+func StartPeloton(t testing.TB, bin string, o ServerOptions, addr, dataDir string, args ...string) *Server {
 	t.Helper()
 	if o.Name == "" && len(args) > 0 {
 		o.Name = "peloton " + args[0]
@@ -74,7 +75,7 @@ func StartPeloton(t testing.TB, bin string, o DevOptions, addr, dataDir string, 
 	// Runs outlive the server (a restart adopts them); once the test and
 	// its server are done, nothing may still write in the data directory.
 	t.Cleanup(func() { KillUnder(t, dataDir) })
-	d := &Dev{
+	d := &Server{
 		Process: StartWith(t, exec.Command(bin, args...), o.Options),
 		API:     API{T: t, URL: "http://" + addr},
 		Addr:    addr, DataDir: dataDir,
@@ -84,24 +85,24 @@ func StartPeloton(t testing.TB, bin string, o DevOptions, addr, dataDir string, 
 	return d
 }
 
-// CLI runs the CLI against the cluster; the test fails when it cannot
+// CLI runs the CLI against the server; the test fails when it cannot
 // run or does not end within its bound.
-func (d *Dev) CLI(args ...string) Result {
-	d.T.Helper()
-	r := d.Peloton.Run(args...)
+func (s *Server) CLI(args ...string) Result {
+	s.T.Helper()
+	r := s.Peloton.Run(args...)
 	if r.Code == -1 {
-		d.T.Fatalf("peloton %s: %s", strings.Join(args, " "), r.Stderr)
+		s.T.Fatalf("peloton %s: %s", strings.Join(args, " "), r.Stderr)
 	}
 	return r
 }
 
-// MustCLI runs the CLI against the cluster and returns its standard
+// MustCLI runs the CLI against the server and returns its standard
 // output; the test fails unless it exits 0.
-func (d *Dev) MustCLI(args ...string) string {
-	d.T.Helper()
-	r := d.Peloton.Run(args...)
+func (s *Server) MustCLI(args ...string) string {
+	s.T.Helper()
+	r := s.Peloton.Run(args...)
 	if r.Code != 0 {
-		d.T.Fatalf("peloton %s: %s", strings.Join(args, " "), r)
+		s.T.Fatalf("peloton %s: %s", strings.Join(args, " "), r)
 	}
 	return r.Stdout
 }
@@ -125,9 +126,10 @@ func devRegions(args []string) int {
 	return 1
 }
 
-// StartServer starts `peloton server --config config` of bin, stopped as
-// a service manager stops it (ServerStop) unless o.Stop says otherwise.
-func StartServer(t testing.TB, bin, config string, o Options) *Process {
+// StartServerProcess starts `peloton server --config config` of bin,
+// stopped as a service manager stops it (ServerStop) unless o.Stop says
+// otherwise; its readiness and its calls are the caller's.
+func StartServerProcess(t testing.TB, bin, config string, o Options) *Process {
 	t.Helper()
 	if o.Stop == (Stopping{}) {
 		o.Stop = ServerStop
@@ -136,11 +138,11 @@ func StartServer(t testing.TB, bin, config string, o Options) *Process {
 }
 
 // TaskList is the job's tasks as `peloton task list -o json` prints them.
-func (d *Dev) TaskList(job string) []Task {
-	d.T.Helper()
+func (s *Server) TaskList(job string) []Task {
+	s.T.Helper()
 	var out struct{ Tasks []Task }
-	if raw := d.MustCLI("task", "list", job, "-o", "json"); json.Unmarshal([]byte(raw), &out) != nil {
-		d.T.Fatalf("task list %s -o json: not a task list:\n%s", job, raw)
+	if raw := s.MustCLI("task", "list", job, "-o", "json"); json.Unmarshal([]byte(raw), &out) != nil {
+		s.T.Fatalf("task list %s -o json: not a task list:\n%s", job, raw)
 	}
 	return out.Tasks
 }
