@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -28,6 +29,8 @@ type Result struct {
 	// Code is the exit status; -1 when the client could not run, was
 	// killed, or was stopped at its deadline (Stderr then says why).
 	Code int
+	// output is both, in the order the client wrote them.
+	output string
 }
 
 // Run runs the client with args; it is safe from any goroutine.
@@ -39,28 +42,34 @@ func (c CLI) Run(args ...string) Result {
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.Bin, args...)
+	// Stopped at the deadline even when something it started holds its
+	// output open.
+	cmd.WaitDelay = time.Second
 	cmd.Env = append(os.Environ(), c.Env...)
 	if c.Addr != "" {
 		cmd.Env = append(cmd.Env, "PELOTON_ADDR="+c.Addr)
 	}
 	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	var both LogBuffer
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(&out, &both), io.MultiWriter(&errb, &both)
 	err := cmd.Run()
-	r := Result{Stdout: out.String(), Stderr: errb.String()}
+	r := Result{Stdout: out.String(), Stderr: errb.String(), output: both.String()}
 	var exit *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
-		r.Code, r.Stderr = -1, r.Stderr+"stopped after "+within.String()+": "+ctx.Err().Error()
+		why := "stopped after " + within.String() + ": " + ctx.Err().Error()
+		r.Code, r.Stderr, r.output = -1, r.Stderr+why, r.output+why
 	case errors.As(err, &exit):
 		r.Code = exit.ExitCode()
 	case err != nil:
-		r.Code, r.Stderr = -1, r.Stderr+err.Error()
+		r.Code, r.Stderr, r.output = -1, r.Stderr+err.Error(), r.output+err.Error()
 	}
 	return r
 }
 
-// Output is the run's standard output, and standard error after it.
-func (r Result) Output() string { return r.Stdout + r.Stderr }
+// Output is what the run printed on its standard output and error, in
+// the order it printed it (as exec.Cmd.CombinedOutput).
+func (r Result) Output() string { return r.output }
 
 // String says how the run ended and what it printed, for a test's
 // message.
