@@ -117,8 +117,10 @@ type regionRuntime struct {
 
 	mu     sync.Mutex
 	engine *jobmgr.Engine // nil on a standby
-	fenced bool
-	shares map[string]jobmgr.PoolShare
+	// serving is closed once the region's calls reach engine.
+	serving chan struct{}
+	fenced  bool
+	shares  map[string]jobmgr.PoolShare
 }
 
 // leadingEngine is the engine of the term this member leads, nil on a
@@ -310,7 +312,9 @@ func (r *regionRuntime) jobPool(ctx context.Context, job string) (string, error)
 // ready says whether the member serves: a leader once its engine has
 // recovered its state, a standby once some member holds the lease.
 func (r *regionRuntime) ready() error {
-	e := r.leadingEngine()
+	r.mu.Lock()
+	e, serving := r.engine, r.serving
+	r.mu.Unlock()
 	if e == nil {
 		if r.elector != nil && r.leaderAddr() != "" {
 			return nil // a standby serves by forwarding to the leader
@@ -320,8 +324,10 @@ func (r *regionRuntime) ready() error {
 		}
 		return errors.New("starting")
 	}
+	// Ready once the region's calls reach the recovered engine, not
+	// merely once it recovered: between the two, calls are still refused.
 	select {
-	case <-e.Ready():
+	case <-serving:
 		return nil
 	default:
 		return errors.New("recovering state")
@@ -355,8 +361,9 @@ func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
 	}
 	engine := jobmgr.New(jobmgr.Config{Region: r.cfg.Name, Store: st, Plugins: plugins, Logger: r.log, EntitlementPeriod: r.cfg.Period,
 		EventRetention: r.cfg.EventRetention, HostPools: r.cfg.HostPools, APIAddr: r.cfg.Addr, Limits: r.cfg.Limits.shard()})
+	serving := make(chan struct{})
 	r.mu.Lock()
-	r.engine = engine
+	r.engine, r.serving = engine, serving
 	engine.SetFenced(r.fenced)
 	if r.shares != nil {
 		engine.SetPoolShares(r.shares)
@@ -372,6 +379,7 @@ func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
 		select {
 		case <-engine.Ready():
 			r.router.SetLocal(service.New(engine, cli.Version, "").WithHistory(r.pools).WithBackups(r.backups).WithCaller(callerName))
+			close(serving)
 		case <-runDone:
 		}
 	}()
