@@ -472,6 +472,13 @@ func (r Reads) Clusters() []string {
 // admitStops asks the SLA whether the live instances among instances may
 // all be stopped now; the caller holds the lock.
 func (e *Engine) admitStops(je *jobEntry, instances []uint32) error {
+	return e.admitTakeDown(je, instances, "stopping", "stop")
+}
+
+// admitTakeDown asks the SLA whether the live instances among instances
+// (their gangs whole) may all go down now, for what is being done to them
+// (doing: "stopping", do: "stop"); the caller holds the lock.
+func (e *Engine) admitTakeDown(je *jobEntry, instances []uint32, doing, do string) error {
 	job := e.slaJob(je)
 	seen := map[uint32]bool{}
 	for _, i := range instances {
@@ -482,8 +489,8 @@ func (e *Engine) admitStops(je *jobEntry, instances []uint32) error {
 		}
 		seen[g.Gang] = true
 		if ok, why := job.Disrupt(gangIDs(je, g)); !ok {
-			return fmt.Errorf("stopping instance %d of job %s now %w (%s); stop fewer at once, wait, or force it",
-				i, je.job.ID, ErrSLA, why)
+			return fmt.Errorf("%s instance %d of job %s now %w (%s); %s fewer at once, wait, or force it",
+				doing, i, je.job.ID, ErrSLA, why, do)
 		}
 	}
 	return nil

@@ -72,12 +72,8 @@ func (e *Engine) restartableGangs(id model.JobID, instances []uint32, force bool
 		}
 	}
 	if !force && je.job.Spec.LongRunning() {
-		job := e.slaJob(je)
-		for _, g := range gangs {
-			if ok, why := job.Disrupt(gangIDs(je, g)); !ok {
-				return nil, fmt.Errorf("restarting instance %d of job %s now %w (%s); restart fewer at once, wait, or force it",
-					g.Gang*gangSize(&je.job.Spec), id, ErrSLA, why)
-			}
+		if err := e.admitTakeDown(je, instances, "restarting", "restart"); err != nil {
+			return nil, err
 		}
 	}
 	return gangs, nil

@@ -75,11 +75,21 @@ func mergeSlots(a, b []*jobSlot) []*jobSlot {
 func (v *jobsView) add(jobs ...*model.Job) {
 	slots := make([]*jobSlot, len(jobs))
 	for i, j := range jobs {
-		s := &jobSlot{at: j.Status.CreateTime, id: j.ID}
-		s.job.Store(j)
-		v.byID.Store(j.ID, s)
-		slots[i] = s
+		slots[i] = newSlot(j)
+		v.byID.Store(j.ID, slots[i])
 	}
+	v.toMerge(slots...)
+}
+
+// newSlot is a job's place in the view.
+func newSlot(j *model.Job) *jobSlot {
+	s := &jobSlot{at: j.Status.CreateTime, id: j.ID}
+	s.job.Store(j)
+	return s
+}
+
+// toMerge queues slots to be merged into the sorted list.
+func (v *jobsView) toMerge(slots ...*jobSlot) {
 	v.mu.Lock()
 	v.added = append(v.added, slots...)
 	v.mu.Unlock()
@@ -109,14 +119,11 @@ func (v *jobsView) update(id model.UpdateID) *model.Update {
 // addIfAbsent publishes a job unless one of its id is published already,
 // and reports whether it did.
 func (v *jobsView) addIfAbsent(j *model.Job) bool {
-	s := &jobSlot{at: j.Status.CreateTime, id: j.ID}
-	s.job.Store(j)
+	s := newSlot(j)
 	if _, loaded := v.byID.LoadOrStore(j.ID, s); loaded {
 		return false
 	}
-	v.mu.Lock()
-	v.added = append(v.added, s)
-	v.mu.Unlock()
+	v.toMerge(s)
 	return true
 }
 

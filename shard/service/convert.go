@@ -199,6 +199,15 @@ func jobToProto(j *model.Job) *pb.Job {
 	return &pb.Job{Id: string(j.ID), Spec: specToProto(&j.Spec), Status: jobStatusToProto(&j.Status), ConfigVersion: j.ConfigVersion}
 }
 
+// tasksToProto converts a list of tasks.
+func tasksToProto(ts []*model.TaskRuntime) []*pb.Task {
+	out := make([]*pb.Task, len(ts))
+	for i, t := range ts {
+		out[i] = taskToProto(t)
+	}
+	return out
+}
+
 func taskToProto(t *model.TaskRuntime) *pb.Task {
 	return &pb.Task{
 		JobId:          string(t.ID.Job),

@@ -407,11 +407,7 @@ func (s *Server) ListTasks(ctx context.Context, req *pb.ListTasksRequest) (*pb.L
 		return nil, toStatus(err)
 	}
 	page := pageOf(ts, req.Offset, req.Limit)
-	out := &pb.ListTasksResponse{Tasks: make([]*pb.Task, len(page)), Total: uint32(len(ts))}
-	for i, t := range page {
-		out.Tasks[i] = taskToProto(t)
-	}
-	return out, nil
+	return &pb.ListTasksResponse{Tasks: tasksToProto(page), Total: uint32(len(ts))}, nil
 }
 
 func (s *Server) GetTask(ctx context.Context, req *pb.GetTaskRequest) (*pb.GetTaskResponse, error) {
@@ -454,11 +450,7 @@ func (s *Server) StopTasks(ctx context.Context, req *pb.StopTasksRequest) (*pb.S
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	out := &pb.StopTasksResponse{}
-	for _, t := range ts {
-		out.Tasks = append(out.Tasks, taskToProto(t))
-	}
-	return out, nil
+	return &pb.StopTasksResponse{Tasks: tasksToProto(ts)}, nil
 }
 
 func (s *Server) RestartTasks(ctx context.Context, req *pb.RestartTasksRequest) (*pb.RestartTasksResponse, error) {
@@ -469,11 +461,7 @@ func (s *Server) RestartTasks(ctx context.Context, req *pb.RestartTasksRequest) 
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	out := &pb.RestartTasksResponse{}
-	for _, t := range ts {
-		out.Tasks = append(out.Tasks, taskToProto(t))
-	}
-	return out, nil
+	return &pb.RestartTasksResponse{Tasks: tasksToProto(ts)}, nil
 }
 
 func (s *Server) ListRegions(ctx context.Context, req *pb.ListRegionsRequest) (*pb.ListRegionsResponse, error) {
