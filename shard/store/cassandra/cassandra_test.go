@@ -45,6 +45,21 @@ func testConfig(t testing.TB, keyspace string) Config {
 	return Config{Hosts: testHosts(t), Keyspace: keyspace, Timeout: 30 * time.Second}
 }
 
+// openFresh opens a store on a new keyspace of its own, migrated, that is
+// dropped when the test ends (the store is closed before).
+func openFresh(t *testing.T, prefix string) (*Store, Config) {
+	t.Helper()
+	cfg := testConfig(t, uniqueKeyspace(prefix))
+	cfg.Migrate = true
+	dropKeyspace(t, cfg)
+	s, err := Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, cfg
+}
+
 // dropKeyspace removes a test keyspace when the test ends.
 func dropKeyspace(t testing.TB, cfg Config) {
 	t.Cleanup(func() {
@@ -121,15 +136,8 @@ func TestContract(t *testing.T) {
 // The audit log across days: ListAudit reads back over day partitions to
 // Since, and PruneAudit forgets a past day once its records expired.
 func TestAuditAcrossDays(t *testing.T) {
-	cfg := testConfig(t, uniqueKeyspace("peloton_audit"))
-	cfg.Migrate = true
-	dropKeyspace(t, cfg)
+	s, _ := openFresh(t, "peloton_audit")
 	ctx := context.Background()
-	s, err := Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	now := time.Now()
 	rec := func(at time.Time, res string) model.AuditRecord {
 		return model.AuditRecord{Time: at, Name: "alice", RPC: "/peloton.v1.JobService/StopJob", Resource: res, Code: "OK"}

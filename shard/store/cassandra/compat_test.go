@@ -54,16 +54,9 @@ func oldJobRecord(t *testing.T) ([]byte, *model.Job) {
 // spec, and moves to later configs.
 func TestReadsJobsWrittenBeforeConfigs(t *testing.T) {
 	ctx := context.Background()
-	cfg := testConfig(t, uniqueKeyspace("peloton_compat"))
-	cfg.Migrate = true
-	dropKeyspace(t, cfg)
-	s, err := Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, cfg := openFresh(t, "peloton_compat")
 	record, want := oldJobRecord(t)
-	err = s.query(ctx, fmt.Sprintf("INSERT INTO %s.jobs (id, incarnation, revision, record) VALUES (?, ?, ?, ?)", cfg.Keyspace),
+	err := s.query(ctx, fmt.Sprintf("INSERT INTO %s.jobs (id, incarnation, revision, record) VALUES (?, ?, ?, ?)", cfg.Keyspace),
 		string(want.ID), gocql.TimeUUID(), int64(want.Revision), record).Exec()
 	if err != nil {
 		t.Fatal(err)

@@ -13,15 +13,8 @@ import (
 // job after another took over. The view must not answer it created, and
 // the new leader's create of the same id must find it stored.
 func TestCreateAfterTakeoverIsNotAnsweredCreated(t *testing.T) {
-	cfg := testConfig(t, uniqueKeyspace("peloton_fence"))
-	cfg.Migrate = true
-	dropKeyspace(t, cfg)
+	s, _ := openFresh(t, "peloton_fence")
 	ctx := context.Background()
-	s, err := Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	old, err := s.Fence(ctx, "shard/r", 1)
 	if err != nil {
 		t.Fatal(err)
