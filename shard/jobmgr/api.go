@@ -34,6 +34,10 @@ func copyJob(j *model.Job) *model.Job {
 	for k, v := range j.Status.TaskStates {
 		cp.Status.TaskStates[k] = v
 	}
+	if p := j.Status.Periodic; p != nil {
+		pc := *p
+		cp.Status.Periodic = &pc
+	}
 	return &cp
 }
 

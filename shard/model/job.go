@@ -99,7 +99,14 @@ type JobSpec struct {
 	SLA *SLA
 	// Clusters steers new placements among clusters; nil: the pool's.
 	Clusters *ClusterPolicy
+	// Schedule makes the job periodic: it launches a run at each tick
+	// and runs no tasks of its own. Nil: an ordinary job.
+	Schedule *Schedule
 }
+
+// Periodic reports whether the job launches runs on a schedule rather
+// than running tasks of its own.
+func (s *JobSpec) Periodic() bool { return s.Schedule != nil }
 
 // SLA is how many instances of a job may be unavailable at once: a count,
 // or a percentage of its instances when Percent is set.
@@ -144,4 +151,8 @@ type JobStatus struct {
 	Message        string
 	// Update is the job's latest update, if it was ever updated.
 	Update UpdateID
+	// Periodic is the schedule's state of a periodic job; nil otherwise.
+	Periodic *PeriodicStatus
+	// RunOf links a run of a periodic job to it; nil for other jobs.
+	RunOf *RunOf
 }

@@ -20,6 +20,10 @@ func CloneSpec(s *model.JobSpec) (*model.JobSpec, error) {
 		out.SLA = &sla
 	}
 	out.Clusters = s.Clusters.Clone()
+	if s.Schedule != nil {
+		sc := *s.Schedule
+		out.Schedule = &sc
+	}
 	if err := cloneTaskSpec(&out.Task); err != nil {
 		return nil, err
 	}

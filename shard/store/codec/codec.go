@@ -31,8 +31,12 @@ const (
 	JobRecordV1 = 1
 	JobRecordV2 = 2
 	JobRecordV3 = 3
+	// JobRecordV4 appends a periodic job's schedule state and a run's
+	// link to its periodic job. It is written only for those jobs: any
+	// other job is still written as V3, which earlier builds read.
+	JobRecordV4 = 4
 	// JobRecordVersion is the latest job encoding.
-	JobRecordVersion = JobRecordV3
+	JobRecordVersion = JobRecordV4
 	// ConfigRecordV1 is the spec of JobRecordV2 plus Overrides,
 	// flate-compressed; ConfigRecordV2 adds the tasks' containers, ports,
 	// probes and volumes and the job's per-host and spread limits. Both
@@ -43,8 +47,11 @@ const (
 	ConfigRecordV3 = 3
 	// ConfigRecordV4 appends the job's cluster policy.
 	ConfigRecordV4 = 4
+	// ConfigRecordV5 appends the job's schedule. It is written only for a
+	// periodic job: any other config is still written as V4.
+	ConfigRecordV5 = 5
 	// ConfigRecordVersion is the latest config (job spec) encoding.
-	ConfigRecordVersion = ConfigRecordV4
+	ConfigRecordVersion = ConfigRecordV5
 	// PoolRecordV1 holds reservation and limit as doubles (cpu in cores,
 	// +Inf for no limit), PoolRecordV2 as integer units; both hold the
 	// shares as doubles. PoolRecordV3 appends the host pools the pool may
@@ -86,7 +93,11 @@ const (
 	UpdateRecordVersion = UpdateRecordV4
 	EventRecordV1       = 1
 	EventRecordV2       = 2
-	EventRecordVersion  = EventRecordV2
+	// EventRecordV3 appends to a job event what JobRecordV4 appends to a
+	// job record; it is written only for a periodic job or a run, any
+	// other event still as V2.
+	EventRecordV3      = 3
+	EventRecordVersion = EventRecordV3
 	// MigrationRecordVersion is the latest encoding of migrations.
 	MigrationRecordV1      = 1
 	MigrationRecordVersion = MigrationRecordV1

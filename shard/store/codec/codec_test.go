@@ -136,6 +136,7 @@ func randomSpec(rng *rand.Rand) model.JobSpec {
 		Labels:   randomMap(rng),
 		GangSize: rng.Uint32() >> rng.UintN(32), GangRestart: rng.IntN(2) == 0, Revocable: rng.IntN(2) == 0,
 		Overrides: randomOverrides(rng),
+		Schedule:  randomSchedule(rng),
 	}
 }
 
@@ -155,8 +156,27 @@ func randomStatus(rng *rand.Rand) model.JobStatus {
 }
 
 func randomJob(rng *rand.Rand) *model.Job {
-	return &model.Job{ID: "j", Revision: rng.Uint64(), ConfigVersion: rng.Uint64() >> rng.UintN(64),
+	j := &model.Job{ID: "j", Revision: rng.Uint64(), ConfigVersion: rng.Uint64() >> rng.UintN(64),
 		Spec: randomSpec(rng), Status: randomStatus(rng)}
+	// A periodic job or a run is written as JobRecordV4, any other as V3.
+	if rng.IntN(3) == 0 {
+		j.Status.Periodic = &model.PeriodicStatus{Suspended: rng.IntN(2) == 0, LastTick: randomTime(rng),
+			LastRun: model.JobID(randomString(rng)), Launched: rng.Uint64(), Skipped: rng.Uint64() >> rng.UintN(64), Missed: rng.Uint64()}
+	}
+	if rng.IntN(3) == 0 {
+		j.Status.RunOf = &model.RunOf{Parent: model.JobID(randomString(rng)), Tick: randomTime(rng)}
+	}
+	return j
+}
+
+// randomSchedule is a periodic job's schedule, or nil (written as
+// ConfigRecordV4).
+func randomSchedule(rng *rand.Rand) *model.Schedule {
+	if rng.IntN(2) == 0 {
+		return nil
+	}
+	return &model.Schedule{Cron: randomString(rng), TimeZone: randomString(rng), Concurrency: model.Concurrency(rng.UintN(256)),
+		StartingDeadline: time.Duration(rng.Int64()), KeepRuns: rng.Uint32()}
 }
 
 func randomUpdate(rng *rand.Rand) *model.Update {
@@ -335,7 +355,7 @@ func TestDecimalResourceRecordsDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec.Clusters = nil // added in ConfigRecordV4
+	spec.Clusters, spec.Schedule = nil, nil // added in ConfigRecordV4 and V5
 	gotSpec, err := DecodeConfig(old)
 	if err != nil || !reflect.DeepEqual(storetest.Normal(gotSpec), storetest.Normal(&spec)) {
 		t.Fatalf("config record of version 2: %+v, %v", gotSpec, err)
@@ -423,6 +443,14 @@ func sameJob(got, want *model.Job) bool {
 	w.Status.CreateTime = normal(w.Status.CreateTime)
 	w.Status.StartTime = normal(w.Status.StartTime)
 	w.Status.CompletionTime = normal(w.Status.CompletionTime)
+	if p := w.Status.Periodic; p != nil {
+		pc := *p
+		pc.LastTick = normal(pc.LastTick)
+		w.Status.Periodic = &pc
+	}
+	if r := w.Status.RunOf; r != nil {
+		w.Status.RunOf = &model.RunOf{Parent: r.Parent, Tick: normal(r.Tick)}
+	}
 	return reflect.DeepEqual(got, &w)
 }
 
@@ -472,9 +500,9 @@ func TestOlderRecordVersionsDecode(t *testing.T) {
 		}
 		want := storetest.Normal(job)
 		want.Revision, want.ConfigVersion = 7, 1
-		want.Status.Update = ""
+		want.Status.Update, want.Status.Periodic, want.Status.RunOf = "", nil, nil
 		want.Spec.Overrides = nil
-		want.Spec.MaxPerHost, want.Spec.Spread, want.Spec.SLA, want.Spec.Clusters = 0, nil, nil, nil
+		want.Spec.MaxPerHost, want.Spec.Spread, want.Spec.SLA, want.Spec.Clusters, want.Spec.Schedule = 0, nil, nil, nil, nil
 		want.Spec.Task.Container, want.Spec.Task.Ports, want.Spec.Task.HealthCheck, want.Spec.Task.Readiness, want.Spec.Task.Volumes = nil, nil, nil, nil, nil
 		if version == JobRecordV1 {
 			want.Spec.GangSize, want.Spec.GangRestart, want.Spec.Revocable = 0, false, false
@@ -522,7 +550,7 @@ func TestRecordsBeforeClusterPoliciesDecode(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := spec
-	want.Clusters = nil
+	want.Clusters, want.Schedule = nil, nil
 	if !reflect.DeepEqual(storetest.Normal(&model.Job{Spec: *got}).Spec, storetest.Normal(&model.Job{Spec: want}).Spec) {
 		t.Fatalf("config record of version 3:\n got %+v\nwant %+v", *got, want)
 	}

@@ -16,13 +16,22 @@ const (
 )
 
 // AppendEvent appends the encoding of a checked event (CheckEvents) to dst:
-// its time, then the job status as a job record of JobRecordV3 has it, or
+// its time, then the job status as a job record of JobRecordV3 has it
+// (with what V4 adds for a periodic job or a run, in EventRecordV3), or
 // the task's instance and its task record (at the task's Revision), or
 // the host pool move. The job and Seq are the key and are not repeated in
 // the value.
 func AppendEvent(dst []byte, ev *model.Event) []byte {
 	e := encoder{buf: dst}
-	e.byte(EventRecordVersion)
+	if st := ev.JobStatus; st != nil && (st.Periodic != nil || st.RunOf != nil) {
+		e.byte(EventRecordV3)
+		e.time(ev.Time)
+		e.byte(eventJob)
+		e.jobStatus(st, JobRecordV3)
+		e.periodic(st)
+		return e.buf
+	}
+	e.byte(EventRecordV2)
 	e.time(ev.Time)
 	if ev.JobStatus != nil {
 		e.byte(eventJob)
@@ -61,6 +70,9 @@ func DecodeEvent(job model.JobID, seq uint64, b []byte) (model.Event, error) {
 	case kind == eventJob:
 		ev.JobStatus = new(model.JobStatus)
 		d.jobStatus(ev.JobStatus, JobRecordV3)
+		if version >= EventRecordV3 {
+			d.periodic(ev.JobStatus)
+		}
 	case kind == eventTask:
 		id := model.TaskID{Job: job, Instance: d.uint32()}
 		if d.err == nil {

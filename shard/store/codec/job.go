@@ -16,11 +16,18 @@ import (
 // apart, once per config version (EncodeConfig), so that the record, which
 // changes with every status change, stays small.
 func EncodeJobRecord(j *model.Job, rev uint64) []byte {
+	version := byte(JobRecordV3)
+	if j.Status.Periodic != nil || j.Status.RunOf != nil {
+		version = JobRecordV4
+	}
 	e := encoder{buf: make([]byte, 0, 96)}
-	e.byte(JobRecordV3)
+	e.byte(version)
 	e.uvarint(rev)
-	e.jobStatus(&j.Status, JobRecordV3)
+	e.jobStatus(&j.Status, version)
 	e.uvarint(j.ConfigVersion)
+	if version >= JobRecordV4 {
+		e.periodic(&j.Status)
+	}
 	return e.buf
 }
 
@@ -42,6 +49,9 @@ func DecodeJobRecord(id model.JobID, b []byte) (*model.Job, error) {
 	d.jobStatus(&j.Status, version)
 	if version >= JobRecordV3 {
 		j.ConfigVersion = d.uvarint()
+		if version >= JobRecordV4 {
+			d.periodic(&j.Status)
+		}
 		if err := d.done(); err != nil {
 			return nil, fmt.Errorf("job %s: %w", id, err)
 		}
@@ -66,6 +76,9 @@ func DecodeJobRecord(id model.JobID, b []byte) (*model.Job, error) {
 // flate-compressed (a spec with an override per instance runs to
 // megabytes, and compresses well).
 func EncodeConfig(s *model.JobSpec) ([]byte, error) {
+	if s.Schedule == nil {
+		return encodeConfig(s, ConfigRecordV4)
+	}
 	return encodeConfig(s, ConfigRecordVersion)
 }
 
@@ -155,7 +168,7 @@ func inflateSpec(s *model.JobSpec, compressed []byte, size int, layout specLayou
 // (container, ports, probes and volumes of tasks; per-host and spread
 // limits of the job), specV5 of ConfigRecordV3 (resources as integer units
 // instead of doubles), specV6 of ConfigRecordV4 (the job's cluster
-// policy).
+// policy), specV7 of ConfigRecordV5 (the job's schedule).
 type specLayout byte
 
 const (
@@ -165,11 +178,14 @@ const (
 	specV4
 	specV5
 	specV6
+	specV7
 )
 
 // configLayout is the spec layout of a config record version.
 func configLayout(version byte) specLayout {
 	switch {
+	case version >= ConfigRecordV5:
+		return specV7
 	case version >= ConfigRecordV4:
 		return specV6
 	case version >= ConfigRecordV3:
@@ -269,6 +285,9 @@ func (e *encoder) jobSpec(s *model.JobSpec, layout specLayout) error {
 	if layout >= specV6 {
 		e.clusterPolicy(s.Clusters)
 	}
+	if layout >= specV7 {
+		e.schedule(s.Schedule)
+	}
 	return nil
 }
 
@@ -302,12 +321,7 @@ func (d *decoder) jobSpec(s *model.JobSpec, layout specLayout) {
 	}
 	n, isNil := d.count(least)
 	if isNil {
-		if layout >= specV4 {
-			d.placementLimits(s)
-		}
-		if layout >= specV6 {
-			s.Clusters = d.clusterPolicy()
-		}
+		d.specTail(s, layout)
 		return
 	}
 	s.Overrides = make([]model.InstanceOverride, n)
@@ -325,11 +339,80 @@ func (d *decoder) jobSpec(s *model.JobSpec, layout specLayout) {
 			return
 		}
 	}
+	d.specTail(s, layout)
+}
+
+// specTail reads what a spec holds after its overrides.
+func (d *decoder) specTail(s *model.JobSpec, layout specLayout) {
 	if layout >= specV4 {
 		d.placementLimits(s)
 	}
 	if layout >= specV6 {
 		s.Clusters = d.clusterPolicy()
+	}
+	if layout >= specV7 {
+		s.Schedule = d.schedule()
+	}
+}
+
+// schedule writes a periodic job's schedule: a presence byte, then its
+// fields.
+func (e *encoder) schedule(s *model.Schedule) {
+	e.bool(s != nil)
+	if s != nil {
+		e.string(s.Cron)
+		e.string(s.TimeZone)
+		e.byte(byte(s.Concurrency))
+		e.varint(int64(s.StartingDeadline))
+		e.uvarint(uint64(s.KeepRuns))
+	}
+}
+
+func (d *decoder) schedule() *model.Schedule {
+	if !d.bool() {
+		return nil
+	}
+	return &model.Schedule{
+		Cron:             d.string(),
+		TimeZone:         d.string(),
+		Concurrency:      model.Concurrency(d.byte()),
+		StartingDeadline: time.Duration(d.varint()),
+		KeepRuns:         d.uint32(),
+	}
+}
+
+// periodic writes what JobRecordV4 adds to a job record: a periodic job's
+// schedule state and a run's link, each behind a presence byte.
+func (e *encoder) periodic(s *model.JobStatus) {
+	e.bool(s.Periodic != nil)
+	if p := s.Periodic; p != nil {
+		e.bool(p.Suspended)
+		e.time(p.LastTick)
+		e.string(string(p.LastRun))
+		e.uvarint(p.Launched)
+		e.uvarint(p.Skipped)
+		e.uvarint(p.Missed)
+	}
+	e.bool(s.RunOf != nil)
+	if r := s.RunOf; r != nil {
+		e.string(string(r.Parent))
+		e.time(r.Tick)
+	}
+}
+
+func (d *decoder) periodic(s *model.JobStatus) {
+	if d.bool() {
+		s.Periodic = &model.PeriodicStatus{
+			Suspended: d.bool(),
+			LastTick:  d.time(),
+			LastRun:   model.JobID(d.string()),
+			Launched:  d.uvarint(),
+			Skipped:   d.uvarint(),
+			Missed:    d.uvarint(),
+		}
+	}
+	if d.bool() {
+		s.RunOf = &model.RunOf{Parent: model.JobID(d.string()), Tick: d.time()}
 	}
 }
 

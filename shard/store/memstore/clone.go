@@ -31,6 +31,14 @@ func cloneStatus(s *model.JobStatus) model.JobStatus {
 	out.CreateTime = normalTime(s.CreateTime)
 	out.StartTime = normalTime(s.StartTime)
 	out.CompletionTime = normalTime(s.CompletionTime)
+	if p := s.Periodic; p != nil {
+		pc := *p
+		pc.LastTick = normalTime(p.LastTick)
+		out.Periodic = &pc
+	}
+	if r := s.RunOf; r != nil {
+		out.RunOf = &model.RunOf{Parent: r.Parent, Tick: normalTime(r.Tick)}
+	}
 	return out
 }
 
