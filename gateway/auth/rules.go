@@ -123,6 +123,16 @@ var Rules = map[string]Rule{
 	pb.JobService_DeleteJob_FullMethodName: {Action: ActDeleteJob, Target: func(r any) Target {
 		return jobTarget(r.(*pb.DeleteJobRequest).GetId())
 	}},
+	pb.JobService_SuspendJob_FullMethodName: {Action: ActUpdateJob, Target: func(r any) Target {
+		return jobTarget(r.(*pb.SuspendJobRequest).GetId())
+	}},
+	pb.JobService_ResumeJob_FullMethodName: {Action: ActUpdateJob, Target: func(r any) Target {
+		return jobTarget(r.(*pb.ResumeJobRequest).GetId())
+	}},
+	// A run by hand is a new job in the periodic job's pool.
+	pb.JobService_RunJob_FullMethodName: {Action: ActCreateJob, Target: func(r any) Target {
+		return jobTarget(r.(*pb.RunJobRequest).GetId())
+	}},
 	pb.JobService_UpdateJob_FullMethodName: {Action: ActUpdateJob, Target: func(r any) Target {
 		req := r.(*pb.UpdateJobRequest)
 		t := jobTarget(req.GetJobId())

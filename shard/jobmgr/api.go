@@ -66,6 +66,8 @@ type JobFilter struct {
 	Labels map[string]*string
 	// Name, when set, is the job's exact name.
 	Name string
+	// RunOf, when set, is the periodic job whose runs are listed.
+	RunOf model.JobID
 	// After, when set, leaves out the jobs up to and including it in
 	// listing order (creation time, then id).
 	After *JobKey
@@ -121,7 +123,7 @@ func (r Reads) ListJobs(f JobFilter) []*model.Job {
 
 // unfiltered reports whether every job matches f (After and Limit aside).
 func (f *JobFilter) unfiltered() bool {
-	return f.Pool == "" && len(f.States) == 0 && f.Name == "" && len(f.Labels) == 0 && f.Match == nil
+	return f.Pool == "" && len(f.States) == 0 && f.Name == "" && len(f.Labels) == 0 && f.Match == nil && f.RunOf == ""
 }
 
 // matches tests a job against f's filters (After is the walk's).
@@ -136,6 +138,9 @@ func (f *JobFilter) matches(j *model.Job) bool {
 		return false
 	}
 	if f.Name != "" && j.Spec.Name != f.Name {
+		return false
+	}
+	if f.RunOf != "" && (j.Status.RunOf == nil || j.Status.RunOf.Parent != f.RunOf) {
 		return false
 	}
 	for k, want := range f.Labels {

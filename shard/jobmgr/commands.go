@@ -41,6 +41,15 @@ type StopJob struct{ ID model.JobID }
 // DeleteJob removes a finished job and its tasks.
 type DeleteJob struct{ ID model.JobID }
 
+// SuspendJob stops a periodic job's ticks from launching runs; ResumeJob
+// lets them launch again from the next tick. Each answers the job.
+type SuspendJob struct{ ID model.JobID }
+
+type ResumeJob struct{ ID model.JobID }
+
+// RunJob launches a run of a periodic job now and answers the run.
+type RunJob struct{ ID model.JobID }
+
 // StopTasks kills some (every one, when Instances is empty) tasks of a
 // job. Stopping running instances of a long-running job asks its SLA
 // first and is refused with ErrSLA when it says no, unless Force.
@@ -169,6 +178,18 @@ func (c StopJob) run(ctx context.Context, e *Engine) (*model.Job, error) {
 
 func (c DeleteJob) run(ctx context.Context, e *Engine) (struct{}, error) {
 	return struct{}{}, e.deleteJob(ctx, c.ID)
+}
+
+func (c SuspendJob) run(ctx context.Context, e *Engine) (*model.Job, error) {
+	return e.setSuspended(ctx, c.ID, true)
+}
+
+func (c ResumeJob) run(ctx context.Context, e *Engine) (*model.Job, error) {
+	return e.setSuspended(ctx, c.ID, false)
+}
+
+func (c RunJob) run(ctx context.Context, e *Engine) (*model.Job, error) {
+	return e.runNow(ctx, c.ID)
 }
 
 func (c StopTasks) run(ctx context.Context, e *Engine) ([]*model.TaskRuntime, error) {

@@ -18,6 +18,8 @@ type NewJob struct {
 	// attempt of the same request.
 	ID   model.JobID
 	Spec model.JobSpec
+	// RunOf makes the job a run of a periodic job (periodic.go).
+	RunOf *model.RunOf
 }
 
 // Created is what became of one NewJob: the job, or why it was refused.
@@ -56,7 +58,7 @@ func (e *Engine) createJobs(ctx context.Context, jobs []NewJob) []Created {
 			out[i].Err = fmt.Errorf("instances: %d is more than this region's limit of %d per job: %w", spec.Instances, e.cfg.Limits.InstancesPerJob, ErrInvalid)
 			continue
 		}
-		if err := e.pending.reserve(spec.Pool, int64(spec.Instances), e.cfg.Limits.PendingTasksPerPool); err != nil {
+		if err := e.pending.reserve(spec.Pool, int64(spec.OwnTasks()), e.cfg.Limits.PendingTasksPerPool); err != nil {
 			// A retried request finds its jobs stored even when their
 			// pool filled up since.
 			if e.stored(ctx, jobs[i].ID) {
@@ -78,6 +80,7 @@ func (e *Engine) createJobs(ctx context.Context, jobs []NewJob) []Created {
 				State:      model.JobInitialized,
 				CreateTime: now,
 				Region:     e.cfg.Region,
+				RunOf:      jobs[i].RunOf,
 			},
 		})
 		at = append(at, i)
@@ -122,7 +125,7 @@ func (e *Engine) takeInExisting(ctx context.Context, out []Created) {
 		if !e.view.addIfAbsent(copyJob(j)) {
 			continue // another attempt took it in meanwhile
 		}
-		e.pending.reserve(j.Spec.Pool, int64(j.Spec.Instances), math.MaxInt64)
+		e.pending.reserve(j.Spec.Pool, int64(j.Spec.OwnTasks()), math.MaxInt64)
 		e.incomingMu.Lock()
 		e.incoming = append(e.incoming, j)
 		e.incomingMu.Unlock()
@@ -195,7 +198,7 @@ func (e *Engine) settleNewJobs(jobs []*model.Job, errs []error) []*model.Job {
 	events := make([]Event, 0, len(jobs))
 	for k, j := range jobs {
 		if errs[k] != nil {
-			e.pending.reserve(j.Spec.Pool, -int64(j.Spec.Instances), e.cfg.Limits.PendingTasksPerPool)
+			e.pending.reserve(j.Spec.Pool, -int64(j.Spec.OwnTasks()), e.cfg.Limits.PendingTasksPerPool)
 			continue
 		}
 		cp := copyJob(j)

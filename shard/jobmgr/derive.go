@@ -30,6 +30,12 @@ func (c *taskCounts) terminal() uint32 {
 // deriveJobState computes a job's state from its task counts. It is a pure
 // function: the same counts always give the same state.
 func deriveJobState(spec *model.JobSpec, killed bool, created uint32, everRan bool, c *taskCounts) (model.JobState, string) {
+	if spec.Periodic() { // its runs are jobs of their own
+		if killed {
+			return model.JobKilled, "stopped: no more runs"
+		}
+		return model.JobRunning, ""
+	}
 	// Instances an update removed count until they are forgotten.
 	n := max(spec.Instances, created)
 	// A daemon job runs until stopped, even while no host wants it.

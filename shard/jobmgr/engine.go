@@ -354,6 +354,11 @@ func (e *Engine) Run(ctx context.Context) error {
 		defer wg.Done()
 		e.syncHosts(ctx)
 	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		e.runPeriodic(ctx)
+	}()
 	if e.cfg.HostPools.Period > 0 {
 		wg.Add(1)
 		go func() {
@@ -672,7 +677,7 @@ func (e *Engine) absorbIncoming() {
 	for _, j := range in {
 		if _, ok := e.jobs[j.ID]; ok {
 			// Loaded from the store meanwhile (takeInExisting).
-			e.pending.absorbed(j.Spec.Pool, int64(j.Spec.Instances))
+			e.pending.absorbed(j.Spec.Pool, int64(j.Spec.OwnTasks()))
 			continue
 		}
 		je := &jobEntry{job: j, killSent: map[model.RunID]bool{}}
@@ -682,7 +687,7 @@ func (e *Engine) absorbIncoming() {
 			e.revocable[j.ID] = true
 		}
 		e.sched.SetJobLimit(j.ID, j.Spec.MaxRunning)
-		e.pending.absorbed(j.Spec.Pool, int64(j.Spec.Instances))
+		e.pending.absorbed(j.Spec.Pool, int64(j.Spec.OwnTasks()))
 	}
 }
 

@@ -140,8 +140,8 @@ func (e *Engine) countPending() map[string]int64 {
 			continue
 		}
 		n := int64(je.counts[model.TaskInitialized]) + int64(je.counts[model.TaskPending])
-		if j.Spec.Instances > j.Status.TasksCreated {
-			n += int64(j.Spec.Instances - j.Status.TasksCreated)
+		if own := j.Spec.OwnTasks(); own > j.Status.TasksCreated {
+			n += int64(own - j.Status.TasksCreated)
 		}
 		if n > 0 {
 			out[j.Spec.Pool] += n

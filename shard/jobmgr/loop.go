@@ -76,7 +76,7 @@ func (e *Engine) step(ctx context.Context) error {
 			je.lateVisit = false
 			continue // taken in or changed while the pass wrote: the next pass sees to it
 		}
-		if j.Status.State.IsTerminal() || (len(je.waiting) == 0 && j.Status.TasksCreated == j.Spec.Instances &&
+		if j.Status.State.IsTerminal() || (len(je.waiting) == 0 && j.Status.TasksCreated == j.Spec.OwnTasks() &&
 			!j.Status.Killed && je.counts[model.TaskPlaced] == 0 && e.rollouts[j.ID] == nil) {
 			delete(e.work, id)
 			je.inWork = false
@@ -337,8 +337,8 @@ func (e *Engine) newRun(je *jobEntry, t *model.TaskRuntime, now time.Time) {
 // must stop, queue what may run within maxRunning.
 func (e *Engine) converge(je *jobEntry, now time.Time) {
 	j := je.job
-	if j.Status.State.IsTerminal() {
-		return
+	if j.Status.State.IsTerminal() || j.Spec.Periodic() {
+		return // a periodic job runs no tasks: its runs are jobs of their own (periodic.go)
 	}
 	if j.Status.Killed {
 		e.killJob(je, now)

@@ -101,6 +101,11 @@ func (e *Engine) updateJob(ctx context.Context, id model.JobID, spec model.JobSp
 		MinHealthy: opts.MinHealthy, InPlace: opts.InPlace,
 		Canary: opts.Canary, AutoPromoteAfter: opts.AutoPromoteAfter,
 	}
+	if spec.Periodic() {
+		// Nothing runs to roll: the next runs take the new config.
+		u.State, u.InstancesTotal, u.CompletionTime = model.UpdateSucceeded, 0, now
+		u.Message = fmt.Sprintf("the next runs take config %d", to)
+	}
 	if err := e.cfg.Store.CreateUpdate(ctx, u); err != nil {
 		return nil, fmt.Errorf("store update %s: %w", u.ID, err)
 	}
@@ -125,6 +130,14 @@ func (e *Engine) updateJob(ctx context.Context, id model.JobID, spec model.JobSp
 		// its record is written with the job's.
 		p := prev.Update
 		e.closeUpdateRecord(p, p.State, p.Message, now)
+	}
+	if spec.Periodic() {
+		e.log.Info("periodic job updated", "job", id, "update", u.ID, "from", from, "to", to)
+		cp := *u
+		if err := e.storeJobLocked(ctx, je); err != nil {
+			return nil, fmt.Errorf("store job %s: %w", id, err)
+		}
+		return &cp, nil
 	}
 	// The update is written again with the job, by the same pass, and
 	// shown from then on (see jobsView).
@@ -164,13 +177,19 @@ func (e *Engine) checkUpdatable(id model.JobID, spec *model.JobSpec, opts Update
 	if err := checkUpdate(&je.job.Spec, spec); err != nil {
 		return nil, err
 	}
+	if je.job.Spec.Periodic() != spec.Periodic() {
+		return nil, fmt.Errorf("schedule: an update cannot add or remove a job's schedule; create a new job: %w", ErrInvalid)
+	}
+	if spec.Periodic() && opts.Canary > 0 {
+		return nil, fmt.Errorf("canary: a periodic job runs no instances of its own to try a config on: %w", ErrInvalid)
+	}
 	if opts.Canary > 0 && opts.Canary >= spec.Instances {
 		return nil, fmt.Errorf("canary: %d canaries of %d instances leave none to wait for the promotion: %w", opts.Canary, spec.Instances, ErrInvalid)
 	}
 	if spec.Type != model.JobDaemon && spec.Instances > e.cfg.Limits.InstancesPerJob && spec.Instances > je.job.Spec.Instances {
 		return nil, fmt.Errorf("instances: %d is more than this region's limit of %d per job: %w", spec.Instances, e.cfg.Limits.InstancesPerJob, ErrInvalid)
 	}
-	if spec.Instances > je.job.Spec.Instances {
+	if spec.Instances > je.job.Spec.Instances && !spec.Periodic() {
 		e.pending.set(e.countPending(), e.cfg.Clock.Now())
 		if err := e.pending.check(spec.Pool, int64(spec.Instances-je.job.Spec.Instances), e.cfg.Limits.PendingTasksPerPool); err != nil {
 			return nil, err

@@ -29,6 +29,8 @@ type jobsView struct {
 	order, tail []*jobSlot
 	// added are jobs created since the last merge, in no order.
 	added []*jobSlot
+	// periodic indexes the periodic jobs and their runs (periodic.go).
+	periodic periodicIndex
 }
 
 // jobSlot holds a job's latest published snapshot and its place in the
@@ -77,6 +79,7 @@ func (v *jobsView) add(jobs ...*model.Job) {
 	for i, j := range jobs {
 		slots[i] = newSlot(j)
 		v.byID.Store(j.ID, slots[i])
+		v.periodic.note(j)
 	}
 	v.toMerge(slots...)
 }
@@ -123,6 +126,7 @@ func (v *jobsView) addIfAbsent(j *model.Job) bool {
 	if _, loaded := v.byID.LoadOrStore(j.ID, s); loaded {
 		return false
 	}
+	v.periodic.note(j)
 	v.toMerge(s)
 	return true
 }
@@ -149,6 +153,7 @@ func (v *jobsView) remove(id model.JobID) {
 	if !ok {
 		return
 	}
+	v.periodic.forget(s.(*jobSlot).job.Load())
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	drop := func(x *jobSlot) bool { return x == s }

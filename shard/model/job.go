@@ -108,6 +108,15 @@ type JobSpec struct {
 // than running tasks of its own.
 func (s *JobSpec) Periodic() bool { return s.Schedule != nil }
 
+// OwnTasks is how many tasks the job itself runs: its instances, none for
+// a periodic job (its runs are jobs of their own).
+func (s *JobSpec) OwnTasks() uint32 {
+	if s.Periodic() {
+		return 0
+	}
+	return s.Instances
+}
+
 // SLA is how many instances of a job may be unavailable at once: a count,
 // or a percentage of its instances when Percent is set.
 type SLA struct {

@@ -144,6 +144,7 @@ func specToModel(s *pb.JobSpec) model.JobSpec {
 		Spread:      spreadToModel(s.Spread),
 		SLA:         slaToModel(s.GetSla()),
 		Clusters:    clusterPolicyToModel(s.GetClusters()),
+		Schedule:    scheduleToModel(s.GetSchedule()),
 	}
 }
 
@@ -168,6 +169,7 @@ func specToProto(s *model.JobSpec) *pb.JobSpec {
 		Spread:      spreadToProto(s.Spread),
 		Sla:         slaToProto(s.SLA),
 		Clusters:    clusterPolicyToProto(s.Clusters),
+		Schedule:    scheduleToProto(s.Schedule),
 	}
 }
 
@@ -196,7 +198,10 @@ func jobStatusToProto(s *model.JobStatus) *pb.JobStatus {
 }
 
 func jobToProto(j *model.Job) *pb.Job {
-	return &pb.Job{Id: string(j.ID), Spec: specToProto(&j.Spec), Status: jobStatusToProto(&j.Status), ConfigVersion: j.ConfigVersion}
+	out := &pb.Job{Id: string(j.ID), Spec: specToProto(&j.Spec), Status: jobStatusToProto(&j.Status), ConfigVersion: j.ConfigVersion}
+	out.Status.Periodic = periodicToProto(j)
+	out.Status.RunOf = runOfToProto(j.Status.RunOf)
+	return out
 }
 
 // tasksToProto converts a list of tasks.

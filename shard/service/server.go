@@ -172,6 +172,10 @@ func (s *Server) specError(spec *pb.JobSpec) error {
 	problems := pb.UnknownFieldProblems(spec)
 	pb.ApplyJobSpecDefaults(spec)
 	problems = append(problems, pb.ValidateJobSpec(spec)...)
+	if ps := scheduleProblems(spec); len(ps) > 0 {
+		problems = append(problems, ps...)
+		pb.SortFieldErrors(problems)
+	}
 	if len(problems) > 0 {
 		return pb.NewSpecError(problems)
 	}
@@ -290,6 +294,9 @@ func (s *Server) GetJob(ctx context.Context, req *pb.GetJobRequest) (*pb.GetJobR
 		return nil, toStatus(err)
 	}
 	out := jobToProto(j)
+	if out.Status.Periodic != nil {
+		out.Status.Periodic.ActiveRuns = uint32(s.engine.Reads().ActiveRuns(j.ID))
+	}
 	// Why its tasks wait is read, never stored; a job that just went is
 	// shown without it.
 	if groups, err := s.engine.Reads().Waiting(j.ID); err == nil {
@@ -301,7 +308,7 @@ func (s *Server) GetJob(ctx context.Context, req *pb.GetJobRequest) (*pb.GetJobR
 }
 
 func (s *Server) ListJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.ListJobsResponse, error) {
-	f := jobmgr.JobFilter{Pool: req.Pool, Name: req.Name}
+	f := jobmgr.JobFilter{Pool: req.Pool, Name: req.Name, RunOf: model.JobID(req.RunOf)}
 	for _, st := range req.States {
 		f.States = append(f.States, model.JobState(st))
 	}
@@ -371,6 +378,39 @@ func summaryOf(j *model.Job) *model.Job {
 	cp := *j
 	cp.Spec.Task, cp.Spec.Overrides = model.TaskSpec{}, nil
 	return &cp
+}
+
+func (s *Server) SuspendJob(ctx context.Context, req *pb.SuspendJobRequest) (*pb.SuspendJobResponse, error) {
+	if err := requireID("id", req.Id); err != nil {
+		return nil, err
+	}
+	j, err := jobmgr.Do(ctx, s.engine, jobmgr.SuspendJob{ID: model.JobID(req.Id)})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.SuspendJobResponse{Job: jobToProto(j)}, nil
+}
+
+func (s *Server) ResumeJob(ctx context.Context, req *pb.ResumeJobRequest) (*pb.ResumeJobResponse, error) {
+	if err := requireID("id", req.Id); err != nil {
+		return nil, err
+	}
+	j, err := jobmgr.Do(ctx, s.engine, jobmgr.ResumeJob{ID: model.JobID(req.Id)})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.ResumeJobResponse{Job: jobToProto(j)}, nil
+}
+
+func (s *Server) RunJob(ctx context.Context, req *pb.RunJobRequest) (*pb.RunJobResponse, error) {
+	if err := requireID("id", req.Id); err != nil {
+		return nil, err
+	}
+	j, err := jobmgr.Do(ctx, s.engine, jobmgr.RunJob{ID: model.JobID(req.Id)})
+	if err != nil {
+		return nil, toStatus(stoppedUnder(ctx, err))
+	}
+	return &pb.RunJobResponse{Run: jobToProto(j)}, nil
 }
 
 func (s *Server) StopJob(ctx context.Context, req *pb.StopJobRequest) (*pb.StopJobResponse, error) {

@@ -1277,7 +1277,9 @@ type ListJobsRequest struct {
 	// Count every job that matches the filters (all pages) into the
 	// answer's total. It reads every job of the region, so leave it unset
 	// when the count is not shown.
-	CountTotal    bool `protobuf:"varint,11,opt,name=count_total,json=countTotal,proto3" json:"count_total,omitempty"`
+	CountTotal bool `protobuf:"varint,11,opt,name=count_total,json=countTotal,proto3" json:"count_total,omitempty"`
+	// Only the runs of this periodic job.
+	RunOf         string `protobuf:"bytes,12,opt,name=run_of,json=runOf,proto3" json:"run_of,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1387,6 +1389,13 @@ func (x *ListJobsRequest) GetCountTotal() bool {
 		return x.CountTotal
 	}
 	return false
+}
+
+func (x *ListJobsRequest) GetRunOf() string {
+	if x != nil {
+		return x.RunOf
+	}
+	return ""
 }
 
 type ListJobsResponse struct {
@@ -1540,6 +1549,271 @@ func (x *StopJobResponse) GetJob() *Job {
 	return nil
 }
 
+type SuspendJobRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SuspendJobRequest) Reset() {
+	*x = SuspendJobRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SuspendJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SuspendJobRequest) ProtoMessage() {}
+
+func (x *SuspendJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SuspendJobRequest.ProtoReflect.Descriptor instead.
+func (*SuspendJobRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *SuspendJobRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type SuspendJobResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SuspendJobResponse) Reset() {
+	*x = SuspendJobResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SuspendJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SuspendJobResponse) ProtoMessage() {}
+
+func (x *SuspendJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SuspendJobResponse.ProtoReflect.Descriptor instead.
+func (*SuspendJobResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *SuspendJobResponse) GetJob() *Job {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+type ResumeJobRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeJobRequest) Reset() {
+	*x = ResumeJobRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeJobRequest) ProtoMessage() {}
+
+func (x *ResumeJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeJobRequest.ProtoReflect.Descriptor instead.
+func (*ResumeJobRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ResumeJobRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type ResumeJobResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeJobResponse) Reset() {
+	*x = ResumeJobResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeJobResponse) ProtoMessage() {}
+
+func (x *ResumeJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeJobResponse.ProtoReflect.Descriptor instead.
+func (*ResumeJobResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ResumeJobResponse) GetJob() *Job {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+type RunJobRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunJobRequest) Reset() {
+	*x = RunJobRequest{}
+	mi := &file_peloton_v1_service_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunJobRequest) ProtoMessage() {}
+
+func (x *RunJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunJobRequest.ProtoReflect.Descriptor instead.
+func (*RunJobRequest) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *RunJobRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type RunJobResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run launched.
+	Run           *Job `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunJobResponse) Reset() {
+	*x = RunJobResponse{}
+	mi := &file_peloton_v1_service_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunJobResponse) ProtoMessage() {}
+
+func (x *RunJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_service_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunJobResponse.ProtoReflect.Descriptor instead.
+func (*RunJobResponse) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *RunJobResponse) GetRun() *Job {
+	if x != nil {
+		return x.Run
+	}
+	return nil
+}
+
 type DeleteJobRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -1549,7 +1823,7 @@ type DeleteJobRequest struct {
 
 func (x *DeleteJobRequest) Reset() {
 	*x = DeleteJobRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[25]
+	mi := &file_peloton_v1_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1561,7 +1835,7 @@ func (x *DeleteJobRequest) String() string {
 func (*DeleteJobRequest) ProtoMessage() {}
 
 func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[25]
+	mi := &file_peloton_v1_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1574,7 +1848,7 @@ func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobRequest.ProtoReflect.Descriptor instead.
 func (*DeleteJobRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{25}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *DeleteJobRequest) GetId() string {
@@ -1592,7 +1866,7 @@ type DeleteJobResponse struct {
 
 func (x *DeleteJobResponse) Reset() {
 	*x = DeleteJobResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[26]
+	mi := &file_peloton_v1_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1604,7 +1878,7 @@ func (x *DeleteJobResponse) String() string {
 func (*DeleteJobResponse) ProtoMessage() {}
 
 func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[26]
+	mi := &file_peloton_v1_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1617,7 +1891,7 @@ func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobResponse.ProtoReflect.Descriptor instead.
 func (*DeleteJobResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{26}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{32}
 }
 
 type UpdateJobRequest struct {
@@ -1656,7 +1930,7 @@ type UpdateJobRequest struct {
 
 func (x *UpdateJobRequest) Reset() {
 	*x = UpdateJobRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[27]
+	mi := &file_peloton_v1_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1668,7 +1942,7 @@ func (x *UpdateJobRequest) String() string {
 func (*UpdateJobRequest) ProtoMessage() {}
 
 func (x *UpdateJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[27]
+	mi := &file_peloton_v1_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1681,7 +1955,7 @@ func (x *UpdateJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateJobRequest.ProtoReflect.Descriptor instead.
 func (*UpdateJobRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{27}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *UpdateJobRequest) GetJobId() string {
@@ -1763,7 +2037,7 @@ type UpdateJobResponse struct {
 
 func (x *UpdateJobResponse) Reset() {
 	*x = UpdateJobResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[28]
+	mi := &file_peloton_v1_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1775,7 +2049,7 @@ func (x *UpdateJobResponse) String() string {
 func (*UpdateJobResponse) ProtoMessage() {}
 
 func (x *UpdateJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[28]
+	mi := &file_peloton_v1_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1788,7 +2062,7 @@ func (x *UpdateJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateJobResponse.ProtoReflect.Descriptor instead.
 func (*UpdateJobResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{28}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *UpdateJobResponse) GetUpdate() *Update {
@@ -1808,7 +2082,7 @@ type GetUpdateRequest struct {
 
 func (x *GetUpdateRequest) Reset() {
 	*x = GetUpdateRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[29]
+	mi := &file_peloton_v1_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1820,7 +2094,7 @@ func (x *GetUpdateRequest) String() string {
 func (*GetUpdateRequest) ProtoMessage() {}
 
 func (x *GetUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[29]
+	mi := &file_peloton_v1_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1833,7 +2107,7 @@ func (x *GetUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetUpdateRequest.ProtoReflect.Descriptor instead.
 func (*GetUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{29}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetUpdateRequest) GetUpdateId() string {
@@ -1852,7 +2126,7 @@ type GetUpdateResponse struct {
 
 func (x *GetUpdateResponse) Reset() {
 	*x = GetUpdateResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[30]
+	mi := &file_peloton_v1_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1864,7 +2138,7 @@ func (x *GetUpdateResponse) String() string {
 func (*GetUpdateResponse) ProtoMessage() {}
 
 func (x *GetUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[30]
+	mi := &file_peloton_v1_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1877,7 +2151,7 @@ func (x *GetUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetUpdateResponse.ProtoReflect.Descriptor instead.
 func (*GetUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{30}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetUpdateResponse) GetUpdate() *Update {
@@ -1896,7 +2170,7 @@ type ListUpdatesRequest struct {
 
 func (x *ListUpdatesRequest) Reset() {
 	*x = ListUpdatesRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[31]
+	mi := &file_peloton_v1_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1908,7 +2182,7 @@ func (x *ListUpdatesRequest) String() string {
 func (*ListUpdatesRequest) ProtoMessage() {}
 
 func (x *ListUpdatesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[31]
+	mi := &file_peloton_v1_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1921,7 +2195,7 @@ func (x *ListUpdatesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUpdatesRequest.ProtoReflect.Descriptor instead.
 func (*ListUpdatesRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{31}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListUpdatesRequest) GetJobId() string {
@@ -1940,7 +2214,7 @@ type ListUpdatesResponse struct {
 
 func (x *ListUpdatesResponse) Reset() {
 	*x = ListUpdatesResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[32]
+	mi := &file_peloton_v1_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1952,7 +2226,7 @@ func (x *ListUpdatesResponse) String() string {
 func (*ListUpdatesResponse) ProtoMessage() {}
 
 func (x *ListUpdatesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[32]
+	mi := &file_peloton_v1_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1965,7 +2239,7 @@ func (x *ListUpdatesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUpdatesResponse.ProtoReflect.Descriptor instead.
 func (*ListUpdatesResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{32}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListUpdatesResponse) GetUpdates() []*Update {
@@ -1984,7 +2258,7 @@ type AbortUpdateRequest struct {
 
 func (x *AbortUpdateRequest) Reset() {
 	*x = AbortUpdateRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	mi := &file_peloton_v1_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1996,7 +2270,7 @@ func (x *AbortUpdateRequest) String() string {
 func (*AbortUpdateRequest) ProtoMessage() {}
 
 func (x *AbortUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[33]
+	mi := &file_peloton_v1_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2009,7 +2283,7 @@ func (x *AbortUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbortUpdateRequest.ProtoReflect.Descriptor instead.
 func (*AbortUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{33}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *AbortUpdateRequest) GetUpdateId() string {
@@ -2028,7 +2302,7 @@ type AbortUpdateResponse struct {
 
 func (x *AbortUpdateResponse) Reset() {
 	*x = AbortUpdateResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	mi := &file_peloton_v1_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2040,7 +2314,7 @@ func (x *AbortUpdateResponse) String() string {
 func (*AbortUpdateResponse) ProtoMessage() {}
 
 func (x *AbortUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[34]
+	mi := &file_peloton_v1_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2053,7 +2327,7 @@ func (x *AbortUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbortUpdateResponse.ProtoReflect.Descriptor instead.
 func (*AbortUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{34}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *AbortUpdateResponse) GetUpdate() *Update {
@@ -2072,7 +2346,7 @@ type PauseUpdateRequest struct {
 
 func (x *PauseUpdateRequest) Reset() {
 	*x = PauseUpdateRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[35]
+	mi := &file_peloton_v1_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2084,7 +2358,7 @@ func (x *PauseUpdateRequest) String() string {
 func (*PauseUpdateRequest) ProtoMessage() {}
 
 func (x *PauseUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[35]
+	mi := &file_peloton_v1_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2097,7 +2371,7 @@ func (x *PauseUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseUpdateRequest.ProtoReflect.Descriptor instead.
 func (*PauseUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{35}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PauseUpdateRequest) GetUpdateId() string {
@@ -2116,7 +2390,7 @@ type PauseUpdateResponse struct {
 
 func (x *PauseUpdateResponse) Reset() {
 	*x = PauseUpdateResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[36]
+	mi := &file_peloton_v1_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2128,7 +2402,7 @@ func (x *PauseUpdateResponse) String() string {
 func (*PauseUpdateResponse) ProtoMessage() {}
 
 func (x *PauseUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[36]
+	mi := &file_peloton_v1_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2141,7 +2415,7 @@ func (x *PauseUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseUpdateResponse.ProtoReflect.Descriptor instead.
 func (*PauseUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{36}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *PauseUpdateResponse) GetUpdate() *Update {
@@ -2160,7 +2434,7 @@ type ResumeUpdateRequest struct {
 
 func (x *ResumeUpdateRequest) Reset() {
 	*x = ResumeUpdateRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[37]
+	mi := &file_peloton_v1_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2172,7 +2446,7 @@ func (x *ResumeUpdateRequest) String() string {
 func (*ResumeUpdateRequest) ProtoMessage() {}
 
 func (x *ResumeUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[37]
+	mi := &file_peloton_v1_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2185,7 +2459,7 @@ func (x *ResumeUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeUpdateRequest.ProtoReflect.Descriptor instead.
 func (*ResumeUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{37}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ResumeUpdateRequest) GetUpdateId() string {
@@ -2204,7 +2478,7 @@ type ResumeUpdateResponse struct {
 
 func (x *ResumeUpdateResponse) Reset() {
 	*x = ResumeUpdateResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[38]
+	mi := &file_peloton_v1_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2216,7 +2490,7 @@ func (x *ResumeUpdateResponse) String() string {
 func (*ResumeUpdateResponse) ProtoMessage() {}
 
 func (x *ResumeUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[38]
+	mi := &file_peloton_v1_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2229,7 +2503,7 @@ func (x *ResumeUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeUpdateResponse.ProtoReflect.Descriptor instead.
 func (*ResumeUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{38}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ResumeUpdateResponse) GetUpdate() *Update {
@@ -2248,7 +2522,7 @@ type RollbackUpdateRequest struct {
 
 func (x *RollbackUpdateRequest) Reset() {
 	*x = RollbackUpdateRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[39]
+	mi := &file_peloton_v1_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2260,7 +2534,7 @@ func (x *RollbackUpdateRequest) String() string {
 func (*RollbackUpdateRequest) ProtoMessage() {}
 
 func (x *RollbackUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[39]
+	mi := &file_peloton_v1_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2273,7 +2547,7 @@ func (x *RollbackUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollbackUpdateRequest.ProtoReflect.Descriptor instead.
 func (*RollbackUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{39}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *RollbackUpdateRequest) GetUpdateId() string {
@@ -2292,7 +2566,7 @@ type RollbackUpdateResponse struct {
 
 func (x *RollbackUpdateResponse) Reset() {
 	*x = RollbackUpdateResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[40]
+	mi := &file_peloton_v1_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2304,7 +2578,7 @@ func (x *RollbackUpdateResponse) String() string {
 func (*RollbackUpdateResponse) ProtoMessage() {}
 
 func (x *RollbackUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[40]
+	mi := &file_peloton_v1_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2317,7 +2591,7 @@ func (x *RollbackUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollbackUpdateResponse.ProtoReflect.Descriptor instead.
 func (*RollbackUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{40}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *RollbackUpdateResponse) GetUpdate() *Update {
@@ -2336,7 +2610,7 @@ type PromoteUpdateRequest struct {
 
 func (x *PromoteUpdateRequest) Reset() {
 	*x = PromoteUpdateRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[41]
+	mi := &file_peloton_v1_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2348,7 +2622,7 @@ func (x *PromoteUpdateRequest) String() string {
 func (*PromoteUpdateRequest) ProtoMessage() {}
 
 func (x *PromoteUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[41]
+	mi := &file_peloton_v1_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2361,7 +2635,7 @@ func (x *PromoteUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromoteUpdateRequest.ProtoReflect.Descriptor instead.
 func (*PromoteUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{41}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *PromoteUpdateRequest) GetUpdateId() string {
@@ -2380,7 +2654,7 @@ type PromoteUpdateResponse struct {
 
 func (x *PromoteUpdateResponse) Reset() {
 	*x = PromoteUpdateResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	mi := &file_peloton_v1_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2392,7 +2666,7 @@ func (x *PromoteUpdateResponse) String() string {
 func (*PromoteUpdateResponse) ProtoMessage() {}
 
 func (x *PromoteUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[42]
+	mi := &file_peloton_v1_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2405,7 +2679,7 @@ func (x *PromoteUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromoteUpdateResponse.ProtoReflect.Descriptor instead.
 func (*PromoteUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{42}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *PromoteUpdateResponse) GetUpdate() *Update {
@@ -2426,7 +2700,7 @@ type GetJobConfigRequest struct {
 
 func (x *GetJobConfigRequest) Reset() {
 	*x = GetJobConfigRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[43]
+	mi := &file_peloton_v1_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2438,7 +2712,7 @@ func (x *GetJobConfigRequest) String() string {
 func (*GetJobConfigRequest) ProtoMessage() {}
 
 func (x *GetJobConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[43]
+	mi := &file_peloton_v1_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2451,7 +2725,7 @@ func (x *GetJobConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobConfigRequest.ProtoReflect.Descriptor instead.
 func (*GetJobConfigRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{43}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *GetJobConfigRequest) GetJobId() string {
@@ -2481,7 +2755,7 @@ type GetJobConfigResponse struct {
 
 func (x *GetJobConfigResponse) Reset() {
 	*x = GetJobConfigResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[44]
+	mi := &file_peloton_v1_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2493,7 +2767,7 @@ func (x *GetJobConfigResponse) String() string {
 func (*GetJobConfigResponse) ProtoMessage() {}
 
 func (x *GetJobConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[44]
+	mi := &file_peloton_v1_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2506,7 +2780,7 @@ func (x *GetJobConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobConfigResponse.ProtoReflect.Descriptor instead.
 func (*GetJobConfigResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{44}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *GetJobConfigResponse) GetSpec() *JobSpec {
@@ -2545,7 +2819,7 @@ type ListEventsRequest struct {
 
 func (x *ListEventsRequest) Reset() {
 	*x = ListEventsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[45]
+	mi := &file_peloton_v1_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2557,7 +2831,7 @@ func (x *ListEventsRequest) String() string {
 func (*ListEventsRequest) ProtoMessage() {}
 
 func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[45]
+	mi := &file_peloton_v1_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2570,7 +2844,7 @@ func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListEventsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{45}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListEventsRequest) GetJobId() string {
@@ -2614,7 +2888,7 @@ type ListEventsResponse struct {
 
 func (x *ListEventsResponse) Reset() {
 	*x = ListEventsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[46]
+	mi := &file_peloton_v1_service_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2626,7 +2900,7 @@ func (x *ListEventsResponse) String() string {
 func (*ListEventsResponse) ProtoMessage() {}
 
 func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[46]
+	mi := &file_peloton_v1_service_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2639,7 +2913,7 @@ func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListEventsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{46}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListEventsResponse) GetEvents() []*Event {
@@ -2670,7 +2944,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[47]
+	mi := &file_peloton_v1_service_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2682,7 +2956,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[47]
+	mi := &file_peloton_v1_service_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2695,7 +2969,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{47}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ListTasksRequest) GetJobId() string {
@@ -2737,7 +3011,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[48]
+	mi := &file_peloton_v1_service_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2749,7 +3023,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[48]
+	mi := &file_peloton_v1_service_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2762,7 +3036,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{48}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -2789,7 +3063,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[49]
+	mi := &file_peloton_v1_service_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2801,7 +3075,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[49]
+	mi := &file_peloton_v1_service_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2814,7 +3088,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{49}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *GetTaskRequest) GetJobId() string {
@@ -2840,7 +3114,7 @@ type GetTaskResponse struct {
 
 func (x *GetTaskResponse) Reset() {
 	*x = GetTaskResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[50]
+	mi := &file_peloton_v1_service_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2852,7 +3126,7 @@ func (x *GetTaskResponse) String() string {
 func (*GetTaskResponse) ProtoMessage() {}
 
 func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[50]
+	mi := &file_peloton_v1_service_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2865,7 +3139,7 @@ func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{50}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *GetTaskResponse) GetTask() *Task {
@@ -2893,7 +3167,7 @@ type GetTaskLogsRequest struct {
 
 func (x *GetTaskLogsRequest) Reset() {
 	*x = GetTaskLogsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[51]
+	mi := &file_peloton_v1_service_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2905,7 +3179,7 @@ func (x *GetTaskLogsRequest) String() string {
 func (*GetTaskLogsRequest) ProtoMessage() {}
 
 func (x *GetTaskLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[51]
+	mi := &file_peloton_v1_service_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2918,7 +3192,7 @@ func (x *GetTaskLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskLogsRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskLogsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{51}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *GetTaskLogsRequest) GetJobId() string {
@@ -2976,7 +3250,7 @@ type GetTaskLogsResponse struct {
 
 func (x *GetTaskLogsResponse) Reset() {
 	*x = GetTaskLogsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[52]
+	mi := &file_peloton_v1_service_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2988,7 +3262,7 @@ func (x *GetTaskLogsResponse) String() string {
 func (*GetTaskLogsResponse) ProtoMessage() {}
 
 func (x *GetTaskLogsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[52]
+	mi := &file_peloton_v1_service_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3001,7 +3275,7 @@ func (x *GetTaskLogsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskLogsResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskLogsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{52}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *GetTaskLogsResponse) GetData() []byte {
@@ -3039,7 +3313,7 @@ type StopTasksRequest struct {
 
 func (x *StopTasksRequest) Reset() {
 	*x = StopTasksRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[53]
+	mi := &file_peloton_v1_service_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3051,7 +3325,7 @@ func (x *StopTasksRequest) String() string {
 func (*StopTasksRequest) ProtoMessage() {}
 
 func (x *StopTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[53]
+	mi := &file_peloton_v1_service_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3064,7 +3338,7 @@ func (x *StopTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopTasksRequest.ProtoReflect.Descriptor instead.
 func (*StopTasksRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{53}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *StopTasksRequest) GetJobId() string {
@@ -3097,7 +3371,7 @@ type StopTasksResponse struct {
 
 func (x *StopTasksResponse) Reset() {
 	*x = StopTasksResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[54]
+	mi := &file_peloton_v1_service_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3109,7 +3383,7 @@ func (x *StopTasksResponse) String() string {
 func (*StopTasksResponse) ProtoMessage() {}
 
 func (x *StopTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[54]
+	mi := &file_peloton_v1_service_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3122,7 +3396,7 @@ func (x *StopTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopTasksResponse.ProtoReflect.Descriptor instead.
 func (*StopTasksResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{54}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *StopTasksResponse) GetTasks() []*Task {
@@ -3147,7 +3421,7 @@ type RestartTasksRequest struct {
 
 func (x *RestartTasksRequest) Reset() {
 	*x = RestartTasksRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[55]
+	mi := &file_peloton_v1_service_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3159,7 +3433,7 @@ func (x *RestartTasksRequest) String() string {
 func (*RestartTasksRequest) ProtoMessage() {}
 
 func (x *RestartTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[55]
+	mi := &file_peloton_v1_service_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3172,7 +3446,7 @@ func (x *RestartTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartTasksRequest.ProtoReflect.Descriptor instead.
 func (*RestartTasksRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{55}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *RestartTasksRequest) GetJobId() string {
@@ -3205,7 +3479,7 @@ type RestartTasksResponse struct {
 
 func (x *RestartTasksResponse) Reset() {
 	*x = RestartTasksResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[56]
+	mi := &file_peloton_v1_service_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3217,7 +3491,7 @@ func (x *RestartTasksResponse) String() string {
 func (*RestartTasksResponse) ProtoMessage() {}
 
 func (x *RestartTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[56]
+	mi := &file_peloton_v1_service_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3230,7 +3504,7 @@ func (x *RestartTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartTasksResponse.ProtoReflect.Descriptor instead.
 func (*RestartTasksResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{56}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *RestartTasksResponse) GetTasks() []*Task {
@@ -3249,7 +3523,7 @@ type CreatePoolRequest struct {
 
 func (x *CreatePoolRequest) Reset() {
 	*x = CreatePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[57]
+	mi := &file_peloton_v1_service_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3261,7 +3535,7 @@ func (x *CreatePoolRequest) String() string {
 func (*CreatePoolRequest) ProtoMessage() {}
 
 func (x *CreatePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[57]
+	mi := &file_peloton_v1_service_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3274,7 +3548,7 @@ func (x *CreatePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePoolRequest.ProtoReflect.Descriptor instead.
 func (*CreatePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{57}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *CreatePoolRequest) GetSpec() *PoolSpec {
@@ -3293,7 +3567,7 @@ type CreatePoolResponse struct {
 
 func (x *CreatePoolResponse) Reset() {
 	*x = CreatePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[58]
+	mi := &file_peloton_v1_service_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3305,7 +3579,7 @@ func (x *CreatePoolResponse) String() string {
 func (*CreatePoolResponse) ProtoMessage() {}
 
 func (x *CreatePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[58]
+	mi := &file_peloton_v1_service_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3318,7 +3592,7 @@ func (x *CreatePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePoolResponse.ProtoReflect.Descriptor instead.
 func (*CreatePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{58}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *CreatePoolResponse) GetPool() *Pool {
@@ -3337,7 +3611,7 @@ type UpdatePoolRequest struct {
 
 func (x *UpdatePoolRequest) Reset() {
 	*x = UpdatePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[59]
+	mi := &file_peloton_v1_service_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3349,7 +3623,7 @@ func (x *UpdatePoolRequest) String() string {
 func (*UpdatePoolRequest) ProtoMessage() {}
 
 func (x *UpdatePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[59]
+	mi := &file_peloton_v1_service_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3362,7 +3636,7 @@ func (x *UpdatePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePoolRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{59}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *UpdatePoolRequest) GetSpec() *PoolSpec {
@@ -3381,7 +3655,7 @@ type UpdatePoolResponse struct {
 
 func (x *UpdatePoolResponse) Reset() {
 	*x = UpdatePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[60]
+	mi := &file_peloton_v1_service_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3393,7 +3667,7 @@ func (x *UpdatePoolResponse) String() string {
 func (*UpdatePoolResponse) ProtoMessage() {}
 
 func (x *UpdatePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[60]
+	mi := &file_peloton_v1_service_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3406,7 +3680,7 @@ func (x *UpdatePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePoolResponse.ProtoReflect.Descriptor instead.
 func (*UpdatePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{60}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *UpdatePoolResponse) GetPool() *Pool {
@@ -3425,7 +3699,7 @@ type DeletePoolRequest struct {
 
 func (x *DeletePoolRequest) Reset() {
 	*x = DeletePoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[61]
+	mi := &file_peloton_v1_service_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3437,7 +3711,7 @@ func (x *DeletePoolRequest) String() string {
 func (*DeletePoolRequest) ProtoMessage() {}
 
 func (x *DeletePoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[61]
+	mi := &file_peloton_v1_service_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3450,7 +3724,7 @@ func (x *DeletePoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePoolRequest.ProtoReflect.Descriptor instead.
 func (*DeletePoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{61}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *DeletePoolRequest) GetPath() string {
@@ -3468,7 +3742,7 @@ type DeletePoolResponse struct {
 
 func (x *DeletePoolResponse) Reset() {
 	*x = DeletePoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[62]
+	mi := &file_peloton_v1_service_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3480,7 +3754,7 @@ func (x *DeletePoolResponse) String() string {
 func (*DeletePoolResponse) ProtoMessage() {}
 
 func (x *DeletePoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[62]
+	mi := &file_peloton_v1_service_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3493,7 +3767,7 @@ func (x *DeletePoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePoolResponse.ProtoReflect.Descriptor instead.
 func (*DeletePoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{62}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{68}
 }
 
 type ListPoolsRequest struct {
@@ -3508,7 +3782,7 @@ type ListPoolsRequest struct {
 
 func (x *ListPoolsRequest) Reset() {
 	*x = ListPoolsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	mi := &file_peloton_v1_service_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3520,7 +3794,7 @@ func (x *ListPoolsRequest) String() string {
 func (*ListPoolsRequest) ProtoMessage() {}
 
 func (x *ListPoolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[63]
+	mi := &file_peloton_v1_service_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3533,7 +3807,7 @@ func (x *ListPoolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoolsRequest.ProtoReflect.Descriptor instead.
 func (*ListPoolsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{63}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *ListPoolsRequest) GetInUse() bool {
@@ -3552,7 +3826,7 @@ type ListPoolsResponse struct {
 
 func (x *ListPoolsResponse) Reset() {
 	*x = ListPoolsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	mi := &file_peloton_v1_service_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3564,7 +3838,7 @@ func (x *ListPoolsResponse) String() string {
 func (*ListPoolsResponse) ProtoMessage() {}
 
 func (x *ListPoolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[64]
+	mi := &file_peloton_v1_service_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3577,7 +3851,7 @@ func (x *ListPoolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoolsResponse.ProtoReflect.Descriptor instead.
 func (*ListPoolsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{64}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ListPoolsResponse) GetPools() []*Pool {
@@ -3598,7 +3872,7 @@ type GetPoolRequest struct {
 
 func (x *GetPoolRequest) Reset() {
 	*x = GetPoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	mi := &file_peloton_v1_service_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3610,7 +3884,7 @@ func (x *GetPoolRequest) String() string {
 func (*GetPoolRequest) ProtoMessage() {}
 
 func (x *GetPoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[65]
+	mi := &file_peloton_v1_service_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3623,7 +3897,7 @@ func (x *GetPoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolRequest.ProtoReflect.Descriptor instead.
 func (*GetPoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{65}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *GetPoolRequest) GetPath() string {
@@ -3649,7 +3923,7 @@ type GetPoolResponse struct {
 
 func (x *GetPoolResponse) Reset() {
 	*x = GetPoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	mi := &file_peloton_v1_service_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3661,7 +3935,7 @@ func (x *GetPoolResponse) String() string {
 func (*GetPoolResponse) ProtoMessage() {}
 
 func (x *GetPoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[66]
+	mi := &file_peloton_v1_service_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3674,7 +3948,7 @@ func (x *GetPoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolResponse.ProtoReflect.Descriptor instead.
 func (*GetPoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{66}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *GetPoolResponse) GetPool() *Pool {
@@ -3697,7 +3971,7 @@ type GetPoolHistoryRequest struct {
 
 func (x *GetPoolHistoryRequest) Reset() {
 	*x = GetPoolHistoryRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[67]
+	mi := &file_peloton_v1_service_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3709,7 +3983,7 @@ func (x *GetPoolHistoryRequest) String() string {
 func (*GetPoolHistoryRequest) ProtoMessage() {}
 
 func (x *GetPoolHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[67]
+	mi := &file_peloton_v1_service_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3722,7 +3996,7 @@ func (x *GetPoolHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetPoolHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{67}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *GetPoolHistoryRequest) GetPath() string {
@@ -3768,7 +4042,7 @@ type GetPoolHistoryResponse struct {
 
 func (x *GetPoolHistoryResponse) Reset() {
 	*x = GetPoolHistoryResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[68]
+	mi := &file_peloton_v1_service_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3780,7 +4054,7 @@ func (x *GetPoolHistoryResponse) String() string {
 func (*GetPoolHistoryResponse) ProtoMessage() {}
 
 func (x *GetPoolHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[68]
+	mi := &file_peloton_v1_service_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3793,7 +4067,7 @@ func (x *GetPoolHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPoolHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetPoolHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{68}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *GetPoolHistoryResponse) GetPath() string {
@@ -3876,7 +4150,7 @@ type PoolResourceHistory struct {
 
 func (x *PoolResourceHistory) Reset() {
 	*x = PoolResourceHistory{}
-	mi := &file_peloton_v1_service_proto_msgTypes[69]
+	mi := &file_peloton_v1_service_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3888,7 +4162,7 @@ func (x *PoolResourceHistory) String() string {
 func (*PoolResourceHistory) ProtoMessage() {}
 
 func (x *PoolResourceHistory) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[69]
+	mi := &file_peloton_v1_service_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3901,7 +4175,7 @@ func (x *PoolResourceHistory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolResourceHistory.ProtoReflect.Descriptor instead.
 func (*PoolResourceHistory) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{69}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *PoolResourceHistory) GetName() string {
@@ -3962,7 +4236,7 @@ type ListClustersRequest struct {
 
 func (x *ListClustersRequest) Reset() {
 	*x = ListClustersRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[70]
+	mi := &file_peloton_v1_service_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3974,7 +4248,7 @@ func (x *ListClustersRequest) String() string {
 func (*ListClustersRequest) ProtoMessage() {}
 
 func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[70]
+	mi := &file_peloton_v1_service_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3987,7 +4261,7 @@ func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListClustersRequest.ProtoReflect.Descriptor instead.
 func (*ListClustersRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{70}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *ListClustersRequest) GetRegion() string {
@@ -4006,7 +4280,7 @@ type ListClustersResponse struct {
 
 func (x *ListClustersResponse) Reset() {
 	*x = ListClustersResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[71]
+	mi := &file_peloton_v1_service_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4018,7 +4292,7 @@ func (x *ListClustersResponse) String() string {
 func (*ListClustersResponse) ProtoMessage() {}
 
 func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[71]
+	mi := &file_peloton_v1_service_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4031,7 +4305,7 @@ func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListClustersResponse.ProtoReflect.Descriptor instead.
 func (*ListClustersResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{71}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *ListClustersResponse) GetClusters() []*ClusterSummary {
@@ -4052,7 +4326,7 @@ type GetClusterRequest struct {
 
 func (x *GetClusterRequest) Reset() {
 	*x = GetClusterRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[72]
+	mi := &file_peloton_v1_service_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4064,7 +4338,7 @@ func (x *GetClusterRequest) String() string {
 func (*GetClusterRequest) ProtoMessage() {}
 
 func (x *GetClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[72]
+	mi := &file_peloton_v1_service_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4077,7 +4351,7 @@ func (x *GetClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterRequest.ProtoReflect.Descriptor instead.
 func (*GetClusterRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{72}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *GetClusterRequest) GetCluster() string {
@@ -4103,7 +4377,7 @@ type GetClusterResponse struct {
 
 func (x *GetClusterResponse) Reset() {
 	*x = GetClusterResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[73]
+	mi := &file_peloton_v1_service_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4115,7 +4389,7 @@ func (x *GetClusterResponse) String() string {
 func (*GetClusterResponse) ProtoMessage() {}
 
 func (x *GetClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[73]
+	mi := &file_peloton_v1_service_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4128,7 +4402,7 @@ func (x *GetClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterResponse.ProtoReflect.Descriptor instead.
 func (*GetClusterResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{73}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *GetClusterResponse) GetCluster() *ClusterSummary {
@@ -4148,7 +4422,7 @@ type DrainClusterRequest struct {
 
 func (x *DrainClusterRequest) Reset() {
 	*x = DrainClusterRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[74]
+	mi := &file_peloton_v1_service_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4160,7 +4434,7 @@ func (x *DrainClusterRequest) String() string {
 func (*DrainClusterRequest) ProtoMessage() {}
 
 func (x *DrainClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[74]
+	mi := &file_peloton_v1_service_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4173,7 +4447,7 @@ func (x *DrainClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainClusterRequest.ProtoReflect.Descriptor instead.
 func (*DrainClusterRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{74}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *DrainClusterRequest) GetCluster() string {
@@ -4199,7 +4473,7 @@ type DrainClusterResponse struct {
 
 func (x *DrainClusterResponse) Reset() {
 	*x = DrainClusterResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[75]
+	mi := &file_peloton_v1_service_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4211,7 +4485,7 @@ func (x *DrainClusterResponse) String() string {
 func (*DrainClusterResponse) ProtoMessage() {}
 
 func (x *DrainClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[75]
+	mi := &file_peloton_v1_service_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4224,7 +4498,7 @@ func (x *DrainClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainClusterResponse.ProtoReflect.Descriptor instead.
 func (*DrainClusterResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{75}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *DrainClusterResponse) GetCluster() *ClusterSummary {
@@ -4244,7 +4518,7 @@ type UndrainClusterRequest struct {
 
 func (x *UndrainClusterRequest) Reset() {
 	*x = UndrainClusterRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[76]
+	mi := &file_peloton_v1_service_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4256,7 +4530,7 @@ func (x *UndrainClusterRequest) String() string {
 func (*UndrainClusterRequest) ProtoMessage() {}
 
 func (x *UndrainClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[76]
+	mi := &file_peloton_v1_service_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4269,7 +4543,7 @@ func (x *UndrainClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainClusterRequest.ProtoReflect.Descriptor instead.
 func (*UndrainClusterRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{76}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *UndrainClusterRequest) GetCluster() string {
@@ -4295,7 +4569,7 @@ type UndrainClusterResponse struct {
 
 func (x *UndrainClusterResponse) Reset() {
 	*x = UndrainClusterResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[77]
+	mi := &file_peloton_v1_service_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4307,7 +4581,7 @@ func (x *UndrainClusterResponse) String() string {
 func (*UndrainClusterResponse) ProtoMessage() {}
 
 func (x *UndrainClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[77]
+	mi := &file_peloton_v1_service_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4320,7 +4594,7 @@ func (x *UndrainClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainClusterResponse.ProtoReflect.Descriptor instead.
 func (*UndrainClusterResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{77}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *UndrainClusterResponse) GetCluster() *ClusterSummary {
@@ -4342,7 +4616,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[78]
+	mi := &file_peloton_v1_service_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4354,7 +4628,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[78]
+	mi := &file_peloton_v1_service_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4367,7 +4641,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{78}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *ListHostsRequest) GetCluster() string {
@@ -4393,7 +4667,7 @@ type ListHostsResponse struct {
 
 func (x *ListHostsResponse) Reset() {
 	*x = ListHostsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[79]
+	mi := &file_peloton_v1_service_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4405,7 +4679,7 @@ func (x *ListHostsResponse) String() string {
 func (*ListHostsResponse) ProtoMessage() {}
 
 func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[79]
+	mi := &file_peloton_v1_service_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4418,7 +4692,7 @@ func (x *ListHostsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsResponse.ProtoReflect.Descriptor instead.
 func (*ListHostsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{79}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *ListHostsResponse) GetHosts() []*Host {
@@ -4447,7 +4721,7 @@ type DrainHostRequest struct {
 
 func (x *DrainHostRequest) Reset() {
 	*x = DrainHostRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[80]
+	mi := &file_peloton_v1_service_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4459,7 +4733,7 @@ func (x *DrainHostRequest) String() string {
 func (*DrainHostRequest) ProtoMessage() {}
 
 func (x *DrainHostRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[80]
+	mi := &file_peloton_v1_service_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4472,7 +4746,7 @@ func (x *DrainHostRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainHostRequest.ProtoReflect.Descriptor instead.
 func (*DrainHostRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{80}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *DrainHostRequest) GetHostId() string {
@@ -4512,7 +4786,7 @@ type DrainHostResponse struct {
 
 func (x *DrainHostResponse) Reset() {
 	*x = DrainHostResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[81]
+	mi := &file_peloton_v1_service_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4524,7 +4798,7 @@ func (x *DrainHostResponse) String() string {
 func (*DrainHostResponse) ProtoMessage() {}
 
 func (x *DrainHostResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[81]
+	mi := &file_peloton_v1_service_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4537,7 +4811,7 @@ func (x *DrainHostResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainHostResponse.ProtoReflect.Descriptor instead.
 func (*DrainHostResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{81}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *DrainHostResponse) GetHost() *Host {
@@ -4557,7 +4831,7 @@ type UndrainHostRequest struct {
 
 func (x *UndrainHostRequest) Reset() {
 	*x = UndrainHostRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[82]
+	mi := &file_peloton_v1_service_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4569,7 +4843,7 @@ func (x *UndrainHostRequest) String() string {
 func (*UndrainHostRequest) ProtoMessage() {}
 
 func (x *UndrainHostRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[82]
+	mi := &file_peloton_v1_service_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4582,7 +4856,7 @@ func (x *UndrainHostRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainHostRequest.ProtoReflect.Descriptor instead.
 func (*UndrainHostRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{82}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *UndrainHostRequest) GetHostId() string {
@@ -4608,7 +4882,7 @@ type UndrainHostResponse struct {
 
 func (x *UndrainHostResponse) Reset() {
 	*x = UndrainHostResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[83]
+	mi := &file_peloton_v1_service_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4620,7 +4894,7 @@ func (x *UndrainHostResponse) String() string {
 func (*UndrainHostResponse) ProtoMessage() {}
 
 func (x *UndrainHostResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[83]
+	mi := &file_peloton_v1_service_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4633,7 +4907,7 @@ func (x *UndrainHostResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndrainHostResponse.ProtoReflect.Descriptor instead.
 func (*UndrainHostResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{83}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *UndrainHostResponse) GetHost() *Host {
@@ -4655,7 +4929,7 @@ type MarkHostDownRequest struct {
 
 func (x *MarkHostDownRequest) Reset() {
 	*x = MarkHostDownRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[84]
+	mi := &file_peloton_v1_service_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4667,7 +4941,7 @@ func (x *MarkHostDownRequest) String() string {
 func (*MarkHostDownRequest) ProtoMessage() {}
 
 func (x *MarkHostDownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[84]
+	mi := &file_peloton_v1_service_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4680,7 +4954,7 @@ func (x *MarkHostDownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkHostDownRequest.ProtoReflect.Descriptor instead.
 func (*MarkHostDownRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{84}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *MarkHostDownRequest) GetHostId() string {
@@ -4713,7 +4987,7 @@ type MarkHostDownResponse struct {
 
 func (x *MarkHostDownResponse) Reset() {
 	*x = MarkHostDownResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[85]
+	mi := &file_peloton_v1_service_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4725,7 +4999,7 @@ func (x *MarkHostDownResponse) String() string {
 func (*MarkHostDownResponse) ProtoMessage() {}
 
 func (x *MarkHostDownResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[85]
+	mi := &file_peloton_v1_service_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4738,7 +5012,7 @@ func (x *MarkHostDownResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkHostDownResponse.ProtoReflect.Descriptor instead.
 func (*MarkHostDownResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{85}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *MarkHostDownResponse) GetHost() *Host {
@@ -4761,7 +5035,7 @@ type SetHostPoolRequest struct {
 
 func (x *SetHostPoolRequest) Reset() {
 	*x = SetHostPoolRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[86]
+	mi := &file_peloton_v1_service_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4773,7 +5047,7 @@ func (x *SetHostPoolRequest) String() string {
 func (*SetHostPoolRequest) ProtoMessage() {}
 
 func (x *SetHostPoolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[86]
+	mi := &file_peloton_v1_service_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4786,7 +5060,7 @@ func (x *SetHostPoolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetHostPoolRequest.ProtoReflect.Descriptor instead.
 func (*SetHostPoolRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{86}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *SetHostPoolRequest) GetHostId() string {
@@ -4819,7 +5093,7 @@ type SetHostPoolResponse struct {
 
 func (x *SetHostPoolResponse) Reset() {
 	*x = SetHostPoolResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[87]
+	mi := &file_peloton_v1_service_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4831,7 +5105,7 @@ func (x *SetHostPoolResponse) String() string {
 func (*SetHostPoolResponse) ProtoMessage() {}
 
 func (x *SetHostPoolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[87]
+	mi := &file_peloton_v1_service_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4844,7 +5118,7 @@ func (x *SetHostPoolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetHostPoolResponse.ProtoReflect.Descriptor instead.
 func (*SetHostPoolResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{87}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *SetHostPoolResponse) GetHost() *Host {
@@ -4862,7 +5136,7 @@ type ListHostPoolsRequest struct {
 
 func (x *ListHostPoolsRequest) Reset() {
 	*x = ListHostPoolsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[88]
+	mi := &file_peloton_v1_service_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4874,7 +5148,7 @@ func (x *ListHostPoolsRequest) String() string {
 func (*ListHostPoolsRequest) ProtoMessage() {}
 
 func (x *ListHostPoolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[88]
+	mi := &file_peloton_v1_service_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4887,7 +5161,7 @@ func (x *ListHostPoolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostPoolsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostPoolsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{88}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{94}
 }
 
 type ListHostPoolsResponse struct {
@@ -4901,7 +5175,7 @@ type ListHostPoolsResponse struct {
 
 func (x *ListHostPoolsResponse) Reset() {
 	*x = ListHostPoolsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[89]
+	mi := &file_peloton_v1_service_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4913,7 +5187,7 @@ func (x *ListHostPoolsResponse) String() string {
 func (*ListHostPoolsResponse) ProtoMessage() {}
 
 func (x *ListHostPoolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[89]
+	mi := &file_peloton_v1_service_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4926,7 +5200,7 @@ func (x *ListHostPoolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostPoolsResponse.ProtoReflect.Descriptor instead.
 func (*ListHostPoolsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{89}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *ListHostPoolsResponse) GetHostPools() []*HostPool {
@@ -4955,7 +5229,7 @@ type ListRegionsRequest struct {
 
 func (x *ListRegionsRequest) Reset() {
 	*x = ListRegionsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[90]
+	mi := &file_peloton_v1_service_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4967,7 +5241,7 @@ func (x *ListRegionsRequest) String() string {
 func (*ListRegionsRequest) ProtoMessage() {}
 
 func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[90]
+	mi := &file_peloton_v1_service_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4980,7 +5254,7 @@ func (x *ListRegionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsRequest.ProtoReflect.Descriptor instead.
 func (*ListRegionsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{90}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *ListRegionsRequest) GetHostLabels() bool {
@@ -4999,7 +5273,7 @@ type ListRegionsResponse struct {
 
 func (x *ListRegionsResponse) Reset() {
 	*x = ListRegionsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[91]
+	mi := &file_peloton_v1_service_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5011,7 +5285,7 @@ func (x *ListRegionsResponse) String() string {
 func (*ListRegionsResponse) ProtoMessage() {}
 
 func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[91]
+	mi := &file_peloton_v1_service_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5024,7 +5298,7 @@ func (x *ListRegionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRegionsResponse.ProtoReflect.Descriptor instead.
 func (*ListRegionsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{91}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *ListRegionsResponse) GetRegions() []*Region {
@@ -5044,7 +5318,7 @@ type GetRegionHistoryRequest struct {
 
 func (x *GetRegionHistoryRequest) Reset() {
 	*x = GetRegionHistoryRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[92]
+	mi := &file_peloton_v1_service_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5056,7 +5330,7 @@ func (x *GetRegionHistoryRequest) String() string {
 func (*GetRegionHistoryRequest) ProtoMessage() {}
 
 func (x *GetRegionHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[92]
+	mi := &file_peloton_v1_service_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5069,7 +5343,7 @@ func (x *GetRegionHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetRegionHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{92}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *GetRegionHistoryRequest) GetSince() *timestamppb.Timestamp {
@@ -5091,7 +5365,7 @@ type GetRegionHistoryResponse struct {
 
 func (x *GetRegionHistoryResponse) Reset() {
 	*x = GetRegionHistoryResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[93]
+	mi := &file_peloton_v1_service_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5103,7 +5377,7 @@ func (x *GetRegionHistoryResponse) String() string {
 func (*GetRegionHistoryResponse) ProtoMessage() {}
 
 func (x *GetRegionHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[93]
+	mi := &file_peloton_v1_service_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5116,7 +5390,7 @@ func (x *GetRegionHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRegionHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetRegionHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{93}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *GetRegionHistoryResponse) GetWindow() *durationpb.Duration {
@@ -5160,7 +5434,7 @@ type RegionHistory struct {
 
 func (x *RegionHistory) Reset() {
 	*x = RegionHistory{}
-	mi := &file_peloton_v1_service_proto_msgTypes[94]
+	mi := &file_peloton_v1_service_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5172,7 +5446,7 @@ func (x *RegionHistory) String() string {
 func (*RegionHistory) ProtoMessage() {}
 
 func (x *RegionHistory) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[94]
+	mi := &file_peloton_v1_service_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5185,7 +5459,7 @@ func (x *RegionHistory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionHistory.ProtoReflect.Descriptor instead.
 func (*RegionHistory) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{94}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *RegionHistory) GetName() string {
@@ -5248,7 +5522,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[95]
+	mi := &file_peloton_v1_service_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5260,7 +5534,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[95]
+	mi := &file_peloton_v1_service_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5273,7 +5547,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{95}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *WatchRequest) GetJobId() string {
@@ -5299,7 +5573,7 @@ type FailBackRequest struct {
 
 func (x *FailBackRequest) Reset() {
 	*x = FailBackRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[96]
+	mi := &file_peloton_v1_service_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5311,7 +5585,7 @@ func (x *FailBackRequest) String() string {
 func (*FailBackRequest) ProtoMessage() {}
 
 func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[96]
+	mi := &file_peloton_v1_service_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5324,7 +5598,7 @@ func (x *FailBackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackRequest.ProtoReflect.Descriptor instead.
 func (*FailBackRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{96}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *FailBackRequest) GetRegion() string {
@@ -5344,7 +5618,7 @@ type FailBackResponse struct {
 
 func (x *FailBackResponse) Reset() {
 	*x = FailBackResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[97]
+	mi := &file_peloton_v1_service_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5356,7 +5630,7 @@ func (x *FailBackResponse) String() string {
 func (*FailBackResponse) ProtoMessage() {}
 
 func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[97]
+	mi := &file_peloton_v1_service_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5369,7 +5643,7 @@ func (x *FailBackResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailBackResponse.ProtoReflect.Descriptor instead.
 func (*FailBackResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{97}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *FailBackResponse) GetMoved() []*PlannedMove {
@@ -5396,7 +5670,7 @@ type IsolateRegionRequest struct {
 
 func (x *IsolateRegionRequest) Reset() {
 	*x = IsolateRegionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[98]
+	mi := &file_peloton_v1_service_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5408,7 +5682,7 @@ func (x *IsolateRegionRequest) String() string {
 func (*IsolateRegionRequest) ProtoMessage() {}
 
 func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[98]
+	mi := &file_peloton_v1_service_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5421,7 +5695,7 @@ func (x *IsolateRegionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionRequest.ProtoReflect.Descriptor instead.
 func (*IsolateRegionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{98}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *IsolateRegionRequest) GetRegion() string {
@@ -5446,7 +5720,7 @@ type IsolateRegionResponse struct {
 
 func (x *IsolateRegionResponse) Reset() {
 	*x = IsolateRegionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[99]
+	mi := &file_peloton_v1_service_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5458,7 +5732,7 @@ func (x *IsolateRegionResponse) String() string {
 func (*IsolateRegionResponse) ProtoMessage() {}
 
 func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[99]
+	mi := &file_peloton_v1_service_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5471,7 +5745,7 @@ func (x *IsolateRegionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsolateRegionResponse.ProtoReflect.Descriptor instead.
 func (*IsolateRegionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{99}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{105}
 }
 
 type PutReplicaRequest struct {
@@ -5483,7 +5757,7 @@ type PutReplicaRequest struct {
 
 func (x *PutReplicaRequest) Reset() {
 	*x = PutReplicaRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[100]
+	mi := &file_peloton_v1_service_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5495,7 +5769,7 @@ func (x *PutReplicaRequest) String() string {
 func (*PutReplicaRequest) ProtoMessage() {}
 
 func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[100]
+	mi := &file_peloton_v1_service_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5508,7 +5782,7 @@ func (x *PutReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaRequest.ProtoReflect.Descriptor instead.
 func (*PutReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{100}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{106}
 }
 
 func (x *PutReplicaRequest) GetReplica() *Replica {
@@ -5526,7 +5800,7 @@ type PutReplicaResponse struct {
 
 func (x *PutReplicaResponse) Reset() {
 	*x = PutReplicaResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[101]
+	mi := &file_peloton_v1_service_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5538,7 +5812,7 @@ func (x *PutReplicaResponse) String() string {
 func (*PutReplicaResponse) ProtoMessage() {}
 
 func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[101]
+	mi := &file_peloton_v1_service_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5551,7 +5825,7 @@ func (x *PutReplicaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutReplicaResponse.ProtoReflect.Descriptor instead.
 func (*PutReplicaResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{101}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{107}
 }
 
 type ListReplicasRequest struct {
@@ -5569,7 +5843,7 @@ type ListReplicasRequest struct {
 
 func (x *ListReplicasRequest) Reset() {
 	*x = ListReplicasRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[102]
+	mi := &file_peloton_v1_service_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5581,7 +5855,7 @@ func (x *ListReplicasRequest) String() string {
 func (*ListReplicasRequest) ProtoMessage() {}
 
 func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[102]
+	mi := &file_peloton_v1_service_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5594,7 +5868,7 @@ func (x *ListReplicasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasRequest.ProtoReflect.Descriptor instead.
 func (*ListReplicasRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{102}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{108}
 }
 
 func (x *ListReplicasRequest) GetOwnerRegion() string {
@@ -5635,7 +5909,7 @@ type ListReplicasResponse struct {
 
 func (x *ListReplicasResponse) Reset() {
 	*x = ListReplicasResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[103]
+	mi := &file_peloton_v1_service_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5647,7 +5921,7 @@ func (x *ListReplicasResponse) String() string {
 func (*ListReplicasResponse) ProtoMessage() {}
 
 func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[103]
+	mi := &file_peloton_v1_service_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5660,7 +5934,7 @@ func (x *ListReplicasResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReplicasResponse.ProtoReflect.Descriptor instead.
 func (*ListReplicasResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{103}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{109}
 }
 
 func (x *ListReplicasResponse) GetReplicas() []*Replica {
@@ -5694,7 +5968,7 @@ type PlanFailoverRequest struct {
 
 func (x *PlanFailoverRequest) Reset() {
 	*x = PlanFailoverRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[104]
+	mi := &file_peloton_v1_service_proto_msgTypes[110]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5706,7 +5980,7 @@ func (x *PlanFailoverRequest) String() string {
 func (*PlanFailoverRequest) ProtoMessage() {}
 
 func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[104]
+	mi := &file_peloton_v1_service_proto_msgTypes[110]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5719,7 +5993,7 @@ func (x *PlanFailoverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverRequest.ProtoReflect.Descriptor instead.
 func (*PlanFailoverRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{104}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{110}
 }
 
 func (x *PlanFailoverRequest) GetRegion() string {
@@ -5738,7 +6012,7 @@ type PlanFailoverResponse struct {
 
 func (x *PlanFailoverResponse) Reset() {
 	*x = PlanFailoverResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[105]
+	mi := &file_peloton_v1_service_proto_msgTypes[111]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5750,7 +6024,7 @@ func (x *PlanFailoverResponse) String() string {
 func (*PlanFailoverResponse) ProtoMessage() {}
 
 func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[105]
+	mi := &file_peloton_v1_service_proto_msgTypes[111]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5763,7 +6037,7 @@ func (x *PlanFailoverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanFailoverResponse.ProtoReflect.Descriptor instead.
 func (*PlanFailoverResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{105}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{111}
 }
 
 func (x *PlanFailoverResponse) GetPlans() []*RegionPlan {
@@ -5784,7 +6058,7 @@ type StartDrillRequest struct {
 
 func (x *StartDrillRequest) Reset() {
 	*x = StartDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[106]
+	mi := &file_peloton_v1_service_proto_msgTypes[112]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5796,7 +6070,7 @@ func (x *StartDrillRequest) String() string {
 func (*StartDrillRequest) ProtoMessage() {}
 
 func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[106]
+	mi := &file_peloton_v1_service_proto_msgTypes[112]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5809,7 +6083,7 @@ func (x *StartDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillRequest.ProtoReflect.Descriptor instead.
 func (*StartDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{106}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{112}
 }
 
 func (x *StartDrillRequest) GetRegion() string {
@@ -5835,7 +6109,7 @@ type StartDrillResponse struct {
 
 func (x *StartDrillResponse) Reset() {
 	*x = StartDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[107]
+	mi := &file_peloton_v1_service_proto_msgTypes[113]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5847,7 +6121,7 @@ func (x *StartDrillResponse) String() string {
 func (*StartDrillResponse) ProtoMessage() {}
 
 func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[107]
+	mi := &file_peloton_v1_service_proto_msgTypes[113]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5860,7 +6134,7 @@ func (x *StartDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartDrillResponse.ProtoReflect.Descriptor instead.
 func (*StartDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{107}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{113}
 }
 
 func (x *StartDrillResponse) GetDrill() *Drill {
@@ -5879,7 +6153,7 @@ type GetDrillRequest struct {
 
 func (x *GetDrillRequest) Reset() {
 	*x = GetDrillRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[108]
+	mi := &file_peloton_v1_service_proto_msgTypes[114]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5891,7 +6165,7 @@ func (x *GetDrillRequest) String() string {
 func (*GetDrillRequest) ProtoMessage() {}
 
 func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[108]
+	mi := &file_peloton_v1_service_proto_msgTypes[114]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5904,7 +6178,7 @@ func (x *GetDrillRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillRequest.ProtoReflect.Descriptor instead.
 func (*GetDrillRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{108}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{114}
 }
 
 func (x *GetDrillRequest) GetId() string {
@@ -5923,7 +6197,7 @@ type GetDrillResponse struct {
 
 func (x *GetDrillResponse) Reset() {
 	*x = GetDrillResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[109]
+	mi := &file_peloton_v1_service_proto_msgTypes[115]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5935,7 +6209,7 @@ func (x *GetDrillResponse) String() string {
 func (*GetDrillResponse) ProtoMessage() {}
 
 func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[109]
+	mi := &file_peloton_v1_service_proto_msgTypes[115]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5948,7 +6222,7 @@ func (x *GetDrillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDrillResponse.ProtoReflect.Descriptor instead.
 func (*GetDrillResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{109}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{115}
 }
 
 func (x *GetDrillResponse) GetDrill() *Drill {
@@ -5966,7 +6240,7 @@ type ListDrillsRequest struct {
 
 func (x *ListDrillsRequest) Reset() {
 	*x = ListDrillsRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[110]
+	mi := &file_peloton_v1_service_proto_msgTypes[116]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5978,7 +6252,7 @@ func (x *ListDrillsRequest) String() string {
 func (*ListDrillsRequest) ProtoMessage() {}
 
 func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[110]
+	mi := &file_peloton_v1_service_proto_msgTypes[116]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5991,7 +6265,7 @@ func (x *ListDrillsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsRequest.ProtoReflect.Descriptor instead.
 func (*ListDrillsRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{110}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{116}
 }
 
 type ListDrillsResponse struct {
@@ -6003,7 +6277,7 @@ type ListDrillsResponse struct {
 
 func (x *ListDrillsResponse) Reset() {
 	*x = ListDrillsResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[111]
+	mi := &file_peloton_v1_service_proto_msgTypes[117]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6015,7 +6289,7 @@ func (x *ListDrillsResponse) String() string {
 func (*ListDrillsResponse) ProtoMessage() {}
 
 func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[111]
+	mi := &file_peloton_v1_service_proto_msgTypes[117]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6028,7 +6302,7 @@ func (x *ListDrillsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrillsResponse.ProtoReflect.Descriptor instead.
 func (*ListDrillsResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{111}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{117}
 }
 
 func (x *ListDrillsResponse) GetDrills() []*Drill {
@@ -6046,7 +6320,7 @@ type GetVersionRequest struct {
 
 func (x *GetVersionRequest) Reset() {
 	*x = GetVersionRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[112]
+	mi := &file_peloton_v1_service_proto_msgTypes[118]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6058,7 +6332,7 @@ func (x *GetVersionRequest) String() string {
 func (*GetVersionRequest) ProtoMessage() {}
 
 func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[112]
+	mi := &file_peloton_v1_service_proto_msgTypes[118]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6071,7 +6345,7 @@ func (x *GetVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionRequest.ProtoReflect.Descriptor instead.
 func (*GetVersionRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{112}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{118}
 }
 
 type GetVersionResponse struct {
@@ -6085,7 +6359,7 @@ type GetVersionResponse struct {
 
 func (x *GetVersionResponse) Reset() {
 	*x = GetVersionResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[113]
+	mi := &file_peloton_v1_service_proto_msgTypes[119]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6097,7 +6371,7 @@ func (x *GetVersionResponse) String() string {
 func (*GetVersionResponse) ProtoMessage() {}
 
 func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[113]
+	mi := &file_peloton_v1_service_proto_msgTypes[119]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6110,7 +6384,7 @@ func (x *GetVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetVersionResponse.ProtoReflect.Descriptor instead.
 func (*GetVersionResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{113}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{119}
 }
 
 func (x *GetVersionResponse) GetVersion() string {
@@ -6145,7 +6419,7 @@ type BackupStoreRequest struct {
 
 func (x *BackupStoreRequest) Reset() {
 	*x = BackupStoreRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[114]
+	mi := &file_peloton_v1_service_proto_msgTypes[120]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6157,7 +6431,7 @@ func (x *BackupStoreRequest) String() string {
 func (*BackupStoreRequest) ProtoMessage() {}
 
 func (x *BackupStoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[114]
+	mi := &file_peloton_v1_service_proto_msgTypes[120]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6170,7 +6444,7 @@ func (x *BackupStoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupStoreRequest.ProtoReflect.Descriptor instead.
 func (*BackupStoreRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{114}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{120}
 }
 
 func (x *BackupStoreRequest) GetRegion() string {
@@ -6195,7 +6469,7 @@ type BackupStoreResponse struct {
 
 func (x *BackupStoreResponse) Reset() {
 	*x = BackupStoreResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[115]
+	mi := &file_peloton_v1_service_proto_msgTypes[121]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6207,7 +6481,7 @@ func (x *BackupStoreResponse) String() string {
 func (*BackupStoreResponse) ProtoMessage() {}
 
 func (x *BackupStoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[115]
+	mi := &file_peloton_v1_service_proto_msgTypes[121]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6220,7 +6494,7 @@ func (x *BackupStoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupStoreResponse.ProtoReflect.Descriptor instead.
 func (*BackupStoreResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{115}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{121}
 }
 
 func (x *BackupStoreResponse) GetPart() isBackupStoreResponse_Part {
@@ -6282,7 +6556,7 @@ type BackupStoreSummary struct {
 
 func (x *BackupStoreSummary) Reset() {
 	*x = BackupStoreSummary{}
-	mi := &file_peloton_v1_service_proto_msgTypes[116]
+	mi := &file_peloton_v1_service_proto_msgTypes[122]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6294,7 +6568,7 @@ func (x *BackupStoreSummary) String() string {
 func (*BackupStoreSummary) ProtoMessage() {}
 
 func (x *BackupStoreSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[116]
+	mi := &file_peloton_v1_service_proto_msgTypes[122]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6307,7 +6581,7 @@ func (x *BackupStoreSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupStoreSummary.ProtoReflect.Descriptor instead.
 func (*BackupStoreSummary) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{116}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{122}
 }
 
 func (x *BackupStoreSummary) GetRegion() string {
@@ -6346,7 +6620,7 @@ type WhoAmIRequest struct {
 
 func (x *WhoAmIRequest) Reset() {
 	*x = WhoAmIRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[117]
+	mi := &file_peloton_v1_service_proto_msgTypes[123]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6358,7 +6632,7 @@ func (x *WhoAmIRequest) String() string {
 func (*WhoAmIRequest) ProtoMessage() {}
 
 func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[117]
+	mi := &file_peloton_v1_service_proto_msgTypes[123]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6371,7 +6645,7 @@ func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
 func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{117}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{123}
 }
 
 type WhoAmIResponse struct {
@@ -6393,7 +6667,7 @@ type WhoAmIResponse struct {
 
 func (x *WhoAmIResponse) Reset() {
 	*x = WhoAmIResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[118]
+	mi := &file_peloton_v1_service_proto_msgTypes[124]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6405,7 +6679,7 @@ func (x *WhoAmIResponse) String() string {
 func (*WhoAmIResponse) ProtoMessage() {}
 
 func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[118]
+	mi := &file_peloton_v1_service_proto_msgTypes[124]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6418,7 +6692,7 @@ func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhoAmIResponse.ProtoReflect.Descriptor instead.
 func (*WhoAmIResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{118}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{124}
 }
 
 func (x *WhoAmIResponse) GetName() string {
@@ -6471,7 +6745,7 @@ type CanIRequest struct {
 
 func (x *CanIRequest) Reset() {
 	*x = CanIRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[119]
+	mi := &file_peloton_v1_service_proto_msgTypes[125]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6483,7 +6757,7 @@ func (x *CanIRequest) String() string {
 func (*CanIRequest) ProtoMessage() {}
 
 func (x *CanIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[119]
+	mi := &file_peloton_v1_service_proto_msgTypes[125]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6496,7 +6770,7 @@ func (x *CanIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanIRequest.ProtoReflect.Descriptor instead.
 func (*CanIRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{119}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{125}
 }
 
 func (x *CanIRequest) GetAction() string {
@@ -6531,7 +6805,7 @@ type CanIResponse struct {
 
 func (x *CanIResponse) Reset() {
 	*x = CanIResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[120]
+	mi := &file_peloton_v1_service_proto_msgTypes[126]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6543,7 +6817,7 @@ func (x *CanIResponse) String() string {
 func (*CanIResponse) ProtoMessage() {}
 
 func (x *CanIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[120]
+	mi := &file_peloton_v1_service_proto_msgTypes[126]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6556,7 +6830,7 @@ func (x *CanIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CanIResponse.ProtoReflect.Descriptor instead.
 func (*CanIResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{120}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{126}
 }
 
 func (x *CanIResponse) GetAllowed() bool {
@@ -6581,7 +6855,7 @@ type GetPolicyRequest struct {
 
 func (x *GetPolicyRequest) Reset() {
 	*x = GetPolicyRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[121]
+	mi := &file_peloton_v1_service_proto_msgTypes[127]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6593,7 +6867,7 @@ func (x *GetPolicyRequest) String() string {
 func (*GetPolicyRequest) ProtoMessage() {}
 
 func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[121]
+	mi := &file_peloton_v1_service_proto_msgTypes[127]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6606,7 +6880,7 @@ func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{121}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{127}
 }
 
 type GetPolicyResponse struct {
@@ -6618,7 +6892,7 @@ type GetPolicyResponse struct {
 
 func (x *GetPolicyResponse) Reset() {
 	*x = GetPolicyResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[122]
+	mi := &file_peloton_v1_service_proto_msgTypes[128]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6630,7 +6904,7 @@ func (x *GetPolicyResponse) String() string {
 func (*GetPolicyResponse) ProtoMessage() {}
 
 func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[122]
+	mi := &file_peloton_v1_service_proto_msgTypes[128]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6643,7 +6917,7 @@ func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyResponse.ProtoReflect.Descriptor instead.
 func (*GetPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{122}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{128}
 }
 
 func (x *GetPolicyResponse) GetPolicy() *PolicyDocument {
@@ -6663,7 +6937,7 @@ type SetPolicyRequest struct {
 
 func (x *SetPolicyRequest) Reset() {
 	*x = SetPolicyRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[123]
+	mi := &file_peloton_v1_service_proto_msgTypes[129]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6675,7 +6949,7 @@ func (x *SetPolicyRequest) String() string {
 func (*SetPolicyRequest) ProtoMessage() {}
 
 func (x *SetPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[123]
+	mi := &file_peloton_v1_service_proto_msgTypes[129]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6688,7 +6962,7 @@ func (x *SetPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPolicyRequest.ProtoReflect.Descriptor instead.
 func (*SetPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{123}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{129}
 }
 
 func (x *SetPolicyRequest) GetPolicy() string {
@@ -6707,7 +6981,7 @@ type SetPolicyResponse struct {
 
 func (x *SetPolicyResponse) Reset() {
 	*x = SetPolicyResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[124]
+	mi := &file_peloton_v1_service_proto_msgTypes[130]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6719,7 +6993,7 @@ func (x *SetPolicyResponse) String() string {
 func (*SetPolicyResponse) ProtoMessage() {}
 
 func (x *SetPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[124]
+	mi := &file_peloton_v1_service_proto_msgTypes[130]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6732,7 +7006,7 @@ func (x *SetPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPolicyResponse.ProtoReflect.Descriptor instead.
 func (*SetPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{124}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{130}
 }
 
 func (x *SetPolicyResponse) GetPolicy() *PolicyDocument {
@@ -6761,7 +7035,7 @@ type PolicyDocument struct {
 
 func (x *PolicyDocument) Reset() {
 	*x = PolicyDocument{}
-	mi := &file_peloton_v1_service_proto_msgTypes[125]
+	mi := &file_peloton_v1_service_proto_msgTypes[131]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6773,7 +7047,7 @@ func (x *PolicyDocument) String() string {
 func (*PolicyDocument) ProtoMessage() {}
 
 func (x *PolicyDocument) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[125]
+	mi := &file_peloton_v1_service_proto_msgTypes[131]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6786,7 +7060,7 @@ func (x *PolicyDocument) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyDocument.ProtoReflect.Descriptor instead.
 func (*PolicyDocument) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{125}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{131}
 }
 
 func (x *PolicyDocument) GetYaml() string {
@@ -6838,7 +7112,7 @@ type ListAuditRequest struct {
 
 func (x *ListAuditRequest) Reset() {
 	*x = ListAuditRequest{}
-	mi := &file_peloton_v1_service_proto_msgTypes[126]
+	mi := &file_peloton_v1_service_proto_msgTypes[132]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6850,7 +7124,7 @@ func (x *ListAuditRequest) String() string {
 func (*ListAuditRequest) ProtoMessage() {}
 
 func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[126]
+	mi := &file_peloton_v1_service_proto_msgTypes[132]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6863,7 +7137,7 @@ func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditRequest) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{126}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{132}
 }
 
 func (x *ListAuditRequest) GetName() string {
@@ -6897,7 +7171,7 @@ type ListAuditResponse struct {
 
 func (x *ListAuditResponse) Reset() {
 	*x = ListAuditResponse{}
-	mi := &file_peloton_v1_service_proto_msgTypes[127]
+	mi := &file_peloton_v1_service_proto_msgTypes[133]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6909,7 +7183,7 @@ func (x *ListAuditResponse) String() string {
 func (*ListAuditResponse) ProtoMessage() {}
 
 func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_service_proto_msgTypes[127]
+	mi := &file_peloton_v1_service_proto_msgTypes[133]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6922,7 +7196,7 @@ func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditResponse) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_service_proto_rawDescGZIP(), []int{127}
+	return file_peloton_v1_service_proto_rawDescGZIP(), []int{133}
 }
 
 func (x *ListAuditResponse) GetRecords() []*AuditRecord {
@@ -7006,7 +7280,7 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\rGetJobRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"3\n" +
 	"\x0eGetJobResponse\x12!\n" +
-	"\x03job\x18\x01 \x01(\v2\x0f.peloton.v1.JobR\x03job\"\xd8\x02\n" +
+	"\x03job\x18\x01 \x01(\v2\x0f.peloton.v1.JobR\x03job\"\xef\x02\n" +
 	"\x0fListJobsRequest\x12,\n" +
 	"\x06states\x18\x01 \x03(\x0e2\x14.peloton.v1.JobStateR\x06states\x12\x12\n" +
 	"\x04pool\x18\x02 \x01(\tR\x04pool\x12\x14\n" +
@@ -7021,7 +7295,8 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x06search\x18\n" +
 	" \x01(\tR\x06search\x12\x1f\n" +
 	"\vcount_total\x18\v \x01(\bR\n" +
-	"countTotal\"u\n" +
+	"countTotal\x12\x15\n" +
+	"\x06run_of\x18\f \x01(\tR\x05runOf\"u\n" +
 	"\x10ListJobsResponse\x12#\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x0f.peloton.v1.JobR\x04jobs\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x14\n" +
@@ -7029,7 +7304,19 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x0eStopJobRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"4\n" +
 	"\x0fStopJobResponse\x12!\n" +
+	"\x03job\x18\x01 \x01(\v2\x0f.peloton.v1.JobR\x03job\"#\n" +
+	"\x11SuspendJobRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"7\n" +
+	"\x12SuspendJobResponse\x12!\n" +
 	"\x03job\x18\x01 \x01(\v2\x0f.peloton.v1.JobR\x03job\"\"\n" +
+	"\x10ResumeJobRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"6\n" +
+	"\x11ResumeJobResponse\x12!\n" +
+	"\x03job\x18\x01 \x01(\v2\x0f.peloton.v1.JobR\x03job\"\x1f\n" +
+	"\rRunJobRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"3\n" +
+	"\x0eRunJobResponse\x12!\n" +
+	"\x03run\x18\x01 \x01(\v2\x0f.peloton.v1.JobR\x03run\"\"\n" +
 	"\x10DeleteJobRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x13\n" +
 	"\x11DeleteJobResponse\"\x9b\x03\n" +
@@ -7344,7 +7631,7 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\aJobView\x12\x18\n" +
 	"\x14JOB_VIEW_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10JOB_VIEW_SUMMARY\x10\x01\x12\x11\n" +
-	"\rJOB_VIEW_FULL\x10\x022\xfc\x0e\n" +
+	"\rJOB_VIEW_FULL\x10\x022\xd4\x10\n" +
 	"\n" +
 	"JobService\x12H\n" +
 	"\tCreateJob\x12\x1c.peloton.v1.CreateJobRequest\x1a\x1d.peloton.v1.CreateJobResponse\x12K\n" +
@@ -7353,7 +7640,11 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x06GetJob\x12\x19.peloton.v1.GetJobRequest\x1a\x1a.peloton.v1.GetJobResponse\"\x03\x90\x02\x01\x12J\n" +
 	"\bListJobs\x12\x1b.peloton.v1.ListJobsRequest\x1a\x1c.peloton.v1.ListJobsResponse\"\x03\x90\x02\x01\x12B\n" +
 	"\aStopJob\x12\x1a.peloton.v1.StopJobRequest\x1a\x1b.peloton.v1.StopJobResponse\x12H\n" +
-	"\tDeleteJob\x12\x1c.peloton.v1.DeleteJobRequest\x1a\x1d.peloton.v1.DeleteJobResponse\x12H\n" +
+	"\tDeleteJob\x12\x1c.peloton.v1.DeleteJobRequest\x1a\x1d.peloton.v1.DeleteJobResponse\x12K\n" +
+	"\n" +
+	"SuspendJob\x12\x1d.peloton.v1.SuspendJobRequest\x1a\x1e.peloton.v1.SuspendJobResponse\x12H\n" +
+	"\tResumeJob\x12\x1c.peloton.v1.ResumeJobRequest\x1a\x1d.peloton.v1.ResumeJobResponse\x12?\n" +
+	"\x06RunJob\x12\x19.peloton.v1.RunJobRequest\x1a\x1a.peloton.v1.RunJobResponse\x12H\n" +
 	"\tUpdateJob\x12\x1c.peloton.v1.UpdateJobRequest\x1a\x1d.peloton.v1.UpdateJobResponse\x12M\n" +
 	"\tGetUpdate\x12\x1c.peloton.v1.GetUpdateRequest\x1a\x1d.peloton.v1.GetUpdateResponse\"\x03\x90\x02\x01\x12S\n" +
 	"\vListUpdates\x12\x1e.peloton.v1.ListUpdatesRequest\x1a\x1f.peloton.v1.ListUpdatesResponse\"\x03\x90\x02\x01\x12N\n" +
@@ -7442,7 +7733,7 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_peloton_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 128)
+var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 134)
 var file_peloton_v1_service_proto_goTypes = []any{
 	(JobOrder)(0),                     // 0: peloton.v1.JobOrder
 	(JobView)(0),                      // 1: peloton.v1.JobView
@@ -7471,337 +7762,352 @@ var file_peloton_v1_service_proto_goTypes = []any{
 	(*ListJobsResponse)(nil),          // 24: peloton.v1.ListJobsResponse
 	(*StopJobRequest)(nil),            // 25: peloton.v1.StopJobRequest
 	(*StopJobResponse)(nil),           // 26: peloton.v1.StopJobResponse
-	(*DeleteJobRequest)(nil),          // 27: peloton.v1.DeleteJobRequest
-	(*DeleteJobResponse)(nil),         // 28: peloton.v1.DeleteJobResponse
-	(*UpdateJobRequest)(nil),          // 29: peloton.v1.UpdateJobRequest
-	(*UpdateJobResponse)(nil),         // 30: peloton.v1.UpdateJobResponse
-	(*GetUpdateRequest)(nil),          // 31: peloton.v1.GetUpdateRequest
-	(*GetUpdateResponse)(nil),         // 32: peloton.v1.GetUpdateResponse
-	(*ListUpdatesRequest)(nil),        // 33: peloton.v1.ListUpdatesRequest
-	(*ListUpdatesResponse)(nil),       // 34: peloton.v1.ListUpdatesResponse
-	(*AbortUpdateRequest)(nil),        // 35: peloton.v1.AbortUpdateRequest
-	(*AbortUpdateResponse)(nil),       // 36: peloton.v1.AbortUpdateResponse
-	(*PauseUpdateRequest)(nil),        // 37: peloton.v1.PauseUpdateRequest
-	(*PauseUpdateResponse)(nil),       // 38: peloton.v1.PauseUpdateResponse
-	(*ResumeUpdateRequest)(nil),       // 39: peloton.v1.ResumeUpdateRequest
-	(*ResumeUpdateResponse)(nil),      // 40: peloton.v1.ResumeUpdateResponse
-	(*RollbackUpdateRequest)(nil),     // 41: peloton.v1.RollbackUpdateRequest
-	(*RollbackUpdateResponse)(nil),    // 42: peloton.v1.RollbackUpdateResponse
-	(*PromoteUpdateRequest)(nil),      // 43: peloton.v1.PromoteUpdateRequest
-	(*PromoteUpdateResponse)(nil),     // 44: peloton.v1.PromoteUpdateResponse
-	(*GetJobConfigRequest)(nil),       // 45: peloton.v1.GetJobConfigRequest
-	(*GetJobConfigResponse)(nil),      // 46: peloton.v1.GetJobConfigResponse
-	(*ListEventsRequest)(nil),         // 47: peloton.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),        // 48: peloton.v1.ListEventsResponse
-	(*ListTasksRequest)(nil),          // 49: peloton.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),         // 50: peloton.v1.ListTasksResponse
-	(*GetTaskRequest)(nil),            // 51: peloton.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),           // 52: peloton.v1.GetTaskResponse
-	(*GetTaskLogsRequest)(nil),        // 53: peloton.v1.GetTaskLogsRequest
-	(*GetTaskLogsResponse)(nil),       // 54: peloton.v1.GetTaskLogsResponse
-	(*StopTasksRequest)(nil),          // 55: peloton.v1.StopTasksRequest
-	(*StopTasksResponse)(nil),         // 56: peloton.v1.StopTasksResponse
-	(*RestartTasksRequest)(nil),       // 57: peloton.v1.RestartTasksRequest
-	(*RestartTasksResponse)(nil),      // 58: peloton.v1.RestartTasksResponse
-	(*CreatePoolRequest)(nil),         // 59: peloton.v1.CreatePoolRequest
-	(*CreatePoolResponse)(nil),        // 60: peloton.v1.CreatePoolResponse
-	(*UpdatePoolRequest)(nil),         // 61: peloton.v1.UpdatePoolRequest
-	(*UpdatePoolResponse)(nil),        // 62: peloton.v1.UpdatePoolResponse
-	(*DeletePoolRequest)(nil),         // 63: peloton.v1.DeletePoolRequest
-	(*DeletePoolResponse)(nil),        // 64: peloton.v1.DeletePoolResponse
-	(*ListPoolsRequest)(nil),          // 65: peloton.v1.ListPoolsRequest
-	(*ListPoolsResponse)(nil),         // 66: peloton.v1.ListPoolsResponse
-	(*GetPoolRequest)(nil),            // 67: peloton.v1.GetPoolRequest
-	(*GetPoolResponse)(nil),           // 68: peloton.v1.GetPoolResponse
-	(*GetPoolHistoryRequest)(nil),     // 69: peloton.v1.GetPoolHistoryRequest
-	(*GetPoolHistoryResponse)(nil),    // 70: peloton.v1.GetPoolHistoryResponse
-	(*PoolResourceHistory)(nil),       // 71: peloton.v1.PoolResourceHistory
-	(*ListClustersRequest)(nil),       // 72: peloton.v1.ListClustersRequest
-	(*ListClustersResponse)(nil),      // 73: peloton.v1.ListClustersResponse
-	(*GetClusterRequest)(nil),         // 74: peloton.v1.GetClusterRequest
-	(*GetClusterResponse)(nil),        // 75: peloton.v1.GetClusterResponse
-	(*DrainClusterRequest)(nil),       // 76: peloton.v1.DrainClusterRequest
-	(*DrainClusterResponse)(nil),      // 77: peloton.v1.DrainClusterResponse
-	(*UndrainClusterRequest)(nil),     // 78: peloton.v1.UndrainClusterRequest
-	(*UndrainClusterResponse)(nil),    // 79: peloton.v1.UndrainClusterResponse
-	(*ListHostsRequest)(nil),          // 80: peloton.v1.ListHostsRequest
-	(*ListHostsResponse)(nil),         // 81: peloton.v1.ListHostsResponse
-	(*DrainHostRequest)(nil),          // 82: peloton.v1.DrainHostRequest
-	(*DrainHostResponse)(nil),         // 83: peloton.v1.DrainHostResponse
-	(*UndrainHostRequest)(nil),        // 84: peloton.v1.UndrainHostRequest
-	(*UndrainHostResponse)(nil),       // 85: peloton.v1.UndrainHostResponse
-	(*MarkHostDownRequest)(nil),       // 86: peloton.v1.MarkHostDownRequest
-	(*MarkHostDownResponse)(nil),      // 87: peloton.v1.MarkHostDownResponse
-	(*SetHostPoolRequest)(nil),        // 88: peloton.v1.SetHostPoolRequest
-	(*SetHostPoolResponse)(nil),       // 89: peloton.v1.SetHostPoolResponse
-	(*ListHostPoolsRequest)(nil),      // 90: peloton.v1.ListHostPoolsRequest
-	(*ListHostPoolsResponse)(nil),     // 91: peloton.v1.ListHostPoolsResponse
-	(*ListRegionsRequest)(nil),        // 92: peloton.v1.ListRegionsRequest
-	(*ListRegionsResponse)(nil),       // 93: peloton.v1.ListRegionsResponse
-	(*GetRegionHistoryRequest)(nil),   // 94: peloton.v1.GetRegionHistoryRequest
-	(*GetRegionHistoryResponse)(nil),  // 95: peloton.v1.GetRegionHistoryResponse
-	(*RegionHistory)(nil),             // 96: peloton.v1.RegionHistory
-	(*WatchRequest)(nil),              // 97: peloton.v1.WatchRequest
-	(*FailBackRequest)(nil),           // 98: peloton.v1.FailBackRequest
-	(*FailBackResponse)(nil),          // 99: peloton.v1.FailBackResponse
-	(*IsolateRegionRequest)(nil),      // 100: peloton.v1.IsolateRegionRequest
-	(*IsolateRegionResponse)(nil),     // 101: peloton.v1.IsolateRegionResponse
-	(*PutReplicaRequest)(nil),         // 102: peloton.v1.PutReplicaRequest
-	(*PutReplicaResponse)(nil),        // 103: peloton.v1.PutReplicaResponse
-	(*ListReplicasRequest)(nil),       // 104: peloton.v1.ListReplicasRequest
-	(*ListReplicasResponse)(nil),      // 105: peloton.v1.ListReplicasResponse
-	(*PlanFailoverRequest)(nil),       // 106: peloton.v1.PlanFailoverRequest
-	(*PlanFailoverResponse)(nil),      // 107: peloton.v1.PlanFailoverResponse
-	(*StartDrillRequest)(nil),         // 108: peloton.v1.StartDrillRequest
-	(*StartDrillResponse)(nil),        // 109: peloton.v1.StartDrillResponse
-	(*GetDrillRequest)(nil),           // 110: peloton.v1.GetDrillRequest
-	(*GetDrillResponse)(nil),          // 111: peloton.v1.GetDrillResponse
-	(*ListDrillsRequest)(nil),         // 112: peloton.v1.ListDrillsRequest
-	(*ListDrillsResponse)(nil),        // 113: peloton.v1.ListDrillsResponse
-	(*GetVersionRequest)(nil),         // 114: peloton.v1.GetVersionRequest
-	(*GetVersionResponse)(nil),        // 115: peloton.v1.GetVersionResponse
-	(*BackupStoreRequest)(nil),        // 116: peloton.v1.BackupStoreRequest
-	(*BackupStoreResponse)(nil),       // 117: peloton.v1.BackupStoreResponse
-	(*BackupStoreSummary)(nil),        // 118: peloton.v1.BackupStoreSummary
-	(*WhoAmIRequest)(nil),             // 119: peloton.v1.WhoAmIRequest
-	(*WhoAmIResponse)(nil),            // 120: peloton.v1.WhoAmIResponse
-	(*CanIRequest)(nil),               // 121: peloton.v1.CanIRequest
-	(*CanIResponse)(nil),              // 122: peloton.v1.CanIResponse
-	(*GetPolicyRequest)(nil),          // 123: peloton.v1.GetPolicyRequest
-	(*GetPolicyResponse)(nil),         // 124: peloton.v1.GetPolicyResponse
-	(*SetPolicyRequest)(nil),          // 125: peloton.v1.SetPolicyRequest
-	(*SetPolicyResponse)(nil),         // 126: peloton.v1.SetPolicyResponse
-	(*PolicyDocument)(nil),            // 127: peloton.v1.PolicyDocument
-	(*ListAuditRequest)(nil),          // 128: peloton.v1.ListAuditRequest
-	(*ListAuditResponse)(nil),         // 129: peloton.v1.ListAuditResponse
-	(*Migration)(nil),                 // 130: peloton.v1.Migration
-	(*JobSpec)(nil),                   // 131: peloton.v1.JobSpec
-	(*Job)(nil),                       // 132: peloton.v1.Job
-	(JobState)(0),                     // 133: peloton.v1.JobState
-	(*Update)(nil),                    // 134: peloton.v1.Update
-	(*Event)(nil),                     // 135: peloton.v1.Event
-	(TaskState)(0),                    // 136: peloton.v1.TaskState
-	(*Task)(nil),                      // 137: peloton.v1.Task
-	(*PoolSpec)(nil),                  // 138: peloton.v1.PoolSpec
-	(*Pool)(nil),                      // 139: peloton.v1.Pool
-	(*timestamppb.Timestamp)(nil),     // 140: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),       // 141: google.protobuf.Duration
-	(*ClusterSummary)(nil),            // 142: peloton.v1.ClusterSummary
-	(*Host)(nil),                      // 143: peloton.v1.Host
-	(*HostPool)(nil),                  // 144: peloton.v1.HostPool
-	(*HostPoolMove)(nil),              // 145: peloton.v1.HostPoolMove
-	(*Region)(nil),                    // 146: peloton.v1.Region
-	(*PlannedMove)(nil),               // 147: peloton.v1.PlannedMove
-	(*Replica)(nil),                   // 148: peloton.v1.Replica
-	(*RegionPlan)(nil),                // 149: peloton.v1.RegionPlan
-	(*Drill)(nil),                     // 150: peloton.v1.Drill
-	(*AuditRecord)(nil),               // 151: peloton.v1.AuditRecord
+	(*SuspendJobRequest)(nil),         // 27: peloton.v1.SuspendJobRequest
+	(*SuspendJobResponse)(nil),        // 28: peloton.v1.SuspendJobResponse
+	(*ResumeJobRequest)(nil),          // 29: peloton.v1.ResumeJobRequest
+	(*ResumeJobResponse)(nil),         // 30: peloton.v1.ResumeJobResponse
+	(*RunJobRequest)(nil),             // 31: peloton.v1.RunJobRequest
+	(*RunJobResponse)(nil),            // 32: peloton.v1.RunJobResponse
+	(*DeleteJobRequest)(nil),          // 33: peloton.v1.DeleteJobRequest
+	(*DeleteJobResponse)(nil),         // 34: peloton.v1.DeleteJobResponse
+	(*UpdateJobRequest)(nil),          // 35: peloton.v1.UpdateJobRequest
+	(*UpdateJobResponse)(nil),         // 36: peloton.v1.UpdateJobResponse
+	(*GetUpdateRequest)(nil),          // 37: peloton.v1.GetUpdateRequest
+	(*GetUpdateResponse)(nil),         // 38: peloton.v1.GetUpdateResponse
+	(*ListUpdatesRequest)(nil),        // 39: peloton.v1.ListUpdatesRequest
+	(*ListUpdatesResponse)(nil),       // 40: peloton.v1.ListUpdatesResponse
+	(*AbortUpdateRequest)(nil),        // 41: peloton.v1.AbortUpdateRequest
+	(*AbortUpdateResponse)(nil),       // 42: peloton.v1.AbortUpdateResponse
+	(*PauseUpdateRequest)(nil),        // 43: peloton.v1.PauseUpdateRequest
+	(*PauseUpdateResponse)(nil),       // 44: peloton.v1.PauseUpdateResponse
+	(*ResumeUpdateRequest)(nil),       // 45: peloton.v1.ResumeUpdateRequest
+	(*ResumeUpdateResponse)(nil),      // 46: peloton.v1.ResumeUpdateResponse
+	(*RollbackUpdateRequest)(nil),     // 47: peloton.v1.RollbackUpdateRequest
+	(*RollbackUpdateResponse)(nil),    // 48: peloton.v1.RollbackUpdateResponse
+	(*PromoteUpdateRequest)(nil),      // 49: peloton.v1.PromoteUpdateRequest
+	(*PromoteUpdateResponse)(nil),     // 50: peloton.v1.PromoteUpdateResponse
+	(*GetJobConfigRequest)(nil),       // 51: peloton.v1.GetJobConfigRequest
+	(*GetJobConfigResponse)(nil),      // 52: peloton.v1.GetJobConfigResponse
+	(*ListEventsRequest)(nil),         // 53: peloton.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),        // 54: peloton.v1.ListEventsResponse
+	(*ListTasksRequest)(nil),          // 55: peloton.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),         // 56: peloton.v1.ListTasksResponse
+	(*GetTaskRequest)(nil),            // 57: peloton.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),           // 58: peloton.v1.GetTaskResponse
+	(*GetTaskLogsRequest)(nil),        // 59: peloton.v1.GetTaskLogsRequest
+	(*GetTaskLogsResponse)(nil),       // 60: peloton.v1.GetTaskLogsResponse
+	(*StopTasksRequest)(nil),          // 61: peloton.v1.StopTasksRequest
+	(*StopTasksResponse)(nil),         // 62: peloton.v1.StopTasksResponse
+	(*RestartTasksRequest)(nil),       // 63: peloton.v1.RestartTasksRequest
+	(*RestartTasksResponse)(nil),      // 64: peloton.v1.RestartTasksResponse
+	(*CreatePoolRequest)(nil),         // 65: peloton.v1.CreatePoolRequest
+	(*CreatePoolResponse)(nil),        // 66: peloton.v1.CreatePoolResponse
+	(*UpdatePoolRequest)(nil),         // 67: peloton.v1.UpdatePoolRequest
+	(*UpdatePoolResponse)(nil),        // 68: peloton.v1.UpdatePoolResponse
+	(*DeletePoolRequest)(nil),         // 69: peloton.v1.DeletePoolRequest
+	(*DeletePoolResponse)(nil),        // 70: peloton.v1.DeletePoolResponse
+	(*ListPoolsRequest)(nil),          // 71: peloton.v1.ListPoolsRequest
+	(*ListPoolsResponse)(nil),         // 72: peloton.v1.ListPoolsResponse
+	(*GetPoolRequest)(nil),            // 73: peloton.v1.GetPoolRequest
+	(*GetPoolResponse)(nil),           // 74: peloton.v1.GetPoolResponse
+	(*GetPoolHistoryRequest)(nil),     // 75: peloton.v1.GetPoolHistoryRequest
+	(*GetPoolHistoryResponse)(nil),    // 76: peloton.v1.GetPoolHistoryResponse
+	(*PoolResourceHistory)(nil),       // 77: peloton.v1.PoolResourceHistory
+	(*ListClustersRequest)(nil),       // 78: peloton.v1.ListClustersRequest
+	(*ListClustersResponse)(nil),      // 79: peloton.v1.ListClustersResponse
+	(*GetClusterRequest)(nil),         // 80: peloton.v1.GetClusterRequest
+	(*GetClusterResponse)(nil),        // 81: peloton.v1.GetClusterResponse
+	(*DrainClusterRequest)(nil),       // 82: peloton.v1.DrainClusterRequest
+	(*DrainClusterResponse)(nil),      // 83: peloton.v1.DrainClusterResponse
+	(*UndrainClusterRequest)(nil),     // 84: peloton.v1.UndrainClusterRequest
+	(*UndrainClusterResponse)(nil),    // 85: peloton.v1.UndrainClusterResponse
+	(*ListHostsRequest)(nil),          // 86: peloton.v1.ListHostsRequest
+	(*ListHostsResponse)(nil),         // 87: peloton.v1.ListHostsResponse
+	(*DrainHostRequest)(nil),          // 88: peloton.v1.DrainHostRequest
+	(*DrainHostResponse)(nil),         // 89: peloton.v1.DrainHostResponse
+	(*UndrainHostRequest)(nil),        // 90: peloton.v1.UndrainHostRequest
+	(*UndrainHostResponse)(nil),       // 91: peloton.v1.UndrainHostResponse
+	(*MarkHostDownRequest)(nil),       // 92: peloton.v1.MarkHostDownRequest
+	(*MarkHostDownResponse)(nil),      // 93: peloton.v1.MarkHostDownResponse
+	(*SetHostPoolRequest)(nil),        // 94: peloton.v1.SetHostPoolRequest
+	(*SetHostPoolResponse)(nil),       // 95: peloton.v1.SetHostPoolResponse
+	(*ListHostPoolsRequest)(nil),      // 96: peloton.v1.ListHostPoolsRequest
+	(*ListHostPoolsResponse)(nil),     // 97: peloton.v1.ListHostPoolsResponse
+	(*ListRegionsRequest)(nil),        // 98: peloton.v1.ListRegionsRequest
+	(*ListRegionsResponse)(nil),       // 99: peloton.v1.ListRegionsResponse
+	(*GetRegionHistoryRequest)(nil),   // 100: peloton.v1.GetRegionHistoryRequest
+	(*GetRegionHistoryResponse)(nil),  // 101: peloton.v1.GetRegionHistoryResponse
+	(*RegionHistory)(nil),             // 102: peloton.v1.RegionHistory
+	(*WatchRequest)(nil),              // 103: peloton.v1.WatchRequest
+	(*FailBackRequest)(nil),           // 104: peloton.v1.FailBackRequest
+	(*FailBackResponse)(nil),          // 105: peloton.v1.FailBackResponse
+	(*IsolateRegionRequest)(nil),      // 106: peloton.v1.IsolateRegionRequest
+	(*IsolateRegionResponse)(nil),     // 107: peloton.v1.IsolateRegionResponse
+	(*PutReplicaRequest)(nil),         // 108: peloton.v1.PutReplicaRequest
+	(*PutReplicaResponse)(nil),        // 109: peloton.v1.PutReplicaResponse
+	(*ListReplicasRequest)(nil),       // 110: peloton.v1.ListReplicasRequest
+	(*ListReplicasResponse)(nil),      // 111: peloton.v1.ListReplicasResponse
+	(*PlanFailoverRequest)(nil),       // 112: peloton.v1.PlanFailoverRequest
+	(*PlanFailoverResponse)(nil),      // 113: peloton.v1.PlanFailoverResponse
+	(*StartDrillRequest)(nil),         // 114: peloton.v1.StartDrillRequest
+	(*StartDrillResponse)(nil),        // 115: peloton.v1.StartDrillResponse
+	(*GetDrillRequest)(nil),           // 116: peloton.v1.GetDrillRequest
+	(*GetDrillResponse)(nil),          // 117: peloton.v1.GetDrillResponse
+	(*ListDrillsRequest)(nil),         // 118: peloton.v1.ListDrillsRequest
+	(*ListDrillsResponse)(nil),        // 119: peloton.v1.ListDrillsResponse
+	(*GetVersionRequest)(nil),         // 120: peloton.v1.GetVersionRequest
+	(*GetVersionResponse)(nil),        // 121: peloton.v1.GetVersionResponse
+	(*BackupStoreRequest)(nil),        // 122: peloton.v1.BackupStoreRequest
+	(*BackupStoreResponse)(nil),       // 123: peloton.v1.BackupStoreResponse
+	(*BackupStoreSummary)(nil),        // 124: peloton.v1.BackupStoreSummary
+	(*WhoAmIRequest)(nil),             // 125: peloton.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),            // 126: peloton.v1.WhoAmIResponse
+	(*CanIRequest)(nil),               // 127: peloton.v1.CanIRequest
+	(*CanIResponse)(nil),              // 128: peloton.v1.CanIResponse
+	(*GetPolicyRequest)(nil),          // 129: peloton.v1.GetPolicyRequest
+	(*GetPolicyResponse)(nil),         // 130: peloton.v1.GetPolicyResponse
+	(*SetPolicyRequest)(nil),          // 131: peloton.v1.SetPolicyRequest
+	(*SetPolicyResponse)(nil),         // 132: peloton.v1.SetPolicyResponse
+	(*PolicyDocument)(nil),            // 133: peloton.v1.PolicyDocument
+	(*ListAuditRequest)(nil),          // 134: peloton.v1.ListAuditRequest
+	(*ListAuditResponse)(nil),         // 135: peloton.v1.ListAuditResponse
+	(*Migration)(nil),                 // 136: peloton.v1.Migration
+	(*JobSpec)(nil),                   // 137: peloton.v1.JobSpec
+	(*Job)(nil),                       // 138: peloton.v1.Job
+	(JobState)(0),                     // 139: peloton.v1.JobState
+	(*Update)(nil),                    // 140: peloton.v1.Update
+	(*Event)(nil),                     // 141: peloton.v1.Event
+	(TaskState)(0),                    // 142: peloton.v1.TaskState
+	(*Task)(nil),                      // 143: peloton.v1.Task
+	(*PoolSpec)(nil),                  // 144: peloton.v1.PoolSpec
+	(*Pool)(nil),                      // 145: peloton.v1.Pool
+	(*timestamppb.Timestamp)(nil),     // 146: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),       // 147: google.protobuf.Duration
+	(*ClusterSummary)(nil),            // 148: peloton.v1.ClusterSummary
+	(*Host)(nil),                      // 149: peloton.v1.Host
+	(*HostPool)(nil),                  // 150: peloton.v1.HostPool
+	(*HostPoolMove)(nil),              // 151: peloton.v1.HostPoolMove
+	(*Region)(nil),                    // 152: peloton.v1.Region
+	(*PlannedMove)(nil),               // 153: peloton.v1.PlannedMove
+	(*Replica)(nil),                   // 154: peloton.v1.Replica
+	(*RegionPlan)(nil),                // 155: peloton.v1.RegionPlan
+	(*Drill)(nil),                     // 156: peloton.v1.Drill
+	(*AuditRecord)(nil),               // 157: peloton.v1.AuditRecord
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	130, // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
-	130, // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
-	130, // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
-	130, // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
-	130, // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
-	130, // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
-	130, // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
-	131, // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	132, // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	131, // 9: peloton.v1.CreateJobsRequest.jobs:type_name -> peloton.v1.JobSpec
+	136, // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
+	136, // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
+	136, // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
+	136, // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
+	136, // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
+	136, // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
+	136, // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
+	137, // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	138, // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	137, // 9: peloton.v1.CreateJobsRequest.jobs:type_name -> peloton.v1.JobSpec
 	20,  // 10: peloton.v1.CreateJobsResponse.results:type_name -> peloton.v1.CreateJobsResult
-	132, // 11: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	133, // 12: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	138, // 11: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	139, // 12: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
 	1,   // 13: peloton.v1.ListJobsRequest.view:type_name -> peloton.v1.JobView
 	0,   // 14: peloton.v1.ListJobsRequest.order:type_name -> peloton.v1.JobOrder
-	132, // 15: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	132, // 16: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	131, // 17: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	134, // 18: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
-	134, // 19: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
-	134, // 20: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
-	134, // 21: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
-	134, // 22: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
-	134, // 23: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
-	134, // 24: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
-	134, // 25: peloton.v1.PromoteUpdateResponse.update:type_name -> peloton.v1.Update
-	131, // 26: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
-	135, // 27: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
-	136, // 28: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	137, // 29: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	137, // 30: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	137, // 31: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	137, // 32: peloton.v1.RestartTasksResponse.tasks:type_name -> peloton.v1.Task
-	138, // 33: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	139, // 34: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	138, // 35: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	139, // 36: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	139, // 37: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	139, // 38: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	140, // 39: peloton.v1.GetPoolHistoryRequest.since:type_name -> google.protobuf.Timestamp
-	141, // 40: peloton.v1.GetPoolHistoryResponse.window:type_name -> google.protobuf.Duration
-	141, // 41: peloton.v1.GetPoolHistoryResponse.interval:type_name -> google.protobuf.Duration
-	71,  // 42: peloton.v1.GetPoolHistoryResponse.resources:type_name -> peloton.v1.PoolResourceHistory
-	142, // 43: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
-	142, // 44: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	142, // 45: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	142, // 46: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	143, // 47: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	141, // 48: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
-	143, // 49: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
-	143, // 50: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
-	143, // 51: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
-	143, // 52: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
-	144, // 53: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
-	145, // 54: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
-	146, // 55: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	140, // 56: peloton.v1.GetRegionHistoryRequest.since:type_name -> google.protobuf.Timestamp
-	141, // 57: peloton.v1.GetRegionHistoryResponse.window:type_name -> google.protobuf.Duration
-	141, // 58: peloton.v1.GetRegionHistoryResponse.interval:type_name -> google.protobuf.Duration
-	96,  // 59: peloton.v1.GetRegionHistoryResponse.regions:type_name -> peloton.v1.RegionHistory
-	147, // 60: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
-	147, // 61: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
-	148, // 62: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
-	148, // 63: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
-	149, // 64: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
-	150, // 65: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
-	150, // 66: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
-	150, // 67: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
-	118, // 68: peloton.v1.BackupStoreResponse.summary:type_name -> peloton.v1.BackupStoreSummary
-	140, // 69: peloton.v1.BackupStoreSummary.taken_at:type_name -> google.protobuf.Timestamp
-	127, // 70: peloton.v1.GetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
-	127, // 71: peloton.v1.SetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
-	140, // 72: peloton.v1.PolicyDocument.set_at:type_name -> google.protobuf.Timestamp
-	140, // 73: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
-	151, // 74: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
-	16,  // 75: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	18,  // 76: peloton.v1.JobService.CreateJobs:input_type -> peloton.v1.CreateJobsRequest
-	21,  // 77: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	23,  // 78: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	25,  // 79: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	27,  // 80: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	29,  // 81: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
-	31,  // 82: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
-	33,  // 83: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
-	35,  // 84: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
-	37,  // 85: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
-	39,  // 86: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
-	41,  // 87: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
-	43,  // 88: peloton.v1.JobService.PromoteUpdate:input_type -> peloton.v1.PromoteUpdateRequest
-	45,  // 89: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
-	47,  // 90: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
-	2,   // 91: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
-	4,   // 92: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
-	6,   // 93: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
-	8,   // 94: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
-	10,  // 95: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
-	12,  // 96: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
-	14,  // 97: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
-	49,  // 98: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	51,  // 99: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	53,  // 100: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	55,  // 101: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	57,  // 102: peloton.v1.TaskService.RestartTasks:input_type -> peloton.v1.RestartTasksRequest
-	59,  // 103: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
-	61,  // 104: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
-	63,  // 105: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
-	65,  // 106: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	67,  // 107: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	69,  // 108: peloton.v1.PoolService.GetPoolHistory:input_type -> peloton.v1.GetPoolHistoryRequest
-	80,  // 109: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	82,  // 110: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
-	84,  // 111: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
-	86,  // 112: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
-	88,  // 113: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
-	90,  // 114: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
-	72,  // 115: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
-	74,  // 116: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
-	76,  // 117: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
-	78,  // 118: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
-	92,  // 119: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	94,  // 120: peloton.v1.RegionService.GetRegionHistory:input_type -> peloton.v1.GetRegionHistoryRequest
-	97,  // 121: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	102, // 122: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
-	104, // 123: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
-	106, // 124: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
-	108, // 125: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
-	110, // 126: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
-	112, // 127: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
-	100, // 128: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
-	98,  // 129: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
-	114, // 130: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	116, // 131: peloton.v1.SystemService.BackupStore:input_type -> peloton.v1.BackupStoreRequest
-	119, // 132: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
-	121, // 133: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
-	123, // 134: peloton.v1.AuthService.GetPolicy:input_type -> peloton.v1.GetPolicyRequest
-	125, // 135: peloton.v1.AuthService.SetPolicy:input_type -> peloton.v1.SetPolicyRequest
-	128, // 136: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
-	17,  // 137: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	19,  // 138: peloton.v1.JobService.CreateJobs:output_type -> peloton.v1.CreateJobsResponse
-	22,  // 139: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	24,  // 140: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	26,  // 141: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	28,  // 142: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	30,  // 143: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
-	32,  // 144: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
-	34,  // 145: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
-	36,  // 146: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
-	38,  // 147: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
-	40,  // 148: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
-	42,  // 149: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
-	44,  // 150: peloton.v1.JobService.PromoteUpdate:output_type -> peloton.v1.PromoteUpdateResponse
-	46,  // 151: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
-	48,  // 152: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
-	3,   // 153: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
-	5,   // 154: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
-	7,   // 155: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
-	9,   // 156: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
-	11,  // 157: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
-	13,  // 158: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
-	15,  // 159: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
-	50,  // 160: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	52,  // 161: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	54,  // 162: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	56,  // 163: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	58,  // 164: peloton.v1.TaskService.RestartTasks:output_type -> peloton.v1.RestartTasksResponse
-	60,  // 165: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	62,  // 166: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	64,  // 167: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	66,  // 168: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	68,  // 169: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	70,  // 170: peloton.v1.PoolService.GetPoolHistory:output_type -> peloton.v1.GetPoolHistoryResponse
-	81,  // 171: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	83,  // 172: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
-	85,  // 173: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
-	87,  // 174: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
-	89,  // 175: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
-	91,  // 176: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
-	73,  // 177: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
-	75,  // 178: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
-	77,  // 179: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
-	79,  // 180: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
-	93,  // 181: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	95,  // 182: peloton.v1.RegionService.GetRegionHistory:output_type -> peloton.v1.GetRegionHistoryResponse
-	135, // 183: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	103, // 184: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
-	105, // 185: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
-	107, // 186: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
-	109, // 187: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
-	111, // 188: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
-	113, // 189: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
-	101, // 190: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
-	99,  // 191: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
-	115, // 192: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	117, // 193: peloton.v1.SystemService.BackupStore:output_type -> peloton.v1.BackupStoreResponse
-	120, // 194: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
-	122, // 195: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
-	124, // 196: peloton.v1.AuthService.GetPolicy:output_type -> peloton.v1.GetPolicyResponse
-	126, // 197: peloton.v1.AuthService.SetPolicy:output_type -> peloton.v1.SetPolicyResponse
-	129, // 198: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
-	137, // [137:199] is the sub-list for method output_type
-	75,  // [75:137] is the sub-list for method input_type
-	75,  // [75:75] is the sub-list for extension type_name
-	75,  // [75:75] is the sub-list for extension extendee
-	0,   // [0:75] is the sub-list for field type_name
+	138, // 15: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	138, // 16: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	138, // 17: peloton.v1.SuspendJobResponse.job:type_name -> peloton.v1.Job
+	138, // 18: peloton.v1.ResumeJobResponse.job:type_name -> peloton.v1.Job
+	138, // 19: peloton.v1.RunJobResponse.run:type_name -> peloton.v1.Job
+	137, // 20: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	140, // 21: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
+	140, // 22: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
+	140, // 23: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
+	140, // 24: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
+	140, // 25: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
+	140, // 26: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
+	140, // 27: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
+	140, // 28: peloton.v1.PromoteUpdateResponse.update:type_name -> peloton.v1.Update
+	137, // 29: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
+	141, // 30: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
+	142, // 31: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	143, // 32: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	143, // 33: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	143, // 34: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	143, // 35: peloton.v1.RestartTasksResponse.tasks:type_name -> peloton.v1.Task
+	144, // 36: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	145, // 37: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	144, // 38: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	145, // 39: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	145, // 40: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	145, // 41: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	146, // 42: peloton.v1.GetPoolHistoryRequest.since:type_name -> google.protobuf.Timestamp
+	147, // 43: peloton.v1.GetPoolHistoryResponse.window:type_name -> google.protobuf.Duration
+	147, // 44: peloton.v1.GetPoolHistoryResponse.interval:type_name -> google.protobuf.Duration
+	77,  // 45: peloton.v1.GetPoolHistoryResponse.resources:type_name -> peloton.v1.PoolResourceHistory
+	148, // 46: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
+	148, // 47: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	148, // 48: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	148, // 49: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	149, // 50: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	147, // 51: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
+	149, // 52: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
+	149, // 53: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
+	149, // 54: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
+	149, // 55: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
+	150, // 56: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
+	151, // 57: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
+	152, // 58: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	146, // 59: peloton.v1.GetRegionHistoryRequest.since:type_name -> google.protobuf.Timestamp
+	147, // 60: peloton.v1.GetRegionHistoryResponse.window:type_name -> google.protobuf.Duration
+	147, // 61: peloton.v1.GetRegionHistoryResponse.interval:type_name -> google.protobuf.Duration
+	102, // 62: peloton.v1.GetRegionHistoryResponse.regions:type_name -> peloton.v1.RegionHistory
+	153, // 63: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
+	153, // 64: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
+	154, // 65: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	154, // 66: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	155, // 67: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	156, // 68: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	156, // 69: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	156, // 70: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	124, // 71: peloton.v1.BackupStoreResponse.summary:type_name -> peloton.v1.BackupStoreSummary
+	146, // 72: peloton.v1.BackupStoreSummary.taken_at:type_name -> google.protobuf.Timestamp
+	133, // 73: peloton.v1.GetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
+	133, // 74: peloton.v1.SetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
+	146, // 75: peloton.v1.PolicyDocument.set_at:type_name -> google.protobuf.Timestamp
+	146, // 76: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
+	157, // 77: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
+	16,  // 78: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	18,  // 79: peloton.v1.JobService.CreateJobs:input_type -> peloton.v1.CreateJobsRequest
+	21,  // 80: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	23,  // 81: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	25,  // 82: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	33,  // 83: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	27,  // 84: peloton.v1.JobService.SuspendJob:input_type -> peloton.v1.SuspendJobRequest
+	29,  // 85: peloton.v1.JobService.ResumeJob:input_type -> peloton.v1.ResumeJobRequest
+	31,  // 86: peloton.v1.JobService.RunJob:input_type -> peloton.v1.RunJobRequest
+	35,  // 87: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
+	37,  // 88: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
+	39,  // 89: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
+	41,  // 90: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
+	43,  // 91: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
+	45,  // 92: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
+	47,  // 93: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
+	49,  // 94: peloton.v1.JobService.PromoteUpdate:input_type -> peloton.v1.PromoteUpdateRequest
+	51,  // 95: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
+	53,  // 96: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
+	2,   // 97: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
+	4,   // 98: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
+	6,   // 99: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
+	8,   // 100: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
+	10,  // 101: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
+	12,  // 102: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
+	14,  // 103: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
+	55,  // 104: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	57,  // 105: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	59,  // 106: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	61,  // 107: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	63,  // 108: peloton.v1.TaskService.RestartTasks:input_type -> peloton.v1.RestartTasksRequest
+	65,  // 109: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	67,  // 110: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	69,  // 111: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	71,  // 112: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	73,  // 113: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	75,  // 114: peloton.v1.PoolService.GetPoolHistory:input_type -> peloton.v1.GetPoolHistoryRequest
+	86,  // 115: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	88,  // 116: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
+	90,  // 117: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
+	92,  // 118: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
+	94,  // 119: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
+	96,  // 120: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
+	78,  // 121: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
+	80,  // 122: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
+	82,  // 123: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
+	84,  // 124: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
+	98,  // 125: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	100, // 126: peloton.v1.RegionService.GetRegionHistory:input_type -> peloton.v1.GetRegionHistoryRequest
+	103, // 127: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	108, // 128: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	110, // 129: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	112, // 130: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	114, // 131: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	116, // 132: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	118, // 133: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	106, // 134: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
+	104, // 135: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
+	120, // 136: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	122, // 137: peloton.v1.SystemService.BackupStore:input_type -> peloton.v1.BackupStoreRequest
+	125, // 138: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
+	127, // 139: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
+	129, // 140: peloton.v1.AuthService.GetPolicy:input_type -> peloton.v1.GetPolicyRequest
+	131, // 141: peloton.v1.AuthService.SetPolicy:input_type -> peloton.v1.SetPolicyRequest
+	134, // 142: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
+	17,  // 143: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	19,  // 144: peloton.v1.JobService.CreateJobs:output_type -> peloton.v1.CreateJobsResponse
+	22,  // 145: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	24,  // 146: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	26,  // 147: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	34,  // 148: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	28,  // 149: peloton.v1.JobService.SuspendJob:output_type -> peloton.v1.SuspendJobResponse
+	30,  // 150: peloton.v1.JobService.ResumeJob:output_type -> peloton.v1.ResumeJobResponse
+	32,  // 151: peloton.v1.JobService.RunJob:output_type -> peloton.v1.RunJobResponse
+	36,  // 152: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
+	38,  // 153: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
+	40,  // 154: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
+	42,  // 155: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
+	44,  // 156: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
+	46,  // 157: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
+	48,  // 158: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
+	50,  // 159: peloton.v1.JobService.PromoteUpdate:output_type -> peloton.v1.PromoteUpdateResponse
+	52,  // 160: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
+	54,  // 161: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
+	3,   // 162: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
+	5,   // 163: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
+	7,   // 164: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
+	9,   // 165: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
+	11,  // 166: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
+	13,  // 167: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
+	15,  // 168: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
+	56,  // 169: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	58,  // 170: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	60,  // 171: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	62,  // 172: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	64,  // 173: peloton.v1.TaskService.RestartTasks:output_type -> peloton.v1.RestartTasksResponse
+	66,  // 174: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	68,  // 175: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	70,  // 176: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	72,  // 177: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	74,  // 178: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	76,  // 179: peloton.v1.PoolService.GetPoolHistory:output_type -> peloton.v1.GetPoolHistoryResponse
+	87,  // 180: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	89,  // 181: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
+	91,  // 182: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
+	93,  // 183: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
+	95,  // 184: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
+	97,  // 185: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
+	79,  // 186: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
+	81,  // 187: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
+	83,  // 188: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
+	85,  // 189: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
+	99,  // 190: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	101, // 191: peloton.v1.RegionService.GetRegionHistory:output_type -> peloton.v1.GetRegionHistoryResponse
+	141, // 192: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	109, // 193: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	111, // 194: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	113, // 195: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	115, // 196: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	117, // 197: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	119, // 198: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	107, // 199: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
+	105, // 200: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
+	121, // 201: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	123, // 202: peloton.v1.SystemService.BackupStore:output_type -> peloton.v1.BackupStoreResponse
+	126, // 203: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
+	128, // 204: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
+	130, // 205: peloton.v1.AuthService.GetPolicy:output_type -> peloton.v1.GetPolicyResponse
+	132, // 206: peloton.v1.AuthService.SetPolicy:output_type -> peloton.v1.SetPolicyResponse
+	135, // 207: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
+	143, // [143:208] is the sub-list for method output_type
+	78,  // [78:143] is the sub-list for method input_type
+	78,  // [78:78] is the sub-list for extension type_name
+	78,  // [78:78] is the sub-list for extension extendee
+	0,   // [0:78] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -7811,9 +8117,9 @@ func file_peloton_v1_service_proto_init() {
 	}
 	file_peloton_v1_types_proto_init()
 	file_peloton_v1_service_proto_msgTypes[0].OneofWrappers = []any{}
-	file_peloton_v1_service_proto_msgTypes[27].OneofWrappers = []any{}
-	file_peloton_v1_service_proto_msgTypes[45].OneofWrappers = []any{}
-	file_peloton_v1_service_proto_msgTypes[115].OneofWrappers = []any{
+	file_peloton_v1_service_proto_msgTypes[33].OneofWrappers = []any{}
+	file_peloton_v1_service_proto_msgTypes[51].OneofWrappers = []any{}
+	file_peloton_v1_service_proto_msgTypes[121].OneofWrappers = []any{
 		(*BackupStoreResponse_Chunk)(nil),
 		(*BackupStoreResponse_Summary)(nil),
 	}
@@ -7823,7 +8129,7 @@ func file_peloton_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   128,
+			NumMessages:   134,
 			NumExtensions: 0,
 			NumServices:   10,
 		},

@@ -25,6 +25,9 @@ const (
 	JobService_ListJobs_FullMethodName          = "/peloton.v1.JobService/ListJobs"
 	JobService_StopJob_FullMethodName           = "/peloton.v1.JobService/StopJob"
 	JobService_DeleteJob_FullMethodName         = "/peloton.v1.JobService/DeleteJob"
+	JobService_SuspendJob_FullMethodName        = "/peloton.v1.JobService/SuspendJob"
+	JobService_ResumeJob_FullMethodName         = "/peloton.v1.JobService/ResumeJob"
+	JobService_RunJob_FullMethodName            = "/peloton.v1.JobService/RunJob"
 	JobService_UpdateJob_FullMethodName         = "/peloton.v1.JobService/UpdateJob"
 	JobService_GetUpdate_FullMethodName         = "/peloton.v1.JobService/GetUpdate"
 	JobService_ListUpdates_FullMethodName       = "/peloton.v1.JobService/ListUpdates"
@@ -69,6 +72,14 @@ type JobServiceClient interface {
 	StopJob(ctx context.Context, in *StopJobRequest, opts ...grpc.CallOption) (*StopJobResponse, error)
 	// DeleteJob removes a job that has reached a terminal state.
 	DeleteJob(ctx context.Context, in *DeleteJobRequest, opts ...grpc.CallOption) (*DeleteJobResponse, error)
+	// SuspendJob stops a periodic job's ticks from launching runs; runs
+	// going go on. ResumeJob lets them launch again from the next tick
+	// (ticks passed while suspended are not launched).
+	SuspendJob(ctx context.Context, in *SuspendJobRequest, opts ...grpc.CallOption) (*SuspendJobResponse, error)
+	ResumeJob(ctx context.Context, in *ResumeJobRequest, opts ...grpc.CallOption) (*ResumeJobResponse, error)
+	// RunJob launches a run of a periodic job now, whatever its schedule,
+	// its suspension and its concurrency policy.
+	RunJob(ctx context.Context, in *RunJobRequest, opts ...grpc.CallOption) (*RunJobResponse, error)
 	// UpdateJob stores `spec` as the job's next config version and rolls its
 	// instances onto it, `batch_size` at a time; it returns at once. A
 	// running update of the job is aborted (instances it moved keep their
@@ -180,6 +191,36 @@ func (c *jobServiceClient) DeleteJob(ctx context.Context, in *DeleteJobRequest, 
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(DeleteJobResponse)
 	err := c.cc.Invoke(ctx, JobService_DeleteJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobServiceClient) SuspendJob(ctx context.Context, in *SuspendJobRequest, opts ...grpc.CallOption) (*SuspendJobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SuspendJobResponse)
+	err := c.cc.Invoke(ctx, JobService_SuspendJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobServiceClient) ResumeJob(ctx context.Context, in *ResumeJobRequest, opts ...grpc.CallOption) (*ResumeJobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResumeJobResponse)
+	err := c.cc.Invoke(ctx, JobService_ResumeJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobServiceClient) RunJob(ctx context.Context, in *RunJobRequest, opts ...grpc.CallOption) (*RunJobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RunJobResponse)
+	err := c.cc.Invoke(ctx, JobService_RunJob_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -381,6 +422,14 @@ type JobServiceServer interface {
 	StopJob(context.Context, *StopJobRequest) (*StopJobResponse, error)
 	// DeleteJob removes a job that has reached a terminal state.
 	DeleteJob(context.Context, *DeleteJobRequest) (*DeleteJobResponse, error)
+	// SuspendJob stops a periodic job's ticks from launching runs; runs
+	// going go on. ResumeJob lets them launch again from the next tick
+	// (ticks passed while suspended are not launched).
+	SuspendJob(context.Context, *SuspendJobRequest) (*SuspendJobResponse, error)
+	ResumeJob(context.Context, *ResumeJobRequest) (*ResumeJobResponse, error)
+	// RunJob launches a run of a periodic job now, whatever its schedule,
+	// its suspension and its concurrency policy.
+	RunJob(context.Context, *RunJobRequest) (*RunJobResponse, error)
 	// UpdateJob stores `spec` as the job's next config version and rolls its
 	// instances onto it, `batch_size` at a time; it returns at once. A
 	// running update of the job is aborted (instances it moved keep their
@@ -455,6 +504,15 @@ func (UnimplementedJobServiceServer) StopJob(context.Context, *StopJobRequest) (
 }
 func (UnimplementedJobServiceServer) DeleteJob(context.Context, *DeleteJobRequest) (*DeleteJobResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteJob not implemented")
+}
+func (UnimplementedJobServiceServer) SuspendJob(context.Context, *SuspendJobRequest) (*SuspendJobResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SuspendJob not implemented")
+}
+func (UnimplementedJobServiceServer) ResumeJob(context.Context, *ResumeJobRequest) (*ResumeJobResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResumeJob not implemented")
+}
+func (UnimplementedJobServiceServer) RunJob(context.Context, *RunJobRequest) (*RunJobResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RunJob not implemented")
 }
 func (UnimplementedJobServiceServer) UpdateJob(context.Context, *UpdateJobRequest) (*UpdateJobResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpdateJob not implemented")
@@ -632,6 +690,60 @@ func _JobService_DeleteJob_Handler(srv interface{}, ctx context.Context, dec fun
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(JobServiceServer).DeleteJob(ctx, req.(*DeleteJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobService_SuspendJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SuspendJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).SuspendJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_SuspendJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).SuspendJob(ctx, req.(*SuspendJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobService_ResumeJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResumeJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).ResumeJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_ResumeJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).ResumeJob(ctx, req.(*ResumeJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobService_RunJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RunJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).RunJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_RunJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).RunJob(ctx, req.(*RunJobRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -972,6 +1084,18 @@ var JobService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteJob",
 			Handler:    _JobService_DeleteJob_Handler,
+		},
+		{
+			MethodName: "SuspendJob",
+			Handler:    _JobService_SuspendJob_Handler,
+		},
+		{
+			MethodName: "ResumeJob",
+			Handler:    _JobService_ResumeJob_Handler,
+		},
+		{
+			MethodName: "RunJob",
+			Handler:    _JobService_RunJob_Handler,
 		},
 		{
 			MethodName: "UpdateJob",

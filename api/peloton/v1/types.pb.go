@@ -197,6 +197,62 @@ func (PullPolicy) EnumDescriptor() ([]byte, []int) {
 	return file_peloton_v1_types_proto_rawDescGZIP(), []int{2}
 }
 
+type ConcurrencyPolicy int32
+
+const (
+	// ALLOW.
+	ConcurrencyPolicy_CONCURRENCY_POLICY_UNSPECIFIED ConcurrencyPolicy = 0
+	// Launch the tick's run beside the ones going.
+	ConcurrencyPolicy_CONCURRENCY_POLICY_ALLOW ConcurrencyPolicy = 1
+	// Skip the tick.
+	ConcurrencyPolicy_CONCURRENCY_POLICY_FORBID ConcurrencyPolicy = 2
+	// Stop the runs going and launch the tick's.
+	ConcurrencyPolicy_CONCURRENCY_POLICY_REPLACE ConcurrencyPolicy = 3
+)
+
+// Enum value maps for ConcurrencyPolicy.
+var (
+	ConcurrencyPolicy_name = map[int32]string{
+		0: "CONCURRENCY_POLICY_UNSPECIFIED",
+		1: "CONCURRENCY_POLICY_ALLOW",
+		2: "CONCURRENCY_POLICY_FORBID",
+		3: "CONCURRENCY_POLICY_REPLACE",
+	}
+	ConcurrencyPolicy_value = map[string]int32{
+		"CONCURRENCY_POLICY_UNSPECIFIED": 0,
+		"CONCURRENCY_POLICY_ALLOW":       1,
+		"CONCURRENCY_POLICY_FORBID":      2,
+		"CONCURRENCY_POLICY_REPLACE":     3,
+	}
+)
+
+func (x ConcurrencyPolicy) Enum() *ConcurrencyPolicy {
+	p := new(ConcurrencyPolicy)
+	*p = x
+	return p
+}
+
+func (x ConcurrencyPolicy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ConcurrencyPolicy) Descriptor() protoreflect.EnumDescriptor {
+	return file_peloton_v1_types_proto_enumTypes[3].Descriptor()
+}
+
+func (ConcurrencyPolicy) Type() protoreflect.EnumType {
+	return &file_peloton_v1_types_proto_enumTypes[3]
+}
+
+func (x ConcurrencyPolicy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ConcurrencyPolicy.Descriptor instead.
+func (ConcurrencyPolicy) EnumDescriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{3}
+}
+
 type JobState int32
 
 const (
@@ -248,11 +304,11 @@ func (x JobState) String() string {
 }
 
 func (JobState) Descriptor() protoreflect.EnumDescriptor {
-	return file_peloton_v1_types_proto_enumTypes[3].Descriptor()
+	return file_peloton_v1_types_proto_enumTypes[4].Descriptor()
 }
 
 func (JobState) Type() protoreflect.EnumType {
-	return &file_peloton_v1_types_proto_enumTypes[3]
+	return &file_peloton_v1_types_proto_enumTypes[4]
 }
 
 func (x JobState) Number() protoreflect.EnumNumber {
@@ -261,7 +317,7 @@ func (x JobState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use JobState.Descriptor instead.
 func (JobState) EnumDescriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{3}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{4}
 }
 
 type TaskState int32
@@ -331,11 +387,11 @@ func (x TaskState) String() string {
 }
 
 func (TaskState) Descriptor() protoreflect.EnumDescriptor {
-	return file_peloton_v1_types_proto_enumTypes[4].Descriptor()
+	return file_peloton_v1_types_proto_enumTypes[5].Descriptor()
 }
 
 func (TaskState) Type() protoreflect.EnumType {
-	return &file_peloton_v1_types_proto_enumTypes[4]
+	return &file_peloton_v1_types_proto_enumTypes[5]
 }
 
 func (x TaskState) Number() protoreflect.EnumNumber {
@@ -344,7 +400,7 @@ func (x TaskState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TaskState.Descriptor instead.
 func (TaskState) EnumDescriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{4}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{5}
 }
 
 // HealthState is what a task's probe says.
@@ -386,11 +442,11 @@ func (x HealthState) String() string {
 }
 
 func (HealthState) Descriptor() protoreflect.EnumDescriptor {
-	return file_peloton_v1_types_proto_enumTypes[5].Descriptor()
+	return file_peloton_v1_types_proto_enumTypes[6].Descriptor()
 }
 
 func (HealthState) Type() protoreflect.EnumType {
-	return &file_peloton_v1_types_proto_enumTypes[5]
+	return &file_peloton_v1_types_proto_enumTypes[6]
 }
 
 func (x HealthState) Number() protoreflect.EnumNumber {
@@ -399,7 +455,7 @@ func (x HealthState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use HealthState.Descriptor instead.
 func (HealthState) EnumDescriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{5}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{6}
 }
 
 type UpdateState int32
@@ -454,11 +510,11 @@ func (x UpdateState) String() string {
 }
 
 func (UpdateState) Descriptor() protoreflect.EnumDescriptor {
-	return file_peloton_v1_types_proto_enumTypes[6].Descriptor()
+	return file_peloton_v1_types_proto_enumTypes[7].Descriptor()
 }
 
 func (UpdateState) Type() protoreflect.EnumType {
-	return &file_peloton_v1_types_proto_enumTypes[6]
+	return &file_peloton_v1_types_proto_enumTypes[7]
 }
 
 func (x UpdateState) Number() protoreflect.EnumNumber {
@@ -467,7 +523,7 @@ func (x UpdateState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use UpdateState.Descriptor instead.
 func (UpdateState) EnumDescriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{6}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{7}
 }
 
 type HostState int32
@@ -511,11 +567,11 @@ func (x HostState) String() string {
 }
 
 func (HostState) Descriptor() protoreflect.EnumDescriptor {
-	return file_peloton_v1_types_proto_enumTypes[7].Descriptor()
+	return file_peloton_v1_types_proto_enumTypes[8].Descriptor()
 }
 
 func (HostState) Type() protoreflect.EnumType {
-	return &file_peloton_v1_types_proto_enumTypes[7]
+	return &file_peloton_v1_types_proto_enumTypes[8]
 }
 
 func (x HostState) Number() protoreflect.EnumNumber {
@@ -524,7 +580,7 @@ func (x HostState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use HostState.Descriptor instead.
 func (HostState) EnumDescriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{7}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{8}
 }
 
 type HostPoolMovePhase int32
@@ -566,11 +622,11 @@ func (x HostPoolMovePhase) String() string {
 }
 
 func (HostPoolMovePhase) Descriptor() protoreflect.EnumDescriptor {
-	return file_peloton_v1_types_proto_enumTypes[8].Descriptor()
+	return file_peloton_v1_types_proto_enumTypes[9].Descriptor()
 }
 
 func (HostPoolMovePhase) Type() protoreflect.EnumType {
-	return &file_peloton_v1_types_proto_enumTypes[8]
+	return &file_peloton_v1_types_proto_enumTypes[9]
 }
 
 func (x HostPoolMovePhase) Number() protoreflect.EnumNumber {
@@ -579,7 +635,7 @@ func (x HostPoolMovePhase) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use HostPoolMovePhase.Descriptor instead.
 func (HostPoolMovePhase) EnumDescriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{8}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{9}
 }
 
 // Migrations move the instances of jobs from the clusters they run on to
@@ -629,11 +685,11 @@ func (x MigrationState) String() string {
 }
 
 func (MigrationState) Descriptor() protoreflect.EnumDescriptor {
-	return file_peloton_v1_types_proto_enumTypes[9].Descriptor()
+	return file_peloton_v1_types_proto_enumTypes[10].Descriptor()
 }
 
 func (MigrationState) Type() protoreflect.EnumType {
-	return &file_peloton_v1_types_proto_enumTypes[9]
+	return &file_peloton_v1_types_proto_enumTypes[10]
 }
 
 func (x MigrationState) Number() protoreflect.EnumNumber {
@@ -642,7 +698,7 @@ func (x MigrationState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MigrationState.Descriptor instead.
 func (MigrationState) EnumDescriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{9}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{10}
 }
 
 type FailoverPolicy_Mode int32
@@ -685,11 +741,11 @@ func (x FailoverPolicy_Mode) String() string {
 }
 
 func (FailoverPolicy_Mode) Descriptor() protoreflect.EnumDescriptor {
-	return file_peloton_v1_types_proto_enumTypes[10].Descriptor()
+	return file_peloton_v1_types_proto_enumTypes[11].Descriptor()
 }
 
 func (FailoverPolicy_Mode) Type() protoreflect.EnumType {
-	return &file_peloton_v1_types_proto_enumTypes[10]
+	return &file_peloton_v1_types_proto_enumTypes[11]
 }
 
 func (x FailoverPolicy_Mode) Number() protoreflect.EnumNumber {
@@ -698,7 +754,7 @@ func (x FailoverPolicy_Mode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use FailoverPolicy_Mode.Descriptor instead.
 func (FailoverPolicy_Mode) EnumDescriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{14, 0}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{17, 0}
 }
 
 // Resources is an amount of each schedulable resource. CPU is in cores and may
@@ -1465,7 +1521,12 @@ type JobSpec struct {
 	// Which clusters new runs go to; overrides the pool's. Absent or empty:
 	// the pool's (in a job update, absent keeps the job's current policy;
 	// empty clears it). Instances that run stay where they are until moved.
-	Clusters      *ClusterPolicy `protobuf:"bytes,20,opt,name=clusters,proto3" json:"clusters,omitempty"`
+	Clusters *ClusterPolicy `protobuf:"bytes,20,opt,name=clusters,proto3" json:"clusters,omitempty"`
+	// Makes the job periodic: it runs no tasks of its own and at each tick
+	// of the schedule launches a run, a job made from this spec without the
+	// schedule, linked both ways (status.periodic.last_run_id,
+	// status.run_of).
+	Schedule      *Schedule `protobuf:"bytes,21,opt,name=schedule,proto3" json:"schedule,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1640,6 +1701,262 @@ func (x *JobSpec) GetClusters() *ClusterPolicy {
 	return nil
 }
 
+func (x *JobSpec) GetSchedule() *Schedule {
+	if x != nil {
+		return x.Schedule
+	}
+	return nil
+}
+
+// Schedule is when a periodic job launches its runs.
+type Schedule struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A standard five-field cron expression, "minute hour day-of-month
+	// month day-of-week", or @hourly, @daily, @weekly, @monthly, @yearly.
+	Cron string `protobuf:"bytes,1,opt,name=cron,proto3" json:"cron,omitempty"`
+	// IANA time zone the expression is read in, such as "Europe/Berlin";
+	// empty means UTC.
+	TimeZone string `protobuf:"bytes,2,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
+	// What a tick does while an earlier run is still going.
+	ConcurrencyPolicy ConcurrencyPolicy `protobuf:"varint,3,opt,name=concurrency_policy,json=concurrencyPolicy,proto3,enum=peloton.v1.ConcurrencyPolicy" json:"concurrency_policy,omitempty"`
+	// How late a tick may still be launched (a leader change, a region
+	// down); a tick later than this is counted as missed. 0: only the
+	// latest missed tick is launched, however late.
+	StartingDeadlineSeconds uint32 `protobuf:"varint,4,opt,name=starting_deadline_seconds,json=startingDeadlineSeconds,proto3" json:"starting_deadline_seconds,omitempty"`
+	// Finished runs kept; older ones are deleted. 0 means 3, at most 100.
+	KeepRuns      uint32 `protobuf:"varint,5,opt,name=keep_runs,json=keepRuns,proto3" json:"keep_runs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Schedule) Reset() {
+	*x = Schedule{}
+	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Schedule) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Schedule) ProtoMessage() {}
+
+func (x *Schedule) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Schedule.ProtoReflect.Descriptor instead.
+func (*Schedule) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *Schedule) GetCron() string {
+	if x != nil {
+		return x.Cron
+	}
+	return ""
+}
+
+func (x *Schedule) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
+}
+
+func (x *Schedule) GetConcurrencyPolicy() ConcurrencyPolicy {
+	if x != nil {
+		return x.ConcurrencyPolicy
+	}
+	return ConcurrencyPolicy_CONCURRENCY_POLICY_UNSPECIFIED
+}
+
+func (x *Schedule) GetStartingDeadlineSeconds() uint32 {
+	if x != nil {
+		return x.StartingDeadlineSeconds
+	}
+	return 0
+}
+
+func (x *Schedule) GetKeepRuns() uint32 {
+	if x != nil {
+		return x.KeepRuns
+	}
+	return 0
+}
+
+// PeriodicStatus is a periodic job's schedule state.
+type PeriodicStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// No tick launches a run until resumed.
+	Suspended bool `protobuf:"varint,1,opt,name=suspended,proto3" json:"suspended,omitempty"`
+	// The next tick, in the schedule's time zone; unset while suspended or
+	// stopped.
+	NextRunTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=next_run_time,json=nextRunTime,proto3" json:"next_run_time,omitempty"`
+	// The latest tick handled: launched, skipped or missed.
+	LastTickTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=last_tick_time,json=lastTickTime,proto3" json:"last_tick_time,omitempty"`
+	// The latest run launched, by a tick or by hand.
+	LastRunId string `protobuf:"bytes,4,opt,name=last_run_id,json=lastRunId,proto3" json:"last_run_id,omitempty"`
+	// Ticks that launched a run; that were skipped because a run was going
+	// (FORBID); that passed their starting deadline unlaunched.
+	Launched uint64 `protobuf:"varint,5,opt,name=launched,proto3" json:"launched,omitempty"`
+	Skipped  uint64 `protobuf:"varint,6,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	Missed   uint64 `protobuf:"varint,7,opt,name=missed,proto3" json:"missed,omitempty"`
+	// Runs not finished yet.
+	ActiveRuns    uint32 `protobuf:"varint,8,opt,name=active_runs,json=activeRuns,proto3" json:"active_runs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PeriodicStatus) Reset() {
+	*x = PeriodicStatus{}
+	mi := &file_peloton_v1_types_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PeriodicStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PeriodicStatus) ProtoMessage() {}
+
+func (x *PeriodicStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PeriodicStatus.ProtoReflect.Descriptor instead.
+func (*PeriodicStatus) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *PeriodicStatus) GetSuspended() bool {
+	if x != nil {
+		return x.Suspended
+	}
+	return false
+}
+
+func (x *PeriodicStatus) GetNextRunTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.NextRunTime
+	}
+	return nil
+}
+
+func (x *PeriodicStatus) GetLastTickTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastTickTime
+	}
+	return nil
+}
+
+func (x *PeriodicStatus) GetLastRunId() string {
+	if x != nil {
+		return x.LastRunId
+	}
+	return ""
+}
+
+func (x *PeriodicStatus) GetLaunched() uint64 {
+	if x != nil {
+		return x.Launched
+	}
+	return 0
+}
+
+func (x *PeriodicStatus) GetSkipped() uint64 {
+	if x != nil {
+		return x.Skipped
+	}
+	return 0
+}
+
+func (x *PeriodicStatus) GetMissed() uint64 {
+	if x != nil {
+		return x.Missed
+	}
+	return 0
+}
+
+func (x *PeriodicStatus) GetActiveRuns() uint32 {
+	if x != nil {
+		return x.ActiveRuns
+	}
+	return 0
+}
+
+// RunOf links a run to the periodic job that launched it.
+type RunOf struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId string                 `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// The tick that launched it; unset for a run launched by hand.
+	TickTime      *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=tick_time,json=tickTime,proto3" json:"tick_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunOf) Reset() {
+	*x = RunOf{}
+	mi := &file_peloton_v1_types_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunOf) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunOf) ProtoMessage() {}
+
+func (x *RunOf) ProtoReflect() protoreflect.Message {
+	mi := &file_peloton_v1_types_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunOf.ProtoReflect.Descriptor instead.
+func (*RunOf) Descriptor() ([]byte, []int) {
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *RunOf) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *RunOf) GetTickTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.TickTime
+	}
+	return nil
+}
+
 // ClusterPolicy steers new placements among the clusters of a region.
 // Clusters are named as "cluster get" lists them, "dc1", or with their
 // kind, "mesos:dc1".
@@ -1655,7 +1972,7 @@ type ClusterPolicy struct {
 
 func (x *ClusterPolicy) Reset() {
 	*x = ClusterPolicy{}
-	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	mi := &file_peloton_v1_types_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1667,7 +1984,7 @@ func (x *ClusterPolicy) String() string {
 func (*ClusterPolicy) ProtoMessage() {}
 
 func (x *ClusterPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[11]
+	mi := &file_peloton_v1_types_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1680,7 +1997,7 @@ func (x *ClusterPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterPolicy.ProtoReflect.Descriptor instead.
 func (*ClusterPolicy) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{11}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ClusterPolicy) GetPrefer() []string {
@@ -1710,7 +2027,7 @@ type SLA struct {
 
 func (x *SLA) Reset() {
 	*x = SLA{}
-	mi := &file_peloton_v1_types_proto_msgTypes[12]
+	mi := &file_peloton_v1_types_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1722,7 +2039,7 @@ func (x *SLA) String() string {
 func (*SLA) ProtoMessage() {}
 
 func (x *SLA) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[12]
+	mi := &file_peloton_v1_types_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1735,7 +2052,7 @@ func (x *SLA) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SLA.ProtoReflect.Descriptor instead.
 func (*SLA) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{12}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SLA) GetMaxUnavailable() string {
@@ -1760,7 +2077,7 @@ type InstanceOverride struct {
 
 func (x *InstanceOverride) Reset() {
 	*x = InstanceOverride{}
-	mi := &file_peloton_v1_types_proto_msgTypes[13]
+	mi := &file_peloton_v1_types_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1772,7 +2089,7 @@ func (x *InstanceOverride) String() string {
 func (*InstanceOverride) ProtoMessage() {}
 
 func (x *InstanceOverride) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[13]
+	mi := &file_peloton_v1_types_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1785,7 +2102,7 @@ func (x *InstanceOverride) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstanceOverride.ProtoReflect.Descriptor instead.
 func (*InstanceOverride) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{13}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *InstanceOverride) GetInstances() string {
@@ -1813,7 +2130,7 @@ type FailoverPolicy struct {
 
 func (x *FailoverPolicy) Reset() {
 	*x = FailoverPolicy{}
-	mi := &file_peloton_v1_types_proto_msgTypes[14]
+	mi := &file_peloton_v1_types_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1825,7 +2142,7 @@ func (x *FailoverPolicy) String() string {
 func (*FailoverPolicy) ProtoMessage() {}
 
 func (x *FailoverPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[14]
+	mi := &file_peloton_v1_types_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1838,7 +2155,7 @@ func (x *FailoverPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailoverPolicy.ProtoReflect.Descriptor instead.
 func (*FailoverPolicy) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{14}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *FailoverPolicy) GetMode() FailoverPolicy_Mode {
@@ -1877,14 +2194,18 @@ type JobStatus struct {
 	MovedFrom *JobMove `protobuf:"bytes,10,opt,name=moved_from,json=movedFrom,proto3" json:"moved_from,omitempty"`
 	// Why the job's waiting tasks wait, summed up (GetJob only): tasks not
 	// admitted by their pool, and tasks admitted but not placed on a host.
-	Waiting       []*WaitingTasks `protobuf:"bytes,11,rep,name=waiting,proto3" json:"waiting,omitempty"`
+	Waiting []*WaitingTasks `protobuf:"bytes,11,rep,name=waiting,proto3" json:"waiting,omitempty"`
+	// A periodic job's schedule state.
+	Periodic *PeriodicStatus `protobuf:"bytes,12,opt,name=periodic,proto3" json:"periodic,omitempty"`
+	// The periodic job a run was launched by.
+	RunOf         *RunOf `protobuf:"bytes,13,opt,name=run_of,json=runOf,proto3" json:"run_of,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobStatus) Reset() {
 	*x = JobStatus{}
-	mi := &file_peloton_v1_types_proto_msgTypes[15]
+	mi := &file_peloton_v1_types_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1896,7 +2217,7 @@ func (x *JobStatus) String() string {
 func (*JobStatus) ProtoMessage() {}
 
 func (x *JobStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[15]
+	mi := &file_peloton_v1_types_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1909,7 +2230,7 @@ func (x *JobStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStatus.ProtoReflect.Descriptor instead.
 func (*JobStatus) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{15}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *JobStatus) GetState() JobState {
@@ -1989,6 +2310,20 @@ func (x *JobStatus) GetWaiting() []*WaitingTasks {
 	return nil
 }
 
+func (x *JobStatus) GetPeriodic() *PeriodicStatus {
+	if x != nil {
+		return x.Periodic
+	}
+	return nil
+}
+
+func (x *JobStatus) GetRunOf() *RunOf {
+	if x != nil {
+		return x.RunOf
+	}
+	return nil
+}
+
 // JobMove names the other end of a job's move to another region.
 type JobMove struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -2002,7 +2337,7 @@ type JobMove struct {
 
 func (x *JobMove) Reset() {
 	*x = JobMove{}
-	mi := &file_peloton_v1_types_proto_msgTypes[16]
+	mi := &file_peloton_v1_types_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2014,7 +2349,7 @@ func (x *JobMove) String() string {
 func (*JobMove) ProtoMessage() {}
 
 func (x *JobMove) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[16]
+	mi := &file_peloton_v1_types_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2027,7 +2362,7 @@ func (x *JobMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobMove.ProtoReflect.Descriptor instead.
 func (*JobMove) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{16}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *JobMove) GetRegion() string {
@@ -2064,7 +2399,7 @@ type WaitingTasks struct {
 
 func (x *WaitingTasks) Reset() {
 	*x = WaitingTasks{}
-	mi := &file_peloton_v1_types_proto_msgTypes[17]
+	mi := &file_peloton_v1_types_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2076,7 +2411,7 @@ func (x *WaitingTasks) String() string {
 func (*WaitingTasks) ProtoMessage() {}
 
 func (x *WaitingTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[17]
+	mi := &file_peloton_v1_types_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2089,7 +2424,7 @@ func (x *WaitingTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitingTasks.ProtoReflect.Descriptor instead.
 func (*WaitingTasks) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{17}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WaitingTasks) GetTasks() uint32 {
@@ -2120,7 +2455,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_peloton_v1_types_proto_msgTypes[18]
+	mi := &file_peloton_v1_types_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2132,7 +2467,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[18]
+	mi := &file_peloton_v1_types_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2145,7 +2480,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{18}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Job) GetId() string {
@@ -2215,7 +2550,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_peloton_v1_types_proto_msgTypes[19]
+	mi := &file_peloton_v1_types_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2227,7 +2562,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[19]
+	mi := &file_peloton_v1_types_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2240,7 +2575,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{19}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Task) GetJobId() string {
@@ -2395,7 +2730,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_peloton_v1_types_proto_msgTypes[20]
+	mi := &file_peloton_v1_types_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2407,7 +2742,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[20]
+	mi := &file_peloton_v1_types_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2420,7 +2755,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{20}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Event) GetSeq() uint64 {
@@ -2542,7 +2877,7 @@ type Update struct {
 
 func (x *Update) Reset() {
 	*x = Update{}
-	mi := &file_peloton_v1_types_proto_msgTypes[21]
+	mi := &file_peloton_v1_types_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2554,7 +2889,7 @@ func (x *Update) String() string {
 func (*Update) ProtoMessage() {}
 
 func (x *Update) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[21]
+	mi := &file_peloton_v1_types_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2567,7 +2902,7 @@ func (x *Update) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update.ProtoReflect.Descriptor instead.
 func (*Update) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{21}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Update) GetId() string {
@@ -2738,7 +3073,7 @@ type ResourceAmounts struct {
 
 func (x *ResourceAmounts) Reset() {
 	*x = ResourceAmounts{}
-	mi := &file_peloton_v1_types_proto_msgTypes[22]
+	mi := &file_peloton_v1_types_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2750,7 +3085,7 @@ func (x *ResourceAmounts) String() string {
 func (*ResourceAmounts) ProtoMessage() {}
 
 func (x *ResourceAmounts) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[22]
+	mi := &file_peloton_v1_types_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2763,7 +3098,7 @@ func (x *ResourceAmounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceAmounts.ProtoReflect.Descriptor instead.
 func (*ResourceAmounts) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{22}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ResourceAmounts) GetCpu() float64 {
@@ -2818,7 +3153,7 @@ type PoolSpec struct {
 
 func (x *PoolSpec) Reset() {
 	*x = PoolSpec{}
-	mi := &file_peloton_v1_types_proto_msgTypes[23]
+	mi := &file_peloton_v1_types_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2830,7 +3165,7 @@ func (x *PoolSpec) String() string {
 func (*PoolSpec) ProtoMessage() {}
 
 func (x *PoolSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[23]
+	mi := &file_peloton_v1_types_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2843,7 +3178,7 @@ func (x *PoolSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolSpec.ProtoReflect.Descriptor instead.
 func (*PoolSpec) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{23}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PoolSpec) GetPath() string {
@@ -2910,7 +3245,7 @@ type PoolResource struct {
 
 func (x *PoolResource) Reset() {
 	*x = PoolResource{}
-	mi := &file_peloton_v1_types_proto_msgTypes[24]
+	mi := &file_peloton_v1_types_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2922,7 +3257,7 @@ func (x *PoolResource) String() string {
 func (*PoolResource) ProtoMessage() {}
 
 func (x *PoolResource) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[24]
+	mi := &file_peloton_v1_types_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2935,7 +3270,7 @@ func (x *PoolResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolResource.ProtoReflect.Descriptor instead.
 func (*PoolResource) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{24}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PoolResource) GetName() string {
@@ -3015,7 +3350,7 @@ type Pool struct {
 
 func (x *Pool) Reset() {
 	*x = Pool{}
-	mi := &file_peloton_v1_types_proto_msgTypes[25]
+	mi := &file_peloton_v1_types_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3027,7 +3362,7 @@ func (x *Pool) String() string {
 func (*Pool) ProtoMessage() {}
 
 func (x *Pool) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[25]
+	mi := &file_peloton_v1_types_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3040,7 +3375,7 @@ func (x *Pool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pool.ProtoReflect.Descriptor instead.
 func (*Pool) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{25}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Pool) GetPath() string {
@@ -3111,7 +3446,7 @@ type PoolRegionShare struct {
 
 func (x *PoolRegionShare) Reset() {
 	*x = PoolRegionShare{}
-	mi := &file_peloton_v1_types_proto_msgTypes[26]
+	mi := &file_peloton_v1_types_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3123,7 +3458,7 @@ func (x *PoolRegionShare) String() string {
 func (*PoolRegionShare) ProtoMessage() {}
 
 func (x *PoolRegionShare) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[26]
+	mi := &file_peloton_v1_types_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3136,7 +3471,7 @@ func (x *PoolRegionShare) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolRegionShare.ProtoReflect.Descriptor instead.
 func (*PoolRegionShare) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{26}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PoolRegionShare) GetRegion() string {
@@ -3210,7 +3545,7 @@ type Host struct {
 
 func (x *Host) Reset() {
 	*x = Host{}
-	mi := &file_peloton_v1_types_proto_msgTypes[27]
+	mi := &file_peloton_v1_types_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3222,7 +3557,7 @@ func (x *Host) String() string {
 func (*Host) ProtoMessage() {}
 
 func (x *Host) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[27]
+	mi := &file_peloton_v1_types_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3235,7 +3570,7 @@ func (x *Host) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Host.ProtoReflect.Descriptor instead.
 func (*Host) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{27}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Host) GetId() string {
@@ -3404,7 +3739,7 @@ type HostPool struct {
 
 func (x *HostPool) Reset() {
 	*x = HostPool{}
-	mi := &file_peloton_v1_types_proto_msgTypes[28]
+	mi := &file_peloton_v1_types_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3416,7 +3751,7 @@ func (x *HostPool) String() string {
 func (*HostPool) ProtoMessage() {}
 
 func (x *HostPool) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[28]
+	mi := &file_peloton_v1_types_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3429,7 +3764,7 @@ func (x *HostPool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostPool.ProtoReflect.Descriptor instead.
 func (*HostPool) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{28}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *HostPool) GetName() string {
@@ -3521,7 +3856,7 @@ type HostPoolMove struct {
 
 func (x *HostPoolMove) Reset() {
 	*x = HostPoolMove{}
-	mi := &file_peloton_v1_types_proto_msgTypes[29]
+	mi := &file_peloton_v1_types_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3533,7 +3868,7 @@ func (x *HostPoolMove) String() string {
 func (*HostPoolMove) ProtoMessage() {}
 
 func (x *HostPoolMove) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[29]
+	mi := &file_peloton_v1_types_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3546,7 +3881,7 @@ func (x *HostPoolMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostPoolMove.ProtoReflect.Descriptor instead.
 func (*HostPoolMove) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{29}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *HostPoolMove) GetHostId() string {
@@ -3624,7 +3959,7 @@ type RegionMember struct {
 
 func (x *RegionMember) Reset() {
 	*x = RegionMember{}
-	mi := &file_peloton_v1_types_proto_msgTypes[30]
+	mi := &file_peloton_v1_types_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3636,7 +3971,7 @@ func (x *RegionMember) String() string {
 func (*RegionMember) ProtoMessage() {}
 
 func (x *RegionMember) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[30]
+	mi := &file_peloton_v1_types_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3649,7 +3984,7 @@ func (x *RegionMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionMember.ProtoReflect.Descriptor instead.
 func (*RegionMember) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{30}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RegionMember) GetName() string {
@@ -3713,7 +4048,7 @@ type ProbeCounts struct {
 
 func (x *ProbeCounts) Reset() {
 	*x = ProbeCounts{}
-	mi := &file_peloton_v1_types_proto_msgTypes[31]
+	mi := &file_peloton_v1_types_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3725,7 +4060,7 @@ func (x *ProbeCounts) String() string {
 func (*ProbeCounts) ProtoMessage() {}
 
 func (x *ProbeCounts) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[31]
+	mi := &file_peloton_v1_types_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3738,7 +4073,7 @@ func (x *ProbeCounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProbeCounts.ProtoReflect.Descriptor instead.
 func (*ProbeCounts) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{31}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ProbeCounts) GetSent() uint32 {
@@ -3788,7 +4123,7 @@ type Region struct {
 
 func (x *Region) Reset() {
 	*x = Region{}
-	mi := &file_peloton_v1_types_proto_msgTypes[32]
+	mi := &file_peloton_v1_types_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3800,7 +4135,7 @@ func (x *Region) String() string {
 func (*Region) ProtoMessage() {}
 
 func (x *Region) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[32]
+	mi := &file_peloton_v1_types_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3813,7 +4148,7 @@ func (x *Region) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Region.ProtoReflect.Descriptor instead.
 func (*Region) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{32}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Region) GetName() string {
@@ -3877,7 +4212,7 @@ type HostLabelValues struct {
 
 func (x *HostLabelValues) Reset() {
 	*x = HostLabelValues{}
-	mi := &file_peloton_v1_types_proto_msgTypes[33]
+	mi := &file_peloton_v1_types_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3889,7 +4224,7 @@ func (x *HostLabelValues) String() string {
 func (*HostLabelValues) ProtoMessage() {}
 
 func (x *HostLabelValues) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[33]
+	mi := &file_peloton_v1_types_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3902,7 +4237,7 @@ func (x *HostLabelValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostLabelValues.ProtoReflect.Descriptor instead.
 func (*HostLabelValues) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{33}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *HostLabelValues) GetKey() string {
@@ -3942,7 +4277,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_peloton_v1_types_proto_msgTypes[34]
+	mi := &file_peloton_v1_types_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3954,7 +4289,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[34]
+	mi := &file_peloton_v1_types_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3967,7 +4302,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{34}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Replica) GetJob() *Job {
@@ -4043,7 +4378,7 @@ type RegionPlan struct {
 
 func (x *RegionPlan) Reset() {
 	*x = RegionPlan{}
-	mi := &file_peloton_v1_types_proto_msgTypes[35]
+	mi := &file_peloton_v1_types_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4055,7 +4390,7 @@ func (x *RegionPlan) String() string {
 func (*RegionPlan) ProtoMessage() {}
 
 func (x *RegionPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[35]
+	mi := &file_peloton_v1_types_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4068,7 +4403,7 @@ func (x *RegionPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegionPlan.ProtoReflect.Descriptor instead.
 func (*RegionPlan) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{35}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RegionPlan) GetRegion() string {
@@ -4111,7 +4446,7 @@ type PlannedMove struct {
 
 func (x *PlannedMove) Reset() {
 	*x = PlannedMove{}
-	mi := &file_peloton_v1_types_proto_msgTypes[36]
+	mi := &file_peloton_v1_types_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4123,7 +4458,7 @@ func (x *PlannedMove) String() string {
 func (*PlannedMove) ProtoMessage() {}
 
 func (x *PlannedMove) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[36]
+	mi := &file_peloton_v1_types_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4136,7 +4471,7 @@ func (x *PlannedMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlannedMove.ProtoReflect.Descriptor instead.
 func (*PlannedMove) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{36}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *PlannedMove) GetJobId() string {
@@ -4192,7 +4527,7 @@ type Drill struct {
 
 func (x *Drill) Reset() {
 	*x = Drill{}
-	mi := &file_peloton_v1_types_proto_msgTypes[37]
+	mi := &file_peloton_v1_types_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4204,7 +4539,7 @@ func (x *Drill) String() string {
 func (*Drill) ProtoMessage() {}
 
 func (x *Drill) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[37]
+	mi := &file_peloton_v1_types_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4217,7 +4552,7 @@ func (x *Drill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drill.ProtoReflect.Descriptor instead.
 func (*Drill) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{37}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *Drill) GetId() string {
@@ -4328,7 +4663,7 @@ type MigrationJob struct {
 
 func (x *MigrationJob) Reset() {
 	*x = MigrationJob{}
-	mi := &file_peloton_v1_types_proto_msgTypes[38]
+	mi := &file_peloton_v1_types_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4340,7 +4675,7 @@ func (x *MigrationJob) String() string {
 func (*MigrationJob) ProtoMessage() {}
 
 func (x *MigrationJob) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[38]
+	mi := &file_peloton_v1_types_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4353,7 +4688,7 @@ func (x *MigrationJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrationJob.ProtoReflect.Descriptor instead.
 func (*MigrationJob) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{38}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *MigrationJob) GetJobId() string {
@@ -4476,7 +4811,7 @@ type Migration struct {
 
 func (x *Migration) Reset() {
 	*x = Migration{}
-	mi := &file_peloton_v1_types_proto_msgTypes[39]
+	mi := &file_peloton_v1_types_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4488,7 +4823,7 @@ func (x *Migration) String() string {
 func (*Migration) ProtoMessage() {}
 
 func (x *Migration) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[39]
+	mi := &file_peloton_v1_types_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4501,7 +4836,7 @@ func (x *Migration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Migration.ProtoReflect.Descriptor instead.
 func (*Migration) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{39}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Migration) GetId() string {
@@ -4659,7 +4994,7 @@ type ClusterSummary struct {
 
 func (x *ClusterSummary) Reset() {
 	*x = ClusterSummary{}
-	mi := &file_peloton_v1_types_proto_msgTypes[40]
+	mi := &file_peloton_v1_types_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4671,7 +5006,7 @@ func (x *ClusterSummary) String() string {
 func (*ClusterSummary) ProtoMessage() {}
 
 func (x *ClusterSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[40]
+	mi := &file_peloton_v1_types_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4684,7 +5019,7 @@ func (x *ClusterSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterSummary.ProtoReflect.Descriptor instead.
 func (*ClusterSummary) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{40}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ClusterSummary) GetName() string {
@@ -4770,7 +5105,7 @@ type ClusterUsage struct {
 
 func (x *ClusterUsage) Reset() {
 	*x = ClusterUsage{}
-	mi := &file_peloton_v1_types_proto_msgTypes[41]
+	mi := &file_peloton_v1_types_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4782,7 +5117,7 @@ func (x *ClusterUsage) String() string {
 func (*ClusterUsage) ProtoMessage() {}
 
 func (x *ClusterUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[41]
+	mi := &file_peloton_v1_types_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4795,7 +5130,7 @@ func (x *ClusterUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterUsage.ProtoReflect.Descriptor instead.
 func (*ClusterUsage) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{41}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ClusterUsage) GetName() string {
@@ -4845,7 +5180,7 @@ type AuditRecord struct {
 
 func (x *AuditRecord) Reset() {
 	*x = AuditRecord{}
-	mi := &file_peloton_v1_types_proto_msgTypes[42]
+	mi := &file_peloton_v1_types_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4857,7 +5192,7 @@ func (x *AuditRecord) String() string {
 func (*AuditRecord) ProtoMessage() {}
 
 func (x *AuditRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_peloton_v1_types_proto_msgTypes[42]
+	mi := &file_peloton_v1_types_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4870,7 +5205,7 @@ func (x *AuditRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditRecord.ProtoReflect.Descriptor instead.
 func (*AuditRecord) Descriptor() ([]byte, []int) {
-	return file_peloton_v1_types_proto_rawDescGZIP(), []int{42}
+	return file_peloton_v1_types_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *AuditRecord) GetTime() *timestamppb.Timestamp {
@@ -5004,7 +5339,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\n" +
 	"SpreadSpec\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12\x10\n" +
-	"\x03max\x18\x02 \x01(\rR\x03max\"\xae\x06\n" +
+	"\x03max\x18\x02 \x01(\rR\x03max\"\xe0\x06\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12'\n" +
 	"\x04type\x18\x02 \x01(\x0e2\x13.peloton.v1.JobTypeR\x04type\x12\x12\n" +
@@ -5028,10 +5363,30 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"maxPerHost\x12.\n" +
 	"\x06spread\x18\x12 \x03(\v2\x16.peloton.v1.SpreadSpecR\x06spread\x12!\n" +
 	"\x03sla\x18\x13 \x01(\v2\x0f.peloton.v1.SLAR\x03sla\x125\n" +
-	"\bclusters\x18\x14 \x01(\v2\x19.peloton.v1.ClusterPolicyR\bclusters\x1a9\n" +
+	"\bclusters\x18\x14 \x01(\v2\x19.peloton.v1.ClusterPolicyR\bclusters\x120\n" +
+	"\bschedule\x18\x15 \x01(\v2\x14.peloton.v1.ScheduleR\bschedule\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"=\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe2\x01\n" +
+	"\bSchedule\x12\x12\n" +
+	"\x04cron\x18\x01 \x01(\tR\x04cron\x12\x1b\n" +
+	"\ttime_zone\x18\x02 \x01(\tR\btimeZone\x12L\n" +
+	"\x12concurrency_policy\x18\x03 \x01(\x0e2\x1d.peloton.v1.ConcurrencyPolicyR\x11concurrencyPolicy\x12:\n" +
+	"\x19starting_deadline_seconds\x18\x04 \x01(\rR\x17startingDeadlineSeconds\x12\x1b\n" +
+	"\tkeep_runs\x18\x05 \x01(\rR\bkeepRuns\"\xbf\x02\n" +
+	"\x0ePeriodicStatus\x12\x1c\n" +
+	"\tsuspended\x18\x01 \x01(\bR\tsuspended\x12>\n" +
+	"\rnext_run_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\vnextRunTime\x12@\n" +
+	"\x0elast_tick_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\flastTickTime\x12\x1e\n" +
+	"\vlast_run_id\x18\x04 \x01(\tR\tlastRunId\x12\x1a\n" +
+	"\blaunched\x18\x05 \x01(\x04R\blaunched\x12\x18\n" +
+	"\askipped\x18\x06 \x01(\x04R\askipped\x12\x16\n" +
+	"\x06missed\x18\a \x01(\x04R\x06missed\x12\x1f\n" +
+	"\vactive_runs\x18\b \x01(\rR\n" +
+	"activeRuns\"W\n" +
+	"\x05RunOf\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x127\n" +
+	"\ttick_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\btickTime\"=\n" +
 	"\rClusterPolicy\x12\x16\n" +
 	"\x06prefer\x18\x01 \x03(\tR\x06prefer\x12\x14\n" +
 	"\x05avoid\x18\x02 \x03(\tR\x05avoid\".\n" +
@@ -5047,7 +5402,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x10MODE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tMODE_NONE\x10\x01\x12\f\n" +
 	"\bMODE_ANY\x10\x02\x12\x10\n" +
-	"\fMODE_REGIONS\x10\x03\"\xe2\x04\n" +
+	"\fMODE_REGIONS\x10\x03\"\xc4\x05\n" +
 	"\tJobStatus\x12*\n" +
 	"\x05state\x18\x01 \x01(\x0e2\x14.peloton.v1.JobStateR\x05state\x12F\n" +
 	"\vtask_states\x18\x02 \x03(\v2%.peloton.v1.JobStatus.TaskStatesEntryR\n" +
@@ -5064,7 +5419,9 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\n" +
 	"moved_from\x18\n" +
 	" \x01(\v2\x13.peloton.v1.JobMoveR\tmovedFrom\x122\n" +
-	"\awaiting\x18\v \x03(\v2\x18.peloton.v1.WaitingTasksR\awaiting\x1a=\n" +
+	"\awaiting\x18\v \x03(\v2\x18.peloton.v1.WaitingTasksR\awaiting\x126\n" +
+	"\bperiodic\x18\f \x01(\v2\x1a.peloton.v1.PeriodicStatusR\bperiodic\x12(\n" +
+	"\x06run_of\x18\r \x01(\v2\x11.peloton.v1.RunOfR\x05runOf\x1a=\n" +
 	"\x0fTaskStatesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01\"h\n" +
@@ -5386,7 +5743,12 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x17PULL_POLICY_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aPULL_POLICY_IF_NOT_PRESENT\x10\x01\x12\x16\n" +
 	"\x12PULL_POLICY_ALWAYS\x10\x02\x12\x15\n" +
-	"\x11PULL_POLICY_NEVER\x10\x03*\xca\x01\n" +
+	"\x11PULL_POLICY_NEVER\x10\x03*\x94\x01\n" +
+	"\x11ConcurrencyPolicy\x12\"\n" +
+	"\x1eCONCURRENCY_POLICY_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18CONCURRENCY_POLICY_ALLOW\x10\x01\x12\x1d\n" +
+	"\x19CONCURRENCY_POLICY_FORBID\x10\x02\x12\x1e\n" +
+	"\x1aCONCURRENCY_POLICY_REPLACE\x10\x03*\xca\x01\n" +
 	"\bJobState\x12\x19\n" +
 	"\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15JOB_STATE_INITIALIZED\x10\x01\x12\x15\n" +
@@ -5455,183 +5817,194 @@ func file_peloton_v1_types_proto_rawDescGZIP() []byte {
 	return file_peloton_v1_types_proto_rawDescData
 }
 
-var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
-var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
+var file_peloton_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
+var file_peloton_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
 var file_peloton_v1_types_proto_goTypes = []any{
 	(JobType)(0),                  // 0: peloton.v1.JobType
 	(ConstraintOp)(0),             // 1: peloton.v1.ConstraintOp
 	(PullPolicy)(0),               // 2: peloton.v1.PullPolicy
-	(JobState)(0),                 // 3: peloton.v1.JobState
-	(TaskState)(0),                // 4: peloton.v1.TaskState
-	(HealthState)(0),              // 5: peloton.v1.HealthState
-	(UpdateState)(0),              // 6: peloton.v1.UpdateState
-	(HostState)(0),                // 7: peloton.v1.HostState
-	(HostPoolMovePhase)(0),        // 8: peloton.v1.HostPoolMovePhase
-	(MigrationState)(0),           // 9: peloton.v1.MigrationState
-	(FailoverPolicy_Mode)(0),      // 10: peloton.v1.FailoverPolicy.Mode
-	(*Resources)(nil),             // 11: peloton.v1.Resources
-	(*Constraint)(nil),            // 12: peloton.v1.Constraint
-	(*TaskSpec)(nil),              // 13: peloton.v1.TaskSpec
-	(*Container)(nil),             // 14: peloton.v1.Container
-	(*PortSpec)(nil),              // 15: peloton.v1.PortSpec
-	(*HealthCheck)(nil),           // 16: peloton.v1.HealthCheck
-	(*HTTPProbe)(nil),             // 17: peloton.v1.HTTPProbe
-	(*TCPProbe)(nil),              // 18: peloton.v1.TCPProbe
-	(*Volume)(nil),                // 19: peloton.v1.Volume
-	(*SpreadSpec)(nil),            // 20: peloton.v1.SpreadSpec
-	(*JobSpec)(nil),               // 21: peloton.v1.JobSpec
-	(*ClusterPolicy)(nil),         // 22: peloton.v1.ClusterPolicy
-	(*SLA)(nil),                   // 23: peloton.v1.SLA
-	(*InstanceOverride)(nil),      // 24: peloton.v1.InstanceOverride
-	(*FailoverPolicy)(nil),        // 25: peloton.v1.FailoverPolicy
-	(*JobStatus)(nil),             // 26: peloton.v1.JobStatus
-	(*JobMove)(nil),               // 27: peloton.v1.JobMove
-	(*WaitingTasks)(nil),          // 28: peloton.v1.WaitingTasks
-	(*Job)(nil),                   // 29: peloton.v1.Job
-	(*Task)(nil),                  // 30: peloton.v1.Task
-	(*Event)(nil),                 // 31: peloton.v1.Event
-	(*Update)(nil),                // 32: peloton.v1.Update
-	(*ResourceAmounts)(nil),       // 33: peloton.v1.ResourceAmounts
-	(*PoolSpec)(nil),              // 34: peloton.v1.PoolSpec
-	(*PoolResource)(nil),          // 35: peloton.v1.PoolResource
-	(*Pool)(nil),                  // 36: peloton.v1.Pool
-	(*PoolRegionShare)(nil),       // 37: peloton.v1.PoolRegionShare
-	(*Host)(nil),                  // 38: peloton.v1.Host
-	(*HostPool)(nil),              // 39: peloton.v1.HostPool
-	(*HostPoolMove)(nil),          // 40: peloton.v1.HostPoolMove
-	(*RegionMember)(nil),          // 41: peloton.v1.RegionMember
-	(*ProbeCounts)(nil),           // 42: peloton.v1.ProbeCounts
-	(*Region)(nil),                // 43: peloton.v1.Region
-	(*HostLabelValues)(nil),       // 44: peloton.v1.HostLabelValues
-	(*Replica)(nil),               // 45: peloton.v1.Replica
-	(*RegionPlan)(nil),            // 46: peloton.v1.RegionPlan
-	(*PlannedMove)(nil),           // 47: peloton.v1.PlannedMove
-	(*Drill)(nil),                 // 48: peloton.v1.Drill
-	(*MigrationJob)(nil),          // 49: peloton.v1.MigrationJob
-	(*Migration)(nil),             // 50: peloton.v1.Migration
-	(*ClusterSummary)(nil),        // 51: peloton.v1.ClusterSummary
-	(*ClusterUsage)(nil),          // 52: peloton.v1.ClusterUsage
-	(*AuditRecord)(nil),           // 53: peloton.v1.AuditRecord
-	nil,                           // 54: peloton.v1.TaskSpec.EnvEntry
-	nil,                           // 55: peloton.v1.JobSpec.LabelsEntry
-	nil,                           // 56: peloton.v1.JobStatus.TaskStatesEntry
-	nil,                           // 57: peloton.v1.Task.PortsEntry
-	nil,                           // 58: peloton.v1.Host.LabelsEntry
-	(*durationpb.Duration)(nil),   // 59: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 60: google.protobuf.Timestamp
+	(ConcurrencyPolicy)(0),        // 3: peloton.v1.ConcurrencyPolicy
+	(JobState)(0),                 // 4: peloton.v1.JobState
+	(TaskState)(0),                // 5: peloton.v1.TaskState
+	(HealthState)(0),              // 6: peloton.v1.HealthState
+	(UpdateState)(0),              // 7: peloton.v1.UpdateState
+	(HostState)(0),                // 8: peloton.v1.HostState
+	(HostPoolMovePhase)(0),        // 9: peloton.v1.HostPoolMovePhase
+	(MigrationState)(0),           // 10: peloton.v1.MigrationState
+	(FailoverPolicy_Mode)(0),      // 11: peloton.v1.FailoverPolicy.Mode
+	(*Resources)(nil),             // 12: peloton.v1.Resources
+	(*Constraint)(nil),            // 13: peloton.v1.Constraint
+	(*TaskSpec)(nil),              // 14: peloton.v1.TaskSpec
+	(*Container)(nil),             // 15: peloton.v1.Container
+	(*PortSpec)(nil),              // 16: peloton.v1.PortSpec
+	(*HealthCheck)(nil),           // 17: peloton.v1.HealthCheck
+	(*HTTPProbe)(nil),             // 18: peloton.v1.HTTPProbe
+	(*TCPProbe)(nil),              // 19: peloton.v1.TCPProbe
+	(*Volume)(nil),                // 20: peloton.v1.Volume
+	(*SpreadSpec)(nil),            // 21: peloton.v1.SpreadSpec
+	(*JobSpec)(nil),               // 22: peloton.v1.JobSpec
+	(*Schedule)(nil),              // 23: peloton.v1.Schedule
+	(*PeriodicStatus)(nil),        // 24: peloton.v1.PeriodicStatus
+	(*RunOf)(nil),                 // 25: peloton.v1.RunOf
+	(*ClusterPolicy)(nil),         // 26: peloton.v1.ClusterPolicy
+	(*SLA)(nil),                   // 27: peloton.v1.SLA
+	(*InstanceOverride)(nil),      // 28: peloton.v1.InstanceOverride
+	(*FailoverPolicy)(nil),        // 29: peloton.v1.FailoverPolicy
+	(*JobStatus)(nil),             // 30: peloton.v1.JobStatus
+	(*JobMove)(nil),               // 31: peloton.v1.JobMove
+	(*WaitingTasks)(nil),          // 32: peloton.v1.WaitingTasks
+	(*Job)(nil),                   // 33: peloton.v1.Job
+	(*Task)(nil),                  // 34: peloton.v1.Task
+	(*Event)(nil),                 // 35: peloton.v1.Event
+	(*Update)(nil),                // 36: peloton.v1.Update
+	(*ResourceAmounts)(nil),       // 37: peloton.v1.ResourceAmounts
+	(*PoolSpec)(nil),              // 38: peloton.v1.PoolSpec
+	(*PoolResource)(nil),          // 39: peloton.v1.PoolResource
+	(*Pool)(nil),                  // 40: peloton.v1.Pool
+	(*PoolRegionShare)(nil),       // 41: peloton.v1.PoolRegionShare
+	(*Host)(nil),                  // 42: peloton.v1.Host
+	(*HostPool)(nil),              // 43: peloton.v1.HostPool
+	(*HostPoolMove)(nil),          // 44: peloton.v1.HostPoolMove
+	(*RegionMember)(nil),          // 45: peloton.v1.RegionMember
+	(*ProbeCounts)(nil),           // 46: peloton.v1.ProbeCounts
+	(*Region)(nil),                // 47: peloton.v1.Region
+	(*HostLabelValues)(nil),       // 48: peloton.v1.HostLabelValues
+	(*Replica)(nil),               // 49: peloton.v1.Replica
+	(*RegionPlan)(nil),            // 50: peloton.v1.RegionPlan
+	(*PlannedMove)(nil),           // 51: peloton.v1.PlannedMove
+	(*Drill)(nil),                 // 52: peloton.v1.Drill
+	(*MigrationJob)(nil),          // 53: peloton.v1.MigrationJob
+	(*Migration)(nil),             // 54: peloton.v1.Migration
+	(*ClusterSummary)(nil),        // 55: peloton.v1.ClusterSummary
+	(*ClusterUsage)(nil),          // 56: peloton.v1.ClusterUsage
+	(*AuditRecord)(nil),           // 57: peloton.v1.AuditRecord
+	nil,                           // 58: peloton.v1.TaskSpec.EnvEntry
+	nil,                           // 59: peloton.v1.JobSpec.LabelsEntry
+	nil,                           // 60: peloton.v1.JobStatus.TaskStatesEntry
+	nil,                           // 61: peloton.v1.Task.PortsEntry
+	nil,                           // 62: peloton.v1.Host.LabelsEntry
+	(*durationpb.Duration)(nil),   // 63: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 64: google.protobuf.Timestamp
 }
 var file_peloton_v1_types_proto_depIdxs = []int32{
 	1,   // 0: peloton.v1.Constraint.op:type_name -> peloton.v1.ConstraintOp
-	12,  // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
-	12,  // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
-	54,  // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
-	11,  // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
-	12,  // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
-	14,  // 6: peloton.v1.TaskSpec.container:type_name -> peloton.v1.Container
-	15,  // 7: peloton.v1.TaskSpec.ports:type_name -> peloton.v1.PortSpec
-	16,  // 8: peloton.v1.TaskSpec.health_check:type_name -> peloton.v1.HealthCheck
-	16,  // 9: peloton.v1.TaskSpec.readiness:type_name -> peloton.v1.HealthCheck
-	19,  // 10: peloton.v1.TaskSpec.volumes:type_name -> peloton.v1.Volume
+	13,  // 1: peloton.v1.Constraint.all_of:type_name -> peloton.v1.Constraint
+	13,  // 2: peloton.v1.Constraint.any_of:type_name -> peloton.v1.Constraint
+	58,  // 3: peloton.v1.TaskSpec.env:type_name -> peloton.v1.TaskSpec.EnvEntry
+	12,  // 4: peloton.v1.TaskSpec.resources:type_name -> peloton.v1.Resources
+	13,  // 5: peloton.v1.TaskSpec.constraints:type_name -> peloton.v1.Constraint
+	15,  // 6: peloton.v1.TaskSpec.container:type_name -> peloton.v1.Container
+	16,  // 7: peloton.v1.TaskSpec.ports:type_name -> peloton.v1.PortSpec
+	17,  // 8: peloton.v1.TaskSpec.health_check:type_name -> peloton.v1.HealthCheck
+	17,  // 9: peloton.v1.TaskSpec.readiness:type_name -> peloton.v1.HealthCheck
+	20,  // 10: peloton.v1.TaskSpec.volumes:type_name -> peloton.v1.Volume
 	2,   // 11: peloton.v1.Container.pull_policy:type_name -> peloton.v1.PullPolicy
-	17,  // 12: peloton.v1.HealthCheck.http:type_name -> peloton.v1.HTTPProbe
-	18,  // 13: peloton.v1.HealthCheck.tcp:type_name -> peloton.v1.TCPProbe
-	59,  // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
-	59,  // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
-	59,  // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
+	18,  // 12: peloton.v1.HealthCheck.http:type_name -> peloton.v1.HTTPProbe
+	19,  // 13: peloton.v1.HealthCheck.tcp:type_name -> peloton.v1.TCPProbe
+	63,  // 14: peloton.v1.HealthCheck.initial_delay:type_name -> google.protobuf.Duration
+	63,  // 15: peloton.v1.HealthCheck.interval:type_name -> google.protobuf.Duration
+	63,  // 16: peloton.v1.HealthCheck.timeout:type_name -> google.protobuf.Duration
 	0,   // 17: peloton.v1.JobSpec.type:type_name -> peloton.v1.JobType
-	13,  // 18: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
-	55,  // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
-	25,  // 20: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
-	24,  // 21: peloton.v1.JobSpec.overrides:type_name -> peloton.v1.InstanceOverride
-	20,  // 22: peloton.v1.JobSpec.spread:type_name -> peloton.v1.SpreadSpec
-	23,  // 23: peloton.v1.JobSpec.sla:type_name -> peloton.v1.SLA
-	22,  // 24: peloton.v1.JobSpec.clusters:type_name -> peloton.v1.ClusterPolicy
-	13,  // 25: peloton.v1.InstanceOverride.task:type_name -> peloton.v1.TaskSpec
-	10,  // 26: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
-	3,   // 27: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
-	56,  // 28: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
-	60,  // 29: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
-	60,  // 30: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
-	60,  // 31: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
-	27,  // 32: peloton.v1.JobStatus.moved_to:type_name -> peloton.v1.JobMove
-	27,  // 33: peloton.v1.JobStatus.moved_from:type_name -> peloton.v1.JobMove
-	28,  // 34: peloton.v1.JobStatus.waiting:type_name -> peloton.v1.WaitingTasks
-	60,  // 35: peloton.v1.JobMove.time:type_name -> google.protobuf.Timestamp
-	21,  // 36: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
-	26,  // 37: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
-	4,   // 38: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
-	4,   // 39: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
-	60,  // 40: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
-	60,  // 41: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
-	60,  // 42: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
-	60,  // 43: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
-	5,   // 44: peloton.v1.Task.health:type_name -> peloton.v1.HealthState
-	5,   // 45: peloton.v1.Task.ready:type_name -> peloton.v1.HealthState
-	57,  // 46: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
-	60,  // 47: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
-	26,  // 48: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
-	30,  // 49: peloton.v1.Event.task:type_name -> peloton.v1.Task
-	40,  // 50: peloton.v1.Event.host_pool_move:type_name -> peloton.v1.HostPoolMove
-	6,   // 51: peloton.v1.Update.state:type_name -> peloton.v1.UpdateState
-	60,  // 52: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
-	60,  // 53: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
-	11,  // 54: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
-	33,  // 55: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
-	33,  // 56: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
-	22,  // 57: peloton.v1.PoolSpec.clusters:type_name -> peloton.v1.ClusterPolicy
-	35,  // 58: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
-	34,  // 59: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
-	37,  // 60: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
-	11,  // 61: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
-	11,  // 62: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
-	11,  // 63: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
-	7,   // 64: peloton.v1.Host.state:type_name -> peloton.v1.HostState
-	11,  // 65: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
-	11,  // 66: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
-	58,  // 67: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
-	60,  // 68: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
-	60,  // 69: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
-	60,  // 70: peloton.v1.Host.drain_deadline:type_name -> google.protobuf.Timestamp
-	11,  // 71: peloton.v1.HostPool.capacity:type_name -> peloton.v1.Resources
-	11,  // 72: peloton.v1.HostPool.allocated:type_name -> peloton.v1.Resources
-	11,  // 73: peloton.v1.HostPool.demand:type_name -> peloton.v1.Resources
-	59,  // 74: peloton.v1.HostPool.policy_period:type_name -> google.protobuf.Duration
-	8,   // 75: peloton.v1.HostPoolMove.phase:type_name -> peloton.v1.HostPoolMovePhase
-	59,  // 76: peloton.v1.HostPoolMove.waited:type_name -> google.protobuf.Duration
-	60,  // 77: peloton.v1.HostPoolMove.time:type_name -> google.protobuf.Timestamp
-	42,  // 78: peloton.v1.RegionMember.probes:type_name -> peloton.v1.ProbeCounts
-	59,  // 79: peloton.v1.ProbeCounts.window:type_name -> google.protobuf.Duration
-	41,  // 80: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
-	11,  // 81: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
-	11,  // 82: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
-	60,  // 83: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
-	44,  // 84: peloton.v1.Region.host_labels:type_name -> peloton.v1.HostLabelValues
-	29,  // 85: peloton.v1.Replica.job:type_name -> peloton.v1.Job
-	60,  // 86: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
-	60,  // 87: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
-	47,  // 88: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
-	47,  // 89: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
-	60,  // 90: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
-	60,  // 91: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
-	47,  // 92: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
-	47,  // 93: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
-	0,   // 94: peloton.v1.MigrationJob.type:type_name -> peloton.v1.JobType
-	9,   // 95: peloton.v1.Migration.state:type_name -> peloton.v1.MigrationState
-	60,  // 96: peloton.v1.Migration.create_time:type_name -> google.protobuf.Timestamp
-	60,  // 97: peloton.v1.Migration.completion_time:type_name -> google.protobuf.Timestamp
-	59,  // 98: peloton.v1.Migration.duration:type_name -> google.protobuf.Duration
-	49,  // 99: peloton.v1.Migration.jobs:type_name -> peloton.v1.MigrationJob
-	11,  // 100: peloton.v1.ClusterSummary.capacity:type_name -> peloton.v1.Resources
-	11,  // 101: peloton.v1.ClusterSummary.allocated:type_name -> peloton.v1.Resources
-	52,  // 102: peloton.v1.ClusterSummary.jobs:type_name -> peloton.v1.ClusterUsage
-	52,  // 103: peloton.v1.ClusterSummary.pools:type_name -> peloton.v1.ClusterUsage
-	11,  // 104: peloton.v1.ClusterUsage.allocated:type_name -> peloton.v1.Resources
-	60,  // 105: peloton.v1.AuditRecord.time:type_name -> google.protobuf.Timestamp
-	106, // [106:106] is the sub-list for method output_type
-	106, // [106:106] is the sub-list for method input_type
-	106, // [106:106] is the sub-list for extension type_name
-	106, // [106:106] is the sub-list for extension extendee
-	0,   // [0:106] is the sub-list for field type_name
+	14,  // 18: peloton.v1.JobSpec.task:type_name -> peloton.v1.TaskSpec
+	59,  // 19: peloton.v1.JobSpec.labels:type_name -> peloton.v1.JobSpec.LabelsEntry
+	29,  // 20: peloton.v1.JobSpec.failover:type_name -> peloton.v1.FailoverPolicy
+	28,  // 21: peloton.v1.JobSpec.overrides:type_name -> peloton.v1.InstanceOverride
+	21,  // 22: peloton.v1.JobSpec.spread:type_name -> peloton.v1.SpreadSpec
+	27,  // 23: peloton.v1.JobSpec.sla:type_name -> peloton.v1.SLA
+	26,  // 24: peloton.v1.JobSpec.clusters:type_name -> peloton.v1.ClusterPolicy
+	23,  // 25: peloton.v1.JobSpec.schedule:type_name -> peloton.v1.Schedule
+	3,   // 26: peloton.v1.Schedule.concurrency_policy:type_name -> peloton.v1.ConcurrencyPolicy
+	64,  // 27: peloton.v1.PeriodicStatus.next_run_time:type_name -> google.protobuf.Timestamp
+	64,  // 28: peloton.v1.PeriodicStatus.last_tick_time:type_name -> google.protobuf.Timestamp
+	64,  // 29: peloton.v1.RunOf.tick_time:type_name -> google.protobuf.Timestamp
+	14,  // 30: peloton.v1.InstanceOverride.task:type_name -> peloton.v1.TaskSpec
+	11,  // 31: peloton.v1.FailoverPolicy.mode:type_name -> peloton.v1.FailoverPolicy.Mode
+	4,   // 32: peloton.v1.JobStatus.state:type_name -> peloton.v1.JobState
+	60,  // 33: peloton.v1.JobStatus.task_states:type_name -> peloton.v1.JobStatus.TaskStatesEntry
+	64,  // 34: peloton.v1.JobStatus.create_time:type_name -> google.protobuf.Timestamp
+	64,  // 35: peloton.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
+	64,  // 36: peloton.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
+	31,  // 37: peloton.v1.JobStatus.moved_to:type_name -> peloton.v1.JobMove
+	31,  // 38: peloton.v1.JobStatus.moved_from:type_name -> peloton.v1.JobMove
+	32,  // 39: peloton.v1.JobStatus.waiting:type_name -> peloton.v1.WaitingTasks
+	24,  // 40: peloton.v1.JobStatus.periodic:type_name -> peloton.v1.PeriodicStatus
+	25,  // 41: peloton.v1.JobStatus.run_of:type_name -> peloton.v1.RunOf
+	64,  // 42: peloton.v1.JobMove.time:type_name -> google.protobuf.Timestamp
+	22,  // 43: peloton.v1.Job.spec:type_name -> peloton.v1.JobSpec
+	30,  // 44: peloton.v1.Job.status:type_name -> peloton.v1.JobStatus
+	5,   // 45: peloton.v1.Task.state:type_name -> peloton.v1.TaskState
+	5,   // 46: peloton.v1.Task.goal_state:type_name -> peloton.v1.TaskState
+	64,  // 47: peloton.v1.Task.start_time:type_name -> google.protobuf.Timestamp
+	64,  // 48: peloton.v1.Task.completion_time:type_name -> google.protobuf.Timestamp
+	64,  // 49: peloton.v1.Task.update_time:type_name -> google.protobuf.Timestamp
+	64,  // 50: peloton.v1.Task.retry_after:type_name -> google.protobuf.Timestamp
+	6,   // 51: peloton.v1.Task.health:type_name -> peloton.v1.HealthState
+	6,   // 52: peloton.v1.Task.ready:type_name -> peloton.v1.HealthState
+	61,  // 53: peloton.v1.Task.ports:type_name -> peloton.v1.Task.PortsEntry
+	64,  // 54: peloton.v1.Event.time:type_name -> google.protobuf.Timestamp
+	30,  // 55: peloton.v1.Event.job:type_name -> peloton.v1.JobStatus
+	34,  // 56: peloton.v1.Event.task:type_name -> peloton.v1.Task
+	44,  // 57: peloton.v1.Event.host_pool_move:type_name -> peloton.v1.HostPoolMove
+	7,   // 58: peloton.v1.Update.state:type_name -> peloton.v1.UpdateState
+	64,  // 59: peloton.v1.Update.create_time:type_name -> google.protobuf.Timestamp
+	64,  // 60: peloton.v1.Update.completion_time:type_name -> google.protobuf.Timestamp
+	12,  // 61: peloton.v1.PoolSpec.reservation:type_name -> peloton.v1.Resources
+	37,  // 62: peloton.v1.PoolSpec.limit:type_name -> peloton.v1.ResourceAmounts
+	37,  // 63: peloton.v1.PoolSpec.share:type_name -> peloton.v1.ResourceAmounts
+	26,  // 64: peloton.v1.PoolSpec.clusters:type_name -> peloton.v1.ClusterPolicy
+	39,  // 65: peloton.v1.Pool.resources:type_name -> peloton.v1.PoolResource
+	38,  // 66: peloton.v1.Pool.spec:type_name -> peloton.v1.PoolSpec
+	41,  // 67: peloton.v1.Pool.regions:type_name -> peloton.v1.PoolRegionShare
+	12,  // 68: peloton.v1.PoolRegionShare.reservation:type_name -> peloton.v1.Resources
+	12,  // 69: peloton.v1.PoolRegionShare.limit:type_name -> peloton.v1.Resources
+	12,  // 70: peloton.v1.PoolRegionShare.demand:type_name -> peloton.v1.Resources
+	8,   // 71: peloton.v1.Host.state:type_name -> peloton.v1.HostState
+	12,  // 72: peloton.v1.Host.capacity:type_name -> peloton.v1.Resources
+	12,  // 73: peloton.v1.Host.allocated:type_name -> peloton.v1.Resources
+	62,  // 74: peloton.v1.Host.labels:type_name -> peloton.v1.Host.LabelsEntry
+	64,  // 75: peloton.v1.Host.drain_time:type_name -> google.protobuf.Timestamp
+	64,  // 76: peloton.v1.Host.last_seen:type_name -> google.protobuf.Timestamp
+	64,  // 77: peloton.v1.Host.drain_deadline:type_name -> google.protobuf.Timestamp
+	12,  // 78: peloton.v1.HostPool.capacity:type_name -> peloton.v1.Resources
+	12,  // 79: peloton.v1.HostPool.allocated:type_name -> peloton.v1.Resources
+	12,  // 80: peloton.v1.HostPool.demand:type_name -> peloton.v1.Resources
+	63,  // 81: peloton.v1.HostPool.policy_period:type_name -> google.protobuf.Duration
+	9,   // 82: peloton.v1.HostPoolMove.phase:type_name -> peloton.v1.HostPoolMovePhase
+	63,  // 83: peloton.v1.HostPoolMove.waited:type_name -> google.protobuf.Duration
+	64,  // 84: peloton.v1.HostPoolMove.time:type_name -> google.protobuf.Timestamp
+	46,  // 85: peloton.v1.RegionMember.probes:type_name -> peloton.v1.ProbeCounts
+	63,  // 86: peloton.v1.ProbeCounts.window:type_name -> google.protobuf.Duration
+	45,  // 87: peloton.v1.Region.members:type_name -> peloton.v1.RegionMember
+	12,  // 88: peloton.v1.Region.capacity:type_name -> peloton.v1.Resources
+	12,  // 89: peloton.v1.Region.allocation:type_name -> peloton.v1.Resources
+	64,  // 90: peloton.v1.Region.last_seen:type_name -> google.protobuf.Timestamp
+	48,  // 91: peloton.v1.Region.host_labels:type_name -> peloton.v1.HostLabelValues
+	33,  // 92: peloton.v1.Replica.job:type_name -> peloton.v1.Job
+	64,  // 93: peloton.v1.Replica.relocated_time:type_name -> google.protobuf.Timestamp
+	64,  // 94: peloton.v1.Replica.update_time:type_name -> google.protobuf.Timestamp
+	51,  // 95: peloton.v1.RegionPlan.moves:type_name -> peloton.v1.PlannedMove
+	51,  // 96: peloton.v1.RegionPlan.unplaced:type_name -> peloton.v1.PlannedMove
+	64,  // 97: peloton.v1.Drill.start_time:type_name -> google.protobuf.Timestamp
+	64,  // 98: peloton.v1.Drill.end_time:type_name -> google.protobuf.Timestamp
+	51,  // 99: peloton.v1.Drill.moved:type_name -> peloton.v1.PlannedMove
+	51,  // 100: peloton.v1.Drill.not_moved:type_name -> peloton.v1.PlannedMove
+	0,   // 101: peloton.v1.MigrationJob.type:type_name -> peloton.v1.JobType
+	10,  // 102: peloton.v1.Migration.state:type_name -> peloton.v1.MigrationState
+	64,  // 103: peloton.v1.Migration.create_time:type_name -> google.protobuf.Timestamp
+	64,  // 104: peloton.v1.Migration.completion_time:type_name -> google.protobuf.Timestamp
+	63,  // 105: peloton.v1.Migration.duration:type_name -> google.protobuf.Duration
+	53,  // 106: peloton.v1.Migration.jobs:type_name -> peloton.v1.MigrationJob
+	12,  // 107: peloton.v1.ClusterSummary.capacity:type_name -> peloton.v1.Resources
+	12,  // 108: peloton.v1.ClusterSummary.allocated:type_name -> peloton.v1.Resources
+	56,  // 109: peloton.v1.ClusterSummary.jobs:type_name -> peloton.v1.ClusterUsage
+	56,  // 110: peloton.v1.ClusterSummary.pools:type_name -> peloton.v1.ClusterUsage
+	12,  // 111: peloton.v1.ClusterUsage.allocated:type_name -> peloton.v1.Resources
+	64,  // 112: peloton.v1.AuditRecord.time:type_name -> google.protobuf.Timestamp
+	113, // [113:113] is the sub-list for method output_type
+	113, // [113:113] is the sub-list for method input_type
+	113, // [113:113] is the sub-list for extension type_name
+	113, // [113:113] is the sub-list for extension extendee
+	0,   // [0:113] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_types_proto_init() }
@@ -5639,19 +6012,19 @@ func file_peloton_v1_types_proto_init() {
 	if File_peloton_v1_types_proto != nil {
 		return
 	}
-	file_peloton_v1_types_proto_msgTypes[20].OneofWrappers = []any{
+	file_peloton_v1_types_proto_msgTypes[23].OneofWrappers = []any{
 		(*Event_Job)(nil),
 		(*Event_Task)(nil),
 		(*Event_HostPoolMove)(nil),
 	}
-	file_peloton_v1_types_proto_msgTypes[22].OneofWrappers = []any{}
+	file_peloton_v1_types_proto_msgTypes[25].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_types_proto_rawDesc), len(file_peloton_v1_types_proto_rawDesc)),
-			NumEnums:      11,
-			NumMessages:   48,
+			NumEnums:      12,
+			NumMessages:   51,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

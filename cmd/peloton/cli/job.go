@@ -18,7 +18,8 @@ import (
 func (a *app) jobCommand() *cobra.Command {
 	job := &cobra.Command{Use: "job", Short: "Create, update, inspect, stop and delete jobs"}
 	job.AddCommand(a.jobCreateCommand(), a.jobGetCommand(), a.jobListCommand(), a.jobStopCommand(), a.jobDeleteCommand(),
-		a.jobUpdateCommand(), a.jobConfigCommand(), a.jobEventsCommand())
+		a.jobUpdateCommand(), a.jobConfigCommand(), a.jobEventsCommand(),
+		a.jobSuspendCommand(), a.jobResumeCommand(), a.jobRunCommand(), a.jobRunsCommand())
 	return job
 }
 
@@ -220,12 +221,15 @@ func writeJob(w io.Writer, j *pelotonv1.Job, update *pelotonv1.Update, now time.
 	if s.GetType() == pelotonv1.JobType_JOB_TYPE_SERVICE && s.GetGangSize() <= 1 {
 		attempts = "unlimited (a service runs until stopped)"
 	}
-	return fields(w,
+	pairs := []string{
 		"ID", j.GetId(),
 		"Name", s.GetName(),
 		"Type", shortState(s.GetType()),
 		"State", shortState(st.GetState()),
 		"Message", st.GetMessage(),
+	}
+	pairs = append(pairs, periodicLines(j, now)...)
+	return fields(w, append(pairs,
 		"Moved to", moveText(st.GetMovedTo(), "as job ", now),
 		"Moved from", moveText(st.GetMovedFrom(), "from job ", now),
 		"Pending", waitingText(st.GetWaiting()),
@@ -248,7 +252,7 @@ func writeJob(w io.Writer, j *pelotonv1.Job, update *pelotonv1.Update, now time.
 		"Created", timestamp(st.GetCreateTime(), now),
 		"Started", timestamp(st.GetStartTime(), now),
 		"Completed", timestamp(st.GetCompletionTime(), now),
-	)
+	)...)
 }
 
 // moveText renders one end of a job's move to another region: "region
@@ -367,12 +371,26 @@ asks for whole specs (with -o json or yaml).`,
 	return cmd
 }
 
+// writeJobTable lists jobs, with a NEXT RUN column when one of them is
+// periodic.
 func writeJobTable(w io.Writer, jobs []*pelotonv1.Job, now time.Time) error {
-	t := newTable(w, "ID", "NAME", "STATE", "POOL", "INSTANCES", "TASKS", "CREATED")
+	periodic := false
 	for _, j := range jobs {
-		t.row(j.GetId(), j.GetSpec().GetName(), shortState(j.GetStatus().GetState()), j.GetSpec().GetPool(),
+		periodic = periodic || j.GetSpec().GetSchedule() != nil
+	}
+	head := []string{"ID", "NAME", "STATE", "POOL", "INSTANCES", "TASKS", "CREATED"}
+	if periodic {
+		head = append(head, "NEXT RUN")
+	}
+	t := newTable(w, head...)
+	for _, j := range jobs {
+		row := []string{j.GetId(), j.GetSpec().GetName(), shortState(j.GetStatus().GetState()), j.GetSpec().GetPool(),
 			strconv.FormatUint(uint64(j.GetSpec().GetInstances()), 10), taskCounts(j.GetStatus().GetTaskStates()),
-			ago(j.GetStatus().GetCreateTime(), now))
+			ago(j.GetStatus().GetCreateTime(), now)}
+		if periodic {
+			row = append(row, nextRunText(j, now))
+		}
+		t.row(row...)
 	}
 	return t.flush()
 }

@@ -197,7 +197,7 @@ class GetJobResponse(_message.Message):
     def __init__(self, job: _Optional[_Union[_types_pb2.Job, _Mapping]] = ...) -> None: ...
 
 class ListJobsRequest(_message.Message):
-    __slots__ = ("states", "pool", "limit", "page_token", "labels", "owner", "name", "view", "order", "search", "count_total")
+    __slots__ = ("states", "pool", "limit", "page_token", "labels", "owner", "name", "view", "order", "search", "count_total", "run_of")
     STATES_FIELD_NUMBER: _ClassVar[int]
     POOL_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
@@ -209,6 +209,7 @@ class ListJobsRequest(_message.Message):
     ORDER_FIELD_NUMBER: _ClassVar[int]
     SEARCH_FIELD_NUMBER: _ClassVar[int]
     COUNT_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    RUN_OF_FIELD_NUMBER: _ClassVar[int]
     states: _containers.RepeatedScalarFieldContainer[_types_pb2.JobState]
     pool: str
     limit: int
@@ -220,7 +221,8 @@ class ListJobsRequest(_message.Message):
     order: JobOrder
     search: str
     count_total: bool
-    def __init__(self, states: _Optional[_Iterable[_Union[_types_pb2.JobState, str]]] = ..., pool: _Optional[str] = ..., limit: _Optional[int] = ..., page_token: _Optional[str] = ..., labels: _Optional[_Iterable[str]] = ..., owner: _Optional[str] = ..., name: _Optional[str] = ..., view: _Optional[_Union[JobView, str]] = ..., order: _Optional[_Union[JobOrder, str]] = ..., search: _Optional[str] = ..., count_total: _Optional[bool] = ...) -> None: ...
+    run_of: str
+    def __init__(self, states: _Optional[_Iterable[_Union[_types_pb2.JobState, str]]] = ..., pool: _Optional[str] = ..., limit: _Optional[int] = ..., page_token: _Optional[str] = ..., labels: _Optional[_Iterable[str]] = ..., owner: _Optional[str] = ..., name: _Optional[str] = ..., view: _Optional[_Union[JobView, str]] = ..., order: _Optional[_Union[JobOrder, str]] = ..., search: _Optional[str] = ..., count_total: _Optional[bool] = ..., run_of: _Optional[str] = ...) -> None: ...
 
 class ListJobsResponse(_message.Message):
     __slots__ = ("jobs", "next_page_token", "total")
@@ -243,6 +245,42 @@ class StopJobResponse(_message.Message):
     JOB_FIELD_NUMBER: _ClassVar[int]
     job: _types_pb2.Job
     def __init__(self, job: _Optional[_Union[_types_pb2.Job, _Mapping]] = ...) -> None: ...
+
+class SuspendJobRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
+
+class SuspendJobResponse(_message.Message):
+    __slots__ = ("job",)
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    job: _types_pb2.Job
+    def __init__(self, job: _Optional[_Union[_types_pb2.Job, _Mapping]] = ...) -> None: ...
+
+class ResumeJobRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
+
+class ResumeJobResponse(_message.Message):
+    __slots__ = ("job",)
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    job: _types_pb2.Job
+    def __init__(self, job: _Optional[_Union[_types_pb2.Job, _Mapping]] = ...) -> None: ...
+
+class RunJobRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
+
+class RunJobResponse(_message.Message):
+    __slots__ = ("run",)
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    run: _types_pb2.Job
+    def __init__(self, run: _Optional[_Union[_types_pb2.Job, _Mapping]] = ...) -> None: ...
 
 class DeleteJobRequest(_message.Message):
     __slots__ = ("id",)

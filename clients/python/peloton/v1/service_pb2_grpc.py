@@ -68,6 +68,21 @@ class JobServiceStub:
                 request_serializer=peloton_dot_v1_dot_service__pb2.DeleteJobRequest.SerializeToString,
                 response_deserializer=peloton_dot_v1_dot_service__pb2.DeleteJobResponse.FromString,
                 _registered_method=True)
+        self.SuspendJob = channel.unary_unary(
+                '/peloton.v1.JobService/SuspendJob',
+                request_serializer=peloton_dot_v1_dot_service__pb2.SuspendJobRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.SuspendJobResponse.FromString,
+                _registered_method=True)
+        self.ResumeJob = channel.unary_unary(
+                '/peloton.v1.JobService/ResumeJob',
+                request_serializer=peloton_dot_v1_dot_service__pb2.ResumeJobRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.ResumeJobResponse.FromString,
+                _registered_method=True)
+        self.RunJob = channel.unary_unary(
+                '/peloton.v1.JobService/RunJob',
+                request_serializer=peloton_dot_v1_dot_service__pb2.RunJobRequest.SerializeToString,
+                response_deserializer=peloton_dot_v1_dot_service__pb2.RunJobResponse.FromString,
+                _registered_method=True)
         self.UpdateJob = channel.unary_unary(
                 '/peloton.v1.JobService/UpdateJob',
                 request_serializer=peloton_dot_v1_dot_service__pb2.UpdateJobRequest.SerializeToString,
@@ -203,6 +218,29 @@ class JobServiceServicer:
 
     def DeleteJob(self, request, context):
         """DeleteJob removes a job that has reached a terminal state.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SuspendJob(self, request, context):
+        """SuspendJob stops a periodic job's ticks from launching runs; runs
+        going go on. ResumeJob lets them launch again from the next tick
+        (ticks passed while suspended are not launched).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResumeJob(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RunJob(self, request, context):
+        """RunJob launches a run of a periodic job now, whatever its schedule,
+        its suspension and its concurrency policy.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -372,6 +410,21 @@ def add_JobServiceServicer_to_server(servicer, server):
                     servicer.DeleteJob,
                     request_deserializer=peloton_dot_v1_dot_service__pb2.DeleteJobRequest.FromString,
                     response_serializer=peloton_dot_v1_dot_service__pb2.DeleteJobResponse.SerializeToString,
+            ),
+            'SuspendJob': grpc.unary_unary_rpc_method_handler(
+                    servicer.SuspendJob,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.SuspendJobRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.SuspendJobResponse.SerializeToString,
+            ),
+            'ResumeJob': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResumeJob,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.ResumeJobRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.ResumeJobResponse.SerializeToString,
+            ),
+            'RunJob': grpc.unary_unary_rpc_method_handler(
+                    servicer.RunJob,
+                    request_deserializer=peloton_dot_v1_dot_service__pb2.RunJobRequest.FromString,
+                    response_serializer=peloton_dot_v1_dot_service__pb2.RunJobResponse.SerializeToString,
             ),
             'UpdateJob': grpc.unary_unary_rpc_method_handler(
                     servicer.UpdateJob,
@@ -624,6 +677,87 @@ class JobService:
             '/peloton.v1.JobService/DeleteJob',
             peloton_dot_v1_dot_service__pb2.DeleteJobRequest.SerializeToString,
             peloton_dot_v1_dot_service__pb2.DeleteJobResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SuspendJob(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.JobService/SuspendJob',
+            peloton_dot_v1_dot_service__pb2.SuspendJobRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.SuspendJobResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResumeJob(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.JobService/ResumeJob',
+            peloton_dot_v1_dot_service__pb2.ResumeJobRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.ResumeJobResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RunJob(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/peloton.v1.JobService/RunJob',
+            peloton_dot_v1_dot_service__pb2.RunJobRequest.SerializeToString,
+            peloton_dot_v1_dot_service__pb2.RunJobResponse.FromString,
             options,
             channel_credentials,
             insecure,

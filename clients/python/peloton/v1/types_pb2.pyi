@@ -36,6 +36,13 @@ class PullPolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     PULL_POLICY_ALWAYS: _ClassVar[PullPolicy]
     PULL_POLICY_NEVER: _ClassVar[PullPolicy]
 
+class ConcurrencyPolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CONCURRENCY_POLICY_UNSPECIFIED: _ClassVar[ConcurrencyPolicy]
+    CONCURRENCY_POLICY_ALLOW: _ClassVar[ConcurrencyPolicy]
+    CONCURRENCY_POLICY_FORBID: _ClassVar[ConcurrencyPolicy]
+    CONCURRENCY_POLICY_REPLACE: _ClassVar[ConcurrencyPolicy]
+
 class JobState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     JOB_STATE_UNSPECIFIED: _ClassVar[JobState]
@@ -119,6 +126,10 @@ PULL_POLICY_UNSPECIFIED: PullPolicy
 PULL_POLICY_IF_NOT_PRESENT: PullPolicy
 PULL_POLICY_ALWAYS: PullPolicy
 PULL_POLICY_NEVER: PullPolicy
+CONCURRENCY_POLICY_UNSPECIFIED: ConcurrencyPolicy
+CONCURRENCY_POLICY_ALLOW: ConcurrencyPolicy
+CONCURRENCY_POLICY_FORBID: ConcurrencyPolicy
+CONCURRENCY_POLICY_REPLACE: ConcurrencyPolicy
 JOB_STATE_UNSPECIFIED: JobState
 JOB_STATE_INITIALIZED: JobState
 JOB_STATE_PENDING: JobState
@@ -293,7 +304,7 @@ class SpreadSpec(_message.Message):
     def __init__(self, label: _Optional[str] = ..., max: _Optional[int] = ...) -> None: ...
 
 class JobSpec(_message.Message):
-    __slots__ = ("name", "type", "pool", "region", "priority", "preemptible", "instances", "max_running", "max_attempts", "task", "labels", "gang_size", "gang_restart", "revocable", "failover", "overrides", "max_per_host", "spread", "sla", "clusters")
+    __slots__ = ("name", "type", "pool", "region", "priority", "preemptible", "instances", "max_running", "max_attempts", "task", "labels", "gang_size", "gang_restart", "revocable", "failover", "overrides", "max_per_host", "spread", "sla", "clusters", "schedule")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -321,6 +332,7 @@ class JobSpec(_message.Message):
     SPREAD_FIELD_NUMBER: _ClassVar[int]
     SLA_FIELD_NUMBER: _ClassVar[int]
     CLUSTERS_FIELD_NUMBER: _ClassVar[int]
+    SCHEDULE_FIELD_NUMBER: _ClassVar[int]
     name: str
     type: JobType
     pool: str
@@ -341,7 +353,50 @@ class JobSpec(_message.Message):
     spread: _containers.RepeatedCompositeFieldContainer[SpreadSpec]
     sla: SLA
     clusters: ClusterPolicy
-    def __init__(self, name: _Optional[str] = ..., type: _Optional[_Union[JobType, str]] = ..., pool: _Optional[str] = ..., region: _Optional[str] = ..., priority: _Optional[int] = ..., preemptible: _Optional[bool] = ..., instances: _Optional[int] = ..., max_running: _Optional[int] = ..., max_attempts: _Optional[int] = ..., task: _Optional[_Union[TaskSpec, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., gang_size: _Optional[int] = ..., gang_restart: _Optional[bool] = ..., revocable: _Optional[bool] = ..., failover: _Optional[_Union[FailoverPolicy, _Mapping]] = ..., overrides: _Optional[_Iterable[_Union[InstanceOverride, _Mapping]]] = ..., max_per_host: _Optional[int] = ..., spread: _Optional[_Iterable[_Union[SpreadSpec, _Mapping]]] = ..., sla: _Optional[_Union[SLA, _Mapping]] = ..., clusters: _Optional[_Union[ClusterPolicy, _Mapping]] = ...) -> None: ...
+    schedule: Schedule
+    def __init__(self, name: _Optional[str] = ..., type: _Optional[_Union[JobType, str]] = ..., pool: _Optional[str] = ..., region: _Optional[str] = ..., priority: _Optional[int] = ..., preemptible: _Optional[bool] = ..., instances: _Optional[int] = ..., max_running: _Optional[int] = ..., max_attempts: _Optional[int] = ..., task: _Optional[_Union[TaskSpec, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., gang_size: _Optional[int] = ..., gang_restart: _Optional[bool] = ..., revocable: _Optional[bool] = ..., failover: _Optional[_Union[FailoverPolicy, _Mapping]] = ..., overrides: _Optional[_Iterable[_Union[InstanceOverride, _Mapping]]] = ..., max_per_host: _Optional[int] = ..., spread: _Optional[_Iterable[_Union[SpreadSpec, _Mapping]]] = ..., sla: _Optional[_Union[SLA, _Mapping]] = ..., clusters: _Optional[_Union[ClusterPolicy, _Mapping]] = ..., schedule: _Optional[_Union[Schedule, _Mapping]] = ...) -> None: ...
+
+class Schedule(_message.Message):
+    __slots__ = ("cron", "time_zone", "concurrency_policy", "starting_deadline_seconds", "keep_runs")
+    CRON_FIELD_NUMBER: _ClassVar[int]
+    TIME_ZONE_FIELD_NUMBER: _ClassVar[int]
+    CONCURRENCY_POLICY_FIELD_NUMBER: _ClassVar[int]
+    STARTING_DEADLINE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    KEEP_RUNS_FIELD_NUMBER: _ClassVar[int]
+    cron: str
+    time_zone: str
+    concurrency_policy: ConcurrencyPolicy
+    starting_deadline_seconds: int
+    keep_runs: int
+    def __init__(self, cron: _Optional[str] = ..., time_zone: _Optional[str] = ..., concurrency_policy: _Optional[_Union[ConcurrencyPolicy, str]] = ..., starting_deadline_seconds: _Optional[int] = ..., keep_runs: _Optional[int] = ...) -> None: ...
+
+class PeriodicStatus(_message.Message):
+    __slots__ = ("suspended", "next_run_time", "last_tick_time", "last_run_id", "launched", "skipped", "missed", "active_runs")
+    SUSPENDED_FIELD_NUMBER: _ClassVar[int]
+    NEXT_RUN_TIME_FIELD_NUMBER: _ClassVar[int]
+    LAST_TICK_TIME_FIELD_NUMBER: _ClassVar[int]
+    LAST_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    LAUNCHED_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    MISSED_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_RUNS_FIELD_NUMBER: _ClassVar[int]
+    suspended: bool
+    next_run_time: _timestamp_pb2.Timestamp
+    last_tick_time: _timestamp_pb2.Timestamp
+    last_run_id: str
+    launched: int
+    skipped: int
+    missed: int
+    active_runs: int
+    def __init__(self, suspended: _Optional[bool] = ..., next_run_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_tick_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_run_id: _Optional[str] = ..., launched: _Optional[int] = ..., skipped: _Optional[int] = ..., missed: _Optional[int] = ..., active_runs: _Optional[int] = ...) -> None: ...
+
+class RunOf(_message.Message):
+    __slots__ = ("job_id", "tick_time")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    TICK_TIME_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    tick_time: _timestamp_pb2.Timestamp
+    def __init__(self, job_id: _Optional[str] = ..., tick_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ClusterPolicy(_message.Message):
     __slots__ = ("prefer", "avoid")
@@ -384,7 +439,7 @@ class FailoverPolicy(_message.Message):
     def __init__(self, mode: _Optional[_Union[FailoverPolicy.Mode, str]] = ..., regions: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class JobStatus(_message.Message):
-    __slots__ = ("state", "task_states", "create_time", "start_time", "completion_time", "region", "message", "update_id", "moved_to", "moved_from", "waiting")
+    __slots__ = ("state", "task_states", "create_time", "start_time", "completion_time", "region", "message", "update_id", "moved_to", "moved_from", "waiting", "periodic", "run_of")
     class TaskStatesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -403,6 +458,8 @@ class JobStatus(_message.Message):
     MOVED_TO_FIELD_NUMBER: _ClassVar[int]
     MOVED_FROM_FIELD_NUMBER: _ClassVar[int]
     WAITING_FIELD_NUMBER: _ClassVar[int]
+    PERIODIC_FIELD_NUMBER: _ClassVar[int]
+    RUN_OF_FIELD_NUMBER: _ClassVar[int]
     state: JobState
     task_states: _containers.ScalarMap[str, int]
     create_time: _timestamp_pb2.Timestamp
@@ -414,7 +471,9 @@ class JobStatus(_message.Message):
     moved_to: JobMove
     moved_from: JobMove
     waiting: _containers.RepeatedCompositeFieldContainer[WaitingTasks]
-    def __init__(self, state: _Optional[_Union[JobState, str]] = ..., task_states: _Optional[_Mapping[str, int]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completion_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., region: _Optional[str] = ..., message: _Optional[str] = ..., update_id: _Optional[str] = ..., moved_to: _Optional[_Union[JobMove, _Mapping]] = ..., moved_from: _Optional[_Union[JobMove, _Mapping]] = ..., waiting: _Optional[_Iterable[_Union[WaitingTasks, _Mapping]]] = ...) -> None: ...
+    periodic: PeriodicStatus
+    run_of: RunOf
+    def __init__(self, state: _Optional[_Union[JobState, str]] = ..., task_states: _Optional[_Mapping[str, int]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., start_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completion_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., region: _Optional[str] = ..., message: _Optional[str] = ..., update_id: _Optional[str] = ..., moved_to: _Optional[_Union[JobMove, _Mapping]] = ..., moved_from: _Optional[_Union[JobMove, _Mapping]] = ..., waiting: _Optional[_Iterable[_Union[WaitingTasks, _Mapping]]] = ..., periodic: _Optional[_Union[PeriodicStatus, _Mapping]] = ..., run_of: _Optional[_Union[RunOf, _Mapping]] = ...) -> None: ...
 
 class JobMove(_message.Message):
     __slots__ = ("region", "job_id", "time")
