@@ -62,6 +62,8 @@ type Config struct {
 	EventRetention time.Duration
 	// HostPools tunes the policy that moves hosts between host pools.
 	HostPools HostPoolConfig
+	// Reservation tunes host reservations for tasks that fit no host.
+	Reservation ReservationConfig
 	// Limits bound what the region accepts.
 	Limits Limits
 	// APIAddr is the gateway address handed to tasks as PELOTON_API_ADDR.
@@ -198,6 +200,11 @@ type Engine struct {
 	index      *placement.HostIndex
 	indexBuilt time.Time
 	released   map[model.HostID]bool
+	// reserve holds hosts for tasks that fit no host (reserve.go);
+	// hostCounts counts runs of jobs with placement limits per host
+	// (limitcounts.go).
+	reserve    hostReservations
+	hostCounts limitCounts
 	pools      map[string]*model.Pool
 	// poolParents: the pools that have children (see setPoolsLocked).
 	poolParents map[string]bool
@@ -281,6 +288,7 @@ func New(cfg Config) *Engine {
 		restarting:  map[resmgr.GangID]*gangRestart{},
 		placedAt:    map[model.TaskID]time.Time{},
 		released:    map[model.HostID]bool{},
+		hostCounts:  limitCounts{},
 		staleHosts:  map[model.HostID]bool{},
 		migrations:  migrationBook{running: map[model.MigrationID]*model.Migration{}, dirty: map[model.MigrationID]bool{}},
 		kick:        make(chan struct{}, 1),
@@ -288,6 +296,7 @@ func New(cfg Config) *Engine {
 		evlog:       newEventLog(),
 		ready0:      make(chan struct{}),
 	}
+	e.reserve.cfg = cfg.Reservation.withDefaults()
 	e.stats.init()
 	e.nameLocks()
 	// Only a store that writes a pass as one write takes new jobs into it:

@@ -33,14 +33,25 @@ func newTestShard(t *testing.T, hosts []sim.HostSpec) *testShard {
 // taking over a region would.
 func newTestShardOn(t *testing.T, st store.Store, clk *clock.Fake, hosts []sim.HostSpec) *testShard {
 	t.Helper()
+	return newTestShardWith(t, st, clk, hosts, nil)
+}
+
+// newTestShardWith is newTestShardOn with the engine's config changed by
+// tune first.
+func newTestShardWith(t *testing.T, st store.Store, clk *clock.Fake, hosts []sim.HostSpec, tune func(*Config)) *testShard {
+	t.Helper()
 	p, err := sim.New(sim.Config{Cluster: "sim", Hosts: hosts, Clock: clk, DefaultDuration: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Stores expire events by the wall clock, ttl after their time: the
 	// fake clock starts in the past, so the retention covers the gap.
-	e := New(Config{Region: "test", Store: st, Plugins: []hostmgr.Plugin{p}, Clock: clk,
-		EventRetention: 10 * 365 * 24 * time.Hour})
+	cfg := Config{Region: "test", Store: st, Plugins: []hostmgr.Plugin{p}, Clock: clk,
+		EventRetention: 10 * 365 * 24 * time.Hour}
+	if tune != nil {
+		tune(&cfg)
+	}
+	e := New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &testShard{t: t, e: e, sim: p, clk: clk, cancel: cancel, done: make(chan error, 1)}
 	go func() { s.done <- e.Run(ctx) }()

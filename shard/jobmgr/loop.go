@@ -161,6 +161,9 @@ func (e *Engine) release(je *jobEntry, t *model.TaskRuntime) {
 		e.cfg.Hosts.Release(t.Host, je.taskResources(t), je.job.Spec.Revocable)
 		e.cfg.Hosts.ReleasePorts(t.Host, t.Ports())
 		e.released[t.Host] = true
+		if je.limited(t) {
+			e.hostCounts.add(t.Host, t.ID.Job, -1)
+		}
 	}
 	delete(e.placedAt, t.ID)
 }

@@ -31,8 +31,9 @@ func (e *Engine) place(now time.Time) {
 	}
 	var still []model.TaskID
 	if len(normal) > 0 {
+		e.reserveHosts(now)
 		if index := e.hostIndex(now); index != nil {
-			still = e.placeWith(index, normal, now)
+			still = e.placeOnReserved(e.placeWith(index, normal, now), now)
 		} else {
 			still = normal
 		}
@@ -80,7 +81,7 @@ func (e *Engine) hostIndex(now time.Time) *placement.HostIndex {
 			case !ok || (v.Hostname == "" && v.State == model.HostDown):
 				_ = e.index.RemoveHost(id)
 			default:
-				if err := e.index.UpsertHost(placementHost(&v, v.Free(), e.hostPoolOf(id), e.clusters.drained)); err != nil {
+				if err := e.index.UpsertHost(e.indexHost(placementHost(&v, v.Free(), e.hostPoolOf(id), e.clusters.drained))); err != nil {
 					e.log.Error("updating host index", "host", id, "err", err)
 				}
 			}
@@ -94,7 +95,7 @@ func (e *Engine) hostIndex(now time.Time) *placement.HostIndex {
 		if v.Hostname == "" && v.State == model.HostDown {
 			continue // allocation recorded for a host not reported yet
 		}
-		hosts = append(hosts, placementHost(v, v.Free(), e.hostPoolOf(v.ID), e.clusters.drained))
+		hosts = append(hosts, e.indexHost(placementHost(v, v.Free(), e.hostPoolOf(v.ID), e.clusters.drained)))
 	}
 	index, err := placement.NewHostIndex(hosts)
 	if err != nil {
@@ -183,35 +184,16 @@ func (e *Engine) placeWith(index *placement.HostIndex, ready []model.TaskID, now
 	e.stats.placement(time.Since(started), len(res.Assignments), unplaced)
 	still := make([]model.TaskID, 0, len(res.Unplaced))
 	for _, a := range res.Assignments {
-		je, t := e.task(ready[a.Ref])
-		ports, err := e.cfg.Hosts.AllocatePorts(a.Host, je.config(t.ConfigVersion).ports(t.ID.Instance))
-		if err != nil {
-			// Placement counted free ports; a fixed port held by another
-			// job's run shows only here. The host's free resources in the
-			// index are refreshed next pass.
-			e.released[a.Host] = true
-			if msg := "not placed: " + err.Error(); t.Message != msg {
-				t.Message, t.UpdateTime = msg, now
-				e.markDirty(je, t)
-			}
+		e.reserve.placed(ready[a.Ref])
+		e.releaseReservation(ready[a.Ref]) // placed elsewhere first
+		if !e.assign(ready[a.Ref], a.Host, now) {
 			still = append(still, ready[a.Ref])
-			continue
 		}
-		delete(je.prefer, t.ID.Instance)
-		e.setState(je, t, model.TaskPlacing, now)
-		t.Host, t.Cluster, t.Message = a.Host, clusterOf(a.Host), ""
-		t.SetPorts(ports)
-		t.Health, t.Ready = 0, 0
-		if je.job.Spec.Type == model.JobStateful && t.PinnedHost() == "" {
-			t.SetPinnedHost(a.Host) // its volumes are made there
-		}
-		e.cfg.Hosts.Allocate(a.Host, je.taskResources(t), je.job.Spec.Revocable)
-		e.placedAt[t.ID] = now
-		e.setState(je, t, model.TaskPlaced, now)
 	}
 	for _, u := range res.Unplaced {
 		id := ready[u.Ref]
 		je, t := e.task(id)
+		e.reserve.unplaced(id, &tasks[u.Ref], je.job.Spec.Pool, u.Reason, now)
 		if p, ok := je.prefer[id.Instance]; ok && !p.must {
 			// Its own host (or preferred cluster) has no room now: any
 			// allowed host next pass.
@@ -227,6 +209,38 @@ func (e *Engine) placeWith(index *placement.HostIndex, ready []model.TaskID, now
 		still = append(still, id)
 	}
 	return still
+}
+
+// assign puts a READY task on host: its ports, its allocation, PLACING
+// then PLACED. A fixed port held by another job's run (placement counted
+// free ports, not which) leaves it READY with the reason, and false.
+func (e *Engine) assign(id model.TaskID, host model.HostID, now time.Time) bool {
+	je, t := e.task(id)
+	ports, err := e.cfg.Hosts.AllocatePorts(host, je.config(t.ConfigVersion).ports(t.ID.Instance))
+	if err != nil {
+		// The host's free resources in the index are refreshed next pass.
+		e.released[host] = true
+		if msg := "not placed: " + err.Error(); t.Message != msg {
+			t.Message, t.UpdateTime = msg, now
+			e.markDirty(je, t)
+		}
+		return false
+	}
+	delete(je.prefer, t.ID.Instance)
+	e.setState(je, t, model.TaskPlacing, now)
+	t.Host, t.Cluster, t.Message = host, clusterOf(host), ""
+	t.SetPorts(ports)
+	t.Health, t.Ready = 0, 0
+	if je.job.Spec.Type == model.JobStateful && t.PinnedHost() == "" {
+		t.SetPinnedHost(host) // its volumes are made there
+	}
+	e.cfg.Hosts.Allocate(host, je.taskResources(t), je.job.Spec.Revocable)
+	if je.limited(t) {
+		e.hostCounts.add(host, t.ID.Job, 1)
+	}
+	e.placedAt[t.ID] = now
+	e.setState(je, t, model.TaskPlaced, now)
+	return true
 }
 
 // evictRevocable kills revocable runs on hosts whose slack shrank below

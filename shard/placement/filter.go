@@ -249,3 +249,23 @@ func validateConstraint(c *model.Constraint, depth int) string {
 	}
 	return ""
 }
+
+// Admits reports whether h may take t at all, room aside: it is in one of
+// t's clusters and host pools and every constraint of t holds on its
+// labels. Whether h takes new work, its free room and the spread limits
+// are not looked at (a host reservation asks which hosts t could fill
+// once their work ends).
+func Admits(h *Host, t *Task) bool {
+	if slices.Contains(t.AvoidClusters, h.Cluster) || (len(t.Clusters) > 0 && !slices.Contains(t.Clusters, h.Cluster)) {
+		return false
+	}
+	if !inHostPools(t.HostPools, h.HostPool) {
+		return false
+	}
+	for i := range t.Constraints {
+		if !t.Constraints[i].Matches(h.Labels) {
+			return false
+		}
+	}
+	return true
+}

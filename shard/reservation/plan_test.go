@@ -1,0 +1,113 @@
+package reservation
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/peloton-federated/peloton/shard/model"
+)
+
+var start = time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+
+func at(sec string) time.Time {
+	n, _ := strconv.Atoi(sec)
+	return start.Add(time.Duration(n) * time.Second)
+}
+
+func taskID(s string) model.TaskID {
+	job, inst, _ := strings.Cut(s, "/")
+	n, _ := strconv.Atoi(inst)
+	return model.TaskID{Job: model.JobID(job), Instance: uint32(n)}
+}
+
+func cores(s string) model.Resources {
+	n, _ := strconv.Atoi(s)
+	return model.Resources{MilliCPU: int64(n) * 1000, MemMB: 1024}
+}
+
+// TestPlan runs the cases of testdata/plan.txt.
+func TestPlan(t *testing.T) {
+	f, err := os.Open("testdata/plan.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var name string
+	var in, want []string
+	inWant := false
+	flush := func() {
+		if name != "" {
+			t.Run(name, func(t *testing.T) { runCase(t, in, strings.Join(want, "\n")) })
+		}
+		name, in, want, inWant = "", nil, nil, false
+	}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case strings.HasPrefix(line, "#"):
+		case line == "":
+			flush()
+		case strings.HasPrefix(line, "case "):
+			name = strings.TrimPrefix(line, "case ")
+		case line == "want":
+			inWant = true
+		case inWant:
+			want = append(want, line)
+		default:
+			in = append(in, line)
+		}
+	}
+	flush()
+}
+
+func runCase(t *testing.T, lines []string, want string) {
+	var in Input
+	for _, line := range lines {
+		f := strings.Fields(line)
+		switch f[0] {
+		case "after":
+			in.After = at(f[1]).Sub(start)
+		case "perpool":
+			in.PerPool, _ = strconv.Atoi(f[1])
+		case "now":
+			in.Now = at(f[1])
+		case "host":
+			in.Hosts = append(in.Hosts, Host{ID: model.HostID(f[1]), Capacity: cores(f[2]), Free: cores(f[3]), Open: len(f) < 5})
+		case "wait":
+			w := Waiter{Task: taskID(f[1]), Pool: f[2], Need: cores(f[3]), Since: at(f[4])}
+			if len(f) > 5 {
+				only := strings.Split(strings.TrimPrefix(f[5], "only="), ",")
+				w.Admits = func(h model.HostID) bool { return slices.Contains(only, string(h)) }
+			}
+			in.Waiters = append(in.Waiters, w)
+		case "held":
+			in.Held = append(in.Held, Reservation{Task: taskID(f[1]), Host: model.HostID(f[2]), Pool: f[3], Since: at(f[4])})
+		default:
+			t.Fatalf("unknown line %q", line)
+		}
+	}
+	d := Plan(in)
+	var out []string
+	show := func(key string, r Reservation) string {
+		return fmt.Sprintf("%s %s/%d %s %s %d", key, r.Task.Job, r.Task.Instance, r.Host, r.Pool, int(r.Since.Sub(start)/time.Second))
+	}
+	for _, r := range d.Held {
+		out = append(out, show("held", r))
+	}
+	for _, r := range d.Made {
+		out = append(out, show("made", r))
+	}
+	for _, r := range d.Released {
+		out = append(out, show("released", r.Reservation)+": "+r.Why)
+	}
+	if got := strings.Join(out, "\n"); got != want {
+		t.Fatalf("decision:\n%s\nwant:\n%s", got, want)
+	}
+}
