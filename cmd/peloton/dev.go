@@ -162,7 +162,8 @@ func runDev(parent context.Context, o devOptions) error {
 
 // devPlan is what dev's flags ask for, checked.
 type devPlan struct {
-	hostPools jobmgr.HostPoolConfig
+	hostPools   jobmgr.HostPoolConfig
+	reservation jobmgr.ReservationConfig
 	// regions are the regions to run, each with its API address.
 	regions []federation.Region
 }
@@ -188,6 +189,10 @@ func (o *devOptions) plan() (devPlan, error) {
 	if err != nil {
 		return devPlan{}, err
 	}
+	reservation, err := o.hostPools.reservation()
+	if err != nil {
+		return devPlan{}, err
+	}
 	var bad []string
 	o.limits.check(func(field, msg string) {
 		bad = append(bad, "--limit-"+kebab(strings.TrimPrefix(field, "limits."))+": "+msg)
@@ -199,7 +204,7 @@ func (o *devOptions) plan() (devPlan, error) {
 	if err != nil {
 		return devPlan{}, err
 	}
-	return devPlan{hostPools: hostPools, regions: regions}, nil
+	return devPlan{hostPools: hostPools, reservation: reservation, regions: regions}, nil
 }
 
 // devRegions names the regions to run and their API addresses: region i
@@ -281,7 +286,7 @@ func (o devOptions) regionConfig(plan devPlan, i int) regionConfig {
 		dataDir = filepath.Join(o.dataDir, region.Name)
 	}
 	return regionConfig{
-		Name: region.Name, DataDir: dataDir, Addr: region.Addr, Hosts: o.hosts, Period: o.period, HostPools: plan.hostPools, Limits: o.limits,
+		Name: region.Name, DataDir: dataDir, Addr: region.Addr, Hosts: o.hosts, Period: o.period, HostPools: plan.hostPools, Reservation: plan.reservation, Limits: o.limits,
 		SimDefaults:   pluginEnv{SimHosts: o.simHosts, SimCPU: o.simCPU, SimMemMB: o.simMemMB, SimDuration: o.simDuration},
 		Health:        policy.HealthConfig{SuspectAfter: o.suspectAfter, FailAfter: o.failAfter, RecoverAfter: o.recoverAfter},
 		HistoryWindow: o.historyWindow, HistoryInterval: o.historyInterval,

@@ -43,6 +43,7 @@ type regionConfig struct {
 	EventRetention time.Duration
 	// HostPools tunes the host pool policy (zero values: its defaults).
 	HostPools   jobmgr.HostPoolConfig
+	Reservation jobmgr.ReservationConfig
 	SimDefaults pluginEnv
 	// Gossip, when set, joins the region to a federation; otherwise the
 	// region is alone (or in a static in-process federation).
@@ -360,7 +361,7 @@ func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
 		return err
 	}
 	engine := jobmgr.New(jobmgr.Config{Region: r.cfg.Name, Store: st, Plugins: plugins, Logger: r.log, EntitlementPeriod: r.cfg.Period,
-		EventRetention: r.cfg.EventRetention, HostPools: r.cfg.HostPools, APIAddr: r.cfg.Addr, Limits: r.cfg.Limits.shard()})
+		EventRetention: r.cfg.EventRetention, HostPools: r.cfg.HostPools, Reservation: r.cfg.Reservation, APIAddr: r.cfg.Addr, Limits: r.cfg.Limits.shard()})
 	serving := make(chan struct{})
 	r.mu.Lock()
 	r.engine, r.serving = engine, serving

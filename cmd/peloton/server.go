@@ -127,6 +127,7 @@ func (c *serverConfig) regionConfig(log *slog.Logger) (regionConfig, error) {
 		Name: c.Region, DataDir: c.DataDir, Addr: c.Addr, Hosts: c.Hosts, Period: time.Duration(c.EntitlementPeriod),
 		EventRetention: time.Duration(c.Events.Retention),
 		HostPools:      serverHostPools(c),
+		Reservation:    serverReservation(c),
 		SimDefaults: pluginEnv{SimHosts: 10, SimCPU: 8, SimMemMB: 32768, SimDuration: 5 * time.Second,
 			Secured: c.TLS != nil || c.Auth != nil, AllowUnsandboxed: c.AllowUnsandboxedLocalTasks},
 		Health:         c.healthConfig(),

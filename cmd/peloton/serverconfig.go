@@ -58,6 +58,14 @@ type serverConfig struct {
 		// move may go on; default 10m.
 		DrainDeadline duration `json:"drainDeadline"`
 	} `json:"hostPools"`
+	// Reservation tunes host reservations for tasks that fit no host.
+	Reservation struct {
+		// After: how long such a task waits before a host is reserved
+		// for it ("off" turns reservations off); default 1m.
+		After string `json:"after"`
+		// PerPool: the most hosts held for one pool's tasks; default 2.
+		PerPool int `json:"perPool"`
+	} `json:"reservation"`
 	Gossip *gossipSection `json:"gossip"`
 	// History: how long pool figures and regions' health are kept, and
 	// how often sampled (defaults: 24h, 10s).
@@ -185,7 +193,7 @@ var serverChecks = []configCheck{
 	checkStore,      // store
 	checkHA,         // ha
 	checkScheduling, // entitlementPeriod, history, events
-	checkHostPools,  // hostPools
+	checkHostPools,  // hostPools, reservation
 	checkGossip,     // gossip
 	func(c *serverConfig, add func(field, msg string)) { c.Limits.check(add) },
 	checkSecurity, // tls, auth, audit
@@ -340,6 +348,12 @@ func checkHostPools(c *serverConfig, add func(field, msg string)) {
 	}
 	if hp.DrainDeadline < 0 {
 		add("hostPools.drainDeadline", "must be >= 0")
+	}
+	if _, err := reserveAfter(c.Reservation.After); err != nil {
+		add("reservation.after", err.Error())
+	}
+	if n := c.Reservation.PerPool; n < 0 || n > maxReservePerPool {
+		add("reservation.perPool", fmt.Sprintf("must be between 0 (the default, 2) and %d", maxReservePerPool))
 	}
 }
 
