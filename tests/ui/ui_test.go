@@ -32,7 +32,7 @@ func TestMain(m *testing.M) { testkit.Main(m, &binary) }
 // leaf pool, so it comes after the scenarios that create jobs in "/";
 // migrations comes early, while the small cluster it moves a job to is
 // free.
-var scenarios = []string{"devlink", "pages", "migrations", "ids", "job-detail", "task-detail", "hosts", "rough", "job-live", "pending", "drain", "actions", "drill", "isolated", "pools", "big"}
+var scenarios = []string{"devlink", "pages", "migrations", "ids", "job-detail", "task-detail", "hosts", "rough", "job-live", "periodic", "pending", "drain", "actions", "drill", "isolated", "pools", "big"}
 
 func TestBrowser(t *testing.T) {
 	node, uiDir, browser := browserTools(t)

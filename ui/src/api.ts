@@ -23,6 +23,47 @@ export interface JobStatus {
   movedTo?: JobMove;
   /** Where a relocated job's work came from. */
   movedFrom?: JobMove;
+  /** A periodic job's schedule state. */
+  periodic?: PeriodicStatus;
+  /** The periodic job a run was launched by. */
+  runOf?: RunOf;
+}
+
+/** When a periodic job launches its runs (JobSpec.schedule). */
+export interface Schedule {
+  /** Five-field cron expression, or @hourly, @daily and the like. */
+  cron?: string;
+  /** IANA time zone; empty: UTC. */
+  timeZone?: string;
+  /** CONCURRENCY_POLICY_ names; unset: ALLOW. */
+  concurrencyPolicy?: string;
+  /** 0: only the latest missed tick is launched, however late. */
+  startingDeadlineSeconds?: number;
+  /** Finished runs kept; 0 means 3. */
+  keepRuns?: number;
+}
+
+/** A periodic job's schedule state; 64-bit counts come as strings. */
+export interface PeriodicStatus {
+  suspended?: boolean;
+  /** Unset while suspended or stopped. */
+  nextRunTime?: string;
+  lastTickTime?: string;
+  /** The latest run launched, by a tick or by hand. */
+  lastRunId?: string;
+  /** Ticks that launched a run, were skipped (FORBID) or passed their deadline. */
+  launched?: number | string;
+  skipped?: number | string;
+  missed?: number | string;
+  /** Runs not finished yet (GetJob only). */
+  activeRuns?: number;
+}
+
+/** A run's link to the periodic job that launched it. */
+export interface RunOf {
+  jobId?: string;
+  /** Unset for a run launched by hand. */
+  tickTime?: string;
 }
 
 export interface JobMove {
@@ -43,6 +84,8 @@ export interface JobSpec {
   maxRunning?: number;
   labels?: Record<string, string>;
   task?: { command?: string; args?: string[]; resources?: Resources };
+  /** Set: the job is periodic, its runs are jobs of their own. */
+  schedule?: Schedule;
   [key: string]: unknown;
 }
 
@@ -500,6 +543,13 @@ export const api = {
   updateAction: (id: string, action: UpdateAction) =>
     post<{ update: Update }>(`/v1/updates/${enc(id)}:${action}`),
   stopJob: (id: string) => post<{ job: Job }>(`/v1/jobs/${enc(id)}/stop`),
+  /** A periodic job's runs, newest first (one page of up to limit). */
+  runs: (id: string, limit: number, signal?: AbortSignal) =>
+    get<{ jobs?: Job[]; nextPageToken?: string }>('/v1/jobs' + query({ runOf: id, order: 'JOB_ORDER_NEWEST_FIRST', limit }), signal),
+  suspendJob: (id: string) => post<{ job: Job }>(`/v1/jobs/${enc(id)}/suspend`),
+  resumeJob: (id: string) => post<{ job: Job }>(`/v1/jobs/${enc(id)}/resume`),
+  /** Launches a run of a periodic job now and answers it. */
+  runJob: (id: string) => post<{ run: Job }>(`/v1/jobs/${enc(id)}/run`),
   createJob: (spec: JobSpec) => post<{ job: Job }>('/v1/jobs', spec),
   updateJob: (id: string, spec: JobSpec, opts: UpdateOptions) => post<{ update: Update }>(`/v1/jobs/${enc(id)}/updates` + query({ ...opts }), spec),
   stopTasks: (id: string, instances: number[], force: boolean) =>

@@ -87,6 +87,16 @@ export function Section({ title, id, children, actions }: { title: string; id?: 
   );
 }
 
+/** Fact is one term of a list of facts (a dl.facts). */
+export function Fact({ k, v }: { k: string; v: ComponentChildren }) {
+  return (
+    <div class="fact">
+      <dt>{k}</dt>
+      <dd>{v}</dd>
+    </div>
+  );
+}
+
 /** Bar shows used of total as a meter with its figures. */
 export function Bar({ label, used, total, text, plain }: { label: string; used: number; total: number; text?: string; plain?: boolean }) {
   const pct = total > 0 ? Math.min(100, (used / total) * 100) : 0;

@@ -491,6 +491,102 @@ const scenarios = {
     page.assertNoErrors();
   },
 
+  // A periodic job: the job list says when it runs next; its page shows
+  // the schedule in place of tasks, launches a run with "Run now" (listed
+  // among its runs, whose page links back), shows a refused action's
+  // error in its dialog, is suspended and resumed, and offers none of
+  // these once stopped.
+  async periodic(browser) {
+    const name = 'nightly-' + Date.now();
+    const job = (
+      await api('POST', '/v1/jobs', {
+        ...simJob(name),
+        instances: 1,
+        schedule: { cron: '* * * * *', timeZone: 'Europe/Berlin', concurrencyPolicy: 'CONCURRENCY_POLICY_FORBID', keepRuns: 3 },
+        task: { command: 'sim', env: { PELOTON_SIM_DURATION: '3s' }, resources: { cpu: 0.1, memMb: 16 } },
+      })
+    ).job;
+    const list = await open(browser, '/ui/jobs?q=' + name);
+    const next = list.locator(`tr[data-job="${job.id}"] [data-next-run]`);
+    await next.waitFor();
+    const nextText = await next.textContent();
+    if (!/^next run (in \d+s|due now)$/.test(nextText)) throw new Error(`the job list says "${nextText}" of a job that runs every minute`);
+    console.log(`job list: ${nextText}`);
+
+    const page = await open(browser, `/ui/jobs/${job.id}`);
+    const schedule = page.locator('#schedule');
+    await schedule.getByTestId('cron').getByText('* * * * *').waitFor();
+    await schedule.getByText('Europe/Berlin').waitFor();
+    await schedule.getByText('forbid').waitFor();
+    const nextRun = await schedule.getByTestId('next-run').textContent();
+    if (!/\((in \d+s|due now)\)$/.test(nextRun)) throw new Error(`the schedule's next run reads "${nextRun}"`);
+    console.log(`schedule: next run ${nextRun}`);
+    await page.getByTestId('no-tasks').waitFor();
+    if (await page.locator('table.tasks').count()) throw new Error('a periodic job shows a task table');
+    if (await page.getByRole('button', { name: 'Stop tasks…' }).count()) throw new Error('a periodic job offers "Stop tasks…"');
+    await shot(page, 'periodic-job');
+
+    // Run now: the new run is named on the page and listed among the runs, by hand.
+    const start = Date.now();
+    await schedule.getByRole('button', { name: 'Run now' }).click();
+    await page.getByRole('dialog', { name: `Run ${name} now?` }).getByRole('button', { name: 'Confirm' }).click();
+    const ref = page.getByTestId('run-launched').locator('[data-job-ref]');
+    await ref.waitFor();
+    const runId = await ref.getAttribute('data-job-ref');
+    const row = page.locator(`table.runs tr[data-run="${runId}"]`);
+    await row.waitFor({ timeout: 10000 });
+    console.log(`run ${runId} listed ${Date.now() - start} ms after Run now`);
+    const cells = await row.locator('td').allTextContents();
+    if (cells[1] !== 'by hand') throw new Error('the run by hand is listed as ' + cells.join(' | '));
+    const run = (await api('GET', `/v1/jobs/${runId}`)).job;
+    if (run.status?.runOf?.jobId !== job.id) throw new Error('the run is not linked to its job: ' + JSON.stringify(run.status));
+    await page.locator(`table.runs tr[data-run="${runId}"][data-state="SUCCEEDED"]`).waitFor({ timeout: 30000 });
+    console.log(`run SUCCEEDED in the runs table ${Date.now() - start} ms after Run now`);
+    await shot(page, 'periodic-run-now');
+    // The run's page links back to the periodic job.
+    const rp = await open(browser, `/ui/jobs/${runId}`);
+    const runOf = rp.getByTestId('run-of');
+    await runOf.getByText('by hand').waitFor();
+    await runOf.locator(`[data-job-ref="${job.id}"]`).getByText(name).waitFor();
+    await runOf.locator(`[data-job-ref="${job.id}"] a`).click();
+    await rp.locator('#schedule').waitFor();
+    if (!rp.url().endsWith(`/ui/jobs/${job.id}`)) throw new Error('the run\'s link went to ' + rp.url());
+
+    // A refused action says why in its dialog (the answer made here).
+    await page.route(`**/v1/jobs/${job.id}/run`, (route) =>
+      route.fulfill({ status: 400, contentType: 'application/json', body: JSON.stringify({ code: 9, message: 'no run today' }) }),
+    );
+    await schedule.getByRole('button', { name: 'Run now' }).click();
+    const refused = page.getByRole('dialog', { name: `Run ${name} now?` });
+    await refused.getByRole('button', { name: 'Confirm' }).click();
+    await refused.getByRole('alert').getByText('no run today').waitFor();
+    await refused.getByRole('button', { name: 'Cancel' }).click();
+    await page.unroute(`**/v1/jobs/${job.id}/run`);
+
+    // Suspend, then resume.
+    await schedule.getByRole('button', { name: 'Suspend' }).click();
+    await page.getByRole('dialog', { name: `Suspend ${name}?` }).getByRole('button', { name: 'Confirm' }).click();
+    await schedule.getByTestId('suspended').getByText('suspended').waitFor({ timeout: 10000 });
+    await schedule.getByTestId('next-run').getByText('none while suspended').waitFor();
+    if (!(await api('GET', `/v1/jobs/${job.id}`)).job.status?.periodic?.suspended) throw new Error('the API does not say the job is suspended');
+    await list.locator(`tr[data-job="${job.id}"] [data-next-run]`).getByText('suspended').waitFor({ timeout: 15000 });
+    await shot(page, 'periodic-suspended');
+    await schedule.getByRole('button', { name: 'Resume' }).click();
+    await page.getByRole('dialog', { name: `Resume ${name}?` }).getByRole('button', { name: 'Confirm' }).click();
+    await schedule.getByRole('button', { name: 'Suspend' }).waitFor({ timeout: 10000 });
+    await until('the next run shown again', async () => /\((in \d+s|due now)\)$/.test(await schedule.getByTestId('next-run').textContent()), 10000);
+    if ((await schedule.getByTestId('suspended').textContent()) !== 'no') throw new Error('resumed, the job still reads suspended');
+    if ((await api('GET', `/v1/jobs/${job.id}`)).job.status?.periodic?.suspended) throw new Error('the API says the resumed job is suspended');
+    console.log('suspended and resumed from the job page');
+
+    // Stopped, it offers none of its actions.
+    await api('POST', `/v1/jobs/${job.id}/stop`);
+    await page.getByRole('heading', { level: 1 }).locator('[data-state="KILLED"]').waitFor({ timeout: 15000 });
+    await until('no Run now, Suspend or Resume', async () => (await schedule.getByRole('button').count()) === 0, 10000);
+    await schedule.getByTestId('next-run').getByText('the job was stopped').waitFor();
+    for (const p of [list, page, rp]) p.assertNoErrors();
+  },
+
   // A task that cannot be placed says why on its job's page.
   async pending(browser) {
     const job = (

@@ -126,8 +126,11 @@ function RolloutOptions({ opts, set }: { opts: UpdateOptions; set: (o: UpdateOpt
   );
 }
 
-/** JobActions: update the spec, scale, stop some tasks. */
-export function JobActions({ job, ended, onDone }: { job: Job; ended: boolean; onDone: () => void }) {
+/**
+ * JobActions: update the spec, scale, stop some tasks. A periodic job has
+ * no tasks to stop, and nothing to roll: its next runs take a new spec.
+ */
+export function JobActions({ job, ended, periodic, onDone }: { job: Job; ended: boolean; periodic?: boolean; onDone: () => void }) {
   const canUpdate = useCan('update-job', { jobId: job.id });
   const canStop = useCan('stop-job', { jobId: job.id });
   const form = useSpecForm('');
@@ -155,7 +158,13 @@ export function JobActions({ job, ended, onDone }: { job: Job; ended: boolean; o
           wide
           disabled={ended}
           onOpen={loadSpec}
-          body={<p>The new spec is rolled out a batch at a time, never taking more instances down than the job's SLA allows.</p>}
+          body={
+            periodic ? (
+              <p>The next runs take the new spec; the runs going keep theirs. The schedule may change, not be taken away.</p>
+            ) : (
+              <p>The new spec is rolled out a batch at a time, never taking more instances down than the job's SLA allows.</p>
+            )
+          }
           action={async () => {
             if (!form.text) throw new Error(loadError ?? 'the current spec is not read yet');
             await form.send((spec) => api.updateJob(job.id, spec, opts));
@@ -164,7 +173,7 @@ export function JobActions({ job, ended, onDone }: { job: Job; ended: boolean; o
         >
           {loadError && <p class="error">{loadError}</p>}
           <SpecEditor value={form.text} onInput={form.setText} errors={form.errors} />
-          <RolloutOptions opts={opts} set={setOpts} />
+          {!periodic && <RolloutOptions opts={opts} set={setOpts} />}
         </Confirm>
       )}
       {canUpdate && (
@@ -173,7 +182,13 @@ export function JobActions({ job, ended, onDone }: { job: Job; ended: boolean; o
           title={`Scale ${job.spec?.name || job.id}`}
           disabled={ended}
           onOpen={() => setInstances(String(job.spec?.instances ?? 1))}
-          body={<p>An update of the current spec with another number of instances: fewer removes the highest-numbered, under the SLA.</p>}
+          body={
+            periodic ? (
+              <p>The number of instances of the next runs; the runs going keep theirs.</p>
+            ) : (
+              <p>An update of the current spec with another number of instances: fewer removes the highest-numbered, under the SLA.</p>
+            )
+          }
           action={async () => {
             const n = Number(instances);
             if (!Number.isInteger(n) || n < 1) throw new Error('instances: a whole number of at least 1');
@@ -186,10 +201,10 @@ export function JobActions({ job, ended, onDone }: { job: Job; ended: boolean; o
             Instances
             <input type="number" name="instances" min={1} value={instances} onInput={(e) => setInstances((e.target as HTMLInputElement).value)} />
           </label>
-          <RolloutOptions opts={scaleOpts} set={setScaleOpts} />
+          {!periodic && <RolloutOptions opts={scaleOpts} set={setScaleOpts} />}
         </Confirm>
       )}
-      {canStop && (
+      {canStop && !periodic && (
         <Confirm
           label="Stop tasks…"
           title={`Stop tasks of ${job.spec?.name || job.id}`}

@@ -1,9 +1,10 @@
 // A job: its state and task counts, why instances wait, a task table paged
 // by the server, its updates, config versions with a diff, its events, and
-// the actions an operator takes on it.
+// the actions an operator takes on it. A periodic job has its schedule and
+// its runs in place of tasks (job-periodic.tsx).
 import { useState } from 'preact/hooks';
 import { api, type ApiError, type Job, type PelotonEvent, type Task } from '../api';
-import { Badge, Confirm, Empty, ErrorNote, JobId, JobRef, Pager, Section, StateCounts, Title, useNow } from '../components';
+import { Badge, Confirm, Empty, ErrorNote, Fact, JobId, JobRef, Pager, Section, StateCounts, Title, useNow } from '../components';
 import { useEvents, useThrottled } from '../events';
 import { Link, setQuery, useLocation } from '../router';
 import {
@@ -25,6 +26,7 @@ import {
 } from '../util';
 import { JobActions } from './job-actions';
 import { ConfigVersions, JobMigrations, Updates } from './job-parts';
+import { PeriodicParts, RunOfNote, isPeriodic } from './job-periodic';
 import { useCan } from '../session';
 
 const PAGE = 50;
@@ -81,7 +83,9 @@ function JobView({ id, job }: { id: string; job: Loaded<Job> }) {
     setLive((l) => [ev, ...l].slice(0, 200));
     if (ev.job && job.data) {
       job.set({ ...job.data, status: { ...job.data.status, ...ev.job } });
-      if (ev.job.updateId !== job.data.status?.updateId) reloadJob();
+      // A periodic job's events (a tick, a run by hand, a suspend) change
+      // its schedule state, which they do not carry.
+      if (ev.job.updateId !== job.data.status?.updateId || isPeriodic(job.data)) reloadJob();
       reloadUpdates();
     }
     if (ev.task) {
@@ -102,6 +106,7 @@ function JobView({ id, job }: { id: string; job: Loaded<Job> }) {
 
   const j = job.data;
   const st = jobState(j?.status?.state);
+  const periodic = isPeriodic(j);
   return (
     <>
       <Title
@@ -112,10 +117,11 @@ function JobView({ id, job }: { id: string; job: Loaded<Job> }) {
           </>
         }
       >
-        {j?.spec?.name ?? 'Job'} {j && <Badge state={st} />}
+        {j?.spec?.name ?? 'Job'} {j && <Badge state={st} />} {j?.status?.periodic?.suspended && <Badge state="SUSPENDED" />}
       </Title>
       <ErrorNote error={job.error} />
       {j && <Moves job={j} />}
+      {j?.status?.runOf?.jobId && <RunOfNote runOf={j.status.runOf} />}
       {j && (
         <JobSummary
           job={j}
@@ -126,52 +132,57 @@ function JobView({ id, job }: { id: string; job: Loaded<Job> }) {
           }}
         />
       )}
-      <Section title="Tasks by state" id="states">
-        <StateCounts counts={j?.status?.taskStates ?? {}} order={TASK_STATES} label="Tasks by state" />
-      </Section>
-      <PendingReasons job={j} waiting={waiting.data?.tasks ?? []} total={waiting.data?.total ?? 0} />
-      <Section
-        title="Tasks"
-        id="tasks"
-        actions={
-          <form class="filters inline" role="search" aria-label="Filter tasks" onSubmit={(e) => e.preventDefault()}>
-            <label>
-              Task #{' '}
-              <input
-                type="number"
-                name="task"
-                min={0}
-                max={Math.max(0, (j?.spec?.instances ?? 1) - 1)}
-                value={instanceFilter}
-                placeholder="any"
-                onInput={(e) => setQuery({ task: (e.target as HTMLInputElement).value, offset: undefined })}
-              />
-            </label>
-            <label>
-              State{' '}
-              <select
-                name="state"
-                value={stateFilter}
-                disabled={instanceFilter !== ''}
-                onChange={(e) => setQuery({ tasks: (e.target as HTMLSelectElement).value, offset: 0 })}
-              >
-                <option value="">any</option>
-                {TASK_STATES.map((s) => (
-                  <option key={s} value={s}>
-                    {s.toLowerCase()}
-                  </option>
-                ))}
-              </select>
-            </label>
-          </form>
-        }
-      >
-        <ErrorNote error={tasks.error} />
-        <TaskTable jobId={id} job={j} tasks={tasks.data?.tasks ?? []} />
-        {instanceFilter === '' && (
-          <Pager label="Task pages" offset={offset} size={PAGE} total={tasks.data?.total ?? 0} onChange={(o) => setQuery({ offset: o })} />
-        )}
-      </Section>
+      {j && periodic && <PeriodicParts key={id} job={j} onChange={() => job.reload()} />}
+      {!periodic && (
+        <>
+          <Section title="Tasks by state" id="states">
+            <StateCounts counts={j?.status?.taskStates ?? {}} order={TASK_STATES} label="Tasks by state" />
+          </Section>
+          <PendingReasons job={j} waiting={waiting.data?.tasks ?? []} total={waiting.data?.total ?? 0} />
+          <Section
+            title="Tasks"
+            id="tasks"
+            actions={
+              <form class="filters inline" role="search" aria-label="Filter tasks" onSubmit={(e) => e.preventDefault()}>
+                <label>
+                  Task #{' '}
+                  <input
+                    type="number"
+                    name="task"
+                    min={0}
+                    max={Math.max(0, (j?.spec?.instances ?? 1) - 1)}
+                    value={instanceFilter}
+                    placeholder="any"
+                    onInput={(e) => setQuery({ task: (e.target as HTMLInputElement).value, offset: undefined })}
+                  />
+                </label>
+                <label>
+                  State{' '}
+                  <select
+                    name="state"
+                    value={stateFilter}
+                    disabled={instanceFilter !== ''}
+                    onChange={(e) => setQuery({ tasks: (e.target as HTMLSelectElement).value, offset: 0 })}
+                  >
+                    <option value="">any</option>
+                    {TASK_STATES.map((s) => (
+                      <option key={s} value={s}>
+                        {s.toLowerCase()}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+              </form>
+            }
+          >
+            <ErrorNote error={tasks.error} />
+            <TaskTable jobId={id} job={j} tasks={tasks.data?.tasks ?? []} />
+            {instanceFilter === '' && (
+              <Pager label="Task pages" offset={offset} size={PAGE} total={tasks.data?.total ?? 0} onChange={(o) => setQuery({ offset: o })} />
+            )}
+          </Section>
+        </>
+      )}
       <Updates jobId={id} tick={updatesTick} configVersion={Number(j?.configVersion ?? 1)} />
       <JobMigrations jobId={id} />
       <ConfigVersions jobId={id} current={Number(j?.configVersion ?? 0)} />
@@ -221,12 +232,16 @@ function JobSummary({ job, onChange }: { job: Job; onChange: () => void }) {
   const st = jobState(job.status?.state);
   const canStop = useCan('stop-job', { jobId: job.id });
   const spec = job.spec ?? {};
+  const periodic = isPeriodic(job);
   return (
     <section class="card" aria-label="Summary">
       <dl class="facts">
-        <Fact k="Type" v={jobType(spec.type)} />
+        <Fact k="Type" v={jobType(spec.type) + (periodic ? ', periodic' : '')} />
         <Fact k="Pool" v={<Link to="/pools">{spec.pool || '/'}</Link>} />
-        <Fact k="Instances" v={fmtNum(spec.instances ?? 0) + (spec.maxRunning ? `, at most ${fmtNum(spec.maxRunning)} at once` : '')} />
+        <Fact
+          k={periodic ? 'Instances per run' : 'Instances'}
+          v={fmtNum(spec.instances ?? 0) + (spec.maxRunning ? `, at most ${fmtNum(spec.maxRunning)} at once` : '')}
+        />
         <Fact k="Per task" v={fmtResources(spec.task?.resources)} />
         <Fact k="Priority" v={String(spec.priority ?? 0) + (spec.preemptible ? ', preemptible' : '')} />
         <Fact k="Config version" v={job.configVersion ?? '1'} />
@@ -251,23 +266,20 @@ function JobSummary({ job, onChange }: { job: Job; onChange: () => void }) {
         {canStop && <Confirm
           label="Stop job"
           title={`Stop job ${spec.name ?? job.id}?`}
-          body={<p>Every task of the job is killed; the job ends KILLED unless it finishes first.</p>}
+          body={
+            periodic ? (
+              <p>No tick launches a run any more, and the runs still going are stopped; the job ends KILLED.</p>
+            ) : (
+              <p>Every task of the job is killed; the job ends KILLED unless it finishes first.</p>
+            )
+          }
           danger
           disabled={TERMINAL_JOB.has(st) || st === 'KILLING'}
           action={() => api.stopJob(job.id)}
         />}
-        <JobActions job={job} ended={TERMINAL_JOB.has(st)} onDone={onChange} />
+        <JobActions job={job} ended={TERMINAL_JOB.has(st)} periodic={periodic} onDone={onChange} />
       </div>
     </section>
-  );
-}
-
-export function Fact({ k, v }: { k: string; v: preact.ComponentChildren }) {
-  return (
-    <div class="fact">
-      <dt>{k}</dt>
-      <dd>{v}</dd>
-    </div>
   );
 }
 

@@ -7,6 +7,7 @@ import { api, type Job } from '../api';
 import { Badge, Empty, ErrorNote, JobId, Pager, SortHeaders, Title, useNow } from '../components';
 import { useJobPage } from '../jobpage';
 import { NewJob } from './job-actions';
+import { isPeriodic, nextRun } from './job-periodic';
 import { names, useReach } from '../reach';
 import { Link, setQuery, useLocation } from '../router';
 import { JOB_STATES, WAITING_TASK, fmtAgo, fmtNum, jobState, jobType, useLoad } from '../util';
@@ -123,28 +124,48 @@ export function JobsPage() {
               <SortHeaders cols={JOB_COLUMNS} sort={sort} onSort={onSort} />
             </thead>
             <tbody>
-              {page.map((j) => (
-                <tr key={j.id} data-job={j.id}>
-                  <td>
-                    <Link to={`/jobs/${encodeURIComponent(j.id)}`}>{j.spec?.name || '(no name)'}</Link>
-                    <span class="muted small"> {jobType(j.spec?.type)}</span>
-                  </td>
-                  <td>
-                    <JobId id={j.id} />
-                  </td>
-                  <td>
-                    <Badge state={jobState(j.status?.state)} />
-                    {j.status?.movedTo?.region && <div class="muted small">moved to {j.status.movedTo.region}</div>}
-                  </td>
-                  <td class="num">{fmtNum(j.spec?.instances ?? 0)}</td>
-                  <td class="num">{fmtNum(running(j))}</td>
-                  <td class="num">{fmtNum(pending(j))}</td>
-                  <td>{j.spec?.pool || '/'}</td>
-                  <td>{j.status?.region}</td>
-                  <td>{owner(j)}</td>
-                  <td title={j.status?.createTime}>{fmtAgo(j.status?.createTime, now)}</td>
-                </tr>
-              ))}
+              {page.map((j) => {
+                // A periodic job runs no tasks of its own: its runs are jobs.
+                const periodic = isPeriodic(j);
+                const next = periodic ? nextRun(j, now) : '';
+                return (
+                  <tr key={j.id} data-job={j.id}>
+                    <td>
+                      <Link to={`/jobs/${encodeURIComponent(j.id)}`}>{j.spec?.name || '(no name)'}</Link>
+                      <span class="muted small"> {jobType(j.spec?.type)}{periodic && ', periodic'}</span>
+                    </td>
+                    <td>
+                      <JobId id={j.id} />
+                    </td>
+                    <td>
+                      <Badge state={jobState(j.status?.state)} />
+                      {j.status?.movedTo?.region && <div class="muted small">moved to {j.status.movedTo.region}</div>}
+                      {next && (
+                        <div class="muted small next-run" data-next-run title={j.status?.periodic?.nextRunTime}>
+                          {next}
+                        </div>
+                      )}
+                    </td>
+                    {periodic ? (
+                      [0, 1, 2].map((k) => (
+                        <td key={k} class="num muted" title="A periodic job runs no tasks of its own: each of its runs is a job">
+                          —
+                        </td>
+                      ))
+                    ) : (
+                      <>
+                        <td class="num">{fmtNum(j.spec?.instances ?? 0)}</td>
+                        <td class="num">{fmtNum(running(j))}</td>
+                        <td class="num">{fmtNum(pending(j))}</td>
+                      </>
+                    )}
+                    <td>{j.spec?.pool || '/'}</td>
+                    <td>{j.status?.region}</td>
+                    <td>{owner(j)}</td>
+                    <td title={j.status?.createTime}>{fmtAgo(j.status?.createTime, now)}</td>
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
         </div>

@@ -2,12 +2,12 @@
 // (the tail, and followed as they grow), its host and ports.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type ApiError, type PelotonEvent } from '../api';
-import { Badge, Empty, ErrorNote, JobRef, Section, Title } from '../components';
+import { Badge, Empty, ErrorNote, Fact, JobRef, Section, Title } from '../components';
 import { useEvents } from '../events';
 import { Link } from '../router';
 import { TERMINAL_TASK, decodeBytes, fmtTime, health, taskView, useInterval, useLoad } from '../util';
 import { RestartTask, StopTask } from './job-actions';
-import { EventList, Fact } from './job';
+import { EventList } from './job';
 
 /** Bytes of log read at first: the tail. */
 const TAIL = 16 * 1024;
