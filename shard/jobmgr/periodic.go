@@ -346,10 +346,15 @@ func (e *Engine) setSuspended(ctx context.Context, id model.JobID, suspend bool)
 	case j.Status.Killed || j.Status.State.IsTerminal():
 		return nil, fmt.Errorf("job %s was stopped: %w", id, ErrInvalid)
 	}
-	now := e.cfg.Clock.Now()
+	// Resumed, it goes on after the latest tick passed: the ticks of
+	// its suspension are taken as handled.
+	var passed time.Time
+	if c, loc, err := ParseSchedule(j.Spec.Schedule); err == nil {
+		passed = c.Prev(e.cfg.Clock.Now(), loc)
+	}
 	err := e.recordPeriodic(ctx, id, func(p *model.PeriodicStatus) {
-		if !suspend && p.Suspended && p.LastTick.Before(now) {
-			p.LastTick = now
+		if !suspend && p.Suspended && passed.After(p.LastTick) {
+			p.LastTick = passed
 		}
 		p.Suspended = suspend
 	})

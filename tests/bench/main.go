@@ -56,7 +56,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.json, "json", false, "print the results as JSON instead of a table")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.StringVar(&c.memProfile, "memprofile", "", "write a heap profile at the end of the run to this file")
-	fs.StringVar(&c.parts, "parts", "core,e2e,memory,api", "parts to measure, comma-separated: core (always), e2e, memory, api (the API scenarios, through the binary)")
+	fs.StringVar(&c.parts, "parts", "core,e2e,memory,api,reserve", "parts to measure, comma-separated: core (always), e2e, memory, api (the API scenarios, through the binary), reserve (host reservations, in simulated time)")
 	fs.Float64Var(&c.budgetScale, "budget-scale", 1, "multiply every end-to-end, memory and API time budget")
 	fs.StringVar(&c.bin, "bin", "", "peloton binary the API scenarios start (default: build one)")
 	fs.StringVar(&c.profileDir, "server-cpuprofile-dir", "", "write a CPU profile of the server over each API scenario's measured span to this directory")
@@ -73,8 +73,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	for _, p := range strings.Split(c.parts, ",") {
-		if p = strings.TrimSpace(p); p != "core" && p != "e2e" && p != "memory" && p != "api" && p != "" {
-			return c, fmt.Errorf("-parts: %q is not core, e2e, memory or api", p)
+		if p = strings.TrimSpace(p); p != "core" && p != "e2e" && p != "memory" && p != "api" && p != "reserve" && p != "" {
+			return c, fmt.Errorf("-parts: %q is not core, e2e, memory, api or reserve", p)
 		}
 	}
 	if c.budgetScale <= 0 {
@@ -191,8 +191,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cfg.json {
 		return harness.JSON(stdout, results)
 	}
+	var reserve *harness.ReserveResult
+	if strings.Contains(parts, ",reserve,") && cfg.scenarios == "" && ctx.Err() == nil {
+		fmt.Fprintf(stderr, "running host reservation (%s) ...\n", cfg.size)
+		r := harness.RunReservation(ctx, cfg.size)
+		reserve = &r
+	}
 	fmt.Fprintf(stdout, "machine: %s\n", machine())
-	return harness.Table(stdout, results)
+	if err := harness.Table(stdout, results); err != nil {
+		return err
+	}
+	if reserve != nil {
+		return harness.ReserveTable(stdout, *reserve)
+	}
+	return nil
 }
 
 // machine describes where the figures come from: cores, CPU model, memory.
