@@ -241,3 +241,27 @@ func BenchmarkScenarios(b *testing.B) {
 		})
 	}
 }
+
+// The host reservation benchmark at its small size: with reservations off
+// the big tasks starve (else the benchmark shows nothing), with them on
+// every one runs, and the small tasks keep at least 0.9 of their pace.
+func TestReservationBenchmark(t *testing.T) {
+	r := harness.RunReservation(context.Background(), harness.SizeSmall)
+	if r.Err != "" {
+		t.Fatal(r.Err)
+	}
+	var out bytes.Buffer
+	if err := harness.ReserveTable(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(out.String())
+	if r.Off.BigRan != 0 {
+		t.Errorf("without reservations %d big tasks ran: the churn does not starve them", r.Off.BigRan)
+	}
+	if r.On.BigRan != r.Size.Big {
+		t.Errorf("with reservations %d of %d big tasks ran", r.On.BigRan, r.Size.Big)
+	}
+	if r.Off.SmallPerMin <= 0 || r.On.SmallPerMin < 0.9*r.Off.SmallPerMin {
+		t.Errorf("small tasks per minute: %.0f with reservations against %.0f without", r.On.SmallPerMin, r.Off.SmallPerMin)
+	}
+}
