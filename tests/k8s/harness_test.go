@@ -129,10 +129,21 @@ func addNodes(t testing.TB, cpu, mem string, labels map[string]string, names ...
 			_ = kube.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
 		}
 	})
-	waitFor(t, 30*time.Second, "nodes Ready", func() bool {
+	// kwok fills in a new node's status with its own sizes (1000 cpu) when
+	// it first takes the node, which may come after the sizing above: a
+	// node is ready once it is Ready at the size asked, sized again if
+	// kwok's status won.
+	want := resource.MustParse(cpu)
+	waitFor(t, 30*time.Second, "nodes Ready at their size", func() bool {
 		for _, name := range names {
 			n, err := kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 			if err != nil || !nodeIsReady(n) {
+				return false
+			}
+			if n.Status.Allocatable.Cpu().Cmp(want) != 0 {
+				if err := sizeNode(ctx, name, cpu, mem); err != nil {
+					t.Fatal(err)
+				}
 				return false
 			}
 		}
@@ -146,12 +157,17 @@ func createNode(ctx context.Context, node *corev1.Node, cpu, mem string) error {
 	if _, err := kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating node %s: %w", node.Name, err)
 	}
+	return sizeNode(ctx, node.Name, cpu, mem)
+}
+
+// sizeNode sets a node's capacity and allocatable.
+func sizeNode(ctx context.Context, name, cpu, mem string) error {
 	size := corev1.ResourceList{
 		corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem),
 		corev1.ResourcePods: resource.MustParse("1000"),
 	}
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		current, err := kube.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
+		current, err := kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -160,7 +176,7 @@ func createNode(ctx context.Context, node *corev1.Node, cpu, mem string) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("sizing node %s: %w", node.Name, err)
+		return fmt.Errorf("sizing node %s: %w", name, err)
 	}
 	return nil
 }

@@ -30,5 +30,6 @@ task:
 `,
 		Instances: 20, MaxUnavailable: 2, BatchSize: 5, DrainCount: 3, Within: 3 * time.Minute,
 	}
-	sc.Run(t)
+	res := sc.Run(t)
+	sc.RunCanary(t, res.Job, 2)
 }

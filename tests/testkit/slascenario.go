@@ -194,3 +194,81 @@ func (sc *SLAScenario) Run(t testing.TB) SLAResult {
 	}
 	return res
 }
+
+// RunCanary, after Run, updates the job once more (the variable's value
+// "3") with canaries: the lowest canaries instances move and the update
+// waits for its promotion, every other instance staying on its config;
+// promoted, the rest move. The job's availability is sampled every 100 ms
+// throughout and must stay within its SLA.
+func (sc *SLAScenario) RunCanary(t testing.TB, job string, canaries int) {
+	t.Helper()
+	v3 := filepath.Join(sc.Dir, "sla-v3.yaml")
+	if err := os.WriteFile(v3, []byte(fmt.Sprintf(sc.Spec, "3")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	api := &API{T: t, URL: "http://" + sc.Addr}
+	worst := 0
+	stop := Sample(api, job, 100*time.Millisecond, func(ts []Task) {
+		down := sc.Instances
+		for _, tk := range ts {
+			if int(tk.Instance) < sc.Instances && tk.Available() {
+				down--
+			}
+		}
+		worst = max(worst, down)
+	})
+	var upd struct {
+		ID            string `json:"id"`
+		ToVersion     string `json:"toVersion"`
+		FromVersion   string `json:"fromVersion"`
+		State         string `json:"state"`
+		Message       string `json:"message"`
+		CanariesReady uint32 `json:"canariesReady"`
+	}
+	getUpdate := func() {
+		out := sc.cli(t, "update", "get", upd.ID, "-o", "json")
+		if err := json.Unmarshal([]byte(out), &upd); err != nil {
+			t.Fatalf("update get: %v\n%s", err, out)
+		}
+	}
+	start := time.Now()
+	out := sc.cli(t, "job", "update", job, "-f", v3, "--batch-size", fmt.Sprint(sc.BatchSize), "--canary", fmt.Sprint(canaries), "-o", "json")
+	if err := json.Unmarshal([]byte(out), &upd); err != nil {
+		t.Fatalf("job update --canary: %v\n%s", err, out)
+	}
+	WaitFor(t, sc.Within, "the canaries on the new config, waiting for promotion", func() bool {
+		getUpdate()
+		return strings.Contains(upd.Message, "waiting for promotion")
+	})
+	waited := time.Since(start)
+	ts, err := sc.tasks(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := 0
+	for _, tk := range ts {
+		switch {
+		case int(tk.Instance) < canaries && tk.ConfigVersion != upd.ToVersion:
+			t.Errorf("canary instance %d on config %s, want %s", tk.Instance, tk.ConfigVersion, upd.ToVersion)
+		case int(tk.Instance) >= canaries && tk.ConfigVersion == upd.ToVersion:
+			moved++
+		}
+	}
+	if moved > 0 {
+		t.Errorf("%d instances besides the canaries moved before the promotion", moved)
+	}
+	sc.cli(t, "update", "promote", upd.ID)
+	WaitFor(t, sc.Within, "the promoted update succeeded", func() bool {
+		getUpdate()
+		if upd.State == "UPDATE_STATE_ROLLED_BACK" || upd.State == "UPDATE_STATE_FAILED" || upd.State == "UPDATE_STATE_ABORTED" {
+			t.Fatalf("canary update ended %s: %s", upd.State, upd.Message)
+		}
+		return upd.State == "UPDATE_STATE_SUCCEEDED"
+	})
+	samples, _ := stop()
+	t.Logf("canary: %d canaries waiting for promotion after %s, all %d instances on config %s %s later; max unavailable %d (SLA %d) over %d samples",
+		canaries, waited.Round(time.Millisecond), sc.Instances, upd.ToVersion, (time.Since(start) - waited).Round(time.Millisecond), worst, sc.MaxUnavailable, samples)
+	if worst > sc.MaxUnavailable {
+		t.Errorf("%d instances unavailable at once during the canary update; the SLA allows %d", worst, sc.MaxUnavailable)
+	}
+}
