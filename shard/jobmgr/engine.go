@@ -523,7 +523,9 @@ func (e *Engine) installJob(l loadedJob) int {
 		e.installTask(je, i)
 	}
 	if l.update != nil {
+		je.current() // the target's own count, before extra canaries raise the job's
 		e.rollouts[j.ID] = rollout.Recover(l.update, je.tasks, gangSize(&j.Spec))
+		e.syncExtraCanaries(je, e.rollouts[j.ID])
 		e.view.setUpdate(l.update)
 	}
 	e.addJob(je)

@@ -60,6 +60,7 @@ func (e *Engine) rollUpdate(je *jobEntry, now time.Time) {
 	if e.countFailures(je, ro, now) {
 		return
 	}
+	e.syncExtraCanaries(je, ro)
 	target := ro.Target()
 	plan := e.applyUpdatePlan(je, ro, e.updateInput(je, ro, target, now), now)
 	if ro.AutoPromote(plan, now) {

@@ -40,6 +40,10 @@ type UpdateOptions struct {
 	// MaxFailures reverts the update when RollbackOnFailure.
 	Canary           uint32
 	AutoPromoteAfter time.Duration
+	// CanaryExtra starts the canaries as extra instances beside the job's
+	// (where its pool has room for them) instead of moving its lowest
+	// instances in place; promoted, they are removed as the rest moves.
+	CanaryExtra bool
 }
 
 // MaxMinHealthy bounds UpdateOptions.MinHealthy, and MaxAutoPromoteAfter
@@ -99,7 +103,7 @@ func (e *Engine) updateJob(ctx context.Context, id model.JobID, spec model.JobSp
 		InstancesTotal: spec.Instances, CreateTime: now,
 		MaxFailures: opts.MaxFailures, RollbackOnFailure: opts.RollbackOnFailure, Paused: opts.StartPaused,
 		MinHealthy: opts.MinHealthy, InPlace: opts.InPlace,
-		Canary: opts.Canary, AutoPromoteAfter: opts.AutoPromoteAfter,
+		Canary: opts.Canary, AutoPromoteAfter: opts.AutoPromoteAfter, CanaryExtra: opts.CanaryExtra,
 	}
 	if spec.Periodic() {
 		// Nothing runs to roll: the next runs take the new config.
@@ -142,6 +146,7 @@ func (e *Engine) updateJob(ctx context.Context, id model.JobID, spec model.JobSp
 	// The update is written again with the job, by the same pass, and
 	// shown from then on (see jobsView).
 	e.rollouts[id] = rollout.Start(u)
+	e.syncExtraCanaries(je, e.rollouts[id])
 	e.sched.SetJobLimit(id, spec.MaxRunning)
 	e.log.Info("job update started", "job", id, "update", u.ID, "from", from, "to", to, "batch", opts.BatchSize)
 	cp := *u
@@ -183,7 +188,11 @@ func (e *Engine) checkUpdatable(id model.JobID, spec *model.JobSpec, opts Update
 	if spec.Periodic() && opts.Canary > 0 {
 		return nil, fmt.Errorf("canary: a periodic job runs no instances of its own to try a config on: %w", ErrInvalid)
 	}
-	if opts.Canary > 0 && opts.Canary >= spec.Instances {
+	if opts.CanaryExtra {
+		if err := e.checkExtraCanaries(je, spec, opts); err != nil {
+			return nil, err
+		}
+	} else if opts.Canary > 0 && opts.Canary >= spec.Instances {
 		return nil, fmt.Errorf("canary: %d canaries of %d instances leave none to wait for the promotion: %w", opts.Canary, spec.Instances, ErrInvalid)
 	}
 	if spec.Type != model.JobDaemon && spec.Instances > e.cfg.Limits.InstancesPerJob && spec.Instances > je.job.Spec.Instances {
@@ -230,6 +239,13 @@ func (e *Engine) endUpdate(je *jobEntry, st model.UpdateState, msg string, now t
 	ro := e.rollouts[je.job.ID]
 	if ro == nil || !ro.End(st, msg, now) {
 		return
+	}
+	if ro.Update.CanaryExtra {
+		// Extra canaries left are beyond the count: they go under the SLA.
+		if c := je.configs[je.job.ConfigVersion]; c != nil && je.job.Spec.Instances != c.spec.Instances {
+			je.job.Spec.Instances = c.spec.Instances
+			je.dirty, je.record = true, true
+		}
 	}
 	e.log.Info("job update ended", "job", je.job.ID, "update", ro.Update.ID, "state", st, "message", msg)
 }
@@ -403,4 +419,44 @@ func (r Reads) ListEvents(ctx context.Context, q store.EventQuery) ([]model.Even
 		return nil, fmt.Errorf("job %s: %w", q.Job, ErrNotFound)
 	}
 	return e.cfg.Store.ListEvents(ctx, q)
+}
+
+// checkExtraCanaries says why extra canaries cannot start: a service only
+// (a stateful instance's volumes and a daemon's hosts are its own), whole
+// gangs, within the region's instance limit and the pool's pending room.
+func (e *Engine) checkExtraCanaries(je *jobEntry, spec *model.JobSpec, opts UpdateOptions) error {
+	n := gangSize(spec)
+	switch {
+	case opts.Canary == 0:
+		return fmt.Errorf("canary_extra: give the number of canaries (canary): %w", ErrInvalid)
+	case spec.Type != model.JobService:
+		return fmt.Errorf("canary_extra: only a service's canaries can be extra instances, not a %s job's; use in-place canaries: %w", spec.Type, ErrInvalid)
+	case opts.Canary%n != 0:
+		return fmt.Errorf("canary: %d extra canaries are not whole gangs of %d: %w", opts.Canary, n, ErrInvalid)
+	case spec.Instances+opts.Canary > e.cfg.Limits.InstancesPerJob:
+		return fmt.Errorf("canary: %d instances and %d extra canaries are more than this region's limit of %d per job: %w", spec.Instances, opts.Canary, e.cfg.Limits.InstancesPerJob, ErrInvalid)
+	}
+	e.pending.set(e.countPending(), e.cfg.Clock.Now())
+	return e.pending.check(spec.Pool, int64(opts.Canary), e.cfg.Limits.PendingTasksPerPool)
+}
+
+// syncExtraCanaries keeps the job's instance count at what its update
+// runs (rollout.Job.Instances): its target's, plus the extra canaries
+// until the promotion.
+func (e *Engine) syncExtraCanaries(je *jobEntry, ro *rollout.Job) {
+	if !ro.Update.CanaryExtra {
+		return
+	}
+	c := je.configs[ro.Target()]
+	if c == nil {
+		return
+	}
+	want := ro.Instances(c.spec.Instances)
+	if want > c.spec.Instances {
+		ro.Track(c.spec.Instances, want-c.spec.Instances) // a failing extra canary counts
+	}
+	if je.job.Spec.Instances != want {
+		je.job.Spec.Instances = want
+		je.dirty, je.record = true, true
+	}
 }

@@ -3,6 +3,8 @@ package jobmgr
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/peloton-federated/peloton/shard/hostmgr/sim"
@@ -230,5 +232,86 @@ func TestCanaryWaitsForPromotionAndReverts(t *testing.T) {
 		if tk.ID.Instance >= 2 && (tk.Run != runs[tk.ID.Instance] || tk.ConfigVersion != 2) {
 			t.Errorf("instance %d, not a canary, was restarted: run %d (was %d), config %d", tk.ID.Instance, tk.Run, runs[tk.ID.Instance], tk.ConfigVersion)
 		}
+	}
+}
+
+// Extra canaries start beside the job's instances, which all stay on
+// their config and their runs until the promotion; promoted, the extra
+// ones are stopped and the rest move. A failing extra canary reverts the
+// update and is removed, no instance of the job restarted.
+func TestExtraCanariesStartBesideTheJob(t *testing.T) {
+	s := newTestShard(t, simHosts(4))
+	spec := healthyService(6)
+	job := s.service(spec)
+	s.until("6 healthy", func() bool { return countHealthy(s, job) == 6 })
+	runs := map[uint32]uint32{}
+	for _, tk := range s.tasks(job) {
+		runs[tk.ID.Instance] = tk.Run
+	}
+	next := spec
+	next.Task.Env = map[string]string{"VERSION": "2"}
+	u, err := Do(context.Background(), s.e, UpdateJob{Job: job, Spec: next, Options: UpdateOptions{BatchSize: 3, Canary: 2, CanaryExtra: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	onConfig := func(v uint64) (ids []uint32) {
+		for _, tk := range s.tasks(job) {
+			if tk.ConfigVersion == v && tk.State == model.TaskRunning && tk.Health == model.HealthHealthy {
+				ids = append(ids, tk.ID.Instance)
+			}
+		}
+		return ids
+	}
+	s.until("two extra canaries awaiting promotion", func() bool {
+		return slices.Equal(onConfig(2), []uint32{6, 7}) && strings.Contains(s.updateState(u.ID).Message, "waiting for promotion")
+	})
+	for range 20 {
+		s.tick()
+	}
+	if j, _ := s.e.Reads().GetJob(job); j.Spec.Instances != 8 {
+		t.Fatalf("the job runs %d instances while the canaries wait, want 6 + 2", j.Spec.Instances)
+	}
+	for _, tk := range s.tasks(job) {
+		if tk.ID.Instance < 6 && (tk.Run != runs[tk.ID.Instance] || tk.ConfigVersion != 1) {
+			t.Errorf("instance %d left its run or config before the promotion: run %d, config %d", tk.ID.Instance, tk.Run, tk.ConfigVersion)
+		}
+	}
+	if _, err := Do(context.Background(), s.e, PromoteUpdate{ID: u.ID, By: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	s.until("succeeded", func() bool { return s.updateState(u.ID).State == model.UpdateSucceeded })
+	s.until("the extra canaries gone", func() bool {
+		return slices.Equal(onConfig(2), []uint32{0, 1, 2, 3, 4, 5})
+	})
+	if j, _ := s.e.Reads().GetJob(job); j.Spec.Instances != 6 {
+		t.Fatalf("after the promotion the job runs %d instances, want 6", j.Spec.Instances)
+	}
+
+	// A failing extra canary reverts the update; no instance restarted.
+	for _, tk := range s.tasks(job) {
+		runs[tk.ID.Instance] = tk.Run
+	}
+	bad := next
+	bad.Task.Env = map[string]string{sim.EnvHealth: "unhealthy"}
+	w := s.watchAvailability(job, 6)
+	u, err = Do(context.Background(), s.e, UpdateJob{Job: job, Spec: bad, Options: UpdateOptions{BatchSize: 2, Canary: 1, CanaryExtra: true, RollbackOnFailure: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.until("reverted", func() bool { return s.updateState(u.ID).State == model.UpdateRolledBack })
+	s.until("the extra canary gone", func() bool {
+		j, _ := s.e.Reads().GetJob(job)
+		return j.Spec.Instances == 6 && len(onConfig(2)) == 6
+	})
+	if maxDown, _ := w.stop(s, ""); maxDown > 0 {
+		t.Errorf("%d of the job's instances down during an extra canary's revert", maxDown)
+	}
+	for _, tk := range s.tasks(job) {
+		if tk.ID.Instance < 6 && tk.Run != runs[tk.ID.Instance] {
+			t.Errorf("instance %d was restarted by a reverted extra canary: run %d, was %d", tk.ID.Instance, tk.Run, runs[tk.ID.Instance])
+		}
+	}
+	if _, err := Do(context.Background(), s.e, UpdateJob{Job: job, Spec: next, Options: UpdateOptions{CanaryExtra: true}}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("extra canaries without a count: %v", err)
 	}
 }

@@ -246,6 +246,11 @@ type Update struct {
 	// fails past MaxFailures reverts the update when RollbackOnFailure.
 	Canary           uint32
 	AutoPromoteAfter time.Duration
+	// CanaryExtra: the canaries are extra instances beside the job's
+	// (numbered from its instance count up), started on the new config
+	// while every instance stays on its own; promoted, they are removed
+	// as the rest moves. Otherwise the lowest instances move in place.
+	CanaryExtra bool
 	// Promoted: the canary phase is over; PromotedBy says who ended it.
 	Promoted       bool
 	PromotedBy     string

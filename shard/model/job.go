@@ -12,6 +12,15 @@ const (
 	JobDaemon
 )
 
+var jobTypeNames = [...]string{"", "batch", "service", "stateful", "daemon"}
+
+func (t JobType) String() string {
+	if int(t) < len(jobTypeNames) && t > 0 {
+		return jobTypeNames[t]
+	}
+	return "unknown"
+}
+
 // JobState is the state of a job, derived from its tasks.
 type JobState uint8
 

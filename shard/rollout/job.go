@@ -66,6 +66,17 @@ func Recover(u *model.Update, tasks []*model.TaskRuntime, gangSize uint32) *Job 
 	return j
 }
 
+// Track counts the failures of instances the update starts rather than
+// restarts (extra canaries, numbered first up to first+n), from their
+// first run; instances tracked already keep their count.
+func (j *Job) Track(first, n uint32) {
+	for i := first; i < first+n; i++ {
+		if _, ok := j.failBase[i]; !ok {
+			j.failBase[i] = 0
+		}
+	}
+}
+
 func (j *Job) resetBooks() {
 	j.updating, j.failBase, j.failed = map[uint32]bool{}, map[uint32]uint32{}, map[uint32]bool{}
 	j.healthySince = map[uint32]time.Time{}
@@ -92,8 +103,21 @@ func (j *Job) Configure(in *Input) {
 	u := j.Update
 	in.Batch, in.Paused, in.MinHealthy = u.BatchSize, u.Paused, u.MinHealthy
 	if u.State == model.UpdateRollingForward {
-		in.Canary, in.Promoted = u.Canary, u.Promoted
+		in.Canary, in.Promoted, in.CanaryExtra = u.Canary, u.Promoted, u.CanaryExtra
 	}
+}
+
+// Instances is how many instances the job runs at a step of the update,
+// given its target config's count: that many more while extra canaries
+// wait for the promotion (numbered from the target's count up), else the
+// target's. Promoted, or rolling back, the extra canaries are beyond it:
+// they are stopped like the instances a lowered count removes.
+func (j *Job) Instances(target uint32) uint32 {
+	u := j.Update
+	if u.CanaryExtra && u.State == model.UpdateRollingForward && !u.Promoted {
+		return target + u.Canary
+	}
+	return target
 }
 
 // Describe fills in what the books know of gang g: whether the update

@@ -20,8 +20,9 @@ import (
 //	                  the job: N instances in gangs of G, at most L
 //	                  unavailable at once (its SLA; none without limit).
 //	update to=V [batch=B] [max-failures=F] [rollback] [min-healthy=D] [paused]
-//	       [canary=N] [auto-promote=D]
-//	                  starts an update from the job's config to V.
+//	       [canary=N [extra]] [auto-promote=D]
+//	                  starts an update from the job's config to V
+//	                  (extra: the canaries are extra instances).
 //	pass [+D]         one pass, D after the last (default 1s). Input
 //	                  lines change instances first:
 //	                    I[-J] [running|pending|failed] [unavailable|available] [fail]
@@ -54,6 +55,8 @@ type instance struct {
 	state     model.TaskState
 	available bool
 	failures  uint32
+	// ended: stopped as beyond the job's instance count.
+	ended bool
 }
 
 type world struct {
@@ -64,6 +67,9 @@ type world struct {
 	config   uint64
 	inst     []instance
 	ro       *Job
+	// base is the job's own instance count; inst may hold more (extra
+	// canaries, and instances stopped beyond the count).
+	base uint32
 }
 
 func (w *world) run(f []string, input []string) (string, error) {
@@ -117,6 +123,7 @@ func (w *world) job(args map[string]string) (string, error) {
 	w.gang, w.config = num(args, "gang", 1), 1
 	_, w.hasLimit = args["limit"]
 	w.limit = num(args, "limit", 0)
+	w.base = n
 	w.inst = make([]instance, n)
 	for i := range w.inst {
 		w.inst[i] = instance{config: 1, state: model.TaskRunning, available: true}
@@ -143,6 +150,7 @@ func (w *world) update(args map[string]string) (string, error) {
 		}
 	}
 	u.Canary = num(args, "canary", 0)
+	_, u.CanaryExtra = args["extra"]
 	w.ro, w.config = Start(u), to
 	return "ok", nil
 }
@@ -210,9 +218,15 @@ func (w *world) pass(f []string, input []string) (string, error) {
 		w.config = ro.Update.FromVersion
 		return w.record(), nil
 	}
+	w.grow()
 	plan := Step(w.input())
 	ro.Settle(plan, w.now)
 	target := ro.Target()
+	for _, g := range plan.Remove {
+		for _, i := range w.members(g) {
+			w.inst[i].ended, w.inst[i].available = true, false
+		}
+	}
 	for _, g := range plan.Relabel {
 		for _, i := range w.members(g) {
 			w.inst[i].config = target
@@ -227,7 +241,7 @@ func (w *world) pass(f []string, input []string) (string, error) {
 		ro.Restarted(g, runs)
 	}
 	ro.AutoPromote(plan, w.now)
-	ro.Report(plan, uint32(len(w.inst)))
+	ro.Report(plan, w.count())
 	if plan.Complete {
 		st, msg := ro.Outcome(plan)
 		ro.End(st, msg, w.now)
@@ -250,11 +264,19 @@ func (w *world) members(g uint32) []int {
 
 // input describes the job's gangs to Step, as the job manager does.
 func (w *world) input() Input {
-	in := Input{Now: w.now, Instances: uint32(len(w.inst)), GangSize: w.gang}
+	in := Input{Now: w.now, Instances: w.count(), GangSize: w.gang}
 	w.ro.Configure(&in)
 	target := w.ro.Target()
 	for g := uint32(0); int(g*w.gang) < len(w.inst); g++ {
 		rg := Gang{Gang: g, Size: uint32(len(w.members(g)))}
+		if g*w.gang >= in.Instances {
+			rg.Removed, rg.Ended = true, true
+			for _, i := range w.members(g) {
+				rg.Ended = rg.Ended && w.inst[i].ended
+			}
+			in.Gangs = append(in.Gangs, rg)
+			continue
+		}
 		w.ro.Describe(&rg)
 		for _, i := range w.members(g) {
 			switch in := w.inst[i]; {
@@ -269,7 +291,9 @@ func (w *world) input() Input {
 	if w.hasLimit {
 		job := &sla.Job{Limit: w.limit}
 		for i, in := range w.inst {
-			job.Instances = append(job.Instances, sla.Instance{ID: uint32(i), Available: in.state == model.TaskRunning && in.available})
+			if !in.ended { // as the job manager's SLA view: every instance not stopped
+				job.Instances = append(job.Instances, sla.Instance{ID: uint32(i), Available: in.state == model.TaskRunning && in.available})
+			}
 		}
 		in.SLA = job
 	}
@@ -281,7 +305,7 @@ func planLine(p Plan) string {
 	for _, l := range []struct {
 		name string
 		gs   []uint32
-	}{{"restart", p.Restart}, {"relabel", p.Relabel}, {"settled", p.Settled}, {"healthy", p.StartHealthy}, {"unhealthy", p.ClearHealthy}} {
+	}{{"restart", p.Restart}, {"remove", p.Remove}, {"relabel", p.Relabel}, {"settled", p.Settled}, {"healthy", p.StartHealthy}, {"unhealthy", p.ClearHealthy}} {
 		if len(l.gs) > 0 {
 			parts = append(parts, fmt.Sprintf("%s=%v", l.name, l.gs))
 		}
@@ -305,4 +329,21 @@ func planLine(p Plan) string {
 func (w *world) record() string {
 	u := w.ro.Update
 	return fmt.Sprintf("update: %s done=%d/%d in-flight=%d failed=%d config=%d %q", u.State, u.InstancesDone, u.InstancesTotal, u.InstancesInFlight, u.InstancesFailed, w.config, u.Message)
+}
+
+// count is how many instances the job runs at this step (its own, plus
+// extra canaries waiting for the promotion).
+func (w *world) count() uint32 {
+	if w.ro == nil {
+		return w.base
+	}
+	return w.ro.Instances(w.base)
+}
+
+// grow makes the instances the count asks for that do not exist yet, on
+// the update's target, not running yet (as the job manager creates them).
+func (w *world) grow() {
+	for uint32(len(w.inst)) < w.count() {
+		w.inst = append(w.inst, instance{config: w.ro.Target(), state: model.TaskPending})
+	}
 }

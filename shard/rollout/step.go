@@ -64,13 +64,23 @@ type Input struct {
 	// (under the batch and the SLA like any other) and the rest wait.
 	Canary   uint32
 	Promoted bool
+	// CanaryExtra: the canaries are the highest Canary instances, extra
+	// ones beside the job's (Instances counts them until the promotion),
+	// rather than the lowest.
+	CanaryExtra bool
 }
 
 // canaryPhase reports whether the step is in the update's canary phase.
 func (in *Input) canaryPhase() bool { return in.Canary > 0 && !in.Promoted }
 
 // isCanary reports whether gang g holds canary instances.
-func (in *Input) isCanary(g Gang) bool { return g.Gang*max(in.GangSize, 1) < in.Canary }
+func (in *Input) isCanary(g Gang) bool {
+	first := g.Gang * max(in.GangSize, 1)
+	if in.CanaryExtra {
+		return first >= in.Instances-min(in.Canary, in.Instances)
+	}
+	return first < in.Canary
+}
 
 // Plan is what Step decided.
 type Plan struct {

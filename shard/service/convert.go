@@ -259,6 +259,7 @@ func updateToProto(u *model.Update) *pb.Update {
 		InstancesInFlight:       u.InstancesInFlight,
 		Canary:                  u.Canary,
 		AutoPromoteAfterSeconds: uint32(u.AutoPromoteAfter / time.Second),
+		CanaryExtra:             u.CanaryExtra,
 		Promoted:                u.Promoted,
 		PromotedBy:              u.PromotedBy,
 	}

@@ -36,10 +36,13 @@ func (s *Server) UpdateJob(ctx context.Context, req *pb.UpdateJobRequest) (*pb.U
 	if req.AutoPromoteAfterSeconds > 0 && req.Canary == 0 {
 		return nil, invalid("auto_promote_after_seconds", "needs canary: only a canary update is promoted")
 	}
+	if req.CanaryExtra && req.Canary == 0 {
+		return nil, invalid("canary_extra", "needs canary: the number of extra instances to start")
+	}
 	u, err := jobmgr.Do(ctx, s.engine, jobmgr.UpdateJob{Job: model.JobID(req.JobId), Spec: specToModel(req.Spec), Options: jobmgr.UpdateOptions{
 		BatchSize: req.GetBatchSize(), MaxFailures: req.MaxFailures, RollbackOnFailure: req.RollbackOnFailure, StartPaused: req.StartPaused,
 		MinHealthy: time.Duration(req.MinHealthySeconds) * time.Second, InPlace: req.InPlace,
-		Canary: req.Canary, AutoPromoteAfter: time.Duration(req.AutoPromoteAfterSeconds) * time.Second,
+		Canary: req.Canary, AutoPromoteAfter: time.Duration(req.AutoPromoteAfterSeconds) * time.Second, CanaryExtra: req.CanaryExtra,
 	}})
 	if err != nil {
 		return nil, toStatus(err)

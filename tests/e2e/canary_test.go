@@ -130,3 +130,62 @@ func TestCanaryRevertsAndPromotes(t *testing.T) {
 		t.Errorf("update get does not say it promoted itself:\n%s", out)
 	}
 }
+
+// Extra canaries through the binary: ten instances, SLA 2; two canaries
+// beside them on a failing config revert by themselves with all ten
+// serving on the old config throughout and none restarted; on a good
+// config they wait for promotion (update get says which instances), and
+// promoted, the extra two go and the ten move under the SLA.
+func TestExtraCanaries(t *testing.T) {
+	dir := t.TempDir()
+	s := startDev(t, dir, "--hosts", "sim,hosts=4,cpu=4,mem=8192,duration=1h")
+	job := strings.TrimSpace(s.MustCLI("job", "create", "-f", writeFile(t, dir, "v1.yaml", fmt.Sprintf(canaryService, "1", ""))))
+	waitFor(t, 30*time.Second, "10 running", func() bool { return runningIn(t, s, job) == 10 })
+
+	w := sampleServing(s, job, "1", 10)
+	bad := writeFile(t, dir, "bad.yaml", fmt.Sprintf(canaryService, "2", `, PELOTON_SIM_HEALTH: unhealthy`))
+	r := s.CLI("job", "update", job, "-f", bad, "--canary", "2", "--canary-extra", "--rollback-on-failure", "--wait", "--timeout", "60s")
+	if r.Code != 2 || !strings.Contains(r.Stderr+r.Stdout, "ROLLED_BACK") {
+		t.Fatalf("extra canaries on a failing config: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	waitFor(t, 30*time.Second, "the extra canaries gone", func() bool { return runningIn(t, s, job) == 10 })
+	minUp, minOld, samples := w()
+	t.Logf("failing extra canaries reverted: %d samples, at worst %d of 10 available, %d of them on config 1", samples, minUp, minOld)
+	if samples < 5 || minOld < 10 {
+		t.Errorf("during the revert: %d samples, at worst %d of the job's 10 on its config; extra canaries take none down", samples, minOld)
+	}
+	for _, tk := range s.Tasks(job) {
+		if tk.Instance < 10 && tk.Run > 1 {
+			t.Errorf("instance %d was restarted by extra canaries", tk.Instance)
+		}
+	}
+
+	good := writeFile(t, dir, "good.yaml", fmt.Sprintf(canaryService, "3", ""))
+	var u updateJSON
+	if err := json.Unmarshal([]byte(s.MustCLI("job", "update", job, "-f", good, "--canary", "2", "--canary-extra", "--batch-size", "2", "-o", "json")), &u); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the extra canaries waiting for promotion", func() bool {
+		return strings.Contains(getUpdate(t, s, u.ID).Message, "waiting for promotion")
+	})
+	if out := s.MustCLI("update", "get", u.ID); !strings.Contains(out, "2 extra instances (10-11) beside the job's") {
+		t.Errorf("update get does not say which instances are the extra canaries:\n%s", out)
+	}
+	if n := runningOnConfig(t, s, job, "1"); n != 10 {
+		t.Errorf("%d instances on config 1 while the extra canaries wait, want all 10", n)
+	}
+	w = sampleServing(s, job, "", 10)
+	s.MustCLI("update", "promote", u.ID)
+	waitFor(t, 60*time.Second, "promoted update succeeded", func() bool { return getUpdate(t, s, u.ID).State == "UPDATE_STATE_SUCCEEDED" })
+	waitFor(t, 30*time.Second, "ten instances on the new config and the extra two gone", func() bool {
+		return runningOnConfig(t, s, job, getUpdate(t, s, u.ID).ToVersion) == 10 && runningIn(t, s, job) == 10
+	})
+	minUp, _, samples = w()
+	t.Logf("promoted: %d samples, at worst %d available", samples, minUp)
+	if minUp < 8 {
+		t.Errorf("at worst %d available after the promotion; the SLA keeps 8", minUp)
+	}
+	if r := s.CLI("job", "update", job, "-f", good, "--canary-extra"); r.Code == 0 || !strings.Contains(r.Stderr, "canary") {
+		t.Errorf("--canary-extra without --canary: exit %d %s", r.Code, r.Stderr)
+	}
+}

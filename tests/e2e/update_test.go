@@ -15,6 +15,7 @@ type updateJSON struct {
 	InstancesFailed uint32 `json:"instancesFailed"`
 	Paused          bool   `json:"paused"`
 	Message         string `json:"message"`
+	ToVersion       string `json:"toVersion"`
 }
 
 // runningOnConfig counts a job's tasks running on a config version.

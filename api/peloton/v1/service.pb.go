@@ -1924,8 +1924,14 @@ type UpdateJobRequest struct {
 	// rollback_on_failure.
 	Canary                  uint32 `protobuf:"varint,9,opt,name=canary,proto3" json:"canary,omitempty"`
 	AutoPromoteAfterSeconds uint32 `protobuf:"varint,10,opt,name=auto_promote_after_seconds,json=autoPromoteAfterSeconds,proto3" json:"auto_promote_after_seconds,omitempty"`
-	unknownFields           protoimpl.UnknownFields
-	sizeCache               protoimpl.SizeCache
+	// The canaries are extra instances beside the job's (numbered from its
+	// instance count up; a service's, when its pool has room for them)
+	// instead of its lowest instances moved in place: every instance stays
+	// on its config until the promotion, which removes the extra ones as
+	// the rest moves. A revert removes them too.
+	CanaryExtra   bool `protobuf:"varint,11,opt,name=canary_extra,json=canaryExtra,proto3" json:"canary_extra,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UpdateJobRequest) Reset() {
@@ -2026,6 +2032,13 @@ func (x *UpdateJobRequest) GetAutoPromoteAfterSeconds() uint32 {
 		return x.AutoPromoteAfterSeconds
 	}
 	return 0
+}
+
+func (x *UpdateJobRequest) GetCanaryExtra() bool {
+	if x != nil {
+		return x.CanaryExtra
+	}
+	return false
 }
 
 type UpdateJobResponse struct {
@@ -7319,7 +7332,7 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\x03run\x18\x01 \x01(\v2\x0f.peloton.v1.JobR\x03run\"\"\n" +
 	"\x10DeleteJobRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x13\n" +
-	"\x11DeleteJobResponse\"\x9b\x03\n" +
+	"\x11DeleteJobResponse\"\xbe\x03\n" +
 	"\x10UpdateJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12'\n" +
 	"\x04spec\x18\x02 \x01(\v2\x13.peloton.v1.JobSpecR\x04spec\x12\"\n" +
@@ -7332,7 +7345,8 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	"\bin_place\x18\b \x01(\bR\ainPlace\x12\x16\n" +
 	"\x06canary\x18\t \x01(\rR\x06canary\x12;\n" +
 	"\x1aauto_promote_after_seconds\x18\n" +
-	" \x01(\rR\x17autoPromoteAfterSecondsB\r\n" +
+	" \x01(\rR\x17autoPromoteAfterSeconds\x12!\n" +
+	"\fcanary_extra\x18\v \x01(\bR\vcanaryExtraB\r\n" +
 	"\v_batch_size\"?\n" +
 	"\x11UpdateJobResponse\x12*\n" +
 	"\x06update\x18\x01 \x01(\v2\x12.peloton.v1.UpdateR\x06update\"/\n" +

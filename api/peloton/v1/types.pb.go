@@ -2871,8 +2871,10 @@ type Update struct {
 	AutoPromoteAfterSeconds uint32 `protobuf:"varint,20,opt,name=auto_promote_after_seconds,json=autoPromoteAfterSeconds,proto3" json:"auto_promote_after_seconds,omitempty"`
 	Promoted                bool   `protobuf:"varint,21,opt,name=promoted,proto3" json:"promoted,omitempty"`
 	PromotedBy              string `protobuf:"bytes,22,opt,name=promoted_by,json=promotedBy,proto3" json:"promoted_by,omitempty"`
-	unknownFields           protoimpl.UnknownFields
-	sizeCache               protoimpl.SizeCache
+	// The canaries are extra instances beside the job's, not its lowest.
+	CanaryExtra   bool `protobuf:"varint,23,opt,name=canary_extra,json=canaryExtra,proto3" json:"canary_extra,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Update) Reset() {
@@ -3057,6 +3059,13 @@ func (x *Update) GetPromotedBy() string {
 		return x.PromotedBy
 	}
 	return ""
+}
+
+func (x *Update) GetCanaryExtra() bool {
+	if x != nil {
+		return x.CanaryExtra
+	}
+	return false
 }
 
 // ResourceAmounts is like Resources with every amount optional: an absent
@@ -5474,7 +5483,7 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x03job\x18\x04 \x01(\v2\x15.peloton.v1.JobStatusH\x00R\x03job\x12&\n" +
 	"\x04task\x18\x05 \x01(\v2\x10.peloton.v1.TaskH\x00R\x04task\x12@\n" +
 	"\x0ehost_pool_move\x18\x06 \x01(\v2\x18.peloton.v1.HostPoolMoveH\x00R\fhostPoolMoveB\x06\n" +
-	"\x04kind\"\xce\x06\n" +
+	"\x04kind\"\xf1\x06\n" +
 	"\x06Update\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\tR\x05jobId\x12!\n" +
@@ -5502,7 +5511,8 @@ const file_peloton_v1_types_proto_rawDesc = "" +
 	"\x1aauto_promote_after_seconds\x18\x14 \x01(\rR\x17autoPromoteAfterSeconds\x12\x1a\n" +
 	"\bpromoted\x18\x15 \x01(\bR\bpromoted\x12\x1f\n" +
 	"\vpromoted_by\x18\x16 \x01(\tR\n" +
-	"promotedBy\"\xa0\x01\n" +
+	"promotedBy\x12!\n" +
+	"\fcanary_extra\x18\x17 \x01(\bR\vcanaryExtra\"\xa0\x01\n" +
 	"\x0fResourceAmounts\x12\x15\n" +
 	"\x03cpu\x18\x01 \x01(\x01H\x00R\x03cpu\x88\x01\x01\x12\x1a\n" +
 	"\x06mem_mb\x18\x02 \x01(\x01H\x01R\x05memMb\x88\x01\x01\x12\x1c\n" +

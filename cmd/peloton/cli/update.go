@@ -21,6 +21,7 @@ import (
 func (a *app) jobUpdateCommand() *cobra.Command {
 	var file string
 	var batchSize, maxFailures, canary uint32
+	var canaryExtra bool
 	var wait, rollbackOnFailure, startPaused, inPlace bool
 	var minHealthy, autoPromote time.Duration
 	var timeout time.Duration
@@ -51,7 +52,11 @@ new config and available, until "peloton update promote UPDATE_ID" (or, with
 --auto-promote-after, until every canary has been available that long); then
 the rest move. A canary failing past --max-failures reverts the update with
 --rollback-on-failure: the job's config goes back and the canaries move back;
-the other instances never moved.`,
+the other instances never moved. With --canary-extra the canaries are N
+extra instances beside the job's (a service's, where its pool has room),
+numbered from its instance count up, so that no instance leaves its config
+before the promotion; promoted or reverted, the extra instances are removed,
+under the SLA.`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			spec, err := a.specFlag(cmd, file)
@@ -63,7 +68,7 @@ the other instances never moved.`,
 				req := &pelotonv1.UpdateJobRequest{JobId: argv[0], Spec: spec,
 					MaxFailures: maxFailures, RollbackOnFailure: rollbackOnFailure, StartPaused: startPaused,
 					MinHealthySeconds: uint32(minHealthy.Round(time.Second) / time.Second), InPlace: inPlace,
-					Canary: canary, AutoPromoteAfterSeconds: uint32(autoPromote.Round(time.Second) / time.Second)}
+					Canary: canary, AutoPromoteAfterSeconds: uint32(autoPromote.Round(time.Second) / time.Second), CanaryExtra: canaryExtra}
 				if cmd.Flags().Changed("batch-size") {
 					req.BatchSize = &batchSize
 				}
@@ -94,6 +99,7 @@ the other instances never moved.`,
 	cmd.Flags().BoolVar(&startPaused, "start-paused", false, "create the update paused (peloton update resume starts it)")
 	cmd.Flags().Uint32Var(&canary, "canary", 0, "move this many instances first, then wait for peloton update promote")
 	cmd.Flags().DurationVar(&autoPromote, "auto-promote-after", 0, "with --canary: promote by itself once every canary has been available this long (e.g. 5m)")
+	cmd.Flags().BoolVar(&canaryExtra, "canary-extra", false, "with --canary: start the canaries as extra instances beside the job's (a service's), every instance staying on its config until the promotion")
 	cmd.Flags().BoolVar(&wait, "wait", false, "follow the update until it ends; exit 0 if it succeeded, 2 if it was aborted")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "with --wait: give up after this long (exit 3); 0 waits forever")
 	return cmd
@@ -215,12 +221,21 @@ func canaryText(u *pelotonv1.Update) string {
 	switch {
 	case u.GetCanary() == 0:
 		return "none"
+	case u.GetCanaryExtra() && !u.GetPromoted():
+		return fmt.Sprintf("%d extra instances (%d-%d) beside the job's, %s", u.GetCanary(), u.GetInstancesTotal()-u.GetCanary(), u.GetInstancesTotal()-1, promotionText(u))
 	case u.GetPromoted():
 		return fmt.Sprintf("%d, promoted by %s", u.GetCanary(), u.GetPromotedBy())
-	case u.GetAutoPromoteAfterSeconds() > 0:
-		return fmt.Sprintf("%d, waiting for promotion (by itself once every canary has been available %s)", u.GetCanary(), time.Duration(u.GetAutoPromoteAfterSeconds())*time.Second)
 	}
-	return fmt.Sprintf("%d, waiting for promotion (peloton update promote %s)", u.GetCanary(), u.GetId())
+	return fmt.Sprintf("%d, %s", u.GetCanary(), promotionText(u))
+}
+
+// promotionText says how a canary update waiting for its promotion gets
+// it.
+func promotionText(u *pelotonv1.Update) string {
+	if u.GetAutoPromoteAfterSeconds() > 0 {
+		return fmt.Sprintf("waiting for promotion (by itself once every canary has been available %s)", time.Duration(u.GetAutoPromoteAfterSeconds())*time.Second)
+	}
+	return fmt.Sprintf("waiting for promotion (peloton update promote %s)", u.GetId())
 }
 
 func writeUpdateTable(w io.Writer, updates []*pelotonv1.Update, now time.Time) error {

@@ -89,8 +89,11 @@ const (
 	// after which it promotes itself, whether and by whom it was promoted.
 	// An update without canaries is still written as V3, which the
 	// releases before V4 read.
-	UpdateRecordV4      = 4
-	UpdateRecordVersion = UpdateRecordV4
+	UpdateRecordV4 = 4
+	// UpdateRecordV5 appends whether the canaries are extra instances;
+	// it is written only for such an update.
+	UpdateRecordV5      = 5
+	UpdateRecordVersion = UpdateRecordV5
 	EventRecordV1       = 1
 	EventRecordV2       = 2
 	// EventRecordV3 appends to a job event what JobRecordV4 appends to a

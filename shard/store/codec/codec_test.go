@@ -191,6 +191,7 @@ func randomUpdate(rng *rand.Rand) *model.Update {
 	if rng.IntN(2) == 0 { // with a canary phase (V4), or without (written as V3)
 		u.Canary, u.AutoPromoteAfter = rng.Uint32(), time.Duration(rng.UintN(1<<40))*time.Millisecond
 		u.Promoted, u.PromotedBy = rng.IntN(2) == 0, randomString(rng)
+		u.CanaryExtra = rng.IntN(2) == 0 // written as V5, else V4
 	}
 	return u
 }

@@ -14,6 +14,9 @@ func EncodeUpdate(u *model.Update, rev uint64) []byte {
 	if u.Canary > 0 || u.AutoPromoteAfter > 0 || u.Promoted || u.PromotedBy != "" {
 		version = UpdateRecordV4
 	}
+	if u.CanaryExtra {
+		version = UpdateRecordV5
+	}
 	e := encoder{buf: make([]byte, 0, 64+len(u.Job)+len(u.Message))}
 	e.byte(version)
 	e.uvarint(rev)
@@ -41,6 +44,9 @@ func EncodeUpdate(u *model.Update, rev uint64) []byte {
 		e.uvarint(uint64(u.AutoPromoteAfter / time.Millisecond))
 		e.bool(u.Promoted)
 		e.string(u.PromotedBy)
+	}
+	if version >= UpdateRecordV5 {
+		e.bool(u.CanaryExtra)
 	}
 	return e.buf
 }
@@ -77,6 +83,9 @@ func DecodeUpdate(id model.UpdateID, b []byte) (*model.Update, error) {
 		u.AutoPromoteAfter = time.Duration(d.uvarint()) * time.Millisecond
 		u.Promoted = d.bool()
 		u.PromotedBy = d.string()
+	}
+	if version >= UpdateRecordV5 {
+		u.CanaryExtra = d.bool()
 	}
 	if err := d.done(); err != nil {
 		return nil, fmt.Errorf("update %s: %w", id, err)

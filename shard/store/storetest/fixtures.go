@@ -171,9 +171,10 @@ func FullUpdate(id model.UpdateID, job model.JobID) *model.Update {
 		AutoPromoteAfter:  5 * time.Minute,
 		Promoted:          true,
 		PromotedBy:        "alice",
-		CreateTime:        fixtureTime(120, 7),
-		CompletionTime:    fixtureTime(7200, 999_999_999),
-		Message:           "rolling: " + string(id),
+		CanaryExtra:       true,
+		CreateTime:     fixtureTime(120, 7),
+		CompletionTime: fixtureTime(7200, 999_999_999),
+		Message:        "rolling: " + string(id),
 	}
 }
 

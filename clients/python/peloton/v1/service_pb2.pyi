@@ -293,7 +293,7 @@ class DeleteJobResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class UpdateJobRequest(_message.Message):
-    __slots__ = ("job_id", "spec", "batch_size", "max_failures", "rollback_on_failure", "start_paused", "min_healthy_seconds", "in_place", "canary", "auto_promote_after_seconds")
+    __slots__ = ("job_id", "spec", "batch_size", "max_failures", "rollback_on_failure", "start_paused", "min_healthy_seconds", "in_place", "canary", "auto_promote_after_seconds", "canary_extra")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     SPEC_FIELD_NUMBER: _ClassVar[int]
     BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
@@ -304,6 +304,7 @@ class UpdateJobRequest(_message.Message):
     IN_PLACE_FIELD_NUMBER: _ClassVar[int]
     CANARY_FIELD_NUMBER: _ClassVar[int]
     AUTO_PROMOTE_AFTER_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    CANARY_EXTRA_FIELD_NUMBER: _ClassVar[int]
     job_id: str
     spec: _types_pb2.JobSpec
     batch_size: int
@@ -314,7 +315,8 @@ class UpdateJobRequest(_message.Message):
     in_place: bool
     canary: int
     auto_promote_after_seconds: int
-    def __init__(self, job_id: _Optional[str] = ..., spec: _Optional[_Union[_types_pb2.JobSpec, _Mapping]] = ..., batch_size: _Optional[int] = ..., max_failures: _Optional[int] = ..., rollback_on_failure: _Optional[bool] = ..., start_paused: _Optional[bool] = ..., min_healthy_seconds: _Optional[int] = ..., in_place: _Optional[bool] = ..., canary: _Optional[int] = ..., auto_promote_after_seconds: _Optional[int] = ...) -> None: ...
+    canary_extra: bool
+    def __init__(self, job_id: _Optional[str] = ..., spec: _Optional[_Union[_types_pb2.JobSpec, _Mapping]] = ..., batch_size: _Optional[int] = ..., max_failures: _Optional[int] = ..., rollback_on_failure: _Optional[bool] = ..., start_paused: _Optional[bool] = ..., min_healthy_seconds: _Optional[int] = ..., in_place: _Optional[bool] = ..., canary: _Optional[int] = ..., auto_promote_after_seconds: _Optional[int] = ..., canary_extra: _Optional[bool] = ...) -> None: ...
 
 class UpdateJobResponse(_message.Message):
     __slots__ = ("update",)

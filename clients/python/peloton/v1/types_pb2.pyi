@@ -571,7 +571,7 @@ class Event(_message.Message):
     def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., job_id: _Optional[str] = ..., job: _Optional[_Union[JobStatus, _Mapping]] = ..., task: _Optional[_Union[Task, _Mapping]] = ..., host_pool_move: _Optional[_Union[HostPoolMove, _Mapping]] = ...) -> None: ...
 
 class Update(_message.Message):
-    __slots__ = ("id", "job_id", "from_version", "to_version", "batch_size", "state", "instances_total", "instances_done", "create_time", "completion_time", "message", "instances_failed", "max_failures", "rollback_on_failure", "paused", "min_healthy_seconds", "in_place", "instances_in_flight", "canary", "auto_promote_after_seconds", "promoted", "promoted_by")
+    __slots__ = ("id", "job_id", "from_version", "to_version", "batch_size", "state", "instances_total", "instances_done", "create_time", "completion_time", "message", "instances_failed", "max_failures", "rollback_on_failure", "paused", "min_healthy_seconds", "in_place", "instances_in_flight", "canary", "auto_promote_after_seconds", "promoted", "promoted_by", "canary_extra")
     ID_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     FROM_VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -594,6 +594,7 @@ class Update(_message.Message):
     AUTO_PROMOTE_AFTER_SECONDS_FIELD_NUMBER: _ClassVar[int]
     PROMOTED_FIELD_NUMBER: _ClassVar[int]
     PROMOTED_BY_FIELD_NUMBER: _ClassVar[int]
+    CANARY_EXTRA_FIELD_NUMBER: _ClassVar[int]
     id: str
     job_id: str
     from_version: int
@@ -616,7 +617,8 @@ class Update(_message.Message):
     auto_promote_after_seconds: int
     promoted: bool
     promoted_by: str
-    def __init__(self, id: _Optional[str] = ..., job_id: _Optional[str] = ..., from_version: _Optional[int] = ..., to_version: _Optional[int] = ..., batch_size: _Optional[int] = ..., state: _Optional[_Union[UpdateState, str]] = ..., instances_total: _Optional[int] = ..., instances_done: _Optional[int] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completion_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ..., instances_failed: _Optional[int] = ..., max_failures: _Optional[int] = ..., rollback_on_failure: _Optional[bool] = ..., paused: _Optional[bool] = ..., min_healthy_seconds: _Optional[int] = ..., in_place: _Optional[bool] = ..., instances_in_flight: _Optional[int] = ..., canary: _Optional[int] = ..., auto_promote_after_seconds: _Optional[int] = ..., promoted: _Optional[bool] = ..., promoted_by: _Optional[str] = ...) -> None: ...
+    canary_extra: bool
+    def __init__(self, id: _Optional[str] = ..., job_id: _Optional[str] = ..., from_version: _Optional[int] = ..., to_version: _Optional[int] = ..., batch_size: _Optional[int] = ..., state: _Optional[_Union[UpdateState, str]] = ..., instances_total: _Optional[int] = ..., instances_done: _Optional[int] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completion_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ..., instances_failed: _Optional[int] = ..., max_failures: _Optional[int] = ..., rollback_on_failure: _Optional[bool] = ..., paused: _Optional[bool] = ..., min_healthy_seconds: _Optional[int] = ..., in_place: _Optional[bool] = ..., instances_in_flight: _Optional[int] = ..., canary: _Optional[int] = ..., auto_promote_after_seconds: _Optional[int] = ..., promoted: _Optional[bool] = ..., promoted_by: _Optional[str] = ..., canary_extra: _Optional[bool] = ...) -> None: ...
 
 class ResourceAmounts(_message.Message):
     __slots__ = ("cpu", "mem_mb", "disk_mb", "gpu")
