@@ -236,7 +236,10 @@ func TestOneWayPartition(t *testing.T) {
 	f.replicatedJobs("a", 1)
 	f.replicatedJobs("b", 1)
 	n.Cut("a", "b", true)
-	run := duration(t, 30*time.Second) / 2
+	// A blip, whatever PELOTON_LOSSY_DURATION says: a one-way cut held for
+	// minutes does get the cut-off side declared failed in time
+	// (docs/reliability.md, "A one-way cut held for minutes").
+	run := 15 * time.Second
 	start := time.Now()
 	listed, seen := "", false
 	for time.Since(start) < run {
