@@ -172,9 +172,9 @@ func FullUpdate(id model.UpdateID, job model.JobID) *model.Update {
 		Promoted:          true,
 		PromotedBy:        "alice",
 		CanaryExtra:       true,
-		CreateTime:     fixtureTime(120, 7),
-		CompletionTime: fixtureTime(7200, 999_999_999),
-		Message:        "rolling: " + string(id),
+		CreateTime:        fixtureTime(120, 7),
+		CompletionTime:    fixtureTime(7200, 999_999_999),
+		Message:           "rolling: " + string(id),
 	}
 }
 
