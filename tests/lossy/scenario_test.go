@@ -274,3 +274,61 @@ func TestOneWayPartition(t *testing.T) {
 	t.Logf("one-way cut a→b then b→a, %s each, under 5%% loss: no region failed, nothing relocated; probes lost %d, failed %d; a saw b suspect %d times, b saw a %d times",
 		run.Round(time.Second), lost, failed, f.count("a", "b", policy.HealthSuspect), f.count("b", "a", policy.HealthSuspect))
 }
+
+// TestLongOneWayCutIsSafe: a's packets to b are lost for a minute
+// (PELOTON_LOSSY_DURATION as long as it says) under loss. b and c may
+// come to hold a failed (b through c's indirect probes only, and c
+// through b's gossip of its death: docs/reliability.md, "A one-way cut
+// held for minutes"); whatever they decide, after healing each of a's
+// jobs runs in one region only, was relocated at most once, and a never
+// launched while another region held it failed.
+func TestLongOneWayCutIsSafe(t *testing.T) {
+	t.Parallel()
+	n, f := startLossy(t, 35)
+	ids := f.replicatedJobs("a", 2)
+	n.Cut("a", "b", true)
+	time.Sleep(duration(t, time.Minute))
+	n.Cut("a", "b", false)
+	healed := time.Now()
+	failedAtB, failedAtC := f.count("b", "a", policy.HealthFailed), f.count("c", "a", policy.HealthFailed)
+	if failedAtB+failedAtC > 0 {
+		f.waitFor(s90, "a alive again at b and c", func() bool {
+			return f.health("b", "a") == "alive" && f.health("c", "a") == "alive"
+		})
+		f.waitFor(15*time.Second, "a unfenced once b and c hold it alive", func() bool {
+			return !f.regions["a"].Engine.Fenced()
+		})
+	}
+	copies := map[string][]string{}
+	for _, r := range []string{"b", "c"} {
+		for from, cs := range f.relocated(r) {
+			copies[from] = append(copies[from], cs...)
+		}
+	}
+	for _, id := range ids {
+		switch cs := copies[id+"@a"]; len(cs) {
+		case 0:
+			if st := f.state("a", id); st != pb.JobState_JOB_STATE_RUNNING {
+				t.Errorf("job %s not relocated but %s in a", id, st)
+			}
+		case 1:
+			f.waitFor(30*time.Second, "a's original of "+id+" stopped", func() bool {
+				return f.state("a", id) == pb.JobState_JOB_STATE_KILLED
+			})
+		default:
+			t.Errorf("job %s relocated %d times: %v", id, len(cs), cs)
+		}
+	}
+	for _, at := range f.logs["a"].timesOf("region unfenced") {
+		for _, v := range []string{"b", "c"} {
+			if h := f.healthAt(v, "a", at); h == policy.HealthFailed {
+				t.Errorf("a unfenced at %s while %s held it failed", at.Format("15:04:05.000"), v)
+			}
+		}
+	}
+	t.Logf("a→b cut for %s under 5%% loss: b declared a failed %d times, c %d times; jobs relocated %d of %d; a fenced %d times; settled %s after the heal",
+		duration(t, time.Minute), failedAtB, failedAtC, len(copies), len(ids), f.logs["a"].countLines("region fenced"), time.Since(healed).Round(100*time.Millisecond))
+}
+
+// s90 is how long gossip and recoverAfter may take to see a region back.
+const s90 = 90 * time.Second
