@@ -98,15 +98,21 @@ func reserveRun(ctx context.Context, sz ReserveSize, on bool) (ReserveRun, error
 	defer func() { cancel(); <-done }()
 	<-eng.Ready()
 	// A simulated second passes once the engine has made a pass after it
-	// and a second one has nothing left to do, so that the figures do not
-	// depend on how fast this machine runs the passes.
+	// and then no more for a while (it has caught up), so that the
+	// figures do not depend on how fast this machine runs the passes.
 	passes := func() uint64 { return eng.Stats().PassLatency["step"].Count }
 	advance := func() {
 		before := passes()
 		clk.Advance(time.Second)
 		deadline := time.Now().Add(2 * time.Second)
-		for passes() < before+2 && time.Now().Before(deadline) {
+		last, quiet := before, 0
+		for time.Now().Before(deadline) && (last == before || quiet < 5) {
 			time.Sleep(time.Millisecond)
+			if n := passes(); n != last {
+				last, quiet = n, 0
+			} else {
+				quiet++
+			}
 		}
 	}
 
