@@ -185,15 +185,8 @@ func (e *Engine) checkUpdatable(id model.JobID, spec *model.JobSpec, opts Update
 	if je.job.Spec.Periodic() != spec.Periodic() {
 		return nil, fmt.Errorf("schedule: an update cannot add or remove a job's schedule; create a new job: %w", ErrInvalid)
 	}
-	if spec.Periodic() && opts.Canary > 0 {
-		return nil, fmt.Errorf("canary: a periodic job runs no instances of its own to try a config on: %w", ErrInvalid)
-	}
-	if opts.CanaryExtra {
-		if err := e.checkExtraCanaries(je, spec, opts); err != nil {
-			return nil, err
-		}
-	} else if opts.Canary > 0 && opts.Canary >= spec.Instances {
-		return nil, fmt.Errorf("canary: %d canaries of %d instances leave none to wait for the promotion: %w", opts.Canary, spec.Instances, ErrInvalid)
+	if err := e.checkCanaries(spec, opts); err != nil {
+		return nil, err
 	}
 	if spec.Type != model.JobDaemon && spec.Instances > e.cfg.Limits.InstancesPerJob && spec.Instances > je.job.Spec.Instances {
 		return nil, fmt.Errorf("instances: %d is more than this region's limit of %d per job: %w", spec.Instances, e.cfg.Limits.InstancesPerJob, ErrInvalid)
@@ -421,10 +414,23 @@ func (r Reads) ListEvents(ctx context.Context, q store.EventQuery) ([]model.Even
 	return e.cfg.Store.ListEvents(ctx, q)
 }
 
+// checkCanaries says why an update's canaries cannot start.
+func (e *Engine) checkCanaries(spec *model.JobSpec, opts UpdateOptions) error {
+	switch {
+	case spec.Periodic() && opts.Canary > 0:
+		return fmt.Errorf("canary: a periodic job runs no instances of its own to try a config on: %w", ErrInvalid)
+	case opts.CanaryExtra:
+		return e.checkExtraCanaries(spec, opts)
+	case opts.Canary > 0 && opts.Canary >= spec.Instances:
+		return fmt.Errorf("canary: %d canaries of %d instances leave none to wait for the promotion: %w", opts.Canary, spec.Instances, ErrInvalid)
+	}
+	return nil
+}
+
 // checkExtraCanaries says why extra canaries cannot start: a service only
 // (a stateful instance's volumes and a daemon's hosts are its own), whole
 // gangs, within the region's instance limit and the pool's pending room.
-func (e *Engine) checkExtraCanaries(je *jobEntry, spec *model.JobSpec, opts UpdateOptions) error {
+func (e *Engine) checkExtraCanaries(spec *model.JobSpec, opts UpdateOptions) error {
 	n := gangSize(spec)
 	switch {
 	case opts.Canary == 0:
