@@ -46,17 +46,7 @@ const maxReservePerPool = 1000
 // reserveAfter reads how long a task waits before a host is reserved: a
 // duration of at least 1s, "off" (negative) or "" (the default).
 func reserveAfter(s string) (time.Duration, error) {
-	switch s {
-	case "":
-		return 0, nil
-	case "off":
-		return -1, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < time.Second {
-		return 0, fmt.Errorf("%q: want a duration of at least 1s (like 1m), or off", s)
-	}
-	return d, nil
+	return durationOrOff(s, time.Second, "1m")
 }
 
 // serverReservation is the host reservation config of a checked server
@@ -85,6 +75,12 @@ func (h *hostPoolFlags) config() (jobmgr.HostPoolConfig, error) {
 // "off" (a negative period, which turns the policy off) or "" (the
 // default).
 func hostPoolPeriod(s string) (time.Duration, error) {
+	return durationOrOff(s, 100*time.Millisecond, "10s")
+}
+
+// durationOrOff reads a duration of at least least, "off" (negative) or
+// "" (zero: the default); like names an example for the error.
+func durationOrOff(s string, least time.Duration, like string) (time.Duration, error) {
 	switch s {
 	case "":
 		return 0, nil
@@ -92,8 +88,8 @@ func hostPoolPeriod(s string) (time.Duration, error) {
 		return -1, nil
 	}
 	d, err := time.ParseDuration(s)
-	if err != nil || d < 100*time.Millisecond {
-		return 0, fmt.Errorf("%q: want a duration of at least 100ms (like 10s), or off", s)
+	if err != nil || d < least {
+		return 0, fmt.Errorf("%q: want a duration of at least %s (like %s), or off", s, least, like)
 	}
 	return d, nil
 }

@@ -337,14 +337,9 @@ func (e *Engine) recordPeriodic(ctx context.Context, id model.JobID, change func
 // setSuspended suspends or resumes a periodic job. Ticks passed while it
 // was suspended are not launched once it is resumed.
 func (e *Engine) setSuspended(ctx context.Context, id model.JobID, suspend bool) (*model.Job, error) {
-	j := e.view.get(id)
-	switch {
-	case j == nil:
-		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
-	case !j.Spec.Periodic():
-		return nil, fmt.Errorf("job %s has no schedule: %w", id, ErrInvalid)
-	case j.Status.Killed || j.Status.State.IsTerminal():
-		return nil, fmt.Errorf("job %s was stopped: %w", id, ErrInvalid)
+	j, err := e.periodicJob(id)
+	if err != nil {
+		return nil, err
 	}
 	// Resumed, it goes on after the latest tick passed: the ticks of
 	// its suspension are taken as handled.
@@ -352,7 +347,7 @@ func (e *Engine) setSuspended(ctx context.Context, id model.JobID, suspend bool)
 	if c, loc, err := ParseSchedule(j.Spec.Schedule); err == nil {
 		passed = c.Prev(e.cfg.Clock.Now(), loc)
 	}
-	err := e.recordPeriodic(ctx, id, func(p *model.PeriodicStatus) {
+	err = e.recordPeriodic(ctx, id, func(p *model.PeriodicStatus) {
 		if !suspend && p.Suspended && passed.After(p.LastTick) {
 			p.LastTick = passed
 		}
@@ -367,14 +362,9 @@ func (e *Engine) setSuspended(ctx context.Context, id model.JobID, suspend bool)
 
 // runNow launches a run of a periodic job by hand.
 func (e *Engine) runNow(ctx context.Context, id model.JobID) (*model.Job, error) {
-	j := e.view.get(id)
-	switch {
-	case j == nil:
-		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
-	case !j.Spec.Periodic():
-		return nil, fmt.Errorf("job %s has no schedule: %w", id, ErrInvalid)
-	case j.Status.Killed || j.Status.State.IsTerminal():
-		return nil, fmt.Errorf("job %s was stopped: %w", id, ErrInvalid)
+	j, err := e.periodicJob(id)
+	if err != nil {
+		return nil, err
 	}
 	run, err := e.launchRun(ctx, j, time.Time{})
 	if err != nil {
@@ -384,4 +374,18 @@ func (e *Engine) runNow(ctx context.Context, id model.JobID) (*model.Job, error)
 		return nil, err
 	}
 	return Reads{e}.GetJob(run)
+}
+
+// periodicJob is a periodic job that was not stopped, as the view has it.
+func (e *Engine) periodicJob(id model.JobID) (*model.Job, error) {
+	j := e.view.get(id)
+	switch {
+	case j == nil:
+		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	case !j.Spec.Periodic():
+		return nil, fmt.Errorf("job %s has no schedule: %w", id, ErrInvalid)
+	case j.Status.Killed || j.Status.State.IsTerminal():
+		return nil, fmt.Errorf("job %s was stopped: %w", id, ErrInvalid)
+	}
+	return j, nil
 }

@@ -1,68 +1,32 @@
 package periodic
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	_ "time/tzdata"
 
+	"github.com/peloton-federated/peloton/internal/datadriven"
 	"github.com/peloton-federated/peloton/shard/model"
 )
 
 // TestDecide runs the cases of testdata/decide.txt.
 func TestDecide(t *testing.T) {
-	f, err := os.Open("testdata/decide.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var name string
-	var in, want []string
-	inWant := false
-	flush := func() {
-		if name != "" {
-			t.Run(name, func(t *testing.T) { runCase(t, in, strings.Join(want, "\n")) })
+	datadriven.RunFile(t, "testdata/decide.txt", func(c datadriven.Case) string {
+		in := Input{Location: time.UTC}
+		for _, line := range c.Input {
+			key, rest, _ := strings.Cut(line, " ")
+			if err := setInput(&in, key, rest); err != nil {
+				t.Fatalf("%s: %q: %v", c.Where, line, err)
+			}
 		}
-		name, in, want, inWant = "", nil, nil, false
-	}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		switch {
-		case strings.HasPrefix(line, "#"):
-		case line == "":
-			flush()
-		case strings.HasPrefix(line, "case "):
-			name = strings.TrimPrefix(line, "case ")
-		case line == "want":
-			inWant = true
-		case inWant:
-			want = append(want, line)
-		default:
-			in = append(in, line)
+		if out := describeDecision(Decide(in)); out != "" {
+			return out
 		}
-	}
-	flush()
-}
-
-func runCase(t *testing.T, lines []string, want string) {
-	in := Input{Location: time.UTC}
-	for _, line := range lines {
-		key, rest, _ := strings.Cut(line, " ")
-		if err := setInput(&in, key, rest); err != nil {
-			t.Fatalf("%q: %v", line, err)
-		}
-	}
-	if in.Location == nil {
-		t.Fatal("no location")
-	}
-	if got := describeDecision(Decide(in)); got != want {
-		t.Fatalf("decision:\n%s\nwant:\n%s", got, want)
-	}
+		return "nothing"
+	})
 }
 
 func setInput(in *Input, key, rest string) error {

@@ -1,15 +1,14 @@
 package reservation
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/peloton-federated/peloton/internal/datadriven"
 	"github.com/peloton-federated/peloton/shard/model"
 )
 
@@ -33,43 +32,14 @@ func cores(s string) model.Resources {
 
 // TestPlan runs the cases of testdata/plan.txt.
 func TestPlan(t *testing.T) {
-	f, err := os.Open("testdata/plan.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var name string
-	var in, want []string
-	inWant := false
-	flush := func() {
-		if name != "" {
-			t.Run(name, func(t *testing.T) { runCase(t, in, strings.Join(want, "\n")) })
-		}
-		name, in, want, inWant = "", nil, nil, false
-	}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		switch {
-		case strings.HasPrefix(line, "#"):
-		case line == "":
-			flush()
-		case strings.HasPrefix(line, "case "):
-			name = strings.TrimPrefix(line, "case ")
-		case line == "want":
-			inWant = true
-		case inWant:
-			want = append(want, line)
-		default:
-			in = append(in, line)
-		}
-	}
-	flush()
+	datadriven.RunFile(t, "testdata/plan.txt", func(c datadriven.Case) string {
+		return runCase(t, c)
+	})
 }
 
-func runCase(t *testing.T, lines []string, want string) {
+func runCase(t *testing.T, c datadriven.Case) string {
 	var in Input
-	for _, line := range lines {
+	for _, line := range c.Input {
 		f := strings.Fields(line)
 		switch f[0] {
 		case "after":
@@ -90,7 +60,7 @@ func runCase(t *testing.T, lines []string, want string) {
 		case "held":
 			in.Held = append(in.Held, Reservation{Task: taskID(f[1]), Host: model.HostID(f[2]), Pool: f[3], Since: at(f[4])})
 		default:
-			t.Fatalf("unknown line %q", line)
+			t.Fatalf("%s: unknown line %q", c.Where, line)
 		}
 	}
 	d := Plan(in)
@@ -107,7 +77,8 @@ func runCase(t *testing.T, lines []string, want string) {
 	for _, r := range d.Released {
 		out = append(out, show("released", r.Reservation)+": "+r.Why)
 	}
-	if got := strings.Join(out, "\n"); got != want {
-		t.Fatalf("decision:\n%s\nwant:\n%s", got, want)
+	if len(out) == 0 {
+		return "nothing"
 	}
+	return strings.Join(out, "\n")
 }
