@@ -100,18 +100,27 @@ func reserveRun(ctx context.Context, sz ReserveSize, on bool) (ReserveRun, error
 	// A simulated second passes once the engine has made a pass after it
 	// and then no more for a while (it has caught up), so that the
 	// figures do not depend on how fast this machine runs the passes.
-	passes := func() uint64 { return eng.Stats().PassLatency["step"].Count }
+	// Quiet is a few times the mean pass, so that a long pass is not
+	// taken for the end of the work.
+	passes := func() (uint64, time.Duration) {
+		st := eng.Stats()
+		n, mean := st.PassLatency["step"].Count, time.Duration(0)
+		for _, part := range []string{"step", "write", "apply"} {
+			if h := st.PassLatency[part]; h.Count > 0 {
+				mean += time.Duration(h.Sum / float64(h.Count) * float64(time.Second))
+			}
+		}
+		return n, mean
+	}
 	advance := func() {
-		before := passes()
+		before, mean := passes()
 		clk.Advance(time.Second)
-		deadline := time.Now().Add(2 * time.Second)
-		last, quiet := before, 0
-		for time.Now().Before(deadline) && (last == before || quiet < 5) {
+		deadline := time.Now().Add(5 * time.Second)
+		last, quietSince := before, time.Now()
+		for time.Now().Before(deadline) && (last == before || time.Since(quietSince) < 5*time.Millisecond+3*mean) {
 			time.Sleep(time.Millisecond)
-			if n := passes(); n != last {
-				last, quiet = n, 0
-			} else {
-				quiet++
+			if n, _ := passes(); n != last {
+				last, quietSince = n, time.Now()
 			}
 		}
 	}
