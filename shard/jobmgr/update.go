@@ -105,6 +105,9 @@ func (e *Engine) updateJob(ctx context.Context, id model.JobID, spec model.JobSp
 		MinHealthy: opts.MinHealthy, InPlace: opts.InPlace,
 		Canary: opts.Canary, AutoPromoteAfter: opts.AutoPromoteAfter, CanaryExtra: opts.CanaryExtra,
 	}
+	if opts.CanaryExtra {
+		u.InstancesTotal += opts.Canary // the job runs them until the promotion
+	}
 	if spec.Periodic() {
 		// Nothing runs to roll: the next runs take the new config.
 		u.State, u.InstancesTotal, u.CompletionTime = model.UpdateSucceeded, 0, now

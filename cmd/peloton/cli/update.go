@@ -221,6 +221,8 @@ func canaryText(u *pelotonv1.Update) string {
 	switch {
 	case u.GetCanary() == 0:
 		return "none"
+	case u.GetCanaryExtra() && !u.GetPromoted() && u.GetCanary() == 1:
+		return fmt.Sprintf("1 extra instance (%d) beside the job's, %s", u.GetInstancesTotal()-1, promotionText(u))
 	case u.GetCanaryExtra() && !u.GetPromoted():
 		return fmt.Sprintf("%d extra instances (%d-%d) beside the job's, %s", u.GetCanary(), u.GetInstancesTotal()-u.GetCanary(), u.GetInstancesTotal()-1, promotionText(u))
 	case u.GetPromoted():
