@@ -141,7 +141,9 @@ func reserveRun(ctx context.Context, sz ReserveSize, on bool) (ReserveRun, error
 	}
 	small := model.JobSpec{Name: "small", Type: model.JobBatch, Pool: "/small", MaxAttempts: 3,
 		Instances: 100_000, MaxRunning: smallSlots, MaxPerHost: 9,
-		Task: model.TaskSpec{Command: "sim", Resources: model.Resources{MilliCPU: 1000, MemMB: 64}}}
+		Task: model.TaskSpec{Command: "sim", Env: map[string]string{sim.EnvDuration: "10s"}, Resources: model.Resources{MilliCPU: 1000, MemMB: 64}}}
+	// The first 20,000 runs last 5-14 s, so that a few end at a time; the
+	// runs that replace them start spread out and last 10 s.
 	for d := range 10 {
 		var ranges []model.InstanceRange
 		for i := uint32(d); i < 20_000; i += 10 {
