@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/peloton-federated/peloton/gateway/auth/oidctest"
 	"github.com/peloton-federated/peloton/internal/testenv"
 
 	"github.com/peloton-federated/peloton/tests/testkit"
@@ -87,16 +88,41 @@ func TestBrowserSignIn(t *testing.T) {
 	dir := t.TempDir()
 	lab := testkit.NewLab(t, binary, dir, testkit.LabSpec{Tokens: []string{"root", "viewer"},
 		Policy: "bindings:\n  - {subjects: [root], role: admin}\n  - {subjects: [viewer], role: viewer}\n"})
+	url := startSecured(t, dir, lab.AuthConfig(""))
+	runScenario(t, node, uiDir, browser, url, "signin", "ADMIN_TOKEN="+lab.Tokens["root"], "VIEWER_TOKEN="+lab.Tokens["viewer"])
+}
+
+// The OIDC scenario runs against a `peloton server` that takes the ID
+// tokens of a test issuer (oidctest, in this process, on loopback), whose
+// user alice signs in through the UI's button by the authorization code
+// flow with PKCE.
+func TestBrowserOIDC(t *testing.T) {
+	node, uiDir, browser := browserTools(t)
+	is := oidctest.New(t)
+	is.SetUser(map[string]any{"sub": "u-alice", "email": "alice@example.com", "email_verified": true, "name": "Alice"})
+	dir := t.TempDir()
+	lab := testkit.NewLab(t, binary, dir, testkit.LabSpec{Tokens: []string{"root"},
+		Policy: "bindings:\n  - {subjects: [root], role: admin}\n  - {subjects: [\"oidc:alice@example.com\"], role: viewer}\n"})
+	url := startSecured(t, dir, lab.AuthConfig(fmt.Sprintf(`oidc: {issuer: %q, audience: peloton-ui, usernameClaim: email, usernamePrefix: "oidc:"}`, is.URL)))
+	is.AllowClient("peloton-ui", url+"/ui/signin/oidc")
+	runScenario(t, node, uiDir, browser, url, "oidc", "ISSUER_URL="+is.URL, "OIDC_USER=oidc:alice@example.com", "ADMIN_TOKEN="+lab.Tokens["root"])
+}
+
+// startSecured starts a `peloton server` of region east on 5 sim hosts,
+// plain HTTP on loopback, with the auth line given, stopped when the test
+// ends; it returns its URL once healthy.
+func startSecured(t *testing.T, dir, authLine string, more ...string) string {
+	t.Helper()
 	addr := testkit.FreeAddr(t)
 	cfg := filepath.Join(dir, "server.yaml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("region: east\naddr: %s\ndataDir: %s\nhosts: [\"sim,hosts=5,duration=1h\"]\n%s\n",
-		addr, filepath.Join(dir, "data"), lab.AuthConfig(""))), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("region: east\naddr: %s\ndataDir: %s\nhosts: [\"sim,hosts=5,duration=1h\"]\n%s\n%s",
+		addr, filepath.Join(dir, "data"), authLine, strings.Join(more, ""))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	srv := testkit.StartServerProcess(t, binary, cfg, testkit.Options{Name: "peloton server", Stop: testkit.Stopping{Signal: syscall.SIGTERM, Within: 20 * time.Second}})
 	url := "http://" + addr
 	srv.WaitHealthy(nil, url, 30*time.Second)
-	runScenario(t, node, uiDir, browser, url, "signin", "ADMIN_TOKEN="+lab.Tokens["root"], "VIEWER_TOKEN="+lab.Tokens["viewer"])
+	return url
 }
 
 // startDev starts `peloton dev --regions 3` on sim hosts, stopped when the

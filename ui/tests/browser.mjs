@@ -8,6 +8,7 @@
 // browser binary), OUT (where screenshots go). It prints what it measured
 // and exits non-zero when the scenario fails.
 import { chromium } from 'playwright-core';
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -1082,6 +1083,109 @@ const scenarios = {
     console.log('admin: Stop job, Drain and Start a drill shown');
     if (bare.length) throw new Error('API calls without the token after signing in: ' + [...new Set(bare)].join(', '));
     await api('POST', `/v1/jobs/${job.id}/stop`, {}, admin);
+    page.assertNoErrors();
+  },
+
+  // Signing in with the server's OIDC issuer (a test issuer whose user is
+  // OIDC_USER): the button goes to the issuer and back signed in, by the
+  // authorization code with PKCE; an answer whose state was tampered
+  // with, a declined sign-in and a refusing token endpoint are each shown
+  // on the sign-in page, and leave no code in the address bar.
+  async oidc(browser) {
+    const issuer = process.env.ISSUER_URL;
+    const user = process.env.OIDC_USER;
+    if (!issuer || !user) throw new Error('ISSUER_URL and OIDC_USER are needed');
+    const host = new URL(issuer).host;
+    const page = await open(browser, '/ui/jobs');
+    const button = page.getByRole('button', { name: `Sign in with ${host}`, exact: true });
+    const err = page.getByTestId('signin-error');
+    const tokenCalls = [];
+    page.on('request', (req) => {
+      if (req.url().startsWith(issuer + '/token') && req.method() === 'POST') tokenCalls.push(req.postData() ?? '');
+    });
+    const noCodeInAddress = () => {
+      const u = new URL(page.url());
+      if (u.searchParams.has('code') || u.searchParams.has('state') || u.searchParams.has('error')) throw new Error('the issuer\'s answer stayed in the address: ' + page.url());
+    };
+    await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+    await button.waitFor();
+    await shot(page, 'signin-oidc');
+
+    // A tampered state: the issuer's real code comes back with another
+    // state, and is never redeemed.
+    await page.route(issuer + '/auth?**', async (route) => {
+      const resp = await route.fetch({ maxRedirects: 0 });
+      const loc = new URL(resp.headers().location);
+      if (!loc.searchParams.get('code')) throw new Error('the issuer gave no code: ' + loc);
+      loc.searchParams.set('state', 'tampered-' + loc.searchParams.get('state'));
+      await route.fulfill({ status: 302, headers: { location: loc.toString() } });
+    });
+    await button.click();
+    await err.filter({ hasText: 'state differs' }).waitFor();
+    console.log('a tampered state: ' + (await err.textContent()));
+    noCodeInAddress();
+    if (tokenCalls.length) throw new Error('the code of a tampered answer was redeemed');
+    await page.unrouteAll();
+
+    // Declined at the issuer.
+    await page.route(issuer + '/auth?**', async (route) => {
+      const q = new URL(route.request().url()).searchParams;
+      const back = new URL(q.get('redirect_uri'));
+      back.search = new URLSearchParams({ error: 'access_denied', error_description: 'the user said no', state: q.get('state') }).toString();
+      await route.fulfill({ status: 302, headers: { location: back.toString() } });
+    });
+    await button.click();
+    await err.filter({ hasText: 'declined' }).waitFor();
+    console.log('declined: ' + (await err.textContent()));
+    noCodeInAddress();
+    await page.unrouteAll();
+
+    // The token endpoint refuses the code.
+    await page.route(issuer + '/token', (route) =>
+      route.fulfill({ status: 400, headers: { 'Access-Control-Allow-Origin': '*' }, contentType: 'application/json', body: JSON.stringify({ error: 'invalid_grant', error_description: 'the code has expired' }) }),
+    );
+    await button.click();
+    await err.filter({ hasText: 'token endpoint refused the code' }).waitFor();
+    console.log('a refusing token endpoint: ' + (await err.textContent()));
+    await shot(page, 'signin-oidc-error');
+    noCodeInAddress();
+    await page.unrouteAll();
+
+    // Signed in for real, back on the page the sign-in started from.
+    tokenCalls.length = 0;
+    let authURL;
+    page.on('request', (req) => {
+      if (req.url().startsWith(issuer + '/auth?')) authURL = new URL(req.url());
+    });
+    const started = Date.now();
+    await button.click();
+    await page.getByTestId('who').filter({ hasText: user }).waitFor();
+    console.log(`signed in as ${user} through ${host} in ${Date.now() - started} ms`);
+    await page.getByRole('heading', { level: 1, name: 'Jobs' }).waitFor();
+    noCodeInAddress();
+    if (new URL(page.url()).pathname !== '/ui/jobs') throw new Error('back at ' + page.url() + ', not the jobs page');
+    const q = authURL.searchParams;
+    if (q.get('response_type') !== 'code' || q.get('code_challenge_method') !== 'S256' || !q.get('nonce') || !q.get('state') || !q.get('scope').split(' ').includes('openid')) {
+      throw new Error('the authorization request: ' + authURL);
+    }
+    if (tokenCalls.length !== 1) throw new Error(`${tokenCalls.length} calls of the token endpoint, want 1`);
+    const form = new URLSearchParams(tokenCalls[0]);
+    const verifier = form.get('code_verifier') ?? '';
+    if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) throw new Error('code_verifier ' + verifier);
+    if (createHash('sha256').update(verifier).digest('base64url') !== q.get('code_challenge')) throw new Error('the challenge is not the S256 of the verifier');
+    if (form.has('client_secret')) throw new Error('a client secret was sent');
+    await page.getByTestId('stream').filter({ hasText: 'live' }).waitFor();
+    // The ID token is the tab's bearer token: the API answers as the user.
+    const who = await page.evaluate(async () => {
+      const t = sessionStorage.getItem('peloton-token');
+      const r = await fetch('/v1/auth/whoami', { headers: { Authorization: 'Bearer ' + t } });
+      return { parts: t.split('.').length, who: await r.json() };
+    });
+    if (who.parts !== 3 || who.who.name !== user || who.who.method !== 'oidc') throw new Error('whoami with the kept token: ' + JSON.stringify(who));
+    await shot(page, 'signin-oidc-done');
+    // The page reloads signed in (the token is kept for the tab).
+    await page.reload();
+    await page.getByTestId('who').filter({ hasText: user }).waitFor();
     page.assertNoErrors();
   },
 };
