@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -123,6 +124,29 @@ func startSecured(t *testing.T, dir, authLine string, more ...string) string {
 	url := "http://" + addr
 	srv.WaitHealthy(nil, url, 30*time.Second)
 	return url
+}
+
+// TestBrowserManyJobs opens the jobs list, the overview and a job's page
+// with many jobs present (PELOTON_UI_JOBS, default 10,000; CI sets fewer)
+// on `peloton dev` (one region, 20 sim hosts), and fails when a page reads
+// more than a page of jobs in one answer, or job listings whose bytes add
+// up to more than a bound proportional to a page: a page must never
+// download the whole job list. It prints how long the jobs are to create,
+// and each page to show its first rows.
+func TestBrowserManyJobs(t *testing.T) {
+	node, uiDir, browser := browserTools(t)
+	jobs := 10000
+	if v := os.Getenv("PELOTON_UI_JOBS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("PELOTON_UI_JOBS=%q: want a count of jobs", v)
+		}
+		jobs = n
+	}
+	d := testkit.StartDevWith(t, binary, testkit.ServerOptions{Options: testkit.Options{LogLines: 60}, Healthy: 60 * time.Second}, t.TempDir(),
+		"--regions", "1", "--hosts", "sim,hosts=20,cpu=8,mem=16384,duration=1h")
+	token := strings.TrimPrefix(testkit.DevHeader(strings.TrimPrefix(d.URL, "http://")), "Bearer ")
+	runScenario(t, node, uiDir, browser, d.URL, "many", "DEV_TOKEN="+token, fmt.Sprintf("JOBS=%d", jobs))
 }
 
 // startDev starts `peloton dev --regions 3` on sim hosts, stopped when the

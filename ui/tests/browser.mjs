@@ -1086,6 +1086,100 @@ const scenarios = {
     page.assertNoErrors();
   },
 
+  // Many jobs (JOBS, 10,000 by default), made through the batch API
+  // 1,000 a request: the jobs list, the overview and a job's page each read
+  // a page of them, never the whole list. Every answer of the job listing
+  // API (GET /v1/jobs) is weighed: one holding more than PAGE_MAX jobs, or
+  // a page whose listings add up to more bytes than PAGE_BUDGET jobs take,
+  // fails the run. Each page must show its first rows within FIRST_ROWS_MS.
+  async many(browser) {
+    const N = Number(process.env.JOBS ?? 10000);
+    const PAGE_MAX = 500;
+    const PAGE_BUDGET = 1000;
+    const FIRST_ROWS_MS = 10000;
+    const spec = (i) => ({
+      name: `many-${i}`,
+      instances: 1,
+      labels: { owner: 'ui-many' },
+      task: { command: 'sim', env: { PELOTON_SIM_DURATION: '1h' }, resources: { cpu: 0.01, memMb: 1 } },
+    });
+    const t0 = Date.now();
+    const have = Number((await api('GET', '/v1/jobs?limit=1&countTotal=true')).total ?? 0);
+    for (let made = have; made < N; ) {
+      const n = Math.min(1000, N - made);
+      const r = await api('POST', '/v1/jobs:batchCreate', { requestId: `ui-many-${made}`, jobs: Array.from({ length: n }, (_, i) => spec(made + i)) });
+      const bad = (r.results ?? []).filter((x) => !x.jobId);
+      if (bad.length || (r.results ?? []).length !== n) throw new Error(`creating jobs ${made}..${made + n}: ${JSON.stringify(bad.slice(0, 3))}`);
+      made += n;
+    }
+    const created = Date.now() - t0;
+    // Every task placed and running, so that the pages are measured on a
+    // settled region (not one whose events reread them every 2 s).
+    const settled = await until(
+      `the ${N} tasks running`,
+      async () => {
+        const r = await api('GET', '/v1/jobs?limit=1&countTotal=true&states=JOB_STATE_RUNNING');
+        return Number(r.taskStates?.RUNNING ?? 0) >= N && Number(r.total ?? 0) >= N ? r : null;
+      },
+      600000,
+    );
+    console.log(`${N} jobs created in ${created} ms (batches of 1,000), all ${settled.taskStates.RUNNING} tasks running after ${Date.now() - t0} ms`);
+    // What one job weighs in a listing, to set the bound in bytes.
+    const sample = await fetch(BASE + '/v1/jobs?limit=100', { headers: { Authorization: `Bearer ${DEV_TOKEN}` } });
+    const perJob = (await sample.arrayBuffer()).byteLength / 100;
+    const budget = Math.round(perJob * PAGE_BUDGET);
+    const newest = (await api('GET', '/v1/jobs?limit=1&order=JOB_ORDER_NEWEST_FIRST')).jobs[0];
+
+    const pages = [
+      ['jobs', '/ui/jobs', (p) => p.locator('table.jobs tbody tr[data-job]').first()],
+      ['overview', '/ui/', (p) => p.getByTestId('active-jobs').filter({ hasText: N.toLocaleString('en-US') })],
+      ['job', `/ui/jobs/${newest.id}`, (p) => p.getByRole('heading', { level: 1, name: newest.spec.name })],
+    ];
+    const report = [];
+    for (const [name, path, firstRows] of pages) {
+      const page = await open(browser);
+      const listings = [];
+      let requests = 0;
+      let bytes = 0;
+      page.on('response', async (resp) => {
+        const u = new URL(resp.url());
+        if (u.origin !== new URL(BASE).origin || u.pathname === '/v1/events') return;
+        requests++;
+        const body = await resp.body().catch(() => null);
+        if (!body) return;
+        bytes += body.byteLength;
+        if (u.pathname === '/v1/jobs' && resp.request().method() === 'GET') {
+          let jobs = 0;
+          try {
+            jobs = (JSON.parse(body.toString()).jobs ?? []).length;
+          } catch {
+            // not JSON: weighed all the same
+          }
+          listings.push({ query: u.search, jobs, bytes: body.byteLength });
+        }
+      });
+      const start = Date.now();
+      await page.goto(BASE + path);
+      await firstRows(page).waitFor({ timeout: 60000 });
+      const shown = Date.now() - start;
+      await page.waitForTimeout(3000); // the reads after the first rows
+      page.assertNoErrors();
+      const listed = listings.reduce((a, l) => a + l.bytes, 0);
+      const most = Math.max(0, ...listings.map((l) => l.jobs));
+      report.push({ name, shown, requests, bytes, listings: listings.length, listed, most });
+      console.log(`${name}: first rows in ${shown} ms; ${requests} requests, ${bytes} bytes; ${listings.length} job listings, ${listed} bytes, at most ${most} jobs in one`);
+      for (const l of listings) if (l.jobs > PAGE_MAX) throw new Error(`${name}: GET /v1/jobs${l.query} answered ${l.jobs} jobs, more than a page (${PAGE_MAX})`);
+      if (listed > budget) throw new Error(`${name}: job listings of ${listed} bytes, more than ${PAGE_BUDGET} jobs' worth (${budget} bytes at ${Math.round(perJob)} per job) of ${N} jobs: ${listings.map((l) => l.query).join(' ')}`);
+      if (shown > FIRST_ROWS_MS) throw new Error(`${name}: first rows after ${shown} ms, more than ${FIRST_ROWS_MS}`);
+      if (name === 'jobs') {
+        await page.getByRole('navigation', { name: 'Jobs pages' }).getByText(`of ${N.toLocaleString('en-US')}`).or(page.getByRole('navigation', { name: 'Jobs pages' }).getByText(`of ${N}`)).first().waitFor();
+        await shot(page, 'many-jobs');
+      }
+      await page.context().close();
+    }
+    console.log(`the whole list would be ${Math.round(perJob * N)} bytes; the bound per page is ${budget}`);
+  },
+
   // Signing in with the server's OIDC issuer (a test issuer whose user is
   // OIDC_USER): the button goes to the issuer and back signed in, by the
   // authorization code with PKCE; an answer whose state was tampered
