@@ -149,6 +149,30 @@ func TestBrowserManyJobs(t *testing.T) {
 	runScenario(t, node, uiDir, browser, d.URL, "many", "DEV_TOKEN="+token, fmt.Sprintf("JOBS=%d", jobs))
 }
 
+// TestUIGallery takes a screenshot of every page of the UI on a fresh
+// `peloton dev --regions 3` given pools, jobs, a canary update and a
+// migration (and of the sign-in page of a server offering OIDC sign-in).
+// They go to the test's artifacts; with PELOTON_UI_GALLERY=1 (make
+// ui-gallery) they go to docs/img/gallery, listed in docs/ui-gallery.md.
+func TestUIGallery(t *testing.T) {
+	node, uiDir, browser := browserTools(t)
+	is := oidctest.New(t)
+	dir := t.TempDir()
+	lab := testkit.NewLab(t, binary, dir, testkit.LabSpec{Tokens: []string{"root"}, Policy: "bindings:\n  - {subjects: [root], role: admin}\n"})
+	signin := startSecured(t, dir, lab.AuthConfig(fmt.Sprintf(`oidc: {issuer: %q, audience: peloton}`, is.URL)))
+	url := startDev(t)
+	token := strings.TrimPrefix(testkit.DevHeader(strings.TrimPrefix(url, "http://")), "Bearer ")
+	env := []string{"DEV_TOKEN=" + token, "SIGNIN_URL=" + signin}
+	if os.Getenv("PELOTON_UI_GALLERY") != "" {
+		out := testkit.RepoPath("docs", "img", "gallery")
+		if err := os.RemoveAll(out); err != nil {
+			t.Fatal(err)
+		}
+		env = append(env, "GALLERY_OUT="+out, "GALLERY_MD="+testkit.RepoPath("docs", "ui-gallery.md"))
+	}
+	runScenario(t, node, uiDir, browser, url, "gallery", env...)
+}
+
 // startDev starts `peloton dev --regions 3` on sim hosts, stopped when the
 // test ends, and returns the URL of its first region (east) once every
 // region is alive, within 60 s of its start. Each region has two

@@ -9,7 +9,7 @@
 // and exits non-zero when the scenario fails.
 import { chromium } from 'playwright-core';
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const BASE = process.env.PELOTON_URL ?? 'http://127.0.0.1:5390';
@@ -54,7 +54,7 @@ const simJob = (name, extra = {}) => ({
 
 /** open gives a fresh page that fails the run on any script error. */
 async function open(browser, path, opts = {}) {
-  const ctx = await browser.newContext({ viewport: { width: opts.width ?? 1280, height: 900 }, colorScheme: opts.scheme ?? 'light' });
+  const ctx = await browser.newContext({ viewport: { width: opts.width ?? 1280, height: opts.height ?? 900 }, colorScheme: opts.scheme ?? 'light' });
   const page = await ctx.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
@@ -1084,6 +1084,115 @@ const scenarios = {
     if (bare.length) throw new Error('API calls without the token after signing in: ' + [...new Set(bare)].join(', '));
     await api('POST', `/v1/jobs/${job.id}/stop`, {}, admin);
     page.assertNoErrors();
+  },
+
+  // A screenshot of every page, for docs/ui-gallery.md: a fresh dev
+  // cluster is given pools, batch, service and periodic jobs, a canary
+  // update waiting for promotion and a paused migration, then each page is
+  // taken at 1280x800 (two of them also dark and 390 px wide) into
+  // GALLERY_OUT (default OUT). With GALLERY_MD, the list of them is
+  // written there, one line each. SIGNIN_URL is a server offering OIDC
+  // sign-in, for the sign-in page.
+  async gallery(browser) {
+    const out = process.env.GALLERY_OUT ?? OUT;
+    mkdirSync(out, { recursive: true });
+    // Pools first: "/" gets children only while no job runs in it.
+    for (const [path, cpu] of [['/web', 8], ['/batch', 4]]) {
+      await api('POST', '/v1/pools', { path, reservation: { cpu, memMb: cpu * 1024 }, share: { cpu: 1 } }).catch((e) => {
+        if (!String(e).includes('exists')) throw e;
+      });
+    }
+    const sim = (env, cpu = 0.5) => ({ command: 'sim', env, resources: { cpu, memMb: 128 } });
+    // Only the migrated job may use the small cluster spare, which it
+    // moves to: the others avoid it.
+    const elsewhere = { avoid: ['spare'] };
+    const batch = (name, n, env, pool = '/batch') => api('POST', '/v1/jobs', { name, pool, region: 'east', instances: n, labels: { owner: 'data' }, clusters: elsewhere, task: sim(env) });
+    const etl = (await batch('etl-backfill', 4, { PELOTON_SIM_DURATION: '1h' })).job;
+    await batch('report-daily', 2, { PELOTON_SIM_DURATION: '2s' });
+    await batch('import-ledger', 1, { PELOTON_SIM_DURATION: '2s', PELOTON_SIM_EXIT_CODE: '3' });
+    await batch('reindex-search', 3, { PELOTON_SIM_DURATION: '1h' });
+    const service = (name, n, clusters) => ({ name, pool: '/web', region: 'east', type: 'service', instances: n, labels: { owner: 'web' }, clusters, task: sim({}, 0.2) });
+    const web = (await api('POST', '/v1/jobs', service('web-frontend', 3, elsewhere))).job;
+    const gw = (await api('POST', '/v1/jobs', service('api-gateway', 2, { prefer: ['sim'] }))).job;
+    const nightly = (
+      await api('POST', '/v1/jobs', {
+        name: 'nightly-report',
+        pool: '/batch',
+        region: 'east',
+        instances: 1,
+        labels: { owner: 'data' },
+        schedule: { cron: '0 2 * * *', timeZone: 'Europe/Berlin', concurrencyPolicy: 'CONCURRENCY_POLICY_FORBID', keepRuns: 3 },
+        clusters: elsewhere,
+        task: sim({ PELOTON_SIM_DURATION: '2s' }, 0.1),
+      })
+    ).job;
+    await api('POST', `/v1/jobs/${nightly.id}/run`);
+    const running = (id, n) => until(`${n} tasks of ${id} running`, async () => (await api('GET', `/v1/jobs/${id}`)).job.status?.taskStates?.RUNNING === n, 60000);
+    await running(web.id, 3);
+    await running(gw.id, 2);
+    await running(etl.id, 4);
+    const spec = (await api('GET', `/v1/jobs/${web.id}/config`)).spec;
+    const canary = (await api('POST', `/v1/jobs/${web.id}/updates?batchSize=1&canary=1`, { ...spec, task: { ...spec.task, env: { VERSION: '2' } } })).update;
+    await until('the canary waiting for promotion', async () => (await api('GET', `/v1/updates/${canary.id}`)).update.message?.includes('waiting for promotion'), 60000);
+    await api('POST', '/v1/migrations', { jobId: gw.id, toCluster: 'spare', startPaused: true, batchSize: 1 });
+    await until('the failed and finished jobs', async () => {
+      const r = await api('GET', '/v1/jobs?states=JOB_STATE_FAILED&states=JOB_STATE_SUCCEEDED&limit=10');
+      return (r.jobs ?? []).length >= 2;
+    }, 30000);
+
+    const shots = [];
+    const take = async (file, path, line, ready, opts = {}) => {
+      const page = opts.url ? await open(browser, undefined, { ...opts, signedOut: true }) : await open(browser, undefined, opts);
+      await page.goto((opts.url ?? BASE) + path);
+      await ready(page);
+      if (!opts.url) await until(`${file}: the event stream live`, () => page.getByTestId('stream').textContent().then((t) => t === 'live'), 10000);
+      await page.waitForTimeout(1500); // the page's reads answered, charts drawn
+      if (opts.scrollTo) await page.locator(opts.scrollTo).scrollIntoViewIfNeeded();
+      const name = file + '.png';
+      await page.screenshot({ path: join(out, name) });
+      page.assertNoErrors();
+      await page.context().close();
+      shots.push({ name, path, line });
+      console.log(`gallery ${name}: ${path}`);
+    };
+    const h1 = (name) => (p) => p.getByRole('heading', { level: 1, name }).waitFor();
+    const big = { height: 800 };
+    await take('overview', '/ui/', 'The overview: regions, clusters, tasks by state, updates, drills and migrations in progress, recent failures.', h1('Overview'), big);
+    await take('jobs', '/ui/jobs', 'The jobs list: one page of jobs at a time, searched, filtered and sorted by the server.', h1('Jobs'), big);
+    await take('job', `/ui/jobs/${etl.id}`, 'A batch job: its tasks by state, the task table, updates and events.', h1('etl-backfill'), big);
+    await take('periodic-job', `/ui/jobs/${nightly.id}`, 'A periodic job: its schedule, the next run and the runs it launched.', h1('nightly-report'), big);
+    await take('task', `/ui/jobs/${etl.id}/tasks/0`, "A task: where it runs, its runs and their events, and its log.", h1('Task 0'), big);
+    await take('pools', '/ui/pools', 'The pools: the tree with each pool\'s reservation, entitlement, allocation and demand over time.', h1('Pools'), big);
+    await take('pool', '/ui/pools?pool=/web', 'One pool (/web) chosen in the tree: its resources now and its history.', h1('Pools'), big);
+    await take('hosts', '/ui/hosts', 'The hosts of every region: paged and sorted, with drain, undrain, down and up.', h1('Hosts'), big);
+    await take('regions', '/ui/regions', 'The regions and their failure drills as a timeline.', h1('Regions and drills'), big);
+    await take('migrations', '/ui/migrations', 'A migration between clusters, paused: its progress and the actions on it.', h1('Migrations'), big);
+    await take('canary', `/ui/jobs/${web.id}`, 'A service under a canary update waiting for promotion (the job page\'s updates).', (p) => p.locator('#updates [data-canary]').getByText('waiting for promotion').waitFor(), { ...big, scrollTo: '#updates' });
+    if (process.env.SIGNIN_URL) {
+      await take('signin', '/ui/', 'The sign-in page of a server with an OIDC issuer: its button, or a pasted token.', (p) => p.getByRole('button', { name: /^Sign in with / }).waitFor(), { ...big, url: process.env.SIGNIN_URL });
+    } else {
+      await take('signin', '/ui/', 'The sign-in page: a pasted token.', h1('Sign in'), { ...big, url: BASE });
+    }
+    await take('overview-dark', '/ui/', 'The overview in dark mode (it follows the system).', h1('Overview'), { ...big, scheme: 'dark' });
+    await take('job-dark', `/ui/jobs/${etl.id}`, 'A job in dark mode.', h1('etl-backfill'), { ...big, scheme: 'dark' });
+    await take('overview-390', '/ui/', 'The overview on a 390 px wide phone.', h1('Overview'), { width: 390, height: 844 });
+    await take('job-390', `/ui/jobs/${etl.id}`, 'A job on a 390 px wide phone.', h1('etl-backfill'), { width: 390, height: 844 });
+
+    if (process.env.GALLERY_MD) {
+      const rel = process.env.GALLERY_REL ?? 'img/gallery';
+      const lines = [
+        '# The web UI, page by page',
+        '',
+        'Each page of the web UI (`/ui/`) on a `peloton dev --regions 3` cluster of simulated hosts, taken',
+        'by the browser suite (`make ui-gallery` takes them again: `TestUIGallery` in `tests/ui`, scenario',
+        '`gallery` of `ui/tests/browser.mjs`), at 1280x800 unless said.',
+        '',
+        ...shots.map((s) => `- [${s.name.replace(/\.png$/, '')}](${rel}/${s.name}) (\`${s.path.replace(/\/jobs\/[^/?]+/, '/jobs/<id>')}\`): ${s.line}`),
+        '',
+      ];
+      writeFileSync(process.env.GALLERY_MD, lines.join('\n'));
+      console.log(`wrote ${process.env.GALLERY_MD}`);
+    }
   },
 
   // Many jobs (JOBS, 10,000 by default), made through the batch API

@@ -1,6 +1,6 @@
 // Overview: regions, clusters, tasks running and pending, recent failures,
 // updates, migrations and drills in progress.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, type Host, type PelotonEvent, type Update } from '../api';
 import { Badge, Bar, Empty, ErrorNote, JobRef, Section, StateCounts, Title, useNow } from '../components';
 import { subscribe, useEvents, useThrottled } from '../events';
@@ -69,6 +69,8 @@ export function Overview() {
     const got = await Promise.all(updateIds.slice(0, 50).map((id) => api.update(id).then((r) => r.update, () => undefined)));
     setUpdates(got.filter((u): u is Update => !!u && ACTIVE_UPDATE.has(updateState(u.state))));
   };
+  // The updates of the jobs read, as soon as they are known.
+  useEffect(() => void loadUpdates(), [updateIds.join()]);
   // The summary follows the stream itself (jobsummary.ts); updates and the
   // failures seen on the stream are read again here.
   const refresh = useThrottled(() => {
