@@ -10,7 +10,7 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPC_GATEWAY_VERSION := v2.31.0
 
-.PHONY: all build run test test-all check test-env repo-check test-go test-race bench-migrate test-clients test-python test-java clients clients-check proto proto-check tools bench bench-curves bench-overload bench-cassandra bench-memory bench-federation chaos chaos-replicas chaos-replicas-ring cassandra-faults reliability clean ui ui-check
+.PHONY: all build run test test-all check test-env repo-check test-go test-race bench-migrate test-clients test-python test-java clients clients-check proto proto-check tools bench bench-curves bench-overload bench-cassandra bench-memory bench-federation chaos chaos-replicas chaos-replicas-ring cassandra-faults reliability clean ui ui-check ui-gallery
 
 all: build
 
@@ -119,6 +119,11 @@ ui:
 ## ui-check: fail when the committed web UI assets are stale
 ui-check: ui
 	@git diff --exit-code -- ui/dist && test -z "$$(git status --porcelain -- ui/dist)" || { echo "web UI assets are stale: run make ui and commit ui/dist"; exit 1; }
+
+## ui-gallery: a screenshot of every page of the web UI into docs/img/gallery,
+## listed in docs/ui-gallery.md (the browser suite's TestUIGallery)
+ui-gallery:
+	bash tests/env.sh setup && eval "$$(bash tests/env.sh vars)" && PELOTON_UI_GALLERY=1 $(GO) test -count=1 -run '^TestUIGallery$$' ./tests/ui
 
 ## bench-migrate: instances moved per second by a migration between two
 ## simulated clusters (1,000 instances, maxUnavailable 5% and 20%) beside a

@@ -32,6 +32,14 @@ func (s *listingShard) ListJobs(_ context.Context, req *pb.ListJobsRequest) (*pb
 			continue
 		}
 		out.Total++
+		if req.CountTotal {
+			for st, n := range j.GetStatus().GetTaskStates() {
+				if out.TaskStates == nil {
+					out.TaskStates = map[string]uint32{}
+				}
+				out.TaskStates[st] += n
+			}
+		}
 		if !ok || pb.KeyOf(j).CompareFor(after, req.Order) > 0 {
 			page = append(page, j)
 		}
@@ -58,7 +66,8 @@ func TestListJobsPagesRegionsInOrder(t *testing.T) {
 		id := fmt.Sprintf("j%02d", i)
 		region := []string{"east", "west", "central"}[i%3]
 		shards[region].jobs = append(shards[region].jobs, &pb.Job{Id: id, Spec: &pb.JobSpec{Name: fmt.Sprintf("n%d", i%2)},
-			Status: &pb.JobStatus{CreateTime: timestamppb.New(t0.Add(time.Duration(i) * time.Second))}})
+			Status: &pb.JobStatus{CreateTime: timestamppb.New(t0.Add(time.Duration(i) * time.Second)),
+				TaskStates: map[string]uint32{"RUNNING": 1, "PENDING": uint32(i % 2 * 2)}}})
 		oldest = append(oldest, id)
 	}
 	var named []namedShard
@@ -107,6 +116,10 @@ func TestListJobsPagesRegionsInOrder(t *testing.T) {
 	}
 	if ids := idsOf(resp.GetJobs()); resp.GetTotal() != 8 || !slices.Equal(ids, []string{"j15", "j13", "j11"}) {
 		t.Fatalf("search n1: %v of %d, want [j15 j13 j11] of 8", ids, resp.GetTotal())
+	}
+	// So do the tasks of the matching jobs, by state.
+	if ts := resp.GetTaskStates(); len(ts) != 2 || ts["RUNNING"] != 8 || ts["PENDING"] != 16 {
+		t.Fatalf("search n1: tasks %v, want RUNNING 8 and PENDING 16 of all regions", ts)
 	}
 }
 

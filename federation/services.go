@@ -142,6 +142,12 @@ func (r *Router) listJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.Lis
 	for _, region := range sortedKeys(answers) {
 		more = more || answers[region].GetNextPageToken() != ""
 		out.Total += answers[region].GetTotal()
+		for st, n := range answers[region].GetTaskStates() {
+			if out.TaskStates == nil {
+				out.TaskStates = map[string]uint32{}
+			}
+			out.TaskStates[st] += n
+		}
 		for _, j := range answers[region].GetJobs() {
 			if !seen[j.GetId()] {
 				seen[j.GetId()] = true

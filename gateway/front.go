@@ -186,6 +186,9 @@ type front struct {
 	// refused is told of each request refused here that may mutate, for
 	// the audit log.
 	refused func(r *http.Request, code codes.Code, msg string)
+	// connect are more origins the UI's pages may call (the OIDC
+	// issuer's, for signing in); nil: none.
+	connect func() []string
 }
 
 // safeMethod: a method that changes nothing (the API's reads, the UI).
@@ -200,6 +203,11 @@ func (f *front) wrap(next http.Handler) http.Handler {
 		if isUI(r.URL.Path) {
 			for k, v := range uiHeaders {
 				h.Set(k, v)
+			}
+			if f.connect != nil {
+				if origins := f.connect(); len(origins) > 0 {
+					h.Set("Content-Security-Policy", uiCSPConnecting(origins))
+				}
 			}
 		}
 		if msg := f.hostProblem(r); msg != "" {
@@ -320,6 +328,13 @@ func isUI(path string) bool { return path == "/" || path == "/ui" || strings.Has
 // framing.
 const uiCSP = "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; " +
 	"font-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'"
+
+// uiCSPConnecting is the UI's content security policy letting its
+// scripts also call origins (an OIDC issuer's token endpoint: signing in
+// posts the code there from the page).
+func uiCSPConnecting(origins []string) string {
+	return strings.Replace(uiCSP, "connect-src 'self';", "connect-src 'self' "+strings.Join(origins, " ")+";", 1)
+}
 
 // uiHeaders go on every answer of the UI.
 var uiHeaders = map[string]string{

@@ -217,6 +217,7 @@ func (g *Gateway) newRoot(api http.Handler, guard *guard, public map[string]bool
 	root.HandleFunc("GET /healthz", g.healthz)
 	root.Handle("GET /metrics", g.metricsHandler(guard))
 	root.Handle("/v1/", g.authenticated(api, guard, public))
+	root.HandleFunc("GET "+ui.AuthConfigPath, g.uiAuthConfig)
 	root.Handle(ui.Prefix, ui.Handler())
 	root.HandleFunc("GET /{$}", ui.Redirect)
 	return root
@@ -267,12 +268,16 @@ func (g *Gateway) authenticated(api http.Handler, guard *guard, public map[strin
 // frontDoor puts root behind the front door's checks; a refusal is
 // recorded.
 func (g *Gateway) frontDoor(root http.Handler, guard *guard) http.Handler {
-	return (&front{
+	f := &front{
 		names: newServerNames(g.cfg.Addr, g.listener.Addr(), g.cfg.TLS, g.cfg.Names),
 		refused: func(r *http.Request, code codes.Code, msg string) {
 			guard.recordHTTP(r, auth.Identity{}, code, msg)
 		},
-	}).wrap(root)
+	}
+	if o := g.oidc(); o != nil {
+		f.connect = o.Origins
+	}
+	return f.wrap(root)
 }
 
 // newHTTPServer serves the port: gRPC to the gRPC server, everything else

@@ -16,6 +16,15 @@ var dist embed.FS
 // Prefix is where the UI is served; the app's links assume it.
 const Prefix = "/ui/"
 
+// AuthConfigPath answers, without credentials, how one signs in (the
+// gateway serves it); OIDCRedirectPath is the page an OIDC issuer sends
+// the browser back to with the code (the redirect URI to register with
+// the issuer is the server's origin followed by it). The app knows both.
+const (
+	AuthConfigPath   = "/ui/auth-config"
+	OIDCRedirectPath = "/ui/signin/oidc"
+)
+
 // Handler serves the built app under Prefix. A path that names no file (a
 // page of the app, such as /ui/jobs/<id>) gets index.html, so that links to
 // pages work; the app reads the page from the address.

@@ -55,6 +55,13 @@ type authConfig struct {
 		Audience       string `json:"audience"`
 		UsernameClaim  string `json:"usernameClaim"`
 		UsernamePrefix string `json:"usernamePrefix"`
+		// ClientID is the client the web UI signs in as with the
+		// issuer (authorization code with PKCE, no secret); default
+		// audience.
+		ClientID string `json:"clientId"`
+		// Scopes asked for at the web UI's sign-in (default openid,
+		// email, profile).
+		Scopes []string `json:"scopes"`
 	} `json:"oidc"`
 }
 
@@ -139,6 +146,11 @@ func checkOIDC(a *authConfig, add func(field, msg string)) {
 	}
 	if o.Audience == "" {
 		add("auth.oidc.audience", "is required: the client ID the ID tokens are issued for")
+	}
+	for _, sc := range o.Scopes {
+		if sc == "" || strings.ContainsAny(sc, " \t\n\"\\") {
+			add("auth.oidc.scopes", fmt.Sprintf("%q is not a scope (one word each)", sc))
+		}
 	}
 }
 
@@ -225,7 +237,7 @@ func loadSecurity(c *serverConfig, log *slog.Logger) (*security, error) {
 		if o := a.OIDC; o != nil {
 			var err error
 			authn.OIDC, err = auth.NewOIDC(context.Background(), auth.OIDCConfig{Issuer: o.Issuer, Audience: o.Audience,
-				UsernameClaim: o.UsernameClaim, UsernamePrefix: o.UsernamePrefix})
+				UsernameClaim: o.UsernameClaim, UsernamePrefix: o.UsernamePrefix, ClientID: o.ClientID, Scopes: o.Scopes})
 			if err != nil {
 				return nil, fmt.Errorf("auth.oidc: %w", err)
 			}

@@ -69,6 +69,7 @@ func TestServerConfigNamesTheBadField(t *testing.T) {
 		{set: map[string]string{"auth": "{tokens: t.yaml, policy: p.yaml, policySource: git}"}, want: []string{`auth.policySource: must be file or store, not "git"`}},
 		{set: map[string]string{"auth": "{policy: p.yaml, oidc: {issuer: 'http://idp.example.com', audience: a}}"}, want: []string{"auth.oidc.issuer: must be https"}},
 		{set: map[string]string{"auth": "{policy: p.yaml, oidc: {issuer: 'https://idp.example.com'}}"}, want: []string{"auth.oidc.audience: is required"}},
+		{set: map[string]string{"auth": "{policy: p.yaml, oidc: {issuer: 'https://idp.example.com', audience: a, clientId: ui, scopes: [openid, 'email profile']}}"}, want: []string{`auth.oidc.scopes: "email profile" is not a scope`}},
 		{set: map[string]string{"audit": "{retention: 1m}"}, want: []string{"audit.retention: must be at least 1h"}},
 		{set: map[string]string{"health": "{suspectAfter: 10s, failAfter: 5s, recoverAfter: 5s}"}, want: []string{"health: "}},
 		// Several problems are all listed, in the order of the sections.

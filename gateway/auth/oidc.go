@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -33,6 +35,25 @@ type OIDCConfig struct {
 	// the issuer cannot be taken for token names ("oidc:" makes
 	// "oidc:alice@example.com").
 	UsernamePrefix string
+	// ClientID is the client the web UI signs in as (authorization code
+	// with PKCE, a public client: no secret); default Audience. The ID
+	// tokens it gets must still be for Audience.
+	ClientID string
+	// Scopes are asked for at sign-in (default openid, email, profile);
+	// openid is always among them.
+	Scopes []string
+}
+
+// BrowserSignIn is what a browser needs to sign in with the issuer by
+// the authorization code flow with PKCE, as a public client: nothing in
+// it is secret.
+type BrowserSignIn struct {
+	Issuer   string
+	ClientID string
+	Scopes   []string
+	// The issuer's endpoints, from its discovery document.
+	AuthorizationEndpoint string
+	TokenEndpoint         string
 }
 
 // How long discovery and key fetches may take, and how soon a failed
@@ -51,10 +72,11 @@ type OIDC struct {
 	cfg  OIDCConfig
 	base context.Context // for key fetches, which outlive a call
 
-	mu       sync.Mutex
-	verifier *oidc.IDTokenVerifier
-	tried    time.Time
-	err      error
+	mu        sync.Mutex
+	verifier  *oidc.IDTokenVerifier
+	endpoints BrowserSignIn // filled in at discovery
+	tried     time.Time
+	err       error
 }
 
 // NewOIDC checks cfg; base is the context key fetches run in (its HTTP
@@ -68,6 +90,14 @@ func NewOIDC(base context.Context, cfg OIDCConfig) (*OIDC, error) {
 	}
 	if cfg.UsernameClaim == "" {
 		cfg.UsernameClaim = "sub"
+	}
+	if cfg.ClientID == "" {
+		cfg.ClientID = cfg.Audience
+	}
+	if len(cfg.Scopes) == 0 {
+		cfg.Scopes = []string{"openid", "email", "profile"}
+	} else if !slices.Contains(cfg.Scopes, "openid") {
+		cfg.Scopes = append([]string{"openid"}, cfg.Scopes...)
 	}
 	return &OIDC{cfg: cfg, base: base}, nil
 }
@@ -91,7 +121,45 @@ func (o *OIDC) verifierAt(now time.Time) (*oidc.IDTokenVerifier, error) {
 	}
 	// The key set fetches with o.base, not with the discovery's context.
 	o.verifier = p.VerifierContext(o.base, &oidc.Config{ClientID: o.cfg.Audience})
+	ep := p.Endpoint()
+	o.endpoints = BrowserSignIn{Issuer: o.cfg.Issuer, ClientID: o.cfg.ClientID, Scopes: o.cfg.Scopes,
+		AuthorizationEndpoint: ep.AuthURL, TokenEndpoint: ep.TokenURL}
 	return o.verifier, nil
+}
+
+// BrowserSignIn is how a browser signs in with the issuer, its endpoints
+// discovered (now, when not yet). Without an authorization or a token
+// endpoint in the discovery document the issuer offers no such sign-in.
+func (o *OIDC) BrowserSignIn(now time.Time) (BrowserSignIn, error) {
+	if _, err := o.verifierAt(now); err != nil {
+		return BrowserSignIn{Issuer: o.cfg.Issuer, ClientID: o.cfg.ClientID, Scopes: o.cfg.Scopes}, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := o.endpoints
+	out.Scopes = slices.Clone(out.Scopes)
+	if out.AuthorizationEndpoint == "" || out.TokenEndpoint == "" {
+		return out, fmt.Errorf("issuer %s names no authorization_endpoint or token_endpoint in its discovery document: it offers no sign-in by authorization code", o.cfg.Issuer)
+	}
+	return out, nil
+}
+
+// Origins are the origins a browser signing in calls (the issuer's, and
+// its token endpoint's once discovered), for the web UI's content
+// security policy. It never waits for discovery.
+func (o *OIDC) Origins() []string {
+	o.mu.Lock()
+	tokenURL := o.endpoints.TokenEndpoint
+	o.mu.Unlock()
+	var out []string
+	for _, raw := range []string{o.cfg.Issuer, tokenURL} {
+		if u, err := url.Parse(raw); err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" {
+			if origin := u.Scheme + "://" + u.Host; !slices.Contains(out, origin) {
+				out = append(out, origin)
+			}
+		}
+	}
+	return out
 }
 
 // Verify checks an ID token and returns its caller.

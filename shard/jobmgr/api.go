@@ -82,6 +82,9 @@ type JobFilter struct {
 	// Total, when set, receives how many jobs match, After and Limit
 	// aside: every page's total.
 	Total *int
+	// Tasks, when set, receives the tasks of every job that matches,
+	// After and Limit aside, by state.
+	Tasks map[model.TaskState]uint64
 }
 
 // JobKey is a job's place in listing order.
@@ -94,17 +97,22 @@ type JobKey struct {
 // (see jobsView): it never waits for a pass.
 func (r Reads) ListJobs(f JobFilter) []*model.Job {
 	e := r.e
-	if f.Total != nil {
-		if f.unfiltered() {
-			*f.Total = e.view.size()
-		} else {
-			n := 0
-			e.view.walk(nil, false, func(j *model.Job) bool {
-				if f.matches(j) {
-					n++
+	if f.Total != nil && f.unfiltered() && f.Tasks == nil {
+		*f.Total = e.view.size()
+	} else if f.Total != nil || f.Tasks != nil {
+		n := 0
+		e.view.walk(nil, false, func(j *model.Job) bool {
+			if f.matches(j) {
+				n++
+				if f.Tasks != nil {
+					for st, c := range j.Status.TaskStates {
+						f.Tasks[st] += uint64(c)
+					}
 				}
-				return true
-			})
+			}
+			return true
+		})
+		if f.Total != nil {
 			*f.Total = n
 		}
 	}

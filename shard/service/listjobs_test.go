@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -150,6 +151,33 @@ func TestListJobsNewestFirstSearchAndTotal(t *testing.T) {
 	resp, err := ts.s.ListJobs(ctx, &pb.ListJobsRequest{Limit: 1, CountTotal: true})
 	if err != nil || resp.GetTotal() != 7 || len(resp.GetJobs()) != 1 || resp.GetJobs()[0].GetId() != ids[0] {
 		t.Fatalf("oldest first with a total: %v %v", resp, err)
+	}
+
+	// The tasks of every match, by state, come with the total: those of
+	// the five jobs "etl" finds, one task each, whatever page is asked.
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		resp, err := ts.s.ListJobs(ctx, &pb.ListJobsRequest{Limit: 1, Search: "etl", CountTotal: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := ts.s.ListJobs(ctx, &pb.ListJobsRequest{Search: "etl"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, n := map[string]uint32{}, uint32(0)
+		for _, j := range all.GetJobs() {
+			for st, c := range j.GetStatus().GetTaskStates() {
+				want[st] += c
+				n += c
+			}
+		}
+		if maps.Equal(resp.GetTaskStates(), want) && n == 5 && len(all.GetJobs()) == 5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the tasks of the jobs \"etl\" finds: %v, want %v (%d tasks of %d jobs, want 5 of 5)", resp.GetTaskStates(), want, n, len(all.GetJobs()))
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 
 	first, err := ts.s.ListJobs(ctx, &pb.ListJobsRequest{Limit: 1})

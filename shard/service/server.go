@@ -349,10 +349,15 @@ func (s *Server) ListJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.Lis
 	var total int
 	if req.CountTotal {
 		f.Total = &total
+		f.Tasks = map[model.TaskState]uint64{}
 	}
 	jobs := s.engine.Reads().ListJobs(f)
 	if req.CountTotal {
 		out.Total = uint32(min(total, math.MaxUint32))
+		out.TaskStates = make(map[string]uint32, len(f.Tasks))
+		for st, n := range f.Tasks {
+			out.TaskStates[st.String()] = uint32(min(n, math.MaxUint32))
+		}
 	}
 	if len(jobs) > size {
 		jobs = jobs[:size]

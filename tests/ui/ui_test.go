@@ -14,11 +14,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/peloton-federated/peloton/gateway/auth/oidctest"
 	"github.com/peloton-federated/peloton/internal/testenv"
 
 	"github.com/peloton-federated/peloton/tests/testkit"
@@ -87,16 +89,88 @@ func TestBrowserSignIn(t *testing.T) {
 	dir := t.TempDir()
 	lab := testkit.NewLab(t, binary, dir, testkit.LabSpec{Tokens: []string{"root", "viewer"},
 		Policy: "bindings:\n  - {subjects: [root], role: admin}\n  - {subjects: [viewer], role: viewer}\n"})
+	url := startSecured(t, dir, lab.AuthConfig(""))
+	runScenario(t, node, uiDir, browser, url, "signin", "ADMIN_TOKEN="+lab.Tokens["root"], "VIEWER_TOKEN="+lab.Tokens["viewer"])
+}
+
+// The OIDC scenario runs against a `peloton server` that takes the ID
+// tokens of a test issuer (oidctest, in this process, on loopback), whose
+// user alice signs in through the UI's button by the authorization code
+// flow with PKCE.
+func TestBrowserOIDC(t *testing.T) {
+	node, uiDir, browser := browserTools(t)
+	is := oidctest.New(t)
+	is.SetUser(map[string]any{"sub": "u-alice", "email": "alice@example.com", "email_verified": true, "name": "Alice"})
+	dir := t.TempDir()
+	lab := testkit.NewLab(t, binary, dir, testkit.LabSpec{Tokens: []string{"root"},
+		Policy: "bindings:\n  - {subjects: [root], role: admin}\n  - {subjects: [\"oidc:alice@example.com\"], role: viewer}\n"})
+	url := startSecured(t, dir, lab.AuthConfig(fmt.Sprintf(`oidc: {issuer: %q, audience: peloton-ui, usernameClaim: email, usernamePrefix: "oidc:"}`, is.URL)))
+	is.AllowClient("peloton-ui", url+"/ui/signin/oidc")
+	runScenario(t, node, uiDir, browser, url, "oidc", "ISSUER_URL="+is.URL, "OIDC_USER=oidc:alice@example.com", "ADMIN_TOKEN="+lab.Tokens["root"])
+}
+
+// startSecured starts a `peloton server` of region east on 5 sim hosts,
+// plain HTTP on loopback, with the auth line given, stopped when the test
+// ends; it returns its URL once healthy.
+func startSecured(t *testing.T, dir, authLine string, more ...string) string {
+	t.Helper()
 	addr := testkit.FreeAddr(t)
 	cfg := filepath.Join(dir, "server.yaml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("region: east\naddr: %s\ndataDir: %s\nhosts: [\"sim,hosts=5,duration=1h\"]\n%s\n",
-		addr, filepath.Join(dir, "data"), lab.AuthConfig(""))), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("region: east\naddr: %s\ndataDir: %s\nhosts: [\"sim,hosts=5,duration=1h\"]\n%s\n%s",
+		addr, filepath.Join(dir, "data"), authLine, strings.Join(more, ""))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	srv := testkit.StartServerProcess(t, binary, cfg, testkit.Options{Name: "peloton server", Stop: testkit.Stopping{Signal: syscall.SIGTERM, Within: 20 * time.Second}})
 	url := "http://" + addr
 	srv.WaitHealthy(nil, url, 30*time.Second)
-	runScenario(t, node, uiDir, browser, url, "signin", "ADMIN_TOKEN="+lab.Tokens["root"], "VIEWER_TOKEN="+lab.Tokens["viewer"])
+	return url
+}
+
+// TestBrowserManyJobs opens the jobs list, the overview and a job's page
+// with many jobs present (PELOTON_UI_JOBS, default 10,000; CI sets fewer)
+// on `peloton dev` (one region, 20 sim hosts), and fails when a page reads
+// more than a page of jobs in one answer, or job listings whose bytes add
+// up to more than a bound proportional to a page: a page must never
+// download the whole job list. It prints how long the jobs are to create,
+// and each page to show its first rows.
+func TestBrowserManyJobs(t *testing.T) {
+	node, uiDir, browser := browserTools(t)
+	jobs := 10000
+	if v := os.Getenv("PELOTON_UI_JOBS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("PELOTON_UI_JOBS=%q: want a count of jobs", v)
+		}
+		jobs = n
+	}
+	d := testkit.StartDevWith(t, binary, testkit.ServerOptions{Options: testkit.Options{LogLines: 60}, Healthy: 60 * time.Second}, t.TempDir(),
+		"--regions", "1", "--hosts", "sim,hosts=20,cpu=8,mem=16384,duration=1h")
+	token := strings.TrimPrefix(testkit.DevHeader(strings.TrimPrefix(d.URL, "http://")), "Bearer ")
+	runScenario(t, node, uiDir, browser, d.URL, "many", "DEV_TOKEN="+token, fmt.Sprintf("JOBS=%d", jobs))
+}
+
+// TestUIGallery takes a screenshot of every page of the UI on a fresh
+// `peloton dev --regions 3` given pools, jobs, a canary update and a
+// migration (and of the sign-in page of a server offering OIDC sign-in).
+// They go to the test's artifacts; with PELOTON_UI_GALLERY=1 (make
+// ui-gallery) they go to docs/img/gallery, listed in docs/ui-gallery.md.
+func TestUIGallery(t *testing.T) {
+	node, uiDir, browser := browserTools(t)
+	is := oidctest.New(t)
+	dir := t.TempDir()
+	lab := testkit.NewLab(t, binary, dir, testkit.LabSpec{Tokens: []string{"root"}, Policy: "bindings:\n  - {subjects: [root], role: admin}\n"})
+	signin := startSecured(t, dir, lab.AuthConfig(fmt.Sprintf(`oidc: {issuer: %q, audience: peloton}`, is.URL)))
+	url := startDev(t)
+	token := strings.TrimPrefix(testkit.DevHeader(strings.TrimPrefix(url, "http://")), "Bearer ")
+	env := []string{"DEV_TOKEN=" + token, "SIGNIN_URL=" + signin}
+	if os.Getenv("PELOTON_UI_GALLERY") != "" {
+		out := testkit.RepoPath("docs", "img", "gallery")
+		if err := os.RemoveAll(out); err != nil {
+			t.Fatal(err)
+		}
+		env = append(env, "GALLERY_OUT="+out, "GALLERY_MD="+testkit.RepoPath("docs", "ui-gallery.md"))
+	}
+	runScenario(t, node, uiDir, browser, url, "gallery", env...)
 }
 
 // startDev starts `peloton dev --regions 3` on sim hosts, stopped when the

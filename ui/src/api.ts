@@ -442,22 +442,18 @@ export const hostPath = (id: string) => id.split('/').map(enc).join('/');
 /** Job states that are not terminal, as the API names them. */
 const ACTIVE_JOB_STATES = ['INITIALIZED', 'PENDING', 'RUNNING', 'KILLING'].map((s) => 'JOB_STATE_' + s);
 
-/** The most jobs a list holds; past it the list says it is cut. */
-export const MAX_LISTED_JOBS = 50000;
-
 /**
- * Every job (oldest first), following the server's pages (5,000 jobs each)
- * up to MAX_LISTED_JOBS; `truncated` says the list stopped there.
+ * The newest `limit` jobs in the given states (JOB_STATES names), with how
+ * many there are and their tasks by state, counted by the server on all
+ * pages (ListJobs with count_total): a summary of every job for the price
+ * of one page.
  */
-async function allJobs(states?: string[], pool?: string, signal?: AbortSignal) {
-  const jobs: Job[] = [];
-  let pageToken: string | undefined;
-  do {
-    const r = await get<{ jobs?: Job[]; nextPageToken?: string }>('/v1/jobs' + query({ states, pool, limit: 5000, pageToken }), signal);
-    jobs.push(...(r.jobs ?? []));
-    pageToken = r.nextPageToken || undefined;
-  } while (pageToken && jobs.length < MAX_LISTED_JOBS);
-  return { jobs, truncated: !!pageToken };
+async function jobCounts(states: string[], limit: number, signal?: AbortSignal) {
+  const r = await get<{ jobs?: Job[]; total?: number; taskStates?: Record<string, number> }>(
+    '/v1/jobs' + query({ states: states.map((x) => 'JOB_STATE_' + x), order: 'JOB_ORDER_NEWEST_FIRST', limit, countTotal: true }),
+    signal,
+  );
+  return { jobs: r.jobs ?? [], total: Number(r.total ?? 0), taskStates: r.taskStates ?? {} };
 }
 
 /** What a page of the job list asks ListJobs for. */
@@ -526,7 +522,7 @@ async function newestEvents(id: string, p: { instance?: number; n: number }, sig
 }
 
 export const api = {
-  jobs: (states?: string[], pool?: string, signal?: AbortSignal) => allJobs(states, pool, signal),
+  jobCounts: (states: string[], limit: number, signal?: AbortSignal) => jobCounts(states, limit, signal),
   jobPage: (q: JobPageQuery, signal?: AbortSignal) => jobPage(q, signal),
   job: (id: string, signal?: AbortSignal) => get<{ job: Job }>(`/v1/jobs/${enc(id)}`, signal),
   tasks: (id: string, p: { states?: string[]; offset?: number; limit?: number }, signal?: AbortSignal) =>

@@ -8,6 +8,7 @@ import './style.css';
 import { UNREACHABLE, api } from './api';
 import { useStreamStatus } from './events';
 import { signIn, signOut, useSession, type WhoAmI } from './session';
+import { authConfig, issuerHost, startSignIn, type OIDCInfo } from './oidc';
 import { Link, match, useLocation } from './router';
 import { Unreachable, useNow } from './components';
 import { fmtAgo, useLoad } from './util';
@@ -55,22 +56,51 @@ function section(path: string): string {
   return NAV.find((n) => n.to === first)?.to ?? '/';
 }
 
-/** SignIn asks for a bearer token when the server authenticates callers. */
+/**
+ * SignIn asks who you are when the server authenticates callers: with
+ * the OIDC issuer it offers (oidc.ts), or by a pasted bearer token.
+ */
 function SignIn({ error }: { error?: string }) {
   const input = useRef<HTMLInputElement>(null);
   const [busy, setBusy] = useState(false);
+  const [oidc, setOIDC] = useState<OIDCInfo | undefined>(undefined);
+  const [oidcError, setOIDCError] = useState<string | undefined>(undefined);
   useEffect(() => {
     document.title = 'Sign in · Peloton';
     input.current?.focus();
+    let live = true;
+    authConfig()
+      .then((c) => live && setOIDC(c.oidc))
+      .catch(() => {
+        // Without the answer only the token form is offered.
+      });
+    return () => {
+      live = false;
+    };
   }, []);
   const submit = async (e: Event) => {
     e.preventDefault();
     const t = input.current?.value.trim() ?? '';
     if (!t) return;
     setBusy(true);
+    setOIDCError(undefined);
     await signIn(t);
     setBusy(false);
   };
+  const withIssuer = async () => {
+    setBusy(true);
+    setOIDCError(undefined);
+    try {
+      // Asked again: the issuer may have been down when the page opened.
+      const fresh = (await authConfig()).oidc ?? oidc;
+      if (!fresh) throw new Error('This server no longer offers signing in with an issuer.');
+      await startSignIn(fresh);
+    } catch (e) {
+      setOIDCError((e as Error).message);
+      setBusy(false);
+    }
+  };
+  const shown = oidcError ?? error;
   return (
     <>
       <header class="top">
@@ -81,21 +111,33 @@ function SignIn({ error }: { error?: string }) {
           <h1 id="signin-title" tabIndex={-1}>
             Sign in
           </h1>
+          {shown && (
+            <p class="error" role="alert" data-testid="signin-error">
+              {shown}
+            </p>
+          )}
+          {oidc && (
+            <div class="signin-oidc" data-testid="signin-oidc">
+              <p>
+                Sign in with your account at <strong>{issuerHost(oidc)}</strong>: you go there and come back signed in.
+              </p>
+              <button type="button" class="primary" disabled={busy} onClick={withIssuer}>
+                Sign in with {issuerHost(oidc)}
+              </button>
+              <p class="muted or">or with a token:</p>
+            </div>
+          )}
           <p>
-            This Peloton asks who you are. Paste your bearer token (<code>peloton auth token create NAME</code> prints one;
-            a <code>peloton dev</code> cluster prints a sign-in link and keeps its token in its data directory's{' '}
-            <code>token</code> file): it is kept in this tab only, until you sign out or close it.
+            {oidc ? 'Paste' : 'This Peloton asks who you are. Paste'} your bearer token (
+            <code>peloton auth token create NAME</code> prints one; a <code>peloton dev</code> cluster prints a sign-in link and
+            keeps its token in its data directory's <code>token</code> file): it is kept in this tab only, until you sign out or
+            close it.
           </p>
           <form onSubmit={submit}>
             <label class="block">
               Token
               <input ref={input} type="password" name="token" autoComplete="off" spellcheck={false} required />
             </label>
-            {error && (
-              <p class="error" role="alert" data-testid="signin-error">
-                {error}
-              </p>
-            )}
             <button type="submit" disabled={busy}>
               Sign in
             </button>

@@ -3,8 +3,12 @@
 // closes) and sent as `Authorization: Bearer` by every API call (api.ts)
 // and by the event stream (events.ts). What the signed-in caller may do
 // is asked of the server (AuthService.CanI, GET /v1/auth/can-i), once per
-// question, so that the pages show only the actions it will allow.
+// question, so that the pages show only the actions it will allow. A
+// server that takes an OIDC issuer's ID tokens also offers signing in
+// with the issuer (oidc.ts); the ID token is then kept and sent the same
+// way.
 import { useEffect, useState } from 'preact/hooks';
+import { finishSignIn, isReturn } from './oidc';
 
 const KEY = 'peloton-token';
 
@@ -102,6 +106,29 @@ function forget() {
   }
 }
 
+/**
+ * start finds out who we are when the app opens: back from an OIDC
+ * issuer, the sign-in is finished first (its failure is shown on the
+ * sign-in page); then the server is asked.
+ */
+let started = false;
+async function start(): Promise<void> {
+  if (started) return;
+  started = true;
+  if (isReturn()) {
+    let idToken: string;
+    try {
+      idToken = await finishSignIn();
+    } catch (e) {
+      set({ phase: 'signed-out', error: (e as Error).message });
+      return;
+    }
+    await signIn(idToken);
+    return;
+  }
+  await check();
+}
+
 /** signIn keeps the token for this tab and checks it. */
 export async function signIn(t: string): Promise<void> {
   try {
@@ -131,7 +158,7 @@ export function useSession(): Session {
   useEffect(() => {
     listeners.add(setS);
     setS(session);
-    if (session.phase === 'checking') void check();
+    if (session.phase === 'checking') void start();
     return () => {
       listeners.delete(setS);
     };

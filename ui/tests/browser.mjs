@@ -8,7 +8,8 @@
 // browser binary), OUT (where screenshots go). It prints what it measured
 // and exits non-zero when the scenario fails.
 import { chromium } from 'playwright-core';
-import { mkdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const BASE = process.env.PELOTON_URL ?? 'http://127.0.0.1:5390';
@@ -53,7 +54,7 @@ const simJob = (name, extra = {}) => ({
 
 /** open gives a fresh page that fails the run on any script error. */
 async function open(browser, path, opts = {}) {
-  const ctx = await browser.newContext({ viewport: { width: opts.width ?? 1280, height: 900 }, colorScheme: opts.scheme ?? 'light' });
+  const ctx = await browser.newContext({ viewport: { width: opts.width ?? 1280, height: opts.height ?? 900 }, colorScheme: opts.scheme ?? 'light' });
   const page = await ctx.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
@@ -1082,6 +1083,312 @@ const scenarios = {
     console.log('admin: Stop job, Drain and Start a drill shown');
     if (bare.length) throw new Error('API calls without the token after signing in: ' + [...new Set(bare)].join(', '));
     await api('POST', `/v1/jobs/${job.id}/stop`, {}, admin);
+    page.assertNoErrors();
+  },
+
+  // A screenshot of every page, for docs/ui-gallery.md: a fresh dev
+  // cluster is given pools, batch, service and periodic jobs, a canary
+  // update waiting for promotion and a paused migration, then each page is
+  // taken at 1280x800 (two of them also dark and 390 px wide) into
+  // GALLERY_OUT (default OUT). With GALLERY_MD, the list of them is
+  // written there, one line each. SIGNIN_URL is a server offering OIDC
+  // sign-in, for the sign-in page.
+  async gallery(browser) {
+    const out = process.env.GALLERY_OUT ?? OUT;
+    mkdirSync(out, { recursive: true });
+    // Pools first: "/" gets children only while no job runs in it.
+    for (const [path, cpu] of [['/web', 8], ['/batch', 4]]) {
+      await api('POST', '/v1/pools', { path, reservation: { cpu, memMb: cpu * 1024 }, share: { cpu: 1 } }).catch((e) => {
+        if (!String(e).includes('exists')) throw e;
+      });
+    }
+    const sim = (env, cpu = 0.5) => ({ command: 'sim', env, resources: { cpu, memMb: 128 } });
+    // Only the migrated job may use the small cluster spare, which it
+    // moves to: the others avoid it.
+    const elsewhere = { avoid: ['spare'] };
+    const batch = (name, n, env, pool = '/batch') => api('POST', '/v1/jobs', { name, pool, region: 'east', instances: n, labels: { owner: 'data' }, clusters: elsewhere, task: sim(env) });
+    const etl = (await batch('etl-backfill', 4, { PELOTON_SIM_DURATION: '1h' })).job;
+    await batch('report-daily', 2, { PELOTON_SIM_DURATION: '2s' });
+    await batch('import-ledger', 1, { PELOTON_SIM_DURATION: '2s', PELOTON_SIM_EXIT_CODE: '3' });
+    await batch('reindex-search', 3, { PELOTON_SIM_DURATION: '1h' });
+    const service = (name, n, clusters) => ({ name, pool: '/web', region: 'east', type: 'service', instances: n, labels: { owner: 'web' }, clusters, task: sim({}, 0.2) });
+    const web = (await api('POST', '/v1/jobs', service('web-frontend', 3, elsewhere))).job;
+    const gw = (await api('POST', '/v1/jobs', service('api-gateway', 2, { prefer: ['sim'] }))).job;
+    const nightly = (
+      await api('POST', '/v1/jobs', {
+        name: 'nightly-report',
+        pool: '/batch',
+        region: 'east',
+        instances: 1,
+        labels: { owner: 'data' },
+        schedule: { cron: '0 2 * * *', timeZone: 'Europe/Berlin', concurrencyPolicy: 'CONCURRENCY_POLICY_FORBID', keepRuns: 3 },
+        clusters: elsewhere,
+        task: sim({ PELOTON_SIM_DURATION: '2s' }, 0.1),
+      })
+    ).job;
+    await api('POST', `/v1/jobs/${nightly.id}/run`);
+    const running = (id, n) => until(`${n} tasks of ${id} running`, async () => (await api('GET', `/v1/jobs/${id}`)).job.status?.taskStates?.RUNNING === n, 60000);
+    await running(web.id, 3);
+    await running(gw.id, 2);
+    await running(etl.id, 4);
+    const spec = (await api('GET', `/v1/jobs/${web.id}/config`)).spec;
+    const canary = (await api('POST', `/v1/jobs/${web.id}/updates?batchSize=1&canary=1`, { ...spec, task: { ...spec.task, env: { VERSION: '2' } } })).update;
+    await until('the canary waiting for promotion', async () => (await api('GET', `/v1/updates/${canary.id}`)).update.message?.includes('waiting for promotion'), 60000);
+    await api('POST', '/v1/migrations', { jobId: gw.id, toCluster: 'spare', startPaused: true, batchSize: 1 });
+    await until('the failed and finished jobs', async () => {
+      const r = await api('GET', '/v1/jobs?states=JOB_STATE_FAILED&states=JOB_STATE_SUCCEEDED&limit=10');
+      return (r.jobs ?? []).length >= 2;
+    }, 30000);
+
+    const shots = [];
+    const take = async (file, path, line, ready, opts = {}) => {
+      const page = opts.url ? await open(browser, undefined, { ...opts, signedOut: true }) : await open(browser, undefined, opts);
+      await page.goto((opts.url ?? BASE) + path);
+      await ready(page);
+      if (!opts.url) await until(`${file}: the event stream live`, () => page.getByTestId('stream').textContent().then((t) => t === 'live'), 10000);
+      await page.waitForTimeout(1500); // the page's reads answered, charts drawn
+      if (opts.scrollTo) await page.locator(opts.scrollTo).scrollIntoViewIfNeeded();
+      const name = file + '.png';
+      await page.screenshot({ path: join(out, name) });
+      page.assertNoErrors();
+      await page.context().close();
+      shots.push({ name, path, line });
+      console.log(`gallery ${name}: ${path}`);
+    };
+    const h1 = (name) => (p) => p.getByRole('heading', { level: 1, name }).waitFor();
+    const big = { height: 800 };
+    await take('overview', '/ui/', 'The overview: regions, clusters, tasks by state, updates, drills and migrations in progress, recent failures.', h1('Overview'), big);
+    await take('jobs', '/ui/jobs', 'The jobs list: one page of jobs at a time, searched, filtered and sorted by the server.', h1('Jobs'), big);
+    await take('job', `/ui/jobs/${etl.id}`, 'A batch job: its tasks by state, the task table, updates and events.', h1('etl-backfill'), big);
+    await take('periodic-job', `/ui/jobs/${nightly.id}`, 'A periodic job: its schedule, the next run and the runs it launched.', h1('nightly-report'), big);
+    await take('task', `/ui/jobs/${etl.id}/tasks/0`, "A task: where it runs, its runs and their events, and its log.", h1('Task 0'), big);
+    await take('pools', '/ui/pools', 'The pools: the tree with each pool\'s reservation, entitlement, allocation and demand over time.', h1('Pools'), big);
+    await take('pool', '/ui/pools?pool=/web', 'One pool (/web) chosen in the tree: its resources now and its history.', h1('Pools'), big);
+    await take('hosts', '/ui/hosts', 'The hosts of every region: paged and sorted, with drain, undrain, down and up.', h1('Hosts'), big);
+    await take('regions', '/ui/regions', 'The regions and their failure drills as a timeline.', h1('Regions and drills'), big);
+    await take('migrations', '/ui/migrations', 'A migration between clusters, paused: its progress and the actions on it.', h1('Migrations'), big);
+    await take('canary', `/ui/jobs/${web.id}`, 'A service under a canary update waiting for promotion (the job page\'s updates).', (p) => p.locator('#updates [data-canary]').getByText('waiting for promotion').waitFor(), { ...big, scrollTo: '#updates' });
+    if (process.env.SIGNIN_URL) {
+      await take('signin', '/ui/', 'The sign-in page of a server with an OIDC issuer: its button, or a pasted token.', (p) => p.getByRole('button', { name: /^Sign in with / }).waitFor(), { ...big, url: process.env.SIGNIN_URL });
+    } else {
+      await take('signin', '/ui/', 'The sign-in page: a pasted token.', h1('Sign in'), { ...big, url: BASE });
+    }
+    await take('overview-dark', '/ui/', 'The overview in dark mode (it follows the system).', h1('Overview'), { ...big, scheme: 'dark' });
+    await take('job-dark', `/ui/jobs/${etl.id}`, 'A job in dark mode.', h1('etl-backfill'), { ...big, scheme: 'dark' });
+    await take('overview-390', '/ui/', 'The overview on a 390 px wide phone.', h1('Overview'), { width: 390, height: 844 });
+    await take('job-390', `/ui/jobs/${etl.id}`, 'A job on a 390 px wide phone.', h1('etl-backfill'), { width: 390, height: 844 });
+
+    if (process.env.GALLERY_MD) {
+      const rel = process.env.GALLERY_REL ?? 'img/gallery';
+      const lines = [
+        '# The web UI, page by page',
+        '',
+        'Each page of the web UI (`/ui/`) on a `peloton dev --regions 3` cluster of simulated hosts, taken',
+        'by the browser suite (`make ui-gallery` takes them again: `TestUIGallery` in `tests/ui`, scenario',
+        '`gallery` of `ui/tests/browser.mjs`), at 1280x800 unless said.',
+        '',
+        ...shots.map((s) => `- [${s.name.replace(/\.png$/, '')}](${rel}/${s.name}) (\`${s.path.replace(/\/jobs\/[^/?]+/, '/jobs/<id>')}\`): ${s.line}`),
+        '',
+      ];
+      writeFileSync(process.env.GALLERY_MD, lines.join('\n'));
+      console.log(`wrote ${process.env.GALLERY_MD}`);
+    }
+  },
+
+  // Many jobs (JOBS, 10,000 by default), made through the batch API
+  // 1,000 a request: the jobs list, the overview and a job's page each read
+  // a page of them, never the whole list. Every answer of the job listing
+  // API (GET /v1/jobs) is weighed: one holding more than PAGE_MAX jobs, or
+  // a page whose listings add up to more bytes than PAGE_BUDGET jobs take,
+  // fails the run. Each page must show its first rows within FIRST_ROWS_MS.
+  async many(browser) {
+    const N = Number(process.env.JOBS ?? 10000);
+    const PAGE_MAX = 500;
+    const PAGE_BUDGET = 1000;
+    const FIRST_ROWS_MS = 10000;
+    const spec = (i) => ({
+      name: `many-${i}`,
+      instances: 1,
+      labels: { owner: 'ui-many' },
+      task: { command: 'sim', env: { PELOTON_SIM_DURATION: '1h' }, resources: { cpu: 0.01, memMb: 1 } },
+    });
+    const t0 = Date.now();
+    const have = Number((await api('GET', '/v1/jobs?limit=1&countTotal=true')).total ?? 0);
+    for (let made = have; made < N; ) {
+      const n = Math.min(1000, N - made);
+      const r = await api('POST', '/v1/jobs:batchCreate', { requestId: `ui-many-${made}`, jobs: Array.from({ length: n }, (_, i) => spec(made + i)) });
+      const bad = (r.results ?? []).filter((x) => !x.jobId);
+      if (bad.length || (r.results ?? []).length !== n) throw new Error(`creating jobs ${made}..${made + n}: ${JSON.stringify(bad.slice(0, 3))}`);
+      made += n;
+    }
+    const created = Date.now() - t0;
+    // Every task placed and running, so that the pages are measured on a
+    // settled region (not one whose events reread them every 2 s).
+    const settled = await until(
+      `the ${N} tasks running`,
+      async () => {
+        const r = await api('GET', '/v1/jobs?limit=1&countTotal=true&states=JOB_STATE_RUNNING');
+        return Number(r.taskStates?.RUNNING ?? 0) >= N && Number(r.total ?? 0) >= N ? r : null;
+      },
+      600000,
+    );
+    console.log(`${N} jobs created in ${created} ms (batches of 1,000), all ${settled.taskStates.RUNNING} tasks running after ${Date.now() - t0} ms`);
+    // What one job weighs in a listing, to set the bound in bytes.
+    const sample = await fetch(BASE + '/v1/jobs?limit=100', { headers: { Authorization: `Bearer ${DEV_TOKEN}` } });
+    const perJob = (await sample.arrayBuffer()).byteLength / 100;
+    const budget = Math.round(perJob * PAGE_BUDGET);
+    const newest = (await api('GET', '/v1/jobs?limit=1&order=JOB_ORDER_NEWEST_FIRST')).jobs[0];
+
+    const pages = [
+      ['jobs', '/ui/jobs', (p) => p.locator('table.jobs tbody tr[data-job]').first()],
+      ['overview', '/ui/', (p) => p.getByTestId('active-jobs').filter({ hasText: N.toLocaleString('en-US') })],
+      ['job', `/ui/jobs/${newest.id}`, (p) => p.getByRole('heading', { level: 1, name: newest.spec.name })],
+    ];
+    const report = [];
+    for (const [name, path, firstRows] of pages) {
+      const page = await open(browser);
+      const listings = [];
+      let requests = 0;
+      let bytes = 0;
+      page.on('response', async (resp) => {
+        const u = new URL(resp.url());
+        if (u.origin !== new URL(BASE).origin || u.pathname === '/v1/events') return;
+        requests++;
+        const body = await resp.body().catch(() => null);
+        if (!body) return;
+        bytes += body.byteLength;
+        if (u.pathname === '/v1/jobs' && resp.request().method() === 'GET') {
+          let jobs = 0;
+          try {
+            jobs = (JSON.parse(body.toString()).jobs ?? []).length;
+          } catch {
+            // not JSON: weighed all the same
+          }
+          listings.push({ query: u.search, jobs, bytes: body.byteLength });
+        }
+      });
+      const start = Date.now();
+      await page.goto(BASE + path);
+      await firstRows(page).waitFor({ timeout: 60000 });
+      const shown = Date.now() - start;
+      await page.waitForTimeout(3000); // the reads after the first rows
+      page.assertNoErrors();
+      const listed = listings.reduce((a, l) => a + l.bytes, 0);
+      const most = Math.max(0, ...listings.map((l) => l.jobs));
+      report.push({ name, shown, requests, bytes, listings: listings.length, listed, most });
+      console.log(`${name}: first rows in ${shown} ms; ${requests} requests, ${bytes} bytes; ${listings.length} job listings, ${listed} bytes, at most ${most} jobs in one`);
+      for (const l of listings) if (l.jobs > PAGE_MAX) throw new Error(`${name}: GET /v1/jobs${l.query} answered ${l.jobs} jobs, more than a page (${PAGE_MAX})`);
+      if (listed > budget) throw new Error(`${name}: job listings of ${listed} bytes, more than ${PAGE_BUDGET} jobs' worth (${budget} bytes at ${Math.round(perJob)} per job) of ${N} jobs: ${listings.map((l) => l.query).join(' ')}`);
+      if (shown > FIRST_ROWS_MS) throw new Error(`${name}: first rows after ${shown} ms, more than ${FIRST_ROWS_MS}`);
+      if (name === 'jobs') {
+        await page.getByRole('navigation', { name: 'Jobs pages' }).getByText(`of ${N.toLocaleString('en-US')}`).or(page.getByRole('navigation', { name: 'Jobs pages' }).getByText(`of ${N}`)).first().waitFor();
+        await shot(page, 'many-jobs');
+      }
+      await page.context().close();
+    }
+    console.log(`the whole list would be ${Math.round(perJob * N)} bytes; the bound per page is ${budget}`);
+  },
+
+  // Signing in with the server's OIDC issuer (a test issuer whose user is
+  // OIDC_USER): the button goes to the issuer and back signed in, by the
+  // authorization code with PKCE; an answer whose state was tampered
+  // with, a declined sign-in and a refusing token endpoint are each shown
+  // on the sign-in page, and leave no code in the address bar.
+  async oidc(browser) {
+    const issuer = process.env.ISSUER_URL;
+    const user = process.env.OIDC_USER;
+    if (!issuer || !user) throw new Error('ISSUER_URL and OIDC_USER are needed');
+    const host = new URL(issuer).host;
+    const page = await open(browser, '/ui/jobs');
+    const button = page.getByRole('button', { name: `Sign in with ${host}`, exact: true });
+    const err = page.getByTestId('signin-error');
+    const tokenCalls = [];
+    page.on('request', (req) => {
+      if (req.url().startsWith(issuer + '/token') && req.method() === 'POST') tokenCalls.push(req.postData() ?? '');
+    });
+    const noCodeInAddress = () => {
+      const u = new URL(page.url());
+      if (u.searchParams.has('code') || u.searchParams.has('state') || u.searchParams.has('error')) throw new Error('the issuer\'s answer stayed in the address: ' + page.url());
+    };
+    await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+    await button.waitFor();
+    await shot(page, 'signin-oidc');
+
+    // A tampered state: the issuer's real code comes back with another
+    // state, and is never redeemed.
+    await page.route(issuer + '/auth?**', async (route) => {
+      const resp = await route.fetch({ maxRedirects: 0 });
+      const loc = new URL(resp.headers().location);
+      if (!loc.searchParams.get('code')) throw new Error('the issuer gave no code: ' + loc);
+      loc.searchParams.set('state', 'tampered-' + loc.searchParams.get('state'));
+      await route.fulfill({ status: 302, headers: { location: loc.toString() } });
+    });
+    await button.click();
+    await err.filter({ hasText: 'state differs' }).waitFor();
+    console.log('a tampered state: ' + (await err.textContent()));
+    noCodeInAddress();
+    if (tokenCalls.length) throw new Error('the code of a tampered answer was redeemed');
+    await page.unrouteAll();
+
+    // Declined at the issuer.
+    await page.route(issuer + '/auth?**', async (route) => {
+      const q = new URL(route.request().url()).searchParams;
+      const back = new URL(q.get('redirect_uri'));
+      back.search = new URLSearchParams({ error: 'access_denied', error_description: 'the user said no', state: q.get('state') }).toString();
+      await route.fulfill({ status: 302, headers: { location: back.toString() } });
+    });
+    await button.click();
+    await err.filter({ hasText: 'declined' }).waitFor();
+    console.log('declined: ' + (await err.textContent()));
+    noCodeInAddress();
+    await page.unrouteAll();
+
+    // The token endpoint refuses the code.
+    await page.route(issuer + '/token', (route) =>
+      route.fulfill({ status: 400, headers: { 'Access-Control-Allow-Origin': '*' }, contentType: 'application/json', body: JSON.stringify({ error: 'invalid_grant', error_description: 'the code has expired' }) }),
+    );
+    await button.click();
+    await err.filter({ hasText: 'token endpoint refused the code' }).waitFor();
+    console.log('a refusing token endpoint: ' + (await err.textContent()));
+    await shot(page, 'signin-oidc-error');
+    noCodeInAddress();
+    await page.unrouteAll();
+
+    // Signed in for real, back on the page the sign-in started from.
+    tokenCalls.length = 0;
+    let authURL;
+    page.on('request', (req) => {
+      if (req.url().startsWith(issuer + '/auth?')) authURL = new URL(req.url());
+    });
+    const started = Date.now();
+    await button.click();
+    await page.getByTestId('who').filter({ hasText: user }).waitFor();
+    console.log(`signed in as ${user} through ${host} in ${Date.now() - started} ms`);
+    await page.getByRole('heading', { level: 1, name: 'Jobs' }).waitFor();
+    noCodeInAddress();
+    if (new URL(page.url()).pathname !== '/ui/jobs') throw new Error('back at ' + page.url() + ', not the jobs page');
+    const q = authURL.searchParams;
+    if (q.get('response_type') !== 'code' || q.get('code_challenge_method') !== 'S256' || !q.get('nonce') || !q.get('state') || !q.get('scope').split(' ').includes('openid')) {
+      throw new Error('the authorization request: ' + authURL);
+    }
+    if (tokenCalls.length !== 1) throw new Error(`${tokenCalls.length} calls of the token endpoint, want 1`);
+    const form = new URLSearchParams(tokenCalls[0]);
+    const verifier = form.get('code_verifier') ?? '';
+    if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) throw new Error('code_verifier ' + verifier);
+    if (createHash('sha256').update(verifier).digest('base64url') !== q.get('code_challenge')) throw new Error('the challenge is not the S256 of the verifier');
+    if (form.has('client_secret')) throw new Error('a client secret was sent');
+    await page.getByTestId('stream').filter({ hasText: 'live' }).waitFor();
+    // The ID token is the tab's bearer token: the API answers as the user.
+    const who = await page.evaluate(async () => {
+      const t = sessionStorage.getItem('peloton-token');
+      const r = await fetch('/v1/auth/whoami', { headers: { Authorization: 'Bearer ' + t } });
+      return { parts: t.split('.').length, who: await r.json() };
+    });
+    if (who.parts !== 3 || who.who.name !== user || who.who.method !== 'oidc') throw new Error('whoami with the kept token: ' + JSON.stringify(who));
+    await shot(page, 'signin-oidc-done');
+    // The page reloads signed in (the token is kept for the tab).
+    await page.reload();
+    await page.getByTestId('who').filter({ hasText: user }).waitFor();
     page.assertNoErrors();
   },
 };

@@ -1275,8 +1275,9 @@ type ListJobsRequest struct {
 	// 200 bytes.
 	Search string `protobuf:"bytes,10,opt,name=search,proto3" json:"search,omitempty"`
 	// Count every job that matches the filters (all pages) into the
-	// answer's total. It reads every job of the region, so leave it unset
-	// when the count is not shown.
+	// answer's total, and their tasks by state into its task_states. It
+	// reads every job of the region, so leave it unset when the count is not
+	// shown.
 	CountTotal bool `protobuf:"varint,11,opt,name=count_total,json=countTotal,proto3" json:"count_total,omitempty"`
 	// Only the runs of this periodic job.
 	RunOf         string `protobuf:"bytes,12,opt,name=run_of,json=runOf,proto3" json:"run_of,omitempty"`
@@ -1405,7 +1406,11 @@ type ListJobsResponse struct {
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	// With count_total: how many jobs match the filters, on all pages (a
 	// job moving between regions may count twice while it moves).
-	Total         uint32 `protobuf:"varint,3,opt,name=total,proto3" json:"total,omitempty"`
+	Total uint32 `protobuf:"varint,3,opt,name=total,proto3" json:"total,omitempty"`
+	// With count_total: the tasks of the jobs that match the filters, on all
+	// pages, by state name (as JobStatus.task_states): what a summary of
+	// many jobs shows without reading them all.
+	TaskStates    map[string]uint32 `protobuf:"bytes,4,rep,name=task_states,json=taskStates,proto3" json:"task_states,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1459,6 +1464,13 @@ func (x *ListJobsResponse) GetTotal() uint32 {
 		return x.Total
 	}
 	return 0
+}
+
+func (x *ListJobsResponse) GetTaskStates() map[string]uint32 {
+	if x != nil {
+		return x.TaskStates
+	}
+	return nil
 }
 
 type StopJobRequest struct {
@@ -7309,11 +7321,16 @@ const file_peloton_v1_service_proto_rawDesc = "" +
 	" \x01(\tR\x06search\x12\x1f\n" +
 	"\vcount_total\x18\v \x01(\bR\n" +
 	"countTotal\x12\x15\n" +
-	"\x06run_of\x18\f \x01(\tR\x05runOf\"u\n" +
+	"\x06run_of\x18\f \x01(\tR\x05runOf\"\x83\x02\n" +
 	"\x10ListJobsResponse\x12#\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x0f.peloton.v1.JobR\x04jobs\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x14\n" +
-	"\x05total\x18\x03 \x01(\rR\x05total\" \n" +
+	"\x05total\x18\x03 \x01(\rR\x05total\x12M\n" +
+	"\vtask_states\x18\x04 \x03(\v2,.peloton.v1.ListJobsResponse.TaskStatesEntryR\n" +
+	"taskStates\x1a=\n" +
+	"\x0fTaskStatesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01\" \n" +
 	"\x0eStopJobRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"4\n" +
 	"\x0fStopJobResponse\x12!\n" +
@@ -7747,7 +7764,7 @@ func file_peloton_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_peloton_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 134)
+var file_peloton_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 135)
 var file_peloton_v1_service_proto_goTypes = []any{
 	(JobOrder)(0),                     // 0: peloton.v1.JobOrder
 	(JobView)(0),                      // 1: peloton.v1.JobView
@@ -7885,243 +7902,245 @@ var file_peloton_v1_service_proto_goTypes = []any{
 	(*PolicyDocument)(nil),            // 133: peloton.v1.PolicyDocument
 	(*ListAuditRequest)(nil),          // 134: peloton.v1.ListAuditRequest
 	(*ListAuditResponse)(nil),         // 135: peloton.v1.ListAuditResponse
-	(*Migration)(nil),                 // 136: peloton.v1.Migration
-	(*JobSpec)(nil),                   // 137: peloton.v1.JobSpec
-	(*Job)(nil),                       // 138: peloton.v1.Job
-	(JobState)(0),                     // 139: peloton.v1.JobState
-	(*Update)(nil),                    // 140: peloton.v1.Update
-	(*Event)(nil),                     // 141: peloton.v1.Event
-	(TaskState)(0),                    // 142: peloton.v1.TaskState
-	(*Task)(nil),                      // 143: peloton.v1.Task
-	(*PoolSpec)(nil),                  // 144: peloton.v1.PoolSpec
-	(*Pool)(nil),                      // 145: peloton.v1.Pool
-	(*timestamppb.Timestamp)(nil),     // 146: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),       // 147: google.protobuf.Duration
-	(*ClusterSummary)(nil),            // 148: peloton.v1.ClusterSummary
-	(*Host)(nil),                      // 149: peloton.v1.Host
-	(*HostPool)(nil),                  // 150: peloton.v1.HostPool
-	(*HostPoolMove)(nil),              // 151: peloton.v1.HostPoolMove
-	(*Region)(nil),                    // 152: peloton.v1.Region
-	(*PlannedMove)(nil),               // 153: peloton.v1.PlannedMove
-	(*Replica)(nil),                   // 154: peloton.v1.Replica
-	(*RegionPlan)(nil),                // 155: peloton.v1.RegionPlan
-	(*Drill)(nil),                     // 156: peloton.v1.Drill
-	(*AuditRecord)(nil),               // 157: peloton.v1.AuditRecord
+	nil,                               // 136: peloton.v1.ListJobsResponse.TaskStatesEntry
+	(*Migration)(nil),                 // 137: peloton.v1.Migration
+	(*JobSpec)(nil),                   // 138: peloton.v1.JobSpec
+	(*Job)(nil),                       // 139: peloton.v1.Job
+	(JobState)(0),                     // 140: peloton.v1.JobState
+	(*Update)(nil),                    // 141: peloton.v1.Update
+	(*Event)(nil),                     // 142: peloton.v1.Event
+	(TaskState)(0),                    // 143: peloton.v1.TaskState
+	(*Task)(nil),                      // 144: peloton.v1.Task
+	(*PoolSpec)(nil),                  // 145: peloton.v1.PoolSpec
+	(*Pool)(nil),                      // 146: peloton.v1.Pool
+	(*timestamppb.Timestamp)(nil),     // 147: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),       // 148: google.protobuf.Duration
+	(*ClusterSummary)(nil),            // 149: peloton.v1.ClusterSummary
+	(*Host)(nil),                      // 150: peloton.v1.Host
+	(*HostPool)(nil),                  // 151: peloton.v1.HostPool
+	(*HostPoolMove)(nil),              // 152: peloton.v1.HostPoolMove
+	(*Region)(nil),                    // 153: peloton.v1.Region
+	(*PlannedMove)(nil),               // 154: peloton.v1.PlannedMove
+	(*Replica)(nil),                   // 155: peloton.v1.Replica
+	(*RegionPlan)(nil),                // 156: peloton.v1.RegionPlan
+	(*Drill)(nil),                     // 157: peloton.v1.Drill
+	(*AuditRecord)(nil),               // 158: peloton.v1.AuditRecord
 }
 var file_peloton_v1_service_proto_depIdxs = []int32{
-	136, // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
-	136, // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
-	136, // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
-	136, // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
-	136, // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
-	136, // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
-	136, // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
-	137, // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	138, // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
-	137, // 9: peloton.v1.CreateJobsRequest.jobs:type_name -> peloton.v1.JobSpec
+	137, // 0: peloton.v1.StartMigrationResponse.migration:type_name -> peloton.v1.Migration
+	137, // 1: peloton.v1.GetMigrationResponse.migration:type_name -> peloton.v1.Migration
+	137, // 2: peloton.v1.ListMigrationsResponse.migrations:type_name -> peloton.v1.Migration
+	137, // 3: peloton.v1.PauseMigrationResponse.migration:type_name -> peloton.v1.Migration
+	137, // 4: peloton.v1.ResumeMigrationResponse.migration:type_name -> peloton.v1.Migration
+	137, // 5: peloton.v1.AbortMigrationResponse.migration:type_name -> peloton.v1.Migration
+	137, // 6: peloton.v1.RollbackMigrationResponse.migration:type_name -> peloton.v1.Migration
+	138, // 7: peloton.v1.CreateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	139, // 8: peloton.v1.CreateJobResponse.job:type_name -> peloton.v1.Job
+	138, // 9: peloton.v1.CreateJobsRequest.jobs:type_name -> peloton.v1.JobSpec
 	20,  // 10: peloton.v1.CreateJobsResponse.results:type_name -> peloton.v1.CreateJobsResult
-	138, // 11: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
-	139, // 12: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
+	139, // 11: peloton.v1.GetJobResponse.job:type_name -> peloton.v1.Job
+	140, // 12: peloton.v1.ListJobsRequest.states:type_name -> peloton.v1.JobState
 	1,   // 13: peloton.v1.ListJobsRequest.view:type_name -> peloton.v1.JobView
 	0,   // 14: peloton.v1.ListJobsRequest.order:type_name -> peloton.v1.JobOrder
-	138, // 15: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
-	138, // 16: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
-	138, // 17: peloton.v1.SuspendJobResponse.job:type_name -> peloton.v1.Job
-	138, // 18: peloton.v1.ResumeJobResponse.job:type_name -> peloton.v1.Job
-	138, // 19: peloton.v1.RunJobResponse.run:type_name -> peloton.v1.Job
-	137, // 20: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
-	140, // 21: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
-	140, // 22: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
-	140, // 23: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
-	140, // 24: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
-	140, // 25: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
-	140, // 26: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
-	140, // 27: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
-	140, // 28: peloton.v1.PromoteUpdateResponse.update:type_name -> peloton.v1.Update
-	137, // 29: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
-	141, // 30: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
-	142, // 31: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
-	143, // 32: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
-	143, // 33: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
-	143, // 34: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
-	143, // 35: peloton.v1.RestartTasksResponse.tasks:type_name -> peloton.v1.Task
-	144, // 36: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	145, // 37: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
-	144, // 38: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
-	145, // 39: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
-	145, // 40: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
-	145, // 41: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
-	146, // 42: peloton.v1.GetPoolHistoryRequest.since:type_name -> google.protobuf.Timestamp
-	147, // 43: peloton.v1.GetPoolHistoryResponse.window:type_name -> google.protobuf.Duration
-	147, // 44: peloton.v1.GetPoolHistoryResponse.interval:type_name -> google.protobuf.Duration
-	77,  // 45: peloton.v1.GetPoolHistoryResponse.resources:type_name -> peloton.v1.PoolResourceHistory
-	148, // 46: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
-	148, // 47: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	148, // 48: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	148, // 49: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
-	149, // 50: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
-	147, // 51: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
-	149, // 52: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
-	149, // 53: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
-	149, // 54: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
-	149, // 55: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
-	150, // 56: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
-	151, // 57: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
-	152, // 58: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
-	146, // 59: peloton.v1.GetRegionHistoryRequest.since:type_name -> google.protobuf.Timestamp
-	147, // 60: peloton.v1.GetRegionHistoryResponse.window:type_name -> google.protobuf.Duration
-	147, // 61: peloton.v1.GetRegionHistoryResponse.interval:type_name -> google.protobuf.Duration
-	102, // 62: peloton.v1.GetRegionHistoryResponse.regions:type_name -> peloton.v1.RegionHistory
-	153, // 63: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
-	153, // 64: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
-	154, // 65: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
-	154, // 66: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
-	155, // 67: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
-	156, // 68: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
-	156, // 69: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
-	156, // 70: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
-	124, // 71: peloton.v1.BackupStoreResponse.summary:type_name -> peloton.v1.BackupStoreSummary
-	146, // 72: peloton.v1.BackupStoreSummary.taken_at:type_name -> google.protobuf.Timestamp
-	133, // 73: peloton.v1.GetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
-	133, // 74: peloton.v1.SetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
-	146, // 75: peloton.v1.PolicyDocument.set_at:type_name -> google.protobuf.Timestamp
-	146, // 76: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
-	157, // 77: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
-	16,  // 78: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
-	18,  // 79: peloton.v1.JobService.CreateJobs:input_type -> peloton.v1.CreateJobsRequest
-	21,  // 80: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
-	23,  // 81: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
-	25,  // 82: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
-	33,  // 83: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
-	27,  // 84: peloton.v1.JobService.SuspendJob:input_type -> peloton.v1.SuspendJobRequest
-	29,  // 85: peloton.v1.JobService.ResumeJob:input_type -> peloton.v1.ResumeJobRequest
-	31,  // 86: peloton.v1.JobService.RunJob:input_type -> peloton.v1.RunJobRequest
-	35,  // 87: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
-	37,  // 88: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
-	39,  // 89: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
-	41,  // 90: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
-	43,  // 91: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
-	45,  // 92: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
-	47,  // 93: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
-	49,  // 94: peloton.v1.JobService.PromoteUpdate:input_type -> peloton.v1.PromoteUpdateRequest
-	51,  // 95: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
-	53,  // 96: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
-	2,   // 97: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
-	4,   // 98: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
-	6,   // 99: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
-	8,   // 100: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
-	10,  // 101: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
-	12,  // 102: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
-	14,  // 103: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
-	55,  // 104: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
-	57,  // 105: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
-	59,  // 106: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
-	61,  // 107: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
-	63,  // 108: peloton.v1.TaskService.RestartTasks:input_type -> peloton.v1.RestartTasksRequest
-	65,  // 109: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
-	67,  // 110: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
-	69,  // 111: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
-	71,  // 112: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
-	73,  // 113: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
-	75,  // 114: peloton.v1.PoolService.GetPoolHistory:input_type -> peloton.v1.GetPoolHistoryRequest
-	86,  // 115: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
-	88,  // 116: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
-	90,  // 117: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
-	92,  // 118: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
-	94,  // 119: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
-	96,  // 120: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
-	78,  // 121: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
-	80,  // 122: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
-	82,  // 123: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
-	84,  // 124: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
-	98,  // 125: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
-	100, // 126: peloton.v1.RegionService.GetRegionHistory:input_type -> peloton.v1.GetRegionHistoryRequest
-	103, // 127: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
-	108, // 128: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
-	110, // 129: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
-	112, // 130: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
-	114, // 131: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
-	116, // 132: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
-	118, // 133: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
-	106, // 134: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
-	104, // 135: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
-	120, // 136: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
-	122, // 137: peloton.v1.SystemService.BackupStore:input_type -> peloton.v1.BackupStoreRequest
-	125, // 138: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
-	127, // 139: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
-	129, // 140: peloton.v1.AuthService.GetPolicy:input_type -> peloton.v1.GetPolicyRequest
-	131, // 141: peloton.v1.AuthService.SetPolicy:input_type -> peloton.v1.SetPolicyRequest
-	134, // 142: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
-	17,  // 143: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
-	19,  // 144: peloton.v1.JobService.CreateJobs:output_type -> peloton.v1.CreateJobsResponse
-	22,  // 145: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
-	24,  // 146: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
-	26,  // 147: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
-	34,  // 148: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
-	28,  // 149: peloton.v1.JobService.SuspendJob:output_type -> peloton.v1.SuspendJobResponse
-	30,  // 150: peloton.v1.JobService.ResumeJob:output_type -> peloton.v1.ResumeJobResponse
-	32,  // 151: peloton.v1.JobService.RunJob:output_type -> peloton.v1.RunJobResponse
-	36,  // 152: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
-	38,  // 153: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
-	40,  // 154: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
-	42,  // 155: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
-	44,  // 156: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
-	46,  // 157: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
-	48,  // 158: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
-	50,  // 159: peloton.v1.JobService.PromoteUpdate:output_type -> peloton.v1.PromoteUpdateResponse
-	52,  // 160: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
-	54,  // 161: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
-	3,   // 162: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
-	5,   // 163: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
-	7,   // 164: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
-	9,   // 165: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
-	11,  // 166: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
-	13,  // 167: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
-	15,  // 168: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
-	56,  // 169: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
-	58,  // 170: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
-	60,  // 171: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
-	62,  // 172: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
-	64,  // 173: peloton.v1.TaskService.RestartTasks:output_type -> peloton.v1.RestartTasksResponse
-	66,  // 174: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
-	68,  // 175: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
-	70,  // 176: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
-	72,  // 177: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
-	74,  // 178: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
-	76,  // 179: peloton.v1.PoolService.GetPoolHistory:output_type -> peloton.v1.GetPoolHistoryResponse
-	87,  // 180: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
-	89,  // 181: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
-	91,  // 182: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
-	93,  // 183: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
-	95,  // 184: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
-	97,  // 185: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
-	79,  // 186: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
-	81,  // 187: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
-	83,  // 188: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
-	85,  // 189: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
-	99,  // 190: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
-	101, // 191: peloton.v1.RegionService.GetRegionHistory:output_type -> peloton.v1.GetRegionHistoryResponse
-	141, // 192: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
-	109, // 193: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
-	111, // 194: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
-	113, // 195: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
-	115, // 196: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
-	117, // 197: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
-	119, // 198: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
-	107, // 199: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
-	105, // 200: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
-	121, // 201: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
-	123, // 202: peloton.v1.SystemService.BackupStore:output_type -> peloton.v1.BackupStoreResponse
-	126, // 203: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
-	128, // 204: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
-	130, // 205: peloton.v1.AuthService.GetPolicy:output_type -> peloton.v1.GetPolicyResponse
-	132, // 206: peloton.v1.AuthService.SetPolicy:output_type -> peloton.v1.SetPolicyResponse
-	135, // 207: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
-	143, // [143:208] is the sub-list for method output_type
-	78,  // [78:143] is the sub-list for method input_type
-	78,  // [78:78] is the sub-list for extension type_name
-	78,  // [78:78] is the sub-list for extension extendee
-	0,   // [0:78] is the sub-list for field type_name
+	139, // 15: peloton.v1.ListJobsResponse.jobs:type_name -> peloton.v1.Job
+	136, // 16: peloton.v1.ListJobsResponse.task_states:type_name -> peloton.v1.ListJobsResponse.TaskStatesEntry
+	139, // 17: peloton.v1.StopJobResponse.job:type_name -> peloton.v1.Job
+	139, // 18: peloton.v1.SuspendJobResponse.job:type_name -> peloton.v1.Job
+	139, // 19: peloton.v1.ResumeJobResponse.job:type_name -> peloton.v1.Job
+	139, // 20: peloton.v1.RunJobResponse.run:type_name -> peloton.v1.Job
+	138, // 21: peloton.v1.UpdateJobRequest.spec:type_name -> peloton.v1.JobSpec
+	141, // 22: peloton.v1.UpdateJobResponse.update:type_name -> peloton.v1.Update
+	141, // 23: peloton.v1.GetUpdateResponse.update:type_name -> peloton.v1.Update
+	141, // 24: peloton.v1.ListUpdatesResponse.updates:type_name -> peloton.v1.Update
+	141, // 25: peloton.v1.AbortUpdateResponse.update:type_name -> peloton.v1.Update
+	141, // 26: peloton.v1.PauseUpdateResponse.update:type_name -> peloton.v1.Update
+	141, // 27: peloton.v1.ResumeUpdateResponse.update:type_name -> peloton.v1.Update
+	141, // 28: peloton.v1.RollbackUpdateResponse.update:type_name -> peloton.v1.Update
+	141, // 29: peloton.v1.PromoteUpdateResponse.update:type_name -> peloton.v1.Update
+	138, // 30: peloton.v1.GetJobConfigResponse.spec:type_name -> peloton.v1.JobSpec
+	142, // 31: peloton.v1.ListEventsResponse.events:type_name -> peloton.v1.Event
+	143, // 32: peloton.v1.ListTasksRequest.states:type_name -> peloton.v1.TaskState
+	144, // 33: peloton.v1.ListTasksResponse.tasks:type_name -> peloton.v1.Task
+	144, // 34: peloton.v1.GetTaskResponse.task:type_name -> peloton.v1.Task
+	144, // 35: peloton.v1.StopTasksResponse.tasks:type_name -> peloton.v1.Task
+	144, // 36: peloton.v1.RestartTasksResponse.tasks:type_name -> peloton.v1.Task
+	145, // 37: peloton.v1.CreatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	146, // 38: peloton.v1.CreatePoolResponse.pool:type_name -> peloton.v1.Pool
+	145, // 39: peloton.v1.UpdatePoolRequest.spec:type_name -> peloton.v1.PoolSpec
+	146, // 40: peloton.v1.UpdatePoolResponse.pool:type_name -> peloton.v1.Pool
+	146, // 41: peloton.v1.ListPoolsResponse.pools:type_name -> peloton.v1.Pool
+	146, // 42: peloton.v1.GetPoolResponse.pool:type_name -> peloton.v1.Pool
+	147, // 43: peloton.v1.GetPoolHistoryRequest.since:type_name -> google.protobuf.Timestamp
+	148, // 44: peloton.v1.GetPoolHistoryResponse.window:type_name -> google.protobuf.Duration
+	148, // 45: peloton.v1.GetPoolHistoryResponse.interval:type_name -> google.protobuf.Duration
+	77,  // 46: peloton.v1.GetPoolHistoryResponse.resources:type_name -> peloton.v1.PoolResourceHistory
+	149, // 47: peloton.v1.ListClustersResponse.clusters:type_name -> peloton.v1.ClusterSummary
+	149, // 48: peloton.v1.GetClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	149, // 49: peloton.v1.DrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	149, // 50: peloton.v1.UndrainClusterResponse.cluster:type_name -> peloton.v1.ClusterSummary
+	150, // 51: peloton.v1.ListHostsResponse.hosts:type_name -> peloton.v1.Host
+	148, // 52: peloton.v1.DrainHostRequest.deadline:type_name -> google.protobuf.Duration
+	150, // 53: peloton.v1.DrainHostResponse.host:type_name -> peloton.v1.Host
+	150, // 54: peloton.v1.UndrainHostResponse.host:type_name -> peloton.v1.Host
+	150, // 55: peloton.v1.MarkHostDownResponse.host:type_name -> peloton.v1.Host
+	150, // 56: peloton.v1.SetHostPoolResponse.host:type_name -> peloton.v1.Host
+	151, // 57: peloton.v1.ListHostPoolsResponse.host_pools:type_name -> peloton.v1.HostPool
+	152, // 58: peloton.v1.ListHostPoolsResponse.recent_moves:type_name -> peloton.v1.HostPoolMove
+	153, // 59: peloton.v1.ListRegionsResponse.regions:type_name -> peloton.v1.Region
+	147, // 60: peloton.v1.GetRegionHistoryRequest.since:type_name -> google.protobuf.Timestamp
+	148, // 61: peloton.v1.GetRegionHistoryResponse.window:type_name -> google.protobuf.Duration
+	148, // 62: peloton.v1.GetRegionHistoryResponse.interval:type_name -> google.protobuf.Duration
+	102, // 63: peloton.v1.GetRegionHistoryResponse.regions:type_name -> peloton.v1.RegionHistory
+	154, // 64: peloton.v1.FailBackResponse.moved:type_name -> peloton.v1.PlannedMove
+	154, // 65: peloton.v1.FailBackResponse.not_moved:type_name -> peloton.v1.PlannedMove
+	155, // 66: peloton.v1.PutReplicaRequest.replica:type_name -> peloton.v1.Replica
+	155, // 67: peloton.v1.ListReplicasResponse.replicas:type_name -> peloton.v1.Replica
+	156, // 68: peloton.v1.PlanFailoverResponse.plans:type_name -> peloton.v1.RegionPlan
+	157, // 69: peloton.v1.StartDrillResponse.drill:type_name -> peloton.v1.Drill
+	157, // 70: peloton.v1.GetDrillResponse.drill:type_name -> peloton.v1.Drill
+	157, // 71: peloton.v1.ListDrillsResponse.drills:type_name -> peloton.v1.Drill
+	124, // 72: peloton.v1.BackupStoreResponse.summary:type_name -> peloton.v1.BackupStoreSummary
+	147, // 73: peloton.v1.BackupStoreSummary.taken_at:type_name -> google.protobuf.Timestamp
+	133, // 74: peloton.v1.GetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
+	133, // 75: peloton.v1.SetPolicyResponse.policy:type_name -> peloton.v1.PolicyDocument
+	147, // 76: peloton.v1.PolicyDocument.set_at:type_name -> google.protobuf.Timestamp
+	147, // 77: peloton.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
+	158, // 78: peloton.v1.ListAuditResponse.records:type_name -> peloton.v1.AuditRecord
+	16,  // 79: peloton.v1.JobService.CreateJob:input_type -> peloton.v1.CreateJobRequest
+	18,  // 80: peloton.v1.JobService.CreateJobs:input_type -> peloton.v1.CreateJobsRequest
+	21,  // 81: peloton.v1.JobService.GetJob:input_type -> peloton.v1.GetJobRequest
+	23,  // 82: peloton.v1.JobService.ListJobs:input_type -> peloton.v1.ListJobsRequest
+	25,  // 83: peloton.v1.JobService.StopJob:input_type -> peloton.v1.StopJobRequest
+	33,  // 84: peloton.v1.JobService.DeleteJob:input_type -> peloton.v1.DeleteJobRequest
+	27,  // 85: peloton.v1.JobService.SuspendJob:input_type -> peloton.v1.SuspendJobRequest
+	29,  // 86: peloton.v1.JobService.ResumeJob:input_type -> peloton.v1.ResumeJobRequest
+	31,  // 87: peloton.v1.JobService.RunJob:input_type -> peloton.v1.RunJobRequest
+	35,  // 88: peloton.v1.JobService.UpdateJob:input_type -> peloton.v1.UpdateJobRequest
+	37,  // 89: peloton.v1.JobService.GetUpdate:input_type -> peloton.v1.GetUpdateRequest
+	39,  // 90: peloton.v1.JobService.ListUpdates:input_type -> peloton.v1.ListUpdatesRequest
+	41,  // 91: peloton.v1.JobService.AbortUpdate:input_type -> peloton.v1.AbortUpdateRequest
+	43,  // 92: peloton.v1.JobService.PauseUpdate:input_type -> peloton.v1.PauseUpdateRequest
+	45,  // 93: peloton.v1.JobService.ResumeUpdate:input_type -> peloton.v1.ResumeUpdateRequest
+	47,  // 94: peloton.v1.JobService.RollbackUpdate:input_type -> peloton.v1.RollbackUpdateRequest
+	49,  // 95: peloton.v1.JobService.PromoteUpdate:input_type -> peloton.v1.PromoteUpdateRequest
+	51,  // 96: peloton.v1.JobService.GetJobConfig:input_type -> peloton.v1.GetJobConfigRequest
+	53,  // 97: peloton.v1.JobService.ListEvents:input_type -> peloton.v1.ListEventsRequest
+	2,   // 98: peloton.v1.JobService.StartMigration:input_type -> peloton.v1.StartMigrationRequest
+	4,   // 99: peloton.v1.JobService.GetMigration:input_type -> peloton.v1.GetMigrationRequest
+	6,   // 100: peloton.v1.JobService.ListMigrations:input_type -> peloton.v1.ListMigrationsRequest
+	8,   // 101: peloton.v1.JobService.PauseMigration:input_type -> peloton.v1.PauseMigrationRequest
+	10,  // 102: peloton.v1.JobService.ResumeMigration:input_type -> peloton.v1.ResumeMigrationRequest
+	12,  // 103: peloton.v1.JobService.AbortMigration:input_type -> peloton.v1.AbortMigrationRequest
+	14,  // 104: peloton.v1.JobService.RollbackMigration:input_type -> peloton.v1.RollbackMigrationRequest
+	55,  // 105: peloton.v1.TaskService.ListTasks:input_type -> peloton.v1.ListTasksRequest
+	57,  // 106: peloton.v1.TaskService.GetTask:input_type -> peloton.v1.GetTaskRequest
+	59,  // 107: peloton.v1.TaskService.GetTaskLogs:input_type -> peloton.v1.GetTaskLogsRequest
+	61,  // 108: peloton.v1.TaskService.StopTasks:input_type -> peloton.v1.StopTasksRequest
+	63,  // 109: peloton.v1.TaskService.RestartTasks:input_type -> peloton.v1.RestartTasksRequest
+	65,  // 110: peloton.v1.PoolService.CreatePool:input_type -> peloton.v1.CreatePoolRequest
+	67,  // 111: peloton.v1.PoolService.UpdatePool:input_type -> peloton.v1.UpdatePoolRequest
+	69,  // 112: peloton.v1.PoolService.DeletePool:input_type -> peloton.v1.DeletePoolRequest
+	71,  // 113: peloton.v1.PoolService.ListPools:input_type -> peloton.v1.ListPoolsRequest
+	73,  // 114: peloton.v1.PoolService.GetPool:input_type -> peloton.v1.GetPoolRequest
+	75,  // 115: peloton.v1.PoolService.GetPoolHistory:input_type -> peloton.v1.GetPoolHistoryRequest
+	86,  // 116: peloton.v1.HostService.ListHosts:input_type -> peloton.v1.ListHostsRequest
+	88,  // 117: peloton.v1.HostService.DrainHost:input_type -> peloton.v1.DrainHostRequest
+	90,  // 118: peloton.v1.HostService.UndrainHost:input_type -> peloton.v1.UndrainHostRequest
+	92,  // 119: peloton.v1.HostService.MarkHostDown:input_type -> peloton.v1.MarkHostDownRequest
+	94,  // 120: peloton.v1.HostService.SetHostPool:input_type -> peloton.v1.SetHostPoolRequest
+	96,  // 121: peloton.v1.HostService.ListHostPools:input_type -> peloton.v1.ListHostPoolsRequest
+	78,  // 122: peloton.v1.HostService.ListClusters:input_type -> peloton.v1.ListClustersRequest
+	80,  // 123: peloton.v1.HostService.GetCluster:input_type -> peloton.v1.GetClusterRequest
+	82,  // 124: peloton.v1.HostService.DrainCluster:input_type -> peloton.v1.DrainClusterRequest
+	84,  // 125: peloton.v1.HostService.UndrainCluster:input_type -> peloton.v1.UndrainClusterRequest
+	98,  // 126: peloton.v1.RegionService.ListRegions:input_type -> peloton.v1.ListRegionsRequest
+	100, // 127: peloton.v1.RegionService.GetRegionHistory:input_type -> peloton.v1.GetRegionHistoryRequest
+	103, // 128: peloton.v1.EventService.Watch:input_type -> peloton.v1.WatchRequest
+	108, // 129: peloton.v1.FederationService.PutReplica:input_type -> peloton.v1.PutReplicaRequest
+	110, // 130: peloton.v1.FederationService.ListReplicas:input_type -> peloton.v1.ListReplicasRequest
+	112, // 131: peloton.v1.FederationService.PlanFailover:input_type -> peloton.v1.PlanFailoverRequest
+	114, // 132: peloton.v1.FederationService.StartDrill:input_type -> peloton.v1.StartDrillRequest
+	116, // 133: peloton.v1.FederationService.GetDrill:input_type -> peloton.v1.GetDrillRequest
+	118, // 134: peloton.v1.FederationService.ListDrills:input_type -> peloton.v1.ListDrillsRequest
+	106, // 135: peloton.v1.FederationService.IsolateRegion:input_type -> peloton.v1.IsolateRegionRequest
+	104, // 136: peloton.v1.FederationService.FailBack:input_type -> peloton.v1.FailBackRequest
+	120, // 137: peloton.v1.SystemService.GetVersion:input_type -> peloton.v1.GetVersionRequest
+	122, // 138: peloton.v1.SystemService.BackupStore:input_type -> peloton.v1.BackupStoreRequest
+	125, // 139: peloton.v1.AuthService.WhoAmI:input_type -> peloton.v1.WhoAmIRequest
+	127, // 140: peloton.v1.AuthService.CanI:input_type -> peloton.v1.CanIRequest
+	129, // 141: peloton.v1.AuthService.GetPolicy:input_type -> peloton.v1.GetPolicyRequest
+	131, // 142: peloton.v1.AuthService.SetPolicy:input_type -> peloton.v1.SetPolicyRequest
+	134, // 143: peloton.v1.AuditService.ListAudit:input_type -> peloton.v1.ListAuditRequest
+	17,  // 144: peloton.v1.JobService.CreateJob:output_type -> peloton.v1.CreateJobResponse
+	19,  // 145: peloton.v1.JobService.CreateJobs:output_type -> peloton.v1.CreateJobsResponse
+	22,  // 146: peloton.v1.JobService.GetJob:output_type -> peloton.v1.GetJobResponse
+	24,  // 147: peloton.v1.JobService.ListJobs:output_type -> peloton.v1.ListJobsResponse
+	26,  // 148: peloton.v1.JobService.StopJob:output_type -> peloton.v1.StopJobResponse
+	34,  // 149: peloton.v1.JobService.DeleteJob:output_type -> peloton.v1.DeleteJobResponse
+	28,  // 150: peloton.v1.JobService.SuspendJob:output_type -> peloton.v1.SuspendJobResponse
+	30,  // 151: peloton.v1.JobService.ResumeJob:output_type -> peloton.v1.ResumeJobResponse
+	32,  // 152: peloton.v1.JobService.RunJob:output_type -> peloton.v1.RunJobResponse
+	36,  // 153: peloton.v1.JobService.UpdateJob:output_type -> peloton.v1.UpdateJobResponse
+	38,  // 154: peloton.v1.JobService.GetUpdate:output_type -> peloton.v1.GetUpdateResponse
+	40,  // 155: peloton.v1.JobService.ListUpdates:output_type -> peloton.v1.ListUpdatesResponse
+	42,  // 156: peloton.v1.JobService.AbortUpdate:output_type -> peloton.v1.AbortUpdateResponse
+	44,  // 157: peloton.v1.JobService.PauseUpdate:output_type -> peloton.v1.PauseUpdateResponse
+	46,  // 158: peloton.v1.JobService.ResumeUpdate:output_type -> peloton.v1.ResumeUpdateResponse
+	48,  // 159: peloton.v1.JobService.RollbackUpdate:output_type -> peloton.v1.RollbackUpdateResponse
+	50,  // 160: peloton.v1.JobService.PromoteUpdate:output_type -> peloton.v1.PromoteUpdateResponse
+	52,  // 161: peloton.v1.JobService.GetJobConfig:output_type -> peloton.v1.GetJobConfigResponse
+	54,  // 162: peloton.v1.JobService.ListEvents:output_type -> peloton.v1.ListEventsResponse
+	3,   // 163: peloton.v1.JobService.StartMigration:output_type -> peloton.v1.StartMigrationResponse
+	5,   // 164: peloton.v1.JobService.GetMigration:output_type -> peloton.v1.GetMigrationResponse
+	7,   // 165: peloton.v1.JobService.ListMigrations:output_type -> peloton.v1.ListMigrationsResponse
+	9,   // 166: peloton.v1.JobService.PauseMigration:output_type -> peloton.v1.PauseMigrationResponse
+	11,  // 167: peloton.v1.JobService.ResumeMigration:output_type -> peloton.v1.ResumeMigrationResponse
+	13,  // 168: peloton.v1.JobService.AbortMigration:output_type -> peloton.v1.AbortMigrationResponse
+	15,  // 169: peloton.v1.JobService.RollbackMigration:output_type -> peloton.v1.RollbackMigrationResponse
+	56,  // 170: peloton.v1.TaskService.ListTasks:output_type -> peloton.v1.ListTasksResponse
+	58,  // 171: peloton.v1.TaskService.GetTask:output_type -> peloton.v1.GetTaskResponse
+	60,  // 172: peloton.v1.TaskService.GetTaskLogs:output_type -> peloton.v1.GetTaskLogsResponse
+	62,  // 173: peloton.v1.TaskService.StopTasks:output_type -> peloton.v1.StopTasksResponse
+	64,  // 174: peloton.v1.TaskService.RestartTasks:output_type -> peloton.v1.RestartTasksResponse
+	66,  // 175: peloton.v1.PoolService.CreatePool:output_type -> peloton.v1.CreatePoolResponse
+	68,  // 176: peloton.v1.PoolService.UpdatePool:output_type -> peloton.v1.UpdatePoolResponse
+	70,  // 177: peloton.v1.PoolService.DeletePool:output_type -> peloton.v1.DeletePoolResponse
+	72,  // 178: peloton.v1.PoolService.ListPools:output_type -> peloton.v1.ListPoolsResponse
+	74,  // 179: peloton.v1.PoolService.GetPool:output_type -> peloton.v1.GetPoolResponse
+	76,  // 180: peloton.v1.PoolService.GetPoolHistory:output_type -> peloton.v1.GetPoolHistoryResponse
+	87,  // 181: peloton.v1.HostService.ListHosts:output_type -> peloton.v1.ListHostsResponse
+	89,  // 182: peloton.v1.HostService.DrainHost:output_type -> peloton.v1.DrainHostResponse
+	91,  // 183: peloton.v1.HostService.UndrainHost:output_type -> peloton.v1.UndrainHostResponse
+	93,  // 184: peloton.v1.HostService.MarkHostDown:output_type -> peloton.v1.MarkHostDownResponse
+	95,  // 185: peloton.v1.HostService.SetHostPool:output_type -> peloton.v1.SetHostPoolResponse
+	97,  // 186: peloton.v1.HostService.ListHostPools:output_type -> peloton.v1.ListHostPoolsResponse
+	79,  // 187: peloton.v1.HostService.ListClusters:output_type -> peloton.v1.ListClustersResponse
+	81,  // 188: peloton.v1.HostService.GetCluster:output_type -> peloton.v1.GetClusterResponse
+	83,  // 189: peloton.v1.HostService.DrainCluster:output_type -> peloton.v1.DrainClusterResponse
+	85,  // 190: peloton.v1.HostService.UndrainCluster:output_type -> peloton.v1.UndrainClusterResponse
+	99,  // 191: peloton.v1.RegionService.ListRegions:output_type -> peloton.v1.ListRegionsResponse
+	101, // 192: peloton.v1.RegionService.GetRegionHistory:output_type -> peloton.v1.GetRegionHistoryResponse
+	142, // 193: peloton.v1.EventService.Watch:output_type -> peloton.v1.Event
+	109, // 194: peloton.v1.FederationService.PutReplica:output_type -> peloton.v1.PutReplicaResponse
+	111, // 195: peloton.v1.FederationService.ListReplicas:output_type -> peloton.v1.ListReplicasResponse
+	113, // 196: peloton.v1.FederationService.PlanFailover:output_type -> peloton.v1.PlanFailoverResponse
+	115, // 197: peloton.v1.FederationService.StartDrill:output_type -> peloton.v1.StartDrillResponse
+	117, // 198: peloton.v1.FederationService.GetDrill:output_type -> peloton.v1.GetDrillResponse
+	119, // 199: peloton.v1.FederationService.ListDrills:output_type -> peloton.v1.ListDrillsResponse
+	107, // 200: peloton.v1.FederationService.IsolateRegion:output_type -> peloton.v1.IsolateRegionResponse
+	105, // 201: peloton.v1.FederationService.FailBack:output_type -> peloton.v1.FailBackResponse
+	121, // 202: peloton.v1.SystemService.GetVersion:output_type -> peloton.v1.GetVersionResponse
+	123, // 203: peloton.v1.SystemService.BackupStore:output_type -> peloton.v1.BackupStoreResponse
+	126, // 204: peloton.v1.AuthService.WhoAmI:output_type -> peloton.v1.WhoAmIResponse
+	128, // 205: peloton.v1.AuthService.CanI:output_type -> peloton.v1.CanIResponse
+	130, // 206: peloton.v1.AuthService.GetPolicy:output_type -> peloton.v1.GetPolicyResponse
+	132, // 207: peloton.v1.AuthService.SetPolicy:output_type -> peloton.v1.SetPolicyResponse
+	135, // 208: peloton.v1.AuditService.ListAudit:output_type -> peloton.v1.ListAuditResponse
+	144, // [144:209] is the sub-list for method output_type
+	79,  // [79:144] is the sub-list for method input_type
+	79,  // [79:79] is the sub-list for extension type_name
+	79,  // [79:79] is the sub-list for extension extendee
+	0,   // [0:79] is the sub-list for field type_name
 }
 
 func init() { file_peloton_v1_service_proto_init() }
@@ -8143,7 +8162,7 @@ func file_peloton_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peloton_v1_service_proto_rawDesc), len(file_peloton_v1_service_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   134,
+			NumMessages:   135,
 			NumExtensions: 0,
 			NumServices:   10,
 		},

@@ -1,23 +1,20 @@
 // Overview: regions, clusters, tasks running and pending, recent failures,
 // updates, migrations and drills in progress.
-import { useState } from 'preact/hooks';
-import { api, type Host, type Job, type PelotonEvent, type Update } from '../api';
+import { useEffect, useState } from 'preact/hooks';
+import { api, type Host, type PelotonEvent, type Update } from '../api';
 import { Badge, Bar, Empty, ErrorNote, JobRef, Section, StateCounts, Title, useNow } from '../components';
 import { subscribe, useEvents, useThrottled } from '../events';
-import { useJobList } from '../joblist';
+import { NEWEST_ACTIVE, useJobSummary } from '../jobsummary';
 import { Link } from '../router';
 import {
   ACTIVE_MIGRATION,
-  JOB_STATES,
   ACTIVE_UPDATE,
   TASK_STATES,
-  TERMINAL_JOB,
   WAITING_TASK,
   fmtAgo,
   fmtMem,
   fmtNum,
   hostState,
-  jobState,
   migrationState,
   taskState,
   updateState,
@@ -34,15 +31,6 @@ subscribe((ev) => {
     failures.length = Math.min(failures.length, 20);
   }
 });
-
-function sumTasks(jobs: Job[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const j of jobs) {
-    if (TERMINAL_JOB.has(jobState(j.status?.state))) continue;
-    for (const [s, n] of Object.entries(j.status?.taskStates ?? {})) out[s] = (out[s] ?? 0) + n;
-  }
-  return out;
-}
 
 interface Cluster {
   key: string;
@@ -63,28 +51,27 @@ function clustersOf(hosts: Host[]): Cluster[] {
   return [...m.values()].sort((a, b) => a.key.localeCompare(b.key));
 }
 
-/** The job states the overview reads: the unfinished, and the failed for recent failures. */
-const OVERVIEW_STATES = JOB_STATES.filter((s) => !TERMINAL_JOB.has(s) || s === 'FAILED');
-
 export function Overview() {
   const now = useNow();
   const regions = useLoad((s) => api.regions(s), []);
   const hosts = useLoad((s) => api.hosts(s), []);
-  // Only what the page shows: unfinished jobs and failed ones, filtered by
-  // the server; finished jobs, most of a busy region's, are not read.
-  const jobs = useJobList(OVERVIEW_STATES);
+  // Only what the page shows, counted by the server: how many jobs are
+  // unfinished and their tasks by state, the newest unfinished jobs and
+  // the newest failed ones; never the whole list (jobsummary.ts).
+  const jobs = useJobSummary();
   const drills = useLoad((s) => api.drills(s), []);
   const migrations = useLoad((s) => api.migrations(s), []);
   const [updates, setUpdates] = useState<Update[]>([]);
   const [, setFailTick] = useState(0);
 
-  const activeJobs = (jobs.data?.jobs ?? []).filter((j) => !TERMINAL_JOB.has(jobState(j.status?.state)));
-  const updateIds = activeJobs.map((j) => j.status?.updateId).filter((x): x is string => !!x);
+  const updateIds = (jobs.data?.newest ?? []).map((j) => j.status?.updateId).filter((x): x is string => !!x);
   const loadUpdates = async () => {
     const got = await Promise.all(updateIds.slice(0, 50).map((id) => api.update(id).then((r) => r.update, () => undefined)));
     setUpdates(got.filter((u): u is Update => !!u && ACTIVE_UPDATE.has(updateState(u.state))));
   };
-  // The list follows the stream itself (joblist.ts); updates and the
+  // The updates of the jobs read, as soon as they are known.
+  useEffect(() => void loadUpdates(), [updateIds.join()]);
+  // The summary follows the stream itself (jobsummary.ts); updates and the
   // failures seen on the stream are read again here.
   const refresh = useThrottled(() => {
     void loadUpdates();
@@ -102,12 +89,13 @@ export function Overview() {
     void loadUpdates();
   }, 3000);
 
-  const names = new Map((jobs.data?.jobs ?? []).map((j) => [j.id, j.spec?.name ?? ''] as const));
-  const counts = sumTasks(jobs.data?.jobs ?? []);
+  const names = new Map([...(jobs.data?.newest ?? []), ...(jobs.data?.failed ?? [])].map((j) => [j.id, j.spec?.name ?? ''] as const));
+  const counts = jobs.data?.tasks ?? {};
+  const activeJobs = jobs.data?.active ?? 0;
   const running = counts.RUNNING ?? 0;
   const pending = WAITING_TASK.reduce((a, s) => a + (counts[s] ?? 0), 0);
-  const failedJobs = (jobs.data?.jobs ?? [])
-    .filter((j) => jobState(j.status?.state) === 'FAILED')
+  const failedJobs = (jobs.data?.failed ?? [])
+    .slice()
     .sort((a, b) => (b.status?.completionTime ?? '').localeCompare(a.status?.completionTime ?? ''))
     .slice(0, 10);
   const activeMigrations = (migrations.data?.migrations ?? []).filter((m) => ACTIVE_MIGRATION.has(migrationState(m.state)));
@@ -119,7 +107,7 @@ export function Overview() {
       <div class="figures" role="list" aria-label="Task figures">
         <Figure label="Running tasks" value={running} testid="running-tasks" />
         <Figure label="Pending tasks" value={pending} testid="pending-tasks" />
-        <Figure label="Active jobs" value={activeJobs.length} />
+        <Figure label="Active jobs" value={activeJobs} testid="active-jobs" />
         <Figure label="Hosts" value={hosts.data?.hosts?.length ?? 0} />
       </div>
       <div class="grid">
@@ -202,6 +190,11 @@ export function Overview() {
         </Section>
         <Section title="In progress">
           <h3>Updates</h3>
+          {activeJobs > NEWEST_ACTIVE && (
+            <p class="muted small" data-testid="updates-of-newest">
+              Of the {NEWEST_ACTIVE} newest of {fmtNum(activeJobs)} active jobs.
+            </p>
+          )}
           {updates.length === 0 ? (
             <Empty>No update is rolling.</Empty>
           ) : (

@@ -225,14 +225,23 @@ class ListJobsRequest(_message.Message):
     def __init__(self, states: _Optional[_Iterable[_Union[_types_pb2.JobState, str]]] = ..., pool: _Optional[str] = ..., limit: _Optional[int] = ..., page_token: _Optional[str] = ..., labels: _Optional[_Iterable[str]] = ..., owner: _Optional[str] = ..., name: _Optional[str] = ..., view: _Optional[_Union[JobView, str]] = ..., order: _Optional[_Union[JobOrder, str]] = ..., search: _Optional[str] = ..., count_total: _Optional[bool] = ..., run_of: _Optional[str] = ...) -> None: ...
 
 class ListJobsResponse(_message.Message):
-    __slots__ = ("jobs", "next_page_token", "total")
+    __slots__ = ("jobs", "next_page_token", "total", "task_states")
+    class TaskStatesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
     JOBS_FIELD_NUMBER: _ClassVar[int]
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     TOTAL_FIELD_NUMBER: _ClassVar[int]
+    TASK_STATES_FIELD_NUMBER: _ClassVar[int]
     jobs: _containers.RepeatedCompositeFieldContainer[_types_pb2.Job]
     next_page_token: str
     total: int
-    def __init__(self, jobs: _Optional[_Iterable[_Union[_types_pb2.Job, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., total: _Optional[int] = ...) -> None: ...
+    task_states: _containers.ScalarMap[str, int]
+    def __init__(self, jobs: _Optional[_Iterable[_Union[_types_pb2.Job, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., total: _Optional[int] = ..., task_states: _Optional[_Mapping[str, int]] = ...) -> None: ...
 
 class StopJobRequest(_message.Message):
     __slots__ = ("id",)
