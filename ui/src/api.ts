@@ -154,6 +154,7 @@ export interface Update {
   message?: string;
   canary?: number;
   autoPromoteAfterSeconds?: number;
+  canaryExtra?: boolean;
   promoted?: boolean;
   promotedBy?: string;
 }
@@ -233,6 +234,8 @@ export interface UpdateOptions {
   /** Instances moved first; the rest wait for the promotion. */
   canary?: number;
   autoPromoteAfterSeconds?: number;
+  /** The canaries are extra instances beside the job's. */
+  canaryExtra?: boolean;
 }
 
 export interface Pool {

@@ -691,6 +691,29 @@ const scenarios = {
     await canaryRow.locator('[data-canary]').getByText('promoted by').waitFor();
     console.log('canary update promoted from the job page by ' + promoted.promotedBy);
     if (await canaryRow.getByRole('button', { name: 'Promote' }).count()) throw new Error('a promoted update offers Promote');
+    // An extra canary from the Update dialog: an instance beside the job's four.
+    await page.getByRole('button', { name: 'Update…' }).click();
+    const extra = page.getByRole('dialog', { name: `Update ${name}` });
+    const current = await until('the current spec in the editor', async () => {
+      const t = await extra.getByLabel('Spec (JSON)').inputValue();
+      return t ? JSON.parse(t) : false;
+    });
+    await extra.getByLabel('Spec (JSON)').fill(JSON.stringify({ ...current, task: { ...current.task, env: { V: '4' } } }, null, 2));
+    await extra.getByLabel('Canaries', { exact: true }).fill('1');
+    await extra.getByLabel('Extra canaries, beside the job').check();
+    await extra.getByRole('button', { name: 'Confirm' }).click();
+    const extraUpdate = await until('an extra canary update', async () => (await api('GET', `/v1/jobs/${id}/updates`)).updates?.find((u) => u.canaryExtra));
+    const extraRow = page.locator(`#updates tr[data-update="${extraUpdate.id}"]`);
+    await extraRow.locator('[data-canary]').getByText('1 extra canary (instances 4–4), waiting for promotion').waitFor();
+    await until('five instances while the extra canary waits', async () => (await api('GET', `/v1/jobs/${id}`)).job.status?.taskStates?.RUNNING === 5, 30000);
+    await extraRow.getByRole('button', { name: 'Promote' }).click();
+    await page.getByRole('dialog', { name: `Promote update to v${extraUpdate.toVersion}?` }).getByRole('button', { name: 'Confirm' }).click();
+    await until('the extra canary gone, four on the new config', async () => {
+      const u = (await api('GET', `/v1/updates/${extraUpdate.id}`)).update;
+      const j = (await api('GET', `/v1/jobs/${id}`)).job;
+      return u.state === 'UPDATE_STATE_SUCCEEDED' && j.spec.instances === 4 && j.status?.taskStates?.RUNNING === 4;
+    }, 30000);
+    console.log('extra canary update promoted from the job page');
     await page.getByRole('button', { name: 'Stop tasks…' }).click();
     const stop = page.getByRole('dialog', { name: `Stop tasks of ${name}` });
     await stop.getByLabel('Instances (such as 0 2 5-9)').fill('0-1');

@@ -110,6 +110,16 @@ function RolloutOptions({ opts, set }: { opts: UpdateOptions; set: (o: UpdateOpt
           onInput={(e) => set({ ...opts, canary: numberOrUndefined((e.target as HTMLInputElement).value) })}
         />
       </label>
+      <label class="check" title="start the canaries as extra instances beside the job's: none of its instances leaves its config before the promotion">
+        <input
+          type="checkbox"
+          name="canaryExtra"
+          checked={!!opts.canaryExtra}
+          disabled={!opts.canary}
+          onChange={(e) => set({ ...opts, canaryExtra: (e.target as HTMLInputElement).checked })}
+        />
+        Extra canaries, beside the job
+      </label>
       <label class="check">
         <input type="checkbox" checked={!!opts.rollbackOnFailure} onChange={(e) => set({ ...opts, rollbackOnFailure: (e.target as HTMLInputElement).checked })} />
         Roll back on failure

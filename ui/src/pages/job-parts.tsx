@@ -57,7 +57,8 @@ export function Updates({ jobId, tick, configVersion }: { jobId: string; tick: n
                       {u.message && <div class="muted small">{u.message}</div>}
                       {!!u.canary && (
                         <div class="muted small" data-canary>
-                          {u.canary} {u.canary === 1 ? 'canary' : 'canaries'}
+                          {u.canary} {u.canaryExtra ? 'extra' : ''} {u.canary === 1 ? 'canary' : 'canaries'}
+                          {u.canaryExtra && !u.promoted && u.instancesTotal ? ` (instances ${u.instancesTotal - (u.canary ?? 0)}–${u.instancesTotal - 1})` : ''}
                           {u.promoted ? `, promoted by ${u.promotedBy}` : ', waiting for promotion'}
                         </div>
                       )}
