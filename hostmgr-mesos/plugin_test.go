@@ -221,6 +221,9 @@ func TestRescindedOfferLosesNoLaunch(t *testing.T) {
 	if err := rp.p.Launch(context.Background(), []hostmgr.Launch{launch("jobX-0-1", "dc1/agent-0", 1, map[string]string{mesostest.EnvDuration: "10ms"})}); err != nil {
 		t.Fatal(err)
 	}
+	// The plugin accepts on its own goroutine: the RESCIND must stay
+	// unheard until its ACCEPT reached the master.
+	waitFor(t, "the ACCEPT of the rescinded offer", func() bool { return c.m.Stats().Calls["ACCEPT"] >= 1 })
 	c.m.SetSilent(false)
 	waitState(t, rp.sink, "jobX-0-1", model.TaskSucceeded)
 	if got := rp.sink.states("jobX-0-1"); !slices.Equal(got, []model.TaskState{model.TaskRunning, model.TaskSucceeded}) {
