@@ -497,6 +497,18 @@ func (e *Engine) loadJob(ctx context.Context, j *model.Job) (loadedJob, error) {
 	if err != nil {
 		return loadedJob{}, err
 	}
+	// A rollback needs the config it goes back to: read now, so that no
+	// pass reads the store under the lock for it.
+	if u != nil && u.FromVersion != j.ConfigVersion && je.configs[u.FromVersion] == nil {
+		spec, err := e.cfg.Store.GetJobConfig(ctx, j.ID, u.FromVersion)
+		if err != nil {
+			return loadedJob{}, fmt.Errorf("config %d of job %s: %w", u.FromVersion, j.ID, err)
+		}
+		if je.configs == nil {
+			je.configs = map[uint64]*configView{}
+		}
+		je.configs[u.FromVersion] = newConfigView(spec)
+	}
 	return loadedJob{je: je, update: u}, nil
 }
 

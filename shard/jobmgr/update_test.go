@@ -373,6 +373,52 @@ func TestUpdateSurvivesANewLeader(t *testing.T) {
 	}
 }
 
+// A new leader taking up a running update holds the config it would roll
+// back to, read while it recovered, though no run uses it any more: a
+// rollback then reads nothing from the store under the engine's lock.
+func TestRecoveredUpdateHoldsItsFromConfig(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	hosts := []sim.HostSpec{{Name: "h1", Capacity: model.Resources{MilliCPU: 16000, MemMB: 1000}}}
+	s := newTestShardOn(t, st, clk, hosts)
+	spec := oneCore(2)
+	j := s.service(spec)
+	s.until("2 running", func() bool { return s.count(j, model.TaskRunning) == 2 })
+	spec.Pool, spec.MaxAttempts, spec.Type = RootPool, 3, model.JobService
+	spec.Task.Env = map[string]string{"V": "2"}
+	// Every instance moves, and the update waits an hour for them to stay
+	// healthy: no run uses config 1 any more.
+	if _, err := Do(ctx, s.e, UpdateJob{Job: j, Spec: spec, Options: UpdateOptions{BatchSize: 2, MinHealthy: time.Hour}}); err != nil {
+		t.Fatal(err)
+	}
+	s.until("both instances running config 2", func() bool {
+		n := 0
+		for _, tk := range s.tasks(j) {
+			if tk.ConfigVersion == 2 && tk.State == model.TaskRunning {
+				n++
+			}
+		}
+		return n == 2
+	})
+	s.stop()
+
+	// The new leader's recovery alone, with no pass after it.
+	e := New(Config{Region: "test", Store: st, Clock: clk, EventRetention: 10 * 365 * 24 * time.Hour})
+	if err := e.recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.lock()
+	defer e.mu.Unlock()
+	je := e.jobs[j]
+	if je == nil || e.rollouts[j] == nil || !e.rollouts[j].Running() {
+		t.Fatalf("the running update was not taken up: %+v", e.rollouts[j])
+	}
+	if c := je.configs[1]; c == nil || c.spec.Task.Env["V"] != "" {
+		t.Fatalf("config 1 not held after recovery: %+v", c)
+	}
+}
+
 // A watcher of a job resuming after a leader change gets what it missed
 // from the stored history: the new leader's backlog does not have it.
 func TestWatchResumesFromStoredHistory(t *testing.T) {

@@ -39,13 +39,9 @@ func (e *Engine) countFailures(je *jobEntry, ro *rollout.Job, now time.Time) boo
 // the same batch size and SLA.
 func (e *Engine) startRollback(je *jobEntry, ro *rollout.Job, why string, now time.Time) error {
 	u := ro.Update
-	old := je.configs[u.FromVersion]
+	old := je.configs[u.FromVersion] // kept since the update started or was recovered
 	if old == nil {
-		spec, err := e.cfg.Store.GetJobConfig(context.Background(), je.job.ID, u.FromVersion)
-		if err != nil {
-			return fmt.Errorf("config %d: %w", u.FromVersion, err)
-		}
-		old = newConfigView(spec)
+		return fmt.Errorf("config %d of the job is not held: %w", u.FromVersion, ErrUpdateState)
 	}
 	spec := *old.spec
 	if je.job.Spec.Type == model.JobDaemon {
