@@ -2,7 +2,6 @@ package service
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
@@ -27,7 +26,7 @@ func scheduleProblems(spec *pb.JobSpec) []pb.FieldError {
 	var out []pb.FieldError
 	add := func(path, msg string) { out = append(out, pb.FieldError{Path: "schedule." + path, Message: msg}) }
 	if t := spec.GetType(); t != pb.JobType_JOB_TYPE_BATCH && t != pb.JobType_JOB_TYPE_UNSPECIFIED {
-		out = append(out, pb.FieldError{Path: "schedule", Message: fmt.Sprintf("only a batch job can have a schedule, not a %s job", jobTypeName(t))})
+		out = append(out, pb.FieldError{Path: "schedule", Message: fmt.Sprintf("only a batch job can have a schedule, not a %s job", model.JobType(t))})
 	}
 	sc := scheduleToModel(s)
 	if _, _, err := jobmgr.ParseSchedule(&model.Schedule{Cron: sc.Cron}); err != nil {
@@ -49,10 +48,6 @@ func scheduleProblems(spec *pb.JobSpec) []pb.FieldError {
 		add("starting_deadline_seconds", fmt.Sprintf("must be at most %d (a year)", int64(maxStartingDeadline/time.Second)))
 	}
 	return out
-}
-
-func jobTypeName(t pb.JobType) string {
-	return strings.ToLower(pb.ShortEnumName(t))
 }
 
 func scheduleToModel(s *pb.Schedule) *model.Schedule {

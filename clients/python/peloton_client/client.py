@@ -145,6 +145,21 @@ class Client:
         return self.jobs.StopJob(svc.StopJobRequest(id=job_id), timeout=self.timeout).job
 
     @_api
+    def suspend_job(self, job_id):
+        """Stops a periodic job's ticks from launching runs."""
+        return self.jobs.SuspendJob(svc.SuspendJobRequest(id=job_id), timeout=self.timeout).job
+
+    @_api
+    def resume_job(self, job_id):
+        """Lets a suspended periodic job launch runs again from its next tick."""
+        return self.jobs.ResumeJob(svc.ResumeJobRequest(id=job_id), timeout=self.timeout).job
+
+    @_api
+    def run_job(self, job_id):
+        """Launches a run of a periodic job now; returns the run."""
+        return self.jobs.RunJob(svc.RunJobRequest(id=job_id), timeout=self.timeout).run
+
+    @_api
     def delete_job(self, job_id):
         self.jobs.DeleteJob(svc.DeleteJobRequest(id=job_id), timeout=self.timeout)
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -13,70 +14,42 @@ import (
 // Periodic jobs: suspend, resume, run now, and the runs a job launched.
 
 func (a *app) jobSuspendCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "suspend JOB_ID",
-		Short: "Stop a periodic job's ticks from launching runs (runs going go on)",
-		Args:  args(cobra.ExactArgs(1)),
-		RunE: a.connected(func(cmd *cobra.Command, argv []string, c *clients) error {
-			ctx, cancel := a.rpc(cmd.Context())
-			defer cancel()
-			resp, err := c.jobs.SuspendJob(ctx, &pelotonv1.SuspendJobRequest{Id: argv[0]})
-			if err != nil {
-				return err
-			}
-			return a.writePeriodicChange(cmd.OutOrStdout(), resp.GetJob(), "suspended")
-		}),
-	}
+	return oneCall(a, "suspend JOB_ID", "Stop a periodic job's ticks from launching runs (runs going go on)",
+		func(ctx context.Context, c *clients, id string) (*pelotonv1.Job, error) {
+			resp, err := c.jobs.SuspendJob(ctx, &pelotonv1.SuspendJobRequest{Id: id})
+			return resp.GetJob(), err
+		}, a.periodicChange("suspended"))
 }
 
 func (a *app) jobResumeCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "resume JOB_ID",
-		Short: "Let a suspended periodic job launch runs again from its next tick",
-		Args:  args(cobra.ExactArgs(1)),
-		RunE: a.connected(func(cmd *cobra.Command, argv []string, c *clients) error {
-			ctx, cancel := a.rpc(cmd.Context())
-			defer cancel()
-			resp, err := c.jobs.ResumeJob(ctx, &pelotonv1.ResumeJobRequest{Id: argv[0]})
-			if err != nil {
-				return err
-			}
-			return a.writePeriodicChange(cmd.OutOrStdout(), resp.GetJob(), "resumed")
-		}),
-	}
+	return oneCall(a, "resume JOB_ID", "Let a suspended periodic job launch runs again from its next tick",
+		func(ctx context.Context, c *clients, id string) (*pelotonv1.Job, error) {
+			resp, err := c.jobs.ResumeJob(ctx, &pelotonv1.ResumeJobRequest{Id: id})
+			return resp.GetJob(), err
+		}, a.periodicChange("resumed"))
 }
 
-func (a *app) writePeriodicChange(w io.Writer, j *pelotonv1.Job, what string) error {
-	if a.output != "table" {
-		return writeStructured(w, a.output, j)
+// periodicChange writes a suspended or resumed job as a line.
+func (a *app) periodicChange(what string) func(io.Writer, *pelotonv1.Job) error {
+	return func(w io.Writer, j *pelotonv1.Job) error {
+		line := fmt.Sprintf("job %s: %s", j.GetId(), what)
+		if next := j.GetStatus().GetPeriodic().GetNextRunTime(); next != nil {
+			line += ", next run " + timestamp(next, a.clock.Now())
+		}
+		_, err := fmt.Fprintln(w, line)
+		return err
 	}
-	line := fmt.Sprintf("job %s: %s", j.GetId(), what)
-	if next := j.GetStatus().GetPeriodic().GetNextRunTime(); next != nil {
-		line += ", next run " + timestamp(next, a.clock.Now())
-	}
-	_, err := fmt.Fprintln(w, line)
-	return err
 }
 
 func (a *app) jobRunCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "run JOB_ID",
-		Short: "Launch a run of a periodic job now",
-		Args:  args(cobra.ExactArgs(1)),
-		RunE: a.connected(func(cmd *cobra.Command, argv []string, c *clients) error {
-			ctx, cancel := a.rpc(cmd.Context())
-			defer cancel()
-			resp, err := c.jobs.RunJob(ctx, &pelotonv1.RunJobRequest{Id: argv[0]})
-			if err != nil {
-				return err
-			}
-			if a.output != "table" {
-				return writeStructured(cmd.OutOrStdout(), a.output, resp.GetRun())
-			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "run %s launched (%s)\n", resp.GetRun().GetId(), resp.GetRun().GetSpec().GetName())
+	return oneCall(a, "run JOB_ID", "Launch a run of a periodic job now",
+		func(ctx context.Context, c *clients, id string) (*pelotonv1.Job, error) {
+			resp, err := c.jobs.RunJob(ctx, &pelotonv1.RunJobRequest{Id: id})
+			return resp.GetRun(), err
+		}, func(w io.Writer, run *pelotonv1.Job) error {
+			_, err := fmt.Fprintf(w, "run %s launched (%s)\n", run.GetId(), run.GetSpec().GetName())
 			return err
-		}),
-	}
+		})
 }
 
 func (a *app) jobRunsCommand() *cobra.Command {

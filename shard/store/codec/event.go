@@ -23,7 +23,7 @@ const (
 // the value.
 func AppendEvent(dst []byte, ev *model.Event) []byte {
 	e := encoder{buf: dst}
-	if st := ev.JobStatus; st != nil && (st.Periodic != nil || st.RunOf != nil) {
+	if st := ev.JobStatus; st != nil && hasPeriodic(st) {
 		e.byte(EventRecordV3)
 		e.time(ev.Time)
 		e.byte(eventJob)

@@ -17,7 +17,7 @@ import (
 // changes with every status change, stays small.
 func EncodeJobRecord(j *model.Job, rev uint64) []byte {
 	version := byte(JobRecordV3)
-	if j.Status.Periodic != nil || j.Status.RunOf != nil {
+	if hasPeriodic(&j.Status) {
 		version = JobRecordV4
 	}
 	e := encoder{buf: make([]byte, 0, 96)}
@@ -380,6 +380,10 @@ func (d *decoder) schedule() *model.Schedule {
 		KeepRuns:         d.uint32(),
 	}
 }
+
+// hasPeriodic reports whether a status holds what JobRecordV4 and
+// EventRecordV3 add: a periodic job's state or a run's link.
+func hasPeriodic(s *model.JobStatus) bool { return s.Periodic != nil || s.RunOf != nil }
 
 // periodic writes what JobRecordV4 adds to a job record: a periodic job's
 // schedule state and a run's link, each behind a presence byte.

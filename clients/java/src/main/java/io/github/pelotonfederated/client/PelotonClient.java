@@ -37,7 +37,10 @@ import peloton.v1.Service.GetTaskLogsRequest;
 import peloton.v1.Service.ListJobsRequest;
 import peloton.v1.Service.ListJobsResponse;
 import peloton.v1.Service.ListTasksRequest;
+import peloton.v1.Service.ResumeJobRequest;
+import peloton.v1.Service.RunJobRequest;
 import peloton.v1.Service.StopJobRequest;
+import peloton.v1.Service.SuspendJobRequest;
 import peloton.v1.Service.UpdateJobRequest;
 import peloton.v1.Service.WatchRequest;
 import peloton.v1.TaskServiceGrpc;
@@ -208,6 +211,21 @@ public final class PelotonClient implements AutoCloseable {
 
   public Job stopJob(String id) {
     return call(JobServiceGrpc.getStopJobMethod(), StopJobRequest.newBuilder().setId(id).build()).getJob();
+  }
+
+  /** Stops a periodic job's ticks from launching runs. */
+  public Job suspendJob(String id) {
+    return call(JobServiceGrpc.getSuspendJobMethod(), SuspendJobRequest.newBuilder().setId(id).build()).getJob();
+  }
+
+  /** Lets a suspended periodic job launch runs again from its next tick. */
+  public Job resumeJob(String id) {
+    return call(JobServiceGrpc.getResumeJobMethod(), ResumeJobRequest.newBuilder().setId(id).build()).getJob();
+  }
+
+  /** Launches a run of a periodic job now and returns the run. */
+  public Job runJob(String id) {
+    return call(JobServiceGrpc.getRunJobMethod(), RunJobRequest.newBuilder().setId(id).build()).getRun();
   }
 
   /** The job's current spec. */
