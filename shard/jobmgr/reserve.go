@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/placement"
 	"github.com/peloton-federated/peloton/shard/reservation"
@@ -111,12 +110,17 @@ func (e *Engine) reserveHosts(now time.Time) {
 	r.planned = now
 	in := reservation.Input{Now: now, After: r.cfg.After, PerPool: r.cfg.PerPool, Held: r.held}
 	views := e.cfg.Hosts.Snapshot()
+	// Each host as placement sees it empty, made once for every waiter.
+	empty := make([]placement.Host, len(views))
+	for i := range views {
+		empty[i] = placementHost(&views[i], views[i].Capacity, e.hostPoolOf(views[i].ID), e.clusters.drained)
+	}
 	for id, w := range r.waiting {
 		if _, t := e.task(id); t == nil || t.State != model.TaskReady {
 			delete(r.waiting, id)
 			continue
 		}
-		in.Waiters = append(in.Waiters, e.reservationWaiter(id, w, views))
+		in.Waiters = append(in.Waiters, reservationWaiter(id, w, empty))
 	}
 	for i := range views {
 		v := &views[i]
@@ -138,13 +142,11 @@ func (e *Engine) reserveHosts(now time.Time) {
 
 // reservationWaiter describes a waiting task to the plan: which hosts it
 // may run on at all is placement's word.
-func (e *Engine) reservationWaiter(id model.TaskID, w *waiter, views []hostmgr.HostView) reservation.Waiter {
+func reservationWaiter(id model.TaskID, w *waiter, hosts []placement.Host) reservation.Waiter {
 	admits := map[model.HostID]bool{}
-	for i := range views {
-		v := &views[i]
-		h := placementHost(v, v.Capacity, e.hostPoolOf(v.ID), e.clusters.drained)
-		if placement.Admits(&h, &w.task) {
-			admits[v.ID] = true
+	for i := range hosts {
+		if placement.Admits(&hosts[i], &w.task) {
+			admits[hosts[i].ID] = true
 		}
 	}
 	return reservation.Waiter{Task: id, Pool: w.pool, Need: w.task.Resources, Since: w.since,
