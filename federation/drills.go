@@ -229,9 +229,25 @@ func (r *Router) runDrill(ctx context.Context, d *pb.Drill, duration time.Durati
 		defer cancel()
 		r.keepDrill(cctx, d)
 	}
+	// heal ends the region's isolation whatever ctx says: a region is never
+	// left cut off by a drill that stopped.
+	heal := func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drillCleanup)
+		defer cancel()
+		if _, err := r.IsolateRegion(cctx, &pb.IsolateRegionRequest{Region: region, Isolated: false}); err != nil {
+			r.reportError("drill", "healing the region of a drill cut short", err, "drill", d.GetId(), "region", region)
+		}
+	}
 	start := time.Now()
 	if _, err := r.IsolateRegion(ctx, &pb.IsolateRegionRequest{Region: region, Isolated: true}); err != nil {
-		fail("isolating the region: " + status.Convert(err).Message())
+		// The call may have landed though its answer did not come back
+		// (this server stopping, a timeout): healing is harmless if not.
+		heal()
+		if ctx.Err() != nil {
+			fail("the server stopped during the drill")
+		} else {
+			fail("isolating the region: " + status.Convert(err).Message())
+		}
 		return
 	}
 	healed := false
@@ -241,11 +257,7 @@ func (r *Router) runDrill(ctx context.Context, d *pb.Drill, duration time.Durati
 		}
 		// Stopped mid-drill: never leave the region cut off.
 		if !healed {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drillCleanup)
-			defer cancel()
-			if _, err := r.IsolateRegion(cctx, &pb.IsolateRegionRequest{Region: region, Isolated: false}); err != nil {
-				r.reportError("drill", "healing the region of a drill cut short", err, "drill", d.GetId(), "region", region)
-			}
+			heal()
 		}
 		fail("the server stopped during the drill")
 	}()

@@ -74,24 +74,30 @@ func (l *isolationLog) last() string {
 	return l.calls[len(l.calls)-1]
 }
 
-// A drill runs under the router's context: Close stops it, heals the
-// region and records it as cut short; a report that cannot be saved is
-// counted, not dropped.
-func TestDrillStopsWithRouterAndReportsSaveErrors(t *testing.T) {
+// serveWest serves region west's router over gRPC, isolating itself
+// with iso, until the test ends, and returns its address.
+func serveWest(t *testing.T, iso Isolation) string {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	west := NewRouter(&unimplementedShard{}, NewStaticDirectory("west", []Region{{Name: "west"}, {Name: "east"}}), nil)
-	iso := &isolationLog{}
 	west.SetDrills(&flakyDrills{}, iso)
 	g := grpc.NewServer()
 	west.Register(g)
 	served := make(chan struct{})
 	go func() { defer close(served); _ = g.Serve(lis) }()
-	defer func() { g.Stop(); <-served; west.Close() }()
+	t.Cleanup(func() { g.Stop(); <-served; west.Close() })
+	return lis.Addr().String()
+}
 
-	dir := NewStaticDirectory("east", []Region{{Name: "east"}, {Name: "west", Addr: lis.Addr().String()}})
+// A drill runs under the router's context: Close stops it, heals the
+// region and records it as cut short; a report that cannot be saved is
+// counted, not dropped.
+func TestDrillStopsWithRouterAndReportsSaveErrors(t *testing.T) {
+	iso := &isolationLog{}
+	dir := NewStaticDirectory("east", []Region{{Name: "east"}, {Name: "west", Addr: serveWest(t, iso)}})
 	east := NewRouter(&unimplementedShard{}, dir, nil)
 	reports := &flakyDrills{}
 	east.SetDrills(reports, nil)
@@ -138,5 +144,45 @@ func TestDrillStopsWithRouterAndReportsSaveErrors(t *testing.T) {
 	got := east2.BackgroundErrors()
 	if len(got) != 1 || got[0].Loop != "drill" || got[0].Count == 0 {
 		t.Errorf("background errors = %v, want the drill's failed save", got)
+	}
+}
+
+// slowIsolation isolates, then holds the answer until the caller gives
+// up: the isolation landed but its answer is lost.
+type slowIsolation struct {
+	isolationLog
+	isolated chan struct{}
+}
+
+func (l *slowIsolation) Isolate(ctx context.Context) error {
+	l.add("isolate")
+	close(l.isolated)
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// A drill stopped while its isolating call is in flight, the isolation
+// landed but its answer not back, heals the region and reports that the
+// server stopped: the region is never left cut off.
+func TestDrillStoppedDuringIsolationHeals(t *testing.T) {
+	iso := &slowIsolation{isolated: make(chan struct{})}
+	east := NewRouter(&unimplementedShard{}, NewStaticDirectory("east", []Region{{Name: "east"}, {Name: "west", Addr: serveWest(t, iso)}}), nil)
+	reports := &flakyDrills{}
+	east.SetDrills(reports, nil)
+	resp, err := east.StartDrill(context.Background(), &pb.StartDrillRequest{Region: "west", DurationSeconds: 600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-iso.isolated:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the drill never isolated west")
+	}
+	east.Close()
+	if got := iso.last(); got != "heal" {
+		t.Errorf("west's last isolation call = %q, want heal", got)
+	}
+	if got, want := reports.state(resp.GetDrill().GetId()), "failed: the server stopped during the drill"; got != want {
+		t.Errorf("report = %q, want %q", got, want)
 	}
 }

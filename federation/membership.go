@@ -22,12 +22,15 @@ type GossipDirectory struct {
 	log   *slog.Logger
 	fence func(bool)
 
-	mu        sync.Mutex
-	mem       *gossip.Membership
-	tracker   *policy.HealthTracker
-	known     map[string]Region // every region ever seen, by name
-	suspect   map[string]bool   // members suspect at the last observation
-	peers     []string          // gossip addresses seen, to rejoin
+	mu      sync.Mutex
+	mem     *gossip.Membership
+	tracker *policy.HealthTracker
+	known   map[string]Region // every region ever seen, by name
+	// suspect holds the members suspect at the last observation, and
+	// those confirmed failed after it, with when each was first seen
+	// suspect: a member confirmed failed was unreachable from then on.
+	suspect   map[string]time.Time
+	peers     []string // gossip addresses seen, to rejoin
 	isolated  bool
 	listeners []func(policy.Transition)
 	// joined: a configured peer answered a join (or there was none to
@@ -42,7 +45,7 @@ func NewGossipDirectory(ctx context.Context, cfg gossip.Config, health policy.He
 	if err != nil {
 		return nil, err
 	}
-	d := &GossipDirectory{cfg: cfg, log: log, fence: fence, tracker: tracker, known: map[string]Region{}, suspect: map[string]bool{}}
+	d := &GossipDirectory{cfg: cfg, log: log, fence: fence, tracker: tracker, known: map[string]Region{}, suspect: map[string]time.Time{}}
 	d.known[cfg.Region] = Region{Name: cfg.Region, Addr: cfg.APIAddr, Health: "alive"}
 	// Join in the background and keep retrying: peers may start later.
 	start := cfg
@@ -166,14 +169,7 @@ func (d *GossipDirectory) observe(now time.Time) {
 	}
 	s := d.sightLocked(members)
 	transitions := d.updateRegionsLocked(s, now)
-	clear(d.suspect)
-	for _, ms := range s.seen {
-		for _, m := range ms {
-			if m.Status == "suspect" {
-				d.suspect[m.Name] = true
-			}
-		}
-	}
+	d.keepSuspicionsLocked(s, now)
 	listeners := d.listeners
 	d.mu.Unlock()
 	for _, m := range s.suspected {
@@ -186,6 +182,49 @@ func (d *GossipDirectory) observe(now time.Time) {
 			f(tr)
 		}
 	}
+}
+
+// keepSuspicionsLocked remembers when each member now suspect was first
+// seen suspect, and keeps that time for a member confirmed failed since;
+// a member alive again, gone or left is forgotten.
+func (d *GossipDirectory) keepSuspicionsLocked(s sighting, now time.Time) {
+	was := d.suspect
+	d.suspect = make(map[string]time.Time, len(was))
+	for _, ms := range s.seen {
+		for _, m := range ms {
+			since, seen := was[m.Name]
+			switch {
+			case m.Status == "suspect" && seen:
+				d.suspect[m.Name] = since
+			case m.Status == "suspect":
+				d.suspect[m.Name] = now
+			case m.Status == string(gossip.StatusFailed) && seen:
+				d.suspect[m.Name] = since
+			}
+		}
+	}
+}
+
+// unreachableSince is when a region none of whose members is reachable
+// lost the last of them, when every one of them was confirmed failed
+// after it had been suspect: each was unreachable from its first
+// suspicion (memberlist's direct and indirect probes failed from then on),
+// though it counted as reachable until confirmed. Zero when not known.
+func (d *GossipDirectory) unreachableSince(members []RegionMember) time.Time {
+	var latest time.Time
+	for _, m := range members {
+		if m.Status == string(gossip.StatusLeft) {
+			continue
+		}
+		since, ok := d.suspect[m.Name]
+		if !ok || m.Status != string(gossip.StatusFailed) {
+			return time.Time{}
+		}
+		if since.After(latest) {
+			latest = since
+		}
+	}
+	return latest
 }
 
 // sighting is what one look at the gossip pool saw of the regions.
@@ -210,7 +249,7 @@ func (d *GossipDirectory) sightLocked(members []gossip.Member) sighting {
 		}
 		rm := d.regionMember(m)
 		s.seen[m.Region] = append(s.seen[m.Region], rm)
-		if rm.Status == "suspect" && !d.suspect[m.Name] {
+		if _, was := d.suspect[m.Name]; rm.Status == "suspect" && !was {
 			s.suspected = append(s.suspected, rm)
 		}
 		s.count(m)
@@ -260,6 +299,11 @@ func (d *GossipDirectory) updateRegionsLocked(s sighting, now time.Time) []polic
 			continue
 		}
 		c := s.counts[name]
+		if c.reachable == 0 {
+			if since := d.unreachableSince(s.seen[name]); !since.IsZero() {
+				d.tracker.Unreachable(name, since)
+			}
+		}
 		transitions = append(transitions, d.tracker.Observe(name, c.reachable, c.total, now)...)
 		r.Name = name
 		if c.reachable > 0 {

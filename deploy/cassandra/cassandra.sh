@@ -44,7 +44,9 @@ GIVEN=" "
 JMX_PORT=
 # start --replace: the node's data is gone; it takes its own place in the
 # ring again, streaming its ranges from the other replicas.
+# start --replace-address A: a new node takes the place of the dead node A.
 REPLACE=0
+REPLACE_ADDRESS=
 
 # Defaults for start/stop; overridden by flags.
 NODE_DIR="${CASSANDRA_DIR:-$CACHE_ROOT/node}"
@@ -85,7 +87,13 @@ start options:
   --replace            the node of a ring lost its data (DIR/data removed):
                        it takes its own place again (same address and token)
                        and streams its ranges from the other replicas; run
-                       nodetool repair on it afterwards
+                       nodetool repair on it afterwards. In a ring of few
+                       nodes this may fail with "Unable to contact any
+                       seeds": prefer --replace-address
+  --replace-address A  a new node (its own --dir and --address, with the
+                       ring's --seeds and A's --token) takes the place of
+                       the dead node A, streaming A's ranges from the other
+                       replicas; run nodetool repair on it afterwards
   --durable            sync the commit log before acknowledging a write and
                        log schema changes, so that a node killed with
                        SIGKILL restarts with every acknowledged write
@@ -116,6 +124,7 @@ parse_flags() {
       --token) TOKEN="${2:?--token needs a value}"; GIVEN+="token "; shift 2 ;;
       --jmx-port) JMX_PORT="${2:?--jmx-port needs a value}"; GIVEN+="jmx-port "; shift 2 ;;
       --replace) REPLACE=1; shift ;;
+      --replace-address) REPLACE=1; REPLACE_ADDRESS="${2:?--replace-address needs a value}"; shift 2 ;;
       --nodes) NODES="${2:?--nodes needs a value}"; shift 2 ;;
       --first-address) FIRST_ADDRESS="${2:?--first-address needs a value}"; shift 2 ;;
       --timeout) TIMEOUT_SECONDS="${2:?--timeout needs a value}"; shift 2 ;;
@@ -395,6 +404,17 @@ jvm_options() {
   local jamm
   local jars=("$LIB_DIR"/jamm-*.jar)
   jamm="${jars[0]}"
+  # The ring delay bounds how long a node waits for the seeds' view of
+  # the ring. A node that replaces itself must get it before it streams
+  # (its shadow round): on a loaded machine a seed may take seconds to
+  # answer, so it waits longer than a node that only restarts.
+  local ring_delay_ms=1000
+  if [ "$REPLACE" = 1 ]; then ring_delay_ms=15000; fi
+  # A node that replaces another address waits the longer of the load
+  # broadcast interval and twice the ring delay for news of the node it
+  # replaces; the interval's default is a minute.
+  local broadcast_ms=60000
+  if [ "$REPLACE" = 1 ]; then broadcast_ms=$((2 * ring_delay_ms)); fi
   JVM_OPTS=(
     -Xms"$HEAP" -Xmx"$HEAP" -Xss512k
     -XX:+UseG1GC -XX:+ParallelRefProcEnabled -XX:MaxTenuringThreshold=1
@@ -420,7 +440,8 @@ jvm_options() {
     # JMX is opened only with --jmx-port, and then on 127.0.0.1 only
     # (cassandra.jmx.local.port; no cassandra.jmx.remote.port).
     -Dcassandra.skip_wait_for_gossip_to_settle=0
-    -Dcassandra.ring_delay_ms=1000
+    -Dcassandra.ring_delay_ms="$ring_delay_ms"
+    -Dcassandra.broadcast_interval_ms="$broadcast_ms"
     -Dcassandra.memtable.row_overhead_size=180
     -Dcassandra.test.ignore_sigar=true
     -Dcassandra.available_processors="$(nproc 2>/dev/null || echo 2)"
@@ -429,9 +450,10 @@ jvm_options() {
     JVM_OPTS+=(-Dcassandra.jmx.local.port="$JMX_PORT")
   fi
   if [ "$REPLACE" = 1 ]; then
-    # The node takes the place in the ring its address held (its token),
-    # streaming the data of its ranges from the other replicas.
-    JVM_OPTS+=(-Dcassandra.replace_address_first_boot="$HOST")
+    # The node takes the place in the ring of the node at its own address
+    # (--replace) or at another (--replace-address), streaming the data of
+    # its ranges from the other replicas.
+    JVM_OPTS+=(-Dcassandra.replace_address_first_boot="${REPLACE_ADDRESS:-$HOST}")
   fi
   if [ "$DURABLE" = 0 ]; then
     # The system keyspaces (schema included) skip the commit log: a faster
@@ -467,6 +489,10 @@ cmd_start() {
   # starts from the flags alone.
   [ "$CLEAN" = 1 ] || read_node_settings
   check_loopback "$HOST"
+  if [ -n "$REPLACE_ADDRESS" ]; then
+    check_loopback "$REPLACE_ADDRESS"
+    [ "$REPLACE_ADDRESS" != "$HOST" ] || die "--replace-address $REPLACE_ADDRESS is the node's own address: use --replace"
+  fi
   if [ "$REPLACE" = 1 ]; then
     [ "$CLEAN" = 0 ] || die "--replace and --clean: --replace is for a node of a ring whose data is gone; --clean starts a new cluster"
     [ -n "$SEEDS" ] && [ "$SEEDS" != "$HOST" ] \
@@ -503,7 +529,7 @@ cmd_start() {
       [ -s "$(pid_file)" ] && break
       sleep 0.1
     done
-    log "started Cassandra $CASSANDRA_VERSION (pid $(cat "$(pid_file)" 2>/dev/null || echo '?')), dir $NODE_DIR, CQL $HOST:$NATIVE_PORT, heap $HEAP${JMX_PORT:+, JMX 127.0.0.1:$JMX_PORT}$([ "$REPLACE" = 1 ] && echo ", replacing its own place in the ring")"
+    log "started Cassandra $CASSANDRA_VERSION (pid $(cat "$(pid_file)" 2>/dev/null || echo '?')), dir $NODE_DIR, CQL $HOST:$NATIVE_PORT, heap $HEAP${JMX_PORT:+, JMX 127.0.0.1:$JMX_PORT}$([ "$REPLACE" = 1 ] && echo ", taking the place in the ring of ${REPLACE_ADDRESS:-its own address}")"
   fi
 
   started=${started:-$(now_millis)}

@@ -39,7 +39,9 @@ var epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 //	health suspect=D fail=D recover=D
 //	                           starts a health tracker.
 //	observe                    feeds it, one event a line: "T A reachable/members",
-//	                           "T fence A", "T unfence A", "T tick"; prints the
+//	                           "T fence A", "T unfence A", "T tick",
+//	                           "T unreachable-since A T0" (members confirmed
+//	                           failed, suspect since T0); prints the
 //	                           transitions and the final states.
 //	jobs                       sets the relocatable jobs, one a line:
 //	j1 region=C pool=/p per-task=R remaining=N [targets=A,B] [c=CONSTRAINT]...
@@ -394,6 +396,8 @@ func (sc *scenario) observe(input []string) string {
 			ts = sc.tracker.Fence(fields[2], now)
 		case len(fields) == 3 && fields[1] == "unfence":
 			ts = sc.tracker.Unfence(fields[2], now)
+		case len(fields) == 4 && fields[1] == "unreachable-since":
+			sc.tracker.Unreachable(fields[2], sc.at(fields[3]))
 		case len(fields) == 3:
 			r, m, ok := strings.Cut(fields[2], "/")
 			reachable, err1 := strconv.Atoi(r)

@@ -203,6 +203,20 @@ func (t *HealthTracker) region(name string, now time.Time) *regionHealth {
 	return r
 }
 
+// Unreachable says that a region's members have been unreachable since
+// since, though observed reachable after it: members counted reachable
+// while suspect and confirmed failed since. The region's silence counts
+// from since. A since not earlier than the region's last reachable time,
+// or earlier than the start of its current run of reachable observations,
+// changes nothing; nor does it for a region not yet observed.
+func (t *HealthTracker) Unreachable(region string, since time.Time) {
+	r, ok := t.regions[region]
+	if !ok || !since.Before(r.LastReachable) || since.Before(r.runStart) {
+		return
+	}
+	r.LastReachable = since
+}
+
 // advance returns now, or the latest time already seen if now is earlier.
 func (r *regionHealth) advance(now time.Time) time.Time {
 	if now.Before(r.latest) {

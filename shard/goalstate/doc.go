@@ -8,14 +8,11 @@
 //     lost run, restart a gang, give up after the job's max attempts, or
 //     end the task because its goal is to stop;
 //   - the one backoff of the tree (Backoff): every delay before a failed
-//     run or an unhealthy instance runs again grows by the same rule;
-//   - the drain step (Drain): for the runs on draining hosts, which move
-//     under their job's SLA, which are killed at once (revocable work, a
-//     passed deadline, a host marked down), which wait, and which hosts are
-//     drained.
+//     run or an unhealthy instance runs again grows by the same rule.
 //
-// Rolling updates and migrations are capability packages of their own
-// (shard/rollout, shard/migration).
+// Rolling updates, migrations and host maintenance are capability
+// packages of their own (shard/rollout, shard/migration,
+// shard/maintenance).
 //
 // Everything is a function of its arguments: time comes in as now, the
 // SLA as the job's instances and limit (evaluated with shard/sla). No

@@ -154,8 +154,8 @@ func TestDecideRunEnd(t *testing.T) {
 			RunEndDecision{Action: RunEndFinish, State: model.TaskSucceeded, Reason: model.ReasonExitZero, Message: "exit 0"}},
 
 		// Which reason the task keeps.
-		{"reason: a bare kill keeps the one asked for", base(attempts(1), prevReason(ReasonHostDrained), ended(model.TaskKilled, model.ReasonKilled, "")),
-			RunEndDecision{Action: RunEndGiveUp, State: model.TaskFailed, Reason: ReasonHostDrained, Failures: 1}},
+		{"reason: a bare kill keeps the one asked for", base(attempts(1), prevReason("HOST_DRAINED"), ended(model.TaskKilled, model.ReasonKilled, "")),
+			RunEndDecision{Action: RunEndGiveUp, State: model.TaskFailed, Reason: "HOST_DRAINED", Failures: 1}},
 		{"reason: no reason keeps the one asked for", base(attempts(1), prevReason(model.ReasonPreempted), ended(model.TaskKilled, "", "")),
 			RunEndDecision{Action: RunEndGiveUp, State: model.TaskFailed, Reason: model.ReasonPreempted, Failures: 1}},
 		{"reason: a kill with nothing before is recorded", base(attempts(1), ended(model.TaskKilled, model.ReasonKilled, "")),

@@ -102,90 +102,125 @@ func (m Move) String() string {
 //     Among equals, the host pool furthest above its floor gives first,
 //     then the lower host id.
 func Plan(in Input) []Move {
-	var out []Move
-	type poolState struct {
-		inService int
-		free      model.Resources
+	p := &planner{in: &in, pools: map[string]*poolState{}, incoming: map[string]model.Resources{}}
+	p.tally()
+	p.settleInFlight()
+	p.moveToDemand()
+	return p.out
+}
+
+// poolState is a host pool as a plan sees it: its hosts in service (not
+// moving away) and what they have free.
+type poolState struct {
+	inService int
+	free      model.Resources
+}
+
+// planner is a Plan under way: each pool's state, the capacity moving
+// into each pool, and the moves decided.
+type planner struct {
+	in       *Input
+	pools    map[string]*poolState
+	incoming map[string]model.Resources
+	out      []Move
+}
+
+func (p *planner) state(pool string) *poolState {
+	s := p.pools[pool]
+	if s == nil {
+		s = &poolState{}
+		p.pools[pool] = s
 	}
-	pools := map[string]*poolState{}
-	state := func(p string) *poolState {
-		s := pools[p]
-		if s == nil {
-			s = &poolState{}
-			pools[p] = s
-		}
-		return s
-	}
-	incoming := map[string]model.Resources{}
-	for i := range in.Hosts {
-		h := &in.Hosts[i]
+	return s
+}
+
+// keep counts host h in service in its pool.
+func (p *planner) keep(h *Host) {
+	s := p.state(h.Pool)
+	s.inService++
+	s.free = s.free.Add(h.Capacity.Sub(h.Allocated).Max(model.Resources{}))
+}
+
+// tally counts the hosts in service of each pool and the capacity moving
+// into each.
+func (p *planner) tally() {
+	for i := range p.in.Hosts {
+		h := &p.in.Hosts[i]
 		if !h.InService {
 			continue
 		}
-		s := state(h.Pool)
+		p.state(h.Pool)
 		if h.Target != "" {
-			incoming[h.Target] = incoming[h.Target].Add(h.Capacity)
+			p.incoming[h.Target] = p.incoming[h.Target].Add(h.Capacity)
 			continue
 		}
-		s.inService++
-		s.free = s.free.Add(h.Capacity.Sub(h.Allocated).Max(model.Resources{}))
+		p.keep(h)
 	}
+}
 
-	// 1. Moves in flight.
-	for i := range in.Hosts {
-		h := &in.Hosts[i]
+// settleInFlight finishes the moves whose host drained and cancels those
+// whose target has no pending demand any more (the host stays).
+func (p *planner) settleInFlight() {
+	for i := range p.in.Hosts {
+		h := &p.in.Hosts[i]
 		if h.Target == "" || !h.InService {
 			continue
 		}
 		switch {
 		case h.Tasks == 0:
-			out = append(out, Move{Kind: MoveFinish, Host: h.ID, From: h.Pool, To: h.Target,
+			p.out = append(p.out, Move{Kind: MoveFinish, Host: h.ID, From: h.Pool, To: h.Target,
 				Reason: "drained for the move to " + h.Target})
-		case !wants(in.Demand[h.Target]):
-			out = append(out, Move{Kind: MoveCancel, Host: h.ID, From: h.Pool, To: h.Target,
+		case !wants(p.in.Demand[h.Target]):
+			p.out = append(p.out, Move{Kind: MoveCancel, Host: h.ID, From: h.Pool, To: h.Target,
 				Reason: h.Target + " has no pending demand any more"})
-			incoming[h.Target] = incoming[h.Target].Sub(h.Capacity)
-			s := state(h.Pool)
-			s.inService++
-			s.free = s.free.Add(h.Capacity.Sub(h.Allocated).Max(model.Resources{}))
+			p.incoming[h.Target] = p.incoming[h.Target].Sub(h.Capacity)
+			p.keep(h)
 		}
 	}
+}
 
-	// 2. New moves, host pools with demand in name order.
+// moveToDemand moves hosts to the host pools with demand, in name order,
+// until the capacity moving in covers the demand or no donor is left.
+func (p *planner) moveToDemand() {
 	var receivers []string
-	for p, d := range in.Demand {
+	for pool, d := range p.in.Demand {
 		if wants(d) {
-			receivers = append(receivers, p)
+			receivers = append(receivers, pool)
 		}
 	}
 	slices.Sort(receivers)
 	taken := map[model.HostID]bool{}
 	for _, to := range receivers {
-		need := in.Demand[to].Sub(incoming[to])
+		need := p.in.Demand[to].Sub(p.incoming[to])
 		for wants(need) {
-			h := pickDonor(&in, to, need, taken, func(p string) (int, model.Resources) {
-				s := state(p)
+			h := pickDonor(p.in, to, need, taken, func(pool string) (int, model.Resources) {
+				s := p.state(pool)
 				return s.inService, s.free
 			})
 			if h == nil {
 				break
 			}
 			taken[h.ID] = true
-			s := state(h.Pool)
-			s.inService--
-			hostFree := h.Capacity.Sub(h.Allocated).Max(model.Resources{})
-			s.free = s.free.Sub(hostFree).Sub(h.Allocated)
-			kind := MoveNow
-			if h.Tasks > 0 {
-				kind = MoveDrain
-			}
-			out = append(out, Move{Kind: kind, Host: h.ID, From: h.Pool, To: to,
-				Reason: fmt.Sprintf("%s: %s pending; %s: %d hosts in service, floor %d",
-					to, in.Demand[to].String(), h.Pool, s.inService+1, in.Floors[h.Pool])})
+			p.move(h, to)
 			need = need.Sub(h.Capacity)
 		}
 	}
-	return out
+}
+
+// move takes host h out of its pool's service towards pool to: at once
+// when it runs nothing, after a drain otherwise.
+func (p *planner) move(h *Host, to string) {
+	s := p.state(h.Pool)
+	s.inService--
+	hostFree := h.Capacity.Sub(h.Allocated).Max(model.Resources{})
+	s.free = s.free.Sub(hostFree).Sub(h.Allocated)
+	kind := MoveNow
+	if h.Tasks > 0 {
+		kind = MoveDrain
+	}
+	p.out = append(p.out, Move{Kind: kind, Host: h.ID, From: h.Pool, To: to,
+		Reason: fmt.Sprintf("%s: %s pending; %s: %d hosts in service, floor %d",
+			to, p.in.Demand[to].String(), h.Pool, s.inService+1, p.in.Floors[h.Pool])})
 }
 
 // pickDonor returns the best host to give to host pool to, or nil.

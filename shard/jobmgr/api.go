@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"slices"
 	"sort"
 	"time"
@@ -28,34 +29,15 @@ func NewJobID() model.JobID {
 	return model.JobID(fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]))
 }
 
-func copyJob(j *model.Job) *model.Job {
-	cp := *j
-	cp.Status.TaskStates = make(map[model.TaskState]uint32, len(j.Status.TaskStates))
-	for k, v := range j.Status.TaskStates {
-		cp.Status.TaskStates[k] = v
-	}
-	if p := j.Status.Periodic; p != nil {
-		pc := *p
-		cp.Status.Periodic = &pc
-	}
-	return &cp
-}
-
 // GetJob returns a job with its task counts, as the store has them (see
 // jobsView): it never waits for a pass.
 func (r Reads) GetJob(id model.JobID) (*model.Job, error) {
 	e := r.e
 	j := e.view.get(id)
 	if j == nil {
-		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("job %s: %w", id, core.ErrNotFound)
 	}
-	return copyJob(j), nil
-}
-
-func (e *Engine) snapshotJob(je *jobEntry) *model.Job {
-	cp := copyJob(je.job)
-	cp.Status.TaskStates = countsMap(&je.counts)
-	return cp
+	return core.CopyJob(j), nil
 }
 
 // JobFilter selects jobs in ListJobs.
@@ -122,7 +104,7 @@ func (r Reads) ListJobs(f JobFilter) []*model.Job {
 			return false
 		}
 		if f.matches(j) {
-			out = append(out, copyJob(j))
+			out = append(out, core.CopyJob(j))
 		}
 		return true
 	})
@@ -160,60 +142,63 @@ func (f *JobFilter) matches(j *model.Job) bool {
 	return true
 }
 
-// stopJob asks for every task of a job to be killed. Stopping a finished
+// jobShell carries out the commands on a job's instances: stop the job,
+// stop or restart some of its instances (asking its SLA), and delete a
+// finished job with its volumes.
+type jobShell struct{ e *Engine }
+
+// stop asks for every task of a job to be killed. Stopping a finished
 // job changes nothing.
-func (e *Engine) stopJob(ctx context.Context, id model.JobID) (*model.Job, error) {
-	e.lock()
-	je := e.jobs[id]
+func (s *jobShell) stop(ctx context.Context, id model.JobID) (*model.Job, error) {
+	s.e.lock()
+	je := s.e.c.Jobs[id]
 	if je == nil {
-		e.mu.Unlock()
-		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+		s.e.mu.Unlock()
+		return nil, fmt.Errorf("job %s: %w", id, core.ErrNotFound)
 	}
-	if !je.job.Status.Killed && !je.job.Status.State.IsTerminal() {
-		je.job.Status.Killed = true
-		e.log.Info("job stop requested", "job", id)
-		if err := e.storeJobLocked(ctx, je); err != nil {
+	if s.e.c.Stop(je) {
+		if err := s.e.storeJobLocked(ctx, je); err != nil {
 			return nil, fmt.Errorf("store job: %w", err)
 		}
-		e.lock()
+		s.e.lock()
 	}
-	defer e.mu.Unlock()
-	return e.snapshotJob(je), nil
+	defer s.e.mu.Unlock()
+	return s.e.c.SnapshotJob(je), nil
 }
 
-// deleteJob removes a finished job and its tasks.
-func (e *Engine) deleteJob(ctx context.Context, id model.JobID) error {
-	e.lock()
-	je := e.jobs[id]
+// delete removes a finished job and its tasks.
+func (s *jobShell) delete(ctx context.Context, id model.JobID) error {
+	s.e.lock()
+	je := s.e.c.Jobs[id]
 	if je == nil {
-		e.mu.Unlock()
-		return fmt.Errorf("job %s: %w", id, ErrNotFound)
+		s.e.mu.Unlock()
+		return fmt.Errorf("job %s: %w", id, core.ErrNotFound)
 	}
-	if st := je.job.Status.State; !st.IsTerminal() {
-		e.mu.Unlock()
-		return fmt.Errorf("job %s is %s: stop it first: %w", id, st, ErrNotTerminal)
+	if st := je.Job.Status.State; !st.IsTerminal() {
+		s.e.mu.Unlock()
+		return fmt.Errorf("job %s is %s: stop it first: %w", id, st, core.ErrNotTerminal)
 	}
-	cfg := je.current()
-	e.mu.Unlock()
+	cfg := je.Current()
+	s.e.mu.Unlock()
 	// A finished job does not change again: it is removed with no lock
 	// held, and a second delete of it meanwhile finds it gone or removes
 	// nothing more.
-	if err := e.removeVolumes(ctx, je.job.ID, cfg); err != nil {
+	if err := s.removeVolumes(ctx, je.Job.ID, cfg); err != nil {
 		return err
 	}
-	if err := e.cfg.Store.DeleteJob(ctx, id); err != nil {
+	if err := s.e.cfg.Store.DeleteJob(ctx, id); err != nil {
 		return fmt.Errorf("delete job: %w", err)
 	}
-	e.lock()
-	defer e.mu.Unlock()
-	if e.jobs[id] != je {
+	s.e.lock()
+	defer s.e.mu.Unlock()
+	if s.e.c.Jobs[id] != je {
 		return nil
 	}
-	e.view.remove(id)
-	e.removeJob(id)
-	delete(e.work, id)
-	je.inWork = false
-	e.log.Info("job deleted", "job", id)
+	s.e.view.remove(id)
+	s.e.c.RemoveJob(id)
+	delete(s.e.c.Work, id)
+	je.InWork = false
+	s.e.c.Log.Info("job deleted", "job", id)
 	return nil
 }
 
@@ -221,13 +206,13 @@ func (e *Engine) deleteJob(ctx context.Context, id model.JobID) error {
 func (r Reads) ListTasks(id model.JobID, states []model.TaskState) ([]*model.TaskRuntime, error) {
 	e := r.e
 	e.lock()
-	je := e.jobs[id]
+	je := e.c.Jobs[id]
 	if je == nil {
 		e.mu.Unlock()
-		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("job %s: %w", id, core.ErrNotFound)
 	}
-	tasks := je.tasks
-	if je.evicted {
+	tasks := je.Tasks
+	if je.Evicted {
 		e.mu.Unlock()
 		stored, err := e.cfg.Store.ListTasks(context.Background(), id)
 		if err != nil {
@@ -236,13 +221,13 @@ func (r Reads) ListTasks(id model.JobID, states []model.TaskState) ([]*model.Tas
 		return filterTasks(stored, states, false), nil
 	}
 	out := filterTasks(tasks, states, true)
-	cache := reasonCache{}
+	cache := core.ReasonCache{}
 	for _, t := range out {
-		e.explainWaiting(je, t, false, cache)
+		e.c.ExplainWaiting(je, t, false, cache)
 	}
 	var cold []int
 	for i, t := range tasks {
-		if isCold(t) && (len(states) == 0 || slices.Contains(states, t.State)) {
+		if core.IsCold(t) && (len(states) == 0 || slices.Contains(states, t.State)) {
 			cold = append(cold, i)
 		}
 	}
@@ -252,7 +237,7 @@ func (r Reads) ListTasks(id model.JobID, states []model.TaskState) ([]*model.Tas
 	}
 	// Tasks that ended for good are read from the store; they no longer
 	// change, so reading them after the lock is let go is safe.
-	if err := e.warmUp(out, id, cold); err != nil {
+	if err := e.jobs.warmUp(out, id, cold); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -260,19 +245,19 @@ func (r Reads) ListTasks(id model.JobID, states []model.TaskState) ([]*model.Tas
 
 // warmUp fills the cold tasks among out (instances cold, in order) from
 // the store: one by one when they are few, in one read otherwise.
-func (e *Engine) warmUp(out []*model.TaskRuntime, id model.JobID, cold []int) error {
+func (s *jobShell) warmUp(out []*model.TaskRuntime, id model.JobID, cold []int) error {
 	ctx := context.Background()
 	byInstance := map[uint32]*model.TaskRuntime{}
 	if len(cold) <= 64 {
 		for _, i := range cold {
-			t, err := e.cfg.Store.GetTask(ctx, model.TaskID{Job: id, Instance: uint32(i)})
+			t, err := s.e.cfg.Store.GetTask(ctx, model.TaskID{Job: id, Instance: uint32(i)})
 			if err != nil {
 				return fmt.Errorf("read ended task %s/%d: %w", id, i, err)
 			}
 			byInstance[uint32(i)] = t
 		}
 	} else {
-		stored, err := e.cfg.Store.ListTasks(ctx, id)
+		stored, err := s.e.cfg.Store.ListTasks(ctx, id)
 		if err != nil {
 			return fmt.Errorf("read ended tasks of job %s: %w", id, err)
 		}
@@ -285,7 +270,7 @@ func (e *Engine) warmUp(out []*model.TaskRuntime, id model.JobID, cold []int) er
 		if t.ID.Job == "" {
 			st := byInstance[uint32(cold[0])]
 			if st == nil {
-				return fmt.Errorf("ended task %s/%d is missing from the store: %w", id, cold[0], ErrNotFound)
+				return fmt.Errorf("ended task %s/%d is missing from the store: %w", id, cold[0], core.ErrNotFound)
 			}
 			out[k] = st
 			cold = cold[1:]
@@ -314,12 +299,12 @@ func filterTasks(tasks []*model.TaskRuntime, states []model.TaskState, copyThem 
 func (r Reads) GetTask(id model.TaskID) (*model.TaskRuntime, error) {
 	e := r.e
 	e.lock()
-	je := e.jobs[id.Job]
+	je := e.c.Jobs[id.Job]
 	if je == nil {
 		e.mu.Unlock()
-		return nil, fmt.Errorf("job %s: %w", id.Job, ErrNotFound)
+		return nil, fmt.Errorf("job %s: %w", id.Job, core.ErrNotFound)
 	}
-	if je.evicted {
+	if je.Evicted {
 		e.mu.Unlock()
 		t, err := e.cfg.Store.GetTask(context.Background(), id)
 		if err != nil {
@@ -327,92 +312,49 @@ func (r Reads) GetTask(id model.TaskID) (*model.TaskRuntime, error) {
 		}
 		return t, nil
 	}
-	_, t := e.task(id)
+	_, t := e.c.Task(id)
 	if t == nil {
 		e.mu.Unlock()
-		return nil, fmt.Errorf("task %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("task %s: %w", id, core.ErrNotFound)
 	}
 	cp := *t
-	e.explainWaiting(e.jobs[id.Job], &cp, true, nil)
+	e.c.ExplainWaiting(e.c.Jobs[id.Job], &cp, true, nil)
 	e.mu.Unlock()
-	if isCold(t) {
+	if core.IsCold(t) {
 		return e.cfg.Store.GetTask(context.Background(), id)
 	}
 	return &cp, nil
 }
 
-// ErrSLA: the operation would take more of a job's instances down than
-// its SLA allows.
-var ErrSLA = errors.New("would break the job's SLA")
-
 // stopTasks kills some (or all, when instances is empty) tasks of a job.
 // Stopping running instances of a long-running job asks its SLA first and
 // is refused with ErrSLA when it says no, unless force.
-func (e *Engine) stopTasks(ctx context.Context, id model.JobID, instances []uint32, force bool) ([]*model.TaskRuntime, error) {
-	e.lock()
-	je := e.jobs[id]
+func (s *jobShell) stopTasks(ctx context.Context, id model.JobID, instances []uint32, force bool) ([]*model.TaskRuntime, error) {
+	s.e.lock()
+	je := s.e.c.Jobs[id]
 	if je == nil {
-		e.mu.Unlock()
-		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+		s.e.mu.Unlock()
+		return nil, fmt.Errorf("job %s: %w", id, core.ErrNotFound)
 	}
-	if je.evicted {
+	if je.Evicted {
 		// A finished job has nothing left to stop.
-		e.mu.Unlock()
-		return e.Reads().ListTasks(id, nil)
+		s.e.mu.Unlock()
+		return s.e.Reads().ListTasks(id, nil)
 	}
 	if len(instances) == 0 {
-		e.mu.Unlock()
-		if _, err := Do(ctx, e, StopJob{ID: id}); err != nil {
+		s.e.mu.Unlock()
+		if _, err := Do(ctx, s.e, StopJob{ID: id}); err != nil {
 			return nil, err
 		}
-		return e.Reads().ListTasks(id, nil)
+		return s.e.Reads().ListTasks(id, nil)
 	}
-	now := e.cfg.Clock.Now()
-	var out []*model.TaskRuntime
-	for _, i := range instances {
-		if int(i) >= len(je.tasks) {
-			e.mu.Unlock()
-			return nil, fmt.Errorf("instance %d of job %s: %w", i, id, ErrNotFound)
-		}
+	out, cold, err := s.e.c.StopInstances(je, instances, force)
+	s.e.mu.Unlock()
+	if err != nil {
+		return nil, err
 	}
-	// A gang is stopped whole.
-	if n := gangSize(&je.job.Spec); n > 1 {
-		seen := map[uint32]bool{}
-		var all []uint32
-		for _, i := range instances {
-			g := i / n
-			if !seen[g] {
-				seen[g] = true
-				for k := g * n; k < (g+1)*n; k++ {
-					all = append(all, k)
-				}
-			}
-		}
-		instances = all
-	}
-	if !force && je.job.Spec.LongRunning() {
-		if err := e.admitStops(je, instances); err != nil {
-			e.mu.Unlock()
-			return nil, err
-		}
-	}
-	var cold []int
-	for _, i := range instances {
-		t := je.tasks[i]
-		if !t.State.IsTerminal() {
-			t.Goal = model.TaskKilled
-			e.markDirty(je, t)
-			e.killTask(je, t, je.killGrace(t), now)
-		}
-		if isCold(t) {
-			cold = append(cold, int(i))
-		}
-		cp := *t
-		out = append(out, &cp)
-	}
-	e.mu.Unlock()
-	e.wake()
-	if err := e.warmUp(out, id, cold); err != nil {
+	s.e.wake()
+	if err := s.warmUp(out, id, cold); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -431,11 +373,11 @@ func (r Reads) ReadLog(ctx context.Context, id model.TaskID, run uint32, stream 
 	// Earlier runs are found by run id on the plugin of the current host.
 	host, cluster := t.Host, t.Cluster
 	if host == "" {
-		return nil, 0, 0, fmt.Errorf("task %s run %d has not been placed: %w", id, run, ErrNoLogs)
+		return nil, 0, 0, fmt.Errorf("task %s run %d has not been placed: %w", id, run, core.ErrNoLogs)
 	}
-	p, ok := e.plugins[cluster].(hostmgr.LogReader)
+	p, ok := e.c.Plugins[cluster].(hostmgr.LogReader)
 	if !ok {
-		return nil, 0, 0, fmt.Errorf("cluster %q keeps no task logs: %w", cluster, ErrNoLogs)
+		return nil, 0, 0, fmt.Errorf("cluster %q keeps no task logs: %w", cluster, core.ErrNoLogs)
 	}
 	return p.ReadLog(ctx, model.MakeRunID(id, run), host, stream, offset, limit)
 }
@@ -445,7 +387,7 @@ func (r Reads) ReadLog(ctx context.Context, id model.TaskID, run uint32, stream 
 // events of the region; a watcher of one job that resumes from further
 // back gets the job's stored history too, and a watcher of all jobs gets
 // ErrEventsGone rather than a stream with a hole in it.
-func (r Reads) Watch(job model.JobID, after uint64) (*Subscription, []Event, error) {
+func (r Reads) Watch(job model.JobID, after uint64) (*Subscription, []core.Event, error) {
 	e := r.e
 	sub, missed, gap := e.events.subscribe(job, after)
 	if job == "" || after == 0 {
@@ -479,36 +421,9 @@ const maxResumeEvents = 200_000
 func (r Reads) Clusters() []string {
 	e := r.e
 	var out []string
-	for n := range e.plugins {
+	for n := range e.c.Plugins {
 		out = append(out, n)
 	}
 	sort.Strings(out)
 	return out
-}
-
-// admitStops asks the SLA whether the live instances among instances may
-// all be stopped now; the caller holds the lock.
-func (e *Engine) admitStops(je *jobEntry, instances []uint32) error {
-	return e.admitTakeDown(je, instances, "stopping", "stop")
-}
-
-// admitTakeDown asks the SLA whether the live instances among instances
-// (their gangs whole) may all go down now, for what is being done to them
-// (doing: "stopping", do: "stop"); the caller holds the lock.
-func (e *Engine) admitTakeDown(je *jobEntry, instances []uint32, doing, do string) error {
-	job := e.slaJob(je)
-	seen := map[uint32]bool{}
-	for _, i := range instances {
-		t := je.tasks[i]
-		g := gangOf(je, i)
-		if seen[g.Gang] || t.State.IsTerminal() || t.Goal == model.TaskKilled {
-			continue
-		}
-		seen[g.Gang] = true
-		if ok, why := job.Disrupt(gangIDs(je, g)); !ok {
-			return fmt.Errorf("%s instance %d of job %s now %w (%s); %s fewer at once, wait, or force it",
-				doing, i, je.job.ID, ErrSLA, why, do)
-		}
-	}
-	return nil
 }

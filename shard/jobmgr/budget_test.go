@@ -2,6 +2,7 @@ package jobmgr
 
 import (
 	"context"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"sync"
 	"testing"
 	"time"
@@ -66,7 +67,7 @@ func TestPassesChangeBoundedBatches(t *testing.T) {
 	var jobs []model.JobID
 	for range 5 {
 		spec := oneCore(300) // one runs, the rest wait
-		spec.Pool, spec.Type, spec.MaxAttempts = RootPool, model.JobBatch, 1
+		spec.Pool, spec.Type, spec.MaxAttempts = core.RootPool, model.JobBatch, 1
 		j, err := Do(ctx, e, CreateJob{Spec: spec})
 		if err != nil {
 			t.Fatal(err)

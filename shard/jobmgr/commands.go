@@ -2,6 +2,7 @@ package jobmgr
 
 import (
 	"context"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
@@ -145,7 +146,7 @@ type SetHostPool struct {
 // StartMigration checks the request, stores the migration, points the
 // cluster policies of its jobs at the target and lets the loop move their
 // instances. Nothing changes when it is refused.
-type StartMigration struct{ MigrationRequest }
+type StartMigration struct{ core.MigrationRequest }
 
 // PauseMigration stops a migration from moving more instances; those in
 // flight finish.
@@ -165,113 +166,113 @@ type AbortMigration struct{ ID model.MigrationID }
 type RollbackMigration struct{ ID model.MigrationID }
 
 func (c CreateJob) run(ctx context.Context, e *Engine) (*model.Job, error) {
-	return e.createJob(ctx, c.Spec)
+	return e.intake.createJob(ctx, c.Spec)
 }
 
 func (c CreateJobs) run(ctx context.Context, e *Engine) ([]Created, error) {
-	return e.createJobs(ctx, c.Jobs), nil
+	return e.intake.create(ctx, c.Jobs), nil
 }
 
 func (c StopJob) run(ctx context.Context, e *Engine) (*model.Job, error) {
-	return e.stopJob(ctx, c.ID)
+	return e.jobs.stop(ctx, c.ID)
 }
 
 func (c DeleteJob) run(ctx context.Context, e *Engine) (struct{}, error) {
-	return struct{}{}, e.deleteJob(ctx, c.ID)
+	return struct{}{}, e.jobs.delete(ctx, c.ID)
 }
 
 func (c SuspendJob) run(ctx context.Context, e *Engine) (*model.Job, error) {
-	return e.setSuspended(ctx, c.ID, true)
+	return e.periodics.setSuspended(ctx, c.ID, true)
 }
 
 func (c ResumeJob) run(ctx context.Context, e *Engine) (*model.Job, error) {
-	return e.setSuspended(ctx, c.ID, false)
+	return e.periodics.setSuspended(ctx, c.ID, false)
 }
 
 func (c RunJob) run(ctx context.Context, e *Engine) (*model.Job, error) {
-	return e.runNow(ctx, c.ID)
+	return e.periodics.runNow(ctx, c.ID)
 }
 
 func (c StopTasks) run(ctx context.Context, e *Engine) ([]*model.TaskRuntime, error) {
-	return e.stopTasks(ctx, c.Job, c.Instances, c.Force)
+	return e.jobs.stopTasks(ctx, c.Job, c.Instances, c.Force)
 }
 
 func (c UpdateJob) run(ctx context.Context, e *Engine) (*model.Update, error) {
-	return e.updateJob(ctx, c.Job, c.Spec, c.Options)
+	return e.updates.update(ctx, c.Job, c.Spec, c.Options)
 }
 
 func (c PauseUpdate) run(ctx context.Context, e *Engine) (*model.Update, error) {
-	return e.pauseUpdate(ctx, c.ID)
+	return e.updates.pause(ctx, c.ID)
 }
 
 func (c ResumeUpdate) run(ctx context.Context, e *Engine) (*model.Update, error) {
-	return e.resumeUpdate(ctx, c.ID)
+	return e.updates.resume(ctx, c.ID)
 }
 
 func (c RollbackUpdate) run(ctx context.Context, e *Engine) (*model.Update, error) {
-	return e.rollbackUpdate(ctx, c.ID)
+	return e.updates.rollback(ctx, c.ID)
 }
 
 func (c AbortUpdate) run(ctx context.Context, e *Engine) (*model.Update, error) {
-	return e.abortUpdate(ctx, c.ID)
+	return e.updates.abort(ctx, c.ID)
 }
 
 func (c RestartTasks) run(ctx context.Context, e *Engine) ([]*model.TaskRuntime, error) {
-	return e.restartTasks(ctx, c.Job, c.Instances, c.Force)
+	return e.jobs.restartTasks(ctx, c.Job, c.Instances, c.Force)
 }
 
 func (c PromoteUpdate) run(ctx context.Context, e *Engine) (*model.Update, error) {
-	return e.promoteUpdate(ctx, c.ID, c.By)
+	return e.updates.promote(ctx, c.ID, c.By)
 }
 
 func (c CreatePool) run(ctx context.Context, e *Engine) (*model.Pool, error) {
-	return e.createPool(ctx, c.Pool)
+	return e.pools.create(ctx, c.Pool)
 }
 
 func (c UpdatePool) run(ctx context.Context, e *Engine) (*model.Pool, error) {
-	return e.updatePool(ctx, c.Pool)
+	return e.pools.update(ctx, c.Pool)
 }
 
 func (c DeletePool) run(ctx context.Context, e *Engine) (struct{}, error) {
-	return struct{}{}, e.deletePool(ctx, c.Path)
+	return struct{}{}, e.pools.delete(ctx, c.Path)
 }
 
-func (c SetClusterDrained) run(ctx context.Context, e *Engine) (*ClusterView, error) {
-	return e.setClusterDrained(ctx, c.Cluster, c.Drained)
+func (c SetClusterDrained) run(ctx context.Context, e *Engine) (*core.ClusterView, error) {
+	return e.clusters.setDrained(ctx, c.Cluster, c.Drained)
 }
 
 func (c DrainHost) run(ctx context.Context, e *Engine) (*model.HostRecord, error) {
-	return e.drainHost(ctx, c.Host, c.Reason, c.Deadline)
+	return e.hostRun.drain(ctx, c.Host, c.Reason, c.Deadline)
 }
 
 func (c UndrainHost) run(ctx context.Context, e *Engine) (*model.HostRecord, error) {
-	return e.undrainHost(ctx, c.Host)
+	return e.hostRun.undrain(ctx, c.Host)
 }
 
 func (c MarkHostDown) run(ctx context.Context, e *Engine) (*model.HostRecord, error) {
-	return e.markHostDown(ctx, c.Host, c.Force)
+	return e.hostRun.markDown(ctx, c.Host, c.Force)
 }
 
 func (c SetHostPool) run(ctx context.Context, e *Engine) (*model.HostRecord, error) {
-	return e.setHostPool(ctx, c.Host, c.Pool)
+	return e.hostPoolRun.setHostPool(ctx, c.Host, c.Pool)
 }
 
 func (c StartMigration) run(ctx context.Context, e *Engine) (*model.Migration, error) {
-	return e.startMigration(ctx, c.MigrationRequest)
+	return e.migrations.start(ctx, c.MigrationRequest)
 }
 
 func (c PauseMigration) run(ctx context.Context, e *Engine) (*model.Migration, error) {
-	return e.pauseMigration(ctx, c.ID)
+	return e.migrations.pause(ctx, c.ID)
 }
 
 func (c ResumeMigration) run(ctx context.Context, e *Engine) (*model.Migration, error) {
-	return e.resumeMigration(ctx, c.ID)
+	return e.migrations.resume(ctx, c.ID)
 }
 
 func (c AbortMigration) run(ctx context.Context, e *Engine) (*model.Migration, error) {
-	return e.abortMigration(ctx, c.ID)
+	return e.migrations.abort(ctx, c.ID)
 }
 
 func (c RollbackMigration) run(ctx context.Context, e *Engine) (*model.Migration, error) {
-	return e.rollbackMigration(ctx, c.ID)
+	return e.migrations.rollback(ctx, c.ID)
 }

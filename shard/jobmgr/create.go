@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"math"
 
 	"github.com/peloton-federated/peloton/shard/model"
@@ -35,33 +36,51 @@ type Created struct {
 	Err      error
 }
 
+// intake is how new jobs come in: it stores them (in the loop's next
+// pass when the store writes a pass as one write and no pass is writing,
+// in a store call of their own otherwise), publishes them and hands them
+// to the core at its next pass. mu guards the rest: incoming holds jobs
+// stored but not yet in the core; creates the new jobs waiting for the
+// next pass to store them, while passCreates (the loop runs) says new jobs
+// go through a pass and passWriting that a pass writes; passNewJobs that
+// the store writes a pass as one write (store.PassWriter).
+type intake struct {
+	e           *Engine
+	mu          mutex
+	incoming    []*model.Job
+	creates     []*createRequest
+	passCreates bool
+	passWriting bool
+	passNewJobs bool
+}
+
 // createJob stores a validated job and returns it; its tasks are created by
 // the loop afterwards.
-func (e *Engine) createJob(ctx context.Context, spec model.JobSpec) (*model.Job, error) {
-	c := e.createJobs(ctx, []NewJob{{Spec: spec}})[0]
+func (s *intake) createJob(ctx context.Context, spec model.JobSpec) (*model.Job, error) {
+	c := s.create(ctx, []NewJob{{Spec: spec}})[0]
 	return c.Job, c.Err
 }
 
-// createJobs stores validated jobs, each on its own, in one store call:
+// create stores validated jobs, each on its own, in one store call:
 // every job is stored whole or not at all, and out[i] says what became of
 // jobs[i]. The jobs join the loop's state at its next pass (or the next
 // API call that takes the lock): accepting jobs never waits for a pass.
-func (e *Engine) createJobs(ctx context.Context, jobs []NewJob) []Created {
+func (s *intake) create(ctx context.Context, jobs []NewJob) []Created {
 	out := make([]Created, len(jobs))
-	now := e.cfg.Clock.Now()
-	e.recountIfIdle()
+	now := s.e.cfg.Clock.Now()
+	s.e.recountIfIdle()
 	batch := make([]*model.Job, 0, len(jobs))
 	at := make([]int, 0, len(jobs))
 	for i := range jobs {
 		spec := &jobs[i].Spec
-		if spec.Instances > e.cfg.Limits.InstancesPerJob {
-			out[i].Err = fmt.Errorf("instances: %d is more than this region's limit of %d per job: %w", spec.Instances, e.cfg.Limits.InstancesPerJob, ErrInvalid)
+		if spec.Instances > s.e.cfg.Limits.InstancesPerJob {
+			out[i].Err = fmt.Errorf("instances: %d is more than this region's limit of %d per job: %w", spec.Instances, s.e.cfg.Limits.InstancesPerJob, core.ErrInvalid)
 			continue
 		}
-		if err := e.pending.reserve(spec.Pool, int64(spec.OwnTasks()), e.cfg.Limits.PendingTasksPerPool); err != nil {
+		if err := s.e.pending.reserve(spec.Pool, int64(spec.OwnTasks()), s.e.cfg.Limits.PendingTasksPerPool); err != nil {
 			// A retried request finds its jobs stored even when their
 			// pool filled up since.
-			if e.stored(ctx, jobs[i].ID) {
+			if s.stored(ctx, jobs[i].ID) {
 				out[i] = Created{ID: jobs[i].ID, Existing: true}
 			} else {
 				out[i].Err = err
@@ -79,14 +98,14 @@ func (e *Engine) createJobs(ctx context.Context, jobs []NewJob) []Created {
 			Status: model.JobStatus{
 				State:      model.JobInitialized,
 				CreateTime: now,
-				Region:     e.cfg.Region,
+				Region:     s.e.cfg.Region,
 				RunOf:      jobs[i].RunOf,
 			},
 		})
 		at = append(at, i)
 	}
 	if len(batch) > 0 {
-		errs, copies := e.storeNewJobs(ctx, batch)
+		errs, copies := s.store(ctx, batch)
 		for k, j := range batch {
 			i := at[k]
 			switch err := errs[k]; {
@@ -99,7 +118,7 @@ func (e *Engine) createJobs(ctx context.Context, jobs []NewJob) []Created {
 			}
 		}
 	}
-	e.takeInExisting(ctx, out)
+	s.takeInExisting(ctx, out)
 	return out
 }
 
@@ -111,29 +130,29 @@ func (e *Engine) createJobs(ctx context.Context, jobs []NewJob) []Created {
 // so the job must run here: it is read from the store and joins the state
 // as a created job does. A job that cannot be read is answered with the
 // error, and the caller tries again.
-func (e *Engine) takeInExisting(ctx context.Context, out []Created) {
+func (s *intake) takeInExisting(ctx context.Context, out []Created) {
 	for i := range out {
-		if !out[i].Existing || e.view.get(out[i].ID) != nil {
+		if !out[i].Existing || s.e.view.get(out[i].ID) != nil {
 			continue
 		}
 		id := out[i].ID
-		j, err := e.cfg.Store.GetJob(ctx, id)
+		j, err := s.e.cfg.Store.GetJob(ctx, id)
 		if err != nil {
 			out[i] = Created{Err: fmt.Errorf("job %s is stored but could not be read: %w", id, err)}
 			continue
 		}
-		if !e.view.addIfAbsent(copyJob(j)) {
+		if !s.e.view.addIfAbsent(core.CopyJob(j)) {
 			continue // another attempt took it in meanwhile
 		}
-		e.pending.reserve(j.Spec.Pool, int64(j.Spec.OwnTasks()), math.MaxInt64)
-		e.incomingMu.Lock()
-		e.incoming = append(e.incoming, j)
-		e.incomingMu.Unlock()
-		e.log.Warn("job stored by an earlier attempt is taken in: it was written after this member loaded the region's jobs",
+		s.e.pending.reserve(j.Spec.Pool, int64(j.Spec.OwnTasks()), math.MaxInt64)
+		s.mu.Lock()
+		s.incoming = append(s.incoming, j)
+		s.mu.Unlock()
+		s.e.c.Log.Warn("job stored by an earlier attempt is taken in: it was written after this member loaded the region's jobs",
 			"job", id, "name", j.Spec.Name, "instances", j.Spec.Instances)
-		cp := copyJob(j)
-		e.emit([]Event{{Time: j.Status.CreateTime, Job: id, JobStatus: &cp.Status}})
-		e.wake()
+		cp := core.CopyJob(j)
+		s.e.emit([]core.Event{{Time: j.Status.CreateTime, Job: id, JobStatus: &cp.Status}})
+		s.e.wake()
 	}
 }
 
@@ -146,7 +165,7 @@ type createRequest struct {
 	done   chan struct{}
 }
 
-// storeNewJobs stores new jobs and settles them (settleNewJobs). While the
+// store stores new jobs and settles them (settleNewJobs). While the
 // loop runs and does not write, on a store that writes a pass as one
 // write, they go into its next pass's write with the pass's own records,
 // and whoever asked waits for it; otherwise (recovering, stopped, a pass
@@ -155,19 +174,19 @@ type createRequest struct {
 // It returns each job's outcome and, for a stored job, a copy of it as
 // created. A caller whose ctx ends first is answered ErrNotStored: the
 // pass still settles its jobs, so a job it stores joins the state.
-func (e *Engine) storeNewJobs(ctx context.Context, jobs []*model.Job) ([]error, []*model.Job) {
+func (s *intake) store(ctx context.Context, jobs []*model.Job) ([]error, []*model.Job) {
 	r := &createRequest{jobs: jobs, done: make(chan struct{})}
-	e.incomingMu.Lock()
-	queued := e.passNewJobs && e.passCreates && !e.passWriting
+	s.mu.Lock()
+	queued := s.passNewJobs && s.passCreates && !s.passWriting
 	if queued {
-		e.creates = append(e.creates, r)
+		s.creates = append(s.creates, r)
 	}
-	e.incomingMu.Unlock()
+	s.mu.Unlock()
 	if !queued {
-		errs := e.cfg.Store.CreateJobs(ctx, jobs)
-		return errs, e.settleNewJobs(jobs, errs)
+		errs := s.e.cfg.Store.CreateJobs(ctx, jobs)
+		return errs, s.settle(jobs, errs)
 	}
-	e.wake()
+	s.e.wake()
 	select {
 	case <-r.done:
 		return r.errs, r.copies
@@ -181,94 +200,110 @@ func (e *Engine) storeNewJobs(ctx context.Context, jobs []*model.Job) ([]error, 
 }
 
 // settle answers a create request with its jobs' outcomes.
-func (r *createRequest) settle(e *Engine, errs []error) {
+func (r *createRequest) settle(in *intake, errs []error) {
 	r.errs = errs
-	r.copies = e.settleNewJobs(r.jobs, errs)
+	r.copies = in.settle(r.jobs, errs)
 	close(r.done)
 }
 
-// settleNewJobs takes the outcome of storing new jobs: a stored job joins
+// settle takes the outcome of storing new jobs: a stored job joins
 // the state (readers see it at once, the loop takes it in at its next
 // pass) and its creation is published; one that was not gives its pool's
 // room back. It returns copies of the stored jobs as created.
-func (e *Engine) settleNewJobs(jobs []*model.Job, errs []error) []*model.Job {
+func (s *intake) settle(jobs []*model.Job, errs []error) []*model.Job {
 	copies := make([]*model.Job, len(jobs))
 	created := make([]*model.Job, 0, len(jobs))
 	published := make([]*model.Job, 0, len(jobs))
-	events := make([]Event, 0, len(jobs))
+	events := make([]core.Event, 0, len(jobs))
 	for k, j := range jobs {
 		if errs[k] != nil {
-			e.pending.reserve(j.Spec.Pool, -int64(j.Spec.OwnTasks()), e.cfg.Limits.PendingTasksPerPool)
+			s.e.pending.reserve(j.Spec.Pool, -int64(j.Spec.OwnTasks()), s.e.cfg.Limits.PendingTasksPerPool)
 			continue
 		}
-		cp := copyJob(j)
+		cp := core.CopyJob(j)
 		copies[k] = cp
 		created = append(created, j)
-		published = append(published, copyJob(j))
-		events = append(events, Event{Time: j.Status.CreateTime, Job: j.ID, JobStatus: &cp.Status})
+		published = append(published, core.CopyJob(j))
+		events = append(events, core.Event{Time: j.Status.CreateTime, Job: j.ID, JobStatus: &cp.Status})
 	}
 	if len(created) == 0 {
 		return copies
 	}
-	e.view.add(published...)
-	e.incomingMu.Lock()
-	e.incoming = append(e.incoming, created...)
-	e.incomingMu.Unlock()
+	s.e.view.add(published...)
+	s.mu.Lock()
+	s.incoming = append(s.incoming, created...)
+	s.mu.Unlock()
 	if len(created) == 1 {
 		j := created[0]
-		e.log.Info("job created", "job", j.ID, "name", j.Spec.Name, "instances", j.Spec.Instances)
+		s.e.c.Log.Info("job created", "job", j.ID, "name", j.Spec.Name, "instances", j.Spec.Instances)
 	} else {
-		e.log.Info("jobs created", "jobs", len(created), "first", created[0].ID, "last", created[len(created)-1].ID)
+		s.e.c.Log.Info("jobs created", "jobs", len(created), "first", created[0].ID, "last", created[len(created)-1].ID)
 	}
-	e.emit(events)
-	e.wake()
+	s.e.emit(events)
+	s.e.wake()
 	return copies
 }
 
-// takeCreates takes the create requests waiting for a pass, which then
+// open has new jobs go through the loop's passes: the loop runs.
+func (s *intake) open() {
+	s.mu.Lock()
+	s.passCreates = true
+	s.mu.Unlock()
+}
+
+// takeIncoming takes the jobs stored but not yet in the core.
+func (s *intake) takeIncoming() []*model.Job {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in := s.incoming
+	s.incoming = nil
+	return in
+}
+
+// take takes the create requests waiting for a pass, which then
 // writes: new jobs accepted while it writes are stored on their own, in a
 // store call that shares the pass's commit or the next one (group commit),
 // rather than wait for the pass after it.
-func (e *Engine) takeCreates(writing bool) []*createRequest {
-	e.incomingMu.Lock()
-	defer e.incomingMu.Unlock()
-	rs := e.creates
-	e.creates = nil
-	e.passWriting = writing
+func (s *intake) take(writing bool) []*createRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rs := s.creates
+	s.creates = nil
+	s.passWriting = writing
 	return rs
 }
 
-// setPassWriting records whether a pass writes.
-func (e *Engine) setPassWriting(writing bool) {
-	e.incomingMu.Lock()
-	e.passWriting = writing
-	e.incomingMu.Unlock()
+// setWriting records whether a pass writes.
+func (s *intake) setWriting(writing bool) {
+	s.mu.Lock()
+	s.passWriting = writing
+	s.mu.Unlock()
 }
 
-// refuseCreates answers the create requests waiting for a pass with err;
+// refuse answers the create requests waiting for a pass with err;
 // stop also makes later ones a store call of their own (the loop ended).
-func (e *Engine) refuseCreates(err error, stop bool) {
-	e.incomingMu.Lock()
-	rs := e.creates
-	e.creates = nil
+func (s *intake) refuse(err error, stop bool) {
+	s.mu.Lock()
+	rs := s.creates
+	s.creates = nil
 	if stop {
-		e.passCreates = false
+		s.passCreates = false
 	}
-	e.incomingMu.Unlock()
+	s.mu.Unlock()
 	for _, r := range rs {
 		errs := make([]error, len(r.jobs))
 		for i := range errs {
 			errs[i] = err
 		}
-		r.settle(e, errs)
+		r.settle(s, errs)
 	}
 }
 
 // stored reports whether a job of this id is in the store.
-func (e *Engine) stored(ctx context.Context, id model.JobID) bool {
+func (s *intake) stored(ctx context.Context, id model.JobID) bool {
 	if id == "" {
 		return false
 	}
-	_, err := e.cfg.Store.GetJob(ctx, id)
+	_, err := s.e.cfg.Store.GetJob(ctx, id)
 	return err == nil
 }

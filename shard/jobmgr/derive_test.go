@@ -1,14 +1,15 @@
 package jobmgr
 
 import (
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"testing"
 
 	"github.com/peloton-federated/peloton/shard/model"
 )
 
 func TestDeriveJobState(t *testing.T) {
-	counts := func(kv ...any) *taskCounts {
-		var c taskCounts
+	counts := func(kv ...any) *core.TaskCounts {
+		var c core.TaskCounts
 		for i := 0; i < len(kv); i += 2 {
 			c[kv[i].(model.TaskState)] = uint32(kv[i+1].(int))
 		}
@@ -20,7 +21,7 @@ func TestDeriveJobState(t *testing.T) {
 		killed  bool
 		created uint32
 		ran     bool
-		c       *taskCounts
+		c       *core.TaskCounts
 		want    model.JobState
 	}{
 		{"nothing created", false, 0, false, counts(), model.JobInitialized},
@@ -36,7 +37,7 @@ func TestDeriveJobState(t *testing.T) {
 		{"not all created yet", false, 2, true, counts(model.TaskSucceeded, 2), model.JobRunning},
 	}
 	for _, tc := range cases {
-		got, _ := deriveJobState(spec, tc.killed, tc.created, tc.ran, tc.c)
+		got, _ := core.DeriveJobState(spec, tc.killed, tc.created, tc.ran, tc.c)
 		if got != tc.want {
 			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
 		}

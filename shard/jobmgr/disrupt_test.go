@@ -2,6 +2,7 @@ package jobmgr
 
 import (
 	"context"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +21,7 @@ func TestRollingUpdateHonoursSLA(t *testing.T) {
 	job := s.service(spec)
 	s.until("10 running", s.allRunning(job, 10))
 	next := spec
-	next.Type, next.Pool, next.MaxAttempts = model.JobService, RootPool, 3
+	next.Type, next.Pool, next.MaxAttempts = model.JobService, core.RootPool, 3
 	next.Task.Env = map[string]string{"V": "2"}
 	// Watched from before the update: the pass that stores it already
 	// rolls its first batch, before UpdateJob answers.
@@ -60,19 +61,19 @@ func (s *testShard) watchAvailability(job model.JobID, instances int) *availabil
 	w := &availabilityWatch{}
 	s.e.mu.Lock()
 	s.e.afterStep = func() {
-		je := s.e.jobs[job]
+		je := s.e.c.Jobs[job]
 		if je == nil {
 			return
 		}
 		down := instances
-		for _, t := range je.tasks {
-			if sla.Available(t) && t.Goal != model.TaskKilled && s.e.restarting[gangOf(je, t.ID.Instance)] == nil {
+		for _, t := range je.Tasks {
+			if sla.Available(t) && t.Goal != model.TaskKilled && s.e.c.Queue.Restarting[core.GangOf(je, t.ID.Instance)] == nil {
 				down--
 			}
 		}
 		w.mu.Lock()
 		w.maxDown = max(w.maxDown, down)
-		w.messages = append(w.messages, je.job.Status.Message)
+		w.messages = append(w.messages, je.Job.Status.Message)
 		w.mu.Unlock()
 	}
 	s.e.mu.Unlock()

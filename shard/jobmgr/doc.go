@@ -9,7 +9,22 @@
 //
 // A change is a command, a value of its own type handed to Do
 // (commands.go); a read goes through the engine's read side, Reads
-// (reads.go).
+// (reads.go). The Engine is the loop; what the commands and the
+// capabilities do around it are shells of their own, each a type the
+// Engine holds: intake (new jobs, create.go), jobs (a job's instances,
+// api.go), updates, migrations, pools, clusters, host records, periodic
+// jobs, the host pool policy, and recovery (recover.go).
+//
+// The state a pass decides on is its core, package
+// shard/jobmgr/internal/core: jobs and their tasks, the work set, pools,
+// the queue, the host index and the capabilities' per-job state, with the
+// methods that decide on them. The core imports no lock, store or clock.
+// The Engine holds it (Engine.c) and is its shell: the lock, the store,
+// the clock, the loop's goroutines, the published view and what callers
+// wait on are the Engine's alone. The Engine hands the core the time and
+// the fencing whenever it takes its lock, and at the start of a pass what
+// plugins reported; what the core needs read from the store it asks for,
+// and the Engine reads it after the pass.
 //
 // The loop's pass has three parts (loop.go, write.go). Under the engine's
 // lock it steps: it applies reports, converges jobs, admits, places and
@@ -24,9 +39,9 @@
 // engine lock is held; PELOTON_LOCK_CHECK=1 (lockcheck.go) enforces it.
 // docs/core.md draws the loop.
 //
-// What follows the end of a run and what a drain step does are decided by
-// the pure core goalstate; the engine builds its input and applies the
-// decision.
+// What follows the end of a run is decided by the pure core goalstate,
+// and what a drain step does by shard/maintenance; the core builds their
+// input and applies the decision.
 //
 // It is also the shell of the host pool policy (hostpools.go; the decisions
 // are package hostpool's): the job manager owns the host records that hold
@@ -36,7 +51,8 @@
 // The host manager's cache only mirrors what plugins report.
 //
 // It imports the shard's cores (resmgr, placement, goalstate, sla,
-// hostpool), the store and hostmgr interfaces, and the store's record
+// hostpool) and capabilities (rollout, migration, maintenance, daemon,
+// periodic, reservation), the store and hostmgr interfaces, and the store's record
 // encoding (store/codec: events waiting for the store are kept encoded);
 // never a concrete store backend, plugin, the API or gateway.
 package jobmgr

@@ -2,6 +2,7 @@ package jobmgr
 
 import (
 	"context"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"testing"
 	"time"
 
@@ -106,7 +107,7 @@ func (s *testShard) count(job model.JobID, state model.TaskState) int {
 func (s *testShard) create(spec model.JobSpec) model.JobID {
 	s.t.Helper()
 	if spec.Pool == "" {
-		spec.Pool = RootPool
+		spec.Pool = core.RootPool
 	}
 	if spec.MaxAttempts == 0 {
 		spec.MaxAttempts = 3
@@ -219,7 +220,7 @@ func TestFinishedJobsLeaveMemory(t *testing.T) {
 	})
 	s.tick()
 	s.e.lock()
-	evicted, inMemory := s.e.jobs[j].evicted, len(s.e.jobs[j].tasks)
+	evicted, inMemory := s.e.c.Jobs[j].Evicted, len(s.e.c.Jobs[j].Tasks)
 	s.e.mu.Unlock()
 	if !evicted || inMemory != 0 {
 		t.Fatalf("finished job still holds %d tasks in memory (evicted=%v)", inMemory, evicted)
@@ -266,7 +267,7 @@ func TestRetriedCreateTakesInAJobStoredLate(t *testing.T) {
 	s := newTestShardOn(t, st, clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
 		[]sim.HostSpec{{Name: "h1", Capacity: model.Resources{MilliCPU: 8000, MemMB: 1000}}})
 	spec := oneCore(3)
-	spec.Pool, spec.MaxAttempts, spec.Type = RootPool, 3, model.JobBatch
+	spec.Pool, spec.MaxAttempts, spec.Type = core.RootPool, 3, model.JobBatch
 	late := &model.Job{ID: NewJobID(), Spec: spec, ConfigVersion: 1,
 		Status: model.JobStatus{State: model.JobInitialized, CreateTime: s.clk.Now(), Region: "test"}}
 	if err := st.CreateJob(context.Background(), late); err != nil {

@@ -2,22 +2,20 @@ package jobmgr
 
 import (
 	"context"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store/codec"
 )
 
-// Event is a change of a job or a task, numbered within the region.
-type Event = model.Event
-
 // Subscription receives events until it is cancelled or falls behind.
 type Subscription struct {
-	C <-chan Event
+	C <-chan core.Event
 	// Lagged is closed when the subscriber fell behind and C was closed.
 	Lagged <-chan struct{}
 	b      *broadcaster
-	ch     chan Event
+	ch     chan core.Event
 	lagged chan struct{}
 	job    model.JobID
 }
@@ -91,7 +89,7 @@ func (b *broadcaster) dropOldest() {
 
 // publish numbers events, sends them to subscribers and keeps them in the
 // backlog; it returns them encoded, for the store.
-func (b *broadcaster) publish(evs []Event) []queuedEvent {
+func (b *broadcaster) publish(evs []core.Event) []queuedEvent {
 	if len(evs) == 0 {
 		return nil
 	}
@@ -130,14 +128,14 @@ func (b *broadcaster) publish(evs []Event) []queuedEvent {
 // subscribe registers a subscriber for one job ("" for all) and returns the
 // backlog after seq `after` that it missed, and whether events after
 // `after` were dropped from the backlog already.
-func (b *broadcaster) subscribe(job model.JobID, after uint64) (*Subscription, []Event, bool) {
+func (b *broadcaster) subscribe(job model.JobID, after uint64) (*Subscription, []core.Event, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	gap := after > 0 && after < b.gone
-	s := &Subscription{b: b, ch: make(chan Event, subscriberBuf), lagged: make(chan struct{}), job: job}
+	s := &Subscription{b: b, ch: make(chan core.Event, subscriberBuf), lagged: make(chan struct{}), job: job}
 	s.C, s.Lagged = s.ch, s.lagged
 	b.subs[s] = struct{}{}
-	var missed []Event
+	var missed []core.Event
 	if after > 0 {
 		for i := range b.n {
 			r := b.backlog[(b.start+i)%len(b.backlog)]
@@ -187,7 +185,7 @@ type queuedEvent struct {
 	rec []byte
 }
 
-func (r queuedEvent) decode() (Event, bool) {
+func (r queuedEvent) decode() (core.Event, bool) {
 	ev, err := codec.DecodeEvent(r.job, r.seq, r.rec)
 	return ev, err == nil // encoded here: an error cannot happen
 }
@@ -203,7 +201,7 @@ const eventChunk = 64 << 10
 
 // encode encodes evs[i]; false for one the store would refuse (none is
 // made here). checked says evs passed codec.CheckEvents as a whole.
-func (x *eventEncoder) encode(evs []Event, i int, checked bool) (queuedEvent, bool) {
+func (x *eventEncoder) encode(evs []core.Event, i int, checked bool) (queuedEvent, bool) {
 	ev := &evs[i]
 	if !checked && codec.CheckEvents(evs[i:i+1], time.Hour) != nil {
 		return queuedEvent{}, false
@@ -259,13 +257,13 @@ func (l *eventLog) pop(n int) {
 // take decodes up to n queued events without removing them; it returns
 // them, the number to pass to done once they are written, and the events
 // dropped since the last call.
-func (l *eventLog) take(n int) ([]Event, uint64, uint64) {
+func (l *eventLog) take(n int) ([]core.Event, uint64, uint64) {
 	l.mu.Lock()
 	recs := append([]queuedEvent(nil), l.queue[l.first:l.first+min(n, len(l.queue)-l.first)]...)
 	from, d := l.head, l.dropped
 	l.dropped = 0
 	l.mu.Unlock()
-	evs := make([]Event, 0, len(recs))
+	evs := make([]core.Event, 0, len(recs))
 	for _, r := range recs {
 		if ev, ok := r.decode(); ok {
 			evs = append(evs, ev)
@@ -300,7 +298,7 @@ func (e *Engine) writeEvents(ctx context.Context) {
 	for {
 		evs, upTo, dropped := e.evlog.take(batch)
 		if dropped > 0 {
-			e.log.Warn("event history: the store fell behind; oldest events dropped", "events", dropped)
+			e.c.Log.Warn("event history: the store fell behind; oldest events dropped", "events", dropped)
 		}
 		if len(evs) > 0 {
 			if err := e.cfg.Store.AppendEvents(ctx, evs, e.cfg.EventRetention); err != nil {
@@ -308,7 +306,7 @@ func (e *Engine) writeEvents(ctx context.Context) {
 					return
 				}
 				backoff = min(max(2*backoff, 100*time.Millisecond), 5*time.Second)
-				e.log.Warn("storing events failed; will retry", "events", len(evs), "err", err, "retry", backoff)
+				e.c.Log.Warn("storing events failed; will retry", "events", len(evs), "err", err, "retry", backoff)
 				select {
 				case <-ctx.Done():
 					return
@@ -323,9 +321,9 @@ func (e *Engine) writeEvents(ctx context.Context) {
 		if now := e.cfg.Clock.Now(); now.After(nextPrune) {
 			nextPrune = now.Add(10 * time.Minute)
 			if n, err := e.cfg.Store.PruneEvents(ctx); err != nil {
-				e.log.Warn("pruning expired events failed", "err", err)
+				e.c.Log.Warn("pruning expired events failed", "err", err)
 			} else if n > 0 {
-				e.log.Info("expired events pruned", "events", n)
+				e.c.Log.Info("expired events pruned", "events", n)
 			}
 		}
 		select {
@@ -339,6 +337,6 @@ func (e *Engine) writeEvents(ctx context.Context) {
 
 // emit numbers events, sends them to watchers and queues them for the
 // store.
-func (e *Engine) emit(evs []Event) {
+func (e *Engine) emit(evs []core.Event) {
 	e.evlog.add(e.events.publish(evs))
 }

@@ -1,6 +1,7 @@
 package jobmgr
 
 import (
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ import (
 func TestEventLogQueue(t *testing.T) {
 	l := newEventLog()
 	var enc eventEncoder
-	encode := func(evs []Event) []queuedEvent {
+	encode := func(evs []core.Event) []queuedEvent {
 		var recs []queuedEvent
 		for i := range evs {
 			if r, ok := enc.encode(evs, i, false); ok {
@@ -23,16 +24,16 @@ func TestEventLogQueue(t *testing.T) {
 		}
 		return recs
 	}
-	ev := func(i int) Event {
+	ev := func(i int) core.Event {
 		task := &model.TaskRuntime{ID: model.TaskID{Job: "j", Instance: uint32(i)}, Run: 1, State: model.TaskPending, Revision: uint64(i)}
-		return Event{Seq: uint64(i + 1), Time: time.Unix(int64(i), 0), Job: "j", Task: task}
+		return core.Event{Seq: uint64(i + 1), Time: time.Unix(int64(i), 0), Job: "j", Task: task}
 	}
-	var batch []Event
+	var batch []core.Event
 	for i := range 5000 {
 		batch = append(batch, ev(i))
 	}
 	l.add(encode(batch))
-	if recs := encode([]Event{{Seq: 9999, Job: "j"}}); len(recs) != 0 { // neither a task nor a status
+	if recs := encode([]core.Event{{Seq: 9999, Job: "j"}}); len(recs) != 0 { // neither a task nor a status
 		t.Fatalf("an event the store refuses was encoded: %v", recs)
 	}
 	evs, upTo, dropped := l.take(3000)
@@ -53,7 +54,7 @@ func TestEventLogQueue(t *testing.T) {
 		t.Fatalf("second take: %d events from seq %d", len(evs), evs[0].Seq)
 	}
 	// More arrive while those are written; the queue overflows meanwhile.
-	var flood []Event
+	var flood []core.Event
 	for i := range maxQueuedEvents {
 		flood = append(flood, ev(5000+i))
 	}
@@ -72,10 +73,10 @@ func TestEventLogQueue(t *testing.T) {
 // a subscriber resuming finds those after its sequence number.
 func TestBacklogBounds(t *testing.T) {
 	b := newBroadcaster()
-	task := func(i int, msg string) Event {
-		return Event{Time: time.Unix(1, 0), Job: "j", Task: &model.TaskRuntime{ID: model.TaskID{Job: "j", Instance: uint32(i)}, Message: msg}}
+	task := func(i int, msg string) core.Event {
+		return core.Event{Time: time.Unix(1, 0), Job: "j", Task: &model.TaskRuntime{ID: model.TaskID{Job: "j", Instance: uint32(i)}, Message: msg}}
 	}
-	var evs []Event
+	var evs []core.Event
 	for i := range backlogSize + 10 {
 		evs = append(evs, task(i, ""))
 	}
@@ -97,7 +98,7 @@ func TestBacklogBounds(t *testing.T) {
 	}
 	// Big events: the bytes bound holds.
 	big := strings.Repeat("x", 64<<10)
-	var large []Event
+	var large []core.Event
 	for i := range 200 {
 		large = append(large, task(i, big))
 	}

@@ -4,31 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"slices"
 	"sort"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/hostpool"
 	"github.com/peloton-federated/peloton/shard/model"
-	"github.com/peloton-federated/peloton/shard/resmgr/entitlement"
 	"github.com/peloton-federated/peloton/shard/store"
 )
-
-// HostPoolConfig tunes the host pool policy, which moves hosts between
-// host pools as demand shifts (package hostpool decides; this file
-// applies).
-type HostPoolConfig struct {
-	// Period is how often the policy looks at demand and moves hosts; 0
-	// means DefaultHostPoolPeriod, a negative period turns the policy off
-	// (hosts then change host pools only when an operator moves them).
-	Period time.Duration
-	// Floors is the fewest hosts in service each host pool keeps.
-	Floors map[string]int
-	// DrainDeadline is how long batch runs on a host drained for a move
-	// may go on before they are killed to run elsewhere; 0 means
-	// DefaultHostPoolDrainDeadline.
-	DrainDeadline time.Duration
-}
 
 // Defaults of HostPoolConfig.
 const (
@@ -38,6 +22,12 @@ const (
 
 // maxRecentMoves bounds the host pool moves kept to show.
 const maxRecentMoves = 50
+
+// hostPoolShell is the host pool policy's shell (shard/hostpool decides):
+// a goroutine that runs the policy over the hosts and each pool's demand
+// and moves hosts between pools, the moves it remembers, and the command
+// that sets a host's pool by hand.
+type hostPoolShell struct{ e *Engine }
 
 // hostPoolBook is what the policy shell remembers between passes.
 type hostPoolBook struct {
@@ -55,23 +45,23 @@ var errSkip = errors.New("move no longer applies")
 // hostPoolPrefix starts the drain reason of a host drained for a move.
 const hostPoolPrefix = "moving to host pool "
 
-// loadHostPoolMoves reads the stored moves, keeping the latest.
-func (e *Engine) loadHostPoolMoves(ctx context.Context) {
-	evs, err := e.cfg.Store.ListEvents(ctx, store.EventQuery{Job: model.HostPoolEvents})
+// loadMoves reads the stored moves, keeping the latest.
+func (s *hostPoolShell) loadMoves(ctx context.Context) {
+	evs, err := s.e.cfg.Store.ListEvents(ctx, store.EventQuery{Job: model.HostPoolEvents})
 	if err != nil {
-		e.log.Warn("reading host pool moves failed; recent moves start empty", "err", err)
+		s.e.c.Log.Warn("reading host pool moves failed; recent moves start empty", "err", err)
 		return
 	}
-	e.hostPools.mu.Lock()
-	defer e.hostPools.mu.Unlock()
+	s.e.hostPools.mu.Lock()
+	defer s.e.hostPools.mu.Unlock()
 	for _, ev := range evs {
-		e.noteMove(ev)
+		s.noteMove(ev)
 	}
 }
 
 // noteMove keeps a move event; hostPools.mu is held.
-func (e *Engine) noteMove(ev model.Event) {
-	b := &e.hostPools
+func (s *hostPoolShell) noteMove(ev model.Event) {
+	b := &s.e.hostPools
 	if b.lastMoved == nil {
 		b.lastMoved = map[model.HostID]time.Time{}
 	}
@@ -85,51 +75,51 @@ func (e *Engine) noteMove(ev model.Event) {
 }
 
 // recordMove emits a move as an event and keeps it as a recent move.
-func (e *Engine) recordMove(m model.HostPoolMove, now time.Time) {
-	evs := []Event{{Time: now, Job: model.HostPoolEvents, HostPoolMove: &m}}
-	e.emit(evs) // numbers it
-	e.hostPools.mu.Lock()
-	e.noteMove(evs[0])
-	e.hostPools.mu.Unlock()
-	e.log.Info("host pool move", "host", m.Host, "from", m.From, "to", m.To, "phase", m.Phase, "reason", m.Reason)
+func (s *hostPoolShell) recordMove(m model.HostPoolMove, now time.Time) {
+	evs := []core.Event{{Time: now, Job: model.HostPoolEvents, HostPoolMove: &m}}
+	s.e.emit(evs) // numbers it
+	s.e.hostPools.mu.Lock()
+	s.noteMove(evs[0])
+	s.e.hostPools.mu.Unlock()
+	s.e.c.Log.Info("host pool move", "host", m.Host, "from", m.From, "to", m.To, "phase", m.Phase, "reason", m.Reason)
 }
 
-// runHostPools runs the policy every period until ctx ends.
-func (e *Engine) runHostPools(ctx context.Context) {
+// run runs the policy every period until ctx ends.
+func (s *hostPoolShell) run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-e.cfg.Clock.After(e.cfg.HostPools.Period):
+		case <-s.e.cfg.Clock.After(s.e.cfg.HostPools.Period):
 		}
-		e.hostPoolPass(ctx)
+		s.pass(ctx)
 	}
 }
 
-// hostPoolPass feeds the policy what the shard sees now and applies its
+// pass feeds the policy what the shard sees now and applies its
 // moves.
-func (e *Engine) hostPoolPass(ctx context.Context) {
-	now := e.cfg.Clock.Now()
-	in := hostpool.Input{Demand: e.hostPoolDemand(), Floors: e.cfg.HostPools.Floors, MinStay: e.cfg.HostPools.Period, Now: now}
-	in.Hosts = e.policyHosts()
+func (s *hostPoolShell) pass(ctx context.Context) {
+	now := s.e.cfg.Clock.Now()
+	in := hostpool.Input{Demand: s.demand(), Floors: s.e.cfg.HostPools.Floors, MinStay: s.e.cfg.HostPools.Period, Now: now}
+	in.Hosts = s.hosts()
 	for _, m := range hostpool.Plan(in) {
-		if err := e.applyMove(ctx, m, now); err != nil && !errors.Is(err, errSkip) && ctx.Err() == nil {
-			e.log.Warn("host pool move failed; the next pass tries again", "host", m.Host, "move", m.Kind, "err", err)
+		if err := s.applyMove(ctx, m, now); err != nil && !errors.Is(err, errSkip) && ctx.Err() == nil {
+			s.e.c.Log.Warn("host pool move failed; the next pass tries again", "host", m.Host, "move", m.Kind, "err", err)
 		}
 	}
 }
 
-// policyHosts describes the reported hosts to the policy.
-func (e *Engine) policyHosts() []hostpool.Host {
-	views := e.cfg.Hosts.Snapshot()
-	e.hostPools.mu.Lock()
-	lastMoved := make(map[model.HostID]time.Time, len(e.hostPools.lastMoved))
-	for id, t := range e.hostPools.lastMoved {
+// hosts describes the reported hosts to the policy.
+func (s *hostPoolShell) hosts() []hostpool.Host {
+	views := s.e.cfg.Hosts.Snapshot()
+	s.e.hostPools.mu.Lock()
+	lastMoved := make(map[model.HostID]time.Time, len(s.e.hostPools.lastMoved))
+	for id, t := range s.e.hostPools.lastMoved {
 		lastMoved[id] = t
 	}
-	e.hostPools.mu.Unlock()
-	e.hosts.mu.Lock()
-	defer e.hosts.mu.Unlock()
+	s.e.hostPools.mu.Unlock()
+	s.e.hosts.mu.Lock()
+	defer s.e.hosts.mu.Unlock()
 	out := make([]hostpool.Host, 0, len(views))
 	for i := range views {
 		v := &views[i]
@@ -139,7 +129,7 @@ func (e *Engine) policyHosts() []hostpool.Host {
 		h := hostpool.Host{ID: v.ID, Pool: model.DefaultHostPool, Capacity: v.Capacity, Allocated: v.Allocated,
 			Tasks: v.Tasks, LastMoved: lastMoved[v.ID]}
 		h.InService = v.State == model.HostUp || v.State == model.HostDraining
-		if rec := e.hosts.recs[v.ID]; rec != nil {
+		if rec := s.e.hosts.recs[v.ID]; rec != nil {
 			h.Pool, h.Target = rec.Pool(), rec.HostPoolTarget
 			if rec.Down || (rec.Draining && rec.HostPoolTarget == "") {
 				h.InService = false // an operator holds it
@@ -150,52 +140,28 @@ func (e *Engine) policyHosts() []hostpool.Host {
 	return out
 }
 
-// hostPoolDemand is, per host pool, what tasks of resource pools that
+// demand is, per host pool, what tasks of resource pools that
 // name it first wait for: tasks admitted that found no host.
-func (e *Engine) hostPoolDemand() map[string]model.Resources {
-	e.lock()
-	defer e.mu.Unlock()
+func (s *hostPoolShell) demand() map[string]model.Resources {
+	s.e.lock()
+	defer s.e.mu.Unlock()
 	out := map[string]model.Resources{}
 	byPool := map[string][]string{}
-	for _, id := range e.ready {
-		je, t := e.task(id)
-		if t == nil || t.State != model.TaskReady || t.Message == "" || je.job.Spec.Revocable {
+	for _, id := range s.e.c.Queue.Ready {
+		je, t := s.e.c.Task(id)
+		if t == nil || t.State != model.TaskReady || t.Message == "" || je.Job.Spec.Revocable {
 			continue // not tried yet, or placed on slack
 		}
-		pools, ok := byPool[je.job.Spec.Pool]
+		pools, ok := byPool[je.Job.Spec.Pool]
 		if !ok {
-			pools = e.resourceHostPools(je.job.Spec.Pool)
-			byPool[je.job.Spec.Pool] = pools
+			pools = s.e.c.ResourceHostPools(je.Job.Spec.Pool)
+			byPool[je.Job.Spec.Pool] = pools
 		}
 		if len(pools) > 0 {
-			out[pools[0]] = out[pools[0]].Add(je.taskResources(t))
+			out[pools[0]] = out[pools[0]].Add(je.TaskResources(t))
 		}
 	}
 	return out
-}
-
-// resourceHostPools returns the host pools the tasks of a resource pool
-// may use: those of the pool, or of its nearest ancestor that names some;
-// nil means any.
-func (e *Engine) resourceHostPools(path string) []string {
-	e.poolsMu.RLock()
-	defer e.poolsMu.RUnlock()
-	for p, ok := path, true; ok; p, ok = entitlement.ParentPath(p) {
-		if pool := e.pools[p]; pool != nil && len(pool.HostPools) > 0 {
-			return pool.HostPools
-		}
-	}
-	return nil
-}
-
-// hostPoolOf returns the host pool a host is in.
-func (e *Engine) hostPoolOf(id model.HostID) string {
-	e.hosts.mu.Lock()
-	defer e.hosts.mu.Unlock()
-	if r := e.hosts.recs[id]; r != nil {
-		return r.Pool()
-	}
-	return model.DefaultHostPool
 }
 
 // hostPoolLabel is how a host pool is stored: the default pool as empty.
@@ -212,7 +178,7 @@ func clearDrain(rec *model.HostRecord) {
 }
 
 // applyMove carries out one decision of the policy.
-func (e *Engine) applyMove(ctx context.Context, m hostpool.Move, now time.Time) error {
+func (s *hostPoolShell) applyMove(ctx context.Context, m hostpool.Move, now time.Time) error {
 	mv := model.HostPoolMove{Host: m.Host, From: m.From, To: m.To, Reason: m.Reason, Phase: model.HostPoolMoveDone}
 	var change func(rec *model.HostRecord) error
 	switch m.Kind {
@@ -231,7 +197,7 @@ func (e *Engine) applyMove(ctx context.Context, m hostpool.Move, now time.Time) 
 				return errSkip
 			}
 			rec.Draining, rec.DrainReason, rec.DrainTime = true, hostPoolPrefix+m.To, now
-			rec.DrainDeadline = now.Add(e.cfg.HostPools.DrainDeadline)
+			rec.DrainDeadline = now.Add(s.e.cfg.HostPools.DrainDeadline)
 			rec.HostPoolTarget = m.To
 			return nil
 		}
@@ -256,64 +222,25 @@ func (e *Engine) applyMove(ctx context.Context, m hostpool.Move, now time.Time) 
 			return nil
 		}
 	default:
-		return fmt.Errorf("unknown move %v: %w", m.Kind, ErrInvalid)
+		return fmt.Errorf("unknown move %v: %w", m.Kind, core.ErrInvalid)
 	}
-	if _, err := e.changeHost(ctx, m.Host, change); err != nil {
+	if _, _, err := s.e.hostRun.change(ctx, m.Host, change); err != nil {
 		return err
 	}
-	e.recordMove(mv, now)
+	s.recordMove(mv, now)
 	return nil
-}
-
-// changeHost applies change to a host's record (a copy of what is kept,
-// with the host as reported now), stores it, and applies its drain.
-func (e *Engine) changeHost(ctx context.Context, id model.HostID, change func(rec *model.HostRecord) error) (*model.HostRecord, error) {
-	e.hosts.writeMu.Lock()
-	defer e.hosts.writeMu.Unlock()
-	now := e.cfg.Clock.Now()
-	v, reported := e.cfg.Hosts.View(id)
-	reported = reported && v.Hostname != ""
-	e.hosts.mu.Lock()
-	old := e.hosts.recs[id]
-	e.hosts.mu.Unlock()
-	if old == nil && !reported {
-		return nil, fmt.Errorf("host %s: %w", id, ErrNotFound)
-	}
-	rec := &model.HostRecord{}
-	if old != nil {
-		*rec = *old
-	}
-	if reported {
-		rec.Host, rec.LastSeen = v.Host, now
-	}
-	if err := change(rec); err != nil {
-		return nil, err
-	}
-	if err := e.cfg.Store.PutHosts(ctx, []*model.HostRecord{rec}); err != nil {
-		return nil, fmt.Errorf("store host %s: %w", id, err)
-	}
-	e.hosts.mu.Lock()
-	e.hosts.recs[id] = rec
-	e.hosts.mu.Unlock()
-	e.cfg.Hosts.SetDraining(id, rec.Draining)
-	e.inboxMu.Lock()
-	e.hostsMoved = true
-	e.staleHosts[id] = true
-	e.inboxMu.Unlock()
-	e.wake()
-	return e.hostRecord(rec), nil
 }
 
 // setHostPool puts a host in a host pool at once. A move of the policy
 // under way for the host is called off (its drain ends).
-func (e *Engine) setHostPool(ctx context.Context, id model.HostID, pool string) (*model.HostRecord, error) {
+func (s *hostPoolShell) setHostPool(ctx context.Context, id model.HostID, pool string) (*model.HostRecord, error) {
 	if !model.ValidHostPoolName(pool) {
 		return nil, fmt.Errorf("host pool %q: want 1 to %d lowercase letters, digits and -, starting with a letter: %w",
-			pool, model.MaxHostPoolName, ErrInvalid)
+			pool, model.MaxHostPoolName, core.ErrInvalid)
 	}
-	now := e.cfg.Clock.Now()
+	now := s.e.cfg.Clock.Now()
 	var from string
-	rec, err := e.changeHost(ctx, id, func(rec *model.HostRecord) error {
+	rec, _, err := s.e.hostRun.change(ctx, id, func(rec *model.HostRecord) error {
 		from = rec.Pool()
 		if rec.HostPoolTarget != "" {
 			rec.HostPoolTarget = ""
@@ -326,7 +253,7 @@ func (e *Engine) setHostPool(ctx context.Context, id model.HostID, pool string) 
 		return nil, err
 	}
 	if from != pool {
-		e.recordMove(model.HostPoolMove{Host: id, From: from, To: pool, Phase: model.HostPoolMoveDone, Reason: "set by an operator"}, now)
+		s.recordMove(model.HostPoolMove{Host: id, From: from, To: pool, Phase: model.HostPoolMoveDone, Reason: "set by an operator"}, now)
 	}
 	return rec, nil
 }
@@ -359,8 +286,8 @@ type HostPoolReport struct {
 // pools name or have a floor, and the default one.
 func (r Reads) HostPools() HostPoolReport {
 	e := r.e
-	demand := e.hostPoolDemand()
-	hosts := e.policyHosts()
+	demand := e.hostPoolRun.demand()
+	hosts := e.hostPoolRun.hosts()
 	byName := map[string]*HostPoolView{}
 	get := func(name string) *HostPoolView {
 		v := byName[name]
@@ -378,7 +305,7 @@ func (r Reads) HostPools() HostPoolReport {
 		get(name)
 	}
 	e.poolsMu.RLock()
-	for _, p := range e.pools {
+	for _, p := range e.c.Pools.ByPath {
 		for _, name := range p.HostPools {
 			get(name)
 		}

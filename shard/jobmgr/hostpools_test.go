@@ -3,6 +3,7 @@ package jobmgr
 import (
 	"context"
 	"errors"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"slices"
 	"strings"
 	"testing"
@@ -31,10 +32,10 @@ func TestSetHostPool(t *testing.T) {
 	s := newTestShardOn(t, st, clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), simHosts(2))
 	ctx := context.Background()
 	s.reported("sim/h0")
-	if _, err := Do(ctx, s.e, SetHostPool{Host: "sim/h0", Pool: "Batch"}); !errors.Is(err, ErrInvalid) {
+	if _, err := Do(ctx, s.e, SetHostPool{Host: "sim/h0", Pool: "Batch"}); !errors.Is(err, core.ErrInvalid) {
 		t.Fatalf("bad name: %v, want ErrInvalid", err)
 	}
-	if _, err := Do(ctx, s.e, SetHostPool{Host: "sim/nope", Pool: "batch"}); !errors.Is(err, ErrNotFound) {
+	if _, err := Do(ctx, s.e, SetHostPool{Host: "sim/nope", Pool: "batch"}); !errors.Is(err, core.ErrNotFound) {
 		t.Fatalf("unknown host: %v, want ErrNotFound", err)
 	}
 	rec, err := Do(ctx, s.e, SetHostPool{Host: "sim/h0", Pool: "batch"})
@@ -65,7 +66,7 @@ func TestSetHostPool(t *testing.T) {
 	clk := s.clk
 	s.stop()
 	s = newTestShardOn(t, st, clk, simHosts(2))
-	if got := s.e.hostPoolOf("sim/h0"); got != "batch" {
+	if got := s.e.c.HostPoolOf("sim/h0"); got != "batch" {
 		t.Errorf("after a restart sim/h0 is in %q", got)
 	}
 	if rep := s.e.Reads().HostPools(); len(rep.Recent) != 1 {
@@ -86,17 +87,17 @@ func TestHostPoolPolicyMovesIdleHostToDemand(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []model.Pool{
-		{Path: "/b", Reservation: model.Resources{MilliCPU: 16000, MemMB: 1000}, Limit: unlimited(), Share: model.EqualShares(1), HostPools: []string{"batch"}},
-		{Path: "/b/c", Reservation: model.Resources{MilliCPU: 16000, MemMB: 1000}, Limit: unlimited(), Share: model.EqualShares(1)},
+		{Path: "/b", Reservation: model.Resources{MilliCPU: 16000, MemMB: 1000}, Limit: core.Unlimited(), Share: model.EqualShares(1), HostPools: []string{"batch"}},
+		{Path: "/b/c", Reservation: model.Resources{MilliCPU: 16000, MemMB: 1000}, Limit: core.Unlimited(), Share: model.EqualShares(1)},
 	} {
 		if _, err := Do(ctx, s.e, CreatePool{Pool: p}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got := s.e.resourceHostPools("/b/c"); !slices.Equal(got, []string{"batch"}) {
+	if got := s.e.c.ResourceHostPools("/b/c"); !slices.Equal(got, []string{"batch"}) {
 		t.Fatalf("/b/c uses host pools %v, want its parent's", got)
 	}
-	if got := s.e.resourceHostPools("/"); got != nil {
+	if got := s.e.c.ResourceHostPools("/"); got != nil {
 		t.Fatalf("/ uses host pools %v, want any", got)
 	}
 	spec := oneCore(2)
@@ -114,11 +115,11 @@ func TestHostPoolPolicyMovesIdleHostToDemand(t *testing.T) {
 		}
 		return false
 	})
-	if d := s.e.hostPoolDemand(); d["batch"].MilliCPU != 8000 {
+	if d := s.e.hostPoolRun.demand(); d["batch"].MilliCPU != 8000 {
 		t.Fatalf("demand %v, want 8 cores for batch", d)
 	}
-	s.e.hostPoolPass(ctx)
-	if got := s.e.hostPoolOf("sim/h1"); got != "batch" {
+	s.e.hostPoolRun.pass(ctx)
+	if got := s.e.c.HostPoolOf("sim/h1"); got != "batch" {
 		t.Fatalf("sim/h1 is in %q after a pass, want batch", got)
 	}
 	s.until("both running", s.allRunning(job, 2))

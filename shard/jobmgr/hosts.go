@@ -3,6 +3,7 @@ package jobmgr
 import (
 	"context"
 	"fmt"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"sort"
 	"time"
 
@@ -28,45 +29,77 @@ const hostSyncEvery = 30 * time.Second
 // drained) is remembered.
 const hostForget = 7 * 24 * time.Hour
 
-// loadHosts reads the stored host records and applies their drains.
-func (e *Engine) loadHosts(ctx context.Context) error {
-	recs, err := e.cfg.Store.ListHosts(ctx)
+// hostShell is the host records' shell (shard/maintenance decides
+// drains): the records loaded at recovery and kept in step with what the
+// plugins report, and the commands that drain, undrain and mark a host
+// down.
+type hostShell struct{ e *Engine }
+
+// load reads the stored host records and applies their drains.
+func (s *hostShell) load(ctx context.Context) error {
+	recs, err := s.e.cfg.Store.ListHosts(ctx)
 	if err != nil {
 		return fmt.Errorf("read hosts: %w", err)
 	}
-	e.hosts.mu.Lock()
-	defer e.hosts.mu.Unlock()
-	e.hosts.recs = make(map[model.HostID]*model.HostRecord, len(recs))
+	s.e.hosts.mu.Lock()
+	s.e.hosts.recs = make(map[model.HostID]*model.HostRecord, len(recs))
+	s.e.hosts.mu.Unlock()
+	s.e.hold()
+	s.e.c.HostRecs = make(map[model.HostID]*model.HostRecord, len(recs))
+	s.e.mu.Unlock()
+	s.keepRecords(recs, nil)
 	for _, r := range recs {
-		e.hosts.recs[r.Host.ID] = r
 		if r.Draining {
-			e.cfg.Hosts.SetDraining(r.Host.ID, true)
+			s.e.cfg.Hosts.SetDraining(r.Host.ID, true)
 		}
 	}
 	return nil
 }
 
-// syncHosts writes the records of the hosts reported now, with the time,
+// keepRecords takes in stored host records, and forgets those of
+// forget: in the book readers read, and in the core's copy the passes
+// decide on. A record is never changed once kept (a writer keeps a new
+// one), so both hold the same records.
+func (s *hostShell) keepRecords(put []*model.HostRecord, forget []model.HostID) {
+	s.e.hosts.mu.Lock()
+	for _, r := range put {
+		s.e.hosts.recs[r.Host.ID] = r
+	}
+	for _, id := range forget {
+		delete(s.e.hosts.recs, id)
+	}
+	s.e.hosts.mu.Unlock()
+	s.e.hold()
+	defer s.e.mu.Unlock()
+	for _, r := range put {
+		s.e.c.HostRecs[r.Host.ID] = r
+	}
+	for _, id := range forget {
+		delete(s.e.c.HostRecs, id)
+	}
+}
+
+// sync writes the records of the hosts reported now, with the time,
 // and forgets hosts long gone. It runs until ctx ends.
-func (e *Engine) syncHosts(ctx context.Context) {
+func (s *hostShell) sync(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-e.cfg.Clock.After(hostSyncEvery):
+		case <-s.e.cfg.Clock.After(hostSyncEvery):
 		}
-		if err := e.writeHostRecords(ctx); err != nil && ctx.Err() == nil {
-			e.log.Warn("storing host records failed; will retry", "err", err)
+		if err := s.writeRecords(ctx); err != nil && ctx.Err() == nil {
+			s.e.c.Log.Warn("storing host records failed; will retry", "err", err)
 		}
 	}
 }
 
-func (e *Engine) writeHostRecords(ctx context.Context) error {
-	e.hosts.writeMu.Lock()
-	defer e.hosts.writeMu.Unlock()
-	now := e.cfg.Clock.Now()
-	views := e.cfg.Hosts.Snapshot()
-	e.hosts.mu.Lock()
+func (s *hostShell) writeRecords(ctx context.Context) error {
+	s.e.hosts.writeMu.Lock()
+	defer s.e.hosts.writeMu.Unlock()
+	now := s.e.cfg.Clock.Now()
+	views := s.e.cfg.Hosts.Snapshot()
+	s.e.hosts.mu.Lock()
 	batch := make([]*model.HostRecord, 0, len(views))
 	seen := make(map[model.HostID]bool, len(views))
 	for i := range views {
@@ -75,60 +108,41 @@ func (e *Engine) writeHostRecords(ctx context.Context) error {
 			continue // an allocation on a host not reported (yet)
 		}
 		seen[v.ID] = true
-		batch = append(batch, seenNow(v.Host, e.hosts.recs[v.ID], now))
+		batch = append(batch, seenNow(v.Host, s.e.hosts.recs[v.ID], now))
 	}
 	var forget []model.HostID
-	for id, r := range e.hosts.recs {
+	for id, r := range s.e.hosts.recs {
 		if !seen[id] && !r.Draining && now.Sub(r.LastSeen) > hostForget {
 			forget = append(forget, id)
 		}
 	}
-	e.hosts.mu.Unlock()
+	s.e.hosts.mu.Unlock()
 	for len(batch) > 0 {
 		n := min(len(batch), 1000)
-		if err := e.cfg.Store.PutHosts(ctx, batch[:n]); err != nil {
+		if err := s.e.cfg.Store.PutHosts(ctx, batch[:n]); err != nil {
 			return err
 		}
-		e.hosts.mu.Lock()
-		for _, r := range batch[:n] {
-			e.hosts.recs[r.Host.ID] = r
-		}
-		e.hosts.mu.Unlock()
+		s.keepRecords(batch[:n], nil)
 		batch = batch[n:]
 	}
 	for _, id := range forget {
-		if err := e.cfg.Store.DeleteHost(ctx, id); err != nil {
+		if err := s.e.cfg.Store.DeleteHost(ctx, id); err != nil {
 			return err
 		}
-		e.hosts.mu.Lock()
-		delete(e.hosts.recs, id)
-		e.hosts.mu.Unlock()
+		s.keepRecords(nil, []model.HostID{id})
 	}
 	return nil
 }
 
 // setDrain stores a host's drain and applies it.
-func (e *Engine) setDrain(ctx context.Context, id model.HostID, drain bool, reason string, deadline time.Duration) (*model.HostRecord, error) {
-	e.hosts.writeMu.Lock()
-	defer e.hosts.writeMu.Unlock()
-	now := e.cfg.Clock.Now()
-	v, reported := e.cfg.Hosts.View(id)
-	reported = reported && v.Hostname != ""
-	e.hosts.mu.Lock()
-	old := e.hosts.recs[id]
-	e.hosts.mu.Unlock()
-	if old == nil && !reported {
-		return nil, fmt.Errorf("host %s: %w", id, ErrNotFound)
-	}
-	rec := &model.HostRecord{}
-	if old != nil {
-		*rec = *old
-	}
-	if reported {
-		rec.Host, rec.LastSeen = v.Host, now
-	}
-	rec.HostPoolTarget = "" // an operator's drain or undrain calls off a host pool move
-	if drain {
+func (s *hostShell) setDrain(ctx context.Context, id model.HostID, drain bool, reason string, deadline time.Duration) (*model.HostRecord, error) {
+	now := s.e.cfg.Clock.Now()
+	rec, changed, err := s.change(ctx, id, func(rec *model.HostRecord) error {
+		rec.HostPoolTarget = "" // an operator's drain or undrain calls off a host pool move
+		if !drain {
+			rec.Draining, rec.DrainReason, rec.DrainTime, rec.DrainDeadline, rec.Down = false, "", time.Time{}, time.Time{}, false
+			return nil
+		}
 		if !rec.Draining {
 			rec.DrainTime = now
 		}
@@ -137,24 +151,54 @@ func (e *Engine) setDrain(ctx context.Context, id model.HostID, drain bool, reas
 		if deadline > 0 {
 			rec.DrainDeadline = now.Add(deadline)
 		}
-	} else {
-		rec.Draining, rec.DrainReason, rec.DrainTime, rec.DrainDeadline, rec.Down = false, "", time.Time{}, time.Time{}, false
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if err := e.cfg.Store.PutHosts(ctx, []*model.HostRecord{rec}); err != nil {
-		return nil, fmt.Errorf("store host %s: %w", id, err)
+	if changed {
+		s.e.c.Log.Info("host drain changed", "host", id, "draining", drain, "reason", reason)
 	}
-	e.hosts.mu.Lock()
-	e.hosts.recs[id] = rec
-	e.hosts.mu.Unlock()
-	if e.cfg.Hosts.SetDraining(id, drain) {
-		e.inboxMu.Lock()
-		e.hostsMoved = true
-		e.staleHosts[id] = true
-		e.inboxMu.Unlock()
-		e.log.Info("host drain changed", "host", id, "draining", drain, "reason", reason)
-		e.wake()
+	return rec, nil
+}
+
+// change applies fn to a host's record (a copy of what is kept, with the
+// host as reported now), stores it, keeps it, applies its drain and has
+// the next pass look at the host again. It reports whether the host's
+// draining changed.
+func (s *hostShell) change(ctx context.Context, id model.HostID, fn func(rec *model.HostRecord) error) (*model.HostRecord, bool, error) {
+	s.e.hosts.writeMu.Lock()
+	defer s.e.hosts.writeMu.Unlock()
+	now := s.e.cfg.Clock.Now()
+	v, reported := s.e.cfg.Hosts.View(id)
+	reported = reported && v.Hostname != ""
+	s.e.hosts.mu.Lock()
+	old := s.e.hosts.recs[id]
+	s.e.hosts.mu.Unlock()
+	if old == nil && !reported {
+		return nil, false, fmt.Errorf("host %s: %w", id, core.ErrNotFound)
 	}
-	return e.hostRecord(rec), nil
+	rec := &model.HostRecord{}
+	if old != nil {
+		*rec = *old
+	}
+	if reported {
+		rec.Host, rec.LastSeen = v.Host, now
+	}
+	if err := fn(rec); err != nil {
+		return nil, false, err
+	}
+	if err := s.e.cfg.Store.PutHosts(ctx, []*model.HostRecord{rec}); err != nil {
+		return nil, false, fmt.Errorf("store host %s: %w", id, err)
+	}
+	s.keepRecords([]*model.HostRecord{rec}, nil)
+	changed := s.e.cfg.Hosts.SetDraining(id, rec.Draining)
+	s.e.inboxMu.Lock()
+	s.e.hostsMoved = true
+	s.e.staleHosts[id] = true
+	s.e.inboxMu.Unlock()
+	s.e.wake()
+	return s.record(rec), changed, nil
 }
 
 // seenNow is the record of a host reported now, keeping the drain and
@@ -169,28 +213,28 @@ func seenNow(h model.Host, old *model.HostRecord, now time.Time) *model.HostReco
 	return rec
 }
 
-// hostRecord is a record as shown: with the host's current view when it
+// record is a record as shown: with the host's current view when it
 // is reported, DOWN when it is only remembered.
-func (e *Engine) hostRecord(r *model.HostRecord) *model.HostRecord {
+func (s *hostShell) record(r *model.HostRecord) *model.HostRecord {
 	out := *r
-	if v, ok := e.cfg.Hosts.View(r.Host.ID); ok && v.Hostname != "" {
-		out.Host, out.LastSeen = v.Host, e.cfg.Clock.Now()
+	if v, ok := s.e.cfg.Hosts.View(r.Host.ID); ok && v.Hostname != "" {
+		out.Host, out.LastSeen = v.Host, s.e.cfg.Clock.Now()
 	} else {
 		out.Host.State = model.HostDown
 	}
 	return &out
 }
 
-// drainHost takes a host out of service: it takes no new work and its
+// drain takes a host out of service: it takes no new work and its
 // capacity no longer counts; what runs there goes on. The drain is stored
 // and survives restarts.
-func (e *Engine) drainHost(ctx context.Context, id model.HostID, reason string, deadline time.Duration) (*model.HostRecord, error) {
-	return e.setDrain(ctx, id, true, reason, deadline)
+func (s *hostShell) drain(ctx context.Context, id model.HostID, reason string, deadline time.Duration) (*model.HostRecord, error) {
+	return s.setDrain(ctx, id, true, reason, deadline)
 }
 
-// undrainHost puts a draining, drained or down host back into service.
-func (e *Engine) undrainHost(ctx context.Context, id model.HostID) (*model.HostRecord, error) {
-	return e.setDrain(ctx, id, false, "", 0)
+// undrain puts a draining, drained or down host back into service.
+func (s *hostShell) undrain(ctx context.Context, id model.HostID) (*model.HostRecord, error) {
+	return s.setDrain(ctx, id, false, "", 0)
 }
 
 // ListHostRecords returns every host the shard knows: those its host

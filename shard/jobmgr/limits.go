@@ -3,47 +3,16 @@ package jobmgr
 import (
 	"errors"
 	"fmt"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"time"
-
-	"github.com/peloton-federated/peloton/shard/model"
 )
 
 // ErrPoolFull: a pool holds as many pending tasks as its limit allows; a
 // job that would add more is refused until some of them run or end.
 var ErrPoolFull = errors.New("too many pending tasks in the pool")
 
-// Limits bound what one region accepts. Zero values take the defaults.
-type Limits struct {
-	// InstancesPerJob is the most instances one job may have.
-	InstancesPerJob uint32
-	// PendingTasksPerPool is the most tasks of one pool that may wait to
-	// run (not yet created, initialised or pending) at once.
-	PendingTasksPerPool int64
-	// JobsPerRequest is the most job specs one CreateJobs call may carry.
-	JobsPerRequest int
-}
-
-// Default limits of a region.
-const (
-	DefaultInstancesPerJob     = 100_000
-	DefaultPendingTasksPerPool = 1_000_000
-	DefaultJobsPerRequest      = 1000
-)
-
-func (l *Limits) defaults() {
-	if l.InstancesPerJob == 0 {
-		l.InstancesPerJob = DefaultInstancesPerJob
-	}
-	if l.PendingTasksPerPool == 0 {
-		l.PendingTasksPerPool = DefaultPendingTasksPerPool
-	}
-	if l.JobsPerRequest == 0 {
-		l.JobsPerRequest = DefaultJobsPerRequest
-	}
-}
-
 // Limits returns the limits the engine runs with.
-func (e *Engine) Limits() Limits { return e.cfg.Limits }
+func (e *Engine) Limits() core.Limits { return e.cfg.Limits }
 
 // pendingCount keeps, per pool, the tasks waiting to run as last counted
 // (counted) plus those of jobs accepted since (accepted), so that accepting
@@ -71,7 +40,7 @@ func (p *pendingCount) stale(now time.Time) bool {
 // each pass.
 func (e *Engine) recountPending(now time.Time) {
 	if e.pending.stale(now) {
-		e.pending.set(e.countPending(), now)
+		e.pending.set(e.c.CountPending(), now)
 	}
 }
 
@@ -129,23 +98,4 @@ func (p *pendingCount) set(counted map[string]int64, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.counted, p.at = counted, now
-}
-
-// countPending counts the pending tasks of every job. Callers hold e.mu.
-func (e *Engine) countPending() map[string]int64 {
-	out := map[string]int64{}
-	for _, je := range e.jobs {
-		j := je.job
-		if je.evicted || j.Status.State.IsTerminal() || j.Status.Killed {
-			continue
-		}
-		n := int64(je.counts[model.TaskInitialized]) + int64(je.counts[model.TaskPending])
-		if own := j.Spec.OwnTasks(); own > j.Status.TasksCreated {
-			n += int64(own - j.Status.TasksCreated)
-		}
-		if n > 0 {
-			out[j.Spec.Pool] += n
-		}
-	}
-	return out
 }

@@ -415,7 +415,7 @@ func (c checkedStore) Close() error { return c.s.Close() }
 // nameLocks names the engine's locks for the lock check's reports.
 func (e *Engine) nameLocks() {
 	e.mu.name = "Engine.mu"
-	e.incomingMu.name = "Engine.incomingMu"
+	e.intake.mu.name = "intake.mu"
 	e.poolsMu.name = "Engine.poolsMu"
 	e.inboxMu.name = "Engine.inboxMu"
 	e.events.mu.name = "broadcaster.mu"

@@ -3,6 +3,7 @@ package jobmgr
 import (
 	"context"
 	"fmt"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -62,7 +63,7 @@ func endedTaskHeap(b *testing.B, n uint32, keep bool) float64 {
 	<-e.Ready()
 	before := heapInUse()
 	ended := n / 10 * 9
-	spec := model.JobSpec{Name: "half", Type: model.JobBatch, Pool: RootPool, Instances: n, MaxAttempts: 1,
+	spec := model.JobSpec{Name: "half", Type: model.JobBatch, Pool: core.RootPool, Instances: n, MaxAttempts: 1,
 		Task: model.TaskSpec{Command: "sim", Resources: model.Resources{MilliCPU: 10, MemMB: 1}},
 		Overrides: []model.InstanceOverride{{
 			Instances: []model.InstanceRange{{From: 0, To: ended - 1}},
@@ -89,7 +90,7 @@ func endedTaskHeap(b *testing.B, n uint32, keep bool) float64 {
 	// Let the pass that wrote the last successes finish.
 	time.Sleep(500 * time.Millisecond)
 	e.lock()
-	cold := e.jobs[j.ID].cold
+	cold := e.c.Jobs[j.ID].Cold
 	e.mu.Unlock()
 	if want := int(ended); !keep && cold != want {
 		b.Fatalf("%d ended tasks left memory, want %d", cold, want)

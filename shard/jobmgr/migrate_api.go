@@ -1,57 +1,41 @@
 package jobmgr
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/peloton-federated/peloton/shard/migration"
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
 )
 
-// MigrationRequest selects what a migration moves and how.
-type MigrationRequest struct {
-	// Job or Pool (with its child pools): one of them.
-	Job  model.JobID
-	Pool string
-	// To is the target cluster ("k8s-east" or "kubernetes:k8s-east").
-	To string
-	// BatchSize is how many instances of a job move at once (0: the SLA's
-	// limit).
-	BatchSize     uint32
-	Surge         bool
-	StartPaused   bool
-	MoveRunning   bool
-	AllowStateful bool
-}
+// migrationShell is migrations' shell (shard/migration decides, the
+// core's migrationBook steps them): the commands that start, pause,
+// resume, abort and roll back a migration, each stored before it is
+// answered, the cluster policies they change, and their recovery.
+type migrationShell struct{ e *Engine }
 
-// invalidField is bad input naming the request field.
-func invalidField(field, format string, args ...any) error {
-	return fmt.Errorf("%s: %s: %w", field, fmt.Sprintf(format, args...), ErrInvalid)
-}
-
-// startMigration checks the request, stores the migration, sets the
+// start checks the request, stores the migration, sets the
 // cluster policies of the selected jobs (or pool) to prefer the target and
 // avoid the clusters they run on, and lets the loop move their instances.
 // Nothing changes when the request is refused.
-func (e *Engine) startMigration(ctx context.Context, req MigrationRequest) (*model.Migration, error) {
-	e.updateMu.Lock()
-	defer e.updateMu.Unlock()
+func (s *migrationShell) start(ctx context.Context, req core.MigrationRequest) (*model.Migration, error) {
+	s.e.updateMu.Lock()
+	defer s.e.updateMu.Unlock()
 
-	now := e.cfg.Clock.Now()
-	m, err := e.planMigration(req, now)
+	now := s.e.cfg.Clock.Now()
+	m, err := s.plan(req, now)
 	if err != nil {
 		return nil, err
 	}
 	base := m.ID
 	for i := 2; ; i++ {
-		err = e.cfg.Store.CreateMigration(ctx, m)
+		err = s.e.cfg.Store.CreateMigration(ctx, m)
 		if !errors.Is(err, store.ErrExists) || i > 9 {
 			break
 		}
@@ -60,191 +44,68 @@ func (e *Engine) startMigration(ctx context.Context, req MigrationRequest) (*mod
 	if err != nil {
 		return nil, fmt.Errorf("store migration: %w", err)
 	}
-	if err := e.applyMigrationPolicies(ctx, m, false); err != nil {
+	if err := s.applyPolicies(ctx, m, false); err != nil {
 		m.State, m.Message, m.CompletionTime = model.MigrationAborted, "could not set cluster policies: "+err.Error(), now
-		if werr := e.writeMigration(ctx, m); werr != nil {
-			e.log.Warn("recording a migration that could not start failed", "migration", m.ID, "err", werr)
+		if werr := s.write(ctx, m); werr != nil {
+			s.e.c.Log.Warn("recording a migration that could not start failed", "migration", m.ID, "err", werr)
 		}
 		return nil, err
 	}
-	e.lock()
-	defer e.mu.Unlock()
-	e.installMigration(m)
-	e.log.Info("migration started", "migration", m.ID, "to", m.To, "jobs", len(m.Jobs), "surge", m.Surge, "batch", m.BatchSize)
-	e.wake()
+	s.e.lock()
+	defer s.e.mu.Unlock()
+	s.e.c.Migrations.InstallMigration(&s.e.c, m)
+	s.e.c.Log.Info("migration started", "migration", m.ID, "to", m.To, "jobs", len(m.Jobs), "surge", m.Surge, "batch", m.BatchSize)
+	s.e.wake()
 	return m.Clone(), nil
 }
 
-// planMigration checks a request against the engine's state and returns
+// plan checks a request against the engine's state and returns
 // the migration it asks for, not yet stored.
-func (e *Engine) planMigration(req MigrationRequest, now time.Time) (*model.Migration, error) {
-	if err := req.check(); err != nil {
+func (s *migrationShell) plan(req core.MigrationRequest, now time.Time) (*model.Migration, error) {
+	if err := req.Check(); err != nil {
 		return nil, err
 	}
-	e.lock()
-	defer e.mu.Unlock()
-	to, err := e.resolveCluster(req.To)
+	s.e.lock()
+	defer s.e.mu.Unlock()
+	to, err := s.e.c.Clusters.Resolve(&s.e.c, req.To)
 	if err != nil {
-		return nil, invalidField("to_cluster", "%v", err)
+		return nil, core.InvalidField("to_cluster", "%v", err)
 	}
-	if e.clusterDrained(to) {
-		return nil, fmt.Errorf("to_cluster: cluster %s is drained (peloton cluster undrain %s): %w", to, to, ErrClusterDrained)
+	if s.e.c.Clusters.IsDrained(to) {
+		return nil, fmt.Errorf("to_cluster: cluster %s is drained (peloton cluster undrain %s): %w", to, to, core.ErrClusterDrained)
 	}
 	m := &model.Migration{
 		ID: model.MigrationID("mig-" + strconv.FormatInt(now.UnixMilli(), 36)), Job: req.Job, Pool: req.Pool, To: to,
 		BatchSize: req.BatchSize, Surge: req.Surge, MoveRunning: req.MoveRunning, AllowStateful: req.AllowStateful,
 		Paused: req.StartPaused, State: model.MigrationMigrating, CreateTime: now,
 	}
-	var jobs []*jobEntry
+	var jobs []*core.Job
 	if req.Job != "" {
-		je, err := e.migratableJob(req)
+		je, err := s.e.c.Migrations.MigratableJob(&s.e.c, req)
 		if err != nil {
 			return nil, err
 		}
-		jobs = []*jobEntry{je}
+		jobs = []*core.Job{je}
 	} else {
-		if jobs, err = e.poolJobs(req); err != nil {
+		if jobs, err = s.e.c.Migrations.PoolJobs(&s.e.c, req); err != nil {
 			return nil, err
 		}
-		if pp := e.pools[req.Pool].Clusters; pp != nil {
+		if pp := s.e.c.Pools.ByPath[req.Pool].Clusters; pp != nil {
 			m.PoolClusters = pp.Clone()
 		}
 	}
 	for _, je := range jobs {
-		if err := e.checkMigratable(je, to, req); err != nil {
+		if err := s.e.c.Migrations.CheckMigratable(&s.e.c, je, to, req); err != nil {
 			return nil, err
 		}
-		rec := model.MigrationJob{Job: je.job.ID, Type: je.job.Spec.Type, From: e.sourceCluster(je, to),
-			Clusters: je.job.Spec.Clusters.Clone()}
-		if je.job.Spec.LongRunning() {
-			rec.SLAMaxUnavailable = slaLimit(&je.job.Spec)
+		rec := model.MigrationJob{Job: je.Job.ID, Type: je.Job.Spec.Type, From: s.e.c.Migrations.SourceCluster(je, to),
+			Clusters: je.Job.Spec.Clusters.Clone()}
+		if je.Job.Spec.LongRunning() {
+			rec.SLAMaxUnavailable = core.SLALimit(&je.Job.Spec)
 		}
 		m.Jobs = append(m.Jobs, rec)
 	}
 	return m, nil
-}
-
-// check says what a request lacks, naming the field.
-func (req MigrationRequest) check() error {
-	switch {
-	case req.Job == "" && req.Pool == "":
-		return invalidField("job_id", "name a job or a pool to migrate")
-	case req.Job != "" && req.Pool != "":
-		return invalidField("pool", "name a job or a pool, not both")
-	case req.To == "":
-		return invalidField("to_cluster", "is required")
-	}
-	return nil
-}
-
-// migratableJob is the job a request names, when it may be migrated;
-// callers hold e.mu.
-func (e *Engine) migratableJob(req MigrationRequest) (*jobEntry, error) {
-	je := e.jobs[req.Job]
-	switch {
-	case je == nil:
-		return nil, fmt.Errorf("job %s: %w", req.Job, ErrNotFound)
-	case je.job.Status.State.IsTerminal() || je.job.Status.Killed:
-		return nil, fmt.Errorf("job %s is %s: only a job that runs can be migrated: %w", req.Job, je.job.Status.State, ErrJobFinished)
-	case je.job.Spec.Type == model.JobDaemon:
-		return nil, invalidField("job_id", "job %s is a daemon job: it runs on every host and moves as hosts are retired (drain them)", req.Job)
-	case je.job.Spec.Type == model.JobStateful && !req.AllowStateful:
-		return nil, invalidField("allow_stateful", "job %s is stateful and its volumes do not follow its instances: set allow_stateful (--allow-stateful) to move it anyway", req.Job)
-	}
-	return je, nil
-}
-
-// poolJobs are the running jobs of a request's pool subtree that a pool
-// migration moves: daemon jobs move per host, stateful ones only when
-// allowed. Callers hold e.mu.
-func (e *Engine) poolJobs(req MigrationRequest) ([]*jobEntry, error) {
-	path := req.Pool
-	if e.pools[path] == nil {
-		return nil, fmt.Errorf("pool %s: %w", path, ErrNotFound)
-	}
-	var jobs []*jobEntry
-	for _, je := range e.sortedJobs() {
-		p := cmp.Or(je.job.Spec.Pool, RootPool)
-		inPool := p == path || path == RootPool || strings.HasPrefix(p, path+"/")
-		spec := &je.job.Spec
-		switch {
-		case !inPool || je.evicted || je.job.Status.State.IsTerminal() || je.job.Status.Killed:
-		case spec.Type == model.JobDaemon || (spec.Type == model.JobStateful && !req.AllowStateful):
-		default:
-			jobs = append(jobs, je)
-		}
-	}
-	return jobs, nil
-}
-
-// checkMigratable says why a job cannot be migrated to cluster to now.
-func (e *Engine) checkMigratable(je *jobEntry, to string, req MigrationRequest) error {
-	j := je.job
-	if u := e.runningUpdate(je); u != nil {
-		return fmt.Errorf("job %s is being updated (update %s): let it finish or abort it first: %w", j.ID, u.ID, ErrMigrationConflict)
-	}
-	if jm := je.migration; jm != nil {
-		return fmt.Errorf("job %s is being migrated already (migration %s): %w", j.ID, jm.M.ID, ErrMigrationConflict)
-	}
-	if req.Surge && gangSize(&j.Spec) > 1 {
-		return invalidField("surge", "job %s runs in gangs of %d; surge moves single instances only", j.ID, gangSize(&j.Spec))
-	}
-	// The target must hold one task, and, for long-running jobs, every
-	// instance still to move, in what it has free.
-	need := je.current().spec.Task.Resources
-	var largest, free model.Resources
-	hosts, fits := 0, false
-	for _, v := range e.cfg.Hosts.Snapshot() {
-		if v.Cluster != to || v.Hostname == "" || v.State != model.HostUp {
-			continue
-		}
-		hosts++
-		if need.Fits(v.Capacity) {
-			fits = true
-		}
-		if v.Capacity.MilliCPU > largest.MilliCPU {
-			largest = v.Capacity
-		}
-		free = free.Add(v.Free().Max(model.Resources{}))
-	}
-	switch {
-	case hosts == 0:
-		return fmt.Errorf("to_cluster: cluster %s has no host up: %w", to, ErrNoCapacity)
-	case !fits:
-		return fmt.Errorf("to_cluster: no host of cluster %s can hold a task of job %s (it needs %s; the largest host has %s): %w",
-			to, j.ID, need, largest, ErrNoCapacity)
-	}
-	if j.Spec.LongRunning() {
-		var moving int64
-		for _, t := range je.tasks {
-			if t != nil && !isCold(t) && !t.State.IsTerminal() && t.Cluster != to {
-				moving++
-			}
-		}
-		if want := need.Scale(moving); !want.Fits(free) {
-			return fmt.Errorf("to_cluster: cluster %s has %s free, job %s needs %s for its %d instances to move: %w",
-				to, free, j.ID, want, moving, ErrNoCapacity)
-		}
-	}
-	return nil
-}
-
-// sourceCluster is the cluster most of the job's runs hold a host on,
-// other than to ("" when none does).
-func (e *Engine) sourceCluster(je *jobEntry, to string) string {
-	count := map[string]int{}
-	for _, t := range je.tasks {
-		if t != nil && !isCold(t) && t.State.HoldsResources() && t.Cluster != to {
-			count[t.Cluster]++
-		}
-	}
-	best := ""
-	for c, n := range count {
-		if n > count[best] || (n == count[best] && c < best) {
-			best = c
-		}
-	}
-	return best
 }
 
 // migrationPolicy is the cluster policy a migration gives: prefer the
@@ -267,12 +128,12 @@ func migrationPolicy(old *model.ClusterPolicy, to string, sources []string) *mod
 	return p
 }
 
-// applyMigrationPolicies sets the cluster policies of a migration's jobs
+// applyPolicies sets the cluster policies of a migration's jobs
 // and pool: the migration's (restore false) or those they had before
 // (restore true). A job migration sets the job's; a pool migration sets
 // the pool's, and the job's for jobs that have their own. The caller
 // holds updateMu.
-func (e *Engine) applyMigrationPolicies(ctx context.Context, m *model.Migration, restore bool) error {
+func (s *migrationShell) applyPolicies(ctx context.Context, m *model.Migration, restore bool) error {
 	var sources []string
 	for i := range m.Jobs {
 		if f := m.Jobs[i].From; f != "" && !slices.Contains(sources, f) {
@@ -289,12 +150,12 @@ func (e *Engine) applyMigrationPolicies(ctx context.Context, m *model.Migration,
 		if !restore {
 			p = migrationPolicy(rec.Clusters, m.To, sources)
 		}
-		if err := e.setJobClusters(ctx, rec.Job, p); err != nil {
-			if errors.Is(err, ErrNotFound) {
+		if err := s.e.clusters.setJobPolicy(ctx, rec.Job, p); err != nil {
+			if errors.Is(err, core.ErrNotFound) {
 				continue // deleted since
 			}
 			if !restore {
-				e.undoJobClusters(ctx, m, done)
+				s.undoJobClusters(ctx, m, done)
 			}
 			return err
 		}
@@ -305,9 +166,9 @@ func (e *Engine) applyMigrationPolicies(ctx context.Context, m *model.Migration,
 		if !restore {
 			p = migrationPolicy(m.PoolClusters, m.To, sources)
 		}
-		if err := e.setPoolClusters(ctx, m.Pool, p); err != nil {
+		if err := s.e.clusters.setPoolPolicy(ctx, m.Pool, p); err != nil {
 			if !restore {
-				e.undoJobClusters(ctx, m, done)
+				s.undoJobClusters(ctx, m, done)
 			}
 			return err
 		}
@@ -315,35 +176,22 @@ func (e *Engine) applyMigrationPolicies(ctx context.Context, m *model.Migration,
 	return nil
 }
 
-// installMigration makes a stored migration one the loop runs; the caller
-// holds the lock.
-func (e *Engine) installMigration(m *model.Migration) {
-	e.migrations.running[m.ID] = m
-	for i := range m.Jobs {
-		rec := &m.Jobs[i]
-		if je := e.jobs[rec.Job]; je != nil && !rec.Done {
-			je.migration = migration.NewJob(m, rec)
-			e.visit(je)
-		}
-	}
-}
-
-// recoverMigrations takes up the running migrations after a restart, and
+// recover takes up the running migrations after a restart, and
 // the drained clusters.
-func (e *Engine) recoverMigrations(ctx context.Context) error {
-	if err := e.loadClusters(ctx); err != nil {
+func (s *migrationShell) recover(ctx context.Context) error {
+	if err := s.e.clusters.load(ctx); err != nil {
 		return err
 	}
-	ms, err := e.cfg.Store.ListMigrations(ctx)
+	ms, err := s.e.cfg.Store.ListMigrations(ctx)
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	s.e.hold()
+	defer s.e.mu.Unlock()
 	for _, m := range ms {
 		if !m.State.IsTerminal() {
-			e.installMigration(m)
-			e.log.Info("migration recovered", "migration", m.ID, "state", m.State)
+			s.e.c.Migrations.InstallMigration(&s.e.c, m)
+			s.e.c.Log.Info("migration recovered", "migration", m.ID, "state", m.State)
 		}
 	}
 	return nil
@@ -351,10 +199,10 @@ func (e *Engine) recoverMigrations(ctx context.Context) error {
 
 // migration returns the migration id names: the running one, else the
 // stored one; the caller holds the lock for the running one.
-func (e *Engine) storedMigration(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
-	m, err := e.cfg.Store.GetMigration(ctx, id)
+func (s *migrationShell) stored(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
+	m, err := s.e.cfg.Store.GetMigration(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("migration %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("migration %s: %w", id, core.ErrNotFound)
 	}
 	return m, err
 }
@@ -363,13 +211,13 @@ func (e *Engine) storedMigration(ctx context.Context, id model.MigrationID) (*mo
 func (r Reads) GetMigration(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
 	e := r.e
 	e.lock()
-	if m := e.migrations.running[id]; m != nil {
+	if m := e.c.Migrations.Running[id]; m != nil {
 		cp := m.Clone()
 		e.mu.Unlock()
 		return cp, nil
 	}
 	e.mu.Unlock()
-	return e.storedMigration(ctx, id)
+	return e.migrations.stored(ctx, id)
 }
 
 // ListMigrations returns the region's migrations, newest first.
@@ -381,7 +229,7 @@ func (r Reads) ListMigrations(ctx context.Context) ([]*model.Migration, error) {
 	}
 	e.lock()
 	for i, m := range ms {
-		if live := e.migrations.running[m.ID]; live != nil {
+		if live := e.c.Migrations.Running[m.ID]; live != nil {
 			ms[i] = live.Clone()
 		}
 	}
@@ -390,179 +238,142 @@ func (r Reads) ListMigrations(ctx context.Context) ([]*model.Migration, error) {
 	return ms, nil
 }
 
-// changeMigration applies change to a running migration and stores it at
+// change applies change to a running migration and stores it at
 // once. change returns an error to refuse.
-func (e *Engine) changeMigration(ctx context.Context, id model.MigrationID, change func(m *model.Migration) error) (*model.Migration, error) {
-	e.lock()
-	m := e.migrations.running[id]
+func (s *migrationShell) change(ctx context.Context, id model.MigrationID, change func(m *model.Migration) error) (*model.Migration, error) {
+	s.e.lock()
+	m := s.e.c.Migrations.Running[id]
 	if m == nil {
-		e.mu.Unlock()
-		stored, err := e.storedMigration(ctx, id)
+		s.e.mu.Unlock()
+		stored, err := s.stored(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		return nil, fmt.Errorf("migration %s is %s already: %w", id, stored.State, ErrMigrationEnded)
+		return nil, fmt.Errorf("migration %s is %s already: %w", id, stored.State, core.ErrMigrationEnded)
 	}
 	if err := change(m); err != nil {
-		e.mu.Unlock()
+		s.e.mu.Unlock()
 		return nil, err
 	}
 	cp := m.Clone()
-	if err := e.storeMigrationLocked(ctx, m); err != nil {
+	if err := s.storeLocked(ctx, m); err != nil {
 		return nil, fmt.Errorf("store migration %s: %w", id, err)
 	}
 	return cp, nil
 }
 
-// storeMigrationLocked marks a running migration's record for the next
-// pass's write, releases e.mu (which the caller holds) and waits for that
+// storeLocked marks a running migration's record for the next
+// pass's write, releases the engine's lock (which the caller holds) and waits for that
 // write.
-func (e *Engine) storeMigrationLocked(ctx context.Context, m *model.Migration) error {
-	e.migrations.dirty[m.ID] = true
-	wait := e.awaitWrite()
-	e.mu.Unlock()
+func (s *migrationShell) storeLocked(ctx context.Context, m *model.Migration) error {
+	s.e.c.Migrations.Dirty[m.ID] = true
+	wait := s.e.awaitWrite()
+	s.e.mu.Unlock()
 	return wait(ctx)
 }
 
-// pauseMigration stops a migration from moving more instances; those in
+// pause stops a migration from moving more instances; those in
 // flight finish. ResumeMigration lets it go on (also one that stopped
 // because it could not progress).
-func (e *Engine) pauseMigration(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
-	return e.changeMigration(ctx, id, func(m *model.Migration) error {
+func (s *migrationShell) pause(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
+	return s.change(ctx, id, func(m *model.Migration) error {
 		m.Paused = true
 		return nil
 	})
 }
 
-func (e *Engine) resumeMigration(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
-	return e.changeMigration(ctx, id, func(m *model.Migration) error {
+func (s *migrationShell) resume(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
+	return s.change(ctx, id, func(m *model.Migration) error {
 		m.Paused = false
 		for i := range m.Jobs {
 			if strings.HasPrefix(m.Jobs[i].Message, "stopped: ") {
 				m.Jobs[i].Message = ""
 			}
-			if je := e.jobs[m.Jobs[i].Job]; je != nil && je.migration != nil {
-				je.migration.Resumed()
+			if jm := s.e.c.Migrations.Jobs[m.Jobs[i].Job]; jm != nil {
+				jm.Resumed()
 			}
 		}
 		return nil
 	})
 }
 
-// abortMigration stops a migration where it is: moved instances stay on
+// abort stops a migration where it is: moved instances stay on
 // the target, the others where they run, surge instances go, and the
 // cluster policies become what they were.
-func (e *Engine) abortMigration(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
-	e.updateMu.Lock()
-	defer e.updateMu.Unlock()
-	now := e.cfg.Clock.Now()
-	m, err := e.changeMigration(ctx, id, func(m *model.Migration) error {
+func (s *migrationShell) abort(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
+	s.e.updateMu.Lock()
+	defer s.e.updateMu.Unlock()
+	now := s.e.cfg.Clock.Now()
+	m, err := s.change(ctx, id, func(m *model.Migration) error {
 		m.State, m.Message, m.CompletionTime = model.MigrationAborted, "aborted by an operator", now
 		for i := range m.Jobs {
 			m.Jobs[i].InFlight = 0
-			if je := e.jobs[m.Jobs[i].Job]; je != nil && je.migration != nil && je.migration.M == m {
-				e.endJobMigration(je, now)
+			if jm, je := s.e.c.Migrations.Jobs[m.Jobs[i].Job], s.e.c.Jobs[m.Jobs[i].Job]; je != nil && jm != nil && jm.M == m {
+				s.e.c.Migrations.EndJobMigration(&s.e.c, je, now)
 			}
 		}
-		delete(e.migrations.running, m.ID)
+		delete(s.e.c.Migrations.Running, m.ID)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	if m.State == model.MigrationAborted {
-		if err := e.applyMigrationPolicies(ctx, m, true); err != nil {
-			e.log.Warn("restoring cluster policies after an abort failed", "migration", id, "err", err)
+		if err := s.applyPolicies(ctx, m, true); err != nil {
+			s.e.c.Log.Warn("restoring cluster policies after an abort failed", "migration", id, "err", err)
 		}
 	}
-	e.log.Info("migration aborted", "migration", id)
+	s.e.c.Log.Info("migration aborted", "migration", id)
 	return m, nil
 }
 
-// rollbackMigration moves the instances a migration moved back to the
+// rollback moves the instances a migration moved back to the
 // clusters they came from, the same way (batch, surge, SLA); a running
 // migration stops moving forward first. The cluster policies become what
 // they were.
-func (e *Engine) rollbackMigration(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
-	e.updateMu.Lock()
-	defer e.updateMu.Unlock()
-	e.lock()
-	m := e.migrations.running[id]
+func (s *migrationShell) rollback(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
+	s.e.updateMu.Lock()
+	defer s.e.updateMu.Unlock()
+	s.e.lock()
+	m := s.e.c.Migrations.Running[id]
 	var stored *model.Migration
 	if m == nil {
-		e.mu.Unlock()
+		s.e.mu.Unlock()
 		var err error
-		if stored, err = e.storedMigration(ctx, id); err != nil {
+		if stored, err = s.stored(ctx, id); err != nil {
 			return nil, err
 		}
-		e.lock()
+		s.e.lock()
 		m = stored
 	}
-	if err := e.checkRollback(m); err != nil {
-		e.mu.Unlock()
+	if err := s.e.c.Migrations.CheckRollback(&s.e.c, m); err != nil {
+		s.e.mu.Unlock()
 		return nil, err
 	}
-	now := e.cfg.Clock.Now()
+	now := s.e.cfg.Clock.Now()
 	m.State, m.Paused, m.CompletionTime = model.MigrationRollingBack, false, time.Time{}
 	m.Message = "rolling back"
 	for i := range m.Jobs {
 		rec := &m.Jobs[i]
 		rec.Done = rec.From == "" || (len(rec.Moved) == 0 && len(rec.Moving) == 0)
-		if je := e.jobs[rec.Job]; je != nil && je.migration != nil {
-			e.endJobMigration(je, now) // forward surge instances go
+		if je := s.e.c.Jobs[rec.Job]; je != nil && s.e.c.Migrations.Jobs[rec.Job] != nil {
+			s.e.c.Migrations.EndJobMigration(&s.e.c, je, now) // forward surge instances go
 		}
 		rec.Moving = nil
 	}
-	e.installMigration(m)
-	if err := e.storeMigrationLocked(ctx, m); err != nil {
+	s.e.c.Migrations.InstallMigration(&s.e.c, m)
+	if err := s.storeLocked(ctx, m); err != nil {
 		return nil, fmt.Errorf("store migration %s: %w", id, err)
 	}
-	if err := e.applyMigrationPolicies(ctx, m, true); err != nil {
-		e.log.Warn("restoring cluster policies for a rollback failed", "migration", id, "err", err)
+	if err := s.applyPolicies(ctx, m, true); err != nil {
+		s.e.c.Log.Warn("restoring cluster policies for a rollback failed", "migration", id, "err", err)
 	}
-	e.lock()
+	s.e.lock()
 	cp := m.Clone()
-	e.mu.Unlock()
-	e.wake()
-	e.log.Info("migration rolling back", "migration", id)
+	s.e.mu.Unlock()
+	s.e.wake()
+	s.e.c.Log.Info("migration rolling back", "migration", id)
 	return cp, nil
-}
-
-// checkRollback says why a migration cannot be rolled back now.
-func (e *Engine) checkRollback(m *model.Migration) error {
-	switch m.State {
-	case model.MigrationRollingBack, model.MigrationRolledBack:
-		return fmt.Errorf("migration %s is %s already: %w", m.ID, m.State, ErrMigrationEnded)
-	case model.MigrationFailed:
-		return fmt.Errorf("migration %s is %s: %w", m.ID, m.State, ErrMigrationEnded)
-	}
-	for i := range m.Jobs {
-		rec := &m.Jobs[i]
-		if len(rec.Moved) == 0 && len(rec.Moving) == 0 {
-			continue
-		}
-		if rec.From == "" {
-			continue
-		}
-		if _, err := e.resolveCluster(rec.From); err != nil {
-			return fmt.Errorf("job %s came from cluster %s, which the region no longer has: %w", rec.Job, rec.From, ErrClusterDrained)
-		}
-		if e.clusterDrained(rec.From) {
-			return fmt.Errorf("job %s came from cluster %s, which is drained (peloton cluster undrain %s to roll back): %w",
-				rec.Job, rec.From, rec.From, ErrClusterDrained)
-		}
-		je := e.jobs[rec.Job]
-		if je == nil {
-			continue
-		}
-		if u := e.runningUpdate(je); u != nil {
-			return fmt.Errorf("job %s is being updated (update %s): %w", rec.Job, u.ID, ErrMigrationConflict)
-		}
-		if jm := je.migration; jm != nil && jm.M.ID != m.ID {
-			return fmt.Errorf("job %s is being migrated by migration %s: %w", rec.Job, jm.M.ID, ErrMigrationConflict)
-		}
-	}
-	return nil
 }
 
 // Now is the engine's clock reading (for durations the API reports).
@@ -570,10 +381,10 @@ func (e *Engine) Now() time.Time { return e.cfg.Clock.Now() }
 
 // undoJobClusters puts back the clusters of the jobs a failed migration
 // step already changed; a job it cannot put back is logged, not dropped.
-func (e *Engine) undoJobClusters(ctx context.Context, m *model.Migration, done []int) {
+func (s *migrationShell) undoJobClusters(ctx context.Context, m *model.Migration, done []int) {
 	for _, k := range done {
-		if err := e.setJobClusters(ctx, m.Jobs[k].Job, m.Jobs[k].Clusters); err != nil {
-			e.log.Error("migration: cannot put a job's clusters back", "job", m.Jobs[k].Job, "err", err)
+		if err := s.e.clusters.setJobPolicy(ctx, m.Jobs[k].Job, m.Jobs[k].Clusters); err != nil {
+			s.e.c.Log.Error("migration: cannot put a job's clusters back", "job", m.Jobs[k].Job, "err", err)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package jobmgr
 import (
 	"context"
 	"errors"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"strings"
 	"sync"
 	"testing"
@@ -92,7 +93,7 @@ func (s *testShard) serviceOn(n uint32, sla uint32) model.JobID {
 func TestClusterPolicySteersPlacement(t *testing.T) {
 	ctx := context.Background()
 	s := newClusterShard(t, memstore.New(), clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), 1)
-	if err := s.e.setPoolClusters(ctx, RootPool, &model.ClusterPolicy{Avoid: []string{"old"}}); err != nil {
+	if err := s.e.clusters.setPoolPolicy(ctx, core.RootPool, &model.ClusterPolicy{Avoid: []string{"old"}}); err != nil {
 		t.Fatal(err)
 	}
 	// The pool avoids old: 6 one-core tasks, 4 fit on new, 2 wait.
@@ -127,7 +128,7 @@ func TestMigrationMovesAServiceAndRollsBack(t *testing.T) {
 	s := newClusterShard(t, memstore.New(), clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), 4)
 	j := s.serviceOn(8, 2)
 	w := s.watchAvailability(j, 8)
-	m, err := Do(ctx, s.e, StartMigration{MigrationRequest: MigrationRequest{Job: j, To: "sim:new", BatchSize: 2}})
+	m, err := Do(ctx, s.e, StartMigration{MigrationRequest: core.MigrationRequest{Job: j, To: "sim:new", BatchSize: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestMigrationMovesAServiceAndRollsBack(t *testing.T) {
 	if _, err := Do(ctx, s.e, SetClusterDrained{Cluster: "old", Drained: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Do(ctx, s.e, RollbackMigration{ID: m.ID}); !errors.Is(err, ErrClusterDrained) {
+	if _, err := Do(ctx, s.e, RollbackMigration{ID: m.ID}); !errors.Is(err, core.ErrClusterDrained) {
 		t.Fatalf("rollback onto a drained cluster: %v", err)
 	}
 	if _, err := Do(ctx, s.e, SetClusterDrained{Cluster: "old", Drained: false}); err != nil {
@@ -187,19 +188,19 @@ func TestSurgeMigrationKeepsAvailability(t *testing.T) {
 	maxDown, maxTasks := 0, 0
 	s.e.mu.Lock()
 	s.e.afterStep = func() {
-		je := s.e.jobs[j]
+		je := s.e.c.Jobs[j]
 		avail := 0
-		for _, t := range je.tasks {
-			if sla.Available(t) && t.Goal != model.TaskKilled && s.e.restarting[gangOf(je, t.ID.Instance)] == nil {
+		for _, t := range je.Tasks {
+			if sla.Available(t) && t.Goal != model.TaskKilled && s.e.c.Queue.Restarting[core.GangOf(je, t.ID.Instance)] == nil {
 				avail++
 			}
 		}
 		mu.Lock()
-		maxDown, maxTasks = max(maxDown, 6-min(6, avail)), max(maxTasks, len(je.tasks))
+		maxDown, maxTasks = max(maxDown, 6-min(6, avail)), max(maxTasks, len(je.Tasks))
 		mu.Unlock()
 	}
 	s.e.mu.Unlock()
-	m, err := Do(ctx, s.e, StartMigration{MigrationRequest: MigrationRequest{Job: j, To: "new", BatchSize: 2, Surge: true}})
+	m, err := Do(ctx, s.e, StartMigration{MigrationRequest: core.MigrationRequest{Job: j, To: "new", BatchSize: 2, Surge: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,15 +237,15 @@ func TestMigrationControlAndRefusals(t *testing.T) {
 	j := s.serviceOn(6, 1)
 
 	for _, c := range []struct {
-		req  MigrationRequest
+		req  core.MigrationRequest
 		want error
 		text string
 	}{
-		{MigrationRequest{Job: j, To: "nowhere"}, ErrInvalid, "to_cluster"},
-		{MigrationRequest{Job: j, To: "mesos:new"}, ErrInvalid, "to_cluster"},
-		{MigrationRequest{To: "new"}, ErrInvalid, "job_id"},
-		{MigrationRequest{Job: "ghost", To: "new"}, ErrNotFound, "ghost"},
-		{MigrationRequest{Pool: "/nope", To: "new"}, ErrNotFound, "/nope"},
+		{core.MigrationRequest{Job: j, To: "nowhere"}, core.ErrInvalid, "to_cluster"},
+		{core.MigrationRequest{Job: j, To: "mesos:new"}, core.ErrInvalid, "to_cluster"},
+		{core.MigrationRequest{To: "new"}, core.ErrInvalid, "job_id"},
+		{core.MigrationRequest{Job: "ghost", To: "new"}, core.ErrNotFound, "ghost"},
+		{core.MigrationRequest{Pool: "/nope", To: "new"}, core.ErrNotFound, "/nope"},
 	} {
 		if _, err := Do(ctx, s.e, StartMigration{MigrationRequest: c.req}); !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.text) {
 			t.Errorf("StartMigration(%+v): %v, want %v naming %s", c.req, err, c.want, c.text)
@@ -260,13 +261,13 @@ func TestMigrationControlAndRefusals(t *testing.T) {
 	s.until("huge runs", func() bool { return s.count(h, model.TaskRunning) == 1 })
 	// Paused, so that it is still running for the refusals below (an
 	// instance that does not run would be moved by the first pass).
-	if _, err := Do(ctx, s.e, StartMigration{MigrationRequest: MigrationRequest{Job: h, To: "new", BatchSize: 1, StartPaused: true}}); err != nil {
+	if _, err := Do(ctx, s.e, StartMigration{MigrationRequest: core.MigrationRequest{Job: h, To: "new", BatchSize: 1, StartPaused: true}}); err != nil {
 		t.Fatalf("a job that fits: %v", err)
 	}
-	if _, err := Do(ctx, s.e, StartMigration{MigrationRequest: MigrationRequest{Job: h, To: "new"}}); !errors.Is(err, ErrMigrationConflict) {
+	if _, err := Do(ctx, s.e, StartMigration{MigrationRequest: core.MigrationRequest{Job: h, To: "new"}}); !errors.Is(err, core.ErrMigrationConflict) {
 		t.Fatalf("a second migration of a job: %v", err)
 	}
-	if _, err := Do(ctx, s.e, UpdateJob{Job: h, Spec: huge, Options: UpdateOptions{}}); !errors.Is(err, ErrMigrationConflict) {
+	if _, err := Do(ctx, s.e, UpdateJob{Job: h, Spec: huge, Options: UpdateOptions{}}); !errors.Is(err, core.ErrMigrationConflict) {
 		t.Fatalf("an update of a job being migrated: %v", err)
 	}
 	if _, err := Do(ctx, s.e, SetClusterDrained{Cluster: "new", Drained: true}); err != nil {
@@ -278,7 +279,7 @@ func TestMigrationControlAndRefusals(t *testing.T) {
 	if cs := s.e.Reads().ListClusters(); len(cs) != 2 {
 		t.Fatalf("clusters: %d, want 2", len(cs))
 	}
-	if _, err := Do(ctx, s.e, StartMigration{MigrationRequest: MigrationRequest{Job: j, To: "new"}}); !errors.Is(err, ErrClusterDrained) {
+	if _, err := Do(ctx, s.e, StartMigration{MigrationRequest: core.MigrationRequest{Job: j, To: "new"}}); !errors.Is(err, core.ErrClusterDrained) {
 		t.Fatalf("a migration onto a drained cluster: %v", err)
 	}
 	if _, err := Do(ctx, s.e, SetClusterDrained{Cluster: "new", Drained: false}); err != nil {
@@ -289,9 +290,9 @@ func TestMigrationControlAndRefusals(t *testing.T) {
 	}
 
 	s.e.mu.Lock()
-	s.e.migrations.stallAfter = 5 * time.Second
+	s.e.c.Migrations.StallAfter = 5 * time.Second
 	s.e.mu.Unlock()
-	m, err := Do(ctx, s.e, StartMigration{MigrationRequest: MigrationRequest{Job: j, To: "new", BatchSize: 1, StartPaused: true}})
+	m, err := Do(ctx, s.e, StartMigration{MigrationRequest: core.MigrationRequest{Job: j, To: "new", BatchSize: 1, StartPaused: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +334,7 @@ func TestMigrationControlAndRefusals(t *testing.T) {
 	if err != nil || got.State != model.MigrationAborted {
 		t.Fatalf("abort: %+v %v", got, err)
 	}
-	if _, err := Do(ctx, s2.e, PauseMigration{ID: m.ID}); !errors.Is(err, ErrMigrationEnded) {
+	if _, err := Do(ctx, s2.e, PauseMigration{ID: m.ID}); !errors.Is(err, core.ErrMigrationEnded) {
 		t.Fatalf("pause of an aborted migration: %v", err)
 	}
 	job, _ := s2.e.Reads().GetJob(j)
@@ -352,12 +353,12 @@ func TestMigrationOfABatchPool(t *testing.T) {
 	spec := oneCore(40)
 	spec.Task.Env = map[string]string{sim.EnvDuration: "2s"}
 	spec.Clusters = nil
-	if err := s.e.setPoolClusters(ctx, RootPool, &model.ClusterPolicy{Avoid: []string{"new"}}); err != nil {
+	if err := s.e.clusters.setPoolPolicy(ctx, core.RootPool, &model.ClusterPolicy{Avoid: []string{"new"}}); err != nil {
 		t.Fatal(err)
 	}
 	j := s.create(spec)
 	s.until("16 running on old", func() bool { return s.perCluster(j)["old"] == 16 })
-	m, err := Do(ctx, s.e, StartMigration{MigrationRequest: MigrationRequest{Pool: RootPool, To: "new"}})
+	m, err := Do(ctx, s.e, StartMigration{MigrationRequest: core.MigrationRequest{Pool: core.RootPool, To: "new"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,5 +382,45 @@ func TestMigrationOfABatchPool(t *testing.T) {
 	}
 	if rec := s.migration(m.ID).Jobs[0]; len(rec.Moved) != 24 {
 		t.Fatalf("report: %d moved, want 24", len(rec.Moved))
+	}
+}
+
+// A migration is refused, naming the target cluster, when the target has
+// no host up, no host that can hold one of the job's tasks, or, for a
+// long-running job, less free than its instances still to move need; a
+// refused migration is not stored.
+func TestMigrationRefusedForLackOfRoom(t *testing.T) {
+	ctx := context.Background()
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s := newClusterShard(t, memstore.New(), clk, 1) // new: one host of 4 cores
+
+	// Ten instances of one core each need 10 cores; new has 4.
+	many := s.service(model.JobSpec{Name: "many", Instances: 10, SLA: &model.SLA{MaxUnavailable: 1},
+		Task:     model.TaskSpec{Command: "sim", Resources: model.Resources{MilliCPU: 1000, MemMB: 10}},
+		Clusters: &model.ClusterPolicy{Avoid: []string{"sim:new"}}})
+	s.until("many runs on old", func() bool { return s.perCluster(many)["old"] == 10 })
+	// A task of 4.5 cores fits no host of new (nor of old: it waits).
+	wide := s.service(model.JobSpec{Name: "wide", Instances: 1,
+		Task: model.TaskSpec{Command: "sim", Resources: model.Resources{MilliCPU: 4500, MemMB: 10}}})
+
+	refused := func(j model.JobID, text string) {
+		t.Helper()
+		_, err := Do(ctx, s.e, StartMigration{MigrationRequest: core.MigrationRequest{Job: j, To: "new"}})
+		if !errors.Is(err, core.ErrNoCapacity) || !strings.Contains(err.Error(), "to_cluster") || !strings.Contains(err.Error(), text) {
+			t.Fatalf("migration of %s: %v, want no capacity naming to_cluster and %q", j, err, text)
+		}
+	}
+	refused(many, "needs cpu=10")
+	refused(wide, "can hold a task")
+	if _, err := Do(ctx, s.e, MarkHostDown{Host: "new/h0", Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	s.until("new's host down", func() bool {
+		v, ok := s.e.Hosts().View("new/h0")
+		return ok && v.State != model.HostUp
+	})
+	refused(many, "has no host up")
+	if ms, _ := s.e.Reads().ListMigrations(ctx); len(ms) != 0 {
+		t.Fatalf("refused migrations were stored: %d", len(ms))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"slices"
 	"sync"
 	"time"
@@ -106,11 +107,11 @@ func (r Reads) RunsOf(parent model.JobID) []*model.Job {
 	var out []*model.Job
 	for _, id := range r.e.view.periodic.runIDs(parent) {
 		if j := r.e.view.get(id); j != nil {
-			out = append(out, copyJob(j))
+			out = append(out, core.CopyJob(j))
 		}
 	}
 	slices.SortFunc(out, func(a, b *model.Job) int {
-		if before(a, b) {
+		if Before(a, b) {
 			return -1
 		}
 		return 1
@@ -129,101 +130,53 @@ func (r Reads) ActiveRuns(parent model.JobID) int {
 	return n
 }
 
-// schedules caches parsed cron expressions and loaded time zones.
-type schedules struct {
-	crons map[string]*periodic.Cron
-	zones map[string]*time.Location
-}
+// periodicShell is periodic jobs' shell (shard/periodic decides): a
+// goroutine that looks at the periodic jobs from the published view with
+// no lock held and carries each decision out with the engine's own calls,
+// and the commands that suspend, resume and run a periodic job by hand.
+type periodicShell struct{ e *Engine }
 
-// ParseSchedule parses a schedule's expression and loads its time zone:
-// what the API checks before it accepts a periodic job.
-func ParseSchedule(s *model.Schedule) (*periodic.Cron, *time.Location, error) {
-	c, err := periodic.ParseCron(s.Cron)
-	if err != nil {
-		return nil, nil, err
-	}
-	loc, err := loadZone(s.TimeZone)
-	if err != nil {
-		return nil, nil, err
-	}
-	return c, loc, nil
-}
-
-func loadZone(name string) (*time.Location, error) {
-	if name == "" {
-		return time.UTC, nil
-	}
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		return nil, fmt.Errorf("unknown time zone %q", name)
-	}
-	return loc, nil
-}
-
-func (s *schedules) parse(sc *model.Schedule) (*periodic.Cron, *time.Location, error) {
-	if s.crons == nil {
-		s.crons, s.zones = map[string]*periodic.Cron{}, map[string]*time.Location{}
-	}
-	c, ok := s.crons[sc.Cron]
-	if !ok {
-		var err error
-		if c, err = periodic.ParseCron(sc.Cron); err != nil {
-			return nil, nil, err
-		}
-		s.crons[sc.Cron] = c
-	}
-	loc, ok := s.zones[sc.TimeZone]
-	if !ok {
-		var err error
-		if loc, err = loadZone(sc.TimeZone); err != nil {
-			return nil, nil, err
-		}
-		s.zones[sc.TimeZone] = loc
-	}
-	return c, loc, nil
-}
-
-// runPeriodic looks at the periodic jobs every periodicPeriod until ctx
+// run looks at the periodic jobs every periodicPeriod until ctx
 // ends.
-func (e *Engine) runPeriodic(ctx context.Context) {
-	var cache schedules
+func (s *periodicShell) run(ctx context.Context) {
+	var cache periodic.Schedules
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-e.cfg.Clock.After(periodicPeriod):
+		case <-s.e.cfg.Clock.After(periodicPeriod):
 		}
-		if e.Fenced() {
+		if s.e.Fenced() {
 			continue // a fenced region launches nothing; its ticks wait
 		}
-		e.periodicPass(ctx, &cache)
+		s.pass(ctx, &cache)
 	}
 }
 
-// periodicPass decides and carries out what each periodic job does now.
-func (e *Engine) periodicPass(ctx context.Context, cache *schedules) {
-	now := e.cfg.Clock.Now()
-	for _, id := range e.view.periodic.ids() {
-		j := e.view.get(id)
+// pass decides and carries out what each periodic job does now.
+func (s *periodicShell) pass(ctx context.Context, cache *periodic.Schedules) {
+	now := s.e.cfg.Clock.Now()
+	for _, id := range s.e.view.periodic.ids() {
+		j := s.e.view.get(id)
 		if j == nil || !j.Spec.Periodic() {
 			continue
 		}
-		in, err := e.periodicInput(j, now, cache)
+		in, err := s.input(j, now, cache)
 		if err != nil {
 			continue // refused at creation; a record from elsewhere waits
 		}
 		if j.Status.State.IsTerminal() && len(in.Runs) == 0 {
 			continue
 		}
-		if err := e.carryOutPeriodic(ctx, j, periodic.Decide(in)); err != nil && ctx.Err() == nil {
-			e.log.Warn("periodic job: the next look tries again", "job", id, "err", err)
+		if err := s.carryOut(ctx, j, periodic.Decide(in)); err != nil && ctx.Err() == nil {
+			s.e.c.Log.Warn("periodic job: the next look tries again", "job", id, "err", err)
 		}
 	}
 }
 
-// periodicInput describes a periodic job and its runs to the decision.
-func (e *Engine) periodicInput(j *model.Job, now time.Time, cache *schedules) (periodic.Input, error) {
-	c, loc, err := cache.parse(j.Spec.Schedule)
+// input describes a periodic job and its runs to the decision.
+func (s *periodicShell) input(j *model.Job, now time.Time, cache *periodic.Schedules) (periodic.Input, error) {
+	c, loc, err := cache.Parse(j.Spec.Schedule)
 	if err != nil {
 		return periodic.Input{}, err
 	}
@@ -232,8 +185,8 @@ func (e *Engine) periodicInput(j *model.Job, now time.Time, cache *schedules) (p
 	if p := j.Status.Periodic; p != nil {
 		in.Status = *p
 	}
-	for _, id := range e.view.periodic.runIDs(j.ID) {
-		r := e.view.get(id)
+	for _, id := range s.e.view.periodic.runIDs(j.ID) {
+		r := s.e.view.get(id)
 		if r == nil {
 			continue
 		}
@@ -246,16 +199,16 @@ func (e *Engine) periodicInput(j *model.Job, now time.Time, cache *schedules) (p
 	return in, nil
 }
 
-// carryOutPeriodic stops, launches, records and deletes what d says, in
+// carryOut stops, launches, records and deletes what d says, in
 // that order, and stops at the first step that fails.
-func (e *Engine) carryOutPeriodic(ctx context.Context, j *model.Job, d periodic.Decision) error {
+func (s *periodicShell) carryOut(ctx context.Context, j *model.Job, d periodic.Decision) error {
 	for _, id := range d.Stop {
-		if _, err := e.stopJob(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
+		if _, err := s.e.jobs.stop(ctx, id); err != nil && !errors.Is(err, core.ErrNotFound) {
 			return fmt.Errorf("stop run %s: %w", id, err)
 		}
 	}
 	if !d.Launch.IsZero() {
-		run, err := e.launchRun(ctx, j, d.Launch)
+		run, err := s.launchRun(ctx, j, d.Launch)
 		if err != nil {
 			return err
 		}
@@ -263,7 +216,7 @@ func (e *Engine) carryOutPeriodic(ctx context.Context, j *model.Job, d periodic.
 	}
 	if d.Record {
 		st := d.Status
-		if err := e.recordPeriodic(ctx, j.ID, func(p *model.PeriodicStatus) {
+		if err := s.record(ctx, j.ID, func(p *model.PeriodicStatus) {
 			suspended := p.Suspended // a suspend meanwhile stays
 			*p = st
 			p.Suspended = suspended
@@ -272,7 +225,7 @@ func (e *Engine) carryOutPeriodic(ctx context.Context, j *model.Job, d periodic.
 		}
 	}
 	for _, id := range d.Delete {
-		if err := e.deleteJob(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
+		if err := s.e.jobs.delete(ctx, id); err != nil && !errors.Is(err, core.ErrNotFound) {
 			return fmt.Errorf("delete run %s: %w", id, err)
 		}
 	}
@@ -282,23 +235,23 @@ func (e *Engine) carryOutPeriodic(ctx context.Context, j *model.Job, d periodic.
 // launchRun creates the run of a periodic job for a tick (zero: by hand)
 // and returns its id. A tick's run has the id periodic.RunID gives it: one
 // stored already is taken for it.
-func (e *Engine) launchRun(ctx context.Context, j *model.Job, tick time.Time) (model.JobID, error) {
+func (s *periodicShell) launchRun(ctx context.Context, j *model.Job, tick time.Time) (model.JobID, error) {
 	spec, err := codec.CloneSpec(&j.Spec)
 	if err != nil {
 		return "", err
 	}
 	spec.Schedule = nil
-	spec.Name = runName(j.Spec.Name, tick, e.cfg.Clock.Now())
+	spec.Name = runName(j.Spec.Name, tick, s.e.cfg.Clock.Now())
 	nj := NewJob{Spec: *spec, RunOf: &model.RunOf{Parent: j.ID, Tick: tick}}
 	if !tick.IsZero() {
 		nj.ID = periodic.RunID(j.ID, tick)
 	}
-	c := e.createJobs(ctx, []NewJob{nj})[0]
+	c := s.e.intake.create(ctx, []NewJob{nj})[0]
 	if c.Err != nil {
 		return "", fmt.Errorf("launch run: %w", c.Err)
 	}
 	if !c.Existing {
-		e.log.Info("periodic job launched a run", "job", j.ID, "run", c.ID, "tick", tick)
+		s.e.c.Log.Info("periodic job launched a run", "job", j.ID, "run", c.ID, "tick", tick)
 	}
 	return c.ID, nil
 }
@@ -317,37 +270,37 @@ func runName(name string, tick, now time.Time) string {
 	return name + suffix
 }
 
-// recordPeriodic changes a periodic job's schedule state and stores it.
-func (e *Engine) recordPeriodic(ctx context.Context, id model.JobID, change func(*model.PeriodicStatus)) error {
-	e.lock()
-	je := e.jobs[id]
+// record changes a periodic job's schedule state and stores it.
+func (s *periodicShell) record(ctx context.Context, id model.JobID, change func(*model.PeriodicStatus)) error {
+	s.e.lock()
+	je := s.e.c.Jobs[id]
 	if je == nil {
-		e.mu.Unlock()
-		return fmt.Errorf("job %s: %w", id, ErrNotFound)
+		s.e.mu.Unlock()
+		return fmt.Errorf("job %s: %w", id, core.ErrNotFound)
 	}
 	var p model.PeriodicStatus
-	if cur := je.job.Status.Periodic; cur != nil {
+	if cur := je.Job.Status.Periodic; cur != nil {
 		p = *cur
 	}
 	change(&p)
-	je.job.Status.Periodic = &p
-	return e.storeJobLocked(ctx, je)
+	je.Job.Status.Periodic = &p
+	return s.e.storeJobLocked(ctx, je)
 }
 
 // setSuspended suspends or resumes a periodic job. Ticks passed while it
 // was suspended are not launched once it is resumed.
-func (e *Engine) setSuspended(ctx context.Context, id model.JobID, suspend bool) (*model.Job, error) {
-	j, err := e.periodicJob(id)
+func (s *periodicShell) setSuspended(ctx context.Context, id model.JobID, suspend bool) (*model.Job, error) {
+	j, err := s.job(id)
 	if err != nil {
 		return nil, err
 	}
 	// Resumed, it goes on after the latest tick passed: the ticks of
 	// its suspension are taken as handled.
 	var passed time.Time
-	if c, loc, err := ParseSchedule(j.Spec.Schedule); err == nil {
-		passed = c.Prev(e.cfg.Clock.Now(), loc)
+	if c, loc, err := periodic.Parse(j.Spec.Schedule); err == nil {
+		passed = c.Prev(s.e.cfg.Clock.Now(), loc)
 	}
-	err = e.recordPeriodic(ctx, id, func(p *model.PeriodicStatus) {
+	err = s.record(ctx, id, func(p *model.PeriodicStatus) {
 		if !suspend && p.Suspended && passed.After(p.LastTick) {
 			p.LastTick = passed
 		}
@@ -356,36 +309,36 @@ func (e *Engine) setSuspended(ctx context.Context, id model.JobID, suspend bool)
 	if err != nil {
 		return nil, err
 	}
-	e.log.Info("periodic job", "job", id, "suspended", suspend)
-	return Reads{e}.GetJob(id)
+	s.e.c.Log.Info("periodic job", "job", id, "suspended", suspend)
+	return Reads{s.e}.GetJob(id)
 }
 
 // runNow launches a run of a periodic job by hand.
-func (e *Engine) runNow(ctx context.Context, id model.JobID) (*model.Job, error) {
-	j, err := e.periodicJob(id)
+func (s *periodicShell) runNow(ctx context.Context, id model.JobID) (*model.Job, error) {
+	j, err := s.job(id)
 	if err != nil {
 		return nil, err
 	}
-	run, err := e.launchRun(ctx, j, time.Time{})
+	run, err := s.launchRun(ctx, j, time.Time{})
 	if err != nil {
 		return nil, err
 	}
-	if err := e.recordPeriodic(ctx, id, func(p *model.PeriodicStatus) { p.LastRun = run }); err != nil {
+	if err := s.record(ctx, id, func(p *model.PeriodicStatus) { p.LastRun = run }); err != nil {
 		return nil, err
 	}
-	return Reads{e}.GetJob(run)
+	return Reads{s.e}.GetJob(run)
 }
 
-// periodicJob is a periodic job that was not stopped, as the view has it.
-func (e *Engine) periodicJob(id model.JobID) (*model.Job, error) {
-	j := e.view.get(id)
+// job is a periodic job that was not stopped, as the view has it.
+func (s *periodicShell) job(id model.JobID) (*model.Job, error) {
+	j := s.e.view.get(id)
 	switch {
 	case j == nil:
-		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("job %s: %w", id, core.ErrNotFound)
 	case !j.Spec.Periodic():
-		return nil, fmt.Errorf("job %s has no schedule: %w", id, ErrInvalid)
+		return nil, fmt.Errorf("job %s has no schedule: %w", id, core.ErrInvalid)
 	case j.Status.Killed || j.Status.State.IsTerminal():
-		return nil, fmt.Errorf("job %s was stopped: %w", id, ErrInvalid)
+		return nil, fmt.Errorf("job %s was stopped: %w", id, core.ErrInvalid)
 	}
 	return j, nil
 }

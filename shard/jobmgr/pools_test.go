@@ -2,6 +2,7 @@ package jobmgr
 
 import (
 	"context"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"testing"
 
 	"github.com/peloton-federated/peloton/shard/model"
@@ -36,7 +37,7 @@ func TestPoolCountsActiveJobs(t *testing.T) {
 		j, err := s.e.Reads().GetJob(ids[0])
 		return err == nil && j.Status.State.IsTerminal()
 	})
-	want := map[string]int{RootPool: 0, "/a": 1, "/b": 1}
+	want := map[string]int{core.RootPool: 0, "/a": 1, "/b": 1}
 	listed := s.e.Reads().ListPools(false)
 	if len(listed) != len(want) {
 		t.Fatalf("ListPools: %d pools, want %d", len(listed), len(want))
@@ -84,7 +85,7 @@ func TestPoolTasksCountTheSubtree(t *testing.T) {
 		}
 		return out
 	}
-	s.until("8 running, 4 waiting", func() bool { c := counts(); return c[RootPool] == [2]int{4, 8} })
+	s.until("8 running, 4 waiting", func() bool { c := counts(); return c[core.RootPool] == [2]int{4, 8} })
 	c := counts()
 	if c["/a"] != c["/a/x"] || c["/a"][0]+c["/b"][0] != 4 || c["/a"][1]+c["/b"][1] != 8 {
 		t.Fatalf("pending and running by pool: %v", c)

@@ -2,6 +2,7 @@ package jobmgr
 
 import (
 	"fmt"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ func bigTaskOnChurn(t *testing.T, after time.Duration) (ran bool, msg string, sm
 		hosts[i] = sim.HostSpec{Name: fmt.Sprintf("h%d", i), Capacity: model.Resources{MilliCPU: 8000, MemMB: 8000}}
 	}
 	s := newTestShardWith(t, memstore.New(), clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), hosts,
-		func(c *Config) { c.Reservation = ReservationConfig{After: after, PerPool: 1} })
+		func(c *Config) { c.Reservation = core.ReservationConfig{After: after, PerPool: 1} })
 	churn := oneCore(2000)
 	churn.MaxPerHost, churn.MaxRunning = 7, 70
 	churn.Task.Env = map[string]string{sim.EnvDuration: "10s"}
@@ -86,7 +87,7 @@ func TestReservedTaskSaysWhatItWaitsFor(t *testing.T) {
 	hosts := []sim.HostSpec{{Name: "h0", Capacity: model.Resources{MilliCPU: 8000, MemMB: 8000}},
 		{Name: "h1", Capacity: model.Resources{MilliCPU: 8000, MemMB: 8000}}}
 	s := newTestShardWith(t, memstore.New(), clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), hosts,
-		func(c *Config) { c.Reservation = ReservationConfig{After: 2 * time.Second} })
+		func(c *Config) { c.Reservation = core.ReservationConfig{After: 2 * time.Second} })
 	long := oneCore(10)
 	long.MaxPerHost = 5
 	long.Task.Env = map[string]string{sim.EnvDuration: "1h"}

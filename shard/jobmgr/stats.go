@@ -1,6 +1,7 @@
 package jobmgr
 
 import (
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"sort"
 	"time"
 
@@ -61,8 +62,9 @@ type Stats struct {
 	QueueWait map[string]Histogram
 	// Preemptions counts preempted gangs by reason.
 	Preemptions map[string]uint64
-	// PlacementPasses, PlacementLatency: passes of the placement core and
-	// how long each took; Placed and Unplaced (by code) count tasks.
+	// PlacementPasses, PlacementLatency: passes of the loop that placed
+	// tasks (or found no room for some) and how long each took to decide;
+	// Placed and Unplaced (by code) count tasks.
 	PlacementPasses  uint64
 	PlacementLatency Histogram
 	Placed           uint64
@@ -129,32 +131,30 @@ func (b *statBook) passed(part string, took time.Duration) {
 	b.mu.Unlock()
 }
 
-func (b *statBook) queued(pool string, wait time.Duration) {
+// record takes in a pass's figures; placing is how long the pass took to
+// decide when it placed tasks, zero when it tried to place none.
+func (b *statBook) record(f core.Figures, placing time.Duration) {
 	b.mu.Lock()
-	h := b.queueWait[pool]
-	if h == nil {
-		h = newHistogram(waitBuckets)
-		b.queueWait[pool] = h
+	defer b.mu.Unlock()
+	for _, w := range f.QueueWaits {
+		h := b.queueWait[w.Pool]
+		if h == nil {
+			h = newHistogram(waitBuckets)
+			b.queueWait[w.Pool] = h
+		}
+		h.Observe(max(w.Wait.Seconds(), 0))
 	}
-	h.Observe(max(wait.Seconds(), 0))
-	b.mu.Unlock()
-}
-
-func (b *statBook) preempted(reason string) {
-	b.mu.Lock()
-	b.preemptions[reason]++
-	b.mu.Unlock()
-}
-
-func (b *statBook) placement(took time.Duration, placed int, unplaced map[string]uint64) {
-	b.mu.Lock()
-	b.placementPasses++
-	b.placementLatency.Observe(took.Seconds())
-	b.placed += uint64(placed)
-	for k, n := range unplaced {
+	for _, r := range f.Preempted {
+		b.preemptions[r]++
+	}
+	if placing > 0 {
+		b.placementPasses++
+		b.placementLatency.Observe(placing.Seconds())
+	}
+	b.placed += uint64(f.Placed)
+	for k, n := range f.Unplaced {
 		b.unplaced[k] += n
 	}
-	b.mu.Unlock()
 }
 
 func (b *statBook) launched(cluster string, n int, failed bool) {
@@ -180,40 +180,27 @@ func (b *statBook) stored(op string, took time.Duration, err error) {
 	b.mu.Unlock()
 }
 
-// preemptLabel is a short, stable name of a preemption reason.
-func preemptLabel(r resmgr.PreemptReason) string {
-	switch r {
-	case resmgr.ReasonOverEntitlement:
-		return "over_entitlement"
-	case resmgr.ReasonPriority:
-		return "priority"
-	case resmgr.ReasonSlackShrank:
-		return "slack_shrank"
-	}
-	return "other"
-}
-
 // Stats returns a snapshot of the engine's figures.
 func (e *Engine) Stats() Stats {
 	s := Stats{Tasks: map[PoolState]int{}, Hosts: map[[2]string]int{}, Fenced: e.fenced.Load()}
 	e.lock()
-	for _, je := range e.jobs {
-		if je.job.Status.State.IsTerminal() {
+	for _, je := range e.c.Jobs {
+		if je.Job.Status.State.IsTerminal() {
 			continue
 		}
-		if e.rollouts[je.job.ID] != nil {
+		if e.c.Rollouts[je.Job.ID] != nil {
 			s.UpdatesRolling++
 		}
-		for st, n := range je.counts {
+		for st, n := range je.Counts {
 			if n > 0 {
-				s.Tasks[PoolState{Pool: je.job.Spec.Pool, State: model.TaskState(st)}] += int(n)
+				s.Tasks[PoolState{Pool: je.Job.Spec.Pool, State: model.TaskState(st)}] += int(n)
 			}
 		}
 	}
-	s.Pools = e.sched.Figures()
+	s.Pools = e.c.Queue.Sched.Figures()
 	e.mu.Unlock()
 	for _, v := range e.cfg.Hosts.Snapshot() {
-		s.Hosts[[2]string{clusterOf(v.ID), v.State.String()}]++
+		s.Hosts[[2]string{core.ClusterOf(v.ID), v.State.String()}]++
 	}
 
 	b := &e.stats

@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/rollout"
 	"github.com/peloton-federated/peloton/shard/store"
 )
-
-// ErrJobFinished: the operation needs a job that has not finished.
-var ErrJobFinished = errors.New("job has finished")
 
 // ErrUpdateEnded: the update has ended already.
 var ErrUpdateEnded = errors.New("update has ended")
@@ -57,46 +55,52 @@ const (
 // the field; nil if it can.
 func checkUpdate(a, b *model.JobSpec) error {
 	bad := func(field, what string) error {
-		return fmt.Errorf("%s: %s: %w", field, what, ErrInvalid)
+		return fmt.Errorf("%s: %s: %w", field, what, core.ErrInvalid)
 	}
 	switch {
 	case a.Type != b.Type:
 		return bad("type", "the type of a job cannot change in an update")
-	case gangSize(a) != gangSize(b):
-		return bad("gang_size", fmt.Sprintf("the gang size cannot change in an update (%d to %d)", gangSize(a), gangSize(b)))
+	case core.GangSize(a) != core.GangSize(b):
+		return bad("gang_size", fmt.Sprintf("the gang size cannot change in an update (%d to %d)", core.GangSize(a), core.GangSize(b)))
 	case a.Revocable != b.Revocable:
 		return bad("revocable", "revocable cannot change in an update")
 	case b.Region != "" && a.Region != b.Region:
 		return bad("region", fmt.Sprintf("a job cannot move to another region by an update (%q to %q)", a.Region, b.Region))
-	case b.Type != model.JobDaemon && gangSize(b) > 1 && b.Instances%gangSize(b) != 0 && b.Instances < a.Instances:
-		return bad("instances", fmt.Sprintf("%d instances is not a whole number of gangs of %d", b.Instances, gangSize(b)))
+	case b.Type != model.JobDaemon && core.GangSize(b) > 1 && b.Instances%core.GangSize(b) != 0 && b.Instances < a.Instances:
+		return bad("instances", fmt.Sprintf("%d instances is not a whole number of gangs of %d", b.Instances, core.GangSize(b)))
 	}
 	return nil
 }
 
-// updateJob stores spec as the job's next config version and starts
+// updateShell is rolling updates' shell (shard/rollout decides, the
+// core's rolloutBook steps them): the commands that start, pause, resume,
+// promote, roll back and abort an update, the config versions they store,
+// and the updates read back at recovery.
+type updateShell struct{ e *Engine }
+
+// update stores spec as the job's next config version and starts
 // rolling its instances onto it, BatchSize at a time. A running update of
 // the job is aborted (instances it moved keep their config).
-func (e *Engine) updateJob(ctx context.Context, id model.JobID, spec model.JobSpec, opts UpdateOptions) (*model.Update, error) {
+func (s *updateShell) update(ctx context.Context, id model.JobID, spec model.JobSpec, opts UpdateOptions) (*model.Update, error) {
 	// Updates of one engine go one at a time: each takes the next version.
-	e.updateMu.Lock()
-	defer e.updateMu.Unlock()
+	s.e.updateMu.Lock()
+	defer s.e.updateMu.Unlock()
 
-	e.lock()
-	je, err := e.checkUpdatable(id, &spec, opts)
+	s.e.lock()
+	je, err := s.checkUpdatable(id, &spec, opts)
 	if err != nil {
-		e.mu.Unlock()
+		s.e.mu.Unlock()
 		return nil, err
 	}
-	from := max(je.job.ConfigVersion, 1)
-	e.mu.Unlock()
+	from := max(je.Job.ConfigVersion, 1)
+	s.e.mu.Unlock()
 
 	// The config is stored before anything names it.
-	to, err := e.putNextConfig(ctx, id, from, &spec)
+	to, err := s.putNextConfig(ctx, id, from, &spec)
 	if err != nil {
 		return nil, err
 	}
-	now := e.cfg.Clock.Now()
+	now := s.e.cfg.Clock.Now()
 	u := &model.Update{
 		ID: model.MakeUpdateID(id, to), Job: id, FromVersion: from, ToVersion: to,
 		BatchSize: opts.BatchSize, State: model.UpdateRollingForward,
@@ -113,90 +117,90 @@ func (e *Engine) updateJob(ctx context.Context, id model.JobID, spec model.JobSp
 		u.State, u.InstancesTotal, u.CompletionTime = model.UpdateSucceeded, 0, now
 		u.Message = fmt.Sprintf("the next runs take config %d", to)
 	}
-	if err := e.cfg.Store.CreateUpdate(ctx, u); err != nil {
+	if err := s.e.cfg.Store.CreateUpdate(ctx, u); err != nil {
 		return nil, fmt.Errorf("store update %s: %w", u.ID, err)
 	}
 
-	e.lock()
-	if je.job.Status.State.IsTerminal() || je.job.Status.Killed || e.jobs[id] != je {
-		e.closeUpdateRecord(u, model.UpdateAborted, "the job finished before the update started", now)
-		e.mu.Unlock()
-		return nil, fmt.Errorf("job %s finished before the update started: %w", id, ErrJobFinished)
+	s.e.lock()
+	if je.Job.Status.State.IsTerminal() || je.Job.Status.Killed || s.e.c.Jobs[id] != je {
+		s.e.c.Rollouts.CloseUpdateRecord(&s.e.c, u, model.UpdateAborted, "the job finished before the update started", now)
+		s.e.mu.Unlock()
+		return nil, fmt.Errorf("job %s finished before the update started: %w", id, core.ErrJobFinished)
 	}
-	prev := e.rollouts[id]
-	oldSpec := je.job.Spec
-	je.job.Spec, je.job.ConfigVersion, je.job.Status.Update = spec, to, u.ID
-	if je.configs == nil {
-		je.configs = map[uint64]*configView{}
+	prev := s.e.c.Rollouts[id]
+	oldSpec := je.Job.Spec
+	je.Job.Spec, je.Job.ConfigVersion, je.Job.Status.Update = spec, to, u.ID
+	if je.Configs == nil {
+		je.Configs = map[uint64]*core.ConfigView{}
 	}
-	je.configs[from] = newConfigView(&oldSpec)
-	je.configs[to] = newConfigView(je.specCopy())
+	je.Configs[from] = core.NewConfigView(&oldSpec)
+	je.Configs[to] = core.NewConfigView(je.SpecCopy())
 	if prev.Running() {
-		e.endUpdate(je, model.UpdateAborted, "replaced by update "+string(u.ID), now)
+		s.e.c.Rollouts.EndUpdate(&s.e.c, je, model.UpdateAborted, "replaced by update "+string(u.ID), now)
 		// The new update takes the replaced one's place beside the job:
 		// its record is written with the job's.
 		p := prev.Update
-		e.closeUpdateRecord(p, p.State, p.Message, now)
+		s.e.c.Rollouts.CloseUpdateRecord(&s.e.c, p, p.State, p.Message, now)
 	}
 	if spec.Periodic() {
-		e.log.Info("periodic job updated", "job", id, "update", u.ID, "from", from, "to", to)
+		s.e.c.Log.Info("periodic job updated", "job", id, "update", u.ID, "from", from, "to", to)
 		cp := *u
-		if err := e.storeJobLocked(ctx, je); err != nil {
+		if err := s.e.storeJobLocked(ctx, je); err != nil {
 			return nil, fmt.Errorf("store job %s: %w", id, err)
 		}
 		return &cp, nil
 	}
 	// The update is written again with the job, by the same pass, and
 	// shown from then on (see jobsView).
-	e.rollouts[id] = rollout.Start(u)
-	e.syncExtraCanaries(je, e.rollouts[id])
-	e.sched.SetJobLimit(id, spec.MaxRunning)
-	e.log.Info("job update started", "job", id, "update", u.ID, "from", from, "to", to, "batch", opts.BatchSize)
+	s.e.c.Rollouts[id] = rollout.Start(u)
+	s.e.c.Rollouts.SyncExtraCanaries(je, s.e.c.Rollouts[id])
+	s.e.c.Queue.Sched.SetJobLimit(id, spec.MaxRunning)
+	s.e.c.Log.Info("job update started", "job", id, "update", u.ID, "from", from, "to", to, "batch", opts.BatchSize)
 	cp := *u
-	if err := e.storeJobLocked(ctx, je); err != nil {
+	if err := s.e.storeJobLocked(ctx, je); err != nil {
 		return nil, fmt.Errorf("store job %s: %w", id, err)
 	}
 	return &cp, nil
 }
 
 // checkUpdatable says why a job cannot be updated to spec now, filling in
-// what the spec inherits from the job; callers hold e.mu.
-func (e *Engine) checkUpdatable(id model.JobID, spec *model.JobSpec, opts UpdateOptions) (*jobEntry, error) {
-	je := e.jobs[id]
+// what the spec inherits from the job; callers hold the engine's lock.
+func (s *updateShell) checkUpdatable(id model.JobID, spec *model.JobSpec, opts UpdateOptions) (*core.Job, error) {
+	je := s.e.c.Jobs[id]
 	if je == nil {
-		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("job %s: %w", id, core.ErrNotFound)
 	}
-	if je.job.Status.State.IsTerminal() || je.job.Status.Killed {
-		st := je.job.Status.State
-		return nil, fmt.Errorf("job %s is %s: only a job that runs can be updated: %w", id, st, ErrJobFinished)
+	if je.Job.Status.State.IsTerminal() || je.Job.Status.Killed {
+		st := je.Job.Status.State
+		return nil, fmt.Errorf("job %s is %s: only a job that runs can be updated: %w", id, st, core.ErrJobFinished)
 	}
-	if jm := je.migration; jm != nil {
-		return nil, fmt.Errorf("job %s is being migrated (migration %s): abort it first: %w", id, jm.M.ID, ErrMigrationConflict)
+	if jm := s.e.c.Migrations.Jobs[id]; jm != nil {
+		return nil, fmt.Errorf("job %s is being migrated (migration %s): abort it first: %w", id, jm.M.ID, core.ErrMigrationConflict)
 	}
 	if spec.Region == "" {
-		spec.Region = je.job.Spec.Region
+		spec.Region = je.Job.Spec.Region
 	}
 	if spec.Clusters == nil {
-		spec.Clusters = je.job.Spec.Clusters // kept unless the spec says
+		spec.Clusters = je.Job.Spec.Clusters // kept unless the spec says
 	}
 	if spec.Type == model.JobDaemon {
-		spec.Instances = je.job.Spec.Instances // the hosts give a daemon's count
+		spec.Instances = je.Job.Spec.Instances // the hosts give a daemon's count
 	}
-	if err := checkUpdate(&je.job.Spec, spec); err != nil {
+	if err := checkUpdate(&je.Job.Spec, spec); err != nil {
 		return nil, err
 	}
-	if je.job.Spec.Periodic() != spec.Periodic() {
-		return nil, fmt.Errorf("schedule: an update cannot add or remove a job's schedule; create a new job: %w", ErrInvalid)
+	if je.Job.Spec.Periodic() != spec.Periodic() {
+		return nil, fmt.Errorf("schedule: an update cannot add or remove a job's schedule; create a new job: %w", core.ErrInvalid)
 	}
-	if err := e.checkCanaries(spec, opts); err != nil {
+	if err := s.checkCanaries(spec, opts); err != nil {
 		return nil, err
 	}
-	if spec.Type != model.JobDaemon && spec.Instances > e.cfg.Limits.InstancesPerJob && spec.Instances > je.job.Spec.Instances {
-		return nil, fmt.Errorf("instances: %d is more than this region's limit of %d per job: %w", spec.Instances, e.cfg.Limits.InstancesPerJob, ErrInvalid)
+	if spec.Type != model.JobDaemon && spec.Instances > s.e.cfg.Limits.InstancesPerJob && spec.Instances > je.Job.Spec.Instances {
+		return nil, fmt.Errorf("instances: %d is more than this region's limit of %d per job: %w", spec.Instances, s.e.cfg.Limits.InstancesPerJob, core.ErrInvalid)
 	}
-	if spec.Instances > je.job.Spec.Instances && !spec.Periodic() {
-		e.pending.set(e.countPending(), e.cfg.Clock.Now())
-		if err := e.pending.check(spec.Pool, int64(spec.Instances-je.job.Spec.Instances), e.cfg.Limits.PendingTasksPerPool); err != nil {
+	if spec.Instances > je.Job.Spec.Instances && !spec.Periodic() {
+		s.e.pending.set(s.e.c.CountPending(), s.e.c.Now)
+		if err := s.e.pending.check(spec.Pool, int64(spec.Instances-je.Job.Spec.Instances), s.e.cfg.Limits.PendingTasksPerPool); err != nil {
 			return nil, err
 		}
 	}
@@ -206,14 +210,14 @@ func (e *Engine) checkUpdatable(id model.JobID, spec *model.JobSpec, opts Update
 // putNextConfig stores spec as the job's config version after from and
 // returns the version it got; a version left by a change that failed half
 // way (stored, never named by the job) is skipped.
-func (e *Engine) putNextConfig(ctx context.Context, id model.JobID, from uint64, spec *model.JobSpec) (uint64, error) {
+func (s *updateShell) putNextConfig(ctx context.Context, id model.JobID, from uint64, spec *model.JobSpec) (uint64, error) {
 	to := from + 1
-	err := e.cfg.Store.PutJobConfig(ctx, id, to, spec)
+	err := s.e.cfg.Store.PutJobConfig(ctx, id, to, spec)
 	if errors.Is(err, store.ErrExists) {
 		var versions []uint64
-		if versions, err = e.cfg.Store.ListJobConfigVersions(ctx, id); err == nil && len(versions) > 0 {
+		if versions, err = s.e.cfg.Store.ListJobConfigVersions(ctx, id); err == nil && len(versions) > 0 {
 			to = versions[len(versions)-1] + 1
-			err = e.cfg.Store.PutJobConfig(ctx, id, to, spec)
+			err = s.e.cfg.Store.PutJobConfig(ctx, id, to, spec)
 		}
 	}
 	if err != nil {
@@ -222,34 +226,10 @@ func (e *Engine) putNextConfig(ctx context.Context, id model.JobID, from uint64,
 	return to, nil
 }
 
-// closeUpdateRecord ends an update that is not (or no longer) its job's
-// running one; the next pass writes its record. Callers hold e.mu.
-func (e *Engine) closeUpdateRecord(u *model.Update, st model.UpdateState, msg string, now time.Time) {
-	u.State, u.Message, u.CompletionTime = st, msg, now
-	e.endedUpdates = append(e.endedUpdates, u)
-	e.wake()
-}
-
-// endUpdate ends the job's running update; the loop writes it.
-func (e *Engine) endUpdate(je *jobEntry, st model.UpdateState, msg string, now time.Time) {
-	ro := e.rollouts[je.job.ID]
-	if ro == nil || !ro.End(st, msg, now) {
-		return
-	}
-	if ro.Update.CanaryExtra {
-		// Extra canaries left are beyond the count: they go under the SLA.
-		if c := je.configs[je.job.ConfigVersion]; c != nil && je.job.Spec.Instances != c.spec.Instances {
-			je.job.Spec.Instances = c.spec.Instances
-			je.dirty, je.record = true, true
-		}
-	}
-	e.log.Info("job update ended", "job", je.job.ID, "update", ro.Update.ID, "state", st, "message", msg)
-}
-
 // loadRunConfigs loads the older configs a recovered job's runs still use.
-func (e *Engine) loadRunConfigs(ctx context.Context, je *jobEntry) error {
-	j := je.job
-	for _, t := range je.tasks {
+func (s *updateShell) loadRunConfigs(ctx context.Context, je *core.Job) error {
+	j := je.Job
+	for _, t := range je.Tasks {
 		if t == nil {
 			continue
 		}
@@ -257,27 +237,27 @@ func (e *Engine) loadRunConfigs(ctx context.Context, je *jobEntry) error {
 		if t.State.IsTerminal() || v == j.ConfigVersion {
 			continue
 		}
-		if je.configs[v] != nil {
+		if je.Configs[v] != nil {
 			continue
 		}
-		spec, err := e.cfg.Store.GetJobConfig(ctx, j.ID, v)
+		spec, err := s.e.cfg.Store.GetJobConfig(ctx, j.ID, v)
 		if err != nil {
 			return fmt.Errorf("config %d of job %s: %w", v, j.ID, err)
 		}
-		if je.configs == nil {
-			je.configs = map[uint64]*configView{}
+		if je.Configs == nil {
+			je.Configs = map[uint64]*core.ConfigView{}
 		}
-		je.configs[v] = newConfigView(spec)
+		je.Configs[v] = core.NewConfigView(spec)
 	}
 	return nil
 }
 
-// readUpdate reads a recovered job's running update, nil if none.
-func (e *Engine) readUpdate(ctx context.Context, j *model.Job) (*model.Update, error) {
+// read reads a recovered job's running update, nil if none.
+func (s *updateShell) read(ctx context.Context, j *model.Job) (*model.Update, error) {
 	if j.Status.Update == "" {
 		return nil, nil
 	}
-	u, err := e.cfg.Store.GetUpdate(ctx, j.Status.Update)
+	u, err := s.e.cfg.Store.GetUpdate(ctx, j.Status.Update)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -290,30 +270,20 @@ func (e *Engine) readUpdate(ctx context.Context, j *model.Job) (*model.Update, e
 	return u, nil
 }
 
-// updateEntry is the job entry of the job an update id names (nil if the
-// engine does not have it); the caller holds the lock.
-func (e *Engine) updateEntry(id model.UpdateID) (*jobEntry, error) {
-	job, _, ok := id.Parse()
-	if !ok {
-		return nil, fmt.Errorf("update id %q: want <job>.<version>: %w", id, ErrInvalid)
-	}
-	return e.jobs[job], nil
-}
-
 // GetUpdate returns an update as the store has it: a running one from the
 // view the loop publishes after its writes (with the job it updates, see
 // jobsView), an ended one from the store.
 func (r Reads) GetUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
 	e := r.e
 	if _, _, ok := id.Parse(); !ok {
-		return nil, fmt.Errorf("update id %q: want <job>.<version>: %w", id, ErrInvalid)
+		return nil, fmt.Errorf("update id %q: want <job>.<version>: %w", id, core.ErrInvalid)
 	}
 	if u := e.view.update(id); u != nil {
 		return u, nil
 	}
 	u, err := e.cfg.Store.GetUpdate(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("update %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("update %s: %w", id, core.ErrNotFound)
 	}
 	return u, err
 }
@@ -322,7 +292,7 @@ func (r Reads) GetUpdate(ctx context.Context, id model.UpdateID) (*model.Update,
 func (r Reads) ListUpdates(ctx context.Context, job model.JobID) ([]*model.Update, error) {
 	e := r.e
 	if e.view.get(job) == nil {
-		return nil, fmt.Errorf("job %s: %w", job, ErrNotFound)
+		return nil, fmt.Errorf("job %s: %w", job, core.ErrNotFound)
 	}
 	us, err := e.cfg.Store.ListUpdates(ctx, job)
 	if err != nil {
@@ -336,37 +306,37 @@ func (r Reads) ListUpdates(ctx context.Context, job model.JobID) ([]*model.Updat
 	return us, nil
 }
 
-// abortUpdate stops a rolling update. Instances already moved keep the new
+// abort stops a rolling update. Instances already moved keep the new
 // config; the others keep running theirs until they next restart, when
 // they take the job's current config. To go back, update the job to the
 // older config.
-func (e *Engine) abortUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
-	e.lock()
-	je, err := e.updateEntry(id)
+func (s *updateShell) abort(ctx context.Context, id model.UpdateID) (*model.Update, error) {
+	s.e.lock()
+	je, err := s.e.c.Rollouts.UpdateEntry(&s.e.c, id)
 	if err != nil {
-		e.mu.Unlock()
+		s.e.mu.Unlock()
 		return nil, err
 	}
 	var ro *rollout.Job
 	if je != nil {
-		ro = e.rollouts[je.job.ID]
+		ro = s.e.c.Rollouts[je.Job.ID]
 	}
 	if ro == nil || ro.Update.ID != id {
-		e.mu.Unlock()
-		u, err := e.Reads().GetUpdate(ctx, id)
+		s.e.mu.Unlock()
+		u, err := s.e.Reads().GetUpdate(ctx, id)
 		if err != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("update %s is %s already: %w", id, u.State, ErrUpdateEnded)
 	}
 	u := ro.Update
-	now := e.cfg.Clock.Now()
-	delete(e.rollouts, je.job.ID)
-	e.closeUpdateRecord(u, model.UpdateAborted, "aborted by an operator", now)
-	e.log.Info("job update aborted", "job", je.job.ID, "update", id)
+	now := s.e.cfg.Clock.Now()
+	delete(s.e.c.Rollouts, je.Job.ID)
+	s.e.c.Rollouts.CloseUpdateRecord(&s.e.c, u, model.UpdateAborted, "aborted by an operator", now)
+	s.e.c.Log.Info("job update aborted", "job", je.Job.ID, "update", id)
 	cp := *u
-	wait := e.awaitWrite()
-	e.mu.Unlock()
+	wait := s.e.awaitWrite()
+	s.e.mu.Unlock()
 	if err := wait(ctx); err != nil {
 		return nil, fmt.Errorf("store update %s: %w", id, err)
 	}
@@ -378,14 +348,14 @@ func (e *Engine) abortUpdate(ctx context.Context, id model.UpdateID) (*model.Upd
 func (r Reads) GetJobConfig(ctx context.Context, id model.JobID, version uint64) (*model.JobSpec, uint64, []uint64, error) {
 	e := r.e
 	e.lock()
-	je := e.jobs[id]
+	je := e.c.Jobs[id]
 	var current uint64
 	if je != nil {
-		current = max(je.job.ConfigVersion, 1)
+		current = max(je.Job.ConfigVersion, 1)
 	}
 	e.mu.Unlock()
 	if je == nil {
-		return nil, 0, nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+		return nil, 0, nil, fmt.Errorf("job %s: %w", id, core.ErrNotFound)
 	}
 	if version == 0 {
 		version = current
@@ -396,7 +366,7 @@ func (r Reads) GetJobConfig(ctx context.Context, id model.JobID, version uint64)
 	}
 	spec, err := e.cfg.Store.GetJobConfig(ctx, id, version)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, 0, nil, fmt.Errorf("config version %d of job %s (versions %v): %w", version, id, versions, ErrNotFound)
+		return nil, 0, nil, fmt.Errorf("config version %d of job %s (versions %v): %w", version, id, versions, core.ErrNotFound)
 	}
 	if err != nil {
 		return nil, 0, nil, err
@@ -409,23 +379,23 @@ func (r Reads) GetJobConfig(ctx context.Context, id model.JobID, version uint64)
 func (r Reads) ListEvents(ctx context.Context, q store.EventQuery) ([]model.Event, error) {
 	e := r.e
 	e.lock()
-	je := e.jobs[q.Job]
+	je := e.c.Jobs[q.Job]
 	e.mu.Unlock()
 	if je == nil {
-		return nil, fmt.Errorf("job %s: %w", q.Job, ErrNotFound)
+		return nil, fmt.Errorf("job %s: %w", q.Job, core.ErrNotFound)
 	}
 	return e.cfg.Store.ListEvents(ctx, q)
 }
 
 // checkCanaries says why an update's canaries cannot start.
-func (e *Engine) checkCanaries(spec *model.JobSpec, opts UpdateOptions) error {
+func (s *updateShell) checkCanaries(spec *model.JobSpec, opts UpdateOptions) error {
 	switch {
 	case spec.Periodic() && opts.Canary > 0:
-		return fmt.Errorf("canary: a periodic job runs no instances of its own to try a config on: %w", ErrInvalid)
+		return fmt.Errorf("canary: a periodic job runs no instances of its own to try a config on: %w", core.ErrInvalid)
 	case opts.CanaryExtra:
-		return e.checkExtraCanaries(spec, opts)
+		return s.checkExtraCanaries(spec, opts)
 	case opts.Canary > 0 && opts.Canary >= spec.Instances:
-		return fmt.Errorf("canary: %d canaries of %d instances leave none to wait for the promotion: %w", opts.Canary, spec.Instances, ErrInvalid)
+		return fmt.Errorf("canary: %d canaries of %d instances leave none to wait for the promotion: %w", opts.Canary, spec.Instances, core.ErrInvalid)
 	}
 	return nil
 }
@@ -433,39 +403,18 @@ func (e *Engine) checkCanaries(spec *model.JobSpec, opts UpdateOptions) error {
 // checkExtraCanaries says why extra canaries cannot start: a service only
 // (a stateful instance's volumes and a daemon's hosts are its own), whole
 // gangs, within the region's instance limit and the pool's pending room.
-func (e *Engine) checkExtraCanaries(spec *model.JobSpec, opts UpdateOptions) error {
-	n := gangSize(spec)
+func (s *updateShell) checkExtraCanaries(spec *model.JobSpec, opts UpdateOptions) error {
+	n := core.GangSize(spec)
 	switch {
 	case opts.Canary == 0:
-		return fmt.Errorf("canary_extra: give the number of canaries (canary): %w", ErrInvalid)
+		return fmt.Errorf("canary_extra: give the number of canaries (canary): %w", core.ErrInvalid)
 	case spec.Type != model.JobService:
-		return fmt.Errorf("canary_extra: only a service's canaries can be extra instances, not a %s job's; use in-place canaries: %w", spec.Type, ErrInvalid)
+		return fmt.Errorf("canary_extra: only a service's canaries can be extra instances, not a %s job's; use in-place canaries: %w", spec.Type, core.ErrInvalid)
 	case opts.Canary%n != 0:
-		return fmt.Errorf("canary: %d extra canaries are not whole gangs of %d: %w", opts.Canary, n, ErrInvalid)
-	case spec.Instances+opts.Canary > e.cfg.Limits.InstancesPerJob:
-		return fmt.Errorf("canary: %d instances and %d extra canaries are more than this region's limit of %d per job: %w", spec.Instances, opts.Canary, e.cfg.Limits.InstancesPerJob, ErrInvalid)
+		return fmt.Errorf("canary: %d extra canaries are not whole gangs of %d: %w", opts.Canary, n, core.ErrInvalid)
+	case spec.Instances+opts.Canary > s.e.cfg.Limits.InstancesPerJob:
+		return fmt.Errorf("canary: %d instances and %d extra canaries are more than this region's limit of %d per job: %w", spec.Instances, opts.Canary, s.e.cfg.Limits.InstancesPerJob, core.ErrInvalid)
 	}
-	e.pending.set(e.countPending(), e.cfg.Clock.Now())
-	return e.pending.check(spec.Pool, int64(opts.Canary), e.cfg.Limits.PendingTasksPerPool)
-}
-
-// syncExtraCanaries keeps the job's instance count at what its update
-// runs (rollout.Job.Instances): its target's, plus the extra canaries
-// until the promotion.
-func (e *Engine) syncExtraCanaries(je *jobEntry, ro *rollout.Job) {
-	if !ro.Update.CanaryExtra {
-		return
-	}
-	c := je.configs[ro.Target()]
-	if c == nil {
-		return
-	}
-	want := ro.Instances(c.spec.Instances)
-	if want > c.spec.Instances {
-		ro.Track(c.spec.Instances, want-c.spec.Instances) // a failing extra canary counts
-	}
-	if je.job.Spec.Instances != want {
-		je.job.Spec.Instances = want
-		je.dirty, je.record = true, true
-	}
+	s.e.pending.set(s.e.c.CountPending(), s.e.c.Now)
+	return s.e.pending.check(spec.Pool, int64(opts.Canary), s.e.cfg.Limits.PendingTasksPerPool)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"reflect"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ import (
 
 func (s *testShard) service(spec model.JobSpec) model.JobID {
 	s.t.Helper()
-	spec.Pool, spec.MaxAttempts, spec.Type = RootPool, 3, model.JobService
+	spec.Pool, spec.MaxAttempts, spec.Type = core.RootPool, 3, model.JobService
 	j, err := Do(context.Background(), s.e, CreateJob{Spec: spec})
 	if err != nil {
 		s.t.Fatal(err)
@@ -47,7 +48,7 @@ func TestRollingUpdateMovesABatchAtATime(t *testing.T) {
 	s.until("6 running", func() bool { return s.count(j, model.TaskRunning) == 6 })
 
 	next := spec
-	next.Pool, next.MaxAttempts, next.Type = RootPool, 3, model.JobService
+	next.Pool, next.MaxAttempts, next.Type = core.RootPool, 3, model.JobService
 	next.Task.Env = map[string]string{"V": "2"}
 	u, err := Do(ctx, s.e, UpdateJob{Job: j, Spec: next, Options: UpdateOptions{BatchSize: 2}})
 	if err != nil {
@@ -106,7 +107,7 @@ func TestUpdateReplacedAndAborted(t *testing.T) {
 	spec := oneCore(4)
 	j := s.service(spec)
 	s.until("4 running", func() bool { return s.count(j, model.TaskRunning) == 4 })
-	spec.Pool, spec.MaxAttempts, spec.Type = RootPool, 3, model.JobService
+	spec.Pool, spec.MaxAttempts, spec.Type = core.RootPool, 3, model.JobService
 	// Paused, so neither can finish before the next call.
 	spec.Task.Env = map[string]string{"V": "1"}
 	u1, err := Do(ctx, s.e, UpdateJob{Job: j, Spec: spec, Options: UpdateOptions{BatchSize: 1, StartPaused: true}})
@@ -135,7 +136,7 @@ func TestUpdateReplacedAndAborted(t *testing.T) {
 	if _, err := Do(ctx, s.e, AbortUpdate{ID: u2.ID}); !errors.Is(err, ErrUpdateEnded) {
 		t.Fatalf("abort of an ended update: %v", err)
 	}
-	if _, err := s.e.Reads().GetUpdate(ctx, "nope"); !errors.Is(err, ErrInvalid) {
+	if _, err := s.e.Reads().GetUpdate(ctx, "nope"); !errors.Is(err, core.ErrInvalid) {
 		t.Fatalf("bad update id: %v", err)
 	}
 }
@@ -148,7 +149,7 @@ func TestUpdateRefusals(t *testing.T) {
 	spec := oneCore(4)
 	j := s.service(spec)
 	base := spec
-	base.Pool, base.MaxAttempts, base.Type = RootPool, 3, model.JobService
+	base.Pool, base.MaxAttempts, base.Type = core.RootPool, 3, model.JobService
 	for field, mutate := range map[string]func(*model.JobSpec){
 		"type":      func(s *model.JobSpec) { s.Type = model.JobBatch },
 		"gang_size": func(s *model.JobSpec) { s.GangSize = 2 },
@@ -157,7 +158,7 @@ func TestUpdateRefusals(t *testing.T) {
 		next := base
 		mutate(&next)
 		_, err := Do(ctx, s.e, UpdateJob{Job: j, Spec: next, Options: UpdateOptions{}})
-		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), field) {
+		if !errors.Is(err, core.ErrInvalid) || !strings.Contains(err.Error(), field) {
 			t.Errorf("%s: %v", field, err)
 		}
 	}
@@ -165,7 +166,7 @@ func TestUpdateRefusals(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(versions, []uint64{1}) {
 		t.Fatalf("refused updates stored configs: %v %v", versions, err)
 	}
-	if _, err := Do(ctx, s.e, UpdateJob{Job: "missing", Spec: base, Options: UpdateOptions{}}); !errors.Is(err, ErrNotFound) {
+	if _, err := Do(ctx, s.e, UpdateJob{Job: "missing", Spec: base, Options: UpdateOptions{}}); !errors.Is(err, core.ErrNotFound) {
 		t.Fatalf("update of a missing job: %v", err)
 	}
 }
@@ -215,7 +216,7 @@ func TestDrainedHostTakesNoWork(t *testing.T) {
 	if err != nil || !rec.Draining || rec.DrainReason != "kernel upgrade" || rec.Host.State != model.HostDraining {
 		t.Fatalf("drain: %+v %v", rec, err)
 	}
-	if _, err := Do(ctx, s.e, DrainHost{Host: "sim/nope", Reason: "", Deadline: 0}); !errors.Is(err, ErrNotFound) {
+	if _, err := Do(ctx, s.e, DrainHost{Host: "sim/nope", Reason: "", Deadline: 0}); !errors.Is(err, core.ErrNotFound) {
 		t.Fatalf("drain of an unknown host: %v", err)
 	}
 	j := s.create(oneCore(6))
@@ -287,7 +288,7 @@ func TestEventsAreStored(t *testing.T) {
 	if err != nil || len(all) <= len(evs) || all[0].JobStatus == nil {
 		t.Fatalf("job history: %d events, first %+v, %v", len(all), all[0], err)
 	}
-	if _, err := s.e.Reads().ListEvents(ctx, store.EventQuery{Job: "missing"}); !errors.Is(err, ErrNotFound) {
+	if _, err := s.e.Reads().ListEvents(ctx, store.EventQuery{Job: "missing"}); !errors.Is(err, core.ErrNotFound) {
 		t.Fatalf("events of a missing job: %v", err)
 	}
 }
@@ -309,7 +310,7 @@ func TestEndedTasksLeaveMemory(t *testing.T) {
 	s.until("5 ended tasks left memory", func() bool {
 		s.e.lock()
 		defer s.e.mu.Unlock()
-		return s.e.jobs[j].cold == 5
+		return s.e.c.Jobs[j].Cold == 5
 	})
 	ts := s.tasks(j)
 	if len(ts) != 10 {
@@ -348,7 +349,7 @@ func TestUpdateSurvivesANewLeader(t *testing.T) {
 	spec := oneCore(4)
 	j := s.service(spec)
 	s.until("4 running", func() bool { return s.count(j, model.TaskRunning) == 4 })
-	spec.Pool, spec.MaxAttempts, spec.Type = RootPool, 3, model.JobService
+	spec.Pool, spec.MaxAttempts, spec.Type = core.RootPool, 3, model.JobService
 	spec.Task.Env = map[string]string{"V": "2"}
 	u, err := Do(ctx, s.e, UpdateJob{Job: j, Spec: spec, Options: UpdateOptions{BatchSize: 1}})
 	if err != nil {
@@ -385,7 +386,7 @@ func TestRecoveredUpdateHoldsItsFromConfig(t *testing.T) {
 	spec := oneCore(2)
 	j := s.service(spec)
 	s.until("2 running", func() bool { return s.count(j, model.TaskRunning) == 2 })
-	spec.Pool, spec.MaxAttempts, spec.Type = RootPool, 3, model.JobService
+	spec.Pool, spec.MaxAttempts, spec.Type = core.RootPool, 3, model.JobService
 	spec.Task.Env = map[string]string{"V": "2"}
 	// Every instance moves, and the update waits an hour for them to stay
 	// healthy: no run uses config 1 any more.
@@ -405,16 +406,16 @@ func TestRecoveredUpdateHoldsItsFromConfig(t *testing.T) {
 
 	// The new leader's recovery alone, with no pass after it.
 	e := New(Config{Region: "test", Store: st, Clock: clk, EventRetention: 10 * 365 * 24 * time.Hour})
-	if err := e.recover(ctx); err != nil {
+	if err := e.recovery.run(ctx); err != nil {
 		t.Fatal(err)
 	}
 	e.lock()
 	defer e.mu.Unlock()
-	je := e.jobs[j]
-	if je == nil || e.rollouts[j] == nil || !e.rollouts[j].Running() {
-		t.Fatalf("the running update was not taken up: %+v", e.rollouts[j])
+	je := e.c.Jobs[j]
+	if je == nil || e.c.Rollouts[j] == nil || !e.c.Rollouts[j].Running() {
+		t.Fatalf("the running update was not taken up: %+v", e.c.Rollouts[j])
 	}
-	if c := je.configs[1]; c == nil || c.spec.Task.Env["V"] != "" {
+	if c := je.Configs[1]; c == nil || c.Spec.Task.Env["V"] != "" {
 		t.Fatalf("config 1 not held after recovery: %+v", c)
 	}
 }

@@ -3,6 +3,7 @@ package jobmgr
 import (
 	"context"
 	"errors"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"slices"
 	"strings"
 	"testing"
@@ -13,7 +14,7 @@ import (
 
 func healthyService(n uint32) model.JobSpec {
 	spec := oneCore(n)
-	spec.Type, spec.Pool, spec.MaxAttempts = model.JobService, RootPool, 3
+	spec.Type, spec.Pool, spec.MaxAttempts = model.JobService, core.RootPool, 3
 	spec.SLA = &model.SLA{MaxUnavailable: 2}
 	spec.Task.HealthCheck = &model.HealthCheck{Kind: model.ProbeCommand, Command: "true"}
 	return spec
@@ -111,7 +112,7 @@ func TestPauseResumeAndRollback(t *testing.T) {
 	// (the simulated hosts move faster than a test can call).
 	s.e.mu.Lock()
 	s.e.afterStep = func() {
-		if ro := s.e.rollouts[job]; ro != nil && ro.Update.InstancesDone >= 2 {
+		if ro := s.e.c.Rollouts[job]; ro != nil && ro.Update.InstancesDone >= 2 {
 			ro.Update.Paused = true
 		}
 	}
@@ -147,10 +148,10 @@ func TestPauseResumeAndRollback(t *testing.T) {
 			t.Errorf("instance %d on config %d after rollback", tk.ID.Instance, tk.ConfigVersion)
 		}
 	}
-	if _, err := Do(context.Background(), s.e, PauseUpdate{ID: u.ID}); !errors.Is(err, ErrInvalid) {
+	if _, err := Do(context.Background(), s.e, PauseUpdate{ID: u.ID}); !errors.Is(err, core.ErrInvalid) {
 		t.Fatalf("pause of an ended update: %v", err)
 	}
-	if _, err := Do(context.Background(), s.e, RollbackUpdate{ID: u.ID}); !errors.Is(err, ErrInvalid) {
+	if _, err := Do(context.Background(), s.e, RollbackUpdate{ID: u.ID}); !errors.Is(err, core.ErrInvalid) {
 		t.Fatalf("rollback of an ended update: %v", err)
 	}
 }
@@ -207,7 +208,7 @@ func TestCanaryWaitsForPromotionAndReverts(t *testing.T) {
 	if got := s.updateState(u.ID); !got.Promoted || got.PromotedBy != "alice" || onConfig(2) != 6 {
 		t.Fatalf("after the promotion: %+v, %d on the new config", got, onConfig(2))
 	}
-	if _, err := Do(context.Background(), s.e, PromoteUpdate{ID: u.ID, By: "alice"}); !errors.Is(err, ErrUpdateState) {
+	if _, err := Do(context.Background(), s.e, PromoteUpdate{ID: u.ID, By: "alice"}); !errors.Is(err, core.ErrUpdateState) {
 		t.Fatalf("promoting an ended update: %v", err)
 	}
 
@@ -311,7 +312,7 @@ func TestExtraCanariesStartBesideTheJob(t *testing.T) {
 			t.Errorf("instance %d was restarted by a reverted extra canary: run %d, was %d", tk.ID.Instance, tk.Run, runs[tk.ID.Instance])
 		}
 	}
-	if _, err := Do(context.Background(), s.e, UpdateJob{Job: job, Spec: next, Options: UpdateOptions{CanaryExtra: true}}); !errors.Is(err, ErrInvalid) {
+	if _, err := Do(context.Background(), s.e, UpdateJob{Job: job, Spec: next, Options: UpdateOptions{CanaryExtra: true}}); !errors.Is(err, core.ErrInvalid) {
 		t.Errorf("extra canaries without a count: %v", err)
 	}
 }

@@ -41,8 +41,8 @@ type jobSlot struct {
 	job atomic.Pointer[model.Job]
 }
 
-// before is the listing order: creation time, then id.
-func before(a, b *model.Job) bool {
+// Before is the listing order: creation time, then id.
+func Before(a, b *model.Job) bool {
 	if c := a.Status.CreateTime.Compare(b.Status.CreateTime); c != 0 {
 		return c < 0
 	}
@@ -247,16 +247,4 @@ func (v *jobsView) size() int {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return len(v.order) + len(v.tail) + len(v.added)
-}
-
-// published is the snapshot a write set's job shows once written: the
-// record as written when it was, else the job's last snapshot, with the
-// counts and status the pass wrote.
-func (jw *jobWrite) published(last *model.Job) *model.Job {
-	j := *last
-	if jw.record != nil {
-		j = *jw.record
-	}
-	j.Status = jw.status
-	return &j
 }

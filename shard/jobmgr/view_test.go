@@ -69,7 +69,7 @@ func TestJobsViewOrder(t *testing.T) {
 				}
 				var last *model.Job
 				v.list(func(j *model.Job) bool {
-					if last != nil && !before(last, j) {
+					if last != nil && !Before(last, j) {
 						t.Errorf("listed %s after %s", j.ID, last.ID)
 						return false
 					}

@@ -2,193 +2,21 @@ package jobmgr
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
-	"time"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 
 	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/model"
-	"github.com/peloton-federated/peloton/shard/placement"
 )
-
-// ports are the named ports an instance asks for under this config.
-func (c *configView) ports(instance uint32) []model.PortSpec {
-	if ov := c.override(instance); ov != nil && ov.Task.Ports != nil {
-		return ov.Task.Ports
-	}
-	return c.spec.Task.Ports
-}
-
-// runsImage reports whether an instance runs in a container image.
-func (c *configView) runsImage(instance uint32) bool {
-	if ov := c.override(instance); ov != nil && ov.Task.Container != nil {
-		return true
-	}
-	return c.spec.Task.Container != nil
-}
-
-var needsImages = model.Constraint{Key: model.LabelRunsImages, Op: model.OpEquals, Values: []string{"true"}}
-
-// placementTask describes a task to placement: its resources, its label
-// constraints, and the constraints the shard adds: hosts that run images
-// for a task with one, its own host for a pinned task (a stateful
-// instance's volumes, a daemon's host).
-func (je *jobEntry) placementTask(t *model.TaskRuntime, ref, gang int) placement.Task {
-	spec := &je.job.Spec
-	cfg := je.config(t.ConfigVersion)
-	cons := cfg.constraints(t.ID.Instance)
-	image := cfg.runsImage(t.ID.Instance)
-	pin := t.PinnedHost()
-	if pin == "" {
-		pin = je.prefer[t.ID.Instance].host // tried once; any host after
-	}
-	if image || pin != "" {
-		extra := make([]model.Constraint, len(cons), len(cons)+2)
-		copy(extra, cons)
-		if image {
-			extra = append(extra, needsImages)
-		}
-		if pin != "" {
-			extra = append(extra, model.Constraint{Key: model.LabelHost, Op: model.OpEquals, Values: []string{string(pin)}})
-		}
-		cons = extra
-	}
-	ports := cfg.ports(t.ID.Instance)
-	maxPerHost := int(spec.MaxPerHost)
-	for _, p := range ports {
-		if p.Port != 0 {
-			maxPerHost = 1 // two instances cannot hold the same fixed port
-			break
-		}
-	}
-	var spread []placement.SpreadLimit
-	for _, s := range spec.Spread {
-		spread = append(spread, placement.SpreadLimit{Key: s.Label, Max: int(s.Max)})
-	}
-	return placement.Task{
-		Ref:         ref,
-		Gang:        gang,
-		Job:         t.ID.Job,
-		Resources:   je.taskResources(t),
-		Constraints: cons,
-		Ports:       len(ports),
-		MaxPerHost:  maxPerHost,
-		Spread:      spread,
-		Strategy:    placement.StrategyFor(spec.Type),
-	}
-}
-
-// launchEnv is what the shard adds to a run's environment: who it is and
-// where its ports are.
-func launchEnv(t *model.TaskRuntime, hostname, apiAddr string) map[string]string {
-	env := map[string]string{
-		"PELOTON_JOB_ID":      string(t.ID.Job),
-		"PELOTON_INSTANCE_ID": strconv.FormatUint(uint64(t.ID.Instance), 10),
-		"PELOTON_RUN_ID":      string(t.RunID()),
-		"PELOTON_HOST":        hostname,
-	}
-	if apiAddr != "" {
-		// A task that drives other jobs (a driver launching its executors)
-		// calls the API here.
-		env["PELOTON_API_ADDR"] = apiAddr
-	}
-	for _, p := range t.Ports() {
-		env[model.PortEnv(p.Name)] = strconv.FormatUint(uint64(p.Port), 10)
-	}
-	return env
-}
-
-// volumeMounts are the persistent volumes of a stateful instance.
-func volumeMounts(id model.TaskID, task *model.TaskSpec) []hostmgr.VolumeMount {
-	if len(task.Volumes) == 0 {
-		return nil
-	}
-	out := make([]hostmgr.VolumeMount, len(task.Volumes))
-	for i, v := range task.Volumes {
-		out[i] = hostmgr.VolumeMount{ID: model.VolumeID(id, v.Name), Volume: v}
-	}
-	return out
-}
-
-// gangMembers lists the placed members of t's gang, with their hosts and
-// ports, and hands the list to the run's environment as well.
-func (e *Engine) gangMembers(je *jobEntry, t *model.TaskRuntime, env map[string]string) []hostmgr.GangMember {
-	if gangSize(&je.job.Spec) <= 1 {
-		return nil
-	}
-	members := je.members(gangOf(je, t.ID.Instance))
-	out := make([]hostmgr.GangMember, 0, len(members))
-	hosts := make([]string, 0, len(members))
-	for _, m := range members {
-		name := e.hostname(m.Host)
-		out = append(out, hostmgr.GangMember{Instance: m.ID.Instance, Host: m.Host, Hostname: name, Ports: m.Ports()})
-		hosts = append(hosts, name)
-	}
-	first := uint32(0)
-	if len(members) > 0 {
-		first = members[0].ID.Instance
-	}
-	env["PELOTON_GANG_SIZE"] = strconv.Itoa(len(out))
-	env["PELOTON_GANG_INDEX"] = strconv.FormatUint(uint64(t.ID.Instance-first), 10)
-	env["PELOTON_GANG_HOSTS"] = strings.Join(hosts, ",")
-	if b, err := json.Marshal(out); err == nil {
-		env["PELOTON_GANG"] = string(b)
-	}
-	return out
-}
-
-// hostname is a host's name as its plugin reported it, or its id.
-func (e *Engine) hostname(id model.HostID) string {
-	if v, ok := e.cfg.Hosts.View(id); ok && v.Hostname != "" {
-		return v.Hostname
-	}
-	return string(id)
-}
-
-// applyHealth records what a run's probes say. A long-running instance
-// whose health check says UNHEALTHY is restarted, after a backoff that
-// grows with its failures, as a crashed one would be.
-func (e *Engine) applyHealth(je *jobEntry, t *model.TaskRuntime, st hostmgr.TaskStatus, now time.Time) {
-	changed := false
-	if st.Health != model.HealthNone && st.Health != t.Health {
-		t.Health, changed = st.Health, true
-	}
-	if st.Ready != model.HealthNone && st.Ready != t.Ready {
-		t.Ready, changed = st.Ready, true
-	}
-	if !changed {
-		return
-	}
-	t.UpdateTime = now
-	e.markDirty(je, t)
-	if st.Health != model.HealthUnhealthy || !je.job.Spec.LongRunning() || t.Goal == model.TaskKilled || t.State != model.TaskRunning {
-		return
-	}
-	g := gangOf(je, t.ID.Instance)
-	if e.restarting[g] != nil {
-		return
-	}
-	t.Failures++
-	backoff := e.backoff().Delay(t.Failures)
-	t.RetryAfter = now.Add(backoff)
-	msg := fmt.Sprintf("run %d failed its health check; restarting after %s", t.Run, backoff)
-	if st.Message != "" {
-		msg = fmt.Sprintf("run %d failed its health check (%s); restarting after %s", t.Run, st.Message, backoff)
-	}
-	e.log.Info("restarting unhealthy instance", "task", t.ID, "run", t.Run)
-	e.restartGang(je, g, model.ReasonUnhealthy, msg, now)
-}
 
 // removeVolumes deletes the persistent volumes of a stateful job's
 // instances, on each instance's host, through plugins that keep volumes.
 // Volumes on hosts no longer known went with their hosts.
-func (e *Engine) removeVolumes(ctx context.Context, job model.JobID, cfg *configView) error {
-	if cfg.spec.Type != model.JobStateful {
+func (s *jobShell) removeVolumes(ctx context.Context, job model.JobID, cfg *core.ConfigView) error {
+	if cfg.Spec.Type != model.JobStateful {
 		return nil
 	}
-	tasks, err := e.cfg.Store.ListTasks(ctx, job)
+	tasks, err := s.e.cfg.Store.ListTasks(ctx, job)
 	if err != nil {
 		return fmt.Errorf("read tasks of job %s: %w", job, err)
 	}
@@ -198,40 +26,20 @@ func (e *Engine) removeVolumes(ctx context.Context, job model.JobID, cfg *config
 		if pin == "" {
 			continue
 		}
-		task := cfg.task(t.ID.Instance)
+		task := cfg.Task(t.ID.Instance)
 		for _, v := range task.Volumes {
 			byHost[pin] = append(byHost[pin], model.VolumeID(t.ID, v.Name))
 		}
 	}
 	for host, ids := range byHost {
-		r, ok := e.plugins[clusterOf(host)].(hostmgr.VolumeRemover)
-		if !ok || !e.cfg.Hosts.Has(host) {
+		r, ok := s.e.c.Plugins[core.ClusterOf(host)].(hostmgr.VolumeRemover)
+		if !ok || !s.e.cfg.Hosts.Has(host) {
 			continue
 		}
 		if err := r.RemoveVolumes(ctx, host, ids); err != nil {
 			return fmt.Errorf("remove volumes of job %s on %s: %w", job, host, err)
 		}
-		e.log.Info("volumes removed", "job", job, "host", host, "volumes", len(ids))
+		s.e.c.Log.Info("volumes removed", "job", job, "host", host, "volumes", len(ids))
 	}
 	return nil
-}
-
-// initHealth marks the probes of a run that just started as UNKNOWN: no
-// verdict yet.
-func (c *configView) initHealth(t *model.TaskRuntime) {
-	health, ready := c.spec.Task.HealthCheck, c.spec.Task.Readiness
-	if ov := c.override(t.ID.Instance); ov != nil {
-		if ov.Task.HealthCheck != nil {
-			health = ov.Task.HealthCheck
-		}
-		if ov.Task.Readiness != nil {
-			ready = ov.Task.Readiness
-		}
-	}
-	if health != nil && t.Health == model.HealthNone {
-		t.Health = model.HealthUnknown
-	}
-	if ready != nil && t.Ready == model.HealthNone {
-		t.Ready = model.HealthUnknown
-	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"testing"
 
 	"github.com/peloton-federated/peloton/shard/hostmgr"
@@ -24,7 +25,7 @@ func simHosts(n int) []sim.HostSpec {
 func (s *testShard) createAs(typ model.JobType, spec model.JobSpec) model.JobID {
 	s.t.Helper()
 	if spec.Pool == "" {
-		spec.Pool = RootPool
+		spec.Pool = core.RootPool
 	}
 	if spec.MaxAttempts == 0 {
 		spec.MaxAttempts = 3
@@ -272,7 +273,7 @@ func (r *recordingPlugin) Launch(ctx context.Context, ls []hostmgr.Launch) error
 func TestGangMembersKnowEachOther(t *testing.T) {
 	s := newTestShard(t, simHosts(4))
 	rec := &recordingPlugin{Plugin: s.sim, launches: make(chan hostmgr.Launch, 64)}
-	s.e.plugins["sim"] = rec
+	s.e.c.Plugins["sim"] = rec
 	spec := oneCore(4)
 	spec.GangSize = 4
 	spec.Task.Ports = []model.PortSpec{{Name: "rpc"}}

@@ -4,161 +4,60 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"time"
 
-	"github.com/peloton-federated/peloton/shard/model"
-	"github.com/peloton-federated/peloton/shard/rollout"
 	"github.com/peloton-federated/peloton/shard/store"
+	"golang.org/x/sync/errgroup"
 )
 
-// passWrite is what one pass writes: copies of the records it changed,
-// taken under the engine's lock and written without it. A task's, a job's
-// and an update's copy is shallow: what they hold by reference (a task's
-// ports and pin, a job's spec maps and lists) is replaced, never changed
-// in place. A migration is copied deep. The live records
-// go on changing while the store works; the copies are what is written,
-// and what the pass's events show.
-type passWrite struct {
-	// tasks are the changed tasks, live, and their copies (one array).
-	tasks  []*model.TaskRuntime
-	copies []*model.TaskRuntime
-	// runEnds are events of runs a new run replaced in the pass.
-	runEnds []Event
-	// jobs are the jobs whose record or task counts changed: record says
-	// the record is written, status is what their event shows.
-	jobs []jobWrite
-	// updates and migrations are the changed records, live and copied.
-	updates    []updateWrite
-	migrations []migrationWrite
-	// effects are carried out once the write succeeded.
-	effects []effect
+// passOut is a pass's write set as the Engine writes it: with the API
+// calls waiting for it and the new jobs written with it.
+type passOut struct {
+	*core.PassWrite
 	// waiters are API calls answered once the write is done.
 	waiters []chan error
 	// creates are new jobs written with the pass and settled after it.
 	creates []*createRequest
 }
 
-type jobWrite struct {
-	je     *jobEntry
-	record *model.Job // the copy to write; nil when only counts changed
-	status model.JobStatus
-	dirty  bool
-}
-
-type updateWrite struct {
-	je   *jobEntry    // nil for a record no longer the job's running update
-	ro   *rollout.Job // the job's rolling update the record was its
-	live *model.Update
-	copy *model.Update
-}
-
-// keepsRollout reports whether the job still has the rolling update the
-// written record was of, with that record as its update. Callers hold
-// e.mu.
-func (e *Engine) keepsRollout(uw updateWrite) bool {
-	return e.rollouts[uw.je.job.ID] == uw.ro && uw.ro.Update == uw.live
-}
-
-type migrationWrite struct {
-	live *model.Migration
-	copy *model.Migration
-}
-
-// takeWrites takes what the pass changed as a write set and clears the
-// marks; putBack sets them again if the write fails. Callers hold e.mu.
-func (e *Engine) takeWrites(jobs []*jobEntry) *passWrite {
-	w := &passWrite{effects: e.effects, waiters: e.waiters, runEnds: e.runEnds}
-	e.effects, e.waiters, e.runEnds = nil, nil, nil
-	if n := len(e.dirtyTasks); n > 0 {
-		// A task may be marked several times in one pass: write it once.
-		seen := make(map[*model.TaskRuntime]bool, n)
-		w.tasks = make([]*model.TaskRuntime, 0, n)
-		for _, t := range e.dirtyTasks {
-			if !seen[t] {
-				seen[t] = true
-				w.tasks = append(w.tasks, t)
-			}
-		}
-		slab := make([]model.TaskRuntime, len(w.tasks))
-		w.copies = make([]*model.TaskRuntime, len(w.tasks))
-		for i, t := range w.tasks {
-			slab[i] = *t
-			w.copies[i] = &slab[i]
-		}
-		e.dirtyTasks = nil
-	}
-	for _, je := range jobs {
-		if je.record {
-			je.job.Status.TaskStates = countsMap(&je.counts)
-		}
-		if je.dirty || je.record {
-			jw := jobWrite{je: je, dirty: je.dirty, status: je.job.Status}
-			jw.status.TaskStates = countsMap(&je.counts)
-			if je.record {
-				cp := *je.job
-				jw.record = &cp
-			}
-			w.jobs = append(w.jobs, jw)
-			je.dirty, je.record = false, false
-		}
-		if ro := e.rollouts[je.job.ID]; ro != nil && ro.Dirty && ro.Update != nil {
-			cp := *ro.Update
-			w.updates = append(w.updates, updateWrite{je: je, ro: ro, live: ro.Update, copy: &cp})
-			ro.Dirty = false
-		}
-	}
-	for _, u := range e.endedUpdates {
-		cp := *u
-		w.updates = append(w.updates, updateWrite{live: u, copy: &cp})
-	}
-	e.endedUpdates = nil
-	for id := range e.migrations.dirty {
-		if m := e.migrations.running[id]; m != nil {
-			// A deep copy: the live record's lists of jobs and instances
-			// change in place while the copy is written.
-			w.migrations = append(w.migrations, migrationWrite{live: m, copy: m.Clone()})
-		}
-		delete(e.migrations.dirty, id)
-	}
-	return w
-}
-
-// empty reports whether the pass changed nothing to write.
-func (w *passWrite) empty() bool {
-	return len(w.copies) == 0 && len(w.jobs) == 0 && len(w.updates) == 0 && len(w.migrations) == 0
-}
-
 // write stores a pass's write set. No lock is held: the engine's state
 // may change meanwhile, and only the copies are read.
-func (e *Engine) write(ctx context.Context, w *passWrite) error {
-	p := store.Pass{Tasks: w.copies}
+func (e *Engine) write(ctx context.Context, w *passOut) error {
+	p := store.Pass{Tasks: w.Copies}
 	for _, r := range w.creates {
 		p.NewJobs = append(p.NewJobs, r.jobs...)
 	}
 	p.NewJobErrs = make([]error, len(p.NewJobs))
 	defer w.settleCreates(e, p.NewJobErrs)
-	for _, jw := range w.jobs {
-		if jw.record != nil {
-			p.Jobs = append(p.Jobs, jw.record)
+	for _, jw := range w.Jobs {
+		if jw.Record != nil {
+			p.Jobs = append(p.Jobs, jw.Record)
 		}
 	}
-	for _, uw := range w.updates {
-		p.Updates = append(p.Updates, uw.copy)
+	for _, uw := range w.Updates {
+		p.Updates = append(p.Updates, uw.Copy)
 	}
-	for _, mw := range w.migrations {
-		p.Migrations = append(p.Migrations, mw.copy)
+	for _, mw := range w.Migrations {
+		p.Migrations = append(p.Migrations, mw.Copy)
 	}
 	if p.Empty() {
 		return nil
 	}
 	started := time.Now() // measured for metrics only
 	err := store.WritePass(ctx, e.cfg.Store, p)
-	if errors.Is(err, store.ErrConflict) {
-		// This engine is the only writer of its records: a conflict means
-		// an earlier write whose answer was lost (a timeout) did land, or
-		// part of a pass written kind by kind did. Take the stored
-		// revisions and write again.
-		e.adoptRevisions(ctx, &p)
+	// This engine is the only writer of its records: a conflict means an
+	// earlier write whose answer was lost (a timeout) did land, or part of
+	// a pass written kind by kind did. The stored revisions are taken and
+	// the pass written again. On Cassandra a timed-out conditional write
+	// may still land after the revisions were read (the next conditional
+	// write on its partition finishes it first), so a conflict may come
+	// back once more: the pass is tried a few times before it fails as a
+	// whole and waits for the next pass.
+	for round := 0; errors.Is(err, store.ErrConflict) && round < conflictRounds; round++ {
+		if err = e.adoptRevisions(ctx, &p); err != nil {
+			break
+		}
 		// New jobs refused with the pass are written again with it; those
 		// with an outcome of their own (a store written kind by kind) keep
 		// it.
@@ -183,41 +82,11 @@ func (e *Engine) write(ctx context.Context, w *passWrite) error {
 
 // settleCreates answers the pass's create requests with their jobs'
 // outcomes (errs, in the order the pass wrote the jobs).
-func (w *passWrite) settleCreates(e *Engine, errs []error) {
+func (w *passOut) settleCreates(e *Engine, errs []error) {
 	for _, r := range w.creates {
 		n := len(r.jobs)
-		r.settle(e, errs[:n:n])
+		r.settle(&e.intake, errs[:n:n])
 		errs = errs[n:]
-	}
-}
-
-// putBack marks what a failed write held as changed again, so the next
-// pass writes it; effects and waiting callers are kept for that pass too
-// (callers are answered with the error: see answer). Callers hold e.mu.
-func (e *Engine) putBack(w *passWrite) {
-	// The copies' revisions may have moved on in part of a write that
-	// failed half way: the live records keep theirs, and a conflict on the
-	// next write adopts the stored ones.
-	e.dirtyTasks = append(w.tasks, e.dirtyTasks...)
-	e.runEnds = append(w.runEnds, e.runEnds...)
-	e.effects = append(w.effects, e.effects...)
-	for _, jw := range w.jobs {
-		jw.je.dirty = jw.je.dirty || jw.dirty
-		jw.je.record = jw.je.record || jw.record != nil
-		e.visit(jw.je)
-	}
-	for _, uw := range w.updates {
-		if uw.je != nil && e.keepsRollout(uw) {
-			uw.ro.Dirty = true
-			e.visit(uw.je)
-		} else if uw.je == nil {
-			e.endedUpdates = append(e.endedUpdates, uw.live)
-		}
-	}
-	for _, mw := range w.migrations {
-		if e.migrations.running[mw.live.ID] == mw.live {
-			e.migrations.dirty[mw.live.ID] = true
-		}
 	}
 }
 
@@ -225,50 +94,21 @@ func (e *Engine) putBack(w *passWrite) {
 // store gave, tasks that ended for good leaving memory, finished jobs
 // leaving memory and records that ended leaving their books. It returns
 // the pass's events. Callers hold e.mu.
-func (e *Engine) written(w *passWrite) []Event {
-	evs := make([]Event, 0, len(w.runEnds)+len(w.copies)+len(w.jobs))
-	// One event per changed task and pass, with its state as written,
-	// after the ends of the runs that a new run replaced in the pass.
-	evs = append(evs, w.runEnds...)
-	for i, t := range w.tasks {
-		cp := w.copies[i]
-		t.Revision = cp.Revision
-		evs = append(evs, Event{Time: cp.UpdateTime, Job: cp.ID.Job, Task: cp})
-	}
-	e.coolDown(w.tasks)
-	for _, jw := range w.jobs {
-		if jw.record != nil {
-			jw.je.job.Revision = jw.record.Revision
-		}
-		if last := e.view.get(jw.je.job.ID); last != nil {
-			e.view.set(jw.published(last))
-		}
-		st := jw.status
-		evs = append(evs, Event{Time: e.cfg.Clock.Now(), Job: jw.je.job.ID, JobStatus: &st})
-		// Finished jobs leave memory: the store has their tasks.
-		if je := jw.je; je.job.Status.State.IsTerminal() && !je.evicted && !je.dirty {
-			e.dropped.Add(uint64(len(je.tasks) - je.cold))
-			je.tasks, je.waiting, je.evicted, je.cold = nil, nil, true, 0
+func (e *Engine) written(w *passOut) []core.Event {
+	evs := e.c.Settle(w.PassWrite, e.cfg.Clock.Now())
+	for _, jw := range w.Jobs {
+		if last := e.view.get(jw.Entry.Job.ID); last != nil {
+			e.view.set(jw.Published(last))
 		}
 	}
-	for _, uw := range w.updates {
-		uw.live.Revision = uw.copy.Revision
-		e.view.setUpdate(uw.copy)
-		if uw.je != nil && e.keepsRollout(uw) && uw.live.State.IsTerminal() && !uw.ro.Dirty {
-			delete(e.rollouts, uw.je.job.ID)
-		}
-	}
-	for _, mw := range w.migrations {
-		mw.live.Revision = mw.copy.Revision
-		if id := mw.live.ID; mw.live.State.IsTerminal() && e.migrations.running[id] == mw.live && !e.migrations.dirty[id] {
-			delete(e.migrations.running, id)
-		}
+	for _, uw := range w.Updates {
+		e.view.setUpdate(uw.Copy)
 	}
 	return evs
 }
 
 // answer tells the callers waiting for a write how it went.
-func (w *passWrite) answer(err error) { answerWaiters(w.waiters, err) }
+func (w *passOut) answer(err error) { answerWaiters(w.waiters, err) }
 
 // answerWaiters tells callers waiting for a write how it went.
 func answerWaiters(waiters []chan error, err error) {
@@ -282,7 +122,7 @@ func answerWaiters(waiters []chan error, err error) {
 
 // refuseWaiters answers the callers waiting for a write with err.
 func (e *Engine) refuseWaiters(err error) {
-	e.mu.Lock()
+	e.hold()
 	waiters := e.waiters
 	e.waiters = nil
 	e.mu.Unlock()
@@ -314,42 +154,83 @@ func (e *Engine) awaitWrite() func(ctx context.Context) error {
 
 // storeJobLocked marks a job's record for the next pass's write, releases
 // e.mu (which the caller holds) and waits for that write.
-func (e *Engine) storeJobLocked(ctx context.Context, je *jobEntry) error {
-	je.record = true
-	e.visit(je)
+func (e *Engine) storeJobLocked(ctx context.Context, je *core.Job) error {
+	je.Record = true
+	e.c.Visit(je)
 	wait := e.awaitWrite()
 	e.mu.Unlock()
 	return wait(ctx)
 }
 
+// conflictRounds is how many times a pass that met a conflict takes the
+// stored revisions and is written again before it fails.
+const conflictRounds = 3
+
+// adoptParallelism is how many stored revisions adoptRevisions reads at
+// once: a pass that failed may hold thousands of records.
+const adoptParallelism = 32
+
 // adoptRevisions takes the stored revision of every record of a pass
 // whose write met a conflict; a task not stored at all starts again from
-// revision 0.
-func (e *Engine) adoptRevisions(ctx context.Context, p *store.Pass) {
+// revision 0. The records are read side by side; the first read that
+// fails stops the others and is returned.
+func (e *Engine) adoptRevisions(ctx context.Context, p *store.Pass) error {
+	st := e.cfg.Store
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(adoptParallelism)
 	for _, t := range p.Tasks {
-		stored, err := e.cfg.Store.GetTask(ctx, t.ID)
-		switch {
-		case err == nil:
-			t.Revision = stored.Revision
-		case errors.Is(err, store.ErrNotFound):
-			t.Revision = 0
-		}
+		g.Go(func() error {
+			stored, err := st.GetTask(gctx, t.ID)
+			switch {
+			case err == nil:
+				t.Revision = stored.Revision
+			case errors.Is(err, store.ErrNotFound):
+				t.Revision = 0
+			default:
+				return err
+			}
+			return nil
+		})
 	}
 	for _, j := range p.Jobs {
-		if stored, err := e.cfg.Store.GetJob(ctx, j.ID); err == nil {
-			j.Revision = stored.Revision
-		}
+		g.Go(func() error {
+			stored, err := st.GetJob(gctx, j.ID)
+			if err == nil {
+				j.Revision = stored.Revision
+			}
+			return ignoreNotFound(err)
+		})
 	}
 	for _, u := range p.Updates {
-		if stored, err := e.cfg.Store.GetUpdate(ctx, u.ID); err == nil {
-			u.Revision = stored.Revision
-		}
+		g.Go(func() error {
+			stored, err := st.GetUpdate(gctx, u.ID)
+			if err == nil {
+				u.Revision = stored.Revision
+			}
+			return ignoreNotFound(err)
+		})
 	}
 	for _, m := range p.Migrations {
-		if stored, err := e.cfg.Store.GetMigration(ctx, m.ID); err == nil {
-			m.Revision = stored.Revision
-		}
+		g.Go(func() error {
+			stored, err := st.GetMigration(gctx, m.ID)
+			if err == nil {
+				m.Revision = stored.Revision
+			}
+			return ignoreNotFound(err)
+		})
 	}
-	e.log.Warn("revisions taken from the store after a write whose outcome was unknown",
-		"tasks", len(p.Tasks), "jobs", len(p.Jobs), "updates", len(p.Updates), "migrations", len(p.Migrations))
+	err := g.Wait()
+	e.c.Log.Warn("revisions taken from the store after a write whose outcome was unknown",
+		"tasks", len(p.Tasks), "jobs", len(p.Jobs), "updates", len(p.Updates), "migrations", len(p.Migrations), "err", err)
+	if err != nil {
+		return fmt.Errorf("reading stored revisions: %w", err)
+	}
+	return nil
+}
+
+func ignoreNotFound(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return err
 }

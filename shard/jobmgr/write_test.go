@@ -3,6 +3,8 @@ package jobmgr
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -147,4 +149,56 @@ func TestAChangeWhoseWriteFailedIsNotAnsweredAsDone(t *testing.T) {
 		j, err := st.Store.GetJob(context.Background(), job)
 		return err == nil && j.Status.Killed && j.Status.State == model.JobKilled
 	})
+}
+
+// lateStore lands a copy of the next late passes it is given, then answers
+// them with a conflict: an earlier write whose answer was lost and whose
+// effect landed after the engine read the stored revisions, as a
+// conditional write timed out on Cassandra can.
+type lateStore struct {
+	*memstore.Store
+	late  atomic.Int32
+	calls atomic.Int32
+}
+
+func (s *lateStore) WritePass(ctx context.Context, p store.Pass) error {
+	if len(p.NewJobs) == 0 && !p.Empty() && s.late.Add(-1) >= 0 {
+		s.calls.Add(1)
+		landed := store.Pass{}
+		for _, t := range p.Tasks {
+			cp := *t
+			landed.Tasks = append(landed.Tasks, &cp)
+		}
+		for _, j := range p.Jobs {
+			cp := *j
+			landed.Jobs = append(landed.Jobs, &cp)
+		}
+		if err := s.Store.WritePass(ctx, landed); err != nil {
+			return err
+		}
+		return fmt.Errorf("a write landed late: %w", store.ErrConflict)
+	}
+	return s.Store.WritePass(ctx, p)
+}
+
+// A pass that meets a conflict takes the stored revisions and is written
+// again, more than once: a write that landed after the revisions were
+// read does not fail the change as not stored.
+func TestAPassThatMeetsConflictsTwiceIsStored(t *testing.T) {
+	st := &lateStore{Store: memstore.New()}
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s := newTestShardOn(t, st, clk, []sim.HostSpec{{Name: "h1", Capacity: model.Resources{MilliCPU: 8000, MemMB: 1000}}})
+	job := s.create(oneCore(2))
+	s.until("2 running", func() bool { return s.count(job, model.TaskRunning) == 2 })
+
+	st.late.Store(2)
+	if _, err := Do(context.Background(), s.e, StopJob{ID: job}); err != nil {
+		t.Fatalf("stop whose write met two conflicts: %v", err)
+	}
+	if n := st.calls.Load(); n != 2 {
+		t.Fatalf("%d writes landed late, want 2", n)
+	}
+	if j, err := st.Store.GetJob(context.Background(), job); err != nil || !j.Status.Killed {
+		t.Fatalf("the stop answered is not stored: %+v %v", j, err)
+	}
 }

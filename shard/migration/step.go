@@ -152,6 +152,15 @@ type Gang struct {
 	Why        string
 }
 
+// name is how a gang is named to an operator: by its instance when it has
+// one, else by its number.
+func (g *Gang) name() string {
+	if g.Size <= 1 {
+		return fmt.Sprintf("instance %d", g.Gang)
+	}
+	return fmt.Sprintf("gang %d", g.Gang)
+}
+
 // Input is everything one migration step of a job depends on.
 type Input struct {
 	// Gangs of the job that the migration moves, in instance order.
@@ -318,9 +327,13 @@ func (p *Plan) moving(in Input, g Gang) {
 	}
 	switch {
 	case in.MaxFailures > 0 && g.Failures >= in.MaxFailures:
-		p.Stuck = fmt.Sprintf("instance %d failed %d times on the target", g.Gang, g.Failures)
+		times := "times"
+		if g.Failures == 1 {
+			times = "time"
+		}
+		p.Stuck = fmt.Sprintf("%s failed %d %s on the target", g.name(), g.Failures, times)
 	case in.StallAfter > 0 && g.PendingFor >= in.StallAfter:
-		p.Stuck = fmt.Sprintf("instance %d found no host on the target for %s", g.Gang, g.PendingFor.Round(time.Second))
+		p.Stuck = fmt.Sprintf("%s found no host on the target for %s", g.name(), g.PendingFor.Round(time.Second))
 	default:
 		return
 	}

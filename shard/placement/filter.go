@@ -231,6 +231,12 @@ func validateConstraint(c *model.Constraint, depth int) string {
 	if len(c.AllOf) > 0 || len(c.AnyOf) > 0 {
 		return ""
 	}
+	return validateLeaf(c)
+}
+
+// validateLeaf checks a constraint on one label: its key, and as many
+// values as its operator takes.
+func validateLeaf(c *model.Constraint) string {
 	if c.Key == "" {
 		return ".key is empty"
 	}

@@ -31,9 +31,7 @@ import (
 // decisions as a pass over every leaf (see incremental.go).
 func (s *Scheduler) Pass(in PassInput) Decision {
 	var d Decision
-	s.disrupted = map[model.JobID]uint32{}
-	s.disruptable = in.Disruptable
-	defer func() { s.disrupted, s.disruptable = nil, nil }()
+	p := &passRun{Scheduler: s, disrupted: map[model.JobID]uint32{}, disruptable: in.Disruptable}
 	capacity, slack := clampResources(in.Capacity), clampResources(in.Slack)
 	rebuild := s.rebuild
 	if rebuild || capacity != s.passCapacity || slack != s.passSlack {
@@ -42,14 +40,14 @@ func (s *Scheduler) Pass(in PassInput) Decision {
 	s.passSeq, s.passCapacity, s.passSlack = s.seq, capacity, slack
 	res, slackRes, moved, slackMoved := s.entitle(capacity, slack)
 
-	s.evictRevocable(slack, slackRes, &d)
-	s.preemptOverEntitlement(res, &d)
+	p.evictRevocable(slack, slackRes, &d)
+	p.preemptOverEntitlement(res, &d)
 	for o := s.visit.next(0); o >= 0; o = s.visit.next(o + 1) {
 		s.visit.remove(o)
 		l := s.leaves[o]
-		blocked, volatile := s.admit(l, res.Entitlement[l.index], slackRes.Entitlement[l.index], capacity, slack, &d)
+		blocked, volatile := p.admit(l, res.Entitlement[l.index], slackRes.Entitlement[l.index], capacity, slack, &d)
 		for _, k := range [...]Kind{NonPreemptible, Preemptible} {
-			if blocked[k] != nil && s.preemptForPriority(l, blocked[k], res.Entitlement[l.index], capacity, &d) {
+			if blocked[k] != nil && p.preemptForPriority(l, blocked[k], res.Entitlement[l.index], capacity, &d) {
 				volatile = true
 			}
 		}
@@ -64,6 +62,15 @@ func (s *Scheduler) Pass(in PassInput) Decision {
 		s.updateFigures(res, slackRes, moved, slackMoved)
 	}
 	return d
+}
+
+// passRun is one pass's working state beside the scheduler it changes:
+// the pass's SLA room per job (disruptable) and the instances it preempted
+// so far (disrupted). The steps of a pass are its methods.
+type passRun struct {
+	*Scheduler
+	disruptable map[model.JobID]uint32
+	disrupted   map[model.JobID]uint32
 }
 
 // clampResources maps negative amounts to zero.
@@ -108,7 +115,7 @@ const anyPriority = math.MaxInt32 + 1
 // mayDisrupt reports whether the pass's SLA room lets gang e be
 // preempted, counting the instances already taken this pass and those
 // in extra (a choice not yet made).
-func (s *Scheduler) mayDisrupt(e *entry, extra map[model.JobID]uint32) bool {
+func (s *passRun) mayDisrupt(e *entry, extra map[model.JobID]uint32) bool {
 	room, bounded := s.disruptable[e.id.Job]
 	if !bounded {
 		return true
@@ -118,10 +125,8 @@ func (s *Scheduler) mayDisrupt(e *entry, extra map[model.JobID]uint32) bool {
 }
 
 // preempt marks an admitted gang for preemption.
-func (s *Scheduler) preempt(e *entry, reason PreemptReason, d *Decision) {
-	if s.disrupted != nil {
-		s.disrupted[e.id.Job] += uint32(e.memberCount())
-	}
+func (s *passRun) preempt(e *entry, reason PreemptReason, d *Decision) {
+	s.disrupted[e.id.Job] += uint32(e.memberCount())
 	l, k := e.leaf, e.kind
 	e.state = Preempting
 	l.preempting++
@@ -134,7 +139,7 @@ func (s *Scheduler) preempt(e *entry, reason PreemptReason, d *Decision) {
 // giveBack preempts gangs from victims, in order, while held is above
 // target; a gang is taken only if it lowers a resource that is still above.
 // It returns what is held afterwards.
-func (s *Scheduler) giveBack(held, target model.Resources, victims []*entry, reason PreemptReason, d *Decision) model.Resources {
+func (s *passRun) giveBack(held, target model.Resources, victims []*entry, reason PreemptReason, d *Decision) model.Resources {
 	for _, v := range victims {
 		if held.Fits(target) {
 			break
@@ -162,7 +167,7 @@ func lowersExcess(size, held, target model.Resources) bool {
 // evictRevocable gives back revocable work when it holds more than the
 // slack: every pool above its slack entitlement returns to it. Slack
 // shrinking means hosts run hot, so there is no hysteresis.
-func (s *Scheduler) evictRevocable(slack model.Resources, slackRes *entitlement.Result, d *Decision) {
+func (s *passRun) evictRevocable(slack model.Resources, slackRes *entitlement.Result, d *Decision) {
 	if s.alloc[Revocable].Sub(s.releasing[Revocable]).Fits(slack) {
 		return
 	}
@@ -181,7 +186,7 @@ func (s *Scheduler) evictRevocable(slack model.Resources, slackRes *entitlement.
 // been over its entitlement while that was wanted elsewhere, and makes the
 // leaves that reached Config.PreemptAfterPasses give preemptible work back.
 // Only the leaves in s.over can be over or have a count to reset.
-func (s *Scheduler) preemptOverEntitlement(res *entitlement.Result, d *Decision) {
+func (s *passRun) preemptOverEntitlement(res *entitlement.Result, d *Decision) {
 	// wanted[k]: some leaf has unmet demand of resource k within its
 	// entitlement. A leaf over its entitlement in k is not one of them.
 	var wanted [len(model.ResourceKinds)]bool
@@ -201,7 +206,7 @@ func (s *Scheduler) preemptOverEntitlement(res *entitlement.Result, d *Decision)
 }
 
 // overEntitlement is preemptOverEntitlement for one leaf.
-func (s *Scheduler) overEntitlement(l *leaf, ent model.Resources, wanted [len(model.ResourceKinds)]bool, after int, d *Decision) {
+func (s *passRun) overEntitlement(l *leaf, ent model.Resources, wanted [len(model.ResourceKinds)]bool, after int, d *Decision) {
 	held := l.held()
 	if held.Fits(ent) || !overAndWanted(held, ent, l.limitBound, wanted) {
 		l.overPasses = 0
@@ -253,7 +258,7 @@ func overAndWanted(held, ent, limit model.Resources, wanted [len(model.ResourceK
 // let in but the cluster's sums did not: the leaf has to be looked at
 // again in the next pass, whatever changes. Jobs with a limit record the
 // leaf as watching them.
-func (s *Scheduler) admit(l *leaf, ent, slackEnt, capacity, slack model.Resources, d *Decision) (blocked [kindCount]*entry, volatile bool) {
+func (s *passRun) admit(l *leaf, ent, slackEnt, capacity, slack model.Resources, d *Decision) (blocked [kindCount]*entry, volatile bool) {
 	for k := range kindCount {
 		q := &l.pending[k]
 		l.waits[k] = waitAt{}
@@ -293,7 +298,7 @@ func (s *Scheduler) admit(l *leaf, ent, slackEnt, capacity, slack model.Resource
 }
 
 // poolFits reports whether e fits what its pool may hold (see admit).
-func (s *Scheduler) poolFits(l *leaf, e *entry, ent, slackEnt model.Resources) bool {
+func (s *passRun) poolFits(l *leaf, e *entry, ent, slackEnt model.Resources) bool {
 	size := e.size()
 	if e.kind == Revocable {
 		return l.alloc[Revocable].Add(size).Fits(slackEnt)
@@ -306,7 +311,7 @@ func (s *Scheduler) poolFits(l *leaf, e *entry, ent, slackEnt model.Resources) b
 
 // clusterFits reports whether e fits what the cluster may hold: the
 // capacity, or for revocable work the slack (see admit).
-func (s *Scheduler) clusterFits(e *entry, capacity, slack model.Resources) bool {
+func (s *passRun) clusterFits(e *entry, capacity, slack model.Resources) bool {
 	size := e.size()
 	if e.kind == Revocable {
 		return s.alloc[Revocable].Add(size).Fits(slack)
@@ -324,7 +329,7 @@ func (s *Scheduler) clusterFits(e *entry, capacity, slack model.Resources) bool 
 // It reports whether it weighed victims: what it decides then depends on
 // the cluster's sums and the pass's SLA room, so the leaf is looked at
 // again in the next pass.
-func (s *Scheduler) preemptForPriority(l *leaf, g *entry, ent, capacity model.Resources, d *Decision) bool {
+func (s *passRun) preemptForPriority(l *leaf, g *entry, ent, capacity model.Resources, d *Decision) bool {
 	if !l.hasPreemptibleBelow(g.priority) {
 		return false
 	}
@@ -340,7 +345,23 @@ func (s *Scheduler) preemptForPriority(l *leaf, g *entry, ent, capacity model.Re
 		}
 		return true
 	}
-	var chosen []*entry
+	chosen, ok := s.priorityVictims(l, g, pool, ent, cluster, capacity)
+	if !ok {
+		return true
+	}
+	for _, v := range chosen {
+		s.preempt(v, ReasonPriority, d)
+	}
+	l.waits[g.kind].why = Wait{Code: WaitPreemption, Pool: l.path, Preempting: l.preempting}
+	return true
+}
+
+// priorityVictims chooses the pool's preemptible gangs below g's priority
+// whose preemption would bring what the pool and the cluster would hold
+// with g (pool, cluster) within the pool's entitlement and the capacity,
+// in the order victims gives them, taking only gangs that lower an excess
+// and that the pass's SLA room allows. ok says the choice is enough.
+func (s *passRun) priorityVictims(l *leaf, g *entry, pool, ent, cluster, capacity model.Resources) (chosen []*entry, ok bool) {
 	tentative := map[model.JobID]uint32{}
 	for _, v := range l.victims(Preemptible, int64(g.priority)) {
 		if pool.Fits(ent) && cluster.Fits(capacity) {
@@ -357,12 +378,5 @@ func (s *Scheduler) preemptForPriority(l *leaf, g *entry, ent, capacity model.Re
 		chosen = append(chosen, v)
 		pool, cluster = pool.Sub(vs), cluster.Sub(vs)
 	}
-	if !pool.Fits(ent) || !cluster.Fits(capacity) {
-		return true
-	}
-	for _, v := range chosen {
-		s.preempt(v, ReasonPriority, d)
-	}
-	l.waits[g.kind].why = Wait{Code: WaitPreemption, Pool: l.path, Preempting: l.preempting}
-	return true
+	return chosen, pool.Fits(ent) && cluster.Fits(capacity)
 }

@@ -152,11 +152,7 @@ type jobCount struct {
 // machine: no goroutines, clock, I/O or logging. It is not safe for
 // concurrent use.
 type Scheduler struct {
-	cfg Config
-	// disruptable and disrupted are a pass's SLA room per job and the
-	// instances it preempted so far (nil between passes).
-	disruptable map[model.JobID]uint32
-	disrupted   map[model.JobID]uint32
+	cfg         Config
 	tree        *entitlement.Tree
 	solver      *entitlement.Solver
 	slackSolver *entitlement.Solver

@@ -182,46 +182,59 @@ func (s *Scheduler) Why(id GangID) (Wait, bool) {
 	if e == nil {
 		return Wait{}, false
 	}
-	l := e.leaf
 	switch e.state {
 	case Parked:
-		bound, held := l.limitBound, int64(0)
-		if e.kind == NonPreemptible && !e.size().Fits(l.reservation) {
-			bound, held = l.reservation, -1
-		}
-		k, _ := short(model.Resources{}, e.size(), bound)
-		pool := l.path
-		if held == 0 {
-			pool = s.limitPool(l.index, k, bound.Get(k))
-		}
-		return Wait{Code: WaitNeverFits, Pool: pool, Resource: k, Held: held, Bound: bound.Get(k), Need: e.size().Get(k)}, true
+		return s.whyParked(e), true
 	case Queued:
-	default:
-		return Wait{}, false
+		return s.whyQueued(e), true
 	}
-	if j := s.jobs[id.Job]; j != nil && s.jobFull(e) {
-		return Wait{Code: WaitMaxRunning, Held: int64(j.admitted), Bound: int64(j.limit)}, true
+	return Wait{}, false
+}
+
+// whyParked says which bound a parked gang can never fit in: its pool's
+// reservation (for non-preemptible work) or the tightest limit above it.
+func (s *Scheduler) whyParked(e *entry) Wait {
+	l := e.leaf
+	bound, held := l.limitBound, int64(0)
+	if e.kind == NonPreemptible && !e.size().Fits(l.reservation) {
+		bound, held = l.reservation, -1
+	}
+	k, _ := short(model.Resources{}, e.size(), bound)
+	pool := l.path
+	if held == 0 {
+		pool = s.limitPool(l.index, k, bound.Get(k))
+	}
+	return Wait{Code: WaitNeverFits, Pool: pool, Resource: k, Held: held, Bound: bound.Get(k), Need: e.size().Get(k)}
+}
+
+// whyQueued says why a queued gang was not admitted: its job's limit, a
+// pass not yet run since it came, a size beyond the whole, or what the
+// last pass found at the head of its pool's queue of its kind (behind
+// which it waits).
+func (s *Scheduler) whyQueued(e *entry) Wait {
+	if j := s.jobs[e.id.Job]; j != nil && s.jobFull(e) {
+		return Wait{Code: WaitMaxRunning, Held: int64(j.admitted), Bound: int64(j.limit)}
 	}
 	if e.seq > s.passSeq {
-		return Wait{Code: WaitNextPass}, true
+		return Wait{Code: WaitNextPass}
 	}
 	bound := s.passCapacity
 	if e.kind == Revocable {
 		bound = s.passSlack
 	}
 	if k, too := short(model.Resources{}, e.size(), bound); too {
-		return Wait{Code: WaitTooLarge, Resource: k, Bound: bound.Get(k), Need: e.size().Get(k)}, true
+		return Wait{Code: WaitTooLarge, Resource: k, Bound: bound.Get(k), Need: e.size().Get(k)}
 	}
-	at := l.waits[e.kind]
+	at := e.leaf.waits[e.kind]
 	if at.e == nil || s.gangs.get(at.e.id) != at.e || at.e.state != Queued {
-		return Wait{Code: WaitNextPass}, true
+		return Wait{Code: WaitNextPass}
 	}
 	w := at.why
 	if at.e != e {
 		w.Behind = true
 		w.Need = e.size().Get(w.Resource)
 	}
-	return w, true
+	return w
 }
 
 // Position is a queued gang's place in its pool's queue of its kind,

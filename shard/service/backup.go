@@ -67,7 +67,7 @@ func NewBackups(region string, copier StoreCopier, spoolDir string, clk clock.Cl
 
 // WithBackups has the server answer BackupStore with b.
 func (s *Server) WithBackups(b *Backups) *Server {
-	s.backups = b
+	s.api.backups = b
 	return s
 }
 
@@ -75,7 +75,7 @@ func (s *Server) WithBackups(b *Backups) *Server {
 var ErrBackupRunning = errors.New("a backup of the region's store is running")
 
 // BackupStore streams a consistent copy of the region's store.
-func (s *Server) BackupStore(req *pb.BackupStoreRequest, stream grpc.ServerStreamingServer[pb.BackupStoreResponse]) error {
+func (s *systemService) BackupStore(req *pb.BackupStoreRequest, stream grpc.ServerStreamingServer[pb.BackupStoreResponse]) error {
 	if r := req.GetRegion(); r != "" && r != s.engine.Region() {
 		return invalid("region", fmt.Sprintf("%q is not this shard's region (%s)", r, s.engine.Region()))
 	}

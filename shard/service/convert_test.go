@@ -84,7 +84,7 @@ func TestHostToProtoMergesLiveAndRemembered(t *testing.T) {
 			&model.HostRecord{Host: host, LastSeen: seen}, pb.HostState_HOST_STATE_DOWN, 1},
 	}
 	for _, tc := range cases {
-		h := s.hostToProto(tc.live, tc.rec)
+		h := s.api.hostToProto(tc.live, tc.rec)
 		if h.GetState() != tc.state || h.GetTasks() != tc.tasks || h.GetHostname() != "h1" || h.GetRegion() != "east" {
 			t.Errorf("%s: %v", tc.name, h)
 		}

@@ -136,7 +136,7 @@ func (h *PoolHistory) response(path string, since time.Time) *pb.GetPoolHistoryR
 }
 
 // GetPoolHistory serves a pool's history from the region's PoolHistory.
-func (s *Server) GetPoolHistory(ctx context.Context, req *pb.GetPoolHistoryRequest) (*pb.GetPoolHistoryResponse, error) {
+func (s *poolService) GetPoolHistory(ctx context.Context, req *pb.GetPoolHistoryRequest) (*pb.GetPoolHistoryResponse, error) {
 	path := pb.NormalizePoolPath(req.GetPath())
 	if _, err := s.engine.Reads().GetPool(path); err != nil {
 		return nil, toStatus(err)

@@ -23,7 +23,7 @@ const MaxDrainReason = 512
 // hostToProto renders a host from what its host manager reports now (live,
 // if it does) and what the shard keeps of it (rec, if anything). A host
 // only remembered is DOWN; a drained host that is not DOWN is DRAINING.
-func (s *Server) hostToProto(live *hostmgr.HostView, rec *model.HostRecord) *pb.Host {
+func (s *api) hostToProto(live *hostmgr.HostView, rec *model.HostRecord) *pb.Host {
 	var h model.Host
 	var allocated model.Resources
 	var tasks int
@@ -65,7 +65,7 @@ func (s *Server) hostToProto(live *hostmgr.HostView, rec *model.HostRecord) *pb.
 	return out
 }
 
-func (s *Server) ListHosts(ctx context.Context, req *pb.ListHostsRequest) (*pb.ListHostsResponse, error) {
+func (s *hostService) ListHosts(ctx context.Context, req *pb.ListHostsRequest) (*pb.ListHostsResponse, error) {
 	recs, err := s.engine.Reads().ListHostRecords(ctx)
 	if err != nil {
 		return nil, toStatus(err)
@@ -99,7 +99,7 @@ func (s *Server) ListHosts(ctx context.Context, req *pb.ListHostsRequest) (*pb.L
 }
 
 // checkHostRequest checks what DrainHost and UndrainHost name.
-func (s *Server) checkHostRequest(id, region string) error {
+func (s *api) checkHostRequest(id, region string) error {
 	if err := requireID("host_id", id); err != nil {
 		return err
 	}
@@ -113,14 +113,14 @@ func (s *Server) checkHostRequest(id, region string) error {
 }
 
 // hostAfter renders a host after a drain or undrain.
-func (s *Server) hostAfter(rec *model.HostRecord) *pb.Host {
+func (s *api) hostAfter(rec *model.HostRecord) *pb.Host {
 	if v, ok := s.engine.Hosts().View(rec.Host.ID); ok {
 		return s.hostToProto(&v, rec)
 	}
 	return s.hostToProto(nil, rec)
 }
 
-func (s *Server) DrainHost(ctx context.Context, req *pb.DrainHostRequest) (*pb.DrainHostResponse, error) {
+func (s *hostService) DrainHost(ctx context.Context, req *pb.DrainHostRequest) (*pb.DrainHostResponse, error) {
 	if err := s.checkHostRequest(req.HostId, req.Region); err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func (s *Server) DrainHost(ctx context.Context, req *pb.DrainHostRequest) (*pb.D
 	return &pb.DrainHostResponse{Host: s.hostAfter(rec)}, nil
 }
 
-func (s *Server) UndrainHost(ctx context.Context, req *pb.UndrainHostRequest) (*pb.UndrainHostResponse, error) {
+func (s *hostService) UndrainHost(ctx context.Context, req *pb.UndrainHostRequest) (*pb.UndrainHostResponse, error) {
 	if err := s.checkHostRequest(req.HostId, req.Region); err != nil {
 		return nil, err
 	}
@@ -155,7 +155,7 @@ func (s *Server) UndrainHost(ctx context.Context, req *pb.UndrainHostRequest) (*
 // MaxDrainDeadline bounds how long a drain lets batch runs finish.
 const MaxDrainDeadline = 30 * 24 * time.Hour
 
-func (s *Server) MarkHostDown(ctx context.Context, req *pb.MarkHostDownRequest) (*pb.MarkHostDownResponse, error) {
+func (s *hostService) MarkHostDown(ctx context.Context, req *pb.MarkHostDownRequest) (*pb.MarkHostDownResponse, error) {
 	if err := s.checkHostRequest(req.HostId, req.Region); err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func (s *Server) MarkHostDown(ctx context.Context, req *pb.MarkHostDownRequest) 
 	return &pb.MarkHostDownResponse{Host: s.hostAfter(rec)}, nil
 }
 
-func (s *Server) SetHostPool(ctx context.Context, req *pb.SetHostPoolRequest) (*pb.SetHostPoolResponse, error) {
+func (s *hostService) SetHostPool(ctx context.Context, req *pb.SetHostPoolRequest) (*pb.SetHostPoolResponse, error) {
 	if err := s.checkHostRequest(req.HostId, req.Region); err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func (s *Server) SetHostPool(ctx context.Context, req *pb.SetHostPoolRequest) (*
 	return &pb.SetHostPoolResponse{Host: s.hostAfter(rec)}, nil
 }
 
-func (s *Server) ListHostPools(ctx context.Context, req *pb.ListHostPoolsRequest) (*pb.ListHostPoolsResponse, error) {
+func (s *hostService) ListHostPools(ctx context.Context, req *pb.ListHostPoolsRequest) (*pb.ListHostPoolsResponse, error) {
 	rep := s.engine.Reads().HostPools()
 	region := s.engine.Region()
 	out := &pb.ListHostPoolsResponse{}

@@ -14,7 +14,7 @@ const maxFitProblems = 20
 // fitProblems refuses a spec whose task, or an instance's override, asks
 // for more than any host of the region has: such a task would wait
 // forever.
-func (s *Server) fitProblems(spec *pb.JobSpec) error {
+func (s *api) fitProblems(spec *pb.JobSpec) error {
 	shapes := s.engine.Hosts().Shapes()
 	if len(shapes) == 0 {
 		return nil

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 )
 
-func (s *Server) StartMigration(ctx context.Context, req *pb.StartMigrationRequest) (*pb.StartMigrationResponse, error) {
+func (s *jobService) StartMigration(ctx context.Context, req *pb.StartMigrationRequest) (*pb.StartMigrationResponse, error) {
 	switch {
 	case req.JobId == "" && req.Pool == "":
 		return nil, invalid("job_id", "name a job (job_id) or a pool (pool) to migrate")
@@ -41,7 +41,7 @@ func (s *Server) StartMigration(ctx context.Context, req *pb.StartMigrationReque
 	return &pb.StartMigrationResponse{Migration: s.migrationToProto(m)}, nil
 }
 
-func (s *Server) GetMigration(ctx context.Context, req *pb.GetMigrationRequest) (*pb.GetMigrationResponse, error) {
+func (s *jobService) GetMigration(ctx context.Context, req *pb.GetMigrationRequest) (*pb.GetMigrationResponse, error) {
 	if err := requireID("migration_id", req.MigrationId); err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func (s *Server) GetMigration(ctx context.Context, req *pb.GetMigrationRequest) 
 	return &pb.GetMigrationResponse{Migration: s.migrationToProto(m)}, nil
 }
 
-func (s *Server) ListMigrations(ctx context.Context, req *pb.ListMigrationsRequest) (*pb.ListMigrationsResponse, error) {
+func (s *jobService) ListMigrations(ctx context.Context, req *pb.ListMigrationsRequest) (*pb.ListMigrationsResponse, error) {
 	ms, err := s.engine.Reads().ListMigrations(ctx)
 	if err != nil {
 		return nil, toStatus(err)
@@ -65,7 +65,7 @@ func (s *Server) ListMigrations(ctx context.Context, req *pb.ListMigrationsReque
 }
 
 // migrationCall runs one of the calls that steer a migration.
-func (s *Server) migrationCall(ctx context.Context, id string, command func(model.MigrationID) jobmgr.Command[*model.Migration]) (*pb.Migration, error) {
+func (s *api) migrationCall(ctx context.Context, id string, command func(model.MigrationID) jobmgr.Command[*model.Migration]) (*pb.Migration, error) {
 	if err := requireID("migration_id", id); err != nil {
 		return nil, err
 	}
@@ -76,27 +76,27 @@ func (s *Server) migrationCall(ctx context.Context, id string, command func(mode
 	return s.migrationToProto(m), nil
 }
 
-func (s *Server) PauseMigration(ctx context.Context, req *pb.PauseMigrationRequest) (*pb.PauseMigrationResponse, error) {
+func (s *jobService) PauseMigration(ctx context.Context, req *pb.PauseMigrationRequest) (*pb.PauseMigrationResponse, error) {
 	m, err := s.migrationCall(ctx, req.MigrationId, func(id model.MigrationID) jobmgr.Command[*model.Migration] { return jobmgr.PauseMigration{ID: id} })
 	return &pb.PauseMigrationResponse{Migration: m}, err
 }
 
-func (s *Server) ResumeMigration(ctx context.Context, req *pb.ResumeMigrationRequest) (*pb.ResumeMigrationResponse, error) {
+func (s *jobService) ResumeMigration(ctx context.Context, req *pb.ResumeMigrationRequest) (*pb.ResumeMigrationResponse, error) {
 	m, err := s.migrationCall(ctx, req.MigrationId, func(id model.MigrationID) jobmgr.Command[*model.Migration] { return jobmgr.ResumeMigration{ID: id} })
 	return &pb.ResumeMigrationResponse{Migration: m}, err
 }
 
-func (s *Server) AbortMigration(ctx context.Context, req *pb.AbortMigrationRequest) (*pb.AbortMigrationResponse, error) {
+func (s *jobService) AbortMigration(ctx context.Context, req *pb.AbortMigrationRequest) (*pb.AbortMigrationResponse, error) {
 	m, err := s.migrationCall(ctx, req.MigrationId, func(id model.MigrationID) jobmgr.Command[*model.Migration] { return jobmgr.AbortMigration{ID: id} })
 	return &pb.AbortMigrationResponse{Migration: m}, err
 }
 
-func (s *Server) RollbackMigration(ctx context.Context, req *pb.RollbackMigrationRequest) (*pb.RollbackMigrationResponse, error) {
+func (s *jobService) RollbackMigration(ctx context.Context, req *pb.RollbackMigrationRequest) (*pb.RollbackMigrationResponse, error) {
 	m, err := s.migrationCall(ctx, req.MigrationId, func(id model.MigrationID) jobmgr.Command[*model.Migration] { return jobmgr.RollbackMigration{ID: id} })
 	return &pb.RollbackMigrationResponse{Migration: m}, err
 }
 
-func (s *Server) migrationToProto(m *model.Migration) *pb.Migration {
+func (s *api) migrationToProto(m *model.Migration) *pb.Migration {
 	out := &pb.Migration{
 		Id: string(m.ID), JobId: string(m.Job), Pool: m.Pool, ToCluster: m.To, BatchSize: m.BatchSize,
 		Surge: m.Surge, MoveRunning: m.MoveRunning, AllowStateful: m.AllowStateful, Paused: m.Paused,
@@ -125,7 +125,7 @@ func (s *Server) migrationToProto(m *model.Migration) *pb.Migration {
 	return out
 }
 
-func (s *Server) ListClusters(ctx context.Context, req *pb.ListClustersRequest) (*pb.ListClustersResponse, error) {
+func (s *hostService) ListClusters(ctx context.Context, req *pb.ListClustersRequest) (*pb.ListClustersResponse, error) {
 	out := &pb.ListClustersResponse{}
 	for _, c := range s.engine.Reads().ListClusters() {
 		out.Clusters = append(out.Clusters, s.clusterToProto(c))
@@ -133,7 +133,7 @@ func (s *Server) ListClusters(ctx context.Context, req *pb.ListClustersRequest) 
 	return out, nil
 }
 
-func (s *Server) GetCluster(ctx context.Context, req *pb.GetClusterRequest) (*pb.GetClusterResponse, error) {
+func (s *hostService) GetCluster(ctx context.Context, req *pb.GetClusterRequest) (*pb.GetClusterResponse, error) {
 	if err := requireID("cluster", req.Cluster); err != nil {
 		return nil, err
 	}
@@ -144,17 +144,17 @@ func (s *Server) GetCluster(ctx context.Context, req *pb.GetClusterRequest) (*pb
 	return &pb.GetClusterResponse{Cluster: s.clusterToProto(c)}, nil
 }
 
-func (s *Server) DrainCluster(ctx context.Context, req *pb.DrainClusterRequest) (*pb.DrainClusterResponse, error) {
+func (s *hostService) DrainCluster(ctx context.Context, req *pb.DrainClusterRequest) (*pb.DrainClusterResponse, error) {
 	c, err := s.setClusterDrained(ctx, req.Cluster, true)
 	return &pb.DrainClusterResponse{Cluster: c}, err
 }
 
-func (s *Server) UndrainCluster(ctx context.Context, req *pb.UndrainClusterRequest) (*pb.UndrainClusterResponse, error) {
+func (s *hostService) UndrainCluster(ctx context.Context, req *pb.UndrainClusterRequest) (*pb.UndrainClusterResponse, error) {
 	c, err := s.setClusterDrained(ctx, req.Cluster, false)
 	return &pb.UndrainClusterResponse{Cluster: c}, err
 }
 
-func (s *Server) setClusterDrained(ctx context.Context, ref string, drained bool) (*pb.ClusterSummary, error) {
+func (s *api) setClusterDrained(ctx context.Context, ref string, drained bool) (*pb.ClusterSummary, error) {
 	if err := requireID("cluster", ref); err != nil {
 		return nil, err
 	}
@@ -168,7 +168,7 @@ func (s *Server) setClusterDrained(ctx context.Context, ref string, drained bool
 	return s.clusterToProto(c), nil
 }
 
-func (s *Server) clusterToProto(c *jobmgr.ClusterView) *pb.ClusterSummary {
+func (s *api) clusterToProto(c *jobmgr.ClusterView) *pb.ClusterSummary {
 	out := &pb.ClusterSummary{
 		Name: c.Name, Kind: c.Kind, Region: s.engine.Region(), Drained: c.Drained, Hosts: uint32(c.Hosts),
 		Capacity: resourcesToProto(c.Capacity), Allocated: resourcesToProto(c.Allocated), Tasks: uint32(c.Tasks),

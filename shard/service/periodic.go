@@ -5,8 +5,8 @@ import (
 	"time"
 
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
-	"github.com/peloton-federated/peloton/shard/jobmgr"
 	"github.com/peloton-federated/peloton/shard/model"
+	"github.com/peloton-federated/peloton/shard/periodic"
 )
 
 // Bounds of a schedule.
@@ -29,10 +29,10 @@ func scheduleProblems(spec *pb.JobSpec) []pb.FieldError {
 		out = append(out, pb.FieldError{Path: "schedule", Message: fmt.Sprintf("only a batch job can have a schedule, not a %s job", model.JobType(t))})
 	}
 	sc := scheduleToModel(s)
-	if _, _, err := jobmgr.ParseSchedule(&model.Schedule{Cron: sc.Cron}); err != nil {
+	if _, err := periodic.ParseCron(sc.Cron); err != nil {
 		add("cron", err.Error())
 	}
-	if _, _, err := jobmgr.ParseSchedule(&model.Schedule{Cron: "@daily", TimeZone: sc.TimeZone}); err != nil {
+	if _, err := periodic.LoadZone(sc.TimeZone); err != nil {
 		add("time_zone", err.Error())
 	}
 	switch s.GetConcurrencyPolicy() {
@@ -96,7 +96,7 @@ func periodicToProto(j *model.Job) *pb.PeriodicStatus {
 	if p.Suspended || j.Status.Killed || j.Status.State.IsTerminal() {
 		return out
 	}
-	if c, loc, err := jobmgr.ParseSchedule(j.Spec.Schedule); err == nil {
+	if c, loc, err := periodic.Parse(j.Spec.Schedule); err == nil {
 		from := p.LastTick
 		if from.Before(j.Status.CreateTime) {
 			from = j.Status.CreateTime

@@ -78,7 +78,7 @@ func poolToProto(v jobmgr.PoolView) *pb.Pool {
 	return p
 }
 
-func (s *Server) checkPoolSpec(spec *pb.PoolSpec) error {
+func (s *api) checkPoolSpec(spec *pb.PoolSpec) error {
 	if spec == nil {
 		return invalid("spec", "required")
 	}
@@ -97,7 +97,7 @@ func (s *Server) checkPoolSpec(spec *pb.PoolSpec) error {
 	return toStatus(pb.NewSpecError(problems))
 }
 
-func (s *Server) CreatePool(ctx context.Context, req *pb.CreatePoolRequest) (*pb.CreatePoolResponse, error) {
+func (s *poolService) CreatePool(ctx context.Context, req *pb.CreatePoolRequest) (*pb.CreatePoolResponse, error) {
 	if err := s.checkPoolSpec(req.Spec); err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (s *Server) CreatePool(ctx context.Context, req *pb.CreatePoolRequest) (*pb
 	return &pb.CreatePoolResponse{Pool: poolToProto(v)}, nil
 }
 
-func (s *Server) UpdatePool(ctx context.Context, req *pb.UpdatePoolRequest) (*pb.UpdatePoolResponse, error) {
+func (s *poolService) UpdatePool(ctx context.Context, req *pb.UpdatePoolRequest) (*pb.UpdatePoolResponse, error) {
 	if err := s.checkPoolSpec(req.Spec); err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func (s *Server) UpdatePool(ctx context.Context, req *pb.UpdatePoolRequest) (*pb
 	return &pb.UpdatePoolResponse{Pool: poolToProto(v)}, nil
 }
 
-func (s *Server) DeletePool(ctx context.Context, req *pb.DeletePoolRequest) (*pb.DeletePoolResponse, error) {
+func (s *poolService) DeletePool(ctx context.Context, req *pb.DeletePoolRequest) (*pb.DeletePoolResponse, error) {
 	if err := requireID("path", req.Path); err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func (s *Server) DeletePool(ctx context.Context, req *pb.DeletePoolRequest) (*pb
 	return &pb.DeletePoolResponse{}, nil
 }
 
-func (s *Server) ListPools(ctx context.Context, req *pb.ListPoolsRequest) (*pb.ListPoolsResponse, error) {
+func (s *poolService) ListPools(ctx context.Context, req *pb.ListPoolsRequest) (*pb.ListPoolsResponse, error) {
 	out := &pb.ListPoolsResponse{}
 	for _, v := range s.engine.Reads().ListPools(req.GetInUse()) {
 		out.Pools = append(out.Pools, poolToProto(v))
@@ -143,7 +143,7 @@ func (s *Server) ListPools(ctx context.Context, req *pb.ListPoolsRequest) (*pb.L
 	return out, nil
 }
 
-func (s *Server) GetPool(ctx context.Context, req *pb.GetPoolRequest) (*pb.GetPoolResponse, error) {
+func (s *poolService) GetPool(ctx context.Context, req *pb.GetPoolRequest) (*pb.GetPoolResponse, error) {
 	v, err := s.engine.Reads().GetPool(pb.NormalizePoolPath(req.Path))
 	if err != nil {
 		return nil, toStatus(err)

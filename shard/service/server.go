@@ -21,16 +21,23 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// Server implements every v1 service for one shard.
+// Server implements every v1 service for one shard: it is the services,
+// each a type of its own over the shard's API state (api), composed.
 type Server struct {
-	pb.UnimplementedJobServiceServer
-	pb.UnimplementedTaskServiceServer
-	pb.UnimplementedPoolServiceServer
-	pb.UnimplementedHostServiceServer
-	pb.UnimplementedRegionServiceServer
-	pb.UnimplementedEventServiceServer
-	pb.UnimplementedSystemServiceServer
+	jobService
+	taskService
+	poolService
+	hostService
+	regionService
+	eventService
+	systemService
+	api *api
+}
 
+// api is what the services share: the shard's engine, the build, the pool
+// history, the backups and who called; its methods are the helpers the
+// services share.
+type api struct {
 	engine  *jobmgr.Engine
 	version string
 	commit  string
@@ -43,20 +50,57 @@ type Server struct {
 	callerOf func(context.Context) string
 }
 
+// The services, one per v1 service.
+type (
+	jobService struct {
+		pb.UnimplementedJobServiceServer
+		*api
+	}
+	taskService struct {
+		pb.UnimplementedTaskServiceServer
+		*api
+	}
+	poolService struct {
+		pb.UnimplementedPoolServiceServer
+		*api
+	}
+	hostService struct {
+		pb.UnimplementedHostServiceServer
+		*api
+	}
+	regionService struct {
+		pb.UnimplementedRegionServiceServer
+		*api
+	}
+	eventService struct {
+		pb.UnimplementedEventServiceServer
+		*api
+	}
+	systemService struct {
+		pb.UnimplementedSystemServiceServer
+		*api
+	}
+)
+
 // New returns the API of the shard run by engine.
 func New(engine *jobmgr.Engine, version, commit string) *Server {
-	return &Server{engine: engine, version: version, commit: commit}
+	a := &api{engine: engine, version: version, commit: commit}
+	return &Server{
+		jobService: jobService{api: a}, taskService: taskService{api: a}, poolService: poolService{api: a},
+		hostService: hostService{api: a}, regionService: regionService{api: a}, eventService: eventService{api: a},
+		systemService: systemService{api: a}, api: a,
+	}
 }
 
 // WithCaller has the server name a call's caller with callerOf (the
 // gateway's identities; the shard does not import it).
 func (s *Server) WithCaller(callerOf func(context.Context) string) *Server {
-	s.callerOf = callerOf
+	s.api.callerOf = callerOf
 	return s
 }
 
 // caller names the caller of a call, "an unknown caller" when unknown.
-func (s *Server) caller(ctx context.Context) string {
+func (s *api) caller(ctx context.Context) string {
 	if s.callerOf != nil {
 		if who := s.callerOf(ctx); who != "" {
 			return who
@@ -67,7 +111,7 @@ func (s *Server) caller(ctx context.Context) string {
 
 // WithHistory has the server answer GetPoolHistory from h.
 func (s *Server) WithHistory(h *PoolHistory) *Server {
-	s.history = h
+	s.api.history = h
 	return s
 }
 
@@ -159,13 +203,13 @@ func requireID(path, id string) error {
 
 // checkJobSpec validates a job spec as received, with defaults applied to
 // it, and checks its region and pool against this shard.
-func (s *Server) checkJobSpec(spec *pb.JobSpec) error {
+func (s *api) checkJobSpec(spec *pb.JobSpec) error {
 	return toStatus(s.specError(spec))
 }
 
 // specError is checkJobSpec's finding as a domain error: nil, or a
 // *pb.SpecError naming every field at fault.
-func (s *Server) specError(spec *pb.JobSpec) error {
+func (s *api) specError(spec *pb.JobSpec) error {
 	if spec == nil {
 		return pb.NewSpecError([]pb.FieldError{{Path: "spec", Message: "required"}})
 	}
@@ -192,7 +236,7 @@ func (s *Server) specError(spec *pb.JobSpec) error {
 	return s.fitProblems(spec)
 }
 
-func (s *Server) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.CreateJobResponse, error) {
+func (s *jobService) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.CreateJobResponse, error) {
 	if p := pb.CheckRequestID(req.RequestId); p != "" {
 		return nil, invalid("request_id", p)
 	}
@@ -224,7 +268,7 @@ func (s *Server) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.C
 
 // CreateJobs checks every spec on its own and creates those that pass in
 // one call of the engine; each result says what became of its spec.
-func (s *Server) CreateJobs(ctx context.Context, req *pb.CreateJobsRequest) (*pb.CreateJobsResponse, error) {
+func (s *jobService) CreateJobs(ctx context.Context, req *pb.CreateJobsRequest) (*pb.CreateJobsResponse, error) {
 	n := len(req.Jobs)
 	if limit := s.engine.Limits().JobsPerRequest; n > limit {
 		return nil, invalid("jobs", fmt.Sprintf("has %d specs, more than this region's limit of %d per request", n, limit))
@@ -285,7 +329,7 @@ func itemResult(position uint32, err error) *pb.CreateJobsResult {
 	return &pb.CreateJobsResult{Code: int32(st.Code()), Message: msg}
 }
 
-func (s *Server) GetJob(ctx context.Context, req *pb.GetJobRequest) (*pb.GetJobResponse, error) {
+func (s *jobService) GetJob(ctx context.Context, req *pb.GetJobRequest) (*pb.GetJobResponse, error) {
 	if err := requireID("id", req.Id); err != nil {
 		return nil, err
 	}
@@ -307,7 +351,7 @@ func (s *Server) GetJob(ctx context.Context, req *pb.GetJobRequest) (*pb.GetJobR
 	return &pb.GetJobResponse{Job: out}, nil
 }
 
-func (s *Server) ListJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.ListJobsResponse, error) {
+func (s *jobService) ListJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.ListJobsResponse, error) {
 	f := jobmgr.JobFilter{Pool: req.Pool, Name: req.Name, RunOf: model.JobID(req.RunOf)}
 	for _, st := range req.States {
 		f.States = append(f.States, model.JobState(st))
@@ -385,7 +429,7 @@ func summaryOf(j *model.Job) *model.Job {
 	return &cp
 }
 
-func (s *Server) SuspendJob(ctx context.Context, req *pb.SuspendJobRequest) (*pb.SuspendJobResponse, error) {
+func (s *jobService) SuspendJob(ctx context.Context, req *pb.SuspendJobRequest) (*pb.SuspendJobResponse, error) {
 	if err := requireID("id", req.Id); err != nil {
 		return nil, err
 	}
@@ -396,7 +440,7 @@ func (s *Server) SuspendJob(ctx context.Context, req *pb.SuspendJobRequest) (*pb
 	return &pb.SuspendJobResponse{Job: jobToProto(j)}, nil
 }
 
-func (s *Server) ResumeJob(ctx context.Context, req *pb.ResumeJobRequest) (*pb.ResumeJobResponse, error) {
+func (s *jobService) ResumeJob(ctx context.Context, req *pb.ResumeJobRequest) (*pb.ResumeJobResponse, error) {
 	if err := requireID("id", req.Id); err != nil {
 		return nil, err
 	}
@@ -407,7 +451,7 @@ func (s *Server) ResumeJob(ctx context.Context, req *pb.ResumeJobRequest) (*pb.R
 	return &pb.ResumeJobResponse{Job: jobToProto(j)}, nil
 }
 
-func (s *Server) RunJob(ctx context.Context, req *pb.RunJobRequest) (*pb.RunJobResponse, error) {
+func (s *jobService) RunJob(ctx context.Context, req *pb.RunJobRequest) (*pb.RunJobResponse, error) {
 	if err := requireID("id", req.Id); err != nil {
 		return nil, err
 	}
@@ -418,7 +462,7 @@ func (s *Server) RunJob(ctx context.Context, req *pb.RunJobRequest) (*pb.RunJobR
 	return &pb.RunJobResponse{Run: jobToProto(j)}, nil
 }
 
-func (s *Server) StopJob(ctx context.Context, req *pb.StopJobRequest) (*pb.StopJobResponse, error) {
+func (s *jobService) StopJob(ctx context.Context, req *pb.StopJobRequest) (*pb.StopJobResponse, error) {
 	if err := requireID("id", req.Id); err != nil {
 		return nil, err
 	}
@@ -429,7 +473,7 @@ func (s *Server) StopJob(ctx context.Context, req *pb.StopJobRequest) (*pb.StopJ
 	return &pb.StopJobResponse{Job: jobToProto(j)}, nil
 }
 
-func (s *Server) DeleteJob(ctx context.Context, req *pb.DeleteJobRequest) (*pb.DeleteJobResponse, error) {
+func (s *jobService) DeleteJob(ctx context.Context, req *pb.DeleteJobRequest) (*pb.DeleteJobResponse, error) {
 	if err := requireID("id", req.Id); err != nil {
 		return nil, err
 	}
@@ -439,7 +483,7 @@ func (s *Server) DeleteJob(ctx context.Context, req *pb.DeleteJobRequest) (*pb.D
 	return &pb.DeleteJobResponse{}, nil
 }
 
-func (s *Server) ListTasks(ctx context.Context, req *pb.ListTasksRequest) (*pb.ListTasksResponse, error) {
+func (s *taskService) ListTasks(ctx context.Context, req *pb.ListTasksRequest) (*pb.ListTasksResponse, error) {
 	if err := requireID("job_id", req.JobId); err != nil {
 		return nil, err
 	}
@@ -455,7 +499,7 @@ func (s *Server) ListTasks(ctx context.Context, req *pb.ListTasksRequest) (*pb.L
 	return &pb.ListTasksResponse{Tasks: tasksToProto(page), Total: uint32(len(ts))}, nil
 }
 
-func (s *Server) GetTask(ctx context.Context, req *pb.GetTaskRequest) (*pb.GetTaskResponse, error) {
+func (s *taskService) GetTask(ctx context.Context, req *pb.GetTaskRequest) (*pb.GetTaskResponse, error) {
 	if err := requireID("job_id", req.JobId); err != nil {
 		return nil, err
 	}
@@ -466,7 +510,7 @@ func (s *Server) GetTask(ctx context.Context, req *pb.GetTaskRequest) (*pb.GetTa
 	return &pb.GetTaskResponse{Task: taskToProto(t)}, nil
 }
 
-func (s *Server) GetTaskLogs(ctx context.Context, req *pb.GetTaskLogsRequest) (*pb.GetTaskLogsResponse, error) {
+func (s *taskService) GetTaskLogs(ctx context.Context, req *pb.GetTaskLogsRequest) (*pb.GetTaskLogsResponse, error) {
 	if err := requireID("job_id", req.JobId); err != nil {
 		return nil, err
 	}
@@ -487,7 +531,7 @@ func (s *Server) GetTaskLogs(ctx context.Context, req *pb.GetTaskLogsRequest) (*
 	return &pb.GetTaskLogsResponse{Data: data, NextOffset: next, Size: size}, nil
 }
 
-func (s *Server) StopTasks(ctx context.Context, req *pb.StopTasksRequest) (*pb.StopTasksResponse, error) {
+func (s *taskService) StopTasks(ctx context.Context, req *pb.StopTasksRequest) (*pb.StopTasksResponse, error) {
 	if err := requireID("job_id", req.JobId); err != nil {
 		return nil, err
 	}
@@ -498,7 +542,7 @@ func (s *Server) StopTasks(ctx context.Context, req *pb.StopTasksRequest) (*pb.S
 	return &pb.StopTasksResponse{Tasks: tasksToProto(ts)}, nil
 }
 
-func (s *Server) RestartTasks(ctx context.Context, req *pb.RestartTasksRequest) (*pb.RestartTasksResponse, error) {
+func (s *taskService) RestartTasks(ctx context.Context, req *pb.RestartTasksRequest) (*pb.RestartTasksResponse, error) {
 	if err := requireID("job_id", req.JobId); err != nil {
 		return nil, err
 	}
@@ -509,7 +553,7 @@ func (s *Server) RestartTasks(ctx context.Context, req *pb.RestartTasksRequest) 
 	return &pb.RestartTasksResponse{Tasks: tasksToProto(ts)}, nil
 }
 
-func (s *Server) ListRegions(ctx context.Context, req *pb.ListRegionsRequest) (*pb.ListRegionsResponse, error) {
+func (s *regionService) ListRegions(ctx context.Context, req *pb.ListRegionsRequest) (*pb.ListRegionsResponse, error) {
 	capacity, allocated := s.engine.Hosts().Capacity()
 	region := &pb.Region{
 		Name:       s.engine.Region(),
@@ -527,11 +571,11 @@ func (s *Server) ListRegions(ctx context.Context, req *pb.ListRegionsRequest) (*
 	return &pb.ListRegionsResponse{Regions: []*pb.Region{region}}, nil
 }
 
-func (s *Server) GetVersion(ctx context.Context, req *pb.GetVersionRequest) (*pb.GetVersionResponse, error) {
+func (s *systemService) GetVersion(ctx context.Context, req *pb.GetVersionRequest) (*pb.GetVersionResponse, error) {
 	return &pb.GetVersionResponse{Version: s.version, Commit: s.commit, Region: s.engine.Region()}, nil
 }
 
-func (s *Server) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[pb.Event]) error {
+func (s *eventService) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[pb.Event]) error {
 	if req.JobId != "" {
 		if _, err := s.engine.Reads().GetJob(model.JobID(req.JobId)); err != nil {
 			return toStatus(err)

@@ -17,7 +17,7 @@ const (
 	MaxEventLimit     = 10000
 )
 
-func (s *Server) UpdateJob(ctx context.Context, req *pb.UpdateJobRequest) (*pb.UpdateJobResponse, error) {
+func (s *jobService) UpdateJob(ctx context.Context, req *pb.UpdateJobRequest) (*pb.UpdateJobResponse, error) {
 	if err := requireID("job_id", req.JobId); err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func updateID(path, id string) (model.UpdateID, error) {
 	return model.UpdateID(id), nil
 }
 
-func (s *Server) GetUpdate(ctx context.Context, req *pb.GetUpdateRequest) (*pb.GetUpdateResponse, error) {
+func (s *jobService) GetUpdate(ctx context.Context, req *pb.GetUpdateRequest) (*pb.GetUpdateResponse, error) {
 	id, err := updateID("update_id", req.UpdateId)
 	if err != nil {
 		return nil, err
@@ -73,7 +73,7 @@ func (s *Server) GetUpdate(ctx context.Context, req *pb.GetUpdateRequest) (*pb.G
 	return &pb.GetUpdateResponse{Update: updateToProto(u)}, nil
 }
 
-func (s *Server) ListUpdates(ctx context.Context, req *pb.ListUpdatesRequest) (*pb.ListUpdatesResponse, error) {
+func (s *jobService) ListUpdates(ctx context.Context, req *pb.ListUpdatesRequest) (*pb.ListUpdatesResponse, error) {
 	if err := requireID("job_id", req.JobId); err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (s *Server) ListUpdates(ctx context.Context, req *pb.ListUpdatesRequest) (*
 	return out, nil
 }
 
-func (s *Server) AbortUpdate(ctx context.Context, req *pb.AbortUpdateRequest) (*pb.AbortUpdateResponse, error) {
+func (s *jobService) AbortUpdate(ctx context.Context, req *pb.AbortUpdateRequest) (*pb.AbortUpdateResponse, error) {
 	id, err := updateID("update_id", req.UpdateId)
 	if err != nil {
 		return nil, err
@@ -100,7 +100,7 @@ func (s *Server) AbortUpdate(ctx context.Context, req *pb.AbortUpdateRequest) (*
 	return &pb.AbortUpdateResponse{Update: updateToProto(u)}, nil
 }
 
-func (s *Server) GetJobConfig(ctx context.Context, req *pb.GetJobConfigRequest) (*pb.GetJobConfigResponse, error) {
+func (s *jobService) GetJobConfig(ctx context.Context, req *pb.GetJobConfigRequest) (*pb.GetJobConfigResponse, error) {
 	if err := requireID("job_id", req.JobId); err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (s *Server) GetJobConfig(ctx context.Context, req *pb.GetJobConfigRequest) 
 	return &pb.GetJobConfigResponse{Spec: specToProto(spec), Version: version, Versions: versions}, nil
 }
 
-func (s *Server) ListEvents(ctx context.Context, req *pb.ListEventsRequest) (*pb.ListEventsResponse, error) {
+func (s *jobService) ListEvents(ctx context.Context, req *pb.ListEventsRequest) (*pb.ListEventsResponse, error) {
 	if err := requireID("job_id", req.JobId); err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func (s *Server) ListEvents(ctx context.Context, req *pb.ListEventsRequest) (*pb
 	return out, nil
 }
 
-func (s *Server) PromoteUpdate(ctx context.Context, req *pb.PromoteUpdateRequest) (*pb.PromoteUpdateResponse, error) {
+func (s *jobService) PromoteUpdate(ctx context.Context, req *pb.PromoteUpdateRequest) (*pb.PromoteUpdateResponse, error) {
 	id, err := updateID("update_id", req.UpdateId)
 	if err != nil {
 		return nil, err
@@ -148,7 +148,7 @@ func (s *Server) PromoteUpdate(ctx context.Context, req *pb.PromoteUpdateRequest
 	return &pb.PromoteUpdateResponse{Update: updateToProto(u)}, nil
 }
 
-func (s *Server) PauseUpdate(ctx context.Context, req *pb.PauseUpdateRequest) (*pb.PauseUpdateResponse, error) {
+func (s *jobService) PauseUpdate(ctx context.Context, req *pb.PauseUpdateRequest) (*pb.PauseUpdateResponse, error) {
 	id, err := updateID("update_id", req.UpdateId)
 	if err != nil {
 		return nil, err
@@ -160,7 +160,7 @@ func (s *Server) PauseUpdate(ctx context.Context, req *pb.PauseUpdateRequest) (*
 	return &pb.PauseUpdateResponse{Update: updateToProto(u)}, nil
 }
 
-func (s *Server) ResumeUpdate(ctx context.Context, req *pb.ResumeUpdateRequest) (*pb.ResumeUpdateResponse, error) {
+func (s *jobService) ResumeUpdate(ctx context.Context, req *pb.ResumeUpdateRequest) (*pb.ResumeUpdateResponse, error) {
 	id, err := updateID("update_id", req.UpdateId)
 	if err != nil {
 		return nil, err
@@ -172,7 +172,7 @@ func (s *Server) ResumeUpdate(ctx context.Context, req *pb.ResumeUpdateRequest) 
 	return &pb.ResumeUpdateResponse{Update: updateToProto(u)}, nil
 }
 
-func (s *Server) RollbackUpdate(ctx context.Context, req *pb.RollbackUpdateRequest) (*pb.RollbackUpdateResponse, error) {
+func (s *jobService) RollbackUpdate(ctx context.Context, req *pb.RollbackUpdateRequest) (*pb.RollbackUpdateResponse, error) {
 	id, err := updateID("update_id", req.UpdateId)
 	if err != nil {
 		return nil, err

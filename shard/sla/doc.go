@@ -10,7 +10,9 @@
 // is available when it runs and is healthy: its readiness probe says so
 // when it has one, else its health check, else running is enough. An
 // instance some operation is already disrupting counts as unavailable
-// until that operation is done with it.
+// until that operation is done with it. A gang is taken down whole: one
+// larger than the limit goes when nothing else of the job is unavailable,
+// since it can never go otherwise.
 //
 // The question is asked of a Job, a value holding the job's instances and
 // its limit: a rolling update's step, a migration's step and a drain's

@@ -37,9 +37,36 @@ func (j *Job) Clone() *Job {
 	return &Job{Limit: j.Limit, Instances: append([]Instance(nil), j.Instances...)}
 }
 
-// Ask decides which of ids may be disrupted now, changing nothing.
+// Ask decides which of ids may be disrupted now, changing nothing. The
+// ids are taken down together (a gang): a gang larger than the limit may
+// go down whole when nothing else of the job is unavailable, the least
+// disruption it can ever have, where counting it instance by instance
+// would hold it forever.
 func (j *Job) Ask(ids []uint32) Decision {
-	return Evaluate(j.Limit, j.Instances, ids)
+	d := Evaluate(j.Limit, j.Instances, ids)
+	if len(d.Held) > 0 && j.Limit > 0 && uint32(len(ids)) > j.Limit && j.aloneDown(ids) {
+		d.Allowed, d.Held = append(d.Allowed, d.Held...), nil
+	}
+	return d
+}
+
+// aloneDown reports whether every id is an instance of the job and no
+// instance outside ids is unavailable.
+func (j *Job) aloneDown(ids []uint32) bool {
+	in := make(map[uint32]bool, len(ids))
+	for _, id := range ids {
+		in[id] = true
+	}
+	known := 0
+	for _, x := range j.Instances {
+		switch {
+		case in[x.ID]:
+			known++
+		case x.down():
+			return false
+		}
+	}
+	return known == len(in)
 }
 
 // Disrupt asks whether all of ids (a gang, taken down whole) may be

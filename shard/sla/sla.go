@@ -70,6 +70,9 @@ type Decision struct {
 	// the order asked; Held the rest.
 	Allowed []uint32
 	Held    []uint32
+	// Unknown are the held ids the job has no instance of (an instance
+	// that ended for good is not one): no room lets them go.
+	Unknown []uint32
 	// Unavailable is how many instances count as down before the request;
 	// Limit is how many may.
 	Unavailable uint32
@@ -80,6 +83,9 @@ type Decision struct {
 func (d Decision) Reason() string {
 	if len(d.Held) == 0 {
 		return ""
+	}
+	if len(d.Unknown) > 0 {
+		return fmt.Sprintf("instance %d is not a running instance of the job", d.Unknown[0])
 	}
 	return fmt.Sprintf("waiting for SLA: %d/%d unavailable", d.Unavailable, d.Limit)
 }
@@ -110,6 +116,7 @@ func Evaluate(limit uint32, instances []Instance, request []uint32) Decision {
 		switch {
 		case !ok:
 			d.Held = append(d.Held, id)
+			d.Unknown = append(d.Unknown, id)
 		case in.down():
 			d.Allowed = append(d.Allowed, id)
 		case room > 0:

@@ -71,7 +71,7 @@ func TestEvaluate(t *testing.T) {
 		{"a disruption in flight counts", 2, withDisrupted, []uint32{0, 1}, []uint32{0}, []uint32{1}, "waiting for SLA: 1/2 unavailable"},
 		{"the disrupted one again is free", 1, withDisrupted, []uint32{3}, []uint32{3}, nil, ""},
 		{"limit zero holds the healthy", 0, withDown, []uint32{0, 1}, []uint32{1}, []uint32{0}, "waiting for SLA: 1/0 unavailable"},
-		{"unknown instance is held", 5, five, []uint32{9}, nil, []uint32{9}, "waiting for SLA: 0/5 unavailable"},
+		{"unknown instance is held", 5, five, []uint32{9}, nil, []uint32{9}, "instance 9 is not a running instance of the job"},
 		{"duplicates asked once", 1, five, []uint32{2, 2, 3}, []uint32{2}, []uint32{3}, "waiting for SLA: 0/1 unavailable"},
 		{"over budget already", 1, func() []Instance {
 			in := up(0, 1, 2)

@@ -112,34 +112,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	chosen := all
-	if cfg.scenarios != "" {
-		chosen = nil
-		for _, name := range strings.Split(cfg.scenarios, ",") {
-			s, err := harness.Find(all, strings.TrimSpace(name))
-			if err != nil {
-				return err
-			}
-			chosen = append(chosen, s)
-		}
-	}
-	for _, s := range chosen {
-		if _, ok := s.Sizes[cfg.size]; !ok {
-			return fmt.Errorf("%w: scenario %s has no size %q", harness.ErrUnknownScenario, s.Name, cfg.size)
-		}
+	parts := "," + strings.ReplaceAll(cfg.parts, " ", "") + ","
+	chosen, err := chooseScenarios(all, cfg, strings.Contains(parts, ",api,"))
+	if err != nil {
+		return err
 	}
 	if cfg.cpuProfile != "" {
-		f, err := os.Create(cfg.cpuProfile)
+		stop, err := startCPUProfile(cfg.cpuProfile)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
-	parts := "," + strings.ReplaceAll(cfg.parts, " ", "") + ","
 	opts := harness.Options{
 		Size:             cfg.size,
 		SkipEndToEnd:     !strings.Contains(parts, ",e2e,"),
@@ -147,15 +131,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		BudgetScale:      cfg.budgetScale,
 		Binary:           cfg.bin,
 		ServerProfileDir: cfg.profileDir,
-	}
-	if !strings.Contains(parts, ",api,") {
-		var kept []*harness.Scenario
-		for _, s := range chosen {
-			if !s.IsAPI() {
-				kept = append(kept, s)
-			}
-		}
-		chosen = kept
 	}
 	if opts.Binary == "" && slices.ContainsFunc(chosen, (*harness.Scenario).IsAPI) {
 		fmt.Fprintln(stderr, "building the peloton binary for the API scenarios ...")
@@ -178,13 +153,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		results = append(results, r)
 	}
 	if cfg.memProfile != "" {
-		f, err := os.Create(cfg.memProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		runtime.GC()
-		if err := pprof.WriteHeapProfile(f); err != nil {
+		if err := writeHeapProfile(cfg.memProfile); err != nil {
 			return err
 		}
 	}
@@ -205,6 +174,59 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return harness.ReserveTable(stdout, *reserve)
 	}
 	return nil
+}
+
+// chooseScenarios returns the scenarios -scenario names (all of them when
+// it names none), the API ones only with api among the parts, and checks
+// that each has the size asked for.
+func chooseScenarios(all []*harness.Scenario, cfg config, api bool) ([]*harness.Scenario, error) {
+	chosen := all
+	if cfg.scenarios != "" {
+		chosen = nil
+		for _, name := range strings.Split(cfg.scenarios, ",") {
+			s, err := harness.Find(all, strings.TrimSpace(name))
+			if err != nil {
+				return nil, err
+			}
+			chosen = append(chosen, s)
+		}
+	}
+	for _, s := range chosen {
+		if _, ok := s.Sizes[cfg.size]; !ok {
+			return nil, fmt.Errorf("%w: scenario %s has no size %q", harness.ErrUnknownScenario, s.Name, cfg.size)
+		}
+	}
+	if !api {
+		chosen = slices.DeleteFunc(slices.Clone(chosen), (*harness.Scenario).IsAPI)
+	}
+	return chosen, nil
+}
+
+// startCPUProfile profiles the process's CPU into path until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// writeHeapProfile writes the heap's profile, after a collection, to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	runtime.GC()
+	return pprof.WriteHeapProfile(f)
 }
 
 // machine describes where the figures come from: cores, CPU model, memory.

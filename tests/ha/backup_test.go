@@ -88,7 +88,7 @@ func TestCassandraBackupAndRestore(t *testing.T) {
 		}
 	}
 	settle := time.Now()
-	back.waitSucceeded(acked, 3*time.Minute, "every job acknowledged before the backup to succeed in the restored region")
+	back.waitSucceeded(acked, time.Minute, "every job acknowledged before the backup to succeed in the restored region")
 	t.Logf("origin: %d jobs acknowledged in all, %d before the backup began (%d of them succeeded then); restored region healthy after %.1fs with %d jobs, every one acknowledged before the backup among them, and all of those succeeded %.1fs later",
 		all.acked, len(acked), finished, up.Seconds(), len(after), time.Since(settle).Seconds())
 }

@@ -366,7 +366,7 @@ func TestCassandraOutage(t *testing.T) {
 		down.reads, float64(down.slowestRead.Microseconds())/1000, down.readsFailed, (firstAck - ready).Seconds())
 	// The jobs acknowledged before the kill finish once the shard resumed.
 	beforeKill := r.ackedBefore(killed)
-	r.waitSucceeded(beforeKill, 90*time.Second, "the jobs acknowledged before the kill to succeed")
+	r.waitSucceeded(beforeKill, 30*time.Second, "the jobs acknowledged before the kill to succeed")
 	t.Logf("the %d jobs acknowledged before the kill all succeeded %.1fs after Cassandra answered again", len(beforeKill), (load.now() - ready).Seconds())
 	time.Sleep(3 * time.Second)
 
@@ -509,8 +509,13 @@ func (r *outageRun) ackedBefore(d time.Duration) []string {
 }
 
 // waitSucceeded waits until every one of jobs SUCCEEDED with all its
-// tasks; a job gone, FAILED or KILLED fails the test at once.
-func (r *outageRun) waitSucceeded(jobs []string, within time.Duration, what string) {
+// tasks; a job gone, FAILED or KILLED fails the test at once. The jobs
+// left run on the region's few hosts at the pace its store writes (on a
+// three-node Cassandra cluster of a loaded machine, a pass's conditional
+// writes take seconds), so what is bounded is progress: the test fails
+// when no job succeeded for stall, or when jobs are left after the
+// longest wait, ten times stall.
+func (r *outageRun) waitSucceeded(jobs []string, stall time.Duration, what string) {
 	r.t.Helper()
 	var lagging []string
 	defer func() {
@@ -518,7 +523,9 @@ func (r *outageRun) waitSucceeded(jobs []string, within time.Duration, what stri
 			r.t.Logf("jobs not succeeded, %d of %d: %s", len(lagging), len(jobs), strings.Join(lagging[:min(len(lagging), 10)], "; "))
 		}
 	}()
-	waitFor(r.t, within, what, func() bool {
+	started := time.Now()
+	best, progressed := len(jobs)+1, time.Now()
+	for {
 		states := r.jobStates()
 		lagging = lagging[:0]
 		for _, id := range jobs {
@@ -536,8 +543,20 @@ func (r *outageRun) waitSucceeded(jobs []string, within time.Duration, what stri
 				lagging = append(lagging, fmt.Sprintf("%s %s %v", id, st.State, st.TaskStates))
 			}
 		}
-		return len(lagging) == 0
-	})
+		if len(lagging) == 0 {
+			return
+		}
+		if len(lagging) < best {
+			best, progressed = len(lagging), time.Now()
+		}
+		switch {
+		case time.Since(progressed) > stall:
+			r.t.Fatalf("waiting for %s: no job succeeded for %v, %d of %d left", what, stall, len(lagging), len(jobs))
+		case time.Since(started) > 10*stall:
+			r.t.Fatalf("waiting for %s: %d of %d left after %v", what, len(lagging), len(jobs), 10*stall)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // finish stops the load and checks the run as a whole: every create was
@@ -553,7 +572,7 @@ func (r *outageRun) finish() window {
 	}
 	jobs := r.ackedBefore(r.load.now())
 	finished := time.Now()
-	r.waitSucceeded(jobs, 3*time.Minute, "every acknowledged job to succeed")
+	r.waitSucceeded(jobs, time.Minute, "every acknowledged job to succeed")
 	settled := time.Since(finished)
 	dups, events := 0, 0
 	for _, id := range jobs {

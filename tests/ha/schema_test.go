@@ -45,15 +45,15 @@ func TestServerRefusesNewerStore(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		setFormat(2)
+		setFormat(3)
 		out := refusedStart(t, fmt.Sprintf("dataDir: %s\nstore: {kind: embedded}\n", dir))
-		for _, want := range []string{"written by a newer build", "the file is in format 2, this build reads format 1", "run the newer peloton"} {
+		for _, want := range []string{"written by a newer build", "the file is in format 3, this build reads format 2", "run the newer peloton"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("the refusal does not say %q:\n%s", want, out)
 			}
 		}
 		// Left as it was: with its format set back, this build opens it.
-		setFormat(1)
+		setFormat(2)
 		st, err = boltstore.Open(path)
 		if err != nil {
 			t.Fatalf("the refused store no longer opens: %v", err)

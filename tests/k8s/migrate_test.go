@@ -101,11 +101,18 @@ func (sm *sampler) end() (maxDown, samples, most int) {
 // and returns its output and exit code.
 func (s *shard) peloton(args ...string) (string, int) {
 	s.T.Helper()
+	r := s.run(args...)
+	return r.Output(), r.Code
+}
+
+// run runs the CLI, failing the test if it could not run or was stopped.
+func (s *shard) run(args ...string) testkit.Result {
+	s.T.Helper()
 	r := testkit.CLI{Bin: pelotonBin, Addr: s.Addr, Within: 5 * time.Minute}.Run(args...)
 	if r.Code == -1 {
 		s.T.Fatalf("peloton %s: %s", strings.Join(args, " "), r.Stderr)
 	}
-	return r.Output(), r.Code
+	return r
 }
 
 type migrationJSON struct {
@@ -235,13 +242,15 @@ func TestSurgeMigrationFromMesosToKubernetes(t *testing.T) {
 
 	sm := s.sample(job, 30)
 	start := time.Now()
-	out, code := s.peloton("migrate", "start", "--job", job, "--to", "k8s:kube", "--surge", "--batch-size", "3", "--wait", "--timeout", "4m", "-o", "json")
+	// The migration is JSON on stdout; --wait's progress lines go to
+	// stderr.
+	r := s.run("migrate", "start", "--job", job, "--to", "k8s:kube", "--surge", "--batch-size", "3", "--wait", "--timeout", "4m", "-o", "json")
 	took := time.Since(start)
 	maxDown, samples, most := sm.end()
-	if code != 0 {
-		t.Fatalf("migrate start --wait: exit %d\n%s", code, out)
+	if r.Code != 0 {
+		t.Fatalf("migrate start --wait: exit %d\n%s", r.Code, r.Output())
 	}
-	rep := decodeMigration(t, out[strings.Index(out, "{"):])
+	rep := decodeMigration(t, r.Stdout)
 	if rep.State != "MIGRATION_STATE_SUCCEEDED" || len(rep.Jobs) != 1 {
 		t.Fatalf("migration: %+v", rep)
 	}

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -94,6 +95,17 @@ func StartWith(t testing.TB, cmd *exec.Cmd, o Options) *Process {
 	go func() { p.done <- cmd.Wait() }()
 	t.Cleanup(func() {
 		p.Stop()
+		// PELOTON_TEST_LOG_DIR keeps every server's whole log, failed or
+		// not, for a run looked at afterwards.
+		if d := os.Getenv("PELOTON_TEST_LOG_DIR"); d != "" {
+			err := os.MkdirAll(d, 0o755)
+			if err == nil {
+				err = os.WriteFile(filepath.Join(d, fmt.Sprintf("%s-%d.log", o.Name, cmd.Process.Pid)), []byte(p.Output()), 0o644)
+			}
+			if err != nil {
+				t.Logf("keeping %s's log: %v", o.Name, err)
+			}
+		}
 		if t.Failed() {
 			t.Logf("%s log (last lines):\n%s", o.Name, LastLines(p.Output(), o.LogLines))
 		}

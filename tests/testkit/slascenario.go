@@ -97,31 +97,9 @@ func (sc *SLAScenario) Run(t testing.TB) SLAResult {
 	}
 	job := strings.TrimSpace(sc.cli(t, "job", "create", "-f", v1))
 	res := SLAResult{Job: job}
-	allUp := func() bool {
-		ts, err := sc.tasks(job)
-		if err != nil || len(ts) != sc.Instances {
-			return false
-		}
-		for _, tk := range ts {
-			if !tk.Available() {
-				return false
-			}
-		}
-		return true
-	}
+	allUp := func() bool { return sc.allAvailable(job) }
 	WaitFor(t, sc.Within, fmt.Sprintf("%d instances available", sc.Instances), allUp)
-
-	drain := sc.Drain
-	if len(drain) == 0 {
-		ts, _ := sc.tasks(job)
-		seen := map[string]bool{}
-		for _, tk := range ts {
-			if h := tk.HostID(); !seen[h] && len(drain) < max(sc.DrainCount, 1) {
-				seen[h] = true
-				drain = append(drain, h)
-			}
-		}
-	}
+	drain := sc.hostsToDrain(job)
 	res.Drained = drain
 
 	// The sampler runs from before the first disruption to the end.
@@ -148,17 +126,7 @@ func (sc *SLAScenario) Run(t testing.TB) SLAResult {
 		sc.cli(t, "host", "drain", h, "--reason", "sla scenario")
 	}
 	WaitFor(t, sc.Within, "update succeeded and hosts drained", func() bool {
-		var u struct {
-			State   string `json:"state"`
-			Message string `json:"message"`
-		}
-		if err := json.Unmarshal([]byte(sc.cli(t, "update", "get", upd.ID, "-o", "json")), &u); err != nil {
-			return false
-		}
-		if u.State == "UPDATE_STATE_FAILED" || u.State == "UPDATE_STATE_ABORTED" || u.State == "UPDATE_STATE_ROLLED_BACK" {
-			t.Fatalf("update ended %s: %s", u.State, u.Message)
-		}
-		if u.State != "UPDATE_STATE_SUCCEEDED" {
+		if !sc.updateSucceeded(t, upd.ID) {
 			return false
 		}
 		for _, h := range drain {
@@ -193,6 +161,54 @@ func (sc *SLAScenario) Run(t testing.TB) SLAResult {
 		t.Errorf("%d instances unavailable at once; the SLA allows %d", res.MaxUnavailable, sc.MaxUnavailable)
 	}
 	return res
+}
+
+// allAvailable reports whether every instance of job is available.
+func (sc *SLAScenario) allAvailable(job string) bool {
+	ts, err := sc.tasks(job)
+	if err != nil || len(ts) != sc.Instances {
+		return false
+	}
+	for _, tk := range ts {
+		if !tk.Available() {
+			return false
+		}
+	}
+	return true
+}
+
+// hostsToDrain is sc.Drain, or else the first DrainCount (at least one)
+// hosts the job's instances run on.
+func (sc *SLAScenario) hostsToDrain(job string) []string {
+	if len(sc.Drain) > 0 {
+		return sc.Drain
+	}
+	var drain []string
+	ts, _ := sc.tasks(job)
+	seen := map[string]bool{}
+	for _, tk := range ts {
+		if h := tk.HostID(); !seen[h] && len(drain) < max(sc.DrainCount, 1) {
+			seen[h] = true
+			drain = append(drain, h)
+		}
+	}
+	return drain
+}
+
+// updateSucceeded reports whether the update succeeded, and fails the
+// test if it ended otherwise.
+func (sc *SLAScenario) updateSucceeded(t testing.TB, id string) bool {
+	var u struct {
+		State   string `json:"state"`
+		Message string `json:"message"`
+	}
+	if err := json.Unmarshal([]byte(sc.cli(t, "update", "get", id, "-o", "json")), &u); err != nil {
+		return false
+	}
+	if u.State == "UPDATE_STATE_FAILED" || u.State == "UPDATE_STATE_ABORTED" || u.State == "UPDATE_STATE_ROLLED_BACK" {
+		t.Fatalf("update ended %s: %s", u.State, u.Message)
+	}
+	return u.State == "UPDATE_STATE_SUCCEEDED"
 }
 
 // RunCanary, after Run, updates the job once more (the variable's value

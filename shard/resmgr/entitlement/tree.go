@@ -80,67 +80,93 @@ func formatShare(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) 
 // returns nil or a ValidationErrors. To validate a pool create or update,
 // apply it to the current specifications and validate the result.
 func ValidateSpecs(specs []PoolSpec) error {
-	perSpec := make([][]*FieldError, len(specs))
-	add := func(i int, field string, err error, detail string) {
-		perSpec[i] = append(perSpec[i], &FieldError{Path: specs[i].Path, Field: field, Err: err, Detail: detail})
+	v := &specCheck{specs: specs, perSpec: make([][]*FieldError, len(specs)), seen: make(map[string]int, len(specs)),
+		childReservations: make([][kinds]int64, len(specs)), hasChildren: make([]bool, len(specs))}
+	v.checkPaths()
+	for i := range specs {
+		v.checkPool(i)
 	}
-	seen := make(map[string]int, len(specs))
-	for i, s := range specs {
-		if !validPath(s.Path) {
-			add(i, "path", ErrBadPath, strconv.Quote(s.Path)+" is not an absolute path like \"/\" or \"/a/b\"")
-			continue
-		}
-		if j, dup := seen[s.Path]; dup {
-			add(i, "path", ErrDuplicatePool, "declared more than once (first as specification "+strconv.Itoa(j+1)+")")
-			continue
-		}
-		seen[s.Path] = i
-	}
-	// childReservations[i] sums, per resource, the reservations of pool i's
-	// children.
-	childReservations := make([][kinds]int64, len(specs))
-	hasChildren := make([]bool, len(specs))
-	for i, s := range specs {
-		if first, ok := seen[s.Path]; !ok || first != i {
-			continue
-		}
-		checkAmounts(s, func(field string, err error, detail string) { add(i, field, err, detail) })
-		pp, ok := ParentPath(s.Path)
-		if !ok {
-			continue
-		}
-		p, ok := seen[pp]
-		if !ok {
-			add(i, "parent", ErrMissingParent, "pool "+strconv.Quote(pp)+" does not exist")
-			continue
-		}
-		hasChildren[p] = true
-		for k := range kinds {
-			if r := s.Reservation.Get(k); r > 0 && r != model.Unlimited {
-				childReservations[p][k] = addCapped(childReservations[p][k], r) // bad amounts are reported above
-			}
-		}
-	}
-	for p, s := range specs {
-		if !hasChildren[p] {
-			continue
-		}
-		for k, name := range model.ResourceKinds {
-			sum, own := childReservations[p][k], s.Reservation.Get(k)
-			if sum > own {
-				add(p, name+".reservation", ErrChildReservationsExceedParent,
-					"children's reservations ("+formatAmount(sum)+") exceed parent's ("+formatAmount(own)+")")
-			}
-		}
-	}
+	v.checkChildReservations()
 	var all ValidationErrors
-	for _, errs := range perSpec {
+	for _, errs := range v.perSpec {
 		all = append(all, errs...)
 	}
 	if len(all) == 0 {
 		return nil
 	}
 	return all
+}
+
+// specCheck is a ValidateSpecs under way: the errors found per spec, the
+// first spec of each path, and, per pool, whether it has children and
+// the sum of their reservations per resource.
+type specCheck struct {
+	specs             []PoolSpec
+	perSpec           [][]*FieldError
+	seen              map[string]int
+	childReservations [][kinds]int64
+	hasChildren       []bool
+}
+
+func (v *specCheck) add(i int, field string, err error, detail string) {
+	v.perSpec[i] = append(v.perSpec[i], &FieldError{Path: v.specs[i].Path, Field: field, Err: err, Detail: detail})
+}
+
+// checkPaths refuses paths that are not absolute and paths declared twice.
+func (v *specCheck) checkPaths() {
+	for i, s := range v.specs {
+		if !validPath(s.Path) {
+			v.add(i, "path", ErrBadPath, strconv.Quote(s.Path)+" is not an absolute path like \"/\" or \"/a/b\"")
+			continue
+		}
+		if j, dup := v.seen[s.Path]; dup {
+			v.add(i, "path", ErrDuplicatePool, "declared more than once (first as specification "+strconv.Itoa(j+1)+")")
+			continue
+		}
+		v.seen[s.Path] = i
+	}
+}
+
+// checkPool checks spec i's amounts and parent, and adds its reservation
+// to its parent's children's.
+func (v *specCheck) checkPool(i int) {
+	s := v.specs[i]
+	if first, ok := v.seen[s.Path]; !ok || first != i {
+		return
+	}
+	checkAmounts(s, func(field string, err error, detail string) { v.add(i, field, err, detail) })
+	pp, ok := ParentPath(s.Path)
+	if !ok {
+		return
+	}
+	p, ok := v.seen[pp]
+	if !ok {
+		v.add(i, "parent", ErrMissingParent, "pool "+strconv.Quote(pp)+" does not exist")
+		return
+	}
+	v.hasChildren[p] = true
+	for k := range kinds {
+		if r := s.Reservation.Get(k); r > 0 && r != model.Unlimited {
+			v.childReservations[p][k] = addCapped(v.childReservations[p][k], r) // bad amounts are reported above
+		}
+	}
+}
+
+// checkChildReservations refuses a pool whose children reserve more than
+// it does.
+func (v *specCheck) checkChildReservations() {
+	for p, s := range v.specs {
+		if !v.hasChildren[p] {
+			continue
+		}
+		for k, name := range model.ResourceKinds {
+			sum, own := v.childReservations[p][k], s.Reservation.Get(k)
+			if sum > own {
+				v.add(p, name+".reservation", ErrChildReservationsExceedParent,
+					"children's reservations ("+formatAmount(sum)+") exceed parent's ("+formatAmount(own)+")")
+			}
+		}
+	}
 }
 
 // checkAmounts reports problems with one specification's numbers.

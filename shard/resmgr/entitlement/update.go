@@ -86,9 +86,26 @@ func (s *Solver) Update(capacity model.Resources, demand []model.Resources, chan
 // date: the changed leaves' demands, their ancestors' sums deepest first,
 // then the divisions from the root down.
 func (s *Solver) updateKind(k int, c, was int64, demand []model.Resources, changed []int, headroom bool) {
+	leavesMoved := s.setLeafDemands(k, demand, changed)
+	upMoved := s.sumDemandsUp(k)
+	if c != was || leavesMoved || upMoved {
+		s.divideRoot(k, c, headroom)
+	}
+	x := &s.inc
+	for d := range x.down {
+		for i := 0; i < len(x.down[d]); i++ {
+			s.redivide(k, x.down[d][i], headroom)
+		}
+		x.down[d] = x.down[d][:0]
+	}
+}
+
+// setLeafDemands takes the changed leaves' demand of kind k, capped by
+// their limits, and reports whether the root's demand may have moved.
+func (s *Solver) setLeafDemands(k int, demand []model.Resources, changed []int) bool {
 	t, x := s.tree, &s.inc
-	dem, ent, head, lim := s.dem[k], s.ent[k], s.head[k], t.lim[k]
-	rootMoved := c != was
+	dem, lim := s.dem[k], t.lim[k]
+	moved := false
 	for _, ext := range changed {
 		if ext < 0 || ext >= len(x.pos) {
 			continue
@@ -102,9 +119,18 @@ func (s *Solver) updateKind(k int, c, was int64, demand []model.Resources, chang
 			v = nonNegative(demand[ext].Get(k))
 		}
 		if s.setDemand(dem, pos, min(v, lim[pos])) {
-			rootMoved = true
+			moved = true
 		}
 	}
+	return moved
+}
+
+// sumDemandsUp sums the demand of kind k of the pools whose children's
+// moved, deepest first, and reports whether the root's may have moved.
+func (s *Solver) sumDemandsUp(k int) bool {
+	t, x := s.tree, &s.inc
+	dem, lim := s.dem[k], t.lim[k]
+	moved := false
 	for d := len(x.up) - 1; d >= 0; d-- {
 		for i := 0; i < len(x.up[d]); i++ {
 			p := x.up[d][i]
@@ -116,27 +142,27 @@ func (s *Solver) updateKind(k int, c, was int64, demand []model.Resources, chang
 				sum = addCapped(sum, v)
 			}
 			if s.setDemand(dem, p, min(sum, lim[p])) {
-				rootMoved = true
+				moved = true
 			}
 		}
 		x.up[d] = x.up[d][:0]
 	}
-	if rootMoved {
-		res, share := t.res[k], t.share[k]
-		e0, h0 := ent[0], head[0]
-		s.split.divide(c, c, res[:1], lim[:1], share[:1], dem[:1], ent[:1], head[:1], headroom)
-		if ent[0] != e0 || head[0] != h0 {
-			s.moved(0)
-			if t.count[0] > 0 {
-				s.divideAgain(0)
-			}
+	return moved
+}
+
+// divideRoot gives the root capacity c of kind k and, when its
+// entitlement or headroom moved, has its children divided again.
+func (s *Solver) divideRoot(k int, c int64, headroom bool) {
+	t := s.tree
+	dem, ent, head, lim := s.dem[k], s.ent[k], s.head[k], t.lim[k]
+	res, share := t.res[k], t.share[k]
+	e0, h0 := ent[0], head[0]
+	s.split.divide(c, c, res[:1], lim[:1], share[:1], dem[:1], ent[:1], head[:1], headroom)
+	if ent[0] != e0 || head[0] != h0 {
+		s.moved(0)
+		if t.count[0] > 0 {
+			s.divideAgain(0)
 		}
-	}
-	for d := range x.down {
-		for i := 0; i < len(x.down[d]); i++ {
-			s.redivide(k, x.down[d][i], headroom)
-		}
-		x.down[d] = x.down[d][:0]
 	}
 }
 

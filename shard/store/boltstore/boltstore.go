@@ -19,26 +19,25 @@ import (
 
 var (
 	jobsBucket  = []byte("jobs")
-	tasksBucket = []byte("tasks")
 	poolsBucket = []byte("pools")
 	metaBucket  = []byte("meta")
 	valueBucket = []byte("values")
 	formatKey   = []byte("format")
-	// Buckets added with job configs, updates, hosts and events; an older
-	// file gains them when opened.
-	configsBucket    = []byte("configs")
+	// Buckets added with updates and hosts; an older file gains them when
+	// opened.
 	updatesBucket    = []byte("updates")
 	jobUpdatesBucket = []byte("job_updates")
 	hostsBucket      = []byte("hosts")
-	eventsBucket     = []byte("events")
 	auditBucket      = []byte("audit")
 	// Added with cluster migrations.
 	migrationsBucket = []byte("migrations")
 )
 
-// buckets are the top-level buckets every open file has.
-var buckets = [][]byte{jobsBucket, tasksBucket, poolsBucket, metaBucket, valueBucket,
-	configsBucket, updatesBucket, jobUpdatesBucket, hostsBucket, eventsBucket, auditBucket, migrationsBucket}
+// buckets are the top-level buckets every open file has (layout.go has
+// those of each job's records).
+var buckets = [][]byte{jobsBucket, poolsBucket, metaBucket, valueBucket,
+	updatesBucket, jobUpdatesBucket, hostsBucket, auditBucket, migrationsBucket,
+	jobRecordsBucket, jobConfigsBucket}
 
 // ctxCheckEvery is how many tasks of a batch are written between checks
 // for a cancelled context.
@@ -90,6 +89,13 @@ func Open(path string) (*Store, error) {
 		meta := tx.Bucket(metaBucket)
 		switch v := meta.Get(formatKey); {
 		case v == nil:
+			return meta.Put(formatKey, []byte{fileFormat})
+		case len(v) == 1 && v[0] == 1:
+			// Format 1's nested per-job buckets move to format 2's flat
+			// ones, in this one transaction.
+			if err := migrateNested(tx); err != nil {
+				return fmt.Errorf("moving the records of format 1 to format %d: %w", fileFormat, err)
+			}
 			return meta.Put(formatKey, []byte{fileFormat})
 		case len(v) == 1 && v[0] > fileFormat:
 			return fmt.Errorf("%w: the file is in format %d, this build reads format %d; run the newer peloton, or restore a backup made before it (peloton store restore)",
@@ -237,35 +243,30 @@ func putNewJob(tx *bolt.Tx, j *newJob) (bool, error) {
 	if err := jobs.Put(j.key, j.record); err != nil {
 		return false, err
 	}
-	configs, err := newJobBucket(tx.Bucket(configsBucket), j.key)
+	id := model.JobID(j.key)
+	b, err := jobBucketFor(tx, id)
 	if err != nil {
 		return false, err
 	}
-	// Each job's configs bucket is numbered anew, so that decoded configs
-	// cached under an earlier job of the same id never match.
-	seq, err := tx.Bucket(configsBucket).NextSequence()
+	// Tasks or configs left under the id (none should be: a delete takes
+	// them with the job) do not become the new job's.
+	configs := tx.Bucket(jobConfigsBucket)
+	if err := deletePrefix(b, []byte{kindTask}); err != nil {
+		return false, err
+	}
+	if err := deletePrefix(configs, configPrefix(id)); err != nil {
+		return false, err
+	}
+	// Each job is numbered anew, so that decoded configs cached under an
+	// earlier job of the same id never match.
+	seq, err := tx.Bucket(jobRecordsBucket).NextSequence()
 	if err != nil {
 		return false, err
 	}
-	if err := configs.SetSequence(seq); err != nil {
+	if err := b.SetSequence(seq); err != nil {
 		return false, err
 	}
-	if err := configs.Put(versionKey(j.version), j.config); err != nil {
-		return false, err
-	}
-	_, err = newJobBucket(tx.Bucket(tasksBucket), j.key)
-	return err == nil, err
-}
-
-// newJobBucket creates the nested bucket of a job under root, replacing
-// one left behind by an older build or an interrupted delete.
-func newJobBucket(root *bolt.Bucket, key []byte) (*bolt.Bucket, error) {
-	if root.Bucket(key) != nil {
-		if err := root.DeleteBucket(key); err != nil {
-			return nil, err
-		}
-	}
-	return root.CreateBucket(key)
+	return true, configs.Put(configKey(id, j.version), j.config)
 }
 
 // UpdateJob replaces a job's record (not its spec) if its stored revision
@@ -373,23 +374,17 @@ func (s *Store) DeleteJob(ctx context.Context, id model.JobID) error {
 		if err := deleteJobUpdates(tx, key); err != nil {
 			return err
 		}
-		for _, root := range [][]byte{tasksBucket, configsBucket, eventsBucket} {
-			err := tx.Bucket(root).DeleteBucket(key)
-			if err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
-				return err
-			}
+		err := tx.Bucket(jobRecordsBucket).DeleteBucket(key)
+		if err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
+			return err
 		}
-		return nil
+		return deletePrefix(tx.Bucket(jobConfigsBucket), configPrefix(id))
 	})
 	if err != nil {
 		return fmt.Errorf("delete job %s: %w", id, err)
 	}
 	s.specs.Forget(id)
 	return nil
-}
-
-func instanceKey(instance uint32) []byte {
-	return binary.BigEndian.AppendUint32(nil, instance)
 }
 
 // WriteTasks stores a batch of runtimes in one transaction. Every task's
@@ -421,13 +416,13 @@ func (s *Store) WriteTasks(ctx context.Context, tasks []*model.TaskRuntime) erro
 // putTasks writes tasks in tx, each compared and set on its revision as
 // WriteTasks says, leaving their Revision fields alone.
 func putTasks(ctx context.Context, tx *bolt.Tx, tasks []*model.TaskRuntime) error {
-	jobs, root := tx.Bucket(jobsBucket), tx.Bucket(tasksBucket)
+	jobs := tx.Bucket(jobsBucket)
 	var (
 		job    model.JobID
 		bucket *bolt.Bucket
 		// Keys and values must stay untouched until the commit, so
 		// they are carved out of arenas that only ever grow.
-		keys   = make([]byte, 0, 4*len(tasks))
+		keys   = make([]byte, 0, 5*len(tasks))
 		values = make([]byte, 0, 64*len(tasks))
 	)
 	for i, t := range tasks {
@@ -438,15 +433,17 @@ func putTasks(ctx context.Context, tx *bolt.Tx, tasks []*model.TaskRuntime) erro
 		}
 		if bucket == nil || t.ID.Job != job {
 			job, bucket = t.ID.Job, nil
-			if jobs.Get([]byte(job)) != nil {
-				bucket = root.Bucket([]byte(job))
-			}
-			if bucket == nil {
+			if jobs.Get([]byte(job)) == nil {
 				return fmt.Errorf("task %s: job: %w", t.ID, store.ErrNotFound)
+			}
+			// A job of an older build may have no bucket yet.
+			var err error
+			if bucket, err = jobBucketFor(tx, job); err != nil {
+				return err
 			}
 		}
 		start := len(keys)
-		keys = binary.BigEndian.AppendUint32(keys, t.ID.Instance)
+		keys = binary.BigEndian.AppendUint32(append(keys, kindTask), t.ID.Instance)
 		key := keys[start:len(keys):len(keys)]
 		var stored uint64
 		if old := bucket.Get(key); old != nil {
@@ -473,11 +470,11 @@ func putTasks(ctx context.Context, tx *bolt.Tx, tasks []*model.TaskRuntime) erro
 func (s *Store) GetTask(ctx context.Context, id model.TaskID) (*model.TaskRuntime, error) {
 	var task *model.TaskRuntime
 	err := s.view(ctx, func(tx *bolt.Tx) error {
-		b := tx.Bucket(tasksBucket).Bucket([]byte(id.Job))
+		b := jobBucket(tx, id.Job)
 		if b == nil {
 			return store.ErrNotFound
 		}
-		v := b.Get(instanceKey(id.Instance))
+		v := b.Get(taskKey(id.Instance))
 		if v == nil {
 			return store.ErrNotFound
 		}
@@ -496,27 +493,30 @@ func (s *Store) GetTask(ctx context.Context, id model.TaskID) (*model.TaskRuntim
 func (s *Store) ListTasks(ctx context.Context, job model.JobID) ([]*model.TaskRuntime, error) {
 	var tasks []*model.TaskRuntime
 	err := s.view(ctx, func(tx *bolt.Tx) error {
-		b := tx.Bucket(tasksBucket).Bucket([]byte(job))
-		if b == nil {
+		if tx.Bucket(jobsBucket).Get([]byte(job)) == nil {
 			return store.ErrNotFound
+		}
+		b, prefix := jobBucket(tx, job), []byte{kindTask}
+		if b == nil {
+			return nil
 		}
 		// Runtimes are carved out of slabs: one allocation per
 		// listSlabSize tasks instead of one per task.
 		var slab []model.TaskRuntime
-		return b.ForEach(func(k, v []byte) error {
-			if len(k) != 4 {
-				return fmt.Errorf("%w: task key %x", ErrCorrupt, k)
+		return scan(b, prefix, nil, func(k, v []byte) (bool, error) {
+			if len(k) != len(prefix)+4 {
+				return false, fmt.Errorf("%w: task key %x", ErrCorrupt, k)
 			}
 			if len(slab) == 0 {
 				slab = make([]model.TaskRuntime, listSlabSize)
 			}
 			t := &slab[0]
 			slab = slab[1:]
-			if err := decodeTaskInto(t, model.TaskID{Job: job, Instance: binary.BigEndian.Uint32(k)}, v); err != nil {
-				return err
+			if err := decodeTaskInto(t, model.TaskID{Job: job, Instance: binary.BigEndian.Uint32(k[len(prefix):])}, v); err != nil {
+				return false, err
 			}
 			tasks = append(tasks, t)
-			return nil
+			return true, nil
 		})
 	})
 	if err != nil {

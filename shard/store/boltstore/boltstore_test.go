@@ -169,7 +169,11 @@ func TestCorruptValuesAreErrors(t *testing.T) {
 		if err := tx.Bucket(poolsBucket).Put([]byte("/p"), []byte{poolRecordVersion, 1, 0}); err != nil {
 			return err
 		}
-		return tx.Bucket(tasksBucket).Bucket([]byte("j")).Put(instanceKey(0), []byte{taskRecordVersion, 1})
+		b, err := jobBucketFor(tx, "j")
+		if err != nil {
+			return err
+		}
+		return b.Put(taskKey(0), []byte{taskRecordVersion, 1})
 	})
 	if err != nil {
 		t.Fatal(err)

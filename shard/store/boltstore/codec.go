@@ -8,8 +8,11 @@ import (
 
 // fileFormat is the layout version kept in the meta bucket: which key
 // shapes the buckets use. Adding a bucket leaves it unchanged, since an
-// older file simply gains the bucket when it is opened.
-const fileFormat = 1
+// older file simply gains the bucket when it is opened. Format 2 keeps
+// a job's tasks and events in one bucket of its own and its configs in
+// one flat bucket (layout.go); Open moves a format 1 file's records into
+// them.
+const fileFormat = 2
 
 // The values themselves use the shared record encoding of package codec.
 const (

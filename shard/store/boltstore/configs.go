@@ -3,6 +3,7 @@ package boltstore
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -13,29 +14,32 @@ import (
 	"github.com/peloton-federated/peloton/shard/store/codec"
 )
 
-// Job configs live in bucket "configs": a nested bucket per job, mapping
-// the big-endian 8-byte config version to the config record. A job record
-// written by an older build holds the spec of config version 1 itself and
-// has no configs bucket until it is first updated.
-
-func versionKey(version uint64) []byte { return binary.BigEndian.AppendUint64(nil, version) }
+// Job configs live in bucket "job_configs" (layout.go): the job's prefix
+// and the big-endian 8-byte config version map to the config record. A
+// job record written by an older build holds the spec of config version 1
+// itself and has no configs until it is first updated. The sequence of
+// the job's bucket is its incarnation, the cache's key for its decoded
+// configs.
 
 // jobConfig returns one config version of a job whose record is record:
-// from the cache, the job's configs bucket, or an older build's record.
+// from the cache, the job's bucket, or an older build's record.
 func (s *Store) jobConfig(tx *bolt.Tx, id model.JobID, version uint64, record []byte) (*model.JobSpec, error) {
-	if b := tx.Bucket(configsBucket).Bucket([]byte(id)); b != nil {
-		key := codec.SpecKey{Job: id, Incarnation: strconv.FormatUint(b.Sequence(), 10), Version: version}
+	var key codec.SpecKey
+	if b := jobBucket(tx, id); b != nil {
+		key = codec.SpecKey{Job: id, Incarnation: strconv.FormatUint(b.Sequence(), 10), Version: version}
 		if spec, ok := s.specs.Get(key); ok {
 			return spec, nil
 		}
-		if v := b.Get(versionKey(version)); v != nil {
-			spec, err := codec.DecodeConfig(v)
-			if err != nil {
-				return nil, fmt.Errorf("config version %d: %w", version, err)
-			}
-			s.specs.Put(key, spec, codec.ConfigSize(v))
-			return spec, nil
+	}
+	if v := tx.Bucket(jobConfigsBucket).Get(configKey(id, version)); v != nil {
+		spec, err := codec.DecodeConfig(v)
+		if err != nil {
+			return nil, fmt.Errorf("config version %d: %w", version, err)
 		}
+		if key.Job != "" {
+			s.specs.Put(key, spec, codec.ConfigSize(v))
+		}
+		return spec, nil
 	}
 	if version == 1 && codec.JobRecordHasSpec(record) {
 		job, err := codec.DecodeJobRecord(id, record)
@@ -59,14 +63,20 @@ func moveEmbeddedSpec(tx *bolt.Tx, id model.JobID, record []byte) error {
 	if err != nil {
 		return err
 	}
-	configs, err := tx.Bucket(configsBucket).CreateBucketIfNotExists([]byte(id))
-	if err != nil {
+	if err := putConfig(tx, id, 1, config); err != nil && !errors.Is(err, store.ErrExists) {
 		return err
 	}
-	if configs.Get(versionKey(1)) != nil {
-		return nil
+	return nil
+}
+
+// putConfig stores a config version of a job; ErrExists if the version
+// is stored.
+func putConfig(tx *bolt.Tx, id model.JobID, version uint64, config []byte) error {
+	configs, key := tx.Bucket(jobConfigsBucket), configKey(id, version)
+	if configs.Get(key) != nil {
+		return store.ErrExists
 	}
-	return configs.Put(versionKey(1), config)
+	return configs.Put(key, config)
 }
 
 // PutJobConfig stores a new config version of an existing job.
@@ -86,14 +96,7 @@ func (s *Store) PutJobConfig(ctx context.Context, id model.JobID, version uint64
 		if version == 1 && codec.JobRecordHasSpec(record) {
 			return store.ErrExists
 		}
-		configs, err := tx.Bucket(configsBucket).CreateBucketIfNotExists([]byte(id))
-		if err != nil {
-			return err
-		}
-		if configs.Get(versionKey(version)) != nil {
-			return store.ErrExists
-		}
-		return configs.Put(versionKey(version), config)
+		return putConfig(tx, id, version, config)
 	})
 	if err != nil {
 		return fmt.Errorf("job %s config %d: %w", id, version, err)
@@ -128,18 +131,16 @@ func (s *Store) ListJobConfigVersions(ctx context.Context, id model.JobID) ([]ui
 		if record == nil {
 			return store.ErrNotFound
 		}
-		b := tx.Bucket(configsBucket).Bucket([]byte(id))
-		if b != nil {
-			err := b.ForEach(func(k, _ []byte) error {
-				if len(k) != 8 {
-					return fmt.Errorf("%w: config key %x", ErrCorrupt, k)
-				}
-				versions = append(versions, binary.BigEndian.Uint64(k))
-				return nil
-			})
-			if err != nil {
-				return err
+		prefix := configPrefix(id)
+		err := scan(tx.Bucket(jobConfigsBucket), prefix, nil, func(k, _ []byte) (bool, error) {
+			if len(k) != len(prefix)+8 {
+				return false, fmt.Errorf("%w: config key %x", ErrCorrupt, k)
 			}
+			versions = append(versions, binary.BigEndian.Uint64(k[len(prefix):]))
+			return true, nil
+		})
+		if err != nil {
+			return err
 		}
 		if codec.JobRecordHasSpec(record) && (len(versions) == 0 || versions[0] != 1) {
 			versions = append([]uint64{1}, versions...)

@@ -15,26 +15,16 @@ import (
 	"github.com/peloton-federated/peloton/shard/store/codec"
 )
 
-// Events live in bucket "events": a nested bucket per job holding two
-// more. "seq" maps the big-endian 8-byte Seq to the event's expiry (8
-// bytes, microseconds since the epoch, big-endian) followed by its record;
-// "task" maps a task's big-endian 4-byte instance and 8-byte Seq to
-// nothing, so one task's events are one cursor range. A query with After
-// and Limit seeks and reads only what it returns, plus the expired events
-// on its way, which PruneEvents deletes.
-
-var (
-	eventSeqBucket  = []byte("seq")
-	eventTaskBucket = []byte("task")
-)
+// Events live in the job's bucket (layout.go): 'z' and the big-endian
+// 8-byte Seq map to the event's expiry (8 bytes, microseconds since the
+// epoch, big-endian) followed by its record; 'i', a task's big-endian
+// 4-byte instance and the 8-byte Seq map to nothing, so one task's events
+// are one cursor range. A query with After and Limit seeks and reads only
+// what it returns, plus the expired events on its way, which PruneEvents
+// deletes. An id with no job (host pool moves) has a bucket of events
+// too.
 
 const expiryLen = 8
-
-func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
-
-func eventTaskKey(instance uint32, seq uint64) []byte {
-	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint32(make([]byte, 0, 12), instance), seq)
-}
 
 // expiryMicros is when an event stored at now with ttl expires, rounded
 // up to the microsecond so it is kept at least ttl.
@@ -49,29 +39,6 @@ func expiryMicros(t time.Time, ttl time.Duration) int64 {
 
 func expired(value []byte, nowMicros int64) bool {
 	return len(value) < expiryLen || int64(binary.BigEndian.Uint64(value)) <= nowMicros
-}
-
-// jobEventBuckets returns a job's seq and task buckets, creating them
-// when create is set (else nil when there are none).
-func jobEventBuckets(tx *bolt.Tx, job model.JobID, create bool) (seqs, tasks *bolt.Bucket, err error) {
-	root := tx.Bucket(eventsBucket)
-	b := root.Bucket([]byte(job))
-	if !create {
-		if b == nil {
-			return nil, nil, nil
-		}
-		return b.Bucket(eventSeqBucket), b.Bucket(eventTaskBucket), nil
-	}
-	if b == nil {
-		if b, err = root.CreateBucket([]byte(job)); err != nil {
-			return nil, nil, err
-		}
-	}
-	if seqs, err = b.CreateBucketIfNotExists(eventSeqBucket); err != nil {
-		return nil, nil, err
-	}
-	tasks, err = b.CreateBucketIfNotExists(eventTaskBucket)
-	return seqs, tasks, err
 }
 
 // AppendEvents stores events in one transaction, each until its Time plus
@@ -98,36 +65,34 @@ func (s *Store) AppendEvents(ctx context.Context, events []model.Event, ttl time
 	// function starts afresh each time, as the group commit may run it again.
 	err := s.batch(ctx, func(tx *bolt.Tx) error {
 		var (
-			job          model.JobID
-			seqs, byTask *bolt.Bucket
+			job model.JobID
+			b   *bolt.Bucket
 		)
 		for i := range events {
 			e := &events[i]
 			if values[i] == nil {
 				continue
 			}
-			if seqs == nil || e.Job != job {
+			if b == nil || e.Job != job {
 				var err error
-				if seqs, byTask, err = jobEventBuckets(tx, e.Job, true); err != nil {
+				if b, err = jobBucketFor(tx, e.Job); err != nil {
 					return err
 				}
 				job = e.Job
-				// Seqs mostly grow: fill pages for appends.
-				seqs.FillPercent, byTask.FillPercent = 0.9, 0.9
 			}
-			key := seqKey(e.Seq)
-			if old := seqs.Get(key); old != nil {
+			key := eventKey(e.Seq)
+			if old := b.Get(key); old != nil {
 				if in, ok := codec.EventInstance(old[expiryLen:]); ok {
-					if err := byTask.Delete(eventTaskKey(in, e.Seq)); err != nil {
+					if err := b.Delete(eventTaskKey(in, e.Seq)); err != nil {
 						return err
 					}
 				}
 			}
-			if err := seqs.Put(key, values[i]); err != nil {
+			if err := b.Put(key, values[i]); err != nil {
 				return err
 			}
 			if e.Task != nil {
-				if err := byTask.Put(eventTaskKey(e.Task.ID.Instance, e.Seq), nil); err != nil {
+				if err := b.Put(eventTaskKey(e.Task.ID.Instance, e.Seq), nil); err != nil {
 					return err
 				}
 			}
@@ -148,9 +113,12 @@ func (s *Store) ListEvents(ctx context.Context, q store.EventQuery) ([]model.Eve
 	var out []model.Event
 	now := time.Now().UnixMicro()
 	err := s.view(ctx, func(tx *bolt.Tx) error {
-		seqs, byTask, err := jobEventBuckets(tx, q.Job, false)
-		if seqs == nil || err != nil || q.After == math.MaxUint64 {
-			return err
+		if q.After == math.MaxUint64 {
+			return nil
+		}
+		b := jobBucket(tx, q.Job)
+		if b == nil {
+			return nil
 		}
 		// take adds one stored event; it reports whether to go on.
 		take := func(seq uint64, v []byte) (bool, error) {
@@ -165,23 +133,21 @@ func (s *Store) ListEvents(ctx context.Context, q store.EventQuery) ([]model.Eve
 			return q.Limit == 0 || len(out) < q.Limit, nil
 		}
 		if q.Instance == nil {
-			c := seqs.Cursor()
-			for k, v := c.Seek(seqKey(q.After + 1)); k != nil; k, v = c.Next() {
-				if more, err := take(binary.BigEndian.Uint64(k), v); !more || err != nil {
-					return err
+			return scan(b, []byte{kindEvent}, eventKey(q.After+1), func(k, v []byte) (bool, error) {
+				if len(k) != 9 {
+					return false, fmt.Errorf("%w: event key %x", ErrCorrupt, k)
 				}
-			}
-			return nil
+				return take(binary.BigEndian.Uint64(k[1:]), v)
+			})
 		}
-		prefix := eventTaskKey(*q.Instance, 0)[:4]
-		c := byTask.Cursor()
-		for k, _ := c.Seek(eventTaskKey(*q.Instance, q.After+1)); bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			seq := binary.BigEndian.Uint64(k[4:])
-			if more, err := take(seq, seqs.Get(k[4:])); !more || err != nil {
-				return err
+		task := eventTaskKey(*q.Instance, 0)[:5]
+		return scan(b, task, eventTaskKey(*q.Instance, q.After+1), func(k, _ []byte) (bool, error) {
+			if len(k) != 13 {
+				return false, fmt.Errorf("%w: task event key %x", ErrCorrupt, k)
 			}
-		}
-		return nil
+			seq := binary.BigEndian.Uint64(k[5:])
+			return take(seq, b.Get(eventKey(seq)))
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("events of job %s: %w", q.Job, err)
@@ -189,49 +155,49 @@ func (s *Store) ListEvents(ctx context.Context, q store.EventQuery) ([]model.Eve
 	return out, nil
 }
 
-// PruneEvents deletes the expired events in one transaction.
+// PruneEvents deletes the expired events in one transaction, and the
+// buckets of ids with no job left empty.
 func (s *Store) PruneEvents(ctx context.Context) (int, error) {
 	removed := 0
 	now := time.Now().UnixMicro()
 	err := s.update(ctx, func(tx *bolt.Tx) error {
 		removed = 0
-		root := tx.Bucket(eventsBucket)
+		root, jobs := tx.Bucket(jobRecordsBucket), tx.Bucket(jobsBucket)
 		var emptied [][]byte
-		err := root.ForEachBucket(func(job []byte) error {
-			seqs, byTask, err := jobEventBuckets(tx, model.JobID(job), true)
-			if err != nil {
-				return err
-			}
+		err := root.ForEachBucket(func(id []byte) error {
+			b := root.Bucket(id)
 			var gone [][]byte
-			err = seqs.ForEach(func(k, v []byte) error {
+			err := scan(b, []byte{kindEvent}, nil, func(k, v []byte) (bool, error) {
 				if !expired(v, now) {
-					return nil
+					return true, nil
 				}
-				gone = append(gone, k)
-				if in, ok := codec.EventInstance(v[expiryLen:]); ok {
-					return byTask.Delete(eventTaskKey(in, binary.BigEndian.Uint64(k)))
+				gone = append(gone, bytes.Clone(k))
+				if in, ok := codec.EventInstance(v[expiryLen:]); ok && len(k) == 9 {
+					gone = append(gone, eventTaskKey(in, binary.BigEndian.Uint64(k[1:])))
 				}
-				return nil
+				return true, nil
 			})
 			if err != nil {
 				return err
 			}
 			for _, k := range gone {
-				if err := seqs.Delete(k); err != nil {
+				if k[0] == kindEvent {
+					removed++
+				}
+				if err := b.Delete(k); err != nil {
 					return err
 				}
 			}
-			removed += len(gone)
-			if k, _ := seqs.Cursor().First(); k == nil {
-				emptied = append(emptied, job)
+			if k, _ := b.Cursor().First(); k == nil && jobs.Get(id) == nil {
+				emptied = append(emptied, bytes.Clone(id))
 			}
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		for _, job := range emptied {
-			if err := root.DeleteBucket(job); err != nil {
+		for _, id := range emptied {
+			if err := root.DeleteBucket(id); err != nil {
 				return err
 			}
 		}

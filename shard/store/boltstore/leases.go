@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"runtime"
-	"sync"
 	"time"
-	"weak"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/internal/lease"
 )
 
 // Leases. A bbolt file is open in one process at a time, so a lease is an
@@ -28,69 +26,37 @@ var _ store.LeaseStore = (*Store)(nil)
 // expired or already held by holder (then it renews and keeps its term).
 // A new holder gets the next term. ErrConflict when another holder has it.
 func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (uint64, error) {
-	if err := checkLease(name, holder, ttl); err != nil {
+	if err := lease.Check(name, holder, ttl); err != nil {
 		return 0, fmt.Errorf("acquire lease: %w", err)
 	}
 	if err := s.view(ctx, noop); err != nil {
 		return 0, fmt.Errorf("acquire lease %s: %w", name, err)
 	}
-	t := s.leases()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	now := t.now()
-	if l, ok := t.live(name, now); ok {
-		if l.holder != holder {
-			return 0, fmt.Errorf("acquire lease %s: held by %s at term %d: %w", name, l.holder, l.term, store.ErrConflict)
-		}
-		l.expires = now.Add(ttl)
-		t.held[name] = l
-		return l.term, nil
-	}
-	term, err := s.nextLeaseTerm(ctx, name)
-	if err != nil {
-		return 0, fmt.Errorf("acquire lease %s: %w", name, err)
-	}
-	t.held[name] = heldLease{holder: holder, term: term, expires: now.Add(ttl)}
-	return term, nil
+	return s.leases().Acquire(name, holder, ttl, func() (uint64, error) { return s.nextLeaseTerm(ctx, name) })
 }
 
 // RenewLease extends a lease held by holder at term for ttl from now;
 // ErrConflict if it expired or was taken by another.
 func (s *Store) RenewLease(ctx context.Context, name, holder string, term uint64, ttl time.Duration) error {
-	if err := checkLease(name, holder, ttl); err != nil {
+	if err := lease.Check(name, holder, ttl); err != nil {
 		return fmt.Errorf("renew lease: %w", err)
 	}
 	if err := s.view(ctx, noop); err != nil {
 		return fmt.Errorf("renew lease %s: %w", name, err)
 	}
-	t := s.leases()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	now := t.now()
-	l, ok := t.live(name, now)
-	if !ok || l.holder != holder || l.term != term {
-		return fmt.Errorf("renew lease %s for %s at term %d: no longer held: %w", name, holder, term, store.ErrConflict)
-	}
-	l.expires = now.Add(ttl)
-	t.held[name] = l
-	return nil
+	return s.leases().Renew(name, holder, term, ttl)
 }
 
 // ReleaseLease frees a lease held by holder at term; nothing happens when
 // it is not.
 func (s *Store) ReleaseLease(ctx context.Context, name, holder string, term uint64) error {
-	if err := checkLease(name, holder, time.Nanosecond); err != nil {
+	if err := lease.Check(name, holder, time.Nanosecond); err != nil {
 		return fmt.Errorf("release lease: %w", err)
 	}
 	if err := s.view(ctx, noop); err != nil {
 		return fmt.Errorf("release lease %s: %w", name, err)
 	}
-	t := s.leases()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if l, ok := t.held[name]; ok && l.holder == holder && l.term == term {
-		delete(t.held, name)
-	}
+	s.leases().Release(name, holder, term)
 	return nil
 }
 
@@ -103,24 +69,17 @@ func (s *Store) LeaseHolder(ctx context.Context, name string) (string, uint64, e
 	if err := s.view(ctx, noop); err != nil {
 		return "", 0, fmt.Errorf("lease %s: %w", name, err)
 	}
-	t := s.leases()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	l, ok := t.live(name, t.now())
-	if !ok {
-		return "", 0, nil
-	}
-	return l.holder, l.term, nil
+	holder, term := s.leases().Holder(name)
+	return holder, term, nil
 }
 
 // SetLeaseClock makes the store's leases expire by now instead of the wall
 // clock; tests pass a fake clock's Now.
-func (s *Store) SetLeaseClock(now func() time.Time) {
-	t := s.leases()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.now = now
-}
+func (s *Store) SetLeaseClock(now func() time.Time) { s.leases().SetClock(now) }
+
+// leases is the process's held leases on the store (on its base, for a
+// view).
+func (s *Store) leases() *lease.Table { return lease.For(s.base()) }
 
 // nextLeaseTerm increments the lease's stored term and returns it.
 func (s *Store) nextLeaseTerm(ctx context.Context, name string) (uint64, error) {
@@ -141,55 +100,3 @@ func (s *Store) nextLeaseTerm(ctx context.Context, name string) (uint64, error) 
 }
 
 func noop(*bolt.Tx) error { return nil }
-
-// leaseTables keeps each Store's held leases beside it, keyed weakly so
-// that a table goes away with its store.
-var leaseTables sync.Map // weak.Pointer[Store] -> *leaseTable
-
-func (s *Store) leases() *leaseTable {
-	s = s.base()
-	key := weak.Make(s)
-	if t, ok := leaseTables.Load(key); ok {
-		return t.(*leaseTable)
-	}
-	t, loaded := leaseTables.LoadOrStore(key, &leaseTable{now: time.Now, held: make(map[string]heldLease)})
-	if !loaded {
-		runtime.AddCleanup(s, func(k weak.Pointer[Store]) { leaseTables.Delete(k) }, key)
-	}
-	return t.(*leaseTable)
-}
-
-// heldLease is a lease taken and not yet released.
-type heldLease struct {
-	holder  string
-	term    uint64
-	expires time.Time
-}
-
-// leaseTable is the process's held leases on one store.
-type leaseTable struct {
-	mu   sync.Mutex
-	now  func() time.Time
-	held map[string]heldLease
-}
-
-// live returns the unexpired lease on name, if any.
-func (t *leaseTable) live(name string, now time.Time) (heldLease, bool) {
-	l, ok := t.held[name]
-	if !ok || !now.Before(l.expires) {
-		return heldLease{}, false
-	}
-	return l, true
-}
-
-func checkLease(name, holder string, ttl time.Duration) error {
-	switch {
-	case name == "":
-		return fmt.Errorf("%w: lease name is empty", store.ErrInvalid)
-	case holder == "":
-		return fmt.Errorf("%w: lease %s: holder is empty", store.ErrInvalid, name)
-	case ttl <= 0:
-		return fmt.Errorf("%w: lease %s: ttl %v is not positive", store.ErrInvalid, name, ttl)
-	}
-	return nil
-}

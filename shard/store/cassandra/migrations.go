@@ -2,14 +2,10 @@ package cassandra
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
-	"github.com/gocql/gocql"
-
 	"github.com/peloton-federated/peloton/shard/model"
-	"github.com/peloton-federated/peloton/shard/store"
 	"github.com/peloton-federated/peloton/shard/store/codec"
 )
 
@@ -22,13 +18,9 @@ func (s *Store) CreateMigration(ctx context.Context, m *model.Migration) error {
 	if err := s.begin(ctx); err != nil {
 		return fmt.Errorf("create migration %s: %w", m.ID, err)
 	}
-	applied, err := s.query(ctx, s.q.createMigration, string(m.ID), int64(1), codec.EncodeMigration(m, 1)).
-		MapScanCAS(map[string]any{})
+	err := s.insertNew(ctx, s.q.createMigration, string(m.ID), int64(1), codec.EncodeMigration(m, 1))
 	if err != nil {
-		return fmt.Errorf("create migration %s: %w", m.ID, s.classify(ctx, err))
-	}
-	if !applied {
-		return fmt.Errorf("create migration %s: %w", m.ID, store.ErrExists)
+		return fmt.Errorf("create migration %s: %w", m.ID, err)
 	}
 	m.Revision = 1
 	return nil
@@ -43,18 +35,10 @@ func (s *Store) WriteMigration(ctx context.Context, m *model.Migration) error {
 	if err := s.begin(ctx); err != nil {
 		return fmt.Errorf("write migration %s: %w", m.ID, err)
 	}
-	prev := map[string]any{}
-	applied, err := s.query(ctx, s.q.writeMigration, int64(m.Revision+1), codec.EncodeMigration(m, m.Revision+1),
-		string(m.ID), int64(m.Revision)).MapScanCAS(prev)
+	err := s.compareAndSet(ctx, s.q.writeMigration, m.Revision, nil,
+		int64(m.Revision+1), codec.EncodeMigration(m, m.Revision+1), string(m.ID), int64(m.Revision))
 	if err != nil {
-		return fmt.Errorf("write migration %s: %w", m.ID, s.classify(ctx, err))
-	}
-	if !applied {
-		stored, _ := prev["revision"].(int64)
-		if stored == 0 {
-			return fmt.Errorf("write migration %s: %w", m.ID, store.ErrNotFound)
-		}
-		return fmt.Errorf("write migration %s: stored revision %d, given %d: %w", m.ID, stored, m.Revision, store.ErrConflict)
+		return fmt.Errorf("write migration %s: %w", m.ID, err)
 	}
 	m.Revision++
 	return nil
@@ -65,13 +49,9 @@ func (s *Store) GetMigration(ctx context.Context, id model.MigrationID) (*model.
 	if err := s.begin(ctx); err != nil {
 		return nil, fmt.Errorf("migration %s: %w", id, err)
 	}
-	var record []byte
-	err := s.query(ctx, s.q.getMigration, string(id)).Scan(&record)
-	if errors.Is(err, gocql.ErrNotFound) || (err == nil && record == nil) {
-		return nil, fmt.Errorf("migration %s: %w", id, store.ErrNotFound)
-	}
+	record, err := s.getRecord(ctx, s.q.getMigration, string(id))
 	if err != nil {
-		return nil, fmt.Errorf("migration %s: %w", id, s.classify(ctx, err))
+		return nil, fmt.Errorf("migration %s: %w", id, err)
 	}
 	return codec.DecodeMigration(id, record)
 }

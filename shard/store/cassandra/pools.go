@@ -19,13 +19,9 @@ func (s *Store) CreatePool(ctx context.Context, pool *model.Pool) error {
 	if err := s.beginWrite(ctx); err != nil {
 		return fmt.Errorf("create pool %s: %w", pool.Path, err)
 	}
-	applied, err := s.query(ctx, s.q.createPool, pool.Path, int64(1), codec.EncodePool(pool, 1)).
-		MapScanCAS(map[string]any{})
+	err := s.insertNew(ctx, s.q.createPool, pool.Path, int64(1), codec.EncodePool(pool, 1))
 	if err != nil {
-		return fmt.Errorf("create pool %s: %w", pool.Path, s.classify(ctx, err))
-	}
-	if !applied {
-		return fmt.Errorf("create pool %s: %w", pool.Path, store.ErrExists)
+		return fmt.Errorf("create pool %s: %w", pool.Path, err)
 	}
 	pool.Revision = 1
 	return nil
@@ -40,7 +36,7 @@ func (s *Store) UpdatePool(ctx context.Context, pool *model.Pool) error {
 	if err := s.beginWrite(ctx); err != nil {
 		return fmt.Errorf("update pool %s: %w", pool.Path, err)
 	}
-	err := s.compareAndSet(ctx, s.q.updatePool, pool.Revision,
+	err := s.compareAndSet(ctx, s.q.updatePool, pool.Revision, nil,
 		int64(pool.Revision+1), codec.EncodePool(pool, pool.Revision+1), pool.Path, int64(pool.Revision))
 	if err != nil {
 		return fmt.Errorf("update pool %s: %w", pool.Path, err)

@@ -80,7 +80,7 @@ func newStatements(ks string) statements {
 
 		createUpdate:     f("INSERT INTO %s.updates (id, job_id, revision, record) VALUES (?, ?, ?, ?) IF NOT EXISTS"),
 		writeUpdate:      f("UPDATE %s.updates SET revision = ?, record = ? WHERE id = ? IF revision = ? AND job_id = ?"),
-		getUpdate:        f("SELECT job_id, record FROM %s.updates WHERE id = ?"),
+		getUpdate:        f("SELECT record FROM %s.updates WHERE id = ?"),
 		addJobUpdate:     f("INSERT INTO %s.job_updates (job_id, update_id) VALUES (?, ?)"),
 		listJobUpdates:   f("SELECT update_id FROM %s.job_updates WHERE job_id = ?"),
 		deleteUpdate:     f("DELETE FROM %s.updates WHERE id = ?"),

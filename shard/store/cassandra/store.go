@@ -226,33 +226,13 @@ func (s *Store) UpdateJob(ctx context.Context, job *model.Job) error {
 	if err := s.beginWrite(ctx); err != nil {
 		return fmt.Errorf("update job %s: %w", job.ID, err)
 	}
-	err := s.compareAndSet(ctx, s.q.updateJob, job.Revision,
+	err := s.compareAndSet(ctx, s.q.updateJob, job.Revision, nil,
 		int64(job.Revision+1), codec.EncodeJobRecord(job, job.Revision+1), string(job.ID), int64(job.Revision))
 	if err != nil {
 		return fmt.Errorf("update job %s: %w", job.ID, err)
 	}
 	job.Revision++
 	return nil
-}
-
-// compareAndSet runs an "UPDATE ... IF revision = ?" statement: nil when
-// applied, ErrNotFound when the row does not exist, ErrConflict naming
-// the stored revision otherwise.
-func (s *Store) compareAndSet(ctx context.Context, stmt string, given uint64, args ...any) error {
-	prev := map[string]any{}
-	applied, err := s.query(ctx, stmt, args...).MapScanCAS(prev)
-	if err != nil {
-		return s.classify(ctx, err)
-	}
-	if applied {
-		return nil
-	}
-	stored, _ := prev["revision"].(int64)
-	if stored == 0 {
-		// Revisions start at 1: no stored revision means no row.
-		return store.ErrNotFound
-	}
-	return fmt.Errorf("stored revision %d, given %d: %w", stored, given, store.ErrConflict)
 }
 
 // jobRow is a job's row: its incarnation, its record as this build

@@ -29,13 +29,9 @@ func (s *Store) CreateUpdate(ctx context.Context, u *model.Update) error {
 	if err := s.query(ctx, s.q.addJobUpdate, string(u.Job), string(u.ID)).Exec(); err != nil {
 		return fmt.Errorf("create update %s: %w", u.ID, s.classify(ctx, err))
 	}
-	applied, err := s.query(ctx, s.q.createUpdate, string(u.ID), string(u.Job), int64(1), codec.EncodeUpdate(u, 1)).
-		MapScanCAS(map[string]any{})
+	err := s.insertNew(ctx, s.q.createUpdate, string(u.ID), string(u.Job), int64(1), codec.EncodeUpdate(u, 1))
 	if err != nil {
-		return fmt.Errorf("create update %s: %w", u.ID, s.classify(ctx, err))
-	}
-	if !applied {
-		return fmt.Errorf("create update %s: %w", u.ID, store.ErrExists)
+		return fmt.Errorf("create update %s: %w", u.ID, err)
 	}
 	u.Revision = 1
 	return nil
@@ -50,22 +46,14 @@ func (s *Store) WriteUpdate(ctx context.Context, u *model.Update) error {
 	if err := s.beginWrite(ctx); err != nil {
 		return fmt.Errorf("write update %s: %w", u.ID, err)
 	}
-	prev := map[string]any{}
-	applied, err := s.query(ctx, s.q.writeUpdate, int64(u.Revision+1), codec.EncodeUpdate(u, u.Revision+1),
-		string(u.ID), int64(u.Revision), string(u.Job)).MapScanCAS(prev)
-	if err != nil {
-		return fmt.Errorf("write update %s: %w", u.ID, s.classify(ctx, err))
+	otherJob := func(row map[string]any) error {
+		job, _ := row["job_id"].(string)
+		return fmt.Errorf("%w: it is of job %s, not %s", store.ErrInvalid, job, u.Job)
 	}
-	if !applied {
-		stored, _ := prev["revision"].(int64)
-		job, _ := prev["job_id"].(string)
-		switch {
-		case stored == 0:
-			return fmt.Errorf("write update %s: %w", u.ID, store.ErrNotFound)
-		case uint64(stored) != u.Revision:
-			return fmt.Errorf("write update %s: stored revision %d, given %d: %w", u.ID, stored, u.Revision, store.ErrConflict)
-		}
-		return fmt.Errorf("write update %s: %w: it is of job %s, not %s", u.ID, store.ErrInvalid, job, u.Job)
+	err := s.compareAndSet(ctx, s.q.writeUpdate, u.Revision, otherJob,
+		int64(u.Revision+1), codec.EncodeUpdate(u, u.Revision+1), string(u.ID), int64(u.Revision), string(u.Job))
+	if err != nil {
+		return fmt.Errorf("write update %s: %w", u.ID, err)
 	}
 	u.Revision++
 	return nil
@@ -73,16 +61,9 @@ func (s *Store) WriteUpdate(ctx context.Context, u *model.Update) error {
 
 // getUpdate reads an update; ErrNotFound if there is none.
 func (s *Store) getUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
-	var (
-		job    string
-		record []byte
-	)
-	err := s.query(ctx, s.q.getUpdate, string(id)).Scan(&job, &record)
-	if errors.Is(err, gocql.ErrNotFound) || (err == nil && record == nil) {
-		return nil, store.ErrNotFound
-	}
+	record, err := s.getRecord(ctx, s.q.getUpdate, string(id))
 	if err != nil {
-		return nil, s.classify(ctx, err)
+		return nil, err
 	}
 	return codec.DecodeUpdate(id, record)
 }

@@ -30,12 +30,12 @@ func (s *Store) Fence(ctx context.Context, name string, term uint64) (store.Stor
 		return nil, fmt.Errorf("fence %s: %w", name, err)
 	}
 	t := s.leases()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if stored := t.latest[name]; stored > term {
+	t.Lock()
+	defer t.Unlock()
+	if stored := t.Latest[name]; stored > term {
 		return nil, fmt.Errorf("fence %s at term %d: %w: term %d is recorded", name, term, store.ErrFenced, stored)
 	}
-	t.latest[name] = term
+	t.Latest[name] = term
 	return &Store{state: s.state, fence: &fence{name: name, term: term}}, nil
 }
 
@@ -46,9 +46,9 @@ func (s *Store) checkFence() error {
 		return nil
 	}
 	t := s.leases()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if stored := t.latest[s.fence.name]; stored > s.fence.term {
+	t.Lock()
+	defer t.Unlock()
+	if stored := t.Latest[s.fence.name]; stored > s.fence.term {
 		return fmt.Errorf("%w: %s is at term %d, this writer at %d", store.ErrFenced, s.fence.name, stored, s.fence.term)
 	}
 	return nil

@@ -147,12 +147,12 @@ func (s *Store) checkPass(p *store.Pass) error {
 		}
 	}
 	for _, u := range p.Updates {
-		if err := s.checkUpdate(u); err != nil {
+		if err := updateKind.checkWrite(s.updates, u); err != nil {
 			return err
 		}
 	}
 	for _, m := range p.Migrations {
-		if err := s.checkMigration(m); err != nil {
+		if err := migrationKind.checkWrite(s.migrations, m); err != nil {
 			return err
 		}
 	}

@@ -14,72 +14,18 @@ import (
 // CreateUpdate stores a new update of an existing job with Revision 1 and
 // sets u.Revision to 1.
 func (s *Store) CreateUpdate(ctx context.Context, u *model.Update) error {
-	if err := codec.CheckUpdate(u); err != nil {
-		return fmt.Errorf("create update: %w", err)
-	}
-	stored := cloneUpdate(u)
-	stored.Revision = 1
-	if err := s.lock(ctx); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	if _, ok := s.jobs[u.Job]; !ok {
-		return fmt.Errorf("create update %s: job %s: %w", u.ID, u.Job, store.ErrNotFound)
-	}
-	if _, ok := s.updates[u.ID]; ok {
-		return fmt.Errorf("create update %s: %w", u.ID, store.ErrExists)
-	}
-	s.updates[u.ID] = stored
-	u.Revision = 1
-	return nil
+	return updateKind.create(ctx, s, s.updates, u)
 }
 
 // WriteUpdate replaces an update whose stored revision equals u.Revision
 // and increments u.Revision. An update's job never changes.
 func (s *Store) WriteUpdate(ctx context.Context, u *model.Update) error {
-	if err := codec.CheckUpdate(u); err != nil {
-		return fmt.Errorf("write update: %w", err)
-	}
-	stored := cloneUpdate(u)
-	stored.Revision = u.Revision + 1
-	if err := s.lock(ctx); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	if err := s.checkUpdate(u); err != nil {
-		return err
-	}
-	s.updates[u.ID] = stored
-	u.Revision++
-	return nil
-}
-
-// checkUpdate checks that u can replace the stored update, as WriteUpdate
-// says; the caller holds the lock.
-func (s *Store) checkUpdate(u *model.Update) error {
-	old, ok := s.updates[u.ID]
-	switch {
-	case !ok:
-		return fmt.Errorf("write update %s: %w", u.ID, store.ErrNotFound)
-	case old.Revision != u.Revision:
-		return fmt.Errorf("write update %s: stored revision %d, given %d: %w", u.ID, old.Revision, u.Revision, store.ErrConflict)
-	case old.Job != u.Job:
-		return fmt.Errorf("write update %s: %w: it is of job %s, not %s", u.ID, store.ErrInvalid, old.Job, u.Job)
-	}
-	return nil
+	return updateKind.write(ctx, s, s.updates, u)
 }
 
 // GetUpdate returns a copy of an update.
 func (s *Store) GetUpdate(ctx context.Context, id model.UpdateID) (*model.Update, error) {
-	if err := s.rlock(ctx); err != nil {
-		return nil, err
-	}
-	defer s.mu.RUnlock()
-	u, ok := s.updates[id]
-	if !ok {
-		return nil, fmt.Errorf("update %s: %w", id, store.ErrNotFound)
-	}
-	return cloneUpdate(u), nil
+	return updateKind.get(ctx, s, s.updates, id)
 }
 
 // ListUpdates returns copies of a job's updates, oldest first (by create
@@ -92,14 +38,7 @@ func (s *Store) ListUpdates(ctx context.Context, job model.JobID) ([]*model.Upda
 	if _, ok := s.jobs[job]; !ok {
 		return nil, fmt.Errorf("updates of job %s: %w", job, store.ErrNotFound)
 	}
-	var out []*model.Update
-	for _, u := range s.updates {
-		if u.Job == job {
-			out = append(out, cloneUpdate(u))
-		}
-	}
-	slices.SortFunc(out, codec.CompareUpdates)
-	return out, nil
+	return updateKind.list(s.updates, func(u *model.Update) bool { return u.Job == job }, codec.CompareUpdates)
 }
 
 // PutHosts stores copies of host records in one batch; a nil record or one

@@ -30,7 +30,7 @@ func testCopyWhole(t *testing.T, s store.Store, reference func() store.Whole) {
 	}
 	opts := store.CopyOptions{EventRetention: time.Hour, AuditRetention: time.Hour, TaskBatch: 3}
 	from := reference()
-	fillWhole(t, from)
+	fillWhole(t, from, time.Hour)
 	n, err := store.Copy(ctx, backend, from, opts)
 	mustNil(t, err, "Copy into the backend")
 	want := store.CopyCounts{Jobs: 2, Configs: 3, Tasks: 7, Updates: 1, Pools: 2, Values: 2, Migrations: 1, Hosts: 2, Events: 4, Audit: 2}
@@ -50,8 +50,9 @@ func testCopyWhole(t *testing.T, s store.Store, reference func() store.Whole) {
 	requireEqual(t, "the backend after a refused copy", wholeOf(t, backend), wholeOf(t, from))
 }
 
-// fillWhole writes a record of every kind Copy copies.
-func fillWhole(t *testing.T, s store.Whole) {
+// fillWhole writes a record of every kind Copy copies; events and audit
+// records are kept for ttl.
+func fillWhole(t *testing.T, s store.Whole, ttl time.Duration) {
 	ctx := context.Background()
 	for _, p := range []string{"/a", "/a/b"} {
 		mustNil(t, s.CreatePool(ctx, FullPool(p)), "CreatePool")
@@ -67,7 +68,7 @@ func fillWhole(t *testing.T, s store.Whole) {
 			tasks = append(tasks, FullTask(model.TaskID{Job: id, Instance: in}))
 		}
 		mustNil(t, s.WriteTasks(ctx, tasks), "WriteTasks")
-		mustNil(t, s.AppendEvents(ctx, jobEvents(id, 10, 2), time.Hour), "AppendEvents")
+		mustNil(t, s.AppendEvents(ctx, jobEvents(id, 10, 2), ttl), "AppendEvents")
 	}
 	spec := FullJob("job-1").Spec
 	spec.Name = "version 2"
@@ -80,7 +81,7 @@ func fillWhole(t *testing.T, s store.Whole) {
 	mustNil(t, s.CreateMigration(ctx, FullMigration("m-1")), "CreateMigration")
 	mustNil(t, s.PutHosts(ctx, []*model.HostRecord{FullHost("c/h1"), FullHost("c/h2")}), "PutHosts")
 	base := auditBase()
-	mustNil(t, s.AppendAudit(ctx, []model.AuditRecord{auditRecord(base, "alice", "job j1"), auditRecord(base.Add(time.Millisecond), "bob", "job j2")}, time.Hour), "AppendAudit")
+	mustNil(t, s.AppendAudit(ctx, []model.AuditRecord{auditRecord(base, "alice", "job j1"), auditRecord(base.Add(time.Millisecond), "bob", "job j2")}, ttl), "AppendAudit")
 }
 
 // whole is every record of a store as Copy sees it, revisions left out
@@ -146,4 +147,43 @@ func wholeOf(t *testing.T, s store.Whole) whole {
 	w.Audit, err = s.ListAudit(ctx, store.AuditQuery{})
 	mustNil(t, err, "ListAudit")
 	return w
+}
+
+// Contents is every record of a store, revisions left out, for a test that
+// compares a store with what an earlier build wrote (see FillLayout).
+type Contents struct {
+	whole
+	// TaskEvents are each job's events of each of its tasks, by instance.
+	TaskEvents map[model.JobID]map[uint32][]model.Event
+}
+
+// FillLayout writes a record of every kind, events and audit records kept
+// for ttl, with events of tasks beside those of jobs: what a file written
+// by one build holds, for the next build to read (a layout change's test).
+func FillLayout(t *testing.T, s store.Whole, ttl time.Duration) {
+	t.Helper()
+	fillWhole(t, s, ttl)
+	for _, id := range []model.JobID{"job-1", "job-2"} {
+		mustNil(t, s.AppendEvents(context.Background(), taskEvents(id, 20, 3, 2), ttl), "AppendEvents")
+	}
+}
+
+// ContentsOf reads every record of s.
+func ContentsOf(t *testing.T, s store.Whole) Contents {
+	t.Helper()
+	c := Contents{whole: wholeOf(t, s), TaskEvents: map[model.JobID]map[uint32][]model.Event{}}
+	for _, j := range c.Jobs {
+		c.TaskEvents[j.ID] = map[uint32][]model.Event{}
+		for _, task := range c.Tasks[j.ID] {
+			in := task.ID.Instance
+			c.TaskEvents[j.ID][in] = listEvents(t, s, store.EventQuery{Job: j.ID, Instance: &in})
+		}
+	}
+	return c
+}
+
+// RequireContents fails unless got and want hold the same records.
+func RequireContents(t *testing.T, what string, got, want Contents) {
+	t.Helper()
+	requireEqual(t, what, got, want)
 }

@@ -2,8 +2,8 @@ package storetest
 
 import (
 	"context"
-	"fmt"
 	"testing"
+	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
@@ -47,69 +47,32 @@ func FullMigration(id model.MigrationID) *model.Migration {
 	}
 }
 
-func testMigrationsCompareAndSet(t *testing.T, s store.Store) {
-	ctx := context.Background()
-	m := FullMigration("mig-1")
-	m.Revision = 9 // ignored: a new migration starts at revision 1
-	requireIs(t, s.CreateMigration(ctx, nil), store.ErrInvalid, "")
-	requireIs(t, s.CreateMigration(ctx, FullMigration("")), store.ErrInvalid, "")
-	mustNil(t, s.CreateMigration(ctx, m), "CreateMigration")
-	if m.Revision != 1 {
-		t.Fatalf("caller's Revision after create = %d, want 1", m.Revision)
+// migrationKind is the migrations of s, for the contract of a revisioned
+// record kind.
+func migrationKind(s store.Store) revisioned[model.Migration] {
+	return revisioned[model.Migration]{
+		name:   "Migration",
+		full:   func(id string) *model.Migration { return FullMigration(model.MigrationID(id)) },
+		create: s.CreateMigration,
+		write:  s.WriteMigration,
+		get: func(ctx context.Context, id string) (*model.Migration, error) {
+			return s.GetMigration(ctx, model.MigrationID(id))
+		},
+		list:     s.ListMigrations,
+		revision: func(m *model.Migration) *uint64 { return &m.Revision },
+		message:  func(m *model.Migration) *string { return &m.Message },
+		created:  func(m *model.Migration) *time.Time { return &m.CreateTime },
+		change: func(m *model.Migration) {
+			m.State, m.Jobs[0].Moved = model.MigrationSucceeded, append(m.Jobs[0].Moved, 70_001)
+			delete(m.Jobs[0].Surge, 30)
+		},
 	}
-	got, err := s.GetMigration(ctx, "mig-1")
-	mustNil(t, err, "GetMigration")
-	requireUTC(t, "migration", got)
-	requireEqual(t, "stored migration", got, m)
-	if zero := zeroFieldPaths(got); len(zero) != 0 {
-		t.Fatalf("FullMigration leaves fields zero, extend it: %v", zero)
-	}
-	dup := FullMigration("mig-1")
-	dup.Message = "impostor"
-	requireIs(t, s.CreateMigration(ctx, dup), store.ErrExists, "mig-1")
+}
 
-	m.State, m.Jobs[0].Moved = model.MigrationSucceeded, append(m.Jobs[0].Moved, 70_001)
-	delete(m.Jobs[0].Surge, 30)
-	mustNil(t, s.WriteMigration(ctx, m), "WriteMigration")
-	if m.Revision != 2 {
-		t.Fatalf("caller's Revision after write = %d, want 2", m.Revision)
-	}
-	for _, rev := range []uint64{0, 1, 3} {
-		stale := *m
-		stale.Revision, stale.Message = rev, "stale"
-		requireIs(t, s.WriteMigration(ctx, &stale), store.ErrConflict, "mig-1")
-		if stale.Revision != rev {
-			t.Fatalf("rejected write changed caller's Revision %d to %d", rev, stale.Revision)
-		}
-	}
-	requireIs(t, s.WriteMigration(ctx, FullMigration("ghost")), store.ErrNotFound, "ghost")
-	got, err = s.GetMigration(ctx, "mig-1")
-	mustNil(t, err, "GetMigration")
-	requireEqual(t, "migration after rejected writes", got, m)
-	_, err = s.GetMigration(ctx, "mig")
-	requireIs(t, err, store.ErrNotFound, "mig")
+func testMigrationsCompareAndSet(t *testing.T, s store.Store) {
+	testCompareAndSet(t, migrationKind(s))
 }
 
 func testListMigrationsOldestFirst(t *testing.T, s store.Store) {
-	ctx := context.Background()
-	got, err := s.ListMigrations(ctx)
-	mustNil(t, err, "ListMigrations")
-	if len(got) != 0 {
-		t.Fatalf("ListMigrations of an empty store: %d", len(got))
-	}
-	// Created out of order; two share a create time and go by id.
-	for i, sec := range []int64{50, 10, 30, 10} {
-		m := FullMigration(model.MigrationID(fmt.Sprintf("m%d", i)))
-		m.CreateTime = fixtureTime(sec, 0)
-		mustNil(t, s.CreateMigration(ctx, m), "CreateMigration")
-	}
-	got, err = s.ListMigrations(ctx)
-	mustNil(t, err, "ListMigrations")
-	var ids []model.MigrationID
-	for _, m := range got {
-		ids = append(ids, m.ID)
-	}
-	if want := []model.MigrationID{"m1", "m3", "m2", "m0"}; fmt.Sprint(ids) != fmt.Sprint(want) {
-		t.Fatalf("ListMigrations order %v, want %v", ids, want)
-	}
+	testListOldestFirst(t, migrationKind(s))
 }

@@ -2,59 +2,44 @@ package storetest
 
 import (
 	"context"
-	"fmt"
 	"testing"
+	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
 )
 
+// updateKind is the updates of s to job, for the contract of a revisioned
+// record kind.
+func updateKind(s store.Store, job model.JobID) revisioned[model.Update] {
+	return revisioned[model.Update]{
+		name:   "Update",
+		full:   func(id string) *model.Update { return FullUpdate(model.UpdateID(id), job) },
+		create: s.CreateUpdate,
+		write:  s.WriteUpdate,
+		get: func(ctx context.Context, id string) (*model.Update, error) {
+			return s.GetUpdate(ctx, model.UpdateID(id))
+		},
+		list:     func(ctx context.Context) ([]*model.Update, error) { return s.ListUpdates(ctx, job) },
+		revision: func(u *model.Update) *uint64 { return &u.Revision },
+		message:  func(u *model.Update) *string { return &u.Message },
+		created:  func(u *model.Update) *time.Time { return &u.CreateTime },
+		change:   func(u *model.Update) { u.InstancesDone, u.State = u.InstancesTotal, model.UpdateSucceeded },
+	}
+}
+
 func testUpdatesCompareAndSet(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	createJob(t, s, "job")
-	u := FullUpdate("u1", "job")
-	u.Revision = 9 // ignored: a new update starts at revision 1
 	requireIs(t, s.CreateUpdate(ctx, FullUpdate("u0", "ghost")), store.ErrNotFound, "ghost")
-	requireIs(t, s.CreateUpdate(ctx, nil), store.ErrInvalid, "")
-	requireIs(t, s.CreateUpdate(ctx, FullUpdate("", "job")), store.ErrInvalid, "")
 	requireIs(t, s.CreateUpdate(ctx, FullUpdate("u0", "")), store.ErrInvalid, "u0")
-	mustNil(t, s.CreateUpdate(ctx, u), "CreateUpdate")
-	if u.Revision != 1 {
-		t.Fatalf("caller's Revision after create = %d, want 1", u.Revision)
-	}
-	got, err := s.GetUpdate(ctx, "u1")
-	mustNil(t, err, "GetUpdate")
-	requireUTC(t, "update", got)
-	requireEqual(t, "stored update", got, u)
-	if zero := zeroFieldPaths(got); len(zero) != 0 {
-		t.Fatalf("FullUpdate leaves fields zero, extend it: %v", zero)
-	}
-	dup := FullUpdate("u1", "job")
-	dup.Message = "impostor"
-	requireIs(t, s.CreateUpdate(ctx, dup), store.ErrExists, "u1")
-
-	u.InstancesDone, u.State = u.InstancesTotal, model.UpdateSucceeded
-	mustNil(t, s.WriteUpdate(ctx, u), "WriteUpdate")
-	if u.Revision != 2 {
-		t.Fatalf("caller's Revision after write = %d, want 2", u.Revision)
-	}
-	for _, rev := range []uint64{0, 1, 3} {
-		stale := *u
-		stale.Revision, stale.Message = rev, "stale"
-		requireIs(t, s.WriteUpdate(ctx, &stale), store.ErrConflict, "u1")
-		if stale.Revision != rev {
-			t.Fatalf("rejected write changed caller's Revision %d to %d", rev, stale.Revision)
-		}
-	}
+	u := testCompareAndSet(t, updateKind(s, "job"))
 	moved := *u
 	moved.Job = "other"
-	requireIs(t, s.WriteUpdate(ctx, &moved), store.ErrInvalid, "u1")
-	requireIs(t, s.WriteUpdate(ctx, FullUpdate("ghost", "job")), store.ErrNotFound, "ghost")
-	got, err = s.GetUpdate(ctx, "u1")
+	requireIs(t, s.WriteUpdate(ctx, &moved), store.ErrInvalid, string(u.ID))
+	got, err := s.GetUpdate(ctx, u.ID)
 	mustNil(t, err, "GetUpdate")
-	requireEqual(t, "update after rejected writes", got, u)
-	_, err = s.GetUpdate(ctx, "u")
-	requireIs(t, err, store.ErrNotFound, "u")
+	requireEqual(t, "update after a write that moves it", got, u)
 }
 
 func testListUpdatesOldestFirst(t *testing.T, s store.Store) {
@@ -63,22 +48,8 @@ func testListUpdatesOldestFirst(t *testing.T, s store.Store) {
 	createJob(t, s, "ab")
 	_, err := s.ListUpdates(ctx, "ghost")
 	requireIs(t, err, store.ErrNotFound, "ghost")
-	if got, err := s.ListUpdates(ctx, "a"); err != nil || len(got) != 0 {
-		t.Fatalf("ListUpdates of a job without updates: %d, %v", len(got), err)
-	}
-	// Created out of order; two share a create time and go by id.
-	var want []*model.Update
-	for i, sec := range []int64{50, 10, 30, 30, 0} {
-		u := FullUpdate(model.UpdateID(fmt.Sprintf("u-%d", i)), "a")
-		u.CreateTime = fixtureTime(sec, 0)
-		mustNil(t, s.CreateUpdate(ctx, u), "CreateUpdate")
-		want = append(want, u)
-	}
 	mustNil(t, s.CreateUpdate(ctx, FullUpdate("other", "ab")), "CreateUpdate of another job")
-	want = []*model.Update{want[4], want[1], want[2], want[3], want[0]}
-	got, err := s.ListUpdates(ctx, "a")
-	mustNil(t, err, "ListUpdates")
-	requireEqual(t, "updates oldest first", got, want)
+	testListOldestFirst(t, updateKind(s, "a"))
 }
 
 func testHosts(t *testing.T, s store.Store) {

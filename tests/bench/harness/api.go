@@ -314,96 +314,23 @@ func (rw *runningWatch) check() {
 func runBatch(ctx context.Context, s *Scenario, w *Workload, z Size, srv *devServer, opts apiOptions, f *APIFigures) {
 	size := s.API.BatchSize
 	f.Call = fmt.Sprintf("CreateJobs ×%d (gRPC)", size)
-	var batches [][]*pb.JobSpec
-	for from := 0; from < len(w.Jobs); from += size {
-		var b []*pb.JobSpec
-		for j := from; j < min(from+size, len(w.Jobs)); j++ {
-			b = append(b, apiSpec(w, j, w.Jobs[j].Name))
-		}
-		batches = append(batches, b)
-	}
 	jobs := pb.NewJobServiceClient(srv.conn)
+	br := &batchRun{scenario: w.Scenario, jobs: jobs, batches: batchSpecs(w, size), ackedAt: map[string]int{}}
+	br.sentAt = make([]time.Duration, len(br.batches))
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	start := time.Now()
-	rw := newRunningWatch(start, len(w.Jobs))
+	rw := newRunningWatch(time.Now(), len(w.Jobs))
 	go rw.follow(watchCtx, pb.NewEventServiceClient(srv.conn), jobs)
 	// The watch is open before the first request: give it a moment.
 	time.Sleep(100 * time.Millisecond)
-	start = time.Now()
+	br.start = time.Now()
 	rw.mu.Lock()
-	rw.start = start
+	rw.start = br.start
 	rw.mu.Unlock()
 	cpu0 := srv.cpuSeconds()
 	endProfile := profileDuring(ctx, srv, opts, s.Name, time.Duration(z.APIBudget))
 
-	sentAt := make([]time.Duration, len(batches))
-	var (
-		mu       sync.Mutex
-		acked    []string
-		ackedAt  = map[string]int{} // job id → batch
-		refused  int
-		errs     []error
-		lastAck  time.Duration
-		wg       sync.WaitGroup
-		next     = make(chan int)
-		shedSeen int
-		calls    int
-	)
-	for range z.Clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for b := range next {
-				req := &pb.CreateJobsRequest{RequestId: fmt.Sprintf("%s-%d", w.Scenario, b), Jobs: batches[b]}
-				sentAt[b] = time.Since(start)
-				var resp *pb.CreateJobsResponse
-				var err error
-				for attempt := 0; ; attempt++ {
-					resp, err = jobs.CreateJobs(ctx, req)
-					mu.Lock()
-					calls++
-					mu.Unlock()
-					if status.Code(err) != codes.ResourceExhausted || attempt == 20 {
-						break
-					}
-					mu.Lock()
-					shedSeen++
-					mu.Unlock()
-					time.Sleep(50 * time.Millisecond)
-				}
-				mu.Lock()
-				if err != nil {
-					errs = append(errs, err)
-				} else {
-					var ids []string
-					for _, r := range resp.GetResults() {
-						if r.GetCode() != 0 || r.GetJobId() == "" {
-							refused++
-							if len(errs) < 3 {
-								errs = append(errs, fmt.Errorf("refused: %s", r.GetMessage()))
-							}
-							continue
-						}
-						ids = append(ids, r.GetJobId())
-						ackedAt[r.GetJobId()] = b
-					}
-					acked = append(acked, ids...)
-					lastAck = time.Since(start)
-					mu.Unlock()
-					rw.acknowledged(ids)
-					continue
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for b := range batches {
-		next <- b
-	}
-	close(next)
-	wg.Wait()
-	rw.acksDone()
+	br.send(ctx, z.Clients, rw)
 	budget := time.NewTimer(time.Duration(z.APIBudget))
 	select {
 	case <-rw.all:
@@ -417,48 +344,14 @@ func runBatch(ctx context.Context, s *Scenario, w *Workload, z Size, srv *devSer
 	stopWatch()
 	endProfile()
 
-	rw.mu.Lock()
-	f.Jobs, f.Refused = len(acked), refused
-	f.Running = 0
-	var lat []time.Duration
-	for _, id := range acked {
-		if at, ok := rw.running[id]; ok {
-			f.Running++
-			lat = append(lat, at-sentAt[ackedAt[id]])
-		}
-	}
-	span := rw.lastSeen
-	if rw.err != nil && f.Err == "" {
-		f.Err = "watch: " + rw.err.Error()
-	}
-	rw.mu.Unlock()
-	if len(errs) > 0 && f.Err == "" {
-		f.Err = errs[0].Error()
-	}
-	f.Errors = len(errs) - min(refused, len(errs))
-	if calls > 0 {
-		f.Shed = float64(shedSeen) / float64(calls)
-	}
-	f.Seconds = span.Seconds()
-	if f.Running > 0 && span > 0 {
-		f.PerSec = float64(f.Running) / span.Seconds()
-	}
-	if lastAck > 0 {
-		f.AckedPerSec = float64(len(acked)) / lastAck.Seconds()
-	}
-	lat = sortedDurations(lat)
-	f.P50Ms = float64(quantile(lat, 0.50)) / 1e6
-	f.P99Ms = float64(quantile(lat, 0.99)) / 1e6
-	if len(acked) > 0 {
-		f.ServerCPUPerJobUs = cpu / float64(len(acked)) * 1e6
-	}
+	br.figures(f, rw, cpu)
 	// No acknowledgement lost: every acknowledged job is listed, with its
 	// task running.
 	listed, err := listRunning(ctx, jobs)
 	if err != nil && f.Err == "" {
 		f.Err = "list: " + err.Error()
 	}
-	for _, id := range acked {
+	for _, id := range br.acked {
 		if _, ok := listed[id]; !ok {
 			f.Lost++
 		}
@@ -473,6 +366,145 @@ func runBatch(ctx context.Context, s *Scenario, w *Workload, z Size, srv *devSer
 	}
 	if f.BaselinePerSec > 0 {
 		f.Ratio = f.PerSec / f.BaselinePerSec
+	}
+}
+
+// batchSpecs cuts the workload's jobs into requests of size.
+func batchSpecs(w *Workload, size int) [][]*pb.JobSpec {
+	var batches [][]*pb.JobSpec
+	for from := 0; from < len(w.Jobs); from += size {
+		var b []*pb.JobSpec
+		for j := from; j < min(from+size, len(w.Jobs)); j++ {
+			b = append(b, apiSpec(w, j, w.Jobs[j].Name))
+		}
+		batches = append(batches, b)
+	}
+	return batches
+}
+
+// batchRun is what the clients of runBatch send and get back.
+type batchRun struct {
+	scenario string
+	jobs     pb.JobServiceClient
+	batches  [][]*pb.JobSpec
+	start    time.Time
+	sentAt   []time.Duration // by batch, since start
+
+	mu       sync.Mutex
+	acked    []string
+	ackedAt  map[string]int // job id → batch
+	refused  int
+	errs     []error
+	lastAck  time.Duration
+	shedSeen int
+	calls    int
+}
+
+// send sends every batch from clients side by side, and tells rw of the
+// jobs acknowledged.
+func (br *batchRun) send(ctx context.Context, clients int, rw *runningWatch) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range next {
+				if ids := br.call(ctx, b); ids != nil {
+					rw.acknowledged(ids)
+				}
+			}
+		}()
+	}
+	for b := range br.batches {
+		next <- b
+	}
+	close(next)
+	wg.Wait()
+	rw.acksDone()
+}
+
+// call sends batch b, again while it is shed (up to 20 times), and
+// returns the ids of the jobs acknowledged (nil when the call failed).
+func (br *batchRun) call(ctx context.Context, b int) []string {
+	req := &pb.CreateJobsRequest{RequestId: fmt.Sprintf("%s-%d", br.scenario, b), Jobs: br.batches[b]}
+	br.sentAt[b] = time.Since(br.start)
+	var resp *pb.CreateJobsResponse
+	var err error
+	for attempt := 0; ; attempt++ {
+		resp, err = br.jobs.CreateJobs(ctx, req)
+		shed := status.Code(err) == codes.ResourceExhausted && attempt < 20
+		br.mu.Lock()
+		br.calls++
+		if shed {
+			br.shedSeen++
+		}
+		br.mu.Unlock()
+		if !shed {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	if err != nil {
+		br.errs = append(br.errs, err)
+		return nil
+	}
+	ids := []string{}
+	for _, r := range resp.GetResults() {
+		if r.GetCode() != 0 || r.GetJobId() == "" {
+			br.refused++
+			if len(br.errs) < 3 {
+				br.errs = append(br.errs, fmt.Errorf("refused: %s", r.GetMessage()))
+			}
+			continue
+		}
+		ids = append(ids, r.GetJobId())
+		br.ackedAt[r.GetJobId()] = b
+	}
+	br.acked = append(br.acked, ids...)
+	br.lastAck = time.Since(br.start)
+	return ids
+}
+
+// figures fills f from what was sent, acknowledged and seen running, and
+// the server's CPU seconds over it.
+func (br *batchRun) figures(f *APIFigures, rw *runningWatch, cpu float64) {
+	rw.mu.Lock()
+	f.Jobs, f.Refused = len(br.acked), br.refused
+	f.Running = 0
+	var lat []time.Duration
+	for _, id := range br.acked {
+		if at, ok := rw.running[id]; ok {
+			f.Running++
+			lat = append(lat, at-br.sentAt[br.ackedAt[id]])
+		}
+	}
+	span := rw.lastSeen
+	if rw.err != nil && f.Err == "" {
+		f.Err = "watch: " + rw.err.Error()
+	}
+	rw.mu.Unlock()
+	if len(br.errs) > 0 && f.Err == "" {
+		f.Err = br.errs[0].Error()
+	}
+	f.Errors = len(br.errs) - min(br.refused, len(br.errs))
+	if br.calls > 0 {
+		f.Shed = float64(br.shedSeen) / float64(br.calls)
+	}
+	f.Seconds = span.Seconds()
+	if f.Running > 0 && span > 0 {
+		f.PerSec = float64(f.Running) / span.Seconds()
+	}
+	if br.lastAck > 0 {
+		f.AckedPerSec = float64(len(br.acked)) / br.lastAck.Seconds()
+	}
+	lat = sortedDurations(lat)
+	f.P50Ms = float64(quantile(lat, 0.50)) / 1e6
+	f.P99Ms = float64(quantile(lat, 0.99)) / 1e6
+	if len(br.acked) > 0 {
+		f.ServerCPUPerJobUs = cpu / float64(len(br.acked)) * 1e6
 	}
 }
 

@@ -312,6 +312,30 @@ func (s *Scenario) validate() error {
 	if s.Name == "" || strings.ContainsAny(s.Name, " \t/") {
 		return invalid("name", "must be non-empty, without spaces or '/'")
 	}
+	if err := s.validateSizes(); err != nil {
+		return err
+	}
+	if err := s.Hosts.validate(); err != nil {
+		return err
+	}
+	if len(s.Jobs) == 0 {
+		return invalid("jobs", "at least one job group is required")
+	}
+	for i := range s.Jobs {
+		if err := s.Jobs[i].validate(fmt.Sprintf("jobs[%d]", i)); err != nil {
+			return err
+		}
+	}
+	if s.API != nil {
+		if err := s.validateAPI(); err != nil {
+			return err
+		}
+	}
+	return s.Arrival.validate()
+}
+
+// validateSizes checks that both sizes are there and each is whole.
+func (s *Scenario) validateSizes() error {
 	for _, want := range []string{SizeFull, SizeSmall} {
 		if _, ok := s.Sizes[want]; !ok {
 			return invalid("sizes."+want, "is required")
@@ -336,48 +360,44 @@ func (s *Scenario) validate() error {
 			return invalid(f, "jobsPerSecond and durationScale must not be negative")
 		}
 	}
-	if len(s.Hosts.Shapes) == 0 {
+	return nil
+}
+
+// validate checks the hosts' shapes, labels and blocks.
+func (h *HostMix) validate() error {
+	if len(h.Shapes) == 0 {
 		return invalid("hosts.shapes", "at least one shape is required")
 	}
-	for i, h := range s.Hosts.Shapes {
-		f := fmt.Sprintf("hosts.shapes[%d]", i)
-		if h.Weight < 0 || h.CPU < 0 || h.MemMB < 0 || h.DiskMB < 0 || h.GPU < 0 {
-			return invalid(f, "weight and capacities must not be negative")
+	for i, sh := range h.Shapes {
+		if sh.Weight < 0 || sh.CPU < 0 || sh.MemMB < 0 || sh.DiskMB < 0 || sh.GPU < 0 {
+			return invalid(fmt.Sprintf("hosts.shapes[%d]", i), "weight and capacities must not be negative")
 		}
 	}
-	for k, vs := range s.Hosts.Labels {
+	for k, vs := range h.Labels {
 		if k == "" || len(vs) == 0 {
 			return invalid("hosts.labels."+k, "needs a key and at least one value")
 		}
 	}
-	for i, b := range s.Hosts.Blocks {
+	for i, b := range h.Blocks {
 		if b.Key == "" || b.Size <= 0 {
 			return invalid(fmt.Sprintf("hosts.blocks[%d]", i), "needs a key and a positive size")
 		}
 	}
-	if len(s.Jobs) == 0 {
-		return invalid("jobs", "at least one job group is required")
-	}
-	for i := range s.Jobs {
-		if err := s.Jobs[i].validate(fmt.Sprintf("jobs[%d]", i)); err != nil {
-			return err
-		}
-	}
-	if s.API != nil {
-		if err := s.validateAPI(); err != nil {
-			return err
-		}
-	}
-	switch s.Arrival.Pattern {
+	return nil
+}
+
+// validate checks the arrival pattern.
+func (a *Arrival) validate() error {
+	switch a.Pattern {
 	case "", "burst":
 	case "steady":
-		if s.Arrival.JobsPerSecond <= 0 {
+		if a.JobsPerSecond <= 0 {
 			return invalid("arrival.jobsPerSecond", "must be positive for a steady arrival")
 		}
 	default:
-		return invalid("arrival.pattern", "%q is not burst or steady", s.Arrival.Pattern)
+		return invalid("arrival.pattern", "%q is not burst or steady", a.Pattern)
 	}
-	if s.Arrival.RoundSeconds < 0 {
+	if a.RoundSeconds < 0 {
 		return invalid("arrival.roundSeconds", "must not be negative")
 	}
 	return nil

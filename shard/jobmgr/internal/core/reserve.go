@@ -1,4 +1,4 @@
-package jobmgr
+package core
 
 import (
 	"fmt"
@@ -29,7 +29,7 @@ type ReservationConfig struct {
 	PerPool int
 }
 
-func (c ReservationConfig) withDefaults() ReservationConfig {
+func (c ReservationConfig) WithDefaults() ReservationConfig {
 	if c.After == 0 {
 		c.After = time.Minute
 	}
@@ -45,7 +45,7 @@ const replanEvery = time.Second
 // hostReservations is the shell's state: the tasks waiting for room, the
 // reservations held and the hosts they hide.
 type hostReservations struct {
-	cfg ReservationConfig
+	Cfg ReservationConfig
 	// waiting are the tasks placement found no host for, for lack of
 	// room, with the task as placement saw it.
 	waiting map[model.TaskID]*waiter
@@ -56,26 +56,26 @@ type hostReservations struct {
 }
 
 type waiter struct {
-	task  placement.Task
-	pool  string
-	since time.Time
+	Task  placement.Task
+	Pool  string
+	Since time.Time
 }
 
-// unplaced notes a task placement found no host for; only a task on its
+// Unplaced notes a task placement found no host for; only a task on its
 // own (not in a gang) that lacked room is a waiter.
-func (r *hostReservations) unplaced(id model.TaskID, t *placement.Task, pool string, why placement.Explanation, now time.Time) {
-	if r.cfg.After < 0 || t.Gang != 0 || why.Code != placement.Unschedulable || !lackedRoom(why) {
-		r.placed(id)
+func (r *hostReservations) Unplaced(id model.TaskID, t *placement.Task, pool string, why placement.Explanation, now time.Time) {
+	if r.Cfg.After < 0 || t.Gang != 0 || why.Code != placement.Unschedulable || !lackedRoom(why) {
+		r.Placed(id)
 		return
 	}
 	if r.waiting == nil {
 		r.waiting = map[model.TaskID]*waiter{}
 	}
 	if w, ok := r.waiting[id]; ok {
-		w.task = *t
+		w.Task = *t
 		return
 	}
-	r.waiting[id] = &waiter{task: *t, pool: pool, since: now}
+	r.waiting[id] = &waiter{Task: *t, Pool: pool, Since: now}
 }
 
 // lackedRoom reports whether some host was turned down for lack of room.
@@ -88,8 +88,8 @@ func lackedRoom(why placement.Explanation) bool {
 	return false
 }
 
-// placed forgets a task that is no longer waiting.
-func (r *hostReservations) placed(id model.TaskID) {
+// Placed forgets a task that is no longer waiting.
+func (r *hostReservations) Placed(id model.TaskID) {
 	delete(r.waiting, id)
 }
 
@@ -102,21 +102,21 @@ func (r *hostReservations) hide(h placement.Host) placement.Host {
 }
 
 // reserveHosts plans the reservations again, at most once a second.
-func (e *Engine) reserveHosts(now time.Time) {
-	r := &e.reserve
-	if r.cfg.After < 0 || (len(r.waiting) == 0 && len(r.held) == 0) || now.Sub(r.planned) < replanEvery {
+func (b *hostReservations) reserveHosts(e *State, now time.Time) {
+	r := &e.Reserve
+	if r.Cfg.After < 0 || (len(r.waiting) == 0 && len(r.held) == 0) || now.Sub(r.planned) < replanEvery {
 		return
 	}
 	r.planned = now
-	in := reservation.Input{Now: now, After: r.cfg.After, PerPool: r.cfg.PerPool, Held: r.held}
-	views := e.cfg.Hosts.Snapshot()
+	in := reservation.Input{Now: now, After: r.Cfg.After, PerPool: r.Cfg.PerPool, Held: r.held}
+	views := e.Settings.Hosts.Snapshot()
 	// Each host as placement sees it empty, made once for every waiter.
 	empty := make([]placement.Host, len(views))
 	for i := range views {
-		empty[i] = placementHost(&views[i], views[i].Capacity, e.hostPoolOf(views[i].ID), e.clusters.drained)
+		empty[i] = placementHost(&views[i], views[i].Capacity, e.HostPoolOf(views[i].ID), e.Clusters.Drained)
 	}
 	for id, w := range r.waiting {
-		if _, t := e.task(id); t == nil || t.State != model.TaskReady {
+		if _, t := e.Task(id); t == nil || t.State != model.TaskReady {
 			delete(r.waiting, id)
 			continue
 		}
@@ -125,17 +125,17 @@ func (e *Engine) reserveHosts(now time.Time) {
 	for i := range views {
 		v := &views[i]
 		in.Hosts = append(in.Hosts, reservation.Host{ID: v.ID, Capacity: v.Capacity, Free: v.Free(),
-			Open: v.State == model.HostUp && !e.clusters.drained[v.Cluster]})
+			Open: v.State == model.HostUp && !e.Clusters.Drained[v.Cluster]})
 	}
 	d := reservation.Plan(in)
 	for _, x := range d.Released {
-		e.released[x.Host] = true
-		e.log.Info("host reservation released", "host", x.Host, "task", x.Task, "why", x.Why)
+		e.Index.released[x.Host] = true
+		e.Log.Info("host reservation released", "host", x.Host, "task", x.Task, "why", x.Why)
 	}
 	for _, x := range d.Made {
-		e.released[x.Host] = true
-		e.log.Info("host reserved for a task that fits no host", "host", x.Host, "task", x.Task, "pool", x.Pool,
-			"waited", now.Sub(r.waiting[x.Task].since).Round(time.Second))
+		e.Index.released[x.Host] = true
+		e.Log.Info("host reserved for a task that fits no host", "host", x.Host, "task", x.Task, "pool", x.Pool,
+			"waited", now.Sub(r.waiting[x.Task].Since).Round(time.Second))
 	}
 	r.setHeld(d.Held)
 }
@@ -145,11 +145,11 @@ func (e *Engine) reserveHosts(now time.Time) {
 func reservationWaiter(id model.TaskID, w *waiter, hosts []placement.Host) reservation.Waiter {
 	admits := map[model.HostID]bool{}
 	for i := range hosts {
-		if placement.Admits(&hosts[i], &w.task) {
+		if placement.Admits(&hosts[i], &w.Task) {
 			admits[hosts[i].ID] = true
 		}
 	}
-	return reservation.Waiter{Task: id, Pool: w.pool, Need: w.task.Resources, Since: w.since,
+	return reservation.Waiter{Task: id, Pool: w.Pool, Need: w.Task.Resources, Since: w.Since,
 		Admits: func(h model.HostID) bool { return admits[h] }}
 }
 
@@ -165,8 +165,8 @@ func (r *hostReservations) setHeld(held []reservation.Reservation) {
 }
 
 // release lets a placed task's reservation go.
-func (e *Engine) releaseReservation(id model.TaskID) {
-	r := &e.reserve
+func (b *hostReservations) releaseReservation(e *State, id model.TaskID) {
+	r := &e.Reserve
 	h, ok := r.byTask[id]
 	if !ok {
 		return
@@ -178,13 +178,13 @@ func (e *Engine) releaseReservation(id model.TaskID) {
 		}
 	}
 	r.setHeld(kept)
-	e.released[h] = true
+	e.Index.released[h] = true
 }
 
 // placeOnReserved tries each task placement left unplaced that holds a
 // reservation on its host alone, and returns the tasks still unplaced.
-func (e *Engine) placeOnReserved(still []model.TaskID, now time.Time) []model.TaskID {
-	r := &e.reserve
+func (b *hostReservations) placeOnReserved(e *State, still []model.TaskID, now time.Time) []model.TaskID {
+	r := &e.Reserve
 	if len(r.byTask) == 0 {
 		return still
 	}
@@ -196,10 +196,10 @@ func (e *Engine) placeOnReserved(still []model.TaskID, now time.Time) []model.Ta
 			out = append(out, id)
 			continue
 		}
-		if e.placeOnHost(id, w, host, now) {
-			r.placed(id)
-			e.releaseReservation(id)
-			e.log.Info("task placed on its reserved host", "task", id, "host", host, "waited", now.Sub(w.since).Round(time.Second))
+		if b.placeOnHost(e, id, w, host, now) {
+			r.Placed(id)
+			b.releaseReservation(e, id)
+			e.Log.Info("task placed on its reserved host", "task", id, "host", host, "waited", now.Sub(w.Since).Round(time.Second))
 			continue
 		}
 		out = append(out, id)
@@ -209,24 +209,24 @@ func (e *Engine) placeOnReserved(still []model.TaskID, now time.Time) []model.Ta
 
 // placeOnHost places a task on one host if it fits there now; otherwise
 // its message says what the host has yet to free.
-func (e *Engine) placeOnHost(id model.TaskID, w *waiter, host model.HostID, now time.Time) bool {
-	v, ok := e.cfg.Hosts.View(host)
+func (b *hostReservations) placeOnHost(e *State, id model.TaskID, w *waiter, host model.HostID, now time.Time) bool {
+	v, ok := e.Settings.Hosts.View(host)
 	if !ok {
 		return false
 	}
-	h := placementHost(&v, v.Free(), e.hostPoolOf(host), e.clusters.drained)
-	h.Instances = e.hostCounts.onHost(host)
+	h := placementHost(&v, v.Free(), e.HostPoolOf(host), e.Clusters.Drained)
+	h.Instances = e.Index.counts.onHost(host)
 	index, err := placement.NewHostIndex([]placement.Host{h})
 	if err == nil {
-		task := w.task
+		task := w.Task
 		task.Ref = 0
 		res := placement.Place(index, []placement.Task{task}, placement.Options{Seed: e.passes})
-		if len(res.Assignments) == 1 && e.assign(id, host, now) {
+		if len(res.Assignments) == 1 && e.Index.assign(e, id, host, now) {
 			return true
 		}
 	}
-	je, t := e.task(id)
-	msg := fmt.Sprintf("not placed: waiting for reserved host %s (%s to free)", host, shortageText(reservation.Shortage(w.task.Resources, v.Free())))
+	je, t := e.Task(id)
+	msg := fmt.Sprintf("not placed: waiting for reserved host %s (%s to free)", host, shortageText(reservation.Shortage(w.Task.Resources, v.Free())))
 	if t.Message != msg {
 		t.Message, t.UpdateTime = msg, now
 		e.markDirty(je, t)

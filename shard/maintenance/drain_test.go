@@ -1,4 +1,4 @@
-package goalstate
+package maintenance
 
 import (
 	"reflect"
@@ -11,6 +11,9 @@ import (
 
 // instances is a job's SLA view: ids 0..n-1 available, except those listed
 // as down.
+
+var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+
 func instances(n uint32, down ...uint32) []sla.Instance {
 	out := make([]sla.Instance, n)
 	for i := range out {
@@ -142,9 +145,12 @@ func TestDrain(t *testing.T) {
 		{name: "a gang is taken down once", hosts: []DrainHost{down(h1), down(h2)},
 			runs: []DrainRun{inGang(run("g", 0, "c/h1", model.JobBatch), 0, 1), inGang(run("g", 1, "c/h2", model.JobBatch), 0, 1)},
 			want: []DrainAction{act(DrainKill, "g", 0, "c/h1", "host c/h1 is marked down")}},
-		{name: "a service gang needs room for all its members", hosts: []DrainHost{h1},
+		{name: "a service gang larger than its limit moves whole when nothing else is down", hosts: []DrainHost{h1},
 			runs: []DrainRun{inGang(run("web", 0, "c/h1", model.JobService), 0, 1)}, sla: web(1, instances(4)),
-			want: []DrainAction{act(DrainHold, "web", 0, "c/h1", draining1+"; waiting for SLA: 0/1 unavailable")}},
+			want: []DrainAction{act(DrainMove, "web", 0, "c/h1", moving1)}},
+		{name: "a service gang larger than its limit waits while another instance is down", hosts: []DrainHost{h1},
+			runs: []DrainRun{inGang(run("web", 0, "c/h1", model.JobService), 0, 1)}, sla: web(1, instances(4, 3)),
+			want: []DrainAction{act(DrainHold, "web", 0, "c/h1", draining1+"; waiting for SLA: 1/1 unavailable")}},
 		{name: "a service gang moves whole within the budget", hosts: []DrainHost{h1, h2},
 			runs: []DrainRun{inGang(run("web", 0, "c/h1", model.JobService), 0, 1), inGang(run("web", 1, "c/h2", model.JobService), 0, 1),
 				inGang(run("web", 2, "c/h2", model.JobService), 2, 3)},

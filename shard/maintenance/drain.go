@@ -1,4 +1,4 @@
-package goalstate
+package maintenance
 
 import (
 	"fmt"

@@ -1,7 +1,6 @@
-package jobmgr
+package core
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"time"
@@ -12,18 +11,20 @@ import (
 	"github.com/peloton-federated/peloton/shard/sla"
 )
 
-// rolloutOf and friends read the job's rolling update (shard/rollout);
-// callers hold e.mu.
+// rolloutBook holds the rolling update of each job that has one running,
+// or one ended whose record is not written yet; its methods are the
+// rolling updates' adapter on the core (shard/rollout holds their step).
+type rolloutBook map[model.JobID]*rollout.Job
 
 // rolloutDirty reports whether the job's update record waits for a write.
-func (e *Engine) rolloutDirty(je *jobEntry) bool {
-	ro := e.rollouts[je.job.ID]
+func (b rolloutBook) rolloutDirty(je *Job) bool {
+	ro := b[je.Job.ID]
 	return ro != nil && ro.Dirty
 }
 
 // runningUpdate is the job's update while it runs, nil otherwise.
-func (e *Engine) runningUpdate(je *jobEntry) *model.Update {
-	if ro := e.rollouts[je.job.ID]; ro.Running() {
+func (b rolloutBook) runningUpdate(je *Job) *model.Update {
+	if ro := b[je.Job.ID]; ro.Running() {
 		return ro.Update
 	}
 	return nil
@@ -38,38 +39,38 @@ func (e *Engine) runningUpdate(je *jobEntry) *model.Update {
 // stopped, highest first, under the same rules, and forgotten once ended.
 // Instances that are not running just take the new config; instances that
 // finished (a batch job's successes) are left alone.
-func (e *Engine) rollUpdate(je *jobEntry, now time.Time) {
-	j := je.job
-	ro := e.rollouts[j.ID]
+func (b rolloutBook) rollUpdate(e *State, je *Job, now time.Time) {
+	j := je.Job
+	ro := b[j.ID]
 	if !ro.Running() {
-		if ro == nil && je.migration == nil && uint32(len(je.tasks)) > j.Spec.Instances && j.Spec.Type != model.JobDaemon && !j.Status.State.IsTerminal() {
+		if ro == nil && e.Migrations.Jobs[j.ID] == nil && uint32(len(je.Tasks)) > j.Spec.Instances && j.Spec.Type != model.JobDaemon && !j.Status.State.IsTerminal() {
 			// Removed instances left by an update that ended early (aborted,
 			// replaced) still go, under the SLA.
-			e.applyUpdatePlan(je, nil, e.updateInput(je, nil, max(j.ConfigVersion, 1), now), now)
+			b.applyUpdatePlan(e, je, nil, b.updateInput(e, je, nil, max(j.ConfigVersion, 1), now), now)
 		}
 		return
 	}
 	switch {
 	case j.Status.Killed:
-		e.endUpdate(je, model.UpdateAborted, "the job was stopped", now)
+		b.EndUpdate(e, je, model.UpdateAborted, "the job was stopped", now)
 		return
 	case j.Status.State.IsTerminal():
-		e.endUpdate(je, model.UpdateAborted, "the job finished", now)
+		b.EndUpdate(e, je, model.UpdateAborted, "the job finished", now)
 		return
 	}
-	if e.countFailures(je, ro, now) {
+	if b.countFailures(e, je, ro, now) {
 		return
 	}
-	e.syncExtraCanaries(je, ro)
+	b.SyncExtraCanaries(je, ro)
 	target := ro.Target()
-	plan := e.applyUpdatePlan(je, ro, e.updateInput(je, ro, target, now), now)
+	plan := b.applyUpdatePlan(e, je, ro, b.updateInput(e, je, ro, target, now), now)
 	if ro.AutoPromote(plan, now) {
-		e.log.Info("job update promoted", "job", j.ID, "update", ro.Update.ID, "by", ro.Update.PromotedBy)
+		e.Log.Info("job update promoted", "job", j.ID, "update", ro.Update.ID, "by", ro.Update.PromotedBy)
 	}
 	ro.Report(plan, j.Spec.Instances)
 	if plan.Complete {
 		st, msg := ro.Outcome(plan)
-		e.endUpdate(je, st, msg, now)
+		b.EndUpdate(e, je, st, msg, now)
 		ro.Update.InstancesInFlight = 0
 		je.dropOldConfigs()
 	}
@@ -77,36 +78,36 @@ func (e *Engine) rollUpdate(je *jobEntry, now time.Time) {
 
 // updateInput describes the job's gangs to rollout.Step. With no update
 // (ro nil) only removed gangs are of interest.
-func (e *Engine) updateInput(je *jobEntry, ro *rollout.Job, target uint64, now time.Time) rollout.Input {
-	j := je.job
-	n := gangSize(&j.Spec)
+func (b rolloutBook) updateInput(e *State, je *Job, ro *rollout.Job, target uint64, now time.Time) rollout.Input {
+	j := je.Job
+	n := GangSize(&j.Spec)
 	in := rollout.Input{Now: now, Instances: j.Spec.Instances}
 	if ro != nil {
 		ro.Configure(&in)
 	}
-	for first := uint32(0); first < uint32(len(je.tasks)); first += n {
-		g := gangOf(je, first)
+	for first := uint32(0); first < uint32(len(je.Tasks)); first += n {
+		g := GangOf(je, first)
 		ms := je.members(g)
 		if ms == nil {
 			continue
 		}
 		if first >= j.Spec.Instances {
-			in.Gangs = append(in.Gangs, e.removedGang(je, g, ms))
+			in.Gangs = append(in.Gangs, b.removedGang(e, je, g, ms))
 		} else if ro != nil {
-			in.Gangs = append(in.Gangs, e.updateGang(je, ro, g, ms, target))
+			in.Gangs = append(in.Gangs, b.updateGang(e, je, ro, g, ms, target))
 		}
 	}
 	// Long-running jobs never lose more instances at once than their SLA
 	// allows, whatever else disrupts them.
 	if j.Spec.LongRunning() {
-		in.SLA, in.GangSize = e.slaJob(je), n
+		in.SLA, in.GangSize = disruptions{e}.slaJob(je), n
 	}
 	return in
 }
 
 // removedGang describes a gang beyond the job's instance count.
-func (e *Engine) removedGang(je *jobEntry, g resmgr.GangID, ms []*model.TaskRuntime) rollout.Gang {
-	rg := rollout.Gang{Gang: g.Gang, Size: uint32(len(ms)), Removed: true, Ended: true, Stopping: e.restarting[g] != nil}
+func (b rolloutBook) removedGang(e *State, je *Job, g resmgr.GangID, ms []*model.TaskRuntime) rollout.Gang {
+	rg := rollout.Gang{Gang: g.Gang, Size: uint32(len(ms)), Removed: true, Ended: true, Stopping: e.Queue.Restarting[g] != nil}
 	for _, t := range ms {
 		if !t.State.IsTerminal() {
 			rg.Ended = false
@@ -117,8 +118,8 @@ func (e *Engine) removedGang(je *jobEntry, g resmgr.GangID, ms []*model.TaskRunt
 }
 
 // updateGang describes a gang of the job to the update's step.
-func (e *Engine) updateGang(je *jobEntry, ro *rollout.Job, g resmgr.GangID, ms []*model.TaskRuntime, target uint64) rollout.Gang {
-	rg := rollout.Gang{Gang: g.Gang, Size: uint32(len(ms)), Restarting: e.restarting[g] != nil}
+func (b rolloutBook) updateGang(e *State, je *Job, ro *rollout.Job, g resmgr.GangID, ms []*model.TaskRuntime, target uint64) rollout.Gang {
+	rg := rollout.Gang{Gang: g.Gang, Size: uint32(len(ms)), Restarting: e.Queue.Restarting[g] != nil}
 	ro.Describe(&rg)
 	for _, t := range ms {
 		switch {
@@ -137,9 +138,9 @@ func (e *Engine) updateGang(je *jobEntry, ro *rollout.Job, g resmgr.GangID, ms [
 }
 
 // applyUpdatePlan runs one update step for the job and applies its plan.
-func (e *Engine) applyUpdatePlan(je *jobEntry, ro *rollout.Job, in rollout.Input, now time.Time) rollout.Plan {
+func (b rolloutBook) applyUpdatePlan(e *State, je *Job, ro *rollout.Job, in rollout.Input, now time.Time) rollout.Plan {
 	plan := rollout.Step(in)
-	j := je.job
+	j := je.Job
 	if ro != nil {
 		ro.Settle(plan, now)
 		for _, gang := range plan.Relabel {
@@ -160,7 +161,7 @@ func (e *Engine) applyUpdatePlan(je *jobEntry, ro *rollout.Job, in rollout.Input
 		if u.InPlace {
 			e.preferOwnHosts(je, g)
 		}
-		e.restartGang(je, g, rollout.ReasonUpdated, fmt.Sprintf("restarting on config %d (update %s)", j.ConfigVersion, u.ID), now)
+		e.Queue.restartGang(e, je, g, rollout.ReasonUpdated, fmt.Sprintf("restarting on config %d (update %s)", j.ConfigVersion, u.ID), now)
 		ro.Restarted(gang, je.members(g))
 	}
 	if plan.Complete || ro == nil {
@@ -170,15 +171,15 @@ func (e *Engine) applyUpdatePlan(je *jobEntry, ro *rollout.Job, in rollout.Input
 }
 
 // removeGang stops the members of a gang the job no longer has.
-func (e *Engine) removeGang(je *jobEntry, g resmgr.GangID, now time.Time) {
+func (e *State) removeGang(je *Job, g resmgr.GangID, now time.Time) {
 	for _, t := range je.members(g) {
 		if t.State.IsTerminal() || t.Goal == model.TaskKilled {
 			continue
 		}
 		t.Goal = model.TaskKilled
-		t.Reason, t.Message = rollout.ReasonRemoved, fmt.Sprintf("removed: the job has %d instances now", je.job.Spec.Instances)
+		t.Reason, t.Message = rollout.ReasonRemoved, fmt.Sprintf("removed: the job has %d instances now", je.Job.Spec.Instances)
 		e.markDirty(je, t)
-		e.killTask(je, t, je.killGrace(t), now)
+		runs{e}.killTask(je, t, je.killGrace(t), now)
 	}
 }
 
@@ -186,81 +187,78 @@ func (e *Engine) removeGang(je *jobEntry, g resmgr.GangID, now time.Time) {
 // the job's created count goes down with them, so a later update that
 // adds instances makes them anew. Their last records stay in the store
 // (as history) until the job is deleted, and are not listed.
-func (e *Engine) forgetRemoved(je *jobEntry) {
-	j := je.job
+func (e *State) forgetRemoved(je *Job) {
+	j := je.Job
 	n := j.Spec.Instances
-	if uint32(len(je.tasks)) <= n || j.Spec.Type == model.JobDaemon {
+	if uint32(len(je.Tasks)) <= n || j.Spec.Type == model.JobDaemon {
 		return
 	}
-	for _, t := range je.tasks[n:] {
+	for _, t := range je.Tasks[n:] {
 		if !t.State.IsTerminal() {
 			return
 		}
 	}
-	// Ended tasks that left memory are read back for their last run.
-	last := make([]*model.TaskRuntime, 0, len(je.tasks)-int(n))
-	for i, t := range je.tasks[n:] {
-		if isCold(t) {
-			stored, err := e.cfg.Store.GetTask(context.Background(), model.TaskID{Job: j.ID, Instance: n + uint32(i)})
-			if err != nil {
-				e.log.Warn("reading a removed instance failed; will retry", "job", j.ID, "instance", n+uint32(i), "err", err)
-				return
+	// Ended tasks that left memory are read back for their last run: the
+	// Engine reads what the core asks for after the pass (readBackTasks)
+	// and the job is visited again once it has them.
+	last := make([]*model.TaskRuntime, 0, len(je.Tasks)-int(n))
+	missing := false
+	for i, t := range je.Tasks[n:] {
+		if IsCold(t) {
+			id := model.TaskID{Job: j.ID, Instance: n + uint32(i)}
+			if t = e.ReadBack[id]; t == nil {
+				e.ToRead[id] = true
+				missing = true
+				continue
 			}
-			t = stored
 		}
 		last = append(last, t)
 	}
-	for i, t := range je.tasks[n:] {
-		je.counts[t.State]--
-		if isCold(t) {
-			je.cold--
-		}
-		je.rememberRemoved(last[i])
+	if missing {
+		return
 	}
-	clear(je.tasks[n:])
-	je.tasks = je.tasks[:n]
+	for i, t := range je.Tasks[n:] {
+		delete(e.ReadBack, model.TaskID{Job: j.ID, Instance: n + uint32(i)})
+		je.Counts[t.State]--
+		if IsCold(t) {
+			je.Cold--
+		}
+		je.RememberRemoved(last[i])
+	}
+	clear(je.Tasks[n:])
+	je.Tasks = je.Tasks[:n]
 	j.Status.TasksCreated = n
-	je.dirty, je.record = true, true
-	e.log.Info("removed instances forgotten", "job", j.ID, "instances", n)
+	je.Dirty, je.Record = true, true
+	e.Log.Info("removed instances forgotten", "job", j.ID, "instances", n)
 }
 
 // preferOwnHosts asks placement to put the gang's next runs on the hosts
 // their current runs use, where they still fit (an in-place update).
-func (e *Engine) preferOwnHosts(je *jobEntry, g resmgr.GangID) {
+func (e *State) preferOwnHosts(je *Job, g resmgr.GangID) {
 	for _, t := range je.members(g) {
 		if t.Host != "" && (t.State == model.TaskRunning || t.State == model.TaskLaunching) {
 			if je.prefer == nil {
 				je.prefer = map[uint32]placementPref{}
 			}
-			je.prefer[t.ID.Instance] = placementPref{host: t.Host}
+			je.prefer[t.ID.Instance] = placementPref{Host: t.Host}
 		}
 	}
-}
-
-// slaHolds reports whether taking instance's gang down now would break
-// the job's SLA, with the reason.
-func (e *Engine) slaHolds(je *jobEntry, instance uint32) (bool, string) {
-	if !je.job.Spec.LongRunning() {
-		return false, ""
-	}
-	ok, why := e.slaJob(je).Disrupt(gangIDs(je, gangOf(je, instance)))
-	return !ok, why
 }
 
 // sameTask reports whether an instance runs the same task under config
 // versions a and b. Configs without overrides are compared once per pair.
-func (je *jobEntry) sameTask(a, b uint64, instance uint32) bool {
+func (je *Job) sameTask(a, b uint64, instance uint32) bool {
 	if a == b {
 		return true
 	}
 	for _, v := range [2]uint64{a, b} {
-		if je.configs[v] == nil && v != je.job.ConfigVersion {
+		if je.Configs[v] == nil && v != je.Job.ConfigVersion {
 			return false // not loaded: restart to be sure
 		}
 	}
 	ca, cb := je.config(a), je.config(b)
-	if len(ca.spec.Overrides) > 0 || len(cb.spec.Overrides) > 0 {
-		return reflect.DeepEqual(ca.task(instance), cb.task(instance))
+	if len(ca.Spec.Overrides) > 0 || len(cb.Spec.Overrides) > 0 {
+		return reflect.DeepEqual(ca.Task(instance), cb.Task(instance))
 	}
 	key := [2]uint64{a, b}
 	if same, ok := je.sameTasks[key]; ok {
@@ -269,29 +267,29 @@ func (je *jobEntry) sameTask(a, b uint64, instance uint32) bool {
 	if je.sameTasks == nil {
 		je.sameTasks = map[[2]uint64]bool{}
 	}
-	same := reflect.DeepEqual(ca.spec.Task, cb.spec.Task)
+	same := reflect.DeepEqual(ca.Spec.Task, cb.Spec.Task)
 	je.sameTasks[key] = same
 	return same
 }
 
 // removedTask is what is kept of an instance an update removed.
 type removedTask struct {
-	run      uint32
+	Run      uint32
 	revision uint64
 }
 
-func (je *jobEntry) rememberRemoved(t *model.TaskRuntime) {
-	if je.removed == nil {
-		je.removed = map[uint32]removedTask{}
+func (je *Job) RememberRemoved(t *model.TaskRuntime) {
+	if je.Removed == nil {
+		je.Removed = map[uint32]removedTask{}
 	}
-	je.removed[t.ID.Instance] = removedTask{run: t.Run, revision: t.Revision}
+	je.Removed[t.ID.Instance] = removedTask{Run: t.Run, revision: t.Revision}
 }
 
 // reuseRemoved continues a new task from the instance an update removed
 // before, if any: its next run follows the last one.
-func (je *jobEntry) reuseRemoved(t *model.TaskRuntime) {
-	if r, ok := je.removed[t.ID.Instance]; ok {
-		delete(je.removed, t.ID.Instance)
-		t.Run, t.Revision = r.run+1, r.revision
+func (je *Job) reuseRemoved(t *model.TaskRuntime) {
+	if r, ok := je.Removed[t.ID.Instance]; ok {
+		delete(je.Removed, t.ID.Instance)
+		t.Run, t.Revision = r.Run+1, r.revision
 	}
 }

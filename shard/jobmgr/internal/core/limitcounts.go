@@ -1,4 +1,4 @@
-package jobmgr
+package core
 
 import (
 	"github.com/peloton-federated/peloton/shard/model"
@@ -13,8 +13,8 @@ import (
 type limitCounts map[model.HostID]map[string]int
 
 // limited reports whether a task's placement counts its job's instances.
-func (je *jobEntry) limited(t *model.TaskRuntime) bool {
-	spec := &je.job.Spec
+func (je *Job) limited(t *model.TaskRuntime) bool {
+	spec := &je.Job.Spec
 	if spec.MaxPerHost > 0 || len(spec.Spread) > 0 {
 		return true
 	}
@@ -26,8 +26,8 @@ func (je *jobEntry) limited(t *model.TaskRuntime) bool {
 	return false
 }
 
-// add counts a run of t's job on host (d = 1) or uncounts it (d = -1).
-func (c limitCounts) add(host model.HostID, job model.JobID, d int) {
+// Add counts a run of t's job on host (d = 1) or uncounts it (d = -1).
+func (c limitCounts) Add(host model.HostID, job model.JobID, d int) {
 	m := c[host]
 	if m == nil {
 		if d < 0 {
@@ -60,10 +60,10 @@ func (c limitCounts) onHost(host model.HostID) map[string]int {
 	return out
 }
 
-// indexHost is the host as the index keeps it: placementHost with the
+// indexed is the host as the index keeps it: placementHost with the
 // instance counts of limited jobs, closed while it is held for a
 // reservation.
-func (e *Engine) indexHost(h placement.Host) placement.Host {
-	h.Instances = e.hostCounts.onHost(h.ID)
-	return e.reserve.hide(h)
+func (b *indexBook) indexed(e *State, h placement.Host) placement.Host {
+	h.Instances = b.counts.onHost(h.ID)
+	return e.Reserve.hide(h)
 }

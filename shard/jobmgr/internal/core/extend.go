@@ -1,4 +1,4 @@
-package jobmgr
+package core
 
 import (
 	"time"
@@ -8,7 +8,9 @@ import (
 )
 
 // Extension points. A pass of the loop calls the capabilities registered
-// in capabilities at fixed points, in order, under the engine's lock:
+// in capabilities at fixed points, in order, on the core (under the
+// engine's lock; a capability sees neither the lock, the store nor the
+// clock):
 //
 //	startPass(now)               once, before the jobs are visited
 //	beforeConverge(job, now)     for each job visited, before its tasks
@@ -29,79 +31,79 @@ import (
 
 // passStarter is called once at the start of a pass.
 type passStarter interface {
-	startPass(e *Engine, p *passView, now time.Time)
+	startPass(e *State, p *passView, now time.Time)
 }
 
 // convergeHook is called for each job a pass visits, before and after its
 // tasks converge.
 type convergeHook interface {
-	beforeConverge(e *Engine, p *passView, je *jobEntry, now time.Time)
-	afterConverge(e *Engine, p *passView, je *jobEntry, now time.Time)
+	beforeConverge(e *State, p *passView, je *Job, now time.Time)
+	afterConverge(e *State, p *passView, je *Job, now time.Time)
 }
 
 // disrupter is called once a pass, after the jobs were visited, to take
 // down what must come down.
 type disrupter interface {
-	disrupt(e *Engine, now time.Time)
+	Disrupt(e *State, now time.Time)
 }
 
 // passView is what a pass reads once and hands to every capability: the
 // host views are snapshotted on first use.
 type passView struct {
-	hosts []hostmgr.HostView
+	Hosts []hostmgr.HostView
 	taken bool
 }
 
 // hostViews returns the pass's snapshot of the hosts.
-func (p *passView) hostViews(e *Engine) []hostmgr.HostView {
+func (p *passView) hostViews(e *State) []hostmgr.HostView {
 	if !p.taken {
-		p.hosts, p.taken = e.cfg.Hosts.Snapshot(), true
+		p.Hosts, p.taken = e.Settings.Hosts.Snapshot(), true
 	}
-	return p.hosts
+	return p.Hosts
 }
 
 // capabilities are the registered capabilities, in the order each point
 // calls them.
-var capabilities = []any{daemons{}, rollouts{}, revocableEviction{}, maintenance{}, migrations{}}
+var capabilities = []any{daemons{}, rollouts{}, revocableEviction{}, hostMaintenance{}, migrations{}}
 
 // daemons: a daemon job runs one instance on every host that matches its
 // constraints (daemon.go).
 type daemons struct{}
 
-func (daemons) startPass(e *Engine, _ *passView, _ time.Time) { e.visitDaemons() }
+func (daemons) startPass(e *State, _ *passView, _ time.Time) { e.Daemons.visitDaemons(e) }
 
-func (daemons) beforeConverge(e *Engine, p *passView, je *jobEntry, now time.Time) {
-	if je.job.Spec.Type == model.JobDaemon && !je.job.Status.Killed && !je.job.Status.State.IsTerminal() {
-		e.convergeDaemon(je, p.hostViews(e), now)
+func (daemons) beforeConverge(e *State, p *passView, je *Job, now time.Time) {
+	if je.Job.Spec.Type == model.JobDaemon && !je.Job.Status.Killed && !je.Job.Status.State.IsTerminal() {
+		e.Daemons.convergeDaemon(e, je, p.hostViews(e), now)
 	}
 }
 
-func (daemons) afterConverge(*Engine, *passView, *jobEntry, time.Time) {}
+func (daemons) afterConverge(*State, *passView, *Job, time.Time) {}
 
 // rollouts: rolling updates (shard/rollout, rollout.go).
 type rollouts struct{}
 
-func (rollouts) beforeConverge(*Engine, *passView, *jobEntry, time.Time) {}
+func (rollouts) beforeConverge(*State, *passView, *Job, time.Time) {}
 
-func (rollouts) afterConverge(e *Engine, _ *passView, je *jobEntry, now time.Time) {
-	e.rollUpdate(je, now)
+func (rollouts) afterConverge(e *State, _ *passView, je *Job, now time.Time) {
+	e.Rollouts.rollUpdate(e, je, now)
 }
 
 // revocableEviction: revocable runs leave hosts whose slack shrank
 // (place.go).
 type revocableEviction struct{}
 
-func (revocableEviction) disrupt(e *Engine, now time.Time) { e.evictRevocable(now) }
+func (revocableEviction) Disrupt(e *State, now time.Time) { e.Revocable.evictRevocable(e, now) }
 
-// maintenance: host drains and hosts marked down (drain.go).
-type maintenance struct{}
+// hostMaintenance: host drains and hosts marked down (drain.go).
+type hostMaintenance struct{}
 
-func (maintenance) disrupt(e *Engine, now time.Time) { e.drainStep(now) }
+func (hostMaintenance) Disrupt(e *State, now time.Time) { e.drains.drainStep(e, now) }
 
 // migrations: moving jobs between clusters (shard/migration, migrate.go).
 type migrations struct{}
 
-func (migrations) disrupt(e *Engine, now time.Time) { e.migrateStep(now) }
+func (migrations) Disrupt(e *State, now time.Time) { e.Migrations.migrateStep(e, now) }
 
 // Every registered capability implements at least one point.
 var (
@@ -109,40 +111,37 @@ var (
 	_ convergeHook = daemons{}
 	_ convergeHook = rollouts{}
 	_ disrupter    = revocableEviction{}
-	_ disrupter    = maintenance{}
+	_ disrupter    = hostMaintenance{}
 	_ disrupter    = migrations{}
 )
 
 // The points' callers, gathered once from capabilities.
-var (
-	passStarters  []passStarter
-	convergeHooks []convergeHook
-	disrupters    []disrupter
-)
+var passStarters, convergeHooks, disrupters = points()
 
-func init() {
+func points() (starters []passStarter, hooks []convergeHook, disrupters []disrupter) {
 	for _, c := range capabilities {
 		if s, ok := c.(passStarter); ok {
-			passStarters = append(passStarters, s)
+			starters = append(starters, s)
 		}
 		if h, ok := c.(convergeHook); ok {
-			convergeHooks = append(convergeHooks, h)
+			hooks = append(hooks, h)
 		}
 		if d, ok := c.(disrupter); ok {
 			disrupters = append(disrupters, d)
 		}
 	}
+	return starters, hooks, disrupters
 }
 
 // runPassStart, runConverge and runDisrupt call the registered
 // capabilities at their points.
-func (e *Engine) runPassStart(p *passView, now time.Time) {
+func (e *State) runPassStart(p *passView, now time.Time) {
 	for _, s := range passStarters {
 		s.startPass(e, p, now)
 	}
 }
 
-func (e *Engine) runConverge(p *passView, je *jobEntry, now time.Time) {
+func (e *State) runConverge(p *passView, je *Job, now time.Time) {
 	for _, h := range convergeHooks {
 		h.beforeConverge(e, p, je, now)
 	}
@@ -152,8 +151,8 @@ func (e *Engine) runConverge(p *passView, je *jobEntry, now time.Time) {
 	}
 }
 
-func (e *Engine) runDisrupt(now time.Time) {
+func (e *State) runDisrupt(now time.Time) {
 	for _, d := range disrupters {
-		d.disrupt(e, now)
+		d.Disrupt(e, now)
 	}
 }

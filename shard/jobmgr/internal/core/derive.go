@@ -1,4 +1,4 @@
-package jobmgr
+package core
 
 import (
 	"fmt"
@@ -6,10 +6,10 @@ import (
 	"github.com/peloton-federated/peloton/shard/model"
 )
 
-// taskCounts counts a job's tasks per state.
-type taskCounts [model.NumTaskStates]uint32
+// TaskCounts counts a job's tasks per state.
+type TaskCounts [model.NumTaskStates]uint32
 
-func (c *taskCounts) sum(states ...model.TaskState) uint32 {
+func (c *TaskCounts) Sum(states ...model.TaskState) uint32 {
 	var n uint32
 	for _, s := range states {
 		n += c[s]
@@ -19,17 +19,17 @@ func (c *taskCounts) sum(states ...model.TaskState) uint32 {
 
 // active is how many tasks are between admission queue and running: what
 // maxRunning bounds.
-func (c *taskCounts) active() uint32 {
-	return c.sum(model.TaskPending, model.TaskReady, model.TaskPlacing, model.TaskPlaced, model.TaskLaunching, model.TaskRunning)
+func (c *TaskCounts) active() uint32 {
+	return c.Sum(model.TaskPending, model.TaskReady, model.TaskPlacing, model.TaskPlaced, model.TaskLaunching, model.TaskRunning)
 }
 
-func (c *taskCounts) terminal() uint32 {
-	return c.sum(model.TaskSucceeded, model.TaskFailed, model.TaskKilled, model.TaskLost)
+func (c *TaskCounts) terminal() uint32 {
+	return c.Sum(model.TaskSucceeded, model.TaskFailed, model.TaskKilled, model.TaskLost)
 }
 
-// deriveJobState computes a job's state from its task counts. It is a pure
+// DeriveJobState computes a job's state from its task counts. It is a pure
 // function: the same counts always give the same state.
-func deriveJobState(spec *model.JobSpec, killed bool, created uint32, everRan bool, c *taskCounts) (model.JobState, string) {
+func DeriveJobState(spec *model.JobSpec, killed bool, created uint32, everRan bool, c *TaskCounts) (model.JobState, string) {
 	if spec.Periodic() { // its runs are jobs of their own
 		if killed {
 			return model.JobKilled, "stopped: no more runs"
