@@ -13,6 +13,7 @@ import (
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"github.com/peloton-federated/peloton/shard/clock"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -35,7 +36,7 @@ const (
 // version holds each owner's replicas in one value: the first read of a
 // part not saved yet moves that list into the parts.
 type ValueReplicas struct {
-	st    store.ValueStore
+	st    store.RecordStore
 	clock clock.Clock
 
 	mu     sync.Mutex
@@ -61,7 +62,7 @@ type ReplicaCount struct {
 }
 
 // NewValueReplicas keeps replicas in st; clk dates their arrival.
-func NewValueReplicas(st store.ValueStore, clk clock.Clock) *ValueReplicas {
+func NewValueReplicas(st store.RecordStore, clk clock.Clock) *ValueReplicas {
 	return &ValueReplicas{st: st, clock: clk, counts: map[string]*ownerReplicas{}}
 }
 
@@ -122,7 +123,7 @@ func (v *ValueReplicas) moveOneList(ctx context.Context, owner string, part int)
 
 // writeIfAbsent writes replicas under key unless a value is there.
 func (v *ValueReplicas) writeIfAbsent(ctx context.Context, key string, replicas []*pb.Replica) error {
-	_, err := v.st.GetValue(ctx, key)
+	_, err := kinds.GetValue(ctx, v.st, key)
 	if err == nil {
 		return nil
 	}
@@ -133,7 +134,7 @@ func (v *ValueReplicas) writeIfAbsent(ctx context.Context, key string, replicas 
 }
 
 func (v *ValueReplicas) read(ctx context.Context, key string) ([]*pb.Replica, error) {
-	data, err := v.st.GetValue(ctx, key)
+	data, err := kinds.GetValue(ctx, v.st, key)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +150,7 @@ func (v *ValueReplicas) write(ctx context.Context, key string, replicas []*pb.Re
 	if err != nil {
 		return err
 	}
-	return v.st.PutValue(ctx, key, data)
+	return kinds.PutValue(ctx, v.st, key, data)
 }
 
 // counted records how many replicas one part of owner's list holds;
@@ -191,7 +192,7 @@ func (v *ValueReplicas) Counts() []ReplicaCount {
 // ValueDrills is the DrillStore of a region: every drill report in one
 // named value of the region's store.
 type ValueDrills struct {
-	st store.ValueStore
+	st store.RecordStore
 
 	mu      sync.Mutex
 	byState map[string]int
@@ -200,13 +201,13 @@ type ValueDrills struct {
 var _ DrillStore = (*ValueDrills)(nil)
 
 // NewValueDrills keeps drill reports in st.
-func NewValueDrills(st store.ValueStore) *ValueDrills {
+func NewValueDrills(st store.RecordStore) *ValueDrills {
 	return &ValueDrills{st: st, byState: map[string]int{}}
 }
 
 // LoadDrills returns the drill reports (none if never saved).
 func (v *ValueDrills) LoadDrills(ctx context.Context) ([]*pb.Drill, error) {
-	data, err := v.st.GetValue(ctx, drillsKey)
+	data, err := kinds.GetValue(ctx, v.st, drillsKey)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -226,7 +227,7 @@ func (v *ValueDrills) SaveDrills(ctx context.Context, drills []*pb.Drill) error 
 	if err != nil {
 		return err
 	}
-	if err := v.st.PutValue(ctx, drillsKey, data); err != nil {
+	if err := kinds.PutValue(ctx, v.st, drillsKey, data); err != nil {
 		return err
 	}
 	m := map[string]int{}

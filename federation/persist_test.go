@@ -12,6 +12,7 @@ import (
 	pb "github.com/peloton-federated/peloton/api/peloton/v1"
 	"github.com/peloton-federated/peloton/shard/clock"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 	"github.com/peloton-federated/peloton/shard/store/memstore"
 	"google.golang.org/protobuf/proto"
 )
@@ -72,8 +73,22 @@ func loadAll(t *testing.T, v *ValueReplicas, owner string) map[string]*pb.Replic
 // failingValues is a store whose every call fails with err.
 type failingValues struct{ err error }
 
-func (f failingValues) GetValue(context.Context, string) ([]byte, error) { return nil, f.err }
-func (f failingValues) PutValue(context.Context, string, []byte) error   { return f.err }
+func (f failingValues) CreateRecord(context.Context, *store.Table, string, []byte) error {
+	return f.err
+}
+func (f failingValues) SwapRecord(context.Context, *store.Table, string, uint64, []byte) error {
+	return f.err
+}
+func (f failingValues) GetRecord(context.Context, *store.Table, string) ([]byte, error) {
+	return nil, f.err
+}
+func (f failingValues) ListRecords(context.Context, *store.Table) ([]store.Record, error) {
+	return nil, f.err
+}
+func (f failingValues) DeleteRecord(context.Context, *store.Table, string) error { return f.err }
+func (f failingValues) PutRecords(context.Context, *store.Table, []store.Record) error {
+	return f.err
+}
 
 // Each case starts from a store holding the values given (hex), reads and
 // writes replicas, and checks what is read back, what is stored and the
@@ -118,7 +133,7 @@ func TestValueReplicas(t *testing.T) {
 			ctx := context.Background()
 			st := memstore.New()
 			for k, h := range c.stored {
-				if err := st.PutValue(ctx, k, mustHex(t, h)); err != nil {
+				if err := kinds.PutValue(ctx, st, k, mustHex(t, h)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -138,7 +153,7 @@ func TestValueReplicas(t *testing.T) {
 				}
 			}
 			for k, h := range c.wantValues {
-				raw, err := st.GetValue(ctx, k)
+				raw, err := kinds.GetValue(ctx, st, k)
 				if err != nil || hex.EncodeToString(raw) != h {
 					t.Errorf("%s holds %x (%v), want %s", k, raw, err, h)
 				}
@@ -169,7 +184,7 @@ func TestValueReplicasMoveTheOneListOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutValue(ctx, "federation/replicas/west", data); err != nil {
+	if err := kinds.PutValue(ctx, st, "federation/replicas/west", data); err != nil {
 		t.Fatal(err)
 	}
 	v := NewValueReplicas(st, clock.Real{})
@@ -250,16 +265,16 @@ func TestValueReplicasCounts(t *testing.T) {
 func TestValueReplicasErrors(t *testing.T) {
 	ctx := context.Background()
 	corrupt := memstore.New()
-	if err := corrupt.PutValue(ctx, partKey("west", 5), []byte{0xff, 0xff}); err != nil {
+	if err := kinds.PutValue(ctx, corrupt, partKey("west", 5), []byte{0xff, 0xff}); err != nil {
 		t.Fatal(err)
 	}
 	oldCorrupt := memstore.New()
-	if err := oldCorrupt.PutValue(ctx, ownerKey("west"), []byte{0xff, 0xff}); err != nil {
+	if err := kinds.PutValue(ctx, oldCorrupt, ownerKey("west"), []byte{0xff, 0xff}); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
 		name string
-		st   store.ValueStore
+		st   store.RecordStore
 		is   error
 	}{
 		{name: "store unavailable", st: failingValues{store.ErrUnavailable}, is: store.ErrUnavailable},
@@ -304,7 +319,7 @@ func TestValueDrills(t *testing.T) {
 			ctx := context.Background()
 			st := memstore.New()
 			if c.stored != "-" {
-				if err := st.PutValue(ctx, drillsKey, mustHex(t, c.stored)); err != nil {
+				if err := kinds.PutValue(ctx, st, drillsKey, mustHex(t, c.stored)); err != nil {
 					t.Fatal(err)
 				}
 			}

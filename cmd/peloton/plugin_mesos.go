@@ -9,17 +9,18 @@ import (
 	mesos "github.com/peloton-federated/peloton/hostmgr-mesos"
 	"github.com/peloton-federated/peloton/shard/hostmgr"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 )
 
 // frameworkIDValue adapts the store's named values to the Mesos plugin's
 // FrameworkIDStore under "mesos/<cluster>/framework-id".
 type frameworkIDValue struct {
-	values store.ValueStore
+	values store.RecordStore
 	key    string
 }
 
 func (f frameworkIDValue) LoadFrameworkID(ctx context.Context) (string, error) {
-	b, err := f.values.GetValue(ctx, f.key)
+	b, err := kinds.GetValue(ctx, f.values, f.key)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil
 	}
@@ -27,7 +28,7 @@ func (f frameworkIDValue) LoadFrameworkID(ctx context.Context) (string, error) {
 }
 
 func (f frameworkIDValue) SaveFrameworkID(ctx context.Context, id string) error {
-	return f.values.PutValue(ctx, f.key, []byte(id))
+	return kinds.PutValue(ctx, f.values, f.key, []byte(id))
 }
 
 func init() {

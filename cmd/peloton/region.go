@@ -272,7 +272,7 @@ func (r *regionRuntime) newFederation(dir federation.Directory) {
 // loadStoredPolicy puts the policy set through the API, kept in the
 // store, in force, and gives the gateway the store to keep the next one
 // in; nothing when the policy is not editable.
-func loadStoredPolicy(ctx context.Context, a *gateway.Auth, st store.ValueStore) error {
+func loadStoredPolicy(ctx context.Context, a *gateway.Auth, st store.RecordStore) error {
 	if a == nil || !a.Policy.Editable() {
 		return nil
 	}

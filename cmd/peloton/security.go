@@ -19,6 +19,7 @@ import (
 	"github.com/peloton-federated/peloton/gateway"
 	"github.com/peloton-federated/peloton/gateway/auth"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 )
 
 // securityConfig is the part of a server config that secures it.
@@ -270,19 +271,19 @@ const policyKey = "auth/policy"
 
 // storedPolicies keeps the policy set through the API in the region's
 // store.
-type storedPolicies struct{ st store.ValueStore }
+type storedPolicies struct{ st store.RecordStore }
 
 func (p storedPolicies) SavePolicy(ctx context.Context, sp *auth.StoredPolicy) error {
 	raw, err := auth.EncodeStoredPolicy(sp)
 	if err != nil {
 		return err
 	}
-	return p.st.PutValue(ctx, policyKey, raw)
+	return kinds.PutValue(ctx, p.st, policyKey, raw)
 }
 
 // load reads the stored policy; nil when none was set.
 func (p storedPolicies) load(ctx context.Context) (*auth.StoredPolicy, error) {
-	raw, err := p.st.GetValue(ctx, policyKey)
+	raw, err := kinds.GetValue(ctx, p.st, policyKey)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}

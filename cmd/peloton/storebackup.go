@@ -20,6 +20,7 @@ import (
 	"github.com/peloton-federated/peloton/shard/store"
 	"github.com/peloton-federated/peloton/shard/store/boltstore"
 	"github.com/peloton-federated/peloton/shard/store/cassandra"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 )
 
 // storeFileFlag names the embedded store's file: a server's is
@@ -68,7 +69,7 @@ func (c *backupCassandra) config() (cassandra.Config, store.CopyOptions, error) 
 			return cfg, store.CopyOptions{}, fmt.Errorf("%s: must be positive, got %v", name, d)
 		}
 	}
-	return cfg, store.CopyOptions{EventRetention: c.eventRetention, AuditRetention: c.auditRetention}, nil
+	return cfg, store.CopyOptions{EventRetention: c.eventRetention, AuditRetention: c.auditRetention, Tables: kinds.Tables()}, nil
 }
 
 // source is a flag that names where a store is, and its value.
@@ -341,5 +342,5 @@ func restoreCassandraStore(ctx context.Context, in io.Reader, cfg cassandra.Conf
 // countsLine says what a copy wrote.
 func countsLine(n store.CopyCounts) string {
 	return fmt.Sprintf("%d jobs (%d configs, %d tasks, %d updates, %d events), %d pools, %d values, %d migrations, %d hosts, %d audit records",
-		n.Jobs, n.Configs, n.Tasks, n.Updates, n.Events, n.Pools, n.Values, n.Migrations, n.Hosts, n.Audit)
+		n.Jobs, n.Configs, n.Tasks, n.Updates, n.Events, n.Records[kinds.PoolTable.Name], n.Records[kinds.ValueTable.Name], n.Records[kinds.MigrationTable.Name], n.Records[kinds.HostTable.Name], n.Audit)
 }

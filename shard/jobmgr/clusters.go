@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/resmgr/entitlement"
@@ -34,7 +36,7 @@ type clusterShell struct{ e *Engine }
 
 // load reads the drained clusters from the store.
 func (s *clusterShell) load(ctx context.Context) error {
-	b, err := s.e.cfg.Store.GetValue(ctx, drainedClustersKey)
+	b, err := kinds.GetValue(ctx, s.e.cfg.Store, drainedClustersKey)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -83,7 +85,7 @@ func (s *clusterShell) setDrained(ctx context.Context, ref string, drained bool)
 	sort.Strings(names)
 	b, _ := json.Marshal(names)
 	s.e.mu.Unlock()
-	if err := s.e.cfg.Store.PutValue(ctx, drainedClustersKey, b); err != nil {
+	if err := kinds.PutValue(ctx, s.e.cfg.Store, drainedClustersKey, b); err != nil {
 		return nil, fmt.Errorf("store drained clusters: %w", err)
 	}
 	s.e.lock()

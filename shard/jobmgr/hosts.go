@@ -3,9 +3,11 @@ package jobmgr
 import (
 	"context"
 	"fmt"
-	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"sort"
 	"time"
+
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 
 	"github.com/peloton-federated/peloton/shard/model"
 )
@@ -37,7 +39,7 @@ type hostShell struct{ e *Engine }
 
 // load reads the stored host records and applies their drains.
 func (s *hostShell) load(ctx context.Context) error {
-	recs, err := s.e.cfg.Store.ListHosts(ctx)
+	recs, err := kinds.Hosts.List(ctx, s.e.cfg.Store)
 	if err != nil {
 		return fmt.Errorf("read hosts: %w", err)
 	}
@@ -119,14 +121,14 @@ func (s *hostShell) writeRecords(ctx context.Context) error {
 	s.e.hosts.mu.Unlock()
 	for len(batch) > 0 {
 		n := min(len(batch), 1000)
-		if err := s.e.cfg.Store.PutHosts(ctx, batch[:n]); err != nil {
+		if err := kinds.Hosts.Put(ctx, s.e.cfg.Store, batch[:n]); err != nil {
 			return err
 		}
 		s.keepRecords(batch[:n], nil)
 		batch = batch[n:]
 	}
 	for _, id := range forget {
-		if err := s.e.cfg.Store.DeleteHost(ctx, id); err != nil {
+		if err := kinds.Hosts.Delete(ctx, s.e.cfg.Store, string(id)); err != nil {
 			return err
 		}
 		s.keepRecords(nil, []model.HostID{id})
@@ -188,7 +190,7 @@ func (s *hostShell) change(ctx context.Context, id model.HostID, fn func(rec *mo
 	if err := fn(rec); err != nil {
 		return nil, false, err
 	}
-	if err := s.e.cfg.Store.PutHosts(ctx, []*model.HostRecord{rec}); err != nil {
+	if err := kinds.Hosts.Put(ctx, s.e.cfg.Store, []*model.HostRecord{rec}); err != nil {
 		return nil, false, fmt.Errorf("store host %s: %w", id, err)
 	}
 	s.keepRecords([]*model.HostRecord{rec}, nil)

@@ -217,26 +217,8 @@ func checkNoLock(call string) {
 // checkedStore is the engine's store under the lock check.
 type checkedStore struct{ s store.Store }
 
-// checkedBatchStore is a checkedStore whose store updates jobs in batches.
-type checkedBatchStore struct {
-	checkedStore
-	b store.JobBatchUpdater
-}
-
-func (c checkedBatchStore) UpdateJobs(ctx context.Context, jobs []*model.Job) error {
-	checkNoLock("UpdateJobs")
-	return c.b.UpdateJobs(ctx, jobs)
-}
-
-// guardStore wraps s in the lock check, keeping the optional interfaces
-// the engine looks for.
-func guardStore(s store.Store) store.Store {
-	c := checkedStore{s: s}
-	if b, ok := s.(store.JobBatchUpdater); ok {
-		return checkedBatchStore{checkedStore: c, b: b}
-	}
-	return c
-}
+// guardStore wraps s in the lock check.
+func guardStore(s store.Store) store.Store { return checkedStore{s: s} }
 
 // WritePass makes every checked store a PassWriter; one whose store is
 // not writes kind by kind (store.WritePass).
@@ -310,46 +292,6 @@ func (c checkedStore) ListUpdates(ctx context.Context, job model.JobID) ([]*mode
 	return c.s.ListUpdates(ctx, job)
 }
 
-func (c checkedStore) CreateMigration(ctx context.Context, m *model.Migration) error {
-	checkNoLock("CreateMigration")
-	return c.s.CreateMigration(ctx, m)
-}
-
-func (c checkedStore) WriteMigration(ctx context.Context, m *model.Migration) error {
-	checkNoLock("WriteMigration")
-	return c.s.WriteMigration(ctx, m)
-}
-
-func (c checkedStore) GetMigration(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
-	checkNoLock("GetMigration")
-	return c.s.GetMigration(ctx, id)
-}
-
-func (c checkedStore) ListMigrations(ctx context.Context) ([]*model.Migration, error) {
-	checkNoLock("ListMigrations")
-	return c.s.ListMigrations(ctx)
-}
-
-func (c checkedStore) PutHosts(ctx context.Context, hosts []*model.HostRecord) error {
-	checkNoLock("PutHosts")
-	return c.s.PutHosts(ctx, hosts)
-}
-
-func (c checkedStore) GetHost(ctx context.Context, id model.HostID) (*model.HostRecord, error) {
-	checkNoLock("GetHost")
-	return c.s.GetHost(ctx, id)
-}
-
-func (c checkedStore) ListHosts(ctx context.Context) ([]*model.HostRecord, error) {
-	checkNoLock("ListHosts")
-	return c.s.ListHosts(ctx)
-}
-
-func (c checkedStore) DeleteHost(ctx context.Context, id model.HostID) error {
-	checkNoLock("DeleteHost")
-	return c.s.DeleteHost(ctx, id)
-}
-
 func (c checkedStore) AppendEvents(ctx context.Context, events []model.Event, ttl time.Duration) error {
 	checkNoLock("AppendEvents")
 	return c.s.AppendEvents(ctx, events, ttl)
@@ -380,34 +322,34 @@ func (c checkedStore) ListTasks(ctx context.Context, job model.JobID) ([]*model.
 	return c.s.ListTasks(ctx, job)
 }
 
-func (c checkedStore) CreatePool(ctx context.Context, pool *model.Pool) error {
-	checkNoLock("CreatePool")
-	return c.s.CreatePool(ctx, pool)
+func (c checkedStore) CreateRecord(ctx context.Context, t *store.Table, key string, rec []byte) error {
+	checkNoLock("CreateRecord")
+	return c.s.CreateRecord(ctx, t, key, rec)
 }
 
-func (c checkedStore) UpdatePool(ctx context.Context, pool *model.Pool) error {
-	checkNoLock("UpdatePool")
-	return c.s.UpdatePool(ctx, pool)
+func (c checkedStore) SwapRecord(ctx context.Context, t *store.Table, key string, rev uint64, rec []byte) error {
+	checkNoLock("SwapRecord")
+	return c.s.SwapRecord(ctx, t, key, rev, rec)
 }
 
-func (c checkedStore) DeletePool(ctx context.Context, path string) error {
-	checkNoLock("DeletePool")
-	return c.s.DeletePool(ctx, path)
+func (c checkedStore) GetRecord(ctx context.Context, t *store.Table, key string) ([]byte, error) {
+	checkNoLock("GetRecord")
+	return c.s.GetRecord(ctx, t, key)
 }
 
-func (c checkedStore) ListPools(ctx context.Context) ([]*model.Pool, error) {
-	checkNoLock("ListPools")
-	return c.s.ListPools(ctx)
+func (c checkedStore) ListRecords(ctx context.Context, t *store.Table) ([]store.Record, error) {
+	checkNoLock("ListRecords")
+	return c.s.ListRecords(ctx, t)
 }
 
-func (c checkedStore) GetValue(ctx context.Context, key string) ([]byte, error) {
-	checkNoLock("GetValue")
-	return c.s.GetValue(ctx, key)
+func (c checkedStore) PutRecords(ctx context.Context, t *store.Table, recs []store.Record) error {
+	checkNoLock("PutRecords")
+	return c.s.PutRecords(ctx, t, recs)
 }
 
-func (c checkedStore) PutValue(ctx context.Context, key string, value []byte) error {
-	checkNoLock("PutValue")
-	return c.s.PutValue(ctx, key, value)
+func (c checkedStore) DeleteRecord(ctx context.Context, t *store.Table, key string) error {
+	checkNoLock("DeleteRecord")
+	return c.s.DeleteRecord(ctx, t, key)
 }
 
 func (c checkedStore) Close() error { return c.s.Close() }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 )
 
 // A migration moves the instances of jobs from the clusters they run on to
@@ -21,11 +22,11 @@ import (
 // writeMigration stores a migration, taking the stored revision once if an
 // earlier write whose answer was lost did land.
 func (s *migrationShell) write(ctx context.Context, m *model.Migration) error {
-	err := s.e.cfg.Store.WriteMigration(ctx, m)
+	err := kinds.Migrations.Write(ctx, s.e.cfg.Store, m)
 	if errors.Is(err, store.ErrConflict) {
-		if stored, gerr := s.e.cfg.Store.GetMigration(ctx, m.ID); gerr == nil {
+		if stored, gerr := kinds.Migrations.Get(ctx, s.e.cfg.Store, string(m.ID)); gerr == nil {
 			m.Revision = stored.Revision
-			err = s.e.cfg.Store.WriteMigration(ctx, m)
+			err = kinds.Migrations.Write(ctx, s.e.cfg.Store, m)
 		}
 	}
 	return err

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
@@ -35,7 +37,7 @@ func (s *migrationShell) start(ctx context.Context, req core.MigrationRequest) (
 	}
 	base := m.ID
 	for i := 2; ; i++ {
-		err = s.e.cfg.Store.CreateMigration(ctx, m)
+		err = kinds.Migrations.Create(ctx, s.e.cfg.Store, m)
 		if !errors.Is(err, store.ErrExists) || i > 9 {
 			break
 		}
@@ -182,7 +184,7 @@ func (s *migrationShell) recover(ctx context.Context) error {
 	if err := s.e.clusters.load(ctx); err != nil {
 		return err
 	}
-	ms, err := s.e.cfg.Store.ListMigrations(ctx)
+	ms, err := kinds.Migrations.List(ctx, s.e.cfg.Store)
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
@@ -200,7 +202,7 @@ func (s *migrationShell) recover(ctx context.Context) error {
 // migration returns the migration id names: the running one, else the
 // stored one; the caller holds the lock for the running one.
 func (s *migrationShell) stored(ctx context.Context, id model.MigrationID) (*model.Migration, error) {
-	m, err := s.e.cfg.Store.GetMigration(ctx, id)
+	m, err := kinds.Migrations.Get(ctx, s.e.cfg.Store, string(id))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("migration %s: %w", id, core.ErrNotFound)
 	}
@@ -223,7 +225,7 @@ func (r Reads) GetMigration(ctx context.Context, id model.MigrationID) (*model.M
 // ListMigrations returns the region's migrations, newest first.
 func (r Reads) ListMigrations(ctx context.Context) ([]*model.Migration, error) {
 	e := r.e
-	ms, err := e.cfg.Store.ListMigrations(ctx)
+	ms, err := kinds.Migrations.List(ctx, e.cfg.Store)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 )
 
 // storeOutage is the loop's view of a store that stopped answering
@@ -51,8 +52,8 @@ func (o *storeOutage) wait() time.Duration {
 
 // probe asks the store for a value: any answer, the value or ErrNotFound,
 // ends the outage and returns how long it lasted.
-func (o *storeOutage) probe(ctx context.Context, st store.ValueStore, now func() time.Time) (bool, time.Duration) {
-	_, err := st.GetValue(ctx, probeKey)
+func (o *storeOutage) probe(ctx context.Context, st store.RecordStore, now func() time.Time) (bool, time.Duration) {
+	_, err := kinds.GetValue(ctx, st, probeKey)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return false, 0
 	}

@@ -78,11 +78,11 @@ func (s *pausedStore) CreateJobs(ctx context.Context, js []*model.Job) []error {
 	return s.Store.CreateJobs(ctx, js)
 }
 
-func (s *pausedStore) GetValue(ctx context.Context, key string) ([]byte, error) {
+func (s *pausedStore) GetRecord(ctx context.Context, t *store.Table, key string) ([]byte, error) {
 	if err := s.wait(ctx); err != nil {
 		return nil, err
 	}
-	return s.Store.GetValue(ctx, key)
+	return s.Store.GetRecord(ctx, t, key)
 }
 
 func (s *pausedStore) AppendEvents(ctx context.Context, evs []model.Event, ttl time.Duration) error {

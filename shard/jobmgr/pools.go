@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"sort"
+
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/resmgr/entitlement"
@@ -32,7 +34,7 @@ type poolShell struct{ e *Engine }
 
 // read reads the pool tree, creating the root pool on first start.
 func (s *poolShell) read(ctx context.Context) (map[string]*model.Pool, error) {
-	pools, err := s.e.cfg.Store.ListPools(ctx)
+	pools, err := kinds.Pools.List(ctx, s.e.cfg.Store)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +45,7 @@ func (s *poolShell) read(ctx context.Context) (map[string]*model.Pool, error) {
 	if loaded[core.RootPool] == nil {
 		root := rootPool()
 		root.CreateTime = s.e.cfg.Clock.Now()
-		if err := s.e.cfg.Store.CreatePool(ctx, root); err != nil {
+		if err := kinds.Pools.Create(ctx, s.e.cfg.Store, root); err != nil {
 			return nil, fmt.Errorf("create root pool: %w", err)
 		}
 		loaded[core.RootPool] = root
@@ -142,7 +144,7 @@ func (s *poolShell) create(ctx context.Context, p model.Pool) (*model.Pool, erro
 		tree, err := buildTree(next)
 		return next, tree, err
 	}, func(ctx context.Context) error {
-		if err := s.e.cfg.Store.CreatePool(ctx, &cp); err != nil {
+		if err := kinds.Pools.Create(ctx, s.e.cfg.Store, &cp); err != nil {
 			return fmt.Errorf("store pool: %w", err)
 		}
 		return nil
@@ -183,7 +185,7 @@ func (s *poolShell) update(ctx context.Context, p model.Pool) (*model.Pool, erro
 
 // store writes a changed pool's record.
 func (s *poolShell) store(ctx context.Context, p *model.Pool) error {
-	if err := s.e.cfg.Store.UpdatePool(ctx, p); err != nil {
+	if err := kinds.Pools.Write(ctx, s.e.cfg.Store, p); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			return fmt.Errorf("pool %s: %w", p.Path, ErrPoolConflict)
 		}
@@ -212,7 +214,7 @@ func (s *poolShell) delete(ctx context.Context, path string) error {
 		tree, err := buildTree(next)
 		return next, tree, err
 	}, func(ctx context.Context) error {
-		if err := s.e.cfg.Store.DeletePool(ctx, path); err != nil {
+		if err := kinds.Pools.Delete(ctx, s.e.cfg.Store, path); err != nil {
 			return fmt.Errorf("delete pool: %w", err)
 		}
 		return nil

@@ -4,16 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
+
 	"github.com/peloton-federated/peloton/shard/clock"
 	"github.com/peloton-federated/peloton/shard/hostmgr/sim"
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 	"github.com/peloton-federated/peloton/shard/store/memstore"
 )
 
@@ -226,7 +228,7 @@ func TestDrainedHostTakesNoWork(t *testing.T) {
 			t.Fatalf("task %s placed on drained %s", tk.ID, tk.Host)
 		}
 	}
-	stored, err := s.e.cfg.Store.GetHost(ctx, "sim/h1")
+	stored, err := kinds.Hosts.Get(ctx, s.e.cfg.Store, "sim/h1")
 	if err != nil || !stored.Draining {
 		t.Fatalf("stored drain: %+v %v", stored, err)
 	}

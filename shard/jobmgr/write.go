@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
 	"time"
+
+	"github.com/peloton-federated/peloton/shard/jobmgr/internal/core"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 
 	"github.com/peloton-federated/peloton/shard/store"
 	"golang.org/x/sync/errgroup"
@@ -39,7 +41,7 @@ func (e *Engine) write(ctx context.Context, w *passOut) error {
 		p.Updates = append(p.Updates, uw.Copy)
 	}
 	for _, mw := range w.Migrations {
-		p.Migrations = append(p.Migrations, mw.Copy)
+		p.Records = append(p.Records, kinds.Migrations.Record(mw.Copy))
 	}
 	if p.Empty() {
 		return nil
@@ -210,18 +212,18 @@ func (e *Engine) adoptRevisions(ctx context.Context, p *store.Pass) error {
 			return ignoreNotFound(err)
 		})
 	}
-	for _, m := range p.Migrations {
+	for _, r := range p.Records {
 		g.Go(func() error {
-			stored, err := st.GetMigration(gctx, m.ID)
-			if err == nil {
-				m.Revision = stored.Revision
+			rev, ok, err := store.StoredRevision(gctx, st, r)
+			if ok {
+				*r.Revision() = rev
 			}
-			return ignoreNotFound(err)
+			return err
 		})
 	}
 	err := g.Wait()
 	e.c.Log.Warn("revisions taken from the store after a write whose outcome was unknown",
-		"tasks", len(p.Tasks), "jobs", len(p.Jobs), "updates", len(p.Updates), "migrations", len(p.Migrations), "err", err)
+		"tasks", len(p.Tasks), "jobs", len(p.Jobs), "updates", len(p.Updates), "records", len(p.Records), "err", err)
 	if err != nil {
 		return fmt.Errorf("reading stored revisions: %w", err)
 	}

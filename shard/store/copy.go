@@ -4,23 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
 )
 
-// ValueLister lists every named value of a store, which ValueStore alone
-// cannot: its callers know their keys, a copy of the whole store does not.
-type ValueLister interface {
-	ListValues(ctx context.Context) (map[string][]byte, error)
-}
-
-// Whole is a store with every aggregate, the audit log and a listing of
-// its values: what Copy reads and writes.
+// Whole is a store with every aggregate and the audit log: what Copy
+// reads and writes.
 type Whole interface {
 	Store
 	AuditStore
-	ValueLister
 }
 
 // CopyOptions says how long copied records that expire are kept.
@@ -32,22 +26,27 @@ type CopyOptions struct {
 	EventRetention, AuditRetention time.Duration
 	// TaskBatch bounds the tasks read and written at once (0: 10,000).
 	TaskBatch int
+	// Tables are the RecordStore tables to copy (kinds.Tables()).
+	Tables []*Table
 }
 
 // CopyCounts says what Copy wrote.
 type CopyCounts struct {
-	Jobs, Configs, Tasks, Updates, Pools, Values, Migrations, Hosts, Events, Audit int
+	Jobs, Configs, Tasks, Updates, Events, Audit int
+	// Records counts the records of each RecordStore table, by its name.
+	Records map[string]int
 }
 
 // ErrNotEmpty means Copy's destination already holds records.
 var ErrNotEmpty = errors.New("destination store is not empty")
 
-// Copy writes every record of src into dst, which must hold no job, pool
-// or value (ErrNotEmpty): jobs with every config version, their tasks,
-// updates and events, pools, named values, cluster migrations, hosts and
-// the audit log. Leases and fences are not copied: a region started on
-// dst elects its leader anew. Revisions start again at 1 in dst, each
-// record as it was read.
+// Copy writes every record of src into dst, which must hold no job,
+// record of o.Tables or value (ErrNotEmpty): jobs with every config
+// version, their tasks, updates and events, the records of o.Tables
+// (pools, cluster migrations, hosts), named values and the audit log.
+// Leases and fences are not copied: a region started on dst elects its
+// leader anew. Revisions start again at 1 in dst, each record as it was
+// read, but for the records of o.Tables, copied as they are stored.
 //
 // src is read aggregate by aggregate while it may be written to: each
 // record is copied as one read saw it, but the copy is not one instant of
@@ -60,15 +59,17 @@ func Copy(ctx context.Context, dst, src Whole, o CopyOptions) (CopyCounts, error
 	if o.EventRetention <= 0 || o.AuditRetention <= 0 {
 		return n, fmt.Errorf("copy: %w: event and audit retention must be positive", ErrInvalid)
 	}
+	if len(o.Tables) == 0 {
+		return n, fmt.Errorf("copy: %w: no record tables to copy (kinds.Tables)", ErrInvalid)
+	}
 	if o.TaskBatch <= 0 {
 		o.TaskBatch = 10000
 	}
-	if err := checkEmpty(ctx, dst); err != nil {
+	if err := checkEmpty(ctx, dst, o.Tables); err != nil {
 		return n, err
 	}
 	for _, step := range []func() error{
-		func() error { return copyEach(ctx, src.ListPools, dst.CreatePool, &n.Pools) }, // by path: parents first
-		func() error { return copyValues(ctx, dst, src, &n) },
+		func() error { return copyRecords(ctx, dst, src, o.Tables, &n) },
 		func() error { return copyJobs(ctx, dst, src, o, &n) },
 		func() error {
 			if err := copyEvents(ctx, dst, src, model.HostPoolEvents, o, &n); err != nil {
@@ -76,8 +77,6 @@ func Copy(ctx context.Context, dst, src Whole, o CopyOptions) (CopyCounts, error
 			}
 			return nil
 		},
-		func() error { return copyEach(ctx, src.ListMigrations, dst.CreateMigration, &n.Migrations) },
-		func() error { return copyAll(ctx, src.ListHosts, dst.PutHosts, &n.Hosts) },
 		func() error {
 			list := func(ctx context.Context) ([]model.AuditRecord, error) { return src.ListAudit(ctx, AuditQuery{}) }
 			put := func(ctx context.Context, recs []model.AuditRecord) error {
@@ -123,17 +122,30 @@ func copyAll[T any](ctx context.Context, list func(context.Context) ([]T, error)
 	return nil
 }
 
-// copyValues copies the named values.
-func copyValues(ctx context.Context, dst, src Whole, n *CopyCounts) error {
-	values, err := src.ListValues(ctx)
-	if err != nil {
-		return err
-	}
-	for k, v := range values {
-		if err := dst.PutValue(ctx, k, v); err != nil {
-			return err
+// copyRecords copies the records of tables as they are stored, counting
+// them by table.
+func copyRecords(ctx context.Context, dst, src Whole, tables []*Table, n *CopyCounts) error {
+	n.Records = map[string]int{}
+	for _, t := range tables {
+		recs, err := src.ListRecords(ctx, t)
+		if err != nil {
+			return fmt.Errorf("%s: %w", t.Name, err)
 		}
-		n.Values++
+		if !t.Revisioned() {
+			if len(recs) > 0 {
+				if err := dst.PutRecords(ctx, t, recs); err != nil {
+					return fmt.Errorf("%s: %w", t.Name, err)
+				}
+			}
+			n.Records[t.Name] = len(recs)
+			continue
+		}
+		for _, r := range recs {
+			if err := dst.CreateRecord(ctx, t, r.Key, r.Data); err != nil {
+				return fmt.Errorf("%s %s: %w", t.Name, r.Key, err)
+			}
+			n.Records[t.Name]++
+		}
 	}
 	return nil
 }
@@ -152,22 +164,28 @@ func copyJobs(ctx context.Context, dst, src Whole, o CopyOptions, n *CopyCounts)
 	return nil
 }
 
-// checkEmpty refuses a destination that holds a job, a pool or a value.
-func checkEmpty(ctx context.Context, dst Whole) error {
+// checkEmpty refuses a destination that holds a job or a record of
+// tables.
+func checkEmpty(ctx context.Context, dst Whole, tables []*Table) error {
 	jobs, err := dst.ListJobs(ctx)
 	if err != nil {
 		return fmt.Errorf("copy: destination: %w", err)
 	}
-	pools, err := dst.ListPools(ctx)
-	if err != nil {
-		return fmt.Errorf("copy: destination: %w", err)
+	held := []string{}
+	for _, t := range tables {
+		recs, err := dst.ListRecords(ctx, t)
+		if err != nil {
+			return fmt.Errorf("copy: destination: %w", err)
+		}
+		if len(recs) > 0 {
+			held = append(held, fmt.Sprintf("%d %s", len(recs), t.Name))
+		}
 	}
-	values, err := dst.ListValues(ctx)
-	if err != nil {
-		return fmt.Errorf("copy: destination: %w", err)
+	if len(jobs) > 0 {
+		held = append([]string{fmt.Sprintf("%d jobs", len(jobs))}, held...)
 	}
-	if len(jobs)+len(pools)+len(values) > 0 {
-		return fmt.Errorf("copy: %w: it holds %d jobs, %d pools and %d values", ErrNotEmpty, len(jobs), len(pools), len(values))
+	if len(held) > 0 {
+		return fmt.Errorf("copy: %w: it holds %s", ErrNotEmpty, strings.Join(held, ", "))
 	}
 	return nil
 }

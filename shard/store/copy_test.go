@@ -8,6 +8,7 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 	"github.com/peloton-federated/peloton/shard/store/memstore"
 	"github.com/peloton-federated/peloton/shard/store/storetest"
 )
@@ -27,11 +28,11 @@ func (b brokenWhole) fail(call string) error {
 	return nil
 }
 
-func (b brokenWhole) ListPools(ctx context.Context) ([]*model.Pool, error) {
-	if err := b.fail("ListPools"); err != nil {
+func (b brokenWhole) ListRecords(ctx context.Context, t *store.Table) ([]store.Record, error) {
+	if err := b.fail("ListRecords"); err != nil {
 		return nil, err
 	}
-	return b.Whole.ListPools(ctx)
+	return b.Whole.ListRecords(ctx, t)
 }
 
 func (b brokenWhole) ListTasks(ctx context.Context, job model.JobID) ([]*model.TaskRuntime, error) {
@@ -48,35 +49,35 @@ func (b brokenWhole) ListEvents(ctx context.Context, q store.EventQuery) ([]mode
 	return b.Whole.ListEvents(ctx, q)
 }
 
-func (b brokenWhole) PutHosts(ctx context.Context, hosts []*model.HostRecord) error {
-	if err := b.fail("PutHosts"); err != nil {
+func (b brokenWhole) PutRecords(ctx context.Context, t *store.Table, recs []store.Record) error {
+	if err := b.fail("PutRecords"); err != nil {
 		return err
 	}
-	return b.Whole.PutHosts(ctx, hosts)
+	return b.Whole.PutRecords(ctx, t, recs)
 }
 
 // Copy names the step that failed, and what it wrote before stays
 // counted.
 func TestCopyErrorsNameTheStep(t *testing.T) {
 	ctx := context.Background()
-	opts := store.CopyOptions{EventRetention: time.Hour, AuditRetention: time.Hour}
+	opts := store.CopyOptions{EventRetention: time.Hour, AuditRetention: time.Hour, Tables: kinds.Tables()}
 	cases := []struct {
 		name                 string
 		brokenSrc, brokenDst string
 		want                 string
 		jobs                 int
 	}{
-		{"pools not listed", "ListPools", "", "copy: broken", 0},
+		{"pools not listed", "ListRecords", "", "copy: pools: broken", 0},
 		{"a job's tasks not listed", "ListTasks", "", "copy: job job-1: broken", 1},
 		{"events not listed", "ListEvents", "", "copy: job job-1: broken", 1},
-		{"hosts not written", "", "PutHosts", "copy: broken", 1},
+		{"hosts not written", "", "PutRecords", "copy: hosts: broken", 0},
 	}
 	for _, c := range cases {
 		src := memstore.New()
 		if err := src.CreateJob(ctx, storetest.FullJob("job-1")); err != nil {
 			t.Fatal(err)
 		}
-		if err := src.PutHosts(ctx, []*model.HostRecord{storetest.FullHost("dc1/h1")}); err != nil {
+		if err := kinds.Hosts.Put(ctx, src, []*model.HostRecord{storetest.FullHost("dc1/h1")}); err != nil {
 			t.Fatal(err)
 		}
 		n, err := store.Copy(ctx, brokenWhole{memstore.New(), c.brokenDst}, brokenWhole{src, c.brokenSrc}, opts)

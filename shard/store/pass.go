@@ -12,7 +12,7 @@ import (
 // Pass is what one pass of the job manager writes: the jobs accepted since
 // the last pass, and the task runtimes and the job, update and migration
 // records it changed. Each changed record is compared and set on its
-// revision as WriteTasks, UpdateJob, WriteUpdate and WriteMigration do.
+// revision as WriteTasks, UpdateJob, WriteUpdate and SwapRecord do.
 type Pass struct {
 	// NewJobs are created as CreateJobs creates them, each on its own:
 	// NewJobErrs (as long as NewJobs) receives each one's outcome, nil
@@ -24,12 +24,13 @@ type Pass struct {
 	Tasks      []*model.TaskRuntime
 	Jobs       []*model.Job
 	Updates    []*model.Update
-	Migrations []*model.Migration
+	// Records are records of RecordStore's kinds (cluster migrations).
+	Records []PassRecord
 }
 
 // Empty reports whether the pass has nothing to write.
 func (p *Pass) Empty() bool {
-	return len(p.NewJobs) == 0 && len(p.Tasks) == 0 && len(p.Jobs) == 0 && len(p.Updates) == 0 && len(p.Migrations) == 0
+	return len(p.NewJobs) == 0 && len(p.Tasks) == 0 && len(p.Jobs) == 0 && len(p.Updates) == 0 && len(p.Records) == 0
 }
 
 // Check refuses a pass whose new jobs have no room for their outcomes.
@@ -62,8 +63,8 @@ func (p *Pass) Stored() {
 	for _, u := range p.Updates {
 		u.Revision++
 	}
-	for _, m := range p.Migrations {
-		m.Revision++
+	for _, r := range p.Records {
+		*r.Revision()++
 	}
 }
 
@@ -93,8 +94,8 @@ type PassWriter interface {
 }
 
 // WritePass writes p to s: as one atomic write when s is a PassWriter,
-// otherwise kind by kind (new jobs, tasks, job records, updates,
-// migrations), stopping at the first error of a changed record. Then what
+// otherwise kind by kind (new jobs, tasks, job records, updates, then
+// Records), stopping at the first error of a changed record. Then what
 // was written before the error stays written and its records' Revision
 // fields moved, so a caller that writes the pass again takes the stored
 // revisions first (and leaves out the new jobs that have an outcome).
@@ -113,11 +114,7 @@ func WritePass(ctx context.Context, s Store, p Pass) error {
 			return err
 		}
 	}
-	if b, ok := s.(JobBatchUpdater); ok && len(p.Jobs) > 0 {
-		if err := b.UpdateJobs(ctx, p.Jobs); err != nil {
-			return err
-		}
-	} else if len(p.Jobs) > 0 {
+	if len(p.Jobs) > 0 {
 		// Each record is its own compare-and-set: written side by side.
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(jobWriteParallelism)
@@ -133,10 +130,15 @@ func WritePass(ctx context.Context, s Store, p Pass) error {
 			return err
 		}
 	}
-	for _, m := range p.Migrations {
-		if err := s.WriteMigration(ctx, m); err != nil {
+	for _, r := range p.Records {
+		rec, err := r.Prepare()
+		if err != nil {
 			return err
 		}
+		if err := s.SwapRecord(ctx, rec.Table, rec.Key, rec.Rev, rec.Data); err != nil {
+			return fmt.Errorf("write %s %s: %w", rec.Table.Name, rec.Key, err)
+		}
+		*r.Revision()++
 	}
 	return nil
 }

@@ -77,33 +77,6 @@ type UpdateStore interface {
 	ListUpdates(ctx context.Context, job model.JobID) ([]*model.Update, error)
 }
 
-// MigrationStore keeps cluster migrations.
-type MigrationStore interface {
-	// CreateMigration stores a new migration with Revision 1; ErrExists if
-	// the id is taken.
-	CreateMigration(ctx context.Context, m *model.Migration) error
-	// WriteMigration replaces a migration if its stored revision equals
-	// m.Revision, then increments m.Revision; ErrConflict otherwise,
-	// ErrNotFound if there is none.
-	WriteMigration(ctx context.Context, m *model.Migration) error
-	GetMigration(ctx context.Context, id model.MigrationID) (*model.Migration, error)
-	// ListMigrations returns every migration, oldest first (by create
-	// time, then id).
-	ListMigrations(ctx context.Context) ([]*model.Migration, error)
-}
-
-// HostStore keeps what the shard knows of its hosts.
-type HostStore interface {
-	// PutHosts stores or replaces host records in one batch.
-	PutHosts(ctx context.Context, hosts []*model.HostRecord) error
-	// GetHost returns one host's record; ErrNotFound if there is none.
-	GetHost(ctx context.Context, id model.HostID) (*model.HostRecord, error)
-	// ListHosts returns every host record ordered by id.
-	ListHosts(ctx context.Context) ([]*model.HostRecord, error)
-	// DeleteHost forgets a host (no error if unknown).
-	DeleteHost(ctx context.Context, id model.HostID) error
-}
-
 // EventQuery selects stored events.
 type EventQuery struct {
 	Job model.JobID
@@ -138,36 +111,6 @@ type TaskStore interface {
 	GetTask(ctx context.Context, id model.TaskID) (*model.TaskRuntime, error)
 	// ListTasks returns a job's tasks ordered by instance.
 	ListTasks(ctx context.Context, job model.JobID) ([]*model.TaskRuntime, error)
-}
-
-// PoolStore keeps the resource pool tree.
-type PoolStore interface {
-	// CreatePool stores a new pool with Revision 1; ErrExists if the path
-	// is taken.
-	CreatePool(ctx context.Context, pool *model.Pool) error
-	// UpdatePool replaces a pool if its stored revision equals
-	// pool.Revision, then increments pool.Revision; ErrConflict otherwise.
-	UpdatePool(ctx context.Context, pool *model.Pool) error
-	// DeletePool removes a pool; ErrNotFound if there is none.
-	DeletePool(ctx context.Context, path string) error
-	// ListPools returns every pool ordered by path.
-	ListPools(ctx context.Context) ([]*model.Pool, error)
-}
-
-// ValueStore keeps small named values of the shard's components, such as
-// a Mesos framework id.
-type ValueStore interface {
-	// GetValue returns a value; ErrNotFound if it was never put.
-	GetValue(ctx context.Context, key string) ([]byte, error)
-	// PutValue stores or replaces a value.
-	PutValue(ctx context.Context, key string, value []byte) error
-}
-
-// JobBatchUpdater is an optional capability: UpdateJobs replaces several
-// jobs in one atomic write, with the same compare-and-set as UpdateJob on
-// each (ErrConflict on any: nothing is written).
-type JobBatchUpdater interface {
-	UpdateJobs(ctx context.Context, jobs []*model.Job) error
 }
 
 // LeaseStore is an optional capability: leases for leader election.
@@ -229,11 +172,8 @@ type Fencer interface {
 type Store interface {
 	JobStore
 	TaskStore
-	PoolStore
-	ValueStore
+	RecordStore
 	UpdateStore
-	MigrationStore
-	HostStore
 	EventStore
 	Close() error
 }

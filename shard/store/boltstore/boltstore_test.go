@@ -14,6 +14,7 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 	"github.com/peloton-federated/peloton/shard/store/memstore"
 	"github.com/peloton-federated/peloton/shard/store/storetest"
 )
@@ -159,7 +160,7 @@ func TestCorruptValuesAreErrors(t *testing.T) {
 	if err := s.WriteTasks(ctx, []*model.TaskRuntime{storetest.FullTask(model.TaskID{Job: "j"})}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreatePool(ctx, storetest.FullPool("/p")); err != nil {
+	if err := kinds.Pools.Create(ctx, s, storetest.FullPool("/p")); err != nil {
 		t.Fatal(err)
 	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
@@ -190,7 +191,7 @@ func TestCorruptValuesAreErrors(t *testing.T) {
 	if _, err := s.ListTasks(ctx, "j"); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("ListTasks with corrupt value: %v", err)
 	}
-	if _, err := s.ListPools(ctx); !errors.Is(err, ErrCorrupt) {
+	if _, err := kinds.Pools.List(ctx, s); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("ListPools with corrupt value: %v", err)
 	}
 
@@ -201,40 +202,8 @@ func TestCorruptValuesAreErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = s.UpdatePool(ctx, &model.Pool{Path: "/p", Revision: 1})
+	err = kinds.Pools.Write(ctx, s, &model.Pool{Path: "/p", Revision: 1})
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), fmt.Sprintf("record version %d", poolRecordVersion+1)) {
 		t.Fatalf("UpdatePool over a newer record: %v", err)
-	}
-}
-
-func TestUpdateJobsBatch(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "s.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ctx := context.Background()
-	a, b := &model.Job{ID: "a"}, &model.Job{ID: "b"}
-	for _, j := range []*model.Job{a, b} {
-		if err := s.CreateJob(ctx, j); err != nil {
-			t.Fatal(err)
-		}
-	}
-	a.Status.Message, b.Status.Message = "a2", "b2"
-	if err := s.UpdateJobs(ctx, []*model.Job{a, b}); err != nil || a.Revision != 2 || b.Revision != 2 {
-		t.Fatalf("UpdateJobs: %v, revisions %d %d", err, a.Revision, b.Revision)
-	}
-	stale := &model.Job{ID: "b", Revision: 1, ConfigVersion: 1, Status: model.JobStatus{Message: "stale"}}
-	a.Status.Message = "a3"
-	if err := s.UpdateJobs(ctx, []*model.Job{a, stale}); !errors.Is(err, store.ErrConflict) || a.Revision != 2 {
-		t.Fatalf("stale batch: %v, revision %d", err, a.Revision)
-	}
-	got, _ := s.GetJob(ctx, "a")
-	if got.Status.Message != "a2" {
-		t.Fatalf("a stale batch wrote %q", got.Status.Message)
-	}
-	noVersion := &model.Job{ID: "a", Revision: 2}
-	if err := s.UpdateJobs(ctx, []*model.Job{noVersion}); !errors.Is(err, store.ErrInvalid) {
-		t.Fatalf("UpdateJobs without a config version: %v, want ErrInvalid", err)
 	}
 }

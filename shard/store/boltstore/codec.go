@@ -33,6 +33,4 @@ var (
 	storedRevision = codec.StoredRevision
 	decodeTask     = codec.DecodeTask
 	decodeTaskInto = codec.DecodeTaskInto
-	encodePool     = codec.EncodePool
-	decodePool     = codec.DecodePool
 )

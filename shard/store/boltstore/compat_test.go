@@ -12,6 +12,7 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 	"github.com/peloton-federated/peloton/shard/store/storetest"
 )
 
@@ -89,7 +90,7 @@ func TestOpensAFileWrittenBeforePools(t *testing.T) {
 	if !equal(tasks, want.Tasks) {
 		t.Fatalf("old tasks decode differently")
 	}
-	if pools, err := s.ListPools(ctx); err != nil || len(pools) != 0 {
+	if pools, err := kinds.Pools.List(ctx, s); err != nil || len(pools) != 0 {
 		t.Fatalf("ListPools of an old file: %d pools, %v", len(pools), err)
 	}
 
@@ -115,7 +116,7 @@ func TestOpensAFileWrittenBeforePools(t *testing.T) {
 		t.Fatalf("UpdateJob to config 2: %v", err)
 	}
 	pool := storetest.FullPool("/")
-	if err := s.CreatePool(ctx, pool); err != nil {
+	if err := kinds.Pools.Create(ctx, s, pool); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -132,7 +133,7 @@ func TestOpensAFileWrittenBeforePools(t *testing.T) {
 		t.Fatalf("updated old job after reopen: %+v, %v", again, err)
 	}
 	requireConfigs(t, s, want.Job.ID, map[uint64]*model.JobSpec{1: &want.Job.Spec, 2: &next})
-	pools, err := s.ListPools(ctx)
+	pools, err := kinds.Pools.List(ctx, s)
 	if err != nil || len(pools) != 1 || !equal(pools[0], pool) {
 		t.Fatalf("pools after reopen: %+v, %v", pools, err)
 	}

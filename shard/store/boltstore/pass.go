@@ -54,8 +54,9 @@ type passRecords struct {
 	newJobs []newJob
 	// encoded: the new job was encoded, and is written unless its id is
 	// taken.
-	encoded                   []bool
-	jobs, updates, migrations [][]byte
+	encoded       []bool
+	jobs, updates [][]byte
+	records       []store.Prepared
 }
 
 // encodePass checks and encodes a pass's records before the transaction,
@@ -88,9 +89,7 @@ func encodePass(p *store.Pass) (*passRecords, error) {
 	}); err != nil {
 		return nil, err
 	}
-	rec.migrations, err = store.Prepare(p.Migrations, codec.CheckMigration, func(m *model.Migration) []byte {
-		return codec.EncodeMigration(m, m.Revision+1)
-	})
+	rec.records, err = store.PrepareRecords(p.Records)
 	return rec, err
 }
 
@@ -113,9 +112,9 @@ func (rec *passRecords) put(ctx context.Context, tx *bolt.Tx, p *store.Pass) err
 			return fmt.Errorf("update %s: %w", u.ID, err)
 		}
 	}
-	for i, m := range p.Migrations {
-		if err := putMigration(tx, m, rec.migrations[i]); err != nil {
-			return fmt.Errorf("migration %s: %w", m.ID, err)
+	for _, r := range rec.records {
+		if err := swapRecord(tx, r); err != nil {
+			return fmt.Errorf("%s %s: %w", r.Table.Name, r.Key, err)
 		}
 	}
 	return nil

@@ -56,9 +56,9 @@
 // the predecessor's task partitions were not all deleted yet.
 //
 // Compare-and-set. Lightweight transactions (Paxos) are used only where a
-// revision or an existence must be checked: CreateJob/CreatePool (IF NOT
-// EXISTS), UpdateJob/UpdatePool (IF revision = ?), DeleteJob/DeletePool
-// (IF EXISTS), every task of WriteTasks, and, on a view made by Fence,
+// revision or an existence must be checked: CreateJob/CreateRecord (IF
+// NOT EXISTS), UpdateJob/SwapRecord (IF revision = ?), DeleteJob/
+// DeleteRecord (IF EXISTS), every task of WriteTasks, and, on a view made by Fence,
 // the lease_terms row checked before each write (fence.go). Reads, values
 // and the partition index are plain writes at Config.Consistency.
 //

@@ -13,6 +13,7 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 	"github.com/peloton-federated/peloton/shard/store/storetest"
 )
 
@@ -103,11 +104,11 @@ func TestOutageThenRecovery(t *testing.T) {
 		"CreateJob":  s.CreateJob(ctx, storetest.FullJob("new")),
 		"UpdateJob":  s.UpdateJob(ctx, storetest.Normal(job)),
 		"WriteTasks": s.WriteTasks(ctx, update),
-		"PutValue":   s.PutValue(ctx, "k", []byte("v")),
+		"PutValue":   kinds.PutValue(ctx, s, "k", []byte("v")),
 	}
 	_, calls["GetJob"] = s.GetJob(ctx, "kept")
 	_, calls["ListTasks"] = s.ListTasks(ctx, "kept")
-	_, calls["ListPools"] = s.ListPools(ctx)
+	_, calls["ListPools"] = kinds.Pools.List(ctx, s)
 	t.Logf("GetJob with Cassandra stopped: %v", calls["GetJob"])
 	for call, err := range calls {
 		if !errors.Is(err, store.ErrUnavailable) || !strings.Contains(err.Error(), n.host()) {

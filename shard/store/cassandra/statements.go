@@ -12,17 +12,12 @@ type statements struct {
 	deleteChunks                                              string
 	createUpdate, writeUpdate, getUpdate, addJobUpdate        string
 	listJobUpdates, deleteUpdate, deleteJobUpdates            string
-	putHost, getHost, listHosts, deleteHost                   string
-	createMigration, writeMigration, getMigration             string
-	listMigrations                                            string
 	insertEvent, addEventBucket, listEventBuckets, listEvents string
 	listTaskEvents, deleteEventPartition, deleteEventBuckets  string
 
 	addTaskPartition, listTaskPartitions, listAllTaskPartitions string
 	deleteTaskPartition, deleteTaskPartitions                   string
 	insertTask, updateTask, getTask, listTasks, taskRevisions   string
-
-	createPool, updatePool, deletePool, listPools string
 
 	getValue, putValue, listValues string
 
@@ -60,11 +55,6 @@ func newStatements(ks string) statements {
 		anyAudit:       f("SELECT time FROM %s.audit WHERE day = ? LIMIT 1"),
 		deleteAuditDay: f("DELETE FROM %s.audit_days WHERE part = 0 AND day = ?"),
 
-		createPool: f("INSERT INTO %s.pools (path, revision, record) VALUES (?, ?, ?) IF NOT EXISTS"),
-		updatePool: f("UPDATE %s.pools SET revision = ?, record = ? WHERE path = ? IF revision = ?"),
-		deletePool: f("DELETE FROM %s.pools WHERE path = ? IF EXISTS"),
-		listPools:  f("SELECT path, record FROM %s.pools"),
-
 		insertConfig: f("INSERT INTO %s.job_configs (job_id, incarnation, version, config_id, chunks, config_size) " +
 			"VALUES (?, ?, ?, ?, ?, ?)"),
 		createConfig: f("INSERT INTO %s.job_configs (job_id, incarnation, version, config_id, chunks, config_size) " +
@@ -85,16 +75,6 @@ func newStatements(ks string) statements {
 		listJobUpdates:   f("SELECT update_id FROM %s.job_updates WHERE job_id = ?"),
 		deleteUpdate:     f("DELETE FROM %s.updates WHERE id = ?"),
 		deleteJobUpdates: f("DELETE FROM %s.job_updates WHERE job_id = ?"),
-
-		createMigration: f("INSERT INTO %s.cluster_migrations (part, id, revision, record) VALUES (0, ?, ?, ?) IF NOT EXISTS"),
-		writeMigration:  f("UPDATE %s.cluster_migrations SET revision = ?, record = ? WHERE part = 0 AND id = ? IF revision = ?"),
-		getMigration:    f("SELECT record FROM %s.cluster_migrations WHERE part = 0 AND id = ?"),
-		listMigrations:  f("SELECT id, record FROM %s.cluster_migrations WHERE part = 0"),
-
-		putHost:    f("INSERT INTO %s.hosts (part, id, record) VALUES (0, ?, ?)"),
-		getHost:    f("SELECT record FROM %s.hosts WHERE part = 0 AND id = ?"),
-		listHosts:  f("SELECT id, record FROM %s.hosts WHERE part = 0"),
-		deleteHost: f("DELETE FROM %s.hosts WHERE part = 0 AND id = ?"),
 
 		insertEvent: f("INSERT INTO %s.events (job_id, bucket, seq, instance, expires, record) " +
 			"VALUES (?, ?, ?, ?, ?, ?) USING TTL ?"),

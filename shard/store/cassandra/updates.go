@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/gocql/gocql"
-
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
 	"github.com/peloton-federated/peloton/shard/store/codec"
@@ -139,86 +137,4 @@ func (s *Store) removeUpdates(ctx context.Context, job model.JobID) error {
 		err = s.query(ctx, s.q.deleteJobUpdates, string(job)).Exec()
 	}
 	return s.classify(ctx, err)
-}
-
-// maxHostBatchBytes bounds one batch of PutHosts; a larger call is split
-// into batches of this size, each applied whole.
-const maxHostBatchBytes = 1 << 20
-
-// PutHosts stores or replaces host records. The hosts share one partition,
-// so a batch is applied as one mutation: all of it or nothing (a call of
-// more than maxHostBatchBytes is split, each part all or nothing).
-func (s *Store) PutHosts(ctx context.Context, hosts []*model.HostRecord) error {
-	if err := codec.CheckHosts(hosts); err != nil {
-		return fmt.Errorf("put hosts: %w", err)
-	}
-	if err := s.beginWrite(ctx); err != nil {
-		return fmt.Errorf("put hosts: %w", err)
-	}
-	for len(hosts) > 0 {
-		b := s.session.NewBatch(gocql.UnloggedBatch).WithContext(ctx)
-		size := 0
-		for len(hosts) > 0 && (size == 0 || size < maxHostBatchBytes) {
-			record := codec.EncodeHost(hosts[0])
-			b.Query(s.q.putHost, string(hosts[0].Host.ID), record)
-			size += len(record) + len(hosts[0].Host.ID)
-			hosts = hosts[1:]
-		}
-		if err := s.session.ExecuteBatch(b); err != nil {
-			return fmt.Errorf("put hosts: %w", s.classify(ctx, err))
-		}
-	}
-	return nil
-}
-
-// GetHost returns a host's record.
-func (s *Store) GetHost(ctx context.Context, id model.HostID) (*model.HostRecord, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, fmt.Errorf("host %s: %w", id, err)
-	}
-	var record []byte
-	err := s.query(ctx, s.q.getHost, string(id)).Scan(&record)
-	if errors.Is(err, gocql.ErrNotFound) {
-		return nil, fmt.Errorf("host %s: %w", id, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("host %s: %w", id, s.classify(ctx, err))
-	}
-	return codec.DecodeHost(id, record)
-}
-
-// ListHosts returns every host record ordered by id.
-func (s *Store) ListHosts(ctx context.Context) ([]*model.HostRecord, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, fmt.Errorf("list hosts: %w", err)
-	}
-	iter := s.query(ctx, s.q.listHosts).PageSize(5000).Iter()
-	var (
-		hosts  []*model.HostRecord
-		id     string
-		record []byte
-	)
-	for iter.Scan(&id, &record) {
-		h, err := codec.DecodeHost(model.HostID(id), record)
-		if err != nil {
-			iter.Close()
-			return nil, fmt.Errorf("list hosts: %w", err)
-		}
-		hosts = append(hosts, h)
-	}
-	if err := iter.Close(); err != nil {
-		return nil, fmt.Errorf("list hosts: %w", s.classify(ctx, err))
-	}
-	return hosts, nil
-}
-
-// DeleteHost forgets a host.
-func (s *Store) DeleteHost(ctx context.Context, id model.HostID) error {
-	if err := s.beginWrite(ctx); err != nil {
-		return fmt.Errorf("delete host %s: %w", id, err)
-	}
-	if err := s.query(ctx, s.q.deleteHost, string(id)).Exec(); err != nil {
-		return fmt.Errorf("delete host %s: %w", id, s.classify(ctx, err))
-	}
-	return nil
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
-	"github.com/peloton-federated/peloton/shard/store/storetest"
+	"github.com/peloton-federated/peloton/shard/store/storetest/fixture"
 )
 
 // randomString draws from a few shapes: empty, ASCII, multi-byte, long.
@@ -265,7 +265,7 @@ func TestPoolCodecRoundTripsRandomValues(t *testing.T) {
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
-		if want := storetest.Normal(pool); !reflect.DeepEqual(got, want) {
+		if want := fixture.Normal(pool); !reflect.DeepEqual(got, want) {
 			t.Fatalf("case %d: pool\n got %+v\nwant %+v", i, got, want)
 		}
 	}
@@ -293,21 +293,21 @@ func TestPoolCodecKeepsShareBits(t *testing.T) {
 // Records written before host pools read as records of hosts in the
 // default host pool and of pools that may use any host pool.
 func TestRecordsBeforeHostPoolsDecode(t *testing.T) {
-	host := storetest.FullHost("c/v3")
+	host := fixture.FullHost("c/v3")
 	v3 := encodeHost(host, HostRecordV3)
 	host.HostPool, host.HostPoolTarget = "", ""
 	got, err := DecodeHost(host.Host.ID, v3)
-	if err != nil || !reflect.DeepEqual(got, storetest.Normal(host)) {
+	if err != nil || !reflect.DeepEqual(got, fixture.Normal(host)) {
 		t.Fatalf("host record of version 3: %+v, %v", got, err)
 	}
 	if got.Pool() != model.DefaultHostPool {
 		t.Fatalf("host of a version 3 record is in host pool %q, want %q", got.Pool(), model.DefaultHostPool)
 	}
-	pool := storetest.FullPool("/v2")
+	pool := fixture.FullPool("/v2")
 	v2 := encodePool(pool, 3, PoolRecordV2)
 	pool.HostPools, pool.Clusters, pool.Revision = nil, nil, 3
 	gotPool, err := DecodePool(pool.Path, v2)
-	if err != nil || !reflect.DeepEqual(gotPool, storetest.Normal(pool)) {
+	if err != nil || !reflect.DeepEqual(gotPool, fixture.Normal(pool)) {
 		t.Fatalf("pool record of version 2: %+v, %v", gotPool, err)
 	}
 	// A host pool move is new in EventRecordV2: a record of version 1
@@ -330,35 +330,35 @@ func TestRecordsBeforeHostPoolsDecode(t *testing.T) {
 // cores and +Inf for no limit: they read back rounded to the nearest unit.
 func TestDecimalResourceRecordsDecode(t *testing.T) {
 	decimal := model.Resources{MilliCPU: 1500, MemMB: 2048, DiskMB: model.Unlimited, GPU: 1}
-	pool := storetest.FullPool("/old")
+	pool := fixture.FullPool("/old")
 	pool.Reservation, pool.Limit = decimal, decimal
 	pool.HostPools = nil // added in PoolRecordV3
 	got, err := DecodePool(pool.Path, encodePool(pool, 4, PoolRecordV1))
 	pool.Revision = 4
 	pool.Clusters = nil // added in PoolRecordV4
-	if err != nil || !reflect.DeepEqual(got, storetest.Normal(pool)) {
+	if err != nil || !reflect.DeepEqual(got, fixture.Normal(pool)) {
 		t.Fatalf("pool record of version 1: %+v, %v", got, err)
 	}
-	host := storetest.FullHost("c/old")
+	host := fixture.FullHost("c/old")
 	host.DrainDeadline, host.Down = time.Time{}, false // added in HostRecordV3
 	host.HostPool, host.HostPoolTarget = "", ""        // added in HostRecordV4
 	gotHost, err := DecodeHost(host.Host.ID, encodeHost(host, HostRecordV2))
-	if err != nil || !reflect.DeepEqual(gotHost, storetest.Normal(host)) {
+	if err != nil || !reflect.DeepEqual(gotHost, fixture.Normal(host)) {
 		t.Fatalf("host record of version 2: %+v, %v", gotHost, err)
 	}
 	host.Host.Ports, host.Host.RunsImages = nil, false
 	gotHost, err = DecodeHost(host.Host.ID, encodeHost(host, HostRecordV1))
-	if err != nil || !reflect.DeepEqual(gotHost, storetest.Normal(host)) {
+	if err != nil || !reflect.DeepEqual(gotHost, fixture.Normal(host)) {
 		t.Fatalf("host record of version 1: %+v, %v", gotHost, err)
 	}
-	spec := storetest.FullJob("old").Spec
+	spec := fixture.FullJob("old").Spec
 	old, err := encodeConfig(&spec, ConfigRecordV2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	spec.Clusters, spec.Schedule = nil, nil // added in ConfigRecordV4 and V5
 	gotSpec, err := DecodeConfig(old)
-	if err != nil || !reflect.DeepEqual(storetest.Normal(gotSpec), storetest.Normal(&spec)) {
+	if err != nil || !reflect.DeepEqual(fixture.Normal(gotSpec), fixture.Normal(&spec)) {
 		t.Fatalf("config record of version 2: %+v, %v", gotSpec, err)
 	}
 
@@ -384,7 +384,7 @@ func TestCodecRoundTripsRandomValues(t *testing.T) {
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
-		if want := storetest.Normal(task); !reflect.DeepEqual(got, want) {
+		if want := fixture.Normal(task); !reflect.DeepEqual(got, want) {
 			t.Fatalf("case %d: task\n got %+v\nwant %+v", i, got, want)
 		}
 
@@ -415,12 +415,12 @@ func TestCodecRoundTripsRandomValues(t *testing.T) {
 
 		u := randomUpdate(rng)
 		gotUpdate, err := DecodeUpdate(u.ID, EncodeUpdate(u, u.Revision))
-		if err != nil || !reflect.DeepEqual(storetest.Normal(gotUpdate), storetest.Normal(u)) {
+		if err != nil || !reflect.DeepEqual(fixture.Normal(gotUpdate), fixture.Normal(u)) {
 			t.Fatalf("case %d: update\n got %+v, %v\nwant %+v", i, gotUpdate, err, u)
 		}
 		h := randomHost(rng)
 		gotHost, err := DecodeHost(h.Host.ID, EncodeHost(h))
-		if err != nil || !reflect.DeepEqual(storetest.Normal(gotHost), storetest.Normal(h)) {
+		if err != nil || !reflect.DeepEqual(fixture.Normal(gotHost), fixture.Normal(h)) {
 			t.Fatalf("case %d: host\n got %+v, %v\nwant %+v", i, gotHost, err, h)
 		}
 		ev := randomEvent(rng)
@@ -428,7 +428,7 @@ func TestCodecRoundTripsRandomValues(t *testing.T) {
 			ev.Task.ID.Job = ev.Job
 		}
 		gotEvent, err := DecodeEvent(ev.Job, ev.Seq, AppendEvent(nil, &ev))
-		if err != nil || !reflect.DeepEqual(storetest.Normal(gotEvent), storetest.Normal(ev)) {
+		if err != nil || !reflect.DeepEqual(fixture.Normal(gotEvent), fixture.Normal(ev)) {
 			t.Fatalf("case %d: event\n got %+v, %v\nwant %+v", i, gotEvent, err, ev)
 		}
 		if in, ok := EventInstance(AppendEvent(nil, &ev)); ok != (ev.Task != nil) || ok && in != ev.Task.ID.Instance {
@@ -490,7 +490,7 @@ func appendLegacyJob(t testing.TB, j *model.Job, rev uint64, version byte) []byt
 // version 1.
 func TestOlderRecordVersionsDecode(t *testing.T) {
 	for _, version := range []byte{JobRecordV1, JobRecordV2} {
-		job := storetest.FullJob("old")
+		job := fixture.FullJob("old")
 		value := appendLegacyJob(t, job, 7, version)
 		if !JobRecordHasSpec(value) {
 			t.Fatalf("record of version %d does not hold its spec", version)
@@ -499,7 +499,7 @@ func TestOlderRecordVersionsDecode(t *testing.T) {
 		if err != nil {
 			t.Fatalf("job record of version %d: %v", version, err)
 		}
-		want := storetest.Normal(job)
+		want := fixture.Normal(job)
 		want.Revision, want.ConfigVersion = 7, 1
 		want.Status.Update, want.Status.Periodic, want.Status.RunOf = "", nil, nil
 		want.Spec.Overrides = nil
@@ -508,25 +508,25 @@ func TestOlderRecordVersionsDecode(t *testing.T) {
 		if version == JobRecordV1 {
 			want.Spec.GangSize, want.Spec.GangRestart, want.Spec.Revocable = 0, false, false
 		}
-		if got := storetest.Normal(got); !reflect.DeepEqual(got, want) {
+		if got := fixture.Normal(got); !reflect.DeepEqual(got, want) {
 			t.Fatalf("job record of version %d\n got %+v\nwant %+v", version, got, want)
 		}
 	}
-	if JobRecordHasSpec(EncodeJobRecord(storetest.FullJob("new"), 1)) {
+	if JobRecordHasSpec(EncodeJobRecord(fixture.FullJob("new"), 1)) {
 		t.Fatal("a record of the latest version claims to hold its spec")
 	}
 
 	// A task without workload fields ends in four zero bytes (health,
 	// ready, a nil port list, an empty pinned host); V2 records end before
 	// them, V1 records one byte earlier still (a zero config version).
-	task := storetest.FullTask(model.TaskID{Job: "j", Instance: 4})
+	task := fixture.FullTask(model.TaskID{Job: "j", Instance: 4})
 	task.Health, task.Ready, task.Extra = 0, 0, nil
 	v2 := AppendTask(nil, task, 3)
 	v2 = v2[: len(v2)-4 : len(v2)-4]
 	v2[0] = TaskRecordV2
 	got, err := DecodeTask(task.ID, v2)
 	task.Revision = 3
-	if err != nil || !reflect.DeepEqual(got, storetest.Normal(task)) {
+	if err != nil || !reflect.DeepEqual(got, fixture.Normal(task)) {
 		t.Fatalf("task record of version 2: %+v, %v", got, err)
 	}
 	task.ConfigVersion = 0
@@ -534,14 +534,14 @@ func TestOlderRecordVersionsDecode(t *testing.T) {
 	v1 = v1[: len(v1)-5 : len(v1)-5]
 	v1[0] = TaskRecordV1
 	got, err = DecodeTask(task.ID, v1)
-	if err != nil || !reflect.DeepEqual(got, storetest.Normal(task)) {
+	if err != nil || !reflect.DeepEqual(got, fixture.Normal(task)) {
 		t.Fatalf("task record of version 1: %+v, %v", got, err)
 	}
 }
 
 // Configs and pools written before cluster policies decode without one.
 func TestRecordsBeforeClusterPoliciesDecode(t *testing.T) {
-	spec := storetest.FullJob("j").Spec
+	spec := fixture.FullJob("j").Spec
 	b, err := encodeConfig(&spec, ConfigRecordV3)
 	if err != nil {
 		t.Fatal(err)
@@ -552,10 +552,10 @@ func TestRecordsBeforeClusterPoliciesDecode(t *testing.T) {
 	}
 	want := spec
 	want.Clusters, want.Schedule = nil, nil
-	if !reflect.DeepEqual(storetest.Normal(&model.Job{Spec: *got}).Spec, storetest.Normal(&model.Job{Spec: want}).Spec) {
+	if !reflect.DeepEqual(fixture.Normal(&model.Job{Spec: *got}).Spec, fixture.Normal(&model.Job{Spec: want}).Spec) {
 		t.Fatalf("config record of version 3:\n got %+v\nwant %+v", *got, want)
 	}
-	pool := storetest.FullPool("/p")
+	pool := fixture.FullPool("/p")
 	gotPool, err := DecodePool(pool.Path, encodePool(pool, 2, PoolRecordV3))
 	if err != nil || gotPool.Clusters != nil || !reflect.DeepEqual(gotPool.HostPools, pool.HostPools) {
 		t.Fatalf("pool record of version 3: %+v, %v", gotPool, err)
@@ -587,21 +587,21 @@ func TestEncodeConfigRejectsCyclicConstraints(t *testing.T) {
 // fullValues are one value of every kind at its latest version, with a
 // decoder of each.
 func fullValues(t testing.TB) (map[string][]byte, map[string]func([]byte) error) {
-	task := storetest.FullTask(model.TaskID{Job: "j"})
-	config, err := EncodeConfig(&storetest.FullJob("j").Spec)
+	task := fixture.FullTask(model.TaskID{Job: "j"})
+	config, err := EncodeConfig(&fixture.FullJob("j").Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ev := model.Event{Seq: 9, Time: time.Now(), Job: "j", Task: task}
 	values := map[string][]byte{
 		"task":      AppendTask(nil, task, 1),
-		"job":       EncodeJobRecord(storetest.FullJob("j"), 1),
+		"job":       EncodeJobRecord(fixture.FullJob("j"), 1),
 		"config":    config,
-		"pool":      EncodePool(storetest.FullPool("/"), 1),
-		"update":    EncodeUpdate(storetest.FullUpdate("u", "j"), 1),
-		"host":      EncodeHost(storetest.FullHost("c/h")),
+		"pool":      EncodePool(fixture.FullPool("/"), 1),
+		"update":    EncodeUpdate(fixture.FullUpdate("u", "j"), 1),
+		"host":      EncodeHost(fixture.FullHost("c/h")),
 		"event":     AppendEvent(nil, &ev),
-		"migration": EncodeMigration(storetest.FullMigration("m"), 1),
+		"migration": EncodeMigration(fixture.FullMigration("m"), 1),
 	}
 	decoders := map[string]func([]byte) error{
 		"task":      func(b []byte) error { _, err := DecodeTask(task.ID, b); return err },
@@ -663,7 +663,7 @@ func TestUnknownRecordVersionsAreCorrupt(t *testing.T) {
 }
 
 func FuzzDecodeTask(f *testing.F) {
-	f.Add(AppendTask(nil, storetest.FullTask(model.TaskID{Job: "j"}), 3))
+	f.Add(AppendTask(nil, fixture.FullTask(model.TaskID{Job: "j"}), 3))
 	f.Add([]byte{TaskRecordVersion})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		task, err := DecodeTask(model.TaskID{Job: "j"}, b)
@@ -679,7 +679,7 @@ func FuzzDecodeTask(f *testing.F) {
 }
 
 func FuzzDecodeJobRecord(f *testing.F) {
-	f.Add(EncodeJobRecord(storetest.FullJob("j"), 3))
+	f.Add(EncodeJobRecord(fixture.FullJob("j"), 3))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		job, err := DecodeJobRecord("j", b)
 		if err != nil || JobRecordHasSpec(b) {
@@ -695,7 +695,7 @@ func FuzzDecodeJobRecord(f *testing.F) {
 }
 
 func FuzzDecodeConfig(f *testing.F) {
-	value, err := EncodeConfig(&storetest.FullJob("j").Spec)
+	value, err := EncodeConfig(&fixture.FullJob("j").Spec)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -722,7 +722,7 @@ func FuzzDecodeConfig(f *testing.F) {
 }
 
 func FuzzDecodePool(f *testing.F) {
-	f.Add(EncodePool(storetest.FullPool("/p"), 3))
+	f.Add(EncodePool(fixture.FullPool("/p"), 3))
 	f.Add([]byte{PoolRecordVersion})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		pool, err := DecodePool("/p", b)

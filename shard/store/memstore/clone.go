@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"maps"
-	"slices"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
@@ -53,31 +52,12 @@ func cloneTask(t *model.TaskRuntime) *model.TaskRuntime {
 	return &out
 }
 
-// clonePool returns a deep copy of p with a normalised time.
-func clonePool(p *model.Pool) *model.Pool {
-	out := *p
-	out.HostPools = slices.Clone(p.HostPools)
-	out.CreateTime = normalTime(out.CreateTime)
-	out.Clusters = p.Clusters.Clone()
-	return &out
-}
-
 // cloneUpdate returns a copy of u with normalised times; Update holds no
 // reference types.
 func cloneUpdate(u *model.Update) *model.Update {
 	out := *u
 	out.CreateTime = normalTime(u.CreateTime)
 	out.CompletionTime = normalTime(u.CompletionTime)
-	return &out
-}
-
-// cloneHost returns a deep copy of h with normalised times.
-func cloneHost(h *model.HostRecord) *model.HostRecord {
-	out := *h
-	out.Host.Labels = maps.Clone(h.Host.Labels)
-	out.DrainTime = normalTime(h.DrainTime)
-	out.DrainDeadline = normalTime(h.DrainDeadline)
-	out.LastSeen = normalTime(h.LastSeen)
 	return &out
 }
 

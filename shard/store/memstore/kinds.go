@@ -1,7 +1,6 @@
 package memstore
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -154,28 +153,3 @@ var updateKind = &kind[model.UpdateID, model.Update, *model.Update]{
 		return nil
 	},
 }
-
-// migrationKind is the migrations, kept as their encoded records, which
-// also makes every read a deep copy.
-var migrationKind = &kind[model.MigrationID, model.Migration, []byte]{
-	name: "migration", writeVerb: "write",
-	id:       func(m *model.Migration) model.MigrationID { return m.ID },
-	revision: func(m *model.Migration) *uint64 { return &m.Revision },
-	check:    codec.CheckMigration,
-	keep:     codec.EncodeMigration,
-	load:     codec.DecodeMigration,
-}
-
-// poolKind is the pools, kept as copies by path.
-var poolKind = &kind[string, model.Pool, *model.Pool]{
-	name: "pool", writeVerb: "update",
-	id:       func(p *model.Pool) string { return p.Path },
-	revision: func(p *model.Pool) *uint64 { return &p.Revision },
-	check:    codec.CheckPool,
-	keep:     func(p *model.Pool, rev uint64) *model.Pool { c := clonePool(p); c.Revision = rev; return c },
-	load:     copied[string](clonePool),
-}
-
-// comparePools orders pools by path, in byte order, so a pool always
-// comes before its descendants.
-func comparePools(a, b *model.Pool) int { return cmp.Compare(a.Path, b.Path) }

@@ -31,16 +31,13 @@ type state struct {
 	jobs    map[model.JobID]*model.Job
 	configs map[model.JobID]map[uint64]*model.JobSpec
 	tasks   map[model.JobID]map[uint32]*model.TaskRuntime
-	pools   map[string]*model.Pool
-	values  map[string][]byte
+
 	updates map[model.UpdateID]*model.Update
-	hosts   map[model.HostID]*model.HostRecord
 	events  map[model.JobID]*eventLog
 	// audit is the audit log in time order.
 	audit []storedAudit
-	// migrations are kept as their encoded records, which also makes
-	// every read a deep copy.
-	migrations map[model.MigrationID][]byte
+	// records are store.RecordStore's, by table name and key, encoded.
+	records map[string]map[string][]byte
 }
 
 var _ store.Whole = (*Store)(nil)
@@ -48,15 +45,12 @@ var _ store.Whole = (*Store)(nil)
 // New returns an empty store.
 func New() *Store {
 	return &Store{state: &state{
-		jobs:       make(map[model.JobID]*model.Job),
-		configs:    make(map[model.JobID]map[uint64]*model.JobSpec),
-		tasks:      make(map[model.JobID]map[uint32]*model.TaskRuntime),
-		pools:      make(map[string]*model.Pool),
-		values:     make(map[string][]byte),
-		updates:    make(map[model.UpdateID]*model.Update),
-		hosts:      make(map[model.HostID]*model.HostRecord),
-		events:     make(map[model.JobID]*eventLog),
-		migrations: make(map[model.MigrationID][]byte),
+		jobs:    make(map[model.JobID]*model.Job),
+		configs: make(map[model.JobID]map[uint64]*model.JobSpec),
+		tasks:   make(map[model.JobID]map[uint32]*model.TaskRuntime),
+		updates: make(map[model.UpdateID]*model.Update),
+		events:  make(map[model.JobID]*eventLog),
+		records: map[string]map[string][]byte{},
 	}}
 }
 

@@ -34,7 +34,7 @@ func (s *Store) WritePass(ctx context.Context, p store.Pass) (err error) {
 		return err
 	}
 	defer s.mu.Unlock()
-	if err := s.checkPass(&p); err != nil {
+	if err := s.checkPass(&p, rec); err != nil {
 		return fmt.Errorf("write pass: %w", err)
 	}
 	s.putPassLocked(&p, rec)
@@ -45,12 +45,12 @@ func (s *Store) WritePass(ctx context.Context, p store.Pass) (err error) {
 // passRecords are a pass's records as the store keeps them, at their next
 // revision.
 type passRecords struct {
-	newJobs    []*model.Job // nil for a new job refused
-	specs      []*model.JobSpec
-	tasks      []*model.TaskRuntime
-	jobs       []*model.Job
-	updates    []*model.Update
-	migrations [][]byte
+	newJobs []*model.Job // nil for a new job refused
+	specs   []*model.JobSpec
+	tasks   []*model.TaskRuntime
+	jobs    []*model.Job
+	updates []*model.Update
+	records []store.Prepared
 }
 
 // preparePass checks a pass's records and copies them, before taking the
@@ -86,9 +86,7 @@ func preparePass(p *store.Pass) (*passRecords, error) {
 	if rec.updates, err = store.Prepare(p.Updates, codec.CheckUpdate, nextUpdate); err != nil {
 		return nil, err
 	}
-	rec.migrations, err = store.Prepare(p.Migrations, codec.CheckMigration, func(m *model.Migration) []byte {
-		return codec.EncodeMigration(m, m.Revision+1)
-	})
+	rec.records, err = store.PrepareRecords(p.Records)
 	return rec, err
 }
 
@@ -131,13 +129,13 @@ func (s *Store) putPassLocked(p *store.Pass, rec *passRecords) {
 	for _, u := range rec.updates {
 		s.updates[u.ID] = u
 	}
-	for i, m := range p.Migrations {
-		s.migrations[m.ID] = rec.migrations[i]
+	for _, r := range rec.records {
+		s.putRecordLocked(r.Table, r.Key, r.Data)
 	}
 }
 
 // checkPass checks every record of p; the caller holds the lock.
-func (s *Store) checkPass(p *store.Pass) error {
+func (s *Store) checkPass(p *store.Pass, rec *passRecords) error {
 	if err := s.checkTasks(p.Tasks); err != nil {
 		return err
 	}
@@ -151,9 +149,9 @@ func (s *Store) checkPass(p *store.Pass) error {
 			return err
 		}
 	}
-	for _, m := range p.Migrations {
-		if err := migrationKind.checkWrite(s.migrations, m); err != nil {
-			return err
+	for _, r := range rec.records {
+		if err := store.CheckSwap(r.Table, s.records[r.Table.Name][r.Key], r.Rev); err != nil {
+			return fmt.Errorf("%s %s: %w", r.Table.Name, r.Key, err)
 		}
 	}
 	return nil

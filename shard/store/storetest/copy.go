@@ -3,11 +3,13 @@ package storetest
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 )
 
 // RunCopy runs the contract of store.Copy against stores made by open:
@@ -28,17 +30,18 @@ func testCopyWhole(t *testing.T, s store.Store, reference func() store.Whole) {
 	if !ok {
 		t.Fatalf("%T cannot be copied whole (store.Whole)", s)
 	}
-	opts := store.CopyOptions{EventRetention: time.Hour, AuditRetention: time.Hour, TaskBatch: 3}
+	opts := store.CopyOptions{EventRetention: time.Hour, AuditRetention: time.Hour, TaskBatch: 3, Tables: kinds.Tables()}
 	from := reference()
 	fillWhole(t, from, time.Hour)
 	n, err := store.Copy(ctx, backend, from, opts)
 	mustNil(t, err, "Copy into the backend")
-	want := store.CopyCounts{Jobs: 2, Configs: 3, Tasks: 7, Updates: 1, Pools: 2, Values: 2, Migrations: 1, Hosts: 2, Events: 4, Audit: 2}
-	if n != want {
+	want := store.CopyCounts{Jobs: 2, Configs: 3, Tasks: 7, Updates: 1, Events: 4, Audit: 2,
+		Records: map[string]int{"pools": 2, "migrations": 1, "hosts": 2, "values": 2}}
+	if !reflect.DeepEqual(n, want) {
 		t.Fatalf("Copy into the backend wrote %+v, want %+v", n, want)
 	}
 	back := reference()
-	if n, err = store.Copy(ctx, back, backend, opts); err != nil || n != want {
+	if n, err = store.Copy(ctx, back, backend, opts); err != nil || !reflect.DeepEqual(n, want) {
 		t.Fatalf("Copy out of the backend: %+v, %v; want %+v", n, err, want)
 	}
 	requireEqual(t, "the store copied in and out", wholeOf(t, back), wholeOf(t, from))
@@ -55,10 +58,10 @@ func testCopyWhole(t *testing.T, s store.Store, reference func() store.Whole) {
 func fillWhole(t *testing.T, s store.Whole, ttl time.Duration) {
 	ctx := context.Background()
 	for _, p := range []string{"/a", "/a/b"} {
-		mustNil(t, s.CreatePool(ctx, FullPool(p)), "CreatePool")
+		mustNil(t, kinds.Pools.Create(ctx, s, FullPool(p)), "CreatePool")
 	}
-	mustNil(t, s.PutValue(ctx, "mesos/dc1/framework-id", []byte("fw-1")), "PutValue")
-	mustNil(t, s.PutValue(ctx, "security/policies", []byte(`{"roles":[]}`)), "PutValue")
+	mustNil(t, kinds.PutValue(ctx, s, "mesos/dc1/framework-id", []byte("fw-1")), "PutValue")
+	mustNil(t, kinds.PutValue(ctx, s, "security/policies", []byte(`{"roles":[]}`)), "PutValue")
 	for i, id := range []model.JobID{"job-1", "job-2"} {
 		j := FullJob(id)
 		j.ConfigVersion = 1
@@ -78,8 +81,8 @@ func fillWhole(t *testing.T, s store.Whole, ttl time.Duration) {
 	j.ConfigVersion = 2
 	mustNil(t, s.UpdateJob(ctx, j), "UpdateJob")
 	mustNil(t, s.CreateUpdate(ctx, FullUpdate(model.MakeUpdateID("job-1", 2), "job-1")), "CreateUpdate")
-	mustNil(t, s.CreateMigration(ctx, FullMigration("m-1")), "CreateMigration")
-	mustNil(t, s.PutHosts(ctx, []*model.HostRecord{FullHost("c/h1"), FullHost("c/h2")}), "PutHosts")
+	mustNil(t, kinds.Migrations.Create(ctx, s, FullMigration("m-1")), "CreateMigration")
+	mustNil(t, kinds.Hosts.Put(ctx, s, []*model.HostRecord{FullHost("c/h1"), FullHost("c/h2")}), "PutHosts")
 	base := auditBase()
 	mustNil(t, s.AppendAudit(ctx, []model.AuditRecord{auditRecord(base, "alice", "job j1"), auditRecord(base.Add(time.Millisecond), "bob", "job j2")}, ttl), "AppendAudit")
 }
@@ -130,19 +133,23 @@ func wholeOf(t *testing.T, s store.Whole) whole {
 		w.Updates[j.ID] = updates
 		w.Events[j.ID] = listEvents(t, s, store.EventQuery{Job: j.ID})
 	}
-	w.Pools, err = s.ListPools(ctx)
+	w.Pools, err = kinds.Pools.List(ctx, s)
 	mustNil(t, err, "ListPools")
 	for _, p := range w.Pools {
 		p.Revision = 0
 	}
-	w.Values, err = s.ListValues(ctx)
-	mustNil(t, err, "ListValues")
-	w.Migrations, err = s.ListMigrations(ctx)
+	values, err := kinds.Values.List(ctx, s)
+	mustNil(t, err, "list values")
+	w.Values = map[string][]byte{}
+	for _, v := range values {
+		w.Values[v.Name] = v.Data
+	}
+	w.Migrations, err = kinds.Migrations.List(ctx, s)
 	mustNil(t, err, "ListMigrations")
 	for _, m := range w.Migrations {
 		m.Revision = 0
 	}
-	w.Hosts, err = s.ListHosts(ctx)
+	w.Hosts, err = kinds.Hosts.List(ctx, s)
 	mustNil(t, err, "ListHosts")
 	w.Audit, err = s.ListAudit(ctx, store.AuditQuery{})
 	mustNil(t, err, "ListAudit")

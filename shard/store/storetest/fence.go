@@ -8,6 +8,7 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 )
 
 // The fence tests run against backends with the optional store.Fencer
@@ -87,13 +88,13 @@ func fencedWrites() []fencedWrite {
 			return s.CreateUpdate(ctx, u)
 		}},
 		{"CreatePool", func(ctx context.Context, s store.Store) error {
-			return s.CreatePool(ctx, FullPool("/stale"))
+			return kinds.Pools.Create(ctx, s, FullPool("/stale"))
 		}},
 		{"PutHosts", func(ctx context.Context, s store.Store) error {
-			return s.PutHosts(ctx, []*model.HostRecord{FullHost("stale-host")})
+			return kinds.Hosts.Put(ctx, s, []*model.HostRecord{FullHost("stale-host")})
 		}},
 		{"PutValue", func(ctx context.Context, s store.Store) error {
-			return s.PutValue(ctx, "stale", []byte("x"))
+			return kinds.PutValue(ctx, s, "stale", []byte("x"))
 		}},
 		{"AppendEvents", func(ctx context.Context, s store.Store) error {
 			js := model.JobStatus{State: model.JobRunning}
@@ -132,13 +133,13 @@ func requireUnchanged(t *testing.T, s store.Store) {
 	if us, err := s.ListUpdates(ctx, "fenced"); err != nil || len(us) != 0 {
 		t.Errorf("updates after a fenced CreateUpdate: %d %v", len(us), err)
 	}
-	if pools, err := s.ListPools(ctx); err != nil || len(pools) != 0 {
+	if pools, err := kinds.Pools.List(ctx, s); err != nil || len(pools) != 0 {
 		t.Errorf("pools after a fenced CreatePool: %d %v", len(pools), err)
 	}
-	if _, err := s.GetHost(ctx, "stale-host"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := kinds.Hosts.Get(ctx, s, "stale-host"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("host after a fenced PutHosts: %v", err)
 	}
-	if _, err := s.GetValue(ctx, "stale"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := kinds.GetValue(ctx, s, "stale"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("value after a fenced PutValue: %v", err)
 	}
 	if evs, err := s.ListEvents(ctx, store.EventQuery{Job: "fenced"}); err != nil || len(evs) != 0 {
@@ -168,7 +169,7 @@ func testFencedWritesRefusedAfterNewerTerm(t *testing.T, s FencedBackend) {
 	seedFenced(t, old)
 	again, err := s.Fence(ctx, "shard/r", 4)
 	mustNil(t, err, "Fence again at the same term")
-	mustNil(t, again.PutValue(ctx, "same-term", []byte("ok")), "PutValue at the same term")
+	mustNil(t, kinds.PutValue(ctx, again, "same-term", []byte("ok")), "PutValue at the same term")
 
 	newer, err := s.Fence(ctx, "shard/r", 5)
 	mustNil(t, err, "Fence at term 5")
@@ -177,12 +178,12 @@ func testFencedWritesRefusedAfterNewerTerm(t *testing.T, s FencedBackend) {
 	requireIs(t, err, store.ErrFenced, "shard/r")
 
 	// The newer term writes; other fences and the store itself are apart.
-	mustNil(t, newer.PutValue(ctx, "newer", []byte("ok")), "PutValue at term 5")
+	mustNil(t, kinds.PutValue(ctx, newer, "newer", []byte("ok")), "PutValue at term 5")
 	other, err := s.Fence(ctx, "shard/other", 1)
 	mustNil(t, err, "Fence of another name at term 1")
-	mustNil(t, other.PutValue(ctx, "other", []byte("ok")), "PutValue under another fence")
-	mustNil(t, s.PutValue(ctx, "unfenced", []byte("ok")), "PutValue through the store itself")
-	got, err := old.GetValue(ctx, "newer")
+	mustNil(t, kinds.PutValue(ctx, other, "other", []byte("ok")), "PutValue under another fence")
+	mustNil(t, kinds.PutValue(ctx, s, "unfenced", []byte("ok")), "PutValue through the store itself")
+	got, err := kinds.GetValue(ctx, old, "newer")
 	if err != nil || string(got) != "ok" {
 		t.Fatalf("reads through a fenced view: %q %v", got, err)
 	}
@@ -221,7 +222,7 @@ func testPausedLeaderFencedAfterTakeover(t *testing.T, s FencedBackend) {
 	newer, err := s.Fence(ctx, name, termB)
 	mustNil(t, err, "Fence at b's term")
 	requireFenced(t, s, old)
-	mustNil(t, newer.PutValue(ctx, "b", []byte("leads")), "PutValue by b")
+	mustNil(t, kinds.PutValue(ctx, newer, "b", []byte("leads")), "PutValue by b")
 	_, err = s.Fence(ctx, name, termA)
 	requireIs(t, err, store.ErrFenced, name)
 }

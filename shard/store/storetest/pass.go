@@ -6,6 +6,7 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 )
 
 // testWritePass: a pass's tasks, job record, update and migration are
@@ -20,7 +21,7 @@ func testWritePass(t *testing.T, s store.Store) {
 	u := FullUpdate("job.2", "job")
 	mustNil(t, s.CreateUpdate(ctx, u), "CreateUpdate")
 	m := FullMigration("mig")
-	mustNil(t, s.CreateMigration(ctx, m), "CreateMigration")
+	mustNil(t, kinds.Migrations.Create(ctx, s, m), "CreateMigration")
 	mustNil(t, w.WritePass(ctx, store.Pass{}), "empty pass")
 
 	tasks := newTasks("job", 0, 3)
@@ -30,7 +31,7 @@ func testWritePass(t *testing.T, s store.Store) {
 	fresh, taken := FullJob("fresh"), FullJob("job")
 	version := max(fresh.ConfigVersion, 1)
 	pass := store.Pass{NewJobs: []*model.Job{fresh, taken}, NewJobErrs: make([]error, 2),
-		Tasks: tasks, Jobs: []*model.Job{job}, Updates: []*model.Update{u}, Migrations: []*model.Migration{m}}
+		Tasks: tasks, Jobs: []*model.Job{job}, Updates: []*model.Update{u}, Records: []store.PassRecord{kinds.Migrations.Record(m)}}
 	mustNil(t, w.WritePass(ctx, pass), "WritePass")
 	mustNil(t, pass.NewJobErrs[0], "the new job's outcome")
 	requireIs(t, pass.NewJobErrs[1], store.ErrExists, "job")
@@ -55,7 +56,7 @@ func testWritePass(t *testing.T, s store.Store) {
 	gotUpdate, err := s.GetUpdate(ctx, u.ID)
 	mustNil(t, err, "GetUpdate")
 	requireEqual(t, "update", gotUpdate, u)
-	gotMigration, err := s.GetMigration(ctx, m.ID)
+	gotMigration, err := kinds.Migrations.Get(ctx, s, string(m.ID))
 	mustNil(t, err, "GetMigration")
 	requireEqual(t, "migration", gotMigration, m)
 
@@ -66,7 +67,7 @@ func testWritePass(t *testing.T, s store.Store) {
 		j, uu, mm := *job, *u, *m
 		j.Status.State, uu.InstancesDone, mm.Message = model.JobSucceeded, 5, "moved seven"
 		p := store.Pass{NewJobs: []*model.Job{FullJob("late-" + model.JobID(stale))}, NewJobErrs: make([]error, 1),
-			Tasks: more, Jobs: []*model.Job{&j}, Updates: []*model.Update{&uu}, Migrations: []*model.Migration{&mm}}
+			Tasks: more, Jobs: []*model.Job{&j}, Updates: []*model.Update{&uu}, Records: []store.PassRecord{kinds.Migrations.Record(&mm)}}
 		switch stale {
 		case "task":
 			old := *tasks[1]
@@ -95,7 +96,7 @@ func testWritePass(t *testing.T, s store.Store) {
 		if got, _ := s.GetUpdate(ctx, u.ID); got.InstancesDone != 1 {
 			t.Fatalf("stale %s: the update was written (%d done)", stale, got.InstancesDone)
 		}
-		if got, _ := s.GetMigration(ctx, m.ID); got.Message != "moved two" {
+		if got, _ := kinds.Migrations.Get(ctx, s, string(m.ID)); got.Message != "moved two" {
 			t.Fatalf("stale %s: the migration was written (%q)", stale, got.Message)
 		}
 	}

@@ -13,18 +13,19 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 )
 
 func createPool(t testing.TB, s store.Store, path string) *model.Pool {
 	t.Helper()
 	p := &model.Pool{Path: path, Share: model.Shares{CPU: 1}}
-	mustNil(t, s.CreatePool(context.Background(), p), "CreatePool "+path)
+	mustNil(t, kinds.Pools.Create(context.Background(), s, p), "CreatePool "+path)
 	return p
 }
 
 func listPools(t testing.TB, s store.Store) []*model.Pool {
 	t.Helper()
-	pools, err := s.ListPools(context.Background())
+	pools, err := kinds.Pools.List(context.Background(), s)
 	mustNil(t, err, "ListPools")
 	return pools
 }
@@ -49,7 +50,7 @@ func testCreatePoolAndList(t *testing.T, s store.Store) {
 	}
 	pool := FullPool("/org")
 	pool.Revision = 7 // ignored: a new pool always starts at revision 1
-	mustNil(t, s.CreatePool(ctx, pool), "CreatePool")
+	mustNil(t, kinds.Pools.Create(ctx, s, pool), "CreatePool")
 	if pool.Revision != 1 {
 		t.Fatalf("caller's Revision after create = %d, want 1", pool.Revision)
 	}
@@ -63,7 +64,7 @@ func testCreatePoolAndList(t *testing.T, s store.Store) {
 	dup := FullPool("/org")
 	dup.Share.CPU = 99
 	dup.Revision = 41
-	requireIs(t, s.CreatePool(ctx, dup), store.ErrExists, "/org")
+	requireIs(t, kinds.Pools.Create(ctx, s, dup), store.ErrExists, "/org")
 	if dup.Revision != 41 {
 		t.Fatalf("failed create changed caller's Revision to %d", dup.Revision)
 	}
@@ -82,11 +83,11 @@ func testInvalidPoolRejected(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	createPool(t, s, "/real")
 	checks := map[string]error{
-		"CreatePool(nil)":            s.CreatePool(ctx, nil),
-		"CreatePool with empty path": s.CreatePool(ctx, FullPool("")),
-		"UpdatePool(nil)":            s.UpdatePool(ctx, nil),
-		"UpdatePool with empty path": s.UpdatePool(ctx, &model.Pool{Revision: 1}),
-		"DeletePool with empty path": s.DeletePool(ctx, ""),
+		"CreatePool(nil)":            kinds.Pools.Create(ctx, s, nil),
+		"CreatePool with empty path": kinds.Pools.Create(ctx, s, FullPool("")),
+		"UpdatePool(nil)":            kinds.Pools.Write(ctx, s, nil),
+		"UpdatePool with empty path": kinds.Pools.Write(ctx, s, &model.Pool{Revision: 1}),
+		"DeletePool with empty path": kinds.Pools.Delete(ctx, s, ""),
 	}
 	for call, err := range checks {
 		if !errors.Is(err, store.ErrInvalid) {
@@ -101,15 +102,15 @@ func testInvalidPoolRejected(t *testing.T, s store.Store) {
 
 func testUpdatePoolCompareAndSet(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	requireIs(t, s.UpdatePool(ctx, &model.Pool{Path: "/ghost", Revision: 1}), store.ErrNotFound, "/ghost")
-	requireIs(t, s.UpdatePool(ctx, &model.Pool{Path: "/ghost"}), store.ErrNotFound, "/ghost")
+	requireIs(t, kinds.Pools.Write(ctx, s, &model.Pool{Path: "/ghost", Revision: 1}), store.ErrNotFound, "/ghost")
+	requireIs(t, kinds.Pools.Write(ctx, s, &model.Pool{Path: "/ghost"}), store.ErrNotFound, "/ghost")
 
-	mustNil(t, s.CreatePool(ctx, FullPool("/svc")), "CreatePool")
+	mustNil(t, kinds.Pools.Create(ctx, s, FullPool("/svc")), "CreatePool")
 	next := FullPool("/svc")
 	next.Revision = 1
 	next.Limit.GPU = model.Unlimited
 	next.Reservation = model.Resources{}
-	mustNil(t, s.UpdatePool(ctx, next), "UpdatePool at revision 1")
+	mustNil(t, kinds.Pools.Write(ctx, s, next), "UpdatePool at revision 1")
 	if next.Revision != 2 {
 		t.Fatalf("caller's Revision after update = %d, want 2", next.Revision)
 	}
@@ -119,7 +120,7 @@ func testUpdatePoolCompareAndSet(t *testing.T, s store.Store) {
 		stale := FullPool("/svc")
 		stale.Revision = rev
 		stale.Share.CPU = 1000
-		requireIs(t, s.UpdatePool(ctx, stale), store.ErrConflict, "/svc")
+		requireIs(t, kinds.Pools.Write(ctx, s, stale), store.ErrConflict, "/svc")
 		if stale.Revision != rev {
 			t.Fatalf("rejected update changed caller's Revision %d to %d", rev, stale.Revision)
 		}
@@ -129,7 +130,7 @@ func testUpdatePoolCompareAndSet(t *testing.T, s store.Store) {
 	// The revision handed back is the one to use next.
 	got := poolAt(t, s, "/svc")
 	got.Share.Mem = 3
-	mustNil(t, s.UpdatePool(ctx, got), "UpdatePool with the listed revision")
+	mustNil(t, kinds.Pools.Write(ctx, s, got), "UpdatePool with the listed revision")
 	if got.Revision != 3 || poolAt(t, s, "/svc").Share.Mem != 3 {
 		t.Fatalf("second update: revision %d", got.Revision)
 	}
@@ -137,7 +138,7 @@ func testUpdatePoolCompareAndSet(t *testing.T, s store.Store) {
 
 func testDeletePool(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	requireIs(t, s.DeletePool(ctx, "/ghost"), store.ErrNotFound, "/ghost")
+	requireIs(t, kinds.Pools.Delete(ctx, s, "/ghost"), store.ErrNotFound, "/ghost")
 
 	// Paths that share prefixes catch backends that delete by key prefix.
 	paths := []string{"/a", "/a/b", "/a-b", "/ab"}
@@ -145,11 +146,11 @@ func testDeletePool(t *testing.T, s store.Store) {
 		createPool(t, s, p)
 	}
 	old := poolAt(t, s, "/a")
-	mustNil(t, s.UpdatePool(ctx, old), "UpdatePool /a")
-	mustNil(t, s.UpdatePool(ctx, old), "UpdatePool /a again")
-	mustNil(t, s.DeletePool(ctx, "/a"), "DeletePool /a")
-	requireIs(t, s.DeletePool(ctx, "/a"), store.ErrNotFound, "/a")
-	requireIs(t, s.UpdatePool(ctx, old), store.ErrNotFound, "/a")
+	mustNil(t, kinds.Pools.Write(ctx, s, old), "UpdatePool /a")
+	mustNil(t, kinds.Pools.Write(ctx, s, old), "UpdatePool /a again")
+	mustNil(t, kinds.Pools.Delete(ctx, s, "/a"), "DeletePool /a")
+	requireIs(t, kinds.Pools.Delete(ctx, s, "/a"), store.ErrNotFound, "/a")
+	requireIs(t, kinds.Pools.Write(ctx, s, old), store.ErrNotFound, "/a")
 	got := listPools(t, s)
 	if len(got) != len(paths)-1 {
 		t.Fatalf("after deleting /a, %d pools remain, want %d", len(got), len(paths)-1)
@@ -166,9 +167,9 @@ func testDeletePool(t *testing.T, s store.Store) {
 	// A pool created again under the same path starts afresh at revision 1;
 	// a writer holding the old revision conflicts.
 	again := FullPool("/a")
-	mustNil(t, s.CreatePool(ctx, again), "CreatePool /a again")
+	mustNil(t, kinds.Pools.Create(ctx, s, again), "CreatePool /a again")
 	requireEqual(t, "recreated pool", poolAt(t, s, "/a"), again)
-	requireIs(t, s.UpdatePool(ctx, old), store.ErrConflict, "/a")
+	requireIs(t, kinds.Pools.Write(ctx, s, old), store.ErrConflict, "/a")
 }
 
 func testListPoolsOrderedByPath(t *testing.T, s store.Store) {
@@ -178,7 +179,7 @@ func testListPoolsOrderedByPath(t *testing.T, s store.Store) {
 	for i, p := range paths {
 		pool := FullPool(p)
 		pool.Share.CPU = float64(i + 1)
-		mustNil(t, s.CreatePool(ctx, pool), "CreatePool "+p)
+		mustNil(t, kinds.Pools.Create(ctx, s, pool), "CreatePool "+p)
 		want[p] = pool
 	}
 	// Byte order of paths: a pool comes before all its descendants, though
@@ -228,7 +229,7 @@ func testUnlimitedLimitsRoundTrip(t *testing.T, s store.Store) {
 	for i, limit := range limits {
 		path := fmt.Sprint("/limits/", i)
 		pool := &model.Pool{Path: path, Limit: limit, Reservation: limit, Share: shares[i]}
-		mustNil(t, s.CreatePool(ctx, pool), "CreatePool "+path)
+		mustNil(t, kinds.Pools.Create(ctx, s, pool), "CreatePool "+path)
 		got := poolAt(t, s, path)
 		sameAmounts(path+" limit", got.Limit, limit)
 		sameAmounts(path+" reservation", got.Reservation, limit)
@@ -239,10 +240,10 @@ func testUnlimitedLimitsRoundTrip(t *testing.T, s store.Store) {
 		// Finite to unlimited and back again through updates.
 		next := limits[(i+1)%len(limits)]
 		got.Limit = next
-		mustNil(t, s.UpdatePool(ctx, got), "UpdatePool "+path)
+		mustNil(t, kinds.Pools.Write(ctx, s, got), "UpdatePool "+path)
 		sameAmounts(path+" updated limit", poolAt(t, s, path).Limit, next)
 		got.Limit = limit
-		mustNil(t, s.UpdatePool(ctx, got), "UpdatePool "+path+" back")
+		mustNil(t, kinds.Pools.Write(ctx, s, got), "UpdatePool "+path+" back")
 		sameAmounts(path+" restored limit", poolAt(t, s, path).Limit, limit)
 	}
 }
@@ -286,7 +287,7 @@ func testPoolsMatchReferenceModel(t *testing.T, s store.Store) {
 				stored.Revision = 1
 				ref[path] = stored
 			}
-			err = s.CreatePool(ctx, pool)
+			err = kinds.Pools.Create(ctx, s, pool)
 		case 1:
 			what = "UpdatePool " + path
 			switch {
@@ -299,7 +300,7 @@ func testPoolsMatchReferenceModel(t *testing.T, s store.Store) {
 				stored.Revision = rev + 1
 				ref[path] = stored
 			}
-			err = s.UpdatePool(ctx, pool)
+			err = kinds.Pools.Write(ctx, s, pool)
 			if err == nil && pool.Revision != rev+1 || err != nil && pool.Revision != rev {
 				t.Fatalf("step %d: %s moved caller's revision %d to %d (err %v)", step, what, rev, pool.Revision, err)
 			}
@@ -310,7 +311,7 @@ func testPoolsMatchReferenceModel(t *testing.T, s store.Store) {
 			} else {
 				want = store.ErrNotFound
 			}
-			err = s.DeletePool(ctx, path)
+			err = kinds.Pools.Delete(ctx, s, path)
 		}
 		if want == nil && err != nil || want != nil && !errors.Is(err, want) {
 			t.Fatalf("step %d: %s returned %v, want %v", step, what, err, want)
@@ -337,7 +338,7 @@ func testConcurrentPoolCompareAndSetOneWinner(t *testing.T, s store.Store) {
 			pool := FullPool("/race")
 			pool.Revision = 1
 			pool.Share.CPU = float64(r)
-			results <- s.UpdatePool(ctx, pool)
+			results <- kinds.Pools.Write(ctx, s, pool)
 		}()
 	}
 	close(start)

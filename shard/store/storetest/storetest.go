@@ -58,6 +58,7 @@ func Run(t *testing.T, open Opener) {
 		{"PoolsMatchReferenceModel", testPoolsMatchReferenceModel},
 		{"ConcurrentPoolCompareAndSetOneWinner", testConcurrentPoolCompareAndSetOneWinner},
 		{"Values", testValues},
+		{"RecordRules", testRecordRules},
 		{"JobConfigVersions", testJobConfigVersions},
 		{"JobConfigErrors", testJobConfigErrors},
 		{"UpdateJobKeepsTheSpec", testUpdateJobKeepsTheSpec},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 )
 
 func getTask(t testing.TB, s store.Store, id model.TaskID) *model.TaskRuntime {
@@ -46,7 +47,7 @@ func testRoundTripEveryField(t *testing.T, s store.Store) {
 	if zero := zeroFieldPaths(task); len(zero) != 0 {
 		t.Fatalf("written task has zero fields: %v", zero)
 	}
-	mustNil(t, s.CreatePool(ctx, pool), "CreatePool")
+	mustNil(t, kinds.Pools.Create(ctx, s, pool), "CreatePool")
 	if zero := zeroFieldPaths(pool); len(zero) != 0 {
 		t.Fatalf("created pool has zero fields: %v", zero)
 	}
@@ -70,7 +71,7 @@ func testRoundTripEveryField(t *testing.T, s store.Store) {
 	mustNil(t, s.WriteTasks(ctx, []*model.TaskRuntime{bareTask}), "WriteTasks bare")
 	requireEqual(t, "bare task", getTask(t, s, bareTask.ID), bareTask)
 	barePool := &model.Pool{Path: "/bare"}
-	mustNil(t, s.CreatePool(ctx, barePool), "CreatePool bare")
+	mustNil(t, kinds.Pools.Create(ctx, s, barePool), "CreatePool bare")
 	requireEqual(t, "bare pool", poolAt(t, s, "/bare"), barePool)
 }
 
@@ -321,17 +322,17 @@ func testCancelledContext(t *testing.T, s store.Store) {
 		t.Fatalf("GetJob with cancelled context: %v", err)
 	}
 
-	if err := s.CreatePool(ctx, FullPool("/c")); !errors.Is(err, context.Canceled) {
+	if err := kinds.Pools.Create(ctx, s, FullPool("/c")); !errors.Is(err, context.Canceled) {
 		t.Fatalf("CreatePool with cancelled context: %v", err)
 	}
 	createPool(t, s, "/c")
-	if err := s.UpdatePool(ctx, FullPool("/c")); !errors.Is(err, context.Canceled) {
+	if err := kinds.Pools.Write(ctx, s, FullPool("/c")); !errors.Is(err, context.Canceled) {
 		t.Fatalf("UpdatePool with cancelled context: %v", err)
 	}
-	if err := s.DeletePool(ctx, "/c"); !errors.Is(err, context.Canceled) {
+	if err := kinds.Pools.Delete(ctx, s, "/c"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("DeletePool with cancelled context: %v", err)
 	}
-	if _, err := s.ListPools(ctx); !errors.Is(err, context.Canceled) {
+	if _, err := kinds.Pools.List(ctx, s); !errors.Is(err, context.Canceled) {
 		t.Fatalf("ListPools with cancelled context: %v", err)
 	}
 	if got := listPools(t, s); len(got) != 1 || got[0].Revision != 1 {
@@ -341,12 +342,12 @@ func testCancelledContext(t *testing.T, s store.Store) {
 	cancelled := map[string]error{
 		"PutJobConfig": s.PutJobConfig(ctx, "c", 2, &model.JobSpec{}),
 		"CreateUpdate": s.CreateUpdate(ctx, FullUpdate("u", "c")),
-		"PutHosts":     s.PutHosts(ctx, []*model.HostRecord{FullHost("c/h")}),
+		"PutHosts":     kinds.Hosts.Put(ctx, s, []*model.HostRecord{FullHost("c/h")}),
 		"AppendEvents": s.AppendEvents(ctx, jobEvents("c", 1, 1), time.Hour),
 	}
 	_, cancelled["GetJobConfig"] = s.GetJobConfig(ctx, "c", 1)
 	_, cancelled["ListUpdates"] = s.ListUpdates(ctx, "c")
-	_, cancelled["ListHosts"] = s.ListHosts(ctx)
+	_, cancelled["ListHosts"] = kinds.Hosts.List(ctx, s)
 	_, cancelled["ListEvents"] = s.ListEvents(ctx, store.EventQuery{Job: "c"})
 	for call, err := range cancelled {
 		if !errors.Is(err, context.Canceled) {
@@ -356,7 +357,7 @@ func testCancelledContext(t *testing.T, s store.Store) {
 	if versions, err := s.ListJobConfigVersions(context.Background(), "c"); err != nil || len(versions) != 1 {
 		t.Fatalf("cancelled PutJobConfig changed the configs: %v, %v", versions, err)
 	}
-	if hosts, err := s.ListHosts(context.Background()); err != nil || len(hosts) != 0 {
+	if hosts, err := kinds.Hosts.List(context.Background(), s); err != nil || len(hosts) != 0 {
 		t.Fatalf("cancelled PutHosts stored %d hosts, %v", len(hosts), err)
 	}
 }
@@ -372,23 +373,23 @@ func testClosedStoreUnavailable(t *testing.T, s store.Store) {
 		"DeleteJob":    s.DeleteJob(ctx, "j"),
 		"PutJobConfig": s.PutJobConfig(ctx, "j", 2, &model.JobSpec{}),
 		"WriteTasks":   s.WriteTasks(ctx, newTasks("j", 0, 1)),
-		"CreatePool":   s.CreatePool(ctx, FullPool("/q")),
-		"UpdatePool":   s.UpdatePool(ctx, &model.Pool{Path: "/p", Revision: 1}),
-		"DeletePool":   s.DeletePool(ctx, "/p"),
+		"CreatePool":   kinds.Pools.Create(ctx, s, FullPool("/q")),
+		"UpdatePool":   kinds.Pools.Write(ctx, s, &model.Pool{Path: "/p", Revision: 1}),
+		"DeletePool":   kinds.Pools.Delete(ctx, s, "/p"),
 		"CreateUpdate": s.CreateUpdate(ctx, FullUpdate("u", "j")),
 		"WriteUpdate":  s.WriteUpdate(ctx, FullUpdate("u", "j")),
-		"PutHosts":     s.PutHosts(ctx, []*model.HostRecord{FullHost("c/h")}),
-		"DeleteHost":   s.DeleteHost(ctx, "c/h"),
+		"PutHosts":     kinds.Hosts.Put(ctx, s, []*model.HostRecord{FullHost("c/h")}),
+		"DeleteHost":   kinds.Hosts.Delete(ctx, s, "c/h"),
 		"AppendEvents": s.AppendEvents(ctx, jobEvents("j", 1, 1), time.Hour),
 	}
 	_, checks["GetJobConfig"] = s.GetJobConfig(ctx, "j", 1)
 	_, checks["ListJobConfigVersions"] = s.ListJobConfigVersions(ctx, "j")
 	_, checks["GetUpdate"] = s.GetUpdate(ctx, "u")
 	_, checks["ListUpdates"] = s.ListUpdates(ctx, "j")
-	_, checks["GetHost"] = s.GetHost(ctx, "c/h")
-	_, checks["ListHosts"] = s.ListHosts(ctx)
+	_, checks["GetHost"] = kinds.Hosts.Get(ctx, s, "c/h")
+	_, checks["ListHosts"] = kinds.Hosts.List(ctx, s)
 	_, checks["ListEvents"] = s.ListEvents(ctx, store.EventQuery{Job: "j"})
-	_, checks["ListPools"] = s.ListPools(ctx)
+	_, checks["ListPools"] = kinds.Pools.List(ctx, s)
 	_, checks["GetJob"] = s.GetJob(ctx, "j")
 	_, checks["ListJobs"] = s.ListJobs(ctx)
 	_, checks["GetTask"] = s.GetTask(ctx, model.TaskID{Job: "j"})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/store"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 )
 
 // updateKind is the updates of s to job, for the contract of a revisioned
@@ -54,38 +55,38 @@ func testListUpdatesOldestFirst(t *testing.T, s store.Store) {
 
 func testHosts(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	if got, err := s.ListHosts(ctx); err != nil || len(got) != 0 {
+	if got, err := kinds.Hosts.List(ctx, s); err != nil || len(got) != 0 {
 		t.Fatalf("empty store lists %d hosts, %v", len(got), err)
 	}
-	_, err := s.GetHost(ctx, "c/none")
+	_, err := kinds.Hosts.Get(ctx, s, "c/none")
 	requireIs(t, err, store.ErrNotFound, "c/none")
-	requireIs(t, s.PutHosts(ctx, []*model.HostRecord{FullHost("c/a"), nil}), store.ErrInvalid, "")
-	requireIs(t, s.PutHosts(ctx, []*model.HostRecord{{}}), store.ErrInvalid, "")
-	mustNil(t, s.PutHosts(ctx, nil), "PutHosts of none")
+	requireIs(t, kinds.Hosts.Put(ctx, s, []*model.HostRecord{FullHost("c/a"), nil}), store.ErrInvalid, "")
+	requireIs(t, kinds.Hosts.Put(ctx, s, []*model.HostRecord{{}}), store.ErrInvalid, "")
+	mustNil(t, kinds.Hosts.Put(ctx, s, nil), "PutHosts of none")
 
 	var batch []*model.HostRecord
 	for _, id := range []model.HostID{"c/b", "c/a", "B/z", "c/a-1", "c/a/1"} {
 		batch = append(batch, FullHost(id))
 	}
 	bare := &model.HostRecord{Host: model.Host{ID: "c/bare"}}
-	mustNil(t, s.PutHosts(ctx, append(batch, bare)), "PutHosts")
-	got, err := s.GetHost(ctx, "c/a")
+	mustNil(t, kinds.Hosts.Put(ctx, s, append(batch, bare)), "PutHosts")
+	got, err := kinds.Hosts.Get(ctx, s, "c/a")
 	mustNil(t, err, "GetHost")
 	requireUTC(t, "host", got)
 	requireEqual(t, "host", got, batch[1])
 	if zero := zeroFieldPaths(got); len(zero) != 0 {
 		t.Fatalf("FullHost leaves fields zero, extend it: %v", zero)
 	}
-	bareGot, err := s.GetHost(ctx, "c/bare")
+	bareGot, err := kinds.Hosts.Get(ctx, s, "c/bare")
 	mustNil(t, err, "GetHost bare")
 	requireEqual(t, "bare host", bareGot, bare)
 
 	// Replacing keeps one record per id; the caller's copy is not kept.
 	batch[0].Draining = false
 	batch[0].Host.Labels["rack"] = "r8"
-	mustNil(t, s.PutHosts(ctx, batch[:1]), "PutHosts replace")
+	mustNil(t, kinds.Hosts.Put(ctx, s, batch[:1]), "PutHosts replace")
 	batch[0].Host.Labels["rack"] = "changed"
-	listed, err := s.ListHosts(ctx)
+	listed, err := kinds.Hosts.List(ctx, s)
 	mustNil(t, err, "ListHosts")
 	order := []model.HostID{"B/z", "c/a", "c/a-1", "c/a/1", "c/b", "c/bare"}
 	if len(listed) != len(order) {
@@ -100,11 +101,11 @@ func testHosts(t *testing.T, s store.Store) {
 		t.Fatalf("replaced host reads as %+v", h)
 	}
 
-	mustNil(t, s.DeleteHost(ctx, "c/a"), "DeleteHost")
-	mustNil(t, s.DeleteHost(ctx, "c/never"), "DeleteHost of an unknown host")
-	_, err = s.GetHost(ctx, "c/a")
+	mustNil(t, kinds.Hosts.Delete(ctx, s, "c/a"), "DeleteHost")
+	mustNil(t, kinds.Hosts.Delete(ctx, s, "c/never"), "DeleteHost of an unknown host")
+	_, err = kinds.Hosts.Get(ctx, s, "c/a")
 	requireIs(t, err, store.ErrNotFound, "c/a")
-	if listed, err := s.ListHosts(ctx); err != nil || len(listed) != len(order)-1 {
+	if listed, err := kinds.Hosts.List(ctx, s); err != nil || len(listed) != len(order)-1 {
 		t.Fatalf("after delete ListHosts has %d hosts, %v", len(listed), err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/peloton-federated/peloton/shard/jobmgr"
 	"github.com/peloton-federated/peloton/shard/model"
 	"github.com/peloton-federated/peloton/shard/resmgr/entitlement"
+	"github.com/peloton-federated/peloton/shard/store/kinds"
 	"github.com/peloton-federated/peloton/shard/store/memstore"
 	"github.com/peloton-federated/peloton/tests/bench/inproc"
 )
@@ -88,7 +89,7 @@ func startFederation(ctx context.Context, size Size, log func(string, ...any)) (
 				continue
 			}
 			cp := p
-			if err := st.CreatePool(ctx, &cp); err != nil {
+			if err := kinds.Pools.Create(ctx, st, &cp); err != nil {
 				f.stop()
 				return nil, err
 			}

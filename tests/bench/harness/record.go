@@ -210,16 +210,3 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 	i := int(q*float64(len(sorted))+0.999999) - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
 }
-
-// UpdateJobs passes batched job updates through when the store batches them.
-func (l *placementLog) UpdateJobs(ctx context.Context, jobs []*model.Job) error {
-	if b, ok := l.Store.(store.JobBatchUpdater); ok {
-		return b.UpdateJobs(ctx, jobs)
-	}
-	for _, j := range jobs {
-		if err := l.Store.UpdateJob(ctx, j); err != nil {
-			return err
-		}
-	}
-	return nil
-}

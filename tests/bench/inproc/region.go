@@ -2,7 +2,6 @@ package inproc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -95,11 +94,6 @@ func StartRegion(ctx context.Context, cfg RegionConfig) (*Region, error) {
 	if st == nil {
 		st = memstore.New()
 	}
-	values, ok := st.(store.ValueStore)
-	if !ok {
-		st.Close()
-		return nil, errors.New("the region's store cannot hold named values (replicas)")
-	}
 	plugin, err := sim.New(sim.Config{Cluster: "sim", DefaultDuration: 24 * time.Hour,
 		Generate: sim.Generator{Count: cfg.Hosts, Shape: cfg.HostShape}})
 	if err != nil {
@@ -111,7 +105,7 @@ func StartRegion(ctx context.Context, cfg RegionConfig) (*Region, error) {
 		st.Close()
 		return nil, err
 	}
-	r := &Region{Name: cfg.Name, Addr: lis.Addr().String(), store: st, Replicas: NewValueReplicas(values)}
+	r := &Region{Name: cfg.Name, Addr: lis.Addr().String(), store: st, Replicas: NewValueReplicas(st)}
 	r.Engine = jobmgr.New(jobmgr.Config{Region: cfg.Name, Store: st, Plugins: []hostmgr.Plugin{plugin}, Logger: log})
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

@@ -15,7 +15,7 @@ import (
 type ValueReplicas struct{ *federation.ValueReplicas }
 
 // NewValueReplicas keeps replicas in st.
-func NewValueReplicas(st store.ValueStore) ValueReplicas {
+func NewValueReplicas(st store.RecordStore) ValueReplicas {
 	return ValueReplicas{federation.NewValueReplicas(st, clock.Real{})}
 }
 
