@@ -1,10 +1,11 @@
 package main
 
 import (
-	"github.com/peloton-federated/peloton/gateway"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/peloton-federated/peloton/gateway"
 )
 
 func TestServerConfigLimits(t *testing.T) {

@@ -51,7 +51,7 @@ type regionConfig struct {
 	Health policy.HealthConfig
 	// OpenStore opens the region's store; nil means the embedded store in
 	// DataDir.
-	OpenStore func(ctx context.Context) (store.Store, error)
+	OpenStore func(ctx context.Context) (store.Backend, error)
 	// HA, when set, makes this member one of several for the region: the
 	// one holding the region's lease runs the shard, the others forward.
 	HA *haConfig
@@ -97,7 +97,7 @@ type regionRuntime struct {
 	name     string
 	cfg      regionConfig
 	log      *slog.Logger
-	store    store.Store
+	store    store.Backend
 	router   *federation.Router
 	gateway  *gateway.Gateway
 	dir      *federation.GossipDirectory
@@ -114,7 +114,7 @@ type regionRuntime struct {
 	// replicas and drills keep the federation's records in the store.
 	replicas *federation.ValueReplicas
 	drills   *federation.ValueDrills
-	audit    *auditlog.Log // nil when the store keeps no audit log
+	audit    *auditlog.Log
 
 	mu     sync.Mutex
 	engine *jobmgr.Engine // nil on a standby
@@ -205,7 +205,7 @@ func openRegion(ctx context.Context, cfg regionConfig, dir federation.Directory,
 
 // openRegionStore opens the region's store: cfg.OpenStore's, or the
 // embedded one in the data dir.
-func openRegionStore(ctx context.Context, cfg regionConfig) (store.Store, error) {
+func openRegionStore(ctx context.Context, cfg regionConfig) (store.Backend, error) {
 	if cfg.OpenStore != nil {
 		return cfg.OpenStore(ctx)
 	}
@@ -224,15 +224,11 @@ func checkPlugins(cfg regionConfig, st store.Store) error {
 
 // newElector elects the region's leader among its members, with the lease
 // in cfg.HA.Leases or else in the store, under "shard/<region>".
-func newElector(cfg regionConfig, st store.Store, log *slog.Logger) (*lease.Elector, error) {
+func newElector(cfg regionConfig, st store.Backend, log *slog.Logger) (*lease.Elector, error) {
 	var ls store.LeaseStore = cfg.HA.Leases
 	name := cfg.HA.LeaseName
 	if cfg.HA.Leases == nil {
-		var ok bool
-		if ls, ok = st.(store.LeaseStore); !ok {
-			return nil, errors.New("ha: the store cannot hold leases")
-		}
-		name = "shard/" + cfg.Name
+		ls, name = st, "shard/"+cfg.Name
 	}
 	e, err := lease.New(lease.Config{Store: ls, Name: name, Holder: cfg.Addr, TTL: cfg.HA.TTL, Logger: log})
 	if err != nil {
@@ -289,17 +285,13 @@ func loadStoredPolicy(ctx context.Context, a *gateway.Auth, st store.RecordStore
 }
 
 // newGateway binds the member's API: the router's services, audited in
-// the store when it keeps an audit log.
+// the store.
 func (r *regionRuntime) newGateway(reg *prometheus.Registry) (*gateway.Gateway, error) {
 	cfg := r.cfg
-	var audit gateway.AuditLog
-	if as, ok := r.store.(store.AuditStore); ok {
-		r.audit = auditlog.New(as, cmp.Or(cfg.AuditRetention, auditlog.DefaultRetention), r.log)
-		audit = r.audit
-	}
+	r.audit = auditlog.New(r.store, cmp.Or(cfg.AuditRetention, auditlog.DefaultRetention), r.log)
 	return gateway.New(gateway.Config{
 		Addr: cfg.Addr, Logger: r.log, Registry: reg, Register: r.router.Register,
-		TLS: cfg.TLS, Auth: cfg.Auth, Audit: audit, Region: cfg.Name, Limits: cfg.Limits.gateway(),
+		TLS: cfg.TLS, Auth: cfg.Auth, Audit: r.audit, Region: cfg.Name, Limits: cfg.Limits.gateway(),
 		Names: cfg.Names, RegionMoves: r.router, JobPool: r.jobPool, Ready: r.ready,
 	})
 }
@@ -407,11 +399,10 @@ func (r *regionRuntime) lead(ctx context.Context, term uint64) error {
 // the region's lease at a newer term the store refuses it (store.ErrFenced),
 // so a leader paused past its lease cannot write after a takeover.
 func (r *regionRuntime) fencedStore(ctx context.Context, term uint64) (store.Store, error) {
-	f, ok := r.store.(store.Fencer)
-	if r.elector == nil || !ok {
+	if r.elector == nil {
 		return r.store, nil
 	}
-	st, err := f.Fence(ctx, "shard/"+r.cfg.Name, term)
+	st, err := r.store.Fence(ctx, "shard/"+r.cfg.Name, term)
 	if err != nil {
 		return nil, fmt.Errorf("fence the store at term %d: %w", term, err)
 	}
@@ -442,10 +433,8 @@ func (r *regionRuntime) startLoops(ctx context.Context) {
 	go r.failover.Run(ctx)
 	go r.pools.Run(ctx, clock.Real{}, r.leadingEngine)
 	go r.regions.Run(ctx, clock.Real{}, r.directory)
-	if r.audit != nil {
-		go r.audit.Prune(ctx)
-		go r.audit.Run(ctx)
-	}
+	go r.audit.Prune(ctx)
+	go r.audit.Run(ctx)
 	if a := r.cfg.Auth; a != nil && a.Policy.Editable() {
 		go watchPolicy(ctx, storedPolicies{st: r.store}, a.Policy, 5*time.Second, r.log)
 	}

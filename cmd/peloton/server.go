@@ -155,7 +155,7 @@ const defaultStartWait = 2 * time.Minute
 
 // storeOpener opens the Cassandra store of c, waiting for it at start; nil
 // for the embedded store.
-func (c *serverConfig) storeOpener(log *slog.Logger) func(ctx context.Context) (store.Store, error) {
+func (c *serverConfig) storeOpener(log *slog.Logger) func(ctx context.Context) (store.Backend, error) {
 	if c.Store.Kind != "cassandra" {
 		return nil
 	}
@@ -166,8 +166,8 @@ func (c *serverConfig) storeOpener(log *slog.Logger) func(ctx context.Context) (
 	if wait <= 0 {
 		wait = defaultStartWait
 	}
-	return func(ctx context.Context) (store.Store, error) {
-		return openStoreWaiting(ctx, log, wait, func(ctx context.Context) (store.Store, error) { return cassandra.Open(ctx, cfg) })
+	return func(ctx context.Context) (store.Backend, error) {
+		return openStoreWaiting(ctx, log, wait, func(ctx context.Context) (store.Backend, error) { return cassandra.Open(ctx, cfg) })
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 // the consistency level) for a while. Such a failure is tried again, with
 // a doubling pause, for up to wait; any other failure (a bad keyspace, a
 // schema the binary does not know) ends the start at once.
-func openStoreWaiting(ctx context.Context, log *slog.Logger, wait time.Duration, open func(context.Context) (store.Store, error)) (store.Store, error) {
+func openStoreWaiting(ctx context.Context, log *slog.Logger, wait time.Duration, open func(context.Context) (store.Backend, error)) (store.Backend, error) {
 	deadline := time.Now().Add(wait)
 	pause := goalstate.Backoff{Base: 500 * time.Millisecond, Max: 5 * time.Second}
 	for attempt := uint32(1); ; attempt++ {

@@ -15,7 +15,7 @@ import (
 
 func TestOpenStoreWaitingTriesAnUnavailableStoreAgain(t *testing.T) {
 	calls := 0
-	st, err := openStoreWaiting(context.Background(), slog.New(slog.DiscardHandler), time.Minute, func(context.Context) (store.Store, error) {
+	st, err := openStoreWaiting(context.Background(), slog.New(slog.DiscardHandler), time.Minute, func(context.Context) (store.Backend, error) {
 		calls++
 		if calls < 3 {
 			return nil, fmt.Errorf("read schema: %w: not enough replicas", store.ErrUnavailable)
@@ -31,7 +31,7 @@ func TestOpenStoreWaitingTriesAnUnavailableStoreAgain(t *testing.T) {
 func TestOpenStoreWaitingStopsAtOtherErrorsAndAtItsWait(t *testing.T) {
 	calls := 0
 	bad := errors.New("keyspace name too long")
-	_, err := openStoreWaiting(context.Background(), slog.New(slog.DiscardHandler), time.Minute, func(context.Context) (store.Store, error) {
+	_, err := openStoreWaiting(context.Background(), slog.New(slog.DiscardHandler), time.Minute, func(context.Context) (store.Backend, error) {
 		calls++
 		return nil, bad
 	})
@@ -39,7 +39,7 @@ func TestOpenStoreWaitingStopsAtOtherErrorsAndAtItsWait(t *testing.T) {
 		t.Fatalf("err %v after %d calls; want the error at once", err, calls)
 	}
 	calls = 0
-	_, err = openStoreWaiting(context.Background(), slog.New(slog.DiscardHandler), 1200*time.Millisecond, func(context.Context) (store.Store, error) {
+	_, err = openStoreWaiting(context.Background(), slog.New(slog.DiscardHandler), 1200*time.Millisecond, func(context.Context) (store.Backend, error) {
 		calls++
 		return nil, store.ErrUnavailable
 	})

@@ -113,7 +113,8 @@ type TaskStore interface {
 	ListTasks(ctx context.Context, job model.JobID) ([]*model.TaskRuntime, error)
 }
 
-// LeaseStore is an optional capability: leases for leader election.
+// LeaseStore keeps leases for leader election (every Backend, and a
+// Kubernetes Lease: hostmgr-k8s/lease).
 // A lease taken or renewed with ttl is held for at least ttl from the
 // moment the call was made.
 type LeaseStore interface {
@@ -141,8 +142,8 @@ type AuditQuery struct {
 	Limit int
 }
 
-// AuditStore is an optional capability: the audit log of a region's
-// gateway, kept for a retention window like events.
+// AuditStore keeps the audit log of a region's gateway, for a retention
+// window like events.
 type AuditStore interface {
 	// AppendAudit stores records, each kept for at least ttl after its
 	// Time and gone from ListAudit once that has passed.
@@ -154,9 +155,9 @@ type AuditStore interface {
 	PruneAudit(ctx context.Context) (int, error)
 }
 
-// Fencer is an optional capability: it fences a leader's writes by the
-// term of its lease, so that a leader that was paused past its lease
-// cannot write once another took over.
+// Fencer fences a leader's writes by the term of its lease, so that a
+// leader that was paused past its lease cannot write once another took
+// over.
 type Fencer interface {
 	// Fence records term as the newest term of the named fence and returns
 	// a view of the store whose writes carry it: each write is refused with
@@ -176,4 +177,14 @@ type Store interface {
 	UpdateStore
 	EventStore
 	Close() error
+}
+
+// Backend is what each backend (memstore, boltstore, cassandra) is, and
+// what a region runs on: the store, the leases for electing its leader,
+// the gateway's audit log and the fencing of a leader's writes.
+type Backend interface {
+	Store
+	LeaseStore
+	AuditStore
+	Fencer
 }

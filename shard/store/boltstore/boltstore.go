@@ -60,7 +60,7 @@ type Store struct {
 	commits *groupCommit
 }
 
-var _ store.Whole = (*Store)(nil)
+var _ store.Backend = (*Store)(nil)
 
 // Open opens the store in the file at path, creating the file and its
 // parent directories if needed. A file held open by another Store makes

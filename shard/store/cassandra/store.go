@@ -34,7 +34,7 @@ type Store struct {
 	knownDays  *registeredDays
 }
 
-var _ store.Whole = (*Store)(nil)
+var _ store.Backend = (*Store)(nil)
 
 // Open connects to Cassandra, applies missing migrations when
 // cfg.Migrate is set, and otherwise fails with ErrSchemaVersion unless the

@@ -40,7 +40,7 @@ type state struct {
 	records map[string]map[string][]byte
 }
 
-var _ store.Whole = (*Store)(nil)
+var _ store.Backend = (*Store)(nil)
 
 // New returns an empty store.
 func New() *Store {
