@@ -205,6 +205,23 @@ func (d *GossipDirectory) keepSuspicionsLocked(s sighting, now time.Time) {
 	}
 }
 
+// maxBackdate bounds how far before it is seen failed a region's silence
+// is counted. A member's first suspicion may belong to an earlier episode
+// that was refuted (the probe log keeps it suspect for the suspicion
+// window): under a one-way cut, counting from there failed the region at
+// once, with no time left for its refutation to arrive through a third
+// member. A second still takes a second off the detection of a region
+// really lost, and leaves most of failAfter for a refutation.
+const maxBackdate = time.Second
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // unreachableSince is when a region none of whose members is reachable
 // lost the last of them, when every one of them was confirmed failed
 // after it had been suspect: each was unreachable from its first
@@ -301,7 +318,7 @@ func (d *GossipDirectory) updateRegionsLocked(s sighting, now time.Time) []polic
 		c := s.counts[name]
 		if c.reachable == 0 {
 			if since := d.unreachableSince(s.seen[name]); !since.IsZero() {
-				d.tracker.Unreachable(name, since)
+				d.tracker.Unreachable(name, later(since, now.Add(-maxBackdate)))
 			}
 		}
 		transitions = append(transitions, d.tracker.Observe(name, c.reachable, c.total, now)...)
