@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+	"github.com/peloton-federated/peloton/shard/store"
 )
 
 // migration is one schema step: CQL statements that are each idempotent
@@ -244,6 +245,12 @@ func (s *Store) migrate(ctx context.Context) (MigrateResult, error) {
 		version int PRIMARY KEY,
 		description text,
 		applied_at timestamp)`, ks))
+	if err != nil && exists && strings.Contains(err.Error(), "doesn't exist") {
+		// The keyspace was seen, but the coordinator has not received it
+		// yet: a node of a new ring, or one back from a restart, still
+		// pulling the schema. That passes: the start tries again.
+		err = fmt.Errorf("%w: the keyspace is not known to every node yet: %v", store.ErrUnavailable, err)
+	}
 	if err != nil {
 		return res, fmt.Errorf("create %s.schema_migrations: %w", ks, err)
 	}
