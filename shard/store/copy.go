@@ -92,22 +92,6 @@ func Copy(ctx context.Context, dst, src Whole, o CopyOptions) (CopyCounts, error
 	return n, nil
 }
 
-// copyEach writes each record list returns with put, counting those
-// written, until one fails.
-func copyEach[T any](ctx context.Context, list func(context.Context) ([]T, error), put func(context.Context, T) error, count *int) error {
-	recs, err := list(ctx)
-	if err != nil {
-		return err
-	}
-	for _, r := range recs {
-		if err := put(ctx, r); err != nil {
-			return err
-		}
-		*count++
-	}
-	return nil
-}
-
 // copyAll writes the records list returns, if there are any, with one
 // put, counting them.
 func copyAll[T any](ctx context.Context, list func(context.Context) ([]T, error), put func(context.Context, []T) error, count *int) error {

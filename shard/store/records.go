@@ -129,7 +129,7 @@ type Kind[R any] struct {
 	CheckKey func(string) error
 	Encode   func(r R, rev uint64) []byte
 	Decode   func(key string, rec []byte) (R, error)
-	// Compare orders List (nil: by key).
+	// Compare orders List, a total order (nil: by key).
 	Compare func(a, b R) int
 }
 
@@ -190,7 +190,9 @@ func (k *Kind[R]) List(ctx context.Context, s RecordStore) ([]R, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list %ss: %w", k.Name, err)
 	}
-	slices.SortFunc(recs, func(a, b Record) int { return cmp.Compare(a.Key, b.Key) })
+	if k.Compare == nil {
+		slices.SortFunc(recs, func(a, b Record) int { return cmp.Compare(a.Key, b.Key) })
+	}
 	out := make([]R, 0, len(recs))
 	for _, rec := range recs {
 		r, err := k.Decode(rec.Key, rec.Data)
@@ -200,7 +202,7 @@ func (k *Kind[R]) List(ctx context.Context, s RecordStore) ([]R, error) {
 		out = append(out, r)
 	}
 	if k.Compare != nil {
-		slices.SortStableFunc(out, k.Compare)
+		slices.SortFunc(out, k.Compare)
 	}
 	return out, nil
 }
@@ -273,6 +275,8 @@ type PassRecord interface {
 	Prepare() (Prepared, error)
 	// Revision is the record's revision, incremented once written.
 	Revision() *uint64
+	// Where is the record's table and key.
+	Where() (*Table, string)
 }
 
 // Record is r as a record of a pass.
@@ -293,6 +297,8 @@ func (x kindRecord[R]) Prepare() (Prepared, error) {
 
 func (x kindRecord[R]) Revision() *uint64 { return x.k.Revision(x.r) }
 
+func (x kindRecord[R]) Where() (*Table, string) { return x.k.Table, x.k.Key(x.r) }
+
 // PrepareRecords prepares a pass's records; the first refused ends it
 // with "write pass: " and why.
 func PrepareRecords(recs []PassRecord) ([]Prepared, error) {
@@ -310,17 +316,14 @@ func PrepareRecords(recs []PassRecord) ([]Prepared, error) {
 // StoredRevision reads the revision of the record stored for r (false
 // when there is none).
 func StoredRevision(ctx context.Context, s RecordStore, r PassRecord) (uint64, bool, error) {
-	p, err := r.Prepare()
-	if err != nil {
-		return 0, false, err
-	}
-	data, err := s.GetRecord(ctx, p.Table, p.Key)
+	t, key := r.Where()
+	data, err := s.GetRecord(ctx, t, key)
 	if errors.Is(err, ErrNotFound) {
 		return 0, false, nil
 	}
 	if err != nil {
 		return 0, false, err
 	}
-	rev, err := p.Table.Revision(data)
+	rev, err := t.Revision(data)
 	return rev, err == nil, err
 }

@@ -84,6 +84,21 @@ func (s *Store) recordCQL(t *store.Table) (table, where string) {
 	return table, where
 }
 
+// insertCQL inserts a record of t: its key, its revision when t's records
+// carry one, then the record.
+func (s *Store) insertCQL(t *store.Table) string {
+	table, _ := s.recordCQL(t)
+	cols, vals := t.Key, "?"
+	if t.Revisioned() {
+		cols, vals = cols+", revision", vals+", ?"
+	}
+	cols, vals = cols+", "+t.RecordColumn(), vals+", ?"
+	if t.Part {
+		cols, vals = "part, "+cols, "0, "+vals
+	}
+	return fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", table, cols, vals)
+}
+
 // CreateRecord stores rec under key unless the key is taken.
 func (s *Store) CreateRecord(ctx context.Context, t *store.Table, key string, rec []byte) error {
 	if err := store.CheckRevisioned(t); err != nil {
@@ -96,13 +111,7 @@ func (s *Store) CreateRecord(ctx context.Context, t *store.Table, key string, re
 	if err := s.beginWrite(ctx); err != nil {
 		return err
 	}
-	table, _ := s.recordCQL(t)
-	cols, vals := t.Key+", revision, "+t.RecordColumn(), "?, ?, ?"
-	if t.Part {
-		cols, vals = "part, "+cols, "0, "+vals
-	}
-	stmt := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) IF NOT EXISTS", table, cols, vals)
-	return s.insertNew(ctx, stmt, key, int64(rev), rec)
+	return s.insertNew(ctx, s.insertCQL(t)+" IF NOT EXISTS", key, int64(rev), rec)
 }
 
 // SwapRecord replaces key's record if its stored revision is rev.
@@ -212,12 +221,7 @@ func (s *Store) PutRecords(ctx context.Context, t *store.Table, recs []store.Rec
 	if err := s.beginWrite(ctx); err != nil {
 		return err
 	}
-	table, _ := s.recordCQL(t)
-	cols, vals := t.Key+", "+t.RecordColumn(), "?, ?"
-	if t.Part {
-		cols, vals = "part, "+cols, "0, "+vals
-	}
-	stmt := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", table, cols, vals)
+	stmt := s.insertCQL(t)
 	for len(recs) > 0 {
 		b := s.session.NewBatch(gocql.UnloggedBatch).WithContext(ctx)
 		size := 0
